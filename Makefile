@@ -1,0 +1,50 @@
+# netmortem: offline analyzer for Kubernetes network incidents.
+GO          ?= go
+BIN         ?= bin/netmortem
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME    ?= 10s
+DEMO_BUNDLE ?= fixtures/incidents/ephemeral-nodeport
+
+.PHONY: all build test demo lint fuzz fixtures bench docs check-docs clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/netmortem
+
+## test: vet and the whole test suite with the race detector
+test:
+	$(GO) vet ./...
+	$(GO) test -race ./...
+
+## demo: analyze the committed incident bundle and print the findings
+demo:
+	@$(GO) run ./cmd/netmortem analyze $(DEMO_BUNDLE); status=$$?; \
+	  echo; echo "netmortem exited with $$status (1 = findings at or above --fail-on, as expected for an incident)"
+
+## lint: gofmt and staticcheck (pinned, fetched through the module proxy)
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) run $(STATICCHECK) ./...
+
+## fuzz: run every fuzz target briefly ($(FUZZTIME) each)
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$t"; $(GO) test $$pkg -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME); \
+	  done; done
+
+## fixtures: regenerate the captured fixtures (needs root, ip netns, tcpdump)
+fixtures:
+	bash fixtures/make-fixtures.sh
+
+## docs: regenerate docs/rules.md from the rule registry
+docs:
+	$(GO) run ./cmd/netmortem rules -o markdown > docs/rules.md
+
+check-docs:
+	@$(GO) run ./cmd/netmortem rules -o markdown | diff -u docs/rules.md - || \
+	  (echo "docs/rules.md is stale: run make docs"; exit 1)
+
+clean:
+	rm -rf bin

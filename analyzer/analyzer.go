@@ -1,0 +1,353 @@
+// Package analyzer is netmortem's rule engine. A Rule reads a
+// model.Snapshot and reports Findings; Run runs a set of rules and returns
+// their findings in a stable order, with the rules that were skipped for
+// lack of evidence.
+//
+// The package never parses: it works on any Snapshot, whether parse.Open
+// built it from a support bundle or a program built it by hand.
+package analyzer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// Severity grades a finding.
+type Severity int
+
+// The severities, in increasing order.
+const (
+	Info Severity = iota + 1
+	Warning
+	Error
+)
+
+var severityNames = map[Severity]string{Info: "info", Warning: "warning", Error: "error"}
+
+// String returns "info", "warning" or "error".
+func (s Severity) String() string {
+	if n, ok := severityNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("severity(%d)", int(s))
+}
+
+// ParseSeverity reads "info", "warning" (or "warn") or "error".
+func ParseSeverity(s string) (Severity, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "info":
+		return Info, nil
+	case "warning", "warn":
+		return Warning, nil
+	case "error":
+		return Error, nil
+	}
+	return 0, fmt.Errorf("unknown severity %q (want info, warning or error)", s)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s Severity) MarshalText() ([]byte, error) {
+	if _, ok := severityNames[s]; !ok {
+		return nil, fmt.Errorf("invalid severity %d", int(s))
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *Severity) UnmarshalText(b []byte) error {
+	v, err := ParseSeverity(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// Rule is one check. Rules are listed explicitly in Default; a rule's Name is
+// a stable ID that is never reused.
+type Rule struct {
+	// Name is the rule's kebab-case ID: "synack-reset".
+	Name string
+	// Doc is "title\n\nexplanation": the title is lower case, without a
+	// final period; the explanation says what the rule means, which
+	// evidence it uses, how it grades severity, and the fix.
+	Doc string
+	// Severity is the highest severity the rule reports by default.
+	Severity Severity
+	// Needs lists the kinds of evidence the rule cannot run without. When
+	// one is missing the rule is reported as skipped, not failed.
+	Needs []model.Kind
+	// Uses lists further kinds the rule joins when present.
+	Uses []model.Kind
+	// Run inspects p.Snap and calls p.Report for each finding.
+	Run func(p *Pass) error
+}
+
+// Title returns the first line of Doc.
+func (r *Rule) Title() string {
+	t, _, _ := strings.Cut(r.Doc, "\n")
+	return strings.TrimSpace(t)
+}
+
+// Explanation returns Doc without its title.
+func (r *Rule) Explanation() string {
+	_, rest, _ := strings.Cut(r.Doc, "\n")
+	return strings.TrimSpace(rest)
+}
+
+// Pass is one rule's run over one snapshot.
+type Pass struct {
+	Ctx    context.Context
+	Rule   *Rule
+	Snap   *model.Snapshot
+	Config RuleConfig
+	out    []Finding
+}
+
+// Report records a finding. Rule and Severity default to the rule's.
+func (p *Pass) Report(f Finding) {
+	if f.Rule == "" {
+		f.Rule = p.Rule.Name
+	}
+	if f.Severity == 0 {
+		f.Severity = p.Rule.Severity
+	}
+	p.out = append(p.out, f)
+}
+
+// Param returns the rule's numeric parameter name from the configuration,
+// or def when it is not set.
+func (p *Pass) Param(name string, def float64) float64 {
+	if v, ok := p.Config.Params[name]; ok {
+		return v
+	}
+	return def
+}
+
+// Finding is one conclusion of a rule, with what proves it.
+type Finding struct {
+	Rule     string   `json:"rule" yaml:"rule"`
+	Severity Severity `json:"severity" yaml:"severity"`
+	// Title is a short plain-language headline.
+	Title string `json:"title" yaml:"title"`
+	// Summary says what happened, in a few sentences.
+	Summary string `json:"summary" yaml:"summary"`
+	// Cause is the likely root cause.
+	Cause string `json:"cause" yaml:"cause"`
+	// Fix is what to do: the exact setting or command.
+	Fix string `json:"fix" yaml:"fix"`
+	// Facts are the key values the finding rests on: addresses, ports,
+	// ranges, services, counts.
+	Facts map[string]any `json:"facts" yaml:"facts"`
+	// Sources are the kinds of evidence joined. A finding resting on one
+	// source is at most a warning.
+	Sources []model.Kind `json:"sources" yaml:"sources"`
+	// Evidence points at the frames, lines and objects that prove it,
+	// the most telling first.
+	Evidence []Evidence `json:"evidence" yaml:"evidence"`
+}
+
+// Evidence is one piece of proof: a position and what is there.
+type Evidence struct {
+	model.Pos `yaml:",inline"`
+	// Note says what the position shows: "SYN", "SYN/ACK", "client RST",
+	// "ip_local_port_range".
+	Note string `json:"note,omitempty" yaml:"note,omitempty"`
+}
+
+// String formats e as "pos (note)".
+func (e Evidence) String() string {
+	if e.Note == "" {
+		return e.Pos.String()
+	}
+	return e.Pos.String() + " (" + e.Note + ")"
+}
+
+// Skipped is a rule that did not run for lack of evidence.
+type Skipped struct {
+	Rule    string       `json:"rule" yaml:"rule"`
+	Missing []model.Kind `json:"missing" yaml:"missing"`
+}
+
+// RuleError is a rule that failed while running.
+type RuleError struct {
+	Rule string `json:"rule" yaml:"rule"`
+	Err  string `json:"error" yaml:"error"`
+}
+
+// Result is what Run returns.
+type Result struct {
+	Findings []Finding   `json:"findings" yaml:"findings"`
+	Skipped  []Skipped   `json:"skipped" yaml:"skipped"`
+	Errors   []RuleError `json:"errors" yaml:"errors"`
+}
+
+// Max returns the highest severity among the findings, or 0 when there are
+// none.
+func (r *Result) Max() Severity {
+	var m Severity
+	for _, f := range r.Findings {
+		m = max(m, f.Severity)
+	}
+	return m
+}
+
+// Run runs rules over snap and returns their findings sorted by severity
+// (highest first), rule, and first evidence. Rules whose Needs are missing
+// are listed in Skipped. A rule that returns an error or panics is listed in
+// Errors; the other rules still run. cfg may be nil.
+func Run(ctx context.Context, snap *model.Snapshot, rules []*Rule, cfg *Config) Result {
+	res := Result{Findings: []Finding{}, Skipped: []Skipped{}, Errors: []RuleError{}}
+	for _, r := range rules {
+		if ctx.Err() != nil {
+			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: ctx.Err().Error()})
+			continue
+		}
+		rc := cfg.rule(r.Name)
+		if rc.Disabled {
+			continue
+		}
+		var missing []model.Kind
+		for _, k := range r.Needs {
+			if !snap.Has(k) {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			res.Skipped = append(res.Skipped, Skipped{Rule: r.Name, Missing: missing})
+			continue
+		}
+		p := &Pass{Ctx: ctx, Rule: r, Snap: snap, Config: rc}
+		if err := runOne(p); err != nil {
+			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: err.Error()})
+		}
+		for _, f := range p.out {
+			res.Findings = append(res.Findings, normalize(f, rc))
+		}
+	}
+	Sort(res.Findings)
+	return res
+}
+
+func runOne(p *Pass) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("rule %s panicked: %v\n%s", p.Rule.Name, v, debug.Stack())
+		}
+	}()
+	return p.Rule.Run(p)
+}
+
+// normalize applies the engine's invariants: a finding resting on fewer than
+// two sources is at most a warning; configured overrides win; nil maps and
+// lists become empty ones.
+func normalize(f Finding, rc RuleConfig) Finding {
+	if f.Facts == nil {
+		f.Facts = map[string]any{}
+	}
+	if f.Sources == nil {
+		f.Sources = []model.Kind{}
+	}
+	if f.Evidence == nil {
+		f.Evidence = []Evidence{}
+	}
+	if len(distinctKinds(f.Sources)) < 2 && f.Severity > Warning {
+		f.Severity = Warning
+	}
+	if rc.Severity != 0 {
+		f.Severity = rc.Severity
+	}
+	return f
+}
+
+func distinctKinds(ks []model.Kind) []model.Kind {
+	out := slices.Clone(ks)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Sort orders findings by severity (highest first), rule name, first
+// evidence and title, so output is deterministic.
+func Sort(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		var pa, pb model.Pos
+		if len(a.Evidence) > 0 {
+			pa = a.Evidence[0].Pos
+		}
+		if len(b.Evidence) > 0 {
+			pb = b.Evidence[0].Pos
+		}
+		if pa != pb {
+			return pa.Less(pb)
+		}
+		return a.Title < b.Title
+	})
+}
+
+var ruleName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// Validate checks a rule list: names kebab-case and unique, a Doc with a
+// title of at most 60 characters, a severity, and a Run function.
+func Validate(rules []*Rule) error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, r := range rules {
+		if r == nil {
+			errs = append(errs, fmt.Errorf("rule %d is nil", i))
+			continue
+		}
+		if !ruleName.MatchString(r.Name) {
+			errs = append(errs, fmt.Errorf("rule %q: name is not kebab-case", r.Name))
+		}
+		if seen[r.Name] {
+			errs = append(errs, fmt.Errorf("rule %q: duplicate name", r.Name))
+		}
+		seen[r.Name] = true
+		title := r.Title()
+		switch {
+		case title == "":
+			errs = append(errs, fmt.Errorf("rule %q: empty Doc", r.Name))
+		case len(title) > 60:
+			errs = append(errs, fmt.Errorf("rule %q: title longer than 60 characters", r.Name))
+		case strings.HasSuffix(title, "."):
+			errs = append(errs, fmt.Errorf("rule %q: title ends with a period", r.Name))
+		case strings.ToLower(title[:1]) != title[:1]:
+			errs = append(errs, fmt.Errorf("rule %q: title is not lower case", r.Name))
+		}
+		if r.Explanation() == "" {
+			errs = append(errs, fmt.Errorf("rule %q: Doc has no explanation", r.Name))
+		}
+		if _, ok := severityNames[r.Severity]; !ok {
+			errs = append(errs, fmt.Errorf("rule %q: invalid severity", r.Name))
+		}
+		if r.Run == nil {
+			errs = append(errs, fmt.Errorf("rule %q: Run is nil", r.Name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Lookup returns the rule of Default called name, or nil.
+func Lookup(name string) *Rule {
+	for _, r := range Default() {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}

@@ -1,0 +1,182 @@
+package model
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Outcome is how a TCP connection attempt ended. The names and the rules
+// that decide them follow the counting rules of the tshark truth files used
+// to cross-check netmortem (see docs/capture.md); Zeek's conn_state is given
+// for each.
+type Outcome string
+
+// The outcomes of a connection attempt.
+const (
+	// OutcomeEstablished: SYN, SYN/ACK, then an ACK from the client (Zeek S1/SF/RSTO/RSTR...).
+	OutcomeEstablished Outcome = "established"
+	// OutcomeSynAckClientRST: SYN, SYN/ACK, and the client's next packet is an RST (Zeek RSTO, history ShR).
+	OutcomeSynAckClientRST Outcome = "synack_client_rst"
+	// OutcomeSynAckServerRST: SYN, SYN/ACK, then an RST from the server, no client ACK (Zeek RSTR).
+	OutcomeSynAckServerRST Outcome = "synack_server_rst"
+	// OutcomeSynAckNoAck: SYN, SYN/ACK, then nothing from the client (Zeek SH... / S1 without ACK).
+	OutcomeSynAckNoAck Outcome = "synack_no_ack"
+	// OutcomeRefused: SYN answered by an RST from the server (Zeek REJ).
+	OutcomeRefused Outcome = "refused"
+	// OutcomeSynClientRST: SYN, then an RST from the client, nothing from the server (Zeek RSTOS0).
+	OutcomeSynClientRST Outcome = "syn_client_rst"
+	// OutcomeUnanswered: SYN (possibly retransmitted), nothing back (Zeek S0).
+	OutcomeUnanswered Outcome = "unanswered"
+	// OutcomeClientOnly: SYN then client ACK/data but nothing from the server: a one-sided capture.
+	OutcomeClientOnly Outcome = "client_only"
+	// OutcomeSynAckOnly: a SYN/ACK without its SYN (capture started late, or backscatter; Zeek SHR).
+	OutcomeSynAckOnly Outcome = "synack_only"
+	// OutcomeMidstream: no SYN and no SYN/ACK: the capture started mid-connection (Zeek OTH).
+	OutcomeMidstream Outcome = "midstream"
+	// OutcomeOther: anything else.
+	OutcomeOther Outcome = "other"
+)
+
+// Failed reports whether the outcome means the connection did not get
+// established although the client tried.
+func (o Outcome) Failed() bool {
+	switch o {
+	case OutcomeSynAckClientRST, OutcomeSynAckServerRST, OutcomeSynAckNoAck,
+		OutcomeRefused, OutcomeSynClientRST, OutcomeUnanswered:
+		return true
+	}
+	return false
+}
+
+// Seg is one packet of interest within an attempt: its frame and time.
+type Seg struct {
+	Frame int       `json:"frame"`
+	Time  time.Time `json:"time"`
+	// Line is set instead of Frame for packets read from pasted text
+	// (tcpdump or tshark output).
+	Line int `json:"line,omitempty"`
+}
+
+// Attempt is one TCP connection attempt: a 4-tuple from its first SYN (or
+// first packet) until the tuple is reused with a new initial sequence number
+// or the capture ends. SYN retransmissions with the same ISN belong to the
+// same attempt.
+type Attempt struct {
+	Node   string         `json:"node,omitempty"`
+	Pos    Pos            `json:"pos"` // the capture file and the attempt's first frame
+	Client netip.AddrPort `json:"client"`
+	Server netip.AddrPort `json:"server"`
+	// Outer holds the outer (node) addresses when the flow was seen
+	// inside an overlay encapsulation (VXLAN, Geneve, IP-in-IP).
+	Outer   *Tuple  `json:"outer,omitempty"`
+	Outcome Outcome `json:"outcome"`
+	// ConnState is Zeek's conn_state (S0, S1, SF, REJ, RSTO, RSTOS0 ...).
+	ConnState string `json:"conn_state,omitempty"`
+	// History is Zeek's history string (ShADadFf ...).
+	History string `json:"history,omitempty"`
+
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+
+	SYN       []Seg `json:"syn"`                 // SYN-only packets from the client, first then retransmissions
+	SYNACK    []Seg `json:"synack"`              // SYN/ACK packets from the server
+	ClientRST []Seg `json:"client_rst"`          // RSTs sent by the client
+	ServerRST []Seg `json:"server_rst"`          // RSTs sent by the server
+	FirstAck  *Seg  `json:"first_ack,omitempty"` // the client's first ACK after the SYN/ACK
+	ClientFIN *Seg  `json:"client_fin,omitempty"`
+	ServerFIN *Seg  `json:"server_fin,omitempty"`
+
+	Packets     int    `json:"packets"`
+	ClientBytes int64  `json:"client_bytes"` // TCP payload bytes
+	ServerBytes int64  `json:"server_bytes"`
+	ISN         uint32 `json:"isn"` // the client's initial sequence number
+}
+
+// SYNRetransmissions returns how many times the first SYN was retransmitted.
+func (a *Attempt) SYNRetransmissions() int {
+	if len(a.SYN) == 0 {
+		return 0
+	}
+	return len(a.SYN) - 1
+}
+
+// TimeToSYNACK returns the time from the first SYN to the first SYN/ACK, and
+// false when either is missing.
+func (a *Attempt) TimeToSYNACK() (time.Duration, bool) {
+	if len(a.SYN) == 0 || len(a.SYNACK) == 0 {
+		return 0, false
+	}
+	return a.SYNACK[0].Time.Sub(a.SYN[0].Time), true
+}
+
+// SegPos returns the Pos of a segment of this attempt: the attempt's file
+// with the segment's frame (or line, for text captures).
+func (a *Attempt) SegPos(s Seg) Pos {
+	return Pos{File: a.Pos.File, Frame: s.Frame, Line: s.Line}
+}
+
+// CaptureInfo summarizes one packet capture (or pasted packet text).
+type CaptureInfo struct {
+	Node     string    `json:"node,omitempty"`
+	File     string    `json:"file"`
+	Format   string    `json:"format"`    // pcap, pcapng, tcpdump-text, tshark-text
+	LinkType string    `json:"link_type"` // Ethernet, Linux SLL2 ... (several, comma separated, for pcapng)
+	Packets  int       `json:"packets"`
+	First    time.Time `json:"first,omitzero"`
+	Last     time.Time `json:"last,omitzero"`
+	Counts   Counts    `json:"counts"`
+}
+
+// Counts are the per-capture counters cross-checked against tshark. The names
+// and counting rules are those of the truth files (see docs/capture.md).
+type Counts struct {
+	Packets         int `json:"packets"`
+	TCPPackets      int `json:"tcp_packets"`
+	SYNOnly         int `json:"syn_only"`
+	SYNACK          int `json:"synack"`
+	RST             int `json:"rst"`
+	TCPStreams      int `json:"tcp_streams"`
+	Established     int `json:"established"`
+	Refused         int `json:"refused"`
+	Unanswered      int `json:"unanswered"`
+	SYNACKClientRST int `json:"synack_client_rst"`
+	SYNRetx         int `json:"syn_retx"`
+	ICMPUnreach     int `json:"icmp_unreach"`
+	ICMPRedirect    int `json:"icmp_redirect"`
+	ARP             int `json:"arp"`
+	ARPGratuitous   int `json:"arp_gratuitous"`
+}
+
+// ICMPEvent is an ICMP or ICMPv6 error (unreachable, redirect, time
+// exceeded), with the connection it quotes.
+type ICMPEvent struct {
+	Node string     `json:"node,omitempty"`
+	Pos  Pos        `json:"pos"`
+	Time time.Time  `json:"time"`
+	From netip.Addr `json:"from"` // the router or host that sent the error
+	To   netip.Addr `json:"to"`
+	V6   bool       `json:"v6,omitempty"`
+	Type int        `json:"type"`
+	Code int        `json:"code"`
+	What string     `json:"what"` // host-unreachable, port-unreachable, admin-prohibited, frag-needed, redirect-host, ttl-exceeded ...
+	// Quoted is the header the error quotes: the packet that triggered it.
+	Quoted      Tuple  `json:"quoted"`
+	QuotedProto string `json:"quoted_proto,omitempty"` // tcp, udp, icmp
+	// Gateway is the new next hop of a redirect.
+	Gateway netip.Addr `json:"gateway,omitzero"`
+	// AttemptFrame is the first frame of the attempt the error answers, 0 if none matched.
+	AttemptFrame int `json:"attempt_frame,omitempty"`
+}
+
+// ARPEvent is one ARP packet (or IPv6 neighbor advertisement) claiming that
+// an IP is at a MAC.
+type ARPEvent struct {
+	Node       string     `json:"node,omitempty"`
+	Pos        Pos        `json:"pos"`
+	Time       time.Time  `json:"time"`
+	Op         string     `json:"op"`  // request, reply, na, ns
+	IP         netip.Addr `json:"ip"`  // sender protocol address: the IP being claimed
+	MAC        string     `json:"mac"` // sender hardware address
+	Target     netip.Addr `json:"target,omitzero"`
+	Gratuitous bool       `json:"gratuitous,omitempty"`
+}

@@ -1,0 +1,117 @@
+package model
+
+// Kind is a kind of evidence a rule can need. It names what the data is, not
+// which file format carried it: NAT state is KindNetfilter whether it came
+// from iptables-save or from an iptables -L listing.
+type Kind string
+
+// The kinds of evidence.
+const (
+	KindCapture    Kind = "capture"    // packets: connection attempts, ICMP, ARP
+	KindSysctl     Kind = "sysctl"     // kernel parameters
+	KindIPVS       Kind = "ipvs"       // IPVS virtual services
+	KindNetfilter  Kind = "netfilter"  // iptables / nftables rules
+	KindSockets    Kind = "sockets"    // ss / netstat socket tables
+	KindKube       Kind = "kube"       // Kubernetes objects
+	KindComponents Kind = "components" // component command lines (static pod manifests, ps)
+	KindLogs       Kind = "logs"       // log lines
+	KindNeighbors  Kind = "neighbors"  // ARP / ND tables
+	KindAddrs      Kind = "addrs"      // interface addresses
+	KindRoutes     Kind = "routes"     // routing tables
+	KindConntrack  Kind = "conntrack"  // conntrack entries
+)
+
+// Input describes one file that was read (or skipped) into a Snapshot.
+type Input struct {
+	// Path is the file's path as given, with the member path for files
+	// inside archives.
+	Path string `json:"path" yaml:"path"`
+	// Format is the sniffed content format, such as "pcap", "sysctl",
+	// "ipvsadm" or "kubectl-json"; empty when the file was skipped.
+	Format string `json:"kind" yaml:"kind"`
+	// Kind is the kind of evidence the format carries.
+	Kind Kind `json:"evidence,omitempty" yaml:"evidence,omitempty"`
+	// Node is the node the file belongs to, when the bundle layout or the
+	// content says so.
+	Node string `json:"node,omitempty" yaml:"node,omitempty"`
+	// Records counts what was read: lines, packets, objects.
+	Records int `json:"records" yaml:"records"`
+	// Warnings counts the problems found in this input.
+	Warnings int `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+	// Skipped says why the file was not read, when it was not.
+	Skipped string `json:"skipped,omitempty" yaml:"skipped,omitempty"`
+	// Details holds per-format counts worth showing, such as the object
+	// kinds of a Kubernetes List ("Service": 12).
+	Details map[string]int `json:"details,omitempty" yaml:"details,omitempty"`
+}
+
+// Snapshot is everything known about a cluster from one bundle of evidence.
+// Each record carries its node (empty when unknown) and its Pos.
+type Snapshot struct {
+	Inputs []Input `json:"inputs"`
+
+	Sysctls    []Sysctl         `json:"sysctls,omitempty"`
+	IPVS       []IPVSService    `json:"ipvs,omitempty"`
+	Netfilter  []*Ruleset       `json:"netfilter,omitempty"`
+	Sockets    []Socket         `json:"sockets,omitempty"`
+	Components []Component      `json:"components,omitempty"`
+	Kube       Kube             `json:"kube"`
+	Logs       []LogEvent       `json:"logs,omitempty"`
+	Neighbors  []Neighbor       `json:"neighbors,omitempty"`
+	Addrs      []IfAddr         `json:"addrs,omitempty"`
+	Routes     []Route          `json:"routes,omitempty"`
+	Conntrack  []ConntrackEntry `json:"conntrack,omitempty"`
+
+	Captures []CaptureInfo `json:"captures,omitempty"`
+	Attempts []Attempt     `json:"attempts,omitempty"`
+	ICMP     []ICMPEvent   `json:"icmp,omitempty"`
+	ARP      []ARPEvent    `json:"arp,omitempty"`
+}
+
+// Has reports whether any input of kind k was read (even if it held no
+// records, which is itself evidence: an empty IPVS table is a fact).
+func (s *Snapshot) Has(k Kind) bool {
+	for _, in := range s.Inputs {
+		if in.Kind == k && in.Skipped == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Merge appends everything in o to s.
+func (s *Snapshot) Merge(o *Snapshot) {
+	if o == nil {
+		return
+	}
+	s.Inputs = append(s.Inputs, o.Inputs...)
+	s.Sysctls = append(s.Sysctls, o.Sysctls...)
+	s.IPVS = append(s.IPVS, o.IPVS...)
+	s.Netfilter = append(s.Netfilter, o.Netfilter...)
+	s.Sockets = append(s.Sockets, o.Sockets...)
+	s.Components = append(s.Components, o.Components...)
+	s.Kube.Merge(&o.Kube)
+	s.Logs = append(s.Logs, o.Logs...)
+	s.Neighbors = append(s.Neighbors, o.Neighbors...)
+	s.Addrs = append(s.Addrs, o.Addrs...)
+	s.Routes = append(s.Routes, o.Routes...)
+	s.Conntrack = append(s.Conntrack, o.Conntrack...)
+	s.Captures = append(s.Captures, o.Captures...)
+	s.Attempts = append(s.Attempts, o.Attempts...)
+	s.ICMP = append(s.ICMP, o.ICMP...)
+	s.ARP = append(s.ARP, o.ARP...)
+}
+
+// Nodes returns the distinct non-empty node names that records carry, in the
+// order inputs first name them.
+func (s *Snapshot) Nodes() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, in := range s.Inputs {
+		if in.Node != "" && !seen[in.Node] {
+			seen[in.Node] = true
+			out = append(out, in.Node)
+		}
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+package parse
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// Sentinel errors wrapped by the positioned errors parsers return; test them
+// with errors.Is.
+var (
+	// ErrSyntax marks a line that does not have the expected shape.
+	ErrSyntax = errors.New("syntax error")
+	// ErrValue marks a well-formed line with a value out of range.
+	ErrValue = errors.New("bad value")
+	// ErrUnrecognized marks a file whose content matches no known format.
+	ErrUnrecognized = errors.New("unrecognized content")
+	// ErrTruncated marks input that ends in the middle of a record.
+	ErrTruncated = errors.New("truncated")
+)
+
+// maxLine is the longest line the text parsers accept; longer lines are
+// reported and skipped, never fatal.
+const maxLine = 4 << 20
+
+// lines reads text line by line, keeping the 1-based line number for
+// positions. Carriage returns before the newline are dropped.
+type lines struct {
+	s    *bufio.Scanner
+	name string
+	n    int
+	text string
+	errs *model.ErrorList
+}
+
+func newLines(r io.Reader, name string, errs *model.ErrorList) *lines {
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 0, 64<<10), maxLine)
+	return &lines{s: s, name: name, errs: errs}
+}
+
+// Next advances to the next line and reports whether there was one. An I/O
+// error or an over-long line ends the scan and is added to the error list.
+func (l *lines) Next() bool {
+	if !l.s.Scan() {
+		if err := l.s.Err(); err != nil {
+			l.errs.Add(l.Pos().LineAt(l.n+1), "", readErr(err))
+		}
+		return false
+	}
+	l.n++
+	l.text = strings.TrimSuffix(l.s.Text(), "\r")
+	return true
+}
+
+// Text returns the current line.
+func (l *lines) Text() string { return l.text }
+
+// Line returns the current line number.
+func (l *lines) Line() int { return l.n }
+
+// Pos returns the position of the current line.
+func (l *lines) Pos() model.Pos { return model.Pos{File: l.name, Line: l.n} }
+
+// Errorf records an error at the current line.
+func (l *lines) Errorf(format string, args ...any) {
+	l.errs.Addf(l.Pos(), l.text, format, args...)
+}
+
+func readErr(err error) error {
+	if errors.Is(err, bufio.ErrTooLong) {
+		return errors.New("line longer than 4 MiB: input is not text or is corrupt")
+	}
+	return err
+}

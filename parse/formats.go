@@ -1,0 +1,73 @@
+package parse
+
+import (
+	"context"
+	"io"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// Format is one input format netmortem reads. Formats are recognized by
+// their content (Sniff), never by their file name alone.
+type Format struct {
+	// Name identifies the format in reports: "pcap", "sysctl", "ipvsadm".
+	Name string
+	// Kind is the kind of evidence the format carries.
+	Kind model.Kind
+	// Command is the command (or source) that produces the format, for
+	// docs/inputs.md and `netmortem inspect`.
+	Command string
+	// Sniff scores how well head (up to the first 64 KiB of the file,
+	// decompressed) matches the format: 0 means no, 100 means certain.
+	// name is the file's path; use it only to break ties.
+	Sniff func(name string, head []byte) int
+	// Parse reads the whole input into snap and returns how many records it
+	// read. Problems are returned as a model.ErrorList of positioned errors;
+	// whatever could be parsed is kept in snap.
+	Parse func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (records int, err error)
+}
+
+// Source names the input being parsed.
+type Source struct {
+	// Name is used in positions: the file path, or archive!member.
+	Name string
+	// Node is the node the input belongs to, "" when unknown.
+	Node string
+	// Format starts as the sniffed format's Name; a parser may refine it
+	// (pcap becomes pcapng, kubectl-json names the List kind).
+	Format string
+	// Details are per-format counts shown with the input, such as the
+	// object kinds of a Kubernetes List. Parsers may set them.
+	Details map[string]int
+}
+
+// Count adds n to the detail counter key.
+func (s *Source) Count(key string, n int) {
+	if s.Details == nil {
+		s.Details = map[string]int{}
+	}
+	s.Details[key] += n
+}
+
+// Pos returns the position of line n of the source.
+func (s *Source) Pos(line int) model.Pos { return model.Pos{File: s.Name, Line: line} }
+
+// Formats returns every format netmortem reads, in the order they are tried
+// when two sniff with the same score. The list is explicit.
+func Formats() []*Format {
+	return []*Format{
+		captureFormat,
+	}
+}
+
+// sniff returns the best-matching format for head, or nil.
+func sniff(name string, head []byte, formats []*Format) *Format {
+	var best *Format
+	bestScore := 0
+	for _, f := range formats {
+		if sc := f.Sniff(name, head); sc > bestScore {
+			best, bestScore = f, sc
+		}
+	}
+	return best
+}
