@@ -5,7 +5,6 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Sysctl is one kernel parameter, from `sysctl -a`, `sysctl NAME`, a
@@ -125,62 +124,6 @@ type Socket struct {
 	Process string         `json:"process,omitempty"`
 	PID     int            `json:"pid,omitempty"`
 	Pos     Pos            `json:"pos"`
-}
-
-// Component is the command line of a cluster component (kube-apiserver,
-// kubelet, kube-proxy, etcd ...), from a static pod manifest, a process
-// listing or a config file.
-type Component struct {
-	Node string `json:"node,omitempty"`
-	Name string `json:"name"` // kube-apiserver, kube-controller-manager, etcd ...
-	Args []Arg  `json:"args"`
-	Pos  Pos    `json:"pos"`
-}
-
-// Arg is one command-line flag of a Component: --name=value.
-type Arg struct {
-	Name  string `json:"name"` // without the leading dashes
-	Value string `json:"value"`
-	Pos   Pos    `json:"pos"`
-}
-
-// Flag returns the last value of flag name (without dashes).
-func (c *Component) Flag(name string) (Arg, bool) {
-	var out Arg
-	found := false
-	for _, a := range c.Args {
-		if a.Name == name {
-			out, found = a, true
-		}
-	}
-	return out, found
-}
-
-// ComponentFlag returns the value of flag name of the first component called
-// component that sets it.
-func (s *Snapshot) ComponentFlag(component, name string) (Arg, *Component, bool) {
-	for i := range s.Components {
-		c := &s.Components[i]
-		if c.Name != component {
-			continue
-		}
-		if a, ok := c.Flag(name); ok {
-			return a, c, true
-		}
-	}
-	return Arg{}, nil, false
-}
-
-// LogEvent is one log line (or one multi-line entry) with what could be
-// read from it.
-type LogEvent struct {
-	Node    string            `json:"node,omitempty"`
-	Source  string            `json:"source,omitempty"` // component or program: kubelet, kube-proxy, etcd, nginx ...
-	Time    time.Time         `json:"time,omitzero"`
-	Level   string            `json:"level,omitempty"` // I, W, E, F for klog; info, warn, error ...
-	Message string            `json:"message"`
-	Fields  map[string]string `json:"fields,omitempty"`
-	Pos     Pos               `json:"pos"`
 }
 
 // Neighbor is one ARP or NDP table entry (`ip neigh`, `arp -an`).

@@ -1,0 +1,108 @@
+// Package testutil holds helpers shared by netmortem's tests: locating the
+// shared corpus of public evidence, and golden files.
+package testutil
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Update makes golden tests rewrite their .golden files: go test ./parse -update.
+var Update = flag.Bool("update", false, "rewrite golden files")
+
+// Root returns the repository root (the directory holding go.mod).
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// CorpusDir returns the path of a folder of the shared corpus of public
+// captures and dumps (../shared/corpus beside the repository, or
+// $NETMORTEM_CORPUS), joined with elem. It skips the test when the corpus is
+// absent, as it is in a user's clone.
+func CorpusDir(t testing.TB, elem ...string) string {
+	t.Helper()
+	base := os.Getenv("NETMORTEM_CORPUS")
+	if base == "" {
+		base = filepath.Join(Root(), "..", "shared", "corpus")
+	}
+	p := filepath.Join(append([]string{base}, elem...)...)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared corpus not present (%s): skipping", p)
+	}
+	return p
+}
+
+// Golden compares got with the golden file at path, or rewrites the file
+// when -update is set.
+func Golden(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if *Update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("%s differs from the output (run go test -update to accept):\n%s", path, diffLines(string(want), string(got)))
+	}
+}
+
+// GoldenJSON marshals v as indented JSON and compares it with path.
+func GoldenJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	Golden(t, path, append(b, '\n'))
+}
+
+// diffLines shows the first lines where want and got differ.
+func diffLines(want, got string) string {
+	w := bytes.Split([]byte(want), []byte("\n"))
+	g := bytes.Split([]byte(got), []byte("\n"))
+	var out bytes.Buffer
+	shown := 0
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, b []byte
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if bytes.Equal(a, b) {
+			continue
+		}
+		out.WriteString("line ")
+		out.WriteString(itoa(i + 1))
+		out.WriteString(":\n  want: ")
+		out.Write(a)
+		out.WriteString("\n  got:  ")
+		out.Write(b)
+		out.WriteByte('\n')
+		if shown++; shown == 10 {
+			out.WriteString("...\n")
+			break
+		}
+	}
+	return out.String()
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

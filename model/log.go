@@ -1,0 +1,15 @@
+package model
+
+import "time"
+
+// LogEvent is one log line (or one multi-line entry) with what could be
+// read from it.
+type LogEvent struct {
+	Node    string            `json:"node,omitempty"`
+	Source  string            `json:"source,omitempty"` // component or program: kubelet, kube-proxy, etcd, nginx ...
+	Time    time.Time         `json:"time,omitzero"`
+	Level   string            `json:"level,omitempty"` // I, W, E, F for klog; info, warn, error ...
+	Message string            `json:"message"`
+	Fields  map[string]string `json:"fields,omitempty"`
+	Pos     Pos               `json:"pos"`
+}
