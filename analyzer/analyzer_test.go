@@ -1,0 +1,132 @@
+package analyzer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+func TestDefaultRulesValid(t *testing.T) {
+	if err := Validate(Default()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValidateRejects(t *testing.T) {
+	run := func(*Pass) error { return nil }
+	tests := []struct {
+		rule *Rule
+		want string
+	}{
+		{&Rule{Name: "Bad_Name", Doc: "x\n\ny", Severity: Info, Run: run}, "not kebab-case"},
+		{&Rule{Name: "a", Doc: "", Severity: Info, Run: run}, "empty Doc"},
+		{&Rule{Name: "a", Doc: "Title\n\ny", Severity: Info, Run: run}, "not lower case"},
+		{&Rule{Name: "a", Doc: "title.\n\ny", Severity: Info, Run: run}, "ends with a period"},
+		{&Rule{Name: "a", Doc: "title", Severity: Info, Run: run}, "no explanation"},
+		{&Rule{Name: "a", Doc: "title\n\ny", Run: run}, "invalid severity"},
+		{&Rule{Name: "a", Doc: "title\n\ny", Severity: Info}, "Run is nil"},
+	}
+	for _, tt := range tests {
+		err := Validate([]*Rule{tt.rule})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Validate(%q) = %v, want error containing %q", tt.rule.Name, err, tt.want)
+		}
+	}
+	ok := &Rule{Name: "a", Doc: "title\n\ny", Severity: Info, Run: run}
+	if err := Validate([]*Rule{ok, ok}); err == nil || !strings.Contains(err.Error(), "duplicate") {
+		t.Errorf("duplicate names: got %v", err)
+	}
+}
+
+func TestSeverityText(t *testing.T) {
+	for _, s := range []Severity{Info, Warning, Error} {
+		b, err := s.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Severity
+		if err := back.UnmarshalText(b); err != nil || back != s {
+			t.Errorf("round trip of %v: got %v, %v", s, back, err)
+		}
+	}
+	if _, err := ParseSeverity("fatal"); err == nil {
+		t.Error("ParseSeverity(fatal) succeeded")
+	}
+}
+
+func snapWith(kinds ...model.Kind) *model.Snapshot {
+	s := &model.Snapshot{}
+	for _, k := range kinds {
+		s.Inputs = append(s.Inputs, model.Input{Path: string(k), Kind: k})
+	}
+	return s
+}
+
+func TestRunSkipsErrorsAndCaps(t *testing.T) {
+	report := func(sev Severity, sources ...model.Kind) func(*Pass) error {
+		return func(p *Pass) error {
+			p.Report(Finding{Title: p.Rule.Name, Severity: sev, Sources: sources,
+				Evidence: []Evidence{{Pos: model.Pos{File: p.Rule.Name, Line: 1}}}})
+			return nil
+		}
+	}
+	rules := []*Rule{
+		{Name: "needs-ipvs", Doc: "t\n\nx", Severity: Error, Needs: []model.Kind{model.KindIPVS}, Run: report(Error)},
+		{Name: "one-source", Doc: "t\n\nx", Severity: Error, Run: report(Error, model.KindSysctl)},
+		{Name: "two-sources", Doc: "t\n\nx", Severity: Error, Run: report(Error, model.KindSysctl, model.KindKube)},
+		{Name: "fails", Doc: "t\n\nx", Severity: Info, Run: func(*Pass) error { return errors.New("boom") }},
+		{Name: "panics", Doc: "t\n\nx", Severity: Info, Run: func(*Pass) error { panic("oops") }},
+		{Name: "disabled", Doc: "t\n\nx", Severity: Info, Run: report(Info)},
+		{Name: "overridden", Doc: "t\n\nx", Severity: Info, Run: report(Info)},
+	}
+	cfg := &Config{Rules: map[string]RuleConfig{"overridden": {Severity: Error}}}
+	cfg.Disable("disabled")
+	res := Run(context.Background(), snapWith(model.KindSysctl), rules, cfg)
+
+	if len(res.Skipped) != 1 || res.Skipped[0].Rule != "needs-ipvs" || res.Skipped[0].Missing[0] != model.KindIPVS {
+		t.Errorf("Skipped = %+v, want needs-ipvs missing ipvs", res.Skipped)
+	}
+	if len(res.Errors) != 2 || res.Errors[0].Rule != "fails" || res.Errors[1].Rule != "panics" ||
+		!strings.Contains(res.Errors[1].Err, "oops") {
+		t.Errorf("Errors = %+v", res.Errors)
+	}
+	got := map[string]Severity{}
+	for _, f := range res.Findings {
+		got[f.Rule] = f.Severity
+	}
+	want := map[string]Severity{"one-source": Warning, "two-sources": Error, "overridden": Error}
+	if len(got) != len(want) {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: severity %v, want %v", k, got[k], v)
+		}
+	}
+	// Highest severity first, then by rule name.
+	if res.Findings[0].Rule != "overridden" || res.Findings[1].Rule != "two-sources" || res.Findings[2].Rule != "one-source" {
+		t.Errorf("order: %s, %s, %s", res.Findings[0].Rule, res.Findings[1].Rule, res.Findings[2].Rule)
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	in := "rules:\n  synack-reset:\n    severity: warning\n  ephemeral-nodeport-overlap:\n    disabled: true\n"
+	cfg, err := LoadConfig(strings.NewReader(in), "c.yaml", Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Rules["synack-reset"].Severity != Warning || !cfg.Rules["ephemeral-nodeport-overlap"].Disabled {
+		t.Errorf("config = %+v", cfg)
+	}
+	_, err = LoadConfig(strings.NewReader("rules:\n  no-such-rule: {}\n"), "c.yaml", Default())
+	if err == nil || err.Error() != `c.yaml: unknown rule "no-such-rule"` {
+		t.Errorf("unknown rule: err = %v", err)
+	}
+	_, err = LoadConfig(strings.NewReader("rulez: {}\n"), "c.yaml", Default())
+	if err == nil || !strings.Contains(err.Error(), "c.yaml: ") {
+		t.Errorf("unknown field: err = %v", err)
+	}
+}

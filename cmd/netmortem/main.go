@@ -1,0 +1,99 @@
+// Command netmortem analyzes the evidence of a Kubernetes network incident
+// (packet captures, iptables and IPVS state, socket tables, sysctls, kubectl
+// snapshots, logs) offline, and says what went wrong, pointing at the frame,
+// line or object that proves it.
+//
+// Usage:
+//
+//	netmortem analyze [-o table|text|json|yaml|markdown] [--fail-on info|warning|error] PATH...
+//	netmortem rules [-o table|json|markdown]
+//	netmortem explain RULE
+//	netmortem version
+//
+// Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it;
+// 2 usage error; 3 an input could not be read.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Exit codes, the same for every subcommand and output format.
+const (
+	exitOK         = 0
+	exitFindings   = 1
+	exitUsage      = 2
+	exitUnreadable = 3
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands is the subcommand table; each subcommand lives in its own file.
+func commands() map[string]command {
+	return map[string]command{
+		"analyze": {"analyze evidence and report findings", runAnalyze},
+		"rules":   {"list the rules with their documentation", runRules},
+		"explain": {"print the full documentation of a rule", runExplain},
+		"version": {"print the version", runVersion},
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "--help":
+		if len(args) > 1 {
+			if c, ok := commands()[args[1]]; ok {
+				return c.run([]string{"--help"}, stdout, stderr)
+			}
+		}
+		usage(stdout)
+		return exitOK
+	}
+	c, ok := commands()[name]
+	if !ok {
+		fmt.Fprintf(stderr, "netmortem: unknown command %q\n\n", name)
+		usage(stderr)
+		return exitUsage
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "netmortem: offline analyzer for Kubernetes network incidents\n\nUsage:\n  netmortem <command> [flags] [args]\n\nCommands:\n")
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintf(w, "\nRun 'netmortem <command> --help' for a command's flags.\n")
+}
+
+// oneOf checks a flag value against its allowed values.
+func oneOf(flag, v string, allowed []string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("invalid --%s %q (want %s)", flag, v, strings.Join(allowed, ", "))
+}

@@ -1,0 +1,213 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"gopkg.in/yaml.v3"
+
+	"github.com/netmortem/netmortem/analyzer"
+)
+
+func writeJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+func writeYAML(w io.Writer, r *Report) error {
+	// Go through JSON so YAML shows the same field names and values as JSON
+	// (addresses as strings, severities as words).
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	var v any
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+// writeText prints one line per finding in the go/analysis style, followed
+// by its evidence indented by a tab.
+func writeText(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	for _, f := range r.Findings {
+		pos := "-"
+		if len(f.Evidence) > 0 {
+			pos = f.Evidence[0].Pos.String()
+		}
+		ew.printf("%s: %s: %s: %s\n", pos, f.Severity, f.Rule, f.Title)
+		for _, e := range f.Evidence {
+			ew.printf("\t%s\n", e)
+		}
+	}
+	return ew.err
+}
+
+// maxTableEvidence bounds the evidence shown in the summary table's cell.
+const maxTableEvidence = 4
+
+func writeTable(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	if len(r.Findings) == 0 {
+		ew.printf("No findings (%d inputs read, %d warnings).\n", countRead(r), len(r.Warnings))
+		return ew.err
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNormal),
+		tablewriter.WithMaxWidth(160),
+		tablewriter.WithColumnMax(70),
+	)
+	t.Header("SEVERITY", "RULE", "FINDING", "EVIDENCE")
+	for _, f := range r.Findings {
+		var ev []string
+		for i, e := range f.Evidence {
+			if i == maxTableEvidence {
+				ev = append(ev, fmt.Sprintf("(+%d more)", len(f.Evidence)-i))
+				break
+			}
+			ev = append(ev, e.Pos.String())
+		}
+		if err := t.Append(strings.ToUpper(f.Severity.String()), f.Rule, f.Title, strings.Join(ev, "\n")); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for i, f := range r.Findings {
+		ew.printf("\n[%d] %s %s: %s\n", i+1, strings.ToUpper(f.Severity.String()), f.Rule, f.Title)
+		ew.printf("    %s\n", f.Summary)
+		if f.Cause != "" {
+			ew.printf("    Cause: %s\n", f.Cause)
+		}
+		if f.Fix != "" {
+			ew.printf("    Fix:   %s\n", f.Fix)
+		}
+		if len(f.Facts) > 0 {
+			ew.printf("    Facts:\n")
+			for _, l := range factLines(f.Facts) {
+				ew.printf("      %s\n", l)
+			}
+		}
+		if len(f.Evidence) > 0 {
+			ew.printf("    Evidence:\n")
+			for _, e := range f.Evidence {
+				ew.printf("      %s\n", e)
+			}
+		}
+	}
+	return ew.err
+}
+
+func writeMarkdown(w io.Writer, r *Report) error {
+	ew := &errWriter{w: w}
+	ew.printf("## netmortem findings\n\n")
+	if len(r.Findings) == 0 {
+		ew.printf("No findings: %d inputs read, %d warnings.\n", countRead(r), len(r.Warnings))
+	} else {
+		ew.printf("| Severity | Rule | Finding |\n|---|---|---|\n")
+		for _, f := range r.Findings {
+			ew.printf("| %s | `%s` | %s |\n", f.Severity, f.Rule, mdCell(f.Title))
+		}
+	}
+	for _, f := range r.Findings {
+		ew.printf("\n### %s: %s\n\n", strings.ToUpper(f.Severity.String()[:1])+f.Severity.String()[1:], f.Title)
+		ew.printf("**What happened.** %s\n\n", f.Summary)
+		if f.Cause != "" {
+			ew.printf("**Why.** %s\n\n", f.Cause)
+		}
+		if f.Fix != "" {
+			ew.printf("**Fix.** %s\n\n", f.Fix)
+		}
+		if len(f.Evidence) > 0 {
+			ew.printf("**Proof.**\n\n")
+			for _, e := range f.Evidence {
+				if e.Note != "" {
+					ew.printf("- `%s`: %s\n", e.Pos, e.Note)
+				} else {
+					ew.printf("- `%s`\n", e.Pos)
+				}
+			}
+			ew.printf("\n")
+		}
+		if len(f.Facts) > 0 {
+			ew.printf("<details><summary>Facts</summary>\n\n")
+			for _, l := range factLines(f.Facts) {
+				k, v, _ := strings.Cut(l, ": ")
+				ew.printf("- %s: `%s`\n", k, v)
+			}
+			ew.printf("\n</details>\n")
+		}
+		ew.printf("\n_Rule `%s`, from %s._\n", f.Rule, sourcesText(f))
+	}
+	if len(r.Warnings) > 0 {
+		ew.printf("\n### Input warnings\n\n")
+		for _, wn := range r.Warnings {
+			ew.printf("- `%s`: %s\n", wn.Position, wn.Message)
+		}
+	}
+	return ew.err
+}
+
+func sourcesText(f analyzer.Finding) string {
+	if len(f.Sources) == 0 {
+		return "no recorded source"
+	}
+	parts := make([]string, len(f.Sources))
+	for i, s := range f.Sources {
+		parts[i] = string(s)
+	}
+	return strings.Join(dedup(parts), " + ") + " evidence"
+}
+
+func dedup(ss []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func mdCell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}
+
+func countRead(r *Report) int {
+	n := 0
+	for _, in := range r.Inputs {
+		if in.Skipped == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// errWriter keeps the first write error, so formatting code stays linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}

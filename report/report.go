@@ -1,0 +1,153 @@
+// Package report renders netmortem's results: the findings of the rules,
+// the inputs that were read, and the warnings found in them. All formats
+// come from one Report value:
+//
+//   - table: a terminal view (github.com/olekukonko/tablewriter), then the
+//     details of each finding
+//   - text: one line per finding, "file:line: severity: rule: title", for
+//     editors and grep
+//   - json and yaml: the whole Report, for programs
+//   - markdown: ready to paste into a ticket
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/model"
+)
+
+// Report is everything one analysis produced.
+type Report struct {
+	// Findings are the rules' conclusions, highest severity first.
+	Findings []analyzer.Finding `json:"findings" yaml:"findings"`
+	// Warnings are problems found while reading the inputs, with their
+	// positions.
+	Warnings []Warning `json:"warnings" yaml:"warnings"`
+	// Inputs lists every file read or skipped.
+	Inputs []model.Input `json:"inputs" yaml:"inputs"`
+	// Skipped lists rules that did not run, and the evidence they lacked.
+	Skipped []analyzer.Skipped `json:"skipped_rules" yaml:"skipped_rules"`
+	// Errors lists rules that failed.
+	Errors []analyzer.RuleError `json:"rule_errors" yaml:"rule_errors"`
+}
+
+// Warning is a problem found in an input.
+type Warning struct {
+	// Position is Pos formatted as file:line or file#frame=N.
+	Position string    `json:"position" yaml:"position"`
+	Pos      model.Pos `json:"pos" yaml:"pos"`
+	Message  string    `json:"message" yaml:"message"`
+}
+
+// New assembles a Report from a snapshot, the warnings met while reading
+// it, and the result of analyzer.Run.
+func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *Report {
+	r := &Report{
+		Findings: slices.Clone(res.Findings),
+		Warnings: []Warning{},
+		Inputs:   []model.Input{},
+		Skipped:  slices.Clone(res.Skipped),
+		Errors:   slices.Clone(res.Errors),
+	}
+	if snap != nil {
+		r.Inputs = append(r.Inputs, snap.Inputs...)
+	}
+	sort.SliceStable(r.Inputs, func(i, j int) bool { return r.Inputs[i].Path < r.Inputs[j].Path })
+	for _, w := range warnings {
+		msg := "<nil>"
+		if w.Err != nil {
+			msg = w.Err.Error()
+		}
+		if w.Text != "" {
+			msg += fmt.Sprintf(" (%.60q)", w.Text)
+		}
+		r.Warnings = append(r.Warnings, Warning{Position: w.Pos.String(), Pos: w.Pos, Message: msg})
+	}
+	if r.Findings == nil {
+		r.Findings = []analyzer.Finding{}
+	}
+	if r.Skipped == nil {
+		r.Skipped = []analyzer.Skipped{}
+	}
+	if r.Errors == nil {
+		r.Errors = []analyzer.RuleError{}
+	}
+	return r
+}
+
+// Max returns the highest severity among the findings (0 when none).
+func (r *Report) Max() analyzer.Severity {
+	var m analyzer.Severity
+	for _, f := range r.Findings {
+		m = max(m, f.Severity)
+	}
+	return m
+}
+
+// Formats lists the output formats Write accepts.
+func Formats() []string { return []string{"table", "text", "json", "yaml", "markdown"} }
+
+// Write renders r in format (one of Formats) to w.
+func Write(w io.Writer, format string, r *Report) error {
+	switch format {
+	case "table":
+		return writeTable(w, r)
+	case "text":
+		return writeText(w, r)
+	case "json":
+		return writeJSON(w, r)
+	case "yaml":
+		return writeYAML(w, r)
+	case "markdown", "md":
+		return writeMarkdown(w, r)
+	}
+	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats(), ", "))
+}
+
+// factLines renders a finding's facts as "key: value" lines, keys sorted.
+func factLines(facts map[string]any) []string {
+	keys := make([]string, 0, len(facts))
+	for k := range facts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k+": "+FactValue(facts[k]))
+	}
+	return out
+}
+
+// FactValue formats one fact value: lists are comma separated.
+func FactValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []string:
+		return strings.Join(x, ", ")
+	case []uint16:
+		parts := make([]string, len(x))
+		for i, p := range x {
+			parts[i] = fmt.Sprint(p)
+		}
+		return strings.Join(parts, ", ")
+	case []int:
+		parts := make([]string, len(x))
+		for i, p := range x {
+			parts[i] = fmt.Sprint(p)
+		}
+		return strings.Join(parts, ", ")
+	case []any:
+		parts := make([]string, len(x))
+		for i, p := range x {
+			parts[i] = FactValue(p)
+		}
+		return strings.Join(parts, ", ")
+	}
+	return fmt.Sprint(v)
+}
