@@ -88,7 +88,11 @@ func ParsePortList(s string) ([]PortRange, error) {
 }
 
 // IPVSService is one IPVS virtual service with its real servers, from
-// `ipvsadm -Ln` and its variants.
+// `ipvsadm -Ln` and its variants (--stats, --rate, --thresholds,
+// --persistent-conn, --save). When one file lists the same service several
+// times in different forms (the save form, then --rate, then --stats, as
+// log collectors write them), the listings are merged into one record that
+// keeps the position of the first.
 type IPVSService struct {
 	Node       string         `json:"node,omitempty"`
 	Proto      string         `json:"proto"`            // TCP, UDP, SCTP, or FWM for firewall-mark services
@@ -96,34 +100,115 @@ type IPVSService struct {
 	FWMark     uint32         `json:"fwmark,omitempty"` // for FWM services
 	Scheduler  string         `json:"scheduler,omitempty"`
 	Persistent int            `json:"persistent,omitempty"` // persistence timeout in seconds; 0 = none
-	Flags      []string       `json:"flags,omitempty"`      // other flags as printed (ops, pe sip, ...)
-	Reals      []IPVSReal     `json:"reals"`
-	Pos        Pos            `json:"pos"`
+	Flags      []string       `json:"flags,omitempty"`      // other flags as printed (ops, pe sip, mask 255.255.255.0, sh-port, IPv6 for FWM ...)
+	Stats      *IPVSCounters  `json:"stats,omitempty"`      // from --stats: totals since the counters were zeroed
+	Rate       *IPVSCounters  `json:"rate,omitempty"`       // from --rate: per second (CPS, InPPS, OutPPS, InBPS, OutBPS)
+	// Note says what could not be read exactly, such as a port printed as
+	// a service name by ipvsadm without -n (the port is then 0).
+	Note  string     `json:"note,omitempty"`
+	Reals []IPVSReal `json:"reals"`
+	Pos   Pos        `json:"pos"`
 }
 
 // IPVSReal is a real server behind an IPVS virtual service.
 type IPVSReal struct {
-	Addr       netip.AddrPort `json:"addr"`
-	Forward    string         `json:"forward,omitempty"` // Masq, Local, Route, Tunnel
-	Weight     int            `json:"weight"`
-	ActiveConn int            `json:"active_conn"`
-	InactConn  int            `json:"inact_conn"`
-	Pos        Pos            `json:"pos"`
+	Addr        netip.AddrPort `json:"addr"`
+	Forward     string         `json:"forward,omitempty"`     // Masq, Local, Route, Tunnel
+	TunnelInfo  string         `json:"tunnel_info,omitempty"` // --tun-info column, such as "ipip"
+	Weight      int            `json:"weight"`                // 0 = quiesced: no new connections
+	ActiveConn  int            `json:"active_conn"`
+	InactConn   int            `json:"inact_conn"`
+	PersistConn int            `json:"persist_conn,omitempty"` // from --persistent-conn
+	UThreshold  int            `json:"u_threshold,omitempty"`  // from --thresholds
+	LThreshold  int            `json:"l_threshold,omitempty"`  // from --thresholds
+	Stats       *IPVSCounters  `json:"stats,omitempty"`
+	Rate        *IPVSCounters  `json:"rate,omitempty"`
+	Note        string         `json:"note,omitempty"`
+	Pos         Pos            `json:"pos"`
+}
+
+// IPVSCounters are the five counters of `ipvsadm -Ln --stats` (Conns,
+// InPkts, OutPkts, InBytes, OutBytes) or `--rate` (CPS, InPPS, OutPPS, InBPS,
+// OutBPS). Without --exact, ipvsadm rounds large numbers down to a K, M, G or
+// T multiple; they are read as that multiple.
+type IPVSCounters struct {
+	Conns    uint64 `json:"conns"`
+	InPkts   uint64 `json:"in_pkts"`
+	OutPkts  uint64 `json:"out_pkts"`
+	InBytes  uint64 `json:"in_bytes"`
+	OutBytes uint64 `json:"out_bytes"`
+}
+
+// IPVSConn is one entry of the IPVS connection table (`ipvsadm -Lnc`).
+type IPVSConn struct {
+	Node    string         `json:"node,omitempty"`
+	Proto   string         `json:"proto"`  // TCP, UDP, SCTP, or IP for other protocols
+	Expire  int            `json:"expire"` // seconds left
+	State   string         `json:"state"`  // ESTABLISHED, SYN_RECV, TIME_WAIT, FIN_WAIT, CLOSE, NONE, UDP ...
+	Client  netip.AddrPort `json:"client"`
+	Virtual netip.AddrPort `json:"virtual"`
+	Dest    netip.AddrPort `json:"dest"`
+	PEName  string         `json:"pe_name,omitempty"` // persistence engine (--persistent-conn listings)
+	PEData  string         `json:"pe_data,omitempty"`
+	Pos     Pos            `json:"pos"`
 }
 
 // Socket is one row of a socket table, from ss or netstat.
 type Socket struct {
 	Node    string         `json:"node,omitempty"`
-	Proto   string         `json:"proto"` // tcp, udp, tcp6, udp6, raw, unix ...
-	State   string         `json:"state"` // ss spelling: LISTEN, ESTAB, TIME-WAIT, SYN-SENT, UNCONN ...
-	Local   netip.AddrPort `json:"local"` // wildcard addresses are the unspecified address
-	Peer    netip.AddrPort `json:"peer"`
+	Proto   string         `json:"proto"`           // tcp, udp, tcp6, udp6 (netstat), raw, sctp, mptcp ...
+	State   string         `json:"state"`           // ss spelling: LISTEN, ESTAB, TIME-WAIT, SYN-SENT, SYN-RECV, UNCONN ...; "" when not shown
+	Local   netip.AddrPort `json:"local"`           // wildcard addresses are the unspecified address
+	Peer    netip.AddrPort `json:"peer"`            // wildcard ports (*) are 0
 	Iface   string         `json:"iface,omitempty"` // the %iface suffix of a local address
 	RecvQ   int            `json:"recv_q"`
 	SendQ   int            `json:"send_q"`
-	Process string         `json:"process,omitempty"`
+	Process string         `json:"process,omitempty"` // first process, as printed (see ProcessTruncated)
 	PID     int            `json:"pid,omitempty"`
-	Pos     Pos            `json:"pos"`
+	// ProcessTruncated is set when the name may be cut short: ss prints
+	// the kernel's 15-character comm, netstat cuts "PID/name" to 19
+	// characters. Use MatchesProcess to compare names.
+	ProcessTruncated bool         `json:"process_truncated,omitempty"`
+	Users            []SocketUser `json:"users,omitempty"` // every process holding the socket (ss users:(...))
+	Timer            string       `json:"timer,omitempty"` // ss -o timer:(...) or netstat -o Timer column, as printed
+	Info             string       `json:"info,omitempty"`  // ss -i/-m/-e detail lines, whitespace collapsed
+	// Note says what could not be read exactly: a port printed as a service
+	// name (ss or netstat without -n: the port is then 0), an address cut
+	// short by netstat's 23-column limit.
+	Note string `json:"note,omitempty"`
+	Pos  Pos    `json:"pos"`
+}
+
+// SocketUser is one process holding a socket.
+type SocketUser struct {
+	Name string `json:"name"`
+	PID  int    `json:"pid,omitempty"`
+	FD   int    `json:"fd,omitempty"`
+}
+
+// MatchesProcess reports whether the socket's process is name, allowing for
+// the name having been cut short by ss or netstat ("kube-controll" matches
+// kube-controller-manager).
+func (s Socket) MatchesProcess(name string) bool {
+	if s.Process == name {
+		return true
+	}
+	return s.ProcessTruncated && s.Process != "" && strings.HasPrefix(name, s.Process)
+}
+
+// SocketCount is a count of sockets: a line of `ss -s` (State "" counts
+// every socket of Proto; Family "ipv4"/"ipv6" splits by family), or a line
+// of a count by address such as `ss -tan | grep TIME-WAIT | awk '{print $4}'
+// | ... | uniq -c` (Local or Peer set).
+type SocketCount struct {
+	Node   string     `json:"node,omitempty"`
+	Proto  string     `json:"proto"`            // tcp, udp, raw, inet, frag, or "" for every socket
+	State  string     `json:"state,omitempty"`  // ss spelling (TIME-WAIT, ESTAB, CLOSED, SYN-RECV) or "orphaned"
+	Family string     `json:"family,omitempty"` // ipv4 or ipv6 when the count is split by family
+	Local  netip.Addr `json:"local,omitzero"`   // sockets with this local address
+	Peer   netip.Addr `json:"peer,omitzero"`    // sockets with this peer address
+	Count  int        `json:"count"`
+	Pos    Pos        `json:"pos"`
 }
 
 // Neighbor is one ARP or NDP table entry (`ip neigh`, `arp -an`).
@@ -132,44 +217,80 @@ type Neighbor struct {
 	IP    netip.Addr `json:"ip"`
 	MAC   string     `json:"mac,omitempty"` // lower case, colon separated; empty when incomplete
 	Dev   string     `json:"dev,omitempty"`
-	State string     `json:"state,omitempty"` // REACHABLE, STALE, DELAY, FAILED, PERMANENT ...
+	State string     `json:"state,omitempty"` // REACHABLE, STALE, DELAY, PROBE, FAILED, INCOMPLETE, PERMANENT, NOARP ...
+	Flags []string   `json:"flags,omitempty"` // router, proxy, extern_learn ...
 	Pos   Pos        `json:"pos"`
 }
 
-// IfAddr is one address on an interface (`ip addr`).
+// IfAddr is one address on an interface (`ip addr`, `ip -br addr`).
 type IfAddr struct {
 	Node   string       `json:"node,omitempty"`
 	Dev    string       `json:"dev"`
+	State  string       `json:"state,omitempty"` // the link's operational state: UP, DOWN, UNKNOWN ...
 	Prefix netip.Prefix `json:"prefix"`
+	Scope  string       `json:"scope,omitempty"` // global, link, host ...
+	Label  string       `json:"label,omitempty"` // address label when it differs from Dev (eth0:1)
+	Flags  []string     `json:"flags,omitempty"` // secondary, dynamic, deprecated, noprefixroute ...
 	MAC    string       `json:"mac,omitempty"`
 	Pos    Pos          `json:"pos"`
 }
 
 // Route is one routing table entry (`ip route`).
 type Route struct {
-	Node  string       `json:"node,omitempty"`
-	Dst   netip.Prefix `json:"dst"` // 0.0.0.0/0 for default
-	Via   netip.Addr   `json:"via,omitzero"`
-	Dev   string       `json:"dev,omitempty"`
-	Src   netip.Addr   `json:"src,omitzero"`
-	Table string       `json:"table,omitempty"`
-	Raw   string       `json:"raw"`
-	Pos   Pos          `json:"pos"`
+	Node     string         `json:"node,omitempty"`
+	Type     string         `json:"type,omitempty"` // local, broadcast, blackhole, unreachable, prohibit, throw ...; "" for unicast
+	Dst      netip.Prefix   `json:"dst"`            // 0.0.0.0/0 or ::/0 for default
+	Via      netip.Addr     `json:"via,omitzero"`
+	Dev      string         `json:"dev,omitempty"`
+	Src      netip.Addr     `json:"src,omitzero"`
+	Table    string         `json:"table,omitempty"`
+	Proto    string         `json:"proto,omitempty"` // kernel, boot, static, dhcp, bird ...
+	Scope    string         `json:"scope,omitempty"`
+	Metric   int            `json:"metric,omitempty"`
+	Nexthops []RouteNexthop `json:"nexthops,omitempty"` // multipath routes
+	Raw      string         `json:"raw"`
+	Pos      Pos            `json:"pos"`
 }
 
-// ConntrackEntry is one conntrack table entry (`conntrack -L`).
+// RouteNexthop is one path of a multipath route.
+type RouteNexthop struct {
+	Via    netip.Addr `json:"via,omitzero"`
+	Dev    string     `json:"dev,omitempty"`
+	Weight int        `json:"weight,omitempty"`
+}
+
+// ConntrackEntry is one conntrack table entry (`conntrack -L`, or
+// /proc/net/nf_conntrack).
 type ConntrackEntry struct {
 	Node      string `json:"node,omitempty"`
-	Proto     string `json:"proto"`
-	State     string `json:"state,omitempty"`
+	Family    string `json:"family,omitempty"` // ipv4 or ipv6
+	Proto     string `json:"proto"`            // tcp, udp, icmp, icmpv6, sctp ...
+	State     string `json:"state,omitempty"`  // TCP state: SYN_SENT, ESTABLISHED, TIME_WAIT ...
 	Orig      Tuple  `json:"orig"`
 	Reply     Tuple  `json:"reply"`
 	Unreplied bool   `json:"unreplied,omitempty"`
 	Assured   bool   `json:"assured,omitempty"`
 	Timeout   int    `json:"timeout,omitempty"`
 	Mark      uint32 `json:"mark,omitempty"`
-	Pos       Pos    `json:"pos"`
+	Zone      int    `json:"zone,omitempty"`
+	Use       int    `json:"use,omitempty"`
+	// Packet and byte counters, when conntrack accounting is on.
+	OrigPackets  uint64   `json:"orig_packets,omitempty"`
+	OrigBytes    uint64   `json:"orig_bytes,omitempty"`
+	ReplyPackets uint64   `json:"reply_packets,omitempty"`
+	ReplyBytes   uint64   `json:"reply_bytes,omitempty"`
+	Flags        []string `json:"flags,omitempty"` // other flags as printed: OFFLOAD, HW_OFFLOAD, SEEN_REPLY ...
+	Pos          Pos      `json:"pos"`
 }
+
+// DNAT reports whether the entry's destination was translated: the reply
+// comes from somewhere else than the original destination (a Service
+// ClusterIP or NodePort DNATed to a pod).
+func (c ConntrackEntry) DNAT() bool { return c.Reply.Src != c.Orig.Dst }
+
+// SNAT reports whether the entry's source was translated (masquerade): the
+// reply goes to somewhere else than the original source.
+func (c ConntrackEntry) SNAT() bool { return c.Reply.Dst != c.Orig.Src }
 
 // Tuple is a directed address/port pair.
 type Tuple struct {

@@ -52,8 +52,10 @@ type Snapshot struct {
 
 	Sysctls    []Sysctl         `json:"sysctls,omitempty"`
 	IPVS       []IPVSService    `json:"ipvs,omitempty"`
+	IPVSConns  []IPVSConn       `json:"ipvs_conns,omitempty"`
 	Netfilter  []*Ruleset       `json:"netfilter,omitempty"`
 	Sockets    []Socket         `json:"sockets,omitempty"`
+	SockCounts []SocketCount    `json:"socket_counts,omitempty"`
 	Components []Component      `json:"components,omitempty"`
 	Kube       Kube             `json:"kube"`
 	Logs       []LogEvent       `json:"logs,omitempty"`
@@ -87,8 +89,10 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Inputs = append(s.Inputs, o.Inputs...)
 	s.Sysctls = append(s.Sysctls, o.Sysctls...)
 	s.IPVS = append(s.IPVS, o.IPVS...)
+	s.IPVSConns = append(s.IPVSConns, o.IPVSConns...)
 	s.Netfilter = append(s.Netfilter, o.Netfilter...)
 	s.Sockets = append(s.Sockets, o.Sockets...)
+	s.SockCounts = append(s.SockCounts, o.SockCounts...)
 	s.Components = append(s.Components, o.Components...)
 	s.Kube.Merge(&o.Kube)
 	s.Logs = append(s.Logs, o.Logs...)

@@ -1,0 +1,354 @@
+package parse
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// Sysctl parses kernel parameters as `sysctl -a` or `sysctl NAME...` print
+// them ("net.ipv4.ip_local_port_range = 1024\t65000", with empty values
+// printed as "name =" or "name = "), as troubleshoot's in-cluster sysctl
+// collector writes them ("/proc/sys/net/ipv4/ip_local_port_range = 1024
+// 65000"), and as `grep -r . /proc/sys/net` prints them
+// ("/proc/sys/net/ipv4/ip_local_port_range:1024\t65000"). Paths are turned
+// into dotted names. Values keep their text with runs of whitespace collapsed
+// to one space, so "1024\t65000" reads "1024 65000".
+//
+// Shell prompts and comments ('#' lines), node markers (">>> node1", see
+// docs/host-inputs.md) and sysctl's own complaints ("sysctl: permission
+// denied on key ...") are skipped; any other line is reported as a syntax
+// error and the rest is read. name is used only in positions.
+func Sysctl(r io.Reader, name string) ([]model.Sysctl, error) {
+	var errs model.ErrorList
+	out, _ := readSysctl(r, name, &errs)
+	return out, errs.Err()
+}
+
+// sysctlMessageRe matches what sysctl writes to stderr, often captured with
+// 2>&1: "sysctl: permission denied on key 'fs.protected_regular'",
+// "sysctl: reading key \"net.ipv6.conf.all.stable_secret\"",
+// "sysctl: cannot stat /proc/sys/net/foo: No such file or directory".
+var sysctlMessageRe = regexp.MustCompile(`^sysctl: `)
+
+func readSysctl(r io.Reader, name string, errs *model.ErrorList) (out []model.Sysctl, messages int) {
+	node := ""
+	l := newLines(r, name, errs)
+	for l.Next() {
+		line := l.Text()
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if n, ok := nodeMarker(line); ok {
+			node = n
+			continue
+		}
+		if host, _, ok := prompt(line); ok {
+			if host != "" {
+				node = host
+			}
+			continue
+		}
+		if sysctlMessageRe.MatchString(line) {
+			messages++
+			continue
+		}
+		key, value, ok := sysctlLine(line)
+		if !ok {
+			l.Errorf("%w: expected \"name = value\"", ErrSyntax)
+			continue
+		}
+		out = append(out, model.Sysctl{Node: node, Name: key, Value: value, Pos: l.Pos()})
+	}
+	return out, messages
+}
+
+// sysctlLine splits one line into a dotted name and its value.
+func sysctlLine(line string) (key, value string, ok bool) {
+	line = strings.TrimLeft(line, " \t")
+	if strings.HasPrefix(line, "/proc/sys/") {
+		// "/proc/sys/a/b = v" (collector) or "/proc/sys/a/b:v" (grep -r):
+		// whichever separator comes first.
+		eq := strings.Index(line, " =")
+		colon := strings.IndexByte(line, ':')
+		var path, v string
+		switch {
+		case colon >= 0 && (eq < 0 || colon < eq):
+			path, v = line[:colon], line[colon+1:]
+		case eq >= 0:
+			path, v = line[:eq], line[eq+2:]
+		default:
+			return "", "", false
+		}
+		key = sysctlPathName(strings.TrimRight(path, " \t"))
+		if key == "" {
+			return "", "", false
+		}
+		return key, collapseSpace(v), true
+	}
+	k, v, found := strings.Cut(line, "=")
+	if !found {
+		return "", "", false
+	}
+	k = strings.TrimRight(k, " \t")
+	if !validSysctlName(k) {
+		return "", "", false
+	}
+	return k, collapseSpace(v), true
+}
+
+// sysctlPathName turns /proc/sys/net/ipv4/conf/eth0.100/rp_filter into
+// net.ipv4.conf.eth0/100.rp_filter, the name sysctl prints: path separators
+// become dots and dots inside a component become slashes.
+func sysctlPathName(p string) string {
+	rest := strings.TrimPrefix(p, "/proc/sys/")
+	parts := strings.Split(rest, "/")
+	for i, c := range parts {
+		if c == "" {
+			return ""
+		}
+		parts[i] = strings.ReplaceAll(c, ".", "/")
+	}
+	name := strings.Join(parts, ".")
+	if !validSysctlName(name) {
+		return ""
+	}
+	return name
+}
+
+// validSysctlName reports whether s can be a sysctl name: at least two
+// dotted components, no spaces, starting with a letter.
+func validSysctlName(s string) bool {
+	if len(s) < 3 || strings.ContainsAny(s, " \t=\"'") || !strings.Contains(s, ".") {
+		return false
+	}
+	c := s[0]
+	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		return false
+	}
+	return !strings.HasPrefix(s, ".") && !strings.HasSuffix(s, ".") && !strings.Contains(s, "..")
+}
+
+// sysctlTopLevel are the top-level sysctl directories, used by the sniffer
+// to tell a sysctl listing from other "key = value" text.
+var sysctlTopLevel = []string{"abi.", "crypto.", "debug.", "dev.", "fs.", "kernel.", "net.", "sunrpc.", "user.", "vm.", "/proc/sys/"}
+
+func sysctlSniffLine(line string) bool {
+	s := strings.TrimLeft(line, " \t")
+	known := false
+	for _, p := range sysctlTopLevel {
+		if strings.HasPrefix(s, p) {
+			known = true
+			break
+		}
+	}
+	if !known {
+		return false
+	}
+	if strings.HasPrefix(s, "/proc/sys/") {
+		_, _, ok := sysctlLine(s)
+		return ok
+	}
+	// sysctl prints "name = value"; demand the spaces, which keeps
+	// sysctl.conf-style "name=value" and log lines out.
+	k, _, found := strings.Cut(s, " =")
+	return found && validSysctlName(k)
+}
+
+func sniffSysctl(_ string, head []byte) int {
+	if !isText(head) {
+		return 0
+	}
+	lines := headLines(head, 200)
+	matched, total := 0, 0
+	for _, line := range lines {
+		if _, ok := nodeMarker(line); ok {
+			continue
+		}
+		if _, _, ok := prompt(line); ok {
+			continue
+		}
+		if sysctlMessageRe.MatchString(line) {
+			continue
+		}
+		total++
+		if sysctlSniffLine(line) {
+			matched++
+		}
+	}
+	return ratioScore(matched, total, 90)
+}
+
+var sysctlFormat = &Format{
+	Name:    "sysctl",
+	Kind:    model.KindSysctl,
+	Command: "sysctl -a (or sysctl NAME...; grep -r . /proc/sys; troubleshoot's in-cluster sysctl collector)",
+	Sniff:   sniffSysctl,
+	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+		var errs model.ErrorList
+		out, messages := readSysctl(r, src.Name, &errs)
+		if messages > 0 {
+			src.Count("sysctl messages skipped", messages)
+		}
+		for i := range out {
+			if out[i].Node == "" {
+				out[i].Node = src.Node
+			}
+		}
+		snap.Sysctls = append(snap.Sysctls, out...)
+		return len(out), errs.Err()
+	},
+}
+
+// SysctlJSON parses a JSON object mapping sysctl names to values, as
+// troubleshoot's host sysctl collector writes it
+// (host-collectors/system/sysctl.json: `{"net.ipv4.ip_local_port_range":"32768\t60999",...}`).
+// Numbers are read as their text. Positions carry the line and column of
+// each key. A value that is not a string or number is reported and skipped.
+func SysctlJSON(r io.Reader, name string) ([]model.Sysctl, error) {
+	var errs model.ErrorList
+	out := readSysctlJSON(r, name, &errs)
+	return out, errs.Err()
+}
+
+// maxJSON bounds how much of a JSON input is read into memory.
+const maxJSON = 256 << 20
+
+func readSysctlJSON(r io.Reader, name string, errs *model.ErrorList) []model.Sysctl {
+	data, err := io.ReadAll(io.LimitReader(r, maxJSON+1))
+	if err != nil {
+		errs.Add(model.Pos{File: name}, "", err)
+		return nil
+	}
+	if len(data) > maxJSON {
+		errs.Addf(model.Pos{File: name}, "", "%w: JSON larger than %d MiB", ErrValue, maxJSON>>20)
+		return nil
+	}
+	pos := newOffsets(name, data)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		errs.Addf(pos.at(skipJSONSpace(data, 0)), "", "%w: expected a JSON object of sysctl names", ErrSyntax)
+		return nil
+	}
+	var out []model.Sysctl
+	for dec.More() {
+		start := skipJSONSpace(data, int(dec.InputOffset()))
+		tok, err := dec.Token()
+		if err != nil {
+			errs.Add(pos.at(start), "", jsonErr(err))
+			return out
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			errs.Add(pos.at(start), "", jsonErr(err))
+			return out
+		}
+		var value string
+		switch {
+		case len(raw) > 0 && raw[0] == '"':
+			_ = json.Unmarshal(raw, &value)
+		case len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9'):
+			value = string(raw)
+		default:
+			errs.Addf(pos.at(start), "", "%w: expected a string value for %q", ErrValue, key)
+			continue
+		}
+		if !validSysctlName(key) {
+			errs.Addf(pos.at(start), "", "%w: %q is not a sysctl name", ErrValue, key)
+			continue
+		}
+		out = append(out, model.Sysctl{Name: key, Value: collapseSpace(value), Pos: pos.at(start)})
+	}
+	if _, err := dec.Token(); err != nil {
+		errs.Add(pos.at(int(dec.InputOffset())), "", jsonErr(err))
+	}
+	return out
+}
+
+func jsonErr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: JSON ends early", ErrTruncated)
+	}
+	return fmt.Errorf("%w: %v", ErrSyntax, err)
+}
+
+// skipJSONSpace returns the offset of the first byte at or after off that is
+// not JSON whitespace or a separator.
+func skipJSONSpace(data []byte, off int) int {
+	for off < len(data) {
+		switch data[off] {
+		case ' ', '\t', '\r', '\n', ',', ':':
+			off++
+		default:
+			return off
+		}
+	}
+	return off
+}
+
+// offsets turns byte offsets of an in-memory input into line:column
+// positions.
+type offsets struct {
+	name  string
+	lines []int // offset of the start of each line
+}
+
+func newOffsets(name string, data []byte) *offsets {
+	o := &offsets{name: name, lines: []int{0}}
+	for i, b := range data {
+		if b == '\n' {
+			o.lines = append(o.lines, i+1)
+		}
+	}
+	return o
+}
+
+func (o *offsets) at(off int) model.Pos {
+	lo, hi := 0, len(o.lines)-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if o.lines[mid] <= off {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return model.Pos{File: o.name, Line: lo + 1, Col: off - o.lines[lo] + 1}
+}
+
+// sysctlJSONKeyRe matches the opening of a sysctl JSON map: '{' and a first
+// key in a known top-level directory with a string value.
+var sysctlJSONKeyRe = regexp.MustCompile(`^\{\s*"(?:abi|crypto|debug|dev|fs|kernel|net|sunrpc|user|vm)\.[^"\s]+"\s*:\s*"`)
+
+func sniffSysctlJSON(_ string, head []byte) int {
+	if sysctlJSONKeyRe.Match(bytes.TrimLeft(head, " \t\r\n\ufeff")) {
+		return 90
+	}
+	return 0
+}
+
+var sysctlJSONFormat = &Format{
+	Name:    "sysctl-json",
+	Kind:    model.KindSysctl,
+	Command: "troubleshoot host sysctl collector (host-collectors/system/sysctl.json)",
+	Sniff:   sniffSysctlJSON,
+	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+		var errs model.ErrorList
+		out := readSysctlJSON(r, src.Name, &errs)
+		for i := range out {
+			out[i].Node = src.Node
+		}
+		snap.Sysctls = append(snap.Sysctls, out...)
+		return len(out), errs.Err()
+	},
+}
