@@ -225,12 +225,14 @@ func (o *opener) readFile(name string, r io.Reader, pl placement, depth int) {
 		}
 		tee.on = false
 		tee.buf.Reset()
-		if len(dhead) == 0 {
-			if perr != nil && perr != io.EOF {
-				o.warns.Add(model.Pos{File: name}, "", fmt.Errorf("%s: %w", c, perr))
+		if perr != nil && perr != io.EOF && perr != bufio.ErrBufferFull {
+			o.warns.Add(model.Pos{File: name}, "", fmt.Errorf("%s: %w: the file is corrupt or cut short", c, perr))
+			if len(dhead) == 0 {
 				o.skip(name, "corrupt "+c.String()+" stream", pl)
 				return
 			}
+		}
+		if len(dhead) == 0 {
 			o.skip(name, "empty file", pl)
 			return
 		}

@@ -93,7 +93,9 @@ var IPTablesList = &parse.Format{
 		}
 		return 0
 	},
-	Parse: countLines(func(l string) bool { return l != "" && !strings.HasPrefix(l, "Chain ") && !strings.Contains(l, "target") }),
+	Parse: countLines(func(l string) bool {
+		return l != "" && !strings.HasPrefix(l, "Chain ") && !strings.Contains(l, "target")
+	}),
 }
 
 // NFT stands in for nft list ruleset output.
@@ -137,7 +139,7 @@ var SS = &parse.Format{
 	},
 }
 
-var sysctlLine = regexp.MustCompile(`^([a-z][\w.\-/]*) = ?(.*)$`)
+var sysctlLine = regexp.MustCompile(`^([a-z/][\w.\-/]*) = ?(.*)$`)
 
 // Sysctl stands in for sysctl -a output.
 var Sysctl = &parse.Format{
