@@ -113,6 +113,8 @@ type layout struct {
 	// nodes are node names the bundle lists; a path element equal to one
 	// attributes the file to it.
 	nodes map[string]bool
+	// listed are the nodes of the cluster's node list (nodes.json).
+	listed map[string]bool
 	// podNode maps "namespace/pod" to the node running the pod, for logs.
 	podNode map[string]string
 	// runInfo maps a troubleshoot run-host output file to its command.
@@ -325,12 +327,28 @@ func (l *layout) addNodes(b []byte) {
 	for _, n := range objectList(b) {
 		if n.Metadata.Name != "" {
 			l.nodes[n.Metadata.Name] = true
+			l.listed[n.Metadata.Name] = true
 		}
 	}
 }
 
+// podNodeOf returns the node that ran pod ns/name: the pod list says, or,
+// when the pod is not listed (deleted, a static pod) and the cluster has a
+// single node, that node.
+func (l *layout) podNodeOf(ns, name string) string {
+	if n := l.podNode[ns+"/"+name]; n != "" {
+		return n
+	}
+	if len(l.listed) == 1 {
+		for n := range l.listed {
+			return n
+		}
+	}
+	return ""
+}
+
 func newLayout(kind, root string) *layout {
-	return &layout{kind: kind, root: root, nodes: map[string]bool{}, podNode: map[string]string{}, runInfo: map[string]string{}}
+	return &layout{kind: kind, root: root, nodes: map[string]bool{}, listed: map[string]bool{}, podNode: map[string]string{}, runInfo: map[string]string{}}
 }
 
 // rel returns p relative to the layout root.
@@ -363,6 +381,7 @@ func troubleshootLayout(ix *index, d string) *layout {
 			if json.Unmarshal(b, &nl) == nil {
 				for _, n := range nl.Nodes {
 					l.nodes[n] = true
+					l.listed[n] = true
 				}
 			}
 		case path.Dir(rel) == "cluster-resources/pods" && strings.HasSuffix(rel, ".json"):
@@ -539,7 +558,7 @@ func (l *layout) placeTroubleshoot(p, rel string) placement {
 			container, prev = c, " --previous"
 		}
 		pl.command = "kubectl logs -n " + ns + " " + pod + " -c " + container + prev
-		if n := l.podNode[ns+"/"+pod]; n != "" {
+		if n := l.podNodeOf(ns, pod); n != "" {
 			pl.node = n
 		}
 	case parts[0] == "cluster-resources" && len(parts) == 3 && strings.HasSuffix(base, ".json"):
@@ -732,7 +751,7 @@ func (l *layout) placeClusterInfo(rel string) placement {
 		pl.node = ""
 	case len(parts) == 3 && parts[2] == "logs.txt":
 		pl.command = "kubectl logs -n " + parts[0] + " " + parts[1]
-		pl.node = l.podNode[parts[0]+"/"+parts[1]]
+		pl.node = l.podNodeOf(parts[0], parts[1])
 	}
 	return pl
 }
@@ -741,7 +760,7 @@ func (l *layout) placeMustGather(rel string) placement {
 	parts := strings.Split(rel, "/")
 	pl := placement{node: l.nodeInPath(rel)}
 	if len(parts) >= 5 && parts[0] == "namespaces" && parts[2] == "pods" {
-		if n := l.podNode[parts[1]+"/"+parts[3]]; n != "" {
+		if n := l.podNodeOf(parts[1], parts[3]); n != "" {
 			pl.node = n
 		}
 		if strings.HasSuffix(rel, ".log") {
