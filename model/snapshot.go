@@ -34,6 +34,12 @@ type Input struct {
 	// Node is the node the file belongs to, when the bundle layout or the
 	// content says so.
 	Node string `json:"node,omitempty" yaml:"node,omitempty"`
+	// Layout is the bundle layout the file was found in ("troubleshoot",
+	// "sosreport", "rancher", "eks", ...), empty for loose files.
+	Layout string `json:"layout,omitempty" yaml:"layout,omitempty"`
+	// Command is the command that produced the file, when the layout
+	// says so (a sosreport file name, a troubleshoot run-host info file).
+	Command string `json:"command,omitempty" yaml:"command,omitempty"`
 	// Records counts what was read: lines, packets, objects.
 	Records int `json:"records" yaml:"records"`
 	// Warnings counts the problems found in this input.

@@ -33,6 +33,11 @@ type Source struct {
 	Name string
 	// Node is the node the input belongs to, "" when unknown.
 	Node string
+	// Command is the command that produced the input when the bundle
+	// layout names it (sosreport file names, troubleshoot run-host info
+	// files), "" when unknown. Parsers may use it to settle ambiguous
+	// content; the content still decides the format.
+	Command string
 	// Format starts as the sniffed format's Name; a parser may refine it
 	// (pcap becomes pcapng, kubectl-json names the List kind).
 	Format string

@@ -90,7 +90,7 @@ func (r *Report) Max() analyzer.Severity {
 }
 
 // Formats lists the output formats Write accepts.
-func Formats() []string { return []string{"table", "text", "json", "yaml", "markdown"} }
+func Formats() []string { return []string{"table", "text", "json", "yaml", "markdown", "sarif"} }
 
 // Write renders r in format (one of Formats) to w.
 func Write(w io.Writer, format string, r *Report) error {
@@ -105,6 +105,8 @@ func Write(w io.Writer, format string, r *Report) error {
 		return writeYAML(w, r)
 	case "markdown", "md":
 		return writeMarkdown(w, r)
+	case "sarif":
+		return writeSARIF(w, r)
 	}
 	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats(), ", "))
 }

@@ -1,0 +1,189 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/report"
+)
+
+// fixedReport is a hand-built Report exercising every part a writer
+// renders: findings with line, frame and object evidence, facts, input
+// warnings, inputs (read and skipped), skipped rules and a failed rule.
+func fixedReport() *report.Report {
+	snap := &model.Snapshot{Inputs: []model.Input{
+		{Path: "bundle/node1/sysctl.txt", Format: "sysctl", Kind: model.KindSysctl, Node: "node1", Layout: "sosreport", Command: "sysctl -a", Records: 812},
+		{Path: "bundle/node1/capture.pcap", Format: "pcap", Kind: model.KindCapture, Node: "node1", Records: 1204},
+		{Path: "bundle/services.json", Format: "kubectl-json", Kind: model.KindKube, Records: 3, Details: map[string]int{"Service": 3}},
+		{Path: "bundle/notes (1).txt", Skipped: "unrecognized content"},
+	}}
+	warns := model.ErrorList{
+		{Pos: model.Pos{File: "bundle/node1/sysctl.txt", Line: 14}, Text: "net.ipv4.tcp_fin_timeout", Err: errString(`syntax error: expected "name = value"`)},
+		{Pos: model.Pos{File: "bundle/node1/capture.pcap", Frame: 1205}, Err: errString("truncated: record cut short")},
+	}
+	res := analyzer.Result{
+		Findings: []analyzer.Finding{
+			{
+				Rule: "synack-reset", Severity: analyzer.Error,
+				Title:   "kubelet probes reset: client port 31380 is an IPVS NodePort",
+				Summary: "3 connection attempts from 10.0.0.5 got a SYN/ACK answered by an RST from the client.",
+				Cause:   "IPVS owns port 31380 (Service istio-system/ingress NodePort) and resets the SYN/ACK.",
+				Fix:     "sysctl -w net.ipv4.ip_local_reserved_ports=30000-32767",
+				Facts:   map[string]any{"client": "10.0.0.5", "ports": []int{31380, 31390}, "attempts": 3},
+				Sources: []model.Kind{model.KindCapture, model.KindIPVS, model.KindSysctl},
+				Evidence: []analyzer.Evidence{
+					{Pos: model.Pos{File: "bundle/node1/capture.pcap", Frame: 812}, Note: "SYN"},
+					{Pos: model.Pos{File: "bundle/node1/capture.pcap", Frame: 815}, Note: "client RST"},
+					{Pos: model.Pos{File: "bundle/node1/sysctl.txt", Line: 241, Col: 1}, Note: "ip_local_port_range"},
+					{Pos: model.Pos{File: "bundle/services.json", Line: 118, Object: "Service istio-system/ingress", Path: "spec.ports[0].nodePort"}, Note: "NodePort | 31380"},
+				},
+			},
+			{
+				Rule: "ephemeral-nodeport-overlap", Severity: analyzer.Warning,
+				Title:    "ip_local_port_range overlaps the NodePort range",
+				Summary:  "Ports 30000-32767 are both ephemeral and NodePorts on node1.",
+				Facts:    map[string]any{"overlap": "30000-32767"},
+				Sources:  []model.Kind{model.KindSysctl},
+				Evidence: []analyzer.Evidence{{Pos: model.Pos{File: "/abs/path with space/sysctl.txt", Line: 241}}},
+			},
+		},
+		Skipped: []analyzer.Skipped{{Rule: "stale-dnat-target", Missing: []model.Kind{model.KindNetfilter}}},
+		Errors:  []analyzer.RuleError{{Rule: "timewait-churn", Err: "index out of range"}},
+	}
+	return report.New(snap, warns, res)
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func TestGolden(t *testing.T) {
+	for _, format := range report.Formats() {
+		t.Run(format, func(t *testing.T) {
+			var a, b bytes.Buffer
+			if err := report.Write(&a, format, fixedReport()); err != nil {
+				t.Fatal(err)
+			}
+			if err := report.Write(&b, format, fixedReport()); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Error("two renderings of the same report differ: output order is not stable")
+			}
+			testutil.Golden(t, filepath.Join("testdata", "golden-"+format+".txt"), a.Bytes())
+		})
+	}
+}
+
+func TestWriteUnknownFormat(t *testing.T) {
+	err := report.Write(&bytes.Buffer{}, "xml", fixedReport())
+	if err == nil || !strings.Contains(err.Error(), "sarif") {
+		t.Errorf("unknown format: error %v should list the formats", err)
+	}
+}
+
+// TestSARIFStructure checks the parts of SARIF 2.1.0 that consumers rely on.
+func TestSARIFStructure(t *testing.T) {
+	var buf bytes.Buffer
+	if err := report.Write(&buf, "sarif", fixedReport()); err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Schema  string `json:"$schema"`
+		Version string `json:"version"`
+		Runs    []struct {
+			Tool struct {
+				Driver struct {
+					Name  string `json:"name"`
+					Rules []struct {
+						ID   string `json:"id"`
+						Help struct {
+							Text string `json:"text"`
+						} `json:"help"`
+						ShortDescription struct {
+							Text string `json:"text"`
+						} `json:"shortDescription"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				RuleIndex int    `json:"ruleIndex"`
+				Level     string `json:"level"`
+				Message   struct {
+					Text string `json:"text"`
+				} `json:"message"`
+				Locations []struct {
+					PhysicalLocation *struct {
+						ArtifactLocation struct {
+							URI string `json:"uri"`
+						} `json:"artifactLocation"`
+						Region *struct {
+							StartLine int `json:"startLine"`
+						} `json:"region"`
+					} `json:"physicalLocation"`
+					LogicalLocations []struct {
+						Name string `json:"name"`
+						Kind string `json:"kind"`
+					} `json:"logicalLocations"`
+					Properties map[string]any `json:"properties"`
+				} `json:"locations"`
+				RelatedLocations []json.RawMessage `json:"relatedLocations"`
+			} `json:"results"`
+			Invocations []struct {
+				ExecutionSuccessful bool              `json:"executionSuccessful"`
+				Notifications       []json.RawMessage `json:"toolExecutionNotifications"`
+			} `json:"invocations"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	if log.Version != "2.1.0" || !strings.Contains(log.Schema, "sarif-2.1.0") || len(log.Runs) != 1 {
+		t.Fatalf("header: version %q schema %q runs %d", log.Version, log.Schema, len(log.Runs))
+	}
+	run := log.Runs[0]
+	rules := run.Tool.Driver.Rules
+	if run.Tool.Driver.Name != "netmortem" || len(rules) != 2 {
+		t.Fatalf("driver %q with %d rules", run.Tool.Driver.Name, len(rules))
+	}
+	for _, r := range rules {
+		rule := analyzer.Lookup(r.ID)
+		if rule == nil || r.Help.Text != rule.Explanation() || r.ShortDescription.Text != rule.Title() {
+			t.Errorf("rule %s: help and description must come from the rule's Doc", r.ID)
+		}
+	}
+	if len(run.Results) != 2 {
+		t.Fatalf("%d results", len(run.Results))
+	}
+	for _, res := range run.Results {
+		if rules[res.RuleIndex].ID != res.RuleID {
+			t.Errorf("result %s: ruleIndex %d points at %s", res.RuleID, res.RuleIndex, rules[res.RuleIndex].ID)
+		}
+	}
+	first := run.Results[0]
+	if first.Level != "error" || len(first.Locations) != 1 || len(first.RelatedLocations) != 3 {
+		t.Errorf("first result: level %s, %d locations, %d related", first.Level, len(first.Locations), len(first.RelatedLocations))
+	}
+	loc := first.Locations[0]
+	if loc.PhysicalLocation == nil || loc.PhysicalLocation.ArtifactLocation.URI != "bundle/node1/capture.pcap" || loc.PhysicalLocation.Region != nil {
+		t.Errorf("frame evidence: physical location %+v", loc.PhysicalLocation)
+	}
+	if len(loc.LogicalLocations) != 1 || loc.LogicalLocations[0].Name != "frame=812" || loc.LogicalLocations[0].Kind != "packet" || loc.Properties["frame"] != float64(812) {
+		t.Errorf("frame evidence: logical %+v properties %v", loc.LogicalLocations, loc.Properties)
+	}
+	second := run.Results[1].Locations[0]
+	if second.PhysicalLocation.ArtifactLocation.URI != "file:///abs/path%20with%20space/sysctl.txt" || second.PhysicalLocation.Region.StartLine != 241 {
+		t.Errorf("line evidence: %+v %+v", second.PhysicalLocation.ArtifactLocation, second.PhysicalLocation.Region)
+	}
+	inv := run.Invocations[0]
+	if inv.ExecutionSuccessful || len(inv.Notifications) != 4 {
+		t.Errorf("invocation: successful %v with %d notifications (want false, 1 rule error + 1 skipped + 2 warnings)", inv.ExecutionSuccessful, len(inv.Notifications))
+	}
+}

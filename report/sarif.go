@@ -1,0 +1,316 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"net/url"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/model"
+)
+
+// SARIF 2.1.0 output (OASIS Static Analysis Results Interchange Format), for
+// code-scanning dashboards and CI annotations.
+//
+//   - Each rule that has findings is a tool.driver.rules entry: its Name is
+//     the id, its title the shortDescription, its explanation (from Rule.Doc)
+//     the fullDescription and help.
+//   - Each finding is a result at the rule's level (error, warning, note for
+//     info), its message "title: summary". The first piece of evidence is
+//     the location, the others are relatedLocations, each with its note as
+//     the message.
+//   - A position with a line is a physicalLocation: artifactLocation.uri
+//     (the file path, "/" separated and percent-encoded; absolute paths as
+//     file:// URIs; archive members as "bundle.tar.gz!member/path") and
+//     region.startLine (and startColumn). A packet capture position has no
+//     line: the location carries the file, a logicalLocation of kind
+//     "packet" named "frame=N", and the frame number in its properties
+//     ("frame"). A Kubernetes object is a logicalLocation of kind "object"
+//     ("Service kube-system/dns", with the field path in
+//     fullyQualifiedName).
+//   - The finding's cause, fix, facts and sources are result properties.
+//   - Input warnings, skipped rules and rule failures are
+//     toolExecutionNotifications of the run's invocation.
+
+const sarifSchema = "https://json.schemastore.org/sarif-2.1.0.json"
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations"`
+	Results     []sarifResult     `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	InformationURI string      `json:"informationUri"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifText struct {
+	Text     string `json:"text"`
+	Markdown string `json:"markdown,omitempty"`
+}
+
+type sarifRule struct {
+	ID                   string         `json:"id"`
+	Name                 string         `json:"name"`
+	ShortDescription     sarifText      `json:"shortDescription"`
+	FullDescription      sarifText      `json:"fullDescription"`
+	Help                 sarifText      `json:"help"`
+	DefaultConfiguration sarifConfig    `json:"defaultConfiguration"`
+	Properties           map[string]any `json:"properties,omitempty"`
+}
+
+type sarifConfig struct {
+	Level string `json:"level"`
+}
+
+type sarifResult struct {
+	RuleID           string          `json:"ruleId"`
+	RuleIndex        int             `json:"ruleIndex"`
+	Level            string          `json:"level"`
+	Message          sarifText       `json:"message"`
+	Locations        []sarifLocation `json:"locations"`
+	RelatedLocations []sarifLocation `json:"relatedLocations,omitempty"`
+	Properties       map[string]any  `json:"properties,omitempty"`
+}
+
+type sarifLocation struct {
+	ID               *int                   `json:"id,omitempty"`
+	PhysicalLocation *sarifPhysicalLocation `json:"physicalLocation,omitempty"`
+	LogicalLocations []sarifLogicalLocation `json:"logicalLocations,omitempty"`
+	Message          *sarifText             `json:"message,omitempty"`
+	Properties       map[string]any         `json:"properties,omitempty"`
+}
+
+type sarifPhysicalLocation struct {
+	ArtifactLocation sarifArtifactLocation `json:"artifactLocation"`
+	Region           *sarifRegion          `json:"region,omitempty"`
+}
+
+type sarifArtifactLocation struct {
+	URI string `json:"uri"`
+}
+
+type sarifRegion struct {
+	StartLine   int `json:"startLine"`
+	StartColumn int `json:"startColumn,omitempty"`
+}
+
+type sarifLogicalLocation struct {
+	Name               string `json:"name"`
+	FullyQualifiedName string `json:"fullyQualifiedName,omitempty"`
+	Kind               string `json:"kind"`
+}
+
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications"`
+}
+
+type sarifNotification struct {
+	Level      string          `json:"level"`
+	Message    sarifText       `json:"message"`
+	Locations  []sarifLocation `json:"locations,omitempty"`
+	Descriptor *sarifReference `json:"descriptor,omitempty"`
+}
+
+type sarifReference struct {
+	ID string `json:"id"`
+}
+
+func sarifLevel(s analyzer.Severity) string {
+	switch s {
+	case analyzer.Error:
+		return "error"
+	case analyzer.Warning:
+		return "warning"
+	}
+	return "note"
+}
+
+// sarifURI turns a position's file into a URI reference.
+func sarifURI(file string) string {
+	slash := filepath.ToSlash(file)
+	abs := path.IsAbs(slash)
+	parts := strings.Split(slash, "/")
+	for i, p := range parts {
+		parts[i] = strings.ReplaceAll(url.PathEscape(p), "%21", "!")
+	}
+	u := strings.Join(parts, "/")
+	if abs {
+		return "file://" + u
+	}
+	return u
+}
+
+// sarifLoc converts a position. ok is false for the zero position.
+func sarifLoc(p model.Pos, note string) (sarifLocation, bool) {
+	var loc sarifLocation
+	if p.IsZero() {
+		return loc, false
+	}
+	if p.File != "" {
+		loc.PhysicalLocation = &sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: sarifURI(p.File)}}
+		if p.Line > 0 {
+			loc.PhysicalLocation.Region = &sarifRegion{StartLine: p.Line, StartColumn: p.Col}
+		}
+	}
+	if p.Frame > 0 {
+		loc.LogicalLocations = append(loc.LogicalLocations, sarifLogicalLocation{
+			Name: "frame=" + itoa(p.Frame), FullyQualifiedName: p.String(), Kind: "packet"})
+		loc.Properties = map[string]any{"frame": p.Frame}
+	}
+	if p.Object != "" || p.Path != "" {
+		name := p.Object
+		if name == "" {
+			name = p.Path
+		}
+		loc.LogicalLocations = append(loc.LogicalLocations, sarifLogicalLocation{
+			Name: name, FullyQualifiedName: strings.TrimSpace(p.Object + " " + p.Path), Kind: "object"})
+	}
+	if note != "" {
+		loc.Message = &sarifText{Text: note}
+	}
+	return loc, true
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// sarifRuleFor describes a rule from the registry, or from the finding alone
+// for a rule the registry does not know.
+func sarifRuleFor(name string, f analyzer.Finding) sarifRule {
+	r := analyzer.Lookup(name)
+	if r == nil {
+		return sarifRule{
+			ID: name, Name: name,
+			ShortDescription:     sarifText{Text: name},
+			FullDescription:      sarifText{Text: name},
+			Help:                 sarifText{Text: "netmortem explain " + name},
+			DefaultConfiguration: sarifConfig{Level: sarifLevel(f.Severity)},
+		}
+	}
+	props := map[string]any{"needs": kindNames(r.Needs)}
+	if len(r.Uses) > 0 {
+		props["uses"] = kindNames(r.Uses)
+	}
+	return sarifRule{
+		ID: r.Name, Name: r.Name,
+		ShortDescription:     sarifText{Text: r.Title()},
+		FullDescription:      sarifText{Text: r.Explanation()},
+		Help:                 sarifText{Text: r.Explanation(), Markdown: "**" + r.Title() + "**\n\n" + r.Explanation()},
+		DefaultConfiguration: sarifConfig{Level: sarifLevel(r.Severity)},
+		Properties:           props,
+	}
+}
+
+func kindNames(ks []model.Kind) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = string(k)
+	}
+	return out
+}
+
+func writeSARIF(w io.Writer, r *Report) error {
+	run := sarifRun{
+		Tool: sarifTool{Driver: sarifDriver{
+			Name:           "netmortem",
+			InformationURI: "https://github.com/netmortem/netmortem",
+			Rules:          []sarifRule{},
+		}},
+		Results: []sarifResult{},
+	}
+	var names []string
+	first := map[string]analyzer.Finding{}
+	for _, f := range r.Findings {
+		if _, ok := first[f.Rule]; !ok {
+			first[f.Rule] = f
+			names = append(names, f.Rule)
+		}
+	}
+	sort.Strings(names)
+	index := map[string]int{}
+	for i, n := range names {
+		index[n] = i
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRuleFor(n, first[n]))
+	}
+	for _, f := range r.Findings {
+		res := sarifResult{
+			RuleID:    f.Rule,
+			RuleIndex: index[f.Rule],
+			Level:     sarifLevel(f.Severity),
+			Message:   sarifText{Text: strings.TrimSpace(f.Title + ": " + f.Summary)},
+			Locations: []sarifLocation{},
+		}
+		for _, e := range f.Evidence {
+			loc, ok := sarifLoc(e.Pos, e.Note)
+			if !ok {
+				continue
+			}
+			if len(res.Locations) == 0 {
+				res.Locations = append(res.Locations, loc)
+				continue
+			}
+			id := len(res.RelatedLocations) + 1
+			loc.ID = &id
+			res.RelatedLocations = append(res.RelatedLocations, loc)
+		}
+		props := map[string]any{}
+		if f.Cause != "" {
+			props["cause"] = f.Cause
+		}
+		if f.Fix != "" {
+			props["fix"] = f.Fix
+		}
+		if len(f.Facts) > 0 {
+			props["facts"] = f.Facts
+		}
+		if len(f.Sources) > 0 {
+			props["sources"] = kindNames(f.Sources)
+		}
+		if len(props) > 0 {
+			res.Properties = props
+		}
+		run.Results = append(run.Results, res)
+	}
+	inv := sarifInvocation{ExecutionSuccessful: len(r.Errors) == 0, ToolExecutionNotifications: []sarifNotification{}}
+	for _, e := range r.Errors {
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+			Level: "error", Message: sarifText{Text: "rule " + e.Rule + " failed: " + e.Err}, Descriptor: &sarifReference{ID: e.Rule}})
+	}
+	for _, s := range r.Skipped {
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+			Level: "note", Message: sarifText{Text: "rule " + s.Rule + " skipped: no " + strings.Join(kindNames(s.Missing), ", ") + " evidence"},
+			Descriptor: &sarifReference{ID: s.Rule}})
+	}
+	for _, wn := range r.Warnings {
+		n := sarifNotification{Level: "warning", Message: sarifText{Text: wn.Message}}
+		if loc, ok := sarifLoc(wn.Pos, ""); ok {
+			n.Locations = []sarifLocation{loc}
+		}
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, n)
+	}
+	run.Invocations = []sarifInvocation{inv}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(sarifLog{Schema: sarifSchema, Version: "2.1.0", Runs: []sarifRun{run}})
+}
