@@ -461,7 +461,7 @@ func (t tarTree) walk(ctx context.Context, fn func(e *entry) error) error {
 		}
 		e := &entry{name: name, size: h.Size, link: h.Linkname, bad: bad}
 		switch h.Typeflag {
-		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeReg:
 			e.kind = entFile
 			e.open = func() (io.ReadCloser, error) { return io.NopCloser(tr), nil }
 		case tar.TypeDir:

@@ -303,11 +303,10 @@ func hasWarning(warns model.ErrorList, target error, file string) bool {
 }
 
 type member struct {
-	name     string
-	typ      byte
-	link     string
-	body     []byte
-	declared int64 // header size when it differs from len(body)
+	name string
+	typ  byte
+	link string
+	body []byte
 }
 
 func writeTar(t *testing.T, members []member) []byte {

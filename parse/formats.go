@@ -62,17 +62,7 @@ func (s *Source) Pos(line int) model.Pos { return model.Pos{File: s.Name, Line: 
 func Formats() []*Format {
 	return []*Format{
 		captureFormat,
+		sysctlFormat,
+		sysctlJSONFormat,
 	}
-}
-
-// sniff returns the best-matching format for head, or nil.
-func sniff(name string, head []byte, formats []*Format) *Format {
-	var best *Format
-	bestScore := 0
-	for _, f := range formats {
-		if sc := f.Sniff(name, head); sc > bestScore {
-			best, bestScore = f, sc
-		}
-	}
-	return best
 }
