@@ -1,0 +1,51 @@
+package capture
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// TCP flag bits of Packet.Flags, as in the TCP header.
+const (
+	FIN uint8 = 1 << iota
+	SYN
+	RST
+	PSH
+	ACK
+	URG
+	ECE
+	CWR
+)
+
+// Packet is one decoded packet, whatever it was read from: a pcap frame, or
+// a line of pasted tcpdump or tshark text. It is the unit a Tracker folds
+// into attempts, ICMP events and ARP claims.
+type Packet struct {
+	// Pos locates the packet: file and frame (1-based, as Wireshark
+	// numbers them) for captures, file and line for text.
+	Pos  model.Pos
+	Time time.Time
+
+	// Proto is "tcp", "udp", "icmp", "icmp6", "arp", or "" for anything
+	// else (counted, otherwise ignored).
+	Proto string
+	Src   netip.AddrPort // port 0 when the protocol has none
+	Dst   netip.AddrPort
+
+	// TCP fields.
+	Flags   uint8
+	Seq     uint32
+	Ack     uint32
+	Payload int // TCP payload bytes
+
+	// Outer holds the outer addresses when the packet was carried in an
+	// overlay encapsulation (VXLAN, Geneve, IP-in-IP).
+	Outer *model.Tuple
+
+	// ICMP is set for ICMP and ICMPv6 errors.
+	ICMP *model.ICMPEvent
+	// ARP is set for ARP packets and IPv6 neighbor advertisements.
+	ARP *model.ARPEvent
+}
