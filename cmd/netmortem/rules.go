@@ -56,8 +56,7 @@ func kinds(ks []model.Kind) string {
 func rulesTable(w io.Writer) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNormal),
-		tablewriter.WithMaxWidth(140))
+		tablewriter.WithRowAutoWrap(tw.WrapNone))
 	t.Header("RULE", "SEVERITY", "NEEDS", "USES", "TITLE")
 	for _, r := range analyzer.Default() {
 		if err := t.Append(r.Name, r.Severity.String(), kinds(r.Needs), kinds(r.Uses), r.Title()); err != nil {
