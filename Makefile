@@ -4,6 +4,7 @@ BIN         ?= bin/netmortem
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 10s
 DEMO_BUNDLE ?= fixtures/incidents/ephemeral-nodeport
+BENCH_CAPTURE ?=
 
 .PHONY: all build test demo lint fuzz fixtures bench docs check-docs clean
 
@@ -37,6 +38,11 @@ fuzz:
 ## fixtures: regenerate the captured fixtures (needs root, ip netns, tcpdump)
 fixtures:
 	bash fixtures/make-fixtures.sh
+
+## bench: netmortem side by side with tcpdump, tshark and a bare decode loop
+## on a large capture (built on first use from real traffic; needs root then)
+bench:
+	bash bench/bench.sh $(BENCH_CAPTURE)
 
 ## docs: regenerate docs/rules.md from the rule registry
 docs:

@@ -1,0 +1,69 @@
+#!/bin/bash
+# bench.sh: netmortem's capture reader side by side with the tools people
+# would use instead, on the same large capture (see make-capture.sh).
+#
+# For each command it prints the median wall time and peak RSS of RUNS runs
+# (GNU time), and each tool's time divided by netmortem's. The targets:
+# at least 20x faster than tshark's TCP conversation table, at least 5x
+# faster than tcpdump printing the SYNs and RSTs, and within 2x of the bare
+# gopacket decode loop (bench/decodeloop), with a peak RSS bounded by live
+# connections, not by file size.
+#
+# Usage: bench/bench.sh [CAPTURE]   (default bench/out/big.pcap, built when
+#        missing, which needs root). RUNS=3 by default.
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+CAP="${1:-$HERE/out/big.pcap}"
+RUNS="${RUNS:-3}"
+BIN="$HERE/out/bin"
+
+if [ ! -f "$CAP" ]; then
+	echo "bench: $CAP missing; building it (needs root)" >&2
+	bash "$HERE/make-capture.sh" "$CAP"
+fi
+mkdir -p "$BIN"
+(cd "$ROOT" && go build -o "$BIN/netmortem" ./cmd/netmortem && go build -o "$BIN/decodeloop" ./bench/decodeloop)
+
+# NETMORTEM_CMD is what netmortem runs: the connection table when the
+# flows command exists, else a full analysis of the capture.
+if "$BIN/netmortem" flows --help >/dev/null 2>&1; then
+	NM=("$BIN/netmortem" flows -o json "$CAP")
+else
+	NM=("$BIN/netmortem" analyze -o json --fail-on error "$CAP")
+fi
+
+# measure NAME CMD...: run RUNS times, print "NAME median_wall median_rss_kb".
+measure() {
+	local name=$1; shift
+	local walls=() rsss=()
+	for _ in $(seq "$RUNS"); do
+		local out
+		/usr/bin/time -o "$BIN/time.out" -f '%e %M' "$@" >/dev/null 2>&1 || true
+		out=$(tail -1 "$BIN/time.out")
+		walls+=("${out% *}"); rsss+=("${out#* }")
+	done
+	local w r
+	w=$(printf '%s\n' "${walls[@]}" | sort -g | sed -n "$(( (RUNS + 1) / 2 ))p")
+	r=$(printf '%s\n' "${rsss[@]}" | sort -g | sed -n "$(( (RUNS + 1) / 2 ))p")
+	echo "$name $w $r"
+}
+
+echo "capture: $CAP ($(du -h "$CAP" | cut -f1), $(capinfos -M -c "$CAP" 2>/dev/null | sed -n 's/^Number of packets: *//p') packets), median of $RUNS runs" >&2
+results=()
+results+=("$(measure netmortem "${NM[@]}")")
+results+=("$(measure decodeloop "$BIN/decodeloop" "$CAP")")
+if command -v tcpdump >/dev/null; then
+	results+=("$(measure tcpdump-syn-rst tcpdump -nn -r "$CAP" 'tcp[tcpflags] & (tcp-syn|tcp-rst) != 0')")
+fi
+if command -v tshark >/dev/null; then
+	results+=("$(measure tshark-conv-tcp tshark -n -q -z conv,tcp -r "$CAP")")
+fi
+
+nm_wall=$(echo "${results[0]}" | cut -d' ' -f2)
+printf '%-18s %10s %12s %22s\n' TOOL WALL_S PEAK_RSS_MB "TIME / NETMORTEM TIME"
+for r in "${results[@]}"; do
+	read -r name wall rss <<<"$r"
+	ratio=$(awk -v a="$wall" -v b="$nm_wall" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')
+	printf '%-18s %10s %12s %22s\n' "$name" "$wall" "$(awk -v k="$rss" 'BEGIN { printf "%.0f", k / 1024 }')" "$ratio"
+done
