@@ -64,5 +64,6 @@ func Formats() []*Format {
 		captureFormat,
 		sysctlFormat,
 		sysctlJSONFormat,
+		componentFlagsFormat,
 	}
 }

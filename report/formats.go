@@ -67,9 +67,12 @@ func writeTable(w io.Writer, r *Report) error {
 	}
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNormal),
-		tablewriter.WithMaxWidth(160),
-		tablewriter.WithColumnMax(70),
+		tablewriter.WithRowConfig(tw.CellConfig{
+			Formatting:   tw.CellFormatting{AutoWrap: tw.WrapNormal},
+			Alignment:    tw.CellAlignment{Global: tw.AlignLeft},
+			Padding:      tw.CellPadding{Global: tw.PaddingDefault},
+			ColMaxWidths: tw.CellWidth{PerColumn: tw.NewMapper[int, int]().Set(2, 60)},
+		}),
 	)
 	t.Header("SEVERITY", "RULE", "FINDING", "EVIDENCE")
 	for _, f := range r.Findings {
