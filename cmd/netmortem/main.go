@@ -45,6 +45,7 @@ func commands() map[string]command {
 		"analyze": {"analyze evidence and report findings", runAnalyze},
 		"rules":   {"list the rules with their documentation", runRules},
 		"explain": {"print the full documentation of a rule", runExplain},
+		"flows":   {"list the TCP connection attempts of captures, Zeek-style", runFlows},
 		"version": {"print the version", runVersion},
 	}
 }

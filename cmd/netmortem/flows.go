@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/netmortem/netmortem/flows"
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse"
+)
+
+func runFlows(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("flows", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	output := fs.StringP("output", "o", "table", "output format: "+strings.Join(flows.Formats, ", "))
+	hosts := fs.StringSlice("host", nil, "keep attempts to or from these addresses (comma separated or repeated)")
+	ports := fs.StringSlice("port", nil, "keep attempts with these client or server ports")
+	states := fs.StringSlice("state", nil, "keep attempts with these outcomes (established, refused, unanswered, synack_client_rst, ...) or Zeek states (S0, REJ, RSTO, ...)")
+	since := fs.String("since", "", "keep attempts that started at or after this time: RFC 3339, or +DURATION from the first packet")
+	until := fs.String("until", "", "keep attempts that started before this time: RFC 3339, or +DURATION from the first packet")
+	node := fs.String("node", "", "attribute the captures to this node")
+	quiet := fs.BoolP("quiet", "q", false, "do not print warnings on stderr")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: netmortem flows [flags] CAPTURE...\n\n"+
+			"Prints every TCP connection attempt of the captures (pcap, pcapng, gzip'd, or pasted\n"+
+			"tcpdump/tshark text; directories and archives are searched for them) with its outcome,\n"+
+			"Zeek state and history, and the frames of its SYN, SYN/ACK and RST packets, after a\n"+
+			"summary per server endpoint.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "netmortem flows: no CAPTURE given")
+		fs.Usage()
+		return exitUsage
+	}
+	if err := oneOf("output", *output, flows.Formats); err != nil {
+		fmt.Fprintln(stderr, "netmortem flows:", err)
+		return exitUsage
+	}
+	filter, err := flows.ParseFilter(*hosts, *ports, *states)
+	if err != nil {
+		fmt.Fprintln(stderr, "netmortem flows:", err)
+		return exitUsage
+	}
+	for _, v := range []string{*since, *until} {
+		if _, _, err := parseWhen(v); err != nil {
+			fmt.Fprintln(stderr, "netmortem flows:", err)
+			return exitUsage
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	opts := &parse.Options{Node: *node, Formats: captureFormats()}
+	snap, warns, openErr := parse.OpenAll(ctx, fs.Args(), opts)
+	if !*quiet {
+		for _, w := range warns {
+			fmt.Fprintf(stderr, "warning: %v\n", w)
+		}
+	}
+	first := firstPacket(snap)
+	filter.Since = resolveWhen(*since, first)
+	filter.Until = resolveWhen(*until, first)
+	t := flows.Build(snap, filter)
+	if err := t.Write(stdout, *output); err != nil {
+		fmt.Fprintln(stderr, "netmortem flows:", err)
+		return exitUnreadable
+	}
+	switch {
+	case openErr != nil:
+		fmt.Fprintln(stderr, "netmortem flows:", openErr)
+		return exitUnreadable
+	case len(snap.Captures) == 0:
+		fmt.Fprintln(stderr, "netmortem flows: no capture could be read")
+		return exitUnreadable
+	}
+	return exitOK
+}
+
+// captureFormats are the formats whose records are packets.
+func captureFormats() []*parse.Format {
+	var out []*parse.Format
+	for _, f := range parse.Formats() {
+		if f.Kind == model.KindCapture {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// parseWhen reads a --since/--until value: "" (none), RFC 3339, or
+// "+DURATION" from the first packet.
+func parseWhen(v string) (abs time.Time, rel time.Duration, err error) {
+	switch {
+	case v == "":
+		return time.Time{}, 0, nil
+	case strings.HasPrefix(v, "+"):
+		d, err := time.ParseDuration(v[1:])
+		if err != nil {
+			return time.Time{}, 0, fmt.Errorf("%q: expected +DURATION such as +90s: %w", v, err)
+		}
+		return time.Time{}, d, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, 0, fmt.Errorf("%q: expected an RFC 3339 time such as 2022-09-15T19:09:02Z, or +DURATION", v)
+	}
+	return t, 0, nil
+}
+
+func resolveWhen(v string, first time.Time) time.Time {
+	abs, rel, _ := parseWhen(v)
+	if strings.HasPrefix(v, "+") {
+		return first.Add(rel)
+	}
+	return abs
+}
+
+func firstPacket(snap *model.Snapshot) time.Time {
+	var first time.Time
+	for _, c := range snap.Captures {
+		if !c.First.IsZero() && (first.IsZero() || c.First.Before(first)) {
+			first = c.First
+		}
+	}
+	return first
+}

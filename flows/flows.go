@@ -1,0 +1,239 @@
+// Package flows turns the TCP connection attempts netmortem reads from
+// captures into a Zeek-like connection table, filtered by host, port, state
+// and time, with a summary per server endpoint: how many attempts it got,
+// how many were established, refused, unanswered or reset, and its median
+// time to SYN/ACK.
+package flows
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// Filter selects attempts. The zero Filter selects all of them.
+type Filter struct {
+	// Hosts keeps attempts with one of these addresses as client or server.
+	Hosts []netip.Addr
+	// Ports keeps attempts with one of these ports as client or server port.
+	Ports []uint16
+	// States keeps attempts whose outcome (established, refused, ...) or
+	// Zeek conn_state (S0, REJ, RSTO ...) is one of these.
+	States []string
+	// Since and Until keep attempts that started in [Since, Until).
+	Since, Until time.Time
+}
+
+// ParseFilter builds a Filter from the command line's text values: hosts
+// as IP addresses, ports as numbers, states as outcome names or Zeek
+// states, times as RFC 3339 or as an offset from the capture's start
+// ("+1m30s"), resolved later by Table.
+func ParseFilter(hosts, ports, states []string) (Filter, error) {
+	var f Filter
+	for _, h := range hosts {
+		a, err := netip.ParseAddr(h)
+		if err != nil {
+			return f, fmt.Errorf("--host %q: %w", h, err)
+		}
+		f.Hosts = append(f.Hosts, a.Unmap())
+	}
+	for _, p := range ports {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return f, fmt.Errorf("--port %q: not a port number", p)
+		}
+		f.Ports = append(f.Ports, uint16(n))
+	}
+	for _, s := range states {
+		if !knownState(s) {
+			return f, fmt.Errorf("--state %q: not an outcome (%s) or a Zeek state (%s)", s,
+				strings.Join(outcomeNames(), ", "), strings.Join(zeekStates, ", "))
+		}
+		f.States = append(f.States, s)
+	}
+	return f, nil
+}
+
+var zeekStates = []string{"S0", "S1", "SF", "REJ", "S2", "S3", "RSTO", "RSTR", "RSTOS0", "RSTRH", "SH", "SHR", "OTH"}
+
+// Outcomes lists every outcome in the order the tables use.
+var Outcomes = []model.Outcome{
+	model.OutcomeEstablished, model.OutcomeRefused, model.OutcomeUnanswered,
+	model.OutcomeSynAckClientRST, model.OutcomeSynAckServerRST, model.OutcomeSynAckNoAck,
+	model.OutcomeSynClientRST, model.OutcomeClientOnly, model.OutcomeSynAckOnly,
+	model.OutcomeMidstream, model.OutcomeOther,
+}
+
+func outcomeNames() []string {
+	out := make([]string, len(Outcomes))
+	for i, o := range Outcomes {
+		out[i] = string(o)
+	}
+	return out
+}
+
+func knownState(s string) bool {
+	return slices.Contains(outcomeNames(), s) || slices.Contains(zeekStates, s)
+}
+
+// Match reports whether a passes the filter.
+func (f *Filter) Match(a *model.Attempt) bool {
+	if len(f.Hosts) > 0 && !slices.Contains(f.Hosts, a.Client.Addr().Unmap()) && !slices.Contains(f.Hosts, a.Server.Addr().Unmap()) {
+		return false
+	}
+	if len(f.Ports) > 0 && !slices.Contains(f.Ports, a.Client.Port()) && !slices.Contains(f.Ports, a.Server.Port()) {
+		return false
+	}
+	if len(f.States) > 0 && !slices.Contains(f.States, string(a.Outcome)) && !slices.Contains(f.States, a.ConnState) {
+		return false
+	}
+	if !f.Since.IsZero() && a.Start.Before(f.Since) {
+		return false
+	}
+	if !f.Until.IsZero() && !a.Start.Before(f.Until) {
+		return false
+	}
+	return true
+}
+
+// Endpoint summarizes the attempts to one server address and port.
+type Endpoint struct {
+	Node        string         `json:"node,omitempty"`
+	Server      netip.AddrPort `json:"server"`
+	Attempts    int            `json:"attempts"`
+	Clients     int            `json:"clients"` // distinct client addresses
+	Established int            `json:"established"`
+	Refused     int            `json:"refused"`
+	Unanswered  int            `json:"unanswered"`
+	// Reset counts attempts reset during the handshake (by the client after
+	// the SYN/ACK, by the server after its SYN/ACK, or by the client before
+	// any answer).
+	Reset int `json:"reset"`
+	// ResetEstablished counts established connections that ended with an RST.
+	ResetEstablished int `json:"reset_established"`
+	// SYNRetx counts SYN retransmissions.
+	SYNRetx int `json:"syn_retx"`
+	// MedianSYNACK is the median time from first SYN to first SYN/ACK over
+	// the attempts that got one; 0 when none did.
+	MedianSYNACK time.Duration `json:"-"`
+	// MedianSYNACKMillis is MedianSYNACK in milliseconds, for JSON.
+	MedianSYNACKMillis float64 `json:"median_synack_ms"`
+}
+
+// Table is the connection table of a snapshot's captures.
+type Table struct {
+	// Summary adds up the counters of every capture read, with the names
+	// and counting rules of the tshark truth files (see docs/capture.md).
+	// It is not filtered.
+	Summary model.Counts `json:"summary"`
+	// Captures lists each capture with its own counters.
+	Captures []model.CaptureInfo `json:"captures"`
+	// Endpoints summarizes the selected attempts per server endpoint,
+	// busiest first.
+	Endpoints []Endpoint `json:"endpoints"`
+	// Attempts are the selected attempts in capture order.
+	Attempts []model.Attempt `json:"attempts"`
+}
+
+// Build makes the table of snap's attempts that pass f.
+func Build(snap *model.Snapshot, f Filter) *Table {
+	t := &Table{Captures: []model.CaptureInfo{}, Endpoints: []Endpoint{}, Attempts: []model.Attempt{}}
+	for _, c := range snap.Captures {
+		t.Captures = append(t.Captures, c)
+		t.Summary = addCounts(t.Summary, c.Counts)
+	}
+	type key struct {
+		node   string
+		server netip.AddrPort
+	}
+	idx := map[key]int{}
+	clients := map[key]map[netip.Addr]bool{}
+	rtts := map[key][]time.Duration{}
+	for i := range snap.Attempts {
+		a := &snap.Attempts[i]
+		if !f.Match(a) {
+			continue
+		}
+		t.Attempts = append(t.Attempts, *a)
+		k := key{a.Node, a.Server}
+		j, ok := idx[k]
+		if !ok {
+			j = len(t.Endpoints)
+			idx[k] = j
+			t.Endpoints = append(t.Endpoints, Endpoint{Node: a.Node, Server: a.Server})
+			clients[k] = map[netip.Addr]bool{}
+		}
+		e := &t.Endpoints[j]
+		e.Attempts++
+		clients[k][a.Client.Addr()] = true
+		e.SYNRetx += a.SYNRetransmissions()
+		switch a.Outcome {
+		case model.OutcomeEstablished:
+			e.Established++
+			if len(a.ClientRST) > 0 || len(a.ServerRST) > 0 {
+				e.ResetEstablished++
+			}
+		case model.OutcomeRefused:
+			e.Refused++
+		case model.OutcomeUnanswered:
+			e.Unanswered++
+		case model.OutcomeSynAckClientRST, model.OutcomeSynAckServerRST, model.OutcomeSynClientRST:
+			e.Reset++
+		}
+		if d, ok := a.TimeToSYNACK(); ok {
+			rtts[k] = append(rtts[k], d)
+		}
+	}
+	for k, j := range idx {
+		e := &t.Endpoints[j]
+		e.Clients = len(clients[k])
+		if ds := rtts[k]; len(ds) > 0 {
+			slices.Sort(ds)
+			e.MedianSYNACK = median(ds)
+			e.MedianSYNACKMillis = float64(e.MedianSYNACK.Microseconds()) / 1000
+		}
+	}
+	slices.SortStableFunc(t.Endpoints, func(a, b Endpoint) int {
+		if c := cmp.Compare(b.Attempts, a.Attempts); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Node, b.Node); c != 0 {
+			return c
+		}
+		return a.Server.Compare(b.Server)
+	})
+	return t
+}
+
+func median(sorted []time.Duration) time.Duration {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+func addCounts(a, b model.Counts) model.Counts {
+	a.Packets += b.Packets
+	a.TCPPackets += b.TCPPackets
+	a.SYNOnly += b.SYNOnly
+	a.SYNACK += b.SYNACK
+	a.RST += b.RST
+	a.TCPStreams += b.TCPStreams
+	a.Established += b.Established
+	a.Refused += b.Refused
+	a.Unanswered += b.Unanswered
+	a.SYNACKClientRST += b.SYNACKClientRST
+	a.SYNRetx += b.SYNRetx
+	a.ICMPUnreach += b.ICMPUnreach
+	a.ICMPRedirect += b.ICMPRedirect
+	a.ARP += b.ARP
+	a.ARPGratuitous += b.ARPGratuitous
+	return a
+}

@@ -1,0 +1,143 @@
+package flows
+
+import (
+	"bytes"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+var t0 = time.Date(2022, 9, 15, 19, 9, 2, 0, time.UTC)
+
+func attempt(client, server string, o model.Outcome, state string, start, rtt time.Duration, syns int) model.Attempt {
+	a := model.Attempt{
+		Pos:       model.Pos{File: "c.pcap", Frame: 1},
+		Client:    netip.MustParseAddrPort(client),
+		Server:    netip.MustParseAddrPort(server),
+		Outcome:   o,
+		ConnState: state,
+		Start:     t0.Add(start),
+	}
+	for i := range syns {
+		a.SYN = append(a.SYN, model.Seg{Frame: 1 + i, Time: a.Start.Add(time.Duration(i) * time.Second)})
+	}
+	if rtt > 0 {
+		a.SYNACK = []model.Seg{{Frame: 10, Time: a.Start.Add(rtt)}}
+	}
+	return a
+}
+
+func snapshot() *model.Snapshot {
+	return &model.Snapshot{
+		Captures: []model.CaptureInfo{
+			{File: "a.pcap", Counts: model.Counts{Packets: 10, SYNOnly: 4, TCPStreams: 3, Established: 1}},
+			{File: "b.pcap", Counts: model.Counts{Packets: 5, SYNOnly: 1, TCPStreams: 1, Refused: 1}},
+		},
+		Attempts: []model.Attempt{
+			attempt("10.0.0.1:40000", "10.0.0.9:80", model.OutcomeEstablished, "SF", 0, 2*time.Millisecond, 1),
+			attempt("10.0.0.2:40001", "10.0.0.9:80", model.OutcomeSynAckClientRST, "RSTO", time.Second, 4*time.Millisecond, 2),
+			attempt("10.0.0.1:40002", "10.0.0.9:80", model.OutcomeEstablished, "SF", 2*time.Second, 10*time.Millisecond, 1),
+			attempt("10.0.0.1:40003", "10.0.0.8:443", model.OutcomeRefused, "REJ", 3*time.Second, 0, 1),
+			attempt("10.0.0.3:40004", "10.0.0.8:443", model.OutcomeUnanswered, "S0", 4*time.Second, 0, 3),
+		},
+	}
+}
+
+func TestBuild(t *testing.T) {
+	tab := Build(snapshot(), Filter{})
+	if tab.Summary.Packets != 15 || tab.Summary.SYNOnly != 5 || tab.Summary.TCPStreams != 4 || tab.Summary.Refused != 1 {
+		t.Errorf("summary = %+v", tab.Summary)
+	}
+	if len(tab.Attempts) != 5 || len(tab.Endpoints) != 2 {
+		t.Fatalf("%d attempts, %d endpoints", len(tab.Attempts), len(tab.Endpoints))
+	}
+	web, tls := tab.Endpoints[0], tab.Endpoints[1]
+	if web.Server.String() != "10.0.0.9:80" || web.Attempts != 3 || web.Clients != 2 || web.Established != 2 || web.Reset != 1 || web.SYNRetx != 1 {
+		t.Errorf("web endpoint = %+v", web)
+	}
+	if web.MedianSYNACK != 4*time.Millisecond || web.MedianSYNACKMillis != 4 {
+		t.Errorf("web median = %v (%v ms)", web.MedianSYNACK, web.MedianSYNACKMillis)
+	}
+	if tls.Server.String() != "10.0.0.8:443" || tls.Refused != 1 || tls.Unanswered != 1 || tls.SYNRetx != 2 || tls.MedianSYNACK != 0 {
+		t.Errorf("tls endpoint = %+v", tls)
+	}
+}
+
+func TestFilter(t *testing.T) {
+	tests := []struct {
+		name  string
+		hosts []string
+		ports []string
+		state []string
+		since time.Duration
+		until time.Duration
+		want  []uint16 // client ports kept
+	}{
+		{name: "host as client", hosts: []string{"10.0.0.1"}, want: []uint16{40000, 40002, 40003}},
+		{name: "host as server", hosts: []string{"10.0.0.8"}, want: []uint16{40003, 40004}},
+		{name: "server port", ports: []string{"80"}, want: []uint16{40000, 40001, 40002}},
+		{name: "client port", ports: []string{"40004"}, want: []uint16{40004}},
+		{name: "outcome", state: []string{"synack_client_rst"}, want: []uint16{40001}},
+		{name: "zeek states", state: []string{"S0", "REJ"}, want: []uint16{40003, 40004}},
+		{name: "time window", since: time.Second, until: 3 * time.Second, want: []uint16{40001, 40002}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := ParseFilter(tt.hosts, tt.ports, tt.state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.since > 0 {
+				f.Since = t0.Add(tt.since)
+			}
+			if tt.until > 0 {
+				f.Until = t0.Add(tt.until)
+			}
+			var got []uint16
+			for _, a := range Build(snapshot(), f).Attempts {
+				got = append(got, a.Client.Port())
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("kept %v, want %v", got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Fatalf("kept %v, want %v", got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestParseFilterErrors(t *testing.T) {
+	for _, tt := range []struct {
+		hosts, ports, states []string
+		want                 string
+	}{
+		{hosts: []string{"10.0.0"}, want: `--host "10.0.0"`},
+		{ports: []string{"70000"}, want: `--port "70000": not a port number`},
+		{states: []string{"bogus"}, want: `--state "bogus": not an outcome`},
+	} {
+		_, err := ParseFilter(tt.hosts, tt.ports, tt.states)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("error %v, want %q", err, tt.want)
+		}
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := Build(snapshot(), Filter{}).Write(&b, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("%d lines:\n%s", len(lines), b.String())
+	}
+	if want := "c.pcap#frame=1,2022-09-15T19:09:03.000000Z,10.0.0.2:40001,10.0.0.9:80,synack_client_rst,RSTO,,#1 #2,#10,,1,4.000,0,0,0"; lines[2] != want {
+		t.Errorf("row 2 = %s\nwant    %s", lines[2], want)
+	}
+}

@@ -1,0 +1,156 @@
+package flows
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// Formats are the output formats of a Table.
+var Formats = []string{"table", "json", "csv"}
+
+// Write writes t in format (one of Formats).
+func (t *Table) Write(w io.Writer, format string) error {
+	switch format {
+	case "table":
+		return t.writeTable(w)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(t)
+	case "csv":
+		return t.writeCSV(w)
+	}
+	return fmt.Errorf("unknown format %q", format)
+}
+
+// columns of the connection table, shared by the table and CSV forms.
+var columns = []string{"where", "start", "client", "server", "outcome", "state", "history", "syn", "synack", "rst", "syn_retx", "synack_ms", "packets", "bytes_out", "bytes_in"}
+
+func (t *Table) row(a *model.Attempt) []string {
+	where := a.Pos.String()
+	if a.Node != "" {
+		where = a.Node + " " + where
+	}
+	rtt := ""
+	if d, ok := a.TimeToSYNACK(); ok {
+		rtt = millis(d)
+	}
+	return []string{
+		where,
+		a.Start.UTC().Format("2006-01-02T15:04:05.000000Z"),
+		a.Client.String(),
+		a.Server.String(),
+		string(a.Outcome),
+		a.ConnState,
+		a.History,
+		segRefs(a, a.SYN),
+		segRefs(a, a.SYNACK),
+		segRefs(a, append(append([]model.Seg{}, a.ClientRST...), a.ServerRST...)),
+		strconv.Itoa(a.SYNRetransmissions()),
+		rtt,
+		strconv.Itoa(a.Packets),
+		strconv.FormatInt(a.ClientBytes, 10),
+		strconv.FormatInt(a.ServerBytes, 10),
+	}
+}
+
+func millis(d time.Duration) string {
+	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64)
+}
+
+// segRefs lists the frames (or lines, for text captures) of segs.
+func segRefs(a *model.Attempt, segs []model.Seg) string {
+	const max = 4
+	s := ""
+	for i, g := range segs {
+		if i == max {
+			s += fmt.Sprintf(" +%d", len(segs)-max)
+			break
+		}
+		if i > 0 {
+			s += " "
+		}
+		if g.Frame > 0 {
+			s += "#" + strconv.Itoa(g.Frame)
+		} else {
+			s += "L" + strconv.Itoa(g.Line)
+		}
+	}
+	return s
+}
+
+func (t *Table) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(columns); err != nil {
+		return err
+	}
+	for i := range t.Attempts {
+		if err := cw.Write(t.row(&t.Attempts[i])); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func newTable(w io.Writer) *tablewriter.Table {
+	return tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+	)
+}
+
+func (t *Table) writeTable(w io.Writer) error {
+	s := t.Summary
+	if _, err := fmt.Fprintf(w, "%d captures, %d packets, %d TCP streams: %d established, %d refused, %d unanswered, %d SYN/ACK reset by the client; %d SYN retransmissions, %d ICMP unreachable, %d ICMP redirects, %d ARP (%d gratuitous)\n\n",
+		len(t.Captures), s.Packets, s.TCPStreams, s.Established, s.Refused, s.Unanswered, s.SYNACKClientRST,
+		s.SYNRetx, s.ICMPUnreach, s.ICMPRedirect, s.ARP, s.ARPGratuitous); err != nil {
+		return err
+	}
+	if len(t.Attempts) == 0 {
+		_, err := fmt.Fprintln(w, "No connection attempts match.")
+		return err
+	}
+	et := newTable(w)
+	et.Header("SERVER", "ATTEMPTS", "CLIENTS", "ESTABLISHED", "REFUSED", "UNANSWERED", "RESET", "SYN RETX", "MEDIAN SYN/ACK MS")
+	for _, e := range t.Endpoints {
+		server := e.Server.String()
+		if e.Node != "" {
+			server = e.Node + " " + server
+		}
+		med := ""
+		if e.MedianSYNACK > 0 {
+			med = millis(e.MedianSYNACK)
+		}
+		if err := et.Append(server, e.Attempts, e.Clients, e.Established, e.Refused, e.Unanswered, e.Reset, e.SYNRetx, med); err != nil {
+			return err
+		}
+	}
+	if err := et.Render(); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	at := newTable(w)
+	header := make([]any, len(columns))
+	for i, c := range columns {
+		header[i] = c
+	}
+	at.Header(header...)
+	for i := range t.Attempts {
+		if err := at.Append(t.row(&t.Attempts[i])); err != nil {
+			return err
+		}
+	}
+	return at.Render()
+}
