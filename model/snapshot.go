@@ -19,6 +19,7 @@ const (
 	KindAddrs      Kind = "addrs"      // interface addresses
 	KindRoutes     Kind = "routes"     // routing tables
 	KindConntrack  Kind = "conntrack"  // conntrack entries
+	KindContainers Kind = "containers" // container listings (docker ps, crictl ps)
 )
 
 // Input describes one file that was read (or skipped) into a Snapshot.
@@ -63,6 +64,7 @@ type Snapshot struct {
 	Sockets    []Socket         `json:"sockets,omitempty"`
 	SockCounts []SocketCount    `json:"socket_counts,omitempty"`
 	Components []Component      `json:"components,omitempty"`
+	Containers []Container      `json:"containers,omitempty"`
 	Kube       Kube             `json:"kube"`
 	Logs       []LogEvent       `json:"logs,omitempty"`
 	Neighbors  []Neighbor       `json:"neighbors,omitempty"`
@@ -100,6 +102,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Sockets = append(s.Sockets, o.Sockets...)
 	s.SockCounts = append(s.SockCounts, o.SockCounts...)
 	s.Components = append(s.Components, o.Components...)
+	s.Containers = append(s.Containers, o.Containers...)
 	s.Kube.Merge(&o.Kube)
 	s.Logs = append(s.Logs, o.Logs...)
 	s.Neighbors = append(s.Neighbors, o.Neighbors...)

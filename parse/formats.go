@@ -65,5 +65,6 @@ func Formats() []*Format {
 		sysctlFormat,
 		sysctlJSONFormat,
 		componentFlagsFormat,
+		containersFormat,
 	}
 }
