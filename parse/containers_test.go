@@ -2,8 +2,8 @@ package parse
 
 import (
 	"os"
-	"strconv"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -81,7 +81,6 @@ func TestContainers(t *testing.T) {
 		})
 	}
 }
-
 
 func TestSniffContainers(t *testing.T) {
 	for _, tt := range []struct {

@@ -27,7 +27,8 @@ var (
 const maxLine = 4 << 20
 
 // lines reads text line by line, keeping the 1-based line number for
-// positions. Carriage returns before the newline are dropped.
+// positions. Carriage returns before the newline are dropped and no-break
+// spaces read as spaces (see normalizeLine).
 type lines struct {
 	s    *bufio.Scanner
 	name string
@@ -52,8 +53,19 @@ func (l *lines) Next() bool {
 		return false
 	}
 	l.n++
-	l.text = strings.TrimSuffix(l.s.Text(), "\r")
+	l.text = normalizeLine(l.s.Text())
 	return true
+}
+
+// normalizeLine drops a trailing carriage return and turns the no-break
+// spaces of text copied from web pages and chat tools into plain spaces, so
+// that pasted command output splits into the same columns as the original.
+func normalizeLine(s string) string {
+	s = strings.TrimSuffix(s, "\r")
+	if strings.Contains(s, "\u00a0") {
+		s = strings.ReplaceAll(s, "\u00a0", " ")
+	}
+	return s
 }
 
 // Text returns the current line.

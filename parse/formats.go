@@ -66,5 +66,6 @@ func Formats() []*Format {
 		sysctlJSONFormat,
 		componentFlagsFormat,
 		containersFormat,
+		describeFormat,
 	}
 }

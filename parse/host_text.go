@@ -88,7 +88,7 @@ func headLines(head []byte, max int) []string {
 		} else {
 			head = nil
 		}
-		s := strings.TrimRight(string(line), "\r")
+		s := normalizeLine(string(line))
 		if strings.TrimSpace(s) != "" {
 			out = append(out, s)
 		}

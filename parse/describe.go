@@ -1,0 +1,328 @@
+package parse
+
+import (
+	"context"
+	"io"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// KubectlDescribe reads `kubectl describe endpoints` and `kubectl describe
+// service` output: "Name:", "Namespace:", "Labels:", "Annotations:" (with
+// values continued on indented lines, as kubectl wraps and cuts long
+// annotations), and for Endpoints the "Subsets:" addresses and ports, for
+// Services the type, cluster IP, ports, NodePorts and endpoints. Several
+// objects may follow each other. The kind is taken from the pasted command
+// line when there is one ("$ kubectl -n kube-system describe endpoints
+// kube-scheduler"), else from the fields shown.
+//
+// The objects are partial (Source.FromTable is set): kubectl cuts long
+// annotation values short with "...", and they are kept as printed.
+func KubectlDescribe(r io.Reader, name string) (*model.Kube, error) {
+	var errs model.ErrorList
+	k := readDescribe(r, name, &errs)
+	return k, errs.Err()
+}
+
+var (
+	describeCmdRe   = regexp.MustCompile(`\bkubectl\b.*\bdescribe\s+(endpoints|ep|services?|svc)\b`)
+	describeFieldRe = regexp.MustCompile(`^([A-Z][A-Za-z ]*):(?:\s+(.*))?$`)
+	// describePortRe matches "Port:  https  443/TCP" and "NodePort:  http  32080/TCP".
+	describePortRe = regexp.MustCompile(`^(\S+)?\s*(\d+)/(TCP|UDP|SCTP)$`)
+)
+
+// describeObj is one object being read.
+type describeObj struct {
+	kind        string // "Endpoints", "Service", or "" until known
+	pos         model.Pos
+	name, ns    string
+	labels      map[string]string
+	annotations map[string]string
+	fields      map[string]string
+	ports       []corev1.ServicePort
+	epAddrs     []corev1.EndpointAddress
+	epNotReady  []corev1.EndpointAddress
+	epPorts     []corev1.EndpointPort
+}
+
+func readDescribe(r io.Reader, name string, errs *model.ErrorList) *model.Kube {
+	k := &model.Kube{}
+	node := ""
+	cmdKind := ""
+	var cur *describeObj
+	var section string // Labels, Annotations, Subsets, Events ...
+	var lastAnno string
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		if cur.kind == "" {
+			cur.kind = cmdKind
+		}
+		if cur.kind == "" {
+			if _, ok := cur.fields["Subsets"]; ok {
+				cur.kind = "Endpoints"
+			} else if _, ok := cur.fields["Type"]; ok {
+				cur.kind = "Service"
+			}
+		}
+		addDescribed(k, cur, node)
+		cur = nil
+	}
+	l := newLines(r, name, errs)
+	for l.Next() {
+		line := l.Text()
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if host, cmd, ok := prompt(line); ok {
+			flush()
+			if host != "" {
+				node = host
+			}
+			cmdKind = ""
+			if m := describeCmdRe.FindStringSubmatch(cmd); m != nil {
+				cmdKind = "Service"
+				if strings.HasPrefix(m[1], "e") {
+					cmdKind = "Endpoints"
+				}
+			}
+			continue
+		}
+		indented := line[0] == ' ' || line[0] == '\t'
+		if !indented {
+			m := describeFieldRe.FindStringSubmatch(line)
+			if m == nil {
+				l.Errorf("%w: expected a \"Field:  value\" line of kubectl describe", ErrSyntax)
+				continue
+			}
+			key, val := m[1], strings.TrimSpace(m[2])
+			if key == "Name" {
+				flush()
+				cur = &describeObj{pos: l.Pos(), name: val, labels: map[string]string{}, annotations: map[string]string{}, fields: map[string]string{}}
+				section = ""
+				continue
+			}
+			if cur == nil {
+				l.Errorf("%w: expected \"Name:\" to start an object", ErrSyntax)
+				continue
+			}
+			cur.fields[key] = val
+			section = key
+			switch key {
+			case "Namespace":
+				cur.ns = val
+			case "Labels", "Annotations":
+				lastAnno = ""
+				describeKV(cur, key, val, &lastAnno)
+			case "Port", "NodePort", "TargetPort":
+				describeServicePort(cur, key, val)
+			}
+			continue
+		}
+		if cur == nil {
+			l.Errorf("%w: expected \"Name:\" to start an object", ErrSyntax)
+			continue
+		}
+		t := strings.TrimSpace(line)
+		switch section {
+		case "Labels", "Annotations", "Selector":
+			describeKV(cur, section, t, &lastAnno)
+		case "Subsets":
+			describeSubset(cur, t)
+		}
+	}
+	flush()
+	return k
+}
+
+// describeKV reads one "key=value" label or "key: value" annotation line;
+// a line without a separator continues the previous annotation's value.
+func describeKV(o *describeObj, section, t string, last *string) {
+	if t == "" || t == "<none>" {
+		return
+	}
+	switch section {
+	case "Labels", "Selector":
+		if section != "Labels" {
+			return
+		}
+		if k, v, ok := strings.Cut(t, "="); ok {
+			o.labels[k] = v
+		}
+	case "Annotations":
+		if k, v, ok := strings.Cut(t, ": "); ok && !strings.HasPrefix(t, "{") && !strings.Contains(k, " ") {
+			o.annotations[k] = strings.TrimSpace(v)
+			*last = k
+			return
+		}
+		if k, ok := strings.CutSuffix(t, ":"); ok && !strings.Contains(k, " ") {
+			o.annotations[k] = ""
+			*last = k
+			return
+		}
+		if *last != "" {
+			o.annotations[*last] += t
+		}
+	}
+}
+
+// describeSubset reads the indented lines of an Endpoints' Subsets.
+func describeSubset(o *describeObj, t string) {
+	key, val, _ := strings.Cut(t, ":")
+	val = strings.TrimSpace(val)
+	switch key {
+	case "Addresses", "NotReadyAddresses":
+		if val == "<none>" || val == "" {
+			return
+		}
+		for _, a := range strings.Split(val, ",") {
+			addr := corev1.EndpointAddress{IP: strings.TrimSpace(a)}
+			if key == "Addresses" {
+				o.epAddrs = append(o.epAddrs, addr)
+			} else {
+				o.epNotReady = append(o.epNotReady, addr)
+			}
+		}
+	default:
+		// Port rows under "Ports:": "https  6443  TCP" or "<unset>  53  UDP".
+		f := strings.Fields(t)
+		if len(f) == 3 {
+			if n, err := strconv.Atoi(f[1]); err == nil {
+				name := f[0]
+				if name == "<unset>" {
+					name = ""
+				}
+				o.epPorts = append(o.epPorts, corev1.EndpointPort{Name: name, Port: int32(n), Protocol: corev1.Protocol(f[2])})
+			}
+		}
+	}
+}
+
+// describeServicePort reads a Service's Port, TargetPort and NodePort lines.
+func describeServicePort(o *describeObj, key, val string) {
+	m := describePortRe.FindStringSubmatch(val)
+	if m == nil {
+		return
+	}
+	name := m[1]
+	if name == "<unset>" {
+		name = ""
+	}
+	n, _ := strconv.Atoi(m[2])
+	switch key {
+	case "Port":
+		o.ports = append(o.ports, corev1.ServicePort{Name: name, Port: int32(n), Protocol: corev1.Protocol(m[3])})
+	case "NodePort":
+		for i := range o.ports {
+			if o.ports[i].Name == name {
+				o.ports[i].NodePort = int32(n)
+			}
+		}
+	}
+}
+
+func addDescribed(k *model.Kube, o *describeObj, node string) {
+	pos := o.pos
+	src := model.Source{Node: node, FromTable: true}
+	meta := func(obj *metav1.ObjectMeta) {
+		obj.Name, obj.Namespace = o.name, o.ns
+		if len(o.labels) > 0 {
+			obj.Labels = o.labels
+		}
+		if len(o.annotations) > 0 {
+			obj.Annotations = o.annotations
+		}
+	}
+	switch o.kind {
+	case "Endpoints":
+		var ep corev1.Endpoints
+		ep.Kind, ep.APIVersion = "Endpoints", "v1"
+		meta(&ep.ObjectMeta)
+		if len(o.epAddrs) > 0 || len(o.epNotReady) > 0 || len(o.epPorts) > 0 {
+			ep.Subsets = []corev1.EndpointSubset{{Addresses: o.epAddrs, NotReadyAddresses: o.epNotReady, Ports: o.epPorts}}
+		}
+		pos.Object = model.ObjectName("Endpoints", o.ns, o.name)
+		src.Pos = pos
+		k.Endpoints = append(k.Endpoints, model.Endpoints{Endpoints: ep, Source: src})
+	case "Service":
+		var svc corev1.Service
+		svc.Kind, svc.APIVersion = "Service", "v1"
+		meta(&svc.ObjectMeta)
+		svc.Spec.Type = corev1.ServiceType(o.fields["Type"])
+		ip := o.fields["IP"]
+		if ip == "" {
+			ip = o.fields["IPs"]
+		}
+		if _, err := netip.ParseAddr(ip); err == nil {
+			svc.Spec.ClusterIP = ip
+		}
+		svc.Spec.Ports = o.ports
+		pos.Object = model.ObjectName("Service", o.ns, o.name)
+		src.Pos = pos
+		k.Services = append(k.Services, model.Service{Service: svc, Source: src})
+	}
+}
+
+// sniffDescribe scores kubectl describe output: a "Name:" line followed by
+// "Namespace:" and the other aligned fields.
+func sniffDescribe(_ string, head []byte) int {
+	if !isText(head) {
+		return 0
+	}
+	lines := headLines(head, 60)
+	seen := map[string]bool{}
+	for _, line := range lines {
+		if _, cmd, ok := prompt(line); ok && describeCmdRe.MatchString(cmd) {
+			seen["cmd"] = true
+			continue
+		}
+		if m := describeFieldRe.FindStringSubmatch(line); m != nil {
+			seen[m[1]] = true
+		}
+	}
+	if !seen["Name"] || !seen["Namespace"] {
+		return 0
+	}
+	switch {
+	case seen["cmd"]:
+		return 90
+	case seen["Subsets"] || seen["Type"] && seen["Port"]:
+		return 80
+	case seen["Labels"] && seen["Annotations"]:
+		return 50
+	}
+	return 0
+}
+
+var describeFormat = &Format{
+	Name:    "kubectl-describe",
+	Kind:    model.KindKube,
+	Command: "kubectl describe endpoints|service NAME",
+	Sniff:   sniffDescribe,
+	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+		var errs model.ErrorList
+		k := readDescribe(r, src.Name, &errs)
+		for i := range k.Endpoints {
+			if k.Endpoints[i].Source.Node == "" {
+				k.Endpoints[i].Source.Node = src.Node
+			}
+		}
+		for i := range k.Services {
+			if k.Services[i].Source.Node == "" {
+				k.Services[i].Source.Node = src.Node
+			}
+		}
+		src.Count("Endpoints", len(k.Endpoints))
+		src.Count("Service", len(k.Services))
+		snap.Kube.Merge(k)
+		return k.Len(), errs.Err()
+	},
+}
