@@ -9,10 +9,19 @@
 package capture
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
+	"strings"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/netmortem/netmortem/model"
 )
@@ -60,9 +69,125 @@ func Sniff(head []byte) (string, bool) {
 // file.
 var ErrNotCapture = errors.New("not a pcap or pcapng capture")
 
-// Read reads a whole capture from r. name is used in positions. Problems with
-// single frames (truncated records, undecodable headers) are returned as a
-// model.ErrorList together with everything that could be read.
+// maxFrameErrors bounds how many undecodable frames are reported one by
+// one; the rest are summed up in a last error.
+const maxFrameErrors = 20
+
+// packetSource is what pcapgo's pcap and pcapng readers have in common.
+type packetSource interface {
+	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
+}
+
+// Read reads a whole capture from r: pcap (micro- or nanosecond, either
+// byte order) or pcapng (any number of interfaces and sections), either of
+// them gzip-compressed. name is used in positions. Problems with single
+// frames (undecodable headers, a truncated last record) are returned as a
+// model.ErrorList together with everything that could be read; input that
+// is not a capture at all gives ErrNotCapture and a nil Result.
 func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result, error) {
-	return nil, errors.New("capture: not implemented yet")
+	br := bufio.NewReaderSize(r, 1<<20)
+	head, _ := br.Peek(4)
+	compressed := false
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: gzip: %w", name, err)
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, 1<<20)
+		head, _ = br.Peek(4)
+		compressed = true
+	}
+	kind, ok := Sniff(head)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", name, ErrNotCapture)
+	}
+	var (
+		src       packetSource
+		links     func(ci *gopacket.CaptureInfo) layers.LinkType
+		ng        *pcapgo.NgReader
+		seenLinks []layers.LinkType
+	)
+	if kind == "pcap" {
+		pr, err := pcapgo.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: pcap header: %w", name, err)
+		}
+		link := pr.LinkType()
+		seenLinks = append(seenLinks, link)
+		src, links = pr, func(*gopacket.CaptureInfo) layers.LinkType { return link }
+	} else {
+		nr, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{SkipUnknownVersion: true, WantMixedLinkType: true})
+		if err != nil {
+			return nil, fmt.Errorf("%s: pcapng header: %w", name, err)
+		}
+		ng = nr
+		src = nr
+		links = func(ci *gopacket.CaptureInfo) layers.LinkType {
+			iface, err := nr.Interface(ci.InterfaceIndex)
+			if err != nil {
+				return layers.LinkType(255)
+			}
+			return iface.LinkType
+		}
+	}
+
+	t := NewTracker(name, opts.Node)
+	var (
+		d      decoder
+		errs   model.ErrorList
+		bad    int
+		p      Packet
+		warned = map[layers.LinkType]bool{}
+	)
+	for frame := 1; ; frame++ {
+		if frame&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		data, ci, err := src.ZeroCopyReadPacketData()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			errs.Addf(model.Pos{File: name, Frame: frame}, "", "truncated or corrupt packet record: %w", err)
+			break
+		}
+		link := links(&ci)
+		if !slices.Contains(seenLinks, link) {
+			seenLinks = append(seenLinks, link)
+		}
+		p = Packet{Pos: model.Pos{File: name, Frame: frame}, Time: ci.Timestamp}
+		d.now = ci.Timestamp
+		if !supportedLink(link) {
+			if !warned[link] {
+				warned[link] = true
+				errs.Addf(p.Pos, "", "%s frames are counted but not decoded", linkName(link))
+			}
+		} else if err := d.decode(link, data, &p); err != nil {
+			bad++
+			if bad <= maxFrameErrors {
+				errs.Addf(p.Pos, "", "undecodable frame: %w", err)
+			}
+		}
+		t.Add(&p)
+	}
+	if bad > maxFrameErrors {
+		errs.Addf(model.Pos{File: name}, "", "%d more undecodable frames", bad-maxFrameErrors)
+	}
+	res := t.Finish()
+	res.Info.Format = kind
+	if compressed {
+		res.Info.Format += ".gz"
+	}
+	if ng != nil && len(seenLinks) == 0 && ng.NInterfaces() > 0 {
+		seenLinks = append(seenLinks, ng.LinkType())
+	}
+	names := make([]string, len(seenLinks))
+	for i, l := range seenLinks {
+		names[i] = linkName(l)
+	}
+	res.Info.LinkType = strings.Join(names, ", ")
+	return res, errs.Err()
 }

@@ -39,6 +39,10 @@ type Packet struct {
 	Seq     uint32
 	Ack     uint32
 	Payload int // TCP payload bytes
+	// Short is set when the TCP header was cut short (snap length, a
+	// truncated frame): the packet counts, but its sequence numbers are not
+	// analysed, as in Wireshark.
+	Short bool
 
 	// Outer holds the outer addresses when the packet was carried in an
 	// overlay encapsulation (VXLAN, Geneve, IP-in-IP).

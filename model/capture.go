@@ -143,6 +143,8 @@ type Counts struct {
 	SYNRetx         int `json:"syn_retx"`
 	ICMPUnreach     int `json:"icmp_unreach"`
 	ICMPRedirect    int `json:"icmp_redirect"`
+	ICMP6Unreach    int `json:"icmp6_unreach"`
+	ICMP6Redirect   int `json:"icmp6_redirect"`
 	ARP             int `json:"arp"`
 	ARPGratuitous   int `json:"arp_gratuitous"`
 }

@@ -1,0 +1,146 @@
+package capture_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"net/netip"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/capture"
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+)
+
+// truth is the per-file summary written by ../shared/corpus/pcap/truth.sh
+// with tshark.
+type truth struct {
+	File          string         `json:"file"`
+	Encapsulation string         `json:"encapsulation"`
+	Packets       int            `json:"packets"`
+	TCPPackets    int            `json:"tcp_packets"`
+	SYNOnly       int            `json:"syn_only"`
+	SYNACK        int            `json:"synack"`
+	RST           int            `json:"rst"`
+	TCPStreams    int            `json:"tcp_streams"`
+	SYNRetx       int            `json:"syn_retransmissions"`
+	Outcomes      map[string]int `json:"outcomes"`
+	ICMPUnreach   int            `json:"icmp_unreach"`
+	ICMPRedirect  int            `json:"icmp_redirect"`
+	ICMP6Unreach  int            `json:"icmp6_unreach"`
+	ICMP6Redirect int            `json:"icmp6_redirect"`
+	ARP           int            `json:"arp"`
+	ARPGratuitous int            `json:"arp_gratuitous"`
+}
+
+func (tr truth) counts() model.Counts {
+	return model.Counts{
+		Packets: tr.Packets, TCPPackets: tr.TCPPackets, SYNOnly: tr.SYNOnly, SYNACK: tr.SYNACK, RST: tr.RST,
+		TCPStreams: tr.TCPStreams, Established: tr.Outcomes["established"], Refused: tr.Outcomes["refused"],
+		Unanswered: tr.Outcomes["unanswered"], SYNACKClientRST: tr.Outcomes["synack_client_rst"], SYNRetx: tr.SYNRetx,
+		ICMPUnreach: tr.ICMPUnreach, ICMPRedirect: tr.ICMPRedirect, ICMP6Unreach: tr.ICMP6Unreach,
+		ICMP6Redirect: tr.ICMP6Redirect, ARP: tr.ARP, ARPGratuitous: tr.ARPGratuitous,
+	}
+}
+
+// divergent lists the corpus files where netmortem and tshark 4.0 are known
+// to disagree, and why. Every other file must match exactly.
+var divergent = map[string]string{
+	"gopacket/pcapng-testsuite__be__test901.pcapng": "section header version 2.0: tshark refuses the file, netmortem reads its packets",
+	"gopacket/pcapng-testsuite__le__test901.pcapng": "section header version 2.0: tshark refuses the file, netmortem reads its packets",
+}
+
+func TestCorpusAgainstTshark(t *testing.T) {
+	dir := testutil.CorpusDir(t, "pcap")
+	files, _ := filepath.Glob(filepath.Join(dir, "truth", "*.json"))
+	if len(files) == 0 {
+		t.Skip("no truth files")
+	}
+	for _, tf := range files {
+		b, err := os.ReadFile(tf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr truth
+		if err := json.Unmarshal(b, &tr); err != nil {
+			t.Fatalf("%s: %v", tf, err)
+		}
+		t.Run(tr.File, func(t *testing.T) {
+			f, err := os.Open(filepath.Join(dir, "corpus", tr.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			res, err := capture.Read(context.Background(), f, tr.File, capture.Options{})
+			if res == nil {
+				t.Fatalf("read: %v", err)
+			}
+			want := tr.counts()
+			got := res.Info.Counts
+			outcomes := map[string]int{}
+			for _, a := range res.Attempts {
+				outcomes[string(a.Outcome)]++
+			}
+			same := got == want && sameOutcomes(outcomes, tr.Outcomes)
+			if why, ok := divergent[tr.File]; ok {
+				if same {
+					t.Errorf("%s: listed as divergent (%s) but now matches tshark", tr.File, why)
+				}
+				return
+			}
+			checkStreams(t, filepath.Join(dir, "truth", strings.TrimSuffix(filepath.Base(tf), ".json")+".streams.tsv"), res.Attempts)
+			if !same {
+				t.Errorf("%s (%s): counts differ from tshark\n got %+v\nwant %+v\n got outcomes %v\nwant outcomes %v\nerr %v",
+					tr.File, tr.Encapsulation, got, want, outcomes, tr.Outcomes, err)
+			}
+		})
+	}
+}
+
+func sameOutcomes(got, want map[string]int) bool {
+	for k, v := range want {
+		if got[k] != v {
+			return false
+		}
+	}
+	for k, v := range got {
+		if want[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// checkStreams holds every attempt against tshark's tcp.stream of the same
+// index: client, server and outcome.
+func checkStreams(t *testing.T, path string, attempts []model.Attempt) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")[1:]
+	if len(lines) != len(attempts) {
+		t.Errorf("%d attempts, tshark has %d streams", len(attempts), len(lines))
+		return
+	}
+	ep := func(a netip.AddrPort) string { return a.Addr().String() + ":" + strconv.Itoa(int(a.Port())) }
+	bad := 0
+	for i, line := range lines {
+		f := strings.Split(line, "\t")
+		a := attempts[i]
+		outcome := f[len(f)-1]
+		// tshark orients streams without a SYN by their first packet;
+		// netmortem orients a lone SYN/ACK towards the client it answers.
+		sameEnds := ep(a.Client) == f[1] && ep(a.Server) == f[2] ||
+			outcome == "synack_only" && ep(a.Client) == f[2] && ep(a.Server) == f[1]
+		if !sameEnds || string(a.Outcome) != outcome {
+			if bad++; bad <= 5 {
+				t.Errorf("stream %s: got %s -> %s %s, tshark %s -> %s %s", f[0], ep(a.Client), ep(a.Server), a.Outcome, f[1], f[2], outcome)
+			}
+		}
+	}
+}

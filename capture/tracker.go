@@ -1,0 +1,523 @@
+package capture
+
+import (
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// maxSegs bounds how many SYN, SYN/ACK and RST segments an attempt keeps
+// frame by frame; counts go on past it.
+const maxSegs = 32
+
+// Tracker folds packets, in capture order, into connection attempts, ICMP
+// events and ARP claims. Feed it with Add and collect with Finish. The
+// capture reader and the tcpdump/tshark text readers share it, so a pasted
+// capture and a pcap of the same traffic give the same attempts.
+//
+// Streams follow Wireshark's tcp.stream: a SYN whose sequence number differs
+// from the first one seen in its direction starts a new attempt on the same
+// 4-tuple; a SYN with the same sequence number is a retransmission.
+// Outcomes follow the counting rules in docs/capture.md.
+type Tracker struct {
+	file, node string
+	streams    map[tupleKey]*stream
+	order      []*stream
+	counts     model.Counts
+	icmp       []model.ICMPEvent
+	arp        []model.ARPEvent
+	first      time.Time
+	last       time.Time
+}
+
+// NewTracker returns a Tracker whose evidence points into file; node names
+// the node the packets were captured on ("" when unknown).
+func NewTracker(file, node string) *Tracker {
+	return &Tracker{file: file, node: node, streams: make(map[tupleKey]*stream)}
+}
+
+type tupleKey struct{ lo, hi netip.AddrPort }
+
+func keyOf(a, b netip.AddrPort) tupleKey {
+	if a.Compare(b) <= 0 {
+		return tupleKey{a, b}
+	}
+	return tupleKey{b, a}
+}
+
+// stream is the tracking state of one attempt. Directions are indexed from
+// the first packet seen: 0 is its sender.
+type stream struct {
+	a, b  netip.AddrPort // first packet's source and destination
+	outer *model.Tuple
+	first model.Seg
+	last  time.Time
+
+	baseSet [2]bool
+	base    [2]uint32
+
+	// Counting-rule state (see docs/capture.md).
+	cliDir    int8 // direction of the first SYN-only packet, -1 if none
+	satoDir   int8 // destination direction of a SYN/ACK seen before any SYN, -1 if none
+	gotSA     bool
+	cFirst    uint8 // client's first packet after the SYN/ACK: 0 none, 1 ack, 2 rst
+	sFirstRST bool
+	srvOther  bool
+	cliAck    bool
+
+	synISN  [2]uint32
+	synSeen [2]bool
+
+	// Wireshark's sequence analysis, enough to tell a retransmitted SYN
+	// from an out-of-order one.
+	nextSeq  [2]uint32
+	nextSet  [2]bool
+	nextTime [2]time.Time
+	mruSYN   time.Time
+	firstRTT time.Duration
+	rttSet   bool
+	syn      [2][]model.Seg
+	synack   [2][]model.Seg
+	rst      [2][]model.Seg
+	nSYN     [2]int
+	nSYNACK  [2]int
+	nRST     [2]int
+	cliRST   [2]int // RSTs counted once the client is known, as the truth files count them
+	fin      [2]*model.Seg
+	firstAck *model.Seg
+	packets  int
+	bytes    [2]int64
+	history  []byte
+	histSeen uint32
+}
+
+// Add folds one packet into the tracker. Packets must come in capture order.
+func (t *Tracker) Add(p *Packet) {
+	t.counts.Packets++
+	if !p.Time.IsZero() {
+		if t.first.IsZero() || p.Time.Before(t.first) {
+			t.first = p.Time
+		}
+		if p.Time.After(t.last) {
+			t.last = p.Time
+		}
+	}
+	switch {
+	case p.ICMP != nil:
+		t.addICMP(p)
+	case p.ARP != nil:
+		t.addARP(p)
+	}
+	if p.Proto == "arp" {
+		t.counts.ARP++
+	}
+	if p.Proto == "tcp" {
+		t.addTCP(p)
+	}
+}
+
+func (t *Tracker) seg(p *Packet) model.Seg {
+	return model.Seg{Frame: p.Pos.Frame, Line: p.Pos.Line, Time: p.Time}
+}
+
+func (t *Tracker) addICMP(p *Packet) {
+	ev := *p.ICMP
+	ev.Node, ev.Pos, ev.Time = t.node, p.Pos, p.Time
+	switch {
+	case !ev.V6 && ev.Type == 3:
+		t.counts.ICMPUnreach++
+	case !ev.V6 && ev.Type == 5:
+		t.counts.ICMPRedirect++
+	case ev.V6 && ev.Type == 1:
+		t.counts.ICMP6Unreach++
+	case ev.V6 && ev.Type == 137:
+		t.counts.ICMP6Redirect++
+	}
+	if ev.QuotedProto == "tcp" {
+		if s := t.streams[keyOf(ev.Quoted.Src, ev.Quoted.Dst)]; s != nil {
+			ev.AttemptFrame = s.first.Frame
+			if ev.AttemptFrame == 0 {
+				ev.AttemptFrame = s.first.Line
+			}
+		}
+	}
+	t.icmp = append(t.icmp, ev)
+}
+
+func (t *Tracker) addARP(p *Packet) {
+	ev := *p.ARP
+	ev.Node, ev.Pos, ev.Time = t.node, p.Pos, p.Time
+	if ev.Gratuitous && (ev.Op == "request" || ev.Op == "reply") {
+		t.counts.ARPGratuitous++
+	}
+	t.arp = append(t.arp, ev)
+}
+
+func (t *Tracker) addTCP(p *Packet) {
+	c := &t.counts
+	c.TCPPackets++
+	syn, ack, rst, fin := p.Flags&SYN != 0, p.Flags&ACK != 0, p.Flags&RST != 0, p.Flags&FIN != 0
+	synOnly := syn && !ack
+	switch {
+	case synOnly:
+		c.SYNOnly++
+	case syn && ack:
+		c.SYNACK++
+	}
+	if rst {
+		c.RST++
+	}
+
+	k := keyOf(p.Src, p.Dst)
+	s := t.streams[k]
+	dir := 0
+	if s != nil {
+		if p.Src != s.a {
+			dir = 1
+		}
+		// Wireshark: a SYN with a new sequence number reuses the ports
+		// for a new conversation.
+		if synOnly && s.baseSet[dir] && p.Seq != s.base[dir] {
+			s = nil
+		}
+	}
+	if s == nil {
+		s = &stream{a: p.Src, b: p.Dst, outer: p.Outer, first: t.seg(p), cliDir: -1, satoDir: -1}
+		t.streams[k] = s
+		t.order = append(t.order, s)
+		dir = 0
+	}
+	od := 1 - dir
+	sg := t.seg(p)
+	s.packets++
+	s.last = p.Time
+	if !s.baseSet[dir] {
+		s.baseSet[dir], s.base[dir] = true, p.Seq
+		if !syn {
+			s.base[dir] = p.Seq - 1
+		}
+	}
+	if p.Payload > 0 {
+		s.bytes[dir] += int64(p.Payload)
+	}
+
+	if synOnly {
+		if s.cliDir < 0 {
+			s.cliDir = int8(dir)
+			if s.satoDir == int8(dir) {
+				s.gotSA = true
+			}
+		}
+		if !p.Short && s.retransmitted(dir, p) {
+			c.SYNRetx++
+		}
+		s.synSeen[dir], s.synISN[dir] = true, p.Seq
+		s.mruSYN = p.Time
+		s.nSYN[dir]++
+		s.syn[dir] = appendSeg(s.syn[dir], sg)
+	}
+	if syn && ack {
+		if s.cliDir < 0 && s.satoDir < 0 {
+			s.satoDir = int8(od)
+		}
+		if s.cliDir >= 0 && dir != int(s.cliDir) {
+			s.gotSA = true
+		}
+		s.nSYNACK[dir]++
+		s.synack[dir] = appendSeg(s.synack[dir], sg)
+	}
+	if rst {
+		s.nRST[dir]++
+		s.rst[dir] = appendSeg(s.rst[dir], sg)
+		if s.cliDir >= 0 {
+			s.cliRST[dir]++
+		}
+		if s.cliDir >= 0 && s.gotSA && s.cFirst == 0 {
+			if dir == int(s.cliDir) {
+				s.cFirst = 2
+			} else {
+				s.sFirstRST = true
+			}
+		}
+	}
+	if p.Flags&(SYN|ACK) == ACK && !s.mruSYN.IsZero() && !s.rttSet {
+		s.firstRTT, s.rttSet = p.Time.Sub(s.mruSYN), true
+	}
+	if !rst && !p.Short {
+		nxt := p.Seq + uint32(p.Payload)
+		if syn || fin {
+			nxt++
+		}
+		if !s.nextSet[dir] || int32(nxt-s.nextSeq[dir]) > 0 {
+			s.nextSeq[dir], s.nextSet[dir], s.nextTime[dir] = nxt, true, p.Time
+		}
+	}
+	if fin && s.fin[dir] == nil {
+		f := sg
+		s.fin[dir] = &f
+	}
+	if s.cliDir >= 0 {
+		fromCli := dir == int(s.cliDir)
+		if fromCli && s.gotSA && ack && !syn && !rst && s.cFirst == 0 {
+			s.cFirst = 1
+			f := sg
+			s.firstAck = &f
+		}
+		if fromCli && ack && !syn && !rst {
+			s.cliAck = true
+		}
+		if !fromCli && !(syn && ack) && !rst {
+			s.srvOther = true
+		}
+	}
+	s.addHistory(dir, p)
+}
+
+// retransmitted tells whether a SYN repeats one already sent in its
+// direction, as Wireshark's tcp.analysis.retransmission does: its sequence
+// number does not advance the direction's next expected one, and it is not
+// an out-of-order segment (one arriving within a round trip of the segment
+// that advanced it, 3 ms before the first round trip is known).
+func (s *stream) retransmitted(dir int, p *Packet) bool {
+	if !s.nextSet[dir] || int32(p.Seq-s.nextSeq[dir]) >= 0 {
+		return false
+	}
+	thres := 3 * time.Millisecond
+	if s.rttSet {
+		thres = s.firstRTT
+	}
+	if p.Time.Sub(s.nextTime[dir]) < thres && s.nextSeq[dir] != p.Seq+1 {
+		return false // out of order
+	}
+	return true
+}
+
+func appendSeg(l []model.Seg, s model.Seg) []model.Seg {
+	if len(l) >= maxSegs {
+		return l
+	}
+	return append(l, s)
+}
+
+// History letters, as Zeek writes them for the originator; the responder's
+// are lower case.
+const (
+	hSYN = iota
+	hSYNACK
+	hACK
+	hData
+	hFIN
+	hRST
+)
+
+// addHistory records Zeek-style history letters by direction of the first
+// packet; they are re-cased for the originator when the attempt is built.
+func (s *stream) addHistory(dir int, p *Packet) {
+	var ev []int
+	switch {
+	case p.Flags&(SYN|ACK) == SYN:
+		ev = append(ev, hSYN)
+	case p.Flags&(SYN|ACK) == SYN|ACK:
+		ev = append(ev, hSYNACK)
+	case p.Flags&ACK != 0 && p.Flags&RST == 0:
+		ev = append(ev, hACK)
+	}
+	if p.Payload > 0 {
+		ev = append(ev, hData)
+	}
+	if p.Flags&FIN != 0 {
+		ev = append(ev, hFIN)
+	}
+	if p.Flags&RST != 0 {
+		ev = append(ev, hRST)
+	}
+	for _, e := range ev {
+		bit := uint32(1) << (e*2 + dir)
+		if s.histSeen&bit != 0 {
+			continue
+		}
+		s.histSeen |= bit
+		s.history = append(s.history, byte(e<<1|dir))
+	}
+}
+
+// Finish returns everything folded so far: the attempts in the order their
+// first packets were seen, the ICMP events and ARP claims, and the counts.
+func (t *Tracker) Finish() *Result {
+	res := &Result{ICMP: t.icmp, ARP: t.arp}
+	res.Attempts = make([]model.Attempt, 0, len(t.order))
+	c := &t.counts
+	c.TCPStreams = len(t.order)
+	for _, s := range t.order {
+		a := s.attempt(t.file, t.node)
+		switch a.Outcome {
+		case model.OutcomeEstablished:
+			c.Established++
+		case model.OutcomeRefused:
+			c.Refused++
+		case model.OutcomeUnanswered:
+			c.Unanswered++
+		case model.OutcomeSynAckClientRST:
+			c.SYNACKClientRST++
+		}
+		res.Attempts = append(res.Attempts, a)
+	}
+	res.Info = model.CaptureInfo{Node: t.node, File: t.file, Packets: c.Packets, First: t.first, Last: t.last, Counts: *c}
+	return res
+}
+
+func (s *stream) outcome() model.Outcome {
+	switch {
+	case s.cliDir < 0:
+		if s.nSYNACK[0]+s.nSYNACK[1] > 0 {
+			return model.OutcomeSynAckOnly
+		}
+		return model.OutcomeMidstream
+	case s.gotSA:
+		switch {
+		case s.cFirst == 1:
+			return model.OutcomeEstablished
+		case s.cFirst == 2:
+			return model.OutcomeSynAckClientRST
+		case s.sFirstRST:
+			return model.OutcomeSynAckServerRST
+		}
+		return model.OutcomeSynAckNoAck
+	case s.cliRST[1-s.cliDir] > 0:
+		return model.OutcomeRefused
+	case s.cliRST[s.cliDir] > 0:
+		return model.OutcomeSynClientRST
+	case s.srvOther:
+		return model.OutcomeOther
+	case s.cliAck:
+		return model.OutcomeClientOnly
+	}
+	return model.OutcomeUnanswered
+}
+
+func (s *stream) attempt(file, node string) model.Attempt {
+	cd := 0 // client direction
+	switch {
+	case s.cliDir >= 0:
+		cd = int(s.cliDir)
+	case s.satoDir >= 0:
+		cd = int(s.satoDir)
+	}
+	sd := 1 - cd
+	ends := [2]netip.AddrPort{s.a, s.b}
+	a := model.Attempt{
+		Node:        node,
+		Pos:         model.Pos{File: file, Frame: s.first.Frame, Line: s.first.Line},
+		Client:      ends[cd],
+		Server:      ends[sd],
+		Outcome:     s.outcome(),
+		Start:       s.first.Time,
+		End:         s.last,
+		SYN:         s.syn[cd],
+		SYNACK:      s.synack[sd],
+		ClientRST:   s.rst[cd],
+		ServerRST:   s.rst[sd],
+		FirstAck:    s.firstAck,
+		ClientFIN:   s.fin[cd],
+		ServerFIN:   s.fin[sd],
+		Packets:     s.packets,
+		ClientBytes: s.bytes[cd],
+		ServerBytes: s.bytes[sd],
+		ISN:         s.synISN[cd],
+	}
+	if s.outer != nil {
+		o := *s.outer
+		a.Outer = &o
+	}
+	a.History = s.historyString(cd)
+	a.ConnState = s.connState(cd)
+	return a
+}
+
+func (s *stream) historyString(cd int) string {
+	const letters = "ShADFR"
+	b := make([]byte, 0, len(s.history))
+	for _, h := range s.history {
+		e, dir := int(h>>1), int(h&1)
+		c := letters[e]
+		if e == hSYNACK {
+			c = 'H'
+		}
+		if dir == cd {
+			c = upper(c)
+		} else {
+			c = lower(c)
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+func upper(c byte) byte {
+	if c >= 'a' && c <= 'z' {
+		return c - 32
+	}
+	return c
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 32
+	}
+	return c
+}
+
+// connState is Zeek's conn_state for the attempt.
+func (s *stream) connState(cd int) string {
+	sd := 1 - cd
+	origSYN := s.nSYN[cd] > 0
+	respSA := s.nSYNACK[sd] > 0
+	origRST, respRST := s.nRST[cd] > 0, s.nRST[sd] > 0
+	origFIN, respFIN := s.fin[cd] != nil, s.fin[sd] != nil
+	switch {
+	case origSYN && !respSA:
+		switch {
+		case respRST:
+			return "REJ"
+		case origRST:
+			return "RSTOS0"
+		case origFIN:
+			return "SH"
+		case s.srvOther:
+			return "OTH"
+		}
+		return "S0"
+	case !origSYN && respSA:
+		switch {
+		case respRST:
+			return "RSTRH"
+		case respFIN:
+			return "SHR"
+		}
+		return "OTH"
+	case !origSYN && !respSA:
+		return "OTH"
+	}
+	switch {
+	case origRST:
+		return "RSTO"
+	case respRST:
+		return "RSTR"
+	case origFIN && respFIN:
+		return "SF"
+	case origFIN:
+		return "S2"
+	case respFIN:
+		return "S3"
+	}
+	return "S1"
+}
+
+// sortAttempts orders attempts by first frame (or line).
+func sortAttempts(l []model.Attempt) {
+	slices.SortStableFunc(l, func(a, b model.Attempt) int {
+		return a.Pos.Frame + a.Pos.Line - b.Pos.Frame - b.Pos.Line
+	})
+}
