@@ -57,46 +57,81 @@ func TestCorpusAgainstTshark(t *testing.T) {
 	dir := testutil.CorpusDir(t, "pcap")
 	files, _ := filepath.Glob(filepath.Join(dir, "truth", "*.json"))
 	if len(files) == 0 {
-		t.Skip("no truth files")
+		t.Fatalf("%s: no truth files", dir)
 	}
 	for _, tf := range files {
-		b, err := os.ReadFile(tf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var tr truth
-		if err := json.Unmarshal(b, &tr); err != nil {
-			t.Fatalf("%s: %v", tf, err)
-		}
+		tr := readTruth(t, tf)
 		t.Run(tr.File, func(t *testing.T) {
-			f, err := os.Open(filepath.Join(dir, "corpus", tr.File))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			res, err := capture.Read(context.Background(), f, tr.File, capture.Options{})
-			if res == nil {
-				t.Fatalf("read: %v", err)
-			}
-			want := tr.counts()
-			got := res.Info.Counts
-			outcomes := map[string]int{}
-			for _, a := range res.Attempts {
-				outcomes[string(a.Outcome)]++
-			}
-			same := got == want && sameOutcomes(outcomes, tr.Outcomes)
-			if why, ok := divergent[tr.File]; ok {
-				if same {
-					t.Errorf("%s: listed as divergent (%s) but now matches tshark", tr.File, why)
-				}
-				return
-			}
-			checkStreams(t, filepath.Join(dir, "truth", strings.TrimSuffix(filepath.Base(tf), ".json")+".streams.tsv"), res.Attempts)
-			if !same {
-				t.Errorf("%s (%s): counts differ from tshark\n got %+v\nwant %+v\n got outcomes %v\nwant outcomes %v\nerr %v",
-					tr.File, tr.Encapsulation, got, want, outcomes, tr.Outcomes, err)
-			}
+			checkAgainstTruth(t, filepath.Join(dir, "corpus", tr.File), tf, divergent[tr.File])
 		})
+	}
+}
+
+// TestFixturesAgainstTshark holds netmortem against tshark on the captures
+// fixtures/make-fixtures.sh made from real kernel traffic; their truth files
+// were written by tshark when the fixtures were made.
+func TestFixturesAgainstTshark(t *testing.T) {
+	root := filepath.Join(testutil.Root(), "fixtures")
+	truths, _ := filepath.Glob(filepath.Join(root, "*", "*", "tshark-truth", "*.json"))
+	more, _ := filepath.Glob(filepath.Join(root, "*", "tshark-truth", "*.json"))
+	truths = append(truths, more...)
+	if len(truths) < 7 {
+		t.Fatalf("found %d fixture truth files, want at least 7", len(truths))
+	}
+	for _, tf := range truths {
+		tr := readTruth(t, tf)
+		capDir := filepath.Dir(filepath.Dir(tf))
+		t.Run(strings.TrimPrefix(filepath.Join(capDir, tr.File), root+"/"), func(t *testing.T) {
+			checkAgainstTruth(t, filepath.Join(capDir, tr.File), tf, "")
+		})
+	}
+}
+
+func readTruth(t *testing.T, path string) truth {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr truth
+	if err := json.Unmarshal(b, &tr); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return tr
+}
+
+// checkAgainstTruth reads a capture and compares its counts, outcomes and
+// streams with tshark's truth file. A non-empty divergence names a known
+// disagreement: the test then checks that it is still there.
+func checkAgainstTruth(t *testing.T, capPath, truthPath, divergence string) {
+	t.Helper()
+	tr := readTruth(t, truthPath)
+	f, err := os.Open(capPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := capture.Read(context.Background(), f, tr.File, capture.Options{})
+	if res == nil {
+		t.Fatalf("read: %v", err)
+	}
+	want := tr.counts()
+	got := res.Info.Counts
+	outcomes := map[string]int{}
+	for _, a := range res.Attempts {
+		outcomes[string(a.Outcome)]++
+	}
+	same := got == want && sameOutcomes(outcomes, tr.Outcomes)
+	if divergence != "" {
+		if same {
+			t.Errorf("%s: listed as divergent (%s) but now matches tshark", tr.File, divergence)
+		}
+		return
+	}
+	checkStreams(t, strings.TrimSuffix(truthPath, ".json")+".streams.tsv", res.Attempts)
+	if !same {
+		t.Errorf("%s (%s): counts differ from tshark\n got %+v\nwant %+v\n got outcomes %v\nwant outcomes %v\nerr %v",
+			tr.File, tr.Encapsulation, got, want, outcomes, tr.Outcomes, err)
 	}
 }
 

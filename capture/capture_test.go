@@ -1,0 +1,229 @@
+package capture_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/netmortem/netmortem/capture"
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+)
+
+func readFixture(t testing.TB, rel string) (*capture.Result, error) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return capture.Read(context.Background(), bytes.NewReader(b), rel, capture.Options{Node: "node1"})
+}
+
+// The seed-002 incident reproduced in network namespaces: two probes from
+// source ports that are NodePorts get their SYN/ACKs reset, three times each.
+func TestIncidentAttempts(t *testing.T) {
+	res, err := readFixture(t, "incidents/ephemeral-nodeport/capture.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Info.Format != "pcap" || res.Info.LinkType != "Linux SLL2" {
+		t.Errorf("format %q link %q, want pcap, Linux SLL2 (tcpdump -i any)", res.Info.Format, res.Info.LinkType)
+	}
+	var reset []model.Attempt
+	for _, a := range res.Attempts {
+		if a.Node != "node1" || a.Pos.File != "incidents/ephemeral-nodeport/capture.pcap" {
+			t.Fatalf("attempt %+v: node or file not set", a.Pos)
+		}
+		if a.Outcome == model.OutcomeSynAckClientRST {
+			reset = append(reset, a)
+		}
+	}
+	if len(reset) != 2 {
+		t.Fatalf("%d attempts reset after SYN/ACK, want 2", len(reset))
+	}
+	for i, port := range []uint16{36704, 32080} {
+		a := reset[i]
+		if a.Client.Port() != port || a.Server.String() != "10.23.77.138:80" {
+			t.Errorf("reset attempt %d: %s -> %s, want port %d -> 10.23.77.138:80", i, a.Client, a.Server, port)
+		}
+		if len(a.SYN) != 3 || len(a.SYNACK) != 3 || len(a.ClientRST) != 3 || a.SYNRetransmissions() != 2 {
+			t.Errorf("reset attempt %d: %d SYN, %d SYN/ACK, %d RST, want 3 each", i, len(a.SYN), len(a.SYNACK), len(a.ClientRST))
+		}
+		for j := range a.SYNACK {
+			if !(a.SYN[j].Frame < a.SYNACK[j].Frame && a.SYNACK[j].Frame < a.ClientRST[j].Frame) {
+				t.Errorf("reset attempt %d round %d: frames SYN %d SYN/ACK %d RST %d out of order", i, j, a.SYN[j].Frame, a.SYNACK[j].Frame, a.ClientRST[j].Frame)
+			}
+		}
+		if a.ConnState != "RSTO" || a.History != "ShR" {
+			t.Errorf("reset attempt %d: conn_state %s history %s, want RSTO ShR", i, a.ConnState, a.History)
+		}
+		if d, ok := a.TimeToSYNACK(); !ok || d <= 0 {
+			t.Errorf("reset attempt %d: time to SYN/ACK %v %v", i, d, ok)
+		}
+	}
+}
+
+func TestHandshakesICMP(t *testing.T) {
+	res, err := readFixture(t, "captures/handshakes.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var what []string
+	for _, ev := range res.ICMP {
+		if ev.QuotedProto != "tcp" || ev.AttemptFrame == 0 {
+			t.Errorf("%s: %s quotes %s %v, attempt frame %d", ev.Pos, ev.What, ev.QuotedProto, ev.Quoted, ev.AttemptFrame)
+		}
+		what = append(what, fmt.Sprintf("%s %d", ev.What, ev.Quoted.Dst.Port()))
+	}
+	want := []string{"port-unreachable 84", "host-unreachable 85", "admin-prohibited 86"}
+	if fmt.Sprint(what) != fmt.Sprint(want) {
+		t.Errorf("ICMP events %v, want %v", what, want)
+	}
+	states := map[string]string{}
+	for _, a := range res.Attempts {
+		states[fmt.Sprint(a.Server.Port())] = a.ConnState
+	}
+	for port, st := range map[string]string{"80": "SF", "81": "REJ", "82": "S0", "83": "RSTO", "8081": "REJ"} {
+		if states[port] != st {
+			t.Errorf("attempt to port %s: conn_state %q, want %q", port, states[port], st)
+		}
+	}
+}
+
+func TestContainersGiveSameAttempts(t *testing.T) {
+	base, err := readFixture(t, "captures/handshakes.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"handshakes.pcap.gz", "handshakes.pcapng", "handshakes-nsec.pcap"} {
+		res, err := readFixture(t, "captures/"+f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Attempts) != len(base.Attempts) {
+			t.Fatalf("%s: %d attempts, pcap has %d", f, len(res.Attempts), len(base.Attempts))
+		}
+		for i := range res.Attempts {
+			a, b := res.Attempts[i], base.Attempts[i]
+			if a.Client != b.Client || a.Outcome != b.Outcome || !a.Start.Equal(b.Start) || a.Pos.Frame != b.Pos.Frame {
+				t.Errorf("%s attempt %d: %s %s %v, pcap %s %s %v", f, i, a.Client, a.Outcome, a.Start, b.Client, b.Outcome, b.Start)
+			}
+		}
+	}
+}
+
+func TestARPClaims(t *testing.T) {
+	res, err := readFixture(t, "captures/arp.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	macs := map[string]bool{}
+	for _, ev := range res.ARP {
+		if ev.IP.String() == "192.168.200.99" && (ev.Op == "reply" || ev.Gratuitous) {
+			macs[ev.MAC] = true
+		}
+	}
+	if len(macs) != 2 || !macs["02:00:00:00:0a:01"] || !macs["02:00:00:00:0b:01"] {
+		t.Errorf("MACs claiming 192.168.200.99: %v, want both nodes' MACs", macs)
+	}
+}
+
+func TestVXLANInnerFlows(t *testing.T) {
+	res, err := readFixture(t, "captures/vxlan.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range res.Attempts {
+		if a.Outer == nil || a.Outer.Src.Addr().String() != "192.168.77.1" {
+			t.Errorf("%s -> %s: outer %v, want the underlay 192.168.77.1", a.Client, a.Server, a.Outer)
+		}
+		if p := a.Outer.Dst.Port(); p != 4789 && p != 8472 {
+			t.Errorf("%s -> %s: outer port %d", a.Client, a.Server, p)
+		}
+	}
+}
+
+func TestNotCapture(t *testing.T) {
+	res, err := capture.Read(context.Background(), bytes.NewReader([]byte("net.ipv4.ip_forward = 1\n")), "sysctl.txt", capture.Options{})
+	if res != nil || !errors.Is(err, capture.ErrNotCapture) {
+		t.Fatalf("got %v, %v; want ErrNotCapture", res, err)
+	}
+}
+
+func TestTruncatedCapture(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures/handshakes.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := b[:len(b)-30]
+	res, err := capture.Read(context.Background(), bytes.NewReader(cut), "cut.pcap", capture.Options{})
+	if res == nil || err == nil {
+		t.Fatalf("got %v, %v; want the packets before the cut and an error", res, err)
+	}
+	var list model.ErrorList
+	if !errors.As(err, &list) || list[0].Pos.Frame != res.Info.Packets+1 {
+		t.Errorf("error %v: want one at frame %d", err, res.Info.Packets+1)
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// Cancellation is checked every few thousand frames; build enough.
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures/handshakes.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := append([]byte(nil), b...)
+	for len(big) < 2<<20 {
+		big = append(big, b[24:]...)
+	}
+	if _, err := capture.Read(ctx, bytes.NewReader(big), "big.pcap", capture.Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	for _, p := range []string{"captures/handshakes.pcap", "captures/arp.pcapng", "captures/vxlan.pcap", "incidents/ephemeral-nodeport/capture.pcap"} {
+		b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures", p))
+		if err != nil {
+			f.Fatal(err)
+		}
+		if len(b) > 4096 {
+			b = b[:4096]
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		res, err := capture.Read(context.Background(), bytes.NewReader(b), "fuzz.pcap", capture.Options{})
+		if res == nil && err == nil {
+			t.Fatal("nil result without an error")
+		}
+		if res != nil && len(res.Attempts) != res.Info.Counts.TCPStreams {
+			t.Fatalf("%d attempts but %d streams", len(res.Attempts), res.Info.Counts.TCPStreams)
+		}
+	})
+}
+
+func BenchmarkRead(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures/handshakes.pcap"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Repeat the packets so that a run reads about 4 MB.
+	big := append([]byte(nil), data...)
+	for len(big) < 4<<20 {
+		big = append(big, data[24:]...)
+	}
+	b.SetBytes(int64(len(big)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := capture.Read(context.Background(), bytes.NewReader(big), "bench.pcap", capture.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

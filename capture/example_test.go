@@ -1,0 +1,36 @@
+package capture_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/netmortem/netmortem/capture"
+)
+
+// Read a capture and list the connection attempts the client reset after
+// the server's SYN/ACK.
+func ExampleRead() {
+	f, err := os.Open("../fixtures/incidents/ephemeral-nodeport/capture.pcap")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer f.Close()
+	res, err := capture.Read(context.Background(), f, "capture.pcap", capture.Options{Node: "node1"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Info.Format, res.Info.LinkType, res.Info.Counts.TCPStreams, "attempts")
+	for _, a := range res.Attempts {
+		if a.Outcome.Failed() {
+			fmt.Printf("%s -> %s %s: SYN frames %d..%d, %d SYN retransmissions\n",
+				a.Client, a.Server, a.Outcome, a.SYN[0].Frame, a.SYN[len(a.SYN)-1].Frame, a.SYNRetransmissions())
+		}
+	}
+	// Output:
+	// pcap Linux SLL2 8 attempts
+	// 10.23.77.129:36704 -> 10.23.77.138:80 synack_client_rst: SYN frames 38..44, 2 SYN retransmissions
+	// 10.23.77.129:32080 -> 10.23.77.138:80 synack_client_rst: SYN frames 59..65, 2 SYN retransmissions
+}
