@@ -3,8 +3,8 @@ package capture_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -72,16 +72,22 @@ func TestCorpusAgainstTshark(t *testing.T) {
 // were written by tshark when the fixtures were made.
 func TestFixturesAgainstTshark(t *testing.T) {
 	root := filepath.Join(testutil.Root(), "fixtures")
-	truths, _ := filepath.Glob(filepath.Join(root, "*", "*", "tshark-truth", "*.json"))
-	more, _ := filepath.Glob(filepath.Join(root, "*", "tshark-truth", "*.json"))
-	truths = append(truths, more...)
-	if len(truths) < 7 {
-		t.Fatalf("found %d fixture truth files, want at least 7", len(truths))
+	truthRoot := filepath.Join(root, "tshark-truth")
+	var truths []string
+	filepath.WalkDir(truthRoot, func(path string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".json") {
+			truths = append(truths, path)
+		}
+		return err
+	})
+	if len(truths) < 8 {
+		t.Fatalf("found %d fixture truth files, want at least 8", len(truths))
 	}
 	for _, tf := range truths {
 		tr := readTruth(t, tf)
-		capDir := filepath.Dir(filepath.Dir(tf))
-		t.Run(strings.TrimPrefix(filepath.Join(capDir, tr.File), root+"/"), func(t *testing.T) {
+		rel, _ := filepath.Rel(truthRoot, filepath.Dir(tf))
+		capDir := filepath.Join(root, rel)
+		t.Run(filepath.Join(rel, tr.File), func(t *testing.T) {
 			checkAgainstTruth(t, filepath.Join(capDir, tr.File), tf, "")
 		})
 	}

@@ -8,6 +8,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,7 +53,10 @@ func analyze(t *testing.T, dir string) (*model.Snapshot, model.ErrorList, analyz
 
 func check(t *testing.T, b bundle) {
 	t.Helper()
-	dir := filepath.Join("..", b.dir)
+	dir := b.dir
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join("..", dir)
+	}
 	_, warns, res := analyze(t, dir)
 	if len(res.Errors) > 0 {
 		t.Errorf("rule errors: %+v", res.Errors)
@@ -148,16 +152,97 @@ func TestSeeds(t *testing.T) {
 	for _, b := range []bundle{{
 		dir: "fixtures/seeds/002-synack-reset",
 		want: []want{{
+			// The grep'd IPVS table shows NodePorts 20869 ... 39080 in
+			// the overlap: proven, hence an error.
 			rule:     "ephemeral-nodeport-overlap",
-			severity: analyzer.Warning,
+			severity: analyzer.Error,
 			facts: map[string]string{
 				"ip_local_port_range": "1024-65000",
 				"nodeport_range":      "20000-40000",
 				"overlap":             "20000-40000",
+				"allocated_nodeports_in_overlap": "20869, 21980, 23593, 24795, 24855, 28796, 29385, 29515, 31221, " +
+					"32080, 32443, 35723, 35934, 36321, 36704, 37629, 38820, 39080",
 			},
-			evidence: []string{"sysctl.txt:1", "kube-apiserver-flags.txt:1"},
+			evidence: []string{"sysctl.txt:1", "kube-apiserver-flags.txt:1", "ipvsadm.txt:16", "ipvsadm.txt:34"},
 		}},
 	}} {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
+	}
+}
+
+// TestIncidents runs the bundles reproduced with the real kernel: the
+// incident and its healthy control.
+func TestIncidents(t *testing.T) {
+	for _, b := range []bundle{{
+		dir: "fixtures/incidents/ephemeral-nodeport",
+		want: []want{{
+			rule:     "synack-reset",
+			severity: analyzer.Error,
+			facts: map[string]string{
+				"client":            "10.23.77.129",
+				"client_ports":      "36704, 32080",
+				"attempts":          "2",
+				"synacks":           "6",
+				"client_resets":     "6",
+				"nodeport_services": "kube-system/kubernetes-dashboard, kube-system/traefik-ingress",
+				"nodeport_range":    "20000-40000",
+			},
+			evidence: []string{"capture.pcap#frame=38", "capture.pcap#frame=39", "capture.pcap#frame=40",
+				"ipvsadm.txt:10", "services.json:4 (Service kube-system/kubernetes-dashboard)",
+				"kube-apiserver.yaml:41 (Pod kube-system/kube-apiserver)", "sysctl.txt:1"},
+		}, {
+			rule:     "ephemeral-nodeport-overlap",
+			severity: analyzer.Error,
+			facts: map[string]string{
+				"ip_local_port_range":            "1024-65000",
+				"nodeport_range":                 "20000-40000",
+				"overlap":                        "20000-40000",
+				"allocated_nodeports_in_overlap": "32080, 32443, 36704",
+			},
+			evidence: []string{"sysctl.txt:1", "sysctl.txt:2", "kube-apiserver.yaml:41 (Pod kube-system/kube-apiserver)"},
+		}},
+	}, {
+		dir: "fixtures/incidents/ephemeral-nodeport-control",
+	}} {
+		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
+	}
+}
+
+// TestPartialBundles checks that each rule says what it can prove from part
+// of the evidence: the capture alone, or the node's settings alone.
+func TestPartialBundles(t *testing.T) {
+	src := filepath.Join("..", "fixtures/incidents/ephemeral-nodeport")
+	for _, c := range []struct {
+		files []string
+		want  want
+	}{{
+		files: []string{"capture.pcap"},
+		want: want{rule: "synack-reset", severity: analyzer.Warning,
+			facts:    map[string]string{"client_ports": "36704, 32080", "attempts": "2"},
+			evidence: []string{"capture.pcap#frame=38", "capture.pcap#frame=59"}},
+	}, {
+		files: []string{"sysctl.txt", "kube-apiserver.yaml"},
+		want: want{rule: "ephemeral-nodeport-overlap", severity: analyzer.Warning,
+			facts:    map[string]string{"overlap": "20000-40000"},
+			evidence: []string{"sysctl.txt:1", "kube-apiserver.yaml:41 (Pod kube-system/kube-apiserver)"}},
+	}, {
+		files: []string{"sysctl.txt"},
+		want: want{rule: "ephemeral-nodeport-overlap", severity: analyzer.Warning,
+			facts:    map[string]string{"nodeport_range": "30000-32767", "overlap": "30000-32767"},
+			evidence: []string{"sysctl.txt:1"}},
+	}} {
+		t.Run(strings.Join(c.files, "+"), func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range c.files {
+				b, err := os.ReadFile(filepath.Join(src, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check(t, bundle{dir: dir, want: []want{c.want}})
+		})
 	}
 }

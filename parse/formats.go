@@ -67,5 +67,7 @@ func Formats() []*Format {
 		componentFlagsFormat,
 		containersFormat,
 		describeFormat,
+		ipvsadmFormat,
+		kubeFormat,
 	}
 }

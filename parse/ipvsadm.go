@@ -1,0 +1,467 @@
+package parse
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// ipvsadmFormat reads IPVS virtual service tables.
+var ipvsadmFormat = &Format{
+	Name:    "ipvsadm",
+	Kind:    model.KindIPVS,
+	Command: "ipvsadm -Ln (also --stats, --rate, -Sn, and grep'd service lines)",
+	Sniff:   sniffIPVSadm,
+	Parse: func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+		var errs model.ErrorList
+		svcs := readIPVSadm(r, src.Name, src.Node, &errs)
+		snap.IPVS = append(snap.IPVS, svcs...)
+		src.Count("services", len(svcs))
+		return len(svcs), errs.Err()
+	},
+}
+
+func sniffIPVSadm(_ string, head []byte) int {
+	if !isText(head) {
+		return 0
+	}
+	lines := headLines(head, 200)
+	matched, total := 0, 0
+	for _, line := range lines {
+		t := strings.TrimSpace(line)
+		if t == "" {
+			continue
+		}
+		if strings.HasPrefix(t, "IP Virtual Server version") {
+			return 100
+		}
+		if _, cmd, ok := prompt(line); ok {
+			if strings.Contains(cmd, "ipvsadm") {
+				matched += 3
+			}
+			continue
+		}
+		total++
+		if _, ok := ipvsServiceLine(strings.Fields(t)); ok || strings.HasPrefix(t, "-> ") {
+			matched++
+		} else if strings.HasPrefix(t, "-A ") || strings.HasPrefix(t, "-a ") {
+			matched++
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return ratioScore(matched, total, 90)
+}
+
+// IPVSadm parses `ipvsadm -Ln` listings: the plain form, --stats and
+// --rate (counters per service and real server), --thresholds and
+// --persistent-conn columns, the save form of `ipvsadm -Sn`, and service
+// lines cut out with grep ("TCP 169.254.20.10:20869 rr"). Several listings
+// in one file (as log collectors write them, one command after another) are
+// merged: each virtual service is reported once, with the position of its
+// first line. Prompt lines ("# ipvsadm -Ln") and headers are skipped; any
+// other line is reported with its position and the rest is read.
+func IPVSadm(r io.Reader, name string) ([]model.IPVSService, error) {
+	var errs model.ErrorList
+	out := readIPVSadm(r, name, "", &errs)
+	return out, errs.Err()
+}
+
+type ipvsMode int
+
+const (
+	ipvsPlain ipvsMode = iota
+	ipvsStats
+	ipvsRate
+	ipvsThresholds
+	ipvsPersist
+)
+
+func readIPVSadm(r io.Reader, name, node string, errs *model.ErrorList) []model.IPVSService {
+	var (
+		out  []*model.IPVSService
+		byID = map[string]*model.IPVSService{}
+		cur  *model.IPVSService
+		mode = ipvsPlain
+	)
+	service := func(proto string, addr netip.AddrPort, mark uint32, pos model.Pos) *model.IPVSService {
+		id := fmt.Sprintf("%s|%s|%d|%s", proto, addr, mark, node)
+		if s := byID[id]; s != nil {
+			return s
+		}
+		s := &model.IPVSService{Node: node, Proto: proto, Addr: addr, FWMark: mark, Pos: pos}
+		byID[id] = s
+		out = append(out, s)
+		return s
+	}
+	real := func(s *model.IPVSService, addr netip.AddrPort, pos model.Pos) *model.IPVSReal {
+		for i := range s.Reals {
+			if s.Reals[i].Addr == addr {
+				return &s.Reals[i]
+			}
+		}
+		s.Reals = append(s.Reals, model.IPVSReal{Addr: addr, Pos: pos})
+		return &s.Reals[len(s.Reals)-1]
+	}
+
+	l := newLines(r, name, errs)
+	for l.Next() {
+		line := l.Text()
+		t := strings.TrimSpace(line)
+		if t == "" {
+			continue
+		}
+		if n, ok := nodeMarker(line); ok {
+			node = n
+			continue
+		}
+		if _, cmd, ok := prompt(line); ok {
+			mode = ipvsModeOf(cmd, mode)
+			cur = nil
+			continue
+		}
+		f := strings.Fields(t)
+		switch {
+		case strings.HasPrefix(t, "IP Virtual Server version"):
+			mode, cur = ipvsPlain, nil
+			continue
+		case f[0] == "Prot":
+			mode = ipvsHeaderMode(f)
+			continue
+		case len(f) >= 2 && f[0] == "->" && f[1] == "RemoteAddress:Port":
+			if m := ipvsHeaderMode(f); m != ipvsPlain {
+				mode = m
+			}
+			continue
+		}
+
+		if f[0] == "-A" || f[0] == "-a" || f[0] == "-E" || f[0] == "-e" {
+			if err := ipvsSaveLine(f, l.Pos(), service, real); err != nil {
+				l.Errorf("%v", err)
+			}
+			continue
+		}
+		if f[0] == "->" {
+			if cur == nil {
+				l.Errorf("real server line before any virtual service")
+				continue
+			}
+			if len(f) < 2 {
+				l.Errorf("expected \"-> ADDRESS:PORT ...\"")
+				continue
+			}
+			addr, err := parseIPVSAddr(f[1])
+			if err != nil {
+				l.Errorf("expected \"-> ADDRESS:PORT ...\": %v", err)
+				continue
+			}
+			rs := real(cur, addr, l.Pos())
+			if err := ipvsRealColumns(rs, f[2:], mode); err != nil {
+				l.Errorf("%v", err)
+			}
+			continue
+		}
+		sl, ok := ipvsServiceLine(f)
+		if !ok {
+			l.Errorf("expected an IPVS service line (\"TCP 10.96.0.1:443 rr\") or a real server line (\"-> 10.0.0.1:6443 Masq 1 0 0\")")
+			cur = nil
+			continue
+		}
+		cur = service(sl.proto, sl.addr, sl.mark, l.Pos())
+		if err := ipvsServiceColumns(cur, f[2:], mode); err != nil {
+			l.Errorf("%v", err)
+		}
+	}
+	res := make([]model.IPVSService, len(out))
+	for i, s := range out {
+		res[i] = *s
+	}
+	return res
+}
+
+// ipvsModeOf reads the listing mode from the command of a prompt line.
+func ipvsModeOf(cmd string, cur ipvsMode) ipvsMode {
+	if !strings.Contains(cmd, "ipvsadm") {
+		return cur
+	}
+	switch {
+	case strings.Contains(cmd, "--stats"):
+		return ipvsStats
+	case strings.Contains(cmd, "--rate"):
+		return ipvsRate
+	case strings.Contains(cmd, "--thresholds"):
+		return ipvsThresholds
+	case strings.Contains(cmd, "--persistent-conn"):
+		return ipvsPersist
+	}
+	return ipvsPlain
+}
+
+// ipvsHeaderMode reads the listing mode from a column header line.
+func ipvsHeaderMode(f []string) ipvsMode {
+	h := strings.Join(f, " ")
+	switch {
+	case strings.Contains(h, "InPkts"):
+		return ipvsStats
+	case strings.Contains(h, "CPS"):
+		return ipvsRate
+	case strings.Contains(h, "Uthreshold"):
+		return ipvsThresholds
+	case strings.Contains(h, "PersistConn"):
+		return ipvsPersist
+	}
+	return ipvsPlain
+}
+
+type ipvsSvcLine struct {
+	proto string
+	addr  netip.AddrPort
+	mark  uint32
+}
+
+func ipvsServiceLine(f []string) (ipvsSvcLine, bool) {
+	if len(f) < 2 {
+		return ipvsSvcLine{}, false
+	}
+	switch f[0] {
+	case "TCP", "UDP", "SCTP":
+		a, err := parseIPVSAddr(f[1])
+		if err != nil {
+			return ipvsSvcLine{}, false
+		}
+		return ipvsSvcLine{proto: f[0], addr: a}, true
+	case "FWM":
+		m, err := strconv.ParseUint(f[1], 0, 32)
+		if err != nil {
+			return ipvsSvcLine{}, false
+		}
+		return ipvsSvcLine{proto: "FWM", mark: uint32(m)}, true
+	}
+	return ipvsSvcLine{}, false
+}
+
+// parseIPVSAddr reads "10.96.0.1:443" or "[fd00::1]:443".
+func parseIPVSAddr(s string) (netip.AddrPort, error) {
+	a, err := netip.ParseAddrPort(s)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("address %q: want IP:PORT with numeric port (ipvsadm -n)", s)
+	}
+	return a, nil
+}
+
+func ipvsServiceColumns(s *model.IPVSService, f []string, mode ipvsMode) error {
+	switch mode {
+	case ipvsStats, ipvsRate:
+		c, err := ipvsCounters(f)
+		if err != nil {
+			return err
+		}
+		if mode == ipvsStats {
+			s.Stats = c
+		} else {
+			s.Rate = c
+		}
+		return nil
+	}
+	if len(f) == 0 {
+		return nil
+	}
+	s.Scheduler = f[0]
+	for i := 1; i < len(f); i++ {
+		if f[i] == "persistent" && i+1 < len(f) {
+			n, err := strconv.Atoi(f[i+1])
+			if err != nil {
+				return fmt.Errorf("persistent %q: want seconds", f[i+1])
+			}
+			s.Persistent = n
+			i++
+			continue
+		}
+		s.Flags = append(s.Flags, f[i])
+	}
+	return nil
+}
+
+func ipvsRealColumns(rs *model.IPVSReal, f []string, mode ipvsMode) error {
+	switch mode {
+	case ipvsStats, ipvsRate:
+		c, err := ipvsCounters(f)
+		if err != nil {
+			return err
+		}
+		if mode == ipvsStats {
+			rs.Stats = c
+		} else {
+			rs.Rate = c
+		}
+		return nil
+	}
+	if len(f) < 4 {
+		return fmt.Errorf("expected Forward Weight ActiveConn InActConn after the address, got %d columns", len(f))
+	}
+	rs.Forward = f[0]
+	n := make([]int, 0, 3)
+	for _, s := range f[1:4] {
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("column %q: want a number", s)
+		}
+		n = append(n, v)
+	}
+	switch mode {
+	case ipvsThresholds:
+		rs.Weight, rs.UThreshold, rs.LThreshold = n[0], n[1], n[2]
+		if len(f) > 4 {
+			if v, err := strconv.Atoi(f[4]); err == nil {
+				rs.ActiveConn = v
+			}
+		}
+	case ipvsPersist:
+		rs.Weight, rs.PersistConn, rs.ActiveConn = n[0], n[1], n[2]
+		if len(f) > 4 {
+			if v, err := strconv.Atoi(f[4]); err == nil {
+				rs.InactConn = v
+			}
+		}
+	default:
+		rs.Weight, rs.ActiveConn, rs.InactConn = n[0], n[1], n[2]
+		if len(f) > 4 {
+			rs.TunnelInfo = strings.Join(f[4:], " ")
+		}
+	}
+	return nil
+}
+
+// ipvsCounters reads the five counters of --stats or --rate; without
+// --exact, ipvsadm prints large values with a K, M, G or T suffix.
+func ipvsCounters(f []string) (*model.IPVSCounters, error) {
+	if len(f) < 5 {
+		return nil, fmt.Errorf("expected 5 counters, got %d", len(f))
+	}
+	var v [5]uint64
+	for i := range v {
+		s := f[i]
+		mult := uint64(1)
+		if n := len(s); n > 1 {
+			switch s[n-1] {
+			case 'K':
+				mult, s = 1000, s[:n-1]
+			case 'M':
+				mult, s = 1000*1000, s[:n-1]
+			case 'G':
+				mult, s = 1000*1000*1000, s[:n-1]
+			case 'T':
+				mult, s = 1000*1000*1000*1000, s[:n-1]
+			}
+		}
+		x, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("counter %q: want a number", f[i])
+		}
+		v[i] = x * mult
+	}
+	return &model.IPVSCounters{Conns: v[0], InPkts: v[1], OutPkts: v[2], InBytes: v[3], OutBytes: v[4]}, nil
+}
+
+// ipvsSaveLine reads one line of `ipvsadm -Sn`: "-A -t 10.96.0.1:443 -s rr"
+// or "-a -t 10.96.0.1:443 -r 10.0.0.1:6443 -m -w 1".
+func ipvsSaveLine(f []string, pos model.Pos,
+	service func(string, netip.AddrPort, uint32, model.Pos) *model.IPVSService,
+	real func(*model.IPVSService, netip.AddrPort, model.Pos) *model.IPVSReal) error {
+	var (
+		proto, vaddr, raddr, sched, fwd string
+		weight                          = -1
+		persist                         int
+		flags                           []string
+	)
+	for i := 1; i < len(f); i++ {
+		arg := func() (string, error) {
+			if i+1 >= len(f) {
+				return "", fmt.Errorf("%s needs a value", f[i])
+			}
+			i++
+			return f[i], nil
+		}
+		var err error
+		switch f[i] {
+		case "-t", "--tcp-service":
+			proto = "TCP"
+			vaddr, err = arg()
+		case "-u", "--udp-service":
+			proto = "UDP"
+			vaddr, err = arg()
+		case "--sctp-service":
+			proto = "SCTP"
+			vaddr, err = arg()
+		case "-f", "--fwmark-service":
+			proto = "FWM"
+			vaddr, err = arg()
+		case "-r", "--real-server":
+			raddr, err = arg()
+		case "-s", "--scheduler":
+			sched, err = arg()
+		case "-p", "--persistent":
+			var v string
+			if v, err = arg(); err == nil {
+				persist, err = strconv.Atoi(v)
+			}
+		case "-w", "--weight":
+			var v string
+			if v, err = arg(); err == nil {
+				weight, err = strconv.Atoi(v)
+			}
+		case "-m", "--masquerading":
+			fwd = "Masq"
+		case "-g", "--gatewaying":
+			fwd = "Route"
+		case "-i", "--ipip":
+			fwd = "Tunnel"
+		default:
+			flags = append(flags, f[i])
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if proto == "" {
+		return fmt.Errorf("expected -t, -u or -f with the virtual service")
+	}
+	var addr netip.AddrPort
+	var mark uint32
+	if proto == "FWM" {
+		m, err := strconv.ParseUint(vaddr, 0, 32)
+		if err != nil {
+			return fmt.Errorf("firewall mark %q: want a number", vaddr)
+		}
+		mark = uint32(m)
+	} else {
+		a, err := parseIPVSAddr(vaddr)
+		if err != nil {
+			return err
+		}
+		addr = a
+	}
+	s := service(proto, addr, mark, pos)
+	if f[0] == "-A" || f[0] == "-E" {
+		s.Scheduler, s.Persistent, s.Flags = sched, persist, flags
+		return nil
+	}
+	ra, err := parseIPVSAddr(raddr)
+	if err != nil {
+		return fmt.Errorf("real server: %w", err)
+	}
+	rs := real(s, ra, pos)
+	rs.Forward = fwd
+	if weight >= 0 {
+		rs.Weight = weight
+	} else {
+		rs.Weight = 1
+	}
+	return nil
+}

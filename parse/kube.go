@@ -1,0 +1,295 @@
+package parse
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// kubeFormat reads Kubernetes objects as kubectl prints them with -o json or
+// -o yaml, and static pod manifests.
+var kubeFormat = &Format{
+	Name:    "kubectl",
+	Kind:    model.KindKube,
+	Command: "kubectl get ... -o json|yaml (objects and Lists); static pod manifests (/etc/kubernetes/manifests/*.yaml)",
+	Sniff:   sniffKube,
+	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+		var errs model.ErrorList
+		n := readKube(ctx, r, src, snap, &errs)
+		return n, errs.Err()
+	},
+}
+
+var (
+	yamlTopKeyRe = regexp.MustCompile(`^(apiVersion|kind):\s*\S`)
+	jsonKindRe   = regexp.MustCompile(`"(apiVersion|kind)"\s*:\s*"`)
+)
+
+func sniffKube(_ string, head []byte) int {
+	if !isText(head) {
+		return 0
+	}
+	t := bytes.TrimSpace(head)
+	if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		if len(jsonKindRe.FindAll(head, 2)) == 2 {
+			return 95
+		}
+		return 0
+	}
+	seen := map[string]bool{}
+	for _, line := range headLines(head, 400) {
+		if m := yamlTopKeyRe.FindStringSubmatch(line); m != nil {
+			seen[m[1]] = true
+		}
+	}
+	if seen["apiVersion"] && seen["kind"] {
+		return 95
+	}
+	return 0
+}
+
+// KubeObjects reads Kubernetes objects from kubectl's JSON or YAML output:
+// single objects, Lists (kind: List, or typed lists such as ServiceList),
+// and several YAML documents separated by "---". Services, Endpoints,
+// EndpointSlices, Pods, Nodes, ComponentStatuses, Leases, Events, ConfigMaps
+// and DaemonSets are kept, each with the line of its first field and its
+// "Kind namespace/name"; other kinds are counted and skipped. A Pod whose
+// container runs a cluster component (a static pod manifest such as
+// kube-apiserver.yaml) also yields that component's command line, each flag
+// with its own line. name is used in positions.
+func KubeObjects(r io.Reader, name string) (*model.Snapshot, error) {
+	var errs model.ErrorList
+	snap := &model.Snapshot{}
+	readKube(context.Background(), r, &Source{Name: name}, snap, &errs)
+	return snap, errs.Err()
+}
+
+var yamlLineRe = regexp.MustCompile(`line (\d+)`)
+
+func readKube(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot, errs *model.ErrorList) int {
+	dec := yaml.NewDecoder(r)
+	n := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			errs.Add(model.Pos{File: src.Name}, "", err)
+			return n
+		}
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			pos := model.Pos{File: src.Name}
+			if m := yamlLineRe.FindStringSubmatch(err.Error()); m != nil {
+				pos.Line, _ = strconv.Atoi(m[1])
+			}
+			errs.Add(pos, "", fmt.Errorf("not valid JSON or YAML: %w", err))
+			break
+		}
+		if len(doc.Content) == 0 {
+			continue // empty document
+		}
+		n += kubeNode(doc.Content[0], "", src, snap, errs)
+	}
+	return n
+}
+
+// mapValue returns the value node of key in a mapping node.
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func scalar(m *yaml.Node, key string) string {
+	if v := mapValue(m, key); v != nil && v.Kind == yaml.ScalarNode {
+		return v.Value
+	}
+	return ""
+}
+
+// kubeNode reads one object (or List) node; itemKind is the kind implied by
+// a typed List for items that omit theirs.
+func kubeNode(node *yaml.Node, itemKind string, src *Source, snap *model.Snapshot, errs *model.ErrorList) int {
+	pos := model.Pos{File: src.Name, Line: node.Line}
+	if node.Kind != yaml.MappingNode {
+		errs.Addf(pos, "", "expected a Kubernetes object (a mapping with apiVersion and kind)")
+		return 0
+	}
+	kind := scalar(node, "kind")
+	if kind == "" {
+		kind = itemKind
+	}
+	if strings.HasSuffix(kind, "List") {
+		items := mapValue(node, "items")
+		if items == nil {
+			return 0
+		}
+		if items.Kind != yaml.SequenceNode {
+			errs.Addf(model.Pos{File: src.Name, Line: items.Line}, "", "items: expected a list")
+			return 0
+		}
+		n := 0
+		for _, it := range items.Content {
+			n += kubeNode(it, strings.TrimSuffix(kind, "List"), src, snap, errs)
+		}
+		return n
+	}
+	if kind == "" {
+		errs.Addf(pos, "", "object without a kind")
+		return 0
+	}
+	meta := mapValue(node, "metadata")
+	ns, name := scalar(meta, "namespace"), scalar(meta, "name")
+	pos.Object = model.ObjectName(kind, ns, name)
+	ksrc := model.Source{Pos: pos, Node: src.Node}
+	src.Count(kind, 1)
+
+	var target any
+	var add func()
+	k := &snap.Kube
+	switch kind {
+	case "Service":
+		var o model.Service
+		target, add = &o.Service, func() { o.Source = ksrc; k.Services = append(k.Services, o) }
+	case "Endpoints":
+		var o model.Endpoints
+		target, add = &o.Endpoints, func() { o.Source = ksrc; k.Endpoints = append(k.Endpoints, o) }
+	case "EndpointSlice":
+		var o model.EndpointSlice
+		target, add = &o.EndpointSlice, func() { o.Source = ksrc; k.EndpointSlices = append(k.EndpointSlices, o) }
+	case "Pod":
+		var o model.Pod
+		target, add = &o.Pod, func() {
+			o.Source = ksrc
+			k.Pods = append(k.Pods, o)
+			snap.Components = append(snap.Components, staticPodComponents(node, src, pos)...)
+		}
+	case "Node":
+		var o model.Node
+		target, add = &o.Node, func() { o.Source = ksrc; k.Nodes = append(k.Nodes, o) }
+	case "ComponentStatus":
+		var o model.ComponentStatus
+		target, add = &o.ComponentStatus, func() { o.Source = ksrc; k.ComponentStatuses = append(k.ComponentStatuses, o) }
+	case "Lease":
+		var o model.Lease
+		target, add = &o.Lease, func() { o.Source = ksrc; k.Leases = append(k.Leases, o) }
+	case "Event":
+		var o model.Event
+		target, add = &o.Event, func() { o.Source = ksrc; k.Events = append(k.Events, o) }
+	case "ConfigMap":
+		var o model.ConfigMap
+		target, add = &o.ConfigMap, func() { o.Source = ksrc; k.ConfigMaps = append(k.ConfigMaps, o) }
+	case "DaemonSet":
+		var o model.DaemonSet
+		target, add = &o.DaemonSet, func() { o.Source = ksrc; k.DaemonSets = append(k.DaemonSets, o) }
+	default:
+		return 0 // counted in Details, not modelled
+	}
+	if err := decodeNode(node, target); err != nil {
+		errs.Addf(pos, "", "%s: %v", kind, err)
+		return 0
+	}
+	add()
+	return 1
+}
+
+// decodeNode decodes a YAML (or JSON) node into a k8s.io/api type through
+// JSON, so that the types' json tags and custom unmarshalers apply.
+func decodeNode(node *yaml.Node, target any) error {
+	var v any
+	if err := node.Decode(&v); err != nil {
+		return err
+	}
+	b, err := json.Marshal(jsonable(v))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, target)
+}
+
+// jsonable turns the maps YAML decodes with non-string keys (labels such as
+// "1: x") into string-keyed maps that encoding/json accepts.
+func jsonable(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = jsonable(x)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[fmt.Sprint(k)] = jsonable(x)
+		}
+		return m
+	case []any:
+		for i, x := range t {
+			t[i] = jsonable(x)
+		}
+		return t
+	}
+	return v
+}
+
+// staticPodComponents returns the cluster components a Pod's containers run,
+// with their flags from command and args. The manifest's own lines are kept
+// for each flag.
+func staticPodComponents(pod *yaml.Node, src *Source, pos model.Pos) []model.Component {
+	containers := mapValue(mapValue(pod, "spec"), "containers")
+	if containers == nil || containers.Kind != yaml.SequenceNode {
+		return nil
+	}
+	var out []model.Component
+	for _, c := range containers.Content {
+		var words []*yaml.Node
+		for _, key := range []string{"command", "args"} {
+			if seq := mapValue(c, key); seq != nil && seq.Kind == yaml.SequenceNode {
+				words = append(words, seq.Content...)
+			}
+		}
+		texts := make([]string, len(words))
+		for i, w := range words {
+			texts[i] = w.Value
+		}
+		comp, next := commandComponent(texts)
+		if comp == "" {
+			continue
+		}
+		cp := pos
+		cp.Line = c.Line
+		mc := model.Component{Node: src.Node, Name: comp, Pos: cp}
+		for i := next; i < len(words); i++ {
+			w := words[i]
+			name, value, ok := strings.Cut(strings.TrimPrefix(w.Value, "--"), "=")
+			if !strings.HasPrefix(w.Value, "--") {
+				continue
+			}
+			if !ok && i+1 < len(words) && !strings.HasPrefix(words[i+1].Value, "-") {
+				value = words[i+1].Value // "--flag", "value" as two items
+				i++
+			}
+			mc.Args = append(mc.Args, model.Arg{Name: name, Value: value,
+				Pos: model.Pos{File: src.Name, Line: w.Line, Object: pos.Object}})
+		}
+		out = append(out, mc)
+	}
+	return out
+}

@@ -1,0 +1,176 @@
+package parse
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+)
+
+func readKubeFile(t *testing.T, rel string) *model.Snapshot {
+	t.Helper()
+	f, err := os.Open(filepath.Join(testutil.Root(), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	snap, err := KubeObjects(f, filepath.Base(rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+func TestKubeServicesList(t *testing.T) {
+	snap := readKubeFile(t, "fixtures/incidents/ephemeral-nodeport/services.json")
+	svcs := snap.Kube.Services
+	if len(svcs) != 3 {
+		t.Fatalf("%d services, want 3", len(svcs))
+	}
+	var got []string
+	for _, np := range snap.Kube.NodePorts() {
+		got = append(got, np.Pos.String()+" "+np.Namespace+"/"+np.Service+" "+np.PortName)
+	}
+	want := []string{
+		"services.json:4 (Service kube-system/kubernetes-dashboard) kube-system/kubernetes-dashboard ",
+		"services.json:46 (Service kube-system/traefik-ingress) kube-system/traefik-ingress http",
+		"services.json:46 (Service kube-system/traefik-ingress) kube-system/traefik-ingress https",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("NodePorts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if ip := svcs[1].Status.LoadBalancer.Ingress[0].IP; ip != "10.10.249.145" {
+		t.Errorf("load balancer IP %q", ip)
+	}
+}
+
+func TestKubeStaticPodManifest(t *testing.T) {
+	snap := readKubeFile(t, "fixtures/incidents/ephemeral-nodeport/kube-apiserver.yaml")
+	if len(snap.Kube.Pods) != 1 || snap.Kube.Pods[0].Namespace != "kube-system" {
+		t.Fatalf("pods %+v", snap.Kube.Pods)
+	}
+	if len(snap.Components) != 1 || snap.Components[0].Name != "kube-apiserver" {
+		t.Fatalf("components %+v", snap.Components)
+	}
+	a, _, ok := snap.ComponentFlag("kube-apiserver", "service-node-port-range")
+	if !ok || a.Value != "20000-40000" || a.Pos.String() != "kube-apiserver.yaml:41 (Pod kube-system/kube-apiserver)" {
+		t.Errorf("flag %+v at %s", a, a.Pos)
+	}
+	if p := snap.Kube.Pods[0].Spec.Containers[0].LivenessProbe; p == nil || p.TimeoutSeconds != 15 || p.FailureThreshold != 8 {
+		t.Errorf("liveness probe %+v", p)
+	}
+}
+
+func TestKubeYAMLDocuments(t *testing.T) {
+	in := `apiVersion: v1
+kind: ServiceList
+items:
+- metadata:
+    name: web
+    namespace: shop
+  spec:
+    type: NodePort
+    ports:
+    - port: 80
+      nodePort: 31080
+---
+apiVersion: v1
+kind: Endpoints
+metadata:
+  name: web
+  namespace: shop
+subsets:
+- addresses:
+  - ip: 10.244.1.7
+  ports:
+  - port: 8080
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: kube-proxy-x
+  namespace: kube-system
+spec:
+  containers:
+  - name: kube-proxy
+    command: ["/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override", "node1"]
+`
+	src := &Source{Name: "objs.yaml"}
+	var snap model.Snapshot
+	var errs model.ErrorList
+	n := readKube(t.Context(), strings.NewReader(in), src, &snap, &errs)
+	if errs.Err() != nil || n != 3 {
+		t.Fatalf("read %d objects, errors %v; want 3 and none", n, errs.Err())
+	}
+	if s := snap.Kube.Services; len(s) != 1 || s[0].Spec.Ports[0].NodePort != 31080 || s[0].Source.Pos.String() != "objs.yaml:4 (Service shop/web)" {
+		t.Errorf("services %+v", s)
+	}
+	if e := snap.Kube.Endpoints; len(e) != 1 || e[0].Subsets[0].Addresses[0].IP != "10.244.1.7" || e[0].Source.Pos.Line != 13 {
+		t.Errorf("endpoints %+v", e)
+	}
+	if src.Details["Deployment"] != 1 {
+		t.Errorf("details %v: the Deployment should be counted", src.Details)
+	}
+	a, _, ok := snap.ComponentFlag("kube-proxy", "hostname-override")
+	if !ok || a.Value != "node1" || a.Pos.Line != 37 {
+		t.Errorf("kube-proxy flag %+v", a)
+	}
+}
+
+func TestKubeErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		"{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Service\",\n  \"spec\": {\"ports\": [{\"port\": \"eighty\"}]}\n}\n": "bad.json:1 (Service): Service: json: cannot unmarshal",
+		"apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n   bad: indent\n":                                   "bad.json:5: not valid JSON or YAML",
+		"apiVersion: v1\nitems: 3\nkind: List\n":                                                                  "bad.json:2: items: expected a list",
+	} {
+		_, err := KubeObjects(strings.NewReader(in), "bad.json")
+		var list model.ErrorList
+		if !errors.As(err, &list) || !strings.HasPrefix(list[0].Error(), want) {
+			t.Errorf("%q: error %v, want prefix %q", in, err, want)
+		}
+	}
+}
+
+func TestSniffKube(t *testing.T) {
+	for in, want := range map[string]bool{
+		"{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n    \"kind\": \"List\"\n}\n": true,
+		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: etcd\n":                       true,
+		"Name:         kube-controller-manager\nNamespace:    kube-system\n":          false,
+		"{\"net.ipv4.ip_forward\": \"1\"}\n":                                         false,
+	} {
+		if got := sniffKube("x", []byte(in)) >= 50; got != want {
+			t.Errorf("sniff %q = %v, want %v", in[:16], got, want)
+		}
+	}
+}
+
+func FuzzKubeObjects(f *testing.F) {
+	for _, rel := range []string{"fixtures/incidents/ephemeral-nodeport/services.json", "fixtures/incidents/ephemeral-nodeport/kube-apiserver.yaml"} {
+		b, err := os.ReadFile(filepath.Join(testutil.Root(), rel))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		snap, err := KubeObjects(strings.NewReader(in), "fuzz.yaml")
+		var list model.ErrorList
+		if err != nil && !errors.As(err, &list) {
+			t.Fatalf("error %v is not positioned", err)
+		}
+		for _, s := range snap.Kube.Services {
+			if s.Source.Pos.File != "fuzz.yaml" || s.Source.Pos.Object == "" {
+				t.Fatalf("service without a position: %+v", s.Source)
+			}
+		}
+	})
+}
