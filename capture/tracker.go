@@ -2,7 +2,6 @@ package capture
 
 import (
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/netmortem/netmortem/model"
@@ -513,11 +512,4 @@ func (s *stream) connState(cd int) string {
 		return "S3"
 	}
 	return "S1"
-}
-
-// sortAttempts orders attempts by first frame (or line).
-func sortAttempts(l []model.Attempt) {
-	slices.SortStableFunc(l, func(a, b model.Attempt) int {
-		return a.Pos.Frame + a.Pos.Line - b.Pos.Frame - b.Pos.Line
-	})
 }

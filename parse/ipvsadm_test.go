@@ -120,9 +120,9 @@ func TestSniffIPVSadm(t *testing.T) {
 	for in, want := range map[string]bool{
 		ipvsListing: true,
 		"# ipvsadm -l -n | grep TCP | less\nTCP 169.254.20.10:20869 rr\nTCP 169.254.20.10:21980 rr\n": true,
-		"-A -t 10.96.0.1:443 -s rr\n-a -t 10.96.0.1:443 -r 172.18.0.2:6443 -m -w 1\n":                  true,
-		"net.ipv4.ip_local_port_range = 1024 65000\n":                                                  false,
-		"tcp   LISTEN 0      4096   127.0.0.1:10248   0.0.0.0:*\n":                                     false,
+		"-A -t 10.96.0.1:443 -s rr\n-a -t 10.96.0.1:443 -r 172.18.0.2:6443 -m -w 1\n":                 true,
+		"net.ipv4.ip_local_port_range = 1024 65000\n":                                                 false,
+		"tcp   LISTEN 0      4096   127.0.0.1:10248   0.0.0.0:*\n":                                    false,
 	} {
 		if got := sniffIPVSadm("x", []byte(in)) >= 50; got != want {
 			t.Errorf("sniff %q = %v, want %v", in[:20], got, want)

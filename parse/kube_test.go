@@ -129,8 +129,8 @@ spec:
 func TestKubeErrors(t *testing.T) {
 	for in, want := range map[string]string{
 		"{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Service\",\n  \"spec\": {\"ports\": [{\"port\": \"eighty\"}]}\n}\n": "bad.json:1 (Service): Service: json: cannot unmarshal",
-		"apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n   bad: indent\n":                                   "bad.json:5: not valid JSON or YAML",
-		"apiVersion: v1\nitems: 3\nkind: List\n":                                                                  "bad.json:2: items: expected a list",
+		"apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n   bad: indent\n":                                          "bad.json:5: not valid JSON or YAML",
+		"apiVersion: v1\nitems: 3\nkind: List\n":                                                                         "bad.json:2: items: expected a list",
 	} {
 		_, err := KubeObjects(strings.NewReader(in), "bad.json")
 		var list model.ErrorList
@@ -143,9 +143,9 @@ func TestKubeErrors(t *testing.T) {
 func TestSniffKube(t *testing.T) {
 	for in, want := range map[string]bool{
 		"{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n    \"kind\": \"List\"\n}\n": true,
-		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: etcd\n":                       true,
-		"Name:         kube-controller-manager\nNamespace:    kube-system\n":          false,
-		"{\"net.ipv4.ip_forward\": \"1\"}\n":                                         false,
+		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: etcd\n":                            true,
+		"Name:         kube-controller-manager\nNamespace:    kube-system\n":              false,
+		"{\"net.ipv4.ip_forward\": \"1\"}\n":                                              false,
 	} {
 		if got := sniffKube("x", []byte(in)) >= 50; got != want {
 			t.Errorf("sniff %q = %v, want %v", in[:16], got, want)
