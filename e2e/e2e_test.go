@@ -246,3 +246,53 @@ func TestPartialBundles(t *testing.T) {
 		})
 	}
 }
+
+// TestDamagedBundle: a truncated capture, a garbage line in sysctl output
+// and a file nobody reads each give a positioned warning, and the rest of
+// the bundle still proves the incident.
+func TestDamagedBundle(t *testing.T) {
+	src := filepath.Join("..", "fixtures/incidents/ephemeral-nodeport")
+	dir := t.TempDir()
+	for _, f := range []string{"capture.pcap", "sysctl.txt", "ipvsadm.txt", "services.json", "kube-apiserver.yaml"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch f {
+		case "capture.pcap":
+			b = b[:len(b)*55/100] // cut inside a packet record, between the two reset attempts
+		case "sysctl.txt":
+			lines := strings.SplitAfter(string(b), "\n")
+			b = []byte(lines[0] + "this line is not sysctl output\n" + strings.Join(lines[1:], ""))
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "screenshot.png"), []byte("\x89PNG\r\n\x1a\n\x00\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, _, _ := analyze(t, dir)
+	skipped := false
+	for _, in := range snap.Inputs {
+		if filepath.Base(in.Path) == "screenshot.png" && in.Skipped != "" {
+			skipped = true
+		}
+	}
+	if !skipped {
+		t.Errorf("screenshot.png not listed as skipped: %+v", snap.Inputs)
+	}
+	check(t, bundle{
+		dir: dir,
+		want: []want{{
+			rule: "synack-reset", severity: analyzer.Error,
+			facts:    map[string]string{"client_ports": "36704"},
+			evidence: []string{"capture.pcap#frame=38", "capture.pcap#frame=40"},
+		}, {
+			rule: "ephemeral-nodeport-overlap", severity: analyzer.Error,
+			facts:    map[string]string{"overlap": "20000-40000"},
+			evidence: []string{"sysctl.txt:1", "sysctl.txt:3"},
+		}},
+		warnings: []string{"capture.pcap#frame=", "truncated or corrupt packet record", "sysctl.txt:2: "},
+	})
+}
