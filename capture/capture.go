@@ -184,6 +184,15 @@ func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result,
 	if ng != nil && len(seenLinks) == 0 && ng.NInterfaces() > 0 {
 		seenLinks = append(seenLinks, ng.LinkType())
 	}
+	if ng != nil {
+		var filters []string
+		for i := range ng.NInterfaces() {
+			if iface, err := ng.Interface(i); err == nil && iface.Filter != "" && !slices.Contains(filters, iface.Filter) {
+				filters = append(filters, iface.Filter)
+			}
+		}
+		res.Info.Command = strings.Join(filters, "; ")
+	}
 	names := make([]string, len(seenLinks))
 	for i, l := range seenLinks {
 		names[i] = linkName(l)

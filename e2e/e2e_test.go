@@ -164,6 +164,21 @@ func TestSeeds(t *testing.T) {
 					"32080, 32443, 35723, 35934, 36321, 36704, 37629, 38820, 39080",
 			},
 			evidence: []string{"sysctl.txt:1", "kube-apiserver-flags.txt:1", "ipvsadm.txt:16", "ipvsadm.txt:34"},
+		}, {
+			// The tshark packet list: SYN, SYN/ACK, RST, twice, from
+			// source port 36704, an IPVS virtual service of the node.
+			rule:     "synack-reset",
+			severity: analyzer.Error,
+			facts: map[string]string{
+				"client":        "10.23.77.129",
+				"client_ports":  "36704",
+				"servers":       "10.23.77.138:80",
+				"synacks":       "2",
+				"client_resets": "2",
+				"owned_ports":   "36704",
+			},
+			evidence: []string{"probe-failure.tshark.txt:2#frame=649", "probe-failure.tshark.txt:8#frame=650",
+				"probe-failure.tshark.txt:14#frame=651", "ipvsadm.txt:16", "ipvsadm.txt:34"},
 		}},
 	}} {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })

@@ -117,14 +117,19 @@ func (a *Attempt) SegPos(s Seg) Pos {
 
 // CaptureInfo summarizes one packet capture (or pasted packet text).
 type CaptureInfo struct {
-	Node     string    `json:"node,omitempty"`
-	File     string    `json:"file"`
-	Format   string    `json:"format"`    // pcap, pcapng, tcpdump-text, tshark-text
-	LinkType string    `json:"link_type"` // Ethernet, Linux SLL2 ... (several, comma separated, for pcapng)
-	Packets  int       `json:"packets"`
-	First    time.Time `json:"first,omitzero"`
-	Last     time.Time `json:"last,omitzero"`
-	Counts   Counts    `json:"counts"`
+	Node     string `json:"node,omitempty"`
+	File     string `json:"file"`
+	Format   string `json:"format"`    // pcap, pcapng, tcpdump-text, tshark-text
+	LinkType string `json:"link_type"` // Ethernet, Linux SLL2 ... (several, comma separated, for pcapng)
+	// Command is the capture command or filter when the evidence names it:
+	// the tcpdump command line of pasted text, a pcapng interface's filter.
+	// A capture filter limits what outcomes can be seen (a SYN-only filter
+	// makes every handshake look unacknowledged).
+	Command string    `json:"command,omitempty"`
+	Packets int       `json:"packets"`
+	First   time.Time `json:"first,omitzero"`
+	Last    time.Time `json:"last,omitzero"`
+	Counts  Counts    `json:"counts"`
 }
 
 // Counts are the per-capture counters cross-checked against tshark. The names

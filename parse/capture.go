@@ -32,3 +32,43 @@ var captureFormat = &Format{
 		return res.Info.Packets, err
 	},
 }
+
+// textCaptureFormat reads pasted tcpdump or tshark packet text (format is
+// capture.FormatTcpdumpText or capture.FormatTsharkText) into the same
+// evidence as a capture.
+func textCaptureFormat(format, command string) *Format {
+	return &Format{
+		Name:    format,
+		Kind:    model.KindCapture,
+		Command: command,
+		Sniff: func(_ string, head []byte) int {
+			if !isText(head) {
+				return 0
+			}
+			f, score := capture.SniffText(head)
+			if f != format {
+				return 0
+			}
+			return score
+		},
+		Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+			results, err := capture.ReadText(ctx, r, src.Name, format, capture.Options{Node: src.Node})
+			n := 0
+			for _, res := range results {
+				snap.Captures = append(snap.Captures, res.Info)
+				snap.Attempts = append(snap.Attempts, res.Attempts...)
+				snap.ICMP = append(snap.ICMP, res.ICMP...)
+				snap.ARP = append(snap.ARP, res.ARP...)
+				n += res.Info.Packets
+			}
+			return n, err
+		},
+	}
+}
+
+var (
+	tcpdumpTextFormat = textCaptureFormat(capture.FormatTcpdumpText,
+		"tcpdump -nn output pasted as text (with or without -v, -e, -tttt, -A/-X; prompts naming the node start a new capture)")
+	tsharkTextFormat = textCaptureFormat(capture.FormatTsharkText,
+		"tshark -n / Wireshark packet list pasted as text (\"No. Time Source Destination Protocol Length Info\"), frame details skipped")
+)

@@ -69,5 +69,7 @@ func Formats() []*Format {
 		describeFormat,
 		ipvsadmFormat,
 		kubeFormat,
+		tcpdumpTextFormat,
+		tsharkTextFormat,
 	}
 }

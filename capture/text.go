@@ -1,0 +1,713 @@
+package capture
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// Text formats of pasted packet listings.
+const (
+	FormatTcpdumpText = "tcpdump-text"
+	FormatTsharkText  = "tshark-text"
+)
+
+// SniffText reports whether head looks like pasted packet text and which:
+// FormatTcpdumpText (tcpdump -nn output, with or without -v, -e, -tttt, -A)
+// or FormatTsharkText (tshark / Wireshark packet list), with a score from 0
+// to 100 as parse.Format.Sniff wants it.
+func SniffText(head []byte) (string, int) {
+	var tcpdump, tshark, total int
+	sc := bufio.NewScanner(strings.NewReader(string(head)))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for n := 0; sc.Scan() && n < 300; n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "tcpdump:") || strings.HasPrefix(line, "listening on") || isPromptish(line) {
+			continue
+		}
+		total++
+		switch {
+		case tsharkHeaderRe.MatchString(line):
+			tshark += 5
+		case tsharkLineRe.MatchString(line):
+			tshark++
+		case tcpdumpLineRe.MatchString(line), tcpdumpAddrRe.MatchString(line) && strings.Contains(line, ": "):
+			tcpdump++ // a packet line, or the addresses line of tcpdump -v
+		}
+	}
+	if total == 0 {
+		return "", 0
+	}
+	if tshark > tcpdump && tshark > 0 {
+		return FormatTsharkText, scoreOf(tshark, total)
+	}
+	if tcpdump > 0 {
+		return FormatTcpdumpText, scoreOf(tcpdump, total)
+	}
+	return "", 0
+}
+
+// scoreOf turns how many lines matched into a sniff score. Payload dumps
+// (-A, -X) and -v continuation lines do not match, so a third is enough.
+func scoreOf(matched, total int) int {
+	switch {
+	case matched*3 >= total:
+		return 85
+	case matched >= 3:
+		return 50
+	}
+	return 0
+}
+
+func isPromptish(line string) bool {
+	return strings.HasPrefix(line, "#") || strings.HasPrefix(line, "$ ") || promptHostRe.MatchString(line)
+}
+
+var (
+	// A shell prompt with a host: "root@node3:~# tcpdump ...".
+	promptHostRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+):[^#$]*[#$]\s*(.*)$`)
+
+	// tcpdump's timestamp (-t default, -tttt, -tt), an optional -i any
+	// interface and direction, then the rest.
+	tcpdumpLineRe = regexp.MustCompile(`^(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2}\.\d+|\d{9,10}\.\d+)\s+(?:(\S+)\s+(In|Out|M|B|P)\s+)?(IP6?|ARP|[0-9a-f]{2}(?::[0-9a-f]{2}){5}) ?(.*)$`)
+	// -e: "aa:bb:.. > cc:dd:.., ethertype IPv4 (0x0800), length 74: REST"
+	tcpdumpEtherRe = regexp.MustCompile(`^> ([0-9a-f:]{17}), ethertype (\S+) \(0x[0-9a-f]+\), length \d+: (?:(IP6?|ARP),? ?)?(.*)$`)
+	// "SRC > DST: PROTO-DETAILS"
+	tcpdumpAddrRe = regexp.MustCompile(`^([0-9A-Fa-f.:]+) > ([0-9A-Fa-f.:]+): (.*)$`)
+	tcpFlagsRe    = regexp.MustCompile(`Flags \[([A-Z.]*)\]`)
+	tcpSeqRe      = regexp.MustCompile(`[, ]seq (\d+)(?::(\d+))?`)
+	tcpAckRe      = regexp.MustCompile(`[, ]ack (\d+)`)
+	tcpLenRe      = regexp.MustCompile(`length (\d+)`)
+
+	tsharkHeaderRe = regexp.MustCompile(`^No\.\s+Time\s+Source\s+Destination\s+Protocol\s+Length\s+Info`)
+	// "649 2022-09-15 19:09:02.533940 10.23.77.129 10.23.77.138 TCP 66 INFO" or
+	// "1   0.000000 10.0.0.1 → 10.0.0.2 TCP 74 INFO"
+	tsharkLineRe = regexp.MustCompile(`^(\d+)\s+((?:\d{4}-\d{2}-\d{2} )?\d{1,2}:\d{2}:\d{2}\.\d+|-?\d+\.\d+)\s+(\S+)\s+(?:(?:→|->)\s+)?(\S+)\s+([A-Za-z0-9/._-]+)\s+(\d+)\s+(.*)$`)
+	tsharkTCPRe  = regexp.MustCompile(`(\d+)\s+(?:→|->)\s+(\d+)\s+\[([A-Z, ]+)\]`)
+	tsharkSeqRe  = regexp.MustCompile(`\bSeq=(\d+)`)
+	tsharkAckRe  = regexp.MustCompile(`\bAck=(\d+)`)
+	tsharkLenRe  = regexp.MustCompile(`\bLen=(\d+)`)
+)
+
+// ReadText reads pasted tcpdump or tshark text (format is FormatTcpdumpText
+// or FormatTsharkText) into the same attempts, ICMP events and ARP claims a
+// pcap of the same packets gives, with line numbers (and, for tshark, the
+// frame numbers it printed) as evidence. A shell prompt naming a host
+// ("root@node3:~# tcpdump ...") starts a new capture on that node: one
+// Result per node section. Lines that belong to a packet (-v continuation
+// lines, -A/-X payload dumps, tshark's frame details) are skipped; a line
+// that looks like a packet but cannot be read is reported with its position.
+//
+// Times carry the date only when the text has one (tcpdump -tttt, tshark
+// absolute times); otherwise they are times of day on 0000-01-01, moving to
+// the next day when the clock wraps at midnight.
+func ReadText(ctx context.Context, r io.Reader, name, format string, opts Options) ([]*Result, error) {
+	tr := &textReader{name: name, format: format, node: opts.Node}
+	tr.start(opts.Node)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
+	for sc.Scan() {
+		tr.line++
+		if tr.line&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		tr.handle(strings.TrimRight(sc.Text(), "\r"))
+	}
+	if err := sc.Err(); err != nil {
+		tr.errs.Addf(model.Pos{File: name, Line: tr.line + 1}, "", "reading: %w", err)
+	}
+	tr.flush()
+	tr.finish()
+	return tr.results, tr.errs.Err()
+}
+
+type textReader struct {
+	name, format, node string
+	line               int
+	errs               model.ErrorList
+	t                  *Tracker
+	results            []*Result
+	packets            int
+	command            string
+
+	// pending is a tcpdump packet whose line continues on the next one
+	// (-v puts the addresses on a second line; a paste may break a line).
+	pending     *Packet
+	pendingText string
+	pendingV    bool
+	// held is an ICMP error shown with -v, kept until the quoted packet
+	// that follows it has been read.
+	held      *Packet
+	heldLines int
+	lastMAC   string
+	day       time.Time
+	lastClock time.Duration
+}
+
+func (tr *textReader) start(node string) {
+	tr.t = NewTracker(tr.name, node)
+	tr.node = node
+	tr.packets = 0
+}
+
+func (tr *textReader) finish() {
+	if tr.packets == 0 && len(tr.results) > 0 {
+		return
+	}
+	res := tr.t.Finish()
+	res.Info.Format = tr.format
+	res.Info.LinkType = "text"
+	res.Info.Command = tr.command
+	tr.results = append(tr.results, res)
+}
+
+func (tr *textReader) pos() model.Pos { return model.Pos{File: tr.name, Line: tr.line} }
+
+func (tr *textReader) handle(line string) {
+	t := strings.TrimSpace(line)
+	if m := promptHostRe.FindStringSubmatch(t); m != nil {
+		tr.flush()
+		if m[1] != tr.node && tr.packets > 0 {
+			tr.finish()
+			tr.start(m[1])
+		} else {
+			tr.node = m[1]
+			tr.t.node = m[1]
+		}
+		tr.command = m[2]
+		return
+	}
+	if cmd, ok := strings.CutPrefix(t, "# "); ok && (strings.HasPrefix(cmd, "tcpdump") || strings.HasPrefix(cmd, "tshark")) {
+		tr.flush()
+		tr.command = cmd
+		return
+	}
+	if t == "" || strings.HasPrefix(t, "tcpdump:") || strings.HasPrefix(t, "listening on") ||
+		strings.HasPrefix(t, "#") || strings.HasPrefix(t, "$ ") ||
+		strings.HasSuffix(t, "packets captured") || strings.HasSuffix(t, "received by filter") ||
+		strings.HasSuffix(t, "dropped by kernel") {
+		tr.flush()
+		return
+	}
+	if tr.format == FormatTsharkText {
+		tr.tsharkLine(t)
+		return
+	}
+	tr.tcpdumpLine(line, t)
+}
+
+// clock turns a time of day (and an optional date) into a time.Time.
+func (tr *textReader) clock(date, tod string) (time.Time, bool) {
+	if !strings.Contains(tod, ":") { // -tt: seconds since the epoch
+		f, err := strconv.ParseFloat(tod, 64)
+		if err != nil {
+			return time.Time{}, false
+		}
+		sec := int64(f)
+		return time.Unix(sec, int64((f-float64(sec))*1e9)).UTC(), true
+	}
+	if date != "" {
+		ts, err := time.Parse("2006-01-02 15:04:05.999999999", date+" "+tod)
+		return ts, err == nil
+	}
+	c, err := time.Parse("15:04:05.999999999", tod)
+	if err != nil {
+		return time.Time{}, false
+	}
+	d := time.Duration(c.Hour())*time.Hour + time.Duration(c.Minute())*time.Minute +
+		time.Duration(c.Second())*time.Second + time.Duration(c.Nanosecond())
+	if tr.day.IsZero() {
+		tr.day = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)
+	} else if d < tr.lastClock-12*time.Hour {
+		tr.day = tr.day.AddDate(0, 0, 1) // past midnight
+	}
+	tr.lastClock = d
+	return tr.day.Add(d), true
+}
+
+func (tr *textReader) emit(p *Packet) {
+	tr.packets++
+	tr.t.Add(p)
+}
+
+// flush emits a pending tcpdump packet that had no continuation.
+func (tr *textReader) flush() {
+	tr.release()
+	if tr.pending == nil {
+		return
+	}
+	p := tr.pending
+	tr.pending = nil
+	if tr.pendingV {
+		tr.errs.Addf(p.Pos, "", "tcpdump -v header without the addresses line that should follow it")
+		return
+	}
+	if tr.decodeTcpdump(p, tr.pendingText) {
+		tr.emit(p)
+	}
+}
+
+// release emits a held ICMP error.
+func (tr *textReader) release() {
+	if tr.held != nil {
+		tr.emit(tr.held)
+		tr.held = nil
+	}
+}
+
+func (tr *textReader) tcpdumpLine(raw, t string) {
+	if tr.held != nil && !tcpdumpLineRe.MatchString(t) {
+		// The quoted packet of a -v ICMP error: "IP (tos ...)", then
+		// its addresses.
+		tr.heldLines++
+		if m := tcpdumpAddrRe.FindStringSubmatch(t); m != nil {
+			tr.quotedLine(tr.held, t)
+			tr.release()
+		} else if tr.heldLines > 2 {
+			tr.release()
+		}
+		return
+	}
+	tr.release()
+	if tr.pending != nil {
+		switch {
+		case strings.HasPrefix(t, ","): // a paste broke the line
+			tr.pendingText += t
+			return
+		case tr.pendingV && tcpdumpAddrRe.MatchString(t): // -v: the addresses line
+			p := tr.pending
+			tr.pending, tr.pendingV = nil, false
+			if !tr.decodeTcpdump(p, t) {
+				return
+			}
+			if p.ICMP != nil {
+				tr.held, tr.heldLines = p, 0
+				return
+			}
+			tr.emit(p)
+			return
+		}
+		tr.flush()
+	}
+	m := tcpdumpLineRe.FindStringSubmatch(t)
+	if m == nil {
+		return // -A / -X payload, -v option lines, wrapped text
+	}
+	ts, ok := tr.clock(m[1], m[2])
+	if !ok {
+		tr.errs.Addf(tr.pos(), t, "unreadable timestamp %q", m[2])
+		return
+	}
+	p := &Packet{Pos: tr.pos(), Time: ts}
+	kind, rest := m[5], m[6]
+	if strings.Contains(kind, ":") { // -e: the source MAC came first
+		e := tcpdumpEtherRe.FindStringSubmatch(rest)
+		if e == nil {
+			tr.errs.Addf(tr.pos(), t, "expected tcpdump -e link header \"SRC > DST, ethertype ..., length N: ...\"")
+			return
+		}
+		tr.lastMAC = kind
+		switch {
+		case e[2] == "ARP" || e[3] == "ARP":
+			kind = "ARP"
+		case e[2] == "IPv6" || e[3] == "IP6":
+			kind = "IP6"
+		case e[2] == "IPv4" || e[3] == "IP":
+			kind = "IP"
+		default:
+			tr.emit(p) // another EtherType: counted only
+			return
+		}
+		rest = e[4]
+	} else {
+		tr.lastMAC = ""
+	}
+	rest = strings.TrimPrefix(rest, ", ")
+	if kind == "ARP" {
+		tr.tcpdumpARP(p, rest)
+		return
+	}
+	if strings.HasPrefix(rest, "(") {
+		// -v: "IP (tos 0x0, ttl 64, ..., length 60)", the addresses on
+		// the next line; IPv6 keeps them on this one, after the header.
+		if after := skipParens(rest); after != "" {
+			rest = after
+		} else {
+			tr.pending, tr.pendingText, tr.pendingV = p, "", true
+			return
+		}
+	}
+	tr.pending, tr.pendingText, tr.pendingV = p, rest, false
+}
+
+// skipParens returns what follows a leading parenthesized group, trimmed.
+func skipParens(s string) string {
+	depth := 0
+	for i, c := range s {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return strings.TrimSpace(s[i+1:])
+			}
+		}
+	}
+	return ""
+}
+
+// decodeTcpdump fills p from the "SRC > DST: ..." part of a tcpdump line
+// and reports whether it could.
+func (tr *textReader) decodeTcpdump(p *Packet, text string) bool {
+	m := tcpdumpAddrRe.FindStringSubmatch(text)
+	if m == nil {
+		tr.errs.Addf(p.Pos, text, "expected \"SRC > DST: ...\" after the tcpdump timestamp")
+		return false
+	}
+	src, dst, detail := m[1], m[2], m[3]
+	switch {
+	case strings.HasPrefix(detail, "Flags ["):
+		s, err1 := tcpdumpAddrPort(src)
+		d, err2 := tcpdumpAddrPort(dst)
+		if err1 != nil || err2 != nil {
+			tr.errs.Addf(p.Pos, text, "unreadable address in %q > %q", src, dst)
+			return false
+		}
+		p.Proto, p.Src, p.Dst = "tcp", s, d
+		fm := tcpFlagsRe.FindStringSubmatch(detail)
+		p.Flags = tcpdumpFlags(fm[1])
+		if sm := tcpSeqRe.FindStringSubmatch(detail); sm != nil {
+			seq, _ := strconv.ParseUint(sm[1], 10, 32)
+			p.Seq = uint32(seq)
+		}
+		if am := tcpAckRe.FindStringSubmatch(detail); am != nil {
+			ack, _ := strconv.ParseUint(am[1], 10, 32)
+			p.Ack = uint32(ack)
+		}
+		if lm := tcpLenRe.FindAllStringSubmatch(detail, -1); lm != nil {
+			p.Payload, _ = strconv.Atoi(lm[len(lm)-1][1])
+		}
+	case strings.HasPrefix(detail, "ICMP"):
+		return tr.tcpdumpICMP(p, src, dst, detail)
+	default:
+		s, err1 := tcpdumpAddrPort(src)
+		d, err2 := tcpdumpAddrPort(dst)
+		if err1 == nil && err2 == nil {
+			p.Src, p.Dst = s, d
+			if strings.HasPrefix(detail, "UDP") || strings.Contains(detail, "UDP,") {
+				p.Proto = "udp"
+			}
+		}
+	}
+	return true
+}
+
+// tcpdumpAddrPort reads "10.0.0.1.443", "fd00::1.443", or an address
+// without a port.
+func tcpdumpAddrPort(s string) (netip.AddrPort, error) {
+	if a, err := netip.ParseAddr(s); err == nil && (a.Is6() || strings.Count(s, ".") == 3) {
+		return netip.AddrPortFrom(a, 0), nil
+	}
+	i := strings.LastIndexByte(s, '.')
+	if i < 0 {
+		return netip.AddrPort{}, fmt.Errorf("no port in %q", s)
+	}
+	a, err := netip.ParseAddr(s[:i])
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	port, err := strconv.ParseUint(s[i+1:], 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("port %q (use tcpdump -nn)", s[i+1:])
+	}
+	return netip.AddrPortFrom(a, uint16(port)), nil
+}
+
+func tcpdumpFlags(s string) uint8 {
+	var f uint8
+	for _, c := range s {
+		switch c {
+		case 'S':
+			f |= SYN
+		case '.':
+			f |= ACK
+		case 'F':
+			f |= FIN
+		case 'R':
+			f |= RST
+		case 'P':
+			f |= PSH
+		case 'U':
+			f |= URG
+		case 'E':
+			f |= ECE
+		case 'W':
+			f |= CWR
+		}
+	}
+	return f
+}
+
+var (
+	icmpUnreachRe  = regexp.MustCompile(`^ICMP (?:(host|net) (\S+) unreachable|(\S+) (tcp|udp) port (\S+) unreachable|(\S+) protocol \d+ unreachable|(\S+) unreachable)(.*)$`)
+	icmpRedirectRe = regexp.MustCompile(`^ICMP redirect (\S+) to (?:host|net) ([^\s,]+)`)
+)
+
+func (tr *textReader) tcpdumpICMP(p *Packet, src, dst, detail string) bool {
+	s, err1 := netip.ParseAddr(src)
+	d, err2 := netip.ParseAddr(dst)
+	if err1 != nil || err2 != nil {
+		tr.errs.Addf(p.Pos, detail, "unreadable ICMP addresses %q > %q", src, dst)
+		return false
+	}
+	p.Proto = "icmp"
+	p.Src, p.Dst = netip.AddrPortFrom(s, 0), netip.AddrPortFrom(d, 0)
+	ev := &model.ICMPEvent{From: s, To: d, V6: strings.HasPrefix(detail, "ICMP6") || s.Is6()}
+	if ev.V6 {
+		p.Proto = "icmp6"
+	}
+	quotedDst := ""
+	quotedPort := ""
+	switch m := icmpUnreachRe.FindStringSubmatch(detail); {
+	case m != nil:
+		ev.Type = 3
+		tail := m[8]
+		switch {
+		case m[1] == "host":
+			ev.Code, ev.What, quotedDst = 1, "host-unreachable", m[2]
+		case m[1] == "net":
+			ev.Code, ev.What, quotedDst = 0, "net-unreachable", m[2]
+		case m[4] != "":
+			ev.Code, ev.What, quotedDst, quotedPort = 3, "port-unreachable", m[3], m[5]
+			ev.QuotedProto = m[4]
+		case m[6] != "":
+			ev.Code, ev.What, quotedDst = 2, "protocol-unreachable", m[6]
+		default:
+			ev.Code, ev.What, quotedDst = 3, "unreachable", m[7]
+		}
+		switch {
+		case strings.Contains(tail, "need to frag"):
+			ev.Code, ev.What = 4, "frag-needed"
+		case strings.Contains(tail, "admin prohibited"):
+			ev.Code, ev.What = 13, "admin-prohibited"
+		}
+	default:
+		if r := icmpRedirectRe.FindStringSubmatch(detail); r != nil {
+			ev.Type, ev.Code, ev.What, quotedDst = 5, 1, "redirect", r[1]
+			ev.Gateway, _ = netip.ParseAddr(r[2])
+		} else if strings.Contains(detail, "time exceeded") {
+			ev.Type, ev.What = 11, "ttl-exceeded"
+		} else {
+			return true // echo and other informational messages: counted only
+		}
+	}
+	if qa, err := netip.ParseAddr(quotedDst); err == nil {
+		port, _ := strconv.ParseUint(quotedPort, 10, 16)
+		ev.Quoted = model.Tuple{Src: netip.AddrPortFrom(d, 0), Dst: netip.AddrPortFrom(qa, uint16(port))}
+	}
+	p.ICMP = ev
+	return true
+}
+
+// quotedLine reads the quoted packet of an ICMP error shown with -v and
+// completes the pending event with its ports.
+func (tr *textReader) quotedLine(p *Packet, t string) {
+	m := tcpdumpAddrRe.FindStringSubmatch(t)
+	if m == nil {
+		return
+	}
+	s, err1 := tcpdumpAddrPort(m[1])
+	d, err2 := tcpdumpAddrPort(m[2])
+	if err1 != nil || err2 != nil {
+		return
+	}
+	p.ICMP.Quoted = model.Tuple{Src: s, Dst: d}
+	if strings.HasPrefix(m[3], "Flags [") {
+		p.ICMP.QuotedProto = "tcp"
+	}
+}
+
+var (
+	arpRequestRe = regexp.MustCompile(`^(?:ARP, )?Request who-has ([^\s,]+)(?: \([0-9a-f:]+\))? tell ([^\s,]+)`)
+	arpReplyRe   = regexp.MustCompile(`^(?:ARP, )?Reply (\S+) is-at ([0-9a-f:]{17})`)
+)
+
+func (tr *textReader) tcpdumpARP(p *Packet, rest string) {
+	p.Proto = "arp"
+	rest = strings.TrimPrefix(strings.TrimPrefix(rest, "ARP"), ", ")
+	if m := arpRequestRe.FindStringSubmatch(rest); m != nil {
+		target, err1 := netip.ParseAddr(m[1])
+		sender, err2 := netip.ParseAddr(m[2])
+		if err1 == nil && err2 == nil {
+			p.ARP = &model.ARPEvent{Op: "request", IP: sender, Target: target, MAC: tr.lastMAC, Gratuitous: sender == target}
+		}
+	} else if m := arpReplyRe.FindStringSubmatch(rest); m != nil {
+		if ip, err := netip.ParseAddr(m[1]); err == nil {
+			p.ARP = &model.ARPEvent{Op: "reply", IP: ip, MAC: m[2]}
+		}
+	}
+	tr.emit(p)
+}
+
+func (tr *textReader) tsharkLine(t string) {
+	if tsharkHeaderRe.MatchString(t) {
+		return
+	}
+	m := tsharkLineRe.FindStringSubmatch(t)
+	if m == nil {
+		return // frame details under a packet (-V, -O), or wrapped text
+	}
+	frame, _ := strconv.Atoi(m[1])
+	var ts time.Time
+	if date, tod, ok := strings.Cut(m[2], " "); ok {
+		ts, ok = tr.clock(date, tod)
+		if !ok {
+			tr.errs.Addf(tr.pos(), t, "unreadable time %q", m[2])
+			return
+		}
+	} else if strings.Contains(m[2], ":") {
+		ts, _ = tr.clock("", m[2])
+	} else if f, err := strconv.ParseFloat(m[2], 64); err == nil {
+		// relative seconds since the first packet
+		ts = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(f * 1e9))
+	}
+	p := &Packet{Pos: model.Pos{File: tr.name, Line: tr.line, Frame: frame}, Time: ts}
+	src, dst, proto, info := m[3], m[4], m[5], m[7]
+	switch {
+	case proto == "ARP":
+		tr.tsharkARP(p, info)
+		return
+	case strings.HasPrefix(proto, "ICMP"):
+		s, err1 := netip.ParseAddr(src)
+		d, err2 := netip.ParseAddr(dst)
+		if err1 == nil && err2 == nil {
+			p.Proto = "icmp"
+			if proto == "ICMPv6" {
+				p.Proto = "icmp6"
+			}
+			p.Src, p.Dst = netip.AddrPortFrom(s, 0), netip.AddrPortFrom(d, 0)
+			if ev := tsharkICMP(info, s, d); ev != nil {
+				p.ICMP = ev
+			}
+		}
+		tr.emit(p)
+		return
+	}
+	tm := tsharkTCPRe.FindStringSubmatch(info)
+	if tm == nil {
+		tr.emit(p) // HTTP, TLS ... summaries: a packet, but not one whose TCP header shows
+		return
+	}
+	s, err1 := netip.ParseAddr(src)
+	d, err2 := netip.ParseAddr(dst)
+	sp, _ := strconv.ParseUint(tm[1], 10, 16)
+	dp, _ := strconv.ParseUint(tm[2], 10, 16)
+	if err1 != nil || err2 != nil {
+		tr.errs.Addf(p.Pos, t, "unreadable addresses %q and %q (use tshark -n)", src, dst)
+		return
+	}
+	p.Proto = "tcp"
+	p.Src, p.Dst = netip.AddrPortFrom(s, uint16(sp)), netip.AddrPortFrom(d, uint16(dp))
+	for _, f := range strings.Split(tm[3], ",") {
+		switch strings.TrimSpace(f) {
+		case "SYN":
+			p.Flags |= SYN
+		case "ACK":
+			p.Flags |= ACK
+		case "RST":
+			p.Flags |= RST
+		case "FIN":
+			p.Flags |= FIN
+		case "PSH":
+			p.Flags |= PSH
+		case "URG":
+			p.Flags |= URG
+		case "ECE", "ECN":
+			p.Flags |= ECE
+		case "CWR":
+			p.Flags |= CWR
+		}
+	}
+	if sm := tsharkSeqRe.FindStringSubmatch(info); sm != nil {
+		v, _ := strconv.ParseUint(sm[1], 10, 32)
+		p.Seq = uint32(v)
+	}
+	if am := tsharkAckRe.FindStringSubmatch(info); am != nil {
+		v, _ := strconv.ParseUint(am[1], 10, 32)
+		p.Ack = uint32(v)
+	}
+	if lm := tsharkLenRe.FindStringSubmatch(info); lm != nil {
+		p.Payload, _ = strconv.Atoi(lm[1])
+	}
+	tr.emit(p)
+}
+
+func tsharkICMP(info string, s, d netip.Addr) *model.ICMPEvent {
+	ev := &model.ICMPEvent{From: s, To: d, V6: s.Is6()}
+	switch {
+	case strings.HasPrefix(info, "Destination unreachable"):
+		ev.Type = 3
+		switch {
+		case strings.Contains(info, "Host unreachable"):
+			ev.Code, ev.What = 1, "host-unreachable"
+		case strings.Contains(info, "Port unreachable"):
+			ev.Code, ev.What = 3, "port-unreachable"
+		case strings.Contains(info, "Network unreachable"):
+			ev.Code, ev.What = 0, "net-unreachable"
+		case strings.Contains(info, "Fragmentation needed"):
+			ev.Code, ev.What = 4, "frag-needed"
+		case strings.Contains(info, "administratively"):
+			ev.Code, ev.What = 13, "admin-prohibited"
+		default:
+			ev.What = "unreachable"
+		}
+	case strings.HasPrefix(info, "Redirect"):
+		ev.Type, ev.What = 5, "redirect"
+	case strings.HasPrefix(info, "Time-to-live exceeded"):
+		ev.Type, ev.What = 11, "ttl-exceeded"
+	default:
+		return nil
+	}
+	return ev
+}
+
+var (
+	tsharkWhoHasRe = regexp.MustCompile(`^Who has (\S+)\? Tell (\S+)`)
+	tsharkIsAtRe   = regexp.MustCompile(`^(\S+) is at ([0-9a-f:]{17})`)
+	tsharkGratRe   = regexp.MustCompile(`^Gratuitous ARP for (\S+) \((Request|Reply)\)`)
+)
+
+func (tr *textReader) tsharkARP(p *Packet, info string) {
+	p.Proto = "arp"
+	switch {
+	case tsharkWhoHasRe.MatchString(info):
+		m := tsharkWhoHasRe.FindStringSubmatch(info)
+		target, err1 := netip.ParseAddr(m[1])
+		sender, err2 := netip.ParseAddr(m[2])
+		if err1 == nil && err2 == nil {
+			p.ARP = &model.ARPEvent{Op: "request", IP: sender, Target: target, Gratuitous: sender == target}
+		}
+	case tsharkIsAtRe.MatchString(info):
+		m := tsharkIsAtRe.FindStringSubmatch(info)
+		if ip, err := netip.ParseAddr(m[1]); err == nil {
+			p.ARP = &model.ARPEvent{Op: "reply", IP: ip, MAC: m[2]}
+		}
+	case tsharkGratRe.MatchString(info):
+		m := tsharkGratRe.FindStringSubmatch(info)
+		if ip, err := netip.ParseAddr(m[1]); err == nil {
+			p.ARP = &model.ARPEvent{Op: strings.ToLower(m[2]), IP: ip, Target: ip, Gratuitous: true}
+		}
+	}
+	tr.emit(p)
+}

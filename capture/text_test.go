@@ -1,0 +1,205 @@
+package capture_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/capture"
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+)
+
+func readText(t *testing.T, rel string) ([]*capture.Result, string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	format, score := capture.SniffText(b)
+	if score < 50 {
+		t.Fatalf("%s: sniffed as %q with score %d", rel, format, score)
+	}
+	res, err := capture.ReadText(context.Background(), strings.NewReader(string(b)), rel, format, capture.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", rel, err)
+	}
+	return res, format
+}
+
+func attemptKey(a model.Attempt) string {
+	return fmt.Sprintf("%s>%s %s syn=%d synack=%d crst=%d srst=%d", a.Client, a.Server, a.Outcome, len(a.SYN), len(a.SYNACK), len(a.ClientRST), len(a.ServerRST))
+}
+
+// The text tcpdump and tshark print for a committed capture gives the same
+// attempts and ICMP errors as the capture itself.
+func TestTextMatchesCapture(t *testing.T) {
+	for _, c := range []struct{ text, pcap, format string }{
+		{"captures/text/handshakes.tcpdump.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
+		{"captures/text/handshakes.tcpdump-v.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
+		{"captures/text/handshakes.tcpdump-e-tttt.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
+		{"captures/text/handshakes.tshark.txt", "captures/handshakes.pcap", capture.FormatTsharkText},
+		{"captures/text/ephemeral-nodeport.tcpdump-A.txt", "incidents/ephemeral-nodeport/capture.pcap", capture.FormatTcpdumpText},
+		{"captures/text/ephemeral-nodeport.tshark-ad.txt", "incidents/ephemeral-nodeport/capture.pcap", capture.FormatTsharkText},
+	} {
+		t.Run(filepath.Base(c.text), func(t *testing.T) {
+			res, format := readText(t, c.text)
+			if format != c.format || len(res) != 1 {
+				t.Fatalf("format %s, %d results; want %s, 1", format, len(res), c.format)
+			}
+			want, err := readFixture(t, c.pcap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res[0]
+			if got.Info.Counts.Packets != want.Info.Counts.Packets {
+				t.Errorf("%d packets, the capture has %d", got.Info.Counts.Packets, want.Info.Counts.Packets)
+			}
+			if len(got.Attempts) != len(want.Attempts) {
+				t.Fatalf("%d attempts, the capture has %d", len(got.Attempts), len(want.Attempts))
+			}
+			for i := range got.Attempts {
+				g, w := got.Attempts[i], want.Attempts[i]
+				if attemptKey(g) != attemptKey(w) {
+					t.Errorf("attempt %d: %s\n  capture: %s", i, attemptKey(g), attemptKey(w))
+				}
+				if g.Pos.Line == 0 {
+					t.Errorf("attempt %d has no line", i)
+				}
+				if c.format == capture.FormatTsharkText && g.SYN[0].Frame != w.SYN[0].Frame {
+					t.Errorf("attempt %d: SYN frame %d, capture %d", i, g.SYN[0].Frame, w.SYN[0].Frame)
+				}
+			}
+			// tshark's packet list does not show the quoted packet.
+			quoted := func(ev model.ICMPEvent) string {
+				if c.format == capture.FormatTsharkText {
+					return ev.What
+				}
+				return ev.What + " " + ev.Quoted.Dst.Addr().String()
+			}
+			var gw, ww []string
+			for _, ev := range got.ICMP {
+				gw = append(gw, quoted(ev))
+			}
+			for _, ev := range want.ICMP {
+				ww = append(ww, quoted(ev))
+			}
+			if fmt.Sprint(gw) != fmt.Sprint(ww) {
+				t.Errorf("ICMP %v, capture %v", gw, ww)
+			}
+		})
+	}
+}
+
+func TestTextARP(t *testing.T) {
+	want, err := readFixture(t, "captures/arp.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(l []model.ARPEvent, macs bool) string {
+		var out []string
+		for _, e := range l {
+			s := fmt.Sprintf("%s %s grat=%v", e.Op, e.IP, e.Gratuitous)
+			if macs {
+				s += " " + e.MAC
+			}
+			out = append(out, s)
+		}
+		return strings.Join(out, "\n")
+	}
+	for _, f := range []string{"captures/text/arp.tcpdump-e.txt", "captures/text/arp.tshark.txt"} {
+		res, _ := readText(t, f)
+		if got, w := key(res[0].ARP, false), key(want.ARP, false); got != w {
+			t.Errorf("%s:\n%s\nwant\n%s", f, got, w)
+		}
+		if got, w := key(res[0].ARP, true), key(want.ARP, true); strings.HasSuffix(f, "tcpdump-e.txt") && got != w {
+			t.Errorf("%s with MACs:\n%s\nwant\n%s", f, got, w)
+		}
+	}
+}
+
+// The seeds' pasted text: SYNs to 6443 from two nodes (000), the tshark
+// packet list of the reset probes (002), ICMP errors shown with -v (003).
+func TestTextSeeds(t *testing.T) {
+	res, _ := readText(t, "seeds/000-apiserver-affinity/tcpdump-syn-6443.txt")
+	var nodes []string
+	for _, r := range res {
+		nodes = append(nodes, fmt.Sprintf("%s:%d", r.Info.Node, len(r.Attempts)))
+	}
+	if fmt.Sprint(nodes) != "[node3:3 node2:3]" {
+		t.Errorf("sections %v, want node3 and node2 with 3 attempts each", nodes)
+	}
+	for _, r := range res {
+		if !strings.Contains(r.Info.Command, "tcp[tcpflags] & (tcp-syn) != 0") {
+			t.Errorf("%s: command %q: the capture filter must be kept", r.Info.Node, r.Info.Command)
+		}
+		for _, a := range r.Attempts {
+			// Only SYNs were captured: the handshake's ACK is not there.
+			if a.Client.Addr().String() != "10.10.1.144" || a.Server.String() != "10.150.79.151:6443" || a.Outcome != model.OutcomeSynAckNoAck {
+				t.Errorf("%s: attempt %s -> %s %s", r.Info.Node, a.Client, a.Server, a.Outcome)
+			}
+		}
+	}
+
+	res, _ = readText(t, "seeds/002-synack-reset/probe-failure.tshark.txt")
+	a := res[0].Attempts
+	if len(a) != 1 || a[0].Outcome != model.OutcomeSynAckClientRST || a[0].Client.Port() != 36704 || a[0].SYN[0].Frame != 649 {
+		t.Fatalf("seed 002 attempts: %+v", a)
+	}
+
+	res, _ = readText(t, "seeds/003-lb-controller-conflict/tcpdump-icmp-unreachable.txt")
+	ev := res[0].ICMP
+	if len(ev) != 1 || ev[0].What != "host-unreachable" || ev[0].From.String() != "192.168.200.62" ||
+		ev[0].Quoted.Dst.String() != "192.168.200.99:443" || ev[0].QuotedProto != "tcp" {
+		t.Fatalf("seed 003 ICMP: %+v", ev)
+	}
+	if len(res[0].Attempts) != 0 {
+		t.Errorf("the quoted SYN was counted as a packet: %+v", res[0].Attempts)
+	}
+	res, _ = readText(t, "seeds/003-lb-controller-conflict/tcpdump-icmp-redirect.txt")
+	if ev := res[0].ICMP; len(ev) != 1 || ev[0].What != "redirect" || ev[0].Gateway.String() != "192.168.200.99" {
+		t.Fatalf("seed 003 redirect: %+v", ev)
+	}
+}
+
+func TestTextErrors(t *testing.T) {
+	in := "12:00:00.000001 IP 10.0.0.1.1234 > 10.0.0.2.80: Flags [S], seq 1, win 1, length 0\n" +
+		"12:00:00.000002 IP 10.0.0.1.http > 10.0.0.2.80: Flags [S], seq 1, win 1, length 0\n" +
+		"12:00:00.000003 IP garbage\n"
+	res, err := capture.ReadText(context.Background(), strings.NewReader(in), "t.txt", capture.FormatTcpdumpText, capture.Options{})
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) != 2 || list[0].Pos.Line != 2 || list[1].Pos.Line != 3 {
+		t.Fatalf("errors %v, want lines 2 and 3", err)
+	}
+	if len(res) != 1 || len(res[0].Attempts) != 1 {
+		t.Errorf("results %+v", res)
+	}
+}
+
+func FuzzReadText(f *testing.F) {
+	for _, rel := range []string{"captures/text/handshakes.tcpdump-v.txt", "captures/text/handshakes.tshark.txt", "seeds/002-synack-reset/probe-failure.tshark.txt", "seeds/003-lb-controller-conflict/tcpdump-icmp-unreachable.txt"} {
+		b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures", rel))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, format := range []string{capture.FormatTcpdumpText, capture.FormatTsharkText} {
+			res, err := capture.ReadText(context.Background(), strings.NewReader(in), "f.txt", format, capture.Options{})
+			var list model.ErrorList
+			if err != nil && !errors.As(err, &list) {
+				t.Fatalf("error %v is not positioned", err)
+			}
+			for _, r := range res {
+				if len(r.Attempts) != r.Info.Counts.TCPStreams {
+					t.Fatalf("%d attempts, %d streams", len(r.Attempts), r.Info.Counts.TCPStreams)
+				}
+			}
+		}
+	})
+}
