@@ -27,11 +27,11 @@ mkdir -p "$BIN"
 
 # NETMORTEM_CMD is what netmortem runs: the connection table when the
 # flows command exists, else a full analysis of the capture.
-if "$BIN/netmortem" flows --help >/dev/null 2>&1; then
-	NM=("$BIN/netmortem" flows -o json "$CAP")
-else
-	NM=("$BIN/netmortem" analyze -o json --fail-on error "$CAP")
-fi
+# netmortem's job: read every packet, fold every connection attempt, run
+# every rule, print the findings. The second row lists every attempt (as
+# tshark's conversation table does), in CSV.
+NM=("$BIN/netmortem" analyze -q -o json "$CAP")
+NM_FLOWS=("$BIN/netmortem" flows -q -o csv "$CAP")
 
 # measure NAME CMD...: run RUNS times, print "NAME median_wall median_rss_kb".
 measure() {
@@ -52,6 +52,7 @@ measure() {
 echo "capture: $CAP ($(du -h "$CAP" | cut -f1), $(capinfos -M -c "$CAP" 2>/dev/null | sed -n 's/^Number of packets: *//p') packets), median of $RUNS runs" >&2
 results=()
 results+=("$(measure netmortem "${NM[@]}")")
+results+=("$(measure netmortem-flows-csv "${NM_FLOWS[@]}")")
 results+=("$(measure decodeloop "$BIN/decodeloop" "$CAP")")
 if command -v tcpdump >/dev/null; then
 	results+=("$(measure tcpdump-syn-rst tcpdump -nn -r "$CAP" 'tcp[tcpflags] & (tcp-syn|tcp-rst) != 0')")

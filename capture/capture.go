@@ -69,6 +69,10 @@ func Sniff(head []byte) (string, bool) {
 // file.
 var ErrNotCapture = errors.New("not a pcap or pcapng capture")
 
+// batchSize is how many decoded packets go from the reading stage to the
+// tracking stage at once.
+const batchSize = 2048
+
 // maxFrameErrors bounds how many undecodable frames are reported one by
 // one; the rest are summed up in a last error.
 const maxFrameErrors = 20
@@ -104,7 +108,7 @@ func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result,
 	}
 	var (
 		src       packetSource
-		links     func(ci *gopacket.CaptureInfo) layers.LinkType
+		links     func(iface int) layers.LinkType
 		ng        *pcapgo.NgReader
 		seenLinks []layers.LinkType
 	)
@@ -115,7 +119,7 @@ func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result,
 		}
 		link := pr.LinkType()
 		seenLinks = append(seenLinks, link)
-		src, links = pr, func(*gopacket.CaptureInfo) layers.LinkType { return link }
+		src, links = pr, func(int) layers.LinkType { return link }
 	} else {
 		nr, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{SkipUnknownVersion: true, WantMixedLinkType: true})
 		if err != nil {
@@ -123,8 +127,8 @@ func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result,
 		}
 		ng = nr
 		src = nr
-		links = func(ci *gopacket.CaptureInfo) layers.LinkType {
-			iface, err := nr.Interface(ci.InterfaceIndex)
+		links = func(i int) layers.LinkType {
+			iface, err := nr.Interface(i)
 			if err != nil {
 				return layers.LinkType(255)
 			}
@@ -132,46 +136,80 @@ func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result,
 		}
 	}
 
+	// Two stages, one core each when there are two: this goroutine reads
+	// and decodes frames into batches of packets; the tracker folds them.
 	t := NewTracker(name, opts.Node)
 	var (
-		d      decoder
-		errs   model.ErrorList
-		bad    int
-		p      Packet
-		warned = map[layers.LinkType]bool{}
+		errs    model.ErrorList
+		bad     int
+		readErr error
 	)
-	for frame := 1; ; frame++ {
-		if frame&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+	batches := make(chan []Packet, 4)
+	free := make(chan []Packet, 4)
+	go func() {
+		defer close(batches)
+		var (
+			d      decoder
+			warned = map[layers.LinkType]bool{}
+			buf    = make([]Packet, 0, batchSize)
+		)
+		for frame := 1; ; frame++ {
+			if frame&4095 == 0 {
+				if err := ctx.Err(); err != nil {
+					readErr = err
+					return
+				}
+			}
+			data, ci, err := src.ZeroCopyReadPacketData()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				errs.Addf(model.Pos{File: name, Frame: frame}, "", "truncated or corrupt packet record: %w", err)
+				break
+			}
+			link := links(ci.InterfaceIndex)
+			if !slices.Contains(seenLinks, link) {
+				seenLinks = append(seenLinks, link)
+			}
+			buf = append(buf, Packet{Pos: model.Pos{Frame: frame}, Time: ci.Timestamp})
+			p := &buf[len(buf)-1]
+			d.now = ci.Timestamp
+			if !supportedLink(link) {
+				if !warned[link] {
+					warned[link] = true
+					errs.Addf(model.Pos{File: name, Frame: frame}, "", "%s frames are counted but not decoded", linkName(link))
+				}
+			} else if err := d.decode(link, data, p); err != nil {
+				bad++
+				if bad <= maxFrameErrors {
+					errs.Addf(model.Pos{File: name, Frame: frame}, "", "undecodable frame: %w", err)
+				}
+			}
+			if len(buf) == cap(buf) {
+				batches <- buf
+				select {
+				case buf = <-free:
+				default:
+					buf = make([]Packet, 0, batchSize)
+				}
 			}
 		}
-		data, ci, err := src.ZeroCopyReadPacketData()
-		if err == io.EOF {
-			break
+		if len(buf) > 0 {
+			batches <- buf
 		}
-		if err != nil {
-			errs.Addf(model.Pos{File: name, Frame: frame}, "", "truncated or corrupt packet record: %w", err)
-			break
+	}()
+	for b := range batches {
+		for i := range b {
+			t.Add(&b[i])
 		}
-		link := links(&ci)
-		if !slices.Contains(seenLinks, link) {
-			seenLinks = append(seenLinks, link)
+		select {
+		case free <- b[:0]:
+		default:
 		}
-		p = Packet{Pos: model.Pos{File: name, Frame: frame}, Time: ci.Timestamp}
-		d.now = ci.Timestamp
-		if !supportedLink(link) {
-			if !warned[link] {
-				warned[link] = true
-				errs.Addf(p.Pos, "", "%s frames are counted but not decoded", linkName(link))
-			}
-		} else if err := d.decode(link, data, &p); err != nil {
-			bad++
-			if bad <= maxFrameErrors {
-				errs.Addf(p.Pos, "", "undecodable frame: %w", err)
-			}
-		}
-		t.Add(&p)
+	}
+	if readErr != nil {
+		return nil, readErr
 	}
 	if bad > maxFrameErrors {
 		errs.Addf(model.Pos{File: name}, "", "%d more undecodable frames", bad-maxFrameErrors)

@@ -31,7 +31,6 @@ const (
 // that a frame is decoded without allocating; it is not safe for concurrent
 // use.
 type decoder struct {
-	eth   layers.Ethernet
 	dot1q layers.Dot1Q
 	loop  layers.Loopback
 	ip4   layers.IPv4
@@ -88,10 +87,11 @@ func (d *decoder) decode(link layers.LinkType, data []byte, p *Packet) error {
 	nf := gopacket.NilDecodeFeedback
 	switch link {
 	case layers.LinkTypeEthernet:
-		if err := d.eth.DecodeFromBytes(data, nf); err != nil {
+		typ, payload, err := etherHeader(data)
+		if err != nil {
 			return err
 		}
-		return d.ether(d.eth.EthernetType, d.eth.Payload, p, 0)
+		return d.ether(typ, payload, p, 0)
 	case layers.LinkTypeLinuxSLL:
 		// A fixed 16-byte header; the protocol type is its last field.
 		// (gopacket's LinuxSLL rejects address lengths above 8, which
@@ -125,6 +125,25 @@ func (d *decoder) decode(link layers.LinkType, data []byte, p *Packet) error {
 	return errUnsupported
 }
 
+// etherHeader reads an Ethernet II or 802.3 header: the EtherType (LLC
+// for 802.3 length fields, with the payload cut to that length) and the
+// payload. It is the hot path of every Ethernet capture, hence read
+// directly rather than through layers.Ethernet.
+func etherHeader(b []byte) (layers.EthernetType, []byte, error) {
+	if len(b) < 14 {
+		return 0, nil, errShort
+	}
+	typ := binary.BigEndian.Uint16(b[12:14])
+	payload := b[14:]
+	if typ < 0x0600 { // 802.3: a length, then LLC
+		if int(typ) < len(payload) {
+			payload = payload[:typ]
+		}
+		return layers.EthernetTypeLLC, payload, nil
+	}
+	return layers.EthernetType(typ), payload, nil
+}
+
 func (d *decoder) rawIP(data []byte, p *Packet, depth int) error {
 	if len(data) == 0 {
 		return errShort
@@ -155,10 +174,11 @@ func (d *decoder) ether(typ layers.EthernetType, payload []byte, p *Packet, dept
 			if len(payload) < 2+14+4 || depth >= maxEncapDepth {
 				return nil
 			}
-			if err := d.eth.DecodeFromBytes(payload[2:len(payload)-4], gopacket.NilDecodeFeedback); err != nil {
+			t, pl, err := etherHeader(payload[2 : len(payload)-4])
+			if err != nil {
 				return err
 			}
-			typ, payload, depth = d.eth.EthernetType, d.eth.Payload, depth+1
+			typ, payload, depth = t, pl, depth+1
 			continue
 		case layers.EthernetTypeDot1Q, layers.EthernetTypeQinQ, 0x9100:
 			if err := d.dot1q.DecodeFromBytes(payload, gopacket.NilDecodeFeedback); err != nil {
@@ -382,11 +402,12 @@ func (d *decoder) overlayUDP(port uint16, b []byte, p *Packet, depth int) error 
 		}
 		outer := model.Tuple{Src: p.Src, Dst: p.Dst}
 		inner := b[8:]
-		if err := d.eth.DecodeFromBytes(inner, gopacket.NilDecodeFeedback); err != nil {
+		typ, payload, err := etherHeader(inner)
+		if err != nil {
 			return nil // not VXLAN after all: stays a UDP packet
 		}
 		p.Outer = &outer
-		return d.ether(d.eth.EthernetType, d.eth.Payload, p, depth+1)
+		return d.ether(typ, payload, p, depth+1)
 	case portGTPU:
 		// GTP-U G-PDU: version 1, message type 255, optional fields and
 		// extension headers, then an IP packet.
@@ -423,10 +444,11 @@ func (d *decoder) overlayUDP(port uint16, b []byte, p *Packet, depth int) error 
 		inner := b[n:]
 		p.Outer = &outer
 		if typ == 0x6558 { // transparent Ethernet bridging
-			if err := d.eth.DecodeFromBytes(inner, gopacket.NilDecodeFeedback); err != nil {
+			typ, payload, err := etherHeader(inner)
+			if err != nil {
 				return err
 			}
-			return d.ether(d.eth.EthernetType, d.eth.Payload, p, depth+1)
+			return d.ether(typ, payload, p, depth+1)
 		}
 		return d.ether(typ, inner, p, depth+1)
 	}
@@ -462,10 +484,11 @@ func (d *decoder) mpls(b []byte, p *Packet, depth int) error {
 	if depth >= maxEncapDepth {
 		return nil
 	}
-	if err := d.eth.DecodeFromBytes(b, gopacket.NilDecodeFeedback); err != nil {
+	typ, payload, err := etherHeader(b)
+	if err != nil {
 		return err
 	}
-	return d.ether(d.eth.EthernetType, d.eth.Payload, p, depth+1)
+	return d.ether(typ, payload, p, depth+1)
 }
 
 // nflog decodes Linux NFLOG (tcpdump -i nflog:N): a 4-byte header, then

@@ -23,8 +23,9 @@ const (
 // a line of pasted tcpdump or tshark text. It is the unit a Tracker folds
 // into attempts, ICMP events and ARP claims.
 type Packet struct {
-	// Pos locates the packet: file and frame (1-based, as Wireshark
-	// numbers them) for captures, file and line for text.
+	// Pos locates the packet: frame (1-based, as Wireshark numbers them)
+	// for captures, line for text. File may be left empty: the Tracker
+	// fills in its own file.
 	Pos  model.Pos
 	Time time.Time
 

@@ -37,13 +37,20 @@ func NewTracker(file, node string) *Tracker {
 	return &Tracker{file: file, node: node, streams: make(map[tupleKey]*stream)}
 }
 
-type tupleKey struct{ lo, hi netip.AddrPort }
+// tupleKey identifies a 4-tuple whatever its direction. It holds no
+// pointers, so the stream map costs the garbage collector nothing to scan
+// but its values.
+type tupleKey struct {
+	lo, hi         [16]byte
+	loPort, hiPort uint16
+	v4             bool
+}
 
 func keyOf(a, b netip.AddrPort) tupleKey {
-	if a.Compare(b) <= 0 {
-		return tupleKey{a, b}
+	if a.Compare(b) > 0 {
+		a, b = b, a
 	}
-	return tupleKey{b, a}
+	return tupleKey{lo: a.Addr().As16(), hi: b.Addr().As16(), loPort: a.Port(), hiPort: b.Port(), v4: a.Addr().Is4()}
 }
 
 // stream is the tracking state of one attempt. Directions are indexed from
@@ -84,11 +91,14 @@ type stream struct {
 	nSYNACK  [2]int
 	nRST     [2]int
 	cliRST   [2]int // RSTs counted once the client is known, as the truth files count them
-	fin      [2]*model.Seg
-	firstAck *model.Seg
+	fin      [2]model.Seg // Frame and Line 0 until seen
+	finSeen  [2]bool
+	firstAck model.Seg
+	ackSeen  bool
 	packets  int
 	bytes    [2]int64
-	history  []byte
+	history  [12]byte // each letter at most once per side
+	nHist    uint8
 	histSeen uint32
 }
 
@@ -117,13 +127,22 @@ func (t *Tracker) Add(p *Packet) {
 	}
 }
 
+// pos returns the packet's position in the tracker's file.
+func (t *Tracker) pos(p *Packet) model.Pos {
+	pos := p.Pos
+	if pos.File == "" {
+		pos.File = t.file
+	}
+	return pos
+}
+
 func (t *Tracker) seg(p *Packet) model.Seg {
 	return model.Seg{Frame: p.Pos.Frame, Line: p.Pos.Line, Time: p.Time}
 }
 
 func (t *Tracker) addICMP(p *Packet) {
 	ev := *p.ICMP
-	ev.Node, ev.Pos, ev.Time = t.node, p.Pos, p.Time
+	ev.Node, ev.Pos, ev.Time = t.node, t.pos(p), p.Time
 	switch {
 	case !ev.V6 && ev.Type == 3:
 		t.counts.ICMPUnreach++
@@ -147,7 +166,7 @@ func (t *Tracker) addICMP(p *Packet) {
 
 func (t *Tracker) addARP(p *Packet) {
 	ev := *p.ARP
-	ev.Node, ev.Pos, ev.Time = t.node, p.Pos, p.Time
+	ev.Node, ev.Pos, ev.Time = t.node, t.pos(p), p.Time
 	if ev.Gratuitous && (ev.Op == "request" || ev.Op == "reply") {
 		t.counts.ARPGratuitous++
 	}
@@ -253,16 +272,14 @@ func (t *Tracker) addTCP(p *Packet) {
 			s.nextSeq[dir], s.nextSet[dir], s.nextTime[dir] = nxt, true, p.Time
 		}
 	}
-	if fin && s.fin[dir] == nil {
-		f := sg
-		s.fin[dir] = &f
+	if fin && !s.finSeen[dir] {
+		s.fin[dir], s.finSeen[dir] = sg, true
 	}
 	if s.cliDir >= 0 {
 		fromCli := dir == int(s.cliDir)
 		if fromCli && s.gotSA && ack && !syn && !rst && s.cFirst == 0 {
 			s.cFirst = 1
-			f := sg
-			s.firstAck = &f
+			s.firstAck, s.ackSeen = sg, true
 		}
 		if fromCli && ack && !syn && !rst {
 			s.cliAck = true
@@ -314,7 +331,8 @@ const (
 // addHistory records Zeek-style history letters by direction of the first
 // packet; they are re-cased for the originator when the attempt is built.
 func (s *stream) addHistory(dir int, p *Packet) {
-	var ev []int
+	var buf [4]int
+	ev := buf[:0]
 	switch {
 	case p.Flags&(SYN|ACK) == SYN:
 		ev = append(ev, hSYN)
@@ -334,11 +352,12 @@ func (s *stream) addHistory(dir int, p *Packet) {
 	}
 	for _, e := range ev {
 		bit := uint32(1) << (e*2 + dir)
-		if s.histSeen&bit != 0 {
+		if s.histSeen&bit != 0 || int(s.nHist) == len(s.history) {
 			continue
 		}
 		s.histSeen |= bit
-		s.history = append(s.history, byte(e<<1|dir))
+		s.history[s.nHist] = byte(e<<1 | dir)
+		s.nHist++
 	}
 }
 
@@ -349,7 +368,9 @@ func (t *Tracker) Finish() *Result {
 	res.Attempts = make([]model.Attempt, 0, len(t.order))
 	c := &t.counts
 	c.TCPStreams = len(t.order)
-	for _, s := range t.order {
+	clear(t.streams)
+	for i, s := range t.order {
+		t.order[i] = nil // free each stream once its attempt is built
 		a := s.attempt(t.file, t.node)
 		switch a.Outcome {
 		case model.OutcomeEstablished:
@@ -363,6 +384,7 @@ func (t *Tracker) Finish() *Result {
 		}
 		res.Attempts = append(res.Attempts, a)
 	}
+	t.order = t.order[:0]
 	res.Info = model.CaptureInfo{Node: t.node, File: t.file, Packets: c.Packets, First: t.first, Last: t.last, Counts: *c}
 	return res
 }
@@ -418,9 +440,9 @@ func (s *stream) attempt(file, node string) model.Attempt {
 		SYNACK:      s.synack[sd],
 		ClientRST:   s.rst[cd],
 		ServerRST:   s.rst[sd],
-		FirstAck:    s.firstAck,
-		ClientFIN:   s.fin[cd],
-		ServerFIN:   s.fin[sd],
+		FirstAck:    segPtr(s.firstAck, s.ackSeen),
+		ClientFIN:   segPtr(s.fin[cd], s.finSeen[cd]),
+		ServerFIN:   segPtr(s.fin[sd], s.finSeen[sd]),
 		Packets:     s.packets,
 		ClientBytes: s.bytes[cd],
 		ServerBytes: s.bytes[sd],
@@ -435,10 +457,17 @@ func (s *stream) attempt(file, node string) model.Attempt {
 	return a
 }
 
+func segPtr(s model.Seg, ok bool) *model.Seg {
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
 func (s *stream) historyString(cd int) string {
 	const letters = "ShADFR"
-	b := make([]byte, 0, len(s.history))
-	for _, h := range s.history {
+	b := make([]byte, 0, s.nHist)
+	for _, h := range s.history[:s.nHist] {
 		e, dir := int(h>>1), int(h&1)
 		c := letters[e]
 		if e == hSYNACK {
@@ -474,7 +503,7 @@ func (s *stream) connState(cd int) string {
 	origSYN := s.nSYN[cd] > 0
 	respSA := s.nSYNACK[sd] > 0
 	origRST, respRST := s.nRST[cd] > 0, s.nRST[sd] > 0
-	origFIN, respFIN := s.fin[cd] != nil, s.fin[sd] != nil
+	origFIN, respFIN := s.finSeen[cd], s.finSeen[sd]
 	switch {
 	case origSYN && !respSA:
 		switch {

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 )
@@ -31,6 +32,13 @@ const (
 )
 
 func main() {
+	// netmortem builds one large, long-lived model of the evidence and
+	// then exits: collecting garbage four times less often halves the run
+	// time on large captures for a bounded amount of extra memory. GOGC
+	// in the environment still wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
