@@ -7,5 +7,9 @@ func Default() []*Rule {
 	return []*Rule{
 		SynAckReset,
 		EphemeralNodePortOverlap,
+		SynUnanswered,
+		SynRefused,
+		ICMPUnreachable,
+		ARPFlap,
 	}
 }

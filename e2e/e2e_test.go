@@ -61,8 +61,12 @@ func check(t *testing.T, b bundle) {
 	if len(res.Errors) > 0 {
 		t.Errorf("rule errors: %+v", res.Errors)
 	}
+	base := dir
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		base = filepath.Dir(dir)
+	}
 	rel := func(p model.Pos) string {
-		if r, err := filepath.Rel(dir, p.File); err == nil {
+		if r, err := filepath.Rel(base, p.File); err == nil {
 			p.File = filepath.ToSlash(r)
 		}
 		return p.String()
@@ -309,5 +313,42 @@ func TestDamagedBundle(t *testing.T) {
 			evidence: []string{"sysctl.txt:1", "sysctl.txt:3"},
 		}},
 		warnings: []string{"capture.pcap#frame=", "truncated or corrupt packet record", "sysctl.txt:2: "},
+	})
+}
+
+// TestCaptureRules: the handshake and ARP captures made with the real kernel
+// give one finding per failure they contain, from the capture alone.
+func TestCaptureRules(t *testing.T) {
+	check(t, bundle{
+		dir: "fixtures/captures/handshakes.pcap",
+		want: []want{
+			{rule: "syn-refused", severity: analyzer.Warning, facts: map[string]string{"server": "10.99.0.2:81", "attempts": "1"}},
+			{rule: "syn-refused", severity: analyzer.Warning, facts: map[string]string{"server": "[fd99::2]:8081"}},
+			{rule: "syn-unanswered", severity: analyzer.Warning, facts: map[string]string{"server": "10.99.0.2:82", "syn_retransmissions": "1"}},
+			{rule: "synack-reset", severity: analyzer.Warning, facts: map[string]string{"servers": "10.99.0.2:83", "client_resets": "2"}},
+			{rule: "icmp-unreachable", severity: analyzer.Warning, facts: map[string]string{"icmp": "port-unreachable", "destination": "10.99.0.2:84", "from": "10.99.0.2"}},
+			{rule: "icmp-unreachable", severity: analyzer.Warning, facts: map[string]string{"icmp": "host-unreachable", "destination": "10.99.0.2:85"}},
+			{rule: "icmp-unreachable", severity: analyzer.Warning, facts: map[string]string{"icmp": "admin-prohibited", "destination": "10.99.0.2:86"}},
+		},
+	})
+	check(t, bundle{
+		dir: "fixtures/captures/arp.pcapng",
+		want: []want{{
+			rule: "arp-flap", severity: analyzer.Warning,
+			facts:    map[string]string{"ip": "192.168.200.99", "macs": "02:00:00:00:0a:01, 02:00:00:00:0b:01", "changes": "1"},
+			evidence: []string{"arp.pcapng#frame=1", "arp.pcapng#frame=5"},
+		}},
+	})
+	// The same ICMP errors pasted as tcpdump -v text (seed 003).
+	check(t, bundle{
+		dir: "fixtures/seeds/003-lb-controller-conflict",
+		want: []want{
+			{rule: "icmp-unreachable", severity: analyzer.Warning,
+				facts:    map[string]string{"icmp": "host-unreachable", "from": "192.168.200.62", "destination": "192.168.200.99:443"},
+				evidence: []string{"tcpdump-icmp-unreachable.txt:2"}},
+			{rule: "icmp-unreachable", severity: analyzer.Warning,
+				facts:    map[string]string{"icmp": "redirect", "from": "192.168.200.61", "gateway": "192.168.200.99"},
+				evidence: []string{"tcpdump-icmp-redirect.txt:1"}},
+		},
 	})
 }

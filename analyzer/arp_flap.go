@@ -1,0 +1,141 @@
+package analyzer
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// ARPFlap finds IP addresses whose owner (MAC address) changes.
+var ARPFlap = &Rule{
+	Name:     "arp-flap",
+	Severity: Error,
+	Needs:    []model.Kind{model.KindCapture},
+	Uses:     []model.Kind{model.KindNeighbors, model.KindKube},
+	Run:      runARPFlap,
+	Doc: `an IP address is claimed by more than one MAC address
+
+In a capture, ARP replies, gratuitous ARP announcements and the sender
+fields of ARP requests (or IPv6 neighbor advertisements) say which MAC owns
+an IP. When one IP is claimed by two or more MACs, traffic for it goes to
+whichever claimed last in each neighbour's cache: connections break or land on
+the wrong node. In a cluster this is a VIP announced by two load-balancer
+controllers (MetalLB and kube-vip), a failover that is not finished, or an
+address configured twice.
+
+Evidence: the ARP frames where the owner changes; the Kubernetes objects that
+say what the IP is (a LoadBalancer IP, a node address).
+
+Severity: error when the IP is a Service's LoadBalancer IP or external IP
+(the Services join the capture); warning from the capture alone, where a
+single change can also be a finished failover. The finding counts the changes:
+an owner going back and forth is two announcers, not a failover.
+
+Fix: find the two hosts by their MACs (ip link on the nodes) and make exactly
+one of them announce the address: one load-balancer controller per Service
+(loadBalancerClass), or remove the duplicate address.`,
+}
+
+func runARPFlap(p *Pass) error {
+	s := p.Snap
+	type claim struct {
+		mac string
+		ev  *model.ARPEvent
+	}
+	type owner struct {
+		node    string
+		ip      netip.Addr
+		claims  []claim // each change of owner, the first claim included
+		macs    []string
+		changes int
+	}
+	var owners []*owner
+	byIP := map[string]*owner{}
+	for i := range s.ARP {
+		ev := &s.ARP[i]
+		if ev.MAC == "" || !ev.IP.IsValid() || ev.IP.IsUnspecified() || ev.Op == "ns" {
+			continue
+		}
+		key := ev.Node + "|" + ev.IP.String()
+		o := byIP[key]
+		if o == nil {
+			o = &owner{node: ev.Node, ip: ev.IP}
+			byIP[key] = o
+			owners = append(owners, o)
+		}
+		if n := len(o.claims); n > 0 && o.claims[n-1].mac == ev.MAC {
+			continue
+		}
+		if len(o.claims) > 0 {
+			o.changes++
+		}
+		o.claims = append(o.claims, claim{mac: ev.MAC, ev: ev})
+		if !slices.Contains(o.macs, ev.MAC) {
+			o.macs = append(o.macs, ev.MAC)
+		}
+	}
+	roles := addrRoles(s)
+	for _, o := range owners {
+		if len(o.macs) < 2 {
+			continue
+		}
+		rs := rolesOf(roles, o.ip, 0)
+		sev := Warning
+		sources := []model.Kind{model.KindCapture}
+		vip := false
+		for _, r := range rs {
+			if strings.HasPrefix(r.What, "LoadBalancer IP") || strings.HasPrefix(r.What, "external IP") {
+				vip = true
+			}
+		}
+		if vip {
+			sev = Error
+			sources = append(sources, model.KindKube)
+		}
+		var ev []Evidence
+		var timeline []string
+		for i, c := range o.claims {
+			kind := c.ev.Op
+			if c.ev.Gratuitous {
+				kind = "gratuitous " + kind
+			}
+			if i < 10 {
+				ev = append(ev, Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", kind, o.ip, c.mac)})
+			}
+			timeline = append(timeline, fmt.Sprintf("%s %s", c.ev.Time.Format("15:04:05.000000"), c.mac))
+		}
+		ev = append(ev, roleEvidence(rs)...)
+		facts := map[string]any{
+			"ip":       o.ip.String(),
+			"macs":     o.macs,
+			"changes":  o.changes,
+			"timeline": timeline,
+		}
+		if o.node != "" {
+			facts["node"] = o.node
+		}
+		what := ""
+		if len(rs) > 0 {
+			facts["ip_is"] = roleWords(rs)
+			what = fmt.Sprintf(" (%s)", roleWords(rs))
+		}
+		p.Report(Finding{
+			Severity: sev,
+			Title:    fmt.Sprintf("%s is claimed by %d MAC addresses: %s", o.ip, len(o.macs), strings.Join(o.macs, ", ")),
+			Summary: fmt.Sprintf("The owner of %s%s changes %d %s in the capture: %s. Neighbours send traffic for it to "+
+				"whichever host claimed it last.", o.ip, what, o.changes, plural(o.changes, "time", "times"), strings.Join(timeline, " -> ")),
+			Cause: "Two hosts announce the same address: two load-balancer controllers (MetalLB and kube-vip) both " +
+				"announcing a Service's VIP, a failover between nodes, or an address configured on two hosts.",
+			Fix: fmt.Sprintf("Find the hosts with MACs %s (`ip -br link` on the nodes) and keep one announcer for %s: "+
+				"give each LoadBalancer Service one controller (spec.loadBalancerClass), or remove the duplicate address.",
+				strings.Join(o.macs, " and "), o.ip),
+			Facts:    facts,
+			Sources:  sources,
+			Evidence: ev,
+		})
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package analyzer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// ICMPUnreachable reports ICMP errors and redirects, tied to the attempts
+// they answer and to what their destination is in the cluster.
+var ICMPUnreachable = &Rule{
+	Name:     "icmp-unreachable",
+	Severity: Error,
+	Needs:    []model.Kind{model.KindCapture},
+	Uses:     []model.Kind{model.KindKube},
+	Run:      runICMPUnreachable,
+	Doc: `traffic answered with ICMP unreachable or a redirect
+
+In a capture, a host or router answers packets with ICMP destination
+unreachable (host, port, network, administratively prohibited, fragmentation
+needed) or tells the sender to use another next hop (redirect). Each error
+quotes the packet it answers; netmortem matches it to the connection attempt
+with that 4-tuple.
+
+What it usually means in a cluster: "port unreachable" from a node for a
+Service address is kube-proxy rejecting traffic to a Service without
+endpoints; "host unreachable" from a node for a VIP means that node holds the
+route or the ARP entry for the VIP but cannot reach its owner (a VIP claimed by
+two load-balancer controllers, a stale ARP entry); "admin prohibited" is a
+firewall REJECT; "fragmentation needed" is an MTU problem on an overlay;
+a redirect for a VIP means the sender's next hop for it is another host on the
+same link.
+
+Evidence: the ICMP frames, the matched attempts' SYN frames, and the
+Kubernetes objects that say what the destination is.
+
+Severity: error when the destination is a Service address or a ready endpoint;
+warning otherwise.
+
+Fix: depends on the type; the finding names it (endpoints of the Service,
+the owner of the VIP, the firewall rule, the MTU).`,
+}
+
+func runICMPUnreachable(p *Pass) error {
+	s := p.Snap
+	type group struct {
+		from, what, dst string
+		events          []*model.ICMPEvent
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for i := range s.ICMP {
+		ev := &s.ICMP[i]
+		dst := ev.Quoted.Dst.Addr().String()
+		if ev.Quoted.Dst.Port() != 0 {
+			dst = ev.Quoted.Dst.String()
+		}
+		key := ev.Node + "|" + ev.From.String() + "|" + ev.What + "|" + dst
+		g := byKey[key]
+		if g == nil {
+			g = &group{from: ev.From.String(), what: ev.What, dst: dst}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.events = append(g.events, ev)
+	}
+	roles := addrRoles(s)
+	attemptAt := map[string]*model.Attempt{}
+	for i := range s.Attempts {
+		a := &s.Attempts[i]
+		attemptAt[fmt.Sprintf("%s#%d", a.Pos.File, a.Pos.Frame+a.Pos.Line)] = a
+	}
+	for _, g := range groups {
+		first := g.events[0]
+		rs := rolesOf(roles, first.Quoted.Dst.Addr(), first.Quoted.Dst.Port())
+		sev := Warning
+		sources := []model.Kind{model.KindCapture}
+		if liveRole(rs) {
+			sev = Error
+			sources = append(sources, model.KindKube)
+		}
+		var ev []Evidence
+		var attempts []string
+		senders := []string{}
+		for i, e := range g.events {
+			if s := e.Quoted.Src.Addr().String(); !slices.Contains(senders, s) {
+				senders = append(senders, s)
+			}
+			if i >= maxGroupEvidence {
+				continue
+			}
+			note := fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, g.dst)
+			if e.What == "redirect" {
+				note = fmt.Sprintf("ICMP redirect from %s: reach %s via %s", e.From, g.dst, e.Gateway)
+			}
+			ev = append(ev, Evidence{Pos: e.Pos, Note: note})
+			if a := attemptAt[fmt.Sprintf("%s#%d", e.Pos.File, e.AttemptFrame)]; a != nil && e.AttemptFrame != 0 {
+				attempts = append(attempts, fmt.Sprintf("%s -> %s", a.Client, a.Server))
+				if len(a.SYN) > 0 {
+					ev = append(ev, Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s answered by the ICMP error", a.Client, a.Server)})
+				}
+			}
+		}
+		ev = append(ev, roleEvidence(rs)...)
+		facts := map[string]any{
+			"icmp":        g.what,
+			"from":        g.from,
+			"destination": g.dst,
+			"count":       len(g.events),
+			"senders":     senders,
+		}
+		if len(attempts) > 0 {
+			facts["attempts"] = attempts
+		}
+		if len(rs) > 0 {
+			facts["destination_is"] = roleWords(rs)
+		}
+		if first.What == "redirect" {
+			facts["gateway"] = first.Gateway.String()
+		}
+		if first.Node != "" {
+			facts["node"] = first.Node
+		}
+		what := ""
+		if len(rs) > 0 {
+			what = fmt.Sprintf(" (%s)", roleWords(rs))
+		}
+		f := Finding{Severity: sev, Facts: facts, Evidence: ev, Sources: sources}
+		n := len(g.events)
+		if g.what == "redirect" {
+			f.Title = fmt.Sprintf("%s redirects traffic for %s to %s", g.from, g.dst, first.Gateway)
+		} else {
+			f.Title = fmt.Sprintf("%s answers traffic to %s with ICMP %s", g.from, g.dst, g.what)
+		}
+		f.Summary = fmt.Sprintf("%d ICMP %s %s from %s for %s%s, sent to %s.", n, g.what, plural(n, "message", "messages"),
+			g.from, g.dst, what, strings.Join(senders, ", "))
+		if len(attempts) > 0 {
+			f.Summary += fmt.Sprintf(" They answer the connection %s %s.", plural(len(attempts), "attempt", "attempts"), strings.Join(attempts, ", "))
+		}
+		f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, first.Gateway.String())
+		p.Report(f)
+	}
+	return nil
+}
+
+func icmpCauseFix(what, from, dst, gw string) (cause, fix string) {
+	switch what {
+	case "port-unreachable":
+		return fmt.Sprintf("%s rejects packets to %s: nothing listens there (UDP), or a REJECT rule matches; kube-proxy "+
+				"rejects traffic to a Service that has no endpoints this way.", from, dst),
+			"If the destination is a Service, check it has ready endpoints (`kubectl get endpoints`); otherwise check " +
+				"what listens on the port and the node's REJECT rules (`iptables-save | grep REJECT`)."
+	case "host-unreachable", "net-unreachable":
+		return fmt.Sprintf("%s routes or answers ARP for %s but cannot deliver to it: the address has no live owner on "+
+				"its link, or two hosts claim it (a VIP announced by two load-balancer controllers, a stale ARP entry).", from, dst),
+			fmt.Sprintf("Find which host owns %s (`ip addr`, `ip neigh` on the nodes, ARP in a capture) and keep one "+
+				"controller announcing it; check routes on %s (`ip route get %s`).", stripPort(dst), from, stripPort(dst))
+	case "admin-prohibited":
+		return fmt.Sprintf("A firewall on %s rejects traffic to %s (REJECT with icmp-admin-prohibited, or a NetworkPolicy).", from, dst),
+			fmt.Sprintf("List the REJECT rules on %s (`iptables-save | grep -i prohibited`) and the NetworkPolicies "+
+				"that select the destination.", from)
+	case "frag-needed":
+		return fmt.Sprintf("Packets to %s are larger than a link's MTU on the path and have DF set; with an overlay "+
+				"(VXLAN, IP-in-IP, WireGuard) the pod MTU must leave room for the encapsulation.", dst),
+			"Lower the CNI's MTU (or the pod interface MTU) below the underlay MTU minus the encapsulation " +
+				"overhead (50 bytes for VXLAN), and make sure ICMP frag-needed is not filtered."
+	case "redirect":
+		return fmt.Sprintf("%s forwards traffic for %s and tells the sender that %s, on the same link, is a better next "+
+				"hop: the sender routes the address through a host that does not own it.", from, dst, gw),
+			fmt.Sprintf("Check which host should own %s and the senders' routes for it; if the address is a VIP, check "+
+				"that exactly one controller announces it.", stripPort(dst))
+	case "ttl-exceeded":
+		return fmt.Sprintf("Packets to %s loop or travel too many hops.", dst),
+			"Look for a routing loop between the hosts on the path (`ip route get` on each)."
+	}
+	return fmt.Sprintf("%s cannot deliver packets to %s (%s).", from, dst, what),
+		"Check the routes and firewall rules of the host that sends the ICMP error."
+}
+
+func stripPort(s string) string {
+	if i := strings.LastIndexByte(s, ':'); i > 0 && !strings.HasSuffix(s, "]") && strings.Count(s, ":") == 1 {
+		return s[:i]
+	}
+	return s
+}
