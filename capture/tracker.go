@@ -90,7 +90,7 @@ type stream struct {
 	nSYN     [2]int
 	nSYNACK  [2]int
 	nRST     [2]int
-	cliRST   [2]int // RSTs counted once the client is known, as the truth files count them
+	cliRST   [2]int       // RSTs counted once the client is known, as the truth files count them
 	fin      [2]model.Seg // Frame and Line 0 until seen
 	finSeen  [2]bool
 	firstAck model.Seg
