@@ -54,6 +54,8 @@ func commands() map[string]command {
 		"rules":   {"list the rules with their documentation", runRules},
 		"explain": {"print the full documentation of a rule", runExplain},
 		"flows":   {"list the TCP connection attempts of captures, Zeek-style", runFlows},
+		"inspect": {"list what was found in a bundle, file by file, and which rules can run", runInspect},
+		"batch":   {"analyze many bundles in parallel, one JSON line each", runBatch},
 		"version": {"print the version", runVersion},
 	}
 }

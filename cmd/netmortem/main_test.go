@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -182,4 +183,118 @@ func TestFlows(t *testing.T) {
 			t.Errorf("row %v", r)
 		}
 	}
+}
+
+func TestInspect(t *testing.T) {
+	code, out, stderr := runCLI(t, "inspect", "-o", "json", incident)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	var in struct {
+		Inputs []struct {
+			Path    string         `json:"path"`
+			Kind    string         `json:"kind"`
+			Records int            `json:"records"`
+			Skipped string         `json:"skipped"`
+			Details map[string]int `json:"details"`
+		} `json:"inputs"`
+		Runnable []string `json:"runnable_rules"`
+	}
+	if err := json.Unmarshal([]byte(out), &in); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, i := range in.Inputs {
+		got[filepath.Base(i.Path)] = fmt.Sprintf("%s/%d/%s", i.Kind, i.Records, i.Skipped)
+	}
+	for file, want := range map[string]string{
+		"capture.pcap":        "pcap/92/",
+		"ipvsadm.txt":         "ipvsadm/15/",
+		"services.json":       "kubectl/3/",
+		"kube-apiserver.yaml": "kubectl/1/",
+		"sysctl.txt":          "sysctl/2/",
+		"EXPECTED.md":         "/0/unrecognized content",
+	} {
+		if got[file] != want {
+			t.Errorf("%s: %q, want %q", file, got[file], want)
+		}
+	}
+	if !slices.Contains(in.Runnable, "synack-reset") || !slices.Contains(in.Runnable, "ephemeral-nodeport-overlap") {
+		t.Errorf("runnable rules %v", in.Runnable)
+	}
+	code, out, _ = runCLI(t, "inspect", fixture("captures/handshakes.pcap"))
+	if code != exitOK || !strings.Contains(out, "Rules that lack evidence:") || !strings.Contains(out, "ephemeral-nodeport-overlap: needs sysctl") {
+		t.Errorf("inspect table:\n%s", out)
+	}
+}
+
+func TestBatch(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "results.jsonl")
+	bundles := []string{incident, fixture("incidents/ephemeral-nodeport-control"), filepath.Join(t.TempDir(), "missing")}
+	code, _, stderr := runCLI(t, append([]string{"batch", "-j", "2", "--out", out}, bundles...)...)
+	if code != exitUnreadable {
+		t.Fatalf("exit %d, want %d (one bundle is missing); stderr:\n%s", code, exitUnreadable, stderr)
+	}
+	lines := readJSONL(t, out)
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3", len(lines))
+	}
+	status := map[string]string{}
+	for _, l := range lines {
+		status[filepath.Base(l.Bundle)] = fmt.Sprintf("%s/%d", l.Status, len(l.Findings))
+	}
+	want := map[string]string{"ephemeral-nodeport": "ok/2", "ephemeral-nodeport-control": "ok/0", "missing": "unreadable/0"}
+	for k, v := range want {
+		if status[k] != v {
+			t.Errorf("%s: %s, want %s", k, status[k], v)
+		}
+	}
+	if !strings.Contains(stderr, "synack-reset") || !strings.Contains(stderr, "3 bundles: 3 analyzed now") {
+		t.Errorf("summary:\n%s", stderr)
+	}
+	// --resume analyzes only what is not there yet.
+	code, _, stderr = runCLI(t, "batch", "--resume", "--out", out, incident, fixture("captures/handshakes.pcap"))
+	if code != exitFindings || !strings.Contains(stderr, "2 bundles: 1 analyzed now, 1 already done") {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	if n := len(readJSONL(t, out)); n != 4 {
+		t.Errorf("%d lines after resume, want 4", n)
+	}
+}
+
+func TestBatchShards(t *testing.T) {
+	bundles, _ := filepath.Glob(fixture("captures/*.pcap*"))
+	seen := map[string]int{}
+	for k := range 3 {
+		out := filepath.Join(t.TempDir(), "r.jsonl")
+		runCLI(t, append([]string{"batch", "-q", "--shard", fmt.Sprintf("%d/3", k), "--out", out}, bundles...)...)
+		for _, l := range readJSONL(t, out) {
+			seen[l.Bundle]++
+		}
+	}
+	for _, b := range bundles {
+		if seen[b] != 1 {
+			t.Errorf("%s analyzed %d times over 3 shards, want once", b, seen[b])
+		}
+	}
+	if code, _, _ := runCLI(t, "batch", "--shard", "3/3", incident); code != exitUsage {
+		t.Errorf("shard 3/3 accepted")
+	}
+}
+
+func readJSONL(t *testing.T, path string) []batchResult {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []batchResult
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r batchResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		out = append(out, r)
+	}
+	return out
 }

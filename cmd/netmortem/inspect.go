@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/spf13/pflag"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse"
+	"github.com/netmortem/netmortem/report"
+)
+
+// inspection is what `netmortem inspect -o json` prints.
+type inspection struct {
+	Inputs   []model.Input      `json:"inputs"`
+	Warnings []report.Warning   `json:"warnings"`
+	Skipped  []analyzer.Skipped `json:"skipped_rules"`
+	Runnable []string           `json:"runnable_rules"`
+}
+
+func runInspect(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("inspect", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	output := fs.StringP("output", "o", "table", "output format: table, json")
+	node := fs.String("node", "", "attribute inputs to this node when the bundle layout does not say")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: netmortem inspect [flags] PATH...\n\n"+
+			"Lists what netmortem finds in each PATH, file by file: the format it recognized, the node,\n"+
+			"how many records it read, the warnings, the files it skipped and why; then which rules\n"+
+			"can run and which lack evidence.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "netmortem inspect: no PATH given")
+		fs.Usage()
+		return exitUsage
+	}
+	if err := oneOf("output", *output, []string{"table", "json"}); err != nil {
+		fmt.Fprintln(stderr, "netmortem inspect:", err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	snap, warns, openErr := parse.OpenAll(ctx, fs.Args(), &parse.Options{Node: *node})
+	rules := analyzer.Default()
+	// Which rules can run is decided by the evidence alone: run them on an
+	// empty copy that keeps only the inputs.
+	res := analyzer.Run(ctx, &model.Snapshot{Inputs: snap.Inputs}, rules, nil)
+	rep := report.New(snap, warns, res)
+	in := inspection{Inputs: rep.Inputs, Warnings: rep.Warnings, Skipped: rep.Skipped, Runnable: []string{}}
+	skipped := map[string]bool{}
+	for _, s := range res.Skipped {
+		skipped[s.Rule] = true
+	}
+	for _, r := range rules {
+		if !skipped[r.Name] {
+			in.Runnable = append(in.Runnable, r.Name)
+		}
+	}
+	var err error
+	if *output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(in)
+	} else {
+		err = writeInspection(stdout, in)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "netmortem inspect:", err)
+		return exitUnreadable
+	}
+	if openErr != nil {
+		fmt.Fprintln(stderr, "netmortem inspect:", openErr)
+		return exitUnreadable
+	}
+	return exitOK
+}
+
+func writeInspection(w io.Writer, in inspection) error {
+	tw := tablewriter.NewTable(w)
+	tw.Header("FILE", "FORMAT", "EVIDENCE", "NODE", "RECORDS", "WARNINGS", "NOTE")
+	read, skipped := 0, 0
+	for _, i := range in.Inputs {
+		note := i.Skipped
+		if note == "" {
+			read++
+			var kv []string
+			keys := make([]string, 0, len(i.Details))
+			for k := range i.Details {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				kv = append(kv, fmt.Sprintf("%s=%d", k, i.Details[k]))
+			}
+			note = strings.Join(kv, " ")
+		} else {
+			skipped++
+		}
+		if err := tw.Append(i.Path, i.Format, string(i.Kind), i.Node, strconv.Itoa(i.Records), strconv.Itoa(i.Warnings), note); err != nil {
+			return err
+		}
+	}
+	if err := tw.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%d files read, %d skipped, %d warnings.\n", read, skipped, len(in.Warnings))
+	for _, wn := range in.Warnings {
+		fmt.Fprintf(w, "  warning: %s: %s\n", wn.Position, wn.Message)
+	}
+	fmt.Fprintf(w, "\nRules that can run: %s\n", strings.Join(in.Runnable, ", "))
+	if len(in.Skipped) > 0 {
+		fmt.Fprintln(w, "Rules that lack evidence:")
+		for _, s := range in.Skipped {
+			var m []string
+			for _, k := range s.Missing {
+				m = append(m, string(k))
+			}
+			fmt.Fprintf(w, "  %s: needs %s\n", s.Rule, strings.Join(m, ", "))
+		}
+	}
+	return nil
+}
