@@ -222,6 +222,19 @@ func TestIncidents(t *testing.T) {
 		}},
 	}, {
 		dir: "fixtures/incidents/ephemeral-nodeport-control",
+	}, {
+		dir: "fixtures/incidents/stale-dnat",
+		want: []want{{
+			// 10.244.2.7 is no endpoint of kube-dns, yet the node DNATs a
+			// share of the connections to it, and nobody answers there.
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.244.2.7:53", "attempts": "8", "syn_retransmissions": "8", "clients": "10.10.0.5"},
+			evidence: []string{"capture.pcap#frame=5"},
+		}},
+		others: []string{"stale-dnat", "kube-proxy-sync-errors"},
+	}, {
+		dir: "fixtures/incidents/stale-dnat-control",
 	}} {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
 	}

@@ -49,7 +49,7 @@ func sniffIPVSadm(_ string, head []byte) int {
 		total++
 		if _, ok := ipvsServiceLine(strings.Fields(t)); ok || strings.HasPrefix(t, "-> ") {
 			matched++
-		} else if strings.HasPrefix(t, "-A ") || strings.HasPrefix(t, "-a ") {
+		} else if ipvsSaveLike(t) {
 			matched++
 		}
 	}
@@ -57,6 +57,20 @@ func sniffIPVSadm(_ string, head []byte) int {
 		return 0
 	}
 	return ratioScore(matched, total, 90)
+}
+
+// ipvsSaveLike tells `ipvsadm -Sn` lines ("-A -t 10.96.0.1:443 -s rr")
+// from iptables rules ("-A KUBE-SERVICES ...").
+func ipvsSaveLike(t string) bool {
+	f := strings.Fields(t)
+	if len(f) < 3 || (f[0] != "-A" && f[0] != "-a") {
+		return false
+	}
+	switch f[1] {
+	case "-t", "-u", "-f", "--tcp-service", "--udp-service", "--fwmark-service", "--sctp-service":
+		return true
+	}
+	return false
 }
 
 // IPVSadm parses `ipvsadm -Ln` listings: the plain form, --stats and
