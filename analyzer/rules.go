@@ -11,5 +11,7 @@ func Default() []*Rule {
 		SynRefused,
 		ICMPUnreachable,
 		ARPFlap,
+		ProbeRestartLoop,
+		VersionSkew,
 	}
 }
