@@ -107,3 +107,31 @@ func TestVersionSkew(t *testing.T) {
 		t.Errorf("same versions reported: %+v", f)
 	}
 }
+
+func TestKubeProxySyncErrors(t *testing.T) {
+	t0 := time.Date(0, 1, 26, 20, 40, 24, 739255000, time.UTC)
+	ev := func(line int, d time.Duration, msg string) model.LogEvent {
+		return model.LogEvent{Source: "reflector.go:153", Level: "E", Time: t0.Add(d), Message: msg, Pos: model.Pos{File: "kube-proxy.log", Line: line}}
+	}
+	s := &model.Snapshot{Inputs: []model.Input{{Path: "kube-proxy.log", Kind: model.KindLogs}}}
+	s.Logs = []model.LogEvent{
+		ev(2, 0, "k8s.io/client-go/informers/factory.go:135: Failed to list *v1.Service: an error on the server (\"\") has prevented the request from succeeding (get services)"),
+		ev(3, 0, "k8s.io/client-go/informers/factory.go:135: Failed to list *v1.Endpoints: an error on the server (\"\") has prevented the request from succeeding (get endpoints)"),
+		ev(4, 10*time.Second, "k8s.io/client-go/informers/factory.go:135: Failed to list *v1.Service: an error on the server"),
+		{Source: "proxier.go:1164", Message: "SyncProxyRules complete", Pos: model.Pos{File: "kube-proxy.log", Line: 1}},
+	}
+	f := run1(t, KubeProxySyncErrors, s)
+	if len(f) != 1 || f[0].Severity != Warning || f[0].Facts["errors"] != 3 {
+		t.Fatalf("%+v", f)
+	}
+	if k := f[0].Facts["resources"].([]string); len(k) != 2 || k[0] != "Service" || k[1] != "Endpoints" {
+		t.Errorf("resources %v", k)
+	}
+	if f[0].Facts["first"] != "Jan 26 20:40:24.739255" || f[0].Facts["last"] != "Jan 26 20:40:34.739255" {
+		t.Errorf("first %v last %v", f[0].Facts["first"], f[0].Facts["last"])
+	}
+	s.Inputs = append(s.Inputs, model.Input{Path: "iptables-save.txt", Kind: model.KindNetfilter})
+	if f := run1(t, KubeProxySyncErrors, s); len(f) != 1 || f[0].Severity != Error {
+		t.Fatalf("with the dataplane: %+v", f)
+	}
+}

@@ -13,5 +13,6 @@ func Default() []*Rule {
 		ARPFlap,
 		ProbeRestartLoop,
 		VersionSkew,
+		KubeProxySyncErrors,
 	}
 }
