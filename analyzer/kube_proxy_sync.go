@@ -48,6 +48,7 @@ func runKubeProxySyncErrors(p *Pass) error {
 		kinds      []string
 		events     []*model.LogEvent
 		first, end time.Time
+		timed      bool
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -73,12 +74,13 @@ func runKubeProxySyncErrors(p *Pass) error {
 		}
 		g.events = append(g.events, le)
 		if !le.Time.IsZero() {
-			if g.first.IsZero() || le.Time.Before(g.first) {
+			if !g.timed || le.Time.Before(g.first) {
 				g.first = le.Time
 			}
-			if le.Time.After(g.end) {
+			if !g.timed || le.Time.After(g.end) {
 				g.end = le.Time
 			}
+			g.timed = true
 		}
 	}
 	dataplane := s.Has(model.KindNetfilter) || s.Has(model.KindIPVS)
@@ -108,7 +110,7 @@ func runKubeProxySyncErrors(p *Pass) error {
 			facts["node"] = g.node
 		}
 		span := ""
-		if !g.first.IsZero() {
+		if g.timed {
 			facts["first"] = g.first.Format(logTime(g.first))
 			facts["last"] = g.end.Format(logTime(g.end))
 			span = fmt.Sprintf(" from %s to %s", g.first.Format(logTime(g.first)), g.end.Format(logTime(g.end)))
