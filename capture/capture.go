@@ -30,14 +30,20 @@ import (
 type Options struct {
 	// Node is the node the capture was taken on, "" when unknown.
 	Node string
+	// Summarize folds established attempts that ended normally into
+	// Result.Endpoints instead of returning each (see Tracker.Summarize).
+	Summarize bool
 }
 
 // Result is what a capture yields.
 type Result struct {
 	Info     model.CaptureInfo
 	Attempts []model.Attempt
-	ICMP     []model.ICMPEvent
-	ARP      []model.ARPEvent
+	// Endpoints sums up, per server endpoint, the attempts folded when
+	// Options.Summarize is set.
+	Endpoints []model.EndpointStats
+	ICMP      []model.ICMPEvent
+	ARP       []model.ARPEvent
 }
 
 var (
@@ -139,6 +145,7 @@ func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result,
 	// Two stages, one core each when there are two: this goroutine reads
 	// and decodes frames into batches of packets; the tracker folds them.
 	t := NewTracker(name, opts.Node)
+	t.Summarize(opts.Summarize)
 	var (
 		errs    model.ErrorList
 		bad     int

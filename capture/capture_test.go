@@ -227,3 +227,33 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+// In summary mode the attempts that ended normally become per-server
+// counters; the failures and the counts stay the same.
+func TestSummarize(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/incidents/ephemeral-nodeport/capture.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := capture.Read(context.Background(), bytes.NewReader(b), "c.pcap", capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := capture.Read(context.Background(), bytes.NewReader(b), "c.pcap", capture.Options{Summarize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Info.Counts != full.Info.Counts {
+		t.Errorf("counts differ:\n%+v\n%+v", sum.Info.Counts, full.Info.Counts)
+	}
+	if len(sum.Attempts) != 2 || sum.Attempts[0].Client.Port() != 36704 || sum.Attempts[1].Client.Port() != 32080 {
+		t.Fatalf("kept %d attempts, want the 2 reset ones: %+v", len(sum.Attempts), sum.Attempts)
+	}
+	if len(sum.Endpoints) != 1 {
+		t.Fatalf("endpoints %+v", sum.Endpoints)
+	}
+	ep := sum.Endpoints[0]
+	if ep.Server.String() != "10.23.77.138:80" || ep.Attempts != 6 || ep.Clients != 1 || ep.MedianSYNACK <= 0 || ep.Packets != 92-18 {
+		t.Errorf("endpoint %+v", ep)
+	}
+}

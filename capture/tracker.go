@@ -1,7 +1,9 @@
 package capture
 
 import (
+	"cmp"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/netmortem/netmortem/model"
@@ -23,7 +25,16 @@ const maxSegs = 32
 type Tracker struct {
 	file, node string
 	streams    map[tupleKey]*stream
-	order      []*stream
+	// head and tail list the live streams, least recently active first,
+	// so that streams long closed or idle are finalized as the capture goes
+	// and memory follows the live connections.
+	head, tail *stream
+	done       []model.Attempt
+	created    int
+	now        time.Time
+	summarize  bool
+	stats      map[string]*endpointAcc
+	statOrder  []string
 	counts     model.Counts
 	icmp       []model.ICMPEvent
 	arp        []model.ARPEvent
@@ -36,6 +47,22 @@ type Tracker struct {
 func NewTracker(file, node string) *Tracker {
 	return &Tracker{file: file, node: node, streams: make(map[tupleKey]*stream)}
 }
+
+// Summarize makes the tracker fold established attempts that ended
+// normally (Zeek SF, S1, S2, S3) into per-server counters
+// (Result.Endpoints) instead of returning each of them, so that memory
+// follows the live connections and the failures, not the capture's size.
+func (t *Tracker) Summarize(on bool) { t.summarize = on }
+
+// Streams stay in the tracker this long after their last packet, in capture
+// time: a closed stream (FIN both ways, or an RST) for TIME-WAIT's two
+// minutes, so that late retransmissions still find it; an open one for half
+// an hour of silence.
+const (
+	closedLinger = 2 * time.Minute
+	idleLinger   = 30 * time.Minute
+	sweepEvery   = 4096 // packets between two sweeps of the activity list
+)
 
 // tupleKey identifies a 4-tuple whatever its direction. It holds no
 // pointers, so the stream map costs the garbage collector nothing to scan
@@ -56,10 +83,12 @@ func keyOf(a, b netip.AddrPort) tupleKey {
 // stream is the tracking state of one attempt. Directions are indexed from
 // the first packet seen: 0 is its sender.
 type stream struct {
-	a, b  netip.AddrPort // first packet's source and destination
-	outer *model.Tuple
-	first model.Seg
-	last  time.Time
+	prev, next *stream // the tracker's activity list
+	key        tupleKey
+	a, b       netip.AddrPort // first packet's source and destination
+	outer      *model.Tuple
+	first      model.Seg
+	last       time.Time
 
 	baseSet [2]bool
 	base    [2]uint32
@@ -125,6 +154,86 @@ func (t *Tracker) Add(p *Packet) {
 	if p.Proto == "tcp" {
 		t.addTCP(p)
 	}
+	if t.counts.Packets%sweepEvery == 0 {
+		t.sweep()
+	}
+}
+
+// touch moves s to the tail of the activity list (appending it when new).
+func (t *Tracker) touch(s *stream) {
+	if t.tail == s {
+		return
+	}
+	if s.prev != nil || t.head == s {
+		t.unlink(s)
+	}
+	s.prev, s.next = t.tail, nil
+	if t.tail != nil {
+		t.tail.next = s
+	} else {
+		t.head = s
+	}
+	t.tail = s
+}
+
+func (t *Tracker) unlink(s *stream) {
+	if s.prev != nil {
+		s.prev.next = s.next
+	} else {
+		t.head = s.next
+	}
+	if s.next != nil {
+		s.next.prev = s.prev
+	} else {
+		t.tail = s.prev
+	}
+	s.prev, s.next = nil, nil
+}
+
+// sweep finalizes the streams at the head of the activity list that have
+// been closed or idle long enough.
+func (t *Tracker) sweep() {
+	for s := t.head; s != nil; s = t.head {
+		linger := idleLinger
+		if (s.finSeen[0] && s.finSeen[1]) || s.nRST[0]+s.nRST[1] > 0 {
+			linger = closedLinger
+		}
+		if t.now.Sub(s.last) <= linger {
+			// The list is ordered by last activity: a closed stream
+			// behind an open one waits for it, which only delays.
+			return
+		}
+		t.finalize(s)
+	}
+}
+
+// finalize turns s into an attempt (or folds it into its endpoint's
+// counters) and forgets it.
+func (t *Tracker) finalize(s *stream) {
+	t.unlink(s)
+	if t.streams[s.key] == s {
+		delete(t.streams, s.key)
+	}
+	a := s.attempt(t.file, t.node)
+	c := &t.counts
+	switch a.Outcome {
+	case model.OutcomeEstablished:
+		c.Established++
+	case model.OutcomeRefused:
+		c.Refused++
+	case model.OutcomeUnanswered:
+		c.Unanswered++
+	case model.OutcomeSynAckClientRST:
+		c.SYNACKClientRST++
+	}
+	if t.summarize && a.Outcome == model.OutcomeEstablished && a.Outer == nil {
+		switch a.ConnState {
+		case "SF", "S1", "S2", "S3":
+			t.fold(&a)
+			return
+		}
+	}
+	t.done = append(t.done, a)
 }
 
 // pos returns the packet's position in the tracker's file.
@@ -202,10 +311,17 @@ func (t *Tracker) addTCP(p *Packet) {
 		}
 	}
 	if s == nil {
-		s = &stream{a: p.Src, b: p.Dst, outer: p.Outer, first: t.seg(p), cliDir: -1, satoDir: -1}
+		if old := t.streams[k]; old != nil {
+			t.finalize(old) // the tuple is reused: the old attempt is over
+		}
+		s = &stream{key: k, a: p.Src, b: p.Dst, outer: p.Outer, first: t.seg(p), cliDir: -1, satoDir: -1}
 		t.streams[k] = s
-		t.order = append(t.order, s)
+		t.created++
 		dir = 0
+	}
+	t.touch(s)
+	if p.Time.After(t.now) {
+		t.now = p.Time
 	}
 	od := 1 - dir
 	sg := t.seg(p)
@@ -362,31 +478,83 @@ func (s *stream) addHistory(dir int, p *Packet) {
 }
 
 // Finish returns everything folded so far: the attempts in the order their
-// first packets were seen, the ICMP events and ARP claims, and the counts.
+// first packets were seen, the ICMP events and ARP claims, the counts, and,
+// when summarizing, the per-server counters of the attempts folded.
 func (t *Tracker) Finish() *Result {
-	res := &Result{ICMP: t.icmp, ARP: t.arp}
-	res.Attempts = make([]model.Attempt, 0, len(t.order))
-	c := &t.counts
-	c.TCPStreams = len(t.order)
-	clear(t.streams)
-	for i, s := range t.order {
-		t.order[i] = nil // free each stream once its attempt is built
-		a := s.attempt(t.file, t.node)
-		switch a.Outcome {
-		case model.OutcomeEstablished:
-			c.Established++
-		case model.OutcomeRefused:
-			c.Refused++
-		case model.OutcomeUnanswered:
-			c.Unanswered++
-		case model.OutcomeSynAckClientRST:
-			c.SYNACKClientRST++
-		}
-		res.Attempts = append(res.Attempts, a)
+	for t.head != nil {
+		t.finalize(t.head)
 	}
-	t.order = t.order[:0]
+	res := &Result{ICMP: t.icmp, ARP: t.arp, Attempts: t.done}
+	if res.Attempts == nil {
+		res.Attempts = []model.Attempt{}
+	}
+	slices.SortStableFunc(res.Attempts, func(a, b model.Attempt) int {
+		return cmp.Compare(a.Pos.Frame+a.Pos.Line, b.Pos.Frame+b.Pos.Line)
+	})
+	t.done = nil
+	c := &t.counts
+	c.TCPStreams = t.created
+	for _, k := range t.statOrder {
+		res.Endpoints = append(res.Endpoints, t.stats[k].stats())
+	}
 	res.Info = model.CaptureInfo{Node: t.node, File: t.file, Packets: c.Packets, First: t.first, Last: t.last, Counts: *c}
 	return res
+}
+
+// endpointAcc accumulates the attempts folded for one server endpoint.
+type endpointAcc struct {
+	st      model.EndpointStats
+	clients map[netip.Addr]struct{}
+	synack  []time.Duration // a bounded sample, for the median
+}
+
+// maxSamples bounds the time-to-SYN/ACK sample kept per endpoint.
+const maxSamples = 1024
+
+func (t *Tracker) fold(a *model.Attempt) {
+	key := a.Server.String()
+	acc := t.stats[key]
+	if acc == nil {
+		if t.stats == nil {
+			t.stats = map[string]*endpointAcc{}
+		}
+		acc = &endpointAcc{st: model.EndpointStats{Node: t.node, File: t.file, Server: a.Server, First: a.Start},
+			clients: map[netip.Addr]struct{}{}}
+		t.stats[key] = acc
+		t.statOrder = append(t.statOrder, key)
+	}
+	st := &acc.st
+	st.Attempts++
+	st.Packets += a.Packets
+	st.ClientBytes += a.ClientBytes
+	st.ServerBytes += a.ServerBytes
+	st.SYNRetx += a.SYNRetransmissions()
+	if a.Start.Before(st.First) {
+		st.First = a.Start
+	}
+	if a.Start.After(st.Last) {
+		st.Last = a.Start
+	}
+	if len(acc.clients) < 65536 {
+		acc.clients[a.Client.Addr()] = struct{}{}
+	}
+	if d, ok := a.TimeToSYNACK(); ok {
+		if len(acc.synack) < maxSamples {
+			acc.synack = append(acc.synack, d)
+		} else {
+			acc.synack[st.Attempts%maxSamples] = d
+		}
+	}
+}
+
+func (acc *endpointAcc) stats() model.EndpointStats {
+	st := acc.st
+	st.Clients = len(acc.clients)
+	if n := len(acc.synack); n > 0 {
+		slices.Sort(acc.synack)
+		st.MedianSYNACK = acc.synack[n/2]
+	}
+	return st
 }
 
 func (s *stream) outcome() model.Outcome {

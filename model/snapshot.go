@@ -74,8 +74,11 @@ type Snapshot struct {
 
 	Captures []CaptureInfo `json:"captures,omitempty"`
 	Attempts []Attempt     `json:"attempts,omitempty"`
-	ICMP     []ICMPEvent   `json:"icmp,omitempty"`
-	ARP      []ARPEvent    `json:"arp,omitempty"`
+	// EndpointStats sum up the established attempts not kept one by one
+	// (captures read in summary mode).
+	EndpointStats []EndpointStats `json:"endpoint_stats,omitempty"`
+	ICMP          []ICMPEvent     `json:"icmp,omitempty"`
+	ARP           []ARPEvent      `json:"arp,omitempty"`
 }
 
 // Has reports whether any input of kind k was read (even if it held no
@@ -111,6 +114,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Conntrack = append(s.Conntrack, o.Conntrack...)
 	s.Captures = append(s.Captures, o.Captures...)
 	s.Attempts = append(s.Attempts, o.Attempts...)
+	s.EndpointStats = append(s.EndpointStats, o.EndpointStats...)
 	s.ICMP = append(s.ICMP, o.ICMP...)
 	s.ARP = append(s.ARP, o.ARP...)
 }

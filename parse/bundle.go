@@ -324,7 +324,8 @@ func (o *opener) parse(name string, r io.Reader, head []byte, pl placement, boun
 	if pl.blank != nil {
 		r = blankLines(r, pl.blank)
 	}
-	src := &Source{Name: name, Node: pl.node, Command: pl.command, Format: f.Name}
+	src := &Source{Name: name, Node: pl.node, Command: pl.command, Format: f.Name,
+		SummarizeCaptures: o.opts != nil && o.opts.SummarizeCaptures}
 	n, err := o.runParser(f, r, src)
 	var list model.ErrorList
 	list.Append(err)

@@ -20,13 +20,14 @@ var captureFormat = &Format{
 		return 0
 	},
 	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
-		res, err := capture.Read(ctx, r, src.Name, capture.Options{Node: src.Node})
+		res, err := capture.Read(ctx, r, src.Name, capture.Options{Node: src.Node, Summarize: src.SummarizeCaptures})
 		if res == nil {
 			return 0, err
 		}
 		src.Format = res.Info.Format
 		snap.Captures = append(snap.Captures, res.Info)
 		snap.Attempts = append(snap.Attempts, res.Attempts...)
+		snap.EndpointStats = append(snap.EndpointStats, res.Endpoints...)
 		snap.ICMP = append(snap.ICMP, res.ICMP...)
 		snap.ARP = append(snap.ARP, res.ARP...)
 		return res.Info.Packets, err

@@ -35,6 +35,12 @@ type Options struct {
 	Formats []*Format
 	// Progress, when set, is called with each input as it is finished.
 	Progress func(in model.Input)
+	// SummarizeCaptures folds the established connection attempts of
+	// captures that ended normally into per-server counters
+	// (Snapshot.EndpointStats) instead of keeping each one: memory then
+	// follows live connections and failures, not the capture's size. The
+	// rules need only the failures; `netmortem flows` keeps every attempt.
+	SummarizeCaptures bool
 	// Limits bound decompression (sizes, ratio, nesting); zero fields take
 	// the DefaultLimits.
 	Limits Limits

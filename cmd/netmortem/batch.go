@@ -201,7 +201,7 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration) (re
 	}()
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	snap, warns, err := parse.Open(ctx, bundle, nil)
+	snap, warns, err := parse.Open(ctx, bundle, &parse.Options{SummarizeCaptures: true})
 	if ctx.Err() != nil {
 		res.Status, res.Error = "timeout", fmt.Sprintf("over the %s budget", budget)
 		if errors.Is(ctx.Err(), context.Canceled) {
