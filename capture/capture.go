@@ -18,6 +18,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -95,6 +96,84 @@ type packetSource interface {
 // model.ErrorList together with everything that could be read; input that
 // is not a capture at all gives ErrNotCapture and a nil Result.
 func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result, error) {
+	t := NewTracker(name, opts.Node)
+	t.Summarize(opts.Summarize)
+	info, err := feed(ctx, r, name, t)
+	if info == nil {
+		return nil, err
+	}
+	res := t.Finish()
+	res.Info.Format, res.Info.LinkType, res.Info.Command = info.Format, info.LinkType, info.Command
+	return res, err
+}
+
+// Input is one file of a rotated capture series.
+type Input struct {
+	Name string
+	Open func() (io.ReadCloser, error)
+}
+
+// ReadSeries reads the files of one capture point, rotated by tcpdump -C or
+// -G, as one timeline: the files are read in the order given (oldest first)
+// through one tracker, so a connection that spans two files is one attempt.
+// Each packet keeps its own file and frame as evidence. The Result's Info
+// adds up the files; Infos gives each file's own.
+func ReadSeries(ctx context.Context, files []Input, opts Options) (*Result, []model.CaptureInfo, error) {
+	if len(files) == 0 {
+		return nil, nil, errors.New("capture: empty series")
+	}
+	t := NewTracker(files[0].Name, opts.Node)
+	t.Summarize(opts.Summarize)
+	t.series = true
+	var errs model.ErrorList
+	var infos []model.CaptureInfo
+	var links []string
+	for _, f := range files {
+		rc, err := f.Open()
+		if err != nil {
+			errs.Add(model.Pos{File: f.Name}, "", err)
+			continue
+		}
+		before := t.counts
+		first, last := t.first, t.last
+		t.first, t.last = time.Time{}, time.Time{}
+		t.file = f.Name
+		info, err := feed(ctx, rc, f.Name, t)
+		rc.Close()
+		errs.Append(err)
+		if info == nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return nil, nil, ctxErr
+			}
+			continue
+		}
+		info.Node, info.File = opts.Node, f.Name
+		info.Counts = t.counts.Sub(before)
+		info.Packets = info.Counts.Packets
+		info.First, info.Last = t.first, t.last
+		infos = append(infos, *info)
+		if !slices.Contains(links, info.LinkType) {
+			links = append(links, info.LinkType)
+		}
+		if !first.IsZero() && first.Before(t.first) {
+			t.first = first
+		}
+		if last.After(t.last) {
+			t.last = last
+		}
+	}
+	t.file = files[0].Name
+	res := t.Finish()
+	if len(infos) > 0 {
+		res.Info.Format = infos[0].Format
+	}
+	res.Info.LinkType = strings.Join(links, ", ")
+	return res, infos, errs.Err()
+}
+
+// feed reads one capture file into t. It returns the file's format, link
+// types and command (nil when r is not a capture at all).
+func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.CaptureInfo, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, _ := br.Peek(4)
 	compressed := false
@@ -144,8 +223,6 @@ func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result,
 
 	// Two stages, one core each when there are two: this goroutine reads
 	// and decodes frames into batches of packets; the tracker folds them.
-	t := NewTracker(name, opts.Node)
-	t.Summarize(opts.Summarize)
 	var (
 		errs    model.ErrorList
 		bad     int
@@ -221,10 +298,9 @@ func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result,
 	if bad > maxFrameErrors {
 		errs.Addf(model.Pos{File: name}, "", "%d more undecodable frames", bad-maxFrameErrors)
 	}
-	res := t.Finish()
-	res.Info.Format = kind
+	info := &model.CaptureInfo{Format: kind}
 	if compressed {
-		res.Info.Format += ".gz"
+		info.Format += ".gz"
 	}
 	if ng != nil && len(seenLinks) == 0 && ng.NInterfaces() > 0 {
 		seenLinks = append(seenLinks, ng.LinkType())
@@ -236,12 +312,12 @@ func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result,
 				filters = append(filters, iface.Filter)
 			}
 		}
-		res.Info.Command = strings.Join(filters, "; ")
+		info.Command = strings.Join(filters, "; ")
 	}
 	names := make([]string, len(seenLinks))
 	for i, l := range seenLinks {
 		names[i] = linkName(l)
 	}
-	res.Info.LinkType = strings.Join(names, ", ")
-	return res, errs.Err()
+	info.LinkType = strings.Join(names, ", ")
+	return info, errs.Err()
 }

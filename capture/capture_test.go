@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -255,5 +256,62 @@ func TestSummarize(t *testing.T) {
 	ep := sum.Endpoints[0]
 	if ep.Server.String() != "10.23.77.138:80" || ep.Attempts != 6 || ep.Clients != 1 || ep.MedianSYNACK <= 0 || ep.Packets != 92-18 {
 		t.Errorf("endpoint %+v", ep)
+	}
+}
+
+// splitPcap cuts a classic pcap after record n into two files, as tcpdump
+// -C rotates them.
+func splitPcap(t *testing.T, b []byte, n int) ([]byte, []byte) {
+	t.Helper()
+	off := 24
+	for i := 0; i < n; i++ {
+		caplen := int(b[off+8]) | int(b[off+9])<<8 | int(b[off+10])<<16 | int(b[off+11])<<24
+		off += 16 + caplen
+	}
+	first := append([]byte(nil), b[:off]...)
+	second := append(append([]byte(nil), b[:24]...), b[off:]...)
+	return first, second
+}
+
+func TestReadSeries(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures/handshakes.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := capture.Read(context.Background(), bytes.NewReader(b), "h.pcap", capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut inside the first connection, after its request.
+	cut := whole.Attempts[0].Pos.Frame + 4
+	one, two := splitPcap(t, b, cut)
+	open := func(b []byte) func() (io.ReadCloser, error) {
+		return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	res, infos, err := capture.ReadSeries(context.Background(), []capture.Input{{Name: "h.pcap", Open: open(one)}, {Name: "h.pcap1", Open: open(two)}}, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Info.Counts != whole.Info.Counts {
+		t.Errorf("series counts\n%+v\nwhole\n%+v", res.Info.Counts, whole.Info.Counts)
+	}
+	if len(infos) != 2 || infos[0].Packets != cut || infos[1].Packets != whole.Info.Packets-cut {
+		t.Errorf("per-file infos %+v", infos)
+	}
+	if len(res.Attempts) != len(whole.Attempts) {
+		t.Fatalf("%d attempts, whole file %d", len(res.Attempts), len(whole.Attempts))
+	}
+	a := res.Attempts[0]
+	if a.Outcome != whole.Attempts[0].Outcome || a.ClientFIN == nil || a.ClientFIN.File != "h.pcap1" ||
+		a.SegPos(*a.ClientFIN).String() != fmt.Sprintf("h.pcap1#frame=%d", whole.Attempts[0].ClientFIN.Frame-cut) {
+		t.Errorf("attempt across the cut: %+v FIN %+v", a, a.ClientFIN)
+	}
+	if a.SYN[0].File != "" || a.Pos.File != "h.pcap" {
+		t.Errorf("first file's segments must not repeat their file: %+v", a.SYN[0])
+	}
+	// Read apart, the same files split that connection in two.
+	r2, _ := capture.Read(context.Background(), bytes.NewReader(two), "h.pcap1", capture.Options{})
+	if r2.Attempts[0].Outcome != model.OutcomeMidstream {
+		t.Errorf("second file alone starts with %s", r2.Attempts[0].Outcome)
 	}
 }

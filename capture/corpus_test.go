@@ -3,6 +3,7 @@ package capture_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -112,12 +113,20 @@ func readTruth(t *testing.T, path string) truth {
 func checkAgainstTruth(t *testing.T, capPath, truthPath, divergence string) {
 	t.Helper()
 	tr := readTruth(t, truthPath)
-	f, err := os.Open(capPath)
-	if err != nil {
-		t.Fatal(err)
+	var res *capture.Result
+	var err error
+	if strings.HasSuffix(capPath, ".series.pcap") {
+		// The truth of a rotated series is tshark's view of the files
+		// merged; netmortem reads them as a series.
+		res, err = readSeriesDir(filepath.Dir(capPath))
+	} else {
+		f, ferr := os.Open(capPath)
+		if ferr != nil {
+			t.Fatal(ferr)
+		}
+		defer f.Close()
+		res, err = capture.Read(context.Background(), f, tr.File, capture.Options{})
 	}
-	defer f.Close()
-	res, err := capture.Read(context.Background(), f, tr.File, capture.Options{})
 	if res == nil {
 		t.Fatalf("read: %v", err)
 	}
@@ -184,4 +193,16 @@ func checkStreams(t *testing.T, path string, attempts []model.Attempt) {
 			}
 		}
 	}
+}
+
+// readSeriesDir reads every pcap of dir as one rotated series, oldest file
+// first (the names sort by time).
+func readSeriesDir(dir string) (*capture.Result, error) {
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.pcap"))
+	var files []capture.Input
+	for _, p := range paths {
+		files = append(files, capture.Input{Name: filepath.Base(p), Open: func() (io.ReadCloser, error) { return os.Open(p) }})
+	}
+	res, _, err := capture.ReadSeries(context.Background(), files, capture.Options{})
+	return res, err
 }

@@ -29,10 +29,11 @@ type Tracker struct {
 	// so that streams long closed or idle are finalized as the capture goes
 	// and memory follows the live connections.
 	head, tail *stream
-	done       []model.Attempt
+	done       []doneAttempt
 	created    int
 	now        time.Time
 	summarize  bool
+	series     bool // packets come from several files: segments name theirs
 	stats      map[string]*endpointAcc
 	statOrder  []string
 	counts     model.Counts
@@ -84,6 +85,7 @@ func keyOf(a, b netip.AddrPort) tupleKey {
 // the first packet seen: 0 is its sender.
 type stream struct {
 	prev, next *stream // the tracker's activity list
+	seq        int     // creation order: attempts are returned in it
 	key        tupleKey
 	a, b       netip.AddrPort // first packet's source and destination
 	outer      *model.Tuple
@@ -233,7 +235,13 @@ func (t *Tracker) finalize(s *stream) {
 			return
 		}
 	}
-	t.done = append(t.done, a)
+	t.done = append(t.done, doneAttempt{seq: s.seq, a: a})
+}
+
+// doneAttempt is a finalized attempt with its stream's creation order.
+type doneAttempt struct {
+	seq int
+	a   model.Attempt
 }
 
 // pos returns the packet's position in the tracker's file.
@@ -246,7 +254,11 @@ func (t *Tracker) pos(p *Packet) model.Pos {
 }
 
 func (t *Tracker) seg(p *Packet) model.Seg {
-	return model.Seg{Frame: p.Pos.Frame, Line: p.Pos.Line, Time: p.Time}
+	sg := model.Seg{Frame: p.Pos.Frame, Line: p.Pos.Line, Time: p.Time}
+	if t.series {
+		sg.File = t.pos(p).File
+	}
+	return sg
 }
 
 func (t *Tracker) addICMP(p *Packet) {
@@ -314,7 +326,7 @@ func (t *Tracker) addTCP(p *Packet) {
 		if old := t.streams[k]; old != nil {
 			t.finalize(old) // the tuple is reused: the old attempt is over
 		}
-		s = &stream{key: k, a: p.Src, b: p.Dst, outer: p.Outer, first: t.seg(p), cliDir: -1, satoDir: -1}
+		s = &stream{seq: t.created, key: k, a: p.Src, b: p.Dst, outer: p.Outer, first: t.seg(p), cliDir: -1, satoDir: -1}
 		t.streams[k] = s
 		t.created++
 		dir = 0
@@ -484,13 +496,12 @@ func (t *Tracker) Finish() *Result {
 	for t.head != nil {
 		t.finalize(t.head)
 	}
-	res := &Result{ICMP: t.icmp, ARP: t.arp, Attempts: t.done}
-	if res.Attempts == nil {
-		res.Attempts = []model.Attempt{}
+	res := &Result{ICMP: t.icmp, ARP: t.arp}
+	slices.SortFunc(t.done, func(a, b doneAttempt) int { return cmp.Compare(a.seq, b.seq) })
+	res.Attempts = make([]model.Attempt, len(t.done))
+	for i := range t.done {
+		res.Attempts[i] = t.done[i].a
 	}
-	slices.SortStableFunc(res.Attempts, func(a, b model.Attempt) int {
-		return cmp.Compare(a.Pos.Frame+a.Pos.Line, b.Pos.Frame+b.Pos.Line)
-	})
 	t.done = nil
 	c := &t.counts
 	c.TCPStreams = t.created
@@ -596,6 +607,9 @@ func (s *stream) attempt(file, node string) model.Attempt {
 	}
 	sd := 1 - cd
 	ends := [2]netip.AddrPort{s.a, s.b}
+	if s.first.File != "" {
+		file = s.first.File
+	}
 	a := model.Attempt{
 		Node:        node,
 		Pos:         model.Pos{File: file, Frame: s.first.Frame, Line: s.first.Line},
@@ -619,6 +633,20 @@ func (s *stream) attempt(file, node string) model.Attempt {
 	if s.outer != nil {
 		o := *s.outer
 		a.Outer = &o
+	}
+	if s.first.File != "" {
+		for _, l := range [][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
+			for i := range l {
+				if l[i].File == file {
+					l[i].File = ""
+				}
+			}
+		}
+		for _, sp := range []*model.Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
+			if sp != nil && sp.File == file {
+				sp.File = ""
+			}
+		}
 	}
 	a.History = s.historyString(cd)
 	a.ConnState = s.connState(cd)

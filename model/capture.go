@@ -55,6 +55,9 @@ type Seg struct {
 	// Line is set instead of Frame for packets read from pasted text
 	// (tcpdump or tshark output).
 	Line int `json:"line,omitempty"`
+	// File is set when the packet is in another file than the attempt's
+	// first packet: the next file of a rotated capture series.
+	File string `json:"file,omitempty"`
 }
 
 // Attempt is one TCP connection attempt: a 4-tuple from its first SYN (or
@@ -112,7 +115,11 @@ func (a *Attempt) TimeToSYNACK() (time.Duration, bool) {
 // SegPos returns the Pos of a segment of this attempt: the attempt's file
 // with the segment's frame (or line, for text captures).
 func (a *Attempt) SegPos(s Seg) Pos {
-	return Pos{File: a.Pos.File, Frame: s.Frame, Line: s.Line}
+	file := a.Pos.File
+	if s.File != "" {
+		file = s.File
+	}
+	return Pos{File: file, Frame: s.Frame, Line: s.Line}
 }
 
 // CaptureInfo summarizes one packet capture (or pasted packet text).
@@ -152,6 +159,20 @@ type Counts struct {
 	ICMP6Redirect   int `json:"icmp6_redirect"`
 	ARP             int `json:"arp"`
 	ARPGratuitous   int `json:"arp_gratuitous"`
+}
+
+// Sub returns c minus o, counter by counter: what a part of a capture
+// added.
+func (c Counts) Sub(o Counts) Counts {
+	return Counts{
+		Packets: c.Packets - o.Packets, TCPPackets: c.TCPPackets - o.TCPPackets, SYNOnly: c.SYNOnly - o.SYNOnly,
+		SYNACK: c.SYNACK - o.SYNACK, RST: c.RST - o.RST, TCPStreams: c.TCPStreams - o.TCPStreams,
+		Established: c.Established - o.Established, Refused: c.Refused - o.Refused, Unanswered: c.Unanswered - o.Unanswered,
+		SYNACKClientRST: c.SYNACKClientRST - o.SYNACKClientRST, SYNRetx: c.SYNRetx - o.SYNRetx,
+		ICMPUnreach: c.ICMPUnreach - o.ICMPUnreach, ICMPRedirect: c.ICMPRedirect - o.ICMPRedirect,
+		ICMP6Unreach: c.ICMP6Unreach - o.ICMP6Unreach, ICMP6Redirect: c.ICMP6Redirect - o.ICMP6Redirect,
+		ARP: c.ARP - o.ARP, ARPGratuitous: c.ARPGratuitous - o.ARPGratuitous,
+	}
 }
 
 // ICMPEvent is an ICMP or ICMPv6 error (unreachable, redirect, time

@@ -70,6 +70,7 @@ const headSize = 64 << 10
 func Open(ctx context.Context, path string, opts *Options) (*model.Snapshot, model.ErrorList, error) {
 	o := newOpener(ctx, opts)
 	err := o.open(path)
+	stitchSeries(ctx, o.snap, opts, &o.warns)
 	scrubRedacted(o.snap, &o.warns)
 	o.warns.Sort()
 	return o.snap, o.warns, err
