@@ -90,6 +90,10 @@ func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapsho
 			errs = append(errs, err)
 		}
 	}
+	if len(paths) > 1 {
+		// The files of a rotated series may have been given one by one.
+		stitchSeries(ctx, snap, opts, &warns)
+	}
 	return snap, warns, errors.Join(errs...)
 }
 
