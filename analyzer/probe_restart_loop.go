@@ -107,15 +107,10 @@ func probedContainer(pod *model.Pod, manifests []*model.Pod) (*corev1.Container,
 	return nil, nil
 }
 
-// probeWindow returns how long a failing liveness probe lets a container
-// live: the initial delay plus failureThreshold probe intervals.
-func probeWindow(pr *corev1.Probe) (window, failing time.Duration) {
-	w, f, _, _ := probeTiming(pr)
-	return w, f
-}
-
-// probeTiming is probeWindow with the interval between checks and the
-// failure threshold, defaults applied.
+// probeTiming returns how long a failing liveness probe lets a container
+// live (the initial delay plus failureThreshold probe intervals), how long
+// the failures take, the interval between checks and the failure
+// threshold, defaults applied.
 func probeTiming(pr *corev1.Probe) (window, failing, interval time.Duration, threshold int32) {
 	period := int32(10)
 	if pr.PeriodSeconds > 0 {
