@@ -270,18 +270,8 @@ func parseIPVSAddr(s string) (netip.AddrPort, error) {
 }
 
 func ipvsServiceColumns(s *model.IPVSService, f []string, mode ipvsMode) error {
-	switch mode {
-	case ipvsStats, ipvsRate:
-		c, err := ipvsCounters(f)
-		if err != nil {
-			return err
-		}
-		if mode == ipvsStats {
-			s.Stats = c
-		} else {
-			s.Rate = c
-		}
-		return nil
+	if mode == ipvsStats || mode == ipvsRate {
+		return setCounters(&s.Stats, &s.Rate, f, mode)
 	}
 	if len(f) == 0 {
 		return nil
@@ -303,18 +293,8 @@ func ipvsServiceColumns(s *model.IPVSService, f []string, mode ipvsMode) error {
 }
 
 func ipvsRealColumns(rs *model.IPVSReal, f []string, mode ipvsMode) error {
-	switch mode {
-	case ipvsStats, ipvsRate:
-		c, err := ipvsCounters(f)
-		if err != nil {
-			return err
-		}
-		if mode == ipvsStats {
-			rs.Stats = c
-		} else {
-			rs.Rate = c
-		}
-		return nil
+	if mode == ipvsStats || mode == ipvsRate {
+		return setCounters(&rs.Stats, &rs.Rate, f, mode)
 	}
 	if len(f) < 4 {
 		return fmt.Errorf("expected Forward Weight ActiveConn InActConn after the address, got %d columns", len(f))
@@ -348,6 +328,21 @@ func ipvsRealColumns(rs *model.IPVSReal, f []string, mode ipvsMode) error {
 		if len(f) > 4 {
 			rs.TunnelInfo = strings.Join(f[4:], " ")
 		}
+	}
+	return nil
+}
+
+// setCounters reads the counters of a --stats or --rate row into stats or
+// rate.
+func setCounters(stats, rate **model.IPVSCounters, f []string, mode ipvsMode) error {
+	c, err := ipvsCounters(f)
+	if err != nil {
+		return err
+	}
+	if mode == ipvsStats {
+		*stats = c
+	} else {
+		*rate = c
 	}
 	return nil
 }

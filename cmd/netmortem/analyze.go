@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,22 +37,11 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.StringSliceVar(&o.disable, "disable", nil, "do not run these rules (comma separated)")
 	fs.StringVar(&o.node, "node", "", "attribute inputs to this node when the bundle layout does not say")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "do not print progress and warnings on stderr")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: netmortem analyze [flags] PATH...\n\n"+
+	if code, ok := parseArgs(fs, stderr, args,
+		"Usage: netmortem analyze [flags] PATH...\n\n"+
 			"Reads each PATH (a support bundle directory, a .tar/.tar.gz archive, or single files:\n"+
-			"captures, command outputs, kubectl JSON/YAML, logs), runs every rule and prints the findings.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "netmortem analyze: no PATH given")
-		fs.Usage()
-		return exitUsage
+			"captures, command outputs, kubectl JSON/YAML, logs), runs every rule and prints the findings.\n\nFlags:\n", "PATH"); !ok {
+		return code
 	}
 	if err := oneOf("output", o.output, report.Formats()); err != nil {
 		fmt.Fprintln(stderr, "netmortem analyze:", err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,24 +27,13 @@ func runFlows(args []string, stdout, stderr io.Writer) int {
 	until := fs.String("until", "", "keep attempts that started before this time: RFC 3339, or +DURATION from the first packet")
 	node := fs.String("node", "", "attribute the captures to this node")
 	quiet := fs.BoolP("quiet", "q", false, "do not print warnings on stderr")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: netmortem flows [flags] CAPTURE...\n\n"+
+	if code, ok := parseArgs(fs, stderr, args,
+		"Usage: netmortem flows [flags] CAPTURE...\n\n"+
 			"Prints every TCP connection attempt of the captures (pcap, pcapng, gzip'd, or pasted\n"+
 			"tcpdump/tshark text; directories and archives are searched for them) with its outcome,\n"+
 			"Zeek state and history, and the frames of its SYN, SYN/ACK and RST packets, after a\n"+
-			"summary per server endpoint.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "netmortem flows: no CAPTURE given")
-		fs.Usage()
-		return exitUsage
+			"summary per server endpoint.\n\nFlags:\n", "CAPTURE"); !ok {
+		return code
 	}
 	if err := oneOf("output", *output, flows.Formats); err != nil {
 		fmt.Fprintln(stderr, "netmortem flows:", err)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,23 +33,12 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	output := fs.StringP("output", "o", "table", "output format: table, json")
 	node := fs.String("node", "", "attribute inputs to this node when the bundle layout does not say")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: netmortem inspect [flags] PATH...\n\n"+
+	if code, ok := parseArgs(fs, stderr, args,
+		"Usage: netmortem inspect [flags] PATH...\n\n"+
 			"Lists what netmortem finds in each PATH, file by file: the format it recognized, the node,\n"+
 			"how many records it read, the warnings, the files it skipped and why; then which rules\n"+
-			"can run and which lack evidence.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "netmortem inspect: no PATH given")
-		fs.Usage()
-		return exitUsage
+			"can run and which lack evidence.\n\nFlags:\n", "PATH"); !ok {
+		return code
 	}
 	if err := oneOf("output", *output, []string{"table", "json"}); err != nil {
 		fmt.Fprintln(stderr, "netmortem inspect:", err)

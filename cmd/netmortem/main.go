@@ -15,12 +15,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"github.com/spf13/pflag"
 )
 
 // Exit codes, the same for every subcommand and output format.
@@ -100,6 +103,28 @@ func usage(w io.Writer) {
 }
 
 // oneOf checks a flag value against its allowed values.
+// parseArgs gives fs its usage text (ending with the flags), parses args,
+// and checks that at least one operand is given. ok is false when the
+// command must stop now with code: after --help (0) or a usage error (2).
+func parseArgs(fs *pflag.FlagSet, stderr io.Writer, args []string, usage, operand string) (code int, ok bool) {
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "netmortem %s: no %s given\n", fs.Name(), operand)
+		fs.Usage()
+		return exitUsage, false
+	}
+	return 0, true
+}
+
 func oneOf(flag, v string, allowed []string) error {
 	for _, a := range allowed {
 		if v == a {
