@@ -71,5 +71,7 @@ func Formats() []*Format {
 		kubeFormat,
 		tcpdumpTextFormat,
 		tsharkTextFormat,
+		ssFormat,
+		netstatFormat,
 	}
 }
