@@ -158,7 +158,7 @@ type Socket struct {
 	Node    string         `json:"node,omitempty"`
 	Proto   string         `json:"proto"`           // tcp, udp, tcp6, udp6 (netstat), raw, sctp, mptcp ...
 	State   string         `json:"state"`           // ss spelling: LISTEN, ESTAB, TIME-WAIT, SYN-SENT, SYN-RECV, UNCONN ...; "" when not shown
-	Local   netip.AddrPort `json:"local"`           // wildcard addresses are the unspecified address
+	Local   netip.AddrPort `json:"local"`           // wildcard addresses are the unspecified address; IPv4-mapped IPv6 addresses are read as IPv4
 	Peer    netip.AddrPort `json:"peer"`            // wildcard ports (*) are 0
 	Iface   string         `json:"iface,omitempty"` // the %iface suffix of a local address
 	RecvQ   int            `json:"recv_q"`
@@ -170,7 +170,7 @@ type Socket struct {
 	// characters. Use MatchesProcess to compare names.
 	ProcessTruncated bool         `json:"process_truncated,omitempty"`
 	Users            []SocketUser `json:"users,omitempty"` // every process holding the socket (ss users:(...))
-	Timer            string       `json:"timer,omitempty"` // ss -o timer:(...) or netstat -o Timer column, as printed
+	Timer            string       `json:"timer,omitempty"` // ss -o timer:(...) inside the parentheses ("keepalive,119min,0"), or netstat -o's Timer column ("off (0.00/0/0)")
 	Info             string       `json:"info,omitempty"`  // ss -i/-m/-e detail lines, whitespace collapsed
 	// Note says what could not be read exactly: a port printed as a service
 	// name (ss or netstat without -n: the port is then 0), an address cut
@@ -197,9 +197,11 @@ func (s Socket) MatchesProcess(name string) bool {
 }
 
 // SocketCount is a count of sockets: a line of `ss -s` (State "" counts
-// every socket of Proto; Family "ipv4"/"ipv6" splits by family), or a line
-// of a count by address such as `ss -tan | grep TIME-WAIT | awk '{print $4}'
-// | ... | uniq -c` (Local or Peer set).
+// every socket of Proto; Family "ipv4"/"ipv6" splits by family), a line of
+// a count by state such as `ss -tan | awk '{print $1}' | sort | uniq -c`
+// (State set), or a line of a count by address such as `ss -tan | grep
+// TIME-WAIT | awk '{print $4}' | ... | uniq -c` (Local or Peer set, or Addr
+// when nothing says which column was counted).
 type SocketCount struct {
 	Node   string     `json:"node,omitempty"`
 	Proto  string     `json:"proto"`            // tcp, udp, raw, inet, frag, or "" for every socket
@@ -207,8 +209,15 @@ type SocketCount struct {
 	Family string     `json:"family,omitempty"` // ipv4 or ipv6 when the count is split by family
 	Local  netip.Addr `json:"local,omitzero"`   // sockets with this local address
 	Peer   netip.Addr `json:"peer,omitzero"`    // sockets with this peer address
-	Count  int        `json:"count"`
-	Pos    Pos        `json:"pos"`
+	// Addr is the counted address when the input does not say whether it
+	// is the local or the peer one (a bare `uniq -c` listing without the
+	// command that made it).
+	Addr netip.Addr `json:"addr,omitzero"`
+	// Port is the port of the counted address when the count was by
+	// address and port ("12 10.0.0.1:8080"); 0 otherwise.
+	Port  uint16 `json:"port,omitempty"`
+	Count int    `json:"count"`
+	Pos   Pos    `json:"pos"`
 }
 
 // Neighbor is one ARP or NDP table entry (`ip neigh`, `arp -an`).

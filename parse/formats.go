@@ -74,5 +74,7 @@ func Formats() []*Format {
 		kubeFormat,
 		tcpdumpTextFormat,
 		tsharkTextFormat,
+		ssFormat,
+		netstatFormat,
 	}
 }
