@@ -67,6 +67,7 @@ func Formats() []*Format {
 		componentFlagsFormat,
 		containersFormat,
 		describeFormat,
+		kubeTableFormat,
 		ipvsadmFormat,
 		kubeFormat,
 		tcpdumpTextFormat,
