@@ -5,6 +5,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // Kube holds the Kubernetes objects of a snapshot, decoded into the
@@ -23,6 +24,7 @@ type Kube struct {
 	Events            []Event           `json:"events,omitempty"`
 	ConfigMaps        []ConfigMap       `json:"configmaps,omitempty"`
 	DaemonSets        []DaemonSet       `json:"daemonsets,omitempty"`
+	Ingresses         []Ingress         `json:"ingresses,omitempty"`
 }
 
 // Source says where a Kubernetes object came from.
@@ -30,6 +32,11 @@ type Source struct {
 	Pos       Pos    `json:"pos"`
 	Node      string `json:"node,omitempty"`
 	FromTable bool   `json:"from_table,omitempty"` // read from a `kubectl get` text table: partial
+	// Cells holds, for an object read from a `kubectl get` table, every
+	// cell of its row as printed, by column header ("AGE": "193d",
+	// "RESTARTS": "183 (5m ago)"): what the table showed that the object's
+	// fields cannot hold.
+	Cells map[string]string `json:"cells,omitempty"`
 }
 
 // Service is a core/v1 Service with its source.
@@ -92,6 +99,12 @@ type DaemonSet struct {
 	Source Source `json:"source"`
 }
 
+// Ingress is a networking.k8s.io/v1 Ingress with its source.
+type Ingress struct {
+	networkingv1.Ingress
+	Source Source `json:"source"`
+}
+
 // Merge appends every object of o to k.
 func (k *Kube) Merge(o *Kube) {
 	k.Services = append(k.Services, o.Services...)
@@ -104,13 +117,14 @@ func (k *Kube) Merge(o *Kube) {
 	k.Events = append(k.Events, o.Events...)
 	k.ConfigMaps = append(k.ConfigMaps, o.ConfigMaps...)
 	k.DaemonSets = append(k.DaemonSets, o.DaemonSets...)
+	k.Ingresses = append(k.Ingresses, o.Ingresses...)
 }
 
 // Len returns the number of objects held.
 func (k *Kube) Len() int {
 	return len(k.Services) + len(k.Endpoints) + len(k.EndpointSlices) + len(k.Pods) +
 		len(k.Nodes) + len(k.ComponentStatuses) + len(k.Leases) + len(k.Events) +
-		len(k.ConfigMaps) + len(k.DaemonSets)
+		len(k.ConfigMaps) + len(k.DaemonSets) + len(k.Ingresses)
 }
 
 // ObjectName formats a Pos.Object value: "Kind namespace/name", or

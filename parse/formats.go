@@ -70,6 +70,7 @@ func Formats() []*Format {
 		componentFlagsFormat,
 		containersFormat,
 		describeFormat,
+		kubeTableFormat,
 		ipvsadmFormat,
 		kubeFormat,
 		tcpdumpTextFormat,

@@ -61,12 +61,13 @@ func sniffKube(_ string, head []byte) int {
 // KubeObjects reads Kubernetes objects from kubectl's JSON or YAML output:
 // single objects, Lists (kind: List, or typed lists such as ServiceList),
 // and several YAML documents separated by "---". Services, Endpoints,
-// EndpointSlices, Pods, Nodes, ComponentStatuses, Leases, Events, ConfigMaps
-// and DaemonSets are kept, each with the line of its first field and its
-// "Kind namespace/name"; other kinds are counted and skipped. A Pod whose
-// container runs a cluster component (a static pod manifest such as
-// kube-apiserver.yaml) also yields that component's command line, each flag
-// with its own line. name is used in positions.
+// EndpointSlices, Pods, Nodes, ComponentStatuses, Leases, Events, ConfigMaps,
+// DaemonSets and Ingresses (networking.k8s.io/v1) are kept, each with the
+// line of its first field and its "Kind namespace/name"; other kinds are
+// counted and skipped. A Pod whose container runs a cluster component (a
+// static pod manifest such as kube-apiserver.yaml) also yields that
+// component's command line, each flag with its own line. name is used in
+// positions.
 func KubeObjects(r io.Reader, name string) (*model.Snapshot, error) {
 	var errs model.ErrorList
 	snap := &model.Snapshot{}
@@ -200,6 +201,9 @@ func kubeNode(node *yaml.Node, itemKind string, src *Source, snap *model.Snapsho
 	case "DaemonSet":
 		var o model.DaemonSet
 		target, add = &o.DaemonSet, func() { o.Source = ksrc; k.DaemonSets = append(k.DaemonSets, o) }
+	case "Ingress":
+		var o model.Ingress
+		target, add = &o.Ingress, func() { o.Source = ksrc; k.Ingresses = append(k.Ingresses, o) }
 	default:
 		return 0 // counted in Details, not modelled
 	}

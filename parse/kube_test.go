@@ -174,3 +174,31 @@ func FuzzKubeObjects(f *testing.F) {
 		}
 	})
 }
+
+func TestKubeIngress(t *testing.T) {
+	in := `{"apiVersion":"v1","kind":"List","items":[
+{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":"webapp","namespace":"webapp"},
+ "spec":{"ingressClassName":"nginx","tls":[{"hosts":["example.com"],"secretName":"webapp-tls"}],
+  "rules":[{"host":"example.com","http":{"paths":[{"path":"/webapp","pathType":"Prefix","backend":{"service":{"name":"webapp","port":{"number":80}}}}]}}]},
+ "status":{"loadBalancer":{"ingress":[{"ip":"192.168.200.61"}]}}}]}`
+	snap, err := KubeObjects(strings.NewReader(in), "ing.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Kube.Ingresses) != 1 || snap.Kube.Len() != 1 {
+		t.Fatalf("%d ingresses, %d objects", len(snap.Kube.Ingresses), snap.Kube.Len())
+	}
+	ing := snap.Kube.Ingresses[0]
+	if *ing.Spec.IngressClassName != "nginx" || ing.Spec.TLS[0].SecretName != "webapp-tls" ||
+		ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Port.Number != 80 ||
+		ing.Status.LoadBalancer.Ingress[0].IP != "192.168.200.61" ||
+		ing.Source.Pos.String() != "ing.json:2 (Ingress webapp/webapp)" {
+		t.Errorf("ingress %+v at %s", ing.Ingress, ing.Source.Pos)
+	}
+	var merged model.Kube
+	merged.Merge(&snap.Kube)
+	merged.Merge(&snap.Kube)
+	if len(merged.Ingresses) != 2 || merged.Len() != 2 {
+		t.Errorf("merge: %d ingresses, Len %d", len(merged.Ingresses), merged.Len())
+	}
+}

@@ -1,0 +1,120 @@
+package parse
+
+import (
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Command lines pasted with kubectl tables and logs, in more prompt styles
+// than prompt() knows.
+
+var (
+	// userHostDirRe matches "user@host dir $ cmd" (Gentoo, Container-Optimized OS).
+	userHostDirRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)\s+\S+\s+[$#]\s+(\S.*)$`)
+	// shortPromptRe matches a prompt without spaces: "~$ cmd", "bash-4.2# cmd", "PS> cmd".
+	shortPromptRe = regexp.MustCompile(`^[^\s$#%>]{0,40}[$#%>]\s+(\S.*)$`)
+	// bareKubectlRe matches a kubectl command pasted without a prompt.
+	bareKubectlRe = regexp.MustCompile(`^(?:sudo\s+)?(?:kubectl|oc|k3s\s+kubectl|microk8s\s+kubectl|microk8s\.kubectl)\s`)
+)
+
+// shellCommand recognizes a pasted command line and returns the host its
+// prompt names ("" when none) and the command. It knows the prompts of
+// prompt(), "user@host dir $ cmd", short prompts such as "~$ cmd", and
+// kubectl command lines pasted without a prompt.
+func shellCommand(line string) (host, cmd string, ok bool) {
+	if host, cmd, ok := prompt(line); ok {
+		return host, cmd, true
+	}
+	if m := userHostDirRe.FindStringSubmatch(line); m != nil {
+		return m[1], strings.TrimSpace(m[2]), true
+	}
+	if m := shortPromptRe.FindStringSubmatch(line); m != nil {
+		return "", strings.TrimSpace(m[1]), true
+	}
+	t := strings.TrimSpace(line)
+	if bareKubectlRe.MatchString(t) {
+		return "", t, true
+	}
+	return "", "", false
+}
+
+// kubectlArgs returns the arguments after the kubectl (or oc) program of
+// the first stage of a pipeline, and the later stages; ok is false when the
+// command does not run kubectl.
+func kubectlArgs(cmd string) (args []string, pipes []string, ok bool) {
+	stages := strings.Split(cmd, "|")
+	f := strings.Fields(stages[0])
+	for i, w := range f {
+		switch path.Base(w) {
+		case "kubectl", "oc", "microk8s.kubectl":
+			return f[i+1:], stages[1:], true
+		}
+	}
+	return nil, nil, false
+}
+
+// kubectlValueFlags are the kubectl flags that take a value in the next
+// word when written without "=".
+var kubectlValueFlags = map[string]bool{
+	"-n": true, "--namespace": true, "--context": true, "--cluster": true, "--user": true,
+	"--kubeconfig": true, "-l": true, "--selector": true, "--field-selector": true,
+	"-o": true, "--output": true, "-L": true, "--label-columns": true, "--sort-by": true,
+	"-s": true, "--server": true, "--token": true, "--as": true, "--as-group": true,
+	"--request-timeout": true, "--chunk-size": true, "--template": true, "-c": true,
+	"--container": true, "--since": true, "--since-time": true, "--tail": true,
+	"--certificate-authority": true, "--client-certificate": true, "--client-key": true,
+	"-v": true, "--v": true, "--profile": true, "-f": true, "--filename": true,
+}
+
+// kubectlCommand is a parsed kubectl command line.
+type kubectlCommand struct {
+	verb      string   // get, logs, describe ...
+	args      []string // positional arguments after the verb
+	namespace string
+	allNS     bool
+	output    string // the -o value
+	pipes     []string
+}
+
+// parseKubectl reads a kubectl command line; ok is false when cmd does not
+// run kubectl.
+func parseKubectl(cmd string) (kubectlCommand, bool) {
+	args, pipes, ok := kubectlArgs(cmd)
+	if !ok {
+		return kubectlCommand{}, false
+	}
+	k := kubectlCommand{pipes: pipes}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			if k.verb == "" {
+				k.verb = a
+			} else {
+				k.args = append(k.args, a)
+			}
+			continue
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		if !hasVal && len(name) > 2 && name[1] != '-' {
+			// -nkube-system, -owide
+			switch name[:2] {
+			case "-n", "-o":
+				name, val, hasVal = name[:2], name[2:], true
+			}
+		}
+		if !hasVal && kubectlValueFlags[name] && i+1 < len(args) {
+			val = args[i+1]
+			i++
+		}
+		switch name {
+		case "-n", "--namespace":
+			k.namespace = strings.Trim(val, `"'`)
+		case "-A", "--all-namespaces":
+			k.allNS = val == "" || val == "true"
+		case "-o", "--output":
+			k.output = val
+		}
+	}
+	return k, true
+}
