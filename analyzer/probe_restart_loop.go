@@ -148,9 +148,9 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 	window, failing, interval, threshold := probeTiming(pr)
 	name := pod.Namespace + "/" + pod.Name
 	ev := []Evidence{{Pos: pod.Source.Pos, Note: fmt.Sprintf("%d restarts", restarts)}}
-	if specPod != pod {
-		ev = append(ev, Evidence{Pos: specPod.Source.Pos, Note: fmt.Sprintf("liveness probe of container %s", c.Name)})
-	}
+	ci := slices.IndexFunc(specPod.Spec.Containers, func(x corev1.Container) bool { return x.Name == c.Name })
+	ev = append(ev, Evidence{Pos: specPod.Source.FieldPos(fmt.Sprintf("spec.containers[%d].livenessProbe", ci)),
+		Note: fmt.Sprintf("liveness probe of container %s: %s", c.Name, probeCheck(pr))})
 	facts := map[string]any{
 		"pod":               name,
 		"container":         c.Name,

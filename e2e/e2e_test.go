@@ -154,6 +154,25 @@ func summary(fs []analyzer.Finding, rel func(model.Pos) string) string {
 
 func TestSeeds(t *testing.T) {
 	for _, b := range []bundle{{
+		dir: "fixtures/seeds/001-probe-restart-loop",
+		want: []want{{
+			// etcd restarted 183 times; its probe allows 15 s, then 8
+			// failures 15 s apart; the run before the last exited 0.
+			rule:     "probe-restart-loop",
+			severity: analyzer.Error,
+			facts: map[string]string{
+				"pod": "kube-system/etcd-antidote-controller-4m3j", "container": "etcd", "restarts": "183",
+				"failing_window_s": "120", "probe_window_s": "135", "failure_threshold": "8", "exit_code": "0",
+			},
+			evidence: []string{"pods.txt:5 (Pod kube-system/etcd-antidote-controller-4m3j)",
+				"etcd.yaml:34 (Pod kube-system/etcd spec.containers[0].livenessProbe)", "docker-ps-a.txt:4"},
+		}, {
+			rule:     "version-skew",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"odd_nodes": "antidote-worker-gt5t (v1.11.3)", "cluster_minor": "v1.12"},
+			evidence: []string{"nodes.txt:6 (Node antidote-worker-gt5t)"},
+		}},
+	}, {
 		dir: "fixtures/seeds/002-synack-reset",
 		want: []want{{
 			// The grep'd IPVS table shows NodePorts 20869 ... 39080 in

@@ -37,6 +37,21 @@ type Source struct {
 	// "RESTARTS": "183 (5m ago)"): what the table showed that the object's
 	// fields cannot hold.
 	Cells map[string]string `json:"cells,omitempty"`
+	// Lines gives the line of some fields inside the object, by field
+	// path ("spec.containers[0].livenessProbe"), for evidence that points
+	// at the field rather than the object.
+	Lines map[string]int `json:"lines,omitempty"`
+}
+
+// FieldPos returns the position of a field of the object: its own line
+// when known, the object's otherwise.
+func (s Source) FieldPos(path string) Pos {
+	p := s.Pos
+	if l, ok := s.Lines[path]; ok {
+		p.Line = l
+		p.Path = path
+	}
+	return p
 }
 
 // Service is a core/v1 Service with its source.

@@ -180,6 +180,7 @@ func kubeNode(node *yaml.Node, itemKind string, src *Source, snap *model.Snapsho
 		var o model.Pod
 		target, add = &o.Pod, func() {
 			o.Source = ksrc
+			o.Source.Lines = containerLines(node)
 			k.Pods = append(k.Pods, o)
 			snap.Components = append(snap.Components, staticPodComponents(node, src, pos)...)
 		}
@@ -251,6 +252,34 @@ func jsonable(v any) any {
 		return t
 	}
 	return v
+}
+
+// containerLines records the lines of the containers' probes and commands
+// in a Pod node, for evidence.
+func containerLines(pod *yaml.Node) map[string]int {
+	out := map[string]int{}
+	for _, list := range []string{"initContainers", "containers"} {
+		cs := mapValue(mapValue(pod, "spec"), list)
+		if cs == nil || cs.Kind != yaml.SequenceNode {
+			continue
+		}
+		for i, c := range cs.Content {
+			for _, f := range []string{"livenessProbe", "readinessProbe", "startupProbe", "command", "args", "image"} {
+				if v := mapValue(c, f); v != nil {
+					// The key's line: one line above a block value.
+					line := v.Line
+					if v.Kind != yaml.ScalarNode && line > 1 {
+						line--
+					}
+					out[fmt.Sprintf("spec.%s[%d].%s", list, i, f)] = line
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // staticPodComponents returns the cluster components a Pod's containers run,
