@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"net/netip"
 	"testing"
 	"time"
 
@@ -133,5 +134,29 @@ func TestKubeProxySyncErrors(t *testing.T) {
 	s.Inputs = append(s.Inputs, model.Input{Path: "iptables-save.txt", Kind: model.KindNetfilter})
 	if f := run1(t, KubeProxySyncErrors, s); len(f) != 1 || f[0].Severity != Error {
 		t.Fatalf("with the dataplane: %+v", f)
+	}
+}
+
+func TestTimeWaitChurn(t *testing.T) {
+	s := &model.Snapshot{Inputs: []model.Input{{Path: "ss.txt", Kind: model.KindSockets}}}
+	s.SockCounts = []model.SocketCount{
+		{Proto: "tcp", State: "TIME-WAIT", Local: netip.MustParseAddr("10.23.77.129"), Count: 849, Pos: model.Pos{File: "ss.txt", Line: 3}},
+		{Proto: "tcp", State: "TIME-WAIT", Local: netip.MustParseAddr("10.0.0.9"), Count: 12, Pos: model.Pos{File: "ss.txt", Line: 4}},
+	}
+	f := run1(t, TimeWaitChurn, s)
+	if len(f) != 1 || f[0].Severity != Warning || f[0].Facts["timewait_sockets"] != 849 || f[0].Facts["connections_per_s"] != "14.2" {
+		t.Fatalf("sockets alone: %+v", f)
+	}
+	// With the range and an owned NodePort in the overlap: the churn lands on it.
+	withSysctls(s, sysctl("net.ipv4.ip_local_port_range", "1024 65000", 1))
+	withIPVS(s, "10.10.85.235:31080", 7)
+	f = run1(t, TimeWaitChurn, s)
+	if len(f) != 1 || f[0].Severity != Error || f[0].Facts["range_cycle"] != "1h15m21s" || f[0].Facts["owned_ports_in_range"] != 1 {
+		t.Fatalf("joined: %+v", f)
+	}
+	// Below the threshold: nothing.
+	s.SockCounts[0].Count = 40
+	if f := run1(t, TimeWaitChurn, s); len(f) != 0 {
+		t.Errorf("40 sockets reported: %+v", f)
 	}
 }

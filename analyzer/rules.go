@@ -14,5 +14,6 @@ func Default() []*Rule {
 		ProbeRestartLoop,
 		VersionSkew,
 		KubeProxySyncErrors,
+		TimeWaitChurn,
 	}
 }

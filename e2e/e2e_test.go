@@ -199,9 +199,21 @@ func TestSeeds(t *testing.T) {
 				"synacks":       "2",
 				"client_resets": "2",
 				"owned_ports":   "36704",
+				// svc.txt: 443:36704/TCP
+				"nodeport_services": "kube-system/kubernetes-dashboard",
 			},
 			evidence: []string{"probe-failure.tshark.txt:2#frame=649", "probe-failure.tshark.txt:8#frame=650",
-				"probe-failure.tshark.txt:14#frame=651", "ipvsadm.txt:16", "ipvsadm.txt:34"},
+				"probe-failure.tshark.txt:14#frame=651", "ipvsadm.txt:16", "ipvsadm.txt:34", "svc.txt:4 (Service kube-system/kubernetes-dashboard)"},
+		}, {
+			// The TIME-WAIT counts: kubelet probes, Zabbix, and
+			// node-local-dns checking itself on 169.254.20.10:8080.
+			rule:     "timewait-churn",
+			severity: analyzer.Error,
+			facts: map[string]string{
+				"timewait_sockets": "1079", "connections_per_s": "18.0", "range_cycle": "59m17s",
+				"owned_ports_in_range": "18", "nodeport_overlap": "20000-40000",
+			},
+			evidence: []string{"ss-timewait.txt:3", "ss-timewait.txt:6", "sysctl.txt:1"},
 		}},
 	}} {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
