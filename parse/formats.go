@@ -73,5 +73,6 @@ func Formats() []*Format {
 		tsharkTextFormat,
 		ssFormat,
 		netstatFormat,
+		neighFormat,
 	}
 }
