@@ -589,3 +589,20 @@ func FuzzSockets(f *testing.F) {
 		sniffNetstat("fuzz.txt", []byte(in))
 	})
 }
+
+// A bundle layout that names the command (a Rancher collector's ssuapn
+// file) settles the protocol of rows without a Netid column.
+func TestSocketsLayoutCommand(t *testing.T) {
+	in := "State Recv-Q Send-Q Local Address:Port Peer Address:Port Process\nESTAB 0 0 10.0.0.1:41000 10.0.0.53:53 users:((\"coredns\",pid=9,fd=3))\n"
+	for cmd, want := range map[string]string{"ss -uapn": "udp", "ss -tapn": "tcp", "": "tcp"} {
+		var snap model.Snapshot
+		src := &Source{Name: "ssuapn", Node: "n1", Command: cmd}
+		n, err := ssFormat.Parse(context.Background(), strings.NewReader(in), src, &snap)
+		if err != nil || n != 1 || len(snap.Sockets) != 1 {
+			t.Fatalf("%q: %d records, %v", cmd, n, err)
+		}
+		if s := snap.Sockets[0]; s.Proto != want || s.Node != "n1" || s.Process != "coredns" {
+			t.Errorf("command %q: %+v, want proto %s on n1", cmd, s, want)
+		}
+	}
+}
