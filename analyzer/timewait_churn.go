@@ -205,4 +205,3 @@ func overlap(a, b model.PortRange) (model.PortRange, bool) {
 	}
 	return model.PortRange{First: first, Last: last}, true
 }
-

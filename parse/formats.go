@@ -77,5 +77,6 @@ func Formats() []*Format {
 		tsharkTextFormat,
 		ssFormat,
 		netstatFormat,
+		neighFormat,
 	}
 }

@@ -474,6 +474,9 @@ func TestSniffSockets(t *testing.T) {
 		{"parse/testdata/sockets/netstat-tuneopa.txt", "netstat"},
 		{"parse/testdata/sockets/netstat-counts.txt", "netstat"},
 		{"fixtures/seeds/000-apiserver-affinity/netstat.txt", "netstat"},
+		{"parse/testdata/neigh/ip-s-neigh.txt", "neigh"},
+		{"parse/testdata/neigh/arp-an.txt", "neigh"},
+		{"parse/testdata/neigh/arp-n.txt", "neigh"},
 		{"parse/testdata/sysctl/sysctl-a.txt", "sysctl"},
 		{"fixtures/seeds/002-synack-reset/ipvsadm.txt", "ipvsadm"},
 		{"fixtures/seeds/002-synack-reset/sysctl.txt", "sysctl"},
@@ -585,4 +588,21 @@ func FuzzSockets(f *testing.F) {
 		sniffSS("fuzz.txt", []byte(in))
 		sniffNetstat("fuzz.txt", []byte(in))
 	})
+}
+
+// A bundle layout that names the command (a Rancher collector's ssuapn
+// file) settles the protocol of rows without a Netid column.
+func TestSocketsLayoutCommand(t *testing.T) {
+	in := "State Recv-Q Send-Q Local Address:Port Peer Address:Port Process\nESTAB 0 0 10.0.0.1:41000 10.0.0.53:53 users:((\"coredns\",pid=9,fd=3))\n"
+	for cmd, want := range map[string]string{"ss -uapn": "udp", "ss -tapn": "tcp", "": "tcp"} {
+		var snap model.Snapshot
+		src := &Source{Name: "ssuapn", Node: "n1", Command: cmd}
+		n, err := ssFormat.Parse(context.Background(), strings.NewReader(in), src, &snap)
+		if err != nil || n != 1 || len(snap.Sockets) != 1 {
+			t.Fatalf("%q: %d records, %v", cmd, n, err)
+		}
+		if s := snap.Sockets[0]; s.Proto != want || s.Node != "n1" || s.Process != "coredns" {
+			t.Errorf("command %q: %+v, want proto %s on n1", cmd, s, want)
+		}
+	}
 }

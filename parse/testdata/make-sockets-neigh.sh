@@ -19,12 +19,13 @@
 #   permanent entry, nm-t-peer forwards IPv6 (its entry is flagged router).
 # Everything is bounded; the namespaces are removed by exact name on exit.
 #
-# Usage: sudo bash parse/testdata/make-sockets-neigh.sh
+# Usage: sudo bash parse/testdata/make-sockets-neigh.sh [OUT_DIR]
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
-SOCK="$HERE/sockets"
-NEIGH="$HERE/neigh"
+OUT="${1:-$HERE}" # another folder to try it without touching the committed outputs
+SOCK="$OUT/sockets"
+NEIGH="$OUT/neigh"
 PIDS=()
 
 cleanup() {
@@ -112,6 +113,7 @@ S ip neigh >"$NEIGH/ip-neigh.txt"
 S ip -s neigh >"$NEIGH/ip-s-neigh.txt"
 S ip neigh show nud all >"$NEIGH/ip-neigh-nud-all.txt"
 S arp -an >"$NEIGH/arp-an.txt"
+S arp -n >"$NEIGH/arp-n.txt"
 wait "$PING" || true
 S ss -tanp >"$SOCK/ss-tanp.txt"
 S ss -lntup >"$SOCK/ss-lntup.txt"
