@@ -15,5 +15,6 @@ func Default() []*Rule {
 		VersionSkew,
 		KubeProxySyncErrors,
 		TimeWaitChurn,
+		StaleDNAT,
 	}
 }

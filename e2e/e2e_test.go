@@ -154,6 +154,19 @@ func summary(fs []analyzer.Finding, rel func(model.Pos) string) string {
 
 func TestSeeds(t *testing.T) {
 	for _, b := range []bundle{{
+		dir: "fixtures/seeds/004-stale-dnat",
+		want: []want{{
+			// 65 KUBE-SEP chains at 1/65 each for 77 endpoints.
+			rule:     "stale-dnat",
+			severity: analyzer.Error,
+			facts: map[string]string{
+				"service": "kube-system/kube-dns:dns-tcp", "frontends": "10.178.64.10:53",
+				"dataplane_backends": "65", "endpoints": "77",
+			},
+			evidence: []string{"iptables-nat-kube-dns.txt:4", "endpoints-count.txt:2 (Endpoints kube-system/kube-dns)"},
+		}},
+		others: []string{"kube-proxy-sync-errors"},
+	}, {
 		dir: "fixtures/seeds/001-probe-restart-loop",
 		want: []want{{
 			// etcd restarted 183 times; its probe allows 15 s, then 8
@@ -262,8 +275,21 @@ func TestIncidents(t *testing.T) {
 			severity: analyzer.Warning,
 			facts:    map[string]string{"server": "10.244.2.7:53", "attempts": "8", "syn_retransmissions": "8", "clients": "10.10.0.5"},
 			evidence: []string{"capture.pcap#frame=5"},
+		}, {
+			// The nat table (real iptables output of the node) sends a
+			// quarter of kube-dns's connections to 10.244.2.7, which the
+			// Endpoints do not list; the capture shows them failing.
+			rule:     "stale-dnat",
+			severity: analyzer.Error,
+			facts: map[string]string{
+				"service": "kube-system/kube-dns:dns-tcp", "frontends": "10.96.0.10:53", "dataplane_backends": "4",
+				"endpoints": "3", "stale_targets": "10.244.2.7:53 (25.0%)", "expected_failures": "25.0%",
+				"failed_attempts_to_stale": "8",
+			},
+			evidence: []string{"iptables-nat-nvL.txt:48", "iptables-nat-nvL.txt:39", "capture.pcap#frame=5",
+				"endpoints-kube-dns.json:1 (Endpoints kube-system/kube-dns)"},
 		}},
-		others: []string{"stale-dnat", "kube-proxy-sync-errors"},
+		others: []string{"kube-proxy-sync-errors"},
 	}, {
 		dir: "fixtures/incidents/stale-dnat-control",
 	}} {

@@ -1,0 +1,276 @@
+// Package dataplane builds, from a node's NAT rules or IPVS table, one model
+// of what the node does with traffic to each Service port: the frontends it
+// catches (ClusterIP, NodePort, external and load-balancer IPs) and the
+// backends it sends that traffic to, each with the chance of being picked.
+// The shape is the same whichever kube-proxy mode programmed the node, so
+// rules can hold it against what Kubernetes says the Service's endpoints
+// are.
+package dataplane
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// Backend is one endpoint the dataplane sends a Service port's traffic to.
+type Backend struct {
+	// Addr is the DNAT target or IPVS real server. It is invalid when the
+	// dump does not show it (an iptables listing that prints `to::0`);
+	// Address then holds what is known, as text.
+	Addr    netip.AddrPort `json:"addr,omitzero"`
+	Address string         `json:"address"`
+	// Probability is the chance that a new connection goes to this
+	// backend: the statistic probabilities of the Service chain multiplied
+	// out (kube-proxy writes 1/n, 1/(n-1) ... 1, which gives 1/n each), or
+	// the IPVS weight over the weights' sum.
+	Probability float64 `json:"probability"`
+	// Chain is the endpoint chain (KUBE-SEP-...) for iptables.
+	Chain string    `json:"chain,omitempty"`
+	Pos   model.Pos `json:"pos"` // the rule (or real server line) that sends traffic here
+}
+
+// ServicePort is one Service port as one node's dataplane implements it.
+type ServicePort struct {
+	Node string `json:"node,omitempty"`
+	// Service is "namespace/name:port" as kube-proxy's comments write it
+	// ("kube-system/kube-dns:dns-tcp"); "" when the dump does not say.
+	Service string `json:"service,omitempty"`
+	Proto   string `json:"proto,omitempty"`
+	// Frontends are the addresses caught: "10.96.0.10:53" for a ClusterIP.
+	Frontends []string  `json:"frontends"`
+	Mode      string    `json:"mode"`            // iptables or ipvs
+	Chain     string    `json:"chain,omitempty"` // KUBE-SVC-... for iptables
+	Backends  []Backend `json:"backends"`
+	Pos       model.Pos `json:"pos"`
+}
+
+// Namespace returns the Service's namespace.
+func (sp *ServicePort) Namespace() string {
+	ns, _, _ := strings.Cut(sp.Service, "/")
+	return ns
+}
+
+// ServiceName returns the Service's name without namespace and port.
+func (sp *ServicePort) ServiceName() string {
+	_, rest, _ := strings.Cut(sp.Service, "/")
+	name, _, _ := strings.Cut(rest, ":")
+	return name
+}
+
+// PortName returns the Service port's name, "" when unnamed.
+func (sp *ServicePort) PortName() string {
+	_, port, _ := strings.Cut(sp.Service, ":")
+	return port
+}
+
+// Build reads every ruleset and IPVS table of the snapshot.
+func Build(s *model.Snapshot) []ServicePort {
+	var out []ServicePort
+	seen := map[string]bool{} // node|chain: the same chain in two dumps of one node
+	for _, rs := range s.Netfilter {
+		for _, sp := range fromRuleset(rs) {
+			k := sp.Node + "|" + sp.Chain
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// commentServiceRe reads kube-proxy's comments: "ns/name:port cluster IP",
+// "ns/name:port -> 10.1.2.3:53", "ns/name:port".
+var commentServiceRe = regexp.MustCompile(`^([a-z0-9.-]+/[a-z0-9.-]+(?::[A-Za-z0-9._-]*)?)`)
+
+func serviceOf(comment string) string {
+	if m := commentServiceRe.FindStringSubmatch(comment); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func fromRuleset(rs *model.Ruleset) []ServicePort {
+	var nat *model.Table
+	for _, t := range rs.Tables {
+		if t.Name == "nat" || (t.Name == "" && nat == nil) {
+			nat = t
+		}
+	}
+	if nat == nil {
+		return nil
+	}
+	chains := map[string]*model.Chain{}
+	for _, c := range nat.Chains {
+		if _, dup := chains[c.Name]; !dup {
+			chains[c.Name] = c
+		}
+	}
+	var out []ServicePort
+	done := map[string]bool{}
+	add := func(svcChain string, frontend string, proto string, comment string, pos model.Pos) {
+		c := chains[svcChain]
+		if c == nil {
+			return
+		}
+		for i := range out {
+			if out[i].Chain == svcChain {
+				if frontend != "" && !slices.Contains(out[i].Frontends, frontend) {
+					out[i].Frontends = append(out[i].Frontends, frontend)
+				}
+				return
+			}
+		}
+		sp := ServicePort{Node: rs.Node, Mode: "iptables", Chain: svcChain, Proto: proto, Service: serviceOf(comment),
+			Frontends: []string{}, Pos: pos}
+		if frontend != "" {
+			sp.Frontends = append(sp.Frontends, frontend)
+		}
+		sp.Backends = backends(c, chains)
+		if sp.Service == "" {
+			for _, r := range c.Rules {
+				if s := serviceOf(r.Comment); s != "" {
+					sp.Service = s
+					break
+				}
+			}
+		}
+		done[svcChain] = true
+		out = append(out, sp)
+	}
+	// Services reached from KUBE-SERVICES (ClusterIPs, external IPs) and
+	// KUBE-NODEPORTS.
+	for _, from := range []string{"KUBE-SERVICES", "KUBE-NODEPORTS"} {
+		c := chains[from]
+		if c == nil {
+			continue
+		}
+		for _, r := range c.Rules {
+			target := r.Target
+			if strings.HasPrefix(target, "KUBE-EXT-") || strings.HasPrefix(target, "KUBE-FW-") || strings.HasPrefix(target, "KUBE-XLB-") {
+				// Newer kube-proxy: external chains jump on to the SVC chain.
+				if ext := chains[target]; ext != nil {
+					for _, er := range ext.Rules {
+						if strings.HasPrefix(er.Target, "KUBE-SVC-") {
+							target = er.Target
+						}
+					}
+				}
+			}
+			if !strings.HasPrefix(target, "KUBE-SVC-") {
+				continue
+			}
+			add(target, frontendOf(r, from), r.Proto, r.Comment, r.Pos)
+		}
+	}
+	// Service chains listed on their own (a listing of one chain).
+	for _, c := range nat.Chains {
+		if strings.HasPrefix(c.Name, "KUBE-SVC-") && !done[c.Name] {
+			add(c.Name, "", "", "", c.Pos)
+		}
+	}
+	return out
+}
+
+func frontendOf(r *model.Rule, from string) string {
+	port := r.DPort
+	if from == "KUBE-NODEPORTS" {
+		return "NodePort " + port
+	}
+	dst := r.Dst
+	if p, ok := r.DstPrefix(); ok && p.IsSingleIP() {
+		dst = p.Addr().String()
+	}
+	if dst == "" {
+		return ""
+	}
+	if n, ok := model.PortNumber(port); ok {
+		return netip.AddrPortFrom(mustAddr(dst), uint16(n)).String()
+	}
+	return dst + ":" + port
+}
+
+func mustAddr(s string) netip.Addr {
+	a, _ := netip.ParseAddr(s)
+	return a
+}
+
+// backends walks a Service chain's jumps to endpoint chains, multiplying
+// out the statistic probabilities.
+func backends(svc *model.Chain, chains map[string]*model.Chain) []Backend {
+	out := []Backend{}
+	remaining := 1.0
+	for _, r := range svc.Rules {
+		if !strings.HasPrefix(r.Target, "KUBE-SEP-") {
+			continue
+		}
+		p := remaining
+		if r.Statistic == "random" && r.Probability > 0 {
+			p = remaining * r.Probability
+			remaining -= p
+		} else {
+			remaining = 0
+		}
+		b := Backend{Chain: r.Target, Probability: p, Pos: r.Pos}
+		sep := chains[r.Target]
+		if sep != nil {
+			for _, sr := range sep.Rules {
+				if sr.Target == "DNAT" {
+					b.Pos = sr.Pos
+					b.Address = sr.ToDestination
+					if ap, err := netip.ParseAddrPort(sr.ToDestination); err == nil {
+						b.Addr = ap
+					}
+				}
+			}
+			if !b.Addr.IsValid() {
+				// `to::0`: the endpoint's address is in the chain's
+				// masquerade rule (-s ENDPOINT -j KUBE-MARK-MASQ).
+				for _, sr := range sep.Rules {
+					if sr.Target == "KUBE-MARK-MASQ" {
+						if pf, ok := sr.SrcPrefix(); ok && pf.IsSingleIP() {
+							b.Address = pf.Addr().String()
+						}
+					}
+				}
+			}
+		}
+		if b.Address == "" {
+			// Newer kube-proxy names the endpoint in the jump's comment.
+			if _, after, ok := strings.Cut(r.Comment, " -> "); ok {
+				b.Address = after
+				if ap, err := netip.ParseAddrPort(after); err == nil {
+					b.Addr = ap
+				}
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// Describe formats a backend for messages: "10.244.1.11:53 (25.0%)".
+func (b Backend) Describe() string {
+	a := b.Address
+	if a == "" || a == ":0" {
+		a = b.Chain
+	}
+	return fmt.Sprintf("%s (%s)", a, Percent(b.Probability))
+}
+
+// Percent formats a probability as a percentage with as many digits as it
+// needs.
+func Percent(p float64) string {
+	s := strconv.FormatFloat(p*100, 'f', 1, 64)
+	if p > 0 && p < 0.01 {
+		s = strconv.FormatFloat(p*100, 'f', 2, 64)
+	}
+	return s + "%"
+}
