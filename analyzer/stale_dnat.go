@@ -18,7 +18,7 @@ var StaleDNAT = &Rule{
 	Needs:    []model.Kind{model.KindNetfilter, model.KindKube},
 	Uses:     []model.Kind{model.KindCapture, model.KindLogs},
 	Run:      runStaleDNAT,
-	Doc: `NAT rules send a Service's traffic to endpoints that are gone
+	Doc: `a Service's NAT rules point at endpoints that are gone
 
 kube-proxy programs each node's NAT rules from the Service's endpoints. When
 it stops syncing (it cannot reach the apiserver, it is stuck or crashed), the
