@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/netip"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/netmortem/netmortem/dataplane"
@@ -80,5 +82,58 @@ func TestIncidentBothForms(t *testing.T) {
 		if fmt.Sprint(got) != "[10.244.1.11:53 (25.0%) 10.244.1.12:53 (25.0%) 10.244.2.7:53 (25.0%) 10.244.1.13:53 (25.0%)]" {
 			t.Errorf("%s: %v", f, got)
 		}
+	}
+}
+
+func traceOf(t *testing.T, rel string, probe dataplane.Probe) *dataplane.Trace {
+	t.Helper()
+	snap, _, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), rel), nil)
+	if err != nil || len(snap.Netfilter) == 0 {
+		t.Fatalf("%s: %v", rel, err)
+	}
+	tr, err := dataplane.TraceNAT(snap.Netfilter[0], probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func destinations(tr *dataplane.Trace) string {
+	var out []string
+	for _, d := range tr.Destinations {
+		out = append(out, fmt.Sprintf("%s %s %s", d.Addr, dataplane.Percent(d.Probability), d.Pos))
+	}
+	return fmt.Sprint(out)
+}
+
+func TestTrace(t *testing.T) {
+	tr := traceOf(t, "fixtures/incidents/stale-dnat/iptables-save.txt",
+		dataplane.Probe{Dst: netip.MustParseAddrPort("10.96.0.10:53"), Proto: "tcp", Output: true})
+	want := "[10.244.1.11:53 25.0% iptables-save.txt:22 10.244.1.12:53 25.0% iptables-save.txt:24 " +
+		"10.244.2.7:53 25.0% iptables-save.txt:26 10.244.1.13:53 25.0% iptables-save.txt:28]"
+	if got := strings.ReplaceAll(destinations(tr), filepath.Join(testutil.Root(), "fixtures/incidents/stale-dnat")+"/", ""); got != want {
+		t.Errorf("destinations\n got %s\nwant %s", got, want)
+	}
+	if tr.Hook != "OUTPUT" || len(tr.Steps) != 12 || tr.Steps[0].Rule.Pos.Line != 15 {
+		t.Errorf("hook %s, %d steps, first at %v", tr.Hook, len(tr.Steps), tr.Steps[0].Rule.Pos)
+	}
+	// Another port of the same address is not a Service port: not translated.
+	tr = traceOf(t, "fixtures/incidents/stale-dnat/iptables-save.txt",
+		dataplane.Probe{Dst: netip.MustParseAddrPort("10.96.0.10:80"), Proto: "tcp", Output: true})
+	if len(tr.Destinations) != 1 || tr.Destinations[0].Translated || tr.Destinations[0].Probability != 1 {
+		t.Errorf("port 80: %s", destinations(tr))
+	}
+	// Seed 004: 65 endpoint chains; two are listed (their DNAT shows to::0).
+	tr = traceOf(t, "fixtures/seeds/004-stale-dnat/iptables-nat-kube-dns.txt",
+		dataplane.Probe{Dst: netip.MustParseAddrPort("10.178.64.10:53"), Proto: "tcp"})
+	sum, named := 0.0, 0
+	for _, d := range tr.Destinations {
+		sum += d.Probability
+		if strings.HasSuffix(d.Addr, "(the listing shows to::0)") {
+			named++
+		}
+	}
+	if len(tr.Destinations) != 65 || math.Abs(sum-1) > 1e-6 || named != 2 {
+		t.Errorf("seed 004: %d destinations, sum %f, %d named: %s", len(tr.Destinations), sum, named, destinations(tr))
 	}
 }

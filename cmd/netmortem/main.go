@@ -59,6 +59,7 @@ func commands() map[string]command {
 		"flows":   {"list the TCP connection attempts of captures, Zeek-style", runFlows},
 		"inspect": {"list what was found in a bundle, file by file, and which rules can run", runInspect},
 		"batch":   {"analyze many bundles in parallel, one JSON line each", runBatch},
+		"trace":   {"walk a connection through each node's nat table, rule by rule", runTrace},
 		"version": {"print the version", runVersion},
 	}
 }

@@ -139,6 +139,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"flows", "-q", fixture("captures/handshakes.pcap")}, exitOK},
 		{[]string{"flows"}, exitUsage},
 		{[]string{"flows", "--state", "nonsense", fixture("captures/handshakes.pcap")}, exitUsage},
+		{[]string{"trace", "--dst", "10.96.0.10:53", fixture("incidents/stale-dnat")}, exitOK},
+		{[]string{"trace", "--dst", "10.96.0.10", fixture("incidents/stale-dnat")}, exitUsage},
+		{[]string{"trace", "--dst", "10.96.0.10:53", fixture("captures/handshakes.pcap")}, exitUnreadable},
 	} {
 		if code, _, stderr := runCLI(t, c.args...); code != c.code {
 			t.Errorf("netmortem %s: exit %d, want %d; stderr:\n%s", strings.Join(c.args, " "), code, c.code, stderr)
@@ -297,4 +300,17 @@ func readJSONL(t *testing.T, path string) []batchResult {
 		out = append(out, r)
 	}
 	return out
+}
+
+func TestTraceOutput(t *testing.T) {
+	code, out, stderr := runCLI(t, "trace", "--from-node", "--dst", "10.96.0.10:53", fixture("incidents/stale-dnat/iptables-save.txt"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"nat OUTPUT", "KUBE-SVC-ERIFXISQEP7F7OF4: statistic 0.5: jump to KUBE-SEP-ZP3FB6NMPNCO4VBJ",
+		"10.244.2.7:53 ", "25.0%  DNAT at", "iptables-save.txt:26 via OUTPUT > KUBE-SERVICES"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/netmortem/netmortem/dataplane"
+	"github.com/netmortem/netmortem/parse"
+)
+
+func runTrace(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("trace", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dst := fs.String("dst", "", "destination IP:PORT of the connection (required)")
+	src := fs.String("src", "", "source IP[:PORT]; unknown when not given")
+	proto := fs.String("proto", "tcp", "tcp, udp or sctp")
+	local := fs.Bool("local", false, "the destination is an address of the node itself (NodePorts)")
+	output := fs.Bool("from-node", false, "the node itself opens the connection (nat OUTPUT) instead of a pod or a client elsewhere (PREROUTING)")
+	node := fs.String("node", "", "trace only this node's rulesets")
+	if code, ok := parseArgs(fs, stderr, args,
+		"Usage: netmortem trace --dst IP:PORT [flags] BUNDLE...\n\n"+
+			"Walks a new connection through each node's nat table as the kernel does (PREROUTING or OUTPUT,\n"+
+			"KUBE-SERVICES, KUBE-SVC-*, KUBE-SEP-*), printing every rule that matches with its file:line and\n"+
+			"the share of connections that reach it, then where the connections end up.\n\nFlags:\n", "BUNDLE"); !ok {
+		return code
+	}
+	d, err := netip.ParseAddrPort(*dst)
+	if err != nil {
+		fmt.Fprintf(stderr, "netmortem trace: --dst %q: want IP:PORT\n", *dst)
+		return exitUsage
+	}
+	probe := dataplane.Probe{Dst: d, Proto: strings.ToLower(*proto), Local: *local, Output: *output}
+	if *src != "" {
+		if ap, err := netip.ParseAddrPort(*src); err == nil {
+			probe.Src = ap.Addr()
+		} else if a, err := netip.ParseAddr(*src); err == nil {
+			probe.Src = a
+		} else {
+			fmt.Fprintf(stderr, "netmortem trace: --src %q: want IP or IP:PORT\n", *src)
+			return exitUsage
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	snap, _, err := parse.OpenAll(ctx, fs.Args(), &parse.Options{SummarizeCaptures: true})
+	if err != nil {
+		fmt.Fprintln(stderr, "netmortem trace:", err)
+		return exitUnreadable
+	}
+	traced := 0
+	for _, rs := range snap.Netfilter {
+		if *node != "" && rs.Node != *node {
+			continue
+		}
+		tr, err := dataplane.TraceNAT(rs, probe)
+		if err != nil {
+			continue // a filter-only dump
+		}
+		traced++
+		writeTrace(stdout, rs.Pos.File, tr, probe)
+	}
+	if traced == 0 {
+		fmt.Fprintln(stderr, "netmortem trace: no nat table in the bundle (give iptables-save or iptables -t nat -L output)")
+		return exitUnreadable
+	}
+	return exitOK
+}
+
+func writeTrace(w io.Writer, file string, tr *dataplane.Trace, probe dataplane.Probe) {
+	who := "a client"
+	if probe.Src.IsValid() {
+		who = probe.Src.String()
+	}
+	where := file
+	if tr.Node != "" {
+		where = "node " + tr.Node + " (" + file + ")"
+	}
+	fmt.Fprintf(w, "%s: %s connection from %s to %s, nat %s\n", where, probe.Proto, who, probe.Dst, tr.Hook)
+	for _, s := range tr.Steps {
+		fmt.Fprintf(w, "  %s%-7s %s  %s: %s\n", strings.Repeat("  ", s.Depth), dataplane.Percent(s.Probability),
+			s.Rule.Pos, s.Chain, s.Note)
+	}
+	fmt.Fprintln(w, "  destinations:")
+	if len(tr.Destinations) == 0 {
+		fmt.Fprintln(w, "    none: every path ends without a verdict")
+	}
+	for _, d := range tr.Destinations {
+		how := "not translated"
+		if d.Translated {
+			how = "DNAT at " + d.Pos.String()
+		}
+		fmt.Fprintf(w, "    %-22s %7s  %s via %s\n", d.Addr, dataplane.Percent(d.Probability), how, strings.Join(d.Via, " > "))
+	}
+	for _, u := range tr.Unknown {
+		fmt.Fprintf(w, "  assumed: %s\n", u)
+	}
+	fmt.Fprintln(w)
+}
