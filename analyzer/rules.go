@@ -16,5 +16,6 @@ func Default() []*Rule {
 		KubeProxySyncErrors,
 		TimeWaitChurn,
 		StaleDNAT,
+		APIServerAffinity,
 	}
 }

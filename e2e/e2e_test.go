@@ -154,6 +154,20 @@ func summary(fs []analyzer.Finding, rel func(model.Pos) string) string {
 
 func TestSeeds(t *testing.T) {
 	for _, b := range []bundle{{
+		dir: "fixtures/seeds/000-apiserver-affinity",
+		want: []want{{
+			// The leaders and their ports are on node3; the apiserver
+			// that answered checks 127.0.0.1 elsewhere.
+			rule:     "apiserver-affinity",
+			severity: analyzer.Warning,
+			facts: map[string]string{
+				"leader_nodes": "node3", "listening_on": "node3", "not_listening_on": "node1, node2",
+				"apiserver_connections": "3 new connections to port 6443, all to 10.150.79.151",
+			},
+			evidence: []string{"cs.txt:3 (ComponentStatus controller-manager)", "cs.txt:4 (ComponentStatus scheduler)",
+				"describe-endpoints.txt:2 (Endpoints kube-system/kube-controller-manager)", "netstat.txt:8", "netstat.txt:9"},
+		}},
+	}, {
 		dir: "fixtures/seeds/004-stale-dnat",
 		want: []want{{
 			// 65 KUBE-SEP chains at 1/65 each for 77 endpoints.
