@@ -987,9 +987,9 @@ func (t *tableReader) addIngress(o rowObject) {
 }
 
 // addEndpoints: kubectl lists up to three address:port pairs, port by
-// port, then "+ N more...". Each port becomes a subset holding the
-// addresses shown with it; the N elided pairs are added to the last subset
-// as addresses without an IP, so that the pairs add up.
+// port, then "+ N more...". Each run of one port becomes a subset holding
+// the addresses shown with it; the N elided pairs are added to the last
+// subset as addresses without an IP, so that the pairs add up.
 func (t *tableReader) addEndpoints(o rowObject) error {
 	var ep corev1.Endpoints
 	ep.TypeMeta, ep.ObjectMeta = o.meta("Endpoints", "v1")
@@ -1005,23 +1005,26 @@ func (t *tableReader) addEndpoints(o rowObject) error {
 		more = 0
 	}
 	t.unknownAddrs += more
-	byPort := map[uint16]int{}
+	// kubectl prints, subset by subset, each port with all its addresses:
+	// a new port, or an address seen again with the same port (53/UDP then
+	// 53/TCP), starts a new run.
+	curPort, seen := -1, map[string]bool{}
 	for _, e := range cellList(cell) {
-		ip, port := e, uint16(0)
+		ip, port := e, 0
 		if ap, perr := netip.ParseAddrPort(e); perr == nil {
-			ip, port = ap.Addr().String(), ap.Port()
+			ip, port = ap.Addr().String(), int(ap.Port())
 		}
-		i, ok := byPort[port]
-		if !ok {
-			i = len(ep.Subsets)
-			byPort[port] = i
+		if port != curPort || seen[ip] {
+			curPort, seen = port, map[string]bool{}
 			var s corev1.EndpointSubset
 			if port != 0 {
 				s.Ports = []corev1.EndpointPort{{Port: int32(port)}}
 			}
 			ep.Subsets = append(ep.Subsets, s)
 		}
-		ep.Subsets[i].Addresses = append(ep.Subsets[i].Addresses, corev1.EndpointAddress{IP: ip})
+		seen[ip] = true
+		last := &ep.Subsets[len(ep.Subsets)-1]
+		last.Addresses = append(last.Addresses, corev1.EndpointAddress{IP: ip})
 	}
 	if more > 0 && len(ep.Subsets) > 0 {
 		last := &ep.Subsets[len(ep.Subsets)-1]

@@ -503,3 +503,33 @@ func FuzzKubectlTable(f *testing.F) {
 		_ = sniffKubeTable("fuzz.txt", []byte(in))
 	})
 }
+
+// A terminal session from the shared corpus: kubectl tables between other
+// commands' output. The tables are read; the rest is reported line by line.
+func TestKubectlTableCorpusSession(t *testing.T) {
+	dir := testutil.CorpusDir(t, "dumps", "logs")
+	f, err := os.Open(filepath.Join(dir, "inquisitivefrog_coredns_failed-to-list_clusterip-10.96.0.1-io-timeout.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	k, err := KubectlTable(f, "session.txt")
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) == 0 {
+		t.Fatalf("errors %v: the YAML and nslookup output around the tables should be reported", err)
+	}
+	// "kubectl get endpoints" prints 53/UDP and 53/TCP as two runs of port
+	// 53: 10.1.0.20:53,10.1.0.21:53,10.1.0.20:53 + 3 more...
+	want := `Service kube-system/kube-dns ClusterIP cip=10.96.0.10 ports=53/UDP,53/TCP,9153/TCP lb= ext= extname= sel= @43
+Pod /dnsutils phase=Running reason= ready=1/1 restarts=0 ip= node= nominated= @21
+Pod kube-system/coredns-7db6d8ff4d-7kb9x phase=Running reason= ready=1/1 restarts=2 ip= node= nominated= @36
+Pod kube-system/coredns-7db6d8ff4d-gkp5z phase=Running reason= ready=1/1 restarts=2 ip= node= nominated= @37
+Endpoints kube-system/kube-dns 53:10.1.0.20,10.1.0.21 53:10.1.0.20,?,?,? @47
+`
+	if got := tableSummary(k); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := k.Pods[1].Source.Cells["RESTARTS"]; got != "2 (131m ago)" {
+		t.Errorf("RESTARTS cell %q", got)
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 var (
 	// userHostDirRe matches "user@host dir $ cmd" (Gentoo, Container-Optimized OS).
-	userHostDirRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)\s+\S+\s+[$#]\s+(\S.*)$`)
+	userHostDirRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)\s+\S+\s+[$#%]\s+(\S.*)$`)
 	// shortPromptRe matches a prompt without spaces: "~$ cmd", "bash-4.2# cmd", "PS> cmd".
 	shortPromptRe = regexp.MustCompile(`^[^\s$#%>]{0,40}[$#%>]\s+(\S.*)$`)
 	// bareKubectlRe matches a kubectl command pasted without a prompt.

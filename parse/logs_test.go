@@ -1,0 +1,395 @@
+package parse
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+)
+
+// eventLine renders an event on one line for exact comparison:
+// "LINE TIME LEVEL SOURCE@NODE MESSAGE {k=v ...}".
+func eventLine(ev model.LogEvent) string {
+	var kv []string
+	for k, v := range ev.Fields {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	ts := "-"
+	if !ev.Time.IsZero() {
+		ts = ev.Time.Format("2006-01-02T15:04:05.999999Z07:00")
+	}
+	return fmt.Sprintf("%d %s %s %s@%s %q {%s}", ev.Pos.Line, ts, ev.Level, ev.Source, ev.Node, ev.Message, strings.Join(kv, " "))
+}
+
+func eventLines(evs []model.LogEvent) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		b.WriteString(eventLine(ev) + "\n")
+	}
+	return b.String()
+}
+
+func readLogFile(t *testing.T, path string) ([]model.LogEvent, error) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return Logs(f, filepath.Base(path))
+}
+
+func TestLogsSeeds(t *testing.T) {
+	for _, tt := range []struct{ name, want, err string }{{
+		name: "001-probe-restart-loop/etcd.log",
+		want: `1 2018-12-04T22:47:14.729606Z I etcd@ "serving client requests on 127.0.0.1:2379" {pkg=embed}
+2 2018-12-04T22:48:46.05058Z N etcd@ "received terminated signal, shutting down..." {pkg=pkg/osutil}
+`,
+	}, {
+		// journald prefix: node and program; klog inside, without a year.
+		name: "001-probe-restart-loop/kubelet.log",
+		want: `1 0000-12-04T20:59:24.234181Z I kubelet@antidote-controller-6m4d "Container {Name:etcd...truncated....} is dead, but RestartPolicy says that we should restart it." {caller=kuberuntime_manager.go:513 pid=23953}
+`,
+	}, {
+		// Structured klog: quoted message, key="value" and bare values.
+		name: "002-synack-reset/kubelet.log",
+		want: `1 0000-09-15T19:09:04.534948Z I kubelet@ "Probe failed" {caller=prober.go:121 containerName=nginx output=Get "http://10.23.77.138:80/": context deadline exceeded (Client.Timeout exceeded while awaiting headers) pid=607529 pod=default/nginx-5dfb7c896c-x2q2w podUID=3daea6ef-f286-43f2-8825-51edaa3994d3 probeResult=failure probeType=Readiness}
+`,
+	}, {
+		name: "002-synack-reset/nginx-access.log",
+		want: `1 2022-09-15T11:08:42Z  nginx@ "GET / HTTP/1.1" {body_bytes_sent=615 http_referer=- http_user_agent=kube-probe/1.23 http_x_forwarded_for=- method=GET path=/ protocol=HTTP/1.1 remote_addr=10.23.77.129 remote_user=- request=GET / HTTP/1.1 status=200}
+2 2022-09-15T11:08:52Z  nginx@ "GET / HTTP/1.1" {body_bytes_sent=615 http_referer=- http_user_agent=kube-probe/1.23 http_x_forwarded_for=- method=GET path=/ protocol=HTTP/1.1 remote_addr=10.23.77.129 remote_user=- request=GET / HTTP/1.1 status=200}
+3 2022-09-15T11:09:12Z  nginx@ "GET / HTTP/1.1" {body_bytes_sent=615 http_referer=- http_user_agent=kube-probe/1.23 http_x_forwarded_for=- method=GET path=/ protocol=HTTP/1.1 remote_addr=10.23.77.129 remote_user=- request=GET / HTTP/1.1 status=200}
+4 2022-09-15T11:09:22Z  nginx@ "GET / HTTP/1.1" {body_bytes_sent=615 http_referer=- http_user_agent=kube-probe/1.23 http_x_forwarded_for=- method=GET path=/ protocol=HTTP/1.1 remote_addr=10.23.77.129 remote_user=- request=GET / HTTP/1.1 status=200}
+`,
+	}, {
+		// Line 1 starts with a scrape artifact "33": reported, and read
+		// from its timestamp. Line 2 lost the opening quote of upstream.
+		name: "003-lb-controller-conflict/nginx-error.log",
+		err:  `nginx-error.log:1: syntax error: "33" before the timestamp (pasted or scraped text?): the entry is read from column 3 ("332024/06/04 23:38:19 [error] 137992#137992: *3406 connect()")`,
+		want: `1 2024-06-04T23:38:19Z error nginx@ "connect() failed (113: No route to host) while connecting to upstream" {client=192.168.1.10 connection=3406 errno=113 host=example.com pid=137992 request=GET /grafana/ HTTP/1.1 server=example.com strerror=No route to host tid=137992 upstream=https://192.168.200.99:443/grafana/}
+2 2024-06-04T23:38:19Z error nginx@ "connect() failed (113: No route to host) while connecting to upstream" {client=192.168.1.10 connection=3408 errno=113 host=example.com pid=137992 request=GET /webapp/ HTTP/1.1 server=example.com strerror=No route to host tid=137992 upstream=https://192.168.200.99:443/webapp/}
+3 2024-06-05T12:17:38Z error nginx@ "connect() failed (113: No route to host) while connecting to upstream" {client=192.168.1.10 connection=1896 errno=113 host=example.com pid=148052 request=GET /grafana/ HTTP/1.1 server=example.com strerror=No route to host tid=148052 upstream=https://192.168.200.99:443/grafana/}
+4 2024-06-05T12:28:35Z error nginx@ "peer closed connection in SSL handshake (104: Connection reset by peer) while SSL handshaking to upstream" {client=192.168.1.10 connection=1962 errno=104 host=example.com pid=148053 request=GET /webapp/ HTTP/1.1 server=example.com strerror=Connection reset by peer tid=148053 upstream=https://192.168.200.99:443/webapp/}
+5 2024-06-05T12:34:36Z error nginx@ "SSL_write() failed (104: Connection reset by peer) while sending request to upstream" {client=192.168.1.10 connection=2010 errno=104 host=example.com pid=148052 request=GET /webapp/ HTTP/1.1 server=example.com strerror=Connection reset by peer tid=148052 upstream=https://192.168.200.99:443/webapp/}
+`,
+	}, {
+		name: "003-lb-controller-conflict/ingress-nginx-controller.log",
+		want: `1 0000-06-05T05:00:35.170262Z W ingress-nginx-controller@ "Error obtaining X.509 certificate: no object matching key \"myns/webapp-tls\" in local store" {caller=backend_ssl.go:47 pid=7}
+2 0000-06-05T05:20:41.272285Z I ingress-nginx-controller@ "Adding secret to local store" {caller=backend_ssl.go:67 name=myns/webapp-tls pid=7}
+3 0000-06-05T05:20:41.369159Z I ingress-nginx-controller@ "Starting NGINX process" {caller=nginx.go:307 pid=7}
+`,
+	}, {
+		// JSON lines without msg keep their keys as Fields.
+		name: "003-lb-controller-conflict/metallb-controller.log",
+		want: `1 2024-06-05T22:35:17Z info metallb-controller@ "" {caller=service_controller.go:60 controller=ServiceReconciler start reconcile=minio/my-minio-console-lb}
+2 2024-06-05T22:35:17Z info metallb-controller@ "updated service object" {caller=main.go:101 event=serviceUpdated}
+3 2024-06-05T22:35:17Z info metallb-controller@ "" {caller=service_controller.go:103 controller=ServiceReconciler end reconcile=minio/my-minio-console-lb}
+4 2024-06-05T22:35:17Z info metallb-controller@ "" {caller=service_controller.go:60 controller=ServiceReconciler start reconcile=ingress-nginx/ingress-nginx}
+5 2024-06-05T22:35:17Z info metallb-controller@ "updated service object" {caller=main.go:101 event=serviceUpdated}
+6 2024-06-05T22:35:17Z info metallb-controller@ "" {caller=service_controller.go:103 controller=ServiceReconciler end reconcile=ingress-nginx/ingress-nginx}
+`,
+	}, {
+		// "dxia@my-gke-node ~ $ tail -f /var/log/kube-proxy.log": node and source.
+		name: "004-stale-dnat/kube-proxy.log",
+		want: `2 0000-01-26T20:40:24.739255Z E kube-proxy@my-gke-node "k8s.io/client-go/informers/factory.go:135: Failed to list *v1.Service: an error on the server (\"\") has prevented the request from succeeding (get services)" {caller=reflector.go:153 pid=1}
+3 0000-01-26T20:40:24.739611Z E kube-proxy@my-gke-node "k8s.io/client-go/informers/factory.go:135: Failed to list *v1.Endpoints: an error on the server (\"\") has prevented the request from succeeding (get endpoints)" {caller=reflector.go:153 pid=1}
+4 0000-01-26T20:40:34.742869Z E kube-proxy@my-gke-node "k8s.io/client-go/informers/factory.go:135: Failed to list *v1.Service: an error on the server (\"\") has prevented the request from succeeding (get services)" {caller=reflector.go:153 pid=1}
+`,
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			evs, err := readLogFile(t, filepath.Join(testutil.Root(), "fixtures", "seeds", tt.name))
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if gotErr != tt.err {
+				t.Errorf("error %q\nwant %q", gotErr, tt.err)
+			}
+			if got := eventLines(evs); got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+			for _, ev := range evs {
+				if ev.Pos.File != filepath.Base(tt.name) {
+					t.Errorf("position %v", ev.Pos)
+				}
+			}
+		})
+	}
+}
+
+// Real output of nginx 1.22, etcd 3.4 and kubectl 1.32 (see
+// testdata/logs/README.md).
+func TestLogsRealOutput(t *testing.T) {
+	for _, tt := range []struct {
+		file   string
+		events int
+		err    string
+		picks  map[int]string // event index -> eventLine
+	}{{
+		file: "nginx-access.log", events: 4,
+		picks: map[int]string{
+			3: `4 2026-11-23T13:19:03Z  nginx@ "GET /noroute/grafana/ HTTP/1.1" {body_bytes_sent=157 http_referer=- http_user_agent=kube-probe/1.30 method=GET path=/noroute/grafana/ protocol=HTTP/1.1 remote_addr=127.0.0.1 remote_user=- request=GET /noroute/grafana/ HTTP/1.1 status=502}`,
+		},
+	}, {
+		file: "nginx-error.log", events: 3,
+		picks: map[int]string{
+			0: `1 2026-11-23T13:18:59Z error nginx@ "connect() failed (111: Connection refused) while connecting to upstream" {client=127.0.0.1 connection=2 errno=111 host=example.com pid=17054 request=GET /refused/ HTTP/1.1 server=example.com strerror=Connection refused tid=17054 upstream=http://127.0.0.1:9/}`,
+			1: `2 2026-11-23T13:18:59Z error nginx@ "open() \"/usr/share/nginx/html/missing\" failed (2: No such file or directory)" {client=127.0.0.1 connection=4 errno=2 host=example.com pid=17054 request=GET /missing HTTP/1.1 server=example.com strerror=No such file or directory tid=17054}`,
+			2: `3 2026-11-23T13:19:03Z error nginx@ "connect() failed (113: No route to host) while connecting to upstream" {client=127.0.0.1 connection=5 errno=113 host=example.com pid=17054 request=GET /noroute/grafana/ HTTP/1.1 server=example.com strerror=No route to host tid=17054 upstream=http://10.213.0.99:80/grafana/}`,
+		},
+	}, {
+		// capnslog lines, raft's own lines, and etcd's flag warnings.
+		file: "etcd-3.4-capnslog.log", events: 43,
+		picks: map[int]string{
+			0:  `1 - WARNING etcd@ "Deprecated '--logger=capnslog' flag is set; use '--logger=zap' flag instead" {}`,
+			6:  `7 2026-11-23T13:19:08.832839Z N etcd@ "failed to detect default host (could not find default route)" {pkg=etcdmain}`,
+			16: `17 2026-11-23T13:19:08Z INFO etcd@ "b71f75320dc06a6c switched to configuration voters=()" {pkg=raft}`,
+			21: `22 2026-11-23T13:19:08.836756Z W etcd@ "simple token is not cryptographically signed" {pkg=auth}`,
+			42: `43 2026-11-23T13:19:12.832586Z I etcd@ "skipped leadership transfer for single voting member cluster" {pkg=etcdserver}`,
+		},
+	}, {
+		// zap JSON: arrays kept as compact JSON.
+		file: "etcd-3.4-zap.log", events: 39,
+		picks: map[int]string{
+			0:  `1 2026-11-23T13:19:21.84Z info etcd@ "failed to detect default host" {caller=etcdmain/etcd.go:110 error=could not find default route}`,
+			38: `39 2026-11-23T13:19:26.249Z info etcd@ "closed etcd server" {advertise-client-urls=["http://127.0.0.1:2379"] advertise-peer-urls=["http://127.0.0.1:2380"] caller=embed/etcd.go:375 data-dir=/tmp/nm-t-logs/etcd-b name=m1}`,
+		},
+	}, {
+		// kubectl's last line is its own message, not klog: reported.
+		file: "kubectl-v6-klog.log", events: 18,
+		err: `kubectl-v6-klog.log:19: syntax error: expected a log line (klog, syslog, etcd, JSON, nginx access or error log) ("The connection to the server 127.0.0.1:6443 was refused - di")`,
+		picks: map[int]string{
+			2:  `3 0000-11-23T13:19:37.615154Z E @ "Unhandled Error" {caller=memcache.go:265 err=couldn't get current server API group list: Get "https://127.0.0.1:6443/api?timeout=3s": dial tcp 127.0.0.1:6443: connect: connection refused pid=17613}`,
+			17: `18 0000-11-23T13:19:37.621563Z I @ "Connection error: Get https://127.0.0.1:6443/api?timeout=3s: dial tcp 127.0.0.1:6443: connect: connection refused" {caller=helpers.go:264 pid=17613}`,
+		},
+	}} {
+		t.Run(tt.file, func(t *testing.T) {
+			evs, err := readLogFile(t, filepath.Join("testdata", "logs", tt.file))
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if gotErr != tt.err {
+				t.Errorf("error %q\nwant %q", gotErr, tt.err)
+			}
+			if len(evs) != tt.events {
+				t.Fatalf("%d events, want %d", len(evs), tt.events)
+			}
+			for i, want := range tt.picks {
+				if got := eventLine(evs[i]); got != want {
+					t.Errorf("event %d:\n got %s\nwant %s", i, got, want)
+				}
+			}
+		})
+	}
+}
+
+// Real logs from the shared corpus: a kubelet journal with journalctl -x
+// explanations, and traefik's log mixing logfmt, klog and klog traces.
+func TestLogsCorpus(t *testing.T) {
+	dir := testutil.CorpusDir(t, "dumps", "logs")
+	evs, err := readLogFile(t, filepath.Join(dir, "inquisitivefrog_kubelet_journald_failed-to-list_connection-refused.log"))
+	if err != nil {
+		t.Errorf("kubelet journal: %v", err)
+	}
+	if len(evs) != 237 {
+		t.Errorf("kubelet journal: %d events, want 237", len(evs))
+	}
+	for i, want := range map[int]string{
+		0: `2 0000-10-22T16:45:56Z  systemd@controller "Started kubelet.service - kubelet: The Kubernetes Node Agent." {pid=1}`,
+		4: `13 0000-10-22T16:45:57.520699Z I kubelet@controller "Kubelet version" {caller=server.go:467 kubeletVersion=v1.28.14 pid=854}`,
+	} {
+		if got := eventLine(evs[i]); got != want {
+			t.Errorf("kubelet journal event %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+
+	evs, err = readLogFile(t, filepath.Join(dir, "troubleshoot-testdata_traefik-previous_failed-to-list.log"))
+	if err != nil {
+		t.Errorf("traefik: %v", err)
+	}
+	if len(evs) != 27 {
+		t.Errorf("traefik: %d events, want 27", len(evs))
+	}
+	if got, want := eventLine(evs[1]), `2 2022-12-20T23:41:04Z error @ "Error watching kubernetes events: could not retrieve server version: Get \"https://10.43.0.1:443/version?timeout=32s\": dial tcp 10.43.0.1:443: i/o timeout" {providerName=kubernetes}`; got != want {
+		t.Errorf("traefik logfmt:\n got %s\nwant %s", got, want)
+	}
+	if !strings.HasSuffix(evs[2].Message, "\nTrace[1667975177]: [30.000514555s] [30.000514555s] END") {
+		t.Errorf("klog trace not joined: %q", evs[2].Message)
+	}
+}
+
+func TestLogsShapes(t *testing.T) {
+	in := `-- Logs begin at Mon 2024-06-03 10:00:00 UTC, end at Wed 2024-06-05 12:00:00 UTC. --
+Jun  5 10:01:02 node2 systemd[1]: Started kubelet.service.
+Jun  5 10:01:03 node2 kubelet[812]: E0605 10:01:03.000001     812 kubelet.go:2855] "Container runtime network not ready" networkReady="NetworkReady=false" err=<
+	network plugin returned error:
+	cni config uninitialized
+ >
+2024-06-05T10:01:04.123456+0000 node3 containerd[700]: time="2024-06-05T10:01:04.123456Z" level=warning msg="cleanup warnings" id=abc namespace=k8s.io
+I0605 10:01:05.5 1 shared.go:42] "Synced" node={"name":"node2"} ports=[80 443] count=3 trailing words
+root@node4:~# kubectl logs -n ingress-nginx deploy/ingress-nginx-controller -c controller
+I0605 10:01:06.000000       7 main.go:1] "Started"
+goroutine 1 [running]:
+	/go/src/main.go:12 +0x1d
+{"level":"warn","ts":1717581667.25,"caller":"zap/x.go:1","msg":"slow","took":"1.2s","nested":{"a":[1,2]}}
+{"severity":"ERROR","time":"2024-06-05T10:01:08Z","message":"boom"}
+{"kind":"Service","apiVersion":"v1"}
+10.0.0.7 - - [05/Jun/2024:10:01:09 +0200] "GET /api HTTP/2.0" 503 190 "-" "curl/8.5.0" 512 0.004 [shop-api-80] [] 10.244.1.7:8080 0 0.004 503 6f1c2b9d
+2024/06/05 10:01:10 [warn] 29#29: *7 upstream server temporarily disabled while connecting to upstream, client: 10.0.0.7, server: _, request: "GET /api HTTP/2.0", upstream: "http://10.244.1.7:8080/api", host: "shop.example.com"
+2024/06/05 10:01:11 [notice] 1#1: signal process started
+`
+	evs, err := Logs(strings.NewReader(in), "mixed.log")
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) != 2 {
+		t.Fatalf("errors %v, want 2", err)
+	}
+	for i, want := range []string{
+		`mixed.log:11: syntax error: expected a log line (klog, syslog, etcd, JSON, nginx access or error log) ("goroutine 1 [running]:")`,
+		`mixed.log:15: syntax error: expected a log line (klog, syslog, etcd, JSON, nginx access or error log) ("{\"kind\":\"Service\",\"apiVersion\":\"v1\"}")`,
+	} {
+		if got := list[i].Error(); got != want {
+			t.Errorf("error %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+	want := `2 0000-06-05T10:01:02Z  systemd@node2 "Started kubelet.service." {pid=1}
+3 0000-06-05T10:01:03.000001Z E kubelet@node2 "Container runtime network not ready" {caller=kubelet.go:2855 err=network plugin returned error:
+cni config uninitialized networkReady=NetworkReady=false pid=812}
+7 2024-06-05T10:01:04.123456Z warning containerd@node3 "cleanup warnings" {id=abc namespace=k8s.io}
+8 0000-06-05T10:01:05.5Z I @ "Synced trailing words" {caller=shared.go:42 count=3 node={"name":"node2"} pid=1 ports=[80 443]}
+10 0000-06-05T10:01:06Z I controller@node4 "Started\n/go/src/main.go:12 +0x1d" {caller=main.go:1 pid=7}
+13 2024-06-05T10:01:07.25Z warn controller@node4 "slow" {caller=zap/x.go:1 nested={"a":[1,2]} took=1.2s}
+14 2024-06-05T10:01:08Z ERROR controller@node4 "boom" {}
+16 2024-06-05T08:01:09Z  nginx@node4 "GET /api HTTP/2.0" {body_bytes_sent=190 http_referer=- http_user_agent=curl/8.5.0 method=GET path=/api protocol=HTTP/2.0 proxy_alternative_upstream_name= proxy_upstream_name=shop-api-80 remote_addr=10.0.0.7 remote_user=- req_id=6f1c2b9d request=GET /api HTTP/2.0 request_length=512 request_time=0.004 status=503 upstream_addr=10.244.1.7:8080 upstream_response_length=0 upstream_response_time=0.004 upstream_status=503}
+17 2024-06-05T10:01:10Z warn nginx@node4 "upstream server temporarily disabled while connecting to upstream" {client=10.0.0.7 connection=7 host=shop.example.com pid=29 request=GET /api HTTP/2.0 server=_ tid=29 upstream=http://10.244.1.7:8080/api}
+18 2024-06-05T10:01:11Z notice nginx@node4 "signal process started" {pid=1 tid=1}
+`
+	if got := eventLines(evs); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if evs[0].Time.Year() != 0 || evs[5].Time.Location() != time.UTC {
+		t.Errorf("times %v %v", evs[0].Time, evs[5].Time)
+	}
+}
+
+// The layout's command and the file name name the source.
+func TestLogSources(t *testing.T) {
+	for _, tt := range []struct{ cmd, file, want string }{
+		{"journalctl -u kubelet.service --no-pager", "x.txt", "kubelet"},
+		{"journalctl --unit=containerd", "x.txt", "containerd"},
+		{"kubectl logs -n kube-system etcd-m1", "x.txt", "etcd"},
+		{"kubectl logs -n metallb-system controller-7d9c8f7b5-abcde", "x.txt", "controller-7d9c8f7b5-abcde"},
+		{"kubectl logs -n ns pod-1 --container=sidecar --previous", "x.txt", "sidecar"},
+		{"cat /var/log/kube-proxy.log", "x.txt", "kube-proxy"},
+		{"", "bundle/pods/logs/kube-system/kube-apiserver-m1/kube-apiserver.log", "kube-apiserver"},
+		{"", "notes.txt", ""},
+	} {
+		lr := newLogReader(tt.file, "", tt.cmd, &model.ErrorList{})
+		if lr.source != tt.want {
+			t.Errorf("%q %q: source %q, want %q", tt.cmd, tt.file, lr.source, tt.want)
+		}
+	}
+}
+
+func TestSniffLogs(t *testing.T) {
+	seed := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures", "seeds", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	real := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "logs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	formats := []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat, kubeTableFormat}
+	for _, tt := range []struct {
+		name, in, want string // want: the one format scoring >= 50, "" for none
+	}{
+		{"klog", seed("002-synack-reset/kubelet.log"), "klog"},
+		{"journald klog", seed("001-probe-restart-loop/kubelet.log"), "klog"},
+		{"klog with prompt", seed("004-stale-dnat/kube-proxy.log"), "klog"},
+		{"ingress-nginx klog", seed("003-lb-controller-conflict/ingress-nginx-controller.log"), "klog"},
+		{"kubectl klog", real("kubectl-v6-klog.log"), "klog"},
+		{"journal without klog", "Jun  5 10:01:02 node2 systemd[1]: Started kubelet.service.\nJun  5 10:01:02 node2 kernel: eth0: link up\n", "klog"},
+		{"etcd", seed("001-probe-restart-loop/etcd.log"), "etcd-log"},
+		{"etcd real", real("etcd-3.4-capnslog.log"), "etcd-log"},
+		{"etcd zap", real("etcd-3.4-zap.log"), "json-log"},
+		{"metallb", seed("003-lb-controller-conflict/metallb-controller.log"), "json-log"},
+		{"logfmt", `time="2022-12-20T23:40:34Z" level=info msg="Configuration loaded from flags."` + "\n", "logfmt"},
+		{"nginx access", seed("002-synack-reset/nginx-access.log"), "nginx-access"},
+		{"nginx error", seed("003-lb-controller-conflict/nginx-error.log"), "nginx-error"},
+		{"nginx error real", real("nginx-error.log"), "nginx-error"},
+		{"kubectl table", seed("001-probe-restart-loop/pods.txt"), "kubectl-table"},
+		{"kubectl table grep'd", seed("002-synack-reset/svc.txt"), "kubectl-table"},
+		{"kubectl table aligned", podsWide, "kubectl-table"},
+		{"kubectl JSON object", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"x"}}` + "\n", ""},
+		{"sysctl", "net.ipv4.ip_local_port_range = 1024 65000\n", ""},
+		{"ipvsadm", ipvsListing, ""},
+		{"prose", "The connection to the server was refused.\nPlease check.\n", ""},
+		{"binary", "I0915 19:09:04.534948 1 a.go:1] x\x00", ""},
+	} {
+		for _, f := range formats {
+			score := f.Sniff("x", []byte(tt.in))
+			if f.Name == tt.want && score < 50 {
+				t.Errorf("%s: %s scores %d, want it high", tt.name, f.Name, score)
+			}
+			if f.Name != tt.want && score != 0 {
+				t.Errorf("%s: %s scores %d, want 0", tt.name, f.Name, score)
+			}
+		}
+	}
+}
+
+func FuzzLogs(f *testing.F) {
+	f.Add(`I0915 19:09:04.534948 607529 prober.go:121] "Probe failed" probeType="Readiness" output="Get \"x\"" n={"a":1} l=[1 2] m=<
+	line
+ >
+`)
+	f.Add("Dec 04 20:59:24 m1 kubelet[23953]: I1204 20:59:24.234181 23953 kuberuntime_manager.go:513] dead\n")
+	f.Add("2018-12-04 22:47:14.729606 I | embed: serving\nraft2026/11/23 13:19:08 INFO: x\n[WARNING] y\n")
+	f.Add(`{"level":"info","ts":"2024-06-05T22:35:17Z","msg":"x","k":[1]}` + "\n" + `{"ts":1717581667.25,"msg":"y"}` + "\n")
+	f.Add(`10.23.77.129 - - [15/Sep/2022:11:08:42 +0000] "GET / HTTP/1.1" 200 615 "-" "kube-probe/1.23" "-"` + "\n")
+	f.Add(`332024/06/04 23:38:19 [error] 1#1: *3 connect() failed (113: No route to host), client: 1.2.3.4, upstream: x", host: "h"` + "\n")
+	f.Add(`dxia@node ~ $ tail -f /var/log/kube-proxy.log` + "\n" + `time="2022-12-20T23:40:34Z" level=info msg="x" a=b` + "\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		evs, err := Logs(strings.NewReader(in), "fuzz.log")
+		var list model.ErrorList
+		if err != nil && !errors.As(err, &list) {
+			t.Fatalf("error %v is not positioned", err)
+		}
+		for _, e := range list {
+			if e.Pos.File != "fuzz.log" || e.Pos.Line == 0 {
+				t.Fatalf("error without a line: %v", e)
+			}
+		}
+		last := 0
+		for _, ev := range evs {
+			if ev.Pos.File != "fuzz.log" || ev.Pos.Line <= last {
+				t.Fatalf("event position %v after line %d", ev.Pos, last)
+			}
+			last = ev.Pos.Line
+			if _, ok := ev.Fields[multiKeyMarker]; ok {
+				t.Fatalf("internal marker left in %v", ev.Fields)
+			}
+		}
+		for _, fm := range []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat} {
+			if s := fm.Sniff("fuzz.log", []byte(in)); s < 0 || s > 100 {
+				t.Fatalf("%s sniff %d", fm.Name, s)
+			}
+		}
+	})
+}
