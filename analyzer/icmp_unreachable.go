@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -120,6 +121,20 @@ func runICMPUnreachable(p *Pass) error {
 		if first.What == "redirect" {
 			facts["gateway"] = first.Gateway.String()
 		}
+		// Neighbor tables: does the destination resolve to the MAC of the
+		// very host that calls it unreachable?
+		macNote := ""
+		if owner, nev := sameMACOwner(s, first.Quoted.Dst.Addr(), first.From); owner != "" {
+			facts["destination_mac"] = owner
+			ev = append(ev, nev...)
+			sources = append(sources, model.KindNeighbors)
+			if first.What == "host-unreachable" || first.What == "net-unreachable" {
+				sev = Error
+			}
+			macNote = fmt.Sprintf(" The neighbor table resolves %s to %s, the MAC of %s itself: that host answers ARP "+
+				"for the address but does not deliver to it, so the address is announced by a host (or a load-balancer "+
+				"controller) that does not serve it.", first.Quoted.Dst.Addr(), owner, first.From)
+		}
 		if first.Node != "" {
 			facts["node"] = first.Node
 		}
@@ -139,10 +154,37 @@ func runICMPUnreachable(p *Pass) error {
 		if len(attempts) > 0 {
 			f.Summary += fmt.Sprintf(" They answer the connection %s %s.", plural(len(attempts), "attempt", "attempts"), strings.Join(attempts, ", "))
 		}
+		f.Summary += macNote
 		f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, first.Gateway.String())
 		p.Report(f)
 	}
 	return nil
+}
+
+// sameMACOwner reports the MAC that the neighbor tables give for dst when
+// it is also the MAC of from: the host sending the ICMP error owns the
+// destination's ARP entry.
+func sameMACOwner(s *model.Snapshot, dst, from netip.Addr) (string, []Evidence) {
+	var dstN, fromN *model.Neighbor
+	for i := range s.Neighbors {
+		n := &s.Neighbors[i]
+		if n.MAC == "" {
+			continue
+		}
+		switch n.IP {
+		case dst:
+			dstN = n
+		case from:
+			fromN = n
+		}
+	}
+	if dstN == nil || fromN == nil || !strings.EqualFold(dstN.MAC, fromN.MAC) {
+		return "", nil
+	}
+	return dstN.MAC, []Evidence{
+		{Pos: dstN.Pos, Note: fmt.Sprintf("%s is at %s", dst, dstN.MAC)},
+		{Pos: fromN.Pos, Note: fmt.Sprintf("%s is at %s", from, fromN.MAC)},
+	}
 }
 
 func icmpCauseFix(what, from, dst, gw string) (cause, fix string) {

@@ -427,9 +427,12 @@ func TestCaptureRules(t *testing.T) {
 	check(t, bundle{
 		dir: "fixtures/seeds/003-lb-controller-conflict",
 		want: []want{
-			{rule: "icmp-unreachable", severity: analyzer.Warning,
-				facts:    map[string]string{"icmp": "host-unreachable", "from": "192.168.200.62", "destination": "192.168.200.99:443"},
-				evidence: []string{"tcpdump-icmp-unreachable.txt:2"}},
+			// The VIP resolves to node2's own MAC, and node2 calls it
+			// unreachable: the neighbor tables join the ICMP error.
+			{rule: "icmp-unreachable", severity: analyzer.Error,
+				facts: map[string]string{"icmp": "host-unreachable", "from": "192.168.200.62", "destination": "192.168.200.99:443",
+					"destination_mac": "00:22:4d:a8:ba:4c"},
+				evidence: []string{"tcpdump-icmp-unreachable.txt:2", "ip-neigh-before.txt:6", "ip-neigh-before.txt:4"}},
 			{rule: "icmp-unreachable", severity: analyzer.Warning,
 				facts:    map[string]string{"icmp": "redirect", "from": "192.168.200.61", "gateway": "192.168.200.99"},
 				evidence: []string{"tcpdump-icmp-redirect.txt:1"}},
