@@ -494,6 +494,9 @@ type tableCmd struct {
 	// length`: the list whose length follows ("addresses" or
 	// "notReadyAddresses").
 	countOf string
+	// other names the one resource of a kind not read here
+	// ("deployments"), whose rows are skipped.
+	other string
 }
 
 func readTableCmd(cmd string) (tableCmd, bool) {
@@ -506,6 +509,9 @@ func readTableCmd(cmd string) (tableCmd, bool) {
 		res := k.args[0]
 		if !strings.Contains(res, ",") {
 			c.kind = tableKindOf(res)
+			if c.kind == tkUnknown && res != "all" {
+				c.other = res
+			}
 		}
 		if _, name, ok := strings.Cut(res, "/"); ok {
 			c.names = append(c.names, name)
@@ -608,6 +614,13 @@ func (t *tableReader) line(line string, n int, errorf func(string, ...any)) {
 		return
 	}
 	if t.unknownHdr {
+		return
+	}
+	if t.hdr == nil && t.hasCmd && t.cmd.other != "" {
+		// Rows of `kubectl get deployments` without their header.
+		t.unknownHdr = true
+		t.bad++
+		errorf("kubectl get %s: a kind not read: its rows are skipped", t.cmd.other)
 		return
 	}
 	if t.hasCmd && t.cmd.countOf != "" {

@@ -407,17 +407,21 @@ coredns   2/2     2            2           58d
 
 kube-dns ClusterIP 10.96.0.10 <none> 53:99999/UDP 58d
 some words that are no table row
+$ kubectl get deploy -n kube-system --no-headers
+coredns   2/2     2            2           58d
+metrics   1/1     1            1           58d
 `
 	k, err := KubectlTable(strings.NewReader(in), "bad.txt")
 	var list model.ErrorList
-	if !errors.As(err, &list) || len(list) != 4 {
-		t.Fatalf("errors %v, want 4", err)
+	if !errors.As(err, &list) || len(list) != 5 {
+		t.Fatalf("errors %v, want 5", err)
 	}
 	for i, want := range []string{
 		`bad.txt:3: syntax error: expected a row of the Pod table (NAME, READY, STATUS, RESTARTS, AGE) ("web-2     one     Running   0          5d")`,
 		`bad.txt:6: kubectl table of a kind not read (columns NAME, READY, UP-TO-DATE, AVAILABLE, AGE): its rows are skipped ("NAME      READY   UP-TO-DATE   AVAILABLE   AGE")`,
 		`bad.txt:9: bad value: NodePort "53:99999/UDP" in PORT(S): want 1-65535 ("kube-dns ClusterIP 10.96.0.10 <none> 53:99999/UDP 58d")`,
 		`bad.txt:10: syntax error: expected a kubectl get table: a header (NAME ...) or a row of services, pods, nodes, componentstatuses, ingresses or endpoints ("some words that are no table row")`,
+		`bad.txt:12: kubectl get deploy: a kind not read: its rows are skipped ("coredns   2/2     2            2           58d")`,
 	} {
 		if got := list[i].Error(); got != want {
 			t.Errorf("error %d:\n got %s\nwant %s", i, got, want)

@@ -296,14 +296,35 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 
 // --- klog
 
-var klogRe = regexp.MustCompile(`^([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})\s+(\d+)\s+([^\s\]]+)\] ?(.*)$`)
+// klogRe matches klog's header; the message follows it. (Matching only the
+// header keeps the regexp engine from backtracking over long messages.)
+var klogRe = regexp.MustCompile(`^([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})\s+(\d+)\s+([^\s\]]+)\] ?`)
+
+// submatches returns the submatches of re at the start of s and the rest
+// of s after the match.
+func submatches(re *regexp.Regexp, s string) ([]string, string) {
+	loc := re.FindStringSubmatchIndex(s)
+	if loc == nil {
+		return nil, ""
+	}
+	m := make([]string, len(loc)/2)
+	for i := range m {
+		if loc[2*i] >= 0 {
+			m[i] = s[loc[2*i]:loc[2*i+1]]
+		}
+	}
+	return m, s[loc[1]:]
+}
 
 // multiKeyMarker is a Fields key parseKlog uses to say that a field's
 // value continues on the next lines; add removes it.
 const multiKeyMarker = "\x00multi"
 
 func parseKlog(line string) (model.LogEvent, bool) {
-	m := klogRe.FindStringSubmatch(line)
+	if len(line) < 6 || line[1] < '0' || line[1] > '9' {
+		return model.LogEvent{}, false
+	}
+	m, msg := submatches(klogRe, line)
 	if m == nil {
 		return model.LogEvent{}, false
 	}
@@ -312,7 +333,6 @@ func parseKlog(line string) (model.LogEvent, bool) {
 		return model.LogEvent{}, false
 	}
 	ev := model.LogEvent{Time: ts, Level: m[1], Fields: map[string]string{"caller": m[9], "pid": m[8]}}
-	msg := m[10]
 	if strings.HasPrefix(msg, `"`) {
 		if q, err := strconv.QuotedPrefix(msg); err == nil {
 			text, _ := strconv.Unquote(q)
@@ -422,8 +442,8 @@ func yearless(mon, day, hh, mm, ss, frac string) (time.Time, bool) {
 // --- syslog and journald prefixes
 
 var (
-	syslogRe    = regexp.MustCompile(`^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(\.\d+)? (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?(.*)$`)
-	syslogISORe = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?(.*)$`)
+	syslogRe    = regexp.MustCompile(`^([A-Z][a-z]{2}) +(\d{1,2}) (\d\d):(\d\d):(\d\d)(\.\d+)? (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
+	syslogISORe = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
 	months      = map[string]string{"Jan": "01", "Feb": "02", "Mar": "03", "Apr": "04", "May": "05", "Jun": "06",
 		"Jul": "07", "Aug": "08", "Sep": "09", "Oct": "10", "Nov": "11", "Dec": "12"}
 )
@@ -433,7 +453,15 @@ var (
 func parseSyslog(line string) (model.LogEvent, string, bool) {
 	var ts time.Time
 	var host, prog, pid, msg string
-	if m := syslogRe.FindStringSubmatch(line); m != nil {
+	if len(line) < 16 {
+		return model.LogEvent{}, "", false
+	}
+	switch c := line[0]; {
+	case c >= 'A' && c <= 'Z' && line[3] == ' ':
+		m, rest := submatches(syslogRe, line)
+		if m == nil {
+			return model.LogEvent{}, "", false
+		}
 		mon, ok := months[m[1]]
 		if !ok {
 			return model.LogEvent{}, "", false
@@ -446,14 +474,18 @@ func parseSyslog(line string) (model.LogEvent, string, bool) {
 		if ts, ok = yearless(mon, day, m[3], m[4], m[5], frac); !ok {
 			return model.LogEvent{}, "", false
 		}
-		host, prog, pid, msg = m[7], m[8], m[9], m[10]
-	} else if m := syslogISORe.FindStringSubmatch(line); m != nil {
+		host, prog, pid, msg = m[7], m[8], m[9], rest
+	case c >= '0' && c <= '9' && line[10] == 'T':
+		m, rest := submatches(syslogISORe, line)
+		if m == nil {
+			return model.LogEvent{}, "", false
+		}
 		var err error
 		if ts, err = parseISOTime(m[1]); err != nil {
 			return model.LogEvent{}, "", false
 		}
-		host, prog, pid, msg = m[2], m[3], m[4], m[5]
-	} else {
+		host, prog, pid, msg = m[2], m[3], m[4], rest
+	default:
 		return model.LogEvent{}, "", false
 	}
 	if ev, ok := parseKlog(msg); ok {
@@ -530,14 +562,18 @@ func parseLogfmt(line string) (model.LogEvent, bool) {
 // --- etcd (capnslog, up to 3.4)
 
 var (
-	etcdTextRe = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) ([CEWNIDT]) \| (.*)$`)
+	etcdTextRe = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) ([CEWNIDT]) \| `)
 	etcdPkgRe  = regexp.MustCompile(`^([a-z0-9][a-z0-9_./-]*): (.*)$`)
 	// etcd's raft logger: Go's log package with the prefix "raft".
 	etcdRaftRe = regexp.MustCompile(`^raft(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) ([A-Z]+): (.*)$`)
 )
 
 func parseEtcdText(line string) (model.LogEvent, bool) {
-	m := etcdTextRe.FindStringSubmatch(line)
+	// "2018-12-04 ..." or "raft2026/11/23 ...".
+	if len(line) < 10 || (line[4] != '-' && !strings.HasPrefix(line, "raft")) {
+		return model.LogEvent{}, false
+	}
+	m, msg := submatches(etcdTextRe, line)
 	if m == nil {
 		if r := etcdRaftRe.FindStringSubmatch(line); r != nil {
 			if ts, err := time.Parse("2006/01/02 15:04:05", r[1]); err == nil {
@@ -550,8 +586,8 @@ func parseEtcdText(line string) (model.LogEvent, bool) {
 	if err != nil {
 		return model.LogEvent{}, false
 	}
-	ev := model.LogEvent{Source: "etcd", Time: ts, Level: m[2], Message: m[3]}
-	if p := etcdPkgRe.FindStringSubmatch(m[3]); p != nil {
+	ev := model.LogEvent{Source: "etcd", Time: ts, Level: m[2], Message: msg}
+	if p := etcdPkgRe.FindStringSubmatch(msg); p != nil {
 		ev.Message = p[2]
 		ev.Fields = map[string]string{"pkg": p[1]}
 	}
@@ -671,7 +707,7 @@ func jsonTime(raw json.RawMessage, s string, isStr bool) (time.Time, bool) {
 // --- nginx
 
 var (
-	nginxErrorRe  = regexp.MustCompile(`^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) \[([a-z]+)\] (\d+)#(\d+): (?:\*(\d+) )?(.*)$`)
+	nginxErrorRe  = regexp.MustCompile(`^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) \[([a-z]+)\] (\d+)#(\d+): (?:\*(\d+) )?`)
 	nginxErrnoRe  = regexp.MustCompile(`\((\d+): ([^)]*)\)`)
 	nginxCtxKeyRe = regexp.MustCompile(`, (client|server|request|subrequest|upstream|host|referrer|login): `)
 	nginxAccessRe = regexp.MustCompile(`^(\S+) \S+ (\S+) \[([^\]]+)\] "((?:[^"\\]|\\.)*)" (\d{3}) (\d+|-)(?: "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)")?(.*)$`)
@@ -681,7 +717,10 @@ var (
 )
 
 func parseNginxError(line string) (model.LogEvent, bool) {
-	m := nginxErrorRe.FindStringSubmatch(line)
+	if len(line) < 20 || line[4] != '/' {
+		return model.LogEvent{}, false
+	}
+	m, msg := submatches(nginxErrorRe, line)
 	if m == nil {
 		return model.LogEvent{}, false
 	}
@@ -693,7 +732,6 @@ func parseNginxError(line string) (model.LogEvent, bool) {
 	if m[5] != "" {
 		ev.Fields["connection"] = m[5]
 	}
-	msg := m[6]
 	// The context nginx appends: ", client: A, server: B, request: "...", ...".
 	locs := nginxCtxKeyRe.FindAllStringSubmatchIndex(msg, -1)
 	if len(locs) > 0 {
