@@ -1,6 +1,8 @@
 package analyzer
 
 import (
+	"fmt"
+	"math"
 	"net/netip"
 	"testing"
 	"time"
@@ -75,5 +77,59 @@ func TestARPFlapSeverity(t *testing.T) {
 	s.ARP = s.ARP[:3]
 	if f := run1(t, ARPFlap, withLBService(s, "192.168.200.99")); len(f) != 1 || f[0].Severity != Error {
 		t.Fatalf("a LoadBalancer IP: %+v", f)
+	}
+}
+
+func TestGammaQ(t *testing.T) {
+	// Chi-square survival values: P(X2 > 7.815 | df 3) = 0.05,
+	// P(X2 > 16.27 | df 3) = 0.001, P(X2 > 3.841 | df 1) = 0.05.
+	for _, c := range []struct{ df, x2, want float64 }{{3, 7.815, 0.05}, {3, 16.27, 0.001}, {1, 3.841, 0.05}, {10, 18.307, 0.05}} {
+		if got := gammaQ(c.df/2, c.x2/2); math.Abs(got-c.want) > c.want*0.01 {
+			t.Errorf("Q(df %v, x2 %v) = %v, want %v", c.df, c.x2, got, c.want)
+		}
+	}
+}
+
+func TestConnectionSkew(t *testing.T) {
+	rs := &model.Ruleset{Format: "iptables-save", Family: "ipv4", Pos: model.Pos{File: "ipt.txt", Line: 1}}
+	nat := &model.Table{Name: "nat"}
+	rs.Tables = []*model.Table{nat}
+	svc := &model.Chain{Name: "KUBE-SVC-X"}
+	nat.Chains = append(nat.Chains, &model.Chain{Name: "KUBE-SERVICES", Rules: []*model.Rule{{Target: "KUBE-SVC-X", Proto: "tcp",
+		Dst: "10.96.0.1/32", DPort: "443", Comment: "default/kubernetes:https cluster IP", Pos: model.Pos{File: "ipt.txt", Line: 5}}}}, svc)
+	eps := []string{"10.0.0.1:6443", "10.0.0.2:6443", "10.0.0.3:6443"}
+	for i, ep := range eps {
+		sep := fmt.Sprintf("KUBE-SEP-%d", i)
+		r := &model.Rule{Target: sep, Pos: model.Pos{File: "ipt.txt", Line: 10 + i}}
+		if i < 2 {
+			r.Statistic, r.Probability = "random", 1/float64(3-i)
+		}
+		svc.Rules = append(svc.Rules, r)
+		nat.Chains = append(nat.Chains, &model.Chain{Name: sep, Rules: []*model.Rule{{Target: "DNAT", Proto: "tcp", ToDestination: ep,
+			Pos: model.Pos{File: "ipt.txt", Line: 20 + i}}}})
+	}
+	snap := func(perBackend ...int) *model.Snapshot {
+		s := &model.Snapshot{Netfilter: []*model.Ruleset{rs}, Inputs: []model.Input{{Kind: model.KindNetfilter}, {Kind: model.KindCapture}}}
+		port := 30000
+		for i, n := range perBackend {
+			for range n {
+				port++
+				s.Attempts = append(s.Attempts, model.Attempt{Client: netip.AddrPortFrom(netip.MustParseAddr("10.1.0.9"), uint16(port)),
+					Server: netip.MustParseAddrPort(eps[i]), Outcome: model.OutcomeEstablished, SYN: []model.Seg{{Frame: port}}, Pos: model.Pos{File: "c.pcap", Frame: port}})
+			}
+		}
+		return s
+	}
+	if f := run1(t, ConnectionSkew, snap(11, 9, 10)); len(f) != 0 {
+		t.Errorf("even counts reported: %+v", f)
+	}
+	f := run1(t, ConnectionSkew, snap(30, 0, 0))
+	if len(f) != 1 || f[0].Facts["attempts"] != 30 || f[0].Facts["test"] != "chi-square 60.0 with 2 degrees of freedom" {
+		t.Fatalf("all on one backend: %+v", f)
+	}
+	// Too few for chi-square, but all on one: the exact chance, 3 x (1/3)^12.
+	f = run1(t, ConnectionSkew, snap(12, 0, 0))
+	if len(f) != 1 || f[0].Facts["p_value"] != "5.6e-06" {
+		t.Fatalf("12 on one backend: %+v", f)
 	}
 }

@@ -17,5 +17,6 @@ func Default() []*Rule {
 		TimeWaitChurn,
 		StaleDNAT,
 		APIServerAffinity,
+		ConnectionSkew,
 	}
 }

@@ -29,7 +29,9 @@ type Tracker struct {
 	// so that streams long closed or idle are finalized as the capture goes
 	// and memory follows the live connections.
 	head, tail *stream
-	done       []doneAttempt
+	done       [][]model.Attempt // in chunks, so that growing never copies them all
+	nDone      int
+	doneSeq    []int // each done attempt's stream creation order
 	created    int
 	now        time.Time
 	summarize  bool
@@ -235,14 +237,17 @@ func (t *Tracker) finalize(s *stream) {
 			return
 		}
 	}
-	t.done = append(t.done, doneAttempt{seq: s.seq, a: a})
+	if n := len(t.done); n == 0 || len(t.done[n-1]) == cap(t.done[n-1]) {
+		t.done = append(t.done, make([]model.Attempt, 0, doneChunk))
+	}
+	last := &t.done[len(t.done)-1]
+	*last = append(*last, a)
+	t.nDone++
+	t.doneSeq = append(t.doneSeq, s.seq)
 }
 
-// doneAttempt is a finalized attempt with its stream's creation order.
-type doneAttempt struct {
-	seq int
-	a   model.Attempt
-}
+// doneChunk is how many finalized attempts are kept per chunk.
+const doneChunk = 4096
 
 // pos returns the packet's position in the tracker's file.
 func (t *Tracker) pos(p *Packet) model.Pos {
@@ -497,12 +502,25 @@ func (t *Tracker) Finish() *Result {
 		t.finalize(t.head)
 	}
 	res := &Result{ICMP: t.icmp, ARP: t.arp}
-	slices.SortFunc(t.done, func(a, b doneAttempt) int { return cmp.Compare(a.seq, b.seq) })
-	res.Attempts = make([]model.Attempt, len(t.done))
-	for i := range t.done {
-		res.Attempts[i] = t.done[i].a
+	at := func(i int) *model.Attempt { return &t.done[i/doneChunk][i%doneChunk] }
+	res.Attempts = make([]model.Attempt, t.nDone)
+	if slices.IsSorted(t.doneSeq) {
+		for i := range res.Attempts {
+			res.Attempts[i] = *at(i)
+		}
+	} else {
+		// Streams finalized out of creation order (closed ones before
+		// older idle ones): put the attempts back in capture order.
+		perm := make([]int, t.nDone)
+		for i := range perm {
+			perm[i] = i
+		}
+		slices.SortFunc(perm, func(a, b int) int { return cmp.Compare(t.doneSeq[a], t.doneSeq[b]) })
+		for i, j := range perm {
+			res.Attempts[i] = *at(j)
+		}
 	}
-	t.done = nil
+	t.done, t.doneSeq, t.nDone = nil, nil, 0
 	c := &t.counts
 	c.TCPStreams = t.created
 	for _, k := range t.statOrder {
