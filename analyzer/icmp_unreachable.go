@@ -155,10 +155,49 @@ func runICMPUnreachable(p *Pass) error {
 			f.Summary += fmt.Sprintf(" They answer the connection %s %s.", plural(len(attempts), "attempt", "attempts"), strings.Join(attempts, ", "))
 		}
 		f.Summary += macNote
+		// Applications that saw the error: "No route to host" (EHOSTUNREACH)
+		// or "Connection refused" for the same address in their logs.
+		if n, lev := appErrorsFor(s, first.Quoted.Dst.Addr(), g.what); n > 0 {
+			f.Evidence = append(f.Evidence, lev...)
+			f.Facts["app_errors"] = n
+			f.Sources = append(f.Sources, model.KindLogs)
+			f.Summary += fmt.Sprintf(" Applications log %d %s reaching %s.", n, plural(n, "failure", "failures"), first.Quoted.Dst.Addr())
+		}
 		f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, first.Gateway.String())
 		p.Report(f)
 	}
 	return nil
+}
+
+// appErrorsFor counts log lines where a client failed to reach dst the way
+// an ICMP error of kind what makes it fail.
+func appErrorsFor(s *model.Snapshot, dst netip.Addr, what string) (int, []Evidence) {
+	var needle string
+	switch what {
+	case "host-unreachable", "net-unreachable", "admin-prohibited":
+		needle = "no route to host"
+	case "port-unreachable":
+		needle = "connection refused"
+	default:
+		return 0, nil
+	}
+	ip := dst.String()
+	n := 0
+	var ev []Evidence
+	for _, le := range s.Logs {
+		text := le.Message
+		for _, v := range le.Fields {
+			text += " " + v
+		}
+		if !strings.Contains(strings.ToLower(text), needle) || !strings.Contains(text, ip) {
+			continue
+		}
+		n++
+		if n <= 3 {
+			ev = append(ev, Evidence{Pos: le.Pos, Note: fmt.Sprintf("%s: %s to %s", le.Source, needle, ip)})
+		}
+	}
+	return n, ev
 }
 
 // sameMACOwner reports the MAC that the neighbor tables give for dst when

@@ -431,8 +431,9 @@ func TestCaptureRules(t *testing.T) {
 			// unreachable: the neighbor tables join the ICMP error.
 			{rule: "icmp-unreachable", severity: analyzer.Error,
 				facts: map[string]string{"icmp": "host-unreachable", "from": "192.168.200.62", "destination": "192.168.200.99:443",
-					"destination_mac": "00:22:4d:a8:ba:4c"},
-				evidence: []string{"tcpdump-icmp-unreachable.txt:2", "ip-neigh-before.txt:6", "ip-neigh-before.txt:4"}},
+					"destination_mac": "00:22:4d:a8:ba:4c", "app_errors": "3"},
+				evidence: []string{"tcpdump-icmp-unreachable.txt:2", "ip-neigh-before.txt:6", "ip-neigh-before.txt:4",
+					"nginx-error.log:1", "nginx-error.log:2"}},
 			{rule: "icmp-unreachable", severity: analyzer.Warning,
 				facts:    map[string]string{"icmp": "redirect", "from": "192.168.200.61", "gateway": "192.168.200.99"},
 				evidence: []string{"tcpdump-icmp-redirect.txt:1"}},
