@@ -18,5 +18,6 @@ func Default() []*Rule {
 		StaleDNAT,
 		APIServerAffinity,
 		ConnectionSkew,
+		NodePortCollision,
 	}
 }
