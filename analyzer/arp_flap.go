@@ -13,14 +13,14 @@ import (
 var ARPFlap = &Rule{
 	Name:     "arp-flap",
 	Severity: Error,
-	Needs:    []model.Kind{model.KindCapture},
-	Uses:     []model.Kind{model.KindNeighbors, model.KindKube},
-	Run:      runARPFlap,
+	// A capture or neighbor table snapshots, either will do.
+	Uses: []model.Kind{model.KindCapture, model.KindNeighbors, model.KindKube},
+	Run:  runARPFlap,
 	Doc: `an IP address is claimed by more than one MAC address
 
 In a capture, ARP replies, gratuitous ARP announcements and the sender
 fields of ARP requests (or IPv6 neighbor advertisements) say which MAC owns
-an IP. When one IP is claimed by two or more MACs, traffic for it goes to
+an IP; so do neighbor tables (ip neigh, arp -an) taken at different times. When one IP is claimed by two or more MACs, traffic for it goes to
 whichever claimed last in each neighbour's cache: connections break or land on
 the wrong node. In a cluster this is a VIP announced by two load-balancer
 controllers (MetalLB and kube-vip), a failover that is not finished, or an
@@ -77,6 +77,39 @@ func runARPFlap(p *Pass) error {
 			o.macs = append(o.macs, ev.MAC)
 		}
 	}
+	// Neighbor table snapshots (ip neigh before and after): the MAC an IP
+	// resolves to, file by file, as another sequence of claims.
+	neigh := slices.Clone(s.Neighbors)
+	slices.SortStableFunc(neigh, func(a, b model.Neighbor) int { return strings.Compare(snapshotKey(a.Pos.File), snapshotKey(b.Pos.File)) })
+	fromNeigh := map[*owner]bool{}
+	for i := range neigh {
+		n := &neigh[i]
+		if n.MAC == "" || !n.IP.IsValid() {
+			continue
+		}
+		key := "neigh|" + n.Node + "|" + n.IP.String()
+		if byIP[n.Node+"|"+n.IP.String()] != nil {
+			continue // the capture speaks for this IP
+		}
+		o := byIP[key]
+		if o == nil {
+			o = &owner{node: n.Node, ip: n.IP}
+			byIP[key] = o
+			owners = append(owners, o)
+			fromNeigh[o] = true
+		}
+		if k := len(o.claims); k > 0 && o.claims[k-1].mac == n.MAC {
+			continue
+		}
+		if len(o.claims) > 0 {
+			o.changes++
+		}
+		ev := &model.ARPEvent{Node: n.Node, Pos: n.Pos, Op: "neighbor entry (" + strings.ToLower(n.State) + ")", IP: n.IP, MAC: n.MAC}
+		o.claims = append(o.claims, claim{mac: n.MAC, ev: ev})
+		if !slices.Contains(o.macs, n.MAC) {
+			o.macs = append(o.macs, n.MAC)
+		}
+	}
 	roles := addrRoles(s)
 	for _, o := range owners {
 		if len(o.macs) < 2 {
@@ -85,6 +118,9 @@ func runARPFlap(p *Pass) error {
 		rs := rolesOf(roles, o.ip, 0)
 		sev := Warning
 		sources := []model.Kind{model.KindCapture}
+		if fromNeigh[o] {
+			sources = []model.Kind{model.KindNeighbors}
+		}
 		vip := false
 		for _, r := range rs {
 			if strings.HasPrefix(r.What, "LoadBalancer IP") || strings.HasPrefix(r.What, "external IP") {
@@ -105,7 +141,11 @@ func runARPFlap(p *Pass) error {
 			if i < 10 {
 				ev = append(ev, Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", kind, o.ip, c.mac)})
 			}
-			timeline = append(timeline, fmt.Sprintf("%s %s", c.ev.Time.Format("15:04:05.000000"), c.mac))
+			if fromNeigh[o] {
+				timeline = append(timeline, fmt.Sprintf("%s %s", c.ev.Pos, c.mac))
+			} else {
+				timeline = append(timeline, fmt.Sprintf("%s %s", c.ev.Time.Format("15:04:05.000000"), c.mac))
+			}
 		}
 		ev = append(ev, roleEvidence(rs)...)
 		facts := map[string]any{
@@ -125,8 +165,10 @@ func runARPFlap(p *Pass) error {
 		p.Report(Finding{
 			Severity: sev,
 			Title:    fmt.Sprintf("%s is claimed by %d MAC addresses: %s", o.ip, len(o.macs), strings.Join(o.macs, ", ")),
-			Summary: fmt.Sprintf("The owner of %s%s changes %d %s in the capture: %s. Neighbours send traffic for it to "+
-				"whichever host claimed it last.", o.ip, what, o.changes, plural(o.changes, "time", "times"), strings.Join(timeline, " -> ")),
+			Summary: fmt.Sprintf("The owner of %s%s changes %d %s %s: %s. Neighbours send traffic for it to "+
+				"whichever host claimed it last.", o.ip, what, o.changes, plural(o.changes, "time", "times"),
+				map[bool]string{true: "between the neighbor table snapshots", false: "in the capture"}[fromNeigh[o]],
+				strings.Join(timeline, " -> ")),
 			Cause: "Two hosts announce the same address: two load-balancer controllers (MetalLB and kube-vip) both " +
 				"announcing a Service's VIP, a failover between nodes, or an address configured on two hosts.",
 			Fix: fmt.Sprintf("Find the hosts with MACs %s (`ip -br link` on the nodes) and keep one announcer for %s: "+
@@ -139,3 +181,9 @@ func runARPFlap(p *Pass) error {
 	}
 	return nil
 }
+
+// snapshotKey orders snapshot files by name, with "before" ahead of
+// "after" (and "old" ahead of "new") whatever the alphabet says.
+var snapshotOrder = strings.NewReplacer("before", "\x00", "after", "\x01", "old", "\x00", "new", "\x01")
+
+func snapshotKey(file string) string { return snapshotOrder.Replace(file) }

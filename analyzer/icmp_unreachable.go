@@ -98,7 +98,9 @@ func runICMPUnreachable(p *Pass) error {
 			}
 			ev = append(ev, Evidence{Pos: e.Pos, Note: note})
 			if a := attemptAt[fmt.Sprintf("%s#%d", e.Pos.File, e.AttemptFrame)]; a != nil && e.AttemptFrame != 0 {
-				attempts = append(attempts, fmt.Sprintf("%s -> %s", a.Client, a.Server))
+				if t := fmt.Sprintf("%s -> %s", a.Client, a.Server); !slices.Contains(attempts, t) {
+					attempts = append(attempts, t)
+				}
 				if len(a.SYN) > 0 {
 					ev = append(ev, Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s answered by the ICMP error", a.Client, a.Server)})
 				}
@@ -204,26 +206,23 @@ func appErrorsFor(s *model.Snapshot, dst netip.Addr, what string) (int, []Eviden
 // it is also the MAC of from: the host sending the ICMP error owns the
 // destination's ARP entry.
 func sameMACOwner(s *model.Snapshot, dst, from netip.Addr) (string, []Evidence) {
-	var dstN, fromN *model.Neighbor
+	// Within one neighbor table snapshot (one file).
 	for i := range s.Neighbors {
-		n := &s.Neighbors[i]
-		if n.MAC == "" {
+		d := &s.Neighbors[i]
+		if d.IP != dst || d.MAC == "" {
 			continue
 		}
-		switch n.IP {
-		case dst:
-			dstN = n
-		case from:
-			fromN = n
+		for j := range s.Neighbors {
+			f := &s.Neighbors[j]
+			if f.IP == from && f.Pos.File == d.Pos.File && strings.EqualFold(f.MAC, d.MAC) {
+				return d.MAC, []Evidence{
+					{Pos: d.Pos, Note: fmt.Sprintf("%s is at %s", dst, d.MAC)},
+					{Pos: f.Pos, Note: fmt.Sprintf("%s is at %s", from, f.MAC)},
+				}
+			}
 		}
 	}
-	if dstN == nil || fromN == nil || !strings.EqualFold(dstN.MAC, fromN.MAC) {
-		return "", nil
-	}
-	return dstN.MAC, []Evidence{
-		{Pos: dstN.Pos, Note: fmt.Sprintf("%s is at %s", dst, dstN.MAC)},
-		{Pos: fromN.Pos, Note: fmt.Sprintf("%s is at %s", from, fromN.MAC)},
-	}
+	return "", nil
 }
 
 func icmpCauseFix(what, from, dst, gw string) (cause, fix string) {

@@ -19,5 +19,6 @@ func Default() []*Rule {
 		APIServerAffinity,
 		ConnectionSkew,
 		NodePortCollision,
+		LBControllerConflict,
 	}
 }

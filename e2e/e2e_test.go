@@ -306,6 +306,27 @@ func TestIncidents(t *testing.T) {
 		others: []string{"kube-proxy-sync-errors"},
 	}, {
 		dir: "fixtures/incidents/stale-dnat-control",
+	}, {
+		dir: "fixtures/incidents/lb-conflict",
+		want: []want{{
+			// The VIP's ARP owner moves from node1 to node2.
+			rule: "arp-flap", severity: analyzer.Error,
+			facts:    map[string]string{"ip": "192.168.200.99", "macs": "00:22:4d:a8:ba:40, 00:22:4d:a8:ba:4c", "changes": "1"},
+			evidence: []string{"capture.pcap#frame=2", "capture.pcap#frame=16", "service-ingress-nginx.json:1 (Service ingress-nginx/ingress-nginx-controller)"},
+		}, {
+			// node2, which has the VIP's ARP entry, redirects its traffic.
+			rule: "icmp-unreachable", severity: analyzer.Error,
+			facts: map[string]string{"icmp": "redirect", "from": "192.168.200.62", "destination": "192.168.200.99:443",
+				"destination_mac": "00:22:4d:a8:ba:4c", "count": "6"},
+			evidence: []string{"capture.pcap#frame=19", "capture.pcap#frame=18", "ip-neigh-after.txt:1"},
+		}, {
+			rule: "lb-controller-conflict", severity: analyzer.Error,
+			facts: map[string]string{"service": "ingress-nginx/ingress-nginx-controller", "marked_by": "MetalLB, kube-vip",
+				"load_balancer_ips": "192.168.200.99", "vip_macs": "2", "controller_log_lines": "12"},
+			evidence: []string{"service-ingress-nginx.json:1 (Service ingress-nginx/ingress-nginx-controller)", "metallb-controller.log:1"},
+		}},
+	}, {
+		dir: "fixtures/incidents/lb-conflict-control",
 	}} {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
 	}
@@ -432,7 +453,7 @@ func TestCaptureRules(t *testing.T) {
 			{rule: "icmp-unreachable", severity: analyzer.Error,
 				facts: map[string]string{"icmp": "host-unreachable", "from": "192.168.200.62", "destination": "192.168.200.99:443",
 					"destination_mac": "00:22:4d:a8:ba:4c", "app_errors": "3"},
-				evidence: []string{"tcpdump-icmp-unreachable.txt:2", "ip-neigh-before.txt:6", "ip-neigh-before.txt:4",
+				evidence: []string{"tcpdump-icmp-unreachable.txt:2", "ip-neigh-after.txt:6", "ip-neigh-after.txt:4",
 					"nginx-error.log:1", "nginx-error.log:2"}},
 			{rule: "icmp-unreachable", severity: analyzer.Warning,
 				facts:    map[string]string{"icmp": "redirect", "from": "192.168.200.61", "gateway": "192.168.200.99"},

@@ -1,0 +1,215 @@
+package analyzer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// LBControllerConflict finds LoadBalancer Services that two load-balancer
+// controllers both manage.
+var LBControllerConflict = &Rule{
+	Name:     "lb-controller-conflict",
+	Severity: Error,
+	Needs:    []model.Kind{model.KindKube},
+	Uses:     []model.Kind{model.KindLogs, model.KindCapture, model.KindNeighbors},
+	Run:      runLBControllerConflict,
+	Doc: `two load-balancer controllers manage the same Services
+
+MetalLB and kube-vip (with its services mode on) both assign and announce
+LoadBalancer IPs. Run together without spec.loadBalancerClass, they both
+claim every LoadBalancer Service: each rewrites the Service's status, and each
+announces the VIP from the node it chose, so the VIP's ARP owner changes and
+nodes that do not serve it answer for it (ICMP host unreachable, connections
+reset).
+
+Evidence: the Services (annotations, labels and managedFields of both
+controllers, loadBalancerClass), the controllers' workloads (a kube-vip
+DaemonSet or static pod with svc_enable=true next to MetalLB), the
+controllers' logs (MetalLB reconciling and updating the same Services), and
+ARP claims or ICMP errors for the Services' IPs.
+
+Severity: error when a Service carries both controllers' marks, or both
+controllers run with services handling on and their IPs flap or are
+unreachable; warning when both run with services handling on.
+
+Fix: keep one controller per Service: turn kube-vip's services mode off
+(svc_enable=false; kubespray: kube_vip_services_enabled: false) and leave
+LoadBalancer Services to MetalLB, or give each Service a loadBalancerClass
+that only one controller handles.`,
+}
+
+func controllersOf(svc *model.Service) []string {
+	var out []string
+	has := func(prefix string) bool {
+		for k := range svc.Annotations {
+			if strings.HasPrefix(k, prefix) {
+				return true
+			}
+		}
+		for k := range svc.Labels {
+			if strings.HasPrefix(k, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	mgr := func(sub string) bool {
+		for _, m := range svc.ManagedFields {
+			if strings.Contains(strings.ToLower(m.Manager), sub) {
+				return true
+			}
+		}
+		return false
+	}
+	if has("metallb.universe.tf/") || has("metallb.io/") || mgr("metallb") {
+		out = append(out, "MetalLB")
+	}
+	if has("kube-vip.io/") || mgr("kube-vip") {
+		out = append(out, "kube-vip")
+	}
+	return out
+}
+
+// controllerWorkloads reports which controllers run in the cluster, from
+// DaemonSets and Pods, with kube-vip's services mode.
+func controllerWorkloads(s *model.Snapshot) (metallb, kubeVIPServices bool, ev []Evidence) {
+	check := func(name string, containers []corev1.Container, pos model.Pos) {
+		n := strings.ToLower(name)
+		if strings.Contains(n, "metallb") {
+			metallb = true
+			ev = append(ev, Evidence{Pos: pos, Note: "MetalLB runs: " + name})
+		}
+		for _, c := range containers {
+			if !strings.Contains(strings.ToLower(c.Image), "kube-vip") && !strings.Contains(n, "kube-vip") {
+				continue
+			}
+			for _, e := range c.Env {
+				if e.Name == "svc_enable" && strings.EqualFold(e.Value, "true") {
+					kubeVIPServices = true
+					ev = append(ev, Evidence{Pos: pos, Note: "kube-vip runs with svc_enable=true: " + name})
+				}
+			}
+		}
+	}
+	for _, ds := range s.Kube.DaemonSets {
+		check(ds.Name, ds.Spec.Template.Spec.Containers, ds.Source.Pos)
+	}
+	for _, pod := range s.Kube.Pods {
+		check(pod.Name, pod.Spec.Containers, pod.Source.Pos)
+	}
+	return metallb, kubeVIPServices, ev
+}
+
+func runLBControllerConflict(p *Pass) error {
+	s := p.Snap
+	metallb, kvServices, wev := controllerWorkloads(s)
+	for i := range s.Kube.Services {
+		svc := &s.Kube.Services[i]
+		if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+			continue
+		}
+		ctrls := controllersOf(svc)
+		both := len(ctrls) == 2
+		if !both && !(metallb && kvServices && svc.Spec.LoadBalancerClass == nil) {
+			continue
+		}
+		name := svc.Namespace + "/" + svc.Name
+		var ips []string
+		for _, ing := range svc.Status.LoadBalancer.Ingress {
+			if ing.IP != "" {
+				ips = append(ips, ing.IP)
+			}
+		}
+		ev := []Evidence{{Pos: svc.Source.Pos, Note: fmt.Sprintf("LoadBalancer Service %s marked by %s", name, orNone(ctrls))}}
+		ev = append(ev, wev...)
+		sources := []model.Kind{model.KindKube}
+		facts := map[string]any{"service": name}
+		if len(ips) > 0 {
+			facts["load_balancer_ips"] = ips
+		}
+		if len(ctrls) > 0 {
+			facts["marked_by"] = ctrls
+		}
+		// Controller logs touching this Service.
+		updates := 0
+		for _, le := range s.Logs {
+			text := le.Message
+			for _, v := range le.Fields {
+				text += " " + v
+			}
+			if strings.Contains(text, name) && (strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "metallb") ||
+				strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "kube-vip")) {
+				updates++
+				if updates <= 3 {
+					ev = append(ev, Evidence{Pos: le.Pos, Note: "controller log: " + name})
+				}
+			}
+		}
+		if updates > 0 {
+			facts["controller_log_lines"] = updates
+			sources = append(sources, model.KindLogs)
+		}
+		// The VIPs flapping or unreachable.
+		symptoms := 0
+		for _, ip := range ips {
+			macs := map[string]bool{}
+			for _, a := range s.ARP {
+				if a.IP.String() == ip && a.MAC != "" && (a.Op == "reply" || a.Gratuitous) {
+					macs[a.MAC] = true
+				}
+			}
+			if len(macs) > 1 {
+				symptoms++
+				facts["vip_macs"] = len(macs)
+			}
+			for _, e := range s.ICMP {
+				if e.Quoted.Dst.Addr().String() == ip && (e.What == "host-unreachable" || e.What == "redirect") {
+					symptoms++
+					ev = append(ev, Evidence{Pos: e.Pos, Note: fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, ip)})
+					break
+				}
+			}
+		}
+		if symptoms > 0 {
+			sources = append(sources, model.KindCapture)
+		}
+		sev := Warning
+		if both || symptoms > 0 {
+			sev = Error
+		}
+		summary := fmt.Sprintf("LoadBalancer Service %s", name)
+		if len(ips) > 0 {
+			summary += fmt.Sprintf(" (%s)", strings.Join(ips, ", "))
+		}
+		switch {
+		case both:
+			summary += " carries the marks of both MetalLB and kube-vip: both controllers manage it."
+		default:
+			summary += " has no loadBalancerClass while MetalLB runs and kube-vip handles Services too (svc_enable=true): both claim it."
+		}
+		if updates > 0 {
+			summary += fmt.Sprintf(" The controllers' logs touch it %d times.", updates)
+		}
+		if symptoms > 0 {
+			summary += " Its IP shows the effect: more than one ARP owner, or ICMP errors from a node that announces it without serving it."
+		}
+		p.Report(Finding{
+			Severity: sev,
+			Title:    fmt.Sprintf("%s is managed by two load-balancer controllers", name),
+			Summary:  summary,
+			Cause:    "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart.",
+			Fix: "Turn kube-vip's services mode off (svc_enable=false; kubespray: kube_vip_services_enabled: false) so " +
+				"MetalLB alone handles LoadBalancer Services, or set spec.loadBalancerClass on each Service for the " +
+				"controller that should own it.",
+			Facts:    facts,
+			Sources:  slices.Compact(sources),
+			Evidence: ev,
+		})
+	}
+	return nil
+}
