@@ -80,7 +80,9 @@ func runARPFlap(p *Pass) error {
 	// Neighbor table snapshots (ip neigh before and after): the MAC an IP
 	// resolves to, file by file, as another sequence of claims.
 	neigh := slices.Clone(s.Neighbors)
-	slices.SortStableFunc(neigh, func(a, b model.Neighbor) int { return strings.Compare(snapshotKey(a.Pos.File), snapshotKey(b.Pos.File)) })
+	slices.SortStableFunc(neigh, func(a, b model.Neighbor) int {
+		return strings.Compare(snapshotKey(a.Pos.File), snapshotKey(b.Pos.File))
+	})
 	fromNeigh := map[*owner]bool{}
 	for i := range neigh {
 		n := &neigh[i]
