@@ -60,6 +60,7 @@ func commands() map[string]command {
 		"inspect": {"list what was found in a bundle, file by file, and which rules can run", runInspect},
 		"batch":   {"analyze many bundles in parallel, one JSON line each", runBatch},
 		"trace":   {"walk a connection through each node's nat table, rule by rule", runTrace},
+		"diff":    {"compare two bundles of one cluster: findings, NAT backends, endpoints", runDiff},
 		"version": {"print the version", runVersion},
 	}
 }

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/dataplane"
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse"
+)
+
+// bundleDiff is what `netmortem diff -o json` prints.
+type bundleDiff struct {
+	Old       string          `json:"old"`
+	New       string          `json:"new"`
+	Findings  findingsDiff    `json:"findings"`
+	Dataplane []dataplaneDiff `json:"dataplane"`
+	Endpoints []endpointsDiff `json:"endpoints"`
+}
+
+type findingsDiff struct {
+	Appeared []findingRef `json:"appeared"`
+	Resolved []findingRef `json:"resolved"`
+	Remain   []findingRef `json:"remain"`
+}
+
+type findingRef struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Title    string `json:"title"`
+}
+
+type dataplaneDiff struct {
+	Node    string   `json:"node,omitempty"`
+	Service string   `json:"service"`
+	Added   []string `json:"added"`   // backends in NEW only
+	Removed []string `json:"removed"` // backends in OLD only
+}
+
+type endpointsDiff struct {
+	Service string   `json:"service"`
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+}
+
+func runDiff(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("diff", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	output := fs.StringP("output", "o", "text", "output format: text, json")
+	if code, ok := parseArgs(fs, stderr, args,
+		"Usage: netmortem diff [flags] OLD NEW\n\n"+
+			"Compares two bundles of the same cluster: the findings that appeared and those resolved,\n"+
+			"the NAT backends of each Service port on each node, and the Services' endpoints.\n\nFlags:\n", "OLD and NEW"); !ok {
+		return code
+	}
+	if fs.NArg() != 2 {
+		fmt.Fprintln(stderr, "netmortem diff: want exactly two bundles, OLD and NEW")
+		return exitUsage
+	}
+	if err := oneOf("output", *output, []string{"text", "json"}); err != nil {
+		fmt.Fprintln(stderr, "netmortem diff:", err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	type side struct {
+		snap *model.Snapshot
+		res  analyzer.Result
+	}
+	var sides [2]side
+	for i, p := range fs.Args() {
+		snap, _, err := parse.Open(ctx, p, &parse.Options{SummarizeCaptures: true})
+		if err != nil {
+			fmt.Fprintln(stderr, "netmortem diff:", err)
+			return exitUnreadable
+		}
+		sides[i] = side{snap, analyzer.Run(ctx, snap, analyzer.Default(), nil)}
+	}
+	d := bundleDiff{Old: fs.Arg(0), New: fs.Arg(1),
+		Findings:  diffFindings(sides[0].res.Findings, sides[1].res.Findings),
+		Dataplane: diffDataplane(dataplane.Build(sides[0].snap), dataplane.Build(sides[1].snap)),
+		Endpoints: diffEndpoints(sides[0].snap, sides[1].snap)}
+	if *output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(d); err != nil {
+			return exitUnreadable
+		}
+	} else {
+		writeDiff(stdout, d)
+	}
+	if len(d.Findings.Appeared) > 0 {
+		return exitFindings
+	}
+	return exitOK
+}
+
+func refsOf(fs []analyzer.Finding) map[string]findingRef {
+	out := map[string]findingRef{}
+	for _, f := range fs {
+		out[f.Rule+"|"+f.Title] = findingRef{Rule: f.Rule, Severity: f.Severity.String(), Title: f.Title}
+	}
+	return out
+}
+
+func diffFindings(old, new []analyzer.Finding) findingsDiff {
+	o, n := refsOf(old), refsOf(new)
+	d := findingsDiff{Appeared: []findingRef{}, Resolved: []findingRef{}, Remain: []findingRef{}}
+	for k, r := range n {
+		if _, ok := o[k]; ok {
+			d.Remain = append(d.Remain, r)
+		} else {
+			d.Appeared = append(d.Appeared, r)
+		}
+	}
+	for k, r := range o {
+		if _, ok := n[k]; !ok {
+			d.Resolved = append(d.Resolved, r)
+		}
+	}
+	for _, l := range [][]findingRef{d.Appeared, d.Resolved, d.Remain} {
+		sort.Slice(l, func(i, j int) bool { return l[i].Rule+l[i].Title < l[j].Rule+l[j].Title })
+	}
+	return d
+}
+
+func backendSet(sp dataplane.ServicePort) []string {
+	var out []string
+	for _, b := range sp.Backends {
+		a := b.Address
+		if a == "" {
+			a = b.Chain
+		}
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func minus(a, b []string) []string {
+	out := []string{}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func diffDataplane(old, new []dataplane.ServicePort) []dataplaneDiff {
+	key := func(sp dataplane.ServicePort) string { return sp.Node + "|" + sp.Service + "|" + sp.Chain }
+	idx := map[string]dataplane.ServicePort{}
+	for _, sp := range old {
+		idx[key(sp)] = sp
+	}
+	out := []dataplaneDiff{}
+	seen := map[string]bool{}
+	for _, sp := range new {
+		k := key(sp)
+		seen[k] = true
+		nb := backendSet(sp)
+		ob := backendSet(idx[k])
+		if add, rem := minus(nb, ob), minus(ob, nb); len(add)+len(rem) > 0 {
+			out = append(out, dataplaneDiff{Node: sp.Node, Service: sp.Service, Added: add, Removed: rem})
+		}
+	}
+	for _, sp := range old {
+		if !seen[key(sp)] {
+			out = append(out, dataplaneDiff{Node: sp.Node, Service: sp.Service, Added: []string{}, Removed: backendSet(sp)})
+		}
+	}
+	return out
+}
+
+func endpointAddrs(s *model.Snapshot) map[string][]string {
+	out := map[string][]string{}
+	for _, ep := range s.Kube.Endpoints {
+		k := ep.Namespace + "/" + ep.Name
+		for _, ss := range ep.Subsets {
+			for _, a := range ss.Addresses {
+				if a.IP != "" && !slices.Contains(out[k], a.IP) {
+					out[k] = append(out[k], a.IP)
+				}
+			}
+		}
+		slices.Sort(out[k])
+	}
+	return out
+}
+
+func diffEndpoints(old, new *model.Snapshot) []endpointsDiff {
+	o, n := endpointAddrs(old), endpointAddrs(new)
+	var keys []string
+	for k := range n {
+		keys = append(keys, k)
+	}
+	for k := range o {
+		if _, ok := n[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	out := []endpointsDiff{}
+	for _, k := range keys {
+		if add, rem := minus(n[k], o[k]), minus(o[k], n[k]); len(add)+len(rem) > 0 {
+			out = append(out, endpointsDiff{Service: k, Added: add, Removed: rem})
+		}
+	}
+	return out
+}
+
+func writeDiff(w io.Writer, d bundleDiff) {
+	fmt.Fprintf(w, "old: %s\nnew: %s\n\nfindings: %d appeared, %d resolved, %d remain\n", d.Old, d.New,
+		len(d.Findings.Appeared), len(d.Findings.Resolved), len(d.Findings.Remain))
+	for _, r := range d.Findings.Appeared {
+		fmt.Fprintf(w, "  + %s %s: %s\n", r.Severity, r.Rule, r.Title)
+	}
+	for _, r := range d.Findings.Resolved {
+		fmt.Fprintf(w, "  - %s %s: %s\n", r.Severity, r.Rule, r.Title)
+	}
+	for _, r := range d.Findings.Remain {
+		fmt.Fprintf(w, "  = %s %s: %s\n", r.Severity, r.Rule, r.Title)
+	}
+	if len(d.Dataplane) > 0 {
+		fmt.Fprintln(w, "\nNAT backends:")
+		for _, x := range d.Dataplane {
+			where := x.Service
+			if x.Node != "" {
+				where = x.Node + " " + where
+			}
+			fmt.Fprintf(w, "  %s: %s\n", where, changes(x.Added, x.Removed))
+		}
+	}
+	if len(d.Endpoints) > 0 {
+		fmt.Fprintln(w, "\nendpoints:")
+		for _, x := range d.Endpoints {
+			fmt.Fprintf(w, "  %s: %s\n", x.Service, changes(x.Added, x.Removed))
+		}
+	}
+}
+
+func changes(add, rem []string) string {
+	var parts []string
+	for _, a := range add {
+		parts = append(parts, "+"+a)
+	}
+	for _, r := range rem {
+		parts = append(parts, "-"+r)
+	}
+	return strings.Join(parts, " ")
+}
