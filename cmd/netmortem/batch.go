@@ -108,6 +108,10 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	if *out != "-" {
 		if *resume {
 			done = readDone(*out)
+			if err := dropPartialLine(*out); err != nil {
+				fmt.Fprintln(stderr, "netmortem batch:", err)
+				return exitUnreadable
+			}
 		}
 		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 		if *resume {
@@ -274,6 +278,17 @@ func readDone(path string) map[string]bool {
 		}
 	}
 	return done
+}
+
+// dropPartialLine cuts a last line that a killed batch left unfinished, so
+// that appending starts on a line of its own.
+func dropPartialLine(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 || b[len(b)-1] == '\n' {
+		return nil // nothing there yet, or whole lines only
+	}
+	i := strings.LastIndexByte(string(b), '\n')
+	return os.Truncate(path, int64(i+1))
 }
 
 // progress reports batch progress on stderr: one updating line on a

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -342,5 +344,79 @@ func TestDiff(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "diff", fixture("incidents/stale-dnat"), fixture("incidents/stale-dnat")); code != exitOK {
 		t.Errorf("same bundle twice: exit %d", code)
+	}
+}
+
+// TestBatchManyBundles runs batch over bundles made by bench/make-bundles.sh,
+// cuts the result file as a kill would, and resumes.
+func TestBatchManyBundles(t *testing.T) {
+	dir := t.TempDir()
+	n := 60
+	if testing.Short() {
+		n = 12
+	}
+	cmd := exec.Command("bash", filepath.Join(testutil.Root(), "bench/make-bundles.sh"), dir, strconv.Itoa(n))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make-bundles: %v\n%s", err, b)
+	}
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	code, _, stderr := runCLI(t, "batch", "-j", "2", "--out", out, filepath.Join(dir, "bundle-*"))
+	if code != exitFindings || !strings.Contains(stderr, fmt.Sprintf("%d bundles: %d analyzed now", n, n)) {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	// Every other bundle is a control: half hit, half clean.
+	hits := 0
+	for _, r := range readJSONL(t, out) {
+		if r.Status != "ok" {
+			t.Errorf("%s: %s", r.Bundle, r.Status)
+		}
+		if strings.HasSuffix(r.Bundle, "-control") != (len(r.Findings) == 0) {
+			t.Errorf("%s: %d findings", r.Bundle, len(r.Findings))
+		}
+		if len(r.Findings) > 0 {
+			hits++
+		}
+	}
+	if hits != n/2 {
+		t.Errorf("%d bundles with findings, want %d", hits, n/2)
+	}
+	// A kill leaves whole lines and maybe half of one: cut inside the
+	// last third, resume, and get every bundle exactly once.
+	b, _ := os.ReadFile(out)
+	if err := os.WriteFile(out, b[:len(b)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI(t, "batch", "-q", "--resume", "--out", out, filepath.Join(dir, "bundle-*"))
+	if code != exitFindings {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	seen := map[string]int{}
+	for _, r := range readJSONL(t, out) {
+		seen[r.Bundle]++
+	}
+	if len(seen) != n {
+		t.Errorf("%d bundles after resume, want %d", len(seen), n)
+	}
+	for b, c := range seen {
+		if c != 1 {
+			t.Errorf("%s: %d lines", b, c)
+		}
+	}
+}
+
+func BenchmarkBatch(b *testing.B) {
+	dir := b.TempDir()
+	const n = 60
+	if out, err := exec.Command("bash", filepath.Join(testutil.Root(), "bench/make-bundles.sh"), dir, strconv.Itoa(n)).CombinedOutput(); err != nil {
+		b.Fatalf("%v\n%s", err, out)
+	}
+	for _, jobs := range []int{1, 2} {
+		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
+			for b.Loop() {
+				var stdout, stderr bytes.Buffer
+				run([]string{"batch", "-q", "-j", strconv.Itoa(jobs), filepath.Join(dir, "bundle-*")}, &stdout, &stderr)
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "bundles/s")
+		})
 	}
 }
