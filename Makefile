@@ -47,10 +47,14 @@ bench:
 ## docs: regenerate docs/rules.md from the rule registry
 docs:
 	$(GO) run ./cmd/netmortem rules -o markdown > docs/rules.md
+	rm -rf docs/rules && $(GO) run ./cmd/netmortem rules -o markdown --dir docs/rules
 
 check-docs:
 	@$(GO) run ./cmd/netmortem rules -o markdown | diff -u docs/rules.md - || \
 	  (echo "docs/rules.md is stale: run make docs"; exit 1)
+	@tmp=$$(mktemp -d) && $(GO) run ./cmd/netmortem rules -o markdown --dir $$tmp/rules && \
+	  diff -ru docs/rules $$tmp/rules; s=$$?; rm -rf $$tmp; \
+	  if [ $$s -ne 0 ]; then echo "docs/rules/ is stale: run make docs"; exit 1; fi
 
 clean:
 	rm -rf bin
