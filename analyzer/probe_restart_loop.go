@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -47,7 +48,7 @@ it) over a command.`,
 }
 
 // killedPatterns are log lines of a process stopped from outside.
-var killedPatterns = []string{"received terminated signal", "exiting on signal", "received sigterm", "signal: terminated", "caught signal", "shutting down on signal"}
+var killedPatterns = []string{"received terminated signal", "received signal; shutting down", "exiting on signal", "received sigterm", "signal: terminated", "caught signal", "shutting down on signal"}
 
 // kubeletRestartPatterns are kubelet log lines about restarting a container.
 var kubeletRestartPatterns = []string{"is dead, but restartpolicy says that we should restart it", "liveness probe failed",
@@ -181,6 +182,36 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 			}
 		}
 	}
+	// The Pod's own status: the last run ended with status 0.
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == c.Name && cs.LastTerminationState.Terminated != nil && cs.LastTerminationState.Terminated.ExitCode == 0 {
+			killed = true
+			facts["exit_code"] = 0
+			ev = append(ev, Evidence{Pos: pod.Source.Pos, Note: fmt.Sprintf("last run of %s ended with status 0 (%s)", c.Name,
+				cs.LastTerminationState.Terminated.Reason)})
+		}
+	}
+	// Events: the kubelet's liveness probe failures and kills.
+	probeEvents := int32(0)
+	for _, e := range s.Kube.Events {
+		if e.InvolvedObject.Name != pod.Name || e.InvolvedObject.Namespace != pod.Namespace {
+			continue
+		}
+		msg := strings.ToLower(e.Message)
+		if e.Reason == "Unhealthy" && strings.Contains(msg, "liveness") || e.Reason == "Killing" && strings.Contains(msg, "liveness") {
+			killed = true
+			probeEvents += max(e.Count, 1)
+			if len(ev) < 12 {
+				ev = append(ev, Evidence{Pos: e.Source.Pos, Note: fmt.Sprintf("event %s: %s", e.Reason, e.Message)})
+			}
+			if !slices.Contains(sources, model.KindKube) {
+				sources = append(sources, model.KindKube)
+			}
+		}
+	}
+	if probeEvents > 0 {
+		facts["probe_events"] = probeEvents
+	}
 	// Logs: the container stopped by a signal; the kubelet restarting it.
 	var lifetimes []string
 	for i, le := range s.Logs {
@@ -208,6 +239,16 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 	if len(lifetimes) > 0 {
 		facts["observed_run"] = lifetimes
 	}
+	// A probe aimed at a port the component does not listen on, by its
+	// own flags (--listen-*-urls, --port, --secure-port).
+	wrongPort := ""
+	if port := probePort(pr); port != "" {
+		if listens := listenPorts(c); len(listens) > 0 && !slices.Contains(listens, port) {
+			wrongPort = fmt.Sprintf("The probe checks port %s, but %s listens on %s by its flags.", port, c.Name, strings.Join(listens, ", "))
+			facts["probe_port"] = port
+			facts["listen_ports"] = listens
+		}
+	}
 	sev := Warning
 	if killed {
 		sev = Error
@@ -223,13 +264,18 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 	if len(lifetimes) > 0 {
 		summary += fmt.Sprintf(" A run seen in its log lasted %s.", strings.Join(lifetimes, ", "))
 	}
+	cause := "The liveness probe fails while the container works: the check targets the wrong address or port, " +
+		"runs a command that fails in this image, or needs longer than timeoutSeconds. The kubelet then kills the " +
+		"container after failureThreshold failures, and the next run meets the same probe."
+	if wrongPort != "" {
+		summary += " " + wrongPort
+		cause = wrongPort + " Every check fails, and the kubelet kills the container after failureThreshold failures."
+	}
 	return Finding{
 		Severity: sev,
 		Title:    fmt.Sprintf("%s restarted %d times by its liveness probe every ~%s", name, restarts, window.Round(time.Second)),
 		Summary:  summary,
-		Cause: "The liveness probe fails while the container works: the check targets the wrong address or port, " +
-			"runs a command that fails in this image, or needs longer than timeoutSeconds. The kubelet then kills the " +
-			"container after failureThreshold failures, and the next run meets the same probe.",
+		Cause:    cause,
 		Fix: fmt.Sprintf("Run the probe by hand in the container (`kubectl exec -n %s %s -c %s -- %s`) and fix what fails; "+
 			"raise timeoutSeconds if the check is slow; prefer an HTTP probe of the component's health endpoint "+
 			"(for etcd: httpGet /health on the metrics port, as current kubeadm writes it).",
@@ -238,6 +284,44 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 		Sources:  sources,
 		Evidence: ev,
 	}
+}
+
+// probePort returns the port an httpGet or tcpSocket probe checks, "" for
+// other checks or named ports.
+func probePort(pr *corev1.Probe) string {
+	switch {
+	case pr.HTTPGet != nil && pr.HTTPGet.Port.IntValue() > 0:
+		return pr.HTTPGet.Port.String()
+	case pr.TCPSocket != nil && pr.TCPSocket.Port.IntValue() > 0:
+		return pr.TCPSocket.Port.String()
+	}
+	return ""
+}
+
+var listenURLPortRe = regexp.MustCompile(`:(\d+)(?:/|,|$)`)
+
+// listenPorts reads the ports a container listens on from its flags.
+func listenPorts(c *corev1.Container) []string {
+	var out []string
+	for _, a := range append(slices.Clone(c.Command), c.Args...) {
+		name, value, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(name, "listen-") && strings.HasSuffix(name, "-urls"):
+			for _, m := range listenURLPortRe.FindAllStringSubmatch(value, -1) {
+				if !slices.Contains(out, m[1]) {
+					out = append(out, m[1])
+				}
+			}
+		case name == "port" || name == "secure-port" || name == "healthz-port":
+			if !slices.Contains(out, value) {
+				out = append(out, value)
+			}
+		}
+	}
+	return out
 }
 
 func probeCommand(pr *corev1.Probe) string {

@@ -327,6 +327,22 @@ func TestIncidents(t *testing.T) {
 		}},
 	}, {
 		dir: "fixtures/incidents/lb-conflict-control",
+	}, {
+		dir: "fixtures/incidents/probe-restart-loop",
+		want: []want{{
+			// The probe checks 2382; etcd's metrics listen on 2381.
+			rule: "probe-restart-loop", severity: analyzer.Error,
+			facts: map[string]string{"pod": "kube-system/etcd-cp-1", "restarts": "183", "probe_port": "2382",
+				"listen_ports": "2379, 2381, 2380", "probe_window_s": "130", "observed_run": "2m14s", "exit_code": "0"},
+			evidence: []string{"pods-kube-system.json:4 (Pod kube-system/etcd-cp-1)",
+				"etcd.yaml:29 (Pod kube-system/etcd spec.containers[0].livenessProbe)",
+				"events-kube-system.json:32 (Event kube-system/etcd-cp-1.17f2a3b4c5d6e801)", "etcd.log:4"},
+		}, {
+			rule: "version-skew", severity: analyzer.Warning,
+			facts: map[string]string{"odd_nodes": "worker-3 (v1.30.6)", "apiserver": "v1.31.2"},
+		}},
+	}, {
+		dir: "fixtures/incidents/probe-restart-loop-control",
 	}} {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
 	}
