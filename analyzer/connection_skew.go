@@ -29,7 +29,9 @@ keep-alive, a pooled gRPC channel), conntrack entries surviving a rule change,
 or rules that are not the ones dumped.
 
 Evidence: the capture's attempts to the backends, the Service chain's rules
-with their probabilities.
+with their probabilities. A backend on the client's own node is left out (its
+connections stay on loopback, out of a capture on the wire) and the others'
+probabilities scaled up.
 
 Severity: warning. Parameter alpha (default 0.001): the chance below which the
 counts are called skewed; min_attempts (default 10).
@@ -44,10 +46,29 @@ func runConnectionSkew(p *Pass) error {
 	s := p.Snap
 	alpha := p.Param("alpha", 0.001)
 	minAttempts := int(p.Param("min_attempts", 10))
+	// The clients' own addresses: a backend on the client's node is
+	// reached over loopback, which a capture on the wire does not see, so
+	// it is not tested and the others' probabilities are scaled up.
+	local := map[string]bool{}
+	for _, a := range s.Attempts {
+		local[a.Client.Addr().String()] = true
+	}
 	for _, sp := range dataplane.Build(s) {
-		if len(sp.Backends) < 2 {
+		var seenBackends []dataplane.Backend
+		total := 0.0
+		for _, b := range sp.Backends {
+			if b.Addr.IsValid() && !local[b.Addr.Addr().String()] {
+				seenBackends = append(seenBackends, b)
+				total += b.Probability
+			}
+		}
+		if len(seenBackends) < 2 || total <= 0 {
 			continue
 		}
+		for i := range seenBackends {
+			seenBackends[i].Probability /= total
+		}
+		sp.Backends = seenBackends
 		idx := map[string]int{}
 		for i, b := range sp.Backends {
 			if b.Addr.IsValid() {

@@ -8,7 +8,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${1:?usage: make-bundles.sh OUTDIR [N]}"
 N="${2:-1000}"
-SRC=(ephemeral-nodeport ephemeral-nodeport-control stale-dnat stale-dnat-control lb-conflict lb-conflict-control probe-restart-loop probe-restart-loop-control)
+SRC=(ephemeral-nodeport ephemeral-nodeport-control stale-dnat stale-dnat-control lb-conflict lb-conflict-control probe-restart-loop probe-restart-loop-control apiserver-affinity apiserver-affinity-control)
 mkdir -p "$OUT"
 for ((i = 0; i < N; i++)); do
   s="${SRC[$((i % ${#SRC[@]}))]}"

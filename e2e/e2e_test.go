@@ -343,6 +343,18 @@ func TestIncidents(t *testing.T) {
 		}},
 	}, {
 		dir: "fixtures/incidents/probe-restart-loop-control",
+	}, {
+		dir: "fixtures/incidents/apiserver-affinity",
+		want: []want{{
+			// Leases and listening sockets put both leaders on node3;
+			// the apiserver that answered probed its own 127.0.0.1.
+			rule: "apiserver-affinity", severity: analyzer.Warning,
+			facts: map[string]string{"leader_nodes": "node3", "listening_on": "node3", "not_listening_on": "node1, node2"},
+			evidence: []string{"componentstatuses.json:4 (ComponentStatus controller-manager)",
+				"leases-kube-system.json:4 (Lease kube-system/kube-controller-manager)", "ss-lntp.txt:11", "ss-lntp.txt:12"},
+		}},
+	}, {
+		dir: "fixtures/incidents/apiserver-affinity-control",
 	}} {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
 	}
