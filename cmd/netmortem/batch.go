@@ -107,11 +107,13 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	var w io.Writer = stdout
 	if *out != "-" {
 		if *resume {
-			done = readDone(*out)
+			// A line without its newline was cut by a kill, even when it
+			// happens to be whole JSON: drop it before reading what is done.
 			if err := dropPartialLine(*out); err != nil {
 				fmt.Fprintln(stderr, "netmortem batch:", err)
 				return exitUnreadable
 			}
+			done = readDone(*out)
 		}
 		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 		if *resume {

@@ -383,23 +383,25 @@ func TestBatchManyBundles(t *testing.T) {
 	// A kill leaves whole lines and maybe half of one: cut inside the
 	// last third, resume, and get every bundle exactly once.
 	b, _ := os.ReadFile(out)
-	if err := os.WriteFile(out, b[:len(b)*2/3], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, _, stderr = runCLI(t, "batch", "-q", "--resume", "--out", out, filepath.Join(dir, "bundle-*"))
-	if code != exitFindings {
-		t.Fatalf("resume: exit %d: %s", code, stderr)
-	}
-	seen := map[string]int{}
-	for _, r := range readJSONL(t, out) {
-		seen[r.Bundle]++
-	}
-	if len(seen) != n {
-		t.Errorf("%d bundles after resume, want %d", len(seen), n)
-	}
-	for b, c := range seen {
-		if c != 1 {
-			t.Errorf("%s: %d lines", b, c)
+	cut := len(b) * 2 / 3
+	for _, c := range []int{cut, bytes.IndexByte(b[cut:], '\n') + cut} { // mid-line, and a whole line without its newline
+		if err := os.WriteFile(out, b[:c], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := runCLI(t, "batch", "-q", "--resume", "--out", out, filepath.Join(dir, "bundle-*")); code != exitFindings {
+			t.Fatalf("resume: exit %d: %s", code, stderr)
+		}
+		seen := map[string]int{}
+		for _, r := range readJSONL(t, out) {
+			seen[r.Bundle]++
+		}
+		if len(seen) != n {
+			t.Errorf("cut at %d: %d bundles after resume, want %d", c, len(seen), n)
+		}
+		for b, k := range seen {
+			if k != 1 {
+				t.Errorf("cut at %d: %s: %d lines", c, b, k)
+			}
 		}
 	}
 }
