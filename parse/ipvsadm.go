@@ -355,25 +355,11 @@ func ipvsCounters(f []string) (*model.IPVSCounters, error) {
 	}
 	var v [5]uint64
 	for i := range v {
-		s := f[i]
-		mult := uint64(1)
-		if n := len(s); n > 1 {
-			switch s[n-1] {
-			case 'K':
-				mult, s = 1000, s[:n-1]
-			case 'M':
-				mult, s = 1000*1000, s[:n-1]
-			case 'G':
-				mult, s = 1000*1000*1000, s[:n-1]
-			case 'T':
-				mult, s = 1000*1000*1000*1000, s[:n-1]
-			}
-		}
-		x, err := strconv.ParseUint(s, 10, 64)
+		x, err := iptCount(f[i]) // the same K/M/G/T rounding as iptables
 		if err != nil {
 			return nil, fmt.Errorf("counter %q: want a number", f[i])
 		}
-		v[i] = x * mult
+		v[i] = x
 	}
 	return &model.IPVSCounters{Conns: v[0], InPkts: v[1], OutPkts: v[2], InBytes: v[3], OutBytes: v[4]}, nil
 }
