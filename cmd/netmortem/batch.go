@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -55,6 +56,8 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	resume := fs.Bool("resume", false, "skip bundles already in --out and append to it")
 	shard := fs.String("shard", "", "K/N: take only the bundles of shard K (0-based) out of N, by a hash of the bundle path")
 	timeout := fs.Duration("timeout", 10*time.Minute, "time budget per bundle")
+	maxBytes := fs.Int64("max-bundle-bytes", 16<<30, "size budget per bundle: bundles larger on disk, or decompressing to more, are not analyzed (0: no limit)")
+	memLimit := fs.Int64("memory-limit", 0, "soft memory limit for the whole batch in bytes, as GOMEMLIMIT (0: none)")
 	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
 	fs.Usage = func() {
@@ -78,6 +81,9 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	if *jobs < 1 {
 		fmt.Fprintln(stderr, "netmortem batch: --jobs must be at least 1")
 		return exitUsage
+	}
+	if *memLimit > 0 {
+		debug.SetMemoryLimit(*memLimit)
 	}
 	shardK, shardN, err := parseShard(*shard)
 	if err != nil {
@@ -147,7 +153,7 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 		go func() {
 			defer wg.Done()
 			for b := range work {
-				res := analyzeBundle(ctx, b, *timeout)
+				res := analyzeBundle(ctx, b, *timeout, *maxBytes)
 				line, _ := json.Marshal(res)
 				mu.Lock()
 				bw.Write(line)
@@ -194,8 +200,10 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// analyzeBundle reads and analyzes one bundle within its time budget.
-func analyzeBundle(ctx context.Context, bundle string, budget time.Duration) (res batchResult) {
+// analyzeBundle reads and analyzes one bundle within its time and size
+// budgets. Memory follows the bundle's size (and a capture's live
+// connections), so the size budget bounds it.
+func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, maxBytes int64) (res batchResult) {
 	start := time.Now()
 	res = batchResult{Bundle: bundle, Status: "ok", Started: start.UTC(), Findings: []analyzer.Finding{},
 		Warnings: []report.Warning{}, RuleErrors: []analyzer.RuleError{}}
@@ -205,9 +213,19 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration) (re
 		}
 		res.DurationMS = time.Since(start).Milliseconds()
 	}()
+	if maxBytes > 0 {
+		if size := diskSize(bundle); size > maxBytes {
+			res.Status, res.Error = "over_budget", fmt.Sprintf("%d bytes on disk, over the %d-byte budget", size, maxBytes)
+			return res
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	snap, warns, err := parse.Open(ctx, bundle, &parse.Options{SummarizeCaptures: true})
+	opts := &parse.Options{SummarizeCaptures: true}
+	if maxBytes > 0 {
+		opts.Limits.MaxTotalBytes = maxBytes
+	}
+	snap, warns, err := parse.Open(ctx, bundle, opts)
 	if ctx.Err() != nil {
 		res.Status, res.Error = "timeout", fmt.Sprintf("over the %s budget", budget)
 		if errors.Is(ctx.Err(), context.Canceled) {
@@ -238,6 +256,20 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration) (re
 		res.MaxSev = m.String()
 	}
 	return res
+}
+
+// diskSize is the size of a file, or of every file under a directory.
+func diskSize(path string) int64 {
+	var n int64
+	filepath.WalkDir(path, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 func parseShard(s string) (k, n int, err error) {

@@ -267,6 +267,29 @@ func TestBatch(t *testing.T) {
 	}
 }
 
+func TestBatchBudgets(t *testing.T) {
+	big := t.TempDir()
+	var b strings.Builder
+	for i := 0; b.Len() < 100000; i++ {
+		fmt.Fprintf(&b, "net.ipv4.conf.veth%d.rp_filter = 1\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(big, "sysctl.txt"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	code, _, _ := runCLI(t, "batch", "-q", "--max-bundle-bytes", "50000", "--out", out, big, fixture("incidents/probe-restart-loop"))
+	if code != exitUnreadable {
+		t.Errorf("exit %d, want %d (a bundle over budget)", code, exitUnreadable)
+	}
+	status := map[string]string{}
+	for _, r := range readJSONL(t, out) {
+		status[r.Bundle] = r.Status
+	}
+	if status[big] != "over_budget" || status[fixture("incidents/probe-restart-loop")] != "ok" {
+		t.Errorf("statuses %v", status)
+	}
+}
+
 func TestBatchShards(t *testing.T) {
 	bundles, _ := filepath.Glob(fixture("captures/*.pcap*"))
 	seen := map[string]int{}
