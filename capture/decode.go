@@ -397,13 +397,14 @@ func (d *decoder) transport(l ipLoad, p *Packet, depth int) error {
 func (d *decoder) overlayUDP(port uint16, b []byte, p *Packet, depth int) error {
 	switch port {
 	case portVXLAN, portVXLANFlannel:
-		if len(b) < 8+14 || b[0]&0x08 == 0 {
+		// Flags: I set, the other bits clear but G (group policy); the
+		// last reserved byte zero.
+		if len(b) < 8+14 || b[0]&0x08 == 0 || b[0]&0x77 != 0 || b[7] != 0 {
 			return nil
 		}
 		outer := model.Tuple{Src: p.Src, Dst: p.Dst}
-		inner := b[8:]
-		typ, payload, err := etherHeader(inner)
-		if err != nil {
+		typ, payload, err := etherHeader(b[8:])
+		if err != nil || !innerEtherType(typ) {
 			return nil // not VXLAN after all: stays a UDP packet
 		}
 		p.Outer = &outer
@@ -453,6 +454,16 @@ func (d *decoder) overlayUDP(port uint16, b []byte, p *Packet, depth int) error 
 		return d.ether(typ, inner, p, depth+1)
 	}
 	return nil
+}
+
+// innerEtherType reports whether an encapsulated frame's EtherType is one
+// an overlay carries.
+func innerEtherType(t layers.EthernetType) bool {
+	switch t {
+	case layers.EthernetTypeIPv4, layers.EthernetTypeIPv6, layers.EthernetTypeARP, layers.EthernetTypeDot1Q:
+		return true
+	}
+	return false
 }
 
 // mpls skips an MPLS label stack and decodes what it carries: IPv4 or IPv6
