@@ -48,7 +48,7 @@ func outer(t *testing.T, proto layers.IPProtocol, payload []byte, udpPort uint16
 // GTP-U): frames built byte for byte around a SYN, decoded to the inner
 // flow with the outer addresses kept.
 func TestOverlayDecode(t *testing.T) {
-	geneve := append([]byte{0x00, 0x00, 0x65, 0x58, 0x00, 0x00, 0x2a, 0x00}, innerSYN(t, true)...)         // no options, Ethernet inside
+	geneve := append([]byte{0x00, 0x00, 0x65, 0x58, 0x00, 0x00, 0x2a, 0x00}, innerSYN(t, true)...)                            // no options, Ethernet inside
 	geneveOpt := append([]byte{0x01, 0x00, 0x65, 0x58, 0x00, 0x00, 0x2a, 0x00, 0x01, 0x02, 0x80, 0x00}, innerSYN(t, true)...) // one 4-byte option
 	gtp := append([]byte{0x30, 0xff, 0x00, 0x28, 0x00, 0x00, 0x00, 0x01}, innerSYN(t, false)...)
 	for _, c := range []struct {
