@@ -71,7 +71,7 @@ func (sp *ServicePort) PortName() string {
 
 // Build reads every ruleset and IPVS table of the snapshot.
 func Build(s *model.Snapshot) []ServicePort {
-	var out []ServicePort
+	out := fromIPVS(s)
 	seen := map[string]bool{} // node|chain: the same chain in two dumps of one node
 	for _, rs := range s.Netfilter {
 		for _, sp := range fromRuleset(rs) {
@@ -273,4 +273,69 @@ func Percent(p float64) string {
 		s = strconv.FormatFloat(p*100, 'f', 2, 64)
 	}
 	return s + "%"
+}
+
+// fromIPVS turns IPVS virtual services into service ports: the real
+// servers are the backends, each picked with its share of the weights.
+// The Service is named from the Kubernetes objects when one has the virtual
+// address (a ClusterIP, an external or load-balancer IP) or the port (a
+// NodePort on a node address).
+func fromIPVS(s *model.Snapshot) []ServicePort {
+	if len(s.IPVS) == 0 {
+		return nil
+	}
+	byAddr := map[string]string{}
+	byNodePort := map[string]string{}
+	for _, svc := range s.Kube.Services {
+		for _, p := range svc.Spec.Ports {
+			name := svc.Namespace + "/" + svc.Name
+			if p.Name != "" {
+				name += ":" + p.Name
+			}
+			proto := string(p.Protocol)
+			if proto == "" {
+				proto = "TCP"
+			}
+			ips := append([]string{svc.Spec.ClusterIP}, svc.Spec.ClusterIPs...)
+			ips = append(ips, svc.Spec.ExternalIPs...)
+			for _, ing := range svc.Status.LoadBalancer.Ingress {
+				ips = append(ips, ing.IP)
+			}
+			for _, ip := range ips {
+				if a, err := netip.ParseAddr(ip); err == nil {
+					byAddr[proto+"|"+netip.AddrPortFrom(a, uint16(p.Port)).String()] = name
+				}
+			}
+			if p.NodePort != 0 {
+				byNodePort[fmt.Sprintf("%s|%d", proto, p.NodePort)] = name
+			}
+		}
+	}
+	var out []ServicePort
+	for _, vs := range s.IPVS {
+		front := vs.Addr.String()
+		if vs.Proto == "FWM" {
+			front = fmt.Sprintf("fwmark %d", vs.FWMark)
+		}
+		sp := ServicePort{Node: vs.Node, Mode: "ipvs", Proto: strings.ToLower(vs.Proto), Frontends: []string{front}, Pos: vs.Pos,
+			Backends: []Backend{}}
+		if n := byAddr[vs.Proto+"|"+vs.Addr.String()]; n != "" {
+			sp.Service = n
+		} else if n := byNodePort[fmt.Sprintf("%s|%d", vs.Proto, vs.Addr.Port())]; n != "" && vs.Addr.IsValid() {
+			sp.Service = n
+		}
+		total := 0
+		for _, r := range vs.Reals {
+			total += max(r.Weight, 0)
+		}
+		for _, r := range vs.Reals {
+			b := Backend{Addr: r.Addr, Address: r.Addr.String(), Pos: r.Pos}
+			if total > 0 {
+				b.Probability = float64(max(r.Weight, 0)) / float64(total)
+			}
+			sp.Backends = append(sp.Backends, b)
+		}
+		out = append(out, sp)
+	}
+	return out
 }

@@ -137,3 +137,32 @@ func TestTrace(t *testing.T) {
 		t.Errorf("seed 004: %d destinations, sum %f, %d named: %s", len(tr.Destinations), sum, named, destinations(tr))
 	}
 }
+
+// IPVS virtual services become service ports too, named from the Services
+// by ClusterIP or NodePort, their real servers weighted.
+func TestIPVS(t *testing.T) {
+	sps := build(t, "fixtures/incidents/ephemeral-nodeport")
+	got := map[string]string{}
+	for _, sp := range sps {
+		if sp.Mode != "ipvs" {
+			continue
+		}
+		var bs []string
+		for _, b := range sp.Backends {
+			bs = append(bs, b.Describe())
+		}
+		got[sp.Frontends[0]] = fmt.Sprintf("%s %v", sp.Service, bs)
+	}
+	for front, want := range map[string]string{
+		"10.23.0.1:443":      "default/kubernetes:https [10.10.85.231:6443 (33.3%) 10.10.85.232:6443 (33.3%) 10.10.85.233:6443 (33.3%)]",
+		"10.10.85.235:36704": "kube-system/kubernetes-dashboard [10.23.78.7:8443 (100.0%)]",
+		"127.0.0.1:32080":    "kube-system/traefik-ingress:http [10.23.77.141:80 (50.0%) 10.23.78.19:80 (50.0%)]",
+	} {
+		if got[front] != want {
+			t.Errorf("%s: %q, want %q", front, got[front], want)
+		}
+	}
+	if len(got) != 15 {
+		t.Errorf("%d IPVS service ports, want 15", len(got))
+	}
+}

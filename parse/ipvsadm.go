@@ -15,14 +15,18 @@ import (
 var ipvsadmFormat = &Format{
 	Name:    "ipvsadm",
 	Kind:    model.KindIPVS,
-	Command: "ipvsadm -Ln (also --stats, --rate, -Sn, and grep'd service lines)",
+	Command: "ipvsadm -Ln (also --stats, --rate, -Sn, -Lnc, and grep'd service lines)",
 	Sniff:   sniffIPVSadm,
 	Parse: func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
-		svcs := readIPVSadm(r, src.Name, src.Node, &errs)
+		svcs, conns := readIPVSadmAll(r, src.Name, src.Node, &errs)
 		snap.IPVS = append(snap.IPVS, svcs...)
+		snap.IPVSConns = append(snap.IPVSConns, conns...)
 		src.Count("services", len(svcs))
-		return len(svcs), errs.Err()
+		if len(conns) > 0 {
+			src.Count("connections", len(conns))
+		}
+		return len(svcs) + len(conns), errs.Err()
 	},
 }
 
@@ -37,7 +41,7 @@ func sniffIPVSadm(_ string, head []byte) int {
 		if t == "" {
 			continue
 		}
-		if strings.HasPrefix(t, "IP Virtual Server version") {
+		if strings.HasPrefix(t, "IP Virtual Server version") || strings.HasPrefix(t, "IPVS connection entries") {
 			return 100
 		}
 		if _, cmd, ok := prompt(line); ok {
@@ -95,9 +99,25 @@ const (
 	ipvsRate
 	ipvsThresholds
 	ipvsPersist
+	ipvsConns // ipvsadm -Lnc: the connection table
 )
 
 func readIPVSadm(r io.Reader, name, node string, errs *model.ErrorList) []model.IPVSService {
+	svcs, _ := readIPVSadmAll(r, name, node, errs)
+	return svcs
+}
+
+// IPVSConns parses the connection table of `ipvsadm -Lnc` ("IPVS
+// connection entries", then "pro expire state source virtual destination"
+// rows); the listing may sit in a file among other ipvsadm listings.
+func IPVSConns(r io.Reader, name string) ([]model.IPVSConn, error) {
+	var errs model.ErrorList
+	_, conns := readIPVSadmAll(r, name, "", &errs)
+	return conns, errs.Err()
+}
+
+func readIPVSadmAll(r io.Reader, name, node string, errs *model.ErrorList) ([]model.IPVSService, []model.IPVSConn) {
+	var conns []model.IPVSConn
 	var (
 		out  []*model.IPVSService
 		byID = map[string]*model.IPVSService{}
@@ -144,6 +164,21 @@ func readIPVSadm(r io.Reader, name, node string, errs *model.ErrorList) []model.
 		switch {
 		case strings.HasPrefix(t, "IP Virtual Server version"):
 			mode, cur = ipvsPlain, nil
+			continue
+		case strings.HasPrefix(t, "IPVS connection entries"):
+			mode, cur = ipvsConns, nil
+			continue
+		case f[0] == "pro" && len(f) >= 3 && f[1] == "expire":
+			mode, cur = ipvsConns, nil
+			continue
+		case mode == ipvsConns:
+			c, err := ipvsConnLine(f)
+			if err != nil {
+				l.Errorf("%v", err)
+				continue
+			}
+			c.Node, c.Pos = node, l.Pos()
+			conns = append(conns, c)
 			continue
 		case f[0] == "Prot":
 			mode = ipvsHeaderMode(f)
@@ -196,7 +231,33 @@ func readIPVSadm(r io.Reader, name, node string, errs *model.ErrorList) []model.
 	for i, s := range out {
 		res[i] = *s
 	}
-	return res
+	return res, conns
+}
+
+// ipvsConnLine reads "TCP 14:57 ESTABLISHED 10.244.1.5:40312 10.96.0.1:443 172.18.0.2:6443"
+// (with --persistent-conn: "... pe name pe_data" after the addresses).
+func ipvsConnLine(f []string) (model.IPVSConn, error) {
+	if len(f) < 6 {
+		return model.IPVSConn{}, fmt.Errorf("expected \"PROTO EXPIRE STATE SOURCE VIRTUAL DESTINATION\", got %d columns", len(f))
+	}
+	c := model.IPVSConn{Proto: f[0], State: f[2]}
+	m, sec, ok := strings.Cut(f[1], ":")
+	mi, err1 := strconv.Atoi(m)
+	se, err2 := strconv.Atoi(sec)
+	if !ok || err1 != nil || err2 != nil {
+		return model.IPVSConn{}, fmt.Errorf("expire %q: want MM:SS", f[1])
+	}
+	c.Expire = mi*60 + se
+	var err error
+	for i, dst := range []*netip.AddrPort{&c.Client, &c.Virtual, &c.Dest} {
+		if *dst, err = parseIPVSAddr(f[3+i]); err != nil {
+			return model.IPVSConn{}, err
+		}
+	}
+	if len(f) >= 8 {
+		c.PEName, c.PEData = f[6], f[7]
+	}
+	return c, nil
 }
 
 // ipvsModeOf reads the listing mode from the command of a prompt line.

@@ -151,3 +151,28 @@ func FuzzIPVSadm(f *testing.F) {
 		}
 	})
 }
+
+func TestIPVSConns(t *testing.T) {
+	in := "IPVS connection entries\n" +
+		"pro expire state       source             virtual            destination\n" +
+		"TCP 14:59  ESTABLISHED 10.244.1.5:40312   10.96.0.1:443      172.18.0.2:6443\n" +
+		"UDP 04:58  UDP         10.244.1.5:35817   10.96.0.10:53      10.244.0.4:53\n" +
+		"TCP 00:47  SYN_RECV    10.10.85.105:52311 10.10.85.235:32080 10.23.77.141:80\n" +
+		"TCP 1x:00  NONE        10.0.0.1:1         10.0.0.2:2         10.0.0.3:3\n"
+	conns, err := IPVSConns(strings.NewReader(in), "conns.txt")
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 6 {
+		t.Errorf("errors %v, want one at line 6", err)
+	}
+	if len(conns) != 3 {
+		t.Fatalf("%d connections, want 3", len(conns))
+	}
+	c := conns[2]
+	if c.Proto != "TCP" || c.Expire != 47 || c.State != "SYN_RECV" || c.Client.String() != "10.10.85.105:52311" ||
+		c.Virtual.String() != "10.10.85.235:32080" || c.Dest.String() != "10.23.77.141:80" || c.Pos.Line != 5 {
+		t.Errorf("%+v", c)
+	}
+	if sniffIPVSadm("x", []byte(in)) != 100 {
+		t.Errorf("connection listing not sniffed")
+	}
+}

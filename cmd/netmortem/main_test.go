@@ -327,6 +327,14 @@ func readJSONL(t *testing.T, path string) []batchResult {
 	return out
 }
 
+func TestTraceIPVS(t *testing.T) {
+	code, out, stderr := runCLI(t, "trace", "--dst", "10.10.85.235:36704", incident)
+	if code != exitOK || !strings.Contains(out, "IPVS virtual service at ") || !strings.Contains(out, "ipvsadm.txt:10 (kube-system/kubernetes-dashboard)") ||
+		!strings.Contains(out, "10.23.78.7:8443 ") {
+		t.Errorf("exit %d:\n%s%s", code, out, stderr)
+	}
+}
+
 func TestTraceOutput(t *testing.T) {
 	code, out, stderr := runCLI(t, "trace", "--from-node", "--dst", "10.96.0.10:53", fixture("incidents/stale-dnat/iptables-save.txt"))
 	if code != exitOK {

@@ -28,7 +28,8 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		"Usage: netmortem trace --dst IP:PORT [flags] BUNDLE...\n\n"+
 			"Walks a new connection through each node's nat table as the kernel does (PREROUTING or OUTPUT,\n"+
 			"KUBE-SERVICES, KUBE-SVC-*, KUBE-SEP-*), printing every rule that matches with its file:line and\n"+
-			"the share of connections that reach it, then where the connections end up.\n\nFlags:\n", "BUNDLE"); !ok {
+			"the share of connections that reach it, then where the connections end up; with an IPVS table,\n"+
+			"the virtual service and its real servers by weight.\n\nFlags:\n", "BUNDLE"); !ok {
 		return code
 	}
 	d, err := netip.ParseAddrPort(*dst)
@@ -66,8 +67,33 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		traced++
 		writeTrace(stdout, rs.Pos.File, tr, probe)
 	}
+	// IPVS: the virtual service the destination hits, and its real servers.
+	for _, sp := range dataplane.Build(snap) {
+		if sp.Mode != "ipvs" || (*node != "" && sp.Node != *node) || !strings.EqualFold(sp.Proto, probe.Proto) ||
+			len(sp.Frontends) == 0 || sp.Frontends[0] != probe.Dst.String() {
+			continue
+		}
+		traced++
+		where := sp.Pos.File
+		if sp.Node != "" {
+			where = "node " + sp.Node + " (" + sp.Pos.File + ")"
+		}
+		name := ""
+		if sp.Service != "" {
+			name = " (" + sp.Service + ")"
+		}
+		fmt.Fprintf(stdout, "%s: %s connection to %s, IPVS virtual service at %s%s\n  destinations:\n", where, probe.Proto, probe.Dst, sp.Pos, name)
+		if len(sp.Backends) == 0 {
+			fmt.Fprintln(stdout, "    none: the virtual service has no real servers (connections are reset)")
+		}
+		for _, b := range sp.Backends {
+			fmt.Fprintf(stdout, "    %-22s %7s  real server at %s\n", b.Address, dataplane.Percent(b.Probability), b.Pos)
+		}
+		fmt.Fprintln(stdout)
+	}
 	if traced == 0 {
-		fmt.Fprintln(stderr, "netmortem trace: no nat table in the bundle (give iptables-save or iptables -t nat -L output)")
+		fmt.Fprintln(stderr, "netmortem trace: no nat table or IPVS virtual service for that destination in the bundle "+
+			"(give iptables-save, iptables -t nat -L or ipvsadm -Ln output)")
 		return exitUnreadable
 	}
 	return exitOK
