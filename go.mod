@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/gopacket/gopacket v1.7.7
+	github.com/klauspost/compress v1.18.0
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/spf13/pflag v1.1.0
 	github.com/ulikunitz/xz v0.5.17

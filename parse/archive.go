@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
 )
 
@@ -245,7 +246,16 @@ func decompress(c compression, r io.Reader, b *budget, max int64, head []byte) (
 	case bzip2Compression:
 		zr = bzip2.NewReader(in)
 	case zstdCompression:
-		return nil, errors.New("zstd compression is not supported: decompress the file first (zstd -d)")
+		// A window above the dictionary limit is refused, as for xz.
+		window := b.lim.MaxDictBytes
+		if window < 1<<20 {
+			window = 1 << 20
+		}
+		zd, err := zstd.NewReader(in, zstd.WithDecoderMaxWindow(uint64(window)), zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		zr = zd.IOReadCloser()
 	default:
 		return &boundReader{r: r, max: max, b: b}, nil
 	}
