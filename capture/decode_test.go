@@ -1,11 +1,16 @@
 package capture
 
 import (
+	"fmt"
 	"net"
+	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/netmortem/netmortem/model"
 )
 
 // frame serializes layers into one frame.
@@ -79,5 +84,34 @@ func TestOverlayDecode(t *testing.T) {
 	var p Packet
 	if err := d.decode(layers.LinkTypeEthernet, outer(t, layers.IPProtocolUDP, []byte("not vxlan at all, just bytes"), portVXLAN), &p); err != nil || p.Proto != "udp" || p.Outer != nil {
 		t.Errorf("plain UDP: %v %s %v", err, p.Proto, p.Outer)
+	}
+}
+
+// A 4-tuple used again: ten seconds after a clean close it is still in
+// TIME-WAIT; while the first connection is open it is reuse of an open one.
+func TestReuse(t *testing.T) {
+	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
+	t0 := time.Unix(1700000000, 0)
+	tr := NewTracker("r.pcap", "")
+	frame := 0
+	add := func(d time.Duration, src, dst netip.AddrPort, flags uint8, seq uint32) {
+		frame++
+		tr.Add(&Packet{Pos: model.Pos{Frame: frame}, Time: t0.Add(d), Proto: "tcp", Src: src, Dst: dst, Flags: flags, Seq: seq})
+	}
+	add(0, c, s, SYN, 100)
+	add(1*time.Millisecond, s, c, SYN|ACK, 500)
+	add(2*time.Millisecond, c, s, ACK, 101)
+	add(3*time.Millisecond, c, s, FIN|ACK, 101)
+	add(4*time.Millisecond, s, c, FIN|ACK, 501)
+	add(5*time.Millisecond, c, s, ACK, 102)
+	add(10*time.Second, c, s, SYN, 9000)                  // again, within TIME-WAIT
+	add(10*time.Second+time.Millisecond, c, s, SYN, 9500) // again, the previous one never closed
+	res := tr.Finish()
+	var got []string
+	for _, a := range res.Attempts {
+		got = append(got, a.Reused)
+	}
+	if fmt.Sprint(got) != "[ time-wait open]" {
+		t.Errorf("reuse %q", got)
 	}
 }

@@ -65,6 +65,7 @@ const (
 	closedLinger = 2 * time.Minute
 	idleLinger   = 30 * time.Minute
 	sweepEvery   = 4096 // packets between two sweeps of the activity list
+	timeWait     = 60 * time.Second
 )
 
 // tupleKey identifies a 4-tuple whatever its direction. It holds no
@@ -88,6 +89,7 @@ func keyOf(a, b netip.AddrPort) tupleKey {
 type stream struct {
 	prev, next *stream // the tracker's activity list
 	seq        int     // creation order: attempts are returned in it
+	reused     string  // Attempt.Reused
 	key        tupleKey
 	a, b       netip.AddrPort // first packet's source and destination
 	outer      *model.Tuple
@@ -328,10 +330,18 @@ func (t *Tracker) addTCP(p *Packet) {
 		}
 	}
 	if s == nil {
+		reused := ""
 		if old := t.streams[k]; old != nil {
+			reused = "open"
+			if (old.finSeen[0] && old.finSeen[1]) || old.nRST[0]+old.nRST[1] > 0 {
+				reused = "closed"
+				if p.Time.Sub(old.last) < timeWait {
+					reused = "time-wait"
+				}
+			}
 			t.finalize(old) // the tuple is reused: the old attempt is over
 		}
-		s = &stream{seq: t.created, key: k, a: p.Src, b: p.Dst, outer: p.Outer, first: t.seg(p), cliDir: -1, satoDir: -1}
+		s = &stream{seq: t.created, key: k, a: p.Src, b: p.Dst, outer: p.Outer, first: t.seg(p), cliDir: -1, satoDir: -1, reused: reused}
 		t.streams[k] = s
 		t.created++
 		dir = 0
@@ -647,6 +657,7 @@ func (s *stream) attempt(file, node string) model.Attempt {
 		ClientBytes: s.bytes[cd],
 		ServerBytes: s.bytes[sd],
 		ISN:         s.synISN[cd],
+		Reused:      s.reused,
 	}
 	if s.outer != nil {
 		o := *s.outer

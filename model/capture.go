@@ -89,6 +89,12 @@ type Attempt struct {
 	ClientFIN *Seg  `json:"client_fin,omitempty"`
 	ServerFIN *Seg  `json:"server_fin,omitempty"`
 
+	// Reused says the 4-tuple carried an earlier attempt in the same
+	// capture: "time-wait" when that one closed less than 60 s before (the
+	// side that closed first still holds it in TIME-WAIT), "closed" when
+	// longer ago, "open" when it never closed. "" for a first use.
+	Reused string `json:"reused,omitempty"`
+
 	Packets     int    `json:"packets"`
 	ClientBytes int64  `json:"client_bytes"` // TCP payload bytes
 	ServerBytes int64  `json:"server_bytes"`
