@@ -36,8 +36,8 @@ type Tracker struct {
 	now        time.Time
 	summarize  bool
 	series     bool // packets come from several files: segments name theirs
-	stats      map[string]*endpointAcc
-	statOrder  []string
+	stats      map[netip.AddrPort]*endpointAcc
+	statOrder  []netip.AddrPort
 	counts     model.Counts
 	icmp       []model.ICMPEvent
 	arp        []model.ARPEvent
@@ -220,9 +220,9 @@ func (t *Tracker) finalize(s *stream) {
 	if t.streams[s.key] == s {
 		delete(t.streams, s.key)
 	}
-	a := s.attempt(t.file, t.node)
+	outcome := s.outcome()
 	c := &t.counts
-	switch a.Outcome {
+	switch outcome {
 	case model.OutcomeEstablished:
 		c.Established++
 	case model.OutcomeRefused:
@@ -232,13 +232,15 @@ func (t *Tracker) finalize(s *stream) {
 	case model.OutcomeSynAckClientRST:
 		c.SYNACKClientRST++
 	}
-	if t.summarize && a.Outcome == model.OutcomeEstablished && a.Outer == nil {
-		switch a.ConnState {
+	if t.summarize && outcome == model.OutcomeEstablished && s.outer == nil {
+		// Folded straight from the stream: no attempt is built for it.
+		switch s.connState(s.clientDir()) {
 		case "SF", "S1", "S2", "S3":
-			t.fold(&a)
+			t.fold(s)
 			return
 		}
 	}
+	a := s.attempt(t.file, t.node)
 	if n := len(t.done); n == 0 || len(t.done[n-1]) == cap(t.done[n-1]) {
 		t.done = append(t.done, make([]model.Attempt, 0, doneChunk))
 	}
@@ -550,34 +552,39 @@ type endpointAcc struct {
 // maxSamples bounds the time-to-SYN/ACK sample kept per endpoint.
 const maxSamples = 1024
 
-func (t *Tracker) fold(a *model.Attempt) {
-	key := a.Server.String()
-	acc := t.stats[key]
+func (t *Tracker) fold(s *stream) {
+	cd := s.clientDir()
+	ends := [2]netip.AddrPort{s.a, s.b}
+	client, server := ends[cd], ends[1-cd]
+	acc := t.stats[server]
 	if acc == nil {
 		if t.stats == nil {
-			t.stats = map[string]*endpointAcc{}
+			t.stats = map[netip.AddrPort]*endpointAcc{}
 		}
-		acc = &endpointAcc{st: model.EndpointStats{Node: t.node, File: t.file, Server: a.Server, First: a.Start},
+		acc = &endpointAcc{st: model.EndpointStats{Node: t.node, File: t.file, Server: server, First: s.first.Time},
 			clients: map[netip.Addr]struct{}{}}
-		t.stats[key] = acc
-		t.statOrder = append(t.statOrder, key)
+		t.stats[server] = acc
+		t.statOrder = append(t.statOrder, server)
 	}
 	st := &acc.st
 	st.Attempts++
-	st.Packets += a.Packets
-	st.ClientBytes += a.ClientBytes
-	st.ServerBytes += a.ServerBytes
-	st.SYNRetx += a.SYNRetransmissions()
-	if a.Start.Before(st.First) {
-		st.First = a.Start
+	st.Packets += s.packets
+	st.ClientBytes += s.bytes[cd]
+	st.ServerBytes += s.bytes[1-cd]
+	if n := s.nSYN[cd]; n > 1 {
+		st.SYNRetx += n - 1
 	}
-	if a.Start.After(st.Last) {
-		st.Last = a.Start
+	if s.first.Time.Before(st.First) {
+		st.First = s.first.Time
+	}
+	if s.first.Time.After(st.Last) {
+		st.Last = s.first.Time
 	}
 	if len(acc.clients) < 65536 {
-		acc.clients[a.Client.Addr()] = struct{}{}
+		acc.clients[client.Addr()] = struct{}{}
 	}
-	if d, ok := a.TimeToSYNACK(); ok {
+	if len(s.syn[cd]) > 0 && len(s.synack[1-cd]) > 0 {
+		d := s.synack[1-cd][0].Time.Sub(s.syn[cd][0].Time)
 		if len(acc.synack) < maxSamples {
 			acc.synack = append(acc.synack, d)
 		} else {
@@ -625,14 +632,20 @@ func (s *stream) outcome() model.Outcome {
 	return model.OutcomeUnanswered
 }
 
-func (s *stream) attempt(file, node string) model.Attempt {
-	cd := 0 // client direction
+// clientDir is the direction of the client: the first SYN's sender, else
+// the receiver of a lone SYN/ACK, else the first packet's sender.
+func (s *stream) clientDir() int {
 	switch {
 	case s.cliDir >= 0:
-		cd = int(s.cliDir)
+		return int(s.cliDir)
 	case s.satoDir >= 0:
-		cd = int(s.satoDir)
+		return int(s.satoDir)
 	}
+	return 0
+}
+
+func (s *stream) attempt(file, node string) model.Attempt {
+	cd := s.clientDir()
 	sd := 1 - cd
 	ends := [2]netip.AddrPort{s.a, s.b}
 	if s.first.File != "" {
