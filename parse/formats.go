@@ -87,5 +87,6 @@ func Formats() []*Format {
 		ssFormat,
 		netstatFormat,
 		neighFormat,
+		addrFormat,
 	}
 }
