@@ -88,5 +88,6 @@ func Formats() []*Format {
 		netstatFormat,
 		neighFormat,
 		addrFormat,
+		routeFormat,
 	}
 }
