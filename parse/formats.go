@@ -89,5 +89,6 @@ func Formats() []*Format {
 		neighFormat,
 		addrFormat,
 		routeFormat,
+		conntrackFormat,
 	}
 }
