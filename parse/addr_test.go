@@ -222,3 +222,14 @@ func FuzzAddrs(f *testing.F) {
 		sniffAddr("fuzz.txt", []byte(in))
 	})
 }
+
+// ip -d address from a sosreport: the detail lines of -d (promiscuity,
+// veth, numtxqueues ...) are not addresses.
+func TestAddrsDetail(t *testing.T) {
+	checkHostLines(t, "ip_-d_address", addrFile(t, "parse/testdata/bundles/sosreport-node-a-2026-11-22-nmbdlaa/sos_commands/networking/ip_-d_address"), []string{
+		"3  lo UNKNOWN 127.0.0.1/8 host   00:00:00:00:00:00",
+		"5  lo UNKNOWN ::1/128 host   00:00:00:00:00:00",
+		"10  nmbdl-a UP 10.77.0.1/24 global   9e:82:9a:ce:c1:14",
+		"12  nmbdl-a UP fe80::9c82:9aff:fece:c114/64 link  tentative 9e:82:9a:ce:c1:14",
+	})
+}
