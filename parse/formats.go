@@ -87,5 +87,8 @@ func Formats() []*Format {
 		ssFormat,
 		netstatFormat,
 		neighFormat,
+		addrFormat,
+		routeFormat,
+		conntrackFormat,
 	}
 }

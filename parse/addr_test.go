@@ -1,0 +1,235 @@
+package parse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+)
+
+func addrFile(t *testing.T, rel string) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(testutil.Root(), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out, err := Addrs(f, filepath.Base(rel))
+	if err != nil {
+		t.Fatalf("%s: %v", rel, err)
+	}
+	return addrLines(out)
+}
+
+// addrLines formats addresses as "line node dev state prefix scope label flags mac".
+func addrLines(out []model.IfAddr) []string {
+	var s []string
+	for _, a := range out {
+		s = append(s, strings.TrimRight(fmt.Sprintf("%d %s %s %s %s %s %s %s %s", a.Pos.Line, a.Node, a.Dev, a.State, a.Prefix, a.Scope, a.Label, strings.Join(a.Flags, ","), a.MAC), " "))
+	}
+	return s
+}
+
+func checkHostLines(t *testing.T, file string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s:\n%s\nwant\n%s", file, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Real outputs of ip in a namespace (parse/testdata/make-addr-route-ct.sh):
+// lo, a veth end with an address, a secondary labelled VIP and IPv6, and
+// kube-ipvs0 holding two /32 Service addresses, down as kube-proxy leaves it.
+func TestAddrsReal(t *testing.T) {
+	checkHostLines(t, "ip-addr.txt", addrFile(t, "parse/testdata/addr/ip-addr.txt"), []string{
+		"3  lo UNKNOWN 127.0.0.1/8 host   00:00:00:00:00:00",
+		"5  lo UNKNOWN ::1/128 host   00:00:00:00:00:00",
+		"9  nm-t-a1 UP fe80::78:ff:fe00:2/64 link  tentative 02:78:00:00:00:02",
+		"13  nm-t-a0 UP 10.78.0.1/24 global   02:78:00:00:00:01",
+		"15  nm-t-a0 UP 10.78.0.9/24 global nm-t-a0:vip secondary 02:78:00:00:00:01",
+		"17  nm-t-a0 UP fd78::1/64 global  nodad 02:78:00:00:00:01",
+		"19  nm-t-a0 UP fe80::78:ff:fe00:1/64 link  tentative 02:78:00:00:00:01",
+		"25  kube-ipvs0 DOWN 10.96.0.1/32 global   02:78:00:00:00:99",
+		"27  kube-ipvs0 DOWN 10.96.0.10/32 global   02:78:00:00:00:99",
+	})
+	checkHostLines(t, "ip-4-addr.txt", addrFile(t, "parse/testdata/addr/ip-4-addr.txt"), []string{
+		"2  lo UNKNOWN 127.0.0.1/8 host",
+		"5  nm-t-a0 UP 10.78.0.1/24 global",
+		"7  nm-t-a0 UP 10.78.0.9/24 global nm-t-a0:vip secondary",
+		"10  kube-ipvs0 DOWN 10.96.0.1/32 global",
+		"12  kube-ipvs0 DOWN 10.96.0.10/32 global",
+	})
+	checkHostLines(t, "ip-br-addr.txt", addrFile(t, "parse/testdata/addr/ip-br-addr.txt"), []string{
+		"1  lo UNKNOWN 127.0.0.1/8",
+		"1  lo UNKNOWN ::1/128",
+		"2  nm-t-a1 UP fe80::78:ff:fe00:2/64",
+		"3  nm-t-a0 UP 10.78.0.1/24",
+		"3  nm-t-a0 UP 10.78.0.9/24",
+		"3  nm-t-a0 UP fd78::1/64",
+		"3  nm-t-a0 UP fe80::78:ff:fe00:1/64",
+		"5  kube-ipvs0 DOWN 10.96.0.1/32",
+		"5  kube-ipvs0 DOWN 10.96.0.10/32",
+	})
+}
+
+func TestAddrsForms(t *testing.T) {
+	in := `root@node1:~# ip a show dev eth0
+2: eth0@if12: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1450 qdisc noqueue state UP group default
+    link/ether 0A:58:0A:F4:01:05 brd ff:ff:ff:ff:ff:ff link-netnsid 0
+    altname enp0s3
+    inet 10.244.1.5/24 brd 10.244.1.255 scope global dynamic noprefixroute eth0
+       valid_lft 86000sec preferred_lft 86000sec
+    inet 10.0.0.1 peer 10.0.0.2/32 scope global eth0
+=== node2 ===
+eth1             UP             192.168.1.10/24
+`
+	out, err := Addrs(strings.NewReader(in), "forms.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHostLines(t, "forms.txt", addrLines(out), []string{
+		"5 node1 eth0 UP 10.244.1.5/24 global  dynamic,noprefixroute 0a:58:0a:f4:01:05",
+		"7 node1 eth0 UP 10.0.0.1/32 global   0a:58:0a:f4:01:05",
+		"9 node2 eth1 UP 192.168.1.10/24",
+	})
+}
+
+func TestAddrsErrors(t *testing.T) {
+	in := "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 state UNKNOWN\n" +
+		"    inet 127.0.0.1/8 scope host lo\n" +
+		"    inet 127.0.0.300/8 scope host lo\n" +
+		"    inet6 ::1/128 scope host wobbly\n" +
+		"    inet 10.0.0.1/8 scope\n" +
+		"this is not ip addr\n" +
+		"eth0 UP 10.0.0.1\n" +
+		"eth1 UP 10.0.0.2/24\n"
+	out, err := Addrs(strings.NewReader(in), "bad.txt")
+	var list model.ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("error %v, want a list", err)
+	}
+	var at []string
+	for _, e := range list {
+		at = append(at, e.Pos.String())
+		if !errors.Is(e, ErrSyntax) {
+			t.Errorf("%v does not wrap ErrSyntax", e)
+		}
+	}
+	if strings.Join(at, " ") != "bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6 bad.txt:7" {
+		t.Errorf("errors at %v, want lines 3 to 7:\n%v", at, err)
+	}
+	checkHostLines(t, "bad.txt", addrLines(out), []string{
+		"2  lo UNKNOWN 127.0.0.1/8 host",
+		"8  eth1 UP 10.0.0.2/24",
+	})
+}
+
+// otherHostOutputs are outputs of other host commands no host parser may
+// take for its own.
+var otherHostOutputs = []string{
+	"parse/testdata/neigh/ip-neigh.txt",
+	"parse/testdata/neigh/ip-s-neigh.txt",
+	"parse/testdata/neigh/arp-an.txt",
+	"parse/testdata/sysctl/sysctl-a.txt",
+	"parse/testdata/sockets/ss-tanp.txt",
+	"parse/testdata/sockets/netstat-tuneopa.txt",
+	"fixtures/seeds/002-synack-reset/ipvsadm.txt",
+	"fixtures/seeds/002-synack-reset/ss-timewait.txt",
+	"fixtures/seeds/003-lb-controller-conflict/ip-neigh-before.txt",
+	"fixtures/seeds/004-stale-dnat/iptables-nat-kube-dns.txt",
+	"fixtures/seeds/001-probe-restart-loop/nodes.txt",
+}
+
+// checkSniff checks that sniff scores its own files at least 80 and that
+// they are read as format, and scores every other file 0.
+func checkSniff(t *testing.T, format string, sniff func(string, []byte) int, own, others []string) {
+	t.Helper()
+	for _, file := range own {
+		head, err := os.ReadFile(filepath.Join(testutil.Root(), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if best, _ := bestFormat(head); sniff("x", head) < 80 || best != format {
+			t.Errorf("%s: %s scores %d, read as %q", file, format, sniff("x", head), best)
+		}
+	}
+	for _, file := range others {
+		head, err := os.ReadFile(filepath.Join(testutil.Root(), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc := sniff("x", head); sc != 0 {
+			t.Errorf("%s: %s scores %d, want 0", file, format, sc)
+		}
+	}
+}
+
+var (
+	addrFiles      = []string{"parse/testdata/addr/ip-addr.txt", "parse/testdata/addr/ip-4-addr.txt", "parse/testdata/addr/ip-br-addr.txt"}
+	routeFiles     = []string{"parse/testdata/route/ip-route.txt", "parse/testdata/route/ip-6-route.txt", "parse/testdata/route/ip-route-table-all.txt"}
+	conntrackFiles = []string{"parse/testdata/conntrack/conntrack-L.txt", "parse/testdata/conntrack/conntrack-L-p-tcp.txt"}
+)
+
+func TestSniffAddr(t *testing.T) {
+	others := append(append(append([]string{}, otherHostOutputs...), routeFiles...), conntrackFiles...)
+	checkSniff(t, "ip-addr", sniffAddr, addrFiles, others)
+}
+
+func TestAddrsOpen(t *testing.T) {
+	snap, warns, err := Open(context.Background(), filepath.Join(testutil.Root(), "parse/testdata/addr/ip-addr.txt"), nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	if len(snap.Inputs) != 1 || snap.Inputs[0].Format != "ip-addr" || snap.Inputs[0].Kind != model.KindAddrs || snap.Inputs[0].Records != 9 {
+		t.Errorf("inputs %+v", snap.Inputs)
+	}
+	if len(snap.Addrs) != 9 || snap.Addrs[8].Prefix.String() != "10.96.0.10/32" || snap.Addrs[8].Dev != "kube-ipvs0" {
+		t.Errorf("addrs %+v", snap.Addrs)
+	}
+}
+
+func FuzzAddrs(f *testing.F) {
+	for _, rel := range addrFiles {
+		b, err := os.ReadFile(filepath.Join(testutil.Root(), rel))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Add("root@n1:~# ip a\n2: eth0@if3: <UP> mtu 1 state UP\n    inet 10.0.0.1 peer 10.0.0.2/32 scope global eth0:1\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		out, err := Addrs(strings.NewReader(in), "fuzz.txt")
+		var list model.ErrorList
+		if err != nil && !errors.As(err, &list) {
+			t.Fatalf("error %v is not positioned", err)
+		}
+		for _, e := range list {
+			if e.Pos.File != "fuzz.txt" || e.Pos.Line == 0 {
+				t.Fatalf("error without a line: %v", e)
+			}
+		}
+		for _, a := range out {
+			if a.Pos.Line == 0 || !a.Prefix.IsValid() || a.Dev == "" {
+				t.Fatalf("bad address: %+v", a)
+			}
+		}
+		sniffAddr("fuzz.txt", []byte(in))
+	})
+}
+
+// ip -d address from a sosreport: the detail lines of -d (promiscuity,
+// veth, numtxqueues ...) are not addresses.
+func TestAddrsDetail(t *testing.T) {
+	checkHostLines(t, "ip_-d_address", addrFile(t, "parse/testdata/bundles/sosreport-node-a-2026-11-22-nmbdlaa/sos_commands/networking/ip_-d_address"), []string{
+		"3  lo UNKNOWN 127.0.0.1/8 host   00:00:00:00:00:00",
+		"5  lo UNKNOWN ::1/128 host   00:00:00:00:00:00",
+		"10  nmbdl-a UP 10.77.0.1/24 global   9e:82:9a:ce:c1:14",
+		"12  nmbdl-a UP fe80::9c82:9aff:fece:c114/64 link  tentative 9e:82:9a:ce:c1:14",
+	})
+}

@@ -1,0 +1,242 @@
+package parse
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// Connection tracking tables: conntrack -L and /proc/net/nf_conntrack.
+
+var conntrackFormat = &Format{
+	Name:    "conntrack",
+	Kind:    model.KindConntrack,
+	Command: "conntrack -L (-p tcp, -d ADDR, -o extended), cat /proc/net/nf_conntrack",
+	Sniff:   sniffConntrack,
+	Parse: func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+		var errs model.ErrorList
+		out := readConntrack(r, src.Name, src.Node, &errs)
+		snap.Conntrack = append(snap.Conntrack, out...)
+		src.Count("conntrack", len(out))
+		return len(out), errs.Err()
+	},
+}
+
+// Conntrack parses conntrack table listings: "tcp 6 117 TIME_WAIT
+// src=A dst=B sport=P dport=Q [packets=N bytes=M] src=... dst=... sport=...
+// dport=... [ASSURED] mark=0 zone=0 use=1", where the first tuple is the
+// original direction and the second the reply (a DNAT shows as a reply
+// source other than the original destination). conntrack -o extended and
+// /proc/net/nf_conntrack put the family ("ipv4 2") first. [UNREPLIED] and
+// [ASSURED] are read as such, other bracketed flags (OFFLOAD, HW_OFFLOAD)
+// kept in Flags; ICMP type, code and id, secctx, labels and timestamps are
+// not kept. conntrack's own summary ("conntrack v1.4.7 (conntrack-tools): 5
+// flow entries have been shown.") is skipped. Shell prompts name the node of
+// the lines below them, and so do node markers. A line that is none of these
+// is reported with its position and the rest is read. name is used only in
+// positions.
+func Conntrack(r io.Reader, name string) ([]model.ConntrackEntry, error) {
+	var errs model.ErrorList
+	out := readConntrack(r, name, "", &errs)
+	return out, errs.Err()
+}
+
+// conntrackProtos are the protocol names conntrack prints, with their
+// numbers.
+var conntrackProtos = map[string]string{
+	"tcp": "6", "udp": "17", "icmp": "1", "icmpv6": "58", "sctp": "132", "dccp": "33",
+	"udplite": "136", "gre": "47", "unknown": "",
+}
+
+func readConntrack(r io.Reader, name, node string, errs *model.ErrorList) []model.ConntrackEntry {
+	var out []model.ConntrackEntry
+	l := newLines(r, name, errs)
+	for l.Next() {
+		line := l.Text()
+		t := strings.TrimSpace(line)
+		if t == "" {
+			continue
+		}
+		if n, ok := nodeMarker(line); ok {
+			node = n
+			continue
+		}
+		if host, _, ok := prompt(line); ok {
+			if host != "" {
+				node = host
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "conntrack v") {
+			continue // the summary conntrack writes to stderr
+		}
+		c, err := conntrackLine(strings.Fields(t))
+		if err != nil {
+			l.Errorf("%w: %v", ErrSyntax, err)
+			continue
+		}
+		c.Node, c.Pos = node, l.Pos()
+		out = append(out, c)
+	}
+	return out
+}
+
+// conntrackLine reads one entry.
+func conntrackLine(f []string) (model.ConntrackEntry, error) {
+	var c model.ConntrackEntry
+	const want = "expected a conntrack entry (\"tcp 6 117 ESTABLISHED src=10.0.0.1 dst=10.0.0.2 sport=40000 dport=80 src=... [ASSURED] mark=0 use=1\")"
+	i := 0
+	if len(f) >= 2 && (f[0] == "ipv4" || f[0] == "ipv6") {
+		c.Family = f[0]
+		i = 2
+	}
+	if i+1 >= len(f) {
+		return c, fmt.Errorf("%s", want)
+	}
+	num, known := conntrackProtos[f[i]]
+	if !known || (num != "" && f[i+1] != num) {
+		return c, fmt.Errorf("%s", want)
+	}
+	c.Proto = f[i]
+	i += 2
+	if i < len(f) && !strings.Contains(f[i], "=") && !strings.HasPrefix(f[i], "[") {
+		n, err := strconv.Atoi(f[i])
+		if err != nil {
+			return c, fmt.Errorf("%s: timeout %q is not a number", want, f[i])
+		}
+		c.Timeout = n
+		i++
+	}
+	if i < len(f) && !strings.Contains(f[i], "=") && !strings.HasPrefix(f[i], "[") {
+		c.State = f[i]
+		i++
+	}
+	tuples := 0 // tuples started: a src= starts one
+	var addrs [2][2]netip.Addr
+	var ports [2][2]uint16
+	for ; i < len(f); i++ {
+		w := f[i]
+		if strings.HasPrefix(w, "[") && strings.HasSuffix(w, "]") {
+			switch flag := w[1 : len(w)-1]; flag {
+			case "UNREPLIED":
+				c.Unreplied = true
+			case "ASSURED":
+				c.Assured = true
+			default:
+				c.Flags = append(c.Flags, flag)
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(w, "=")
+		if !ok {
+			return c, fmt.Errorf("unexpected %q in a conntrack entry", w)
+		}
+		if k == "src" {
+			if tuples == 2 {
+				return c, fmt.Errorf("a third src= in a conntrack entry")
+			}
+			tuples++
+		}
+		tu := tuples - 1
+		if tu < 0 {
+			switch k {
+			case "dst", "sport", "dport", "packets", "bytes":
+				return c, fmt.Errorf("%s before src=", k)
+			}
+		}
+		var err error
+		switch k {
+		case "src", "dst":
+			a, perr := netip.ParseAddr(v)
+			if perr != nil {
+				return c, fmt.Errorf("%s=%q is not an address", k, v)
+			}
+			if k == "src" {
+				addrs[tu][0] = a
+			} else {
+				addrs[tu][1] = a
+			}
+		case "sport", "dport":
+			p, perr := strconv.ParseUint(v, 10, 16)
+			if perr != nil {
+				return c, fmt.Errorf("%s=%q is not a port", k, v)
+			}
+			if k == "sport" {
+				ports[tu][0] = uint16(p)
+			} else {
+				ports[tu][1] = uint16(p)
+			}
+		case "packets", "bytes":
+			n, perr := strconv.ParseUint(v, 10, 64)
+			if perr != nil {
+				return c, fmt.Errorf("%s=%q is not a number", k, v)
+			}
+			switch {
+			case tu == 0 && k == "packets":
+				c.OrigPackets = n
+			case tu == 0:
+				c.OrigBytes = n
+			case k == "packets":
+				c.ReplyPackets = n
+			default:
+				c.ReplyBytes = n
+			}
+		case "mark":
+			var n uint64
+			n, err = strconv.ParseUint(v, 0, 32)
+			c.Mark = uint32(n)
+		case "zone":
+			c.Zone, err = strconv.Atoi(v)
+		case "use":
+			c.Use, err = strconv.Atoi(v)
+		}
+		// type, code, id (ICMP), secctx, labels, delta-time, timestamps: not kept
+		if err != nil {
+			return c, fmt.Errorf("%s=%q is not a number", k, v)
+		}
+	}
+	if tuples < 2 || !addrs[0][0].IsValid() || !addrs[0][1].IsValid() || !addrs[1][0].IsValid() || !addrs[1][1].IsValid() {
+		return c, fmt.Errorf("%s: the original and reply tuples need src= and dst= each", want)
+	}
+	c.Orig = model.Tuple{Src: netip.AddrPortFrom(addrs[0][0], ports[0][0]), Dst: netip.AddrPortFrom(addrs[0][1], ports[0][1])}
+	c.Reply = model.Tuple{Src: netip.AddrPortFrom(addrs[1][0], ports[1][0]), Dst: netip.AddrPortFrom(addrs[1][1], ports[1][1])}
+	if c.Family == "" {
+		c.Family = "ipv4"
+		if addrs[0][0].Is6() {
+			c.Family = "ipv6"
+		}
+	}
+	return c, nil
+}
+
+func sniffConntrack(_ string, head []byte) int {
+	if !isText(head) {
+		return 0
+	}
+	matched, total := 0, 0
+	for _, line := range headLines(head, 200) {
+		if _, ok := nodeMarker(line); ok {
+			continue
+		}
+		if _, cmd, ok := prompt(line); ok {
+			if program(cmd) == "conntrack" {
+				matched += 3
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "conntrack v") {
+			continue
+		}
+		total++
+		if _, err := conntrackLine(strings.Fields(line)); err == nil {
+			matched++
+		}
+	}
+	score := min(ratioScore(matched, total, 95), 95)
+	return score
+}

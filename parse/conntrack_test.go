@@ -1,0 +1,174 @@
+package parse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+)
+
+func conntrackFile(t *testing.T, rel string) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(testutil.Root(), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out, err := Conntrack(f, filepath.Base(rel))
+	if err != nil {
+		t.Fatalf("%s: %v", rel, err)
+	}
+	return conntrackLines(out)
+}
+
+// conntrackLines formats entries as "line node family proto timeout state
+// orig-src>orig-dst reply-src>reply-dst flags mark zone use counters dnat".
+func conntrackLines(out []model.ConntrackEntry) []string {
+	var s []string
+	for _, c := range out {
+		var fl []string
+		if c.Unreplied {
+			fl = append(fl, "UNREPLIED")
+		}
+		if c.Assured {
+			fl = append(fl, "ASSURED")
+		}
+		fl = append(fl, c.Flags...)
+		state := c.State
+		if state == "" {
+			state = "-"
+		}
+		flags := strings.Join(fl, ",")
+		if flags == "" {
+			flags = "-"
+		}
+		dnat := ""
+		if c.DNAT() {
+			dnat = " DNAT"
+		}
+		s = append(s, fmt.Sprintf("%d %s %s %s %d %s %s>%s %s>%s %s mark=%d zone=%d use=%d %d/%d/%d/%d%s", c.Pos.Line, c.Node, c.Family, c.Proto, c.Timeout, state,
+			c.Orig.Src, c.Orig.Dst, c.Reply.Src, c.Reply.Dst, flags, c.Mark, c.Zone, c.Use, c.OrigPackets, c.OrigBytes, c.ReplyPackets, c.ReplyBytes, dnat))
+	}
+	return s
+}
+
+// Real conntrack -L in a namespace (parse/testdata/make-addr-route-ct.sh):
+// an unreplied UDP flow, UDP and TCP to the Service address 10.96.0.10:53
+// DNATed by an iptables rule to 127.0.0.53:53 (the reply comes from there),
+// a ping in conntrack zone 7 and a TCP connection whose entry is marked 42.
+func TestConntrackReal(t *testing.T) {
+	tcp := []string{
+		"ipv4 tcp 119 FIN_WAIT 10.85.0.1:43094>10.96.0.10:53 127.0.0.53:53>10.85.0.1:43094 ASSURED mark=0 zone=0 use=1 0/0/0/0 DNAT",
+		"ipv4 tcp 59 CLOSE_WAIT 10.85.0.1:35674>10.85.0.1:8080 10.85.0.1:8080>10.85.0.1:35674 ASSURED mark=42 zone=0 use=1 0/0/0/0",
+	}
+	checkHostLines(t, "conntrack-L.txt", conntrackFile(t, "parse/testdata/conntrack/conntrack-L.txt"), []string{
+		"1  ipv4 udp 29 - 10.85.0.1:37854>10.85.0.77:9999 10.85.0.77:9999>10.85.0.1:37854 UNREPLIED mark=0 zone=0 use=2 0/0/0/0",
+		"2  ipv4 udp 29 - 10.85.0.1:39587>10.96.0.10:53 127.0.0.53:53>10.85.0.1:39587 - mark=0 zone=0 use=1 0/0/0/0 DNAT",
+		"3  ipv4 icmp 29 - 10.85.0.1:0>10.85.0.1:0 10.85.0.1:0>10.85.0.1:0 - mark=0 zone=7 use=1 0/0/0/0",
+		"4  " + tcp[0],
+		"5  " + tcp[1],
+	})
+	checkHostLines(t, "conntrack-L-p-tcp.txt", conntrackFile(t, "parse/testdata/conntrack/conntrack-L-p-tcp.txt"), []string{"1  " + tcp[0], "2  " + tcp[1]})
+}
+
+func TestConntrackForms(t *testing.T) {
+	in := `root@node1:~# cat /proc/net/nf_conntrack
+ipv4     2 tcp      6 431999 ESTABLISHED src=10.244.1.5 dst=10.96.0.1 sport=51234 dport=443 packets=12 bytes=3400 src=192.168.1.10 dst=10.244.1.5 sport=6443 dport=51234 packets=10 bytes=8800 [ASSURED] mark=0x4000 zone=0 use=2
+ipv6     10 udp      17 25 src=fd00::5 dst=fd00::a sport=5353 dport=53 src=fd00::a dst=fd00::5 sport=53 dport=5353 [OFFLOAD] mark=0 use=1
+=== node2 ===
+tcp      6 120 SYN_SENT src=10.0.0.5 dst=10.96.0.20 sport=40000 dport=80 [UNREPLIED] src=10.244.2.9 dst=10.0.0.5 sport=8080 dport=40000 mark=0 use=1
+conntrack v1.4.6 (conntrack-tools): 3 flow entries have been shown.
+`
+	out, err := Conntrack(strings.NewReader(in), "forms.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHostLines(t, "forms.txt", conntrackLines(out), []string{
+		"2 node1 ipv4 tcp 431999 ESTABLISHED 10.244.1.5:51234>10.96.0.1:443 192.168.1.10:6443>10.244.1.5:51234 ASSURED mark=16384 zone=0 use=2 12/3400/10/8800 DNAT",
+		"3 node1 ipv6 udp 25 - [fd00::5]:5353>[fd00::a]:53 [fd00::a]:53>[fd00::5]:5353 OFFLOAD mark=0 zone=0 use=1 0/0/0/0",
+		"5 node2 ipv4 tcp 120 SYN_SENT 10.0.0.5:40000>10.96.0.20:80 10.244.2.9:8080>10.0.0.5:40000 UNREPLIED mark=0 zone=0 use=1 0/0/0/0 DNAT",
+	})
+}
+
+func TestConntrackErrors(t *testing.T) {
+	in := "tcp      6 10 ESTABLISHED src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 src=10.0.0.2 dst=10.0.0.1 sport=2 dport=1 use=1\n" +
+		"tcp      17 10 ESTABLISHED src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 src=10.0.0.2 dst=10.0.0.1 sport=2 dport=1\n" +
+		"udp      17 10 src=10.0.0.300 dst=10.0.0.2 sport=1 dport=2 src=10.0.0.2 dst=10.0.0.1 sport=2 dport=1\n" +
+		"udp      17 10 src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2\n" +
+		"udp      17 10 src=10.0.0.1 dst=10.0.0.2 sport=99999 dport=2 src=10.0.0.2 dst=10.0.0.1 sport=2 dport=1\n" +
+		"udp      17 10 dst=10.0.0.2 src=10.0.0.1 sport=1 dport=2 src=10.0.0.2 dst=10.0.0.1 sport=2 dport=1\n" +
+		"udp      17 10 src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 src=10.0.0.2 dst=10.0.0.1 sport=2 dport=1 wobbly\n" +
+		"udp      17 30 src=10.0.0.3 dst=10.0.0.4 sport=3 dport=4 src=10.0.0.4 dst=10.0.0.3 sport=4 dport=3 mark=0 use=1\n"
+	out, err := Conntrack(strings.NewReader(in), "bad.txt")
+	var list model.ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("error %v, want a list", err)
+	}
+	var at []string
+	for _, e := range list {
+		at = append(at, e.Pos.String())
+		if !errors.Is(e, ErrSyntax) {
+			t.Errorf("%v does not wrap ErrSyntax", e)
+		}
+	}
+	if strings.Join(at, " ") != "bad.txt:2 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6 bad.txt:7" {
+		t.Errorf("errors at %v, want lines 2 to 7:\n%v", at, err)
+	}
+	checkHostLines(t, "bad.txt", conntrackLines(out), []string{
+		"1  ipv4 tcp 10 ESTABLISHED 10.0.0.1:1>10.0.0.2:2 10.0.0.2:2>10.0.0.1:1 - mark=0 zone=0 use=1 0/0/0/0",
+		"8  ipv4 udp 30 - 10.0.0.3:3>10.0.0.4:4 10.0.0.4:4>10.0.0.3:3 - mark=0 zone=0 use=1 0/0/0/0",
+	})
+}
+
+func TestSniffConntrack(t *testing.T) {
+	others := append(append(append([]string{}, otherHostOutputs...), addrFiles...), routeFiles...)
+	checkSniff(t, "conntrack", sniffConntrack, conntrackFiles, others)
+}
+
+func TestConntrackOpen(t *testing.T) {
+	snap, warns, err := Open(context.Background(), filepath.Join(testutil.Root(), "parse/testdata/conntrack/conntrack-L.txt"), nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	if len(snap.Inputs) != 1 || snap.Inputs[0].Format != "conntrack" || snap.Inputs[0].Kind != model.KindConntrack || snap.Inputs[0].Records != 5 {
+		t.Errorf("inputs %+v", snap.Inputs)
+	}
+	if len(snap.Conntrack) != 5 || !snap.Conntrack[1].DNAT() || snap.Conntrack[1].Reply.Src.String() != "127.0.0.53:53" {
+		t.Errorf("conntrack %+v", snap.Conntrack)
+	}
+}
+
+func FuzzConntrack(f *testing.F) {
+	for _, rel := range conntrackFiles {
+		b, err := os.ReadFile(filepath.Join(testutil.Root(), rel))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Add("ipv4 2 tcp 6 1 ESTABLISHED src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 packets=1 bytes=60 src=10.0.0.2 dst=10.0.0.1 sport=2 dport=1 [ASSURED] mark=0x1 zone=3 use=1\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		out, err := Conntrack(strings.NewReader(in), "fuzz.txt")
+		var list model.ErrorList
+		if err != nil && !errors.As(err, &list) {
+			t.Fatalf("error %v is not positioned", err)
+		}
+		for _, e := range list {
+			if e.Pos.File != "fuzz.txt" || e.Pos.Line == 0 {
+				t.Fatalf("error without a line: %v", e)
+			}
+		}
+		for _, c := range out {
+			if c.Pos.Line == 0 || !c.Orig.Src.Addr().IsValid() || !c.Reply.Dst.Addr().IsValid() || c.Proto == "" {
+				t.Fatalf("bad entry: %+v", c)
+			}
+		}
+		sniffConntrack("fuzz.txt", []byte(in))
+	})
+}
