@@ -2,6 +2,7 @@ package parse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -432,7 +433,7 @@ func nftElemRule(r *model.Rule, keys []string, e nftElem) error {
 		case "ip saddr", "ip6 saddr":
 			r.Src = v
 		case "meta l4proto", "ip protocol", "ip6 nexthdr":
-			r.Proto = v
+			r.Proto = nftProto(v)
 		case "th dport", "tcp dport", "udp dport", "sctp dport":
 			r.DPort = nftPort(v)
 		case "th sport", "tcp sport", "udp sport", "sctp sport":
@@ -709,6 +710,13 @@ func nftRule(f []string, raw string, pos model.Pos) ([]*model.Rule, *nftRef, err
 			}
 			return nftInlineVmap(r, keys, elems, numgen)
 		}
+		if next, ok, err := nftMark(r, f, i); ok || err != nil {
+			if err != nil {
+				return nil, nil, err
+			}
+			i = next
+			continue
+		}
 		n, ok := nftKeyExpr[w]
 		if !ok || i+n > len(f) {
 			// Expressions netmortem does not read stay in Raw.
@@ -809,7 +817,7 @@ func nftMatch(r *model.Rule, expr, val string, neg bool) {
 	case "ip daddr", "ip6 daddr":
 		r.Dst, r.NotDst = val, neg
 	case "meta l4proto", "ip protocol", "ip6 nexthdr":
-		r.Proto, r.NotProto = val, neg
+		r.Proto, r.NotProto = nftProto(val), neg
 	case "tcp dport", "udp dport", "sctp dport", "th dport":
 		r.DPort, r.NotDPort = nftPort(val), neg
 		if p := strings.Fields(expr)[0]; p != "th" {
@@ -829,4 +837,97 @@ func nftMatch(r *model.Rule, expr, val string, neg bool) {
 	case "fib daddr type":
 		r.DstType = strings.ToUpper(val)
 	}
+}
+
+// nftProto names the protocol numbers of `nft -n` as iptables does.
+func nftProto(s string) string {
+	switch s {
+	case "6":
+		return "tcp"
+	case "17":
+		return "udp"
+	case "132":
+		return "sctp"
+	case "1":
+		return "icmp"
+	case "58":
+		return "ipv6-icmp"
+	}
+	return s
+}
+
+// nftHex reads a mark value (0x00004000, 16384) as iptables prints it:
+// 0x4000.
+func nftHex(s string) (string, error) {
+	n, err := strconv.ParseUint(s, 0, 32)
+	if err != nil {
+		return "", fmt.Errorf("mark %q: want a number", s)
+	}
+	return fmt.Sprintf("%#x", n), nil
+}
+
+// nftMark reads the mark statements and matches at f[i]: `meta mark set
+// meta mark | 0x4000` (kube-proxy's mark-for-masquerade; `^` to clear
+// it, or a plain value) sets SetMark in iptables' --set-xmark form with
+// Target MARK, and `meta mark & 0x4000 == 0x4000` (or `meta mark 0x4000`)
+// sets MarkMatch. Older nft prints `mark set mark or 0x4000`.
+func nftMark(r *model.Rule, f []string, i int) (next int, ok bool, err error) {
+	j := i
+	if f[j] == "meta" {
+		j++
+	}
+	if j >= len(f) || f[j] != "mark" || j+1 >= len(f) {
+		return i, false, nil
+	}
+	j++
+	if f[j] == "set" {
+		k := j + 1
+		if k < len(f) && f[k] == "meta" {
+			k++
+		}
+		var op, val string
+		switch {
+		case k+2 < len(f) && f[k] == "mark":
+			op, val, j = f[k+1], f[k+2], k+3
+		case k < len(f):
+			val, j = f[k], k+1
+		default:
+			return i, false, fmt.Errorf("mark set: want a value")
+		}
+		v, err := nftHex(val)
+		if err != nil {
+			return i, false, err
+		}
+		switch op {
+		case "|", "or":
+			r.SetMark = v + "/" + v
+		case "^", "xor":
+			r.SetMark = v + "/0x0"
+		case "":
+			r.SetMark = v + "/0xffffffff"
+		default:
+			return i, false, fmt.Errorf("mark set: operator %q", op)
+		}
+		r.Target = "MARK"
+		return j, true, nil
+	}
+	if (f[j] == "&" || f[j] == "and") && j+3 < len(f) && (f[j+2] == "==" || f[j+2] == "!=") {
+		m, err1 := nftHex(f[j+1])
+		v, err2 := nftHex(f[j+3])
+		if err := errors.Join(err1, err2); err != nil {
+			return i, false, err
+		}
+		r.MarkMatch, r.NotMark = v+"/"+m, f[j+2] == "!="
+		return j + 4, true, nil
+	}
+	neg := false
+	if f[j] == "!=" && j+1 < len(f) {
+		neg = true
+		j++
+	}
+	if v, err := nftHex(f[j]); err == nil {
+		r.MarkMatch, r.NotMark = v, neg
+		return j + 1, true, nil
+	}
+	return i, false, nil
 }

@@ -45,7 +45,10 @@ func TestNFTKubeProxy(t *testing.T) {
 			if pre == nil || pre.Hook != "prerouting" || pre.Policy != "ACCEPT" || pre.Pos.Line != 83 || len(pre.Rules) != 1 || pre.Rules[0].Target != "services" || pre.Rules[0].Goto {
 				t.Errorf("nat-prerouting %+v", pre)
 			}
-			if c := tb.Chain("masquerading"); c == nil || c.Hook != "" || c.Policy != "" || len(c.Rules) != 3 || c.Rules[0].Target != "RETURN" || c.Rules[2].Target != "MASQUERADE" {
+			if c := tb.Chain("mark-for-masquerade"); c == nil || len(c.Rules) != 1 || c.Rules[0].Target != "MARK" || c.Rules[0].SetMark != "0x4000/0x4000" {
+				t.Errorf("mark-for-masquerade %+v", c)
+			}
+			if c := tb.Chain("masquerading"); c == nil || c.Hook != "" || c.Policy != "" || len(c.Rules) != 3 || c.Rules[0].Target != "RETURN" || c.Rules[0].MarkMatch != "0x0/0x4000" || c.Rules[2].Target != "MASQUERADE" {
 				t.Errorf("masquerading %+v", c)
 			}
 
@@ -282,4 +285,34 @@ func FuzzNFT(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestNFTMarks(t *testing.T) {
+	in := "table ip kube-proxy {\n\tchain m {\n" +
+		"\t\tmeta mark set meta mark | 0x00004000\n" +
+		"\t\tmeta mark & 0x00004000 == 0x00000000 return\n" +
+		"\t\tmeta mark set meta mark ^ 0x00004000\n" +
+		"\t\tmark set mark or 0x4000\n" +
+		"\t\tmeta mark != 0x00000001 meta l4proto 17 accept\n" +
+		"\t}\n}\n"
+	sets, err := NFT(strings.NewReader(in), "m.nft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sets[0].Tables[0].Chains[0].Rules
+	if len(r) != 5 {
+		t.Fatalf("%d rules", len(r))
+	}
+	if r[0].Target != "MARK" || r[0].SetMark != "0x4000/0x4000" || r[3].SetMark != "0x4000/0x4000" {
+		t.Errorf("mark or: %+v %+v", r[0], r[3])
+	}
+	if r[1].MarkMatch != "0x0/0x4000" || r[1].NotMark || r[1].Target != "RETURN" {
+		t.Errorf("mark match %+v", r[1])
+	}
+	if r[2].SetMark != "0x4000/0x0" {
+		t.Errorf("mark xor %+v", r[2])
+	}
+	if r[4].MarkMatch != "0x1" || !r[4].NotMark || r[4].Proto != "udp" || r[4].Target != "ACCEPT" {
+		t.Errorf("negated mark, numeric protocol %+v", r[4])
+	}
 }
