@@ -32,8 +32,12 @@ type Table struct {
 type Chain struct {
 	// Name is the chain's name; "" for rows cut out with grep from a
 	// listing of several chains, whose chain cannot be known.
-	Name    string  `json:"name"`
-	Policy  string  `json:"policy,omitempty"` // ACCEPT, DROP, or "" for user chains
+	Name   string `json:"name"`
+	Policy string `json:"policy,omitempty"` // ACCEPT, DROP, or "" for user chains
+	// Hook is the netfilter hook of an nftables base chain (prerouting,
+	// input, forward, output, postrouting), "" for other chains and for
+	// iptables dumps, whose chain names say it.
+	Hook    string  `json:"hook,omitempty"`
 	Packets uint64  `json:"packets,omitempty"`
 	Bytes   uint64  `json:"bytes,omitempty"`
 	Rules   []*Rule `json:"rules"`

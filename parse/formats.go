@@ -81,6 +81,7 @@ func Formats() []*Format {
 		iptablesSaveFormat,
 		iptablesListFormat,
 		iptablesRulesFormat,
+		nftFormat,
 		kubeFormat,
 		tcpdumpTextFormat,
 		tsharkTextFormat,
