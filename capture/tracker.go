@@ -2,6 +2,7 @@ package capture
 
 import (
 	"cmp"
+	"math"
 	"net/netip"
 	"slices"
 	"time"
@@ -33,7 +34,10 @@ type Tracker struct {
 	nDone      int
 	doneSeq    []int // each done attempt's stream creation order
 	created    int
-	now        time.Time
+	now        int64     // latest packet time (noTime before any)
+	base       time.Time // tracker times count from it
+	baseSet    bool
+	files      []string // names segments point to in a series; files[0] is ""
 	summarize  bool
 	series     bool // packets come from several files: segments name theirs
 	stats      map[netip.AddrPort]*endpointAcc
@@ -48,7 +52,7 @@ type Tracker struct {
 // NewTracker returns a Tracker whose evidence points into file; node names
 // the node the packets were captured on ("" when unknown).
 func NewTracker(file, node string) *Tracker {
-	return &Tracker{file: file, node: node, streams: make(map[tupleKey]*stream)}
+	return &Tracker{file: file, node: node, streams: make(map[tupleKey]*stream), now: noTime, files: []string{""}}
 }
 
 // Summarize makes the tracker fold established attempts that ended
@@ -78,23 +82,113 @@ type tupleKey struct {
 }
 
 func keyOf(a, b netip.AddrPort) tupleKey {
-	if a.Compare(b) > 0 {
-		a, b = b, a
-	}
-	return tupleKey{lo: a.Addr().As16(), hi: b.Addr().As16(), loPort: a.Port(), hiPort: b.Port(), v4: a.Addr().Is4()}
+	k, _ := orderedKey(a, b)
+	return k
 }
+
+// orderedKey is keyOf that also tells whether a is the key's hi end.
+func orderedKey(a, b netip.AddrPort) (k tupleKey, swapped bool) {
+	if a.Compare(b) > 0 {
+		a, b, swapped = b, a, true
+	}
+	return tupleKey{lo: a.Addr().As16(), hi: b.Addr().As16(), loPort: a.Port(), hiPort: b.Port(), v4: a.Addr().Is4()}, swapped
+}
+
+// end returns the key's lo (0) or hi (1) end as an address and port.
+func (k *tupleKey) end(i int) netip.AddrPort {
+	b, port := k.lo, k.loPort
+	if i == 1 {
+		b, port = k.hi, k.hiPort
+	}
+	addr := netip.AddrFrom16(b)
+	if k.v4 {
+		addr = addr.Unmap()
+	}
+	return netip.AddrPortFrom(addr, port)
+}
+
+// Times inside the tracker are nanoseconds since the first packet's time
+// (pasted text may carry only the time of day), with noTime for a packet
+// without one, so that a stream holds no pointers for them and stays
+// small: a capture can hold hundreds of thousands of live streams.
+const noTime = math.MinInt64
+
+func (t *Tracker) toNS(tm time.Time) int64 {
+	if tm.IsZero() {
+		return noTime
+	}
+	if !t.baseSet {
+		t.base, t.baseSet = tm, true
+	}
+	return int64(tm.Sub(t.base))
+}
+
+// sub is b's time to a, as time.Time.Sub would give it (a missing time is
+// earlier than any other).
+func sub(a, b int64) time.Duration {
+	switch {
+	case a == b:
+		return 0
+	case b == noTime:
+		return math.MaxInt64
+	case a == noTime:
+		return math.MinInt64
+	}
+	return time.Duration(a - b)
+}
+
+// time converts a tracker time back.
+func (t *Tracker) time(ns int64) time.Time {
+	if ns == noTime {
+		return time.Time{}
+	}
+	return t.base.Add(time.Duration(ns))
+}
+
+// seg is a model.Seg as the tracker keeps it.
+type seg struct {
+	ns    int64
+	frame int
+	line  int32
+	file  uint32 // index in Tracker.files; 0 for the tracker's own file
+}
+
+func (t *Tracker) modelSeg(g seg) model.Seg {
+	return model.Seg{Frame: g.frame, Line: int(g.line), Time: t.time(g.ns), File: t.files[g.file]}
+}
+
+func (t *Tracker) modelSegs(l []seg) []model.Seg {
+	if l == nil {
+		return nil
+	}
+	out := make([]model.Seg, len(l))
+	for i, g := range l {
+		out[i] = t.modelSeg(g)
+	}
+	return out
+}
+
+// Reuse of a 4-tuple, as Attempt.Reused names it.
+const (
+	reuseNone uint8 = iota
+	reuseOpen
+	reuseClosed
+	reuseTimeWait
+)
+
+var reuseNames = [...]string{"", "open", "closed", "time-wait"}
 
 // stream is the tracking state of one attempt. Directions are indexed from
 // the first packet seen: 0 is its sender.
 type stream struct {
 	prev, next *stream // the tracker's activity list
 	seq        int     // creation order: attempts are returned in it
-	reused     string  // Attempt.Reused
 	key        tupleKey
-	a, b       netip.AddrPort // first packet's source and destination
+	aHi        bool  // the first packet's source is the key's hi end
+	reused     uint8 // reuse*
 	outer      *model.Tuple
-	first      model.Seg
-	last       time.Time
+	first      seg
+	last       int64
 
 	baseSet [2]bool
 	base    [2]uint32
@@ -115,20 +209,20 @@ type stream struct {
 	// from an out-of-order one.
 	nextSeq  [2]uint32
 	nextSet  [2]bool
-	nextTime [2]time.Time
-	mruSYN   time.Time
+	nextTime [2]int64
+	mruSYN   int64 // noTime until a SYN
 	firstRTT time.Duration
 	rttSet   bool
-	syn      [2][]model.Seg
-	synack   [2][]model.Seg
-	rst      [2][]model.Seg
-	nSYN     [2]int
-	nSYNACK  [2]int
-	nRST     [2]int
-	cliRST   [2]int       // RSTs counted once the client is known, as the truth files count them
-	fin      [2]model.Seg // Frame and Line 0 until seen
+	syn      [2][]seg
+	synack   [2][]seg
+	rst      [2][]seg
+	nSYN     [2]int32
+	nSYNACK  [2]int32
+	nRST     [2]int32
+	cliRST   [2]int32 // RSTs counted once the client is known, as the truth files count them
+	fin      [2]seg   // frame and line 0 until seen
 	finSeen  [2]bool
-	firstAck model.Seg
+	firstAck seg
 	ackSeen  bool
 	packets  int
 	bytes    [2]int64
@@ -204,7 +298,7 @@ func (t *Tracker) sweep() {
 		if (s.finSeen[0] && s.finSeen[1]) || s.nRST[0]+s.nRST[1] > 0 {
 			linger = closedLinger
 		}
-		if t.now.Sub(s.last) <= linger {
+		if sub(t.now, s.last) <= linger {
 			// The list is ordered by last activity: a closed stream
 			// behind an open one waits for it, which only delays.
 			return
@@ -240,7 +334,7 @@ func (t *Tracker) finalize(s *stream) {
 			return
 		}
 	}
-	a := s.attempt(t.file, t.node)
+	a := t.attempt(s)
 	if n := len(t.done); n == 0 || len(t.done[n-1]) == cap(t.done[n-1]) {
 		t.done = append(t.done, make([]model.Attempt, 0, doneChunk))
 	}
@@ -262,12 +356,24 @@ func (t *Tracker) pos(p *Packet) model.Pos {
 	return pos
 }
 
-func (t *Tracker) seg(p *Packet) model.Seg {
-	sg := model.Seg{Frame: p.Pos.Frame, Line: p.Pos.Line, Time: p.Time}
+func (t *Tracker) seg(p *Packet, ns int64) seg {
+	sg := seg{ns: ns, frame: p.Pos.Frame, line: int32(p.Pos.Line)}
 	if t.series {
-		sg.File = t.pos(p).File
+		sg.file = t.fileIndex(t.pos(p).File)
 	}
 	return sg
+}
+
+// fileIndex returns name's index in t.files, adding it when new. A series
+// has a handful of files, the last one the most asked for.
+func (t *Tracker) fileIndex(name string) uint32 {
+	for i := len(t.files) - 1; i > 0; i-- {
+		if t.files[i] == name {
+			return uint32(i)
+		}
+	}
+	t.files = append(t.files, name)
+	return uint32(len(t.files) - 1)
 }
 
 func (t *Tracker) addICMP(p *Packet) {
@@ -285,9 +391,9 @@ func (t *Tracker) addICMP(p *Packet) {
 	}
 	if ev.QuotedProto == "tcp" {
 		if s := t.streams[keyOf(ev.Quoted.Src, ev.Quoted.Dst)]; s != nil {
-			ev.AttemptFrame = s.first.Frame
+			ev.AttemptFrame = s.first.frame
 			if ev.AttemptFrame == 0 {
-				ev.AttemptFrame = s.first.Line
+				ev.AttemptFrame = int(s.first.line)
 			}
 		}
 	}
@@ -318,11 +424,12 @@ func (t *Tracker) addTCP(p *Packet) {
 		c.RST++
 	}
 
-	k := keyOf(p.Src, p.Dst)
+	pns := t.toNS(p.Time)
+	k, srcHi := orderedKey(p.Src, p.Dst)
 	s := t.streams[k]
 	dir := 0
 	if s != nil {
-		if p.Src != s.a {
+		if srcHi != s.aHi {
 			dir = 1
 		}
 		// Wireshark: a SYN with a new sequence number reuses the ports
@@ -332,30 +439,30 @@ func (t *Tracker) addTCP(p *Packet) {
 		}
 	}
 	if s == nil {
-		reused := ""
+		reused := reuseNone
 		if old := t.streams[k]; old != nil {
-			reused = "open"
+			reused = reuseOpen
 			if (old.finSeen[0] && old.finSeen[1]) || old.nRST[0]+old.nRST[1] > 0 {
-				reused = "closed"
-				if p.Time.Sub(old.last) < timeWait {
-					reused = "time-wait"
+				reused = reuseClosed
+				if sub(pns, old.last) < timeWait {
+					reused = reuseTimeWait
 				}
 			}
 			t.finalize(old) // the tuple is reused: the old attempt is over
 		}
-		s = &stream{seq: t.created, key: k, a: p.Src, b: p.Dst, outer: p.Outer, first: t.seg(p), cliDir: -1, satoDir: -1, reused: reused}
+		s = &stream{seq: t.created, key: k, aHi: srcHi, outer: p.Outer, first: t.seg(p, pns), mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused}
 		t.streams[k] = s
 		t.created++
 		dir = 0
 	}
 	t.touch(s)
-	if p.Time.After(t.now) {
-		t.now = p.Time
+	if pns > t.now {
+		t.now = pns
 	}
 	od := 1 - dir
-	sg := t.seg(p)
+	sg := t.seg(p, pns)
 	s.packets++
-	s.last = p.Time
+	s.last = pns
 	if !s.baseSet[dir] {
 		s.baseSet[dir], s.base[dir] = true, p.Seq
 		if !syn {
@@ -373,11 +480,11 @@ func (t *Tracker) addTCP(p *Packet) {
 				s.gotSA = true
 			}
 		}
-		if !p.Short && s.retransmitted(dir, p) {
+		if !p.Short && s.retransmitted(dir, p, pns) {
 			c.SYNRetx++
 		}
 		s.synSeen[dir], s.synISN[dir] = true, p.Seq
-		s.mruSYN = p.Time
+		s.mruSYN = pns
 		s.nSYN[dir]++
 		s.syn[dir] = appendSeg(s.syn[dir], sg)
 	}
@@ -405,8 +512,8 @@ func (t *Tracker) addTCP(p *Packet) {
 			}
 		}
 	}
-	if p.Flags&(SYN|ACK) == ACK && !s.mruSYN.IsZero() && !s.rttSet {
-		s.firstRTT, s.rttSet = p.Time.Sub(s.mruSYN), true
+	if p.Flags&(SYN|ACK) == ACK && s.mruSYN != noTime && !s.rttSet {
+		s.firstRTT, s.rttSet = sub(pns, s.mruSYN), true
 	}
 	if !rst && !p.Short {
 		nxt := p.Seq + uint32(p.Payload)
@@ -414,7 +521,7 @@ func (t *Tracker) addTCP(p *Packet) {
 			nxt++
 		}
 		if !s.nextSet[dir] || int32(nxt-s.nextSeq[dir]) > 0 {
-			s.nextSeq[dir], s.nextSet[dir], s.nextTime[dir] = nxt, true, p.Time
+			s.nextSeq[dir], s.nextSet[dir], s.nextTime[dir] = nxt, true, pns
 		}
 	}
 	if fin && !s.finSeen[dir] {
@@ -441,7 +548,7 @@ func (t *Tracker) addTCP(p *Packet) {
 // number does not advance the direction's next expected one, and it is not
 // an out-of-order segment (one arriving within a round trip of the segment
 // that advanced it, 3 ms before the first round trip is known).
-func (s *stream) retransmitted(dir int, p *Packet) bool {
+func (s *stream) retransmitted(dir int, p *Packet, pns int64) bool {
 	if !s.nextSet[dir] || int32(p.Seq-s.nextSeq[dir]) >= 0 {
 		return false
 	}
@@ -449,13 +556,13 @@ func (s *stream) retransmitted(dir int, p *Packet) bool {
 	if s.rttSet {
 		thres = s.firstRTT
 	}
-	if p.Time.Sub(s.nextTime[dir]) < thres && s.nextSeq[dir] != p.Seq+1 {
+	if sub(pns, s.nextTime[dir]) < thres && s.nextSeq[dir] != p.Seq+1 {
 		return false // out of order
 	}
 	return true
 }
 
-func appendSeg(l []model.Seg, s model.Seg) []model.Seg {
+func appendSeg(l []seg, s seg) []seg {
 	if len(l) >= maxSegs {
 		return l
 	}
@@ -554,14 +661,14 @@ const maxSamples = 1024
 
 func (t *Tracker) fold(s *stream) {
 	cd := s.clientDir()
-	ends := [2]netip.AddrPort{s.a, s.b}
-	client, server := ends[cd], ends[1-cd]
+	client, server := s.end(cd), s.end(1-cd)
+	first := t.time(s.first.ns)
 	acc := t.stats[server]
 	if acc == nil {
 		if t.stats == nil {
 			t.stats = map[netip.AddrPort]*endpointAcc{}
 		}
-		acc = &endpointAcc{st: model.EndpointStats{Node: t.node, File: t.file, Server: server, First: s.first.Time},
+		acc = &endpointAcc{st: model.EndpointStats{Node: t.node, File: t.file, Server: server, First: first},
 			clients: map[netip.Addr]struct{}{}}
 		t.stats[server] = acc
 		t.statOrder = append(t.statOrder, server)
@@ -572,19 +679,19 @@ func (t *Tracker) fold(s *stream) {
 	st.ClientBytes += s.bytes[cd]
 	st.ServerBytes += s.bytes[1-cd]
 	if n := s.nSYN[cd]; n > 1 {
-		st.SYNRetx += n - 1
+		st.SYNRetx += int(n) - 1
 	}
-	if s.first.Time.Before(st.First) {
-		st.First = s.first.Time
+	if first.Before(st.First) {
+		st.First = first
 	}
-	if s.first.Time.After(st.Last) {
-		st.Last = s.first.Time
+	if first.After(st.Last) {
+		st.Last = first
 	}
 	if len(acc.clients) < 65536 {
 		acc.clients[client.Addr()] = struct{}{}
 	}
 	if len(s.syn[cd]) > 0 && len(s.synack[1-cd]) > 0 {
-		d := s.synack[1-cd][0].Time.Sub(s.syn[cd][0].Time)
+		d := sub(s.synack[1-cd][0].ns, s.syn[cd][0].ns)
 		if len(acc.synack) < maxSamples {
 			acc.synack = append(acc.synack, d)
 		} else {
@@ -644,25 +751,40 @@ func (s *stream) clientDir() int {
 	return 0
 }
 
-func (s *stream) attempt(file, node string) model.Attempt {
+// end returns the first packet's source (0) or destination (1).
+func (s *stream) end(dir int) netip.AddrPort {
+	if s.aHi {
+		dir = 1 - dir
+	}
+	return s.key.end(dir)
+}
+
+func (t *Tracker) attempt(s *stream) model.Attempt {
 	cd := s.clientDir()
 	sd := 1 - cd
-	ends := [2]netip.AddrPort{s.a, s.b}
-	if s.first.File != "" {
-		file = s.first.File
+	file := t.file
+	if s.first.file != 0 {
+		file = t.files[s.first.file]
+	}
+	segPtr := func(g seg, ok bool) *model.Seg {
+		if !ok {
+			return nil
+		}
+		m := t.modelSeg(g)
+		return &m
 	}
 	a := model.Attempt{
-		Node:        node,
-		Pos:         model.Pos{File: file, Frame: s.first.Frame, Line: s.first.Line},
-		Client:      ends[cd],
-		Server:      ends[sd],
+		Node:        t.node,
+		Pos:         model.Pos{File: file, Frame: s.first.frame, Line: int(s.first.line)},
+		Client:      s.end(cd),
+		Server:      s.end(sd),
 		Outcome:     s.outcome(),
-		Start:       s.first.Time,
-		End:         s.last,
-		SYN:         s.syn[cd],
-		SYNACK:      s.synack[sd],
-		ClientRST:   s.rst[cd],
-		ServerRST:   s.rst[sd],
+		Start:       t.time(s.first.ns),
+		End:         t.time(s.last),
+		SYN:         t.modelSegs(s.syn[cd]),
+		SYNACK:      t.modelSegs(s.synack[sd]),
+		ClientRST:   t.modelSegs(s.rst[cd]),
+		ServerRST:   t.modelSegs(s.rst[sd]),
 		FirstAck:    segPtr(s.firstAck, s.ackSeen),
 		ClientFIN:   segPtr(s.fin[cd], s.finSeen[cd]),
 		ServerFIN:   segPtr(s.fin[sd], s.finSeen[sd]),
@@ -670,13 +792,13 @@ func (s *stream) attempt(file, node string) model.Attempt {
 		ClientBytes: s.bytes[cd],
 		ServerBytes: s.bytes[sd],
 		ISN:         s.synISN[cd],
-		Reused:      s.reused,
+		Reused:      reuseNames[s.reused],
 	}
 	if s.outer != nil {
 		o := *s.outer
 		a.Outer = &o
 	}
-	if s.first.File != "" {
+	if s.first.file != 0 {
 		for _, l := range [][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
 			for i := range l {
 				if l[i].File == file {
@@ -693,13 +815,6 @@ func (s *stream) attempt(file, node string) model.Attempt {
 	a.History = s.historyString(cd)
 	a.ConnState = s.connState(cd)
 	return a
-}
-
-func segPtr(s model.Seg, ok bool) *model.Seg {
-	if !ok {
-		return nil
-	}
-	return &s
 }
 
 func (s *stream) historyString(cd int) string {
