@@ -10,6 +10,13 @@
 # ports per copy, so every copy's flows are new flows) and concatenated with
 # mergecap until it holds at least $MIN_PACKETS packets and $MIN_BYTES bytes.
 #
+# By default every copy keeps the base capture's timestamps, so all the
+# flows of all the copies are live at once: the worst case for memory. With
+# SPREAD=N each copy is shifted N seconds after the one before (editcap -t),
+# as a capture of a busy node over a longer time looks: connections close
+# and leave TIME-WAIT as the capture goes. `make bench-memory` builds a 1 GB
+# one that way to show peak memory following the live connections.
+#
 # Needs root, ip, tcpdump, tcprewrite, mergecap, python3. Removes what it
 # made (namespaces nm-bench-a and nm-bench-b) on exit.
 #
@@ -23,6 +30,7 @@ UNANSWERED="${UNANSWERED:-200}"  # SYNs dropped (each retransmitted once or twic
 BULK_MB="${BULK_MB:-64}"         # one bulk transfer
 MIN_PACKETS="${MIN_PACKETS:-3000000}"
 MIN_BYTES="${MIN_BYTES:-314572800}"
+SPREAD="${SPREAD:-0}"            # seconds between copies (0: all copies overlap)
 A=nm-bench-a B=nm-bench-b
 WORK="$(mktemp -d)"
 
@@ -35,7 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 [ "$(id -u)" = 0 ] || { echo "make-capture.sh: needs root (network namespaces)" >&2; exit 1; }
-for t in ip tcpdump tcprewrite mergecap capinfos python3; do
+for t in ip tcpdump tcprewrite mergecap capinfos editcap python3; do
 	command -v "$t" >/dev/null || { echo "make-capture.sh: $t not found" >&2; exit 1; }
 done
 
@@ -121,11 +129,15 @@ total_packets=$base_packets
 total_bytes=$(stat -c %s "$WORK/base.pcap")
 while [ "$total_packets" -lt "$MIN_PACKETS" ] || [ "$total_bytes" -lt "$MIN_BYTES" ]; do
 	tcprewrite --seed="$i" --infile="$WORK/base.pcap" --outfile="$WORK/copy$i.pcap" 2>/dev/null
+	if [ "$SPREAD" != 0 ]; then
+		editcap -F pcap -t "$((i * SPREAD))" "$WORK/copy$i.pcap" "$WORK/shifted.pcap"
+		mv "$WORK/shifted.pcap" "$WORK/copy$i.pcap"
+	fi
 	parts+=("$WORK/copy$i.pcap")
 	total_packets=$((total_packets + base_packets))
 	total_bytes=$((total_bytes + $(stat -c %s "$WORK/copy$i.pcap")))
 	i=$((i + 1))
-	[ "$i" -le 200 ] || { echo "make-capture.sh: too many copies" >&2; exit 1; }
+	[ "$i" -le 400 ] || { echo "make-capture.sh: too many copies" >&2; exit 1; }
 done
 mkdir -p "$(dirname "$OUT")"
 mergecap -a -F pcap -w "$OUT" "${parts[@]}"

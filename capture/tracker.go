@@ -1,10 +1,10 @@
 package capture
 
 import (
-	"cmp"
 	"math"
 	"net/netip"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/netmortem/netmortem/model"
@@ -26,27 +26,30 @@ const maxSegs = 32
 type Tracker struct {
 	file, node string
 	streams    map[tupleKey]*stream
-	// head and tail list the live streams, least recently active first,
-	// so that streams long closed or idle are finalized as the capture goes
-	// and memory follows the live connections.
-	head, tail *stream
-	done       [][]model.Attempt // in chunks, so that growing never copies them all
-	nDone      int
-	doneSeq    []int // each done attempt's stream creation order
-	created    int
-	now        int64     // latest packet time (noTime before any)
-	base       time.Time // tracker times count from it
-	baseSet    bool
-	files      []string // names segments point to in a series; files[0] is ""
-	summarize  bool
-	series     bool // packets come from several files: segments name theirs
-	stats      map[netip.AddrPort]*endpointAcc
-	statOrder  []netip.AddrPort
-	counts     model.Counts
-	icmp       []model.ICMPEvent
-	arp        []model.ARPEvent
-	first      time.Time
-	last       time.Time
+	// lists holds the live streams, open ones (listOpen) and closed ones
+	// (listClosed) apart, each least recently active first, so that streams
+	// long closed or idle are finalized as the capture goes and memory
+	// follows the live connections: a closed stream never waits behind an
+	// open one that lingers longer.
+	lists     [2]activity
+	done      [][]model.Attempt // in chunks, so that growing never copies them all
+	nDone     int
+	doneSeq   []int // each done attempt's stream creation order
+	created   int
+	now       int64     // latest packet time (noTime before any)
+	base      time.Time // tracker times count from it
+	baseSet   bool
+	files     []string // names segments point to in a series; files[0] is ""
+	summarize bool
+	finishing bool
+	series    bool // packets come from several files: segments name theirs
+	stats     map[netip.AddrPort]*endpointAcc
+	statOrder []netip.AddrPort
+	counts    model.Counts
+	icmp      []model.ICMPEvent
+	arp       []model.ARPEvent
+	first     time.Time
+	last      time.Time
 }
 
 // NewTracker returns a Tracker whose evidence points into file; node names
@@ -150,20 +153,63 @@ type seg struct {
 	ns    int64
 	frame int
 	line  int32
-	file  uint32 // index in Tracker.files; 0 for the tracker's own file
+	// file holds the index in Tracker.files (0 for the tracker's own
+	// file) in its low fileBits, and in its top bits, for the segments of
+	// stream.segs, the kind (seg*) and direction of the segment.
+	file uint32
 }
+
+const (
+	fileBits = 28
+	fileMask = 1<<fileBits - 1
+)
+
+// Kinds of the segments a stream lists.
+const (
+	segSYN = iota
+	segSYNACK
+	segRST
+)
+
+func (g seg) tag() uint32 { return g.file >> fileBits }
 
 func (t *Tracker) modelSeg(g seg) model.Seg {
-	return model.Seg{Frame: g.frame, Line: int(g.line), Time: t.time(g.ns), File: t.files[g.file]}
+	return model.Seg{Frame: g.frame, Line: int(g.line), Time: t.time(g.ns), File: t.files[g.file&fileMask]}
 }
 
-func (t *Tracker) modelSegs(l []seg) []model.Seg {
-	if l == nil {
-		return nil
+// addSeg lists g as a segment of the kind sent in direction dir, unless
+// maxSegs of them are listed already (n counts them, g included).
+func (s *stream) addSeg(kind, dir int, n int32, g seg) {
+	if n > maxSegs {
+		return
 	}
-	out := make([]model.Seg, len(l))
-	for i, g := range l {
-		out[i] = t.modelSeg(g)
+	if s.segs == nil {
+		s.segs = make([]seg, 0, 2) // a SYN and its SYN/ACK, or its RST
+	}
+	g.file |= uint32(kind<<1|dir) << fileBits
+	s.segs = append(s.segs, g)
+}
+
+// firstSeg returns the first segment of the kind sent in direction dir.
+func (s *stream) firstSeg(kind, dir int) (seg, bool) {
+	tag := uint32(kind<<1 | dir)
+	for _, g := range s.segs {
+		if g.tag() == tag {
+			return g, true
+		}
+	}
+	return seg{}, false
+}
+
+// modelSegs returns the segments of the kind sent in direction dir, nil
+// when there are none.
+func (t *Tracker) modelSegs(s *stream, kind, dir int) []model.Seg {
+	tag := uint32(kind<<1 | dir)
+	var out []model.Seg
+	for _, g := range s.segs {
+		if g.tag() == tag {
+			out = append(out, t.modelSeg(g))
+		}
 	}
 	return out
 }
@@ -181,17 +227,37 @@ var reuseNames = [...]string{"", "open", "closed", "time-wait"}
 // stream is the tracking state of one attempt. Directions are indexed from
 // the first packet seen: 0 is its sender.
 type stream struct {
+	// Fields are ordered by size, largest first, so that a stream packs
+	// into as few bytes as it can.
 	prev, next *stream // the tracker's activity list
 	seq        int     // creation order: attempts are returned in it
-	key        tupleKey
-	aHi        bool  // the first packet's source is the key's hi end
-	reused     uint8 // reuse*
 	outer      *model.Tuple
+	segs       []seg // SYN, SYN/ACK and RST segments, tagged with kind and direction
 	first      seg
+	fin        [2]seg // frame and line 0 until seen
+	firstAck   seg
 	last       int64
+	packets    int
+	bytes      [2]int64
 
-	baseSet [2]bool
-	base    [2]uint32
+	// Wireshark's sequence analysis, enough to tell a retransmitted SYN
+	// from an out-of-order one.
+	nextTime [2]int64
+	mruSYN   int64 // noTime until a SYN
+	firstRTT time.Duration
+	nextSeq  [2]uint32
+
+	base     [2]uint32
+	synISN   [2]uint32
+	nSYN     [2]int32
+	nSYNACK  [2]int32
+	nRST     [2]int32
+	cliRST   [2]int32 // RSTs counted once the client is known, as the truth files count them
+	histSeen uint32
+
+	key     tupleKey
+	history [12]byte // each letter at most once per side
+	nHist   uint8
 
 	// Counting-rule state (see docs/capture.md).
 	cliDir    int8 // direction of the first SYN-only packet, -1 if none
@@ -202,33 +268,15 @@ type stream struct {
 	srvOther  bool
 	cliAck    bool
 
-	synISN  [2]uint32
+	aHi     bool  // the first packet's source is the key's hi end
+	list    uint8 // list*: the activity list s is on
+	reused  uint8 // reuse*
+	baseSet [2]bool
 	synSeen [2]bool
-
-	// Wireshark's sequence analysis, enough to tell a retransmitted SYN
-	// from an out-of-order one.
-	nextSeq  [2]uint32
-	nextSet  [2]bool
-	nextTime [2]int64
-	mruSYN   int64 // noTime until a SYN
-	firstRTT time.Duration
-	rttSet   bool
-	syn      [2][]seg
-	synack   [2][]seg
-	rst      [2][]seg
-	nSYN     [2]int32
-	nSYNACK  [2]int32
-	nRST     [2]int32
-	cliRST   [2]int32 // RSTs counted once the client is known, as the truth files count them
-	fin      [2]seg   // frame and line 0 until seen
-	finSeen  [2]bool
-	firstAck seg
-	ackSeen  bool
-	packets  int
-	bytes    [2]int64
-	history  [12]byte // each letter at most once per side
-	nHist    uint8
-	histSeen uint32
+	nextSet [2]bool
+	rttSet  bool
+	finSeen [2]bool
+	ackSeen bool
 }
 
 // Add folds one packet into the tracker. Packets must come in capture order.
@@ -259,51 +307,67 @@ func (t *Tracker) Add(p *Packet) {
 	}
 }
 
-// touch moves s to the tail of the activity list (appending it when new).
+// activity is a list of live streams, least recently active first.
+type activity struct{ head, tail *stream }
+
+const (
+	listNone   = iota // not listed
+	listOpen          // lingers idleLinger after its last packet
+	listClosed        // FIN both ways or an RST: lingers closedLinger
+)
+
+// closed tells whether s has seen FIN both ways or an RST.
+func (s *stream) closed() bool {
+	return (s.finSeen[0] && s.finSeen[1]) || s.nRST[0]+s.nRST[1] > 0
+}
+
+// touch moves s to the tail of the list its state puts it on.
 func (t *Tracker) touch(s *stream) {
-	if t.tail == s {
+	want := uint8(listOpen)
+	if s.closed() {
+		want = listClosed
+	}
+	l := &t.lists[want-1]
+	if l.tail == s {
 		return
 	}
-	if s.prev != nil || t.head == s {
-		t.unlink(s)
-	}
-	s.prev, s.next = t.tail, nil
-	if t.tail != nil {
-		t.tail.next = s
+	t.unlink(s)
+	s.list = want
+	s.prev, s.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = s
 	} else {
-		t.head = s
+		l.head = s
 	}
-	t.tail = s
+	l.tail = s
 }
 
 func (t *Tracker) unlink(s *stream) {
+	if s.list == listNone {
+		return
+	}
+	l := &t.lists[s.list-1]
 	if s.prev != nil {
 		s.prev.next = s.next
 	} else {
-		t.head = s.next
+		l.head = s.next
 	}
 	if s.next != nil {
 		s.next.prev = s.prev
 	} else {
-		t.tail = s.prev
+		l.tail = s.prev
 	}
-	s.prev, s.next = nil, nil
+	s.prev, s.next, s.list = nil, nil, listNone
 }
 
-// sweep finalizes the streams at the head of the activity list that have
-// been closed or idle long enough.
+// sweep finalizes the streams at the heads of the activity lists that
+// have been closed or idle long enough.
 func (t *Tracker) sweep() {
-	for s := t.head; s != nil; s = t.head {
-		linger := idleLinger
-		if (s.finSeen[0] && s.finSeen[1]) || s.nRST[0]+s.nRST[1] > 0 {
-			linger = closedLinger
+	for i, linger := range [2]time.Duration{idleLinger, closedLinger} {
+		l := &t.lists[i]
+		for s := l.head; s != nil && sub(t.now, s.last) > linger; s = l.head {
+			t.finalize(s)
 		}
-		if sub(t.now, s.last) <= linger {
-			// The list is ordered by last activity: a closed stream
-			// behind an open one waits for it, which only delays.
-			return
-		}
-		t.finalize(s)
 	}
 }
 
@@ -311,7 +375,7 @@ func (t *Tracker) sweep() {
 // counters) and forgets it.
 func (t *Tracker) finalize(s *stream) {
 	t.unlink(s)
-	if t.streams[s.key] == s {
+	if !t.finishing && t.streams[s.key] == s {
 		delete(t.streams, s.key)
 	}
 	outcome := s.outcome()
@@ -371,6 +435,10 @@ func (t *Tracker) fileIndex(name string) uint32 {
 		if t.files[i] == name {
 			return uint32(i)
 		}
+	}
+	if len(t.files) > fileMask {
+		// 2^28 files in one series: more than any run opens.
+		return fileMask
 	}
 	t.files = append(t.files, name)
 	return uint32(len(t.files) - 1)
@@ -442,7 +510,7 @@ func (t *Tracker) addTCP(p *Packet) {
 		reused := reuseNone
 		if old := t.streams[k]; old != nil {
 			reused = reuseOpen
-			if (old.finSeen[0] && old.finSeen[1]) || old.nRST[0]+old.nRST[1] > 0 {
+			if old.closed() {
 				reused = reuseClosed
 				if sub(pns, old.last) < timeWait {
 					reused = reuseTimeWait
@@ -455,7 +523,6 @@ func (t *Tracker) addTCP(p *Packet) {
 		t.created++
 		dir = 0
 	}
-	t.touch(s)
 	if pns > t.now {
 		t.now = pns
 	}
@@ -486,7 +553,7 @@ func (t *Tracker) addTCP(p *Packet) {
 		s.synSeen[dir], s.synISN[dir] = true, p.Seq
 		s.mruSYN = pns
 		s.nSYN[dir]++
-		s.syn[dir] = appendSeg(s.syn[dir], sg)
+		s.addSeg(segSYN, dir, s.nSYN[dir], sg)
 	}
 	if syn && ack {
 		if s.cliDir < 0 && s.satoDir < 0 {
@@ -496,11 +563,11 @@ func (t *Tracker) addTCP(p *Packet) {
 			s.gotSA = true
 		}
 		s.nSYNACK[dir]++
-		s.synack[dir] = appendSeg(s.synack[dir], sg)
+		s.addSeg(segSYNACK, dir, s.nSYNACK[dir], sg)
 	}
 	if rst {
 		s.nRST[dir]++
-		s.rst[dir] = appendSeg(s.rst[dir], sg)
+		s.addSeg(segRST, dir, s.nRST[dir], sg)
 		if s.cliDir >= 0 {
 			s.cliRST[dir]++
 		}
@@ -541,6 +608,7 @@ func (t *Tracker) addTCP(p *Packet) {
 		}
 	}
 	s.addHistory(dir, p)
+	t.touch(s)
 }
 
 // retransmitted tells whether a SYN repeats one already sent in its
@@ -560,13 +628,6 @@ func (s *stream) retransmitted(dir int, p *Packet, pns int64) bool {
 		return false // out of order
 	}
 	return true
-}
-
-func appendSeg(l []seg, s seg) []seg {
-	if len(l) >= maxSegs {
-		return l
-	}
-	return append(l, s)
 }
 
 // History letters, as Zeek writes them for the originator; the responder's
@@ -617,27 +678,26 @@ func (s *stream) addHistory(dir int, p *Packet) {
 // first packets were seen, the ICMP events and ARP claims, the counts, and,
 // when summarizing, the per-server counters of the attempts folded.
 func (t *Tracker) Finish() *Result {
-	for t.head != nil {
-		t.finalize(t.head)
-	}
-	res := &Result{ICMP: t.icmp, ARP: t.arp}
-	at := func(i int) *model.Attempt { return &t.done[i/doneChunk][i%doneChunk] }
-	res.Attempts = make([]model.Attempt, t.nDone)
-	if slices.IsSorted(t.doneSeq) {
-		for i := range res.Attempts {
-			res.Attempts[i] = *at(i)
+	t.finishing = true // the map is dropped whole below
+	for i := range t.lists {
+		for t.lists[i].head != nil {
+			t.finalize(t.lists[i].head)
 		}
-	} else {
+	}
+	t.finishing = false
+	clear(t.streams)
+	res := &Result{ICMP: t.icmp, ARP: t.arp}
+	// Chunks are let go as they are copied, so that the attempts are not
+	// held twice.
+	res.Attempts = make([]model.Attempt, 0, t.nDone)
+	for i := range t.done {
+		res.Attempts = append(res.Attempts, t.done[i]...)
+		t.done[i] = nil
+	}
+	if !slices.IsSorted(t.doneSeq) {
 		// Streams finalized out of creation order (closed ones before
 		// older idle ones): put the attempts back in capture order.
-		perm := make([]int, t.nDone)
-		for i := range perm {
-			perm[i] = i
-		}
-		slices.SortFunc(perm, func(a, b int) int { return cmp.Compare(t.doneSeq[a], t.doneSeq[b]) })
-		for i, j := range perm {
-			res.Attempts[i] = *at(j)
-		}
+		sort.Sort(bySeq{res.Attempts, t.doneSeq})
 	}
 	t.done, t.doneSeq, t.nDone = nil, nil, 0
 	c := &t.counts
@@ -647,6 +707,19 @@ func (t *Tracker) Finish() *Result {
 	}
 	res.Info = model.CaptureInfo{Node: t.node, File: t.file, Packets: c.Packets, First: t.first, Last: t.last, Counts: *c}
 	return res
+}
+
+// bySeq sorts attempts by their streams' creation order.
+type bySeq struct {
+	a   []model.Attempt
+	seq []int
+}
+
+func (b bySeq) Len() int           { return len(b.a) }
+func (b bySeq) Less(i, j int) bool { return b.seq[i] < b.seq[j] }
+func (b bySeq) Swap(i, j int) {
+	b.a[i], b.a[j] = b.a[j], b.a[i]
+	b.seq[i], b.seq[j] = b.seq[j], b.seq[i]
 }
 
 // endpointAcc accumulates the attempts folded for one server endpoint.
@@ -690,8 +763,10 @@ func (t *Tracker) fold(s *stream) {
 	if len(acc.clients) < 65536 {
 		acc.clients[client.Addr()] = struct{}{}
 	}
-	if len(s.syn[cd]) > 0 && len(s.synack[1-cd]) > 0 {
-		d := sub(s.synack[1-cd][0].ns, s.syn[cd][0].ns)
+	syn, ok1 := s.firstSeg(segSYN, cd)
+	sa, ok2 := s.firstSeg(segSYNACK, 1-cd)
+	if ok1 && ok2 {
+		d := sub(sa.ns, syn.ns)
 		if len(acc.synack) < maxSamples {
 			acc.synack = append(acc.synack, d)
 		} else {
@@ -781,10 +856,10 @@ func (t *Tracker) attempt(s *stream) model.Attempt {
 		Outcome:     s.outcome(),
 		Start:       t.time(s.first.ns),
 		End:         t.time(s.last),
-		SYN:         t.modelSegs(s.syn[cd]),
-		SYNACK:      t.modelSegs(s.synack[sd]),
-		ClientRST:   t.modelSegs(s.rst[cd]),
-		ServerRST:   t.modelSegs(s.rst[sd]),
+		SYN:         t.modelSegs(s, segSYN, cd),
+		SYNACK:      t.modelSegs(s, segSYNACK, sd),
+		ClientRST:   t.modelSegs(s, segRST, cd),
+		ServerRST:   t.modelSegs(s, segRST, sd),
 		FirstAck:    segPtr(s.firstAck, s.ackSeen),
 		ClientFIN:   segPtr(s.fin[cd], s.finSeen[cd]),
 		ServerFIN:   segPtr(s.fin[sd], s.finSeen[sd]),

@@ -26,7 +26,7 @@ var captureFormat = &Format{
 		}
 		src.Format = res.Info.Format
 		snap.Captures = append(snap.Captures, res.Info)
-		snap.Attempts = append(snap.Attempts, res.Attempts...)
+		snap.Attempts = concat(snap.Attempts, res.Attempts)
 		snap.EndpointStats = append(snap.EndpointStats, res.Endpoints...)
 		snap.ICMP = append(snap.ICMP, res.ICMP...)
 		snap.ARP = append(snap.ARP, res.ARP...)
@@ -57,7 +57,7 @@ func textCaptureFormat(format, command string) *Format {
 			n := 0
 			for _, res := range results {
 				snap.Captures = append(snap.Captures, res.Info)
-				snap.Attempts = append(snap.Attempts, res.Attempts...)
+				snap.Attempts = concat(snap.Attempts, res.Attempts)
 				snap.ICMP = append(snap.ICMP, res.ICMP...)
 				snap.ARP = append(snap.ARP, res.ARP...)
 				n += res.Info.Packets
@@ -73,3 +73,12 @@ var (
 	tsharkTextFormat = textCaptureFormat(capture.FormatTsharkText,
 		"tshark -n / Wireshark packet list pasted as text (\"No. Time Source Destination Protocol Length Info\"), frame details skipped")
 )
+
+// concat appends src to dst, or returns src itself when dst is empty: a
+// large capture's attempts are not copied.
+func concat[T any](dst, src []T) []T {
+	if len(dst) == 0 {
+		return src
+	}
+	return append(dst, src...)
+}

@@ -82,9 +82,13 @@ func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapsho
 	snap := &model.Snapshot{}
 	var warns model.ErrorList
 	var errs []error
-	for _, p := range paths {
+	for i, p := range paths {
 		s, w, err := Open(ctx, p, opts)
-		snap.Merge(s)
+		if i == 0 && s != nil {
+			snap = s // no copy of what may be a large capture's attempts
+		} else {
+			snap.Merge(s)
+		}
 		warns = append(warns, w...)
 		if err != nil {
 			errs = append(errs, err)

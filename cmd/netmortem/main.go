@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"sort"
@@ -47,8 +48,24 @@ func main() {
 }
 
 // profiled runs f, writing a CPU profile to the file named by
-// NETMORTEM_CPUPROFILE when it is set (for `go tool pprof`).
+// NETMORTEM_CPUPROFILE and a heap profile at the end of the run to the one
+// named by NETMORTEM_MEMPROFILE, when they are set (for `go tool pprof`).
 func profiled(f func() int) int {
+	if path := os.Getenv("NETMORTEM_MEMPROFILE"); path != "" {
+		defer func() {
+			runtime.GC() // the profile shows what the last collection found live
+			out, err := os.Create(path)
+			if err == nil {
+				err = pprof.Lookup("heap").WriteTo(out, 0)
+				if cerr := out.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "netmortem: heap profile: %v\n", err)
+			}
+		}()
+	}
 	path := os.Getenv("NETMORTEM_CPUPROFILE")
 	if path == "" {
 		return f()
