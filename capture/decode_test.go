@@ -115,3 +115,45 @@ func TestReuse(t *testing.T) {
 		t.Errorf("reuse %q", got)
 	}
 }
+
+// A connection left open does not hold back the finalization of the
+// connections that close after it: memory follows the live connections.
+func TestLingerLists(t *testing.T) {
+	srv := netip.MustParseAddrPort("10.0.0.2:80")
+	t0 := time.Unix(1700000000, 0)
+	tr := NewTracker("l.pcap", "")
+	tr.Summarize(true)
+	frame := 0
+	add := func(d time.Duration, src, dst netip.AddrPort, flags uint8, seq uint32) {
+		frame++
+		tr.Add(&Packet{Pos: model.Pos{Frame: frame}, Time: t0.Add(d), Proto: "tcp", Src: src, Dst: dst, Flags: flags, Seq: seq})
+	}
+	open := netip.MustParseAddrPort("10.0.0.1:1000")
+	add(0, open, srv, SYN, 1)
+	add(time.Millisecond, srv, open, SYN|ACK, 1)
+	add(2*time.Millisecond, open, srv, ACK, 2)
+	// Five closed connections a second for ten minutes.
+	for i := range 3000 {
+		c := netip.AddrPortFrom(netip.MustParseAddr("10.0.1.1"), uint16(20000+i))
+		d := time.Duration(i) * 200 * time.Millisecond
+		add(d, c, srv, SYN, 100)
+		add(d+time.Millisecond, srv, c, SYN|ACK, 500)
+		add(d+2*time.Millisecond, c, srv, ACK, 101)
+		add(d+3*time.Millisecond, c, srv, FIN|ACK, 101)
+		add(d+4*time.Millisecond, srv, c, FIN|ACK, 501)
+		add(d+5*time.Millisecond, c, srv, ACK, 102)
+	}
+	// Sweeps run every sweepEvery packets: by the end only the open
+	// connection and the last two minutes' closed ones (plus at most a
+	// sweep interval's worth) are live.
+	if live := len(tr.streams); live > 1+600+sweepEvery/6+1 || live < 500 {
+		t.Errorf("%d streams live after ten minutes, want the open one and about two minutes' closed ones", live)
+	}
+	if tr.streams[keyOf(open, srv)] == nil {
+		t.Errorf("the open connection was finalized before its idle linger")
+	}
+	res := tr.Finish()
+	if len(res.Endpoints) != 1 || res.Endpoints[0].Attempts != 3001 {
+		t.Errorf("endpoints %+v, want 3001 attempts folded", res.Endpoints)
+	}
+}
