@@ -72,14 +72,7 @@ func readAddrs(r io.Reader, name, node string, errs *model.ErrorList) []model.If
 		if t == "" {
 			continue
 		}
-		if n, ok := nodeMarker(line); ok {
-			node, inBlock = n, false
-			continue
-		}
-		if host, _, ok := prompt(line); ok {
-			if host != "" {
-				node = host
-			}
+		if _, ok := nodeLine(line, &node); ok {
 			inBlock = false
 			continue
 		}

@@ -2,7 +2,6 @@ package parse
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,16 +14,7 @@ import (
 
 func addrFile(t *testing.T, rel string) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(testutil.Root(), rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out, err := Addrs(f, filepath.Base(rel))
-	if err != nil {
-		t.Fatalf("%s: %v", rel, err)
-	}
-	return addrLines(out)
+	return addrLines(readTestFile(t, rel, Addrs))
 }
 
 // addrLines formats addresses as "line node dev state prefix scope label flags mac".
@@ -110,18 +100,7 @@ func TestAddrsErrors(t *testing.T) {
 		"eth0 UP 10.0.0.1\n" +
 		"eth1 UP 10.0.0.2/24\n"
 	out, err := Addrs(strings.NewReader(in), "bad.txt")
-	var list model.ErrorList
-	if !errors.As(err, &list) {
-		t.Fatalf("error %v, want a list", err)
-	}
-	var at []string
-	for _, e := range list {
-		at = append(at, e.Pos.String())
-		if !errors.Is(e, ErrSyntax) {
-			t.Errorf("%v does not wrap ErrSyntax", e)
-		}
-	}
-	if strings.Join(at, " ") != "bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6 bad.txt:7" {
+	if at := syntaxErrorsAt(t, err); at != "bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6 bad.txt:7" {
 		t.Errorf("errors at %v, want lines 3 to 7:\n%v", at, err)
 	}
 	checkHostLines(t, "bad.txt", addrLines(out), []string{
@@ -195,25 +174,11 @@ func TestAddrsOpen(t *testing.T) {
 }
 
 func FuzzAddrs(f *testing.F) {
-	for _, rel := range addrFiles {
-		b, err := os.ReadFile(filepath.Join(testutil.Root(), rel))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(string(b))
-	}
+	addSeedFiles(f, addrFiles)
 	f.Add("root@n1:~# ip a\n2: eth0@if3: <UP> mtu 1 state UP\n    inet 10.0.0.1 peer 10.0.0.2/32 scope global eth0:1\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := Addrs(strings.NewReader(in), "fuzz.txt")
-		var list model.ErrorList
-		if err != nil && !errors.As(err, &list) {
-			t.Fatalf("error %v is not positioned", err)
-		}
-		for _, e := range list {
-			if e.Pos.File != "fuzz.txt" || e.Pos.Line == 0 {
-				t.Fatalf("error without a line: %v", e)
-			}
-		}
+		checkFuzzErrors(t, err, "fuzz.txt")
 		for _, a := range out {
 			if a.Pos.Line == 0 || !a.Prefix.IsValid() || a.Dev == "" {
 				t.Fatalf("bad address: %+v", a)

@@ -62,14 +62,7 @@ func readConntrack(r io.Reader, name, node string, errs *model.ErrorList) []mode
 		if t == "" {
 			continue
 		}
-		if n, ok := nodeMarker(line); ok {
-			node = n
-			continue
-		}
-		if host, _, ok := prompt(line); ok {
-			if host != "" {
-				node = host
-			}
+		if _, ok := nodeLine(line, &node); ok {
 			continue
 		}
 		if strings.HasPrefix(t, "conntrack v") {

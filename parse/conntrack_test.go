@@ -2,9 +2,7 @@ package parse
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,16 +13,7 @@ import (
 
 func conntrackFile(t *testing.T, rel string) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(testutil.Root(), rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out, err := Conntrack(f, filepath.Base(rel))
-	if err != nil {
-		t.Fatalf("%s: %v", rel, err)
-	}
-	return conntrackLines(out)
+	return conntrackLines(readTestFile(t, rel, Conntrack))
 }
 
 // conntrackLines formats entries as "line node family proto timeout state
@@ -106,18 +95,7 @@ func TestConntrackErrors(t *testing.T) {
 		"udp      17 10 src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 src=10.0.0.2 dst=10.0.0.1 sport=2 dport=1 wobbly\n" +
 		"udp      17 30 src=10.0.0.3 dst=10.0.0.4 sport=3 dport=4 src=10.0.0.4 dst=10.0.0.3 sport=4 dport=3 mark=0 use=1\n"
 	out, err := Conntrack(strings.NewReader(in), "bad.txt")
-	var list model.ErrorList
-	if !errors.As(err, &list) {
-		t.Fatalf("error %v, want a list", err)
-	}
-	var at []string
-	for _, e := range list {
-		at = append(at, e.Pos.String())
-		if !errors.Is(e, ErrSyntax) {
-			t.Errorf("%v does not wrap ErrSyntax", e)
-		}
-	}
-	if strings.Join(at, " ") != "bad.txt:2 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6 bad.txt:7" {
+	if at := syntaxErrorsAt(t, err); at != "bad.txt:2 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6 bad.txt:7" {
 		t.Errorf("errors at %v, want lines 2 to 7:\n%v", at, err)
 	}
 	checkHostLines(t, "bad.txt", conntrackLines(out), []string{
@@ -145,25 +123,11 @@ func TestConntrackOpen(t *testing.T) {
 }
 
 func FuzzConntrack(f *testing.F) {
-	for _, rel := range conntrackFiles {
-		b, err := os.ReadFile(filepath.Join(testutil.Root(), rel))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(string(b))
-	}
+	addSeedFiles(f, conntrackFiles)
 	f.Add("ipv4 2 tcp 6 1 ESTABLISHED src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 packets=1 bytes=60 src=10.0.0.2 dst=10.0.0.1 sport=2 dport=1 [ASSURED] mark=0x1 zone=3 use=1\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := Conntrack(strings.NewReader(in), "fuzz.txt")
-		var list model.ErrorList
-		if err != nil && !errors.As(err, &list) {
-			t.Fatalf("error %v is not positioned", err)
-		}
-		for _, e := range list {
-			if e.Pos.File != "fuzz.txt" || e.Pos.Line == 0 {
-				t.Fatalf("error without a line: %v", e)
-			}
-		}
+		checkFuzzErrors(t, err, "fuzz.txt")
 		for _, c := range out {
 			if c.Pos.Line == 0 || !c.Orig.Src.Addr().IsValid() || !c.Reply.Dst.Addr().IsValid() || c.Proto == "" {
 				t.Fatalf("bad entry: %+v", c)

@@ -43,14 +43,7 @@ func readContainers(r io.Reader, name string, errs *model.ErrorList) []model.Con
 		if trimmed == "" {
 			continue
 		}
-		if n, ok := nodeMarker(line); ok {
-			node = n
-			continue
-		}
-		if host, _, ok := prompt(line); ok {
-			if host != "" {
-				node = host
-			}
+		if _, ok := nodeLine(line, &node); ok {
 			continue
 		}
 		switch {

@@ -41,6 +41,21 @@ func prompt(line string) (host, cmd string, ok bool) {
 	return "", "", false
 }
 
+// nodeLine recognizes a node marker or a shell prompt, which name the node
+// of the lines below them, and updates node. It returns the prompt's
+// command ("" for a marker or a bare prompt).
+func nodeLine(line string, node *string) (cmd string, ok bool) {
+	if n, ok := nodeMarker(line); ok {
+		*node = n
+		return "", true
+	}
+	host, cmd, ok := prompt(line)
+	if ok && host != "" {
+		*node = host
+	}
+	return cmd, ok
+}
+
 // nodeMarker recognizes the lines that name the node of the output that
 // follows when the output of several nodes is concatenated into one file:
 // ">>> 172.27.138.251" (a for-each-node loop's echo) and "=== node1 ==="

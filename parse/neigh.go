@@ -71,14 +71,7 @@ func readNeighbors(r io.Reader, name, node, command string, errs *model.ErrorLis
 		if t == "" {
 			continue
 		}
-		if n, ok := nodeMarker(line); ok {
-			node = n
-			continue
-		}
-		if host, cmd, ok := prompt(line); ok {
-			if host != "" {
-				node = host
-			}
+		if cmd, ok := nodeLine(line, &node); ok {
 			if cmd != "" {
 				dev = neighCmdDev(cmd)
 			}

@@ -2,7 +2,6 @@ package parse
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,16 +14,7 @@ import (
 
 func neighFile(t *testing.T, rel string) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(testutil.Root(), rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out, err := Neighbors(f, filepath.Base(rel))
-	if err != nil {
-		t.Fatalf("%s: %v", rel, err)
-	}
-	return neighLines(out)
+	return neighLines(readTestFile(t, rel, Neighbors))
 }
 
 // neighLines formats entries as "line node ip mac dev state flags".
@@ -132,18 +122,7 @@ func TestNeighborsErrors(t *testing.T) {
 		"10.0.0.6 ether aa:bb:cc:dd:ee:06 X eth0\n" +
 		"10.0.0.7 dev eth0 lladdr aa:bb:cc:dd:ee:07 DELAY\n"
 	out, err := Neighbors(strings.NewReader(in), "bad.txt")
-	var list model.ErrorList
-	if !errors.As(err, &list) {
-		t.Fatalf("error %v, want a list", err)
-	}
-	var at []string
-	for _, e := range list {
-		at = append(at, e.Pos.String())
-		if !errors.Is(e, ErrSyntax) {
-			t.Errorf("%v does not wrap ErrSyntax", e)
-		}
-	}
-	if strings.Join(at, " ") != "bad.txt:2 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6" {
+	if at := syntaxErrorsAt(t, err); at != "bad.txt:2 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6" {
 		t.Errorf("errors at %v, want lines 2 to 6:\n%v", at, err)
 	}
 	checkNeigh(t, "bad.txt", neighLines(out), []string{
@@ -219,15 +198,7 @@ func FuzzNeighbors(f *testing.F) {
 	f.Add("root@n1:~# ip neigh show dev eth0\nfe80::1 lladdr aa:bb:cc:dd:ee:02 router STALE\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := Neighbors(strings.NewReader(in), "fuzz.txt")
-		var list model.ErrorList
-		if err != nil && !errors.As(err, &list) {
-			t.Fatalf("error %v is not positioned", err)
-		}
-		for _, e := range list {
-			if e.Pos.File != "fuzz.txt" || e.Pos.Line == 0 {
-				t.Fatalf("error without a line: %v", e)
-			}
-		}
+		checkFuzzErrors(t, err, "fuzz.txt")
 		for _, n := range out {
 			if n.Pos.Line == 0 || !n.IP.IsValid() || n.MAC != strings.ToLower(n.MAC) {
 				t.Fatalf("bad entry: %+v", n)

@@ -264,15 +264,7 @@ func FuzzNFT(f *testing.F) {
 	f.Add("table ip t {\n\tchain c {\n\t\tnumgen random mod 2 vmap { 0 : goto a, 1 : goto b }\n\t}\n}\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		sets, err := NFT(strings.NewReader(in), "fuzz.nft")
-		var list model.ErrorList
-		if err != nil && !errors.As(err, &list) {
-			t.Fatalf("error %v is not positioned", err)
-		}
-		for _, e := range list {
-			if e.Pos.File != "fuzz.nft" || e.Pos.Line == 0 {
-				t.Fatalf("error without a line: %v", e)
-			}
-		}
+		checkFuzzErrors(t, err, "fuzz.nft")
 		for _, rs := range sets {
 			for _, tb := range rs.Tables {
 				for _, c := range tb.Chains {

@@ -80,14 +80,7 @@ func readRoutes(r io.Reader, name, node, command string, errs *model.ErrorList) 
 		if t == "" {
 			continue
 		}
-		if n, ok := nodeMarker(line); ok {
-			node, last = n, -1
-			continue
-		}
-		if host, cmd, ok := prompt(line); ok {
-			if host != "" {
-				node = host
-			}
+		if cmd, ok := nodeLine(line, &node); ok {
 			if cmd != "" {
 				v6 = routeCmdV6(cmd)
 			}

@@ -2,9 +2,7 @@ package parse
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,16 +13,7 @@ import (
 
 func routeFile(t *testing.T, rel string) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(testutil.Root(), rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out, err := Routes(f, filepath.Base(rel))
-	if err != nil {
-		t.Fatalf("%s: %v", rel, err)
-	}
-	return routeLines(out)
+	return routeLines(readTestFile(t, rel, Routes))
 }
 
 // routeLines formats routes as "line node type dst via dev src table proto
@@ -134,18 +123,7 @@ func TestRoutesErrors(t *testing.T) {
 		"10.3.0.0/24 dev eth0 wobbly\n" +
 		"10.4.0.0/24 dev eth0 proto kernel scope link src 10.4.0.1\n"
 	out, err := Routes(strings.NewReader(in), "bad.txt")
-	var list model.ErrorList
-	if !errors.As(err, &list) {
-		t.Fatalf("error %v, want a list", err)
-	}
-	var at []string
-	for _, e := range list {
-		at = append(at, e.Pos.String())
-		if !errors.Is(e, ErrSyntax) {
-			t.Errorf("%v does not wrap ErrSyntax", e)
-		}
-	}
-	if strings.Join(at, " ") != "bad.txt:1 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6" {
+	if at := syntaxErrorsAt(t, err); at != "bad.txt:1 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6" {
 		t.Errorf("errors at %v, want lines 1, 3 to 6:\n%v", at, err)
 	}
 	checkHostLines(t, "bad.txt", routeLines(out), []string{
@@ -178,25 +156,11 @@ func TestRoutesOpen(t *testing.T) {
 }
 
 func FuzzRoutes(f *testing.F) {
-	for _, rel := range routeFiles {
-		b, err := os.ReadFile(filepath.Join(testutil.Root(), rel))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(string(b))
-	}
+	addSeedFiles(f, routeFiles)
 	f.Add("root@n1:~# ip -6 r\ndefault proto ra metric 1024\n\tnexthop via fe80::1 dev eth0 weight 1\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := Routes(strings.NewReader(in), "fuzz.txt")
-		var list model.ErrorList
-		if err != nil && !errors.As(err, &list) {
-			t.Fatalf("error %v is not positioned", err)
-		}
-		for _, e := range list {
-			if e.Pos.File != "fuzz.txt" || e.Pos.Line == 0 {
-				t.Fatalf("error without a line: %v", e)
-			}
-		}
+		checkFuzzErrors(t, err, "fuzz.txt")
 		for _, r := range out {
 			if r.Pos.Line == 0 || !r.Dst.IsValid() || r.Raw == "" {
 				t.Fatalf("bad route: %+v", r)

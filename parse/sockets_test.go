@@ -566,15 +566,7 @@ func FuzzSockets(f *testing.F) {
 	f.Add("tcp LISTEN 0 128 *:22 *:* users:((\"sshd\",1231,3))\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		socks, counts, err := Sockets(strings.NewReader(in), "fuzz.txt")
-		var list model.ErrorList
-		if err != nil && !errors.As(err, &list) {
-			t.Fatalf("error %v is not positioned", err)
-		}
-		for _, e := range list {
-			if e.Pos.File != "fuzz.txt" || e.Pos.Line == 0 {
-				t.Fatalf("error without a line: %v", e)
-			}
-		}
+		checkFuzzErrors(t, err, "fuzz.txt")
 		for _, s := range socks {
 			if s.Pos.Line == 0 || s.Proto == "" {
 				t.Fatalf("socket without a line or protocol: %+v", s)

@@ -46,14 +46,7 @@ func readSysctl(r io.Reader, name string, errs *model.ErrorList) (out []model.Sy
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		if n, ok := nodeMarker(line); ok {
-			node = n
-			continue
-		}
-		if host, _, ok := prompt(line); ok {
-			if host != "" {
-				node = host
-			}
+		if _, ok := nodeLine(line, &node); ok {
 			continue
 		}
 		if sysctlMessageRe.MatchString(line) {
