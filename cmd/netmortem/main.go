@@ -20,7 +20,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -37,13 +36,7 @@ const (
 )
 
 func main() {
-	// netmortem builds one large, long-lived model of the evidence and
-	// then exits: collecting garbage four times less often halves the run
-	// time on large captures for a bounded amount of extra memory. GOGC
-	// in the environment still wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	setMemoryPolicy()
 	os.Exit(profiled(func() int { return run(os.Args[1:], os.Stdout, os.Stderr) }))
 }
 

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+)
+
+// Memory policy. netmortem builds one large, long-lived model of the
+// evidence and then exits: collecting garbage four times less often
+// (GOGC=400) halves the run time on large captures. Left alone, that lets
+// the heap grow to five times what is live; a soft memory limit of
+// memoryFloor keeps small and medium runs under it. When what is live
+// comes near the limit (a capture with hundreds of thousands of
+// connections open at once), the limit is raised to twice the live heap,
+// so that the collector never runs back to back: memory then follows the
+// live data, as with the default GOGC of 100. GOGC and GOMEMLIMIT in the
+// environment still win.
+const memoryFloor = 256 << 20
+
+func setMemoryPolicy() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(memoryFloor)
+	g := &gcWatch{limit: memoryFloor, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	runtime.SetFinalizer(&gcSentinel{}, g.afterGC)
+}
+
+// gcWatch raises the memory limit after a collection that found the live
+// heap near it.
+type gcWatch struct {
+	limit  int64
+	sample []metrics.Sample
+}
+
+// gcSentinel is garbage made to be collected: its finalizer runs after each
+// collection and makes the next one.
+type gcSentinel struct{ _ byte }
+
+func (g *gcWatch) afterGC(*gcSentinel) {
+	if debug.SetMemoryLimit(-1) != g.limit {
+		return // set by someone else (batch --memory-limit): theirs
+	}
+	metrics.Read(g.sample)
+	if g.sample[0].Value.Kind() == metrics.KindUint64 {
+		live := int64(g.sample[0].Value.Uint64())
+		if live+live/4 > g.limit {
+			g.limit = 2 * live
+			debug.SetMemoryLimit(g.limit)
+		}
+	}
+	runtime.SetFinalizer(&gcSentinel{}, g.afterGC)
+}
