@@ -47,9 +47,19 @@ func sniffKube(_ string, head []byte) int {
 		return 0
 	}
 	seen := map[string]bool{}
+	items := false
 	for _, line := range headLines(head, 400) {
 		if m := yamlTopKeyRe.FindStringSubmatch(line); m != nil {
 			seen[m[1]] = true
+		}
+		switch {
+		case line == "items:":
+			items = true
+		case items && yamlItemKindRe.MatchString(line):
+			// kubectl -o yaml prints a List's own kind after its
+			// items, beyond the head of a long one: an item's kind
+			// will do.
+			seen["kind"] = true
 		}
 	}
 	if seen["apiVersion"] && seen["kind"] {
@@ -57,6 +67,8 @@ func sniffKube(_ string, head []byte) int {
 	}
 	return 0
 }
+
+var yamlItemKindRe = regexp.MustCompile(`^(?:- |  )kind:\s*[A-Z]\w*\s*$`)
 
 // KubeObjects reads Kubernetes objects from kubectl's JSON or YAML output:
 // single objects, Lists (kind: List, or typed lists such as ServiceList),

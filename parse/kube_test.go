@@ -147,6 +147,9 @@ func TestSniffKube(t *testing.T) {
 		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: etcd\n":                            true,
 		"Name:         kube-controller-manager\nNamespace:    kube-system\n":              false,
 		"{\"net.ipv4.ip_forward\": \"1\"}\n":                                              false,
+		// the head of a long kubectl -o yaml List: its own kind comes last
+		"apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata:\n    name: a\n": true,
+		"apiVersion: v1\nitems:\n- name: a\n  value: b\n":                                       false,
 	} {
 		if got := sniffKube("x", []byte(in)) >= 50; got != want {
 			t.Errorf("sniff %q = %v, want %v", in[:16], got, want)
