@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"bytes"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -25,7 +26,7 @@ import (
 //
 // and review the diff. Paths in the goldens are relative to the corpus
 // (dumps/...) or to fixtures (seeds/...), so they do not depend on where
-// the checkout is.
+// the checkout is. Files are opened in parallel subtests.
 //
 // A file must read without a warning unless it is listed in
 // goldenWarnings with the reason its warnings are a property of the input;
@@ -64,17 +65,20 @@ func TestGoldenCorpus(t *testing.T) {
 	goldenTree(t, filepath.Dir(testutil.CorpusDir(t, "dumps")), "dumps")
 }
 
-// goldenTree opens every file under base/root, from base, and compares each
-// with its golden.
+// goldenTree opens every file under base/root and compares each with its
+// golden, in parallel.
 func goldenTree(t *testing.T, base, root string) {
-	t.Chdir(base)
 	var files []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(base, root), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.IsDir() {
-			files = append(files, filepath.ToSlash(p))
+			rel, err := filepath.Rel(base, p)
+			if err != nil {
+				return err
+			}
+			files = append(files, filepath.ToSlash(rel))
 		}
 		return nil
 	})
@@ -90,7 +94,8 @@ func goldenTree(t *testing.T, base, root string) {
 		gp := filepath.Join(goldenDir, filepath.FromSlash(f)+".json")
 		want[gp] = true
 		t.Run(strings.TrimPrefix(f, root+"/"), func(t *testing.T) {
-			g := goldenOpen(t, f)
+			t.Parallel()
+			g := goldenOpen(t, base, f)
 			reason := goldenReason(f)
 			switch {
 			case len(g.Warnings) > 0 && reason == "":
@@ -98,20 +103,12 @@ func goldenTree(t *testing.T, base, root string) {
 			case len(g.Warnings) == 0 && reason != "":
 				t.Errorf("%s reads without a warning now: remove it from goldenWarnings", f)
 			}
-			testutil.GoldenJSON(t, gp, g)
+			testutil.GoldenJSON(t, gp, g.rooted(t, base))
 		})
 	}
-	// A golden whose input is gone is stale.
-	_ = filepath.WalkDir(filepath.Join(goldenDir, root), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || want[p] {
-			return nil
-		}
-		if *testutil.Update {
-			return os.Remove(p)
-		}
-		t.Errorf("%s has no input any more (go test -run Golden -update removes it)", p)
-		return nil
-	})
+	// A golden whose input is gone is stale. (Cleanup: after the parallel
+	// subtests.)
+	t.Cleanup(func() { goldenStale(t, goldenDir, root, want) })
 	for k := range goldenWarnings {
 		if !strings.HasPrefix(k, root+"/") {
 			continue
@@ -124,6 +121,19 @@ func goldenTree(t *testing.T, base, root string) {
 			t.Errorf("goldenWarnings names %s, which is not an input", k)
 		}
 	}
+}
+
+func goldenStale(t *testing.T, goldenDir, root string, want map[string]bool) {
+	_ = filepath.WalkDir(filepath.Join(goldenDir, root), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || want[p] {
+			return nil
+		}
+		if *testutil.Update {
+			return os.Remove(p)
+		}
+		t.Errorf("%s has no input any more (go test -run Golden -update removes it)", p)
+		return nil
+	})
 }
 
 func goldenReason(f string) string {
@@ -152,9 +162,21 @@ type golden struct {
 	Snapshot *model.Snapshot `json:"snapshot,omitempty"`
 }
 
-func goldenOpen(t *testing.T, name string) golden {
+// rooted returns g as JSON with base/ cut from every path in it, so that
+// paths are relative to the corpus or to fixtures.
+func (g golden) rooted(t *testing.T, base string) json.RawMessage {
 	t.Helper()
-	snap, warns, err := Open(t.Context(), name, nil)
+	b, err := json.Marshal(g)
+	if err != nil {
+		t.Fatalf("the model does not marshal: %v", err)
+	}
+	prefix, _ := json.Marshal(filepath.ToSlash(base) + "/")
+	return bytes.ReplaceAll(b, prefix[1:len(prefix)-1], nil)
+}
+
+func goldenOpen(t *testing.T, base, name string) golden {
+	t.Helper()
+	snap, warns, err := Open(t.Context(), filepath.Join(base, filepath.FromSlash(name)), nil)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -171,10 +193,6 @@ func goldenOpen(t *testing.T, name string) golden {
 	s := *snap
 	s.Inputs = nil
 	g.Snapshot = &s
-	// A round trip through JSON must not fail (NaN, unsupported types).
-	if _, err := json.Marshal(g); err != nil {
-		t.Fatalf("the model does not marshal: %v", err)
-	}
 	return g
 }
 
