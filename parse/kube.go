@@ -47,9 +47,19 @@ func sniffKube(_ string, head []byte) int {
 		return 0
 	}
 	seen := map[string]bool{}
+	items := false
 	for _, line := range headLines(head, 400) {
 		if m := yamlTopKeyRe.FindStringSubmatch(line); m != nil {
 			seen[m[1]] = true
+		}
+		switch {
+		case line == "items:":
+			items = true
+		case items && yamlItemKindRe.MatchString(line):
+			// kubectl -o yaml prints a List's own kind after its
+			// items, beyond the head of a long one: an item's kind
+			// will do.
+			seen["kind"] = true
 		}
 	}
 	if seen["apiVersion"] && seen["kind"] {
@@ -58,9 +68,15 @@ func sniffKube(_ string, head []byte) int {
 	return 0
 }
 
+var yamlItemKindRe = regexp.MustCompile(`^(?:- |  )kind:\s*[A-Z]\w*\s*$`)
+
 // KubeObjects reads Kubernetes objects from kubectl's JSON or YAML output:
 // single objects, Lists (kind: List, or typed lists such as ServiceList),
-// and several YAML documents separated by "---". Services, Endpoints,
+// several YAML documents separated by "---", and JSON arrays of objects.
+// An empty List's items may be null. An object printed without its kind (a
+// client-go type marshalled by a Go program) is known by its fields: a
+// List by its items, an Event by involvedObject, a Pod by its containers,
+// a CustomResourceDefinition, an API resource list. Services, Endpoints,
 // EndpointSlices, Pods, Nodes, ComponentStatuses, Leases, Events, ConfigMaps,
 // DaemonSets and Ingresses (networking.k8s.io/v1) are kept, each with the
 // line of its first field and its "Kind namespace/name"; other kinds are
@@ -101,9 +117,39 @@ func readKube(ctx context.Context, r io.Reader, src *Source, snap *model.Snapsho
 		if len(doc.Content) == 0 {
 			continue // empty document
 		}
-		n += kubeNode(doc.Content[0], "", src, snap, errs)
+		root := doc.Content[0]
+		if root.Kind == yaml.SequenceNode {
+			// A JSON array of objects, as troubleshoot writes custom
+			// resources and the API's resource lists.
+			for _, it := range root.Content {
+				n += kubeNode(it, "", src, snap, errs)
+			}
+			continue
+		}
+		n += kubeNode(root, "", src, snap, errs)
 	}
 	return n
+}
+
+// inferKind names the kind of an object printed without its kind, as Go
+// programs that marshal client-go types write them (troubleshoot's run
+// collectors, its CustomResourceDefinition list): from the fields only
+// that kind has. "" when the shape says nothing.
+func inferKind(node *yaml.Node) string {
+	spec := mapValue(node, "spec")
+	switch {
+	case mapValue(node, "items") != nil:
+		return "List"
+	case mapValue(node, "groupVersion") != nil && mapValue(node, "resources") != nil:
+		return "APIResourceList"
+	case mapValue(node, "involvedObject") != nil:
+		return "Event"
+	case mapValue(spec, "containers") != nil:
+		return "Pod"
+	case mapValue(spec, "group") != nil && mapValue(spec, "names") != nil:
+		return "CustomResourceDefinition"
+	}
+	return ""
 }
 
 // mapValue returns the value node of key in a mapping node.
@@ -138,10 +184,13 @@ func kubeNode(node *yaml.Node, itemKind string, src *Source, snap *model.Snapsho
 	if kind == "" {
 		kind = itemKind
 	}
-	if strings.HasSuffix(kind, "List") {
+	if kind == "" {
+		kind = inferKind(node)
+	}
+	if strings.HasSuffix(kind, "List") && kind != "APIResourceList" {
 		items := mapValue(node, "items")
-		if items == nil {
-			return 0
+		if items == nil || items.Tag == "!!null" {
+			return 0 // Go marshals an empty List's items as null
 		}
 		if items.Kind != yaml.SequenceNode {
 			errs.Addf(model.Pos{File: src.Name, Line: items.Line}, "", "items: expected a list")

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,6 +147,9 @@ func TestSniffKube(t *testing.T) {
 		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: etcd\n":                            true,
 		"Name:         kube-controller-manager\nNamespace:    kube-system\n":              false,
 		"{\"net.ipv4.ip_forward\": \"1\"}\n":                                              false,
+		// the head of a long kubectl -o yaml List: its own kind comes last
+		"apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata:\n    name: a\n": true,
+		"apiVersion: v1\nitems:\n- name: a\n  value: b\n":                                       false,
 	} {
 		if got := sniffKube("x", []byte(in)) >= 50; got != want {
 			t.Errorf("sniff %q = %v, want %v", in[:16], got, want)
@@ -200,5 +204,65 @@ func TestKubeIngress(t *testing.T) {
 	merged.Merge(&snap.Kube)
 	if len(merged.Ingresses) != 2 || merged.Len() != 2 {
 		t.Errorf("merge: %d ingresses, Len %d", len(merged.Ingresses), merged.Len())
+	}
+}
+
+// What troubleshoot writes: an empty List's items as null, custom resources
+// as a JSON array of objects, and (run collectors, the CRD list) client-go
+// objects without their kind, known by their fields.
+func TestKubeTroubleshootShapes(t *testing.T) {
+	ins := []string{`{
+  "kind": "ServiceList",
+  "apiVersion": "v1",
+  "metadata": {"resourceVersion": "687"},
+  "items": null
+}`, `[
+  {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a", "namespace": "ns"}},
+  {"apiVersion": "k3s.cattle.io/v1", "kind": "Addon", "metadata": {"name": "b"}}
+]`, `{
+  "metadata": {"name": "run-example", "namespace": "default"},
+  "spec": {"containers": [{"name": "c", "image": "busybox"}]}
+}`, `{
+  "metadata": {"resourceVersion": "697"},
+  "items": [
+    {"metadata": {"name": "run-example.1", "namespace": "default"},
+     "involvedObject": {"kind": "Pod", "name": "run-example"}, "reason": "Pulled"}
+  ]
+}`,
+		`{"metadata": {"resourceVersion": "1"}, "items": [{"metadata": {"name": "addons.k3s.cattle.io"}, "spec": {"group": "k3s.cattle.io", "names": {"kind": "Addon"}}}]}`,
+		`[{"groupVersion": "batch/v1", "resources": [{"name": "jobs", "kind": "Job"}]}]`,
+	}
+	src := &Source{Name: "ts.json"}
+	snap := &model.Snapshot{}
+	n := 0
+	for _, in := range ins {
+		m, err := kubeFormat.Parse(t.Context(), strings.NewReader(in), src, snap)
+		if err != nil {
+			t.Errorf("%v in\n%s", err, in)
+		}
+		n += m
+	}
+	if n != 3 {
+		t.Errorf("%d records, want 3", n)
+	}
+	k := snap.Kube
+	if len(k.Services) != 1 || k.Services[0].Source.Pos.String() != "ts.json:2 (Service ns/a)" {
+		t.Errorf("services %+v", k.Services)
+	}
+	if len(k.Pods) != 1 || k.Pods[0].Source.Pos.String() != "ts.json:1 (Pod default/run-example)" || k.Pods[0].Spec.Containers[0].Image != "busybox" {
+		t.Errorf("pods %+v", k.Pods)
+	}
+	if len(k.Events) != 1 || k.Events[0].Reason != "Pulled" || k.Events[0].InvolvedObject.Name != "run-example" ||
+		k.Events[0].Source.Pos.String() != "ts.json:4 (Event default/run-example.1)" {
+		t.Errorf("events %+v", k.Events)
+	}
+	want := map[string]int{"Service": 1, "Addon": 1, "Pod": 1, "Event": 1, "CustomResourceDefinition": 1, "APIResourceList": 1}
+	if fmt.Sprint(src.Details) != fmt.Sprint(want) {
+		t.Errorf("details %v, want %v", src.Details, want)
+	}
+	// An object whose fields say nothing is still reported.
+	_, err := kubeFormat.Parse(t.Context(), strings.NewReader(`{"metadata": {"name": "mystery"}}`), src, snap)
+	if err == nil || err.Error() != "ts.json:1: object without a kind" {
+		t.Errorf("mystery object: %v", err)
 	}
 }

@@ -90,6 +90,9 @@ var (
 //     msg, client: ..., server: ...": the context after the message in
 //     Fields (client, server, request, upstream, host), the errno and its
 //     text in "errno" and "strerror".
+//   - the nginx image's entrypoint lines ("/docker-entrypoint.sh: ...",
+//     "10-listen-on-ipv6-by-default.sh: info: ..."): the script in Fields
+//     "script", the level when it says one.
 //
 // Times without a zone are read as UTC. klog and syslog times have no
 // year: they are in year 0, and nothing here guesses it (a rule comparing
@@ -287,12 +290,22 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 	if ev, ok := parseNginxAccess(line); ok {
 		return ev, "nginx-access", true
 	}
+	if m, rest := submatches(entrypointRe, line); m != nil {
+		// The official nginx image's entrypoint and its scripts, ahead
+		// of nginx's own log in every nginx container's output.
+		return model.LogEvent{Level: m[2], Message: rest, Fields: map[string]string{"script": m[1]}}, "plain", true
+	}
 	if rest, ok := strings.CutPrefix(line, "[WARNING] "); ok {
 		// etcd's own warnings about its flags, before its logger starts.
 		return model.LogEvent{Level: "WARNING", Message: rest}, "plain", true
 	}
 	return model.LogEvent{}, "", false
 }
+
+// entrypointRe matches the lines of the nginx image's /docker-entrypoint.sh
+// and of the scripts it runs from /docker-entrypoint.d ("10-listen-on-ipv6-
+// by-default.sh: info: Enabled listen on IPv6 ...").
+var entrypointRe = regexp.MustCompile(`^(/docker-entrypoint\.sh|\d\d-[\w.-]+\.(?:sh|envsh)): (?:(info|warn|warning|error): )?`)
 
 // --- klog
 
@@ -910,7 +923,8 @@ func sniffLogs(head []byte, shape string) int {
 		counts["syslog"] = 0
 	}
 	recognized, dominant, best := 0, "", 0
-	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "syslog", "plain"} {
+	recognized += counts["plain"] // read by every log format, never names one
+	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "syslog"} {
 		recognized += counts[k]
 		if counts[k] > best {
 			dominant, best = k, counts[k]

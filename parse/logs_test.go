@@ -393,3 +393,29 @@ func FuzzLogs(f *testing.F) {
 		}
 	})
 }
+
+// The official nginx image prints its entrypoint's lines before nginx's
+// own log (as in the k3d support bundle of the shared corpus).
+func TestLogsNginxEntrypoint(t *testing.T) {
+	in := `/docker-entrypoint.sh: /docker-entrypoint.d/ is not empty, will attempt to perform configuration
+10-listen-on-ipv6-by-default.sh: info: Enabled listen on IPv6 in /etc/nginx/conf.d/default.conf
+/docker-entrypoint.sh: Configuration complete; ready for start up
+2022/12/21 09:42:41 [notice] 1#1: using the "epoll" event method
+/usr/local/bin/other.sh: not an entrypoint line
+`
+	evs, err := Logs(strings.NewReader(in), "nginx.log")
+	if err == nil || err.Error() != `nginx.log:5: syntax error: expected a log line (klog, syslog, etcd, JSON, nginx access or error log) ("/usr/local/bin/other.sh: not an entrypoint line")` {
+		t.Errorf("err %v", err)
+	}
+	want := `1 -  nginx@ "/docker-entrypoint.d/ is not empty, will attempt to perform configuration" {script=/docker-entrypoint.sh}
+2 - info nginx@ "Enabled listen on IPv6 in /etc/nginx/conf.d/default.conf" {script=10-listen-on-ipv6-by-default.sh}
+3 -  nginx@ "Configuration complete; ready for start up" {script=/docker-entrypoint.sh}
+4 2022-12-21T09:42:41Z notice nginx@ "using the \"epoll\" event method" {pid=1 tid=1}
+`
+	if got := eventLines(evs); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := sniffLogs([]byte(in), "nginx-error"); got == 0 {
+		t.Errorf("nginx-error sniff %d", got)
+	}
+}

@@ -134,10 +134,11 @@ type nftParser struct {
 	byFamily   map[string]*model.Ruleset
 	seen       map[string]bool // family/table of the current dump
 
-	table *model.Table
-	chain *model.Chain
-	maps  map[string]*nftMap
-	refs  map[*model.Rule]nftRef
+	table  *model.Table
+	chain  *model.Chain
+	chains map[string]bool // the chains of table, to find one listed twice
+	maps   map[string]*nftMap
+	refs   map[*model.Rule]nftRef
 
 	set      *nftMap // the set or map block being read, or a skipped block
 	inSet    bool
@@ -283,6 +284,7 @@ func (p *nftParser) top(raw, t string, pos model.Pos) {
 	p.table = &model.Table{Name: name, Pos: pos}
 	rs.Tables = append(rs.Tables, p.table)
 	p.maps = map[string]*nftMap{}
+	p.chains = map[string]bool{}
 	p.refs = map[*model.Rule]nftRef{}
 }
 
@@ -295,9 +297,10 @@ func (p *nftParser) inTable(t string, pos model.Pos) {
 	if f[len(f)-1] == "{" && len(f) == 3 {
 		switch f[0] {
 		case "chain":
-			if p.table.Chain(f[1]) != nil {
+			if p.chains[f[1]] {
 				p.errorf(pos, t, "chain %s listed twice in table %s", f[1], p.table.Name)
 			}
+			p.chains[f[1]] = true
 			p.chain = &model.Chain{Name: f[1], Rules: []*model.Rule{}, Pos: pos}
 			p.table.Chains = append(p.table.Chains, p.chain)
 			return

@@ -308,3 +308,30 @@ func TestNFTMarks(t *testing.T) {
 		t.Errorf("negated mark, numeric protocol %+v", r[4])
 	}
 }
+
+// A chain listed twice in one table is reported (chains are looked up by
+// name, not by a scan of the table: a kube-proxy ruleset of 10,000
+// Services has 40,000 chains). The same name in another table is fine.
+func TestNFTChainTwice(t *testing.T) {
+	in := `table ip a {
+	chain c {
+		accept
+	}
+	chain c {
+		drop
+	}
+}
+table ip b {
+	chain c {
+		accept
+	}
+}
+`
+	sets, err := NFT(strings.NewReader(in), "twice.nft")
+	if err == nil || err.Error() != `twice.nft:5: syntax error: chain c listed twice in table a ("chain c {")` {
+		t.Errorf("err %v", err)
+	}
+	if len(sets) != 1 || len(sets[0].Tables) != 2 || len(sets[0].Tables[0].Chains) != 2 || len(sets[0].Tables[1].Chains) != 1 {
+		t.Errorf("sets %+v", sets)
+	}
+}

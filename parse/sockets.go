@@ -60,7 +60,8 @@ func parseSocketTables(_ context.Context, r io.Reader, src *Source, snap *model.
 //     lines (attached to the socket above as Info; never an error);
 //   - netstat rows (-lntup, -tan, -anp, -neopa: User, Inode, PID/Program and
 //     Timer columns; the empty State of UDP rows is read as UNCONN); the
-//     UNIX, Bluetooth and other non-Internet sections are skipped, and so
+//     UNIX, Bluetooth and other non-Internet sections, and netstat -g's
+//     multicast group memberships, are skipped, and so
 //     are unix, netlink and packet rows of ss;
 //   - ss -s summaries, and "N VALUE" lines counted with sort | uniq -c,
 //     whose meaning (state, local or peer address, and the state a grep
@@ -169,7 +170,7 @@ func (sr *sockReader) line(line string) {
 		sr.skip("messages skipped")
 		return
 	}
-	if strings.HasPrefix(t, "Active ") {
+	if strings.HasPrefix(t, "Active ") || netstatGroupBanner(t) {
 		// netstat section banners: "Active Internet connections (only
 		// servers)", "Active UNIX domain sockets (...)", "Active Bluetooth
 		// connections", "Active X.25 sockets" ...
@@ -1378,11 +1379,18 @@ func sniffSockets(head []byte, tool string) int {
 	}
 	sr := &sockReader{cur: -1, skipped: map[string]int{}, l: &lines{errs: &model.ErrorList{}}}
 	matched, total, strong := 0, 0, false
+	groups := false // inside netstat -g's group memberships
 	for _, line := range headLines(head, 200) {
 		t := strings.TrimSpace(line)
 		if _, ok := nodeMarker(line); ok {
 			continue
 		}
+		if groups && !strings.HasPrefix(t, "Active ") {
+			if _, _, ok := prompt(line); !ok {
+				continue
+			}
+		}
+		groups = false
 		if _, cmd, ok := prompt(line); ok {
 			if c, ok := parseSockCmd(cmd); ok {
 				sr.cmd = c
@@ -1412,7 +1420,8 @@ func sniffSockets(head []byte, tool string) int {
 		}
 		total++
 		switch {
-		case strings.HasPrefix(t, "Active Internet connections"), strings.HasPrefix(t, "Active UNIX domain sockets"):
+		case strings.HasPrefix(t, "Active Internet connections"), strings.HasPrefix(t, "Active UNIX domain sockets"), netstatGroupBanner(t):
+			groups = netstatGroupBanner(t)
 			if tool == "netstat" {
 				matched, strong = matched+1, true
 			}
@@ -1439,6 +1448,13 @@ func sniffSockets(head []byte, tool string) int {
 		score = max(score, 95)
 	}
 	return score
+}
+
+// netstatGroupBanner reports whether t is the banner of netstat -g's
+// multicast group memberships ("IPv6/IPv4 Group Memberships"): a table
+// without sockets, skipped like the non-Internet sections.
+func netstatGroupBanner(t string) bool {
+	return strings.HasSuffix(t, "Group Memberships") && strings.HasPrefix(t, "IPv")
 }
 
 func sniffSS(_ string, head []byte) int      { return sniffSockets(head, "ss") }

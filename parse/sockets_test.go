@@ -598,3 +598,34 @@ func TestSocketsLayoutCommand(t *testing.T) {
 		}
 	}
 }
+
+// netstat -g lists multicast group memberships: no sockets, nothing to
+// report. A table after it is read as usual.
+func TestNetstatGroupMemberships(t *testing.T) {
+	in := `IPv6/IPv4 Group Memberships
+Interface       RefCnt Group
+--------------- ------ ---------------------
+lo              1      224.0.0.1
+eth0            4      ff02::1
+Active Internet connections (only servers)
+Proto Recv-Q Send-Q Local Address           Foreign Address         State
+tcp        0      0 0.0.0.0:22              0.0.0.0:*               LISTEN
+`
+	if got := sniffNetstat("g.txt", []byte(in)); got < 90 {
+		t.Errorf("netstat sniff %d", got)
+	}
+	if got := sniffSS("g.txt", []byte(in)); got != 0 {
+		t.Errorf("ss sniff %d", got)
+	}
+	g := strings.Join(strings.SplitAfter(in, "\n")[:5], "")
+	if got := sniffNetstat("g.txt", []byte(g)); got < 90 {
+		t.Errorf("netstat sniff of the group table alone %d", got)
+	}
+	socks, _, err := Sockets(strings.NewReader(in), "g.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(socks) != 1 || sockLine(socks[0]) != "8  tcp LISTEN 0.0.0.0:22 0.0.0.0:0" {
+		t.Errorf("sockets %v", socks)
+	}
+}
