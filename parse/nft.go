@@ -98,7 +98,9 @@ func sniffNFT(_ string, head []byte) int {
 // `ip daddr . meta l4proto . th dport vmap @service-ips` gives a rule per
 // element of the map service-ips, with the element's address, protocol
 // and port in Dst, Proto and DPort and the position of the element's line.
-// Sets and maps are otherwise not kept. Lines that cannot be read are
+// A named set's elements are kept in Table.Sets (a rule matching `ip daddr
+// @nodeport-ips` keeps "@nodeport-ips" in Dst); an element's comment is
+// the comment of its rule. Base chains keep their type and priority. Lines that cannot be read are
 // reported with their position and the rest is read.
 func NFT(r io.Reader, name string) ([]*model.Ruleset, error) {
 	var errs model.ErrorList
@@ -109,8 +111,8 @@ func NFT(r io.Reader, name string) ([]*model.Ruleset, error) {
 // nftElem is one element of a set or map: key, and verdict for a verdict
 // map.
 type nftElem struct {
-	key, verdict, raw string
-	pos               model.Pos
+	key, verdict, raw, comment string
+	pos                        model.Pos
 }
 
 type nftMap struct {
@@ -354,6 +356,19 @@ func (p *nftParser) endTable() {
 		}
 		c.Rules = rules
 	}
+	for name, m := range p.maps {
+		if m.verdict {
+			continue
+		}
+		if p.table.Sets == nil {
+			p.table.Sets = map[string][]string{}
+		}
+		keys := []string{}
+		for _, e := range m.elems {
+			keys = append(keys, e.key)
+		}
+		p.table.Sets[name] = keys
+	}
 	p.table, p.chain, p.set, p.inSet, p.maps, p.refs = nil, nil, nil, false, nil, nil
 }
 
@@ -409,8 +424,9 @@ func (p *nftParser) addElem(e string, pos model.Pos) {
 	el := nftElem{raw: e, pos: pos}
 	if k, v, ok := strings.Cut(e, " : "); ok {
 		el.key, el.verdict = strings.TrimSpace(k), strings.TrimSpace(v)
+		el.key, el.comment = nftElemComment(el.key)
 	} else {
-		el.key = e
+		el.key, el.comment = nftElemComment(e)
 		if p.set.verdict {
 			p.errorf(pos, e, "want KEY : VERDICT in a verdict map")
 			return
@@ -419,11 +435,30 @@ func (p *nftParser) addElem(e string, pos model.Pos) {
 	p.set.elems = append(p.set.elems, el)
 }
 
+// nftElemComment splits an element's `comment "..."` (kube-proxy names
+// the Service port of a no-endpoint-services element in it) from its key.
+func nftElemComment(key string) (string, string) {
+	k, c, ok := strings.Cut(key, ` comment "`)
+	if !ok {
+		return key, ""
+	}
+	return strings.TrimSpace(k), strings.TrimSuffix(strings.TrimSpace(c), `"`)
+}
+
+// nftInlineElem is the element KEY : VERDICT of an inline verdict map.
+func nftInlineElem(k, v string) nftElem {
+	k, c := nftElemComment(k)
+	return nftElem{key: k, verdict: v, comment: c}
+}
+
 // nftElemRule sets the matches of a map element's key and its verdict.
 func nftElemRule(r *model.Rule, keys []string, e nftElem) error {
 	parts := strings.Split(e.key, " . ")
 	if len(parts) != len(keys) {
 		return fmt.Errorf("element has %d key fields, the rule looks up %d", len(parts), len(keys))
+	}
+	if e.comment != "" {
+		r.Comment = e.comment
 	}
 	for i, k := range keys {
 		v := strings.TrimSpace(parts[i])
@@ -585,6 +620,14 @@ func (p *nftParser) chainHeader(f []string, t string, pos model.Pos) {
 	for i := 0; i+1 < len(f); i++ {
 		v := strings.TrimSuffix(f[i+1], ";")
 		switch f[i] {
+		case "type":
+			p.chain.Type = v
+		case "priority":
+			prio, ok := nftPriority(f[i+1:])
+			if !ok {
+				p.errorf(pos, t, "priority %q: want a number or a name (dstnat, srcnat, filter ...) with an offset", v)
+			}
+			p.chain.Priority = prio
 		case "hook":
 			p.chain.Hook = v
 		case "policy":
@@ -599,6 +642,41 @@ func (p *nftParser) chainHeader(f []string, t string, pos model.Pos) {
 	if p.chain.Hook == "" {
 		p.errorf(pos, t, "want `type TYPE hook HOOK priority P;` in a base chain")
 	}
+}
+
+// nftPriorityNames are the values of the priority names of the ip, ip6
+// and inet families.
+var nftPriorityNames = map[string]int{
+	"raw": -300, "mangle": -150, "dstnat": -100, "filter": 0, "security": 50, "srcnat": 100,
+}
+
+// nftPriority reads the words after `priority`: "-110;", "dstnat;",
+// "dstnat - 10;", "filter + 5;".
+func nftPriority(f []string) (int, bool) {
+	if len(f) == 0 {
+		return 0, false
+	}
+	end := strings.HasSuffix(f[0], ";")
+	w := strings.TrimSuffix(f[0], ";")
+	n, ok := nftPriorityNames[w]
+	if !ok {
+		v, err := strconv.Atoi(w)
+		if err != nil {
+			return 0, false
+		}
+		n = v
+	}
+	if end || len(f) < 3 || (f[1] != "-" && f[1] != "+") {
+		return n, true
+	}
+	off, err := strconv.Atoi(strings.TrimSuffix(f[2], ";"))
+	if err != nil {
+		return 0, false
+	}
+	if f[1] == "-" {
+		off = -off
+	}
+	return n + off, true
 }
 
 // nftKeyExpr are the expressions a rule matches on, with how many words
@@ -798,7 +876,7 @@ func nftInlineVmap(r *model.Rule, keys []string, elems [][]string, numgen int) (
 			if err := nftVerdict(&er, strings.Fields(v)); err != nil {
 				return nil, nil, err
 			}
-		} else if err := nftElemRule(&er, keys, nftElem{key: k, verdict: v}); err != nil {
+		} else if err := nftElemRule(&er, keys, nftInlineElem(k, v)); err != nil {
 			return nil, nil, err
 		}
 		out = append(out, &er)
