@@ -166,3 +166,253 @@ func TestIPVS(t *testing.T) {
 		t.Errorf("%d IPVS frontends, want 14", len(got))
 	}
 }
+
+// backendsOf lists each service port as "service proto [frontends] ->
+// backend (share) at line, ...".
+func backendsOf(sps []dataplane.ServicePort) []string {
+	var out []string
+	for _, sp := range sps {
+		var bs []string
+		for _, b := range sp.Backends {
+			bs = append(bs, fmt.Sprintf("%s at %d", b.Describe(), b.Pos.Line))
+		}
+		out = append(out, fmt.Sprintf("%s %s %s %v -> %s", sp.Mode, sp.Service, sp.Proto, sp.Frontends, strings.Join(bs, ", ")))
+	}
+	return out
+}
+
+// kube-proxy's nftables mode: the service-ips map's elements are the
+// frontends, numgen random mod N the split (1/N each), the endpoint
+// chains' dnat the backends.
+func TestNFTBackends(t *testing.T) {
+	for _, f := range []string{"kube-proxy-list-ruleset.txt", "kube-proxy-list-ruleset-a.txt"} {
+		sps := build(t, "parse/testdata/nft/"+f)
+		want := []string{
+			"nftables kube-system/kube-dns:dns-tcp tcp [10.96.0.10:53] -> 10.244.0.2:53 (33.3%) at 120, 10.244.0.3:53 (33.3%) at 125, 10.244.1.4:53 (33.3%) at 130",
+			"nftables default/kubernetes:https tcp [10.96.0.1:443] -> 172.18.0.2:6443 (100.0%) at 140",
+		}
+		if got := backendsOf(sps); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s:\n got %q\nwant %q", f, got, want)
+		}
+		if len(sps) != 2 {
+			continue
+		}
+		dns := sps[0]
+		if dns.Chain != "service-NWBZK7IH-kube-system/kube-dns/tcp/dns-tcp" || dns.Pos.Line != 23 ||
+			dns.Backends[1].Chain != "endpoint-IQ3D4WIZ-kube-system/kube-dns/tcp/dns-tcp__10.244.0.3/53" {
+			t.Errorf("%s: kube-dns chain %s at %d, backend chain %s", f, dns.Chain, dns.Pos.Line, dns.Backends[1].Chain)
+		}
+		for _, b := range dns.Backends {
+			if math.Abs(b.Probability-1.0/3) > 1e-12 {
+				t.Errorf("%s: %s %v, want 1/3", f, b.Address, b.Probability)
+			}
+		}
+	}
+	// A NodePort: the service-nodeports element goes to the external
+	// chain, which goes to the Service chain.
+	sps := build(t, "dataplane/testdata/nft/kube-proxy-nodeport-list-ruleset.txt")
+	want := []string{"nftables default/web:http tcp [10.96.100.10:80 NodePort 30080] -> 10.244.1.5:8080 (50.0%) at 126, 10.244.2.6:8080 (50.0%) at 131"}
+	if got := backendsOf(sps); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("nodeport:\n got %q\nwant %q", got, want)
+	}
+}
+
+// The public k3s listing (nft list table ip kube-proxy): nine Service
+// ports named from the chain names alone (no comments), hellopod-np-svc
+// spread over 9 endpoints by numgen random mod 9 and reachable on NodePort
+// 30000; the Service without endpoints has no service port (it is
+// rejected by the filter chains, see TestNFTTraceCorpus).
+func TestNFTCorpus(t *testing.T) {
+	dir := testutil.CorpusDir(t, "dumps", "nft")
+	snap, _, err := parse.Open(context.Background(), filepath.Join(dir, "unknown-repo_k3s_kube-proxy-nftables-mode_nft-list-table.txt"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sps := dataplane.Build(snap)
+	want := []string{
+		"nftables kube-system/kube-dns:dns-tcp tcp [10.43.0.10:53] -> 10.42.0.171:53 (100.0%) at 203",
+		"nftables kube-system/kube-dns:dns udp [10.43.0.10:53] -> 10.42.0.171:53 (100.0%) at 233",
+		"nftables riset/hellopod-np-svc tcp [10.43.195.72:8000 NodePort 30000] -> 10.42.2.218:8080 (11.1%) at 253, " +
+			"10.42.4.201:8080 (11.1%) at 148, 10.42.4.202:8080 (11.1%) at 153, 10.42.4.203:8080 (11.1%) at 158, " +
+			"10.42.4.204:8080 (11.1%) at 163, 10.42.4.205:8080 (11.1%) at 168, 10.42.4.206:8080 (11.1%) at 173, " +
+			"10.42.4.207:8080 (11.1%) at 178, 10.42.5.164:8080 (11.1%) at 258",
+		"nftables riset/latency-extender-svc:http tcp [10.43.34.64:3001] -> 10.42.0.174:3001 (100.0%) at 183",
+		"nftables default/kubernetes:https tcp [10.43.0.1:443] -> 10.34.4.142:6443 (100.0%) at 193",
+		"nftables kube-system/metrics-server:https tcp [10.43.10.165:443] -> 10.42.0.170:10250 (100.0%) at 243",
+		"nftables kube-system/kube-dns:metrics tcp [10.43.0.10:9153] -> 10.42.0.171:9153 (100.0%) at 213",
+		"nftables riset/opentelemetry-collector:otlp tcp [10.43.22.243:4317] -> 10.42.0.181:4317 (100.0%) at 263",
+		"nftables riset/opentelemetry-collector:otlp-http tcp [10.43.22.243:4318] -> 10.42.0.181:4318 (100.0%) at 268",
+	}
+	got := backendsOf(sps)
+	if len(got) != len(want) {
+		t.Fatalf("%d service ports, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("service port %d:\n got %s\nwant %s", i, got[i], want[i])
+		}
+	}
+	sum := 0.0
+	for _, b := range sps[2].Backends {
+		sum += b.Probability
+		if math.Abs(b.Probability-1.0/9) > 1e-12 {
+			t.Errorf("%s: %v, want 1/9", b.Address, b.Probability)
+		}
+	}
+	if math.Abs(sum-1) > 1e-12 {
+		t.Errorf("hellopod-np-svc shares add up to %v", sum)
+	}
+}
+
+// stepsOf lists a trace's steps as "line chain: note".
+func stepsOf(tr *dataplane.Trace) []string {
+	var out []string
+	for _, s := range tr.Steps {
+		out = append(out, fmt.Sprintf("%d %s %s: %s", s.Rule.Pos.Line, dataplane.Percent(s.Probability), s.Chain, s.Note))
+	}
+	return out
+}
+
+func nftDestinations(tr *dataplane.Trace) []string {
+	var out []string
+	for _, d := range tr.Destinations {
+		out = append(out, fmt.Sprintf("%s %s %v %s line %d via %s", d.Addr, dataplane.Percent(d.Probability), d.Translated, d.Verdict,
+			d.Pos.Line, strings.Join(d.Via, " > ")))
+	}
+	return out
+}
+
+func TestNFTTrace(t *testing.T) {
+	const nodeport = "dataplane/testdata/nft/kube-proxy-nodeport-list-ruleset.txt"
+	const web = "service-HVFWP5L3-default/web/tcp/http"
+	const ep1 = "endpoint-4CWX3ECR-default/web/tcp/http__10.244.1.5/8080"
+	const ep2 = "endpoint-DUVQ5S7B-default/web/tcp/http__10.244.2.6/8080"
+	for _, tc := range []struct {
+		name  string
+		probe dataplane.Probe
+		hook  string
+		steps []string
+		dests []string
+	}{{
+		name:  "ClusterIP from a pod",
+		probe: dataplane.Probe{Dst: netip.MustParseAddrPort("10.96.100.10:80"), Src: netip.MustParseAddr("10.244.1.9"), Proto: "tcp"},
+		hook:  "prerouting > forward",
+		steps: []string{
+			"96 100.0% nat-prerouting: jump to services",
+			"30 100.0% services: goto " + web,
+			"136 50.0% " + web + ": statistic 0.5: goto " + ep1,
+			"126 50.0% " + ep1 + ": DNAT to 10.244.1.5:8080",
+			"136 50.0% " + web + ": statistic 1: goto " + ep2,
+			"131 50.0% " + ep2 + ": DNAT to 10.244.2.6:8080",
+		},
+		dests: []string{
+			"10.244.1.5:8080 50.0% true  line 126 via nat-prerouting > services > " + web + " > " + ep1,
+			"10.244.2.6:8080 50.0% true  line 131 via nat-prerouting > services > " + web + " > " + ep2,
+		},
+	}, {
+		name:  "NodePort from the node",
+		probe: dataplane.Probe{Dst: netip.MustParseAddrPort("172.18.0.2:30080"), Proto: "tcp", Output: true},
+		hook:  "output",
+		steps: []string{
+			"101 100.0% nat-output: jump to services",
+			"36 100.0% services: goto external-HVFWP5L3-default/web/tcp/http",
+			"140 100.0% external-HVFWP5L3-default/web/tcp/http: jump to mark-for-masquerade",
+			"110 100.0% mark-for-masquerade: MARK 0x4000/0x4000",
+			"141 100.0% external-HVFWP5L3-default/web/tcp/http: goto " + web,
+			"136 50.0% " + web + ": statistic 0.5: goto " + ep1,
+			"126 50.0% " + ep1 + ": DNAT to 10.244.1.5:8080",
+			"136 50.0% " + web + ": statistic 1: goto " + ep2,
+			"131 50.0% " + ep2 + ": DNAT to 10.244.2.6:8080",
+		},
+		dests: []string{
+			"10.244.1.5:8080 50.0% true  line 126 via nat-output > services > external-HVFWP5L3-default/web/tcp/http > " + web + " > " + ep1,
+			"10.244.2.6:8080 50.0% true  line 131 via nat-output > services > external-HVFWP5L3-default/web/tcp/http > " + web + " > " + ep2,
+		},
+	}, {
+		name:  "ClusterIP without endpoints",
+		probe: dataplane.Probe{Dst: netip.MustParseAddrPort("10.96.200.20:80"), Proto: "tcp"},
+		hook:  "prerouting > forward",
+		steps: []string{
+			"96 100.0% nat-prerouting: jump to services",
+			"57 100.0% filter-forward: jump to service-endpoints-check",
+			"18 100.0% service-endpoints-check: goto reject-chain",
+			"78 100.0% reject-chain: REJECT: the connection is refused",
+		},
+		dests: []string{"10.96.200.20:80 100.0% false REJECT line 78 via filter-forward > service-endpoints-check > reject-chain"},
+	}, {
+		name:  "NodePort without endpoints, from the node",
+		probe: dataplane.Probe{Dst: netip.MustParseAddrPort("172.18.0.2:30090"), Proto: "tcp", Output: true},
+		hook:  "output > input",
+		steps: []string{
+			"101 100.0% nat-output: jump to services",
+			"51 100.0% filter-input: jump to nodeport-endpoints-check",
+			"24 100.0% nodeport-endpoints-check: goto reject-chain",
+			"78 100.0% reject-chain: REJECT: the connection is refused",
+		},
+		dests: []string{"172.18.0.2:30090 100.0% false REJECT line 78 via filter-input > nodeport-endpoints-check > reject-chain"},
+	}, {
+		name:  "NodePort without endpoints, from elsewhere",
+		probe: dataplane.Probe{Dst: netip.MustParseAddrPort("172.18.0.2:30090"), Proto: "tcp"},
+		hook:  "prerouting > input",
+		steps: []string{
+			"96 100.0% nat-prerouting: jump to services",
+			"51 100.0% filter-input: jump to nodeport-endpoints-check",
+			"24 100.0% nodeport-endpoints-check: goto reject-chain",
+			"78 100.0% reject-chain: REJECT: the connection is refused",
+		},
+		dests: []string{"172.18.0.2:30090 100.0% false REJECT line 78 via filter-input > nodeport-endpoints-check > reject-chain"},
+	}, {
+		name:  "another port of a ClusterIP",
+		probe: dataplane.Probe{Dst: netip.MustParseAddrPort("10.96.100.10:81"), Proto: "tcp", Output: true},
+		hook:  "output",
+		steps: []string{
+			"101 100.0% nat-output: jump to services",
+			"69 100.0% filter-output-post-dnat: jump to cluster-ips-check",
+			"90 100.0% cluster-ips-check: REJECT: the connection is refused",
+		},
+		dests: []string{"10.96.100.10:81 100.0% false REJECT line 90 via filter-output-post-dnat > cluster-ips-check"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := traceOf(t, nodeport, tc.probe)
+			if tr.Hook != tc.hook || tr.Format != "nft" {
+				t.Errorf("hook %q format %q, want %q nft", tr.Hook, tr.Format, tc.hook)
+			}
+			if got := stepsOf(tr); fmt.Sprint(got) != fmt.Sprint(tc.steps) {
+				t.Errorf("steps\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(tc.steps, "\n     "))
+			}
+			if got := nftDestinations(tr); fmt.Sprint(got) != fmt.Sprint(tc.dests) {
+				t.Errorf("destinations\n got %q\nwant %q", got, tc.dests)
+			}
+		})
+	}
+}
+
+// The k3s listing: a NodePort over nine endpoints, and the Service
+// without endpoints rejected.
+func TestNFTTraceCorpus(t *testing.T) {
+	dir := testutil.CorpusDir(t, "dumps", "nft")
+	rel, err := filepath.Rel(testutil.Root(), filepath.Join(dir, "unknown-repo_k3s_kube-proxy-nftables-mode_nft-list-table.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := traceOf(t, rel, dataplane.Probe{Dst: netip.MustParseAddrPort("10.34.4.246:30000"), Proto: "tcp"})
+	if len(tr.Destinations) != 9 {
+		t.Fatalf("%d destinations: %q", len(tr.Destinations), nftDestinations(tr))
+	}
+	for i, want := range []string{"10.42.2.218:8080", "10.42.4.201:8080", "10.42.4.202:8080", "10.42.4.203:8080", "10.42.4.204:8080",
+		"10.42.4.205:8080", "10.42.4.206:8080", "10.42.4.207:8080", "10.42.5.164:8080"} {
+		d := tr.Destinations[i]
+		if d.Addr != want || !d.Translated || math.Abs(d.Probability-1.0/9) > 1e-12 {
+			t.Errorf("destination %d: %s %v, want %s 1/9", i, d.Addr, d.Probability, want)
+		}
+	}
+	if got := stepsOf(tr)[1]; got != "31 100.0% services: goto external-P6J77WGM-riset/hellopod-np-svc/tcp/" {
+		t.Errorf("NodePort element step %q", got)
+	}
+	for _, out := range []bool{false, true} {
+		tr = traceOf(t, rel, dataplane.Probe{Dst: netip.MustParseAddrPort("10.43.21.102:4317"), Proto: "tcp", Output: out})
+		if got := fmt.Sprint(nftDestinations(tr)); !strings.HasPrefix(got, "[10.43.21.102:4317 100.0% false REJECT line 143 via ") {
+			t.Errorf("no-endpoint service (output %v): %s", out, got)
+		}
+	}
+}
