@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -414,5 +415,34 @@ func TestNFTTraceCorpus(t *testing.T) {
 		if got := fmt.Sprint(nftDestinations(tr)); !strings.HasPrefix(got, "[10.43.21.102:4317 100.0% false REJECT line 143 via ") {
 			t.Errorf("no-endpoint service (output %v): %s", out, got)
 		}
+	}
+}
+
+// A goto does not come back: what falls through the chain it went to
+// leaves the calling chain too, while the connections the goto rule did
+// not take go on with the calling chain's next rule.
+func TestTraceGoto(t *testing.T) {
+	dir := t.TempDir()
+	in := "*nat\n:PREROUTING ACCEPT [0:0]\n:A - [0:0]\n:B - [0:0]\n" +
+		"-A PREROUTING -j A\n" +
+		"-A PREROUTING -p tcp -j DNAT --to-destination 10.0.0.3:80\n" +
+		"-A A -m statistic --mode random --probability 0.25 -g B\n" +
+		"-A A -p tcp -j DNAT --to-destination 10.0.0.1:80\n" +
+		"-A B -p udp -j DNAT --to-destination 10.0.0.2:80\n" +
+		"COMMIT\n"
+	if err := os.WriteFile(filepath.Join(dir, "iptables-save.txt"), []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, _, err := parse.Open(context.Background(), filepath.Join(dir, "iptables-save.txt"), nil)
+	if err != nil || len(snap.Netfilter) != 1 {
+		t.Fatalf("%v", err)
+	}
+	tr, err := dataplane.TraceNAT(snap.Netfilter[0], dataplane.Probe{Dst: netip.MustParseAddrPort("10.96.0.1:80"), Proto: "tcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"10.0.0.1:80 75.0% true  line 8 via PREROUTING > A", "10.0.0.3:80 25.0% true  line 6 via PREROUTING"}
+	if got := nftDestinations(tr); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("destinations\n got %q\nwant %q", got, want)
 	}
 }
