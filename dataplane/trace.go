@@ -443,6 +443,11 @@ func (w *walker) matches(r *model.Rule) bool {
 		return false
 	}
 	if elems, ok := w.table.SetElems(r.Src); ok {
+		if !w.probe.Src.IsValid() {
+			// kube-proxy's session affinity: ip saddr @affinity-... goto
+			// the endpoint the client had.
+			w.assume("source set " + r.Src + " taken as not holding the client")
+		}
 		if (w.probe.Src.IsValid() && setContains(elems, w.probe.Src)) == r.NotSrc {
 			return false
 		}
