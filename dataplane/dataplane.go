@@ -368,6 +368,12 @@ func backends(svc *model.Chain, chains map[string]*model.Chain) []Backend {
 		if r.Target == svc.Name || !isEndpoint(r.Target, chains) {
 			continue
 		}
+		if (r.Recent != nil && !r.Recent.Set) || strings.HasPrefix(r.Src, "@") {
+			// Session affinity: a returning client goes back to its
+			// endpoint (-m recent --rcheck, ip saddr @affinity-...);
+			// new connections are spread by the rules after it.
+			continue
+		}
 		p := remaining
 		if r.Statistic == "random" && r.Probability > 0 {
 			p = remaining * r.Probability

@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmortem/netmortem/dataplane"
 	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
 
@@ -444,5 +445,93 @@ func TestTraceGoto(t *testing.T) {
 	want := []string{"10.0.0.1:80 75.0% true  line 8 via PREROUTING > A", "10.0.0.3:80 25.0% true  line 6 via PREROUTING"}
 	if got := nftDestinations(tr); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("destinations\n got %q\nwant %q", got, want)
+	}
+}
+
+// Session affinity (a source set the client is not known to be in), a
+// NodePort caught by `fib daddr type local`, and a set the dump does not
+// list.
+func TestNFTTraceAffinityFib(t *testing.T) {
+	in := `table ip kube-proxy {
+	set affinity-X {
+		type ipv4_addr
+		flags dynamic,timeout
+		timeout 3h
+	}
+	map service-nodeports {
+		type inet_proto . inet_service : verdict
+		elements = { tcp . 30001 : goto service-S-default/a/tcp/p }
+	}
+	chain nat-prerouting {
+		type nat hook prerouting priority dstnat; policy accept;
+		jump services
+	}
+	chain services {
+		ip daddr @missing-set drop
+		fib daddr type local meta l4proto . th dport vmap @service-nodeports
+	}
+	chain service-S-default/a/tcp/p {
+		ip saddr @affinity-X goto endpoint-E2-default/a/tcp/p__10.0.0.2/80
+		numgen random mod 2 vmap { 0 : goto endpoint-E1-default/a/tcp/p__10.0.0.1/80, 1 : goto endpoint-E2-default/a/tcp/p__10.0.0.2/80 }
+	}
+	chain endpoint-E1-default/a/tcp/p__10.0.0.1/80 {
+		dnat to 10.0.0.1:80
+	}
+	chain endpoint-E2-default/a/tcp/p__10.0.0.2/80 {
+		dnat to 10.0.0.2:80
+	}
+}
+`
+	sets, err := parse.NFT(strings.NewReader(in), "a.nft")
+	if err != nil || len(sets) != 1 {
+		t.Fatalf("%d rulesets: %v", len(sets), err)
+	}
+	tr, err := dataplane.TraceNAT(sets[0], dataplane.Probe{Dst: netip.MustParseAddrPort("192.168.1.5:30001"), Proto: "tcp", Local: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"10.0.0.1:80 50.0% true  line 24 via nat-prerouting > services > service-S-default/a/tcp/p > endpoint-E1-default/a/tcp/p__10.0.0.1/80",
+		"10.0.0.2:80 50.0% true  line 27 via nat-prerouting > services > service-S-default/a/tcp/p > endpoint-E2-default/a/tcp/p__10.0.0.2/80"}
+	if got := nftDestinations(tr); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("destinations\n got %q\nwant %q", got, want)
+	}
+	wantU := "[set @missing-set is not in the dump: taken as not matching source set @affinity-X taken as not holding the client]"
+	if fmt.Sprint(tr.Unknown) != wantU {
+		t.Errorf("assumed %q, want %q", tr.Unknown, wantU)
+	}
+	// Not local: the fib rule does not match, nothing is translated.
+	tr, _ = dataplane.TraceNAT(sets[0], dataplane.Probe{Dst: netip.MustParseAddrPort("192.168.1.5:30001"), Proto: "tcp"})
+	if got := nftDestinations(tr); fmt.Sprint(got) != "[192.168.1.5:30001 100.0% false  line 11 via nat-prerouting]" {
+		t.Errorf("not local: %q", got)
+	}
+	sps := dataplane.Build(&model.Snapshot{Netfilter: sets})
+	if got := backendsOf(sps); fmt.Sprint(got) != "[nftables default/a:p tcp [NodePort 30001] -> 10.0.0.1:80 (50.0%) at 24, 10.0.0.2:80 (50.0%) at 27]" {
+		t.Errorf("service ports %q", got)
+	}
+}
+
+// ClientIP session affinity: the recent check for returning clients comes
+// before the statistic rules and takes no share of new connections.
+func TestAffinityBackends(t *testing.T) {
+	dir := t.TempDir()
+	in := "*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-A - [0:0]\n:KUBE-SEP-1 - [0:0]\n:KUBE-SEP-2 - [0:0]\n" +
+		"-A KUBE-SERVICES -d 10.96.0.5/32 -p tcp -m comment --comment \"default/a:p cluster IP\" -m tcp --dport 80 -j KUBE-SVC-A\n" +
+		"-A KUBE-SVC-A -m comment --comment \"default/a:p -> 10.0.0.1:80\" -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-1 --mask 255.255.255.255 --rsource -j KUBE-SEP-1\n" +
+		"-A KUBE-SVC-A -m comment --comment \"default/a:p -> 10.0.0.2:80\" -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-2 --mask 255.255.255.255 --rsource -j KUBE-SEP-2\n" +
+		"-A KUBE-SVC-A -m comment --comment \"default/a:p -> 10.0.0.1:80\" -m statistic --mode random --probability 0.50000000000 -j KUBE-SEP-1\n" +
+		"-A KUBE-SVC-A -m comment --comment \"default/a:p -> 10.0.0.2:80\" -j KUBE-SEP-2\n" +
+		"-A KUBE-SEP-1 -p tcp -m comment --comment \"default/a:p\" -m recent --set --name KUBE-SEP-1 --mask 255.255.255.255 --rsource -m tcp -j DNAT --to-destination 10.0.0.1:80\n" +
+		"-A KUBE-SEP-2 -p tcp -m comment --comment \"default/a:p\" -m recent --set --name KUBE-SEP-2 --mask 255.255.255.255 --rsource -m tcp -j DNAT --to-destination 10.0.0.2:80\n" +
+		"COMMIT\n"
+	if err := os.WriteFile(filepath.Join(dir, "iptables-save.txt"), []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, _, err := parse.Open(context.Background(), filepath.Join(dir, "iptables-save.txt"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[iptables default/a:p tcp [10.96.0.5:80] -> 10.0.0.1:80 (50.0%) at 11, 10.0.0.2:80 (50.0%) at 12]"
+	if got := backendsOf(dataplane.Build(snap)); fmt.Sprint(got) != want {
+		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
