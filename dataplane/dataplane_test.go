@@ -535,3 +535,53 @@ func TestAffinityBackends(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// Chains that jump to each other end the walk instead of running 2^32
+// times, and odd rulesets do not panic.
+func FuzzTraceNFT(f *testing.F) {
+	f.Add("table ip t {\n\tchain a {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t\tjump a\n\t\tjump a\n\t}\n}\n")
+	if b, err := os.ReadFile(filepath.Join(testutil.Root(), "dataplane/testdata/nft/kube-proxy-nodeport-list-ruleset.txt")); err == nil {
+		f.Add(string(b))
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		sets, _ := parse.NFT(strings.NewReader(in), "fuzz.nft")
+		dataplane.Build(&model.Snapshot{Netfilter: sets})
+		for _, rs := range sets {
+			for _, out := range []bool{false, true} {
+				tr, err := dataplane.TraceNAT(rs, dataplane.Probe{Dst: netip.MustParseAddrPort("172.18.0.2:30080"), Proto: "tcp", Output: out})
+				if err != nil {
+					continue
+				}
+				sum := 0.0
+				for _, d := range tr.Destinations {
+					sum += d.Probability
+				}
+				if sum > 1+1e-9 {
+					t.Fatalf("destinations add up to %v", sum)
+				}
+			}
+		}
+	})
+}
+
+// A chain jumping twice to the next, 30 deep, is 2^30 walks: the trace
+// stops after its budget of rule evaluations.
+func TestTraceBudget(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("table ip t {\n\tchain c0 {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t\tjump c1\n\t\tjump c1\n\t}\n")
+	for i := 1; i < 30; i++ {
+		fmt.Fprintf(&b, "\tchain c%d {\n\t\tjump c%d\n\t\tjump c%d\n\t}\n", i, i+1, i+1)
+	}
+	b.WriteString("\tchain c30 {\n\t\tcounter\n\t}\n}\n")
+	sets, err := parse.NFT(strings.NewReader(b.String()), "dag.nft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := dataplane.TraceNAT(sets[0], dataplane.Probe{Dst: netip.MustParseAddrPort("10.0.0.1:80"), Proto: "tcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Unknown) != 1 || !strings.Contains(tr.Unknown[0], "more than 500000 rule evaluations") {
+		t.Errorf("assumed %q", tr.Unknown)
+	}
+}

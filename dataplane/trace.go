@@ -59,10 +59,17 @@ type Trace struct {
 	Destinations []Destination
 	// Unknown lists what the walk could not evaluate and assumed.
 	Unknown []string
+
+	evals int // rules evaluated, bounded by maxTraceRules
 }
 
 // maxTraceDepth bounds chain nesting (iptables allows 32 levels too).
 const maxTraceDepth = 32
+
+// maxTraceRules bounds the rules one trace evaluates: chains that jump to
+// each other (which iptables-restore and nft refuse to load, but an edited
+// dump can hold) would otherwise be walked 2^32 times.
+const maxTraceRules = 500_000
 
 // TraceNAT walks probe through the nat table of rs the way the kernel
 // does for a connection's first packet: the built-in chain, every rule in
@@ -301,6 +308,7 @@ func parseTarget(to string, port uint16) netip.AddrPort {
 
 type walker struct {
 	tr      *Trace
+	evals   *int // rules evaluated by the whole trace
 	probe   Probe
 	table   *model.Table
 	chains  map[string]*model.Chain
@@ -309,7 +317,7 @@ type walker struct {
 }
 
 func newWalker(tr *Trace, probe Probe, t *model.Table) *walker {
-	w := &walker{tr: tr, probe: probe, table: t, chains: map[string]*model.Chain{}, unknown: map[string]bool{}}
+	w := &walker{tr: tr, probe: probe, table: t, chains: map[string]*model.Chain{}, unknown: map[string]bool{}, evals: &tr.evals}
 	for _, c := range t.Chains {
 		if _, dup := w.chains[c.Name]; !dup {
 			w.chains[c.Name] = c
@@ -337,6 +345,10 @@ func (w *walker) walk(c *model.Chain, p float64, depth int, via []string) float6
 	for _, r := range c.Rules {
 		if p <= 1e-12 {
 			break
+		}
+		if *w.evals++; *w.evals > maxTraceRules {
+			w.assume("more than 500000 rule evaluations (chains that jump to each other?): walk cut short")
+			return 0
 		}
 		if !w.matches(r) {
 			continue
