@@ -248,7 +248,8 @@ func isServiceChain(name string, chains map[string]*model.Chain) bool {
 
 func fromTable(rs *model.Ruleset, nat *model.Table, names serviceNames) []ServicePort {
 	mode := "iptables"
-	if rs.Format == "nft" {
+	if rs.Format == "nft" && nat.Chain("KUBE-SERVICES") == nil {
+		// Not the iptables-nft table of kube-proxy's iptables mode.
 		mode = "nftables"
 	}
 	chains := map[string]*model.Chain{}

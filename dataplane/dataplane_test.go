@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/netmortem/netmortem/dataplane"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
@@ -582,6 +584,36 @@ func TestTraceBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(tr.Unknown) != 1 || !strings.Contains(tr.Unknown[0], "more than 500000 rule evaluations") {
+		t.Errorf("assumed %q", tr.Unknown)
+	}
+}
+
+// kube-proxy's iptables mode through iptables-nft, listed with nft: the
+// statistic match shows as `meta random & 2147483647 < N`, the recent
+// match as `xt match recent`, and iptables-nft drops the comments, so the
+// Service is named from the Kubernetes objects by its ClusterIP.
+func TestIPTablesNFT(t *testing.T) {
+	const file = "dataplane/testdata/nft/iptables-nft-list-ruleset.txt"
+	snap, _, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), file), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := model.Service{}
+	svc.Namespace, svc.Name = "default", "a"
+	svc.Spec.ClusterIP = "10.96.0.5"
+	svc.Spec.Ports = []corev1.ServicePort{{Name: "p", Port: 80, Protocol: corev1.ProtocolTCP}}
+	snap.Kube.Services = append(snap.Kube.Services, svc)
+	want := "[iptables default/a:p tcp [10.96.0.5:80] -> 10.0.0.1:80 (50.0%) at 29, 10.0.0.2:80 (50.0%) at 33]"
+	if got := backendsOf(dataplane.Build(snap)); fmt.Sprint(got) != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	tr := traceOf(t, file, dataplane.Probe{Dst: netip.MustParseAddrPort("10.96.0.5:80"), Proto: "tcp", Output: true})
+	wantD := []string{"10.0.0.1:80 50.0% true  line 29 via OUTPUT > KUBE-SERVICES > KUBE-SVC-A > KUBE-SEP-1",
+		"10.0.0.2:80 50.0% true  line 33 via OUTPUT > KUBE-SERVICES > KUBE-SVC-A > KUBE-SEP-2"}
+	if got := nftDestinations(tr); fmt.Sprint(got) != fmt.Sprint(wantD) {
+		t.Errorf("trace\n got %q\nwant %q", got, wantD)
+	}
+	if fmt.Sprint(tr.Unknown) != "[session affinity (recent) checks taken as a new client]" {
 		t.Errorf("assumed %q", tr.Unknown)
 	}
 }

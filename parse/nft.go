@@ -693,6 +693,7 @@ func nftRule(f []string, raw string, pos model.Pos) ([]*model.Rule, *nftRef, err
 	r := &model.Rule{Raw: raw, Pos: pos}
 	var keys []string // the expressions before a vmap
 	numgen := 0
+
 	for i := 0; i < len(f); {
 		w := f[i]
 		switch w {
@@ -788,6 +789,26 @@ func nftRule(f []string, raw string, pos model.Pos) ([]*model.Rule, *nftRef, err
 			}
 			return nftInlineVmap(r, keys, elems, numgen)
 		}
+		if w == "meta" && i+5 < len(f) && f[i+1] == "random" && f[i+2] == "&" && f[i+4] == "<" {
+			// iptables-nft's `-m statistic --mode random --probability
+			// P`: meta random & 2147483647 < P*2^31.
+			m, err1 := strconv.ParseUint(f[i+3], 0, 32)
+			n, err2 := strconv.ParseUint(f[i+5], 0, 32)
+			if err1 != nil || err2 != nil || n > m+1 {
+				return nil, nil, fmt.Errorf("meta random & %s < %s: want numbers", f[i+3], f[i+5])
+			}
+			r.Statistic, r.Probability = "random", float64(n)/float64(m+1)
+			i += 6
+			continue
+		}
+		if w == "xt" && i+2 < len(f) && f[i+1] == "match" && f[i+2] == "recent" {
+			// iptables-nft's -m recent, which nft cannot show: kube-proxy
+			// checks it (--rcheck) in Service chains and sets it in the
+			// endpoint chain's DNAT rule.
+			r.Recent = &model.RecentMatch{}
+			i += 3
+			continue
+		}
 		if next, ok, err := nftMark(r, f, i); ok || err != nil {
 			if err != nil {
 				return nil, nil, err
@@ -835,6 +856,9 @@ func nftRule(f []string, raw string, pos model.Pos) ([]*model.Rule, *nftRef, err
 			i++
 		}
 		nftMatch(r, expr, val, neg)
+	}
+	if r.Recent != nil && r.Target == "DNAT" {
+		r.Recent.Set = true
 	}
 	return []*model.Rule{r}, nil, nil
 }

@@ -368,3 +368,36 @@ func TestNFTChainPrioritySetsComments(t *testing.T) {
 		t.Errorf("inline element with a comment %+v", r[1])
 	}
 }
+
+// iptables-nft's translations of kube-proxy's statistic and recent
+// matches, as `nft list ruleset` shows them (dataplane/testdata/nft has the
+// whole listing).
+func TestNFTIPTablesCompat(t *testing.T) {
+	in := "table ip nat {\n\tchain KUBE-SVC-A {\n" +
+		"\t\t xt match recent counter packets 0 bytes 0 jump KUBE-SEP-1\n" +
+		"\t\t meta random & 2147483647 < 1073741824 counter packets 0 bytes 0 jump KUBE-SEP-1\n" +
+		"\t\t meta random & 2147483647 < 715827882 counter packets 0 bytes 0 jump KUBE-SEP-2\n" +
+		"\t}\n\tchain KUBE-SEP-1 {\n" +
+		"\t\tmeta l4proto tcp  xt match recent  counter packets 0 bytes 0 dnat to 10.0.0.1:80\n" +
+		"\t\tmeta random & 2147483647 < x accept\n" +
+		"\t}\n}\n"
+	sets, err := NFT(strings.NewReader(in), "c.nft")
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 9 {
+		t.Fatalf("errors %v, want one at line 9", err)
+	}
+	svc := sets[0].Tables[0].Chain("KUBE-SVC-A").Rules
+	if svc[0].Recent == nil || svc[0].Recent.Set || svc[0].Target != "KUBE-SEP-1" || svc[0].Statistic != "" {
+		t.Errorf("recent check %+v", svc[0])
+	}
+	if svc[1].Statistic != "random" || svc[1].Probability != 0.5 || svc[1].Recent != nil {
+		t.Errorf("statistic %+v", svc[1])
+	}
+	if math.Abs(svc[2].Probability-1.0/3) > 1e-9 {
+		t.Errorf("probability %v, want 1/3", svc[2].Probability)
+	}
+	sep := sets[0].Tables[0].Chain("KUBE-SEP-1").Rules
+	if len(sep) != 1 || sep[0].Recent == nil || !sep[0].Recent.Set || sep[0].ToDestination != "10.0.0.1:80" {
+		t.Errorf("recent set %+v", sep)
+	}
+}
