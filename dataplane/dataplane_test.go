@@ -617,3 +617,28 @@ func TestIPTablesNFT(t *testing.T) {
 		t.Errorf("assumed %q", tr.Unknown)
 	}
 }
+
+// kube-dns over three endpoints in the real listing of parse/testdata: a
+// third each, the pod's own connections not masqueraded.
+func TestNFTTraceKubeDNS(t *testing.T) {
+	const svc = "service-NWBZK7IH-kube-system/kube-dns/tcp/dns-tcp"
+	for _, f := range []string{"kube-proxy-list-ruleset.txt", "kube-proxy-list-ruleset-a.txt"} {
+		tr := traceOf(t, "parse/testdata/nft/"+f, dataplane.Probe{Dst: netip.MustParseAddrPort("10.96.0.10:53"), Src: netip.MustParseAddr("10.244.0.9"), Proto: "tcp"})
+		want := []string{
+			"10.244.0.2:53 33.3% true  line 120 via nat-prerouting > services > " + svc + " > endpoint-5OJB2KTY-kube-system/kube-dns/tcp/dns-tcp__10.244.0.2/53",
+			"10.244.0.3:53 33.3% true  line 125 via nat-prerouting > services > " + svc + " > endpoint-IQ3D4WIZ-kube-system/kube-dns/tcp/dns-tcp__10.244.0.3/53",
+			"10.244.1.4:53 33.3% true  line 130 via nat-prerouting > services > " + svc + " > endpoint-7YDBZ3ZH-kube-system/kube-dns/tcp/dns-tcp__10.244.1.4/53",
+		}
+		if got := nftDestinations(tr); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s:\n got %q\nwant %q", f, got, want)
+		}
+		for _, d := range tr.Destinations {
+			if math.Abs(d.Probability-1.0/3) > 1e-12 {
+				t.Errorf("%s: %s %v, want 1/3", f, d.Addr, d.Probability)
+			}
+		}
+		if s := stepsOf(tr); len(s) != 8 || s[0] != "85 100.0% nat-prerouting: jump to services" || s[1] != "23 100.0% services: goto "+svc {
+			t.Errorf("%s: steps %q", f, s)
+		}
+	}
+}
