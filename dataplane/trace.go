@@ -85,9 +85,10 @@ const maxTraceRules = 500_000
 // an untranslated destination of the node's own, forward for the rest
 // from elsewhere), so the filter chains that reject connections to
 // Service ports without endpoints are walked too. An address in
-// kube-proxy's @nodeport-ips set is taken as the node's own. A DNAT ends the nat chains of its hook; the chains after it
-// see the new destination. The filter chains' rules are listed in Steps
-// only when they drop or reject some of the connections.
+// kube-proxy's @nodeport-ips set is taken as the node's own. A DNAT ends
+// the nat chains of its hook; the chains after it see the new
+// destination. The filter chains' rules are listed in Steps only when
+// they drop or reject some of the connections.
 func TraceNAT(rs *model.Ruleset, probe Probe) (*Trace, error) {
 	if rs.Format == "nft" {
 		return traceNFT(rs, probe)
