@@ -24,10 +24,11 @@ kube-proxy programs each node's NAT rules from the Service's endpoints. When
 it stops syncing (it cannot reach the apiserver, it is stuck or crashed), the
 rules keep the endpoints of that moment: Pods that have since gone still get
 their share of new connections, which time out, and new Pods get none.
-netmortem builds, from iptables-save or iptables -L, what the node does with
-each Service port (the KUBE-SVC chain, its statistic probabilities multiplied
-out, each KUBE-SEP chain's DNAT target) and holds it against the Service's
-Endpoints or EndpointSlices.
+netmortem builds, from iptables-save, iptables -L or nft list ruleset, what
+the node does with each Service port (the KUBE-SVC chain, its statistic
+probabilities multiplied out, each KUBE-SEP chain's DNAT target; in
+nftables mode the service- chain's numgen map and each endpoint- chain's
+dnat) and holds it against the Service's Endpoints or EndpointSlices.
 
 Evidence: the node's nat table (the Service chain's jumps, the DNAT rules),
 the Endpoints, and when present the connection attempts to the stale targets

@@ -25,7 +25,23 @@ type Table struct {
 	// cut out of a whole `iptables-save` with grep).
 	Name   string   `json:"name"`
 	Chains []*Chain `json:"chains"`
-	Pos    Pos      `json:"pos"`
+	// Sets are the elements of an nftables table's named sets (not the
+	// verdict maps, whose elements become rules), by set name without
+	// the @: "nodeport-ips" -> ["172.18.0.2"]. A rule that matches a set
+	// keeps "@name" in its field (Dst "@nodeport-ips"). Nil for iptables.
+	Sets map[string][]string `json:"sets,omitempty"`
+	Pos  Pos                 `json:"pos"`
+}
+
+// SetElems returns the elements of the named set a rule field refers to
+// ("@cluster-ips"), and whether the table has that set.
+func (t *Table) SetElems(ref string) ([]string, bool) {
+	name, ok := strings.CutPrefix(ref, "@")
+	if !ok || t == nil {
+		return nil, false
+	}
+	e, ok := t.Sets[name]
+	return e, ok
 }
 
 // Chain is one chain with its rules in order.
@@ -37,10 +53,17 @@ type Chain struct {
 	// Hook is the netfilter hook of an nftables base chain (prerouting,
 	// input, forward, output, postrouting), "" for other chains and for
 	// iptables dumps, whose chain names say it.
-	Hook    string  `json:"hook,omitempty"`
-	Packets uint64  `json:"packets,omitempty"`
-	Bytes   uint64  `json:"bytes,omitempty"`
-	Rules   []*Rule `json:"rules"`
+	Hook string `json:"hook,omitempty"`
+	// Type is the type of an nftables base chain (filter, nat, route),
+	// "" otherwise.
+	Type string `json:"type,omitempty"`
+	// Priority is the priority of an nftables base chain as a number
+	// (dstnat is -100, "dstnat - 10" -110, srcnat 100): base chains of
+	// one hook run from the lowest. 0 for other chains.
+	Priority int     `json:"priority,omitempty"`
+	Packets  uint64  `json:"packets,omitempty"`
+	Bytes    uint64  `json:"bytes,omitempty"`
+	Rules    []*Rule `json:"rules"`
 	// References is the "(N references)" count of an iptables -L header,
 	// 0 when not shown.
 	References int `json:"references,omitempty"`

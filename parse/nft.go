@@ -98,7 +98,9 @@ func sniffNFT(_ string, head []byte) int {
 // `ip daddr . meta l4proto . th dport vmap @service-ips` gives a rule per
 // element of the map service-ips, with the element's address, protocol
 // and port in Dst, Proto and DPort and the position of the element's line.
-// Sets and maps are otherwise not kept. Lines that cannot be read are
+// A named set's elements are kept in Table.Sets (a rule matching `ip daddr
+// @nodeport-ips` keeps "@nodeport-ips" in Dst); an element's comment is
+// the comment of its rule. Base chains keep their type and priority. Lines that cannot be read are
 // reported with their position and the rest is read.
 func NFT(r io.Reader, name string) ([]*model.Ruleset, error) {
 	var errs model.ErrorList
@@ -109,8 +111,8 @@ func NFT(r io.Reader, name string) ([]*model.Ruleset, error) {
 // nftElem is one element of a set or map: key, and verdict for a verdict
 // map.
 type nftElem struct {
-	key, verdict, raw string
-	pos               model.Pos
+	key, verdict, raw, comment string
+	pos                        model.Pos
 }
 
 type nftMap struct {
@@ -357,6 +359,19 @@ func (p *nftParser) endTable() {
 		}
 		c.Rules = rules
 	}
+	for name, m := range p.maps {
+		if m.verdict {
+			continue
+		}
+		if p.table.Sets == nil {
+			p.table.Sets = map[string][]string{}
+		}
+		keys := []string{}
+		for _, e := range m.elems {
+			keys = append(keys, e.key)
+		}
+		p.table.Sets[name] = keys
+	}
 	p.table, p.chain, p.set, p.inSet, p.maps, p.refs = nil, nil, nil, false, nil, nil
 }
 
@@ -412,8 +427,9 @@ func (p *nftParser) addElem(e string, pos model.Pos) {
 	el := nftElem{raw: e, pos: pos}
 	if k, v, ok := strings.Cut(e, " : "); ok {
 		el.key, el.verdict = strings.TrimSpace(k), strings.TrimSpace(v)
+		el.key, el.comment = nftElemComment(el.key)
 	} else {
-		el.key = e
+		el.key, el.comment = nftElemComment(e)
 		if p.set.verdict {
 			p.errorf(pos, e, "want KEY : VERDICT in a verdict map")
 			return
@@ -422,11 +438,30 @@ func (p *nftParser) addElem(e string, pos model.Pos) {
 	p.set.elems = append(p.set.elems, el)
 }
 
+// nftElemComment splits an element's `comment "..."` (kube-proxy names
+// the Service port of a no-endpoint-services element in it) from its key.
+func nftElemComment(key string) (string, string) {
+	k, c, ok := strings.Cut(key, ` comment "`)
+	if !ok {
+		return key, ""
+	}
+	return strings.TrimSpace(k), strings.TrimSuffix(strings.TrimSpace(c), `"`)
+}
+
+// nftInlineElem is the element KEY : VERDICT of an inline verdict map.
+func nftInlineElem(k, v string) nftElem {
+	k, c := nftElemComment(k)
+	return nftElem{key: k, verdict: v, comment: c}
+}
+
 // nftElemRule sets the matches of a map element's key and its verdict.
 func nftElemRule(r *model.Rule, keys []string, e nftElem) error {
 	parts := strings.Split(e.key, " . ")
 	if len(parts) != len(keys) {
 		return fmt.Errorf("element has %d key fields, the rule looks up %d", len(parts), len(keys))
+	}
+	if e.comment != "" {
+		r.Comment = e.comment
 	}
 	for i, k := range keys {
 		v := strings.TrimSpace(parts[i])
@@ -588,6 +623,14 @@ func (p *nftParser) chainHeader(f []string, t string, pos model.Pos) {
 	for i := 0; i+1 < len(f); i++ {
 		v := strings.TrimSuffix(f[i+1], ";")
 		switch f[i] {
+		case "type":
+			p.chain.Type = v
+		case "priority":
+			prio, ok := nftPriority(f[i+1:])
+			if !ok {
+				p.errorf(pos, t, "priority %q: want a number or a name (dstnat, srcnat, filter ...) with an offset", v)
+			}
+			p.chain.Priority = prio
 		case "hook":
 			p.chain.Hook = v
 		case "policy":
@@ -604,6 +647,41 @@ func (p *nftParser) chainHeader(f []string, t string, pos model.Pos) {
 	}
 }
 
+// nftPriorityNames are the values of the priority names of the ip, ip6
+// and inet families.
+var nftPriorityNames = map[string]int{
+	"raw": -300, "mangle": -150, "dstnat": -100, "filter": 0, "security": 50, "srcnat": 100,
+}
+
+// nftPriority reads the words after `priority`: "-110;", "dstnat;",
+// "dstnat - 10;", "filter + 5;".
+func nftPriority(f []string) (int, bool) {
+	if len(f) == 0 {
+		return 0, false
+	}
+	end := strings.HasSuffix(f[0], ";")
+	w := strings.TrimSuffix(f[0], ";")
+	n, ok := nftPriorityNames[w]
+	if !ok {
+		v, err := strconv.Atoi(w)
+		if err != nil {
+			return 0, false
+		}
+		n = v
+	}
+	if end || len(f) < 3 || (f[1] != "-" && f[1] != "+") {
+		return n, true
+	}
+	off, err := strconv.Atoi(strings.TrimSuffix(f[2], ";"))
+	if err != nil {
+		return 0, false
+	}
+	if f[1] == "-" {
+		off = -off
+	}
+	return n + off, true
+}
+
 // nftKeyExpr are the expressions a rule matches on, with how many words
 // each has.
 var nftKeyExpr = map[string]int{
@@ -618,6 +696,7 @@ func nftRule(f []string, raw string, pos model.Pos) ([]*model.Rule, *nftRef, err
 	r := &model.Rule{Raw: raw, Pos: pos}
 	var keys []string // the expressions before a vmap
 	numgen := 0
+
 	for i := 0; i < len(f); {
 		w := f[i]
 		switch w {
@@ -713,6 +792,26 @@ func nftRule(f []string, raw string, pos model.Pos) ([]*model.Rule, *nftRef, err
 			}
 			return nftInlineVmap(r, keys, elems, numgen)
 		}
+		if w == "meta" && i+5 < len(f) && f[i+1] == "random" && f[i+2] == "&" && f[i+4] == "<" {
+			// iptables-nft's `-m statistic --mode random --probability
+			// P`: meta random & 2147483647 < P*2^31.
+			m, err1 := strconv.ParseUint(f[i+3], 0, 32)
+			n, err2 := strconv.ParseUint(f[i+5], 0, 32)
+			if err1 != nil || err2 != nil || n > m+1 {
+				return nil, nil, fmt.Errorf("meta random & %s < %s: want numbers", f[i+3], f[i+5])
+			}
+			r.Statistic, r.Probability = "random", float64(n)/float64(m+1)
+			i += 6
+			continue
+		}
+		if w == "xt" && i+2 < len(f) && f[i+1] == "match" && f[i+2] == "recent" {
+			// iptables-nft's -m recent, which nft cannot show: kube-proxy
+			// checks it (--rcheck) in Service chains and sets it in the
+			// endpoint chain's DNAT rule.
+			r.Recent = &model.RecentMatch{}
+			i += 3
+			continue
+		}
 		if next, ok, err := nftMark(r, f, i); ok || err != nil {
 			if err != nil {
 				return nil, nil, err
@@ -761,6 +860,9 @@ func nftRule(f []string, raw string, pos model.Pos) ([]*model.Rule, *nftRef, err
 		}
 		nftMatch(r, expr, val, neg)
 	}
+	if r.Recent != nil && r.Target == "DNAT" {
+		r.Recent.Set = true
+	}
 	return []*model.Rule{r}, nil, nil
 }
 
@@ -801,7 +903,7 @@ func nftInlineVmap(r *model.Rule, keys []string, elems [][]string, numgen int) (
 			if err := nftVerdict(&er, strings.Fields(v)); err != nil {
 				return nil, nil, err
 			}
-		} else if err := nftElemRule(&er, keys, nftElem{key: k, verdict: v}); err != nil {
+		} else if err := nftElemRule(&er, keys, nftInlineElem(k, v)); err != nil {
 			return nil, nil, err
 		}
 		out = append(out, &er)

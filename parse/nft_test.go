@@ -2,6 +2,7 @@ package parse
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -333,5 +334,89 @@ table ip b {
 	}
 	if len(sets) != 1 || len(sets[0].Tables) != 2 || len(sets[0].Tables[0].Chains) != 2 || len(sets[0].Tables[1].Chains) != 1 {
 		t.Errorf("sets %+v", sets)
+	}
+}
+
+// Base chains keep their type and priority (names read as numbers), sets
+// their elements, and a verdict map element its comment (kube-proxy names
+// the Service port of a no-endpoint-services element there).
+func TestNFTChainPrioritySetsComments(t *testing.T) {
+	in := "table ip kube-proxy {\n" +
+		"\tset nodeport-ips {\n\t\ttype ipv4_addr\n\t\telements = { 10.34.4.246, 10.0.0.0/8 }\n\t}\n" +
+		"\tmap no-endpoint-services {\n\t\ttype ipv4_addr . inet_proto . inet_service : verdict\n" +
+		"\t\telements = { 10.43.21.102 . tcp . 4317 comment \"riset/otelcol-opentelemetry-collector:otlp\" : goto reject-chain }\n\t}\n" +
+		"\tchain filter-prerouting {\n\t\ttype filter hook prerouting priority dstnat - 10; policy accept;\n\t}\n" +
+		"\tchain nat-prerouting {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t}\n" +
+		"\tchain filter-output-post-dnat {\n\t\ttype filter hook output priority -90; policy accept;\n\t}\n" +
+		"\tchain nat-postrouting {\n\t\ttype nat hook postrouting priority srcnat + 5; policy accept;\n\t}\n" +
+		"\tchain service-endpoints-check {\n\t\tip daddr . meta l4proto . th dport vmap @no-endpoint-services\n" +
+		"\t\tip daddr . meta l4proto . th dport vmap { 10.0.0.1 . tcp . 80 comment \"a/b:http\" : drop }\n\t}\n" +
+		"\tchain reject-chain {\n\t\treject\n\t}\n}\n"
+	sets, err := NFT(strings.NewReader(in), "p.nft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := sets[0].Tables[0]
+	for name, want := range map[string]string{
+		"filter-prerouting": "filter prerouting -110", "nat-prerouting": "nat prerouting -100",
+		"filter-output-post-dnat": "filter output -90", "nat-postrouting": "nat postrouting 105", "reject-chain": "  0",
+	} {
+		c := tb.Chain(name)
+		if c == nil {
+			t.Fatalf("no chain %s", name)
+		}
+		if got := fmt.Sprintf("%s %s %d", c.Type, c.Hook, c.Priority); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	if got, ok := tb.SetElems("@nodeport-ips"); !ok || fmt.Sprint(got) != "[10.34.4.246 10.0.0.0/8]" {
+		t.Errorf("nodeport-ips %v %v", got, ok)
+	}
+	if _, ok := tb.SetElems("@no-endpoint-services"); ok {
+		t.Error("a verdict map is kept as a set")
+	}
+	r := tb.Chain("service-endpoints-check").Rules
+	if len(r) != 2 {
+		t.Fatalf("%d rules", len(r))
+	}
+	if r[0].Dst != "10.43.21.102" || r[0].Proto != "tcp" || r[0].DPort != "4317" || r[0].Target != "reject-chain" || !r[0].Goto ||
+		r[0].Comment != "riset/otelcol-opentelemetry-collector:otlp" || r[0].Pos.Line != 8 {
+		t.Errorf("element with a comment %+v", r[0])
+	}
+	if r[1].DPort != "80" || r[1].Comment != "a/b:http" || r[1].Target != "DROP" {
+		t.Errorf("inline element with a comment %+v", r[1])
+	}
+}
+
+// iptables-nft's translations of kube-proxy's statistic and recent
+// matches, as `nft list ruleset` shows them (dataplane/testdata/nft has the
+// whole listing).
+func TestNFTIPTablesCompat(t *testing.T) {
+	in := "table ip nat {\n\tchain KUBE-SVC-A {\n" +
+		"\t\t xt match recent counter packets 0 bytes 0 jump KUBE-SEP-1\n" +
+		"\t\t meta random & 2147483647 < 1073741824 counter packets 0 bytes 0 jump KUBE-SEP-1\n" +
+		"\t\t meta random & 2147483647 < 715827882 counter packets 0 bytes 0 jump KUBE-SEP-2\n" +
+		"\t}\n\tchain KUBE-SEP-1 {\n" +
+		"\t\tmeta l4proto tcp  xt match recent  counter packets 0 bytes 0 dnat to 10.0.0.1:80\n" +
+		"\t\tmeta random & 2147483647 < x accept\n" +
+		"\t}\n}\n"
+	sets, err := NFT(strings.NewReader(in), "c.nft")
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 9 {
+		t.Fatalf("errors %v, want one at line 9", err)
+	}
+	svc := sets[0].Tables[0].Chain("KUBE-SVC-A").Rules
+	if svc[0].Recent == nil || svc[0].Recent.Set || svc[0].Target != "KUBE-SEP-1" || svc[0].Statistic != "" {
+		t.Errorf("recent check %+v", svc[0])
+	}
+	if svc[1].Statistic != "random" || svc[1].Probability != 0.5 || svc[1].Recent != nil {
+		t.Errorf("statistic %+v", svc[1])
+	}
+	if math.Abs(svc[2].Probability-1.0/3) > 1e-9 {
+		t.Errorf("probability %v, want 1/3", svc[2].Probability)
+	}
+	sep := sets[0].Tables[0].Chain("KUBE-SEP-1").Rules
+	if len(sep) != 1 || sep[0].Recent == nil || !sep[0].Recent.Set || sep[0].ToDestination != "10.0.0.1:80" {
+		t.Errorf("recent set %+v", sep)
 	}
 }

@@ -456,3 +456,78 @@ func BenchmarkBatch(b *testing.B) {
 		})
 	}
 }
+
+// kube-proxy's nftables mode: a ClusterIP and a NodePort, from the node
+// and from elsewhere, each rule named with its file:line; the Service
+// without endpoints rejected.
+func TestTraceNFT(t *testing.T) {
+	file := filepath.Join(testutil.Root(), "dataplane/testdata/nft/kube-proxy-nodeport-list-ruleset.txt")
+	at := file + ":"
+	const web = "service-HVFWP5L3-default/web/tcp/http"
+	const ext = "external-HVFWP5L3-default/web/tcp/http"
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{{
+		[]string{"--dst", "10.96.100.10:80"},
+		[]string{
+			file + ": tcp connection from a client to 10.96.100.10:80, nftables hooks prerouting > forward\n",
+			"  100.0%  " + at + "96  nat-prerouting: jump to services\n",
+			"    100.0%  " + at + "30  services: goto " + web + "\n",
+			"      100.0%  " + at + "135  " + web + ": jump to mark-for-masquerade\n",
+			"      50.0%   " + at + "136  " + web + ": statistic 0.5: goto endpoint-4CWX3ECR-default/web/tcp/http__10.244.1.5/8080\n",
+			"        50.0%   " + at + "126  endpoint-4CWX3ECR-default/web/tcp/http__10.244.1.5/8080: DNAT to 10.244.1.5:8080\n",
+			"    10.244.2.6:8080          50.0%  DNAT at " + at + "131 via nat-prerouting > services > " + web + " > endpoint-DUVQ5S7B-default/web/tcp/http__10.244.2.6/8080\n",
+		},
+	}, {
+		[]string{"--from-node", "--dst", "172.18.0.2:30080"},
+		[]string{
+			"tcp connection from a client to 172.18.0.2:30080, nftables hooks output\n",
+			"  100.0%  " + at + "101  nat-output: jump to services\n",
+			"    100.0%  " + at + "36  services: goto " + ext + "\n",
+			"      100.0%  " + at + "141  " + ext + ": goto " + web + "\n",
+			"    10.244.1.5:8080          50.0%  DNAT at " + at + "126 via nat-output > services > " + ext + " > " + web + " > endpoint-4CWX3ECR-default/web/tcp/http__10.244.1.5/8080\n",
+			"  assumed: destination taken as an address of the node: it is in @nodeport-ips\n",
+		},
+	}, {
+		[]string{"--dst", "172.18.0.2:30080", "--src", "192.0.2.7"},
+		[]string{
+			"tcp connection from 192.0.2.7 to 172.18.0.2:30080, nftables hooks prerouting > forward\n",
+			"    100.0%  " + at + "36  services: goto " + ext + "\n",
+			"    10.244.2.6:8080          50.0%  DNAT at " + at + "131 via nat-prerouting > services > " + ext + " > " + web + " > endpoint-DUVQ5S7B-default/web/tcp/http__10.244.2.6/8080\n",
+		},
+	}, {
+		[]string{"--dst", "10.96.200.20:80"},
+		[]string{
+			"  100.0%  " + at + "57  filter-forward: jump to service-endpoints-check\n",
+			"    100.0%  " + at + "18  service-endpoints-check: goto reject-chain\n",
+			"      100.0%  " + at + "78  reject-chain: REJECT: the connection is refused\n",
+			"    10.96.200.20:80         100.0%  rejected at " + at + "78 via filter-forward > service-endpoints-check > reject-chain\n",
+		},
+	}} {
+		code, out, stderr := runCLI(t, append(append([]string{"trace"}, tc.args...), file)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
+			}
+		}
+	}
+}
+
+// The public k3s listing: NodePort 30000 over nine endpoints, a ninth
+// each; the Service without endpoints rejected.
+func TestTraceNFTCorpus(t *testing.T) {
+	file := filepath.Join(testutil.CorpusDir(t, "dumps", "nft"), "unknown-repo_k3s_kube-proxy-nftables-mode_nft-list-table.txt")
+	code, out, stderr := runCLI(t, "trace", "--dst", "10.34.4.246:30000", file)
+	if code != exitOK || strings.Count(out, "  11.1%  DNAT at ") != 9 ||
+		!strings.Contains(out, "    10.42.5.164:8080         11.1%  DNAT at "+file+":258 via nat-prerouting > services > external-P6J77WGM-riset/hellopod-np-svc/tcp/ > ") {
+		t.Errorf("NodePort: exit %d:\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = runCLI(t, "trace", "--from-node", "--dst", "10.43.21.102:4317", file)
+	if code != exitOK || !strings.Contains(out, "    10.43.21.102:4317       100.0%  rejected at "+file+":143 via filter-output > service-endpoints-check > reject-chain\n") {
+		t.Errorf("no endpoints: exit %d:\n%s%s", code, out, stderr)
+	}
+}

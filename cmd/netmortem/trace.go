@@ -27,9 +27,11 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseArgs(fs, stderr, args,
 		"Usage: netmortem trace --dst IP:PORT [flags] BUNDLE...\n\n"+
 			"Walks a new connection through each node's nat table as the kernel does (PREROUTING or OUTPUT,\n"+
-			"KUBE-SERVICES, KUBE-SVC-*, KUBE-SEP-*), printing every rule that matches with its file:line and\n"+
-			"the share of connections that reach it, then where the connections end up; with an IPVS table,\n"+
-			"the virtual service and its real servers by weight.\n\nFlags:\n", "BUNDLE"); !ok {
+			"KUBE-SERVICES, KUBE-SVC-*, KUBE-SEP-*; for kube-proxy's nftables mode the base chains of the hook\n"+
+			"in priority order, services, service-*, endpoint-*, and the filter chains that reject Services\n"+
+			"without endpoints), printing every rule that matches with its file:line and the share of\n"+
+			"connections that reach it, then where the connections end up; with an IPVS table, the virtual\n"+
+			"service and its real servers by weight.\n\nFlags:\n", "BUNDLE"); !ok {
 		return code
 	}
 	d, err := netip.ParseAddrPort(*dst)
@@ -93,7 +95,7 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	}
 	if traced == 0 {
 		fmt.Fprintln(stderr, "netmortem trace: no nat table or IPVS virtual service for that destination in the bundle "+
-			"(give iptables-save, iptables -t nat -L or ipvsadm -Ln output)")
+			"(give iptables-save, iptables -t nat -L, nft list ruleset or ipvsadm -Ln output)")
 		return exitUnreadable
 	}
 	return exitOK
@@ -108,7 +110,11 @@ func writeTrace(w io.Writer, file string, tr *dataplane.Trace, probe dataplane.P
 	if tr.Node != "" {
 		where = "node " + tr.Node + " (" + file + ")"
 	}
-	fmt.Fprintf(w, "%s: %s connection from %s to %s, nat %s\n", where, probe.Proto, who, probe.Dst, tr.Hook)
+	hook := "nat " + tr.Hook
+	if tr.Format == "nft" {
+		hook = "nftables hooks " + tr.Hook
+	}
+	fmt.Fprintf(w, "%s: %s connection from %s to %s, %s\n", where, probe.Proto, who, probe.Dst, hook)
 	for _, s := range tr.Steps {
 		fmt.Fprintf(w, "  %s%-7s %s  %s: %s\n", strings.Repeat("  ", s.Depth), dataplane.Percent(s.Probability),
 			s.Rule.Pos, s.Chain, s.Note)
@@ -119,7 +125,12 @@ func writeTrace(w io.Writer, file string, tr *dataplane.Trace, probe dataplane.P
 	}
 	for _, d := range tr.Destinations {
 		how := "not translated"
-		if d.Translated {
+		switch {
+		case d.Verdict == "REJECT":
+			how = "rejected at " + d.Pos.String()
+		case d.Verdict != "":
+			how = "dropped at " + d.Pos.String()
+		case d.Translated:
 			how = "DNAT at " + d.Pos.String()
 		}
 		fmt.Fprintf(w, "    %-22s %7s  %s via %s\n", d.Addr, dataplane.Percent(d.Probability), how, strings.Join(d.Via, " > "))
