@@ -6,7 +6,7 @@ FUZZTIME    ?= 10s
 DEMO_BUNDLE ?= fixtures/incidents/ephemeral-nodeport
 BENCH_CAPTURE ?=
 
-.PHONY: all build test demo lint fuzz fixtures bench docs check-docs clean
+.PHONY: all build test demo lint fuzz fixtures bench bench-memory docs check-docs clean
 
 all: build
 
@@ -43,6 +43,12 @@ fixtures:
 ## on a large capture (built on first use from real traffic; needs root then)
 bench:
 	bash bench/bench.sh $(BENCH_CAPTURE)
+
+## bench-memory: peak memory of netmortem analyze on a 1 GB capture whose
+## copies are spread over an hour, as a busy node's capture is (built on
+## first use from real traffic; needs root then)
+bench-memory:
+	bash bench/bench-memory.sh
 
 ## docs: regenerate docs/rules.md from the rule registry
 docs:

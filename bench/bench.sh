@@ -34,32 +34,35 @@ NM=("$BIN/netmortem" analyze -q -o json "$CAP")
 NM_FLOWS=("$BIN/netmortem" flows -q -o csv "$CAP")
 
 # measure NAME CMD...: run RUNS times, print "NAME median_wall median_rss_kb".
-measure() {
-	local name=$1; shift
-	local walls=() rsss=()
-	for _ in $(seq "$RUNS"); do
-		local out
-		/usr/bin/time -o "$BIN/time.out" -f '%e %M' "$@" >/dev/null 2>&1 || true
-		out=$(tail -1 "$BIN/time.out")
-		walls+=("${out% *}"); rsss+=("${out#* }")
-	done
-	local w r
-	w=$(printf '%s\n' "${walls[@]}" | sort -g | sed -n "$(( (RUNS + 1) / 2 ))p")
-	r=$(printf '%s\n' "${rsss[@]}" | sort -g | sed -n "$(( (RUNS + 1) / 2 ))p")
-	echo "$name $w $r"
-}
-
-echo "capture: $CAP ($(du -h "$CAP" | cut -f1), $(capinfos -M -c "$CAP" 2>/dev/null | sed -n 's/^Number of packets: *//p') packets), median of $RUNS runs" >&2
-results=()
-results+=("$(measure netmortem "${NM[@]}")")
-results+=("$(measure netmortem-flows-csv "${NM_FLOWS[@]}")")
-results+=("$(measure decodeloop "$BIN/decodeloop" "$CAP")")
+# Tools run in turn, round after round (netmortem, decode loop, tcpdump,
+# tshark, netmortem again ...), so that a machine whose speed drifts slows
+# them all alike; each tool's figure is its median over the rounds.
+names=(netmortem netmortem-flows-csv decodeloop)
+cmds=("${NM[*]}" "${NM_FLOWS[*]}" "$BIN/decodeloop $CAP")
 if command -v tcpdump >/dev/null; then
-	results+=("$(measure tcpdump-syn-rst tcpdump -nn -r "$CAP" 'tcp[tcpflags] & (tcp-syn|tcp-rst) != 0')")
+	names+=(tcpdump-syn-rst)
+	cmds+=("tcpdump -nn -r $CAP tcp[tcpflags]&(tcp-syn|tcp-rst)!=0")
 fi
 if command -v tshark >/dev/null; then
-	results+=("$(measure tshark-conv-tcp tshark -n -q -z conv,tcp -r "$CAP")")
+	names+=(tshark-conv-tcp)
+	cmds+=("tshark -n -q -z conv,tcp -r $CAP")
 fi
+declare -A walls rsss
+for _ in $(seq "$RUNS"); do
+	for i in "${!names[@]}"; do
+		read -r -a cmd <<<"${cmds[$i]}"
+		/usr/bin/time -o "$BIN/time.out" -f '%e %M' "${cmd[@]}" >/dev/null 2>&1 || true
+		read -r w r < <(tail -1 "$BIN/time.out")
+		walls[$i]+="$w "; rsss[$i]+="$r "
+	done
+done
+median() { tr ' ' '\n' | grep . | sort -g | sed -n "$(( (RUNS + 1) / 2 ))p"; }
+
+echo "capture: $CAP ($(du -h "$CAP" | cut -f1), $(capinfos -M -c "$CAP" 2>/dev/null | sed -n 's/^Number of packets: *//p') packets), median of $RUNS rounds" >&2
+results=()
+for i in "${!names[@]}"; do
+	results+=("${names[$i]} $(median <<<"${walls[$i]}") $(median <<<"${rsss[$i]}")")
+done
 
 nm_wall=$(echo "${results[0]}" | cut -d' ' -f2)
 printf '%-18s %10s %12s %22s\n' TOOL WALL_S PEAK_RSS_MB "TIME / NETMORTEM TIME"

@@ -36,7 +36,11 @@ const (
 )
 
 func main() {
-	setMemoryPolicy()
+	sub := ""
+	if len(os.Args) > 1 {
+		sub = os.Args[1]
+	}
+	setMemoryPolicy(sub)
 	os.Exit(profiled(func() int { return run(os.Args[1:], os.Stdout, os.Stderr) }))
 }
 

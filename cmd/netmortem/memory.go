@@ -15,15 +15,17 @@ import (
 // comes near the limit (a capture with hundreds of thousands of
 // connections open at once), the limit is raised to twice the live heap,
 // so that the collector never runs back to back: memory then follows the
-// live data, as with the default GOGC of 100. GOGC and GOMEMLIMIT in the
+// live data, as with the default GOGC of 100. `flows`, which keeps every
+// attempt of its captures and so grows with them, runs without the limit:
+// there the limit would only cost time. GOGC and GOMEMLIMIT in the
 // environment still win.
 const memoryFloor = 256 << 20
 
-func setMemoryPolicy() {
+func setMemoryPolicy(subcommand string) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	if os.Getenv("GOMEMLIMIT") != "" {
+	if os.Getenv("GOMEMLIMIT") != "" || subcommand == "flows" {
 		return
 	}
 	debug.SetMemoryLimit(memoryFloor)
