@@ -85,10 +85,35 @@ type Rule struct {
 	// Needs lists the kinds of evidence the rule cannot run without. When
 	// one is missing the rule is reported as skipped, not failed.
 	Needs []model.Kind
+	// NeedsAny lists kinds of which the rule needs at least one (on top
+	// of Needs): a rule that can reach its conclusion from any of several
+	// sources.
+	NeedsAny []model.Kind
 	// Uses lists further kinds the rule joins when present.
 	Uses []model.Kind
 	// Run inspects p.Snap and calls p.Report for each finding.
 	Run func(p *Pass) error
+}
+
+// NeedsText says in words what the rule needs: "netfilter, kube", "one of
+// kube, logs", "capture and one of kube, logs", or "nothing".
+func (r *Rule) NeedsText() string {
+	join := func(ks []model.Kind) string {
+		parts := make([]string, len(ks))
+		for i, k := range ks {
+			parts[i] = string(k)
+		}
+		return strings.Join(parts, ", ")
+	}
+	switch {
+	case len(r.NeedsAny) == 0 && len(r.Needs) == 0:
+		return "nothing"
+	case len(r.NeedsAny) == 0:
+		return join(r.Needs)
+	case len(r.Needs) == 0:
+		return "one of " + join(r.NeedsAny)
+	}
+	return join(r.Needs) + " and one of " + join(r.NeedsAny)
 }
 
 // Title returns the first line of Doc.
@@ -175,6 +200,8 @@ func (e Evidence) String() string {
 type Skipped struct {
 	Rule    string       `json:"rule" yaml:"rule"`
 	Missing []model.Kind `json:"missing" yaml:"missing"`
+	// AnyOf lists the kinds of which the rule needs one, when none was read.
+	AnyOf []model.Kind `json:"any_of,omitempty" yaml:"any_of,omitempty"`
 }
 
 // RuleError is a rule that failed while running.
@@ -221,8 +248,12 @@ func Run(ctx context.Context, snap *model.Snapshot, rules []*Rule, cfg *Config) 
 				missing = append(missing, k)
 			}
 		}
-		if len(missing) > 0 {
-			res.Skipped = append(res.Skipped, Skipped{Rule: r.Name, Missing: missing})
+		var anyOf []model.Kind
+		if len(r.NeedsAny) > 0 && !slices.ContainsFunc(r.NeedsAny, snap.Has) {
+			anyOf = r.NeedsAny
+		}
+		if len(missing) > 0 || len(anyOf) > 0 {
+			res.Skipped = append(res.Skipped, Skipped{Rule: r.Name, Missing: missing, AnyOf: anyOf})
 			continue
 		}
 		p := &Pass{Ctx: ctx, Rule: r, Snap: snap, Config: rc}

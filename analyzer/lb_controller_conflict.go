@@ -2,8 +2,10 @@ package analyzer
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -15,8 +17,8 @@ import (
 var LBControllerConflict = &Rule{
 	Name:     "lb-controller-conflict",
 	Severity: Error,
-	Needs:    []model.Kind{model.KindKube},
-	Uses:     []model.Kind{model.KindLogs, model.KindCapture, model.KindNeighbors},
+	NeedsAny: []model.Kind{model.KindKube, model.KindLogs, model.KindSettings},
+	Uses:     []model.Kind{model.KindCapture, model.KindNeighbors},
 	Run:      runLBControllerConflict,
 	Doc: `two load-balancer controllers manage the same Services
 
@@ -29,13 +31,20 @@ reset).
 
 Evidence: the Services (annotations, labels and managedFields of both
 controllers, loadBalancerClass), the controllers' workloads (a kube-vip
-DaemonSet or static pod with svc_enable=true next to MetalLB), the
+DaemonSet or static pod with svc_enable=true next to MetalLB), kubespray's
+inventory settings (kube_vip_services_enabled, metallb_enabled), the
 controllers' logs (MetalLB reconciling and updating the same Services), and
 ARP claims or ICMP errors for the Services' IPs.
 
+Without the Services, the controllers themselves: MetalLB updating Service
+objects in its log (serviceUpdated) while kube-vip is deployed too (its
+workloads or kubespray's kube_vip_enabled), or both deployed with kube-vip's
+services mode on.
+
 Severity: error when a Service carries both controllers' marks, or both
 controllers run with services handling on and their IPs flap or are
-unreachable; warning when both run with services handling on.
+unreachable; warning when both run with services handling on, or when
+MetalLB rewrites Services while kube-vip runs.
 
 Fix: keep one controller per Service: turn kube-vip's services mode off
 (svc_enable=false; kubespray: kube_vip_services_enabled: false) and leave
@@ -76,8 +85,21 @@ func controllersOf(svc *model.Service) []string {
 }
 
 // controllerWorkloads reports which controllers run in the cluster, from
-// DaemonSets and Pods, with kube-vip's services mode.
+// DaemonSets and Pods, with kube-vip's services mode, and which kubespray's
+// inventory deploys.
 func controllerWorkloads(s *model.Snapshot) (metallb, kubeVIPServices bool, ev []Evidence) {
+	if st, ok := s.Setting("metallb_enabled"); ok {
+		if v, _ := st.Bool(); v {
+			metallb = true
+			ev = append(ev, Evidence{Pos: st.Pos, Note: "kubespray deploys MetalLB: metallb_enabled: " + st.Value})
+		}
+	}
+	if st, ok := s.Setting("kube_vip_services_enabled"); ok {
+		if v, _ := st.Bool(); v {
+			kubeVIPServices = true
+			ev = append(ev, Evidence{Pos: st.Pos, Note: "kubespray turns kube-vip's services mode on: kube_vip_services_enabled: " + st.Value})
+		}
+	}
 	check := func(name string, containers []corev1.Container, pos model.Pos) {
 		n := strings.ToLower(name)
 		if strings.Contains(n, "metallb") {
@@ -108,6 +130,12 @@ func controllerWorkloads(s *model.Snapshot) (metallb, kubeVIPServices bool, ev [
 func runLBControllerConflict(p *Pass) error {
 	s := p.Snap
 	metallb, kvServices, wev := controllerWorkloads(s)
+	reported := false
+	defer func() {
+		if !reported {
+			controllerConflict(p, metallb, kvServices, wev)
+		}
+	}()
 	for i := range s.Kube.Services {
 		svc := &s.Kube.Services[i]
 		if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
@@ -195,9 +223,22 @@ func runLBControllerConflict(p *Pass) error {
 		if updates > 0 {
 			summary += fmt.Sprintf(" The controllers' logs touch it %d times.", updates)
 		}
+		if st, ok := s.Setting("kube_vip_services_enabled"); ok {
+			if v, isBool := st.Bool(); isBool && !v {
+				ev = append(ev, Evidence{Pos: st.Pos, Note: "kube_vip_services_enabled: " + st.Value})
+				sources = append(sources, model.KindSettings)
+				facts["kube_vip_services_enabled"] = false
+				summary += fmt.Sprintf(" The kubespray inventory turns kube-vip's services mode off (%s): if the conflict "+
+					"goes on, that setting has not reached the running kube-vip (re-run the playbook, then check its "+
+					"svc_enable).", st.Pos)
+			} else if v {
+				sources = append(sources, model.KindSettings)
+			}
+		}
 		if symptoms > 0 {
 			summary += " Its IP shows the effect: more than one ARP owner, or ICMP errors from a node that announces it without serving it."
 		}
+		reported = true
 		p.Report(Finding{
 			Severity: sev,
 			Title:    fmt.Sprintf("%s is managed by two load-balancer controllers", name),
@@ -212,4 +253,113 @@ func runLBControllerConflict(p *Pass) error {
 		})
 	}
 	return nil
+}
+
+// controllerConflict reports the two controllers from what shows them at
+// work when no Service does: MetalLB's log updating Service objects, and
+// kube-vip deployed (its workloads, kubespray's settings) or handling
+// Services.
+func controllerConflict(p *Pass, metallb, kvServices bool, wev []Evidence) {
+	s := p.Snap
+	ev := slices.Clone(wev)
+	sources := []model.Kind{}
+	kubeVIP := kvServices
+	if st, ok := s.Setting("kube_vip_enabled"); ok {
+		if v, _ := st.Bool(); v {
+			kubeVIP = true
+			ev = append(ev, Evidence{Pos: st.Pos, Note: "kubespray deploys kube-vip: kube_vip_enabled: " + st.Value})
+		}
+	}
+	for _, ds := range s.Kube.DaemonSets {
+		if strings.Contains(strings.ToLower(ds.Name), "kube-vip") {
+			kubeVIP = true
+			ev = append(ev, Evidence{Pos: ds.Source.Pos, Note: "kube-vip runs: DaemonSet " + ds.Name})
+		}
+	}
+	// MetalLB's controller at work: the Services it reconciled and updated.
+	var updates []model.LogEvent
+	services := map[string]bool{}
+	last := ""
+	for _, le := range s.Logs {
+		where := strings.ToLower(le.Source + " " + le.Pos.File)
+		if !strings.Contains(where, "metallb") {
+			continue
+		}
+		if svc := le.Fields["start reconcile"]; svc != "" {
+			last = svc
+		}
+		if le.Fields["event"] == "serviceUpdated" || le.Message == "updated service object" {
+			updates = append(updates, le)
+			if last != "" {
+				services[last] = true
+			}
+		}
+	}
+	if len(updates) > 0 {
+		metallb = true
+	}
+	if !metallb || !kubeVIP {
+		return
+	}
+	facts := map[string]any{"metallb": true, "kube_vip": true, "kube_vip_services": kvServices}
+	var summary []string
+	sev := Warning
+	switch {
+	case kvServices:
+		summary = append(summary, "MetalLB and kube-vip both run, and kube-vip handles LoadBalancer Services too (its services mode is on): both controllers claim every LoadBalancer Service.")
+	default:
+		summary = append(summary, "MetalLB and kube-vip are both deployed.")
+	}
+	if len(updates) > 0 {
+		names := slices.Sorted(maps.Keys(services))
+		facts["service_updates"] = len(updates)
+		if len(names) > 0 {
+			facts["services_updated"] = names
+		}
+		sources = append(sources, model.KindLogs)
+		for i, le := range updates {
+			if i == maxGroupEvidence {
+				break
+			}
+			ev = append(ev, Evidence{Pos: le.Pos, Note: "MetalLB updated a Service object"})
+		}
+		within := "within a second"
+		if span := updates[len(updates)-1].Time.Sub(updates[0].Time); span >= time.Second {
+			within = "in " + span.String()
+		}
+		summary = append(summary, fmt.Sprintf("MetalLB's controller updated Service objects %d %s %s (%s): a controller "+
+			"that keeps rewriting Services it has already reconciled is fighting another one over them.",
+			len(updates), plural(len(updates), "time", "times"), within, strings.Join(names, ", ")))
+	}
+	if st, ok := s.Setting("kube_vip_services_enabled"); ok {
+		sources = append(sources, model.KindSettings)
+		if v, isBool := st.Bool(); isBool && !v {
+			ev = append(ev, Evidence{Pos: st.Pos, Note: "kube_vip_services_enabled: " + st.Value})
+			summary = append(summary, fmt.Sprintf("The kubespray inventory turns kube-vip's services mode off (%s): that is the "+
+				"fix; if Services keep being rewritten, it has not reached the running kube-vip (re-run the playbook).", st.Pos))
+		}
+	}
+	if kvServices && len(updates) > 0 {
+		sev = Error
+	}
+	for _, e := range ev {
+		if strings.HasPrefix(e.Note, "kubespray") {
+			sources = append(sources, model.KindSettings)
+		} else if !strings.HasPrefix(e.Note, "MetalLB updated") {
+			sources = append(sources, model.KindKube)
+		}
+	}
+	slices.Sort(sources)
+	p.Report(Finding{
+		Severity: sev,
+		Title:    "MetalLB and kube-vip both manage LoadBalancer Services",
+		Summary:  strings.Join(summary, " "),
+		Cause:    "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart: each rewrites the Services the other just updated.",
+		Fix: "Turn kube-vip's services mode off (svc_enable=false; kubespray: kube_vip_services_enabled: false) so " +
+			"MetalLB alone handles LoadBalancer Services, or set spec.loadBalancerClass on each Service for the " +
+			"controller that should own it.",
+		Facts:    facts,
+		Sources:  slices.Compact(sources),
+		Evidence: ev,
+	})
 }

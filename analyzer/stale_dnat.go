@@ -16,7 +16,7 @@ var StaleDNAT = &Rule{
 	Name:     "stale-dnat",
 	Severity: Error,
 	Needs:    []model.Kind{model.KindNetfilter, model.KindKube},
-	Uses:     []model.Kind{model.KindCapture, model.KindLogs},
+	Uses:     []model.Kind{model.KindCapture, model.KindLogs, model.KindProbes},
 	Run:      runStaleDNAT,
 	Doc: `a Service's NAT rules point at endpoints that are gone
 
@@ -32,7 +32,8 @@ dnat) and holds it against the Service's Endpoints or EndpointSlices.
 
 Evidence: the node's nat table (the Service chain's jumps, the DNAT rules),
 the Endpoints, and when present the connection attempts to the stale targets
-in a capture (unanswered SYNs) and kube-proxy's log errors.
+in a capture (unanswered SYNs), connect loops run by hand against the
+Service (nc in a loop: the share that failed) and kube-proxy's log errors.
 
 Severity: error (the rules and the endpoints disagree).
 
@@ -223,6 +224,23 @@ func staleFinding(s *model.Snapshot, sp dataplane.ServicePort, eps endpointSet, 
 			sources = append(sources, model.KindCapture)
 			summary = append(summary, fmt.Sprintf("The capture shows %d connection %s to them failing.", failed, plural(failed, "attempt", "attempts")))
 		}
+	}
+	for _, pr := range s.Probes {
+		if !slices.Contains(sp.Frontends, pr.Target.String()) {
+			continue
+		}
+		observed := float64(pr.Failed) / float64(pr.Attempts)
+		facts["observed_failures"] = dataplane.Percent(observed)
+		facts["observed_tries"] = pr.Attempts
+		sources = append(sources, model.KindProbes)
+		ev = append(ev, Evidence{Pos: pr.Result, Note: fmt.Sprintf("%s loop: %d of %d connects to %s failed", pr.Tool, pr.Failed, pr.Attempts, pr.Target)})
+		line := fmt.Sprintf("A connect loop run by hand (%s) saw %d of %d connections to %s fail (%s)", pr.Pos, pr.Failed, pr.Attempts,
+			pr.Target, dataplane.Percent(observed))
+		if fail > 0 {
+			line += fmt.Sprintf(", against the %s the stale targets predict", dataplane.Percent(fail))
+		}
+		summary = append(summary, line+".")
+		break
 	}
 	if len(missing) > 0 {
 		facts["missing_endpoints"] = missing

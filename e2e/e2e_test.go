@@ -176,8 +176,10 @@ func TestSeeds(t *testing.T) {
 			facts: map[string]string{
 				"service": "kube-system/kube-dns:dns-tcp", "frontends": "10.178.64.10:53",
 				"dataplane_backends": "65", "endpoints": "77",
+				// the author's nc loop: a quarter of the connects fail
+				"observed_failures": "25.7%", "observed_tries": "1000",
 			},
-			evidence: []string{"iptables-nat-kube-dns.txt:4", "endpoints-count.txt:2 (Endpoints kube-system/kube-dns)"},
+			evidence: []string{"iptables-nat-kube-dns.txt:4", "endpoints-count.txt:2 (Endpoints kube-system/kube-dns)", "nc-loop.txt:2"},
 		}},
 		others: []string{"kube-proxy-sync-errors"},
 	}, {
@@ -486,6 +488,12 @@ func TestCaptureRules(t *testing.T) {
 			{rule: "icmp-unreachable", severity: analyzer.Warning,
 				facts:    map[string]string{"icmp": "redirect", "from": "192.168.200.61", "gateway": "192.168.200.99"},
 				evidence: []string{"tcpdump-icmp-redirect.txt:1"}},
+			// MetalLB rewrites Services while kubespray deploys kube-vip;
+			// the inventory shown already turns its services mode off.
+			{rule: "lb-controller-conflict", severity: analyzer.Warning,
+				facts: map[string]string{"service_updates": "2", "kube_vip_services": "false",
+					"services_updated": "ingress-nginx/ingress-nginx, minio/my-minio-console-lb"},
+				evidence: []string{"kube-vip-settings.yml:2", "metallb-controller.log:2", "metallb-controller.log:5", "kube-vip-settings.yml:10"}},
 		},
 	})
 }

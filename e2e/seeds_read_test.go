@@ -32,6 +32,8 @@ func TestSeedTablesAndLogs(t *testing.T) {
 		"004-stale-dnat/svc-kube-dns.txt":                         {"kubectl-table", 1},
 		"004-stale-dnat/endpoints-count.txt":                      {"kubectl-table", 1},
 		"004-stale-dnat/kube-proxy.log":                           {"klog", 3},
+		"003-lb-controller-conflict/kube-vip-settings.yml":        {"kubespray-vars", 13},
+		"004-stale-dnat/nc-loop.txt":                              {"connect-loop", 1},
 	}
 	root := filepath.Join("..", "fixtures", "seeds")
 	snap, warns, err := parse.Open(context.Background(), root, nil)

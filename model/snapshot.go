@@ -20,6 +20,8 @@ const (
 	KindRoutes     Kind = "routes"     // routing tables
 	KindConntrack  Kind = "conntrack"  // conntrack entries
 	KindContainers Kind = "containers" // container listings (docker ps, crictl ps)
+	KindSettings   Kind = "settings"   // deployment settings (kubespray group_vars)
+	KindProbes     Kind = "probes"     // connect loops run by hand (nc)
 )
 
 // Input describes one file that was read (or skipped) into a Snapshot.
@@ -71,6 +73,8 @@ type Snapshot struct {
 	Addrs      []IfAddr         `json:"addrs,omitempty"`
 	Routes     []Route          `json:"routes,omitempty"`
 	Conntrack  []ConntrackEntry `json:"conntrack,omitempty"`
+	Settings   []Setting        `json:"settings,omitempty"`
+	Probes     []ProbeRun       `json:"probes,omitempty"`
 
 	Captures []CaptureInfo `json:"captures,omitempty"`
 	Attempts []Attempt     `json:"attempts,omitempty"`
@@ -112,6 +116,8 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Addrs = append(s.Addrs, o.Addrs...)
 	s.Routes = append(s.Routes, o.Routes...)
 	s.Conntrack = append(s.Conntrack, o.Conntrack...)
+	s.Settings = append(s.Settings, o.Settings...)
+	s.Probes = append(s.Probes, o.Probes...)
 	s.Captures = append(s.Captures, o.Captures...)
 	s.Attempts = append(s.Attempts, o.Attempts...)
 	s.EndpointStats = append(s.EndpointStats, o.EndpointStats...)

@@ -67,6 +67,8 @@ func benchCases() []benchCase {
 		{"ip-addr", addrFormat, 10000, "addresses on kube-ipvs0 (ip addr)", genAddr, perN(1)},
 		{"ip-route", routeFormat, 10000, "routes (ip route, Calico /32 routes)", genRoute, perN(1)},
 		{"conntrack", conntrackFormat, 100000, "conntrack -L entries", genConntrack, perN(1)},
+		{"kubespray-vars", settingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
+		{"connect-loop", probesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
 	}
 }
 
@@ -603,5 +605,24 @@ func genConntrack(n int) []byte {
 		}
 		fmt.Fprintf(b, "tcp      6 86399 ESTABLISHED src=%s dst=%s sport=%d dport=443 src=%s dst=%s sport=8443 dport=%d [ASSURED] mark=0 use=1\n",
 			cli, ip4(10, 0x600000+i%500), sport, pod, cli, sport)
+	})
+}
+
+func genSettings(n int) []byte {
+	return genLines("# kubespray group_vars\n", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "kube_vip_setting_%d: %q\n", i, fmt.Sprint(i%2 == 0))
+	})
+}
+
+func genProbes(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "root@toolbox:~# for i in $(seq 1 100); do nc -zv -w 1 %s 53; done\n", ip4(10, 0x600000+i))
+		for j := range 100 {
+			if j%4 == 0 {
+				fmt.Fprintf(b, "nc: connect to %s port 53 (tcp) failed: Connection refused\n", ip4(10, 0x600000+i))
+			} else {
+				fmt.Fprintf(b, "Connection to %s 53 port [tcp/domain] succeeded!\n", ip4(10, 0x600000+i))
+			}
+		}
 	})
 }

@@ -91,5 +91,7 @@ func Formats() []*Format {
 		addrFormat,
 		routeFormat,
 		conntrackFormat,
+		settingsFormat,
+		probesFormat,
 	}
 }

@@ -49,8 +49,6 @@ var goldenWarnings = map[string]string{
 	// Outputs of programs netmortem does not read.
 	"dumps/kubectl-json/troubleshoot-baseline-k3s_dns-debug.json":            "troubleshoot's DNS debug report, not a Kubernetes object: skipped",
 	"dumps/kubectl-json/troubleshoot-baseline-k3s_goldpinger-check_all.json": "goldpinger's check results, not a Kubernetes object: skipped",
-	"seeds/003-lb-controller-conflict/kube-vip-settings.yml":                 "kubespray's kube-vip settings: not read yet (docs/inputs.md)",
-	"seeds/004-stale-dnat/nc-loop.txt":                                       "an nc connect loop's output: not read yet (docs/inputs.md)",
 	// Support bundles: the errors troubleshoot's collectors recorded in
 	// the bundle (collector-errors/, */errors.json) are reported as
 	// warnings at their lines.

@@ -74,3 +74,20 @@ func addSeedFiles(f *testing.F, rels []string) {
 		f.Add(string(b))
 	}
 }
+
+// sniffAs returns the name of the format that scores the file at rel (from
+// the repository root) highest, "" when none claims it.
+func sniffAs(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, score := "", 0
+	for _, f := range Formats() {
+		if s := f.Sniff(rel, b[:min(len(b), headSize)]); s > score {
+			best, score = f.Name, s
+		}
+	}
+	return best
+}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -298,7 +299,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 	}
 	for _, s := range r.Skipped {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
-			Level: "note", Message: sarifText{Text: "rule " + s.Rule + " skipped: no " + strings.Join(kindNames(s.Missing), ", ") + " evidence"},
+			Level: "note", Message: sarifText{Text: "rule " + s.Rule + " skipped: no " + strings.Join(kindNames(slices.Concat(s.Missing, s.AnyOf)), ", ") + " evidence"},
 			Descriptor: &sarifReference{ID: s.Rule}})
 	}
 	for _, wn := range r.Warnings {

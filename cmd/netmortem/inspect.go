@@ -121,6 +121,13 @@ func writeInspection(w io.Writer, in inspection) error {
 			for _, k := range s.Missing {
 				m = append(m, string(k))
 			}
+			if len(s.AnyOf) > 0 {
+				var a []string
+				for _, k := range s.AnyOf {
+					a = append(a, string(k))
+				}
+				m = append(m, "one of "+strings.Join(a, ", "))
+			}
 			fmt.Fprintf(w, "  %s: needs %s\n", s.Rule, strings.Join(m, ", "))
 		}
 	}
