@@ -22,6 +22,7 @@ const (
 	KindContainers Kind = "containers" // container listings (docker ps, crictl ps)
 	KindSettings   Kind = "settings"   // deployment settings (kubespray group_vars)
 	KindProbes     Kind = "probes"     // connect loops run by hand (nc)
+	KindSession    Kind = "session"    // a pasted terminal session: each command's output is an input of its own
 )
 
 // Input describes one file that was read (or skipped) into a Snapshot.

@@ -69,6 +69,7 @@ func benchCases() []benchCase {
 		{"conntrack", conntrackFormat, 100000, "conntrack -L entries", genConntrack, perN(1)},
 		{"kubespray-vars", settingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
 		{"connect-loop", probesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
+		{"terminal-session", sessionFormat, 1000, "commands of a pasted session (kubectl get svc, ss -tan, ip neigh; 20 lines each)", genSession, perN(20)},
 	}
 }
 
@@ -622,6 +623,28 @@ func genProbes(n int) []byte {
 				fmt.Fprintf(b, "nc: connect to %s port 53 (tcp) failed: Connection refused\n", ip4(10, 0x600000+i))
 			} else {
 				fmt.Fprintf(b, "Connection to %s 53 port [tcp/domain] succeeded!\n", ip4(10, 0x600000+i))
+			}
+		}
+	})
+}
+
+func genSession(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		switch i % 3 {
+		case 0:
+			b.WriteString("user@laptop ~ % kubectl get svc -A\nNAMESPACE   NAME   TYPE        CLUSTER-IP   EXTERNAL-IP   PORT(S)   AGE\n")
+			for j := range 20 {
+				fmt.Fprintf(b, "ns%d   svc%d-%d   ClusterIP   %s   <none>   80/TCP   3d\n", j, i, j, ip4(10, 0x600000+i*20+j))
+			}
+		case 1:
+			b.WriteString("root@node1:~# ss -tan\nState  Recv-Q Send-Q Local Address:Port  Peer Address:Port\n")
+			for j := range 20 {
+				fmt.Fprintf(b, "ESTAB  0      0      %s:%d  10.0.0.9:443\n", ip4(10, 0x100000+i), 30000+j)
+			}
+		default:
+			b.WriteString("root@node1:~# ip neigh\n")
+			for j := range 20 {
+				fmt.Fprintf(b, "%s dev eth0 lladdr 02:00:00:00:%02x:%02x REACHABLE\n", ip4(10, 0x200000+i*20+j), j, i%256)
 			}
 		}
 	})

@@ -33,7 +33,11 @@ func KubectlDescribe(r io.Reader, name string) (*model.Kube, error) {
 
 var (
 	describeCmdRe   = regexp.MustCompile(`\bkubectl\b.*\bdescribe\s+(endpoints|ep|services?|svc)\b`)
-	describeFieldRe = regexp.MustCompile(`^([A-Z][A-Za-z ]*):(?:\s+(.*))?$`)
+	describeFieldRe = regexp.MustCompile(`^([A-Z][A-Za-z -]*):(?:\s+(.*))?$`)
+	// kubectlStderrRe matches kubectl's own klog lines on stderr
+	// ("E1008 13:30:47.434013    8209 describe.go:616] ..."), pasted with
+	// the output.
+	kubectlStderrRe = regexp.MustCompile(`^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] `)
 	// describePortRe matches "Port:  https  443/TCP" and "NodePort:  http  32080/TCP".
 	describePortRe = regexp.MustCompile(`^(\S+)?\s*(\d+)/(TCP|UDP|SCTP)$`)
 )
@@ -97,6 +101,9 @@ func readDescribe(r io.Reader, name string, errs *model.ErrorList) *model.Kube {
 			continue
 		}
 		indented := line[0] == ' ' || line[0] == '\t'
+		if !indented && kubectlStderrRe.MatchString(line) {
+			continue
+		}
 		if !indented {
 			m := describeFieldRe.FindStringSubmatch(line)
 			if m == nil {

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -38,9 +39,40 @@ type lines struct {
 }
 
 func newLines(r io.Reader, name string, errs *model.ErrorList) *lines {
+	n := 0
+	if sr, ok := r.(*sectionReader); ok && sr.pad == sr.offset {
+		// A section of a larger file: count from its first line rather
+		// than read the blank lines that stand for those before it.
+		n, sr.pad = sr.offset, 0
+	}
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 0, 64<<10), maxLine)
-	return &lines{s: s, name: name, errs: errs}
+	return &lines{s: s, name: name, errs: errs, n: n}
+}
+
+// sectionReader reads the part of a file that starts at line offset+1 as
+// if it were the whole file up to there, with the lines before it blank, so
+// that a parser's positions are those of the file. Parsers reading through
+// newLines skip the blank lines.
+type sectionReader struct {
+	offset, pad int // pad: blank lines still to give
+	body        *bytes.Reader
+}
+
+func newSectionReader(offset int, body []byte) *sectionReader {
+	return &sectionReader{offset: offset, pad: offset, body: bytes.NewReader(body)}
+}
+
+func (s *sectionReader) Read(p []byte) (int, error) {
+	if s.pad > 0 {
+		n := min(len(p), s.pad)
+		for i := range n {
+			p[i] = '\n'
+		}
+		s.pad -= n
+		return n, nil
+	}
+	return s.body.Read(p)
 }
 
 // Next advances to the next line and reports whether there was one. An I/O

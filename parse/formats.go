@@ -93,5 +93,6 @@ func Formats() []*Format {
 		conntrackFormat,
 		settingsFormat,
 		probesFormat,
+		sessionFormat,
 	}
 }

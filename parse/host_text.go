@@ -32,6 +32,9 @@ func prompt(line string) (host, cmd string, ok bool) {
 		}
 		return host, strings.TrimSpace(m[3]), true
 	}
+	if m := zshPromptRe.FindStringSubmatch(line); m != nil {
+		return m[1], strings.TrimSpace(m[2]), true
+	}
 	if rest, found := strings.CutPrefix(line, "#"); found {
 		return "", strings.TrimSpace(rest), true
 	}

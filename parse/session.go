@@ -1,0 +1,209 @@
+package parse
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// maxSessionBytes bounds a terminal session read whole: sessions are pasted
+// by hand.
+const maxSessionBytes = 32 << 20
+
+var sessionFormat = &Format{
+	Name:    "terminal-session",
+	Kind:    model.KindSession, // each command's output is an input of its own
+	Command: "a pasted terminal session: several commands (kubectl, cat, ip, ss ...) with their output, one after the other",
+}
+
+// The session's sniffer and parser run the other formats: set here, not in
+// the literal, which Formats refers to.
+func init() {
+	sessionFormat.Sniff = sniffSession
+	sessionFormat.Parse = parseSession
+}
+
+// zshPromptRe matches zsh's default prompt, "user@host dir % cmd".
+var zshPromptRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)(?:\s+[^%#$\s]+)?\s%\s?(.*)$`)
+
+// sessionCommand is one command of a session: its prompt line and the lines
+// of output up to the next prompt (0-based, end exclusive).
+type sessionCommand struct {
+	host, cmd  string
+	start, end int
+}
+
+// sessionPrompt recognizes the prompt of a command in a session: bash's and
+// zsh's "user@host" prompts and a bare "$ ". Comment lines ("# ...") are not
+// prompts here: in a session they are as often part of the output (YAML,
+// shell scripts).
+func sessionPrompt(line string) (host, cmd string, ok bool) {
+	if m := zshPromptRe.FindStringSubmatch(line); m != nil {
+		return m[1], strings.TrimSpace(m[2]), true
+	}
+	if m := promptRe.FindStringSubmatch(line); m != nil {
+		host = m[1]
+		if host == "" {
+			host = m[2]
+		}
+		return host, strings.TrimSpace(m[3]), true
+	}
+	if rest, found := strings.CutPrefix(line, "$ "); found {
+		return "", strings.TrimSpace(rest), true
+	}
+	return "", "", false
+}
+
+func sessionCommands(lines []string) []sessionCommand {
+	var out []sessionCommand
+	for i, l := range lines {
+		if host, cmd, ok := sessionPrompt(l); ok {
+			if n := len(out); n > 0 {
+				out[n-1].end = i
+			}
+			out = append(out, sessionCommand{host: host, cmd: cmd, start: i, end: len(lines)})
+		}
+	}
+	return out
+}
+
+// sniffSession claims text holding the commands of at least two programs
+// (kubectl and cat, ss and netstat ...), each followed by its output: no
+// single format reads it, each command's output is read by its own.
+func sniffSession(_ string, head []byte) int {
+	if !isText(head) {
+		return 0
+	}
+	lines := headLines(head, 1000)
+	progs := map[string]bool{}
+	withOutput := 0
+	for _, c := range sessionCommands(lines) {
+		if p := program(c.cmd); p != "" {
+			progs[p] = true
+		}
+		if c.end-c.start > 1 {
+			withOutput++
+		}
+	}
+	if len(progs) < 2 || withOutput < 2 {
+		return 0
+	}
+	// The commands' outputs must be of different formats; netfilter
+	// listings of several commands are read whole by their own parser.
+	formats := map[string]bool{}
+	netfilterOnly := true
+	for _, c := range sessionCommands(lines) {
+		if f, _ := sessionFormatFor(lines, c); f != nil {
+			formats[f.Name] = true
+			netfilterOnly = netfilterOnly && f.Kind == model.KindNetfilter
+		}
+	}
+	if len(formats) < 2 || netfilterOnly {
+		return 0
+	}
+	// Above the formats that find their own lines among the others (a
+	// kubectl YAML, a table between other commands' output): they would
+	// read one command and stumble on the rest.
+	if withOutput >= 3 {
+		return 97
+	}
+	return 90
+}
+
+// parseSession splits a terminal session at its prompts and reads each
+// command's output with the format that recognizes it (the command's
+// program breaking ties, as a bundle layout's command does), with the
+// positions of the whole file. Output that no format recognizes (nslookup,
+// an editor's message) is passed over and counted.
+func parseSession(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxSessionBytes+1))
+	if err != nil {
+		return 0, fmt.Errorf("%w", err)
+	}
+	if len(b) > maxSessionBytes {
+		return 0, model.Errorf(model.Pos{File: src.Name}, "", "%w: a terminal session of more than %d MiB", ErrLimit, maxSessionBytes>>20)
+	}
+	lines := strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
+	var errs model.ErrorList
+	records := 0
+	for _, c := range sessionCommands(lines) {
+		if ctx.Err() != nil {
+			errs.Add(src.Pos(c.start+1), "", ctx.Err())
+			break
+		}
+		f, from := sessionFormatFor(lines, c)
+		if f == nil {
+			src.Count("commands not read", 1)
+			continue
+		}
+		node := src.Node
+		if node == "" {
+			node = c.host // the prompt names the host, as in the other parsers
+		}
+		sub := &Source{Name: src.Name, Node: node, Command: c.cmd, Format: f.Name}
+		body := []byte(strings.Join(lines[from:c.end], "\n") + "\n")
+		n, perr := f.Parse(ctx, newSectionReader(from, body), sub, snap)
+		var list model.ErrorList
+		list.Append(perr)
+		errs = append(errs, list...)
+		records += n
+		src.Count(f.Name, 1)
+		// Each command's output is evidence of its own kind: listed as an
+		// input at the command's line, so that rules see the kinds read.
+		snap.Inputs = append(snap.Inputs, model.Input{Path: src.Pos(c.start + 1).String(), Format: sub.Format, Kind: f.Kind,
+			Node: node, Command: c.cmd, Records: n, Warnings: len(list), Details: sub.Details})
+	}
+	return records, errs.Err()
+}
+
+// sessionFormatFor picks the format of one command's output, trying it
+// without and with the prompt line (others want the output alone; some
+// parsers recognize output by its prompt), and returns the line (0-based)
+// the text to parse starts at.
+func sessionFormatFor(lines []string, c sessionCommand) (*Format, int) {
+	prog := program(c.cmd)
+	var best *Format
+	bestScore, bestFrom := 0, c.start
+	// Without the prompt line first: on a tie the output alone is parsed
+	// (the command reaches the parser as Source.Command anyway).
+	for _, from := range []int{c.start + 1, c.start} {
+		if from >= c.end || bestScore >= 80 {
+			continue // recognized without the prompt: no need to try with it
+		}
+		head := sectionHead(lines[from:c.end])
+		for _, f := range Formats() {
+			if f == sessionFormat || f == captureFormat {
+				continue
+			}
+			sc := f.Sniff("", head)
+			if sc <= 0 {
+				continue
+			}
+			if prog != "" && program(f.Command) == prog {
+				sc += layoutCommandBonus
+			}
+			if sc > bestScore {
+				best, bestScore, bestFrom = f, sc, from
+			}
+		}
+	}
+	return best, bestFrom
+}
+
+// sectionHead is the start of a section's text, as much as a sniffer sees of
+// a file.
+func sectionHead(lines []string) []byte {
+	var b []byte
+	for _, l := range lines {
+		if len(b)+len(l)+1 > headSize {
+			break
+		}
+		b = append(b, l...)
+		b = append(b, '\n')
+	}
+	return b
+}

@@ -1,0 +1,101 @@
+package parse
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+)
+
+// A real session on a node (testdata/make-session.sh): each command's
+// output is read by its own format, at the file's own line numbers, and is
+// an input of its own kind.
+func TestSessionReal(t *testing.T) {
+	path := filepath.Join(testutil.Root(), "parse/testdata/session/node-session.txt")
+	snap, warns, err := Open(context.Background(), path, nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	var inputs []string
+	for _, in := range snap.Inputs {
+		inputs = append(inputs, fmt.Sprintf("%s %s %s %d", filepath.Base(in.Path), in.Format, in.Kind, in.Records))
+	}
+	want := []string{
+		"node-session.txt:1 ip-addr addrs 2", "node-session.txt:8 ip-route routes 2", "node-session.txt:11 ss sockets 1",
+		"node-session.txt:14 sysctl sysctl 1", "node-session.txt:16 connect-loop probes 1", "node-session.txt:22 neigh neighbors 1",
+		"node-session.txt terminal-session session 8",
+	}
+	if strings.Join(inputs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("inputs:\n%s\nwant:\n%s", strings.Join(inputs, "\n"), strings.Join(want, "\n"))
+	}
+	for k, line := range map[model.Kind]int{model.KindAddrs: 3, model.KindRoutes: 9, model.KindSockets: 13, model.KindSysctl: 15, model.KindNeighbors: 23} {
+		if !snap.Has(k) {
+			t.Errorf("no %s evidence", k)
+		}
+		var got int
+		switch k {
+		case model.KindAddrs:
+			got = snap.Addrs[0].Pos.Line
+		case model.KindRoutes:
+			got = snap.Routes[0].Pos.Line
+		case model.KindSockets:
+			got = snap.Sockets[0].Pos.Line
+		case model.KindSysctl:
+			got = snap.Sysctls[0].Pos.Line
+		case model.KindNeighbors:
+			got = snap.Neighbors[0].Pos.Line
+		}
+		if got != line {
+			t.Errorf("%s: first record at line %d, want %d", k, got, line)
+		}
+	}
+	if len(snap.Probes) != 1 || snap.Probes[0].Failed != 5 || snap.Probes[0].Attempts != 5 || snap.Probes[0].Node != "worker-1" {
+		t.Errorf("probes %+v", snap.Probes)
+	}
+	if len(snap.Sockets) != 1 || snap.Sockets[0].Node != "worker-1" || snap.Sockets[0].Peer.String() != "10.81.0.2:8080" {
+		t.Errorf("sockets %+v", snap.Sockets)
+	}
+}
+
+func TestSniffSession(t *testing.T) {
+	if f := sniffAs(t, "parse/testdata/session/node-session.txt"); f != "terminal-session" {
+		t.Errorf("session sniffed as %q", f)
+	}
+	// One program's outputs, or iptables listings of several commands,
+	// are read whole by their own format.
+	for rel, want := range map[string]string{
+		"parse/testdata/iptables/session.txt":          "iptables-list",
+		"parse/testdata/probes/nc-openbsd-lines.txt":   "connect-loop",
+		"fixtures/seeds/000-apiserver-affinity/cs.txt": "kubectl-table",
+	} {
+		if f := sniffAs(t, rel); f != want {
+			t.Errorf("%s sniffed as %q, want %q", rel, f, want)
+		}
+	}
+	zsh := "tim@Tims-MBP kubernetes % kubectl get svc"
+	if host, cmd, ok := sessionPrompt(zsh); !ok || host != "Tims-MBP" || cmd != "kubectl get svc" {
+		t.Errorf("zsh prompt: %q %q %v", host, cmd, ok)
+	}
+}
+
+func FuzzSession(f *testing.F) {
+	addSeedFiles(f, []string{"parse/testdata/session/node-session.txt"})
+	f.Add("a@b % cat x\napiVersion: v1\nkind: Pod\n$ ss -tan\nESTAB 0 0 1.2.3.4:1 5.6.7.8:2\n$ ip neigh\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		if sniffSession("fuzz.txt", []byte(in)) == 0 {
+			return
+		}
+		snap := &model.Snapshot{}
+		_, err := parseSession(context.Background(), strings.NewReader(in), &Source{Name: "fuzz.txt"}, snap)
+		checkFuzzErrors(t, err, "fuzz.txt")
+		for _, in := range snap.Inputs {
+			if !strings.HasPrefix(in.Path, "fuzz.txt:") {
+				t.Fatalf("input %+v", in)
+			}
+		}
+	})
+}
