@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -18,13 +17,7 @@ var addrFormat = &Format{
 	Kind:    model.KindAddrs,
 	Command: "ip addr (ip a, ip -4 addr, ip -6 addr, ip addr show dev eth0), ip -br addr",
 	Sniff:   sniffAddr,
-	Parse: func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		out := readAddrs(r, src.Name, src.Node, &errs)
-		snap.Addrs = append(snap.Addrs, out...)
-		src.Count("addrs", len(out))
-		return len(out), errs.Err()
-	},
+	Parse:   recordsParser(readAddrs, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
 }
 
 // Addrs parses interface address listings:
@@ -43,9 +36,7 @@ var addrFormat = &Format{
 // node markers. A line that is none of these is reported with its position
 // and the rest is read. name is used only in positions.
 func Addrs(r io.Reader, name string) ([]model.IfAddr, error) {
-	var errs model.ErrorList
-	out := readAddrs(r, name, "", &errs)
-	return out, errs.Err()
+	return readRecords(r, name, readAddrs)
 }
 
 // addrLinkRe matches the link line of ip addr: "3: eth0@if12: <FLAGS> ...".
@@ -57,7 +48,8 @@ var linkStates = map[string]bool{
 	"DORMANT": true, "NOTPRESENT": true, "TESTING": true,
 }
 
-func readAddrs(r io.Reader, name, node string, errs *model.ErrorList) []model.IfAddr {
+func readAddrs(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAddr {
+	name, node := src.Name, src.Node
 	var (
 		out     []model.IfAddr
 		dev     string

@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -18,13 +17,7 @@ var conntrackFormat = &Format{
 	Kind:    model.KindConntrack,
 	Command: "conntrack -L (-p tcp, -d ADDR, -o extended), cat /proc/net/nf_conntrack",
 	Sniff:   sniffConntrack,
-	Parse: func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		out := readConntrack(r, src.Name, src.Node, &errs)
-		snap.Conntrack = append(snap.Conntrack, out...)
-		src.Count("conntrack", len(out))
-		return len(out), errs.Err()
-	},
+	Parse:   recordsParser(readConntrack, func(s *model.Snapshot, out []model.ConntrackEntry) { s.Conntrack = append(s.Conntrack, out...) }, "conntrack"),
 }
 
 // Conntrack parses conntrack table listings: "tcp 6 117 TIME_WAIT
@@ -41,9 +34,7 @@ var conntrackFormat = &Format{
 // is reported with its position and the rest is read. name is used only in
 // positions.
 func Conntrack(r io.Reader, name string) ([]model.ConntrackEntry, error) {
-	var errs model.ErrorList
-	out := readConntrack(r, name, "", &errs)
-	return out, errs.Err()
+	return readRecords(r, name, readConntrack)
 }
 
 // conntrackProtos are the protocol names conntrack prints, with their
@@ -53,7 +44,8 @@ var conntrackProtos = map[string]string{
 	"udplite": "136", "gre": "47", "unknown": "",
 }
 
-func readConntrack(r io.Reader, name, node string, errs *model.ErrorList) []model.ConntrackEntry {
+func readConntrack(r io.Reader, src *Source, errs *model.ErrorList) []model.ConntrackEntry {
+	name, node := src.Name, src.Node
 	var out []model.ConntrackEntry
 	l := newLines(r, name, errs)
 	for l.Next() {

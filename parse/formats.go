@@ -96,3 +96,24 @@ func Formats() []*Format {
 		sessionFormat,
 	}
 }
+
+// recordsParser makes a Format's Parse from a reader of records: what read
+// returns is added to the snapshot by add and counted in the source's
+// details under detail.
+func recordsParser[T any](read func(io.Reader, *Source, *model.ErrorList) []T, add func(*model.Snapshot, []T), detail string) func(context.Context, io.Reader, *Source, *model.Snapshot) (int, error) {
+	return func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+		var errs model.ErrorList
+		out := read(r, src, &errs)
+		add(snap, out)
+		src.Count(detail, len(out))
+		return len(out), errs.Err()
+	}
+}
+
+// readRecords runs read over r for a package-level parser (Addrs, Routes
+// ...): name is used in positions only.
+func readRecords[T any](r io.Reader, name string, read func(io.Reader, *Source, *model.ErrorList) []T) ([]T, error) {
+	var errs model.ErrorList
+	out := read(r, &Source{Name: name}, &errs)
+	return out, errs.Err()
+}

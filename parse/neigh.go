@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -17,13 +16,7 @@ var neighFormat = &Format{
 	Kind:    model.KindNeighbors,
 	Command: "ip neigh (also ip -s neigh, ip neigh show nud all), arp -an, arp -n",
 	Sniff:   sniffNeigh,
-	Parse: func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		out := readNeighbors(r, src.Name, src.Node, src.Command, &errs)
-		snap.Neighbors = append(snap.Neighbors, out...)
-		src.Count("neighbors", len(out))
-		return len(out), errs.Err()
-	},
+	Parse:   recordsParser(readNeighbors, func(s *model.Snapshot, out []model.Neighbor) { s.Neighbors = append(s.Neighbors, out...) }, "neighbors"),
 }
 
 // Neighbors parses ARP and NDP tables:
@@ -45,9 +38,7 @@ var neighFormat = &Format{
 // them, and so do node markers. A line that is none of these is reported
 // with its position and the rest is read. name is used only in positions.
 func Neighbors(r io.Reader, name string) ([]model.Neighbor, error) {
-	var errs model.ErrorList
-	out := readNeighbors(r, name, "", "", &errs)
-	return out, errs.Err()
+	return readRecords(r, name, readNeighbors)
 }
 
 // neighStates are the NUD states ip neigh prints.
@@ -61,7 +52,8 @@ var neighFlags = map[string]bool{
 	"router": true, "proxy": true, "extern_learn": true, "offload": true, "managed": true,
 }
 
-func readNeighbors(r io.Reader, name, node, command string, errs *model.ErrorList) []model.Neighbor {
+func readNeighbors(r io.Reader, src *Source, errs *model.ErrorList) []model.Neighbor {
+	name, node, command := src.Name, src.Node, src.Command
 	var out []model.Neighbor
 	dev := neighCmdDev(command)
 	l := newLines(r, name, errs)

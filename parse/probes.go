@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"context"
 	"io"
 	"net/netip"
 	"path"
@@ -17,13 +16,7 @@ var probesFormat = &Format{
 	Kind:    model.KindProbes,
 	Command: `a shell loop of nc connects with its count ("for x in $(seq 1 1000); do nc IP PORT -nvz 2>&1 | grep -v open; done | wc -l") or its per-try output`,
 	Sniff:   sniffProbes,
-	Parse: func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		out := readProbes(r, src.Name, src.Node, &errs)
-		snap.Probes = append(snap.Probes, out...)
-		src.Count("probe runs", len(out))
-		return len(out), errs.Err()
-	},
+	Parse:   recordsParser(readProbes, func(s *model.Snapshot, out []model.ProbeRun) { s.Probes = append(s.Probes, out...) }, "probe runs"),
 }
 
 // Probes parses pasted terminal sessions in which a shell loop tries TCP
@@ -42,9 +35,7 @@ var probesFormat = &Format{
 // and their output are not read. A loop whose target or count cannot be
 // read is reported with its position. name is used only in positions.
 func Probes(r io.Reader, name string) ([]model.ProbeRun, error) {
-	var errs model.ErrorList
-	out := readProbes(r, name, "", &errs)
-	return out, errs.Err()
+	return readRecords(r, name, readProbes)
 }
 
 var (
@@ -173,7 +164,8 @@ func probeFailure(s string) bool {
 	return false
 }
 
-func readProbes(r io.Reader, name, node string, errs *model.ErrorList) []model.ProbeRun {
+func readProbes(r io.Reader, src *Source, errs *model.ErrorList) []model.ProbeRun {
+	name, node := src.Name, src.Node
 	var out []model.ProbeRun
 	var cur *model.ProbeRun
 	var pc probeCmd

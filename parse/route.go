@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -18,13 +17,7 @@ var routeFormat = &Format{
 	Kind:    model.KindRoutes,
 	Command: "ip route (ip r, ip -6 route, ip route show table all)",
 	Sniff:   sniffRoute,
-	Parse: func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		out := readRoutes(r, src.Name, src.Node, src.Command, &errs)
-		snap.Routes = append(snap.Routes, out...)
-		src.Count("routes", len(out))
-		return len(out), errs.Err()
-	},
+	Parse:   recordsParser(readRoutes, func(s *model.Snapshot, out []model.Route) { s.Routes = append(s.Routes, out...) }, "routes"),
 }
 
 // Routes parses routing tables printed by ip route, ip -6 route and ip
@@ -41,9 +34,7 @@ var routeFormat = &Format{
 // reported with its position and the rest is read. name is used only in
 // positions.
 func Routes(r io.Reader, name string) ([]model.Route, error) {
-	var errs model.ErrorList
-	out := readRoutes(r, name, "", "", &errs)
-	return out, errs.Err()
+	return readRecords(r, name, readRoutes)
 }
 
 // routeTypes are the route types ip route prints before the destination.
@@ -69,7 +60,8 @@ var routeWords = map[string]bool{
 	"notify": true, "lock": true,
 }
 
-func readRoutes(r io.Reader, name, node, command string, errs *model.ErrorList) []model.Route {
+func readRoutes(r io.Reader, src *Source, errs *model.ErrorList) []model.Route {
+	name, node, command := src.Name, src.Node, src.Command
 	var out []model.Route
 	v6 := routeCmdV6(command)
 	last := -1 // index in out of the route nexthop lines belong to

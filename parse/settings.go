@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"context"
 	"io"
 	"regexp"
 	"strings"
@@ -14,13 +13,7 @@ var settingsFormat = &Format{
 	Kind:    model.KindSettings,
 	Command: "kubespray inventory group_vars (k8s-cluster.yml, addons.yml, kube-vip settings)",
 	Sniff:   sniffSettings,
-	Parse: func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		out := readSettings(r, src.Name, &errs)
-		snap.Settings = append(snap.Settings, out...)
-		src.Count("settings", len(out))
-		return len(out), errs.Err()
-	},
+	Parse:   recordsParser(readSettings, func(s *model.Snapshot, out []model.Setting) { s.Settings = append(s.Settings, out...) }, "settings"),
 }
 
 // Settings parses a kubespray inventory variables file (group_vars, such
@@ -32,15 +25,14 @@ var settingsFormat = &Format{
 // line that is none of these is reported with its position and the rest is
 // read. name is used only in positions.
 func Settings(r io.Reader, name string) ([]model.Setting, error) {
-	var errs model.ErrorList
-	out := readSettings(r, name, &errs)
-	return out, errs.Err()
+	return readRecords(r, name, readSettings)
 }
 
 // settingRe matches a top-level YAML "key: value" line.
 var settingRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*):(?:\s+(.*?))?\s*$`)
 
-func readSettings(r io.Reader, name string, errs *model.ErrorList) []model.Setting {
+func readSettings(r io.Reader, src *Source, errs *model.ErrorList) []model.Setting {
+	name := src.Name
 	var out []model.Setting
 	l := newLines(r, name, errs)
 	for l.Next() {
