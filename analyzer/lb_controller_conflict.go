@@ -100,9 +100,15 @@ func controllerWorkloads(s *model.Snapshot) (metallb, kubeVIPServices bool, ev [
 			ev = append(ev, Evidence{Pos: st.Pos, Note: "kubespray turns kube-vip's services mode on: kube_vip_services_enabled: " + st.Value})
 		}
 	}
-	check := func(name string, containers []corev1.Container, pos model.Pos) {
+	check := func(namespace, name string, containers []corev1.Container, pos model.Pos) {
 		n := strings.ToLower(name)
-		if strings.Contains(n, "metallb") {
+		// MetalLB's manifests name the DaemonSet "speaker" in the
+		// metallb-system namespace; its images say metallb.
+		isMetalLB := strings.Contains(n, "metallb") || strings.Contains(namespace, "metallb")
+		for _, c := range containers {
+			isMetalLB = isMetalLB || strings.Contains(c.Image, "metallb/")
+		}
+		if isMetalLB {
 			metallb = true
 			ev = append(ev, Evidence{Pos: pos, Note: "MetalLB runs: " + name})
 		}
@@ -119,10 +125,10 @@ func controllerWorkloads(s *model.Snapshot) (metallb, kubeVIPServices bool, ev [
 		}
 	}
 	for _, ds := range s.Kube.DaemonSets {
-		check(ds.Name, ds.Spec.Template.Spec.Containers, ds.Source.Pos)
+		check(ds.Namespace, ds.Name, ds.Spec.Template.Spec.Containers, ds.Source.Pos)
 	}
 	for _, pod := range s.Kube.Pods {
-		check(pod.Name, pod.Spec.Containers, pod.Source.Pos)
+		check(pod.Namespace, pod.Name, pod.Spec.Containers, pod.Source.Pos)
 	}
 	return metallb, kubeVIPServices, ev
 }
