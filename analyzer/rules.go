@@ -20,5 +20,6 @@ func Default() []*Rule {
 		ConnectionSkew,
 		NodePortCollision,
 		LBControllerConflict,
+		APIServerUnreachable,
 	}
 }
