@@ -121,13 +121,7 @@ func isKubeProxyLog(le *model.LogEvent) bool {
 	return strings.Contains(src, "kube-proxy") || strings.Contains(src, "kubeproxy")
 }
 
-// apiTarget is what an address a client dialed is.
-type apiTarget struct {
-	clusterIP bool   // the kubernetes Service's ClusterIP (or taken for it)
-	how       string // how it was recognized, for the summary
-	pos       model.Pos
-}
-
+// What the address a client dialed is.
 const (
 	targetClusterIP = "kubernetes Service ClusterIP"
 	targetEndpoint  = "apiserver endpoint"
@@ -273,18 +267,18 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 	}
 	proven := ""
 	if svcPos.File != "" {
-		ev = append(ev, Evidence{Pos: svcPos, Note: "Service default/kubernetes " + svc.Spec.ClusterIP})
+		ev = append(ev, Evidence{Pos: svcPos, Note: "ClusterIP " + svc.Spec.ClusterIP})
 		sources = append(sources, model.KindKube)
 	}
 	if epFound {
 		sources = append(sources, model.KindKube)
 		facts["endpoints"] = eps
 		if epSet.count == 0 {
-			ev = append(ev, Evidence{Pos: epPos, Note: "Endpoints default/kubernetes: no addresses"})
+			ev = append(ev, Evidence{Pos: epPos, Note: "no addresses"})
 			summary = append(summary, "The kubernetes Service has no endpoints: nothing can answer on its ClusterIP.")
 			proven = "the kubernetes Service has no endpoints"
 		} else {
-			ev = append(ev, Evidence{Pos: epPos, Note: "Endpoints default/kubernetes: " + strings.Join(eps, ", ")})
+			ev = append(ev, Evidence{Pos: epPos, Note: "apiserver endpoints " + strings.Join(eps, ", ")})
 			summary = append(summary, fmt.Sprintf("The apiserver endpoints are %s.", strings.Join(eps, ", ")))
 		}
 	}

@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/testutil"
+)
+
+// TestAPIServerUnreachableCorpus runs netmortem on the public logs of the
+// shared corpus whose components cannot reach the apiserver (skipped
+// without the corpus): CoreDNS and traefik timing out on the kubernetes
+// Service's ClusterIP, a kubelet refused by its apiserver. Logs alone:
+// warnings.
+func TestAPIServerUnreachableCorpus(t *testing.T) {
+	dir := testutil.CorpusDir(t, "dumps", "logs")
+	for _, b := range []bundle{{
+		// The `kubectl logs -l k8s-app=kube-dns` section of a pasted
+		// session: list and watch failures, traces not counted twice;
+		// kube-dns's ClusterIP 10.96.0.10 is in the same range.
+		dir: filepath.Join(dir, "inquisitivefrog_coredns_failed-to-list_clusterip-10.96.0.1-io-timeout.txt"),
+		want: []want{{
+			rule: "apiserver-unreachable", severity: analyzer.Warning,
+			facts: map[string]string{"component": "coredns", "node": "Tims-MBP", "address": "10.96.0.1:443",
+				"target": "kubernetes Service ClusterIP", "failure": "i/o timeout", "errors": "12",
+				"resources": "Service, EndpointSlice, Namespace"},
+			evidence: []string{"inquisitivefrog_coredns_failed-to-list_clusterip-10.96.0.1-io-timeout.txt:133",
+				"inquisitivefrog_coredns_failed-to-list_clusterip-10.96.0.1-io-timeout.txt:134",
+				"inquisitivefrog_coredns_failed-to-list_clusterip-10.96.0.1-io-timeout.txt:141",
+				"inquisitivefrog_coredns_failed-to-list_clusterip-10.96.0.1-io-timeout.txt:182"},
+		}},
+	}, {
+		// traefik's logfmt and klog lines, both on k3s's 10.43.0.1.
+		dir: filepath.Join(dir, "troubleshoot-testdata_traefik-previous_failed-to-list.log"),
+		want: []want{{
+			rule: "apiserver-unreachable", severity: analyzer.Warning,
+			facts: map[string]string{"component": "troubleshoot-testdata_traefik-previous_failed-to-list.log", "address": "10.43.0.1:443",
+				"target": "kubernetes Service ClusterIP", "failure": "i/o timeout", "errors": "14",
+				"first": "2022-12-20T23:41:04Z", "last": "2022-12-20T23:41:05Z",
+				"resources": "TLSStore, MiddlewareTCP, IngressRouteTCP, IngressRoute, Middleware, IngressRouteUDP, TLSOption, " +
+					"ServersTransport, TraefikService, Endpoints, Service, Secret"},
+			evidence: []string{"troubleshoot-testdata_traefik-previous_failed-to-list.log:2",
+				"troubleshoot-testdata_traefik-previous_failed-to-list.log:5",
+				"troubleshoot-testdata_traefik-previous_failed-to-list.log:8",
+				"troubleshoot-testdata_traefik-previous_failed-to-list.log:39"},
+		}},
+	}, {
+		// The kubelet of a control-plane node while its apiserver
+		// restarts: refused, then TLS handshake timeouts and resets.
+		dir: filepath.Join(dir, "inquisitivefrog_kubelet_journald_failed-to-list_connection-refused.log"),
+		want: []want{{
+			rule: "apiserver-unreachable", severity: analyzer.Warning,
+			facts: map[string]string{"component": "kubelet", "node": "controller", "address": "192.168.1.120:6443",
+				"target": "apiserver address", "failure": "connection refused, TLS handshake timeout, connection reset by peer",
+				"errors": "56", "first": "Oct 22 16:45:57.657939", "last": "Oct 22 16:46:31.772715",
+				"resources": "Node, Service, CSIDriver, RuntimeClass"},
+			evidence: []string{"inquisitivefrog_kubelet_journald_failed-to-list_connection-refused.log:27",
+				"inquisitivefrog_kubelet_journald_failed-to-list_connection-refused.log:28",
+				"inquisitivefrog_kubelet_journald_failed-to-list_connection-refused.log:32",
+				"inquisitivefrog_kubelet_journald_failed-to-list_connection-refused.log:192"},
+		}},
+	}} {
+		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
+	}
+}
