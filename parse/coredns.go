@@ -3,6 +3,7 @@ package parse
 import (
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/netmortem/netmortem/model"
 )
@@ -10,8 +11,11 @@ import (
 // --- CoreDNS
 //
 // CoreDNS logs through its own small package (plugin/pkg/log): a level in
-// brackets, then the plugin that speaks ("[INFO] plugin/kubernetes: msg");
-// newer releases put an RFC 3339 time with milliseconds before it. At
+// brackets, then the plugin that speaks ("[INFO] plugin/kubernetes: msg").
+// Some releases put a time before it: RFC 3339 with milliseconds
+// ("2021-08-12T05:09:08.093Z [ERROR] ...", 1.6), or Go's log time
+// ("2018/05/04 06:09:56 [INFO] ...", 1.1); even then some lines ("[INFO]
+// Reloading") come without one. At
 // start it prints its server addresses (".:53"), its version
 // ("CoreDNS-1.11.1") and its build ("linux/amd64, go1.20.7, ae2bbc2") as
 // bare lines. The log plugin writes one line per query after "[INFO] ",
@@ -20,10 +24,10 @@ import (
 
 var (
 	// corednsRe matches the time and level before a CoreDNS message.
-	corednsRe = regexp.MustCompile(`^(?:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) )?\[(INFO|WARNING|ERROR|DEBUG|FATAL)\] `)
+	corednsRe = regexp.MustCompile(`^(?:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) )?\[(INFO|WARNING|ERROR|DEBUG|FATAL)\] `)
 	// corednsTimeRe finds a time that corednsRe refused (an invalid date
 	// or clock) before a level, to report it.
-	corednsTimeRe   = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\S*) \[(INFO|WARNING|ERROR|DEBUG|FATAL)\] `)
+	corednsTimeRe   = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\S*|\d{4}/\d\d/\d\d \S+) \[(INFO|WARNING|ERROR|DEBUG|FATAL)\] `)
 	corednsPluginRe = regexp.MustCompile(`^plugin/([a-z0-9_]+): `)
 	// The log plugin's default format: {remote}:{port} - {>id} "{type}
 	// {class} {name} {proto} {size} {>do} {>bufsize}" {rcode} {>rflags}
@@ -70,6 +74,9 @@ func parseCoreDNS(line string) (model.LogEvent, string, bool) {
 	kind := "clog"
 	if m[1] != "" && problem == "" {
 		t, err := parseISOTime(m[1])
+		if m[1][4] == '/' {
+			t, err = time.Parse("2006/01/02 15:04:05", m[1])
+		}
 		if err != nil {
 			problem = "invalid time " + m[1] + " in a CoreDNS line: the entry is read without it"
 		} else {

@@ -81,6 +81,11 @@ linux/arm64, go1.23.1, 51e11f1
 [DEBUG] plugin/loop: Forwarding to loop detection
 [FATAL] plugin/loop: Loop (127.0.0.1:55953 -> :53) detected for zone ".", see https://coredns.io/plugins/loop#troubleshooting. Query: "HINFO 4547991504243258144.3688648895315093531."
 [INFO] SIGTERM: Shutting down servers then terminating
+[INFO] Reloading
+2021-03-02T11:20:07.101Z [INFO] plugin/reload: Running configuration MD5 = 5d6e1ca2f3b3b0c8a4e8c1f6a1b2c3d4
+[INFO] Reloading complete
+2018/06/11 09:02:31 [INFO] Reloading
+2018/06/11 09:02:31 [INFO] plugin/reload: Running configuration MD5 = 0a1b2c3d4e5f60718293a4b5c6d7e8f9
 `
 	evs, err := Logs(strings.NewReader(in), "kube-dns.txt")
 	if err != nil {
@@ -100,6 +105,11 @@ linux/arm64, go1.23.1, 51e11f1
 12 - DEBUG coredns@ "Forwarding to loop detection" {plugin=loop}
 13 - FATAL coredns@ "Loop (127.0.0.1:55953 -> :53) detected for zone \".\", see https://coredns.io/plugins/loop#troubleshooting. Query: \"HINFO 4547991504243258144.3688648895315093531.\"" {plugin=loop}
 14 - INFO coredns@ "SIGTERM: Shutting down servers then terminating" {}
+15 - INFO coredns@ "Reloading" {}
+16 2021-03-02T11:20:07.101Z INFO coredns@ "Running configuration MD5 = 5d6e1ca2f3b3b0c8a4e8c1f6a1b2c3d4" {plugin=reload}
+17 - INFO coredns@ "Reloading complete" {}
+18 2018-06-11T09:02:31Z INFO coredns@ "Reloading" {}
+19 2018-06-11T09:02:31Z INFO coredns@ "Running configuration MD5 = 0a1b2c3d4e5f60718293a4b5c6d7e8f9" {plugin=reload}
 `
 	if got := eventLines(evs); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -116,6 +126,7 @@ linux/arm64, go1.23.1, 51e11f1
 func TestCoreDNSErrors(t *testing.T) {
 	in := `[INFO] plugin/ready: Still waiting on: "kubernetes"
 2024-13-08T20:16:40.123Z [ERROR] plugin/errors: 2 example.com. A: i/o timeout
+2018/06/31 09:02:31 [INFO] Reloading
 [NOTICE] plugin/ready: not a CoreDNS level
 CoreDNS 1.11.1
 [INFO] plugin/kubernetes: Trace[1]: "Reflector ListAndWatch" (total time: 30007ms):
@@ -128,8 +139,9 @@ Trace[1]: [30.007665517s] [30.007665517s] END
 	}
 	wantErrs := []string{
 		`coredns.txt:2: syntax error: invalid time 2024-13-08T20:16:40.123Z in a CoreDNS line: the entry is read without it ("2024-13-08T20:16:40.123Z [ERROR] plugin/errors: 2 example.co")`,
-		`coredns.txt:3: syntax error: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log) ("[NOTICE] plugin/ready: not a CoreDNS level")`,
-		`coredns.txt:4: syntax error: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log) ("CoreDNS 1.11.1")`,
+		`coredns.txt:3: syntax error: invalid time 2018/06/31 09:02:31 in a CoreDNS line: the entry is read without it ("2018/06/31 09:02:31 [INFO] Reloading")`,
+		`coredns.txt:4: syntax error: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log) ("[NOTICE] plugin/ready: not a CoreDNS level")`,
+		`coredns.txt:5: syntax error: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log) ("CoreDNS 1.11.1")`,
 	}
 	if len(list) != len(wantErrs) {
 		t.Fatalf("errors %v", list)
@@ -141,7 +153,8 @@ Trace[1]: [30.007665517s] [30.007665517s] END
 	}
 	want := `1 - INFO coredns@ "Still waiting on: \"kubernetes\"" {plugin=ready}
 2 - ERROR coredns@ "2 example.com. A: i/o timeout" {plugin=errors qname=example.com. qtype=A rcode=2}
-5 - INFO coredns@ "Trace[1]: \"Reflector ListAndWatch\" (total time: 30007ms):\nTrace[1]: [30.007665517s] [30.007665517s] END" {plugin=kubernetes}
+3 - INFO coredns@ "Reloading" {}
+6 - INFO coredns@ "Trace[1]: \"Reflector ListAndWatch\" (total time: 30007ms):\nTrace[1]: [30.007665517s] [30.007665517s] END" {plugin=kubernetes}
 `
 	if got := eventLines(evs); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -163,6 +176,7 @@ linux/arm64, go1.17.8, 4b597f8
 	for _, tt := range []struct{ name, in, want string }{
 		{"coredns", coredns, "coredns-log"},
 		{"coredns dated", "2024-10-08T20:16:40.123Z [INFO] plugin/reload: Running configuration SHA512 = 1b22\n2024-10-08T20:16:41.001Z [ERROR] plugin/errors: 2 example.com. A: i/o timeout\n", "coredns-log"},
+		{"coredns Go log time", "2018/06/11 09:02:31 [INFO] Reloading\n2018/06/11 09:02:31 [INFO] plugin/reload: Running configuration MD5 = 0a1b\n", "coredns-log"},
 		{"coredns query log", `[INFO] 10.244.0.1:45678 - 1234 "A IN example.com. udp 29 false 512" NOERROR qr,rd,ra 106 0.000123s` + "\n", "coredns-log"},
 		// etcd's flag warnings are "[WARNING]" lines too.
 		{"etcd with warnings", "[WARNING] Deprecated '--logger=capnslog' flag is set\n2018-12-04 22:47:14.729606 I | embed: serving\n2018-12-04 22:47:15.729606 I | embed: ready\n", "etcd-log"},
@@ -190,6 +204,7 @@ func FuzzCoreDNS(f *testing.F) {
 	f.Add("[INFO] plugin/kubernetes: pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231: failed to list *v1.Service: Get \"https://10.96.0.1:443/api/v1/services\": dial tcp 10.96.0.1:443: i/o timeout\nTrace[1]: [30s] END\n")
 	f.Add(".:53\nCoreDNS-1.11.1\nlinux/amd64, go1.20.7, ae2bbc2\n.:53 on 10.0.0.1\ntls://.:853\n")
 	f.Add("2024-10-08T20:16:40.123Z [INFO] plugin/reload: x\n2024-13-08T99:16:40.123Z [ERROR] y\n")
+	f.Add("2018/05/04 06:09:56 [INFO] Reloading\n2018/13/04 06:09:56 [INFO] x\n2024/06/04 23:38:19 [error] 1#1: y\n")
 	f.Add(`[INFO] 10.244.0.1:45678 - 1234 "A IN example.com. udp 29 false 512" NOERROR qr,rd,ra 106 0.000123s` + "\n")
 	f.Add("[ERROR] plugin/errors: 2 example.com. A: read udp 10.1.0.20:41000->8.8.8.8:53: i/o timeout\n[WARNING] x\n[NOTICE] y\n")
 	f.Fuzz(func(t *testing.T, in string) {

@@ -93,8 +93,8 @@ var (
 //     msg, client: ..., server: ...": the context after the message in
 //     Fields (client, server, request, upstream, host), the errno and its
 //     text in "errno" and "strerror".
-//   - CoreDNS: "[INFO] plugin/kubernetes: msg", after an RFC 3339 time in
-//     newer releases: the level as written (INFO, WARNING, ERROR ...), the
+//   - CoreDNS: "[INFO] plugin/kubernetes: msg", after a time in some
+//     releases (RFC 3339, or Go's log time): the level as written (INFO, WARNING, ERROR ...), the
 //     plugin in Fields "plugin"; the errors plugin's rcode, qname and qtype,
 //     the log plugin's query lines in Fields named after its placeholders
 //     (remote, id, type, name, rcode, duration ...); the startup banner
