@@ -64,3 +64,20 @@ func TestAPIServerUnreachableCorpus(t *testing.T) {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
 	}
 }
+
+// TestAPIServerUnreachableCoreDNS runs on the log of a real CoreDNS 1.11.1
+// whose kubernetes plugin was pointed at a closed apiserver address (see
+// parse/testdata/logs/README.md): connection refused on the apiserver's own
+// address; the errors plugin's failures to a closed upstream are not the
+// apiserver's.
+func TestAPIServerUnreachableCoreDNS(t *testing.T) {
+	check(t, bundle{
+		dir: "parse/testdata/logs/coredns-1.11.1.log",
+		want: []want{{
+			rule: "apiserver-unreachable", severity: analyzer.Warning,
+			facts: map[string]string{"component": "coredns", "address": "127.0.0.1:6443", "target": "apiserver address",
+				"failure": "connection refused", "errors": "36", "resources": "Service, Namespace, EndpointSlice"},
+			evidence: []string{"coredns-1.11.1.log:1", "coredns-1.11.1.log:2", "coredns-1.11.1.log:3", "coredns-1.11.1.log:66"},
+		}},
+	})
+}
