@@ -60,10 +60,40 @@ func TestAPIServerUnreachableCorpus(t *testing.T) {
 				"inquisitivefrog_kubelet_journald_failed-to-list_connection-refused.log:32",
 				"inquisitivefrog_kubelet_journald_failed-to-list_connection-refused.log:192"},
 		}},
+	}, {
+		// A k3d support bundle (troubleshoot): traefik (this run and the
+		// previous one) and local-path-provisioner time out on the
+		// ClusterIP that the bundle's Service default/kubernetes has.
+		dir: filepath.Join(dir, "..", "support-bundles", "troubleshoot_testdata_support-bundle_k3d-1.24.4.tar.gz"),
+		want: []want{{
+			rule: "apiserver-unreachable", severity: analyzer.Warning,
+			facts: map[string]string{"component": "local-path-provisioner", "node": "k3d-mycluster-server-0", "address": "10.43.0.1:443",
+				"target": "kubernetes Service ClusterIP", "failure": "i/o timeout", "errors": "1",
+				"first": "2022-12-21T09:43:10Z", "last": "2022-12-21T09:43:10Z"},
+			evidence: []string{k3dLogs + "local-path-provisioner-7b7dc8d6f5-45btl/local-path-provisioner-previous.log:1", k3dService},
+		}, {
+			rule: "apiserver-unreachable", severity: analyzer.Warning,
+			facts: map[string]string{"component": "traefik", "address": "10.43.0.1:443", "errors": "14",
+				"first": "2022-12-20T23:41:04Z", "last": "2022-12-20T23:41:05Z"},
+			evidence: []string{k3dLogs + "traefik-7cd4fcff68-9blj6/traefik-previous.log:2", k3dLogs + "traefik-7cd4fcff68-9blj6/traefik-previous.log:39", k3dService},
+		}, {
+			rule: "apiserver-unreachable", severity: analyzer.Warning,
+			facts: map[string]string{"component": "traefik", "address": "10.43.0.1:443", "errors": "14",
+				"first": "2022-12-21T09:43:10Z", "last": "2022-12-21T09:43:11Z"},
+			evidence: []string{k3dLogs + "traefik-7cd4fcff68-9blj6/traefik.log:2", k3dLogs + "traefik-7cd4fcff68-9blj6/traefik.log:39", k3dService},
+		}},
+		others: []string{"probe-restart-loop"},
 	}} {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
 	}
 }
+
+// Positions in the k3d support bundle.
+const (
+	k3dBundle  = "troubleshoot_testdata_support-bundle_k3d-1.24.4.tar.gz!support-bundle/cluster-resources/"
+	k3dLogs    = k3dBundle + "pods/logs/kube-system/"
+	k3dService = k3dBundle + "services/default.json:8 (Service default/kubernetes)"
+)
 
 // TestAPIServerUnreachableCoreDNS runs on the log of a real CoreDNS 1.11.1
 // whose kubernetes plugin was pointed at a closed apiserver address (see
