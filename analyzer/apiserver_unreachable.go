@@ -35,7 +35,8 @@ endpoint. A timeout there means that path is broken (kube-proxy not running
 or stale on that node, the CNI or a firewall dropping pod-to-host-network
 traffic, a wrong endpoint); connection refused on the apiserver's own
 address means the apiserver is down or restarting. kube-proxy's own
-failures are kube-proxy-sync-errors'.
+failures are kube-proxy-sync-errors'; kube-apiserver's own calls out (to
+aggregated APIs, webhooks) are not counted.
 
 Evidence: the failing log lines per component and address (their count,
 first and last time, the resources listed); the kubernetes Service and its
@@ -121,6 +122,13 @@ func isKubeProxyLog(le *model.LogEvent) bool {
 	return strings.Contains(src, "kube-proxy") || strings.Contains(src, "kubeproxy")
 }
 
+// isAPIServerLog reports whether a log event is kube-apiserver's own: its
+// failed calls go to aggregated APIs and webhooks (metrics-server's
+// /apis/metrics.k8s.io), not to itself.
+func isAPIServerLog(le *model.LogEvent) bool {
+	return strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "kube-apiserver")
+}
+
 // What the address a client dialed is.
 const (
 	targetClusterIP = "kubernetes Service ClusterIP"
@@ -164,7 +172,7 @@ func runAPIServerUnreachable(p *Pass) error {
 	byKey := map[string]*group{}
 	for i := range s.Logs {
 		le := &s.Logs[i]
-		if isKubeProxyLog(le) {
+		if isKubeProxyLog(le) || isAPIServerLog(le) {
 			continue
 		}
 		f, ok := apiFailureOf(le)

@@ -30,6 +30,9 @@ func apiUnreachableSnap() *model.Snapshot {
 		{Source: "coredns", Level: "ERROR", Pos: pos("coredns.log", 6), Message: `2 example.com. A: read udp 10.1.0.20:41000->8.8.8.8:53: i/o timeout`},
 		{Source: "app", Pos: pos("app.log", 1), Message: `Get "https://shop.example.com/cart": dial tcp 10.0.0.9:443: i/o timeout`},
 		{Source: "app", Pos: pos("app.log", 2), Message: `Failed to list *v1.Pod: the server has asked for the client to provide credentials (get pods)`},
+		// The apiserver calling an aggregated API is not a call to it.
+		{Source: "kube-apiserver", Pos: pos("kube-apiserver.log", 7),
+			Message: `v1beta1.metrics.k8s.io failed with: failing or missing response from https://10.244.1.5:4443/apis/metrics.k8s.io/v1beta1: Get "https://10.244.1.5:4443/apis/metrics.k8s.io/v1beta1": dial tcp 10.244.1.5:4443: i/o timeout`},
 		// kube-proxy's own failure: kube-proxy-sync-errors'.
 		{Source: "kube-proxy", Node: "node1", Pos: pos("kube-proxy.log", 3),
 			Message: `k8s.io/client-go/informers/factory.go:134: Failed to watch *v1.Service: failed to list *v1.Service: Get "https://10.96.0.1:443/api/v1/services": dial tcp 10.96.0.1:443: i/o timeout`},
@@ -83,7 +86,7 @@ func TestAPIServerUnreachable(t *testing.T) {
 
 	t.Run("miss: kube-proxy's own lines and other failures", func(t *testing.T) {
 		s := apiUnreachableSnap()
-		s.Logs = append(s.Logs[3:7:7], model.LogEvent{Source: "coredns", Pos: model.Pos{File: "coredns.log", Line: 9},
+		s.Logs = append(s.Logs[3:8:8], model.LogEvent{Source: "coredns", Pos: model.Pos{File: "coredns.log", Line: 9},
 			Message: `Get "https://10.96.0.1:443/api/v1/services": x509: certificate signed by unknown authority`})
 		if f := run1(t, APIServerUnreachable, s); len(f) != 0 {
 			t.Errorf("findings: %+v", f)
