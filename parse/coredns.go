@@ -57,7 +57,7 @@ func parseCoreDNS(line string) (model.LogEvent, string, bool) {
 	if ev, ok := parseCoreDNSBanner(line); ok {
 		return ev, "coredns", true
 	}
-	if line[0] != '[' && (line[0] < '0' || line[0] > '9') {
+	if line[0] != '[' && !corednsDated(line) {
 		return model.LogEvent{}, "", false
 	}
 	m, msg := submatches(corednsRe, line)
@@ -116,25 +116,44 @@ func parseCoreDNS(line string) (model.LogEvent, string, bool) {
 // address, the version, the build.
 func parseCoreDNSBanner(line string) (model.LogEvent, bool) {
 	ev := model.LogEvent{Source: "coredns", Message: line}
-	if m := corednsVersionRe.FindStringSubmatch(line); m != nil {
-		ev.Fields = map[string]string{"version": m[1]}
-		return ev, true
+	if strings.HasPrefix(line, "CoreDNS-") {
+		if m := corednsVersionRe.FindStringSubmatch(line); m != nil {
+			ev.Fields = map[string]string{"version": m[1]}
+			return ev, true
+		}
 	}
 	if c := line[0]; c != '.' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') {
 		return model.LogEvent{}, false
 	}
-	if m := corednsServerRe.FindStringSubmatch(line); m != nil {
-		ev.Fields = map[string]string{"server": strings.TrimSuffix(line, " on "+m[2]), "port": m[1]}
-		if m[2] != "" {
-			ev.Fields["bind"] = m[2]
+	// Cheap tests first: most lines reaching here are other logs' lines.
+	if len(line) < 256 && strings.Count(line, " ") <= 2 && strings.IndexByte(line, ':') > 0 {
+		if m := corednsServerRe.FindStringSubmatch(line); m != nil {
+			ev.Fields = map[string]string{"server": strings.TrimSuffix(line, " on "+m[2]), "port": m[1]}
+			if m[2] != "" {
+				ev.Fields["bind"] = m[2]
+			}
+			return ev, true
 		}
-		return ev, true
+	}
+	if !strings.Contains(line, ", go") {
+		return model.LogEvent{}, false
 	}
 	if m := corednsBuildRe.FindStringSubmatch(line); m != nil {
 		ev.Fields = map[string]string{"platform": m[1], "go": m[2], "commit": m[3]}
 		return ev, true
 	}
 	return model.LogEvent{}, false
+}
+
+// corednsDated reports whether line may be a dated CoreDNS line: a digit,
+// then " [" and an upper-case level within the first 40 bytes (nginx's
+// error log has lower-case levels).
+func corednsDated(line string) bool {
+	if line[0] < '0' || line[0] > '9' {
+		return false
+	}
+	i := strings.Index(line[:min(len(line), 40)], " [")
+	return i > 0 && i+2 < len(line) && line[i+2] >= 'A' && line[i+2] <= 'Z'
 }
 
 // corednsSource is the source of a bare "[LEVEL] msg" line: CoreDNS's when
