@@ -131,3 +131,41 @@ func TestAPIServerUnreachableDataplane(t *testing.T) {
 		})
 	}
 }
+
+// In IPVS mode the virtual service of the ClusterIP holds the targets: the
+// real ipvsadm -Ln of the ephemeral-nodeport incident sends 10.23.0.1:443
+// to three apiservers, one of which the Endpoints no longer list. Without
+// the Service object, 10.23.0.1 is taken for the ClusterIP as the first
+// address of the Service range.
+func TestAPIServerUnreachableIPVS(t *testing.T) {
+	ipvs, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/incidents/ephemeral-nodeport/ipvsadm.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	log := strings.ReplaceAll(traefikLog, "10.43.0.1", "10.23.0.1")
+	for name, text := range map[string]string{"ipvsadm.txt": string(ipvs), "traefik.log": log,
+		"endpoints-kubernetes.json": endpointsKubernetes("10.10.85.231", "10.10.85.232")} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, warns, err := parse.Open(context.Background(), dir, nil)
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	res := analyzer.Run(context.Background(), snap, []*analyzer.Rule{analyzer.APIServerUnreachable}, nil)
+	if len(res.Errors) > 0 || len(res.Findings) != 1 {
+		t.Fatalf("errors %v, findings %+v", res.Errors, res.Findings)
+	}
+	f := res.Findings[0]
+	if f.Severity != analyzer.Error || f.Facts["target"] != "kubernetes Service ClusterIP" ||
+		f.Facts["dataplane"] != "the node's rules DNAT 10.23.0.1:443 to 10.10.85.233:6443, no apiserver endpoint" ||
+		fmt.Sprint(f.Sources) != "[ipvs kube logs]" {
+		t.Errorf("%s %v sources %v", f.Severity, f.Facts, f.Sources)
+	}
+	last := f.Evidence[len(f.Evidence)-1]
+	if filepath.Base(last.File) != "ipvsadm.txt" || last.Line != 12 {
+		t.Errorf("evidence %v", f.Evidence)
+	}
+}
