@@ -266,7 +266,10 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 	}
 	summary = append(summary, fmt.Sprintf("%s logs %d failed %s to the apiserver at %s (%s)", who, len(lines),
 		plural(len(lines), "call", "calls"), addr, strings.Join(failures, ", ")))
-	if span.ok {
+	switch {
+	case span.ok && span.first.Equal(span.last):
+		summary[0] += fmt.Sprintf(" at %s", facts["first"])
+	case span.ok:
 		summary[0] += fmt.Sprintf(" from %s to %s", facts["first"], facts["last"])
 	}
 	summary[0] += "."
@@ -426,7 +429,7 @@ func clusterIPDataplane(sps []dataplane.ServicePort, node, addr string, eps endp
 		case len(stale) > 0:
 			return fmt.Sprintf("The node's rules (%s) DNAT %s to %s, of which %s %s no apiserver endpoint", sp.Chain, addr,
 					strings.Join(targets, ", "), strings.Join(stale, ", "), plural(len(stale), "is", "are")), sp.Pos, kind,
-				"the node's rules DNAT " + addr + " to " + strings.Join(stale, ", ") + ", no apiserver endpoint", true
+				"the node's rules DNAT " + addr + " to " + strings.Join(stale, ", ") + ", which no apiserver endpoint has (see stale-dnat)", true
 		}
 		return fmt.Sprintf("The node's rules (%s) DNAT %s to %s", sp.Chain, addr, strings.Join(targets, ", ")), sp.Pos, kind, "", true
 	}

@@ -78,7 +78,7 @@ func TestAPIServerUnreachableDataplane(t *testing.T) {
 		// One DNAT target is no longer an apiserver endpoint.
 		name: "stale target", nat: string(realNAT), endpoints: []string{"10.150.79.149", "10.150.79.150"},
 		severity:  analyzer.Error,
-		dataplane: "the node's rules DNAT 10.43.0.1:443 to 10.150.79.151:6443, no apiserver endpoint",
+		dataplane: "the node's rules DNAT 10.43.0.1:443 to 10.150.79.151:6443, which no apiserver endpoint has (see stale-dnat)",
 		evidence:  "iptables-save.txt:16 (The node's rules (KUBE-SVC-NPX46M4PTMTKRN6Y) DNAT 10.43.0.1:443 to 10.150.79.149:6443, 10.150.79.150:6443, 10.150.79.151:6443, of which 10.150.79.151:6443 is no apiserver endpoint)",
 	}, {
 		// The rules are right: the path after the DNAT is the suspect.
@@ -160,7 +160,7 @@ func TestAPIServerUnreachableIPVS(t *testing.T) {
 	}
 	f := res.Findings[0]
 	if f.Severity != analyzer.Error || f.Facts["target"] != "kubernetes Service ClusterIP" ||
-		f.Facts["dataplane"] != "the node's rules DNAT 10.23.0.1:443 to 10.10.85.233:6443, no apiserver endpoint" ||
+		f.Facts["dataplane"] != "the node's rules DNAT 10.23.0.1:443 to 10.10.85.233:6443, which no apiserver endpoint has (see stale-dnat)" ||
 		fmt.Sprint(f.Sources) != "[ipvs kube logs]" {
 		t.Errorf("%s %v sources %v", f.Severity, f.Facts, f.Sources)
 	}
