@@ -58,9 +58,8 @@ func runKubeProxySyncErrors(p *Pass) error {
 		if m == nil {
 			continue
 		}
-		src := strings.ToLower(le.Source + " " + le.Pos.File)
-		if !strings.Contains(src, "kube-proxy") && !strings.Contains(src, "kubeproxy") && !strings.Contains(le.Message, "reflector") {
-			continue
+		if !isKubeProxyLog(le) {
+			continue // other components' failures are apiserver-unreachable's
 		}
 		key := le.Node + "|" + le.Pos.File
 		g := byKey[key]

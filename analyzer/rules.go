@@ -21,5 +21,6 @@ func Default() []*Rule {
 		NodePortCollision,
 		LBControllerConflict,
 		IPVSStrictARP,
+		APIServerUnreachable,
 	}
 }

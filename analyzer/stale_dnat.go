@@ -253,7 +253,7 @@ func staleFinding(s *model.Snapshot, sp dataplane.ServicePort, eps endpointSet, 
 	}
 	ev = append(ev, Evidence{Pos: epPos, Note: fmt.Sprintf("%d endpoints of %s", eps.count, sp.Service)})
 	for _, le := range s.Logs {
-		if kubeProxyListRe.MatchString(le.Message) {
+		if isKubeProxyLog(&le) && kubeProxyListRe.MatchString(le.Message) {
 			ev = append(ev, Evidence{Pos: le.Pos, Note: "kube-proxy cannot list " + kubeProxyListRe.FindStringSubmatch(le.Message)[1] + "s"})
 			sources = append(sources, model.KindLogs)
 			summary = append(summary, "kube-proxy's log shows it failing to list Services or endpoints: it has stopped syncing.")

@@ -52,6 +52,7 @@ func benchCases() []benchCase {
 		{"logfmt", logfmtFormat, 100000, "logrus logfmt lines", genLogfmt, perN(1)},
 		{"nginx-access", nginxAccessFormat, 100000, "nginx access log lines", genNginxAccess, perN(1)},
 		{"nginx-error", nginxErrorFormat, 100000, "nginx error log lines", genNginxError, perN(1)},
+		{"coredns-log", corednsLogFormat, 100000, "CoreDNS log lines (kubernetes plugin errors with traces, query log)", genCoreDNS, perN(1)},
 		{"ipvsadm", ipvsadmFormat, 10000, "IPVS services with 3 real servers (ipvsadm -Ln)", genIPVSadm, perN(1)},
 		{"iptables-save", iptablesSaveFormat, 10000, "Services, kube-proxy iptables mode (iptables-save)", kubeProxySave, func(n int) int { return 8 + 11*n }},
 		{"iptables-list", iptablesListFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -nvL)", genIPTablesList, func(n int) int { return 8 + 11*n }},
@@ -281,6 +282,21 @@ func genNginxError(n int) []byte {
 	return genLines("", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "2024/06/04 23:%02d:%02d [error] 137992#137992: *%d connect() failed (113: No route to host) while connecting to upstream, client: %s, server: example.com, request: \"GET /grafana/ HTTP/1.1\", upstream: \"http://192.168.200.99:80/grafana/\", host: \"example.com\"\n",
 			i/60%60, i%60, i, ip4(10, i))
+	})
+}
+
+func genCoreDNS(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(b, "[INFO] plugin/kubernetes: pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231: failed to list *v1.Service: Get \"https://10.96.0.1:443/api/v1/services?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout\n")
+		case 1:
+			fmt.Fprintf(b, "[INFO] plugin/kubernetes: Trace[%d]: \"Reflector ListAndWatch\" name:pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231 (08-Oct-2024 18:09:15.015) (total time: 30007ms):\nTrace[%d]: [30.007665517s] [30.007665517s] END\n", i, i)
+		case 2:
+			fmt.Fprintf(b, "2024-10-08T18:%02d:%02d.123Z [ERROR] plugin/errors: 2 example%d.com. A: read udp %s:41000->8.8.8.8:53: i/o timeout\n", i/60%60, i%60, i, ip4(10, i))
+		default:
+			fmt.Fprintf(b, "[INFO] %s:%d - %d \"A IN svc%d.default.svc.cluster.local. udp 29 false 512\" NOERROR qr,aa,rd 106 0.000123s\n", ip4(10, i), 30000+i%30000, i%65536, i)
+		}
 	})
 }
 

@@ -77,6 +77,7 @@ func Formats() []*Format {
 		logfmtFormat,
 		nginxAccessFormat,
 		nginxErrorFormat,
+		corednsLogFormat,
 		ipvsadmFormat,
 		iptablesSaveFormat,
 		iptablesListFormat,

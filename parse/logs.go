@@ -58,6 +58,9 @@ var (
 	nginxErrorFormat = logFormat("nginx-error",
 		"nginx error log",
 		func(_ string, h []byte) int { return sniffLogs(h, "nginx-error") })
+	corednsLogFormat = logFormat("coredns-log",
+		"kubectl logs -n kube-system -l k8s-app=kube-dns (CoreDNS: [INFO] plugin/NAME: msg)",
+		func(_ string, h []byte) int { return sniffLogs(h, "coredns") })
 )
 
 // Logs reads log lines into events, one per line (or per multi-line
@@ -90,6 +93,16 @@ var (
 //     msg, client: ..., server: ...": the context after the message in
 //     Fields (client, server, request, upstream, host), the errno and its
 //     text in "errno" and "strerror".
+//   - CoreDNS: "[INFO] plugin/kubernetes: msg", after a time in some
+//     releases (RFC 3339, or Go's log time): the level as written (INFO, WARNING, ERROR ...), the
+//     plugin in Fields "plugin"; the errors plugin's rcode, qname and qtype,
+//     the log plugin's query lines in Fields named after its placeholders
+//     (remote, id, type, name, rcode, duration ...); the startup banner
+//     (".:53", "CoreDNS-1.11.1", "linux/amd64, go1.20.7, ae2bbc2") in
+//     Fields server and port, version, platform, go and commit. Their
+//     source is "coredns"; a bare "[LEVEL] msg" line is CoreDNS's once the
+//     log has shown CoreDNS's own lines. An invalid time is reported and
+//     the entry read without it.
 //   - the nginx image's entrypoint lines ("/docker-entrypoint.sh: ...",
 //     "10-listen-on-ipv6-by-default.sh: info: ..."): the script in Fields
 //     "script", the level when it says one.
@@ -97,7 +110,7 @@ var (
 // Times without a zone are read as UTC. klog and syslog times have no
 // year: they are in year 0, and nothing here guesses it (a rule comparing
 // them with dated evidence must take the year from there). An event's
-// source is the syslog program, else "etcd" or "nginx" for their own
+// source is the syslog program, else "etcd", "coredns" or "nginx" for their own
 // formats, else the component named by a pasted command ("tail -f
 // /var/log/kube-proxy.log", "journalctl -u kubelet", "kubectl logs ... -c
 // controller"), else by the file's name (kube-proxy.log, kubelet.log ...).
@@ -122,6 +135,8 @@ type logReader struct {
 	// multiKey is the klog field whose multi-line value (key=<) is being
 	// read into the last event.
 	multiKey string
+	// corednsSeen is set once a line only CoreDNS writes was read.
+	corednsSeen bool
 }
 
 func newLogReader(name, node, command string, errs *model.ErrorList) *logReader {
@@ -168,6 +183,13 @@ func (lr *logReader) line(l *lines) {
 		return
 	}
 	if ev, kind, ok := lr.parseLine(line); ok {
+		if p, bad := ev.Fields[problemMarker]; bad {
+			delete(ev.Fields, problemMarker)
+			if len(ev.Fields) == 0 {
+				ev.Fields = nil
+			}
+			l.Errorf("%w: %s", ErrSyntax, p)
+		}
 		ev.Pos = l.Pos()
 		lr.add(ev, kind)
 		return
@@ -203,7 +225,7 @@ func (lr *logReader) line(l *lines) {
 		lr.add(ev, kind)
 		return
 	}
-	l.Errorf("%w: expected a log line (klog, syslog, etcd, JSON, nginx access or error log)", ErrSyntax)
+	l.Errorf("%w: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log)", ErrSyntax)
 }
 
 // isContinuation reports whether line continues the entry before it: a
@@ -229,6 +251,12 @@ func logNoise(t string) bool {
 func (lr *logReader) add(ev model.LogEvent, kind string) {
 	if ev.Node == "" {
 		ev.Node = lr.node
+	}
+	switch kind {
+	case "coredns":
+		lr.corednsSeen = true
+	case "clog":
+		lr.corednsSource(&ev)
 	}
 	if ev.Source == "" {
 		ev.Source = lr.source
@@ -275,6 +303,11 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 			return ev, "klog", true
 		}
 	}
+	// Before syslog, whose ISO form would take a dated CoreDNS line's
+	// level for a host.
+	if ev, kind, ok := parseCoreDNS(line); ok {
+		return ev, kind, true
+	}
 	if ev, inner, ok := parseSyslog(line); ok {
 		return ev, inner, true
 	}
@@ -294,10 +327,6 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 		// The official nginx image's entrypoint and its scripts, ahead
 		// of nginx's own log in every nginx container's output.
 		return model.LogEvent{Level: m[2], Message: rest, Fields: map[string]string{"script": m[1]}}, "plain", true
-	}
-	if rest, ok := strings.CutPrefix(line, "[WARNING] "); ok {
-		// etcd's own warnings about its flags, before its logger starts.
-		return model.LogEvent{Level: "WARNING", Message: rest}, "plain", true
 	}
 	return model.LogEvent{}, "", false
 }
@@ -923,8 +952,8 @@ func sniffLogs(head []byte, shape string) int {
 		counts["syslog"] = 0
 	}
 	recognized, dominant, best := 0, "", 0
-	recognized += counts["plain"] // read by every log format, never names one
-	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "syslog"} {
+	recognized += counts["plain"] + counts["clog"] // read by every log format, never names one
+	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog"} {
 		recognized += counts[k]
 		if counts[k] > best {
 			dominant, best = k, counts[k]

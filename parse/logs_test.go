@@ -166,10 +166,24 @@ func TestLogsRealOutput(t *testing.T) {
 	}, {
 		// kubectl's last line is its own message, not klog: reported.
 		file: "kubectl-v6-klog.log", events: 18,
-		err: `kubectl-v6-klog.log:19: syntax error: expected a log line (klog, syslog, etcd, JSON, nginx access or error log) ("The connection to the server 127.0.0.1:6443 was refused - di")`,
+		err: `kubectl-v6-klog.log:19: syntax error: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log) ("The connection to the server 127.0.0.1:6443 was refused - di")`,
 		picks: map[int]string{
 			2:  `3 0000-11-23T13:19:37.615154Z E @ "Unhandled Error" {caller=memcache.go:265 err=couldn't get current server API group list: Get "https://127.0.0.1:6443/api?timeout=3s": dial tcp 127.0.0.1:6443: connect: connection refused pid=17613}`,
 			17: `18 0000-11-23T13:19:37.621563Z I @ "Connection error: Get https://127.0.0.1:6443/api?timeout=3s: dial tcp 127.0.0.1:6443: connect: connection refused" {caller=helpers.go:264 pid=17613}`,
+		},
+	}, {
+		// CoreDNS 1.11.1 with a closed apiserver and a closed upstream:
+		// reflector errors, the banner, query log and errors plugin lines.
+		file: "coredns-1.11.1.log", events: 67,
+		picks: map[int]string{
+			0:  `1 - INFO coredns@ "pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231: failed to list *v1.Service: Get \"https://127.0.0.1:6443/api/v1/services?limit=500&resourceVersion=0\": dial tcp 127.0.0.1:6443: connect: connection refused" {plugin=kubernetes}`,
+			27: `28 - WARNING coredns@ "starting server with unsynced Kubernetes API" {plugin=kubernetes}`,
+			28: `29 -  coredns@ ".:1053" {port=1053 server=.:1053}`,
+			31: `32 -  coredns@ "linux/amd64, go1.26.8, " {commit= go=go1.26.8 platform=linux/amd64}`,
+			38: `39 - INFO coredns@ "127.0.0.1:41164 - 44068 \"AAAA IN kubernetes.default.svc.cluster.local. udp 65 false 1232\" SERVFAIL qr,aa,rd 147 0.000204765s" {bufsize=1232 class=IN do=false duration=0.000204765s id=44068 name=kubernetes.default.svc.cluster.local. plugin=log proto=udp rcode=SERVFAIL remote=127.0.0.1:41164 rflags=qr,aa,rd rsize=147 size=65 type=AAAA}`,
+			42: `43 - INFO coredns@ "127.0.0.1:60365 - 21450 \"A IN example.com. udp 40 false 1232\" - - 0 1.0105532s" {bufsize=1232 class=IN do=false duration=1.0105532s id=21450 name=example.com. plugin=log proto=udp rcode=- remote=127.0.0.1:60365 rflags=- rsize=0 size=40 type=A}`,
+			43: `44 - ERROR coredns@ "2 example.com. A: read udp 127.0.0.1:34765->127.0.0.1:9: read: connection refused" {plugin=errors qname=example.com. qtype=A rcode=2}`,
+			66: `67 - INFO coredns@ "SIGTERM: Shutting down servers then terminating" {}`,
 		},
 	}} {
 		t.Run(tt.file, func(t *testing.T) {
@@ -254,8 +268,8 @@ goroutine 1 [running]:
 		t.Fatalf("errors %v, want 2", err)
 	}
 	for i, want := range []string{
-		`mixed.log:11: syntax error: expected a log line (klog, syslog, etcd, JSON, nginx access or error log) ("goroutine 1 [running]:")`,
-		`mixed.log:15: syntax error: expected a log line (klog, syslog, etcd, JSON, nginx access or error log) ("{\"kind\":\"Service\",\"apiVersion\":\"v1\"}")`,
+		`mixed.log:11: syntax error: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log) ("goroutine 1 [running]:")`,
+		`mixed.log:15: syntax error: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log) ("{\"kind\":\"Service\",\"apiVersion\":\"v1\"}")`,
 	} {
 		if got := list[i].Error(); got != want {
 			t.Errorf("error %d:\n got %s\nwant %s", i, got, want)
@@ -315,7 +329,7 @@ func TestSniffLogs(t *testing.T) {
 		}
 		return string(b)
 	}
-	formats := []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat, kubeTableFormat}
+	formats := []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat, corednsLogFormat, kubeTableFormat}
 	for _, tt := range []struct {
 		name, in, want string // want: the one format scoring >= 50, "" for none
 	}{
@@ -333,6 +347,7 @@ func TestSniffLogs(t *testing.T) {
 		{"nginx access", seed("002-synack-reset/nginx-access.log"), "nginx-access"},
 		{"nginx error", seed("003-lb-controller-conflict/nginx-error.log"), "nginx-error"},
 		{"nginx error real", real("nginx-error.log"), "nginx-error"},
+		{"coredns real", real("coredns-1.11.1.log"), "coredns-log"},
 		{"kubectl table", seed("001-probe-restart-loop/pods.txt"), "kubectl-table"},
 		{"kubectl table grep'd", seed("002-synack-reset/svc.txt"), "kubectl-table"},
 		{"kubectl table aligned", podsWide, "kubectl-table"},
@@ -386,7 +401,7 @@ func FuzzLogs(f *testing.F) {
 				t.Fatalf("internal marker left in %v", ev.Fields)
 			}
 		}
-		for _, fm := range []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat} {
+		for _, fm := range []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat, corednsLogFormat} {
 			if s := fm.Sniff("fuzz.log", []byte(in)); s < 0 || s > 100 {
 				t.Fatalf("%s sniff %d", fm.Name, s)
 			}
@@ -404,7 +419,7 @@ func TestLogsNginxEntrypoint(t *testing.T) {
 /usr/local/bin/other.sh: not an entrypoint line
 `
 	evs, err := Logs(strings.NewReader(in), "nginx.log")
-	if err == nil || err.Error() != `nginx.log:5: syntax error: expected a log line (klog, syslog, etcd, JSON, nginx access or error log) ("/usr/local/bin/other.sh: not an entrypoint line")` {
+	if err == nil || err.Error() != `nginx.log:5: syntax error: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log) ("/usr/local/bin/other.sh: not an entrypoint line")` {
 		t.Errorf("err %v", err)
 	}
 	want := `1 -  nginx@ "/docker-entrypoint.d/ is not empty, will attempt to perform configuration" {script=/docker-entrypoint.sh}
