@@ -22,7 +22,7 @@ func TestAPIServerUnreachableCorpus(t *testing.T) {
 		dir: filepath.Join(dir, "inquisitivefrog_coredns_failed-to-list_clusterip-10.96.0.1-io-timeout.txt"),
 		want: []want{{
 			rule: "apiserver-unreachable", severity: analyzer.Warning,
-			facts: map[string]string{"component": "coredns", "node": "Tims-MBP", "address": "10.96.0.1:443",
+			facts: map[string]string{"component": "coredns", "address": "10.96.0.1:443",
 				"target": "kubernetes Service ClusterIP", "failure": "i/o timeout", "errors": "12",
 				"resources": "Service, EndpointSlice, Namespace"},
 			evidence: []string{"inquisitivefrog_coredns_failed-to-list_clusterip-10.96.0.1-io-timeout.txt:133",

@@ -35,16 +35,16 @@ func TestCoreDNSCorpus(t *testing.T) {
 		t.Fatalf("%d events, want 58", len(snap.Logs))
 	}
 	for i, want := range map[int]string{
-		0:  `113 - INFO coredns@Tims-MBP "Still waiting on: \"kubernetes\"" {plugin=ready}`,
-		11: `124 - WARNING coredns@Tims-MBP "starting server with unsynced Kubernetes API" {plugin=kubernetes}`,
-		12: `125 -  coredns@Tims-MBP ".:53" {port=53 server=.:53}`,
-		13: `126 - INFO coredns@Tims-MBP "Running configuration SHA512 = 591cf328cccc12bc490481273e738df59329c62c0b729d94e8b61db9961c2fa5f046dd37f1cf888b953814040d180f52594972691cd6ff41be96639138a43908" {plugin=reload}`,
-		14: `127 -  coredns@Tims-MBP "CoreDNS-1.11.1" {version=1.11.1}`,
-		15: `128 -  coredns@Tims-MBP "linux/amd64, go1.20.7, ae2bbc2" {commit=ae2bbc2 go=go1.20.7 platform=linux/amd64}`,
-		20: `133 - INFO coredns@Tims-MBP "pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231: failed to list *v1.Service: Get \"https://10.96.0.1:443/api/v1/services?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout" {plugin=kubernetes}`,
-		22: `135 - INFO coredns@Tims-MBP "Trace[989619704]: \"Reflector ListAndWatch\" name:pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231 (08-Oct-2024 18:09:15.015) (total time: 30007ms):\nTrace[989619704]: ---\"Objects listed\" error:Get \"https://10.96.0.1:443/apis/discovery.k8s.io/v1/endpointslices?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout 30004ms (18:09:45.024)\nTrace[989619704]: [30.007665517s] [30.007665517s] END" {plugin=kubernetes}`,
-		24: `141 - ERROR coredns@Tims-MBP "pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231: Failed to watch *v1.Service: failed to list *v1.Service: Get \"https://10.96.0.1:443/api/v1/services?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout" {plugin=kubernetes}`,
-		57: `182 - ERROR coredns@Tims-MBP "pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231: Failed to watch *v1.Service: failed to list *v1.Service: Get \"https://10.96.0.1:443/api/v1/services?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout" {plugin=kubernetes}`,
+		0:  `113 - INFO coredns@ "Still waiting on: \"kubernetes\"" {plugin=ready}`,
+		11: `124 - WARNING coredns@ "starting server with unsynced Kubernetes API" {plugin=kubernetes}`,
+		12: `125 -  coredns@ ".:53" {port=53 server=.:53}`,
+		13: `126 - INFO coredns@ "Running configuration SHA512 = 591cf328cccc12bc490481273e738df59329c62c0b729d94e8b61db9961c2fa5f046dd37f1cf888b953814040d180f52594972691cd6ff41be96639138a43908" {plugin=reload}`,
+		14: `127 -  coredns@ "CoreDNS-1.11.1" {version=1.11.1}`,
+		15: `128 -  coredns@ "linux/amd64, go1.20.7, ae2bbc2" {commit=ae2bbc2 go=go1.20.7 platform=linux/amd64}`,
+		20: `133 - INFO coredns@ "pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231: failed to list *v1.Service: Get \"https://10.96.0.1:443/api/v1/services?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout" {plugin=kubernetes}`,
+		22: `135 - INFO coredns@ "Trace[989619704]: \"Reflector ListAndWatch\" name:pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231 (08-Oct-2024 18:09:15.015) (total time: 30007ms):\nTrace[989619704]: ---\"Objects listed\" error:Get \"https://10.96.0.1:443/apis/discovery.k8s.io/v1/endpointslices?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout 30004ms (18:09:45.024)\nTrace[989619704]: [30.007665517s] [30.007665517s] END" {plugin=kubernetes}`,
+		24: `141 - ERROR coredns@ "pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231: Failed to watch *v1.Service: failed to list *v1.Service: Get \"https://10.96.0.1:443/api/v1/services?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout" {plugin=kubernetes}`,
+		57: `182 - ERROR coredns@ "pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231: Failed to watch *v1.Service: failed to list *v1.Service: Get \"https://10.96.0.1:443/api/v1/services?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout" {plugin=kubernetes}`,
 	} {
 		if got := eventLine(snap.Logs[i]); got != want {
 			t.Errorf("event %d:\n got %s\nwant %s", i, got, want)

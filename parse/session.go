@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path"
 	"regexp"
 	"strings"
 
@@ -141,8 +142,11 @@ func parseSession(ctx context.Context, r io.Reader, src *Source, snap *model.Sna
 			continue
 		}
 		node := src.Node
-		if node == "" {
+		if node == "" && !clusterClient(c.cmd) {
 			node = c.host // the prompt names the host, as in the other parsers
+			if h := sshHost(c.cmd); h != "" {
+				node = h
+			}
 		}
 		sub := &Source{Name: src.Name, Node: node, Command: c.cmd, Format: f.Name}
 		body := []byte(strings.Join(lines[from:c.end], "\n") + "\n")
@@ -206,4 +210,38 @@ func sectionHead(lines []string) []byte {
 		b = append(b, '\n')
 	}
 	return b
+}
+
+// clusterClient tells whether cmd runs a client of the cluster's API
+// (kubectl, helm ...), whose output comes from the cluster, not from the
+// host in the prompt (often a laptop).
+func clusterClient(cmd string) bool {
+	switch program(cmd) {
+	case "kubectl", "oc", "helm", "k9s", "kubectl.exe", "k", "crane", "velero", "cilium", "calicoctl":
+		return true
+	}
+	return false
+}
+
+// sshHost returns the host of "ssh [-opts] [user@]host command", "" for
+// another command.
+func sshHost(cmd string) string {
+	f := strings.Fields(cmd)
+	if len(f) < 3 || path.Base(f[0]) != "ssh" {
+		return ""
+	}
+	for i := 1; i < len(f); i++ {
+		w := f[i]
+		if strings.HasPrefix(w, "-") {
+			if len(w) == 2 && strings.ContainsRune("bcDEeFIiJLlmOopQRSWw", rune(w[1])) {
+				i++ // the option's argument
+			}
+			continue
+		}
+		if _, host, ok := strings.Cut(w, "@"); ok {
+			return host
+		}
+		return w
+	}
+	return ""
 }

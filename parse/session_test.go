@@ -99,3 +99,27 @@ func FuzzSession(f *testing.F) {
 		}
 	})
 }
+
+// Output of kubectl comes from the cluster, not from the host in the prompt
+// (a laptop): it is not given that host as its node; a command run through
+// ssh is the ssh host's.
+func TestSessionClusterClient(t *testing.T) {
+	in := "tim@laptop ~ % kubectl get svc -A\n" +
+		"NAMESPACE   NAME         TYPE        CLUSTER-IP   EXTERNAL-IP   PORT(S)   AGE\n" +
+		"default     kubernetes   ClusterIP   10.96.0.1    <none>        443/TCP   4d\n" +
+		"tim@laptop ~ % ssh node1 ss -tan\n" +
+		"State Recv-Q Send-Q Local Address:Port Peer Address:Port\n" +
+		"ESTAB 0      0      10.0.0.5:40000     10.96.0.1:443\n" +
+		"root@node1:~# ip neigh\n10.0.0.1 dev eth0 lladdr 02:00:00:00:00:01 REACHABLE\n"
+	snap := &model.Snapshot{}
+	if _, err := parseSession(context.Background(), strings.NewReader(in), &Source{Name: "s.txt"}, snap); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	for _, in := range snap.Inputs {
+		nodes = append(nodes, in.Path+"="+in.Node)
+	}
+	if got := strings.Join(nodes, " "); got != "s.txt:1= s.txt:4=node1 s.txt:7=node1" {
+		t.Errorf("nodes %s", got)
+	}
+}
