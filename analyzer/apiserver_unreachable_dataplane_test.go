@@ -1,7 +1,6 @@
 package analyzer_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/internal/testutil"
-	"github.com/netmortem/netmortem/parse"
 )
 
 // traefikLog is traefik's client-go failing on the k3s kubernetes Service
@@ -93,20 +91,10 @@ func TestAPIServerUnreachableDataplane(t *testing.T) {
 		evidence:  "iptables-save.txt:13 (The node's rules hold 3 Service ports but none for 10.43.0.1:443)",
 	}} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, text := range map[string]string{"iptables-save.txt": tt.nat, "traefik.log": traefikLog,
-				"service-kubernetes.json": serviceKubernetes, "endpoints-kubernetes.json": endpointsKubernetes(tt.endpoints...)} {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			snap, warns, err := parse.Open(context.Background(), dir, nil)
-			if err != nil || len(warns) > 0 {
-				t.Fatalf("open: %v %v", err, warns)
-			}
-			res := analyzer.Run(context.Background(), snap, []*analyzer.Rule{analyzer.APIServerUnreachable}, nil)
-			if len(res.Errors) > 0 || len(res.Findings) != 1 {
-				t.Fatalf("errors %v, findings %+v", res.Errors, res.Findings)
+			res := runOnFiles(t, analyzer.APIServerUnreachable, map[string]string{"iptables-save.txt": tt.nat, "traefik.log": traefikLog,
+				"service-kubernetes.json": serviceKubernetes, "endpoints-kubernetes.json": endpointsKubernetes(tt.endpoints...)})
+			if len(res.Findings) != 1 {
+				t.Fatalf("findings %+v", res.Findings)
 			}
 			f := res.Findings[0]
 			if f.Severity != tt.severity || fmt.Sprint(f.Facts["dataplane"]) != tt.dataplane {
@@ -142,21 +130,11 @@ func TestAPIServerUnreachableIPVS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	log := strings.ReplaceAll(traefikLog, "10.43.0.1", "10.23.0.1")
-	for name, text := range map[string]string{"ipvsadm.txt": string(ipvs), "traefik.log": log,
-		"endpoints-kubernetes.json": endpointsKubernetes("10.10.85.231", "10.10.85.232")} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	snap, warns, err := parse.Open(context.Background(), dir, nil)
-	if err != nil || len(warns) > 0 {
-		t.Fatalf("open: %v %v", err, warns)
-	}
-	res := analyzer.Run(context.Background(), snap, []*analyzer.Rule{analyzer.APIServerUnreachable}, nil)
-	if len(res.Errors) > 0 || len(res.Findings) != 1 {
-		t.Fatalf("errors %v, findings %+v", res.Errors, res.Findings)
+	res := runOnFiles(t, analyzer.APIServerUnreachable, map[string]string{"ipvsadm.txt": string(ipvs), "traefik.log": log,
+		"endpoints-kubernetes.json": endpointsKubernetes("10.10.85.231", "10.10.85.232")})
+	if len(res.Findings) != 1 {
+		t.Fatalf("findings %+v", res.Findings)
 	}
 	f := res.Findings[0]
 	if f.Severity != analyzer.Error || f.Facts["target"] != "kubernetes Service ClusterIP" ||

@@ -1,14 +1,10 @@
 package analyzer_test
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/netmortem/netmortem/analyzer"
-	"github.com/netmortem/netmortem/parse"
 )
 
 // kubeProxyConfigMap is `kubectl -n kube-system get cm kube-proxy -o yaml`
@@ -84,27 +80,7 @@ status:
 
 func strictARPFindings(t *testing.T, files map[string]string) []analyzer.Finding {
 	t.Helper()
-	dir := t.TempDir()
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	snap, warns, err := parse.Open(context.Background(), dir, nil)
-	if err != nil || len(warns) != 0 {
-		t.Fatalf("open: %v %v", err, warns)
-	}
-	res := analyzer.Run(context.Background(), snap, []*analyzer.Rule{analyzer.IPVSStrictARP}, nil)
-	if len(res.Errors) != 0 {
-		t.Fatal(res.Errors)
-	}
-	for i := range res.Findings {
-		for j := range res.Findings[i].Evidence {
-			e := &res.Findings[i].Evidence[j]
-			e.Pos.File = strings.TrimPrefix(e.Pos.File, dir+string(filepath.Separator))
-		}
-	}
-	return res.Findings
+	return runOnFiles(t, analyzer.IPVSStrictARP, files).Findings
 }
 
 func TestIPVSStrictARP(t *testing.T) {

@@ -1,7 +1,6 @@
 package analyzer_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/internal/testutil"
-	"github.com/netmortem/netmortem/parse"
 )
 
 // endpointsWeb is `kubectl get endpoints web -o json` after the Pod at
@@ -70,23 +68,13 @@ const endpointsWeb = `{
 // does iptables rules: the endpoint chain to 10.244.2.6 is stale, and
 // 10.244.3.8 gets no traffic from this node.
 func TestStaleDNATNFT(t *testing.T) {
-	dir := t.TempDir()
 	rules, err := os.ReadFile(filepath.Join(testutil.Root(), "dataplane/testdata/nft/kube-proxy-nodeport-list-ruleset.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range map[string][]byte{"nft-list-ruleset.txt": rules, "endpoints-web.json": []byte(endpointsWeb)} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	snap, _, err := parse.Open(context.Background(), dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := analyzer.Run(context.Background(), snap, []*analyzer.Rule{analyzer.StaleDNAT}, nil)
-	if len(res.Errors) > 0 || len(res.Findings) != 1 {
-		t.Fatalf("errors %v, %d findings: %+v", res.Errors, len(res.Findings), res.Findings)
+	res := runOnFiles(t, analyzer.StaleDNAT, map[string]string{"nft-list-ruleset.txt": string(rules), "endpoints-web.json": endpointsWeb})
+	if len(res.Findings) != 1 {
+		t.Fatalf("%d findings: %+v", len(res.Findings), res.Findings)
 	}
 	f := res.Findings[0]
 	if f.Title != "default/web:http: 1 of 2 NAT targets are stale (~50.0% of connections fail)" {
