@@ -137,7 +137,8 @@ type Table struct {
 	// Endpoints summarizes the selected attempts per server endpoint,
 	// busiest first.
 	Endpoints []Endpoint `json:"endpoints"`
-	// Attempts are the selected attempts in capture order.
+	// Attempts are the selected attempts in capture order. When every
+	// attempt is selected this is the snapshot's own slice, not a copy.
 	Attempts []model.Attempt `json:"attempts"`
 }
 
@@ -155,12 +156,28 @@ func Build(snap *model.Snapshot, f Filter) *Table {
 	idx := map[key]int{}
 	clients := map[key]map[netip.Addr]bool{}
 	rtts := map[key][]time.Duration{}
+	// Attempts are large and a capture holds many: the table shares the
+	// snapshot's slice when every attempt passes, and is allocated once
+	// otherwise.
+	n := 0
+	for i := range snap.Attempts {
+		if f.Match(&snap.Attempts[i]) {
+			n++
+		}
+	}
+	if n == len(snap.Attempts) && n > 0 {
+		t.Attempts = snap.Attempts
+	} else if n > 0 {
+		t.Attempts = make([]model.Attempt, 0, n)
+	}
 	for i := range snap.Attempts {
 		a := &snap.Attempts[i]
 		if !f.Match(a) {
 			continue
 		}
-		t.Attempts = append(t.Attempts, *a)
+		if n != len(snap.Attempts) {
+			t.Attempts = append(t.Attempts, *a)
+		}
 		k := key{a.Node, a.Server}
 		j, ok := idx[k]
 		if !ok {
