@@ -3,6 +3,7 @@ package analyzer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -128,5 +129,24 @@ func TestLoadConfig(t *testing.T) {
 	_, err = LoadConfig(strings.NewReader("rulez: {}\n"), "c.yaml", Default())
 	if err == nil || !strings.Contains(err.Error(), "c.yaml: ") {
 		t.Errorf("unknown field: err = %v", err)
+	}
+}
+
+// A rule that needs any one of several kinds is skipped, naming them all,
+// when none was read, and runs when one was.
+func TestNeedsAny(t *testing.T) {
+	res := Run(context.Background(), &model.Snapshot{}, []*Rule{LBControllerConflict}, nil)
+	if len(res.Skipped) != 1 || fmt.Sprint(res.Skipped[0].AnyOf) != "[kube logs settings]" || len(res.Skipped[0].Missing) != 0 {
+		t.Errorf("skipped %+v", res.Skipped)
+	}
+	snap := &model.Snapshot{Inputs: []model.Input{{Path: "k8s-cluster.yml", Kind: model.KindSettings}}}
+	if res := Run(context.Background(), snap, []*Rule{LBControllerConflict}, nil); len(res.Skipped) != 0 {
+		t.Errorf("skipped with settings read: %+v", res.Skipped)
+	}
+	if got := LBControllerConflict.NeedsText(); got != "one of kube, logs, settings" {
+		t.Errorf("NeedsText %q", got)
+	}
+	if got := StaleDNAT.NeedsText(); got != "netfilter, kube" {
+		t.Errorf("NeedsText %q", got)
 	}
 }
