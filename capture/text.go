@@ -384,8 +384,12 @@ func (tr *textReader) decodeTcpdump(p *Packet, text string) bool {
 			tr.errs.Addf(p.Pos, text, "unreadable address in %q > %q", src, dst)
 			return false
 		}
-		p.Proto, p.Src, p.Dst = "tcp", s, d
 		fm := tcpFlagsRe.FindStringSubmatch(detail)
+		if fm == nil {
+			tr.errs.Addf(p.Pos, text, "expected the TCP flags in brackets (\"Flags [S.]\")")
+			return false
+		}
+		p.Proto, p.Src, p.Dst = "tcp", s, d
 		p.Flags = tcpdumpFlags(fm[1])
 		if sm := tcpSeqRe.FindStringSubmatch(detail); sm != nil {
 			seq, _ := strconv.ParseUint(sm[1], 10, 32)
