@@ -96,6 +96,7 @@ var yamlLineRe = regexp.MustCompile(`line (\d+)`)
 func readKube(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot, errs *model.ErrorList) int {
 	dec := yaml.NewDecoder(r)
 	n := 0
+	docLine := 1 // the first line the next document can start on
 	for {
 		if err := ctx.Err(); err != nil {
 			errs.Add(model.Pos{File: src.Name}, "", err)
@@ -107,7 +108,10 @@ func readKube(ctx context.Context, r io.Reader, src *Source, snap *model.Snapsho
 			break
 		}
 		if err != nil {
-			pos := model.Pos{File: src.Name}
+			// yaml.v3 names the line of most errors; for the others
+			// (an unknown anchor ...) the document's start is the best
+			// position known.
+			pos := model.Pos{File: src.Name, Line: docLine}
 			if m := yamlLineRe.FindStringSubmatch(err.Error()); m != nil {
 				pos.Line, _ = strconv.Atoi(m[1])
 			}
@@ -118,6 +122,7 @@ func readKube(ctx context.Context, r io.Reader, src *Source, snap *model.Snapsho
 			continue // empty document
 		}
 		root := doc.Content[0]
+		docLine = root.Line + 1 // at least: where a next document could start
 		if root.Kind == yaml.SequenceNode {
 			// A JSON array of objects, as troubleshoot writes custom
 			// resources and the API's resource lists.
