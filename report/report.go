@@ -15,6 +15,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -57,7 +58,7 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 	if snap != nil {
 		r.Inputs = append(r.Inputs, snap.Inputs...)
 	}
-	sort.SliceStable(r.Inputs, func(i, j int) bool { return r.Inputs[i].Path < r.Inputs[j].Path })
+	sort.SliceStable(r.Inputs, func(i, j int) bool { return inputLess(r.Inputs[i].Path, r.Inputs[j].Path) })
 	for _, w := range warnings {
 		msg := "<nil>"
 		if w.Err != nil {
@@ -152,4 +153,26 @@ func FactValue(v any) string {
 		return strings.Join(parts, ", ")
 	}
 	return fmt.Sprint(v)
+}
+
+// inputLess orders input paths by name, and the commands of a terminal
+// session ("session.txt:12", listed after "session.txt") by their line.
+func inputLess(a, b string) bool {
+	splitLine := func(p string) (string, int) {
+		i := strings.LastIndexByte(p, ':')
+		if i < 0 {
+			return p, 0
+		}
+		n, err := strconv.Atoi(p[i+1:])
+		if err != nil || n <= 0 {
+			return p, 0
+		}
+		return p[:i], n
+	}
+	pa, la := splitLine(a)
+	pb, lb := splitLine(b)
+	if pa != pb {
+		return pa < pb
+	}
+	return la < lb
 }
