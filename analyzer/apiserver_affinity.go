@@ -223,6 +223,12 @@ func busiestServer(s *model.Snapshot, port uint16) (string, int) {
 		servers[a.Server.Addr().String()] = true
 		n++
 	}
+	for _, st := range s.EndpointStats { // established attempts folded in summary mode
+		if st.Server.Port() == port && st.Attempts > 0 {
+			servers[st.Server.Addr().String()] = true
+			n += st.Attempts
+		}
+	}
 	if len(servers) != 1 {
 		return "", 0
 	}

@@ -53,6 +53,11 @@ func runConnectionSkew(p *Pass) error {
 	for _, a := range s.Attempts {
 		local[a.Client.Addr().String()] = true
 	}
+	for _, st := range s.EndpointStats {
+		for _, c := range st.ClientAddrs {
+			local[c.String()] = true
+		}
+	}
 	for _, sp := range dataplane.Build(s) {
 		var seenBackends []dataplane.Backend
 		total := 0.0
@@ -97,6 +102,20 @@ func runConnectionSkew(p *Pass) error {
 			n++
 			if len(firstEv) < maxGroupEvidence {
 				firstEv = append(firstEv, Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s", a.Client, a.Server)})
+			}
+		}
+		// Established connections a capture read in summary mode folded
+		// into per-server counters count too (a connection seen on two
+		// nodes counts on each).
+		for _, st := range s.EndpointStats {
+			j, ok := idx[st.Server.String()]
+			if !ok || st.Attempts == 0 {
+				continue
+			}
+			counts[j] += st.Attempts
+			n += st.Attempts
+			if len(firstEv) < maxGroupEvidence {
+				firstEv = append(firstEv, Evidence{Pos: model.Pos{File: st.File}, Note: fmt.Sprintf("%d established connections to %s", st.Attempts, st.Server)})
 			}
 		}
 		if n < minAttempts {

@@ -257,6 +257,9 @@ func TestSummarize(t *testing.T) {
 	if ep.Server.String() != "10.23.77.138:80" || ep.Attempts != 6 || ep.Clients != 1 || ep.MedianSYNACK <= 0 || ep.Packets != 92-18 {
 		t.Errorf("endpoint %+v", ep)
 	}
+	if len(ep.ClientAddrs) != 1 || ep.ClientAddrs[0] != full.Attempts[0].Client.Addr() {
+		t.Errorf("client addresses %v, want the one client %v", ep.ClientAddrs, full.Attempts[0].Client.Addr())
+	}
 }
 
 // splitPcap cuts a classic pcap after record n into two files, as tcpdump

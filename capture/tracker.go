@@ -760,8 +760,11 @@ func (t *Tracker) fold(s *stream) {
 	if first.After(st.Last) {
 		st.Last = first
 	}
-	if len(acc.clients) < 65536 {
+	if _, seen := acc.clients[client.Addr()]; !seen && len(acc.clients) < 65536 {
 		acc.clients[client.Addr()] = struct{}{}
+		if len(st.ClientAddrs) < model.MaxClientAddrs {
+			st.ClientAddrs = append(st.ClientAddrs, client.Addr())
+		}
 	}
 	syn, ok1 := s.firstSeg(segSYN, cd)
 	sa, ok2 := s.firstSeg(segSYNACK, 1-cd)

@@ -215,20 +215,26 @@ type ARPEvent struct {
 	Gratuitous bool       `json:"gratuitous,omitempty"`
 }
 
+// MaxClientAddrs bounds EndpointStats.ClientAddrs.
+const MaxClientAddrs = 64
+
 // EndpointStats sums up the established connection attempts to one server
 // endpoint that a capture read in summary mode did not keep one by one
 // (those that ended normally: Zeek SF, S1, S2, S3). Failed and unusual
 // attempts are always kept in full.
 type EndpointStats struct {
-	Node        string         `json:"node,omitempty"`
-	File        string         `json:"file"`
-	Server      netip.AddrPort `json:"server"`
-	Attempts    int            `json:"attempts"`
-	Clients     int            `json:"clients"` // distinct client addresses (counted up to 65536)
-	Packets     int            `json:"packets"`
-	ClientBytes int64          `json:"client_bytes"`
-	ServerBytes int64          `json:"server_bytes"`
-	SYNRetx     int            `json:"syn_retx"`
+	Node     string         `json:"node,omitempty"`
+	File     string         `json:"file"`
+	Server   netip.AddrPort `json:"server"`
+	Attempts int            `json:"attempts"`
+	Clients  int            `json:"clients"` // distinct client addresses (counted up to 65536)
+	// ClientAddrs are the first distinct client addresses, up to
+	// MaxClientAddrs.
+	ClientAddrs []netip.Addr `json:"client_addrs,omitempty"`
+	Packets     int          `json:"packets"`
+	ClientBytes int64        `json:"client_bytes"`
+	ServerBytes int64        `json:"server_bytes"`
+	SYNRetx     int          `json:"syn_retx"`
 	// MedianSYNACK is the median time from SYN to SYN/ACK, over a sample
 	// of at most 1024 attempts.
 	MedianSYNACK time.Duration `json:"median_synack_ns"`
