@@ -223,7 +223,7 @@ func busiestServer(s *model.Snapshot, port uint16) (string, int) {
 		servers[a.Server.Addr().String()] = true
 		n++
 	}
-	for _, st := range s.EndpointStats { // established attempts folded in summary mode
+	for _, st := range s.EndpointStats { // attempts counted, not kept, in summary mode
 		if st.Server.Port() == port && st.Attempts > 0 {
 			servers[st.Server.Addr().String()] = true
 			n += st.Attempts

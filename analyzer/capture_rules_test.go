@@ -135,7 +135,7 @@ func TestConnectionSkew(t *testing.T) {
 	// A capture read in summary mode keeps established connections as
 	// per-server counters: they count the same.
 	folded := snap()
-	folded.EndpointStats = []model.EndpointStats{{File: "c.pcap", Server: netip.MustParseAddrPort(eps[0]), Attempts: 30, Clients: 1,
+	folded.EndpointStats = []model.EndpointStats{{File: "c.pcap", Server: netip.MustParseAddrPort(eps[0]), Outcome: model.OutcomeEstablished, Attempts: 30, Clients: 1,
 		ClientAddrs: []netip.Addr{netip.MustParseAddr("10.1.0.9")}}}
 	f = run1(t, ConnectionSkew, folded)
 	if len(f) != 1 || f[0].Facts["attempts"] != 30 || f[0].Facts["test"] != "chi-square 60.0 with 2 degrees of freedom" {

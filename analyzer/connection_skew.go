@@ -104,9 +104,9 @@ func runConnectionSkew(p *Pass) error {
 				firstEv = append(firstEv, Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s", a.Client, a.Server)})
 			}
 		}
-		// Established connections a capture read in summary mode folded
-		// into per-server counters count too (a connection seen on two
-		// nodes counts on each).
+		// Attempts a capture read in summary mode folded into per-server
+		// counters count too (a connection seen on two nodes counts on
+		// each).
 		for _, st := range s.EndpointStats {
 			j, ok := idx[st.Server.String()]
 			if !ok || st.Attempts == 0 {
@@ -115,7 +115,7 @@ func runConnectionSkew(p *Pass) error {
 			counts[j] += st.Attempts
 			n += st.Attempts
 			if len(firstEv) < maxGroupEvidence {
-				firstEv = append(firstEv, Evidence{Pos: model.Pos{File: st.File}, Note: fmt.Sprintf("%d established connections to %s", st.Attempts, st.Server)})
+				firstEv = append(firstEv, Evidence{Pos: model.Pos{File: st.File}, Note: fmt.Sprintf("%d %s %s to %s counted", st.Attempts, st.Outcome, plural(st.Attempts, "attempt", "attempts"), st.Server)})
 			}
 		}
 		if n < minAttempts {

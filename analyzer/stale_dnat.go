@@ -214,6 +214,11 @@ func staleFinding(s *model.Snapshot, sp dataplane.ServicePort, eps endpointSet, 
 					ev = append(ev, Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s: %s", a.Client, a.Server, a.Outcome)})
 				}
 			}
+			for _, st := range s.EndpointStats { // counted, not kept, in summary mode
+				if st.Server == b.Addr && st.Outcome.Failed() {
+					failed += st.Attempts
+				}
+			}
 		}
 		facts["stale_targets"] = names
 		facts["expected_failures"] = dataplane.Percent(fail)

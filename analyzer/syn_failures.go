@@ -2,7 +2,7 @@ package analyzer
 
 import (
 	"fmt"
-	"slices"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -75,15 +75,43 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 		}
 	}
 	type group struct {
-		key      string
 		node     string
-		server   string
-		attempts []*model.Attempt
+		srv      netip.AddrPort
+		attempts []*model.Attempt // kept one by one
+		n        int              // with those counted only (summary mode)
 		clients  []string
+		seen     map[string]bool
+		more     bool // clients beyond those listed
 		retx     int
+		first    time.Time
+		last     time.Time
 	}
 	var groups []*group
 	byKey := map[string]*group{}
+	groupOf := func(node string, srv netip.AddrPort) *group {
+		key := node + "|" + srv.String()
+		g := byKey[key]
+		if g == nil {
+			g = &group{node: node, srv: srv, seen: map[string]bool{}}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		return g
+	}
+	addClient := func(g *group, c string) {
+		if !g.seen[c] {
+			g.seen[c] = true
+			g.clients = append(g.clients, c)
+		}
+	}
+	span := func(g *group, first, last time.Time) {
+		if g.first.IsZero() || first.Before(g.first) {
+			g.first = first
+		}
+		if last.After(g.last) {
+			g.last = last
+		}
+	}
 	for i := range s.Attempts {
 		a := &s.Attempts[i]
 		if a.Outcome != outcome || synOnlyCapture(s, a.Pos.File) {
@@ -92,31 +120,42 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 		if answered[fmt.Sprintf("%s#%d", a.Pos.File, a.Pos.Frame+a.Pos.Line)] {
 			continue
 		}
-		key := a.Node + "|" + a.Server.String()
-		g := byKey[key]
-		if g == nil {
-			g = &group{key: key, node: a.Node, server: a.Server.String()}
-			byKey[key] = g
-			groups = append(groups, g)
-		}
+		g := groupOf(a.Node, a.Server)
 		g.attempts = append(g.attempts, a)
-		if c := a.Client.Addr().String(); !slices.Contains(g.clients, c) {
-			g.clients = append(g.clients, c)
-		}
+		g.n++
+		addClient(g, a.Client.Addr().String())
 		g.retx += a.SYNRetransmissions()
+		span(g, a.Start, a.Start)
+	}
+	// Attempts a capture read in summary mode counted without keeping
+	// them (never those an ICMP error answers).
+	for i := range s.EndpointStats {
+		st := &s.EndpointStats[i]
+		if st.Outcome != outcome || st.Attempts == 0 || synOnlyCapture(s, st.File) {
+			continue
+		}
+		g := groupOf(st.Node, st.Server)
+		g.n += st.Attempts
+		for _, c := range st.ClientAddrs {
+			addClient(g, c.String())
+		}
+		g.more = g.more || st.Clients > len(st.ClientAddrs)
+		g.retx += st.SYNRetx
+		span(g, st.First, st.Last)
 	}
 	roles := addrRoles(s)
 	minAttempts := int(p.Param("min_attempts", 1))
 	for _, g := range groups {
-		if len(g.attempts) < minAttempts {
+		if g.n < minAttempts {
 			continue
 		}
 		// One unanswered SYN without retransmission may just be cut off
 		// by the end of the capture.
-		if outcome == model.OutcomeUnanswered && len(g.attempts) == 1 && g.retx == 0 {
+		if outcome == model.OutcomeUnanswered && g.n == 1 && g.retx == 0 {
 			continue
 		}
-		srv := g.attempts[0].Server
+		srv := g.srv
+		server := srv.String()
 		rs := rolesOf(roles, srv.Addr(), srv.Port())
 		sev := Warning
 		sources := []model.Kind{model.KindCapture}
@@ -137,14 +176,20 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 			}
 		}
 		ev = append(ev, roleEvidence(rs)...)
-		first, last := g.attempts[0].Start, g.attempts[len(g.attempts)-1].Start
 		facts := map[string]any{
-			"server":   g.server,
-			"attempts": len(g.attempts),
+			"server":   server,
+			"attempts": g.n,
 			"clients":  g.clients,
-			"first":    first.Format(time.RFC3339Nano),
-			"last":     last.Format(time.RFC3339Nano),
+			"first":    g.first.Format(time.RFC3339Nano),
+			"last":     g.last.Format(time.RFC3339Nano),
 		}
+		if kept := len(g.attempts); kept < g.n {
+			facts["attempts_kept"] = kept
+		}
+		if g.more {
+			facts["more_clients"] = true
+		}
+		clients := clientList(g.clients, g.more)
 		if g.node != "" {
 			facts["node"] = g.node
 		}
@@ -159,22 +204,22 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 		switch outcome {
 		case model.OutcomeUnanswered:
 			facts["syn_retransmissions"] = g.retx
-			f.Title = fmt.Sprintf("%s does not answer: %d connection %s from %s got no reply", g.server, len(g.attempts),
-				plural(len(g.attempts), "attempt", "attempts"), strings.Join(g.clients, ", "))
+			f.Title = fmt.Sprintf("%s does not answer: %d connection %s from %s got no reply", server, g.n,
+				plural(g.n, "attempt", "attempts"), clients)
 			f.Summary = fmt.Sprintf("%d connection %s to %s got neither a SYN/ACK nor an RST nor an ICMP error, "+
-				"with %d SYN %s.%s", len(g.attempts), plural(len(g.attempts), "attempt", "attempts"),
-				g.server, g.retx, plural(g.retx, "retransmission", "retransmissions"), what)
+				"with %d SYN %s.%s", g.n, plural(g.n, "attempt", "attempts"),
+				server, g.retx, plural(g.retx, "retransmission", "retransmissions"), what)
 			f.Cause = "The SYNs are dropped on the way or at the server: the backend is down or gone, a firewall or " +
 				"NetworkPolicy drops them, or a stale DNAT rule sends them to an address nobody has."
 			f.Fix = fmt.Sprintf("Check that %s is up and listening (`ss -lnt` on its node), that no DROP rule or "+
 				"NetworkPolicy matches, and that the node's NAT rules still point at live endpoints (`iptables-save -t nat | grep %s`).",
-				g.server, srv.Addr())
+				server, srv.Addr())
 		case model.OutcomeRefused:
-			f.Title = fmt.Sprintf("%s refuses connections: %d %s answered with an RST", g.server, len(g.attempts),
-				plural(len(g.attempts), "attempt", "attempts"))
+			f.Title = fmt.Sprintf("%s refuses connections: %d %s answered with an RST", server, g.n,
+				plural(g.n, "attempt", "attempts"))
 			f.Summary = fmt.Sprintf("%d connection %s from %s to %s %s answered with an RST instead of a SYN/ACK.%s",
-				len(g.attempts), plural(len(g.attempts), "attempt", "attempts"), strings.Join(g.clients, ", "), g.server,
-				plural(len(g.attempts), "was", "were"), what)
+				g.n, plural(g.n, "attempt", "attempts"), clients, server,
+				plural(g.n, "was", "were"), what)
 			f.Cause = "Nothing listens on that port at that address, or a firewall rejects the connection with a TCP reset."
 			f.Fix = fmt.Sprintf("On the host of %s, check `ss -lntp 'sport = :%d'`; for a Service, check that its targetPort "+
 				"matches the port the container listens on.", srv.Addr(), srv.Port())
@@ -182,4 +227,25 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 		p.Report(f)
 	}
 	return nil
+}
+
+// maxListedClients bounds how many client addresses a finding's title
+// names.
+const maxListedClients = 5
+
+// clientList names the clients, the first maxListedClients of them and how
+// many more.
+func clientList(clients []string, more bool) string {
+	if len(clients) <= maxListedClients {
+		l := strings.Join(clients, ", ")
+		if more {
+			l += " and more"
+		}
+		return l
+	}
+	n := fmt.Sprintf("%d", len(clients)-maxListedClients)
+	if more {
+		n = "over " + n
+	}
+	return fmt.Sprintf("%s and %s more", strings.Join(clients[:maxListedClients], ", "), n)
 }

@@ -6,8 +6,8 @@
 # built by make-capture.sh with SPREAD=60: the base traffic replicated with
 # tcprewrite --seed, each copy a minute after the one before, so that
 # connections close and leave TIME-WAIT as the capture goes. Peak RSS should
-# follow the connections live at once and the failed attempts kept as
-# evidence, not the file's size.
+# follow the connections live at once, not the file's size (the target is
+# 256 MB; docs/performance.md has the measured table).
 #
 # Usage: bench/bench-memory.sh [CAPTURE]
 set -euo pipefail

@@ -31,9 +31,24 @@ import (
 type Options struct {
 	// Node is the node the capture was taken on, "" when unknown.
 	Node string
-	// Summarize folds established attempts that ended normally into
-	// Result.Endpoints instead of returning each (see Tracker.Summarize).
+	// Summarize folds established attempts that ended normally, and
+	// refused and unanswered ones beyond a sample, into Result.Endpoints
+	// instead of returning each (see Tracker.Summarize).
 	Summarize bool
+	// FailedSample, when positive, replaces the package's FailedSample:
+	// how many refused, and how many unanswered, attempts to one server
+	// endpoint Summarize keeps one by one.
+	FailedSample int
+}
+
+// newTracker returns a Tracker set up as opts say.
+func newTracker(name string, opts Options) *Tracker {
+	t := NewTracker(name, opts.Node)
+	t.Summarize(opts.Summarize)
+	if opts.FailedSample > 0 {
+		t.KeepFailed(opts.FailedSample)
+	}
+	return t
 }
 
 // Result is what a capture yields.
@@ -96,8 +111,7 @@ type packetSource interface {
 // model.ErrorList together with everything that could be read; input that
 // is not a capture at all gives ErrNotCapture and a nil Result.
 func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result, error) {
-	t := NewTracker(name, opts.Node)
-	t.Summarize(opts.Summarize)
+	t := newTracker(name, opts)
 	info, err := feed(ctx, r, name, t)
 	if info == nil {
 		return nil, err
@@ -122,8 +136,7 @@ func ReadSeries(ctx context.Context, files []Input, opts Options) (*Result, []mo
 	if len(files) == 0 {
 		return nil, nil, errors.New("capture: empty series")
 	}
-	t := NewTracker(files[0].Name, opts.Node)
-	t.Summarize(opts.Summarize)
+	t := newTracker(files[0].Name, opts)
 	t.series = true
 	var errs model.ErrorList
 	var infos []model.CaptureInfo

@@ -31,38 +31,54 @@ type Tracker struct {
 	// long closed or idle are finalized as the capture goes and memory
 	// follows the live connections: a closed stream never waits behind an
 	// open one that lingers longer.
-	lists     [2]activity
-	done      [][]model.Attempt // in chunks, so that growing never copies them all
-	nDone     int
-	doneSeq   []int // each done attempt's stream creation order
-	created   int
-	now       int64     // latest packet time (noTime before any)
-	base      time.Time // tracker times count from it
-	baseSet   bool
-	files     []string // names segments point to in a series; files[0] is ""
-	summarize bool
-	finishing bool
-	series    bool // packets come from several files: segments name theirs
-	stats     map[netip.AddrPort]*endpointAcc
-	statOrder []netip.AddrPort
-	counts    model.Counts
-	icmp      []model.ICMPEvent
-	arp       []model.ARPEvent
-	first     time.Time
-	last      time.Time
+	lists      [2]activity
+	done       [][]model.Attempt // in chunks, so that growing never copies them all
+	nDone      int
+	doneSeq    []int // each done attempt's stream creation order
+	created    int
+	now        int64     // latest packet time (noTime before any)
+	base       time.Time // tracker times count from it
+	baseSet    bool
+	files      []string // names segments point to in a series; files[0] is ""
+	summarize  bool
+	keepFailed int // refused, and unanswered, attempts kept per server when summarizing
+	finishing  bool
+	series     bool // packets come from several files: segments name theirs
+	stats      map[statKey]*endpointAcc
+	statOrder  []statKey
+	counts     model.Counts
+	icmp       []model.ICMPEvent
+	arp        []model.ARPEvent
+	first      time.Time
+	last       time.Time
 }
 
 // NewTracker returns a Tracker whose evidence points into file; node names
 // the node the packets were captured on ("" when unknown).
 func NewTracker(file, node string) *Tracker {
-	return &Tracker{file: file, node: node, streams: make(map[tupleKey]*stream), now: noTime, files: []string{""}}
+	return &Tracker{file: file, node: node, streams: make(map[tupleKey]*stream), now: noTime, files: []string{""},
+		keepFailed: FailedSample}
 }
 
-// Summarize makes the tracker fold established attempts that ended
-// normally (Zeek SF, S1, S2, S3) into per-server counters
+// Summarize makes the tracker fold attempts into per-server counters
 // (Result.Endpoints) instead of returning each of them, so that memory
-// follows the live connections and the failures, not the capture's size.
+// follows the live connections, not the capture's size: established
+// attempts that ended normally (Zeek SF, S1, S2, S3) all, and refused and
+// unanswered ones (REJ, S0) beyond the first FailedSample (see KeepFailed)
+// to each server endpoint, which are kept one by one as evidence. Attempts an ICMP error
+// answers, attempts inside an overlay and every other outcome are always
+// kept.
 func (t *Tracker) Summarize(on bool) { t.summarize = on }
+
+// KeepFailed sets how many refused, and how many unanswered, attempts to
+// one server endpoint a summarizing tracker keeps one by one (FailedSample
+// unless set; 0 keeps none but those an ICMP error answers).
+func (t *Tracker) KeepFailed(n int) { t.keepFailed = max(n, 0) }
+
+// FailedSample is how many refused, and how many unanswered, attempts to
+// one server endpoint a summarizing Tracker keeps one by one before it
+// counts the rest.
+const FailedSample = 100
 
 // Streams stay in the tracker this long after their last packet, in capture
 // time: a closed stream (FIN both ways, or an RST) for TIME-WAIT's two
@@ -277,6 +293,7 @@ type stream struct {
 	rttSet  bool
 	finSeen [2]bool
 	ackSeen bool
+	icmp    bool // an ICMP error quotes the stream
 }
 
 // Add folds one packet into the tracker. Packets must come in capture order.
@@ -390,12 +407,24 @@ func (t *Tracker) finalize(s *stream) {
 	case model.OutcomeSynAckClientRST:
 		c.SYNACKClientRST++
 	}
-	if t.summarize && outcome == model.OutcomeEstablished && s.outer == nil {
+	if t.summarize && s.outer == nil {
 		// Folded straight from the stream: no attempt is built for it.
-		switch s.connState(s.clientDir()) {
-		case "SF", "S1", "S2", "S3":
-			t.fold(s)
-			return
+		switch outcome {
+		case model.OutcomeEstablished:
+			switch s.connState(s.clientDir()) {
+			case "SF", "S1", "S2", "S3":
+				t.fold(s, outcome)
+				return
+			}
+		case model.OutcomeRefused, model.OutcomeUnanswered:
+			if !s.icmp {
+				acc := t.acc(s, outcome)
+				if acc.kept >= t.keepFailed {
+					t.fold(s, outcome)
+					return
+				}
+				acc.kept++
+			}
 		}
 	}
 	a := t.attempt(s)
@@ -459,6 +488,7 @@ func (t *Tracker) addICMP(p *Packet) {
 	}
 	if ev.QuotedProto == "tcp" {
 		if s := t.streams[keyOf(ev.Quoted.Src, ev.Quoted.Dst)]; s != nil {
+			s.icmp = true
 			ev.AttemptFrame = s.first.frame
 			if ev.AttemptFrame == 0 {
 				ev.AttemptFrame = int(s.first.line)
@@ -703,7 +733,9 @@ func (t *Tracker) Finish() *Result {
 	c := &t.counts
 	c.TCPStreams = t.created
 	for _, k := range t.statOrder {
-		res.Endpoints = append(res.Endpoints, t.stats[k].stats())
+		if acc := t.stats[k]; acc.st.Attempts > 0 {
+			res.Endpoints = append(res.Endpoints, acc.stats())
+		}
 	}
 	res.Info = model.CaptureInfo{Node: t.node, File: t.file, Packets: c.Packets, First: t.first, Last: t.last, Counts: *c}
 	return res
@@ -722,31 +754,50 @@ func (b bySeq) Swap(i, j int) {
 	b.seq[i], b.seq[j] = b.seq[j], b.seq[i]
 }
 
-// endpointAcc accumulates the attempts folded for one server endpoint.
+// statKey names the attempts one endpointAcc counts: those to one server
+// with one outcome.
+type statKey struct {
+	server  netip.AddrPort
+	outcome model.Outcome
+}
+
+// endpointAcc accumulates the attempts folded for one server endpoint and
+// outcome.
 type endpointAcc struct {
 	st      model.EndpointStats
 	clients map[netip.Addr]struct{}
 	synack  []time.Duration // a bounded sample, for the median
+	kept    int             // attempts kept one by one before folding began
 }
 
 // maxSamples bounds the time-to-SYN/ACK sample kept per endpoint.
 const maxSamples = 1024
 
-func (t *Tracker) fold(s *stream) {
-	cd := s.clientDir()
-	client, server := s.end(cd), s.end(1-cd)
-	first := t.time(s.first.ns)
-	acc := t.stats[server]
+// acc returns the counters of s's server and outcome, made on first use.
+func (t *Tracker) acc(s *stream, outcome model.Outcome) *endpointAcc {
+	k := statKey{s.end(1 - s.clientDir()), outcome}
+	acc := t.stats[k]
 	if acc == nil {
 		if t.stats == nil {
-			t.stats = map[netip.AddrPort]*endpointAcc{}
+			t.stats = map[statKey]*endpointAcc{}
 		}
-		acc = &endpointAcc{st: model.EndpointStats{Node: t.node, File: t.file, Server: server, First: first},
+		acc = &endpointAcc{st: model.EndpointStats{Node: t.node, File: t.file, Server: k.server, Outcome: outcome},
 			clients: map[netip.Addr]struct{}{}}
-		t.stats[server] = acc
-		t.statOrder = append(t.statOrder, server)
+		t.stats[k] = acc
+		t.statOrder = append(t.statOrder, k)
 	}
+	return acc
+}
+
+func (t *Tracker) fold(s *stream, outcome model.Outcome) {
+	cd := s.clientDir()
+	client := s.end(cd)
+	first := t.time(s.first.ns)
+	acc := t.acc(s, outcome)
 	st := &acc.st
+	if st.Attempts == 0 {
+		st.First = first
+	}
 	st.Attempts++
 	st.Packets += s.packets
 	st.ClientBytes += s.bytes[cd]

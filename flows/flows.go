@@ -142,7 +142,11 @@ type Table struct {
 	Attempts []model.Attempt `json:"attempts"`
 }
 
-// Build makes the table of snap's attempts that pass f.
+// Build makes the table of snap's attempts that pass f. It lists the
+// attempts kept one by one: a snapshot read with
+// parse.Options.SummarizeCaptures counts most of them in
+// Snapshot.EndpointStats instead, so read captures without it (as
+// `netmortem flows` does) to list every attempt.
 func Build(snap *model.Snapshot, f Filter) *Table {
 	t := &Table{Captures: []model.CaptureInfo{}, Endpoints: []Endpoint{}, Attempts: []model.Attempt{}}
 	for _, c := range snap.Captures {

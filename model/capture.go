@@ -218,14 +218,18 @@ type ARPEvent struct {
 // MaxClientAddrs bounds EndpointStats.ClientAddrs.
 const MaxClientAddrs = 64
 
-// EndpointStats sums up the established connection attempts to one server
-// endpoint that a capture read in summary mode did not keep one by one
-// (those that ended normally: Zeek SF, S1, S2, S3). Failed and unusual
-// attempts are always kept in full.
+// EndpointStats sums up the connection attempts to one server endpoint,
+// with one outcome, that a capture read in summary mode did not keep one by
+// one: established ones that ended normally (Zeek SF, S1, S2, S3), and
+// refused and unanswered ones beyond a sample kept in full as evidence (the
+// first 100 to each endpoint). The attempts to an endpoint are the kept
+// ones plus these. Other outcomes, attempts an ICMP error answers and
+// overlay flows are always kept in full.
 type EndpointStats struct {
 	Node     string         `json:"node,omitempty"`
 	File     string         `json:"file"`
 	Server   netip.AddrPort `json:"server"`
+	Outcome  Outcome        `json:"outcome"`
 	Attempts int            `json:"attempts"`
 	Clients  int            `json:"clients"` // distinct client addresses (counted up to 65536)
 	// ClientAddrs are the first distinct client addresses, up to

@@ -79,8 +79,9 @@ type Snapshot struct {
 
 	Captures []CaptureInfo `json:"captures,omitempty"`
 	Attempts []Attempt     `json:"attempts,omitempty"`
-	// EndpointStats sum up the established attempts not kept one by one
-	// (captures read in summary mode).
+	// EndpointStats count the attempts not kept one by one, per server
+	// endpoint and outcome (captures read in summary mode): the attempts
+	// to an endpoint are those in Attempts plus these.
 	EndpointStats []EndpointStats `json:"endpoint_stats,omitempty"`
 	ICMP          []ICMPEvent     `json:"icmp,omitempty"`
 	ARP           []ARPEvent      `json:"arp,omitempty"`

@@ -326,6 +326,9 @@ func (o *opener) parse(name string, r io.Reader, head []byte, pl placement, boun
 	}
 	src := &Source{Name: name, Node: pl.node, Command: pl.command, Format: f.Name,
 		SummarizeCaptures: o.opts != nil && o.opts.SummarizeCaptures}
+	if o.opts != nil {
+		src.FailedSample = o.opts.FailedSample
+	}
 	n, err := o.runParser(f, r, src)
 	var list model.ErrorList
 	list.Append(err)

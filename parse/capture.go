@@ -20,7 +20,8 @@ var captureFormat = &Format{
 		return 0
 	},
 	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
-		res, err := capture.Read(ctx, r, src.Name, capture.Options{Node: src.Node, Summarize: src.SummarizeCaptures})
+		res, err := capture.Read(ctx, r, src.Name, capture.Options{Node: src.Node, Summarize: src.SummarizeCaptures,
+			FailedSample: src.FailedSample})
 		if res == nil {
 			return 0, err
 		}

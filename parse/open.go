@@ -35,12 +35,17 @@ type Options struct {
 	Formats []*Format
 	// Progress, when set, is called with each input as it is finished.
 	Progress func(in model.Input)
-	// SummarizeCaptures folds the established connection attempts of
-	// captures that ended normally into per-server counters
-	// (Snapshot.EndpointStats) instead of keeping each one: memory then
-	// follows live connections and failures, not the capture's size. The
-	// rules need only the failures; `netmortem flows` keeps every attempt.
+	// SummarizeCaptures folds connection attempts into per-server,
+	// per-outcome counters (Snapshot.EndpointStats) instead of keeping
+	// each one: established attempts that ended normally, and refused and
+	// unanswered ones beyond a sample per server (capture.FailedSample).
+	// Memory then follows live connections, not the capture's size. The
+	// rules count both; `netmortem flows` keeps every attempt.
 	SummarizeCaptures bool
+	// FailedSample, when positive, is how many refused, and how many
+	// unanswered, attempts to each server SummarizeCaptures keeps one by
+	// one (capture.FailedSample otherwise).
+	FailedSample int
 	// Limits bound decompression (sizes, ratio, nesting); zero fields take
 	// the DefaultLimits.
 	Limits Limits

@@ -68,8 +68,11 @@ func stitchSeries(ctx context.Context, snap *model.Snapshot, opts *Options, warn
 			files[i] = capture.Input{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
 			inGroup[path] = true
 		}
-		res, _, err := capture.ReadSeries(ctx, files, capture.Options{Node: g[0].Node,
-			Summarize: opts != nil && opts.SummarizeCaptures})
+		copts := capture.Options{Node: g[0].Node}
+		if opts != nil {
+			copts.Summarize, copts.FailedSample = opts.SummarizeCaptures, opts.FailedSample
+		}
+		res, _, err := capture.ReadSeries(ctx, files, copts)
 		if res == nil {
 			warns.Append(err)
 			continue

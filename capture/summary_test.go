@@ -1,0 +1,162 @@
+package capture
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+)
+
+// readWith reads a committed capture through a tracker set up by setup.
+func readWith(t *testing.T, rel string, setup func(*Tracker)) *Result {
+	t.Helper()
+	f, err := os.Open(filepath.Join(testutil.Root(), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr := NewTracker("c.pcap", "")
+	setup(tr)
+	if _, err := feed(context.Background(), f, "c.pcap", tr); err != nil {
+		t.Fatal(err)
+	}
+	return tr.Finish()
+}
+
+type outcomeKey struct {
+	server  string
+	outcome model.Outcome
+}
+
+// tally counts attempts, SYN retransmissions and clients per server and
+// outcome, from the attempts kept and the counters.
+type tally struct {
+	attempts, retx int
+	clients        map[string]bool
+}
+
+func tallies(res *Result) map[outcomeKey]*tally {
+	m := map[outcomeKey]*tally{}
+	get := func(k outcomeKey) *tally {
+		if m[k] == nil {
+			m[k] = &tally{clients: map[string]bool{}}
+		}
+		return m[k]
+	}
+	for _, a := range res.Attempts {
+		x := get(outcomeKey{a.Server.String(), a.Outcome})
+		x.attempts++
+		x.retx += a.SYNRetransmissions()
+		x.clients[a.Client.Addr().String()] = true
+	}
+	for _, st := range res.Endpoints {
+		x := get(outcomeKey{st.Server.String(), st.Outcome})
+		x.attempts += st.Attempts
+		x.retx += st.SYNRetx
+		for _, c := range st.ClientAddrs {
+			x.clients[c.String()] = true
+		}
+	}
+	return m
+}
+
+// Summarizing keeps the first refused and unanswered attempts to each
+// server and counts the rest: nothing is lost from the counts.
+func TestSummarizeFailures(t *testing.T) {
+	for _, tc := range []struct {
+		rel        string
+		wantFolded int
+	}{
+		{"fixtures/incidents/stale-dnat/capture.pcap", 7},  // 8 unanswered to one server, the first kept
+		{"fixtures/incidents/lb-conflict/capture.pcap", 0}, // ICMP redirects quote its unanswered SYNs
+		{"fixtures/captures/handshakes.pcap", 0},           // one attempt per server and outcome
+	} {
+		rel := tc.rel
+		t.Run(filepath.Base(filepath.Dir(rel)), func(t *testing.T) {
+			full := readWith(t, rel, func(*Tracker) {})
+			sum := readWith(t, rel, func(tr *Tracker) { tr.Summarize(true); tr.KeepFailed(1) })
+			if sum.Info.Counts != full.Info.Counts {
+				t.Errorf("counts differ:\n%+v\n%+v", sum.Info.Counts, full.Info.Counts)
+			}
+			want, got := tallies(full), tallies(sum)
+			if len(got) != len(want) {
+				t.Errorf("%d server/outcome pairs, want %d", len(got), len(want))
+			}
+			folded := 0
+			for k, w := range want {
+				g := got[k]
+				if g == nil || g.attempts != w.attempts || g.retx != w.retx || len(g.clients) != len(w.clients) {
+					t.Errorf("%v: got %+v, want %+v", k, g, w)
+				}
+			}
+			kept := map[outcomeKey]int{}
+			for _, a := range sum.Attempts {
+				kept[outcomeKey{a.Server.String(), a.Outcome}]++
+			}
+			for _, st := range sum.Endpoints {
+				k := outcomeKey{st.Server.String(), st.Outcome}
+				if st.Outcome == model.OutcomeEstablished {
+					continue
+				}
+				folded += st.Attempts
+				if kept[k] != 1 {
+					t.Errorf("%v: %d kept one by one, want 1 before counting", k, kept[k])
+				}
+				if st.First.After(st.Last) || st.First.IsZero() {
+					t.Errorf("%v: span %v to %v", k, st.First, st.Last)
+				}
+			}
+			if folded != tc.wantFolded {
+				t.Errorf("%d failed attempts counted, want %d", folded, tc.wantFolded)
+			}
+		})
+	}
+}
+
+// Attempts an ICMP error answers stay one by one whatever the sample: the
+// icmp-unreachable rule cites them and syn-unanswered leaves them out.
+func TestSummarizeKeepsICMPAnswered(t *testing.T) {
+	full := readWith(t, "fixtures/captures/handshakes.pcap", func(*Tracker) {})
+	sum := readWith(t, "fixtures/captures/handshakes.pcap", func(tr *Tracker) { tr.Summarize(true); tr.KeepFailed(0) })
+	matched := map[int]bool{}
+	for _, ev := range full.ICMP {
+		if ev.AttemptFrame != 0 {
+			matched[ev.AttemptFrame] = true
+		}
+	}
+	if len(matched) == 0 {
+		t.Fatal("no ICMP error matched to an attempt in the fixture")
+	}
+	for _, a := range sum.Attempts {
+		if a.Outcome == model.OutcomeRefused || a.Outcome == model.OutcomeUnanswered {
+			if !matched[a.Pos.Frame] {
+				t.Errorf("attempt at frame %d (%s) kept with a sample of 0", a.Pos.Frame, a.Outcome)
+			}
+			delete(matched, a.Pos.Frame)
+		}
+	}
+	for f := range matched {
+		t.Errorf("attempt at frame %d answered by ICMP was counted, not kept", f)
+	}
+	failedStats := 0
+	for _, st := range sum.Endpoints {
+		if st.Outcome != model.OutcomeEstablished {
+			failedStats += st.Attempts
+		}
+	}
+	failed := func(res *Result) int {
+		n := 0
+		for _, a := range res.Attempts {
+			if a.Outcome == model.OutcomeRefused || a.Outcome == model.OutcomeUnanswered {
+				n++
+			}
+		}
+		return n
+	}
+	if want := failed(full) - failed(sum); failedStats != want || failedStats == 0 {
+		t.Errorf("%d refused and unanswered attempts counted, want %d", failedStats, want)
+	}
+}
