@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -129,6 +130,11 @@ func checkAgainstTruth(t *testing.T, capPath, truthPath, divergence string) {
 	}
 	if res == nil {
 		t.Fatalf("read: %v", err)
+	}
+	for _, ev := range res.ARP {
+		if mac, err := net.ParseMAC(ev.MAC); err != nil || len(mac) != 6 && len(mac) != 20 {
+			t.Errorf("%s: ARP claim at %s names %q as a MAC", tr.File, ev.Pos, ev.MAC)
+		}
 	}
 	want := tr.counts()
 	got := res.Info.Counts

@@ -229,6 +229,13 @@ func (d *decoder) decodeARP(data []byte, p *Packet) error {
 	}
 	ip := netip.AddrFrom4([4]byte(a.SourceProtAddress))
 	target := netip.AddrFrom4([4]byte(a.DstProtAddress))
+	if !arpHardwareOK(a.AddrType, a.HwAddressSize) {
+		// A hardware address whose length does not fit its type (an
+		// Ethernet ARP with 255-byte addresses) claims nothing: the
+		// frame is counted, but its bytes are not a MAC.
+		p.GratuitousARP = ip == target
+		return nil
+	}
 	p.ARP = &model.ARPEvent{
 		Op:         op,
 		IP:         ip,
@@ -237,6 +244,20 @@ func (d *decoder) decodeARP(data []byte, p *Packet) error {
 		Gratuitous: ip == target,
 	}
 	return nil
+}
+
+// arpHardwareOK reports whether an ARP hardware address length fits its
+// hardware type: 6 bytes for Ethernet and IEEE 802 (types 1 and 6, which
+// Linux bridges, veths and most links use), 20 for InfiniBand (32), and
+// 1 to 20 bytes for the others.
+func arpHardwareOK(typ layers.LinkType, size uint8) bool {
+	switch typ {
+	case 1, 6: // ARPHRD_ETHER, ARPHRD_IEEE802
+		return size == 6
+	case 32: // ARPHRD_INFINIBAND
+		return size == 20
+	}
+	return size >= 1 && size <= 20
 }
 
 // reassemble feeds one IPv4 fragment to the defragmenter and returns the

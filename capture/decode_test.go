@@ -157,3 +157,51 @@ func TestLingerLists(t *testing.T) {
 		t.Errorf("endpoints %+v, want 3001 attempts folded", res.Endpoints)
 	}
 }
+
+// An ARP frame whose hardware address length does not fit its hardware
+// type claims nothing, but still counts, gratuitous or not, as tshark
+// counts it.
+func TestARPHardwareLength(t *testing.T) {
+	arp := func(htype uint16, hlen uint8, spa, tpa [4]byte) []byte {
+		b := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 1, 0x08, 0x06}
+		b = append(b, byte(htype>>8), byte(htype), 0x08, 0x00, hlen, 4, 0, 1)
+		sha := make([]byte, hlen)
+		for i := range sha {
+			sha[i] = byte(i + 1)
+		}
+		b = append(b, sha...)
+		b = append(b, spa[:]...)
+		b = append(b, make([]byte, hlen)...)
+		return append(b, tpa[:]...)
+	}
+	ip1, ip2 := [4]byte{10, 0, 0, 1}, [4]byte{10, 0, 0, 2}
+	for _, c := range []struct {
+		name       string
+		frame      []byte
+		mac        string // "" when no claim
+		gratuitous bool
+	}{
+		{"ethernet", arp(1, 6, ip1, ip2), "01:02:03:04:05:06", false},
+		{"ethernet, 8-byte addresses", arp(1, 8, ip1, ip2), "", false},
+		{"ethernet, 8-byte addresses, gratuitous", arp(1, 8, ip1, ip1), "", true},
+		{"infiniband", arp(32, 20, ip1, ip1), "01:02:03:04:05:06:07:08:09:0a:0b:0c:0d:0e:0f:10:11:12:13:14", true},
+	} {
+		var d decoder
+		var p Packet
+		if err := d.decode(layers.LinkTypeEthernet, c.frame, &p); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		tr := NewTracker("a.pcap", "")
+		tr.Add(&p)
+		res := tr.Finish()
+		if res.Info.Counts.ARP != 1 || (res.Info.Counts.ARPGratuitous == 1) != c.gratuitous {
+			t.Errorf("%s: counts %+v", c.name, res.Info.Counts)
+		}
+		switch {
+		case c.mac == "" && len(res.ARP) != 0:
+			t.Errorf("%s: claims %+v", c.name, res.ARP)
+		case c.mac != "" && (len(res.ARP) != 1 || res.ARP[0].MAC != c.mac):
+			t.Errorf("%s: claims %+v, want %s", c.name, res.ARP, c.mac)
+		}
+	}
+}

@@ -53,4 +53,8 @@ type Packet struct {
 	ICMP *model.ICMPEvent
 	// ARP is set for ARP packets and IPv6 neighbor advertisements.
 	ARP *model.ARPEvent
+	// GratuitousARP is set for a gratuitous ARP request or reply whose
+	// hardware address is malformed: it claims nothing (ARP is nil) but
+	// counts as gratuitous, as tshark counts it.
+	GratuitousARP bool
 }

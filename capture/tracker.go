@@ -315,6 +315,9 @@ func (t *Tracker) Add(p *Packet) {
 	}
 	if p.Proto == "arp" {
 		t.counts.ARP++
+		if p.GratuitousARP {
+			t.counts.ARPGratuitous++
+		}
 	}
 	if p.Proto == "tcp" {
 		t.addTCP(p)
