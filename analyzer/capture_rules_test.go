@@ -165,3 +165,44 @@ func TestBusiestServerCountsFolded(t *testing.T) {
 		t.Errorf("two servers: %q %d, want none", srv, n)
 	}
 }
+
+func TestSynFailuresScan(t *testing.T) {
+	scan := func(ports int) *model.Snapshot {
+		var as []model.Attempt
+		for i := range ports {
+			as = append(as, unanswered("10.0.0.1:40000", fmt.Sprintf("10.96.7.7:%d", 1000+i), 10*i+1, 1))
+		}
+		as = append(as, unanswered("10.0.0.1:40001", "10.96.7.7:443", 500, 2))
+		return withLBService(withAttempts(&model.Snapshot{}, as...), "192.168.200.99")
+	}
+	f := run1(t, SynUnanswered, scan(12))
+	if len(f) != 2 {
+		t.Fatalf("12 ports and a Service port: %d findings, want the scan and the Service port: %+v", len(f), f)
+	}
+	var sc, svc *Finding
+	for i := range f {
+		if _, ok := f[i].Facts["ports"]; ok {
+			sc = &f[i]
+		} else {
+			svc = &f[i]
+		}
+	}
+	if sc == nil || svc == nil {
+		t.Fatalf("findings %+v", f)
+	}
+	if sc.Facts["ports"] != 12 || sc.Facts["attempts"] != 12 || sc.Facts["syn_retransmissions"] != 12 || sc.Severity != Warning ||
+		sc.Facts["port_list"] != "1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 1011" {
+		t.Errorf("scan %+v", sc)
+	}
+	if ev := evStrings(sc.Evidence); len(ev) != maxGroupEvidence || ev[0] != "c.pcap#frame=1" {
+		t.Errorf("scan evidence %v", ev)
+	}
+	// The port a Service names is told on its own, as an error.
+	if svc.Facts["server"] != "10.96.7.7:443" || svc.Severity != Error {
+		t.Errorf("service port %+v", svc)
+	}
+	// Under scan_ports, each port is its own finding.
+	if f := run1(t, SynUnanswered, scan(9)); len(f) != 10 {
+		t.Errorf("9 ports: %d findings, want 10", len(f))
+	}
+}

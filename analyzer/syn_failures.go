@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +22,10 @@ var SynUnanswered = &Rule{
 In a capture, clients send SYNs (and retransmit them) to a server endpoint
 and nothing comes back: no SYN/ACK, no RST, no ICMP error. The application
 sees a connect timeout after about 1, 3, 7, 15 ... seconds of retransmissions.
-Attempts answered by an ICMP error are left to icmp-unreachable.
+Attempts answered by an ICMP error are left to icmp-unreachable. When one
+host fails this way on many ports that no Kubernetes object names
+(scan_ports, default 10), they are told in one finding listing the ports: a
+port scan, or a host down or firewalled.
 
 Evidence: the capture's SYN frames, grouped per server endpoint; the
 Kubernetes objects that say what the endpoint is (a Service's ClusterIP or
@@ -50,7 +54,9 @@ var SynRefused = &Rule{
 In a capture, the server answers SYNs with an RST: nothing listens on that
 port on that host, or a firewall rejects the connection with a TCP reset
 (iptables REJECT --reject-with tcp-reset). The application sees "connection
-refused" at once.
+refused" at once. When one host refuses on many ports that no Kubernetes
+object names (scan_ports, default 10), they are told in one finding listing
+the ports, as a port scan finds most ports closed.
 
 Evidence: the capture's SYN and RST frames per server endpoint; the
 Kubernetes objects that say what the endpoint is.
@@ -66,6 +72,169 @@ REJECT rule matches.`,
 // maxGroupEvidence bounds how many attempts of a group are cited frame by frame.
 const maxGroupEvidence = 5
 
+// failGroup gathers the failed attempts to one server endpoint seen on one
+// node.
+type failGroup struct {
+	node     string
+	srv      netip.AddrPort
+	attempts []*model.Attempt // kept one by one
+	n        int              // with those counted only (summary mode)
+	clients  []string
+	seen     map[string]bool
+	more     bool // clients beyond those listed
+	retx     int
+	first    time.Time
+	last     time.Time
+	scan     bool // reported with the other ports of its host
+}
+
+func (g *failGroup) addClient(c string) {
+	if !g.seen[c] {
+		g.seen[c] = true
+		g.clients = append(g.clients, c)
+	}
+}
+
+func (g *failGroup) span(first, last time.Time) {
+	if g.first.IsZero() || first.Before(g.first) {
+		g.first = first
+	}
+	if last.After(g.last) {
+		g.last = last
+	}
+}
+
+// scanGroup gathers the failing ports of one host that no evidence says
+// anything of: many of them at once is a port scan (or a host down or
+// firewalled), better told once than port by port.
+type scanGroup struct {
+	failGroup
+	ports []uint16
+	parts []*failGroup
+}
+
+// scanGroups merges the groups of each host (per node) that fail on at
+// least minPorts ports, leaving out ports whose endpoint the Kubernetes
+// objects name (those are reported on their own), and marks the groups
+// merged.
+func scanGroups(groups []*failGroup, roles map[netip.Addr][]addrRole, minPorts int) []*scanGroup {
+	if minPorts < 2 {
+		return nil
+	}
+	type hostKey struct {
+		node string
+		addr netip.Addr
+	}
+	var order []hostKey
+	byHost := map[hostKey][]*failGroup{}
+	for _, g := range groups {
+		if len(rolesOf(roles, g.srv.Addr(), g.srv.Port())) > 0 {
+			continue
+		}
+		k := hostKey{g.node, g.srv.Addr()}
+		if byHost[k] == nil {
+			order = append(order, k)
+		}
+		byHost[k] = append(byHost[k], g)
+	}
+	var out []*scanGroup
+	for _, k := range order {
+		gs := byHost[k]
+		if len(gs) < minPorts {
+			continue
+		}
+		sc := &scanGroup{failGroup: failGroup{node: k.node, srv: netip.AddrPortFrom(k.addr, 0), seen: map[string]bool{}}, parts: gs}
+		for _, g := range gs {
+			g.scan = true
+			sc.ports = append(sc.ports, g.srv.Port())
+			sc.n += g.n
+			sc.retx += g.retx
+			sc.more = sc.more || g.more
+			for _, c := range g.clients {
+				sc.addClient(c)
+			}
+			sc.span(g.first, g.last)
+		}
+		slices.Sort(sc.ports)
+		out = append(out, sc)
+	}
+	return out
+}
+
+// maxListedPorts bounds how many ports a scan finding lists.
+const maxListedPorts = 20
+
+func scanFinding(sc *scanGroup, outcome model.Outcome) Finding {
+	host := sc.srv.Addr().String()
+	var listed []string
+	for i, pt := range sc.ports {
+		if i == maxListedPorts {
+			listed = append(listed, fmt.Sprintf("and %d more", len(sc.ports)-maxListedPorts))
+			break
+		}
+		listed = append(listed, fmt.Sprint(pt))
+	}
+	facts := map[string]any{
+		"server":    host,
+		"ports":     len(sc.ports),
+		"port_list": strings.Join(listed, ", "),
+		"attempts":  sc.n,
+		"clients":   sc.clients,
+		"first":     sc.first.Format(time.RFC3339Nano),
+		"last":      sc.last.Format(time.RFC3339Nano),
+	}
+	kept := 0
+	var ev []Evidence
+	for _, g := range sc.parts {
+		kept += len(g.attempts)
+		if len(ev) >= maxGroupEvidence || len(g.attempts) == 0 {
+			continue
+		}
+		a := g.attempts[0]
+		if len(a.SYN) > 0 {
+			ev = append(ev, Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s", a.Client, a.Server)})
+		}
+		if len(a.ServerRST) > 0 {
+			ev = append(ev, Evidence{Pos: a.SegPos(a.ServerRST[0]), Note: fmt.Sprintf("RST %s -> %s", a.Server, a.Client)})
+		}
+	}
+	if kept < sc.n {
+		facts["attempts_kept"] = kept
+	}
+	if sc.more {
+		facts["more_clients"] = true
+	}
+	if sc.node != "" {
+		facts["node"] = sc.node
+	}
+	clients := clientList(sc.clients, sc.more)
+	attempts := plural(sc.n, "attempt", "attempts")
+	f := Finding{Severity: Warning, Facts: facts, Evidence: ev, Sources: []model.Kind{model.KindCapture}}
+	switch outcome {
+	case model.OutcomeUnanswered:
+		facts["syn_retransmissions"] = sc.retx
+		f.Title = fmt.Sprintf("%s does not answer on %d ports: %d connection %s from %s got no reply", host, len(sc.ports),
+			sc.n, attempts, clients)
+		f.Summary = fmt.Sprintf("%d connection %s to %d ports of %s (%s) got neither a SYN/ACK nor an RST nor an ICMP error, "+
+			"with %d SYN %s. One client trying many ports of one host is a port scan; many clients failing on many "+
+			"ports is a host that is down, unreachable or behind a firewall that drops.", sc.n, attempts, len(sc.ports), host,
+			strings.Join(listed, ", "), sc.retx, plural(sc.retx, "retransmission", "retransmissions"))
+		f.Cause = "The SYNs are dropped on the way or at the host: a firewall or NetworkPolicy drops them (a scan sees " +
+			"filtered ports), or the host is down or gone."
+		f.Fix = fmt.Sprintf("If this is a scan, nothing is wrong with the ports; find who runs it (%s). Otherwise check "+
+			"that %s is up and reachable, and which DROP rule or NetworkPolicy matches.", clients, host)
+	case model.OutcomeRefused:
+		f.Title = fmt.Sprintf("%s refuses connections on %d ports: %d %s answered with an RST", host, len(sc.ports), sc.n, attempts)
+		f.Summary = fmt.Sprintf("%d connection %s from %s to %d ports of %s (%s) %s answered with an RST instead of a "+
+			"SYN/ACK. One client trying many ports of one host is a port scan, which finds most ports closed.", sc.n, attempts,
+			clients, len(sc.ports), host, strings.Join(listed, ", "), plural(sc.n, "was", "were"))
+		f.Cause = "Nothing listens on those ports at that address, or a firewall rejects the connections with a TCP reset."
+		f.Fix = fmt.Sprintf("If this is a scan, nothing is wrong; find who runs it (%s). Otherwise check what listens on "+
+			"%s (`ss -lntp`).", clients, host)
+	}
+	return f
+}
+
 func runSynFailures(p *Pass, outcome model.Outcome) error {
 	s := p.Snap
 	answered := map[string]bool{} // attempts an ICMP error answers
@@ -74,43 +243,17 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 			answered[fmt.Sprintf("%s#%d", ev.Pos.File, ev.AttemptFrame)] = true
 		}
 	}
-	type group struct {
-		node     string
-		srv      netip.AddrPort
-		attempts []*model.Attempt // kept one by one
-		n        int              // with those counted only (summary mode)
-		clients  []string
-		seen     map[string]bool
-		more     bool // clients beyond those listed
-		retx     int
-		first    time.Time
-		last     time.Time
-	}
-	var groups []*group
-	byKey := map[string]*group{}
-	groupOf := func(node string, srv netip.AddrPort) *group {
+	var groups []*failGroup
+	byKey := map[string]*failGroup{}
+	groupOf := func(node string, srv netip.AddrPort) *failGroup {
 		key := node + "|" + srv.String()
 		g := byKey[key]
 		if g == nil {
-			g = &group{node: node, srv: srv, seen: map[string]bool{}}
+			g = &failGroup{node: node, srv: srv, seen: map[string]bool{}}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
 		return g
-	}
-	addClient := func(g *group, c string) {
-		if !g.seen[c] {
-			g.seen[c] = true
-			g.clients = append(g.clients, c)
-		}
-	}
-	span := func(g *group, first, last time.Time) {
-		if g.first.IsZero() || first.Before(g.first) {
-			g.first = first
-		}
-		if last.After(g.last) {
-			g.last = last
-		}
 	}
 	for i := range s.Attempts {
 		a := &s.Attempts[i]
@@ -123,9 +266,9 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 		g := groupOf(a.Node, a.Server)
 		g.attempts = append(g.attempts, a)
 		g.n++
-		addClient(g, a.Client.Addr().String())
+		g.addClient(a.Client.Addr().String())
 		g.retx += a.SYNRetransmissions()
-		span(g, a.Start, a.Start)
+		g.span(a.Start, a.Start)
 	}
 	// Attempts a capture read in summary mode counted without keeping
 	// them (never those an ICMP error answers).
@@ -137,16 +280,22 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 		g := groupOf(st.Node, st.Server)
 		g.n += st.Attempts
 		for _, c := range st.ClientAddrs {
-			addClient(g, c.String())
+			g.addClient(c.String())
 		}
 		g.more = g.more || st.Clients > len(st.ClientAddrs)
 		g.retx += st.SYNRetx
-		span(g, st.First, st.Last)
+		g.span(st.First, st.Last)
 	}
 	roles := addrRoles(s)
 	minAttempts := int(p.Param("min_attempts", 1))
+	scans := scanGroups(groups, roles, int(p.Param("scan_ports", 10)))
+	for _, sc := range scans {
+		if sc.n >= minAttempts {
+			p.Report(scanFinding(sc, outcome))
+		}
+	}
 	for _, g := range groups {
-		if g.n < minAttempts {
+		if g.n < minAttempts || g.scan {
 			continue
 		}
 		// One unanswered SYN without retransmission may just be cut off

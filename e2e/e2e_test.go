@@ -357,6 +357,21 @@ func TestIncidents(t *testing.T) {
 		}},
 	}, {
 		dir: "fixtures/incidents/apiserver-affinity-control",
+	}, {
+		// One client tries 24 ports of one host, one SYN each: told once
+		// per outcome, not port by port.
+		dir: "fixtures/captures/portscan.pcap",
+		want: []want{{
+			rule: "syn-unanswered", severity: analyzer.Warning,
+			facts: map[string]string{"server": "10.98.0.2", "ports": "12", "attempts": "12", "clients": "10.98.0.1",
+				"syn_retransmissions": "0", "port_list": "1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 1011"},
+			evidence: []string{"portscan.pcap#frame=1", "portscan.pcap#frame=5"},
+		}, {
+			rule: "syn-refused", severity: analyzer.Warning,
+			facts: map[string]string{"server": "10.98.0.2", "ports": "12", "attempts": "12",
+				"port_list": "2000, 2001, 2002, 2003, 2004, 2005, 2006, 2007, 2008, 2009, 2010, 2011"},
+			evidence: []string{"portscan.pcap#frame=13", "portscan.pcap#frame=14"},
+		}},
 	}} {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
 	}
