@@ -134,7 +134,9 @@ func runARPFlap(p *Pass) error {
 			sources = append(sources, model.KindKube)
 		}
 		var ev []Evidence
+		// The timeline lists the first claim and each change of owner.
 		var timeline []string
+		owner := ""
 		for i, c := range o.claims {
 			kind := c.ev.Op
 			if c.ev.Gratuitous {
@@ -143,11 +145,22 @@ func runARPFlap(p *Pass) error {
 			if i < 10 {
 				ev = append(ev, Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", kind, o.ip, c.mac)})
 			}
+			if c.mac == owner {
+				continue
+			}
+			owner = c.mac
 			if fromNeigh[o] {
 				timeline = append(timeline, fmt.Sprintf("%s %s", c.ev.Pos, c.mac))
 			} else {
 				timeline = append(timeline, fmt.Sprintf("%s %s", c.ev.Time.Format("15:04:05.000000"), c.mac))
 			}
+		}
+		shown := timeline
+		if len(shown) > maxTimeline {
+			shown = append(slices.Clip(shown[:maxTimeline]), fmt.Sprintf("... %d more", len(timeline)-maxTimeline))
+		}
+		if len(timeline) > maxTimelineFact {
+			timeline = append(timeline[:maxTimelineFact], fmt.Sprintf("... %d more", len(timeline)-maxTimelineFact))
 		}
 		ev = append(ev, roleEvidence(rs)...)
 		facts := map[string]any{
@@ -166,16 +179,16 @@ func runARPFlap(p *Pass) error {
 		}
 		p.Report(Finding{
 			Severity: sev,
-			Title:    fmt.Sprintf("%s is claimed by %d MAC addresses: %s", o.ip, len(o.macs), strings.Join(o.macs, ", ")),
+			Title:    fmt.Sprintf("%s is claimed by %d MAC addresses: %s", o.ip, len(o.macs), listSome(o.macs, false)),
 			Summary: fmt.Sprintf("The owner of %s%s changes %d %s %s: %s. Neighbours send traffic for it to "+
 				"whichever host claimed it last.", o.ip, what, o.changes, plural(o.changes, "time", "times"),
 				map[bool]string{true: "between the neighbor table snapshots", false: "in the capture"}[fromNeigh[o]],
-				strings.Join(timeline, " -> ")),
+				strings.Join(shown, " -> ")),
 			Cause: "Two hosts announce the same address: two load-balancer controllers (MetalLB and kube-vip) both " +
 				"announcing a Service's VIP, a failover between nodes, or an address configured on two hosts.",
 			Fix: fmt.Sprintf("Find the hosts with MACs %s (`ip -br link` on the nodes) and keep one announcer for %s: "+
 				"give each LoadBalancer Service one controller (spec.loadBalancerClass), or remove the duplicate address.",
-				strings.Join(o.macs, " and "), o.ip),
+				listSome(o.macs, false), o.ip),
 			Facts:    facts,
 			Sources:  sources,
 			Evidence: ev,
@@ -183,6 +196,13 @@ func runARPFlap(p *Pass) error {
 	}
 	return nil
 }
+
+// maxTimeline and maxTimelineFact bound the owner changes a finding's
+// summary and its timeline fact list.
+const (
+	maxTimeline     = 12
+	maxTimelineFact = 100
+)
 
 // snapshotKey orders snapshot files by name, with "before" ahead of
 // "after" (and "old" ahead of "new") whatever the alphabet says.

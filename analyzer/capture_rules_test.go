@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,5 +205,28 @@ func TestSynFailuresScan(t *testing.T) {
 	// Under scan_ports, each port is its own finding.
 	if f := run1(t, SynUnanswered, scan(9)); len(f) != 10 {
 		t.Errorf("9 ports: %d findings, want 10", len(f))
+	}
+}
+
+func TestARPFlapLongTimeline(t *testing.T) {
+	s := &model.Snapshot{Inputs: []model.Input{{Path: "a.pcap", Kind: model.KindCapture}}}
+	for i := range 30 {
+		mac := fmt.Sprintf("02:00:00:00:00:%02x", i%8)
+		s.ARP = append(s.ARP, model.ARPEvent{Pos: model.Pos{File: "a.pcap", Frame: i + 1}, Op: "reply",
+			IP: netip.MustParseAddr("192.168.200.99"), MAC: mac, Time: time.Unix(1700000000+int64(i), 0)})
+	}
+	f := run1(t, ARPFlap, s)
+	if len(f) != 1 {
+		t.Fatalf("findings %+v", f)
+	}
+	if want := "192.168.200.99 is claimed by 8 MAC addresses: 02:00:00:00:00:00, 02:00:00:00:00:01, 02:00:00:00:00:02, " +
+		"02:00:00:00:00:03, 02:00:00:00:00:04 and 3 more"; f[0].Title != want {
+		t.Errorf("title %q, want %q", f[0].Title, want)
+	}
+	if !strings.Contains(f[0].Summary, " -> ... 18 more.") || strings.Count(f[0].Summary, " -> ") != maxTimeline {
+		t.Errorf("summary %q: want %d owners then how many more", f[0].Summary, maxTimeline)
+	}
+	if tl := f[0].Facts["timeline"].([]string); len(tl) != 30 || f[0].Facts["changes"] != 29 {
+		t.Errorf("timeline %d entries, changes %v", len(tl), f[0].Facts["changes"])
 	}
 }

@@ -207,7 +207,7 @@ func scanFinding(sc *scanGroup, outcome model.Outcome) Finding {
 	if sc.node != "" {
 		facts["node"] = sc.node
 	}
-	clients := clientList(sc.clients, sc.more)
+	clients := listSome(sc.clients, sc.more)
 	attempts := plural(sc.n, "attempt", "attempts")
 	f := Finding{Severity: Warning, Facts: facts, Evidence: ev, Sources: []model.Kind{model.KindCapture}}
 	switch outcome {
@@ -338,7 +338,7 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 		if g.more {
 			facts["more_clients"] = true
 		}
-		clients := clientList(g.clients, g.more)
+		clients := listSome(g.clients, g.more)
 		if g.node != "" {
 			facts["node"] = g.node
 		}
@@ -378,23 +378,22 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 	return nil
 }
 
-// maxListedClients bounds how many client addresses a finding's title
-// names.
-const maxListedClients = 5
+// maxListed bounds how many addresses a finding's title names.
+const maxListed = 5
 
-// clientList names the clients, the first maxListedClients of them and how
-// many more.
-func clientList(clients []string, more bool) string {
-	if len(clients) <= maxListedClients {
+// listSome names items (client addresses, MACs), the first maxListed of
+// them and how many more; more says there are others beyond items.
+func listSome(clients []string, more bool) string {
+	if len(clients) <= maxListed {
 		l := strings.Join(clients, ", ")
 		if more {
 			l += " and more"
 		}
 		return l
 	}
-	n := fmt.Sprintf("%d", len(clients)-maxListedClients)
+	n := fmt.Sprintf("%d", len(clients)-maxListed)
 	if more {
 		n = "over " + n
 	}
-	return fmt.Sprintf("%s and %s more", strings.Join(clients[:maxListedClients], ", "), n)
+	return fmt.Sprintf("%s and %s more", strings.Join(clients[:maxListed], ", "), n)
 }
