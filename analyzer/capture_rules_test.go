@@ -230,3 +230,30 @@ func TestARPFlapLongTimeline(t *testing.T) {
 		t.Errorf("timeline %d entries, changes %v", len(tl), f[0].Facts["changes"])
 	}
 }
+
+func TestICMPTimeExceededPerDestination(t *testing.T) {
+	s := &model.Snapshot{Inputs: []model.Input{{Path: "t.pcap", Kind: model.KindCapture}}}
+	frame := 0
+	for hop, router := range []string{"192.168.1.1", "10.1.1.1", "10.2.2.2"} {
+		for probe := range 3 {
+			frame += 2
+			s.ICMP = append(s.ICMP, model.ICMPEvent{Pos: model.Pos{File: "t.pcap", Frame: frame}, From: netip.MustParseAddr(router),
+				To: netip.MustParseAddr("192.168.1.10"), Type: 11, What: "ttl-exceeded", QuotedProto: "udp",
+				Quoted: model.Tuple{Src: netip.MustParseAddrPort("192.168.1.10:40000"),
+					Dst: netip.AddrPortFrom(netip.MustParseAddr("8.8.8.8"), uint16(33434+3*hop+probe))}})
+		}
+	}
+	f := run1(t, ICMPUnreachable, s)
+	if len(f) != 1 {
+		t.Fatalf("%d findings, want one for the destination: %+v", len(f), f)
+	}
+	if want := "traffic to 8.8.8.8 runs out of TTL at 3 routers: 192.168.1.1, 10.1.1.1, 10.2.2.2"; f[0].Title != want {
+		t.Errorf("title %q, want %q", f[0].Title, want)
+	}
+	if ev := evStrings(f[0].Evidence); fmt.Sprint(ev) != "[t.pcap#frame=2 t.pcap#frame=8 t.pcap#frame=14]" {
+		t.Errorf("evidence %v, want the first message of each router", ev)
+	}
+	if f[0].Facts["count"] != 9 || fmt.Sprint(f[0].Facts["from"]) != "[192.168.1.1 10.1.1.1 10.2.2.2]" {
+		t.Errorf("facts %+v", f[0].Facts)
+	}
+}

@@ -32,7 +32,9 @@ route or the ARP entry for the VIP but cannot reach its owner (a VIP claimed by
 two load-balancer controllers, a stale ARP entry); "admin prohibited" is a
 firewall REJECT; "fragmentation needed" is an MTU problem on an overlay;
 a redirect for a VIP means the sender's next hop for it is another host on the
-same link.
+same link. Time-exceeded errors are grouped per destination host, whatever
+router sends them: a traceroute is one finding naming the routers in hop
+order.
 
 Evidence: the ICMP frames, the matched attempts' SYN frames, and the
 Kubernetes objects that say what the destination is.
@@ -49,23 +51,36 @@ func runICMPUnreachable(p *Pass) error {
 	type group struct {
 		from, what, dst string
 		events          []*model.ICMPEvent
+		// routers are the senders of time-exceeded errors, grouped per
+		// destination host whatever router sends them and whatever the
+		// port: a traceroute is one finding, not one per hop and probe.
+		routers []string
 	}
 	var groups []*group
 	byKey := map[string]*group{}
 	for i := range s.ICMP {
 		ev := &s.ICMP[i]
 		dst := ev.Quoted.Dst.Addr().String()
-		if ev.Quoted.Dst.Port() != 0 {
+		if !ev.Quoted.Dst.Addr().IsValid() {
+			dst = "an address cut from the quoted header"
+		} else if ev.Quoted.Dst.Port() != 0 && ev.What != "ttl-exceeded" {
 			dst = ev.Quoted.Dst.String()
 		}
-		key := ev.Node + "|" + ev.From.String() + "|" + ev.What + "|" + dst
+		from := ev.From.String()
+		if ev.What == "ttl-exceeded" {
+			from = ""
+		}
+		key := ev.Node + "|" + from + "|" + ev.What + "|" + dst
 		g := byKey[key]
 		if g == nil {
-			g = &group{from: ev.From.String(), what: ev.What, dst: dst}
+			g = &group{from: from, what: ev.What, dst: dst}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
 		g.events = append(g.events, ev)
+		if ev.What == "ttl-exceeded" && !slices.Contains(g.routers, ev.From.String()) {
+			g.routers = append(g.routers, ev.From.String())
+		}
 	}
 	roles := addrRoles(s)
 	attemptAt := map[string]*model.Attempt{}
@@ -85,11 +100,18 @@ func runICMPUnreachable(p *Pass) error {
 		var ev []Evidence
 		var attempts []string
 		senders := []string{}
+		cited := map[string]bool{}
 		for i, e := range g.events {
 			if s := e.Quoted.Src.Addr().String(); !slices.Contains(senders, s) {
 				senders = append(senders, s)
 			}
-			if i >= maxGroupEvidence {
+			if g.routers != nil {
+				// One message per router, in hop order.
+				if cited[e.From.String()] || len(cited) >= 2*maxGroupEvidence {
+					continue
+				}
+				cited[e.From.String()] = true
+			} else if i >= maxGroupEvidence {
 				continue
 			}
 			note := fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, g.dst)
@@ -146,6 +168,19 @@ func runICMPUnreachable(p *Pass) error {
 		}
 		f := Finding{Severity: sev, Facts: facts, Evidence: ev, Sources: sources}
 		n := len(g.events)
+		if g.routers != nil {
+			facts["from"] = g.routers
+			f.Title = fmt.Sprintf("traffic to %s runs out of TTL at %d %s: %s", g.dst, len(g.routers),
+				plural(len(g.routers), "router", "routers"), listSome(g.routers, false))
+			f.Summary = fmt.Sprintf("%d ICMP time-exceeded %s from %d %s on the way to %s%s, sent to %s: the packets' "+
+				"TTL ran out in transit. TTLs that grow hop by hop, as traceroute sends them, get an answer from each "+
+				"router in turn; one router answering packets sent with a normal TTL is a routing loop.", n,
+				plural(n, "message", "messages"), len(g.routers), plural(len(g.routers), "router", "routers"), g.dst, what,
+				strings.Join(senders, ", "))
+			f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, "")
+			p.Report(f)
+			continue
+		}
 		if g.what == "redirect" {
 			f.Title = fmt.Sprintf("%s redirects traffic for %s to %s", g.from, g.dst, first.Gateway)
 		} else {
