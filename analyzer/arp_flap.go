@@ -123,13 +123,7 @@ func runARPFlap(p *Pass) error {
 		if fromNeigh[o] {
 			sources = []model.Kind{model.KindNeighbors}
 		}
-		vip := false
-		for _, r := range rs {
-			if strings.HasPrefix(r.What, "LoadBalancer IP") || strings.HasPrefix(r.What, "external IP") {
-				vip = true
-			}
-		}
-		if vip {
+		if vipRole(rs) {
 			sev = Error
 			sources = append(sources, model.KindKube)
 		}

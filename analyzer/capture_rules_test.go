@@ -257,3 +257,51 @@ func TestICMPTimeExceededPerDestination(t *testing.T) {
 		t.Errorf("facts %+v", f[0].Facts)
 	}
 }
+
+func TestARPUnanswered(t *testing.T) {
+	asker, vip := netip.MustParseAddr("192.168.200.1"), netip.MustParseAddr("192.168.200.99")
+	snap := func(requests int, visible bool) *model.Snapshot {
+		s := &model.Snapshot{Inputs: []model.Input{{Path: "a.pcap", Kind: model.KindCapture}}}
+		if visible { // the capture shows the asker's other request answered
+			s.ARP = append(s.ARP, model.ARPEvent{Pos: model.Pos{File: "a.pcap", Frame: 1}, Op: "reply",
+				IP: netip.MustParseAddr("192.168.200.61"), Target: asker, MAC: "02:00:00:00:00:61"})
+		}
+		for i := range requests {
+			s.ARP = append(s.ARP, model.ARPEvent{Pos: model.Pos{File: "a.pcap", Frame: 10 + i}, Op: "request", IP: asker,
+				Target: vip, MAC: "02:00:00:00:00:01", Unanswered: true, Time: time.Unix(1700000000+int64(i), 0)})
+		}
+		return s
+	}
+	f := run1(t, ARPUnanswered, snap(3, true))
+	if len(f) != 1 || f[0].Severity != Warning || f[0].Facts["requests"] != 3 || f[0].Title != "nobody answers ARP for 192.168.200.99: 3 requests from 192.168.200.1" {
+		t.Fatalf("capture alone: %+v", f)
+	}
+	if ev := evStrings(f[0].Evidence); fmt.Sprint(ev) != "[a.pcap#frame=10 a.pcap#frame=11 a.pcap#frame=12]" {
+		t.Errorf("evidence %v", ev)
+	}
+	// A capture that never shows the asker receiving would not show the
+	// replies either; one request is not enough.
+	if f := run1(t, ARPUnanswered, snap(3, false)); len(f) != 0 {
+		t.Errorf("asker not visible: %+v", f)
+	}
+	if f := run1(t, ARPUnanswered, snap(1, true)); len(f) != 0 {
+		t.Errorf("one request: %+v", f)
+	}
+	// The Service says the address must answer: judged even so, an error.
+	f = run1(t, ARPUnanswered, withLBService(snap(3, false), "192.168.200.99"))
+	if len(f) != 1 || f[0].Severity != Error || f[0].Facts["ip_is"] != "LoadBalancer IP 192.168.200.99 of Service web/front" {
+		t.Fatalf("LoadBalancer IP: %+v", f)
+	}
+	// A neighbor table alone: only for an address that must answer.
+	neigh := func() *model.Snapshot {
+		return &model.Snapshot{Inputs: []model.Input{{Path: "n.txt", Kind: model.KindNeighbors}},
+			Neighbors: []model.Neighbor{{IP: vip, State: "FAILED", Dev: "eth0", Pos: model.Pos{File: "n.txt", Line: 2}}}}
+	}
+	if f := run1(t, ARPUnanswered, neigh()); len(f) != 0 {
+		t.Errorf("FAILED entry of an unknown address: %+v", f)
+	}
+	f = run1(t, ARPUnanswered, withLBService(neigh(), "192.168.200.99"))
+	if len(f) != 1 || f[0].Severity != Error || f[0].Facts["neighbor_state"] != "FAILED" || f[0].Facts["requests"] != nil {
+		t.Fatalf("neighbor table and Service: %+v", f)
+	}
+}

@@ -11,6 +11,7 @@ func Default() []*Rule {
 		SynRefused,
 		ICMPUnreachable,
 		ARPFlap,
+		ARPUnanswered,
 		ProbeRestartLoop,
 		VersionSkew,
 		KubeProxySyncErrors,

@@ -2,9 +2,12 @@ package capture
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
@@ -158,5 +161,54 @@ func TestSummarizeKeepsICMPAnswered(t *testing.T) {
 	}
 	if want := failed(full) - failed(sum); failedStats != want || failedStats == 0 {
 		t.Errorf("%d refused and unanswered attempts counted, want %d", failedStats, want)
+	}
+}
+
+func TestMarkUnanswered(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	a, x, y := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.99"), netip.MustParseAddr("10.0.0.2")
+	req := func(d time.Duration, from, target netip.Addr) model.ARPEvent {
+		return model.ARPEvent{Op: "request", Time: at(d), IP: from, Target: target}
+	}
+	evs := []model.ARPEvent{
+		req(0, a, x), req(time.Second, a, x), req(2*time.Second, a, x), // nobody has x
+		req(3*time.Second, a, y), {Op: "reply", Time: at(3*time.Second + time.Millisecond), IP: y, Target: a}, // y answers
+		{Op: "request", Time: at(4 * time.Second), IP: a, Target: a, Gratuitous: true}, // an announcement asks nobody
+		req(5*time.Second, netip.IPv4Unspecified(), y),                                 // a probe (DAD)
+		req(6*time.Second, a, y),                                                       // a asks...
+		req(6*time.Second+time.Millisecond, y, a),                                      // ... and y, asking in turn, shows it is there
+		{Op: "reply", Time: at(6*time.Second + 2*time.Millisecond), IP: a, Target: y},
+		req(10*time.Second, a, x),                  // too close to the end to judge
+		req(10*time.Second+time.Millisecond, y, x), // the same
+	}
+	markUnanswered(evs, at(12*time.Second))
+	var got []int
+	for i, e := range evs {
+		if e.Unanswered {
+			got = append(got, i)
+		}
+	}
+	if fmt.Sprint(got) != "[0 1 2]" { // the three requests for x
+		t.Errorf("unanswered %v, want [0 1 2]", got)
+	}
+}
+
+func TestUnansweredARPFixture(t *testing.T) {
+	res := readWith(t, "fixtures/incidents/vip-unannounced/capture.pcap", func(*Tracker) {})
+	var got []string
+	for _, e := range res.ARP {
+		if e.Unanswered {
+			got = append(got, fmt.Sprintf("%d:%s", e.Pos.Frame, e.Target))
+		}
+	}
+	if want := "[3:192.168.210.99 4:192.168.210.99 5:192.168.210.99]"; fmt.Sprint(got) != want {
+		t.Errorf("unanswered %v, want %s", got, want)
+	}
+	ctl := readWith(t, "fixtures/incidents/vip-unannounced-control/capture.pcap", func(*Tracker) {})
+	for _, e := range ctl.ARP {
+		if e.Unanswered {
+			t.Errorf("control: request at frame %d flagged", e.Pos.Frame)
+		}
 	}
 }

@@ -719,6 +719,7 @@ func (t *Tracker) Finish() *Result {
 	}
 	t.finishing = false
 	clear(t.streams)
+	markUnanswered(t.arp, t.last)
 	res := &Result{ICMP: t.icmp, ARP: t.arp}
 	// Chunks are let go as they are copied, so that the attempts are not
 	// held twice.
@@ -742,6 +743,34 @@ func (t *Tracker) Finish() *Result {
 	}
 	res.Info = model.CaptureInfo{Node: t.node, File: t.file, Packets: c.Packets, First: t.first, Last: t.last, Counts: *c}
 	return res
+}
+
+// markUnanswered flags the ARP requests and neighbor solicitations (in
+// capture order) that nothing answered: no claim of their target (a reply,
+// an announcement, or any packet the target sent) came within
+// model.ARPAnswerWindow. Requests closer than that to the capture's end
+// are left unflagged: their answer may just be missing from the capture.
+// Gratuitous requests and probes from an unset address ask nobody.
+func markUnanswered(evs []model.ARPEvent, end time.Time) {
+	pending := map[netip.Addr][]int{}
+	for i := range evs {
+		e := &evs[i]
+		if list := pending[e.IP]; len(list) > 0 {
+			for _, j := range list {
+				evs[j].Unanswered = e.Time.Sub(evs[j].Time) > model.ARPAnswerWindow
+			}
+			delete(pending, e.IP)
+		}
+		if (e.Op == "request" || e.Op == "ns") && !e.Gratuitous && e.Target.IsValid() && !e.Target.IsUnspecified() &&
+			e.IP.IsValid() && !e.IP.IsUnspecified() && e.Target != e.IP && !e.Time.IsZero() {
+			pending[e.Target] = append(pending[e.Target], i)
+		}
+	}
+	for _, list := range pending {
+		for _, j := range list {
+			evs[j].Unanswered = !end.IsZero() && end.Sub(evs[j].Time) >= model.ARPAnswerWindow
+		}
+	}
 }
 
 // bySeq sorts attempts by their streams' creation order.

@@ -358,6 +358,19 @@ func TestIncidents(t *testing.T) {
 	}, {
 		dir: "fixtures/incidents/apiserver-affinity-control",
 	}, {
+		dir: "fixtures/incidents/vip-unannounced",
+		want: []want{{
+			// Nobody answers ARP for the LoadBalancer IP: no node
+			// announces it.
+			rule: "arp-unanswered", severity: analyzer.Error,
+			facts: map[string]string{"ip": "192.168.210.99", "requests": "3", "askers": "192.168.210.1", "neighbor_state": "FAILED",
+				"ip_is": "LoadBalancer IP 192.168.210.99 of Service ingress-nginx/ingress-nginx-controller"},
+			evidence: []string{"capture.pcap#frame=3", "capture.pcap#frame=4", "capture.pcap#frame=5", "ip-neigh.txt:2",
+				"service-ingress-nginx.json:1 (Service ingress-nginx/ingress-nginx-controller)"},
+		}},
+	}, {
+		dir: "fixtures/incidents/vip-unannounced-control",
+	}, {
 		// One client tries 24 ports of one host, one SYN each: told once
 		// per outcome, not port by port.
 		dir: "fixtures/captures/portscan.pcap",

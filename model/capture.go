@@ -213,7 +213,16 @@ type ARPEvent struct {
 	MAC        string     `json:"mac"` // sender hardware address
 	Target     netip.Addr `json:"target,omitzero"`
 	Gratuitous bool       `json:"gratuitous,omitempty"`
+	// Unanswered is set on a request (or neighbor solicitation) that no
+	// host answered: nothing claimed its Target within ARPAnswerWindow,
+	// and the capture went on at least that long.
+	Unanswered bool `json:"unanswered,omitempty"`
 }
+
+// ARPAnswerWindow is how long after an ARP request (or neighbor
+// solicitation) a claim of its target counts as the answer: the three
+// probes Linux sends a second apart before it gives up on a neighbor.
+const ARPAnswerWindow = 3 * time.Second
 
 // MaxClientAddrs bounds EndpointStats.ClientAddrs.
 const MaxClientAddrs = 64

@@ -1,0 +1,262 @@
+package analyzer
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// ARPUnanswered finds addresses that hosts ask for on the link and nobody
+// claims.
+var ARPUnanswered = &Rule{
+	Name:     "arp-unanswered",
+	Severity: Error,
+	// A capture or a neighbor table, either will do.
+	Uses: []model.Kind{model.KindCapture, model.KindNeighbors, model.KindKube, model.KindLogs},
+	Run:  runARPUnanswered,
+	Doc: `nobody answers ARP (or neighbor discovery) for an address
+
+In a capture, hosts ask who has an address (ARP requests, IPv6 neighbor
+solicitations) and nothing claims it within three seconds, the time Linux
+takes before it gives up on a neighbor; or a neighbor table (ip neigh) shows
+the address FAILED or INCOMPLETE. Nothing can reach the address: the kernel
+sends no SYN at all, and applications fail with "No route to host"
+(EHOSTUNREACH). In a cluster this is a LoadBalancer IP that no node announces
+(the MetalLB speaker or kube-vip is not running, has no L2 advertisement for
+the address, or the node that held it is gone), a node that is down, or a Pod
+IP routed to a bridge where the Pod is gone.
+
+A capture taken on another host than the one asking may not see the replies,
+which are sent to the asker alone; so requests are judged only when the
+capture shows other traffic to the asker (a reply to one of its other
+requests, a connection), or when the Kubernetes objects say the address
+should answer. Requests within three seconds of the capture's end are not
+judged. At least two unanswered requests are needed (min_requests).
+
+Evidence: the request frames; the neighbor table entries; the Kubernetes
+objects that say what the address is; application log lines with "no route
+to host" to it.
+
+Severity: error when the address is a Service's LoadBalancer or external IP,
+a ready endpoint or a Node's address; warning otherwise.
+
+Fix: for a LoadBalancer IP, check the announcing controller (kubectl -n
+metallb-system get pods, the L2Advertisement and IPAddressPool that cover the
+address; kube-vip's pods and leader lease); for a node, whether it is up; for
+a Pod IP, whether the Pod still exists.`,
+}
+
+func runARPUnanswered(p *Pass) error {
+	s := p.Snap
+	type group struct {
+		node     string
+		ip       netip.Addr
+		requests []*model.ARPEvent
+		askers   []string
+		neigh    []*model.Neighbor
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	groupOf := func(node string, ip netip.Addr) *group {
+		k := node + "|" + ip.String()
+		g := byKey[k]
+		if g == nil {
+			g = &group{node: node, ip: ip}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		return g
+	}
+	roles := addrRoles(s)
+	visible := visibleHosts(s)
+	for i := range s.ARP {
+		ev := &s.ARP[i]
+		// A request counts when the capture would show its answer: the
+		// asker is seen receiving other traffic, or the Kubernetes
+		// objects say the address must answer.
+		if !ev.Unanswered || !visible[ev.IP.String()] && !shouldAnswerARP(rolesOf(roles, ev.Target, 0)) {
+			continue
+		}
+		g := groupOf(ev.Node, ev.Target)
+		g.requests = append(g.requests, ev)
+		if a := ev.IP.String(); !slices.Contains(g.askers, a) {
+			g.askers = append(g.askers, a)
+		}
+	}
+	for i := range s.Neighbors {
+		n := &s.Neighbors[i]
+		if n.State == "FAILED" || n.State == "INCOMPLETE" {
+			g := groupOf(n.Node, n.IP)
+			g.neigh = append(g.neigh, n)
+		}
+	}
+	minRequests := int(p.Param("min_requests", 2))
+	for _, g := range groups {
+		rs := rolesOf(roles, g.ip, 0)
+		should := shouldAnswerARP(rs)
+		fromCapture := len(g.requests) >= minRequests
+		fromNeigh := len(g.neigh) > 0 && should
+		if !fromCapture && !fromNeigh {
+			continue
+		}
+		proto := "ARP"
+		if g.ip.Is6() {
+			proto = "neighbor discovery"
+		}
+		sev := Warning
+		var sources []model.Kind
+		facts := map[string]any{"ip": g.ip.String()}
+		var ev []Evidence
+		var says []string
+		if fromCapture {
+			sources = append(sources, model.KindCapture)
+			for i, r := range g.requests {
+				if i == maxGroupEvidence {
+					break
+				}
+				ev = append(ev, Evidence{Pos: r.Pos, Note: fmt.Sprintf("%s asks who has %s: no answer", r.IP, g.ip)})
+			}
+			first, last := g.requests[0].Time, g.requests[len(g.requests)-1].Time
+			facts["requests"] = len(g.requests)
+			facts["askers"] = g.askers
+			facts["first"] = first.Format(time.RFC3339Nano)
+			facts["last"] = last.Format(time.RFC3339Nano)
+			says = append(says, fmt.Sprintf("%d %s from %s for %s got no answer within %s, between %s and %s.",
+				len(g.requests), plural(len(g.requests), "request", "requests"), listSome(g.askers, false), g.ip,
+				model.ARPAnswerWindow, first.Format("15:04:05.000"), last.Format("15:04:05.000")))
+		}
+		if len(g.neigh) > 0 && (fromNeigh || fromCapture) {
+			sources = append(sources, model.KindNeighbors)
+			var states []string
+			for _, n := range g.neigh {
+				ev = append(ev, Evidence{Pos: n.Pos, Note: fmt.Sprintf("%s %s", g.ip, n.State)})
+				if !slices.Contains(states, n.State) {
+					states = append(states, n.State)
+				}
+			}
+			facts["neighbor_state"] = strings.Join(states, ", ")
+			says = append(says, fmt.Sprintf("The neighbor table shows %s %s.", g.ip, strings.Join(states, ", then ")))
+		}
+		words := addrWords(rs, g.ip)
+		if len(rs) > 0 {
+			facts["ip_is"] = strings.Join(words, "; ")
+			ev = append(ev, roleEvidence(rs)...)
+			says = append(says, fmt.Sprintf("The address is %s.", strings.Join(words, "; ")))
+			if should {
+				sev = Error
+				sources = append(sources, model.KindKube)
+			}
+		}
+		if n, lev := appErrorsFor(s, g.ip, "host-unreachable"); n > 0 {
+			ev = append(ev, lev...)
+			facts["app_errors"] = n
+			sources = append(sources, model.KindLogs)
+			says = append(says, fmt.Sprintf("Applications log %d %s to reach it.", n, plural(n, "failure", "failures")))
+		}
+		if g.node != "" {
+			facts["node"] = g.node
+		}
+		title := fmt.Sprintf("nobody answers %s for %s", proto, g.ip)
+		if len(rs) > 0 {
+			title += fmt.Sprintf(" (%s)", words[0])
+		}
+		if fromCapture {
+			title += fmt.Sprintf(": %d %s from %s", len(g.requests), plural(len(g.requests), "request", "requests"), listSome(g.askers, false))
+		}
+		cause := "No host on the link has the address: it is down or gone, or its address moved without being announced."
+		fix := fmt.Sprintf("Find the host that should have %s (`ip -br addr` on the nodes) and check that it is up and on this link.", g.ip)
+		if vipRole(rs) {
+			cause = "No node announces the LoadBalancer address: the load-balancer controller's L2 announcer (MetalLB " +
+				"speaker, kube-vip) is not running, has no advertisement covering the address, or the node that held it " +
+				"is gone."
+			fix = fmt.Sprintf("Check the announcer: `kubectl -n metallb-system get pods -o wide` and the L2Advertisement / "+
+				"IPAddressPool covering %s (MetalLB), or kube-vip's pods and its leader lease; `ip -br addr` on the nodes "+
+				"shows which one holds the address.", g.ip)
+		}
+		p.Report(Finding{
+			Severity: sev,
+			Title:    title,
+			Summary: strings.Join(says, " ") + " Nothing can reach the address: the kernel sends nothing to it, and " +
+				"applications fail with \"No route to host\".",
+			Cause:    cause,
+			Fix:      fix,
+			Facts:    facts,
+			Sources:  sources,
+			Evidence: ev,
+		})
+	}
+	return nil
+}
+
+// addrWords describes the roles of ip without their ports, once each: ARP
+// is about the address alone.
+func addrWords(rs []addrRole, ip netip.Addr) []string {
+	var out []string
+	for _, r := range rs {
+		w := r.What
+		if r.Port != 0 {
+			w = strings.ReplaceAll(w, netip.AddrPortFrom(ip, r.Port).String(), ip.String())
+		}
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// shouldAnswerARP reports whether the roles say a host should answer ARP
+// for the address: a LoadBalancer or external IP, a ready endpoint, a
+// Node's address. ClusterIPs are never on a link.
+func shouldAnswerARP(rs []addrRole) bool {
+	for _, r := range rs {
+		if strings.HasPrefix(r.What, "ClusterIP") || strings.HasPrefix(r.What, "not-ready") || strings.HasPrefix(r.What, "IP of Pod") {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// vipRole reports whether the roles make the address a Service's
+// LoadBalancer or external IP.
+func vipRole(rs []addrRole) bool {
+	for _, r := range rs {
+		if strings.HasPrefix(r.What, "LoadBalancer IP") || strings.HasPrefix(r.What, "external IP") {
+			return true
+		}
+	}
+	return false
+}
+
+// visibleHosts returns the addresses the captures show receiving
+// traffic: the targets of ARP replies, and the clients and servers of
+// connection attempts. A capture that shows them receiving would show the
+// replies to their ARP requests.
+func visibleHosts(s *model.Snapshot) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range s.ARP {
+		if e.Op == "reply" && e.Target.IsValid() {
+			out[e.Target.String()] = true
+		}
+	}
+	for i := range s.Attempts {
+		a := &s.Attempts[i]
+		if a.Outcome == model.OutcomeEstablished || len(a.SYNACK) > 0 || len(a.ServerRST) > 0 {
+			out[a.Client.Addr().String()] = true
+		}
+		out[a.Server.Addr().String()] = true
+	}
+	for _, st := range s.EndpointStats {
+		out[st.Server.Addr().String()] = true
+		if st.Outcome == model.OutcomeEstablished || st.Outcome == model.OutcomeRefused {
+			for _, c := range st.ClientAddrs {
+				out[c.String()] = true
+			}
+		}
+	}
+	return out
+}
