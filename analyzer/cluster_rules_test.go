@@ -133,6 +133,13 @@ func TestKubeProxySyncErrors(t *testing.T) {
 	if f[0].Facts["first"] != "Jan 26 20:40:24.739255" || f[0].Facts["last"] != "Jan 26 20:40:34.739255" {
 		t.Errorf("first %v last %v", f[0].Facts["first"], f[0].Facts["last"])
 	}
+	var notes []string
+	for _, e := range f[0].Evidence {
+		notes = append(notes, e.Note)
+	}
+	if want := "[kube-proxy cannot list Services kube-proxy cannot list Endpoints kube-proxy cannot list Services]"; fmt.Sprint(notes) != want {
+		t.Errorf("notes %v, want %s", notes, want)
+	}
 	s.Inputs = append(s.Inputs, model.Input{Path: "iptables-save.txt", Kind: model.KindNetfilter})
 	if f := run1(t, KubeProxySyncErrors, s); len(f) != 1 || f[0].Severity != Error {
 		t.Fatalf("with the dataplane: %+v", f)

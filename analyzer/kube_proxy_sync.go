@@ -98,7 +98,11 @@ func runKubeProxySyncErrors(p *Pass) error {
 		var ev []Evidence
 		for i, le := range g.events {
 			if i < 3 || i == len(g.events)-1 {
-				ev = append(ev, Evidence{Pos: le.Pos, Note: "kube-proxy cannot list " + kubeProxyListRe.FindStringSubmatch(le.Message)[1] + "s"})
+				kind := kubeProxyListRe.FindStringSubmatch(le.Message)[1]
+				if !strings.HasSuffix(kind, "s") {
+					kind += "s" // Services, EndpointSlices, Nodes; Endpoints is plural already
+				}
+				ev = append(ev, Evidence{Pos: le.Pos, Note: "kube-proxy cannot list " + kind})
 			}
 		}
 		facts := map[string]any{
