@@ -2,7 +2,9 @@ package capture
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -80,12 +82,15 @@ var (
 	tcpdumpLineRe = regexp.MustCompile(`^(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2}\.\d+|\d{9,10}\.\d+)\s+(?:(\S+)\s+(In|Out|M|B|P)\s+)?(IP6?|ARP|[0-9a-f]{2}(?::[0-9a-f]{2}){5}) ?(.*)$`)
 	// -e: "aa:bb:.. > cc:dd:.., ethertype IPv4 (0x0800), length 74: REST"
 	tcpdumpEtherRe = regexp.MustCompile(`^> ([0-9a-f:]{17}), ethertype (\S+) \(0x[0-9a-f]+\), length \d+: (?:(IP6?|ARP),? ?)?(.*)$`)
-	// "SRC > DST: PROTO-DETAILS"
-	tcpdumpAddrRe = regexp.MustCompile(`^([0-9A-Fa-f.:]+) > ([0-9A-Fa-f.:]+): (.*)$`)
-	tcpFlagsRe    = regexp.MustCompile(`Flags \[([A-Z.]*)\]`)
-	tcpSeqRe      = regexp.MustCompile(`[, ]seq (\d+)(?::(\d+))?`)
-	tcpAckRe      = regexp.MustCompile(`[, ]ack (\d+)`)
-	tcpLenRe      = regexp.MustCompile(`length (\d+)`)
+	// "SRC > DST: PROTO-DETAILS", with numeric addresses and ports (what
+	// sniffing trusts) or, to parse, with the names tcpdump prints without
+	// -nn ("10.0.0.1.https", "node1.example.com.domain").
+	tcpdumpAddrRe    = regexp.MustCompile(`^([0-9A-Fa-f.:]+) > ([0-9A-Fa-f.:]+): (.*)$`)
+	tcpdumpAddrAnyRe = regexp.MustCompile(`^([0-9A-Za-z._:-]+) > ([0-9A-Za-z._:-]+): (.*)$`)
+	tcpFlagsRe       = regexp.MustCompile(`Flags \[([A-Z.]*)\]`)
+	tcpSeqRe         = regexp.MustCompile(`[, ]seq (\d+)(?::(\d+))?`)
+	tcpAckRe         = regexp.MustCompile(`[, ]ack (\d+)`)
+	tcpLenRe         = regexp.MustCompile(`length (\d+)`)
 
 	tsharkHeaderRe = regexp.MustCompile(`^No\.\s+Time\s+Source\s+Destination\s+Protocol\s+Length\s+Info`)
 	// "649 2022-09-15 19:09:02.533940 10.23.77.129 10.23.77.138 TCP 66 INFO" or
@@ -152,6 +157,9 @@ type textReader struct {
 	lastMAC   string
 	day       time.Time
 	lastClock time.Duration
+	// quiet is set once a tcpdump -q TCP line ("tcp 0") was warned about,
+	// namesWarned and portsWarned once host or port names were.
+	quiet, namesWarned, portsWarned bool
 }
 
 func (tr *textReader) start(node string) {
@@ -270,7 +278,7 @@ func (tr *textReader) tcpdumpLine(raw, t string) {
 		// The quoted packet of a -v ICMP error: "IP (tos ...)", then
 		// its addresses.
 		tr.heldLines++
-		if m := tcpdumpAddrRe.FindStringSubmatch(t); m != nil {
+		if m := tcpdumpAddrAnyRe.FindStringSubmatch(t); m != nil {
 			tr.quotedLine(tr.held, t)
 			tr.release()
 		} else if tr.heldLines > 2 {
@@ -284,7 +292,7 @@ func (tr *textReader) tcpdumpLine(raw, t string) {
 		case strings.HasPrefix(t, ","): // a paste broke the line
 			tr.pendingText += t
 			return
-		case tr.pendingV && tcpdumpAddrRe.MatchString(t): // -v: the addresses line
+		case tr.pendingV && tcpdumpAddrAnyRe.MatchString(t): // -v: the addresses line
 			p := tr.pending
 			tr.pending, tr.pendingV = nil, false
 			if !tr.decodeTcpdump(p, t) {
@@ -367,10 +375,13 @@ func skipParens(s string) string {
 	return ""
 }
 
+// quietTCPRe matches the TCP part of a tcpdump -q line: "tcp 0".
+var quietTCPRe = regexp.MustCompile(`^tcp \d+$`)
+
 // decodeTcpdump fills p from the "SRC > DST: ..." part of a tcpdump line
 // and reports whether it could.
 func (tr *textReader) decodeTcpdump(p *Packet, text string) bool {
-	m := tcpdumpAddrRe.FindStringSubmatch(text)
+	m := tcpdumpAddrAnyRe.FindStringSubmatch(text)
 	if m == nil {
 		tr.errs.Addf(p.Pos, text, "expected \"SRC > DST: ...\" after the tcpdump timestamp")
 		return false
@@ -380,8 +391,8 @@ func (tr *textReader) decodeTcpdump(p *Packet, text string) bool {
 	case strings.HasPrefix(detail, "Flags ["):
 		s, err1 := tcpdumpAddrPort(src)
 		d, err2 := tcpdumpAddrPort(dst)
-		if err1 != nil || err2 != nil {
-			tr.errs.Addf(p.Pos, text, "unreadable address in %q > %q", src, dst)
+		if err := cmp.Or(err1, err2); err != nil {
+			tr.addrError(p, text, err)
 			return false
 		}
 		fm := tcpFlagsRe.FindStringSubmatch(detail)
@@ -404,6 +415,14 @@ func (tr *textReader) decodeTcpdump(p *Packet, text string) bool {
 		}
 	case strings.HasPrefix(detail, "ICMP"):
 		return tr.tcpdumpICMP(p, src, dst, detail)
+	case quietTCPRe.MatchString(detail):
+		// tcpdump -q prints "tcp LEN" without flags or sequence numbers:
+		// the packet counts, but no attempt can be told from it.
+		if !tr.quiet {
+			tr.quiet = true
+			tr.errs.Addf(p.Pos, text, "tcpdump -q output shows no TCP flags: its TCP packets are counted, but "+
+				"connection attempts cannot be told from them (print the capture again without -q)")
+		}
 	default:
 		s, err1 := tcpdumpAddrPort(src)
 		d, err2 := tcpdumpAddrPort(dst)
@@ -429,13 +448,42 @@ func tcpdumpAddrPort(s string) (netip.AddrPort, error) {
 	}
 	a, err := netip.ParseAddr(s[:i])
 	if err != nil {
-		return netip.AddrPort{}, err
+		return netip.AddrPort{}, fmt.Errorf("%w: %q", errHostName, s[:i])
 	}
-	port, err := strconv.ParseUint(s[i+1:], 10, 16)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("port %q (use tcpdump -nn)", s[i+1:])
+	if port, err := strconv.ParseUint(s[i+1:], 10, 16); err == nil {
+		return netip.AddrPortFrom(a, uint16(port)), nil
 	}
-	return netip.AddrPortFrom(a, uint16(port)), nil
+	if port, ok := servicePort(s[i+1:]); ok {
+		return netip.AddrPortFrom(a, port), nil
+	}
+	return netip.AddrPort{}, fmt.Errorf("%w: %q", errPortName, s[i+1:])
+}
+
+var (
+	errHostName = errors.New("a host name, not an address")
+	errPortName = errors.New("a port name netmortem does not know")
+)
+
+// addrError reports a line whose addresses cannot be read. Names that
+// tcpdump printed for want of -n or -nn are told once per file (each such
+// line is skipped); anything else at its line.
+func (tr *textReader) addrError(p *Packet, text string, err error) {
+	switch {
+	case errors.Is(err, errHostName):
+		if !tr.namesWarned {
+			tr.namesWarned = true
+			tr.errs.Addf(p.Pos, text, "tcpdump printed host names, not addresses (%v): the lines that name hosts are skipped; "+
+				"print the capture again with -nn", err)
+		}
+	case errors.Is(err, errPortName):
+		if !tr.portsWarned {
+			tr.portsWarned = true
+			tr.errs.Addf(p.Pos, text, "tcpdump printed port names (%v): the lines that use it are skipped; print the capture "+
+				"again with -nn", err)
+		}
+	default:
+		tr.errs.Addf(p.Pos, text, "unreadable address: %v", err)
+	}
 }
 
 func tcpdumpFlags(s string) uint8 {
@@ -527,7 +575,7 @@ func (tr *textReader) tcpdumpICMP(p *Packet, src, dst, detail string) bool {
 // quotedLine reads the quoted packet of an ICMP error shown with -v and
 // completes the pending event with its ports.
 func (tr *textReader) quotedLine(p *Packet, t string) {
-	m := tcpdumpAddrRe.FindStringSubmatch(t)
+	m := tcpdumpAddrAnyRe.FindStringSubmatch(t)
 	if m == nil {
 		return
 	}

@@ -42,6 +42,10 @@ func TestTextMatchesCapture(t *testing.T) {
 		{"captures/text/handshakes.tcpdump.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
 		{"captures/text/handshakes.tcpdump-v.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
 		{"captures/text/handshakes.tcpdump-e-tttt.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
+		{"captures/text/handshakes.tcpdump-X.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
+		{"captures/text/handshakes.tcpdump-vvv-S.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
+		{"captures/text/handshakes.tcpdump-ttt.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
+		{"captures/text/handshakes.tcpdump-names.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
 		{"captures/text/handshakes.tshark.txt", "captures/handshakes.pcap", capture.FormatTsharkText},
 		{"captures/text/ephemeral-nodeport.tcpdump-A.txt", "incidents/ephemeral-nodeport/capture.pcap", capture.FormatTcpdumpText},
 		{"captures/text/ephemeral-nodeport.tshark-ad.txt", "incidents/ephemeral-nodeport/capture.pcap", capture.FormatTsharkText},
@@ -92,6 +96,24 @@ func TestTextMatchesCapture(t *testing.T) {
 				t.Errorf("ICMP %v, capture %v", gw, ww)
 			}
 		})
+	}
+}
+
+// tcpdump -q prints no TCP flags: the packets count, and one warning at
+// the first TCP line says why no attempt is told.
+func TestTextQuiet(t *testing.T) {
+	rel := "captures/text/handshakes.tcpdump-q.txt"
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := capture.ReadText(context.Background(), strings.NewReader(string(b)), rel, capture.FormatTcpdumpText, capture.Options{})
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 1 || !strings.Contains(list[0].Error(), "tcpdump -q output shows no TCP flags") {
+		t.Fatalf("err %v, want one warning at line 1", err)
+	}
+	if len(res) != 1 || res[0].Info.Counts.Packets != 70 || len(res[0].Attempts) != 0 || len(res[0].ICMP) != 3 {
+		t.Errorf("results %+v", res)
 	}
 }
 
@@ -168,14 +190,20 @@ func TestTextSeeds(t *testing.T) {
 
 func TestTextErrors(t *testing.T) {
 	in := "12:00:00.000001 IP 10.0.0.1.1234 > 10.0.0.2.80: Flags [S], seq 1, win 1, length 0\n" +
-		"12:00:00.000002 IP 10.0.0.1.http > 10.0.0.2.80: Flags [S], seq 1, win 1, length 0\n" +
-		"12:00:00.000003 IP garbage\n"
+		"12:00:00.000002 IP 10.0.0.1.nosuchservice > 10.0.0.2.80: Flags [S], seq 1, win 1, length 0\n" +
+		"12:00:00.000003 IP garbage\n" +
+		"12:00:00.000004 IP node1.example.com.1234 > 10.0.0.2.80: Flags [S], seq 1, win 1, length 0\n" +
+		"12:00:00.000005 IP node1.example.com.1235 > 10.0.0.2.80: Flags [S], seq 1, win 1, length 0\n" +
+		"12:00:00.000006 IP 10.0.0.1.http > 10.0.0.2.https: Flags [S], seq 1, win 1, length 0\n"
 	res, err := capture.ReadText(context.Background(), strings.NewReader(in), "t.txt", capture.FormatTcpdumpText, capture.Options{})
 	var list model.ErrorList
-	if !errors.As(err, &list) || len(list) != 2 || list[0].Pos.Line != 2 || list[1].Pos.Line != 3 {
-		t.Fatalf("errors %v, want lines 2 and 3", err)
+	if !errors.As(err, &list) || len(list) != 3 || list[0].Pos.Line != 2 || list[1].Pos.Line != 3 || list[2].Pos.Line != 4 {
+		t.Fatalf("errors %v, want lines 2, 3 and 4 (host names told once)", err)
 	}
-	if len(res) != 1 || len(res[0].Attempts) != 1 {
+	if !strings.Contains(list[0].Error(), "port names") || !strings.Contains(list[2].Error(), "host names") {
+		t.Errorf("errors %v", list)
+	}
+	if len(res) != 1 || len(res[0].Attempts) != 2 || res[0].Attempts[1].Client.String() != "10.0.0.1:80" || res[0].Attempts[1].Server.String() != "10.0.0.2:443" {
 		t.Errorf("results %+v", res)
 	}
 }
