@@ -96,10 +96,12 @@ var (
 	// "649 2022-09-15 19:09:02.533940 10.23.77.129 10.23.77.138 TCP 66 INFO" or
 	// "1   0.000000 10.0.0.1 → 10.0.0.2 TCP 74 INFO"
 	tsharkLineRe = regexp.MustCompile(`^(\d+)\s+((?:\d{4}-\d{2}-\d{2} )?\d{1,2}:\d{2}:\d{2}\.\d+|-?\d+\.\d+)\s+(\S+)\s+(?:(?:→|->)\s+)?(\S+)\s+([A-Za-z0-9/._-]+)\s+(\d+)\s+(.*)$`)
-	tsharkTCPRe  = regexp.MustCompile(`(\d+)\s+(?:→|->)\s+(\d+)\s+\[([A-Z, ]+)\]`)
-	tsharkSeqRe  = regexp.MustCompile(`\bSeq=(\d+)`)
-	tsharkAckRe  = regexp.MustCompile(`\bAck=(\d+)`)
-	tsharkLenRe  = regexp.MustCompile(`\bLen=(\d+)`)
+	// "46356 → 80 [SYN]"; with transport names resolved (Wireshark's
+	// default) "46356 → http(80) [SYN]", or "http" alone in old versions.
+	tsharkTCPRe = regexp.MustCompile(`([\w.-]+(?:\(\d+\))?)\s+(?:→|->|>)\s+([\w.-]+(?:\(\d+\))?)\s+\[([A-Z, ]+)\]`)
+	tsharkSeqRe = regexp.MustCompile(`\bSeq=(\d+)`)
+	tsharkAckRe = regexp.MustCompile(`\bAck=(\d+)`)
+	tsharkLenRe = regexp.MustCompile(`\bLen=(\d+)`)
 )
 
 // ReadText reads pasted tcpdump or tshark text (format is FormatTcpdumpText
@@ -572,6 +574,18 @@ func (tr *textReader) tcpdumpICMP(p *Packet, src, dst, detail string) bool {
 	return true
 }
 
+// tsharkPort reads a port of tshark's Info column: "80", "http(80)", or a
+// bare service name.
+func tsharkPort(tok string) (uint16, bool) {
+	if i := strings.IndexByte(tok, '('); i >= 0 {
+		tok = strings.TrimSuffix(tok[i+1:], ")")
+	}
+	if n, err := strconv.ParseUint(tok, 10, 16); err == nil {
+		return uint16(n), true
+	}
+	return servicePort(tok)
+}
+
 // quotedLine reads the quoted packet of an ICMP error shown with -v and
 // completes the pending event with its ports.
 func (tr *textReader) quotedLine(p *Packet, t string) {
@@ -663,10 +677,18 @@ func (tr *textReader) tsharkLine(t string) {
 	}
 	s, err1 := netip.ParseAddr(src)
 	d, err2 := netip.ParseAddr(dst)
-	sp, _ := strconv.ParseUint(tm[1], 10, 16)
-	dp, _ := strconv.ParseUint(tm[2], 10, 16)
 	if err1 != nil || err2 != nil {
 		tr.errs.Addf(p.Pos, t, "unreadable addresses %q and %q (use tshark -n)", src, dst)
+		return
+	}
+	sp, ok1 := tsharkPort(tm[1])
+	dp, ok2 := tsharkPort(tm[2])
+	if !ok1 || !ok2 {
+		if !tr.portsWarned {
+			tr.portsWarned = true
+			tr.errs.Addf(p.Pos, t, "port names %q and %q: the lines with names netmortem does not know are skipped; "+
+				"print the capture again with tshark -n", tm[1], tm[2])
+		}
 		return
 	}
 	p.Proto = "tcp"

@@ -47,6 +47,7 @@ func TestTextMatchesCapture(t *testing.T) {
 		{"captures/text/handshakes.tcpdump-ttt.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
 		{"captures/text/handshakes.tcpdump-names.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
 		{"captures/text/handshakes.tshark.txt", "captures/handshakes.pcap", capture.FormatTsharkText},
+		{"captures/text/handshakes.tshark-names.txt", "captures/handshakes.pcap", capture.FormatTsharkText},
 		{"captures/text/ephemeral-nodeport.tcpdump-A.txt", "incidents/ephemeral-nodeport/capture.pcap", capture.FormatTcpdumpText},
 		{"captures/text/ephemeral-nodeport.tshark-ad.txt", "incidents/ephemeral-nodeport/capture.pcap", capture.FormatTsharkText},
 	} {
