@@ -79,9 +79,13 @@ var (
 
 	// tcpdump's timestamp (-t default, -tttt, -tt), an optional -i any
 	// interface and direction, then the rest.
-	tcpdumpLineRe = regexp.MustCompile(`^(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2}\.\d+|\d{9,10}\.\d+)\s+(?:(\S+)\s+(In|Out|M|B|P)\s+)?(IP6?|ARP|[0-9a-f]{2}(?::[0-9a-f]{2}){5}) ?(.*)$`)
-	// -e: "aa:bb:.. > cc:dd:.., ethertype IPv4 (0x0800), length 74: REST"
-	tcpdumpEtherRe = regexp.MustCompile(`^> ([0-9a-f:]{17}), ethertype (\S+) \(0x[0-9a-f]+\), length \d+: (?:(IP6?|ARP),? ?)?(.*)$`)
+	// -i any adds the interface (SLL2; "?" when read from a file) and the
+	// direction, and with -e the interface index.
+	tcpdumpLineRe = regexp.MustCompile(`^(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2}\.\d+|\d{9,10}\.\d+)\s+(?:(?:(\S+)\s+)?(In|Out|M|B|P)\s+(?:ifindex \d+ )?)?(IP6?|ARP|[0-9a-f]{2}(?::[0-9a-f]{2}){5}) ?(.*)$`)
+	// -e: "aa:bb:.. > cc:dd:.., ethertype IPv4 (0x0800), length 74: REST",
+	// or on -i any (Linux SLL, SLL2), the source MAC alone:
+	// "aa:bb:.. ethertype IPv4 (0x0800), length 80: REST".
+	tcpdumpEtherRe = regexp.MustCompile(`^(?:> ([0-9a-f:]{17}), )?ethertype (\S+) \(0x[0-9a-f]+\), length \d+: (?:(IP6?|ARP),? ?)?(.*)$`)
 	// "SRC > DST: PROTO-DETAILS", with numeric addresses and ports (what
 	// sniffing trusts) or, to parse, with the names tcpdump prints without
 	// -nn ("10.0.0.1.https", "node1.example.com.domain").
@@ -323,7 +327,7 @@ func (tr *textReader) tcpdumpLine(raw, t string) {
 	if strings.Contains(kind, ":") { // -e: the source MAC came first
 		e := tcpdumpEtherRe.FindStringSubmatch(rest)
 		if e == nil {
-			tr.errs.Addf(tr.pos(), t, "expected tcpdump -e link header \"SRC > DST, ethertype ..., length N: ...\"")
+			tr.errs.Addf(tr.pos(), t, "expected tcpdump -e link header \"SRC > DST, ethertype ..., length N: ...\" (or \"SRC ethertype ...\" on -i any)")
 			return
 		}
 		tr.lastMAC = kind

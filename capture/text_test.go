@@ -49,6 +49,7 @@ func TestTextMatchesCapture(t *testing.T) {
 		{"captures/text/handshakes.tshark.txt", "captures/handshakes.pcap", capture.FormatTsharkText},
 		{"captures/text/handshakes.tshark-names.txt", "captures/handshakes.pcap", capture.FormatTsharkText},
 		{"captures/text/ephemeral-nodeport.tcpdump-A.txt", "incidents/ephemeral-nodeport/capture.pcap", capture.FormatTcpdumpText},
+		{"captures/text/ephemeral-nodeport.tcpdump-e.txt", "incidents/ephemeral-nodeport/capture.pcap", capture.FormatTcpdumpText},
 		{"captures/text/ephemeral-nodeport.tshark-ad.txt", "incidents/ephemeral-nodeport/capture.pcap", capture.FormatTsharkText},
 	} {
 		t.Run(filepath.Base(c.text), func(t *testing.T) {
@@ -231,4 +232,23 @@ func FuzzReadText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// tcpdump -e on a Linux SLL (v1) capture of -i any: the direction and the
+// source MAC alone, no interface name. The text is real output.
+func TestTextSLLv1(t *testing.T) {
+	res, format := readText(t, "captures/text/loopback-sll.tcpdump-e.txt")
+	if format != capture.FormatTcpdumpText || len(res) != 1 {
+		t.Fatalf("format %s, %d results", format, len(res))
+	}
+	var got []string
+	for _, a := range res[0].Attempts {
+		got = append(got, fmt.Sprintf("%s %s syn=%d", a.Server, a.Outcome, a.SYN[0].Line))
+	}
+	if want := "[127.0.0.1:8099 established syn=1 127.0.0.1:8098 refused syn=7]"; fmt.Sprint(got) != want {
+		t.Errorf("attempts %v, want %s", got, want)
+	}
+	if res[0].Info.Counts.Packets != 8 {
+		t.Errorf("%d packets, want 8", res[0].Info.Counts.Packets)
+	}
 }
