@@ -62,7 +62,8 @@ const maxTableEvidence = 4
 func writeTable(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	if len(r.Findings) == 0 {
-		ew.printf("No findings (%d inputs read, %d warnings).\n", countRead(r), len(r.Warnings))
+		ew.printf("No findings (%d %s read, %d %s).\n", countRead(r), plural(countRead(r), "input", "inputs"),
+			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
 		return ew.err
 	}
 	t := tablewriter.NewTable(w,
@@ -120,7 +121,8 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("## netmortem findings\n\n")
 	if len(r.Findings) == 0 {
-		ew.printf("No findings: %d inputs read, %d warnings.\n", countRead(r), len(r.Warnings))
+		ew.printf("No findings: %d %s read, %d %s.\n", countRead(r), plural(countRead(r), "input", "inputs"),
+			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
 	} else {
 		ew.printf("| Severity | Rule | Finding |\n|---|---|---|\n")
 		for _, f := range r.Findings {
@@ -213,4 +215,11 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -79,8 +79,8 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		for _, e := range rep.Errors {
 			fmt.Fprintf(stderr, "error: rule %s: %s\n", e.Rule, e.Err)
 		}
-		fmt.Fprintf(stderr, "read %d inputs (%d skipped), %d warnings; %d findings\n",
-			countInputs(snap, false), countInputs(snap, true), len(rep.Warnings), len(rep.Findings))
+		fmt.Fprintf(stderr, "read %s (%d skipped), %s; %s\n", count(countInputs(snap, false), "input"),
+			countInputs(snap, true), count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"))
 	}
 	if err := report.Write(stdout, o.output, rep); err != nil {
 		fmt.Fprintln(stderr, "netmortem analyze:", err)
@@ -143,4 +143,12 @@ func selectRules(o analyzeOptions) ([]*analyzer.Rule, *analyzer.Config, error) {
 	}
 	cfg.Disable(o.disable...)
 	return rules, cfg, nil
+}
+
+// count says n things: "1 input", "3 inputs".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -349,7 +349,7 @@ func (p *progress) step(n int, r batchResult) {
 	if p.quiet {
 		return
 	}
-	status := fmt.Sprintf("%d findings", len(r.Findings))
+	status := count(len(r.Findings), "finding")
 	if r.Status != "ok" {
 		status = r.Status + ": " + r.Error
 	}

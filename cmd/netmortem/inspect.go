@@ -109,7 +109,7 @@ func writeInspection(w io.Writer, in inspection) error {
 	if err := tw.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%d files read, %d skipped, %d warnings.\n", read, skipped, len(in.Warnings))
+	fmt.Fprintf(w, "\n%s read, %d skipped, %s.\n", count(read, "file"), skipped, count(len(in.Warnings), "warning"))
 	for _, wn := range in.Warnings {
 		fmt.Fprintf(w, "  warning: %s: %s\n", wn.Position, wn.Message)
 	}

@@ -531,3 +531,10 @@ func TestTraceNFTCorpus(t *testing.T) {
 		t.Errorf("no endpoints: exit %d:\n%s%s", code, out, stderr)
 	}
 }
+
+func TestAnalyzeOneInputSummary(t *testing.T) {
+	_, _, stderr := runCLI(t, "analyze", "-o", "json", filepath.Join(incident, "capture.pcap"))
+	if !strings.Contains(stderr, "read 1 input (0 skipped), 0 warnings; 1 finding\n") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
