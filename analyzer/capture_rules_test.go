@@ -206,6 +206,23 @@ func TestSynFailuresScan(t *testing.T) {
 	if f := run1(t, SynUnanswered, scan(9)); len(f) != 10 {
 		t.Errorf("9 ports: %d findings, want 10", len(f))
 	}
+	// A Node's address names the host, not its ports: a node that does
+	// not answer on many ports is one finding, which says what it is.
+	s := scan(12)
+	node := model.Node{}
+	node.Name = "worker-3"
+	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.96.7.7"}}
+	node.Source.Pos = model.Pos{File: "nodes.json", Line: 9, Object: "Node worker-3"}
+	s.Kube.Nodes = append(s.Kube.Nodes, node)
+	f = run1(t, SynUnanswered, s)
+	if len(f) != 2 {
+		t.Fatalf("with the Node: %d findings: %+v", len(f), f)
+	}
+	for _, x := range f {
+		if x.Facts["ports"] == 12 && x.Facts["server_is"] != "InternalIP of Node worker-3" {
+			t.Errorf("scan of a node: %+v", x.Facts)
+		}
+	}
 }
 
 func TestARPFlapLongTimeline(t *testing.T) {

@@ -23,9 +23,9 @@ In a capture, clients send SYNs (and retransmit them) to a server endpoint
 and nothing comes back: no SYN/ACK, no RST, no ICMP error. The application
 sees a connect timeout after about 1, 3, 7, 15 ... seconds of retransmissions.
 Attempts answered by an ICMP error are left to icmp-unreachable. When one
-host fails this way on many ports that no Kubernetes object names
+host fails this way on many ports that no Service or endpoint names
 (scan_ports, default 10), they are told in one finding listing the ports: a
-port scan, or a host down or firewalled.
+port scan, or a host (a Node) down or firewalled.
 
 Evidence: the capture's SYN frames, grouped per server endpoint; the
 Kubernetes objects that say what the endpoint is (a Service's ClusterIP or
@@ -54,8 +54,8 @@ var SynRefused = &Rule{
 In a capture, the server answers SYNs with an RST: nothing listens on that
 port on that host, or a firewall rejects the connection with a TCP reset
 (iptables REJECT --reject-with tcp-reset). The application sees "connection
-refused" at once. When one host refuses on many ports that no Kubernetes
-object names (scan_ports, default 10), they are told in one finding listing
+refused" at once. When one host refuses on many ports that no Service or
+endpoint names (scan_ports, default 10), they are told in one finding listing
 the ports, as a port scan finds most ports closed.
 
 Evidence: the capture's SYN and RST frames per server endpoint; the
@@ -115,8 +115,8 @@ type scanGroup struct {
 
 // scanGroups merges the groups of each host (per node) that fail on at
 // least minPorts ports, leaving out ports whose endpoint the Kubernetes
-// objects name (those are reported on their own), and marks the groups
-// merged.
+// objects name (a Service port, an endpoint: those are reported on their
+// own), and marks the groups merged.
 func scanGroups(groups []*failGroup, roles map[netip.Addr][]addrRole, minPorts int) []*scanGroup {
 	if minPorts < 2 {
 		return nil
@@ -128,7 +128,7 @@ func scanGroups(groups []*failGroup, roles map[netip.Addr][]addrRole, minPorts i
 	var order []hostKey
 	byHost := map[hostKey][]*failGroup{}
 	for _, g := range groups {
-		if len(rolesOf(roles, g.srv.Addr(), g.srv.Port())) > 0 {
+		if portRole(rolesOf(roles, g.srv.Addr(), g.srv.Port())) {
 			continue
 		}
 		k := hostKey{g.node, g.srv.Addr()}
@@ -161,11 +161,28 @@ func scanGroups(groups []*failGroup, roles map[netip.Addr][]addrRole, minPorts i
 	return out
 }
 
+// portRole reports whether a role names the port itself (a Service port,
+// an endpoint), not just the address (a Node's or a Pod's IP).
+func portRole(rs []addrRole) bool {
+	for _, r := range rs {
+		if r.Port != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // maxListedPorts bounds how many ports a scan finding lists.
 const maxListedPorts = 20
 
-func scanFinding(sc *scanGroup, outcome model.Outcome) Finding {
+func scanFinding(sc *scanGroup, outcome model.Outcome, roles map[netip.Addr][]addrRole) Finding {
 	host := sc.srv.Addr().String()
+	var rs []addrRole // what the host is: a Node's or a Pod's address
+	for _, r := range rolesOf(roles, sc.srv.Addr(), 0) {
+		if r.Port == 0 {
+			rs = append(rs, r)
+		}
+	}
 	var listed []string
 	for i, pt := range sc.ports {
 		if i == maxListedPorts {
@@ -210,6 +227,13 @@ func scanFinding(sc *scanGroup, outcome model.Outcome) Finding {
 	clients := listSome(sc.clients, sc.more)
 	attempts := plural(sc.n, "attempt", "attempts")
 	f := Finding{Severity: Warning, Facts: facts, Evidence: ev, Sources: []model.Kind{model.KindCapture}}
+	what := ""
+	if len(rs) > 0 {
+		facts["server_is"] = roleWords(rs)
+		what = fmt.Sprintf(" The host is %s.", roleWords(rs))
+		f.Evidence = append(f.Evidence, roleEvidence(rs)...)
+		f.Sources = append(f.Sources, model.KindKube)
+	}
 	switch outcome {
 	case model.OutcomeUnanswered:
 		facts["syn_retransmissions"] = sc.retx
@@ -217,8 +241,8 @@ func scanFinding(sc *scanGroup, outcome model.Outcome) Finding {
 			sc.n, attempts, clients)
 		f.Summary = fmt.Sprintf("%d connection %s to %d ports of %s (%s) got neither a SYN/ACK nor an RST nor an ICMP error, "+
 			"with %d SYN %s. One client trying many ports of one host is a port scan; many clients failing on many "+
-			"ports is a host that is down, unreachable or behind a firewall that drops.", sc.n, attempts, len(sc.ports), host,
-			strings.Join(listed, ", "), sc.retx, plural(sc.retx, "retransmission", "retransmissions"))
+			"ports is a host that is down, unreachable or behind a firewall that drops.%s", sc.n, attempts, len(sc.ports), host,
+			strings.Join(listed, ", "), sc.retx, plural(sc.retx, "retransmission", "retransmissions"), what)
 		f.Cause = "The SYNs are dropped on the way or at the host: a firewall or NetworkPolicy drops them (a scan sees " +
 			"filtered ports), or the host is down or gone."
 		f.Fix = fmt.Sprintf("If this is a scan, nothing is wrong with the ports; find who runs it (%s). Otherwise check "+
@@ -226,8 +250,8 @@ func scanFinding(sc *scanGroup, outcome model.Outcome) Finding {
 	case model.OutcomeRefused:
 		f.Title = fmt.Sprintf("%s refuses connections on %d ports: %d %s answered with an RST", host, len(sc.ports), sc.n, attempts)
 		f.Summary = fmt.Sprintf("%d connection %s from %s to %d ports of %s (%s) %s answered with an RST instead of a "+
-			"SYN/ACK. One client trying many ports of one host is a port scan, which finds most ports closed.", sc.n, attempts,
-			clients, len(sc.ports), host, strings.Join(listed, ", "), plural(sc.n, "was", "were"))
+			"SYN/ACK. One client trying many ports of one host is a port scan, which finds most ports closed.%s", sc.n, attempts,
+			clients, len(sc.ports), host, strings.Join(listed, ", "), plural(sc.n, "was", "were"), what)
 		f.Cause = "Nothing listens on those ports at that address, or a firewall rejects the connections with a TCP reset."
 		f.Fix = fmt.Sprintf("If this is a scan, nothing is wrong; find who runs it (%s). Otherwise check what listens on "+
 			"%s (`ss -lntp`).", clients, host)
@@ -291,7 +315,7 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 	scans := scanGroups(groups, roles, int(p.Param("scan_ports", 10)))
 	for _, sc := range scans {
 		if sc.n >= minAttempts {
-			p.Report(scanFinding(sc, outcome))
+			p.Report(scanFinding(sc, outcome, roles))
 		}
 	}
 	for _, g := range groups {
