@@ -41,7 +41,8 @@ func SniffText(head []byte) (string, int) {
 			tshark += 5
 		case tsharkLineRe.MatchString(line):
 			tshark++
-		case tcpdumpLineRe.MatchString(line), tcpdumpAddrRe.MatchString(line) && strings.Contains(line, ": "):
+		case tcpdumpLineRe.MatchString(line), tcpdumpAddrRe.MatchString(line) && strings.Contains(line, ": "),
+			tcpdumpNoTimeSniffRe.MatchString(line):
 			tcpdump++ // a packet line, or the addresses line of tcpdump -v
 		}
 	}
@@ -82,6 +83,10 @@ var (
 	// -i any adds the interface (SLL2; "?" when read from a file) and the
 	// direction, and with -e the interface index.
 	tcpdumpLineRe = regexp.MustCompile(`^(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2}\.\d+|\d{9,10}\.\d+)\s+(?:(?:(\S+)\s+)?(In|Out|M|B|P)\s+(?:ifindex \d+ )?)?(IP6?|ARP|[0-9a-f]{2}(?::[0-9a-f]{2}){5}) ?(.*)$`)
+	// tcpdump -t prints no timestamp: "IP 10.0.0.1.1 > 10.0.0.2.80: ...".
+	// Sniffing takes the numeric form only.
+	tcpdumpNoTimeRe      = regexp.MustCompile(`^(?:(\S+)\s+(In|Out|M|B|P)\s+(?:ifindex \d+ )?)?(IP6?|ARP|[0-9a-f]{2}(?::[0-9a-f]{2}){5})[ ,]\s*(.*)$`)
+	tcpdumpNoTimeSniffRe = regexp.MustCompile(`^IP6? [0-9A-Fa-f.:]+ > [0-9A-Fa-f.:]+: `)
 	// -e: "aa:bb:.. > cc:dd:.., ethertype IPv4 (0x0800), length 74: REST",
 	// or on -i any (Linux SLL, SLL2), the source MAC alone:
 	// "aa:bb:.. ethertype IPv4 (0x0800), length 80: REST".
@@ -163,6 +168,10 @@ type textReader struct {
 	lastMAC   string
 	day       time.Time
 	lastClock time.Duration
+	// relative times (-ttt, -ttttt): the last one read, where the capture
+	// is, and whether they count from the previous packet.
+	relLast, relAt    time.Duration
+	relSeen, relDelta bool
 	// quiet is set once a tcpdump -q TCP line ("tcp 0") was warned about,
 	// namesWarned and portsWarned once host or port names were.
 	quiet, namesWarned, portsWarned bool
@@ -221,7 +230,10 @@ func (tr *textReader) handle(line string) {
 }
 
 // clock turns a time of day (and an optional date) into a time.Time.
-func (tr *textReader) clock(date, tod string) (time.Time, bool) {
+func (tr *textReader) clock(date, tod string, relative bool) (time.Time, bool) {
+	if relative {
+		return tr.relativeClock(tod)
+	}
 	if !strings.Contains(tod, ":") { // -tt: seconds since the epoch
 		f, err := strconv.ParseFloat(tod, 64)
 		if err != nil {
@@ -247,6 +259,65 @@ func (tr *textReader) clock(date, tod string) (time.Time, bool) {
 	}
 	tr.lastClock = d
 	return tr.day.Add(d), true
+}
+
+// relativeClock reads the times of tcpdump -ttt (since the previous
+// packet) and -ttttt (since the first). The command line, when pasted,
+// says which; otherwise the times are taken as since the first until one
+// goes back, which only deltas do.
+func (tr *textReader) relativeClock(tod string) (time.Time, bool) {
+	c, err := time.Parse("15:04:05.999999999", tod)
+	if err != nil {
+		return time.Time{}, false
+	}
+	d := time.Duration(c.Hour())*time.Hour + time.Duration(c.Minute())*time.Minute +
+		time.Duration(c.Second())*time.Second + time.Duration(c.Nanosecond())
+	if !tr.relSeen {
+		tr.relSeen, tr.relDelta = true, tcpdumpTimeFlag(tr.command) == 3
+	} else if !tr.relDelta && d < tr.relLast {
+		tr.relDelta = true
+	}
+	if tr.relDelta {
+		tr.relAt += d
+	} else {
+		tr.relAt = d
+	}
+	tr.relLast = d
+	return time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Add(tr.relAt), true
+}
+
+// tcpdumpTimeFlag returns how many t's the longest -t option of a tcpdump
+// command line has (-ttt: 3), 0 without one.
+func tcpdumpTimeFlag(cmd string) int {
+	best := 0
+	for _, f := range strings.Fields(cmd) {
+		if !strings.HasPrefix(f, "-") || strings.HasPrefix(f, "--") {
+			continue
+		}
+		run := 0
+		for _, c := range f[1:] {
+			if c == 't' {
+				run++
+				best = max(best, run)
+			} else {
+				run = 0
+			}
+		}
+	}
+	return best
+}
+
+// noTimeLine reports whether the rest of a tcpdump -t line is a packet:
+// addresses for IP, a request or reply for ARP, a link header after a MAC.
+func noTimeLine(kind, rest string) bool {
+	switch {
+	case kind == "IP" || kind == "IP6":
+		return tcpdumpAddrAnyRe.MatchString(rest)
+	case kind == "ARP":
+		return strings.HasPrefix(rest, "Request") || strings.HasPrefix(rest, "Reply")
+	default:
+		return strings.Contains(rest, "ethertype")
+	}
 }
 
 func (tr *textReader) emit(p *Packet) {
@@ -314,13 +385,23 @@ func (tr *textReader) tcpdumpLine(raw, t string) {
 		tr.flush()
 	}
 	m := tcpdumpLineRe.FindStringSubmatch(t)
-	if m == nil {
-		return // -A / -X payload, -v option lines, wrapped text
-	}
-	ts, ok := tr.clock(m[1], m[2])
-	if !ok {
-		tr.errs.Addf(tr.pos(), t, "unreadable timestamp %q", m[2])
-		return
+	var ts time.Time
+	switch {
+	case m != nil:
+		// -ttt and -ttttt print times relative to the previous or the
+		// first packet, indented by a space.
+		relative := m[1] == "" && strings.Contains(m[2], ":") && strings.HasPrefix(raw, " ")
+		var ok bool
+		if ts, ok = tr.clock(m[1], m[2], relative); !ok {
+			tr.errs.Addf(tr.pos(), t, "unreadable timestamp %q", m[2])
+			return
+		}
+	default:
+		n := tcpdumpNoTimeRe.FindStringSubmatch(t)
+		if n == nil || !noTimeLine(n[3], n[4]) {
+			return // -A / -X payload, -v option lines, wrapped text
+		}
+		m = []string{n[0], "", "", n[1], n[2], n[3], n[4]} // tcpdump -t: no time
 	}
 	p := &Packet{Pos: tr.pos(), Time: ts}
 	kind, rest := m[5], m[6]
@@ -641,13 +722,13 @@ func (tr *textReader) tsharkLine(t string) {
 	frame, _ := strconv.Atoi(m[1])
 	var ts time.Time
 	if date, tod, ok := strings.Cut(m[2], " "); ok {
-		ts, ok = tr.clock(date, tod)
+		ts, ok = tr.clock(date, tod, false)
 		if !ok {
 			tr.errs.Addf(tr.pos(), t, "unreadable time %q", m[2])
 			return
 		}
 	} else if strings.Contains(m[2], ":") {
-		ts, _ = tr.clock("", m[2])
+		ts, _ = tr.clock("", m[2], false)
 	} else if f, err := strconv.ParseFloat(m[2], 64); err == nil {
 		// relative seconds since the first packet
 		ts = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(f * 1e9))

@@ -45,6 +45,8 @@ func TestTextMatchesCapture(t *testing.T) {
 		{"captures/text/handshakes.tcpdump-X.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
 		{"captures/text/handshakes.tcpdump-vvv-S.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
 		{"captures/text/handshakes.tcpdump-ttt.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
+		{"captures/text/handshakes.tcpdump-ttttt.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
+		{"captures/text/handshakes.tcpdump-t.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
 		{"captures/text/handshakes.tcpdump-names.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
 		{"captures/text/handshakes.tshark.txt", "captures/handshakes.pcap", capture.FormatTsharkText},
 		{"captures/text/handshakes.tshark-names.txt", "captures/handshakes.pcap", capture.FormatTsharkText},
@@ -252,5 +254,44 @@ func TestTextSLLv1(t *testing.T) {
 	}
 	if res[0].Info.Counts.Packets != 8 {
 		t.Errorf("%d packets, want 8", res[0].Info.Counts.Packets)
+	}
+}
+
+// -ttt (since the previous packet) and -ttttt (since the first) give the
+// attempts the capture's own spacing.
+func TestTextRelativeTimes(t *testing.T) {
+	want, err := readFixture(t, "captures/handshakes.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	offsets := func(as []model.Attempt) string {
+		var out []string
+		for _, a := range as {
+			out = append(out, a.Start.Sub(as[0].Start).String())
+		}
+		return strings.Join(out, " ")
+	}
+	for _, rel := range []string{"captures/text/handshakes.tcpdump-ttt.txt", "captures/text/handshakes.tcpdump-ttttt.txt"} {
+		res, _ := readText(t, rel)
+		if got, w := offsets(res[0].Attempts), offsets(want.Attempts); got != w {
+			t.Errorf("%s: attempts start at %s, the capture's at %s", rel, got, w)
+		}
+	}
+	// A pasted command line says -ttt: deltas from the first line on, even
+	// while they grow.
+	in := "# tcpdump -nn -ttt -i eth0\n" +
+		" 00:00:00.000000 IP 10.0.0.1.1001 > 10.0.0.2.80: Flags [S], seq 1, win 1, length 0\n" +
+		" 00:00:00.500000 IP 10.0.0.1.1002 > 10.0.0.2.80: Flags [S], seq 1, win 1, length 0\n" +
+		" 00:00:01.000000 IP 10.0.0.1.1003 > 10.0.0.2.80: Flags [S], seq 1, win 1, length 0\n"
+	res, err := capture.ReadText(context.Background(), strings.NewReader(in), "t.txt", capture.FormatTcpdumpText, capture.Options{})
+	if err != nil || len(res) != 1 {
+		t.Fatalf("%v %d", err, len(res))
+	}
+	if got := offsets(res[0].Attempts); got != "0s 500ms 1.5s" {
+		t.Errorf("with -ttt: %s, want 0s 500ms 1.5s", got)
+	}
+	res, _ = capture.ReadText(context.Background(), strings.NewReader(strings.Replace(in, "-ttt", "-ttttt", 1)), "t.txt", capture.FormatTcpdumpText, capture.Options{})
+	if got := offsets(res[0].Attempts); got != "0s 500ms 1s" {
+		t.Errorf("with -ttttt: %s, want 0s 500ms 1s", got)
 	}
 }
