@@ -212,3 +212,25 @@ func TestUnansweredARPFixture(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSeconds(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"1795439503.290971", 1795439503*time.Second + 290971*time.Microsecond, true},
+		{"0.000033", 33 * time.Microsecond, true},
+		{"-0.000010", -10 * time.Microsecond, true},
+		{"12", 12 * time.Second, true},
+		{"1.123456789", time.Second + 123456789, true},
+		{"1.1234567891", 0, false},
+		{"x.1", 0, false},
+		{"99999999999999999999.1", 0, false},
+	} {
+		got, ok := parseSeconds(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("parseSeconds(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -235,12 +236,8 @@ func (tr *textReader) clock(date, tod string, relative bool) (time.Time, bool) {
 		return tr.relativeClock(tod)
 	}
 	if !strings.Contains(tod, ":") { // -tt: seconds since the epoch
-		f, err := strconv.ParseFloat(tod, 64)
-		if err != nil {
-			return time.Time{}, false
-		}
-		sec := int64(f)
-		return time.Unix(sec, int64((f-float64(sec))*1e9)).UTC(), true
+		d, ok := parseSeconds(tod)
+		return time.Unix(0, 0).UTC().Add(d), ok
 	}
 	if date != "" {
 		ts, err := time.Parse("2006-01-02 15:04:05.999999999", date+" "+tod)
@@ -272,9 +269,21 @@ func (tr *textReader) relativeClock(tod string) (time.Time, bool) {
 	}
 	d := time.Duration(c.Hour())*time.Hour + time.Duration(c.Minute())*time.Minute +
 		time.Duration(c.Second())*time.Second + time.Duration(c.Nanosecond())
-	if !tr.relSeen {
-		tr.relSeen, tr.relDelta = true, tcpdumpTimeFlag(tr.command) == 3
-	} else if !tr.relDelta && d < tr.relLast {
+	return tr.relative(d, false), true
+}
+
+// relative returns the time of a packet shown d after the first packet
+// or, in delta mode, after the previous one. The pasted command line says
+// which (tcpdump -ttt, tshark -t d); otherwise the times are taken as
+// since the first until one goes back, which deltas do and times since
+// the first do not, but for packets out of order: when bigDrop is set
+// (tshark, whose default -t r meets merged multi-interface captures) only
+// a drop below half the previous time counts.
+func (tr *textReader) relative(d time.Duration, bigDrop bool) time.Time {
+	switch {
+	case !tr.relSeen:
+		tr.relSeen, tr.relDelta = true, deltaCommand(tr.command)
+	case !tr.relDelta && d < tr.relLast && (!bigDrop || d < tr.relLast/2):
 		tr.relDelta = true
 	}
 	if tr.relDelta {
@@ -283,7 +292,47 @@ func (tr *textReader) relativeClock(tod string) (time.Time, bool) {
 		tr.relAt = d
 	}
 	tr.relLast = d
-	return time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Add(tr.relAt), true
+	return time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Add(tr.relAt)
+}
+
+// parseSeconds reads "1795439503.290971" or "-0.000010" exactly, without
+// the rounding of a float.
+func parseSeconds(s string) (time.Duration, bool) {
+	neg := strings.HasPrefix(s, "-")
+	whole, frac, _ := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+	sec, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil || sec > math.MaxInt64/int64(time.Second)-1 || len(frac) > 9 {
+		return 0, false
+	}
+	ns := int64(0)
+	if frac != "" {
+		n, err := strconv.ParseUint(frac, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ns = int64(n)
+		for range 9 - len(frac) {
+			ns *= 10
+		}
+	}
+	d := time.Duration(sec)*time.Second + time.Duration(ns)
+	if neg {
+		d = -d
+	}
+	return d, true
+}
+
+// tsharkDeltaRe matches tshark's options for times since the previous
+// packet: -t d, -t dd, -tdd.
+var tsharkDeltaRe = regexp.MustCompile(`(?:^|\s)-t\s*dd?(?:\s|$)`)
+
+// deltaCommand reports whether a pasted capture command prints times since
+// the previous packet.
+func deltaCommand(cmd string) bool {
+	if strings.Contains(cmd, "tshark") {
+		return tsharkDeltaRe.MatchString(cmd)
+	}
+	return tcpdumpTimeFlag(cmd) == 3
 }
 
 // tcpdumpTimeFlag returns how many t's the longest -t option of a tcpdump
@@ -729,9 +778,12 @@ func (tr *textReader) tsharkLine(t string) {
 		}
 	} else if strings.Contains(m[2], ":") {
 		ts, _ = tr.clock("", m[2], false)
-	} else if f, err := strconv.ParseFloat(m[2], 64); err == nil {
-		// relative seconds since the first packet
-		ts = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(f * 1e9))
+	} else if d, ok := parseSeconds(m[2]); ok {
+		if d >= 1e8*time.Second { // -t e: seconds since the epoch
+			ts = time.Unix(0, 0).UTC().Add(d)
+		} else { // -t r (since the first packet), -t d (since the previous)
+			ts = tr.relative(d, true)
+		}
 	}
 	p := &Packet{Pos: model.Pos{File: tr.name, Line: tr.line, Frame: frame}, Time: ts}
 	src, dst, proto, info := m[3], m[4], m[5], m[7]

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netmortem/netmortem/capture"
 	"github.com/netmortem/netmortem/internal/testutil"
@@ -50,6 +51,8 @@ func TestTextMatchesCapture(t *testing.T) {
 		{"captures/text/handshakes.tcpdump-names.txt", "captures/handshakes.pcap", capture.FormatTcpdumpText},
 		{"captures/text/handshakes.tshark.txt", "captures/handshakes.pcap", capture.FormatTsharkText},
 		{"captures/text/handshakes.tshark-names.txt", "captures/handshakes.pcap", capture.FormatTsharkText},
+		{"captures/text/handshakes.tshark-td.txt", "captures/handshakes.pcap", capture.FormatTsharkText},
+		{"captures/text/handshakes.tshark-te.txt", "captures/handshakes.pcap", capture.FormatTsharkText},
 		{"captures/text/ephemeral-nodeport.tcpdump-A.txt", "incidents/ephemeral-nodeport/capture.pcap", capture.FormatTcpdumpText},
 		{"captures/text/ephemeral-nodeport.tcpdump-e.txt", "incidents/ephemeral-nodeport/capture.pcap", capture.FormatTcpdumpText},
 		{"captures/text/ephemeral-nodeport.tshark-ad.txt", "incidents/ephemeral-nodeport/capture.pcap", capture.FormatTsharkText},
@@ -276,6 +279,25 @@ func TestTextRelativeTimes(t *testing.T) {
 		if got, w := offsets(res[0].Attempts), offsets(want.Attempts); got != w {
 			t.Errorf("%s: attempts start at %s, the capture's at %s", rel, got, w)
 		}
+	}
+	// tshark -t d prints deltas rounded to the microsecond: their sums
+	// stay within a few microseconds of the capture. -t e gives the
+	// capture's own times.
+	within := func(got, w []model.Attempt, tol time.Duration) bool {
+		for i := range got {
+			d := got[i].Start.Sub(got[0].Start) - w[i].Start.Sub(w[0].Start)
+			if d < -tol || d > tol {
+				return false
+			}
+		}
+		return len(got) == len(w)
+	}
+	if res, _ := readText(t, "captures/text/handshakes.tshark-td.txt"); !within(res[0].Attempts, want.Attempts, 100*time.Microsecond) {
+		t.Errorf("tshark -t d: attempts start at %s, the capture's at %s", offsets(res[0].Attempts), offsets(want.Attempts))
+	}
+	if res, _ := readText(t, "captures/text/handshakes.tshark-te.txt"); !res[0].Attempts[0].Start.Equal(want.Attempts[0].Start) ||
+		!within(res[0].Attempts, want.Attempts, time.Microsecond) {
+		t.Errorf("tshark -t e: first attempt at %v, the capture's at %v", res[0].Attempts[0].Start, want.Attempts[0].Start)
 	}
 	// A pasted command line says -ttt: deltas from the first line on, even
 	// while they grow.
