@@ -317,3 +317,24 @@ func TestTextRelativeTimes(t *testing.T) {
 		t.Errorf("with -ttttt: %s, want 0s 500ms 1s", got)
 	}
 }
+
+// Pasted ARP text gives the same unanswered requests as the capture: the
+// replies' targets, which tcpdump does not print, are the last askers, and
+// times of day count.
+func TestTextUnansweredARP(t *testing.T) {
+	res, _ := readText(t, "captures/text/vip-unannounced.tcpdump.txt")
+	want, err := readFixture(t, "incidents/vip-unannounced/capture.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(l []model.ARPEvent) string {
+		var out []string
+		for _, e := range l {
+			out = append(out, fmt.Sprintf("%s %s>%s unanswered=%v", e.Op, e.IP, e.Target, e.Unanswered))
+		}
+		return strings.Join(out, "\n")
+	}
+	if got, w := key(res[0].ARP), key(want.ARP); got != w {
+		t.Errorf("text:\n%s\ncapture:\n%s", got, w)
+	}
+}

@@ -49,6 +49,7 @@ type Tracker struct {
 	counts     model.Counts
 	icmp       []model.ICMPEvent
 	arp        []model.ARPEvent
+	askers     map[netip.Addr]netip.Addr // the last host that asked for each address
 	first      time.Time
 	last       time.Time
 }
@@ -303,8 +304,8 @@ func (t *Tracker) Add(p *Packet) {
 		if t.first.IsZero() || p.Time.Before(t.first) {
 			t.first = p.Time
 		}
-		if p.Time.After(t.last) {
-			t.last = p.Time
+		if t.last.IsZero() || p.Time.After(t.last) {
+			t.last = p.Time // text times of day count from year 0, before the zero Time
 		}
 	}
 	switch {
@@ -504,6 +505,17 @@ func (t *Tracker) addICMP(p *Packet) {
 func (t *Tracker) addARP(p *Packet) {
 	ev := *p.ARP
 	ev.Node, ev.Pos, ev.Time = t.node, t.pos(p), p.Time
+	// tcpdump's text of a reply ("Reply X is-at MAC") does not name whom
+	// it answers: the last host that asked for X.
+	switch {
+	case ev.Op == "request" && !ev.Gratuitous && ev.Target.IsValid():
+		if t.askers == nil {
+			t.askers = map[netip.Addr]netip.Addr{}
+		}
+		t.askers[ev.Target] = ev.IP
+	case ev.Op == "reply" && !ev.Target.IsValid():
+		ev.Target = t.askers[ev.IP]
+	}
 	if ev.Gratuitous && (ev.Op == "request" || ev.Op == "reply") {
 		t.counts.ARPGratuitous++
 	}
