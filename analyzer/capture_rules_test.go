@@ -322,3 +322,15 @@ func TestARPUnanswered(t *testing.T) {
 		t.Fatalf("neighbor table and Service: %+v", f)
 	}
 }
+
+// Pasted text's times of day count from year 0, before Go's zero Time:
+// the span of a group is still its first and last attempt.
+func TestSynFailuresTextTimes(t *testing.T) {
+	day := time.Date(0, 1, 1, 13, 11, 43, 0, time.UTC)
+	a1, a2 := unanswered("10.0.0.1:40000", "10.96.7.7:443", 1, 2), unanswered("10.0.0.1:40001", "10.96.7.7:443", 9, 1)
+	a1.Start, a2.Start = day, day.Add(2*time.Second)
+	f := run1(t, SynUnanswered, withAttempts(&model.Snapshot{}, a1, a2))
+	if len(f) != 1 || f[0].Facts["first"] != "0000-01-01T13:11:43Z" || f[0].Facts["last"] != "0000-01-01T13:11:45Z" {
+		t.Fatalf("%+v", f)
+	}
+}

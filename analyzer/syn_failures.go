@@ -85,6 +85,7 @@ type failGroup struct {
 	retx     int
 	first    time.Time
 	last     time.Time
+	spanned  bool // first and last are set
 	scan     bool // reported with the other ports of its host
 }
 
@@ -96,12 +97,15 @@ func (g *failGroup) addClient(c string) {
 }
 
 func (g *failGroup) span(first, last time.Time) {
-	if g.first.IsZero() || first.Before(g.first) {
+	// Times of pasted text count from year 0, before the zero Time: the
+	// first span sets both ends.
+	if !g.spanned || first.Before(g.first) {
 		g.first = first
 	}
-	if last.After(g.last) {
+	if !g.spanned || last.After(g.last) {
 		g.last = last
 	}
+	g.spanned = true
 }
 
 // scanGroup gathers the failing ports of one host that no evidence says

@@ -852,7 +852,7 @@ func (t *Tracker) fold(s *stream, outcome model.Outcome) {
 	if first.Before(st.First) {
 		st.First = first
 	}
-	if first.After(st.Last) {
+	if first.After(st.Last) || st.Attempts == 1 {
 		st.Last = first
 	}
 	if _, seen := acc.clients[client.Addr()]; !seen && len(acc.clients) < 65536 {
