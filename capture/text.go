@@ -40,9 +40,9 @@ func SniffText(head []byte) (string, int) {
 		switch {
 		case tsharkHeaderRe.MatchString(line):
 			tshark += 5
-		case tsharkLineRe.MatchString(line):
+		case tsharkHead(line) != nil:
 			tshark++
-		case tcpdumpLineRe.MatchString(line), tcpdumpAddrRe.MatchString(line) && strings.Contains(line, ": "),
+		case isTcpdumpLine(line), tcpdumpAddrRe.MatchString(line) && strings.Contains(line, ": "),
 			tcpdumpNoTimeSniffRe.MatchString(line):
 			tcpdump++ // a packet line, or the addresses line of tcpdump -v
 		}
@@ -79,11 +79,6 @@ var (
 	// A shell prompt with a host: "root@node3:~# tcpdump ...".
 	promptHostRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+):[^#$]*[#$]\s*(.*)$`)
 
-	// tcpdump's timestamp (-t default, -tttt, -tt), an optional -i any
-	// interface and direction, then the rest.
-	// -i any adds the interface (SLL2; "?" when read from a file) and the
-	// direction, and with -e the interface index.
-	tcpdumpLineRe = regexp.MustCompile(`^(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2}\.\d+|\d{9,10}\.\d+)\s+(?:(?:(\S+)\s+)?(In|Out|M|B|P)\s+(?:ifindex \d+ )?)?(IP6?|ARP|[0-9a-f]{2}(?::[0-9a-f]{2}){5}) ?(.*)$`)
 	// tcpdump -t prints no timestamp: "IP 10.0.0.1.1 > 10.0.0.2.80: ...".
 	// Sniffing takes the numeric form only.
 	tcpdumpNoTimeRe      = regexp.MustCompile(`^(?:(\S+)\s+(In|Out|M|B|P)\s+(?:ifindex \d+ )?)?(IP6?|ARP|[0-9a-f]{2}(?::[0-9a-f]{2}){5})[ ,]\s*(.*)$`)
@@ -92,26 +87,13 @@ var (
 	// or on -i any (Linux SLL, SLL2), the source MAC alone:
 	// "aa:bb:.. ethertype IPv4 (0x0800), length 80: REST".
 	tcpdumpEtherRe = regexp.MustCompile(`^(?:> ([0-9a-f:]{17}), )?ethertype (\S+) \(0x[0-9a-f]+\), length \d+: (?:(IP6?|ARP),? ?)?(.*)$`)
-	// "SRC > DST: PROTO-DETAILS", with numeric addresses and ports (what
-	// sniffing trusts) or, to parse, with the names tcpdump prints without
-	// -nn ("10.0.0.1.https", "node1.example.com.domain").
-	tcpdumpAddrRe    = regexp.MustCompile(`^([0-9A-Fa-f.:]+) > ([0-9A-Fa-f.:]+): (.*)$`)
-	tcpdumpAddrAnyRe = regexp.MustCompile(`^([0-9A-Za-z._:-]+) > ([0-9A-Za-z._:-]+): (.*)$`)
-	tcpFlagsRe       = regexp.MustCompile(`Flags \[([A-Z.]*)\]`)
-	tcpSeqRe         = regexp.MustCompile(`[, ]seq (\d+)(?::(\d+))?`)
-	tcpAckRe         = regexp.MustCompile(`[, ]ack (\d+)`)
-	tcpLenRe         = regexp.MustCompile(`length (\d+)`)
+	// "SRC > DST: PROTO-DETAILS" with numeric addresses and ports, what
+	// sniffing trusts. Parsing, which also takes the names tcpdump prints
+	// without -n ("10.0.0.1.https"), splits the line by hand (splitAddrs):
+	// regular expressions cost most of the reading time.
+	tcpdumpAddrRe = regexp.MustCompile(`^([0-9A-Fa-f.:]+) > ([0-9A-Fa-f.:]+): (.*)$`)
 
 	tsharkHeaderRe = regexp.MustCompile(`^No\.\s+Time\s+Source\s+Destination\s+Protocol\s+Length\s+Info`)
-	// "649 2022-09-15 19:09:02.533940 10.23.77.129 10.23.77.138 TCP 66 INFO" or
-	// "1   0.000000 10.0.0.1 → 10.0.0.2 TCP 74 INFO"
-	tsharkLineRe = regexp.MustCompile(`^(\d+)\s+((?:\d{4}-\d{2}-\d{2} )?\d{1,2}:\d{2}:\d{2}\.\d+|-?\d+\.\d+)\s+(\S+)\s+(?:(?:→|->)\s+)?(\S+)\s+([A-Za-z0-9/._-]+)\s+(\d+)\s+(.*)$`)
-	// "46356 → 80 [SYN]"; with transport names resolved (Wireshark's
-	// default) "46356 → http(80) [SYN]", or "http" alone in old versions.
-	tsharkTCPRe = regexp.MustCompile(`([\w.-]+(?:\(\d+\))?)\s+(?:→|->|>)\s+([\w.-]+(?:\(\d+\))?)\s+\[([A-Z, ]+)\]`)
-	tsharkSeqRe = regexp.MustCompile(`\bSeq=(\d+)`)
-	tsharkAckRe = regexp.MustCompile(`\bAck=(\d+)`)
-	tsharkLenRe = regexp.MustCompile(`\bLen=(\d+)`)
 )
 
 // ReadText reads pasted tcpdump or tshark text (format is FormatTcpdumpText
@@ -361,7 +343,7 @@ func tcpdumpTimeFlag(cmd string) int {
 func noTimeLine(kind, rest string) bool {
 	switch {
 	case kind == "IP" || kind == "IP6":
-		return tcpdumpAddrAnyRe.MatchString(rest)
+		return isAddrLine(rest)
 	case kind == "ARP":
 		return strings.HasPrefix(rest, "Request") || strings.HasPrefix(rest, "Reply")
 	default:
@@ -400,11 +382,11 @@ func (tr *textReader) release() {
 }
 
 func (tr *textReader) tcpdumpLine(raw, t string) {
-	if tr.held != nil && !tcpdumpLineRe.MatchString(t) {
+	if tr.held != nil && !isTcpdumpLine(t) {
 		// The quoted packet of a -v ICMP error: "IP (tos ...)", then
 		// its addresses.
 		tr.heldLines++
-		if m := tcpdumpAddrAnyRe.FindStringSubmatch(t); m != nil {
+		if _, _, _, ok := splitAddrs(t); ok {
 			tr.quotedLine(tr.held, t)
 			tr.release()
 		} else if tr.heldLines > 2 {
@@ -418,7 +400,7 @@ func (tr *textReader) tcpdumpLine(raw, t string) {
 		case strings.HasPrefix(t, ","): // a paste broke the line
 			tr.pendingText += t
 			return
-		case tr.pendingV && tcpdumpAddrAnyRe.MatchString(t): // -v: the addresses line
+		case tr.pendingV && isAddrLine(t): // -v: the addresses line
 			p := tr.pending
 			tr.pending, tr.pendingV = nil, false
 			if !tr.decodeTcpdump(p, t) {
@@ -433,7 +415,7 @@ func (tr *textReader) tcpdumpLine(raw, t string) {
 		}
 		tr.flush()
 	}
-	m := tcpdumpLineRe.FindStringSubmatch(t)
+	m := tcpdumpHead(t)
 	var ts time.Time
 	switch {
 	case m != nil:
@@ -511,18 +493,254 @@ func skipParens(s string) string {
 	return ""
 }
 
+// tcpdumpHead reads the start of a tcpdump packet line: the timestamp
+// (-t default, -tttt, -tt), on -i any the interface (SLL2; "?" when read
+// from a file) and the direction, with -e the interface index, then the
+// kind (IP, IP6, ARP, or the MAC of -e) and the rest. It returns the
+// submatches tcpdumpLineRe in the tests gives (the whole line, date, time,
+// interface, direction, kind, rest), nil when the line is not one; it
+// reads by hand because the expression cost most of the reading time.
+func tcpdumpHead(t string) []string {
+	s := t
+	date := ""
+	if len(s) > 10 && s[10] == ' ' && isDate(s[:10]) {
+		date, s = s[:10], s[11:]
+	}
+	i := 0
+	for i < len(s) && !isSpace(s[i]) {
+		i++
+	}
+	tod := s[:i]
+	if !isTcpdumpTime(tod) {
+		return nil
+	}
+	s = s[i:]
+	if len(s) == 0 || !isSpace(s[0]) {
+		return nil
+	}
+	s = trimSpaceLeft(s)
+	// Optional interface and direction, then the kind. The expression
+	// tries the interface first, then a direction alone, then neither.
+	iface, dir := "", ""
+	a, afterA := field(s)
+	b, afterB := field(trimSpaceLeft(afterA))
+	switch {
+	case a != "" && isDirection(b) && afterB != "" && isSpace(afterB[0]) && kindAt(skipIfindex(trimSpaceLeft(afterB))) != "":
+		iface, dir, s = a, b, skipIfindex(trimSpaceLeft(afterB))
+	case isDirection(a) && afterA != "" && isSpace(afterA[0]) && kindAt(skipIfindex(trimSpaceLeft(afterA))) != "":
+		dir, s = a, skipIfindex(trimSpaceLeft(afterA))
+	}
+	kind := kindAt(s)
+	if kind == "" {
+		return nil
+	}
+	rest := strings.TrimPrefix(s[len(kind):], " ")
+	if strings.ContainsRune(rest, '\n') {
+		return nil
+	}
+	return []string{t, date, tod, iface, dir, kind, rest}
+}
+
+func isTcpdumpLine(t string) bool { return tcpdumpHead(t) != nil }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+func trimSpaceLeft(s string) string {
+	for len(s) > 0 && isSpace(s[0]) {
+		s = s[1:]
+	}
+	return s
+}
+
+// field returns the first run of non-space characters of s and what
+// follows it.
+func field(s string) (string, string) {
+	i := 0
+	for i < len(s) && !isSpace(s[i]) {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func isDirection(s string) bool {
+	return s == "In" || s == "Out" || s == "M" || s == "B" || s == "P"
+}
+
+// skipIfindex drops the "ifindex N " tcpdump -e prints on -i any.
+func skipIfindex(s string) string {
+	r, ok := strings.CutPrefix(s, "ifindex ")
+	if !ok {
+		return s
+	}
+	n := leadingDigits(r)
+	if n == "" || len(r) == len(n) || r[len(n)] != ' ' {
+		return s
+	}
+	return r[len(n)+1:]
+}
+
+// kindAt returns what a tcpdump line shows at s: IP, IP6, ARP or a MAC
+// address (-e), "" for anything else.
+func kindAt(s string) string {
+	switch {
+	case strings.HasPrefix(s, "IP6"):
+		return "IP6"
+	case strings.HasPrefix(s, "IP"):
+		return "IP"
+	case strings.HasPrefix(s, "ARP"):
+		return "ARP"
+	case len(s) >= 17 && isMAC(s[:17]):
+		return s[:17]
+	}
+	return ""
+}
+
+func isMAC(s string) bool {
+	for i := 0; i < 17; i++ {
+		c := s[i]
+		if i%3 == 2 {
+			if c != ':' {
+				return false
+			}
+		} else if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func isDate(s string) bool {
+	for i := 0; i < 10; i++ {
+		if i == 4 || i == 7 {
+			if s[i] != '-' {
+				return false
+			}
+		} else if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isTcpdumpTime reports whether s is "HH:MM:SS.frac" or epoch seconds
+// ("1663268942.533940").
+func isTcpdumpTime(s string) bool {
+	whole, frac, ok := strings.Cut(s, ".")
+	if !ok || frac == "" || leadingDigits(frac) != frac {
+		return false
+	}
+	if len(whole) == 8 && whole[2] == ':' && whole[5] == ':' {
+		return leadingDigits(whole[:2]) != "" && len(leadingDigits(whole[:2])) == 2 &&
+			len(leadingDigits(whole[3:5])) == 2 && len(leadingDigits(whole[6:])) == 2
+	}
+	return (len(whole) == 9 || len(whole) == 10) && leadingDigits(whole) == whole
+}
+
+// splitAddrs splits tcpdump's "SRC > DST: REST", where SRC and DST are
+// addresses with ports or the names tcpdump prints without -n (letters,
+// digits, '.', ':', '_' and '-').
+func splitAddrs(t string) (src, dst, rest string, ok bool) {
+	i := strings.Index(t, " > ")
+	if i <= 0 {
+		return "", "", "", false
+	}
+	src, r := t[:i], t[i+3:]
+	j := strings.Index(r, ": ")
+	if j <= 0 {
+		return "", "", "", false
+	}
+	dst, rest = r[:j], r[j+2:]
+	if !addrChars(src) || !addrChars(dst) || strings.ContainsAny(rest, "\n") {
+		return "", "", "", false
+	}
+	return src, dst, rest, true
+}
+
+func isAddrLine(t string) bool {
+	_, _, _, ok := splitAddrs(t)
+	return ok
+}
+
+func addrChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '.' || c == ':' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// tcpdumpFlagsField returns the letters of the first "Flags [S.]".
+func tcpdumpFlagsField(s string) (string, bool) {
+	for off := 0; ; {
+		i := strings.Index(s[off:], "Flags [")
+		if i < 0 {
+			return "", false
+		}
+		i += off + len("Flags [")
+		j := i
+		for j < len(s) && ('A' <= s[j] && s[j] <= 'Z' || s[j] == '.') {
+			j++
+		}
+		if j < len(s) && s[j] == ']' {
+			return s[i:j], true
+		}
+		off = i
+	}
+}
+
+// numberAfter returns the digits after the first key ("seq ") that follows
+// a comma or a space.
+func numberAfter(s, key string) (string, bool) {
+	for off := 0; ; {
+		i := strings.Index(s[off:], key)
+		if i < 0 {
+			return "", false
+		}
+		i += off
+		if i > 0 && (s[i-1] == ',' || s[i-1] == ' ') {
+			if n := leadingDigits(s[i+len(key):]); n != "" {
+				return n, true
+			}
+		}
+		off = i + 1
+	}
+}
+
+// lastLength returns the digits of the last "length N".
+func lastLength(s string) (string, bool) {
+	for end := len(s); ; {
+		i := strings.LastIndex(s[:end], "length ")
+		if i < 0 {
+			return "", false
+		}
+		if n := leadingDigits(s[i+len("length "):]); n != "" {
+			return n, true
+		}
+		end = i
+	}
+}
+
+func leadingDigits(s string) string {
+	k := 0
+	for k < len(s) && '0' <= s[k] && s[k] <= '9' {
+		k++
+	}
+	return s[:k]
+}
+
 // quietTCPRe matches the TCP part of a tcpdump -q line: "tcp 0".
 var quietTCPRe = regexp.MustCompile(`^tcp \d+$`)
 
 // decodeTcpdump fills p from the "SRC > DST: ..." part of a tcpdump line
 // and reports whether it could.
 func (tr *textReader) decodeTcpdump(p *Packet, text string) bool {
-	m := tcpdumpAddrAnyRe.FindStringSubmatch(text)
-	if m == nil {
+	src, dst, detail, ok := splitAddrs(text)
+	if !ok {
 		tr.errs.Addf(p.Pos, text, "expected \"SRC > DST: ...\" after the tcpdump timestamp")
 		return false
 	}
-	src, dst, detail := m[1], m[2], m[3]
 	switch {
 	case strings.HasPrefix(detail, "Flags ["):
 		s, err1 := tcpdumpAddrPort(src)
@@ -531,23 +749,23 @@ func (tr *textReader) decodeTcpdump(p *Packet, text string) bool {
 			tr.addrError(p, text, err)
 			return false
 		}
-		fm := tcpFlagsRe.FindStringSubmatch(detail)
-		if fm == nil {
+		flags, ok := tcpdumpFlagsField(detail)
+		if !ok {
 			tr.errs.Addf(p.Pos, text, "expected the TCP flags in brackets (\"Flags [S.]\")")
 			return false
 		}
 		p.Proto, p.Src, p.Dst = "tcp", s, d
-		p.Flags = tcpdumpFlags(fm[1])
-		if sm := tcpSeqRe.FindStringSubmatch(detail); sm != nil {
-			seq, _ := strconv.ParseUint(sm[1], 10, 32)
+		p.Flags = tcpdumpFlags(flags)
+		if n, ok := numberAfter(detail, "seq "); ok {
+			seq, _ := strconv.ParseUint(n, 10, 32)
 			p.Seq = uint32(seq)
 		}
-		if am := tcpAckRe.FindStringSubmatch(detail); am != nil {
-			ack, _ := strconv.ParseUint(am[1], 10, 32)
+		if n, ok := numberAfter(detail, "ack "); ok {
+			ack, _ := strconv.ParseUint(n, 10, 32)
 			p.Ack = uint32(ack)
 		}
-		if lm := tcpLenRe.FindAllStringSubmatch(detail, -1); lm != nil {
-			p.Payload, _ = strconv.Atoi(lm[len(lm)-1][1])
+		if n, ok := lastLength(detail); ok {
+			p.Payload, _ = strconv.Atoi(n)
 		}
 	case strings.HasPrefix(detail, "ICMP"):
 		return tr.tcpdumpICMP(p, src, dst, detail)
@@ -723,17 +941,17 @@ func tsharkPort(tok string) (uint16, bool) {
 // quotedLine reads the quoted packet of an ICMP error shown with -v and
 // completes the pending event with its ports.
 func (tr *textReader) quotedLine(p *Packet, t string) {
-	m := tcpdumpAddrAnyRe.FindStringSubmatch(t)
-	if m == nil {
+	src, dst, rest, ok := splitAddrs(t)
+	if !ok {
 		return
 	}
-	s, err1 := tcpdumpAddrPort(m[1])
-	d, err2 := tcpdumpAddrPort(m[2])
+	s, err1 := tcpdumpAddrPort(src)
+	d, err2 := tcpdumpAddrPort(dst)
 	if err1 != nil || err2 != nil {
 		return
 	}
 	p.ICMP.Quoted = model.Tuple{Src: s, Dst: d}
-	if strings.HasPrefix(m[3], "Flags [") {
+	if strings.HasPrefix(rest, "Flags [") {
 		p.ICMP.QuotedProto = "tcp"
 	}
 }
@@ -760,11 +978,253 @@ func (tr *textReader) tcpdumpARP(p *Packet, rest string) {
 	tr.emit(p)
 }
 
+// tsharkHead reads a tshark packet list line, "649 2022-09-15
+// 19:09:02.533940 10.23.77.129 10.23.77.138 TCP 66 INFO" or "1 0.000000
+// 10.0.0.1 → 10.0.0.2 TCP 74 INFO", returning the submatches tsharkLineRe
+// in the tests gives (the whole line, frame, time, source, destination,
+// protocol, length, info), nil when the line is not one. It reads by hand
+// because the expression cost most of the reading time.
+func tsharkHead(t string) []string {
+	var toks [8]string
+	var rests [8]string
+	s := t
+	n := 0
+	for n < len(toks) {
+		f, r := field(s)
+		if f == "" {
+			break
+		}
+		toks[n], rests[n] = f, r
+		n++
+		s = trimSpaceLeft(r)
+	}
+	if n < 6 || leadingDigits(toks[0]) != toks[0] || rests[0] == "" {
+		return nil
+	}
+	i := 1
+	tm := toks[1]
+	if isDate(padDate(toks[1])) && len(toks[1]) == 10 && rests[1] != "" && rests[1][0] == ' ' && isClock(toks[2], 1) {
+		tm, i = toks[1]+" "+toks[2], 2
+		if rests[1][1:] != toks[2]+rests[2] {
+			return nil // more than one space between the date and the time
+		}
+	} else if !isClock(tm, 1) && !isSignedSeconds(tm) {
+		return nil
+	}
+	// Source, an optional arrow, destination, protocol, length.
+	try := func(arrow bool) []string {
+		j := i + 1
+		src := toks[j]
+		j++
+		if arrow {
+			if toks[j] != "→" && toks[j] != "->" {
+				return nil
+			}
+			j++
+		}
+		if j+2 >= n {
+			return nil
+		}
+		dst, proto, length := toks[j], toks[j+1], toks[j+2]
+		if dst == "" || proto == "" || length == "" || !protoChars(proto) || leadingDigits(length) != length {
+			return nil
+		}
+		after := rests[j+2]
+		if after == "" || !isSpace(after[0]) {
+			return nil
+		}
+		info := trimSpaceLeft(after)
+		if strings.ContainsRune(info, '\n') {
+			return nil // (.*)$ does not cross a line
+		}
+		return []string{t, toks[0], tm, src, dst, proto, length, info}
+	}
+	if m := try(true); m != nil {
+		return m
+	}
+	return try(false)
+}
+
+func padDate(s string) string {
+	if len(s) != 10 {
+		return "xxxxxxxxxx"
+	}
+	return s
+}
+
+// isClock reports whether s is "H:MM:SS.frac" with minHour or more hour
+// digits (at most two).
+func isClock(s string, minHour int) bool {
+	whole, frac, ok := strings.Cut(s, ".")
+	if !ok || frac == "" || leadingDigits(frac) != frac {
+		return false
+	}
+	parts := strings.Split(whole, ":")
+	if len(parts) != 3 || len(parts[0]) < minHour || len(parts[0]) > 2 || len(parts[1]) != 2 || len(parts[2]) != 2 {
+		return false
+	}
+	for _, p := range parts {
+		if leadingDigits(p) != p {
+			return false
+		}
+	}
+	return true
+}
+
+// isSignedSeconds reports whether s is "-?DIGITS.DIGITS".
+func isSignedSeconds(s string) bool {
+	whole, frac, ok := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+	return ok && whole != "" && frac != "" && leadingDigits(whole) == whole && leadingDigits(frac) == frac
+}
+
+func protoChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '/' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func isWordChar(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_'
+}
+
+// wordNumber returns the digits after the first key ("Seq=") that starts
+// a word.
+func wordNumber(s, key string) (string, bool) {
+	for off := 0; ; {
+		i := strings.Index(s[off:], key)
+		if i < 0 {
+			return "", false
+		}
+		i += off
+		if i == 0 || !isWordChar(s[i-1]) {
+			if n := leadingDigits(s[i+len(key):]); n != "" {
+				return n, true
+			}
+		}
+		off = i + 1
+	}
+}
+
+// tsharkTCP finds the first "SPORT → DPORT [FLAGS]" of a tshark Info
+// column (with transport names resolved, Wireshark's default, "46356 →
+// http(80) [SYN]"; in old versions "http" alone), returning the
+// submatches tsharkTCPRe in the tests gives.
+func tsharkTCP(info string) []string {
+	for off := 0; off < len(info); {
+		i := indexArrow(info, off)
+		if i < 0 {
+			return nil
+		}
+		start, arrowLen := i, 1
+		switch {
+		case strings.HasPrefix(info[i:], "→"):
+			arrowLen = len("→")
+		case strings.HasPrefix(info[i:], "->"):
+			arrowLen = 2
+		}
+		off = i + arrowLen
+		// whitespace, then the left port, before the arrow
+		j := start
+		for j > 0 && isSpace(info[j-1]) {
+			j--
+		}
+		if j == start {
+			continue
+		}
+		left, ok := portWordBefore(info[:j])
+		if !ok {
+			continue
+		}
+		k := off
+		for k < len(info) && isSpace(info[k]) {
+			k++
+		}
+		if k == off {
+			continue
+		}
+		right, after := portWordAt(info[k:])
+		if right == "" {
+			continue
+		}
+		a := trimSpaceLeft(after)
+		if len(a) == len(after) || !strings.HasPrefix(a, "[") {
+			continue
+		}
+		e := 1
+		for e < len(a) && ('A' <= a[e] && a[e] <= 'Z' || a[e] == ',' || a[e] == ' ') {
+			e++
+		}
+		if e == 1 || e >= len(a) || a[e] != ']' {
+			continue
+		}
+		return []string{info[len(info[:j])-len(left) : len(info)-len(a)+e+1], left, right, a[1:e]}
+	}
+	return nil
+}
+
+// indexArrow returns the index of the first "→", "->" or ">" at or after
+// off, -1 if none.
+func indexArrow(s string, off int) int {
+	for i := off; i < len(s); i++ {
+		switch {
+		case strings.HasPrefix(s[i:], "→"), s[i] == '>':
+			return i
+		case s[i] == '-' && i+1 < len(s) && s[i+1] == '>':
+			return i
+		}
+	}
+	return -1
+}
+
+// portWordBefore returns the port word that ends s: "[\w.-]+" with an
+// optional "(DIGITS)", as long as it reaches back.
+func portWordBefore(s string) (string, bool) {
+	end := len(s)
+	if strings.HasSuffix(s, ")") {
+		k := strings.LastIndexByte(s, '(')
+		if k > 0 && leadingDigits(s[k+1:len(s)-1]) == s[k+1:len(s)-1] && k+1 < len(s)-1 {
+			end = k
+		} else {
+			return "", false
+		}
+	}
+	b := end
+	for b > 0 && (isWordChar(s[b-1]) || s[b-1] == '.' || s[b-1] == '-') {
+		b--
+	}
+	if b == end {
+		return "", false
+	}
+	return s[b:], true
+}
+
+// portWordAt returns the port word that starts s and what follows it.
+func portWordAt(s string) (string, string) {
+	e := 0
+	for e < len(s) && (isWordChar(s[e]) || s[e] == '.' || s[e] == '-') {
+		e++
+	}
+	if e == 0 {
+		return "", s
+	}
+	if e < len(s) && s[e] == '(' {
+		d := leadingDigits(s[e+1:])
+		if d != "" && e+1+len(d) < len(s) && s[e+1+len(d)] == ')' {
+			e += len(d) + 2
+		}
+	}
+	return s[:e], s[e:]
+}
+
 func (tr *textReader) tsharkLine(t string) {
 	if tsharkHeaderRe.MatchString(t) {
 		return
 	}
-	m := tsharkLineRe.FindStringSubmatch(t)
+	m := tsharkHead(t)
 	if m == nil {
 		return // frame details under a packet (-V, -O), or wrapped text
 	}
@@ -807,7 +1267,7 @@ func (tr *textReader) tsharkLine(t string) {
 		tr.emit(p)
 		return
 	}
-	tm := tsharkTCPRe.FindStringSubmatch(info)
+	tm := tsharkTCP(info)
 	if tm == nil {
 		tr.emit(p) // HTTP, TLS ... summaries: a packet, but not one whose TCP header shows
 		return
@@ -850,16 +1310,16 @@ func (tr *textReader) tsharkLine(t string) {
 			p.Flags |= CWR
 		}
 	}
-	if sm := tsharkSeqRe.FindStringSubmatch(info); sm != nil {
-		v, _ := strconv.ParseUint(sm[1], 10, 32)
+	if n, ok := wordNumber(info, "Seq="); ok {
+		v, _ := strconv.ParseUint(n, 10, 32)
 		p.Seq = uint32(v)
 	}
-	if am := tsharkAckRe.FindStringSubmatch(info); am != nil {
-		v, _ := strconv.ParseUint(am[1], 10, 32)
+	if n, ok := wordNumber(info, "Ack="); ok {
+		v, _ := strconv.ParseUint(n, 10, 32)
 		p.Ack = uint32(v)
 	}
-	if lm := tsharkLenRe.FindStringSubmatch(info); lm != nil {
-		p.Payload, _ = strconv.Atoi(lm[1])
+	if n, ok := wordNumber(info, "Len="); ok {
+		p.Payload, _ = strconv.Atoi(n)
 	}
 	tr.emit(p)
 }
