@@ -20,11 +20,13 @@ var (
 	tsharkTCPRe      = regexp.MustCompile(`([\w.-]+(?:\(\d+\))?)\s+(?:→|->|>)\s+([\w.-]+(?:\(\d+\))?)\s+\[([A-Z, ]+)\]`)
 )
 
-// The hand-written readers of tcpdump lines agree with the regular
-// expressions they stand for, on every line of the committed text
-// captures and on whatever the fuzzer makes of them.
-func FuzzTcpdumpHead(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join(testutil.Root(), "fixtures/captures/text/*tcpdump*.txt"))
+// addFixtureLines seeds f with the first lines of the committed text
+// captures whose names match pattern.
+func addFixtureLines(f *testing.F, pattern string) {
+	files, _ := filepath.Glob(filepath.Join(testutil.Root(), "fixtures/captures/text", pattern))
+	if len(files) == 0 {
+		f.Fatalf("no fixture matches %s", pattern)
+	}
 	for _, name := range files {
 		fh, err := os.Open(name)
 		if err != nil {
@@ -36,6 +38,13 @@ func FuzzTcpdumpHead(f *testing.F) {
 		}
 		fh.Close()
 	}
+}
+
+// The hand-written readers of tcpdump lines agree with the regular
+// expressions they stand for, on every line of the committed text
+// captures and on whatever the fuzzer makes of them.
+func FuzzTcpdumpHead(f *testing.F) {
+	addFixtureLines(f, "*tcpdump*.txt")
 	f.Add("12:00:00.000001 eth0 Out ifindex 3 02:00:00:00:00:01 ethertype IPv4 (0x0800), length 74: 10.0.0.1.1 > 10.0.0.2.80: Flags [S]")
 	f.Add("2024-01-02 12:00:00.000001 In IP6 fd00::1.1 > fd00::2.80: Flags [S.]")
 	f.Add("1663268942.533940 P ARP, Request who-has 10.0.0.2 tell 10.0.0.1")
@@ -77,18 +86,7 @@ func FuzzTcpdumpHead(f *testing.F) {
 
 // The same for tshark's packet list lines and Info columns.
 func FuzzTsharkHead(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join(testutil.Root(), "fixtures/captures/text/*tshark*.txt"))
-	for _, name := range files {
-		fh, err := os.Open(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		sc := bufio.NewScanner(fh)
-		for n := 0; sc.Scan() && n < 40; n++ {
-			f.Add(strings.TrimSpace(sc.Text()))
-		}
-		fh.Close()
-	}
+	addFixtureLines(f, "*tshark*.txt")
 	f.Add("5 2024-01-02 12:00:00.000001 10.0.0.1 -> 10.0.0.2 TCP 74 http(80) > 40000 [SYN, ACK] Seq=0 Ack=1 Win=1 Len=0")
 	f.Add("7 -0.000010 fd00::1 fd00::2 TCPv6 86 [TCP Retransmission] 40000 → 443 [SYN] Seq=0")
 	for _, l := range []string{
