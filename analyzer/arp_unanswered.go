@@ -239,7 +239,7 @@ func vipRole(rs []addrRole) bool {
 func visibleHosts(s *model.Snapshot) map[string]bool {
 	out := map[string]bool{}
 	for _, e := range s.ARP {
-		if e.Op == "reply" && e.Target.IsValid() {
+		if (e.Op == "reply" || e.Op == "na") && e.Target.IsValid() && e.Target != e.IP {
 			out[e.Target.String()] = true
 		}
 	}

@@ -635,6 +635,9 @@ func (d *decoder) neighbor(typ int, b []byte, l ipLoad, p *Packet) error {
 		ev.IP = target
 		want = 2                            // target link-layer address
 		ev.Gratuitous = l.dst.IsMulticast() // unsolicited advertisement
+		if !ev.Gratuitous {
+			ev.Target = l.dst // a solicited one answers its solicitor, as an ARP reply does
+		}
 	}
 	for opts := b[24:]; len(opts) >= 8; {
 		n := int(opts[1]) * 8

@@ -234,3 +234,16 @@ func TestParseSeconds(t *testing.T) {
 		}
 	}
 }
+
+// A solicited neighbor advertisement names its solicitor as target, as an
+// ARP reply does, and answers the solicitation.
+func TestNeighborAdvertisementTarget(t *testing.T) {
+	res := readWith(t, "fixtures/captures/handshakes.pcap", func(*Tracker) {})
+	var got []string
+	for _, e := range res.ARP {
+		got = append(got, fmt.Sprintf("%d %s %s>%s unanswered=%v", e.Pos.Frame, e.Op, e.IP, e.Target, e.Unanswered))
+	}
+	if want := "[55 ns fd99::1>fd99::2 unanswered=false 56 na fd99::2>fd99::1 unanswered=false]"; fmt.Sprint(got) != want {
+		t.Errorf("neighbor discovery %v, want %s", got, want)
+	}
+}

@@ -205,12 +205,14 @@ type ICMPEvent struct {
 // ARPEvent is one ARP packet (or IPv6 neighbor advertisement) claiming that
 // an IP is at a MAC.
 type ARPEvent struct {
-	Node       string     `json:"node,omitempty"`
-	Pos        Pos        `json:"pos"`
-	Time       time.Time  `json:"time"`
-	Op         string     `json:"op"`  // request, reply, na, ns
-	IP         netip.Addr `json:"ip"`  // sender protocol address: the IP being claimed
-	MAC        string     `json:"mac"` // sender hardware address
+	Node string     `json:"node,omitempty"`
+	Pos  Pos        `json:"pos"`
+	Time time.Time  `json:"time"`
+	Op   string     `json:"op"`  // request, reply, na, ns
+	IP   netip.Addr `json:"ip"`  // sender protocol address: the IP being claimed
+	MAC  string     `json:"mac"` // sender hardware address
+	// Target is the address asked for (request, ns), or the host a reply
+	// or a solicited advertisement answers.
 	Target     netip.Addr `json:"target,omitzero"`
 	Gratuitous bool       `json:"gratuitous,omitempty"`
 	// Unanswered is set on a request (or neighbor solicitation) that no
