@@ -109,7 +109,7 @@ var (
 // absolute times); otherwise they are times of day on 0000-01-01, moving to
 // the next day when the clock wraps at midnight.
 func ReadText(ctx context.Context, r io.Reader, name, format string, opts Options) ([]*Result, error) {
-	tr := &textReader{name: name, format: format, node: opts.Node}
+	tr := &textReader{name: name, format: format, node: opts.Node, opts: opts}
 	tr.start(opts.Node)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
@@ -132,6 +132,7 @@ func ReadText(ctx context.Context, r io.Reader, name, format string, opts Option
 
 type textReader struct {
 	name, format, node string
+	opts               Options
 	line               int
 	errs               model.ErrorList
 	t                  *Tracker
@@ -161,7 +162,9 @@ type textReader struct {
 }
 
 func (tr *textReader) start(node string) {
-	tr.t = NewTracker(tr.name, node)
+	o := tr.opts
+	o.Node = node
+	tr.t = newTracker(tr.name, o)
 	tr.node = node
 	tr.packets = 0
 }

@@ -338,3 +338,30 @@ func TestTextUnansweredARP(t *testing.T) {
 		t.Errorf("text:\n%s\ncapture:\n%s", got, w)
 	}
 }
+
+// Pasted text is summarized as a capture is: a large tcpdump -r dump
+// keeps memory to its live connections too.
+func TestTextSummarize(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures/text/handshakes.tcpdump.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(o capture.Options) *capture.Result {
+		res, err := capture.ReadText(context.Background(), strings.NewReader(string(b)), "h.txt", capture.FormatTcpdumpText, o)
+		if err != nil || len(res) != 1 {
+			t.Fatalf("%v %d", err, len(res))
+		}
+		return res[0]
+	}
+	full, sum := read(capture.Options{}), read(capture.Options{Summarize: true})
+	if sum.Info.Counts != full.Info.Counts {
+		t.Errorf("counts differ:\n%+v\n%+v", sum.Info.Counts, full.Info.Counts)
+	}
+	folded := 0
+	for _, e := range sum.Endpoints {
+		folded += e.Attempts
+	}
+	if folded == 0 || len(sum.Attempts)+folded != len(full.Attempts) {
+		t.Errorf("%d kept + %d counted, want %d attempts in all, some counted", len(sum.Attempts), folded, len(full.Attempts))
+	}
+}

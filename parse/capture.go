@@ -54,11 +54,13 @@ func textCaptureFormat(format, command string) *Format {
 			return score
 		},
 		Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
-			results, err := capture.ReadText(ctx, r, src.Name, format, capture.Options{Node: src.Node})
+			results, err := capture.ReadText(ctx, r, src.Name, format, capture.Options{Node: src.Node,
+				Summarize: src.SummarizeCaptures, FailedSample: src.FailedSample})
 			n := 0
 			for _, res := range results {
 				snap.Captures = append(snap.Captures, res.Info)
 				snap.Attempts = concat(snap.Attempts, res.Attempts)
+				snap.EndpointStats = append(snap.EndpointStats, res.Endpoints...)
 				snap.ICMP = append(snap.ICMP, res.ICMP...)
 				snap.ARP = append(snap.ARP, res.ARP...)
 				n += res.Info.Packets

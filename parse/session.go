@@ -148,7 +148,8 @@ func parseSession(ctx context.Context, r io.Reader, src *Source, snap *model.Sna
 				node = h
 			}
 		}
-		sub := &Source{Name: src.Name, Node: node, Command: c.cmd, Format: f.Name}
+		sub := &Source{Name: src.Name, Node: node, Command: c.cmd, Format: f.Name,
+			SummarizeCaptures: src.SummarizeCaptures, FailedSample: src.FailedSample}
 		body := []byte(strings.Join(lines[from:c.end], "\n") + "\n")
 		n, perr := f.Parse(ctx, newSectionReader(from, body), sub, snap)
 		var list model.ErrorList
