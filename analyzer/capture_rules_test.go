@@ -206,6 +206,21 @@ func TestSynFailuresScan(t *testing.T) {
 	if f := run1(t, SynUnanswered, scan(9)); len(f) != 10 {
 		t.Errorf("9 ports: %d findings, want 10", len(f))
 	}
+	// A capture read in summary mode counted a scan's later ports per host:
+	// they join the ports kept one by one, whatever scan_ports says.
+	counted := withAttempts(&model.Snapshot{}, unanswered("10.0.0.1:40000", "10.96.9.9:1000", 1, 0),
+		unanswered("10.0.0.1:40000", "10.96.9.9:1001", 3, 0))
+	st := model.EndpointStats{File: "c.pcap", Server: netip.MustParseAddrPort("10.96.9.9:0"), Outcome: model.OutcomeUnanswered,
+		Attempts: 20, Clients: 1, ClientAddrs: []netip.Addr{netip.MustParseAddr("10.0.0.1")}}
+	for p := range 20 {
+		st.Ports = append(st.Ports, uint16(2000+p))
+	}
+	counted.EndpointStats = []model.EndpointStats{st}
+	f = run1(t, SynUnanswered, counted)
+	if len(f) != 1 || f[0].Facts["ports"] != 22 || f[0].Facts["attempts"] != 22 || f[0].Facts["attempts_kept"] != 2 ||
+		!strings.HasPrefix(f[0].Facts["port_list"].(string), "1000, 1001, 2000, 2001, ") {
+		t.Fatalf("counted per host: %+v", f)
+	}
 	// A Node's address names the host, not its ports: a node that does
 	// not answer on many ports is one finding, which says what it is.
 	s := scan(12)

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strings"
@@ -87,6 +88,9 @@ type failGroup struct {
 	last     time.Time
 	spanned  bool // first and last are set
 	scan     bool // reported with the other ports of its host
+	// hostPorts are the ports of a host's counters (srv's port is 0): a
+	// capture read in summary mode counted a scan's later ports together.
+	hostPorts []uint16
 }
 
 func (g *failGroup) addClient(c string) {
@@ -123,7 +127,7 @@ type scanGroup struct {
 // own), and marks the groups merged.
 func scanGroups(groups []*failGroup, roles map[netip.Addr][]addrRole, minPorts int) []*scanGroup {
 	if minPorts < 2 {
-		return nil
+		minPorts = math.MaxInt // only what a capture counted as a scan
 	}
 	type hostKey struct {
 		node string
@@ -131,8 +135,9 @@ func scanGroups(groups []*failGroup, roles map[netip.Addr][]addrRole, minPorts i
 	}
 	var order []hostKey
 	byHost := map[hostKey][]*failGroup{}
+	counted := map[hostKey]bool{} // hosts whose ports were counted together: scans
 	for _, g := range groups {
-		if portRole(rolesOf(roles, g.srv.Addr(), g.srv.Port())) {
+		if g.srv.Port() != 0 && portRole(rolesOf(roles, g.srv.Addr(), g.srv.Port())) {
 			continue
 		}
 		k := hostKey{g.node, g.srv.Addr()}
@@ -140,17 +145,32 @@ func scanGroups(groups []*failGroup, roles map[netip.Addr][]addrRole, minPorts i
 			order = append(order, k)
 		}
 		byHost[k] = append(byHost[k], g)
+		if g.srv.Port() == 0 {
+			counted[k] = true
+		}
 	}
 	var out []*scanGroup
 	for _, k := range order {
 		gs := byHost[k]
-		if len(gs) < minPorts {
+		ports := map[uint16]bool{}
+		for _, g := range gs {
+			if g.srv.Port() == 0 {
+				for _, pt := range g.hostPorts {
+					ports[pt] = true
+				}
+			} else {
+				ports[g.srv.Port()] = true
+			}
+		}
+		if len(ports) < minPorts && !counted[k] {
 			continue
 		}
 		sc := &scanGroup{failGroup: failGroup{node: k.node, srv: netip.AddrPortFrom(k.addr, 0), seen: map[string]bool{}}, parts: gs}
+		for pt := range ports {
+			sc.ports = append(sc.ports, pt)
+		}
 		for _, g := range gs {
 			g.scan = true
-			sc.ports = append(sc.ports, g.srv.Port())
 			sc.n += g.n
 			sc.retx += g.retx
 			sc.more = sc.more || g.more
@@ -306,6 +326,7 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 			continue
 		}
 		g := groupOf(st.Node, st.Server)
+		g.hostPorts = append(g.hostPorts, st.Ports...)
 		g.n += st.Attempts
 		for _, c := range st.ClientAddrs {
 			g.addClient(c.String())

@@ -247,3 +247,43 @@ func TestNeighborAdvertisementTarget(t *testing.T) {
 		t.Errorf("neighbor discovery %v, want %s", got, want)
 	}
 }
+
+// A scan of thousands of ports keeps a sample per host, not an attempt per
+// port: the ports first seen after it are counted together, with their
+// port numbers.
+func TestSummarizeScan(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	tr := NewTracker("s.pcap", "")
+	tr.Summarize(true)
+	client := netip.MustParseAddrPort("10.0.0.1:40000")
+	host := netip.MustParseAddr("10.0.0.2")
+	const ports = 5000
+	for i := range ports {
+		srv := netip.AddrPortFrom(host, uint16(1+i))
+		tr.Add(&Packet{Pos: model.Pos{Frame: 2*i + 1}, Time: t0.Add(time.Duration(i) * time.Millisecond), Proto: "tcp",
+			Src: client, Dst: srv, Flags: SYN, Seq: uint32(i)})
+		tr.Add(&Packet{Pos: model.Pos{Frame: 2*i + 2}, Time: t0.Add(time.Duration(i)*time.Millisecond + 100*time.Microsecond),
+			Proto: "tcp", Src: srv, Dst: client, Flags: RST | ACK, Ack: uint32(i) + 1})
+	}
+	res := tr.Finish()
+	if res.Info.Counts.Refused != ports {
+		t.Fatalf("%d refused, want %d", res.Info.Counts.Refused, ports)
+	}
+	kept := hostSampleFactor * FailedSample
+	if len(res.Attempts) != kept {
+		t.Errorf("%d attempts kept, want the host's sample of %d", len(res.Attempts), kept)
+	}
+	var hostStats *model.EndpointStats
+	for i := range res.Endpoints {
+		if res.Endpoints[i].Server.Port() == 0 {
+			hostStats = &res.Endpoints[i]
+		}
+	}
+	if hostStats == nil || hostStats.Attempts != ports-kept || len(hostStats.Ports) != ports-kept ||
+		hostStats.Ports[0] != uint16(kept+1) || hostStats.Ports[len(hostStats.Ports)-1] != ports || hostStats.Outcome != model.OutcomeRefused {
+		t.Fatalf("host counters %+v", hostStats)
+	}
+	if len(res.Endpoints) != 1 {
+		t.Errorf("%d counters, want the host's alone", len(res.Endpoints))
+	}
+}

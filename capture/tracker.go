@@ -2,6 +2,7 @@ package capture
 
 import (
 	"math"
+	"math/bits"
 	"net/netip"
 	"slices"
 	"sort"
@@ -45,6 +46,7 @@ type Tracker struct {
 	finishing  bool
 	series     bool // packets come from several files: segments name theirs
 	stats      map[statKey]*endpointAcc
+	failKept   map[statKey]int32 // failed attempts kept one by one, per server and per host (port 0)
 	statOrder  []statKey
 	counts     model.Counts
 	icmp       []model.ICMPEvent
@@ -66,7 +68,10 @@ func NewTracker(file, node string) *Tracker {
 // follows the live connections, not the capture's size: established
 // attempts that ended normally (Zeek SF, S1, S2, S3) all, and refused and
 // unanswered ones (REJ, S0) beyond the first FailedSample (see KeepFailed)
-// to each server endpoint, which are kept one by one as evidence. Attempts an ICMP error
+// to each server endpoint, or beyond ten times that to each host, all its
+// ports together, which are kept one by one as evidence. The ports of a
+// host first tried once its sample is full (a scan) are counted per host
+// (a server port of 0, with the ports listed). Attempts an ICMP error
 // answers, attempts inside an overlay and every other outcome are always
 // kept.
 func (t *Tracker) Summarize(on bool) { t.summarize = on }
@@ -422,12 +427,25 @@ func (t *Tracker) finalize(s *stream) {
 			}
 		case model.OutcomeRefused, model.OutcomeUnanswered:
 			if !s.icmp {
-				acc := t.acc(s, outcome)
-				if acc.kept >= t.keepFailed {
-					t.fold(s, outcome)
+				server := s.end(1 - s.clientDir())
+				ek := statKey{server, outcome}
+				hk := statKey{netip.AddrPortFrom(server.Addr(), 0), outcome} // all the host's ports
+				if t.failKept == nil {
+					t.failKept = map[statKey]int32{}
+				}
+				hostFull := int(t.failKept[hk]) >= hostSampleFactor*t.keepFailed
+				switch {
+				case hostFull && t.failKept[ek] == 0:
+					// A port first seen once the host's sample is full
+					// (a scan): counted with the host's other such ports.
+					t.foldInto(t.acc(hk.server, outcome), s)
+					return
+				case hostFull || int(t.failKept[ek]) >= t.keepFailed:
+					t.foldInto(t.acc(server, outcome), s)
 					return
 				}
-				acc.kept++
+				t.failKept[ek]++
+				t.failKept[hk]++
 			}
 		}
 	}
@@ -811,15 +829,23 @@ type endpointAcc struct {
 	st      model.EndpointStats
 	clients map[netip.Addr]struct{}
 	synack  []time.Duration // a bounded sample, for the median
-	kept    int             // attempts kept one by one before folding began
+	// ports is the set of server ports of a host's counters (port 0),
+	// which count the ports that failed after the host's sample was full.
+	ports *[1 << 16 / 64]uint64
 }
+
+// hostSampleFactor times FailedSample is how many refused, and how many
+// unanswered, attempts to one host, all its ports together, a summarizing
+// tracker keeps one by one: a scan of every port keeps that many, and
+// counts the rest per host with the ports they went to.
+const hostSampleFactor = 10
 
 // maxSamples bounds the time-to-SYN/ACK sample kept per endpoint.
 const maxSamples = 1024
 
 // acc returns the counters of s's server and outcome, made on first use.
-func (t *Tracker) acc(s *stream, outcome model.Outcome) *endpointAcc {
-	k := statKey{s.end(1 - s.clientDir()), outcome}
+func (t *Tracker) acc(server netip.AddrPort, outcome model.Outcome) *endpointAcc {
+	k := statKey{server, outcome}
 	acc := t.stats[k]
 	if acc == nil {
 		if t.stats == nil {
@@ -834,10 +860,21 @@ func (t *Tracker) acc(s *stream, outcome model.Outcome) *endpointAcc {
 }
 
 func (t *Tracker) fold(s *stream, outcome model.Outcome) {
+	t.foldInto(t.acc(s.end(1-s.clientDir()), outcome), s)
+}
+
+// foldInto counts s in acc.
+func (t *Tracker) foldInto(acc *endpointAcc, s *stream) {
 	cd := s.clientDir()
 	client := s.end(cd)
 	first := t.time(s.first.ns)
-	acc := t.acc(s, outcome)
+	if acc.st.Server.Port() == 0 { // a host's counters: which ports
+		if acc.ports == nil {
+			acc.ports = new([1 << 16 / 64]uint64)
+		}
+		p := s.end(1 - cd).Port()
+		acc.ports[p/64] |= 1 << (p % 64)
+	}
 	st := &acc.st
 	if st.Attempts == 0 {
 		st.First = first
@@ -876,6 +913,13 @@ func (t *Tracker) fold(s *stream, outcome model.Outcome) {
 func (acc *endpointAcc) stats() model.EndpointStats {
 	st := acc.st
 	st.Clients = len(acc.clients)
+	if acc.ports != nil {
+		for w, word := range acc.ports {
+			for ; word != 0; word &= word - 1 {
+				st.Ports = append(st.Ports, uint16(w*64+bits.TrailingZeros64(word)))
+			}
+		}
+	}
 	if n := len(acc.synack); n > 0 {
 		slices.Sort(acc.synack)
 		st.MedianSYNACK = acc.synack[n/2]

@@ -19,7 +19,7 @@ import (
 // attempts kept may differ.
 func TestSummaryKeepsFindings(t *testing.T) {
 	var dirs []string
-	for _, pat := range []string{"../fixtures/incidents/*", "../fixtures/seeds/*"} {
+	for _, pat := range []string{"../fixtures/incidents/*", "../fixtures/seeds/*", "../fixtures/captures"} {
 		m, err := filepath.Glob(pat)
 		if err != nil {
 			t.Fatal(err)
@@ -36,6 +36,7 @@ func TestSummaryKeepsFindings(t *testing.T) {
 		return res.Findings
 	}
 	compared := 0
+	hostCounted := false
 	for _, dir := range dirs {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			continue
@@ -43,6 +44,10 @@ func TestSummaryKeepsFindings(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			full := run(t, dir, nil)
 			sum := run(t, dir, &parse.Options{SummarizeCaptures: true, FailedSample: 1})
+			snap, _, _ := parse.Open(ctx, dir, &parse.Options{SummarizeCaptures: true, FailedSample: 1})
+			for _, st := range snap.EndpointStats {
+				hostCounted = hostCounted || st.Server.Port() == 0 && len(st.Ports) > 0
+			}
 			if len(full) != len(sum) {
 				t.Fatalf("%d findings in summary mode, %d from every attempt:\n%s\n%s", len(sum), len(full), titles(sum), titles(full))
 			}
@@ -63,6 +68,9 @@ func TestSummaryKeepsFindings(t *testing.T) {
 	}
 	if compared == 0 {
 		t.Error("no finding counted attempts it did not keep: the bundles do not exercise summary mode")
+	}
+	if !hostCounted {
+		t.Error("no scan was counted per host: fixtures/captures/portscan.pcap should be, with a sample of one")
 	}
 }
 

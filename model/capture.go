@@ -233,16 +233,20 @@ const MaxClientAddrs = 64
 // with one outcome, that a capture read in summary mode did not keep one by
 // one: established ones that ended normally (Zeek SF, S1, S2, S3), and
 // refused and unanswered ones beyond a sample kept in full as evidence (the
-// first 100 to each endpoint). The attempts to an endpoint are the kept
-// ones plus these. Other outcomes, attempts an ICMP error answers and
-// overlay flows are always kept in full.
+// first 100 to each endpoint, 1,000 to each host). The attempts to an
+// endpoint are the kept ones plus these. Other outcomes, attempts an ICMP
+// error answers and overlay flows are always kept in full.
 type EndpointStats struct {
-	Node     string         `json:"node,omitempty"`
-	File     string         `json:"file"`
-	Server   netip.AddrPort `json:"server"`
-	Outcome  Outcome        `json:"outcome"`
-	Attempts int            `json:"attempts"`
-	Clients  int            `json:"clients"` // distinct client addresses (counted up to 65536)
+	Node    string         `json:"node,omitempty"`
+	File    string         `json:"file"`
+	Server  netip.AddrPort `json:"server"`
+	Outcome Outcome        `json:"outcome"`
+	// Ports, for a Server whose port is 0, are the ports the attempts
+	// went to: a host failing on so many ports (a scan) that the attempts
+	// to ports first seen after its sample are counted together.
+	Ports    []uint16 `json:"ports,omitempty"`
+	Attempts int      `json:"attempts"`
+	Clients  int      `json:"clients"` // distinct client addresses (counted up to 65536)
 	// ClientAddrs are the first distinct client addresses, up to
 	// MaxClientAddrs.
 	ClientAddrs []netip.Addr `json:"client_addrs,omitempty"`
