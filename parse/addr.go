@@ -15,7 +15,7 @@ import (
 var addrFormat = &Format{
 	Name:    "ip-addr",
 	Kind:    model.KindAddrs,
-	Command: "ip addr (ip a, ip -4 addr, ip -6 addr, ip addr show dev eth0), ip -br addr",
+	Command: "ip addr (ip a, ip -4 addr, ip -6 addr, ip addr show dev eth0), ip -br addr, ip -o addr",
 	Sniff:   sniffAddr,
 	Parse:   recordsParser(readAddrs, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
 }
@@ -29,7 +29,9 @@ var addrFormat = &Format{
 //     fd00::1/64 scope global nodad" line is one address, with its scope,
 //     its flags, and for IPv4 its label when it differs from the device;
 //   - ip -br addr: "eth0@if12 UP 10.0.0.1/24 fe80::1/64" (no scope, no
-//     flags).
+//     flags);
+//   - ip -o addr: one line per address, "2: eth0    inet 10.0.0.1/24 brd
+//     ... scope global eth0\       valid_lft ..." (no link state, no MAC).
 //
 // An address without a prefix length (a "peer" address) is read as a host
 // prefix. Shell prompts name the node of the lines below them, and so do
@@ -79,6 +81,21 @@ func readAddrs(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAddr {
 			}
 			continue
 		}
+		if dev1, inet, ok := onelineAddr(t); ok { // ip -o addr
+			inBlock = false
+			a, err := inetLine(inet)
+			if err != nil {
+				l.Errorf("%w: %v", ErrSyntax, err)
+				continue
+			}
+			a.Dev = linkName(dev1)
+			if a.Label == a.Dev {
+				a.Label = ""
+			}
+			a.Node, a.Pos = node, l.Pos()
+			out = append(out, a)
+			continue
+		}
 		indented := line[0] == ' ' || line[0] == '\t'
 		if inBlock && indented {
 			switch {
@@ -113,6 +130,23 @@ func readAddrs(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAddr {
 		}
 	}
 	return out
+}
+
+// addrOnelineRe matches a line of ip -o addr: "2: eth0    inet
+// 10.0.0.1/24 brd 10.0.0.255 scope global eth0\       valid_lft forever
+// preferred_lft forever".
+var addrOnelineRe = regexp.MustCompile(`^\d+:\s+(\S+)\s+(inet6? .*)$`)
+
+// onelineAddr splits a line of ip -o addr into its device and the fields
+// of its inet or inet6 part (what ip addr prints on an indented line, up
+// to the backslash that stands for the line break).
+func onelineAddr(t string) (string, []string, bool) {
+	m := addrOnelineRe.FindStringSubmatch(t)
+	if m == nil {
+		return "", nil, false
+	}
+	inet, _, _ := strings.Cut(m[2], "\\")
+	return m[1], strings.Fields(inet), true
 }
 
 // linkName drops the "@peer" of "eth0@if12"; "@NONE" too.
@@ -216,6 +250,13 @@ func sniffAddr(_ string, head []byte) int {
 		t := strings.TrimSpace(line)
 		f := strings.Fields(t)
 		indented := line[0] == ' ' || line[0] == '\t'
+		if _, inet, ok := onelineAddr(t); ok {
+			if _, err := inetLine(inet); err == nil {
+				matched, links = matched+1, links+1
+			}
+			inBlock = false
+			continue
+		}
 		switch {
 		case addrLinkRe.MatchString(t):
 			matched, links, inBlock = matched+1, links+1, true

@@ -55,6 +55,18 @@ func TestAddrsReal(t *testing.T) {
 		"10  kube-ipvs0 DOWN 10.96.0.1/32 global",
 		"12  kube-ipvs0 DOWN 10.96.0.10/32 global",
 	})
+	// ip -o addr: one line per address, no link state or MAC.
+	checkHostLines(t, "ip-o-addr.txt", addrFile(t, "parse/testdata/addr/ip-o-addr.txt"), []string{
+		"1  lo  127.0.0.1/8 host",
+		"2  lo  ::1/128 host",
+		"3  nm-t-a1  fe80::78:ff:fe00:2/64 link  tentative",
+		"4  nm-t-a0  10.78.0.1/24 global",
+		"5  nm-t-a0  10.78.0.9/24 global nm-t-a0:vip secondary",
+		"6  nm-t-a0  fd78::1/64 global  nodad",
+		"7  nm-t-a0  fe80::78:ff:fe00:1/64 link  tentative",
+		"8  kube-ipvs0  10.96.0.1/32 global",
+		"9  kube-ipvs0  10.96.0.10/32 global",
+	})
 	checkHostLines(t, "ip-br-addr.txt", addrFile(t, "parse/testdata/addr/ip-br-addr.txt"), []string{
 		"1  lo UNKNOWN 127.0.0.1/8",
 		"1  lo UNKNOWN ::1/128",
@@ -150,7 +162,7 @@ func checkSniff(t *testing.T, format string, sniff func(string, []byte) int, own
 }
 
 var (
-	addrFiles      = []string{"parse/testdata/addr/ip-addr.txt", "parse/testdata/addr/ip-4-addr.txt", "parse/testdata/addr/ip-br-addr.txt"}
+	addrFiles      = []string{"parse/testdata/addr/ip-addr.txt", "parse/testdata/addr/ip-4-addr.txt", "parse/testdata/addr/ip-br-addr.txt", "parse/testdata/addr/ip-o-addr.txt"}
 	routeFiles     = []string{"parse/testdata/route/ip-route.txt", "parse/testdata/route/ip-6-route.txt", "parse/testdata/route/ip-route-table-all.txt"}
 	conntrackFiles = []string{"parse/testdata/conntrack/conntrack-L.txt", "parse/testdata/conntrack/conntrack-L-p-tcp.txt"}
 )

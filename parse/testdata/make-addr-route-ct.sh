@@ -39,6 +39,7 @@ sleep 1
 $A ip addr >"$OUT/addr/ip-addr.txt"
 $A ip -4 addr >"$OUT/addr/ip-4-addr.txt"
 $A ip -br addr >"$OUT/addr/ip-br-addr.txt"
+$A ip -o addr >"$OUT/addr/ip-o-addr.txt"
 
 R="ip netns exec nm-t-route"
 ip netns add nm-t-route
