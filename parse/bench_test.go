@@ -67,6 +67,9 @@ func benchCases() []benchCase {
 		{"neigh", neighFormat, 10000, "ip neigh entries", genNeigh, perN(1)},
 		{"ip-addr", addrFormat, 10000, "addresses on kube-ipvs0 (ip addr)", genAddr, perN(1)},
 		{"ip-route", routeFormat, 10000, "routes (ip route, Calico /32 routes)", genRoute, perN(1)},
+		{"neigh-json", neighJSONFormat, 10000, "ip -j neigh entries", genNeighJSON, perN(1)},
+		{"ip-addr-json", addrJSONFormat, 10000, "addresses on kube-ipvs0 (ip -j addr)", genAddrJSON, perN(1)},
+		{"ip-route-json", routeJSONFormat, 10000, "routes (ip -j route, Calico /32 routes)", genRouteJSON, perN(1)},
 		{"conntrack", conntrackFormat, 100000, "conntrack -L entries", genConntrack, perN(1)},
 		{"kubespray-vars", settingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
 		{"connect-loop", probesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
@@ -609,6 +612,53 @@ func genRoute(n int) []byte {
 			return
 		}
 		fmt.Fprintf(b, "%s dev cali%07x scope link \n", ip4(10, 0xF40000+i), i)
+	})
+}
+
+// genJSONArray writes n entries of an ip -j array, one line as ip prints it.
+func genJSONArray(n int, entry func(b *bytes.Buffer, i int)) []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		entry(&b, i)
+	}
+	b.WriteString("]\n")
+	return b.Bytes()
+}
+
+func genNeighJSON(n int) []byte {
+	return genJSONArray(n, func(b *bytes.Buffer, i int) {
+		state := []string{"REACHABLE", "STALE", "DELAY", "PERMANENT"}[i%4]
+		fmt.Fprintf(b, `{"dst":"%s","dev":"cali%07x","lladdr":"ee:ee:ee:%02x:%02x:%02x","state":["%s"]}`, ip4(10, 0xF40000+i), i, byte(i>>16), byte(i>>8), byte(i), state)
+	})
+}
+
+func genAddrJSON(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`[{"ifindex":5,"ifname":"kube-ipvs0","flags":["BROADCAST","NOARP"],"mtu":1500,"qdisc":"noop","operstate":"DOWN","group":"default","txqlen":1000,"link_type":"ether","address":"6e:2c:3a:1b:9f:00","broadcast":"ff:ff:ff:ff:ff:ff","addr_info":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"family":"inet","local":"%s","prefixlen":32,"scope":"global","label":"kube-ipvs0","valid_life_time":4294967295,"preferred_life_time":4294967295}`, ip4(10, 0x600000+i))
+	}
+	b.WriteString("]}]\n")
+	return b.Bytes()
+}
+
+func genRouteJSON(n int) []byte {
+	return genJSONArray(n, func(b *bytes.Buffer, i int) {
+		switch {
+		case i == 0:
+			b.WriteString(`{"dst":"default","gateway":"172.18.0.1","dev":"eth0","protocol":"dhcp","prefsrc":"172.18.0.2","metric":100,"flags":[]}`)
+		case i%64 == 63:
+			fmt.Fprintf(b, `{"type":"blackhole","dst":"%s/26","protocol":"bird","flags":[]}`, ip4(10, 0xF40000+i-63))
+		default:
+			fmt.Fprintf(b, `{"dst":"%s","dev":"cali%07x","scope":"link","flags":[]}`, ip4(10, 0xF40000+i), i)
+		}
 	})
 }
 

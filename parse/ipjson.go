@@ -1,0 +1,337 @@
+package parse
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// iproute2's JSON output (ip -j, also pretty-printed with -p): the same
+// records as its text, read through the text readers so that both give the
+// same model.
+
+var neighJSONFormat = &Format{
+	Name:    "neigh-json",
+	Kind:    model.KindNeighbors,
+	Command: "ip -j neigh (ip -j -p neigh)",
+	Sniff:   sniffIPJSON(isNeighEntry),
+	Parse: recordsParser(readNeighborsJSON, func(s *model.Snapshot, out []model.Neighbor) {
+		s.Neighbors = append(s.Neighbors, out...)
+	}, "neighbors"),
+}
+
+var addrJSONFormat = &Format{
+	Name:    "ip-addr-json",
+	Kind:    model.KindAddrs,
+	Command: "ip -j addr (ip -j -p addr)",
+	Sniff:   sniffIPJSON(isAddrEntry),
+	Parse:   recordsParser(readAddrsJSON, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
+}
+
+var routeJSONFormat = &Format{
+	Name:    "ip-route-json",
+	Kind:    model.KindRoutes,
+	Command: "ip -j route (ip -6 -j route, ip -j route show table all)",
+	Sniff:   sniffIPJSON(isRouteEntry),
+	Parse:   recordsParser(readRoutesJSON, func(s *model.Snapshot, out []model.Route) { s.Routes = append(s.Routes, out...) }, "routes"),
+}
+
+// NeighborsJSON parses ip -j neigh: each entry ({"dst": ..., "dev": ...,
+// "lladdr": ..., "state": [...]}, flags as keys) as ip neigh's text line
+// would be. An entry that is not a neighbor, or JSON that is not an array
+// of objects, is reported with its position (the entry's line and its
+// number) and the rest is read. name is used only in positions.
+func NeighborsJSON(r io.Reader, name string) ([]model.Neighbor, error) {
+	return readRecords(r, name, readNeighborsJSON)
+}
+
+// AddrsJSON parses ip -j addr: one address per element of each link's
+// addr_info, with the link's name, operational state and MAC, as ip addr's
+// text gives them.
+func AddrsJSON(r io.Reader, name string) ([]model.IfAddr, error) {
+	return readRecords(r, name, readAddrsJSON)
+}
+
+// RoutesJSON parses ip -j route, multipath nexthops included, as ip
+// route's text would be.
+func RoutesJSON(r io.Reader, name string) ([]model.Route, error) {
+	return readRecords(r, name, readRoutesJSON)
+}
+
+// ipEntry is one object of ip's JSON output and where it starts.
+type ipEntry struct {
+	f   map[string]json.RawMessage
+	pos model.Pos
+}
+
+func (e ipEntry) has(k string) bool { _, ok := e.f[k]; return ok }
+
+// str returns the string (or number) value of k, "" when absent or null.
+func (e ipEntry) str(k string) string {
+	raw, ok := e.f[k]
+	if !ok {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+// strs returns the string array value of k.
+func (e ipEntry) strs(k string) []string {
+	var out []string
+	if raw, ok := e.f[k]; ok {
+		_ = json.Unmarshal(raw, &out)
+	}
+	return out
+}
+
+// isTrue reports whether k is present as true.
+func (e ipEntry) isTrue(k string) bool {
+	var b bool
+	raw, ok := e.f[k]
+	return ok && json.Unmarshal(raw, &b) == nil && b
+}
+
+func isAddrEntry(e ipEntry) bool { return e.has("ifname") && e.has("addr_info") }
+
+func isNeighEntry(e ipEntry) bool {
+	return e.has("dst") && (e.has("state") || e.has("lladdr")) &&
+		!e.has("gateway") && !e.has("protocol") && !e.has("nexthops") && !e.has("prefsrc") && !e.has("type")
+}
+
+func isRouteEntry(e ipEntry) bool { return e.has("dst") && !isNeighEntry(e) }
+
+// ipEntries reads the array of objects ip -j prints, each with the line it
+// starts on and its number as position. A syntax error ends the reading,
+// reported at its line.
+func ipEntries(r io.Reader, name string, errs *model.ErrorList) []ipEntry {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		errs.Addf(model.Pos{File: name}, "", "reading: %w", err)
+		return nil
+	}
+	// lineAt counts lines from the last offset asked for, as offsets come
+	// in increasing order but for errors.
+	lastOff, lastLine := 0, 1
+	lineAt := func(off int64) int {
+		o := min(int(off), len(b))
+		if o < lastOff {
+			lastOff, lastLine = 0, 1
+		}
+		lastLine += bytes.Count(b[lastOff:o], []byte("\n"))
+		lastOff = o
+		return lastLine
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		errs.Addf(model.Pos{File: name, Line: lineAt(dec.InputOffset())}, "", "%w: expected the JSON array ip -j prints", ErrSyntax)
+		return nil
+	}
+	var out []ipEntry
+	for n := 1; dec.More(); n++ {
+		off := dec.InputOffset()
+		for off < int64(len(b)) && (b[off] == ',' || b[off] == ' ' || b[off] == '\n' || b[off] == '\t' || b[off] == '\r') {
+			off++
+		}
+		pos := model.Pos{File: name, Line: lineAt(off), Object: fmt.Sprintf("entry %d", n)}
+		var e ipEntry
+		if err := dec.Decode(&e.f); err != nil {
+			line := pos.Line
+			var se *json.SyntaxError
+			switch {
+			case errors.As(err, &se):
+				line = lineAt(se.Offset)
+			case errors.Is(err, io.ErrUnexpectedEOF):
+				line = lineAt(int64(len(bytes.TrimRight(b, "\r\n")))) // the text ends inside the entry
+			}
+			errs.Addf(model.Pos{File: name, Line: line}, "", "%w: entry %d: %v", ErrSyntax, n, err)
+			return out
+		}
+		e.pos = pos
+		out = append(out, e)
+	}
+	return out
+}
+
+func readNeighborsJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.Neighbor {
+	var out []model.Neighbor
+	for _, e := range ipEntries(r, src.Name, errs) {
+		if !isNeighEntry(e) {
+			errs.Addf(e.pos, "", "%w: expected an ip -j neigh entry ({\"dst\": ..., \"dev\": ..., \"state\": [...]})", ErrSyntax)
+			continue
+		}
+		f := []string{e.str("dst")}
+		if d := e.str("dev"); d != "" {
+			f = append(f, "dev", d)
+		}
+		if mac := e.str("lladdr"); mac != "" {
+			f = append(f, "lladdr", mac)
+		}
+		for _, flag := range sortedKeys(neighFlags) {
+			if e.has(flag) {
+				f = append(f, flag)
+			}
+		}
+		f = append(f, e.strs("state")...)
+		n, err := ipNeighLine(f)
+		if err != nil {
+			errs.Addf(e.pos, "", "%w: %v", ErrSyntax, err)
+			continue
+		}
+		n.Node, n.Pos = src.Node, e.pos
+		out = append(out, n)
+	}
+	return out
+}
+
+func readAddrsJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAddr {
+	var out []model.IfAddr
+	for _, e := range ipEntries(r, src.Name, errs) {
+		if !isAddrEntry(e) {
+			errs.Addf(e.pos, "", "%w: expected an ip -j addr entry ({\"ifname\": ..., \"addr_info\": [...]})", ErrSyntax)
+			continue
+		}
+		dev := linkName(e.str("ifname"))
+		mac := ""
+		if e.str("link_type") != "none" {
+			mac = strings.ToLower(e.str("address"))
+		}
+		var infos []map[string]json.RawMessage
+		if err := json.Unmarshal(e.f["addr_info"], &infos); err != nil {
+			errs.Addf(e.pos, "", "%w: addr_info is not a list of addresses", ErrSyntax)
+			continue
+		}
+		for _, raw := range infos {
+			info := ipEntry{f: raw}
+			f := []string{info.str("family"), info.str("local") + "/" + info.str("prefixlen")}
+			if sc := info.str("scope"); sc != "" {
+				f = append(f, "scope", sc)
+			}
+			for _, flag := range sortedKeys(addrFlags) {
+				if info.isTrue(flag) {
+					f = append(f, flag)
+				}
+			}
+			if l := info.str("label"); l != "" && f[0] == "inet" {
+				f = append(f, l)
+			}
+			if f[0] != "inet" && f[0] != "inet6" {
+				continue // other families (mpls ...) carry no IP address
+			}
+			a, err := inetLine(f)
+			if err != nil {
+				errs.Addf(e.pos, "", "%w: %v", ErrSyntax, err)
+				continue
+			}
+			if a.Label == dev {
+				a.Label = ""
+			}
+			a.Node, a.Dev, a.State, a.MAC, a.Pos = src.Node, dev, e.str("operstate"), mac, e.pos
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func readRoutesJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.Route {
+	var out []model.Route
+	cmdV6 := routeCmdV6(src.Command)
+	for _, e := range ipEntries(r, src.Name, errs) {
+		if !isRouteEntry(e) {
+			errs.Addf(e.pos, "", "%w: expected an ip -j route entry ({\"dst\": ..., \"gateway\": ..., \"dev\": ...})", ErrSyntax)
+			continue
+		}
+		var f []string
+		if t := e.str("type"); t != "" {
+			f = append(f, t)
+		}
+		dst, gw := e.str("dst"), e.str("gateway")
+		f = append(f, dst)
+		for _, kv := range [][2]string{{"gateway", "via"}, {"dev", "dev"}, {"table", "table"}, {"protocol", "proto"},
+			{"scope", "scope"}, {"prefsrc", "src"}, {"metric", "metric"}} {
+			if v := e.str(kv[0]); v != "" {
+				f = append(f, kv[1], v)
+			}
+		}
+		rt, err := routeLine(f, cmdV6 || strings.Contains(gw, ":") || strings.Contains(dst, ":"))
+		if err != nil {
+			errs.Addf(e.pos, "", "%w: %v", ErrSyntax, err)
+			continue
+		}
+		var hops []map[string]json.RawMessage
+		if raw, ok := e.f["nexthops"]; ok {
+			if err := json.Unmarshal(raw, &hops); err != nil {
+				errs.Addf(e.pos, "", "%w: nexthops is not a list", ErrSyntax)
+				continue
+			}
+		}
+		bad := false
+		for _, raw := range hops {
+			h := ipEntry{f: raw}
+			hf := []string{"nexthop"}
+			for _, kv := range [][2]string{{"gateway", "via"}, {"dev", "dev"}, {"weight", "weight"}} {
+				if v := h.str(kv[0]); v != "" {
+					hf = append(hf, kv[1], v)
+				}
+			}
+			nh, err := nexthopLine(hf)
+			if err != nil {
+				errs.Addf(e.pos, "", "%w: %v", ErrSyntax, err)
+				bad = true
+				break
+			}
+			rt.Nexthops = append(rt.Nexthops, nh)
+			rt.Raw += " " + strings.Join(hf, " ")
+		}
+		if bad {
+			continue
+		}
+		rt.Node, rt.Pos = src.Node, e.pos
+		out = append(out, rt)
+	}
+	return out
+}
+
+// sniffIPJSON recognizes ip -j output whose first entry is of the kind
+// that is tells.
+func sniffIPJSON(is func(ipEntry) bool) func(string, []byte) int {
+	return func(_ string, head []byte) int {
+		t := bytes.TrimLeft(head, " \t\r\n")
+		if !bytes.HasPrefix(t, []byte("[")) {
+			return 0
+		}
+		dec := json.NewDecoder(bytes.NewReader(t))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') || !dec.More() {
+			return 0
+		}
+		var e ipEntry
+		if dec.Decode(&e.f) != nil || e.has("kind") || e.has("apiVersion") || !is(e) {
+			return 0
+		}
+		return 95
+	}
+}
+
+// sortedKeys returns a set's keys in order, so that flags come out the
+// same each time.
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
