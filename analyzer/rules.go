@@ -23,5 +23,6 @@ func Default() []*Rule {
 		LBControllerConflict,
 		IPVSStrictARP,
 		APIServerUnreachable,
+		ConntrackDrops,
 	}
 }

@@ -268,6 +268,22 @@ type RouteNexthop struct {
 	Weight int        `json:"weight,omitempty"`
 }
 
+// ConntrackStats are one CPU's connection tracking counters (`conntrack
+// -S`, or a row of /proc/net/stat/nf_conntrack).
+type ConntrackStats struct {
+	Node string `json:"node,omitempty"`
+	CPU  int    `json:"cpu"`
+	// Counters by the names conntrack -S prints: found, invalid, insert,
+	// insert_failed, drop, early_drop, error, search_restart,
+	// clash_resolve, chaintoolong, and on older kernels searched, new,
+	// ignore, delete, delete_list. The /proc table's names are mapped to
+	// them (clashres is clash_resolve, icmp_error is error, chainlength is
+	// chaintoolong); its entries column (the table's size) is kept as
+	// entries.
+	Counters map[string]uint64 `json:"counters"`
+	Pos      Pos               `json:"pos"`
+}
+
 // ConntrackEntry is one conntrack table entry (`conntrack -L`, or
 // /proc/net/nf_conntrack).
 type ConntrackEntry struct {

@@ -74,8 +74,10 @@ type Snapshot struct {
 	Addrs      []IfAddr         `json:"addrs,omitempty"`
 	Routes     []Route          `json:"routes,omitempty"`
 	Conntrack  []ConntrackEntry `json:"conntrack,omitempty"`
-	Settings   []Setting        `json:"settings,omitempty"`
-	Probes     []ProbeRun       `json:"probes,omitempty"`
+	// ConntrackStats are the conntrack counters per node and CPU.
+	ConntrackStats []ConntrackStats `json:"conntrack_stats,omitempty"`
+	Settings       []Setting        `json:"settings,omitempty"`
+	Probes         []ProbeRun       `json:"probes,omitempty"`
 
 	Captures []CaptureInfo `json:"captures,omitempty"`
 	Attempts []Attempt     `json:"attempts,omitempty"`
@@ -118,6 +120,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Addrs = append(s.Addrs, o.Addrs...)
 	s.Routes = append(s.Routes, o.Routes...)
 	s.Conntrack = append(s.Conntrack, o.Conntrack...)
+	s.ConntrackStats = append(s.ConntrackStats, o.ConntrackStats...)
 	s.Settings = append(s.Settings, o.Settings...)
 	s.Probes = append(s.Probes, o.Probes...)
 	s.Captures = append(s.Captures, o.Captures...)

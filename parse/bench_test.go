@@ -71,6 +71,7 @@ func benchCases() []benchCase {
 		{"ip-addr-json", addrJSONFormat, 10000, "addresses on kube-ipvs0 (ip -j addr)", genAddrJSON, perN(1)},
 		{"ip-route-json", routeJSONFormat, 10000, "routes (ip -j route, Calico /32 routes)", genRouteJSON, perN(1)},
 		{"conntrack", conntrackFormat, 100000, "conntrack -L entries", genConntrack, perN(1)},
+		{"conntrack-stats", conntrackStatsFormat, 10000, "CPUs of conntrack -S counters", genConntrackStats, perN(1)},
 		{"kubespray-vars", settingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
 		{"connect-loop", probesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
 		{"terminal-session", sessionFormat, 1000, "commands of a pasted session (kubectl get svc, ss -tan, ip neigh; 20 lines each)", genSession, perN(20)},
@@ -672,6 +673,13 @@ func genConntrack(n int) []byte {
 		}
 		fmt.Fprintf(b, "tcp      6 86399 ESTABLISHED src=%s dst=%s sport=%d dport=443 src=%s dst=%s sport=8443 dport=%d [ASSURED] mark=0 use=1\n",
 			cli, ip4(10, 0x600000+i%500), sport, pod, cli, sport)
+	})
+}
+
+func genConntrackStats(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "cpu=%d   \tfound=%d invalid=%d insert=0 insert_failed=%d drop=%d early_drop=0 error=0 search_restart=%d clash_resolve=%d chaintoolong=0 \n",
+			i, 8000000+i, i%97, i%5, i%5, i%23, i%11)
 	})
 }
 

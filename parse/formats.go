@@ -97,6 +97,7 @@ func Formats() []*Format {
 		addrJSONFormat,
 		routeJSONFormat,
 		conntrackFormat,
+		conntrackStatsFormat,
 		settingsFormat,
 		probesFormat,
 		sessionFormat,

@@ -1,0 +1,184 @@
+package analyzer
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// ConntrackDrops finds nodes whose connection tracking drops packets.
+var ConntrackDrops = &Rule{
+	Name:     "conntrack-drops",
+	Severity: Error,
+	Needs:    []model.Kind{model.KindConntrack},
+	Uses:     []model.Kind{model.KindSysctl, model.KindLogs},
+	Run:      runConntrackDrops,
+	Doc: `connection tracking drops packets on a node
+
+Every connection through kube-proxy's NAT gets a conntrack entry. Its
+counters (conntrack -S, /proc/net/stat/nf_conntrack, per CPU) tell two ways
+it drops packets:
+
+- insert_failed: two packets of one new UDP flow, sent at once, went
+  through DNAT on two CPUs; both made an entry and the second could not be
+  inserted, so its packet was dropped. glibc sends the A and AAAA queries of
+  one lookup that way, so DNS lookups through the kube-dns Service time out
+  after the resolver's 5 seconds, now and then. Kernels from 5.0 resolve
+  most such clashes instead (clash_resolve, which is harmless).
+- drop and early_drop: the table was full (nf_conntrack_max); the kernel
+  evicted entries not yet confirmed (early_drop) and, when it could not,
+  dropped the new connection's packet (drop). Every kind of new connection
+  fails then.
+
+Evidence: the counters per CPU; net.netfilter.nf_conntrack_max and
+nf_conntrack_count from sysctl output; log lines of DNS lookups timing out.
+
+Severity: error when packets are dropped because the table is full, or when
+insert failures meet DNS timeouts in the logs; warning for insert failures
+alone or early drops alone.
+
+Fix: for insert failures, "options single-request-reopen" in the Pods'
+resolv.conf (spec.dnsConfig), NodeLocal DNSCache (DNS then bypasses the
+DNAT), or a 5.x kernel; for a full table, raise nf_conntrack_max
+(kube-proxy's conntrack.maxPerCore) or find what opens so many connections.`,
+}
+
+func runConntrackDrops(p *Pass) error {
+	s := p.Snap
+	type group struct {
+		node, file string
+		sum        map[string]uint64
+		cpus       []*model.ConntrackStats
+		entries    uint64
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for i := range s.ConntrackStats {
+		st := &s.ConntrackStats[i]
+		k := st.Node + "|" + st.Pos.File
+		g := byKey[k]
+		if g == nil {
+			g = &group{node: st.Node, file: st.Pos.File, sum: map[string]uint64{}}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.cpus = append(g.cpus, st)
+		for name, v := range st.Counters {
+			if name == "entries" { // the table's size, on every row
+				g.entries = max(g.entries, v)
+				continue
+			}
+			g.sum[name] += v
+		}
+	}
+	dnsN, dnsEv := dnsTimeouts(s)
+	for _, g := range groups {
+		where := "this node"
+		if g.node != "" {
+			where = g.node
+		}
+		// CPUs whose counter is not zero, cited line by line.
+		cite := func(counter string) []Evidence {
+			var ev []Evidence
+			for _, c := range g.cpus {
+				if v := c.Counters[counter]; v > 0 && len(ev) < 8 {
+					ev = append(ev, Evidence{Pos: c.Pos, Note: fmt.Sprintf("cpu %d: %s=%d", c.CPU, counter, v)})
+				}
+			}
+			return ev
+		}
+		facts := func() map[string]any {
+			f := map[string]any{"cpus": len(g.cpus)}
+			for _, k := range []string{"insert_failed", "drop", "early_drop", "clash_resolve", "search_restart"} {
+				if v, ok := g.sum[k]; ok {
+					f[k] = v
+				}
+			}
+			if g.node != "" {
+				f["node"] = g.node
+			}
+			return f
+		}
+		if failed := g.sum["insert_failed"]; failed > 0 {
+			f := Finding{Severity: Warning, Facts: facts(), Evidence: cite("insert_failed"), Sources: []model.Kind{model.KindConntrack}}
+			f.Title = fmt.Sprintf("conntrack failed %d %s on %s: racing packets of new connections were dropped", failed,
+				plural(int(failed), "insert", "inserts"), where)
+			f.Summary = fmt.Sprintf("The conntrack counters of %d %s show insert_failed=%d: packets sent at once for one new "+
+				"flow went through NAT on two CPUs and the second was dropped. DNS lookups through the kube-dns Service are "+
+				"the usual victims (glibc sends A and AAAA at once), and wait for the resolver's 5 s timeout.",
+				len(g.cpus), plural(len(g.cpus), "CPU", "CPUs"), failed)
+			if dnsN > 0 {
+				f.Severity = Error
+				f.Facts["dns_timeouts"] = dnsN
+				f.Evidence = append(f.Evidence, dnsEv...)
+				f.Sources = append(f.Sources, model.KindLogs)
+				f.Summary += fmt.Sprintf(" The logs show %d DNS %s timing out.", dnsN, plural(dnsN, "lookup", "lookups"))
+			}
+			f.Cause = "A race in the kernel's connection tracking: two packets of one new UDP flow create two entries, and " +
+				"the second cannot be inserted (kernels before 5.0; later ones mostly resolve the clash, counted as clash_resolve)."
+			f.Fix = "Add \"options single-request-reopen\" to the Pods' resolv.conf (spec.dnsConfig.options), run NodeLocal " +
+				"DNSCache so DNS does not go through the kube-dns DNAT, or move the node to a 5.x kernel."
+			p.Report(f)
+		}
+		dropped := g.sum["drop"]
+		if failed := g.sum["insert_failed"]; dropped > failed {
+			dropped -= failed // the insert failures drop their packets too
+		} else {
+			dropped = 0
+		}
+		if early := g.sum["early_drop"]; dropped > 0 || early > 0 {
+			sev := Warning
+			if dropped > 0 {
+				sev = Error
+			}
+			f := Finding{Severity: sev, Facts: facts(), Sources: []model.Kind{model.KindConntrack}}
+			f.Evidence = append(cite("drop"), cite("early_drop")...)
+			f.Title = fmt.Sprintf("conntrack table full on %s: %d new %s dropped, %d early %s", where, dropped,
+				plural(int(dropped), "packet", "packets"), early, plural(int(early), "drop", "drops"))
+			f.Summary = fmt.Sprintf("The conntrack table had no room: the kernel evicted %d unconfirmed %s (early_drop) and "+
+				"dropped %d %s of new connections it could not track (drop).", early, plural(int(early), "entry", "entries"),
+				dropped, plural(int(dropped), "packet", "packets"))
+			if g.entries > 0 {
+				f.Facts["entries"] = g.entries
+				f.Summary += fmt.Sprintf(" It holds %d entries.", g.entries)
+			}
+			if limit, ok := s.Sysctl(g.node, "net.netfilter.nf_conntrack_max"); ok {
+				f.Facts["nf_conntrack_max"] = limit.Value
+				f.Evidence = append(f.Evidence, Evidence{Pos: limit.Pos, Note: "net.netfilter.nf_conntrack_max = " + limit.Value})
+				f.Sources = append(f.Sources, model.KindSysctl)
+				if n, err := strconv.ParseUint(limit.Value, 10, 64); err == nil && g.entries > 0 && g.entries >= n {
+					f.Summary += " That is nf_conntrack_max: the table is full."
+				}
+			}
+			f.Cause = "More connections are tracked at once than nf_conntrack_max allows: a burst of connections, a flood, " +
+				"or entries that stay long (idle established connections keep theirs for 5 days by default)."
+			f.Fix = "Raise net.netfilter.nf_conntrack_max (kube-proxy sets it from conntrack.maxPerCore and conntrack.min), " +
+				"lower nf_conntrack_tcp_timeout_established, and find what opens so many connections (conntrack -L | sort by source)."
+			p.Report(f)
+		}
+	}
+	return nil
+}
+
+// dnsTimeouts counts log lines of DNS lookups that timed out: a timeout
+// talking to port 53, or a lookup that timed out.
+func dnsTimeouts(s *model.Snapshot) (int, []Evidence) {
+	n := 0
+	var ev []Evidence
+	for _, le := range s.Logs {
+		m := strings.ToLower(le.Message)
+		if !strings.Contains(m, "timeout") && !strings.Contains(m, "timed out") {
+			continue
+		}
+		if !strings.Contains(m, ":53") && !strings.Contains(m, "lookup ") && !strings.Contains(m, "dns") {
+			continue
+		}
+		n++
+		if len(ev) < 3 {
+			ev = append(ev, Evidence{Pos: le.Pos, Note: "DNS lookup timed out"})
+		}
+	}
+	return n, ev
+}

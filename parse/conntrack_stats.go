@@ -1,0 +1,160 @@
+package parse
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// Connection tracking counters: conntrack -S and /proc/net/stat/nf_conntrack.
+
+var conntrackStatsFormat = &Format{
+	Name:    "conntrack-stats",
+	Kind:    model.KindConntrack,
+	Command: "conntrack -S, cat /proc/net/stat/nf_conntrack",
+	Sniff:   sniffConntrackStats,
+	Parse: recordsParser(readConntrackStats, func(s *model.Snapshot, out []model.ConntrackStats) {
+		s.ConntrackStats = append(s.ConntrackStats, out...)
+	}, "cpus"),
+}
+
+// ConntrackStats parses connection tracking counters, one record per CPU:
+//
+//   - conntrack -S: "cpu=0 found=0 invalid=0 insert=0 insert_failed=0
+//     drop=0 early_drop=0 error=0 search_restart=0 clash_resolve=0
+//     chaintoolong=0", with whatever counters the kernel has (older ones
+//     add searched, new, ignore, delete, delete_list);
+//   - /proc/net/stat/nf_conntrack: a header of counter names ("entries
+//     clashres found new invalid ...") and one row of hexadecimal values
+//     per CPU, the names mapped to conntrack -S's.
+//
+// Shell prompts name the node of the lines below them, and so do node
+// markers. A line that is none of these is reported with its position and
+// the rest is read. name is used only in positions.
+func ConntrackStats(r io.Reader, name string) ([]model.ConntrackStats, error) {
+	return readRecords(r, name, readConntrackStats)
+}
+
+// procStatNames maps the column names of /proc/net/stat/nf_conntrack to
+// conntrack -S's.
+var procStatNames = map[string]string{"clashres": "clash_resolve", "icmp_error": "error", "chainlength": "chaintoolong"}
+
+func readConntrackStats(r io.Reader, src *Source, errs *model.ErrorList) []model.ConntrackStats {
+	name, node := src.Name, src.Node
+	var out []model.ConntrackStats
+	var header []string // the /proc table's column names, once its header is read
+	cpu := 0
+	l := newLines(r, name, errs)
+	for l.Next() {
+		line := l.Text()
+		t := strings.TrimSpace(line)
+		if t == "" {
+			continue
+		}
+		if _, ok := nodeLine(line, &node); ok {
+			header, cpu = nil, 0
+			continue
+		}
+		f := strings.Fields(t)
+		switch {
+		case strings.HasPrefix(f[0], "cpu="):
+			st, err := conntrackSLine(f)
+			if err != nil {
+				l.Errorf("%w: %v", ErrSyntax, err)
+				continue
+			}
+			st.Node, st.Pos = node, l.Pos()
+			out = append(out, st)
+		case f[0] == "entries":
+			header, cpu = f, 0
+			for i, h := range header {
+				if m, ok := procStatNames[h]; ok {
+					header[i] = m
+				}
+			}
+		case header != nil:
+			if len(f) != len(header) {
+				l.Errorf("%w: %d values for the %d columns of the header", ErrSyntax, len(f), len(header))
+				continue
+			}
+			st := model.ConntrackStats{Node: node, CPU: cpu, Counters: map[string]uint64{}, Pos: l.Pos()}
+			bad := false
+			for i, v := range f {
+				n, err := strconv.ParseUint(v, 16, 64)
+				if err != nil {
+					l.Errorf("%w: %s %q is not a hexadecimal counter", ErrSyntax, header[i], v)
+					bad = true
+					break
+				}
+				st.Counters[header[i]] = n
+			}
+			if !bad {
+				out = append(out, st)
+				cpu++
+			}
+		default:
+			l.Errorf("%w: expected conntrack -S counters (\"cpu=0 found=0 ... insert_failed=0 drop=0 ...\") or the /proc/net/stat/nf_conntrack table", ErrSyntax)
+		}
+	}
+	return out
+}
+
+// conntrackSLine reads "cpu=N name=value ...".
+func conntrackSLine(f []string) (model.ConntrackStats, error) {
+	st := model.ConntrackStats{Counters: map[string]uint64{}}
+	for i, w := range f {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok || k == "" {
+			return st, fmt.Errorf("expected name=value, got %q", w)
+		}
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return st, fmt.Errorf("%s=%q is not a count", k, v)
+		}
+		if i == 0 {
+			st.CPU = int(n)
+			continue
+		}
+		st.Counters[k] = n
+	}
+	return st, nil
+}
+
+func sniffConntrackStats(_ string, head []byte) int {
+	if !isText(head) {
+		return 0
+	}
+	matched, total, header := 0, 0, false
+	for _, line := range headLines(head, 100) {
+		if _, ok := nodeMarker(line); ok {
+			continue
+		}
+		if _, cmd, ok := prompt(line); ok {
+			if program(cmd) == "conntrack" && strings.Contains(cmd, "-S") || strings.Contains(cmd, "stat/nf_conntrack") {
+				matched += 3
+			}
+			continue
+		}
+		total++
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 2 && strings.HasPrefix(f[0], "cpu=") && strings.Contains(line, "insert_failed="):
+			if _, err := conntrackSLine(f); err == nil {
+				matched++
+			}
+		case len(f) > 2 && f[0] == "entries" && strings.Contains(line, "insert_failed"):
+			matched, header = matched+1, true
+		case header && len(f) > 2 && len(f[0]) == 8:
+			if _, err := strconv.ParseUint(f[0], 16, 64); err == nil {
+				matched++
+			}
+		}
+	}
+	if matched == 0 {
+		return 0
+	}
+	return min(ratioScore(matched, total, 95), 95)
+}
