@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,8 +13,8 @@ import (
 var ConntrackDrops = &Rule{
 	Name:     "conntrack-drops",
 	Severity: Error,
-	Needs:    []model.Kind{model.KindConntrack},
-	Uses:     []model.Kind{model.KindSysctl, model.KindLogs},
+	NeedsAny: []model.Kind{model.KindConntrack, model.KindLogs},
+	Uses:     []model.Kind{model.KindSysctl},
 	Run:      runConntrackDrops,
 	Doc: `connection tracking drops packets on a node
 
@@ -32,12 +33,14 @@ it drops packets:
   dropped the new connection's packet (drop). Every kind of new connection
   fails then.
 
-Evidence: the counters per CPU; net.netfilter.nf_conntrack_max and
-nf_conntrack_count from sysctl output; log lines of DNS lookups timing out.
+Evidence: the counters per CPU; the kernel's "nf_conntrack: table full,
+dropping packet" lines (dmesg, journalctl -k); net.netfilter.nf_conntrack_max
+from sysctl output; log lines of DNS lookups timing out.
 
-Severity: error when packets are dropped because the table is full, or when
-insert failures meet DNS timeouts in the logs; warning for insert failures
-alone or early drops alone.
+Severity: error when two kinds of evidence agree: a full table's drops in
+the counters and the kernel's log or nf_conntrack_max, insert failures and
+DNS timeouts in the logs; warning from one alone, and for early drops
+without drops.
 
 Fix: for insert failures, "options single-request-reopen" in the Pods'
 resolv.conf (spec.dnsConfig), NodeLocal DNSCache (DNS then bypasses the
@@ -74,6 +77,7 @@ func runConntrackDrops(p *Pass) error {
 		}
 	}
 	dnsN, dnsEv := dnsTimeouts(s)
+	full := tableFullLines(s)
 	for _, g := range groups {
 		where := "this node"
 		if g.node != "" {
@@ -128,38 +132,107 @@ func runConntrackDrops(p *Pass) error {
 		} else {
 			dropped = 0
 		}
-		if early := g.sum["early_drop"]; dropped > 0 || early > 0 {
-			sev := Warning
-			if dropped > 0 {
-				sev = Error
-			}
-			f := Finding{Severity: sev, Facts: facts(), Sources: []model.Kind{model.KindConntrack}}
-			f.Evidence = append(cite("drop"), cite("early_drop")...)
-			f.Title = fmt.Sprintf("conntrack table full on %s: %d new %s dropped, %d early %s", where, dropped,
-				plural(int(dropped), "packet", "packets"), early, plural(int(early), "drop", "drops"))
-			f.Summary = fmt.Sprintf("The conntrack table had no room: the kernel evicted %d unconfirmed %s (early_drop) and "+
-				"dropped %d %s of new connections it could not track (drop).", early, plural(int(early), "entry", "entries"),
-				dropped, plural(int(dropped), "packet", "packets"))
-			if g.entries > 0 {
-				f.Facts["entries"] = g.entries
-				f.Summary += fmt.Sprintf(" It holds %d entries.", g.entries)
-			}
-			if limit, ok := s.Sysctl(g.node, "net.netfilter.nf_conntrack_max"); ok {
-				f.Facts["nf_conntrack_max"] = limit.Value
-				f.Evidence = append(f.Evidence, Evidence{Pos: limit.Pos, Note: "net.netfilter.nf_conntrack_max = " + limit.Value})
-				f.Sources = append(f.Sources, model.KindSysctl)
-				if n, err := strconv.ParseUint(limit.Value, 10, 64); err == nil && g.entries > 0 && g.entries >= n {
-					f.Summary += " That is nf_conntrack_max: the table is full."
-				}
-			}
-			f.Cause = "More connections are tracked at once than nf_conntrack_max allows: a burst of connections, a flood, " +
-				"or entries that stay long (idle established connections keep theirs for 5 days by default)."
-			f.Fix = "Raise net.netfilter.nf_conntrack_max (kube-proxy sets it from conntrack.maxPerCore and conntrack.min), " +
-				"lower nf_conntrack_tcp_timeout_established, and find what opens so many connections (conntrack -L | sort by source)."
-			p.Report(f)
+		kernel := full[g.node]
+		delete(full, g.node)
+		if early := g.sum["early_drop"]; dropped > 0 || early > 0 || kernel.n > 0 {
+			p.Report(tableFullFinding(s, g.node, facts(), append(cite("drop"), cite("early_drop")...), dropped, early, g.entries, kernel))
 		}
 	}
+	// Nodes whose kernel logged a full table, without counters.
+	for _, node := range sortedNodes(full) {
+		f := map[string]any{}
+		if node != "" {
+			f["node"] = node
+		}
+		p.Report(tableFullFinding(s, node, f, nil, 0, 0, 0, full[node]))
+	}
 	return nil
+}
+
+// kernelLines are a node's kernel log lines of one kind.
+type kernelLines struct {
+	n  int
+	ev []Evidence
+}
+
+// tableFullLines gathers, per node, the kernel's "nf_conntrack: table
+// full, dropping packet" lines.
+func tableFullLines(s *model.Snapshot) map[string]kernelLines {
+	out := map[string]kernelLines{}
+	for _, le := range s.Logs {
+		if !strings.Contains(le.Message, "nf_conntrack: table full") {
+			continue
+		}
+		k := out[le.Node]
+		k.n++
+		if len(k.ev) < 3 {
+			k.ev = append(k.ev, Evidence{Pos: le.Pos, Note: "kernel: nf_conntrack: table full, dropping packet"})
+		}
+		out[le.Node] = k
+	}
+	return out
+}
+
+func sortedNodes(m map[string]kernelLines) []string {
+	var out []string
+	for n := range m {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// tableFullFinding reports a full conntrack table from its counters and the
+// kernel's log.
+func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev []Evidence, dropped, early, entries uint64, kernel kernelLines) Finding {
+	where := "this node"
+	if node != "" {
+		where = node
+	}
+	sev := Warning
+	if dropped > 0 || kernel.n > 0 {
+		sev = Error
+	}
+	f := Finding{Severity: sev, Facts: facts, Evidence: ev}
+	if len(ev) > 0 {
+		f.Sources = append(f.Sources, model.KindConntrack)
+	}
+	var says []string
+	switch {
+	case dropped > 0 || early > 0:
+		f.Title = fmt.Sprintf("conntrack table full on %s: %d new %s dropped, %d early %s", where, dropped,
+			plural(int(dropped), "packet", "packets"), early, plural(int(early), "drop", "drops"))
+		says = append(says, fmt.Sprintf("The conntrack table had no room: the kernel evicted %d unconfirmed %s (early_drop) "+
+			"and dropped %d %s of new connections it could not track (drop).", early, plural(int(early), "entry", "entries"),
+			dropped, plural(int(dropped), "packet", "packets")))
+	default:
+		f.Title = fmt.Sprintf("conntrack table full on %s: the kernel dropped packets of new connections", where)
+	}
+	if kernel.n > 0 {
+		f.Facts["kernel_messages"] = kernel.n
+		f.Evidence = append(f.Evidence, kernel.ev...)
+		f.Sources = append(f.Sources, model.KindLogs)
+		says = append(says, fmt.Sprintf("The kernel logged \"nf_conntrack: table full, dropping packet\" %d %s (rate-limited: "+
+			"each line stands for more).", kernel.n, plural(kernel.n, "time", "times")))
+	}
+	if entries > 0 {
+		f.Facts["entries"] = entries
+		says = append(says, fmt.Sprintf("It holds %d entries.", entries))
+	}
+	if limit, ok := s.Sysctl(node, "net.netfilter.nf_conntrack_max"); ok {
+		f.Facts["nf_conntrack_max"] = limit.Value
+		f.Evidence = append(f.Evidence, Evidence{Pos: limit.Pos, Note: "net.netfilter.nf_conntrack_max = " + limit.Value})
+		f.Sources = append(f.Sources, model.KindSysctl)
+		if n, err := strconv.ParseUint(limit.Value, 10, 64); err == nil && entries > 0 && entries >= n {
+			says = append(says, "That is nf_conntrack_max: the table is full.")
+		}
+	}
+	f.Summary = strings.Join(says, " ")
+	f.Cause = "More connections are tracked at once than nf_conntrack_max allows: a burst of connections, a flood, " +
+		"or entries that stay long (idle established connections keep theirs for 5 days by default)."
+	f.Fix = "Raise net.netfilter.nf_conntrack_max (kube-proxy sets it from conntrack.maxPerCore and conntrack.min), " +
+		"lower nf_conntrack_tcp_timeout_established, and find what opens so many connections (conntrack -L | sort by source)."
+	return f
 }
 
 // dnsTimeouts counts log lines of DNS lookups that timed out: a timeout

@@ -67,3 +67,26 @@ func evPositions(f analyzer.Finding) []string {
 	}
 	return out
 }
+
+// The kernel's "table full, dropping packet" lines alone tell it (a
+// warning: one source); with the counters of the same node they make one
+// finding, an error.
+func TestConntrackTableFullKernelLog(t *testing.T) {
+	dmesg, err := os.ReadFile(filepath.Join(testutil.Root(), "parse/testdata/logs/dmesg-conntrack-full.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := runOnFiles(t, analyzer.ConntrackDrops, map[string]string{"dmesg.txt": string(dmesg)}).Findings
+	if len(f) != 1 || f[0].Severity != analyzer.Warning || f[0].Facts["kernel_messages"] != 4 ||
+		f[0].Title != "conntrack table full on this node: the kernel dropped packets of new connections" {
+		t.Fatalf("%+v", f)
+	}
+	if ev := fmt.Sprint(evPositions(f[0])); ev != "[dmesg.txt:1 dmesg.txt:2 dmesg.txt:3]" {
+		t.Errorf("evidence %s", ev)
+	}
+	f = runOnFiles(t, analyzer.ConntrackDrops, map[string]string{"dmesg.txt": string(dmesg),
+		"nf_conntrack.txt": conntrackFile(t, "proc-stat-nf_conntrack-full.txt")}).Findings
+	if len(f) != 1 || f[0].Severity != analyzer.Error || f[0].Facts["kernel_messages"] != 4 || f[0].Facts["drop"] != uint64(0x3a21+0x39ff) {
+		t.Fatalf("with the counters: %+v", f)
+	}
+}

@@ -52,6 +52,7 @@ func benchCases() []benchCase {
 		{"logfmt", logfmtFormat, 100000, "logrus logfmt lines", genLogfmt, perN(1)},
 		{"nginx-access", nginxAccessFormat, 100000, "nginx access log lines", genNginxAccess, perN(1)},
 		{"nginx-error", nginxErrorFormat, 100000, "nginx error log lines", genNginxError, perN(1)},
+		{"dmesg", dmesgFormat, 100000, "dmesg lines (bridge ports, nf_conntrack table full)", genDmesg, perN(1)},
 		{"coredns-log", corednsLogFormat, 100000, "CoreDNS log lines (kubernetes plugin errors with traces, query log)", genCoreDNS, perN(1)},
 		{"ipvsadm", ipvsadmFormat, 10000, "IPVS services with 3 real servers (ipvsadm -Ln)", genIPVSadm, perN(1)},
 		{"iptables-save", iptablesSaveFormat, 10000, "Services, kube-proxy iptables mode (iptables-save)", kubeProxySave, func(n int) int { return 8 + 11*n }},
@@ -673,6 +674,16 @@ func genConntrack(n int) []byte {
 		}
 		fmt.Fprintf(b, "tcp      6 86399 ESTABLISHED src=%s dst=%s sport=%d dport=443 src=%s dst=%s sport=8443 dport=%d [ASSURED] mark=0 use=1\n",
 			cli, ip4(10, 0x600000+i%500), sport, pod, cli, sport)
+	})
+}
+
+func genDmesg(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		if i%4 == 3 {
+			fmt.Fprintf(b, "[%d.%06d] nf_conntrack: nf_conntrack: table full, dropping packet\n", 2419613+i/1000, i%1000000)
+			return
+		}
+		fmt.Fprintf(b, "[%d.%06d] cni0: port %d(veth%07x) entered forwarding state\n", 2419613+i/1000, i%1000000, i%32+1, i)
 	})
 }
 

@@ -79,6 +79,7 @@ func Formats() []*Format {
 		logfmtFormat,
 		nginxAccessFormat,
 		nginxErrorFormat,
+		dmesgFormat,
 		corednsLogFormat,
 		ipvsadmFormat,
 		iptablesSaveFormat,

@@ -58,6 +58,9 @@ var (
 	nginxErrorFormat = logFormat("nginx-error",
 		"nginx error log",
 		func(_ string, h []byte) int { return sniffLogs(h, "nginx-error") })
+	dmesgFormat = logFormat("dmesg",
+		"dmesg (also -T, -x, -r, --time-format iso): the kernel's log",
+		func(_ string, h []byte) int { return sniffLogs(h, "dmesg") })
 	corednsLogFormat = logFormat("coredns-log",
 		"kubectl logs -n kube-system -l k8s-app=kube-dns (CoreDNS: [INFO] plugin/NAME: msg)",
 		func(_ string, h []byte) int { return sniffLogs(h, "coredns") })
@@ -103,6 +106,12 @@ var (
 //     source is "coredns"; a bare "[LEVEL] msg" line is CoreDNS's once the
 //     log has shown CoreDNS's own lines. An invalid time is reported and
 //     the entry read without it.
+//   - the kernel's log as dmesg prints it: "[17398.958480] msg" (seconds
+//     since boot, in Fields "uptime"), -T "[Mon Nov 23 16:59:14 2026] msg",
+//     --time-format iso "2026-11-23T16:59:14,958480+00:00 msg", -x
+//     "kern  :info  : [...] msg" (facility in Fields "facility", the
+//     level), -r "<6>[...] msg" (the syslog priority's level). Their source
+//     is "kernel".
 //   - the nginx image's entrypoint lines ("/docker-entrypoint.sh: ...",
 //     "10-listen-on-ipv6-by-default.sh: info: ..."): the script in Fields
 //     "script", the level when it says one.
@@ -303,6 +312,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 			return ev, "klog", true
 		}
 	}
+	if ev, ok := parseDmesg(line); ok {
+		return ev, "dmesg", true
+	}
 	// Before syslog, whose ISO form would take a dated CoreDNS line's
 	// level for a host.
 	if ev, kind, ok := parseCoreDNS(line); ok {
@@ -329,6 +341,62 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 		return model.LogEvent{Level: m[2], Message: rest, Fields: map[string]string{"script": m[1]}}, "plain", true
 	}
 	return model.LogEvent{}, "", false
+}
+
+// dmesg's line shapes: an optional -x facility and level or -r priority,
+// then the time in brackets (seconds since boot, or -T's date); or
+// --time-format iso's time.
+var (
+	dmesgRe    = regexp.MustCompile(`^(?:([a-z]+) *:([a-z]+) *: |<(\d{1,3})>)?\[ *(\d+\.\d{6}|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\] ?`)
+	dmesgISORe = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d),(\d{6})([+-]\d\d:\d\d) `)
+)
+
+// syslogLevels names the syslog priorities' levels (dmesg -x's names).
+var syslogLevels = [...]string{"emerg", "alert", "crit", "err", "warn", "notice", "info", "debug"}
+
+// parseDmesg reads a line of the kernel's log as dmesg prints it.
+func parseDmesg(line string) (model.LogEvent, bool) {
+	if m, rest := submatches(dmesgISORe, line); m != nil {
+		ts, err := time.Parse("2006-01-02T15:04:05.000000-07:00", m[1]+"."+m[2]+m[3])
+		if err != nil {
+			return model.LogEvent{}, false
+		}
+		return model.LogEvent{Source: "kernel", Time: ts.UTC(), Message: rest}, true
+	}
+	switch c := line[0]; {
+	case c == '[' || c == '<':
+	case 'a' <= c && c <= 'z': // -x: "kern  :info  : [...]", the facility padded to six
+		if i := strings.IndexByte(line, ':'); i < 1 || i > 6 {
+			return model.LogEvent{}, false
+		}
+	default:
+		return model.LogEvent{}, false
+	}
+	m, rest := submatches(dmesgRe, line)
+	if m == nil {
+		return model.LogEvent{}, false
+	}
+	ev := model.LogEvent{Source: "kernel", Message: rest, Level: m[2]}
+	if m[1] != "" {
+		ev.Fields = map[string]string{"facility": m[1]}
+	}
+	if m[3] != "" {
+		pri, _ := strconv.Atoi(m[3])
+		ev.Level = syslogLevels[pri&7]
+	}
+	if strings.Contains(m[4], ":") {
+		ts, err := time.Parse("Mon Jan _2 15:04:05 2006", m[4])
+		if err != nil {
+			return model.LogEvent{}, false
+		}
+		ev.Time = ts
+	} else {
+		if ev.Fields == nil {
+			ev.Fields = map[string]string{}
+		}
+		ev.Fields["uptime"] = m[4]
+	}
+	return ev, true
 }
 
 // entrypointRe matches the lines of the nginx image's /docker-entrypoint.sh
@@ -953,7 +1021,7 @@ func sniffLogs(head []byte, shape string) int {
 	}
 	recognized, dominant, best := 0, "", 0
 	recognized += counts["plain"] + counts["clog"] // read by every log format, never names one
-	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog"} {
+	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg"} {
 		recognized += counts[k]
 		if counts[k] > best {
 			dominant, best = k, counts[k]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -375,6 +376,8 @@ func FuzzLogs(f *testing.F) {
  >
 `)
 	f.Add("Dec 04 20:59:24 m1 kubelet[23953]: I1204 20:59:24.234181 23953 kuberuntime_manager.go:513] dead\n")
+	f.Add("[17398.958480] nm-t-dmbr: port 1(nm-t-dm1) entered disabled state\nkern  :info  : [17398.958511] x\n<6>[1.000001] y\n" +
+		"[Mon Nov 23 16:59:14 2026] z\n2026-11-23T16:59:14,958480+00:00 w\n")
 	f.Add("2018-12-04 22:47:14.729606 I | embed: serving\nraft2026/11/23 13:19:08 INFO: x\n[WARNING] y\n")
 	f.Add(`{"level":"info","ts":"2024-06-05T22:35:17Z","msg":"x","k":[1]}` + "\n" + `{"ts":1717581667.25,"msg":"y"}` + "\n")
 	f.Add(`10.23.77.129 - - [15/Sep/2022:11:08:42 +0000] "GET / HTTP/1.1" 200 615 "-" "kube-probe/1.23" "-"` + "\n")
@@ -432,5 +435,66 @@ func TestLogsNginxEntrypoint(t *testing.T) {
 	}
 	if got := sniffLogs([]byte(in), "nginx-error"); got == 0 {
 		t.Errorf("nginx-error sniff %d", got)
+	}
+}
+
+// Real kernel lines (parse/testdata/make-dmesg.sh) in each of dmesg's
+// formats give the same messages, with what each format tells: seconds
+// since boot, the date, the facility and level.
+func TestDmesgReal(t *testing.T) {
+	const dir = "parse/testdata/logs/"
+	var messages string
+	for _, c := range []struct{ file, first string }{
+		{"dmesg.txt", "kernel  uptime=17398.958480"},
+		{"dmesg-T.txt", "kernel 2026-11-23T16:59:14Z "},
+		{"dmesg-time-format-iso.txt", "kernel 2026-11-23T16:59:14.95848Z "},
+		{"dmesg-x.txt", "kernel info facility=kern,uptime=17398.958480"},
+		{"dmesg-r.txt", "kernel info uptime=17398.958480"},
+	} {
+		evs := readTestFile(t, dir+c.file, Logs)
+		if len(evs) != 6 {
+			t.Fatalf("%s: %d events", c.file, len(evs))
+		}
+		var keys []string
+		for k, v := range evs[0].Fields {
+			keys = append(keys, k+"="+v)
+		}
+		slices.Sort(keys)
+		tm := ""
+		if !evs[0].Time.IsZero() {
+			tm = evs[0].Time.Format(time.RFC3339Nano)
+		}
+		// "source time-or-level fields": each format shows one of the two
+		if got := fmt.Sprintf("%s %s %s", evs[0].Source, tm+evs[0].Level, strings.Join(keys, ",")); got != c.first {
+			t.Errorf("%s: first event %q, want %q", c.file, got, c.first)
+		}
+		var msgs []string
+		for _, ev := range evs {
+			msgs = append(msgs, ev.Message)
+		}
+		if m := strings.Join(msgs, "|"); messages == "" {
+			messages = m
+		} else if m != messages {
+			t.Errorf("%s: messages %q, want %q", c.file, m, messages)
+		}
+	}
+	if !strings.HasPrefix(messages, "nm-t-dmbr: port 1(nm-t-dm1) entered disabled state|") {
+		t.Errorf("messages %q", messages)
+	}
+}
+
+func TestSniffDmesg(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testutil.Root(), "parse/testdata/logs/dmesg*.txt"))
+	if len(files) != 6 {
+		t.Fatalf("%d dmesg files", len(files))
+	}
+	for _, f := range files {
+		head, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if best, _ := bestFormat(head); best != "dmesg" {
+			t.Errorf("%s read as %q", filepath.Base(f), best)
+		}
 	}
 }
