@@ -287,3 +287,45 @@ func TestSummarizeScan(t *testing.T) {
 		t.Errorf("%d counters, want the host's alone", len(res.Endpoints))
 	}
 }
+
+// tcpdump -i any where a bridge forwards sees each SYN twice within
+// microseconds (fixtures/captures/any-bridge.pcap): the capture's counts
+// keep tshark's retransmissions, the attempts call them copies, and so do
+// the counters of summary mode.
+func TestSYNCopies(t *testing.T) {
+	full := readWith(t, "fixtures/captures/any-bridge.pcap", func(*Tracker) {})
+	if full.Info.Counts.SYNRetx != 2 || len(full.Attempts) != 2 {
+		t.Fatalf("counts %+v, %d attempts", full.Info.Counts, len(full.Attempts))
+	}
+	for _, a := range full.Attempts {
+		if len(a.SYN) != 2 || a.SYNRetransmissions() != 0 || a.SYNCopies() != 1 {
+			t.Errorf("%s: %d SYNs, %d retransmissions, %d copies; want 2, 0, 1", a.Server, len(a.SYN), a.SYNRetransmissions(), a.SYNCopies())
+		}
+	}
+	sum := readWith(t, "fixtures/captures/any-bridge.pcap", func(tr *Tracker) { tr.Summarize(true) })
+	for _, st := range sum.Endpoints {
+		if st.SYNRetx != 0 {
+			t.Errorf("%s counted %d SYN retransmissions", st.Server, st.SYNRetx)
+		}
+	}
+	if len(sum.Endpoints) == 0 {
+		t.Error("the established attempt was not counted")
+	}
+}
+
+func TestIsSegmentCopy(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	for _, c := range []struct {
+		d    time.Duration
+		zero bool
+		want bool
+	}{{20 * time.Microsecond, false, true}, {99 * time.Millisecond, false, true}, {time.Second, false, false}, {0, true, false}} {
+		prev, next := t0, t0.Add(c.d)
+		if c.zero {
+			prev, next = time.Time{}, time.Time{}
+		}
+		if got := model.IsSegmentCopy(prev, next); got != c.want {
+			t.Errorf("IsSegmentCopy(+%v, zero %v) = %v", c.d, c.zero, got)
+		}
+	}
+}

@@ -212,6 +212,29 @@ func (s *stream) addSeg(kind, dir int, n int32, g seg) {
 	s.segs = append(s.segs, g)
 }
 
+// synRetx returns how many times the client's first SYN was retransmitted,
+// leaving out copies seen on another interface (model.IsSegmentCopy);
+// beyond the SYNs listed, every one counts.
+func (s *stream) synRetx(cd int) int {
+	tag := uint32(segSYN<<1 | cd)
+	n, listed := 0, 0
+	prev := int64(0)
+	for _, g := range s.segs {
+		if g.tag() != tag {
+			continue
+		}
+		if listed > 0 && (g.ns-prev >= int64(model.MinSYNRetransmission) || g.ns == noTime || prev == noTime) {
+			n++
+		}
+		prev = g.ns
+		listed++
+	}
+	if extra := int(s.nSYN[cd]) - listed; extra > 0 {
+		n += extra
+	}
+	return n
+}
+
 // firstSeg returns the first segment of the kind sent in direction dir.
 func (s *stream) firstSeg(kind, dir int) (seg, bool) {
 	tag := uint32(kind<<1 | dir)
@@ -883,9 +906,7 @@ func (t *Tracker) foldInto(acc *endpointAcc, s *stream) {
 	st.Packets += s.packets
 	st.ClientBytes += s.bytes[cd]
 	st.ServerBytes += s.bytes[1-cd]
-	if n := s.nSYN[cd]; n > 1 {
-		st.SYNRetx += int(n) - 1
-	}
+	st.SYNRetx += s.synRetx(cd)
 	if first.Before(st.First) {
 		st.First = first
 	}

@@ -117,7 +117,8 @@ type Endpoint struct {
 	Reset int `json:"reset"`
 	// ResetEstablished counts established connections that ended with an RST.
 	ResetEstablished int `json:"reset_established"`
-	// SYNRetx counts SYN retransmissions.
+	// SYNRetx counts SYN retransmissions, leaving out copies of a SYN seen
+	// on another interface (see model.Attempt.SYNRetransmissions).
 	SYNRetx int `json:"syn_retx"`
 	// MedianSYNACK is the median time from first SYN to first SYN/ACK over
 	// the attempts that got one; 0 when none did.

@@ -111,9 +111,19 @@ func newTable(w io.Writer) *tablewriter.Table {
 
 func (t *Table) writeTable(w io.Writer) error {
 	s := t.Summary
-	if _, err := fmt.Fprintf(w, "%d captures, %d packets, %d TCP streams: %d established, %d refused, %d unanswered, %d SYN/ACK reset by the client; %d SYN retransmissions, %d ICMP unreachable, %d ICMP redirects, %d ARP (%d gratuitous)\n\n",
+	retx := fmt.Sprintf("%d SYN retransmissions", s.SYNRetx)
+	copies := 0
+	for i := range t.Attempts {
+		copies += t.Attempts[i].SYNCopies()
+	}
+	if copies > 0 {
+		// tshark counts a SYN seen on two interfaces (tcpdump -i any on a
+		// bridge) twice; the attempts do not.
+		retx = fmt.Sprintf("%d SYN retransmissions as tshark counts them, %d of them copies of a SYN seen on another interface", s.SYNRetx, copies)
+	}
+	if _, err := fmt.Fprintf(w, "%d captures, %d packets, %d TCP streams: %d established, %d refused, %d unanswered, %d SYN/ACK reset by the client; %s, %d ICMP unreachable, %d ICMP redirects, %d ARP (%d gratuitous)\n\n",
 		len(t.Captures), s.Packets, s.TCPStreams, s.Established, s.Refused, s.Unanswered, s.SYNACKClientRST,
-		s.SYNRetx, s.ICMPUnreach, s.ICMPRedirect, s.ARP, s.ARPGratuitous); err != nil {
+		retx, s.ICMPUnreach, s.ICMPRedirect, s.ARP, s.ARPGratuitous); err != nil {
 		return err
 	}
 	if len(t.Attempts) == 0 {

@@ -102,11 +102,43 @@ type Attempt struct {
 }
 
 // SYNRetransmissions returns how many times the first SYN was retransmitted.
+// Copies of one SYN seen on several interfaces of a capture (tcpdump -i any
+// on a node whose bridge forwards it: once as it enters, once as it
+// leaves) are not retransmissions: a SYN less than MinSYNRetransmission
+// after the one before it is such a copy. Without times (tcpdump -t text)
+// every repeated SYN counts. The capture's Counts.SYNRetx count copies too,
+// as tshark does.
 func (a *Attempt) SYNRetransmissions() int {
+	n := 0
+	for i := 1; i < len(a.SYN); i++ {
+		if !IsSegmentCopy(a.SYN[i-1].Time, a.SYN[i].Time) {
+			n++
+		}
+	}
+	return n
+}
+
+// SYNCopies returns how many of the SYNs after the first are copies of the
+// one before them seen on another interface (see SYNRetransmissions).
+func (a *Attempt) SYNCopies() int {
 	if len(a.SYN) == 0 {
 		return 0
 	}
-	return len(a.SYN) - 1
+	return len(a.SYN) - 1 - a.SYNRetransmissions()
+}
+
+// MinSYNRetransmission is the shortest time between a SYN and its
+// retransmission: Linux waits its initial retransmission timeout, a second,
+// and no stack retransmits a SYN within this.
+const MinSYNRetransmission = 100 * time.Millisecond
+
+// IsSegmentCopy reports whether a SYN seen at t, after one at prev, is a
+// copy of it seen on another interface rather than a retransmission.
+func IsSegmentCopy(prev, t time.Time) bool {
+	if prev.IsZero() || t.IsZero() {
+		return false
+	}
+	return t.Sub(prev) < MinSYNRetransmission
 }
 
 // TimeToSYNACK returns the time from the first SYN to the first SYN/ACK, and
