@@ -82,6 +82,10 @@ func runARPUnanswered(p *Pass) error {
 			continue
 		}
 		g := groupOf(ev.Node, ev.Target)
+		if n := len(g.requests); n > 0 && g.requests[n-1].IP == ev.IP && g.requests[n-1].Pos.File == ev.Pos.File &&
+			model.IsSegmentCopy(g.requests[n-1].Time, ev.Time) {
+			continue // the same request seen on another interface (tcpdump -i any on a bridge)
+		}
 		g.requests = append(g.requests, ev)
 		if a := ev.IP.String(); !slices.Contains(g.askers, a) {
 			g.askers = append(g.askers, a)

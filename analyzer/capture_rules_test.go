@@ -311,6 +311,15 @@ func TestARPUnanswered(t *testing.T) {
 	if ev := evStrings(f[0].Evidence); fmt.Sprint(ev) != "[a.pcap#frame=10 a.pcap#frame=11 a.pcap#frame=12]" {
 		t.Errorf("evidence %v", ev)
 	}
+	// The same request seen twice within microseconds (tcpdump -i any on
+	// a bridge) is one request.
+	dup := snap(3, true)
+	c := dup.ARP[len(dup.ARP)-1]
+	c.Pos.Frame, c.Time = 99, c.Time.Add(20*time.Microsecond)
+	dup.ARP = append(dup.ARP, c)
+	if f := run1(t, ARPUnanswered, dup); len(f) != 1 || f[0].Facts["requests"] != 3 {
+		t.Errorf("with a copy: %+v", f)
+	}
 	// A capture that never shows the asker receiving would not show the
 	// replies either; one request is not enough.
 	if f := run1(t, ARPUnanswered, snap(3, false)); len(f) != 0 {
