@@ -95,8 +95,8 @@ func synAckResetFinding(s *model.Snapshot, node string, client netip.Addr, attem
 		port := a.Client.Port()
 		tuples = append(tuples, fmt.Sprintf("%s -> %s", a.Client, a.Server))
 		servers[a.Server.String()] = true
-		resets += len(a.ClientRST)
-		synacks += len(a.SYNACK)
+		resets += model.DistinctSegs(a.ClientRST) // copies seen on two interfaces count once
+		synacks += model.DistinctSegs(a.SYNACK)
 		if !slices.Contains(ports, port) {
 			ports = append(ports, port)
 			if os := owners[port]; len(os) > 0 {

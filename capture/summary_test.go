@@ -329,3 +329,14 @@ func TestIsSegmentCopy(t *testing.T) {
 		}
 	}
 }
+
+func TestDistinctSegs(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	segs := []model.Seg{{Time: t0}, {Time: t0.Add(30 * time.Microsecond)}, {Time: t0.Add(time.Second)}, {Time: t0.Add(time.Second + time.Microsecond)}}
+	if n := model.DistinctSegs(segs); n != 2 {
+		t.Errorf("%d distinct, want 2", n)
+	}
+	if n := model.DistinctSegs([]model.Seg{{}, {}}); n != 2 {
+		t.Errorf("without times: %d distinct, want 2", n)
+	}
+}

@@ -109,13 +109,10 @@ type Attempt struct {
 // every repeated SYN counts. The capture's Counts.SYNRetx count copies too,
 // as tshark does.
 func (a *Attempt) SYNRetransmissions() int {
-	n := 0
-	for i := 1; i < len(a.SYN); i++ {
-		if !IsSegmentCopy(a.SYN[i-1].Time, a.SYN[i].Time) {
-			n++
-		}
+	if len(a.SYN) == 0 {
+		return 0
 	}
-	return n
+	return DistinctSegs(a.SYN) - 1
 }
 
 // SYNCopies returns how many of the SYNs after the first are copies of the
@@ -125,6 +122,19 @@ func (a *Attempt) SYNCopies() int {
 		return 0
 	}
 	return len(a.SYN) - 1 - a.SYNRetransmissions()
+}
+
+// DistinctSegs returns how many of segs (one kind, in time order) are not
+// copies of the one before them seen on another interface (see
+// IsSegmentCopy): the packets sent, not the times a capture saw them.
+func DistinctSegs(segs []Seg) int {
+	n := 0
+	for i := range segs {
+		if i == 0 || !IsSegmentCopy(segs[i-1].Time, segs[i].Time) {
+			n++
+		}
+	}
+	return n
 }
 
 // MinSYNRetransmission is the shortest time between a SYN and its
