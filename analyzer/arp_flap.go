@@ -56,7 +56,7 @@ func runARPFlap(p *Pass) error {
 	byIP := map[string]*owner{}
 	for i := range s.ARP {
 		ev := &s.ARP[i]
-		if ev.MAC == "" || !ev.IP.IsValid() || ev.IP.IsUnspecified() || ev.Op == "ns" {
+		if ev.MAC == "" || !ev.IP.IsValid() || ev.IP.IsUnspecified() || ev.Op == "ns" || ev.Copy {
 			continue
 		}
 		key := ev.Node + "|" + ev.IP.String()

@@ -60,6 +60,9 @@ func runICMPUnreachable(p *Pass) error {
 	byKey := map[string]*group{}
 	for i := range s.ICMP {
 		ev := &s.ICMP[i]
+		if ev.Copy { // the same error seen on another interface
+			continue
+		}
 		dst := ev.Quoted.Dst.Addr().String()
 		if !ev.Quoted.Dst.Addr().IsValid() {
 			dst = "an address cut from the quoted header"

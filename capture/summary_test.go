@@ -294,8 +294,21 @@ func TestSummarizeScan(t *testing.T) {
 // the counters of summary mode.
 func TestSYNCopies(t *testing.T) {
 	full := readWith(t, "fixtures/captures/any-bridge.pcap", func(*Tracker) {})
-	if full.Info.Counts.SYNRetx != 2 || len(full.Attempts) != 2 {
+	if full.Info.Counts.SYNRetx != 3 || len(full.Attempts) != 3 {
 		t.Fatalf("counts %+v, %d attempts", full.Info.Counts, len(full.Attempts))
+	}
+	// The ARP request seen three times (the bridge floods it), its reply
+	// and the ICMP error twice each: one of each is not a copy.
+	var arp, icmp []string
+	for _, e := range full.ARP {
+		arp = append(arp, fmt.Sprintf("%s copy=%v", e.Op, e.Copy))
+	}
+	for _, e := range full.ICMP {
+		icmp = append(icmp, fmt.Sprintf("%s copy=%v", e.What, e.Copy))
+	}
+	if got := fmt.Sprint(arp, icmp); got != "[request copy=false request copy=true request copy=true reply copy=false reply copy=true] "+
+		"[port-unreachable copy=false port-unreachable copy=true]" {
+		t.Errorf("events %s", got)
 	}
 	for _, a := range full.Attempts {
 		if len(a.SYN) != 2 || a.SYNRetransmissions() != 0 || a.SYNCopies() != 1 {

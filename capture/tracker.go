@@ -540,6 +540,11 @@ func (t *Tracker) addICMP(p *Packet) {
 			}
 		}
 	}
+	if n := len(t.icmp); n > 0 {
+		prev := t.icmp[n-1]
+		ev.Copy = isCopy(prev.Time, ev.Time) && prev.From == ev.From && prev.To == ev.To && prev.Type == ev.Type &&
+			prev.Code == ev.Code && prev.Quoted == ev.Quoted && prev.QuotedProto == ev.QuotedProto
+	}
 	t.icmp = append(t.icmp, ev)
 }
 
@@ -560,7 +565,22 @@ func (t *Tracker) addARP(p *Packet) {
 	if ev.Gratuitous && (ev.Op == "request" || ev.Op == "reply") {
 		t.counts.ARPGratuitous++
 	}
+	if n := len(t.arp); n > 0 {
+		prev := t.arp[n-1]
+		ev.Copy = isCopy(prev.Time, ev.Time) && prev.Op == ev.Op && prev.IP == ev.IP && prev.MAC == ev.MAC &&
+			prev.Target == ev.Target && prev.Gratuitous == ev.Gratuitous
+	}
 	t.arp = append(t.arp, ev)
+}
+
+// isCopy reports whether an event at t, identical to one at prev, is that
+// packet seen again on another interface (model.CopyWindow).
+func isCopy(prev, t time.Time) bool {
+	if prev.IsZero() || t.IsZero() {
+		return false
+	}
+	d := t.Sub(prev)
+	return d >= 0 && d < model.CopyWindow
 }
 
 func (t *Tracker) addTCP(p *Packet) {
@@ -814,7 +834,7 @@ func markUnanswered(evs []model.ARPEvent, end time.Time) {
 			}
 			delete(pending, e.IP)
 		}
-		if (e.Op == "request" || e.Op == "ns") && !e.Gratuitous && e.Target.IsValid() && !e.Target.IsUnspecified() &&
+		if (e.Op == "request" || e.Op == "ns") && !e.Gratuitous && !e.Copy && e.Target.IsValid() && !e.Target.IsUnspecified() &&
 			e.IP.IsValid() && !e.IP.IsUnspecified() && e.Target != e.IP && !e.Time.IsZero() {
 			pending[e.Target] = append(pending[e.Target], i)
 		}

@@ -358,6 +358,17 @@ func TestIncidents(t *testing.T) {
 	}, {
 		dir: "fixtures/incidents/apiserver-affinity-control",
 	}, {
+		// tcpdump -i any where a bridge forwards: every packet twice. The
+		// ICMP error is one error, the refused connect one attempt.
+		dir: "fixtures/captures/any-bridge.pcap",
+		want: []want{{
+			rule: "icmp-unreachable", severity: analyzer.Warning,
+			facts: map[string]string{"icmp": "port-unreachable", "destination": "10.91.0.2:8082", "count": "1"},
+		}, {
+			rule: "syn-refused", severity: analyzer.Warning,
+			facts: map[string]string{"server": "10.91.0.2:8081", "attempts": "1"},
+		}},
+	}, {
 		dir: "fixtures/incidents/vip-unannounced",
 		want: []want{{
 			// Nobody answers ARP for the LoadBalancer IP: no node

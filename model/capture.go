@@ -242,7 +242,18 @@ type ICMPEvent struct {
 	Gateway netip.Addr `json:"gateway,omitzero"`
 	// AttemptFrame is the first frame of the attempt the error answers, 0 if none matched.
 	AttemptFrame int `json:"attempt_frame,omitempty"`
+	// Copy says the event is the one before it seen again on another
+	// interface of the capture, less than CopyWindow later (tcpdump -i any
+	// on a node whose bridge forwards it). Counts count it, as tshark
+	// does; the rules leave it out.
+	Copy bool `json:"copy,omitempty"`
 }
+
+// CopyWindow is how close two identical ICMP errors or ARP packets of one
+// capture must be to be copies of one packet seen on two interfaces: a
+// bridge forwards a packet within microseconds, and no host repeats one
+// that soon.
+const CopyWindow = time.Millisecond
 
 // ARPEvent is one ARP packet (or IPv6 neighbor advertisement) claiming that
 // an IP is at a MAC.
@@ -261,6 +272,9 @@ type ARPEvent struct {
 	// host answered: nothing claimed its Target within ARPAnswerWindow,
 	// and the capture went on at least that long.
 	Unanswered bool `json:"unanswered,omitempty"`
+	// Copy says the packet is the one before it seen again on another
+	// interface (see ICMPEvent.Copy).
+	Copy bool `json:"copy,omitempty"`
 }
 
 // ARPAnswerWindow is how long after an ARP request (or neighbor
