@@ -102,7 +102,11 @@ func runARPUnanswered(p *Pass) error {
 	for _, g := range groups {
 		rs := rolesOf(roles, g.ip, 0)
 		should := shouldAnswerARP(rs)
-		fromCapture := len(g.requests) >= minRequests
+		nreq := 0
+		for _, r := range g.requests {
+			nreq += 1 + r.Repeats // repeats a capture read in summary mode counted
+		}
+		fromCapture := nreq >= minRequests
 		fromNeigh := len(g.neigh) > 0 && should
 		if !fromCapture && !fromNeigh {
 			continue
@@ -125,12 +129,12 @@ func runARPUnanswered(p *Pass) error {
 				ev = append(ev, Evidence{Pos: r.Pos, Note: fmt.Sprintf("%s asks who has %s: no answer", r.IP, g.ip)})
 			}
 			first, last := g.requests[0].Time, g.requests[len(g.requests)-1].Time
-			facts["requests"] = len(g.requests)
+			facts["requests"] = nreq
 			facts["askers"] = g.askers
 			facts["first"] = first.Format(time.RFC3339Nano)
 			facts["last"] = last.Format(time.RFC3339Nano)
 			says = append(says, fmt.Sprintf("%d %s from %s for %s got no answer within %s, between %s and %s.",
-				len(g.requests), plural(len(g.requests), "request", "requests"), listSome(g.askers, false), g.ip,
+				nreq, plural(nreq, "request", "requests"), listSome(g.askers, false), g.ip,
 				model.ARPAnswerWindow, first.Format("15:04:05.000"), last.Format("15:04:05.000")))
 		}
 		if len(g.neigh) > 0 && (fromNeigh || fromCapture) {
@@ -169,7 +173,7 @@ func runARPUnanswered(p *Pass) error {
 			title += fmt.Sprintf(" (%s)", words[0])
 		}
 		if fromCapture {
-			title += fmt.Sprintf(": %d %s from %s", len(g.requests), plural(len(g.requests), "request", "requests"), listSome(g.askers, false))
+			title += fmt.Sprintf(": %d %s from %s", nreq, plural(nreq, "request", "requests"), listSome(g.askers, false))
 		}
 		cause := "No host on the link has the address: it is down or gone, or its address moved without being announced."
 		fix := fmt.Sprintf("Find the host that should have %s (`ip -br addr` on the nodes) and check that it is up and on this link.", g.ip)

@@ -358,3 +358,24 @@ func TestSynFailuresTextTimes(t *testing.T) {
 		t.Fatalf("%+v", f)
 	}
 }
+
+// Events a capture read in summary mode counted on a kept one (Repeats)
+// count in the findings.
+func TestEventRepeatsCount(t *testing.T) {
+	s := &model.Snapshot{Inputs: []model.Input{{Path: "c.pcap", Kind: model.KindCapture}}}
+	s.ICMP = []model.ICMPEvent{{Pos: model.Pos{File: "c.pcap", Frame: 1}, From: netip.MustParseAddr("10.0.0.2"), To: netip.MustParseAddr("10.0.0.1"),
+		Type: 3, Code: 3, What: "port-unreachable", QuotedProto: "udp", Repeats: 41,
+		Quoted: model.Tuple{Src: netip.MustParseAddrPort("10.0.0.1:5000"), Dst: netip.MustParseAddrPort("10.0.0.2:53")}}}
+	if f := run1(t, ICMPUnreachable, s); len(f) != 1 || f[0].Facts["count"] != 42 {
+		t.Errorf("ICMP: %+v", f)
+	}
+	asker := netip.MustParseAddr("192.168.200.1")
+	s.ARP = []model.ARPEvent{
+		{Pos: model.Pos{File: "c.pcap", Frame: 2}, Op: "reply", IP: netip.MustParseAddr("192.168.200.61"), Target: asker, MAC: "02:00:00:00:00:61"},
+		{Pos: model.Pos{File: "c.pcap", Frame: 3}, Op: "request", IP: asker, Target: netip.MustParseAddr("192.168.200.99"),
+			Unanswered: true, Repeats: 9, Time: time.Unix(1700000000, 0)},
+	}
+	if f := run1(t, ARPUnanswered, s); len(f) != 1 || f[0].Facts["requests"] != 10 {
+		t.Errorf("ARP: %+v", f)
+	}
+}

@@ -46,18 +46,30 @@ Fix: depends on the type; the finding names it (endpoints of the Service,
 the owner of the VIP, the firewall rule, the MTU).`,
 }
 
+// icmpGroup gathers the ICMP errors of one sender, kind and destination.
+type icmpGroup struct {
+	from, what, dst string
+	events          []*model.ICMPEvent
+	// routers are the senders of time-exceeded errors, grouped per
+	// destination host whatever router sends them and whatever the port: a
+	// traceroute is one finding, not one per hop and probe.
+	routers []string
+}
+
+// count returns how many errors the group stands for, those a capture
+// read in summary mode counted without keeping them included.
+func (g *icmpGroup) count() int {
+	n := 0
+	for _, e := range g.events {
+		n += 1 + e.Repeats
+	}
+	return n
+}
+
 func runICMPUnreachable(p *Pass) error {
 	s := p.Snap
-	type group struct {
-		from, what, dst string
-		events          []*model.ICMPEvent
-		// routers are the senders of time-exceeded errors, grouped per
-		// destination host whatever router sends them and whatever the
-		// port: a traceroute is one finding, not one per hop and probe.
-		routers []string
-	}
-	var groups []*group
-	byKey := map[string]*group{}
+	var groups []*icmpGroup
+	byKey := map[string]*icmpGroup{}
 	for i := range s.ICMP {
 		ev := &s.ICMP[i]
 		if ev.Copy { // the same error seen on another interface
@@ -76,7 +88,7 @@ func runICMPUnreachable(p *Pass) error {
 		key := ev.Node + "|" + from + "|" + ev.What + "|" + dst
 		g := byKey[key]
 		if g == nil {
-			g = &group{from: from, what: ev.What, dst: dst}
+			g = &icmpGroup{from: from, what: ev.What, dst: dst}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
@@ -136,7 +148,7 @@ func runICMPUnreachable(p *Pass) error {
 			"icmp":        g.what,
 			"from":        g.from,
 			"destination": g.dst,
-			"count":       len(g.events),
+			"count":       g.count(),
 			"senders":     senders,
 		}
 		if len(attempts) > 0 {
@@ -170,7 +182,7 @@ func runICMPUnreachable(p *Pass) error {
 			what = fmt.Sprintf(" (%s)", roleWords(rs))
 		}
 		f := Finding{Severity: sev, Facts: facts, Evidence: ev, Sources: sources}
-		n := len(g.events)
+		n := g.count()
 		if g.routers != nil {
 			facts["from"] = g.routers
 			f.Title = fmt.Sprintf("traffic to %s runs out of TTL at %d %s: %s", g.dst, len(g.routers),

@@ -308,7 +308,7 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 		if a.Outcome != outcome || synOnlyCapture(s, a.Pos.File) {
 			continue
 		}
-		if answered[fmt.Sprintf("%s#%d", a.Pos.File, a.Pos.Frame+a.Pos.Line)] {
+		if a.ICMP || answered[fmt.Sprintf("%s#%d", a.Pos.File, a.Pos.Frame+a.Pos.Line)] {
 			continue
 		}
 		g := groupOf(a.Node, a.Server)

@@ -353,3 +353,64 @@ func TestDistinctSegs(t *testing.T) {
 		t.Errorf("without times: %d distinct, want 2", n)
 	}
 }
+
+// A flood of identical ARP packets or ICMP errors keeps a sample per kind
+// in summary mode, the rest counted on the last kept one; an owner change
+// is always kept, and a claim that was not kept still answers a request.
+func TestSummarizeEventFloods(t *testing.T) {
+	t0 := time.Unix(1700000000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	x, a := netip.MustParseAddr("10.0.0.9"), netip.MustParseAddr("10.0.0.1")
+	tr := NewTracker("f.pcap", "")
+	tr.Summarize(true)
+	frame := 0
+	arp := func(ms int, ev model.ARPEvent) {
+		frame++
+		tr.Add(&Packet{Pos: model.Pos{Frame: frame}, Time: at(ms), Proto: "arp", ARP: &ev})
+	}
+	grat := func(mac string) model.ARPEvent {
+		return model.ARPEvent{Op: "reply", IP: x, Target: x, MAC: mac, Gratuitous: true}
+	}
+	for i := range 3000 {
+		arp(10*i, grat("02:00:00:00:00:0a"))
+	}
+	arp(30000, grat("02:00:00:00:00:0b")) // a new owner
+	for i := range 2000 {
+		arp(30010+10*i, grat("02:00:00:00:00:0b"))
+	}
+	arp(60000, model.ARPEvent{Op: "request", IP: a, Target: x, MAC: "02:00:00:00:00:01"})
+	arp(60005, grat("02:00:00:00:00:0b")) // not kept, but answers the request
+	for i := range 5000 {
+		frame++
+		ev := model.ICMPEvent{Type: 3, Code: 3, What: "port-unreachable", From: x, To: a, QuotedProto: "udp",
+			Quoted: model.Tuple{Src: netip.MustParseAddrPort("10.0.0.1:5353"), Dst: netip.MustParseAddrPort("10.0.0.9:53")}}
+		tr.Add(&Packet{Pos: model.Pos{Frame: frame}, Time: at(70000 + 10*i), Proto: "icmp", ICMP: &ev})
+	}
+	res := tr.Finish()
+	if res.Info.Counts.ARP != 5003 || res.Info.Counts.ARPGratuitous != 5002 || res.Info.Counts.ICMPUnreach != 5000 {
+		t.Fatalf("counts %+v", res.Info.Counts)
+	}
+	var owners []string
+	total := 0
+	for _, e := range res.ARP {
+		total += 1 + e.Repeats
+		if n := len(owners); e.Op == "reply" && (n == 0 || owners[n-1] != e.MAC) {
+			owners = append(owners, e.MAC)
+		}
+		if e.Op == "request" && e.Unanswered {
+			t.Errorf("the request at frame %d is answered by a reply that was counted, not kept", e.Pos.Frame)
+		}
+	}
+	// 100 claims by the first owner, 100 by the second (its first one, the
+	// change, among them), and the request.
+	if len(res.ARP) != 2*eventSample+1 || total != 5003 || fmt.Sprint(owners) != "[02:00:00:00:00:0a 02:00:00:00:00:0b]" {
+		t.Errorf("%d ARP events kept standing for %d, owners %v", len(res.ARP), total, owners)
+	}
+	total = 0
+	for _, e := range res.ICMP {
+		total += 1 + e.Repeats
+	}
+	if len(res.ICMP) != eventSample || total != 5000 {
+		t.Errorf("%d ICMP events kept standing for %d", len(res.ICMP), total)
+	}
+}

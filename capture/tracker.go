@@ -52,8 +52,15 @@ type Tracker struct {
 	icmp       []model.ICMPEvent
 	arp        []model.ARPEvent
 	askers     map[netip.Addr]netip.Addr // the last host that asked for each address
-	first      time.Time
-	last       time.Time
+	arpAnswers arpAnswers
+	// Summary mode's sampling of identical events (eventSample).
+	arpKept  map[arpKey]int
+	arpLast  map[arpKey]int
+	lastMAC  map[netip.Addr]string // the MAC that last claimed each address
+	icmpKept map[icmpKey]int
+	icmpLast map[icmpKey]int
+	first    time.Time
+	last     time.Time
 }
 
 // NewTracker returns a Tracker whose evidence points into file; node names
@@ -545,6 +552,18 @@ func (t *Tracker) addICMP(p *Packet) {
 		ev.Copy = isCopy(prev.Time, ev.Time) && prev.From == ev.From && prev.To == ev.To && prev.Type == ev.Type &&
 			prev.Code == ev.Code && prev.Quoted == ev.Quoted && prev.QuotedProto == ev.QuotedProto
 	}
+	if t.summarize {
+		k := icmpKey{ev.From, ev.To, ev.Type, ev.Code, ev.Quoted.Dst, ev.QuotedProto, ev.V6, ev.Copy}
+		if last, ok := t.icmpLast[k]; ok && t.icmpKept[k] >= eventSample {
+			t.icmp[last].Repeats++
+			return
+		}
+		if t.icmpKept == nil {
+			t.icmpKept, t.icmpLast = map[icmpKey]int{}, map[icmpKey]int{}
+		}
+		t.icmpKept[k]++
+		t.icmpLast[k] = len(t.icmp)
+	}
 	t.icmp = append(t.icmp, ev)
 }
 
@@ -570,7 +589,25 @@ func (t *Tracker) addARP(p *Packet) {
 		ev.Copy = isCopy(prev.Time, ev.Time) && prev.Op == ev.Op && prev.IP == ev.IP && prev.MAC == ev.MAC &&
 			prev.Target == ev.Target && prev.Gratuitous == ev.Gratuitous
 	}
+	t.arpAnswers.claim(t.arp, ev.IP, ev.Time)
+	if t.summarize {
+		k := arpKey{ev.Op, ev.IP, ev.Target, ev.MAC, ev.Gratuitous, ev.Copy}
+		changes := ev.MAC != "" && t.lastMAC[ev.IP] != ev.MAC
+		if last, ok := t.arpLast[k]; ok && !changes && t.arpKept[k] >= eventSample {
+			t.arp[last].Repeats++
+			return
+		}
+		if t.arpKept == nil {
+			t.arpKept, t.arpLast, t.lastMAC = map[arpKey]int{}, map[arpKey]int{}, map[netip.Addr]string{}
+		}
+		t.arpKept[k]++
+		t.arpLast[k] = len(t.arp)
+		if ev.MAC != "" {
+			t.lastMAC[ev.IP] = ev.MAC
+		}
+	}
 	t.arp = append(t.arp, ev)
+	t.arpAnswers.ask(t.arp, len(t.arp)-1)
 }
 
 // isCopy reports whether an event at t, identical to one at prev, is that
@@ -792,7 +829,7 @@ func (t *Tracker) Finish() *Result {
 	}
 	t.finishing = false
 	clear(t.streams)
-	markUnanswered(t.arp, t.last)
+	t.arpAnswers.finish(t.arp, t.last)
 	res := &Result{ICMP: t.icmp, ARP: t.arp}
 	// Chunks are let go as they are copied, so that the attempts are not
 	// held twice.
@@ -825,25 +862,74 @@ func (t *Tracker) Finish() *Result {
 // are left unflagged: their answer may just be missing from the capture.
 // Gratuitous requests and probes from an unset address ask nobody.
 func markUnanswered(evs []model.ARPEvent, end time.Time) {
-	pending := map[netip.Addr][]int{}
+	var a arpAnswers
 	for i := range evs {
-		e := &evs[i]
-		if list := pending[e.IP]; len(list) > 0 {
-			for _, j := range list {
-				evs[j].Unanswered = e.Time.Sub(evs[j].Time) > model.ARPAnswerWindow
-			}
-			delete(pending, e.IP)
-		}
-		if (e.Op == "request" || e.Op == "ns") && !e.Gratuitous && !e.Copy && e.Target.IsValid() && !e.Target.IsUnspecified() &&
-			e.IP.IsValid() && !e.IP.IsUnspecified() && e.Target != e.IP && !e.Time.IsZero() {
-			pending[e.Target] = append(pending[e.Target], i)
-		}
+		a.claim(evs, evs[i].IP, evs[i].Time)
+		a.ask(evs, i)
 	}
-	for _, list := range pending {
+	a.finish(evs, end)
+}
+
+// arpAnswers matches ARP requests with the claims of their targets as the
+// events come: a request is pending until a claim of its target arrives,
+// and unanswered if that is later than model.ARPAnswerWindow.
+type arpAnswers struct {
+	pending map[netip.Addr][]int // requests (indices) waiting for each target
+}
+
+// claim notes that ip showed itself at t (a reply, an announcement, any
+// packet it sent), answering the requests for it.
+func (a *arpAnswers) claim(evs []model.ARPEvent, ip netip.Addr, t time.Time) {
+	if list := a.pending[ip]; len(list) > 0 {
+		for _, j := range list {
+			evs[j].Unanswered = t.Sub(evs[j].Time) > model.ARPAnswerWindow
+		}
+		delete(a.pending, ip)
+	}
+}
+
+// ask notes evs[i] as a request waiting for its answer, if it asks anyone.
+func (a *arpAnswers) ask(evs []model.ARPEvent, i int) {
+	e := &evs[i]
+	if (e.Op == "request" || e.Op == "ns") && !e.Gratuitous && !e.Copy && e.Target.IsValid() && !e.Target.IsUnspecified() &&
+		e.IP.IsValid() && !e.IP.IsUnspecified() && e.Target != e.IP && !e.Time.IsZero() {
+		if a.pending == nil {
+			a.pending = map[netip.Addr][]int{}
+		}
+		a.pending[e.Target] = append(a.pending[e.Target], i)
+	}
+}
+
+// finish judges the requests still pending at the capture's end.
+func (a *arpAnswers) finish(evs []model.ARPEvent, end time.Time) {
+	for _, list := range a.pending {
 		for _, j := range list {
 			evs[j].Unanswered = !end.IsZero() && end.Sub(evs[j].Time) >= model.ARPAnswerWindow
 		}
 	}
+	a.pending = nil
+}
+
+// eventSample is how many identical ICMP errors (same sender, type, code
+// and quoted destination) or identical ARP packets a summarizing tracker
+// keeps one by one; the next ones add to the last kept one's Repeats, so
+// that a flood keeps memory bounded. An ARP packet that changes the MAC
+// claiming an address is always kept.
+const eventSample = 100
+
+type arpKey struct {
+	op         string
+	ip, target netip.Addr
+	mac        string
+	grat, copy bool
+}
+
+type icmpKey struct {
+	from, to  netip.Addr
+	typ, code int
+	dst       netip.AddrPort
+	proto     string
+	v6, copy  bool
 }
 
 // bySeq sorts attempts by their streams' creation order.
@@ -1051,6 +1137,7 @@ func (t *Tracker) attempt(s *stream) model.Attempt {
 		ServerBytes: s.bytes[sd],
 		ISN:         s.synISN[cd],
 		Reused:      reuseNames[s.reused],
+		ICMP:        s.icmp,
 	}
 	if s.outer != nil {
 		o := *s.outer

@@ -89,6 +89,10 @@ type Attempt struct {
 	ClientFIN *Seg  `json:"client_fin,omitempty"`
 	ServerFIN *Seg  `json:"server_fin,omitempty"`
 
+	// ICMP says an ICMP error (unreachable, redirect, time exceeded ...)
+	// quotes the attempt: it was answered, if not by the server.
+	ICMP bool `json:"icmp,omitempty"`
+
 	// Reused says the 4-tuple carried an earlier attempt in the same
 	// capture: "time-wait" when that one closed less than 60 s before (the
 	// side that closed first still holds it in TIME-WAIT), "closed" when
@@ -247,6 +251,10 @@ type ICMPEvent struct {
 	// on a node whose bridge forwards it). Counts count it, as tshark
 	// does; the rules leave it out.
 	Copy bool `json:"copy,omitempty"`
+	// Repeats counts the identical errors (same sender, type, code and
+	// quoted destination) after this one that a capture read in summary
+	// mode did not keep: the event stands for 1+Repeats errors.
+	Repeats int `json:"repeats,omitempty"`
 }
 
 // CopyWindow is how close two identical ICMP errors or ARP packets of one
@@ -275,6 +283,11 @@ type ARPEvent struct {
 	// Copy says the packet is the one before it seen again on another
 	// interface (see ICMPEvent.Copy).
 	Copy bool `json:"copy,omitempty"`
+	// Repeats counts the identical packets after this one that a capture
+	// read in summary mode did not keep (a request repeated shares its
+	// Unanswered); packets that change the MAC claiming an address are
+	// always kept.
+	Repeats int `json:"repeats,omitempty"`
 }
 
 // ARPAnswerWindow is how long after an ARP request (or neighbor
