@@ -379,3 +379,22 @@ func TestEventRepeatsCount(t *testing.T) {
 		t.Errorf("ARP: %+v", f)
 	}
 }
+
+func TestSynFailuresSweep(t *testing.T) {
+	sweep := func(hosts int) *model.Snapshot {
+		var as []model.Attempt
+		for i := range hosts {
+			as = append(as, unanswered(fmt.Sprintf("10.0.0.1:%d", 40000+i), fmt.Sprintf("10.244.%d.7:9100", i), 10*i+1, 1))
+		}
+		return withAttempts(&model.Snapshot{}, as...)
+	}
+	f := run1(t, SynUnanswered, sweep(25))
+	if len(f) != 1 || f[0].Facts["hosts"] != 25 || f[0].Facts["port"] != 9100 || f[0].Facts["attempts"] != 25 ||
+		!strings.HasSuffix(f[0].Facts["host_list"].(string), "and 5 more") ||
+		f[0].Title != "25 hosts do not answer on port 9100: 25 connection attempts from 10.0.0.1 got no reply" {
+		t.Fatalf("25 hosts: %+v", f)
+	}
+	if f := run1(t, SynUnanswered, sweep(9)); len(f) != 9 {
+		t.Errorf("9 hosts: %d findings, want 9", len(f))
+	}
+}

@@ -26,7 +26,9 @@ sees a connect timeout after about 1, 3, 7, 15 ... seconds of retransmissions.
 Attempts answered by an ICMP error are left to icmp-unreachable. When one
 host fails this way on many ports that no Service or endpoint names
 (scan_ports, default 10), they are told in one finding listing the ports: a
-port scan, or a host (a Node) down or firewalled.
+port scan, or a host (a Node) down or firewalled. Likewise many hosts that no
+Kubernetes object names failing on one port (sweep_hosts, default 10): a
+client with a list of targets that are gone.
 
 Evidence: the capture's SYN frames, grouped per server endpoint; the
 Kubernetes objects that say what the endpoint is (a Service's ClusterIP or
@@ -57,7 +59,8 @@ port on that host, or a firewall rejects the connection with a TCP reset
 (iptables REJECT --reject-with tcp-reset). The application sees "connection
 refused" at once. When one host refuses on many ports that no Service or
 endpoint names (scan_ports, default 10), they are told in one finding listing
-the ports, as a port scan finds most ports closed.
+the ports, as a port scan finds most ports closed; many hosts refusing one
+port (sweep_hosts, default 10) likewise.
 
 Evidence: the capture's SYN and RST frames per server endpoint; the
 Kubernetes objects that say what the endpoint is.
@@ -183,6 +186,126 @@ func scanGroups(groups []*failGroup, roles map[netip.Addr][]addrRole, minPorts i
 		out = append(out, sc)
 	}
 	return out
+}
+
+// sweepGroups merges, per node and port, the groups of hosts that fail on
+// that one port, when at least minHosts do and nothing in the Kubernetes
+// objects names them: a client trying one port across many hosts (a
+// monitoring job scraping targets that are gone, a sweep). Groups already
+// told with their host's other ports are left out; the groups merged are
+// marked.
+func sweepGroups(groups []*failGroup, roles map[netip.Addr][]addrRole, minHosts int) []*scanGroup {
+	if minHosts < 2 {
+		return nil
+	}
+	type portKey struct {
+		node string
+		port uint16
+	}
+	var order []portKey
+	byPort := map[portKey][]*failGroup{}
+	for _, g := range groups {
+		if g.scan || g.srv.Port() == 0 || len(rolesOf(roles, g.srv.Addr(), g.srv.Port())) > 0 {
+			continue
+		}
+		k := portKey{g.node, g.srv.Port()}
+		if byPort[k] == nil {
+			order = append(order, k)
+		}
+		byPort[k] = append(byPort[k], g)
+	}
+	var out []*scanGroup
+	for _, k := range order {
+		gs := byPort[k]
+		if len(gs) < minHosts {
+			continue
+		}
+		sw := &scanGroup{failGroup: failGroup{node: k.node, srv: netip.AddrPortFrom(netip.Addr{}, k.port), seen: map[string]bool{}}, parts: gs}
+		for _, g := range gs {
+			g.scan = true
+			sw.n += g.n
+			sw.retx += g.retx
+			sw.more = sw.more || g.more
+			for _, c := range g.clients {
+				sw.addClient(c)
+			}
+			sw.span(g.first, g.last)
+		}
+		out = append(out, sw)
+	}
+	return out
+}
+
+// maxListedHosts bounds how many hosts a sweep finding lists.
+const maxListedHosts = 20
+
+func sweepFinding(sw *scanGroup, outcome model.Outcome) Finding {
+	port := sw.srv.Port()
+	var hosts []string
+	kept := 0
+	var ev []Evidence
+	for _, g := range sw.parts {
+		hosts = append(hosts, g.srv.Addr().String())
+		kept += len(g.attempts)
+		if len(ev) < maxGroupEvidence && len(g.attempts) > 0 {
+			a := g.attempts[0]
+			if len(a.SYN) > 0 {
+				ev = append(ev, Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s", a.Client, a.Server)})
+			}
+			if len(a.ServerRST) > 0 {
+				ev = append(ev, Evidence{Pos: a.SegPos(a.ServerRST[0]), Note: fmt.Sprintf("RST %s -> %s", a.Server, a.Client)})
+			}
+		}
+	}
+	listed := listHosts(hosts)
+	facts := map[string]any{
+		"port":      int(port),
+		"hosts":     len(hosts),
+		"host_list": listed,
+		"attempts":  sw.n,
+		"clients":   sw.clients,
+		"first":     sw.first.Format(time.RFC3339Nano),
+		"last":      sw.last.Format(time.RFC3339Nano),
+	}
+	if kept < sw.n {
+		facts["attempts_kept"] = kept
+	}
+	if sw.node != "" {
+		facts["node"] = sw.node
+	}
+	clients := listSome(sw.clients, sw.more)
+	attempts := plural(sw.n, "attempt", "attempts")
+	f := Finding{Severity: Warning, Facts: facts, Evidence: ev, Sources: []model.Kind{model.KindCapture}}
+	switch outcome {
+	case model.OutcomeUnanswered:
+		facts["syn_retransmissions"] = sw.retx
+		f.Title = fmt.Sprintf("%d hosts do not answer on port %d: %d connection %s from %s got no reply", len(hosts), port,
+			sw.n, attempts, clients)
+		f.Summary = fmt.Sprintf("%d connection %s to port %d of %d hosts (%s) got neither a SYN/ACK nor an RST nor an ICMP "+
+			"error, with %d SYN %s. One port tried across many hosts is a client with a list of targets: a monitoring job "+
+			"scraping Pods that are gone, a client with stale endpoints, or a sweep.", sw.n, attempts, port, len(hosts), listed,
+			sw.retx, plural(sw.retx, "retransmission", "retransmissions"))
+		f.Cause = "The hosts are gone, down, or behind a firewall that drops, and the client still has them in its list."
+		f.Fix = fmt.Sprintf("Find where %s takes its targets from (a scrape configuration, a service discovery, a stale "+
+			"cache) and whether those hosts should exist.", clients)
+	case model.OutcomeRefused:
+		f.Title = fmt.Sprintf("%d hosts refuse connections on port %d: %d %s answered with an RST", len(hosts), port, sw.n, attempts)
+		f.Summary = fmt.Sprintf("%d connection %s from %s to port %d of %d hosts (%s) %s answered with an RST: nothing listens "+
+			"on that port on those hosts.", sw.n, attempts, clients, port, len(hosts), listed, plural(sw.n, "was", "were"))
+		f.Cause = "The hosts are up but nothing listens on the port: the service is not deployed or not running there, " +
+			"or a firewall rejects the connections."
+		f.Fix = fmt.Sprintf("Check what should listen on port %d on those hosts (`ss -lntp 'sport = :%d'`), and where %s "+
+			"takes its targets from.", port, port, clients)
+	}
+	return f
+}
+
+// listHosts names the first maxListedHosts hosts and how many more.
+func listHosts(hosts []string) string {
+	if len(hosts) <= maxListedHosts {
+		return strings.Join(hosts, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(hosts[:maxListedHosts], ", "), len(hosts)-maxListedHosts)
 }
 
 // portRole reports whether a role names the port itself (a Service port,
@@ -341,6 +464,11 @@ func runSynFailures(p *Pass, outcome model.Outcome) error {
 	for _, sc := range scans {
 		if sc.n >= minAttempts {
 			p.Report(scanFinding(sc, outcome, roles))
+		}
+	}
+	for _, sw := range sweepGroups(groups, roles, int(p.Param("sweep_hosts", 10))) {
+		if sw.n >= minAttempts {
+			p.Report(sweepFinding(sw, outcome))
 		}
 	}
 	for _, g := range groups {
