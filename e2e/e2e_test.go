@@ -358,6 +358,17 @@ func TestIncidents(t *testing.T) {
 	}, {
 		dir: "fixtures/incidents/apiserver-affinity-control",
 	}, {
+		// One client tries port 9100 of 12 hosts behind a router that
+		// drops: told once, listing the hosts.
+		dir: "fixtures/captures/sweep.pcap",
+		want: []want{{
+			rule: "syn-unanswered", severity: analyzer.Warning,
+			facts: map[string]string{"port": "9100", "hosts": "12", "attempts": "12", "syn_retransmissions": "0", "clients": "10.92.0.1",
+				"host_list": "10.244.1.7, 10.244.2.7, 10.244.3.7, 10.244.4.7, 10.244.5.7, 10.244.6.7, 10.244.7.7, 10.244.8.7, " +
+					"10.244.9.7, 10.244.10.7, 10.244.11.7, 10.244.12.7"},
+			evidence: []string{"sweep.pcap#frame=1", "sweep.pcap#frame=5"},
+		}},
+	}, {
 		// tcpdump -i any where a bridge forwards: every packet twice. The
 		// ICMP error is one error, the refused connect one attempt.
 		dir: "fixtures/captures/any-bridge.pcap",
