@@ -129,6 +129,11 @@ func runARPUnanswered(p *Pass) error {
 				ev = append(ev, Evidence{Pos: r.Pos, Note: fmt.Sprintf("%s asks who has %s: no answer", r.IP, g.ip)})
 			}
 			first, last := g.requests[0].Time, g.requests[len(g.requests)-1].Time
+			for _, r := range g.requests { // repeats a capture read in summary mode counted
+				if r.Repeats > 0 && r.LastRepeat.After(last) {
+					last = r.LastRepeat
+				}
+			}
 			facts["requests"] = nreq
 			facts["askers"] = g.askers
 			facts["first"] = first.Format(time.RFC3339Nano)

@@ -403,14 +403,14 @@ func TestSummarizeEventFloods(t *testing.T) {
 	}
 	// 100 claims by the first owner, 100 by the second (its first one, the
 	// change, among them), and the request.
-	if len(res.ARP) != 2*eventSample+1 || total != 5003 || fmt.Sprint(owners) != "[02:00:00:00:00:0a 02:00:00:00:00:0b]" {
+	if len(res.ARP) != 2*FailedSample+1 || total != 5003 || fmt.Sprint(owners) != "[02:00:00:00:00:0a 02:00:00:00:00:0b]" {
 		t.Errorf("%d ARP events kept standing for %d, owners %v", len(res.ARP), total, owners)
 	}
 	total = 0
 	for _, e := range res.ICMP {
 		total += 1 + e.Repeats
 	}
-	if len(res.ICMP) != eventSample || total != 5000 {
+	if len(res.ICMP) != FailedSample || total != 5000 {
 		t.Errorf("%d ICMP events kept standing for %d", len(res.ICMP), total)
 	}
 }

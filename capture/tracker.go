@@ -53,7 +53,7 @@ type Tracker struct {
 	arp        []model.ARPEvent
 	askers     map[netip.Addr]netip.Addr // the last host that asked for each address
 	arpAnswers arpAnswers
-	// Summary mode's sampling of identical events (eventSample).
+	// Summary mode's sampling of identical events (as many as keepFailed).
 	arpKept  map[arpKey]int
 	arpLast  map[arpKey]int
 	lastMAC  map[netip.Addr]string // the MAC that last claimed each address
@@ -553,8 +553,11 @@ func (t *Tracker) addICMP(p *Packet) {
 			prev.Code == ev.Code && prev.Quoted == ev.Quoted && prev.QuotedProto == ev.QuotedProto
 	}
 	if t.summarize {
-		k := icmpKey{ev.From, ev.To, ev.Type, ev.Code, ev.Quoted.Dst, ev.QuotedProto, ev.V6, ev.Copy}
-		if last, ok := t.icmpLast[k]; ok && t.icmpKept[k] >= eventSample {
+		k := icmpKey{ev.From, ev.To, ev.Type, ev.Code, ev.Quoted.Dst, ev.QuotedProto, ev.V6, ev.Copy, netip.AddrPort{}}
+		if ev.QuotedProto == "tcp" {
+			k.src = ev.Quoted.Src // each attempt's errors apart: the rules cite the attempts they answer
+		}
+		if last, ok := t.icmpLast[k]; ok && t.icmpKept[k] >= t.keepFailed {
 			t.icmp[last].Repeats++
 			return
 		}
@@ -593,8 +596,9 @@ func (t *Tracker) addARP(p *Packet) {
 	if t.summarize {
 		k := arpKey{ev.Op, ev.IP, ev.Target, ev.MAC, ev.Gratuitous, ev.Copy}
 		changes := ev.MAC != "" && t.lastMAC[ev.IP] != ev.MAC
-		if last, ok := t.arpLast[k]; ok && !changes && t.arpKept[k] >= eventSample {
+		if last, ok := t.arpLast[k]; ok && !changes && t.arpKept[k] >= t.keepFailed {
 			t.arp[last].Repeats++
+			t.arp[last].LastRepeat = ev.Time
 			return
 		}
 		if t.arpKept == nil {
@@ -910,12 +914,12 @@ func (a *arpAnswers) finish(evs []model.ARPEvent, end time.Time) {
 	a.pending = nil
 }
 
-// eventSample is how many identical ICMP errors (same sender, type, code
-// and quoted destination) or identical ARP packets a summarizing tracker
-// keeps one by one; the next ones add to the last kept one's Repeats, so
-// that a flood keeps memory bounded. An ARP packet that changes the MAC
-// claiming an address is always kept.
-const eventSample = 100
+// A summarizing tracker keeps as many identical ICMP errors (same sender,
+// type, code and quoted destination) or identical ARP packets one by one
+// as failed attempts to one server (KeepFailed, FailedSample unless set);
+// the next ones add to the last kept one's Repeats, so that a flood keeps
+// memory bounded. An ARP packet that changes the MAC claiming an address
+// is always kept.
 
 type arpKey struct {
 	op         string
@@ -930,6 +934,7 @@ type icmpKey struct {
 	dst       netip.AddrPort
 	proto     string
 	v6, copy  bool
+	src       netip.AddrPort
 }
 
 // bySeq sorts attempts by their streams' creation order.

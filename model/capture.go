@@ -252,8 +252,9 @@ type ICMPEvent struct {
 	// does; the rules leave it out.
 	Copy bool `json:"copy,omitempty"`
 	// Repeats counts the identical errors (same sender, type, code and
-	// quoted destination) after this one that a capture read in summary
-	// mode did not keep: the event stands for 1+Repeats errors.
+	// quoted destination, and for TCP the same quoted source: the same
+	// attempt) after this one that a capture read in summary mode did not
+	// keep: the event stands for 1+Repeats errors.
 	Repeats int `json:"repeats,omitempty"`
 }
 
@@ -286,8 +287,9 @@ type ARPEvent struct {
 	// Repeats counts the identical packets after this one that a capture
 	// read in summary mode did not keep (a request repeated shares its
 	// Unanswered); packets that change the MAC claiming an address are
-	// always kept.
-	Repeats int `json:"repeats,omitempty"`
+	// always kept. LastRepeat is the time of the last of them.
+	Repeats    int       `json:"repeats,omitempty"`
+	LastRepeat time.Time `json:"last_repeat,omitzero"`
 }
 
 // ARPAnswerWindow is how long after an ARP request (or neighbor
