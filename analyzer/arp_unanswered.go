@@ -77,15 +77,12 @@ func runARPUnanswered(p *Pass) error {
 		ev := &s.ARP[i]
 		// A request counts when the capture would show its answer: the
 		// asker is seen receiving other traffic, or the Kubernetes
-		// objects say the address must answer.
-		if !ev.Unanswered || !visible[ev.IP.String()] && !shouldAnswerARP(rolesOf(roles, ev.Target, 0)) {
+		// objects say the address must answer. A copy of a request seen
+		// on another interface (tcpdump -i any on a bridge) is not one.
+		if !ev.Unanswered || ev.Copy || !visible[ev.IP.String()] && !shouldAnswerARP(rolesOf(roles, ev.Target, 0)) {
 			continue
 		}
 		g := groupOf(ev.Node, ev.Target)
-		if n := len(g.requests); n > 0 && g.requests[n-1].IP == ev.IP && g.requests[n-1].Pos.File == ev.Pos.File &&
-			model.IsSegmentCopy(g.requests[n-1].Time, ev.Time) {
-			continue // the same request seen on another interface (tcpdump -i any on a bridge)
-		}
 		g.requests = append(g.requests, ev)
 		if a := ev.IP.String(); !slices.Contains(g.askers, a) {
 			g.askers = append(g.askers, a)

@@ -312,10 +312,11 @@ func TestARPUnanswered(t *testing.T) {
 		t.Errorf("evidence %v", ev)
 	}
 	// The same request seen twice within microseconds (tcpdump -i any on
-	// a bridge) is one request.
+	// a bridge), marked a copy as the capture reader marks it, is one
+	// request.
 	dup := snap(3, true)
 	c := dup.ARP[len(dup.ARP)-1]
-	c.Pos.Frame, c.Time = 99, c.Time.Add(20*time.Microsecond)
+	c.Pos.Frame, c.Time, c.Copy = 99, c.Time.Add(20*time.Microsecond), true
 	dup.ARP = append(dup.ARP, c)
 	if f := run1(t, ARPUnanswered, dup); len(f) != 1 || f[0].Facts["requests"] != 3 {
 		t.Errorf("with a copy: %+v", f)

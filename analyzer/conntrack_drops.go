@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,7 +140,7 @@ func runConntrackDrops(p *Pass) error {
 		}
 	}
 	// Nodes whose kernel logged a full table, without counters.
-	for _, node := range sortedNodes(full) {
+	for _, node := range slices.Sorted(maps.Keys(full)) {
 		f := map[string]any{}
 		if node != "" {
 			f["node"] = node
@@ -170,15 +171,6 @@ func tableFullLines(s *model.Snapshot) map[string]kernelLines {
 		}
 		out[le.Node] = k
 	}
-	return out
-}
-
-func sortedNodes(m map[string]kernelLines) []string {
-	var out []string
-	for n := range m {
-		out = append(out, n)
-	}
-	slices.Sort(out)
 	return out
 }
 

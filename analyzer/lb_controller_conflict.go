@@ -52,6 +52,11 @@ LoadBalancer Services to MetalLB, or give each Service a loadBalancerClass
 that only one controller handles.`,
 }
 
+// lbConflictFix is the fix of both findings: one controller per Service.
+const lbConflictFix = "Turn kube-vip's services mode off (svc_enable=false; kubespray: kube_vip_services_enabled: false) so " +
+	"MetalLB alone handles LoadBalancer Services, or set spec.loadBalancerClass on each Service for the " +
+	"controller that should own it."
+
 func controllersOf(svc *model.Service) []string {
 	var out []string
 	has := func(prefix string) bool {
@@ -250,9 +255,7 @@ func runLBControllerConflict(p *Pass) error {
 			Title:    fmt.Sprintf("%s is managed by two load-balancer controllers", name),
 			Summary:  summary,
 			Cause:    "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart.",
-			Fix: "Turn kube-vip's services mode off (svc_enable=false; kubespray: kube_vip_services_enabled: false) so " +
-				"MetalLB alone handles LoadBalancer Services, or set spec.loadBalancerClass on each Service for the " +
-				"controller that should own it.",
+			Fix:      lbConflictFix,
 			Facts:    facts,
 			Sources:  slices.Compact(sources),
 			Evidence: ev,
@@ -361,9 +364,7 @@ func controllerConflict(p *Pass, metallb, kvServices bool, wev []Evidence) {
 		Title:    "MetalLB and kube-vip both manage LoadBalancer Services",
 		Summary:  strings.Join(summary, " "),
 		Cause:    "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart: each rewrites the Services the other just updated.",
-		Fix: "Turn kube-vip's services mode off (svc_enable=false; kubespray: kube_vip_services_enabled: false) so " +
-			"MetalLB alone handles LoadBalancer Services, or set spec.loadBalancerClass on each Service for the " +
-			"controller that should own it.",
+		Fix:      lbConflictFix,
 		Facts:    facts,
 		Sources:  slices.Compact(sources),
 		Evidence: ev,

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/netip"
 	"slices"
@@ -168,21 +169,8 @@ func scanGroups(groups []*failGroup, roles map[netip.Addr][]addrRole, minPorts i
 		if len(ports) < minPorts && !counted[k] {
 			continue
 		}
-		sc := &scanGroup{failGroup: failGroup{node: k.node, srv: netip.AddrPortFrom(k.addr, 0), seen: map[string]bool{}}, parts: gs}
-		for pt := range ports {
-			sc.ports = append(sc.ports, pt)
-		}
-		for _, g := range gs {
-			g.scan = true
-			sc.n += g.n
-			sc.retx += g.retx
-			sc.more = sc.more || g.more
-			for _, c := range g.clients {
-				sc.addClient(c)
-			}
-			sc.span(g.first, g.last)
-		}
-		slices.Sort(sc.ports)
+		sc := mergeGroups(k.node, netip.AddrPortFrom(k.addr, 0), gs)
+		sc.ports = slices.Sorted(maps.Keys(ports))
 		out = append(out, sc)
 	}
 	return out
@@ -220,20 +208,46 @@ func sweepGroups(groups []*failGroup, roles map[netip.Addr][]addrRole, minHosts 
 		if len(gs) < minHosts {
 			continue
 		}
-		sw := &scanGroup{failGroup: failGroup{node: k.node, srv: netip.AddrPortFrom(netip.Addr{}, k.port), seen: map[string]bool{}}, parts: gs}
-		for _, g := range gs {
-			g.scan = true
-			sw.n += g.n
-			sw.retx += g.retx
-			sw.more = sw.more || g.more
-			for _, c := range g.clients {
-				sw.addClient(c)
-			}
-			sw.span(g.first, g.last)
-		}
-		out = append(out, sw)
+		out = append(out, mergeGroups(k.node, netip.AddrPortFrom(netip.Addr{}, k.port), gs))
 	}
 	return out
+}
+
+// mergeGroups joins the groups of a scan or a sweep, marking them merged.
+func mergeGroups(node string, srv netip.AddrPort, gs []*failGroup) *scanGroup {
+	m := &scanGroup{failGroup: failGroup{node: node, srv: srv, seen: map[string]bool{}}, parts: gs}
+	for _, g := range gs {
+		g.scan = true
+		m.n += g.n
+		m.retx += g.retx
+		m.more = m.more || g.more
+		for _, c := range g.clients {
+			m.addClient(c)
+		}
+		m.span(g.first, g.last)
+	}
+	return m
+}
+
+// partsEvidence cites the first attempt kept of each merged group, up to
+// maxGroupEvidence of them, and counts the attempts kept.
+func (m *scanGroup) partsEvidence() ([]Evidence, int) {
+	kept := 0
+	var ev []Evidence
+	for _, g := range m.parts {
+		kept += len(g.attempts)
+		if len(ev) >= maxGroupEvidence || len(g.attempts) == 0 {
+			continue
+		}
+		a := g.attempts[0]
+		if len(a.SYN) > 0 {
+			ev = append(ev, Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s", a.Client, a.Server)})
+		}
+		if len(a.ServerRST) > 0 {
+			ev = append(ev, Evidence{Pos: a.SegPos(a.ServerRST[0]), Note: fmt.Sprintf("RST %s -> %s", a.Server, a.Client)})
+		}
+	}
+	return ev, kept
 }
 
 // maxListedHosts bounds how many hosts a sweep finding lists.
@@ -242,22 +256,11 @@ const maxListedHosts = 20
 func sweepFinding(sw *scanGroup, outcome model.Outcome) Finding {
 	port := sw.srv.Port()
 	var hosts []string
-	kept := 0
-	var ev []Evidence
 	for _, g := range sw.parts {
 		hosts = append(hosts, g.srv.Addr().String())
-		kept += len(g.attempts)
-		if len(ev) < maxGroupEvidence && len(g.attempts) > 0 {
-			a := g.attempts[0]
-			if len(a.SYN) > 0 {
-				ev = append(ev, Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s", a.Client, a.Server)})
-			}
-			if len(a.ServerRST) > 0 {
-				ev = append(ev, Evidence{Pos: a.SegPos(a.ServerRST[0]), Note: fmt.Sprintf("RST %s -> %s", a.Server, a.Client)})
-			}
-		}
 	}
-	listed := listHosts(hosts)
+	ev, kept := sw.partsEvidence()
+	listed := listUpTo(hosts, maxListedHosts, false)
 	facts := map[string]any{
 		"port":      int(port),
 		"hosts":     len(hosts),
@@ -300,14 +303,6 @@ func sweepFinding(sw *scanGroup, outcome model.Outcome) Finding {
 	return f
 }
 
-// listHosts names the first maxListedHosts hosts and how many more.
-func listHosts(hosts []string) string {
-	if len(hosts) <= maxListedHosts {
-		return strings.Join(hosts, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(hosts[:maxListedHosts], ", "), len(hosts)-maxListedHosts)
-}
-
 // portRole reports whether a role names the port itself (a Service port,
 // an endpoint), not just the address (a Node's or a Pod's IP).
 func portRole(rs []addrRole) bool {
@@ -347,21 +342,7 @@ func scanFinding(sc *scanGroup, outcome model.Outcome, roles map[netip.Addr][]ad
 		"first":     sc.first.Format(time.RFC3339Nano),
 		"last":      sc.last.Format(time.RFC3339Nano),
 	}
-	kept := 0
-	var ev []Evidence
-	for _, g := range sc.parts {
-		kept += len(g.attempts)
-		if len(ev) >= maxGroupEvidence || len(g.attempts) == 0 {
-			continue
-		}
-		a := g.attempts[0]
-		if len(a.SYN) > 0 {
-			ev = append(ev, Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s", a.Client, a.Server)})
-		}
-		if len(a.ServerRST) > 0 {
-			ev = append(ev, Evidence{Pos: a.SegPos(a.ServerRST[0]), Note: fmt.Sprintf("RST %s -> %s", a.Server, a.Client)})
-		}
-	}
+	ev, kept := sc.partsEvidence()
 	if kept < sc.n {
 		facts["attempts_kept"] = kept
 	}
@@ -560,17 +541,20 @@ const maxListed = 5
 
 // listSome names items (client addresses, MACs), the first maxListed of
 // them and how many more; more says there are others beyond items.
-func listSome(clients []string, more bool) string {
-	if len(clients) <= maxListed {
-		l := strings.Join(clients, ", ")
+func listSome(items []string, more bool) string { return listUpTo(items, maxListed, more) }
+
+// listUpTo names the first limit items and how many more.
+func listUpTo(items []string, limit int, more bool) string {
+	if len(items) <= limit {
+		l := strings.Join(items, ", ")
 		if more {
 			l += " and more"
 		}
 		return l
 	}
-	n := fmt.Sprintf("%d", len(clients)-maxListed)
+	n := fmt.Sprintf("%d", len(items)-limit)
 	if more {
 		n = "over " + n
 	}
-	return fmt.Sprintf("%s and %s more", strings.Join(clients[:maxListed], ", "), n)
+	return fmt.Sprintf("%s and %s more", strings.Join(items[:limit], ", "), n)
 }

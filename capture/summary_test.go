@@ -164,6 +164,17 @@ func TestSummarizeKeepsICMPAnswered(t *testing.T) {
 	}
 }
 
+// markUnanswered runs the tracker's arpAnswers over evs (in capture
+// order) at once, as the tracker does while it reads.
+func markUnanswered(evs []model.ARPEvent, end time.Time) {
+	var a arpAnswers
+	for i := range evs {
+		a.claim(evs, evs[i].IP, evs[i].Time)
+		a.ask(evs, i)
+	}
+	a.finish(evs, end)
+}
+
 func TestMarkUnanswered(t *testing.T) {
 	t0 := time.Unix(1700000000, 0)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }

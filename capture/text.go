@@ -653,7 +653,7 @@ func splitAddrs(t string) (src, dst, rest string, ok bool) {
 		return "", "", "", false
 	}
 	dst, rest = r[:j], r[j+2:]
-	if !addrChars(src) || !addrChars(dst) || strings.ContainsAny(rest, "\n") {
+	if !wordChars(src, "._:-") || !wordChars(dst, "._:-") || strings.ContainsAny(rest, "\n") {
 		return "", "", "", false
 	}
 	return src, dst, rest, true
@@ -664,10 +664,12 @@ func isAddrLine(t string) bool {
 	return ok
 }
 
-func addrChars(s string) bool {
+// wordChars reports whether s holds only ASCII letters, digits and the
+// bytes of extra.
+func wordChars(s, extra string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '.' || c == ':' || c == '_' || c == '-') {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || strings.IndexByte(extra, c) >= 0) {
 			return false
 		}
 	}
@@ -1029,7 +1031,7 @@ func tsharkHead(t string) []string {
 			return nil
 		}
 		dst, proto, length := toks[j], toks[j+1], toks[j+2]
-		if dst == "" || proto == "" || length == "" || !protoChars(proto) || leadingDigits(length) != length {
+		if dst == "" || proto == "" || length == "" || !wordChars(proto, "/._-") || leadingDigits(length) != length {
 			return nil
 		}
 		after := rests[j+2]
@@ -1078,16 +1080,6 @@ func isClock(s string, minHour int) bool {
 func isSignedSeconds(s string) bool {
 	whole, frac, ok := strings.Cut(strings.TrimPrefix(s, "-"), ".")
 	return ok && whole != "" && frac != "" && leadingDigits(whole) == whole && leadingDigits(frac) == frac
-}
-
-func protoChars(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '/' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 func isWordChar(c byte) bool {

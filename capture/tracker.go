@@ -859,24 +859,13 @@ func (t *Tracker) Finish() *Result {
 	return res
 }
 
-// markUnanswered flags the ARP requests and neighbor solicitations (in
-// capture order) that nothing answered: no claim of their target (a reply,
-// an announcement, or any packet the target sent) came within
-// model.ARPAnswerWindow. Requests closer than that to the capture's end
-// are left unflagged: their answer may just be missing from the capture.
-// Gratuitous requests and probes from an unset address ask nobody.
-func markUnanswered(evs []model.ARPEvent, end time.Time) {
-	var a arpAnswers
-	for i := range evs {
-		a.claim(evs, evs[i].IP, evs[i].Time)
-		a.ask(evs, i)
-	}
-	a.finish(evs, end)
-}
-
-// arpAnswers matches ARP requests with the claims of their targets as the
-// events come: a request is pending until a claim of its target arrives,
-// and unanswered if that is later than model.ARPAnswerWindow.
+// arpAnswers matches ARP requests and neighbor solicitations with the
+// claims of their targets (a reply, an announcement, or any packet the
+// target sent) as the events come: a request is pending until a claim of
+// its target arrives, and unanswered if that is later than
+// model.ARPAnswerWindow. Requests closer than that to the capture's end are
+// left unflagged: their answer may just be missing from the capture.
+// Gratuitous requests, copies and probes from an unset address ask nobody.
 type arpAnswers struct {
 	pending map[netip.Addr][]int // requests (indices) waiting for each target
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -63,6 +64,13 @@ func AddrsJSON(r io.Reader, name string) ([]model.IfAddr, error) {
 func RoutesJSON(r io.Reader, name string) ([]model.Route, error) {
 	return readRecords(r, name, readRoutesJSON)
 }
+
+// The flag words ip prints, in order, for reading them from JSON keys the
+// same way each time.
+var (
+	neighFlagNames = slices.Sorted(maps.Keys(neighFlags))
+	addrFlagNames  = slices.Sorted(maps.Keys(addrFlags))
+)
 
 // ipEntry is one object of ip's JSON output and where it starts.
 type ipEntry struct {
@@ -180,7 +188,7 @@ func readNeighborsJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.
 		if mac := e.str("lladdr"); mac != "" {
 			f = append(f, "lladdr", mac)
 		}
-		for _, flag := range sortedKeys(neighFlags) {
+		for _, flag := range neighFlagNames {
 			if e.has(flag) {
 				f = append(f, flag)
 			}
@@ -220,7 +228,7 @@ func readAddrsJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAd
 			if sc := info.str("scope"); sc != "" {
 				f = append(f, "scope", sc)
 			}
-			for _, flag := range sortedKeys(addrFlags) {
+			for _, flag := range addrFlagNames {
 				if info.isTrue(flag) {
 					f = append(f, flag)
 				}
@@ -323,15 +331,4 @@ func sniffIPJSON(is func(ipEntry) bool) func(string, []byte) int {
 		}
 		return 95
 	}
-}
-
-// sortedKeys returns a set's keys in order, so that flags come out the
-// same each time.
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
