@@ -1,6 +1,9 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"fmt"
 	"io"
 	"net/netip"
@@ -17,7 +20,7 @@ var addrFormat = &Format{
 	Kind:    model.KindAddrs,
 	Command: "ip addr (ip a, ip -4 addr, ip -6 addr, ip addr show dev eth0), ip -br addr, ip -o addr",
 	Sniff:   sniffAddr,
-	Parse:   recordsParser(readAddrs, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
+	Parse:   format.Records(readAddrs, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
 }
 
 // Addrs parses interface address listings:
@@ -38,7 +41,7 @@ var addrFormat = &Format{
 // node markers. A line that is none of these is reported with its position
 // and the rest is read. name is used only in positions.
 func Addrs(r io.Reader, name string) ([]model.IfAddr, error) {
-	return readRecords(r, name, readAddrs)
+	return format.ReadAll(r, name, readAddrs)
 }
 
 // addrLinkRe matches the link line of ip addr: "3: eth0@if12: <FLAGS> ...".
@@ -59,14 +62,14 @@ func readAddrs(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAddr {
 		mac     string
 		inBlock bool
 	)
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		line := l.Text()
 		t := strings.TrimSpace(line)
 		if t == "" {
 			continue
 		}
-		if _, ok := nodeLine(line, &node); ok {
+		if _, ok := text.NodeLine(line, &node); ok {
 			inBlock = false
 			continue
 		}
@@ -232,16 +235,16 @@ func briefAddrLine(f []string) ([]model.IfAddr, error) {
 }
 
 func sniffAddr(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
 	matched, total, links, inBlock := 0, 0, 0, false
-	for _, line := range headLines(head, 200) {
-		if _, ok := nodeMarker(line); ok {
+	for _, line := range text.HeadLines(head, 200) {
+		if _, ok := text.NodeMarker(line); ok {
 			continue
 		}
-		if _, cmd, ok := prompt(line); ok {
-			if program(cmd) == "ip" && addrCmd(strings.Fields(cmd)) {
+		if _, cmd, ok := text.Prompt(line); ok {
+			if text.Program(cmd) == "ip" && addrCmd(strings.Fields(cmd)) {
 				matched += 3
 			}
 			continue
@@ -276,7 +279,7 @@ func sniffAddr(_ string, head []byte) int {
 			}
 		}
 	}
-	score := min(ratioScore(matched, total, 90), 90)
+	score := min(text.RatioScore(matched, total, 90), 90)
 	if links > 0 && score > 0 {
 		score = max(score, 95)
 	}

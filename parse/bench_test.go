@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -113,7 +115,7 @@ func TestBenchInputs(t *testing.T) {
 			in := c.gen(n)
 			best, score := "", 0
 			for _, f := range Formats() {
-				if s := f.Sniff("bench.txt", in[:min(len(in), headSize)]); s > score {
+				if s := f.Sniff("bench.txt", in[:min(len(in), text.HeadSize)]); s > score {
 					best, score = f.Name, s
 				}
 			}

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"bufio"
 	"context"
 	"errors"
@@ -55,7 +57,7 @@ func (o *opener) open(p string) error {
 	}
 	defer f.Close()
 	base.direct = true
-	head := make([]byte, headSize)
+	head := make([]byte, text.HeadSize)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
 	if isZip(head) {
@@ -201,8 +203,8 @@ func (o *opener) entry(e *entry, name string, ls *layouts, depth int) {
 // readFile reads one file: a compressed file is decompressed, an archive is
 // walked (a nested tree), anything else is sniffed and parsed.
 func (o *opener) readFile(name string, r io.Reader, pl placement, depth int) {
-	br := bufio.NewReaderSize(ctxReader{o.ctx, r}, headSize)
-	head, _ := br.Peek(headSize)
+	br := bufio.NewReaderSize(ctxReader{o.ctx, r}, text.HeadSize)
+	head, _ := br.Peek(text.HeadSize)
 	if len(head) == 0 {
 		o.skip(name, "empty file", pl)
 		return
@@ -215,8 +217,8 @@ func (o *opener) readFile(name string, r io.Reader, pl placement, depth int) {
 			o.skip(name, "corrupt or refused "+c.String()+" stream", pl)
 			return
 		}
-		zbr := bufio.NewReaderSize(zr, headSize)
-		dhead, perr := zbr.Peek(headSize)
+		zbr := bufio.NewReaderSize(zr, text.HeadSize)
+		dhead, perr := zbr.Peek(text.HeadSize)
 		if isTar(dhead) {
 			rest := io.MultiReader(&tee.buf, br)
 			tee.on = false
@@ -289,13 +291,13 @@ func (o *opener) nested(name string, c compression, raw io.Reader, head []byte, 
 func (o *opener) sniffFor(name string, head []byte, command string) *Format {
 	var best *Format
 	bestScore := 0
-	prog := program(command)
+	prog := text.Program(command)
 	for _, f := range o.formats {
 		sc := f.Sniff(name, head)
 		if sc <= 0 {
 			continue
 		}
-		if prog != "" && program(f.Command) == prog {
+		if prog != "" && text.Program(f.Command) == prog {
 			sc += layoutCommandBonus
 		}
 		if sc > bestScore {

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"context"
 	"io"
 
@@ -44,7 +46,7 @@ func textCaptureFormat(format, command string) *Format {
 		Kind:    model.KindCapture,
 		Command: command,
 		Sniff: func(_ string, head []byte) int {
-			if !isText(head) {
+			if !text.IsText(head) {
 				return 0
 			}
 			f, score := capture.SniffText(head)

@@ -1,6 +1,9 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"fmt"
 	"io"
 	"net/netip"
@@ -17,7 +20,7 @@ var conntrackFormat = &Format{
 	Kind:    model.KindConntrack,
 	Command: "conntrack -L (-p tcp, -d ADDR, -o extended), cat /proc/net/nf_conntrack",
 	Sniff:   sniffConntrack,
-	Parse:   recordsParser(readConntrack, func(s *model.Snapshot, out []model.ConntrackEntry) { s.Conntrack = append(s.Conntrack, out...) }, "conntrack"),
+	Parse:   format.Records(readConntrack, func(s *model.Snapshot, out []model.ConntrackEntry) { s.Conntrack = append(s.Conntrack, out...) }, "conntrack"),
 }
 
 // Conntrack parses conntrack table listings: "tcp 6 117 TIME_WAIT
@@ -34,7 +37,7 @@ var conntrackFormat = &Format{
 // is reported with its position and the rest is read. name is used only in
 // positions.
 func Conntrack(r io.Reader, name string) ([]model.ConntrackEntry, error) {
-	return readRecords(r, name, readConntrack)
+	return format.ReadAll(r, name, readConntrack)
 }
 
 // conntrackProtos are the protocol names conntrack prints, with their
@@ -47,14 +50,14 @@ var conntrackProtos = map[string]string{
 func readConntrack(r io.Reader, src *Source, errs *model.ErrorList) []model.ConntrackEntry {
 	name, node := src.Name, src.Node
 	var out []model.ConntrackEntry
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		line := l.Text()
 		t := strings.TrimSpace(line)
 		if t == "" {
 			continue
 		}
-		if _, ok := nodeLine(line, &node); ok {
+		if _, ok := text.NodeLine(line, &node); ok {
 			continue
 		}
 		if strings.HasPrefix(t, "conntrack v") {
@@ -200,16 +203,16 @@ func conntrackLine(f []string) (model.ConntrackEntry, error) {
 }
 
 func sniffConntrack(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
 	matched, total := 0, 0
-	for _, line := range headLines(head, 200) {
-		if _, ok := nodeMarker(line); ok {
+	for _, line := range text.HeadLines(head, 200) {
+		if _, ok := text.NodeMarker(line); ok {
 			continue
 		}
-		if _, cmd, ok := prompt(line); ok {
-			if program(cmd) == "conntrack" {
+		if _, cmd, ok := text.Prompt(line); ok {
+			if text.Program(cmd) == "conntrack" {
 				matched += 3
 			}
 			continue
@@ -222,6 +225,6 @@ func sniffConntrack(_ string, head []byte) int {
 			matched++
 		}
 	}
-	score := min(ratioScore(matched, total, 95), 95)
+	score := min(text.RatioScore(matched, total, 95), 95)
 	return score
 }

@@ -1,6 +1,9 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"fmt"
 	"io"
 	"strconv"
@@ -16,7 +19,7 @@ var conntrackStatsFormat = &Format{
 	Kind:    model.KindConntrack,
 	Command: "conntrack -S, cat /proc/net/stat/nf_conntrack",
 	Sniff:   sniffConntrackStats,
-	Parse: recordsParser(readConntrackStats, func(s *model.Snapshot, out []model.ConntrackStats) {
+	Parse: format.Records(readConntrackStats, func(s *model.Snapshot, out []model.ConntrackStats) {
 		s.ConntrackStats = append(s.ConntrackStats, out...)
 	}, "cpus"),
 }
@@ -35,7 +38,7 @@ var conntrackStatsFormat = &Format{
 // markers. A line that is none of these is reported with its position and
 // the rest is read. name is used only in positions.
 func ConntrackStats(r io.Reader, name string) ([]model.ConntrackStats, error) {
-	return readRecords(r, name, readConntrackStats)
+	return format.ReadAll(r, name, readConntrackStats)
 }
 
 // procStatNames maps the column names of /proc/net/stat/nf_conntrack to
@@ -47,14 +50,14 @@ func readConntrackStats(r io.Reader, src *Source, errs *model.ErrorList) []model
 	var out []model.ConntrackStats
 	var header []string // the /proc table's column names, once its header is read
 	cpu := 0
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		line := l.Text()
 		t := strings.TrimSpace(line)
 		if t == "" {
 			continue
 		}
-		if _, ok := nodeLine(line, &node); ok {
+		if _, ok := text.NodeLine(line, &node); ok {
 			header, cpu = nil, 0
 			continue
 		}
@@ -124,16 +127,16 @@ func conntrackSLine(f []string) (model.ConntrackStats, error) {
 }
 
 func sniffConntrackStats(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
 	matched, total, header := 0, 0, false
-	for _, line := range headLines(head, 100) {
-		if _, ok := nodeMarker(line); ok {
+	for _, line := range text.HeadLines(head, 100) {
+		if _, ok := text.NodeMarker(line); ok {
 			continue
 		}
-		if _, cmd, ok := prompt(line); ok {
-			if program(cmd) == "conntrack" && strings.Contains(cmd, "-S") || strings.Contains(cmd, "stat/nf_conntrack") {
+		if _, cmd, ok := text.Prompt(line); ok {
+			if text.Program(cmd) == "conntrack" && strings.Contains(cmd, "-S") || strings.Contains(cmd, "stat/nf_conntrack") {
 				matched += 3
 			}
 			continue
@@ -156,5 +159,5 @@ func sniffConntrackStats(_ string, head []byte) int {
 	if matched == 0 {
 		return 0
 	}
-	return min(ratioScore(matched, total, 95), 95)
+	return min(text.RatioScore(matched, total, 95), 95)
 }

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"context"
 	"io"
 	"regexp"
@@ -36,14 +38,14 @@ func readContainers(r io.Reader, name string, errs *model.ErrorList) []model.Con
 	var out []model.Container
 	node := ""
 	crictl := false
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		line := l.Text()
 		trimmed := strings.TrimSpace(line)
 		if trimmed == "" {
 			continue
 		}
-		if _, ok := nodeLine(line, &node); ok {
+		if _, ok := text.NodeLine(line, &node); ok {
 			continue
 		}
 		switch {
@@ -113,7 +115,7 @@ func dockerRow(line string) (model.Container, bool) {
 			}
 		}
 	}
-	c.Status = collapseSpace(status)
+	c.Status = text.CollapseSpace(status)
 	c.State = strings.ToLower(strings.Fields(c.Status)[0])
 	if c.State == "removal" {
 		c.State = "dead"
@@ -180,17 +182,17 @@ func crictlRow(line string) (model.Container, bool) {
 // sniffContainers scores text whose rows look like docker or crictl
 // listings.
 func sniffContainers(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
-	lines := headLines(head, 100)
+	lines := text.HeadLines(head, 100)
 	header, rows, total := false, 0, 0
 	for _, line := range lines {
 		t := strings.TrimSpace(line)
-		if _, _, ok := prompt(line); ok {
+		if _, _, ok := text.Prompt(line); ok {
 			continue
 		}
-		if _, ok := nodeMarker(line); ok {
+		if _, ok := text.NodeMarker(line); ok {
 			continue
 		}
 		total++
@@ -207,7 +209,7 @@ func sniffContainers(_ string, head []byte) int {
 			}
 		}
 	}
-	score := ratioScore(rows, total, 80)
+	score := text.RatioScore(rows, total, 80)
 	if header && score > 0 {
 		score = 85
 	}

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"context"
 	"io"
 	"net/netip"
@@ -80,13 +82,13 @@ func readDescribe(r io.Reader, name string, errs *model.ErrorList) *model.Kube {
 		addDescribed(k, cur, node)
 		cur = nil
 	}
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		line := l.Text()
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		if host, cmd, ok := prompt(line); ok {
+		if host, cmd, ok := text.Prompt(line); ok {
 			flush()
 			if host != "" {
 				node = host
@@ -281,13 +283,13 @@ func addDescribed(k *model.Kube, o *describeObj, node string) {
 // sniffDescribe scores kubectl describe output: a "Name:" line followed by
 // "Namespace:" and the other aligned fields.
 func sniffDescribe(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
-	lines := headLines(head, 60)
+	lines := text.HeadLines(head, 60)
 	seen := map[string]bool{}
 	for _, line := range lines {
-		if _, cmd, ok := prompt(line); ok && describeCmdRe.MatchString(cmd) {
+		if _, cmd, ok := text.Prompt(line); ok && describeCmdRe.MatchString(cmd) {
 			seen["cmd"] = true
 			continue
 		}

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"context"
 	"io"
 	"path"
@@ -192,7 +194,7 @@ func readComponentFlags(r io.Reader, name string, errs *model.ErrorList) []model
 		out = append(out, *cur)
 		cur = nil
 	}
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		line := l.Text()
 		trimmed := strings.TrimSpace(line)
@@ -200,7 +202,7 @@ func readComponentFlags(r io.Reader, name string, errs *model.ErrorList) []model
 			flush()
 			continue
 		}
-		if _, _, ok := prompt(line); ok {
+		if _, _, ok := text.Prompt(line); ok {
 			flush()
 			continue
 		}
@@ -238,13 +240,13 @@ func readComponentFlags(r io.Reader, name string, errs *model.ErrorList) []model
 // sniffComponentFlags scores text made of flag lines or component command
 // lines.
 func sniffComponentFlags(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
-	lines := headLines(head, 200)
+	lines := text.HeadLines(head, 200)
 	flags, commands, total := 0, 0, 0
 	for _, line := range lines {
-		if _, _, ok := prompt(line); ok {
+		if _, _, ok := text.Prompt(line); ok {
 			continue
 		}
 		total++
@@ -264,7 +266,7 @@ func sniffComponentFlags(_ string, head []byte) int {
 	case flags+commands == total:
 		return 60
 	case commands > 0:
-		return ratioScore(flags+commands, total, 40)
+		return text.RatioScore(flags+commands, total, 40)
 	}
 	return 0
 }

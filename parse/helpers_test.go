@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"errors"
 	"io"
 	"os"
@@ -85,7 +87,7 @@ func sniffAs(t *testing.T, rel string) string {
 	}
 	best, score := "", 0
 	for _, f := range Formats() {
-		if s := f.Sniff(rel, b[:min(len(b), headSize)]); s > score {
+		if s := f.Sniff(rel, b[:min(len(b), text.HeadSize)]); s > score {
 			best, score = f.Name, s
 		}
 	}

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/format"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -22,7 +24,7 @@ var neighJSONFormat = &Format{
 	Kind:    model.KindNeighbors,
 	Command: "ip -j neigh (ip -j -p neigh)",
 	Sniff:   sniffIPJSON(isNeighEntry),
-	Parse: recordsParser(readNeighborsJSON, func(s *model.Snapshot, out []model.Neighbor) {
+	Parse: format.Records(readNeighborsJSON, func(s *model.Snapshot, out []model.Neighbor) {
 		s.Neighbors = append(s.Neighbors, out...)
 	}, "neighbors"),
 }
@@ -32,7 +34,7 @@ var addrJSONFormat = &Format{
 	Kind:    model.KindAddrs,
 	Command: "ip -j addr (ip -j -p addr)",
 	Sniff:   sniffIPJSON(isAddrEntry),
-	Parse:   recordsParser(readAddrsJSON, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
+	Parse:   format.Records(readAddrsJSON, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
 }
 
 var routeJSONFormat = &Format{
@@ -40,7 +42,7 @@ var routeJSONFormat = &Format{
 	Kind:    model.KindRoutes,
 	Command: "ip -j route (ip -6 -j route, ip -j route show table all)",
 	Sniff:   sniffIPJSON(isRouteEntry),
-	Parse:   recordsParser(readRoutesJSON, func(s *model.Snapshot, out []model.Route) { s.Routes = append(s.Routes, out...) }, "routes"),
+	Parse:   format.Records(readRoutesJSON, func(s *model.Snapshot, out []model.Route) { s.Routes = append(s.Routes, out...) }, "routes"),
 }
 
 // NeighborsJSON parses ip -j neigh: each entry ({"dst": ..., "dev": ...,
@@ -49,20 +51,20 @@ var routeJSONFormat = &Format{
 // of objects, is reported with its position (the entry's line and its
 // number) and the rest is read. name is used only in positions.
 func NeighborsJSON(r io.Reader, name string) ([]model.Neighbor, error) {
-	return readRecords(r, name, readNeighborsJSON)
+	return format.ReadAll(r, name, readNeighborsJSON)
 }
 
 // AddrsJSON parses ip -j addr: one address per element of each link's
 // addr_info, with the link's name, operational state and MAC, as ip addr's
 // text gives them.
 func AddrsJSON(r io.Reader, name string) ([]model.IfAddr, error) {
-	return readRecords(r, name, readAddrsJSON)
+	return format.ReadAll(r, name, readAddrsJSON)
 }
 
 // RoutesJSON parses ip -j route, multipath nexthops included, as ip
 // route's text would be.
 func RoutesJSON(r io.Reader, name string) ([]model.Route, error) {
-	return readRecords(r, name, readRoutesJSON)
+	return format.ReadAll(r, name, readRoutesJSON)
 }
 
 // The flag words ip prints, in order, for reading them from JSON keys the

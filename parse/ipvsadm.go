@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"context"
 	"fmt"
 	"io"
@@ -31,10 +33,10 @@ var ipvsadmFormat = &Format{
 }
 
 func sniffIPVSadm(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
-	lines := headLines(head, 200)
+	lines := text.HeadLines(head, 200)
 	matched, total := 0, 0
 	for _, line := range lines {
 		t := strings.TrimSpace(line)
@@ -44,7 +46,7 @@ func sniffIPVSadm(_ string, head []byte) int {
 		if strings.HasPrefix(t, "IP Virtual Server version") || strings.HasPrefix(t, "IPVS connection entries") {
 			return 100
 		}
-		if _, cmd, ok := prompt(line); ok {
+		if _, cmd, ok := text.Prompt(line); ok {
 			if strings.Contains(cmd, "ipvsadm") {
 				matched += 3
 			}
@@ -60,7 +62,7 @@ func sniffIPVSadm(_ string, head []byte) int {
 	if total == 0 {
 		return 0
 	}
-	return ratioScore(matched, total, 90)
+	return text.RatioScore(matched, total, 90)
 }
 
 // ipvsSaveLike tells `ipvsadm -Sn` lines ("-A -t 10.96.0.1:443 -s rr")
@@ -144,18 +146,18 @@ func readIPVSadmAll(r io.Reader, name, node string, errs *model.ErrorList) ([]mo
 		return &s.Reals[len(s.Reals)-1]
 	}
 
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		line := l.Text()
 		t := strings.TrimSpace(line)
 		if t == "" {
 			continue
 		}
-		if n, ok := nodeMarker(line); ok {
+		if n, ok := text.NodeMarker(line); ok {
 			node = n
 			continue
 		}
-		if _, cmd, ok := prompt(line); ok {
+		if _, cmd, ok := text.Prompt(line); ok {
 			mode = ipvsModeOf(cmd, mode)
 			cur = nil
 			continue

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // kubeFormat reads Kubernetes objects as kubectl prints them with -o json or
@@ -36,7 +37,7 @@ var (
 )
 
 func sniffKube(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
 	t := bytes.TrimSpace(head)
@@ -48,7 +49,7 @@ func sniffKube(_ string, head []byte) int {
 	}
 	seen := map[string]bool{}
 	items := false
-	for _, line := range headLines(head, 400) {
+	for _, line := range text.HeadLines(head, 400) {
 		if m := yamlTopKeyRe.FindStringSubmatch(line); m != nil {
 			seen[m[1]] = true
 		}

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"context"
 	"fmt"
 	"io"
@@ -422,7 +424,7 @@ func (h *tableHeader) splitAligned(line string) ([]string, bool) {
 		cell := strings.TrimSpace(string(r[s:end]))
 		sp := h.specs[i]
 		n := len(strings.Fields(cell))
-		if n < sp.min || sp.max >= 0 && n > sp.max || !sp.ok(collapseSpace(cell)) {
+		if n < sp.min || sp.max >= 0 && n > sp.max || !sp.ok(text.CollapseSpace(cell)) {
 			return nil, false
 		}
 		cells[i] = cell
@@ -500,13 +502,13 @@ type tableCmd struct {
 }
 
 func readTableCmd(cmd string) (tableCmd, bool) {
-	k, ok := parseKubectl(cmd)
-	if !ok || k.verb != "get" {
+	k, ok := text.ParseKubectl(cmd)
+	if !ok || k.Verb != "get" {
 		return tableCmd{}, false
 	}
-	c := tableCmd{namespace: k.namespace, allNS: k.allNS, wide: k.output == "wide"}
-	if len(k.args) > 0 {
-		res := k.args[0]
+	c := tableCmd{namespace: k.Namespace, allNS: k.AllNS, wide: k.Output == "wide"}
+	if len(k.Args) > 0 {
+		res := k.Args[0]
 		if !strings.Contains(res, ",") {
 			c.kind = tableKindOf(res)
 			if c.kind == tkUnknown && res != "all" {
@@ -516,11 +518,11 @@ func readTableCmd(cmd string) (tableCmd, bool) {
 		if _, name, ok := strings.Cut(res, "/"); ok {
 			c.names = append(c.names, name)
 		}
-		c.names = append(c.names, k.args[1:]...)
+		c.names = append(c.names, k.Args[1:]...)
 	}
-	if c.kind == tkEndpoints && len(c.names) == 1 && len(k.pipes) > 0 &&
-		strings.Contains(k.pipes[len(k.pipes)-1], "length") {
-		all := strings.Join(append([]string{k.output}, k.pipes...), "|")
+	if c.kind == tkEndpoints && len(c.names) == 1 && len(k.Pipes) > 0 &&
+		strings.Contains(k.Pipes[len(k.Pipes)-1], "length") {
+		all := strings.Join(append([]string{k.Output}, k.Pipes...), "|")
 		switch {
 		case strings.Contains(all, "notReadyAddresses"):
 			c.countOf = "notReadyAddresses"
@@ -561,7 +563,7 @@ func newTableReader(name, node, command string, errs *model.ErrorList) *tableRea
 }
 
 func (t *tableReader) read(r io.Reader) {
-	l := newLines(r, t.name, t.errs)
+	l := text.NewLines(r, t.name, t.errs)
 	for l.Next() {
 		t.line(l.Text(), l.Line(), l.Errorf)
 	}
@@ -584,11 +586,11 @@ func (t *tableReader) line(line string, n int, errorf func(string, ...any)) {
 		t.hdr, t.unknownHdr = nil, false
 		return
 	}
-	if node, ok := nodeMarker(line); ok {
+	if node, ok := text.NodeMarker(line); ok {
 		t.node = node
 		return
 	}
-	if host, cmd, ok := shellCommand(line); ok {
+	if host, cmd, ok := text.ShellCommand(line); ok {
 		t.hdr, t.unknownHdr = nil, false
 		if host != "" {
 			t.node = host
@@ -1075,20 +1077,20 @@ func (t *tableReader) addEndpointsCount(n, line int) {
 // command line of a kind read here and rows that fit, or rows without a
 // header whose cells have the shapes of one of those kinds.
 func sniffKubeTable(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
 	var errs model.ErrorList
 	t := newTableReader("", "", "", &errs)
 	t.dry = true
-	for i, line := range headLines(head, 100) {
+	for i, line := range text.HeadLines(head, 100) {
 		t.line(line, i+1, func(string, ...any) {})
 	}
 	matched, total := t.headers+t.rows, t.headers+t.rows+t.bad
 	if matched == 0 {
 		return 0
 	}
-	score := ratioScore(matched, total, 85)
+	score := text.RatioScore(matched, total, 85)
 	if score > 0 && (t.headers > 0 || t.cmds > 0) {
 		score = 95
 	}

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"errors"
 	"fmt"
 	"os"
@@ -321,7 +323,7 @@ func TestKubectlTableCollapsed(t *testing.T) {
 	for _, in := range []string{podsWide, nodesWide, svcWide, epCSIngress} {
 		var b strings.Builder
 		for _, line := range strings.Split(in, "\n") {
-			b.WriteString(collapseSpace(line) + "\n")
+			b.WriteString(text.CollapseSpace(line) + "\n")
 		}
 		want, err := KubectlTable(strings.NewReader(in), "t.txt")
 		if err != nil {

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"bytes"
 	"encoding/json"
 	"path"
@@ -498,7 +500,7 @@ func (ls *layouts) place(p string) placement {
 // clusterWide reports whether a placement names cluster-wide evidence
 // (kubectl output), which belongs to no node.
 func clusterWide(pl placement) bool {
-	return program(pl.command) == "kubectl" && !strings.Contains(pl.command, " logs ")
+	return text.Program(pl.command) == "kubectl" && !strings.Contains(pl.command, " logs ")
 }
 
 func (l *layout) place(p, rel string) placement {
@@ -733,7 +735,7 @@ func placeEKS(node, rel string) placement {
 	if strings.HasPrefix(rel, "ipamd/") {
 		pl.command = "curl http://localhost:61679/v1/" + strings.TrimSuffix(path.Base(rel), ".json")
 	}
-	if pl.command != "" && program(pl.command) == "kubectl" {
+	if pl.command != "" && text.Program(pl.command) == "kubectl" {
 		pl.node = ""
 	}
 	return pl
@@ -777,32 +779,4 @@ func (l *layout) placeMustGather(rel string) placement {
 		pl.node = parts[1]
 	}
 	return pl
-}
-
-// program returns the program a command line runs, past wrappers such as
-// sudo, timeout N and ip netns exec NS.
-func program(cmd string) string {
-	f := strings.Fields(cmd)
-	for len(f) > 0 {
-		switch path.Base(f[0]) {
-		case "sudo", "nice", "ionice":
-			f = f[1:]
-			continue
-		case "timeout":
-			if len(f) > 1 {
-				f = f[2:]
-				continue
-			}
-		case "ip":
-			if len(f) > 3 && f[1] == "netns" && f[2] == "exec" {
-				f = f[4:]
-				continue
-			}
-		}
-		break
-	}
-	if len(f) == 0 {
-		return ""
-	}
-	return strings.TrimSuffix(path.Base(f[0]), ":")
 }

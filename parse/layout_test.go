@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"bytes"
 	"errors"
 	"testing"
@@ -37,8 +39,8 @@ func TestProgram(t *testing.T) {
 		{"", ""},
 		{"timeout", "timeout"},
 	} {
-		if got := program(c.cmd); got != c.want {
-			t.Errorf("program(%q) = %q, want %q", c.cmd, got, c.want)
+		if got := text.Program(c.cmd); got != c.want {
+			t.Errorf("text.Program(%q) = %q, want %q", c.cmd, got, c.want)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -159,7 +161,7 @@ func newLogReader(name, node, command string, errs *model.ErrorList) *logReader 
 }
 
 func (lr *logReader) read(ctx context.Context, r io.Reader) {
-	l := newLines(r, lr.name, lr.errs)
+	l := text.NewLines(r, lr.name, lr.errs)
 	for l.Next() {
 		if l.Line()%4096 == 0 && ctx.Err() != nil {
 			lr.errs.Add(l.Pos(), "", ctx.Err())
@@ -169,7 +171,7 @@ func (lr *logReader) read(ctx context.Context, r io.Reader) {
 	}
 }
 
-func (lr *logReader) line(l *lines) {
+func (lr *logReader) line(l *text.Lines) {
 	line := l.Text()
 	if lr.multiKey != "" && len(lr.events) > 0 {
 		ev := &lr.events[len(lr.events)-1]
@@ -210,11 +212,11 @@ func (lr *logReader) line(l *lines) {
 			return
 		}
 	}
-	if node, ok := nodeMarker(line); ok {
+	if node, ok := text.NodeMarker(line); ok {
 		lr.node = node
 		return
 	}
-	if host, cmd, ok := shellCommand(line); ok {
+	if host, cmd, ok := text.ShellCommand(line); ok {
 		if host != "" {
 			lr.node = host
 		}
@@ -928,8 +930,8 @@ func sourceFromCommand(cmd string) string {
 	if cmd == "" {
 		return ""
 	}
-	if k, ok := parseKubectl(cmd); ok {
-		if k.verb != "logs" {
+	if k, ok := text.ParseKubectl(cmd); ok {
+		if k.Verb != "logs" {
 			return ""
 		}
 		f := strings.Fields(strings.Split(cmd, "|")[0])
@@ -941,8 +943,8 @@ func sourceFromCommand(cmd string) string {
 				return v
 			}
 		}
-		if len(k.args) > 0 {
-			pod := k.args[0]
+		if len(k.Args) > 0 {
+			pod := k.Args[0]
 			if i := strings.LastIndexByte(pod, '/'); i >= 0 {
 				pod = pod[i+1:]
 			}
@@ -957,7 +959,7 @@ func sourceFromCommand(cmd string) string {
 	if len(f) == 0 {
 		return ""
 	}
-	if program(cmd) == "journalctl" {
+	if text.Program(cmd) == "journalctl" {
 		for i, w := range f {
 			unit := ""
 			switch {
@@ -989,13 +991,13 @@ func sourceFromCommand(cmd string) string {
 // klog when any holds a klog line). A journal without klog lines is read as
 // klog with a lower score; other formats score it 0.
 func sniffLogs(head []byte, shape string) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
 	var lr logReader
 	counts := map[string]int{}
 	total := 0
-	for _, line := range headLines(head, 200) {
+	for _, line := range text.HeadLines(head, 200) {
 		if isContinuation(line) {
 			continue
 		}
@@ -1005,10 +1007,10 @@ func sniffLogs(head []byte, shape string) int {
 			continue
 		}
 		t := strings.TrimSpace(line)
-		if _, ok := nodeMarker(line); ok || logNoise(t) {
+		if _, ok := text.NodeMarker(line); ok || logNoise(t) {
 			continue
 		}
-		if _, _, ok := shellCommand(line); ok {
+		if _, _, ok := text.ShellCommand(line); ok {
 			continue
 		}
 		total++
@@ -1030,9 +1032,9 @@ func sniffLogs(head []byte, shape string) int {
 	switch {
 	case dominant == "syslog" && shape == "klog":
 		// A journal without klog lines is still read, as the klog format.
-		return ratioScore(recognized, total, 60)
+		return text.RatioScore(recognized, total, 60)
 	case dominant != shape:
 		return 0
 	}
-	return ratioScore(recognized, total, 90)
+	return text.RatioScore(recognized, total, 90)
 }

@@ -1,6 +1,9 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"fmt"
 	"io"
 	"net/netip"
@@ -16,7 +19,7 @@ var neighFormat = &Format{
 	Kind:    model.KindNeighbors,
 	Command: "ip neigh (also ip -s neigh, ip neigh show nud all), arp -an, arp -n",
 	Sniff:   sniffNeigh,
-	Parse:   recordsParser(readNeighbors, func(s *model.Snapshot, out []model.Neighbor) { s.Neighbors = append(s.Neighbors, out...) }, "neighbors"),
+	Parse:   format.Records(readNeighbors, func(s *model.Snapshot, out []model.Neighbor) { s.Neighbors = append(s.Neighbors, out...) }, "neighbors"),
 }
 
 // Neighbors parses ARP and NDP tables:
@@ -38,7 +41,7 @@ var neighFormat = &Format{
 // them, and so do node markers. A line that is none of these is reported
 // with its position and the rest is read. name is used only in positions.
 func Neighbors(r io.Reader, name string) ([]model.Neighbor, error) {
-	return readRecords(r, name, readNeighbors)
+	return format.ReadAll(r, name, readNeighbors)
 }
 
 // neighStates are the NUD states ip neigh prints.
@@ -56,14 +59,14 @@ func readNeighbors(r io.Reader, src *Source, errs *model.ErrorList) []model.Neig
 	name, node, command := src.Name, src.Node, src.Command
 	var out []model.Neighbor
 	dev := neighCmdDev(command)
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		line := l.Text()
 		t := strings.TrimSpace(line)
 		if t == "" {
 			continue
 		}
-		if cmd, ok := nodeLine(line, &node); ok {
+		if cmd, ok := text.NodeLine(line, &node); ok {
 			if cmd != "" {
 				dev = neighCmdDev(cmd)
 			}
@@ -102,7 +105,7 @@ func readNeighbors(r io.Reader, src *Source, errs *model.ErrorList) []model.Neig
 // dev eth0"), "" when it names none.
 func neighCmdDev(cmd string) string {
 	f := strings.Fields(cmd)
-	if program(cmd) != "ip" {
+	if text.Program(cmd) != "ip" {
 		return ""
 	}
 	for i := 0; i+1 < len(f); i++ {
@@ -249,17 +252,17 @@ func arpNLine(f []string) (model.Neighbor, error) {
 }
 
 func sniffNeigh(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
 	matched, total, strong := 0, 0, false
-	for _, line := range headLines(head, 200) {
-		if _, ok := nodeMarker(line); ok {
+	for _, line := range text.HeadLines(head, 200) {
+		if _, ok := text.NodeMarker(line); ok {
 			continue
 		}
-		if _, cmd, ok := prompt(line); ok {
+		if _, cmd, ok := text.Prompt(line); ok {
 			f := strings.Fields(cmd)
-			p := program(cmd)
+			p := text.Program(cmd)
 			if p == "arp" || p == "ip" && neighCmd(f) {
 				matched += 3
 			}
@@ -286,7 +289,7 @@ func sniffNeigh(_ string, head []byte) int {
 			}
 		}
 	}
-	score := min(ratioScore(matched, total, 90), 90)
+	score := min(text.RatioScore(matched, total, 90), 90)
 	if strong && score > 0 {
 		score = max(score, 95)
 	}

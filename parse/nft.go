@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"context"
 	"errors"
 	"fmt"
@@ -58,21 +60,21 @@ func nftTableLine(t string) (family, name string, ok bool) {
 }
 
 func sniffNFT(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
-	for _, line := range headLines(head, 200) {
+	for _, line := range text.HeadLines(head, 200) {
 		t := strings.TrimSpace(nftStripHandle(line))
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		if _, cmd, ok := prompt(line); ok {
+		if _, cmd, ok := text.Prompt(line); ok {
 			if strings.HasPrefix(cmd, "nft ") {
 				return 90
 			}
 			continue
 		}
-		if _, ok := nodeMarker(line); ok {
+		if _, ok := text.NodeMarker(line); ok {
 			continue
 		}
 		if _, _, ok := nftTableLine(t); ok {
@@ -156,7 +158,7 @@ type nftParser struct {
 func readNFT(r io.Reader, name, node string, errs *model.ErrorList) []*model.Ruleset {
 	p := &nftParser{name: name, node: node, errs: errs}
 	p.newDump()
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		p.line(l.Text(), l.Pos())
 	}
@@ -258,13 +260,13 @@ func (p *nftParser) top(raw, t string, pos model.Pos) {
 	if strings.HasPrefix(t, "#") {
 		return
 	}
-	if _, _, ok := prompt(raw); ok {
+	if _, _, ok := text.Prompt(raw); ok {
 		if len(p.seen) > 0 {
 			p.newDump()
 		}
 		return
 	}
-	if _, ok := nodeMarker(raw); ok {
+	if _, ok := text.NodeMarker(raw); ok {
 		return
 	}
 	family, name, ok := nftTableLine(t)

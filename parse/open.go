@@ -61,9 +61,6 @@ func (o *Options) formats() []*Format {
 	return o.Formats
 }
 
-// headSize is how much of a file is looked at to sniff its format.
-const headSize = 64 << 10
-
 // Open reads the evidence at path (a directory, a .tar, .tar.gz, .tgz,
 // .tar.xz, .tar.bz2 or .zip archive, possibly holding further archives, or
 // a single file, possibly gzip'd, xz'd or bzip2'd) into a Snapshot. It

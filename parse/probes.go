@@ -1,6 +1,9 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"io"
 	"net/netip"
 	"path"
@@ -16,7 +19,7 @@ var probesFormat = &Format{
 	Kind:    model.KindProbes,
 	Command: `a shell loop of nc connects with its count ("for x in $(seq 1 1000); do nc IP PORT -nvz 2>&1 | grep -v open; done | wc -l") or its per-try output`,
 	Sniff:   sniffProbes,
-	Parse:   recordsParser(readProbes, func(s *model.Snapshot, out []model.ProbeRun) { s.Probes = append(s.Probes, out...) }, "probe runs"),
+	Parse:   format.Records(readProbes, func(s *model.Snapshot, out []model.ProbeRun) { s.Probes = append(s.Probes, out...) }, "probe runs"),
 }
 
 // Probes parses pasted terminal sessions in which a shell loop tries TCP
@@ -35,7 +38,7 @@ var probesFormat = &Format{
 // and their output are not read. A loop whose target or count cannot be
 // read is reported with its position. name is used only in positions.
 func Probes(r io.Reader, name string) ([]model.ProbeRun, error) {
-	return readRecords(r, name, readProbes)
+	return format.ReadAll(r, name, readProbes)
 }
 
 var (
@@ -198,14 +201,14 @@ func readProbes(r io.Reader, src *Source, errs *model.ErrorList) []model.ProbeRu
 		}
 		cur = nil
 	}
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		line := l.Text()
 		t := strings.TrimSpace(line)
 		if t == "" {
 			continue
 		}
-		if cmd, isCmd := nodeLine(line, &node); isCmd {
+		if cmd, isCmd := text.NodeLine(line, &node); isCmd {
 			finish()
 			c, loop, bad := parseProbeCmd(cmd)
 			if !loop {
@@ -257,11 +260,11 @@ func readProbes(r io.Reader, src *Source, errs *model.ErrorList) []model.ProbeRu
 }
 
 func sniffProbes(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
-	for _, line := range headLines(head, 400) {
-		if _, cmd, ok := prompt(line); ok {
+	for _, line := range text.HeadLines(head, 400) {
+		if _, cmd, ok := text.Prompt(line); ok {
 			if _, loop, bad := parseProbeCmd(cmd); loop && bad == "" {
 				return 80
 			}

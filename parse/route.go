@@ -1,6 +1,9 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"fmt"
 	"io"
 	"net/netip"
@@ -17,7 +20,7 @@ var routeFormat = &Format{
 	Kind:    model.KindRoutes,
 	Command: "ip route (ip r, ip -6 route, ip route show table all)",
 	Sniff:   sniffRoute,
-	Parse:   recordsParser(readRoutes, func(s *model.Snapshot, out []model.Route) { s.Routes = append(s.Routes, out...) }, "routes"),
+	Parse:   format.Records(readRoutes, func(s *model.Snapshot, out []model.Route) { s.Routes = append(s.Routes, out...) }, "routes"),
 }
 
 // Routes parses routing tables printed by ip route, ip -6 route and ip
@@ -34,7 +37,7 @@ var routeFormat = &Format{
 // reported with its position and the rest is read. name is used only in
 // positions.
 func Routes(r io.Reader, name string) ([]model.Route, error) {
-	return readRecords(r, name, readRoutes)
+	return format.ReadAll(r, name, readRoutes)
 }
 
 // routeTypes are the route types ip route prints before the destination.
@@ -65,14 +68,14 @@ func readRoutes(r io.Reader, src *Source, errs *model.ErrorList) []model.Route {
 	var out []model.Route
 	v6 := routeCmdV6(command)
 	last := -1 // index in out of the route nexthop lines belong to
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		line := l.Text()
 		t := strings.TrimSpace(line)
 		if t == "" {
 			continue
 		}
-		if cmd, ok := nodeLine(line, &node); ok {
+		if cmd, ok := text.NodeLine(line, &node); ok {
 			if cmd != "" {
 				v6 = routeCmdV6(cmd)
 			}
@@ -113,7 +116,7 @@ func readRoutes(r io.Reader, src *Source, errs *model.ErrorList) []model.Route {
 
 // routeCmdV6 reports whether an ip command lists IPv6 routes (ip -6 route).
 func routeCmdV6(cmd string) bool {
-	if program(cmd) != "ip" {
+	if text.Program(cmd) != "ip" {
 		return false
 	}
 	for _, w := range strings.Fields(cmd) {
@@ -259,16 +262,16 @@ func nexthopLine(f []string) (model.RouteNexthop, error) {
 }
 
 func sniffRoute(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
 	matched, total := 0, 0
-	for _, line := range headLines(head, 200) {
-		if _, ok := nodeMarker(line); ok {
+	for _, line := range text.HeadLines(head, 200) {
+		if _, ok := text.NodeMarker(line); ok {
 			continue
 		}
-		if _, cmd, ok := prompt(line); ok {
-			if program(cmd) == "ip" && routeCmd(strings.Fields(cmd)) {
+		if _, cmd, ok := text.Prompt(line); ok {
+			if text.Program(cmd) == "ip" && routeCmd(strings.Fields(cmd)) {
 				matched += 3
 			}
 			continue
@@ -290,7 +293,7 @@ func sniffRoute(_ string, head []byte) int {
 			total-- // the destination line of a multipath route: neutral
 		}
 	}
-	return min(ratioScore(matched, total, 90), 90)
+	return min(text.RatioScore(matched, total, 90), 90)
 }
 
 // routeCmd reports whether the words of an ip command show routes: "ip

@@ -1,11 +1,12 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"context"
 	"fmt"
 	"io"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -28,9 +29,6 @@ func init() {
 	sessionFormat.Parse = parseSession
 }
 
-// zshPromptRe matches zsh's default prompt, "user@host dir % cmd".
-var zshPromptRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)(?:\s+[^%#$\s]+)?\s%\s?(.*)$`)
-
 // sessionCommand is one command of a session: its prompt line and the lines
 // of output up to the next prompt (0-based, end exclusive).
 type sessionCommand struct {
@@ -43,15 +41,8 @@ type sessionCommand struct {
 // prompts here: in a session they are as often part of the output (YAML,
 // shell scripts).
 func sessionPrompt(line string) (host, cmd string, ok bool) {
-	if m := zshPromptRe.FindStringSubmatch(line); m != nil {
-		return m[1], strings.TrimSpace(m[2]), true
-	}
-	if m := promptRe.FindStringSubmatch(line); m != nil {
-		host = m[1]
-		if host == "" {
-			host = m[2]
-		}
-		return host, strings.TrimSpace(m[3]), true
+	if host, cmd, ok := text.HostPrompt(line); ok {
+		return host, cmd, true
 	}
 	if rest, found := strings.CutPrefix(line, "$ "); found {
 		return "", strings.TrimSpace(rest), true
@@ -76,14 +67,14 @@ func sessionCommands(lines []string) []sessionCommand {
 // (kubectl and cat, ss and netstat ...), each followed by its output: no
 // single format reads it, each command's output is read by its own.
 func sniffSession(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
-	lines := headLines(head, 1000)
+	lines := text.HeadLines(head, 1000)
 	progs := map[string]bool{}
 	withOutput := 0
 	for _, c := range sessionCommands(lines) {
-		if p := program(c.cmd); p != "" {
+		if p := text.Program(c.cmd); p != "" {
 			progs[p] = true
 		}
 		if c.end-c.start > 1 {
@@ -151,7 +142,7 @@ func parseSession(ctx context.Context, r io.Reader, src *Source, snap *model.Sna
 		sub := &Source{Name: src.Name, Node: node, Command: c.cmd, Format: f.Name,
 			SummarizeCaptures: src.SummarizeCaptures, FailedSample: src.FailedSample}
 		body := []byte(strings.Join(lines[from:c.end], "\n") + "\n")
-		n, perr := f.Parse(ctx, newSectionReader(from, body), sub, snap)
+		n, perr := f.Parse(ctx, text.NewSectionReader(from, body), sub, snap)
 		var list model.ErrorList
 		list.Append(perr)
 		errs = append(errs, list...)
@@ -170,7 +161,7 @@ func parseSession(ctx context.Context, r io.Reader, src *Source, snap *model.Sna
 // parsers recognize output by its prompt), and returns the line (0-based)
 // the text to parse starts at.
 func sessionFormatFor(lines []string, c sessionCommand) (*Format, int) {
-	prog := program(c.cmd)
+	prog := text.Program(c.cmd)
 	var best *Format
 	bestScore, bestFrom := 0, c.start
 	// Without the prompt line first: on a tie the output alone is parsed
@@ -188,7 +179,7 @@ func sessionFormatFor(lines []string, c sessionCommand) (*Format, int) {
 			if sc <= 0 {
 				continue
 			}
-			if prog != "" && program(f.Command) == prog {
+			if prog != "" && text.Program(f.Command) == prog {
 				sc += layoutCommandBonus
 			}
 			if sc > bestScore {
@@ -204,7 +195,7 @@ func sessionFormatFor(lines []string, c sessionCommand) (*Format, int) {
 func sectionHead(lines []string) []byte {
 	var b []byte
 	for _, l := range lines {
-		if len(b)+len(l)+1 > headSize {
+		if len(b)+len(l)+1 > text.HeadSize {
 			break
 		}
 		b = append(b, l...)
@@ -217,7 +208,7 @@ func sectionHead(lines []string) []byte {
 // (kubectl, helm ...), whose output comes from the cluster, not from the
 // host in the prompt (often a laptop).
 func clusterClient(cmd string) bool {
-	switch program(cmd) {
+	switch text.Program(cmd) {
 	case "kubectl", "oc", "helm", "k9s", "kubectl.exe", "k", "crane", "velero", "cilium", "calicoctl":
 		return true
 	}

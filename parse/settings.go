@@ -1,6 +1,9 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"io"
 	"regexp"
 	"strings"
@@ -13,7 +16,7 @@ var settingsFormat = &Format{
 	Kind:    model.KindSettings,
 	Command: "kubespray inventory group_vars (k8s-cluster.yml, addons.yml, kube-vip settings)",
 	Sniff:   sniffSettings,
-	Parse:   recordsParser(readSettings, func(s *model.Snapshot, out []model.Setting) { s.Settings = append(s.Settings, out...) }, "settings"),
+	Parse:   format.Records(readSettings, func(s *model.Snapshot, out []model.Setting) { s.Settings = append(s.Settings, out...) }, "settings"),
 }
 
 // Settings parses a kubespray inventory variables file (group_vars, such
@@ -25,7 +28,7 @@ var settingsFormat = &Format{
 // line that is none of these is reported with its position and the rest is
 // read. name is used only in positions.
 func Settings(r io.Reader, name string) ([]model.Setting, error) {
-	return readRecords(r, name, readSettings)
+	return format.ReadAll(r, name, readSettings)
 }
 
 // settingRe matches a top-level YAML "key: value" line.
@@ -34,7 +37,7 @@ var settingRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*):(?:\s+(.*?))?\s*$`
 func readSettings(r io.Reader, src *Source, errs *model.ErrorList) []model.Setting {
 	name := src.Name
 	var out []model.Setting
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		line := l.Text()
 		t := strings.TrimSpace(line)
@@ -44,7 +47,7 @@ func readSettings(r io.Reader, src *Source, errs *model.ErrorList) []model.Setti
 		case line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(t, "- "):
 			continue // nested under the key above
 		}
-		if _, _, ok := prompt(line); ok {
+		if _, _, ok := text.Prompt(line); ok {
 			continue
 		}
 		m := settingRe.FindStringSubmatch(line)
@@ -88,11 +91,11 @@ func kubesprayKey(key string) bool {
 }
 
 func sniffSettings(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
 	known, keys, other := 0, 0, 0
-	for _, line := range headLines(head, 200) {
+	for _, line := range text.HeadLines(head, 200) {
 		t := strings.TrimSpace(line)
 		if t == "" || t == "---" || strings.HasPrefix(t, "#") || line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(t, "- ") {
 			continue

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"context"
 	"fmt"
 	"io"
@@ -100,7 +102,7 @@ type sockCmd struct {
 }
 
 type sockReader struct {
-	l       *lines
+	l       *text.Lines
 	node    string
 	cmd     sockCmd
 	sockets []model.Socket
@@ -119,7 +121,7 @@ func readSockets(r io.Reader, name, node, command string, errs *model.ErrorList)
 	if c, ok := parseSockCmd(command); ok {
 		sr.cmd = c
 	}
-	sr.l = newLines(r, name, errs)
+	sr.l = text.NewLines(r, name, errs)
 	for sr.l.Next() {
 		sr.line(sr.l.Text())
 	}
@@ -148,12 +150,12 @@ func (sr *sockReader) line(line string) {
 	if t == "" {
 		return
 	}
-	if n, ok := nodeMarker(line); ok {
+	if n, ok := text.NodeMarker(line); ok {
 		sr.endSection()
 		sr.node, sr.otherSect = n, false
 		return
 	}
-	if host, cmd, ok := prompt(line); ok {
+	if host, cmd, ok := text.Prompt(line); ok {
 		sr.endSection()
 		if host != "" {
 			sr.node = host
@@ -1374,24 +1376,24 @@ func shellWords(s string) []string {
 
 // sniffSockets scores lines of ss (tool "ss") or netstat output.
 func sniffSockets(head []byte, tool string) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
-	sr := &sockReader{cur: -1, skipped: map[string]int{}, l: &lines{errs: &model.ErrorList{}}}
+	sr := &sockReader{cur: -1, skipped: map[string]int{}, l: text.NewLines(strings.NewReader(""), "", &model.ErrorList{})}
 	matched, total, strong := 0, 0, false
 	groups := false // inside netstat -g's group memberships
-	for _, line := range headLines(head, 200) {
+	for _, line := range text.HeadLines(head, 200) {
 		t := strings.TrimSpace(line)
-		if _, ok := nodeMarker(line); ok {
+		if _, ok := text.NodeMarker(line); ok {
 			continue
 		}
 		if groups && !strings.HasPrefix(t, "Active ") {
-			if _, _, ok := prompt(line); !ok {
+			if _, _, ok := text.Prompt(line); !ok {
 				continue
 			}
 		}
 		groups = false
-		if _, cmd, ok := prompt(line); ok {
+		if _, cmd, ok := text.Prompt(line); ok {
 			if c, ok := parseSockCmd(cmd); ok {
 				sr.cmd = c
 				if c.tool == tool {
@@ -1443,7 +1445,7 @@ func sniffSockets(head []byte, tool string) int {
 			matched++
 		}
 	}
-	score := min(ratioScore(matched, total, 90), 90)
+	score := min(text.RatioScore(matched, total, 90), 90)
 	if strong && score > 0 {
 		score = max(score, 95)
 	}

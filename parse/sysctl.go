@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"github.com/netmortem/netmortem/parse/internal/text"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -40,13 +42,13 @@ var sysctlMessageRe = regexp.MustCompile(`^sysctl: `)
 
 func readSysctl(r io.Reader, name string, errs *model.ErrorList) (out []model.Sysctl, messages int) {
 	node := ""
-	l := newLines(r, name, errs)
+	l := text.NewLines(r, name, errs)
 	for l.Next() {
 		line := l.Text()
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		if _, ok := nodeLine(line, &node); ok {
+		if _, ok := text.NodeLine(line, &node); ok {
 			continue
 		}
 		if sysctlMessageRe.MatchString(line) {
@@ -84,7 +86,7 @@ func sysctlLine(line string) (key, value string, ok bool) {
 		if key == "" {
 			return "", "", false
 		}
-		return key, collapseSpace(v), true
+		return key, text.CollapseSpace(v), true
 	}
 	k, v, found := strings.Cut(line, "=")
 	if !found {
@@ -94,7 +96,7 @@ func sysctlLine(line string) (key, value string, ok bool) {
 	if !validSysctlName(k) {
 		return "", "", false
 	}
-	return k, collapseSpace(v), true
+	return k, text.CollapseSpace(v), true
 }
 
 // sysctlPathName turns /proc/sys/net/ipv4/conf/eth0.100/rp_filter into
@@ -156,16 +158,16 @@ func sysctlSniffLine(line string) bool {
 }
 
 func sniffSysctl(_ string, head []byte) int {
-	if !isText(head) {
+	if !text.IsText(head) {
 		return 0
 	}
-	lines := headLines(head, 200)
+	lines := text.HeadLines(head, 200)
 	matched, total := 0, 0
 	for _, line := range lines {
-		if _, ok := nodeMarker(line); ok {
+		if _, ok := text.NodeMarker(line); ok {
 			continue
 		}
-		if _, _, ok := prompt(line); ok {
+		if _, _, ok := text.Prompt(line); ok {
 			continue
 		}
 		if sysctlMessageRe.MatchString(line) {
@@ -176,7 +178,7 @@ func sniffSysctl(_ string, head []byte) int {
 			matched++
 		}
 	}
-	return ratioScore(matched, total, 90)
+	return text.RatioScore(matched, total, 90)
 }
 
 var sysctlFormat = &Format{
@@ -260,7 +262,7 @@ func readSysctlJSON(r io.Reader, name string, errs *model.ErrorList) []model.Sys
 			errs.Addf(pos.at(start), "", "%w: %q is not a sysctl name", ErrValue, key)
 			continue
 		}
-		out = append(out, model.Sysctl{Name: key, Value: collapseSpace(value), Pos: pos.at(start)})
+		out = append(out, model.Sysctl{Name: key, Value: text.CollapseSpace(value), Pos: pos.at(start)})
 	}
 	if _, err := dec.Token(); err != nil {
 		errs.Add(pos.at(int(dec.InputOffset())), "", jsonErr(err))

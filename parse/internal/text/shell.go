@@ -1,4 +1,4 @@
-package parse
+package text
 
 import (
 	"path"
@@ -7,7 +7,7 @@ import (
 )
 
 // Command lines pasted with kubectl tables and logs, in more prompt styles
-// than prompt() knows.
+// than Prompt knows.
 
 var (
 	// userHostDirRe matches "user@host dir $ cmd" (Gentoo, Container-Optimized OS).
@@ -18,12 +18,12 @@ var (
 	bareKubectlRe = regexp.MustCompile(`^(?:sudo\s+)?(?:kubectl|oc|k3s\s+kubectl|microk8s\s+kubectl|microk8s\.kubectl)\s`)
 )
 
-// shellCommand recognizes a pasted command line and returns the host its
+// ShellCommand recognizes a pasted command line and returns the host its
 // prompt names ("" when none) and the command. It knows the prompts of
-// prompt(), "user@host dir $ cmd", short prompts such as "~$ cmd", and
+// Prompt, "user@host dir $ cmd", short prompts such as "~$ cmd", and
 // kubectl command lines pasted without a prompt.
-func shellCommand(line string) (host, cmd string, ok bool) {
-	if host, cmd, ok := prompt(line); ok {
+func ShellCommand(line string) (host, cmd string, ok bool) {
+	if host, cmd, ok := Prompt(line); ok {
 		return host, cmd, true
 	}
 	if m := userHostDirRe.FindStringSubmatch(line); m != nil {
@@ -67,31 +67,31 @@ var kubectlValueFlags = map[string]bool{
 	"-v": true, "--v": true, "--profile": true, "-f": true, "--filename": true,
 }
 
-// kubectlCommand is a parsed kubectl command line.
-type kubectlCommand struct {
-	verb      string   // get, logs, describe ...
-	args      []string // positional arguments after the verb
-	namespace string
-	allNS     bool
-	output    string // the -o value
-	pipes     []string
+// Kubectl is a parsed kubectl command line.
+type Kubectl struct {
+	Verb      string   // get, logs, describe ...
+	Args      []string // positional arguments after the verb
+	Namespace string   // the -n value
+	AllNS     bool     // -A
+	Output    string   // the -o value
+	Pipes     []string // the later stages of the pipeline
 }
 
-// parseKubectl reads a kubectl command line; ok is false when cmd does not
+// ParseKubectl reads a kubectl command line; ok is false when cmd does not
 // run kubectl.
-func parseKubectl(cmd string) (kubectlCommand, bool) {
+func ParseKubectl(cmd string) (Kubectl, bool) {
 	args, pipes, ok := kubectlArgs(cmd)
 	if !ok {
-		return kubectlCommand{}, false
+		return Kubectl{}, false
 	}
-	k := kubectlCommand{pipes: pipes}
+	k := Kubectl{Pipes: pipes}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") || a == "-" {
-			if k.verb == "" {
-				k.verb = a
+			if k.Verb == "" {
+				k.Verb = a
 			} else {
-				k.args = append(k.args, a)
+				k.Args = append(k.Args, a)
 			}
 			continue
 		}
@@ -109,11 +109,11 @@ func parseKubectl(cmd string) (kubectlCommand, bool) {
 		}
 		switch name {
 		case "-n", "--namespace":
-			k.namespace = strings.Trim(val, `"'`)
+			k.Namespace = strings.Trim(val, `"'`)
 		case "-A", "--all-namespaces":
-			k.allNS = val == "" || val == "true"
+			k.AllNS = val == "" || val == "true"
 		case "-o", "--output":
-			k.output = val
+			k.Output = val
 		}
 	}
 	return k, true

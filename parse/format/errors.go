@@ -1,0 +1,16 @@
+package format
+
+import "errors"
+
+// Sentinel errors wrapped by the positioned errors parsers return; test them
+// with errors.Is.
+var (
+	// ErrSyntax marks a line that does not have the expected shape.
+	ErrSyntax = errors.New("syntax error")
+	// ErrValue marks a well-formed line with a value out of range.
+	ErrValue = errors.New("bad value")
+	// ErrUnrecognized marks a file whose content matches no known format.
+	ErrUnrecognized = errors.New("unrecognized content")
+	// ErrTruncated marks input that ends in the middle of a record.
+	ErrTruncated = errors.New("truncated")
+)

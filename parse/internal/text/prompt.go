@@ -1,0 +1,133 @@
+package text
+
+import (
+	"path"
+	"regexp"
+	"strings"
+)
+
+// CollapseSpace trims s and turns every run of spaces and tabs into one
+// space.
+func CollapseSpace(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+var (
+	// promptRe matches the shell prompts people paste with command
+	// output: "root@node1:~# cmd", "user@node1:/tmp$ cmd", "[root@node1
+	// ~]# cmd".
+	promptRe = regexp.MustCompile(`^(?:[A-Za-z0-9._-]+@([A-Za-z0-9._-]+):[^#$ \t]*\s?[#$]|\[[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)(?:\s[^\]]*)?\]\s?[#$])\s*(.*)$`)
+	// zshPromptRe matches zsh's default prompt, "user@host dir % cmd".
+	zshPromptRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)(?:\s+[^%#$\s]+)?\s%\s?(.*)$`)
+)
+
+// HostPrompt recognizes a prompt that names its host, bash's ("user@host:dir#",
+// "[user@host dir]$") or zsh's ("user@host dir %"), and returns the host and
+// the command after it.
+func HostPrompt(line string) (host, cmd string, ok bool) {
+	if m := promptRe.FindStringSubmatch(line); m != nil {
+		host = m[1]
+		if host == "" {
+			host = m[2]
+		}
+		return host, strings.TrimSpace(m[3]), true
+	}
+	if m := zshPromptRe.FindStringSubmatch(line); m != nil {
+		return m[1], strings.TrimSpace(m[2]), true
+	}
+	return "", "", false
+}
+
+// Prompt reports whether line is a shell prompt followed by a command, and
+// returns the host named in the prompt ("" for a bare "$ " or "# ") and the
+// command. Lines starting with '#' are treated as prompts too, since in a
+// pasted session they are either a root prompt or a comment; cmd is then the
+// rest of the line.
+func Prompt(line string) (host, cmd string, ok bool) {
+	if host, cmd, ok := HostPrompt(line); ok {
+		return host, cmd, true
+	}
+	if rest, found := strings.CutPrefix(line, "#"); found {
+		return "", strings.TrimSpace(rest), true
+	}
+	if rest, found := strings.CutPrefix(line, "$ "); found {
+		return "", strings.TrimSpace(rest), true
+	}
+	return "", "", false
+}
+
+// NodeLine recognizes a node marker or a shell prompt, which name the node
+// of the lines below them, and updates node. It returns the prompt's
+// command ("" for a marker or a bare prompt).
+func NodeLine(line string, node *string) (cmd string, ok bool) {
+	if n, ok := NodeMarker(line); ok {
+		*node = n
+		return "", true
+	}
+	host, cmd, ok := Prompt(line)
+	if ok && host != "" {
+		*node = host
+	}
+	return cmd, ok
+}
+
+// NodeMarker recognizes the lines that name the node of the output that
+// follows when the output of several nodes is concatenated into one file:
+// ">>> 172.27.138.251" (a for-each-node loop's echo) and "=== node1 ==="
+// banners. It returns the node.
+func NodeMarker(line string) (string, bool) {
+	if rest, ok := strings.CutPrefix(line, ">>> "); ok {
+		f := strings.Fields(rest)
+		if len(f) == 1 {
+			return f[0], true
+		}
+		return "", false
+	}
+	for _, d := range []string{"===", "---", "###"} {
+		rest, ok := strings.CutPrefix(line, d)
+		if !ok {
+			continue
+		}
+		rest, ok = strings.CutSuffix(strings.TrimRight(rest, " "), d)
+		if !ok {
+			continue
+		}
+		rest = strings.Trim(rest, " =-#")
+		f := strings.Fields(rest)
+		if len(f) == 2 && strings.EqualFold(f[0], "node") {
+			return f[1], true
+		}
+		if len(f) == 1 && f[0] != "" {
+			return f[0], true
+		}
+	}
+	return "", false
+}
+
+// Program returns the program a command line runs, past wrappers such as
+// sudo, timeout N and ip netns exec NS.
+func Program(cmd string) string {
+	f := strings.Fields(cmd)
+	for len(f) > 0 {
+		switch path.Base(f[0]) {
+		case "sudo", "nice", "ionice":
+			f = f[1:]
+			continue
+		case "timeout":
+			if len(f) > 1 {
+				f = f[2:]
+				continue
+			}
+		case "ip":
+			if len(f) > 3 && f[1] == "netns" && f[2] == "exec" {
+				f = f[4:]
+				continue
+			}
+		}
+		break
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.TrimSuffix(path.Base(f[0]), ":")
+}

@@ -1,0 +1,100 @@
+package text
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+)
+
+// Line is one line of a line format, as ReadLines hands it over.
+type Line struct {
+	*Lines
+	// Trimmed is the line without its leading and trailing spaces; never
+	// empty.
+	Trimmed string
+	// Node is the node of the line: the source's, until a node marker or
+	// a shell prompt names another.
+	Node string
+}
+
+// Fields returns the line's space-separated words (at least one).
+func (l *Line) Fields() []string { return strings.Fields(l.Trimmed) }
+
+// Syntax reports err, when not nil, as a syntax error at the line, and
+// tells whether there was none.
+func (l *Line) Syntax(err error) bool {
+	if err != nil {
+		l.Errorf("%w: %v", format.ErrSyntax, err)
+		return false
+	}
+	return true
+}
+
+// ReadLines is the reading loop line formats share. It reads r line by
+// line and skips blank lines; node markers and shell prompts name the node
+// of the lines below them and are handed to prompt (when not nil) with the
+// prompt's command ("" for a marker or a prompt without one); every other
+// line is handed to line. Positions name src.Name; read errors go to errs.
+func ReadLines(r io.Reader, src *format.Source, errs *model.ErrorList, prompt func(l *Line, cmd string), line func(l *Line)) {
+	l := &Line{Lines: NewLines(r, src.Name, errs), Node: src.Node}
+	for l.Next() {
+		text := l.Text()
+		l.Trimmed = strings.TrimSpace(text)
+		if l.Trimmed == "" {
+			continue
+		}
+		if cmd, ok := NodeLine(text, &l.Node); ok {
+			if prompt != nil {
+				prompt(l, cmd)
+			}
+			continue
+		}
+		line(l)
+	}
+}
+
+// Verdict is what a sniffer makes of one line.
+type Verdict int
+
+// The verdicts.
+const (
+	Miss Verdict = iota // a line the format does not read
+	Hit                 // a line the format reads
+	Skip                // a line that tells nothing either way
+)
+
+// SniffLines is the sniffing loop line formats share, over the first max
+// non-empty lines of head. Node markers tell nothing; a shell prompt counts
+// as three lines read when cmd (which may be nil) says its command prints
+// the format; line judges every other line. It returns the lines read
+// (hits) and judged (total); ok is false when head is not text.
+func SniffLines(head []byte, max int, cmd func(cmd string) bool, line func(line string) Verdict) (hits, total int, ok bool) {
+	if !IsText(head) {
+		return 0, 0, false
+	}
+	for _, l := range HeadLines(head, max) {
+		if _, ok := NodeMarker(l); ok {
+			continue
+		}
+		if _, c, ok := Prompt(l); ok {
+			if cmd != nil && cmd(c) {
+				hits += 3
+			}
+			continue
+		}
+		switch line(l) {
+		case Hit:
+			hits++
+			total++
+		case Miss:
+			total++
+		}
+	}
+	return hits, total, true
+}
+
+// Expected returns an error saying what a line should have been.
+func Expected(what string) error { return fmt.Errorf("expected %s", what) }
