@@ -16,6 +16,7 @@ import (
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
+	"github.com/netmortem/netmortem/parse/netfilter"
 )
 
 func build(t *testing.T, rel string) []dataplane.ServicePort {
@@ -484,7 +485,7 @@ func TestNFTTraceAffinityFib(t *testing.T) {
 	}
 }
 `
-	sets, err := parse.NFT(strings.NewReader(in), "a.nft")
+	sets, err := netfilter.NFT(strings.NewReader(in), "a.nft")
 	if err != nil || len(sets) != 1 {
 		t.Fatalf("%d rulesets: %v", len(sets), err)
 	}
@@ -546,7 +547,7 @@ func FuzzTraceNFT(f *testing.F) {
 		f.Add(string(b))
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		sets, _ := parse.NFT(strings.NewReader(in), "fuzz.nft")
+		sets, _ := netfilter.NFT(strings.NewReader(in), "fuzz.nft")
 		dataplane.Build(&model.Snapshot{Netfilter: sets})
 		for _, rs := range sets {
 			for _, out := range []bool{false, true} {
@@ -575,7 +576,7 @@ func TestTraceBudget(t *testing.T) {
 		fmt.Fprintf(&b, "\tchain c%d {\n\t\tjump c%d\n\t\tjump c%d\n\t}\n", i, i+1, i+1)
 	}
 	b.WriteString("\tchain c30 {\n\t\tcounter\n\t}\n}\n")
-	sets, err := parse.NFT(strings.NewReader(b.String()), "dag.nft")
+	sets, err := netfilter.NFT(strings.NewReader(b.String()), "dag.nft")
 	if err != nil {
 		t.Fatal(err)
 	}

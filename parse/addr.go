@@ -1,9 +1,6 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/format"
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"fmt"
 	"io"
 	"net/netip"
@@ -11,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // Interface addresses: ip addr.

@@ -3,18 +3,18 @@ package parse
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 func addrFile(t *testing.T, rel string) []string {
 	t.Helper()
-	return addrLines(readTestFile(t, rel, Addrs))
+	return addrLines(parsetest.ReadFile(t, rel, Addrs))
 }
 
 // addrLines formats addresses as "line node dev state prefix scope label flags mac".
@@ -26,18 +26,11 @@ func addrLines(out []model.IfAddr) []string {
 	return s
 }
 
-func checkHostLines(t *testing.T, file string, got, want []string) {
-	t.Helper()
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("%s:\n%s\nwant\n%s", file, strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
 // Real outputs of ip in a namespace (parse/testdata/make-addr-route-ct.sh):
 // lo, a veth end with an address, a secondary labelled VIP and IPv6, and
 // kube-ipvs0 holding two /32 Service addresses, down as kube-proxy leaves it.
 func TestAddrsReal(t *testing.T) {
-	checkHostLines(t, "ip-addr.txt", addrFile(t, "parse/testdata/addr/ip-addr.txt"), []string{
+	parsetest.CheckLines(t, "ip-addr.txt", addrFile(t, "parse/testdata/addr/ip-addr.txt"), []string{
 		"3  lo UNKNOWN 127.0.0.1/8 host   00:00:00:00:00:00",
 		"5  lo UNKNOWN ::1/128 host   00:00:00:00:00:00",
 		"9  nm-t-a1 UP fe80::78:ff:fe00:2/64 link  tentative 02:78:00:00:00:02",
@@ -48,7 +41,7 @@ func TestAddrsReal(t *testing.T) {
 		"25  kube-ipvs0 DOWN 10.96.0.1/32 global   02:78:00:00:00:99",
 		"27  kube-ipvs0 DOWN 10.96.0.10/32 global   02:78:00:00:00:99",
 	})
-	checkHostLines(t, "ip-4-addr.txt", addrFile(t, "parse/testdata/addr/ip-4-addr.txt"), []string{
+	parsetest.CheckLines(t, "ip-4-addr.txt", addrFile(t, "parse/testdata/addr/ip-4-addr.txt"), []string{
 		"2  lo UNKNOWN 127.0.0.1/8 host",
 		"5  nm-t-a0 UP 10.78.0.1/24 global",
 		"7  nm-t-a0 UP 10.78.0.9/24 global nm-t-a0:vip secondary",
@@ -56,7 +49,7 @@ func TestAddrsReal(t *testing.T) {
 		"12  kube-ipvs0 DOWN 10.96.0.10/32 global",
 	})
 	// ip -o addr: one line per address, no link state or MAC.
-	checkHostLines(t, "ip-o-addr.txt", addrFile(t, "parse/testdata/addr/ip-o-addr.txt"), []string{
+	parsetest.CheckLines(t, "ip-o-addr.txt", addrFile(t, "parse/testdata/addr/ip-o-addr.txt"), []string{
 		"1  lo  127.0.0.1/8 host",
 		"2  lo  ::1/128 host",
 		"3  nm-t-a1  fe80::78:ff:fe00:2/64 link  tentative",
@@ -67,7 +60,7 @@ func TestAddrsReal(t *testing.T) {
 		"8  kube-ipvs0  10.96.0.1/32 global",
 		"9  kube-ipvs0  10.96.0.10/32 global",
 	})
-	checkHostLines(t, "ip-br-addr.txt", addrFile(t, "parse/testdata/addr/ip-br-addr.txt"), []string{
+	parsetest.CheckLines(t, "ip-br-addr.txt", addrFile(t, "parse/testdata/addr/ip-br-addr.txt"), []string{
 		"1  lo UNKNOWN 127.0.0.1/8",
 		"1  lo UNKNOWN ::1/128",
 		"2  nm-t-a1 UP fe80::78:ff:fe00:2/64",
@@ -95,7 +88,7 @@ eth1             UP             192.168.1.10/24
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkHostLines(t, "forms.txt", addrLines(out), []string{
+	parsetest.CheckLines(t, "forms.txt", addrLines(out), []string{
 		"5 node1 eth0 UP 10.244.1.5/24 global  dynamic,noprefixroute 0a:58:0a:f4:01:05",
 		"7 node1 eth0 UP 10.0.0.1/32 global   0a:58:0a:f4:01:05",
 		"9 node2 eth1 UP 192.168.1.10/24",
@@ -112,64 +105,18 @@ func TestAddrsErrors(t *testing.T) {
 		"eth0 UP 10.0.0.1\n" +
 		"eth1 UP 10.0.0.2/24\n"
 	out, err := Addrs(strings.NewReader(in), "bad.txt")
-	if at := syntaxErrorsAt(t, err); at != "bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6 bad.txt:7" {
+	if at := parsetest.SyntaxErrorsAt(t, err); at != "bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6 bad.txt:7" {
 		t.Errorf("errors at %v, want lines 3 to 7:\n%v", at, err)
 	}
-	checkHostLines(t, "bad.txt", addrLines(out), []string{
+	parsetest.CheckLines(t, "bad.txt", addrLines(out), []string{
 		"2  lo UNKNOWN 127.0.0.1/8 host",
 		"8  eth1 UP 10.0.0.2/24",
 	})
 }
 
-// otherHostOutputs are outputs of other host commands no host parser may
-// take for its own.
-var otherHostOutputs = []string{
-	"parse/testdata/neigh/ip-neigh.txt",
-	"parse/testdata/neigh/ip-s-neigh.txt",
-	"parse/testdata/neigh/arp-an.txt",
-	"parse/testdata/sysctl/sysctl-a.txt",
-	"parse/testdata/sockets/ss-tanp.txt",
-	"parse/testdata/sockets/netstat-tuneopa.txt",
-	"fixtures/seeds/002-synack-reset/ipvsadm.txt",
-	"fixtures/seeds/002-synack-reset/ss-timewait.txt",
-	"fixtures/seeds/003-lb-controller-conflict/ip-neigh-before.txt",
-	"fixtures/seeds/004-stale-dnat/iptables-nat-kube-dns.txt",
-	"fixtures/seeds/001-probe-restart-loop/nodes.txt",
-}
-
-// checkSniff checks that sniff scores its own files at least 80 and that
-// they are read as format, and scores every other file 0.
-func checkSniff(t *testing.T, format string, sniff func(string, []byte) int, own, others []string) {
-	t.Helper()
-	for _, file := range own {
-		head, err := os.ReadFile(filepath.Join(testutil.Root(), file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if best, _ := bestFormat(head); sniff("x", head) < 80 || best != format {
-			t.Errorf("%s: %s scores %d, read as %q", file, format, sniff("x", head), best)
-		}
-	}
-	for _, file := range others {
-		head, err := os.ReadFile(filepath.Join(testutil.Root(), file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sc := sniff("x", head); sc != 0 {
-			t.Errorf("%s: %s scores %d, want 0", file, format, sc)
-		}
-	}
-}
-
-var (
-	addrFiles      = []string{"parse/testdata/addr/ip-addr.txt", "parse/testdata/addr/ip-4-addr.txt", "parse/testdata/addr/ip-br-addr.txt", "parse/testdata/addr/ip-o-addr.txt"}
-	routeFiles     = []string{"parse/testdata/route/ip-route.txt", "parse/testdata/route/ip-6-route.txt", "parse/testdata/route/ip-route-table-all.txt"}
-	conntrackFiles = []string{"parse/testdata/conntrack/conntrack-L.txt", "parse/testdata/conntrack/conntrack-L-p-tcp.txt"}
-)
-
 func TestSniffAddr(t *testing.T) {
-	others := append(append(append([]string{}, otherHostOutputs...), routeFiles...), conntrackFiles...)
-	checkSniff(t, "ip-addr", sniffAddr, addrFiles, others)
+	others := append(append(append([]string{}, parsetest.OtherHostOutputs...), parsetest.RouteFiles...), parsetest.ConntrackFiles...)
+	parsetest.CheckSniff(t, Formats(), addrFormat, parsetest.AddrFiles, others)
 }
 
 func TestAddrsOpen(t *testing.T) {
@@ -186,11 +133,11 @@ func TestAddrsOpen(t *testing.T) {
 }
 
 func FuzzAddrs(f *testing.F) {
-	addSeedFiles(f, addrFiles)
+	parsetest.AddSeedFiles(f, parsetest.AddrFiles)
 	f.Add("root@n1:~# ip a\n2: eth0@if3: <UP> mtu 1 state UP\n    inet 10.0.0.1 peer 10.0.0.2/32 scope global eth0:1\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := Addrs(strings.NewReader(in), "fuzz.txt")
-		checkFuzzErrors(t, err, "fuzz.txt")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, a := range out {
 			if a.Pos.Line == 0 || !a.Prefix.IsValid() || a.Dev == "" {
 				t.Fatalf("bad address: %+v", a)
@@ -203,7 +150,7 @@ func FuzzAddrs(f *testing.F) {
 // ip -d address from a sosreport: the detail lines of -d (promiscuity,
 // veth, numtxqueues ...) are not addresses.
 func TestAddrsDetail(t *testing.T) {
-	checkHostLines(t, "ip_-d_address", addrFile(t, "parse/testdata/bundles/sosreport-node-a-2026-11-22-nmbdlaa/sos_commands/networking/ip_-d_address"), []string{
+	parsetest.CheckLines(t, "ip_-d_address", addrFile(t, "parse/testdata/bundles/sosreport-node-a-2026-11-22-nmbdlaa/sos_commands/networking/ip_-d_address"), []string{
 		"3  lo UNKNOWN 127.0.0.1/8 host   00:00:00:00:00:00",
 		"5  lo UNKNOWN ::1/128 host   00:00:00:00:00:00",
 		"10  nmbdl-a UP 10.77.0.1/24 global   9e:82:9a:ce:c1:14",

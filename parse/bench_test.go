@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -13,6 +11,9 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
+	"github.com/netmortem/netmortem/parse/internal/text"
+	"github.com/netmortem/netmortem/parse/netfilter"
 )
 
 // Parse benchmarks: one per registered format, each on an input of a
@@ -56,11 +57,11 @@ func benchCases() []benchCase {
 		{"nginx-error", nginxErrorFormat, 100000, "nginx error log lines", genNginxError, perN(1)},
 		{"dmesg", dmesgFormat, 100000, "dmesg lines (bridge ports, nf_conntrack table full)", genDmesg, perN(1)},
 		{"coredns-log", corednsLogFormat, 100000, "CoreDNS log lines (kubernetes plugin errors with traces, query log)", genCoreDNS, perN(1)},
-		{"ipvsadm", ipvsadmFormat, 10000, "IPVS services with 3 real servers (ipvsadm -Ln)", genIPVSadm, perN(1)},
-		{"iptables-save", iptablesSaveFormat, 10000, "Services, kube-proxy iptables mode (iptables-save)", kubeProxySave, func(n int) int { return 8 + 11*n }},
-		{"iptables-list", iptablesListFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -nvL)", genIPTablesList, func(n int) int { return 8 + 11*n }},
-		{"iptables-S", iptablesRulesFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -S)", genIPTablesS, func(n int) int { return 8 + 11*n }},
-		{"nft", nftFormat, 10000, "Services, kube-proxy nftables mode (nft list table ip kube-proxy)", genNft, nil},
+		{"ipvsadm", netfilter.IPVSadmFormat, 10000, "IPVS services with 3 real servers (ipvsadm -Ln)", genIPVSadm, perN(1)},
+		{"iptables-save", netfilter.IPTablesSaveFormat, 10000, "Services, kube-proxy iptables mode (iptables-save)", parsetest.KubeProxySave, func(n int) int { return 8 + 11*n }},
+		{"iptables-list", netfilter.IPTablesListFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -nvL)", genIPTablesList, func(n int) int { return 8 + 11*n }},
+		{"iptables-S", netfilter.IPTablesRulesFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -S)", genIPTablesS, func(n int) int { return 8 + 11*n }},
+		{"nft", netfilter.NFTFormat, 10000, "Services, kube-proxy nftables mode (nft list table ip kube-proxy)", genNft, nil},
 		{"kubectl/json", kubeFormat, 10000, "Services (kubectl get svc -A -o json)", genServicesJSON, perN(1)},
 		{"kubectl/yaml", kubeFormat, 10000, "Services (kubectl get svc -A -o yaml)", genServicesYAML, perN(1)},
 		{"tcpdump-text", tcpdumpTextFormat, 100000, "tcpdump -nn lines (handshakes)", genTcpdump, perN(1)},
@@ -73,8 +74,8 @@ func benchCases() []benchCase {
 		{"neigh-json", neighJSONFormat, 10000, "ip -j neigh entries", genNeighJSON, perN(1)},
 		{"ip-addr-json", addrJSONFormat, 10000, "addresses on kube-ipvs0 (ip -j addr)", genAddrJSON, perN(1)},
 		{"ip-route-json", routeJSONFormat, 10000, "routes (ip -j route, Calico /32 routes)", genRouteJSON, perN(1)},
-		{"conntrack", conntrackFormat, 100000, "conntrack -L entries", genConntrack, perN(1)},
-		{"conntrack-stats", conntrackStatsFormat, 10000, "CPUs of conntrack -S counters", genConntrackStats, perN(1)},
+		{"conntrack", netfilter.ConntrackFormat, 100000, "conntrack -L entries", genConntrack, perN(1)},
+		{"conntrack-stats", netfilter.ConntrackStatsFormat, 10000, "CPUs of conntrack -S counters", genConntrackStats, perN(1)},
 		{"kubespray-vars", settingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
 		{"connect-loop", probesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
 		{"terminal-session", sessionFormat, 1000, "commands of a pasted session (kubectl get svc, ss -tan, ip neigh; 20 lines each)", genSession, perN(20)},
@@ -318,7 +319,7 @@ func genIPVSadm(n int) []byte {
 
 // kubeProxyChains describes the nat table kube-proxy's iptables mode
 // writes for n ClusterIP Services with three endpoints each, the same
-// layout as kubeProxySave, as -nvL rows.
+// layout as parsetest.KubeProxySave, as -nvL rows.
 func genIPTablesList(n int) []byte {
 	svc := func(i int) string { return fmt.Sprintf("KUBE-SVC-%016X", uint64(i)*0x9E3779B97F4A7C15) }
 	sep := func(i, e int) string { return fmt.Sprintf("KUBE-SEP-%016X", uint64(i*3+e+1)*0xC2B2AE3D27D4EB4F) }
@@ -365,11 +366,11 @@ func genIPTablesList(n int) []byte {
 	return b.Bytes()
 }
 
-// genIPTablesS writes kubeProxySave's ruleset as `iptables -t nat -S`
+// genIPTablesS writes parsetest.KubeProxySave's ruleset as `iptables -t nat -S`
 // prints it: policies, chains, then the rules.
 func genIPTablesS(n int) []byte {
 	var b bytes.Buffer
-	for _, line := range strings.Split(string(kubeProxySave(n)), "\n") {
+	for _, line := range strings.Split(string(parsetest.KubeProxySave(n)), "\n") {
 		switch {
 		case line == "" || line[0] == '#' || line[0] == '*' || line == "COMMIT":
 		case line[0] == ':':

@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"bufio"
 	"context"
 	"errors"
@@ -17,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // opener is one Open: it walks the bundle, recognizes its layout, and

@@ -1,13 +1,12 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"context"
 	"io"
 
 	"github.com/netmortem/netmortem/capture"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // captureFormat hands pcap and pcapng files to the capture package.

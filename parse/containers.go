@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"context"
 	"io"
 	"regexp"
@@ -10,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // Containers reads container listings: `docker ps` and `docker ps -a` (the

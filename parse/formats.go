@@ -2,6 +2,7 @@ package parse
 
 import (
 	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/netfilter"
 )
 
 // Format is one input format netmortem reads (see package format).
@@ -29,11 +30,11 @@ func Formats() []*Format {
 		nginxErrorFormat,
 		dmesgFormat,
 		corednsLogFormat,
-		ipvsadmFormat,
-		iptablesSaveFormat,
-		iptablesListFormat,
-		iptablesRulesFormat,
-		nftFormat,
+		netfilter.IPVSadmFormat,
+		netfilter.IPTablesSaveFormat,
+		netfilter.IPTablesListFormat,
+		netfilter.IPTablesRulesFormat,
+		netfilter.NFTFormat,
 		kubeFormat,
 		tcpdumpTextFormat,
 		tsharkTextFormat,
@@ -45,8 +46,8 @@ func Formats() []*Format {
 		neighJSONFormat,
 		addrJSONFormat,
 		routeJSONFormat,
-		conntrackFormat,
-		conntrackStatsFormat,
+		netfilter.ConntrackFormat,
+		netfilter.ConntrackStatsFormat,
 		settingsFormat,
 		probesFormat,
 		sessionFormat,

@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/format"
-
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -13,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 )
 
 // iproute2's JSON output (ip -j, also pretty-printed with -p): the same

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 // withoutLine drops the line number that starts each formatted record:
@@ -27,16 +28,16 @@ func withoutLine(lines []string) []string {
 func TestIPJSONMatchesText(t *testing.T) {
 	const dir = "parse/testdata/ipjson/"
 	for _, c := range []struct{ json, text string }{{"ip-j-neigh.txt", "ip-neigh.txt"}, {"ip-j-p-neigh.txt", "ip-neigh.txt"}} {
-		got, want := neighLines(readTestFile(t, dir+c.json, NeighborsJSON)), neighFile(t, dir+c.text)
-		checkHostLines(t, c.json, withoutLine(got), withoutLine(want))
+		got, want := neighLines(parsetest.ReadFile(t, dir+c.json, NeighborsJSON)), neighFile(t, dir+c.text)
+		parsetest.CheckLines(t, c.json, withoutLine(got), withoutLine(want))
 	}
-	got, want := addrLines(readTestFile(t, dir+"ip-j-addr.txt", AddrsJSON)), addrFile(t, dir+"ip-addr.txt")
-	checkHostLines(t, "ip-j-addr.txt", withoutLine(got), withoutLine(want))
+	got, want := addrLines(parsetest.ReadFile(t, dir+"ip-j-addr.txt", AddrsJSON)), addrFile(t, dir+"ip-addr.txt")
+	parsetest.CheckLines(t, "ip-j-addr.txt", withoutLine(got), withoutLine(want))
 	for _, c := range []struct{ json, text string }{{"ip-j-route.txt", "ip-route.txt"}, {"ip-6-j-route.txt", "ip-6-route.txt"}} {
-		got, want := routeLines(readTestFile(t, dir+c.json, RoutesJSON)), routeFile(t, dir+c.text)
-		checkHostLines(t, c.json, withoutLine(got), withoutLine(want))
+		got, want := routeLines(parsetest.ReadFile(t, dir+c.json, RoutesJSON)), routeFile(t, dir+c.text)
+		parsetest.CheckLines(t, c.json, withoutLine(got), withoutLine(want))
 	}
-	if n := len(readTestFile(t, dir+"ip-j-route.txt", RoutesJSON)); n != 6 {
+	if n := len(parsetest.ReadFile(t, dir+"ip-j-route.txt", RoutesJSON)); n != 6 {
 		t.Errorf("%d routes, want 6", n)
 	}
 }
@@ -45,7 +46,7 @@ func TestIPJSONMatchesText(t *testing.T) {
 // ip -j prints them all on one line, ip -j -p one field per line.
 func TestIPJSONPositions(t *testing.T) {
 	var got []string
-	for _, n := range readTestFile(t, "parse/testdata/ipjson/ip-j-p-neigh.txt", NeighborsJSON) {
+	for _, n := range parsetest.ReadFile(t, "parse/testdata/ipjson/ip-j-p-neigh.txt", NeighborsJSON) {
 		got = append(got, n.Pos.String())
 	}
 	if want := "[ip-j-p-neigh.txt:1 (entry 1) ip-j-p-neigh.txt:5 (entry 2) ip-j-p-neigh.txt:10 (entry 3) ip-j-p-neigh.txt:14 (entry 4)]"; fmt.Sprint(got) != want {
@@ -56,11 +57,11 @@ func TestIPJSONPositions(t *testing.T) {
 func TestIPJSONSniff(t *testing.T) {
 	const dir = "parse/testdata/ipjson/"
 	texts := []string{dir + "ip-neigh.txt", dir + "ip-addr.txt", dir + "ip-route.txt"}
-	checkSniff(t, "neigh-json", neighJSONFormat.Sniff, []string{dir + "ip-j-neigh.txt", dir + "ip-j-p-neigh.txt"},
+	parsetest.CheckSniff(t, Formats(), neighJSONFormat, []string{dir + "ip-j-neigh.txt", dir + "ip-j-p-neigh.txt"},
 		append([]string{dir + "ip-j-addr.txt", dir + "ip-j-route.txt"}, texts...))
-	checkSniff(t, "ip-addr-json", addrJSONFormat.Sniff, []string{dir + "ip-j-addr.txt"},
+	parsetest.CheckSniff(t, Formats(), addrJSONFormat, []string{dir + "ip-j-addr.txt"},
 		append([]string{dir + "ip-j-neigh.txt", dir + "ip-j-route.txt"}, texts...))
-	checkSniff(t, "ip-route-json", routeJSONFormat.Sniff, []string{dir + "ip-j-route.txt", dir + "ip-6-j-route.txt"},
+	parsetest.CheckSniff(t, Formats(), routeJSONFormat, []string{dir + "ip-j-route.txt", dir + "ip-6-j-route.txt"},
 		append([]string{dir + "ip-j-neigh.txt", dir + "ip-j-addr.txt"}, texts...))
 }
 
@@ -88,25 +89,25 @@ func TestIPJSONErrors(t *testing.T) {
 }
 
 func FuzzIPJSON(f *testing.F) {
-	addSeedFiles(f, []string{"parse/testdata/ipjson/ip-j-neigh.txt", "parse/testdata/ipjson/ip-j-p-neigh.txt",
+	parsetest.AddSeedFiles(f, []string{"parse/testdata/ipjson/ip-j-neigh.txt", "parse/testdata/ipjson/ip-j-p-neigh.txt",
 		"parse/testdata/ipjson/ip-j-addr.txt", "parse/testdata/ipjson/ip-j-route.txt", "parse/testdata/ipjson/ip-6-j-route.txt"})
 	f.Fuzz(func(t *testing.T, in string) {
 		n, err := NeighborsJSON(strings.NewReader(in), "fuzz.txt")
-		checkFuzzErrors(t, err, "fuzz.txt")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, x := range n {
 			if x.Pos.Line == 0 || !x.IP.IsValid() {
 				t.Fatalf("bad neighbor: %+v", x)
 			}
 		}
 		a, err := AddrsJSON(strings.NewReader(in), "fuzz.txt")
-		checkFuzzErrors(t, err, "fuzz.txt")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, x := range a {
 			if x.Pos.Line == 0 || !x.Prefix.IsValid() {
 				t.Fatalf("bad address: %+v", x)
 			}
 		}
 		r, err := RoutesJSON(strings.NewReader(in), "fuzz.txt")
-		checkFuzzErrors(t, err, "fuzz.txt")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, x := range r {
 			if x.Pos.Line == 0 {
 				t.Fatalf("bad route: %+v", x)

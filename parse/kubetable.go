@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"context"
 	"fmt"
 	"io"
@@ -17,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // kubeTableFormat reads the text tables of `kubectl get`.

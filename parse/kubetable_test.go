@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +11,8 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // tableSummary renders what a table gave, one line per object, for exact
@@ -214,14 +214,6 @@ Ingress webapp/webapp class=nginx hosts="example.com" tls=1 lb=192.168.200.61,19
 // The tables below are laid out as kubectl lays them out (text/tabwriter,
 // minimum width 6, padding 3).
 
-const podsWide = `$ kubectl get pods -A -o wide
-NAMESPACE     NAME                       READY   STATUS             RESTARTS         AGE   IP           NODE                 NOMINATED NODE   READINESS GATES
-kube-system   coredns-5d78c9869d-8xk2p   1/1     Running            0                12d   10.244.0.3   kind-control-plane   <none>           <none>
-kube-system   etcd-kind-control-plane    1/1     Running            183 (5m ago)     58d   172.18.0.2   kind-control-plane   <none>           <none>
-shop          web-7d4b9c8f6-abcde        1/2     CrashLoopBackOff   12 (2m13s ago)   1h    <none>       <none>               <none>           <none>
-shop          db-0                       0/1     Init:0/1           0                7s    10.244.1.9   kind-worker          kind-worker2     0/1
-`
-
 const nodesWide = `NAME                 STATUS                     ROLES           AGE   VERSION   INTERNAL-IP   EXTERNAL-IP   OS-IMAGE                         KERNEL-VERSION       CONTAINER-RUNTIME
 kind-control-plane   Ready                      control-plane   58d   v1.30.0   172.18.0.2    <none>        Debian GNU/Linux 12 (bookworm)   6.8.0-45-generic     containerd://1.7.15
 kind-worker          Ready,SchedulingDisabled   <none>          58d   v1.30.0   172.18.0.3    <none>        Debian GNU/Linux 12 (bookworm)   6.8.0-45-generic     containerd://1.7.15
@@ -260,7 +252,7 @@ any    *                                                                        
 func TestKubectlTableAligned(t *testing.T) {
 	for _, tt := range []struct{ name, in, want string }{{
 		name: "pods -A -o wide",
-		in:   podsWide,
+		in:   parsetest.PodsWide,
 		want: `Pod kube-system/coredns-5d78c9869d-8xk2p phase=Running reason= ready=1/1 restarts=0 ip=10.244.0.3 node=kind-control-plane nominated= @3
 Pod kube-system/etcd-kind-control-plane phase=Running reason= ready=1/1 restarts=183 ip=172.18.0.2 node=kind-control-plane nominated= @4
 Pod shop/web-7d4b9c8f6-abcde phase= reason=CrashLoopBackOff ready=1/2 restarts=12,0 ip= node= nominated= @5
@@ -308,7 +300,7 @@ Endpoints kube-system/web  @5
 		})
 	}
 
-	k, _ := KubectlTable(strings.NewReader(podsWide), "pods.txt")
+	k, _ := KubectlTable(strings.NewReader(parsetest.PodsWide), "pods.txt")
 	if c := k.Pods[1].Source.Cells; c["RESTARTS"] != "183 (5m ago)" || c["NOMINATED NODE"] != "<none>" || c["READINESS GATES"] != "<none>" {
 		t.Errorf("cells %v", c)
 	}
@@ -320,7 +312,7 @@ Endpoints kube-system/web  @5
 // The same tables with their spaces collapsed (as chat tools and web pages
 // paste them) give the same objects: the cells are told apart by shape.
 func TestKubectlTableCollapsed(t *testing.T) {
-	for _, in := range []string{podsWide, nodesWide, svcWide, epCSIngress} {
+	for _, in := range []string{parsetest.PodsWide, nodesWide, svcWide, epCSIngress} {
 		var b strings.Builder
 		for _, line := range strings.Split(in, "\n") {
 			b.WriteString(text.CollapseSpace(line) + "\n")
@@ -451,7 +443,7 @@ func TestSniffKubeTable(t *testing.T) {
 		in   string
 		want bool
 	}{
-		{"pods wide", podsWide, true},
+		{"pods wide", parsetest.PodsWide, true},
 		{"nodes wide", nodesWide, true},
 		{"svc wide", svcWide, true},
 		{"ep cs ing", epCSIngress, true},
@@ -461,7 +453,7 @@ func TestSniffKubeTable(t *testing.T) {
 		{"journald klog", "Dec 04 20:59:24 m1 kubelet[23953]: I1204 20:59:24.234181 23953 kuberuntime_manager.go:513] Container is dead\n", false},
 		{"nginx access", `10.23.77.129 - - [15/Sep/2022:11:08:42 +0000] "GET / HTTP/1.1" 200 615 "-" "kube-probe/1.23" "-"` + "\n", false},
 		{"etcd", "2018-12-04 22:47:14.729606 I | embed: serving client requests on 127.0.0.1:2379\n", false},
-		{"ipvsadm", ipvsListing, false},
+		{"ipvsadm", parsetest.IPVSListing, false},
 		{"sysctl", "net.ipv4.ip_local_port_range = 1024 65000\n", false},
 		{"docker ps", "CONTAINER ID   IMAGE   COMMAND   CREATED   STATUS   PORTS   NAMES\n3f1c2b9d8e7a   nginx   \"nginx\"   2 hours ago   Up 2 hours      web\n", false},
 		{"describe", "Name:         kube-dns\nNamespace:    kube-system\nLabels:       k8s-app=kube-dns\n", false},
@@ -479,7 +471,7 @@ func TestSniffKubeTable(t *testing.T) {
 }
 
 func FuzzKubectlTable(f *testing.F) {
-	f.Add(podsWide)
+	f.Add(parsetest.PodsWide)
 	f.Add(nodesWide)
 	f.Add(svcWide)
 	f.Add(epCSIngress)

@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"bytes"
 	"encoding/json"
 	"path"
@@ -11,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // The bundle layouts Open recognizes. The layout never decides a file's

@@ -1,13 +1,13 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"bytes"
 	"errors"
 	"testing"
 
 	"github.com/ulikunitz/xz"
+
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 func TestSOSCommand(t *testing.T) {

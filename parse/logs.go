@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // Log formats. They share one reader (Logs): every line is read by its own

@@ -13,6 +13,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 // eventLine renders an event on one line for exact comparison:
@@ -351,10 +352,10 @@ func TestSniffLogs(t *testing.T) {
 		{"coredns real", real("coredns-1.11.1.log"), "coredns-log"},
 		{"kubectl table", seed("001-probe-restart-loop/pods.txt"), "kubectl-table"},
 		{"kubectl table grep'd", seed("002-synack-reset/svc.txt"), "kubectl-table"},
-		{"kubectl table aligned", podsWide, "kubectl-table"},
+		{"kubectl table aligned", parsetest.PodsWide, "kubectl-table"},
 		{"kubectl JSON object", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"x"}}` + "\n", ""},
 		{"sysctl", "net.ipv4.ip_local_port_range = 1024 65000\n", ""},
-		{"ipvsadm", ipvsListing, ""},
+		{"ipvsadm", parsetest.IPVSListing, ""},
 		{"prose", "The connection to the server was refused.\nPlease check.\n", ""},
 		{"binary", "I0915 19:09:04.534948 1 a.go:1] x\x00", ""},
 	} {
@@ -451,7 +452,7 @@ func TestDmesgReal(t *testing.T) {
 		{"dmesg-x.txt", "kernel info facility=kern,uptime=17398.958480"},
 		{"dmesg-r.txt", "kernel info uptime=17398.958480"},
 	} {
-		evs := readTestFile(t, dir+c.file, Logs)
+		evs := parsetest.ReadFile(t, dir+c.file, Logs)
 		if len(evs) != 6 {
 			t.Fatalf("%s: %d events", c.file, len(evs))
 		}
@@ -493,7 +494,7 @@ func TestSniffDmesg(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if best, _ := bestFormat(head); best != "dmesg" {
+		if best, _ := parsetest.Best(Formats(), "x", head); best != "dmesg" {
 			t.Errorf("%s read as %q", filepath.Base(f), best)
 		}
 	}

@@ -1,15 +1,14 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/format"
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"fmt"
 	"io"
 	"net/netip"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // Neighbor tables: ip neigh and arp.

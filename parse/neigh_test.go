@@ -10,11 +10,12 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 func neighFile(t *testing.T, rel string) []string {
 	t.Helper()
-	return neighLines(readTestFile(t, rel, Neighbors))
+	return neighLines(parsetest.ReadFile(t, rel, Neighbors))
 }
 
 // neighLines formats entries as "line node ip mac dev state flags".
@@ -122,7 +123,7 @@ func TestNeighborsErrors(t *testing.T) {
 		"10.0.0.6 ether aa:bb:cc:dd:ee:06 X eth0\n" +
 		"10.0.0.7 dev eth0 lladdr aa:bb:cc:dd:ee:07 DELAY\n"
 	out, err := Neighbors(strings.NewReader(in), "bad.txt")
-	if at := syntaxErrorsAt(t, err); at != "bad.txt:2 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6" {
+	if at := parsetest.SyntaxErrorsAt(t, err); at != "bad.txt:2 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6" {
 		t.Errorf("errors at %v, want lines 2 to 6:\n%v", at, err)
 	}
 	checkNeigh(t, "bad.txt", neighLines(out), []string{
@@ -157,14 +158,14 @@ func TestSniffNeigh(t *testing.T) {
 		}
 		sc := sniffNeigh("x", head)
 		if c.want {
-			if best, _ := bestFormat(head); sc < 80 || best != "neigh" {
+			if best, _ := parsetest.Best(Formats(), "x", head); sc < 80 || best != "neigh" {
 				t.Errorf("%s: neigh scores %d, read as %q", c.file, sc, best)
 			}
 		} else if sc != 0 {
 			t.Errorf("%s: neigh scores %d, want 0", c.file, sc)
 		}
 	}
-	for _, in := range []string{ipvsListing, "net.ipv4.ip_local_port_range = 1024 65000\n", "10.0.0.1\n10.0.0.2\n"} {
+	for _, in := range []string{parsetest.IPVSListing, "net.ipv4.ip_local_port_range = 1024 65000\n", "10.0.0.1\n10.0.0.2\n"} {
 		if sc := sniffNeigh("x", []byte(in)); sc != 0 {
 			t.Errorf("%.30q: neigh scores %d, want 0", in, sc)
 		}
@@ -198,7 +199,7 @@ func FuzzNeighbors(f *testing.F) {
 	f.Add("root@n1:~# ip neigh show dev eth0\nfe80::1 lladdr aa:bb:cc:dd:ee:02 router STALE\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := Neighbors(strings.NewReader(in), "fuzz.txt")
-		checkFuzzErrors(t, err, "fuzz.txt")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, n := range out {
 			if n.Pos.Line == 0 || !n.IP.IsValid() || n.MAC != strings.ToLower(n.MAC) {
 				t.Fatalf("bad entry: %+v", n)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 // probeLines formats runs as "line node tool target failed/attempts result-line".
@@ -26,7 +27,7 @@ func TestProbesReal(t *testing.T) {
 		"parse/testdata/probes/nc-openbsd-succeeded-count.txt": "1 node1 nc 10.96.0.10:53 26/100 2",
 		"fixtures/seeds/004-stale-dnat/nc-loop.txt":            "1 toolbox nc 10.178.64.10:53 257/1000 2",
 	} {
-		got := probeLines(readTestFile(t, rel, Probes))
+		got := probeLines(parsetest.ReadFile(t, rel, Probes))
 		if strings.Join(got, "\n") != want {
 			t.Errorf("%s:\n%s\nwant:\n%s", rel, strings.Join(got, "\n"), want)
 		}
@@ -68,7 +69,7 @@ func TestProbesErrors(t *testing.T) {
 		"# for x in $(seq 1 10); do nc -z 10.0.0.1 53 2>&1 | grep -v open; done | wc -l\n" +
 		"4\n"
 	out, err := Probes(strings.NewReader(in), "bad.txt")
-	if at := syntaxErrorsAt(t, err); at != "bad.txt:1 bad.txt:3 bad.txt:4 bad.txt:6 bad.txt:8" {
+	if at := parsetest.SyntaxErrorsAt(t, err); at != "bad.txt:1 bad.txt:3 bad.txt:4 bad.txt:6 bad.txt:8" {
 		t.Errorf("errors at %v:\n%v", at, err)
 	}
 	if got := probeLines(out); strings.Join(got, "|") != "9  nc 10.0.0.1:53 4/10 10" {
@@ -78,7 +79,7 @@ func TestProbesErrors(t *testing.T) {
 
 func TestSniffProbes(t *testing.T) {
 	for _, rel := range []string{"parse/testdata/probes/nc-traditional-count.txt", "fixtures/seeds/004-stale-dnat/nc-loop.txt"} {
-		if f := sniffAs(t, rel); f != "connect-loop" {
+		if f := parsetest.SniffAs(t, Formats(), rel); f != "connect-loop" {
 			t.Errorf("%s sniffed as %q", rel, f)
 		}
 	}
@@ -88,12 +89,12 @@ func TestSniffProbes(t *testing.T) {
 }
 
 func FuzzProbes(f *testing.F) {
-	addSeedFiles(f, []string{"parse/testdata/probes/nc-traditional-count.txt", "parse/testdata/probes/nc-openbsd-lines.txt",
+	parsetest.AddSeedFiles(f, []string{"parse/testdata/probes/nc-traditional-count.txt", "parse/testdata/probes/nc-openbsd-lines.txt",
 		"fixtures/seeds/004-stale-dnat/nc-loop.txt"})
 	f.Add("# for i in {3..1}; do nc -w -z [::1] 99999; done\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := Probes(strings.NewReader(in), "fuzz.txt")
-		checkFuzzErrors(t, err, "fuzz.txt")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, p := range out {
 			if p.Pos.Line == 0 || p.Result.Line <= p.Pos.Line || !p.Target.IsValid() || p.Attempts <= 0 || p.Failed < 0 || p.Failed > p.Attempts {
 				t.Fatalf("bad run: %+v", p)

@@ -9,11 +9,12 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 func routeFile(t *testing.T, rel string) []string {
 	t.Helper()
-	return routeLines(readTestFile(t, rel, Routes))
+	return routeLines(parsetest.ReadFile(t, rel, Routes))
 }
 
 // routeLines formats routes as "line node type dst via dev src table proto
@@ -60,12 +61,12 @@ var ip6RouteWant = []string{
 // routes, a route with src and metric, blackhole, unreachable and prohibit
 // routes, a multipath route, IPv6, and the local table.
 func TestRoutesReal(t *testing.T) {
-	checkHostLines(t, "ip-route.txt", routeFile(t, "parse/testdata/route/ip-route.txt"), ipRouteWant)
+	parsetest.CheckLines(t, "ip-route.txt", routeFile(t, "parse/testdata/route/ip-route.txt"), ipRouteWant)
 	var v6 []string
 	for i, w := range ip6RouteWant {
 		v6 = append(v6, fmt.Sprintf("%d - - %s", i+1, w))
 	}
-	checkHostLines(t, "ip-6-route.txt", routeFile(t, "parse/testdata/route/ip-6-route.txt"), v6)
+	parsetest.CheckLines(t, "ip-6-route.txt", routeFile(t, "parse/testdata/route/ip-6-route.txt"), v6)
 	all := routeFile(t, "parse/testdata/route/ip-route-table-all.txt")
 	if len(all) != 23 || strings.Join(all[:8], "\n") != strings.Join(ipRouteWant, "\n") {
 		t.Fatalf("table all:\n%s", strings.Join(all, "\n"))
@@ -102,7 +103,7 @@ throw 10.9.0.0/16 table 100
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkHostLines(t, "forms.txt", routeLines(out), []string{
+	parsetest.CheckLines(t, "forms.txt", routeLines(out), []string{
 		"2 node1 - ::/0 - - - - ra - 1024 fe80::1/eth0/1,fe80::2/eth1/1",
 		"5 node1 - ::/0 - wg0 - - - link 0 -",
 		"7 node2 - 0.0.0.0/0 10.0.0.1 eth0 10.0.0.5 - dhcp - 100 -",
@@ -123,18 +124,18 @@ func TestRoutesErrors(t *testing.T) {
 		"10.3.0.0/24 dev eth0 wobbly\n" +
 		"10.4.0.0/24 dev eth0 proto kernel scope link src 10.4.0.1\n"
 	out, err := Routes(strings.NewReader(in), "bad.txt")
-	if at := syntaxErrorsAt(t, err); at != "bad.txt:1 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6" {
+	if at := parsetest.SyntaxErrorsAt(t, err); at != "bad.txt:1 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6" {
 		t.Errorf("errors at %v, want lines 1, 3 to 6:\n%v", at, err)
 	}
-	checkHostLines(t, "bad.txt", routeLines(out), []string{
+	parsetest.CheckLines(t, "bad.txt", routeLines(out), []string{
 		"2 - - 0.0.0.0/0 10.0.0.1 eth0 - - - - 0 -",
 		"7 - - 10.4.0.0/24 - eth0 10.4.0.1 - kernel link 0 -",
 	})
 }
 
 func TestSniffRoute(t *testing.T) {
-	others := append(append(append([]string{}, otherHostOutputs...), addrFiles...), conntrackFiles...)
-	checkSniff(t, "ip-route", sniffRoute, routeFiles, others)
+	others := append(append(append([]string{}, parsetest.OtherHostOutputs...), parsetest.AddrFiles...), parsetest.ConntrackFiles...)
+	parsetest.CheckSniff(t, Formats(), routeFormat, parsetest.RouteFiles, others)
 	for _, in := range []string{"10.0.0.0/8\n192.168.0.0/16\n", "10.0.0.1\n"} {
 		if sc := sniffRoute("x", []byte(in)); sc != 0 {
 			t.Errorf("%.30q: ip-route scores %d, want 0", in, sc)
@@ -156,11 +157,11 @@ func TestRoutesOpen(t *testing.T) {
 }
 
 func FuzzRoutes(f *testing.F) {
-	addSeedFiles(f, routeFiles)
+	parsetest.AddSeedFiles(f, parsetest.RouteFiles)
 	f.Add("root@n1:~# ip -6 r\ndefault proto ra metric 1024\n\tnexthop via fe80::1 dev eth0 weight 1\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := Routes(strings.NewReader(in), "fuzz.txt")
-		checkFuzzErrors(t, err, "fuzz.txt")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, r := range out {
 			if r.Pos.Line == 0 || !r.Dst.IsValid() || r.Raw == "" {
 				t.Fatalf("bad route: %+v", r)

@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // maxSessionBytes bounds a terminal session read whole: sessions are pasted

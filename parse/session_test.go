@@ -9,6 +9,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 // A real session on a node (testdata/make-session.sh): each command's
@@ -62,7 +63,7 @@ func TestSessionReal(t *testing.T) {
 }
 
 func TestSniffSession(t *testing.T) {
-	if f := sniffAs(t, "parse/testdata/session/node-session.txt"); f != "terminal-session" {
+	if f := parsetest.SniffAs(t, Formats(), "parse/testdata/session/node-session.txt"); f != "terminal-session" {
 		t.Errorf("session sniffed as %q", f)
 	}
 	// One program's outputs, or iptables listings of several commands,
@@ -72,7 +73,7 @@ func TestSniffSession(t *testing.T) {
 		"parse/testdata/probes/nc-openbsd-lines.txt":   "connect-loop",
 		"fixtures/seeds/000-apiserver-affinity/cs.txt": "kubectl-table",
 	} {
-		if f := sniffAs(t, rel); f != want {
+		if f := parsetest.SniffAs(t, Formats(), rel); f != want {
 			t.Errorf("%s sniffed as %q, want %q", rel, f, want)
 		}
 	}
@@ -83,7 +84,7 @@ func TestSniffSession(t *testing.T) {
 }
 
 func FuzzSession(f *testing.F) {
-	addSeedFiles(f, []string{"parse/testdata/session/node-session.txt"})
+	parsetest.AddSeedFiles(f, []string{"parse/testdata/session/node-session.txt"})
 	f.Add("a@b % cat x\napiVersion: v1\nkind: Pod\n$ ss -tan\nESTAB 0 0 1.2.3.4:1 5.6.7.8:2\n$ ip neigh\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		if sniffSession("fuzz.txt", []byte(in)) == 0 {
@@ -91,7 +92,7 @@ func FuzzSession(f *testing.F) {
 		}
 		snap := &model.Snapshot{}
 		_, err := parseSession(context.Background(), strings.NewReader(in), &Source{Name: "fuzz.txt"}, snap)
-		checkFuzzErrors(t, err, "fuzz.txt")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, in := range snap.Inputs {
 			if !strings.HasPrefix(in.Path, "fuzz.txt:") {
 				t.Fatalf("input %+v", in)

@@ -1,14 +1,13 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/format"
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"io"
 	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 var settingsFormat = &Format{

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 func settingLines(out []model.Setting) []string {
@@ -19,7 +20,7 @@ func settingLines(out []model.Setting) []string {
 // Seed 003's kube-vip settings, pasted from a blog with the indentation of
 // loadbalancer_apiserver lost.
 func TestSettingsSeed(t *testing.T) {
-	got := settingLines(readTestFile(t, "fixtures/seeds/003-lb-controller-conflict/kube-vip-settings.yml", Settings))
+	got := settingLines(parsetest.ReadFile(t, "fixtures/seeds/003-lb-controller-conflict/kube-vip-settings.yml", Settings))
 	want := []string{
 		"2 kube_vip_enabled=true", "3 kube_vip_arp_enabled=true", "4 kube_vip_controlplane_enabled=true",
 		"5 kube_vip_address=192.168.200.60", "6 loadbalancer_apiserver=", "7 address={{ kube_vip_address }}",
@@ -39,7 +40,7 @@ func TestSettingsYAML(t *testing.T) {
 		"this is not yaml\n" +
 		"kube_vip_services_enabled: true\n"
 	out, err := Settings(strings.NewReader(in), "addons.yml")
-	if at := syntaxErrorsAt(t, err); at != "addons.yml:12" {
+	if at := parsetest.SyntaxErrorsAt(t, err); at != "addons.yml:12" {
 		t.Errorf("errors at %s", at)
 	}
 	want := "3 metallb_enabled=true|4 metallb_speaker_enabled={{ metallb_enabled }}|5 metallb_config=|10 kube_proxy_strict_arp=true|11 kube_proxy_mode=ipvs|13 kube_vip_services_enabled=true"
@@ -55,7 +56,7 @@ func TestSettingsYAML(t *testing.T) {
 }
 
 func TestSniffSettings(t *testing.T) {
-	if f := sniffAs(t, "fixtures/seeds/003-lb-controller-conflict/kube-vip-settings.yml"); f != "kubespray-vars" {
+	if f := parsetest.SniffAs(t, Formats(), "fixtures/seeds/003-lb-controller-conflict/kube-vip-settings.yml"); f != "kubespray-vars" {
 		t.Errorf("sniffed as %q", f)
 	}
 	for _, in := range []string{
@@ -69,11 +70,11 @@ func TestSniffSettings(t *testing.T) {
 }
 
 func FuzzSettings(f *testing.F) {
-	addSeedFiles(f, []string{"fixtures/seeds/003-lb-controller-conflict/kube-vip-settings.yml"})
+	parsetest.AddSeedFiles(f, []string{"fixtures/seeds/003-lb-controller-conflict/kube-vip-settings.yml"})
 	f.Add("kube_vip_x: 'unclosed\nkube_vip_y: \"a\" # c\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := Settings(strings.NewReader(in), "fuzz.yml")
-		checkFuzzErrors(t, err, "fuzz.yml")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.yml")
 		for _, st := range out {
 			if st.Pos.Line == 0 || st.Key == "" || st.Tool != "kubespray" {
 				t.Fatalf("bad setting: %+v", st)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 func socketsFile(t *testing.T, rel string) ([]model.Socket, []model.SocketCount) {
@@ -447,18 +448,6 @@ ESTAB  0      0      10.0.0.1:22        10.0.0.3:50000 users:(("x",pid=z,fd=1))
 	}
 }
 
-// bestFormat returns the format netmortem picks for content, as parse.Open
-// does without a layout.
-func bestFormat(head []byte) (string, int) {
-	best, score := "", 0
-	for _, f := range Formats() {
-		if sc := f.Sniff("x", head); sc > score {
-			best, score = f.Name, sc
-		}
-	}
-	return best, score
-}
-
 func TestSniffSockets(t *testing.T) {
 	for _, c := range []struct{ file, want string }{
 		{"parse/testdata/sockets/ss-tanp.txt", "ss"},
@@ -485,7 +474,7 @@ func TestSniffSockets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, score := bestFormat(head); got != c.want {
+		if got, score := parsetest.Best(Formats(), "x", head); got != c.want {
 			t.Errorf("%s read as %q (%d), want %q", c.file, got, score, c.want)
 		}
 		ss, ns := sniffSS("x", head), sniffNetstat("x", head)
@@ -504,7 +493,7 @@ func TestSniffSockets(t *testing.T) {
 			}
 		}
 	}
-	for _, in := range []string{ipvsListing, "net.ipv4.ip_local_port_range = 1024 65000\n", "  12 GET /index.html\n   3 POST /login\n", "161 10.10.85.105\n849 10.23.77.129\n"} {
+	for _, in := range []string{parsetest.IPVSListing, "net.ipv4.ip_local_port_range = 1024 65000\n", "  12 GET /index.html\n   3 POST /login\n", "161 10.10.85.105\n849 10.23.77.129\n"} {
 		if ss, ns := sniffSS("x", []byte(in)), sniffNetstat("x", []byte(in)); ss != 0 || ns != 0 {
 			t.Errorf("%.30q: ss %d netstat %d, want 0", in, ss, ns)
 		}
@@ -537,7 +526,7 @@ func TestSocketsCorpus(t *testing.T) {
 				continue
 			}
 			head, _ := os.ReadFile(p)
-			if got, _ := bestFormat(head); got != sub {
+			if got, _ := parsetest.Best(Formats(), "x", head); got != sub {
 				t.Errorf("%s read as %q", filepath.Base(p), got)
 			}
 			f, _ := os.Open(p)
@@ -566,7 +555,7 @@ func FuzzSockets(f *testing.F) {
 	f.Add("tcp LISTEN 0 128 *:22 *:* users:((\"sshd\",1231,3))\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		socks, counts, err := Sockets(strings.NewReader(in), "fuzz.txt")
-		checkFuzzErrors(t, err, "fuzz.txt")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, s := range socks {
 			if s.Pos.Line == 0 || s.Proto == "" {
 				t.Fatalf("socket without a line or protocol: %+v", s)

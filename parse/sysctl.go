@@ -1,8 +1,6 @@
 package parse
 
 import (
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // Sysctl parses kernel parameters as `sysctl -a` or `sysctl NAME...` print

@@ -1,19 +1,17 @@
-package parse
+package netfilter
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 func conntrackFile(t *testing.T, rel string) []string {
 	t.Helper()
-	return conntrackLines(readTestFile(t, rel, Conntrack))
+	return conntrackLines(parsetest.ReadFile(t, rel, Conntrack))
 }
 
 // conntrackLines formats entries as "line node family proto timeout state
@@ -56,14 +54,14 @@ func TestConntrackReal(t *testing.T) {
 		"ipv4 tcp 119 FIN_WAIT 10.85.0.1:43094>10.96.0.10:53 127.0.0.53:53>10.85.0.1:43094 ASSURED mark=0 zone=0 use=1 0/0/0/0 DNAT",
 		"ipv4 tcp 59 CLOSE_WAIT 10.85.0.1:35674>10.85.0.1:8080 10.85.0.1:8080>10.85.0.1:35674 ASSURED mark=42 zone=0 use=1 0/0/0/0",
 	}
-	checkHostLines(t, "conntrack-L.txt", conntrackFile(t, "parse/testdata/conntrack/conntrack-L.txt"), []string{
+	parsetest.CheckLines(t, "conntrack-L.txt", conntrackFile(t, "parse/testdata/conntrack/conntrack-L.txt"), []string{
 		"1  ipv4 udp 29 - 10.85.0.1:37854>10.85.0.77:9999 10.85.0.77:9999>10.85.0.1:37854 UNREPLIED mark=0 zone=0 use=2 0/0/0/0",
 		"2  ipv4 udp 29 - 10.85.0.1:39587>10.96.0.10:53 127.0.0.53:53>10.85.0.1:39587 - mark=0 zone=0 use=1 0/0/0/0 DNAT",
 		"3  ipv4 icmp 29 - 10.85.0.1:0>10.85.0.1:0 10.85.0.1:0>10.85.0.1:0 - mark=0 zone=7 use=1 0/0/0/0",
 		"4  " + tcp[0],
 		"5  " + tcp[1],
 	})
-	checkHostLines(t, "conntrack-L-p-tcp.txt", conntrackFile(t, "parse/testdata/conntrack/conntrack-L-p-tcp.txt"), []string{"1  " + tcp[0], "2  " + tcp[1]})
+	parsetest.CheckLines(t, "conntrack-L-p-tcp.txt", conntrackFile(t, "parse/testdata/conntrack/conntrack-L-p-tcp.txt"), []string{"1  " + tcp[0], "2  " + tcp[1]})
 }
 
 func TestConntrackForms(t *testing.T) {
@@ -78,7 +76,7 @@ conntrack v1.4.6 (conntrack-tools): 3 flow entries have been shown.
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkHostLines(t, "forms.txt", conntrackLines(out), []string{
+	parsetest.CheckLines(t, "forms.txt", conntrackLines(out), []string{
 		"2 node1 ipv4 tcp 431999 ESTABLISHED 10.244.1.5:51234>10.96.0.1:443 192.168.1.10:6443>10.244.1.5:51234 ASSURED mark=16384 zone=0 use=2 12/3400/10/8800 DNAT",
 		"3 node1 ipv6 udp 25 - [fd00::5]:5353>[fd00::a]:53 [fd00::a]:53>[fd00::5]:5353 OFFLOAD mark=0 zone=0 use=1 0/0/0/0",
 		"5 node2 ipv4 tcp 120 SYN_SENT 10.0.0.5:40000>10.96.0.20:80 10.244.2.9:8080>10.0.0.5:40000 UNREPLIED mark=0 zone=0 use=1 0/0/0/0 DNAT",
@@ -95,39 +93,21 @@ func TestConntrackErrors(t *testing.T) {
 		"udp      17 10 src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 src=10.0.0.2 dst=10.0.0.1 sport=2 dport=1 wobbly\n" +
 		"udp      17 30 src=10.0.0.3 dst=10.0.0.4 sport=3 dport=4 src=10.0.0.4 dst=10.0.0.3 sport=4 dport=3 mark=0 use=1\n"
 	out, err := Conntrack(strings.NewReader(in), "bad.txt")
-	if at := syntaxErrorsAt(t, err); at != "bad.txt:2 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6 bad.txt:7" {
+	if at := parsetest.SyntaxErrorsAt(t, err); at != "bad.txt:2 bad.txt:3 bad.txt:4 bad.txt:5 bad.txt:6 bad.txt:7" {
 		t.Errorf("errors at %v, want lines 2 to 7:\n%v", at, err)
 	}
-	checkHostLines(t, "bad.txt", conntrackLines(out), []string{
+	parsetest.CheckLines(t, "bad.txt", conntrackLines(out), []string{
 		"1  ipv4 tcp 10 ESTABLISHED 10.0.0.1:1>10.0.0.2:2 10.0.0.2:2>10.0.0.1:1 - mark=0 zone=0 use=1 0/0/0/0",
 		"8  ipv4 udp 30 - 10.0.0.3:3>10.0.0.4:4 10.0.0.4:4>10.0.0.3:3 - mark=0 zone=0 use=1 0/0/0/0",
 	})
 }
 
-func TestSniffConntrack(t *testing.T) {
-	others := append(append(append([]string{}, otherHostOutputs...), addrFiles...), routeFiles...)
-	checkSniff(t, "conntrack", sniffConntrack, conntrackFiles, others)
-}
-
-func TestConntrackOpen(t *testing.T) {
-	snap, warns, err := Open(context.Background(), filepath.Join(testutil.Root(), "parse/testdata/conntrack/conntrack-L.txt"), nil)
-	if err != nil || len(warns) != 0 {
-		t.Fatalf("open: %v %v", err, warns)
-	}
-	if len(snap.Inputs) != 1 || snap.Inputs[0].Format != "conntrack" || snap.Inputs[0].Kind != model.KindConntrack || snap.Inputs[0].Records != 5 {
-		t.Errorf("inputs %+v", snap.Inputs)
-	}
-	if len(snap.Conntrack) != 5 || !snap.Conntrack[1].DNAT() || snap.Conntrack[1].Reply.Src.String() != "127.0.0.53:53" {
-		t.Errorf("conntrack %+v", snap.Conntrack)
-	}
-}
-
 func FuzzConntrack(f *testing.F) {
-	addSeedFiles(f, conntrackFiles)
+	parsetest.AddSeedFiles(f, parsetest.ConntrackFiles)
 	f.Add("ipv4 2 tcp 6 1 ESTABLISHED src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 packets=1 bytes=60 src=10.0.0.2 dst=10.0.0.1 sport=2 dport=1 [ASSURED] mark=0x1 zone=3 use=1\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := Conntrack(strings.NewReader(in), "fuzz.txt")
-		checkFuzzErrors(t, err, "fuzz.txt")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, c := range out {
 			if c.Pos.Line == 0 || !c.Orig.Src.Addr().IsValid() || !c.Reply.Dst.Addr().IsValid() || c.Proto == "" {
 				t.Fatalf("bad entry: %+v", c)

@@ -1,4 +1,4 @@
-package parse
+package netfilter
 
 import (
 	"errors"
@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
-var conntrackStatsFiles = []string{"parse/testdata/conntrack/conntrack-S-idle.txt", "parse/testdata/conntrack/conntrack-S-races.txt",
+var ConntrackStatsFiles = []string{"parse/testdata/conntrack/conntrack-S-idle.txt", "parse/testdata/conntrack/conntrack-S-races.txt",
 	"parse/testdata/conntrack/conntrack-S-insert-failed.txt", "parse/testdata/conntrack/proc-stat-nf_conntrack.txt",
 	"parse/testdata/conntrack/proc-stat-nf_conntrack-full.txt"}
 
@@ -27,23 +28,19 @@ func statLines(out []model.ConntrackStats, keys ...string) []string {
 
 func TestConntrackStatsReal(t *testing.T) {
 	keys := []string{"insert_failed", "drop", "early_drop", "clash_resolve"}
-	checkHostLines(t, "conntrack-S-races.txt", statLines(readTestFile(t, conntrackStatsFiles[1], ConntrackStats), keys...), []string{
+	parsetest.CheckLines(t, "conntrack-S-races.txt", statLines(parsetest.ReadFile(t, ConntrackStatsFiles[1], ConntrackStats), keys...), []string{
 		"1 cpu=0 insert_failed=0 drop=0 early_drop=0 clash_resolve=189",
 		"2 cpu=1 insert_failed=0 drop=0 early_drop=0 clash_resolve=200",
 	})
 	// The /proc table of the same run: hexadecimal, clashres named as conntrack -S names it.
-	checkHostLines(t, "proc-stat-nf_conntrack.txt", statLines(readTestFile(t, conntrackStatsFiles[3], ConntrackStats), append(keys, "entries")...), []string{
+	parsetest.CheckLines(t, "proc-stat-nf_conntrack.txt", statLines(parsetest.ReadFile(t, ConntrackStatsFiles[3], ConntrackStats), append(keys, "entries")...), []string{
 		"2 cpu=0 insert_failed=0 drop=0 early_drop=0 clash_resolve=189 entries=3064",
 		"3 cpu=1 insert_failed=0 drop=0 early_drop=0 clash_resolve=200 entries=3064",
 	})
-	out := readTestFile(t, conntrackStatsFiles[2], ConntrackStats)
+	out := parsetest.ReadFile(t, ConntrackStatsFiles[2], ConntrackStats)
 	if len(out) != 4 || out[3].CPU != 3 || out[3].Counters["insert_failed"] != 190 || out[3].Counters["searched"] != 0 || len(out[0].Counters) != 13 {
 		t.Errorf("conntrack 1.4.4: %+v", out)
 	}
-}
-
-func TestSniffConntrackStats(t *testing.T) {
-	checkSniff(t, "conntrack-stats", sniffConntrackStats, conntrackStatsFiles, append(append([]string{}, conntrackFiles...), routeFiles...))
 }
 
 func TestConntrackStatsErrors(t *testing.T) {
@@ -59,10 +56,10 @@ func TestConntrackStatsErrors(t *testing.T) {
 }
 
 func FuzzConntrackStats(f *testing.F) {
-	addSeedFiles(f, conntrackStatsFiles)
+	parsetest.AddSeedFiles(f, ConntrackStatsFiles)
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := ConntrackStats(strings.NewReader(in), "fuzz.txt")
-		checkFuzzErrors(t, err, "fuzz.txt")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, st := range out {
 			if st.Pos.Line == 0 || st.Counters == nil {
 				t.Fatalf("bad record: %+v", st)

@@ -1,9 +1,6 @@
-package parse
+package netfilter
 
 import (
-	"github.com/netmortem/netmortem/parse/format"
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"fmt"
 	"io"
 	"net/netip"
@@ -11,11 +8,13 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // Connection tracking tables: conntrack -L and /proc/net/nf_conntrack.
 
-var conntrackFormat = &Format{
+var ConntrackFormat = &format.Format{
 	Name:    "conntrack",
 	Kind:    model.KindConntrack,
 	Command: "conntrack -L (-p tcp, -d ADDR, -o extended), cat /proc/net/nf_conntrack",
@@ -47,30 +46,18 @@ var conntrackProtos = map[string]string{
 	"udplite": "136", "gre": "47", "unknown": "",
 }
 
-func readConntrack(r io.Reader, src *Source, errs *model.ErrorList) []model.ConntrackEntry {
-	name, node := src.Name, src.Node
+func readConntrack(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ConntrackEntry {
 	var out []model.ConntrackEntry
-	l := text.NewLines(r, name, errs)
-	for l.Next() {
-		line := l.Text()
-		t := strings.TrimSpace(line)
-		if t == "" {
-			continue
+	text.ReadLines(r, src, errs, nil, func(l *text.Line) {
+		if strings.HasPrefix(l.Trimmed, "conntrack v") {
+			return // the summary conntrack writes to stderr
 		}
-		if _, ok := text.NodeLine(line, &node); ok {
-			continue
+		c, err := conntrackLine(l.Fields())
+		if l.Syntax(err) {
+			c.Node, c.Pos = l.Node, l.Pos()
+			out = append(out, c)
 		}
-		if strings.HasPrefix(t, "conntrack v") {
-			continue // the summary conntrack writes to stderr
-		}
-		c, err := conntrackLine(strings.Fields(t))
-		if err != nil {
-			l.Errorf("%w: %v", ErrSyntax, err)
-			continue
-		}
-		c.Node, c.Pos = node, l.Pos()
-		out = append(out, c)
-	}
+	})
 	return out
 }
 
@@ -203,28 +190,14 @@ func conntrackLine(f []string) (model.ConntrackEntry, error) {
 }
 
 func sniffConntrack(_ string, head []byte) int {
-	if !text.IsText(head) {
-		return 0
-	}
-	matched, total := 0, 0
-	for _, line := range text.HeadLines(head, 200) {
-		if _, ok := text.NodeMarker(line); ok {
-			continue
-		}
-		if _, cmd, ok := text.Prompt(line); ok {
-			if text.Program(cmd) == "conntrack" {
-				matched += 3
-			}
-			continue
-		}
+	matched, total, _ := text.SniffLines(head, 200, func(cmd string) bool { return text.Program(cmd) == "conntrack" }, func(line string) text.Verdict {
 		if strings.HasPrefix(line, "conntrack v") {
-			continue
+			return text.Skip
 		}
-		total++
 		if _, err := conntrackLine(strings.Fields(line)); err == nil {
-			matched++
+			return text.Hit
 		}
-	}
-	score := min(text.RatioScore(matched, total, 95), 95)
-	return score
+		return text.Miss
+	})
+	return min(text.RatioScore(matched, total, 95), 95)
 }

@@ -1,4 +1,4 @@
-package parse
+package netfilter
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 func TestIPVSadmSeed(t *testing.T) {
@@ -36,31 +37,8 @@ func TestIPVSadmSeed(t *testing.T) {
 	}
 }
 
-const ipvsListing = `IP Virtual Server version 1.2.1 (size=4096)
-Prot LocalAddress:Port Scheduler Flags
-  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn
-TCP  10.96.0.1:443 rr
-  -> 172.18.0.2:6443              Masq    1      4          0
-  -> 172.18.0.3:6443              Masq    0      0          12
-TCP  10.96.0.10:53 rr persistent 10800
-UDP  [fd00:10:96::a]:53 sh sh-port
-  -> [fd00:10:244::5]:53          Masq    1      0          3
-FWM  7 wlc
-  -> 10.0.0.9:0                   Route   1      0          0
-# ipvsadm -Ln --stats
-IP Virtual Server version 1.2.1 (size=4096)
-Prot LocalAddress:Port               Conns   InPkts  OutPkts  InBytes OutBytes
-  -> RemoteAddress:Port
-TCP  10.96.0.1:443                      12      482      426    65821    1234K
-  -> 172.18.0.2:6443                    12      482      426    65821    1234K
-# ipvsadm -Ln --rate
-Prot LocalAddress:Port                 CPS    InPPS   OutPPS    InBPS   OutBPS
-  -> RemoteAddress:Port
-TCP  10.96.0.1:443                       0        1        1       74      299
-`
-
 func TestIPVSadmListings(t *testing.T) {
-	svcs, err := IPVSadm(strings.NewReader(ipvsListing), "ipvs.txt")
+	svcs, err := IPVSadm(strings.NewReader(parsetest.IPVSListing), "ipvs.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +96,7 @@ func TestIPVSadmErrors(t *testing.T) {
 
 func TestSniffIPVSadm(t *testing.T) {
 	for in, want := range map[string]bool{
-		ipvsListing: true,
+		parsetest.IPVSListing: true,
 		"# ipvsadm -l -n | grep TCP | less\nTCP 169.254.20.10:20869 rr\nTCP 169.254.20.10:21980 rr\n": true,
 		"-A -t 10.96.0.1:443 -s rr\n-a -t 10.96.0.1:443 -r 172.18.0.2:6443 -m -w 1\n":                 true,
 		"net.ipv4.ip_local_port_range = 1024 65000\n":                                                 false,
@@ -131,7 +109,7 @@ func TestSniffIPVSadm(t *testing.T) {
 }
 
 func FuzzIPVSadm(f *testing.F) {
-	f.Add(ipvsListing)
+	f.Add(parsetest.IPVSListing)
 	f.Add("-A -t 10.96.0.1:443 -s rr\n-a -t 10.96.0.1:443 -r 172.18.0.2:6443 -m -w 1\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		svcs, err := IPVSadm(strings.NewReader(in), "fuzz.txt")

@@ -1,20 +1,19 @@
-package parse
+package netfilter
 
 import (
-	"github.com/netmortem/netmortem/parse/format"
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // Connection tracking counters: conntrack -S and /proc/net/stat/nf_conntrack.
 
-var conntrackStatsFormat = &Format{
+var ConntrackStatsFormat = &format.Format{
 	Name:    "conntrack-stats",
 	Kind:    model.KindConntrack,
 	Command: "conntrack -S, cat /proc/net/stat/nf_conntrack",
@@ -45,32 +44,19 @@ func ConntrackStats(r io.Reader, name string) ([]model.ConntrackStats, error) {
 // conntrack -S's.
 var procStatNames = map[string]string{"clashres": "clash_resolve", "icmp_error": "error", "chainlength": "chaintoolong"}
 
-func readConntrackStats(r io.Reader, src *Source, errs *model.ErrorList) []model.ConntrackStats {
-	name, node := src.Name, src.Node
+func readConntrackStats(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ConntrackStats {
 	var out []model.ConntrackStats
 	var header []string // the /proc table's column names, once its header is read
 	cpu := 0
-	l := text.NewLines(r, name, errs)
-	for l.Next() {
-		line := l.Text()
-		t := strings.TrimSpace(line)
-		if t == "" {
-			continue
-		}
-		if _, ok := text.NodeLine(line, &node); ok {
-			header, cpu = nil, 0
-			continue
-		}
-		f := strings.Fields(t)
+	text.ReadLines(r, src, errs, func(*text.Line, string) { header, cpu = nil, 0 }, func(l *text.Line) {
+		f := l.Fields()
 		switch {
 		case strings.HasPrefix(f[0], "cpu="):
 			st, err := conntrackSLine(f)
-			if err != nil {
-				l.Errorf("%w: %v", ErrSyntax, err)
-				continue
+			if l.Syntax(err) {
+				st.Node, st.Pos = l.Node, l.Pos()
+				out = append(out, st)
 			}
-			st.Node, st.Pos = node, l.Pos()
-			out = append(out, st)
 		case f[0] == "entries":
 			header, cpu = f, 0
 			for i, h := range header {
@@ -79,30 +65,35 @@ func readConntrackStats(r io.Reader, src *Source, errs *model.ErrorList) []model
 				}
 			}
 		case header != nil:
-			if len(f) != len(header) {
-				l.Errorf("%w: %d values for the %d columns of the header", ErrSyntax, len(f), len(header))
-				continue
-			}
-			st := model.ConntrackStats{Node: node, CPU: cpu, Counters: map[string]uint64{}, Pos: l.Pos()}
-			bad := false
-			for i, v := range f {
-				n, err := strconv.ParseUint(v, 16, 64)
-				if err != nil {
-					l.Errorf("%w: %s %q is not a hexadecimal counter", ErrSyntax, header[i], v)
-					bad = true
-					break
-				}
-				st.Counters[header[i]] = n
-			}
-			if !bad {
+			if st, ok := procStatRow(l, header, f); ok {
+				st.CPU = cpu
 				out = append(out, st)
 				cpu++
 			}
 		default:
-			l.Errorf("%w: expected conntrack -S counters (\"cpu=0 found=0 ... insert_failed=0 drop=0 ...\") or the /proc/net/stat/nf_conntrack table", ErrSyntax)
+			l.Errorf("%w: expected conntrack -S counters (\"cpu=0 found=0 ... insert_failed=0 drop=0 ...\") or the /proc/net/stat/nf_conntrack table", format.ErrSyntax)
 		}
-	}
+	})
 	return out
+}
+
+// procStatRow reads one CPU's row of /proc/net/stat/nf_conntrack, whose
+// columns header names.
+func procStatRow(l *text.Line, header, f []string) (model.ConntrackStats, bool) {
+	if len(f) != len(header) {
+		l.Errorf("%w: %d values for the %d columns of the header", format.ErrSyntax, len(f), len(header))
+		return model.ConntrackStats{}, false
+	}
+	st := model.ConntrackStats{Node: l.Node, Counters: map[string]uint64{}, Pos: l.Pos()}
+	for i, v := range f {
+		n, err := strconv.ParseUint(v, 16, 64)
+		if err != nil {
+			l.Errorf("%w: %s %q is not a hexadecimal counter", format.ErrSyntax, header[i], v)
+			return model.ConntrackStats{}, false
+		}
+		st.Counters[header[i]] = n
+	}
+	return st, true
 }
 
 // conntrackSLine reads "cpu=N name=value ...".
@@ -127,37 +118,25 @@ func conntrackSLine(f []string) (model.ConntrackStats, error) {
 }
 
 func sniffConntrackStats(_ string, head []byte) int {
-	if !text.IsText(head) {
-		return 0
-	}
-	matched, total, header := 0, 0, false
-	for _, line := range text.HeadLines(head, 100) {
-		if _, ok := text.NodeMarker(line); ok {
-			continue
-		}
-		if _, cmd, ok := text.Prompt(line); ok {
-			if text.Program(cmd) == "conntrack" && strings.Contains(cmd, "-S") || strings.Contains(cmd, "stat/nf_conntrack") {
-				matched += 3
-			}
-			continue
-		}
-		total++
+	header := false
+	matched, total, _ := text.SniffLines(head, 100, func(cmd string) bool {
+		return text.Program(cmd) == "conntrack" && strings.Contains(cmd, "-S") || strings.Contains(cmd, "stat/nf_conntrack")
+	}, func(line string) text.Verdict {
 		f := strings.Fields(line)
 		switch {
 		case len(f) > 2 && strings.HasPrefix(f[0], "cpu=") && strings.Contains(line, "insert_failed="):
 			if _, err := conntrackSLine(f); err == nil {
-				matched++
+				return text.Hit
 			}
 		case len(f) > 2 && f[0] == "entries" && strings.Contains(line, "insert_failed"):
-			matched, header = matched+1, true
+			header = true
+			return text.Hit
 		case header && len(f) > 2 && len(f[0]) == 8:
 			if _, err := strconv.ParseUint(f[0], 16, 64); err == nil {
-				matched++
+				return text.Hit
 			}
 		}
-	}
-	if matched == 0 {
-		return 0
-	}
+		return text.Miss
+	})
 	return min(text.RatioScore(matched, total, 95), 95)
 }

@@ -1,8 +1,6 @@
-package parse
+package netfilter
 
 import (
-	"github.com/netmortem/netmortem/parse/internal/text"
-
 	"context"
 	"fmt"
 	"io"
@@ -11,15 +9,17 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
-// ipvsadmFormat reads IPVS virtual service tables.
-var ipvsadmFormat = &Format{
+// IPVSadmFormat reads IPVS virtual service tables.
+var IPVSadmFormat = &format.Format{
 	Name:    "ipvsadm",
 	Kind:    model.KindIPVS,
 	Command: "ipvsadm -Ln (also --stats, --rate, -Sn, -Lnc, and grep'd service lines)",
 	Sniff:   sniffIPVSadm,
-	Parse: func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+	Parse: func(_ context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		svcs, conns := readIPVSadmAll(r, src.Name, src.Node, &errs)
 		snap.IPVS = append(snap.IPVS, svcs...)

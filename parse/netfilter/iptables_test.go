@@ -1,4 +1,4 @@
-package parse
+package netfilter
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 // iptFile parses a file of the repository (path relative to its root).
@@ -670,7 +672,7 @@ func TestIPTablesMarkForms(t *testing.T) {
 			t.Errorf("MARK %s %s = %q, %v; want %q", c.op, c.v, got, err, c.want)
 		}
 	}
-	if _, err := iptMark("or", "0xzz"); !errors.Is(err, ErrValue) {
+	if _, err := iptMark("or", "0xzz"); !errors.Is(err, format.ErrValue) {
 		t.Errorf("bad mark: %v", err)
 	}
 }
@@ -707,7 +709,7 @@ func TestParseIPTablesCmd(t *testing.T) {
 func TestIPTablesCommandFromLayout(t *testing.T) {
 	in := "Chain INPUT (policy ACCEPT 0 packets, 0 bytes)\n pkts bytes target     prot opt in     out     source               destination\n    1    60 KUBE-SERVICES  0    --  *      *       0.0.0.0/0            0.0.0.0/0            /* kubernetes service portals */\n"
 	var errs model.ErrorList
-	sets := readIPTables(strings.NewReader(in), "iptablesnat", "node-b", "iptables --wait 1 --numeric --verbose --list --table nat", &errs)
+	sets := readIPTables(strings.NewReader(in), &format.Source{Name: "iptablesnat", Node: "node-b", Command: "iptables --wait 1 --numeric --verbose --list --table nat"}, &errs)
 	if len(errs) != 0 || len(sets) != 1 {
 		t.Fatalf("%d rulesets, errors %v", len(sets), errs)
 	}
@@ -780,7 +782,7 @@ KUBE-SEP-B  all  --  0.0.0.0/0            0.0.0.0/0
 			t.Errorf("error %d: %v, want it at %s", i, list[i], w)
 		}
 	}
-	if !errors.Is(list[2], ErrValue) || !errors.Is(list[1], ErrSyntax) {
+	if !errors.Is(list[2], format.ErrValue) || !errors.Is(list[1], format.ErrSyntax) {
 		t.Errorf("sentinels: %v / %v", list[2], list[1])
 	}
 	if len(sets) != 2 || sets[0].Rules() != 1 || sets[1].Rules() != 1 {
@@ -794,8 +796,8 @@ KUBE-SEP-B  all  --  0.0.0.0/0            0.0.0.0/0
 	}
 }
 
-// iptTestInputs are the real outputs with the format each must sniff as.
-var iptTestInputs = map[string]string{
+// IPTablesTestInputs are the real outputs with the format each must sniff as.
+var IPTablesTestInputs = map[string]string{
 	"parse/testdata/iptables/iptables-save.txt":                                 "iptables-save",
 	"parse/testdata/iptables/iptables-save-c.txt":                               "iptables-save",
 	"parse/testdata/iptables/iptables-legacy-save.txt":                          "iptables-save",
@@ -818,12 +820,12 @@ var iptTestInputs = map[string]string{
 }
 
 // Every input sniffs as its own format, and the other two iptables
-// formats score it 0; of all formats, its own wins.
+// formats score it 0 (registry_test.go: of all formats, its own wins).
 func TestSniffIPTables(t *testing.T) {
 	sniffs := map[string]func(string, []byte) int{
 		"iptables-save": sniffIPTablesSave, "iptables-list": sniffIPTablesList, "iptables-S": sniffIPTablesRules,
 	}
-	for rel, format := range iptTestInputs {
+	for rel, format := range IPTablesTestInputs {
 		head, err := os.ReadFile(filepath.Join(testutil.Root(), rel))
 		if err != nil {
 			t.Fatal(err)
@@ -837,19 +839,10 @@ func TestSniffIPTables(t *testing.T) {
 				t.Errorf("%s: %s scores %d, want 0", rel, name, got)
 			}
 		}
-		best, score := "", 0
-		for _, f := range Formats() {
-			if s := f.Sniff(rel, head); s > score {
-				best, score = f.Name, s
-			}
-		}
-		if best != format {
-			t.Errorf("%s: sniffed as %s (%d), want %s", rel, best, score, format)
-		}
 	}
 	// Other formats' inputs score 0.
 	for _, in := range []string{
-		ipvsListing,
+		parsetest.IPVSListing,
 		"-A -t 10.96.0.1:443 -s rr\n-a -t 10.96.0.1:443 -r 172.18.0.2:6443 -m -w 1\n",
 		"net.ipv4.ip_local_port_range = 1024 65000\n",
 		"tcp   LISTEN 0      4096   127.0.0.1:10248   0.0.0.0:*\n",
@@ -865,50 +858,6 @@ func TestSniffIPTables(t *testing.T) {
 	}
 }
 
-// The shared corpus of public dumps: every iptables-save and listing reads
-// without a warning and sniffs as an iptables format.
-func TestIPTablesCorpus(t *testing.T) {
-	var files []string
-	for _, sub := range []string{"iptables-save", "iptables-list"} {
-		dir := testutil.CorpusDir(t, "dumps", sub)
-		m, _ := filepath.Glob(filepath.Join(dir, "*"))
-		for _, f := range m {
-			if filepath.Ext(f) != ".md" {
-				files = append(files, f)
-			}
-		}
-	}
-	if len(files) < 10 {
-		t.Fatalf("%d corpus files", len(files))
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sets, err := IPTables(bytes.NewReader(b), filepath.Base(f))
-		if err != nil {
-			t.Errorf("%v", err)
-		}
-		n := 0
-		for _, rs := range sets {
-			n += rs.Rules()
-		}
-		if n < 15 {
-			t.Errorf("%s: %d rules", filepath.Base(f), n)
-		}
-		best, score := "", 0
-		for _, ff := range Formats() {
-			if s := ff.Sniff(f, b); s > score {
-				best, score = ff.Name, s
-			}
-		}
-		if !strings.HasPrefix(best, "iptables-") {
-			t.Errorf("%s: sniffed as %s", filepath.Base(f), best)
-		}
-	}
-}
-
 func TestIPTablesFormatParse(t *testing.T) {
 	f, err := os.Open(filepath.Join(testutil.Root(), "parse/testdata/iptables/iptables-save.txt"))
 	if err != nil {
@@ -916,8 +865,8 @@ func TestIPTablesFormatParse(t *testing.T) {
 	}
 	defer f.Close()
 	snap := &model.Snapshot{}
-	src := &Source{Name: "iptables-save.txt", Node: "node1"}
-	n, err := iptablesSaveFormat.Parse(t.Context(), f, src, snap)
+	src := &format.Source{Name: "iptables-save.txt", Node: "node1"}
+	n, err := IPTablesSaveFormat.Parse(t.Context(), f, src, snap)
 	if err != nil || n != 64 || len(snap.Netfilter) != 1 || snap.Netfilter[0].Node != "node1" {
 		t.Fatalf("%d records, %d rulesets, %v", n, len(snap.Netfilter), err)
 	}

@@ -1,14 +1,18 @@
-package parse
+package netfilter
 
 import (
 	"errors"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
 const (
@@ -23,7 +27,7 @@ const (
 func TestNFTKubeProxy(t *testing.T) {
 	for _, file := range []string{"kube-proxy-list-ruleset.txt", "kube-proxy-list-ruleset-a.txt"} {
 		t.Run(file, func(t *testing.T) {
-			f, err := os.Open("testdata/nft/" + file)
+			f, err := os.Open(filepath.Join(testutil.Root(), "parse/testdata/nft", file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,8 +219,8 @@ table ip kube-proxy {
 			t.Errorf("error %d: %v, want it at %s", i, list[i], w)
 		}
 	}
-	if !errors.Is(list[7], ErrTruncated) || !errors.Is(list[0], ErrSyntax) {
-		t.Errorf("unclosed table: %v, want ErrTruncated", list[7])
+	if !errors.Is(list[7], format.ErrTruncated) || !errors.Is(list[0], format.ErrSyntax) {
+		t.Errorf("unclosed table: %v, want format.ErrTruncated", list[7])
 	}
 	if len(sets) != 1 {
 		t.Fatalf("%d rulesets", len(sets))
@@ -231,7 +235,7 @@ table ip kube-proxy {
 }
 
 func TestSniffNFT(t *testing.T) {
-	real, err := os.ReadFile("testdata/nft/kube-proxy-list-ruleset-a.txt")
+	real, err := os.ReadFile(filepath.Join(testutil.Root(), "parse/testdata/nft/kube-proxy-list-ruleset-a.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,13 +263,13 @@ func TestSniffNFT(t *testing.T) {
 
 func FuzzNFT(f *testing.F) {
 	f.Add(nftMixed)
-	if b, err := os.ReadFile("testdata/nft/kube-proxy-list-ruleset-a.txt"); err == nil {
+	if b, err := os.ReadFile(filepath.Join(testutil.Root(), "parse/testdata/nft/kube-proxy-list-ruleset-a.txt")); err == nil {
 		f.Add(string(b))
 	}
 	f.Add("table ip t {\n\tchain c {\n\t\tnumgen random mod 2 vmap { 0 : goto a, 1 : goto b }\n\t}\n}\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		sets, err := NFT(strings.NewReader(in), "fuzz.nft")
-		checkFuzzErrors(t, err, "fuzz.nft")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.nft")
 		for _, rs := range sets {
 			for _, tb := range rs.Tables {
 				for _, c := range tb.Chains {

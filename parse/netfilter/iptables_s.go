@@ -1,0 +1,25 @@
+package netfilter
+
+import (
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
+)
+
+// IPTablesRulesFormat reads iptables -S rule specifications, the lines
+// of iptables-save without its tables (see iptables_save.go).
+var IPTablesRulesFormat = &format.Format{
+	Name:    "iptables-S",
+	Kind:    model.KindNetfilter,
+	Command: "iptables -S (-t TABLE, CHAIN, -v), ip6tables -S",
+	Sniff:   sniffIPTablesRules,
+	Parse:   rulesets(readIPTables),
+}
+
+func sniffIPTablesRules(_ string, head []byte) int {
+	c, ok := sniffIPTables(head)
+	if !ok || c.save > 0 || c.list > 0 || c.prompt[formSave] > 0 || (c.spec == 0 && c.prompt[formRules] == 0) {
+		return 0
+	}
+	return text.RatioScore(c.rules+c.spec, c.total, 98)
+}

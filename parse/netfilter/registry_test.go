@@ -1,0 +1,97 @@
+package netfilter_test
+
+// The netfilter formats among all the formats parse.Open tries.
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
+	"github.com/netmortem/netmortem/parse/netfilter"
+)
+
+// Of all formats, an iptables input's own format wins.
+func TestSniffIPTablesWins(t *testing.T) {
+	for rel, format := range netfilter.IPTablesTestInputs {
+		head, err := os.ReadFile(filepath.Join(testutil.Root(), rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if best, score := parsetest.Best(parse.Formats(), rel, head); best != format {
+			t.Errorf("%s: sniffed as %s (%d), want %s", rel, best, score, format)
+		}
+	}
+}
+
+// The shared corpus of public dumps: every iptables-save and listing reads
+// without a warning and sniffs as an iptables format.
+func TestIPTablesCorpus(t *testing.T) {
+	var files []string
+	for _, sub := range []string{"iptables-save", "iptables-list"} {
+		dir := testutil.CorpusDir(t, "dumps", sub)
+		m, _ := filepath.Glob(filepath.Join(dir, "*"))
+		for _, f := range m {
+			if filepath.Ext(f) != ".md" {
+				files = append(files, f)
+			}
+		}
+	}
+	if len(files) < 10 {
+		t.Fatalf("%d corpus files", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets, err := netfilter.IPTables(bytes.NewReader(b), filepath.Base(f))
+		if err != nil {
+			t.Errorf("%v", err)
+		}
+		n := 0
+		for _, rs := range sets {
+			n += rs.Rules()
+		}
+		if n < 15 {
+			t.Errorf("%s: %d rules", filepath.Base(f), n)
+		}
+		best, score := "", 0
+		for _, ff := range parse.Formats() {
+			if s := ff.Sniff(f, b); s > score {
+				best, score = ff.Name, s
+			}
+		}
+		if !strings.HasPrefix(best, "iptables-") {
+			t.Errorf("%s: sniffed as %s", filepath.Base(f), best)
+		}
+	}
+}
+
+func TestSniffConntrack(t *testing.T) {
+	others := append(append(append([]string{}, parsetest.OtherHostOutputs...), parsetest.AddrFiles...), parsetest.RouteFiles...)
+	parsetest.CheckSniff(t, parse.Formats(), netfilter.ConntrackFormat, parsetest.ConntrackFiles, others)
+}
+
+func TestSniffConntrackStats(t *testing.T) {
+	parsetest.CheckSniff(t, parse.Formats(), netfilter.ConntrackStatsFormat, netfilter.ConntrackStatsFiles, append(append([]string{}, parsetest.ConntrackFiles...), parsetest.RouteFiles...))
+}
+
+func TestConntrackOpen(t *testing.T) {
+	snap, warns, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), "parse/testdata/conntrack/conntrack-L.txt"), nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	if len(snap.Inputs) != 1 || snap.Inputs[0].Format != "conntrack" || snap.Inputs[0].Kind != model.KindConntrack || snap.Inputs[0].Records != 5 {
+		t.Errorf("inputs %+v", snap.Inputs)
+	}
+	if len(snap.Conntrack) != 5 || !snap.Conntrack[1].DNAT() || snap.Conntrack[1].Reply.Src.String() != "127.0.0.53:53" {
+		t.Errorf("conntrack %+v", snap.Conntrack)
+	}
+}
