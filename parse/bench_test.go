@@ -11,6 +11,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/host"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 	"github.com/netmortem/netmortem/parse/internal/text"
 	"github.com/netmortem/netmortem/parse/netfilter"
@@ -43,10 +44,10 @@ func perN(k int) func(int) int { return func(n int) int { return k * n } }
 func benchCases() []benchCase {
 	return []benchCase{
 		{"pcap", captureFormat, 8 << 20, "bytes of pcap (handshakes.pcap repeated)", genPcap, nil},
-		{"sysctl", sysctlFormat, 100000, "sysctl -a lines", genSysctl, perN(1)},
-		{"sysctl-json", sysctlJSONFormat, 100000, "sysctl.json keys", genSysctlJSON, perN(1)},
+		{"sysctl", host.SysctlFormat, 100000, "sysctl -a lines", genSysctl, perN(1)},
+		{"sysctl-json", host.SysctlJSONFormat, 100000, "sysctl.json keys", genSysctlJSON, perN(1)},
 		{"component-flags", componentFlagsFormat, 10000, "ps auxww lines of components, 30 flags each", genComponentFlags, perN(1)},
-		{"containers", containersFormat, 10000, "docker ps -a rows", genContainers, perN(1)},
+		{"containers", host.ContainersFormat, 10000, "docker ps -a rows", genContainers, perN(1)},
 		{"kubectl-describe", describeFormat, 10000, "kubectl describe service outputs", genDescribe, perN(1)},
 		{"kubectl-table", kubeTableFormat, 10000, "kubectl get svc -A -o wide rows", genKubeTable, perN(1)},
 		{"klog", klogFormat, 100000, "journald kubelet lines", genKlog, perN(1)},
@@ -66,18 +67,18 @@ func benchCases() []benchCase {
 		{"kubectl/yaml", kubeFormat, 10000, "Services (kubectl get svc -A -o yaml)", genServicesYAML, perN(1)},
 		{"tcpdump-text", tcpdumpTextFormat, 100000, "tcpdump -nn lines (handshakes)", genTcpdump, perN(1)},
 		{"tshark-text", tsharkTextFormat, 100000, "tshark packet list lines (handshakes)", genTshark, perN(1)},
-		{"ss", ssFormat, 100000, "ss -tanp lines", genSS, perN(1)},
-		{"netstat", netstatFormat, 100000, "netstat -tanp lines", genNetstat, perN(1)},
-		{"neigh", neighFormat, 10000, "ip neigh entries", genNeigh, perN(1)},
-		{"ip-addr", addrFormat, 10000, "addresses on kube-ipvs0 (ip addr)", genAddr, perN(1)},
-		{"ip-route", routeFormat, 10000, "routes (ip route, Calico /32 routes)", genRoute, perN(1)},
-		{"neigh-json", neighJSONFormat, 10000, "ip -j neigh entries", genNeighJSON, perN(1)},
-		{"ip-addr-json", addrJSONFormat, 10000, "addresses on kube-ipvs0 (ip -j addr)", genAddrJSON, perN(1)},
-		{"ip-route-json", routeJSONFormat, 10000, "routes (ip -j route, Calico /32 routes)", genRouteJSON, perN(1)},
+		{"ss", host.SSFormat, 100000, "ss -tanp lines", genSS, perN(1)},
+		{"netstat", host.NetstatFormat, 100000, "netstat -tanp lines", genNetstat, perN(1)},
+		{"neigh", host.NeighFormat, 10000, "ip neigh entries", genNeigh, perN(1)},
+		{"ip-addr", host.AddrFormat, 10000, "addresses on kube-ipvs0 (ip addr)", genAddr, perN(1)},
+		{"ip-route", host.RouteFormat, 10000, "routes (ip route, Calico /32 routes)", genRoute, perN(1)},
+		{"neigh-json", host.NeighJSONFormat, 10000, "ip -j neigh entries", genNeighJSON, perN(1)},
+		{"ip-addr-json", host.AddrJSONFormat, 10000, "addresses on kube-ipvs0 (ip -j addr)", genAddrJSON, perN(1)},
+		{"ip-route-json", host.RouteJSONFormat, 10000, "routes (ip -j route, Calico /32 routes)", genRouteJSON, perN(1)},
 		{"conntrack", netfilter.ConntrackFormat, 100000, "conntrack -L entries", genConntrack, perN(1)},
 		{"conntrack-stats", netfilter.ConntrackStatsFormat, 10000, "CPUs of conntrack -S counters", genConntrackStats, perN(1)},
-		{"kubespray-vars", settingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
-		{"connect-loop", probesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
+		{"kubespray-vars", host.SettingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
+		{"connect-loop", host.ProbesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
 		{"terminal-session", sessionFormat, 1000, "commands of a pasted session (kubectl get svc, ss -tan, ip neigh; 20 lines each)", genSession, perN(20)},
 	}
 }

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/host"
 	"github.com/netmortem/netmortem/parse/netfilter"
 )
 
@@ -16,10 +17,10 @@ type Source = format.Source
 func Formats() []*Format {
 	return []*Format{
 		captureFormat,
-		sysctlFormat,
-		sysctlJSONFormat,
+		host.SysctlFormat,
+		host.SysctlJSONFormat,
 		componentFlagsFormat,
-		containersFormat,
+		host.ContainersFormat,
 		describeFormat,
 		kubeTableFormat,
 		klogFormat,
@@ -38,18 +39,18 @@ func Formats() []*Format {
 		kubeFormat,
 		tcpdumpTextFormat,
 		tsharkTextFormat,
-		ssFormat,
-		netstatFormat,
-		neighFormat,
-		addrFormat,
-		routeFormat,
-		neighJSONFormat,
-		addrJSONFormat,
-		routeJSONFormat,
+		host.SSFormat,
+		host.NetstatFormat,
+		host.NeighFormat,
+		host.AddrFormat,
+		host.RouteFormat,
+		host.NeighJSONFormat,
+		host.AddrJSONFormat,
+		host.RouteJSONFormat,
 		netfilter.ConntrackFormat,
 		netfilter.ConntrackStatsFormat,
-		settingsFormat,
-		probesFormat,
+		host.SettingsFormat,
+		host.ProbesFormat,
 		sessionFormat,
 	}
 }

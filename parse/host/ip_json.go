@@ -1,4 +1,4 @@
-package parse
+package host
 
 import (
 	"bytes"
@@ -18,7 +18,8 @@ import (
 // records as its text, read through the text readers so that both give the
 // same model.
 
-var neighJSONFormat = &Format{
+// NeighJSONFormat reads ip -j neigh.
+var NeighJSONFormat = &format.Format{
 	Name:    "neigh-json",
 	Kind:    model.KindNeighbors,
 	Command: "ip -j neigh (ip -j -p neigh)",
@@ -28,7 +29,8 @@ var neighJSONFormat = &Format{
 	}, "neighbors"),
 }
 
-var addrJSONFormat = &Format{
+// AddrJSONFormat reads ip -j addr.
+var AddrJSONFormat = &format.Format{
 	Name:    "ip-addr-json",
 	Kind:    model.KindAddrs,
 	Command: "ip -j addr (ip -j -p addr)",
@@ -36,7 +38,8 @@ var addrJSONFormat = &Format{
 	Parse:   format.Records(readAddrsJSON, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
 }
 
-var routeJSONFormat = &Format{
+// RouteJSONFormat reads ip -j route.
+var RouteJSONFormat = &format.Format{
 	Name:    "ip-route-json",
 	Kind:    model.KindRoutes,
 	Command: "ip -j route (ip -6 -j route, ip -j route show table all)",
@@ -146,7 +149,7 @@ func ipEntries(r io.Reader, name string, errs *model.ErrorList) []ipEntry {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		errs.Addf(model.Pos{File: name, Line: lineAt(dec.InputOffset())}, "", "%w: expected the JSON array ip -j prints", ErrSyntax)
+		errs.Addf(model.Pos{File: name, Line: lineAt(dec.InputOffset())}, "", "%w: expected the JSON array ip -j prints", format.ErrSyntax)
 		return nil
 	}
 	var out []ipEntry
@@ -166,7 +169,7 @@ func ipEntries(r io.Reader, name string, errs *model.ErrorList) []ipEntry {
 			case errors.Is(err, io.ErrUnexpectedEOF):
 				line = lineAt(int64(len(bytes.TrimRight(b, "\r\n")))) // the text ends inside the entry
 			}
-			errs.Addf(model.Pos{File: name, Line: line}, "", "%w: entry %d: %v", ErrSyntax, n, err)
+			errs.Addf(model.Pos{File: name, Line: line}, "", "%w: entry %d: %v", format.ErrSyntax, n, err)
 			return out
 		}
 		e.pos = pos
@@ -175,11 +178,11 @@ func ipEntries(r io.Reader, name string, errs *model.ErrorList) []ipEntry {
 	return out
 }
 
-func readNeighborsJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.Neighbor {
+func readNeighborsJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Neighbor {
 	var out []model.Neighbor
 	for _, e := range ipEntries(r, src.Name, errs) {
 		if !isNeighEntry(e) {
-			errs.Addf(e.pos, "", "%w: expected an ip -j neigh entry ({\"dst\": ..., \"dev\": ..., \"state\": [...]})", ErrSyntax)
+			errs.Addf(e.pos, "", "%w: expected an ip -j neigh entry ({\"dst\": ..., \"dev\": ..., \"state\": [...]})", format.ErrSyntax)
 			continue
 		}
 		f := []string{e.str("dst")}
@@ -197,7 +200,7 @@ func readNeighborsJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.
 		f = append(f, e.strs("state")...)
 		n, err := ipNeighLine(f)
 		if err != nil {
-			errs.Addf(e.pos, "", "%w: %v", ErrSyntax, err)
+			errs.Addf(e.pos, "", "%w: %v", format.ErrSyntax, err)
 			continue
 		}
 		n.Node, n.Pos = src.Node, e.pos
@@ -206,11 +209,11 @@ func readNeighborsJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.
 	return out
 }
 
-func readAddrsJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAddr {
+func readAddrsJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.IfAddr {
 	var out []model.IfAddr
 	for _, e := range ipEntries(r, src.Name, errs) {
 		if !isAddrEntry(e) {
-			errs.Addf(e.pos, "", "%w: expected an ip -j addr entry ({\"ifname\": ..., \"addr_info\": [...]})", ErrSyntax)
+			errs.Addf(e.pos, "", "%w: expected an ip -j addr entry ({\"ifname\": ..., \"addr_info\": [...]})", format.ErrSyntax)
 			continue
 		}
 		dev := linkName(e.str("ifname"))
@@ -220,7 +223,7 @@ func readAddrsJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAd
 		}
 		var infos []map[string]json.RawMessage
 		if err := json.Unmarshal(e.f["addr_info"], &infos); err != nil {
-			errs.Addf(e.pos, "", "%w: addr_info is not a list of addresses", ErrSyntax)
+			errs.Addf(e.pos, "", "%w: addr_info is not a list of addresses", format.ErrSyntax)
 			continue
 		}
 		for _, raw := range infos {
@@ -242,7 +245,7 @@ func readAddrsJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAd
 			}
 			a, err := inetLine(f)
 			if err != nil {
-				errs.Addf(e.pos, "", "%w: %v", ErrSyntax, err)
+				errs.Addf(e.pos, "", "%w: %v", format.ErrSyntax, err)
 				continue
 			}
 			if a.Label == dev {
@@ -255,12 +258,12 @@ func readAddrsJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAd
 	return out
 }
 
-func readRoutesJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.Route {
+func readRoutesJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Route {
 	var out []model.Route
 	cmdV6 := routeCmdV6(src.Command)
 	for _, e := range ipEntries(r, src.Name, errs) {
 		if !isRouteEntry(e) {
-			errs.Addf(e.pos, "", "%w: expected an ip -j route entry ({\"dst\": ..., \"gateway\": ..., \"dev\": ...})", ErrSyntax)
+			errs.Addf(e.pos, "", "%w: expected an ip -j route entry ({\"dst\": ..., \"gateway\": ..., \"dev\": ...})", format.ErrSyntax)
 			continue
 		}
 		var f []string
@@ -277,13 +280,13 @@ func readRoutesJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.Rou
 		}
 		rt, err := routeLine(f, cmdV6 || strings.Contains(gw, ":") || strings.Contains(dst, ":"))
 		if err != nil {
-			errs.Addf(e.pos, "", "%w: %v", ErrSyntax, err)
+			errs.Addf(e.pos, "", "%w: %v", format.ErrSyntax, err)
 			continue
 		}
 		var hops []map[string]json.RawMessage
 		if raw, ok := e.f["nexthops"]; ok {
 			if err := json.Unmarshal(raw, &hops); err != nil {
-				errs.Addf(e.pos, "", "%w: nexthops is not a list", ErrSyntax)
+				errs.Addf(e.pos, "", "%w: nexthops is not a list", format.ErrSyntax)
 				continue
 			}
 		}
@@ -298,7 +301,7 @@ func readRoutesJSON(r io.Reader, src *Source, errs *model.ErrorList) []model.Rou
 			}
 			nh, err := nexthopLine(hf)
 			if err != nil {
-				errs.Addf(e.pos, "", "%w: %v", ErrSyntax, err)
+				errs.Addf(e.pos, "", "%w: %v", format.ErrSyntax, err)
 				bad = true
 				break
 			}

@@ -1,4 +1,4 @@
-package parse
+package host
 
 import (
 	"fmt"
@@ -52,20 +52,6 @@ func TestSettingsYAML(t *testing.T) {
 		t.Errorf("Setting: %+v %v", st, ok)
 	} else if v, ok := st.Bool(); !v || !ok {
 		t.Errorf("Bool: %v %v", v, ok)
-	}
-}
-
-func TestSniffSettings(t *testing.T) {
-	if f := parsetest.SniffAs(t, Formats(), "fixtures/seeds/003-lb-controller-conflict/kube-vip-settings.yml"); f != "kubespray-vars" {
-		t.Errorf("sniffed as %q", f)
-	}
-	for _, in := range []string{
-		"apiVersion: v1\nkind: ConfigMap\nkube_vip_a: 1\nkube_vip_b: 2\n",   // a Kubernetes object
-		"name: x\nimage: y\nkube_proxy_mode: ipvs\nports: 1\nreplicas: 2\n", // mostly other keys
-	} {
-		if s := sniffSettings("x.yml", []byte(in)); s != 0 {
-			t.Errorf("%q scored %d", in, s)
-		}
 	}
 }
 

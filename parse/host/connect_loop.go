@@ -1,4 +1,4 @@
-package parse
+package host
 
 import (
 	"io"
@@ -13,7 +13,8 @@ import (
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
-var probesFormat = &Format{
+// ProbesFormat reads connect loops run by hand (nc) with their output.
+var ProbesFormat = &format.Format{
 	Name:    "connect-loop",
 	Kind:    model.KindProbes,
 	Command: `a shell loop of nc connects with its count ("for x in $(seq 1 1000); do nc IP PORT -nvz 2>&1 | grep -v open; done | wc -l") or its per-try output`,
@@ -166,7 +167,7 @@ func probeFailure(s string) bool {
 	return false
 }
 
-func readProbes(r io.Reader, src *Source, errs *model.ErrorList) []model.ProbeRun {
+func readProbes(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ProbeRun {
 	name, node := src.Name, src.Node
 	var out []model.ProbeRun
 	var cur *model.ProbeRun
@@ -194,9 +195,9 @@ func readProbes(r io.Reader, src *Source, errs *model.ErrorList) []model.ProbeRu
 		if cur.Attempts > 0 && cur.Result.Line > 0 && cur.Failed <= cur.Attempts && cur.Failed >= 0 {
 			out = append(out, *cur)
 		} else if cur.Result.Line == 0 {
-			errs.Addf(cur.Pos, cur.Command, "%w: no result follows the connect loop", ErrSyntax)
+			errs.Addf(cur.Pos, cur.Command, "%w: no result follows the connect loop", format.ErrSyntax)
 		} else {
-			errs.Addf(cur.Result, "", "%w: %d failures of %d tries does not add up", ErrSyntax, cur.Failed, cur.Attempts)
+			errs.Addf(cur.Result, "", "%w: %d failures of %d tries does not add up", format.ErrSyntax, cur.Failed, cur.Attempts)
 		}
 		cur = nil
 	}
@@ -214,7 +215,7 @@ func readProbes(r io.Reader, src *Source, errs *model.ErrorList) []model.ProbeRu
 				continue
 			}
 			if bad != "" {
-				l.Errorf("%w: %s", ErrSyntax, bad)
+				l.Errorf("%w: %s", format.ErrSyntax, bad)
 				continue
 			}
 			pc, kept, fails, succ = c, 0, 0, 0
@@ -230,7 +231,7 @@ func readProbes(r io.Reader, src *Source, errs *model.ErrorList) []model.ProbeRu
 			}
 			n, err := strconv.Atoi(t)
 			if err != nil || n < 0 {
-				l.Errorf("%w: expected the loop's count", ErrSyntax)
+				l.Errorf("%w: expected the loop's count", format.ErrSyntax)
 				cur = nil
 				continue
 			}

@@ -1,16 +1,13 @@
-package parse
+package host
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
@@ -56,7 +53,7 @@ func readSysctl(r io.Reader, name string, errs *model.ErrorList) (out []model.Sy
 		}
 		key, value, ok := sysctlLine(line)
 		if !ok {
-			l.Errorf("%w: expected \"name = value\"", ErrSyntax)
+			l.Errorf("%w: expected \"name = value\"", format.ErrSyntax)
 			continue
 		}
 		out = append(out, model.Sysctl{Node: node, Name: key, Value: value, Pos: l.Pos()})
@@ -180,12 +177,13 @@ func sniffSysctl(_ string, head []byte) int {
 	return text.RatioScore(matched, total, 90)
 }
 
-var sysctlFormat = &Format{
+// SysctlFormat reads sysctl -a and the forms of the same listing.
+var SysctlFormat = &format.Format{
 	Name:    "sysctl",
 	Kind:    model.KindSysctl,
 	Command: "sysctl -a (or sysctl NAME...; grep -r . /proc/sys; troubleshoot's in-cluster sysctl collector)",
 	Sniff:   sniffSysctl,
-	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		out, messages := readSysctl(r, src.Name, &errs)
 		if messages > 0 {
@@ -195,152 +193,6 @@ var sysctlFormat = &Format{
 			if out[i].Node == "" {
 				out[i].Node = src.Node
 			}
-		}
-		snap.Sysctls = append(snap.Sysctls, out...)
-		return len(out), errs.Err()
-	},
-}
-
-// SysctlJSON parses a JSON object mapping sysctl names to values, as
-// troubleshoot's host sysctl collector writes it
-// (host-collectors/system/sysctl.json: `{"net.ipv4.ip_local_port_range":"32768\t60999",...}`).
-// Numbers are read as their text. Positions carry the line and column of
-// each key. A value that is not a string or number is reported and skipped.
-func SysctlJSON(r io.Reader, name string) ([]model.Sysctl, error) {
-	var errs model.ErrorList
-	out := readSysctlJSON(r, name, &errs)
-	return out, errs.Err()
-}
-
-// maxJSON bounds how much of a JSON input is read into memory.
-const maxJSON = 256 << 20
-
-func readSysctlJSON(r io.Reader, name string, errs *model.ErrorList) []model.Sysctl {
-	data, err := io.ReadAll(io.LimitReader(r, maxJSON+1))
-	if err != nil {
-		errs.Add(model.Pos{File: name}, "", err)
-		return nil
-	}
-	if len(data) > maxJSON {
-		errs.Addf(model.Pos{File: name}, "", "%w: JSON larger than %d MiB", ErrValue, maxJSON>>20)
-		return nil
-	}
-	pos := newOffsets(name, data)
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		errs.Addf(pos.at(skipJSONSpace(data, 0)), "", "%w: expected a JSON object of sysctl names", ErrSyntax)
-		return nil
-	}
-	var out []model.Sysctl
-	for dec.More() {
-		start := skipJSONSpace(data, int(dec.InputOffset()))
-		tok, err := dec.Token()
-		if err != nil {
-			errs.Add(pos.at(start), "", jsonErr(err))
-			return out
-		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			errs.Add(pos.at(start), "", jsonErr(err))
-			return out
-		}
-		var value string
-		switch {
-		case len(raw) > 0 && raw[0] == '"':
-			_ = json.Unmarshal(raw, &value)
-		case len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9'):
-			value = string(raw)
-		default:
-			errs.Addf(pos.at(start), "", "%w: expected a string value for %q", ErrValue, key)
-			continue
-		}
-		if !validSysctlName(key) {
-			errs.Addf(pos.at(start), "", "%w: %q is not a sysctl name", ErrValue, key)
-			continue
-		}
-		out = append(out, model.Sysctl{Name: key, Value: text.CollapseSpace(value), Pos: pos.at(start)})
-	}
-	if _, err := dec.Token(); err != nil {
-		errs.Add(pos.at(int(dec.InputOffset())), "", jsonErr(err))
-	}
-	return out
-}
-
-func jsonErr(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%w: JSON ends early", ErrTruncated)
-	}
-	return fmt.Errorf("%w: %v", ErrSyntax, err)
-}
-
-// skipJSONSpace returns the offset of the first byte at or after off that is
-// not JSON whitespace or a separator.
-func skipJSONSpace(data []byte, off int) int {
-	for off < len(data) {
-		switch data[off] {
-		case ' ', '\t', '\r', '\n', ',', ':':
-			off++
-		default:
-			return off
-		}
-	}
-	return off
-}
-
-// offsets turns byte offsets of an in-memory input into line:column
-// positions.
-type offsets struct {
-	name  string
-	lines []int // offset of the start of each line
-}
-
-func newOffsets(name string, data []byte) *offsets {
-	o := &offsets{name: name, lines: []int{0}}
-	for i, b := range data {
-		if b == '\n' {
-			o.lines = append(o.lines, i+1)
-		}
-	}
-	return o
-}
-
-func (o *offsets) at(off int) model.Pos {
-	lo, hi := 0, len(o.lines)-1
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if o.lines[mid] <= off {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return model.Pos{File: o.name, Line: lo + 1, Col: off - o.lines[lo] + 1}
-}
-
-// sysctlJSONKeyRe matches the opening of a sysctl JSON map: '{' and a first
-// key in a known top-level directory with a string value.
-var sysctlJSONKeyRe = regexp.MustCompile(`^\{\s*"(?:abi|crypto|debug|dev|fs|kernel|net|sunrpc|user|vm)\.[^"\s]+"\s*:\s*"`)
-
-func sniffSysctlJSON(_ string, head []byte) int {
-	if sysctlJSONKeyRe.Match(bytes.TrimLeft(head, " \t\r\n\ufeff")) {
-		return 90
-	}
-	return 0
-}
-
-var sysctlJSONFormat = &Format{
-	Name:    "sysctl-json",
-	Kind:    model.KindSysctl,
-	Command: "troubleshoot host sysctl collector (host-collectors/system/sysctl.json)",
-	Sniff:   sniffSysctlJSON,
-	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		out := readSysctlJSON(r, src.Name, &errs)
-		for i := range out {
-			out[i].Node = src.Node
 		}
 		snap.Sysctls = append(snap.Sysctls, out...)
 		return len(out), errs.Err()

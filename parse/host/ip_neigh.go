@@ -1,4 +1,4 @@
-package parse
+package host
 
 import (
 	"fmt"
@@ -11,9 +11,8 @@ import (
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
-// Neighbor tables: ip neigh and arp.
-
-var neighFormat = &Format{
+// NeighFormat reads neighbor tables: ip neigh and arp.
+var NeighFormat = &format.Format{
 	Name:    "neigh",
 	Kind:    model.KindNeighbors,
 	Command: "ip neigh (also ip -s neigh, ip neigh show nud all), arp -an, arp -n",
@@ -54,26 +53,18 @@ var neighFlags = map[string]bool{
 	"router": true, "proxy": true, "extern_learn": true, "offload": true, "managed": true,
 }
 
-func readNeighbors(r io.Reader, src *Source, errs *model.ErrorList) []model.Neighbor {
-	name, node, command := src.Name, src.Node, src.Command
+func readNeighbors(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Neighbor {
 	var out []model.Neighbor
-	dev := neighCmdDev(command)
-	l := text.NewLines(r, name, errs)
-	for l.Next() {
-		line := l.Text()
-		t := strings.TrimSpace(line)
-		if t == "" {
-			continue
+	dev := neighCmdDev(src.Command)
+	prompt := func(_ *text.Line, cmd string) {
+		if cmd != "" {
+			dev = neighCmdDev(cmd)
 		}
-		if cmd, ok := text.NodeLine(line, &node); ok {
-			if cmd != "" {
-				dev = neighCmdDev(cmd)
-			}
-			continue
-		}
-		f := strings.Fields(t)
+	}
+	text.ReadLines(r, src, errs, prompt, func(l *text.Line) {
+		f := l.Fields()
 		if f[0] == "Address" && len(f) >= 3 && f[1] == "HWtype" {
-			continue // arp -n header
+			return // arp -n header
 		}
 		var (
 			n   model.Neighbor
@@ -90,13 +81,11 @@ func readNeighbors(r io.Reader, src *Source, errs *model.ErrorList) []model.Neig
 				n.Dev = dev
 			}
 		}
-		if err != nil {
-			l.Errorf("%w: %v", ErrSyntax, err)
-			continue
+		if l.Syntax(err) {
+			n.Node, n.Pos = l.Node, l.Pos()
+			out = append(out, n)
 		}
-		n.Node, n.Pos = node, l.Pos()
-		out = append(out, n)
-	}
+	})
 	return out
 }
 
@@ -251,43 +240,34 @@ func arpNLine(f []string) (model.Neighbor, error) {
 }
 
 func sniffNeigh(_ string, head []byte) int {
-	if !text.IsText(head) {
-		return 0
+	strong := false
+	isCmd := func(cmd string) bool {
+		p := text.Program(cmd)
+		return p == "arp" || p == "ip" && neighCmd(strings.Fields(cmd))
 	}
-	matched, total, strong := 0, 0, false
-	for _, line := range text.HeadLines(head, 200) {
-		if _, ok := text.NodeMarker(line); ok {
-			continue
-		}
-		if _, cmd, ok := text.Prompt(line); ok {
-			f := strings.Fields(cmd)
-			p := text.Program(cmd)
-			if p == "arp" || p == "ip" && neighCmd(f) {
-				matched += 3
-			}
-			continue
-		}
-		total++
+	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Verdict {
 		f := strings.Fields(line)
+		var err error
 		switch {
 		case len(f) >= 3 && f[0] == "Address" && f[1] == "HWtype":
-			matched, strong = matched+1, true
+			strong = true
 		case len(f) >= 3 && arpNType(f[1]):
-			if _, err := arpNLine(f); err == nil {
-				matched++
-			}
+			_, err = arpNLine(f)
 		case len(f) >= 2 && strings.HasPrefix(f[1], "("):
-			if _, err := arpAnLine(f); err == nil {
-				matched++
-			}
+			_, err = arpAnLine(f)
 		default:
 			// an ip neigh entry needs a dev, a lladdr or a state: a bare
 			// address is no evidence
-			if n, err := ipNeighLine(f); err == nil && len(f) >= 2 && (n.Dev != "" || n.State != "") {
-				matched++
+			var n model.Neighbor
+			if n, err = ipNeighLine(f); err == nil && (len(f) < 2 || n.Dev == "" && n.State == "") {
+				return text.Miss
 			}
 		}
-	}
+		if err != nil {
+			return text.Miss
+		}
+		return text.Hit
+	})
 	score := min(text.RatioScore(matched, total, 90), 90)
 	if strong && score > 0 {
 		score = max(score, 95)

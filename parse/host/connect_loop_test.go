@@ -1,4 +1,4 @@
-package parse
+package host
 
 import (
 	"fmt"
@@ -74,17 +74,6 @@ func TestProbesErrors(t *testing.T) {
 	}
 	if got := probeLines(out); strings.Join(got, "|") != "9  nc 10.0.0.1:53 4/10 10" {
 		t.Errorf("runs %q", got)
-	}
-}
-
-func TestSniffProbes(t *testing.T) {
-	for _, rel := range []string{"parse/testdata/probes/nc-traditional-count.txt", "fixtures/seeds/004-stale-dnat/nc-loop.txt"} {
-		if f := parsetest.SniffAs(t, Formats(), rel); f != "connect-loop" {
-			t.Errorf("%s sniffed as %q", rel, f)
-		}
-	}
-	if s := sniffProbes("x", []byte("# Run nc 1000 times without reverse DNS lookup\n$ nc -zv 10.0.0.1 53\n")); s != 0 {
-		t.Errorf("a comment and a single nc scored %d", s)
 	}
 }
 

@@ -1,4 +1,4 @@
-package parse
+package host
 
 import (
 	"fmt"
@@ -12,9 +12,8 @@ import (
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
-// Interface addresses: ip addr.
-
-var addrFormat = &Format{
+// AddrFormat reads interface address listings: ip addr and its forms.
+var AddrFormat = &format.Format{
 	Name:    "ip-addr",
 	Kind:    model.KindAddrs,
 	Command: "ip addr (ip a, ip -4 addr, ip -6 addr, ip addr show dev eth0), ip -br addr, ip -o addr",
@@ -52,8 +51,7 @@ var linkStates = map[string]bool{
 	"DORMANT": true, "NOTPRESENT": true, "TESTING": true,
 }
 
-func readAddrs(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAddr {
-	name, node := src.Name, src.Node
+func readAddrs(r io.Reader, src *format.Source, errs *model.ErrorList) []model.IfAddr {
 	var (
 		out     []model.IfAddr
 		dev     string
@@ -61,18 +59,8 @@ func readAddrs(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAddr {
 		mac     string
 		inBlock bool
 	)
-	l := text.NewLines(r, name, errs)
-	for l.Next() {
-		line := l.Text()
-		t := strings.TrimSpace(line)
-		if t == "" {
-			continue
-		}
-		if _, ok := text.NodeLine(line, &node); ok {
-			inBlock = false
-			continue
-		}
-		f := strings.Fields(t)
+	text.ReadLines(r, src, errs, func(*text.Line, string) { inBlock = false }, func(l *text.Line) {
+		t, f := l.Trimmed, l.Fields()
 		if m := addrLinkRe.FindStringSubmatch(t); m != nil {
 			dev, state, mac, inBlock = linkName(m[1]), "", "", true
 			lf := strings.Fields(m[3])
@@ -81,25 +69,24 @@ func readAddrs(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAddr {
 					state = lf[i+1]
 				}
 			}
-			continue
+			return
 		}
 		if dev1, inet, ok := onelineAddr(t); ok { // ip -o addr
 			inBlock = false
 			a, err := inetLine(inet)
-			if err != nil {
-				l.Errorf("%w: %v", ErrSyntax, err)
-				continue
+			if !l.Syntax(err) {
+				return
 			}
 			a.Dev = linkName(dev1)
 			if a.Label == a.Dev {
 				a.Label = ""
 			}
-			a.Node, a.Pos = node, l.Pos()
+			a.Node, a.Pos = l.Node, l.Pos()
 			out = append(out, a)
-			continue
+			return
 		}
-		indented := line[0] == ' ' || line[0] == '\t'
-		if inBlock && indented {
+		line := l.Text()
+		if inBlock && (line[0] == ' ' || line[0] == '\t') {
 			switch {
 			case strings.HasPrefix(f[0], "link/"):
 				if len(f) >= 2 && f[0] != "link/none" {
@@ -107,30 +94,28 @@ func readAddrs(r io.Reader, src *Source, errs *model.ErrorList) []model.IfAddr {
 				}
 			case f[0] == "inet" || f[0] == "inet6":
 				a, err := inetLine(f)
-				if err != nil {
-					l.Errorf("%w: %v", ErrSyntax, err)
-					continue
+				if !l.Syntax(err) {
+					return
 				}
 				if a.Label == dev {
 					a.Label = ""
 				}
-				a.Node, a.Dev, a.State, a.MAC, a.Pos = node, dev, state, mac, l.Pos()
+				a.Node, a.Dev, a.State, a.MAC, a.Pos = l.Node, dev, state, mac, l.Pos()
 				out = append(out, a)
 			}
 			// valid_lft, altname, link-netnsid, vf, prog/xdp ...: not kept
-			continue
+			return
 		}
 		br, err := briefAddrLine(f)
-		if err != nil {
-			l.Errorf("%w: %v", ErrSyntax, err)
-			continue
+		if !l.Syntax(err) {
+			return
 		}
 		inBlock = false
 		for _, a := range br {
-			a.Node, a.Pos = node, l.Pos()
+			a.Node, a.Pos = l.Node, l.Pos()
 			out = append(out, a)
 		}
-	}
+	})
 	return out
 }
 
@@ -234,50 +219,41 @@ func briefAddrLine(f []string) ([]model.IfAddr, error) {
 }
 
 func sniffAddr(_ string, head []byte) int {
-	if !text.IsText(head) {
-		return 0
-	}
-	matched, total, links, inBlock := 0, 0, 0, false
-	for _, line := range text.HeadLines(head, 200) {
-		if _, ok := text.NodeMarker(line); ok {
-			continue
-		}
-		if _, cmd, ok := text.Prompt(line); ok {
-			if text.Program(cmd) == "ip" && addrCmd(strings.Fields(cmd)) {
-				matched += 3
-			}
-			continue
-		}
-		total++
+	links, inBlock := 0, false
+	isCmd := func(cmd string) bool { return text.Program(cmd) == "ip" && addrCmd(strings.Fields(cmd)) }
+	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Verdict {
 		t := strings.TrimSpace(line)
 		f := strings.Fields(t)
 		indented := line[0] == ' ' || line[0] == '\t'
 		if _, inet, ok := onelineAddr(t); ok {
-			if _, err := inetLine(inet); err == nil {
-				matched, links = matched+1, links+1
-			}
 			inBlock = false
-			continue
+			if _, err := inetLine(inet); err == nil {
+				links++
+				return text.Hit
+			}
+			return text.Miss
 		}
 		switch {
 		case addrLinkRe.MatchString(t):
-			matched, links, inBlock = matched+1, links+1, true
+			links, inBlock = links+1, true
+			return text.Hit
 		case inBlock && indented:
 			switch {
 			case strings.HasPrefix(f[0], "link/"), f[0] == "valid_lft", f[0] == "altname":
-				matched++
+				return text.Hit
 			case f[0] == "inet" || f[0] == "inet6":
 				if _, err := inetLine(f); err == nil {
-					matched++
+					return text.Hit
 				}
 			}
 		default:
 			inBlock = false
 			if _, err := briefAddrLine(f); err == nil {
-				matched++
+				return text.Hit
 			}
 		}
-	}
+		return text.Miss
+	})
 	score := min(text.RatioScore(matched, total, 90), 90)
 	if links > 0 && score > 0 {
 		score = max(score, 95)

@@ -1,4 +1,4 @@
-package parse
+package host
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
@@ -65,7 +66,7 @@ func readContainers(r io.Reader, name string, errs *model.ErrorList) []model.Con
 			c, ok = dockerRow(trimmed)
 		}
 		if !ok {
-			l.Errorf("%w: expected a container row (ID, IMAGE, COMMAND, CREATED, STATUS, NAMES)", ErrSyntax)
+			l.Errorf("%w: expected a container row (ID, IMAGE, COMMAND, CREATED, STATUS, NAMES)", format.ErrSyntax)
 			continue
 		}
 		c.Node, c.Pos = node, l.Pos()
@@ -215,12 +216,13 @@ func sniffContainers(_ string, head []byte) int {
 	return score
 }
 
-var containersFormat = &Format{
+// ContainersFormat reads container listings: docker ps and crictl ps.
+var ContainersFormat = &format.Format{
 	Name:    "containers",
 	Kind:    model.KindContainers,
 	Command: "docker ps -a, crictl ps -a",
 	Sniff:   sniffContainers,
-	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		out := readContainers(r, src.Name, &errs)
 		for i := range out {

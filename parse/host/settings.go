@@ -1,4 +1,4 @@
-package parse
+package host
 
 import (
 	"io"
@@ -10,7 +10,8 @@ import (
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
-var settingsFormat = &Format{
+// SettingsFormat reads a kubespray inventory's group_vars.
+var SettingsFormat = &format.Format{
 	Name:    "kubespray-vars",
 	Kind:    model.KindSettings,
 	Command: "kubespray inventory group_vars (k8s-cluster.yml, addons.yml, kube-vip settings)",
@@ -33,7 +34,7 @@ func Settings(r io.Reader, name string) ([]model.Setting, error) {
 // settingRe matches a top-level YAML "key: value" line.
 var settingRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*):(?:\s+(.*?))?\s*$`)
 
-func readSettings(r io.Reader, src *Source, errs *model.ErrorList) []model.Setting {
+func readSettings(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Setting {
 	name := src.Name
 	var out []model.Setting
 	l := text.NewLines(r, name, errs)
@@ -51,7 +52,7 @@ func readSettings(r io.Reader, src *Source, errs *model.ErrorList) []model.Setti
 		}
 		m := settingRe.FindStringSubmatch(line)
 		if m == nil {
-			l.Errorf("%w: expected a top-level \"key: value\" line", ErrSyntax)
+			l.Errorf("%w: expected a top-level \"key: value\" line", format.ErrSyntax)
 			continue
 		}
 		out = append(out, model.Setting{Pos: l.Pos(), Tool: "kubespray", Key: m[1], Value: settingValue(m[2])})

@@ -1,4 +1,4 @@
-package parse
+package host
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
@@ -52,17 +53,6 @@ func TestIPJSONPositions(t *testing.T) {
 	if want := "[ip-j-p-neigh.txt:1 (entry 1) ip-j-p-neigh.txt:5 (entry 2) ip-j-p-neigh.txt:10 (entry 3) ip-j-p-neigh.txt:14 (entry 4)]"; fmt.Sprint(got) != want {
 		t.Errorf("positions %v, want %s", got, want)
 	}
-}
-
-func TestIPJSONSniff(t *testing.T) {
-	const dir = "parse/testdata/ipjson/"
-	texts := []string{dir + "ip-neigh.txt", dir + "ip-addr.txt", dir + "ip-route.txt"}
-	parsetest.CheckSniff(t, Formats(), neighJSONFormat, []string{dir + "ip-j-neigh.txt", dir + "ip-j-p-neigh.txt"},
-		append([]string{dir + "ip-j-addr.txt", dir + "ip-j-route.txt"}, texts...))
-	parsetest.CheckSniff(t, Formats(), addrJSONFormat, []string{dir + "ip-j-addr.txt"},
-		append([]string{dir + "ip-j-neigh.txt", dir + "ip-j-route.txt"}, texts...))
-	parsetest.CheckSniff(t, Formats(), routeJSONFormat, []string{dir + "ip-j-route.txt", dir + "ip-6-j-route.txt"},
-		append([]string{dir + "ip-j-neigh.txt", dir + "ip-j-addr.txt"}, texts...))
 }
 
 func TestIPJSONErrors(t *testing.T) {
@@ -113,7 +103,7 @@ func FuzzIPJSON(f *testing.F) {
 				t.Fatalf("bad route: %+v", x)
 			}
 		}
-		for _, fm := range []*Format{neighJSONFormat, addrJSONFormat, routeJSONFormat} {
+		for _, fm := range []*format.Format{NeighJSONFormat, AddrJSONFormat, RouteJSONFormat} {
 			fm.Sniff("fuzz.txt", []byte(in))
 		}
 	})

@@ -1,4 +1,4 @@
-package parse
+package host
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
@@ -435,8 +436,8 @@ ESTAB  0      0      10.0.0.1:22        10.0.0.3:50000 users:(("x",pid=z,fd=1))
 	var at []string
 	for _, e := range list {
 		at = append(at, e.Pos.String())
-		if !errors.Is(e, ErrSyntax) {
-			t.Errorf("%v does not wrap ErrSyntax", e)
+		if !errors.Is(e, format.ErrSyntax) {
+			t.Errorf("%v does not wrap format.ErrSyntax", e)
 		}
 	}
 	// line 6, the -i line after a bad line, attaches to nothing and is no error
@@ -445,97 +446,6 @@ ESTAB  0      0      10.0.0.1:22        10.0.0.3:50000 users:(("x",pid=z,fd=1))
 	}
 	if len(socks) != 2 || socks[0].Pos.Line != 3 || socks[1].Pos.Line != 7 {
 		t.Errorf("read %d sockets, want the ones of lines 3 and 7: %+v", len(socks), socks)
-	}
-}
-
-func TestSniffSockets(t *testing.T) {
-	for _, c := range []struct{ file, want string }{
-		{"parse/testdata/sockets/ss-tanp.txt", "ss"},
-		{"parse/testdata/sockets/ss-lntup.txt", "ss"},
-		{"parse/testdata/sockets/ss-tan.txt", "ss"},
-		{"parse/testdata/sockets/ss-uanp.txt", "ss"},
-		{"parse/testdata/sockets/ss-tano-state-time-wait.txt", "ss"},
-		{"parse/testdata/sockets/ss-tanoeim.txt", "ss"},
-		{"parse/testdata/sockets/ss-counts.txt", "ss"},
-		{"fixtures/seeds/002-synack-reset/ss-timewait.txt", "ss"},
-		{"parse/testdata/sockets/netstat-lntup.txt", "netstat"},
-		{"parse/testdata/sockets/netstat-tan.txt", "netstat"},
-		{"parse/testdata/sockets/netstat-tuneopa.txt", "netstat"},
-		{"parse/testdata/sockets/netstat-counts.txt", "netstat"},
-		{"fixtures/seeds/000-apiserver-affinity/netstat.txt", "netstat"},
-		{"parse/testdata/neigh/ip-s-neigh.txt", "neigh"},
-		{"parse/testdata/neigh/arp-an.txt", "neigh"},
-		{"parse/testdata/neigh/arp-n.txt", "neigh"},
-		{"parse/testdata/sysctl/sysctl-a.txt", "sysctl"},
-		{"fixtures/seeds/002-synack-reset/ipvsadm.txt", "ipvsadm"},
-		{"fixtures/seeds/002-synack-reset/sysctl.txt", "sysctl"},
-	} {
-		head, err := os.ReadFile(filepath.Join(testutil.Root(), c.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, score := parsetest.Best(Formats(), "x", head); got != c.want {
-			t.Errorf("%s read as %q (%d), want %q", c.file, got, score, c.want)
-		}
-		ss, ns := sniffSS("x", head), sniffNetstat("x", head)
-		switch c.want {
-		case "ss":
-			if ss < 80 || ns != 0 {
-				t.Errorf("%s: ss %d netstat %d, want ss high and netstat 0", c.file, ss, ns)
-			}
-		case "netstat":
-			if ns < 80 || ss != 0 {
-				t.Errorf("%s: ss %d netstat %d, want netstat high and ss 0", c.file, ss, ns)
-			}
-		default:
-			if ss != 0 || ns != 0 {
-				t.Errorf("%s: ss %d netstat %d, want 0", c.file, ss, ns)
-			}
-		}
-	}
-	for _, in := range []string{parsetest.IPVSListing, "net.ipv4.ip_local_port_range = 1024 65000\n", "  12 GET /index.html\n   3 POST /login\n", "161 10.10.85.105\n849 10.23.77.129\n"} {
-		if ss, ns := sniffSS("x", []byte(in)), sniffNetstat("x", []byte(in)); ss != 0 || ns != 0 {
-			t.Errorf("%.30q: ss %d netstat %d, want 0", in, ss, ns)
-		}
-	}
-}
-
-// Through parse.Open: the format is named, the rows land in the snapshot
-// with their node.
-func TestSocketsOpen(t *testing.T) {
-	snap, warns, err := Open(context.Background(), filepath.Join(testutil.Root(), "fixtures/seeds/000-apiserver-affinity/netstat.txt"), nil)
-	if err != nil || len(warns) != 0 {
-		t.Fatalf("open: %v %v", err, warns)
-	}
-	if len(snap.Inputs) != 1 || snap.Inputs[0].Format != "netstat" || snap.Inputs[0].Kind != model.KindSockets || snap.Inputs[0].Records != 5 {
-		t.Errorf("inputs %+v", snap.Inputs)
-	}
-	if len(snap.Sockets) != 5 || snap.Sockets[0].Node != "node3" || !snap.Has(model.KindSockets) {
-		t.Errorf("sockets %+v", snap.Sockets)
-	}
-}
-
-// The shared corpus of public ss and netstat outputs reads without a
-// warning.
-func TestSocketsCorpus(t *testing.T) {
-	for _, sub := range []string{"ss", "netstat"} {
-		dir := testutil.CorpusDir(t, "dumps", sub)
-		files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
-		for _, p := range files {
-			if strings.Contains(p, "netstat-agn") { // group memberships: not a socket table
-				continue
-			}
-			head, _ := os.ReadFile(p)
-			if got, _ := parsetest.Best(Formats(), "x", head); got != sub {
-				t.Errorf("%s read as %q", filepath.Base(p), got)
-			}
-			f, _ := os.Open(p)
-			socks, counts, err := Sockets(f, filepath.Base(p))
-			f.Close()
-			if err != nil || len(socks)+len(counts) == 0 {
-				t.Errorf("%s: %d sockets, %d counts, %v", filepath.Base(p), len(socks), len(counts), err)
-			}
-		}
 	}
 }
 
@@ -577,8 +487,8 @@ func TestSocketsLayoutCommand(t *testing.T) {
 	in := "State Recv-Q Send-Q Local Address:Port Peer Address:Port Process\nESTAB 0 0 10.0.0.1:41000 10.0.0.53:53 users:((\"coredns\",pid=9,fd=3))\n"
 	for cmd, want := range map[string]string{"ss -uapn": "udp", "ss -tapn": "tcp", "": "tcp"} {
 		var snap model.Snapshot
-		src := &Source{Name: "ssuapn", Node: "n1", Command: cmd}
-		n, err := ssFormat.Parse(context.Background(), strings.NewReader(in), src, &snap)
+		src := &format.Source{Name: "ssuapn", Node: "n1", Command: cmd}
+		n, err := SSFormat.Parse(context.Background(), strings.NewReader(in), src, &snap)
 		if err != nil || n != 1 || len(snap.Sockets) != 1 {
 			t.Fatalf("%q: %d records, %v", cmd, n, err)
 		}

@@ -1,13 +1,10 @@
-package parse
+package host
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
@@ -112,24 +109,6 @@ func TestAddrsErrors(t *testing.T) {
 		"2  lo UNKNOWN 127.0.0.1/8 host",
 		"8  eth1 UP 10.0.0.2/24",
 	})
-}
-
-func TestSniffAddr(t *testing.T) {
-	others := append(append(append([]string{}, parsetest.OtherHostOutputs...), parsetest.RouteFiles...), parsetest.ConntrackFiles...)
-	parsetest.CheckSniff(t, Formats(), addrFormat, parsetest.AddrFiles, others)
-}
-
-func TestAddrsOpen(t *testing.T) {
-	snap, warns, err := Open(context.Background(), filepath.Join(testutil.Root(), "parse/testdata/addr/ip-addr.txt"), nil)
-	if err != nil || len(warns) != 0 {
-		t.Fatalf("open: %v %v", err, warns)
-	}
-	if len(snap.Inputs) != 1 || snap.Inputs[0].Format != "ip-addr" || snap.Inputs[0].Kind != model.KindAddrs || snap.Inputs[0].Records != 9 {
-		t.Errorf("inputs %+v", snap.Inputs)
-	}
-	if len(snap.Addrs) != 9 || snap.Addrs[8].Prefix.String() != "10.96.0.10/32" || snap.Addrs[8].Dev != "kube-ipvs0" {
-		t.Errorf("addrs %+v", snap.Addrs)
-	}
 }
 
 func FuzzAddrs(f *testing.F) {

@@ -1,4 +1,4 @@
-package parse
+package host
 
 import (
 	"fmt"
@@ -12,9 +12,8 @@ import (
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
-// Routing tables: ip route.
-
-var routeFormat = &Format{
+// RouteFormat reads routing tables: ip route.
+var RouteFormat = &format.Format{
 	Name:    "ip-route",
 	Kind:    model.KindRoutes,
 	Command: "ip route (ip r, ip -6 route, ip route show table all)",
@@ -62,35 +61,26 @@ var routeWords = map[string]bool{
 	"notify": true, "lock": true,
 }
 
-func readRoutes(r io.Reader, src *Source, errs *model.ErrorList) []model.Route {
-	name, node, command := src.Name, src.Node, src.Command
+func readRoutes(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Route {
 	var out []model.Route
-	v6 := routeCmdV6(command)
+	v6 := routeCmdV6(src.Command)
 	last := -1 // index in out of the route nexthop lines belong to
-	l := text.NewLines(r, name, errs)
-	for l.Next() {
-		line := l.Text()
-		t := strings.TrimSpace(line)
-		if t == "" {
-			continue
+	prompt := func(_ *text.Line, cmd string) {
+		if cmd != "" {
+			v6 = routeCmdV6(cmd)
 		}
-		if cmd, ok := text.NodeLine(line, &node); ok {
-			if cmd != "" {
-				v6 = routeCmdV6(cmd)
-			}
-			last = -1
-			continue
-		}
-		f := strings.Fields(t)
+		last = -1
+	}
+	text.ReadLines(r, src, errs, prompt, func(l *text.Line) {
+		f := l.Fields()
 		if f[0] == "nexthop" {
 			if last < 0 {
-				l.Errorf("%w: a nexthop line without the route it belongs to", ErrSyntax)
-				continue
+				l.Errorf("%w: a nexthop line without the route it belongs to", format.ErrSyntax)
+				return
 			}
 			nh, err := nexthopLine(f)
-			if err != nil {
-				l.Errorf("%w: %v", ErrSyntax, err)
-				continue
+			if !l.Syntax(err) {
+				return
 			}
 			rt := &out[last]
 			rt.Nexthops = append(rt.Nexthops, nh)
@@ -98,18 +88,17 @@ func readRoutes(r io.Reader, src *Source, errs *model.ErrorList) []model.Route {
 			if rt.Dst.Bits() == 0 && rt.Dst.Addr().Is4() && nh.Via.Is6() {
 				rt.Dst = netip.PrefixFrom(netip.IPv6Unspecified(), 0)
 			}
-			continue
+			return
 		}
 		rt, err := routeLine(f, v6)
-		if err != nil {
-			l.Errorf("%w: %v", ErrSyntax, err)
+		if !l.Syntax(err) {
 			last = -1
-			continue
+			return
 		}
-		rt.Node, rt.Pos = node, l.Pos()
+		rt.Node, rt.Pos = l.Node, l.Pos()
 		out = append(out, rt)
 		last = len(out) - 1
-	}
+	})
 	return out
 }
 
@@ -261,37 +250,26 @@ func nexthopLine(f []string) (model.RouteNexthop, error) {
 }
 
 func sniffRoute(_ string, head []byte) int {
-	if !text.IsText(head) {
-		return 0
-	}
-	matched, total := 0, 0
-	for _, line := range text.HeadLines(head, 200) {
-		if _, ok := text.NodeMarker(line); ok {
-			continue
-		}
-		if _, cmd, ok := text.Prompt(line); ok {
-			if text.Program(cmd) == "ip" && routeCmd(strings.Fields(cmd)) {
-				matched += 3
-			}
-			continue
-		}
-		total++
+	isCmd := func(cmd string) bool { return text.Program(cmd) == "ip" && routeCmd(strings.Fields(cmd)) }
+	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Verdict {
 		f := strings.Fields(line)
 		if f[0] == "nexthop" {
 			if _, err := nexthopLine(f); err == nil && len(f) >= 3 {
-				matched++
+				return text.Hit
 			}
-			continue
+			return text.Miss
 		}
 		// a route needs a type, a dev, a via or a default: a bare
 		// address or prefix is no evidence
 		rt, err := routeLine(f, false)
-		if err == nil && (rt.Type != "" || rt.Dev != "" || rt.Via.IsValid() || f[0] == "default") && (len(f) >= 2 || routeTypes[f[0]]) {
-			matched++
-		} else if err == nil && len(f) == 1 {
-			total-- // the destination line of a multipath route: neutral
+		switch {
+		case err == nil && (rt.Type != "" || rt.Dev != "" || rt.Via.IsValid() || f[0] == "default") && (len(f) >= 2 || routeTypes[f[0]]):
+			return text.Hit
+		case err == nil && len(f) == 1:
+			return text.Skip // the destination line of a multipath route
 		}
-	}
+		return text.Miss
+	})
 	return min(text.RatioScore(matched, total, 90), 90)
 }
 

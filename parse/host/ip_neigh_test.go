@@ -1,7 +1,6 @@
-package parse
+package host
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -130,59 +129,6 @@ func TestNeighborsErrors(t *testing.T) {
 		"1  10.0.0.1 aa:bb:cc:dd:ee:01 eth0 REACHABLE",
 		"7  10.0.0.7 aa:bb:cc:dd:ee:07 eth0 DELAY",
 	})
-}
-
-func TestSniffNeigh(t *testing.T) {
-	for _, c := range []struct {
-		file string
-		want bool
-	}{
-		{"parse/testdata/neigh/ip-neigh.txt", true},
-		{"parse/testdata/neigh/ip-s-neigh.txt", true},
-		{"parse/testdata/neigh/ip-neigh-nud-all.txt", true},
-		{"parse/testdata/neigh/arp-an.txt", true},
-		{"parse/testdata/neigh/arp-n.txt", true},
-		{"fixtures/seeds/003-lb-controller-conflict/ip-neigh-before.txt", true},
-		{"fixtures/seeds/003-lb-controller-conflict/ip-neigh-after.txt", true},
-		{"parse/testdata/sysctl/sysctl-a.txt", false},
-		{"fixtures/seeds/002-synack-reset/ipvsadm.txt", false},
-		{"fixtures/seeds/002-synack-reset/ss-timewait.txt", false},
-		{"fixtures/seeds/000-apiserver-affinity/netstat.txt", false},
-		{"parse/testdata/sockets/ss-tanp.txt", false},
-		{"parse/testdata/sockets/netstat-tuneopa.txt", false},
-		{"fixtures/captures/text/arp.tcpdump-e.txt", false},
-	} {
-		head, err := os.ReadFile(filepath.Join(testutil.Root(), c.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := sniffNeigh("x", head)
-		if c.want {
-			if best, _ := parsetest.Best(Formats(), "x", head); sc < 80 || best != "neigh" {
-				t.Errorf("%s: neigh scores %d, read as %q", c.file, sc, best)
-			}
-		} else if sc != 0 {
-			t.Errorf("%s: neigh scores %d, want 0", c.file, sc)
-		}
-	}
-	for _, in := range []string{parsetest.IPVSListing, "net.ipv4.ip_local_port_range = 1024 65000\n", "10.0.0.1\n10.0.0.2\n"} {
-		if sc := sniffNeigh("x", []byte(in)); sc != 0 {
-			t.Errorf("%.30q: neigh scores %d, want 0", in, sc)
-		}
-	}
-}
-
-func TestNeighborsOpen(t *testing.T) {
-	snap, warns, err := Open(context.Background(), filepath.Join(testutil.Root(), "fixtures/seeds/003-lb-controller-conflict/ip-neigh-after.txt"), nil)
-	if err != nil || len(warns) != 0 {
-		t.Fatalf("open: %v %v", err, warns)
-	}
-	if len(snap.Inputs) != 1 || snap.Inputs[0].Format != "neigh" || snap.Inputs[0].Kind != model.KindNeighbors || snap.Inputs[0].Records != 6 {
-		t.Errorf("inputs %+v", snap.Inputs)
-	}
-	if len(snap.Neighbors) != 6 || snap.Neighbors[5].IP.String() != "192.168.200.99" || snap.Neighbors[5].MAC != "00:22:4d:a8:ba:4c" {
-		t.Errorf("neighbors %+v", snap.Neighbors)
-	}
 }
 
 func FuzzNeighbors(f *testing.F) {

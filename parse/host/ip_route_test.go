@@ -1,13 +1,10 @@
-package parse
+package host
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
@@ -131,29 +128,6 @@ func TestRoutesErrors(t *testing.T) {
 		"2 - - 0.0.0.0/0 10.0.0.1 eth0 - - - - 0 -",
 		"7 - - 10.4.0.0/24 - eth0 10.4.0.1 - kernel link 0 -",
 	})
-}
-
-func TestSniffRoute(t *testing.T) {
-	others := append(append(append([]string{}, parsetest.OtherHostOutputs...), parsetest.AddrFiles...), parsetest.ConntrackFiles...)
-	parsetest.CheckSniff(t, Formats(), routeFormat, parsetest.RouteFiles, others)
-	for _, in := range []string{"10.0.0.0/8\n192.168.0.0/16\n", "10.0.0.1\n"} {
-		if sc := sniffRoute("x", []byte(in)); sc != 0 {
-			t.Errorf("%.30q: ip-route scores %d, want 0", in, sc)
-		}
-	}
-}
-
-func TestRoutesOpen(t *testing.T) {
-	snap, warns, err := Open(context.Background(), filepath.Join(testutil.Root(), "parse/testdata/route/ip-route.txt"), nil)
-	if err != nil || len(warns) != 0 {
-		t.Fatalf("open: %v %v", err, warns)
-	}
-	if len(snap.Inputs) != 1 || snap.Inputs[0].Format != "ip-route" || snap.Inputs[0].Kind != model.KindRoutes || snap.Inputs[0].Records != 8 {
-		t.Errorf("inputs %+v", snap.Inputs)
-	}
-	if len(snap.Routes) != 8 || snap.Routes[4].Type != "blackhole" || len(snap.Routes[7].Nexthops) != 2 {
-		t.Errorf("routes %+v", snap.Routes)
-	}
 }
 
 func FuzzRoutes(f *testing.F) {
