@@ -14,6 +14,7 @@ import (
 	"github.com/netmortem/netmortem/parse/host"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 	"github.com/netmortem/netmortem/parse/internal/text"
+	"github.com/netmortem/netmortem/parse/kube"
 	"github.com/netmortem/netmortem/parse/netfilter"
 )
 
@@ -46,10 +47,10 @@ func benchCases() []benchCase {
 		{"pcap", captureFormat, 8 << 20, "bytes of pcap (handshakes.pcap repeated)", genPcap, nil},
 		{"sysctl", host.SysctlFormat, 100000, "sysctl -a lines", genSysctl, perN(1)},
 		{"sysctl-json", host.SysctlJSONFormat, 100000, "sysctl.json keys", genSysctlJSON, perN(1)},
-		{"component-flags", componentFlagsFormat, 10000, "ps auxww lines of components, 30 flags each", genComponentFlags, perN(1)},
+		{"component-flags", kube.ComponentFlagsFormat, 10000, "ps auxww lines of components, 30 flags each", genComponentFlags, perN(1)},
 		{"containers", host.ContainersFormat, 10000, "docker ps -a rows", genContainers, perN(1)},
-		{"kubectl-describe", describeFormat, 10000, "kubectl describe service outputs", genDescribe, perN(1)},
-		{"kubectl-table", kubeTableFormat, 10000, "kubectl get svc -A -o wide rows", genKubeTable, perN(1)},
+		{"kubectl-describe", kube.DescribeFormat, 10000, "kubectl describe service outputs", genDescribe, perN(1)},
+		{"kubectl-table", kube.KubectlTableFormat, 10000, "kubectl get svc -A -o wide rows", genKubeTable, perN(1)},
 		{"klog", klogFormat, 100000, "journald kubelet lines", genKlog, perN(1)},
 		{"etcd-log", etcdLogFormat, 100000, "etcd 3.3 text log lines", genEtcdLog, perN(1)},
 		{"json-log", jsonLogFormat, 100000, "zap JSON log lines", genJSONLog, perN(1)},
@@ -63,8 +64,8 @@ func benchCases() []benchCase {
 		{"iptables-list", netfilter.IPTablesListFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -nvL)", genIPTablesList, func(n int) int { return 8 + 11*n }},
 		{"iptables-S", netfilter.IPTablesRulesFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -S)", genIPTablesS, func(n int) int { return 8 + 11*n }},
 		{"nft", netfilter.NFTFormat, 10000, "Services, kube-proxy nftables mode (nft list table ip kube-proxy)", genNft, nil},
-		{"kubectl/json", kubeFormat, 10000, "Services (kubectl get svc -A -o json)", genServicesJSON, perN(1)},
-		{"kubectl/yaml", kubeFormat, 10000, "Services (kubectl get svc -A -o yaml)", genServicesYAML, perN(1)},
+		{"kubectl/json", kube.KubectlFormat, 10000, "Services (kubectl get svc -A -o json)", genServicesJSON, perN(1)},
+		{"kubectl/yaml", kube.KubectlFormat, 10000, "Services (kubectl get svc -A -o yaml)", genServicesYAML, perN(1)},
 		{"tcpdump-text", tcpdumpTextFormat, 100000, "tcpdump -nn lines (handshakes)", genTcpdump, perN(1)},
 		{"tshark-text", tsharkTextFormat, 100000, "tshark packet list lines (handshakes)", genTshark, perN(1)},
 		{"ss", host.SSFormat, 100000, "ss -tanp lines", genSS, perN(1)},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/kube"
 )
 
 // The `kubectl logs -l k8s-app=kube-dns` section of a pasted terminal
@@ -172,7 +173,7 @@ func TestSniffCoreDNS(t *testing.T) {
 CoreDNS-1.9.1
 linux/arm64, go1.17.8, 4b597f8
 `
-	formats := []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat, corednsLogFormat, kubeTableFormat}
+	formats := []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat, corednsLogFormat, kube.KubectlTableFormat}
 	for _, tt := range []struct{ name, in, want string }{
 		{"coredns", coredns, "coredns-log"},
 		{"coredns dated", "2024-10-08T20:16:40.123Z [INFO] plugin/reload: Running configuration SHA512 = 1b22\n2024-10-08T20:16:41.001Z [ERROR] plugin/errors: 2 example.com. A: i/o timeout\n", "coredns-log"},

@@ -3,6 +3,7 @@ package parse
 import (
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/host"
+	"github.com/netmortem/netmortem/parse/kube"
 	"github.com/netmortem/netmortem/parse/netfilter"
 )
 
@@ -19,10 +20,10 @@ func Formats() []*Format {
 		captureFormat,
 		host.SysctlFormat,
 		host.SysctlJSONFormat,
-		componentFlagsFormat,
+		kube.ComponentFlagsFormat,
 		host.ContainersFormat,
-		describeFormat,
-		kubeTableFormat,
+		kube.DescribeFormat,
+		kube.KubectlTableFormat,
 		klogFormat,
 		etcdLogFormat,
 		jsonLogFormat,
@@ -36,7 +37,7 @@ func Formats() []*Format {
 		netfilter.IPTablesListFormat,
 		netfilter.IPTablesRulesFormat,
 		netfilter.NFTFormat,
-		kubeFormat,
+		kube.KubectlFormat,
 		tcpdumpTextFormat,
 		tsharkTextFormat,
 		host.SSFormat,

@@ -14,6 +14,7 @@ import (
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
+	"github.com/netmortem/netmortem/parse/kube"
 )
 
 // eventLine renders an event on one line for exact comparison:
@@ -331,7 +332,7 @@ func TestSniffLogs(t *testing.T) {
 		}
 		return string(b)
 	}
-	formats := []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat, corednsLogFormat, kubeTableFormat}
+	formats := []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat, corednsLogFormat, kube.KubectlTableFormat}
 	for _, tt := range []struct {
 		name, in, want string // want: the one format scoring >= 50, "" for none
 	}{

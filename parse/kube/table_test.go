@@ -1,4 +1,4 @@
-package parse
+package kube
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
@@ -378,9 +379,9 @@ Endpoints kube-system/kube-dns 53:10.244.0.2,10.244.0.3 9153:10.244.0.2,?,?,? @6
 // The layout's command (a Rancher log collector's kubectl/pods file) gives
 // the kind and namespace of rows without a header.
 func TestKubeTableFormatCommand(t *testing.T) {
-	src := &Source{Name: "kubectl/pods", Node: "n1", Command: "kubectl get pods -n kube-system --no-headers"}
+	src := &format.Source{Name: "kubectl/pods", Node: "n1", Command: "kubectl get pods -n kube-system --no-headers"}
 	var snap model.Snapshot
-	n, err := kubeTableFormat.Parse(t.Context(), strings.NewReader("etcd-m1 1/1 Running 3 5d\n"), src, &snap)
+	n, err := KubectlTableFormat.Parse(t.Context(), strings.NewReader("etcd-m1 1/1 Running 3 5d\n"), src, &snap)
 	if err != nil || n != 1 {
 		t.Fatalf("%d objects, %v", n, err)
 	}
@@ -421,7 +422,7 @@ metrics   1/1     1            1           58d
 			t.Errorf("error %d:\n got %s\nwant %s", i, got, want)
 		}
 	}
-	if !errors.Is(list[0], ErrSyntax) || !errors.Is(list[2], ErrValue) {
+	if !errors.Is(list[0], format.ErrSyntax) || !errors.Is(list[2], format.ErrValue) {
 		t.Errorf("sentinels: %v", list)
 	}
 	want := `Service /kube-dns ClusterIP cip=10.96.0.10 ports= lb= ext= extname= sel= @9

@@ -1,4 +1,9 @@
-package parse
+// Package kube reads the cluster's side of the evidence as kubectl prints
+// it: objects in JSON or YAML (and static pod manifests), the text tables
+// of kubectl get, kubectl describe, and the flags of the cluster's
+// components. Each file holds one format: its Format, its sniffer and its
+// parser; the tables of kubectl get span table*.go.
+package kube
 
 import (
 	"bytes"
@@ -14,17 +19,18 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
-// kubeFormat reads Kubernetes objects as kubectl prints them with -o json or
+// KubectlFormat reads Kubernetes objects as kubectl prints them with -o json or
 // -o yaml, and static pod manifests.
-var kubeFormat = &Format{
+var KubectlFormat = &format.Format{
 	Name:    "kubectl",
 	Kind:    model.KindKube,
 	Command: "kubectl get ... -o json|yaml (objects and Lists); static pod manifests (/etc/kubernetes/manifests/*.yaml)",
 	Sniff:   sniffKube,
-	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		n := readKube(ctx, r, src, snap, &errs)
 		return n, errs.Err()
@@ -88,13 +94,13 @@ var yamlItemKindRe = regexp.MustCompile(`^(?:- |  )kind:\s*[A-Z]\w*\s*$`)
 func KubeObjects(r io.Reader, name string) (*model.Snapshot, error) {
 	var errs model.ErrorList
 	snap := &model.Snapshot{}
-	readKube(context.Background(), r, &Source{Name: name}, snap, &errs)
+	readKube(context.Background(), r, &format.Source{Name: name}, snap, &errs)
 	return snap, errs.Err()
 }
 
 var yamlLineRe = regexp.MustCompile(`line (\d+)`)
 
-func readKube(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot, errs *model.ErrorList) int {
+func readKube(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot, errs *model.ErrorList) int {
 	dec := yaml.NewDecoder(r)
 	n := 0
 	docLine := 1 // the first line the next document can start on
@@ -180,7 +186,7 @@ func scalar(m *yaml.Node, key string) string {
 
 // kubeNode reads one object (or List) node; itemKind is the kind implied by
 // a typed List for items that omit theirs.
-func kubeNode(node *yaml.Node, itemKind string, src *Source, snap *model.Snapshot, errs *model.ErrorList) int {
+func kubeNode(node *yaml.Node, itemKind string, src *format.Source, snap *model.Snapshot, errs *model.ErrorList) int {
 	pos := model.Pos{File: src.Name, Line: node.Line}
 	if node.Kind != yaml.MappingNode {
 		errs.Addf(pos, "", "expected a Kubernetes object (a mapping with apiVersion and kind)")
@@ -340,7 +346,7 @@ func containerLines(pod *yaml.Node) map[string]int {
 // staticPodComponents returns the cluster components a Pod's containers run,
 // with their flags from command and args. The manifest's own lines are kept
 // for each flag.
-func staticPodComponents(pod *yaml.Node, src *Source, pos model.Pos) []model.Component {
+func staticPodComponents(pod *yaml.Node, src *format.Source, pos model.Pos) []model.Component {
 	containers := mapValue(mapValue(pod, "spec"), "containers")
 	if containers == nil || containers.Kind != yaml.SequenceNode {
 		return nil

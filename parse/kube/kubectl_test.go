@@ -1,4 +1,4 @@
-package parse
+package kube
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 )
 
 func readKubeFile(t *testing.T, rel string) *model.Snapshot {
@@ -105,7 +106,7 @@ spec:
   - name: kube-proxy
     command: ["/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override", "node1"]
 `
-	src := &Source{Name: "objs.yaml"}
+	src := &format.Source{Name: "objs.yaml"}
 	var snap model.Snapshot
 	var errs model.ErrorList
 	n := readKube(t.Context(), strings.NewReader(in), src, &snap, &errs)
@@ -232,11 +233,11 @@ func TestKubeTroubleshootShapes(t *testing.T) {
 		`{"metadata": {"resourceVersion": "1"}, "items": [{"metadata": {"name": "addons.k3s.cattle.io"}, "spec": {"group": "k3s.cattle.io", "names": {"kind": "Addon"}}}]}`,
 		`[{"groupVersion": "batch/v1", "resources": [{"name": "jobs", "kind": "Job"}]}]`,
 	}
-	src := &Source{Name: "ts.json"}
+	src := &format.Source{Name: "ts.json"}
 	snap := &model.Snapshot{}
 	n := 0
 	for _, in := range ins {
-		m, err := kubeFormat.Parse(t.Context(), strings.NewReader(in), src, snap)
+		m, err := KubectlFormat.Parse(t.Context(), strings.NewReader(in), src, snap)
 		if err != nil {
 			t.Errorf("%v in\n%s", err, in)
 		}
@@ -261,7 +262,7 @@ func TestKubeTroubleshootShapes(t *testing.T) {
 		t.Errorf("details %v, want %v", src.Details, want)
 	}
 	// An object whose fields say nothing is still reported.
-	_, err := kubeFormat.Parse(t.Context(), strings.NewReader(`{"metadata": {"name": "mystery"}}`), src, snap)
+	_, err := KubectlFormat.Parse(t.Context(), strings.NewReader(`{"metadata": {"name": "mystery"}}`), src, snap)
 	if err == nil || err.Error() != "ts.json:1: object without a kind" {
 		t.Errorf("mystery object: %v", err)
 	}

@@ -1,4 +1,4 @@
-package parse
+package kube
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
@@ -230,7 +231,7 @@ func readComponentFlags(r io.Reader, name string, errs *model.ErrorList) []model
 			}
 			continue
 		}
-		l.Errorf("%w: expected a command-line flag (--name=value) or a component command line", ErrSyntax)
+		l.Errorf("%w: expected a command-line flag (--name=value) or a component command line", format.ErrSyntax)
 	}
 	flush()
 	return out
@@ -270,12 +271,13 @@ func sniffComponentFlags(_ string, head []byte) int {
 	return 0
 }
 
-var componentFlagsFormat = &Format{
+// ComponentFlagsFormat reads the command-line flags of cluster components.
+var ComponentFlagsFormat = &format.Format{
 	Name:    "component-flags",
 	Kind:    model.KindComponents,
 	Command: "component flags pasted one per line, or `ps auxww` lines of kube-apiserver, kubelet, kube-proxy, etcd ...",
 	Sniff:   sniffComponentFlags,
-	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		out := readComponentFlags(r, src.Name, &errs)
 		for i := range out {

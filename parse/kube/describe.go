@@ -1,4 +1,4 @@
-package parse
+package kube
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
@@ -108,7 +109,7 @@ func readDescribe(r io.Reader, name string, errs *model.ErrorList) *model.Kube {
 		if !indented {
 			m := describeFieldRe.FindStringSubmatch(line)
 			if m == nil {
-				l.Errorf("%w: expected a \"Field:  value\" line of kubectl describe", ErrSyntax)
+				l.Errorf("%w: expected a \"Field:  value\" line of kubectl describe", format.ErrSyntax)
 				continue
 			}
 			key, val := m[1], strings.TrimSpace(m[2])
@@ -119,7 +120,7 @@ func readDescribe(r io.Reader, name string, errs *model.ErrorList) *model.Kube {
 				continue
 			}
 			if cur == nil {
-				l.Errorf("%w: expected \"Name:\" to start an object", ErrSyntax)
+				l.Errorf("%w: expected \"Name:\" to start an object", format.ErrSyntax)
 				continue
 			}
 			cur.fields[key] = val
@@ -136,7 +137,7 @@ func readDescribe(r io.Reader, name string, errs *model.ErrorList) *model.Kube {
 			continue
 		}
 		if cur == nil {
-			l.Errorf("%w: expected \"Name:\" to start an object", ErrSyntax)
+			l.Errorf("%w: expected \"Name:\" to start an object", format.ErrSyntax)
 			continue
 		}
 		t := strings.TrimSpace(line)
@@ -310,12 +311,13 @@ func sniffDescribe(_ string, head []byte) int {
 	return 0
 }
 
-var describeFormat = &Format{
+// DescribeFormat reads kubectl describe of Services and Endpoints.
+var DescribeFormat = &format.Format{
 	Name:    "kubectl-describe",
 	Kind:    model.KindKube,
 	Command: "kubectl describe endpoints|service NAME",
 	Sniff:   sniffDescribe,
-	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		k := readDescribe(r, src.Name, &errs)
 		for i := range k.Endpoints {
