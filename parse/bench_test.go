@@ -15,6 +15,7 @@ import (
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 	"github.com/netmortem/netmortem/parse/internal/text"
 	"github.com/netmortem/netmortem/parse/kube"
+	"github.com/netmortem/netmortem/parse/logs"
 	"github.com/netmortem/netmortem/parse/netfilter"
 )
 
@@ -51,14 +52,14 @@ func benchCases() []benchCase {
 		{"containers", host.ContainersFormat, 10000, "docker ps -a rows", genContainers, perN(1)},
 		{"kubectl-describe", kube.DescribeFormat, 10000, "kubectl describe service outputs", genDescribe, perN(1)},
 		{"kubectl-table", kube.KubectlTableFormat, 10000, "kubectl get svc -A -o wide rows", genKubeTable, perN(1)},
-		{"klog", klogFormat, 100000, "journald kubelet lines", genKlog, perN(1)},
-		{"etcd-log", etcdLogFormat, 100000, "etcd 3.3 text log lines", genEtcdLog, perN(1)},
-		{"json-log", jsonLogFormat, 100000, "zap JSON log lines", genJSONLog, perN(1)},
-		{"logfmt", logfmtFormat, 100000, "logrus logfmt lines", genLogfmt, perN(1)},
-		{"nginx-access", nginxAccessFormat, 100000, "nginx access log lines", genNginxAccess, perN(1)},
-		{"nginx-error", nginxErrorFormat, 100000, "nginx error log lines", genNginxError, perN(1)},
-		{"dmesg", dmesgFormat, 100000, "dmesg lines (bridge ports, nf_conntrack table full)", genDmesg, perN(1)},
-		{"coredns-log", corednsLogFormat, 100000, "CoreDNS log lines (kubernetes plugin errors with traces, query log)", genCoreDNS, perN(1)},
+		{"klog", logs.KlogFormat, 100000, "journald kubelet lines", genKlog, perN(1)},
+		{"etcd-log", logs.EtcdLogFormat, 100000, "etcd 3.3 text log lines", genEtcdLog, perN(1)},
+		{"json-log", logs.JSONLogFormat, 100000, "zap JSON log lines", genJSONLog, perN(1)},
+		{"logfmt", logs.LogfmtFormat, 100000, "logrus logfmt lines", genLogfmt, perN(1)},
+		{"nginx-access", logs.NginxAccessFormat, 100000, "nginx access log lines", genNginxAccess, perN(1)},
+		{"nginx-error", logs.NginxErrorFormat, 100000, "nginx error log lines", genNginxError, perN(1)},
+		{"dmesg", logs.DmesgFormat, 100000, "dmesg lines (bridge ports, nf_conntrack table full)", genDmesg, perN(1)},
+		{"coredns-log", logs.CoreDNSLogFormat, 100000, "CoreDNS log lines (kubernetes plugin errors with traces, query log)", genCoreDNS, perN(1)},
 		{"ipvsadm", netfilter.IPVSadmFormat, 10000, "IPVS services with 3 real servers (ipvsadm -Ln)", genIPVSadm, perN(1)},
 		{"iptables-save", netfilter.IPTablesSaveFormat, 10000, "Services, kube-proxy iptables mode (iptables-save)", parsetest.KubeProxySave, func(n int) int { return 8 + 11*n }},
 		{"iptables-list", netfilter.IPTablesListFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -nvL)", genIPTablesList, func(n int) int { return 8 + 11*n }},

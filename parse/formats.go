@@ -4,6 +4,7 @@ import (
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/host"
 	"github.com/netmortem/netmortem/parse/kube"
+	"github.com/netmortem/netmortem/parse/logs"
 	"github.com/netmortem/netmortem/parse/netfilter"
 )
 
@@ -24,14 +25,14 @@ func Formats() []*Format {
 		host.ContainersFormat,
 		kube.DescribeFormat,
 		kube.KubectlTableFormat,
-		klogFormat,
-		etcdLogFormat,
-		jsonLogFormat,
-		logfmtFormat,
-		nginxAccessFormat,
-		nginxErrorFormat,
-		dmesgFormat,
-		corednsLogFormat,
+		logs.KlogFormat,
+		logs.EtcdLogFormat,
+		logs.JSONLogFormat,
+		logs.LogfmtFormat,
+		logs.NginxAccessFormat,
+		logs.NginxErrorFormat,
+		logs.DmesgFormat,
+		logs.CoreDNSLogFormat,
 		netfilter.IPVSadmFormat,
 		netfilter.IPTablesSaveFormat,
 		netfilter.IPTablesListFormat,

@@ -1,11 +1,10 @@
-package parse
+package logs
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 	"github.com/netmortem/netmortem/parse/kube"
 )
@@ -31,6 +31,9 @@ func eventLine(ev model.LogEvent) string {
 	}
 	return fmt.Sprintf("%d %s %s %s@%s %q {%s}", ev.Pos.Line, ts, ev.Level, ev.Source, ev.Node, ev.Message, strings.Join(kv, " "))
 }
+
+// EventLine is eventLine for the tests outside the package.
+var EventLine = eventLine
 
 func eventLines(evs []model.LogEvent) string {
 	var b strings.Builder
@@ -190,7 +193,7 @@ func TestLogsRealOutput(t *testing.T) {
 		},
 	}} {
 		t.Run(tt.file, func(t *testing.T) {
-			evs, err := readLogFile(t, filepath.Join("testdata", "logs", tt.file))
+			evs, err := readLogFile(t, filepath.Join(testutil.Root(), "parse", "testdata", "logs", tt.file))
 			gotErr := ""
 			if err != nil {
 				gotErr = err.Error()
@@ -326,13 +329,13 @@ func TestSniffLogs(t *testing.T) {
 		return string(b)
 	}
 	real := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("testdata", "logs", name))
+		b, err := os.ReadFile(filepath.Join(testutil.Root(), "parse", "testdata", "logs", name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return string(b)
 	}
-	formats := []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat, corednsLogFormat, kube.KubectlTableFormat}
+	formats := []*format.Format{KlogFormat, EtcdLogFormat, JSONLogFormat, LogfmtFormat, NginxAccessFormat, NginxErrorFormat, CoreDNSLogFormat, kube.KubectlTableFormat}
 	for _, tt := range []struct {
 		name, in, want string // want: the one format scoring >= 50, "" for none
 	}{
@@ -406,7 +409,7 @@ func FuzzLogs(f *testing.F) {
 				t.Fatalf("internal marker left in %v", ev.Fields)
 			}
 		}
-		for _, fm := range []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat, corednsLogFormat} {
+		for _, fm := range []*format.Format{KlogFormat, EtcdLogFormat, JSONLogFormat, LogfmtFormat, NginxAccessFormat, NginxErrorFormat, CoreDNSLogFormat} {
 			if s := fm.Sniff("fuzz.log", []byte(in)); s < 0 || s > 100 {
 				t.Fatalf("%s sniff %d", fm.Name, s)
 			}
@@ -437,66 +440,5 @@ func TestLogsNginxEntrypoint(t *testing.T) {
 	}
 	if got := sniffLogs([]byte(in), "nginx-error"); got == 0 {
 		t.Errorf("nginx-error sniff %d", got)
-	}
-}
-
-// Real kernel lines (parse/testdata/make-dmesg.sh) in each of dmesg's
-// formats give the same messages, with what each format tells: seconds
-// since boot, the date, the facility and level.
-func TestDmesgReal(t *testing.T) {
-	const dir = "parse/testdata/logs/"
-	var messages string
-	for _, c := range []struct{ file, first string }{
-		{"dmesg.txt", "kernel  uptime=17398.958480"},
-		{"dmesg-T.txt", "kernel 2026-11-23T16:59:14Z "},
-		{"dmesg-time-format-iso.txt", "kernel 2026-11-23T16:59:14.95848Z "},
-		{"dmesg-x.txt", "kernel info facility=kern,uptime=17398.958480"},
-		{"dmesg-r.txt", "kernel info uptime=17398.958480"},
-	} {
-		evs := parsetest.ReadFile(t, dir+c.file, Logs)
-		if len(evs) != 6 {
-			t.Fatalf("%s: %d events", c.file, len(evs))
-		}
-		var keys []string
-		for k, v := range evs[0].Fields {
-			keys = append(keys, k+"="+v)
-		}
-		slices.Sort(keys)
-		tm := ""
-		if !evs[0].Time.IsZero() {
-			tm = evs[0].Time.Format(time.RFC3339Nano)
-		}
-		// "source time-or-level fields": each format shows one of the two
-		if got := fmt.Sprintf("%s %s %s", evs[0].Source, tm+evs[0].Level, strings.Join(keys, ",")); got != c.first {
-			t.Errorf("%s: first event %q, want %q", c.file, got, c.first)
-		}
-		var msgs []string
-		for _, ev := range evs {
-			msgs = append(msgs, ev.Message)
-		}
-		if m := strings.Join(msgs, "|"); messages == "" {
-			messages = m
-		} else if m != messages {
-			t.Errorf("%s: messages %q, want %q", c.file, m, messages)
-		}
-	}
-	if !strings.HasPrefix(messages, "nm-t-dmbr: port 1(nm-t-dm1) entered disabled state|") {
-		t.Errorf("messages %q", messages)
-	}
-}
-
-func TestSniffDmesg(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(testutil.Root(), "parse/testdata/logs/dmesg*.txt"))
-	if len(files) != 6 {
-		t.Fatalf("%d dmesg files", len(files))
-	}
-	for _, f := range files {
-		head, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if best, _ := parsetest.Best(Formats(), "x", head); best != "dmesg" {
-			t.Errorf("%s read as %q", filepath.Base(f), best)
-		}
 	}
 }

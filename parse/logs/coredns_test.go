@@ -1,67 +1,14 @@
-package parse
+package logs
 
 import (
-	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/kube"
 )
-
-// The `kubectl logs -l k8s-app=kube-dns` section of a pasted terminal
-// session (shared corpus): read by coredns-log at the file's line numbers,
-// client-go's traces joined to their entry.
-func TestCoreDNSCorpus(t *testing.T) {
-	dir := testutil.CorpusDir(t, "dumps", "logs")
-	file := filepath.Join(dir, "inquisitivefrog_coredns_failed-to-list_clusterip-10.96.0.1-io-timeout.txt")
-	snap, warns, err := Open(context.Background(), file, nil)
-	if err != nil || len(warns) != 0 {
-		t.Fatalf("open: %v %v", err, warns)
-	}
-	var section *model.Input
-	for i, in := range snap.Inputs {
-		if in.Path == file+":112" {
-			section = &snap.Inputs[i]
-		}
-	}
-	if section == nil || section.Format != "coredns-log" || section.Kind != model.KindLogs || section.Records != 58 ||
-		section.Command != "kubectl logs --namespace=kube-system -l k8s-app=kube-dns" {
-		t.Fatalf("the kube-dns section: %+v", section)
-	}
-	if len(snap.Logs) != 58 {
-		t.Fatalf("%d events, want 58", len(snap.Logs))
-	}
-	for i, want := range map[int]string{
-		0:  `113 - INFO coredns@ "Still waiting on: \"kubernetes\"" {plugin=ready}`,
-		11: `124 - WARNING coredns@ "starting server with unsynced Kubernetes API" {plugin=kubernetes}`,
-		12: `125 -  coredns@ ".:53" {port=53 server=.:53}`,
-		13: `126 - INFO coredns@ "Running configuration SHA512 = 591cf328cccc12bc490481273e738df59329c62c0b729d94e8b61db9961c2fa5f046dd37f1cf888b953814040d180f52594972691cd6ff41be96639138a43908" {plugin=reload}`,
-		14: `127 -  coredns@ "CoreDNS-1.11.1" {version=1.11.1}`,
-		15: `128 -  coredns@ "linux/amd64, go1.20.7, ae2bbc2" {commit=ae2bbc2 go=go1.20.7 platform=linux/amd64}`,
-		20: `133 - INFO coredns@ "pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231: failed to list *v1.Service: Get \"https://10.96.0.1:443/api/v1/services?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout" {plugin=kubernetes}`,
-		22: `135 - INFO coredns@ "Trace[989619704]: \"Reflector ListAndWatch\" name:pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231 (08-Oct-2024 18:09:15.015) (total time: 30007ms):\nTrace[989619704]: ---\"Objects listed\" error:Get \"https://10.96.0.1:443/apis/discovery.k8s.io/v1/endpointslices?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout 30004ms (18:09:45.024)\nTrace[989619704]: [30.007665517s] [30.007665517s] END" {plugin=kubernetes}`,
-		24: `141 - ERROR coredns@ "pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231: Failed to watch *v1.Service: failed to list *v1.Service: Get \"https://10.96.0.1:443/api/v1/services?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout" {plugin=kubernetes}`,
-		57: `182 - ERROR coredns@ "pkg/mod/k8s.io/client-go@v0.27.4/tools/cache/reflector.go:231: Failed to watch *v1.Service: failed to list *v1.Service: Get \"https://10.96.0.1:443/api/v1/services?limit=500&resourceVersion=0\": dial tcp 10.96.0.1:443: i/o timeout" {plugin=kubernetes}`,
-	} {
-		if got := eventLine(snap.Logs[i]); got != want {
-			t.Errorf("event %d:\n got %s\nwant %s", i, got, want)
-		}
-	}
-	levels := map[string]int{}
-	for _, ev := range snap.Logs {
-		levels[ev.Level]++
-		if ev.Source != "coredns" || ev.Pos.File != file {
-			t.Errorf("event %s: source %q file %q", eventLine(ev), ev.Source, ev.Pos.File)
-		}
-	}
-	if levels["INFO"] != 44 || levels["WARNING"] != 2 || levels["ERROR"] != 6 || levels[""] != 6 {
-		t.Errorf("levels %v", levels)
-	}
-}
 
 // Each shape CoreDNS writes, as it writes it: dated and undated lines of
 // every level, the log plugin's query lines, the errors plugin, the banner
@@ -173,7 +120,7 @@ func TestSniffCoreDNS(t *testing.T) {
 CoreDNS-1.9.1
 linux/arm64, go1.17.8, 4b597f8
 `
-	formats := []*Format{klogFormat, etcdLogFormat, jsonLogFormat, logfmtFormat, nginxAccessFormat, nginxErrorFormat, corednsLogFormat, kube.KubectlTableFormat}
+	formats := []*format.Format{KlogFormat, EtcdLogFormat, JSONLogFormat, LogfmtFormat, NginxAccessFormat, NginxErrorFormat, CoreDNSLogFormat, kube.KubectlTableFormat}
 	for _, tt := range []struct{ name, in, want string }{
 		{"coredns", coredns, "coredns-log"},
 		{"coredns dated", "2024-10-08T20:16:40.123Z [INFO] plugin/reload: Running configuration SHA512 = 1b22\n2024-10-08T20:16:41.001Z [ERROR] plugin/errors: 2 example.com. A: i/o timeout\n", "coredns-log"},
@@ -229,7 +176,7 @@ func FuzzCoreDNS(f *testing.F) {
 				t.Fatalf("internal marker left in %v", ev.Fields)
 			}
 		}
-		if s := corednsLogFormat.Sniff("fuzz.log", []byte(in)); s < 0 || s > 100 {
+		if s := CoreDNSLogFormat.Sniff("fuzz.log", []byte(in)); s < 0 || s > 100 {
 			t.Fatalf("sniff %d", s)
 		}
 	})

@@ -1,4 +1,4 @@
-package parse
+package logs
 
 import (
 	"regexp"
@@ -6,9 +6,15 @@ import (
 	"time"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 )
 
-// --- CoreDNS
+// CoreDNSLogFormat reads CoreDNS's log.
+var CoreDNSLogFormat = logFormat("coredns", format.Format{
+	Name:    "coredns-log",
+	Command: "kubectl logs -n kube-system -l k8s-app=kube-dns (CoreDNS: [INFO] plugin/NAME: msg)",
+})
+
 //
 // CoreDNS logs through its own small package (plugin/pkg/log): a level in
 // brackets, then the plugin that speaks ("[INFO] plugin/kubernetes: msg").

@@ -1,0 +1,62 @@
+package logs
+
+import (
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+)
+
+// NginxErrorFormat reads nginx's error log.
+var NginxErrorFormat = logFormat("nginx-error", format.Format{
+	Name:    "nginx-error",
+	Command: "nginx error log",
+})
+
+var (
+	nginxErrorRe  = regexp.MustCompile(`^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) \[([a-z]+)\] (\d+)#(\d+): (?:\*(\d+) )?`)
+	nginxErrnoRe  = regexp.MustCompile(`\((\d+): ([^)]*)\)`)
+	nginxCtxKeyRe = regexp.MustCompile(`, (client|server|request|subrequest|upstream|host|referrer|login): `)
+)
+
+func parseNginxError(line string) (model.LogEvent, bool) {
+	if len(line) < 20 || line[4] != '/' {
+		return model.LogEvent{}, false
+	}
+	m, msg := submatches(nginxErrorRe, line)
+	if m == nil {
+		return model.LogEvent{}, false
+	}
+	ts, err := time.Parse("2006/01/02 15:04:05", m[1])
+	if err != nil {
+		return model.LogEvent{}, false
+	}
+	ev := model.LogEvent{Source: "nginx", Time: ts, Level: m[2], Fields: map[string]string{"pid": m[3], "tid": m[4]}}
+	if m[5] != "" {
+		ev.Fields["connection"] = m[5]
+	}
+	// The context nginx appends: ", client: A, server: B, request: "...", ...".
+	locs := nginxCtxKeyRe.FindAllStringSubmatchIndex(msg, -1)
+	if len(locs) > 0 {
+		for i, loc := range locs {
+			key := msg[loc[2]:loc[3]]
+			end := len(msg)
+			if i+1 < len(locs) {
+				end = locs[i+1][0]
+			}
+			val := msg[loc[1]:end]
+			// Quoted values; a value that lost a quote in copying keeps
+			// what is left.
+			val = strings.TrimSuffix(strings.TrimPrefix(val, `"`), `"`)
+			ev.Fields[key] = val
+		}
+		msg = msg[:locs[0][0]]
+	}
+	ev.Message = msg
+	if e := nginxErrnoRe.FindStringSubmatch(msg); e != nil {
+		ev.Fields["errno"], ev.Fields["strerror"] = e[1], e[2]
+	}
+	return ev, true
+}
