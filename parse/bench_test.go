@@ -81,8 +81,18 @@ func benchCases() []benchCase {
 		{"conntrack-stats", netfilter.ConntrackStatsFormat, 10000, "CPUs of conntrack -S counters", genConntrackStats, perN(1)},
 		{"kubespray-vars", host.SettingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
 		{"connect-loop", host.ProbesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
-		{"terminal-session", sessionFormat, 1000, "commands of a pasted session (kubectl get svc, ss -tan, ip neigh; 20 lines each)", genSession, perN(20)},
+		{"terminal-session", formatNamed("terminal-session"), 1000, "commands of a pasted session (kubectl get svc, ss -tan, ip neigh; 20 lines each)", genSession, perN(20)},
 	}
+}
+
+// formatNamed returns the registered format of that name.
+func formatNamed(name string) *Format {
+	for _, f := range Formats() {
+		if f.Name == name {
+			return f
+		}
+	}
+	panic("no format " + name)
 }
 
 // benchParse parses in with f as Open would.

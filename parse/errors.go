@@ -1,6 +1,9 @@
 package parse
 
-import "github.com/netmortem/netmortem/parse/format"
+import (
+	"github.com/netmortem/netmortem/parse/bundle"
+	"github.com/netmortem/netmortem/parse/format"
+)
 
 // Sentinel errors wrapped by the positioned errors parsers return; test them
 // with errors.Is. They are package format's.
@@ -13,4 +16,15 @@ var (
 	ErrUnrecognized = format.ErrUnrecognized
 	// ErrTruncated marks input that ends in the middle of a record.
 	ErrTruncated = format.ErrTruncated
+)
+
+// Sentinel errors of Open's warnings about the bundle itself; they are
+// package bundle's.
+var (
+	// ErrLimit marks input that was not read (or not read to its end)
+	// because one of the Limits was reached.
+	ErrLimit = bundle.ErrLimit
+	// ErrUnsafePath marks an archive member or link that would point
+	// outside the bundle; such entries are refused, never followed.
+	ErrUnsafePath = bundle.ErrUnsafePath
 )

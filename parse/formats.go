@@ -1,6 +1,10 @@
 package parse
 
 import (
+	"slices"
+	"sync"
+
+	"github.com/netmortem/netmortem/parse/bundle"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/host"
 	"github.com/netmortem/netmortem/parse/kube"
@@ -15,9 +19,15 @@ type Format = format.Format
 type Source = format.Source
 
 // Formats returns every format netmortem reads, in the order they are tried
-// when two sniff with the same score. The list is explicit.
-func Formats() []*Format {
-	return []*Format{
+// when two sniff with the same score. The list is explicit; the terminal
+// session, which reads each command's output with the other formats, comes
+// last.
+func Formats() []*Format { return slices.Clone(registry()) }
+
+// registry is the list Formats returns, made once so that every call gives
+// the same formats.
+var registry = sync.OnceValue(func() []*Format {
+	list := []*Format{
 		captureFormat,
 		host.SysctlFormat,
 		host.SysctlJSONFormat,
@@ -53,6 +63,9 @@ func Formats() []*Format {
 		netfilter.ConntrackStatsFormat,
 		host.SettingsFormat,
 		host.ProbesFormat,
-		sessionFormat,
 	}
-}
+	// A session's commands are read with every other format but binary
+	// captures, which no pasted text holds.
+	others := slices.DeleteFunc(slices.Clone(list), func(f *Format) bool { return f == captureFormat })
+	return append(list, bundle.SessionFormat(others))
+})

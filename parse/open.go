@@ -14,106 +14,62 @@
 // and EKS log collectors, kubectl cluster-info dump, must-gather) is
 // recognized from its paths: it tells which node each file belongs to and
 // which command produced it (see docs/bundles.md). Values a redactor hid
-// ("***HIDDEN***") are dropped from the model as unknown; see Redacted and
-// Token.
+// ("***HIDDEN***") are dropped from the model as unknown; see
+// bundle.Redacted and bundle.Token.
+//
+// The formats live in sub-packages by domain, one file per format with its
+// Format: netfilter, host, kube and logs; package bundle walks, places and
+// dispatches; package format defines what a format is. Formats lists them
+// all, in one explicit list.
 package parse
 
 import (
 	"context"
-	"errors"
-	"os"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/bundle"
 )
 
-// Options tune Open. The zero value (or nil) is ready to use.
-type Options struct {
-	// Node attributes every input to this node unless the bundle layout
-	// says otherwise.
-	Node string
-	// Formats restricts the formats tried; nil means Formats().
-	Formats []*Format
-	// Progress, when set, is called with each input as it is finished.
-	Progress func(in model.Input)
-	// SummarizeCaptures folds connection attempts into per-server,
-	// per-outcome counters (Snapshot.EndpointStats) instead of keeping
-	// each one: established attempts that ended normally, and refused and
-	// unanswered ones beyond a sample per server (capture.FailedSample).
-	// Memory then follows live connections, not the capture's size. The
-	// rules count both; `netmortem flows` keeps every attempt.
-	SummarizeCaptures bool
-	// FailedSample, when positive, is how many refused, and how many
-	// unanswered, attempts to each server SummarizeCaptures keeps one by
-	// one (capture.FailedSample otherwise).
-	FailedSample int
-	// Limits bound decompression (sizes, ratio, nesting); zero fields take
-	// the DefaultLimits.
-	Limits Limits
-	// TempDir is where nested archives too large for memory are spilled
-	// (and removed before Open returns); "" means os.TempDir().
-	TempDir string
-}
+// Options tune Open (see bundle.Options). The zero value (or nil) is ready
+// to use; nil Formats means Formats().
+type Options = bundle.Options
 
-func (o *Options) formats() []*Format {
-	if o == nil || o.Formats == nil {
-		return Formats()
-	}
-	return o.Formats
-}
+// Limits bound what Open reads from archives and compressed files (see
+// bundle.Limits).
+type Limits = bundle.Limits
+
+// DefaultLimits returns the limits Open uses for zero fields.
+func DefaultLimits() Limits { return bundle.DefaultLimits() }
 
 // Open reads the evidence at path (a directory, a .tar, .tar.gz, .tgz,
 // .tar.xz, .tar.bz2 or .zip archive, possibly holding further archives, or
-// a single file, possibly gzip'd, xz'd or bzip2'd) into a Snapshot. It
-// returns the problems found inside the evidence as warnings, and a non-nil
-// error only when path cannot be read at all or ctx ends first (then the
-// Snapshot holds what was read until then). Open never writes into the
-// bundle; nested archives larger than Limits.MaxMemoryBuffer are spilled to
-// Options.TempDir and removed before it returns.
+// a single file, possibly gzip'd, xz'd or bzip2'd) into a Snapshot, trying
+// opts.Formats, or all Formats when nil. It returns the problems found
+// inside the evidence as warnings, and a non-nil error only when path cannot
+// be read at all or ctx ends first (then the Snapshot holds what was read
+// until then). Open never writes into the bundle; nested archives larger
+// than Limits.MaxMemoryBuffer are spilled to Options.TempDir and removed
+// before it returns.
 func Open(ctx context.Context, path string, opts *Options) (*model.Snapshot, model.ErrorList, error) {
-	o := newOpener(ctx, opts)
-	err := o.open(path)
-	stitchSeries(ctx, o.snap, opts, &o.warns)
-	scrubRedacted(o.snap, &o.warns)
-	o.warns.Sort()
-	return o.snap, o.warns, err
+	return bundle.Open(ctx, path, withFormats(opts))
 }
 
 // OpenAll opens every path and merges them into one Snapshot. The error
 // joins those of the paths that could not be read at all.
 func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapshot, model.ErrorList, error) {
-	snap := &model.Snapshot{}
-	var warns model.ErrorList
-	var errs []error
-	for i, p := range paths {
-		s, w, err := Open(ctx, p, opts)
-		if i == 0 && s != nil {
-			snap = s // no copy of what may be a large capture's attempts
-		} else {
-			snap.Merge(s)
-		}
-		warns = append(warns, w...)
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(paths) > 1 {
-		// The files of a rotated series may have been given one by one.
-		stitchSeries(ctx, snap, opts, &warns)
-	}
-	return snap, warns, errors.Join(errs...)
+	return bundle.OpenAll(ctx, paths, withFormats(opts))
 }
 
-func newOpener(ctx context.Context, opts *Options) *opener {
-	o := &opener{ctx: ctx, opts: opts, snap: &model.Snapshot{}, formats: opts.formats()}
-	var lim Limits
+// withFormats returns opts with Formats set, the registry when opts leave
+// it nil.
+func withFormats(opts *Options) *Options {
+	if opts != nil && opts.Formats != nil {
+		return opts
+	}
+	o := Options{}
 	if opts != nil {
-		lim = opts.Limits
-		o.node = opts.Node
-		o.tempDir = opts.TempDir
+		o = *opts
 	}
-	if o.tempDir == "" {
-		o.tempDir = os.TempDir()
-	}
-	o.bud = &budget{lim: lim.withDefaults()}
-	return o
+	o.Formats = Formats()
+	return &o
 }

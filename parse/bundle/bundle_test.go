@@ -1,4 +1,4 @@
-package parse_test
+package bundle_test
 
 import (
 	"archive/tar"
@@ -23,6 +23,7 @@ import (
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
+	"github.com/netmortem/netmortem/parse/bundle"
 )
 
 func open(t *testing.T, path string, opts *parse.Options) (*model.Snapshot, model.ErrorList) {
@@ -144,7 +145,7 @@ func checkTrees(t *testing.T, snap *model.Snapshot, prefix string) {
 }
 
 func TestLayoutTreesDirectory(t *testing.T) {
-	dir := filepath.Join("testdata", "bundles")
+	dir := filepath.Join(testutil.Root(), "parse", "testdata", "bundles")
 	snap, warns := open(t, dir, nil)
 	checkTrees(t, snap, dir+string(filepath.Separator))
 	if len(warns) != 0 {
@@ -236,7 +237,7 @@ func TestLayoutTreesArchives(t *testing.T) {
 	for _, format := range []string{"tar", "tar.gz", "tar.xz", "zip"} {
 		t.Run(format, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "bundle."+format)
-			archiveTree(t, filepath.Join("testdata", "bundles"), dst, format)
+			archiveTree(t, filepath.Join(testutil.Root(), "parse", "testdata", "bundles"), dst, format)
 			snap, warns := open(t, dst, nil)
 			checkTrees(t, snap, dst+"!")
 			if len(warns) != 0 {
@@ -252,7 +253,7 @@ func TestLayoutTreesArchives(t *testing.T) {
 func TestNestedArchives(t *testing.T) {
 	tmp := t.TempDir()
 	inner := filepath.Join(tmp, "inner.zip")
-	archiveTree(t, filepath.Join("testdata", "bundles"), inner, "zip")
+	archiveTree(t, filepath.Join(testutil.Root(), "parse", "testdata", "bundles"), inner, "zip")
 	mid := filepath.Join(tmp, "mid")
 	os.Mkdir(mid, 0o755)
 	os.Rename(inner, filepath.Join(mid, "inner.zip"))
@@ -655,7 +656,7 @@ func TestTroubleshootBundles(t *testing.T) {
 		logs := 0
 		for _, in := range snap.Inputs {
 			rel := strings.TrimPrefix(in.Path, p+"!support-bundle/")
-			if in.Layout != parse.LayoutTroubleshoot {
+			if in.Layout != bundle.LayoutTroubleshoot {
 				t.Errorf("%s: layout %q", rel, in.Layout)
 			}
 			switch {
@@ -733,7 +734,7 @@ func contains(ss []string, s string) bool {
 func TestOpenCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, _, err := parse.Open(ctx, filepath.Join("testdata", "bundles"), &parse.Options{Formats: testformats.All()})
+	_, _, err := parse.Open(ctx, filepath.Join(testutil.Root(), "parse", "testdata", "bundles"), &parse.Options{Formats: testformats.All()})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Open with a canceled context: err %v", err)
 	}
@@ -749,7 +750,7 @@ func TestOpenMissing(t *testing.T) {
 func BenchmarkOpenTrees(b *testing.B) {
 	dst := filepath.Join(b.TempDir(), "trees.tar.gz")
 	t := &testing.T{}
-	archiveTree(t, filepath.Join("testdata", "bundles"), dst, "tar.gz")
+	archiveTree(t, filepath.Join(testutil.Root(), "parse", "testdata", "bundles"), dst, "tar.gz")
 	opts := &parse.Options{Formats: testformats.All()}
 	b.ReportAllocs()
 	for b.Loop() {

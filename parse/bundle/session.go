@@ -1,4 +1,4 @@
-package parse
+package bundle
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
@@ -15,17 +16,24 @@ import (
 // by hand.
 const maxSessionBytes = 32 << 20
 
-var sessionFormat = &Format{
-	Name:    "terminal-session",
-	Kind:    model.KindSession, // each command's output is an input of its own
-	Command: "a pasted terminal session: several commands (kubectl, cat, ip, ss ...) with their output, one after the other",
+// SessionFormat returns the format of pasted terminal sessions: several
+// commands with their output, each output read by the one of formats that
+// recognizes it (formats should hold neither the session format nor binary
+// captures).
+func SessionFormat(formats []*format.Format) *format.Format {
+	s := session{formats: formats}
+	return &format.Format{
+		Name:    "terminal-session",
+		Kind:    model.KindSession, // each command's output is an input of its own
+		Command: "a pasted terminal session: several commands (kubectl, cat, ip, ss ...) with their output, one after the other",
+		Sniff:   s.sniff,
+		Parse:   s.parse,
+	}
 }
 
-// The session's sniffer and parser run the other formats: set here, not in
-// the literal, which Formats refers to.
-func init() {
-	sessionFormat.Sniff = sniffSession
-	sessionFormat.Parse = parseSession
+// session reads terminal sessions with formats.
+type session struct {
+	formats []*format.Format
 }
 
 // sessionCommand is one command of a session: its prompt line and the lines
@@ -62,10 +70,10 @@ func sessionCommands(lines []string) []sessionCommand {
 	return out
 }
 
-// sniffSession claims text holding the commands of at least two programs
+// sniff claims text holding the commands of at least two programs
 // (kubectl and cat, ss and netstat ...), each followed by its output: no
 // single format reads it, each command's output is read by its own.
-func sniffSession(_ string, head []byte) int {
+func (s session) sniff(_ string, head []byte) int {
 	if !text.IsText(head) {
 		return 0
 	}
@@ -88,7 +96,7 @@ func sniffSession(_ string, head []byte) int {
 	formats := map[string]bool{}
 	netfilterOnly := true
 	for _, c := range sessionCommands(lines) {
-		if f, _ := sessionFormatFor(lines, c); f != nil {
+		if f, _ := s.formatFor(lines, c); f != nil {
 			formats[f.Name] = true
 			netfilterOnly = netfilterOnly && f.Kind == model.KindNetfilter
 		}
@@ -105,12 +113,12 @@ func sniffSession(_ string, head []byte) int {
 	return 90
 }
 
-// parseSession splits a terminal session at its prompts and reads each
+// parse splits a terminal session at its prompts and reads each
 // command's output with the format that recognizes it (the command's
 // program breaking ties, as a bundle layout's command does), with the
 // positions of the whole file. Output that no format recognizes (nslookup,
 // an editor's message) is passed over and counted.
-func parseSession(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+func (s session) parse(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxSessionBytes+1))
 	if err != nil {
 		return 0, fmt.Errorf("%w", err)
@@ -126,7 +134,7 @@ func parseSession(ctx context.Context, r io.Reader, src *Source, snap *model.Sna
 			errs.Add(src.Pos(c.start+1), "", ctx.Err())
 			break
 		}
-		f, from := sessionFormatFor(lines, c)
+		f, from := s.formatFor(lines, c)
 		if f == nil {
 			src.Count("commands not read", 1)
 			continue
@@ -138,7 +146,7 @@ func parseSession(ctx context.Context, r io.Reader, src *Source, snap *model.Sna
 				node = h
 			}
 		}
-		sub := &Source{Name: src.Name, Node: node, Command: c.cmd, Format: f.Name,
+		sub := &format.Source{Name: src.Name, Node: node, Command: c.cmd, Format: f.Name,
 			SummarizeCaptures: src.SummarizeCaptures, FailedSample: src.FailedSample}
 		body := []byte(strings.Join(lines[from:c.end], "\n") + "\n")
 		n, perr := f.Parse(ctx, text.NewSectionReader(from, body), sub, snap)
@@ -155,13 +163,13 @@ func parseSession(ctx context.Context, r io.Reader, src *Source, snap *model.Sna
 	return records, errs.Err()
 }
 
-// sessionFormatFor picks the format of one command's output, trying it
+// formatFor picks the format of one command's output, trying it
 // without and with the prompt line (others want the output alone; some
 // parsers recognize output by its prompt), and returns the line (0-based)
 // the text to parse starts at.
-func sessionFormatFor(lines []string, c sessionCommand) (*Format, int) {
+func (s session) formatFor(lines []string, c sessionCommand) (*format.Format, int) {
 	prog := text.Program(c.cmd)
-	var best *Format
+	var best *format.Format
 	bestScore, bestFrom := 0, c.start
 	// Without the prompt line first: on a tie the output alone is parsed
 	// (the command reaches the parser as Source.Command anyway).
@@ -170,10 +178,7 @@ func sessionFormatFor(lines []string, c sessionCommand) (*Format, int) {
 			continue // recognized without the prompt: no need to try with it
 		}
 		head := sectionHead(lines[from:c.end])
-		for _, f := range Formats() {
-			if f == sessionFormat || f == captureFormat {
-				continue
-			}
+		for _, f := range s.formats {
 			sc := f.Sniff("", head)
 			if sc <= 0 {
 				continue

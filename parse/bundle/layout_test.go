@@ -1,4 +1,4 @@
-package parse
+package bundle
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/ulikunitz/xz"
-
-	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 func TestSOSCommand(t *testing.T) {
@@ -24,23 +22,6 @@ func TestSOSCommand(t *testing.T) {
 	} {
 		if got := SOSCommand(c.file); got != c.want {
 			t.Errorf("SOSCommand(%q) = %q, want %q", c.file, got, c.want)
-		}
-	}
-}
-
-func TestProgram(t *testing.T) {
-	for _, c := range []struct{ cmd, want string }{
-		{"iptables-save", "iptables-save"},
-		{"/usr/sbin/iptables-save -t nat", "iptables-save"},
-		{"ip netns exec cni-1 ss -tanp", "ss"},
-		{"sudo timeout 75 conntrack -L", "conntrack"},
-		{"ipvsadm -Ln --exact", "ipvsadm"},
-		{"ip addr show", "ip"},
-		{"", ""},
-		{"timeout", "timeout"},
-	} {
-		if got := text.Program(c.cmd); got != c.want {
-			t.Errorf("text.Program(%q) = %q, want %q", c.cmd, got, c.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package parse
+package bundle_test
 
 import (
 	"archive/tar"
@@ -11,6 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/parse"
 )
 
 // A .pcap.zst and a .tar.zst bundle are read like their gzip'd forms.
@@ -51,7 +52,7 @@ func TestZstd(t *testing.T) {
 		file            string
 		attempts, sysct int
 	}{{"capture.pcap.zst", 8, 0}, {"bundle.tar.zst", 8, 2}} {
-		snap, warns, err := Open(context.Background(), filepath.Join(dir, c.file), nil)
+		snap, warns, err := parse.Open(context.Background(), filepath.Join(dir, c.file), nil)
 		if err != nil || len(warns) > 0 {
 			t.Fatalf("%s: %v %v", c.file, err, warns)
 		}

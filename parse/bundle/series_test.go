@@ -1,4 +1,4 @@
-package parse
+package bundle_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/parse"
 )
 
 // A tcpdump -G capture rotated every second: read as one series, it gives
@@ -15,7 +16,7 @@ import (
 // cross a file boundary are single attempts.
 func TestRotatedSeries(t *testing.T) {
 	dir := filepath.Join(testutil.Root(), "fixtures/captures/rotated")
-	snap, warns, err := Open(context.Background(), dir, nil)
+	snap, warns, err := parse.Open(context.Background(), dir, nil)
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("open: %v %v", err, warns)
 	}

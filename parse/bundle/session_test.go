@@ -1,4 +1,4 @@
-package parse
+package bundle_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
@@ -17,7 +19,7 @@ import (
 // an input of its own kind.
 func TestSessionReal(t *testing.T) {
 	path := filepath.Join(testutil.Root(), "parse/testdata/session/node-session.txt")
-	snap, warns, err := Open(context.Background(), path, nil)
+	snap, warns, err := parse.Open(context.Background(), path, nil)
 	if err != nil || len(warns) != 0 {
 		t.Fatalf("open: %v %v", err, warns)
 	}
@@ -63,7 +65,7 @@ func TestSessionReal(t *testing.T) {
 }
 
 func TestSniffSession(t *testing.T) {
-	if f := parsetest.SniffAs(t, Formats(), "parse/testdata/session/node-session.txt"); f != "terminal-session" {
+	if f := parsetest.SniffAs(t, parse.Formats(), "parse/testdata/session/node-session.txt"); f != "terminal-session" {
 		t.Errorf("session sniffed as %q", f)
 	}
 	// One program's outputs, or iptables listings of several commands,
@@ -73,13 +75,9 @@ func TestSniffSession(t *testing.T) {
 		"parse/testdata/probes/nc-openbsd-lines.txt":   "connect-loop",
 		"fixtures/seeds/000-apiserver-affinity/cs.txt": "kubectl-table",
 	} {
-		if f := parsetest.SniffAs(t, Formats(), rel); f != want {
+		if f := parsetest.SniffAs(t, parse.Formats(), rel); f != want {
 			t.Errorf("%s sniffed as %q, want %q", rel, f, want)
 		}
-	}
-	zsh := "tim@Tims-MBP kubernetes % kubectl get svc"
-	if host, cmd, ok := sessionPrompt(zsh); !ok || host != "Tims-MBP" || cmd != "kubectl get svc" {
-		t.Errorf("zsh prompt: %q %q %v", host, cmd, ok)
 	}
 }
 
@@ -87,11 +85,11 @@ func FuzzSession(f *testing.F) {
 	parsetest.AddSeedFiles(f, []string{"parse/testdata/session/node-session.txt"})
 	f.Add("a@b % cat x\napiVersion: v1\nkind: Pod\n$ ss -tan\nESTAB 0 0 1.2.3.4:1 5.6.7.8:2\n$ ip neigh\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		if sniffSession("fuzz.txt", []byte(in)) == 0 {
+		if sessionFormat().Sniff("fuzz.txt", []byte(in)) == 0 {
 			return
 		}
 		snap := &model.Snapshot{}
-		_, err := parseSession(context.Background(), strings.NewReader(in), &Source{Name: "fuzz.txt"}, snap)
+		_, err := sessionFormat().Parse(context.Background(), strings.NewReader(in), &format.Source{Name: "fuzz.txt"}, snap)
 		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, in := range snap.Inputs {
 			if !strings.HasPrefix(in.Path, "fuzz.txt:") {
@@ -113,7 +111,7 @@ func TestSessionClusterClient(t *testing.T) {
 		"ESTAB 0      0      10.0.0.5:40000     10.96.0.1:443\n" +
 		"root@node1:~# ip neigh\n10.0.0.1 dev eth0 lladdr 02:00:00:00:00:01 REACHABLE\n"
 	snap := &model.Snapshot{}
-	if _, err := parseSession(context.Background(), strings.NewReader(in), &Source{Name: "s.txt"}, snap); err != nil {
+	if _, err := sessionFormat().Parse(context.Background(), strings.NewReader(in), &format.Source{Name: "s.txt"}, snap); err != nil {
 		t.Fatal(err)
 	}
 	var nodes []string
@@ -123,4 +121,14 @@ func TestSessionClusterClient(t *testing.T) {
 	if got := strings.Join(nodes, " "); got != "s.txt:1= s.txt:4=node1 s.txt:7=node1" {
 		t.Errorf("nodes %s", got)
 	}
+}
+
+// sessionFormat is the terminal-session format of the registry.
+func sessionFormat() *format.Format {
+	for _, f := range parse.Formats() {
+		if f.Name == "terminal-session" {
+			return f
+		}
+	}
+	panic("no terminal-session format")
 }

@@ -1,0 +1,124 @@
+// Package bundle is how Open reads evidence: it walks a directory, an
+// archive or a single file (decompressing, and opening archives inside
+// archives within Limits), places every file it finds (the bundle layout
+// says which node it belongs to and which command produced it), and hands
+// each to the format that recognizes its content. Then it stitches rotated
+// capture series and drops the values a redactor hid. Package parse calls
+// it with its format registry; terminal sessions, read by every other
+// format, are a format made here (SessionFormat).
+//
+// The stages, a file each: walk.go (directories, archives, compression:
+// tree.go, archive.go, compress.go, limits.go), layout*.go (placement),
+// dispatch.go (sniff and parse), then series.go and redact.go over the
+// whole snapshot.
+package bundle
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+)
+
+// Options tune Open. The zero value (or nil) is ready to use, but reads no
+// format: parse.Open fills Formats with its registry.
+type Options struct {
+	// Node attributes every input to this node unless the bundle layout
+	// says otherwise.
+	Node string
+	// Formats are the formats tried, in order of preference when two
+	// score the same; parse.Open uses parse.Formats() when nil.
+	Formats []*format.Format
+	// Progress, when set, is called with each input as it is finished.
+	Progress func(in model.Input)
+	// SummarizeCaptures folds connection attempts into per-server,
+	// per-outcome counters (Snapshot.EndpointStats) instead of keeping
+	// each one: established attempts that ended normally, and refused and
+	// unanswered ones beyond a sample per server (capture.FailedSample).
+	// Memory then follows live connections, not the capture's size. The
+	// rules count both; `netmortem flows` keeps every attempt.
+	SummarizeCaptures bool
+	// FailedSample, when positive, is how many refused, and how many
+	// unanswered, attempts to each server SummarizeCaptures keeps one by
+	// one (capture.FailedSample otherwise).
+	FailedSample int
+	// Limits bound decompression (sizes, ratio, nesting); zero fields take
+	// the DefaultLimits.
+	Limits Limits
+	// TempDir is where nested archives too large for memory are spilled
+	// (and removed before Open returns); "" means os.TempDir().
+	TempDir string
+}
+
+// Open reads the evidence at path (a directory, a .tar, .tar.gz, .tgz,
+// .tar.xz, .tar.bz2 or .zip archive, possibly holding further archives, or
+// a single file, possibly gzip'd, xz'd or bzip2'd) into a Snapshot. It
+// returns the problems found inside the evidence as warnings, and a non-nil
+// error only when path cannot be read at all or ctx ends first (then the
+// Snapshot holds what was read until then). Open never writes into the
+// bundle; nested archives larger than Limits.MaxMemoryBuffer are spilled to
+// Options.TempDir and removed before it returns.
+func Open(ctx context.Context, path string, opts *Options) (*model.Snapshot, model.ErrorList, error) {
+	o := newOpener(ctx, opts)
+	err := o.open(path)
+	stitchSeries(ctx, o.snap, opts, &o.warns)
+	scrubRedacted(o.snap, &o.warns)
+	o.warns.Sort()
+	return o.snap, o.warns, err
+}
+
+// OpenAll opens every path and merges them into one Snapshot. The error
+// joins those of the paths that could not be read at all.
+func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapshot, model.ErrorList, error) {
+	snap := &model.Snapshot{}
+	var warns model.ErrorList
+	var errs []error
+	for i, p := range paths {
+		s, w, err := Open(ctx, p, opts)
+		if i == 0 && s != nil {
+			snap = s // no copy of what may be a large capture's attempts
+		} else {
+			snap.Merge(s)
+		}
+		warns = append(warns, w...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(paths) > 1 {
+		// The files of a rotated series may have been given one by one.
+		stitchSeries(ctx, snap, opts, &warns)
+	}
+	return snap, warns, errors.Join(errs...)
+}
+
+// opener is one Open: it walks the bundle, recognizes its layout, and
+// hands each file to the parser its content calls for.
+type opener struct {
+	ctx     context.Context
+	opts    *Options
+	node    string
+	tempDir string
+	formats []*format.Format
+	bud     *budget
+	snap    *model.Snapshot
+	warns   model.ErrorList
+}
+
+func newOpener(ctx context.Context, opts *Options) *opener {
+	o := &opener{ctx: ctx, opts: opts, snap: &model.Snapshot{}}
+	var lim Limits
+	if opts != nil {
+		lim = opts.Limits
+		o.node = opts.Node
+		o.tempDir = opts.TempDir
+		o.formats = opts.Formats
+	}
+	if o.tempDir == "" {
+		o.tempDir = os.TempDir()
+	}
+	o.bud = &budget{lim: lim.withDefaults()}
+	return o
+}

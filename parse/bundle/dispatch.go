@@ -1,0 +1,199 @@
+package bundle
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
+)
+
+// sniffFor picks the format of a file. Content decides: only formats whose
+// Sniff scores above zero are candidates. When the layout names the
+// command that produced the file, a candidate whose Command runs the same
+// program gets a bonus, so content that two formats could read goes the way
+// the layout says.
+func (o *opener) sniffFor(name string, head []byte, command string) *format.Format {
+	var best *format.Format
+	bestScore := 0
+	prog := text.Program(command)
+	for _, f := range o.formats {
+		sc := f.Sniff(name, head)
+		if sc <= 0 {
+			continue
+		}
+		if prog != "" && text.Program(f.Command) == prog {
+			sc += layoutCommandBonus
+		}
+		if sc > bestScore {
+			best, bestScore = f, sc
+		}
+	}
+	return best
+}
+
+// dispatch is the last stage of Open for one file: it sniffs and parses it
+// (decompressed). bound, when set, is the
+// decompressing reader whose limit errors are reported.
+func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, bound *boundReader) {
+	if pl.errorsFile {
+		if o.collectorErrors(name, r, pl) {
+			return
+		}
+	}
+	f := o.sniffFor(name, head, pl.command)
+	if f == nil {
+		if pl.direct {
+			o.warns.Add(model.Pos{File: name}, "", format.ErrUnrecognized)
+		}
+		o.skip(name, "unrecognized content", pl)
+		return
+	}
+	if pl.blank != nil {
+		r = blankLines(r, pl.blank)
+	}
+	src := &format.Source{Name: name, Node: pl.node, Command: pl.command, Format: f.Name,
+		SummarizeCaptures: o.opts != nil && o.opts.SummarizeCaptures}
+	if o.opts != nil {
+		src.FailedSample = o.opts.FailedSample
+	}
+	n, err := o.runParser(f, r, src)
+	var list model.ErrorList
+	list.Append(err)
+	for _, e := range list {
+		if e.Pos.File == "" {
+			e.Pos.File = name
+		}
+	}
+	if lerr := bound.limitHit(); lerr != nil && !errors.Is(list.Err(), ErrLimit) {
+		list.Add(model.Pos{File: name}, "", lerr)
+	}
+	o.warns = append(o.warns, list...)
+	o.add(model.Input{
+		Path:     name,
+		Format:   src.Format,
+		Kind:     f.Kind,
+		Node:     src.Node,
+		Layout:   pl.layout,
+		Command:  pl.command,
+		Records:  n,
+		Warnings: len(list),
+		Details:  src.Details,
+	})
+}
+
+// runParser calls a format's parser, turning a panic into an error: one
+// parser's bug must not stop the bundle.
+func (o *opener) runParser(f *format.Format, r io.Reader, src *format.Source) (n int, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("parser %s failed: %v\n%s", f.Name, v, debug.Stack())
+		}
+	}()
+	return f.Parse(o.ctx, r, src, o.snap)
+}
+
+// collectorErrors reads a collector's error list (troubleshoot writes
+// ["message", ...] or {"error": "message"}) and reports each entry as a
+// warning at its line. It returns false when the content is not such a
+// list, so the file is sniffed as usual.
+func (o *opener) collectorErrors(name string, r io.Reader, pl placement) bool {
+	b, err := io.ReadAll(io.LimitReader(r, maxLayoutFileBytes))
+	if err != nil {
+		return false
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(b, &doc) != nil || len(doc.Content) == 0 {
+		return false
+	}
+	root := doc.Content[0]
+	var msgs []*yaml.Node
+	switch root.Kind {
+	case yaml.SequenceNode:
+		for _, c := range root.Content {
+			if c.Kind != yaml.ScalarNode {
+				return false
+			}
+			msgs = append(msgs, c)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value == "error" && root.Content[i+1].Kind == yaml.ScalarNode {
+				msgs = append(msgs, root.Content[i+1])
+			}
+		}
+		if len(msgs) == 0 {
+			return false
+		}
+	default:
+		return false
+	}
+	for _, m := range msgs {
+		o.warns.Addf(model.Pos{File: name, Line: m.Line}, "", "collector error: %s", m.Value)
+	}
+	o.add(model.Input{
+		Path:     name,
+		Format:   "collector-errors",
+		Node:     pl.node,
+		Layout:   pl.layout,
+		Command:  pl.command,
+		Records:  len(msgs),
+		Warnings: len(msgs),
+	})
+	return true
+}
+
+func (o *opener) add(in model.Input) {
+	o.snap.Inputs = append(o.snap.Inputs, in)
+	if o.opts != nil && o.opts.Progress != nil {
+		o.opts.Progress(in)
+	}
+}
+
+func (o *opener) skip(name, why string, pl placement) {
+	o.add(model.Input{Path: name, Skipped: why, Node: pl.node, Layout: pl.layout, Command: pl.command})
+}
+
+// blankLines returns r with the lines blank reports replaced by empty
+// lines, so parsers never see a collector's banners and line numbers stay
+// those of the file.
+func blankLines(r io.Reader, blank func(string) bool) io.Reader {
+	return &blanker{br: bufio.NewReaderSize(r, 64<<10), blank: blank}
+}
+
+type blanker struct {
+	br      *bufio.Reader
+	blank   func(string) bool
+	pending []byte
+	err     error
+}
+
+func (b *blanker) Read(p []byte) (int, error) {
+	for len(b.pending) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		line, err := b.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// an over-long line is passed through as it is
+			b.pending = append(b.pending[:0], line...)
+			break
+		}
+		b.err = err
+		text := strings.TrimRight(string(line), "\r\n")
+		if len(line) > 0 && b.blank(text) {
+			line = line[len(text):]
+		}
+		b.pending = append(b.pending[:0], line...)
+	}
+	n := copy(p, b.pending)
+	b.pending = b.pending[n:]
+	return n, nil
+}

@@ -1,0 +1,163 @@
+package bundle
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrLimit marks input that was not read (or not read to its end) because
+// one of the Limits was reached. The rest of the bundle is still read.
+var ErrLimit = errors.New("limit reached")
+
+// Limits bound what Open reads from archives and compressed files, against
+// decompression bombs and runaway bundles. A zero field takes its default.
+// When a limit is reached, Open reports a positioned warning (wrapping
+// ErrLimit), stops reading that file or archive, and goes on with the rest.
+type Limits struct {
+	// MaxFileBytes bounds the decompressed size of one compressed file or
+	// archive member. Files read straight from disk are not bounded.
+	// Default 4 GiB.
+	MaxFileBytes int64
+	// MaxTotalBytes bounds everything decompressed (archives, compressed
+	// files, archives inside archives) by one Open. Default 32 GiB.
+	MaxTotalBytes int64
+	// MaxRatio bounds how many times larger than its compressed input a
+	// compressed stream may grow, checked once the stream has produced
+	// 8 MiB. Real command outputs and logs compress 5 to 50 times; a
+	// gzip bomb about 1000 times. Default 500.
+	MaxRatio int64
+	// MaxDepth bounds archives nested inside archives. Default 4.
+	MaxDepth int
+	// MaxEntries bounds the members of one archive. Default 200000.
+	MaxEntries int
+	// MaxMemoryBuffer is how large a nested archive (or a zip member of a
+	// tar, which needs random access) may be and still be held in memory;
+	// a larger one is spilled to a temporary file in Options.TempDir,
+	// removed when Open returns. Default 32 MiB.
+	MaxMemoryBuffer int64
+	// MaxDictBytes bounds the dictionary an xz stream may ask for, since
+	// the decoder allocates it up front. Default 128 MiB (xz -9 uses
+	// 64 MiB).
+	MaxDictBytes int64
+}
+
+// DefaultLimits returns the limits Open uses for zero fields.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxFileBytes:    4 << 30,
+		MaxTotalBytes:   32 << 30,
+		MaxRatio:        500,
+		MaxDepth:        4,
+		MaxEntries:      200000,
+		MaxMemoryBuffer: 32 << 20,
+		MaxDictBytes:    128 << 20,
+	}
+}
+
+// withDefaults fills the zero fields of l.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = d.MaxFileBytes
+	}
+	if l.MaxTotalBytes <= 0 {
+		l.MaxTotalBytes = d.MaxTotalBytes
+	}
+	if l.MaxRatio <= 0 {
+		l.MaxRatio = d.MaxRatio
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = d.MaxDepth
+	}
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = d.MaxEntries
+	}
+	if l.MaxMemoryBuffer <= 0 {
+		l.MaxMemoryBuffer = d.MaxMemoryBuffer
+	}
+	if l.MaxDictBytes <= 0 {
+		l.MaxDictBytes = d.MaxDictBytes
+	}
+	return l
+}
+
+// ratioFloor is the output a compressed stream may produce before its
+// ratio is checked, so small, very compressible files are never refused.
+const ratioFloor = 8 << 20
+
+// budget is one Open's account of decompressed bytes.
+type budget struct {
+	lim   Limits
+	total int64
+}
+
+func limitErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrLimit, fmt.Sprintf(format, args...))
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// boundReader enforces the limits on one decompressed stream (or archive
+// member): its size, its ratio to the compressed bytes consumed, and the
+// Open's total. Once a limit is hit every later Read returns the error.
+type boundReader struct {
+	r   io.Reader
+	in  *countReader // compressed side; nil when there is none
+	out int64
+	max int64 // size bound for this stream
+	b   *budget
+	err error
+}
+
+func (z *boundReader) Read(p []byte) (int, error) {
+	if z.err != nil {
+		return 0, z.err
+	}
+	n, err := z.r.Read(p)
+	z.out += int64(n)
+	z.b.total += int64(n)
+	lim := z.b.lim
+	switch {
+	case z.out > z.max:
+		z.err = limitErr("decompressed size exceeds %s (Limits.MaxFileBytes); rest not read", human(z.max))
+	case z.in != nil && z.out > ratioFloor && z.in.n > 0 && z.out/z.in.n > lim.MaxRatio:
+		z.err = limitErr("decompressed size exceeds %d times the compressed size (Limits.MaxRatio): likely a decompression bomb; rest not read", lim.MaxRatio)
+	case z.b.total > lim.MaxTotalBytes:
+		z.err = limitErr("bundle decompresses to more than %s (Limits.MaxTotalBytes); rest not read", human(lim.MaxTotalBytes))
+	}
+	if z.err != nil {
+		return n, z.err
+	}
+	return n, err
+}
+
+// limitHit returns the limit error a boundReader met, if any.
+func (z *boundReader) limitHit() error {
+	if z == nil {
+		return nil
+	}
+	return z.err
+}
+
+func human(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,335 @@
+package bundle
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/text"
+)
+
+// input is a file on its way through Open: found by the walk (on disk, in
+// an archive, or inside a compressed file) and placed by the layout, it is
+// decompressed and either walked as an archive or sniffed and parsed.
+type input struct {
+	name string // in positions: the path, or archive!member
+	r    io.Reader
+	// ra, when set, reads the file in place (a file on disk): an archive
+	// is walked from it rather than copied first.
+	ra    io.ReaderAt
+	size  int64
+	pl    placement
+	depth int // archives around the file
+}
+
+// open is the first stage of Open for one path: a directory is walked as a
+// tree, a file read as an input.
+func (o *opener) open(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", p, err)
+	}
+	base := placement{node: o.node}
+	if fi.IsDir() {
+		if err := o.tree(dirTree{root: p}, p, filepath.Separator, base, 0); err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Errorf("open %s: %w", p, err)
+			}
+			var pe *os.PathError
+			if errors.As(err, &pe) && pe.Path == p {
+				return fmt.Errorf("open %s: %w", p, err)
+			}
+			o.warns.Add(model.Pos{File: p}, "", err)
+		}
+		return o.ctx.Err()
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", p, err)
+	}
+	defer f.Close()
+	base.direct = true
+	o.file(input{name: p, r: f, ra: f, size: fi.Size(), pl: base})
+	return o.ctx.Err()
+}
+
+// archive walks an archive tree, reporting a failure to read it (a corrupt
+// archive, a limit) as a warning on the archive.
+func (o *opener) archive(t tree, name string, base placement, depth int) {
+	if err := o.tree(t, name, '!', base, depth); err != nil && o.ctx.Err() == nil {
+		o.warns.Add(model.Pos{File: name}, "", fmt.Errorf("archive not read to its end: %w", err))
+	}
+}
+
+// tree reads a tree in two passes: the first indexes its paths and the
+// small files that reveal its layout, the second places every file (the
+// node and command the layout gives it) and reads it. sep joins the tree's
+// name and a member's path: the OS separator for a directory, "!" for an
+// archive.
+func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) error {
+	ix := newIndex()
+	// The first pass is bounded like the second but not charged to the
+	// bundle's total: the same bytes are counted once, when parsed.
+	charged := o.bud.total
+	err := t.walk(o.ctx, func(e *entry) error {
+		ix.add(e)
+		if e.kind == entFile && e.bad == nil && wantContent(e.name) && e.size <= maxLayoutFileBytes &&
+			ix.bytes+e.size <= maxLayoutIndexBytes {
+			rc, err := e.open()
+			if err != nil {
+				return nil
+			}
+			b, _ := io.ReadAll(io.LimitReader(ctxReader{o.ctx, rc}, maxLayoutFileBytes))
+			rc.Close()
+			ix.files[e.name] = b
+			ix.bytes += int64(len(b))
+		}
+		return nil
+	})
+	o.bud.total = charged
+	if err != nil && (o.ctx.Err() != nil || len(ix.kinds) == 0) {
+		return err
+	}
+	// A tree that failed midway is still read as far as it goes: the
+	// second pass meets the same error at the same place.
+	base.direct = false
+	base.command = ""
+	base.errorsFile = false
+	base.blank = nil
+	ls := detectLayouts(ix, name, base)
+	memberName := func(n string) string {
+		if sep == '!' {
+			return name + "!" + n
+		}
+		return filepath.Join(name, filepath.FromSlash(n))
+	}
+	return t.walk(o.ctx, func(e *entry) error {
+		o.member(e, memberName(e.name), ls.place(e.name), depth)
+		return nil
+	})
+}
+
+// member reads one entry of a tree in the second pass, placed at pl.
+func (o *opener) member(e *entry, name string, pl placement, depth int) {
+	if e.bad != nil {
+		o.warns.Add(model.Pos{File: name}, "", e.bad)
+		o.skip(name, e.bad.Error(), placement{})
+		return
+	}
+	base := path.Base(e.name)
+	switch e.kind {
+	case entDir:
+		return
+	case entSymlink, entHardlink:
+		target, inside := linkTarget(e.name, e.link, e.kind == entHardlink)
+		if !inside {
+			err := fmt.Errorf("%w: link to %q refused", ErrUnsafePath, e.link)
+			o.warns.Add(model.Pos{File: name}, "", err)
+			o.skip(name, err.Error(), pl)
+			return
+		}
+		o.skip(name, "link to "+target+", read there", pl)
+		return
+	case entOther:
+		o.skip(name, "not a regular file", pl)
+		return
+	}
+	if strings.HasPrefix(base, "._") || base == ".DS_Store" {
+		return // macOS resource forks and folder settings
+	}
+	rc, err := e.open()
+	if err != nil {
+		o.warns.Add(model.Pos{File: name}, "", err)
+		o.skip(name, err.Error(), pl)
+		return
+	}
+	defer rc.Close()
+	var r io.Reader = rc
+	if e.inflated {
+		// zip members are decompressed by archive/zip: bound them here
+		r = &boundReader{r: rc, max: o.bud.lim.MaxFileBytes, b: o.bud}
+	}
+	if depth > 0 && e.size > o.bud.lim.MaxFileBytes {
+		err := limitErr("member is %s, above %s (Limits.MaxFileBytes); not read", human(e.size), human(o.bud.lim.MaxFileBytes))
+		o.warns.Add(model.Pos{File: name}, "", err)
+		o.skip(name, err.Error(), pl)
+		return
+	}
+	o.file(input{name: name, r: r, pl: pl, depth: depth})
+}
+
+// file reads one input: a compressed file is decompressed, an archive is
+// walked (a nested tree), anything else goes to dispatch to be sniffed and
+// parsed.
+func (o *opener) file(in input) {
+	br := bufio.NewReaderSize(ctxReader{o.ctx, in.r}, text.HeadSize)
+	head, _ := br.Peek(text.HeadSize)
+	if len(head) == 0 {
+		o.skip(in.name, "empty file", in.pl)
+		return
+	}
+	c := compressionOf(head)
+	if c == noCompression {
+		if isTar(head) || isZip(head) {
+			o.nested(in, c, br, head)
+			return
+		}
+		o.dispatch(in.name, br, head, in.pl, nil)
+		return
+	}
+	tee := &switchTee{r: br, on: true}
+	zr, err := decompress(c, tee, o.bud, o.bud.lim.MaxFileBytes, head)
+	if err != nil {
+		o.warns.Add(model.Pos{File: in.name}, "", err)
+		o.skip(in.name, "corrupt or refused "+c.String()+" stream", in.pl)
+		return
+	}
+	zbr := bufio.NewReaderSize(zr, text.HeadSize)
+	dhead, perr := zbr.Peek(text.HeadSize)
+	if isTar(dhead) {
+		rest := io.MultiReader(&tee.buf, br)
+		tee.on = false
+		o.nested(in, c, rest, head)
+		return
+	}
+	tee.on = false
+	tee.buf.Reset()
+	if perr != nil && perr != io.EOF && perr != bufio.ErrBufferFull {
+		o.warns.Add(model.Pos{File: in.name}, "", fmt.Errorf("%s: %w: the file is corrupt or cut short", c, perr))
+		if len(dhead) == 0 {
+			o.skip(in.name, "corrupt "+c.String()+" stream", in.pl)
+			return
+		}
+	}
+	if len(dhead) == 0 {
+		o.skip(in.name, "empty file", in.pl)
+		return
+	}
+	o.dispatch(in.name, zbr, dhead, in.pl, zr)
+}
+
+// nested walks the archive in (a tar compressed as c, or a zip). A file on
+// disk is walked in place; an archive found inside the bundle is made
+// random-access first (in memory, or spilled to a temporary file), so it
+// can be walked twice and a zip's central directory can be read. raw reads
+// the archive from its start; head is its first bytes as stored.
+func (o *opener) nested(in input, c compression, raw io.Reader, head []byte) {
+	if in.depth+1 > o.bud.lim.MaxDepth {
+		err := limitErr("archive nested deeper than %d (Limits.MaxDepth); not read", o.bud.lim.MaxDepth)
+		o.warns.Add(model.Pos{File: in.name}, "", err)
+		o.skip(in.name, err.Error(), in.pl)
+		return
+	}
+	ra, size := in.ra, in.size
+	if ra == nil {
+		b, err := materialize(&boundReader{r: raw, max: o.bud.lim.MaxFileBytes, b: o.bud}, o.bud.lim.MaxMemoryBuffer, o.tempDir)
+		if err != nil {
+			o.warns.Add(model.Pos{File: in.name}, "", err)
+			o.skip(in.name, "nested archive not read: "+err.Error(), in.pl)
+			return
+		}
+		defer b.close()
+		ra, size = b.ra, b.size
+	}
+	var t tree
+	if c == noCompression && isZip(head) {
+		t = zipTree{ra: ra, size: size, b: o.bud}
+	} else {
+		t = tarTree{b: o.bud, open: func() (io.Reader, func(), error) {
+			r := io.NewSectionReader(ra, 0, size)
+			if c == noCompression {
+				return ctxReader{o.ctx, r}, func() {}, nil
+			}
+			zr, err := decompress(c, r, o.bud, o.bud.lim.MaxTotalBytes, head)
+			if err != nil {
+				return nil, nil, err
+			}
+			return ctxReader{o.ctx, zr}, func() {}, nil
+		}}
+	}
+	o.archive(t, in.name, in.pl, in.depth+1)
+}
+
+// blob is a nested archive made random-access: held in memory, or spilled
+// to a temporary file.
+type blob struct {
+	ra   io.ReaderAt
+	size int64
+	file *os.File
+}
+
+func (b *blob) close() {
+	if b.file != nil {
+		name := b.file.Name()
+		b.file.Close()
+		os.Remove(name)
+	}
+}
+
+// materialize reads r into a blob: in memory up to maxMem bytes, in a
+// temporary file in dir beyond that. r is expected to be bounded already.
+func materialize(r io.Reader, maxMem int64, dir string) (*blob, error) {
+	var buf bytes.Buffer
+	n, err := io.CopyN(&buf, r, maxMem+1)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if n <= maxMem {
+		return &blob{ra: bytes.NewReader(buf.Bytes()), size: n}, nil
+	}
+	f, err := os.CreateTemp(dir, "netmortem-nested-*")
+	if err != nil {
+		return nil, fmt.Errorf("spill nested archive: %w", err)
+	}
+	b := &blob{file: f}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		b.close()
+		return nil, fmt.Errorf("spill nested archive: %w", err)
+	}
+	m, err := io.Copy(f, r)
+	if err != nil {
+		b.close()
+		return nil, err
+	}
+	b.ra, b.size = f, n+m
+	return b, nil
+}
+
+// ctxReader stops reading when ctx is done, so a parser working through a
+// huge file honors the deadline.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// switchTee copies what is read through it into buf until stopped: it keeps
+// the compressed bytes a sniffing decompressor consumed, so a compressed
+// tar found inside an archive can be read again from its start.
+type switchTee struct {
+	r   io.Reader
+	buf bytes.Buffer
+	on  bool
+}
+
+func (t *switchTee) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if t.on && n > 0 {
+		t.buf.Write(p[:n])
+	}
+	return n, err
+}
