@@ -1,0 +1,556 @@
+package capture
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// maxSegs bounds how many SYN, SYN/ACK and RST segments an attempt keeps
+// frame by frame; counts go on past it.
+const maxSegs = 32
+
+// seg is a model.Seg as the tracker keeps it.
+type seg struct {
+	ns    int64
+	frame int
+	line  int32
+	// file holds the index in Tracker.files (0 for the tracker's own
+	// file) in its low fileBits, and in its top bits, for the segments of
+	// stream.segs, the kind (seg*) and direction of the segment.
+	file uint32
+}
+
+const (
+	fileBits = 28
+	fileMask = 1<<fileBits - 1
+)
+
+// Kinds of the segments a stream lists.
+const (
+	segSYN = iota
+	segSYNACK
+	segRST
+)
+
+func (g seg) tag() uint32 { return g.file >> fileBits }
+
+func (t *Tracker) modelSeg(g seg) model.Seg {
+	return model.Seg{Frame: g.frame, Line: int(g.line), Time: t.time(g.ns), File: t.files[g.file&fileMask]}
+}
+
+// addSeg lists g as a segment of the kind sent in direction dir, unless
+// maxSegs of them are listed already (n counts them, g included).
+func (s *stream) addSeg(kind, dir int, n int32, g seg) {
+	if n > maxSegs {
+		return
+	}
+	if s.segs == nil {
+		s.segs = make([]seg, 0, 2) // a SYN and its SYN/ACK, or its RST
+	}
+	g.file |= uint32(kind<<1|dir) << fileBits
+	s.segs = append(s.segs, g)
+}
+
+// synRetx returns how many times the client's first SYN was retransmitted,
+// leaving out copies seen on another interface (model.IsSegmentCopy);
+// beyond the SYNs listed, every one counts.
+func (s *stream) synRetx(cd int) int {
+	tag := uint32(segSYN<<1 | cd)
+	n, listed := 0, 0
+	prev := int64(0)
+	for _, g := range s.segs {
+		if g.tag() != tag {
+			continue
+		}
+		if listed > 0 && (g.ns-prev >= int64(model.MinSYNRetransmission) || g.ns == noTime || prev == noTime) {
+			n++
+		}
+		prev = g.ns
+		listed++
+	}
+	if extra := int(s.nSYN[cd]) - listed; extra > 0 {
+		n += extra
+	}
+	return n
+}
+
+// firstSeg returns the first segment of the kind sent in direction dir.
+func (s *stream) firstSeg(kind, dir int) (seg, bool) {
+	tag := uint32(kind<<1 | dir)
+	for _, g := range s.segs {
+		if g.tag() == tag {
+			return g, true
+		}
+	}
+	return seg{}, false
+}
+
+// modelSegs returns the segments of the kind sent in direction dir, nil
+// when there are none.
+func (t *Tracker) modelSegs(s *stream, kind, dir int) []model.Seg {
+	tag := uint32(kind<<1 | dir)
+	var out []model.Seg
+	for _, g := range s.segs {
+		if g.tag() == tag {
+			out = append(out, t.modelSeg(g))
+		}
+	}
+	return out
+}
+
+// Reuse of a 4-tuple, as Attempt.Reused names it.
+const (
+	reuseNone uint8 = iota
+	reuseOpen
+	reuseClosed
+	reuseTimeWait
+)
+
+var reuseNames = [...]string{"", "open", "closed", "time-wait"}
+
+// stream is the tracking state of one attempt. Directions are indexed from
+// the first packet seen: 0 is its sender.
+type stream struct {
+	// Fields are ordered by size, largest first, so that a stream packs
+	// into as few bytes as it can.
+	prev, next *stream // the tracker's activity list
+	seq        int     // creation order: attempts are returned in it
+	outer      *model.Tuple
+	segs       []seg // SYN, SYN/ACK and RST segments, tagged with kind and direction
+	first      seg
+	fin        [2]seg // frame and line 0 until seen
+	firstAck   seg
+	last       int64
+	packets    int
+	bytes      [2]int64
+
+	// Wireshark's sequence analysis, enough to tell a retransmitted SYN
+	// from an out-of-order one.
+	nextTime [2]int64
+	mruSYN   int64 // noTime until a SYN
+	firstRTT time.Duration
+	nextSeq  [2]uint32
+
+	base     [2]uint32
+	synISN   [2]uint32
+	nSYN     [2]int32
+	nSYNACK  [2]int32
+	nRST     [2]int32
+	cliRST   [2]int32 // RSTs counted once the client is known, as the truth files count them
+	histSeen uint32
+
+	key     tupleKey
+	history [12]byte // each letter at most once per side
+	nHist   uint8
+
+	// Counting-rule state (see docs/capture.md).
+	cliDir    int8 // direction of the first SYN-only packet, -1 if none
+	satoDir   int8 // destination direction of a SYN/ACK seen before any SYN, -1 if none
+	gotSA     bool
+	cFirst    uint8 // client's first packet after the SYN/ACK: 0 none, 1 ack, 2 rst
+	sFirstRST bool
+	srvOther  bool
+	cliAck    bool
+
+	aHi     bool  // the first packet's source is the key's hi end
+	list    uint8 // list*: the activity list s is on
+	reused  uint8 // reuse*
+	baseSet [2]bool
+	synSeen [2]bool
+	nextSet [2]bool
+	rttSet  bool
+	finSeen [2]bool
+	ackSeen bool
+	icmp    bool // an ICMP error quotes the stream
+}
+
+// closed tells whether s has seen FIN both ways or an RST.
+func (s *stream) closed() bool {
+	return (s.finSeen[0] && s.finSeen[1]) || s.nRST[0]+s.nRST[1] > 0
+}
+
+func (t *Tracker) addTCP(p *Packet) {
+	c := &t.counts
+	c.TCPPackets++
+	syn, ack, rst, fin := p.Flags&SYN != 0, p.Flags&ACK != 0, p.Flags&RST != 0, p.Flags&FIN != 0
+	synOnly := syn && !ack
+	switch {
+	case synOnly:
+		c.SYNOnly++
+	case syn && ack:
+		c.SYNACK++
+	}
+	if rst {
+		c.RST++
+	}
+
+	pns := t.toNS(p.Time)
+	k, srcHi := orderedKey(p.Src, p.Dst)
+	s := t.streams[k]
+	dir := 0
+	if s != nil {
+		if srcHi != s.aHi {
+			dir = 1
+		}
+		// Wireshark: a SYN with a new sequence number reuses the ports
+		// for a new conversation.
+		if synOnly && s.baseSet[dir] && p.Seq != s.base[dir] {
+			s = nil
+		}
+	}
+	if s == nil {
+		reused := reuseNone
+		if old := t.streams[k]; old != nil {
+			reused = reuseOpen
+			if old.closed() {
+				reused = reuseClosed
+				if sub(pns, old.last) < timeWait {
+					reused = reuseTimeWait
+				}
+			}
+			t.finalize(old) // the tuple is reused: the old attempt is over
+		}
+		s = &stream{seq: t.created, key: k, aHi: srcHi, outer: p.Outer, first: t.seg(p, pns), mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused}
+		t.streams[k] = s
+		t.created++
+		dir = 0
+	}
+	if pns > t.now {
+		t.now = pns
+	}
+	od := 1 - dir
+	sg := t.seg(p, pns)
+	s.packets++
+	s.last = pns
+	if !s.baseSet[dir] {
+		s.baseSet[dir], s.base[dir] = true, p.Seq
+		if !syn {
+			s.base[dir] = p.Seq - 1
+		}
+	}
+	if p.Payload > 0 {
+		s.bytes[dir] += int64(p.Payload)
+	}
+
+	if synOnly {
+		if s.cliDir < 0 {
+			s.cliDir = int8(dir)
+			if s.satoDir == int8(dir) {
+				s.gotSA = true
+			}
+		}
+		if !p.Short && s.retransmitted(dir, p, pns) {
+			c.SYNRetx++
+		}
+		s.synSeen[dir], s.synISN[dir] = true, p.Seq
+		s.mruSYN = pns
+		s.nSYN[dir]++
+		s.addSeg(segSYN, dir, s.nSYN[dir], sg)
+	}
+	if syn && ack {
+		if s.cliDir < 0 && s.satoDir < 0 {
+			s.satoDir = int8(od)
+		}
+		if s.cliDir >= 0 && dir != int(s.cliDir) {
+			s.gotSA = true
+		}
+		s.nSYNACK[dir]++
+		s.addSeg(segSYNACK, dir, s.nSYNACK[dir], sg)
+	}
+	if rst {
+		s.nRST[dir]++
+		s.addSeg(segRST, dir, s.nRST[dir], sg)
+		if s.cliDir >= 0 {
+			s.cliRST[dir]++
+		}
+		if s.cliDir >= 0 && s.gotSA && s.cFirst == 0 {
+			if dir == int(s.cliDir) {
+				s.cFirst = 2
+			} else {
+				s.sFirstRST = true
+			}
+		}
+	}
+	if p.Flags&(SYN|ACK) == ACK && s.mruSYN != noTime && !s.rttSet {
+		s.firstRTT, s.rttSet = sub(pns, s.mruSYN), true
+	}
+	if !rst && !p.Short {
+		nxt := p.Seq + uint32(p.Payload)
+		if syn || fin {
+			nxt++
+		}
+		if !s.nextSet[dir] || int32(nxt-s.nextSeq[dir]) > 0 {
+			s.nextSeq[dir], s.nextSet[dir], s.nextTime[dir] = nxt, true, pns
+		}
+	}
+	if fin && !s.finSeen[dir] {
+		s.fin[dir], s.finSeen[dir] = sg, true
+	}
+	if s.cliDir >= 0 {
+		fromCli := dir == int(s.cliDir)
+		if fromCli && s.gotSA && ack && !syn && !rst && s.cFirst == 0 {
+			s.cFirst = 1
+			s.firstAck, s.ackSeen = sg, true
+		}
+		if fromCli && ack && !syn && !rst {
+			s.cliAck = true
+		}
+		if !fromCli && !(syn && ack) && !rst {
+			s.srvOther = true
+		}
+	}
+	s.addHistory(dir, p)
+	t.touch(s)
+}
+
+// retransmitted tells whether a SYN repeats one already sent in its
+// direction, as Wireshark's tcp.analysis.retransmission does: its sequence
+// number does not advance the direction's next expected one, and it is not
+// an out-of-order segment (one arriving within a round trip of the segment
+// that advanced it, 3 ms before the first round trip is known).
+func (s *stream) retransmitted(dir int, p *Packet, pns int64) bool {
+	if !s.nextSet[dir] || int32(p.Seq-s.nextSeq[dir]) >= 0 {
+		return false
+	}
+	thres := 3 * time.Millisecond
+	if s.rttSet {
+		thres = s.firstRTT
+	}
+	if sub(pns, s.nextTime[dir]) < thres && s.nextSeq[dir] != p.Seq+1 {
+		return false // out of order
+	}
+	return true
+}
+
+// History letters, as Zeek writes them for the originator; the responder's
+// are lower case.
+const (
+	hSYN = iota
+	hSYNACK
+	hACK
+	hData
+	hFIN
+	hRST
+)
+
+// addHistory records Zeek-style history letters by direction of the first
+// packet; they are re-cased for the originator when the attempt is built.
+func (s *stream) addHistory(dir int, p *Packet) {
+	var buf [4]int
+	ev := buf[:0]
+	switch {
+	case p.Flags&(SYN|ACK) == SYN:
+		ev = append(ev, hSYN)
+	case p.Flags&(SYN|ACK) == SYN|ACK:
+		ev = append(ev, hSYNACK)
+	case p.Flags&ACK != 0 && p.Flags&RST == 0:
+		ev = append(ev, hACK)
+	}
+	if p.Payload > 0 {
+		ev = append(ev, hData)
+	}
+	if p.Flags&FIN != 0 {
+		ev = append(ev, hFIN)
+	}
+	if p.Flags&RST != 0 {
+		ev = append(ev, hRST)
+	}
+	for _, e := range ev {
+		bit := uint32(1) << (e*2 + dir)
+		if s.histSeen&bit != 0 || int(s.nHist) == len(s.history) {
+			continue
+		}
+		s.histSeen |= bit
+		s.history[s.nHist] = byte(e<<1 | dir)
+		s.nHist++
+	}
+}
+
+func (s *stream) outcome() model.Outcome {
+	switch {
+	case s.cliDir < 0:
+		if s.nSYNACK[0]+s.nSYNACK[1] > 0 {
+			return model.OutcomeSynAckOnly
+		}
+		return model.OutcomeMidstream
+	case s.gotSA:
+		switch {
+		case s.cFirst == 1:
+			return model.OutcomeEstablished
+		case s.cFirst == 2:
+			return model.OutcomeSynAckClientRST
+		case s.sFirstRST:
+			return model.OutcomeSynAckServerRST
+		}
+		return model.OutcomeSynAckNoAck
+	case s.cliRST[1-s.cliDir] > 0:
+		return model.OutcomeRefused
+	case s.cliRST[s.cliDir] > 0:
+		return model.OutcomeSynClientRST
+	case s.srvOther:
+		return model.OutcomeOther
+	case s.cliAck:
+		return model.OutcomeClientOnly
+	}
+	return model.OutcomeUnanswered
+}
+
+// clientDir is the direction of the client: the first SYN's sender, else
+// the receiver of a lone SYN/ACK, else the first packet's sender.
+func (s *stream) clientDir() int {
+	switch {
+	case s.cliDir >= 0:
+		return int(s.cliDir)
+	case s.satoDir >= 0:
+		return int(s.satoDir)
+	}
+	return 0
+}
+
+// end returns the first packet's source (0) or destination (1).
+func (s *stream) end(dir int) netip.AddrPort {
+	if s.aHi {
+		dir = 1 - dir
+	}
+	return s.key.end(dir)
+}
+
+func (t *Tracker) attempt(s *stream) model.Attempt {
+	cd := s.clientDir()
+	sd := 1 - cd
+	file := t.file
+	if s.first.file != 0 {
+		file = t.files[s.first.file]
+	}
+	segPtr := func(g seg, ok bool) *model.Seg {
+		if !ok {
+			return nil
+		}
+		m := t.modelSeg(g)
+		return &m
+	}
+	a := model.Attempt{
+		Node:        t.node,
+		Pos:         model.Pos{File: file, Frame: s.first.frame, Line: int(s.first.line)},
+		Client:      s.end(cd),
+		Server:      s.end(sd),
+		Outcome:     s.outcome(),
+		Start:       t.time(s.first.ns),
+		End:         t.time(s.last),
+		SYN:         t.modelSegs(s, segSYN, cd),
+		SYNACK:      t.modelSegs(s, segSYNACK, sd),
+		ClientRST:   t.modelSegs(s, segRST, cd),
+		ServerRST:   t.modelSegs(s, segRST, sd),
+		FirstAck:    segPtr(s.firstAck, s.ackSeen),
+		ClientFIN:   segPtr(s.fin[cd], s.finSeen[cd]),
+		ServerFIN:   segPtr(s.fin[sd], s.finSeen[sd]),
+		Packets:     s.packets,
+		ClientBytes: s.bytes[cd],
+		ServerBytes: s.bytes[sd],
+		ISN:         s.synISN[cd],
+		Reused:      reuseNames[s.reused],
+		ICMP:        s.icmp,
+	}
+	if s.outer != nil {
+		o := *s.outer
+		a.Outer = &o
+	}
+	if s.first.file != 0 {
+		for _, l := range [][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
+			for i := range l {
+				if l[i].File == file {
+					l[i].File = ""
+				}
+			}
+		}
+		for _, sp := range []*model.Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
+			if sp != nil && sp.File == file {
+				sp.File = ""
+			}
+		}
+	}
+	a.History = s.historyString(cd)
+	a.ConnState = s.connState(cd)
+	return a
+}
+
+func (s *stream) historyString(cd int) string {
+	const letters = "ShADFR"
+	b := make([]byte, 0, s.nHist)
+	for _, h := range s.history[:s.nHist] {
+		e, dir := int(h>>1), int(h&1)
+		c := letters[e]
+		if e == hSYNACK {
+			c = 'H'
+		}
+		if dir == cd {
+			c = upper(c)
+		} else {
+			c = lower(c)
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+func upper(c byte) byte {
+	if c >= 'a' && c <= 'z' {
+		return c - 32
+	}
+	return c
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 32
+	}
+	return c
+}
+
+// connState is Zeek's conn_state for the attempt.
+func (s *stream) connState(cd int) string {
+	sd := 1 - cd
+	origSYN := s.nSYN[cd] > 0
+	respSA := s.nSYNACK[sd] > 0
+	origRST, respRST := s.nRST[cd] > 0, s.nRST[sd] > 0
+	origFIN, respFIN := s.finSeen[cd], s.finSeen[sd]
+	switch {
+	case origSYN && !respSA:
+		switch {
+		case respRST:
+			return "REJ"
+		case origRST:
+			return "RSTOS0"
+		case origFIN:
+			return "SH"
+		case s.srvOther:
+			return "OTH"
+		}
+		return "S0"
+	case !origSYN && respSA:
+		switch {
+		case respRST:
+			return "RSTRH"
+		case respFIN:
+			return "SHR"
+		}
+		return "OTH"
+	case !origSYN && !respSA:
+		return "OTH"
+	}
+	switch {
+	case origRST:
+		return "RSTO"
+	case respRST:
+		return "RSTR"
+	case origFIN && respFIN:
+		return "SF"
+	case origFIN:
+		return "S2"
+	case respFIN:
+		return "S3"
+	}
+	return "S1"
+}

@@ -1,0 +1,119 @@
+package capture
+
+import (
+	"math/bits"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// statKey names the attempts one endpointAcc counts: those to one server
+// with one outcome.
+type statKey struct {
+	server  netip.AddrPort
+	outcome model.Outcome
+}
+
+// endpointAcc accumulates the attempts folded for one server endpoint and
+// outcome.
+type endpointAcc struct {
+	st      model.EndpointStats
+	clients map[netip.Addr]struct{}
+	synack  []time.Duration // a bounded sample, for the median
+	// ports is the set of server ports of a host's counters (port 0),
+	// which count the ports that failed after the host's sample was full.
+	ports *[1 << 16 / 64]uint64
+}
+
+// hostSampleFactor times FailedSample is how many refused, and how many
+// unanswered, attempts to one host, all its ports together, a summarizing
+// tracker keeps one by one: a scan of every port keeps that many, and
+// counts the rest per host with the ports they went to.
+const hostSampleFactor = 10
+
+// maxSamples bounds the time-to-SYN/ACK sample kept per endpoint.
+const maxSamples = 1024
+
+// acc returns the counters of s's server and outcome, made on first use.
+func (t *Tracker) acc(server netip.AddrPort, outcome model.Outcome) *endpointAcc {
+	k := statKey{server, outcome}
+	acc := t.stats[k]
+	if acc == nil {
+		if t.stats == nil {
+			t.stats = map[statKey]*endpointAcc{}
+		}
+		acc = &endpointAcc{st: model.EndpointStats{Node: t.node, File: t.file, Server: k.server, Outcome: outcome},
+			clients: map[netip.Addr]struct{}{}}
+		t.stats[k] = acc
+		t.statOrder = append(t.statOrder, k)
+	}
+	return acc
+}
+
+func (t *Tracker) fold(s *stream, outcome model.Outcome) {
+	t.foldInto(t.acc(s.end(1-s.clientDir()), outcome), s)
+}
+
+// foldInto counts s in acc.
+func (t *Tracker) foldInto(acc *endpointAcc, s *stream) {
+	cd := s.clientDir()
+	client := s.end(cd)
+	first := t.time(s.first.ns)
+	if acc.st.Server.Port() == 0 { // a host's counters: which ports
+		if acc.ports == nil {
+			acc.ports = new([1 << 16 / 64]uint64)
+		}
+		p := s.end(1 - cd).Port()
+		acc.ports[p/64] |= 1 << (p % 64)
+	}
+	st := &acc.st
+	if st.Attempts == 0 {
+		st.First = first
+	}
+	st.Attempts++
+	st.Packets += s.packets
+	st.ClientBytes += s.bytes[cd]
+	st.ServerBytes += s.bytes[1-cd]
+	st.SYNRetx += s.synRetx(cd)
+	if first.Before(st.First) {
+		st.First = first
+	}
+	if first.After(st.Last) || st.Attempts == 1 {
+		st.Last = first
+	}
+	if _, seen := acc.clients[client.Addr()]; !seen && len(acc.clients) < 65536 {
+		acc.clients[client.Addr()] = struct{}{}
+		if len(st.ClientAddrs) < model.MaxClientAddrs {
+			st.ClientAddrs = append(st.ClientAddrs, client.Addr())
+		}
+	}
+	syn, ok1 := s.firstSeg(segSYN, cd)
+	sa, ok2 := s.firstSeg(segSYNACK, 1-cd)
+	if ok1 && ok2 {
+		d := sub(sa.ns, syn.ns)
+		if len(acc.synack) < maxSamples {
+			acc.synack = append(acc.synack, d)
+		} else {
+			acc.synack[st.Attempts%maxSamples] = d
+		}
+	}
+}
+
+func (acc *endpointAcc) stats() model.EndpointStats {
+	st := acc.st
+	st.Clients = len(acc.clients)
+	if acc.ports != nil {
+		for w, word := range acc.ports {
+			for ; word != 0; word &= word - 1 {
+				st.Ports = append(st.Ports, uint16(w*64+bits.TrailingZeros64(word)))
+			}
+		}
+	}
+	if n := len(acc.synack); n > 0 {
+		slices.Sort(acc.synack)
+		st.MedianSYNACK = acc.synack[n/2]
+	}
+	return st
+}
