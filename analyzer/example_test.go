@@ -12,7 +12,7 @@ import (
 // Open a bundle and run every rule on it.
 func ExampleRun() {
 	ctx := context.Background()
-	snap, warnings, err := parse.Open(ctx, "../fixtures/incidents/stale-dnat", &parse.Options{SummarizeCaptures: true})
+	snap, warnings, err := parse.Open(ctx, "../fixtures/incidents/stale-dnat", &parse.Options{Summary: parse.Summary{Enabled: true}})
 	if err != nil {
 		fmt.Println(err)
 		return

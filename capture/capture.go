@@ -31,24 +31,44 @@ import (
 type Options struct {
 	// Node is the node the capture was taken on, "" when unknown.
 	Node string
-	// Summarize folds established attempts that ended normally, and
-	// refused and unanswered ones beyond a sample, into Result.Endpoints
-	// instead of returning each (see Tracker.Summarize).
-	Summarize bool
-	// FailedSample, when positive, replaces the package's FailedSample:
-	// how many refused, and how many unanswered, attempts to one server
-	// endpoint Summarize keeps one by one.
+	// Summary says whether attempts are summarized.
+	Summary
+}
+
+// Summary says whether a capture's attempts are summarized and how: the
+// one setting of summary mode, which parse.Options, format.Source and a
+// Tracker's Options all carry.
+type Summary struct {
+	// Enabled folds attempts into per-server counters (Result.Endpoints)
+	// instead of returning each of them, so that memory follows the live
+	// connections, not the capture's size: established attempts that
+	// ended normally (Zeek SF, S1, S2, S3) all, and refused and unanswered
+	// ones (REJ, S0) beyond the first FailedSample to each server
+	// endpoint, or beyond ten times that to each host, all its ports
+	// together, which are kept one by one as evidence. The ports of a host
+	// first tried once its sample is full (a scan) are counted per host (a
+	// server port of 0, with the ports listed). Attempts an ICMP error
+	// answers, attempts inside an overlay and every other outcome are
+	// always kept; so many identical ICMP errors or ARP packets are kept
+	// as failed attempts to one server, the next counted on the last kept.
+	Enabled bool
+	// FailedSample is how many refused, and how many unanswered, attempts
+	// to one server endpoint are kept one by one: the package's
+	// FailedSample when 0, none (but those an ICMP error answers) when
+	// negative.
 	FailedSample int
 }
 
-// newTracker returns a Tracker set up as opts say.
-func newTracker(name string, opts Options) *Tracker {
-	t := NewTracker(name, opts.Node)
-	t.Summarize(opts.Summarize)
-	if opts.FailedSample > 0 {
-		t.KeepFailed(opts.FailedSample)
+// sample returns how many failed attempts to one server a summarizing
+// tracker keeps one by one.
+func (s Summary) sample() int {
+	switch {
+	case s.FailedSample > 0:
+		return s.FailedSample
+	case s.FailedSample < 0:
+		return 0
 	}
-	return t
+	return FailedSample
 }
 
 // Result is what a capture yields.
@@ -56,7 +76,7 @@ type Result struct {
 	Info     model.CaptureInfo
 	Attempts []model.Attempt
 	// Endpoints sums up, per server endpoint, the attempts folded when
-	// Options.Summarize is set.
+	// Options.Summary.Enabled is set.
 	Endpoints []model.EndpointStats
 	ICMP      []model.ICMPEvent
 	ARP       []model.ARPEvent
@@ -111,7 +131,7 @@ type packetSource interface {
 // model.ErrorList together with everything that could be read; input that
 // is not a capture at all gives ErrNotCapture and a nil Result.
 func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result, error) {
-	t := newTracker(name, opts)
+	t := NewTracker(name, opts)
 	info, err := feed(ctx, r, name, t)
 	if info == nil {
 		return nil, err
@@ -136,7 +156,7 @@ func ReadSeries(ctx context.Context, files []Input, opts Options) (*Result, []mo
 	if len(files) == 0 {
 		return nil, nil, errors.New("capture: empty series")
 	}
-	t := newTracker(files[0].Name, opts)
+	t := NewTracker(files[0].Name, opts)
 	t.series = true
 	var errs model.ErrorList
 	var infos []model.CaptureInfo

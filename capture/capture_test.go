@@ -240,7 +240,7 @@ func TestSummarize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := capture.Read(context.Background(), bytes.NewReader(b), "c.pcap", capture.Options{Summarize: true})
+	sum, err := capture.Read(context.Background(), bytes.NewReader(b), "c.pcap", capture.Options{Summary: capture.Summary{Enabled: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

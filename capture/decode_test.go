@@ -92,7 +92,7 @@ func TestOverlayDecode(t *testing.T) {
 func TestReuse(t *testing.T) {
 	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
 	t0 := time.Unix(1700000000, 0)
-	tr := NewTracker("r.pcap", "")
+	tr := NewTracker("r.pcap", Options{})
 	frame := 0
 	add := func(d time.Duration, src, dst netip.AddrPort, flags uint8, seq uint32) {
 		frame++
@@ -121,8 +121,7 @@ func TestReuse(t *testing.T) {
 func TestLingerLists(t *testing.T) {
 	srv := netip.MustParseAddrPort("10.0.0.2:80")
 	t0 := time.Unix(1700000000, 0)
-	tr := NewTracker("l.pcap", "")
-	tr.Summarize(true)
+	tr := NewTracker("l.pcap", Options{Summary: Summary{Enabled: true}})
 	frame := 0
 	add := func(d time.Duration, src, dst netip.AddrPort, flags uint8, seq uint32) {
 		frame++
@@ -191,7 +190,7 @@ func TestARPHardwareLength(t *testing.T) {
 		if err := d.decode(layers.LinkTypeEthernet, c.frame, &p); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		tr := NewTracker("a.pcap", "")
+		tr := NewTracker("a.pcap", Options{})
 		tr.Add(&p)
 		res := tr.Finish()
 		if res.Info.Counts.ARP != 1 || (res.Info.Counts.ARPGratuitous == 1) != c.gratuitous {

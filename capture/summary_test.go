@@ -13,16 +13,15 @@ import (
 	"github.com/netmortem/netmortem/model"
 )
 
-// readWith reads a committed capture through a tracker set up by setup.
-func readWith(t *testing.T, rel string, setup func(*Tracker)) *Result {
+// readWith reads a committed capture through a tracker set up as opts say.
+func readWith(t *testing.T, rel string, opts Options) *Result {
 	t.Helper()
 	f, err := os.Open(filepath.Join(testutil.Root(), rel))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tr := NewTracker("c.pcap", "")
-	setup(tr)
+	tr := NewTracker("c.pcap", opts)
 	if _, err := feed(context.Background(), f, "c.pcap", tr); err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +78,8 @@ func TestSummarizeFailures(t *testing.T) {
 	} {
 		rel := tc.rel
 		t.Run(filepath.Base(filepath.Dir(rel)), func(t *testing.T) {
-			full := readWith(t, rel, func(*Tracker) {})
-			sum := readWith(t, rel, func(tr *Tracker) { tr.Summarize(true); tr.KeepFailed(1) })
+			full := readWith(t, rel, Options{})
+			sum := readWith(t, rel, Options{Summary: Summary{Enabled: true, FailedSample: 1}})
 			if sum.Info.Counts != full.Info.Counts {
 				t.Errorf("counts differ:\n%+v\n%+v", sum.Info.Counts, full.Info.Counts)
 			}
@@ -122,8 +121,8 @@ func TestSummarizeFailures(t *testing.T) {
 // Attempts an ICMP error answers stay one by one whatever the sample: the
 // icmp-unreachable rule cites them and syn-unanswered leaves them out.
 func TestSummarizeKeepsICMPAnswered(t *testing.T) {
-	full := readWith(t, "fixtures/captures/handshakes.pcap", func(*Tracker) {})
-	sum := readWith(t, "fixtures/captures/handshakes.pcap", func(tr *Tracker) { tr.Summarize(true); tr.KeepFailed(0) })
+	full := readWith(t, "fixtures/captures/handshakes.pcap", Options{})
+	sum := readWith(t, "fixtures/captures/handshakes.pcap", Options{Summary: Summary{Enabled: true, FailedSample: -1}})
 	matched := map[int]bool{}
 	for _, ev := range full.ICMP {
 		if ev.AttemptFrame != 0 {
@@ -206,7 +205,7 @@ func TestMarkUnanswered(t *testing.T) {
 }
 
 func TestUnansweredARPFixture(t *testing.T) {
-	res := readWith(t, "fixtures/incidents/vip-unannounced/capture.pcap", func(*Tracker) {})
+	res := readWith(t, "fixtures/incidents/vip-unannounced/capture.pcap", Options{})
 	var got []string
 	for _, e := range res.ARP {
 		if e.Unanswered {
@@ -216,7 +215,7 @@ func TestUnansweredARPFixture(t *testing.T) {
 	if want := "[3:192.168.210.99 4:192.168.210.99 5:192.168.210.99]"; fmt.Sprint(got) != want {
 		t.Errorf("unanswered %v, want %s", got, want)
 	}
-	ctl := readWith(t, "fixtures/incidents/vip-unannounced-control/capture.pcap", func(*Tracker) {})
+	ctl := readWith(t, "fixtures/incidents/vip-unannounced-control/capture.pcap", Options{})
 	for _, e := range ctl.ARP {
 		if e.Unanswered {
 			t.Errorf("control: request at frame %d flagged", e.Pos.Frame)
@@ -249,7 +248,7 @@ func TestParseSeconds(t *testing.T) {
 // A solicited neighbor advertisement names its solicitor as target, as an
 // ARP reply does, and answers the solicitation.
 func TestNeighborAdvertisementTarget(t *testing.T) {
-	res := readWith(t, "fixtures/captures/handshakes.pcap", func(*Tracker) {})
+	res := readWith(t, "fixtures/captures/handshakes.pcap", Options{})
 	var got []string
 	for _, e := range res.ARP {
 		got = append(got, fmt.Sprintf("%d %s %s>%s unanswered=%v", e.Pos.Frame, e.Op, e.IP, e.Target, e.Unanswered))
@@ -264,8 +263,7 @@ func TestNeighborAdvertisementTarget(t *testing.T) {
 // port numbers.
 func TestSummarizeScan(t *testing.T) {
 	t0 := time.Unix(1700000000, 0)
-	tr := NewTracker("s.pcap", "")
-	tr.Summarize(true)
+	tr := NewTracker("s.pcap", Options{Summary: Summary{Enabled: true}})
 	client := netip.MustParseAddrPort("10.0.0.1:40000")
 	host := netip.MustParseAddr("10.0.0.2")
 	const ports = 5000
@@ -304,7 +302,7 @@ func TestSummarizeScan(t *testing.T) {
 // keep tshark's retransmissions, the attempts call them copies, and so do
 // the counters of summary mode.
 func TestSYNCopies(t *testing.T) {
-	full := readWith(t, "fixtures/captures/any-bridge.pcap", func(*Tracker) {})
+	full := readWith(t, "fixtures/captures/any-bridge.pcap", Options{})
 	if full.Info.Counts.SYNRetx != 3 || len(full.Attempts) != 3 {
 		t.Fatalf("counts %+v, %d attempts", full.Info.Counts, len(full.Attempts))
 	}
@@ -326,7 +324,7 @@ func TestSYNCopies(t *testing.T) {
 			t.Errorf("%s: %d SYNs, %d retransmissions, %d copies; want 2, 0, 1", a.Server, len(a.SYN), a.SYNRetransmissions(), a.SYNCopies())
 		}
 	}
-	sum := readWith(t, "fixtures/captures/any-bridge.pcap", func(tr *Tracker) { tr.Summarize(true) })
+	sum := readWith(t, "fixtures/captures/any-bridge.pcap", Options{Summary: Summary{Enabled: true}})
 	for _, st := range sum.Endpoints {
 		if st.SYNRetx != 0 {
 			t.Errorf("%s counted %d SYN retransmissions", st.Server, st.SYNRetx)
@@ -372,8 +370,7 @@ func TestSummarizeEventFloods(t *testing.T) {
 	t0 := time.Unix(1700000000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	x, a := netip.MustParseAddr("10.0.0.9"), netip.MustParseAddr("10.0.0.1")
-	tr := NewTracker("f.pcap", "")
-	tr.Summarize(true)
+	tr := NewTracker("f.pcap", Options{Summary: Summary{Enabled: true}})
 	frame := 0
 	arp := func(ms int, ev model.ARPEvent) {
 		frame++

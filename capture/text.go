@@ -143,7 +143,7 @@ type textReader struct {
 func (tr *textReader) start(node string) {
 	o := tr.opts
 	o.Node = node
-	tr.t = newTracker(tr.name, o)
+	tr.t = NewTracker(tr.name, o)
 	tr.node = node
 	tr.packets = 0
 }

@@ -353,7 +353,7 @@ func TestTextSummarize(t *testing.T) {
 		}
 		return res[0]
 	}
-	full, sum := read(capture.Options{}), read(capture.Options{Summarize: true})
+	full, sum := read(capture.Options{}), read(capture.Options{Summary: capture.Summary{Enabled: true}})
 	if sum.Info.Counts != full.Info.Counts {
 		t.Errorf("counts differ:\n%+v\n%+v", sum.Info.Counts, full.Info.Counts)
 	}

@@ -37,7 +37,7 @@ type Tracker struct {
 	baseSet    bool
 	files      []string // names segments point to in a series; files[0] is ""
 	summarize  bool
-	keepFailed int // refused, and unanswered, attempts kept per server when summarizing
+	keepFailed int // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
 	finishing  bool
 	series     bool // packets come from several files: segments name theirs
 	stats      map[statKey]*endpointAcc
@@ -58,30 +58,13 @@ type Tracker struct {
 	last     time.Time
 }
 
-// NewTracker returns a Tracker whose evidence points into file; node names
-// the node the packets were captured on ("" when unknown).
-func NewTracker(file, node string) *Tracker {
-	return &Tracker{file: file, node: node, streams: make(map[tupleKey]*stream), now: noTime, files: []string{""},
-		keepFailed: FailedSample}
+// NewTracker returns a Tracker whose evidence points into file, set up as
+// opts say: opts.Node names the node the packets were captured on ("" when
+// unknown), opts.Summary whether and how attempts are summarized.
+func NewTracker(file string, opts Options) *Tracker {
+	return &Tracker{file: file, node: opts.Node, streams: make(map[tupleKey]*stream), now: noTime, files: []string{""},
+		summarize: opts.Summary.Enabled, keepFailed: opts.Summary.sample()}
 }
-
-// Summarize makes the tracker fold attempts into per-server counters
-// (Result.Endpoints) instead of returning each of them, so that memory
-// follows the live connections, not the capture's size: established
-// attempts that ended normally (Zeek SF, S1, S2, S3) all, and refused and
-// unanswered ones (REJ, S0) beyond the first FailedSample (see KeepFailed)
-// to each server endpoint, or beyond ten times that to each host, all its
-// ports together, which are kept one by one as evidence. The ports of a
-// host first tried once its sample is full (a scan) are counted per host
-// (a server port of 0, with the ports listed). Attempts an ICMP error
-// answers, attempts inside an overlay and every other outcome are always
-// kept.
-func (t *Tracker) Summarize(on bool) { t.summarize = on }
-
-// KeepFailed sets how many refused, and how many unanswered, attempts to
-// one server endpoint a summarizing tracker keeps one by one (FailedSample
-// unless set; 0 keeps none but those an ICMP error answers).
-func (t *Tracker) KeepFailed(n int) { t.keepFailed = max(n, 0) }
 
 // FailedSample is how many refused, and how many unanswered, attempts to
 // one server endpoint a summarizing Tracker keeps one by one before it

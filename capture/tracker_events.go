@@ -152,7 +152,7 @@ func (a *arpAnswers) finish(evs []model.ARPEvent, end time.Time) {
 
 // A summarizing tracker keeps as many identical ICMP errors (same sender,
 // type, code and quoted destination) or identical ARP packets one by one
-// as failed attempts to one server (KeepFailed, FailedSample unless set);
+// as failed attempts to one server (Summary.FailedSample);
 // the next ones add to the last kept one's Repeats, so that a flood keeps
 // memory bounded. An ARP packet that changes the MAC claiming an address
 // is always kept.

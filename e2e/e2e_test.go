@@ -44,7 +44,7 @@ type bundle struct {
 func analyze(t *testing.T, dir string) (*model.Snapshot, model.ErrorList, analyzer.Result) {
 	t.Helper()
 	ctx := context.Background()
-	snap, warns, err := parse.Open(ctx, dir, &parse.Options{SummarizeCaptures: true})
+	snap, warns, err := parse.Open(ctx, dir, &parse.Options{Summary: parse.Summary{Enabled: true}})
 	if err != nil {
 		t.Fatalf("open %s: %v", dir, err)
 	}

@@ -43,8 +43,8 @@ func TestSummaryKeepsFindings(t *testing.T) {
 		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			full := run(t, dir, nil)
-			sum := run(t, dir, &parse.Options{SummarizeCaptures: true, FailedSample: 1})
-			snap, _, _ := parse.Open(ctx, dir, &parse.Options{SummarizeCaptures: true, FailedSample: 1})
+			sum := run(t, dir, &parse.Options{Summary: parse.Summary{Enabled: true, FailedSample: 1}})
+			snap, _, _ := parse.Open(ctx, dir, &parse.Options{Summary: parse.Summary{Enabled: true, FailedSample: 1}})
 			for _, st := range snap.EndpointStats {
 				hostCounted = hostCounted || st.Server.Port() == 0 && len(st.Ports) > 0
 			}

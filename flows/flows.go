@@ -145,7 +145,7 @@ type Table struct {
 
 // Build makes the table of snap's attempts that pass f. It lists the
 // attempts kept one by one: a snapshot read with
-// parse.Options.SummarizeCaptures counts most of them in
+// parse.Options.Summary enabled counts most of them in
 // Snapshot.EndpointStats instead, so read captures without it (as
 // `netmortem flows` does) to list every attempt.
 func Build(snap *model.Snapshot, f Filter) *Table {

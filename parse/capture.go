@@ -21,8 +21,7 @@ var captureFormat = &Format{
 		return 0
 	},
 	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
-		res, err := capture.Read(ctx, r, src.Name, capture.Options{Node: src.Node, Summarize: src.SummarizeCaptures,
-			FailedSample: src.FailedSample})
+		res, err := capture.Read(ctx, r, src.Name, capture.Options{Node: src.Node, Summary: src.Summary})
 		if res == nil {
 			return 0, err
 		}
@@ -55,8 +54,7 @@ func textCaptureFormat(format, command string) *Format {
 			return score
 		},
 		Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
-			results, err := capture.ReadText(ctx, r, src.Name, format, capture.Options{Node: src.Node,
-				Summarize: src.SummarizeCaptures, FailedSample: src.FailedSample})
+			results, err := capture.ReadText(ctx, r, src.Name, format, capture.Options{Node: src.Node, Summary: src.Summary})
 			n := 0
 			for _, res := range results {
 				snap.Captures = append(snap.Captures, res.Info)

@@ -26,6 +26,7 @@ package parse
 import (
 	"context"
 
+	"github.com/netmortem/netmortem/capture"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/bundle"
 )
@@ -33,6 +34,10 @@ import (
 // Options tune Open (see bundle.Options). The zero value (or nil) is ready
 // to use; nil Formats means Formats().
 type Options = bundle.Options
+
+// Summary says whether and how Open summarizes captures (see
+// capture.Summary): Options.Summary.
+type Summary = capture.Summary
 
 // Limits bound what Open reads from archives and compressed files (see
 // bundle.Limits).

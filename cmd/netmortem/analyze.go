@@ -60,7 +60,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	popts := &parse.Options{Node: o.node, SummarizeCaptures: true}
+	popts := &parse.Options{Node: o.node, Summary: parse.Summary{Enabled: true}}
 	if !o.quiet {
 		popts.Progress = func(in model.Input) {
 			if in.Skipped != "" {

@@ -221,7 +221,7 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	opts := &parse.Options{SummarizeCaptures: true}
+	opts := &parse.Options{Summary: parse.Summary{Enabled: true}}
 	if maxBytes > 0 {
 		opts.Limits.MaxTotalBytes = maxBytes
 	}

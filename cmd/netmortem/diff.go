@@ -79,7 +79,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	}
 	var sides [2]side
 	for i, p := range fs.Args() {
-		snap, _, err := parse.Open(ctx, p, &parse.Options{SummarizeCaptures: true})
+		snap, _, err := parse.Open(ctx, p, &parse.Options{Summary: parse.Summary{Enabled: true}})
 		if err != nil {
 			fmt.Fprintln(stderr, "netmortem diff:", err)
 			return exitUnreadable

@@ -46,7 +46,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	snap, warns, openErr := parse.OpenAll(ctx, fs.Args(), &parse.Options{Node: *node, SummarizeCaptures: true})
+	snap, warns, openErr := parse.OpenAll(ctx, fs.Args(), &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}})
 	rules := analyzer.Default()
 	// Which rules can run is decided by the evidence alone: run them on an
 	// empty copy that keeps only the inputs.

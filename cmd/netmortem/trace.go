@@ -52,7 +52,7 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	snap, _, err := parse.OpenAll(ctx, fs.Args(), &parse.Options{SummarizeCaptures: true})
+	snap, _, err := parse.OpenAll(ctx, fs.Args(), &parse.Options{Summary: parse.Summary{Enabled: true}})
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem trace:", err)
 		return exitUnreadable

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"os"
 
+	"github.com/netmortem/netmortem/capture"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 )
@@ -33,17 +34,13 @@ type Options struct {
 	Formats []*format.Format
 	// Progress, when set, is called with each input as it is finished.
 	Progress func(in model.Input)
-	// SummarizeCaptures folds connection attempts into per-server,
-	// per-outcome counters (Snapshot.EndpointStats) instead of keeping
-	// each one: established attempts that ended normally, and refused and
-	// unanswered ones beyond a sample per server (capture.FailedSample).
-	// Memory then follows live connections, not the capture's size. The
-	// rules count both; `netmortem flows` keeps every attempt.
-	SummarizeCaptures bool
-	// FailedSample, when positive, is how many refused, and how many
-	// unanswered, attempts to each server SummarizeCaptures keeps one by
-	// one (capture.FailedSample otherwise).
-	FailedSample int
+	// Summary, when enabled, folds the captures' connection attempts into
+	// per-server, per-outcome counters (Snapshot.EndpointStats) instead of
+	// keeping each one: established attempts that ended normally, and
+	// refused and unanswered ones beyond a sample per server. Memory then
+	// follows live connections, not the capture's size. The rules count
+	// both; `netmortem flows` keeps every attempt.
+	capture.Summary
 	// Limits bound decompression (sizes, ratio, nesting); zero fields take
 	// the DefaultLimits.
 	Limits Limits

@@ -59,10 +59,9 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 	if pl.blank != nil {
 		r = blankLines(r, pl.blank)
 	}
-	src := &format.Source{Name: name, Node: pl.node, Command: pl.command, Format: f.Name,
-		SummarizeCaptures: o.opts != nil && o.opts.SummarizeCaptures}
+	src := &format.Source{Name: name, Node: pl.node, Command: pl.command, Format: f.Name}
 	if o.opts != nil {
-		src.FailedSample = o.opts.FailedSample
+		src.Summary = o.opts.Summary
 	}
 	n, err := o.runParser(f, r, src)
 	var list model.ErrorList

@@ -70,7 +70,7 @@ func stitchSeries(ctx context.Context, snap *model.Snapshot, opts *Options, warn
 		}
 		copts := capture.Options{Node: g[0].Node}
 		if opts != nil {
-			copts.Summarize, copts.FailedSample = opts.SummarizeCaptures, opts.FailedSample
+			copts.Summary = opts.Summary
 		}
 		res, _, err := capture.ReadSeries(ctx, files, copts)
 		if res == nil {

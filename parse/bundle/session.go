@@ -147,7 +147,7 @@ func (s session) parse(ctx context.Context, r io.Reader, src *format.Source, sna
 			}
 		}
 		sub := &format.Source{Name: src.Name, Node: node, Command: c.cmd, Format: f.Name,
-			SummarizeCaptures: src.SummarizeCaptures, FailedSample: src.FailedSample}
+			Summary: src.Summary}
 		body := []byte(strings.Join(lines[from:c.end], "\n") + "\n")
 		n, perr := f.Parse(ctx, text.NewSectionReader(from, body), sub, snap)
 		var list model.ErrorList

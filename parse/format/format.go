@@ -10,6 +10,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/netmortem/netmortem/capture"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -52,11 +53,9 @@ type Source struct {
 	// Format starts as the sniffed format's Name; a parser may refine it
 	// (pcap becomes pcapng, kubectl-json names the List kind).
 	Format string
-	// SummarizeCaptures asks capture parsers to fold attempts into
-	// per-server counters (Options.SummarizeCaptures), keeping
-	// FailedSample failures per server when it is positive.
-	SummarizeCaptures bool
-	FailedSample      int
+	// Summary asks capture parsers to fold attempts into per-server
+	// counters, as the Open options say.
+	capture.Summary
 	// Details are per-format counts shown with the input, such as the
 	// object kinds of a Kubernetes List. Parsers may set them.
 	Details map[string]int
