@@ -30,11 +30,13 @@ type Input struct {
 	// Path is the file's path as given, with the member path for files
 	// inside archives.
 	Path string `json:"path" yaml:"path"`
-	// Format is the sniffed content format, such as "pcap", "sysctl",
-	// "ipvsadm" or "kubectl-json"; empty when the file was skipped.
-	Format string `json:"kind" yaml:"kind"`
-	// Kind is the kind of evidence the format carries.
-	Kind Kind `json:"evidence,omitempty" yaml:"evidence,omitempty"`
+	// Format is the name of the format the content was read as, such as
+	// "pcap", "sysctl", "ipvsadm" or "kubectl-json" (see `netmortem
+	// formats`); empty when the file was skipped.
+	Format string `json:"format" yaml:"format"`
+	// Kind is the kind of evidence the format carries; empty when the
+	// file was skipped.
+	Kind Kind `json:"kind,omitempty" yaml:"kind,omitempty"`
 	// Node is the node the file belongs to, when the bundle layout or the
 	// content says so.
 	Node string `json:"node,omitempty" yaml:"node,omitempty"`

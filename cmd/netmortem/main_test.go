@@ -43,8 +43,8 @@ func TestAnalyzeJSON(t *testing.T) {
 			} `json:"evidence"`
 		} `json:"findings"`
 		Inputs []struct {
-			Path string `json:"path"`
-			Kind string `json:"kind"`
+			Path   string `json:"path"`
+			Format string `json:"format"`
 		} `json:"inputs"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -60,7 +60,7 @@ func TestAnalyzeJSON(t *testing.T) {
 	}
 	kinds := map[string]string{}
 	for _, in := range rep.Inputs {
-		kinds[filepath.Base(in.Path)] = in.Kind
+		kinds[filepath.Base(in.Path)] = in.Format
 	}
 	for file, kind := range map[string]string{"capture.pcap": "pcap", "ipvsadm.txt": "ipvsadm", "services.json": "kubectl",
 		"kube-apiserver.yaml": "kubectl", "sysctl.txt": "sysctl", "EXPECTED.md": ""} {
@@ -198,7 +198,7 @@ func TestInspect(t *testing.T) {
 	var in struct {
 		Inputs []struct {
 			Path    string         `json:"path"`
-			Kind    string         `json:"kind"`
+			Format  string         `json:"format"`
 			Records int            `json:"records"`
 			Skipped string         `json:"skipped"`
 			Details map[string]int `json:"details"`
@@ -210,7 +210,7 @@ func TestInspect(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, i := range in.Inputs {
-		got[filepath.Base(i.Path)] = fmt.Sprintf("%s/%d/%s", i.Kind, i.Records, i.Skipped)
+		got[filepath.Base(i.Path)] = fmt.Sprintf("%s/%d/%s", i.Format, i.Records, i.Skipped)
 	}
 	for file, want := range map[string]string{
 		"capture.pcap":        "pcap/92/",
