@@ -7,6 +7,7 @@
 //
 //	netmortem analyze [-o table|text|json|yaml|markdown] [--fail-on info|warning|error] PATH...
 //	netmortem rules [-o table|json|markdown]
+//	netmortem formats [-o table|json|markdown]
 //	netmortem explain RULE
 //	netmortem version
 //
@@ -91,6 +92,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"analyze": {"analyze evidence and report findings", runAnalyze},
 		"rules":   {"list the rules with their documentation", runRules},
+		"formats": {"list the input formats netmortem reads, with their commands", runFormats},
 		"explain": {"print the full documentation of a rule", runExplain},
 		"flows":   {"list the TCP connection attempts of captures, Zeek-style", runFlows},
 		"inspect": {"list what was found in a bundle, file by file, and which rules can run", runInspect},

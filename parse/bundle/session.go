@@ -23,11 +23,20 @@ const maxSessionBytes = 32 << 20
 func SessionFormat(formats []*format.Format) *format.Format {
 	s := session{formats: formats}
 	return &format.Format{
-		Name:    "terminal-session",
-		Kind:    model.KindSession, // each command's output is an input of its own
-		Command: "a pasted terminal session: several commands (kubectl, cat, ip, ss ...) with their output, one after the other",
-		Sniff:   s.sniff,
-		Parse:   s.parse,
+		Name: "terminal-session",
+		Kind: model.KindSession, // each command's output is an input of its own
+		Command: "a pasted terminal session: several commands of different programs (kubectl, cat, ip, ss " +
+			"...) with their output, one after the other, as tickets carry them; bash (user@host:~#, " +
+			"[user@host ~]$), zsh (user@host dir %) and bare $ prompts",
+		Doc: "split at its prompts; each command's output is read by the format that recognizes it " +
+			"(the command's program breaking ties, without the prompt line unless only the prompt " +
+			"makes it recognizable), with the file's own line numbers, the prompt's host as the node," +
+			" and listed as an input of its own (`file:LINE`, its format and kind) so that rules see " +
+			"what it holds; output no format reads (nslookup, an editor's message) is counted as " +
+			"\"commands not read\". A file whose commands are all read by one format (iptables listings" +
+			" of several commands, one program's outputs) is read whole by that format",
+		Sniff: s.sniff,
+		Parse: s.parse,
 	}
 }
 

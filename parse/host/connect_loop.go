@@ -15,11 +15,19 @@ import (
 
 // ProbesFormat reads connect loops run by hand (nc) with their output.
 var ProbesFormat = &format.Format{
-	Name:    "connect-loop",
-	Kind:    model.KindProbes,
-	Command: `a shell loop of nc connects with its count ("for x in $(seq 1 1000); do nc IP PORT -nvz 2>&1 | grep -v open; done | wc -l") or its per-try output`,
-	Sniff:   sniffProbes,
-	Parse:   format.Records(readProbes, func(s *model.Snapshot, out []model.ProbeRun) { s.Probes = append(s.Probes, out...) }, "probe runs"),
+	Name: "connect-loop",
+	Kind: model.KindProbes,
+	Command: "a pasted shell loop of nc (netcat, ncat, nc.traditional, nc.openbsd) connects with its " +
+		"output: for x in $(seq 1 1000); do nc IP PORT -nvz 2>&1 | grep -v open; done | wc -l and" +
+		" its count, or each try's line",
+	Doc: "one run per loop: the target, the tries (`seq 1 N`, `seq N`, `seq A STEP B`, `{1..N}`) " +
+		"and the failures, from the count (`wc -l`, `grep -c`) of the lines a grep keeps (`grep " +
+		"-v open`/`succeeded`: failures; `grep open`: successes; `grep refused`: failures) or " +
+		"from each try's line (`succeeded`, `open`, `Connected` against `refused`, `timed out`, " +
+		"`No route`, `failed`); other commands of the session are not read. `stale-dnat` holds " +
+		"the share that failed against the share its stale targets predict",
+	Sniff: sniffProbes,
+	Parse: format.Records(readProbes, func(s *model.Snapshot, out []model.ProbeRun) { s.Probes = append(s.Probes, out...) }, "probe runs"),
 }
 
 // Probes parses pasted terminal sessions in which a shell loop tries TCP

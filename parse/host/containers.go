@@ -221,7 +221,9 @@ var ContainersFormat = &format.Format{
 	Name:    "containers",
 	Kind:    model.KindContainers,
 	Command: "docker ps -a, crictl ps -a",
-	Sniff:   sniffContainers,
+	Doc: "kubelet's `k8s_CONTAINER_POD_NAMESPACE_UID_ATTEMPT` names give pod, namespace and " +
+		"restart attempt",
+	Sniff: sniffContainers,
 	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		out := readContainers(r, src.Name, &errs)

@@ -14,11 +14,17 @@ import (
 
 // AddrFormat reads interface address listings: ip addr and its forms.
 var AddrFormat = &format.Format{
-	Name:    "ip-addr",
-	Kind:    model.KindAddrs,
-	Command: "ip addr (ip a, ip -4 addr, ip -6 addr, ip addr show dev eth0), ip -br addr, ip -o addr",
-	Sniff:   sniffAddr,
-	Parse:   format.Records(readAddrs, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
+	Name: "ip-addr",
+	Kind: model.KindAddrs,
+	Command: "ip addr, ip a, ip -4 addr, ip -6 addr, ip addr show dev eth0, ip -br addr, ip -o addr " +
+		"(one line per address, no link state or MAC)",
+	Doc: "one record per address with the link's device (without `@peer`), operational state and " +
+		"MAC; scope, flags (secondary, dynamic, noprefixroute, tentative ...) and the IPv4 label " +
+		"when it differs from the device (`eth0:vip`); VIPs on `kube-ipvs0` are ordinary " +
+		"addresses; a `peer` address without a length is a host prefix; `-br` rows give no scope " +
+		"or flags; prompts and banners name the node",
+	Sniff: sniffAddr,
+	Parse: format.Records(readAddrs, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
 }
 
 // Addrs parses interface address listings:

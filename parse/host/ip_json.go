@@ -18,11 +18,18 @@ import (
 // records as its text, read through the text readers so that both give the
 // same model.
 
+// ipJSONDoc is what docs/inputs.md says of the ip -j formats.
+const ipJSONDoc = "each entry read through the text reader of the same command, so JSON and text give the " +
+	"same records (held equal on real outputs taken one after the other); positions are the " +
+	"entry's line and number (`ip-neigh.json:1 (entry 3)`), as `ip -j` prints everything on " +
+	"one line; an entry of another kind, or broken JSON, is an error at its position"
+
 // NeighJSONFormat reads ip -j neigh.
 var NeighJSONFormat = &format.Format{
 	Name:    "neigh-json",
 	Kind:    model.KindNeighbors,
-	Command: "ip -j neigh (ip -j -p neigh)",
+	Command: "ip -j neigh, also pretty-printed with -p",
+	Doc:     ipJSONDoc,
 	Sniff:   sniffIPJSON(isNeighEntry),
 	Parse: format.Records(readNeighborsJSON, func(s *model.Snapshot, out []model.Neighbor) {
 		s.Neighbors = append(s.Neighbors, out...)
@@ -33,7 +40,8 @@ var NeighJSONFormat = &format.Format{
 var AddrJSONFormat = &format.Format{
 	Name:    "ip-addr-json",
 	Kind:    model.KindAddrs,
-	Command: "ip -j addr (ip -j -p addr)",
+	Command: "ip -j addr, also pretty-printed with -p",
+	Doc:     ipJSONDoc,
 	Sniff:   sniffIPJSON(isAddrEntry),
 	Parse:   format.Records(readAddrsJSON, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
 }
@@ -42,7 +50,8 @@ var AddrJSONFormat = &format.Format{
 var RouteJSONFormat = &format.Format{
 	Name:    "ip-route-json",
 	Kind:    model.KindRoutes,
-	Command: "ip -j route (ip -6 -j route, ip -j route show table all)",
+	Command: "ip -j route (-6, show table all), also pretty-printed with -p",
+	Doc:     ipJSONDoc,
 	Sniff:   sniffIPJSON(isRouteEntry),
 	Parse:   format.Records(readRoutesJSON, func(s *model.Snapshot, out []model.Route) { s.Routes = append(s.Routes, out...) }, "routes"),
 }

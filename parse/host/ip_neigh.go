@@ -15,9 +15,14 @@ import (
 var NeighFormat = &format.Format{
 	Name:    "neigh",
 	Kind:    model.KindNeighbors,
-	Command: "ip neigh (also ip -s neigh, ip neigh show nud all), arp -an, arp -n",
-	Sniff:   sniffNeigh,
-	Parse:   format.Records(readNeighbors, func(s *model.Snapshot, out []model.Neighbor) { s.Neighbors = append(s.Neighbors, out...) }, "neighbors"),
+	Command: "ip neigh, ip -s neigh, ip neigh show nud all, ip -6 neigh, arp -an, arp -n",
+	Doc: "NUD states (REACHABLE, STALE, DELAY, PROBE, FAILED, INCOMPLETE, PERMANENT, NOARP) and " +
+		"flags (router, proxy, extern_learn); `-s` statistics are skipped; arp's PERM/M read as " +
+		"PERMANENT, PUB/P as proxy, `<incomplete>` as INCOMPLETE (arp does not show other " +
+		"states); MACs lower case; the device of `ip neigh show dev eth0` comes from the prompt; " +
+		"prompts and banners name the node",
+	Sniff: sniffNeigh,
+	Parse: format.Records(readNeighbors, func(s *model.Snapshot, out []model.Neighbor) { s.Neighbors = append(s.Neighbors, out...) }, "neighbors"),
 }
 
 // Neighbors parses ARP and NDP tables:

@@ -16,9 +16,15 @@ import (
 var RouteFormat = &format.Format{
 	Name:    "ip-route",
 	Kind:    model.KindRoutes,
-	Command: "ip route (ip r, ip -6 route, ip route show table all)",
-	Sniff:   sniffRoute,
-	Parse:   format.Records(readRoutes, func(s *model.Snapshot, out []model.Route) { s.Routes = append(s.Routes, out...) }, "routes"),
+	Command: "ip route, ip r, ip -6 route, ip route show table all",
+	Doc: "type (local, broadcast, blackhole, unreachable, prohibit, throw, multicast; \"\" for " +
+		"unicast), destination (`default` is `0.0.0.0/0` or `::/0` by gateway, source, nexthops " +
+		"or `-6`; a bare address is a host route), via, dev, src, table, proto, scope, metric; " +
+		"the indented `nexthop` lines of a multipath route with their weights; other attributes " +
+		"(pref, expires, mtu, linkdown, onlink ...) stay in the raw line; prompts and banners " +
+		"name the node",
+	Sniff: sniffRoute,
+	Parse: format.Records(readRoutes, func(s *model.Snapshot, out []model.Route) { s.Routes = append(s.Routes, out...) }, "routes"),
 }
 
 // Routes parses routing tables printed by ip route, ip -6 route and ip

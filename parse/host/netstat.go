@@ -13,11 +13,17 @@ import (
 
 // NetstatFormat reads netstat socket tables (see sockets.go).
 var NetstatFormat = &format.Format{
-	Name:    "netstat",
-	Kind:    model.KindSockets,
-	Command: "netstat -lntup, netstat -tan, netstat -anp, netstat -neopa, and their columns counted with sort | uniq -c",
-	Sniff:   sniffNetstat,
-	Parse:   parseSocketTables,
+	Name: "netstat",
+	Kind: model.KindSockets,
+	Command: "netstat -lntup, netstat -tan, netstat -anp, netstat -neopa, and counts of a column " +
+		"(netstat -tan | awk '{print $6}' | sort | uniq -c)",
+	Doc: "states in ss spelling (ESTABLISHED reads ESTAB, UDP's empty State reads UNCONN); program" +
+		" names cut to 19 columns (`kube-controll`) are marked truncated and still match their " +
+		"process; an address cut to 23 columns (without `-W`) gets a note; UNIX and other " +
+		"non-Internet sections, and `netstat -g` group memberships, are skipped; prompts " +
+		"(`root@node3:~# netstat ...`) and banners name the node",
+	Sniff: sniffNetstat,
+	Parse: parseSocketTables,
 }
 
 // netstatStates maps netstat's state names to ss spelling.

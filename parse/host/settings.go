@@ -15,8 +15,14 @@ var SettingsFormat = &format.Format{
 	Name:    "kubespray-vars",
 	Kind:    model.KindSettings,
 	Command: "kubespray inventory group_vars (k8s-cluster.yml, addons.yml, kube-vip settings)",
-	Sniff:   sniffSettings,
-	Parse:   format.Records(readSettings, func(s *model.Snapshot, out []model.Setting) { s.Settings = append(s.Settings, out...) }, "settings"),
+	Doc: "the top-level `key: value` lines recognized by kubespray's variable names (`kube_vip_*`," +
+		" `kube_proxy_*`, `metallb_*` ...), values unquoted and without trailing comments, Jinja " +
+		"templates kept as written; a key whose value is a nested mapping or list gets an empty " +
+		"value; later settings override earlier ones (`Snapshot.Setting`). " +
+		"`lb-controller-conflict` reads `kube_vip_enabled`, `kube_vip_services_enabled` and " +
+		"`metallb_enabled`",
+	Sniff: sniffSettings,
+	Parse: format.Records(readSettings, func(s *model.Snapshot, out []model.Setting) { s.Settings = append(s.Settings, out...) }, "settings"),
 }
 
 // Settings parses a kubespray inventory variables file (group_vars, such

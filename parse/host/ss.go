@@ -11,11 +11,19 @@ import (
 
 // SSFormat reads ss socket tables and summaries (see sockets.go).
 var SSFormat = &format.Format{
-	Name:    "ss",
-	Kind:    model.KindSockets,
-	Command: "ss -tanp, ss -lntup, ss -uanp, ss -tan state time-wait, ss -tanoeim, ss -s, and their columns counted with sort | uniq -c",
-	Sniff:   sniffSS,
-	Parse:   parseSocketTables,
+	Name: "ss",
+	Kind: model.KindSockets,
+	Command: "ss -tanp, ss -lntup, ss -uanp, ss -tan state time-wait, ss -tanoeim, ss -s, and counts " +
+		"of a column (ss -tan | grep TIME-WAIT | awk '{print $4}' | ... | sort | uniq -c)",
+	Doc: "old `users:((\"nginx\",1234,6))` and new `users:((\"nginx\",pid=1234,fd=6))` process lists, " +
+		"`%iface` suffixes, `[::1]:80`, `::ffff:` addresses (read as IPv4), `*` (read as `::`); " +
+		"`-i`/`-m` continuation lines go to the socket's Info; unix, netlink and packet rows are " +
+		"skipped; without a Netid column the protocol comes from the prompt's command (`-t`, " +
+		"`-u`) or else from the states (UNCONN: udp); a count's column and state are read from " +
+		"the prompt's pipeline (`awk '{print $4}'`, `grep TIME-WAIT`, `state time-wait`); prompts" +
+		" and banners name the node",
+	Sniff: sniffSS,
+	Parse: parseSocketTables,
 }
 
 // ssNetids are the Netid column values of ss; ssSkippedNetids are those of

@@ -179,10 +179,12 @@ func sniffSysctl(_ string, head []byte) int {
 
 // SysctlFormat reads sysctl -a and the forms of the same listing.
 var SysctlFormat = &format.Format{
-	Name:    "sysctl",
-	Kind:    model.KindSysctl,
-	Command: "sysctl -a (or sysctl NAME...; grep -r . /proc/sys; troubleshoot's in-cluster sysctl collector)",
-	Sniff:   sniffSysctl,
+	Name: "sysctl",
+	Kind: model.KindSysctl,
+	Command: "sysctl -a, sysctl NAME..., grep -r . /proc/sys/net, troubleshoot's in-cluster sysctl " +
+		"collector",
+	Doc:   "`/proc/sys/...` paths become dotted names; `sysctl: permission denied` lines are skipped",
+	Sniff: sniffSysctl,
 	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		out, messages := readSysctl(r, src.Name, &errs)

@@ -148,8 +148,11 @@ func sniffSysctlJSON(_ string, head []byte) int {
 var SysctlJSONFormat = &format.Format{
 	Name:    "sysctl-json",
 	Kind:    model.KindSysctl,
-	Command: "troubleshoot host sysctl collector (host-collectors/system/sysctl.json)",
-	Sniff:   sniffSysctlJSON,
+	Command: "troubleshoot host collector host-collectors/system/sysctl.json",
+	Doc: "a JSON object of sysctl names and values (`{\"net.ipv4.ip_local_port_range\":\"32768\\t60999\",...}`); " +
+		"numbers are read as their text; positions carry each key's line and column; a value that is " +
+		"neither a string nor a number is a warning",
+	Sniff: sniffSysctlJSON,
 	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		out := readSysctlJSON(r, src.Name, &errs)

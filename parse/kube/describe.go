@@ -315,8 +315,10 @@ func sniffDescribe(_ string, head []byte) int {
 var DescribeFormat = &format.Format{
 	Name:    "kubectl-describe",
 	Kind:    model.KindKube,
-	Command: "kubectl describe endpoints|service NAME",
-	Sniff:   sniffDescribe,
+	Command: "kubectl describe endpoints NAME, kubectl describe service NAME",
+	Doc: "annotations (leader election records), subsets, ports and NodePorts; objects are marked " +
+		"as read from a table (partial)",
+	Sniff: sniffDescribe,
 	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		k := readDescribe(r, src.Name, &errs)

@@ -273,10 +273,13 @@ func sniffComponentFlags(_ string, head []byte) int {
 
 // ComponentFlagsFormat reads the command-line flags of cluster components.
 var ComponentFlagsFormat = &format.Format{
-	Name:    "component-flags",
-	Kind:    model.KindComponents,
-	Command: "component flags pasted one per line, or `ps auxww` lines of kube-apiserver, kubelet, kube-proxy, etcd ...",
-	Sniff:   sniffComponentFlags,
+	Name: "component-flags",
+	Kind: model.KindComponents,
+	Command: "component flags pasted one per line (--service-node-port-range=..., - --flag manifest " +
+		"items, \\ continuations), ps auxww lines of kube-apiserver, kubelet, kube-proxy, etcd " +
+		"..., hyperkube",
+	Doc:   "the component is named by its binary, or inferred from flags only it has",
+	Sniff: sniffComponentFlags,
 	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		out := readComponentFlags(r, src.Name, &errs)

@@ -26,10 +26,20 @@ import (
 // KubectlFormat reads Kubernetes objects as kubectl prints them with -o json or
 // -o yaml, and static pod manifests.
 var KubectlFormat = &format.Format{
-	Name:    "kubectl",
-	Kind:    model.KindKube,
-	Command: "kubectl get ... -o json|yaml (objects and Lists); static pod manifests (/etc/kubernetes/manifests/*.yaml)",
-	Sniff:   sniffKube,
+	Name: "kubectl",
+	Kind: model.KindKube,
+	Command: "kubectl get KIND -o json / -o yaml (objects, List, typed lists such as ServiceList, " +
+		"several YAML documents, JSON arrays of objects as troubleshoot writes custom resources)," +
+		" static pod manifests (/etc/kubernetes/manifests/*.yaml)",
+	Doc: "Services, Endpoints, EndpointSlices, Pods, Nodes, ComponentStatuses, Leases, Events, " +
+		"ConfigMaps, DaemonSets and Ingresses (networking.k8s.io/v1) are decoded with the " +
+		"k8s.io/api types; other kinds are counted and skipped. An empty List's `items: null` is " +
+		"an empty list; an object printed without its kind (client-go types marshalled by " +
+		"troubleshoot's run collectors and its CRD list) is known by its fields (items, " +
+		"involvedObject, a Pod's containers, a CRD's group and names). A Pod whose container runs" +
+		" kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, kubelet or etcd " +
+		"also gives that component's flags, each at its own manifest line",
+	Sniff: sniffKube,
 	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		n := readKube(ctx, r, src, snap, &errs)

@@ -13,10 +13,20 @@ import (
 
 // KubectlTableFormat reads the text tables of `kubectl get`.
 var KubectlTableFormat = &format.Format{
-	Name:    "kubectl-table",
-	Kind:    model.KindKube,
-	Command: "kubectl get svc|pods|nodes|cs|ingress|endpoints [-A] [-o wide]",
-	Sniff:   sniffKubeTable,
+	Name: "kubectl-table",
+	Kind: model.KindKube,
+	Command: "kubectl get svc|pods|nodes|cs|ingress|endpoints, with -A, -o wide, --no-headers, rows " +
+		"cut out with grep; kubectl get endpoints NAME -o json | jq '.subsets[0].addresses' | jq " +
+		"length",
+	Doc: "columns by the header's positions, or by the cells' shapes when pasting collapsed the " +
+		"spaces; without a header the kind comes from the pasted command line or the cells; " +
+		"NAMESPACE from the column or `-n`, else unknown. Objects are partial (`FromTable`, every" +
+		" cell kept as printed in `Source.Cells`): PORT(S) give ports and NodePorts, EXTERNAL-IP " +
+		"the load balancer ingress, a Pod's RESTARTS total goes to its first container, READY to " +
+		"the containers' readiness, a Node's VERSION to `nodeInfo.kubeletVersion`, ROLES to " +
+		"`node-role.kubernetes.io/` labels, elided endpoints (`+ 3 more...`) and a `jq length` " +
+		"count to addresses without an IP",
+	Sniff: sniffKubeTable,
 	Parse: func(_ context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		t := newTableReader(src.Name, src.Node, src.Command, &errs)

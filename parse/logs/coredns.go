@@ -12,7 +12,17 @@ import (
 // CoreDNSLogFormat reads CoreDNS's log.
 var CoreDNSLogFormat = logFormat("coredns", format.Format{
 	Name:    "coredns-log",
-	Command: "kubectl logs -n kube-system -l k8s-app=kube-dns (CoreDNS: [INFO] plugin/NAME: msg)",
+	Command: "kubectl logs -n kube-system -l k8s-app=kube-dns, kubectl logs coredns-XXXX (CoreDNS)",
+	Doc: "`[INFO] plugin/kubernetes: msg` lines, after a time in some releases (RFC 3339 with " +
+		"milliseconds, or Go's log time `2018/05/04 06:09:56`): the level as written (`INFO`, " +
+		"`WARNING`, `ERROR`, `DEBUG`, `FATAL`), the plugin in Fields `plugin`; the errors " +
+		"plugin's `rcode`, `qname`, `qtype`; the log plugin's query lines in Fields named after " +
+		"its placeholders (`remote`, `id`, `type`, `class`, `name`, `proto`, `rcode`, `rflags`, " +
+		"`rsize`, `duration` ...); the startup banner (`.:53`, `CoreDNS-1.11.1`, `linux/amd64, " +
+		"go1.20.7, ae2bbc2`) in `server`/`port`/`bind`, `version`, `platform`/`go`/`commit`; " +
+		"client-go's `Trace[...]` steps continue their entry. The source is `coredns`; a bare " +
+		"`[WARNING] msg` line is CoreDNS's once the log has shown CoreDNS's own lines. An invalid" +
+		" time is a warning and the entry is read without it",
 })
 
 //

@@ -13,7 +13,11 @@ import (
 // DmesgFormat reads the kernel's log as dmesg prints it.
 var DmesgFormat = logFormat("dmesg", format.Format{
 	Name:    "dmesg",
-	Command: "dmesg (also -T, -x, -r, --time-format iso): the kernel's log",
+	Command: "dmesg with or without -T, -x, -r, --time-format iso (journalctl -k is read as syslog)",
+	Doc: "the kernel's lines as log events of source `kernel`: seconds since boot in Fields " +
+		"`uptime`, or -T's and iso's date as the time; -x's facility and level, -r's priority as " +
+		"the level; read by the same reader as the other logs. `conntrack-drops` reads " +
+		"nf_conntrack's \"table full, dropping packet\"",
 })
 
 // dmesg's line shapes: an optional -x facility and level or -r priority,

@@ -12,7 +12,9 @@ import (
 // EtcdLogFormat reads etcd's text log (capnslog, up to etcd 3.4).
 var EtcdLogFormat = logFormat("etcd", format.Format{
 	Name:    "etcd-log",
-	Command: "etcd's text log (etcd up to 3.4: kubectl logs etcd-NODE, journalctl -u etcd)",
+	Command: "etcd's text log (etcd up to 3.4): kubectl logs etcd-NODE, journalctl -u etcd",
+	Doc: "`2018-12-04 22:47:14.729606 I | embed: msg` (package in Fields `pkg`), raft's " +
+		"`raft2026/11/23 13:19:08 INFO: ...` lines and etcd's `[WARNING]` lines",
 })
 
 var (

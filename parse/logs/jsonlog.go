@@ -16,7 +16,10 @@ import (
 // JSONLogFormat reads JSON lines loggers (zap, logrus JSON).
 var JSONLogFormat = logFormat("json", format.Format{
 	Name:    "json-log",
-	Command: "kubectl logs of JSON-lines loggers (etcd 3.4+, MetalLB, zap, logrus)",
+	Command: "kubectl logs of JSON-lines loggers: etcd 3.4+ (zap), MetalLB, any zap or logrus JSON",
+	Doc: "`level`/`severity`, `ts`/`time` (RFC 3339 or epoch seconds) and `msg`/`message`; every " +
+		"other key is a Field (objects and arrays as compact JSON); a line without `msg` keeps an" +
+		" empty message",
 })
 
 // etcdPackages are the packages etcd's zap logger names in "caller".

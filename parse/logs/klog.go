@@ -12,8 +12,16 @@ import (
 
 // KlogFormat reads klog lines, bare or after a syslog or journald prefix.
 var KlogFormat = logFormat("klog", format.Format{
-	Name:    "klog",
-	Command: "journalctl -u kubelet; kubectl logs (kube-proxy, ingress-nginx ...); /var/log/kube-*.log",
+	Name: "klog",
+	Command: "journalctl -u kubelet, kubectl logs of kube-proxy, kube-apiserver, ingress-nginx ..., " +
+		"/var/log/kube-*.log",
+	Doc: "klog lines (`I0915 19:09:04.534948 607529 prober.go:121] ...`), bare or after a syslog /" +
+		" journald prefix (the host is the node, the program the source); structured `\"msg\" " +
+		"key=\"value\"` pairs, `{...}`/`[...]` values and multi-line `key=<` values in Fields, with" +
+		" `caller` and `pid`; indented lines and `Trace[...]` steps continue an entry; " +
+		"`journalctl -x` explanations and `-- Boot --` markers are skipped. klog and syslog times" +
+		" have no year: they are read in year 0 (UTC). A journal without klog lines is read here " +
+		"too",
 })
 
 // klogRe matches klog's header; the message follows it. (Matching only the

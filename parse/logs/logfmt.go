@@ -11,7 +11,8 @@ import (
 // kube-vip).
 var LogfmtFormat = logFormat("logfmt", format.Format{
 	Name:    "logfmt",
-	Command: "logrus/logfmt text logs: time=... level=... msg=... (containerd, traefik, kube-vip)",
+	Command: "logrus/logfmt text logs (time=... level=... msg=...): containerd, traefik, kube-vip",
+	Doc:     "`time=\"...\" level=info msg=\"...\" key=value`, also after a journald prefix",
 })
 
 var logfmtStartRe = regexp.MustCompile(`^(?:time|ts|level|lvl)=`)

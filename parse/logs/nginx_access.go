@@ -11,8 +11,11 @@ import (
 
 // NginxAccessFormat reads nginx's access log.
 var NginxAccessFormat = logFormat("nginx-access", format.Format{
-	Name:    "nginx-access",
-	Command: "nginx access log (combined format, ingress-nginx upstreaminfo)",
+	Name: "nginx-access",
+	Command: "nginx access log (combined format, the nginx image's extra \"$http_x_forwarded_for\", " +
+		"ingress-nginx's upstreaminfo)",
+	Doc: "the request line is the message; the rest in Fields named after nginx's variables " +
+		"(`remote_addr`, `status`, `upstream_addr`, `upstream_status` ...)",
 })
 
 var (

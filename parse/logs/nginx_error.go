@@ -11,8 +11,13 @@ import (
 
 // NginxErrorFormat reads nginx's error log.
 var NginxErrorFormat = logFormat("nginx-error", format.Format{
-	Name:    "nginx-error",
-	Command: "nginx error log",
+	Name: "nginx-error",
+	Command: "nginx error log, ingress-nginx controller logs, the nginx image's /docker-entrypoint.sh " +
+		"lines before it",
+	Doc: "the context (`client`, `server`, `request`, `upstream`, `host`) in Fields, the errno of " +
+		"`(113: No route to host)` in `errno` and `strerror`; stray characters before the " +
+		"timestamp (a scraping artifact) give a warning and the line is read from the timestamp " +
+		"on",
 })
 
 var (

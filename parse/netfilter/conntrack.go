@@ -15,11 +15,19 @@ import (
 // Connection tracking tables: conntrack -L and /proc/net/nf_conntrack.
 
 var ConntrackFormat = &format.Format{
-	Name:    "conntrack",
-	Kind:    model.KindConntrack,
-	Command: "conntrack -L (-p tcp, -d ADDR, -o extended), cat /proc/net/nf_conntrack",
-	Sniff:   sniffConntrack,
-	Parse:   format.Records(readConntrack, func(s *model.Snapshot, out []model.ConntrackEntry) { s.Conntrack = append(s.Conntrack, out...) }, "conntrack"),
+	Name: "conntrack",
+	Kind: model.KindConntrack,
+	Command: "conntrack -L, conntrack -L -p tcp (and other filters), conntrack -L -o extended, cat " +
+		"/proc/net/nf_conntrack",
+	Doc: "protocol, timeout, TCP state, the original and reply tuples (a reply source other than " +
+		"the original destination is a DNAT, a reply destination other than the original source " +
+		"an SNAT), `[UNREPLIED]`, `[ASSURED]` and other bracketed flags, mark (decimal or hex), " +
+		"zone, use, packet and byte counters with accounting on; the family comes from `ipv4 " +
+		"2`/`ipv6 10` or the addresses; ICMP type/code/id, secctx, labels and timestamps are not " +
+		"kept; conntrack's \"flow entries have been shown\" summary is skipped; prompts and banners" +
+		" name the node",
+	Sniff: sniffConntrack,
+	Parse: format.Records(readConntrack, func(s *model.Snapshot, out []model.ConntrackEntry) { s.Conntrack = append(s.Conntrack, out...) }, "conntrack"),
 }
 
 // Conntrack parses conntrack table listings: "tcp 6 117 TIME_WAIT

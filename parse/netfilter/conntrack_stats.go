@@ -17,7 +17,12 @@ var ConntrackStatsFormat = &format.Format{
 	Name:    "conntrack-stats",
 	Kind:    model.KindConntrack,
 	Command: "conntrack -S, cat /proc/net/stat/nf_conntrack",
-	Sniff:   sniffConntrackStats,
+	Doc: "one record per CPU with every counter the kernel has (found, insert, insert_failed, " +
+		"drop, early_drop, clash_resolve, search_restart ...; older kernels' searched, new, " +
+		"delete); the /proc table's hexadecimal values read, its names mapped to conntrack -S's " +
+		"(clashres is clash_resolve, icmp_error is error, chainlength is chaintoolong), its " +
+		"entries column kept. `conntrack-drops` reads them",
+	Sniff: sniffConntrackStats,
 	Parse: format.Records(readConntrackStats, func(s *model.Snapshot, out []model.ConntrackStats) {
 		s.ConntrackStats = append(s.ConntrackStats, out...)
 	}, "cpus"),

@@ -13,11 +13,18 @@ import (
 
 // IPTablesListFormat reads iptables -L listings.
 var IPTablesListFormat = &format.Format{
-	Name:    "iptables-list",
-	Kind:    model.KindNetfilter,
-	Command: "iptables -L (-n, -v, -x, --line-numbers, -t TABLE, CHAIN), ip6tables -L, and rows cut out with grep",
-	Sniff:   sniffIPTablesList,
-	Parse:   rulesets(readIPTables),
+	Name: "iptables-list",
+	Kind: model.KindNetfilter,
+	Command: "iptables -L with -n, -v, -x, --line-numbers, -t TABLE, one CHAIN or all; ip6tables -L; " +
+		"rows cut out with grep",
+	Doc: "name-resolved (`anywhere`, `dpt:domain`) and numeric listings, K/M/G counters read as " +
+		"multiples of 1000; prompts (`# iptables -t nat -nvL`, `root@node:~# iptables -L " +
+		"KUBE-SERVICES -t nat | grep dns`) name the table and chain of what follows; several " +
+		"listings in one file are one ruleset until a chain is listed again; without a prompt or " +
+		"bundle command the table is filter (nat for a listing that starts with PREROUTING, " +
+		"POSTROUTING or kube-proxy's NAT chains); `[...]` elisions are skipped",
+	Sniff: sniffIPTablesList,
+	Parse: rulesets(readIPTables),
 }
 
 // listChain reads "Chain KUBE-SERVICES (2 references)" and "Chain INPUT

@@ -11,9 +11,11 @@ import (
 var IPTablesRulesFormat = &format.Format{
 	Name:    "iptables-S",
 	Kind:    model.KindNetfilter,
-	Command: "iptables -S (-t TABLE, CHAIN, -v), ip6tables -S",
-	Sniff:   sniffIPTablesRules,
-	Parse:   rulesets(readIPTables),
+	Command: "iptables -S (-t TABLE, CHAIN, -v with -c counters), ip6tables -S",
+	Doc: "the table comes from the prompt or the bundle's command, else filter (nat when the first" +
+		" chain is PREROUTING, POSTROUTING or one of kube-proxy's NAT chains)",
+	Sniff: sniffIPTablesRules,
+	Parse: rulesets(readIPTables),
 }
 
 func sniffIPTablesRules(_ string, head []byte) int {

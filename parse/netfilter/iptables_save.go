@@ -12,11 +12,16 @@ import (
 
 // IPTablesSaveFormat reads iptables-save and ip6tables-save dumps.
 var IPTablesSaveFormat = &format.Format{
-	Name:    "iptables-save",
-	Kind:    model.KindNetfilter,
-	Command: "iptables-save, ip6tables-save (-c, -t TABLE; legacy and nft), kube-proxy's iptables-restore input",
-	Sniff:   sniffIPTablesSave,
-	Parse:   rulesets(readIPTables),
+	Name: "iptables-save",
+	Kind: model.KindNetfilter,
+	Command: "iptables-save, ip6tables-save (with -c, -t TABLE; legacy and nft, iptables-legacy-save)," +
+		" kube-proxy's iptables-restore input",
+	Doc: "every table of a dump (`*nat` ... `COMMIT`), chain policies and `[packets:bytes]` " +
+		"counters, options in any order (quoted or bare comments, `! -s`, `-g`); iptables-nft's " +
+		"\"# Warning: iptables-legacy tables present\" is skipped, also where `2>&1` put it in the " +
+		"middle of a rule; `-X` of a restore input deletes the chain",
+	Sniff: sniffIPTablesSave,
+	Parse: rulesets(readIPTables),
 }
 
 // saveTable reads "*nat".

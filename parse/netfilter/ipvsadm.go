@@ -15,10 +15,14 @@ import (
 
 // IPVSadmFormat reads IPVS virtual service tables.
 var IPVSadmFormat = &format.Format{
-	Name:    "ipvsadm",
-	Kind:    model.KindIPVS,
-	Command: "ipvsadm -Ln (also --stats, --rate, -Sn, -Lnc, and grep'd service lines)",
-	Sniff:   sniffIPVSadm,
+	Name: "ipvsadm",
+	Kind: model.KindIPVS,
+	Command: "ipvsadm -Ln, --stats, --rate, --thresholds, --persistent-conn, ipvsadm -Sn, ipvsadm -Lnc" +
+		" (the connection table), and service lines cut out with grep",
+	Doc: "several listings in one file merge into one record per virtual service (counters from " +
+		"`--stats`/`--rate` attached); prompts (`# ipvsadm -l -n | grep TCP`) are skipped; " +
+		"K/M/G/T suffixes of un-`--exact` counters are read as multiples of 1000",
+	Sniff: sniffIPVSadm,
 	Parse: func(_ context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		svcs, conns := readIPVSadmAll(r, src.Name, src.Node, &errs)

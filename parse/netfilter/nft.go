@@ -13,11 +13,27 @@ import (
 
 // NFTFormat reads `nft list ruleset` output.
 var NFTFormat = &format.Format{
-	Name:    "nft",
-	Kind:    model.KindNetfilter,
-	Command: "nft list ruleset (also -a handles, -n, list table), kube-proxy's nftables mode",
-	Sniff:   sniffNFT,
-	Parse:   rulesets(readNFT),
+	Name: "nft",
+	Kind: model.KindNetfilter,
+	Command: "nft list ruleset (also nft -a with handles, nft -n, nft list table), kube-proxy's " +
+		"nftables mode (Kubernetes 1.29+), iptables-nft tables",
+	Doc: "one Ruleset per family (`ip` is ipv4, `ip6` ipv6, `inet`); base chains keep type, hook, " +
+		"priority (names such as `dstnat - 10` read as numbers) and policy; rules read into the " +
+		"iptables fields (`ip daddr`, `tcp dport`, `meta l4proto`, `iifname`, `ct state`, " +
+		"`jump`/`goto`, `dnat to`, `snat to`, `masquerade`, `comment`, counters, `meta mark set` " +
+		"as MARK with `--set-xmark` values, mark matches, the protocol numbers of `nft -n`; " +
+		"iptables-nft's `meta random & 2147483647 < N` as a statistic match of probability N/2^31" +
+		" and `xt match recent` as a recent check, or a recent set in a `dnat` rule); each " +
+		"element of a verdict map becomes a rule: `numgen random mod N vmap { ... }` as statistic" +
+		" rules whose chances multiply out to 1/N each (1/N, 1/(N-1) ... 1, as iptables' " +
+		"statistic rules), and `ip daddr . meta l4proto . th dport vmap @service-ips` as one rule" +
+		" per map element (Dst, Proto, DPort and the goto), positioned at the element's line, " +
+		"with the element's `comment` as the rule's; named sets keep their elements (a rule's `ip" +
+		" daddr @nodeport-ips` stays `@nodeport-ips`, resolved by the trace); flowtables and " +
+		"other objects are skipped. The dataplane and `netmortem trace` read kube-proxy's " +
+		"nftables rules ([dataplane.md](dataplane.md))",
+	Sniff: sniffNFT,
+	Parse: rulesets(readNFT),
 }
 
 // nftFamilies are the families of a `table FAMILY NAME {` line, named as
