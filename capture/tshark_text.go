@@ -217,6 +217,9 @@ func portWordBefore(s string) (string, bool) {
 	return s[b:], true
 }
 
+// tsharkFlags are the TCP flags as tshark's Info column names them.
+var tsharkFlags = map[string]uint8{"SYN": SYN, "ACK": ACK, "RST": RST, "FIN": FIN, "PSH": PSH, "URG": URG, "ECE": ECE, "ECN": ECE, "CWR": CWR}
+
 // portWordAt returns the port word that starts s and what follows it.
 func portWordAt(s string) (string, string) {
 	e := 0
@@ -306,24 +309,7 @@ func (tr *textReader) tsharkLine(t string) {
 	p.Proto = "tcp"
 	p.Src, p.Dst = netip.AddrPortFrom(s, uint16(sp)), netip.AddrPortFrom(d, uint16(dp))
 	for _, f := range strings.Split(tm[3], ",") {
-		switch strings.TrimSpace(f) {
-		case "SYN":
-			p.Flags |= SYN
-		case "ACK":
-			p.Flags |= ACK
-		case "RST":
-			p.Flags |= RST
-		case "FIN":
-			p.Flags |= FIN
-		case "PSH":
-			p.Flags |= PSH
-		case "URG":
-			p.Flags |= URG
-		case "ECE", "ECN":
-			p.Flags |= ECE
-		case "CWR":
-			p.Flags |= CWR
-		}
+		p.Flags |= tsharkFlags[strings.TrimSpace(f)]
 	}
 	if n, ok := wordNumber(info, "Seq="); ok {
 		v, _ := strconv.ParseUint(n, 10, 32)

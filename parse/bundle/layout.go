@@ -221,6 +221,16 @@ func newLayout(kind, root string) *layout {
 	return &layout{kind: kind, root: root, nodes: map[string]bool{}, listed: map[string]bool{}, podNode: map[string]string{}, runInfo: map[string]string{}}
 }
 
+// eachFile calls fn with every file of the index under the layout's root
+// (its path, its path from the root, and its content).
+func (l *layout) eachFile(ix *index, fn func(p, rel string, b []byte)) {
+	for p, b := range ix.files {
+		if rel, ok := l.rel(p); ok {
+			fn(p, rel, b)
+		}
+	}
+}
+
 // rel returns p relative to the layout root.
 func (l *layout) rel(p string) (string, bool) {
 	if l.root == "" {

@@ -97,28 +97,20 @@ func (l *layout) podNodeOf(ns, name string) string {
 
 func clusterInfoLayout(ix *index, d string) *layout {
 	l := newLayout(LayoutClusterInfo, d)
-	for p, b := range ix.files {
-		rel, ok := l.rel(p)
-		if !ok {
-			continue
-		}
+	l.eachFile(ix, func(_, rel string, b []byte) {
 		switch {
 		case rel == "nodes.json":
 			l.addNodes(b)
 		case path.Base(rel) == clusterInfoPodsFile && strings.Count(rel, "/") == 1:
 			l.addPods(b, path.Dir(rel))
 		}
-	}
+	})
 	return l
 }
 
 func mustGatherLayout(ix *index, d string) *layout {
 	l := newLayout(LayoutMustGather, d)
-	for p, b := range ix.files {
-		rel, ok := l.rel(p)
-		if !ok {
-			continue
-		}
+	l.eachFile(ix, func(_, rel string, b []byte) {
 		parts := strings.Split(rel, "/")
 		switch {
 		case strings.Contains(rel, "core/nodes/"):
@@ -129,7 +121,7 @@ func mustGatherLayout(ix *index, d string) *layout {
 		case len(parts) == 4 && parts[0] == "namespaces" && parts[2] == "core" && parts[3] == "pods.yaml":
 			l.addPods(b, parts[1])
 		}
-	}
+	})
 	for p, k := range ix.kinds {
 		if rel, ok := l.rel(p); ok && k == entFile && strings.HasPrefix(rel, "cluster-scoped-resources/core/nodes/") {
 			l.nodes[strings.TrimSuffix(path.Base(rel), path.Ext(rel))] = true

@@ -8,11 +8,7 @@ import (
 
 func troubleshootLayout(ix *index, d string) *layout {
 	l := newLayout(LayoutTroubleshoot, d)
-	for p, b := range ix.files {
-		rel, ok := l.rel(p)
-		if !ok {
-			continue
-		}
+	l.eachFile(ix, func(p, rel string, b []byte) {
 		switch {
 		case rel == "cluster-resources/nodes.json":
 			l.addNodes(b)
@@ -36,7 +32,7 @@ func troubleshootLayout(ix *index, d string) *layout {
 				l.runInfo[out] = cmd
 			}
 		}
-	}
+	})
 	// sysctl/<node>: the in-cluster sysctl collector names files after nodes.
 	for p, k := range ix.kinds {
 		if rel, ok := l.rel(p); ok && k == entFile && path.Dir(rel) == "sysctl" {

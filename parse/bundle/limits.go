@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 )
 
 // ErrLimit marks input that was not read (or not read to its end) because
@@ -55,29 +56,15 @@ func DefaultLimits() Limits {
 	}
 }
 
-// withDefaults fills the zero fields of l.
+// withDefaults fills the zero (or negative) fields of l with those of
+// DefaultLimits.
 func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	if l.MaxFileBytes <= 0 {
-		l.MaxFileBytes = d.MaxFileBytes
-	}
-	if l.MaxTotalBytes <= 0 {
-		l.MaxTotalBytes = d.MaxTotalBytes
-	}
-	if l.MaxRatio <= 0 {
-		l.MaxRatio = d.MaxRatio
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = d.MaxDepth
-	}
-	if l.MaxEntries <= 0 {
-		l.MaxEntries = d.MaxEntries
-	}
-	if l.MaxMemoryBuffer <= 0 {
-		l.MaxMemoryBuffer = d.MaxMemoryBuffer
-	}
-	if l.MaxDictBytes <= 0 {
-		l.MaxDictBytes = d.MaxDictBytes
+	d := reflect.ValueOf(DefaultLimits())
+	v := reflect.ValueOf(&l).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Int() <= 0 {
+			f.SetInt(d.Field(i).Int())
+		}
 	}
 	return l
 }

@@ -12,14 +12,16 @@ import (
 type ReadFunc[T any] func(r io.Reader, src *Source, errs *model.ErrorList) []T
 
 // Records makes a Format's Parse from a reader of records: what read
-// returns is added to the snapshot by add and counted in the source's
-// details under detail.
+// returns is added to the snapshot by add and, unless detail is empty,
+// counted in the source's details under detail.
 func Records[T any](read ReadFunc[T], add func(*model.Snapshot, []T), detail string) func(context.Context, io.Reader, *Source, *model.Snapshot) (int, error) {
 	return func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		out := read(r, src, &errs)
 		add(snap, out)
-		src.Count(detail, len(out))
+		if detail != "" {
+			src.Count(detail, len(out))
+		}
 		return len(out), errs.Err()
 	}
 }

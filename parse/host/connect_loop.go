@@ -176,7 +176,6 @@ func probeFailure(s string) bool {
 }
 
 func readProbes(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ProbeRun {
-	name, node := src.Name, src.Node
 	var out []model.ProbeRun
 	var cur *model.ProbeRun
 	var pc probeCmd
@@ -209,39 +208,33 @@ func readProbes(r io.Reader, src *format.Source, errs *model.ErrorList) []model.
 		}
 		cur = nil
 	}
-	l := text.NewLines(r, name, errs)
-	for l.Next() {
-		line := l.Text()
-		t := strings.TrimSpace(line)
-		if t == "" {
-			continue
+	prompt := func(l *text.Line, cmd string) {
+		finish()
+		c, loop, bad := parseProbeCmd(cmd)
+		if !loop {
+			return
 		}
-		if cmd, isCmd := text.NodeLine(line, &node); isCmd {
-			finish()
-			c, loop, bad := parseProbeCmd(cmd)
-			if !loop {
-				continue
-			}
-			if bad != "" {
-				l.Errorf("%w: %s", format.ErrSyntax, bad)
-				continue
-			}
-			pc, kept, fails, succ = c, 0, 0, 0
-			cur = &model.ProbeRun{Pos: l.Pos(), Node: node, Tool: c.tool, Command: cmd, Target: c.target, Attempts: c.tries}
-			continue
+		if bad != "" {
+			l.Errorf("%w: %s", format.ErrSyntax, bad)
+			return
 		}
+		pc, kept, fails, succ = c, 0, 0, 0
+		cur = &model.ProbeRun{Pos: l.Pos(), Node: l.Node, Tool: c.tool, Command: cmd, Target: c.target, Attempts: c.tries}
+	}
+	text.ReadLines(r, src, errs, text.Hooks{Prompt: prompt}, func(l *text.Line) {
 		if cur == nil {
-			continue // another command's output
+			return // another command's output
 		}
+		t := l.Trimmed
 		if pc.counted {
 			if cur.Result.Line > 0 {
-				continue
+				return
 			}
 			n, err := strconv.Atoi(t)
 			if err != nil || n < 0 {
 				l.Errorf("%w: expected the loop's count", format.ErrSyntax)
 				cur = nil
-				continue
+				return
 			}
 			cur.Result = l.Pos()
 			if pc.failures {
@@ -249,7 +242,7 @@ func readProbes(r io.Reader, src *format.Source, errs *model.ErrorList) []model.
 			} else {
 				cur.Failed = cur.Attempts - n
 			}
-			continue
+			return
 		}
 		switch {
 		case pc.filtered:
@@ -262,7 +255,7 @@ func readProbes(r io.Reader, src *format.Source, errs *model.ErrorList) []model.
 			succ++
 			cur.Result = l.Pos()
 		}
-	}
+	})
 	finish()
 	return out
 }

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"context"
 	"io"
 	"regexp"
 	"strconv"
@@ -20,9 +19,7 @@ import (
 // POD). Shell prompts, node markers and docker's own messages ("Error
 // response from daemon") are skipped; other lines are errors.
 func Containers(r io.Reader, name string) ([]model.Container, error) {
-	var errs model.ErrorList
-	out := readContainers(r, name, &errs)
-	return out, errs.Err()
+	return format.ReadAll(r, name, readContainers)
 }
 
 var (
@@ -34,29 +31,20 @@ var (
 	crictlStates   = map[string]string{"Running": "up", "Exited": "exited", "Created": "created", "Unknown": "unknown"}
 )
 
-func readContainers(r io.Reader, name string, errs *model.ErrorList) []model.Container {
+func readContainers(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Container {
 	var out []model.Container
-	node := ""
 	crictl := false
-	l := text.NewLines(r, name, errs)
-	for l.Next() {
-		line := l.Text()
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" {
-			continue
-		}
-		if _, ok := text.NodeLine(line, &node); ok {
-			continue
-		}
+	text.ReadLines(r, src, errs, text.Hooks{}, func(l *text.Line) {
+		trimmed := l.Trimmed
 		switch {
 		case strings.HasPrefix(trimmed, "CONTAINER ID"):
 			crictl = false
-			continue
+			return
 		case strings.HasPrefix(trimmed, "CONTAINER ") && strings.Contains(trimmed, "ATTEMPT"):
 			crictl = true
-			continue
+			return
 		case strings.HasPrefix(trimmed, "Error response from daemon"), strings.HasPrefix(trimmed, "Cannot connect to the Docker daemon"):
-			continue
+			return
 		}
 		var c model.Container
 		var ok bool
@@ -67,11 +55,11 @@ func readContainers(r io.Reader, name string, errs *model.ErrorList) []model.Con
 		}
 		if !ok {
 			l.Errorf("%w: expected a container row (ID, IMAGE, COMMAND, CREATED, STATUS, NAMES)", format.ErrSyntax)
-			continue
+			return
 		}
-		c.Node, c.Pos = node, l.Pos()
+		c.Node, c.Pos = l.Node, l.Pos()
 		out = append(out, c)
-	}
+	})
 	return out
 }
 
@@ -182,33 +170,20 @@ func crictlRow(line string) (model.Container, bool) {
 // sniffContainers scores text whose rows look like docker or crictl
 // listings.
 func sniffContainers(_ string, head []byte) int {
-	if !text.IsText(head) {
-		return 0
-	}
-	lines := text.HeadLines(head, 100)
-	header, rows, total := false, 0, 0
-	for _, line := range lines {
+	header := false
+	rows, total, _ := text.SniffLines(head, 100, nil, func(line string) text.Verdict {
 		t := strings.TrimSpace(line)
-		if _, _, ok := text.Prompt(line); ok {
-			continue
-		}
-		if _, ok := text.NodeMarker(line); ok {
-			continue
-		}
-		total++
 		switch {
-		case strings.HasPrefix(t, "CONTAINER ID") && strings.Contains(t, "IMAGE") && strings.Contains(t, "NAMES"):
+		case strings.HasPrefix(t, "CONTAINER ID") && strings.Contains(t, "IMAGE") && strings.Contains(t, "NAMES"),
+			strings.HasPrefix(t, "CONTAINER ") && strings.Contains(t, "ATTEMPT") && strings.Contains(t, "POD ID"):
 			header = true
-			rows++
-		case strings.HasPrefix(t, "CONTAINER ") && strings.Contains(t, "ATTEMPT") && strings.Contains(t, "POD ID"):
-			header = true
-			rows++
-		default:
-			if _, ok := dockerRow(t); ok {
-				rows++
-			}
+			return text.Hit
 		}
-	}
+		if _, ok := dockerRow(t); ok {
+			return text.Hit
+		}
+		return text.Miss
+	})
 	score := text.RatioScore(rows, total, 80)
 	if header && score > 0 {
 		score = 85
@@ -224,15 +199,5 @@ var ContainersFormat = &format.Format{
 	Doc: "kubelet's `k8s_CONTAINER_POD_NAMESPACE_UID_ATTEMPT` names give pod, namespace and " +
 		"restart attempt",
 	Sniff: sniffContainers,
-	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		out := readContainers(r, src.Name, &errs)
-		for i := range out {
-			if out[i].Node == "" {
-				out[i].Node = src.Node
-			}
-		}
-		snap.Containers = append(snap.Containers, out...)
-		return len(out), errs.Err()
-	},
+	Parse: format.Records(readContainers, func(s *model.Snapshot, out []model.Container) { s.Containers = append(s.Containers, out...) }, ""),
 }

@@ -48,15 +48,6 @@ func Addrs(r io.Reader, name string) ([]model.IfAddr, error) {
 	return format.ReadAll(r, name, readAddrs)
 }
 
-// addrLinkRe matches the link line of ip addr: "3: eth0@if12: <FLAGS> ...".
-var addrLinkRe = regexp.MustCompile(`^\d+:\s+(\S+?):\s+<([A-Z0-9_,-]*)>(.*)$`)
-
-// linkStates are the operational states ip prints.
-var linkStates = map[string]bool{
-	"UP": true, "DOWN": true, "UNKNOWN": true, "LOWERLAYERDOWN": true,
-	"DORMANT": true, "NOTPRESENT": true, "TESTING": true,
-}
-
 func readAddrs(r io.Reader, src *format.Source, errs *model.ErrorList) []model.IfAddr {
 	var (
 		out     []model.IfAddr
@@ -65,7 +56,7 @@ func readAddrs(r io.Reader, src *format.Source, errs *model.ErrorList) []model.I
 		mac     string
 		inBlock bool
 	)
-	text.ReadLines(r, src, errs, func(*text.Line, string) { inBlock = false }, func(l *text.Line) {
+	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(*text.Line, string) { inBlock = false }}, func(l *text.Line) {
 		t, f := l.Trimmed, l.Fields()
 		if m := addrLinkRe.FindStringSubmatch(t); m != nil {
 			dev, state, mac, inBlock = linkName(m[1]), "", "", true
@@ -123,6 +114,15 @@ func readAddrs(r io.Reader, src *format.Source, errs *model.ErrorList) []model.I
 		}
 	})
 	return out
+}
+
+// addrLinkRe matches the link line of ip addr: "3: eth0@if12: <FLAGS> ...".
+var addrLinkRe = regexp.MustCompile(`^\d+:\s+(\S+?):\s+<([A-Z0-9_,-]*)>(.*)$`)
+
+// linkStates are the operational states ip prints.
+var linkStates = map[string]bool{
+	"UP": true, "DOWN": true, "UNKNOWN": true, "LOWERLAYERDOWN": true,
+	"DORMANT": true, "NOTPRESENT": true, "TESTING": true,
 }
 
 // addrOnelineRe matches a line of ip -o addr: "2: eth0    inet

@@ -187,13 +187,23 @@ func ipEntries(r io.Reader, name string, errs *model.ErrorList) []ipEntry {
 	return out
 }
 
-func readNeighborsJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Neighbor {
-	var out []model.Neighbor
+// ipEntriesOf returns the entries of r that is says are of the kind
+// wanted; each other entry is an error saying what was expected (want).
+func ipEntriesOf(r io.Reader, src *format.Source, errs *model.ErrorList, is func(ipEntry) bool, want string) []ipEntry {
+	var out []ipEntry
 	for _, e := range ipEntries(r, src.Name, errs) {
-		if !isNeighEntry(e) {
-			errs.Addf(e.pos, "", "%w: expected an ip -j neigh entry ({\"dst\": ..., \"dev\": ..., \"state\": [...]})", format.ErrSyntax)
+		if !is(e) {
+			errs.Addf(e.pos, "", "%w: expected %s", format.ErrSyntax, want)
 			continue
 		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func readNeighborsJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Neighbor {
+	var out []model.Neighbor
+	for _, e := range ipEntriesOf(r, src, errs, isNeighEntry, "an ip -j neigh entry ({\"dst\": ..., \"dev\": ..., \"state\": [...]})") {
 		f := []string{e.str("dst")}
 		if d := e.str("dev"); d != "" {
 			f = append(f, "dev", d)
@@ -220,11 +230,7 @@ func readNeighborsJSON(r io.Reader, src *format.Source, errs *model.ErrorList) [
 
 func readAddrsJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.IfAddr {
 	var out []model.IfAddr
-	for _, e := range ipEntries(r, src.Name, errs) {
-		if !isAddrEntry(e) {
-			errs.Addf(e.pos, "", "%w: expected an ip -j addr entry ({\"ifname\": ..., \"addr_info\": [...]})", format.ErrSyntax)
-			continue
-		}
+	for _, e := range ipEntriesOf(r, src, errs, isAddrEntry, "an ip -j addr entry ({\"ifname\": ..., \"addr_info\": [...]})") {
 		dev := linkName(e.str("ifname"))
 		mac := ""
 		if e.str("link_type") != "none" {
@@ -270,11 +276,7 @@ func readAddrsJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []mod
 func readRoutesJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Route {
 	var out []model.Route
 	cmdV6 := routeCmdV6(src.Command)
-	for _, e := range ipEntries(r, src.Name, errs) {
-		if !isRouteEntry(e) {
-			errs.Addf(e.pos, "", "%w: expected an ip -j route entry ({\"dst\": ..., \"gateway\": ..., \"dev\": ...})", format.ErrSyntax)
-			continue
-		}
+	for _, e := range ipEntriesOf(r, src, errs, isRouteEntry, "an ip -j route entry ({\"dst\": ..., \"gateway\": ..., \"dev\": ...})") {
 		var f []string
 		if t := e.str("type"); t != "" {
 			f = append(f, t)

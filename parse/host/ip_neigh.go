@@ -47,26 +47,10 @@ func Neighbors(r io.Reader, name string) ([]model.Neighbor, error) {
 	return format.ReadAll(r, name, readNeighbors)
 }
 
-// neighStates are the NUD states ip neigh prints.
-var neighStates = map[string]bool{
-	"PERMANENT": true, "NOARP": true, "REACHABLE": true, "STALE": true, "DELAY": true,
-	"PROBE": true, "FAILED": true, "INCOMPLETE": true, "NONE": true,
-}
-
-// neighFlags are the flags ip neigh prints as words.
-var neighFlags = map[string]bool{
-	"router": true, "proxy": true, "extern_learn": true, "offload": true, "managed": true,
-}
-
 func readNeighbors(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Neighbor {
 	var out []model.Neighbor
-	dev := neighCmdDev(src.Command)
-	prompt := func(_ *text.Line, cmd string) {
-		if cmd != "" {
-			dev = neighCmdDev(cmd)
-		}
-	}
-	text.ReadLines(r, src, errs, prompt, func(l *text.Line) {
+	var dev string // the device the command names
+	text.ReadLines(r, src, errs, text.Hooks{Command: func(cmd string) { dev = neighCmdDev(cmd) }}, func(l *text.Line) {
 		f := l.Fields()
 		if f[0] == "Address" && len(f) >= 3 && f[1] == "HWtype" {
 			return // arp -n header
@@ -107,6 +91,17 @@ func neighCmdDev(cmd string) string {
 		}
 	}
 	return ""
+}
+
+// neighStates are the NUD states ip neigh prints.
+var neighStates = map[string]bool{
+	"PERMANENT": true, "NOARP": true, "REACHABLE": true, "STALE": true, "DELAY": true,
+	"PROBE": true, "FAILED": true, "INCOMPLETE": true, "NONE": true,
+}
+
+// neighFlags are the flags ip neigh prints as words.
+var neighFlags = map[string]bool{
+	"router": true, "proxy": true, "extern_learn": true, "offload": true, "managed": true,
 }
 
 // ipNeighLine reads "IP [dev DEV] [lladdr MAC] [router] [proxy] [ref N]

@@ -44,40 +44,15 @@ func Routes(r io.Reader, name string) ([]model.Route, error) {
 	return format.ReadAll(r, name, readRoutes)
 }
 
-// routeTypes are the route types ip route prints before the destination.
-var routeTypes = map[string]bool{
-	"unicast": true, "local": true, "broadcast": true, "multicast": true, "blackhole": true,
-	"unreachable": true, "prohibit": true, "throw": true, "nat": true, "anycast": true,
-}
-
-// routeKeys are the route attributes printed as "key value" that are not
-// kept.
-var routeKeys = map[string]bool{
-	"pref": true, "expires": true, "mtu": true, "advmss": true, "rtt": true, "rttvar": true,
-	"reordering": true, "window": true, "cwnd": true, "initcwnd": true, "initrwnd": true,
-	"ssthresh": true, "realms": true, "rto_min": true, "hoplimit": true, "features": true,
-	"quickack": true, "congctl": true, "fastopen_no_cookie": true, "error": true, "nhid": true,
-	"tos": true, "dsfield": true, "from": true, "iif": true, "uid": true, "cache": true,
-}
-
-// routeWords are the route flags ip route prints as words.
-var routeWords = map[string]bool{
-	"linkdown": true, "onlink": true, "dead": true, "pervasive": true, "offload": true,
-	"trap": true, "rt_offload": true, "rt_trap": true, "rt_offload_failed": true,
-	"notify": true, "lock": true,
-}
-
 func readRoutes(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Route {
 	var out []model.Route
-	v6 := routeCmdV6(src.Command)
-	last := -1 // index in out of the route nexthop lines belong to
-	prompt := func(_ *text.Line, cmd string) {
-		if cmd != "" {
-			v6 = routeCmdV6(cmd)
-		}
-		last = -1
+	var v6 bool // the command lists IPv6 routes
+	last := -1  // index in out of the route nexthop lines belong to
+	hooks := text.Hooks{
+		Command: func(cmd string) { v6 = routeCmdV6(cmd) },
+		Prompt:  func(*text.Line, string) { last = -1 },
 	}
-	text.ReadLines(r, src, errs, prompt, func(l *text.Line) {
+	text.ReadLines(r, src, errs, hooks, func(l *text.Line) {
 		f := l.Fields()
 		if f[0] == "nexthop" {
 			if last < 0 {
@@ -119,6 +94,29 @@ func routeCmdV6(cmd string) bool {
 		}
 	}
 	return false
+}
+
+// routeTypes are the route types ip route prints before the destination.
+var routeTypes = map[string]bool{
+	"unicast": true, "local": true, "broadcast": true, "multicast": true, "blackhole": true,
+	"unreachable": true, "prohibit": true, "throw": true, "nat": true, "anycast": true,
+}
+
+// routeKeys are the route attributes printed as "key value" that are not
+// kept.
+var routeKeys = map[string]bool{
+	"pref": true, "expires": true, "mtu": true, "advmss": true, "rtt": true, "rttvar": true,
+	"reordering": true, "window": true, "cwnd": true, "initcwnd": true, "initrwnd": true,
+	"ssthresh": true, "realms": true, "rto_min": true, "hoplimit": true, "features": true,
+	"quickack": true, "congctl": true, "fastopen_no_cookie": true, "error": true, "nhid": true,
+	"tos": true, "dsfield": true, "from": true, "iif": true, "uid": true, "cache": true,
+}
+
+// routeWords are the route flags ip route prints as words.
+var routeWords = map[string]bool{
+	"linkdown": true, "onlink": true, "dead": true, "pervasive": true, "offload": true,
+	"trap": true, "rt_offload": true, "rt_trap": true, "rt_offload_failed": true,
+	"notify": true, "lock": true,
 }
 
 // routeLine reads one route. v6 says a default route is IPv6 when nothing

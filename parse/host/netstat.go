@@ -160,6 +160,10 @@ func netstatPIDProg(s string) bool {
 	return ok && isUint(pid)
 }
 
+// netstatTables are the options of netstat that list one kind of socket:
+// -t tcp.
+var netstatTables = map[byte]string{'t': "tcp", 'u': "udp", 'w': "raw", 'x': "unix", 'U': "udplite", 'S': "sctp"}
+
 // netstatArgs reads netstat options.
 func (c *sockCmd) netstatArgs(args []string) {
 	dbs := map[string]bool{}
@@ -175,19 +179,11 @@ func (c *sockCmd) netstatArgs(args []string) {
 			}
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			for k := 1; k < len(a); k++ {
+				if db, ok := netstatTables[a[k]]; ok {
+					dbs[db] = true
+					continue
+				}
 				switch a[k] {
-				case 't':
-					dbs["tcp"] = true
-				case 'u':
-					dbs["udp"] = true
-				case 'w':
-					dbs["raw"] = true
-				case 'x':
-					dbs["unix"] = true
-				case 'U':
-					dbs["udplite"] = true
-				case 'S':
-					dbs["sctp"] = true
 				case 'W', 'T':
 					c.wide = true
 				case 'A':

@@ -7,6 +7,7 @@ import (
 
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // SSFormat reads ss socket tables and summaries (see sockets.go).
@@ -106,10 +107,7 @@ func ssTokens(s string) []string {
 	var out []string
 	i := 0
 	for i < len(s) {
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-			i++
-		}
-		if i >= len(s) {
+		if i = text.SkipBlanks(s, i); i >= len(s) {
 			break
 		}
 		start, depth, quote := i, 0, false
@@ -274,6 +272,9 @@ var ssFilterStates = map[string]string{
 	"all": "", "connected": "", "synchronized": "", "bucket": "", "big": "",
 }
 
+// ssTables are the options of ss that list one kind of socket: -t tcp.
+var ssTables = map[byte]string{'t': "tcp", 'u': "udp", 'w': "raw", 'x': "unix", 'S': "sctp", 'd': "dccp", 'M': "mptcp", '0': "packet"}
+
 // ssArgs reads ss options and returns the states of its filter.
 func (c *sockCmd) ssArgs(args []string) []string {
 	dbs := map[string]bool{}
@@ -339,23 +340,11 @@ func (c *sockCmd) ssArgs(args []string) []string {
 			}
 		case strings.HasPrefix(a, "-") && len(a) > 1:
 			for k := 1; k < len(a); k++ {
+				if db, ok := ssTables[a[k]]; ok {
+					dbs[db] = true
+					continue
+				}
 				switch a[k] {
-				case 't':
-					dbs["tcp"] = true
-				case 'u':
-					dbs["udp"] = true
-				case 'w':
-					dbs["raw"] = true
-				case 'x':
-					dbs["unix"] = true
-				case 'S':
-					dbs["sctp"] = true
-				case 'd':
-					dbs["dccp"] = true
-				case 'M':
-					dbs["mptcp"] = true
-				case '0':
-					dbs["packet"] = true
 				case 'A', 'f', 'F', 'N':
 					v := a[k+1:]
 					if v == "" {

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"context"
 	"io"
 	"regexp"
 	"strings"
@@ -25,9 +24,7 @@ import (
 // denied on key ...") are skipped; any other line is reported as a syntax
 // error and the rest is read. name is used only in positions.
 func Sysctl(r io.Reader, name string) ([]model.Sysctl, error) {
-	var errs model.ErrorList
-	out, _ := readSysctl(r, name, &errs)
-	return out, errs.Err()
+	return format.ReadAll(r, name, readSysctl)
 }
 
 // sysctlMessageRe matches what sysctl writes to stderr, often captured with
@@ -36,29 +33,28 @@ func Sysctl(r io.Reader, name string) ([]model.Sysctl, error) {
 // "sysctl: cannot stat /proc/sys/net/foo: No such file or directory".
 var sysctlMessageRe = regexp.MustCompile(`^sysctl: `)
 
-func readSysctl(r io.Reader, name string, errs *model.ErrorList) (out []model.Sysctl, messages int) {
-	node := ""
-	l := text.NewLines(r, name, errs)
-	for l.Next() {
+// readSysctl reads sysctl lines, counting sysctl's own messages in the
+// source's details.
+func readSysctl(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Sysctl {
+	var out []model.Sysctl
+	messages := 0
+	text.ReadLines(r, src, errs, text.Hooks{}, func(l *text.Line) {
 		line := l.Text()
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		if _, ok := text.NodeLine(line, &node); ok {
-			continue
-		}
 		if sysctlMessageRe.MatchString(line) {
 			messages++
-			continue
+			return
 		}
 		key, value, ok := sysctlLine(line)
 		if !ok {
 			l.Errorf("%w: expected \"name = value\"", format.ErrSyntax)
-			continue
+			return
 		}
-		out = append(out, model.Sysctl{Node: node, Name: key, Value: value, Pos: l.Pos()})
+		out = append(out, model.Sysctl{Node: l.Node, Name: key, Value: value, Pos: l.Pos()})
+	})
+	if messages > 0 {
+		src.Count("sysctl messages skipped", messages)
 	}
-	return out, messages
+	return out
 }
 
 // sysctlLine splits one line into a dotted name and its value.
@@ -154,26 +150,15 @@ func sysctlSniffLine(line string) bool {
 }
 
 func sniffSysctl(_ string, head []byte) int {
-	if !text.IsText(head) {
-		return 0
-	}
-	lines := text.HeadLines(head, 200)
-	matched, total := 0, 0
-	for _, line := range lines {
-		if _, ok := text.NodeMarker(line); ok {
-			continue
+	matched, total, _ := text.SniffLines(head, 200, nil, func(line string) text.Verdict {
+		switch {
+		case sysctlMessageRe.MatchString(line):
+			return text.Skip
+		case sysctlSniffLine(line):
+			return text.Hit
 		}
-		if _, _, ok := text.Prompt(line); ok {
-			continue
-		}
-		if sysctlMessageRe.MatchString(line) {
-			continue
-		}
-		total++
-		if sysctlSniffLine(line) {
-			matched++
-		}
-	}
+		return text.Miss
+	})
 	return text.RatioScore(matched, total, 90)
 }
 
@@ -185,18 +170,5 @@ var SysctlFormat = &format.Format{
 		"collector",
 	Doc:   "`/proc/sys/...` paths become dotted names; `sysctl: permission denied` lines are skipped",
 	Sniff: sniffSysctl,
-	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		out, messages := readSysctl(r, src.Name, &errs)
-		if messages > 0 {
-			src.Count("sysctl messages skipped", messages)
-		}
-		for i := range out {
-			if out[i].Node == "" {
-				out[i].Node = src.Node
-			}
-		}
-		snap.Sysctls = append(snap.Sysctls, out...)
-		return len(out), errs.Err()
-	},
+	Parse: format.Records(readSysctl, func(s *model.Snapshot, out []model.Sysctl) { s.Sysctls = append(s.Sysctls, out...) }, ""),
 }

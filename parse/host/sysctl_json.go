@@ -2,7 +2,6 @@ package host
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,15 +19,14 @@ import (
 // Numbers are read as their text. Positions carry the line and column of
 // each key. A value that is not a string or number is reported and skipped.
 func SysctlJSON(r io.Reader, name string) ([]model.Sysctl, error) {
-	var errs model.ErrorList
-	out := readSysctlJSON(r, name, &errs)
-	return out, errs.Err()
+	return format.ReadAll(r, name, readSysctlJSON)
 }
 
 // maxJSON bounds how much of a JSON input is read into memory.
 const maxJSON = 256 << 20
 
-func readSysctlJSON(r io.Reader, name string, errs *model.ErrorList) []model.Sysctl {
+func readSysctlJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Sysctl {
+	name := src.Name
 	data, err := io.ReadAll(io.LimitReader(r, maxJSON+1))
 	if err != nil {
 		errs.Add(model.Pos{File: name}, "", err)
@@ -74,7 +72,7 @@ func readSysctlJSON(r io.Reader, name string, errs *model.ErrorList) []model.Sys
 			errs.Addf(pos.at(start), "", "%w: %q is not a sysctl name", format.ErrValue, key)
 			continue
 		}
-		out = append(out, model.Sysctl{Name: key, Value: text.CollapseSpace(value), Pos: pos.at(start)})
+		out = append(out, model.Sysctl{Node: src.Node, Name: key, Value: text.CollapseSpace(value), Pos: pos.at(start)})
 	}
 	if _, err := dec.Token(); err != nil {
 		errs.Add(pos.at(int(dec.InputOffset())), "", jsonErr(err))
@@ -153,13 +151,5 @@ var SysctlJSONFormat = &format.Format{
 		"numbers are read as their text; positions carry each key's line and column; a value that is " +
 		"neither a string nor a number is a warning",
 	Sniff: sniffSysctlJSON,
-	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		out := readSysctlJSON(r, src.Name, &errs)
-		for i := range out {
-			out[i].Node = src.Node
-		}
-		snap.Sysctls = append(snap.Sysctls, out...)
-		return len(out), errs.Err()
-	},
+	Parse: format.Records(readSysctlJSON, func(s *model.Snapshot, out []model.Sysctl) { s.Sysctls = append(s.Sysctls, out...) }, ""),
 }

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"context"
 	"io"
 	"net/netip"
 	"regexp"
@@ -29,7 +28,7 @@ import (
 // annotation values short with "...", and they are kept as printed.
 func KubectlDescribe(r io.Reader, name string) (*model.Kube, error) {
 	var errs model.ErrorList
-	k := readDescribe(r, name, &errs)
+	k := readDescribe(r, &format.Source{Name: name}, &errs)
 	return k, errs.Err()
 }
 
@@ -58,9 +57,12 @@ type describeObj struct {
 	epPorts     []corev1.EndpointPort
 }
 
-func readDescribe(r io.Reader, name string, errs *model.ErrorList) *model.Kube {
+// readDescribe reads kubectl describe output, counting the objects of each
+// kind in the source's details.
+func readDescribe(r io.Reader, src *format.Source, errs *model.ErrorList) *model.Kube {
+	name := src.Name
 	k := &model.Kube{}
-	node := ""
+	node := src.Node
 	cmdKind := ""
 	var cur *describeObj
 	var section string // Labels, Annotations, Subsets, Events ...
@@ -149,6 +151,8 @@ func readDescribe(r io.Reader, name string, errs *model.ErrorList) *model.Kube {
 		}
 	}
 	flush()
+	src.Count("Endpoints", len(k.Endpoints))
+	src.Count("Service", len(k.Services))
 	return k
 }
 
@@ -319,22 +323,5 @@ var DescribeFormat = &format.Format{
 	Doc: "annotations (leader election records), subsets, ports and NodePorts; objects are marked " +
 		"as read from a table (partial)",
 	Sniff: sniffDescribe,
-	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		k := readDescribe(r, src.Name, &errs)
-		for i := range k.Endpoints {
-			if k.Endpoints[i].Source.Node == "" {
-				k.Endpoints[i].Source.Node = src.Node
-			}
-		}
-		for i := range k.Services {
-			if k.Services[i].Source.Node == "" {
-				k.Services[i].Source.Node = src.Node
-			}
-		}
-		src.Count("Endpoints", len(k.Endpoints))
-		src.Count("Service", len(k.Services))
-		snap.Kube.Merge(k)
-		return k.Len(), errs.Err()
-	},
+	Parse: objects(readDescribe),
 }

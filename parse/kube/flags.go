@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"context"
 	"io"
 	"path"
 	"regexp"
@@ -29,9 +28,7 @@ import (
 // are reported as errors and skipped; shell prompts and blank lines end a
 // run of flags.
 func ComponentFlags(r io.Reader, name string) ([]model.Component, error) {
-	var errs model.ErrorList
-	out := readComponentFlags(r, name, &errs)
-	return out, errs.Err()
+	return format.ReadAll(r, name, readComponentFlags)
 }
 
 // componentBinaries are the component names netmortem knows, as their
@@ -181,7 +178,8 @@ func inferComponent(args []model.Arg) string {
 	return "unknown"
 }
 
-func readComponentFlags(r io.Reader, name string, errs *model.ErrorList) []model.Component {
+func readComponentFlags(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Component {
+	name := src.Name
 	var out []model.Component
 	var cur *model.Component
 	flush := func() {
@@ -208,7 +206,7 @@ func readComponentFlags(r io.Reader, name string, errs *model.ErrorList) []model
 		}
 		if fname, value, ok := flagLine(line); ok {
 			if cur == nil {
-				cur = &model.Component{Pos: l.Pos()}
+				cur = &model.Component{Node: src.Node, Pos: l.Pos()}
 			}
 			cur.Args = append(cur.Args, model.Arg{Name: fname, Value: value, Pos: l.Pos()})
 			continue
@@ -216,7 +214,7 @@ func readComponentFlags(r io.Reader, name string, errs *model.ErrorList) []model
 		words := strings.Fields(strings.TrimSuffix(trimmed, "\\"))
 		if comp, next := commandComponent(words); comp != "" {
 			flush()
-			cur = &model.Component{Name: comp, Pos: l.Pos()}
+			cur = &model.Component{Node: src.Node, Name: comp, Pos: l.Pos()}
 			col := 1
 			for _, w := range words[next:] {
 				if !strings.HasPrefix(w, "--") {
@@ -280,13 +278,5 @@ var ComponentFlagsFormat = &format.Format{
 		"..., hyperkube",
 	Doc:   "the component is named by its binary, or inferred from flags only it has",
 	Sniff: sniffComponentFlags,
-	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		out := readComponentFlags(r, src.Name, &errs)
-		for i := range out {
-			out[i].Node = src.Node
-		}
-		snap.Components = append(snap.Components, out...)
-		return len(out), errs.Err()
-	},
+	Parse: format.Records(readComponentFlags, func(s *model.Snapshot, out []model.Component) { s.Components = append(s.Components, out...) }, ""),
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,6 +23,18 @@ import (
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
+
+// objects makes the Parse of a format that reads Kubernetes objects from
+// text (tables, describe): the objects read are added to the snapshot and
+// counted as its records.
+func objects(read func(io.Reader, *format.Source, *model.ErrorList) *model.Kube) func(context.Context, io.Reader, *format.Source, *model.Snapshot) (int, error) {
+	return func(_ context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
+		var errs model.ErrorList
+		k := read(r, src, &errs)
+		snap.Kube.Merge(k)
+		return k.Len(), errs.Err()
+	}
+}
 
 // KubectlFormat reads Kubernetes objects as kubectl prints them with -o json or
 // -o yaml, and static pod manifests.
@@ -231,60 +244,41 @@ func kubeNode(node *yaml.Node, itemKind string, src *format.Source, snap *model.
 	meta := mapValue(node, "metadata")
 	ns, name := scalar(meta, "namespace"), scalar(meta, "name")
 	pos.Object = model.ObjectName(kind, ns, name)
-	ksrc := model.Source{Pos: pos, Node: src.Node}
 	src.Count(kind, 1)
 
-	var target any
-	var add func()
-	k := &snap.Kube
-	switch kind {
-	case "Service":
-		var o model.Service
-		target, add = &o.Service, func() { o.Source = ksrc; k.Services = append(k.Services, o) }
-	case "Endpoints":
-		var o model.Endpoints
-		target, add = &o.Endpoints, func() { o.Source = ksrc; k.Endpoints = append(k.Endpoints, o) }
-	case "EndpointSlice":
-		var o model.EndpointSlice
-		target, add = &o.EndpointSlice, func() { o.Source = ksrc; k.EndpointSlices = append(k.EndpointSlices, o) }
-	case "Pod":
-		var o model.Pod
-		target, add = &o.Pod, func() {
-			o.Source = ksrc
-			o.Source.Lines = containerLines(node)
-			k.Pods = append(k.Pods, o)
-			snap.Components = append(snap.Components, staticPodComponents(node, src, pos)...)
-		}
-	case "Node":
-		var o model.Node
-		target, add = &o.Node, func() { o.Source = ksrc; k.Nodes = append(k.Nodes, o) }
-	case "ComponentStatus":
-		var o model.ComponentStatus
-		target, add = &o.ComponentStatus, func() { o.Source = ksrc; k.ComponentStatuses = append(k.ComponentStatuses, o) }
-	case "Lease":
-		var o model.Lease
-		target, add = &o.Lease, func() { o.Source = ksrc; k.Leases = append(k.Leases, o) }
-	case "Event":
-		var o model.Event
-		target, add = &o.Event, func() { o.Source = ksrc; k.Events = append(k.Events, o) }
-	case "ConfigMap":
-		var o model.ConfigMap
-		target, add = &o.ConfigMap, func() { o.Source = ksrc; k.ConfigMaps = append(k.ConfigMaps, o) }
-	case "DaemonSet":
-		var o model.DaemonSet
-		target, add = &o.DaemonSet, func() { o.Source = ksrc; k.DaemonSets = append(k.DaemonSets, o) }
-	case "Ingress":
-		var o model.Ingress
-		target, add = &o.Ingress, func() { o.Source = ksrc; k.Ingresses = append(k.Ingresses, o) }
-	default:
+	list, ok := kubeList(&snap.Kube, kind)
+	if !ok {
 		return 0 // counted in Details, not modelled
 	}
-	if err := decodeNode(node, target); err != nil {
+	o := reflect.New(list.Type().Elem()).Elem()
+	if err := decodeNode(node, o.Field(0).Addr().Interface()); err != nil {
 		errs.Addf(pos, "", "%s: %v", kind, err)
 		return 0
 	}
-	add()
+	ksrc := model.Source{Pos: pos, Node: src.Node}
+	if kind == "Pod" {
+		ksrc.Lines = containerLines(node)
+	}
+	o.FieldByName("Source").Set(reflect.ValueOf(ksrc))
+	list.Set(reflect.Append(list, o))
+	if kind == "Pod" {
+		snap.Components = append(snap.Components, staticPodComponents(node, src, pos)...)
+	}
 	return 1
+}
+
+// kubeList returns the list of k that holds the objects of kind: model.Kube
+// keeps one list per kind it models, whose elements embed the k8s.io/api
+// type of that name (model.Service embeds corev1.Service) beside their
+// Source.
+func kubeList(k *model.Kube, kind string) (reflect.Value, bool) {
+	v := reflect.ValueOf(k).Elem()
+	for i := range v.NumField() {
+		if l := v.Field(i); l.Type().Elem().Field(0).Name == kind {
+			return l, true
+		}
+	}
+	return reflect.Value{}, false
 }
 
 // decodeNode decodes a YAML (or JSON) node into a k8s.io/api type through

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -265,5 +266,28 @@ func TestKubeTroubleshootShapes(t *testing.T) {
 	_, err := KubectlFormat.Parse(t.Context(), strings.NewReader(`{"metadata": {"name": "mystery"}}`), src, snap)
 	if err == nil || err.Error() != "ts.json:1: object without a kind" {
 		t.Errorf("mystery object: %v", err)
+	}
+}
+
+// Every list of model.Kube is found by the kind its elements embed, and its
+// elements have a Source: kubeNode fills a list by kind name alone.
+func TestKubeListEveryKind(t *testing.T) {
+	var k model.Kube
+	v := reflect.ValueOf(&k).Elem()
+	for i := range v.NumField() {
+		elem := v.Field(i).Type().Elem()
+		kind := elem.Field(0).Name
+		if !elem.Field(0).Anonymous {
+			t.Errorf("Kube.%s: %s does not embed its object first", v.Type().Field(i).Name, elem.Name())
+		}
+		if f, ok := elem.FieldByName("Source"); !ok || f.Type != reflect.TypeOf(model.Source{}) {
+			t.Errorf("Kube.%s: %s has no Source", v.Type().Field(i).Name, elem.Name())
+		}
+		if l, ok := kubeList(&k, kind); !ok || l.Type() != v.Field(i).Type() {
+			t.Errorf("kind %s is not found in Kube.%s", kind, v.Type().Field(i).Name)
+		}
+	}
+	if _, ok := kubeList(&k, "Secret"); ok {
+		t.Error("a kind the model does not keep was found")
 	}
 }

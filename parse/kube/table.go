@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"context"
 	"io"
 	"strconv"
 	"strings"
@@ -27,16 +26,18 @@ var KubectlTableFormat = &format.Format{
 		"`node-role.kubernetes.io/` labels, elided endpoints (`+ 3 more...`) and a `jq length` " +
 		"count to addresses without an IP",
 	Sniff: sniffKubeTable,
-	Parse: func(_ context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
-		var errs model.ErrorList
-		t := newTableReader(src.Name, src.Node, src.Command, &errs)
-		t.read(r)
-		for kind, n := range t.counts {
-			src.Count(kind, n)
-		}
-		snap.Kube.Merge(t.k)
-		return t.k.Len(), errs.Err()
-	},
+	Parse: objects(readTable),
+}
+
+// readTable reads kubectl get tables, counting the objects of each kind in
+// the source's details.
+func readTable(r io.Reader, src *format.Source, errs *model.ErrorList) *model.Kube {
+	t := newTableReader(src.Name, src.Node, src.Command, errs)
+	t.read(r)
+	for kind, n := range t.counts {
+		src.Count(kind, n)
+	}
+	return t.k
 }
 
 // KubectlTable reads the text tables `kubectl get` prints for Services,
@@ -59,9 +60,8 @@ var KubectlTableFormat = &format.Format{
 // length` prints is read as that many addresses without an IP.
 func KubectlTable(r io.Reader, name string) (*model.Kube, error) {
 	var errs model.ErrorList
-	t := newTableReader(name, "", "", &errs)
-	t.read(r)
-	return t.k, errs.Err()
+	k := readTable(r, &format.Source{Name: name}, &errs)
+	return k, errs.Err()
 }
 
 // tableCmd is what a pasted kubectl command says about the table after it.

@@ -480,15 +480,7 @@ func FuzzKubectlTable(f *testing.F) {
 	f.Add("kubectl -n kube-system get endpoints kube-dns -o json | jq .subsets[0].addresses | jq length\n77\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		k, err := KubectlTable(strings.NewReader(in), "fuzz.txt")
-		var list model.ErrorList
-		if err != nil && !errors.As(err, &list) {
-			t.Fatalf("error %v is not positioned", err)
-		}
-		for _, e := range list {
-			if e.Pos.File != "fuzz.txt" || e.Pos.Line == 0 {
-				t.Fatalf("error without a line: %v", e)
-			}
-		}
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, s := range k.Services {
 			if s.Source.Pos.Line == 0 || !s.Source.FromTable {
 				t.Fatalf("service without a line: %+v", s.Source)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
 	"github.com/netmortem/netmortem/parse/kube"
 )
 
@@ -136,15 +137,7 @@ linux/arm64, go1.17.8, 4b597f8
 		{"nginx access", `10.23.77.129 - - [15/Sep/2022:11:08:42 +0000] "GET / HTTP/1.1" 200 615 "-" "kube-probe/1.23" "-"` + "\n", "nginx-access"},
 		{"bare warnings", "[WARNING] one\n[WARNING] two\n", ""},
 	} {
-		for _, f := range formats {
-			score := f.Sniff("x", []byte(tt.in))
-			if f.Name == tt.want && score < 50 {
-				t.Errorf("%s: %s scores %d, want it high", tt.name, f.Name, score)
-			}
-			if f.Name != tt.want && score != 0 {
-				t.Errorf("%s: %s scores %d, want 0", tt.name, f.Name, score)
-			}
-		}
+		checkScores(t, formats, tt.name, tt.in, tt.want)
 	}
 }
 
@@ -157,15 +150,7 @@ func FuzzCoreDNS(f *testing.F) {
 	f.Add("[ERROR] plugin/errors: 2 example.com. A: read udp 10.1.0.20:41000->8.8.8.8:53: i/o timeout\n[WARNING] x\n[NOTICE] y\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		evs, err := Logs(strings.NewReader(in), "fuzz.log")
-		var list model.ErrorList
-		if err != nil && !errors.As(err, &list) {
-			t.Fatalf("error %v is not positioned", err)
-		}
-		for _, e := range list {
-			if e.Pos.File != "fuzz.log" || e.Pos.Line == 0 {
-				t.Fatalf("error without a line: %v", e)
-			}
-		}
+		parsetest.CheckFuzzErrors(t, err, "fuzz.log")
 		last := 0
 		for _, ev := range evs {
 			if ev.Pos.Line <= last {

@@ -363,14 +363,21 @@ func TestSniffLogs(t *testing.T) {
 		{"prose", "The connection to the server was refused.\nPlease check.\n", ""},
 		{"binary", "I0915 19:09:04.534948 1 a.go:1] x\x00", ""},
 	} {
-		for _, f := range formats {
-			score := f.Sniff("x", []byte(tt.in))
-			if f.Name == tt.want && score < 50 {
-				t.Errorf("%s: %s scores %d, want it high", tt.name, f.Name, score)
-			}
-			if f.Name != tt.want && score != 0 {
-				t.Errorf("%s: %s scores %d, want 0", tt.name, f.Name, score)
-			}
+		checkScores(t, formats, tt.name, tt.in, tt.want)
+	}
+}
+
+// checkScores checks that, of formats, want scores in (at least 50) and
+// every other 0; want "" is no format.
+func checkScores(t *testing.T, formats []*format.Format, name, in, want string) {
+	t.Helper()
+	for _, f := range formats {
+		score := f.Sniff("x", []byte(in))
+		if f.Name == want && score < 50 {
+			t.Errorf("%s: %s scores %d, want it high", name, f.Name, score)
+		}
+		if f.Name != want && score != 0 {
+			t.Errorf("%s: %s scores %d, want 0", name, f.Name, score)
 		}
 	}
 }
@@ -390,15 +397,7 @@ func FuzzLogs(f *testing.F) {
 	f.Add(`dxia@node ~ $ tail -f /var/log/kube-proxy.log` + "\n" + `time="2022-12-20T23:40:34Z" level=info msg="x" a=b` + "\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		evs, err := Logs(strings.NewReader(in), "fuzz.log")
-		var list model.ErrorList
-		if err != nil && !errors.As(err, &list) {
-			t.Fatalf("error %v is not positioned", err)
-		}
-		for _, e := range list {
-			if e.Pos.File != "fuzz.log" || e.Pos.Line == 0 {
-				t.Fatalf("error without a line: %v", e)
-			}
-		}
+		parsetest.CheckFuzzErrors(t, err, "fuzz.log")
 		last := 0
 		for _, ev := range evs {
 			if ev.Pos.File != "fuzz.log" || ev.Pos.Line <= last {

@@ -47,16 +47,9 @@ func Conntrack(r io.Reader, name string) ([]model.ConntrackEntry, error) {
 	return format.ReadAll(r, name, readConntrack)
 }
 
-// conntrackProtos are the protocol names conntrack prints, with their
-// numbers.
-var conntrackProtos = map[string]string{
-	"tcp": "6", "udp": "17", "icmp": "1", "icmpv6": "58", "sctp": "132", "dccp": "33",
-	"udplite": "136", "gre": "47", "unknown": "",
-}
-
 func readConntrack(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ConntrackEntry {
 	var out []model.ConntrackEntry
-	text.ReadLines(r, src, errs, nil, func(l *text.Line) {
+	text.ReadLines(r, src, errs, text.Hooks{}, func(l *text.Line) {
 		if strings.HasPrefix(l.Trimmed, "conntrack v") {
 			return // the summary conntrack writes to stderr
 		}
@@ -67,6 +60,13 @@ func readConntrack(r io.Reader, src *format.Source, errs *model.ErrorList) []mod
 		}
 	})
 	return out
+}
+
+// conntrackProtos are the protocol names conntrack prints, with their
+// numbers.
+var conntrackProtos = map[string]string{
+	"tcp": "6", "udp": "17", "icmp": "1", "icmpv6": "58", "sctp": "132", "dccp": "33",
+	"udplite": "136", "gre": "47", "unknown": "",
 }
 
 // conntrackLine reads one entry.

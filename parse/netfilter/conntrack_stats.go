@@ -53,7 +53,7 @@ func readConntrackStats(r io.Reader, src *format.Source, errs *model.ErrorList) 
 	var out []model.ConntrackStats
 	var header []string // the /proc table's column names, once its header is read
 	cpu := 0
-	text.ReadLines(r, src, errs, func(*text.Line, string) { header, cpu = nil, 0 }, func(l *text.Line) {
+	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(*text.Line, string) { header, cpu = nil, 0 }}, func(l *text.Line) {
 		f := l.Fields()
 		switch {
 		case strings.HasPrefix(f[0], "cpu="):

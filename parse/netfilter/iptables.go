@@ -298,6 +298,21 @@ func iptMark(op, v string) (string, error) {
 	return string(buf), nil
 }
 
+// iptNth sets the count of the statistic match's nth mode, every (--every)
+// or packet (--packet) as every says, from v; opt names it in the error.
+func iptNth(r *model.Rule, opt, v string, every bool) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%w: %s %q: want a count", format.ErrValue, opt, v)
+	}
+	if every {
+		r.NthEvery = n
+	} else {
+		r.NthPacket = n
+	}
+	return nil
+}
+
 // iptAddr reads an address match: "" for any address.
 func iptAddr(s string) string {
 	switch s {

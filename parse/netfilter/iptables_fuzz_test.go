@@ -2,7 +2,6 @@ package netfilter
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/internal/testutil"
-	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
@@ -29,15 +27,7 @@ func FuzzIPTables(f *testing.F) {
 	f.Add(kubeProxyRestore)
 	f.Fuzz(func(t *testing.T, in string) {
 		sets, err := IPTables(strings.NewReader(in), "fuzz.txt")
-		var list model.ErrorList
-		if err != nil && !errors.As(err, &list) {
-			t.Fatalf("error %v is not positioned", err)
-		}
-		for _, e := range list {
-			if e.Pos.File != "fuzz.txt" || e.Pos.Line == 0 {
-				t.Fatalf("error without a line: %v", e)
-			}
-		}
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, rs := range sets {
 			if rs.Pos.Line == 0 || (rs.Family != "ipv4" && rs.Family != "ipv6") {
 				t.Fatalf("ruleset %+v", rs)

@@ -379,15 +379,8 @@ func iptListExtras(r *model.Rule, s string) error {
 					r.Probability = p
 				case "every", "packet":
 					k := take()
-					v := take()
-					c, err := strconv.Atoi(v)
-					if err != nil || c < 0 {
-						return fmt.Errorf("%w: %s %q: want a count", format.ErrValue, k, v)
-					}
-					if k == "every" {
-						r.NthEvery = c
-					} else {
-						r.NthPacket = c
+					if err := iptNth(r, k, take(), k == "every"); err != nil {
+						return err
 					}
 				default:
 					goto next

@@ -236,10 +236,7 @@ func iptTokenize(s string, buf []iptTok) ([]iptTok, error) {
 	out := buf
 	i := 0
 	for i < len(s) {
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-			i++
-		}
-		if i >= len(s) {
+		if i = text.SkipBlanks(s, i); i >= len(s) {
 			break
 		}
 		if s[i] == '"' {
@@ -386,15 +383,7 @@ func iptOption(r *model.Rule, opt string, vals []iptTok, neg bool, module *strin
 			r.Statistic = "random"
 		}
 	case "--every", "--packet":
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("%w: %s %q: want a count", format.ErrValue, opt, v)
-		}
-		if opt == "--every" {
-			r.NthEvery = n
-		} else {
-			r.NthPacket = n
-		}
+		return iptNth(r, opt, v, opt == "--every")
 	case "--mark":
 		if *module == "mark" {
 			r.MarkMatch, r.NotMark = v, neg

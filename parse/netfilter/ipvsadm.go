@@ -271,31 +271,33 @@ func ipvsModeOf(cmd string, cur ipvsMode) ipvsMode {
 	if !strings.Contains(cmd, "ipvsadm") {
 		return cur
 	}
-	switch {
-	case strings.Contains(cmd, "--stats"):
-		return ipvsStats
-	case strings.Contains(cmd, "--rate"):
-		return ipvsRate
-	case strings.Contains(cmd, "--thresholds"):
-		return ipvsThresholds
-	case strings.Contains(cmd, "--persistent-conn"):
-		return ipvsPersist
+	for _, m := range ipvsModes {
+		if strings.Contains(cmd, m.option) {
+			return m.mode
+		}
 	}
 	return ipvsPlain
+}
+
+// ipvsModes are the listing modes other than the plain one: the option
+// that asks for each, and a word of its column header.
+var ipvsModes = []struct {
+	mode           ipvsMode
+	option, header string
+}{
+	{ipvsStats, "--stats", "InPkts"},
+	{ipvsRate, "--rate", "CPS"},
+	{ipvsThresholds, "--thresholds", "Uthreshold"},
+	{ipvsPersist, "--persistent-conn", "PersistConn"},
 }
 
 // ipvsHeaderMode reads the listing mode from a column header line.
 func ipvsHeaderMode(f []string) ipvsMode {
 	h := strings.Join(f, " ")
-	switch {
-	case strings.Contains(h, "InPkts"):
-		return ipvsStats
-	case strings.Contains(h, "CPS"):
-		return ipvsRate
-	case strings.Contains(h, "Uthreshold"):
-		return ipvsThresholds
-	case strings.Contains(h, "PersistConn"):
-		return ipvsPersist
+	for _, m := range ipvsModes {
+		if strings.Contains(h, m.header) {
+			return m.mode
+		}
 	}
 	return ipvsPlain
 }

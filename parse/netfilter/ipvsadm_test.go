@@ -113,15 +113,7 @@ func FuzzIPVSadm(f *testing.F) {
 	f.Add("-A -t 10.96.0.1:443 -s rr\n-a -t 10.96.0.1:443 -r 172.18.0.2:6443 -m -w 1\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		svcs, err := IPVSadm(strings.NewReader(in), "fuzz.txt")
-		var list model.ErrorList
-		if err != nil && !errors.As(err, &list) {
-			t.Fatalf("error %v is not positioned", err)
-		}
-		for _, e := range list {
-			if e.Pos.File != "fuzz.txt" || e.Pos.Line == 0 {
-				t.Fatalf("error without a line: %v", e)
-			}
-		}
+		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, s := range svcs {
 			if s.Pos.Line == 0 {
 				t.Fatalf("service without a line: %+v", s)

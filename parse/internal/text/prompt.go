@@ -131,3 +131,12 @@ func Program(cmd string) string {
 	}
 	return strings.TrimSuffix(path.Base(f[0]), ":")
 }
+
+// SkipBlanks returns the index of the first byte of s at or after i that
+// is not a space or a tab (len(s) when there is none).
+func SkipBlanks(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
+}

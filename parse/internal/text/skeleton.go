@@ -1,7 +1,6 @@
 package text
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -33,12 +32,26 @@ func (l *Line) Syntax(err error) bool {
 	return true
 }
 
+// Hooks are what a line format does at the lines ReadLines does not hand
+// it. Either may be nil.
+type Hooks struct {
+	// Command is called with the source's command, then with the
+	// command of every shell prompt that names one: what the command
+	// says of the output below it (its device, its family ...).
+	Command func(cmd string)
+	// Prompt is called at every node marker and shell prompt, with the
+	// prompt's command ("" for a marker or a prompt without one).
+	Prompt func(l *Line, cmd string)
+}
+
 // ReadLines is the reading loop line formats share. It reads r line by
 // line and skips blank lines; node markers and shell prompts name the node
-// of the lines below them and are handed to prompt (when not nil) with the
-// prompt's command ("" for a marker or a prompt without one); every other
-// line is handed to line. Positions name src.Name; read errors go to errs.
-func ReadLines(r io.Reader, src *format.Source, errs *model.ErrorList, prompt func(l *Line, cmd string), line func(l *Line)) {
+// of the lines below them and go to hooks; every other line is handed to
+// line. Positions name src.Name; read errors go to errs.
+func ReadLines(r io.Reader, src *format.Source, errs *model.ErrorList, hooks Hooks, line func(l *Line)) {
+	if hooks.Command != nil {
+		hooks.Command(src.Command)
+	}
 	l := &Line{Lines: NewLines(r, src.Name, errs), Node: src.Node}
 	for l.Next() {
 		text := l.Text()
@@ -47,8 +60,11 @@ func ReadLines(r io.Reader, src *format.Source, errs *model.ErrorList, prompt fu
 			continue
 		}
 		if cmd, ok := NodeLine(text, &l.Node); ok {
-			if prompt != nil {
-				prompt(l, cmd)
+			if hooks.Command != nil && cmd != "" {
+				hooks.Command(cmd)
+			}
+			if hooks.Prompt != nil {
+				hooks.Prompt(l, cmd)
 			}
 			continue
 		}
@@ -95,6 +111,3 @@ func SniffLines(head []byte, max int, cmd func(cmd string) bool, line func(line 
 	}
 	return hits, total, true
 }
-
-// Expected returns an error saying what a line should have been.
-func Expected(what string) error { return fmt.Errorf("expected %s", what) }
