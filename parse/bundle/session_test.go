@@ -84,12 +84,13 @@ func TestSniffSession(t *testing.T) {
 func FuzzSession(f *testing.F) {
 	parsetest.AddSeedFiles(f, []string{"parse/testdata/session/node-session.txt"})
 	f.Add("a@b % cat x\napiVersion: v1\nkind: Pod\n$ ss -tan\nESTAB 0 0 1.2.3.4:1 5.6.7.8:2\n$ ip neigh\n")
+	session := sessionFormat()
 	f.Fuzz(func(t *testing.T, in string) {
-		if sessionFormat().Sniff("fuzz.txt", []byte(in)) == 0 {
+		if session.Sniff("fuzz.txt", []byte(in)) == 0 {
 			return
 		}
 		snap := &model.Snapshot{}
-		_, err := sessionFormat().Parse(context.Background(), strings.NewReader(in), &format.Source{Name: "fuzz.txt"}, snap)
+		_, err := session.Parse(context.Background(), strings.NewReader(in), &format.Source{Name: "fuzz.txt"}, snap)
 		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, in := range snap.Inputs {
 			if !strings.HasPrefix(in.Path, "fuzz.txt:") {

@@ -12,8 +12,8 @@ import (
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
-// Connection tracking tables: conntrack -L and /proc/net/nf_conntrack.
-
+// ConntrackFormat reads connection tracking tables: conntrack -L and
+// /proc/net/nf_conntrack.
 var ConntrackFormat = &format.Format{
 	Name: "conntrack",
 	Kind: model.KindConntrack,

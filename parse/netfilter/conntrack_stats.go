@@ -11,8 +11,8 @@ import (
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
-// Connection tracking counters: conntrack -S and /proc/net/stat/nf_conntrack.
-
+// ConntrackStatsFormat reads connection tracking counters: conntrack -S
+// and /proc/net/stat/nf_conntrack.
 var ConntrackStatsFormat = &format.Format{
 	Name:    "conntrack-stats",
 	Kind:    model.KindConntrack,
