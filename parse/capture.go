@@ -29,11 +29,7 @@ var captureFormat = &Format{
 			return 0, err
 		}
 		src.Format = res.Info.Format
-		snap.Captures = append(snap.Captures, res.Info)
-		snap.Attempts = concat(snap.Attempts, res.Attempts)
-		snap.EndpointStats = append(snap.EndpointStats, res.Endpoints...)
-		snap.ICMP = append(snap.ICMP, res.ICMP...)
-		snap.ARP = append(snap.ARP, res.ARP...)
+		addCapture(snap, res)
 		return res.Info.Packets, err
 	},
 }
@@ -61,11 +57,7 @@ func textCaptureFormat(format, command, doc string) *Format {
 			results, err := capture.ReadText(ctx, r, src.Name, format, capture.Options{Node: src.Node, Summary: src.Summary})
 			n := 0
 			for _, res := range results {
-				snap.Captures = append(snap.Captures, res.Info)
-				snap.Attempts = concat(snap.Attempts, res.Attempts)
-				snap.EndpointStats = append(snap.EndpointStats, res.Endpoints...)
-				snap.ICMP = append(snap.ICMP, res.ICMP...)
-				snap.ARP = append(snap.ARP, res.ARP...)
+				addCapture(snap, res)
 				n += res.Info.Packets
 			}
 			return n, err
@@ -95,6 +87,15 @@ var (
 			" the Info column; ports as numbers, as Wireshark shows them with transport names "+
 			"resolved (`46356 → http(80)`), or as bare names of older versions (`> http`)")
 )
+
+// addCapture adds what a capture yields to snap.
+func addCapture(snap *model.Snapshot, res *capture.Result) {
+	snap.Captures = append(snap.Captures, res.Info)
+	snap.Attempts = concat(snap.Attempts, res.Attempts)
+	snap.EndpointStats = append(snap.EndpointStats, res.Endpoints...)
+	snap.ICMP = append(snap.ICMP, res.ICMP...)
+	snap.ARP = append(snap.ARP, res.ARP...)
+}
 
 // concat appends src to dst, or returns src itself when dst is empty: a
 // large capture's attempts are not copied.
