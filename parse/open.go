@@ -14,8 +14,8 @@
 // and EKS log collectors, kubectl cluster-info dump, must-gather) is
 // recognized from its paths: it tells which node each file belongs to and
 // which command produced it (see docs/bundles.md). Values a redactor hid
-// ("***HIDDEN***") are dropped from the model as unknown; see
-// bundle.Redacted and bundle.Token.
+// ("***HIDDEN***") are dropped from the model as unknown; see Redacted and
+// Token.
 //
 // The formats live in sub-packages by domain, one file per format with its
 // Format: netfilter, host, kube and logs; package bundle walks, places and
