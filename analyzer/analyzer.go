@@ -1,7 +1,10 @@
 // Package analyzer is netmortem's rule engine. A Rule reads a
 // model.Snapshot and reports Findings; Run runs a set of rules and returns
 // their findings in a stable order, with the rules that were skipped for
-// lack of evidence.
+// lack of evidence. What several rules derive from a snapshot is a Fact,
+// computed once and shared through the Pass (go/analysis's
+// Requires/ResultOf). netmortem's own rules are in analyzer/rules, the
+// facts they share in analyzer/facts.
 //
 // The package never parses: it works on any Snapshot, whether parse.Open
 // built it from a support bundle or a program built it by hand.
@@ -71,8 +74,8 @@ func (s *Severity) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Rule is one check. Rules are listed explicitly in Default; a rule's Name is
-// a stable ID that is never reused.
+// Rule is one check. netmortem's rules are listed explicitly in
+// analyzer/rules.All; a rule's Name is a stable ID that is never reused.
 type Rule struct {
 	// Name is the rule's kebab-case ID: "synack-reset".
 	Name string
@@ -422,14 +425,4 @@ func Validate(rules []*Rule) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// Lookup returns the rule of Default called name, or nil.
-func Lookup(name string) *Rule {
-	for _, r := range Default() {
-		if r.Name == name {
-			return r
-		}
-	}
-	return nil
 }
