@@ -171,31 +171,6 @@ func TestTimeWaitChurn(t *testing.T) {
 	}
 }
 
-func TestNodePortCollision(t *testing.T) {
-	s := withNodePortService(&model.Snapshot{}, "web", "front", 30080)
-	if f := run1(t, NodePortCollision, s); len(f) != 0 {
-		t.Fatalf("a lone NodePort reported: %+v", f)
-	}
-	// node2's haproxy listens on the NodePort; kube-proxy's own socket does not count.
-	s.Sockets = []model.Socket{
-		{Node: "node1", Proto: "tcp", State: "LISTEN", Local: netip.MustParseAddrPort("0.0.0.0:30080"), Process: "kube-proxy", Pos: model.Pos{File: "ss.txt", Line: 2}},
-		{Node: "node2", Proto: "tcp", State: "LISTEN", Local: netip.MustParseAddrPort("0.0.0.0:30080"), Process: "haproxy", Pos: model.Pos{File: "ss.txt", Line: 9}},
-	}
-	s.Inputs = append(s.Inputs, model.Input{Path: "ss.txt", Kind: model.KindSockets})
-	f := run1(t, NodePortCollision, s)
-	if len(f) != 1 || f[0].Severity != analyzer.Error || len(f[0].Evidence) != 2 || f[0].Evidence[1].Pos.Line != 9 {
-		t.Fatalf("host process: %+v", f)
-	}
-	// A second Service with the same port, outside a custom range.
-	withNodePortService(s, "shop", "api", 30080)
-	withAPIServerFlag(s, "20000-29999")
-	s.Sockets = nil
-	f = run1(t, NodePortCollision, s)
-	if len(f) != 1 || f[0].Facts["outside_range"] != true || len(f[0].Facts["services"].([]string)) != 2 {
-		t.Fatalf("two Services: %+v", f)
-	}
-}
-
 // MetalLB's controller updating Services while kubespray deploys kube-vip
 // with its services mode on: the controllers fight, without a Service in
 // the bundle. MetalLB alone is no finding.
