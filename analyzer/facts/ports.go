@@ -70,6 +70,18 @@ type PortOwner struct {
 	Namespace, Service string
 }
 
+// Source is the kind of evidence that shows the owner: the IPVS table or
+// the Services.
+func (o PortOwner) Source() model.Kind {
+	if o.IPVS {
+		return model.KindIPVS
+	}
+	return model.KindKube
+}
+
+// Evidence cites the owner.
+func (o PortOwner) Evidence() analyzer.Evidence { return analyzer.Evidence{Pos: o.Pos, Note: o.What} }
+
 // Owners are the ports owned on the nodes: IPVS virtual services (per
 // node) and the Services' NodePorts (on every node).
 type Owners struct {

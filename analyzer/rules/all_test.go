@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"go/ast"
 	"go/importer"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/parse"
 )
 
 func TestAllValid(t *testing.T) {
@@ -242,5 +245,17 @@ func TestBuildsWithoutEachRule(t *testing.T) {
 	}
 	if n != len(rules.All()) {
 		t.Errorf("%d rule files checked, want %d", n, len(rules.All()))
+	}
+}
+
+// BenchmarkAll runs every rule on every fixture at once, facts included.
+func BenchmarkAll(b *testing.B) {
+	snap, _, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), "fixtures"), &parse.Options{SummarizeCaptures: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		analyzer.Run(context.Background(), snap, rules.All(), nil)
 	}
 }

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -131,26 +132,17 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 	ev = append(ev, leaderEv...)
 	ev = append(ev, listenEv...)
 	facts := map[string]any{"unhealthy": details}
-	var leaderNodes []string
-	for _, n := range leaders {
-		if !slices.Contains(leaderNodes, n) {
-			leaderNodes = append(leaderNodes, n)
-		}
-	}
-	slices.Sort(leaderNodes)
+	leaderNodes := slices.Compact(slices.Sorted(maps.Values(leaders)))
 	if len(leaderNodes) > 0 {
 		facts["leader_nodes"] = leaderNodes
 	}
 	sources := []model.Kind{model.KindKube}
 	var listenNodes []string
 	for _, ns := range listening {
-		for _, n := range ns {
-			if !slices.Contains(listenNodes, n) {
-				listenNodes = append(listenNodes, n)
-			}
-		}
+		listenNodes = append(listenNodes, ns...)
 	}
 	slices.Sort(listenNodes)
+	listenNodes = slices.Compact(listenNodes)
 	if len(listenNodes) > 0 {
 		facts["listening_on"] = listenNodes
 		sources = append(sources, model.KindSockets)

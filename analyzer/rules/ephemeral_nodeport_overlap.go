@@ -130,12 +130,8 @@ func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.
 		var owned []string
 		for _, o := range inOverlap {
 			owned = append(owned, o.What)
-			ev = append(ev, analyzer.Evidence{Pos: o.Pos, Note: o.What})
-			if o.IPVS {
-				sources = append(sources, model.KindIPVS)
-			} else {
-				sources = append(sources, model.KindKube)
-			}
+			ev = append(ev, o.Evidence())
+			sources = append(sources, o.Source())
 		}
 		values["allocated_nodeports_in_overlap"] = ports
 		values["owners"] = owned

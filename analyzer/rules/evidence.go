@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -31,4 +32,15 @@ func distinctKinds(ks []model.Kind) []model.Kind {
 	out := slices.Clone(ks)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// captureSeverity grades a finding from a capture by what its destination
+// is: an error, joined with the Kubernetes objects, when they say something
+// should answer there (a Service address, a ready endpoint); a warning from
+// the capture alone otherwise.
+func captureSeverity(rs facts.Roles) (analyzer.Severity, []model.Kind) {
+	if rs.Live() {
+		return analyzer.Error, []model.Kind{model.KindCapture, model.KindKube}
+	}
+	return analyzer.Warning, []model.Kind{model.KindCapture}
 }

@@ -106,12 +106,7 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 	for _, g := range groups {
 		first := g.events[0]
 		rs := roles.Of(first.Quoted.Dst.Addr(), first.Quoted.Dst.Port())
-		sev := analyzer.Warning
-		sources := []model.Kind{model.KindCapture}
-		if rs.Live() {
-			sev = analyzer.Error
-			sources = append(sources, model.KindKube)
-		}
+		sev, sources := captureSeverity(rs)
 		var ev []analyzer.Evidence
 		var attempts []string
 		senders := []string{}

@@ -104,14 +104,8 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, attemp
 				ownedPorts = append(ownedPorts, port)
 				for _, o := range os {
 					owned = append(owned, o.What)
-					ownerEv = append(ownerEv, analyzer.Evidence{Pos: o.Pos, Note: o.What})
-					if o.IPVS {
-						sources = append(sources, model.KindIPVS)
-					} else {
-						sources = append(sources, model.KindKube)
-					}
-				}
-				for _, o := range os {
+					ownerEv = append(ownerEv, o.Evidence())
+					sources = append(sources, o.Source())
 					if !o.IPVS {
 						services = append(services, o.Namespace+"/"+o.Service)
 					}

@@ -262,12 +262,7 @@ func scanFinding(sc *failMerge, w synWords, roles facts.AddrIndex) analyzer.Find
 
 func endpointFinding(g *facts.FailGroup, w synWords, roles facts.AddrIndex) analyzer.Finding {
 	rs := roles.Of(g.Server.Addr(), g.Server.Port())
-	sev := analyzer.Warning
-	sources := []model.Kind{model.KindCapture}
-	if rs.Live() {
-		sev = analyzer.Error
-		sources = append(sources, model.KindKube)
-	}
+	sev, sources := captureSeverity(rs)
 	var ev []analyzer.Evidence
 	for i, a := range g.Attempts {
 		if i == maxGroupEvidence {
