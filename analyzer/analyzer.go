@@ -1,7 +1,10 @@
 // Package analyzer is netmortem's rule engine. A Rule reads a
 // model.Snapshot and reports Findings; Run runs a set of rules and returns
 // their findings in a stable order, with the rules that were skipped for
-// lack of evidence.
+// lack of evidence. What several rules derive from a snapshot is a Fact,
+// computed once and shared through the Pass (go/analysis's
+// Requires/ResultOf). netmortem's own rules are in analyzer/rules, the
+// facts they share in analyzer/facts.
 //
 // The package never parses: it works on any Snapshot, whether parse.Open
 // built it from a support bundle or a program built it by hand.
@@ -71,8 +74,8 @@ func (s *Severity) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Rule is one check. Rules are listed explicitly in Default; a rule's Name is
-// a stable ID that is never reused.
+// Rule is one check. netmortem's rules are listed explicitly in
+// analyzer/rules.All; a rule's Name is a stable ID that is never reused.
 type Rule struct {
 	// Name is the rule's kebab-case ID: "synack-reset".
 	Name string
@@ -91,6 +94,9 @@ type Rule struct {
 	NeedsAny []model.Kind
 	// Uses lists further kinds the rule joins when present.
 	Uses []model.Kind
+	// Requires lists the facts the rule reads (through Fact.Of): each is
+	// computed once per snapshot, however many rules require it.
+	Requires []FactKey
 	// Run inspects p.Snap and calls p.Report for each finding.
 	Run func(p *Pass) error
 }
@@ -134,7 +140,10 @@ type Pass struct {
 	Rule   *Rule
 	Snap   *model.Snapshot
 	Config RuleConfig
-	out    []Finding
+	// Facts are the snapshot's derived facts, shared by every rule of the
+	// run; a rule reads those it requires with Fact.Of.
+	Facts *Facts
+	out   []Finding
 }
 
 // Report records a finding. Rule and Severity default to the rule's.
@@ -230,11 +239,37 @@ func (r *Result) Max() Severity {
 // Run runs rules over snap and returns their findings sorted by severity
 // (highest first), rule, and first evidence. Rules whose Needs are missing
 // are listed in Skipped. A rule that returns an error or panics is listed in
-// Errors; the other rules still run. cfg may be nil.
+// Errors; the other rules still run. The facts the rules require are
+// computed once, on first use. ctx and cfg may be nil; a nil snap, or a nil
+// rule in the list, is reported in Errors.
 func Run(ctx context.Context, snap *model.Snapshot, rules []*Rule, cfg *Config) Result {
+	if snap == nil {
+		return RunFacts(ctx, nil, rules, cfg)
+	}
+	return RunFacts(ctx, NewFacts(snap), rules, cfg)
+}
+
+// RunFacts is Run over the snapshot of facts prepared by the caller: facts
+// already computed (or set by hand, in a test) are used as they are, and
+// those computed by the rules stay in facts for a later run.
+func RunFacts(ctx context.Context, facts *Facts, rules []*Rule, cfg *Config) Result {
 	res := Result{Findings: []Finding{}, Skipped: []Skipped{}, Errors: []RuleError{}}
-	for _, r := range rules {
-		if ctx.Err() != nil {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var snap *model.Snapshot
+	if facts != nil {
+		snap = facts.Snapshot()
+	}
+	for i, r := range rules {
+		switch {
+		case r == nil:
+			res.Errors = append(res.Errors, RuleError{Rule: fmt.Sprintf("#%d", i), Err: fmt.Sprintf("rule %d of the list is nil", i)})
+			continue
+		case snap == nil:
+			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: "no snapshot to analyze (nil)"})
+			continue
+		case ctx.Err() != nil:
 			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: ctx.Err().Error()})
 			continue
 		}
@@ -256,7 +291,7 @@ func Run(ctx context.Context, snap *model.Snapshot, rules []*Rule, cfg *Config) 
 			res.Skipped = append(res.Skipped, Skipped{Rule: r.Name, Missing: missing, AnyOf: anyOf})
 			continue
 		}
-		p := &Pass{Ctx: ctx, Rule: r, Snap: snap, Config: rc}
+		p := &Pass{Ctx: ctx, Rule: r, Snap: snap, Config: rc, Facts: facts}
 		if err := runOne(p); err != nil {
 			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: err.Error()})
 		}
@@ -269,8 +304,15 @@ func Run(ctx context.Context, snap *model.Snapshot, rules []*Rule, cfg *Config) 
 }
 
 func runOne(p *Pass) (err error) {
+	if p.Rule.Run == nil {
+		return fmt.Errorf("rule %s has no Run function", p.Rule.Name)
+	}
 	defer func() {
 		if v := recover(); v != nil {
+			if fe, ok := v.(*FactError); ok {
+				err = fe
+				return
+			}
 			err = fmt.Errorf("rule %s panicked: %v\n%s", p.Rule.Name, v, debug.Stack())
 		}
 	}()
@@ -333,7 +375,8 @@ func Sort(fs []Finding) {
 var ruleName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // Validate checks a rule list: names kebab-case and unique, a Doc with a
-// title of at most 60 characters, a severity, and a Run function.
+// title of at most 60 characters, a severity, a Run function, and
+// Requires without nil entries or duplicates.
 func Validate(rules []*Rule) error {
 	var errs []error
 	seen := map[string]bool{}
@@ -369,16 +412,17 @@ func Validate(rules []*Rule) error {
 		if r.Run == nil {
 			errs = append(errs, fmt.Errorf("rule %q: Run is nil", r.Name))
 		}
-	}
-	return errors.Join(errs...)
-}
-
-// Lookup returns the rule of Default called name, or nil.
-func Lookup(name string) *Rule {
-	for _, r := range Default() {
-		if r.Name == name {
-			return r
+		facts := map[FactKey]bool{}
+		for j, k := range r.Requires {
+			switch {
+			case k == nil || k.isNil():
+				errs = append(errs, fmt.Errorf("rule %q: Requires[%d] is nil", r.Name, j))
+				continue
+			case facts[k]:
+				errs = append(errs, fmt.Errorf("rule %q: Requires lists fact %s twice", r.Name, k.FactName()))
+			}
+			facts[k] = true
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

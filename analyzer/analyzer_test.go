@@ -10,12 +10,6 @@ import (
 	"github.com/netmortem/netmortem/model"
 )
 
-func TestDefaultRulesValid(t *testing.T) {
-	if err := Validate(Default()); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestValidateRejects(t *testing.T) {
 	run := func(*Pass) error { return nil }
 	tests := []struct {
@@ -114,19 +108,21 @@ func TestRunSkipsErrorsAndCaps(t *testing.T) {
 }
 
 func TestLoadConfig(t *testing.T) {
+	run := func(*Pass) error { return nil }
+	known := []*Rule{{Name: "synack-reset", Run: run}, {Name: "ephemeral-nodeport-overlap", Run: run}}
 	in := "rules:\n  synack-reset:\n    severity: warning\n  ephemeral-nodeport-overlap:\n    disabled: true\n"
-	cfg, err := LoadConfig(strings.NewReader(in), "c.yaml", Default())
+	cfg, err := LoadConfig(strings.NewReader(in), "c.yaml", known)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Rules["synack-reset"].Severity != Warning || !cfg.Rules["ephemeral-nodeport-overlap"].Disabled {
 		t.Errorf("config = %+v", cfg)
 	}
-	_, err = LoadConfig(strings.NewReader("rules:\n  no-such-rule: {}\n"), "c.yaml", Default())
+	_, err = LoadConfig(strings.NewReader("rules:\n  no-such-rule: {}\n"), "c.yaml", known)
 	if err == nil || err.Error() != `c.yaml: unknown rule "no-such-rule"` {
 		t.Errorf("unknown rule: err = %v", err)
 	}
-	_, err = LoadConfig(strings.NewReader("rulez: {}\n"), "c.yaml", Default())
+	_, err = LoadConfig(strings.NewReader("rulez: {}\n"), "c.yaml", known)
 	if err == nil || !strings.Contains(err.Error(), "c.yaml: ") {
 		t.Errorf("unknown field: err = %v", err)
 	}
@@ -135,18 +131,27 @@ func TestLoadConfig(t *testing.T) {
 // A rule that needs any one of several kinds is skipped, naming them all,
 // when none was read, and runs when one was.
 func TestNeedsAny(t *testing.T) {
-	res := Run(context.Background(), &model.Snapshot{}, []*Rule{LBControllerConflict}, nil)
+	r := &Rule{Name: "any", Doc: "t\n\nx", Severity: Info, Run: func(*Pass) error { return nil },
+		NeedsAny: []model.Kind{model.KindKube, model.KindLogs, model.KindSettings}}
+	res := Run(context.Background(), &model.Snapshot{}, []*Rule{r}, nil)
 	if len(res.Skipped) != 1 || fmt.Sprint(res.Skipped[0].AnyOf) != "[kube logs settings]" || len(res.Skipped[0].Missing) != 0 {
 		t.Errorf("skipped %+v", res.Skipped)
 	}
 	snap := &model.Snapshot{Inputs: []model.Input{{Path: "k8s-cluster.yml", Kind: model.KindSettings}}}
-	if res := Run(context.Background(), snap, []*Rule{LBControllerConflict}, nil); len(res.Skipped) != 0 {
+	if res := Run(context.Background(), snap, []*Rule{r}, nil); len(res.Skipped) != 0 {
 		t.Errorf("skipped with settings read: %+v", res.Skipped)
 	}
-	if got := LBControllerConflict.NeedsText(); got != "one of kube, logs, settings" {
-		t.Errorf("NeedsText %q", got)
-	}
-	if got := StaleDNAT.NeedsText(); got != "netfilter, kube" {
-		t.Errorf("NeedsText %q", got)
+	for _, tt := range []struct {
+		needs, anyOf []model.Kind
+		want         string
+	}{
+		{nil, []model.Kind{model.KindKube, model.KindLogs, model.KindSettings}, "one of kube, logs, settings"},
+		{[]model.Kind{model.KindNetfilter, model.KindKube}, nil, "netfilter, kube"},
+		{[]model.Kind{model.KindCapture}, []model.Kind{model.KindKube, model.KindLogs}, "capture and one of kube, logs"},
+		{nil, nil, "nothing"},
+	} {
+		if got := (&Rule{Needs: tt.needs, NeedsAny: tt.anyOf}).NeedsText(); got != tt.want {
+			t.Errorf("NeedsText %q, want %q", got, tt.want)
+		}
 	}
 }

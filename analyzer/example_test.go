@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
@@ -17,7 +18,7 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	res := analyzer.Run(ctx, snap, analyzer.Default(), nil)
+	res := analyzer.Run(ctx, snap, rules.All(), nil)
 	fmt.Println(len(warnings), "warnings")
 	for _, f := range res.Findings {
 		fmt.Printf("%s %s: %s\n", f.Severity, f.Rule, f.Title)
@@ -37,7 +38,7 @@ func ExampleRun_oneRule() {
 		Sysctls: []model.Sysctl{{Name: "net.ipv4.ip_local_port_range", Value: "1024 65000",
 			Pos: model.Pos{File: "sysctl.txt", Line: 1}}},
 	}
-	res := analyzer.Run(context.Background(), snap, []*analyzer.Rule{analyzer.EphemeralNodePortOverlap}, nil)
+	res := analyzer.Run(context.Background(), snap, []*analyzer.Rule{rules.EphemeralNodePortOverlap}, nil)
 	for _, f := range res.Findings {
 		fmt.Println(f.Severity, f.Title)
 		fmt.Println("evidence:", f.Evidence[0].Pos)

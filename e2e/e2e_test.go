@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
@@ -48,7 +49,7 @@ func analyze(t *testing.T, dir string) (*model.Snapshot, model.ErrorList, analyz
 	if err != nil {
 		t.Fatalf("open %s: %v", dir, err)
 	}
-	return snap, warns, analyzer.Run(ctx, snap, analyzer.Default(), nil)
+	return snap, warns, analyzer.Run(ctx, snap, rules.All(), nil)
 }
 
 func check(t *testing.T, b bundle) {

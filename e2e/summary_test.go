@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/parse"
 )
 
@@ -32,7 +33,7 @@ func TestSummaryKeepsFindings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := analyzer.Run(ctx, snap, analyzer.Default(), nil)
+		res := analyzer.Run(ctx, snap, rules.All(), nil)
 		return res.Findings
 	}
 	compared := 0

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
 )
@@ -17,7 +18,7 @@ func ExampleWrite() {
 	if err != nil {
 		panic(err)
 	}
-	res := analyzer.Run(ctx, snap, []*analyzer.Rule{analyzer.VersionSkew}, nil)
+	res := analyzer.Run(ctx, snap, []*analyzer.Rule{rules.VersionSkew}, nil)
 	rep := report.New(snap, warnings, res)
 	if err := report.Write(os.Stdout, "text", rep); err != nil {
 		panic(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/report"
@@ -149,12 +150,12 @@ func TestSARIFStructure(t *testing.T) {
 		t.Fatalf("header: version %q schema %q runs %d", log.Version, log.Schema, len(log.Runs))
 	}
 	run := log.Runs[0]
-	rules := run.Tool.Driver.Rules
-	if run.Tool.Driver.Name != "netmortem" || len(rules) != 2 {
-		t.Fatalf("driver %q with %d rules", run.Tool.Driver.Name, len(rules))
+	driverRules := run.Tool.Driver.Rules
+	if run.Tool.Driver.Name != "netmortem" || len(driverRules) != 2 {
+		t.Fatalf("driver %q with %d rules", run.Tool.Driver.Name, len(driverRules))
 	}
-	for _, r := range rules {
-		rule := analyzer.Lookup(r.ID)
+	for _, r := range driverRules {
+		rule := rules.Lookup(r.ID)
 		if rule == nil || r.Help.Text != rule.Explanation() || r.ShortDescription.Text != rule.Title() {
 			t.Errorf("rule %s: help and description must come from the rule's Doc", r.ID)
 		}
@@ -163,8 +164,8 @@ func TestSARIFStructure(t *testing.T) {
 		t.Fatalf("%d results", len(run.Results))
 	}
 	for _, res := range run.Results {
-		if rules[res.RuleIndex].ID != res.RuleID {
-			t.Errorf("result %s: ruleIndex %d points at %s", res.RuleID, res.RuleIndex, rules[res.RuleIndex].ID)
+		if driverRules[res.RuleIndex].ID != res.RuleID {
+			t.Errorf("result %s: ruleIndex %d points at %s", res.RuleID, res.RuleIndex, driverRules[res.RuleIndex].ID)
 		}
 	}
 	first := run.Results[0]

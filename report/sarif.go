@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -198,7 +199,7 @@ func itoa(n int) string {
 // sarifRuleFor describes a rule from the registry, or from the finding alone
 // for a rule the registry does not know.
 func sarifRuleFor(name string, f analyzer.Finding) sarifRule {
-	r := analyzer.Lookup(name)
+	r := rules.Lookup(name)
 	if r == nil {
 		return sarifRule{
 			ID: name, Name: name,

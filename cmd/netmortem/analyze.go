@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
@@ -113,7 +114,7 @@ func countInputs(snap *model.Snapshot, skipped bool) int {
 
 // selectRules applies --config, --enable and --disable to the default rules.
 func selectRules(o analyzeOptions) ([]*analyzer.Rule, *analyzer.Config, error) {
-	all := analyzer.Default()
+	all := rules.All()
 	cfg := &analyzer.Config{}
 	if o.config != "" {
 		f, err := os.Open(o.config)

@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
 )
@@ -237,7 +238,7 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 		res.Status, res.Error = "unreadable", err.Error()
 		return res
 	}
-	ar := analyzer.Run(ctx, snap, analyzer.Default(), nil)
+	ar := analyzer.Run(ctx, snap, rules.All(), nil)
 	rep := report.New(snap, warns, ar)
 	res.Findings, res.RuleErrors = rep.Findings, rep.Errors
 	res.NWarnings = len(rep.Warnings)

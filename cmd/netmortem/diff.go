@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/dataplane"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
@@ -84,7 +85,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "netmortem diff:", err)
 			return exitUnreadable
 		}
-		sides[i] = side{snap, analyzer.Run(ctx, snap, analyzer.Default(), nil)}
+		sides[i] = side{snap, analyzer.Run(ctx, snap, rules.All(), nil)}
 	}
 	d := bundleDiff{Old: fs.Arg(0), New: fs.Arg(1),
 		Findings:  diffFindings(sides[0].res.Findings, sides[1].res.Findings),

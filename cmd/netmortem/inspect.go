@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
@@ -47,17 +48,17 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	snap, warns, openErr := parse.OpenAll(ctx, fs.Args(), &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}})
-	rules := analyzer.Default()
+	all := rules.All()
 	// Which rules can run is decided by the evidence alone: run them on an
 	// empty copy that keeps only the inputs.
-	res := analyzer.Run(ctx, &model.Snapshot{Inputs: snap.Inputs}, rules, nil)
+	res := analyzer.Run(ctx, &model.Snapshot{Inputs: snap.Inputs}, all, nil)
 	rep := report.New(snap, warns, res)
 	in := inspection{Inputs: rep.Inputs, Warnings: rep.Warnings, Skipped: rep.Skipped, Runnable: []string{}}
 	skipped := map[string]bool{}
 	for _, s := range res.Skipped {
 		skipped[s.Rule] = true
 	}
-	for _, r := range rules {
+	for _, r := range all {
 		if !skipped[r.Name] {
 			in.Runnable = append(in.Runnable, r.Name)
 		}

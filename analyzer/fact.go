@@ -1,0 +1,182 @@
+package analyzer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// A Fact is a value derived from a Snapshot that several rules need: the
+// nodes' dataplanes, what each address is in the cluster, the NodePort
+// range. It is computed once per Snapshot, on first use, and shared by
+// every rule that lists it in Rule.Requires (go/analysis's
+// Requires/ResultOf). Facts are declared as package-level variables:
+//
+//	var NodePortRange = &analyzer.Fact[PortRange]{Name: "nodeport-range", Doc: "...",
+//		Compute: func(fs *analyzer.Facts) PortRange { ... fs.Snapshot() ... }}
+//
+// and read with NodePortRange.Of(pass) in a rule, or NodePortRange.Get(facts)
+// elsewhere (in another fact's Compute, in a test). The value is shared:
+// whoever reads it must not modify it.
+type Fact[T any] struct {
+	// Name is the fact's kebab-case name, shown by netmortem rules.
+	Name string
+	// Doc says in a sentence what the fact holds and where it comes from.
+	Doc string
+	// Compute derives the value. It may read other facts through fs.
+	Compute func(fs *Facts) T
+}
+
+// FactKey is what Rule.Requires lists: a *Fact of any type.
+type FactKey interface {
+	// FactName returns the fact's Name.
+	FactName() string
+	// FactDoc returns the fact's Doc.
+	FactDoc() string
+	isNil() bool
+}
+
+// FactName returns f.Name.
+func (f *Fact[T]) FactName() string { return f.Name }
+
+// FactDoc returns f.Doc.
+func (f *Fact[T]) FactDoc() string { return f.Doc }
+
+func (f *Fact[T]) isNil() bool { return f == nil }
+
+// Facts holds the facts of one Snapshot, each computed at most once,
+// whichever goroutine asks first; it is safe for concurrent use.
+type Facts struct {
+	store *factStore
+	// chain is the facts being computed on the way to this view, to name a
+	// fact that needs itself instead of waiting for itself forever.
+	chain []FactKey
+}
+
+type factStore struct {
+	snap  *model.Snapshot
+	mu    sync.Mutex
+	slots map[FactKey]*factSlot
+}
+
+// factSlot holds one fact's value; mu is held while it is computed, so
+// that a second reader waits for the first computation.
+type factSlot struct {
+	mu       sync.Mutex
+	done     bool
+	value    any
+	panicked any // what Compute panicked with, given again to every reader
+}
+
+// NewFacts returns the facts of snap, none computed yet.
+func NewFacts(snap *model.Snapshot) *Facts {
+	return &Facts{store: &factStore{snap: snap, slots: map[FactKey]*factSlot{}}}
+}
+
+// Snapshot returns the snapshot the facts are derived from.
+func (fs *Facts) Snapshot() *model.Snapshot { return fs.store.snap }
+
+func (fs *Facts) slot(k FactKey) *factSlot {
+	fs.store.mu.Lock()
+	defer fs.store.mu.Unlock()
+	sl := fs.store.slots[k]
+	if sl == nil {
+		sl = &factSlot{}
+		fs.store.slots[k] = sl
+	}
+	return sl
+}
+
+// FactError is what reading a fact panics with when the fact cannot be
+// given: a rule that did not require it, a fact whose Compute needs itself,
+// a Compute that panicked. The engine reports it as the rule's error.
+type FactError struct {
+	Fact string // the fact's name
+	Msg  string
+}
+
+func (e *FactError) Error() string { return fmt.Sprintf("fact %s: %s", e.Fact, e.Msg) }
+
+// Get returns the fact's value for the snapshot of fs, computing it on
+// first use. It panics with a *FactError when f has no Compute, when
+// computing f needs f itself, or when Compute panicked (every later Get
+// panics the same way).
+func (f *Fact[T]) Get(fs *Facts) T {
+	if fs == nil {
+		panic(&FactError{Fact: f.Name, Msg: "no facts (nil *Facts)"})
+	}
+	if slices.Contains(fs.chain, FactKey(f)) {
+		var names []string
+		for _, k := range fs.chain {
+			names = append(names, k.FactName())
+		}
+		panic(&FactError{Fact: f.Name, Msg: "computing it needs itself: " + strings.Join(append(names, f.Name), " -> ")})
+	}
+	sl := fs.slot(f)
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if !sl.done {
+		sl.value, sl.panicked = f.compute(fs)
+		sl.done = true
+	}
+	if sl.panicked != nil {
+		if fe, ok := sl.panicked.(*FactError); ok {
+			panic(fe)
+		}
+		panic(&FactError{Fact: f.Name, Msg: fmt.Sprintf("computing it panicked: %v", sl.panicked)})
+	}
+	v, _ := sl.value.(T) // a hand-made nil value stays the zero T
+	return v
+}
+
+func (f *Fact[T]) compute(fs *Facts) (v any, panicked any) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = r
+		}
+	}()
+	if f.Compute == nil {
+		return nil, &FactError{Fact: f.Name, Msg: "it has no Compute function"}
+	}
+	view := &Facts{store: fs.store, chain: append(slices.Clip(fs.chain), FactKey(f))}
+	return f.Compute(view), nil
+}
+
+// Set gives the fact a value made by hand for the snapshot of fs, in place
+// of what Compute would derive: a test can hand a rule a fact its
+// evidence does not show. It replaces a value already computed.
+func (f *Fact[T]) Set(fs *Facts, v T) {
+	sl := fs.slot(f)
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	sl.value, sl.panicked, sl.done = v, nil, true
+}
+
+// Of returns the fact's value for the pass's snapshot. A rule reads facts
+// only through Of, and only those it lists in Rule.Requires: reading another
+// panics with a *FactError, which Run reports as the rule's error naming the
+// fact.
+func (f *Fact[T]) Of(p *Pass) T {
+	if p.Rule == nil || !slices.Contains(p.Rule.Requires, FactKey(f)) {
+		name := "<nil>"
+		if p.Rule != nil {
+			name = p.Rule.Name
+		}
+		panic(&FactError{Fact: f.Name, Msg: fmt.Sprintf("rule %s reads it without listing it in Requires", name)})
+	}
+	return f.Get(p.Facts)
+}
+
+// FactNames returns the names of the facts a rule requires, in order.
+func (r *Rule) FactNames() []string {
+	out := make([]string, 0, len(r.Requires))
+	for _, k := range r.Requires {
+		if k != nil && !k.isNil() {
+			out = append(out, k.FactName())
+		}
+	}
+	return out
+}

@@ -1,0 +1,218 @@
+package rules
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/model"
+)
+
+// APIServerAffinity explains ComponentStatus "Unhealthy" reports that come
+// from an apiserver checking components that run on another node.
+var APIServerAffinity = &analyzer.Rule{
+	Name:     "apiserver-affinity",
+	Severity: analyzer.Warning,
+	Needs:    []model.Kind{model.KindKube},
+	Uses:     []model.Kind{model.KindSockets, model.KindCapture},
+	Run:      runAPIServerAffinity,
+	Doc: `componentstatus Unhealthy from a non-leader apiserver
+
+kubectl get componentstatuses asks whichever apiserver answers the request,
+and that apiserver checks the controller-manager and the scheduler at
+127.0.0.1 (ports 10252 and 10251, or 10257 and 10259 on newer versions) on
+its own node. With several control-plane nodes, those components may run, or
+listen, on one node only (the leader's), so every other apiserver reports them
+Unhealthy with "connection refused" while they work. ComponentStatus is
+deprecated since Kubernetes 1.19 for this reason.
+
+Evidence: the ComponentStatuses and their messages, the leader election
+records (the control-plane.alpha.kubernetes.io/leader annotation or the
+Leases), listening sockets per node (netstat -lntup, ss -lntp), and a capture
+of connections to the apiserver when present.
+
+Severity: warning: the cluster may be healthy; the check is what misleads.
+
+Fix: check the components where they run (their /healthz on the leader's node,
+or kubectl get --raw='/readyz?verbose' and the Leases in kube-system); stop
+alerting on ComponentStatus. If the components must answer on every node, run
+them on every control-plane node.`,
+}
+
+var (
+	csRefusedRe  = regexp.MustCompile(`127\.0\.0\.1:(\d+)\S*:? connect: connection refused|dial tcp 127\.0\.0\.1:(\d+)`)
+	holderRe     = regexp.MustCompile(`"holderIdentity"\s*:\s*"([^"]+)"`)
+	leaderAnnKey = "control-plane.alpha.kubernetes.io/leader"
+)
+
+func runAPIServerAffinity(p *analyzer.Pass) error {
+	s := p.Snap
+	type unhealthy struct {
+		name string
+		port int
+		msg  string
+		pos  model.Pos
+	}
+	var bad []unhealthy
+	for _, cs := range s.Kube.ComponentStatuses {
+		for _, c := range cs.Conditions {
+			if c.Type != "Healthy" || c.Status == "True" {
+				continue
+			}
+			m := csRefusedRe.FindStringSubmatch(c.Message + " " + c.Error)
+			if m == nil {
+				continue
+			}
+			port, _ := strconv.Atoi(m[1] + m[2])
+			bad = append(bad, unhealthy{name: cs.Name, port: port, msg: strings.TrimSpace(c.Message + " " + c.Error), pos: cs.Source.Pos})
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	// Leaders, by component.
+	leaders := map[string]string{}
+	var leaderEv []analyzer.Evidence
+	addLeader := func(name, holder string, pos model.Pos) {
+		node, _, _ := strings.Cut(holder, "_")
+		if node == "" {
+			return
+		}
+		key := strings.TrimPrefix(name, "kube-")
+		leaders[key] = node
+		leaderEv = append(leaderEv, analyzer.Evidence{Pos: pos, Note: fmt.Sprintf("%s leader: %s", name, holder)})
+	}
+	for _, ep := range s.Kube.Endpoints {
+		if m := holderRe.FindStringSubmatch(ep.Annotations[leaderAnnKey]); m != nil && ep.Namespace == "kube-system" {
+			addLeader(ep.Name, m[1], ep.Source.Pos)
+		}
+	}
+	for _, l := range s.Kube.Leases {
+		if l.Namespace == "kube-system" && l.Spec.HolderIdentity != nil {
+			addLeader(l.Name, *l.Spec.HolderIdentity, l.Source.Pos)
+		}
+	}
+	// Who listens on the refused ports, among the nodes whose sockets are
+	// in the bundle.
+	listening := map[int][]string{}
+	var listenEv []analyzer.Evidence
+	var seenNodes []string
+	for _, so := range s.Sockets {
+		if so.Node != "" && !slices.Contains(seenNodes, so.Node) {
+			seenNodes = append(seenNodes, so.Node)
+		}
+		if so.State != "LISTEN" {
+			continue
+		}
+		for _, b := range bad {
+			if int(so.Local.Port()) == b.port && !slices.Contains(listening[b.port], so.Node) {
+				listening[b.port] = append(listening[b.port], so.Node)
+				listenEv = append(listenEv, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s listens on %d on %s", so.Process, b.port, nodeName(so.Node))})
+			}
+		}
+	}
+	var names, details []string
+	ev := []analyzer.Evidence{}
+	for _, b := range bad {
+		names = append(names, b.name)
+		d := fmt.Sprintf("%s: %s", b.name, b.msg)
+		if l := leaders[b.name]; l != "" {
+			d += fmt.Sprintf("; leader on %s", l)
+		}
+		if ns := listening[b.port]; len(ns) > 0 {
+			d += fmt.Sprintf("; port %d listens on %s only", b.port, strings.Join(ns, ", "))
+		}
+		details = append(details, d)
+		ev = append(ev, analyzer.Evidence{Pos: b.pos, Note: b.msg})
+	}
+	ev = append(ev, leaderEv...)
+	ev = append(ev, listenEv...)
+	facts := map[string]any{"unhealthy": details}
+	leaderNodes := slices.Compact(slices.Sorted(maps.Values(leaders)))
+	if len(leaderNodes) > 0 {
+		facts["leader_nodes"] = leaderNodes
+	}
+	sources := []model.Kind{model.KindKube}
+	var listenNodes []string
+	for _, ns := range listening {
+		listenNodes = append(listenNodes, ns...)
+	}
+	slices.Sort(listenNodes)
+	listenNodes = slices.Compact(listenNodes)
+	if len(listenNodes) > 0 {
+		facts["listening_on"] = listenNodes
+		sources = append(sources, model.KindSockets)
+		var without []string
+		for _, n := range seenNodes {
+			if !slices.Contains(listenNodes, n) {
+				without = append(without, n)
+			}
+		}
+		slices.Sort(without)
+		if len(without) > 0 {
+			facts["not_listening_on"] = without
+		}
+	}
+	// The apiserver that answers, from a capture of new connections to it.
+	if srv, n := busiestServer(s, 6443); n > 0 {
+		facts["apiserver_connections"] = fmt.Sprintf("%d new connections to port 6443, all to %s", n, srv)
+		sources = append(sources, model.KindCapture)
+	}
+	summary := fmt.Sprintf("ComponentStatus reports %s Unhealthy with connection refused on 127.0.0.1. The apiserver "+
+		"that answered checks those ports on its own node.", strings.Join(names, " and "))
+	if len(leaderNodes) > 0 || len(listenNodes) > 0 {
+		summary += fmt.Sprintf(" The components run (as leaders: %s; listening: %s) on another node, so the check fails "+
+			"although they work: a false alarm.", orNone(leaderNodes), orNone(listenNodes))
+	}
+	p.Report(analyzer.Finding{
+		Severity: analyzer.Warning,
+		Title:    fmt.Sprintf("%s Unhealthy is a false alarm: checked on a node where they do not run", strings.Join(names, ", ")),
+		Summary:  summary + " ComponentStatus is deprecated since Kubernetes 1.19.",
+		Cause: "kubectl get componentstatuses is answered by one apiserver, which probes 127.0.0.1 on its own node; the " +
+			"controller-manager and scheduler listen on the leader's node only.",
+		Fix: "Check the components where they run: `curl -k https://127.0.0.1:10257/healthz` (controller-manager) and " +
+			"`:10259` (scheduler) on the leader's node, or `kubectl -n kube-system get lease`; stop alerting on " +
+			"ComponentStatus.",
+		Facts:    facts,
+		Sources:  sources,
+		Evidence: ev,
+	})
+	return nil
+}
+
+// busiestServer returns the server address that received all the
+// captured attempts to port, and their number, when there is only one.
+func busiestServer(s *model.Snapshot, port uint16) (string, int) {
+	servers := map[string]bool{}
+	seen := map[string]bool{}
+	n := 0
+	for _, a := range s.Attempts {
+		if a.Server.Port() != port {
+			continue
+		}
+		k := a.Client.String() + ">" + a.Server.String()
+		if seen[k] { // the same connection seen on two nodes
+			continue
+		}
+		seen[k] = true
+		servers[a.Server.Addr().String()] = true
+		n++
+	}
+	for _, st := range s.EndpointStats { // attempts counted, not kept, in summary mode
+		if st.Server.Port() == port && st.Attempts > 0 {
+			servers[st.Server.Addr().String()] = true
+			n += st.Attempts
+		}
+	}
+	if len(servers) != 1 {
+		return "", 0
+	}
+	for srv := range servers {
+		return srv, n
+	}
+	return "", 0
+}

@@ -1,0 +1,475 @@
+package rules
+
+import (
+	"fmt"
+	"net/netip"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/dataplane"
+	"github.com/netmortem/netmortem/model"
+)
+
+// APIServerUnreachable finds components whose calls to the apiserver fail
+// at the network level, and says which hop of the path is broken.
+var APIServerUnreachable = &analyzer.Rule{
+	Name:     "apiserver-unreachable",
+	Severity: analyzer.Error,
+	Needs:    []model.Kind{model.KindLogs},
+	Uses:     []model.Kind{model.KindKube, model.KindNetfilter, model.KindIPVS},
+	Requires: []analyzer.FactKey{facts.KubeProxyLogs, facts.ServiceEndpoints, facts.Dataplanes},
+	Run:      runAPIServerUnreachable,
+	Doc: `a component cannot reach the apiserver
+
+A Pod's or a node component's log shows its calls to the apiserver failing
+before any HTTP answer: client-go's "Failed to watch *v1.Service: failed
+to list ... dial tcp 10.96.0.1:443: i/o timeout", traefik's "could not
+retrieve server version", the kubelet's "connect: connection refused" on
+the apiserver's own address, also "no route to host", "connection reset by
+peer" and "TLS handshake timeout". Pods reach the apiserver through the
+kubernetes Service's ClusterIP (10.96.0.1, 10.43.0.1 ...: the first address
+of the Service range): the node's kube-proxy rules DNAT it to an apiserver
+endpoint. A timeout there means that path is broken (kube-proxy not running
+or stale on that node, the CNI or a firewall dropping pod-to-host-network
+traffic, a wrong endpoint); connection refused on the apiserver's own
+address means the apiserver is down or restarting. kube-proxy's own
+failures are kube-proxy-sync-errors'; kube-apiserver's own calls out (to
+aggregated APIs, webhooks) are not counted.
+
+Evidence: the failing log lines per component and address (their count,
+first and last time, the resources listed); the kubernetes Service and its
+Endpoints (the real apiserver addresses) and the node's NAT rules or IPVS
+table for the ClusterIP when present, and kube-proxy's own list errors.
+
+Severity: error when the Endpoints or the node's NAT rules prove the DNAT
+broken (no endpoints, no rule for the ClusterIP, targets that are no
+endpoint); warning from the logs alone.
+
+Fix: kubectl get endpoints kubernetes; on the node, iptables -t nat -L
+KUBE-SVC-NPX46M4PTMTKRN6Y -n (nftables mode: nft list table ip kube-proxy
+and its default/kubernetes/tcp/https chains; IPVS: ipvsadm -Ln -t
+CLUSTERIP:443); from a Pod on that node,
+nc -zv 10.96.0.1 443 and nc -zv APISERVER 6443; check the kube-proxy and
+CNI Pods on that node (kubectl -n kube-system get pods -o wide); for
+connection refused on the apiserver's address, its container and log on
+the control-plane node (crictl ps -a | grep kube-apiserver).`,
+}
+
+// apiCallRe finds a call to an HTTPS URL whose dial failed: client-go's
+// `Get "https://ADDR:PORT/path": dial tcp ADDR:PORT: i/o timeout` (quotes
+// escaped or not), and the errors that come after a connect.
+var apiCallRe = regexp.MustCompile(`https://([^/"\\\s]+)(/[^"\\\s]*)?\\?"?: (?:dial tcp (\S+): (i/o timeout|connect: connection refused|connect: no route to host|connect: network is unreachable|connect: connection timed out)|read tcp \S+->\S+: read: (connection reset by peer)|net/http: (TLS handshake timeout)|(EOF))`)
+
+// apiPathRe recognizes the apiserver's paths.
+var apiPathRe = regexp.MustCompile(`^/(?:api|apis|version|healthz|livez|readyz|openapi)(?:[/?]|$)`)
+
+// listedKindRe names the resource a client-go informer lists.
+var listedKindRe = regexp.MustCompile(`(?i)failed to (?:list|watch) \*(?:v\d\w*)\.(\w+)`)
+
+// apiFailure is one log line reporting a failed call to the apiserver.
+type apiFailure struct {
+	le      *model.LogEvent
+	addr    string // host:port as the client dialed it
+	failure string // i/o timeout, connection refused ...
+	kind    string // the resource listed, "" when none
+}
+
+// apiFailureOf reads a log event; ok is false when it reports no failed
+// call to the apiserver.
+func apiFailureOf(le *model.LogEvent) (apiFailure, bool) {
+	if strings.HasPrefix(le.Message, "Trace[") {
+		return apiFailure{}, false // the steps of a trace repeat the error logged on its own line
+	}
+	texts := []string{le.Message}
+	for _, k := range []string{"err", "error"} {
+		if v := le.Fields[k]; v != "" {
+			texts = append(texts, v)
+		}
+	}
+	for _, t := range texts {
+		m := apiCallRe.FindStringSubmatch(t)
+		if m == nil || !apiPathRe.MatchString(m[2]) {
+			continue
+		}
+		f := apiFailure{le: le, addr: m[1]}
+		switch {
+		case m[4] != "":
+			f.failure = strings.TrimPrefix(m[4], "connect: ")
+			if m[3] != "" {
+				f.addr = m[3]
+			}
+		case m[5] != "":
+			f.failure = m[5]
+		case m[6] != "":
+			f.failure = m[6]
+		default:
+			f.failure = "connection closed (EOF)"
+		}
+		if k := listedKindRe.FindStringSubmatch(le.Message); k != nil {
+			f.kind = k[1]
+		}
+		return f, true
+	}
+	return apiFailure{}, false
+}
+
+// isAPIServerLog reports whether a log event is kube-apiserver's own: its
+// failed calls go to aggregated APIs and webhooks (metrics-server's
+// /apis/metrics.k8s.io), not to itself.
+func isAPIServerLog(le *model.LogEvent) bool {
+	return strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "kube-apiserver")
+}
+
+// What the address a client dialed is.
+const (
+	targetClusterIP = "kubernetes Service ClusterIP"
+	targetEndpoint  = "apiserver endpoint"
+	targetAPIServer = "apiserver address"
+)
+
+// kubernetesService finds the default/kubernetes Service and Endpoints.
+func kubernetesService(p *analyzer.Pass) (svc *model.Service, eps facts.EndpointSet, epPos model.Pos, epFound bool) {
+	s := p.Snap
+	for i := range s.Kube.Services {
+		if sv := &s.Kube.Services[i]; sv.Namespace == "default" && sv.Name == "kubernetes" {
+			svc = sv
+		}
+	}
+	eps, epPos, epFound = facts.ServiceEndpoints.Of(p).Of("default", "kubernetes", "https")
+	return svc, eps, epPos, epFound
+}
+
+// firstOfServiceRange reports whether a is the kind of address Kubernetes
+// gives the kubernetes Service: the first address of a private range
+// (10.96.0.1, 10.43.0.1, 10.233.0.1, 172.20.0.1; fd00:10:96::1).
+func firstOfServiceRange(a netip.Addr) bool {
+	if a.Is4() {
+		b := a.As4()
+		private := b[0] == 10 || b[0] == 172 && b[1]&0xf0 == 16
+		return private && b[2] == 0 && b[3] == 1
+	}
+	b := a.As16()
+	return b[0]&0xfe == 0xfc && b[15] == 1 && slices.Equal(b[10:15], []byte{0, 0, 0, 0, 0})
+}
+
+func runAPIServerUnreachable(p *analyzer.Pass) error {
+	s := p.Snap
+	type group struct {
+		component, node, addr string
+		failures              []string
+		kinds                 []string
+		lines                 []apiFailure
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	kubeProxy := facts.KubeProxyLogs.Of(p)
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		if kubeProxy.Own(i) || isAPIServerLog(le) {
+			continue
+		}
+		f, ok := apiFailureOf(le)
+		if !ok {
+			continue
+		}
+		comp := le.Source
+		if comp == "" {
+			comp = path.Base(le.Pos.File)
+		}
+		key := comp + "|" + le.Node + "|" + le.Pos.File + "|" + f.addr // per component, node, file and address
+		g := byKey[key]
+		if g == nil {
+			g = &group{component: comp, node: le.Node, addr: f.addr}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		if !slices.Contains(g.failures, f.failure) {
+			g.failures = append(g.failures, f.failure)
+		}
+		if f.kind != "" && !slices.Contains(g.kinds, f.kind) {
+			g.kinds = append(g.kinds, f.kind)
+		}
+		g.lines = append(g.lines, f)
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	svc, eps, epPos, epFound := kubernetesService(p)
+	sps := facts.Dataplanes.Of(p)
+	for _, g := range groups {
+		p.Report(apiUnreachableFinding(s, g.component, g.node, g.addr, g.failures, g.kinds, g.lines, svc, eps, epPos, epFound, sps,
+			kubeProxy.ListErrors))
+	}
+	return nil
+}
+
+func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures, kinds []string, lines []apiFailure,
+	svc *model.Service, epSet facts.EndpointSet, epPos model.Pos, epFound bool, sps []dataplane.ServicePort,
+	kubeProxyErrors []facts.ListError) analyzer.Finding {
+	eps := epSet.Addrs
+	ap, _ := netip.ParseAddrPort(addr)
+	target, how := targetAPIServer, ""
+	var svcPos model.Pos
+	switch {
+	case svc != nil && ap.IsValid() && slices.Contains(append([]string{svc.Spec.ClusterIP}, svc.Spec.ClusterIPs...), ap.Addr().String()):
+		target, how = targetClusterIP, "the ClusterIP of the kubernetes Service"
+		svcPos = svc.Source.Pos
+		if svcPos.Object == "" {
+			svcPos.Object = model.ObjectName("Service", "default", "kubernetes")
+		}
+	case ap.IsValid() && (slices.Contains(eps, ap.String()) || epSet.IPs[ap.Addr().String()]):
+		target, how = targetEndpoint, "an endpoint of the kubernetes Service"
+	case svc == nil && ap.IsValid() && ap.Port() == 443 && firstOfServiceRange(ap.Addr()):
+		target, how = targetClusterIP, "the first address of a Service range, the kubernetes Service's ClusterIP"
+		if other := sameRangeService(s, ap.Addr()); other != "" {
+			how += " (" + other + " is in the same range)"
+		}
+	}
+	dated, yearless := timeSpan(lines)
+	span := dated
+	if !span.ok {
+		span = yearless
+	}
+	values := map[string]any{
+		"component": comp,
+		"address":   addr,
+		"target":    target,
+		"failure":   strings.Join(failures, ", "),
+		"errors":    len(lines),
+	}
+	if node != "" {
+		values["node"] = node
+	}
+	if len(kinds) > 0 {
+		values["resources"] = kinds
+	}
+	if span.ok {
+		values["first"] = span.first.Format(logTime(span.first))
+		values["last"] = span.last.Format(logTime(span.last))
+	}
+	var ev []analyzer.Evidence
+	for i, l := range lines {
+		if i < 3 || i == len(lines)-1 {
+			ev = append(ev, analyzer.Evidence{Pos: l.le.Pos, Note: fmt.Sprintf("%s: %s to %s", comp, l.failure, addr)})
+		}
+	}
+	sources := []model.Kind{model.KindLogs}
+	var summary []string
+	who := comp
+	if node != "" {
+		who += " on " + node
+	}
+	summary = append(summary, fmt.Sprintf("%s logs %d failed %s to the apiserver at %s (%s)", who, len(lines),
+		plural(len(lines), "call", "calls"), addr, strings.Join(failures, ", ")))
+	switch {
+	case span.ok && span.first.Equal(span.last):
+		summary[0] += fmt.Sprintf(" at %s", values["first"])
+	case span.ok:
+		summary[0] += fmt.Sprintf(" from %s to %s", values["first"], values["last"])
+	}
+	summary[0] += "."
+	if how != "" {
+		summary = append(summary, fmt.Sprintf("%s is %s.", addr, how))
+	}
+	proven := ""
+	if svcPos.File != "" {
+		ev = append(ev, analyzer.Evidence{Pos: svcPos, Note: "ClusterIP " + svc.Spec.ClusterIP})
+		sources = append(sources, model.KindKube)
+	}
+	if epFound {
+		sources = append(sources, model.KindKube)
+		values["endpoints"] = eps
+		if epSet.Count == 0 {
+			ev = append(ev, analyzer.Evidence{Pos: epPos, Note: "no addresses"})
+			summary = append(summary, "The kubernetes Service has no endpoints: nothing can answer on its ClusterIP.")
+			proven = "the kubernetes Service has no endpoints"
+		} else {
+			ev = append(ev, analyzer.Evidence{Pos: epPos, Note: "apiserver endpoints " + strings.Join(eps, ", ")})
+			summary = append(summary, fmt.Sprintf("The apiserver endpoints are %s.", strings.Join(eps, ", ")))
+		}
+	}
+	if target == targetClusterIP {
+		if note, pos, kind, bad, ok := clusterIPDataplane(sps, node, addr, epSet); ok {
+			sources = append(sources, kind)
+			ev = append(ev, analyzer.Evidence{Pos: pos, Note: note})
+			summary = append(summary, note+".")
+			if bad != "" {
+				values["dataplane"] = bad
+				if proven == "" {
+					proven = bad
+				}
+			} else {
+				values["dataplane"] = "DNAT to the endpoints"
+			}
+		}
+	}
+	for _, e := range kubeProxyErrors {
+		if le := e.Event; node == "" || le.Node == "" || le.Node == node {
+			ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "kube-proxy cannot list " + e.Plural()})
+			summary = append(summary, "kube-proxy's log shows it failing to list Services or endpoints too: its rules may be stale.")
+			break
+		}
+	}
+	sev := analyzer.Warning
+	if proven != "" {
+		sev = analyzer.Error
+		values["proven"] = proven
+	}
+	refused := slices.Contains(failures, "connection refused")
+	var title, cause, fix string
+	switch {
+	case target == targetClusterIP:
+		title = fmt.Sprintf("%s cannot reach the apiserver through the kubernetes Service %s (%s)", comp, addr, strings.Join(failures, ", "))
+		cause = "The path from the Pod to the apiserver through the ClusterIP is broken: the node's kube-proxy rules DNAT " +
+			addr + " to an apiserver endpoint, and somewhere on pod -> DNAT -> endpoint the connection dies. "
+		switch {
+		case proven != "":
+			cause += "Here " + proven + "."
+		case refused:
+			cause += "Connection refused means something answered with a reset: kube-proxy rejects a Service without " +
+				"endpoints, or the endpoint's apiserver is down."
+		default:
+			cause += "A timeout is usually kube-proxy not running or stale on that node, the CNI or a firewall dropping " +
+				"traffic from Pods to the host network (the apiserver listens there), or a wrong apiserver endpoint."
+		}
+		fix = fmt.Sprintf("Check the endpoints: `kubectl get endpoints kubernetes`. On the node, check the Service's rules: "+
+			"`iptables -t nat -L KUBE-SVC-NPX46M4PTMTKRN6Y -n` (nftables mode: `nft list table ip kube-proxy | "+
+			"grep -A6 default/kubernetes/tcp/https`; IPVS: `ipvsadm -Ln -t %s`). From a Pod on that node: "+
+			"`nc -zv %s %d`, then `nc -zv` to each endpoint. Check the kube-proxy and CNI Pods on that node "+
+			"(`kubectl -n kube-system get pods -o wide`) and restart kube-proxy there if its rules are stale.",
+			addr, ap.Addr(), ap.Port())
+	case refused:
+		title = fmt.Sprintf("%s: the apiserver at %s refuses connections", comp, addr)
+		cause = "Nothing listens on the apiserver's own address: kube-apiserver is down, crash-looping or restarting " +
+			"(or a load balancer in front of it has no healthy backend)."
+		fix = fmt.Sprintf("On the control-plane node: `crictl ps -a | grep kube-apiserver`, `crictl logs CONTAINER`, "+
+			"`ss -ltnp | grep %d`; check /etc/kubernetes/manifests/kube-apiserver.yaml and etcd; then "+
+			"`curl -k https://%s/livez`.", ap.Port(), addr)
+	default:
+		title = fmt.Sprintf("%s cannot reach the apiserver at %s (%s)", comp, addr, strings.Join(failures, ", "))
+		cause = "The network between this component and the apiserver's address drops or resets the connection: a " +
+			"firewall or security group, routing, a dead load balancer or VIP in front of the apiservers, or an " +
+			"overloaded apiserver (TLS handshake timeout)."
+		fix = fmt.Sprintf("From the same host or Pod: `nc -zv %s %d` and `curl -k https://%s/livez`; check the "+
+			"firewall and routes to it, and the apiserver's load balancer or VIP.", ap.Addr(), ap.Port(), addr)
+	}
+	return analyzer.Finding{
+		Severity: sev,
+		Title:    title,
+		Summary:  strings.Join(summary, " "),
+		Cause:    cause,
+		Fix:      fix,
+		Facts:    values,
+		Sources:  distinctKinds(sources),
+		Evidence: ev,
+	}
+}
+
+// sameRangeService names a Service whose ClusterIP is in the same /16 as
+// a: "kube-system/kube-dns 10.96.0.10".
+func sameRangeService(s *model.Snapshot, a netip.Addr) string {
+	pfx, err := a.Prefix(16)
+	if err != nil || !a.Is4() {
+		return ""
+	}
+	for _, sv := range s.Kube.Services {
+		if c, err := netip.ParseAddr(sv.Spec.ClusterIP); err == nil && c != a && pfx.Contains(c) {
+			return fmt.Sprintf("%s/%s %s", sv.Namespace, sv.Name, c)
+		}
+	}
+	return ""
+}
+
+// clusterIPDataplane holds the node's NAT rules (or IPVS table) for the
+// ClusterIP against the endpoints. bad says what is wrong, "" when the
+// rules send the ClusterIP to the endpoints; ok is false when no dataplane
+// of that node is in the bundle. The absence of a rule counts only in a
+// dump that holds several Services (not one cut down with grep).
+func clusterIPDataplane(sps []dataplane.ServicePort, node, addr string, eps facts.EndpointSet) (note string, pos model.Pos, kind model.Kind, bad string, ok bool) {
+	services := map[string]bool{}
+	var first *dataplane.ServicePort
+	for i := range sps {
+		sp := &sps[i]
+		if node != "" && sp.Node != "" && sp.Node != node {
+			continue
+		}
+		services[sp.Service+"|"+strings.Join(sp.Frontends, ",")] = true
+		if first == nil {
+			first = sp
+		}
+		if !slices.Contains(sp.Frontends, addr) {
+			continue
+		}
+		kind = model.KindNetfilter
+		if sp.Mode == "ipvs" {
+			kind = model.KindIPVS
+		}
+		var targets []string
+		var stale []string
+		for _, b := range sp.Backends {
+			t := b.Address
+			if b.Addr.IsValid() {
+				t = b.Addr.String()
+			}
+			targets = append(targets, t)
+			if ip := facts.BackendIP(b); len(eps.IPs) > 0 && ip != "" && !eps.IPs[ip] {
+				stale = append(stale, t)
+			}
+		}
+		switch {
+		case len(sp.Backends) == 0:
+			return fmt.Sprintf("The node's rules (%s) catch %s but send it nowhere", sp.Chain, addr), sp.Pos, kind,
+				"the node's rules for " + addr + " have no DNAT target", true
+		case len(stale) > 0:
+			return fmt.Sprintf("The node's rules (%s) DNAT %s to %s, of which %s %s no apiserver endpoint", sp.Chain, addr,
+					strings.Join(targets, ", "), strings.Join(stale, ", "), plural(len(stale), "is", "are")), sp.Pos, kind,
+				"the node's rules DNAT " + addr + " to " + strings.Join(stale, ", ") + ", which no apiserver endpoint has (see stale-dnat)", true
+		}
+		return fmt.Sprintf("The node's rules (%s) DNAT %s to %s", sp.Chain, addr, strings.Join(targets, ", ")), sp.Pos, kind, "", true
+	}
+	if first != nil && len(services) >= 3 {
+		kind = model.KindNetfilter
+		if first.Mode == "ipvs" {
+			kind = model.KindIPVS
+		}
+		return fmt.Sprintf("The node's rules hold %d Service ports but none for %s", len(services), addr), first.Pos, kind,
+			"the node's rules have no DNAT for " + addr, true
+	}
+	return "", model.Pos{}, "", "", false
+}
+
+// span is the first and last time of a set of log lines.
+type span struct {
+	first, last time.Time
+	ok          bool
+}
+
+func (sp *span) add(t time.Time) {
+	if !sp.ok || t.Before(sp.first) {
+		sp.first = t
+	}
+	if !sp.ok || t.After(sp.last) {
+		sp.last = t
+	}
+	sp.ok = true
+}
+
+// timeSpan returns the span of the dated lines and that of the lines
+// without a year (klog), which cannot be compared.
+func timeSpan(lines []apiFailure) (dated, yearless span) {
+	for _, l := range lines {
+		switch t := l.le.Time; {
+		case t.IsZero():
+		case t.Year() <= 1:
+			yearless.add(t)
+		default:
+			dated.add(t)
+		}
+	}
+	return dated, yearless
+}

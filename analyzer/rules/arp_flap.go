@@ -1,0 +1,208 @@
+package rules
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
+)
+
+// ARPFlap finds IP addresses whose owner (MAC address) changes.
+var ARPFlap = &analyzer.Rule{
+	Name:     "arp-flap",
+	Severity: analyzer.Error,
+	// A capture or neighbor table snapshots, either will do.
+	Uses:     []model.Kind{model.KindCapture, model.KindNeighbors, model.KindKube},
+	Requires: []analyzer.FactKey{facts.AddrRoles},
+	Run:      runARPFlap,
+	Doc: `an IP address is claimed by more than one MAC address
+
+In a capture, ARP replies, gratuitous ARP announcements and the sender
+fields of ARP requests (or IPv6 neighbor advertisements) say which MAC owns
+an IP; so do neighbor tables (ip neigh, arp -an) taken at different times. When one IP is claimed by two or more MACs, traffic for it goes to
+whichever claimed last in each neighbour's cache: connections break or land on
+the wrong node. In a cluster this is a VIP announced by two load-balancer
+controllers (MetalLB and kube-vip), a failover that is not finished, or an
+address configured twice.
+
+Evidence: the ARP frames where the owner changes; the Kubernetes objects that
+say what the IP is (a LoadBalancer IP, a node address).
+
+Severity: error when the IP is a Service's LoadBalancer IP or external IP
+(the Services join the capture); warning from the capture alone, where a
+single change can also be a finished failover. The finding counts the changes:
+an owner going back and forth is two announcers, not a failover.
+
+Fix: find the two hosts by their MACs (ip link on the nodes) and make exactly
+one of them announce the address: one load-balancer controller per Service
+(loadBalancerClass), or remove the duplicate address.`,
+}
+
+func runARPFlap(p *analyzer.Pass) error {
+	s := p.Snap
+	type claim struct {
+		mac string
+		ev  *model.ARPEvent
+	}
+	type owner struct {
+		node    string
+		ip      netip.Addr
+		claims  []claim // each change of owner, the first claim included
+		macs    []string
+		changes int
+	}
+	var owners []*owner
+	byIP := map[string]*owner{}
+	for i := range s.ARP {
+		ev := &s.ARP[i]
+		if ev.MAC == "" || !ev.IP.IsValid() || ev.IP.IsUnspecified() || ev.Op == "ns" || ev.Copy {
+			continue
+		}
+		key := ev.Node + "|" + ev.IP.String()
+		o := byIP[key]
+		if o == nil {
+			o = &owner{node: ev.Node, ip: ev.IP}
+			byIP[key] = o
+			owners = append(owners, o)
+		}
+		if n := len(o.claims); n > 0 && o.claims[n-1].mac == ev.MAC {
+			continue
+		}
+		if len(o.claims) > 0 {
+			o.changes++
+		}
+		o.claims = append(o.claims, claim{mac: ev.MAC, ev: ev})
+		if !slices.Contains(o.macs, ev.MAC) {
+			o.macs = append(o.macs, ev.MAC)
+		}
+	}
+	// Neighbor table snapshots (ip neigh before and after): the MAC an IP
+	// resolves to, file by file, as another sequence of claims.
+	neigh := slices.Clone(s.Neighbors)
+	slices.SortStableFunc(neigh, func(a, b model.Neighbor) int {
+		return strings.Compare(snapshotKey(a.Pos.File), snapshotKey(b.Pos.File))
+	})
+	fromNeigh := map[*owner]bool{}
+	for i := range neigh {
+		n := &neigh[i]
+		if n.MAC == "" || !n.IP.IsValid() {
+			continue
+		}
+		key := "neigh|" + n.Node + "|" + n.IP.String()
+		if byIP[n.Node+"|"+n.IP.String()] != nil {
+			continue // the capture speaks for this IP
+		}
+		o := byIP[key]
+		if o == nil {
+			o = &owner{node: n.Node, ip: n.IP}
+			byIP[key] = o
+			owners = append(owners, o)
+			fromNeigh[o] = true
+		}
+		if k := len(o.claims); k > 0 && o.claims[k-1].mac == n.MAC {
+			continue
+		}
+		if len(o.claims) > 0 {
+			o.changes++
+		}
+		ev := &model.ARPEvent{Node: n.Node, Pos: n.Pos, Op: "neighbor entry (" + strings.ToLower(n.State) + ")", IP: n.IP, MAC: n.MAC}
+		o.claims = append(o.claims, claim{mac: n.MAC, ev: ev})
+		if !slices.Contains(o.macs, n.MAC) {
+			o.macs = append(o.macs, n.MAC)
+		}
+	}
+	roles := facts.AddrRoles.Of(p)
+	for _, o := range owners {
+		if len(o.macs) < 2 {
+			continue
+		}
+		rs := roles.Of(o.ip, 0)
+		sev := analyzer.Warning
+		sources := []model.Kind{model.KindCapture}
+		if fromNeigh[o] {
+			sources = []model.Kind{model.KindNeighbors}
+		}
+		if rs.VIP() {
+			sev = analyzer.Error
+			sources = append(sources, model.KindKube)
+		}
+		var ev []analyzer.Evidence
+		// The timeline lists the first claim and each change of owner.
+		var timeline []string
+		owner := ""
+		for i, c := range o.claims {
+			kind := c.ev.Op
+			if c.ev.Gratuitous {
+				kind = "gratuitous " + kind
+			}
+			if i < 10 {
+				ev = append(ev, analyzer.Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", kind, o.ip, c.mac)})
+			}
+			if c.mac == owner {
+				continue
+			}
+			owner = c.mac
+			if fromNeigh[o] {
+				timeline = append(timeline, fmt.Sprintf("%s %s", c.ev.Pos, c.mac))
+			} else {
+				timeline = append(timeline, fmt.Sprintf("%s %s", c.ev.Time.Format("15:04:05.000000"), c.mac))
+			}
+		}
+		shown := timeline
+		if len(shown) > maxTimeline {
+			shown = append(slices.Clip(shown[:maxTimeline]), fmt.Sprintf("... %d more", len(timeline)-maxTimeline))
+		}
+		if len(timeline) > maxTimelineFact {
+			timeline = append(timeline[:maxTimelineFact], fmt.Sprintf("... %d more", len(timeline)-maxTimelineFact))
+		}
+		ev = append(ev, rs.Evidence()...)
+		values := map[string]any{
+			"ip":       o.ip.String(),
+			"macs":     o.macs,
+			"changes":  o.changes,
+			"timeline": timeline,
+		}
+		if o.node != "" {
+			values["node"] = o.node
+		}
+		what := ""
+		if len(rs) > 0 {
+			values["ip_is"] = rs.Words()
+			what = fmt.Sprintf(" (%s)", rs.Words())
+		}
+		p.Report(analyzer.Finding{
+			Severity: sev,
+			Title:    fmt.Sprintf("%s is claimed by %d MAC addresses: %s", o.ip, len(o.macs), listSome(o.macs, false)),
+			Summary: fmt.Sprintf("The owner of %s%s changes %d %s %s: %s. Neighbours send traffic for it to "+
+				"whichever host claimed it last.", o.ip, what, o.changes, plural(o.changes, "time", "times"),
+				map[bool]string{true: "between the neighbor table snapshots", false: "in the capture"}[fromNeigh[o]],
+				strings.Join(shown, " -> ")),
+			Cause: "Two hosts announce the same address: two load-balancer controllers (MetalLB and kube-vip) both " +
+				"announcing a Service's VIP, a failover between nodes, or an address configured on two hosts.",
+			Fix: fmt.Sprintf("Find the hosts with MACs %s (`ip -br link` on the nodes) and keep one announcer for %s: "+
+				"give each LoadBalancer Service one controller (spec.loadBalancerClass), or remove the duplicate address.",
+				listSome(o.macs, false), o.ip),
+			Facts:    values,
+			Sources:  sources,
+			Evidence: ev,
+		})
+	}
+	return nil
+}
+
+// maxTimeline and maxTimelineFact bound the owner changes a finding's
+// summary and its timeline fact list.
+const (
+	maxTimeline     = 12
+	maxTimelineFact = 100
+)
+
+// snapshotKey orders snapshot files by name, with "before" ahead of
+// "after" (and "old" ahead of "new") whatever the alphabet says.
+var snapshotOrder = strings.NewReplacer("before", "\x00", "after", "\x01", "old", "\x00", "new", "\x01")
+
+func snapshotKey(file string) string { return snapshotOrder.Replace(file) }

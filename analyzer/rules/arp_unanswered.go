@@ -1,0 +1,235 @@
+package rules
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
+)
+
+// ARPUnanswered finds addresses that hosts ask for on the link and nobody
+// claims.
+var ARPUnanswered = &analyzer.Rule{
+	Name:     "arp-unanswered",
+	Severity: analyzer.Error,
+	// A capture or a neighbor table, either will do.
+	Uses:     []model.Kind{model.KindCapture, model.KindNeighbors, model.KindKube, model.KindLogs},
+	Requires: []analyzer.FactKey{facts.AddrRoles, facts.AppErrors},
+	Run:      runARPUnanswered,
+	Doc: `nobody answers ARP (or neighbor discovery) for an address
+
+In a capture, hosts ask who has an address (ARP requests, IPv6 neighbor
+solicitations) and nothing claims it within three seconds, the time Linux
+takes before it gives up on a neighbor; or a neighbor table (ip neigh) shows
+the address FAILED or INCOMPLETE. Nothing can reach the address: the kernel
+sends no SYN at all, and applications fail with "No route to host"
+(EHOSTUNREACH). In a cluster this is a LoadBalancer IP that no node announces
+(the MetalLB speaker or kube-vip is not running, has no L2 advertisement for
+the address, or the node that held it is gone), a node that is down, or a Pod
+IP routed to a bridge where the Pod is gone.
+
+A capture taken on another host than the one asking may not see the replies,
+which are sent to the asker alone; so requests are judged only when the
+capture shows other traffic to the asker (a reply to one of its other
+requests, a connection), or when the Kubernetes objects say the address
+should answer. Requests within three seconds of the capture's end are not
+judged. At least two unanswered requests are needed (min_requests).
+
+Evidence: the request frames; the neighbor table entries; the Kubernetes
+objects that say what the address is; application log lines with "no route
+to host" to it.
+
+Severity: error when the address is a Service's LoadBalancer or external IP,
+a ready endpoint or a Node's address; warning otherwise.
+
+Fix: for a LoadBalancer IP, check the announcing controller (kubectl -n
+metallb-system get pods, the L2Advertisement and IPAddressPool that cover the
+address; kube-vip's pods and leader lease); for a node, whether it is up; for
+a Pod IP, whether the Pod still exists.`,
+}
+
+func runARPUnanswered(p *analyzer.Pass) error {
+	s := p.Snap
+	type group struct {
+		node     string
+		ip       netip.Addr
+		requests []*model.ARPEvent
+		askers   []string
+		neigh    []*model.Neighbor
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	groupOf := func(node string, ip netip.Addr) *group {
+		k := node + "|" + ip.String()
+		g := byKey[k]
+		if g == nil {
+			g = &group{node: node, ip: ip}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		return g
+	}
+	roles := facts.AddrRoles.Of(p)
+	visible := visibleHosts(s)
+	for i := range s.ARP {
+		ev := &s.ARP[i]
+		// A request counts when the capture would show its answer: the
+		// asker is seen receiving other traffic, or the Kubernetes
+		// objects say the address must answer. A copy of a request seen
+		// on another interface (tcpdump -i any on a bridge) is not one.
+		if !ev.Unanswered || ev.Copy || !visible[ev.IP.String()] && !roles.Of(ev.Target, 0).OnLink() {
+			continue
+		}
+		g := groupOf(ev.Node, ev.Target)
+		g.requests = append(g.requests, ev)
+		if a := ev.IP.String(); !slices.Contains(g.askers, a) {
+			g.askers = append(g.askers, a)
+		}
+	}
+	for i := range s.Neighbors {
+		n := &s.Neighbors[i]
+		if n.State == "FAILED" || n.State == "INCOMPLETE" {
+			g := groupOf(n.Node, n.IP)
+			g.neigh = append(g.neigh, n)
+		}
+	}
+	minRequests := int(p.Param("min_requests", 2))
+	for _, g := range groups {
+		rs := roles.Of(g.ip, 0)
+		should := rs.OnLink()
+		nreq := 0
+		for _, r := range g.requests {
+			nreq += 1 + r.Repeats // repeats a capture read in summary mode counted
+		}
+		fromCapture := nreq >= minRequests
+		fromNeigh := len(g.neigh) > 0 && should
+		if !fromCapture && !fromNeigh {
+			continue
+		}
+		proto := "ARP"
+		if g.ip.Is6() {
+			proto = "neighbor discovery"
+		}
+		sev := analyzer.Warning
+		var sources []model.Kind
+		values := map[string]any{"ip": g.ip.String()}
+		var ev []analyzer.Evidence
+		var says []string
+		if fromCapture {
+			sources = append(sources, model.KindCapture)
+			for i, r := range g.requests {
+				if i == maxGroupEvidence {
+					break
+				}
+				ev = append(ev, analyzer.Evidence{Pos: r.Pos, Note: fmt.Sprintf("%s asks who has %s: no answer", r.IP, g.ip)})
+			}
+			first, last := g.requests[0].Time, g.requests[len(g.requests)-1].Time
+			for _, r := range g.requests { // repeats a capture read in summary mode counted
+				if r.Repeats > 0 && r.LastRepeat.After(last) {
+					last = r.LastRepeat
+				}
+			}
+			values["requests"] = nreq
+			values["askers"] = g.askers
+			values["first"] = first.Format(time.RFC3339Nano)
+			values["last"] = last.Format(time.RFC3339Nano)
+			says = append(says, fmt.Sprintf("%d %s from %s for %s got no answer within %s, between %s and %s.",
+				nreq, plural(nreq, "request", "requests"), listSome(g.askers, false), g.ip,
+				model.ARPAnswerWindow, first.Format("15:04:05.000"), last.Format("15:04:05.000")))
+		}
+		if len(g.neigh) > 0 && (fromNeigh || fromCapture) {
+			sources = append(sources, model.KindNeighbors)
+			var states []string
+			for _, n := range g.neigh {
+				ev = append(ev, analyzer.Evidence{Pos: n.Pos, Note: fmt.Sprintf("%s %s", g.ip, n.State)})
+				if !slices.Contains(states, n.State) {
+					states = append(states, n.State)
+				}
+			}
+			values["neighbor_state"] = strings.Join(states, ", ")
+			says = append(says, fmt.Sprintf("The neighbor table shows %s %s.", g.ip, strings.Join(states, ", then ")))
+		}
+		words := rs.AddrWords(g.ip)
+		if len(rs) > 0 {
+			values["ip_is"] = strings.Join(words, "; ")
+			ev = append(ev, rs.Evidence()...)
+			says = append(says, fmt.Sprintf("The address is %s.", strings.Join(words, "; ")))
+			if should {
+				sev = analyzer.Error
+				sources = append(sources, model.KindKube)
+			}
+		}
+		if n, lev := facts.AppErrors.Of(p).For(g.ip, "host-unreachable"); n > 0 {
+			ev = append(ev, lev...)
+			values["app_errors"] = n
+			sources = append(sources, model.KindLogs)
+			says = append(says, fmt.Sprintf("Applications log %d %s to reach it.", n, plural(n, "failure", "failures")))
+		}
+		if g.node != "" {
+			values["node"] = g.node
+		}
+		title := fmt.Sprintf("nobody answers %s for %s", proto, g.ip)
+		if len(rs) > 0 {
+			title += fmt.Sprintf(" (%s)", words[0])
+		}
+		if fromCapture {
+			title += fmt.Sprintf(": %d %s from %s", nreq, plural(nreq, "request", "requests"), listSome(g.askers, false))
+		}
+		cause := "No host on the link has the address: it is down or gone, or its address moved without being announced."
+		fix := fmt.Sprintf("Find the host that should have %s (`ip -br addr` on the nodes) and check that it is up and on this link.", g.ip)
+		if rs.VIP() {
+			cause = "No node announces the LoadBalancer address: the load-balancer controller's L2 announcer (MetalLB " +
+				"speaker, kube-vip) is not running, has no advertisement covering the address, or the node that held it " +
+				"is gone."
+			fix = fmt.Sprintf("Check the announcer: `kubectl -n metallb-system get pods -o wide` and the L2Advertisement / "+
+				"IPAddressPool covering %s (MetalLB), or kube-vip's pods and its leader lease; `ip -br addr` on the nodes "+
+				"shows which one holds the address.", g.ip)
+		}
+		p.Report(analyzer.Finding{
+			Severity: sev,
+			Title:    title,
+			Summary: strings.Join(says, " ") + " Nothing can reach the address: the kernel sends nothing to it, and " +
+				"applications fail with \"No route to host\".",
+			Cause:    cause,
+			Fix:      fix,
+			Facts:    values,
+			Sources:  sources,
+			Evidence: ev,
+		})
+	}
+	return nil
+}
+
+// visibleHosts returns the addresses the captures show receiving
+// traffic: the targets of ARP replies, and the clients and servers of
+// connection attempts. A capture that shows them receiving would show the
+// replies to their ARP requests.
+func visibleHosts(s *model.Snapshot) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range s.ARP {
+		if (e.Op == "reply" || e.Op == "na") && e.Target.IsValid() && e.Target != e.IP {
+			out[e.Target.String()] = true
+		}
+	}
+	for i := range s.Attempts {
+		a := &s.Attempts[i]
+		if a.Outcome == model.OutcomeEstablished || len(a.SYNACK) > 0 || len(a.ServerRST) > 0 {
+			out[a.Client.Addr().String()] = true
+		}
+		out[a.Server.Addr().String()] = true
+	}
+	for _, st := range s.EndpointStats {
+		out[st.Server.Addr().String()] = true
+		if st.Outcome == model.OutcomeEstablished || st.Outcome == model.OutcomeRefused {
+			for _, c := range st.ClientAddrs {
+				out[c.String()] = true
+			}
+		}
+	}
+	return out
+}

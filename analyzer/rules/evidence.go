@@ -1,0 +1,46 @@
+package rules
+
+import (
+	"slices"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
+)
+
+// maxGroupEvidence bounds how many attempts, lines or packets of a group a
+// finding cites one by one.
+const maxGroupEvidence = 5
+
+// dedupEvidence drops evidence without a position and evidence cited twice,
+// keeping the order.
+func dedupEvidence(ev []analyzer.Evidence) []analyzer.Evidence {
+	seen := map[analyzer.Evidence]bool{}
+	out := ev[:0:0]
+	for _, e := range ev {
+		if e.Pos.IsZero() || seen[e] {
+			continue
+		}
+		seen[e] = true
+		out = append(out, e)
+	}
+	return out
+}
+
+// distinctKinds returns the kinds of evidence ks names, sorted, once each.
+func distinctKinds(ks []model.Kind) []model.Kind {
+	out := slices.Clone(ks)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// captureSeverity grades a finding from a capture by what its destination
+// is: an error, joined with the Kubernetes objects, when they say something
+// should answer there (a Service address, a ready endpoint); a warning from
+// the capture alone otherwise.
+func captureSeverity(rs facts.Roles) (analyzer.Severity, []model.Kind) {
+	if rs.Live() {
+		return analyzer.Error, []model.Kind{model.KindCapture, model.KindKube}
+	}
+	return analyzer.Warning, []model.Kind{model.KindCapture}
+}

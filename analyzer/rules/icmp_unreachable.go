@@ -1,0 +1,281 @@
+package rules
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
+)
+
+// ICMPUnreachable reports ICMP errors and redirects, tied to the attempts
+// they answer and to what their destination is in the cluster.
+var ICMPUnreachable = &analyzer.Rule{
+	Name:     "icmp-unreachable",
+	Severity: analyzer.Error,
+	Needs:    []model.Kind{model.KindCapture},
+	Uses:     []model.Kind{model.KindKube},
+	Requires: []analyzer.FactKey{facts.AddrRoles, facts.Attempts, facts.AppErrors},
+	Run:      runICMPUnreachable,
+	Doc: `traffic answered with ICMP unreachable or a redirect
+
+In a capture, a host or router answers packets with ICMP destination
+unreachable (host, port, network, administratively prohibited, fragmentation
+needed) or tells the sender to use another next hop (redirect). Each error
+quotes the packet it answers; netmortem matches it to the connection attempt
+with that 4-tuple.
+
+What it usually means in a cluster: "port unreachable" from a node for a
+Service address is kube-proxy rejecting traffic to a Service without
+endpoints; "host unreachable" from a node for a VIP means that node holds the
+route or the ARP entry for the VIP but cannot reach its owner (a VIP claimed by
+two load-balancer controllers, a stale ARP entry); "admin prohibited" is a
+firewall REJECT; "fragmentation needed" is an MTU problem on an overlay;
+a redirect for a VIP means the sender's next hop for it is another host on the
+same link. Time-exceeded errors are grouped per destination host, whatever
+router sends them: a traceroute is one finding naming the routers in hop
+order.
+
+Evidence: the ICMP frames, the matched attempts' SYN frames, and the
+Kubernetes objects that say what the destination is.
+
+Severity: error when the destination is a Service address or a ready endpoint;
+warning otherwise.
+
+Fix: depends on the type; the finding names it (endpoints of the Service,
+the owner of the VIP, the firewall rule, the MTU).`,
+}
+
+// icmpGroup gathers the ICMP errors of one sender, kind and destination.
+type icmpGroup struct {
+	from, what, dst string
+	events          []*model.ICMPEvent
+	// routers are the senders of time-exceeded errors, grouped per
+	// destination host whatever router sends them and whatever the port: a
+	// traceroute is one finding, not one per hop and probe.
+	routers []string
+}
+
+// count returns how many errors the group stands for, those a capture
+// read in summary mode counted without keeping them included.
+func (g *icmpGroup) count() int {
+	n := 0
+	for _, e := range g.events {
+		n += 1 + e.Repeats
+	}
+	return n
+}
+
+func runICMPUnreachable(p *analyzer.Pass) error {
+	s := p.Snap
+	var groups []*icmpGroup
+	byKey := map[string]*icmpGroup{}
+	for i := range s.ICMP {
+		ev := &s.ICMP[i]
+		if ev.Copy { // the same error seen on another interface
+			continue
+		}
+		dst := ev.Quoted.Dst.Addr().String()
+		if !ev.Quoted.Dst.Addr().IsValid() {
+			dst = "an address cut from the quoted header"
+		} else if ev.Quoted.Dst.Port() != 0 && ev.What != "ttl-exceeded" {
+			dst = ev.Quoted.Dst.String()
+		}
+		from := ev.From.String()
+		if ev.What == "ttl-exceeded" {
+			from = ""
+		}
+		key := ev.Node + "|" + from + "|" + ev.What + "|" + dst
+		g := byKey[key]
+		if g == nil {
+			g = &icmpGroup{from: from, what: ev.What, dst: dst}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.events = append(g.events, ev)
+		if ev.What == "ttl-exceeded" && !slices.Contains(g.routers, ev.From.String()) {
+			g.routers = append(g.routers, ev.From.String())
+		}
+	}
+	roles := facts.AddrRoles.Of(p)
+	attemptIdx := facts.Attempts.Of(p)
+	appErrors := facts.AppErrors.Of(p)
+	for _, g := range groups {
+		first := g.events[0]
+		rs := roles.Of(first.Quoted.Dst.Addr(), first.Quoted.Dst.Port())
+		sev, sources := captureSeverity(rs)
+		var ev []analyzer.Evidence
+		var attempts []string
+		senders := []string{}
+		cited := map[string]bool{}
+		for i, e := range g.events {
+			if s := e.Quoted.Src.Addr().String(); !slices.Contains(senders, s) {
+				senders = append(senders, s)
+			}
+			if g.routers != nil {
+				// One message per router, in hop order.
+				if cited[e.From.String()] || len(cited) >= 2*maxGroupEvidence {
+					continue
+				}
+				cited[e.From.String()] = true
+			} else if i >= maxGroupEvidence {
+				continue
+			}
+			note := fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, g.dst)
+			if e.What == "redirect" {
+				note = fmt.Sprintf("ICMP redirect from %s: reach %s via %s", e.From, g.dst, e.Gateway)
+			}
+			ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: note})
+			if a := attemptIdx.At(e.Pos.File, e.AttemptFrame); a != nil && e.AttemptFrame != 0 {
+				if t := fmt.Sprintf("%s -> %s", a.Client, a.Server); !slices.Contains(attempts, t) {
+					attempts = append(attempts, t)
+				}
+				if len(a.SYN) > 0 {
+					ev = append(ev, analyzer.Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s answered by the ICMP error", a.Client, a.Server)})
+				}
+			}
+		}
+		ev = append(ev, rs.Evidence()...)
+		values := map[string]any{
+			"icmp":        g.what,
+			"from":        g.from,
+			"destination": g.dst,
+			"count":       g.count(),
+			"senders":     senders,
+		}
+		if len(attempts) > 0 {
+			values["attempts"] = attempts
+		}
+		if len(rs) > 0 {
+			values["destination_is"] = rs.Words()
+		}
+		if first.What == "redirect" {
+			values["gateway"] = first.Gateway.String()
+		}
+		// Neighbor tables: does the destination resolve to the MAC of the
+		// very host that calls it unreachable?
+		macNote := ""
+		if owner, nev := sameMACOwner(s, first.Quoted.Dst.Addr(), first.From); owner != "" {
+			values["destination_mac"] = owner
+			ev = append(ev, nev...)
+			sources = append(sources, model.KindNeighbors)
+			if first.What == "host-unreachable" || first.What == "net-unreachable" {
+				sev = analyzer.Error
+			}
+			macNote = fmt.Sprintf(" The neighbor table resolves %s to %s, the MAC of %s itself: that host answers ARP "+
+				"for the address but does not deliver to it, so the address is announced by a host (or a load-balancer "+
+				"controller) that does not serve it.", first.Quoted.Dst.Addr(), owner, first.From)
+		}
+		if first.Node != "" {
+			values["node"] = first.Node
+		}
+		what := ""
+		if len(rs) > 0 {
+			what = fmt.Sprintf(" (%s)", rs.Words())
+		}
+		f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev, Sources: sources}
+		n := g.count()
+		if g.routers != nil {
+			values["from"] = g.routers
+			f.Title = fmt.Sprintf("traffic to %s runs out of TTL at %d %s: %s", g.dst, len(g.routers),
+				plural(len(g.routers), "router", "routers"), listSome(g.routers, false))
+			f.Summary = fmt.Sprintf("%d ICMP time-exceeded %s from %d %s on the way to %s%s, sent to %s: the packets' "+
+				"TTL ran out in transit. TTLs that grow hop by hop, as traceroute sends them, get an answer from each "+
+				"router in turn; one router answering packets sent with a normal TTL is a routing loop.", n,
+				plural(n, "message", "messages"), len(g.routers), plural(len(g.routers), "router", "routers"), g.dst, what,
+				strings.Join(senders, ", "))
+			f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, "")
+			p.Report(f)
+			continue
+		}
+		if g.what == "redirect" {
+			f.Title = fmt.Sprintf("%s redirects traffic for %s to %s", g.from, g.dst, first.Gateway)
+		} else {
+			f.Title = fmt.Sprintf("%s answers traffic to %s with ICMP %s", g.from, g.dst, g.what)
+		}
+		f.Summary = fmt.Sprintf("%d ICMP %s %s from %s for %s%s, sent to %s.", n, g.what, plural(n, "message", "messages"),
+			g.from, g.dst, what, strings.Join(senders, ", "))
+		if len(attempts) > 0 {
+			f.Summary += fmt.Sprintf(" They answer the connection %s %s.", plural(len(attempts), "attempt", "attempts"), strings.Join(attempts, ", "))
+		}
+		f.Summary += macNote
+		// Applications that saw the error: "No route to host" (EHOSTUNREACH)
+		// or "Connection refused" for the same address in their logs.
+		if n, lev := appErrors.For(first.Quoted.Dst.Addr(), g.what); n > 0 {
+			f.Evidence = append(f.Evidence, lev...)
+			f.Facts["app_errors"] = n
+			f.Sources = append(f.Sources, model.KindLogs)
+			f.Summary += fmt.Sprintf(" Applications log %d %s reaching %s.", n, plural(n, "failure", "failures"), first.Quoted.Dst.Addr())
+		}
+		f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, first.Gateway.String())
+		p.Report(f)
+	}
+	return nil
+}
+
+// sameMACOwner reports the MAC that the neighbor tables give for dst when
+// it is also the MAC of from: the host sending the ICMP error owns the
+// destination's ARP entry.
+func sameMACOwner(s *model.Snapshot, dst, from netip.Addr) (string, []analyzer.Evidence) {
+	// Within one neighbor table snapshot (one file).
+	for i := range s.Neighbors {
+		d := &s.Neighbors[i]
+		if d.IP != dst || d.MAC == "" {
+			continue
+		}
+		for j := range s.Neighbors {
+			f := &s.Neighbors[j]
+			if f.IP == from && f.Pos.File == d.Pos.File && strings.EqualFold(f.MAC, d.MAC) {
+				return d.MAC, []analyzer.Evidence{
+					{Pos: d.Pos, Note: fmt.Sprintf("%s is at %s", dst, d.MAC)},
+					{Pos: f.Pos, Note: fmt.Sprintf("%s is at %s", from, f.MAC)},
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+func icmpCauseFix(what, from, dst, gw string) (cause, fix string) {
+	switch what {
+	case "port-unreachable":
+		return fmt.Sprintf("%s rejects packets to %s: nothing listens there (UDP), or a REJECT rule matches; kube-proxy "+
+				"rejects traffic to a Service that has no endpoints this way.", from, dst),
+			"If the destination is a Service, check it has ready endpoints (`kubectl get endpoints`); otherwise check " +
+				"what listens on the port and the node's REJECT rules (`iptables-save | grep REJECT`)."
+	case "host-unreachable", "net-unreachable":
+		return fmt.Sprintf("%s routes or answers ARP for %s but cannot deliver to it: the address has no live owner on "+
+				"its link, or two hosts claim it (a VIP announced by two load-balancer controllers, a stale ARP entry).", from, dst),
+			fmt.Sprintf("Find which host owns %s (`ip addr`, `ip neigh` on the nodes, ARP in a capture) and keep one "+
+				"controller announcing it; check routes on %s (`ip route get %s`).", stripPort(dst), from, stripPort(dst))
+	case "admin-prohibited":
+		return fmt.Sprintf("A firewall on %s rejects traffic to %s (REJECT with icmp-admin-prohibited, or a NetworkPolicy).", from, dst),
+			fmt.Sprintf("List the REJECT rules on %s (`iptables-save | grep -i prohibited`) and the NetworkPolicies "+
+				"that select the destination.", from)
+	case "frag-needed":
+		return fmt.Sprintf("Packets to %s are larger than a link's MTU on the path and have DF set; with an overlay "+
+				"(VXLAN, IP-in-IP, WireGuard) the pod MTU must leave room for the encapsulation.", dst),
+			"Lower the CNI's MTU (or the pod interface MTU) below the underlay MTU minus the encapsulation " +
+				"overhead (50 bytes for VXLAN), and make sure ICMP frag-needed is not filtered."
+	case "redirect":
+		return fmt.Sprintf("%s forwards traffic for %s and tells the sender that %s, on the same link, is a better next "+
+				"hop: the sender routes the address through a host that does not own it.", from, dst, gw),
+			fmt.Sprintf("Check which host should own %s and the senders' routes for it; if the address is a VIP, check "+
+				"that exactly one controller announces it.", stripPort(dst))
+	case "ttl-exceeded":
+		return fmt.Sprintf("Packets to %s loop or travel too many hops.", dst),
+			"Look for a routing loop between the hosts on the path (`ip route get` on each)."
+	}
+	return fmt.Sprintf("%s cannot deliver packets to %s (%s).", from, dst, what),
+		"Check the routes and firewall rules of the host that sends the ICMP error."
+}
+
+func stripPort(s string) string {
+	if i := strings.LastIndexByte(s, ':'); i > 0 && !strings.HasSuffix(s, "]") && strings.Count(s, ":") == 1 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,223 @@
+package rules
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
+)
+
+// IPVSStrictARP finds kube-proxy in IPVS mode without strict ARP next to a
+// controller that announces LoadBalancer IPs with ARP.
+var IPVSStrictARP = &analyzer.Rule{
+	Name:     "ipvs-strict-arp",
+	Severity: analyzer.Error,
+	NeedsAny: []model.Kind{model.KindKube, model.KindSettings, model.KindComponents},
+	Uses:     []model.Kind{model.KindIPVS, model.KindCapture, model.KindNeighbors, model.KindLogs},
+	Requires: []analyzer.FactKey{facts.LBControllers},
+	Run:      runIPVSStrictARP,
+	Doc: `kube-proxy's IPVS mode answers ARP for LoadBalancer IPs
+
+In IPVS mode kube-proxy binds every Service IP, LoadBalancer IPs included,
+to the kube-ipvs0 dummy interface of every node. Unless strict ARP is on
+(ipvs.strictARP: true in kube-proxy's configuration, which sets the kernel's
+arp_ignore=1 and arp_announce=2), every node then answers ARP requests for
+those IPs. MetalLB in layer 2 mode, and kube-vip in ARP mode, announce each
+LoadBalancer IP from one node only: with the other nodes answering too, the
+IP's ARP owner flips between nodes, and clients reach nodes that do not
+serve it. MetalLB's installation guide requires strict ARP with IPVS.
+
+Evidence: kube-proxy's mode and strictARP from its ConfigMap (config.conf),
+its command line (--proxy-mode, --ipvs-strict-arp), or kubespray's
+kube_proxy_mode and kube_proxy_strict_arp; the IPVS table; MetalLB or
+kube-vip from their workloads, kubespray's settings, their logs or the
+Services' annotations; ARP claims of the LoadBalancer IPs from more than one
+MAC (captures, ip neigh).
+
+Severity: error when a LoadBalancer IP is claimed by more than one MAC;
+warning from the configuration alone.
+
+Fix: turn strict ARP on: kubectl -n kube-system edit configmap kube-proxy,
+set ipvs.strictARP: true, and restart kube-proxy (kubectl -n kube-system
+rollout restart ds/kube-proxy); with kubespray, kube_proxy_strict_arp: true.`,
+}
+
+// kubeProxyConfig is what kube-proxy's configuration says of its mode.
+type kubeProxyConfig struct {
+	pos       model.Pos
+	what      string // where it comes from, for the evidence note
+	mode      string // "" when not said
+	strictARP *bool  // nil when not said
+}
+
+// kubeProxyConfigs gathers kube-proxy's mode and strict ARP setting from
+// its ConfigMaps, its command lines and kubespray's settings.
+func kubeProxyConfigs(s *model.Snapshot) []kubeProxyConfig {
+	var out []kubeProxyConfig
+	for _, cm := range s.Kube.ConfigMaps {
+		if !strings.Contains(cm.Name, "kube-proxy") {
+			continue
+		}
+		for key, text := range cm.Data {
+			if !strings.HasSuffix(key, ".conf") && !strings.HasSuffix(key, ".yaml") && key != "config" {
+				continue
+			}
+			var conf struct {
+				Kind string `yaml:"kind"`
+				Mode string `yaml:"mode"`
+				IPVS struct {
+					StrictARP *bool `yaml:"strictARP"`
+				} `yaml:"ipvs"`
+			}
+			if yaml.Unmarshal([]byte(text), &conf) != nil || conf.Kind != "KubeProxyConfiguration" {
+				continue
+			}
+			out = append(out, kubeProxyConfig{pos: cm.Source.Pos, what: "ConfigMap " + cm.Namespace + "/" + cm.Name + " " + key,
+				mode: conf.Mode, strictARP: conf.IPVS.StrictARP})
+		}
+	}
+	for i := range s.Components {
+		c := &s.Components[i]
+		if c.Name != "kube-proxy" {
+			continue
+		}
+		kc := kubeProxyConfig{what: "kube-proxy's command line"}
+		for _, a := range c.Args {
+			switch a.Name {
+			case "proxy-mode":
+				kc.mode, kc.pos = a.Value, a.Pos
+			case "ipvs-strict-arp":
+				v := a.Value != "false"
+				kc.strictARP, kc.pos = &v, a.Pos
+			}
+		}
+		if kc.mode != "" || kc.strictARP != nil {
+			out = append(out, kc)
+		}
+	}
+	if st, ok := s.Setting("kube_proxy_mode"); ok {
+		kc := kubeProxyConfig{pos: st.Pos, what: "kubespray's kube_proxy_mode", mode: st.Value}
+		if sa, ok := s.Setting("kube_proxy_strict_arp"); ok {
+			if v, isBool := sa.Bool(); isBool {
+				kc.strictARP, kc.pos, kc.what = &v, sa.Pos, "kubespray's kube_proxy_strict_arp"
+			}
+		}
+		out = append(out, kc)
+	}
+	return out
+}
+
+func runIPVSStrictARP(p *analyzer.Pass) error {
+	s := p.Snap
+	var conf *kubeProxyConfig
+	for _, kc := range kubeProxyConfigs(s) {
+		if kc.mode == "ipvs" {
+			conf = &kc
+			break
+		}
+	}
+	if conf == nil || conf.strictARP != nil && *conf.strictARP {
+		return nil
+	}
+	ctrl := facts.LBControllers.Of(p)
+	metallb, kvServices, wev := ctrl.MetalLB, ctrl.KubeVIPServices, slices.Clone(ctrl.Evidence)
+	kubeVIPARP := false
+	if st, ok := s.Setting("kube_vip_arp_enabled"); ok {
+		if v, _ := st.Bool(); v {
+			kubeVIPARP = true
+			wev = append(wev, analyzer.Evidence{Pos: st.Pos, Note: "kube-vip announces with ARP: kube_vip_arp_enabled: " + st.Value})
+		}
+	}
+	if !metallb && !(kvServices && kubeVIPARP) {
+		return nil
+	}
+	var controllers []string
+	if metallb {
+		controllers = append(controllers, "MetalLB")
+	}
+	if kvServices && kubeVIPARP {
+		controllers = append(controllers, "kube-vip")
+	}
+	setting := "strictARP is not set (off by default)"
+	if conf.strictARP != nil {
+		setting = "strictARP is false"
+	}
+	ev := []analyzer.Evidence{{Pos: conf.pos, Note: fmt.Sprintf("%s: mode ipvs, %s", conf.what, setting)}}
+	ev = append(ev, wev...)
+	sources := []model.Kind{}
+	for _, e := range ev {
+		switch {
+		case strings.HasPrefix(e.Note, "kubespray"):
+			sources = append(sources, model.KindSettings)
+		case strings.HasPrefix(e.Note, "kube-proxy's command line"):
+			sources = append(sources, model.KindComponents)
+		default:
+			sources = append(sources, model.KindKube)
+		}
+	}
+	facts := map[string]any{"mode": "ipvs", "strict_arp": false, "controllers": controllers}
+	summary := fmt.Sprintf("kube-proxy runs in IPVS mode and %s: every node binds the LoadBalancer IPs to kube-ipvs0 "+
+		"and answers ARP for them, while %s announces each from one node.", setting, strings.Join(controllers, " and "))
+	sev := analyzer.Warning
+	// The symptom: a LoadBalancer IP claimed by more than one MAC.
+	lbIPs := map[string]string{}
+	for i := range s.Kube.Services {
+		svc := &s.Kube.Services[i]
+		for _, ing := range svc.Status.LoadBalancer.Ingress {
+			if ing.IP != "" {
+				lbIPs[ing.IP] = svc.Namespace + "/" + svc.Name
+			}
+		}
+	}
+	var flapping []string
+	for ip, svc := range lbIPs {
+		macs := map[string]model.Pos{}
+		for _, a := range s.ARP {
+			if a.IP.String() == ip && a.MAC != "" && (a.Op == "reply" || a.Gratuitous) {
+				if _, seen := macs[a.MAC]; !seen {
+					macs[a.MAC] = a.Pos
+				}
+			}
+		}
+		for _, n := range s.Neighbors {
+			if n.IP.String() == ip && n.MAC != "" {
+				if _, seen := macs[n.MAC]; !seen {
+					macs[n.MAC] = n.Pos
+				}
+			}
+		}
+		if len(macs) > 1 {
+			flapping = append(flapping, fmt.Sprintf("%s (%s): %d MACs", ip, svc, len(macs)))
+			for _, mac := range slices.Sorted(maps.Keys(macs)) {
+				ev = append(ev, analyzer.Evidence{Pos: macs[mac], Note: fmt.Sprintf("%s is at %s", ip, mac)})
+			}
+		}
+	}
+	if len(flapping) > 0 {
+		slices.Sort(flapping)
+		sev = analyzer.Error
+		facts["flapping_ips"] = flapping
+		sources = append(sources, model.KindCapture)
+		summary += " The symptom shows: " + strings.Join(flapping, "; ") + "."
+	}
+	slices.Sort(sources)
+	p.Report(analyzer.Finding{
+		Severity: sev,
+		Title:    "kube-proxy's IPVS mode answers ARP for LoadBalancer IPs (strictARP off)",
+		Summary:  summary,
+		Cause: "Without strict ARP, the kernel answers ARP for any address bound to any interface, kube-ipvs0 " +
+			"included: every node claims every LoadBalancer IP, not only the one the controller chose.",
+		Fix: "Turn strict ARP on: `kubectl -n kube-system edit configmap kube-proxy` and set `ipvs: strictARP: true`, then " +
+			"`kubectl -n kube-system rollout restart ds/kube-proxy` (kubespray: kube_proxy_strict_arp: true).",
+		Facts:    facts,
+		Sources:  slices.Compact(sources),
+		Evidence: ev,
+	})
+	return nil
+}

@@ -1,0 +1,327 @@
+package rules
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
+)
+
+// LBControllerConflict finds LoadBalancer Services that two load-balancer
+// controllers both manage.
+var LBControllerConflict = &analyzer.Rule{
+	Name:     "lb-controller-conflict",
+	Severity: analyzer.Error,
+	NeedsAny: []model.Kind{model.KindKube, model.KindLogs, model.KindSettings},
+	Uses:     []model.Kind{model.KindCapture, model.KindNeighbors},
+	Requires: []analyzer.FactKey{facts.LBControllers},
+	Run:      runLBControllerConflict,
+	Doc: `two load-balancer controllers manage the same Services
+
+MetalLB and kube-vip (with its services mode on) both assign and announce
+LoadBalancer IPs. Run together without spec.loadBalancerClass, they both
+claim every LoadBalancer Service: each rewrites the Service's status, and each
+announces the VIP from the node it chose, so the VIP's ARP owner changes and
+nodes that do not serve it answer for it (ICMP host unreachable, connections
+reset).
+
+Evidence: the Services (annotations, labels and managedFields of both
+controllers, loadBalancerClass), the controllers' workloads (a kube-vip
+DaemonSet or static pod with svc_enable=true next to MetalLB), kubespray's
+inventory settings (kube_vip_services_enabled, metallb_enabled), the
+controllers' logs (MetalLB reconciling and updating the same Services), and
+ARP claims or ICMP errors for the Services' IPs.
+
+Without the Services, the controllers themselves: MetalLB updating Service
+objects in its log (serviceUpdated) while kube-vip is deployed too (its
+workloads or kubespray's kube_vip_enabled), or both deployed with kube-vip's
+services mode on.
+
+Severity: error when a Service carries both controllers' marks, or both
+controllers run with services handling on and their IPs flap or are
+unreachable; warning when both run with services handling on, or when
+MetalLB rewrites Services while kube-vip runs.
+
+Fix: keep one controller per Service: turn kube-vip's services mode off
+(svc_enable=false; kubespray: kube_vip_services_enabled: false) and leave
+LoadBalancer Services to MetalLB, or give each Service a loadBalancerClass
+that only one controller handles.`,
+}
+
+// lbConflictFix is the fix of both findings: one controller per Service.
+const lbConflictFix = "Turn kube-vip's services mode off (svc_enable=false; kubespray: kube_vip_services_enabled: false) so " +
+	"MetalLB alone handles LoadBalancer Services, or set spec.loadBalancerClass on each Service for the " +
+	"controller that should own it."
+
+func controllersOf(svc *model.Service) []string {
+	var out []string
+	has := func(prefix string) bool {
+		for k := range svc.Annotations {
+			if strings.HasPrefix(k, prefix) {
+				return true
+			}
+		}
+		for k := range svc.Labels {
+			if strings.HasPrefix(k, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	mgr := func(sub string) bool {
+		for _, m := range svc.ManagedFields {
+			if strings.Contains(strings.ToLower(m.Manager), sub) {
+				return true
+			}
+		}
+		return false
+	}
+	if has("metallb.universe.tf/") || has("metallb.io/") || mgr("metallb") {
+		out = append(out, "MetalLB")
+	}
+	if has("kube-vip.io/") || mgr("kube-vip") {
+		out = append(out, "kube-vip")
+	}
+	return out
+}
+
+func runLBControllerConflict(p *analyzer.Pass) error {
+	s := p.Snap
+	ctrl := facts.LBControllers.Of(p)
+	metallb, kvServices, wev := ctrl.MetalLB, ctrl.KubeVIPServices, ctrl.Evidence
+	reported := false
+	defer func() {
+		if !reported {
+			controllerConflict(p, metallb, kvServices, wev)
+		}
+	}()
+	for i := range s.Kube.Services {
+		svc := &s.Kube.Services[i]
+		if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+			continue
+		}
+		ctrls := controllersOf(svc)
+		both := len(ctrls) == 2
+		if !both && !(metallb && kvServices && svc.Spec.LoadBalancerClass == nil) {
+			continue
+		}
+		name := svc.Namespace + "/" + svc.Name
+		var ips []string
+		for _, ing := range svc.Status.LoadBalancer.Ingress {
+			if ing.IP != "" {
+				ips = append(ips, ing.IP)
+			}
+		}
+		ev := []analyzer.Evidence{{Pos: svc.Source.Pos, Note: fmt.Sprintf("LoadBalancer Service %s marked by %s", name, orNone(ctrls))}}
+		ev = append(ev, wev...)
+		sources := []model.Kind{model.KindKube}
+		values := map[string]any{"service": name}
+		if len(ips) > 0 {
+			values["load_balancer_ips"] = ips
+		}
+		if len(ctrls) > 0 {
+			values["marked_by"] = ctrls
+		}
+		// Controller logs touching this Service.
+		updates := 0
+		for _, le := range s.Logs {
+			text := le.Message
+			for _, v := range le.Fields {
+				text += " " + v
+			}
+			if strings.Contains(text, name) && (strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "metallb") ||
+				strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "kube-vip")) {
+				updates++
+				if updates <= 3 {
+					ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "controller log: " + name})
+				}
+			}
+		}
+		if updates > 0 {
+			values["controller_log_lines"] = updates
+			sources = append(sources, model.KindLogs)
+		}
+		// The VIPs flapping or unreachable.
+		symptoms := 0
+		for _, ip := range ips {
+			macs := map[string]bool{}
+			for _, a := range s.ARP {
+				if a.IP.String() == ip && a.MAC != "" && (a.Op == "reply" || a.Gratuitous) {
+					macs[a.MAC] = true
+				}
+			}
+			if len(macs) > 1 {
+				symptoms++
+				values["vip_macs"] = len(macs)
+			}
+			for _, e := range s.ICMP {
+				if e.Quoted.Dst.Addr().String() == ip && (e.What == "host-unreachable" || e.What == "redirect") {
+					symptoms++
+					ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, ip)})
+					break
+				}
+			}
+		}
+		if symptoms > 0 {
+			sources = append(sources, model.KindCapture)
+		}
+		sev := analyzer.Warning
+		if both || symptoms > 0 {
+			sev = analyzer.Error
+		}
+		summary := fmt.Sprintf("LoadBalancer Service %s", name)
+		if len(ips) > 0 {
+			summary += fmt.Sprintf(" (%s)", strings.Join(ips, ", "))
+		}
+		switch {
+		case both:
+			summary += " carries the marks of both MetalLB and kube-vip: both controllers manage it."
+		default:
+			summary += " has no loadBalancerClass while MetalLB runs and kube-vip handles Services too (svc_enable=true): both claim it."
+		}
+		if updates > 0 {
+			summary += fmt.Sprintf(" The controllers' logs touch it %d times.", updates)
+		}
+		if st, ok := s.Setting("kube_vip_services_enabled"); ok {
+			if v, isBool := st.Bool(); isBool && !v {
+				ev = append(ev, analyzer.Evidence{Pos: st.Pos, Note: "kube_vip_services_enabled: " + st.Value})
+				sources = append(sources, model.KindSettings)
+				values["kube_vip_services_enabled"] = false
+				summary += fmt.Sprintf(" The kubespray inventory turns kube-vip's services mode off (%s): if the conflict "+
+					"goes on, that setting has not reached the running kube-vip (re-run the playbook, then check its "+
+					"svc_enable).", st.Pos)
+			} else if v {
+				sources = append(sources, model.KindSettings)
+			}
+		}
+		if symptoms > 0 {
+			summary += " Its IP shows the effect: more than one ARP owner, or ICMP errors from a node that announces it without serving it."
+		}
+		reported = true
+		p.Report(analyzer.Finding{
+			Severity: sev,
+			Title:    fmt.Sprintf("%s is managed by two load-balancer controllers", name),
+			Summary:  summary,
+			Cause:    "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart.",
+			Fix:      lbConflictFix,
+			Facts:    values,
+			Sources:  slices.Compact(sources),
+			Evidence: ev,
+		})
+	}
+	return nil
+}
+
+// controllerConflict reports the two controllers from what shows them at
+// work when no Service does: MetalLB's log updating Service objects, and
+// kube-vip deployed (its workloads, kubespray's settings) or handling
+// Services.
+func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyzer.Evidence) {
+	s := p.Snap
+	ev := slices.Clone(wev)
+	sources := []model.Kind{}
+	kubeVIP := kvServices
+	if st, ok := s.Setting("kube_vip_enabled"); ok {
+		if v, _ := st.Bool(); v {
+			kubeVIP = true
+			ev = append(ev, analyzer.Evidence{Pos: st.Pos, Note: "kubespray deploys kube-vip: kube_vip_enabled: " + st.Value})
+		}
+	}
+	for _, ds := range s.Kube.DaemonSets {
+		if strings.Contains(strings.ToLower(ds.Name), "kube-vip") {
+			kubeVIP = true
+			ev = append(ev, analyzer.Evidence{Pos: ds.Source.Pos, Note: "kube-vip runs: DaemonSet " + ds.Name})
+		}
+	}
+	// MetalLB's controller at work: the Services it reconciled and updated.
+	var updates []model.LogEvent
+	services := map[string]bool{}
+	last := ""
+	for _, le := range s.Logs {
+		where := strings.ToLower(le.Source + " " + le.Pos.File)
+		if !strings.Contains(where, "metallb") {
+			continue
+		}
+		if svc := le.Fields["start reconcile"]; svc != "" {
+			last = svc
+		}
+		if le.Fields["event"] == "serviceUpdated" || le.Message == "updated service object" {
+			updates = append(updates, le)
+			if last != "" {
+				services[last] = true
+			}
+		}
+	}
+	if len(updates) > 0 {
+		metallb = true
+	}
+	if !metallb || !kubeVIP {
+		return
+	}
+	values := map[string]any{"metallb": true, "kube_vip": true, "kube_vip_services": kvServices}
+	var summary []string
+	sev := analyzer.Warning
+	switch {
+	case kvServices:
+		summary = append(summary, "MetalLB and kube-vip both run, and kube-vip handles LoadBalancer Services too (its services mode is on): both controllers claim every LoadBalancer Service.")
+	default:
+		summary = append(summary, "MetalLB and kube-vip are both deployed.")
+	}
+	if len(updates) > 0 {
+		names := slices.Sorted(maps.Keys(services))
+		values["service_updates"] = len(updates)
+		if len(names) > 0 {
+			values["services_updated"] = names
+		}
+		sources = append(sources, model.KindLogs)
+		for i, le := range updates {
+			if i == maxGroupEvidence {
+				break
+			}
+			ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "MetalLB updated a Service object"})
+		}
+		within := "within a second"
+		if span := updates[len(updates)-1].Time.Sub(updates[0].Time); span >= time.Second {
+			within = "in " + span.String()
+		}
+		summary = append(summary, fmt.Sprintf("MetalLB's controller updated Service objects %d %s %s (%s): a controller "+
+			"that keeps rewriting Services it has already reconciled is fighting another one over them.",
+			len(updates), plural(len(updates), "time", "times"), within, strings.Join(names, ", ")))
+	}
+	if st, ok := s.Setting("kube_vip_services_enabled"); ok {
+		sources = append(sources, model.KindSettings)
+		if v, isBool := st.Bool(); isBool && !v {
+			ev = append(ev, analyzer.Evidence{Pos: st.Pos, Note: "kube_vip_services_enabled: " + st.Value})
+			summary = append(summary, fmt.Sprintf("The kubespray inventory turns kube-vip's services mode off (%s): that is the "+
+				"fix; if Services keep being rewritten, it has not reached the running kube-vip (re-run the playbook).", st.Pos))
+		}
+	}
+	if kvServices && len(updates) > 0 {
+		sev = analyzer.Error
+	}
+	for _, e := range ev {
+		if strings.HasPrefix(e.Note, "kubespray") {
+			sources = append(sources, model.KindSettings)
+		} else if !strings.HasPrefix(e.Note, "MetalLB updated") {
+			sources = append(sources, model.KindKube)
+		}
+	}
+	slices.Sort(sources)
+	p.Report(analyzer.Finding{
+		Severity: sev,
+		Title:    "MetalLB and kube-vip both manage LoadBalancer Services",
+		Summary:  strings.Join(summary, " "),
+		Cause:    "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart: each rewrites the Services the other just updated.",
+		Fix:      lbConflictFix,
+		Facts:    values,
+		Sources:  slices.Compact(sources),
+		Evidence: ev,
+	})
+}

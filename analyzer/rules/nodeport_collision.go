@@ -1,0 +1,157 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
+)
+
+// NodePortCollision finds NodePorts that something else also claims.
+var NodePortCollision = &analyzer.Rule{
+	Name:     "nodeport-collision",
+	Severity: analyzer.Error,
+	Needs:    []model.Kind{model.KindKube},
+	Uses:     []model.Kind{model.KindSockets, model.KindComponents},
+	Requires: []analyzer.FactKey{facts.NodePortRange},
+	Run:      runNodePortCollision,
+	Doc: `a NodePort is also claimed by a process, hostPort or Service
+
+A NodePort is the same port on every node. When a process on a node listens
+on it (ss -lntp, netstat -lntup, not kube-proxy), when a Pod asks for it as a
+hostPort, or when two Services carry the same nodePort (snapshots taken at
+different times, or a restore), traffic for the Service goes to the wrong
+place on some nodes. A NodePort outside the apiserver's range
+(--service-node-port-range, default 30000-32767) was set by hand or comes
+from another cluster's configuration.
+
+Evidence: the Services' nodePorts, listening sockets per node, Pods'
+hostPorts, the apiserver flag.
+
+Severity: error for a port claimed twice; warning for a NodePort outside the
+range.
+
+Fix: move the host process or the hostPort off the NodePort range, give each
+Service its own nodePort (or let the apiserver allocate it), and keep the
+range consistent with net.ipv4.ip_local_reserved_ports.`,
+}
+
+func runNodePortCollision(p *analyzer.Pass) error {
+	s := p.Snap
+	nps := s.Kube.NodePorts()
+	if len(nps) == 0 {
+		return nil
+	}
+	byPort := map[string][]model.NodePort{}
+	var keys []string
+	for _, np := range nps {
+		k := fmt.Sprintf("%d/%s", np.Port, np.Protocol)
+		if byPort[k] == nil {
+			keys = append(keys, k)
+		}
+		byPort[k] = append(byPort[k], np)
+	}
+	rng := facts.NodePortRange.Of(p)
+	for _, k := range keys {
+		list := byPort[k]
+		np := list[0]
+		var claims []string
+		ev := []analyzer.Evidence{{Pos: np.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s/%s", np.Port, np.Protocol, np.Namespace, np.Service)}}
+		sources := []model.Kind{model.KindKube}
+		// Two Services, one port.
+		var svcs []string
+		for _, x := range list {
+			if n := x.Namespace + "/" + x.Service; !slices.Contains(svcs, n) {
+				svcs = append(svcs, n)
+				if len(svcs) > 1 {
+					ev = append(ev, analyzer.Evidence{Pos: x.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s", x.Port, x.Protocol, n)})
+				}
+			}
+		}
+		if len(svcs) > 1 {
+			claims = append(claims, "Services "+strings.Join(svcs, " and "))
+		}
+		// A host process listening on it.
+		for _, so := range s.Sockets {
+			if so.State != "LISTEN" && so.State != "UNCONN" || so.Local.Port() != np.Port {
+				continue
+			}
+			if !strings.EqualFold(protoBase(so.Proto), np.Protocol) || so.MatchesProcess("kube-proxy") {
+				continue
+			}
+			who := so.Process
+			if who == "" {
+				who = "a process"
+			}
+			claims = append(claims, fmt.Sprintf("%s listening on %s on %s", who, so.Local, nodeName(so.Node)))
+			ev = append(ev, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s listens on %s", who, so.Local)})
+			if !slices.Contains(sources, model.KindSockets) {
+				sources = append(sources, model.KindSockets)
+			}
+		}
+		// A Pod's hostPort.
+		for _, pod := range s.Kube.Pods {
+			for _, c := range pod.Spec.Containers {
+				for _, cp := range c.Ports {
+					if cp.HostPort == int32(np.Port) && strings.EqualFold(orTCP(string(cp.Protocol)), np.Protocol) {
+						claims = append(claims, fmt.Sprintf("hostPort of Pod %s/%s", pod.Namespace, pod.Name))
+						ev = append(ev, analyzer.Evidence{Pos: pod.Source.Pos, Note: fmt.Sprintf("hostPort %d of container %s", cp.HostPort, c.Name)})
+					}
+				}
+			}
+		}
+		outside := !rng.Range.Contains(np.Port)
+		if len(claims) == 0 && !outside {
+			continue
+		}
+		values := map[string]any{
+			"nodeport":       fmt.Sprintf("%d/%s", np.Port, np.Protocol),
+			"services":       svcs,
+			"nodeport_range": rng.Range.String(),
+		}
+		sev := analyzer.Error
+		title := fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s", np.Port, np.Protocol, svcs[0], strings.Join(claims, ", "))
+		summary := fmt.Sprintf("NodePort %d/%s (Service %s) is claimed by %s too: on the nodes where both hold it, "+
+			"traffic for the Service goes to the wrong place.", np.Port, np.Protocol, strings.Join(svcs, ", "), strings.Join(claims, ", "))
+		if len(claims) > 0 {
+			values["claimed_by"] = claims
+		}
+		if outside {
+			values["outside_range"] = true
+			if len(claims) == 0 {
+				sev = analyzer.Warning
+				title = fmt.Sprintf("NodePort %d/%s of %s is outside the NodePort range %s", np.Port, np.Protocol, svcs[0], rng.Range)
+				summary = ""
+			}
+			summary += fmt.Sprintf(" The port is outside the NodePort range %s (%s): it was set by hand, or the range "+
+				"changed after it was allocated.", rng.Range, rng.Source())
+		}
+		p.Report(analyzer.Finding{
+			Severity: sev,
+			Title:    title,
+			Summary:  strings.TrimSpace(summary),
+			Cause: "Ports chosen by hand for Services, host processes or hostPorts, without regard for the NodePort range; " +
+				"or objects restored from another cluster.",
+			Fix: "Give the Service a nodePort that nothing else uses (or remove spec.ports[].nodePort so the apiserver " +
+				"allocates one in the range), and move host processes and hostPorts out of the range.",
+			Facts:    values,
+			Sources:  sources,
+			Evidence: ev,
+		})
+	}
+	return nil
+}
+
+func protoBase(p string) string {
+	return strings.TrimSuffix(strings.ToUpper(p), "6")
+}
+
+func orTCP(p string) string {
+	if p == "" {
+		return "TCP"
+	}
+	return p
+}

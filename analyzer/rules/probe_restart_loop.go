@@ -1,0 +1,352 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/model"
+)
+
+// ProbeRestartLoop finds containers restarted over and over by their own
+// liveness probe while the container itself is healthy.
+var ProbeRestartLoop = &analyzer.Rule{
+	Name:     "probe-restart-loop",
+	Severity: analyzer.Error,
+	Needs:    []model.Kind{model.KindKube},
+	Uses:     []model.Kind{model.KindContainers, model.KindLogs},
+	Run:      runProbeRestartLoop,
+	Doc: `a liveness probe restarts a healthy container over and over
+
+A container has restarted many times, it has a liveness probe, and what is
+known of its runs says it was killed rather than crashed: it exited with
+status 0 or its log ends with "received terminated signal" (SIGTERM from the
+kubelet), and the kubelet logs the restart. Each run lasts about the probe's
+window: initialDelaySeconds + failureThreshold x the probe interval (the
+period, or the timeout when the timeout is longer, since a probe waits for its
+timeout before the next one). The probe fails although the service answers:
+a wrong address or port, a check command that does not work in that image, or
+a timeout shorter than the check takes.
+
+Evidence: Pods (RESTARTS from kubectl get pods, or container statuses), the
+probe from the Pod spec or the static pod manifest, container listings
+(docker ps -a, crictl ps -a: exit codes and attempts), the container's and
+the kubelet's logs.
+
+Severity: error when the restarts, the probe and a clean kill (exit 0,
+terminated signal, kubelet restart lines) are all shown; warning from restarts
+and the probe alone. Parameter min_restarts (default 5).
+
+Fix: run the probe's check by hand inside the container and see why it fails;
+give it the timeout it needs; prefer an HTTP check of the component's health
+endpoint (etcd: httpGet /health on its metrics port, as current kubeadm writes
+it) over a command.`,
+}
+
+// killedPatterns are log lines of a process stopped from outside.
+var killedPatterns = []string{"received terminated signal", "received signal; shutting down", "exiting on signal", "received sigterm", "signal: terminated", "caught signal", "shutting down on signal"}
+
+// kubeletRestartPatterns are kubelet log lines about restarting a container.
+var kubeletRestartPatterns = []string{"is dead, but restartpolicy says that we should restart it", "liveness probe failed",
+	"failed liveness probe", "container will be killed and recreated", "unhealthy"}
+
+func runProbeRestartLoop(p *analyzer.Pass) error {
+	s := p.Snap
+	minRestarts := int32(p.Param("min_restarts", 5))
+	// Static pod manifests: Pods whose name is the prefix of their mirror
+	// pod's name ("etcd" for "etcd-node1").
+	var manifests []*model.Pod
+	for i := range s.Kube.Pods {
+		pod := &s.Kube.Pods[i]
+		if len(pod.Spec.Containers) > 0 && !pod.Source.FromTable {
+			manifests = append(manifests, pod)
+		}
+	}
+	for i := range s.Kube.Pods {
+		pod := &s.Kube.Pods[i]
+		restarts := int32(0)
+		for _, cs := range pod.Status.ContainerStatuses {
+			restarts += cs.RestartCount
+		}
+		if restarts < minRestarts {
+			continue
+		}
+		spec, specPod := probedContainer(pod, manifests)
+		if spec == nil {
+			continue
+		}
+		p.Report(probeLoopFinding(s, pod, specPod, spec, restarts))
+	}
+	return nil
+}
+
+// probedContainer finds the container with a liveness probe of pod, in its
+// own spec or in the static pod manifest it mirrors.
+func probedContainer(pod *model.Pod, manifests []*model.Pod) (*corev1.Container, *model.Pod) {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].LivenessProbe != nil {
+			return &pod.Spec.Containers[i], pod
+		}
+	}
+	for _, m := range manifests {
+		if m == pod || m.Name == "" || !(strings.HasPrefix(pod.Name, m.Name+"-") || pod.Name == m.Name) {
+			continue
+		}
+		if pod.Namespace != "" && m.Namespace != "" && pod.Namespace != m.Namespace {
+			continue
+		}
+		for i := range m.Spec.Containers {
+			if m.Spec.Containers[i].LivenessProbe != nil {
+				return &m.Spec.Containers[i], m
+			}
+		}
+	}
+	return nil, nil
+}
+
+// probeTiming returns how long a failing liveness probe lets a container
+// live (the initial delay plus failureThreshold probe intervals), how long
+// the failures take, the interval between checks and the failure
+// threshold, defaults applied.
+func probeTiming(pr *corev1.Probe) (window, failing, interval time.Duration, threshold int32) {
+	period := int32(10)
+	if pr.PeriodSeconds > 0 {
+		period = pr.PeriodSeconds
+	}
+	timeout := int32(1)
+	if pr.TimeoutSeconds > 0 {
+		timeout = pr.TimeoutSeconds
+	}
+	threshold = 3
+	if pr.FailureThreshold > 0 {
+		threshold = pr.FailureThreshold
+	}
+	interval = time.Duration(max(period, timeout)) * time.Second
+	failing = time.Duration(threshold) * interval
+	return time.Duration(pr.InitialDelaySeconds)*time.Second + failing, failing, interval, threshold
+}
+
+func probeCheck(pr *corev1.Probe) string {
+	switch {
+	case pr.Exec != nil:
+		return "exec: " + strings.Join(pr.Exec.Command, " ")
+	case pr.HTTPGet != nil:
+		return fmt.Sprintf("httpGet %s:%s%s", pr.HTTPGet.Host, pr.HTTPGet.Port.String(), pr.HTTPGet.Path)
+	case pr.TCPSocket != nil:
+		return "tcpSocket " + pr.TCPSocket.Port.String()
+	case pr.GRPC != nil:
+		return fmt.Sprintf("grpc port %d", pr.GRPC.Port)
+	}
+	return "unknown check"
+}
+
+func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *corev1.Container, restarts int32) analyzer.Finding {
+	pr := c.LivenessProbe
+	window, failing, interval, threshold := probeTiming(pr)
+	name := pod.Namespace + "/" + pod.Name
+	ev := []analyzer.Evidence{{Pos: pod.Source.Pos, Note: fmt.Sprintf("%d restarts", restarts)}}
+	ci := slices.IndexFunc(specPod.Spec.Containers, func(x corev1.Container) bool { return x.Name == c.Name })
+	ev = append(ev, analyzer.Evidence{Pos: specPod.Source.FieldPos(fmt.Sprintf("spec.containers[%d].livenessProbe", ci)),
+		Note: fmt.Sprintf("liveness probe of container %s: %s", c.Name, probeCheck(pr))})
+	facts := map[string]any{
+		"pod":               name,
+		"container":         c.Name,
+		"restarts":          restarts,
+		"probe":             probeCheck(pr),
+		"initial_delay_s":   pr.InitialDelaySeconds,
+		"failure_threshold": threshold,
+		"timeout_s":         pr.TimeoutSeconds,
+		"period_s":          pr.PeriodSeconds,
+		"probe_window_s":    int(window.Seconds()),
+		"failing_window_s":  int(failing.Seconds()),
+	}
+	sources := []model.Kind{model.KindKube}
+	killed := false
+
+	// Container runs: exit codes from container listings.
+	base := specPod.Name
+	for _, ct := range s.Containers {
+		if ct.KubeContainer != c.Name || !(ct.Pod == pod.Name || strings.HasPrefix(ct.Pod, base+"-")) {
+			continue
+		}
+		if ct.State == "exited" && ct.ExitCode == 0 {
+			killed = true
+			facts["exit_code"] = 0
+			ev = append(ev, analyzer.Evidence{Pos: ct.Pos, Note: fmt.Sprintf("attempt %d exited with status 0: stopped, not crashed", ct.Attempt)})
+			if !slices.Contains(sources, model.KindContainers) {
+				sources = append(sources, model.KindContainers)
+			}
+		}
+	}
+	// The Pod's own status: the last run ended with status 0.
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == c.Name && cs.LastTerminationState.Terminated != nil && cs.LastTerminationState.Terminated.ExitCode == 0 {
+			killed = true
+			facts["exit_code"] = 0
+			ev = append(ev, analyzer.Evidence{Pos: pod.Source.Pos, Note: fmt.Sprintf("last run of %s ended with status 0 (%s)", c.Name,
+				cs.LastTerminationState.Terminated.Reason)})
+		}
+	}
+	// Events: the kubelet's liveness probe failures and kills.
+	probeEvents := int32(0)
+	for _, e := range s.Kube.Events {
+		if e.InvolvedObject.Name != pod.Name || e.InvolvedObject.Namespace != pod.Namespace {
+			continue
+		}
+		msg := strings.ToLower(e.Message)
+		if e.Reason == "Unhealthy" && strings.Contains(msg, "liveness") || e.Reason == "Killing" && strings.Contains(msg, "liveness") {
+			killed = true
+			probeEvents += max(e.Count, 1)
+			if len(ev) < 12 {
+				ev = append(ev, analyzer.Evidence{Pos: e.Source.Pos, Note: fmt.Sprintf("event %s: %s", e.Reason, e.Message)})
+			}
+			if !slices.Contains(sources, model.KindKube) {
+				sources = append(sources, model.KindKube)
+			}
+		}
+	}
+	if probeEvents > 0 {
+		facts["probe_events"] = probeEvents
+	}
+	// Logs: the container stopped by a signal; the kubelet restarting it.
+	var lifetimes []string
+	for i, le := range s.Logs {
+		msg := strings.ToLower(le.Message)
+		switch {
+		case containsAny(msg, killedPatterns) && (le.Source == "" || strings.Contains(strings.ToLower(le.Source), strings.ToLower(c.Name)) ||
+			strings.Contains(strings.ToLower(le.Pos.File), strings.ToLower(c.Name))):
+			killed = true
+			ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "stopped by a signal"})
+			if start := firstLogOfFile(s.Logs[:i], le.Pos.File); start != nil && !start.Time.IsZero() && le.Time.After(start.Time) {
+				lifetimes = append(lifetimes, le.Time.Sub(start.Time).Round(time.Second).String())
+				ev = append(ev, analyzer.Evidence{Pos: start.Pos, Note: "running"})
+			}
+			if !slices.Contains(sources, model.KindLogs) {
+				sources = append(sources, model.KindLogs)
+			}
+		case containsAny(msg, kubeletRestartPatterns) && (strings.Contains(msg, strings.ToLower(c.Name)) || strings.Contains(msg, "liveness")):
+			killed = true
+			ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "kubelet restarts the container"})
+			if !slices.Contains(sources, model.KindLogs) {
+				sources = append(sources, model.KindLogs)
+			}
+		}
+	}
+	if len(lifetimes) > 0 {
+		facts["observed_run"] = lifetimes
+	}
+	// A probe aimed at a port the component does not listen on, by its
+	// own flags (--listen-*-urls, --port, --secure-port).
+	wrongPort := ""
+	if port := probePort(pr); port != "" {
+		if listens := listenPorts(c); len(listens) > 0 && !slices.Contains(listens, port) {
+			wrongPort = fmt.Sprintf("The probe checks port %s, but %s listens on %s by its flags.", port, c.Name, strings.Join(listens, ", "))
+			facts["probe_port"] = port
+			facts["listen_ports"] = listens
+		}
+	}
+	sev := analyzer.Warning
+	if killed {
+		sev = analyzer.Error
+	}
+	summary := fmt.Sprintf("Container %s of %s restarted %d times. Its liveness probe (%s) waits %s, then allows %d failed "+
+		"checks %s apart (%s): a probe that always fails kills the container about %s after each start.",
+		c.Name, name, restarts, probeCheck(pr), time.Duration(pr.InitialDelaySeconds)*time.Second,
+		threshold, interval, failing, window)
+	if killed {
+		summary += " The runs end cleanly (exit status 0, a terminated signal, or the kubelet restarting it): the container " +
+			"is stopped from outside, not crashing."
+	}
+	if len(lifetimes) > 0 {
+		summary += fmt.Sprintf(" A run seen in its log lasted %s.", strings.Join(lifetimes, ", "))
+	}
+	cause := "The liveness probe fails while the container works: the check targets the wrong address or port, " +
+		"runs a command that fails in this image, or needs longer than timeoutSeconds. The kubelet then kills the " +
+		"container after failureThreshold failures, and the next run meets the same probe."
+	if wrongPort != "" {
+		summary += " " + wrongPort
+		cause = wrongPort + " Every check fails, and the kubelet kills the container after failureThreshold failures."
+	}
+	return analyzer.Finding{
+		Severity: sev,
+		Title:    fmt.Sprintf("%s restarted %d times by its liveness probe every ~%s", name, restarts, window.Round(time.Second)),
+		Summary:  summary,
+		Cause:    cause,
+		Fix: fmt.Sprintf("Run the probe by hand in the container (`kubectl exec -n %s %s -c %s -- %s`) and fix what fails; "+
+			"raise timeoutSeconds if the check is slow; prefer an HTTP probe of the component's health endpoint "+
+			"(for etcd: httpGet /health on the metrics port, as current kubeadm writes it).",
+			pod.Namespace, pod.Name, c.Name, probeCommand(pr)),
+		Facts:    facts,
+		Sources:  sources,
+		Evidence: ev,
+	}
+}
+
+// probePort returns the port an httpGet or tcpSocket probe checks, "" for
+// other checks or named ports.
+func probePort(pr *corev1.Probe) string {
+	switch {
+	case pr.HTTPGet != nil && pr.HTTPGet.Port.IntValue() > 0:
+		return pr.HTTPGet.Port.String()
+	case pr.TCPSocket != nil && pr.TCPSocket.Port.IntValue() > 0:
+		return pr.TCPSocket.Port.String()
+	}
+	return ""
+}
+
+var listenURLPortRe = regexp.MustCompile(`:(\d+)(?:/|,|$)`)
+
+// listenPorts reads the ports a container listens on from its flags.
+func listenPorts(c *corev1.Container) []string {
+	var out []string
+	for _, a := range append(slices.Clone(c.Command), c.Args...) {
+		name, value, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(name, "listen-") && strings.HasSuffix(name, "-urls"):
+			for _, m := range listenURLPortRe.FindAllStringSubmatch(value, -1) {
+				if !slices.Contains(out, m[1]) {
+					out = append(out, m[1])
+				}
+			}
+		case name == "port" || name == "secure-port" || name == "healthz-port":
+			if !slices.Contains(out, value) {
+				out = append(out, value)
+			}
+		}
+	}
+	return out
+}
+
+func probeCommand(pr *corev1.Probe) string {
+	if pr.Exec != nil {
+		return strings.Join(pr.Exec.Command, " ")
+	}
+	return "CHECK"
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstLogOfFile returns the first timed event of file among events.
+func firstLogOfFile(events []model.LogEvent, file string) *model.LogEvent {
+	for i := range events {
+		if events[i].Pos.File == file && !events[i].Time.IsZero() {
+			return &events[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package rules
+
+import (
+	"fmt"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
+)
+
+// SynRefused finds server endpoints that refuse connections with an RST.
+var SynRefused = &analyzer.Rule{
+	Name:     "syn-refused",
+	Severity: analyzer.Error,
+	Needs:    []model.Kind{model.KindCapture},
+	Uses:     []model.Kind{model.KindKube},
+	Requires: synFailureFacts,
+	Run:      func(p *analyzer.Pass) error { return runSynFailures(p, refusedWords) },
+	Doc: `connection attempts to a server endpoint are refused
+
+In a capture, the server answers SYNs with an RST: nothing listens on that
+port on that host, or a firewall rejects the connection with a TCP reset
+(iptables REJECT --reject-with tcp-reset). The application sees "connection
+refused" at once. When one host refuses on many ports that no Service or
+endpoint names (scan_ports, default 10), they are told in one finding listing
+the ports, as a port scan finds most ports closed; many hosts refusing one
+port (sweep_hosts, default 10) likewise.
+
+Evidence: the capture's SYN and RST frames per server endpoint; the
+Kubernetes objects that say what the endpoint is.
+
+Severity: error when the Services or Endpoints say the endpoint should answer;
+warning from the capture alone.
+
+Fix: check the process on the backend listens on that address and port (ss
+-lntp), that the Service's targetPort matches the container port, and that no
+REJECT rule matches.`,
+}
+
+// refusedWords words the findings of syn-refused.
+var refusedWords = synWords{
+	outcome: model.OutcomeRefused,
+	endpoint: func(f *analyzer.Finding, g *facts.FailGroup, t synText) {
+		f.Title = fmt.Sprintf("%s refuses connections: %d %s answered with an RST", t.Subject, g.N, t.Attempts)
+		f.Summary = fmt.Sprintf("%d connection %s from %s to %s %s answered with an RST instead of a SYN/ACK.%s",
+			g.N, t.Attempts, t.Clients, t.Subject, plural(g.N, "was", "were"), t.What)
+		f.Cause = "Nothing listens on that port at that address, or a firewall rejects the connection with a TCP reset."
+		f.Fix = fmt.Sprintf("On the host of %s, check `ss -lntp 'sport = :%d'`; for a Service, check that its targetPort "+
+			"matches the port the container listens on.", t.Server.Addr(), t.Server.Port())
+	},
+	scan: func(f *analyzer.Finding, g *facts.FailGroup, t synText) {
+		f.Title = fmt.Sprintf("%s refuses connections on %d ports: %d %s answered with an RST", t.Subject, t.Count, g.N, t.Attempts)
+		f.Summary = fmt.Sprintf("%d connection %s from %s to %d ports of %s (%s) %s answered with an RST instead of a "+
+			"SYN/ACK. One client trying many ports of one host is a port scan, which finds most ports closed.%s", g.N, t.Attempts,
+			t.Clients, t.Count, t.Subject, t.Listed, plural(g.N, "was", "were"), t.What)
+		f.Cause = "Nothing listens on those ports at that address, or a firewall rejects the connections with a TCP reset."
+		f.Fix = fmt.Sprintf("If this is a scan, nothing is wrong; find who runs it (%s). Otherwise check what listens on "+
+			"%s (`ss -lntp`).", t.Clients, t.Subject)
+	},
+	sweep: func(f *analyzer.Finding, g *facts.FailGroup, t synText) {
+		port := t.Server.Port()
+		f.Title = fmt.Sprintf("%d hosts refuse connections on port %d: %d %s answered with an RST", t.Count, port, g.N, t.Attempts)
+		f.Summary = fmt.Sprintf("%d connection %s from %s to port %d of %d hosts (%s) %s answered with an RST: nothing listens "+
+			"on that port on those hosts.", g.N, t.Attempts, t.Clients, port, t.Count, t.Listed, plural(g.N, "was", "were"))
+		f.Cause = "The hosts are up but nothing listens on the port: the service is not deployed or not running there, " +
+			"or a firewall rejects the connections."
+		f.Fix = fmt.Sprintf("Check what should listen on port %d on those hosts (`ss -lntp 'sport = :%d'`), and where %s "+
+			"takes its targets from.", port, port, t.Clients)
+	},
+}

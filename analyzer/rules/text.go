@@ -1,0 +1,72 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// plural returns one when n is 1, many otherwise.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// maxListed bounds how many addresses a finding's title names.
+const maxListed = 5
+
+// listSome names items (client addresses, MACs), the first maxListed of
+// them and how many more; more says there are others beyond items.
+func listSome(items []string, more bool) string { return listUpTo(items, maxListed, more) }
+
+// listUpTo names the first limit items and how many more.
+func listUpTo(items []string, limit int, more bool) string {
+	if len(items) <= limit {
+		l := strings.Join(items, ", ")
+		if more {
+			l += " and more"
+		}
+		return l
+	}
+	n := fmt.Sprintf("%d", len(items)-limit)
+	if more {
+		n = "over " + n
+	}
+	return fmt.Sprintf("%s and %s more", strings.Join(items[:limit], ", "), n)
+}
+
+// joinPorts lists ports: "30080, 30443".
+func joinPorts(ports []uint16) string {
+	parts := make([]string, len(ports))
+	for i, p := range ports {
+		parts[i] = fmt.Sprint(p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// orNone joins l, or says "not shown" when it is empty.
+func orNone(l []string) string {
+	if len(l) == 0 {
+		return "not shown"
+	}
+	return strings.Join(l, ", ")
+}
+
+// nodeName names a node, or says it has no name.
+func nodeName(n string) string {
+	if n == "" {
+		return "an unnamed node"
+	}
+	return n
+}
+
+// logTime picks a layout for a log time: without the year when the log did
+// not give one (klog).
+func logTime(t time.Time) string {
+	if t.Year() <= 1 {
+		return "Jan 2 15:04:05.000000"
+	}
+	return time.RFC3339Nano
+}

@@ -1,0 +1,201 @@
+package rules
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
+)
+
+// TimeWaitChurn finds local clients that burn through ephemeral ports.
+var TimeWaitChurn = &analyzer.Rule{
+	Name:     "timewait-churn",
+	Severity: analyzer.Error,
+	Needs:    []model.Kind{model.KindSockets},
+	Uses:     []model.Kind{model.KindSysctl, model.KindIPVS, model.KindKube, model.KindComponents},
+	Requires: []analyzer.FactKey{facts.NodePortRange, facts.LocalPorts, facts.PortOwners},
+	Run:      runTimeWaitChurn,
+	Doc: `a local client burns through ephemeral ports
+
+Every TCP connection a host opens and closes first leaves a socket in
+TIME-WAIT for 60 seconds on Linux. Many TIME-WAIT sockets from one local
+address mean a client opening short connections at a high rate: about N/60
+new connections a second for N sockets. At that rate the kernel walks the
+whole ephemeral port range (net.ipv4.ip_local_port_range) in a predictable
+time, and where that range overlaps the NodePort range, every allocated
+NodePort in the overlap is drawn as a source port again and again (see
+ephemeral-nodeport-overlap and synack-reset). Health checks (kubelet probes,
+node-local-dns checking itself, monitoring agents) are the usual clients.
+
+Evidence: ss or netstat listings and counts of TIME-WAIT sockets per local
+address (ss -tan | grep TIME-WAIT | awk ... | uniq -c), the sockets
+themselves (which peers the client talks to), the sysctl range and the
+NodePorts.
+
+Severity: error when the churning client's range reaches allocated NodePorts
+(sysctl and IPVS or Services join); warning otherwise. Parameter min_timewait
+(default 50) is the count below which a client is not reported.
+
+Fix: reserve the NodePort range (net.ipv4.ip_local_reserved_ports); make the
+client reuse connections (HTTP keep-alive), or lower its check rate.`,
+}
+
+// timeWaitSeconds is how long Linux keeps a socket in TIME-WAIT.
+const timeWaitSeconds = 60
+
+func runTimeWaitChurn(p *analyzer.Pass) error {
+	s := p.Snap
+	type client struct {
+		node  string
+		addr  netip.Addr
+		count int
+		ev    []analyzer.Evidence
+		peers map[string]int
+	}
+	var clients []*client
+	byKey := map[string]*client{}
+	get := func(node string, a netip.Addr) *client {
+		k := node + "|" + a.String()
+		c := byKey[k]
+		if c == nil {
+			c = &client{node: node, addr: a, peers: map[string]int{}}
+			byKey[k] = c
+			clients = append(clients, c)
+		}
+		return c
+	}
+	counted := map[string]bool{}
+	for _, sc := range s.SockCounts {
+		a := sc.Local
+		if !a.IsValid() {
+			a = sc.Addr
+		}
+		if sc.State != "TIME-WAIT" || !a.IsValid() {
+			continue
+		}
+		c := get(sc.Node, a)
+		c.count += sc.Count
+		counted[sc.Node+"|"+a.String()] = true
+		c.ev = append(c.ev, analyzer.Evidence{Pos: sc.Pos, Note: fmt.Sprintf("%d TIME-WAIT sockets from %s", sc.Count, a)})
+	}
+	for _, so := range s.Sockets {
+		if so.State != "TIME-WAIT" || !so.Local.IsValid() {
+			continue
+		}
+		c := get(so.Node, so.Local.Addr())
+		if !counted[so.Node+"|"+so.Local.Addr().String()] {
+			c.count++
+		}
+		c.peers[so.Peer.String()]++
+		if len(c.ev) < 4 {
+			c.ev = append(c.ev, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("TIME-WAIT %s -> %s", so.Local, so.Peer)})
+		}
+	}
+	minTW := int(p.Param("min_timewait", 50))
+	slices.SortStableFunc(clients, func(a, b *client) int { return b.count - a.count })
+	np := facts.NodePortRange.Of(p)
+	// One finding per node, its clients busiest first.
+	var nodes []string
+	for _, c := range clients {
+		if c.count >= minTW && !slices.Contains(nodes, c.node) {
+			nodes = append(nodes, c.node)
+		}
+	}
+	for _, node := range nodes {
+		var (
+			parts   []string
+			ev      []analyzer.Evidence
+			total   int
+			details []string
+		)
+		values := map[string]any{}
+		for _, c := range clients {
+			if c.node != node || c.count < minTW {
+				continue
+			}
+			rate := float64(c.count) / timeWaitSeconds
+			total += c.count
+			parts = append(parts, fmt.Sprintf("%s (%d)", c.addr, c.count))
+			d := fmt.Sprintf("%s: %d TIME-WAIT, ~%.1f connections/s", c.addr, c.count, rate)
+			if self := selfConnections(c.addr, c.peers); self > 0 {
+				d += fmt.Sprintf(", %d of the sockets listed connect back to %s itself (a local health check)", self, c.addr)
+			}
+			details = append(details, d)
+			ev = append(ev, c.ev...)
+		}
+		rate := float64(total) / timeWaitSeconds
+		values["clients"] = details
+		values["timewait_sockets"] = total
+		values["connections_per_s"] = fmt.Sprintf("%.1f", rate)
+		if node != "" {
+			values["node"] = node
+		}
+		sev := analyzer.Warning
+		sources := []model.Kind{model.KindSockets}
+		summary := fmt.Sprintf("Local clients hold %d sockets in TIME-WAIT: about %.1f new connections a second, each "+
+			"on a new ephemeral source port. By client: %s.", total, rate, strings.Join(details, "; "))
+		if lp := facts.LocalPorts.Of(p).Of(node); lp.HasRange {
+			if lpr, eph := lp.PortRange, lp.Range; lp.RangeErr == nil {
+				sources = append(sources, model.KindSysctl)
+				ev = append(ev, analyzer.Evidence{Pos: lpr.Pos, Note: "net.ipv4.ip_local_port_range = " + lpr.Value})
+				wrap := time.Duration(float64(eph.Len())/rate) * time.Second
+				values["ip_local_port_range"] = eph.String()
+				values["range_cycle"] = wrap.Round(time.Second).String()
+				summary += fmt.Sprintf(" Together they walk through the ephemeral range %s (%d ports) every %s.",
+					eph, eph.Len(), wrap.Round(time.Second))
+				if ov, ok := intersect(eph, np.Range); ok {
+					var owned []uint16
+					for port := range facts.PortOwners.Of(p).On(node) {
+						if ov.Contains(port) {
+							owned = append(owned, port)
+						}
+					}
+					slices.Sort(owned)
+					values["nodeport_overlap"] = ov.String()
+					summary += fmt.Sprintf(" The range overlaps the NodePort range %s", ov)
+					if len(owned) > 0 {
+						sev = analyzer.Error
+						values["owned_ports_in_range"] = len(owned)
+						if s.Has(model.KindIPVS) {
+							sources = append(sources, model.KindIPVS)
+						} else {
+							sources = append(sources, model.KindKube)
+						}
+						summary += fmt.Sprintf(", where %d allocated NodePorts are drawn as source ports on every pass: "+
+							"each such connection fails (see synack-reset).", len(owned))
+					} else {
+						summary += "."
+					}
+				}
+			}
+		}
+		p.Report(analyzer.Finding{
+			Severity: sev,
+			Title:    fmt.Sprintf("local clients open ~%.0f connections/s: %s in TIME-WAIT", rate, strings.Join(parts, ", ")),
+			Summary:  summary,
+			Cause: "Local clients open a new short connection for each request or check instead of reusing one; " +
+				"health checks and monitoring agents do this.",
+			Fix: "Reserve the NodePort range in net.ipv4.ip_local_reserved_ports so no churn can land on it; make the " +
+				"clients keep connections alive, or check less often.",
+			Facts:    values,
+			Sources:  sources,
+			Evidence: ev,
+		})
+	}
+	return nil
+}
+
+func selfConnections(a netip.Addr, peers map[string]int) int {
+	n := 0
+	for pr, c := range peers {
+		if ap, err := netip.ParseAddrPort(pr); err == nil && ap.Addr() == a {
+			n += c
+		}
+	}
+	return n
+}

@@ -1,0 +1,179 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/model"
+)
+
+// VersionSkew finds kubelets whose versions differ across nodes or from the
+// apiserver beyond what Kubernetes supports.
+var VersionSkew = &analyzer.Rule{
+	Name:     "version-skew",
+	Severity: analyzer.Error,
+	Needs:    []model.Kind{model.KindKube},
+	Uses:     []model.Kind{model.KindComponents},
+	Run:      runVersionSkew,
+	Doc: `kubelet versions differ across nodes or from the apiserver
+
+Nodes report their kubelet version (kubectl get nodes VERSION, or
+status.nodeInfo.kubeletVersion). Different minor versions across nodes mean an
+upgrade stopped half way: nodes then differ in behaviour (probe handling,
+kube-proxy rules, feature gates), and incidents hit some nodes only. A kubelet
+newer than the apiserver, or older by more minor versions than the version
+skew policy allows (2 before Kubernetes 1.28, 3 since), is unsupported.
+
+Evidence: the Nodes; the apiserver's version from its static pod's image tag
+when present.
+
+Severity: error when the skew policy is broken; warning for nodes that differ
+within the policy.
+
+Fix: finish the upgrade: drain and upgrade the odd nodes' kubelet to the
+version of the others (kubeadm upgrade node; apt/yum install the kubelet
+package; restart the kubelet).`,
+}
+
+type kubeVersion struct {
+	raw          string
+	major, minor int
+}
+
+func parseKubeVersion(s string) (kubeVersion, bool) {
+	v := strings.TrimPrefix(strings.TrimSpace(s), "v")
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return kubeVersion{}, false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return kubeVersion{}, false
+	}
+	return kubeVersion{raw: strings.TrimSpace(s), major: major, minor: minor}, true
+}
+
+func runVersionSkew(p *analyzer.Pass) error {
+	s := p.Snap
+	type nodeV struct {
+		name string
+		v    kubeVersion
+		pos  model.Pos
+	}
+	var nodes []nodeV
+	count := map[string]int{}
+	for _, n := range s.Kube.Nodes {
+		v, ok := parseKubeVersion(n.Status.NodeInfo.KubeletVersion)
+		if !ok {
+			continue
+		}
+		nodes = append(nodes, nodeV{name: n.Name, v: v, pos: n.Source.Pos})
+		count[fmt.Sprintf("%d.%d", v.major, v.minor)]++
+	}
+	if len(nodes) == 0 {
+		return nil
+	}
+	// The apiserver's version, from the image tag of its static pod.
+	var api *kubeVersion
+	var apiPos model.Pos
+	for _, pod := range s.Kube.Pods {
+		for _, c := range pod.Spec.Containers {
+			if c.Name != "kube-apiserver" && !strings.Contains(c.Image, "kube-apiserver") {
+				continue
+			}
+			if _, tag, ok := strings.Cut(c.Image, ":"); ok {
+				if v, ok := parseKubeVersion(tag); ok {
+					api, apiPos = &v, pod.Source.Pos
+				}
+			}
+		}
+	}
+	// The most common minor version is the cluster's.
+	majority, best := "", 0
+	for k, n := range count {
+		if n > best || n == best && k > majority {
+			majority, best = k, n
+		}
+	}
+	var odd []nodeV
+	var broken []string
+	for _, n := range nodes {
+		if fmt.Sprintf("%d.%d", n.v.major, n.v.minor) != majority {
+			odd = append(odd, n)
+		}
+		if api != nil {
+			allowed := 2
+			if api.minor >= 28 {
+				allowed = 3
+			}
+			switch {
+			case n.v.major == api.major && n.v.minor > api.minor:
+				broken = append(broken, fmt.Sprintf("%s (%s) is newer than the apiserver (%s)", n.name, n.v.raw, api.raw))
+			case n.v.major == api.major && api.minor-n.v.minor > allowed:
+				broken = append(broken, fmt.Sprintf("%s (%s) is more than %d minor versions older than the apiserver (%s)", n.name, n.v.raw, allowed, api.raw))
+			}
+		}
+	}
+	if len(odd) == 0 && len(broken) == 0 {
+		return nil
+	}
+	var ev []analyzer.Evidence
+	var oddDesc []string
+	for _, n := range odd {
+		ev = append(ev, analyzer.Evidence{Pos: n.pos, Note: fmt.Sprintf("node %s runs kubelet %s", n.name, n.v.raw)})
+		oddDesc = append(oddDesc, fmt.Sprintf("%s (%s)", n.name, n.v.raw))
+	}
+	versions := map[string][]string{}
+	for _, n := range nodes {
+		versions[n.v.raw] = append(versions[n.v.raw], n.name)
+	}
+	var vlist []string
+	for v, ns := range versions {
+		vlist = append(vlist, fmt.Sprintf("%s: %s", v, strings.Join(ns, ", ")))
+	}
+	slices.Sort(vlist)
+	facts := map[string]any{
+		"kubelet_versions": vlist,
+		"cluster_minor":    "v" + majority,
+	}
+	if len(odd) > 0 {
+		facts["odd_nodes"] = oddDesc
+	}
+	sev := analyzer.Warning
+	sources := []model.Kind{model.KindKube}
+	if api != nil {
+		facts["apiserver"] = api.raw
+		ev = append(ev, analyzer.Evidence{Pos: apiPos, Note: "apiserver " + api.raw})
+		sources = append(sources, model.KindComponents)
+	}
+	if len(broken) > 0 {
+		sev = analyzer.Error
+		facts["policy_broken"] = broken
+	}
+	title := fmt.Sprintf("kubelet versions differ: %s", strings.Join(oddDesc, ", "))
+	if len(odd) == 0 {
+		title = "kubelets outside the version skew policy: " + strings.Join(broken, "; ")
+	} else {
+		title += fmt.Sprintf(" against v%s on the other nodes", majority)
+	}
+	summary := fmt.Sprintf("Kubelet versions across the nodes: %s.", strings.Join(vlist, "; "))
+	if len(broken) > 0 {
+		summary += " Outside the supported skew: " + strings.Join(broken, "; ") + "."
+	}
+	p.Report(analyzer.Finding{
+		Severity: sev,
+		Title:    title,
+		Summary:  summary,
+		Cause:    "An upgrade did not reach every node, or a node was added with another version.",
+		Fix: "Upgrade the odd nodes' kubelet to the cluster's version: drain the node, upgrade the kubelet (and kubeadm " +
+			"upgrade node on kubeadm clusters), restart it, uncordon.",
+		Facts:    facts,
+		Sources:  sources,
+		Evidence: ev,
+	})
+	return nil
+}
