@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -309,48 +308,6 @@ func runWithin(t *testing.T, d time.Duration, args ...string) (code int, stdout,
 		t.Fatalf("netmortem %s did not end within %s", strings.Join(args, " "), d)
 	}
 	return 0, "", ""
-}
-
-// TestRefusedPaths checks that a named pipe given on the command line, or
-// matched by a batch glob, is refused before it is opened (opening it
-// would block), with a warning naming it, while the rest is analyzed.
-func TestRefusedPaths(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "bundle-fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const within = 30 * time.Second
-	code, out, stderr := runWithin(t, within, "analyze", "-o", "text", fifo, incident)
-	if code != exitUnreadable || !strings.Contains(stderr, fifo+": a named pipe, not a regular file or directory: refused before opening") ||
-		!strings.Contains(out, "synack-reset") {
-		t.Errorf("analyze: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
-	}
-	code, _, stderr = runWithin(t, within, "analyze", "-q", "/dev/null")
-	if code != exitUnreadable || !strings.Contains(stderr, "/dev/null: a character device") {
-		t.Errorf("analyze /dev/null: exit %d: %s", code, stderr)
-	}
-	for _, args := range [][]string{{"flows", fifo}, {"inspect", fifo}, {"trace", "--dst", "10.96.0.10:53", fifo}, {"diff", fifo, incident}} {
-		if code, _, stderr := runWithin(t, within, args...); code != exitUnreadable || !strings.Contains(stderr, "refused before opening") {
-			t.Errorf("%s: exit %d: %s", args[0], code, stderr)
-		}
-	}
-	if err := os.CopyFS(filepath.Join(dir, "bundle-incident"), os.DirFS(incident)); err != nil {
-		t.Fatal(err)
-	}
-	outFile := filepath.Join(t.TempDir(), "r.jsonl")
-	code, _, stderr = runWithin(t, within, "batch", "--out", outFile, filepath.Join(dir, "bundle-*"))
-	if code != exitUnreadable {
-		t.Errorf("batch: exit %d: %s", code, stderr)
-	}
-	status := map[string]string{}
-	for _, r := range readJSONL(t, outFile) {
-		status[filepath.Base(r.Bundle)] = r.Status + ": " + r.Error
-	}
-	if status["bundle-fifo"] != "refused: a named pipe, not a regular file or directory: refused before opening" ||
-		status["bundle-incident"] != "ok: " {
-		t.Errorf("batch statuses %q", status)
-	}
 }
 
 func TestAnalyzeTimeout(t *testing.T) {
