@@ -69,8 +69,8 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 			"SIGINT are left out of the output, so that --resume analyzes them. --out is locked while the\n"+
 			"batch writes it: a second batch given the same file fails at once.\n\n"+
 			"Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage error,\n"+
-			"3 a bundle was not analyzed (unreadable, refused, over budget), the batch was interrupted,\n"+
-			"or the results could not be written.\n\nFlags:\n")
+			"3 a bundle was not analyzed (unreadable, refused, timed out, over budget), the batch was\n"+
+			"interrupted, or the results could not be written.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -337,3 +337,32 @@ func TestAnalyzeTimeout(t *testing.T) {
 		t.Errorf("rule deadline in %v, want about %v", time.Until(d), maxRuleGrace)
 	}
 }
+
+// TestUsageListsCommands checks that the package documentation's usage
+// block and the help list every command.
+func TestUsageListsCommands(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, line := range strings.Split(string(src), "\n") {
+		if rest, ok := strings.CutPrefix(line, "//\tnetmortem "); ok {
+			documented[strings.Fields(rest)[0]] = true
+		}
+	}
+	_, help, _ := runCLI(t, "help")
+	for name := range commands() {
+		if !documented[name] {
+			t.Errorf("the package documentation's usage lacks %q", name)
+		}
+		if !strings.Contains(help, "\n  "+name+" ") {
+			t.Errorf("help lacks %q:\n%s", name, help)
+		}
+	}
+	for name := range documented {
+		if _, ok := commands()[name]; !ok {
+			t.Errorf("the package documentation lists %q, which is not a command", name)
+		}
+	}
+}

@@ -186,7 +186,11 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintf(w, "\nRun 'netmortem <command> --help' for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun 'netmortem <command> --help' for a command's flags.\n\n"+
+		"Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage error,\n"+
+		"3 an input could not be read or was refused, the time budget ran out, the run was interrupted,\n"+
+		"a rule failed or an internal error occurred. A crash of the Go runtime (out of memory)\n"+
+		"aborts with SIGABRT.\n")
 }
 
 // parseArgs gives fs its usage text (ending with the flags), parses args,

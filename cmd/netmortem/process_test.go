@@ -284,7 +284,7 @@ func TestRunOddArgs(t *testing.T) {
 			if code < exitOK || code > exitUnreadable {
 				t.Errorf("run(%q) = %d", args, code)
 			}
-			if strings.Contains(errOut.String(), "internal error") {
+			if strings.Contains(errOut.String(), ": internal error: ") {
 				t.Errorf("run(%q): %s", args, errOut.String())
 			}
 			run(args, nil, nil)
