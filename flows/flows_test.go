@@ -203,3 +203,33 @@ func TestWriteEscapes(t *testing.T) {
 		}
 	}
 }
+
+func TestNilArguments(t *testing.T) {
+	tab := Build(nil, Filter{})
+	if tab == nil || len(tab.Attempts) != 0 || tab.Captures == nil {
+		t.Fatalf("Build(nil) = %+v", tab)
+	}
+	var buf bytes.Buffer
+	for _, format := range Formats {
+		if err := tab.Write(&buf, format); err != nil {
+			t.Errorf("%s: empty table: %v", format, err)
+		}
+	}
+	var none *Table
+	if n, _ := none.OutOfRange(); n != 0 {
+		t.Error("a nil table has times")
+	}
+	if err := none.Write(&buf, "json"); err == nil {
+		t.Error("a nil table was written")
+	}
+	if err := tab.Write(nil, "json"); err == nil {
+		t.Error("a table was written to a nil writer")
+	}
+	if err := tab.Write(&buf, "xml"); err == nil {
+		t.Error("unknown format accepted")
+	}
+	f := Filter{}
+	if f.Match(nil) {
+		t.Error("a nil attempt matches")
+	}
+}

@@ -14,6 +14,9 @@ import (
 // the year clamped to 0 or 9999 (see package jsontime) in every format,
 // rather than failing; a caller says so in one warning.
 func (t *Table) OutOfRange() (n int, first model.Pos) {
+	if t == nil {
+		return 0, first
+	}
 	note := func(tm time.Time, pos model.Pos) {
 		if !jsontime.InRange(tm) {
 			if n == 0 {

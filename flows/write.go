@@ -3,6 +3,7 @@ package flows
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -25,6 +26,9 @@ var Formats = []string{"table", "json", "csv"}
 // node and file names are escaped (`\n`, `\x1b`, `\u202e`; see package
 // escape); JSON keeps the exact names.
 func (t *Table) Write(w io.Writer, format string) error {
+	if t == nil || w == nil {
+		return errors.New("flows: nil table or writer")
+	}
 	switch format {
 	case "table":
 		return t.writeTable(w)

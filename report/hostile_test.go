@@ -241,3 +241,13 @@ func walkJSON(v any, key string, f func(key, s string)) {
 		}
 	}
 }
+
+func TestMaxNil(t *testing.T) {
+	var r *report.Report
+	if r.Max() != 0 {
+		t.Error("a nil report has findings")
+	}
+	if fixedReport().Max() != analyzer.Error {
+		t.Error("Max of the fixed report")
+	}
+}

@@ -87,9 +87,13 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 	return r
 }
 
-// Max returns the highest severity among the findings (0 when none).
+// Max returns the highest severity among the findings (0 when none, or
+// for a nil report).
 func (r *Report) Max() analyzer.Severity {
 	var m analyzer.Severity
+	if r == nil {
+		return m
+	}
 	for _, f := range r.Findings {
 		m = max(m, f.Severity)
 	}

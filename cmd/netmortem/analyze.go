@@ -63,7 +63,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if err := oneOf("output", o.output, report.Formats()); err != nil {
-		fmt.Fprintln(stderr, "netmortem analyze:", err)
+		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
 	}
 	failOn, err := analyzer.ParseSeverity(o.failOn)
@@ -73,7 +73,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	}
 	rules, cfg, err := selectRules(o)
 	if err != nil {
-		fmt.Fprintln(stderr, "netmortem analyze:", err)
+		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
 	}
 

@@ -66,7 +66,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if err := oneOf("output", *output, []string{"text", "json"}); err != nil {
-		fmt.Fprintln(stderr, "netmortem diff:", err)
+		escape.Fprintln(stderr, "netmortem diff:", err)
 		return exitUsage
 	}
 	ctx, stop := signalContext()

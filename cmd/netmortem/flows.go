@@ -35,17 +35,17 @@ func runFlows(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if err := oneOf("output", *output, flows.Formats); err != nil {
-		fmt.Fprintln(stderr, "netmortem flows:", err)
+		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUsage
 	}
 	filter, err := flows.ParseFilter(*hosts, *ports, *states)
 	if err != nil {
-		fmt.Fprintln(stderr, "netmortem flows:", err)
+		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUsage
 	}
 	for _, v := range []string{*since, *until} {
 		if _, _, err := parseWhen(v); err != nil {
-			fmt.Fprintln(stderr, "netmortem flows:", err)
+			escape.Fprintln(stderr, "netmortem flows:", err)
 			return exitUsage
 		}
 	}

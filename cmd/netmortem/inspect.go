@@ -43,7 +43,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if err := oneOf("output", *output, []string{"table", "json"}); err != nil {
-		fmt.Fprintln(stderr, "netmortem inspect:", err)
+		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
 	}
 	ctx, stop := signalContext()
