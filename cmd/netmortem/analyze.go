@@ -114,28 +114,30 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUnreadable
 	}
-	bad := unreadableCaptures(snap)
-	if in.stuck {
-		escape.Fprintln(stderr, "netmortem analyze:", in.err)
+	// Every reason for exit 3 is said, then the code is given.
+	unreadable := false
+	say := func(format string, args ...any) {
+		escape.Fprintf(stderr, "netmortem analyze: "+format+"\n", args...)
+		unreadable = true
 	}
 	switch {
 	case ctx.Err() != nil:
-		fmt.Fprintln(stderr, "netmortem analyze: interrupted: the findings cover what was read and analyzed until then")
-		return exitUnreadable
+		say("interrupted: the findings cover what was read and analyzed until then")
 	case readCut || ruleCtx.Err() != nil:
-		fmt.Fprintf(stderr, "netmortem analyze: the %s time budget (--timeout) ran out after %s: %s\n", o.timeout,
-			time.Since(start).Round(time.Millisecond), budgetNote(readCut, ruleCtx.Err() != nil))
-		return exitUnreadable
-	case in.err != nil:
-		escape.Fprintln(stderr, "netmortem analyze:", in.err)
-		return exitUnreadable
-	case len(bad) > 0:
-		escape.Fprintf(stderr, "netmortem analyze: %s could not be read: %s\n", count(len(bad), "capture"), strings.Join(bad, ", "))
-		return exitUnreadable
-	case countInputs(snap, false) == 0:
-		fmt.Fprintln(stderr, "netmortem analyze: no input could be read")
-		return exitUnreadable
-	case len(rep.Errors) > 0:
+		say("the %s time budget (--timeout) ran out after %s: %s", o.timeout.String(),
+			time.Since(start).Round(time.Millisecond).String(), budgetNote(readCut, ruleCtx.Err() != nil))
+	}
+	if in.err != nil {
+		say("%s", in.err)
+	}
+	if bad := unreadableCaptures(snap); len(bad) > 0 {
+		say("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", "))
+	}
+	if countInputs(snap, false) == 0 {
+		say("no input could be read")
+	}
+	switch {
+	case unreadable, len(rep.Errors) > 0:
 		return exitUnreadable
 	case rep.Max() >= failOn:
 		return exitFindings
