@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -127,10 +128,11 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		say("the %s time budget (--timeout) ran out after %s: %s", o.timeout.String(),
 			time.Since(start).Round(time.Millisecond).String(), budgetNote(readCut, ruleCtx.Err() != nil))
 	}
-	if in.err != nil {
-		say("%s", in.err)
+	cut := unreadable // reading stopped early: a capture cut short has no header read either
+	if err := withoutContextErrors(in.err); err != nil {
+		say("%s", err)
 	}
-	if bad := unreadableCaptures(snap); len(bad) > 0 {
+	if bad := unreadableCaptures(snap); len(bad) > 0 && !cut {
 		say("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", "))
 	}
 	if countInputs(snap, false) == 0 {
@@ -164,6 +166,22 @@ func ruleContext(ctx, readCtx context.Context, budget time.Duration) (context.Co
 		return context.WithCancel(readCtx)
 	}
 	return context.WithTimeout(ctx, grace)
+}
+
+// withoutContextErrors returns err without the errors that only say a
+// context ended (told apart, as an interrupt or the end of the budget).
+func withoutContextErrors(err error) error {
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err // nil too
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var keep []error
+		for _, e := range joined.Unwrap() {
+			keep = append(keep, withoutContextErrors(e))
+		}
+		return errors.Join(keep...)
+	}
+	return nil
 }
 
 // budgetNote says what the end of the time budget cut short.

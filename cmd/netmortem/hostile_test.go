@@ -324,7 +324,35 @@ func TestAnalyzeTimeout(t *testing.T) {
 	if code, _, stderr := runCLI(t, "analyze", "-q", "--timeout", "0", incident); code != exitFindings {
 		t.Errorf("--timeout 0 (no limit): exit %d: %s", code, stderr)
 	}
-	// The rules run on what was read even when reading used up the budget.
+	// The rules run on what was read even when reading used up the budget:
+	// a sysctl dump is read, then a capture of 64 GiB (sparse: it takes no
+	// disk) of empty packet records, which no machine reads in time.
+	dir := t.TempDir()
+	sysctl := filepath.Join(dir, "sysctl.txt")
+	if err := os.WriteFile(sysctl, []byte("net.ipv4.ip_local_port_range = 30000 60999\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.pcap")
+	hdr := make([]byte, 24)
+	binary.LittleEndian.PutUint32(hdr[0:], 0xa1b2c3d4)
+	binary.LittleEndian.PutUint16(hdr[4:], 2)
+	binary.LittleEndian.PutUint16(hdr[6:], 4)
+	binary.LittleEndian.PutUint32(hdr[16:], 65535)
+	binary.LittleEndian.PutUint32(hdr[20:], 1)
+	if err := os.WriteFile(huge, hdr, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, 64<<30); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, out, stderr = runWithin(t, time.Minute, "analyze", "--timeout", "500ms", "-o", "text", sysctl, huge, filepath.Join(dir, "missing"))
+	if code != exitUnreadable || !strings.Contains(out, "ephemeral-nodeport-overlap") ||
+		!strings.Contains(stderr, "the 500ms time budget (--timeout) ran out after") ||
+		!strings.Contains(stderr, "reading stopped there; the findings cover what was read") ||
+		!strings.Contains(stderr, "missing: no such file or directory") || strings.Contains(stderr, "netmortem analyze: context deadline exceeded") {
+		t.Errorf("exit %d after %v\nstdout:\n%s\nstderr:\n%s", code, time.Since(start), out, stderr)
+	}
 	read, cancel := withBudget(t.Context(), time.Nanosecond)
 	defer cancel()
 	<-read.Done()
