@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"os"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse"
 )
 
 // forgedLine is a finding line of `-o text`; a hostile bundle names its
@@ -392,5 +396,30 @@ func TestUsageListsCommands(t *testing.T) {
 		if _, ok := commands()[name]; !ok {
 			t.Errorf("the package documentation lists %q, which is not a command", name)
 		}
+	}
+}
+
+// TestStuckRead checks that a read that does not stop when its context
+// ends (blocked in the kernel) is left behind after stopGrace, and that
+// analyze then ends with exit 3 and says so.
+func TestStuckRead(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	defer func(f func(context.Context, []string, *parse.Options) (*model.Snapshot, model.ErrorList, error), g time.Duration) {
+		openAll, stopGrace = f, g
+	}(openAll, stopGrace)
+	openAll = func(context.Context, []string, *parse.Options) (*model.Snapshot, model.ErrorList, error) {
+		<-release // ignores its context, as a blocked read does
+		return &model.Snapshot{}, nil, nil
+	}
+	stopGrace = 50 * time.Millisecond
+	start := time.Now()
+	code, _, stderr := runWithin(t, 30*time.Second, "analyze", "-q", "--timeout", "20ms", incident)
+	if code != exitUnreadable || !strings.Contains(stderr, "reading did not stop within 50ms of its end") || time.Since(start) > 10*time.Second {
+		t.Errorf("exit %d after %v: %s", code, time.Since(start), stderr)
+	}
+	res := analyzeBundle(t.Context(), incident, 20*time.Millisecond, 0)
+	if res.Status != statusTimeout {
+		t.Errorf("batch: %s (%s), want timeout", res.Status, res.Error)
 	}
 }

@@ -74,6 +74,9 @@ type opened struct {
 // file system) does not return, and is then left behind.
 var stopGrace = 10 * time.Second
 
+// openAll reads paths; a variable so that a test can make it block.
+var openAll = parse.OpenAll
+
 // openPaths reads paths with parse.OpenAll after refusing those that are
 // neither regular files nor directories. Refused paths are listed as
 // skipped inputs and warnings, and make err non-nil: they are unreadable
@@ -106,6 +109,7 @@ func openPaths(ctx context.Context, paths []string, opts *parse.Options) opened 
 		err   error
 	}
 	done := make(chan result, 1)
+	open := openAll
 	go func() {
 		var r result
 		defer func() {
@@ -114,7 +118,7 @@ func openPaths(ctx context.Context, paths []string, opts *parse.Options) opened 
 			}
 			done <- r
 		}()
-		r.snap, r.warns, r.err = parse.OpenAll(ctx, ok, opts)
+		r.snap, r.warns, r.err = open(ctx, ok, opts)
 	}()
 	var r result
 	select {
@@ -124,7 +128,9 @@ func openPaths(ctx context.Context, paths []string, opts *parse.Options) opened 
 		case r = <-done:
 		case <-time.After(stopGrace):
 			res.stuck = true
-			r = result{snap: &model.Snapshot{}, err: fmt.Errorf("reading did not stop within %s of its end (%w)", stopGrace, ctx.Err())}
+			// Not wrapped: this is not the end of the budget but a read
+			// that ignores it.
+			r = result{snap: &model.Snapshot{}, err: fmt.Errorf("reading did not stop within %s of its end (%v): left behind", stopGrace, ctx.Err())}
 		}
 	}
 	if r.snap == nil {
