@@ -108,8 +108,12 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		for _, e := range rep.Errors {
 			escape.Fprintf(stderr, "error: rule %s: %s\n", e.Rule, e.Err)
 		}
-		fmt.Fprintf(stderr, "read %s (%d skipped), %s; %s\n", count(countInputs(snap, false), "input"),
-			countInputs(snap, true), count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"))
+		unread := ""
+		if n := len(unreadableCaptures(snap)); n > 0 {
+			unread = fmt.Sprintf(", %d unreadable", n)
+		}
+		fmt.Fprintf(stderr, "read %s (%d skipped%s), %s; %s\n", count(countInputs(snap, false), "input"),
+			countInputs(snap, true), unread, count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"))
 	}
 	if err := report.Write(stdout, o.output, rep); err != nil {
 		escape.Fprintln(stderr, "netmortem analyze:", err)
@@ -195,12 +199,17 @@ func budgetNote(readCut, rulesCut bool) string {
 	return "the rules that had not run are listed as failed"
 }
 
+// countInputs counts the inputs skipped, or those read (leaving out the
+// captures whose header could not be read).
 func countInputs(snap *model.Snapshot, skipped bool) int {
 	n := 0
 	for _, in := range snap.Inputs {
 		if (in.Skipped != "") == skipped {
 			n++
 		}
+	}
+	if !skipped {
+		n -= len(unreadableCaptures(snap))
 	}
 	return n
 }

@@ -161,7 +161,7 @@ func TestUnreadableCaptureHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, stderr := runCLI(t, "analyze", "-o", "text", dir)
-	if code != exitUnreadable || !strings.Contains(stderr, "netmortem analyze: 1 capture could not be read: "+bad) ||
+	if code != exitUnreadable || !strings.Contains(stderr, "netmortem analyze: 1 capture could not be read: "+bad) || !strings.Contains(stderr, "read 1 input (0 skipped, 1 unreadable)") ||
 		!strings.Contains(stderr, "pcap header") {
 		t.Errorf("analyze: exit %d; stderr:\n%s", code, stderr)
 	}
