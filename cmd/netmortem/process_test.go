@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -207,12 +208,11 @@ not json
 // TestBatchWriteErrors checks that a batch whose output cannot be written
 // (a full device, a closed pipe) exits 3 with the error.
 func TestBatchWriteErrors(t *testing.T) {
-	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Fatalf("/dev/full: %v", err)
-	}
-	code, _, stderr := runCLI(t, "batch", "-q", "--out", "/dev/full", incident, fixture("incidents/stale-dnat"))
-	if code != exitUnreadable || !strings.Contains(stderr, "netmortem batch: writing the results to /dev/full: write /dev/full: no space left on device") {
-		t.Errorf("/dev/full: exit %d: %s", code, stderr)
+	if runtime.GOOS == "linux" { // the systems with /dev/full
+		code, _, stderr := runCLI(t, "batch", "-q", "--out", "/dev/full", incident, fixture("incidents/stale-dnat"))
+		if code != exitUnreadable || !strings.Contains(stderr, "netmortem batch: writing the results to /dev/full: write /dev/full: no space left on device") {
+			t.Errorf("/dev/full: exit %d: %s", code, stderr)
+		}
 	}
 	// stdout a pipe whose reader is gone.
 	r, w, err := os.Pipe()
