@@ -82,8 +82,11 @@ func knownState(s string) bool {
 	return slices.Contains(outcomeNames(), s) || slices.Contains(zeekStates, s)
 }
 
-// Match reports whether a passes the filter.
+// Match reports whether a passes the filter (a nil a does not).
 func (f *Filter) Match(a *model.Attempt) bool {
+	if a == nil {
+		return false
+	}
 	if len(f.Hosts) > 0 && !slices.Contains(f.Hosts, a.Client.Addr().Unmap()) && !slices.Contains(f.Hosts, a.Server.Addr().Unmap()) {
 		return false
 	}
@@ -147,9 +150,13 @@ type Table struct {
 // attempts kept one by one: a snapshot read with
 // parse.Options.Summary enabled counts most of them in
 // Snapshot.EndpointStats instead, so read captures without it (as
-// `netmortem flows` does) to list every attempt.
+// `netmortem flows` does) to list every attempt. A nil snap gives an
+// empty table.
 func Build(snap *model.Snapshot, f Filter) *Table {
 	t := &Table{Captures: []model.CaptureInfo{}, Endpoints: []Endpoint{}, Attempts: []model.Attempt{}}
+	if snap == nil {
+		return t
+	}
 	for _, c := range snap.Captures {
 		t.Captures = append(t.Captures, c)
 		t.Summary = addCounts(t.Summary, c.Counts)

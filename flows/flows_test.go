@@ -141,3 +141,95 @@ func TestWriteCSV(t *testing.T) {
 		t.Errorf("row 2 = %s\nwant    %s", lines[2], want)
 	}
 }
+
+// TestOutOfRangeTimes writes a table whose times RFC 3339 cannot hold (a
+// pcapng timestamp past the year 9999) in every format: the year is
+// clamped, the snapshot is left as it was, and nothing fails.
+func TestOutOfRangeTimes(t *testing.T) {
+	far := time.Date(12345, 6, 7, 8, 9, 10, 0, time.UTC)
+	snap := snapshot()
+	snap.Captures[1].First, snap.Captures[1].Last = far, far
+	a := &snap.Attempts[3]
+	a.Start, a.End = far, far.Add(time.Second)
+	a.SYN = []model.Seg{{Frame: 7, Time: far}}
+	a.ServerRST = []model.Seg{{Frame: 8, Time: far.Add(time.Millisecond)}}
+	a.FirstAck = &model.Seg{Frame: 9, Time: far}
+	tab := Build(snap, Filter{})
+	n, first := tab.OutOfRange()
+	if n != 7 || first.String() != "b.pcap" {
+		t.Errorf("OutOfRange = %d at %s, want 7 at b.pcap", n, first)
+	}
+	for _, format := range Formats {
+		var buf bytes.Buffer
+		if err := tab.Write(&buf, format); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		want := map[string]int{"json": 7, "csv": 1, "table": 1}[format]
+		if got := strings.Count(buf.String(), "9999-06-07T08:09:1"); got != want {
+			t.Errorf("%s: %d clamped times, want %d:\n%s", format, got, want, buf.String())
+		}
+		if strings.Contains(buf.String(), "12345-") {
+			t.Errorf("%s: a time with a five-digit year was written", format)
+		}
+	}
+	if !snap.Attempts[3].SYN[0].Time.Equal(far) || !snap.Attempts[3].FirstAck.Time.Equal(far) || !snap.Captures[1].First.Equal(far) {
+		t.Error("writing changed the snapshot's times")
+	}
+	if n, _ := Build(snapshot(), Filter{}).OutOfRange(); n != 0 {
+		t.Errorf("%d times out of range in an ordinary table", n)
+	}
+}
+
+// TestWriteEscapes checks that node and file names cannot add lines to
+// the table or CSV forms, nor put an ESC byte in them.
+func TestWriteEscapes(t *testing.T) {
+	snap := snapshot()
+	for i := range snap.Attempts {
+		snap.Attempts[i].Node = "node\x1b[2J\n10.0.0.66:1 forged"
+		snap.Attempts[i].Pos.File = "c\r\n.pcap"
+	}
+	tab := Build(snap, Filter{})
+	for _, format := range []string{"table", "csv"} {
+		var buf bytes.Buffer
+		if err := tab.Write(&buf, format); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if strings.ContainsAny(out, "\x1b\r") || strings.Contains(out, "\n10.0.0.66") {
+			t.Errorf("%s output holds a control character or a forged line:\n%q", format, out)
+		}
+		if !strings.Contains(out, `node\x1b[2J\n10.0.0.66:1 forged`) {
+			t.Errorf("%s output lacks the escaped node name:\n%s", format, out)
+		}
+	}
+}
+
+func TestNilArguments(t *testing.T) {
+	tab := Build(nil, Filter{})
+	if tab == nil || len(tab.Attempts) != 0 || tab.Captures == nil {
+		t.Fatalf("Build(nil) = %+v", tab)
+	}
+	var buf bytes.Buffer
+	for _, format := range Formats {
+		if err := tab.Write(&buf, format); err != nil {
+			t.Errorf("%s: empty table: %v", format, err)
+		}
+	}
+	var none *Table
+	if n, _ := none.OutOfRange(); n != 0 {
+		t.Error("a nil table has times")
+	}
+	if err := none.Write(&buf, "json"); err == nil {
+		t.Error("a nil table was written")
+	}
+	if err := tab.Write(nil, "json"); err == nil {
+		t.Error("a table was written to a nil writer")
+	}
+	if err := tab.Write(&buf, "xml"); err == nil {
+		t.Error("unknown format accepted")
+	}
+	f := Filter{}
+	if f.Match(nil) {
+		t.Error("a nil attempt matches")
+	}
+}

@@ -3,6 +3,7 @@ package flows
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,21 +12,30 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/jsontime"
 	"github.com/netmortem/netmortem/model"
 )
 
 // Formats are the output formats of a Table.
 var Formats = []string{"table", "json", "csv"}
 
-// Write writes t in format (one of Formats).
+// Write writes t in format (one of Formats). Times outside the years
+// 0-9999 are written with the year clamped (see OutOfRange). In the table
+// and CSV forms, the control characters and other non-printing runes of
+// node and file names are escaped (`\n`, `\x1b`, `\u202e`; see package
+// escape); JSON keeps the exact names.
 func (t *Table) Write(w io.Writer, format string) error {
+	if t == nil || w == nil {
+		return errors.New("flows: nil table or writer")
+	}
 	switch format {
 	case "table":
 		return t.writeTable(w)
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(t)
+		return enc.Encode(t.clamped())
 	case "csv":
 		return t.writeCSV(w)
 	}
@@ -45,8 +55,8 @@ func (t *Table) row(a *model.Attempt) []string {
 		rtt = millis(d)
 	}
 	return []string{
-		where,
-		a.Start.UTC().Format("2006-01-02T15:04:05.000000Z"),
+		escape.String(where),
+		jsontime.Clamp(a.Start).UTC().Format("2006-01-02T15:04:05.000000Z"),
 		a.Client.String(),
 		a.Server.String(),
 		string(a.Outcome),
@@ -135,7 +145,7 @@ func (t *Table) writeTable(w io.Writer) error {
 	for _, e := range t.Endpoints {
 		server := e.Server.String()
 		if e.Node != "" {
-			server = e.Node + " " + server
+			server = escape.String(e.Node) + " " + server
 		}
 		med := ""
 		if e.MedianSYNACK > 0 {

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/escape"
 )
 
 func writeJSON(w io.Writer, r *Report) error {
@@ -31,12 +32,32 @@ func writeYAML(w io.Writer, r *Report) error {
 	if err := yaml.Unmarshal(b, &v); err != nil {
 		return err
 	}
+	var doc yaml.Node
+	if err := doc.Encode(v); err != nil {
+		return err
+	}
+	oneLine(&doc)
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
-	if err := enc.Encode(v); err != nil {
+	if err := enc.Encode(&doc); err != nil {
 		return err
 	}
 	return enc.Close()
+}
+
+// oneLine gives the strings of n holding a line break or another control
+// character the double-quoted style, whose escapes keep them on one line:
+// the exact text, without a block scalar whose lines could pass for lines
+// of the output.
+func oneLine(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.ContainsFunc(n.Value, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029
+	}) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		oneLine(c)
+	}
 }
 
 // writeText prints one line per finding in the go/analysis style, followed
@@ -83,9 +104,12 @@ func writeTable(w io.Writer, r *Report) error {
 				ev = append(ev, fmt.Sprintf("(+%d more)", len(f.Evidence)-i))
 				break
 			}
-			ev = append(ev, e.Pos.String())
+			ev = append(ev, escape.String(e.Pos.String()))
 		}
-		if err := t.Append(strings.ToUpper(f.Severity.String()), f.Rule, f.Title, strings.Join(ev, "\n")); err != nil {
+		// Each cell is escaped on its own: the evidence cell's newlines
+		// are the table's, one position per line.
+		if err := t.Append(strings.ToUpper(f.Severity.String()), escape.String(f.Rule), escape.String(f.Title),
+			strings.Join(ev, "\n")); err != nil {
 			return err
 		}
 	}
@@ -142,9 +166,9 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			ew.printf("**Proof.**\n\n")
 			for _, e := range f.Evidence {
 				if e.Note != "" {
-					ew.printf("- `%s`: %s\n", e.Pos, e.Note)
+					ew.printf("- %s: %s\n", mdCode(e.Pos.String()), e.Note)
 				} else {
-					ew.printf("- `%s`\n", e.Pos)
+					ew.printf("- %s\n", mdCode(e.Pos.String()))
 				}
 			}
 			ew.printf("\n")
@@ -153,7 +177,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			ew.printf("<details><summary>Facts</summary>\n\n")
 			for _, l := range factLines(f.Facts) {
 				k, v, _ := strings.Cut(l, ": ")
-				ew.printf("- %s: `%s`\n", k, v)
+				ew.printf("- %s: %s\n", k, mdCode(v))
 			}
 			ew.printf("\n</details>\n")
 		}
@@ -162,7 +186,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	if len(r.Warnings) > 0 {
 		ew.printf("\n### Input warnings\n\n")
 		for _, wn := range r.Warnings {
-			ew.printf("- `%s`: %s\n", wn.Position, wn.Message)
+			ew.printf("- %s: %s\n", mdCode(wn.Position), wn.Message)
 		}
 	}
 	return ew.err
@@ -191,8 +215,30 @@ func dedup(ss []string) []string {
 	return out
 }
 
+// mdCell makes s one cell of a Markdown table: its pipes escaped (the
+// newlines and other control characters are escaped by the writer).
 func mdCell(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// mdCode makes s a Markdown code span whose backtick fence is longer than
+// any run of backticks in s, so that s cannot close it and go on as
+// Markdown (CommonMark 6.1).
+func mdCode(s string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	if longest == 0 {
+		return "`" + s + "`"
+	}
+	fence := strings.Repeat("`", longest+1)
+	return fence + " " + s + " " + fence
 }
 
 func countRead(r *Report) int {
@@ -206,6 +252,9 @@ func countRead(r *Report) int {
 }
 
 // errWriter keeps the first write error, so formatting code stays linear.
+// Its arguments are escaped (see package escape): names, messages and
+// facts come from the bundle, and no input may add a line to the output
+// or write a control character to the terminal.
 type errWriter struct {
 	w   io.Writer
 	err error
@@ -213,7 +262,7 @@ type errWriter struct {
 
 func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
+		_, e.err = escape.Fprintf(e.w, format, args...)
 	}
 }
 

@@ -11,8 +11,10 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -46,7 +48,8 @@ type Warning struct {
 }
 
 // New assembles a Report from a snapshot, the warnings met while reading
-// it, and the result of analyzer.Run.
+// it, and the result of analyzer.Run. A nil snapshot gives a report without
+// inputs; nil entries of warnings are left out.
 func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *Report {
 	r := &Report{
 		Findings: slices.Clone(res.Findings),
@@ -60,6 +63,9 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 	}
 	sort.SliceStable(r.Inputs, func(i, j int) bool { return inputLess(r.Inputs[i].Path, r.Inputs[j].Path) })
 	for _, w := range warnings {
+		if w == nil {
+			continue
+		}
 		msg := "<nil>"
 		if w.Err != nil {
 			msg = w.Err.Error()
@@ -81,9 +87,13 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 	return r
 }
 
-// Max returns the highest severity among the findings (0 when none).
+// Max returns the highest severity among the findings (0 when none, or
+// for a nil report).
 func (r *Report) Max() analyzer.Severity {
 	var m analyzer.Severity
+	if r == nil {
+		return m
+	}
 	for _, f := range r.Findings {
 		m = max(m, f.Severity)
 	}
@@ -93,23 +103,81 @@ func (r *Report) Max() analyzer.Severity {
 // Formats lists the output formats Write accepts.
 func Formats() []string { return []string{"table", "text", "json", "yaml", "markdown", "sarif"} }
 
-// Write renders r in format (one of Formats) to w.
+// Errors of Write for arguments it cannot use.
+var (
+	ErrNilWriter = errors.New("report: nil writer")
+	ErrNilReport = errors.New("report: nil report")
+)
+
+// Write renders r in format (one of Formats) to w. It returns ErrNilWriter
+// or ErrNilReport for a nil w or r, and an error naming the formats for an
+// unknown one.
+//
+// Text, table, markdown and SARIF messages escape the control characters
+// and other non-printing runes of names and messages (`\n`, `\x1b`,
+// `\u202e`), so that no input can add a line to the output or drive a
+// terminal; JSON and YAML keep the exact text. Times the JSON encoder
+// cannot write (years outside 0-9999) and NaN or infinite numbers among a
+// finding's facts are written clamped or as text, with one warning added.
 func Write(w io.Writer, format string, r *Report) error {
+	if w == nil || isNilPointer(w) {
+		return ErrNilWriter
+	}
+	if r == nil {
+		return ErrNilReport
+	}
+	r = r.withEmptyLists()
 	switch format {
 	case "table":
 		return writeTable(w, r)
 	case "text":
 		return writeText(w, r)
 	case "json":
-		return writeJSON(w, r)
+		return writeJSON(w, r.forJSON())
 	case "yaml":
-		return writeYAML(w, r)
+		return writeYAML(w, r.forJSON())
 	case "markdown", "md":
 		return writeMarkdown(w, r)
 	case "sarif":
-		return writeSARIF(w, r)
+		return writeSARIF(w, r.forJSON())
 	}
 	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats(), ", "))
+}
+
+// isNilPointer reports whether w is a nil pointer (or map, func, chan)
+// held in a non-nil interface, on which writing would panic.
+func isNilPointer(w io.Writer) bool {
+	v := reflect.ValueOf(w)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
+}
+
+// withEmptyLists returns r, or a copy of it whose nil lists are empty, so
+// that JSON shows [] and never null for a Report built by hand.
+func (r *Report) withEmptyLists() *Report {
+	if r.Findings != nil && r.Warnings != nil && r.Inputs != nil && r.Skipped != nil && r.Errors != nil {
+		return r
+	}
+	c := *r
+	if c.Findings == nil {
+		c.Findings = []analyzer.Finding{}
+	}
+	if c.Warnings == nil {
+		c.Warnings = []Warning{}
+	}
+	if c.Inputs == nil {
+		c.Inputs = []model.Input{}
+	}
+	if c.Skipped == nil {
+		c.Skipped = []analyzer.Skipped{}
+	}
+	if c.Errors == nil {
+		c.Errors = []analyzer.RuleError{}
+	}
+	return &c
 }
 
 // factLines renders a finding's facts as "key: value" lines, keys sorted.

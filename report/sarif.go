@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -37,6 +38,10 @@ import (
 //   - The finding's cause, fix, facts and sources are result properties.
 //   - Input warnings, skipped rules and rule failures are
 //     toolExecutionNotifications of the run's invocation.
+//   - Message texts and logical location names are escaped as in the text
+//     formats (see package escape): viewers show them as text, and a name
+//     from the bundle must not carry a control character or a bidi
+//     override there. Properties keep the exact values, as in JSON.
 
 const sarifSchema = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -174,7 +179,7 @@ func sarifLoc(p model.Pos, note string) (sarifLocation, bool) {
 	}
 	if p.Frame > 0 {
 		loc.LogicalLocations = append(loc.LogicalLocations, sarifLogicalLocation{
-			Name: "frame=" + itoa(p.Frame), FullyQualifiedName: p.String(), Kind: "packet"})
+			Name: "frame=" + itoa(p.Frame), FullyQualifiedName: escape.String(p.String()), Kind: "packet"})
 		loc.Properties = map[string]any{"frame": p.Frame}
 	}
 	if p.Object != "" || p.Path != "" {
@@ -183,10 +188,10 @@ func sarifLoc(p model.Pos, note string) (sarifLocation, bool) {
 			name = p.Path
 		}
 		loc.LogicalLocations = append(loc.LogicalLocations, sarifLogicalLocation{
-			Name: name, FullyQualifiedName: strings.TrimSpace(p.Object + " " + p.Path), Kind: "object"})
+			Name: escape.String(name), FullyQualifiedName: escape.String(strings.TrimSpace(p.Object + " " + p.Path)), Kind: "object"})
 	}
 	if note != "" {
-		loc.Message = &sarifText{Text: note}
+		loc.Message = &sarifText{Text: escape.String(note)}
 	}
 	return loc, true
 }
@@ -259,7 +264,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 			RuleID:    f.Rule,
 			RuleIndex: index[f.Rule],
 			Level:     sarifLevel(f.Severity),
-			Message:   sarifText{Text: strings.TrimSpace(f.Title + ": " + f.Summary)},
+			Message:   sarifText{Text: escape.String(strings.TrimSpace(f.Title + ": " + f.Summary))},
 			Locations: []sarifLocation{},
 		}
 		for _, e := range f.Evidence {
@@ -296,7 +301,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 	inv := sarifInvocation{ExecutionSuccessful: len(r.Errors) == 0, ToolExecutionNotifications: []sarifNotification{}}
 	for _, e := range r.Errors {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
-			Level: "error", Message: sarifText{Text: "rule " + e.Rule + " failed: " + e.Err}, Descriptor: &sarifReference{ID: e.Rule}})
+			Level: "error", Message: sarifText{Text: escape.String("rule " + e.Rule + " failed: " + e.Err)}, Descriptor: &sarifReference{ID: e.Rule}})
 	}
 	for _, s := range r.Skipped {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
@@ -304,7 +309,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 			Descriptor: &sarifReference{ID: s.Rule}})
 	}
 	for _, wn := range r.Warnings {
-		n := sarifNotification{Level: "warning", Message: sarifText{Text: wn.Message}}
+		n := sarifNotification{Level: "warning", Message: sarifText{Text: escape.String(wn.Message)}}
 		if loc, ok := sarifLoc(wn.Pos, ""); ok {
 			n.Locations = []sarifLocation{loc}
 		}

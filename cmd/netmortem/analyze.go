@@ -2,16 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
@@ -25,7 +27,16 @@ type analyzeOptions struct {
 	disable []string
 	node    string
 	quiet   bool
+	timeout time.Duration
 }
+
+// defaultTimeout is analyze's time budget, the same as batch's budget per
+// bundle: netmortem reads about a gigabyte of capture a second.
+const defaultTimeout = 10 * time.Minute
+
+// maxRuleGrace is the most the rules are given, past the budget, to run on
+// what was read when reading used it up.
+const maxRuleGrace = time.Minute
 
 func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	var o analyzeOptions
@@ -38,14 +49,23 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.StringSliceVar(&o.disable, "disable", nil, "do not run these rules (comma separated)")
 	fs.StringVar(&o.node, "node", "", "attribute inputs to this node when the bundle layout does not say")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "do not print progress and warnings on stderr")
+	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "time budget for reading and analyzing; past it, reading stops, the rules run on what was read, and the exit code is 3 (0: no limit)")
 	if code, ok := parseArgs(fs, stderr, args,
 		"Usage: netmortem analyze [flags] PATH...\n\n"+
 			"Reads each PATH (a support bundle directory, a .tar/.tar.gz archive, or single files:\n"+
-			"captures, command outputs, kubectl JSON/YAML, logs), runs every rule and prints the findings.\n\nFlags:\n", "PATH"); !ok {
+			"captures, command outputs, kubectl JSON/YAML, logs), runs every rule and prints the findings.\n"+
+			"A PATH that is neither a regular file nor a directory (a named pipe, a device) is refused.\n\n"+
+			"Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage error,\n"+
+			"3 an input could not be read or was refused, the time budget ran out, the run was\n"+
+			"interrupted, or a rule failed.\n\nFlags:\n", "PATH"); !ok {
 		return code
 	}
+	if o.timeout < 0 {
+		fmt.Fprintln(stderr, "netmortem analyze: --timeout must not be negative")
+		return exitUsage
+	}
 	if err := oneOf("output", o.output, report.Formats()); err != nil {
-		fmt.Fprintln(stderr, "netmortem analyze:", err)
+		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
 	}
 	failOn, err := analyzer.ParseSeverity(o.failOn)
@@ -55,46 +75,76 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	}
 	rules, cfg, err := selectRules(o)
 	if err != nil {
-		fmt.Fprintln(stderr, "netmortem analyze:", err)
+		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signalContext()
 	defer stop()
+	start := time.Now()
+	readCtx, cancel := withBudget(ctx, o.timeout)
+	defer cancel()
 	popts := &parse.Options{Node: o.node, Summary: parse.Summary{Enabled: true}}
 	if !o.quiet {
 		popts.Progress = func(in model.Input) {
 			if in.Skipped != "" {
-				fmt.Fprintf(stderr, "skip %s: %s\n", in.Path, in.Skipped)
+				escape.Fprintf(stderr, "skip %s: %s\n", in.Path, in.Skipped)
 			}
 		}
 	}
-	snap, warns, openErr := parse.OpenAll(ctx, fs.Args(), popts)
-	res := analyzer.Run(ctx, snap, rules, cfg)
-	rep := report.New(snap, warns, res)
+	in := openPaths(readCtx, fs.Args(), popts)
+	snap := in.snap
+	readCut := readCtx.Err() != nil
+	// The rules run on what was read, even when reading ran out of time:
+	// they get what is left of the budget, and at least maxRuleGrace.
+	ruleCtx, cancelRules := ruleContext(ctx, readCtx, o.timeout)
+	defer cancelRules()
+	res := analyzer.Run(ruleCtx, snap, rules, cfg)
+	rep := report.New(snap, in.warns, res)
 
 	if !o.quiet {
 		for _, w := range rep.Warnings {
-			fmt.Fprintf(stderr, "warning: %s: %s\n", w.Position, w.Message)
+			escape.Fprintf(stderr, "warning: %s: %s\n", w.Position, w.Message)
 		}
 		for _, e := range rep.Errors {
-			fmt.Fprintf(stderr, "error: rule %s: %s\n", e.Rule, e.Err)
+			escape.Fprintf(stderr, "error: rule %s: %s\n", e.Rule, e.Err)
 		}
-		fmt.Fprintf(stderr, "read %s (%d skipped), %s; %s\n", count(countInputs(snap, false), "input"),
-			countInputs(snap, true), count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"))
+		unread := ""
+		if n := len(unreadableCaptures(snap)); n > 0 {
+			unread = fmt.Sprintf(", %d unreadable", n)
+		}
+		fmt.Fprintf(stderr, "read %s (%d skipped%s), %s; %s\n", count(countInputs(snap, false), "input"),
+			countInputs(snap, true), unread, count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"))
 	}
 	if err := report.Write(stdout, o.output, rep); err != nil {
-		fmt.Fprintln(stderr, "netmortem analyze:", err)
+		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUnreadable
 	}
+	// Every reason for exit 3 is said, then the code is given.
+	unreadable := false
+	say := func(format string, args ...any) {
+		escape.Fprintf(stderr, "netmortem analyze: "+format+"\n", args...)
+		unreadable = true
+	}
 	switch {
-	case openErr != nil:
-		fmt.Fprintln(stderr, "netmortem analyze:", openErr)
-		return exitUnreadable
-	case countInputs(snap, false) == 0:
-		fmt.Fprintln(stderr, "netmortem analyze: no input could be read")
-		return exitUnreadable
-	case len(rep.Errors) > 0:
+	case ctx.Err() != nil:
+		say("interrupted: the findings cover what was read and analyzed until then")
+	case readCut || ruleCtx.Err() != nil:
+		say("the %s time budget (--timeout) ran out after %s: %s", o.timeout.String(),
+			time.Since(start).Round(time.Millisecond).String(), budgetNote(readCut, ruleCtx.Err() != nil))
+	}
+	cut := unreadable // reading stopped early: a capture cut short has no header read either
+	if err := withoutContextErrors(in.err); err != nil {
+		say("%s", err)
+	}
+	if bad := unreadableCaptures(snap); len(bad) > 0 && !cut {
+		say("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", "))
+	}
+	if countInputs(snap, false) == 0 {
+		say("no input could be read")
+	}
+	switch {
+	case unreadable, len(rep.Errors) > 0:
 		return exitUnreadable
 	case rep.Max() >= failOn:
 		return exitFindings
@@ -102,12 +152,65 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// withBudget returns ctx with a deadline d from now; d = 0 means none.
+func withBudget(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// ruleContext is the context the rules run under after reading under
+// readCtx: what is left of the budget, but at least min(budget,
+// maxRuleGrace), so that what was read is analyzed even when reading used
+// up the budget. ctx is the run's own context (interrupts).
+func ruleContext(ctx, readCtx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
+	deadline, ok := readCtx.Deadline()
+	grace := min(budget, maxRuleGrace)
+	if !ok || time.Until(deadline) >= grace {
+		return context.WithCancel(readCtx)
+	}
+	return context.WithTimeout(ctx, grace)
+}
+
+// withoutContextErrors returns err without the errors that only say a
+// context ended (told apart, as an interrupt or the end of the budget).
+func withoutContextErrors(err error) error {
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err // nil too
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var keep []error
+		for _, e := range joined.Unwrap() {
+			keep = append(keep, withoutContextErrors(e))
+		}
+		return errors.Join(keep...)
+	}
+	return nil
+}
+
+// budgetNote says what the end of the time budget cut short.
+func budgetNote(readCut, rulesCut bool) string {
+	switch {
+	case readCut && !rulesCut:
+		return "reading stopped there; the findings cover what was read"
+	case readCut:
+		return "reading stopped there, and the rules that had not run by the end of their grace period are listed as failed"
+	}
+	return "the rules that had not run are listed as failed"
+}
+
+// countInputs counts the inputs skipped, or those read (leaving out the
+// captures whose header could not be read).
 func countInputs(snap *model.Snapshot, skipped bool) int {
 	n := 0
 	for _, in := range snap.Inputs {
 		if (in.Skipped != "") == skipped {
 			n++
 		}
+	}
+	if !skipped {
+		n -= len(unreadableCaptures(snap))
 	}
 	return n
 }

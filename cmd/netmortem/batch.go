@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -25,6 +25,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
 )
@@ -33,7 +34,7 @@ import (
 // schema is documented in docs/scale.md.
 type batchResult struct {
 	Bundle     string               `json:"bundle"`
-	Status     string               `json:"status"` // ok, unreadable, timeout, canceled
+	Status     string               `json:"status"` // ok, unreadable, refused, timeout, over_budget
 	Error      string               `json:"error,omitempty"`
 	Started    time.Time            `json:"started"`
 	DurationMS int64                `json:"duration_ms"`
@@ -49,6 +50,20 @@ type batchResult struct {
 // maxBatchWarnings bounds the warnings kept per bundle in the output.
 const maxBatchWarnings = 50
 
+// The statuses of a bundle in the batch output (docs/scale.md).
+const (
+	statusOK         = "ok"
+	statusUnreadable = "unreadable"
+	statusRefused    = "refused"
+	statusTimeout    = "timeout"
+	statusOverBudget = "over_budget"
+	// statusCanceled is a bundle the batch was interrupted in. It is not
+	// written to the output (the bundle is not done: --resume analyzes
+	// it), and a line with it, from an earlier version, is not taken as
+	// done either.
+	statusCanceled = "canceled"
+)
+
 func runBatch(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("batch", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -56,7 +71,7 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "-", "JSON Lines output file (- for stdout)")
 	resume := fs.Bool("resume", false, "skip bundles already in --out and append to it")
 	shard := fs.String("shard", "", "K/N: take only the bundles of shard K (0-based) out of N, by a hash of the bundle path")
-	timeout := fs.Duration("timeout", 10*time.Minute, "time budget per bundle")
+	timeout := fs.Duration("timeout", defaultTimeout, "time budget per bundle (0: no limit)")
 	maxBytes := fs.Int64("max-bundle-bytes", 16<<30, "size budget per bundle: bundles larger on disk, or decompressing to more, are not analyzed (0: no limit)")
 	memLimit := fs.Int64("memory-limit", 0, "soft memory limit for the whole batch in bytes, as GOMEMLIMIT (0: none)")
 	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity")
@@ -65,7 +80,13 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Usage: netmortem batch [flags] BUNDLE|GLOB...\n\n"+
 			"Analyzes every bundle (a directory, an archive, or a file; globs are expanded) in parallel and\n"+
 			"writes one JSON line per bundle, then a summary of which rules fired in how many bundles.\n"+
-			"One bad bundle never stops the batch.\n\nFlags:\n")
+			"One bad bundle never stops the batch. A bundle that is neither a regular file nor a directory\n"+
+			"(a named pipe, a device, a socket) is refused before it is opened. Bundles interrupted by\n"+
+			"SIGINT are left out of the output, so that --resume analyzes them. --out is locked while the\n"+
+			"batch writes it: a second batch given the same file fails at once.\n\n"+
+			"Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage error,\n"+
+			"3 a bundle was not analyzed (unreadable, refused, timed out, over budget), the batch was\n"+
+			"interrupted, or the results could not be written.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -111,36 +132,33 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	}
 
 	done := map[string]bool{}
-	var w io.Writer = stdout
-	if *out != "-" {
-		if *resume {
-			// A line without its newline was cut by a kill, even when it
-			// happens to be whole JSON: drop it before reading what is done.
-			if err := dropPartialLine(*out); err != nil {
-				fmt.Fprintln(stderr, "netmortem batch:", err)
-				return exitUnreadable
-			}
-			done = readDone(*out)
-		}
-		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-		if *resume {
-			flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
-		}
-		f, err := os.OpenFile(*out, flags, 0o644)
+	var (
+		w       io.Writer = stdout
+		outFile *os.File
+	)
+	if *out == "-" {
+		// A closed pipe is then a write error (exit 3), not a silent
+		// SIGPIPE.
+		signal.Ignore(syscall.SIGPIPE)
+	} else {
+		f, d, err := openBatchOut(*out, *resume)
 		if err != nil {
-			fmt.Fprintln(stderr, "netmortem batch:", err)
+			escape.Fprintln(stderr, "netmortem batch: --out:", err)
 			return exitUnreadable
 		}
 		defer f.Close()
-		w = f
+		w, outFile, done = f, f, d
 	}
 	todo := slices.DeleteFunc(slices.Clone(bundles), func(b string) bool { return done[b] })
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	sigCtx, stop := signalContext()
 	defer stop()
+	// ctx also ends at the first write error: nothing more can be written.
+	ctx, cancel := context.WithCancel(sigCtx)
+	defer cancel()
 	var (
 		mu       sync.Mutex
-		bw       = bufio.NewWriter(w)
+		lw       = newLineWriter(w)
 		hits     = map[string]int{}
 		failed   int
 		worst    analyzer.Severity
@@ -155,13 +173,21 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 			defer wg.Done()
 			for b := range work {
 				res := analyzeBundle(ctx, b, *timeout, *maxBytes)
-				line, _ := json.Marshal(res)
 				mu.Lock()
-				bw.Write(line)
-				bw.WriteByte('\n')
-				bw.Flush()
+				if res.Status == statusCanceled {
+					// Not done: left out of the output, so that
+					// --resume analyzes it.
+					prog.step(finished, res)
+					mu.Unlock()
+					continue
+				}
+				if err := lw.writeLine(marshalResult(res)); err != nil {
+					cancel()
+					mu.Unlock()
+					continue
+				}
 				finished++
-				if res.Status != "ok" {
+				if res.Status != statusOK {
 					failed++
 				}
 				seen := map[string]bool{}
@@ -177,21 +203,30 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 			}
 		}()
 	}
+dispatch:
 	for _, b := range todo {
-		if ctx.Err() != nil {
-			break
+		select {
+		case work <- b:
+		case <-ctx.Done():
+			break dispatch
 		}
-		work <- b
 	}
 	close(work)
 	wg.Wait()
 	prog.done()
+	if outFile != nil && lw.err == nil {
+		lw.err = outFile.Close() // a file system may report a write error only here
+	}
 
 	if !*quiet {
-		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo), finished, failed, hits)
+		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo), finished, failed, len(todo)-finished, hits)
 	}
 	switch {
-	case ctx.Err() != nil:
+	case lw.err != nil:
+		escape.Fprintf(stderr, "netmortem batch: writing the results to %s: %s\n", outName(*out), lw.err)
+		return exitUnreadable
+	case sigCtx.Err() != nil:
+		fmt.Fprintf(stderr, "netmortem batch: interrupted: %s not analyzed (--resume analyzes them)\n", count(len(todo)-finished, "bundle"))
 		return exitUnreadable
 	case failed > 0:
 		return exitUnreadable
@@ -203,43 +238,49 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 
 // analyzeBundle reads and analyzes one bundle within its time and size
 // budgets. Memory follows the bundle's size (and a capture's live
-// connections), so the size budget bounds it.
+// connections), so the size budget bounds it. A bundle that is neither a
+// regular file nor a directory is refused before it is opened.
 func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, maxBytes int64) (res batchResult) {
 	start := time.Now()
-	res = batchResult{Bundle: bundle, Status: "ok", Started: start.UTC(), Findings: []analyzer.Finding{},
+	res = batchResult{Bundle: bundle, Status: statusOK, Started: start.UTC(), Findings: []analyzer.Finding{},
 		Warnings: []report.Warning{}, RuleErrors: []analyzer.RuleError{}}
 	defer func() {
 		if r := recover(); r != nil {
-			res.Status, res.Error = "unreadable", fmt.Sprint("internal error: ", r)
+			res.Status, res.Error = statusUnreadable, fmt.Sprint("internal error: ", r)
 		}
 		res.DurationMS = time.Since(start).Milliseconds()
 	}()
+	if err := refusal(bundle); err != nil {
+		res.Status, res.Error = statusRefused, err.Error()
+		return res
+	}
 	if maxBytes > 0 {
 		if size := diskSize(bundle); size > maxBytes {
-			res.Status, res.Error = "over_budget", fmt.Sprintf("%d bytes on disk, over the %d-byte budget", size, maxBytes)
+			res.Status, res.Error = statusOverBudget, fmt.Sprintf("%d bytes on disk, over the %d-byte budget", size, maxBytes)
 			return res
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, budget)
+	bctx, cancel := withBudget(ctx, budget)
 	defer cancel()
 	opts := &parse.Options{Summary: parse.Summary{Enabled: true}}
 	if maxBytes > 0 {
 		opts.Limits.MaxTotalBytes = maxBytes
 	}
-	snap, warns, err := parse.Open(ctx, bundle, opts)
-	if ctx.Err() != nil {
-		res.Status, res.Error = "timeout", fmt.Sprintf("over the %s budget", budget)
-		if errors.Is(ctx.Err(), context.Canceled) {
-			res.Status, res.Error = "canceled", "interrupted"
-		}
+	in := openPaths(bctx, []string{bundle}, opts)
+	if ended(bctx, &res, budget) {
 		return res
 	}
-	if err != nil {
-		res.Status, res.Error = "unreadable", err.Error()
+	if in.err != nil {
+		res.Status, res.Error = statusUnreadable, in.err.Error()
 		return res
 	}
-	ar := analyzer.Run(ctx, snap, rules.All(), nil)
-	rep := report.New(snap, warns, ar)
+	snap := in.snap
+	ar := analyzer.Run(bctx, snap, rules.All(), nil)
+	// Rules cut short by the budget or an interrupt are not a result.
+	if ended(bctx, &res, budget) {
+		return res
+	}
+	rep := report.New(snap, in.warns, ar)
 	res.Findings, res.RuleErrors = rep.Findings, rep.Errors
 	res.NWarnings = len(rep.Warnings)
 	res.Warnings = rep.Warnings[:min(len(rep.Warnings), maxBatchWarnings)]
@@ -250,13 +291,32 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 			res.Inputs++
 		}
 	}
+	if bad := unreadableCaptures(snap); len(bad) > 0 {
+		// The rest of the bundle is analyzed; its findings stay.
+		res.Status, res.Error = statusUnreadable, fmt.Sprintf("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", "))
+	}
 	if res.Inputs == 0 {
-		res.Status, res.Error = "unreadable", "no input could be read"
+		res.Status, res.Error = statusUnreadable, "no input could be read"
 	}
 	if m := rep.Max(); m > 0 {
 		res.MaxSev = m.String()
 	}
 	return res
+}
+
+// ended records in res why ctx, a bundle's context, ended, if it did: the
+// bundle's budget ran out (timeout), or the batch was interrupted
+// (canceled).
+func ended(ctx context.Context, res *batchResult, budget time.Duration) bool {
+	switch {
+	case ctx.Err() == nil:
+		return false
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.Status, res.Error = statusTimeout, fmt.Sprintf("over the %s budget", budget)
+	default:
+		res.Status, res.Error = statusCanceled, "interrupted"
+	}
+	return true
 }
 
 // diskSize is the size of a file, or of every file under a directory.
@@ -271,6 +331,27 @@ func diskSize(path string) int64 {
 		return nil
 	})
 	return n
+}
+
+// marshalResult is the JSON line of a bundle. A result JSON cannot hold
+// (a fact no encoder can write) becomes an internal error of its bundle,
+// without findings, rather than a missing line.
+func marshalResult(res batchResult) []byte {
+	line, err := json.Marshal(res)
+	if err == nil {
+		return line
+	}
+	res.Status, res.Error = statusUnreadable, "internal error: the result cannot be written as JSON: "+err.Error()
+	res.Findings, res.Warnings, res.RuleErrors, res.MaxSev = []analyzer.Finding{}, []report.Warning{}, []analyzer.RuleError{}, ""
+	line, _ = json.Marshal(res) // only plain fields left
+	return line
+}
+
+func outName(out string) string {
+	if out == "-" {
+		return "stdout"
+	}
+	return out
 }
 
 func parseShard(s string) (k, n int, err error) {
@@ -292,38 +373,6 @@ func shardOf(bundle string, n int) int {
 	h := fnv.New32a()
 	h.Write([]byte(bundle))
 	return int(h.Sum32() % uint32(n))
-}
-
-// readDone returns the bundles already present in a JSON Lines output.
-func readDone(path string) map[string]bool {
-	done := map[string]bool{}
-	f, err := os.Open(path)
-	if err != nil {
-		return done
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	for sc.Scan() {
-		var r struct {
-			Bundle string `json:"bundle"`
-		}
-		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Bundle != "" {
-			done[r.Bundle] = true
-		}
-	}
-	return done
-}
-
-// dropPartialLine cuts a last line that a killed batch left unfinished, so
-// that appending starts on a line of its own.
-func dropPartialLine(path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) == 0 || b[len(b)-1] == '\n' {
-		return nil // nothing there yet, or whole lines only
-	}
-	i := strings.LastIndexByte(string(b), '\n')
-	return os.Truncate(path, int64(i+1))
 }
 
 // progress reports batch progress on stderr: one updating line on a
@@ -351,7 +400,11 @@ func (p *progress) step(n int, r batchResult) {
 		return
 	}
 	status := count(len(r.Findings), "finding")
-	if r.Status != "ok" {
+	switch r.Status {
+	case statusOK:
+	case statusCanceled:
+		status = "canceled: interrupted, not written (--resume analyzes it)"
+	default:
 		status = r.Status + ": " + r.Error
 	}
 	if p.tty {
@@ -361,7 +414,7 @@ func (p *progress) step(n int, r batchResult) {
 			time.Since(p.start).Round(time.Second))
 		return
 	}
-	fmt.Fprintf(p.w, "[%d/%d] %s: %s (%s)\n", n, p.total, r.Bundle, status, time.Duration(r.DurationMS)*time.Millisecond)
+	escape.Fprintf(p.w, "[%d/%d] %s: %s (%s)\n", n, p.total, r.Bundle, status, time.Duration(r.DurationMS)*time.Millisecond)
 }
 
 func (p *progress) done() {
@@ -370,8 +423,12 @@ func (p *progress) done() {
 	}
 }
 
-func writeBatchSummary(w io.Writer, total, resumed, finished, failed int, hits map[string]int) {
-	fmt.Fprintf(w, "\n%d bundles: %d analyzed now, %d already done, %d unreadable or over budget.\n", total, finished, resumed, failed)
+func writeBatchSummary(w io.Writer, total, resumed, finished, failed, left int, hits map[string]int) {
+	fmt.Fprintf(w, "\n%d bundles: %d analyzed now, %d already done, %d unreadable, refused or over budget", total, finished, resumed, failed)
+	if left > 0 {
+		fmt.Fprintf(w, ", %d not analyzed", left)
+	}
+	fmt.Fprintln(w, ".")
 	if len(hits) == 0 {
 		return
 	}

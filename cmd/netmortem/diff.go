@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +13,7 @@ import (
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/dataplane"
+	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
@@ -69,10 +67,10 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if err := oneOf("output", *output, []string{"text", "json"}); err != nil {
-		fmt.Fprintln(stderr, "netmortem diff:", err)
+		escape.Fprintln(stderr, "netmortem diff:", err)
 		return exitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signalContext()
 	defer stop()
 	type side struct {
 		snap *model.Snapshot
@@ -80,12 +78,16 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	}
 	var sides [2]side
 	for i, p := range fs.Args() {
-		snap, _, err := parse.Open(ctx, p, &parse.Options{Summary: parse.Summary{Enabled: true}})
-		if err != nil {
-			fmt.Fprintln(stderr, "netmortem diff:", err)
+		in := openPaths(ctx, []string{p}, &parse.Options{Summary: parse.Summary{Enabled: true}})
+		if in.err != nil {
+			escape.Fprintln(stderr, "netmortem diff:", in.err)
 			return exitUnreadable
 		}
-		sides[i] = side{snap, analyzer.Run(ctx, snap, rules.All(), nil)}
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "netmortem diff: interrupted")
+			return exitUnreadable
+		}
+		sides[i] = side{in.snap, analyzer.Run(ctx, in.snap, rules.All(), nil)}
 	}
 	d := bundleDiff{Old: fs.Arg(0), New: fs.Arg(1),
 		Findings:  diffFindings(sides[0].res.Findings, sides[1].res.Findings),
@@ -95,10 +97,15 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(d); err != nil {
+			escape.Fprintln(stderr, "netmortem diff:", err)
 			return exitUnreadable
 		}
 	} else {
 		writeDiff(stdout, d)
+	}
+	if bad := slices.Concat(unreadableCaptures(sides[0].snap), unreadableCaptures(sides[1].snap)); len(bad) > 0 {
+		escape.Fprintf(stderr, "netmortem diff: %s could not be read: %s\n", count(len(bad), "capture"), strings.Join(bad, ", "))
+		return exitUnreadable
 	}
 	if len(d.Findings.Appeared) > 0 {
 		return exitFindings
@@ -221,16 +228,16 @@ func diffEndpoints(old, new *model.Snapshot) []endpointsDiff {
 }
 
 func writeDiff(w io.Writer, d bundleDiff) {
-	fmt.Fprintf(w, "old: %s\nnew: %s\n\nfindings: %d appeared, %d resolved, %d remain\n", d.Old, d.New,
+	escape.Fprintf(w, "old: %s\nnew: %s\n\nfindings: %d appeared, %d resolved, %d remain\n", d.Old, d.New,
 		len(d.Findings.Appeared), len(d.Findings.Resolved), len(d.Findings.Remain))
 	for _, r := range d.Findings.Appeared {
-		fmt.Fprintf(w, "  + %s %s: %s\n", r.Severity, r.Rule, r.Title)
+		escape.Fprintf(w, "  + %s %s: %s\n", r.Severity, r.Rule, r.Title)
 	}
 	for _, r := range d.Findings.Resolved {
-		fmt.Fprintf(w, "  - %s %s: %s\n", r.Severity, r.Rule, r.Title)
+		escape.Fprintf(w, "  - %s %s: %s\n", r.Severity, r.Rule, r.Title)
 	}
 	for _, r := range d.Findings.Remain {
-		fmt.Fprintf(w, "  = %s %s: %s\n", r.Severity, r.Rule, r.Title)
+		escape.Fprintf(w, "  = %s %s: %s\n", r.Severity, r.Rule, r.Title)
 	}
 	if len(d.Dataplane) > 0 {
 		fmt.Fprintln(w, "\nNAT backends:")
@@ -239,13 +246,13 @@ func writeDiff(w io.Writer, d bundleDiff) {
 			if x.Node != "" {
 				where = x.Node + " " + where
 			}
-			fmt.Fprintf(w, "  %s: %s\n", where, changes(x.Added, x.Removed))
+			escape.Fprintf(w, "  %s: %s\n", where, changes(x.Added, x.Removed))
 		}
 	}
 	if len(d.Endpoints) > 0 {
 		fmt.Fprintln(w, "\nendpoints:")
 		for _, x := range d.Endpoints {
-			fmt.Fprintf(w, "  %s: %s\n", x.Service, changes(x.Added, x.Removed))
+			escape.Fprintf(w, "  %s: %s\n", x.Service, changes(x.Added, x.Removed))
 		}
 	}
 }

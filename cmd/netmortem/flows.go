@@ -1,17 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/flows"
+	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/jsontime"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
@@ -36,41 +35,51 @@ func runFlows(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if err := oneOf("output", *output, flows.Formats); err != nil {
-		fmt.Fprintln(stderr, "netmortem flows:", err)
+		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUsage
 	}
 	filter, err := flows.ParseFilter(*hosts, *ports, *states)
 	if err != nil {
-		fmt.Fprintln(stderr, "netmortem flows:", err)
+		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUsage
 	}
 	for _, v := range []string{*since, *until} {
 		if _, _, err := parseWhen(v); err != nil {
-			fmt.Fprintln(stderr, "netmortem flows:", err)
+			escape.Fprintln(stderr, "netmortem flows:", err)
 			return exitUsage
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signalContext()
 	defer stop()
 	opts := &parse.Options{Node: *node, Formats: captureFormats()}
-	snap, warns, openErr := parse.OpenAll(ctx, fs.Args(), opts)
+	in := openPaths(ctx, fs.Args(), opts)
+	snap := in.snap
 	if !*quiet {
-		for _, w := range warns {
-			fmt.Fprintf(stderr, "warning: %v\n", w)
-		}
+		printWarnings(stderr, in.warns)
 	}
 	first := firstPacket(snap)
 	filter.Since = resolveWhen(*since, first)
 	filter.Until = resolveWhen(*until, first)
 	t := flows.Build(snap, filter)
+	if n, pos := t.OutOfRange(); n > 0 && !*quiet {
+		escape.Fprintf(stderr, "warning: %s: %s outside the years %d-%d (a corrupt or forged timestamp), written with the year clamped\n",
+			pos, count(n, "packet time"), jsontime.MinYear, jsontime.MaxYear)
+	}
 	if err := t.Write(stdout, *output); err != nil {
-		fmt.Fprintln(stderr, "netmortem flows:", err)
+		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
 	}
+	bad := unreadableCaptures(snap)
 	switch {
-	case openErr != nil:
-		fmt.Fprintln(stderr, "netmortem flows:", openErr)
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "netmortem flows: interrupted: the table covers what was read until then")
+		return exitUnreadable
+	case in.err != nil:
+		escape.Fprintln(stderr, "netmortem flows:", in.err)
+		return exitUnreadable
+	case len(bad) > 0:
+		escape.Fprintf(stderr, "netmortem flows: %s could not be read: %s\n", count(len(bad), "capture"), strings.Join(bad, ", "))
 		return exitUnreadable
 	case len(snap.Captures) == 0:
 		fmt.Fprintln(stderr, "netmortem flows: no capture could be read")

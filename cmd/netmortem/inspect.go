@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
@@ -27,6 +26,9 @@ type inspection struct {
 	Warnings []report.Warning   `json:"warnings"`
 	Skipped  []analyzer.Skipped `json:"skipped_rules"`
 	Runnable []string           `json:"runnable_rules"`
+	// Unreadable lists the captures recognized as such whose header
+	// could not be read.
+	Unreadable []string `json:"unreadable_captures"`
 }
 
 func runInspect(args []string, stdout, stderr io.Writer) int {
@@ -38,22 +40,27 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		"Usage: netmortem inspect [flags] PATH...\n\n"+
 			"Lists what netmortem finds in each PATH, file by file: the format it recognized, the node,\n"+
 			"how many records it read, the warnings, the files it skipped and why; then which rules\n"+
-			"can run and which lack evidence.\n\nFlags:\n", "PATH"); !ok {
+			"can run and which lack evidence. Exits 3 when a PATH or a capture in it cannot be read.\n\nFlags:\n", "PATH"); !ok {
 		return code
 	}
 	if err := oneOf("output", *output, []string{"table", "json"}); err != nil {
-		fmt.Fprintln(stderr, "netmortem inspect:", err)
+		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signalContext()
 	defer stop()
-	snap, warns, openErr := parse.OpenAll(ctx, fs.Args(), &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}})
+	opened := openPaths(ctx, fs.Args(), &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}})
+	snap := opened.snap
 	all := rules.All()
 	// Which rules can run is decided by the evidence alone: run them on an
 	// empty copy that keeps only the inputs.
 	res := analyzer.Run(ctx, &model.Snapshot{Inputs: snap.Inputs}, all, nil)
-	rep := report.New(snap, warns, res)
-	in := inspection{Inputs: rep.Inputs, Warnings: rep.Warnings, Skipped: rep.Skipped, Runnable: []string{}}
+	rep := report.New(snap, opened.warns, res)
+	in := inspection{Inputs: rep.Inputs, Warnings: rep.Warnings, Skipped: rep.Skipped, Runnable: []string{},
+		Unreadable: unreadableCaptures(snap)}
+	if in.Unreadable == nil {
+		in.Unreadable = []string{}
+	}
 	skipped := map[string]bool{}
 	for _, s := range res.Skipped {
 		skipped[s.Rule] = true
@@ -72,11 +79,19 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		err = writeInspection(stdout, in)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "netmortem inspect:", err)
+		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUnreadable
 	}
-	if openErr != nil {
-		fmt.Fprintln(stderr, "netmortem inspect:", openErr)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "netmortem inspect: interrupted: the list covers what was read until then")
+		return exitUnreadable
+	case opened.err != nil:
+		escape.Fprintln(stderr, "netmortem inspect:", opened.err)
+		return exitUnreadable
+	case len(in.Unreadable) > 0:
+		escape.Fprintf(stderr, "netmortem inspect: %s could not be read: %s\n", count(len(in.Unreadable), "capture"),
+			strings.Join(in.Unreadable, ", "))
 		return exitUnreadable
 	}
 	return exitOK
@@ -88,7 +103,9 @@ func writeInspection(w io.Writer, in inspection) error {
 	read, skipped := 0, 0
 	for _, i := range in.Inputs {
 		note := i.Skipped
-		if note == "" {
+		if note == "" && slices.Contains(in.Unreadable, i.Path) {
+			note = "capture header unreadable"
+		} else if note == "" {
 			read++
 			var kv []string
 			keys := make([]string, 0, len(i.Details))
@@ -103,7 +120,8 @@ func writeInspection(w io.Writer, in inspection) error {
 		} else {
 			skipped++
 		}
-		if err := tw.Append(i.Path, i.Format, string(i.Kind), i.Node, strconv.Itoa(i.Records), strconv.Itoa(i.Warnings), note); err != nil {
+		if err := tw.Append(escape.String(i.Path), escape.String(i.Format), escape.String(string(i.Kind)), escape.String(i.Node),
+			strconv.Itoa(i.Records), strconv.Itoa(i.Warnings), escape.String(note)); err != nil {
 			return err
 		}
 	}
@@ -112,7 +130,7 @@ func writeInspection(w io.Writer, in inspection) error {
 	}
 	fmt.Fprintf(w, "\n%s read, %d skipped, %s.\n", count(read, "file"), skipped, count(len(in.Warnings), "warning"))
 	for _, wn := range in.Warnings {
-		fmt.Fprintf(w, "  warning: %s: %s\n", wn.Position, wn.Message)
+		escape.Fprintf(w, "  warning: %s: %s\n", wn.Position, wn.Message)
 	}
 	fmt.Fprintf(w, "\nRules that can run: %s\n", strings.Join(in.Runnable, ", "))
 	if len(in.Skipped) > 0 {

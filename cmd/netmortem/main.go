@@ -5,14 +5,28 @@
 //
 // Usage:
 //
-//	netmortem analyze [-o table|text|json|yaml|markdown] [--fail-on info|warning|error] PATH...
+//	netmortem analyze [-o table|text|json|yaml|markdown|sarif] [--fail-on info|warning|error] [--timeout D] PATH...
+//	netmortem inspect [-o table|json] PATH...
+//	netmortem flows [-o table|json|csv] [--host IP] [--port N] [--state S] CAPTURE...
+//	netmortem trace --dst IP:PORT [--src IP] [--from-node] BUNDLE...
+//	netmortem diff [-o text|json] OLD NEW
+//	netmortem batch [-j N] [--out FILE] [--resume] [--timeout D] BUNDLE|GLOB...
 //	netmortem rules [-o table|json|markdown]
 //	netmortem formats [-o table|json|markdown]
 //	netmortem explain RULE
 //	netmortem version
 //
+// Names, paths and messages from the evidence are printed with their
+// control characters and other non-printing runes escaped (`\n`, `\x1b`,
+// `\u202e`) in every output meant for a terminal or for line-oriented tools;
+// JSON and YAML keep them exact.
+//
 // Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it;
-// 2 usage error; 3 an input could not be read.
+// 2 usage error; 3 an input could not be read (missing, refused because it
+// is not a regular file or directory, a capture whose header cannot be
+// read), the time budget ran out, the run was interrupted, a rule failed,
+// or an internal error occurred. A crash of the Go runtime itself (out of
+// memory) aborts the process with SIGABRT (status 134 in a shell), never 2.
 package main
 
 import (
@@ -21,11 +35,14 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/netmortem/netmortem/internal/escape"
 )
 
 // Exit codes, the same for every subcommand and output format.
@@ -41,8 +58,20 @@ func main() {
 	if len(os.Args) > 1 {
 		sub = os.Args[1]
 	}
+	setCrashPolicy()
 	setMemoryPolicy(sub)
 	os.Exit(profiled(func() int { return run(os.Args[1:], os.Stdout, os.Stderr) }))
+}
+
+// setCrashPolicy makes a fatal error of the Go runtime (out of memory, a
+// panic in a goroutine that nothing recovers) abort the process with
+// SIGABRT instead of exiting with status 2, which is the usage-error code.
+// A core file is written only where core dumps are enabled (ulimit -c).
+// GOTRACEBACK in the environment still wins.
+func setCrashPolicy() {
+	if os.Getenv("GOTRACEBACK") == "" {
+		debug.SetTraceback("crash")
+	}
 }
 
 // profiled runs f, writing a CPU profile to the file named by
@@ -103,7 +132,27 @@ func commands() map[string]command {
 	}
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// run runs the command line args (without the program name) and returns
+// the exit code. A panic in a command is an internal error: it is
+// reported on stderr and gives exit 3, not a crash.
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			name := "netmortem"
+			if len(args) > 0 {
+				name += " " + args[0]
+			}
+			escape.Fprintf(stderr, "%s: internal error: %s\n", name, fmt.Sprint(v))
+			fmt.Fprintf(stderr, "%s\n", debug.Stack())
+			code = exitUnreadable
+		}
+	}()
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -121,7 +170,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands()[name]
 	if !ok {
-		fmt.Fprintf(stderr, "netmortem: unknown command %q\n\n", name)
+		fmt.Fprintf(stderr, "netmortem: unknown command %q\n\n", name) // %q escapes
 		usage(stderr)
 		return exitUsage
 	}
@@ -139,10 +188,13 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintf(w, "\nRun 'netmortem <command> --help' for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun 'netmortem <command> --help' for a command's flags.\n\n"+
+		"Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage error,\n"+
+		"3 an input could not be read or was refused, the time budget ran out, the run was interrupted,\n"+
+		"a rule failed or an internal error occurred. A crash of the Go runtime (out of memory)\n"+
+		"aborts with SIGABRT.\n")
 }
 
-// oneOf checks a flag value against its allowed values.
 // parseArgs gives fs its usage text (ending with the flags), parses args,
 // and checks that at least one operand is given. ok is false when the
 // command must stop now with code: after --help (0) or a usage error (2).
@@ -165,6 +217,7 @@ func parseArgs(fs *pflag.FlagSet, stderr io.Writer, args []string, usage, operan
 	return 0, true
 }
 
+// oneOf checks a flag value against its allowed values.
 func oneOf(flag, v string, allowed []string) error {
 	for _, a := range allowed {
 		if v == a {

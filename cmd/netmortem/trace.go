@@ -1,17 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
-	"os/signal"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/dataplane"
+	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/parse"
 )
 
@@ -50,13 +48,18 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signalContext()
 	defer stop()
-	snap, _, err := parse.OpenAll(ctx, fs.Args(), &parse.Options{Summary: parse.Summary{Enabled: true}})
-	if err != nil {
-		fmt.Fprintln(stderr, "netmortem trace:", err)
+	in := openPaths(ctx, fs.Args(), &parse.Options{Summary: parse.Summary{Enabled: true}})
+	if in.err != nil {
+		escape.Fprintln(stderr, "netmortem trace:", in.err)
 		return exitUnreadable
 	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "netmortem trace: interrupted")
+		return exitUnreadable
+	}
+	snap := in.snap
 	traced := 0
 	for _, rs := range snap.Netfilter {
 		if *node != "" && rs.Node != *node {
@@ -84,18 +87,22 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		if sp.Service != "" {
 			name = " (" + sp.Service + ")"
 		}
-		fmt.Fprintf(stdout, "%s: %s connection to %s, IPVS virtual service at %s%s\n  destinations:\n", where, probe.Proto, probe.Dst, sp.Pos, name)
+		escape.Fprintf(stdout, "%s: %s connection to %s, IPVS virtual service at %s%s\n  destinations:\n", where, probe.Proto, probe.Dst, sp.Pos, name)
 		if len(sp.Backends) == 0 {
 			fmt.Fprintln(stdout, "    none: the virtual service has no real servers (connections are reset)")
 		}
 		for _, b := range sp.Backends {
-			fmt.Fprintf(stdout, "    %-22s %7s  real server at %s\n", b.Address, dataplane.Percent(b.Probability), b.Pos)
+			escape.Fprintf(stdout, "    %-22s %7s  real server at %s\n", b.Address, dataplane.Percent(b.Probability), b.Pos)
 		}
 		fmt.Fprintln(stdout)
 	}
 	if traced == 0 {
 		fmt.Fprintln(stderr, "netmortem trace: no nat table or IPVS virtual service for that destination in the bundle "+
 			"(give iptables-save, iptables -t nat -L, nft list ruleset or ipvsadm -Ln output)")
+		return exitUnreadable
+	}
+	if bad := unreadableCaptures(snap); len(bad) > 0 {
+		escape.Fprintf(stderr, "netmortem trace: %s could not be read: %s\n", count(len(bad), "capture"), strings.Join(bad, ", "))
 		return exitUnreadable
 	}
 	return exitOK
@@ -114,9 +121,9 @@ func writeTrace(w io.Writer, file string, tr *dataplane.Trace, probe dataplane.P
 	if tr.Format == "nft" {
 		hook = "nftables hooks " + tr.Hook
 	}
-	fmt.Fprintf(w, "%s: %s connection from %s to %s, %s\n", where, probe.Proto, who, probe.Dst, hook)
+	escape.Fprintf(w, "%s: %s connection from %s to %s, %s\n", where, probe.Proto, who, probe.Dst, hook)
 	for _, s := range tr.Steps {
-		fmt.Fprintf(w, "  %s%-7s %s  %s: %s\n", strings.Repeat("  ", s.Depth), dataplane.Percent(s.Probability),
+		escape.Fprintf(w, "  %s%-7s %s  %s: %s\n", strings.Repeat("  ", s.Depth), dataplane.Percent(s.Probability),
 			s.Rule.Pos, s.Chain, s.Note)
 	}
 	fmt.Fprintln(w, "  destinations:")
@@ -133,10 +140,10 @@ func writeTrace(w io.Writer, file string, tr *dataplane.Trace, probe dataplane.P
 		case d.Translated:
 			how = "DNAT at " + d.Pos.String()
 		}
-		fmt.Fprintf(w, "    %-22s %7s  %s via %s\n", d.Addr, dataplane.Percent(d.Probability), how, strings.Join(d.Via, " > "))
+		escape.Fprintf(w, "    %-22s %7s  %s via %s\n", d.Addr, dataplane.Percent(d.Probability), how, strings.Join(d.Via, " > "))
 	}
 	for _, u := range tr.Unknown {
-		fmt.Fprintf(w, "  assumed: %s\n", u)
+		escape.Fprintf(w, "  assumed: %s\n", u)
 	}
 	fmt.Fprintln(w)
 }

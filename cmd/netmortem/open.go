@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"time"
+
+	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse"
+)
+
+// errRefused marks a path given on the command line (or matched by a
+// batch glob) that is neither a regular file nor a directory: opening a
+// named pipe blocks until something writes to it, and a device or a socket
+// is not evidence. Such paths are refused before they are opened.
+var errRefused = errors.New("not a regular file or directory: refused before opening")
+
+// special says what kind of file a mode describes when it is neither a
+// regular file nor a directory, and "" when it is one of them.
+func special(mode fs.FileMode) string {
+	switch {
+	case mode.IsRegular(), mode.IsDir():
+		return ""
+	case mode&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case mode&fs.ModeSocket != 0:
+		return "socket"
+	case mode&fs.ModeCharDevice != 0:
+		return "character device"
+	case mode&fs.ModeDevice != 0:
+		return "block device"
+	}
+	return "special file"
+}
+
+// refusal checks path without opening it (following symbolic links) and
+// returns why it is refused, as "a named pipe, not a regular file or
+// directory: refused before opening", or nil. A path that does not exist
+// is not refused here: reading it reports that.
+func refusal(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	if kind := special(st.Mode()); kind != "" {
+		return fmt.Errorf("a %s, %w", kind, errRefused)
+	}
+	return nil
+}
+
+// opened is what openPaths read.
+type opened struct {
+	snap  *model.Snapshot
+	warns model.ErrorList
+	// err joins the errors of the paths that could not be read at all,
+	// refused paths included.
+	err error
+	// refused lists the paths refused before opening.
+	refused []string
+	// stuck is set when reading did not stop within stopGrace of ctx
+	// ending (a read blocked in the kernel): snap is then empty.
+	stuck bool
+}
+
+// stopGrace is how long reading may go on after its context ends: parse
+// stops between records, but a read blocked in the kernel (a hung network
+// file system) does not return, and is then left behind.
+var stopGrace = 10 * time.Second
+
+// openAll reads paths; a variable so that a test can make it block.
+var openAll = parse.OpenAll
+
+// openPaths reads paths with parse.OpenAll after refusing those that are
+// neither regular files nor directories. Refused paths are listed as
+// skipped inputs and warnings, and make err non-nil: they are unreadable
+// inputs. It returns when ctx ends even if reading does not.
+func openPaths(ctx context.Context, paths []string, opts *parse.Options) opened {
+	var (
+		ok   []string
+		errs []error
+		res  opened
+	)
+	var refusedInputs []model.Input
+	var refusedWarns model.ErrorList
+	for _, p := range paths {
+		if err := refusal(p); err != nil {
+			res.refused = append(res.refused, p)
+			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+			in := model.Input{Path: p, Skipped: err.Error()}
+			refusedInputs = append(refusedInputs, in)
+			refusedWarns = append(refusedWarns, &model.Error{Pos: model.Pos{File: p}, Err: err})
+			if opts != nil && opts.Progress != nil {
+				opts.Progress(in)
+			}
+			continue
+		}
+		ok = append(ok, p)
+	}
+	type result struct {
+		snap  *model.Snapshot
+		warns model.ErrorList
+		err   error
+	}
+	done := make(chan result, 1)
+	open := openAll
+	go func() {
+		var r result
+		defer func() {
+			if v := recover(); v != nil {
+				r = result{&model.Snapshot{}, nil, fmt.Errorf("internal error while reading: %v\n%s", v, debug.Stack())}
+			}
+			done <- r
+		}()
+		r.snap, r.warns, r.err = open(ctx, ok, opts)
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		select {
+		case r = <-done:
+		case <-time.After(stopGrace):
+			res.stuck = true
+			// Not wrapped: this is not the end of the budget but a read
+			// that ignores it.
+			r = result{snap: &model.Snapshot{}, err: fmt.Errorf("reading did not stop within %s of its end (%v): left behind", stopGrace, ctx.Err())}
+		}
+	}
+	if r.snap == nil {
+		r.snap = &model.Snapshot{}
+	}
+	res.snap, res.warns = r.snap, append(refusedWarns, r.warns...)
+	res.snap.Inputs = append(refusedInputs, res.snap.Inputs...)
+	res.err = errors.Join(append(errs, r.err)...)
+	return res
+}
+
+// unreadableCaptures lists the packet captures (pcap, pcapng) that were
+// recognized but whose header could not be read: parse lists them as
+// inputs, with a warning, but they give no capture. They are unreadable
+// inputs, as a capture that cannot be opened is: every command exits 3.
+func unreadableCaptures(snap *model.Snapshot) []string {
+	read := map[string]bool{}
+	for _, c := range snap.Captures {
+		read[c.File] = true
+	}
+	var out []string
+	for _, in := range snap.Inputs {
+		if in.Skipped == "" && in.Kind == model.KindCapture && (in.Format == "pcap" || in.Format == "pcapng") && !read[in.Path] {
+			out = append(out, in.Path)
+		}
+	}
+	return out
+}
+
+// signalContext returns a context canceled by the first SIGINT. Once it
+// is done, SIGINT has its default effect again, so that a second one ends
+// a run that does not stop.
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	context.AfterFunc(ctx, stop)
+	return ctx, stop
+}
+
+// printWarnings writes input warnings on stderr, escaped.
+func printWarnings(stderr io.Writer, warns model.ErrorList) {
+	for _, w := range warns {
+		if w != nil {
+			escape.Fprintf(stderr, "warning: %s\n", w)
+		}
+	}
+}

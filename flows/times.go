@@ -1,0 +1,88 @@
+package flows
+
+import (
+	"slices"
+	"time"
+
+	"github.com/netmortem/netmortem/internal/jsontime"
+	"github.com/netmortem/netmortem/model"
+)
+
+// OutOfRange counts the times of the table that RFC 3339 cannot write as
+// they are (a year before 0 or after 9999: a pcapng timestamp can reach the
+// year 584,000), and returns where the first one is. Write writes them with
+// the year clamped to 0 or 9999 (see package jsontime) in every format,
+// rather than failing; a caller says so in one warning.
+func (t *Table) OutOfRange() (n int, first model.Pos) {
+	if t == nil {
+		return 0, first
+	}
+	note := func(tm time.Time, pos model.Pos) {
+		if !jsontime.InRange(tm) {
+			if n == 0 {
+				first = pos
+			}
+			n++
+		}
+	}
+	for _, c := range t.Captures {
+		note(c.First, model.Pos{File: c.File})
+		note(c.Last, model.Pos{File: c.File})
+	}
+	for i := range t.Attempts {
+		a := &t.Attempts[i]
+		note(a.Start, a.Pos)
+		note(a.End, a.Pos)
+		for _, segs := range [][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
+			for _, s := range segs {
+				note(s.Time, a.SegPos(s))
+			}
+		}
+		for _, s := range []*model.Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
+			if s != nil {
+				note(s.Time, a.SegPos(*s))
+			}
+		}
+	}
+	return n, first
+}
+
+// clamped returns t, or a copy of it whose times are all within the years
+// RFC 3339 can write. Only a table holding such times is copied.
+func (t *Table) clamped() *Table {
+	if n, _ := t.OutOfRange(); n == 0 {
+		return t
+	}
+	c := *t
+	c.Captures = slices.Clone(t.Captures)
+	for i := range c.Captures {
+		c.Captures[i].First = jsontime.Clamp(c.Captures[i].First)
+		c.Captures[i].Last = jsontime.Clamp(c.Captures[i].Last)
+	}
+	c.Attempts = slices.Clone(t.Attempts)
+	for i := range c.Attempts {
+		clampAttempt(&c.Attempts[i])
+	}
+	return &c
+}
+
+// clampAttempt clamps the times of a, a copy: the segments it changes are
+// copied first, since the copy shares them with the snapshot.
+func clampAttempt(a *model.Attempt) {
+	a.Start, a.End = jsontime.Clamp(a.Start), jsontime.Clamp(a.End)
+	for _, segs := range []*[]model.Seg{&a.SYN, &a.SYNACK, &a.ClientRST, &a.ServerRST} {
+		if slices.ContainsFunc(*segs, func(s model.Seg) bool { return !jsontime.InRange(s.Time) }) {
+			*segs = slices.Clone(*segs)
+			for i := range *segs {
+				(*segs)[i].Time = jsontime.Clamp((*segs)[i].Time)
+			}
+		}
+	}
+	for _, s := range []**model.Seg{&a.FirstAck, &a.ClientFIN, &a.ServerFIN} {
+		if *s != nil && !jsontime.InRange((*s).Time) {
+			c := **s
+			c.Time = jsontime.Clamp(c.Time)
+			*s = &c
+		}
+	}
+}

@@ -1,0 +1,45 @@
+// Package jsontime keeps a time that RFC 3339 cannot write from failing a
+// whole output. encoding/json refuses a time.Time whose year is before 0 or
+// after 9999, and a capture can hold any: a pcapng timestamp counts 64 bits
+// of microseconds (584,000 years), plus an interface's offset in seconds.
+// Such a time is written with its year clamped to 0 or 9999 (the rest of
+// it, in UTC, as it was), and the output says so in one warning.
+package jsontime
+
+import "time"
+
+// Bounds of the years RFC 3339 (and encoding/json) can write.
+const (
+	MinYear = 0
+	MaxYear = 9999
+)
+
+// InRange reports whether t can be written as RFC 3339 as it is: its year,
+// where it is, is within MinYear and MaxYear. The zero time is in range.
+func InRange(t time.Time) bool {
+	y := t.Year()
+	if y < MinYear || y > MaxYear {
+		return false
+	}
+	_, offset := t.Zone()
+	// encoding/json also refuses zone offsets of a day or more.
+	return offset > -24*3600 && offset < 24*3600
+}
+
+// Clamp returns t in UTC with its year brought within MinYear and MaxYear;
+// month, day, clock and nanoseconds stay. A time in range is returned as
+// it is.
+func Clamp(t time.Time) time.Time {
+	if InRange(t) {
+		return t
+	}
+	u := t.UTC()
+	y := min(max(u.Year(), MinYear), MaxYear)
+	month, day := u.Month(), u.Day()
+	if month == time.February && day == 29 && !leap(y) {
+		day = 28 // a leap day in a year without one would roll into March
+	}
+	return time.Date(y, month, day, u.Hour(), u.Minute(), u.Second(), u.Nanosecond(), time.UTC)
+}
+
+func leap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
