@@ -97,6 +97,14 @@ type Rule struct {
 	// Requires lists the facts the rule reads (through Fact.Of): each is
 	// computed once per snapshot, however many rules require it.
 	Requires []FactKey
+	// Proof says which evidence proves the cause the rule names: "the
+	// client's source port is an IPVS virtual service's port (ipvsadm -Ln)
+	// or a NodePort (Services, NodePort rules)".
+	Proof string
+	// Unproven says what the rule reports when that evidence is missing:
+	// the symptom, the causes it cannot rule out, and the command that
+	// would decide.
+	Unproven string
 	// Run inspects p.Snap and calls p.Report for each finding.
 	Run func(p *Pass) error
 }
@@ -166,6 +174,23 @@ func (p *Pass) Param(name string, def float64) float64 {
 	return def
 }
 
+// Certainty says how firmly a finding's evidence establishes its cause.
+type Certainty string
+
+// The certainties, from the firmest.
+const (
+	// Proven: the evidence in the bundle shows the cause (Supports says
+	// which), from at least two sources. Only a proven cause is an error.
+	Proven Certainty = "proven"
+	// Likely: the evidence points at the cause but does not show it
+	// (one source, or a link inferred); the finding is at most a warning.
+	Likely Certainty = "likely"
+	// Unknown: the symptom is shown, its cause is not. Cause names none;
+	// Alternatives lists the causes not ruled out and Decide the command
+	// that would tell them apart. At most a warning.
+	Unknown Certainty = "unknown"
+)
+
 // Finding is one conclusion of a rule, with what proves it.
 type Finding struct {
 	Rule     string   `json:"rule" yaml:"rule"`
@@ -181,6 +206,23 @@ type Finding struct {
 	// Facts are the key values the finding rests on: addresses, ports,
 	// ranges, services, counts.
 	Facts map[string]any `json:"facts" yaml:"facts"`
+	// Certainty says how firmly the evidence establishes Cause. A rule
+	// that leaves it empty gets Proven for an error (which still needs
+	// two sources) and Likely otherwise. A finding that is not Proven is
+	// at most a warning.
+	Certainty Certainty `json:"certainty" yaml:"certainty"`
+	// Supports names the evidence in the bundle that shows the cause:
+	// "ipvsadm -Ln lists TCP 10.0.0.5:31234, the client's source port".
+	Supports []string `json:"supports" yaml:"supports"`
+	// Contradicts names the evidence that would rule the cause out: found
+	// in the bundle and weighing against it, or absent and deciding.
+	Contradicts []string `json:"contradicts" yaml:"contradicts"`
+	// Alternatives are the causes the evidence cannot rule out, most
+	// likely first; set when the cause is not Proven.
+	Alternatives []string `json:"alternatives" yaml:"alternatives"`
+	// Decide is the one command whose output would decide the cause, when
+	// it is not Proven: "sysctl net.bridge.bridge-nf-call-iptables".
+	Decide string `json:"decide,omitempty" yaml:"decide,omitempty"`
 	// Sources are the kinds of evidence joined. A finding resting on one
 	// source is at most a warning.
 	Sources []model.Kind `json:"sources" yaml:"sources"`
@@ -319,9 +361,10 @@ func runOne(p *Pass) (err error) {
 	return p.Rule.Run(p)
 }
 
-// normalize applies the engine's invariants: a finding resting on fewer than
-// two sources is at most a warning; configured overrides win; nil maps and
-// lists become empty ones.
+// normalize applies the engine's invariants: a finding whose cause is not
+// Proven, or that rests on fewer than two sources, is at most a warning; a
+// Proven cause on fewer than two sources is Likely; configured overrides
+// win; nil maps and lists become empty ones.
 func normalize(f Finding, rc RuleConfig) Finding {
 	if f.Facts == nil {
 		f.Facts = map[string]any{}
@@ -332,7 +375,23 @@ func normalize(f Finding, rc RuleConfig) Finding {
 	if f.Evidence == nil {
 		f.Evidence = []Evidence{}
 	}
-	if len(distinctKinds(f.Sources)) < 2 && f.Severity > Warning {
+	for _, l := range []*[]string{&f.Supports, &f.Contradicts, &f.Alternatives} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	if f.Certainty == "" {
+		// A rule that does not say: an error joined from two sources
+		// is taken as proven, anything else as likely.
+		f.Certainty = Likely
+		if f.Severity == Error {
+			f.Certainty = Proven
+		}
+	}
+	if len(distinctKinds(f.Sources)) < 2 && f.Certainty == Proven {
+		f.Certainty = Likely
+	}
+	if f.Certainty != Proven && f.Severity > Warning {
 		f.Severity = Warning
 	}
 	if rc.Severity != 0 {

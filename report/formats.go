@@ -120,7 +120,10 @@ func writeTable(w io.Writer, r *Report) error {
 		ew.printf("\n[%d] %s %s: %s\n", i+1, strings.ToUpper(f.Severity.String()), f.Rule, f.Title)
 		ew.printf("    %s\n", f.Summary)
 		if f.Cause != "" {
-			ew.printf("    Cause: %s\n", f.Cause)
+			ew.printf("    Cause: %s%s\n", f.Cause, certaintyNote(f.Certainty))
+		}
+		for _, l := range causalLines(f) {
+			ew.printf("    %s\n", l)
 		}
 		if f.Fix != "" {
 			ew.printf("    Fix:   %s\n", f.Fix)
@@ -157,7 +160,10 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		ew.printf("\n### %s: %s\n\n", strings.ToUpper(f.Severity.String()[:1])+f.Severity.String()[1:], f.Title)
 		ew.printf("**What happened.** %s\n\n", f.Summary)
 		if f.Cause != "" {
-			ew.printf("**Why.** %s\n\n", f.Cause)
+			ew.printf("**Why.** %s%s\n\n", f.Cause, certaintyNote(f.Certainty))
+		}
+		for _, l := range causalLines(f) {
+			ew.printf("%s\n\n", l)
 		}
 		if f.Fix != "" {
 			ew.printf("**Fix.** %s\n\n", f.Fix)

@@ -287,6 +287,17 @@ func writeSARIF(w io.Writer, r *Report) error {
 		if f.Fix != "" {
 			props["fix"] = f.Fix
 		}
+		if f.Certainty != "" {
+			props["certainty"] = string(f.Certainty)
+		}
+		for name, l := range map[string][]string{"supports": f.Supports, "contradicts": f.Contradicts, "alternatives": f.Alternatives} {
+			if len(l) > 0 {
+				props[name] = l
+			}
+		}
+		if f.Decide != "" {
+			props["decide"] = f.Decide
+		}
 		if len(f.Facts) > 0 {
 			props["facts"] = f.Facts
 		}

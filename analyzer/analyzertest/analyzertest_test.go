@@ -54,6 +54,7 @@ func TestRun(t *testing.T) {
 findings:
 - rule: port-range
   severity: warning
+  certainty: likely
   title: range 1024 65000
   sources: [sysctl]
   facts:
@@ -66,6 +67,7 @@ findings:
 	writeFiles(t, filepath.Join(dir, "hit-range-by-hand"), map[string]string{"sysctl.txt": sysctl, WantFile: `findings:
 - rule: port-range
   severity: warning
+  certainty: likely
   title: range 1024 65000
   sources: [sysctl]
   facts: {range: 1024 65000, sysctls: 7, file: sysctl.txt}

@@ -31,12 +31,18 @@ type wantSkipped struct {
 // wantFinding is one expected finding: its positions relative to the
 // scenario directory, its facts as YAML values.
 type wantFinding struct {
-	Rule     string         `yaml:"rule"`
-	Severity string         `yaml:"severity"`
-	Title    string         `yaml:"title"`
-	Sources  []model.Kind   `yaml:"sources,flow"`
-	Facts    map[string]any `yaml:"facts"`
-	Evidence []string       `yaml:"evidence"`
+	Rule      string `yaml:"rule"`
+	Severity  string `yaml:"severity"`
+	Certainty string `yaml:"certainty"`
+	Title     string `yaml:"title"`
+	// The causal fields, left out of the file when empty.
+	Supports     []string       `yaml:"supports,omitempty"`
+	Contradicts  []string       `yaml:"contradicts,omitempty"`
+	Alternatives []string       `yaml:"alternatives,omitempty"`
+	Decide       string         `yaml:"decide,omitempty"`
+	Sources      []model.Kind   `yaml:"sources,flow"`
+	Facts        map[string]any `yaml:"facts"`
+	Evidence     []string       `yaml:"evidence"`
 }
 
 // fromResult turns a result into what a want.yaml says of it, with the
@@ -50,8 +56,10 @@ func fromResult(res analyzer.Result, dir string) want {
 	}
 	w.Findings = []wantFinding{}
 	for _, f := range res.Findings {
-		wf := wantFinding{Rule: f.Rule, Severity: f.Severity.String(), Title: rel(f.Title), Sources: f.Sources,
-			Facts: yamlFacts(f.Facts, rel), Evidence: []string{}}
+		wf := wantFinding{Rule: f.Rule, Severity: f.Severity.String(), Certainty: string(f.Certainty),
+			Title: rel(f.Title), Sources: f.Sources, Facts: yamlFacts(f.Facts, rel), Evidence: []string{},
+			Supports: relAll(f.Supports, rel), Contradicts: relAll(f.Contradicts, rel),
+			Alternatives: relAll(f.Alternatives, rel), Decide: rel(f.Decide)}
 		for _, e := range f.Evidence {
 			e.Pos.File = rel(e.Pos.File)
 			wf.Evidence = append(wf.Evidence, e.String())
@@ -59,6 +67,16 @@ func fromResult(res analyzer.Result, dir string) want {
 		w.Findings = append(w.Findings, wf)
 	}
 	return w
+}
+
+// relAll applies rel to each string of l; an empty l is nil, as an absent
+// list of a want file reads.
+func relAll(l []string, rel func(string) string) []string {
+	var out []string
+	for _, s := range l {
+		out = append(out, rel(s))
+	}
+	return out
 }
 
 // yamlFacts returns facts as they read back from YAML (ints of any size
@@ -183,7 +201,12 @@ func compareFinding(g, w wantFinding) []string {
 		}
 	}
 	field("severity", g.Severity, w.Severity)
+	field("certainty", g.Certainty, w.Certainty)
 	field("title", g.Title, w.Title)
+	field("supports", g.Supports, w.Supports)
+	field("contradicts", g.Contradicts, w.Contradicts)
+	field("alternatives", g.Alternatives, w.Alternatives)
+	field("decide", g.Decide, w.Decide)
 	field("sources", fmt.Sprint(g.Sources), fmt.Sprint(w.Sources))
 	var keys []string
 	for k := range g.Facts {

@@ -119,6 +119,7 @@ func rulesMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, " Requires the facts: %s.", factLinks(r))
 		}
 		fmt.Fprintf(&b, "\n\n%s\n", r.Explanation())
+		b.WriteString(causeDoc(r, "**"))
 	}
 	b.WriteString("\n## Derived facts\n\nWhat rules derive from the evidence and share, each computed once per bundle " +
 		"(package analyzer/facts).\n\n| Fact | What it holds |\n|---|---|\n")
@@ -127,6 +128,20 @@ func rulesMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// causeDoc says which evidence proves the rule's cause and what the rule
+// reports without it, each a paragraph whose label is wrapped in em
+// ("**" in Markdown); empty when the rule says neither.
+func causeDoc(r *analyzer.Rule, em string) string {
+	var b strings.Builder
+	if r.Proof != "" {
+		fmt.Fprintf(&b, "\n%sCause proven by.%s %s\n", em, em, r.Proof)
+	}
+	if r.Unproven != "" {
+		fmt.Fprintf(&b, "\n%sWithout that evidence.%s %s\n", em, em, r.Unproven)
+	}
+	return b.String()
 }
 
 // factLinks names the facts r requires, each linked to its row in the
@@ -160,6 +175,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "Requires the facts: %s\n", strings.Join(r.FactNames(), ", "))
 	}
 	fmt.Fprintf(stdout, "\n%s\n", r.Explanation())
+	fmt.Fprint(stdout, causeDoc(r, ""))
 	return exitOK
 }
 
@@ -185,6 +201,7 @@ func rulesMarkdownDir(dir string) error {
 			fmt.Fprintf(&b, "- Requires the facts: %s\n", strings.Join(docs, "; "))
 		}
 		fmt.Fprintf(&b, "\n%s\n", r.Explanation())
+		b.WriteString(causeDoc(r, "**"))
 		var related []string
 		for _, o := range all {
 			if o != r && strings.Contains(r.Doc, o.Name) {
