@@ -17,7 +17,23 @@ type Ruleset struct {
 	Format string   `json:"format"` // iptables-save, iptables-list, iptables-S, nft
 	Tables []*Table `json:"tables"`
 	Pos    Pos      `json:"pos"`
+	// Backend is the kernel interface the rules live in: BackendNFT
+	// (iptables-nft, whose iptables-save header names iptables-nft-save,
+	// or an nft listing), BackendLegacy (iptables-legacy, whose header
+	// names iptables-save, or any iptables before 1.8), "" when the dump
+	// does not say (an iptables -L listing without its command).
+	Backend string `json:"backend,omitempty"`
+	// LegacyWarning is where iptables-nft warned "iptables-legacy tables
+	// present": the node's legacy backend holds tables too, which the
+	// kernel runs beside these. Zero when it did not.
+	LegacyWarning Pos `json:"legacy_warning,omitzero"`
 }
+
+// The iptables backends of Ruleset.Backend.
+const (
+	BackendLegacy = "legacy"
+	BackendNFT    = "nft"
+)
 
 // Table is one netfilter table (filter, nat, mangle, raw).
 type Table struct {

@@ -259,7 +259,7 @@ func (p *nftParser) top(raw, t string, pos model.Pos) {
 	p.seen[key] = true
 	rs := p.byFamily[family]
 	if rs == nil {
-		rs = &model.Ruleset{Node: p.node, Family: family, Format: "nft", Pos: pos}
+		rs = &model.Ruleset{Node: p.node, Family: family, Format: "nft", Pos: pos, Backend: model.BackendNFT}
 		p.byFamily[family] = rs
 		p.out = append(p.out, rs)
 	}
