@@ -136,12 +136,24 @@ func rulesMarkdown(w io.Writer) error {
 func causeDoc(r *analyzer.Rule, em string) string {
 	var b strings.Builder
 	if r.Proof != "" {
-		fmt.Fprintf(&b, "\n%sCause proven by.%s %s\n", em, em, r.Proof)
+		fmt.Fprintf(&b, "\n%sCause proven by.%s %s\n", em, em, sentence(r.Proof))
 	}
 	if r.Unproven != "" {
-		fmt.Fprintf(&b, "\n%sWithout that evidence.%s %s\n", em, em, r.Unproven)
+		fmt.Fprintf(&b, "\n%sWithout that evidence.%s %s\n", em, em, sentence(r.Unproven))
 	}
 	return b.String()
+}
+
+// sentence makes s a sentence: its first letter upper case, a final period.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return s
+	}
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // factLinks names the facts r requires, each linked to its row in the
