@@ -23,6 +23,7 @@ const (
 	KindSettings   Kind = "settings"   // deployment settings (kubespray group_vars)
 	KindProbes     Kind = "probes"     // connect loops run by hand (nc)
 	KindSession    Kind = "session"    // a pasted terminal session: each command's output is an input of its own
+	KindPodChecks  Kind = "podchecks"  // pod-to-pod connectivity checks (goldpinger)
 )
 
 // Input describes one file that was read (or skipped) into a Snapshot.
@@ -80,6 +81,7 @@ type Snapshot struct {
 	ConntrackStats []ConntrackStats `json:"conntrack_stats,omitempty"`
 	Settings       []Setting        `json:"settings,omitempty"`
 	Probes         []ProbeRun       `json:"probes,omitempty"`
+	PodChecks      []PodCheck       `json:"pod_checks,omitempty"`
 
 	Captures []CaptureInfo `json:"captures,omitempty"`
 	Attempts []Attempt     `json:"attempts,omitempty"`
@@ -125,6 +127,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.ConntrackStats = append(s.ConntrackStats, o.ConntrackStats...)
 	s.Settings = append(s.Settings, o.Settings...)
 	s.Probes = append(s.Probes, o.Probes...)
+	s.PodChecks = append(s.PodChecks, o.PodChecks...)
 	s.Captures = append(s.Captures, o.Captures...)
 	s.Attempts = append(s.Attempts, o.Attempts...)
 	s.EndpointStats = append(s.EndpointStats, o.EndpointStats...)

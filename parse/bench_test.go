@@ -66,6 +66,7 @@ func benchCases() []benchCase {
 		{"iptables-S", netfilter.IPTablesRulesFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -S)", genIPTablesS, func(n int) int { return 8 + 11*n }},
 		{"nft", netfilter.NFTFormat, 10000, "Services, kube-proxy nftables mode (nft list table ip kube-proxy)", genNft, nil},
 		{"kubectl/json", kube.KubectlFormat, 10000, "Services (kubectl get svc -A -o json)", genServicesJSON, perN(1)},
+		{"goldpinger", kube.GoldpingerFormat, 100, "goldpinger pods checking each other (check_all, n² checks)", genGoldpinger, func(n int) int { return n * n }},
 		{"kubectl/yaml", kube.KubectlFormat, 10000, "Services (kubectl get svc -A -o yaml)", genServicesYAML, perN(1)},
 		{"tcpdump-text", tcpdumpTextFormat, 100000, "tcpdump -nn lines (handshakes)", genTcpdump, perN(1)},
 		{"tshark-text", tsharkTextFormat, 100000, "tshark packet list lines (handshakes)", genTshark, perN(1)},
@@ -505,6 +506,43 @@ func benchServices(n int) map[string]any {
 
 func genServicesJSON(n int) []byte {
 	b, err := json.MarshalIndent(benchServices(n), "", "    ")
+	if err != nil {
+		panic(err)
+	}
+	return append(b, '\n')
+}
+
+// genGoldpinger writes the check_all of n goldpinger pods, one per node,
+// each of which reached every other, as goldpinger prints it (Go maps,
+// keys sorted) and troubleshoot stores it (four-space indents).
+func genGoldpinger(n int) []byte {
+	type result struct {
+		HostIP   string         `json:"HostIP"`
+		OK       bool           `json:"OK"`
+		PingTime string         `json:"PingTime"`
+		PodIP    string         `json:"PodIP"`
+		Response map[string]any `json:"response"`
+		Status   int            `json:"status-code"`
+		Latency  int            `json:"response-time-ms"`
+	}
+	pod := func(i int) (name, podIP, hostIP string) {
+		return fmt.Sprintf("goldpinger-%05d", i), ip4(10, 0x2c0000+i*256+2), ip4(100, 0x480000+i)
+	}
+	hosts := []map[string]string{}
+	responses := map[string]any{}
+	for i := range n {
+		name, podIP, hostIP := pod(i)
+		hosts = append(hosts, map[string]string{"hostIP": hostIP, "podIP": podIP, "podName": name})
+		results := map[string]result{}
+		for j := range n {
+			to, toIP, toHost := pod(j)
+			results[to] = result{HostIP: toHost, OK: true, PingTime: "2023-12-09T18:56:15.316Z", PodIP: toIP,
+				Response: map[string]any{"boot_time": "2023-12-09T16:28:08.210Z"}, Status: 200, Latency: 1 + (i+j)%7}
+		}
+		responses[name] = map[string]any{"HostIP": hostIP, "OK": true, "PodIP": podIP,
+			"response": map[string]any{"podResults": results}}
+	}
+	b, err := json.MarshalIndent(map[string]any{"hosts": hosts, "responses": responses}, "", "    ")
 	if err != nil {
 		panic(err)
 	}

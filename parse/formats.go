@@ -49,6 +49,7 @@ var registry = sync.OnceValue(func() []*Format {
 		netfilter.IPTablesRulesFormat,
 		netfilter.NFTFormat,
 		kube.KubectlFormat,
+		kube.GoldpingerFormat,
 		tcpdumpTextFormat,
 		tsharkTextFormat,
 		host.SSFormat,

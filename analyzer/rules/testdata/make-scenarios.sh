@@ -147,3 +147,50 @@ sed 's/--service-node-port-range=20000-40000/--service-node-port-range=20000-299
 	>$n/hit-restored-service/kube-apiserver.yaml
 mkdir -p $n/miss-no-kube
 cp $n/hit-host-process/ss-lntp.txt $n/miss-no-kube/
+
+# iptables-backend-split: both backends of one network namespace dumped as a
+# node's bundle holds them (iptables-nft-save with 2>&1, as its warning
+# goes to standard error).
+b=iptables-backend-split
+split_dumps() { # split_dumps DIR COMMANDS [legacy|nft|both]: COMMANDS in a new netns, then the dumps
+	local dir=$1 cmds=$2 which=${3:-both}
+	mkdir -p "$dir"
+	unshare -n sh -c "$cmds
+		if [ $which != nft ]; then iptables-legacy-save >'$dir/iptables-legacy-save.txt'; fi
+		if [ $which != legacy ]; then iptables-nft-save >'$dir/iptables-nft-save.txt' 2>&1; fi"
+}
+kube_proxy='iptables -t nat -N KUBE-SERVICES
+	iptables -t nat -N KUBE-SVC-NMSPLIT00000001
+	iptables -t nat -N KUBE-SEP-NMSPLIT00000001
+	iptables -t nat -A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+	iptables -t nat -A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+	iptables -t nat -A KUBE-SERVICES -d 10.96.0.10/32 -p udp -m comment --comment "kube-system/kube-dns:dns cluster IP" -m udp --dport 53 -j KUBE-SVC-NMSPLIT00000001
+	iptables -t nat -A KUBE-SVC-NMSPLIT00000001 -m comment --comment "kube-system/kube-dns:dns -> 10.244.1.5:53" -j KUBE-SEP-NMSPLIT00000001
+	iptables -t nat -A KUBE-SEP-NMSPLIT00000001 -p udp -m comment --comment "kube-system/kube-dns:dns" -m udp -j DNAT --to-destination 10.244.1.5:53'
+calico='iptables -N cali-FORWARD
+	iptables -A FORWARD -m comment --comment "cali:wUHhoiAYhphO9Mso" -j cali-FORWARD
+	iptables -A cali-FORWARD -m comment --comment "cali:vjrMJCRpqwy5oRoX" -m mark --mark 0x10000/0x10000 -j ACCEPT
+	iptables -A cali-FORWARD -m comment --comment "cali:A_sPAO0mcxbT9mOV" -m mark --mark 0x0/0x10000 -j MARK --set-xmark 0x0/0xe0000'
+# kube-proxy writes with iptables-legacy, Calico with iptables-nft.
+split_dumps $b/hit-kube-proxy-legacy-calico-nft "$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-legacy /')
+	$(echo "$calico" | sed 's/^\s*iptables /iptables-nft /')"
+# Docker (legacy) set FORWARD's policy to DROP; kube-proxy writes with iptables-nft.
+split_dumps $b/hit-docker-drop-legacy "iptables-legacy -N DOCKER-USER
+	iptables-legacy -P FORWARD DROP
+	iptables-legacy -A FORWARD -j DOCKER-USER
+	$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-nft /')"
+# kube-proxy's Service rules in both: a stale DNAT left in legacy.
+copy $b/hit-kube-proxy-in-both real/local/iptables/local_legacy-and-nft-save-side-by-side_nat.txt
+# Only iptables-nft's dump, which warns that legacy tables are present.
+copy $b/hit-legacy-unseen real/local/iptables/local_iptables-nft-save-c_with-legacy-warning.txt
+# The legacy nat table exists (listed once) but holds no rule: the warning
+# without the split.
+split_dumps $b/miss-empty-legacy "iptables-legacy -t nat -L >/dev/null
+	$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-nft /')"
+split_dumps $b/miss-nft-only "$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-nft /')
+	$(echo "$calico" | sed 's/^\s*iptables /iptables-nft /')" nft
+split_dumps $b/miss-legacy-only "$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-legacy /')" legacy
+# Dumps of two network namespaces, unnamed: the legacy one of the first, and
+# the nft one of the second (no legacy tables there, so no warning).
+split_dumps $b/hit-two-namespaces-unnamed "$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-legacy /')" legacy
+split_dumps $b/hit-two-namespaces-unnamed "$(echo "$calico" | sed 's/^\s*iptables /iptables-nft /')" nft
