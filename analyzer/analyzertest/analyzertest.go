@@ -14,6 +14,7 @@
 //	findings:
 //	- rule: ephemeral-nodeport-overlap
 //	  severity: warning
+//	  certainty: likely
 //	  title: ephemeral ports 1024-65000 overlap the NodePort range 30000-32767 on this node
 //	  sources: [sysctl]
 //	  facts:
@@ -27,8 +28,9 @@
 //	  missing: [capture]
 //	findings: []
 //
-// A finding missing from the output, one not in want.yaml, and any field
-// that differs all fail the test, each named. `go test -update` rewrites
+// A finding's supports, contradicts, alternatives and decide are listed
+// when the rule sets them. A finding missing from the output, one not in
+// want.yaml, and any field that differs all fail the test, each named. `go test -update` rewrites
 // the want files from the output.
 package analyzertest
 
