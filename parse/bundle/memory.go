@@ -1,0 +1,73 @@
+package bundle
+
+import (
+	"bytes"
+	"io"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// What a parsed byte of text and a parsed line are estimated to keep in
+// memory: measured on sysctl, klog and iptables-save dumps, whose records
+// cost 4 to 5 times their text once parsed, more for short lines.
+const (
+	memoryPerByte = 5
+	memoryPerLine = 32
+)
+
+// charged reports whether a format's inputs are charged to the memory
+// budget: captures are not, their memory being bounded by Options.Summary
+// (connection attempts folded into counters as they are read), not by
+// their size.
+func charged(k model.Kind) bool { return k != model.KindCapture }
+
+// chargeReader charges what a parser reads to the Open's memory budget:
+// every byte and line of text handed to a parser is taken to be kept. Once
+// the input's share (Limits.MaxInputMemory) or the Open's budget
+// (Limits.MaxMemory) is spent, it returns the bytes of that read with an
+// ErrLimit error, and the error to every later read: the parser keeps what
+// it read and stops.
+type chargeReader struct {
+	r    io.Reader
+	b    *budget
+	used int64
+	err  error
+}
+
+func (c *chargeReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.r.Read(p)
+	cost := int64(n)*memoryPerByte + int64(bytes.Count(p[:n], []byte{'\n'}))*memoryPerLine
+	c.used += cost
+	c.b.mem += cost
+	lim := c.b.lim
+	switch {
+	case c.used > lim.MaxInputMemory:
+		c.err = limitErr("over the memory budget of one input (%s, Limits.MaxInputMemory) after %s of it: what was read is kept, the rest of it not read", human(lim.MaxInputMemory), humanSize(c.used/memoryPerByte))
+	case c.b.mem > lim.MaxMemory:
+		c.err = limitErr("over the memory budget (%s, Limits.MaxMemory) of the bundle: what was read is kept, the rest of it not read", human(lim.MaxMemory))
+	}
+	if c.err != nil {
+		return n, c.err
+	}
+	return n, err
+}
+
+// spent reports whether the Open's memory budget is used up, so that a
+// further input is not read at all.
+func (b *budget) spent() bool { return b.mem >= b.lim.MaxMemory }
+
+// humanSize writes a size rounded to the unit below it.
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return human(n >> 30 << 30)
+	case n >= 1<<20:
+		return human(n >> 20 << 20)
+	case n >= 1<<10:
+		return human(n >> 10 << 10)
+	}
+	return human(n)
+}
