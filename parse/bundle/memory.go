@@ -24,9 +24,9 @@ func charged(k model.Kind) bool { return k != model.KindCapture }
 // chargeReader charges what a parser reads to the Open's memory budget:
 // every byte and line of text handed to a parser is taken to be kept. Once
 // the input's share (Limits.MaxInputMemory) or the Open's budget
-// (Limits.MaxMemory) is spent, it returns the bytes of that read with an
-// ErrLimit error, and the error to every later read: the parser keeps what
-// it read and stops.
+// (Limits.MaxMemory) is spent, it returns the whole lines of that read with
+// an ErrLimit error, and the error to every later read: the parser keeps
+// what it read and stops.
 type chargeReader struct {
 	r    io.Reader
 	b    *budget
@@ -50,7 +50,9 @@ func (c *chargeReader) Read(p []byte) (int, error) {
 		c.err = limitErr("over the memory budget (%s, Limits.MaxMemory) of the bundle: what was read is kept, the rest of it not read", human(lim.MaxMemory))
 	}
 	if c.err != nil {
-		return n, c.err
+		// The parser gets whole lines only: a line cut by the budget
+		// would read as a syntax error.
+		return bytes.LastIndexByte(p[:n], '\n') + 1, c.err
 	}
 	return n, err
 }
