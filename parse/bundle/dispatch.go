@@ -65,7 +65,7 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 			o.skip(name, err.Error(), pl)
 			return
 		}
-		charge = &chargeReader{r: r, b: o.bud}
+		charge = newChargeReader(r, o.bud, f.Name)
 		r = charge
 	}
 	if pl.blank != nil {
@@ -86,8 +86,11 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 	if lerr := bound.limitHit(); lerr != nil && !errors.Is(list.Err(), ErrLimit) {
 		list.Add(model.Pos{File: name}, "", lerr)
 	}
-	if charge != nil && charge.err != nil && !errors.Is(list.Err(), ErrLimit) {
-		list.Add(model.Pos{File: name}, "", charge.err)
+	if charge != nil && charge.err != nil {
+		charge.refund()
+		if !errors.Is(list.Err(), ErrLimit) {
+			list.Add(model.Pos{File: name}, "", charge.err)
+		}
 	}
 	if charge == nil || charge.err == nil {
 		o.checkTrailer(name, raw, bound, &list)
