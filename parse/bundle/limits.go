@@ -52,8 +52,10 @@ type Limits struct {
 	// analyze under 1 GB.
 	MaxMemory int64
 	// MaxInputMemory is the part of MaxMemory one input may use, so that
-	// a single huge file leaves room for the rest of the bundle.
-	// Default 128 MiB (about 25 MB of text).
+	// a single huge file leaves room for the rest of the bundle: about
+	// one fifth of it in text (one twelfth for a kubectl JSON or YAML
+	// document, whose decoding peaks higher). Default half of MaxMemory:
+	// 128 MiB, about 25 MB of text.
 	MaxInputMemory int64
 }
 
@@ -75,12 +77,16 @@ func DefaultLimits() Limits {
 // withDefaults fills the zero (or negative) fields of l with those of
 // DefaultLimits.
 func (l Limits) withDefaults() Limits {
+	inputMemory := l.MaxInputMemory
 	d := reflect.ValueOf(DefaultLimits())
 	v := reflect.ValueOf(&l).Elem()
 	for i := range v.NumField() {
 		if f := v.Field(i); f.Int() <= 0 {
 			f.SetInt(d.Field(i).Int())
 		}
+	}
+	if inputMemory <= 0 {
+		l.MaxInputMemory = l.MaxMemory / 2
 	}
 	return l
 }
