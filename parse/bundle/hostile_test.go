@@ -332,3 +332,35 @@ func TestSymlinkRoot(t *testing.T) {
 		t.Errorf("a link inside the bundle was followed: %+v", in)
 	}
 }
+
+// A nested archive is held in memory only when it fits in a quarter of
+// what is left of the memory budget; else it is spilled to TempDir.
+func TestNestedArchiveMemory(t *testing.T) {
+	var in bytes.Buffer
+	zw := zip.NewWriter(&in)
+	w, _ := zw.Create("node1/sysctl.txt")
+	w.Write([]byte(sysctlBody))
+	w, _ = zw.CreateHeader(&zip.FileHeader{Name: "node1/noise.bin", Method: zip.Store})
+	w.Write(noise(300 << 10))
+	zw.Close()
+	dst := writeFile(t, "outer.tar", writeTar(t, []member{{name: "inner.zip", typ: tar.TypeReg, body: in.Bytes()}}))
+	for _, c := range []struct {
+		mem   int64
+		spill bool
+	}{{1 << 20, true}, {4 << 20, false}} {
+		spill := t.TempDir()
+		spilled := false
+		opts := &parse.Options{TempDir: spill, Limits: parse.Limits{MaxMemory: c.mem}}
+		opts.Progress = func(model.Input) {
+			ents, _ := os.ReadDir(spill)
+			spilled = spilled || len(ents) > 0
+		}
+		snap, warns := open(t, dst, opts)
+		if got := inputs(snap, dst+"!")["inner.zip!node1/sysctl.txt"]; got.Records != 2 || len(warns) != 0 {
+			t.Errorf("MaxMemory %d: inner member %+v; warnings %v", c.mem, got, warns)
+		}
+		if spilled != c.spill {
+			t.Errorf("MaxMemory %d: spilled %v, want %v", c.mem, spilled, c.spill)
+		}
+	}
+}

@@ -278,13 +278,21 @@ func (o *opener) nested(in input, c compression, raw io.Reader, head []byte) {
 	}
 	ra, size := in.ra, in.size
 	if ra == nil {
-		b, err := materialize(&boundReader{r: raw, max: o.bud.lim.MaxFileBytes, b: o.bud}, o.bud.lim.MaxMemoryBuffer, o.tempDir)
+		// Held in memory, the archive is charged to the memory budget
+		// while it is walked: it is kept there only when it fits in a
+		// quarter of what is left, so that its members can still be read.
+		maxMem := min(o.bud.lim.MaxMemoryBuffer, max(o.bud.lim.MaxMemory-o.bud.mem, 0)/4)
+		b, err := materialize(&boundReader{r: raw, max: o.bud.lim.MaxFileBytes, b: o.bud}, maxMem, o.tempDir)
 		if err != nil {
 			o.warns.Add(model.Pos{File: in.name}, "", err)
 			o.skip(in.name, "nested archive not read: "+err.Error(), in.pl)
 			return
 		}
 		defer b.close()
+		if b.file == nil {
+			o.bud.mem += b.size
+			defer func() { o.bud.mem -= b.size }()
+		}
 		ra, size = b.ra, b.size
 	}
 	var t tree
