@@ -231,7 +231,11 @@ func (o *opener) file(in input) {
 	tee.on = false
 	tee.buf.Reset()
 	if perr != nil && perr != io.EOF && perr != bufio.ErrBufferFull {
-		o.warns.Add(model.Pos{File: in.name}, "", fmt.Errorf("%s: %w: the file is corrupt or cut short", c, perr))
+		err := fmt.Errorf("%s: %w: the file is corrupt or cut short", c, perr)
+		if strings.HasPrefix(perr.Error(), c.String()+": ") {
+			err = fmt.Errorf("%w: the file is corrupt or cut short", perr)
+		}
+		o.warns.Add(model.Pos{File: in.name}, "", err)
 		if len(dhead) == 0 {
 			o.skip(in.name, "corrupt "+c.String()+" stream", in.pl)
 			return
