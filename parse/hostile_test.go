@@ -3,6 +3,7 @@ package parse_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,51 @@ func TestHostileFixtures(t *testing.T) {
 				t.Errorf("%d inputs read from the overlapping zip", len(snap.Inputs))
 			}
 		})
+	}
+}
+
+// A kubectl List is decoded whole: past the input's share it keeps nothing,
+// and what it was charged goes back to the bundle, so that the files after
+// it are still read.
+func TestDocumentBudget(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"apiVersion":"v1","kind":"List","items":[`)
+	for i := range 3000 {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, `{"apiVersion":"v1","kind":"Service","metadata":{"name":"svc-%d","namespace":"default"},"spec":{"type":"ClusterIP","clusterIP":"10.96.%d.%d","ports":[{"port":80,"protocol":"TCP"}]}}`, i, i/250, i%250)
+	}
+	b.WriteString("]}\n")
+	dir := t.TempDir()
+	for i := range 6 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("services-%d.json", i)), []byte(b.String()), 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "zz-sysctl.txt"), []byte("net.ipv4.ip_forward = 1\n"), 0o644)
+	lim := parse.Limits{MaxMemory: 2 << 20, MaxInputMemory: 1 << 20}
+	snap, warns, err := parse.Open(context.Background(), dir, &parse.Options{Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		name := filepath.Join(dir, fmt.Sprintf("services-%d.json", i))
+		found := false
+		for _, w := range warns {
+			found = found || (w.Pos.File == name && errors.Is(w, parse.ErrLimit) && strings.Contains(w.Error(), "Limits.MaxInputMemory"))
+		}
+		if !found {
+			t.Errorf("%s: no warning of the input's budget; warnings:\n%v", name, warns)
+		}
+	}
+	if len(snap.Kube.Services) != 0 {
+		t.Errorf("%d services kept from cut documents", len(snap.Kube.Services))
+	}
+	if len(snap.Sysctls) != 1 {
+		t.Errorf("the file after the cut documents was not read: %v", warns)
+	}
+	// A document within its share is read whole.
+	snap, warns, _ = parse.Open(context.Background(), filepath.Join(dir, "services-0.json"), &parse.Options{Limits: parse.Limits{MaxInputMemory: 64 << 20}})
+	if len(snap.Kube.Services) != 3000 || len(warns) != 0 {
+		t.Errorf("%d services, warnings %v", len(snap.Kube.Services), warns)
 	}
 }
