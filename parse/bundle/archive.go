@@ -3,8 +3,10 @@ package bundle
 import (
 	"archive/tar"
 	"archive/zip"
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"io/fs"
@@ -100,6 +102,11 @@ type zipTree struct {
 // out: refused tells which, nil when none are. An archive whose members,
 // with those counted so far, exceed Limits.MaxEntries is refused whole.
 func newZipTree(ra io.ReaderAt, size int64, b *budget) (z zipTree, refused error, err error) {
+	// archive/zip holds every entry of the central directory in memory:
+	// its count is checked first.
+	if n, ok := zipEntries(ra, size); ok && int64(b.entries)+n > int64(b.lim.MaxEntries) {
+		return z, nil, limitErr("archive has %d members, more than the %d left of Limits.MaxEntries (counted across nested archives)", n, max(b.lim.MaxEntries-b.entries, 0))
+	}
 	zr, err := zip.NewReader(ra, size)
 	if err != nil {
 		return z, nil, fmt.Errorf("zip: %w", err)
@@ -152,6 +159,40 @@ func newZipTree(ra io.ReaderAt, size int64, b *budget) (z zipTree, refused error
 		refused = fmt.Errorf("%w: zip: %s", ErrLimit, strings.Join(msgs, "; "))
 	}
 	return z, refused, nil
+}
+
+// zipEntries reads the number of entries a zip archive's end of central
+// directory record (or its zip64 record) declares.
+func zipEntries(ra io.ReaderAt, size int64) (int64, bool) {
+	const eocdLen, maxComment = 22, 65535
+	tail := min(size, eocdLen+maxComment)
+	buf := make([]byte, tail)
+	if _, err := ra.ReadAt(buf, size-tail); err != nil && err != io.EOF {
+		return 0, false
+	}
+	i := bytes.LastIndex(buf, []byte("PK\x05\x06"))
+	if i < 0 || len(buf)-i < eocdLen {
+		return 0, false
+	}
+	n := int64(binary.LittleEndian.Uint16(buf[i+10:]))
+	if n != 0xffff {
+		return n, true
+	}
+	// zip64: the locator just before the record gives the offset of the
+	// zip64 end of central directory record, which holds the count.
+	const locLen, rec64Len = 20, 56
+	if i < locLen || !bytes.HasPrefix(buf[i-locLen:], []byte("PK\x06\x07")) {
+		return 0, false
+	}
+	off := int64(binary.LittleEndian.Uint64(buf[i-locLen+8:]))
+	rec := make([]byte, rec64Len)
+	if off < 0 || off > size-rec64Len {
+		return 0, false
+	}
+	if _, err := ra.ReadAt(rec, off); err != nil || !bytes.HasPrefix(rec, []byte("PK\x06\x06")) {
+		return 0, false
+	}
+	return int64(min(binary.LittleEndian.Uint64(rec[32:]), 1<<62)), true
 }
 
 // sample quotes the first names of a list, for a warning.

@@ -178,6 +178,25 @@ func TestEntriesAcrossNesting(t *testing.T) {
 	if !hasWarning(warns, parse.ErrLimit, dst) {
 		t.Errorf("want the walk stopped at the limit, got %v", warns)
 	}
+	// A zip past the limit is refused from its end record, before its
+	// central directory is read.
+	zdst := writeFile(t, "z.zip", members[0].body)
+	snap, warns = open(t, zdst, &parse.Options{Limits: parse.Limits{MaxEntries: 4}})
+	if len(snap.Sysctls) != 0 || !warningWith(warns, zdst, "archive has 5 members, more than the 4 left") {
+		t.Errorf("zip of 5 members, MaxEntries 4: %d sysctls, warnings %v", len(snap.Sysctls), warns)
+	}
+	// More than 65535 entries: the count is in the zip64 record.
+	var big bytes.Buffer
+	zw := zip.NewWriter(&big)
+	for i := range 70000 {
+		zw.CreateHeader(&zip.FileHeader{Name: strconv.Itoa(i), Method: zip.Store})
+	}
+	zw.Close()
+	zdst = writeFile(t, "big.zip", big.Bytes())
+	_, warns = open(t, zdst, &parse.Options{Limits: parse.Limits{MaxEntries: 1000}})
+	if !warningWith(warns, zdst, "archive has 70000 members") {
+		t.Errorf("zip64 of 70000 members, MaxEntries 1000: warnings %v", warns)
+	}
 	snap, _ = open(t, dst, nil)
 	if len(snap.Sysctls) != 4*5*2 {
 		t.Errorf("default limits: %d sysctls, want every member read", len(snap.Sysctls))

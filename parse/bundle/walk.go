@@ -303,8 +303,7 @@ func (o *opener) nested(in input, c compression, raw io.Reader, head []byte) {
 	if c == noCompression && isZip(head) {
 		z, refused, err := newZipTree(ra, size, o.bud)
 		if err != nil {
-			o.warns.Add(model.Pos{File: in.name}, "", fmt.Errorf("archive not read: %w", err))
-			o.skip(in.name, "archive not read: "+err.Error(), in.pl)
+			o.warns.Add(model.Pos{File: in.name}, "", fmt.Errorf("archive not read to its end: %w", err))
 			return
 		}
 		if refused != nil {
