@@ -11,8 +11,9 @@ import (
 // one of the Limits was reached. The rest of the bundle is still read.
 var ErrLimit = errors.New("limit reached")
 
-// Limits bound what Open reads from archives and compressed files, against
-// decompression bombs and runaway bundles. A zero field takes its default.
+// Limits bound what Open reads from archives and compressed files, and the
+// memory its parsers keep, against decompression bombs and runaway bundles.
+// A zero field takes its default.
 // When a limit is reached, Open reports a positioned warning (wrapping
 // ErrLimit), stops reading that file or archive, and goes on with the rest.
 type Limits struct {
