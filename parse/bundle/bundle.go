@@ -9,8 +9,8 @@
 //
 // The stages, a file each: walk.go (directories, archives, compression:
 // tree.go, archive.go, compress.go, limits.go), layout*.go (placement),
-// dispatch.go (sniff and parse), then series.go and redact.go over the
-// whole snapshot.
+// dispatch.go (sniff and parse, charged to the memory budget of
+// memory.go), then series.go and redact.go over the whole snapshot.
 package bundle
 
 import (
