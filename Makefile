@@ -11,8 +11,10 @@ BENCH_CAPTURE ?=
 
 all: build
 
+## build: a static binary (no cgo: glibc's per-thread malloc arenas would
+## reserve hundreds of MB of address space that netmortem never uses)
 build:
-	$(GO) build -o $(BIN) ./cmd/netmortem
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/netmortem
 
 ## test: vet and the whole test suite with the race detector
 test:

@@ -39,8 +39,8 @@ type Options = bundle.Options
 // capture.Summary): Options.Summary.
 type Summary = capture.Summary
 
-// Limits bound what Open reads from archives and compressed files (see
-// bundle.Limits).
+// Limits bound what Open reads from archives and compressed files, and the
+// memory its parsers keep (see bundle.Limits).
 type Limits = bundle.Limits
 
 // DefaultLimits returns the limits Open uses for zero fields.

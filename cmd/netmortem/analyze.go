@@ -28,6 +28,7 @@ type analyzeOptions struct {
 	node    string
 	quiet   bool
 	timeout time.Duration
+	memory  int64
 }
 
 // defaultTimeout is analyze's time budget, the same as batch's budget per
@@ -49,6 +50,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.StringSliceVar(&o.disable, "disable", nil, "do not run these rules (comma separated)")
 	fs.StringVar(&o.node, "node", "", "attribute inputs to this node when the bundle layout does not say")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "do not print progress and warnings on stderr")
+	fs.Int64Var(&o.memory, "max-bundle-memory", 0, "memory budget in bytes for what the inputs' parsed text keeps: files past it are read no further, with a warning (0: the default, 256 MiB)")
 	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "time budget for reading and analyzing; past it, reading stops, the rules run on what was read, and the exit code is 3 (0: no limit)")
 	if code, ok := parseArgs(fs, stderr, args,
 		"Usage: netmortem analyze [flags] PATH...\n\n"+
@@ -59,6 +61,10 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 			"3 an input could not be read or was refused, the time budget ran out, the run was\n"+
 			"interrupted, or a rule failed.\n\nFlags:\n", "PATH"); !ok {
 		return code
+	}
+	if o.memory < 0 {
+		fmt.Fprintln(stderr, "netmortem analyze: --max-bundle-memory must not be negative")
+		return exitUsage
 	}
 	if o.timeout < 0 {
 		fmt.Fprintln(stderr, "netmortem analyze: --timeout must not be negative")
@@ -84,7 +90,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	readCtx, cancel := withBudget(ctx, o.timeout)
 	defer cancel()
-	popts := &parse.Options{Node: o.node, Summary: parse.Summary{Enabled: true}}
+	popts := &parse.Options{Node: o.node, Summary: parse.Summary{Enabled: true}, Limits: parse.Limits{MaxMemory: o.memory}}
 	if !o.quiet {
 		popts.Progress = func(in model.Input) {
 			if in.Skipped != "" {

@@ -73,6 +73,7 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	shard := fs.String("shard", "", "K/N: take only the bundles of shard K (0-based) out of N, by a hash of the bundle path")
 	timeout := fs.Duration("timeout", defaultTimeout, "time budget per bundle (0: no limit)")
 	maxBytes := fs.Int64("max-bundle-bytes", 16<<30, "size budget per bundle: bundles larger on disk, or decompressing to more, are not analyzed (0: no limit)")
+	maxMemory := fs.Int64("max-bundle-memory", 0, "memory budget per bundle in bytes, for what its parsed text keeps: files past it are read no further, with a warning (0: the default, 256 MiB)")
 	memLimit := fs.Int64("memory-limit", 0, "soft memory limit for the whole batch in bytes, as GOMEMLIMIT (0: none)")
 	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
@@ -172,7 +173,7 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 		go func() {
 			defer wg.Done()
 			for b := range work {
-				res := analyzeBundle(ctx, b, *timeout, *maxBytes)
+				res := analyzeBundle(ctx, b, *timeout, *maxBytes, *maxMemory)
 				mu.Lock()
 				if res.Status == statusCanceled {
 					// Not done: left out of the output, so that
@@ -240,7 +241,7 @@ dispatch:
 // budgets. Memory follows the bundle's size (and a capture's live
 // connections), so the size budget bounds it. A bundle that is neither a
 // regular file nor a directory is refused before it is opened.
-func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, maxBytes int64) (res batchResult) {
+func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, maxBytes, maxMemory int64) (res batchResult) {
 	start := time.Now()
 	res = batchResult{Bundle: bundle, Status: statusOK, Started: start.UTC(), Findings: []analyzer.Finding{},
 		Warnings: []report.Warning{}, RuleErrors: []analyzer.RuleError{}}
@@ -266,6 +267,7 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 	if maxBytes > 0 {
 		opts.Limits.MaxTotalBytes = maxBytes
 	}
+	opts.Limits.MaxMemory = maxMemory
 	in := openPaths(bctx, []string{bundle}, opts)
 	if ended(bctx, &res, budget) {
 		return res

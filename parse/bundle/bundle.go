@@ -9,8 +9,8 @@
 //
 // The stages, a file each: walk.go (directories, archives, compression:
 // tree.go, archive.go, compress.go, limits.go), layout*.go (placement),
-// dispatch.go (sniff and parse), then series.go and redact.go over the
-// whole snapshot.
+// dispatch.go (sniff and parse, charged to the memory budget of
+// memory.go), then series.go and redact.go over the whole snapshot.
 package bundle
 
 import (
@@ -41,8 +41,9 @@ type Options struct {
 	// follows live connections, not the capture's size. The rules count
 	// both; `netmortem flows` keeps every attempt.
 	capture.Summary
-	// Limits bound decompression (sizes, ratio, nesting); zero fields take
-	// the DefaultLimits.
+	// Limits bound decompression (sizes, ratio, nesting, archive
+	// members) and the memory the parsers keep; zero fields take the
+	// DefaultLimits.
 	Limits Limits
 	// TempDir is where nested archives too large for memory are spilled
 	// (and removed before Open returns); "" means os.TempDir().

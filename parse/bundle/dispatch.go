@@ -56,6 +56,18 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 		o.skip(name, "unrecognized content", pl)
 		return
 	}
+	raw := r
+	var charge *chargeReader
+	if charged(f.Kind) {
+		if o.bud.spent() {
+			err := limitErr("not read: the memory budget of the bundle (%s, Limits.MaxMemory) is spent", human(o.bud.lim.MaxMemory))
+			o.warns.Add(model.Pos{File: name}, "", err)
+			o.skip(name, err.Error(), pl)
+			return
+		}
+		charge = newChargeReader(r, o.bud, f.Name)
+		r = charge
+	}
 	if pl.blank != nil {
 		r = blankLines(r, pl.blank)
 	}
@@ -73,6 +85,15 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 	}
 	if lerr := bound.limitHit(); lerr != nil && !errors.Is(list.Err(), ErrLimit) {
 		list.Add(model.Pos{File: name}, "", lerr)
+	}
+	if charge != nil && charge.err != nil {
+		charge.refund()
+		if !errors.Is(list.Err(), ErrLimit) {
+			list.Add(model.Pos{File: name}, "", charge.err)
+		}
+	}
+	if charge == nil || charge.err == nil {
+		o.checkTrailer(name, raw, bound, &list)
 	}
 	o.warns = append(o.warns, list...)
 	o.add(model.Input{
@@ -195,4 +216,32 @@ func (b *blanker) Read(p []byte) (int, error) {
 	n := copy(p, b.pending)
 	b.pending = b.pending[n:]
 	return n, nil
+}
+
+// maxTrailerCheck is how much of a compressed file a parser left unread
+// is still read, to reach the end of the stream and check its trailer.
+const maxTrailerCheck = 1 << 20
+
+// checkTrailer reads what the parser left of a compressed file (a parser
+// may stop at the end of a document), up to maxTrailerCheck, so that the
+// decompressor reaches the end of the stream and checks its trailer (the
+// CRC and size of gzip): a corrupt one is a warning naming the file,
+// unless the parser reported it already.
+func (o *opener) checkTrailer(name string, r io.Reader, bound *boundReader, list *model.ErrorList) {
+	if bound == nil || bound.in == nil || bound.err != nil {
+		return
+	}
+	_, err := io.CopyN(io.Discard, r, maxTrailerCheck)
+	if err == nil || err == io.EOF || errors.Is(err, ErrLimit) || o.ctx.Err() != nil {
+		return
+	}
+	if errors.Is(list.Err(), err) {
+		return
+	}
+	for _, e := range *list {
+		if strings.Contains(e.Error(), err.Error()) {
+			return
+		}
+	}
+	list.Add(model.Pos{File: name}, "", fmt.Errorf("%w: the compressed file is corrupt (its trailer does not match what was read)", err))
 }

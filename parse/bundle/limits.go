@@ -11,8 +11,9 @@ import (
 // one of the Limits was reached. The rest of the bundle is still read.
 var ErrLimit = errors.New("limit reached")
 
-// Limits bound what Open reads from archives and compressed files, against
-// decompression bombs and runaway bundles. A zero field takes its default.
+// Limits bound what Open reads from archives and compressed files, and the
+// memory its parsers keep, against decompression bombs and runaway bundles.
+// A zero field takes its default.
 // When a limit is reached, Open reports a positioned warning (wrapping
 // ErrLimit), stops reading that file or archive, and goes on with the rest.
 type Limits struct {
@@ -30,7 +31,8 @@ type Limits struct {
 	MaxRatio int64
 	// MaxDepth bounds archives nested inside archives. Default 4.
 	MaxDepth int
-	// MaxEntries bounds the members of one archive. Default 200000.
+	// MaxEntries bounds the archive members one Open reads, counted
+	// across every archive and every level of nesting. Default 200000.
 	MaxEntries int
 	// MaxMemoryBuffer is how large a nested archive (or a zip member of a
 	// tar, which needs random access) may be and still be held in memory;
@@ -41,6 +43,21 @@ type Limits struct {
 	// the decoder allocates it up front. Default 128 MiB (xz -9 uses
 	// 64 MiB).
 	MaxDictBytes int64
+	// MaxMemory is the memory budget of one Open: what the parsed text
+	// of its inputs is estimated to keep in memory (5 bytes for each
+	// byte of text, 32 for each line: what the parsers' records and
+	// their strings cost). An input that takes the budget past it is
+	// read no further (what was read is kept, and a warning names it);
+	// later inputs are not read. Captures are not charged: their memory
+	// is bounded by Options.Summary. Default 256 MiB, which keeps a whole
+	// analyze under 1 GB.
+	MaxMemory int64
+	// MaxInputMemory is the part of MaxMemory one input may use, so that
+	// a single huge file leaves room for the rest of the bundle: about
+	// one fifth of it in text (one twelfth for a kubectl JSON or YAML
+	// document, whose decoding peaks higher). Default half of MaxMemory:
+	// 128 MiB, about 25 MB of text.
+	MaxInputMemory int64
 }
 
 // DefaultLimits returns the limits Open uses for zero fields.
@@ -53,18 +70,24 @@ func DefaultLimits() Limits {
 		MaxEntries:      200000,
 		MaxMemoryBuffer: 32 << 20,
 		MaxDictBytes:    128 << 20,
+		MaxMemory:       256 << 20,
+		MaxInputMemory:  128 << 20,
 	}
 }
 
 // withDefaults fills the zero (or negative) fields of l with those of
 // DefaultLimits.
 func (l Limits) withDefaults() Limits {
+	inputMemory := l.MaxInputMemory
 	d := reflect.ValueOf(DefaultLimits())
 	v := reflect.ValueOf(&l).Elem()
 	for i := range v.NumField() {
 		if f := v.Field(i); f.Int() <= 0 {
 			f.SetInt(d.Field(i).Int())
 		}
+	}
+	if inputMemory <= 0 {
+		l.MaxInputMemory = l.MaxMemory / 2
 	}
 	return l
 }
@@ -73,10 +96,14 @@ func (l Limits) withDefaults() Limits {
 // ratio is checked, so small, very compressible files are never refused.
 const ratioFloor = 8 << 20
 
-// budget is one Open's account of decompressed bytes.
+// budget is one Open's account of decompressed bytes, archive members and
+// memory.
 type budget struct {
 	lim   Limits
-	total int64
+	total int64 // bytes decompressed, at every level
+	// entries counts the archive members walked, across nesting levels.
+	entries int
+	mem     int64 // estimated memory kept by the parsed inputs
 }
 
 func limitErr(format string, args ...any) error {
@@ -105,6 +132,21 @@ type boundReader struct {
 	max int64 // size bound for this stream
 	b   *budget
 	err error
+	// scale is how many times larger than the bytes on disk that made
+	// it the compressed side already is (the cumulative ratio of the
+	// archives and compressed files around this stream); 0 reads as 1.
+	scale float64
+}
+
+// ratio is the stream's cumulative ratio so far: its own times its
+// scale. Nested levels multiply, so that a bomb cannot hide below the
+// limit by spreading its ratio over several levels.
+func (z *boundReader) ratio() float64 {
+	s := max(z.scale, 1)
+	if z.in == nil || z.in.n == 0 {
+		return s
+	}
+	return s * float64(z.out) / float64(z.in.n)
 }
 
 func (z *boundReader) Read(p []byte) (int, error) {
@@ -118,8 +160,8 @@ func (z *boundReader) Read(p []byte) (int, error) {
 	switch {
 	case z.out > z.max:
 		z.err = limitErr("decompressed size exceeds %s (Limits.MaxFileBytes); rest not read", human(z.max))
-	case z.in != nil && z.out > ratioFloor && z.in.n > 0 && z.out/z.in.n > lim.MaxRatio:
-		z.err = limitErr("decompressed size exceeds %d times the compressed size (Limits.MaxRatio): likely a decompression bomb; rest not read", lim.MaxRatio)
+	case z.in != nil && z.out > ratioFloor && z.in.n > 0 && z.ratio() > float64(lim.MaxRatio):
+		z.err = limitErr("decompressed size exceeds %d times the compressed size, counting the archives and compressed files around it (Limits.MaxRatio): likely a decompression bomb; rest not read", lim.MaxRatio)
 	case z.b.total > lim.MaxTotalBytes:
 		z.err = limitErr("bundle decompresses to more than %s (Limits.MaxTotalBytes); rest not read", human(lim.MaxTotalBytes))
 	}

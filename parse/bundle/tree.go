@@ -36,9 +36,15 @@ type entry struct {
 	size int64  // -1 when unknown
 	link string // symlink or hard link target, as stored
 	bad  error  // set when the entry is refused (unsafe name)
-	// inflated is set when open decompresses (zip members): the content
-	// is bounded by the opener.
+	// inflated is set when open decompresses (zip members) or fills
+	// holes (sparse tar members): the content is bounded by the opener.
 	inflated bool
+	// packed is the member's compressed size when open decompresses it,
+	// 0 when unknown.
+	packed int64
+	// scale is the cumulative ratio of the archive's bytes to those on
+	// disk they came from (see boundReader.scale).
+	scale float64
 	// open returns the entry's content; for tar members it is valid only
 	// during the walk callback.
 	open func() (io.ReadCloser, error)

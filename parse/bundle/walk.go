@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -28,6 +29,9 @@ type input struct {
 	size  int64
 	pl    placement
 	depth int // archives around the file
+	// scale is how many times larger than the bytes on disk that made
+	// it the file already is (see boundReader.scale).
+	scale float64
 }
 
 // open is the first stage of Open for one path: a directory is walked as a
@@ -39,12 +43,20 @@ func (o *opener) open(p string) error {
 	}
 	base := placement{node: o.node}
 	if fi.IsDir() {
-		if err := o.tree(dirTree{root: p}, p, filepath.Separator, base, 0); err != nil {
+		root := p
+		if li, err := os.Lstat(p); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+			// A bundle given as a link to a directory is read there;
+			// links inside the bundle are still never followed.
+			if root, err = filepath.EvalSymlinks(p); err != nil {
+				return fmt.Errorf("open %s: %w", p, err)
+			}
+		}
+		if err := o.tree(dirTree{root: root}, p, filepath.Separator, base, 0); err != nil {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return fmt.Errorf("open %s: %w", p, err)
 			}
 			var pe *os.PathError
-			if errors.As(err, &pe) && pe.Path == p {
+			if errors.As(err, &pe) && (pe.Path == p || pe.Path == root) {
 				return fmt.Errorf("open %s: %w", p, err)
 			}
 			o.warns.Add(model.Pos{File: p}, "", err)
@@ -78,7 +90,7 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 	ix := newIndex()
 	// The first pass is bounded like the second but not charged to the
 	// bundle's total: the same bytes are counted once, when parsed.
-	charged := o.bud.total
+	charged, entries := o.bud.total, o.bud.entries
 	err := t.walk(o.ctx, func(e *entry) error {
 		ix.add(e)
 		if e.kind == entFile && e.bad == nil && wantContent(e.name) && e.size <= maxLayoutFileBytes &&
@@ -94,7 +106,7 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 		}
 		return nil
 	})
-	o.bud.total = charged
+	o.bud.total, o.bud.entries = charged, entries
 	if err != nil && (o.ctx.Err() != nil || len(ix.kinds) == 0) {
 		return err
 	}
@@ -153,9 +165,18 @@ func (o *opener) member(e *entry, name string, pl placement, depth int) {
 	}
 	defer rc.Close()
 	var r io.Reader = rc
+	scale := max(e.scale, 1)
 	if e.inflated {
-		// zip members are decompressed by archive/zip: bound them here
-		r = &boundReader{r: rc, max: o.bud.lim.MaxFileBytes, b: o.bud}
+		// zip members are decompressed by archive/zip, sparse tar
+		// members' holes filled by archive/tar: bound them here
+		br := &boundReader{r: rc, max: o.bud.lim.MaxFileBytes, b: o.bud, scale: scale}
+		if e.packed > 0 {
+			br.in = &countReader{n: e.packed}
+			if e.size > e.packed {
+				scale *= float64(e.size) / float64(e.packed)
+			}
+		}
+		r = br
 	}
 	if depth > 0 && e.size > o.bud.lim.MaxFileBytes {
 		err := limitErr("member is %s, above %s (Limits.MaxFileBytes); not read", human(e.size), human(o.bud.lim.MaxFileBytes))
@@ -163,7 +184,7 @@ func (o *opener) member(e *entry, name string, pl placement, depth int) {
 		o.skip(name, err.Error(), pl)
 		return
 	}
-	o.file(input{name: name, r: r, pl: pl, depth: depth})
+	o.file(input{name: name, r: r, pl: pl, depth: depth, scale: scale})
 }
 
 // file reads one input: a compressed file is decompressed, an archive is
@@ -176,17 +197,24 @@ func (o *opener) file(in input) {
 		o.skip(in.name, "empty file", in.pl)
 		return
 	}
-	c := compressionOf(head)
+	// head aliases br's buffer, which the next reads overwrite: what is
+	// judged after them (archive and compression magic, an xz header)
+	// is judged on a copy.
+	magic := bytes.Clone(head[:min(len(head), magicSize)])
+	c := compressionOf(magic)
 	if c == noCompression {
-		if isTar(head) || isZip(head) {
-			o.nested(in, c, br, head)
+		if isTar(magic) || isZip(magic) {
+			o.nested(in, c, br, magic)
 			return
 		}
-		o.dispatch(in.name, br, head, in.pl, nil)
+		o.decoded(in.name, br, in.pl, nil)
 		return
 	}
 	tee := &switchTee{r: br, on: true}
-	zr, err := decompress(c, tee, o.bud, o.bud.lim.MaxFileBytes, head)
+	zr, err := decompress(c, tee, o.bud, o.bud.lim.MaxFileBytes, magic)
+	if zr != nil {
+		zr.scale = in.scale
+	}
 	if err != nil {
 		o.warns.Add(model.Pos{File: in.name}, "", err)
 		o.skip(in.name, "corrupt or refused "+c.String()+" stream", in.pl)
@@ -197,13 +225,17 @@ func (o *opener) file(in input) {
 	if isTar(dhead) {
 		rest := io.MultiReader(&tee.buf, br)
 		tee.on = false
-		o.nested(in, c, rest, head)
+		o.nested(in, c, rest, magic)
 		return
 	}
 	tee.on = false
 	tee.buf.Reset()
 	if perr != nil && perr != io.EOF && perr != bufio.ErrBufferFull {
-		o.warns.Add(model.Pos{File: in.name}, "", fmt.Errorf("%s: %w: the file is corrupt or cut short", c, perr))
+		err := fmt.Errorf("%s: %w: the file is corrupt or cut short", c, perr)
+		if strings.HasPrefix(perr.Error(), c.String()+": ") {
+			err = fmt.Errorf("%w: the file is corrupt or cut short", perr)
+		}
+		o.warns.Add(model.Pos{File: in.name}, "", err)
 		if len(dhead) == 0 {
 			o.skip(in.name, "corrupt "+c.String()+" stream", in.pl)
 			return
@@ -213,7 +245,27 @@ func (o *opener) file(in input) {
 		o.skip(in.name, "empty file", in.pl)
 		return
 	}
-	o.dispatch(in.name, zbr, dhead, in.pl, zr)
+	o.decoded(in.name, zbr, in.pl, zr)
+}
+
+// magicSize is how much of a file's head is kept to judge it as an
+// archive or a compressed stream (an xz block header included).
+const magicSize = 4 << 10
+
+// decoded hands a file that is neither compressed nor an archive to
+// dispatch as UTF-8: a byte order mark is dropped and UTF-16 text
+// transcoded.
+func (o *opener) decoded(name string, br *bufio.Reader, pl placement, bound *boundReader) {
+	r, _ := text.Decode(br)
+	head, err := r.Peek(text.HeadSize)
+	if len(head) == 0 {
+		if err != nil && err != io.EOF {
+			o.warns.Add(model.Pos{File: name}, "", err)
+		}
+		o.skip(name, "empty file", pl)
+		return
+	}
+	o.dispatch(name, r, head, pl, bound)
 }
 
 // nested walks the archive in (a tar compressed as c, or a zip). A file on
@@ -230,29 +282,47 @@ func (o *opener) nested(in input, c compression, raw io.Reader, head []byte) {
 	}
 	ra, size := in.ra, in.size
 	if ra == nil {
-		b, err := materialize(&boundReader{r: raw, max: o.bud.lim.MaxFileBytes, b: o.bud}, o.bud.lim.MaxMemoryBuffer, o.tempDir)
+		// Held in memory, the archive is charged to the memory budget
+		// while it is walked: it is kept there only when it fits in a
+		// quarter of what is left, so that its members can still be read.
+		maxMem := min(o.bud.lim.MaxMemoryBuffer, max(o.bud.lim.MaxMemory-o.bud.mem, 0)/4)
+		b, err := materialize(&boundReader{r: raw, max: o.bud.lim.MaxFileBytes, b: o.bud}, maxMem, o.tempDir)
 		if err != nil {
 			o.warns.Add(model.Pos{File: in.name}, "", err)
 			o.skip(in.name, "nested archive not read: "+err.Error(), in.pl)
 			return
 		}
 		defer b.close()
+		if b.file == nil {
+			o.bud.mem += b.size
+			defer func() { o.bud.mem -= b.size }()
+		}
 		ra, size = b.ra, b.size
 	}
 	var t tree
 	if c == noCompression && isZip(head) {
-		t = zipTree{ra: ra, size: size, b: o.bud}
+		z, refused, err := newZipTree(ra, size, o.bud)
+		if err != nil {
+			o.warns.Add(model.Pos{File: in.name}, "", fmt.Errorf("archive not read to its end: %w", err))
+			return
+		}
+		if refused != nil {
+			o.warns.Add(model.Pos{File: in.name}, "", refused)
+		}
+		z.scale = in.scale
+		t = z
 	} else {
-		t = tarTree{b: o.bud, open: func() (io.Reader, func(), error) {
+		t = tarTree{b: o.bud, open: func() (io.Reader, func() float64, error) {
 			r := io.NewSectionReader(ra, 0, size)
 			if c == noCompression {
-				return ctxReader{o.ctx, r}, func() {}, nil
+				return ctxReader{o.ctx, r}, func() float64 { return max(in.scale, 1) }, nil
 			}
 			zr, err := decompress(c, r, o.bud, o.bud.lim.MaxTotalBytes, head)
 			if err != nil {
 				return nil, nil, err
 			}
-			return ctxReader{o.ctx, zr}, func() {}, nil
+			zr.scale = in.scale
+			return ctxReader{o.ctx, zr}, zr.ratio, nil
 		}}
 	}
 	o.archive(t, in.name, in.pl, in.depth+1)
