@@ -43,6 +43,8 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.NginxErrorFormat,
 		logs.DmesgFormat,
 		logs.CoreDNSLogFormat,
+		logs.CRILogFormat,
+		logs.DockerJSONLogFormat,
 		netfilter.IPVSadmFormat,
 		netfilter.IPTablesSaveFormat,
 		netfilter.IPTablesListFormat,

@@ -11,6 +11,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
@@ -117,16 +118,51 @@ type logReader struct {
 	multiKey string
 	// corednsSeen is set once a line only CoreDNS writes was read.
 	corednsSeen bool
+	// container is the container whose log this is, from the pasted
+	// command, the file's path or the layout's command.
+	container ContainerLog
+	// partial holds, by stream, the partial runtime records read so far
+	// and the position of the first.
+	partial map[string]*partialLine
+	// wrap is the runtime record a physical line held when a terminal
+	// hard-wrapped it: the first part, waiting for the rest.
+	wrap *partialLine
+}
+
+// partialLine is the start of a line a container runtime wrote in more
+// than one record (or a record a terminal wrapped), and where it began.
+type partialLine struct {
+	text string
+	pos  model.Pos
+	w    wrapped // the first record
 }
 
 func newLogReader(name, node, command string, errs *model.ErrorList) *logReader {
 	lr := &logReader{name: name, node: node, errs: errs}
-	if s := sourceFromCommand(command); s != "" {
-		lr.source = s
-	} else {
-		lr.source = knownComponent(path.Base(name))
+	lr.setCommand(command)
+	if lr.source == "" {
+		if c, ok := ContainerLogPath(name); ok {
+			lr.container = c
+			lr.source = c.Container
+		} else {
+			lr.source = knownComponent(path.Base(name))
+		}
 	}
 	return lr
+}
+
+// setCommand takes what a pasted (or the layout's) command says of the
+// lines below it: their component, and their container.
+func (lr *logReader) setCommand(cmd string) {
+	if s := sourceFromCommand(cmd); s != "" {
+		lr.source = s
+	}
+	if c, ok := containerFromCommand(cmd); ok {
+		lr.container = c
+		if lr.source == "" && c.Container != "" {
+			lr.source = c.Container
+		}
+	}
 }
 
 func (lr *logReader) read(ctx context.Context, r io.Reader) {
@@ -138,10 +174,89 @@ func (lr *logReader) read(ctx context.Context, r io.Reader) {
 		}
 		lr.line(l)
 	}
+	lr.flush()
 }
 
 func (lr *logReader) line(l *text.Lines) {
-	line := l.Text()
+	line, pos := l.Text(), l.Pos()
+	if p := lr.wrap; p != nil {
+		// The rest of a runtime record a terminal or a writer wrapped.
+		lr.wrap = nil
+		line, pos = p.text+line, p.pos
+	}
+	trimmed := strings.TrimLeft(line, " \t")
+	if len(line) < maxJoined {
+		switch {
+		case strings.HasPrefix(trimmed, `{"log":"`) && !strings.HasSuffix(strings.TrimRight(line, " "), "}"):
+			// A Docker record a terminal hard-wrapped: the rest is on
+			// the next line, joined without a separator.
+			lr.wrap = &partialLine{text: line, pos: pos}
+			return
+		case strings.HasSuffix(line, " \\"):
+			// A record wrapped with a shell-style " \\" at the end of
+			// each part.
+			if _, ok := lr.unwrap(trimmed); ok {
+				lr.wrap = &partialLine{text: line[:len(line)-1], pos: pos}
+				return
+			}
+		}
+	}
+	// A runtime's record may be indented (a pasted block in Markdown).
+	if w, ok := lr.unwrap(trimmed); ok {
+		lr.record(w, pos)
+		return
+	}
+	lr.entry(line, pos, nil)
+}
+
+// maxJoined bounds the lines joined into one wrapped record.
+const maxJoined = 1 << 20
+
+// record reads one record of a container runtime (or one line of kubectl
+// logs --timestamps) read at pos.
+func (lr *logReader) record(w wrapped, pos model.Pos) {
+	if w.partial {
+		if p := lr.partial[w.stream]; p != nil {
+			p.text += w.inner
+			return
+		}
+		if lr.partial == nil {
+			lr.partial = map[string]*partialLine{}
+		}
+		lr.partial[w.stream] = &partialLine{text: w.inner, pos: pos, w: w}
+		return
+	}
+	if p := lr.partial[w.stream]; p != nil {
+		// The line is the runtime's from its first record on.
+		last := w.inner
+		w, pos = p.w, p.pos
+		w.inner = p.text + last
+		w.partial = false
+		delete(lr.partial, w.stream)
+	}
+	lr.entry(w.inner, pos, &w)
+}
+
+// flush reads what is left at the end of the input: partial records the
+// runtime never ended, a wrapped record never completed.
+func (lr *logReader) flush() {
+	if p := lr.wrap; p != nil {
+		lr.wrap = nil
+		lr.errs.Addf(p.pos, p.text, "%w: a container runtime's record cut short at the end of the input", format.ErrSyntax)
+	}
+	for _, stream := range []string{"stdout", "stderr", ""} {
+		if p := lr.partial[stream]; p != nil {
+			delete(lr.partial, stream)
+			w := p.w
+			w.inner, w.partial = p.text, false
+			lr.entry(w.inner, p.pos, &w)
+		}
+	}
+}
+
+// entry reads one line (or a container's line, w its runtime's record)
+// at pos.
+func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 	if lr.multiKey != "" && len(lr.events) > 0 {
 		ev := &lr.events[len(lr.events)-1]
 		switch {
@@ -163,15 +278,24 @@ func (lr *logReader) line(l *text.Lines) {
 		return
 	}
 	if ev, kind, ok := lr.parseLine(line); ok {
+		if kind == "syslog" && w == nil && ev.Message != "" && ev.Message[0] >= '0' && ev.Message[0] <= '9' {
+			// A runtime's record forwarded by syslog (rsyslog's imfile):
+			// the syslog host is the node.
+			if inner, ok := lr.unwrap(ev.Message); ok && inner.kind == "cri" {
+				inner.node = ev.Node
+				lr.record(inner, pos)
+				return
+			}
+		}
 		if p, bad := ev.Fields[problemMarker]; bad {
 			delete(ev.Fields, problemMarker)
 			if len(ev.Fields) == 0 {
 				ev.Fields = nil
 			}
-			l.Errorf("%w: %s", format.ErrSyntax, p)
+			lr.errs.Addf(pos, line, "%w: %s", format.ErrSyntax, p)
 		}
-		ev.Pos = l.Pos()
-		lr.add(ev, kind)
+		ev.Pos = pos
+		lr.add(ev, kind, w)
 		return
 	}
 	if isContinuation(line) {
@@ -181,6 +305,12 @@ func (lr *logReader) line(l *text.Lines) {
 			return
 		}
 	}
+	if w != nil {
+		// A container's line of no known shape is its own output as it
+		// is, not an error.
+		lr.add(model.LogEvent{Message: line, Pos: pos}, "plain", w)
+		return
+	}
 	if node, ok := text.NodeMarker(line); ok {
 		lr.node = node
 		return
@@ -189,9 +319,11 @@ func (lr *logReader) line(l *text.Lines) {
 		if host != "" {
 			lr.node = host
 		}
-		if s := sourceFromCommand(cmd); s != "" {
-			lr.source = s
-		}
+		lr.setCommand(cmd)
+		return
+	}
+	if fileCommand(t) {
+		lr.setCommand(t)
 		return
 	}
 	if logNoise(t) {
@@ -200,12 +332,19 @@ func (lr *logReader) line(l *text.Lines) {
 	// Stray characters before a dated line: read the line from its
 	// timestamp, and say so.
 	if i, ev, kind, ok := lr.recoverLine(line); ok {
-		l.Errorf("%w: %q before the timestamp (pasted or scraped text?): the entry is read from column %d", format.ErrSyntax, line[:i], i+1)
-		ev.Pos = l.Pos()
-		lr.add(ev, kind)
+		lr.errs.Addf(pos, line, "%w: %q before the timestamp (pasted or scraped text?): the entry is read from column %d", format.ErrSyntax, line[:i], i+1)
+		ev.Pos = pos
+		lr.add(ev, kind, nil)
 		return
 	}
-	l.Errorf("%w: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log)", format.ErrSyntax)
+	if m, rest := submatches(timestampsRe, line); m != nil {
+		// kubectl logs --timestamps of a line of no known shape.
+		if ts, err := time.Parse(time.RFC3339Nano, m[1]); err == nil && strings.TrimSpace(rest) != "" {
+			lr.add(model.LogEvent{Message: rest, Pos: pos}, "plain", &wrapped{kind: "timestamps", time: ts.UTC()})
+			return
+		}
+	}
+	lr.errs.Addf(pos, line, "%w: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log)", format.ErrSyntax)
 }
 
 // isContinuation reports whether line continues the entry before it: a
@@ -225,12 +364,50 @@ func logNoise(t string) bool {
 	case strings.HasPrefix(t, "░░"): // journalctl -x catalog explanations
 		return true
 	}
+	if _, ok := ContainerLogPath(t); ok && !strings.Contains(t, " ") {
+		return true // ls /var/log/containers
+	}
 	return false
 }
 
-func (lr *logReader) add(ev model.LogEvent, kind string) {
+// fileCommand reports whether t is a command reading a log file pasted
+// without a prompt ("cat /var/log/pods/.../0.log", "sudo tail -n 20
+// kube-proxy.log").
+func fileCommand(t string) bool {
+	f := strings.Fields(strings.Split(t, "|")[0])
+	if len(f) < 2 {
+		return false
+	}
+	switch text.Program(t) {
+	case "cat", "tail", "head", "less", "more", "zcat", "tac", "grep", "zgrep":
+	default:
+		return false
+	}
+	last := f[len(f)-1]
+	return strings.ContainsAny(last, "/*") || strings.Contains(last, ".log")
+}
+
+func (lr *logReader) add(ev model.LogEvent, kind string, w *wrapped) {
+	if ev.Node == "" && w != nil {
+		ev.Node = w.node
+	}
 	if ev.Node == "" {
 		ev.Node = lr.node
+	}
+	if w != nil {
+		ev.Stream = w.stream
+		if ev.Time.IsZero() {
+			ev.Time = w.time
+		}
+		if w.container != nil && ev.Namespace == "" && ev.Pod == "" && ev.Container == "" {
+			ev.Namespace, ev.Pod, ev.Container = w.container.Namespace, w.container.Pod, w.container.Container
+			if ev.Source == "" {
+				ev.Source = w.container.Container
+			}
+		}
+	}
+	if ev.Namespace == "" && ev.Pod == "" && ev.Container == "" {
+		ev.Namespace, ev.Pod, ev.Container = lr.container.Namespace, lr.container.Pod, lr.container.Container
 	}
 	switch kind {
 	case "coredns":
@@ -367,14 +544,8 @@ func sourceFromCommand(cmd string) string {
 		if k.Verb != "logs" {
 			return ""
 		}
-		f := strings.Fields(strings.Split(cmd, "|")[0])
-		for i, w := range f {
-			if (w == "-c" || w == "--container") && i+1 < len(f) {
-				return f[i+1]
-			}
-			if v, ok := strings.CutPrefix(w, "--container="); ok {
-				return v
-			}
+		if c := kubectlContainer(cmd); c != "" {
+			return c
 		}
 		if len(k.Args) > 0 {
 			pod := k.Args[0]
@@ -428,8 +599,34 @@ func sniffLogs(head []byte, shape string) int {
 	var lr logReader
 	counts := map[string]int{}
 	total := 0
+	wrappedRecord := false
 	for _, line := range text.HeadLines(head, 200) {
-		if isContinuation(line) {
+		if w, ok := lr.unwrap(strings.TrimLeft(line, " \t")); ok {
+			// A runtime's records name the format, and are so plainly
+			// theirs that each counts three times; kubectl's timestamps
+			// count for the line they stamp.
+			kind, n := w.kind, 3
+			if kind == "timestamps" {
+				_, kind, _ = lr.parseLine(w.inner)
+				n = 1
+			}
+			counts[kind] += n
+			total += n
+			continue
+		}
+		if strings.HasPrefix(line, `{"log":"`) {
+			// A Docker record a terminal wrapped (or cut by the head);
+			// its rest, on the next line, tells nothing.
+			counts["docker-json"] += 3
+			total += 3
+			wrappedRecord = !strings.HasSuffix(strings.TrimRight(line, " "), "}")
+			continue
+		}
+		if wrappedRecord {
+			wrappedRecord = false
+			continue
+		}
+		if isContinuation(line) || fileCommand(strings.TrimSpace(line)) {
 			continue
 		}
 		if _, kind, ok := lr.parseLine(line); ok {
@@ -454,7 +651,7 @@ func sniffLogs(head []byte, shape string) int {
 	}
 	recognized, dominant, best := 0, "", 0
 	recognized += counts["plain"] + counts["clog"] // read by every log format, never names one
-	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg"} {
+	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg", "cri", "docker-json"} {
 		recognized += counts[k]
 		if counts[k] > best {
 			dominant, best = k, counts[k]

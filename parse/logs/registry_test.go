@@ -81,3 +81,34 @@ func TestCoreDNSCorpus(t *testing.T) {
 		t.Errorf("levels %v", levels)
 	}
 }
+
+// The container runtimes' files of fixtures/real are told by their content
+// among all the formats; kubectl logs --timestamps is read as the klog it
+// stamps.
+func TestSniffContainerLogs(t *testing.T) {
+	root := filepath.Join(testutil.Root(), "fixtures/real")
+	for pattern, want := range map[string]string{
+		"cri-log/index5*.log":                             "cri-log",
+		"cri-log/index3*.log":                             "cri-log",
+		"cri-log/earthly*.log":                            "cri-log",
+		"cri-log/index12860955295*.log":                   "cri-log",
+		"cri-log/*rsyslog-ns-pod*.log":                    "cri-log",
+		"cri-log/index17198188655_var-log-pods/*/*/*.log": "cri-log",
+		"docker-json-log/*.log":                           "docker-json-log",
+		"kubectl-logs/*with-timestamps*.log":              "klog",
+	} {
+		files, _ := filepath.Glob(filepath.Join(root, pattern))
+		if len(files) == 0 {
+			t.Fatalf("no file %s", pattern)
+		}
+		for _, f := range files {
+			head, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if best, _ := parsetest.Best(parse.Formats(), "x", head); best != want {
+				t.Errorf("%s read as %q, want %s", filepath.Base(f), best, want)
+			}
+		}
+	}
+}
