@@ -61,6 +61,7 @@ func benchCases() []benchCase {
 		{"dmesg", logs.DmesgFormat, 100000, "dmesg lines (bridge ports, nf_conntrack table full)", genDmesg, perN(1)},
 		{"coredns-log", logs.CoreDNSLogFormat, 100000, "CoreDNS log lines (kubernetes plugin errors with traces, query log)", genCoreDNS, perN(1)},
 		{"cri-log", logs.CRILogFormat, 100000, "containerd records of kube-proxy's klog, every tenth line in two partial records", genCRI, perN(1)},
+		{"journal-json", logs.JournalJSONFormat, 100000, "journalctl -o json entries of the kubelet's klog", genJournalJSON, perN(1)},
 		{"docker-json-log", logs.DockerJSONLogFormat, 100000, "Docker json-file records of kube-proxy's klog", genDockerJSON, perN(1)},
 		{"ipvsadm", netfilter.IPVSadmFormat, 10000, "IPVS services with 3 real servers (ipvsadm -Ln)", genIPVSadm, perN(1)},
 		{"iptables-save", netfilter.IPTablesSaveFormat, 10000, "Services, kube-proxy iptables mode (iptables-save)", parsetest.KubeProxySave, func(n int) int { return 8 + 11*n }},
@@ -714,6 +715,14 @@ func genCRI(n int) []byte {
 			return
 		}
 		fmt.Fprintf(b, "%s stderr F %s\n", ts, klog)
+	})
+}
+
+func genJournalJSON(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, `{"__REALTIME_TIMESTAMP":"%d","_HOSTNAME":"node1","SYSLOG_IDENTIFIER":"kubelet","_PID":"811","PRIORITY":"6",`+
+			`"_SYSTEMD_UNIT":"kubelet.service","MESSAGE":"I1123 13:%02d:%02d.%06d     811 kubelet_node_status.go:497] \"Using Node Hostname\""}`+"\n",
+			1795000000000000+int64(i)*1000, i/60%60, i%60, i%1000000)
 	})
 }
 

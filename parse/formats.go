@@ -45,6 +45,7 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.CoreDNSLogFormat,
 		logs.CRILogFormat,
 		logs.DockerJSONLogFormat,
+		logs.JournalJSONFormat,
 		netfilter.IPVSadmFormat,
 		netfilter.IPTablesSaveFormat,
 		netfilter.IPTablesListFormat,

@@ -47,9 +47,17 @@ func logFormat(shape string, f format.Format) *format.Format {
 //     Fields, multi-line values (key=< ... >) included; Fields "caller"
 //     (prober.go:121) and "pid".
 //   - syslog / journald prefixes ("Sep 15 19:09:04 node1 kubelet[607529]: ",
-//     also the ISO form of journalctl -o short-iso): the host is the
-//     event's node, the program its source, and what follows is read as
-//     klog when it is klog.
+//     with month names in the locales people paste from: "Dez 31", "déc.
+//     31", "дек 31", "12月 31" ...; journalctl's short-precise, short-iso,
+//     short-iso-precise, short-unix and short-monotonic forms; RFC 3164's
+//     <PRI>, in Fields "priority"): the host is the event's node, the
+//     program its source, and what follows is read as klog or logfmt when
+//     it is. journalctl -o json's entries likewise (journal.go).
+//   - container runtimes' records (container.go): CRI lines of containerd
+//     and CRI-O, Docker's json-file records, kubectl logs --timestamps:
+//     the line inside is read as any line here, with the record's stream
+//     and, when the line has none, its time; namespace, pod and container
+//     come from the file's path or the kubectl command.
 //   - etcd's text log: "2018-12-04 22:47:14.729606 I | embed: msg", the
 //     package in Fields "pkg", and its raft lines ("raft2026/11/23 13:19:08
 //     INFO: msg"). etcd's "[WARNING] ..." lines about its flags too.
@@ -452,6 +460,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 	}
 	switch c := line[0]; {
 	case c == '{':
+		if ev, kind, ok := parseJournalJSON(line); ok {
+			return ev, kind, true
+		}
 		if ev, ok := parseJSONLog(line); ok {
 			return ev, "json", true
 		}
@@ -461,6 +472,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 		}
 	}
 	if ev, ok := parseDmesg(line); ok {
+		if j, ok := journalMonotonic(ev); ok {
+			return j, "syslog", true
+		}
 		return ev, "dmesg", true
 	}
 	// Before syslog, whose ISO form would take a dated CoreDNS line's
@@ -651,7 +665,7 @@ func sniffLogs(head []byte, shape string) int {
 	}
 	recognized, dominant, best := 0, "", 0
 	recognized += counts["plain"] + counts["clog"] // read by every log format, never names one
-	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg", "cri", "docker-json"} {
+	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg", "cri", "docker-json", "journal"} {
 		recognized += counts[k]
 		if counts[k] > best {
 			dominant, best = k, counts[k]
