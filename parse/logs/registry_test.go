@@ -113,3 +113,22 @@ func TestSniffContainerLogs(t *testing.T) {
 		}
 	}
 }
+
+// kind's exported logs (fixtures/real): the node is the directory above
+// pods/, the namespace, pod and container come from the path below it.
+func TestKindArtifactsNode(t *testing.T) {
+	dir := filepath.Join(testutil.Root(), "fixtures/real/cri-log/index53727516996_kind-artifacts")
+	snap, warns, err := parse.Open(context.Background(), dir, nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	if len(snap.Logs) != 4 || len(snap.Inputs) != 1 || snap.Inputs[0].Format != "cri-log" || snap.Inputs[0].Node != "kind-control-plane" {
+		t.Fatalf("%d events, inputs %+v", len(snap.Logs), snap.Inputs)
+	}
+	for _, ev := range snap.Logs {
+		if ev.Node != "kind-control-plane" || ev.Namespace != "kube-system" || ev.Pod != "kube-scheduler-kind-control-plane" ||
+			ev.Container != "kube-scheduler" || ev.Source != "kube-scheduler" || ev.Stream != "stderr" {
+			t.Errorf("event %+v", ev)
+		}
+	}
+}

@@ -22,7 +22,7 @@ var (
 	zshPromptRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)(?:\s+[^%#$\s]+)?\s%\s?(.*)$`)
 	// hostDirPromptRe matches a prompt without a user: "node1:~$ cmd",
 	// "controlplane:/var/log/containers$ cmd", SUSE's "node1:~ # cmd".
-	hostDirPromptRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9._-]{0,62}):([~/][^\s#$%]*) ?[#$%]\s+(\S.*)$`)
+	hostDirPromptRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9._-]{0,62}):(~[^\s#$%]*|/(?:[^/\s#$%][^\s#$%]*)?) ?[#$%]\s+(\S.*)$`)
 	// hostPromptRe matches "node1 $ cmd" and "node1 # cmd", the prompt of
 	// PS1='\h \$ ' (Gentoo, Container-Optimized OS, Flatcar).
 	hostPromptRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9._-]{0,62}) [#$%] (\S.*)$`)
