@@ -95,8 +95,24 @@ var k8sNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,252}$`)
 // as an rsyslog template that takes them from the /var/log/pods path
 // writes it.
 func unwrapPrefixed(line string) (wrapped, bool) {
+	// Three words, then a digit: checked before anything is cut.
+	if c := line[0]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+		return wrapped{}, false
+	}
+	i, words := 0, 0
+	for words < 3 {
+		j := strings.IndexByte(line[i:], ' ')
+		if j <= 0 {
+			return wrapped{}, false
+		}
+		i += j + 1
+		words++
+	}
+	if i >= len(line) || line[i] < '0' || line[i] > '9' {
+		return wrapped{}, false
+	}
 	f := strings.SplitN(line, " ", 4)
-	if len(f) != 4 || !k8sNameRe.MatchString(f[0]) || !k8sNameRe.MatchString(f[1]) || !k8sNameRe.MatchString(f[2]) {
+	if !k8sNameRe.MatchString(f[0]) || !k8sNameRe.MatchString(f[1]) || !k8sNameRe.MatchString(f[2]) {
 		return wrapped{}, false
 	}
 	m, rest := submatches(criRe, f[3])

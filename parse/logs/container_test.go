@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
@@ -279,4 +280,30 @@ func FuzzContainerLogs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// kubectl logs --timestamps (fixtures/real): kubectl's time before each
+// klog line; the line's own time is the event's, as without the flag.
+func TestKubectlLogsTimestamps(t *testing.T) {
+	evs, err := readReal(t, "fixtures/real/kubectl-logs/kubernetes-pr111219_kube-proxy-log-with-timestamps_structured-klog.log")
+	if err != nil || len(evs) != 7 {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+	want := map[int]string{
+		0: `1 0000-07-05T07:15:17.986509Z I @ //  "Syncing iptables rules"`,
+		5: `6 0000-07-05T07:15:18.162045Z I @ //  "SyncProxyRules complete"`,
+	}
+	for i, w := range want {
+		if got := containerLine(evs[i]); got != w {
+			t.Errorf("event %d:\n got %s\nwant %s", i, got, w)
+		}
+	}
+	if evs[5].Fields["elapsed"] != "175.66099ms" || evs[4].Fields["numServices"] != "121" {
+		t.Errorf("fields %v %v", evs[5].Fields, evs[4].Fields)
+	}
+	// A line of no known shape after kubectl's time is read with that time.
+	evs, err = Logs(strings.NewReader("2026-11-23T13:19:08.5Z starting the server on :8080\n"), "x")
+	if err != nil || len(evs) != 1 || evs[0].Message != "starting the server on :8080" || evs[0].Time.Format(time.RFC3339Nano) != "2026-11-23T13:19:08.5Z" {
+		t.Errorf("%v %+v", err, evs)
+	}
 }

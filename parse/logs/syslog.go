@@ -2,11 +2,12 @@ package logs
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/netmortem/netmortem/model"
 )
@@ -41,6 +42,18 @@ var monthNames = map[string]int{
 	"янв": 1, "фев": 2, "мар": 3, "апр": 4, "май": 5, "мая": 5, "июн": 6, "июл": 7, "авг": 8, "сен": 9, "окт": 10, "ноя": 11, "дек": 12,
 }
 
+// monthDigits are the months as yearless takes them.
+var monthDigits = [...]string{"", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12"}
+
+func init() {
+	// The capitalized forms too ("Sep", "Dez", "Déc", "Дек"), so that the
+	// common case needs no lowering.
+	for k, v := range monthNames {
+		r, size := utf8.DecodeRuneInString(k)
+		monthNames[string(unicode.ToUpper(r))+k[size:]] = v
+	}
+}
+
 // monthNumber reads a month as %b prints it in any of the locales of
 // monthNames; 0 when tok is none.
 func monthNumber(tok string) int {
@@ -56,7 +69,11 @@ func monthNumber(tok string) int {
 	if len(tok) > 10 {
 		return 0
 	}
-	return monthNames[strings.ToLower(strings.TrimSuffix(tok, "."))]
+	tok = strings.TrimSuffix(tok, ".")
+	if m, ok := monthNames[tok]; ok {
+		return m
+	}
+	return monthNames[strings.ToLower(tok)]
 }
 
 // syslogMonth reads the month that starts a syslog or journalctl -o short
@@ -154,7 +171,7 @@ func parseSyslogPrefix(line string) (model.LogEvent, string, bool) {
 			day = "0" + day
 		}
 		frac := strings.TrimPrefix(m[5], ".")
-		if ts, ok = yearless(fmt.Sprintf("%02d", mon), day, m[2], m[3], m[4], frac); !ok {
+		if ts, ok = yearless(monthDigits[mon], day, m[2], m[3], m[4], frac); !ok {
 			return model.LogEvent{}, "", false
 		}
 		host, prog, pid, msg = m[6], m[7], m[8], rest
