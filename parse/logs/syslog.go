@@ -105,9 +105,7 @@ func syslogMonth(line string) (int, string, bool) {
 // <PRI> (whose severity is the level when the message gives none); a
 // Markdown quote marker ("> ") before it is dropped.
 func parseSyslog(line string) (model.LogEvent, string, bool) {
-	if strings.HasPrefix(line, "> ") {
-		line = line[2:]
-	}
+	line = strings.TrimPrefix(line, "> ")
 	pri := -1
 	if len(line) > 3 && line[0] == '<' {
 		if m := priRe.FindStringSubmatch(line); m != nil {
