@@ -161,3 +161,44 @@ func FuzzJournal(f *testing.F) {
 		}
 	})
 }
+
+// minikube logs (fixtures/real): "* " before every line, "==> kubelet <=="
+// before each component's log; head and tail of several log files name
+// each file's component, and a container's.
+func TestLogSections(t *testing.T) {
+	evs, err := readReal(t, "fixtures/real/journald/minikube-issue6823_minikube-logs_star-prefixed-journal.txt")
+	if err != nil || len(evs) != 3 {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+	if evs[0].Source != "" || evs[0].Level != "E" || evs[0].Fields["caller"] != "reflector.go:307" ||
+		evs[2].Source != "kubelet" || evs[2].Node != "minikube" || evs[2].Pos.Line != 6 {
+		t.Errorf("events:\n%s", eventLines(evs))
+	}
+	in := `==> /var/log/kube-proxy.log <==
+E1123 13:19:08.532911       1 reflector.go:138] failed to list *v1.Service: i/o timeout
+
+==> /var/log/containers/coredns-7d9c5b8f6c-m4wqs_kube-system_coredns-5a570f6c6dc14b3cacd0b404118d7428ce4f3e46621e33624834c870cb038ebf.log <==
+2026-11-23T13:19:08.6Z stdout F [INFO] plugin/reload: Running configuration SHA512 = 591cf3
+`
+	evs, err = Logs(strings.NewReader(in), "tail.txt")
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+	if evs[0].Source != "kube-proxy" || evs[0].Container != "" ||
+		evs[1].Source != "coredns" || evs[1].Pod != "coredns-7d9c5b8f6c-m4wqs" || evs[1].Namespace != "kube-system" || evs[1].Level != "INFO" {
+		t.Errorf("events %+v", evs)
+	}
+}
+
+func TestMonthNumber(t *testing.T) {
+	for tok, want := range map[string]int{
+		"Sep": 9, "sep": 9, "Dez": 12, "déc.": 12, "Déc.": 12, "janv.": 1, "mars": 3, "avril": 4, "juil.": 7, "août": 8,
+		"ene": 1, "dic": 12, "gen": 1, "ott": 10, "out": 10, "mrt": 3, "дек": 12, "Дек": 12, "мая": 5, "нояб": 11,
+		"paź": 10, "Şub": 2, "Ağu": 8, "12月": 12, "1月": 1, "3월": 3,
+		"13月": 0, "0月": 0, "Foo": 0, "": 0, "September": 0, "I0915": 0,
+	} {
+		if got := monthNumber(tok); got != want {
+			t.Errorf("monthNumber(%q) = %d, want %d", tok, got, want)
+		}
+	}
+}

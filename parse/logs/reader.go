@@ -319,6 +319,15 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 		lr.add(model.LogEvent{Message: line, Pos: pos}, "plain", w)
 		return
 	}
+	if rest, ok := strings.CutPrefix(line, "* "); ok && w == nil {
+		// minikube logs puts "* " before every line.
+		lr.entry(rest, pos, nil)
+		return
+	}
+	if name, ok := sectionHeader(t); ok {
+		lr.section(name)
+		return
+	}
 	if node, ok := text.NodeMarker(line); ok {
 		lr.node = node
 		return
@@ -367,7 +376,7 @@ func logNoise(t string) bool {
 	switch {
 	case strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --"): // -- Logs begin at ... --, -- Boot 1a2b... --
 		return true
-	case t == "..." || t == "…" || strings.HasPrefix(t, "...") || t == "[...]":
+	case t == "..." || t == "…" || strings.HasPrefix(t, "...") || t == "[...]" || t == "*":
 		return true
 	case strings.HasPrefix(t, "░░"): // journalctl -x catalog explanations
 		return true

@@ -53,8 +53,21 @@ func sniffLogs(head []byte, shape string) int {
 			continue
 		}
 		t := strings.TrimSpace(line)
-		if _, ok := text.NodeMarker(line); ok || logNoise(t) {
+		if _, ok := text.NodeMarker(line); ok || logNoise(t) || t == "*" {
 			continue
+		}
+		if _, ok := sectionHeader(strings.TrimPrefix(t, "* ")); ok {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "* "); ok {
+			if _, kind, ok := lr.parseLine(rest); ok {
+				counts[kind]++
+				total++
+				continue
+			}
+			if logNoise(strings.TrimSpace(rest)) {
+				continue
+			}
 		}
 		if _, _, ok := text.ShellCommand(line); ok {
 			continue

@@ -99,3 +99,36 @@ func fileCommand(t string) bool {
 	last := f[len(f)-1]
 	return strings.ContainsAny(last, "/*") || strings.Contains(last, ".log")
 }
+
+// sectionHeader reads the header head and tail print before each of
+// several files ("==> /var/log/kube-proxy.log <==") and minikube logs
+// before each component's log ("==> kubelet <==", "==> coredns [a1b2c3] <==").
+func sectionHeader(t string) (string, bool) {
+	rest, ok := strings.CutPrefix(t, "==> ")
+	if !ok {
+		return "", false
+	}
+	name, ok := strings.CutSuffix(rest, " <==")
+	if !ok || strings.TrimSpace(name) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(name), true
+}
+
+// section starts the lines of the file or component a header names: their
+// source, and their container when the file is a container's log.
+func (lr *logReader) section(name string) {
+	lr.container = ContainerLog{}
+	if strings.ContainsAny(name, "/.") {
+		lr.source = knownComponent(path.Base(name))
+		if c, ok := ContainerLogPath(name); ok {
+			lr.container, lr.source = c, c.Container
+		}
+		return
+	}
+	word := strings.ToLower(strings.Fields(name)[0])
+	if c := knownComponent(word); c != "" {
+		word = c
+	}
+	lr.source = word
+}

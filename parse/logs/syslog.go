@@ -29,8 +29,9 @@ var (
 // monthNames are the month abbreviations journalctl and syslog daemons
 // print (strftime's %b) in the locales people paste from, lower case and
 // without a final dot: English, German, French, Spanish, Italian,
-// Portuguese, Dutch, Russian (both the nominative and genitive forms);
-// "12月" (Chinese, Japanese) and "12월" (Korean) are read by number.
+// Portuguese, Dutch, Swedish, Polish, Turkish, Russian (the nominative and
+// genitive forms, and the longer ones of newer glibc); "12月" (Chinese,
+// Japanese) and "12월" (Korean) are read by number.
 var monthNames = map[string]int{
 	"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
 	"mär": 3, "mai": 5, "okt": 10, "dez": 12, // de
@@ -40,6 +41,9 @@ var monthNames = map[string]int{
 	"fev": 2, "out": 10, // pt
 	"mrt": 3, "mei": 5, // nl
 	"янв": 1, "фев": 2, "мар": 3, "апр": 4, "май": 5, "мая": 5, "июн": 6, "июл": 7, "авг": 8, "сен": 9, "окт": 10, "ноя": 11, "дек": 12,
+	"февр": 2, "сент": 9, "нояб": 11, // ru, the longer forms of newer glibc
+	"sty": 1, "lut": 2, "kwi": 4, "maj": 5, "cze": 6, "lip": 7, "sie": 8, "wrz": 9, "paź": 10, "lis": 11, "gru": 12, // pl (maj: sv too)
+	"oca": 1, "şub": 2, "nis": 4, "haz": 6, "tem": 7, "ağu": 8, "eyl": 9, "eki": 10, "kas": 11, "ara": 12, // tr
 }
 
 // monthDigits are the months as yearless takes them.
