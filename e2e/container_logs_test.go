@@ -10,16 +10,18 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/report"
 )
 
 // A node's kube-proxy log reads the same from `kubectl logs` output and
-// from the container runtime's files on the node: bundles built from the
-// same kube-proxy lines of the stale-dnat incident, one holding kubectl
-// logs (as sos's kubernetes plugin collects it) and others holding only
-// /var/log/containers or /var/log/pods in CRI (with partial records) or
-// Docker json-file format, give the same findings, with the same
-// severity and facts.
+// from the container runtime's files on the node: sosreports and
+// troubleshoot bundles built from the same kube-proxy lines of the
+// stale-dnat incident and the same other evidence, some holding kubectl
+// logs (as sos's kubernetes plugin and troubleshoot's logs collector keep
+// it), the others only the node's /var/log/containers or /var/log/pods in
+// CRI (with partial records) or Docker json-file format, give the same
+// findings, with the same severity and facts.
 func TestContainerRuntimeLogsLikeKubectlLogs(t *testing.T) {
 	incident := filepath.Join("..", "fixtures", "incidents", "stale-dnat")
 	logText, err := os.ReadFile(filepath.Join(incident, "kube-proxy.log"))
@@ -27,69 +29,106 @@ func TestContainerRuntimeLogsLikeKubectlLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(string(logText), "\n"), "\n")
-	shared := map[string]string{ // the incident's other evidence: path in the bundle
-		"iptables-save.txt":       "sos_commands/networking/iptables-save",
-		"iptables-nat-nvL.txt":    "sos_commands/networking/iptables_-t_nat_-nvL",
-		"capture.pcap":            "evidence/capture.pcap",
-		"service-kube-dns.json":   "evidence/service-kube-dns.json",
-		"endpoints-kube-dns.json": "evidence/endpoints-kube-dns.json",
-	}
 	const (
 		containerID = "973f6f661fe3987813a0a9c800b0ff741e41fe3281bf618a9685aa1fb18d16b4"
 		podUID      = "0f9a7c3e-1b2d-4e5f-8a9b-0c1d2e3f4a5b"
+		pods        = `{"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"kube-proxy-h2n9c","namespace":"kube-system"},` +
+			`"spec":{"nodeName":"node1","containers":[{"name":"kube-proxy","image":"registry.k8s.io/kube-proxy:v1.29.0"}]},"status":{"phase":"Running"}}]}`
+		nodes = `{"kind":"NodeList","apiVersion":"v1","items":[{"metadata":{"name":"node1"},"status":{"nodeInfo":{"kubeProxyVersion":"v1.29.0","kubeletVersion":"v1.29.0"}}}]}`
 	)
-	bundles := map[string]map[string]string{ // name: path in the sosreport: content
-		"kubectl-logs": {"sos_commands/kubernetes/kubectl_logs_-n_kube-system_kube-proxy-h2n9c": string(logText)},
-		"var-log-containers-cri": {
-			"var/log/containers/kube-proxy-h2n9c_kube-system_kube-proxy-" + containerID + ".log": criLog(t, lines, false),
+	containers := "var/log/containers/kube-proxy-h2n9c_kube-system_kube-proxy-" + containerID + ".log"
+	podsLog := "var/log/pods/kube-system_kube-proxy-h2n9c_" + podUID + "/kube-proxy/0.log"
+	// The layouts, each with the incident's other evidence on node1 and
+	// the cluster's pod and node lists, at the places the layout keeps
+	// them (path in the bundle: file of the incident, or content).
+	layouts := map[string]map[string]string{
+		"sosreport": {
+			"hostname":                                     "=node1\n",
+			"sos_commands/networking/iptables-save":        "iptables-save.txt",
+			"sos_commands/networking/iptables_-t_nat_-nvL": "iptables-nat-nvL.txt",
+			"evidence/capture.pcap":                        "capture.pcap",
+			"evidence/service-kube-dns.json":               "service-kube-dns.json",
+			"evidence/endpoints-kube-dns.json":             "endpoints-kube-dns.json",
+			"evidence/pods.json":                           "=" + pods,
+			"evidence/nodes.json":                          "=" + nodes,
 		},
-		"var-log-pods-cri-partial": {
-			"var/log/pods/kube-system_kube-proxy-h2n9c_" + podUID + "/kube-proxy/0.log": criLog(t, lines, true),
-		},
-		"var-log-containers-docker": {
-			"var/log/containers/kube-proxy-h2n9c_kube-system_kube-proxy-" + containerID + ".log": dockerLog(t, lines),
+		"troubleshoot": {
+			"version.yaml":                                  "=apiVersion: troubleshoot.sh/v1beta2\nkind: SupportBundle\n",
+			"cluster-resources/nodes.json":                  "=" + nodes,
+			"cluster-resources/pods/kube-system.json":       "=" + pods,
+			"host-collectors/node1/iptables-save.txt":       "iptables-save.txt",
+			"host-collectors/node1/iptables-nat-nvL.txt":    "iptables-nat-nvL.txt",
+			"host-collectors/node1/capture.pcap":            "capture.pcap",
+			"host-collectors/node1/service-kube-dns.json":   "service-kube-dns.json",
+			"host-collectors/node1/endpoints-kube-dns.json": "endpoints-kube-dns.json",
 		},
 	}
+	bundles := []struct {
+		name, layout string
+		files        map[string]string // path in the bundle: content
+	}{
+		{"sosreport with kubectl logs", "sosreport", map[string]string{"sos_commands/kubernetes/kubectl_logs_-n_kube-system_kube-proxy-h2n9c": string(logText)}},
+		{"sosreport with /var/log/containers (CRI)", "sosreport", map[string]string{containers: criLog(t, lines, false)}},
+		{"sosreport with /var/log/pods (CRI, partial records)", "sosreport", map[string]string{podsLog: criLog(t, lines, true)}},
+		{"sosreport with /var/log/containers (Docker json-file)", "sosreport", map[string]string{containers: dockerLog(t, lines)}},
+		{"troubleshoot with kubectl logs", "troubleshoot", map[string]string{"cluster-resources/pods/logs/kube-system/kube-proxy-h2n9c/kube-proxy.log": string(logText)}},
+		{"troubleshoot with the node's /var/log/containers (CRI)", "troubleshoot", map[string]string{"host-collectors/node-logs/node1/" + containers: criLog(t, lines, false)}},
+	}
 	results := map[string][]string{}
-	for name, files := range bundles {
+	for _, b := range bundles {
 		root := filepath.Join(t.TempDir(), "sosreport-node1-2026-11-23-abcdefg")
-		write := func(rel string, b []byte) {
+		write := func(rel string, content []byte) {
 			p := filepath.Join(root, filepath.FromSlash(rel))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(p, b, 0o644); err != nil {
+			if err := os.WriteFile(p, content, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
-		write("hostname", []byte("node1\n"))
-		for src, dst := range shared {
-			b, err := os.ReadFile(filepath.Join(incident, src))
+		for dst, src := range layouts[b.layout] {
+			if c, ok := strings.CutPrefix(src, "="); ok {
+				write(dst, []byte(c))
+				continue
+			}
+			content, err := os.ReadFile(filepath.Join(incident, src))
 			if err != nil {
 				t.Fatal(err)
 			}
-			write(dst, b)
+			write(dst, content)
 		}
-		for rel, content := range files {
+		for rel, content := range b.files {
 			write(rel, []byte(content))
 		}
 		snap, warns, res := analyze(t, root)
 		if len(warns) != 0 || len(res.Errors) != 0 {
-			t.Errorf("%s: warnings %v, rule errors %v", name, warns, res.Errors)
+			t.Errorf("%s: warnings %v, rule errors %v", b.name, warns, res.Errors)
+		}
+		logInputs := 0
+		for _, in := range snap.Inputs {
+			if in.Layout != b.layout {
+				t.Errorf("%s: %s read in layout %q", b.name, in.Path, in.Layout)
+			}
+			if in.Kind == model.KindLogs {
+				logInputs++
+			}
+		}
+		if logInputs != 1 {
+			t.Errorf("%s: %d log inputs", b.name, logInputs)
 		}
 		kp := 0
 		for _, ev := range snap.Logs {
 			if ev.Source != "kube-proxy" || ev.Node != "node1" || ev.Namespace != "kube-system" || ev.Pod != "kube-proxy-h2n9c" {
-				t.Errorf("%s: event %+v", name, ev)
+				t.Errorf("%s: event %+v", b.name, ev)
 			}
 			kp++
 		}
 		if kp != len(lines) {
-			t.Errorf("%s: %d kube-proxy events, want %d", name, kp, len(lines))
+			t.Errorf("%s: %d kube-proxy events, want %d", b.name, kp, len(lines))
 		}
-		results[name] = findingLines(res.Findings)
+		results[b.name] = findingLines(res.Findings)
 	}
-	want := results["kubectl-logs"]
+	want := results["sosreport with kubectl logs"]
 	// The findings themselves: those of the incident (see its
 	// EXPECTED.md), kube-proxy's on node1.
 	for _, rule := range []string{"stale-dnat", "syn-unanswered"} {
