@@ -45,7 +45,7 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.CoreDNSLogFormat,
 		logs.CRILogFormat,
 		logs.DockerJSONLogFormat,
-		logs.JournalJSONFormat,
+		logs.JournalFormat,
 		netfilter.IPVSadmFormat,
 		netfilter.IPTablesSaveFormat,
 		netfilter.IPTablesListFormat,

@@ -162,7 +162,8 @@ func TestDockerJSONEscapes(t *testing.T) {
 }
 
 // Partial records are joined to the full record of their stream, at the
-// position of the first; the streams interleave; a partial line the input
+// position of the first, events in the order of their positions; the
+// streams interleave; a partial line the input
 // ends in is still read; an unreadable line is a warning and the rest is
 // read.
 func TestCRIPartial(t *testing.T) {
@@ -181,8 +182,8 @@ garbage in the middle
 	if got := parsetest.SyntaxErrorsAt(t, err); !strings.HasSuffix(got, "/0.log:5") || strings.Contains(got, " ") {
 		t.Errorf("warnings at %s: %v", got, err)
 	}
-	want := `2 0000-11-23T13:19:08.000002Z E kube-proxy@ kube-system/kube-proxy-x2x9k/kube-proxy stderr "failed to list *v1.Service: timeout"
-1 0000-11-23T13:19:08.000001Z I kube-proxy@ kube-system/kube-proxy-x2x9k/kube-proxy stdout "Syncing iptables rules"
+	want := `1 0000-11-23T13:19:08.000001Z I kube-proxy@ kube-system/kube-proxy-x2x9k/kube-proxy stdout "Syncing iptables rules"
+2 0000-11-23T13:19:08.000002Z E kube-proxy@ kube-system/kube-proxy-x2x9k/kube-proxy stderr "failed to list *v1.Service: timeout"
 6 2026-11-23T13:19:09Z  kube-proxy@ kube-system/kube-proxy-x2x9k/kube-proxy stdout "plain output of an app"
 8 2026-11-23T13:19:10Z  kube-proxy@ kube-system/kube-proxy-x2x9k/kube-proxy stdout "part one, part two"
 10 2026-11-23T13:19:11Z  kube-proxy@ kube-system/kube-proxy-x2x9k/kube-proxy stdout "cut short"
@@ -269,10 +270,12 @@ func FuzzContainerLogs(f *testing.F) {
 		name := "n/var/log/pods/ns_p_0f9a7c3e-1b2d-4e5f-8a9b-0c1d2e3f4a5b/c/0.log"
 		evs, err := Logs(strings.NewReader(in), name)
 		parsetest.CheckFuzzErrors(t, err, name)
+		last := 0
 		for _, ev := range evs {
-			if ev.Pos.File != name || ev.Pos.Line <= 0 {
-				t.Fatalf("event position %v", ev.Pos)
+			if ev.Pos.File != name || ev.Pos.Line <= 0 || ev.Pos.Line < last {
+				t.Fatalf("event position %v after line %d", ev.Pos, last)
 			}
+			last = ev.Pos.Line
 		}
 		for _, fm := range []*format.Format{CRILogFormat, DockerJSONLogFormat} {
 			if s := fm.Sniff(name, []byte(in)); s < 0 || s > 100 {

@@ -149,12 +149,14 @@ func FuzzJournal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		evs, err := Logs(strings.NewReader(in), "j.txt")
 		parsetest.CheckFuzzErrors(t, err, "j.txt")
+		last := 0
 		for _, ev := range evs {
-			if ev.Pos.File != "j.txt" || ev.Pos.Line <= 0 {
-				t.Fatalf("event position %v", ev.Pos)
+			if ev.Pos.File != "j.txt" || ev.Pos.Line <= 0 || ev.Pos.Line < last {
+				t.Fatalf("event position %v after line %d", ev.Pos, last)
 			}
+			last = ev.Pos.Line
 		}
-		for _, fm := range []*format.Format{KlogFormat, JournalJSONFormat} {
+		for _, fm := range []*format.Format{KlogFormat, JournalFormat} {
 			if s := fm.Sniff("j.txt", []byte(in)); s < 0 || s > 100 {
 				t.Fatalf("%s sniff %d", fm.Name, s)
 			}
@@ -199,6 +201,28 @@ func TestMonthNumber(t *testing.T) {
 	} {
 		if got := monthNumber(tok); got != want {
 			t.Errorf("monthNumber(%q) = %d, want %d", tok, got, want)
+		}
+	}
+}
+
+// journalctl -o verbose: the last two entries of the same journal, each a
+// header (its cursor's t= the exact time) and indented fields; they read
+// as the -o json entries.
+func TestJournalVerbose(t *testing.T) {
+	verbose, err := readReal(t, localJournal+"local_journalctl-o-verbose_last2.txt")
+	if err != nil || len(verbose) != 2 {
+		t.Fatalf("%d events, %v", len(verbose), err)
+	}
+	json, err := readReal(t, localJournal+"local_journalctl-o-json.txt")
+	if err != nil || len(json) != 7 {
+		t.Fatalf("json: %d events, %v", len(json), err)
+	}
+	for i, ev := range verbose {
+		want := json[5+i]
+		want.Pos.Line = 1 + 9*i
+		want.Pos.File = ev.Pos.File
+		if got, w := eventLine(ev), eventLine(want); got != w {
+			t.Errorf("event %d:\n got %s\nwant %s", i, got, w)
 		}
 	}
 }

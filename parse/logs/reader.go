@@ -10,6 +10,7 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,6 +133,8 @@ type logReader struct {
 	// partial holds, by stream, the partial runtime records read so far
 	// and the position of the first.
 	partial map[string]*partialLine
+	// verbose is the journalctl -o verbose entry being read.
+	verbose *verboseEntry
 	// wrap is the runtime record a physical line held when a terminal
 	// hard-wrapped it: the first part, waiting for the rest.
 	wrap *partialLine
@@ -183,6 +186,9 @@ func (lr *logReader) read(ctx context.Context, r io.Reader) {
 		lr.line(l)
 	}
 	lr.flush()
+	// A line a runtime wrote in partial records is where it began, which
+	// may be before the lines of another stream read in between.
+	slices.SortStableFunc(lr.events, func(a, b model.LogEvent) int { return a.Pos.Line - b.Pos.Line })
 }
 
 func (lr *logReader) line(l *text.Lines) {
@@ -248,6 +254,7 @@ func (lr *logReader) record(w wrapped, pos model.Pos) {
 // flush reads what is left at the end of the input: partial records the
 // runtime never ended, a wrapped record never completed.
 func (lr *logReader) flush() {
+	lr.endVerbose()
 	if p := lr.wrap; p != nil {
 		lr.wrap = nil
 		lr.errs.Addf(p.pos, p.text, "%w: a container runtime's record cut short at the end of the input", format.ErrSyntax)
@@ -265,6 +272,20 @@ func (lr *logReader) flush() {
 // entry reads one line (or a container's line, w its runtime's record)
 // at pos.
 func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
+	if lr.verbose != nil {
+		if k, v, ok := verboseField(line); ok && w == nil {
+			lr.verbose.fields[k] = v
+			return
+		}
+		lr.endVerbose()
+	}
+	if w == nil {
+		if v, ok := parseVerboseHeader(line); ok {
+			v.pos = pos
+			lr.verbose = v
+			return
+		}
+	}
 	if lr.multiKey != "" && len(lr.events) > 0 {
 		ev := &lr.events[len(lr.events)-1]
 		switch {

@@ -82,10 +82,11 @@ func TestCoreDNSCorpus(t *testing.T) {
 	}
 }
 
-// The container runtimes' files and journalctl's JSON of fixtures/real are
-// told by their content among all the formats; kubectl logs --timestamps
-// is read as the klog it stamps, journalctl's short forms in any locale as
-// the journal the klog format reads.
+// The container runtimes' files and journalctl's -o json and -o verbose
+// outputs of fixtures/real are told by their content among all the
+// formats; kubectl logs --timestamps is read as the klog it stamps,
+// journalctl's short forms in any locale as the journal the klog format
+// reads.
 func TestSniffContainerLogs(t *testing.T) {
 	root := filepath.Join(testutil.Root(), "fixtures/real")
 	for pattern, want := range map[string]string{

@@ -47,6 +47,11 @@ func sniffLogs(head []byte, shape string) int {
 		if isContinuation(line) || fileCommand(strings.TrimSpace(line)) {
 			continue
 		}
+		if _, ok := parseVerboseHeader(line); ok {
+			counts["journal"] += 3 // its fields follow, indented
+			total += 3
+			continue
+		}
 		if _, kind, ok := lr.parseLine(line); ok {
 			counts[kind]++
 			total++
