@@ -310,3 +310,19 @@ func TestKubectlLogsTimestamps(t *testing.T) {
 		t.Errorf("%v %+v", err, evs)
 	}
 }
+
+// A Docker record cut short (by a head -c, a crash) before a whole one:
+// a warning at the cut record, the whole one read.
+func TestDockerRecordCutShort(t *testing.T) {
+	in := `{"log":"I1123 13:19:08.000001       1 proxier.go:865] \"Syncing
+{"log":"I1123 13:19:09.000001       1 proxier.go:865] \"Syncing iptables rules\"\n","stream":"stderr","time":"2026-11-23T13:19:09Z"}
+{"log":"cut at the end
+`
+	evs, err := Logs(strings.NewReader(in), "d.log")
+	if got := parsetest.SyntaxErrorsAt(t, err); got != "d.log:1 d.log:3" {
+		t.Errorf("warnings at %s: %v", got, err)
+	}
+	if len(evs) != 1 || evs[0].Pos.Line != 2 || evs[0].Message != "Syncing iptables rules" || evs[0].Stream != "stderr" {
+		t.Errorf("events %+v", evs)
+	}
+}

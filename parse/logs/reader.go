@@ -194,9 +194,16 @@ func (lr *logReader) read(ctx context.Context, r io.Reader) {
 func (lr *logReader) line(l *text.Lines) {
 	line, pos := l.Text(), l.Pos()
 	if p := lr.wrap; p != nil {
-		// The rest of a runtime record a terminal or a writer wrapped.
+		// The rest of a runtime record a terminal or a writer wrapped,
+		// unless the line starts a record of its own and the two make
+		// none: then the first was cut short.
 		lr.wrap = nil
-		line, pos = p.text+line, p.pos
+		joined := p.text + line
+		if _, ok := lr.unwrap(strings.TrimLeft(joined, " \t")); !ok && lr.startsRecord(line) {
+			lr.errs.Addf(p.pos, p.text, "%w: a container runtime's record cut short", format.ErrSyntax)
+		} else {
+			line, pos = joined, p.pos
+		}
 	}
 	trimmed := strings.TrimLeft(line, " \t")
 	if len(line) < maxJoined {
@@ -221,6 +228,16 @@ func (lr *logReader) line(l *text.Lines) {
 		return
 	}
 	lr.entry(line, pos, nil)
+}
+
+// startsRecord reports whether line starts a container runtime's record.
+func (lr *logReader) startsRecord(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	if strings.HasPrefix(t, `{"log":"`) {
+		return true
+	}
+	_, ok := lr.unwrap(strings.TrimSuffix(t, " \\"))
+	return ok
 }
 
 // maxJoined bounds the lines joined into one wrapped record.
@@ -340,7 +357,7 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 		lr.add(model.LogEvent{Message: line, Pos: pos}, "plain", w)
 		return
 	}
-	if rest, ok := strings.CutPrefix(line, "* "); ok && w == nil {
+	if rest, ok := strings.CutPrefix(line, "* "); ok && !strings.HasPrefix(rest, "* ") {
 		// minikube logs puts "* " before every line.
 		lr.entry(rest, pos, nil)
 		return
