@@ -57,7 +57,7 @@ var (
 
 // unwrap reads a container runtime's record (CRI or Docker's json-file)
 // or a line of kubectl logs --timestamps whose line is of a known shape
-// (klog, JSON, logfmt, etcd, nginx), and returns what it wraps.
+// (klog, JSON, logfmt, etcd, nginx, CoreDNS), and returns what it wraps.
 func (lr *logReader) unwrap(line string) (wrapped, bool) {
 	if len(line) < 20 {
 		return wrapped{}, false
@@ -81,7 +81,7 @@ func (lr *logReader) unwrap(line string) (wrapped, bool) {
 			return wrapped{}, false
 		}
 		switch _, kind, _ := lr.parseLine(rest); kind {
-		case "klog", "json", "logfmt", "etcd", "nginx-access", "nginx-error":
+		case "klog", "json", "logfmt", "etcd", "nginx-access", "nginx-error", "coredns":
 			return wrapped{kind: "timestamps", time: t.UTC(), inner: rest}, true
 		}
 	}

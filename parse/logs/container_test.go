@@ -304,6 +304,12 @@ func TestKubectlLogsTimestamps(t *testing.T) {
 	if evs[5].Fields["elapsed"] != "175.66099ms" || evs[4].Fields["numServices"] != "121" {
 		t.Errorf("fields %v %v", evs[5].Fields, evs[4].Fields)
 	}
+	// CoreDNS's dated line after kubectl's time.
+	evs, err = Logs(strings.NewReader("2024-10-08T18:09:15.015123456Z 2024-10-08T18:09:15.015Z [INFO] plugin/ready: Still waiting on: \"kubernetes\"\n"), "x")
+	if err != nil || len(evs) != 1 || evs[0].Level != "INFO" || evs[0].Source != "coredns" || evs[0].Fields["plugin"] != "ready" ||
+		evs[0].Time.Format(time.RFC3339Nano) != "2024-10-08T18:09:15.015Z" {
+		t.Errorf("%v %+v", err, evs)
+	}
 	// A line of no known shape after kubectl's time is read with that time.
 	evs, err = Logs(strings.NewReader("2026-11-23T13:19:08.5Z starting the server on :8080\n"), "x")
 	if err != nil || len(evs) != 1 || evs[0].Message != "starting the server on :8080" || evs[0].Time.Format(time.RFC3339Nano) != "2026-11-23T13:19:08.5Z" {
