@@ -169,14 +169,19 @@ var (
 	// podsFileRe matches the <restart>.log file of /var/log/pods, rotated
 	// (0.log.20240102-030405) or not.
 	podsFileRe = regexp.MustCompile(`^\d+\.log(?:\.\d{8}-\d{6}(?:\.gz)?)?$`)
+	// oldPodsFileRe and uidRe match /var/log/pods/<uid>/<container>_<n>.log
+	// of Kubernetes before 1.14.
+	oldPodsFileRe = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*)_\d+\.log$`)
+	uidRe         = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 )
 
 // ContainerLogPath reads the namespace, pod and container from the path
 // of a container's log file: /var/log/containers/<pod>_<ns>_<container>-<id>.log
 // (the name alone will do) or /var/log/pods/<ns>_<pod>_<uid>/<container>/<n>.log
-// (kind's and other collectors' copies of that tree too). p may be an
-// archive member ("bundle.tar.gz!node1/var/log/pods/..."). ok is false for
-// any other path.
+// (kind's and other collectors' copies of that tree too; before
+// Kubernetes 1.14 /var/log/pods/<uid>/<container>_<n>.log, which names the
+// container only). p may be an archive member
+// ("bundle.tar.gz!node1/var/log/pods/..."). ok is false for any other path.
 func ContainerLogPath(p string) (ContainerLog, bool) {
 	if i := strings.LastIndexByte(p, '!'); i >= 0 {
 		p = p[i+1:]
@@ -185,6 +190,10 @@ func ContainerLogPath(p string) (ContainerLog, bool) {
 	base := path.Base(p)
 	if m := containersNameRe.FindStringSubmatch(base); m != nil {
 		return ContainerLog{Pod: m[1], Namespace: m[2], Container: m[3]}, true
+	}
+	if m := oldPodsFileRe.FindStringSubmatch(base); m != nil && uidRe.MatchString(path.Base(path.Dir(p))) {
+		// Kubernetes before 1.14: /var/log/pods/<uid>/<container>_<n>.log.
+		return ContainerLog{Container: m[1]}, true
 	}
 	if !podsFileRe.MatchString(base) {
 		return ContainerLog{}, false

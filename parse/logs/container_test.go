@@ -210,6 +210,8 @@ func TestContainerLogPath(t *testing.T) {
 		{"var/log/pods/default_web-0_9d1e2f40-7c5b-4a8e-b1d3-5e6f7a8b9c0d/nginx/0.log.20240102-030405.gz",
 			ContainerLog{"default", "web-0", "nginx"}, true},
 		{"var/log/pods/default_web-0_9d1e2f40/nginx/0.log", ContainerLog{}, false}, // uid too short
+		{"var/log/pods/9d1e2f40-7c5b-4a8e-b1d3-5e6f7a8b9c0d/nginx_2.log", ContainerLog{Container: "nginx"}, true},
+		{"var/log/pods/not-a-uid/nginx_2.log", ContainerLog{}, false},
 		{"/var/log/kube-proxy.log", ContainerLog{}, false},
 		{"/var/log/containers/kube-proxy.log", ContainerLog{}, false},
 		{"0.log", ContainerLog{}, false},
