@@ -312,6 +312,12 @@ func TestKubectlLogsTimestamps(t *testing.T) {
 		evs[0].Time.Format(time.RFC3339Nano) != "2024-10-08T18:09:15.015Z" {
 		t.Errorf("%v %+v", err, evs)
 	}
+	// A log of lines of no known shape after kubectl's time: read as the
+	// klog format reads them, with that time.
+	app := "2026-11-23T13:19:08.5Z starting the server on :8080\n2026-11-23T13:19:09Z GET /healthz 200\n"
+	if sk := KlogFormat.Sniff("x", []byte(app)); sk == 0 {
+		t.Errorf("klog sniff %d", sk)
+	}
 	// A line of no known shape after kubectl's time is read with that time.
 	evs, err = Logs(strings.NewReader("2026-11-23T13:19:08.5Z starting the server on :8080\n"), "x")
 	if err != nil || len(evs) != 1 || evs[0].Message != "starting the server on :8080" || evs[0].Time.Format(time.RFC3339Nano) != "2026-11-23T13:19:08.5Z" {

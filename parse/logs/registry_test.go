@@ -133,3 +133,12 @@ func TestKindArtifactsNode(t *testing.T) {
 		}
 	}
 }
+
+// kubectl logs --timestamps of an application's plain lines is read as
+// logs among all the formats.
+func TestSniffTimestampedPlainLines(t *testing.T) {
+	in := []byte("2026-11-23T13:19:08.5Z starting the server on :8080\n2026-11-23T13:19:09Z GET /healthz 200\n2026-11-23T13:19:10Z GET /healthz 200\n")
+	if best, _ := parsetest.Best(parse.Formats(), "x", in); best != "klog" {
+		t.Errorf("read as %q", best)
+	}
+}

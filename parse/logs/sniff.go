@@ -57,6 +57,12 @@ func sniffLogs(head []byte, shape string) int {
 			total++
 			continue
 		}
+		if m, rest := submatches(timestampsRe, line); m != nil && strings.TrimSpace(rest) != "" {
+			// kubectl logs --timestamps of an application's own lines.
+			counts["timestamps"]++
+			total++
+			continue
+		}
 		t := strings.TrimSpace(line)
 		if _, ok := text.NodeMarker(line); ok || logNoise(t) || t == "*" {
 			continue
@@ -87,15 +93,16 @@ func sniffLogs(head []byte, shape string) int {
 	}
 	recognized, dominant, best := 0, "", 0
 	recognized += counts["plain"] + counts["clog"] // read by every log format, never names one
-	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg", "cri", "docker-json", "journal"} {
+	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg", "cri", "docker-json", "journal", "timestamps"} {
 		recognized += counts[k]
 		if counts[k] > best {
 			dominant, best = k, counts[k]
 		}
 	}
 	switch {
-	case dominant == "syslog" && shape == "klog":
-		// A journal without klog lines is still read, as the klog format.
+	case (dominant == "syslog" || dominant == "timestamps") && shape == "klog":
+		// A journal without klog lines, or kubectl logs --timestamps of
+		// lines of no known shape, is still read, as the klog format.
 		return text.RatioScore(recognized, total, 60)
 	case dominant != shape:
 		return 0
