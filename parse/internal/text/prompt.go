@@ -26,11 +26,15 @@ var (
 	// hostPromptRe matches "node1 $ cmd" and "node1 # cmd", the prompt of
 	// PS1='\h \$ ' (Gentoo, Container-Optimized OS, Flatcar).
 	hostPromptRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9._-]{0,62}) [#$%] (\S.*)$`)
+	// powerlinePromptRe matches the prompt of netshoot's zsh theme, the
+	// host and the home directory between runs of two spaces (the theme's
+	// separators, as pasted): "app-6d8b4f7c9a-x2vqp  ~  tcpdump -i any".
+	powerlinePromptRe = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]{0,62})  ~[^\s]*  (\S.*)$`)
 )
 
 // HostPrompt recognizes a prompt that names its host, bash's ("user@host:dir#",
-// "[user@host dir]$", "host:dir$", "host $") or zsh's ("user@host dir %"),
-// and returns the host and the command after it.
+// "[user@host dir]$", "host:dir$", "host $") or zsh's ("user@host dir %",
+// netshoot's "host  ~  cmd"), and returns the host and the command after it.
 func HostPrompt(line string) (host, cmd string, ok bool) {
 	if m := promptRe.FindStringSubmatch(line); m != nil {
 		host = m[1]
@@ -46,6 +50,9 @@ func HostPrompt(line string) (host, cmd string, ok bool) {
 		return m[1], strings.TrimSpace(m[3]), true
 	}
 	if m := hostPromptRe.FindStringSubmatch(line); m != nil && hasLetter(m[1]) {
+		return m[1], strings.TrimSpace(m[2]), true
+	}
+	if m := powerlinePromptRe.FindStringSubmatch(line); m != nil && hasLetter(m[1]) {
 		return m[1], strings.TrimSpace(m[2]), true
 	}
 	return "", "", false

@@ -42,6 +42,7 @@ func TestHostPromptStyles(t *testing.T) {
 		{"node1 # sysctl -a", "node1", "sysctl -a"},
 		{"tim@Tims-MBP ~ % kubectl get pods", "Tims-MBP", "kubectl get pods"},
 		{"root@host:/# ", "host", ""},
+		{"app-deployment-6d8b4f7c9a-x2vqp  ~  tcpdump -nn -i any -e port 80", "app-deployment-6d8b4f7c9a-x2vqp", "tcpdump -nn -i any -e port 80"},
 	} {
 		host, cmd, ok := HostPrompt(c.line)
 		if !ok || host != c.host || cmd != c.cmd {
@@ -56,6 +57,9 @@ func TestHostPromptStyles(t *testing.T) {
 		"12 $ 34",
 		"net.ipv4.ip_forward = 1",
 		"http://example.com/x$ y",
+		"Chain  /x  y",
+		"12345  ~  x",
+		"KUBE-SVC-X  all  --  0.0.0.0/0  10.96.0.1",
 	} {
 		if host, cmd, ok := HostPrompt(line); ok {
 			t.Errorf("HostPrompt(%q) = %q %q: not a prompt", line, host, cmd)
