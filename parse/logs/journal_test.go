@@ -226,3 +226,25 @@ func TestJournalVerbose(t *testing.T) {
 		}
 	}
 }
+
+// journalctl -o short-full: the weekday, the date, the clock and the zone;
+// a zone name other than UTC or GMT leaves the time out.
+func TestJournalShortFull(t *testing.T) {
+	in := `Mon 2026-06-01 15:05:37 UTC node1 kubelet[811]: E0601 15:05:37.850615     811 reflector.go:138] failed to list *v1.Node: connection refused
+Mon 2026-06-01 15:05:38.5 UTC node1 containerd[1]: plain message
+Mon 2026-06-01 17:05:39 +0200 node1 containerd[1]: offset
+Mon 2026-06-01 17:05:40 CEST node1 containerd[1]: named zone
+`
+	evs, err := Logs(strings.NewReader(in), "full.txt")
+	if err != nil || len(evs) != 4 {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+	want := `1 0000-06-01T15:05:37.850615Z E kubelet@node1 "failed to list *v1.Node: connection refused" {caller=reflector.go:138 pid=811}
+2 2026-06-01T15:05:38.5Z  containerd@node1 "plain message" {pid=1}
+3 2026-06-01T15:05:39Z  containerd@node1 "offset" {pid=1}
+4 -  containerd@node1 "named zone" {pid=1}
+`
+	if got := eventLines(evs); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

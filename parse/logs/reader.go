@@ -49,7 +49,7 @@ func logFormat(shape string, f format.Format) *format.Format {
 //     (prober.go:121) and "pid".
 //   - syslog / journald prefixes ("Sep 15 19:09:04 node1 kubelet[607529]: ",
 //     with month names in the locales people paste from: "Dez 31", "déc.
-//     31", "дек 31", "12月 31" ...; journalctl's short-precise, short-iso,
+//     31", "дек 31", "12月 31" ...; journalctl's short-precise, short-full, short-iso,
 //     short-iso-precise, short-unix and short-monotonic forms; RFC 3164's
 //     <PRI>, in Fields "priority"): the host is the event's node, the
 //     program its source, and what follows is read as klog or logfmt when

@@ -19,6 +19,9 @@ var (
 	syslogISORe  = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
 	// syslogUnixRe matches journalctl -o short-unix: "1767177601.000000 host program[pid]: ".
 	syslogUnixRe = regexp.MustCompile(`^(\d{9,11})\.(\d{6}) (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
+	// syslogFullRe matches journalctl -o short-full: "Mon 2026-06-01
+	// 15:05:37[.850615] UTC host program[pid]: ".
+	syslogFullRe = regexp.MustCompile(`^[A-Z][a-z]{2} (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) ([A-Z]{1,5}|[+-]\d{4}) (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
 	// journalMonotonicRe matches what journalctl -o short-monotonic puts
 	// after the uptime: "host program[pid]: ".
 	journalMonotonicRe = regexp.MustCompile(`^(\S+) ([^\s\[:]+)\[(\d+)\]: ?`)
@@ -105,7 +108,7 @@ func syslogMonth(line string) (int, string, bool) {
 // parseSyslog reads a line with a syslog or journald prefix; inner is
 // "klog" when the message is a klog line, else "syslog". The prefix may be
 // journalctl's short (month names in any common locale), short-precise,
-// short-iso, short-iso-precise or short-unix form, or RFC 3164's with its
+// short-iso, short-iso-precise, short-full or short-unix form, or RFC 3164's with its
 // <PRI> (whose severity is the level when the message gives none); a
 // Markdown quote marker ("> ") before it is dropped.
 func parseSyslog(line string) (model.LogEvent, string, bool) {
@@ -159,6 +162,14 @@ func parseSyslogPrefix(line string) (model.LogEvent, string, bool) {
 		usec, _ := strconv.Atoi(m[2])
 		ts = time.Unix(sec, int64(usec)*1000).UTC()
 		host, prog, pid, msg = m[3], m[4], m[5], rest
+	case c >= 'A' && c <= 'Z' && line[3] == ' ' && line[8] == '-' && line[4] >= '0' && line[4] <= '9':
+		// journalctl -o short-full: "Mon 2026-06-01 15:05:37 UTC host prog[pid]: ".
+		m, rest := submatches(syslogFullRe, line)
+		if m == nil {
+			return model.LogEvent{}, "", false
+		}
+		ts = fullTime(m[1], m[2])
+		host, prog, pid, msg = m[3], m[4], m[5], rest
 	default:
 		mon, rest, ok := syslogMonth(line)
 		if !ok {
@@ -179,6 +190,23 @@ func parseSyslogPrefix(line string) (model.LogEvent, string, bool) {
 		host, prog, pid, msg = m[6], m[7], m[8], rest
 	}
 	return syslogEvent(ts, host, prog, pid, msg)
+}
+
+// fullTime reads the time of journalctl -o short-full in zone: UTC, GMT
+// or a numeric offset. Other zone names ("CET") are ambiguous: the time is
+// left out (zero) rather than guessed.
+func fullTime(clock, zone string) time.Time {
+	switch {
+	case zone == "UTC" || zone == "GMT":
+		if t, err := time.Parse("2006-01-02 15:04:05.999999999", clock); err == nil {
+			return t
+		}
+	case zone[0] == '+' || zone[0] == '-':
+		if t, err := time.Parse("2006-01-02 15:04:05.999999999 -0700", clock+" "+zone); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
 }
 
 // syslogEvent reads the message of a syslog line: klog and logfmt
