@@ -60,6 +60,9 @@ func benchCases() []benchCase {
 		{"nginx-error", logs.NginxErrorFormat, 100000, "nginx error log lines", genNginxError, perN(1)},
 		{"dmesg", logs.DmesgFormat, 100000, "dmesg lines (bridge ports, nf_conntrack table full)", genDmesg, perN(1)},
 		{"coredns-log", logs.CoreDNSLogFormat, 100000, "CoreDNS log lines (kubernetes plugin errors with traces, query log)", genCoreDNS, perN(1)},
+		{"cri-log", logs.CRILogFormat, 100000, "containerd records of kube-proxy's klog, every tenth line in two partial records", genCRI, perN(1)},
+		{"journal", logs.JournalFormat, 100000, "journalctl -o json entries of the kubelet's klog", genJournalJSON, perN(1)},
+		{"docker-json-log", logs.DockerJSONLogFormat, 100000, "Docker json-file records of kube-proxy's klog", genDockerJSON, perN(1)},
 		{"ipvsadm", netfilter.IPVSadmFormat, 10000, "IPVS services with 3 real servers (ipvsadm -Ln)", genIPVSadm, perN(1)},
 		{"iptables-save", netfilter.IPTablesSaveFormat, 10000, "Services, kube-proxy iptables mode (iptables-save)", parsetest.KubeProxySave, func(n int) int { return 8 + 11*n }},
 		{"iptables-list", netfilter.IPTablesListFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -nvL)", genIPTablesList, func(n int) int { return 8 + 11*n }},
@@ -738,6 +741,33 @@ func genDmesg(n int) []byte {
 			return
 		}
 		fmt.Fprintf(b, "[%d.%06d] cni0: port %d(veth%07x) entered forwarding state\n", 2419613+i/1000, i%1000000, i%32+1, i)
+	})
+}
+
+func genCRI(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		ts := fmt.Sprintf("2026-11-23T13:%02d:%02d.%09dZ", i/60%60, i%60, i%1000000000)
+		klog := fmt.Sprintf("E1123 13:%02d:%02d.%06d       1 reflector.go:138] failed to list *v1.Service: dial tcp 10.96.0.1:443: i/o timeout", i/60%60, i%60, i%1000000)
+		if i%10 == 9 {
+			fmt.Fprintf(b, "%s stderr P %s\n%s stderr F %s\n", ts, klog[:40], ts, klog[40:])
+			return
+		}
+		fmt.Fprintf(b, "%s stderr F %s\n", ts, klog)
+	})
+}
+
+func genJournalJSON(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, `{"__REALTIME_TIMESTAMP":"%d","_HOSTNAME":"node1","SYSLOG_IDENTIFIER":"kubelet","_PID":"811","PRIORITY":"6",`+
+			`"_SYSTEMD_UNIT":"kubelet.service","MESSAGE":"I1123 13:%02d:%02d.%06d     811 kubelet_node_status.go:497] \"Using Node Hostname\""}`+"\n",
+			1795000000000000+int64(i)*1000, i/60%60, i%60, i%1000000)
+	})
+}
+
+func genDockerJSON(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, `{"log":"I1123 13:%02d:%02d.%06d       1 proxier.go:865] \"Syncing iptables rules\"\n","stream":"stderr","time":"2026-11-23T13:%02d:%02d.%09dZ"}`+"\n",
+			i/60%60, i%60, i%1000000, i/60%60, i%60, i%1000000000)
 	})
 }
 

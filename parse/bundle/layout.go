@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/parse/internal/text"
+	"github.com/netmortem/netmortem/parse/logs"
 )
 
 // The bundle layouts Open recognizes. The layout never decides a file's
@@ -261,7 +262,36 @@ func (ls *layouts) place(p string) placement {
 	}
 	pl := ls.base
 	pl.direct = false
+	if pl.node == "" {
+		pl.node = containerLogNode(p)
+	}
 	return pl
+}
+
+// containerLogNode names the node of a container's log file copied with
+// the node's name above it, in a tree no layout claims: kind's exported
+// logs (<node>/pods/<ns>_<pod>_<uid>/<container>/<n>.log, <node>/containers/...)
+// and per-node copies of /var/log (<node>/var/log/pods/..., <node>/var/log/containers/...).
+// "" when p is no such path.
+func containerLogNode(p string) string {
+	if _, ok := logs.ContainerLogPath(p); !ok {
+		return ""
+	}
+	parts := strings.Split(p, "/")
+	for i := len(parts) - 2; i >= 1; i-- {
+		if parts[i] != "pods" && parts[i] != "containers" {
+			continue
+		}
+		j := i - 1
+		if j >= 2 && parts[j] == "log" && parts[j-1] == "var" {
+			j -= 2
+		}
+		if j >= 0 && parts[j] != "" && parts[j] != "var" && parts[j] != "log" {
+			return parts[j]
+		}
+		return ""
+	}
+	return ""
 }
 
 // clusterWide reports whether a placement names cluster-wide evidence

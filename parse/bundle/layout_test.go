@@ -152,3 +152,21 @@ func TestCompressionOf(t *testing.T) {
 		}
 	}
 }
+
+// A container's log under a directory named after its node, in a tree no
+// layout claims (kind's exported logs, per-node copies of /var/log).
+func TestContainerLogNode(t *testing.T) {
+	for p, want := range map[string]string{
+		"kind-control-plane/pods/kube-system_kube-scheduler-kind-control-plane_5c1e7a0f93d24b68e1a7c04d2f9b3e81/kube-scheduler/0.log":                "kind-control-plane",
+		"node1/var/log/pods/kube-system_kube-proxy-x_0f9a7c3e-1b2d-4e5f-8a9b-0c1d2e3f4a5b/kube-proxy/0.log":                                          "node1",
+		"logs/node2/var/log/containers/kube-proxy-h2n9c_kube-system_kube-proxy-973f6f661fe3987813a0a9c800b0ff741e41fe3281bf618a9685aa1fb18d16b4.log": "node2",
+		"var/log/containers/kube-proxy-h2n9c_kube-system_kube-proxy-973f6f661fe3987813a0a9c800b0ff741e41fe3281bf618a9685aa1fb18d16b4.log":            "",
+		"pods/kube-system_kube-proxy-x_0f9a7c3e-1b2d-4e5f-8a9b-0c1d2e3f4a5b/kube-proxy/0.log":                                                        "",
+		"node1/var/log/kube-proxy.log": "",
+		"node1/pods/readme.txt":        "",
+	} {
+		if got := containerLogNode(p); got != want {
+			t.Errorf("%s: node %q, want %q", p, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package bundle_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -132,4 +133,52 @@ func sessionFormat() *format.Format {
 		}
 	}
 	panic("no terminal-session format")
+}
+
+// A session pasted with prompts that name no user ("node1 $ ", SUSE's
+// "node1:~ # "): split at them, each command's output read with its host
+// as the node; a container's log file cat'ed in it is read with the
+// namespace, pod and container its name gives.
+func TestSessionHostPrompts(t *testing.T) {
+	in := `node1 $ sysctl net.ipv4.ip_forward net.ipv4.conf.all.rp_filter
+net.ipv4.ip_forward = 1
+net.ipv4.conf.all.rp_filter = 2
+node1:~ # cat /var/log/containers/kube-proxy-h2n9c_kube-system_kube-proxy-973f6f661fe3987813a0a9c800b0ff741e41fe3281bf618a9685aa1fb18d16b4.log
+2026-11-23T13:19:08.532911123Z stderr F E1123 13:19:08.532911       1 reflector.go:138] failed to list *v1.Service: i/o timeout
+2026-11-23T13:19:09.000100456Z stderr F I1123 13:19:09.000100       1 proxier.go:865] "Syncing iptables rules"
+node2:/root# ip route
+default via 10.0.0.1 dev eth0
+10.0.0.0/24 dev eth0 proto kernel scope link src 10.0.0.12
+`
+	path := filepath.Join(t.TempDir(), "session.txt")
+	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, warns, err := parse.Open(context.Background(), path, nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	var inputs []string
+	for _, in := range snap.Inputs {
+		inputs = append(inputs, fmt.Sprintf("%s %s %s %d", filepath.Base(in.Path), in.Format, in.Node, in.Records))
+	}
+	want := "session.txt:1 sysctl node1 2\nsession.txt:4 cri-log node1 2\nsession.txt:7 ip-route node2 2\nsession.txt terminal-session  6"
+	if got := strings.Join(inputs, "\n"); got != want {
+		t.Errorf("inputs:\n%s\nwant:\n%s", got, want)
+	}
+	if len(snap.Sysctls) != 2 || snap.Sysctls[1].Node != "node1" || snap.Sysctls[1].Value != "2" || snap.Sysctls[1].Pos.Line != 3 {
+		t.Errorf("sysctls %+v", snap.Sysctls)
+	}
+	if len(snap.Logs) != 2 {
+		t.Fatalf("logs %+v", snap.Logs)
+	}
+	for i, ev := range snap.Logs {
+		if ev.Node != "node1" || ev.Source != "kube-proxy" || ev.Namespace != "kube-system" || ev.Pod != "kube-proxy-h2n9c" ||
+			ev.Container != "kube-proxy" || ev.Stream != "stderr" || ev.Pos.Line != 5+i {
+			t.Errorf("event %d: %+v", i, ev)
+		}
+	}
+	if len(snap.Routes) != 2 || snap.Routes[0].Node != "node2" {
+		t.Errorf("routes %+v", snap.Routes)
+	}
 }

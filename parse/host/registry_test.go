@@ -236,3 +236,24 @@ func TestSocketsCorpus(t *testing.T) {
 		}
 	}
 }
+
+// The /proc/sys dumps of fixtures/real are read as sysctl among all the
+// formats; an ls of /proc/sys and a ping are not.
+func TestSniffSysctlFiles(t *testing.T) {
+	for _, pattern := range []string{"fixtures/real/multi-file/*head*.txt", "fixtures/real/local/multi-file/*.txt"} {
+		files, _ := filepath.Glob(filepath.Join(testutil.Root(), pattern))
+		if len(files) == 0 {
+			t.Fatalf("no file %s", pattern)
+		}
+		for _, f := range files {
+			rel, _ := filepath.Rel(testutil.Root(), f)
+			got := parsetest.SniffAs(t, parse.Formats(), rel)
+			if ping := strings.Contains(rel, "ping"); (got == "sysctl") == ping {
+				t.Errorf("%s sniffed as %q", rel, got)
+			}
+		}
+	}
+	if got := parsetest.SniffAs(t, parse.Formats(), "fixtures/real/multi-file/index36506000102_ll-proc-sys-net_no-bridge-dir.txt"); got == "sysctl" {
+		t.Errorf("ll /proc/sys/net sniffed as sysctl")
+	}
+}

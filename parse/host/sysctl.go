@@ -19,6 +19,12 @@ import (
 // into dotted names. Values keep their text with runs of whitespace collapsed
 // to one space, so "1024\t65000" reads "1024 65000".
 //
+// The values of /proc/sys files printed one by one are read too: after
+// the "==> /proc/sys/net/bridge/bridge-nf-call-iptables <==" headers of
+// head and tail, after a prompt whose cat names the files, and as `grep -r
+// .` prints them when run in /proc/sys/net/ipv4/conf ("all/rp_filter:1");
+// the content of other files among them is skipped (sysctl_files.go).
+//
 // Shell prompts and comments ('#' lines), node markers (">>> node1", see
 // docs/host-inputs.md) and sysctl's own complaints ("sysctl: permission
 // denied on key ...") are skipped; any other line is reported as a syntax
@@ -38,13 +44,52 @@ var sysctlMessageRe = regexp.MustCompile(`^sysctl: `)
 func readSysctl(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Sysctl {
 	var out []model.Sysctl
 	messages := 0
-	text.ReadLines(r, src, errs, text.Hooks{}, func(l *text.Line) {
+	// files are the /proc/sys files whose values the next lines are: the
+	// file of a head/tail header, those a cat names.
+	var files []string
+	// other is set in the content of a file that is no sysctl (head of
+	// other files), skipped up to the next header.
+	other := false
+	header := func(p string) {
+		files, other = nil, false
+		if sysctlPathName(p) != "" {
+			files = []string{p}
+		} else {
+			other = true
+		}
+	}
+	hooks := text.Hooks{Command: func(cmd string) {
+		if p, ok := fileHeader(cmd); ok {
+			header(p) // a prompt run into the first header
+			return
+		}
+		files, other = procFiles(cmd), false
+	}}
+	text.ReadLines(r, src, errs, hooks, func(l *text.Line) {
 		line := l.Text()
+		if p, ok := fileHeader(line); ok {
+			header(p)
+			return
+		}
 		if sysctlMessageRe.MatchString(line) {
 			messages++
 			return
 		}
+		if other {
+			src.Count("lines of other files skipped", 1)
+			return
+		}
+		if len(files) > 0 {
+			// The value of the next file: the whole line.
+			key := sysctlPathName(files[0])
+			files = files[1:]
+			out = append(out, model.Sysctl{Node: l.Node, Name: key, Value: text.CollapseSpace(line), Pos: l.Pos()})
+			return
+		}
 		key, value, ok := sysctlLine(line)
+		if !ok {
+			key, value, ok = relativeConfLine(line)
+		}
 		if !ok {
 			l.Errorf("%w: expected \"name = value\"", format.ErrSyntax)
 			return
@@ -150,25 +195,50 @@ func sysctlSniffLine(line string) bool {
 }
 
 func sniffSysctl(_ string, head []byte) int {
-	matched, total, _ := text.SniffLines(head, 200, nil, func(line string) text.Verdict {
+	values := 0 // lines that are the values of the files named before them
+	isCmd := func(cmd string) bool {
+		if p, ok := fileHeader(cmd); ok && sysctlPathName(p) != "" {
+			values = 1
+			return true
+		}
+		values = len(procFiles(cmd))
+		return values > 0 || text.Program(cmd) == "sysctl"
+	}
+	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Verdict {
+		if p, ok := fileHeader(line); ok {
+			if sysctlPathName(p) == "" {
+				values = 0
+				return text.Miss
+			}
+			values = 1
+			return text.Hit
+		}
 		switch {
 		case sysctlMessageRe.MatchString(line):
 			return text.Skip
+		case values > 0:
+			values--
+			return text.Hit
 		case sysctlSniffLine(line):
+			return text.Hit
+		}
+		if _, _, ok := relativeConfLine(line); ok {
 			return text.Hit
 		}
 		return text.Miss
 	})
-	return text.RatioScore(matched, total, 90)
+	return min(text.RatioScore(matched, total, 90), 95)
 }
 
 // SysctlFormat reads sysctl -a and the forms of the same listing.
 var SysctlFormat = &format.Format{
 	Name: "sysctl",
 	Kind: model.KindSysctl,
-	Command: "sysctl -a, sysctl NAME..., grep -r . /proc/sys/net, troubleshoot's in-cluster sysctl " +
-		"collector",
-	Doc:   "`/proc/sys/...` paths become dotted names; `sysctl: permission denied` lines are skipped",
+	Command: "sysctl -a, sysctl NAME..., grep -r . /proc/sys/net, head /proc/sys/net/bridge/*, tail -n +1 FILE..., " +
+		"cat /proc/sys/..., troubleshoot's in-cluster sysctl collector",
+	Doc: "`/proc/sys/...` paths become dotted names; `sysctl: permission denied` lines are skipped; the files of " +
+		"`head`/`tail` (`==> /proc/sys/... <==` before each) and those a prompt's `cat` names give the value on the " +
+		"lines after them; `grep -r .` run in /proc/sys/net/ipv4/conf (`all/rp_filter:1`) names net.ipv4.conf keys",
 	Sniff: sniffSysctl,
 	Parse: format.Records(readSysctl, func(s *model.Snapshot, out []model.Sysctl) { s.Sysctls = append(s.Sysctls, out...) }, ""),
 }

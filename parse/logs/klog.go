@@ -16,7 +16,9 @@ var KlogFormat = logFormat("klog", format.Format{
 	Command: "journalctl -u kubelet, kubectl logs of kube-proxy, kube-apiserver, ingress-nginx ..., " +
 		"/var/log/kube-*.log",
 	Doc: "klog lines (`I0915 19:09:04.534948 607529 prober.go:121] ...`), bare or after a syslog /" +
-		" journald prefix (the host is the node, the program the source); structured `\"msg\" " +
+		" journald prefix (the host is the node, the program the source; month names in any common locale," +
+		" journalctl's short, short-precise, short-iso, short-iso-precise, short-full, short-unix and short-monotonic forms," +
+		" RFC 3164's `<PRI>`); structured `\"msg\" " +
 		"key=\"value\"` pairs, `{...}`/`[...]` values and multi-line `key=<` values in Fields, with" +
 		" `caller` and `pid`; indented lines and `Trace[...]` steps continue an entry; " +
 		"`journalctl -x` explanations and `-- Boot --` markers are skipped. klog and syslog times" +

@@ -10,7 +10,9 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
@@ -46,9 +48,17 @@ func logFormat(shape string, f format.Format) *format.Format {
 //     Fields, multi-line values (key=< ... >) included; Fields "caller"
 //     (prober.go:121) and "pid".
 //   - syslog / journald prefixes ("Sep 15 19:09:04 node1 kubelet[607529]: ",
-//     also the ISO form of journalctl -o short-iso): the host is the
-//     event's node, the program its source, and what follows is read as
-//     klog when it is klog.
+//     with month names in the locales people paste from: "Dez 31", "déc.
+//     31", "дек 31", "12月 31" ...; journalctl's short-precise, short-full, short-iso,
+//     short-iso-precise, short-unix and short-monotonic forms; RFC 3164's
+//     <PRI>, in Fields "priority"): the host is the event's node, the
+//     program its source, and what follows is read as klog or logfmt when
+//     it is. journalctl -o json's entries likewise (journal.go).
+//   - container runtimes' records (container.go): CRI lines of containerd
+//     and CRI-O, Docker's json-file records, kubectl logs --timestamps:
+//     the line inside is read as any line here, with the record's stream
+//     and, when the line has none, its time; namespace, pod and container
+//     come from the file's path or the kubectl command.
 //   - etcd's text log: "2018-12-04 22:47:14.729606 I | embed: msg", the
 //     package in Fields "pkg", and its raft lines ("raft2026/11/23 13:19:08
 //     INFO: msg"). etcd's "[WARNING] ..." lines about its flags too.
@@ -117,16 +127,53 @@ type logReader struct {
 	multiKey string
 	// corednsSeen is set once a line only CoreDNS writes was read.
 	corednsSeen bool
+	// container is the container whose log this is, from the pasted
+	// command, the file's path or the layout's command.
+	container ContainerLog
+	// partial holds, by stream, the partial runtime records read so far
+	// and the position of the first.
+	partial map[string]*partialLine
+	// verbose is the journalctl -o verbose entry being read.
+	verbose *verboseEntry
+	// wrap is the runtime record a physical line held when a terminal
+	// hard-wrapped it: the first part, waiting for the rest.
+	wrap *partialLine
+}
+
+// partialLine is the start of a line a container runtime wrote in more
+// than one record (or a record a terminal wrapped), and where it began.
+type partialLine struct {
+	text string
+	pos  model.Pos
+	w    wrapped // the first record
 }
 
 func newLogReader(name, node, command string, errs *model.ErrorList) *logReader {
 	lr := &logReader{name: name, node: node, errs: errs}
-	if s := sourceFromCommand(command); s != "" {
-		lr.source = s
-	} else {
-		lr.source = knownComponent(path.Base(name))
+	lr.setCommand(command)
+	if lr.source == "" {
+		if c, ok := ContainerLogPath(name); ok {
+			lr.container = c
+			lr.source = c.Container
+		} else {
+			lr.source = knownComponent(path.Base(name))
+		}
 	}
 	return lr
+}
+
+// setCommand takes what a pasted (or the layout's) command says of the
+// lines below it: their component, and their container.
+func (lr *logReader) setCommand(cmd string) {
+	if s := sourceFromCommand(cmd); s != "" {
+		lr.source = s
+	}
+	if c, ok := containerFromCommand(cmd); ok {
+		lr.container = c
+		if lr.source == "" && c.Container != "" {
+			lr.source = c.Container
+		}
+	}
 }
 
 func (lr *logReader) read(ctx context.Context, r io.Reader) {
@@ -138,10 +185,124 @@ func (lr *logReader) read(ctx context.Context, r io.Reader) {
 		}
 		lr.line(l)
 	}
+	lr.flush()
+	// A line a runtime wrote in partial records is where it began, which
+	// may be before the lines of another stream read in between.
+	slices.SortStableFunc(lr.events, func(a, b model.LogEvent) int { return a.Pos.Line - b.Pos.Line })
 }
 
 func (lr *logReader) line(l *text.Lines) {
-	line := l.Text()
+	line, pos := l.Text(), l.Pos()
+	if p := lr.wrap; p != nil {
+		// The rest of a runtime record a terminal or a writer wrapped,
+		// unless the line starts a record of its own and the two make
+		// none: then the first was cut short.
+		lr.wrap = nil
+		joined := p.text + line
+		if _, ok := lr.unwrap(strings.TrimLeft(joined, " \t")); !ok && lr.startsRecord(line) {
+			lr.errs.Addf(p.pos, p.text, "%w: a container runtime's record cut short", format.ErrSyntax)
+		} else {
+			line, pos = joined, p.pos
+		}
+	}
+	trimmed := strings.TrimLeft(line, " \t")
+	if len(line) < maxJoined {
+		switch {
+		case strings.HasPrefix(trimmed, `{"log":"`) && !strings.HasSuffix(strings.TrimRight(line, " "), "}"):
+			// A Docker record a terminal hard-wrapped: the rest is on
+			// the next line, joined without a separator.
+			lr.wrap = &partialLine{text: line, pos: pos}
+			return
+		case strings.HasSuffix(line, " \\"):
+			// A record wrapped with a shell-style " \\" at the end of
+			// each part.
+			if _, ok := lr.unwrap(trimmed); ok {
+				lr.wrap = &partialLine{text: line[:len(line)-1], pos: pos}
+				return
+			}
+		}
+	}
+	// A runtime's record may be indented (a pasted block in Markdown).
+	if w, ok := lr.unwrap(trimmed); ok {
+		lr.record(w, pos)
+		return
+	}
+	lr.entry(line, pos, nil)
+}
+
+// startsRecord reports whether line starts a container runtime's record.
+func (lr *logReader) startsRecord(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	if strings.HasPrefix(t, `{"log":"`) {
+		return true
+	}
+	_, ok := lr.unwrap(strings.TrimSuffix(t, " \\"))
+	return ok
+}
+
+// maxJoined bounds the lines joined into one wrapped record.
+const maxJoined = 1 << 20
+
+// record reads one record of a container runtime (or one line of kubectl
+// logs --timestamps) read at pos.
+func (lr *logReader) record(w wrapped, pos model.Pos) {
+	if w.partial {
+		if p := lr.partial[w.stream]; p != nil {
+			p.text += w.inner
+			return
+		}
+		if lr.partial == nil {
+			lr.partial = map[string]*partialLine{}
+		}
+		lr.partial[w.stream] = &partialLine{text: w.inner, pos: pos, w: w}
+		return
+	}
+	if p := lr.partial[w.stream]; p != nil {
+		// The line is the runtime's from its first record on.
+		last := w.inner
+		w, pos = p.w, p.pos
+		w.inner = p.text + last
+		w.partial = false
+		delete(lr.partial, w.stream)
+	}
+	lr.entry(w.inner, pos, &w)
+}
+
+// flush reads what is left at the end of the input: partial records the
+// runtime never ended, a wrapped record never completed.
+func (lr *logReader) flush() {
+	lr.endVerbose()
+	if p := lr.wrap; p != nil {
+		lr.wrap = nil
+		lr.errs.Addf(p.pos, p.text, "%w: a container runtime's record cut short at the end of the input", format.ErrSyntax)
+	}
+	for _, stream := range []string{"stdout", "stderr", ""} {
+		if p := lr.partial[stream]; p != nil {
+			delete(lr.partial, stream)
+			w := p.w
+			w.inner, w.partial = p.text, false
+			lr.entry(w.inner, p.pos, &w)
+		}
+	}
+}
+
+// entry reads one line (or a container's line, w its runtime's record)
+// at pos.
+func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
+	if lr.verbose != nil {
+		if k, v, ok := verboseField(line); ok && w == nil {
+			lr.verbose.fields[k] = v
+			return
+		}
+		lr.endVerbose()
+	}
+	if w == nil {
+		if v, ok := parseVerboseHeader(line); ok {
+			v.pos = pos
+			lr.verbose = v
+			return
+		}
+	}
 	if lr.multiKey != "" && len(lr.events) > 0 {
 		ev := &lr.events[len(lr.events)-1]
 		switch {
@@ -163,15 +324,24 @@ func (lr *logReader) line(l *text.Lines) {
 		return
 	}
 	if ev, kind, ok := lr.parseLine(line); ok {
+		if kind == "syslog" && w == nil && ev.Message != "" && ev.Message[0] >= '0' && ev.Message[0] <= '9' {
+			// A runtime's record forwarded by syslog (rsyslog's imfile):
+			// the syslog host is the node.
+			if inner, ok := lr.unwrap(ev.Message); ok && inner.kind == "cri" {
+				inner.node = ev.Node
+				lr.record(inner, pos)
+				return
+			}
+		}
 		if p, bad := ev.Fields[problemMarker]; bad {
 			delete(ev.Fields, problemMarker)
 			if len(ev.Fields) == 0 {
 				ev.Fields = nil
 			}
-			l.Errorf("%w: %s", format.ErrSyntax, p)
+			lr.errs.Addf(pos, line, "%w: %s", format.ErrSyntax, p)
 		}
-		ev.Pos = l.Pos()
-		lr.add(ev, kind)
+		ev.Pos = pos
+		lr.add(ev, kind, w)
 		return
 	}
 	if isContinuation(line) {
@@ -181,6 +351,21 @@ func (lr *logReader) line(l *text.Lines) {
 			return
 		}
 	}
+	if w != nil {
+		// A container's line of no known shape is its own output as it
+		// is, not an error.
+		lr.add(model.LogEvent{Message: line, Pos: pos}, "plain", w)
+		return
+	}
+	if rest, ok := strings.CutPrefix(line, "* "); ok && !strings.HasPrefix(rest, "* ") {
+		// minikube logs puts "* " before every line.
+		lr.entry(rest, pos, nil)
+		return
+	}
+	if name, ok := sectionHeader(t); ok {
+		lr.section(name)
+		return
+	}
 	if node, ok := text.NodeMarker(line); ok {
 		lr.node = node
 		return
@@ -189,9 +374,11 @@ func (lr *logReader) line(l *text.Lines) {
 		if host != "" {
 			lr.node = host
 		}
-		if s := sourceFromCommand(cmd); s != "" {
-			lr.source = s
-		}
+		lr.setCommand(cmd)
+		return
+	}
+	if fileCommand(t) {
+		lr.setCommand(t)
 		return
 	}
 	if logNoise(t) {
@@ -200,12 +387,19 @@ func (lr *logReader) line(l *text.Lines) {
 	// Stray characters before a dated line: read the line from its
 	// timestamp, and say so.
 	if i, ev, kind, ok := lr.recoverLine(line); ok {
-		l.Errorf("%w: %q before the timestamp (pasted or scraped text?): the entry is read from column %d", format.ErrSyntax, line[:i], i+1)
-		ev.Pos = l.Pos()
-		lr.add(ev, kind)
+		lr.errs.Addf(pos, line, "%w: %q before the timestamp (pasted or scraped text?): the entry is read from column %d", format.ErrSyntax, line[:i], i+1)
+		ev.Pos = pos
+		lr.add(ev, kind, nil)
 		return
 	}
-	l.Errorf("%w: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log)", format.ErrSyntax)
+	if m, rest := submatches(timestampsRe, line); m != nil {
+		// kubectl logs --timestamps of a line of no known shape.
+		if ts, err := time.Parse(time.RFC3339Nano, m[1]); err == nil && strings.TrimSpace(rest) != "" {
+			lr.add(model.LogEvent{Message: rest, Pos: pos}, "plain", &wrapped{kind: "timestamps", time: ts.UTC()})
+			return
+		}
+	}
+	lr.errs.Addf(pos, line, "%w: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log)", format.ErrSyntax)
 }
 
 // isContinuation reports whether line continues the entry before it: a
@@ -220,17 +414,38 @@ func logNoise(t string) bool {
 	switch {
 	case strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --"): // -- Logs begin at ... --, -- Boot 1a2b... --
 		return true
-	case t == "..." || t == "…" || strings.HasPrefix(t, "...") || t == "[...]":
+	case t == "..." || t == "…" || strings.HasPrefix(t, "...") || t == "[...]" || t == "*":
 		return true
 	case strings.HasPrefix(t, "░░"): // journalctl -x catalog explanations
 		return true
 	}
+	if _, ok := ContainerLogPath(t); ok && !strings.Contains(t, " ") {
+		return true // ls /var/log/containers
+	}
 	return false
 }
 
-func (lr *logReader) add(ev model.LogEvent, kind string) {
+func (lr *logReader) add(ev model.LogEvent, kind string, w *wrapped) {
+	if ev.Node == "" && w != nil {
+		ev.Node = w.node
+	}
 	if ev.Node == "" {
 		ev.Node = lr.node
+	}
+	if w != nil {
+		ev.Stream = w.stream
+		if ev.Time.IsZero() {
+			ev.Time = w.time
+		}
+		if w.container != nil && ev.Namespace == "" && ev.Pod == "" && ev.Container == "" {
+			ev.Namespace, ev.Pod, ev.Container = w.container.Namespace, w.container.Pod, w.container.Container
+			if ev.Source == "" {
+				ev.Source = w.container.Container
+			}
+		}
+	}
+	if ev.Namespace == "" && ev.Pod == "" && ev.Container == "" {
+		ev.Namespace, ev.Pod, ev.Container = lr.container.Namespace, lr.container.Pod, lr.container.Container
 	}
 	switch kind {
 	case "coredns":
@@ -275,6 +490,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 	}
 	switch c := line[0]; {
 	case c == '{':
+		if ev, kind, ok := parseJournalJSON(line); ok {
+			return ev, kind, true
+		}
 		if ev, ok := parseJSONLog(line); ok {
 			return ev, "json", true
 		}
@@ -284,6 +502,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 		}
 	}
 	if ev, ok := parseDmesg(line); ok {
+		if j, ok := journalMonotonic(ev); ok {
+			return j, "syslog", true
+		}
 		return ev, "dmesg", true
 	}
 	// Before syslog, whose ISO form would take a dated CoreDNS line's
@@ -333,139 +554,4 @@ func submatches(re *regexp.Regexp, s string) ([]string, string) {
 		}
 	}
 	return m, s[loc[1]:]
-}
-
-// knownComponents are the programs whose logs are recognized by a file or
-// command name, longest first where one is a prefix of another.
-var knownComponents = []string{
-	"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubelet",
-	"etcd", "coredns", "ingress-nginx-controller", "metallb-controller", "metallb-speaker",
-	"kube-vip", "calico-node", "cilium-agent", "cilium-operator", "cilium", "flanneld", "flannel",
-	"containerd", "dockerd", "nginx",
-}
-
-// knownComponent names the component a log file is named after:
-// "kube-proxy.log", "kubelet.log.1", "etcd-m1.log" ... "" when none.
-func knownComponent(base string) string {
-	stem := strings.ToLower(base)
-	for _, c := range knownComponents {
-		if strings.HasPrefix(stem, c) {
-			return c
-		}
-	}
-	return ""
-}
-
-// sourceFromCommand names the component whose log a command prints:
-// journalctl -u UNIT, kubectl logs POD [-c CONTAINER], or a command
-// reading a log file (tail, cat, less, grep ...).
-func sourceFromCommand(cmd string) string {
-	if cmd == "" {
-		return ""
-	}
-	if k, ok := text.ParseKubectl(cmd); ok {
-		if k.Verb != "logs" {
-			return ""
-		}
-		f := strings.Fields(strings.Split(cmd, "|")[0])
-		for i, w := range f {
-			if (w == "-c" || w == "--container") && i+1 < len(f) {
-				return f[i+1]
-			}
-			if v, ok := strings.CutPrefix(w, "--container="); ok {
-				return v
-			}
-		}
-		if len(k.Args) > 0 {
-			pod := k.Args[0]
-			if i := strings.LastIndexByte(pod, '/'); i >= 0 {
-				pod = pod[i+1:]
-			}
-			if c := knownComponent(pod); c != "" {
-				return c
-			}
-			return pod
-		}
-		return ""
-	}
-	f := strings.Fields(strings.Split(cmd, "|")[0])
-	if len(f) == 0 {
-		return ""
-	}
-	if text.Program(cmd) == "journalctl" {
-		for i, w := range f {
-			unit := ""
-			switch {
-			case (w == "-u" || w == "--unit") && i+1 < len(f):
-				unit = f[i+1]
-			case strings.HasPrefix(w, "--unit="):
-				unit = strings.TrimPrefix(w, "--unit=")
-			case strings.HasPrefix(w, "-u") && len(w) > 2:
-				unit = w[2:]
-			}
-			if unit != "" {
-				return strings.TrimSuffix(unit, ".service")
-			}
-		}
-		return ""
-	}
-	for i := len(f) - 1; i > 0; i-- {
-		if strings.Contains(f[i], "/") || strings.Contains(f[i], ".log") {
-			return knownComponent(path.Base(f[i]))
-		}
-	}
-	return ""
-}
-
-// sniffLogs scores head for one log shape: the share of lines of any log
-// shape, when that shape is the most common one (journald lines count as
-// klog when any holds a klog line). A journal without klog lines is read as
-// klog with a lower score; other formats score it 0.
-func sniffLogs(head []byte, shape string) int {
-	if !text.IsText(head) {
-		return 0
-	}
-	var lr logReader
-	counts := map[string]int{}
-	total := 0
-	for _, line := range text.HeadLines(head, 200) {
-		if isContinuation(line) {
-			continue
-		}
-		if _, kind, ok := lr.parseLine(line); ok {
-			counts[kind]++
-			total++
-			continue
-		}
-		t := strings.TrimSpace(line)
-		if _, ok := text.NodeMarker(line); ok || logNoise(t) {
-			continue
-		}
-		if _, _, ok := text.ShellCommand(line); ok {
-			continue
-		}
-		total++
-	}
-	// The dominant shape names the format; every recognized line counts
-	// for it, since the reader reads them all.
-	if counts["klog"] > 0 {
-		counts["klog"] += counts["syslog"]
-		counts["syslog"] = 0
-	}
-	recognized, dominant, best := 0, "", 0
-	recognized += counts["plain"] + counts["clog"] // read by every log format, never names one
-	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg"} {
-		recognized += counts[k]
-		if counts[k] > best {
-			dominant, best = k, counts[k]
-		}
-	}
-	switch {
-	case dominant == "syslog" && shape == "klog":
-		// A journal without klog lines is still read, as the klog format.
-		return text.RatioScore(recognized, total, 60)
-	case dominant != shape:
-		return 0
-	}
-	return text.RatioScore(recognized, total, 90)
 }

@@ -81,3 +81,64 @@ func TestCoreDNSCorpus(t *testing.T) {
 		t.Errorf("levels %v", levels)
 	}
 }
+
+// The container runtimes' files and journalctl's -o json and -o verbose
+// outputs of fixtures/real are told by their content among all the
+// formats; kubectl logs --timestamps is read as the klog it stamps,
+// journalctl's short forms in any locale as the journal the klog format
+// reads.
+func TestSniffContainerLogs(t *testing.T) {
+	root := filepath.Join(testutil.Root(), "fixtures/real")
+	for pattern, want := range map[string]string{
+		"cri-log/index5*.log":                             "cri-log",
+		"cri-log/index3*.log":                             "cri-log",
+		"cri-log/earthly*.log":                            "cri-log",
+		"cri-log/index12860955295*.log":                   "cri-log",
+		"cri-log/*rsyslog-ns-pod*.log":                    "cri-log",
+		"cri-log/index17198188655_var-log-pods/*/*/*.log": "cri-log",
+		"docker-json-log/*.log":                           "docker-json-log",
+		"kubectl-logs/*with-timestamps*.log":              "klog",
+	} {
+		files, _ := filepath.Glob(filepath.Join(root, pattern))
+		if len(files) == 0 {
+			t.Fatalf("no file %s", pattern)
+		}
+		for _, f := range files {
+			head, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if best, _ := parsetest.Best(parse.Formats(), "x", head); best != want {
+				t.Errorf("%s read as %q, want %s", filepath.Base(f), best, want)
+			}
+		}
+	}
+}
+
+// kind's exported logs (fixtures/real): the node is the directory above
+// pods/, the namespace, pod and container come from the path below it.
+func TestKindArtifactsNode(t *testing.T) {
+	dir := filepath.Join(testutil.Root(), "fixtures/real/cri-log/index53727516996_kind-artifacts")
+	snap, warns, err := parse.Open(context.Background(), dir, nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	if len(snap.Logs) != 4 || len(snap.Inputs) != 1 || snap.Inputs[0].Format != "cri-log" || snap.Inputs[0].Node != "kind-control-plane" {
+		t.Fatalf("%d events, inputs %+v", len(snap.Logs), snap.Inputs)
+	}
+	for _, ev := range snap.Logs {
+		if ev.Node != "kind-control-plane" || ev.Namespace != "kube-system" || ev.Pod != "kube-scheduler-kind-control-plane" ||
+			ev.Container != "kube-scheduler" || ev.Source != "kube-scheduler" || ev.Stream != "stderr" {
+			t.Errorf("event %+v", ev)
+		}
+	}
+}
+
+// kubectl logs --timestamps of an application's plain lines is read as
+// logs among all the formats.
+func TestSniffTimestampedPlainLines(t *testing.T) {
+	in := []byte("2026-11-23T13:19:08.5Z starting the server on :8080\n2026-11-23T13:19:09Z GET /healthz 200\n2026-11-23T13:19:10Z GET /healthz 200\n")
+	if best, _ := parsetest.Best(parse.Formats(), "x", in); best != "klog" {
+		t.Errorf("read as %q", best)
+	}
+}

@@ -16,14 +16,25 @@ var (
 	// promptRe matches the shell prompts people paste with command
 	// output: "root@node1:~# cmd", "user@node1:/tmp$ cmd", "[root@node1
 	// ~]# cmd".
-	promptRe = regexp.MustCompile(`^(?:[A-Za-z0-9._-]+@([A-Za-z0-9._-]+):[^#$ \t]*\s?[#$]|\[[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)(?:\s[^\]]*)?\]\s?[#$])\s*(.*)$`)
+	// "[root@node1:~]$ cmd" too.
+	promptRe = regexp.MustCompile(`^(?:[A-Za-z0-9._-]+@([A-Za-z0-9._-]+):[^#$ \t]*\s?[#$]|\[[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)(?:[\s:][^\]]*)?\]\s?[#$])\s*(.*)$`)
 	// zshPromptRe matches zsh's default prompt, "user@host dir % cmd".
 	zshPromptRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)(?:\s+[^%#$\s]+)?\s%\s?(.*)$`)
+	// hostDirPromptRe matches a prompt without a user: "node1:~$ cmd",
+	// "controlplane:/var/log/containers$ cmd", SUSE's "node1:~ # cmd".
+	hostDirPromptRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9._-]{0,62}):(~[^\s#$%]*|/(?:[^/\s#$%][^\s#$%]*)?) ?[#$%]\s+(\S.*)$`)
+	// hostPromptRe matches "node1 $ cmd" and "node1 # cmd", the prompt of
+	// PS1='\h \$ ' (Gentoo, Container-Optimized OS, Flatcar).
+	hostPromptRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9._-]{0,62}) [#$%] (\S.*)$`)
+	// powerlinePromptRe matches the prompt of netshoot's zsh theme, the
+	// host and the home directory between runs of two spaces (the theme's
+	// separators, as pasted): "app-6d8b4f7c9a-x2vqp  ~  tcpdump -i any".
+	powerlinePromptRe = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]{0,62})  ~[^\s]*  (\S.*)$`)
 )
 
 // HostPrompt recognizes a prompt that names its host, bash's ("user@host:dir#",
-// "[user@host dir]$") or zsh's ("user@host dir %"), and returns the host and
-// the command after it.
+// "[user@host dir]$", "host:dir$", "host $") or zsh's ("user@host dir %",
+// netshoot's "host  ~  cmd"), and returns the host and the command after it.
 func HostPrompt(line string) (host, cmd string, ok bool) {
 	if m := promptRe.FindStringSubmatch(line); m != nil {
 		host = m[1]
@@ -35,7 +46,21 @@ func HostPrompt(line string) (host, cmd string, ok bool) {
 	if m := zshPromptRe.FindStringSubmatch(line); m != nil {
 		return m[1], strings.TrimSpace(m[2]), true
 	}
+	if m := hostDirPromptRe.FindStringSubmatch(line); m != nil {
+		return m[1], strings.TrimSpace(m[3]), true
+	}
+	if m := hostPromptRe.FindStringSubmatch(line); m != nil && hasLetter(m[1]) {
+		return m[1], strings.TrimSpace(m[2]), true
+	}
+	if m := powerlinePromptRe.FindStringSubmatch(line); m != nil && hasLetter(m[1]) {
+		return m[1], strings.TrimSpace(m[2]), true
+	}
 	return "", "", false
+}
+
+// hasLetter reports whether s holds a letter.
+func hasLetter(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }) >= 0
 }
 
 // Prompt reports whether line is a shell prompt followed by a command, and

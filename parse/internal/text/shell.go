@@ -103,6 +103,9 @@ func ParseKubectl(cmd string) (Kubectl, bool) {
 				name, val, hasVal = name[:2], name[2:], true
 			}
 		}
+		if name == "-f" && (k.Verb == "logs" || k.Verb == "log") {
+			continue // kubectl logs -f: --follow, not a file
+		}
 		if !hasVal && kubectlValueFlags[name] && i+1 < len(args) {
 			val = args[i+1]
 			i++

@@ -1,0 +1,134 @@
+package logs
+
+import (
+	"path"
+	"strings"
+
+	"github.com/netmortem/netmortem/parse/internal/text"
+)
+
+// knownComponents are the programs whose logs are recognized by a file or
+// command name, longest first where one is a prefix of another.
+var knownComponents = []string{
+	"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubelet",
+	"etcd", "coredns", "ingress-nginx-controller", "metallb-controller", "metallb-speaker",
+	"kube-vip", "calico-node", "cilium-agent", "cilium-operator", "cilium", "flanneld", "flannel",
+	"containerd", "dockerd", "nginx",
+}
+
+// knownComponent names the component a log file is named after:
+// "kube-proxy.log", "kubelet.log.1", "etcd-m1.log" ... "" when none.
+func knownComponent(base string) string {
+	stem := strings.ToLower(base)
+	for _, c := range knownComponents {
+		if strings.HasPrefix(stem, c) {
+			return c
+		}
+	}
+	return ""
+}
+
+// sourceFromCommand names the component whose log a command prints:
+// journalctl -u UNIT, kubectl logs POD [-c CONTAINER], or a command
+// reading a log file (tail, cat, less, grep ...).
+func sourceFromCommand(cmd string) string {
+	if cmd == "" {
+		return ""
+	}
+	if k, ok := text.ParseKubectl(cmd); ok {
+		if k.Verb != "logs" {
+			return ""
+		}
+		if c := kubectlContainer(cmd); c != "" {
+			return c
+		}
+		if len(k.Args) > 0 {
+			pod := k.Args[0]
+			if i := strings.LastIndexByte(pod, '/'); i >= 0 {
+				pod = pod[i+1:]
+			}
+			if c := knownComponent(pod); c != "" {
+				return c
+			}
+			return pod
+		}
+		return ""
+	}
+	f := strings.Fields(strings.Split(cmd, "|")[0])
+	if len(f) == 0 {
+		return ""
+	}
+	if text.Program(cmd) == "journalctl" {
+		for i, w := range f {
+			unit := ""
+			switch {
+			case (w == "-u" || w == "--unit") && i+1 < len(f):
+				unit = f[i+1]
+			case strings.HasPrefix(w, "--unit="):
+				unit = strings.TrimPrefix(w, "--unit=")
+			case strings.HasPrefix(w, "-u") && len(w) > 2:
+				unit = w[2:]
+			}
+			if unit != "" {
+				return strings.TrimSuffix(unit, ".service")
+			}
+		}
+		return ""
+	}
+	for i := len(f) - 1; i > 0; i-- {
+		if strings.Contains(f[i], "/") || strings.Contains(f[i], ".log") {
+			return knownComponent(path.Base(f[i]))
+		}
+	}
+	return ""
+}
+
+// fileCommand reports whether t is a command reading a log file pasted
+// without a prompt ("cat /var/log/pods/.../0.log", "sudo tail -n 20
+// kube-proxy.log").
+func fileCommand(t string) bool {
+	f := strings.Fields(strings.Split(t, "|")[0])
+	if len(f) < 2 {
+		return false
+	}
+	switch text.Program(t) {
+	case "cat", "tail", "head", "less", "more", "zcat", "tac", "grep", "zgrep":
+	default:
+		return false
+	}
+	last := f[len(f)-1]
+	return strings.ContainsAny(last, "/*") || strings.Contains(last, ".log")
+}
+
+// sectionHeader reads the header head and tail print before each of
+// several files ("==> /var/log/kube-proxy.log <==") and minikube logs
+// before each component's log ("==> kubelet <==", "==> coredns [a1b2c3] <==").
+func sectionHeader(t string) (string, bool) {
+	rest, ok := strings.CutPrefix(t, "==> ")
+	if !ok {
+		return "", false
+	}
+	name, ok := strings.CutSuffix(rest, " <==")
+	if !ok || strings.TrimSpace(name) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(name), true
+}
+
+// section starts the lines of the file or component a header names: their
+// source, and their container when the file is a container's log.
+func (lr *logReader) section(name string) {
+	lr.container = ContainerLog{}
+	if strings.ContainsAny(name, "/.") {
+		lr.source = knownComponent(path.Base(name))
+		if c, ok := ContainerLogPath(name); ok {
+			lr.container, lr.source = c, c.Container
+		}
+		return
+	}
+	word := strings.ToLower(strings.Fields(name)[0])
+	if c := knownComponent(word); c != "" {
+		word = c
+	}
+	lr.source = word
+}
