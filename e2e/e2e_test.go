@@ -394,6 +394,34 @@ func TestIncidents(t *testing.T) {
 	}, {
 		dir: "fixtures/incidents/vip-unannounced-control",
 	}, {
+		// all.rp_filter=1 makes nmc-rpn0 strict; the route back to the
+		// client leaves by nmc-rpn1, so the SYNs are dropped on arrival.
+		dir: "fixtures/incidents/rp-filter-drop",
+		want: []want{{
+			rule:     "rp-filter-drop",
+			severity: analyzer.Error,
+			facts: map[string]string{"server": "10.81.0.2:8080", "attempts": "2", "in_interface": "nmc-rpn0",
+				"route_out": "nmc-rpn1", "net.ipv4.conf.all.rp_filter": "1", "net.ipv4.conf.nmc-rpn0.rp_filter": "0"},
+			evidence: []string{"capture.pcap#frame=1", "ip-route.txt:3", "ip-addr.txt:9", "sysctl.txt:1", "sysctl.txt:3"},
+		}, {
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.81.0.2:8080", "attempts": "2"},
+			evidence: []string{"capture.pcap#frame=1"},
+		}},
+	}, {
+		// The same path with a loose filter: the SYNs look unanswered on
+		// the receiving interface, but rp_filter is ruled out.
+		dir: "fixtures/incidents/rp-filter-drop-loose",
+		want: []want{{
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.81.0.2:8080", "attempts": "2"},
+			evidence: []string{"capture.pcap#frame=1"},
+		}},
+	}, {
+		dir: "fixtures/incidents/rp-filter-drop-control",
+	}, {
 		// One client tries 24 ports of one host, one SYN each: told once
 		// per outcome, not port by port.
 		dir: "fixtures/captures/portscan.pcap",

@@ -147,3 +147,21 @@ sed 's/--service-node-port-range=20000-40000/--service-node-port-range=20000-299
 	>$n/hit-restored-service/kube-apiserver.yaml
 mkdir -p $n/miss-no-kube
 cp $n/hit-host-process/ss-lntp.txt $n/miss-no-kube/
+
+# rp-filter-drop: the incident made by fixtures/scenarios/rp-filter-drop.sh,
+# with parts of its evidence left out.
+r=rp-filter-drop
+ri=incidents/rp-filter-drop
+copy $r/hit-strict $ri/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
+# Without ip addr: the interface of the server's address is the one of the
+# connected route whose src it is.
+copy $r/hit-routes-only $ri/{capture.pcap,ip-route.txt,sysctl.txt}
+# Only the first line of the node's sysctl output: what
+# `sysctl net.ipv4.conf.all.rp_filter` prints.
+copy $r/hit-likely-all-only $ri/{capture.pcap,ip-addr.txt,ip-route.txt}
+head -n 1 "$fx/$ri/sysctl.txt" >$r/hit-likely-all-only/sysctl.txt
+copy $r/hit-symptom-no-sysctl $ri/{capture.pcap,ip-addr.txt,ip-route.txt}
+copy $r/miss-loose incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
+copy $r/miss-control incidents/rp-filter-drop-control/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
+# The capture alone: no route says the path is asymmetric.
+copy $r/miss-capture-only $ri/capture.pcap
