@@ -422,6 +422,36 @@ func TestIncidents(t *testing.T) {
 	}, {
 		dir: "fixtures/incidents/rp-filter-drop-control",
 	}, {
+		// SNAT to 10 ports, 16 connections at once to one server: conntrack
+		// holds every port and the 6 other SYNs are dropped.
+		dir: "fixtures/incidents/snat-port-exhaustion",
+		want: []want{{
+			rule:     "snat-port-exhaustion",
+			severity: analyzer.Error,
+			facts: map[string]string{"snat": "SNAT to 10.85.0.2:40000-40009", "destination": "10.85.0.1:8080",
+				"ports_in_use": "10", "capacity": "10", "failed_attempts": "6", "insert_failed": "29"},
+			evidence: []string{"iptables-save.txt:7", "conntrack-L.txt:1", "conntrack-S.txt:1"},
+		}, {
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.85.0.1:8080", "attempts": "6"},
+		}, {
+			rule:     "conntrack-drops",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"insert_failed": "29"},
+		}},
+	}, {
+		dir: "fixtures/incidents/snat-port-exhaustion-control",
+	}, {
+		// The same symptom from a server's connection limit: the SNAT range
+		// is wide and far from full.
+		dir: "fixtures/incidents/snat-port-exhaustion-server-limit",
+		want: []want{{
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.85.0.1:8080", "attempts": "6"},
+		}},
+	}, {
 		// One client tries 24 ports of one host, one SYN each: told once
 		// per outcome, not port by port.
 		dir: "fixtures/captures/portscan.pcap",

@@ -165,3 +165,16 @@ copy $r/miss-loose incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-r
 copy $r/miss-control incidents/rp-filter-drop-control/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
 # The capture alone: no route says the path is asymmetric.
 copy $r/miss-capture-only $ri/capture.pcap
+
+# snat-port-exhaustion: the incident made by fixtures/scenarios/snat-port-exhaustion.sh,
+# with parts of its evidence left out, its control and a variant where the
+# server drops SYNs beyond 10 connections (the same symptom, another cause).
+sn=snat-port-exhaustion
+si=incidents/snat-port-exhaustion
+copy $sn/hit-proven $si/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
+copy $sn/hit-likely-no-conntrack-list $si/{capture.pcap,conntrack-S.txt,iptables-save.txt}
+copy $sn/hit-likely-capture-only $si/{capture.pcap,iptables-save.txt}
+copy $sn/hit-full-no-failures $si/{conntrack-L.txt,iptables-save.txt}
+copy $sn/miss-no-snat-rule $si/{capture.pcap,conntrack-L.txt,conntrack-S.txt}
+copy $sn/miss-control incidents/snat-port-exhaustion-control/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
+copy $sn/miss-server-limit incidents/snat-port-exhaustion-server-limit/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
