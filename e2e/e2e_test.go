@@ -452,6 +452,33 @@ func TestIncidents(t *testing.T) {
 			facts:    map[string]string{"server": "10.85.0.1:8080", "attempts": "6"},
 		}},
 	}, {
+		// shop's policies isolate cart and admit port 8080 only from
+		// team=storefront namespaces; web is team=web.
+		dir: "fixtures/incidents/network-policy-deny",
+		want: []want{{
+			rule:     "network-policy-deny",
+			severity: analyzer.Error,
+			facts: map[string]string{"server": "10.86.2.20:8080", "server_pod": "shop/cart-7b9c4d8f6-q4zlm",
+				"client": "web/frontend-6d5f7c9b8d-k2x9p (10.86.1.10)", "attempts": "2"},
+			evidence: []string{"capture.pcap#frame=1", "kube.json:174 (Pod shop/cart-7b9c4d8f6-q4zlm)",
+				"kube.json:424 (NetworkPolicy shop/cart-allow-storefront spec.ingress[0])"},
+		}, {
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.86.2.20:8080", "attempts": "2"},
+		}},
+	}, {
+		dir: "fixtures/incidents/network-policy-deny-control",
+	}, {
+		// The policies admit the client; the SYNs are dropped for another
+		// reason.
+		dir: "fixtures/incidents/network-policy-deny-other-cause",
+		want: []want{{
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.86.2.20:8080", "attempts": "2"},
+		}},
+	}, {
 		// One client tries 24 ports of one host, one SYN each: told once
 		// per outcome, not port by port.
 		dir: "fixtures/captures/portscan.pcap",

@@ -36,6 +36,7 @@ func All() []*analyzer.Rule {
 		ConntrackDrops,
 		RPFilterDrop,
 		SNATPortExhaustion,
+		NetworkPolicyDeny,
 	}
 }
 

@@ -178,3 +178,29 @@ copy $sn/hit-full-no-failures $si/{conntrack-L.txt,iptables-save.txt}
 copy $sn/miss-no-snat-rule $si/{capture.pcap,conntrack-L.txt,conntrack-S.txt}
 copy $sn/miss-control incidents/snat-port-exhaustion-control/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
 copy $sn/miss-server-limit incidents/snat-port-exhaustion-server-limit/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
+
+# network-policy-deny: the incident made by fixtures/scenarios/network-policy-deny.sh,
+# its control, and the variant whose SYNs are dropped while the policies allow them.
+np=network-policy-deny
+copy $np/hit-denied incidents/network-policy-deny/{capture.pcap,kube.json}
+copy $np/miss-control incidents/network-policy-deny-control/{capture.pcap,kube.json}
+copy $np/miss-allowed-other-cause incidents/network-policy-deny-other-cause/{capture.pcap,kube.json}
+# The incident's objects without the Namespaces (kubectl get pods,networkpolicies):
+# the namespaceSelector of the nearest rule cannot be judged.
+mkdir -p $np/hit-likely-no-namespaces
+cp "$fx/incidents/network-policy-deny/capture.pcap" $np/hit-likely-no-namespaces/
+python3 - "$fx/incidents/network-policy-deny/kube.json" >$np/hit-likely-no-namespaces/kube.json <<'PY'
+import json, sys
+l = json.load(open(sys.argv[1]))
+l["items"] = [o for o in l["items"] if o["kind"] != "Namespace"]
+print(json.dumps(l, indent=4, sort_keys=True))
+PY
+# The incident's objects without the NetworkPolicies: nothing isolates the Pods.
+mkdir -p $np/miss-no-policies
+cp "$fx/incidents/network-policy-deny/capture.pcap" $np/miss-no-policies/
+python3 - "$fx/incidents/network-policy-deny/kube.json" >$np/miss-no-policies/kube.json <<'PY'
+import json, sys
+l = json.load(open(sys.argv[1]))
+l["items"] = [o for o in l["items"] if o["kind"] != "NetworkPolicy"]
+print(json.dumps(l, indent=4, sort_keys=True))
+PY
