@@ -133,7 +133,7 @@ func policyFinding(g *facts.FailGroup, outcome model.Outcome, server *model.Pod,
 	var near []string
 	for _, d := range []struct {
 		dir, subject string
-		v       facts.Verdict
+		v            facts.Verdict
 	}{{"ingress", srvName, in}, {"egress", cliName, out}} {
 		if !d.v.Denied() {
 			continue
