@@ -38,10 +38,23 @@ var sysctlMessageRe = regexp.MustCompile(`^sysctl: `)
 func readSysctl(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Sysctl {
 	var out []model.Sysctl
 	messages := 0
+	pending := "" // the name of a head/tail file header, whose value comes next
 	text.ReadLines(r, src, errs, text.Hooks{}, func(l *text.Line) {
 		line := l.Text()
 		if sysctlMessageRe.MatchString(line) {
 			messages++
+			return
+		}
+		if name, ok := sysctlFileHeader(line); ok {
+			pending = name
+			return
+		}
+		if strings.TrimSpace(line) == "" {
+			return
+		}
+		if pending != "" {
+			out = append(out, model.Sysctl{Node: l.Node, Name: pending, Value: text.CollapseSpace(line), Pos: l.Pos()})
+			pending = ""
 			return
 		}
 		key, value, ok := sysctlLine(line)
@@ -55,6 +68,20 @@ func readSysctl(r io.Reader, src *format.Source, errs *model.ErrorList) []model.
 		src.Count("sysctl messages skipped", messages)
 	}
 	return out
+}
+
+// sysctlHeaderRe matches the header `head` and `tail -n +1` print before
+// each file they show: "==> /proc/sys/net/ipv4/conf/all/rp_filter <==".
+var sysctlHeaderRe = regexp.MustCompile(`^==> (/proc/sys/\S+) <==\s*$`)
+
+// sysctlFileHeader returns the dotted name of a head/tail file header.
+func sysctlFileHeader(line string) (string, bool) {
+	m := sysctlHeaderRe.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	name := sysctlPathName(m[1])
+	return name, name != ""
 }
 
 // sysctlLine splits one line into a dotted name and its value.
@@ -150,10 +177,20 @@ func sysctlSniffLine(line string) bool {
 }
 
 func sniffSysctl(_ string, head []byte) int {
+	afterHeader := false
 	matched, total, _ := text.SniffLines(head, 200, nil, func(line string) text.Verdict {
+		_, header := sysctlFileHeader(line)
 		switch {
 		case sysctlMessageRe.MatchString(line):
 			return text.Skip
+		case header:
+			afterHeader = true
+			return text.Hit
+		case afterHeader && strings.TrimSpace(line) == "":
+			return text.Skip
+		case afterHeader:
+			afterHeader = false
+			return text.Hit
 		case sysctlSniffLine(line):
 			return text.Hit
 		}
@@ -166,9 +203,10 @@ func sniffSysctl(_ string, head []byte) int {
 var SysctlFormat = &format.Format{
 	Name: "sysctl",
 	Kind: model.KindSysctl,
-	Command: "sysctl -a, sysctl NAME..., grep -r . /proc/sys/net, troubleshoot's in-cluster sysctl " +
-		"collector",
-	Doc:   "`/proc/sys/...` paths become dotted names; `sysctl: permission denied` lines are skipped",
+	Command: "sysctl -a, sysctl NAME..., grep -r . /proc/sys/net, head /proc/sys/net/ipv4/conf/*/rp_filter, " +
+		"troubleshoot's in-cluster sysctl collector",
+	Doc: "`/proc/sys/...` paths become dotted names, also in the `==> path <==` headers of head and tail; " +
+		"`sysctl: permission denied` lines are skipped",
 	Sniff: sniffSysctl,
 	Parse: format.Records(readSysctl, func(s *model.Snapshot, out []model.Sysctl) { s.Sysctls = append(s.Sysctls, out...) }, ""),
 }
