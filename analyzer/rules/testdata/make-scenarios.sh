@@ -204,3 +204,5 @@ l = json.load(open(sys.argv[1]))
 l["items"] = [o for o in l["items"] if o["kind"] != "NetworkPolicy"]
 print(json.dumps(l, indent=4, sort_keys=True))
 PY
+# rp-filter-drop with the values from `head /proc/sys/net/ipv4/conf/*/rp_filter`.
+copy $r/hit-head-dump $ri/{capture.pcap,ip-addr.txt,ip-route.txt,rp_filter-head.txt}
