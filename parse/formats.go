@@ -43,6 +43,7 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.NginxErrorFormat,
 		logs.DmesgFormat,
 		logs.CoreDNSLogFormat,
+		logs.FelixLogFormat,
 		netfilter.IPVSadmFormat,
 		netfilter.IPTablesSaveFormat,
 		netfilter.IPTablesListFormat,

@@ -117,6 +117,8 @@ type logReader struct {
 	multiKey string
 	// corednsSeen is set once a line only CoreDNS writes was read.
 	corednsSeen bool
+	// lastKind is the shape of the last entry read, "" after a prompt.
+	lastKind string
 }
 
 func newLogReader(name, node, command string, errs *model.ErrorList) *logReader {
@@ -174,7 +176,7 @@ func (lr *logReader) line(l *text.Lines) {
 		lr.add(ev, kind)
 		return
 	}
-	if isContinuation(line) {
+	if isContinuation(line) || (lr.lastKind == "felix" && !text.IsPromptOrMarker(line)) {
 		if len(lr.events) > 0 {
 			ev := &lr.events[len(lr.events)-1]
 			ev.Message += "\n" + t
@@ -186,6 +188,7 @@ func (lr *logReader) line(l *text.Lines) {
 		return
 	}
 	if host, cmd, ok := text.ShellCommand(line); ok {
+		lr.lastKind = ""
 		if host != "" {
 			lr.node = host
 		}
@@ -229,6 +232,7 @@ func logNoise(t string) bool {
 }
 
 func (lr *logReader) add(ev model.LogEvent, kind string) {
+	lr.lastKind = kind
 	if ev.Node == "" {
 		ev.Node = lr.node
 	}
@@ -285,6 +289,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 	}
 	if ev, ok := parseDmesg(line); ok {
 		return ev, "dmesg", true
+	}
+	if ev, ok := parseFelix(line); ok {
+		return ev, "felix", true
 	}
 	// Before syslog, whose ISO form would take a dated CoreDNS line's
 	// level for a host.
@@ -428,6 +435,7 @@ func sniffLogs(head []byte, shape string) int {
 	var lr logReader
 	counts := map[string]int{}
 	total := 0
+	last := ""
 	for _, line := range text.HeadLines(head, 200) {
 		if isContinuation(line) {
 			continue
@@ -435,8 +443,13 @@ func sniffLogs(head []byte, shape string) int {
 		if _, kind, ok := lr.parseLine(line); ok {
 			counts[kind]++
 			total++
+			last = kind
 			continue
 		}
+		if last == "felix" && !text.IsPromptOrMarker(line) {
+			continue // a traceback or a wrapped message
+		}
+		last = ""
 		t := strings.TrimSpace(line)
 		if _, ok := text.NodeMarker(line); ok || logNoise(t) {
 			continue
@@ -454,7 +467,7 @@ func sniffLogs(head []byte, shape string) int {
 	}
 	recognized, dominant, best := 0, "", 0
 	recognized += counts["plain"] + counts["clog"] // read by every log format, never names one
-	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg"} {
+	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg", "felix"} {
 		recognized += counts[k]
 		if counts[k] > best {
 			dominant, best = k, counts[k]
