@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -17,8 +18,8 @@ import (
 var RPFilterDrop = &analyzer.Rule{
 	Name:     "rp-filter-drop",
 	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindCapture, model.KindRoutes},
-	Uses:     []model.Kind{model.KindSysctl, model.KindAddrs},
+	NeedsAny: []model.Kind{model.KindCapture, model.KindLogs},
+	Uses:     []model.Kind{model.KindRoutes, model.KindSysctl, model.KindAddrs},
 	Requires: []analyzer.FactKey{facts.FailedAttempts},
 	Proof: "the capture's unanswered SYNs arrive at an address of interface A (ip addr, or the src of A's " +
 		"connected route), the routing table (ip route) sends the client's address out by another interface, and " +
@@ -27,7 +28,9 @@ var RPFilterDrop = &analyzer.Rule{
 	Unproven: "without the two rp_filter values, or with only one of them at 1, the rule reports the asymmetric " +
 		"route and the unanswered SYNs as a warning, with the filter as the first cause it cannot rule out, and " +
 		"`sysctl net.ipv4.conf.all.rp_filter net.ipv4.conf.A.rp_filter` as the command that decides; a loose (2) " +
-		"or disabled (0) filter rules the cause out and the rule says nothing",
+		"or disabled (0) filter rules the cause out and the rule says nothing. Felix's refusal of a loose filter " +
+		"is proven by its log line and net.ipv4.conf.all.rp_filter = 2 in sysctl output; from the log alone it is " +
+		"likely, and that sysctl decides",
 	Run: runRPFilterDrop,
 	Doc: `strict rp_filter drops the SYNs of an asymmetric path
 
@@ -54,12 +57,20 @@ them is missing (the cause is then likely or unknown, and the finding says
 which sysctl decides). A loose (2) or disabled (0) filter rules the cause
 out: the rule is then silent, and syn-unanswered reports the symptom.
 
+Calico's Felix (calico-node) checks the other way: with
+net.ipv4.conf.all.rp_filter = 2 (loose, the default of Ubuntu 20.04 and
+others) it logs "Kernel's RPF check is set to 'loose'" and exits, so
+calico-node restarts and the node's Pods get no network. The rule reports
+that line, with the sysctl when the bundle has it.
+
 Fix: make the path symmetric (a route, or a policy-routing rule by source,
 that sends replies back by the interface the traffic came in on), or set
 rp_filter to 2 (loose) on that interface and on all (sysctl -w
 net.ipv4.conf.all.rp_filter=2 net.ipv4.conf.IFACE.rp_filter=2, and in
 /etc/sysctl.d so it survives a reboot). Calico's Felix refuses loose RPF on
-all unless IgnoreLooseRPF is set: set it per interface there.`,
+all unless IgnoreLooseRPF is set: set it per interface there. For Felix,
+set net.ipv4.conf.all.rp_filter to 1 (or 0), or IgnoreLooseRPF=true in its
+FelixConfiguration when loose filtering is wanted.`,
 }
 
 // rpfValue is one rp_filter sysctl as the bundle shows it.
@@ -74,6 +85,10 @@ func (v rpfValue) String() string { return fmt.Sprintf("%s = %d", v.name, v.valu
 
 func runRPFilterDrop(p *analyzer.Pass) error {
 	s := p.Snap
+	felixLooseRPF(p)
+	if len(s.Routes) == 0 {
+		return nil
+	}
 	for _, g := range facts.FailedAttempts.Of(p).Of(model.OutcomeUnanswered) {
 		if g.N == 1 && g.Retx == 0 { // one SYN may just be cut off by the end of the capture
 			continue
@@ -308,4 +323,80 @@ func bestRoute(s *model.Snapshot, node string, dst netip.Addr) *model.Route {
 		}
 	}
 	return best
+}
+
+// felixLooseRPF reports Felix's refusal of a loose reverse-path filter, per
+// node.
+func felixLooseRPF(p *analyzer.Pass) {
+	s := p.Snap
+	byNode := map[string][]*model.LogEvent{}
+	var nodes []string
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		if !strings.Contains(le.Message, "RPF check is set to 'loose'") {
+			continue
+		}
+		if byNode[le.Node] == nil {
+			nodes = append(nodes, le.Node)
+		}
+		byNode[le.Node] = append(byNode[le.Node], le)
+	}
+	for _, node := range nodes {
+		les := byNode[node]
+		first := les[0]
+		f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely,
+			Facts:   map[string]any{"felix_messages": len(les)},
+			Sources: []model.Kind{model.KindLogs}}
+		if node != "" {
+			f.Facts["node"] = node
+		}
+		for i, le := range les {
+			if i == maxGroupEvidence {
+				break
+			}
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: le.Pos, Note: "Felix: Kernel's RPF check is set to 'loose'"})
+		}
+		level := first.Level
+		f.Supports = []string{fmt.Sprintf("%s: Felix logs %s \"Kernel's RPF check is set to 'loose'\"", first.Pos,
+			cmp.Or(level, "a line"))}
+		all := rpfSysctl(s, node, "all")
+		f.Title = "Felix refuses the loose rp_filter and exits"
+		if node != "" {
+			f.Title = fmt.Sprintf("Felix refuses the loose rp_filter on %s and exits", node)
+		}
+		f.Summary = fmt.Sprintf("Calico's Felix logged %d %s that the kernel's reverse-path filter is loose "+
+			"(net.ipv4.conf.all.rp_filter = 2), which lets Pods spoof their addresses; it refuses to run, so "+
+			"calico-node restarts and the node's Pods lose their network.", len(les), plural(len(les), "time", "times"))
+		f.Cause = "net.ipv4.conf.all.rp_filter is 2 (loose) on the node, as Ubuntu 20.04 and other distributions set it " +
+			"by default, and Felix requires 0 or 1."
+		switch {
+		case all.known && all.value == 2:
+			f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+			f.Sources = append(f.Sources, model.KindSysctl)
+			f.Facts[all.name] = all.value
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: all.pos, Note: all.String()})
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", all.pos, all))
+			f.Contradicts = []string{"IgnoreLooseRPF=true in the FelixConfiguration (Felix then accepts the loose filter)"}
+		case all.known:
+			f.Certainty = analyzer.Unknown
+			f.Sources = append(f.Sources, model.KindSysctl)
+			f.Facts[all.name] = all.value
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: all.pos, Note: all.String()})
+			f.Cause = fmt.Sprintf("Not established now: Felix found the filter loose, but the bundle shows %s; the value "+
+				"was changed after Felix's line, or the sysctl output is from another node or time.", all)
+			f.Contradicts = []string{fmt.Sprintf("%s: %s, not 2", all.pos, all)}
+			f.Alternatives = []string{"the value was fixed after Felix exited", "the sysctl output comes from another node"}
+			f.Decide = "sysctl net.ipv4.conf.all.rp_filter"
+		default:
+			f.Cause = "Most likely " + f.Cause[:1] + f.Cause[1:] + " The bundle has no sysctl output that shows the value."
+			f.Contradicts = []string{"net.ipv4.conf.all.rp_filter 0 or 1 in the node's current sysctl output"}
+			f.Alternatives = []string{"a loose rp_filter on the node (what Felix says)",
+				"a value fixed since the line was logged"}
+			f.Decide = "sysctl net.ipv4.conf.all.rp_filter"
+		}
+		f.Evidence = dedupEvidence(f.Evidence)
+		f.Fix = "Set net.ipv4.conf.all.rp_filter to 1 (sysctl -w, and in /etc/sysctl.d so it survives a reboot), or set " +
+			"IgnoreLooseRPF: true in the FelixConfiguration if loose filtering is wanted; then restart calico-node."
+		p.Report(f)
+	}
 }

@@ -206,3 +206,14 @@ print(json.dumps(l, indent=4, sort_keys=True))
 PY
 # rp-filter-drop with the values from `head /proc/sys/net/ipv4/conf/*/rp_filter`.
 copy $r/hit-head-dump $ri/{capture.pcap,ip-addr.txt,ip-route.txt,rp_filter-head.txt}
+# rp-filter-drop: Felix's refusal of a loose filter, from real logs
+# (fixtures/real/incident-evidence), alone and with the sysctl output of a
+# network namespace of this machine set loose, or set strict since.
+copy $r/hit-felix-go-wrapped real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
+copy $r/hit-felix-python-traceback real/incident-evidence/calicoctl-issue1082_felix-python-2016_rpf-loose-traceback.log
+copy $r/hit-felix-sysctl-loose real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
+unshare -n sh -c "sysctl -q -w net.ipv4.conf.all.rp_filter=2 && sysctl net.ipv4.conf.all.rp_filter" \
+	>$r/hit-felix-sysctl-loose/sysctl.txt
+copy $r/hit-felix-sysctl-strict real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
+unshare -n sh -c "sysctl -q -w net.ipv4.conf.all.rp_filter=1 && sysctl net.ipv4.conf.all.rp_filter" \
+	>$r/hit-felix-sysctl-strict/sysctl.txt
