@@ -90,7 +90,9 @@ func runRPFilterDrop(p *analyzer.Pass) error {
 		return nil
 	}
 	for _, g := range facts.FailedAttempts.Of(p).Of(model.OutcomeUnanswered) {
-		if g.N == 1 && g.Retx == 0 { // one SYN may just be cut off by the end of the capture
+		// One SYN may just be cut off by the end of the capture; rp_filter
+		// is IPv4's (IPv6 has netfilter's rpfilter match instead).
+		if (g.N == 1 && g.Retx == 0) || !g.Server.Addr().Is4() {
 			continue
 		}
 		in, inPos, ok := localIface(s, g.Node, g.Server.Addr())
