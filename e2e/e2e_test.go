@@ -394,6 +394,91 @@ func TestIncidents(t *testing.T) {
 	}, {
 		dir: "fixtures/incidents/vip-unannounced-control",
 	}, {
+		// all.rp_filter=1 makes nmc-rpn0 strict; the route back to the
+		// client leaves by nmc-rpn1, so the SYNs are dropped on arrival.
+		dir: "fixtures/incidents/rp-filter-drop",
+		want: []want{{
+			rule:     "rp-filter-drop",
+			severity: analyzer.Error,
+			facts: map[string]string{"server": "10.81.0.2:8080", "attempts": "2", "in_interface": "nmc-rpn0",
+				"route_out": "nmc-rpn1", "net.ipv4.conf.all.rp_filter": "1", "net.ipv4.conf.nmc-rpn0.rp_filter": "0"},
+			evidence: []string{"capture.pcap#frame=1", "ip-route.txt:3", "ip-addr.txt:9", "sysctl.txt:1", "sysctl.txt:3"},
+		}, {
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.81.0.2:8080", "attempts": "2"},
+			evidence: []string{"capture.pcap#frame=1"},
+		}},
+	}, {
+		// The same path with a loose filter: the SYNs look unanswered on
+		// the receiving interface, but rp_filter is ruled out.
+		dir: "fixtures/incidents/rp-filter-drop-loose",
+		want: []want{{
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.81.0.2:8080", "attempts": "2"},
+			evidence: []string{"capture.pcap#frame=1"},
+		}},
+	}, {
+		dir: "fixtures/incidents/rp-filter-drop-control",
+	}, {
+		// SNAT to 10 ports, 16 connections at once to one server: conntrack
+		// holds every port and the 6 other SYNs are dropped.
+		dir: "fixtures/incidents/snat-port-exhaustion",
+		want: []want{{
+			rule:     "snat-port-exhaustion",
+			severity: analyzer.Error,
+			facts: map[string]string{"snat": "SNAT to 10.85.0.2:40000-40009", "destination": "10.85.0.1:8080",
+				"ports_in_use": "10", "capacity": "10", "failed_attempts": "6", "insert_failed": "29"},
+			evidence: []string{"iptables-save.txt:7", "conntrack-L.txt:1", "conntrack-S.txt:1"},
+		}, {
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.85.0.1:8080", "attempts": "6"},
+		}, {
+			rule:     "conntrack-drops",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"insert_failed": "29"},
+		}},
+	}, {
+		dir: "fixtures/incidents/snat-port-exhaustion-control",
+	}, {
+		// The same symptom from a server's connection limit: the SNAT range
+		// is wide and far from full.
+		dir: "fixtures/incidents/snat-port-exhaustion-server-limit",
+		want: []want{{
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.85.0.1:8080", "attempts": "6"},
+		}},
+	}, {
+		// shop's policies isolate cart and admit port 8080 only from
+		// team=storefront namespaces; web is team=web.
+		dir: "fixtures/incidents/network-policy-deny",
+		want: []want{{
+			rule:     "network-policy-deny",
+			severity: analyzer.Error,
+			facts: map[string]string{"server": "10.86.2.20:8080", "server_pod": "shop/cart-7b9c4d8f6-q4zlm",
+				"client": "web/frontend-6d5f7c9b8d-k2x9p (10.86.1.10)", "attempts": "2"},
+			evidence: []string{"capture.pcap#frame=1", "kube.json:174 (Pod shop/cart-7b9c4d8f6-q4zlm)",
+				"kube.json:424 (NetworkPolicy shop/cart-allow-storefront spec.ingress[0])"},
+		}, {
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.86.2.20:8080", "attempts": "2"},
+		}},
+	}, {
+		dir: "fixtures/incidents/network-policy-deny-control",
+	}, {
+		// The policies admit the client; the SYNs are dropped for another
+		// reason.
+		dir: "fixtures/incidents/network-policy-deny-other-cause",
+		want: []want{{
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.86.2.20:8080", "attempts": "2"},
+		}},
+	}, {
 		// One client tries 24 ports of one host, one SYN each: told once
 		// per outcome, not port by port.
 		dir: "fixtures/captures/portscan.pcap",

@@ -25,6 +25,8 @@ type Kube struct {
 	ConfigMaps        []ConfigMap       `json:"configmaps,omitempty"`
 	DaemonSets        []DaemonSet       `json:"daemonsets,omitempty"`
 	Ingresses         []Ingress         `json:"ingresses,omitempty"`
+	Namespaces        []Namespace       `json:"namespaces,omitempty"`
+	NetworkPolicies   []NetworkPolicy   `json:"networkpolicies,omitempty"`
 }
 
 // Source says where a Kubernetes object came from.
@@ -120,6 +122,20 @@ type Ingress struct {
 	Source Source `json:"source"`
 }
 
+// Namespace is a core/v1 Namespace with its source.
+type Namespace struct {
+	corev1.Namespace
+	Source Source `json:"source"`
+}
+
+// NetworkPolicy is a networking.k8s.io/v1 NetworkPolicy with its source.
+// Its Source.Lines give the line of each rule ("spec.ingress[0]",
+// "spec.egress[1]").
+type NetworkPolicy struct {
+	networkingv1.NetworkPolicy
+	Source Source `json:"source"`
+}
+
 // Merge appends every object of o to k.
 func (k *Kube) Merge(o *Kube) {
 	k.Services = append(k.Services, o.Services...)
@@ -133,13 +149,15 @@ func (k *Kube) Merge(o *Kube) {
 	k.ConfigMaps = append(k.ConfigMaps, o.ConfigMaps...)
 	k.DaemonSets = append(k.DaemonSets, o.DaemonSets...)
 	k.Ingresses = append(k.Ingresses, o.Ingresses...)
+	k.Namespaces = append(k.Namespaces, o.Namespaces...)
+	k.NetworkPolicies = append(k.NetworkPolicies, o.NetworkPolicies...)
 }
 
 // Len returns the number of objects held.
 func (k *Kube) Len() int {
 	return len(k.Services) + len(k.Endpoints) + len(k.EndpointSlices) + len(k.Pods) +
 		len(k.Nodes) + len(k.ComponentStatuses) + len(k.Leases) + len(k.Events) +
-		len(k.ConfigMaps) + len(k.DaemonSets) + len(k.Ingresses)
+		len(k.ConfigMaps) + len(k.DaemonSets) + len(k.Ingresses) + len(k.Namespaces) + len(k.NetworkPolicies)
 }
 
 // ObjectName formats a Pos.Object value: "Kind namespace/name", or

@@ -59,6 +59,7 @@ func benchCases() []benchCase {
 		{"nginx-access", logs.NginxAccessFormat, 100000, "nginx access log lines", genNginxAccess, perN(1)},
 		{"nginx-error", logs.NginxErrorFormat, 100000, "nginx error log lines", genNginxError, perN(1)},
 		{"dmesg", logs.DmesgFormat, 100000, "dmesg lines (bridge ports, nf_conntrack table full)", genDmesg, perN(1)},
+		{"felix-log", logs.FelixLogFormat, 100000, "Calico Felix log lines", genFelixLog, perN(1)},
 		{"coredns-log", logs.CoreDNSLogFormat, 100000, "CoreDNS log lines (kubernetes plugin errors with traces, query log)", genCoreDNS, perN(1)},
 		{"cri-log", logs.CRILogFormat, 100000, "containerd records of kube-proxy's klog, every tenth line in two partial records", genCRI, perN(1)},
 		{"journal", logs.JournalFormat, 100000, "journalctl -o json entries of the kubelet's klog", genJournalJSON, perN(1)},
@@ -279,6 +280,13 @@ func genEtcdLog(n int) []byte {
 	return genLines("", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "2018-12-04 22:%02d:%02d.%06d W | etcdserver: read-only range request \"key:\\\"/registry/services/endpoints/ns%d/svc%d\\\" \" with result \"range_response_count:1 size:%d\" took too long (%dms) to execute\n",
 			i/60%60, i%60, i%1000000, i%97, i, 300+i%500, 100+i%900)
+	})
+}
+
+func genFelixLog(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "2021-02-28 22:%02d:%02d.%03d [INFO][47] int_dataplane.go 1035: Applying dataplane updates ipSetsToApply=%d\n",
+			i/60%60, i%60, i%1000, i%97)
 	})
 }
 

@@ -46,6 +46,7 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.CRILogFormat,
 		logs.DockerJSONLogFormat,
 		logs.JournalFormat,
+		logs.FelixLogFormat,
 		netfilter.IPVSadmFormat,
 		netfilter.IPTablesSaveFormat,
 		netfilter.IPTablesListFormat,

@@ -35,6 +35,9 @@ func All() []*analyzer.Rule {
 		APIServerUnreachable,
 		ConntrackDrops,
 		IPTablesBackendSplit,
+		RPFilterDrop,
+		SNATPortExhaustion,
+		NetworkPolicyDeny,
 	}
 }
 

@@ -51,6 +51,16 @@ func TestSysctlRealOutputs(t *testing.T) {
 			"net.ipv4.ip_local_port_range":     "1024 65000 @sysctl.txt:1",
 			"net.ipv4.ip_local_reserved_ports": " @sysctl.txt:2",
 		}},
+		// head /proc/sys/net/ipv4/conf/*/rp_filter: a header per file, its value on the next line.
+		{"fixtures/real/local/multi-file/local_head-proc-sys-net-ipv4-conf-star-rp_filter.txt", map[string]string{
+			"net.ipv4.conf.all.rp_filter":        "1 @local_head-proc-sys-net-ipv4-conf-star-rp_filter.txt:2",
+			"net.ipv4.conf.default.rp_filter":    "0 @local_head-proc-sys-net-ipv4-conf-star-rp_filter.txt:5",
+			"net.ipv4.conf.nm-real-r0.rp_filter": "1 @local_head-proc-sys-net-ipv4-conf-star-rp_filter.txt:11",
+			"net.ipv4.conf.nm-real-r1.rp_filter": "0 @local_head-proc-sys-net-ipv4-conf-star-rp_filter.txt:14",
+		}},
+		{"fixtures/real/local/multi-file/local_tail-n+1_nf_conntrack-max-count-buckets.txt", map[string]string{
+			"net.netfilter.nf_conntrack_max": "262144 @local_tail-n+1_nf_conntrack-max-count-buckets.txt:2",
+		}},
 	} {
 		got, err := sysctlFile(t, c.file)
 		if err != nil {

@@ -45,7 +45,7 @@ var KubectlFormat = &format.Format{
 		"several YAML documents, JSON arrays of objects as troubleshoot writes custom resources)," +
 		" static pod manifests (/etc/kubernetes/manifests/*.yaml)",
 	Doc: "Services, Endpoints, EndpointSlices, Pods, Nodes, ComponentStatuses, Leases, Events, " +
-		"ConfigMaps, DaemonSets and Ingresses (networking.k8s.io/v1) are decoded with the " +
+		"ConfigMaps, DaemonSets, Ingresses, Namespaces and NetworkPolicies (networking.k8s.io/v1) are decoded with the " +
 		"k8s.io/api types; other kinds are counted and skipped. An empty List's `items: null` is " +
 		"an empty list; an object printed without its kind (client-go types marshalled by " +
 		"troubleshoot's run collectors and its CRD list) is known by its fields (items, " +
@@ -108,7 +108,8 @@ var yamlItemKindRe = regexp.MustCompile(`^(?:- |  )kind:\s*[A-Z]\w*\s*$`)
 // List by its items, an Event by involvedObject, a Pod by its containers,
 // a CustomResourceDefinition, an API resource list. Services, Endpoints,
 // EndpointSlices, Pods, Nodes, ComponentStatuses, Leases, Events, ConfigMaps,
-// DaemonSets and Ingresses (networking.k8s.io/v1) are kept, each with the
+// DaemonSets, Ingresses, Namespaces and NetworkPolicies (networking.k8s.io/v1)
+// are kept, each with the
 // line of its first field and its "Kind namespace/name"; other kinds are
 // counted and skipped. A Pod whose container runs a cluster component (a
 // static pod manifest such as kube-apiserver.yaml) also yields that
@@ -256,8 +257,11 @@ func kubeNode(node *yaml.Node, itemKind string, src *format.Source, snap *model.
 		return 0
 	}
 	ksrc := model.Source{Pos: pos, Node: src.Node}
-	if kind == "Pod" {
+	switch kind {
+	case "Pod":
 		ksrc.Lines = containerLines(node)
+	case "NetworkPolicy":
+		ksrc.Lines = policyRuleLines(node)
 	}
 	o.FieldByName("Source").Set(reflect.ValueOf(ksrc))
 	list.Set(reflect.Append(list, o))
@@ -339,6 +343,25 @@ func containerLines(pod *yaml.Node) map[string]int {
 					out[fmt.Sprintf("spec.%s[%d].%s", list, i, f)] = line
 				}
 			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// policyRuleLines records the line of each ingress and egress rule of a
+// NetworkPolicy node, for evidence.
+func policyRuleLines(pol *yaml.Node) map[string]int {
+	out := map[string]int{}
+	for _, list := range []string{"ingress", "egress"} {
+		rs := mapValue(mapValue(pol, "spec"), list)
+		if rs == nil || rs.Kind != yaml.SequenceNode {
+			continue
+		}
+		for i, r := range rs.Content {
+			out[fmt.Sprintf("spec.%s[%d]", list, i)] = r.Line
 		}
 	}
 	if len(out) == 0 {

@@ -138,6 +138,8 @@ type logReader struct {
 	// wrap is the runtime record a physical line held when a terminal
 	// hard-wrapped it: the first part, waiting for the rest.
 	wrap *partialLine
+	// lastKind is the shape of the last entry read, "" after a prompt.
+	lastKind string
 }
 
 // partialLine is the start of a line a container runtime wrote in more
@@ -344,7 +346,7 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 		lr.add(ev, kind, w)
 		return
 	}
-	if isContinuation(line) {
+	if isContinuation(line) || (lr.lastKind == "felix" && !text.IsPromptOrMarker(line)) {
 		if len(lr.events) > 0 {
 			ev := &lr.events[len(lr.events)-1]
 			ev.Message += "\n" + t
@@ -371,6 +373,7 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 		return
 	}
 	if host, cmd, ok := text.ShellCommand(line); ok {
+		lr.lastKind = ""
 		if host != "" {
 			lr.node = host
 		}
@@ -426,6 +429,7 @@ func logNoise(t string) bool {
 }
 
 func (lr *logReader) add(ev model.LogEvent, kind string, w *wrapped) {
+	lr.lastKind = kind
 	if ev.Node == "" && w != nil {
 		ev.Node = w.node
 	}
@@ -506,6 +510,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 			return j, "syslog", true
 		}
 		return ev, "dmesg", true
+	}
+	if ev, ok := parseFelix(line); ok {
+		return ev, "felix", true
 	}
 	// Before syslog, whose ISO form would take a dated CoreDNS line's
 	// level for a host.

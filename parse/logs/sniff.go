@@ -18,6 +18,7 @@ func sniffLogs(head []byte, shape string) int {
 	counts := map[string]int{}
 	total := 0
 	wrappedRecord := false
+	last := "" // the kind of the line before, "" after one of no kind
 	for _, line := range text.HeadLines(head, 200) {
 		if w, ok := lr.unwrap(strings.TrimLeft(line, " \t")); ok {
 			// A runtime's records name the format, and are so plainly
@@ -55,8 +56,13 @@ func sniffLogs(head []byte, shape string) int {
 		if _, kind, ok := lr.parseLine(line); ok {
 			counts[kind]++
 			total++
+			last = kind
 			continue
 		}
+		if last == "felix" && !text.IsPromptOrMarker(line) {
+			continue // a traceback or a wrapped message
+		}
+		last = ""
 		if m, rest := submatches(timestampsRe, line); m != nil && strings.TrimSpace(rest) != "" {
 			// kubectl logs --timestamps of an application's own lines.
 			counts["timestamps"]++
@@ -93,7 +99,7 @@ func sniffLogs(head []byte, shape string) int {
 	}
 	recognized, dominant, best := 0, "", 0
 	recognized += counts["plain"] + counts["clog"] // read by every log format, never names one
-	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg", "cri", "docker-json", "journal", "timestamps"} {
+	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg", "cri", "docker-json", "journal", "timestamps", "felix"} {
 		recognized += counts[k]
 		if counts[k] > best {
 			dominant, best = k, counts[k]

@@ -194,3 +194,72 @@ split_dumps $b/miss-legacy-only "$(echo "$kube_proxy" | sed 's/^\s*iptables /ipt
 # the nft one of the second (no legacy tables there, so no warning).
 split_dumps $b/hit-two-namespaces-unnamed "$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-legacy /')" legacy
 split_dumps $b/hit-two-namespaces-unnamed "$(echo "$calico" | sed 's/^\s*iptables /iptables-nft /')" nft
+# rp-filter-drop: the incident made by fixtures/scenarios/rp-filter-drop.sh,
+# with parts of its evidence left out.
+r=rp-filter-drop
+ri=incidents/rp-filter-drop
+copy $r/hit-strict $ri/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
+# Without ip addr: the interface of the server's address is the one of the
+# connected route whose src it is.
+copy $r/hit-routes-only $ri/{capture.pcap,ip-route.txt,sysctl.txt}
+# Only the first line of the node's sysctl output: what
+# `sysctl net.ipv4.conf.all.rp_filter` prints.
+copy $r/hit-likely-all-only $ri/{capture.pcap,ip-addr.txt,ip-route.txt}
+head -n 1 "$fx/$ri/sysctl.txt" >$r/hit-likely-all-only/sysctl.txt
+copy $r/hit-symptom-no-sysctl $ri/{capture.pcap,ip-addr.txt,ip-route.txt}
+copy $r/miss-loose incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
+copy $r/miss-control incidents/rp-filter-drop-control/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
+# The capture alone: no route says the path is asymmetric.
+copy $r/miss-capture-only $ri/capture.pcap
+
+# snat-port-exhaustion: the incident made by fixtures/scenarios/snat-port-exhaustion.sh,
+# with parts of its evidence left out, its control and a variant where the
+# server drops SYNs beyond 10 connections (the same symptom, another cause).
+sn=snat-port-exhaustion
+si=incidents/snat-port-exhaustion
+copy $sn/hit-proven $si/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
+copy $sn/hit-likely-no-conntrack-list $si/{capture.pcap,conntrack-S.txt,iptables-save.txt}
+copy $sn/hit-likely-capture-only $si/{capture.pcap,iptables-save.txt}
+copy $sn/hit-full-no-failures $si/{conntrack-L.txt,iptables-save.txt}
+copy $sn/miss-no-snat-rule $si/{capture.pcap,conntrack-L.txt,conntrack-S.txt}
+copy $sn/miss-control incidents/snat-port-exhaustion-control/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
+copy $sn/miss-server-limit incidents/snat-port-exhaustion-server-limit/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
+
+# network-policy-deny: the incident made by fixtures/scenarios/network-policy-deny.sh,
+# its control, and the variant whose SYNs are dropped while the policies allow them.
+np=network-policy-deny
+copy $np/hit-denied incidents/network-policy-deny/{capture.pcap,kube.json}
+copy $np/miss-control incidents/network-policy-deny-control/{capture.pcap,kube.json}
+copy $np/miss-allowed-other-cause incidents/network-policy-deny-other-cause/{capture.pcap,kube.json}
+# The incident's objects without the Namespaces (kubectl get pods,networkpolicies):
+# the namespaceSelector of the nearest rule cannot be judged.
+mkdir -p $np/hit-likely-no-namespaces
+cp "$fx/incidents/network-policy-deny/capture.pcap" $np/hit-likely-no-namespaces/
+python3 - "$fx/incidents/network-policy-deny/kube.json" >$np/hit-likely-no-namespaces/kube.json <<'PY'
+import json, sys
+l = json.load(open(sys.argv[1]))
+l["items"] = [o for o in l["items"] if o["kind"] != "Namespace"]
+print(json.dumps(l, indent=4, sort_keys=True))
+PY
+# The incident's objects without the NetworkPolicies: nothing isolates the Pods.
+mkdir -p $np/miss-no-policies
+cp "$fx/incidents/network-policy-deny/capture.pcap" $np/miss-no-policies/
+python3 - "$fx/incidents/network-policy-deny/kube.json" >$np/miss-no-policies/kube.json <<'PY'
+import json, sys
+l = json.load(open(sys.argv[1]))
+l["items"] = [o for o in l["items"] if o["kind"] != "NetworkPolicy"]
+print(json.dumps(l, indent=4, sort_keys=True))
+PY
+# rp-filter-drop with the values from `head /proc/sys/net/ipv4/conf/*/rp_filter`.
+copy $r/hit-head-dump $ri/{capture.pcap,ip-addr.txt,ip-route.txt,rp_filter-head.txt}
+# rp-filter-drop: Felix's refusal of a loose filter, from real logs
+# (fixtures/real/incident-evidence), alone and with the sysctl output of a
+# network namespace of this machine set loose, or set strict since.
+copy $r/hit-felix-go-wrapped real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
+copy $r/hit-felix-python-traceback real/incident-evidence/calicoctl-issue1082_felix-python-2016_rpf-loose-traceback.log
+copy $r/hit-felix-sysctl-loose real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
+unshare -n sh -c "sysctl -q -w net.ipv4.conf.all.rp_filter=2 && sysctl net.ipv4.conf.all.rp_filter" \
+	>$r/hit-felix-sysctl-loose/sysctl.txt
+copy $r/hit-felix-sysctl-strict real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
+unshare -n sh -c "sysctl -q -w net.ipv4.conf.all.rp_filter=1 && sysctl net.ipv4.conf.all.rp_filter" \
+	>$r/hit-felix-sysctl-strict/sysctl.txt

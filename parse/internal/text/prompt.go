@@ -165,3 +165,16 @@ func SkipBlanks(s string, i int) int {
 	}
 	return i
 }
+
+// IsPromptOrMarker reports whether line is a shell prompt, a pasted
+// command or a node marker: lines that end the output before them.
+func IsPromptOrMarker(line string) bool {
+	if _, ok := NodeMarker(line); ok {
+		return true
+	}
+	if _, _, ok := Prompt(line); ok {
+		return true
+	}
+	_, _, ok := ShellCommand(line)
+	return ok
+}

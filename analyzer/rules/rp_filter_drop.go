@@ -1,0 +1,404 @@
+package rules
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
+)
+
+// RPFilterDrop finds SYNs a node's strict reverse-path filter drops: they
+// arrive on one interface from a client the node routes out by another.
+var RPFilterDrop = &analyzer.Rule{
+	Name:     "rp-filter-drop",
+	Severity: analyzer.Error,
+	NeedsAny: []model.Kind{model.KindCapture, model.KindLogs},
+	Uses:     []model.Kind{model.KindRoutes, model.KindSysctl, model.KindAddrs},
+	Requires: []analyzer.FactKey{facts.FailedAttempts},
+	Proof: "the capture's unanswered SYNs arrive at an address of interface A (ip addr, or the src of A's " +
+		"connected route), the routing table (ip route) sends the client's address out by another interface, and " +
+		"sysctl shows the reverse-path filter strict on A: the larger of net.ipv4.conf.all.rp_filter and " +
+		"net.ipv4.conf.A.rp_filter is 1",
+	Unproven: "without the two rp_filter values, or with only one of them at 1, the rule reports the asymmetric " +
+		"route and the unanswered SYNs as a warning, with the filter as the first cause it cannot rule out, and " +
+		"`sysctl net.ipv4.conf.all.rp_filter net.ipv4.conf.A.rp_filter` as the command that decides; a loose (2) " +
+		"or disabled (0) filter rules the cause out and the rule says nothing. Felix's refusal of a loose filter " +
+		"is proven by its log line and net.ipv4.conf.all.rp_filter = 2 in sysctl output; from the log alone it is " +
+		"likely, and that sysctl decides",
+	Run: runRPFilterDrop,
+	Doc: `strict rp_filter drops the SYNs of an asymmetric path
+
+With net.ipv4 rp_filter strict (1), the kernel accepts a packet on an
+interface only when its route back to the packet's source leaves by that
+same interface. On nodes with several interfaces (a second NIC for storage
+or a provider network, a VPN, Calico or Cilium routing Pod traffic by its
+own devices) a client's SYN can arrive on one interface while the route to
+the client leaves by another: the kernel drops the SYN before TCP sees it,
+silently (nstat counts it as TcpExtIPReversePathFilter), and the client
+retransmits until it times out. The value that applies is the larger of
+net.ipv4.conf.all.rp_filter and the interface's own: all=1 makes every
+interface strict that is not set to 2 (loose), whatever its own value says.
+
+Evidence: the capture's unanswered SYNs and the node's address they went
+to; the interface holding that address (ip addr, or the src of a connected
+route); the route the node would use back to the client (ip route: the
+longest prefix, all nexthops of a multipath route); the rp_filter values
+(sysctl output of net.ipv4.conf.all.rp_filter and the interface's).
+
+Severity: error when both rp_filter values are shown and the larger is 1
+(proven by the capture, the routes and the sysctls); warning when one of
+them is missing (the cause is then likely or unknown, and the finding says
+which sysctl decides). A loose (2) or disabled (0) filter rules the cause
+out: the rule is then silent, and syn-unanswered reports the symptom.
+
+Calico's Felix (calico-node) checks the other way: with
+net.ipv4.conf.all.rp_filter = 2 (loose, the default of Ubuntu 20.04 and
+others) it logs "Kernel's RPF check is set to 'loose'" and exits, so
+calico-node restarts and the node's Pods get no network. The rule reports
+that line, with the sysctl when the bundle has it.
+
+Fix: make the path symmetric (a route, or a policy-routing rule by source,
+that sends replies back by the interface the traffic came in on), or set
+rp_filter to 2 (loose) on that interface and on all (sysctl -w
+net.ipv4.conf.all.rp_filter=2 net.ipv4.conf.IFACE.rp_filter=2, and in
+/etc/sysctl.d so it survives a reboot). Calico's Felix refuses loose RPF on
+all unless IgnoreLooseRPF is set: set it per interface there. For Felix,
+set net.ipv4.conf.all.rp_filter to 1 (or 0), or IgnoreLooseRPF=true in its
+FelixConfiguration when loose filtering is wanted.`,
+}
+
+// rpfValue is one rp_filter sysctl as the bundle shows it.
+type rpfValue struct {
+	name  string
+	value int
+	known bool
+	pos   model.Pos
+}
+
+func (v rpfValue) String() string { return fmt.Sprintf("%s = %d", v.name, v.value) }
+
+func runRPFilterDrop(p *analyzer.Pass) error {
+	s := p.Snap
+	felixLooseRPF(p)
+	if len(s.Routes) == 0 {
+		return nil
+	}
+	for _, g := range facts.FailedAttempts.Of(p).Of(model.OutcomeUnanswered) {
+		// One SYN may just be cut off by the end of the capture; rp_filter
+		// is IPv4's (IPv6 has netfilter's rpfilter match instead).
+		if (g.N == 1 && g.Retx == 0) || !g.Server.Addr().Is4() {
+			continue
+		}
+		in, inPos, ok := localIface(s, g.Node, g.Server.Addr())
+		if !ok {
+			continue
+		}
+		// The clients whose route back leaves by another interface.
+		var clients []string
+		var back *model.Route
+		var outDevs []string
+		for _, c := range g.Clients {
+			ca, err := netip.ParseAddr(c)
+			if err != nil {
+				continue
+			}
+			r, devs := routeTo(s, g.Node, ca)
+			if r == nil || len(devs) == 0 || slices.Contains(devs, in) {
+				continue
+			}
+			clients = append(clients, c)
+			if back == nil {
+				back, outDevs = r, devs
+			}
+		}
+		if len(clients) == 0 {
+			continue
+		}
+		all := rpfSysctl(s, g.Node, "all")
+		dev := rpfSysctl(s, g.Node, in)
+		if (all.known && all.value >= 2) || (dev.known && dev.value >= 2) ||
+			(all.known && dev.known && max(all.value, dev.value) == 0) {
+			continue // loose or off: the filter lets these SYNs in
+		}
+		p.Report(rpfFinding(g, in, inPos, back, outDevs, clients, all, dev))
+	}
+	return nil
+}
+
+// rpfFinding words the finding of one server endpoint whose SYNs arrive on
+// interface in while the route back to clients leaves by outDevs.
+func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Route, outDevs, clients []string,
+	all, dev rpfValue) analyzer.Finding {
+	out := strings.Join(outDevs, ", ")
+	f := analyzer.Finding{
+		Severity: analyzer.Warning,
+		Facts: map[string]any{
+			"server": g.Server.String(), "attempts": g.N, "syn_retransmissions": g.Retx,
+			"clients": listSome(clients, false), "in_interface": in, "route_out": out, "route": back.Raw,
+		},
+		Sources: []model.Kind{model.KindCapture, model.KindRoutes},
+	}
+	if g.Node != "" {
+		f.Facts["node"] = g.Node
+	}
+	for i, a := range g.Attempts {
+		if i == maxGroupEvidence {
+			break
+		}
+		f.Evidence = append(f.Evidence, failedSegEvidence(a, true)...)
+	}
+	f.Evidence = append(f.Evidence,
+		analyzer.Evidence{Pos: back.Pos, Note: fmt.Sprintf("route back to %s leaves by %s", clients[0], out)},
+		analyzer.Evidence{Pos: inPos, Note: fmt.Sprintf("%s is on %s", g.Server.Addr(), in)})
+	f.Supports = []string{
+		fmt.Sprintf("the capture shows %d connection %s to %s with %d SYN %s and no SYN/ACK, RST or ICMP error",
+			g.N, plural(g.N, "attempt", "attempts"), g.Server, g.Retx, plural(g.Retx, "retransmission", "retransmissions")),
+		fmt.Sprintf("%s is an address of %s (%s), so the SYNs arrive there", g.Server.Addr(), in, inPos),
+		fmt.Sprintf("%s: the route back to %s is %q, out by %s", back.Pos, clients[0], back.Raw, out),
+	}
+	decide := fmt.Sprintf("sysctl net.ipv4.conf.all.rp_filter net.ipv4.conf.%s.rp_filter", in)
+	var shown []string
+	for _, v := range []rpfValue{all, dev} {
+		if v.known {
+			f.Facts[v.name] = v.value
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: v.pos, Note: v.String()})
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", v.pos, v))
+			shown = append(shown, v.String())
+		}
+	}
+	f.Evidence = dedupEvidence(f.Evidence)
+	subject := g.Server.String()
+	if g.Node != "" {
+		subject += " on " + g.Node
+	}
+	f.Contradicts = []string{
+		fmt.Sprintf("a SYN/ACK from %s leaving by %s, in a capture of that interface: the filter then let the SYNs in "+
+			"and the replies are lost on the way back", g.Server, out),
+		"nstat -az TcpExtIPReversePathFilter not growing while the SYNs arrive",
+	}
+	filter := fmt.Sprintf("The reverse-path filter on %s drops them", in)
+	switch {
+	case all.known && dev.known: // the larger is 1: strict
+		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+		f.Sources = append(f.Sources, model.KindSysctl)
+		f.Title = fmt.Sprintf("strict rp_filter on %s drops the SYNs to %s: the route back to %s leaves by %s",
+			in, subject, listSome(clients, false), out)
+		f.Cause = fmt.Sprintf("%s: rp_filter is strict there (the larger of %s and %s is 1), and the route back to "+
+			"the clients leaves by %s, so the kernel takes the SYNs for spoofed and drops them before TCP sees them.",
+			filter, all, dev, out)
+	case all.known || dev.known: // one is 1, the other not shown
+		f.Certainty = analyzer.Likely
+		f.Sources = append(f.Sources, model.KindSysctl)
+		missing := dev.name
+		if !all.known {
+			missing = all.name
+		}
+		f.Title = fmt.Sprintf("rp_filter likely drops the SYNs to %s: they arrive on %s, the route back to %s leaves by %s",
+			subject, in, listSome(clients, false), out)
+		f.Cause = fmt.Sprintf("%s, most likely: %s makes it strict unless %s is 2 (loose), which the bundle does not "+
+			"show; the route back to the clients leaves by %s.", filter, strings.Join(shown, ", "), missing, out)
+		f.Contradicts = append(f.Contradicts, missing+" = 2 (loose)")
+		f.Alternatives = rpfAlternatives(in, out)
+		f.Decide = decide
+	default:
+		f.Certainty = analyzer.Unknown
+		f.Title = fmt.Sprintf("SYNs to %s get no answer; they arrive on %s and the route back to %s leaves by %s",
+			subject, in, listSome(clients, false), out)
+		f.Cause = fmt.Sprintf("Not established: the SYNs are lost at the node or their replies on the way back; the "+
+			"path is asymmetric, and the bundle does not show the rp_filter values of %s that would tell whether "+
+			"the node drops them for it.", in)
+		f.Contradicts = append(f.Contradicts, "net.ipv4.conf.all.rp_filter and net.ipv4.conf."+in+".rp_filter both 0, "+
+			"or either 2 (loose): the filter then lets the SYNs in")
+		f.Alternatives = rpfAlternatives(in, out)
+		f.Decide = decide
+	}
+	f.Summary = fmt.Sprintf("%d connection %s from %s to %s got no reply (%d SYN %s). %s holds %s, so the SYNs "+
+		"arrive there, but the node's route back to the %s leaves by %s (%s).",
+		g.N, plural(g.N, "attempt", "attempts"), listSome(clients, false), g.Server, g.Retx,
+		plural(g.Retx, "retransmission", "retransmissions"), in, g.Server.Addr(),
+		plural(len(clients), "client", "clients"), out, back.Raw)
+	if len(shown) > 0 {
+		f.Summary += " The bundle shows " + strings.Join(shown, " and ") + "."
+	}
+	f.Fix = fmt.Sprintf("Make the path symmetric (route the clients' addresses back by %s, or add a policy-routing "+
+		"rule for traffic that arrives there), or make the filter loose where asymmetry is expected: "+
+		"`sysctl -w net.ipv4.conf.all.rp_filter=2 net.ipv4.conf.%s.rp_filter=2`, persisted in /etc/sysctl.d.", in, in)
+	return f
+}
+
+// rpfAlternatives are the causes of unanswered SYNs on an asymmetric path
+// that the filter's values would not rule out.
+func rpfAlternatives(in, out string) []string {
+	return []string{
+		"a strict reverse-path filter on " + in + " (rp_filter 1)",
+		"the SYN/ACKs leave by " + out + " and are lost on the way back (the capture may not show that interface)",
+		"a firewall rule on the node that drops the SYNs (iptables-save, nft list ruleset)",
+	}
+}
+
+// rpfSysctl returns net.ipv4.conf.<iface>.rp_filter of node.
+func rpfSysctl(s *model.Snapshot, node, iface string) rpfValue {
+	name := "net.ipv4.conf." + iface + ".rp_filter"
+	v := rpfValue{name: name}
+	sc, ok := s.Sysctl(node, name)
+	if !ok {
+		return v
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(sc.Value))
+	if err != nil || n < 0 {
+		return v
+	}
+	v.value, v.known, v.pos = n, true, sc.Pos
+	return v
+}
+
+// localIface returns the interface of node that holds addr: from ip addr,
+// else from the src of a connected or local route.
+func localIface(s *model.Snapshot, node string, addr netip.Addr) (string, model.Pos, bool) {
+	for _, a := range s.Addrs {
+		if a.Node == node && a.Prefix.Addr() == addr && a.Dev != "" {
+			return a.Dev, a.Pos, true
+		}
+	}
+	for _, r := range s.Routes {
+		if r.Node != node || r.Dev == "" {
+			continue
+		}
+		if (r.Type == "local" && r.Dst.Addr() == addr && r.Dst.IsSingleIP()) ||
+			(r.Src == addr && r.Scope == "link" && r.Dst.Contains(addr)) {
+			return r.Dev, r.Pos, true
+		}
+	}
+	return "", model.Pos{}, false
+}
+
+// routeTo returns the unicast route of node's main table that sends to dst
+// (the longest prefix, then the lowest metric) and the interfaces it leaves
+// by: its device, or those of its nexthops, or the device of the connected
+// route to its gateway.
+func routeTo(s *model.Snapshot, node string, dst netip.Addr) (*model.Route, []string) {
+	best := bestRoute(s, node, dst)
+	if best == nil {
+		return nil, nil
+	}
+	var devs []string
+	add := func(dev string, via netip.Addr) {
+		if dev == "" && via.IsValid() {
+			if r := bestRoute(s, node, via); r != nil && !r.Via.IsValid() {
+				dev = r.Dev
+			}
+		}
+		if dev != "" && !slices.Contains(devs, dev) {
+			devs = append(devs, dev)
+		}
+	}
+	if len(best.Nexthops) > 0 {
+		for _, nh := range best.Nexthops {
+			add(nh.Dev, nh.Via)
+		}
+	} else {
+		add(best.Dev, best.Via)
+	}
+	return best, devs
+}
+
+// bestRoute returns the unicast route of node's main table to dst: the
+// longest prefix, then the lowest metric.
+func bestRoute(s *model.Snapshot, node string, dst netip.Addr) *model.Route {
+	var best *model.Route
+	for i := range s.Routes {
+		r := &s.Routes[i]
+		if r.Node != node || (r.Type != "" && r.Type != "unicast") || (r.Table != "" && r.Table != "main") {
+			continue
+		}
+		if !r.Dst.IsValid() || r.Dst.Addr().Is4() != dst.Is4() || !r.Dst.Contains(dst) {
+			continue
+		}
+		if best == nil || r.Dst.Bits() > best.Dst.Bits() || (r.Dst.Bits() == best.Dst.Bits() && r.Metric < best.Metric) {
+			best = r
+		}
+	}
+	return best
+}
+
+// felixLooseRPF reports Felix's refusal of a loose reverse-path filter, per
+// node.
+func felixLooseRPF(p *analyzer.Pass) {
+	s := p.Snap
+	byNode := map[string][]*model.LogEvent{}
+	var nodes []string
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		if !strings.Contains(le.Message, "RPF check is set to 'loose'") {
+			continue
+		}
+		if byNode[le.Node] == nil {
+			nodes = append(nodes, le.Node)
+		}
+		byNode[le.Node] = append(byNode[le.Node], le)
+	}
+	for _, node := range nodes {
+		les := byNode[node]
+		first := les[0]
+		f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely,
+			Facts:   map[string]any{"felix_messages": len(les)},
+			Sources: []model.Kind{model.KindLogs}}
+		if node != "" {
+			f.Facts["node"] = node
+		}
+		for i, le := range les {
+			if i == maxGroupEvidence {
+				break
+			}
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: le.Pos, Note: "Felix: Kernel's RPF check is set to 'loose'"})
+		}
+		level := first.Level
+		f.Supports = []string{fmt.Sprintf("%s: Felix logs %s \"Kernel's RPF check is set to 'loose'\"", first.Pos,
+			cmp.Or(level, "a line"))}
+		all := rpfSysctl(s, node, "all")
+		f.Title = "Felix refuses the loose rp_filter and exits"
+		if node != "" {
+			f.Title = fmt.Sprintf("Felix refuses the loose rp_filter on %s and exits", node)
+		}
+		f.Summary = fmt.Sprintf("Calico's Felix logged %d %s that the kernel's reverse-path filter is loose "+
+			"(net.ipv4.conf.all.rp_filter = 2), which lets Pods spoof their addresses; it refuses to run, so "+
+			"calico-node restarts and the node's Pods lose their network.", len(les), plural(len(les), "time", "times"))
+		f.Cause = "net.ipv4.conf.all.rp_filter is 2 (loose) on the node, as Ubuntu 20.04 and other distributions set it " +
+			"by default, and Felix requires 0 or 1."
+		switch {
+		case all.known && all.value == 2:
+			f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+			f.Sources = append(f.Sources, model.KindSysctl)
+			f.Facts[all.name] = all.value
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: all.pos, Note: all.String()})
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", all.pos, all))
+			f.Contradicts = []string{"IgnoreLooseRPF=true in the FelixConfiguration (Felix then accepts the loose filter)"}
+		case all.known:
+			f.Certainty = analyzer.Unknown
+			f.Sources = append(f.Sources, model.KindSysctl)
+			f.Facts[all.name] = all.value
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: all.pos, Note: all.String()})
+			f.Cause = fmt.Sprintf("Not established now: Felix found the filter loose, but the bundle shows %s; the value "+
+				"was changed after Felix's line, or the sysctl output is from another node or time.", all)
+			f.Contradicts = []string{fmt.Sprintf("%s: %s, not 2", all.pos, all)}
+			f.Alternatives = []string{"the value was fixed after Felix exited", "the sysctl output comes from another node"}
+			f.Decide = "sysctl net.ipv4.conf.all.rp_filter"
+		default:
+			f.Cause = "Most likely " + f.Cause[:1] + f.Cause[1:] + " The bundle has no sysctl output that shows the value."
+			f.Contradicts = []string{"net.ipv4.conf.all.rp_filter 0 or 1 in the node's current sysctl output"}
+			f.Alternatives = []string{"a loose rp_filter on the node (what Felix says)",
+				"a value fixed since the line was logged"}
+			f.Decide = "sysctl net.ipv4.conf.all.rp_filter"
+		}
+		f.Evidence = dedupEvidence(f.Evidence)
+		f.Fix = "Set net.ipv4.conf.all.rp_filter to 1 (sysctl -w, and in /etc/sysctl.d so it survives a reboot), or set " +
+			"IgnoreLooseRPF: true in the FelixConfiguration if loose filtering is wanted; then restart calico-node."
+		p.Report(f)
+	}
+}
