@@ -359,6 +359,22 @@ func TestIncidents(t *testing.T) {
 	}, {
 		dir: "fixtures/incidents/apiserver-affinity-control",
 	}, {
+		dir: "fixtures/incidents/service-rule-shadowed",
+		want: []want{{
+			// A DNAT by hand in nat OUTPUT, before kube-proxy's jump,
+			// pins node1's connections to one apiserver.
+			rule: "service-rule-shadowed", severity: analyzer.Error,
+			facts: map[string]string{"hook": "nat OUTPUT", "action": "DNAT to 10.150.81.3:6443", "pinned_clients": "10.150.81.1",
+				"service": "default/kubernetes:https"},
+			evidence: []string{"iptables-save-node1.txt:12", "iptables-save-node1.txt:17",
+				"service-kubernetes.json:1 (Service default/kubernetes)"},
+		}, {
+			// What the rule does to the counts of kube-proxy's spread.
+			rule: "connection-skew", severity: analyzer.Warning,
+		}},
+	}, {
+		dir: "fixtures/incidents/service-rule-shadowed-control",
+	}, {
 		// One client tries port 9100 of 12 hosts behind a router that
 		// drops: told once, listing the hosts.
 		dir: "fixtures/captures/sweep.pcap",

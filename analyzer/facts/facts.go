@@ -26,5 +26,6 @@ func All() []analyzer.FactKey {
 		Attempts,
 		FailedAttempts,
 		LBControllers,
+		ShadowedServices,
 	}
 }

@@ -34,6 +34,7 @@ func All() []*analyzer.Rule {
 		IPVSStrictARP,
 		APIServerUnreachable,
 		ConntrackDrops,
+		ServiceRuleShadowed,
 	}
 }
 

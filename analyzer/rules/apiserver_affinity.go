@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -18,7 +19,8 @@ var APIServerAffinity = &analyzer.Rule{
 	Name:     "apiserver-affinity",
 	Severity: analyzer.Warning,
 	Needs:    []model.Kind{model.KindKube},
-	Uses:     []model.Kind{model.KindSockets, model.KindCapture},
+	Uses:     []model.Kind{model.KindSockets, model.KindCapture, model.KindNetfilter},
+	Requires: []analyzer.FactKey{facts.ShadowedServices},
 	Run:      runAPIServerAffinity,
 	Doc: `componentstatus Unhealthy from a non-leader apiserver
 
@@ -131,10 +133,10 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 	}
 	ev = append(ev, leaderEv...)
 	ev = append(ev, listenEv...)
-	facts := map[string]any{"unhealthy": details}
+	values := map[string]any{"unhealthy": details}
 	leaderNodes := slices.Compact(slices.Sorted(maps.Values(leaders)))
 	if len(leaderNodes) > 0 {
-		facts["leader_nodes"] = leaderNodes
+		values["leader_nodes"] = leaderNodes
 	}
 	sources := []model.Kind{model.KindKube}
 	var listenNodes []string
@@ -144,7 +146,7 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 	slices.Sort(listenNodes)
 	listenNodes = slices.Compact(listenNodes)
 	if len(listenNodes) > 0 {
-		facts["listening_on"] = listenNodes
+		values["listening_on"] = listenNodes
 		sources = append(sources, model.KindSockets)
 		var without []string
 		for _, n := range seenNodes {
@@ -154,13 +156,27 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 		}
 		slices.Sort(without)
 		if len(without) > 0 {
-			facts["not_listening_on"] = without
+			values["not_listening_on"] = without
 		}
 	}
 	// The apiserver that answers, from a capture of new connections to it.
 	if srv, n := busiestServer(s, 6443); n > 0 {
-		facts["apiserver_connections"] = fmt.Sprintf("%d new connections to port 6443, all to %s", n, srv)
+		values["apiserver_connections"] = fmt.Sprintf("%d new connections to port 6443, all to %s", n, srv)
 		sources = append(sources, model.KindCapture)
+	}
+	// A rule outside kube-proxy's chains that pins the node's connections
+	// to the kubernetes Service decides which apiserver answers; the rule
+	// itself is service-rule-shadowed's finding.
+	pinned := ""
+	for _, sh := range facts.ShadowedServices.Of(p) {
+		if sh.Port.Namespace() == "default" && sh.Port.ServiceName() == "kubernetes" && sh.Target.IsValid() {
+			pinned = fmt.Sprintf(" The node's connections to the kubernetes Service all go to %s, pinned by %s outside "+
+				"kube-proxy's chains (service-rule-shadowed): that apiserver is the one that answers.", sh.Target, sh.Rule.Pos)
+			values["apiserver_pinned_to"] = sh.Target.String()
+			ev = append(ev, analyzer.Evidence{Pos: sh.Rule.Pos, Note: fmt.Sprintf("%s: %s", sh.Hook, sh.Action)})
+			sources = append(sources, model.KindNetfilter)
+			break
+		}
 	}
 	summary := fmt.Sprintf("ComponentStatus reports %s Unhealthy with connection refused on 127.0.0.1. The apiserver "+
 		"that answered checks those ports on its own node.", strings.Join(names, " and "))
@@ -171,13 +187,13 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 	p.Report(analyzer.Finding{
 		Severity: analyzer.Warning,
 		Title:    fmt.Sprintf("%s Unhealthy is a false alarm: checked on a node where they do not run", strings.Join(names, ", ")),
-		Summary:  summary + " ComponentStatus is deprecated since Kubernetes 1.19.",
+		Summary:  summary + pinned + " ComponentStatus is deprecated since Kubernetes 1.19.",
 		Cause: "kubectl get componentstatuses is answered by one apiserver, which probes 127.0.0.1 on its own node; the " +
 			"controller-manager and scheduler listen on the leader's node only.",
 		Fix: "Check the components where they run: `curl -k https://127.0.0.1:10257/healthz` (controller-manager) and " +
 			"`:10259` (scheduler) on the leader's node, or `kubectl -n kube-system get lease`; stop alerting on " +
 			"ComponentStatus.",
-		Facts:    facts,
+		Facts:    values,
 		Sources:  sources,
 		Evidence: ev,
 	})

@@ -147,3 +147,19 @@ sed 's/--service-node-port-range=20000-40000/--service-node-port-range=20000-299
 	>$n/hit-restored-service/kube-apiserver.yaml
 mkdir -p $n/miss-no-kube
 cp $n/hit-host-process/ss-lntp.txt $n/miss-no-kube/
+
+# service-rule-shadowed
+r=service-rule-shadowed
+rs=incidents/service-rule-shadowed
+copy $r/hit-node-dnat $rs/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json}
+copy $r/hit-rules-only $rs/iptables-save-node1.txt
+copy $r/hit-raw-notrack $rs-raw/iptables-save.txt
+copy $r/hit-nft-other-table $rs-nft/nft-list-ruleset.txt
+copy $r/miss-control $rs-control/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json}
+# The symptom without the cause: the capture of connections pinned to one
+# apiserver beside rules that hold no rule before kube-proxy's.
+copy $r/miss-pinned-without-rule $rs/capture.pcap $rs-control/{iptables-save-node1.txt,service-kubernetes.json}
+copy $r/miss-apiserver-affinity incidents/apiserver-affinity/{capture.pcap,iptables-save-node1.txt}
+copy $r/miss-stale-dnat $sd/{iptables-save.txt,service-kube-dns.json}
+mkdir -p $r/miss-nftables-mode
+cp ../../../dataplane/testdata/nft/kube-proxy-nodeport-list-ruleset.txt $r/miss-nftables-mode/nft-list-ruleset.txt
