@@ -163,3 +163,21 @@ copy $r/miss-apiserver-affinity incidents/apiserver-affinity/{capture.pcap,iptab
 copy $r/miss-stale-dnat $sd/{iptables-save.txt,service-kube-dns.json}
 mkdir -p $r/miss-nftables-mode
 cp ../../../dataplane/testdata/nft/kube-proxy-nodeport-list-ruleset.txt $r/miss-nftables-mode/nft-list-ruleset.txt
+
+# stale-dnat: the symptom without the cause
+# Seed 004's counts and connect loop without kube-proxy's log: the rules
+# and the endpoints differ in number, nothing says why.
+copy $d/hit-symptom-counts-only seeds/004-stale-dnat/{endpoints-count.txt,iptables-nat-kube-dns.txt,nc-loop.txt,svc-kube-dns.txt}
+# The incident's failing connections to 10.244.2.7 with Endpoints that
+# still list it (the Pod is there but does not answer): not stale rules.
+copy $d/miss-failing-endpoint-listed $sd/{capture.pcap,iptables-save.txt,kube-proxy.log,service-kube-dns.json}
+python3 - "$fx/$sd/endpoints-kube-dns.json" >$d/miss-failing-endpoint-listed/endpoints-kube-dns.json <<'PY'
+import json, sys
+ep = json.load(open(sys.argv[1]))
+addrs = ep["subsets"][0]["addresses"]
+pod = dict(addrs[-1], ip="10.244.2.7", nodeName="node-c")
+pod["targetRef"] = dict(pod["targetRef"], name="coredns-5d78c9869d-x7k2p", uid="3f9a2c71-0b4e-4d8a-9c55-7e1d2f6a8b90")
+addrs.append(pod)
+json.dump(ep, sys.stdout, indent=4)
+print()
+PY
