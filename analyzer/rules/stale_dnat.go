@@ -232,7 +232,7 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 		Decide:       decide,
 		Title:        title,
 		Summary:      strings.Join(summary, " "),
-		Cause: cause,
+		Cause:        cause,
 		Fix: "Find why kube-proxy does not sync (its log: `kubectl -n kube-system logs kube-proxy-XXXX`), fix its access " +
 			"to the apiserver, then restart it on the node so it rewrites the rules.",
 		Facts:    values,

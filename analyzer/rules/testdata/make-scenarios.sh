@@ -181,3 +181,9 @@ addrs.append(pod)
 json.dump(ep, sys.stdout, indent=4)
 print()
 PY
+
+# nodeport-collision: the symptom without the cause
+# haproxy listens on 32080, a port of the NodePort range, but no Service
+# has it (ingress-nginx's NodePorts are 31080 and 31443).
+copy $n/miss-listener-not-a-nodeport incidents/vip-unannounced/service-ingress-nginx.json
+cp $n/hit-host-process/ss-lntp.txt $n/miss-listener-not-a-nodeport/
