@@ -187,3 +187,9 @@ PY
 # has it (ingress-nginx's NodePorts are 31080 and 31443).
 copy $n/miss-listener-not-a-nodeport incidents/vip-unannounced/service-ingress-nginx.json
 cp $n/hit-host-process/ss-lntp.txt $n/miss-listener-not-a-nodeport/
+
+# ephemeral-nodeport-overlap: the symptom without the cause
+# The incident's SYN/ACKs reset on source ports that are NodePorts, beside
+# the control node's sysctls (ephemeral ports 32768-60999, the NodePort range
+# reserved): the ranges do not overlap.
+copy $e/miss-resets-ranges-apart $inc/{capture.pcap,ipvsadm.txt,services.json} $inc-control/sysctl.txt
