@@ -193,3 +193,17 @@ cp $n/hit-host-process/ss-lntp.txt $n/miss-listener-not-a-nodeport/
 # the control node's sysctls (ephemeral ports 32768-60999, the NodePort range
 # reserved): the ranges do not overlap.
 copy $e/miss-resets-ranges-apart $inc/{capture.pcap,ipvsadm.txt,services.json} $inc-control/sysctl.txt
+
+# apiserver-affinity
+a=apiserver-affinity
+af=incidents/apiserver-affinity
+copy $a/hit-incident $af/{capture.pcap,componentstatuses.json,iptables-save-node1.txt,leases-kube-system.json,ss-lntp.txt}
+copy $a/hit-seed-000-text seeds/000-apiserver-affinity/{cs.txt,describe-endpoints.txt,docker-ps.txt,iptables-nat.txt,netstat.txt,tcpdump-syn-6443.txt}
+copy $a/hit-leases-only $af/{componentstatuses.json,leases-kube-system.json}
+# The symptom without the cause: ComponentStatus refused, nothing says where
+# the components run.
+copy $a/hit-symptom-componentstatus-only $af/componentstatuses.json
+# node1's connections to the kubernetes Service pinned to node3's apiserver
+# by a rule outside kube-proxy's chains, beside the ComponentStatus answer.
+copy $a/hit-pinned-by-rule $rs/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json} $af/{componentstatuses.json,leases-kube-system.json}
+copy $a/miss-control $af-control/{capture.pcap,componentstatuses.json,iptables-save-node1.txt,leases-kube-system.json,ss-lntp.txt}
