@@ -77,41 +77,6 @@ func TestProbeRestartLoop(t *testing.T) {
 	}
 }
 
-func TestVersionSkew(t *testing.T) {
-	node := func(name, v string, line int) model.Node {
-		n := model.Node{}
-		n.Name = name
-		n.Status.NodeInfo.KubeletVersion = v
-		n.Source.Pos = model.Pos{File: "nodes.txt", Line: line}
-		return n
-	}
-	s := &model.Snapshot{Inputs: []model.Input{{Path: "nodes.txt", Kind: model.KindKube}}}
-	s.Kube.Nodes = []model.Node{node("antidote-controller-4m3j", "v1.12.1", 3), node("antidote-worker-3m7f", "v1.12.1", 4),
-		node("antidote-worker-3mcj", "v1.12.1", 5), node("antidote-worker-gt5t", "v1.11.3", 6)}
-	f := run1(t, VersionSkew, s)
-	if len(f) != 1 || f[0].Severity != analyzer.Warning || f[0].Title != "kubelet versions differ: antidote-worker-gt5t (v1.11.3) against v1.12 on the other nodes" {
-		t.Fatalf("%+v", f)
-	}
-	if ev := evStrings(f[0].Evidence); len(ev) != 1 || ev[0] != "nodes.txt:6" {
-		t.Errorf("evidence %v", ev)
-	}
-	// A kubelet newer than the apiserver breaks the policy.
-	api := model.Pod{}
-	api.Spec.Containers = []corev1.Container{{Name: "kube-apiserver", Image: "registry.k8s.io/kube-apiserver:v1.11.5"}}
-	api.Source.Pos = model.Pos{File: "kube-apiserver.yaml", Line: 1}
-	s.Kube.Pods = append(s.Kube.Pods, api)
-	s.Inputs = append(s.Inputs, model.Input{Path: "kube-apiserver.yaml", Kind: model.KindComponents})
-	if f := run1(t, VersionSkew, s); len(f) != 1 || f[0].Severity != analyzer.Error {
-		t.Fatalf("policy: %+v", f)
-	}
-	// All alike: nothing.
-	s.Kube.Pods = nil
-	s.Kube.Nodes = s.Kube.Nodes[:3]
-	if f := run1(t, VersionSkew, s); len(f) != 0 {
-		t.Errorf("same versions reported: %+v", f)
-	}
-}
-
 func TestKubeProxySyncErrors(t *testing.T) {
 	t0 := time.Date(0, 1, 26, 20, 40, 24, 739255000, time.UTC)
 	ev := func(line int, d time.Duration, msg string) model.LogEvent {

@@ -207,3 +207,16 @@ copy $a/hit-symptom-componentstatus-only $af/componentstatuses.json
 # by a rule outside kube-proxy's chains, beside the ComponentStatus answer.
 copy $a/hit-pinned-by-rule $rs/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json} $af/{componentstatuses.json,leases-kube-system.json}
 copy $a/miss-control $af-control/{capture.pcap,componentstatuses.json,iptables-save-node1.txt,leases-kube-system.json,ss-lntp.txt}
+
+# version-skew
+v=version-skew
+copy $v/hit-seed-001-nodes seeds/001-probe-restart-loop/nodes.txt
+copy $v/hit-incident incidents/probe-restart-loop/{nodes.json,pods-kube-system.json}
+# The seed's nodes beside an apiserver manifest whose image is v1.11.5:
+# three kubelets are newer than the apiserver.
+copy $v/hit-kubelet-newer seeds/001-probe-restart-loop/nodes.txt
+sed 's#kube-apiserver:v1.24.6#kube-apiserver:v1.11.5#' "$fx/$inc/kube-apiserver.yaml" >$v/hit-kubelet-newer/kube-apiserver.yaml
+copy $v/miss-control incidents/probe-restart-loop-control/nodes.json
+# The symptom without the cause: versions that differ in the patch only.
+mkdir -p $v/miss-patch-versions
+sed 's/v1\.11\.3$/v1.12.3/' "$fx/seeds/001-probe-restart-loop/nodes.txt" >$v/miss-patch-versions/nodes.txt
