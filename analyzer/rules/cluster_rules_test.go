@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -77,38 +78,27 @@ func TestProbeRestartLoop(t *testing.T) {
 	}
 }
 
-func TestKubeProxySyncErrors(t *testing.T) {
-	t0 := time.Date(0, 1, 26, 20, 40, 24, 739255000, time.UTC)
-	ev := func(line int, d time.Duration, msg string) model.LogEvent {
-		return model.LogEvent{Source: "reflector.go:153", Level: "E", Time: t0.Add(d), Message: msg, Pos: model.Pos{File: "kube-proxy.log", Line: line}}
+// The reason kube-proxy's lists fail is read from the messages: a refused
+// connection or a timeout, credentials refused, or none.
+func TestListFailureCause(t *testing.T) {
+	le := func(line int, msg string) facts.ListError {
+		return facts.ListError{Kind: "Service", Event: &model.LogEvent{Message: msg, Pos: model.Pos{File: "kube-proxy.log", Line: line}}}
 	}
-	s := &model.Snapshot{Inputs: []model.Input{{Path: "kube-proxy.log", Kind: model.KindLogs}}}
-	s.Logs = []model.LogEvent{
-		ev(2, 0, "k8s.io/client-go/informers/factory.go:135: Failed to list *v1.Service: an error on the server (\"\") has prevented the request from succeeding (get services)"),
-		ev(3, 0, "k8s.io/client-go/informers/factory.go:135: Failed to list *v1.Endpoints: an error on the server (\"\") has prevented the request from succeeding (get endpoints)"),
-		ev(4, 10*time.Second, "k8s.io/client-go/informers/factory.go:135: Failed to list *v1.Service: an error on the server"),
-		{Source: "proxier.go:1164", Message: "SyncProxyRules complete", Pos: model.Pos{File: "kube-proxy.log", Line: 1}},
-	}
-	f := run1(t, KubeProxySyncErrors, s)
-	if len(f) != 1 || f[0].Severity != analyzer.Warning || f[0].Facts["errors"] != 3 {
-		t.Fatalf("%+v", f)
-	}
-	if k := f[0].Facts["resources"].([]string); len(k) != 2 || k[0] != "Service" || k[1] != "Endpoints" {
-		t.Errorf("resources %v", k)
-	}
-	if f[0].Facts["first"] != "Jan 26 20:40:24.739255" || f[0].Facts["last"] != "Jan 26 20:40:34.739255" {
-		t.Errorf("first %v last %v", f[0].Facts["first"], f[0].Facts["last"])
-	}
-	var notes []string
-	for _, e := range f[0].Evidence {
-		notes = append(notes, e.Note)
-	}
-	if want := "[kube-proxy cannot list Services kube-proxy cannot list Endpoints kube-proxy cannot list Services]"; fmt.Sprint(notes) != want {
-		t.Errorf("notes %v, want %s", notes, want)
-	}
-	s.Inputs = append(s.Inputs, model.Input{Path: "iptables-save.txt", Kind: model.KindNetfilter})
-	if f := run1(t, KubeProxySyncErrors, s); len(f) != 1 || f[0].Severity != analyzer.Error {
-		t.Fatalf("with the dataplane: %+v", f)
+	for _, c := range []struct {
+		events []facts.ListError
+		why    string
+		alts   int
+	}{
+		{[]facts.ListError{le(2, `Failed to list *v1.Service: an error on the server ("") has prevented the request from succeeding (get services)`)}, "", 3},
+		{[]facts.ListError{le(2, `Failed to list *v1.Service: an error on the server ("")`),
+			le(5, `Failed to list *v1.Endpoints: Get "https://10.0.0.1:6443/api/v1/endpoints": dial tcp 10.0.0.1:6443: i/o timeout`)},
+			"kube-proxy.log:5: the connection to the apiserver fails (i/o timeout)", 2},
+		{[]facts.ListError{le(3, `Failed to list *v1.Service: Unauthorized`)}, "kube-proxy.log:3: the apiserver answers unauthorized", 2},
+	} {
+		why, cause, alts := listFailureCause(c.events)
+		if why != c.why || len(alts) != c.alts || (why == "") != strings.HasPrefix(cause, "Not shown") {
+			t.Errorf("%s: why %q cause %q, %d alternatives", c.events[len(c.events)-1].Event.Message, why, cause, len(alts))
+		}
 	}
 }
 

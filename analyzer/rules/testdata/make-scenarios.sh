@@ -220,3 +220,12 @@ copy $v/miss-control incidents/probe-restart-loop-control/nodes.json
 # The symptom without the cause: versions that differ in the patch only.
 mkdir -p $v/miss-patch-versions
 sed 's/v1\.11\.3$/v1.12.3/' "$fx/seeds/001-probe-restart-loop/nodes.txt" >$v/miss-patch-versions/nodes.txt
+
+# kube-proxy-sync-errors
+k=kube-proxy-sync-errors
+copy $k/hit-stale-dnat $sd/{kube-proxy.log,iptables-save.txt,endpoints-kube-dns.json,service-kube-dns.json}
+# The symptom without the cause: the failures alone, which name no reason.
+copy $k/hit-symptom-seed-004-log seeds/004-stale-dnat/kube-proxy.log
+# The failures beside rules that still match the endpoints.
+copy $k/hit-rules-in-sync $sd/kube-proxy.log $sd-control/{iptables-save.txt,endpoints-kube-dns.json,service-kube-dns.json}
+copy $k/miss-control $sd-control/{kube-proxy.log,iptables-save.txt,endpoints-kube-dns.json}
