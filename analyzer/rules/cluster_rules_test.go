@@ -7,76 +7,10 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
 	"github.com/netmortem/netmortem/model"
 )
-
-// The evidence of seed 001, built by hand: the etcd mirror pod restarted
-// 183 times, the static pod manifest with its probe, a container that exited
-// with status 0, and etcd's log ending on a terminated signal.
-func seed001(withKill bool) *model.Snapshot {
-	s := &model.Snapshot{}
-	mirror := model.Pod{}
-	mirror.ObjectMeta = metav1.ObjectMeta{Namespace: "kube-system", Name: "etcd-antidote-controller-4m3j"}
-	mirror.Status.ContainerStatuses = []corev1.ContainerStatus{{RestartCount: 183}}
-	mirror.Source = model.Source{Pos: model.Pos{File: "pods.txt", Line: 5}, FromTable: true}
-	manifest := model.Pod{}
-	manifest.ObjectMeta = metav1.ObjectMeta{Namespace: "kube-system", Name: "etcd"}
-	manifest.Spec.Containers = []corev1.Container{{Name: "etcd", Image: "k8s.gcr.io/etcd:3.2.24", LivenessProbe: &corev1.Probe{
-		ProbeHandler:        corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-ec", "etcdctl get foo"}}},
-		InitialDelaySeconds: 15, TimeoutSeconds: 15, FailureThreshold: 8}}}
-	manifest.Source = model.Source{Pos: model.Pos{File: "etcd.yaml", Line: 1, Object: "Pod kube-system/etcd"}}
-	s.Kube.Pods = []model.Pod{mirror, manifest}
-	s.Inputs = append(s.Inputs, model.Input{Path: "pods.txt", Kind: model.KindKube})
-	if withKill {
-		s.Containers = []model.Container{{KubeContainer: "etcd", Pod: "etcd-antidote-controller-zk2x", Namespace: "kube-system",
-			State: "exited", ExitCode: 0, Attempt: 0, Pos: model.Pos{File: "docker-ps-a.txt", Line: 4}}}
-		t0 := time.Date(2018, 12, 4, 22, 47, 14, 729606000, time.UTC)
-		s.Logs = []model.LogEvent{
-			{Source: "etcd", Time: t0, Message: "embed: serving client requests on 127.0.0.1:2379", Pos: model.Pos{File: "etcd.log", Line: 1}},
-			{Source: "etcd", Time: t0.Add(91*time.Second + 321*time.Millisecond), Message: "pkg/osutil: received terminated signal, shutting down...", Pos: model.Pos{File: "etcd.log", Line: 2}},
-		}
-	}
-	return s
-}
-
-func TestProbeRestartLoop(t *testing.T) {
-	f := run1(t, ProbeRestartLoop, seed001(false))
-	if len(f) != 1 || f[0].Severity != analyzer.Warning {
-		t.Fatalf("restarts and probe alone: %+v", f)
-	}
-	f = run1(t, ProbeRestartLoop, seed001(true))
-	if len(f) != 1 || f[0].Severity != analyzer.Error {
-		t.Fatalf("with the clean kills: %+v", f)
-	}
-	facts := f[0].Facts
-	if facts["restarts"] != int32(183) || facts["probe_window_s"] != 135 || facts["failing_window_s"] != 120 || facts["exit_code"] != 0 {
-		t.Errorf("facts %v", facts)
-	}
-	if run, ok := facts["observed_run"].([]string); !ok || len(run) != 1 || run[0] != "1m31s" {
-		t.Errorf("observed run %v", facts["observed_run"])
-	}
-	want := []string{"pods.txt:5", "etcd.yaml:1 (Pod kube-system/etcd)", "docker-ps-a.txt:4", "etcd.log:2", "etcd.log:1"}
-	if got := evStrings(f[0].Evidence); len(got) != len(want) {
-		t.Errorf("evidence %v, want %v", got, want)
-	} else {
-		for i := range want {
-			if got[i] != want[i] {
-				t.Errorf("evidence %d: %s, want %s", i, got[i], want[i])
-			}
-		}
-	}
-	// Few restarts: nothing to say.
-	s := seed001(true)
-	s.Kube.Pods[0].Status.ContainerStatuses[0].RestartCount = 2
-	if f := run1(t, ProbeRestartLoop, s); len(f) != 0 {
-		t.Errorf("2 restarts reported: %+v", f)
-	}
-}
 
 // The reason kube-proxy's lists fail is read from the messages: a refused
 // connection or a timeout, credentials refused, or none.

@@ -229,3 +229,17 @@ copy $k/hit-symptom-seed-004-log seeds/004-stale-dnat/kube-proxy.log
 # The failures beside rules that still match the endpoints.
 copy $k/hit-rules-in-sync $sd/kube-proxy.log $sd-control/{iptables-save.txt,endpoints-kube-dns.json,service-kube-dns.json}
 copy $k/miss-control $sd-control/{kube-proxy.log,iptables-save.txt,endpoints-kube-dns.json}
+
+# probe-restart-loop
+pr=probe-restart-loop
+copy $pr/hit-incident incidents/probe-restart-loop/{etcd.log,etcd.yaml,events-kube-system.json,pods-kube-system.json}
+copy $pr/hit-seed-001-text seeds/001-probe-restart-loop/{docker-ps-a.txt,etcd.log,etcd.yaml,kubelet.log,pods.txt}
+# The Pod's status alone says its last run ended with status 0.
+copy $pr/hit-status-only incidents/probe-restart-loop/{etcd.yaml,pods-kube-system.json}
+# The symptom without the cause: 183 restarts and a liveness probe, nothing
+# about how the runs end.
+copy $pr/hit-symptom-restarts-only seeds/001-probe-restart-loop/{etcd.yaml,pods.txt}
+copy $pr/miss-control incidents/probe-restart-loop-control/{etcd.yaml,pods-kube-system.json}
+# The seed's table with etcd restarted twice: too few to call a loop.
+copy $pr/miss-few-restarts seeds/001-probe-restart-loop/etcd.yaml
+sed 's/^\(etcd-antidote-controller-4m3j 1\/1 Running\) 183 /\1 2 /' "$fx/seeds/001-probe-restart-loop/pods.txt" >$pr/miss-few-restarts/pods.txt
