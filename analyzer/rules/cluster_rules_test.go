@@ -1,11 +1,9 @@
 package rules
 
 import (
-	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
@@ -63,40 +61,3 @@ func TestTimeWaitChurn(t *testing.T) {
 // MetalLB's controller updating Services while kubespray deploys kube-vip
 // with its services mode on: the controllers fight, without a Service in
 // the bundle. MetalLB alone is no finding.
-func TestLBControllerConflictFromControllers(t *testing.T) {
-	t0 := time.Date(2024, 6, 5, 22, 35, 17, 0, time.UTC)
-	snap := func(kubeVIP bool) *model.Snapshot {
-		s := &model.Snapshot{Inputs: []model.Input{{Path: "metallb.log", Kind: model.KindLogs}}}
-		for i, svc := range []string{"a/web", "b/api", "a/web"} {
-			s.Logs = append(s.Logs,
-				model.LogEvent{Source: "metallb-controller", Time: t0.Add(time.Duration(i) * 5 * time.Second), Fields: map[string]string{"start reconcile": svc}, Pos: model.Pos{File: "metallb.log", Line: 2*i + 1}},
-				model.LogEvent{Source: "metallb-controller", Time: t0.Add(time.Duration(i) * 5 * time.Second), Message: "updated service object", Fields: map[string]string{"event": "serviceUpdated"}, Pos: model.Pos{File: "metallb.log", Line: 2*i + 2}})
-		}
-		if kubeVIP {
-			s.Inputs = append(s.Inputs, model.Input{Path: "k8s-cluster.yml", Kind: model.KindSettings})
-			s.Settings = []model.Setting{
-				{Pos: model.Pos{File: "k8s-cluster.yml", Line: 3}, Tool: "kubespray", Key: "kube_vip_enabled", Value: "true"},
-				{Pos: model.Pos{File: "k8s-cluster.yml", Line: 9}, Tool: "kubespray", Key: "kube_vip_services_enabled", Value: "true"},
-			}
-		}
-		return s
-	}
-	if f := run1(t, LBControllerConflict, snap(false)); len(f) != 0 {
-		t.Errorf("MetalLB alone: %+v", f)
-	}
-	f := run1(t, LBControllerConflict, snap(true))
-	if len(f) != 1 || f[0].Severity != analyzer.Error {
-		t.Fatalf("findings %+v", f)
-	}
-	if f[0].Facts["service_updates"] != 3 || f[0].Facts["kube_vip_services"] != true ||
-		fmt.Sprint(f[0].Facts["services_updated"]) != "[a/web b/api]" {
-		t.Errorf("facts %v", f[0].Facts)
-	}
-	want := "k8s-cluster.yml:9 k8s-cluster.yml:3 metallb.log:2 metallb.log:4 metallb.log:6"
-	if got := strings.Join(evStrings(f[0].Evidence), " "); got != want {
-		t.Errorf("evidence %s, want %s", got, want)
-	}
-	if !strings.Contains(f[0].Summary, "3 times in 10s") {
-		t.Errorf("summary %q", f[0].Summary)
-	}
-}

@@ -243,3 +243,19 @@ copy $pr/miss-control incidents/probe-restart-loop-control/{etcd.yaml,pods-kube-
 # The seed's table with etcd restarted twice: too few to call a loop.
 copy $pr/miss-few-restarts seeds/001-probe-restart-loop/etcd.yaml
 sed 's/^\(etcd-antidote-controller-4m3j 1\/1 Running\) 183 /\1 2 /' "$fx/seeds/001-probe-restart-loop/pods.txt" >$pr/miss-few-restarts/pods.txt
+
+# lb-controller-conflict
+l=lb-controller-conflict
+lb=incidents/lb-conflict
+copy $l/hit-incident $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,metallb-controller.log,service-ingress-nginx.json}
+copy $l/hit-seed-003-text seeds/003-lb-controller-conflict/{ingress-nginx-controller.log,ingress.txt,ip-neigh-after.txt,ip-neigh-before.txt,kube-vip-settings.yml,metallb-controller.log,tcpdump-icmp-redirect.txt,tcpdump-icmp-unreachable.txt}
+copy $l/hit-marks-only $lb/service-ingress-nginx.json
+# The symptom without the cause: the VIP changes ARP owner in the capture,
+# but the Service and the log show MetalLB alone.
+copy $l/miss-vip-flaps-one-controller $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt} $lb-control/{metallb-controller.log,service-ingress-nginx.json}
+copy $l/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,metallb-controller.log,service-ingress-nginx.json}
+# Seed 003's inventory with kube-vip's services mode on, beside MetalLB's
+# log rewriting Services: both controllers at work.
+copy $l/hit-controllers-services-on seeds/003-lb-controller-conflict/metallb-controller.log
+sed 's/^kube_vip_services_enabled: false/kube_vip_services_enabled: true/' \
+	"$fx/seeds/003-lb-controller-conflict/kube-vip-settings.yml" >$l/hit-controllers-services-on/kube-vip-settings.yml
