@@ -259,3 +259,83 @@ copy $l/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-befor
 copy $l/hit-controllers-services-on seeds/003-lb-controller-conflict/metallb-controller.log
 sed 's/^kube_vip_services_enabled: false/kube_vip_services_enabled: true/' \
 	"$fx/seeds/003-lb-controller-conflict/kube-vip-settings.yml" >$l/hit-controllers-services-on/kube-vip-settings.yml
+
+# apiserver-unreachable
+# Logs from the shared corpus (its PROVENANCE.md: the troubleshoot project's
+# test bundle, traefik's previous log; inquisitivefrog/kubernetes, CoreDNS
+# timing out on 10.96.0.1) and parse/testdata/logs (CoreDNS refused on
+# 127.0.0.1:6443).
+u=apiserver-unreachable
+corpus=${CORPUS:-../../../../shared/corpus}/dumps/logs
+traefik=$corpus/troubleshoot-testdata_traefik-previous_failed-to-list.log
+# endpoints_kubernetes PORT IP...: kubectl get endpoints kubernetes -o json
+# of a cluster whose apiservers are IP...
+endpoints_kubernetes() {
+	python3 - "$@" <<'PY'
+import json, sys
+port, ips = int(sys.argv[1]), sys.argv[2:]
+ep = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {
+    "creationTimestamp": "2026-11-02T08:41:17Z",
+    "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"},
+    "name": "kubernetes", "namespace": "default", "resourceVersion": "203",
+    "uid": "1c6b0a4d-3e2f-4f7a-9d85-6b2e0c9a7f14"}}
+if ips:
+    ep["subsets"] = [{"addresses": [{"ip": ip} for ip in ips],
+                      "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]
+json.dump(ep, sys.stdout, indent=4)
+print()
+PY
+}
+mkdir -p $u/hit-symptom-traefik-timeout $u/hit-stale-target $u/hit-rules-match $u/hit-no-rule $u/hit-ipvs-stale-target \
+	$u/hit-no-endpoints $u/hit-refused-apiserver-address $u/miss-steady-kube-proxy
+cp "$traefik" $u/hit-symptom-traefik-timeout/traefik.log
+# The k3s Service beside node1's real nat table of the apiserver-affinity
+# incident (10.43.0.1:443 to 10.150.79.149-151).
+for sc in hit-stale-target hit-rules-match hit-no-rule; do
+	cp "$traefik" $u/$sc/traefik.log
+	cp $fx/incidents/service-rule-shadowed/service-kubernetes.json $u/$sc/
+done
+cp $fx/incidents/apiserver-affinity/iptables-save-node1.txt $u/hit-stale-target/
+endpoints_kubernetes 6443 10.150.79.149 10.150.79.150 >$u/hit-stale-target/endpoints-kubernetes.json
+cp $fx/incidents/apiserver-affinity/iptables-save-node1.txt $u/hit-rules-match/
+endpoints_kubernetes 6443 10.150.79.149 10.150.79.150 10.150.79.151 >$u/hit-rules-match/endpoints-kubernetes.json
+# A k3s node's nat table with kube-dns's three ports and no rule for the
+# kubernetes Service, loaded with iptables-restore in a namespace and saved.
+unshare -n sh -c 'iptables-restore && iptables-save -t nat' <<'NAT' | grep -v '^#' >$u/hit-no-rule/iptables-save.txt
+*nat
+:PREROUTING ACCEPT [0:0]
+:INPUT ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+:KUBE-SERVICES - [0:0]
+:KUBE-SVC-TCOU7JCQXEZGVUNU - [0:0]
+:KUBE-SVC-ERIFXISQEP7F7OF4 - [0:0]
+:KUBE-SVC-JD5MR3NA4I4DYORP - [0:0]
+:KUBE-SEP-IT2ZTR26TO4XFPTO - [0:0]
+:KUBE-SEP-YIL6JZP7A3QYXJU2 - [0:0]
+:KUBE-SEP-ZP3FB6NMPNCO4VBJ - [0:0]
+-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A KUBE-SERVICES -d 10.43.0.10/32 -p udp -m comment --comment "kube-system/kube-dns:dns cluster IP" -m udp --dport 53 -j KUBE-SVC-TCOU7JCQXEZGVUNU
+-A KUBE-SERVICES -d 10.43.0.10/32 -p tcp -m comment --comment "kube-system/kube-dns:dns-tcp cluster IP" -m tcp --dport 53 -j KUBE-SVC-ERIFXISQEP7F7OF4
+-A KUBE-SERVICES -d 10.43.0.10/32 -p tcp -m comment --comment "kube-system/kube-dns:metrics cluster IP" -m tcp --dport 9153 -j KUBE-SVC-JD5MR3NA4I4DYORP
+-A KUBE-SVC-TCOU7JCQXEZGVUNU -m comment --comment "kube-system/kube-dns:dns -> 10.42.0.4:53" -j KUBE-SEP-IT2ZTR26TO4XFPTO
+-A KUBE-SVC-ERIFXISQEP7F7OF4 -m comment --comment "kube-system/kube-dns:dns-tcp -> 10.42.0.4:53" -j KUBE-SEP-YIL6JZP7A3QYXJU2
+-A KUBE-SVC-JD5MR3NA4I4DYORP -m comment --comment "kube-system/kube-dns:metrics -> 10.42.0.4:9153" -j KUBE-SEP-ZP3FB6NMPNCO4VBJ
+-A KUBE-SEP-IT2ZTR26TO4XFPTO -p udp -m comment --comment "kube-system/kube-dns:dns" -m udp -j DNAT --to-destination 10.42.0.4:53
+-A KUBE-SEP-YIL6JZP7A3QYXJU2 -p tcp -m comment --comment "kube-system/kube-dns:dns-tcp" -m tcp -j DNAT --to-destination 10.42.0.4:53
+-A KUBE-SEP-ZP3FB6NMPNCO4VBJ -p tcp -m comment --comment "kube-system/kube-dns:metrics" -m tcp -j DNAT --to-destination 10.42.0.4:9153
+COMMIT
+NAT
+endpoints_kubernetes 6443 10.150.79.149 >$u/hit-no-rule/endpoints-kubernetes.json
+# IPVS: the ephemeral-nodeport incident's real ipvsadm -Ln sends 10.23.0.1:443
+# to three apiservers; the traefik log's address is moved to that range.
+cp $fx/$inc/ipvsadm.txt $u/hit-ipvs-stale-target/
+sed 's/10\.43\.0\.1/10.23.0.1/g' "$traefik" >$u/hit-ipvs-stale-target/traefik.log
+endpoints_kubernetes 6443 10.10.85.231 10.10.85.232 >$u/hit-ipvs-stale-target/endpoints-kubernetes.json
+# CoreDNS timing out on 10.96.0.1 while the kubernetes Service has no endpoints.
+cp "$corpus/inquisitivefrog_coredns_failed-to-list_clusterip-10.96.0.1-io-timeout.txt" $u/hit-no-endpoints/coredns.log
+sed 's/10\.43\.0\.1/10.96.0.1/g' $fx/incidents/service-rule-shadowed/service-kubernetes.json >$u/hit-no-endpoints/service-kubernetes.json
+endpoints_kubernetes 6443 >$u/hit-no-endpoints/endpoints-kubernetes.json
+cp ../../../parse/testdata/logs/coredns-1.11.1.log $u/hit-refused-apiserver-address/
+cp $fx/real/kubectl-logs/kubernetes-pr90031_kube-proxy-steady-state-log_7-digit-tid.log $u/miss-steady-kube-proxy/kube-proxy.log
