@@ -339,3 +339,31 @@ sed 's/10\.43\.0\.1/10.96.0.1/g' $fx/incidents/service-rule-shadowed/service-kub
 endpoints_kubernetes 6443 >$u/hit-no-endpoints/endpoints-kubernetes.json
 cp ../../../parse/testdata/logs/coredns-1.11.1.log $u/hit-refused-apiserver-address/
 cp $fx/real/kubectl-logs/kubernetes-pr90031_kube-proxy-steady-state-log_7-digit-tid.log $u/miss-steady-kube-proxy/kube-proxy.log
+
+# conntrack-drops
+# Counters and kernel lines of parse/testdata (conntrack, logs; their
+# READMEs say how they were made), and an application's DNS lookups timing
+# out: dnslookup.go.txt run in a namespace whose DNS server (10.96.0.10)
+# drops the queries.
+c=conntrack-drops
+pt=../../../parse/testdata
+mkdir -p $c/hit-insert-failed $c/hit-insert-failed-dns-timeouts $c/hit-table-full $c/hit-kernel-log-only \
+	$c/hit-kernel-log-and-counters $c/miss-races-resolved $c/miss-idle $c/miss-dns-timeouts-no-drops
+cp $pt/conntrack/conntrack-S-insert-failed.txt $c/hit-insert-failed/conntrack-S.txt
+cp $pt/conntrack/conntrack-S-insert-failed.txt $c/hit-insert-failed-dns-timeouts/conntrack-S.txt
+tmp=$(mktemp -d)
+cp $c/dnslookup.go.txt "$tmp/main.go"
+(cd "$tmp" && printf 'module dnslookup\n\ngo 1.26\n' >go.mod && go build -o dnslookup .)
+unshare -n sh -c "ip link set lo up; ip addr add 10.96.0.10/32 dev lo; iptables -A INPUT -p udp --dport 53 -j DROP
+	$tmp/dnslookup 10.96.0.10:53 api.example.com kubernetes.default.svc.cluster.local" >$c/hit-insert-failed-dns-timeouts/app.log
+cp $c/hit-insert-failed-dns-timeouts/app.log $c/miss-dns-timeouts-no-drops/
+cp $pt/conntrack/conntrack-S-races.txt $c/miss-dns-timeouts-no-drops/conntrack-S.txt
+rm -rf "$tmp"
+cp $pt/conntrack/proc-stat-nf_conntrack-full.txt $c/hit-table-full/nf_conntrack.txt
+unshare -n sysctl net.netfilter.nf_conntrack_max >$c/hit-table-full/sysctl.txt
+cp $pt/logs/dmesg-conntrack-full.txt $c/hit-kernel-log-only/dmesg.txt
+cp $pt/logs/dmesg-conntrack-full.txt $c/hit-kernel-log-and-counters/dmesg.txt
+cp $pt/conntrack/proc-stat-nf_conntrack-full.txt $c/hit-kernel-log-and-counters/nf_conntrack.txt
+cp $pt/conntrack/conntrack-S-races.txt $c/miss-races-resolved/conntrack-S.txt
+cp $pt/conntrack/conntrack-S-idle.txt $c/miss-idle/conntrack-S.txt
+cp $pt/conntrack/proc-stat-nf_conntrack.txt $c/miss-idle/nf_conntrack.txt
