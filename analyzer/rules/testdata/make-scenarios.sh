@@ -367,3 +367,77 @@ cp $pt/conntrack/proc-stat-nf_conntrack-full.txt $c/hit-kernel-log-and-counters/
 cp $pt/conntrack/conntrack-S-races.txt $c/miss-races-resolved/conntrack-S.txt
 cp $pt/conntrack/conntrack-S-idle.txt $c/miss-idle/conntrack-S.txt
 cp $pt/conntrack/proc-stat-nf_conntrack.txt $c/miss-idle/nf_conntrack.txt
+
+# ipvs-strict-arp
+# kube-proxy's ConfigMap as kubectl printed it in kubeadm issue 2205
+# (fixtures/real/troubleshoot), its mode set to ipvs (strictARP is false in
+# it) or, for the control, strictARP set to true; the lb-conflict
+# incident's Service and MetalLB's log, and the client's neighbor
+# table before and after the VIP moved.
+i=ipvs-strict-arp
+# The issue shows config.conf only: the ConfigMap's kubeconfig.conf and
+# metadata follow as kubectl prints those of a kubeadm cluster.
+cm=$(mktemp)
+{ sed 1d $fx/real/troubleshoot/kubeadm-issue2205_kubectl-get-cm-kube-proxy-oyaml_dualstack-mode-empty.yaml.txt
+	cat <<'CM'
+    udpIdleTimeout: 0s
+    winkernel:
+      enableDSR: false
+      networkName: ""
+      sourceVip: ""
+  kubeconfig.conf: |-
+    apiVersion: v1
+    kind: Config
+    clusters:
+    - cluster:
+        certificate-authority: /var/run/secrets/kubernetes.io/serviceaccount/ca.crt
+        server: https://192.168.200.60:6443
+      name: default
+    contexts:
+    - context:
+        cluster: default
+        namespace: default
+        user: default
+      name: default
+    current-context: default
+    users:
+    - name: default
+      user:
+        tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
+kind: ConfigMap
+metadata:
+  annotations:
+    kubeadm.kubernetes.io/component-config.hash: sha256:1b1e5a4d3f0c9e8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f40
+  creationTimestamp: "2021-06-21T09:18:44Z"
+  labels:
+    app: kube-proxy
+  name: kube-proxy
+  namespace: kube-system
+  resourceVersion: "244"
+  uid: 8f3c1d2e-5b6a-4c7d-9e8f-0a1b2c3d4e5f
+CM
+} >"$cm"
+mkdir -p $i/hit-neighbors-two-macs $i/hit-config-only $i/miss-strict-arp-on $i/miss-iptables-mode $i/miss-no-arp-controller
+for sc in hit-neighbors-two-macs hit-config-only miss-no-arp-controller; do
+	sed 's/^    mode: ""$/    mode: "ipvs"/' "$cm" >$i/$sc/kube-proxy-cm.yaml
+done
+sed 's/^    mode: ""$/    mode: "ipvs"/; s/^      strictARP: false$/      strictARP: true/' "$cm" >$i/miss-strict-arp-on/kube-proxy-cm.yaml
+cp "$cm" $i/miss-iptables-mode/kube-proxy-cm.yaml
+for sc in hit-neighbors-two-macs miss-strict-arp-on miss-iptables-mode; do
+	cp $fx/$lb/{service-ingress-nginx.json,ip-neigh-before.txt,ip-neigh-after.txt,metallb-controller.log} $i/$sc/
+done
+cp $fx/$lb/{service-ingress-nginx.json,metallb-controller.log} $i/hit-config-only/
+rm -f "$cm"
+# kubespray's inventory alone (group_vars/k8s_cluster/k8s-cluster.yml and
+# addons.yml as kubespray's sample writes them): IPVS, MetalLB, strict ARP
+# left to its default (off).
+mkdir -p $i/hit-kubespray-inventory
+cat >$i/hit-kubespray-inventory/k8s-cluster.yml <<'YML'
+# Kube-proxy proxyMode configuration.
+# Can be ipvs, iptables
+kube_proxy_mode: ipvs
+kube_network_plugin: calico
+# MetalLB deployment
+metallb_enabled: true
+metallb_speaker_enabled: true
+YML
