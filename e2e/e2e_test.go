@@ -375,6 +375,18 @@ func TestIncidents(t *testing.T) {
 	}, {
 		dir: "fixtures/incidents/service-rule-shadowed-control",
 	}, {
+		dir: "fixtures/incidents/conntrack-stale-udp",
+		want: []want{{
+			// Six UDP entries of kube-dns still reply from the deleted
+			// CoreDNS Pod; the rules and the Endpoints say 10.244.3.8.
+			rule: "conntrack-stale-udp", severity: analyzer.Error,
+			facts: map[string]string{"stale_backend": "10.244.2.7", "entries": "6", "endpoints": "10.244.3.8:53",
+				"cluster_ip": "10.96.0.10:53"},
+			evidence: []string{"conntrack-L.txt:1", "endpoints-kube-dns.json:1 (Endpoints kube-system/kube-dns)", "iptables-save.txt:12"},
+		}},
+	}, {
+		dir: "fixtures/incidents/conntrack-stale-udp-control",
+	}, {
 		// One client tries port 9100 of 12 hosts behind a router that
 		// drops: told once, listing the hosts.
 		dir: "fixtures/captures/sweep.pcap",

@@ -35,6 +35,7 @@ func All() []*analyzer.Rule {
 		APIServerUnreachable,
 		ConntrackDrops,
 		ServiceRuleShadowed,
+		ConntrackStaleUDP,
 	}
 }
 

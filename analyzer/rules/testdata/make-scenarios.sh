@@ -441,3 +441,22 @@ kube_network_plugin: calico
 metallb_enabled: true
 metallb_speaker_enabled: true
 YML
+
+# conntrack-stale-udp
+cs=conntrack-stale-udp
+ci=incidents/conntrack-stale-udp
+copy $cs/hit-incident $ci/{conntrack-L.txt,endpoints-kube-dns.json,iptables-save.txt,service-kube-dns.json}
+copy $cs/hit-without-rules $ci/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
+copy $cs/miss-control $ci-control/{conntrack-L.txt,endpoints-kube-dns.json,iptables-save.txt,service-kube-dns.json}
+# The symptom without the cause: DNS lookups time out (the resolver's log of
+# conntrack-drops), but every entry replies from the current endpoint.
+copy $cs/miss-dns-timeouts-entries-current $ci-control/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
+cp conntrack-drops/hit-insert-failed-dns-timeouts/app.log $cs/miss-dns-timeouts-entries-current/
+# The entries without the Endpoints: not judged.
+copy $cs/miss-no-endpoints $ci/{conntrack-L.txt,service-kube-dns.json}
+# The entries beside rules that still DNAT to the old pod, as before the
+# rewrite (the incident's rules with the old target): stale-dnat's finding,
+# not this rule's.
+copy $cs/miss-rules-stale-too $ci/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
+sed 's/10\.244\.3\.8/10.244.2.7/g; s/KUBE-SEP-7HMZFN2LQ3WUKR5D/KUBE-SEP-2Q4QFQYRYWJ3N4XQ/g' $fx/$ci/iptables-save.txt \
+	>$cs/miss-rules-stale-too/iptables-save.txt
