@@ -68,14 +68,16 @@ the control-plane node (crictl ps -a | grep kube-apiserver).`,
 
 // apiCallRe finds a call to an HTTPS URL whose dial failed: client-go's
 // `Get "https://ADDR:PORT/path": dial tcp ADDR:PORT: i/o timeout` (quotes
-// escaped or not), and the errors that come after a connect.
-var apiCallRe = regexp.MustCompile(`https://([^/"\\\s]+)(/[^"\\\s]*)?\\?"?: (?:dial tcp (\S+): (i/o timeout|connect: connection refused|connect: no route to host|connect: network is unreachable|connect: connection timed out)|read tcp \S+->\S+: read: (connection reset by peer)|net/http: (TLS handshake timeout)|(EOF))`)
+// escaped or not), and the errors that come after a connect. Older clients
+// write the URL without quotes, call the insecure port over http, and older
+// Go says "getsockopt: connection refused".
+var apiCallRe = regexp.MustCompile(`https?://([^/"\\\s]+)(/[^"\\\s]*)?\\?"?: (?:dial tcp (\S+): (i/o timeout|(?:connect|getsockopt): (?:connection refused|no route to host|network is unreachable|connection timed out))|read tcp \S+->\S+: read: (connection reset by peer)|net/http: (TLS handshake timeout)|(EOF))`)
 
 // apiPathRe recognizes the apiserver's paths.
 var apiPathRe = regexp.MustCompile(`^/(?:api|apis|version|healthz|livez|readyz|openapi)(?:[/?]|$)`)
 
 // listedKindRe names the resource a client-go informer lists.
-var listedKindRe = regexp.MustCompile(`(?i)failed to (?:list|watch) \*(?:v\d\w*)\.(\w+)`)
+var listedKindRe = regexp.MustCompile(`(?i)failed to (?:list|watch) \*(?:v\d\w*|api|core|discovery)\.(\w+)`)
 
 // apiFailure is one log line reporting a failed call to the apiserver.
 type apiFailure struct {
@@ -105,7 +107,7 @@ func apiFailureOf(le *model.LogEvent) (apiFailure, bool) {
 		f := apiFailure{le: le, addr: m[1]}
 		switch {
 		case m[4] != "":
-			f.failure = strings.TrimPrefix(m[4], "connect: ")
+			f.failure = strings.TrimPrefix(strings.TrimPrefix(m[4], "connect: "), "getsockopt: ")
 			if m[3] != "" {
 				f.addr = m[3]
 			}
@@ -431,7 +433,7 @@ func sameRangeService(s *model.Snapshot, a netip.Addr) string {
 	}
 	for _, sv := range s.Kube.Services {
 		if c, err := netip.ParseAddr(sv.Spec.ClusterIP); err == nil && c != a && pfx.Contains(c) {
-			return fmt.Sprintf("%s/%s %s", sv.Namespace, sv.Name, c)
+			return fmt.Sprintf("%s %s", objectName(sv.Namespace, sv.Name), c)
 		}
 	}
 	return ""

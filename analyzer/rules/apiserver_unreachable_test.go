@@ -96,4 +96,19 @@ func TestAPIServerUnreachable(t *testing.T) {
 			t.Errorf("kube-proxy-sync-errors: %+v", f)
 		}
 	})
+
+	t.Run("older clients: unquoted URLs, the insecure port, api types, getsockopt", func(t *testing.T) {
+		s := &model.Snapshot{Inputs: []model.Input{{Path: "kubelet.log", Kind: model.KindLogs}}}
+		s.Logs = []model.LogEvent{{Source: "kubelet", Level: "E", Pos: model.Pos{File: "kubelet.log", Line: 3},
+			Message: `k8s.io/kubernetes/pkg/kubelet/kubelet.go:382: Failed to list *api.Node: Get http://10.20.1.241:8080/api/v1/nodes?fieldSelector=metadata.name%3Dm1&resourceVersion=0: dial tcp 10.20.1.241:8080: getsockopt: connection refused`}}
+		f := run1(t, APIServerUnreachable, s)
+		if len(f) != 1 {
+			t.Fatalf("%+v", f)
+		}
+		want := map[string]string{"component": "kubelet", "address": "10.20.1.241:8080", "target": "apiserver address",
+			"failure": "connection refused", "errors": "1", "resources": "[Node]"}
+		if got := factStrings(f[0]); fmt.Sprint(got) != fmt.Sprint(want) || f[0].Certainty != analyzer.Likely {
+			t.Errorf("facts %v, certainty %s\nwant %v", got, f[0].Certainty, want)
+		}
+	})
 }

@@ -105,7 +105,7 @@ func runConntrackStaleUDP(p *analyzer.Pass) error {
 		if eps.IPs[backend.String()] {
 			continue
 		}
-		name := sp.ns + "/" + sp.name
+		name := objectName(sp.ns, sp.name)
 		if sp.port != "" {
 			name += ":" + sp.port
 		}

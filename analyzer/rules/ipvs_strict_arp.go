@@ -82,7 +82,7 @@ func kubeProxyConfigs(s *model.Snapshot) []kubeProxyConfig {
 			if yaml.Unmarshal([]byte(text), &conf) != nil || conf.Kind != "KubeProxyConfiguration" {
 				continue
 			}
-			out = append(out, kubeProxyConfig{pos: cm.Source.Pos, what: "ConfigMap " + cm.Namespace + "/" + cm.Name + " " + key,
+			out = append(out, kubeProxyConfig{pos: cm.Source.Pos, what: "ConfigMap " + objectName(cm.Namespace, cm.Name) + " " + key,
 				mode: conf.Mode, strictARP: conf.IPVS.StrictARP})
 		}
 	}
@@ -187,7 +187,7 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 		svc := &s.Kube.Services[i]
 		for _, ing := range svc.Status.LoadBalancer.Ingress {
 			if ing.IP != "" {
-				lbIPs[ing.IP] = svc.Namespace + "/" + svc.Name
+				lbIPs[ing.IP] = objectName(svc.Namespace, svc.Name)
 			}
 		}
 	}

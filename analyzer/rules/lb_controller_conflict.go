@@ -117,7 +117,7 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 		if !both && !(metallb && kvServices && svc.Spec.LoadBalancerClass == nil) {
 			continue
 		}
-		name := svc.Namespace + "/" + svc.Name
+		name := objectName(svc.Namespace, svc.Name)
 		var ips []string
 		for _, ing := range svc.Status.LoadBalancer.Ingress {
 			if ing.IP != "" {

@@ -65,12 +65,12 @@ func runNodePortCollision(p *analyzer.Pass) error {
 		list := byPort[k]
 		np := list[0]
 		var claims, supports, contradicts []string
-		ev := []analyzer.Evidence{{Pos: np.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s/%s", np.Port, np.Protocol, np.Namespace, np.Service)}}
+		ev := []analyzer.Evidence{{Pos: np.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s", np.Port, np.Protocol, objectName(np.Namespace, np.Service))}}
 		sources := []model.Kind{model.KindKube}
 		// Two Services, one port.
 		var svcs []string
 		for _, x := range list {
-			if n := x.Namespace + "/" + x.Service; !slices.Contains(svcs, n) {
+			if n := objectName(x.Namespace, x.Service); !slices.Contains(svcs, n) {
 				svcs = append(svcs, n)
 				if len(svcs) > 1 {
 					ev = append(ev, analyzer.Evidence{Pos: x.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s", x.Port, x.Protocol, n)})
@@ -109,9 +109,9 @@ func runNodePortCollision(p *analyzer.Pass) error {
 			for _, c := range pod.Spec.Containers {
 				for _, cp := range c.Ports {
 					if cp.HostPort == int32(np.Port) && strings.EqualFold(orTCP(string(cp.Protocol)), np.Protocol) {
-						claims = append(claims, fmt.Sprintf("hostPort of Pod %s/%s", pod.Namespace, pod.Name))
-						supports = append(supports, fmt.Sprintf("%s: Pod %s/%s asks for hostPort %d", pod.Source.Pos,
-							pod.Namespace, pod.Name, cp.HostPort))
+						claims = append(claims, fmt.Sprintf("hostPort of Pod %s", objectName(pod.Namespace, pod.Name)))
+						supports = append(supports, fmt.Sprintf("%s: Pod %s asks for hostPort %d", pod.Source.Pos,
+							objectName(pod.Namespace, pod.Name), cp.HostPort))
 						ev = append(ev, analyzer.Evidence{Pos: pod.Source.Pos, Note: fmt.Sprintf("hostPort %d of container %s", cp.HostPort, c.Name)})
 					}
 				}
@@ -142,7 +142,7 @@ func runNodePortCollision(p *analyzer.Pass) error {
 		case rng.Flag != nil:
 			alternatives = []string{"the nodePort was allocated before the range was changed: the Service still works, " +
 				"and new allocations avoid the port", "the nodePort was set by hand in the Service"}
-			decide = fmt.Sprintf("kubectl -n %s get service %s -o yaml --show-managed-fields", np.Namespace, np.Service)
+			decide = fmt.Sprintf("%s get service %s -o yaml --show-managed-fields", kubectlIn(np.Namespace), np.Service)
 		default:
 			contradicts = append(contradicts, "the apiserver's --service-node-port-range is not in the bundle: the range "+
 				rng.Range.String()+" is the default")

@@ -153,7 +153,7 @@ func probeCheck(pr *corev1.Probe) string {
 func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *corev1.Container, restarts int32) analyzer.Finding {
 	pr := c.LivenessProbe
 	window, failing, interval, threshold := probeTiming(pr)
-	name := pod.Namespace + "/" + pod.Name
+	name := objectName(pod.Namespace, pod.Name)
 	ev := []analyzer.Evidence{{Pos: pod.Source.Pos, Note: fmt.Sprintf("%d restarts", restarts)}}
 	ci := slices.IndexFunc(specPod.Spec.Containers, func(x corev1.Container) bool { return x.Name == c.Name })
 	ev = append(ev, analyzer.Evidence{Pos: specPod.Source.FieldPos(fmt.Sprintf("spec.containers[%d].livenessProbe", ci)),
@@ -288,13 +288,13 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 	case killed:
 		certainty = analyzer.Likely
 		alternatives = []string{"the container's process ends on its own with status 0"}
-		decide = fmt.Sprintf("kubectl -n %s describe pod %s (the Unhealthy and Killing events)", pod.Namespace, pod.Name)
+		decide = fmt.Sprintf("%s describe pod %s (the Unhealthy and Killing events)", kubectlIn(pod.Namespace), pod.Name)
 	default:
 		alternatives = []string{
 			"the liveness probe fails while the container works (a wrong port, a check that fails, a timeout too short)",
 			"the container crashes on its own", "the node kills it (OOMKilled)",
 		}
-		decide = fmt.Sprintf("kubectl -n %s describe pod %s (Last State, exit code, events)", pod.Namespace, pod.Name)
+		decide = fmt.Sprintf("%s describe pod %s (Last State, exit code, events)", kubectlIn(pod.Namespace), pod.Name)
 	}
 	summary := fmt.Sprintf("Container %s of %s restarted %d times. Its liveness probe (%s) waits %s, then allows %d failed "+
 		"checks %s apart (%s): a probe that always fails kills the container about %s after each start.",
@@ -333,10 +333,10 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 		Title:        title,
 		Summary:      summary,
 		Cause:        cause,
-		Fix: fmt.Sprintf("Run the probe by hand in the container (`kubectl exec -n %s %s -c %s -- %s`) and fix what fails; "+
+		Fix: fmt.Sprintf("Run the probe by hand in the container (`%s exec %s -c %s -- %s`) and fix what fails; "+
 			"raise timeoutSeconds if the check is slow; prefer an HTTP probe of the component's health endpoint "+
 			"(for etcd: httpGet /health on the metrics port, as current kubeadm writes it).",
-			pod.Namespace, pod.Name, c.Name, probeCommand(pr)),
+			kubectlIn(pod.Namespace), pod.Name, c.Name, probeCommand(pr)),
 		Facts:    facts,
 		Sources:  sources,
 		Evidence: ev,

@@ -460,3 +460,10 @@ copy $cs/miss-no-endpoints $ci/{conntrack-L.txt,service-kube-dns.json}
 copy $cs/miss-rules-stale-too $ci/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
 sed 's/10\.244\.3\.8/10.244.2.7/g; s/KUBE-SEP-7HMZFN2LQ3WUKR5D/KUBE-SEP-2Q4QFQYRYWJ3N4XQ/g' $fx/$ci/iptables-save.txt \
 	>$cs/miss-rules-stale-too/iptables-save.txt
+
+# nodeport-collision: a Service from a kubectl table without a NAMESPACE
+# column (kubectl get svc, in the current namespace): the seed's
+# kubernetes-dashboard row without its namespace. It is named without "/".
+mkdir -p $n/hit-table-without-namespace
+{ echo 'NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE'
+	grep '^kube-system kubernetes-dashboard ' $fx/seeds/002-synack-reset/svc.txt | cut -d' ' -f2-; } >$n/hit-table-without-namespace/svc.txt
