@@ -37,8 +37,9 @@ from another cluster's configuration.
 Evidence: the Services' nodePorts, listening sockets per node, Pods'
 hostPorts, the apiserver flag.
 
-Severity: error for a port claimed twice; warning for a NodePort outside the
-range.
+Severity: error when a listening socket shows the port taken on a node;
+warning for two Services or a hostPort on one nodePort, seen in the objects
+alone, and for a NodePort outside the range.
 
 Fix: move the host process or the hostPort off the NodePort range, give each
 Service its own nodePort (or let the apiserver allocate it), and keep the

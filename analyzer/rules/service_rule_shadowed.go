@@ -242,6 +242,29 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 				"current Service's address rests on kube-proxy's own rules", first.Dst))
 		}
 	}
+	if port, ok := strings.CutPrefix(first.Frontend, "NodePort "); ok {
+		proto := sp.Proto
+		if proto == "" {
+			proto = "tcp"
+		}
+		var owner *model.NodePort
+		for _, np := range p.Snap.Kube.NodePorts() {
+			if fmt.Sprint(np.Port) == port && strings.EqualFold(np.Protocol, proto) {
+				owner = &np
+				break
+			}
+		}
+		if owner != nil {
+			sources = append(sources, model.KindKube)
+			supports = append(supports, fmt.Sprintf("NodePort %s/%s of Service %s", port, owner.Protocol,
+				objectName(owner.Namespace, owner.Service)))
+			ev = append(ev, analyzer.Evidence{Pos: owner.Pos, Note: fmt.Sprintf("NodePort %s of Service %s", port,
+				objectName(owner.Namespace, owner.Service))})
+		} else {
+			contradicts = append(contradicts, fmt.Sprintf("no Service object in the bundle has NodePort %s: that it is a "+
+				"current Service's rests on kube-proxy's own rules", port))
+		}
+	}
 	// The connections the rule pins, in a capture.
 	summaryCap := ""
 	if first.Target.IsValid() {

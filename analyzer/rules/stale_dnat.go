@@ -43,7 +43,10 @@ the Endpoints, and when present the connection attempts to the stale targets
 in a capture (unanswered SYNs), connect loops run by hand against the
 Service (nc in a loop: the share that failed) and kube-proxy's log errors.
 
-Severity: error (the rules and the endpoints disagree).
+Severity: error when the rules send traffic to an address no endpoint has,
+or leave out one the endpoints list, or when only the counts differ and
+kube-proxy's log shows it failing to list; a warning, with the cause left
+open, when only the counts differ.
 
 Fix: make kube-proxy sync again (see kube-proxy-sync-errors) and restart it
 on the node (kubectl -n kube-system delete pod kube-proxy-XXXX); it rewrites

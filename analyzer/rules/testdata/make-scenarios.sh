@@ -467,3 +467,20 @@ sed 's/10\.244\.3\.8/10.244.2.7/g; s/KUBE-SEP-7HMZFN2LQ3WUKR5D/KUBE-SEP-2Q4QFQYR
 mkdir -p $n/hit-table-without-namespace
 { echo 'NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE'
 	grep '^kube-system kubernetes-dashboard ' $fx/seeds/002-synack-reset/svc.txt | cut -d' ' -f2-; } >$n/hit-table-without-namespace/svc.txt
+
+# service-rule-shadowed: a DNAT of the NodePort 30080 left in nat PREROUTING
+copy $r/hit-nodeport-leftover-dnat incidents/service-rule-shadowed-nodeport/iptables-save.txt
+# The same beside the Service that owns the NodePort (kubectl get service
+# web -o json, written in its exact format from the kubernetes Service's).
+copy $r/hit-nodeport-with-service incidents/service-rule-shadowed-nodeport/iptables-save.txt
+python3 - "$fx/incidents/service-rule-shadowed/service-kubernetes.json" >$r/hit-nodeport-with-service/service-web.json <<'PY'
+import json, sys
+svc = json.load(open(sys.argv[1]))
+svc["metadata"] = {"creationTimestamp": "2026-11-10T14:02:51Z", "labels": {"app": "web"}, "name": "web",
+                   "namespace": "default", "resourceVersion": "48117", "uid": "a3c1f2e4-6b7d-4e8f-9a0b-1c2d3e4f5a6b"}
+svc["spec"].update({"clusterIP": "10.96.100.10", "clusterIPs": ["10.96.100.10"], "externalTrafficPolicy": "Cluster",
+                    "ports": [{"name": "http", "nodePort": 30080, "port": 80, "protocol": "TCP", "targetPort": 8080}],
+                    "selector": {"app": "web"}, "type": "NodePort"})
+json.dump(svc, sys.stdout, indent=4)
+print()
+PY
