@@ -39,8 +39,10 @@ deprecated since Kubernetes 1.19 for this reason.
 
 Evidence: the ComponentStatuses and their messages, the leader election
 records (the control-plane.alpha.kubernetes.io/leader annotation or the
-Leases), listening sockets per node (netstat -lntup, ss -lntp), and a capture
-of connections to the apiserver when present.
+Leases), listening sockets per node (netstat -lntup, ss -lntp), a capture
+of connections to the apiserver when present, and a rule outside kube-proxy's
+chains that pins the node's connections to the kubernetes Service to one
+apiserver (the rule itself is service-rule-shadowed's finding).
 
 Severity: warning: the cluster may be healthy; the check is what misleads.
 
