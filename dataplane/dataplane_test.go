@@ -643,3 +643,40 @@ func TestNFTTraceKubeDNS(t *testing.T) {
 		}
 	}
 }
+
+// TraceTable walks the raw table: a CT --notrack of the ClusterIP is a step
+// (not a verdict), and the table's other chain or another address meets
+// nothing.
+func TestTraceTableRaw(t *testing.T) {
+	snap, _, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), "fixtures/incidents/service-rule-shadowed-raw/iptables-save.txt"), nil)
+	if err != nil || len(snap.Netfilter) != 1 {
+		t.Fatalf("%v, %d rulesets", err, len(snap.Netfilter))
+	}
+	rs := snap.Netfilter[0]
+	probe := dataplane.Probe{Dst: netip.MustParseAddrPort("10.43.0.1:443"), Proto: "tcp"}
+	tr, err := dataplane.TraceTable(rs, "raw", "PREROUTING", probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Steps) != 1 || tr.Steps[0].Rule.Target != "CT" || tr.Steps[0].Rule.Pos.Line != 4 || tr.Steps[0].Probability != 1 ||
+		len(tr.Destinations) != 0 {
+		t.Errorf("PREROUTING: %+v, %s", tr.Steps, destinations(tr))
+	}
+	for _, c := range []struct {
+		chain string
+		dst   string
+	}{{"OUTPUT", "10.43.0.1:443"}, {"PREROUTING", "10.43.0.1:80"}} {
+		p := probe
+		p.Dst = netip.MustParseAddrPort(c.dst)
+		tr, err := dataplane.TraceTable(rs, "raw", c.chain, p)
+		if err != nil || len(tr.Steps) != 0 {
+			t.Errorf("%s %s: %v %+v", c.chain, c.dst, err, tr)
+		}
+	}
+	if _, err := dataplane.TraceTable(rs, "mangle", "PREROUTING", probe); err == nil || !strings.Contains(err.Error(), "no mangle table") {
+		t.Errorf("mangle: %v", err)
+	}
+	if _, err := dataplane.TraceTable(rs, "raw", "FORWARD", probe); err == nil || !strings.Contains(err.Error(), "no FORWARD chain") {
+		t.Errorf("FORWARD: %v", err)
+	}
+}

@@ -120,6 +120,34 @@ func TraceNAT(rs *model.Ruleset, probe Probe) (*Trace, error) {
 	return tr, nil
 }
 
+// TraceTable walks probe through the built-in chain of an iptables
+// ruleset's table (raw PREROUTING, raw OUTPUT ...) the way TraceNAT walks
+// the nat table: the rules the probe matches are in Steps, and a DROP,
+// REJECT or ACCEPT ends a share of the connections in Destinations.
+// Targets that are not verdicts (CT, NOTRACK, MARK) are listed in Steps and
+// the walk goes on after them.
+func TraceTable(rs *model.Ruleset, table, chain string, probe Probe) (*Trace, error) {
+	var t *model.Table
+	for _, x := range rs.Tables {
+		if x.Name == table {
+			t = x
+			break
+		}
+	}
+	if t == nil {
+		return nil, fmt.Errorf("no %s table in %s", table, rs.Pos.File)
+	}
+	tr := &Trace{Node: rs.Node, Hook: chain, Format: rs.Format}
+	w := newWalker(tr, probe, t)
+	start := w.chains[chain]
+	if start == nil {
+		return nil, fmt.Errorf("no %s chain in the %s table of %s", chain, table, rs.Pos.File)
+	}
+	w.walk(start, 1, 0, []string{start.Name})
+	tr.Destinations = w.dests
+	return tr, nil
+}
+
 // natTable returns the iptables ruleset's nat table (or the one unnamed
 // table of rule lines cut out with grep).
 func natTable(rs *model.Ruleset) *model.Table {

@@ -359,6 +359,34 @@ func TestIncidents(t *testing.T) {
 	}, {
 		dir: "fixtures/incidents/apiserver-affinity-control",
 	}, {
+		dir: "fixtures/incidents/service-rule-shadowed",
+		want: []want{{
+			// A DNAT by hand in nat OUTPUT, before kube-proxy's jump,
+			// pins node1's connections to one apiserver.
+			rule: "service-rule-shadowed", severity: analyzer.Error,
+			facts: map[string]string{"hook": "nat OUTPUT", "action": "DNAT to 10.150.81.3:6443", "pinned_clients": "10.150.81.1",
+				"service": "default/kubernetes:https"},
+			evidence: []string{"iptables-save-node1.txt:12", "iptables-save-node1.txt:17",
+				"service-kubernetes.json:1 (Service default/kubernetes)"},
+		}, {
+			// What the rule does to the counts of kube-proxy's spread.
+			rule: "connection-skew", severity: analyzer.Warning,
+		}},
+	}, {
+		dir: "fixtures/incidents/service-rule-shadowed-control",
+	}, {
+		dir: "fixtures/incidents/conntrack-stale-udp",
+		want: []want{{
+			// Six UDP entries of kube-dns still reply from the deleted
+			// CoreDNS Pod; the rules and the Endpoints say 10.244.3.8.
+			rule: "conntrack-stale-udp", severity: analyzer.Error,
+			facts: map[string]string{"stale_backend": "10.244.2.7", "entries": "6", "endpoints": "10.244.3.8:53",
+				"cluster_ip": "10.96.0.10:53"},
+			evidence: []string{"conntrack-L.txt:1", "endpoints-kube-dns.json:1 (Endpoints kube-system/kube-dns)", "iptables-save.txt:12"},
+		}},
+	}, {
+		dir: "fixtures/incidents/conntrack-stale-udp-control",
+	}, {
 		// One client tries port 9100 of 12 hosts behind a router that
 		// drops: told once, listing the hosts.
 		dir: "fixtures/captures/sweep.pcap",

@@ -27,5 +27,6 @@ func All() []analyzer.FactKey {
 		FailedAttempts,
 		LBControllers,
 		NetPolicies,
+		ShadowedServices,
 	}
 }

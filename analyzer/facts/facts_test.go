@@ -263,3 +263,26 @@ func TestLBControllers(t *testing.T) {
 		t.Errorf("controllers %+v\n evidence %q\n want %q", c, ev, want)
 	}
 }
+
+// kube-proxy's list failures are read in the types every version names:
+// v1 and v1beta1, the "api" types before 1.7 and the internal "core" ones;
+// other resources are not kube-proxy's.
+func TestKubeProxyLogsOlderTypes(t *testing.T) {
+	snap := &model.Snapshot{}
+	for i, msg := range []string{
+		`pkg/proxy/config/api.go:49: Failed to list *api.Endpoints: Get http://10.20.1.241:8080/api/v1/endpoints?resourceVersion=0: dial tcp 10.20.1.241:8080: getsockopt: connection refused`,
+		`pkg/proxy/config/api.go:46: Failed to list *api.Service: Get http://10.20.1.241:8080/api/v1/services?resourceVersion=0: dial tcp 10.20.1.241:8080: getsockopt: connection refused`,
+		`k8s.io/kubernetes/pkg/client/informers/informers_generated/internalversion/factory.go:85: Failed to list *core.Endpoints: Get https://127.0.0.1:6443/api/v1/endpoints?limit=500&resourceVersion=0: dial tcp 127.0.0.1:6443: connect: connection refused`,
+		`k8s.io/client-go/informers/factory.go:134: Failed to watch *v1beta1.EndpointSlice: failed to list *v1beta1.EndpointSlice: the server could not find the requested resource`,
+		`pkg/proxy/config/api.go:52: Failed to list *api.Pod: Get http://10.20.1.241:8080/api/v1/pods: dial tcp 10.20.1.241:8080: getsockopt: connection refused`,
+	} {
+		snap.Logs = append(snap.Logs, model.LogEvent{Source: "kube-proxy", Level: "E", Message: msg, Pos: model.Pos{File: "kube-proxy.log", Line: i + 1}})
+	}
+	var got []string
+	for _, e := range facts.KubeProxyLogs.Get(analyzer.NewFacts(snap)).ListErrors {
+		got = append(got, e.Kind+"@"+base(e.Event.Pos))
+	}
+	if want := "Endpoints@kube-proxy.log:1 Service@kube-proxy.log:2 Endpoints@kube-proxy.log:3 EndpointSlice@kube-proxy.log:4"; strings.Join(got, " ") != want {
+		t.Errorf("list errors %v, want %s", got, want)
+	}
+}

@@ -18,8 +18,10 @@ func IsKubeProxyLog(le *model.LogEvent) bool {
 }
 
 // kubeProxyListRe finds kube-proxy's informers failing to list or watch
-// what it programs the dataplane from.
-var kubeProxyListRe = regexp.MustCompile(`(?i)failed to (?:list|watch) \*v1(?:beta1)?\.(Service|Endpoints|EndpointSlice|Node)\b`)
+// what it programs the dataplane from: "*v1.Service", "*v1beta1.EndpointSlice",
+// and the types of older versions, "*api.Endpoints" (before 1.7) and the
+// internal "*core.Service".
+var kubeProxyListRe = regexp.MustCompile(`(?i)failed to (?:list|watch) \*(?:v1|v1beta1|api|core|discovery)\.(Service|Endpoints|EndpointSlice|Node)\b`)
 
 // ListError is one of kube-proxy's log lines saying it cannot list or
 // watch a resource.

@@ -107,7 +107,7 @@ var PortOwners = &analyzer.Fact[*Owners]{
 		for _, np := range s.Kube.NodePorts() {
 			o.nodePorts = append(o.nodePorts, PortOwner{Port: np.Port, Proto: np.Protocol, Pos: np.Pos,
 				Namespace: np.Namespace, Service: np.Service,
-				What: fmt.Sprintf("NodePort %d/%s of Service %s/%s", np.Port, np.Protocol, np.Namespace, np.Service)})
+				What: fmt.Sprintf("NodePort %d/%s of Service %s", np.Port, np.Protocol, qualified(np.Namespace, np.Service))})
 		}
 		return o
 	},

@@ -57,7 +57,7 @@ func addrRoles(s *model.Snapshot) AddrIndex {
 		out[a] = append(out[a], AddrRole{Kind: kind, Port: uint16(port), What: what, Pos: pos})
 	}
 	for _, svc := range s.Kube.Services {
-		name := svc.Namespace + "/" + svc.Name
+		name := qualified(svc.Namespace, svc.Name)
 		pos := objectPos(svc.Source.Pos, "Service", svc.Namespace, svc.Name)
 		ips := slices.Clone(svc.Spec.ClusterIPs)
 		if svc.Spec.ClusterIP != "" && !slices.Contains(ips, svc.Spec.ClusterIP) {
@@ -79,7 +79,7 @@ func addrRoles(s *model.Snapshot) AddrIndex {
 		}
 	}
 	for _, ep := range s.Kube.Endpoints {
-		name := ep.Namespace + "/" + ep.Name
+		name := qualified(ep.Namespace, ep.Name)
 		pos := objectPos(ep.Source.Pos, "Endpoints", ep.Namespace, ep.Name)
 		for _, ss := range ep.Subsets {
 			for _, a := range ss.Addresses {
@@ -104,14 +104,14 @@ func addrRoles(s *model.Snapshot) AddrIndex {
 			for _, a := range e.Addresses {
 				for _, p := range sl.Ports {
 					if p.Port != nil {
-						add(a, *p.Port, kind, fmt.Sprintf("%s endpoint %s:%d of Service %s/%s", state, a, *p.Port, sl.Namespace, svc), sl.Source.Pos)
+						add(a, *p.Port, kind, fmt.Sprintf("%s endpoint %s:%d of Service %s", state, a, *p.Port, qualified(sl.Namespace, svc)), sl.Source.Pos)
 					}
 				}
 			}
 		}
 	}
 	for _, pod := range s.Kube.Pods {
-		what := fmt.Sprintf("IP of Pod %s/%s", pod.Namespace, pod.Name)
+		what := fmt.Sprintf("IP of Pod %s", qualified(pod.Namespace, pod.Name))
 		for _, ip := range pod.Status.PodIPs {
 			add(ip.IP, 0, RolePodIP, what, pod.Source.Pos)
 		}
@@ -125,6 +125,16 @@ func addrRoles(s *model.Snapshot) AddrIndex {
 		}
 	}
 	return out
+}
+
+// qualified names a namespaced object "namespace/name", or "name" alone
+// when its namespace is not known (a kubectl table without a NAMESPACE
+// column, listed without -n).
+func qualified(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
 }
 
 // objectPos names the object in pos when the reader did not.

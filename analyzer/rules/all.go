@@ -38,6 +38,8 @@ func All() []*analyzer.Rule {
 		RPFilterDrop,
 		SNATPortExhaustion,
 		NetworkPolicyDeny,
+		ServiceRuleShadowed,
+		ConntrackStaleUDP,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -18,8 +19,14 @@ var APIServerAffinity = &analyzer.Rule{
 	Name:     "apiserver-affinity",
 	Severity: analyzer.Warning,
 	Needs:    []model.Kind{model.KindKube},
-	Uses:     []model.Kind{model.KindSockets, model.KindCapture},
+	Uses:     []model.Kind{model.KindSockets, model.KindCapture, model.KindNetfilter},
+	Requires: []analyzer.FactKey{facts.ShadowedServices},
 	Run:      runAPIServerAffinity,
+	Proof: "ComponentStatus refused on 127.0.0.1 (kube) and the listening sockets of the nodes showing the refused ports " +
+		"open on another node only (ss -lntp, netstat -lntup)",
+	Unproven: "with the leader records alone it is likely (the components may also be down where the apiserver " +
+		"answered); with neither leaders nor sockets, the symptom with its cause unknown: the components may be down. " +
+		"A warning, with ss -lntp on the control-plane nodes or the Leases to decide",
 	Doc: `componentstatus Unhealthy from a non-leader apiserver
 
 kubectl get componentstatuses asks whichever apiserver answers the request,
@@ -32,8 +39,10 @@ deprecated since Kubernetes 1.19 for this reason.
 
 Evidence: the ComponentStatuses and their messages, the leader election
 records (the control-plane.alpha.kubernetes.io/leader annotation or the
-Leases), listening sockets per node (netstat -lntup, ss -lntp), and a capture
-of connections to the apiserver when present.
+Leases), listening sockets per node (netstat -lntup, ss -lntp), a capture
+of connections to the apiserver when present, and a rule outside kube-proxy's
+chains that pins the node's connections to the kubernetes Service to one
+apiserver (the rule itself is service-rule-shadowed's finding).
 
 Severity: warning: the cluster may be healthy; the check is what misleads.
 
@@ -131,10 +140,10 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 	}
 	ev = append(ev, leaderEv...)
 	ev = append(ev, listenEv...)
-	facts := map[string]any{"unhealthy": details}
+	values := map[string]any{"unhealthy": details}
 	leaderNodes := slices.Compact(slices.Sorted(maps.Values(leaders)))
 	if len(leaderNodes) > 0 {
-		facts["leader_nodes"] = leaderNodes
+		values["leader_nodes"] = leaderNodes
 	}
 	sources := []model.Kind{model.KindKube}
 	var listenNodes []string
@@ -144,7 +153,7 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 	slices.Sort(listenNodes)
 	listenNodes = slices.Compact(listenNodes)
 	if len(listenNodes) > 0 {
-		facts["listening_on"] = listenNodes
+		values["listening_on"] = listenNodes
 		sources = append(sources, model.KindSockets)
 		var without []string
 		for _, n := range seenNodes {
@@ -154,30 +163,91 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 		}
 		slices.Sort(without)
 		if len(without) > 0 {
-			facts["not_listening_on"] = without
+			values["not_listening_on"] = without
 		}
 	}
 	// The apiserver that answers, from a capture of new connections to it.
 	if srv, n := busiestServer(s, 6443); n > 0 {
-		facts["apiserver_connections"] = fmt.Sprintf("%d new connections to port 6443, all to %s", n, srv)
+		values["apiserver_connections"] = fmt.Sprintf("%d new connections to port 6443, all to %s", n, srv)
 		sources = append(sources, model.KindCapture)
+	}
+	// A rule outside kube-proxy's chains that pins the node's connections
+	// to the kubernetes Service decides which apiserver answers; the rule
+	// itself is service-rule-shadowed's finding.
+	pinned, pinnedBy := "", ""
+	for _, sh := range facts.ShadowedServices.Of(p) {
+		if sh.Port.Namespace() == "default" && sh.Port.ServiceName() == "kubernetes" && sh.Target.IsValid() {
+			pinned = fmt.Sprintf(" The node's connections to the kubernetes Service all go to %s, pinned by %s outside "+
+				"kube-proxy's chains (service-rule-shadowed): that apiserver is the one that answers.", sh.Target, sh.Rule.Pos)
+			values["apiserver_pinned_to"] = sh.Target.String()
+			pinnedBy = fmt.Sprintf("%s (%s): %s of the node's connections to the kubernetes Service", sh.Rule.Pos, sh.Hook, sh.Action)
+			ev = append(ev, analyzer.Evidence{Pos: sh.Rule.Pos, Note: fmt.Sprintf("%s: %s", sh.Hook, sh.Action)})
+			sources = append(sources, model.KindNetfilter)
+			break
+		}
 	}
 	summary := fmt.Sprintf("ComponentStatus reports %s Unhealthy with connection refused on 127.0.0.1. The apiserver "+
 		"that answered checks those ports on its own node.", strings.Join(names, " and "))
-	if len(leaderNodes) > 0 || len(listenNodes) > 0 {
+	var supports, contradicts, alternatives []string
+	for _, b := range bad {
+		supports = append(supports, fmt.Sprintf("%s: %s refused on 127.0.0.1:%d", b.pos, b.name, b.port))
+	}
+	for _, e := range leaderEv {
+		supports = append(supports, fmt.Sprintf("%s: %s", e.Pos, e.Note))
+	}
+	for _, e := range listenEv {
+		supports = append(supports, fmt.Sprintf("%s: %s", e.Pos, e.Note))
+	}
+	if pinnedBy != "" {
+		supports = append(supports, pinnedBy)
+	}
+	_, listensOnAll := values["not_listening_on"]
+	listensOnAll = len(listenNodes) > 0 && !listensOnAll
+	certainty, decide := analyzer.Proven, ""
+	title := fmt.Sprintf("%s Unhealthy is a false alarm: checked on a node where they do not run", strings.Join(names, ", "))
+	cause := "kubectl get componentstatuses is answered by one apiserver, which probes 127.0.0.1 on its own node; the " +
+		"controller-manager and scheduler listen on the leader's node only."
+	switch {
+	case listensOnAll:
+		certainty = analyzer.Unknown
+		contradicts = append(contradicts, "every node whose sockets are in the bundle listens on the refused ports: where "+
+			"the components run does not explain the refusal")
+	case len(listenNodes) > 0:
+	case len(leaderNodes) > 0:
+		certainty = analyzer.Likely
+		contradicts = append(contradicts, "no listening sockets of the control-plane nodes in the bundle: that the "+
+			"components listen on the leader's node only is not shown")
+		alternatives = []string{"the components are down on the node of the apiserver that answered, or everywhere"}
+		decide = "ss -lntp on each control-plane node (who listens on the refused ports)"
+	default:
+		certainty = analyzer.Unknown
+	}
+	if certainty == analyzer.Unknown {
+		contradicts = append(contradicts, "neither the components' leader records nor where they listen explain the refusal")
+		alternatives = []string{"the components run on another control-plane node than the apiserver that answered " +
+			"(a false alarm of ComponentStatus)", "the controller-manager or the scheduler is down"}
+		decide = "kubectl -n kube-system get lease kube-controller-manager kube-scheduler"
+		title = fmt.Sprintf("%s Unhealthy: connection refused on 127.0.0.1, cause not shown", strings.Join(names, ", "))
+		cause = "Not shown: the bundle does not say where the components run, so a false alarm of ComponentStatus and " +
+			"components that are down cannot be told apart."
+	} else {
 		summary += fmt.Sprintf(" The components run (as leaders: %s; listening: %s) on another node, so the check fails "+
 			"although they work: a false alarm.", orNone(leaderNodes), orNone(listenNodes))
 	}
 	p.Report(analyzer.Finding{
-		Severity: analyzer.Warning,
-		Title:    fmt.Sprintf("%s Unhealthy is a false alarm: checked on a node where they do not run", strings.Join(names, ", ")),
-		Summary:  summary + " ComponentStatus is deprecated since Kubernetes 1.19.",
-		Cause: "kubectl get componentstatuses is answered by one apiserver, which probes 127.0.0.1 on its own node; the " +
-			"controller-manager and scheduler listen on the leader's node only.",
+		Severity:     analyzer.Warning,
+		Certainty:    certainty,
+		Supports:     supports,
+		Contradicts:  contradicts,
+		Alternatives: alternatives,
+		Decide:       decide,
+		Title:        title,
+		Summary:      summary + pinned + " ComponentStatus is deprecated since Kubernetes 1.19.",
+		Cause:        cause,
 		Fix: "Check the components where they run: `curl -k https://127.0.0.1:10257/healthz` (controller-manager) and " +
 			"`:10259` (scheduler) on the leader's node, or `kubectl -n kube-system get lease`; stop alerting on " +
 			"ComponentStatus.",
-		Facts:    facts,
+		Facts:    values,
 		Sources:  sources,
 		Evidence: ev,
 	})

@@ -24,6 +24,12 @@ var APIServerUnreachable = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindKube, model.KindNetfilter, model.KindIPVS},
 	Requires: []analyzer.FactKey{facts.KubeProxyLogs, facts.ServiceEndpoints, facts.Dataplanes},
 	Run:      runAPIServerUnreachable,
+	Proof: "the component's failing calls (logs) and the kubernetes Service's Endpoints or the node's NAT rules or IPVS " +
+		"table showing the broken hop: no endpoints, no rule for the ClusterIP, targets that are no endpoint",
+	Unproven: "from the logs alone the failure is shown but not the hop that breaks it (kube-proxy's rules, the CNI or " +
+		"a firewall, the endpoint, a load balancer): the symptom with its cause unknown, the hops not ruled out, and the " +
+		"nc -zv from the same Pod or host that decides; connection refused on the apiserver's own address is likely " +
+		"the apiserver down",
 	Doc: `a component cannot reach the apiserver
 
 A Pod's or a node component's log shows its calls to the apiserver failing
@@ -62,14 +68,16 @@ the control-plane node (crictl ps -a | grep kube-apiserver).`,
 
 // apiCallRe finds a call to an HTTPS URL whose dial failed: client-go's
 // `Get "https://ADDR:PORT/path": dial tcp ADDR:PORT: i/o timeout` (quotes
-// escaped or not), and the errors that come after a connect.
-var apiCallRe = regexp.MustCompile(`https://([^/"\\\s]+)(/[^"\\\s]*)?\\?"?: (?:dial tcp (\S+): (i/o timeout|connect: connection refused|connect: no route to host|connect: network is unreachable|connect: connection timed out)|read tcp \S+->\S+: read: (connection reset by peer)|net/http: (TLS handshake timeout)|(EOF))`)
+// escaped or not), and the errors that come after a connect. Older clients
+// write the URL without quotes, call the insecure port over http, and older
+// Go says "getsockopt: connection refused".
+var apiCallRe = regexp.MustCompile(`https?://([^/"\\\s]+)(/[^"\\\s]*)?\\?"?: (?:dial tcp (\S+): (i/o timeout|(?:connect|getsockopt): (?:connection refused|no route to host|network is unreachable|connection timed out))|read tcp \S+->\S+: read: (connection reset by peer)|net/http: (TLS handshake timeout)|(EOF))`)
 
 // apiPathRe recognizes the apiserver's paths.
 var apiPathRe = regexp.MustCompile(`^/(?:api|apis|version|healthz|livez|readyz|openapi)(?:[/?]|$)`)
 
 // listedKindRe names the resource a client-go informer lists.
-var listedKindRe = regexp.MustCompile(`(?i)failed to (?:list|watch) \*(?:v\d\w*)\.(\w+)`)
+var listedKindRe = regexp.MustCompile(`(?i)failed to (?:list|watch) \*(?:v\d\w*|api|core|discovery)\.(\w+)`)
 
 // apiFailure is one log line reporting a failed call to the apiserver.
 type apiFailure struct {
@@ -99,7 +107,7 @@ func apiFailureOf(le *model.LogEvent) (apiFailure, bool) {
 		f := apiFailure{le: le, addr: m[1]}
 		switch {
 		case m[4] != "":
-			f.failure = strings.TrimPrefix(m[4], "connect: ")
+			f.failure = strings.TrimPrefix(strings.TrimPrefix(m[4], "connect: "), "getsockopt: ")
 			if m[3] != "" {
 				f.addr = m[3]
 			}
@@ -316,9 +324,21 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 		}
 	}
 	sev := analyzer.Warning
+	supports := []string{fmt.Sprintf("%s: %s: %s to %s", lines[0].le.Pos, comp, lines[0].failure, addr)}
+	var contradicts []string
 	if proven != "" {
 		sev = analyzer.Error
 		values["proven"] = proven
+		supports = append(supports, proven)
+	}
+	if epFound && epSet.Count > 0 {
+		contradicts = append(contradicts, fmt.Sprintf("%s: the kubernetes Service has endpoints (%s)", epPos, strings.Join(eps, ", ")))
+	}
+	if v, ok := values["dataplane"]; ok && v == "DNAT to the endpoints" {
+		contradicts = append(contradicts, "the node's rules DNAT "+addr+" to the endpoints: kube-proxy's rules are not the broken hop")
+	}
+	if target == targetClusterIP && !epFound {
+		contradicts = append(contradicts, "no Endpoints of the kubernetes Service in the bundle: whether it has endpoints is not shown")
 	}
 	refused := slices.Contains(failures, "connection refused")
 	var title, cause, fix string
@@ -358,15 +378,49 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 		fix = fmt.Sprintf("From the same host or Pod: `nc -zv %s %d` and `curl -k https://%s/livez`; check the "+
 			"firewall and routes to it, and the apiserver's load balancer or VIP.", ap.Addr(), ap.Port(), addr)
 	}
+	certainty := analyzer.Proven
+	var alternatives []string
+	decide := ""
+	switch {
+	case proven != "":
+	case target == targetClusterIP:
+		certainty = analyzer.Unknown
+		cause = "Not shown which hop breaks: the calls through the ClusterIP " + addr + " fail (" +
+			strings.Join(failures, ", ") + "), but the bundle does not show whether kube-proxy's rules, the network " +
+			"between the Pod and the apiserver, or the endpoint drops them."
+		alternatives = []string{
+			"kube-proxy not running or its rules stale on that node",
+			"the CNI or a firewall dropping traffic from Pods to the host network, where the apiserver listens",
+			"a wrong or dead apiserver endpoint",
+		}
+		decide = fmt.Sprintf("from a Pod on that node: nc -zv %s %d, then nc -zv to each apiserver endpoint", ap.Addr(), ap.Port())
+	case refused:
+		certainty = analyzer.Likely
+		alternatives = []string{"a load balancer in front of the apiservers has no healthy backend",
+			"the apiserver listens on another address or port than the one dialed"}
+		decide = fmt.Sprintf("on the control-plane node: crictl ps -a | grep kube-apiserver; ss -ltnp | grep %d", ap.Port())
+	default:
+		certainty = analyzer.Unknown
+		cause = "Not shown where the connection dies: the calls to " + addr + " fail (" + strings.Join(failures, ", ") +
+			"), and the bundle holds nothing of the path between the component and the apiserver."
+		alternatives = []string{"a firewall or security group", "routing between the host and the apiserver",
+			"a dead load balancer or VIP in front of the apiservers", "an overloaded apiserver (TLS handshake timeout)"}
+		decide = fmt.Sprintf("from the same host or Pod: nc -zv %s %d", ap.Addr(), ap.Port())
+	}
 	return analyzer.Finding{
-		Severity: sev,
-		Title:    title,
-		Summary:  strings.Join(summary, " "),
-		Cause:    cause,
-		Fix:      fix,
-		Facts:    values,
-		Sources:  distinctKinds(sources),
-		Evidence: ev,
+		Severity:     sev,
+		Certainty:    certainty,
+		Supports:     supports,
+		Contradicts:  contradicts,
+		Alternatives: alternatives,
+		Decide:       decide,
+		Title:        title,
+		Summary:      strings.Join(summary, " "),
+		Cause:        cause,
+		Fix:          fix,
+		Facts:        values,
+		Sources:      distinctKinds(sources),
+		Evidence:     ev,
 	}
 }
 
@@ -379,7 +433,7 @@ func sameRangeService(s *model.Snapshot, a netip.Addr) string {
 	}
 	for _, sv := range s.Kube.Services {
 		if c, err := netip.ParseAddr(sv.Spec.ClusterIP); err == nil && c != a && pfx.Contains(c) {
-			return fmt.Sprintf("%s/%s %s", sv.Namespace, sv.Name, c)
+			return fmt.Sprintf("%s %s", objectName(sv.Namespace, sv.Name), c)
 		}
 	}
 	return ""

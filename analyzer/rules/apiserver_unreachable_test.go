@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/model"
 )
@@ -99,37 +97,18 @@ func TestAPIServerUnreachable(t *testing.T) {
 		}
 	})
 
-	t.Run("error: the kubernetes Service has no endpoints", func(t *testing.T) {
-		s := apiUnreachableSnap()
-		s.Logs = s.Logs[:3]
-		svc := model.Service{}
-		svc.Namespace, svc.Name = "default", "kubernetes"
-		svc.Spec.ClusterIP = "10.96.0.1"
-		svc.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: 443, Protocol: "TCP"}}
-		svc.Source.Pos = model.Pos{File: "svc.json", Line: 1}
-		ep := model.Endpoints{}
-		ep.Namespace, ep.Name = "default", "kubernetes"
-		ep.Source.Pos = model.Pos{File: "ep.json", Line: 1}
-		s.Kube.Services, s.Kube.Endpoints = []model.Service{svc}, []model.Endpoints{ep}
-		s.Inputs = append(s.Inputs, model.Input{Path: "svc.json", Kind: model.KindKube})
+	t.Run("older clients: unquoted URLs, the insecure port, api types, getsockopt", func(t *testing.T) {
+		s := &model.Snapshot{Inputs: []model.Input{{Path: "kubelet.log", Kind: model.KindLogs}}}
+		s.Logs = []model.LogEvent{{Source: "kubelet", Level: "E", Pos: model.Pos{File: "kubelet.log", Line: 3},
+			Message: `k8s.io/kubernetes/pkg/kubelet/kubelet.go:382: Failed to list *api.Node: Get http://10.20.1.241:8080/api/v1/nodes?fieldSelector=metadata.name%3Dm1&resourceVersion=0: dial tcp 10.20.1.241:8080: getsockopt: connection refused`}}
 		f := run1(t, APIServerUnreachable, s)
-		if len(f) != 1 || f[0].Severity != analyzer.Error {
+		if len(f) != 1 {
 			t.Fatalf("%+v", f)
 		}
-		if got := factStrings(f[0]); got["proven"] != "the kubernetes Service has no endpoints" || got["target"] != "kubernetes Service ClusterIP" ||
-			got["endpoints"] != "[]" {
-			t.Errorf("facts %v", got)
-		}
-		want := "[coredns.log:1 coredns.log:5 svc.json:1 (Service default/kubernetes) ep.json:1 (Endpoints default/kubernetes)]"
-		if ev := evStrings(f[0].Evidence); fmt.Sprint(ev) != want {
-			t.Errorf("evidence %v\nwant %s", ev, want)
-		}
-		// With an endpoint, the logs alone say what they say: a warning.
-		s.Kube.Endpoints[0].Subsets = []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: "192.168.1.120"}},
-			Ports: []corev1.EndpointPort{{Name: "https", Port: 6443}}}}
-		f = run1(t, APIServerUnreachable, s)
-		if len(f) != 1 || f[0].Severity != analyzer.Warning || fmt.Sprint(f[0].Facts["endpoints"]) != "[192.168.1.120:6443]" {
-			t.Fatalf("with an endpoint: %+v", f)
+		want := map[string]string{"component": "kubelet", "address": "10.20.1.241:8080", "target": "apiserver address",
+			"failure": "connection refused", "errors": "1", "resources": "[Node]"}
+		if got := factStrings(f[0]); fmt.Sprint(got) != fmt.Sprint(want) || f[0].Certainty != analyzer.Likely {
+			t.Errorf("facts %v, certainty %s\nwant %v", got, f[0].Certainty, want)
 		}
 	})
 }

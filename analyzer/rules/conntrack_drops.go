@@ -18,6 +18,11 @@ var ConntrackDrops = &analyzer.Rule{
 	NeedsAny: []model.Kind{model.KindConntrack, model.KindLogs},
 	Uses:     []model.Kind{model.KindSysctl},
 	Run:      runConntrackDrops,
+	Proof: "the conntrack counters of the node (conntrack -S, /proc/net/stat/nf_conntrack) and a second source: for " +
+		"insert failures, DNS lookups timing out in the logs; for a full table, the kernel's \"table full\" lines or " +
+		"nf_conntrack_max from sysctl",
+	Unproven: "one source alone shows that packets were dropped but not what it cost or why (insert_failed also " +
+		"counts other clashes, drop other failures): a warning (likely), with the command that decides",
 	Doc: `connection tracking drops packets on a node
 
 Every connection through kube-proxy's NAT gets a conntrack entry. Its
@@ -108,7 +113,10 @@ func runConntrackDrops(p *analyzer.Pass) error {
 			return f
 		}
 		if failed := g.sum["insert_failed"]; failed > 0 {
-			f := analyzer.Finding{Severity: analyzer.Warning, Facts: facts(), Evidence: cite("insert_failed"), Sources: []model.Kind{model.KindConntrack}}
+			f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely, Facts: facts(),
+				Evidence: cite("insert_failed"), Sources: []model.Kind{model.KindConntrack}}
+			f.Supports = []string{fmt.Sprintf("%s: insert_failed=%d over %d %s", g.cpus[0].Pos.File, failed, len(g.cpus),
+				plural(len(g.cpus), "CPU", "CPUs"))}
 			f.Title = fmt.Sprintf("conntrack failed %d %s on %s: racing packets of new connections were dropped", failed,
 				plural(int(failed), "insert", "inserts"), where)
 			f.Summary = fmt.Sprintf("The conntrack counters of %d %s show insert_failed=%d: packets sent at once for one new "+
@@ -116,11 +124,17 @@ func runConntrackDrops(p *analyzer.Pass) error {
 				"the usual victims (glibc sends A and AAAA at once), and wait for the resolver's 5 s timeout.",
 				len(g.cpus), plural(len(g.cpus), "CPU", "CPUs"), failed)
 			if dnsN > 0 {
-				f.Severity = analyzer.Error
+				f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+				f.Supports = append(f.Supports, fmt.Sprintf("%s: a DNS lookup timed out (%d in the logs)", dnsEv[0].Pos, dnsN))
 				f.Facts["dns_timeouts"] = dnsN
 				f.Evidence = append(f.Evidence, dnsEv...)
 				f.Sources = append(f.Sources, model.KindLogs)
 				f.Summary += fmt.Sprintf(" The logs show %d DNS %s timing out.", dnsN, plural(dnsN, "lookup", "lookups"))
+			}
+			if dnsN == 0 {
+				f.Contradicts = []string{"no DNS lookup timing out in the logs of the bundle: what the failed inserts cost is not shown"}
+				f.Alternatives = []string{"clashes of other new flows through NAT (not DNS), which their clients retry"}
+				f.Decide = "conntrack -S | grep -o 'insert_failed=[0-9]*' before and after running DNS lookups from a Pod on the node"
 			}
 			f.Cause = "A race in the kernel's connection tracking: two packets of one new UDP flow create two entries, and " +
 				"the second cannot be inserted (kernels before 5.0; later ones mostly resolve the clash, counted as clash_resolve)."
@@ -189,6 +203,7 @@ func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev [
 	f := analyzer.Finding{Severity: sev, Facts: facts, Evidence: ev}
 	if len(ev) > 0 {
 		f.Sources = append(f.Sources, model.KindConntrack)
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: drop=%d, early_drop=%d", ev[0].Pos.File, dropped, early))
 	}
 	var says []string
 	switch {
@@ -205,6 +220,8 @@ func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev [
 		f.Facts["kernel_messages"] = kernel.n
 		f.Evidence = append(f.Evidence, kernel.ev...)
 		f.Sources = append(f.Sources, model.KindLogs)
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: the kernel logs \"nf_conntrack: table full, dropping packet\" (%d "+
+			"lines)", kernel.ev[0].Pos, kernel.n))
 		says = append(says, fmt.Sprintf("The kernel logged \"nf_conntrack: table full, dropping packet\" %d %s (rate-limited: "+
 			"each line stands for more).", kernel.n, plural(kernel.n, "time", "times")))
 	}
@@ -218,7 +235,25 @@ func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev [
 		f.Sources = append(f.Sources, model.KindSysctl)
 		if n, err := strconv.ParseUint(limit.Value, 10, 64); err == nil && entries > 0 && entries >= n {
 			says = append(says, "That is nf_conntrack_max: the table is full.")
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: nf_conntrack_max = %s, the entries the counters show", limit.Pos, limit.Value))
+		} else if err == nil && entries > 0 {
+			f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s: nf_conntrack_max = %s, above the %d entries the counters show",
+				limit.Pos, limit.Value, entries))
 		}
+	}
+	f.Certainty = analyzer.Likely
+	if len(distinctKinds(f.Sources)) >= 2 && (dropped > 0 || kernel.n > 0) && len(f.Contradicts) == 0 {
+		f.Certainty = analyzer.Proven
+	} else {
+		f.Severity = analyzer.Warning
+		if kernel.n == 0 {
+			f.Contradicts = append(f.Contradicts, "no kernel \"table full\" line in the bundle")
+		}
+		f.Alternatives = []string{"drops for another reason than a full table (an allocation failure, a helper)"}
+		if dropped == 0 && kernel.n == 0 {
+			f.Alternatives = []string{"a table close to full that evicts unconfirmed entries but has not dropped yet"}
+		}
+		f.Decide = "conntrack -C; sysctl net.netfilter.nf_conntrack_max; dmesg | grep nf_conntrack"
 	}
 	f.Summary = strings.Join(says, " ")
 	f.Cause = "More connections are tracked at once than nf_conntrack_max allows: a burst of connections, a flood, " +

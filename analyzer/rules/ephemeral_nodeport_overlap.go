@@ -20,6 +20,10 @@ var EphemeralNodePortOverlap = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindComponents, model.KindIPVS, model.KindKube},
 	Requires: []analyzer.FactKey{facts.NodePortRange, facts.LocalPorts, facts.PortOwners},
 	Run:      runEphemeralNodePortOverlap,
+	Proof: "the node's sysctls (ip_local_port_range, ip_local_reserved_ports) beside the NodePort range of the " +
+		"apiserver's flag or the NodePorts allocated in the overlap (Services, the IPVS table)",
+	Unproven: "with the sysctls alone the NodePort range is the default, which the cluster may not use: a warning " +
+		"(likely), with the apiserver's flag to decide",
 	Doc: `ephemeral port range overlaps the NodePort range
 
 A node's net.ipv4.ip_local_port_range (the source ports the kernel picks for
@@ -107,12 +111,22 @@ func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.
 	}
 	sources := []model.Kind{model.KindSysctl}
 	ev := []analyzer.Evidence{{Pos: lpr.Pos, Note: "net.ipv4.ip_local_port_range = " + lpr.Value}}
+	reserved := "no net.ipv4.ip_local_reserved_ports in the bundle"
+	if haveRsv {
+		reserved = fmt.Sprintf("%s: ip_local_reserved_ports = %q", rsv.Pos, rsv.Value)
+	}
+	supports := []string{fmt.Sprintf("%s: ip_local_port_range = %s reaches into the NodePort range %s (%s); %s leaves "+
+		"%s open", lpr.Pos, lpr.Value, np.Range, np.Source(), reserved, rangesString(open))}
+	var contradicts, alternatives []string
+	decide := ""
+	certainty := analyzer.Proven
 	if haveRsv {
 		ev = append(ev, analyzer.Evidence{Pos: rsv.Pos, Note: "net.ipv4.ip_local_reserved_ports = " + rsv.Value})
 	}
 	if np.Flag != nil {
 		sources = append(sources, model.KindComponents)
 		ev = append(ev, np.Evidence()...)
+		supports = append(supports, fmt.Sprintf("%s: --service-node-port-range=%s", np.Flag.Pos, np.Flag.Value))
 	}
 
 	sev := analyzer.Warning
@@ -128,7 +142,10 @@ func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.
 	if len(ports) > 0 {
 		sev = analyzer.Error
 		var owned []string
-		for _, o := range inOverlap {
+		for i, o := range inOverlap {
+			if i < maxGroupEvidence {
+				supports = append(supports, fmt.Sprintf("%s: %s, in the overlap", o.Pos, o.What))
+			}
 			owned = append(owned, o.What)
 			ev = append(ev, o.Evidence())
 			sources = append(sources, o.Source())
@@ -145,17 +162,35 @@ func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.
 			"(or DNATed by iptables), which shows up as probe failures and intermittent connect timeouts."
 	} else if s.Has(model.KindIPVS) || s.Has(model.KindKube) {
 		summary += " No allocated NodePort lies in the overlap yet, so this is latent: the first Service that gets a NodePort there will break connections."
+		contradicts = append(contradicts, "no allocated NodePort (Services, IPVS table) lies in the overlap yet: no "+
+			"connection can fail from it today")
 	} else {
 		summary += " Which NodePorts are allocated is unknown (no Services or IPVS table in the bundle)."
+		contradicts = append(contradicts, "no Services or IPVS table in the bundle: whether a NodePort is allocated in "+
+			"the overlap is not shown")
+	}
+	if len(distinctKinds(sources)) < 2 {
+		// The sysctls alone: the NodePort range is the default.
+		certainty = analyzer.Likely
+		contradicts = append(contradicts, "the apiserver's --service-node-port-range is not in the bundle: the range "+
+			np.Range.String()+" is the default")
+		alternatives = []string{"the cluster's NodePort range is another, outside the ephemeral range"}
+		decide = "kubectl -n kube-system get pod -l component=kube-apiserver -o yaml | grep service-node-port-range"
+		sev = analyzer.Warning
 	}
 	return analyzer.Finding{
-		Severity: sev,
-		Title:    title,
-		Summary:  summary,
-		Cause:    cause,
-		Fix:      reserveFix(np.Range, rsv.Value),
-		Facts:    values,
-		Sources:  sources,
-		Evidence: dedupEvidence(ev),
+		Severity:     sev,
+		Certainty:    certainty,
+		Supports:     supports,
+		Contradicts:  contradicts,
+		Alternatives: alternatives,
+		Decide:       decide,
+		Title:        title,
+		Summary:      summary,
+		Cause:        cause,
+		Fix:          reserveFix(np.Range, rsv.Value),
+		Facts:        values,
+		Sources:      sources,
+		Evidence:     dedupEvidence(ev),
 	}
 }

@@ -22,6 +22,10 @@ var IPVSStrictARP = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindIPVS, model.KindCapture, model.KindNeighbors, model.KindLogs},
 	Requires: []analyzer.FactKey{facts.LBControllers},
 	Run:      runIPVSStrictARP,
+	Proof: "kube-proxy's configuration (IPVS mode, strictARP off) beside a controller that announces with ARP, and a " +
+		"LoadBalancer IP claimed by more than one MAC (a capture's ARP replies, ip neigh)",
+	Unproven: "from the configuration alone the nodes may still ignore those ARP requests (arp_ignore and " +
+		"arp_announce set by other means): a warning (likely), with the nodes' sysctls to decide",
 	Doc: `kube-proxy's IPVS mode answers ARP for LoadBalancer IPs
 
 In IPVS mode kube-proxy binds every Service IP, LoadBalancer IPs included,
@@ -78,7 +82,7 @@ func kubeProxyConfigs(s *model.Snapshot) []kubeProxyConfig {
 			if yaml.Unmarshal([]byte(text), &conf) != nil || conf.Kind != "KubeProxyConfiguration" {
 				continue
 			}
-			out = append(out, kubeProxyConfig{pos: cm.Source.Pos, what: "ConfigMap " + cm.Namespace + "/" + cm.Name + " " + key,
+			out = append(out, kubeProxyConfig{pos: cm.Source.Pos, what: "ConfigMap " + objectName(cm.Namespace, cm.Name) + " " + key,
 				mode: conf.Mode, strictARP: conf.IPVS.StrictARP})
 		}
 	}
@@ -127,6 +131,16 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 	}
 	ctrl := facts.LBControllers.Of(p)
 	metallb, kvServices, wev := ctrl.MetalLB, ctrl.KubeVIPServices, slices.Clone(ctrl.Evidence)
+	if !metallb {
+		// MetalLB's own log: its controller or speaker at work.
+		for _, le := range s.Logs {
+			if strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "metallb") {
+				metallb = true
+				wev = append(wev, analyzer.Evidence{Pos: le.Pos, Note: "MetalLB runs: its log"})
+				break
+			}
+		}
+	}
 	kubeVIPARP := false
 	if st, ok := s.Setting("kube_vip_arp_enabled"); ok {
 		if v, _ := st.Bool(); v {
@@ -157,6 +171,8 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 			sources = append(sources, model.KindSettings)
 		case strings.HasPrefix(e.Note, "kube-proxy's command line"):
 			sources = append(sources, model.KindComponents)
+		case strings.HasSuffix(e.Note, "its log"):
+			sources = append(sources, model.KindLogs)
 		default:
 			sources = append(sources, model.KindKube)
 		}
@@ -171,18 +187,21 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 		svc := &s.Kube.Services[i]
 		for _, ing := range svc.Status.LoadBalancer.Ingress {
 			if ing.IP != "" {
-				lbIPs[ing.IP] = svc.Namespace + "/" + svc.Name
+				lbIPs[ing.IP] = objectName(svc.Namespace, svc.Name)
 			}
 		}
 	}
 	var flapping []string
+	claimKinds := map[model.Kind]bool{}
 	for ip, svc := range lbIPs {
 		macs := map[string]model.Pos{}
+		kinds := map[model.Kind]bool{}
 		for _, a := range s.ARP {
 			if a.IP.String() == ip && a.MAC != "" && (a.Op == "reply" || a.Gratuitous) {
 				if _, seen := macs[a.MAC]; !seen {
 					macs[a.MAC] = a.Pos
 				}
+				kinds[model.KindCapture] = true
 			}
 		}
 		for _, n := range s.Neighbors {
@@ -190,7 +209,11 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 				if _, seen := macs[n.MAC]; !seen {
 					macs[n.MAC] = n.Pos
 				}
+				kinds[model.KindNeighbors] = true
 			}
+		}
+		if len(macs) > 1 {
+			maps.Copy(claimKinds, kinds)
 		}
 		if len(macs) > 1 {
 			flapping = append(flapping, fmt.Sprintf("%s (%s): %d MACs", ip, svc, len(macs)))
@@ -199,18 +222,36 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 			}
 		}
 	}
+	supports := []string{fmt.Sprintf("%s: %s: mode ipvs, %s", conf.pos, conf.what, setting)}
+	for _, e := range wev {
+		supports = append(supports, fmt.Sprintf("%s: %s", e.Pos, e.Note))
+	}
+	var contradicts, alternatives []string
+	certainty, decide := analyzer.Likely, ""
 	if len(flapping) > 0 {
 		slices.Sort(flapping)
-		sev = analyzer.Error
+		sev, certainty = analyzer.Error, analyzer.Proven
 		facts["flapping_ips"] = flapping
-		sources = append(sources, model.KindCapture)
+		sources = append(sources, slices.Sorted(maps.Keys(claimKinds))...)
 		summary += " The symptom shows: " + strings.Join(flapping, "; ") + "."
+		supports = append(supports, "more than one MAC claims "+strings.Join(flapping, "; "))
+	} else {
+		contradicts = append(contradicts, "no LoadBalancer IP of the bundle is claimed by more than one MAC (no capture "+
+			"of ARP or neighbor table shows it)")
+		alternatives = []string{"the nodes ignore ARP requests for kube-ipvs0's addresses anyway (arp_ignore=1 and " +
+			"arp_announce=2 set by other means)"}
+		decide = "sysctl net.ipv4.conf.all.arp_ignore net.ipv4.conf.all.arp_announce (on a node)"
 	}
 	slices.Sort(sources)
 	p.Report(analyzer.Finding{
-		Severity: sev,
-		Title:    "kube-proxy's IPVS mode answers ARP for LoadBalancer IPs (strictARP off)",
-		Summary:  summary,
+		Severity:     sev,
+		Certainty:    certainty,
+		Supports:     supports,
+		Contradicts:  contradicts,
+		Alternatives: alternatives,
+		Decide:       decide,
+		Title:        "kube-proxy's IPVS mode answers ARP for LoadBalancer IPs (strictARP off)",
+		Summary:      summary,
 		Cause: "Without strict ARP, the kernel answers ARP for any address bound to any interface, kube-ipvs0 " +
 			"included: every node claims every LoadBalancer IP, not only the one the controller chose.",
 		Fix: "Turn strict ARP on: `kubectl -n kube-system edit configmap kube-proxy` and set `ipvs: strictARP: true`, then " +

@@ -18,8 +18,13 @@ var KubeProxySyncErrors = &analyzer.Rule{
 	Severity: analyzer.Error,
 	Needs:    []model.Kind{model.KindLogs},
 	Uses:     []model.Kind{model.KindNetfilter, model.KindIPVS, model.KindKube},
-	Requires: []analyzer.FactKey{facts.KubeProxyLogs},
+	Requires: []analyzer.FactKey{facts.KubeProxyLogs, facts.Dataplanes, facts.ServiceEndpoints},
 	Run:      runKubeProxySyncErrors,
+	Proof: "kube-proxy's log failing to list Services or endpoints, and the node's NAT rules or IPVS table disagreeing " +
+		"with the Services' endpoints (the dataplane left stale)",
+	Unproven: "from the log alone, or with a dataplane that still matches the endpoints, the failures are shown but " +
+		"not what they cost, and the log's message says why only when it names it (refused, timeout, Unauthorized, " +
+		"Forbidden): a warning, with the command that reaches the apiserver as kube-proxy does",
 	Doc: `kube-proxy cannot list Services or endpoints
 
 kube-proxy's log shows its informers failing to list or watch Services,
@@ -31,8 +36,9 @@ that are gone (see stale-dnat), and new Pods get no traffic.
 Evidence: kube-proxy's log lines, with the first and last failure; the
 node's NAT rules or IPVS table when present.
 
-Severity: error when the node's dataplane (iptables or IPVS) is in the bundle
-too, so the stale state can be checked; warning from the log alone.
+Severity: error when the node's dataplane (iptables, nftables or IPVS)
+beside the Services' endpoints shows a Service port left stale; warning from
+the log alone.
 
 Fix: restore kube-proxy's access to the apiserver: check its kubeconfig and
 credentials, the apiserver address it uses (a dead load balancer VIP?), and
@@ -76,18 +82,46 @@ func runKubeProxySyncErrors(p *analyzer.Pass) error {
 			g.timed = true
 		}
 	}
-	dataplane := s.Has(model.KindNetfilter) || s.Has(model.KindIPVS)
+	stale, stalePos := staleServicePorts(p)
 	for _, g := range groups {
 		sev := analyzer.Warning
+		certainty := analyzer.Likely
 		sources := []model.Kind{model.KindLogs}
-		if dataplane {
-			sev = analyzer.Error
+		var supports, contradicts []string
+		supports = append(supports, fmt.Sprintf("%s: %s", g.events[0].Event.Pos, strings.TrimSpace(g.events[0].Event.Message)))
+		switch {
+		case len(stale) > 0:
+			sev, certainty = analyzer.Error, analyzer.Proven
+			sources = append(sources, model.KindKube)
 			if s.Has(model.KindNetfilter) {
 				sources = append(sources, model.KindNetfilter)
 			}
 			if s.Has(model.KindIPVS) {
 				sources = append(sources, model.KindIPVS)
 			}
+			supports = append(supports, fmt.Sprintf("%s: the node's rules for %s do not match the Service's endpoints "+
+				"(stale-dnat)", stalePos, strings.Join(stale, ", ")))
+		case s.Has(model.KindNetfilter) || s.Has(model.KindIPVS):
+			if s.Has(model.KindKube) {
+				contradicts = append(contradicts, "the node's dataplane matches the Services' endpoints in the bundle: no "+
+					"stale rule is shown")
+			} else {
+				contradicts = append(contradicts, "no Endpoints or EndpointSlices in the bundle: whether the dataplane "+
+					"is stale is not shown")
+			}
+		default:
+			contradicts = append(contradicts, "no NAT rules or IPVS table of the node in the bundle: whether the "+
+				"dataplane is stale is not shown")
+		}
+		why, cause, alternatives := listFailureCause(g.events)
+		switch {
+		case why != "":
+			supports = append(supports, why)
+		case certainty == analyzer.Proven:
+			cause = "kube-proxy cannot list what it programs the dataplane from, so the node's rules keep the state it " +
+				"last knew; why the lists fail its log does not say (credentials, the address it uses, the apiserver)."
+		default:
+			certainty = analyzer.Unknown
 		}
 		var ev []analyzer.Evidence
 		for i, e := range g.events {
@@ -109,13 +143,31 @@ func runKubeProxySyncErrors(p *analyzer.Pass) error {
 			span = fmt.Sprintf(" from %s to %s", g.first.Format(logTime(g.first)), g.end.Format(logTime(g.end)))
 		}
 		kinds := strings.Join(g.kinds, ", ")
+		title := fmt.Sprintf("kube-proxy cannot list %s: its dataplane is not updated", kinds)
+		if certainty == analyzer.Proven {
+			ev = append(ev, analyzer.Evidence{Pos: stalePos, Note: "rules that do not match the Service's endpoints"})
+		} else {
+			title = fmt.Sprintf("kube-proxy cannot list %s: its dataplane may be stale", kinds)
+		}
+		decide := ""
+		if certainty != analyzer.Proven {
+			decide = "kubectl -n kube-system logs ds/kube-proxy | grep -i 'failed to list' | tail -1, then curl -k " +
+				"$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')/healthz from the node"
+		}
+		if certainty == analyzer.Proven {
+			alternatives = nil
+		}
 		p.Report(analyzer.Finding{
-			Severity: sev,
-			Title:    fmt.Sprintf("kube-proxy cannot list %s: its dataplane is not updated", kinds),
+			Severity:     sev,
+			Certainty:    certainty,
+			Supports:     supports,
+			Contradicts:  contradicts,
+			Alternatives: alternatives,
+			Decide:       decide,
+			Title:        title,
 			Summary: fmt.Sprintf("kube-proxy logs %d failures to list or watch %s%s. It keeps the NAT rules (or IPVS "+
 				"services) it last programmed: endpoint changes since then are missed.", len(g.events), kinds, span),
-			Cause: "kube-proxy lost access to the apiserver (credentials, the address it uses, a network path or a " +
-				"policy), or the apiserver fails these requests.",
+			Cause: cause,
 			Fix: "Check kube-proxy's kubeconfig and the apiserver address it uses (`kubectl -n kube-system get cm kube-proxy " +
 				"-o yaml`), test that address from the node, then restart kube-proxy (`kubectl -n kube-system rollout restart " +
 				"ds/kube-proxy`) so it resyncs the dataplane.",
@@ -125,4 +177,74 @@ func runKubeProxySyncErrors(p *analyzer.Pass) error {
 		})
 	}
 	return nil
+}
+
+// listFailureCause reads why kube-proxy's lists fail from the messages:
+// what the message shows ("" when it names no reason), the cause in words,
+// and the causes not ruled out.
+func listFailureCause(events []facts.ListError) (why, cause string, alternatives []string) {
+	all := []string{
+		"kube-proxy's credentials are refused (an expired token, RBAC)",
+		"the apiserver address kube-proxy uses is unreachable (a dead load balancer VIP, a firewall, a network policy)",
+		"the apiserver, or a proxy in front of it, fails the requests",
+	}
+	for _, e := range events {
+		m := strings.ToLower(e.Event.Message)
+		switch {
+		case strings.Contains(m, "unauthorized") || strings.Contains(m, "forbidden"):
+			return fmt.Sprintf("%s: the apiserver answers %s", e.Event.Pos, pick(m, "unauthorized", "forbidden")),
+				"The apiserver refuses kube-proxy's credentials or its RBAC rights: the lists fail with " +
+					pick(m, "Unauthorized", "Forbidden") + ".", all[1:]
+		case strings.Contains(m, "connection refused") || strings.Contains(m, "i/o timeout") ||
+			strings.Contains(m, "no route to host") || strings.Contains(m, "connection reset"):
+			return fmt.Sprintf("%s: the connection to the apiserver fails (%s)", e.Event.Pos,
+					pick(m, "connection refused", "i/o timeout", "no route to host", "connection reset")),
+				"kube-proxy cannot reach the apiserver address it uses: the connection itself fails.",
+				[]string{all[2], "the apiserver is down"}
+		}
+	}
+	return "", "Not shown: kube-proxy's log says its lists fail but not why (no refused connection, timeout, " +
+		"Unauthorized or Forbidden in the messages).", all
+}
+
+// pick returns the first of words that s contains (case-insensitively),
+// as written in words.
+func pick(s string, words ...string) string {
+	for _, w := range words {
+		if strings.Contains(s, strings.ToLower(w)) {
+			return w
+		}
+	}
+	return words[0]
+}
+
+// staleServicePorts names the Service ports whose NAT rules or IPVS
+// services disagree with the Service's endpoints (the addresses, or their
+// number), and the first one's rule.
+func staleServicePorts(p *analyzer.Pass) ([]string, model.Pos) {
+	endpoints := facts.ServiceEndpoints.Of(p)
+	var out []string
+	var pos model.Pos
+	for _, sp := range facts.Dataplanes.Of(p) {
+		if sp.Service == "" {
+			continue
+		}
+		eps, _, found := endpoints.Of(sp.Namespace(), sp.ServiceName(), sp.PortName())
+		if !found {
+			continue
+		}
+		stale := eps.Count != len(sp.Backends)
+		for _, b := range sp.Backends {
+			if ip := facts.BackendIP(b); ip != "" && len(eps.IPs) > 0 && !eps.IPs[ip] {
+				stale = true
+			}
+		}
+		if stale && !slices.Contains(out, sp.Service) {
+			if len(out) == 0 {
+				pos = sp.Pos
+			}
+			out = append(out, sp.Service)
+		}
+	}
+	return out, pos
 }

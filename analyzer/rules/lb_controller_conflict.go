@@ -23,6 +23,11 @@ var LBControllerConflict = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindCapture, model.KindNeighbors},
 	Requires: []analyzer.FactKey{facts.LBControllers},
 	Run:      runLBControllerConflict,
+	Proof: "both controllers shown managing the Service or the Services (both marks on a Service, or both deployed with " +
+		"kube-vip's services mode on) and a second source showing them at it: their logs rewriting the Service, or its " +
+		"IP with two ARP owners or ICMP errors in a capture",
+	Unproven: "marks or deployments alone may be leftovers of a migration from one controller to the other: a warning " +
+		"(likely), with the command that shows what runs",
 	Doc: `two load-balancer controllers manage the same Services
 
 MetalLB and kube-vip (with its services mode on) both assign and announce
@@ -44,10 +49,10 @@ objects in its log (serviceUpdated) while kube-vip is deployed too (its
 workloads or kubespray's kube_vip_enabled), or both deployed with kube-vip's
 services mode on.
 
-Severity: error when a Service carries both controllers' marks, or both
-controllers run with services handling on and their IPs flap or are
-unreachable; warning when both run with services handling on, or when
-MetalLB rewrites Services while kube-vip runs.
+Severity: error when both controllers are shown managing the Services (both
+marks on a Service, or both running with kube-vip's services mode on) and a
+second source shows them at it (their logs rewriting the Service, its IP
+flapping or unreachable in a capture); warning otherwise.
 
 Fix: keep one controller per Service: turn kube-vip's services mode off
 (svc_enable=false; kubespray: kube_vip_services_enabled: false) and leave
@@ -112,7 +117,7 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 		if !both && !(metallb && kvServices && svc.Spec.LoadBalancerClass == nil) {
 			continue
 		}
-		name := svc.Namespace + "/" + svc.Name
+		name := objectName(svc.Namespace, svc.Name)
 		var ips []string
 		for _, ing := range svc.Status.LoadBalancer.Ingress {
 			if ing.IP != "" {
@@ -172,9 +177,28 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 		if symptoms > 0 {
 			sources = append(sources, model.KindCapture)
 		}
-		sev := analyzer.Warning
-		if both || symptoms > 0 {
-			sev = analyzer.Error
+		supports := []string{fmt.Sprintf("%s: %s is marked by %s", svc.Source.Pos, name, orNone(ctrls))}
+		for _, e := range wev {
+			supports = append(supports, fmt.Sprintf("%s: %s", e.Pos, e.Note))
+		}
+		var contradicts, alternatives []string
+		if updates > 0 {
+			supports = append(supports, fmt.Sprintf("the controllers' logs touch %s %d times", name, updates))
+		}
+		if symptoms > 0 {
+			supports = append(supports, fmt.Sprintf("the capture shows %s with more than one ARP owner or ICMP errors from "+
+				"a node that does not serve it", strings.Join(ips, ", ")))
+		} else if !s.Has(model.KindCapture) && !s.Has(model.KindNeighbors) {
+			contradicts = append(contradicts, "no capture or neighbor table in the bundle: whether the VIP changes owner is not shown")
+		} else {
+			contradicts = append(contradicts, "the capture shows the VIP with one owner and no ICMP errors for it")
+		}
+		sev, certainty, decide := analyzer.Warning, analyzer.Likely, ""
+		if (both || (metallb && kvServices)) && (symptoms > 0 || updates > 0) {
+			sev, certainty = analyzer.Error, analyzer.Proven
+		} else {
+			alternatives = []string{"one controller's marks or deployment are leftovers of a migration to the other"}
+			decide = "kubectl get pods -A -o wide | grep -e metallb -e kube-vip (and kube-vip's svc_enable)"
 		}
 		summary := fmt.Sprintf("LoadBalancer Service %s", name)
 		if len(ips) > 0 {
@@ -206,14 +230,19 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 		}
 		reported = true
 		p.Report(analyzer.Finding{
-			Severity: sev,
-			Title:    fmt.Sprintf("%s is managed by two load-balancer controllers", name),
-			Summary:  summary,
-			Cause:    "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart.",
-			Fix:      lbConflictFix,
-			Facts:    values,
-			Sources:  slices.Compact(sources),
-			Evidence: ev,
+			Severity:     sev,
+			Certainty:    certainty,
+			Supports:     supports,
+			Contradicts:  contradicts,
+			Alternatives: alternatives,
+			Decide:       decide,
+			Title:        fmt.Sprintf("%s is managed by two load-balancer controllers", name),
+			Summary:      summary,
+			Cause:        "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart.",
+			Fix:          lbConflictFix,
+			Facts:        values,
+			Sources:      slices.Compact(sources),
+			Evidence:     ev,
 		})
 	}
 	return nil
@@ -303,8 +332,23 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 				"fix; if Services keep being rewritten, it has not reached the running kube-vip (re-run the playbook).", st.Pos))
 		}
 	}
+	supports := make([]string, 0, len(ev))
+	for _, e := range ev {
+		supports = append(supports, fmt.Sprintf("%s: %s", e.Pos, e.Note))
+	}
+	var contradicts, alternatives []string
+	certainty, decide := analyzer.Likely, ""
 	if kvServices && len(updates) > 0 {
-		sev = analyzer.Error
+		sev, certainty = analyzer.Error, analyzer.Proven
+	} else {
+		if !kvServices {
+			contradicts = append(contradicts, "kube-vip's services mode is not shown on: kube-vip may hold the control-plane VIP only")
+		}
+		if len(updates) == 0 {
+			contradicts = append(contradicts, "no MetalLB log rewriting Services in the bundle")
+		}
+		alternatives = []string{"kube-vip holds the control-plane VIP only and leaves LoadBalancer Services to MetalLB"}
+		decide = "kubectl -n kube-system get ds,pods -o yaml | grep -A1 svc_enable"
 	}
 	for _, e := range ev {
 		if strings.HasPrefix(e.Note, "kubespray") {
@@ -315,13 +359,18 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 	}
 	slices.Sort(sources)
 	p.Report(analyzer.Finding{
-		Severity: sev,
-		Title:    "MetalLB and kube-vip both manage LoadBalancer Services",
-		Summary:  strings.Join(summary, " "),
-		Cause:    "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart: each rewrites the Services the other just updated.",
-		Fix:      lbConflictFix,
-		Facts:    values,
-		Sources:  slices.Compact(sources),
-		Evidence: ev,
+		Severity:     sev,
+		Certainty:    certainty,
+		Supports:     supports,
+		Contradicts:  contradicts,
+		Alternatives: alternatives,
+		Decide:       decide,
+		Title:        "MetalLB and kube-vip both manage LoadBalancer Services",
+		Summary:      strings.Join(summary, " "),
+		Cause:        "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart: each rewrites the Services the other just updated.",
+		Fix:          lbConflictFix,
+		Facts:        values,
+		Sources:      slices.Compact(sources),
+		Evidence:     ev,
 	})
 }

@@ -18,6 +18,12 @@ var NodePortCollision = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindSockets, model.KindComponents},
 	Requires: []analyzer.FactKey{facts.NodePortRange},
 	Run:      runNodePortCollision,
+	Proof: "a Service's nodePort (kube) that a listening socket of another process shows taken on a node (ss, netstat); " +
+		"for a NodePort outside the range, the apiserver's --service-node-port-range beside the Services",
+	Unproven: "two Services with one nodePort, or a Pod's hostPort on it, are shown by the Kubernetes objects alone " +
+		"(likely: the objects may have been read at different times, the Pod may run on other nodes); a NodePort outside " +
+		"the default range without the apiserver's flag may be inside the range the cluster really has. A warning, " +
+		"with the command that decides",
 	Doc: `a NodePort is also claimed by a process, hostPort or Service
 
 A NodePort is the same port on every node. When a process on a node listens
@@ -31,8 +37,9 @@ from another cluster's configuration.
 Evidence: the Services' nodePorts, listening sockets per node, Pods'
 hostPorts, the apiserver flag.
 
-Severity: error for a port claimed twice; warning for a NodePort outside the
-range.
+Severity: error when a listening socket shows the port taken on a node;
+warning for two Services or a hostPort on one nodePort, seen in the objects
+alone, and for a NodePort outside the range.
 
 Fix: move the host process or the hostPort off the NodePort range, give each
 Service its own nodePort (or let the apiserver allocate it), and keep the
@@ -58,13 +65,13 @@ func runNodePortCollision(p *analyzer.Pass) error {
 	for _, k := range keys {
 		list := byPort[k]
 		np := list[0]
-		var claims []string
-		ev := []analyzer.Evidence{{Pos: np.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s/%s", np.Port, np.Protocol, np.Namespace, np.Service)}}
+		var claims, supports, contradicts []string
+		ev := []analyzer.Evidence{{Pos: np.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s", np.Port, np.Protocol, objectName(np.Namespace, np.Service))}}
 		sources := []model.Kind{model.KindKube}
 		// Two Services, one port.
 		var svcs []string
 		for _, x := range list {
-			if n := x.Namespace + "/" + x.Service; !slices.Contains(svcs, n) {
+			if n := objectName(x.Namespace, x.Service); !slices.Contains(svcs, n) {
 				svcs = append(svcs, n)
 				if len(svcs) > 1 {
 					ev = append(ev, analyzer.Evidence{Pos: x.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s", x.Port, x.Protocol, n)})
@@ -73,7 +80,10 @@ func runNodePortCollision(p *analyzer.Pass) error {
 		}
 		if len(svcs) > 1 {
 			claims = append(claims, "Services "+strings.Join(svcs, " and "))
+			supports = append(supports, fmt.Sprintf("%s and %s give nodePort %d/%s to %s", np.Pos, list[len(list)-1].Pos,
+				np.Port, np.Protocol, strings.Join(svcs, " and ")))
 		}
+		listened := false
 		// A host process listening on it.
 		for _, so := range s.Sockets {
 			if so.State != "LISTEN" && so.State != "UNCONN" || so.Local.Port() != np.Port {
@@ -87,6 +97,9 @@ func runNodePortCollision(p *analyzer.Pass) error {
 				who = "a process"
 			}
 			claims = append(claims, fmt.Sprintf("%s listening on %s on %s", who, so.Local, nodeName(so.Node)))
+			supports = append(supports, fmt.Sprintf("%s: %s listens on %s on %s, the NodePort of %s (%s)", so.Pos, who,
+				so.Local, nodeName(so.Node), svcs[0], np.Pos))
+			listened = true
 			ev = append(ev, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s listens on %s", who, so.Local)})
 			if !slices.Contains(sources, model.KindSockets) {
 				sources = append(sources, model.KindSockets)
@@ -97,7 +110,9 @@ func runNodePortCollision(p *analyzer.Pass) error {
 			for _, c := range pod.Spec.Containers {
 				for _, cp := range c.Ports {
 					if cp.HostPort == int32(np.Port) && strings.EqualFold(orTCP(string(cp.Protocol)), np.Protocol) {
-						claims = append(claims, fmt.Sprintf("hostPort of Pod %s/%s", pod.Namespace, pod.Name))
+						claims = append(claims, fmt.Sprintf("hostPort of Pod %s", objectName(pod.Namespace, pod.Name)))
+						supports = append(supports, fmt.Sprintf("%s: Pod %s asks for hostPort %d", pod.Source.Pos,
+							objectName(pod.Namespace, pod.Name), cp.HostPort))
 						ev = append(ev, analyzer.Evidence{Pos: pod.Source.Pos, Note: fmt.Sprintf("hostPort %d of container %s", cp.HostPort, c.Name)})
 					}
 				}
@@ -107,12 +122,48 @@ func runNodePortCollision(p *analyzer.Pass) error {
 		if len(claims) == 0 && !outside {
 			continue
 		}
+		certainty := analyzer.Likely
+		var alternatives []string
+		decide := ""
+		switch {
+		case listened:
+			certainty = analyzer.Proven
+		case len(claims) > 0:
+			if !p.Snap.Has(model.KindSockets) {
+				contradicts = append(contradicts, "no listening sockets of the nodes in the bundle: whether the port is taken "+
+					"on a node is not shown")
+			}
+			if len(svcs) > 1 {
+				alternatives = append(alternatives, "the Services were read at different times (one since deleted, or a "+
+					"restore not applied): the apiserver never gives one nodePort twice")
+			} else {
+				alternatives = append(alternatives, "the Pod with the hostPort runs on nodes where nothing else uses the port")
+			}
+			decide = fmt.Sprintf("kubectl get services,pods -A -o wide | grep %d", np.Port)
+		case rng.Flag != nil:
+			alternatives = []string{"the nodePort was allocated before the range was changed: the Service still works, " +
+				"and new allocations avoid the port", "the nodePort was set by hand in the Service"}
+			decide = fmt.Sprintf("%s get service %s -o yaml --show-managed-fields", kubectlIn(np.Namespace), np.Service)
+		default:
+			contradicts = append(contradicts, "the apiserver's --service-node-port-range is not in the bundle: the range "+
+				rng.Range.String()+" is the default")
+			alternatives = []string{"the cluster's apiserver runs with a wider --service-node-port-range"}
+			decide = "kubectl -n kube-system get pod -l component=kube-apiserver -o yaml | grep service-node-port-range"
+		}
+		if outside {
+			ev = append(ev, rng.Evidence()...)
+			supports = append(supports, fmt.Sprintf("%s: nodePort %d/%s of %s, outside %s (%s)", np.Pos, np.Port,
+				np.Protocol, svcs[0], rng.Range, rng.Source()))
+		}
 		values := map[string]any{
 			"nodeport":       fmt.Sprintf("%d/%s", np.Port, np.Protocol),
 			"services":       svcs,
 			"nodeport_range": rng.Range.String(),
 		}
 		sev := analyzer.Error
+		if certainty != analyzer.Proven {
+			sev = analyzer.Warning
+		}
 		title := fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s", np.Port, np.Protocol, svcs[0], strings.Join(claims, ", "))
 		summary := fmt.Sprintf("NodePort %d/%s (Service %s) is claimed by %s too: on the nodes where both hold it, "+
 			"traffic for the Service goes to the wrong place.", np.Port, np.Protocol, strings.Join(svcs, ", "), strings.Join(claims, ", "))
@@ -130,9 +181,14 @@ func runNodePortCollision(p *analyzer.Pass) error {
 				"changed after it was allocated.", rng.Range, rng.Source())
 		}
 		p.Report(analyzer.Finding{
-			Severity: sev,
-			Title:    title,
-			Summary:  strings.TrimSpace(summary),
+			Severity:     sev,
+			Certainty:    certainty,
+			Supports:     supports,
+			Contradicts:  contradicts,
+			Alternatives: alternatives,
+			Decide:       decide,
+			Title:        title,
+			Summary:      strings.TrimSpace(summary),
 			Cause: "Ports chosen by hand for Services, host processes or hostPorts, without regard for the NodePort range; " +
 				"or objects restored from another cluster.",
 			Fix: "Give the Service a nodePort that nothing else uses (or remove spec.ports[].nodePort so the apiserver " +

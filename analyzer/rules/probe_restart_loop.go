@@ -21,6 +21,11 @@ var ProbeRestartLoop = &analyzer.Rule{
 	Needs:    []model.Kind{model.KindKube},
 	Uses:     []model.Kind{model.KindContainers, model.KindLogs},
 	Run:      runProbeRestartLoop,
+	Proof: "the restarts and the liveness probe (the Pod and its spec) with a clean kill shown by another source: an " +
+		"exit status 0 in a container listing, the container's log ending on a terminated signal, the kubelet's " +
+		"restart lines or its Unhealthy/Killing events",
+	Unproven: "restarts and a liveness probe alone do not tell a probe that kills a healthy container from one that " +
+		"crashes: the symptom with its cause unknown, a warning, with kubectl describe pod to decide",
 	Doc: `a liveness probe restarts a healthy container over and over
 
 A container has restarted many times, it has a liveness probe, and what is
@@ -148,7 +153,7 @@ func probeCheck(pr *corev1.Probe) string {
 func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *corev1.Container, restarts int32) analyzer.Finding {
 	pr := c.LivenessProbe
 	window, failing, interval, threshold := probeTiming(pr)
-	name := pod.Namespace + "/" + pod.Name
+	name := objectName(pod.Namespace, pod.Name)
 	ev := []analyzer.Evidence{{Pos: pod.Source.Pos, Note: fmt.Sprintf("%d restarts", restarts)}}
 	ci := slices.IndexFunc(specPod.Spec.Containers, func(x corev1.Container) bool { return x.Name == c.Name })
 	ev = append(ev, analyzer.Evidence{Pos: specPod.Source.FieldPos(fmt.Sprintf("spec.containers[%d].livenessProbe", ci)),
@@ -167,6 +172,11 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 	}
 	sources := []model.Kind{model.KindKube}
 	killed := false
+	supports := []string{
+		fmt.Sprintf("%s: %s restarted %d times", pod.Source.Pos, name, restarts),
+		fmt.Sprintf("%s: liveness probe of %s: %s", ev[1].Pos, c.Name, probeCheck(pr)),
+	}
+	var contradicts []string
 
 	// Container runs: exit codes from container listings.
 	base := specPod.Name
@@ -174,8 +184,13 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 		if ct.KubeContainer != c.Name || !(ct.Pod == pod.Name || strings.HasPrefix(ct.Pod, base+"-")) {
 			continue
 		}
+		if ct.State == "exited" && ct.ExitCode != 0 {
+			contradicts = append(contradicts, fmt.Sprintf("%s: attempt %d exited with status %d: a crash, not a kill",
+				ct.Pos, ct.Attempt, ct.ExitCode))
+		}
 		if ct.State == "exited" && ct.ExitCode == 0 {
 			killed = true
+			supports = append(supports, fmt.Sprintf("%s: attempt %d exited with status 0", ct.Pos, ct.Attempt))
 			facts["exit_code"] = 0
 			ev = append(ev, analyzer.Evidence{Pos: ct.Pos, Note: fmt.Sprintf("attempt %d exited with status 0: stopped, not crashed", ct.Attempt)})
 			if !slices.Contains(sources, model.KindContainers) {
@@ -185,8 +200,14 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 	}
 	// The Pod's own status: the last run ended with status 0.
 	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.LastTerminationState.Terminated; cs.Name == c.Name && t != nil && t.ExitCode != 0 {
+			contradicts = append(contradicts, fmt.Sprintf("%s: the last run of %s ended with status %d (%s)", pod.Source.Pos,
+				c.Name, t.ExitCode, t.Reason))
+		}
 		if cs.Name == c.Name && cs.LastTerminationState.Terminated != nil && cs.LastTerminationState.Terminated.ExitCode == 0 {
 			killed = true
+			supports = append(supports, fmt.Sprintf("%s: the last run of %s ended with status 0 (%s)", pod.Source.Pos, c.Name,
+				cs.LastTerminationState.Terminated.Reason))
 			facts["exit_code"] = 0
 			ev = append(ev, analyzer.Evidence{Pos: pod.Source.Pos, Note: fmt.Sprintf("last run of %s ended with status 0 (%s)", c.Name,
 				cs.LastTerminationState.Terminated.Reason)})
@@ -201,6 +222,9 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 		msg := strings.ToLower(e.Message)
 		if e.Reason == "Unhealthy" && strings.Contains(msg, "liveness") || e.Reason == "Killing" && strings.Contains(msg, "liveness") {
 			killed = true
+			if probeEvents == 0 {
+				supports = append(supports, fmt.Sprintf("%s: event %s: %s", e.Source.Pos, e.Reason, e.Message))
+			}
 			probeEvents += max(e.Count, 1)
 			if len(ev) < 12 {
 				ev = append(ev, analyzer.Evidence{Pos: e.Source.Pos, Note: fmt.Sprintf("event %s: %s", e.Reason, e.Message)})
@@ -222,6 +246,7 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 			strings.Contains(strings.ToLower(le.Pos.File), strings.ToLower(c.Name))):
 			killed = true
 			ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "stopped by a signal"})
+			supports = append(supports, fmt.Sprintf("%s: %s stopped by a signal", le.Pos, c.Name))
 			if start := firstLogOfFile(s.Logs[:i], le.Pos.File); start != nil && !start.Time.IsZero() && le.Time.After(start.Time) {
 				lifetimes = append(lifetimes, le.Time.Sub(start.Time).Round(time.Second).String())
 				ev = append(ev, analyzer.Evidence{Pos: start.Pos, Note: "running"})
@@ -232,6 +257,7 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 		case containsAny(msg, kubeletRestartPatterns) && (strings.Contains(msg, strings.ToLower(c.Name)) || strings.Contains(msg, "liveness")):
 			killed = true
 			ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "kubelet restarts the container"})
+			supports = append(supports, fmt.Sprintf("%s: the kubelet restarts the container", le.Pos))
 			if !slices.Contains(sources, model.KindLogs) {
 				sources = append(sources, model.KindLogs)
 			}
@@ -250,9 +276,25 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 			facts["listen_ports"] = listens
 		}
 	}
-	sev := analyzer.Warning
-	if killed {
-		sev = analyzer.Error
+	if wrongPort != "" {
+		supports = append(supports, wrongPort)
+	}
+	sev, certainty := analyzer.Warning, analyzer.Unknown
+	var alternatives []string
+	decide := ""
+	switch {
+	case killed && len(distinctKinds(sources)) >= 2:
+		sev, certainty = analyzer.Error, analyzer.Proven
+	case killed:
+		certainty = analyzer.Likely
+		alternatives = []string{"the container's process ends on its own with status 0"}
+		decide = fmt.Sprintf("%s describe pod %s (the Unhealthy and Killing events)", kubectlIn(pod.Namespace), pod.Name)
+	default:
+		alternatives = []string{
+			"the liveness probe fails while the container works (a wrong port, a check that fails, a timeout too short)",
+			"the container crashes on its own", "the node kills it (OOMKilled)",
+		}
+		decide = fmt.Sprintf("%s describe pod %s (Last State, exit code, events)", kubectlIn(pod.Namespace), pod.Name)
 	}
 	summary := fmt.Sprintf("Container %s of %s restarted %d times. Its liveness probe (%s) waits %s, then allows %d failed "+
 		"checks %s apart (%s): a probe that always fails kills the container about %s after each start.",
@@ -272,15 +314,29 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 		summary += " " + wrongPort
 		cause = wrongPort + " Every check fails, and the kubelet kills the container after failureThreshold failures."
 	}
+	title := fmt.Sprintf("%s restarted %d times by its liveness probe every ~%s", name, restarts, window.Round(time.Second))
+	if certainty == analyzer.Unknown {
+		title = fmt.Sprintf("%s restarted %d times; it has a liveness probe, what stops it is not shown", name, restarts)
+		cause = "Not shown: the restarts and a liveness probe are in the bundle, but nothing says whether the kubelet " +
+			"kills the container or it crashes."
+		if wrongPort != "" {
+			cause += " " + wrongPort
+		}
+	}
 	return analyzer.Finding{
-		Severity: sev,
-		Title:    fmt.Sprintf("%s restarted %d times by its liveness probe every ~%s", name, restarts, window.Round(time.Second)),
-		Summary:  summary,
-		Cause:    cause,
-		Fix: fmt.Sprintf("Run the probe by hand in the container (`kubectl exec -n %s %s -c %s -- %s`) and fix what fails; "+
+		Severity:     sev,
+		Certainty:    certainty,
+		Supports:     supports,
+		Contradicts:  contradicts,
+		Alternatives: alternatives,
+		Decide:       decide,
+		Title:        title,
+		Summary:      summary,
+		Cause:        cause,
+		Fix: fmt.Sprintf("Run the probe by hand in the container (`%s exec %s -c %s -- %s`) and fix what fails; "+
 			"raise timeoutSeconds if the check is slow; prefer an HTTP probe of the component's health endpoint "+
 			"(for etcd: httpGet /health on the metrics port, as current kubeadm writes it).",
-			pod.Namespace, pod.Name, c.Name, probeCommand(pr)),
+			kubectlIn(pod.Namespace), pod.Name, c.Name, probeCommand(pr)),
 		Facts:    facts,
 		Sources:  sources,
 		Evidence: ev,

@@ -20,6 +20,12 @@ var StaleDNAT = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindCapture, model.KindLogs, model.KindProbes},
 	Requires: []analyzer.FactKey{facts.Dataplanes, facts.ServiceEndpoints, facts.Attempts, facts.KubeProxyLogs},
 	Run:      runStaleDNAT,
+	Proof: "the node's NAT rules send traffic to an address that the Service's Endpoints or EndpointSlices do not " +
+		"list, or leave out one they list (netfilter and kube); with counts alone, kube-proxy's log failing to list " +
+		"Services or endpoints",
+	Unproven: "when only the counts of targets and endpoints differ and kube-proxy's log shows no list failure, the " +
+		"rules and the endpoints may have been read at different moments: a warning (unknown cause), with the endpoints' " +
+		"addresses (kubectl get endpoints NAME -o json) to decide",
 	Doc: `a Service's NAT rules point at endpoints that are gone
 
 kube-proxy programs each node's NAT rules from the Service's endpoints. When
@@ -37,7 +43,10 @@ the Endpoints, and when present the connection attempts to the stale targets
 in a capture (unanswered SYNs), connect loops run by hand against the
 Service (nc in a loop: the share that failed) and kube-proxy's log errors.
 
-Severity: error (the rules and the endpoints disagree).
+Severity: error when the rules send traffic to an address no endpoint has,
+or leave out one the endpoints list, or when only the counts differ and
+kube-proxy's log shows it failing to list; a warning, with the cause left
+open, when only the counts differ.
 
 Fix: make kube-proxy sync again (see kube-proxy-sync-errors) and restart it
 on the node (kubectl -n kube-system delete pod kube-proxy-XXXX); it rewrites
@@ -104,6 +113,7 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 	}
 	ev := []analyzer.Evidence{{Pos: sp.Pos, Note: fmt.Sprintf("%s: %s -> %s", sp.Service, front, sp.Chain)}}
 	sources := []model.Kind{model.KindNetfilter, model.KindKube}
+	var supports, contradicts []string
 	var summary []string
 	summary = append(summary, fmt.Sprintf("On this node %s (%s) is sent to %d %s by %s; the Service has %d %s.",
 		sp.Service, front, len(sp.Backends), plural(len(sp.Backends), "backend", "backends"), sp.Chain,
@@ -116,6 +126,8 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 			fail += b.Probability
 			names = append(names, b.Describe())
 			ev = append(ev, analyzer.Evidence{Pos: b.Pos, Note: fmt.Sprintf("DNAT to %s, which no endpoint has", b.Address)})
+			supports = append(supports, fmt.Sprintf("%s sends %s of %s's connections to %s, which the Endpoints (%s) "+
+				"do not list", b.Pos, dataplane.Percent(b.Probability), sp.Service, b.Address, epPos))
 			kept, counted := facts.Attempts.Of(p).FailedTo(b.Addr) // counted, not kept, in summary mode
 			for _, a := range kept {
 				failed++
@@ -133,6 +145,12 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 			values["failed_attempts_to_stale"] = failed
 			sources = append(sources, model.KindCapture)
 			summary = append(summary, fmt.Sprintf("The capture shows %d connection %s to them failing.", failed, plural(failed, "attempt", "attempts")))
+			supports = append(supports, fmt.Sprintf("the capture shows %d connection %s to the stale %s failing", failed,
+				plural(failed, "attempt", "attempts"), plural(len(stale), "target", "targets")))
+		} else if len(s.Attempts) == 0 && len(s.EndpointStats) == 0 {
+			contradicts = append(contradicts, "no capture in the bundle: that connections to the stale targets fail is not shown")
+		} else {
+			contradicts = append(contradicts, "the capture shows no failed connection attempt to the stale targets")
 		}
 	}
 	for _, pr := range s.Probes {
@@ -150,9 +168,12 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 			line += fmt.Sprintf(", against the %s the stale targets predict", dataplane.Percent(fail))
 		}
 		summary = append(summary, line+".")
+		supports = append(supports, fmt.Sprintf("%s: %d of %d connects to %s failed", pr.Result, pr.Failed, pr.Attempts, pr.Target))
 		break
 	}
 	if len(missing) > 0 {
+		supports = append(supports, fmt.Sprintf("the Endpoints (%s) list %s, to which the node's rules send nothing",
+			epPos, strings.Join(missing, ", ")))
 		values["missing_endpoints"] = missing
 		summary = append(summary, fmt.Sprintf("%d %s no traffic from this node: %s.", len(missing),
 			plural(len(missing), "endpoint gets", "endpoints get"), strings.Join(missing, ", ")))
@@ -162,10 +183,31 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 			"are not those of the current endpoints, and the targets that left take their share of connections with them.")
 	}
 	ev = append(ev, analyzer.Evidence{Pos: epPos, Note: fmt.Sprintf("%d endpoints of %s", eps.Count, sp.Service)})
-	if errs := facts.KubeProxyLogs.Of(p).ListErrors; len(errs) > 0 {
-		ev = append(ev, analyzer.Evidence{Pos: errs[0].Event.Pos, Note: "kube-proxy cannot list " + errs[0].Plural()})
+	listErrors := facts.KubeProxyLogs.Of(p).ListErrors
+	if len(listErrors) > 0 {
+		ev = append(ev, analyzer.Evidence{Pos: listErrors[0].Event.Pos, Note: "kube-proxy cannot list " + listErrors[0].Plural()})
 		sources = append(sources, model.KindLogs)
 		summary = append(summary, "kube-proxy's log shows it failing to list Services or endpoints: it has stopped syncing.")
+		supports = append(supports, fmt.Sprintf("%s: kube-proxy cannot list %s", listErrors[0].Event.Pos, listErrors[0].Plural()))
+	} else {
+		contradicts = append(contradicts, "kube-proxy's log shows no failure to list Services or endpoints (or is not in the "+
+			"bundle): the rules may be a moment behind a change of the endpoints")
+	}
+	certainty := analyzer.Proven
+	var alternatives []string
+	decide := ""
+	if len(stale) == 0 && len(missing) == 0 {
+		supports = append(supports, fmt.Sprintf("%s sends the Service to %d targets; the Endpoints (%s) count %d",
+			sp.Pos, len(sp.Backends), epPos, eps.Count))
+		if len(listErrors) == 0 {
+			// Counts alone, with nothing saying kube-proxy stopped.
+			certainty = analyzer.Unknown
+			alternatives = []string{
+				"the rules and the endpoints were read at different moments, around a change kube-proxy has since applied",
+				"kube-proxy stopped syncing the Service (its log would show why)",
+			}
+			decide = fmt.Sprintf("kubectl -n %s get endpoints %s -o json", sp.Namespace(), sp.ServiceName())
+		}
 	}
 	title := fmt.Sprintf("%s: %d of %d NAT targets are stale", sp.Service, len(stale), len(sp.Backends))
 	switch {
@@ -176,12 +218,24 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 	default:
 		title = fmt.Sprintf("%s: the node's NAT rules have %d targets, the Service %d endpoints", sp.Service, len(sp.Backends), eps.Count)
 	}
+	severity := analyzer.Error
+	cause := "kube-proxy on this node no longer writes the Service's current endpoints into the NAT rules: it cannot " +
+		"list them from the apiserver, or it is stuck."
+	if certainty != analyzer.Proven {
+		severity = analyzer.Warning
+		cause = "Not shown: the node's NAT rules and the Service's endpoints differ in number, but the bundle has " +
+			"neither the endpoints' addresses nor a kube-proxy log saying it stopped syncing."
+	}
 	return analyzer.Finding{
-		Severity: analyzer.Error,
-		Title:    title,
-		Summary:  strings.Join(summary, " "),
-		Cause: "kube-proxy on this node no longer writes the Service's current endpoints into the NAT rules: it cannot " +
-			"list them from the apiserver, or it is stuck.",
+		Severity:     severity,
+		Certainty:    certainty,
+		Supports:     supports,
+		Contradicts:  contradicts,
+		Alternatives: alternatives,
+		Decide:       decide,
+		Title:        title,
+		Summary:      strings.Join(summary, " "),
+		Cause:        cause,
 		Fix: "Find why kube-proxy does not sync (its log: `kubectl -n kube-system logs kube-proxy-XXXX`), fix its access " +
 			"to the apiserver, then restart it on the node so it rewrites the rules.",
 		Facts:    values,

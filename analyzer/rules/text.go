@@ -70,3 +70,22 @@ func logTime(t time.Time) string {
 	}
 	return time.RFC3339Nano
 }
+
+// objectName names a namespaced object "namespace/name", or "name" alone
+// when its namespace is not known: a kubectl table listed without
+// --all-namespaces and without -n has no NAMESPACE column.
+func objectName(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// kubectlIn is the kubectl command for objects of namespace ns: "kubectl -n
+// ns", or "kubectl" alone when the namespace is not known.
+func kubectlIn(ns string) string {
+	if ns == "" {
+		return "kubectl"
+	}
+	return "kubectl -n " + ns
+}

@@ -18,6 +18,11 @@ var VersionSkew = &analyzer.Rule{
 	Needs:    []model.Kind{model.KindKube},
 	Uses:     []model.Kind{model.KindComponents},
 	Run:      runVersionSkew,
+	Proof: "the Nodes' kubelet versions beside the apiserver's version (its static pod's image tag) show the skew " +
+		"policy broken",
+	Unproven: "nodes that differ within the policy, or with the apiserver's version not in the bundle, are shown by the " +
+		"Nodes alone: an upgrade left half done is likely but not the only reason (a node added or rolled back on " +
+		"purpose); a warning, with the nodes' creation times to decide",
 	Doc: `kubelet versions differ across nodes or from the apiserver
 
 Nodes report their kubelet version (kubectl get nodes VERSION, or
@@ -122,10 +127,12 @@ func runVersionSkew(p *analyzer.Pass) error {
 		return nil
 	}
 	var ev []analyzer.Evidence
-	var oddDesc []string
+	var oddDesc, supports, contradicts, alternatives []string
 	for _, n := range odd {
 		ev = append(ev, analyzer.Evidence{Pos: n.pos, Note: fmt.Sprintf("node %s runs kubelet %s", n.name, n.v.raw)})
 		oddDesc = append(oddDesc, fmt.Sprintf("%s (%s)", n.name, n.v.raw))
+		supports = append(supports, fmt.Sprintf("%s: node %s runs kubelet %s; %d other %s v%s", n.pos, n.name, n.v.raw,
+			best, plural(best, "node runs", "nodes run"), majority))
 	}
 	versions := map[string][]string{}
 	for _, n := range nodes {
@@ -149,10 +156,20 @@ func runVersionSkew(p *analyzer.Pass) error {
 		facts["apiserver"] = api.raw
 		ev = append(ev, analyzer.Evidence{Pos: apiPos, Note: "apiserver " + api.raw})
 		sources = append(sources, model.KindComponents)
+	} else {
+		contradicts = append(contradicts, "the apiserver's version is not in the bundle: whether the skew policy holds is not shown")
 	}
+	certainty, decide := analyzer.Likely, ""
 	if len(broken) > 0 {
-		sev = analyzer.Error
+		sev, certainty = analyzer.Error, analyzer.Proven
 		facts["policy_broken"] = broken
+		for _, b := range broken {
+			supports = append(supports, fmt.Sprintf("%s, by the image of %s", b, apiPos))
+		}
+	} else {
+		alternatives = []string{"a node was added, or rolled back, with another version on purpose (a canary of an upgrade)"}
+		decide = "kubectl get nodes -o custom-columns=NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion," +
+			"CREATED:.metadata.creationTimestamp"
 	}
 	title := fmt.Sprintf("kubelet versions differ: %s", strings.Join(oddDesc, ", "))
 	if len(odd) == 0 {
@@ -165,10 +182,15 @@ func runVersionSkew(p *analyzer.Pass) error {
 		summary += " Outside the supported skew: " + strings.Join(broken, "; ") + "."
 	}
 	p.Report(analyzer.Finding{
-		Severity: sev,
-		Title:    title,
-		Summary:  summary,
-		Cause:    "An upgrade did not reach every node, or a node was added with another version.",
+		Severity:     sev,
+		Certainty:    certainty,
+		Supports:     supports,
+		Contradicts:  contradicts,
+		Alternatives: alternatives,
+		Decide:       decide,
+		Title:        title,
+		Summary:      summary,
+		Cause:        "An upgrade did not reach every node, or a node was added with another version.",
 		Fix: "Upgrade the odd nodes' kubelet to the cluster's version: drain the node, upgrade the kubelet (and kubeadm " +
 			"upgrade node on kubeadm clusters), restart it, uncordon.",
 		Facts:    facts,

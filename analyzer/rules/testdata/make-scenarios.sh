@@ -263,3 +263,339 @@ unshare -n sh -c "sysctl -q -w net.ipv4.conf.all.rp_filter=2 && sysctl net.ipv4.
 copy $r/hit-felix-sysctl-strict real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
 unshare -n sh -c "sysctl -q -w net.ipv4.conf.all.rp_filter=1 && sysctl net.ipv4.conf.all.rp_filter" \
 	>$r/hit-felix-sysctl-strict/sysctl.txt
+# service-rule-shadowed
+r=service-rule-shadowed
+rs=incidents/service-rule-shadowed
+copy $r/hit-node-dnat $rs/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json}
+copy $r/hit-rules-only $rs/iptables-save-node1.txt
+copy $r/hit-raw-notrack $rs-raw/iptables-save.txt
+copy $r/hit-nft-other-table $rs-nft/nft-list-ruleset.txt
+copy $r/miss-control $rs-control/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json}
+# The symptom without the cause: the capture of connections pinned to one
+# apiserver beside rules that hold no rule before kube-proxy's.
+copy $r/miss-pinned-without-rule $rs/capture.pcap $rs-control/{iptables-save-node1.txt,service-kubernetes.json}
+copy $r/miss-apiserver-affinity incidents/apiserver-affinity/{capture.pcap,iptables-save-node1.txt}
+copy $r/miss-stale-dnat $sd/{iptables-save.txt,service-kube-dns.json}
+mkdir -p $r/miss-nftables-mode
+cp ../../../dataplane/testdata/nft/kube-proxy-nodeport-list-ruleset.txt $r/miss-nftables-mode/nft-list-ruleset.txt
+
+# stale-dnat: the symptom without the cause
+# Seed 004's counts and connect loop without kube-proxy's log: the rules
+# and the endpoints differ in number, nothing says why.
+copy $d/hit-symptom-counts-only seeds/004-stale-dnat/{endpoints-count.txt,iptables-nat-kube-dns.txt,nc-loop.txt,svc-kube-dns.txt}
+# The incident's failing connections to 10.244.2.7 with Endpoints that
+# still list it (the Pod is there but does not answer): not stale rules.
+copy $d/miss-failing-endpoint-listed $sd/{capture.pcap,iptables-save.txt,kube-proxy.log,service-kube-dns.json}
+python3 - "$fx/$sd/endpoints-kube-dns.json" >$d/miss-failing-endpoint-listed/endpoints-kube-dns.json <<'PY'
+import json, sys
+ep = json.load(open(sys.argv[1]))
+addrs = ep["subsets"][0]["addresses"]
+pod = dict(addrs[-1], ip="10.244.2.7", nodeName="node-c")
+pod["targetRef"] = dict(pod["targetRef"], name="coredns-5d78c9869d-x7k2p", uid="3f9a2c71-0b4e-4d8a-9c55-7e1d2f6a8b90")
+addrs.append(pod)
+json.dump(ep, sys.stdout, indent=4)
+print()
+PY
+
+# nodeport-collision: the symptom without the cause
+# haproxy listens on 32080, a port of the NodePort range, but no Service
+# has it (ingress-nginx's NodePorts are 31080 and 31443).
+copy $n/miss-listener-not-a-nodeport incidents/vip-unannounced/service-ingress-nginx.json
+cp $n/hit-host-process/ss-lntp.txt $n/miss-listener-not-a-nodeport/
+
+# ephemeral-nodeport-overlap: the symptom without the cause
+# The incident's SYN/ACKs reset on source ports that are NodePorts, beside
+# the control node's sysctls (ephemeral ports 32768-60999, the NodePort range
+# reserved): the ranges do not overlap.
+copy $e/miss-resets-ranges-apart $inc/{capture.pcap,ipvsadm.txt,services.json} $inc-control/sysctl.txt
+
+# apiserver-affinity
+a=apiserver-affinity
+af=incidents/apiserver-affinity
+copy $a/hit-incident $af/{capture.pcap,componentstatuses.json,iptables-save-node1.txt,leases-kube-system.json,ss-lntp.txt}
+copy $a/hit-seed-000-text seeds/000-apiserver-affinity/{cs.txt,describe-endpoints.txt,docker-ps.txt,iptables-nat.txt,netstat.txt,tcpdump-syn-6443.txt}
+copy $a/hit-leases-only $af/{componentstatuses.json,leases-kube-system.json}
+# The symptom without the cause: ComponentStatus refused, nothing says where
+# the components run.
+copy $a/hit-symptom-componentstatus-only $af/componentstatuses.json
+# node1's connections to the kubernetes Service pinned to node3's apiserver
+# by a rule outside kube-proxy's chains, beside the ComponentStatus answer.
+copy $a/hit-pinned-by-rule $rs/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json} $af/{componentstatuses.json,leases-kube-system.json}
+copy $a/miss-control $af-control/{capture.pcap,componentstatuses.json,iptables-save-node1.txt,leases-kube-system.json,ss-lntp.txt}
+
+# version-skew
+v=version-skew
+copy $v/hit-seed-001-nodes seeds/001-probe-restart-loop/nodes.txt
+copy $v/hit-incident incidents/probe-restart-loop/{nodes.json,pods-kube-system.json}
+# The seed's nodes beside an apiserver manifest whose image is v1.11.5:
+# three kubelets are newer than the apiserver.
+copy $v/hit-kubelet-newer seeds/001-probe-restart-loop/nodes.txt
+sed 's#kube-apiserver:v1.24.6#kube-apiserver:v1.11.5#' "$fx/$inc/kube-apiserver.yaml" >$v/hit-kubelet-newer/kube-apiserver.yaml
+copy $v/miss-control incidents/probe-restart-loop-control/nodes.json
+# The symptom without the cause: versions that differ in the patch only.
+mkdir -p $v/miss-patch-versions
+sed 's/v1\.11\.3$/v1.12.3/' "$fx/seeds/001-probe-restart-loop/nodes.txt" >$v/miss-patch-versions/nodes.txt
+
+# kube-proxy-sync-errors
+k=kube-proxy-sync-errors
+copy $k/hit-stale-dnat $sd/{kube-proxy.log,iptables-save.txt,endpoints-kube-dns.json,service-kube-dns.json}
+# The symptom without the cause: the failures alone, which name no reason.
+copy $k/hit-symptom-seed-004-log seeds/004-stale-dnat/kube-proxy.log
+# The failures beside rules that still match the endpoints.
+copy $k/hit-rules-in-sync $sd/kube-proxy.log $sd-control/{iptables-save.txt,endpoints-kube-dns.json,service-kube-dns.json}
+copy $k/miss-control $sd-control/{kube-proxy.log,iptables-save.txt,endpoints-kube-dns.json}
+
+# probe-restart-loop
+pr=probe-restart-loop
+copy $pr/hit-incident incidents/probe-restart-loop/{etcd.log,etcd.yaml,events-kube-system.json,pods-kube-system.json}
+copy $pr/hit-seed-001-text seeds/001-probe-restart-loop/{docker-ps-a.txt,etcd.log,etcd.yaml,kubelet.log,pods.txt}
+# The Pod's status alone says its last run ended with status 0.
+copy $pr/hit-status-only incidents/probe-restart-loop/{etcd.yaml,pods-kube-system.json}
+# The symptom without the cause: 183 restarts and a liveness probe, nothing
+# about how the runs end.
+copy $pr/hit-symptom-restarts-only seeds/001-probe-restart-loop/{etcd.yaml,pods.txt}
+copy $pr/miss-control incidents/probe-restart-loop-control/{etcd.yaml,pods-kube-system.json}
+# The seed's table with etcd restarted twice: too few to call a loop.
+copy $pr/miss-few-restarts seeds/001-probe-restart-loop/etcd.yaml
+sed 's/^\(etcd-antidote-controller-4m3j 1\/1 Running\) 183 /\1 2 /' "$fx/seeds/001-probe-restart-loop/pods.txt" >$pr/miss-few-restarts/pods.txt
+
+# lb-controller-conflict
+l=lb-controller-conflict
+lb=incidents/lb-conflict
+copy $l/hit-incident $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,metallb-controller.log,service-ingress-nginx.json}
+copy $l/hit-seed-003-text seeds/003-lb-controller-conflict/{ingress-nginx-controller.log,ingress.txt,ip-neigh-after.txt,ip-neigh-before.txt,kube-vip-settings.yml,metallb-controller.log,tcpdump-icmp-redirect.txt,tcpdump-icmp-unreachable.txt}
+copy $l/hit-marks-only $lb/service-ingress-nginx.json
+# The symptom without the cause: the VIP changes ARP owner in the capture,
+# but the Service and the log show MetalLB alone.
+copy $l/miss-vip-flaps-one-controller $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt} $lb-control/{metallb-controller.log,service-ingress-nginx.json}
+copy $l/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,metallb-controller.log,service-ingress-nginx.json}
+# Seed 003's inventory with kube-vip's services mode on, beside MetalLB's
+# log rewriting Services: both controllers at work.
+copy $l/hit-controllers-services-on seeds/003-lb-controller-conflict/metallb-controller.log
+sed 's/^kube_vip_services_enabled: false/kube_vip_services_enabled: true/' \
+	"$fx/seeds/003-lb-controller-conflict/kube-vip-settings.yml" >$l/hit-controllers-services-on/kube-vip-settings.yml
+
+# apiserver-unreachable
+# Logs from the shared corpus (its PROVENANCE.md: the troubleshoot project's
+# test bundle, traefik's previous log; inquisitivefrog/kubernetes, CoreDNS
+# timing out on 10.96.0.1) and parse/testdata/logs (CoreDNS refused on
+# 127.0.0.1:6443).
+u=apiserver-unreachable
+corpus=${CORPUS:-../../../../shared/corpus}/dumps/logs
+traefik=$corpus/troubleshoot-testdata_traefik-previous_failed-to-list.log
+# endpoints_kubernetes PORT IP...: kubectl get endpoints kubernetes -o json
+# of a cluster whose apiservers are IP...
+endpoints_kubernetes() {
+	python3 - "$@" <<'PY'
+import json, sys
+port, ips = int(sys.argv[1]), sys.argv[2:]
+ep = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {
+    "creationTimestamp": "2026-11-02T08:41:17Z",
+    "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"},
+    "name": "kubernetes", "namespace": "default", "resourceVersion": "203",
+    "uid": "1c6b0a4d-3e2f-4f7a-9d85-6b2e0c9a7f14"}}
+if ips:
+    ep["subsets"] = [{"addresses": [{"ip": ip} for ip in ips],
+                      "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]
+json.dump(ep, sys.stdout, indent=4)
+print()
+PY
+}
+mkdir -p $u/hit-symptom-traefik-timeout $u/hit-stale-target $u/hit-rules-match $u/hit-no-rule $u/hit-ipvs-stale-target \
+	$u/hit-no-endpoints $u/hit-refused-apiserver-address $u/miss-steady-kube-proxy
+cp "$traefik" $u/hit-symptom-traefik-timeout/traefik.log
+# The k3s Service beside node1's real nat table of the apiserver-affinity
+# incident (10.43.0.1:443 to 10.150.79.149-151).
+for sc in hit-stale-target hit-rules-match hit-no-rule; do
+	cp "$traefik" $u/$sc/traefik.log
+	cp $fx/incidents/service-rule-shadowed/service-kubernetes.json $u/$sc/
+done
+cp $fx/incidents/apiserver-affinity/iptables-save-node1.txt $u/hit-stale-target/
+endpoints_kubernetes 6443 10.150.79.149 10.150.79.150 >$u/hit-stale-target/endpoints-kubernetes.json
+cp $fx/incidents/apiserver-affinity/iptables-save-node1.txt $u/hit-rules-match/
+endpoints_kubernetes 6443 10.150.79.149 10.150.79.150 10.150.79.151 >$u/hit-rules-match/endpoints-kubernetes.json
+# A k3s node's nat table with kube-dns's three ports and no rule for the
+# kubernetes Service, loaded with iptables-restore in a namespace and saved.
+unshare -n sh -c 'iptables-restore && iptables-save -t nat' <<'NAT' | grep -v '^#' >$u/hit-no-rule/iptables-save.txt
+*nat
+:PREROUTING ACCEPT [0:0]
+:INPUT ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+:KUBE-SERVICES - [0:0]
+:KUBE-SVC-TCOU7JCQXEZGVUNU - [0:0]
+:KUBE-SVC-ERIFXISQEP7F7OF4 - [0:0]
+:KUBE-SVC-JD5MR3NA4I4DYORP - [0:0]
+:KUBE-SEP-IT2ZTR26TO4XFPTO - [0:0]
+:KUBE-SEP-YIL6JZP7A3QYXJU2 - [0:0]
+:KUBE-SEP-ZP3FB6NMPNCO4VBJ - [0:0]
+-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A OUTPUT -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
+-A KUBE-SERVICES -d 10.43.0.10/32 -p udp -m comment --comment "kube-system/kube-dns:dns cluster IP" -m udp --dport 53 -j KUBE-SVC-TCOU7JCQXEZGVUNU
+-A KUBE-SERVICES -d 10.43.0.10/32 -p tcp -m comment --comment "kube-system/kube-dns:dns-tcp cluster IP" -m tcp --dport 53 -j KUBE-SVC-ERIFXISQEP7F7OF4
+-A KUBE-SERVICES -d 10.43.0.10/32 -p tcp -m comment --comment "kube-system/kube-dns:metrics cluster IP" -m tcp --dport 9153 -j KUBE-SVC-JD5MR3NA4I4DYORP
+-A KUBE-SVC-TCOU7JCQXEZGVUNU -m comment --comment "kube-system/kube-dns:dns -> 10.42.0.4:53" -j KUBE-SEP-IT2ZTR26TO4XFPTO
+-A KUBE-SVC-ERIFXISQEP7F7OF4 -m comment --comment "kube-system/kube-dns:dns-tcp -> 10.42.0.4:53" -j KUBE-SEP-YIL6JZP7A3QYXJU2
+-A KUBE-SVC-JD5MR3NA4I4DYORP -m comment --comment "kube-system/kube-dns:metrics -> 10.42.0.4:9153" -j KUBE-SEP-ZP3FB6NMPNCO4VBJ
+-A KUBE-SEP-IT2ZTR26TO4XFPTO -p udp -m comment --comment "kube-system/kube-dns:dns" -m udp -j DNAT --to-destination 10.42.0.4:53
+-A KUBE-SEP-YIL6JZP7A3QYXJU2 -p tcp -m comment --comment "kube-system/kube-dns:dns-tcp" -m tcp -j DNAT --to-destination 10.42.0.4:53
+-A KUBE-SEP-ZP3FB6NMPNCO4VBJ -p tcp -m comment --comment "kube-system/kube-dns:metrics" -m tcp -j DNAT --to-destination 10.42.0.4:9153
+COMMIT
+NAT
+endpoints_kubernetes 6443 10.150.79.149 >$u/hit-no-rule/endpoints-kubernetes.json
+# IPVS: the ephemeral-nodeport incident's real ipvsadm -Ln sends 10.23.0.1:443
+# to three apiservers; the traefik log's address is moved to that range.
+cp $fx/$inc/ipvsadm.txt $u/hit-ipvs-stale-target/
+sed 's/10\.43\.0\.1/10.23.0.1/g' "$traefik" >$u/hit-ipvs-stale-target/traefik.log
+endpoints_kubernetes 6443 10.10.85.231 10.10.85.232 >$u/hit-ipvs-stale-target/endpoints-kubernetes.json
+# CoreDNS timing out on 10.96.0.1 while the kubernetes Service has no endpoints.
+cp "$corpus/inquisitivefrog_coredns_failed-to-list_clusterip-10.96.0.1-io-timeout.txt" $u/hit-no-endpoints/coredns.log
+sed 's/10\.43\.0\.1/10.96.0.1/g' $fx/incidents/service-rule-shadowed/service-kubernetes.json >$u/hit-no-endpoints/service-kubernetes.json
+endpoints_kubernetes 6443 >$u/hit-no-endpoints/endpoints-kubernetes.json
+cp ../../../parse/testdata/logs/coredns-1.11.1.log $u/hit-refused-apiserver-address/
+cp $fx/real/kubectl-logs/kubernetes-pr90031_kube-proxy-steady-state-log_7-digit-tid.log $u/miss-steady-kube-proxy/kube-proxy.log
+
+# conntrack-drops
+# Counters and kernel lines of parse/testdata (conntrack, logs; their
+# READMEs say how they were made), and an application's DNS lookups timing
+# out: dnslookup.go.txt run in a namespace whose DNS server (10.96.0.10)
+# drops the queries.
+c=conntrack-drops
+pt=../../../parse/testdata
+mkdir -p $c/hit-insert-failed $c/hit-insert-failed-dns-timeouts $c/hit-table-full $c/hit-kernel-log-only \
+	$c/hit-kernel-log-and-counters $c/miss-races-resolved $c/miss-idle $c/miss-dns-timeouts-no-drops
+cp $pt/conntrack/conntrack-S-insert-failed.txt $c/hit-insert-failed/conntrack-S.txt
+cp $pt/conntrack/conntrack-S-insert-failed.txt $c/hit-insert-failed-dns-timeouts/conntrack-S.txt
+tmp=$(mktemp -d)
+cp $c/dnslookup.go.txt "$tmp/main.go"
+(cd "$tmp" && printf 'module dnslookup\n\ngo 1.26\n' >go.mod && go build -o dnslookup .)
+unshare -n sh -c "ip link set lo up; ip addr add 10.96.0.10/32 dev lo; iptables -A INPUT -p udp --dport 53 -j DROP
+	$tmp/dnslookup 10.96.0.10:53 api.example.com kubernetes.default.svc.cluster.local" >$c/hit-insert-failed-dns-timeouts/app.log
+cp $c/hit-insert-failed-dns-timeouts/app.log $c/miss-dns-timeouts-no-drops/
+cp $pt/conntrack/conntrack-S-races.txt $c/miss-dns-timeouts-no-drops/conntrack-S.txt
+rm -rf "$tmp"
+cp $pt/conntrack/proc-stat-nf_conntrack-full.txt $c/hit-table-full/nf_conntrack.txt
+unshare -n sysctl net.netfilter.nf_conntrack_max >$c/hit-table-full/sysctl.txt
+cp $pt/logs/dmesg-conntrack-full.txt $c/hit-kernel-log-only/dmesg.txt
+cp $pt/logs/dmesg-conntrack-full.txt $c/hit-kernel-log-and-counters/dmesg.txt
+cp $pt/conntrack/proc-stat-nf_conntrack-full.txt $c/hit-kernel-log-and-counters/nf_conntrack.txt
+cp $pt/conntrack/conntrack-S-races.txt $c/miss-races-resolved/conntrack-S.txt
+cp $pt/conntrack/conntrack-S-idle.txt $c/miss-idle/conntrack-S.txt
+cp $pt/conntrack/proc-stat-nf_conntrack.txt $c/miss-idle/nf_conntrack.txt
+
+# ipvs-strict-arp
+# kube-proxy's ConfigMap as kubectl printed it in kubeadm issue 2205
+# (fixtures/real/troubleshoot), its mode set to ipvs (strictARP is false in
+# it) or, for the control, strictARP set to true; the lb-conflict
+# incident's Service and MetalLB's log, and the client's neighbor
+# table before and after the VIP moved.
+i=ipvs-strict-arp
+# The issue shows config.conf only: the ConfigMap's kubeconfig.conf and
+# metadata follow as kubectl prints those of a kubeadm cluster.
+cm=$(mktemp)
+{ sed 1d $fx/real/troubleshoot/kubeadm-issue2205_kubectl-get-cm-kube-proxy-oyaml_dualstack-mode-empty.yaml.txt
+	cat <<'CM'
+    udpIdleTimeout: 0s
+    winkernel:
+      enableDSR: false
+      networkName: ""
+      sourceVip: ""
+  kubeconfig.conf: |-
+    apiVersion: v1
+    kind: Config
+    clusters:
+    - cluster:
+        certificate-authority: /var/run/secrets/kubernetes.io/serviceaccount/ca.crt
+        server: https://192.168.200.60:6443
+      name: default
+    contexts:
+    - context:
+        cluster: default
+        namespace: default
+        user: default
+      name: default
+    current-context: default
+    users:
+    - name: default
+      user:
+        tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
+kind: ConfigMap
+metadata:
+  annotations:
+    kubeadm.kubernetes.io/component-config.hash: sha256:1b1e5a4d3f0c9e8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f40
+  creationTimestamp: "2021-06-21T09:18:44Z"
+  labels:
+    app: kube-proxy
+  name: kube-proxy
+  namespace: kube-system
+  resourceVersion: "244"
+  uid: 8f3c1d2e-5b6a-4c7d-9e8f-0a1b2c3d4e5f
+CM
+} >"$cm"
+mkdir -p $i/hit-neighbors-two-macs $i/hit-config-only $i/miss-strict-arp-on $i/miss-iptables-mode $i/miss-no-arp-controller
+for sc in hit-neighbors-two-macs hit-config-only miss-no-arp-controller; do
+	sed 's/^    mode: ""$/    mode: "ipvs"/' "$cm" >$i/$sc/kube-proxy-cm.yaml
+done
+sed 's/^    mode: ""$/    mode: "ipvs"/; s/^      strictARP: false$/      strictARP: true/' "$cm" >$i/miss-strict-arp-on/kube-proxy-cm.yaml
+cp "$cm" $i/miss-iptables-mode/kube-proxy-cm.yaml
+for sc in hit-neighbors-two-macs miss-strict-arp-on miss-iptables-mode; do
+	cp $fx/$lb/{service-ingress-nginx.json,ip-neigh-before.txt,ip-neigh-after.txt,metallb-controller.log} $i/$sc/
+done
+cp $fx/$lb/{service-ingress-nginx.json,metallb-controller.log} $i/hit-config-only/
+rm -f "$cm"
+# kubespray's inventory alone (group_vars/k8s_cluster/k8s-cluster.yml and
+# addons.yml as kubespray's sample writes them): IPVS, MetalLB, strict ARP
+# left to its default (off).
+mkdir -p $i/hit-kubespray-inventory
+cat >$i/hit-kubespray-inventory/k8s-cluster.yml <<'YML'
+# Kube-proxy proxyMode configuration.
+# Can be ipvs, iptables
+kube_proxy_mode: ipvs
+kube_network_plugin: calico
+# MetalLB deployment
+metallb_enabled: true
+metallb_speaker_enabled: true
+YML
+
+# conntrack-stale-udp
+cs=conntrack-stale-udp
+ci=incidents/conntrack-stale-udp
+copy $cs/hit-incident $ci/{conntrack-L.txt,endpoints-kube-dns.json,iptables-save.txt,service-kube-dns.json}
+copy $cs/hit-without-rules $ci/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
+copy $cs/miss-control $ci-control/{conntrack-L.txt,endpoints-kube-dns.json,iptables-save.txt,service-kube-dns.json}
+# The symptom without the cause: DNS lookups time out (the resolver's log of
+# conntrack-drops), but every entry replies from the current endpoint.
+copy $cs/miss-dns-timeouts-entries-current $ci-control/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
+cp conntrack-drops/hit-insert-failed-dns-timeouts/app.log $cs/miss-dns-timeouts-entries-current/
+# The entries without the Endpoints: not judged.
+copy $cs/miss-no-endpoints $ci/{conntrack-L.txt,service-kube-dns.json}
+# The entries beside rules that still DNAT to the old pod, as before the
+# rewrite (the incident's rules with the old target): stale-dnat's finding,
+# not this rule's.
+copy $cs/miss-rules-stale-too $ci/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
+sed 's/10\.244\.3\.8/10.244.2.7/g; s/KUBE-SEP-7HMZFN2LQ3WUKR5D/KUBE-SEP-2Q4QFQYRYWJ3N4XQ/g' $fx/$ci/iptables-save.txt \
+	>$cs/miss-rules-stale-too/iptables-save.txt
+
+# nodeport-collision: a Service from a kubectl table without a NAMESPACE
+# column (kubectl get svc, in the current namespace): the seed's
+# kubernetes-dashboard row without its namespace. It is named without "/".
+mkdir -p $n/hit-table-without-namespace
+{ echo 'NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE'
+	grep '^kube-system kubernetes-dashboard ' $fx/seeds/002-synack-reset/svc.txt | cut -d' ' -f2-; } >$n/hit-table-without-namespace/svc.txt
+
+# service-rule-shadowed: a DNAT of the NodePort 30080 left in nat PREROUTING
+copy $r/hit-nodeport-leftover-dnat incidents/service-rule-shadowed-nodeport/iptables-save.txt
+# The same beside the Service that owns the NodePort (kubectl get service
+# web -o json, written in its exact format from the kubernetes Service's).
+copy $r/hit-nodeport-with-service incidents/service-rule-shadowed-nodeport/iptables-save.txt
+python3 - "$fx/incidents/service-rule-shadowed/service-kubernetes.json" >$r/hit-nodeport-with-service/service-web.json <<'PY'
+import json, sys
+svc = json.load(open(sys.argv[1]))
+svc["metadata"] = {"creationTimestamp": "2026-11-10T14:02:51Z", "labels": {"app": "web"}, "name": "web",
+                   "namespace": "default", "resourceVersion": "48117", "uid": "a3c1f2e4-6b7d-4e8f-9a0b-1c2d3e4f5a6b"}
+svc["spec"].update({"clusterIP": "10.96.100.10", "clusterIPs": ["10.96.100.10"], "externalTrafficPolicy": "Cluster",
+                    "ports": [{"name": "http", "nodePort": 30080, "port": 80, "protocol": "TCP", "targetPort": 8080}],
+                    "selector": {"app": "web"}, "type": "NodePort"})
+json.dump(svc, sys.stdout, indent=4)
+print()
+PY
