@@ -149,7 +149,7 @@ func (s session) parse(ctx context.Context, r io.Reader, src *format.Source, sna
 			continue
 		}
 		node := src.Node
-		if node == "" && !clusterClient(c.cmd) {
+		if node == "" && !text.ClusterClient(c.cmd) {
 			node = c.host // the prompt names the host, as in the other parsers
 			if h := sshHost(c.cmd); h != "" {
 				node = h
@@ -215,17 +215,6 @@ func sectionHead(lines []string) []byte {
 		b = append(b, '\n')
 	}
 	return b
-}
-
-// clusterClient tells whether cmd runs a client of the cluster's API
-// (kubectl, helm ...), whose output comes from the cluster, not from the
-// host in the prompt (often a laptop).
-func clusterClient(cmd string) bool {
-	switch text.Program(cmd) {
-	case "kubectl", "oc", "helm", "k9s", "kubectl.exe", "k", "crane", "velero", "cilium", "calicoctl":
-		return true
-	}
-	return false
 }
 
 // sshHost returns the host of "ssh [-opts] [user@]host command", "" for

@@ -374,7 +374,9 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 	}
 	if host, cmd, ok := text.ShellCommand(line); ok {
 		lr.lastKind = ""
-		if host != "" {
+		if host != "" && !text.ClusterClient(cmd) {
+			// kubectl logs prints what the cluster holds, not the
+			// prompt's host (often a laptop).
 			lr.node = host
 		}
 		lr.setCommand(cmd)

@@ -286,12 +286,12 @@ goroutine 1 [running]:
 cni config uninitialized networkReady=NetworkReady=false pid=812}
 7 2024-06-05T10:01:04.123456Z warning containerd@node3 "cleanup warnings" {id=abc namespace=k8s.io}
 8 0000-06-05T10:01:05.5Z I @ "Synced trailing words" {caller=shared.go:42 count=3 node={"name":"node2"} pid=1 ports=[80 443]}
-10 0000-06-05T10:01:06Z I controller@node4 "Started\n/go/src/main.go:12 +0x1d" {caller=main.go:1 pid=7}
-13 2024-06-05T10:01:07.25Z warn controller@node4 "slow" {caller=zap/x.go:1 nested={"a":[1,2]} took=1.2s}
-14 2024-06-05T10:01:08Z ERROR controller@node4 "boom" {}
-16 2024-06-05T08:01:09Z  nginx@node4 "GET /api HTTP/2.0" {body_bytes_sent=190 http_referer=- http_user_agent=curl/8.5.0 method=GET path=/api protocol=HTTP/2.0 proxy_alternative_upstream_name= proxy_upstream_name=shop-api-80 remote_addr=10.0.0.7 remote_user=- req_id=6f1c2b9d request=GET /api HTTP/2.0 request_length=512 request_time=0.004 status=503 upstream_addr=10.244.1.7:8080 upstream_response_length=0 upstream_response_time=0.004 upstream_status=503}
-17 2024-06-05T10:01:10Z warn nginx@node4 "upstream server temporarily disabled while connecting to upstream" {client=10.0.0.7 connection=7 host=shop.example.com pid=29 request=GET /api HTTP/2.0 server=_ tid=29 upstream=http://10.244.1.7:8080/api}
-18 2024-06-05T10:01:11Z notice nginx@node4 "signal process started" {pid=1 tid=1}
+10 0000-06-05T10:01:06Z I controller@ "Started\n/go/src/main.go:12 +0x1d" {caller=main.go:1 pid=7}
+13 2024-06-05T10:01:07.25Z warn controller@ "slow" {caller=zap/x.go:1 nested={"a":[1,2]} took=1.2s}
+14 2024-06-05T10:01:08Z ERROR controller@ "boom" {}
+16 2024-06-05T08:01:09Z  nginx@ "GET /api HTTP/2.0" {body_bytes_sent=190 http_referer=- http_user_agent=curl/8.5.0 method=GET path=/api protocol=HTTP/2.0 proxy_alternative_upstream_name= proxy_upstream_name=shop-api-80 remote_addr=10.0.0.7 remote_user=- req_id=6f1c2b9d request=GET /api HTTP/2.0 request_length=512 request_time=0.004 status=503 upstream_addr=10.244.1.7:8080 upstream_response_length=0 upstream_response_time=0.004 upstream_status=503}
+17 2024-06-05T10:01:10Z warn nginx@ "upstream server temporarily disabled while connecting to upstream" {client=10.0.0.7 connection=7 host=shop.example.com pid=29 request=GET /api HTTP/2.0 server=_ tid=29 upstream=http://10.244.1.7:8080/api}
+18 2024-06-05T10:01:11Z notice nginx@ "signal process started" {pid=1 tid=1}
 `
 	if got := eventLines(evs); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)

@@ -376,13 +376,12 @@ sed 's/^kube_vip_services_enabled: false/kube_vip_services_enabled: true/' \
 	"$fx/seeds/003-lb-controller-conflict/kube-vip-settings.yml" >$l/hit-controllers-services-on/kube-vip-settings.yml
 
 # apiserver-unreachable
-# Logs from the shared corpus (its PROVENANCE.md: the troubleshoot project's
-# test bundle, traefik's previous log; inquisitivefrog/kubernetes, CoreDNS
-# timing out on 10.96.0.1) and parse/testdata/logs (CoreDNS refused on
-# 127.0.0.1:6443).
+# Published logs kept in fixtures/real (its README gives their sources:
+# the troubleshoot project's test bundle, traefik's previous log;
+# inquisitivefrog/kubernetes, CoreDNS timing out on 10.96.0.1) and
+# parse/testdata/logs (CoreDNS refused on 127.0.0.1:6443).
 u=apiserver-unreachable
-corpus=${CORPUS:-../../../../shared/corpus}/dumps/logs
-traefik=$corpus/troubleshoot-testdata_traefik-previous_failed-to-list.log
+traefik=$fx/real/kubectl-logs/troubleshoot-testdata_traefik-previous-log_failed-to-watch-io-timeout.log
 # endpoints_kubernetes PORT IP...: kubectl get endpoints kubernetes -o json
 # of a cluster whose apiservers are IP...
 endpoints_kubernetes() {
@@ -449,7 +448,7 @@ cp $fx/$inc/ipvsadm.txt $u/hit-ipvs-stale-target/
 sed 's/10\.43\.0\.1/10.23.0.1/g' "$traefik" >$u/hit-ipvs-stale-target/traefik.log
 endpoints_kubernetes 6443 10.10.85.231 10.10.85.232 >$u/hit-ipvs-stale-target/endpoints-kubernetes.json
 # CoreDNS timing out on 10.96.0.1 while the kubernetes Service has no endpoints.
-cp "$corpus/inquisitivefrog_coredns_failed-to-list_clusterip-10.96.0.1-io-timeout.txt" $u/hit-no-endpoints/coredns.log
+cp $fx/real/kubectl-logs/inquisitivefrog_kubectl-logs-coredns_failed-to-list-10.96.0.1-io-timeout.txt $u/hit-no-endpoints/coredns.log
 sed 's/10\.43\.0\.1/10.96.0.1/g' $fx/incidents/service-rule-shadowed/service-kubernetes.json >$u/hit-no-endpoints/service-kubernetes.json
 endpoints_kubernetes 6443 >$u/hit-no-endpoints/endpoints-kubernetes.json
 cp ../../../parse/testdata/logs/coredns-1.11.1.log $u/hit-refused-apiserver-address/

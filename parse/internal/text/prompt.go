@@ -90,7 +90,7 @@ func NodeLine(line string, node *string) (cmd string, ok bool) {
 		return "", true
 	}
 	host, cmd, ok := Prompt(line)
-	if ok && host != "" {
+	if ok && host != "" && !ClusterClient(cmd) {
 		*node = host
 	}
 	return cmd, ok

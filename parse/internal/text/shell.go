@@ -121,3 +121,14 @@ func ParseKubectl(cmd string) (Kubectl, bool) {
 	}
 	return k, true
 }
+
+// ClusterClient tells whether cmd runs a client of the cluster's API
+// (kubectl, helm ...), whose output comes from the cluster, not from the
+// host in the prompt (often a laptop).
+func ClusterClient(cmd string) bool {
+	switch Program(cmd) {
+	case "kubectl", "oc", "helm", "k9s", "kubectl.exe", "k", "crane", "velero", "cilium", "calicoctl":
+		return true
+	}
+	return false
+}
