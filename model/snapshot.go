@@ -76,6 +76,9 @@ type Snapshot struct {
 	Addrs      []IfAddr         `json:"addrs,omitempty"`
 	Routes     []Route          `json:"routes,omitempty"`
 	Conntrack  []ConntrackEntry `json:"conntrack,omitempty"`
+	// ConntrackEvents are the events of `conntrack -E` streams, in the
+	// order printed.
+	ConntrackEvents []ConntrackEntry `json:"conntrack_events,omitempty"`
 	// ConntrackStats are the conntrack counters per node and CPU.
 	ConntrackStats []ConntrackStats `json:"conntrack_stats,omitempty"`
 	Settings       []Setting        `json:"settings,omitempty"`
@@ -122,6 +125,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Addrs = append(s.Addrs, o.Addrs...)
 	s.Routes = append(s.Routes, o.Routes...)
 	s.Conntrack = append(s.Conntrack, o.Conntrack...)
+	s.ConntrackEvents = append(s.ConntrackEvents, o.ConntrackEvents...)
 	s.ConntrackStats = append(s.ConntrackStats, o.ConntrackStats...)
 	s.Settings = append(s.Settings, o.Settings...)
 	s.Probes = append(s.Probes, o.Probes...)

@@ -61,6 +61,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.RouteJSONFormat,
 		netfilter.ConntrackFormat,
 		netfilter.ConntrackStatsFormat,
+		netfilter.ConntrackEventsFormat,
 		host.SettingsFormat,
 		host.ProbesFormat,
 	}

@@ -1,10 +1,14 @@
 package netfilter
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
@@ -115,4 +119,51 @@ func FuzzConntrack(f *testing.F) {
 		}
 		sniffConntrack("fuzz.txt", []byte(in))
 	})
+}
+
+// conntrack -L of conntrack-tools 1.4.7 with accounting on, every protocol
+// conntrack tracks here: the summary comes first (stderr written with
+// 2>&1), ICMP keeps type, code and id, SCTP its state.
+func TestConntrackRealEveryProtocol(t *testing.T) {
+	rel := "fixtures/real/local/conntrack/local_conntrack-L_tcp-udp-icmp-sctp_v1.4.7.txt"
+	out := parsetest.ReadFile(t, rel, Conntrack)
+	parsetest.CheckLines(t, rel, conntrackLines(out), []string{
+		"2  ipv4 udp 27 - 10.77.1.2:58718>10.77.2.2:5353 10.77.2.2:5353>10.77.1.2:58718 - mark=0 zone=0 use=1 1/29/1/29",
+		"3  ipv4 tcp 116 TIME_WAIT 10.77.1.2:49364>10.96.77.10:80 10.77.2.2:8080>10.77.1.2:49364 ASSURED mark=0 zone=0 use=1 5/286/5/309 DNAT",
+		"4  ipv4 tcp 119 TIME_WAIT 10.77.1.2:49376>10.96.77.10:80 10.77.2.2:8080>10.77.1.2:49376 ASSURED mark=0 zone=0 use=1 6/338/4/257 DNAT",
+		"5  ipv4 icmp 26 - 10.77.1.2:0>10.77.2.2:0 10.77.2.2:0>10.77.1.2:0 - mark=0 zone=0 use=1 2/168/2/168",
+		"6  ipv4 tcp 117 TIME_WAIT 10.77.1.2:36632>10.77.2.2:8080 10.77.2.2:8080>10.77.1.2:36632 ASSURED mark=0 zone=0 use=1 6/338/4/257",
+		"7  ipv4 sctp 209 ESTABLISHED 10.77.1.2:34567>10.77.2.2:36412 10.77.2.2:36412>10.77.1.2:34567 ASSURED mark=0 zone=0 use=1 0/0/0/0",
+	})
+	if ic := out[3].ICMP; ic == nil || *ic != (model.ConntrackICMP{Type: 8, Code: 0, ID: 11558}) {
+		t.Errorf("icmp = %+v", ic)
+	}
+	if out[0].ICMP != nil {
+		t.Errorf("udp entry with ICMP %+v", out[0].ICMP)
+	}
+}
+
+// Pasted conntrack -L from issues: OFFLOAD flows without a timeout and an
+// SNAT (pyroute2 #1198), a /proc/net/nf_conntrack line cut in the middle
+// between Markdown fences (openwrt/luci #5909).
+func TestConntrackRealPasted(t *testing.T) {
+	out := parsetest.ReadFile(t, "fixtures/real/conntrack/pyroute2-issue1198_conntrack-L_offload-no-timeout_v1.4.6-trailer.txt", Conntrack)
+	if len(out) != 6 {
+		t.Fatalf("%d entries, want 6 (the summary's count)", len(out))
+	}
+	if c := out[1]; c.Proto != "udp" || c.Timeout != 0 || len(c.Flags) != 1 || c.Flags[0] != "OFFLOAD" || !c.SNAT() ||
+		c.Reply.Dst.String() != "192.168.244.222:12100" || c.Orig.Src.String() != "100.93.0.5:41510" || c.Pos.Line != 3 {
+		t.Errorf("offloaded SNAT flow %+v", c)
+	}
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/real/conntrack/openwrt-luci-issue5909_conntrack-L-acct-offload_and_proc-net-nf_conntrack.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = Conntrack(bytes.NewReader(b), "ct.txt")
+	if at := parsetest.SyntaxErrorsAt(t, err); at != "ct.txt:11" {
+		t.Errorf("errors at %q, want only the cut /proc line", at)
+	}
+	if len(out) != 4 || out[3].Family != "ipv4" || out[3].Zone != 0 || out[3].Use != 2 || out[3].Pos.Line != 10 || out[2].Flags[0] != "OFFLOAD" {
+		t.Errorf("entries %+v", out)
+	}
 }

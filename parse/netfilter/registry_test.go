@@ -83,6 +83,18 @@ func TestSniffConntrackStats(t *testing.T) {
 	parsetest.CheckSniff(t, parse.Formats(), netfilter.ConntrackStatsFormat, netfilter.ConntrackStatsFiles, append(append([]string{}, parsetest.ConntrackFiles...), parsetest.RouteFiles...))
 }
 
+func TestConntrackEventsSniff(t *testing.T) {
+	parsetest.CheckSniff(t, parse.Formats(), netfilter.ConntrackEventsFormat, []string{
+		"fixtures/real/conntrack/jc-issue646_conntrack-E_aligned-event-tags_udp-dns.txt",
+		"fixtures/real/local/conntrack/local_conntrack-E-o-timestamp_tcp-udp-icmp-dnat.txt",
+		"fixtures/real/local/conntrack/local_conntrack-E_plain_same-traffic.txt",
+	}, []string{
+		"fixtures/real/local/conntrack/local_conntrack-L_tcp-udp-icmp-sctp_v1.4.7.txt",
+		"fixtures/real/conntrack/weave-scope-issue1110_conntrack-L_tcp-udp-mixed.txt",
+		"fixtures/real/local/conntrack/local_conntrack-S_v1.4.7_tab-after-cpu.txt",
+	})
+}
+
 func TestConntrackOpen(t *testing.T) {
 	snap, warns, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), "parse/testdata/conntrack/conntrack-L.txt"), nil)
 	if err != nil || len(warns) != 0 {
