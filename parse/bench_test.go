@@ -78,6 +78,7 @@ func benchCases() []benchCase {
 		{"ip-addr-json", host.AddrJSONFormat, 10000, "addresses on kube-ipvs0 (ip -j addr)", genAddrJSON, perN(1)},
 		{"ip-route-json", host.RouteJSONFormat, 10000, "routes (ip -j route, Calico /32 routes)", genRouteJSON, perN(1)},
 		{"conntrack", netfilter.ConntrackFormat, 100000, "conntrack -L entries", genConntrack, perN(1)},
+		{"conntrack-events", netfilter.ConntrackEventsFormat, 100000, "conntrack -E -o timestamp events", genConntrackEvents, perN(1)},
 		{"conntrack-stats", netfilter.ConntrackStatsFormat, 10000, "CPUs of conntrack -S counters", genConntrackStats, perN(1)},
 		{"kubespray-vars", host.SettingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
 		{"connect-loop", host.ProbesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
@@ -690,6 +691,16 @@ func genConntrack(n int) []byte {
 		}
 		fmt.Fprintf(b, "tcp      6 86399 ESTABLISHED src=%s dst=%s sport=%d dport=443 src=%s dst=%s sport=8443 dport=%d [ASSURED] mark=0 use=1\n",
 			cli, ip4(10, 0x600000+i%500), sport, pod, cli, sport)
+	})
+}
+
+func genConntrackEvents(n int) []byte {
+	tags := [...]string{"    [NEW]", " [UPDATE]", "[DESTROY]"}
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		cli, pod := ip4(10, 0xF40000+i/20000), ip4(10, 0xF50000+i%300)
+		sport := 32768 + (i/3)%20000
+		fmt.Fprintf(b, "[%d.%06d]\t%s tcp      6 120 SYN_SENT src=%s dst=10.96.0.1 sport=%d dport=443 [UNREPLIED] src=%s dst=%s sport=6443 dport=%d\n",
+			1795538917+i/1000, i%1000000, tags[i%3], cli, sport, pod, cli, sport)
 	})
 }
 

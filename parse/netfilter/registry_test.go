@@ -107,3 +107,21 @@ func TestConntrackOpen(t *testing.T) {
 		t.Errorf("conntrack %+v", snap.Conntrack)
 	}
 }
+
+// Rules cut out of iptables-save with grep sniff as iptables-S, or as
+// iptables-save when their [packets:bytes] counters say -c.
+func TestSniffIPTablesFragments(t *testing.T) {
+	for rel, want := range map[string]string{
+		"fixtures/real/iptables/kube-router-issue425_nat-KUBE-SERVICES-fragment_masq-rules.rules":         "iptables-S",
+		"fixtures/real/iptables/kubernetes-issue26292_nat-KUBE-SERVICES-fragment_no-table-header.rules":   "iptables-S",
+		"fixtures/real/iptables/weave-issue3392_nat-KUBE-SERVICES-fragment_external-ip-physdev.rules":     "iptables-S",
+		"fixtures/real/local/iptables/local_iptables-save-grep-A-KUBE_fragment.txt":                       "iptables-S",
+		"fixtures/real/iptables/submariner-subctl-pr1205_iptables-save-c_counter-prefixed-fragment.rules": "iptables-save",
+		"fixtures/real/iptables/kube-hetzner-issue1210_iptables-save-grep-KUBE-SVC_suse-prompt.txt":       "iptables-save",
+		"fixtures/real/local/iptables/local_legacy-and-nft-save-side-by-side_nat.txt":                     "iptables-save",
+	} {
+		if got := parsetest.SniffAs(t, parse.Formats(), rel); got != want {
+			t.Errorf("%s: sniffed as %q, want %s", rel, got, want)
+		}
+	}
+}
