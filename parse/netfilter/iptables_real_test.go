@@ -137,3 +137,69 @@ func TestIPTablesGrepIndentedSession(t *testing.T) {
 		t.Errorf("rules %q in table %q", got, sets[0].Tables[0].Name)
 	}
 }
+
+// iptables-legacy-save and iptables-nft-save of one host one after the
+// other: two dumps of the nat table, each with its own rules.
+func TestIPTablesLegacyAndNFTSideBySide(t *testing.T) {
+	sets := iptFile(t, "fixtures/real/local/iptables/local_legacy-and-nft-save-side-by-side_nat.txt")
+	if len(sets) != 2 || sets[0].Format != formSave || sets[1].Format != formSave {
+		t.Fatalf("%d rulesets", len(sets))
+	}
+	legacy, nft := sets[0], sets[1]
+	if got := iptRuleLines(legacy.Table("nat")); strings.Join(got, ";") != "9 PREROUTING KUBE-SERVICES   0/0 false;10 KUBE-SERVICES DNAT 10.96.77.10/32 8081 0/0 false" {
+		t.Errorf("legacy rules %q", got)
+	}
+	if c := iptChain(t, legacy, "nat", "PREROUTING"); c.Packets != 7 || c.Bytes != 382 || c.Policy != "ACCEPT" {
+		t.Errorf("legacy PREROUTING %+v", c)
+	}
+	if r := iptChain(t, legacy, "nat", "KUBE-SERVICES").Rules[0]; r.ToDestination != "10.77.2.99:8081" {
+		t.Errorf("legacy DNAT to %q", r.ToDestination)
+	}
+	if got := iptRuleLines(nft.Table("nat")); len(got) != 4 || got[0] != "24 PREROUTING KUBE-SERVICES   0/0 false" ||
+		iptChain(t, nft, "nat", "KUBE-SEP-NMREAL0000000001").Rules[0].ToDestination != "10.77.2.2:8080" {
+		t.Errorf("nft rules %q", got)
+	}
+	if nft.Pos.Line <= legacy.Table("nat").Chains[0].Pos.Line || nft.Pos.Line > 18 {
+		t.Errorf("second dump starts at %s", nft.Pos)
+	}
+}
+
+// iptables-nft-save -c: [packets:bytes] on chain lines and rules of the
+// filter and nat tables.
+func TestIPTablesNFTSaveCounters(t *testing.T) {
+	rs := iptOne(t, iptFile(t, "fixtures/real/local/iptables/local_iptables-nft-save-c_with-legacy-warning.txt"))
+	var hit []string
+	for _, r := range iptChain(t, rs, "filter", "INPUT").Rules {
+		hit = append(hit, fmt.Sprintf("%s %s %s %d %v", r.Target, r.Proto, r.DPort, r.Packets, r.Counted))
+	}
+	if len(hit) != 3 || !strings.HasPrefix(hit[1], "REJECT tcp 9 1 true") || !strings.HasPrefix(hit[2], "DROP udp 9 1 true") {
+		t.Errorf("filter INPUT %q", hit)
+	}
+	if rs.Table("nat") == nil || len(iptChain(t, rs, "nat", "KUBE-SERVICES").Rules) != 1 {
+		t.Errorf("nat table %+v", rs.Table("nat"))
+	}
+}
+
+// iptables -L -v with and without -x: exact counters in wider columns,
+// or K/M/G suffixes; the same rules either way.
+func TestIPTablesListExactCounters(t *testing.T) {
+	rel := "fixtures/real/local/iptables/local_iptables-nft-t-nat-L-n-v-line-numbers.txt"
+	short, exact := iptOne(t, iptFile(t, rel)), iptOne(t, iptFile(t, strings.Replace(rel, "line-numbers.txt", "x-line-numbers_exact.txt", 1)))
+	a, b := iptRuleLines(short.Table("nat")), iptRuleLines(exact.Table("nat"))
+	if len(a) != 4 || strings.Join(a, ";") != strings.Join(b, ";") || a[0] != "4 PREROUTING KUBE-SERVICES   7/382 true" || a[2] != "21 KUBE-SERVICES KUBE-SVC-NMREAL0000000001 10.96.77.10 80 2/120 true" {
+		t.Errorf("without -x %q\nwith -x    %q", a, b)
+	}
+	// A published pair: the policy counters with -x (exact) and without
+	// (24M packets, 12G bytes), markdown between them.
+	sets := iptFile(t, "fixtures/real/iptables/index17284542603_iptables-vnL-line-number-x_exact-vs-suffixed.txt")
+	if len(sets) != 2 {
+		t.Fatalf("%d rulesets, want 2", len(sets))
+	}
+	x, s := iptChain(t, sets[0], "filter", "INPUT"), iptChain(t, sets[1], "filter", "INPUT")
+	if x.Packets != 23914077 || x.Bytes != 11265043312 || len(x.Rules) != 1 || len(s.Rules) != 4 || s.Rules[3].LineNumber != 4 || s.Rules[3].DPort != "67" {
+		t.Errorf("-x %d/%d %d rules; suffixed %d rules", x.Packets, x.Bytes, len(x.Rules), len(s.Rules))
+	}
+	if s.Packets/1000000 != x.Packets/1000000 && s.Packets != 24000000 || s.Bytes < 11e9 || s.Bytes > 13e9 {
+		t.Errorf("suffixed policy counters %d/%d", s.Packets, s.Bytes)
+	}
+}
