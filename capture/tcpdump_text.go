@@ -21,7 +21,7 @@ var (
 	// -e: "aa:bb:.. > cc:dd:.., ethertype IPv4 (0x0800), length 74: REST",
 	// or on -i any (Linux SLL, SLL2), the source MAC alone:
 	// "aa:bb:.. ethertype IPv4 (0x0800), length 80: REST".
-	tcpdumpEtherRe = regexp.MustCompile(`^(?:> ([0-9a-f:]{17}), )?ethertype (\S+) \(0x[0-9a-f]+\), length \d+: (?:(IP6?|ARP),? ?)?(.*)$`)
+	tcpdumpEtherRe = regexp.MustCompile(`^(?:> ([^\s,]+), )?ethertype (\S+) \(0x[0-9a-f]+\), length \d+: (?:(IP6?|ARP),? ?)?(.*)$`)
 	// "SRC > DST: PROTO-DETAILS" with numeric addresses and ports, what
 	// sniffing trusts. Parsing, which also takes the names tcpdump prints
 	// without -n ("10.0.0.1.https"), splits the line by hand (splitAddrs):
@@ -118,13 +118,16 @@ func (tr *textReader) tcpdumpLine(raw, t string) {
 	}
 	p := &Packet{Pos: tr.pos(), Time: ts}
 	kind, rest := m[5], m[6]
-	if strings.Contains(kind, ":") { // -e: the source MAC came first
+	if kind != "IP" && kind != "IP6" && kind != "ARP" { // -e: the source MAC came first
 		e := tcpdumpEtherRe.FindStringSubmatch(rest)
 		if e == nil {
 			tr.errs.Addf(tr.pos(), t, "expected tcpdump -e link header \"SRC > DST, ethertype ..., length N: ...\" (or \"SRC ethertype ...\" on -i any)")
 			return
 		}
-		tr.lastMAC = kind
+		tr.lastMAC = ""
+		if len(kind) == 17 && isMAC(kind) {
+			tr.lastMAC = kind // not a word that replaced it
+		}
 		switch {
 		case e[2] == "ARP" || e[3] == "ARP":
 			kind = "ARP"
@@ -254,6 +257,27 @@ func kindAt(s string) string {
 		return "ARP"
 	case len(s) >= 17 && isMAC(s[:17]):
 		return s[:17]
+	}
+	return linkWordAt(s)
+}
+
+// linkWordAt returns the word that stands where tcpdump -e prints a MAC
+// address, in text whose link-layer part was edited by hand (MACs replaced
+// by words such as NGINX_INTERFACE): "WORD ethertype ..." (-i any) or
+// "WORD > WORD2, ethertype ...". "" when s is not that.
+func linkWordAt(s string) string {
+	w, rest := field(s)
+	if w == "" || !wordChars(w, "_-.:") {
+		return ""
+	}
+	if strings.HasPrefix(rest, " ethertype ") {
+		return w
+	}
+	if dst, ok := strings.CutPrefix(rest, " > "); ok {
+		d, after := field(dst)
+		if strings.HasSuffix(d, ",") && wordChars(strings.TrimSuffix(d, ","), "_-.:") && strings.HasPrefix(after, " ethertype ") {
+			return w
+		}
 	}
 	return ""
 }
@@ -553,8 +577,13 @@ func (tr *textReader) quotedLine(p *Packet, t string) {
 		return
 	}
 	p.ICMP.Quoted = model.Tuple{Src: s, Dst: d}
-	if strings.HasPrefix(rest, "Flags [") {
+	switch {
+	case strings.HasPrefix(rest, "Flags ["):
 		p.ICMP.QuotedProto = "tcp"
+	case strings.HasPrefix(rest, "ICMP "):
+		p.ICMP.QuotedProto = "icmp"
+	case strings.HasPrefix(rest, "UDP,"):
+		p.ICMP.QuotedProto = "udp"
 	}
 }
 
