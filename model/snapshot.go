@@ -84,6 +84,11 @@ type Snapshot struct {
 	Settings       []Setting        `json:"settings,omitempty"`
 	Probes         []ProbeRun       `json:"probes,omitempty"`
 
+	// ServerVersions are the versions the apiserver reported.
+	ServerVersions []ServerVersion `json:"server_versions,omitempty"`
+	// DNSChecks are DNS checks run from pods of the cluster.
+	DNSChecks []DNSCheck `json:"dns_checks,omitempty"`
+
 	Captures []CaptureInfo `json:"captures,omitempty"`
 	Attempts []Attempt     `json:"attempts,omitempty"`
 	// EndpointStats count the attempts not kept one by one, per server
@@ -127,6 +132,8 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Conntrack = append(s.Conntrack, o.Conntrack...)
 	s.ConntrackEvents = append(s.ConntrackEvents, o.ConntrackEvents...)
 	s.ConntrackStats = append(s.ConntrackStats, o.ConntrackStats...)
+	s.ServerVersions = append(s.ServerVersions, o.ServerVersions...)
+	s.DNSChecks = append(s.DNSChecks, o.DNSChecks...)
 	s.Settings = append(s.Settings, o.Settings...)
 	s.Probes = append(s.Probes, o.Probes...)
 	s.Captures = append(s.Captures, o.Captures...)

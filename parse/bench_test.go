@@ -66,6 +66,8 @@ func benchCases() []benchCase {
 		{"iptables-S", netfilter.IPTablesRulesFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -S)", genIPTablesS, func(n int) int { return 8 + 11*n }},
 		{"nft", netfilter.NFTFormat, 10000, "Services, kube-proxy nftables mode (nft list table ip kube-proxy)", genNft, nil},
 		{"kubectl/json", kube.KubectlFormat, 10000, "Services (kubectl get svc -A -o json)", genServicesJSON, perN(1)},
+		{"kube-version", kube.VersionFormat, 10000, "keys of a cluster_version.json", genVersion, func(int) int { return 1 }},
+		{"dns-debug", kube.DNSDebugFormat, 10000, "kube-dns endpoints of a dns/debug.json", genDNSDebug, func(int) int { return 1 }},
 		{"kubectl/yaml", kube.KubectlFormat, 10000, "Services (kubectl get svc -A -o yaml)", genServicesYAML, perN(1)},
 		{"tcpdump-text", tcpdumpTextFormat, 100000, "tcpdump -nn lines (handshakes)", genTcpdump, perN(1)},
 		{"tshark-text", tsharkTextFormat, 100000, "tshark packet list lines (handshakes)", genTshark, perN(1)},
@@ -692,6 +694,26 @@ func genConntrack(n int) []byte {
 		fmt.Fprintf(b, "tcp      6 86399 ESTABLISHED src=%s dst=%s sport=%d dport=443 src=%s dst=%s sport=8443 dport=%d [ASSURED] mark=0 use=1\n",
 			cli, ip4(10, 0x600000+i%500), sport, pod, cli, sport)
 	})
+}
+
+func genVersion(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("{\n  \"info\": {\n    \"major\": \"1\",\n    \"minor\": \"31\",\n    \"gitVersion\": \"v1.31.2+k3s1\",\n")
+	for i := range n {
+		fmt.Fprintf(&b, "    \"extra%d\": \"value %d\",\n", i, i)
+	}
+	b.WriteString("    \"platform\": \"linux/amd64\"\n  },\n  \"string\": \"v1.31.2+k3s1\"\n}\n")
+	return b.Bytes()
+}
+
+func genDNSDebug(n int) []byte {
+	eps := make([]string, n)
+	for i := range eps {
+		eps[i] = fmt.Sprintf("%s:53", ip4(10, 0x2A0000+i))
+	}
+	return fmt.Appendf(nil, `{"kubernetesClusterIP":"10.43.0.1","podResolvConf":"search default.svc.cluster.local\nnameserver 10.43.0.10\noptions ndots:5\n",`+
+		`"query":{"kubernetes":{"name":"kubernetes","address":"10.43.0.1"}},"kubeDNSPods":["coredns-56f6fc8fd7-p4x9z"],"kubeDNSService":"10.43.0.10","kubeDNSEndpoints":"%s"}`+"\n",
+		strings.Join(eps, ","))
 }
 
 func genConntrackEvents(n int) []byte {

@@ -49,6 +49,8 @@ var registry = sync.OnceValue(func() []*Format {
 		netfilter.IPTablesRulesFormat,
 		netfilter.NFTFormat,
 		kube.KubectlFormat,
+		kube.VersionFormat,
+		kube.DNSDebugFormat,
 		tcpdumpTextFormat,
 		tsharkTextFormat,
 		host.SSFormat,

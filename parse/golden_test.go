@@ -43,7 +43,6 @@ var goldenWarnings = map[string]string{
 	"dumps/ipvsadm/woodnie_kubeadm_ipvsadm-Ln_hand-annotated.txt": "the author's inline comment (// IPVS 转发规则) and a real server row cut short in the post",
 	"seeds/003-lb-controller-conflict/nginx-error.log":            "the write-up's scraping artifact (\"33\" before the first timestamp); the line is still read",
 	// Outputs of programs netmortem does not read.
-	"dumps/kubectl-json/troubleshoot-baseline-k3s_dns-debug.json":            "troubleshoot's DNS debug report, not a Kubernetes object: skipped",
 	"dumps/kubectl-json/troubleshoot-baseline-k3s_goldpinger-check_all.json": "goldpinger's check results, not a Kubernetes object: skipped",
 	// Support bundles: the errors troubleshoot's collectors recorded in
 	// the bundle (collector-errors/, */errors.json) are reported as
