@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,8 +105,16 @@ func TestVersionSkew(t *testing.T) {
 	if f := run1(t, VersionSkew, s); len(f) != 1 || f[0].Severity != analyzer.Error {
 		t.Fatalf("policy: %+v", f)
 	}
-	// All alike: nothing.
+	// The version the apiserver reported tells the broken policy too,
+	// evidence of the same kind as the Nodes (kube), so a warning.
 	s.Kube.Pods = nil
+	s.ServerVersions = []model.ServerVersion{{GitVersion: "v1.11.5", Pos: model.Pos{File: "cluster_version.json", Line: 5}}}
+	if f := run1(t, VersionSkew, s); len(f) != 1 || f[0].Facts["apiserver"] != "v1.11.5" || f[0].Facts["policy_broken"] == nil ||
+		!slices.Contains(evStrings(f[0].Evidence), "cluster_version.json:5") {
+		t.Fatalf("policy from the reported version: %+v", f)
+	}
+	s.ServerVersions = nil
+	// All alike: nothing.
 	s.Kube.Nodes = s.Kube.Nodes[:3]
 	if f := run1(t, VersionSkew, s); len(f) != 0 {
 		t.Errorf("same versions reported: %+v", f)

@@ -28,7 +28,8 @@ newer than the apiserver, or older by more minor versions than the version
 skew policy allows (2 before Kubernetes 1.28, 3 since), is unsupported.
 
 Evidence: the Nodes; the apiserver's version from its static pod's image tag
-when present.
+when present, else the version it reported (kubectl version, troubleshoot's
+cluster-info/cluster_version.json).
 
 Severity: error when the skew policy is broken; warning for nodes that differ
 within the policy.
@@ -92,6 +93,17 @@ func runVersionSkew(p *analyzer.Pass) error {
 			}
 		}
 	}
+	// Without the static pod, the version the apiserver reported
+	// (kubectl version, troubleshoot's cluster_version.json).
+	fromPod := api != nil
+	for _, sv := range s.ServerVersions {
+		if api != nil {
+			break
+		}
+		if v, ok := parseKubeVersion(sv.GitVersion); ok {
+			api, apiPos = &v, sv.Pos
+		}
+	}
 	// The most common minor version is the cluster's.
 	majority, best := "", 0
 	for k, n := range count {
@@ -148,7 +160,9 @@ func runVersionSkew(p *analyzer.Pass) error {
 	if api != nil {
 		facts["apiserver"] = api.raw
 		ev = append(ev, analyzer.Evidence{Pos: apiPos, Note: "apiserver " + api.raw})
-		sources = append(sources, model.KindComponents)
+		if fromPod {
+			sources = append(sources, model.KindComponents)
+		}
 	}
 	if len(broken) > 0 {
 		sev = analyzer.Error
