@@ -84,7 +84,7 @@ func TestCorpusTroubleshootBundle(t *testing.T) {
 		}
 	}
 	for rel, want := range map[string]string{
-		"cluster-resources/custom-resources/addons.k3s.cattle.io/kube-system.yaml":     "kubectl | kubectl get addons.k3s.cattle.io -n kube-system -o yaml",
+		"cluster-resources/custom-resources/addons.k3s.cattle.io/kube-system.yaml":      "kubectl | kubectl get addons.k3s.cattle.io -n kube-system -o yaml",
 		"cluster-resources/custom-resources/helmcharts.helm.cattle.io/kube-system.json": "kubectl | kubectl get helmcharts.helm.cattle.io -n kube-system -o json",
 		"cluster-info/cluster_version.json":                                             "kube-version | kubectl version -o json",
 		"dns/debug.json":                                                                "dns-debug | troubleshoot's dns collector (dns/debug.json)",
