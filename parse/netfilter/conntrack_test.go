@@ -167,3 +167,48 @@ func TestConntrackRealPasted(t *testing.T) {
 		t.Errorf("entries %+v", out)
 	}
 }
+
+// More conntrack -L as published and as conntrack-tools 1.4.7 prints it:
+// -p udp with accounting, -o extended's family prefix, a lone SCTP entry,
+// a listing without accounting or summary, one whose first line the paste
+// cut (an error at that line, the rest read).
+func TestConntrackRealMore(t *testing.T) {
+	out := parsetest.ReadFile(t, "fixtures/real/conntrack/kubernetes-issue129617_conntrack-L-p-udp_acct-delta-time.txt", Conntrack)
+	if len(out) != 3 || out[2].Timeout != 13 || out[2].OrigBytes != 83 || out[2].ReplyBytes != 131 || out[0].Orig.Dst.String() != "169.254.169.254:53" || out[0].Pos.Line != 2 {
+		t.Errorf("-p udp: %q", conntrackLines(out))
+	}
+	ext := parsetest.ReadFile(t, "fixtures/real/local/conntrack/local_conntrack-L-o-extended_acct.txt", Conntrack)
+	plain := parsetest.ReadFile(t, "fixtures/real/local/conntrack/local_conntrack-L_tcp-udp-icmp-sctp_v1.4.7.txt", Conntrack)
+	if len(ext) != 6 || len(plain) != 6 {
+		t.Fatalf("%d entries with -o extended, %d without", len(ext), len(plain))
+	}
+	for i := range ext {
+		if ext[i].Family != "ipv4" || ext[i].Proto != plain[i].Proto || ext[i].Orig != plain[i].Orig || ext[i].Reply != plain[i].Reply {
+			t.Errorf("entry %d: %+v, without -o extended %+v", i, ext[i], plain[i])
+		}
+	}
+	sctp := parsetest.ReadFile(t, "fixtures/real/local/conntrack/local_conntrack-L-p-sctp_injected-entry.txt", Conntrack)
+	if len(sctp) != 1 || sctp[0].Proto != "sctp" || sctp[0].State != "ESTABLISHED" || !sctp[0].Assured || sctp[0].OrigPackets != 0 || sctp[0].Pos.Line != 2 {
+		t.Errorf("sctp: %q", conntrackLines(sctp))
+	}
+	weave := parsetest.ReadFile(t, "fixtures/real/conntrack/weave-scope-issue1110_conntrack-L_tcp-udp-mixed.txt", Conntrack)
+	states := map[string]int{}
+	unreplied := 0
+	for _, c := range weave {
+		states[c.Proto+" "+c.State]++
+		if c.Unreplied {
+			unreplied++
+		}
+	}
+	if len(weave) != 8 || states["tcp ESTABLISHED"] != 2 || states["tcp TIME_WAIT"] != 2 || states["udp "] != 4 || unreplied != 1 {
+		t.Errorf("weave scope: %v, %d unreplied", states, unreplied)
+	}
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/real/conntrack/kubernetes-issue91216_conntrack-L_tcp-dns-time-wait_cut-first-line.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, err := Conntrack(bytes.NewReader(b), "cut.txt")
+	if at := parsetest.SyntaxErrorsAt(t, err); at != "cut.txt:1 cut.txt:2" || len(cut) != 5 || cut[0].Pos.Line != 3 {
+		t.Errorf("errors at %q, %d entries", at, len(cut))
+	}
+}

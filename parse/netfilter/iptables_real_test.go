@@ -203,3 +203,65 @@ func TestIPTablesListExactCounters(t *testing.T) {
 		t.Errorf("suffixed policy counters %d/%d", s.Packets, s.Bytes)
 	}
 }
+
+// iptables -L listings as published and as iptables 1.8.9 prints them.
+func TestIPTablesListReal(t *testing.T) {
+	ruleLines := func(c *model.Chain) []string {
+		var s []string
+		for _, r := range c.Rules {
+			s = append(s, fmt.Sprintf("%d #%d %s %s %s>%s %s %d/%d", r.Pos.Line, r.LineNumber, r.Target, r.Proto, r.Src, r.Dst, r.DPort, r.Packets, r.Bytes))
+		}
+		return s
+	}
+	// -L -n --line-numbers without -v: no counters, 15 numbered rules.
+	rs := iptOne(t, iptFile(t, "fixtures/real/iptables/learningnotes_iptables-L-n-line-numbers_no-counters.txt"))
+	in := iptChain(t, rs, "filter", "INPUT")
+	got := ruleLines(in)
+	if len(got) != 15 || got[3] != "6 #4 ACCEPT tcp > 22 0/0" || in.Policy != "ACCEPT" || got[14] != "17 #15 ACCEPT tcp > 8081 0/0" {
+		t.Errorf("INPUT %q", got)
+	}
+	// -t nat -L -nv --line-numbers with K suffixes and a negated
+	// destination glued to its column.
+	rs = iptOne(t, iptFile(t, "fixtures/real/iptables/index183202279_iptables-t-nat-L-nv-line-numbers_dnat-masq.txt"))
+	pre, out := iptChain(t, rs, "nat", "PREROUTING"), iptChain(t, rs, "nat", "OUTPUT")
+	if got := ruleLines(pre); strings.Join(got, ";") != "6 #1 DNAT  192.0.2.10>  0/0;7 #2 DOCKER  >  4871/361000" ||
+		pre.Rules[0].ToDestination != "192.168.149.3" || pre.Packets != 2990 || pre.Bytes != 128000 {
+		t.Errorf("PREROUTING %q to %q, policy %d/%d", got, pre.Rules[0].ToDestination, pre.Packets, pre.Bytes)
+	}
+	if len(out.Rules) != 1 || !out.Rules[0].NotDst || out.Rules[0].Dst != "127.0.0.0/8" || out.Packets != 449 || out.Bytes != 38063 {
+		t.Errorf("OUTPUT %+v", out.Rules)
+	}
+	if c := iptChain(t, rs, "nat", "INPUT"); len(c.Rules) != 0 {
+		t.Errorf("INPUT %d rules", len(c.Rules))
+	}
+	// iptables 1.8.9 prints protocol numbers in the prot column (0 is
+	// any); 0.0.0.0/0 matches everything and is read as no match.
+	rs = iptOne(t, iptFile(t, "fixtures/real/local/iptables/local_iptables-nft-L-INPUT-n-v-line-numbers_reject-drop.txt"))
+	got = ruleLines(iptChain(t, rs, "filter", "INPUT"))
+	if strings.Join(got, ";") != "4 #1 ACCEPT  >  15/866;5 #2 REJECT tcp > 9 1/60;6 #3 DROP udp > 9 1/29" {
+		t.Errorf("INPUT %q", got)
+	}
+	// iptables -L without -n (weave, kubernetes #61005): "anywhere".
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/real/iptables/kubernetes-issue61005_iptables-L_no-n_weave_typo-before.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, _ := IPTables(bytes.NewReader(b), "l.txt")
+	rs = iptOne(t, sets)
+	fwd := iptChain(t, rs, "filter", "FORWARD")
+	if len(iptChain(t, rs, "filter", "INPUT").Rules) != 2 || len(fwd.Rules) != 10 || fwd.Policy != "DROP" || fwd.Rules[0].Target != "WEAVE-NPC" {
+		t.Errorf("FORWARD %q", ruleLines(fwd))
+	}
+}
+
+// iptables -t nat -S: policies, chain creations and rules; PREROUTING
+// says the table is nat.
+func TestIPTablesSReal(t *testing.T) {
+	rs := iptOne(t, iptFile(t, "fixtures/real/local/iptables/local_iptables-nft-t-nat-S.txt"))
+	if rs.Format != formRules || len(rs.Tables) != 1 || rs.Tables[0].Name != "nat" || len(rs.Tables[0].Chains) != 7 || rs.Rules() != 4 {
+		t.Fatalf("%s: %d tables", rs.Format, len(rs.Tables))
+	}
+	if r := iptChain(t, rs, "nat", "KUBE-SERVICES").Rules[0]; r.Dst != "10.96.77.10/32" || r.DPort != "80" || r.Target != "KUBE-SVC-NMREAL0000000001" || r.Pos.Line != 11 {
+		t.Errorf("KUBE-SERVICES rule %+v", r)
+	}
+}

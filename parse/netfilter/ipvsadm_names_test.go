@@ -3,9 +3,12 @@ package netfilter
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
@@ -115,4 +118,31 @@ func FuzzIPVSadmNames(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ipvsadm -Ln pasted from its middle (kubernetes #88012): the first line is
+// a real server of a virtual service outside the excerpt (an error at its
+// line), two services have no real server, one maps :9002 to :9001.
+func TestIPVSadmCutStart(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/real/ipvsadm/kubernetes-issue88012_ipvsadm-Ln_cut-start_vs-without-real-servers.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcs, err := IPVSadm(strings.NewReader(string(b)), "cut.txt")
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 1 {
+		t.Fatalf("errors %v", err)
+	}
+	empty, mapped := 0, ""
+	for _, s := range svcs {
+		if len(s.Reals) == 0 {
+			empty++
+		}
+		if s.Addr.Port() == 9002 && len(s.Reals) > 0 {
+			mapped = fmt.Sprint(s.Reals[0].Addr.Port())
+		}
+	}
+	if len(svcs) != 13 || empty != 2 || mapped != "9001" || svcs[0].Pos.Line != 2 {
+		t.Errorf("%d services, %d without real servers, :9002 -> %s:\n%s", len(svcs), empty, mapped, strings.Join(ipvsLines(svcs), "\n"))
+	}
 }
