@@ -24,8 +24,9 @@ var ConntrackFormat = &format.Format{
 		"an SNAT), `[UNREPLIED]`, `[ASSURED]` and other bracketed flags, mark (decimal or hex), " +
 		"zone, use, packet and byte counters with accounting on, ICMP type/code/id; the family " +
 		"comes from `ipv4 2`/`ipv6 10` or the addresses; secctx, labels and timestamps are not " +
-		"kept; conntrack's \"flow entries have been shown\" summary is skipped; prompts and banners" +
-		" name the node",
+		"kept; conntrack's \"N flow entries have been shown\" summary (first or last) is checked " +
+		"against the lines read, a warning when they differ (not behind a pipe such as `| grep`); " +
+		"prompts and banners name the node",
 	Sniff: sniffConntrack,
 	Parse: format.Records(readConntrack, func(s *model.Snapshot, out []model.ConntrackEntry) { s.Conntrack = append(s.Conntrack, out...) }, "conntrack"),
 }
@@ -40,7 +41,7 @@ var ConntrackFormat = &format.Format{
 // kept in Flags, the ICMP type, code and id of the original tuple in ICMP;
 // secctx, labels and timestamps are not kept. conntrack's own summary
 // ("conntrack v1.4.7 (conntrack-tools): 5 flow entries have been shown.")
-// is skipped. Shell prompts name the node of the lines below them, and so
+// is checked against the entry lines of its command's output. Shell prompts name the node of the lines below them, and so
 // do node markers. A line that is none of these is reported with its
 // position and the rest is read. name is used only in positions.
 func Conntrack(r io.Reader, name string) ([]model.ConntrackEntry, error) {
@@ -49,16 +50,22 @@ func Conntrack(r io.Reader, name string) ([]model.ConntrackEntry, error) {
 
 func readConntrack(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ConntrackEntry {
 	var out []model.ConntrackEntry
-	text.ReadLines(r, src, errs, text.Hooks{}, func(l *text.Line) {
-		if strings.HasPrefix(l.Trimmed, "conntrack v") || strings.HasPrefix(l.Trimmed, "```") {
+	sum := newCtSummary(src.Command)
+	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(_ *text.Line, cmd string) { sum.prompt(errs, cmd) }}, func(l *text.Line) {
+		if sum.summary(l) || strings.HasPrefix(l.Trimmed, "```") {
 			return // the summary conntrack writes to stderr, a Markdown fence of a paste
 		}
+		if strings.HasPrefix(l.Trimmed, "conntrack v") {
+			return // conntrack's other messages
+		}
+		sum.lines++
 		c, err := conntrackLine(l.Fields())
 		if l.Syntax(err) {
 			c.Node, c.Pos = l.Node, l.Pos()
 			out = append(out, c)
 		}
 	})
+	sum.check(errs)
 	return out
 }
 

@@ -23,7 +23,7 @@ var ConntrackEventsFormat = &format.Format{
 		"it (protocol, timeout, TCP state, both tuples, flags, counters of DESTROY events with " +
 		"accounting on); `[USERSPACE] portid= progname=` of changes made with conntrack -I/-D " +
 		"keeps USERSPACE in the flags; conntrack's \"flow events have been shown\" summary is " +
-		"skipped; prompts and banners name the node",
+		"checked against the lines read; prompts and banners name the node",
 	Sniff: sniffConntrackEvents,
 	Parse: format.Records(readConntrackEvents, func(s *model.Snapshot, out []model.ConntrackEntry) {
 		s.ConntrackEvents = append(s.ConntrackEvents, out...)
@@ -35,7 +35,7 @@ var ConntrackEventsFormat = &format.Format{
 // line perhaps led by the "[1795538917.206647]" time -o timestamp prints.
 // Each event is an entry with Event (and Time) set. conntrack's own summary
 // ("conntrack v1.4.7 (conntrack-tools): 25 flow events have been shown.")
-// is skipped; shell prompts and node markers name the node of the lines
+// is checked against the event lines; shell prompts and node markers name the node of the lines
 // below them. A line that is none of these is reported with its position
 // and the rest is read. name is used only in positions.
 func ConntrackEvents(r io.Reader, name string) ([]model.ConntrackEntry, error) {
@@ -44,16 +44,19 @@ func ConntrackEvents(r io.Reader, name string) ([]model.ConntrackEntry, error) {
 
 func readConntrackEvents(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ConntrackEntry {
 	var out []model.ConntrackEntry
-	text.ReadLines(r, src, errs, text.Hooks{}, func(l *text.Line) {
-		if strings.HasPrefix(l.Trimmed, "conntrack v") {
+	sum := newCtSummary(src.Command)
+	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(_ *text.Line, cmd string) { sum.prompt(errs, cmd) }}, func(l *text.Line) {
+		if sum.summary(l) {
 			return // the summary conntrack writes to stderr
 		}
+		sum.lines++
 		c, err := conntrackEventLine(l.Trimmed)
 		if l.Syntax(err) {
 			c.Node, c.Pos = l.Node, l.Pos()
 			out = append(out, c)
 		}
 	})
+	sum.check(errs)
 	return out
 }
 

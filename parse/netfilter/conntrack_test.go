@@ -2,6 +2,7 @@ package netfilter
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -210,5 +211,32 @@ func TestConntrackRealMore(t *testing.T) {
 	cut, err := Conntrack(bytes.NewReader(b), "cut.txt")
 	if at := parsetest.SyntaxErrorsAt(t, err); at != "cut.txt:1 cut.txt:2" || len(cut) != 5 || cut[0].Pos.Line != 3 {
 		t.Errorf("errors at %q, %d entries", at, len(cut))
+	}
+}
+
+// conntrack's summary counts the entries it showed: an excerpt that lost
+// some is reported at the summary; behind a pipe (conntrack -L | grep) the
+// summary counts what the pipe took out, and is not checked.
+func TestConntrackSummaryCount(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/real/local/conntrack/local_conntrack-L_tcp-udp-icmp-sctp_v1.4.7.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	cut := strings.Join(append(lines[:3:3], lines[4:]...), "\n") // one entry lost
+	out, err := Conntrack(strings.NewReader(cut), "cut.txt")
+	var list model.ErrorList
+	if len(out) != 5 || !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 1 || !strings.Contains(list[0].Error(), "showed 6, but 5 were read") {
+		t.Errorf("%d entries, errors %v", len(out), err)
+	}
+	piped := "root@node1:~# conntrack -L | grep 10.77.2.2\n" + strings.Join(lines[:3], "\n") + "\n"
+	if out, err := Conntrack(strings.NewReader(piped), "piped.txt"); err != nil || len(out) != 2 {
+		t.Errorf("piped: %d entries, %v", len(out), err)
+	}
+	// The events of conntrack -E are counted the same way.
+	ev := "    [NEW] udp      17 30 src=10.0.0.1 dst=10.0.0.2 sport=1 dport=53 [UNREPLIED] src=10.0.0.2 dst=10.0.0.1 sport=53 dport=1\n" +
+		"conntrack v1.4.7 (conntrack-tools): 2 flow events have been shown.\n"
+	if _, err := ConntrackEvents(strings.NewReader(ev), "e.txt"); err == nil || !strings.Contains(err.Error(), "e.txt:2: conntrack says it showed 2, but 1 were read") {
+		t.Errorf("events: %v", err)
 	}
 }
