@@ -31,8 +31,8 @@ var ConntrackFormat = &format.Format{
 	Parse: format.Records(readConntrack, func(s *model.Snapshot, out []model.ConntrackEntry) { s.Conntrack = append(s.Conntrack, out...) }, "conntrack"),
 }
 
-// Conntrack parses conntrack table listings: "tcp 6 117 TIME_WAIT
-// src=A dst=B sport=P dport=Q [packets=N bytes=M] src=... dst=... sport=...
+// Conntrack parses conntrack table listings: "tcp 6 117 TIME_WAIT src=A
+// dst=B sport=P dport=Q [packets=N bytes=M] src=... dst=... sport=...
 // dport=... [ASSURED] mark=0 zone=0 use=1", where the first tuple is the
 // original direction and the second the reply (a DNAT shows as a reply
 // source other than the original destination). conntrack -o extended and
@@ -40,10 +40,11 @@ var ConntrackFormat = &format.Format{
 // [ASSURED] are read as such, other bracketed flags (OFFLOAD, HW_OFFLOAD)
 // kept in Flags, the ICMP type, code and id of the original tuple in ICMP;
 // secctx, labels and timestamps are not kept. conntrack's own summary
-// ("conntrack v1.4.7 (conntrack-tools): 5 flow entries have been shown.")
-// is checked against the entry lines of its command's output. Shell prompts name the node of the lines below them, and so
-// do node markers. A line that is none of these is reported with its
-// position and the rest is read. name is used only in positions.
+// ("conntrack v1.4.7 (conntrack-tools): 5 flow entries have been shown.") is
+// checked against the entry lines of its command's output. Shell prompts
+// name the node of the lines below them, and so do node markers. A line that
+// is none of these is reported with its position and the rest is read. name
+// is used only in positions.
 func Conntrack(r io.Reader, name string) ([]model.ConntrackEntry, error) {
 	return format.ReadAll(r, name, readConntrack)
 }

@@ -34,10 +34,10 @@ var ConntrackEventsFormat = &format.Format{
 // SYN_SENT src=... [UNREPLIED] src=...", "[DESTROY] udp 17 src=...", each
 // line perhaps led by the "[1795538917.206647]" time -o timestamp prints.
 // Each event is an entry with Event (and Time) set. conntrack's own summary
-// ("conntrack v1.4.7 (conntrack-tools): 25 flow events have been shown.")
-// is checked against the event lines; shell prompts and node markers name the node of the lines
-// below them. A line that is none of these is reported with its position
-// and the rest is read. name is used only in positions.
+// ("conntrack v1.4.7 (conntrack-tools): 25 flow events have been shown.") is
+// checked against the event lines; shell prompts and node markers name the
+// node of the lines below them. A line that is none of these is reported
+// with its position and the rest is read. name is used only in positions.
 func ConntrackEvents(r io.Reader, name string) ([]model.ConntrackEntry, error) {
 	return format.ReadAll(r, name, readConntrackEvents)
 }
