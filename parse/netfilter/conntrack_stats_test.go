@@ -132,3 +132,22 @@ func TestConntrackStatsOld(t *testing.T) {
 		t.Errorf("sniff %d", sc)
 	}
 }
+
+// /proc/net/stat/nf_conntrack of kernels before 4.x: searched, new, delete
+// and delete_list columns, icmp_error named error as conntrack -S names it.
+func TestConntrackStatsOldProcTable(t *testing.T) {
+	in := "entries  searched found new invalid ignore delete delete_list insert insert_failed drop early_drop icmp_error  expect_new expect_create expect_delete search_restart\n" +
+		"000003a1  00000000 0002a3c4 00001c2b 0000000b 00000000 00001c27 00001c27 00001c2b 00000002 00000002 00000000 00000000  00000000 00000000 00000000 00000000\n" +
+		"000003a1  00000000 00017c10 00000f41 00000004 00000000 00000f40 00000f40 00000f41 00000000 00000000 00000000 00000001  00000000 00000000 00000000 00000000\n"
+	out, err := ConntrackStats(strings.NewReader(in), "stat.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsetest.CheckLines(t, "old /proc table", statLines(out, "entries", "new", "delete_list", "insert_failed", "drop", "error"), []string{
+		"2 cpu=0 entries=929 new=7211 delete_list=7207 insert_failed=2 drop=2 error=0",
+		"3 cpu=1 entries=929 new=3905 delete_list=3904 insert_failed=0 drop=0 error=1",
+	})
+	if sc := ConntrackStatsFormat.Sniff("stat.txt", []byte(in)); sc < 80 {
+		t.Errorf("sniff %d", sc)
+	}
+}
