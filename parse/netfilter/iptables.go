@@ -149,6 +149,16 @@ func (p *iptParser) line(line string, pos model.Pos) {
 			return
 		}
 	}
+	if t[0] == '#' {
+		// A comment (iptables-restore skips them), or a root prompt the
+		// prompt reader does not know ("    # iptables-save -c | grep
+		// FOO" indented in a quote), which still names the command.
+		if c, ok := parseIPTablesCmd(strings.TrimSpace(t[1:])); ok {
+			p.cmd, p.table, p.chain, p.cols, p.listTable = c, nil, nil, iptCols{}, ""
+			p.startPos = pos
+		}
+		return
+	}
 	switch {
 	case t == "[...]" || t == "..." || t == "…" || strings.HasPrefix(t, "```"):
 		return // an elision or a Markdown fence of a paste
@@ -505,6 +515,12 @@ func sniffIPTables(head []byte) (c iptSniffCounts, ok bool) {
 		}
 		if _, cmd, ok := text.Prompt(line); ok {
 			if pc, ok := parseIPTablesCmd(cmd); ok {
+				c.prompt[pc.form]++
+			}
+			continue
+		}
+		if t[0] == '#' { // a comment, or a root prompt (see line)
+			if pc, ok := parseIPTablesCmd(strings.TrimSpace(t[1:])); ok {
 				c.prompt[pc.form]++
 			}
 			continue

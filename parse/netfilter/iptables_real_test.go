@@ -265,3 +265,24 @@ func TestIPTablesSReal(t *testing.T) {
 		t.Errorf("KUBE-SERVICES rule %+v", r)
 	}
 }
+
+// The same, as published (kubernetes PR #110328): a session indented in a
+// quote, whose "# " root prompts name each command; the second grep, after
+// an iptables-restore, is a dump of its own.
+func TestIPTablesGrepIndentedSessionReal(t *testing.T) {
+	sets := iptFile(t, "fixtures/real/iptables/kubernetes-pr110328_iptables-save-t-filter-c-grep_indented-session.txt")
+	if len(sets) != 2 {
+		t.Fatalf("%d rulesets", len(sets))
+	}
+	first, second := sets[0], sets[1]
+	if first.Format != formSave || first.Table("filter") == nil || second.Table("filter") == nil {
+		t.Fatalf("formats %s %s", first.Format, second.Format)
+	}
+	got := iptRuleLines(first.Table("filter"))
+	if strings.Join(got, ";") != "10 FOO REJECT 1.2.3.4/32  2/120 true;9 OUTPUT FOO   61/10342 true" {
+		t.Errorf("rules %q", got)
+	}
+	if c := iptChain(t, second, "filter", "FOO"); c.Pos.Line != 14 || c.Packets != 0 || len(c.Rules) != 0 {
+		t.Errorf("second FOO %+v", c)
+	}
+}
