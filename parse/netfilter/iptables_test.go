@@ -822,6 +822,7 @@ var IPTablesTestInputs = map[string]string{
 	"fixtures/real/iptables/weave-issue3392_nat-KUBE-SERVICES-fragment_external-ip-physdev.rules":     "iptables-S",
 	"fixtures/real/iptables/submariner-subctl-pr1205_iptables-save-c_counter-prefixed-fragment.rules": "iptables-save",
 	"fixtures/real/local/iptables/local_legacy-and-nft-save-side-by-side_nat.txt":                     "iptables-save",
+	"fixtures/real/iptables/kubernetes-pr110328_iptables-save-t-filter-c-grep_indented-session.txt":   "iptables-save",
 }
 
 // Every input sniffs as its own format, and the other two iptables
