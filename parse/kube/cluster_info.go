@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net/netip"
@@ -19,8 +20,9 @@ import (
 var VersionFormat = &format.Format{
 	Name:    "kube-version",
 	Kind:    model.KindKube,
-	Command: "kubectl version -o json (its serverVersion), troubleshoot's cluster-info/cluster_version.json",
-	Doc: "the apiserver's gitVersion (v1.31.2+k3s1), major, minor, platform and build date; " +
+	Command: "kubectl version -o json (its serverVersion), kubectl version, troubleshoot's cluster-info/cluster_version.json",
+	Doc: "the apiserver's gitVersion (v1.31.2+k3s1), major, minor, platform and build date, from " +
+		"JSON or from kubectl version's text (`Server Version:`, also as version.Info{...}); " +
 		"kubectl's own clientVersion is not kept. `version-skew` compares the kubelets with it",
 	Sniff: sniffVersion,
 	Parse: format.Records(readVersion, func(s *model.Snapshot, out []model.ServerVersion) {
@@ -64,7 +66,24 @@ func sniffVersion(_ string, head []byte) int {
 	if k["gitVersion"] && k["major"] && k["minor"] && (k["serverVersion"] || k["info"]) {
 		return 95
 	}
-	return 0
+	// kubectl version's text.
+	server := false
+	matched, total, _ := text.SniffLines(head, 20, func(cmd string) bool { return strings.HasPrefix(cmd, "kubectl version") }, func(line string) text.Verdict {
+		switch {
+		case strings.HasPrefix(line, "Server Version: "):
+			server = true
+			return text.Hit
+		case strings.HasPrefix(line, "Client Version: "), strings.HasPrefix(line, "Kustomize Version: "):
+			return text.Hit
+		case strings.HasPrefix(line, "WARNING: "):
+			return text.Skip
+		}
+		return text.Miss
+	})
+	if !server {
+		return 0
+	}
+	return min(text.RatioScore(matched, total, 95), 95)
 }
 
 func sniffDNSDebug(_ string, head []byte) int {
@@ -75,14 +94,20 @@ func sniffDNSDebug(_ string, head []byte) int {
 }
 
 // Version reads the apiserver's version from `kubectl version -o json`
-// ({"serverVersion": {...}}) or troubleshoot's cluster_version.json
-// ({"info": {...}, "string": "v1.31.2+k3s1"}). name is used in positions.
+// ({"serverVersion": {...}}), troubleshoot's cluster_version.json
+// ({"info": {...}, "string": "v1.31.2+k3s1"}) or kubectl version's text
+// ("Server Version: v1.31.2+k3s1", or the version.Info struct kubectl
+// printed before 1.28). name is used in positions.
 func Version(r io.Reader, name string) ([]model.ServerVersion, error) {
 	return format.ReadAll(r, name, readVersion)
 }
 
 func readVersion(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ServerVersion {
-	root, ok := jsonRoot(r, src, errs)
+	br := bufio.NewReader(r)
+	if first, _ := br.Peek(512); !bytes.HasPrefix(bytes.TrimSpace(first), []byte("{")) {
+		return readVersionText(br, src, errs)
+	}
+	root, ok := jsonRoot(br, src, errs)
 	if !ok {
 		return nil
 	}
@@ -104,6 +129,45 @@ func readVersion(r io.Reader, src *format.Source, errs *model.ErrorList) []model
 		return nil
 	}
 	return []model.ServerVersion{sv}
+}
+
+// versionInfoRe reads the Go struct kubectl version printed before 1.28:
+// version.Info{Major:"1", Minor:"21", GitVersion:"v1.21.1", ...}.
+var versionInfoRe = regexp.MustCompile(`(\w+):"([^"]*)"`)
+
+// readVersionText reads kubectl version's text: "Server Version:
+// v1.31.2+k3s1", or "Server Version: version.Info{Major:"1", ...}" before
+// kubectl 1.28. The client's and kustomize's versions, and kubectl's skew
+// warning, are passed over; any other line is reported.
+func readVersionText(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ServerVersion {
+	var out []model.ServerVersion
+	text.ReadLines(r, src, errs, text.Hooks{}, func(l *text.Line) {
+		k, v, ok := strings.Cut(l.Trimmed, ": ")
+		switch {
+		case ok && k == "Server Version":
+			sv := model.ServerVersion{GitVersion: strings.TrimSpace(v), Pos: l.Pos()}
+			if strings.HasPrefix(sv.GitVersion, "version.Info{") {
+				f := map[string]string{}
+				for _, m := range versionInfoRe.FindAllStringSubmatch(v, -1) {
+					f[m[1]] = m[2]
+				}
+				sv.GitVersion, sv.Major, sv.Minor, sv.Platform, sv.BuildDate = f["GitVersion"], f["Major"], f["Minor"], f["Platform"], f["BuildDate"]
+			} else if major, rest, ok := strings.Cut(strings.TrimPrefix(sv.GitVersion, "v"), "."); ok {
+				sv.Major, _, _ = strings.Cut(major, " ")
+				sv.Minor, _, _ = strings.Cut(rest, ".")
+			}
+			if sv.GitVersion == "" || strings.ContainsAny(sv.GitVersion, " \t") {
+				l.Errorf("%w: expected the server's version (\"Server Version: v1.31.2\")", format.ErrSyntax)
+				return
+			}
+			out = append(out, sv)
+		case ok && (k == "Client Version" || k == "Kustomize Version"), strings.HasPrefix(l.Trimmed, "WARNING: "),
+			strings.HasPrefix(l.Trimmed, "The connection to the server"):
+		default:
+			l.Errorf("%w: expected kubectl version's lines (\"Server Version: v1.31.2\")", format.ErrSyntax)
+		}
+	})
+	return out
 }
 
 // DNSDebug reads troubleshoot's dns/debug.json. name is used in positions.

@@ -102,6 +102,7 @@ func TestDNSDebugCorpus(t *testing.T) {
 
 func FuzzClusterInfo(f *testing.F) {
 	f.Add(clusterVersionJSON)
+	f.Add("Client Version: v1.28.2\nServer Version: version.Info{Major:\"1\", Minor:\"20+\", GitVersion:\"v1.20.4\"}\n")
 	f.Add(`{"kubernetesClusterIP":"10.43.0.1","podResolvConf":"nameserver 10.43.0.10\noptions ndots:5\n","query":{"kubernetes":{"name":"kubernetes","address":"10.43.0.1"}},"kubeDNSPods":["coredns-1"],"kubeDNSService":"10.43.0.10","kubeDNSEndpoints":"10.42.0.6:53"}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		vs, err := Version(strings.NewReader(in), "fuzz.txt")
@@ -119,4 +120,33 @@ func FuzzClusterInfo(f *testing.F) {
 			}
 		}
 	})
+}
+
+// kubectl version's text: since 1.28 the versions alone, before it the Go
+// struct of version.Info; the client's version and kubectl's skew warning
+// are passed over.
+func TestVersionText(t *testing.T) {
+	in := "$ kubectl version\nClient Version: v1.28.2\nKustomize Version: v5.0.4-0.20230601165947-6ce0bf390ce3\nServer Version: v1.25.16+k3s4\n" +
+		"WARNING: version difference between client (1.28) and server (1.25) exceeds the supported minor version skew of +/-1\n"
+	if sc := sniffVersion("v.txt", []byte(in)); sc < 80 {
+		t.Errorf("sniff %d", sc)
+	}
+	out, err := Version(strings.NewReader(in), "v.txt")
+	if err != nil || len(out) != 1 || out[0].GitVersion != "v1.25.16+k3s4" || out[0].Major != "1" || out[0].Minor != "25" || out[0].Pos.Line != 4 {
+		t.Errorf("%+v %v", out, err)
+	}
+	old := `Client Version: version.Info{Major:"1", Minor:"21", GitVersion:"v1.21.1", GitCommit:"5e58841cce77d4bc13713ad2b91fa0d961e69192", GitTreeState:"clean", BuildDate:"2021-05-12T14:18:45Z", GoVersion:"go1.16.4", Compiler:"gc", Platform:"linux/amd64"}
+Server Version: version.Info{Major:"1", Minor:"20+", GitVersion:"v1.20.4-eks-6b7464", GitCommit:"6b746440c04cb81db4426842b4ae65c3f7035e53", GitTreeState:"clean", BuildDate:"2021-03-19T19:33:03Z", GoVersion:"go1.15.8", Compiler:"gc", Platform:"linux/amd64"}
+garbage
+`
+	out, err = Version(strings.NewReader(old), "old.txt")
+	if len(out) != 1 || out[0].GitVersion != "v1.20.4-eks-6b7464" || out[0].Minor != "20+" || out[0].Platform != "linux/amd64" || out[0].Pos.Line != 2 {
+		t.Errorf("%+v", out)
+	}
+	if at := parsetest.SyntaxErrorsAt(t, err); at != "old.txt:3" {
+		t.Errorf("errors at %q", at)
+	}
+	if sc := sniffVersion("x", []byte("Client Version: v1.28.2\n")); sc != 0 {
+		t.Errorf("client alone sniffed %d", sc)
+	}
 }
