@@ -41,3 +41,8 @@ func servicePort(name string) (uint16, bool) {
 	p, ok := servicePorts()[name]
 	return p, ok
 }
+
+// ServicePort returns the port of a service name as tools print it when not
+// asked for numbers (tcpdump without -nn, ipvsadm without -n, netstat
+// without -n): Debian's /etc/services names, then the IANA registry's.
+func ServicePort(name string) (uint16, bool) { return servicePort(name) }

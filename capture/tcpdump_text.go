@@ -21,7 +21,7 @@ var (
 	// -e: "aa:bb:.. > cc:dd:.., ethertype IPv4 (0x0800), length 74: REST",
 	// or on -i any (Linux SLL, SLL2), the source MAC alone:
 	// "aa:bb:.. ethertype IPv4 (0x0800), length 80: REST".
-	tcpdumpEtherRe = regexp.MustCompile(`^(?:> ([0-9a-f:]{17}), )?ethertype (\S+) \(0x[0-9a-f]+\), length \d+: (?:(IP6?|ARP),? ?)?(.*)$`)
+	tcpdumpEtherRe = regexp.MustCompile(`^(?:> ([^\s,]+), )?ethertype (\S+) \(0x[0-9a-f]+\), length \d+: (?:(IP6?|ARP),? ?)?(.*)$`)
 	// "SRC > DST: PROTO-DETAILS" with numeric addresses and ports, what
 	// sniffing trusts. Parsing, which also takes the names tcpdump prints
 	// without -n ("10.0.0.1.https"), splits the line by hand (splitAddrs):
@@ -118,13 +118,16 @@ func (tr *textReader) tcpdumpLine(raw, t string) {
 	}
 	p := &Packet{Pos: tr.pos(), Time: ts}
 	kind, rest := m[5], m[6]
-	if strings.Contains(kind, ":") { // -e: the source MAC came first
+	if kind != "IP" && kind != "IP6" && kind != "ARP" { // -e: the source MAC came first
 		e := tcpdumpEtherRe.FindStringSubmatch(rest)
 		if e == nil {
 			tr.errs.Addf(tr.pos(), t, "expected tcpdump -e link header \"SRC > DST, ethertype ..., length N: ...\" (or \"SRC ethertype ...\" on -i any)")
 			return
 		}
-		tr.lastMAC = kind
+		tr.lastMAC = ""
+		if len(kind) == 17 && isMAC(kind) {
+			tr.lastMAC = kind // not a word that replaced it
+		}
 		switch {
 		case e[2] == "ARP" || e[3] == "ARP":
 			kind = "ARP"
@@ -224,53 +227,6 @@ func tcpdumpHead(t string) []string {
 }
 
 func isTcpdumpLine(t string) bool { return tcpdumpHead(t) != nil }
-
-func isDirection(s string) bool {
-	return s == "In" || s == "Out" || s == "M" || s == "B" || s == "P"
-}
-
-// skipIfindex drops the "ifindex N " tcpdump -e prints on -i any.
-func skipIfindex(s string) string {
-	r, ok := strings.CutPrefix(s, "ifindex ")
-	if !ok {
-		return s
-	}
-	n := leadingDigits(r)
-	if n == "" || len(r) == len(n) || r[len(n)] != ' ' {
-		return s
-	}
-	return r[len(n)+1:]
-}
-
-// kindAt returns what a tcpdump line shows at s: IP, IP6, ARP or a MAC
-// address (-e), "" for anything else.
-func kindAt(s string) string {
-	switch {
-	case strings.HasPrefix(s, "IP6"):
-		return "IP6"
-	case strings.HasPrefix(s, "IP"):
-		return "IP"
-	case strings.HasPrefix(s, "ARP"):
-		return "ARP"
-	case len(s) >= 17 && isMAC(s[:17]):
-		return s[:17]
-	}
-	return ""
-}
-
-func isMAC(s string) bool {
-	for i := 0; i < 17; i++ {
-		c := s[i]
-		if i%3 == 2 {
-			if c != ':' {
-				return false
-			}
-		} else if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
 
 // isTcpdumpTime reports whether s is "HH:MM:SS.frac" or epoch seconds
 // ("1663268942.533940").
@@ -553,8 +509,13 @@ func (tr *textReader) quotedLine(p *Packet, t string) {
 		return
 	}
 	p.ICMP.Quoted = model.Tuple{Src: s, Dst: d}
-	if strings.HasPrefix(rest, "Flags [") {
+	switch {
+	case strings.HasPrefix(rest, "Flags ["):
 		p.ICMP.QuotedProto = "tcp"
+	case strings.HasPrefix(rest, "ICMP "):
+		p.ICMP.QuotedProto = "icmp"
+	case strings.HasPrefix(rest, "UDP,"):
+		p.ICMP.QuotedProto = "udp"
 	}
 }
 

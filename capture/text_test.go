@@ -218,7 +218,8 @@ func TestTextErrors(t *testing.T) {
 func FuzzReadText(f *testing.F) {
 	for _, rel := range []string{"captures/text/handshakes.tcpdump-v.txt", "captures/text/handshakes.tshark.txt", "seeds/002-synack-reset/probe-failure.tshark.txt",
 		"seeds/003-lb-controller-conflict/tcpdump-icmp-unreachable.txt", "captures/text/ephemeral-nodeport.tcpdump-e.txt",
-		"captures/text/loopback-sll.tcpdump-e.txt", "captures/text/handshakes.tcpdump-names.txt", "captures/text/handshakes.tshark-names.txt"} {
+		"captures/text/loopback-sll.tcpdump-e.txt", "captures/text/handshakes.tcpdump-names.txt", "captures/text/handshakes.tshark-names.txt",
+		"real/tcpdump-text/index36506000102_tcpdump-nn-e-i-any_macs-replaced-by-words_before-br_netfilter.txt"} {
 		b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures", rel))
 		if err != nil {
 			f.Fatal(err)

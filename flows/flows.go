@@ -262,6 +262,8 @@ func addCounts(a, b model.Counts) model.Counts {
 	a.SYNRetx += b.SYNRetx
 	a.ICMPUnreach += b.ICMPUnreach
 	a.ICMPRedirect += b.ICMPRedirect
+	a.ICMP6Unreach += b.ICMP6Unreach
+	a.ICMP6Redirect += b.ICMP6Redirect
 	a.ARP += b.ARP
 	a.ARPGratuitous += b.ARPGratuitous
 	return a

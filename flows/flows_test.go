@@ -3,6 +3,7 @@ package flows
 import (
 	"bytes"
 	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +232,38 @@ func TestNilArguments(t *testing.T) {
 	f := Filter{}
 	if f.Match(nil) {
 		t.Error("a nil attempt matches")
+	}
+}
+
+// TestSummaryAddsEveryCounter checks that the summary is the sum of the
+// captures' counters, each of them: a counter left out of the sum shows 0
+// while the captures' own counts are right.
+func TestSummaryAddsEveryCounter(t *testing.T) {
+	var a, b model.Counts
+	va, vb := reflect.ValueOf(&a).Elem(), reflect.ValueOf(&b).Elem()
+	for i := range va.NumField() {
+		va.Field(i).SetInt(int64(i + 1))
+		vb.Field(i).SetInt(int64(100 * (i + 1)))
+	}
+	tab := Build(&model.Snapshot{Captures: []model.CaptureInfo{{File: "a.pcap", Counts: a}, {File: "b.pcap", Counts: b}}}, Filter{})
+	vs := reflect.ValueOf(tab.Summary)
+	for i := range vs.NumField() {
+		if got, want := vs.Field(i).Int(), int64(101*(i+1)); got != want {
+			t.Errorf("summary %s = %d, want %d", vs.Type().Field(i).Name, got, want)
+		}
+	}
+}
+
+func TestSummaryLineICMPv6(t *testing.T) {
+	snap := &model.Snapshot{Captures: []model.CaptureInfo{
+		{File: "a.pcap", Counts: model.Counts{ICMP6Unreach: 2, ICMP6Redirect: 1, ICMPUnreach: 4}},
+		{File: "b.pcap", Counts: model.Counts{ICMP6Unreach: 3}},
+	}}
+	var out bytes.Buffer
+	if err := Build(snap, Filter{}).Write(&out, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "4 ICMP unreachable, 0 ICMP redirects, 5 ICMPv6 unreachable, 1 ICMPv6 redirects") {
+		t.Errorf("summary line = %q", out.String())
 	}
 }

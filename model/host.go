@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Sysctl is one kernel parameter, from `sysctl -a`, `sysctl NAME`, a
@@ -285,9 +286,16 @@ type ConntrackStats struct {
 }
 
 // ConntrackEntry is one conntrack table entry (`conntrack -L`, or
-// /proc/net/nf_conntrack).
+// /proc/net/nf_conntrack), or one event of `conntrack -E` (Event set).
 type ConntrackEntry struct {
-	Node      string `json:"node,omitempty"`
+	Node string `json:"node,omitempty"`
+	// Event is the event of a `conntrack -E` line: NEW, UPDATE or
+	// DESTROY; "" for a table entry.
+	Event string `json:"event,omitempty"`
+	// Time is the time of an event printed with `-o timestamp`; zero
+	// otherwise.
+	Time time.Time `json:"time,omitzero"`
+
 	Family    string `json:"family,omitempty"` // ipv4 or ipv6
 	Proto     string `json:"proto"`            // tcp, udp, icmp, icmpv6, sctp ...
 	State     string `json:"state,omitempty"`  // TCP state: SYN_SENT, ESTABLISHED, TIME_WAIT ...
@@ -305,7 +313,17 @@ type ConntrackEntry struct {
 	ReplyPackets uint64   `json:"reply_packets,omitempty"`
 	ReplyBytes   uint64   `json:"reply_bytes,omitempty"`
 	Flags        []string `json:"flags,omitempty"` // other flags as printed: OFFLOAD, HW_OFFLOAD, SEEN_REPLY ...
-	Pos          Pos      `json:"pos"`
+	// ICMP holds the type, code and id of an ICMP or ICMPv6 entry's
+	// original tuple (an echo request is type 8, or 128 for ICMPv6).
+	ICMP *ConntrackICMP `json:"icmp,omitempty"`
+	Pos  Pos            `json:"pos"`
+}
+
+// ConntrackICMP is the ICMP part of a conntrack tuple: type=8 code=0 id=N.
+type ConntrackICMP struct {
+	Type int    `json:"type"`
+	Code int    `json:"code"`
+	ID   uint16 `json:"id"`
 }
 
 // DNAT reports whether the entry's destination was translated: the reply

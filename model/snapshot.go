@@ -77,11 +77,19 @@ type Snapshot struct {
 	Addrs      []IfAddr         `json:"addrs,omitempty"`
 	Routes     []Route          `json:"routes,omitempty"`
 	Conntrack  []ConntrackEntry `json:"conntrack,omitempty"`
+	// ConntrackEvents are the events of `conntrack -E` streams, in the
+	// order printed.
+	ConntrackEvents []ConntrackEntry `json:"conntrack_events,omitempty"`
 	// ConntrackStats are the conntrack counters per node and CPU.
 	ConntrackStats []ConntrackStats `json:"conntrack_stats,omitempty"`
 	Settings       []Setting        `json:"settings,omitempty"`
 	Probes         []ProbeRun       `json:"probes,omitempty"`
 	PodChecks      []PodCheck       `json:"pod_checks,omitempty"`
+
+	// ServerVersions are the versions the apiserver reported.
+	ServerVersions []ServerVersion `json:"server_versions,omitempty"`
+	// DNSChecks are DNS checks run from pods of the cluster.
+	DNSChecks []DNSCheck `json:"dns_checks,omitempty"`
 
 	Captures []CaptureInfo `json:"captures,omitempty"`
 	Attempts []Attempt     `json:"attempts,omitempty"`
@@ -124,7 +132,10 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Addrs = append(s.Addrs, o.Addrs...)
 	s.Routes = append(s.Routes, o.Routes...)
 	s.Conntrack = append(s.Conntrack, o.Conntrack...)
+	s.ConntrackEvents = append(s.ConntrackEvents, o.ConntrackEvents...)
 	s.ConntrackStats = append(s.ConntrackStats, o.ConntrackStats...)
+	s.ServerVersions = append(s.ServerVersions, o.ServerVersions...)
+	s.DNSChecks = append(s.DNSChecks, o.DNSChecks...)
 	s.Settings = append(s.Settings, o.Settings...)
 	s.Probes = append(s.Probes, o.Probes...)
 	s.PodChecks = append(s.PodChecks, o.PodChecks...)

@@ -71,6 +71,8 @@ func benchCases() []benchCase {
 		{"nft", netfilter.NFTFormat, 10000, "Services, kube-proxy nftables mode (nft list table ip kube-proxy)", genNft, nil},
 		{"kubectl/json", kube.KubectlFormat, 10000, "Services (kubectl get svc -A -o json)", genServicesJSON, perN(1)},
 		{"goldpinger", kube.GoldpingerFormat, 100, "goldpinger pods checking each other (check_all, n² checks)", genGoldpinger, func(n int) int { return n * n }},
+		{"kube-version", kube.VersionFormat, 10000, "keys of a cluster_version.json", genVersion, func(int) int { return 1 }},
+		{"dns-debug", kube.DNSDebugFormat, 10000, "kube-dns endpoints of a dns/debug.json", genDNSDebug, func(int) int { return 1 }},
 		{"kubectl/yaml", kube.KubectlFormat, 10000, "Services (kubectl get svc -A -o yaml)", genServicesYAML, perN(1)},
 		{"tcpdump-text", tcpdumpTextFormat, 100000, "tcpdump -nn lines (handshakes)", genTcpdump, perN(1)},
 		{"tshark-text", tsharkTextFormat, 100000, "tshark packet list lines (handshakes)", genTshark, perN(1)},
@@ -83,6 +85,7 @@ func benchCases() []benchCase {
 		{"ip-addr-json", host.AddrJSONFormat, 10000, "addresses on kube-ipvs0 (ip -j addr)", genAddrJSON, perN(1)},
 		{"ip-route-json", host.RouteJSONFormat, 10000, "routes (ip -j route, Calico /32 routes)", genRouteJSON, perN(1)},
 		{"conntrack", netfilter.ConntrackFormat, 100000, "conntrack -L entries", genConntrack, perN(1)},
+		{"conntrack-events", netfilter.ConntrackEventsFormat, 100000, "conntrack -E -o timestamp events", genConntrackEvents, perN(1)},
 		{"conntrack-stats", netfilter.ConntrackStatsFormat, 10000, "CPUs of conntrack -S counters", genConntrackStats, perN(1)},
 		{"kubespray-vars", host.SettingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
 		{"connect-loop", host.ProbesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
@@ -739,6 +742,36 @@ func genConntrack(n int) []byte {
 		}
 		fmt.Fprintf(b, "tcp      6 86399 ESTABLISHED src=%s dst=%s sport=%d dport=443 src=%s dst=%s sport=8443 dport=%d [ASSURED] mark=0 use=1\n",
 			cli, ip4(10, 0x600000+i%500), sport, pod, cli, sport)
+	})
+}
+
+func genVersion(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("{\n  \"info\": {\n    \"major\": \"1\",\n    \"minor\": \"31\",\n    \"gitVersion\": \"v1.31.2+k3s1\",\n")
+	for i := range n {
+		fmt.Fprintf(&b, "    \"extra%d\": \"value %d\",\n", i, i)
+	}
+	b.WriteString("    \"platform\": \"linux/amd64\"\n  },\n  \"string\": \"v1.31.2+k3s1\"\n}\n")
+	return b.Bytes()
+}
+
+func genDNSDebug(n int) []byte {
+	eps := make([]string, n)
+	for i := range eps {
+		eps[i] = fmt.Sprintf("%s:53", ip4(10, 0x2A0000+i))
+	}
+	return fmt.Appendf(nil, `{"kubernetesClusterIP":"10.43.0.1","podResolvConf":"search default.svc.cluster.local\nnameserver 10.43.0.10\noptions ndots:5\n",`+
+		`"query":{"kubernetes":{"name":"kubernetes","address":"10.43.0.1"}},"kubeDNSPods":["coredns-56f6fc8fd7-p4x9z"],"kubeDNSService":"10.43.0.10","kubeDNSEndpoints":"%s"}`+"\n",
+		strings.Join(eps, ","))
+}
+
+func genConntrackEvents(n int) []byte {
+	tags := [...]string{"    [NEW]", " [UPDATE]", "[DESTROY]"}
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		cli, pod := ip4(10, 0xF40000+i/20000), ip4(10, 0xF50000+i%300)
+		sport := 32768 + (i/3)%20000
+		fmt.Fprintf(b, "[%d.%06d]\t%s tcp      6 120 SYN_SENT src=%s dst=10.96.0.1 sport=%d dport=443 [UNREPLIED] src=%s dst=%s sport=6443 dport=%d\n",
+			1795538917+i/1000, i%1000000, tags[i%3], cli, sport, pod, cli, sport)
 	})
 }
 

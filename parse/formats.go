@@ -54,6 +54,8 @@ var registry = sync.OnceValue(func() []*Format {
 		netfilter.NFTFormat,
 		kube.KubectlFormat,
 		kube.GoldpingerFormat,
+		kube.VersionFormat,
+		kube.DNSDebugFormat,
 		tcpdumpTextFormat,
 		tsharkTextFormat,
 		host.SSFormat,
@@ -66,6 +68,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.RouteJSONFormat,
 		netfilter.ConntrackFormat,
 		netfilter.ConntrackStatsFormat,
+		netfilter.ConntrackEventsFormat,
 		host.SettingsFormat,
 		host.ProbesFormat,
 	}

@@ -39,13 +39,9 @@ var goldenWarnings = map[string]string{
 	// Documentation beside the evidence: not a format netmortem reads.
 	"dumps/PROVENANCE.md": "the corpus's provenance notes: skipped as unrecognized",
 	"seeds/README.md":     "the seeds' README: skipped as unrecognized",
-	"dumps/iptables-list/matrixzj_kube-proxy_iptables_worked-example.md": "a whole Markdown article (front matter, prose, listings, a capture), read as a terminal " +
-		"session: the conntrack lines the author shortened (\"src=...\") are warnings",
 	// Hand-edited or cut-short public snippets.
 	"dumps/ipvsadm/woodnie_kubeadm_ipvsadm-Ln_hand-annotated.txt": "the author's inline comment (// IPVS 转发规则) and a real server row cut short in the post",
 	"seeds/003-lb-controller-conflict/nginx-error.log":            "the write-up's scraping artifact (\"33\" before the first timestamp); the line is still read",
-	// Outputs of programs netmortem does not read.
-	"dumps/kubectl-json/troubleshoot-baseline-k3s_dns-debug.json":            "troubleshoot's DNS debug report, not a Kubernetes object: skipped",
 	// Support bundles: the errors troubleshoot's collectors recorded in
 	// the bundle (collector-errors/, */errors.json) are reported as
 	// warnings at their lines.

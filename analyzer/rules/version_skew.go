@@ -33,7 +33,8 @@ newer than the apiserver, or older by more minor versions than the version
 skew policy allows (2 before Kubernetes 1.28, 3 since), is unsupported.
 
 Evidence: the Nodes; the apiserver's version from its static pod's image tag
-when present.
+when present, else the version it reported (kubectl version, troubleshoot's
+cluster-info/cluster_version.json).
 
 Severity: error when the skew policy is broken; warning for nodes that differ
 within the policy.
@@ -97,6 +98,17 @@ func runVersionSkew(p *analyzer.Pass) error {
 			}
 		}
 	}
+	// Without the static pod, the version the apiserver reported
+	// (kubectl version, troubleshoot's cluster_version.json).
+	fromPod := api != nil
+	for _, sv := range s.ServerVersions {
+		if api != nil {
+			break
+		}
+		if v, ok := parseKubeVersion(sv.GitVersion); ok {
+			api, apiPos = &v, sv.Pos
+		}
+	}
 	// The most common minor version is the cluster's.
 	majority, best := "", 0
 	for k, n := range count {
@@ -155,7 +167,9 @@ func runVersionSkew(p *analyzer.Pass) error {
 	if api != nil {
 		facts["apiserver"] = api.raw
 		ev = append(ev, analyzer.Evidence{Pos: apiPos, Note: "apiserver " + api.raw})
-		sources = append(sources, model.KindComponents)
+		if fromPod {
+			sources = append(sources, model.KindComponents)
+		}
 	} else {
 		contradicts = append(contradicts, "the apiserver's version is not in the bundle: whether the skew policy holds is not shown")
 	}
@@ -164,7 +178,11 @@ func runVersionSkew(p *analyzer.Pass) error {
 		sev, certainty = analyzer.Error, analyzer.Proven
 		facts["policy_broken"] = broken
 		for _, b := range broken {
-			supports = append(supports, fmt.Sprintf("%s, by the image of %s", b, apiPos))
+			by := "by the version it reported at"
+			if fromPod {
+				by = "by the image of"
+			}
+			supports = append(supports, fmt.Sprintf("%s, %s %s", b, by, apiPos))
 		}
 	} else {
 		alternatives = []string{"a node was added, or rolled back, with another version on purpose (a canary of an upgrade)"}

@@ -93,6 +93,14 @@ func (l *layout) placeTroubleshoot(p, rel string) placement {
 		if n := l.podNodeOf(ns, pod); n != "" {
 			pl.node = n
 		}
+	case parts[0] == "cluster-resources" && len(parts) == 4 && parts[1] == "custom-resources":
+		// custom-resources/<plural.group>/<namespace>.json and .yaml
+		ext := strings.TrimPrefix(path.Ext(base), ".")
+		pl.command = "kubectl get " + parts[2] + " -n " + strings.TrimSuffix(base, path.Ext(base)) + " -o " + ext
+	case rel == "cluster-info/cluster_version.json":
+		pl.command = "kubectl version -o json"
+	case rel == "dns/debug.json":
+		pl.command = "troubleshoot's dns collector (dns/debug.json)"
 	case parts[0] == "cluster-resources" && len(parts) == 3 && strings.HasSuffix(base, ".json"):
 		pl.command = "kubectl get " + parts[1] + " -n " + strings.TrimSuffix(base, ".json") + " -o json"
 	case parts[0] == "cluster-resources" && len(parts) == 2 && strings.HasSuffix(base, ".json"):

@@ -69,6 +69,22 @@ func sniffKube(_ string, head []byte) int {
 	if !text.IsText(head) {
 		return 0
 	}
+	// A paste may start with the prompt of the kubectl get that printed
+	// it, which names the kind when the object was cut before it.
+	get := false
+	for {
+		line, rest, _ := bytes.Cut(head, []byte("\n"))
+		if len(bytes.TrimSpace(line)) == 0 && len(rest) > 0 {
+			head = rest
+			continue
+		}
+		_, cmd, ok := text.Prompt(string(line))
+		if !ok || len(rest) == 0 {
+			break
+		}
+		_, get = kubectlGetOf(cmd)
+		head = rest
+	}
 	t := bytes.TrimSpace(head)
 	if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
 		if len(jsonKindRe.FindAll(head, 2)) == 2 {
@@ -78,8 +94,14 @@ func sniffKube(_ string, head []byte) int {
 	}
 	seen := map[string]bool{}
 	items := false
+	list := bytes.HasPrefix(t, []byte("- "))
 	for _, line := range text.HeadLines(head, 400) {
 		if m := yamlTopKeyRe.FindStringSubmatch(line); m != nil {
+			seen[m[1]] = true
+		}
+		if m := yamlListKeyRe.FindStringSubmatch(line); list && m != nil {
+			// A YAML list of objects, as troubleshoot writes custom
+			// resources.
 			seen[m[1]] = true
 		}
 		switch {
@@ -92,11 +114,13 @@ func sniffKube(_ string, head []byte) int {
 			seen["kind"] = true
 		}
 	}
-	if seen["apiVersion"] && seen["kind"] {
+	if seen["apiVersion"] && (seen["kind"] || get) {
 		return 95
 	}
 	return 0
 }
+
+var yamlListKeyRe = regexp.MustCompile(`^(?:- |  )(apiVersion|kind):\s*\S`)
 
 var yamlItemKindRe = regexp.MustCompile(`^(?:- |  )kind:\s*[A-Z]\w*\s*$`)
 
@@ -125,6 +149,14 @@ func KubeObjects(r io.Reader, name string) (*model.Snapshot, error) {
 var yamlLineRe = regexp.MustCompile(`line (\d+)`)
 
 func readKube(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot, errs *model.ErrorList) int {
+	r, prompt := leadingPrompts(r)
+	cmd := src.Command
+	if prompt != "" {
+		cmd = prompt
+	}
+	// An object cut short before its kind (a paste of kubectl get cm NAME
+	// -o yaml) is known by the command that printed it.
+	get, _ := kubectlGetOf(cmd)
 	dec := yaml.NewDecoder(r)
 	n := 0
 	docLine := 1 // the first line the next document can start on
@@ -158,11 +190,11 @@ func readKube(ctx context.Context, r io.Reader, src *format.Source, snap *model.
 			// A JSON array of objects, as troubleshoot writes custom
 			// resources and the API's resource lists.
 			for _, it := range root.Content {
-				n += kubeNode(it, "", src, snap, errs)
+				n += kubeNode(it, get, src, snap, errs)
 			}
 			continue
 		}
-		n += kubeNode(root, "", src, snap, errs)
+		n += kubeNode(root, get, src, snap, errs)
 	}
 	return n
 }
@@ -210,12 +242,13 @@ func scalar(m *yaml.Node, key string) string {
 
 // kubeNode reads one object (or List) node; itemKind is the kind implied by
 // a typed List for items that omit theirs.
-func kubeNode(node *yaml.Node, itemKind string, src *format.Source, snap *model.Snapshot, errs *model.ErrorList) int {
+func kubeNode(node *yaml.Node, get kubectlGet, src *format.Source, snap *model.Snapshot, errs *model.ErrorList) int {
 	pos := model.Pos{File: src.Name, Line: node.Line}
 	if node.Kind != yaml.MappingNode {
 		errs.Addf(pos, "", "expected a Kubernetes object (a mapping with apiVersion and kind)")
 		return 0
 	}
+	itemKind := get.kind
 	kind := scalar(node, "kind")
 	if kind == "" {
 		kind = itemKind
@@ -234,7 +267,7 @@ func kubeNode(node *yaml.Node, itemKind string, src *format.Source, snap *model.
 		}
 		n := 0
 		for _, it := range items.Content {
-			n += kubeNode(it, strings.TrimSuffix(kind, "List"), src, snap, errs)
+			n += kubeNode(it, kubectlGet{kind: strings.TrimSuffix(kind, "List")}, src, snap, errs)
 		}
 		return n
 	}
@@ -244,6 +277,9 @@ func kubeNode(node *yaml.Node, itemKind string, src *format.Source, snap *model.
 	}
 	meta := mapValue(node, "metadata")
 	ns, name := scalar(meta, "namespace"), scalar(meta, "name")
+	if meta == nil && kind == get.kind {
+		ns, name = get.namespace, get.name // the object was cut before its metadata
+	}
 	pos.Object = model.ObjectName(kind, ns, name)
 	src.Count(kind, 1)
 
@@ -255,6 +291,14 @@ func kubeNode(node *yaml.Node, itemKind string, src *format.Source, snap *model.
 	if err := decodeNode(node, o.Field(0).Addr().Interface()); err != nil {
 		errs.Addf(pos, "", "%s: %v", kind, err)
 		return 0
+	}
+	if om, ok := o.Field(0).Addr().Interface().(interface {
+		GetName() string
+		SetName(string)
+		SetNamespace(string)
+	}); ok && om.GetName() == "" && name != "" {
+		om.SetName(name)
+		om.SetNamespace(ns)
 	}
 	ksrc := model.Source{Pos: pos, Node: src.Node}
 	switch kind {

@@ -167,6 +167,10 @@ func FuzzKubeObjects(f *testing.F) {
 		}
 		f.Add(string(b))
 	}
+	// A YAML list of objects; a paste of kubectl get cm -o yaml with its
+	// prompt, cut before the object's kind.
+	f.Add("- apiVersion: v1\n  kind: Service\n  metadata:\n    name: web\n")
+	f.Add("$ kubectl -n kube-system get cm kube-proxy -o yaml\napiVersion: v1\ndata:\n  config.conf: |-\n    mode: \"\"\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		snap, err := KubeObjects(strings.NewReader(in), "fuzz.yaml")
 		var list model.ErrorList

@@ -22,43 +22,51 @@ var ConntrackFormat = &format.Format{
 	Doc: "protocol, timeout, TCP state, the original and reply tuples (a reply source other than " +
 		"the original destination is a DNAT, a reply destination other than the original source " +
 		"an SNAT), `[UNREPLIED]`, `[ASSURED]` and other bracketed flags, mark (decimal or hex), " +
-		"zone, use, packet and byte counters with accounting on; the family comes from `ipv4 " +
-		"2`/`ipv6 10` or the addresses; ICMP type/code/id, secctx, labels and timestamps are not " +
-		"kept; conntrack's \"flow entries have been shown\" summary is skipped; prompts and banners" +
-		" name the node",
+		"zone, use, packet and byte counters with accounting on, ICMP type/code/id; the family " +
+		"comes from `ipv4 2`/`ipv6 10` or the addresses; secctx, labels and timestamps are not " +
+		"kept; conntrack's \"N flow entries have been shown\" summary (first or last) is checked " +
+		"against the lines read, a warning when they differ (not behind a pipe such as `| grep`); " +
+		"prompts and banners name the node",
 	Sniff: sniffConntrack,
 	Parse: format.Records(readConntrack, func(s *model.Snapshot, out []model.ConntrackEntry) { s.Conntrack = append(s.Conntrack, out...) }, "conntrack"),
 }
 
-// Conntrack parses conntrack table listings: "tcp 6 117 TIME_WAIT
-// src=A dst=B sport=P dport=Q [packets=N bytes=M] src=... dst=... sport=...
+// Conntrack parses conntrack table listings: "tcp 6 117 TIME_WAIT src=A
+// dst=B sport=P dport=Q [packets=N bytes=M] src=... dst=... sport=...
 // dport=... [ASSURED] mark=0 zone=0 use=1", where the first tuple is the
 // original direction and the second the reply (a DNAT shows as a reply
 // source other than the original destination). conntrack -o extended and
 // /proc/net/nf_conntrack put the family ("ipv4 2") first. [UNREPLIED] and
 // [ASSURED] are read as such, other bracketed flags (OFFLOAD, HW_OFFLOAD)
-// kept in Flags; ICMP type, code and id, secctx, labels and timestamps are
-// not kept. conntrack's own summary ("conntrack v1.4.7 (conntrack-tools): 5
-// flow entries have been shown.") is skipped. Shell prompts name the node of
-// the lines below them, and so do node markers. A line that is none of these
-// is reported with its position and the rest is read. name is used only in
-// positions.
+// kept in Flags, the ICMP type, code and id of the original tuple in ICMP;
+// secctx, labels and timestamps are not kept. conntrack's own summary
+// ("conntrack v1.4.7 (conntrack-tools): 5 flow entries have been shown.") is
+// checked against the entry lines of its command's output. Shell prompts
+// name the node of the lines below them, and so do node markers. A line that
+// is none of these is reported with its position and the rest is read. name
+// is used only in positions.
 func Conntrack(r io.Reader, name string) ([]model.ConntrackEntry, error) {
 	return format.ReadAll(r, name, readConntrack)
 }
 
 func readConntrack(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ConntrackEntry {
 	var out []model.ConntrackEntry
-	text.ReadLines(r, src, errs, text.Hooks{}, func(l *text.Line) {
-		if strings.HasPrefix(l.Trimmed, "conntrack v") {
-			return // the summary conntrack writes to stderr
+	sum := newCtSummary(src.Command)
+	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(_ *text.Line, cmd string) { sum.prompt(errs, cmd) }}, func(l *text.Line) {
+		if sum.summary(l) || strings.HasPrefix(l.Trimmed, "```") {
+			return // the summary conntrack writes to stderr, a Markdown fence of a paste
 		}
+		if strings.HasPrefix(l.Trimmed, "conntrack v") {
+			return // conntrack's other messages
+		}
+		sum.lines++
 		c, err := conntrackLine(l.Fields())
 		if l.Syntax(err) {
 			c.Node, c.Pos = l.Node, l.Pos()
 			out = append(out, c)
 		}
 	})
+	sum.check(errs)
 	return out
 }
 
@@ -169,6 +177,23 @@ func conntrackLine(f []string) (model.ConntrackEntry, error) {
 			default:
 				c.ReplyBytes = n
 			}
+		case "type", "code", "id":
+			if tu != 0 {
+				break // the reply's ICMP part answers the original's
+			}
+			var n uint64
+			n, err = strconv.ParseUint(v, 10, 16)
+			if c.ICMP == nil {
+				c.ICMP = &model.ConntrackICMP{}
+			}
+			switch k {
+			case "type":
+				c.ICMP.Type = int(n)
+			case "code":
+				c.ICMP.Code = int(n)
+			default:
+				c.ICMP.ID = uint16(n)
+			}
 		case "mark":
 			var n uint64
 			n, err = strconv.ParseUint(v, 0, 32)
@@ -178,7 +203,7 @@ func conntrackLine(f []string) (model.ConntrackEntry, error) {
 		case "use":
 			c.Use, err = strconv.Atoi(v)
 		}
-		// type, code, id (ICMP), secctx, labels, delta-time, timestamps: not kept
+		// secctx, labels, delta-time, timestamps, portid, progname: not kept
 		if err != nil {
 			return c, fmt.Errorf("%s=%q is not a number", k, v)
 		}

@@ -1,10 +1,15 @@
 package netfilter
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
@@ -115,4 +120,123 @@ func FuzzConntrack(f *testing.F) {
 		}
 		sniffConntrack("fuzz.txt", []byte(in))
 	})
+}
+
+// conntrack -L of conntrack-tools 1.4.7 with accounting on, every protocol
+// conntrack tracks here: the summary comes first (stderr written with
+// 2>&1), ICMP keeps type, code and id, SCTP its state.
+func TestConntrackRealEveryProtocol(t *testing.T) {
+	rel := "fixtures/real/local/conntrack/local_conntrack-L_tcp-udp-icmp-sctp_v1.4.7.txt"
+	out := parsetest.ReadFile(t, rel, Conntrack)
+	parsetest.CheckLines(t, rel, conntrackLines(out), []string{
+		"2  ipv4 udp 27 - 10.77.1.2:58718>10.77.2.2:5353 10.77.2.2:5353>10.77.1.2:58718 - mark=0 zone=0 use=1 1/29/1/29",
+		"3  ipv4 tcp 116 TIME_WAIT 10.77.1.2:49364>10.96.77.10:80 10.77.2.2:8080>10.77.1.2:49364 ASSURED mark=0 zone=0 use=1 5/286/5/309 DNAT",
+		"4  ipv4 tcp 119 TIME_WAIT 10.77.1.2:49376>10.96.77.10:80 10.77.2.2:8080>10.77.1.2:49376 ASSURED mark=0 zone=0 use=1 6/338/4/257 DNAT",
+		"5  ipv4 icmp 26 - 10.77.1.2:0>10.77.2.2:0 10.77.2.2:0>10.77.1.2:0 - mark=0 zone=0 use=1 2/168/2/168",
+		"6  ipv4 tcp 117 TIME_WAIT 10.77.1.2:36632>10.77.2.2:8080 10.77.2.2:8080>10.77.1.2:36632 ASSURED mark=0 zone=0 use=1 6/338/4/257",
+		"7  ipv4 sctp 209 ESTABLISHED 10.77.1.2:34567>10.77.2.2:36412 10.77.2.2:36412>10.77.1.2:34567 ASSURED mark=0 zone=0 use=1 0/0/0/0",
+	})
+	if ic := out[3].ICMP; ic == nil || *ic != (model.ConntrackICMP{Type: 8, Code: 0, ID: 11558}) {
+		t.Errorf("icmp = %+v", ic)
+	}
+	if out[0].ICMP != nil {
+		t.Errorf("udp entry with ICMP %+v", out[0].ICMP)
+	}
+}
+
+// Pasted conntrack -L from issues: OFFLOAD flows without a timeout and an
+// SNAT (pyroute2 #1198), a /proc/net/nf_conntrack line cut in the middle
+// between Markdown fences (openwrt/luci #5909).
+func TestConntrackRealPasted(t *testing.T) {
+	out := parsetest.ReadFile(t, "fixtures/real/conntrack/pyroute2-issue1198_conntrack-L_offload-no-timeout_v1.4.6-trailer.txt", Conntrack)
+	if len(out) != 6 {
+		t.Fatalf("%d entries, want 6 (the summary's count)", len(out))
+	}
+	if c := out[1]; c.Proto != "udp" || c.Timeout != 0 || len(c.Flags) != 1 || c.Flags[0] != "OFFLOAD" || !c.SNAT() ||
+		c.Reply.Dst.String() != "192.168.244.222:12100" || c.Orig.Src.String() != "100.93.0.5:41510" || c.Pos.Line != 3 {
+		t.Errorf("offloaded SNAT flow %+v", c)
+	}
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/real/conntrack/openwrt-luci-issue5909_conntrack-L-acct-offload_and_proc-net-nf_conntrack.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = Conntrack(bytes.NewReader(b), "ct.txt")
+	if at := parsetest.SyntaxErrorsAt(t, err); at != "ct.txt:11" {
+		t.Errorf("errors at %q, want only the cut /proc line", at)
+	}
+	if len(out) != 4 || out[3].Family != "ipv4" || out[3].Zone != 0 || out[3].Use != 2 || out[3].Pos.Line != 10 || out[2].Flags[0] != "OFFLOAD" {
+		t.Errorf("entries %+v", out)
+	}
+}
+
+// More conntrack -L as published and as conntrack-tools 1.4.7 prints it:
+// -p udp with accounting, -o extended's family prefix, a lone SCTP entry,
+// a listing without accounting or summary, one whose first line the paste
+// cut (an error at that line, the rest read).
+func TestConntrackRealMore(t *testing.T) {
+	out := parsetest.ReadFile(t, "fixtures/real/conntrack/kubernetes-issue129617_conntrack-L-p-udp_acct-delta-time.txt", Conntrack)
+	if len(out) != 3 || out[2].Timeout != 13 || out[2].OrigBytes != 83 || out[2].ReplyBytes != 131 || out[0].Orig.Dst.String() != "169.254.169.254:53" || out[0].Pos.Line != 2 {
+		t.Errorf("-p udp: %q", conntrackLines(out))
+	}
+	ext := parsetest.ReadFile(t, "fixtures/real/local/conntrack/local_conntrack-L-o-extended_acct.txt", Conntrack)
+	plain := parsetest.ReadFile(t, "fixtures/real/local/conntrack/local_conntrack-L_tcp-udp-icmp-sctp_v1.4.7.txt", Conntrack)
+	if len(ext) != 6 || len(plain) != 6 {
+		t.Fatalf("%d entries with -o extended, %d without", len(ext), len(plain))
+	}
+	for i := range ext {
+		if ext[i].Family != "ipv4" || ext[i].Proto != plain[i].Proto || ext[i].Orig != plain[i].Orig || ext[i].Reply != plain[i].Reply {
+			t.Errorf("entry %d: %+v, without -o extended %+v", i, ext[i], plain[i])
+		}
+	}
+	sctp := parsetest.ReadFile(t, "fixtures/real/local/conntrack/local_conntrack-L-p-sctp_injected-entry.txt", Conntrack)
+	if len(sctp) != 1 || sctp[0].Proto != "sctp" || sctp[0].State != "ESTABLISHED" || !sctp[0].Assured || sctp[0].OrigPackets != 0 || sctp[0].Pos.Line != 2 {
+		t.Errorf("sctp: %q", conntrackLines(sctp))
+	}
+	weave := parsetest.ReadFile(t, "fixtures/real/conntrack/weave-scope-issue1110_conntrack-L_tcp-udp-mixed.txt", Conntrack)
+	states := map[string]int{}
+	unreplied := 0
+	for _, c := range weave {
+		states[c.Proto+" "+c.State]++
+		if c.Unreplied {
+			unreplied++
+		}
+	}
+	if len(weave) != 8 || states["tcp ESTABLISHED"] != 2 || states["tcp TIME_WAIT"] != 2 || states["udp "] != 4 || unreplied != 1 {
+		t.Errorf("weave scope: %v, %d unreplied", states, unreplied)
+	}
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/real/conntrack/kubernetes-issue91216_conntrack-L_tcp-dns-time-wait_cut-first-line.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, err := Conntrack(bytes.NewReader(b), "cut.txt")
+	if at := parsetest.SyntaxErrorsAt(t, err); at != "cut.txt:1 cut.txt:2" || len(cut) != 5 || cut[0].Pos.Line != 3 {
+		t.Errorf("errors at %q, %d entries", at, len(cut))
+	}
+}
+
+// conntrack's summary counts the entries it showed: an excerpt that lost
+// some is reported at the summary; behind a pipe (conntrack -L | grep) the
+// summary counts what the pipe took out, and is not checked.
+func TestConntrackSummaryCount(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/real/local/conntrack/local_conntrack-L_tcp-udp-icmp-sctp_v1.4.7.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	cut := strings.Join(append(lines[:3:3], lines[4:]...), "\n") // one entry lost
+	out, err := Conntrack(strings.NewReader(cut), "cut.txt")
+	var list model.ErrorList
+	if len(out) != 5 || !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 1 || !strings.Contains(list[0].Error(), "showed 6, but 5 were read") {
+		t.Errorf("%d entries, errors %v", len(out), err)
+	}
+	piped := "root@node1:~# conntrack -L | grep 10.77.2.2\n" + strings.Join(lines[:3], "\n") + "\n"
+	if out, err := Conntrack(strings.NewReader(piped), "piped.txt"); err != nil || len(out) != 2 {
+		t.Errorf("piped: %d entries, %v", len(out), err)
+	}
+	// The events of conntrack -E are counted the same way.
+	ev := "    [NEW] udp      17 30 src=10.0.0.1 dst=10.0.0.2 sport=1 dport=53 [UNREPLIED] src=10.0.0.2 dst=10.0.0.1 sport=53 dport=1\n" +
+		"conntrack v1.4.7 (conntrack-tools): 2 flow events have been shown.\n"
+	if _, err := ConntrackEvents(strings.NewReader(ev), "e.txt"); err == nil || !strings.Contains(err.Error(), "e.txt:2: conntrack says it showed 2, but 1 were read") {
+		t.Errorf("events: %v", err)
+	}
 }

@@ -40,14 +40,14 @@ func (p *iptParser) listChain(t string, pos model.Pos) {
 	tname := p.cmd.table
 	if tname == "" {
 		if p.listTable == "" || name == "PREROUTING" {
-			p.listTable = iptGuessTable(name)
+			p.listTable = iptGuessTable(name, "")
 		}
 		tname = p.listTable
 	}
 	if tb := p.tables[tname]; tb != nil && (tb.declared[name] || (tb.chains[name] != nil && len(tb.chains[name].Rules) > 0)) {
 		// the same chain again: a second dump
 		if p.cmd.table == "" {
-			p.listTable = iptGuessTable(name)
+			p.listTable = iptGuessTable(name, "")
 			tname = p.listTable
 		}
 		p.newRuleset(formList, pos)
@@ -135,7 +135,7 @@ func (p *iptParser) listRow(line string, pos model.Pos) {
 		tname := p.cmd.table
 		if tname == "" {
 			if p.listTable == "" {
-				p.listTable = iptGuessTable(p.cmd.chain)
+				p.listTable = iptGuessTable(p.cmd.chain, "")
 			}
 			tname = p.listTable
 		}

@@ -20,8 +20,13 @@ var IPTablesRulesFormat = &format.Format{
 
 func sniffIPTablesRules(_ string, head []byte) int {
 	c, ok := sniffIPTables(head)
-	if !ok || c.save > 0 || c.list > 0 || c.prompt[formSave] > 0 || (c.spec == 0 && c.prompt[formRules] == 0) {
+	if !ok || c.save > 0 || c.list > 0 || c.counted > 0 || c.prompt[formSave] > 0 || (c.spec == 0 && c.rules == 0 && c.prompt[formRules] == 0) {
 		return 0
+	}
+	if c.spec == 0 && c.prompt[formRules] == 0 {
+		// -A lines alone (a grep of iptables-save or of iptables -S):
+		// read as iptables -S, the table guessed from the rules.
+		return text.RatioScore(c.rules, c.total, 90)
 	}
 	return text.RatioScore(c.rules+c.spec, c.total, 98)
 }

@@ -43,19 +43,21 @@ func (p *iptParser) saveTable(t string, pos model.Pos) {
 }
 
 // saveChain reads ":KUBE-SERVICES - [0:0]" and ":INPUT ACCEPT [12:744]".
+// Outside a *table section (lines cut out of a dump with grep) the chain
+// goes where fragmentTable puts it.
 func (p *iptParser) saveChain(t string, pos model.Pos) {
-	if p.table == nil {
-		p.errorf(pos, t, "%w: chain declaration outside a *table section", format.ErrSyntax)
-		return
-	}
 	f := strings.Fields(t[1:])
 	if len(f) == 0 {
 		p.errorf(pos, t, "%w: expected \":CHAIN POLICY [PACKETS:BYTES]\"", format.ErrSyntax)
 		return
 	}
-	c := p.table.chainOf(f[0], pos)
+	tb := p.table
+	if tb == nil {
+		tb = p.fragmentTable(formSave, "-N", f[0], "", pos)
+	}
+	c := tb.chainOf(f[0], pos)
 	c.Pos = pos
-	p.table.declared[f[0]] = true
+	tb.declared[f[0]] = true
 	if len(f) > 1 && f[1] != "-" {
 		c.Policy = f[1]
 	}
@@ -81,6 +83,45 @@ func iptBracketCounters(s string) (pk, by uint64, ok bool) {
 	pk, err1 := strconv.ParseUint(a, 10, 64)
 	by, err2 := strconv.ParseUint(b, 10, 64)
 	return pk, by, err1 == nil && err2 == nil
+}
+
+// fragmentTable returns the table of a line outside any *table section:
+// an iptables -S line, or a line cut out of an iptables-save dump with grep
+// (form formSave). The table is the prompt's -t; a grep of an
+// iptables-save behind a prompt has no known table (""); otherwise it is
+// guessed from the chain and the rule's target (iptGuessTable). A chain
+// created or given a policy again starts the next dump.
+func (p *iptParser) fragmentTable(form, op, chain, target string, pos model.Pos) *iptTable {
+	if p.cmd.form == "" {
+		p.fragment = true
+	}
+	tname := p.cmd.table
+	if p.cmd.form != formSave && tname == "" {
+		if p.listTable == "" || (chain == "PREROUTING" && (op == "-P" || op == "--policy")) {
+			p.listTable = iptGuessTable(chain, target)
+		}
+		tname = p.listTable
+	}
+	p.want(form, pos)
+	if (op == "-N" || op == "--new-chain" || op == "-P" || op == "--policy") && p.tables[tname] != nil && p.tables[tname].declared[chain] {
+		// the same chain again: a second dump
+		p.newRuleset(form, pos)
+		if p.cmd.table == "" && p.cmd.form != formSave {
+			p.listTable = iptGuessTable(chain, target)
+			tname = p.listTable
+		}
+	}
+	return p.tableOf(tname, pos)
+}
+
+// iptJumpTarget returns the -j target of a rule's options, "" without.
+func iptJumpTarget(opts []iptTok) string {
+	for i := 0; i+1 < len(opts); i++ {
+		if !opts[i].quoted && (opts[i].s == "-j" || opts[i].s == "--jump" || opts[i].s == "-g" || opts[i].s == "--goto") {
+			return opts[i+1].s
+		}
+	}
+	return ""
 }
 
 // ruleLine reads a line of iptables-save or iptables -S: "-A CHAIN ...",
@@ -126,30 +167,13 @@ func (p *iptParser) ruleLine(t string, pos model.Pos) {
 	}
 	rest := toks[min(i+2, len(toks)):]
 
-	// Which table: the *table section of iptables-save; otherwise the
-	// table the prompt named (iptables -S defaults to filter, and lines cut
-	// out of a whole iptables-save with grep have no known table).
 	tb := p.table
 	if tb == nil {
-		form, tname := formRules, p.cmd.table
-		if p.cmd.form == formSave {
-			form = formSave
-		} else if tname == "" {
-			if p.listTable == "" || (chain == "PREROUTING" && (op == "-P" || op == "--policy")) {
-				p.listTable = iptGuessTable(chain)
-			}
-			tname = p.listTable
+		form := formRules
+		if counted || p.cmd.form == formSave || (p.cmd.form == "" && p.rs != nil && p.rs.Format == formSave && p.fragment) {
+			form = formSave // iptables-save -c lines, or a grep of a save
 		}
-		p.want(form, pos)
-		if (op == "-N" || op == "--new-chain" || op == "-P" || op == "--policy") && p.tables[tname] != nil && p.tables[tname].declared[chain] {
-			// the same chain again: a second dump
-			p.newRuleset(form, pos)
-			if p.cmd.table == "" && form == formRules {
-				p.listTable = iptGuessTable(chain)
-				tname = p.listTable
-			}
-		}
-		tb = p.tableOf(tname, pos)
+		tb = p.fragmentTable(form, op, chain, iptJumpTarget(rest), pos)
 	}
 
 	switch op {
@@ -437,7 +461,7 @@ func iptOption(r *model.Rule, opt string, vals []iptTok, neg bool, module *strin
 
 func sniffIPTablesSave(_ string, head []byte) int {
 	c, ok := sniffIPTables(head)
-	if !ok || (c.save == 0 && c.prompt[formSave] == 0) || c.list > 0 {
+	if !ok || (c.save == 0 && c.prompt[formSave] == 0 && c.counted == 0) || c.list > 0 {
 		return 0
 	}
 	return text.RatioScore(c.save+c.rules, c.total, 100)

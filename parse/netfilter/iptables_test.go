@@ -818,6 +818,12 @@ var IPTablesTestInputs = map[string]string{
 	"fixtures/seeds/004-stale-dnat/iptables-nat-kube-dns.txt":                   "iptables-list",
 	"fixtures/seeds/004-stale-dnat/iptables-filter-forward.txt":                 "iptables-list",
 	"parse/testdata/bundles/node-b-2026-11-22_10_11_12/networking/iptablessave": "iptables-save",
+	// rules cut out of iptables-save with grep
+	"fixtures/real/iptables/kube-router-issue425_nat-KUBE-SERVICES-fragment_masq-rules.rules":         "iptables-S",
+	"fixtures/real/iptables/weave-issue3392_nat-KUBE-SERVICES-fragment_external-ip-physdev.rules":     "iptables-S",
+	"fixtures/real/iptables/submariner-subctl-pr1205_iptables-save-c_counter-prefixed-fragment.rules": "iptables-save",
+	"fixtures/real/local/iptables/local_legacy-and-nft-save-side-by-side_nat.txt":                     "iptables-save",
+	"fixtures/real/iptables/kubernetes-pr110328_iptables-save-t-filter-c-grep_indented-session.txt":   "iptables-save",
 }
 
 // Every input sniffs as its own format, and the other two iptables

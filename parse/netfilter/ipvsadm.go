@@ -21,7 +21,9 @@ var IPVSadmFormat = &format.Format{
 		" (the connection table), and service lines cut out with grep",
 	Doc: "several listings in one file merge into one record per virtual service (counters from " +
 		"`--stats`/`--rate` attached); prompts (`# ipvsadm -l -n | grep TCP`) are skipped; " +
-		"K/M/G/T suffixes of un-`--exact` counters are read as multiples of 1000",
+		"K/M/G/T suffixes of un-`--exact` counters are read as multiples of 1000; without `-n`, " +
+		"port names are resolved through /etc/services and IANA names, and what cannot be " +
+		"(host names, unknown ports) is 0 with a note on the record and one warning for the file",
 	Sniff: sniffIPVSadm,
 	Parse: func(_ context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
@@ -57,8 +59,11 @@ func sniffIPVSadm(_ string, head []byte) int {
 			continue
 		}
 		total++
-		if _, ok := ipvsServiceLine(strings.Fields(t)); ok || strings.HasPrefix(t, "-> ") {
+		f := strings.Fields(t)
+		if _, ok := ipvsServiceLine(f); ok || strings.HasPrefix(t, "-> ") {
 			matched++
+		} else if len(f) >= 3 && (f[0] == "TCP" || f[0] == "UDP" || f[0] == "SCTP") && ipvsNamedOK(f[1]) {
+			matched++ // ipvsadm without -n
 		} else if ipvsSaveLike(t) {
 			matched++
 		}
@@ -124,30 +129,38 @@ func IPVSConns(r io.Reader, name string) ([]model.IPVSConn, error) {
 
 func readIPVSadmAll(r io.Reader, name, node string, errs *model.ErrorList) ([]model.IPVSService, []model.IPVSConn) {
 	var conns []model.IPVSConn
+	var serviceNoted func(proto string, addr netip.AddrPort, mark uint32, note string, pos model.Pos) *model.IPVSService
 	var (
 		out  []*model.IPVSService
 		byID = map[string]*model.IPVSService{}
 		cur  *model.IPVSService
 		mode = ipvsPlain
 	)
+	var names ipvsNames
 	service := func(proto string, addr netip.AddrPort, mark uint32, pos model.Pos) *model.IPVSService {
-		id := fmt.Sprintf("%s|%s|%d|%s", proto, addr, mark, node)
+		return serviceNoted(proto, addr, mark, "", pos)
+	}
+	serviceNoted = func(proto string, addr netip.AddrPort, mark uint32, note string, pos model.Pos) *model.IPVSService {
+		id := fmt.Sprintf("%s|%s|%d|%s|%s", proto, addr, mark, node, note)
 		if s := byID[id]; s != nil {
 			return s
 		}
-		s := &model.IPVSService{Node: node, Proto: proto, Addr: addr, FWMark: mark, Pos: pos}
+		s := &model.IPVSService{Node: node, Proto: proto, Addr: addr, FWMark: mark, Note: note, Pos: pos}
 		byID[id] = s
 		out = append(out, s)
 		return s
 	}
-	real := func(s *model.IPVSService, addr netip.AddrPort, pos model.Pos) *model.IPVSReal {
+	realNoted := func(s *model.IPVSService, addr netip.AddrPort, note string, pos model.Pos) *model.IPVSReal {
 		for i := range s.Reals {
-			if s.Reals[i].Addr == addr {
+			if s.Reals[i].Addr == addr && s.Reals[i].Note == note {
 				return &s.Reals[i]
 			}
 		}
-		s.Reals = append(s.Reals, model.IPVSReal{Addr: addr, Pos: pos})
+		s.Reals = append(s.Reals, model.IPVSReal{Addr: addr, Note: note, Pos: pos})
 		return &s.Reals[len(s.Reals)-1]
+	}
+	real := func(s *model.IPVSService, addr netip.AddrPort, pos model.Pos) *model.IPVSReal {
+		return realNoted(s, addr, "", pos)
 	}
 
 	l := text.NewLines(r, name, errs)
@@ -211,28 +224,37 @@ func readIPVSadmAll(r io.Reader, name, node string, errs *model.ErrorList) ([]mo
 				l.Errorf("expected \"-> ADDRESS:PORT ...\"")
 				continue
 			}
-			addr, err := parseIPVSAddr(f[1])
+			addr, note, err := names.addr(f[1], l.Pos(), t)
 			if err != nil {
 				l.Errorf("expected \"-> ADDRESS:PORT ...\": %v", err)
 				continue
 			}
-			rs := real(cur, addr, l.Pos())
+			rs := realNoted(cur, addr, note, l.Pos())
 			if err := ipvsRealColumns(rs, f[2:], mode); err != nil {
 				l.Errorf("%v", err)
 			}
 			continue
 		}
 		sl, ok := ipvsServiceLine(f)
+		note := ""
+		if !ok && len(f) >= 2 && (f[0] == "TCP" || f[0] == "UDP" || f[0] == "SCTP") {
+			// ipvsadm without -n: service names for ports, host names
+			var err error
+			if sl.addr, note, err = names.addr(f[1], l.Pos(), t); err == nil {
+				sl.proto, ok = f[0], true
+			}
+		}
 		if !ok {
 			l.Errorf("expected an IPVS service line (\"TCP 10.96.0.1:443 rr\") or a real server line (\"-> 10.0.0.1:6443 Masq 1 0 0\")")
 			cur = nil
 			continue
 		}
-		cur = service(sl.proto, sl.addr, sl.mark, l.Pos())
+		cur = serviceNoted(sl.proto, sl.addr, sl.mark, note, l.Pos())
 		if err := ipvsServiceColumns(cur, f[2:], mode); err != nil {
 			l.Errorf("%v", err)
 		}
 	}
+	names.report(errs)
 	res := make([]model.IPVSService, len(out))
 	for i, s := range out {
 		res[i] = *s

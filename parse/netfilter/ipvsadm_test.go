@@ -78,7 +78,7 @@ func TestIPVSadmSave(t *testing.T) {
 }
 
 func TestIPVSadmErrors(t *testing.T) {
-	in := "TCP  10.96.0.1:443 rr\n  -> 172.18.0.2:https Masq 1 0 0\nTCP  10.96.0.1:443 rr\n  -> 172.18.0.2:6443 Masq one 0 0\ngarbage here\nTCP  10.96.0.2:80 rr\n"
+	in := "TCP  10.96.0.1:443 rr\n  -> 172.18.0.2:#bad Masq 1 0 0\nTCP  10.96.0.1:443 rr\n  -> 172.18.0.2:6443 Masq one 0 0\ngarbage here\nTCP  10.96.0.2:80 rr\n"
 	svcs, err := IPVSadm(strings.NewReader(in), "bad.txt")
 	var list model.ErrorList
 	if !errors.As(err, &list) || len(list) != 3 {

@@ -83,6 +83,18 @@ func TestSniffConntrackStats(t *testing.T) {
 	parsetest.CheckSniff(t, parse.Formats(), netfilter.ConntrackStatsFormat, netfilter.ConntrackStatsFiles, append(append([]string{}, parsetest.ConntrackFiles...), parsetest.RouteFiles...))
 }
 
+func TestConntrackEventsSniff(t *testing.T) {
+	parsetest.CheckSniff(t, parse.Formats(), netfilter.ConntrackEventsFormat, []string{
+		"fixtures/real/conntrack/jc-issue646_conntrack-E_aligned-event-tags_udp-dns.txt",
+		"fixtures/real/local/conntrack/local_conntrack-E-o-timestamp_tcp-udp-icmp-dnat.txt",
+		"fixtures/real/local/conntrack/local_conntrack-E_plain_same-traffic.txt",
+	}, []string{
+		"fixtures/real/local/conntrack/local_conntrack-L_tcp-udp-icmp-sctp_v1.4.7.txt",
+		"fixtures/real/conntrack/weave-scope-issue1110_conntrack-L_tcp-udp-mixed.txt",
+		"fixtures/real/local/conntrack/local_conntrack-S_v1.4.7_tab-after-cpu.txt",
+	})
+}
+
 func TestConntrackOpen(t *testing.T) {
 	snap, warns, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), "parse/testdata/conntrack/conntrack-L.txt"), nil)
 	if err != nil || len(warns) != 0 {
@@ -93,5 +105,23 @@ func TestConntrackOpen(t *testing.T) {
 	}
 	if len(snap.Conntrack) != 5 || !snap.Conntrack[1].DNAT() || snap.Conntrack[1].Reply.Src.String() != "127.0.0.53:53" {
 		t.Errorf("conntrack %+v", snap.Conntrack)
+	}
+}
+
+// Rules cut out of iptables-save with grep sniff as iptables-S, or as
+// iptables-save when their [packets:bytes] counters say -c.
+func TestSniffIPTablesFragments(t *testing.T) {
+	for rel, want := range map[string]string{
+		"fixtures/real/iptables/kube-router-issue425_nat-KUBE-SERVICES-fragment_masq-rules.rules":         "iptables-S",
+		"fixtures/real/iptables/kubernetes-issue26292_nat-KUBE-SERVICES-fragment_no-table-header.rules":   "iptables-S",
+		"fixtures/real/iptables/weave-issue3392_nat-KUBE-SERVICES-fragment_external-ip-physdev.rules":     "iptables-S",
+		"fixtures/real/local/iptables/local_iptables-save-grep-A-KUBE_fragment.txt":                       "iptables-S",
+		"fixtures/real/iptables/submariner-subctl-pr1205_iptables-save-c_counter-prefixed-fragment.rules": "iptables-save",
+		"fixtures/real/iptables/kube-hetzner-issue1210_iptables-save-grep-KUBE-SVC_suse-prompt.txt":       "iptables-save",
+		"fixtures/real/local/iptables/local_legacy-and-nft-save-side-by-side_nat.txt":                     "iptables-save",
+	} {
+		if got := parsetest.SniffAs(t, parse.Formats(), rel); got != want {
+			t.Errorf("%s: sniffed as %q, want %s", rel, got, want)
+		}
 	}
 }

@@ -598,3 +598,8 @@ svc["spec"].update({"clusterIP": "10.96.100.10", "clusterIPs": ["10.96.100.10"],
 json.dump(svc, sys.stdout, indent=4)
 print()
 PY
+# version-skew/hit-reported-version: the nodes of hit-kubelet-newer beside a
+# cluster_version.json in troubleshoot's format (cluster-info/), for an
+# apiserver v1.11.5.
+mkdir -p $v/hit-reported-version
+cp $v/hit-kubelet-newer/nodes.txt $v/hit-reported-version/
