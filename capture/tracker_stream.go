@@ -164,6 +164,7 @@ type stream struct {
 	finSeen [2]bool
 	ackSeen bool
 	icmp    bool // an ICMP error quotes the stream
+	natCopy bool // summary mode: another stream's SYN had the same sequence number (noteSYN)
 }
 
 // closed tells whether s has seen FIN both ways or an RST.
@@ -243,6 +244,9 @@ func (t *Tracker) addTCP(p *Packet) {
 		}
 		if !p.Short && s.retransmitted(dir, p, pns) {
 			c.SYNRetx++
+		}
+		if t.summarize && !s.synSeen[dir] {
+			t.noteSYN(s, p.Seq, pns)
 		}
 		s.synSeen[dir], s.synISN[dir] = true, p.Seq
 		s.mruSYN = pns

@@ -16,6 +16,7 @@ import "github.com/netmortem/netmortem/analyzer"
 func All() []*analyzer.Rule {
 	return []*analyzer.Rule{
 		SynAckReset,
+		NATReplyUntranslated,
 		EphemeralNodePortOverlap,
 		SynUnanswered,
 		SynRefused,

@@ -147,3 +147,12 @@ sed 's/--service-node-port-range=20000-40000/--service-node-port-range=20000-299
 	>$n/hit-restored-service/kube-apiserver.yaml
 mkdir -p $n/miss-no-kube
 cp $n/hit-host-process/ss-lntp.txt $n/miss-no-kube/
+
+# nat-reply-untranslated (fixtures/scenarios/nat-reply-untranslated.sh)
+r=nat-reply-untranslated
+nr=incidents/nat-reply-untranslated
+copy $r/hit-bridge-nf-off $nr/{capture.pcap,proc-sys-net-bridge.txt,iptables-save.txt}
+copy $r/hit-symptom-capture-only $nr/capture.pcap
+copy $r/miss-control $nr-control/{capture.pcap,proc-sys-net-bridge.txt,iptables-save.txt}
+copy $r/miss-no-capture $nr/{proc-sys-net-bridge.txt,iptables-save.txt}
+copy $s/hit-symptom-nat-untranslated $nr/{capture.pcap,proc-sys-net-bridge.txt}
