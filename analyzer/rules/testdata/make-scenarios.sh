@@ -156,3 +156,24 @@ copy $r/hit-symptom-capture-only $nr/capture.pcap
 copy $r/miss-control $nr-control/{capture.pcap,proc-sys-net-bridge.txt,iptables-save.txt}
 copy $r/miss-no-capture $nr/{proc-sys-net-bridge.txt,iptables-save.txt}
 copy $s/hit-symptom-nat-untranslated $nr/{capture.pcap,proc-sys-net-bridge.txt}
+
+# connection-skew (fixtures/scenarios/connection-skew.sh)
+k=connection-skew
+ks=incidents/connection-skew
+copy $k/hit-stale-rules $ks/{capture.pcap,iptables-save.txt}
+copy $k/miss-affinity $ks-affinity/{capture.pcap,iptables-save.txt}
+copy $k/miss-control $ks-control/{capture.pcap,iptables-save.txt}
+copy $k/miss-no-rules $ks/capture.pcap
+# Two nodes' dumps in a kubectl cluster-info dump's layout (its nodes.json
+# and kube-system/pods.json are the probe-restart-loop incident's, whose
+# Nodes name the folders): the capture is judged against its own node's
+# rules only.
+for sc in hit-node-own-rules miss-node-own-rules; do
+	copy $k/$sc incidents/probe-restart-loop/nodes.json
+	mkdir -p $k/$sc/kube-system
+	cp $fx/incidents/probe-restart-loop/pods-kube-system.json $k/$sc/kube-system/pods.json
+done
+copy $k/hit-node-own-rules/worker-1 $ks/{capture.pcap,iptables-save.txt}
+copy $k/hit-node-own-rules/worker-2 $ks-during-capture/iptables-save.txt
+copy $k/miss-node-own-rules/worker-1 $ks/capture.pcap $ks-during-capture/iptables-save.txt
+copy $k/miss-node-own-rules/worker-2 $ks/iptables-save.txt
