@@ -177,3 +177,13 @@ copy $k/hit-node-own-rules/worker-1 $ks/{capture.pcap,iptables-save.txt}
 copy $k/hit-node-own-rules/worker-2 $ks-during-capture/iptables-save.txt
 copy $k/miss-node-own-rules/worker-1 $ks/capture.pcap $ks-during-capture/iptables-save.txt
 copy $k/miss-node-own-rules/worker-2 $ks/iptables-save.txt
+
+# syn-unanswered, syn-refused
+u=syn-unanswered
+copy $u/hit-symptom-capture-only captures/handshakes.pcap
+copy $u/hit-service-endpoint $sd/{capture.pcap,endpoints-kube-dns.json,service-kube-dns.json}
+copy $u/miss-answered-after-nat $nr/capture.pcap
+copy $u/miss-control $sd-control/capture.pcap
+rf=syn-refused
+copy $rf/hit-symptom-capture-only captures/handshakes.pcap
+copy $rf/miss-control $inc-control/capture.pcap
