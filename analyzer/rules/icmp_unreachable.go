@@ -20,6 +20,10 @@ var ICMPUnreachable = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindKube},
 	Requires: []analyzer.FactKey{facts.AddrRoles, facts.Attempts, facts.AppErrors},
 	Run:      runICMPUnreachable,
+	Proof: "the ICMP errors in the capture, joined with what the destination is (a Service address or ready " +
+		"endpoint: Services, Endpoints) or with the neighbor tables that resolve it to the sender's own MAC",
+	Unproven: "the ICMP errors from the capture alone, with the sender's possible reasons and the command to run on " +
+		"the sender that decides",
 	Doc: `traffic answered with ICMP unreachable or a redirect
 
 In a capture, a host or router answers packets with ICMP destination
@@ -188,6 +192,7 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 				plural(n, "message", "messages"), len(g.routers), plural(len(g.routers), "router", "routers"), g.dst, what,
 				strings.Join(senders, ", "))
 			f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, "")
+			icmpCertainty(&f, g.what, g.from, g.dst, ev)
 			p.Report(f)
 			continue
 		}
@@ -211,6 +216,7 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 			f.Summary += fmt.Sprintf(" Applications log %d %s reaching %s.", n, plural(n, "failure", "failures"), first.Quoted.Dst.Addr())
 		}
 		f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, first.Gateway.String())
+		icmpCertainty(&f, g.what, g.from, g.dst, ev)
 		p.Report(f)
 	}
 	return nil
@@ -237,6 +243,56 @@ func sameMACOwner(s *model.Snapshot, dst, from netip.Addr) (string, []analyzer.E
 		}
 	}
 	return "", nil
+}
+
+// icmpCertainty fills how firmly the finding's cause is shown: the ICMP
+// error itself says what the sender did; an error joined with what the
+// destination is (a Service, a ready endpoint) or with the neighbor tables
+// is proven, the capture alone leaves the sender's reason among the
+// alternatives.
+func icmpCertainty(f *analyzer.Finding, what, from, dst string, ev []analyzer.Evidence) {
+	f.Certainty = analyzer.Unknown
+	if f.Severity == analyzer.Error {
+		f.Certainty = analyzer.Proven
+	}
+	if len(ev) > 0 {
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", ev[0].Pos, ev[0].Note))
+	}
+	if f.Facts["destination_is"] != nil {
+		f.Supports = append(f.Supports, fmt.Sprintf("the destination is %s", f.Facts["destination_is"]))
+	}
+	if f.Facts["destination_mac"] != nil {
+		f.Supports = append(f.Supports, fmt.Sprintf("the neighbor table resolves the destination to %s, the MAC of %s", f.Facts["destination_mac"], from))
+	}
+	host := stripPort(dst)
+	switch what {
+	case "port-unreachable":
+		f.Alternatives = []string{"nothing listens on the port (UDP)", "a REJECT rule matches (kube-proxy's for a Service without endpoints)"}
+		f.Decide = fmt.Sprintf("iptables-save | grep -e REJECT (on %s)", from)
+	case "host-unreachable", "net-unreachable":
+		f.Alternatives = []string{"the address has no live owner on its link", "two hosts claim the address (a VIP announced twice, a stale ARP entry)",
+			"a route on the sender leads nowhere"}
+		f.Decide = fmt.Sprintf("ip route get %s (on %s)", host, from)
+	case "admin-prohibited":
+		f.Alternatives = []string{"a REJECT rule with icmp-admin-prohibited", "a NetworkPolicy that rejects"}
+		f.Decide = fmt.Sprintf("iptables-save | grep -i prohibited (on %s)", from)
+	case "frag-needed", "packet-too-big":
+		f.Alternatives = []string{"a link on the path has a smaller MTU than the sender's (an overlay's encapsulation)",
+			"path-MTU discovery at work: the sender lowers its packet size and goes on"}
+		f.Decide = fmt.Sprintf("ip link (the MTUs of the interfaces on the path to %s)", host)
+	case "redirect":
+		f.Alternatives = []string{"the sender routes the address through a host that does not own it", "a VIP announced by the wrong host"}
+		f.Decide = fmt.Sprintf("ip route get %s (on the senders)", host)
+	case "ttl-exceeded":
+		f.Alternatives = []string{"a routing loop between the routers that answer", "a traceroute (TTLs growing hop by hop)"}
+		f.Decide = fmt.Sprintf("ip route get %s (on each router on the path)", host)
+	default:
+		f.Alternatives = []string{"a route or firewall rule on the sender"}
+		f.Decide = fmt.Sprintf("ip route get %s (on %s)", host, from)
+	}
+	if f.Certainty != analyzer.Proven {
+		f.Contradicts = append(f.Contradicts, "the capture alone does not say what the destination is, nor why the sender refuses it")
+	}
 }
 
 func icmpCauseFix(what, from, dst, gw string) (cause, fix string) {

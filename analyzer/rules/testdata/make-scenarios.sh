@@ -187,3 +187,19 @@ copy $u/miss-control $sd-control/capture.pcap
 rf=syn-refused
 copy $rf/hit-symptom-capture-only captures/handshakes.pcap
 copy $rf/miss-control $inc-control/capture.pcap
+
+# icmp-unreachable, arp-flap, arp-unanswered, timewait-churn
+lb=incidents/lb-conflict
+vu=incidents/vip-unannounced
+copy icmp-unreachable/hit-symptom-capture-only captures/handshakes.pcap
+copy icmp-unreachable/hit-lb-conflict $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
+copy icmp-unreachable/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
+copy arp-flap/hit-symptom-capture-only captures/arp.pcapng
+copy arp-flap/hit-lb-conflict $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
+copy arp-flap/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
+copy arp-unanswered/hit-vip $vu/{capture.pcap,ip-neigh.txt,service-ingress-nginx.json}
+copy arp-unanswered/hit-symptom-capture-only $vu/capture.pcap
+copy arp-unanswered/miss-control $vu-control/{capture.pcap,ip-neigh.txt,service-ingress-nginx.json}
+copy timewait-churn/hit-seed-002 seeds/002-synack-reset/{ss-timewait.txt,sysctl.txt,ipvsadm.txt,svc.txt,kube-apiserver-flags.txt}
+copy timewait-churn/hit-symptom-sockets-only seeds/002-synack-reset/ss-timewait.txt
+copy timewait-churn/miss-no-sockets seeds/002-synack-reset/{sysctl.txt,ipvsadm.txt}
