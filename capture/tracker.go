@@ -272,8 +272,10 @@ func (t *Tracker) finalize(s *stream) {
 		case model.OutcomeEstablished:
 			switch s.connState(s.clientDir()) {
 			case "SF", "S1", "S2", "S3":
-				t.fold(s, outcome)
-				return
+				if !s.largeRetx() && !s.icmp { // a stalled transfer, or one an ICMP error quotes, is kept for the rules
+					t.fold(s, outcome)
+					return
+				}
 			}
 		case model.OutcomeRefused, model.OutcomeUnanswered:
 			if !s.icmp && !s.natCopy {

@@ -165,6 +165,8 @@ type stream struct {
 	ackSeen bool
 	icmp    bool // an ICMP error quotes the stream
 	natCopy bool // summary mode: another stream's SYN had the same sequence number (noteSYN)
+
+	data [2]*dataSizes // each direction's data segments, nil until it sends some
 }
 
 // closed tells whether s has seen FIN both ways or an RST.
@@ -280,6 +282,7 @@ func (t *Tracker) addTCP(p *Packet) {
 	if p.Flags&(SYN|ACK) == ACK && s.mruSYN != noTime && !s.rttSet {
 		s.firstRTT, s.rttSet = sub(pns, s.mruSYN), true
 	}
+	s.noteData(dir, p, sg)
 	if !rst && !p.Short {
 		nxt := p.Seq + uint32(p.Payload)
 		if syn || fin {
@@ -454,6 +457,8 @@ func (t *Tracker) attempt(s *stream) model.Attempt {
 		ClientBytes: s.bytes[cd],
 		ServerBytes: s.bytes[sd],
 		ISN:         s.synISN[cd],
+		ClientData:  t.sizes(s.data[cd]),
+		ServerData:  t.sizes(s.data[sd]),
 		Reused:      reuseNames[s.reused],
 		ICMP:        s.icmp,
 	}

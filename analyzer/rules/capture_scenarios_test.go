@@ -20,3 +20,7 @@ func TestARPUnansweredScenarios(t *testing.T) {
 func TestTimeWaitChurnScenarios(t *testing.T) {
 	analyzertest.Run(t, rules.TimeWaitChurn, "testdata/timewait-churn")
 }
+
+func TestMTUBlackholeScenarios(t *testing.T) {
+	analyzertest.Run(t, rules.MTUBlackhole, "testdata/mtu-blackhole")
+}

@@ -46,6 +46,10 @@ order.
 Evidence: the ICMP frames, the matched attempts' SYN frames, and the
 Kubernetes objects that say what the destination is.
 
+An ICMP fragmentation-needed (ICMPv6 Packet Too Big) on a connection that
+then carries acknowledged data is path-MTU discovery working: info (see
+mtu-blackhole for the path that drops it).
+
 Severity: error when the destination is a Service address or a ready endpoint;
 warning otherwise.
 
@@ -217,9 +221,54 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 		}
 		f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, first.Gateway.String())
 		icmpCertainty(&f, g.what, g.from, g.dst, ev)
+		if a, ok := pmtudWorked(s, g.events); ok {
+			// Path-MTU discovery at work: normal, at most info.
+			f.Severity, f.Certainty = analyzer.Info, analyzer.Likely
+			f.Title = fmt.Sprintf("%s tells %s to send smaller packets (ICMP %s), and the connection goes on", g.from,
+				first.Quoted.Src.Addr(), g.what)
+			f.Summary += fmt.Sprintf(" The connection %s -> %s then carries data that is acknowledged: path-MTU "+
+				"discovery working.", a.Client, a.Server)
+			f.Cause = "A link on the path has a smaller MTU than the sender's; the sender learnt it from the ICMP error " +
+				"and sends smaller packets. Normal behaviour; an overlay without room for its encapsulation costs a round trip per new path."
+			f.Fix = "Nothing is broken. To save the round trip, set the pod MTU (the CNI's) to the path's."
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: the connection %s -> %s carries data that is acknowledged after the error",
+				a.Pos, a.Client, a.Server))
+			f.Contradicts, f.Alternatives, f.Decide = nil, nil, ""
+		}
 		p.Report(f)
 	}
 	return nil
+}
+
+// pmtudWorked returns the connection an ICMP fragmentation-needed or
+// Packet Too Big of events quotes when the sender's data on it was then
+// acknowledged with no large segment retransmitted in vain: path-MTU
+// discovery working (see mtu-blackhole for the opposite).
+func pmtudWorked(s *model.Snapshot, events []*model.ICMPEvent) (*model.Attempt, bool) {
+	for _, e := range events {
+		if e.What != "frag-needed" && e.What != "packet-too-big" {
+			return nil, false
+		}
+	}
+	for _, e := range events {
+		q := e.Quoted
+		for i := range s.Attempts {
+			a := &s.Attempts[i]
+			var d *model.DataSizes
+			switch {
+			case a.Client == q.Src && a.Server == q.Dst:
+				d = a.ClientData
+			case a.Server == q.Src && a.Client == q.Dst:
+				d = a.ServerData
+			default:
+				continue
+			}
+			if d != nil && d.MaxAcked > 0 && d.LargeRetx == 0 {
+				return a, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // sameMACOwner reports the MAC that the neighbor tables give for dst when

@@ -195,8 +195,8 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 				values["nodeport_overlap"], values["owned_ports_in_range"]))
 		}
 		p.Report(withFinding(f, analyzer.Finding{
-			Title:    fmt.Sprintf("local clients open ~%.0f connections/s: %s in TIME-WAIT", rate, strings.Join(parts, ", ")),
-			Summary:  summary,
+			Title:   fmt.Sprintf("local clients open ~%.0f connections/s: %s in TIME-WAIT", rate, strings.Join(parts, ", ")),
+			Summary: summary,
 			Cause: "Local clients open a new short connection for each request or check instead of reusing one; " +
 				"health checks and monitoring agents do this.",
 			Fix: "Reserve the NodePort range in net.ipv4.ip_local_reserved_ports so no churn can land on it; make the " +

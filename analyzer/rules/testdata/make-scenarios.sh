@@ -203,3 +203,10 @@ copy arp-unanswered/miss-control $vu-control/{capture.pcap,ip-neigh.txt,service-
 copy timewait-churn/hit-seed-002 seeds/002-synack-reset/{ss-timewait.txt,sysctl.txt,ipvsadm.txt,svc.txt,kube-apiserver-flags.txt}
 copy timewait-churn/hit-symptom-sockets-only seeds/002-synack-reset/ss-timewait.txt
 copy timewait-churn/miss-no-sockets seeds/002-synack-reset/{sysctl.txt,ipvsadm.txt}
+
+# mtu-blackhole (fixtures/scenarios/mtu-blackhole.sh)
+mb=incidents/mtu-blackhole
+copy mtu-blackhole/hit-icmp-dropped $mb/capture.pcap
+copy mtu-blackhole/miss-pmtud-working $mb-control/capture.pcap
+copy mtu-blackhole/miss-handshakes captures/handshakes.pcap
+copy icmp-unreachable/hit-pmtud-info $mb-control/capture.pcap
