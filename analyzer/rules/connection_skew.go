@@ -57,14 +57,6 @@ compare; check for a proxy or persistence choosing backends, and for
 conntrack entries from before the rules changed (conntrack -L).`,
 }
 
-// skewAttempt is one new connection (or, with affinity, one client) to a
-// backend.
-type skewAttempt struct {
-	key string
-	pos model.Pos
-	syn string
-}
-
 func runConnectionSkew(p *analyzer.Pass) error {
 	s := p.Snap
 	alpha := p.Param("alpha", 0.001)
