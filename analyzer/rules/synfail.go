@@ -317,6 +317,9 @@ func synCertainty(f *analyzer.Finding, outcome model.Outcome, ev []analyzer.Evid
 			"another port or address than the Service's targetPort)",
 			"a firewall rule rejects the connection with a TCP reset (iptables REJECT --reject-with tcp-reset)"}
 		f.Decide = fmt.Sprintf("ss -lntp 'sport = :%d'", port)
+		if port == 0 {
+			f.Decide = fmt.Sprintf("ss -lntp (on %s)", srv.Addr())
+		}
 	default:
 		f.Supports = append(f.Supports, fmt.Sprintf("the capture shows SYNs to %s and nothing back: no SYN/ACK, RST "+
 			"or ICMP error", subject))

@@ -210,3 +210,6 @@ copy mtu-blackhole/hit-icmp-dropped $mb/capture.pcap
 copy mtu-blackhole/miss-pmtud-working $mb-control/capture.pcap
 copy mtu-blackhole/miss-handshakes captures/handshakes.pcap
 copy icmp-unreachable/hit-pmtud-info $mb-control/capture.pcap
+copy $u/hit-scan captures/portscan.pcap
+copy $u/hit-sweep captures/sweep.pcap
+copy $rf/hit-scan captures/portscan.pcap
