@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/model"
@@ -12,10 +14,13 @@ import (
 // small ones pass.
 var MTUBlackhole = &analyzer.Rule{
 	Name:     "mtu-blackhole",
-	Severity: analyzer.Warning,
+	Severity: analyzer.Error,
 	Needs:    []model.Kind{model.KindCapture},
+	Uses:     []model.Kind{model.KindNetfilter},
 	Run:      runMTUBlackhole,
-	Proof:    "none yet beyond the capture: the retransmitted large segments and the missing or ignored ICMP",
+	Proof: "the capture's large segments retransmitted without acknowledgment while small ones pass, and a " +
+		"firewall rule in the bundle (iptables-save, ip6tables-save) that drops or rejects ICMP fragmentation-needed " +
+		"or Packet Too Big (or all ICMP)",
 	Unproven: "the connections whose large segments were retransmitted without acknowledgment while smaller ones " +
 		"passed, whether an ICMP fragmentation-needed (Packet Too Big) for them was seen, the causes not ruled out " +
 		"and the ping that finds the largest packet the path carries",
@@ -42,8 +47,11 @@ An ICMP fragmentation-needed or Packet Too Big on a connection whose larger
 segments then get through is path-MTU discovery working: icmp-unreachable
 reports it as info, and this rule is silent.
 
-Severity: warning (likely) from the capture: the pattern is that of a
-blackhole, but which link and which filter the capture does not show.
+Severity: error when a firewall rule in the bundle drops or rejects ICMP
+fragmentation-needed (Packet Too Big, or all ICMP) and no such ICMP for the
+connection reached the capture; warning (likely) from the capture alone: the
+pattern is that of a blackhole, but which link and which filter it does not
+show.
 
 Fix: find the largest packet the path carries (ping -M do -s SIZE), then lower
 the sender's MTU (the CNI's MTU: the node's minus the overlay's overhead),
@@ -189,6 +197,18 @@ func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: ICMP %s from %s quoting the connection", e.Pos, e.What, e.From))
 		f.Alternatives = append([]string{"path-MTU discovery is off on the sender (net.ipv4.ip_no_pmtu_disc = 1), or the ICMP " +
 			"is dropped between the capture and the sender's stack"}, f.Alternatives...)
+	} else if r := icmpDropRule(s, g.receiver.Is6()); r != nil {
+		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+		f.Sources = append(f.Sources, model.KindNetfilter)
+		ev = append(ev, analyzer.Evidence{Pos: r.Pos, Note: "drops " + icmpWhat(g.receiver.Is6())})
+		f.Cause = fmt.Sprintf("A link on the path carries smaller packets than %s sends, and the firewall rule at %s drops "+
+			"the %s that would tell it so: %s never learns the path MTU and sends its large segments again and again.",
+			g.sender, r.Pos, icmpWhat(g.receiver.Is6()), g.sender)
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", r.Pos, strings.TrimSpace(r.Raw)))
+		f.Contradicts = append(f.Contradicts, "the bundle does not say which host of the path the rule is on")
+		f.Alternatives = nil
+		f.Decide = ""
+		values["icmp_drop_rule"] = r.Pos.String()
 	} else {
 		f.Cause = fmt.Sprintf("A link on the path carries smaller packets than %s sends, and no ICMP fragmentation-needed "+
 			"(Packet Too Big) reached the capture to make it send smaller: a firewall on the path drops it, or the "+
@@ -202,4 +222,48 @@ func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 		"fragmentation-needed / Packet Too Big through every firewall on the path.", g.sender, g.receiver, g.receiver)
 	f.Evidence = dedupEvidence(ev)
 	return f
+}
+
+// icmpWhat names the ICMP error that carries a path's MTU.
+func icmpWhat(v6 bool) string {
+	if v6 {
+		return "ICMPv6 Packet Too Big"
+	}
+	return "ICMP fragmentation-needed"
+}
+
+// icmpDropRule returns a rule of the bundle's rulesets of the family that
+// drops or rejects the ICMP error carrying the path MTU: by its type
+// (fragmentation-needed, 3/4, packet-too-big, 2), or all ICMP.
+func icmpDropRule(s *model.Snapshot, v6 bool) *model.Rule {
+	protos := []string{"icmp", "1"}
+	types := []string{"fragmentation-needed", "3/4"}
+	if v6 {
+		protos = []string{"ipv6-icmp", "icmpv6", "58"}
+		types = []string{"packet-too-big", "--icmpv6-type 2 "}
+	}
+	for _, rs := range s.Netfilter {
+		if (rs.Family == "ipv6") != v6 && rs.Family != "inet" {
+			continue
+		}
+		for _, t := range rs.Tables {
+			for _, c := range t.Chains {
+				for _, r := range c.Rules {
+					if (r.Target != "DROP" && r.Target != "REJECT") || r.NotProto || !slices.Contains(protos, strings.ToLower(r.Proto)) {
+						continue
+					}
+					typed := strings.Contains(r.Raw, "icmp-type") || strings.Contains(r.Raw, "icmpv6-type")
+					if !typed {
+						return r // all ICMP
+					}
+					for _, ty := range types {
+						if strings.Contains(r.Raw+" ", ty) {
+							return r
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
