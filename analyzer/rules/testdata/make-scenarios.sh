@@ -214,3 +214,11 @@ copy icmp-unreachable/hit-pmtud-info $mb-control/capture.pcap
 copy $u/hit-scan captures/portscan.pcap
 copy $u/hit-sweep captures/sweep.pcap
 copy $rf/hit-scan captures/portscan.pcap
+# A capture outside the nodes' folders whose file name names its node.
+sc=miss-node-from-file-name
+copy $k/$sc incidents/probe-restart-loop/nodes.json
+mkdir -p $k/$sc/kube-system
+cp $fx/incidents/probe-restart-loop/pods-kube-system.json $k/$sc/kube-system/pods.json
+cp $fx/$ks/capture.pcap $k/$sc/tcpdump-worker-1.pcap
+copy $k/$sc/worker-1 $ks-during-capture/iptables-save.txt
+copy $k/$sc/worker-2 $ks/iptables-save.txt
