@@ -195,13 +195,13 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, attemp
 		}
 	}
 	if len(outside) > 0 {
-		f.Contradicts = append(f.Contradicts, fmt.Sprintf("source %s %s %s outside the NodePort range %s (%s)",
+		f.Contradicts = append(f.Contradicts, fmt.Sprintf("source %s %s %s outside the NodePort range %s (%s): no NodePort collision there",
 			plural(len(outside), "port", "ports"), joinPorts(outside), plural(len(outside), "is", "are"), np.Range, np.Source()))
 	}
 	if len(notOwned) > 0 {
 		switch {
 		case s.Has(model.KindIPVS) && s.Has(model.KindKube):
-			f.Contradicts = append(f.Contradicts, fmt.Sprintf("neither the IPVS table nor the Services list source %s %s",
+			f.Contradicts = append(f.Contradicts, fmt.Sprintf("neither the IPVS table nor the Services list source %s %s: no NodePort owns them",
 				plural(len(notOwned), "port", "ports"), joinPorts(notOwned)))
 		case s.Has(model.KindIPVS):
 			f.Contradicts = append(f.Contradicts, fmt.Sprintf("the IPVS table does not list source %s %s",
