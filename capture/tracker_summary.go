@@ -128,7 +128,9 @@ type synSeen struct {
 // sequence number, less than model.MinSYNRetransmission before (at time
 // pns), as copies of one connection seen before and after a node
 // translated it (DNAT, SNAT): summary mode keeps their failed attempts one
-// by one, so that the connection can be joined across its two tuples.
+// by one, so that the connection can be joined across its two tuples. A
+// SYN/ACK whose SYN was not seen counts with the sequence number it
+// acknowledges.
 func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64) {
 	if isn == 0 {
 		return
@@ -136,7 +138,7 @@ func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64) {
 	if t.synISN == nil {
 		t.synISN = map[uint32]synSeen{}
 	}
-	if o, ok := t.synISN[isn]; ok && o.s != s && pns != noTime && o.t != noTime {
+	if o, ok := t.synISN[isn]; ok && o.s != s && o.s.key != s.key && pns != noTime && o.t != noTime {
 		if d := pns - o.t; d < int64(model.MinSYNRetransmission) && d > -int64(model.MinSYNRetransmission) {
 			o.s.natCopy, s.natCopy = true, true
 		}
@@ -146,7 +148,7 @@ func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64) {
 
 // forgetSYN drops s, finalized, from the sequence numbers noteSYN keeps.
 func (t *Tracker) forgetSYN(s *stream) {
-	for _, isn := range s.synISN {
+	for _, isn := range [...]uint32{s.synISN[0], s.synISN[1], s.saAck - 1} {
 		if t.synISN[isn].s == s {
 			delete(t.synISN, isn)
 		}

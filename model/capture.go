@@ -102,7 +102,7 @@ type Attempt struct {
 	Packets     int    `json:"packets"`
 	ClientBytes int64  `json:"client_bytes"` // TCP payload bytes
 	ServerBytes int64  `json:"server_bytes"`
-	ISN         uint32 `json:"isn"` // the client's initial sequence number
+	ISN         uint32 `json:"isn"` // the client's initial sequence number (from the SYN/ACK's ack when the SYN was not seen)
 
 	// ClientData and ServerData size each side's data segments, nil for a
 	// side that sent none (see DataSizes).

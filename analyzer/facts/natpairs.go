@@ -2,6 +2,7 @@ package facts
 
 import (
 	"slices"
+	"time"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/model"
@@ -12,7 +13,8 @@ import (
 // once) with another destination (DNAT: a Service address turned into an
 // endpoint's) or another source (SNAT, masquerade). A capture of `-i any` on
 // the node that translates sees both, as does a pair of captures of its
-// two interfaces.
+// two interfaces; a capture on the client sees its SYN to the Service and
+// a SYN/ACK from the endpoint's address that acknowledges it.
 type NATPair struct {
 	// Before is the attempt as the client sent it, After as the node
 	// forwarded it.
@@ -67,6 +69,19 @@ var NATPairs = &analyzer.Fact[*NATPairIndex]{
 	Compute: func(fs *analyzer.Facts) *NATPairIndex { return natPairs(fs.Snapshot()) },
 }
 
+// firstSeen returns the time of an attempt's first SYN, or of its first
+// SYN/ACK when its SYN was not seen (a capture on the client of a reply
+// that comes back from the endpoint's address); zero without either.
+func firstSeen(a *model.Attempt) time.Time {
+	switch {
+	case len(a.SYN) > 0:
+		return a.SYN[0].Time
+	case len(a.SYNACK) > 0:
+		return a.SYNACK[0].Time
+	}
+	return time.Time{}
+}
+
 func natPairs(s *model.Snapshot) *NATPairIndex {
 	x := &NATPairIndex{before: map[*model.Attempt]int{}, after: map[*model.Attempt]int{}}
 	type key struct {
@@ -77,7 +92,7 @@ func natPairs(s *model.Snapshot) *NATPairIndex {
 	byISN := map[key][]*model.Attempt{}
 	for i := range s.Attempts {
 		a := &s.Attempts[i]
-		if a.ISN == 0 || len(a.SYN) == 0 || a.SYN[0].Time.IsZero() {
+		if a.ISN == 0 || firstSeen(a).IsZero() {
 			continue
 		}
 		k := key{a.Node, a.ISN}
@@ -91,7 +106,7 @@ func natPairs(s *model.Snapshot) *NATPairIndex {
 		if len(as) < 2 {
 			continue
 		}
-		slices.SortStableFunc(as, func(a, b *model.Attempt) int { return a.SYN[0].Time.Compare(b.SYN[0].Time) })
+		slices.SortStableFunc(as, func(a, b *model.Attempt) int { return firstSeen(a).Compare(firstSeen(b)) })
 		for i := 1; i < len(as); i++ {
 			b, a := as[i-1], as[i]
 			if _, used := x.before[b]; used {
@@ -100,7 +115,10 @@ func natPairs(s *model.Snapshot) *NATPairIndex {
 			if _, used := x.after[b]; used {
 				continue
 			}
-			if !model.IsSegmentCopy(b.SYN[0].Time, a.SYN[0].Time) && !b.SYN[0].Time.Equal(a.SYN[0].Time) {
+			if len(b.SYN) == 0 {
+				continue // the connection as the client sent it starts with its SYN
+			}
+			if !model.IsSegmentCopy(firstSeen(b), firstSeen(a)) && !firstSeen(b).Equal(firstSeen(a)) {
 				continue
 			}
 			p := NATPair{Before: b, After: a, DNAT: b.Server != a.Server, SNAT: b.Client != a.Client}
@@ -112,7 +130,7 @@ func natPairs(s *model.Snapshot) *NATPairIndex {
 			x.pairs = append(x.pairs, p)
 		}
 	}
-	slices.SortStableFunc(x.pairs, func(p, q NATPair) int { return p.Before.SYN[0].Time.Compare(q.Before.SYN[0].Time) })
+	slices.SortStableFunc(x.pairs, func(p, q NATPair) int { return firstSeen(p.Before).Compare(firstSeen(q.Before)) })
 	for i, p := range x.pairs {
 		x.before[p.Before] = i
 		x.after[p.After] = i

@@ -38,6 +38,18 @@ func TestNATPairs(t *testing.T) {
 			}
 		}
 	}
+	// The client Pod's own capture: its SYN to the Service, and the SYN/ACK
+	// from the endpoint that acknowledges it.
+	pod := facts.NATPairs.Get(open(t, "fixtures/incidents/nat-reply-untranslated-pod/capture.pcap")).Pairs()
+	if len(pod) != 2 {
+		t.Fatalf("the Pod's capture: %d pairs, want 2", len(pod))
+	}
+	for _, p := range pod {
+		if p.Before.Server.String() != "10.96.0.10:80" || p.After.Server.String() != "10.244.0.6:8080" || len(p.After.SYN) != 0 ||
+			p.Before.ISN != p.After.ISN || !p.ReplyUntranslated() || !p.DNAT {
+			t.Errorf("the Pod's capture: pair %+v / %+v", p.Before, p.After)
+		}
+	}
 	// Captures where nothing is translated have no pairs.
 	if n := len(facts.NATPairs.Get(open(t, "fixtures/incidents/ephemeral-nodeport/capture.pcap")).Pairs()); n != 0 {
 		t.Errorf("ephemeral-nodeport: %d NAT pairs, want none", n)

@@ -74,7 +74,7 @@ func runNATReplyUntranslated(p *analyzer.Pass) error {
 			continue
 		}
 		a := pr.After
-		if a.Outcome != model.OutcomeSynAckClientRST && a.Outcome != model.OutcomeSynAckNoAck {
+		if a.Outcome != model.OutcomeSynAckClientRST && a.Outcome != model.OutcomeSynAckNoAck && a.Outcome != model.OutcomeSynAckOnly {
 			continue // the client took the reply after all
 		}
 		key := fmt.Sprint(a.Node, "|", pr.Before.Client.Addr(), "|", pr.Before.Server, "|", a.Server)
@@ -99,7 +99,7 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 	for i, pr := range g.pairs {
 		a := pr.After
 		synacks += model.DistinctSegs(a.SYNACK)
-		if a.Outcome == model.OutcomeSynAckClientRST {
+		if len(a.ClientRST) > 0 {
 			resets++
 		} else {
 			ignored++
@@ -140,11 +140,21 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 			first.Before.ISN, g.target, synacks, plural(synacks, "ACK", "ACKs"), g.service, reaction, g.target, g.service),
 		Facts:   values,
 		Sources: []model.Kind{model.KindCapture},
-		Supports: []string{fmt.Sprintf("%s and %s: the SYN of %s to %s, sequence number %d, seen again to %s",
+		Supports: []string{fmt.Sprintf("%s: the SYN/ACK from %s to %s, not translated back to %s",
+			first.After.SegPos(first.After.SYNACK[0]), g.target, first.After.Client, g.service)},
+	}
+	if len(first.After.SYN) > 0 {
+		f.Supports = append([]string{fmt.Sprintf("%s and %s: the SYN of %s to %s, sequence number %d, seen again to %s",
 			first.Before.SegPos(first.Before.SYN[0]), first.After.SegPos(first.After.SYN[0]), g.client, g.service,
-			first.Before.ISN, g.target),
-			fmt.Sprintf("%s: the SYN/ACK from %s to %s, not translated back to %s",
-				first.After.SegPos(first.After.SYNACK[0]), g.target, first.After.Client, g.service)},
+			first.Before.ISN, g.target)}, f.Supports...)
+	} else {
+		// A capture on the client: the SYN/ACK acknowledges the SYN sent
+		// to the Service.
+		f.Summary = strings.Replace(f.Summary, "the same SYN (sequence number", "the SYN/ACK from the endpoint acknowledges the SYN sent to the Service (sequence number", 1)
+		f.Summary = strings.Replace(f.Summary, ") is seen before and after DNAT.", ").", 1)
+		f.Supports = append([]string{fmt.Sprintf("%s and %s: the SYN of %s to %s, sequence number %d, acknowledged by a SYN/ACK from %s",
+			first.Before.SegPos(first.Before.SYN[0]), first.After.SegPos(first.After.SYNACK[0]), g.client, g.service,
+			first.Before.ISN, g.target)}, f.Supports...)
 	}
 	hairpin := g.client == g.target.Addr()
 	name := "net.bridge.bridge-nf-call-iptables"
@@ -211,11 +221,11 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 // untranslated SYN/ACK and the client's first RST.
 func natPairEvidence(p facts.NATPair) []analyzer.Evidence {
 	b, a := p.Before, p.After
-	ev := []analyzer.Evidence{
-		{Pos: b.SegPos(b.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s, seq %d, before DNAT", b.Client, b.Server, b.ISN)},
-		{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s, seq %d, after DNAT", a.Client, a.Server, a.ISN)},
-		{Pos: a.SegPos(a.SYNACK[0]), Note: fmt.Sprintf("SYN/ACK %s -> %s, untranslated", a.Server, a.Client)},
+	ev := []analyzer.Evidence{{Pos: b.SegPos(b.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s, seq %d, before DNAT", b.Client, b.Server, b.ISN)}}
+	if len(a.SYN) > 0 {
+		ev = append(ev, analyzer.Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s, seq %d, after DNAT", a.Client, a.Server, a.ISN)})
 	}
+	ev = append(ev, analyzer.Evidence{Pos: a.SegPos(a.SYNACK[0]), Note: fmt.Sprintf("SYN/ACK %s -> %s, untranslated", a.Server, a.Client)})
 	if len(a.ClientRST) > 0 {
 		ev = append(ev, analyzer.Evidence{Pos: a.SegPos(a.ClientRST[0]), Note: fmt.Sprintf("RST %s -> %s", a.Client, a.Server)})
 	}

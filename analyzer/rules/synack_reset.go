@@ -175,7 +175,7 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, attemp
 	natted := 0
 	var natPair facts.NATPair
 	for _, a := range attempts {
-		if pr, ok := facts.NATPairs.Of(p).After(a); ok && pr.DNAT && pr.ReplyUntranslated() {
+		if pr, ok := facts.NATPairs.Of(p).After(a); ok && pr.DNAT && pr.ReplyUntranslated() && len(pr.After.SYN) > 0 {
 			if natted == 0 {
 				natPair = pr
 			}

@@ -155,6 +155,8 @@ copy $r/hit-bridge-nf-off $nr/{capture.pcap,proc-sys-net-bridge.txt,iptables-sav
 copy $r/hit-symptom-capture-only $nr/capture.pcap
 copy $r/miss-control $nr-control/{capture.pcap,proc-sys-net-bridge.txt,iptables-save.txt}
 copy $r/miss-no-capture $nr/{proc-sys-net-bridge.txt,iptables-save.txt}
+copy $r/hit-symptom-pod-capture $nr-pod/capture.pcap
+copy $r/miss-control-pod-capture $nr-control-pod/capture.pcap
 copy $s/hit-symptom-nat-untranslated $nr/{capture.pcap,proc-sys-net-bridge.txt}
 
 # connection-skew (fixtures/scenarios/connection-skew.sh)
