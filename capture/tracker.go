@@ -41,7 +41,8 @@ type Tracker struct {
 	finishing  bool
 	series     bool // packets come from several files: segments name theirs
 	stats      map[statKey]*endpointAcc
-	failKept   map[statKey]int32 // failed attempts kept one by one, per server and per host (port 0)
+	failKept   map[statKey]int32  // failed attempts kept one by one, per server and per host (port 0)
+	synISN     map[uint32]synSeen // summary mode: the live stream whose first SYN last had each sequence number
 	statOrder  []statKey
 	counts     model.Counts
 	icmp       []model.ICMPEvent
@@ -264,17 +265,20 @@ func (t *Tracker) finalize(s *stream) {
 	case model.OutcomeSynAckClientRST:
 		c.SYNACKClientRST++
 	}
+	t.forgetSYN(s)
 	if t.summarize && s.outer == nil {
 		// Folded straight from the stream: no attempt is built for it.
 		switch outcome {
 		case model.OutcomeEstablished:
 			switch s.connState(s.clientDir()) {
 			case "SF", "S1", "S2", "S3":
-				t.fold(s, outcome)
-				return
+				if !s.largeRetx() && !s.icmp { // a stalled transfer, or one an ICMP error quotes, is kept for the rules
+					t.fold(s, outcome)
+					return
+				}
 			}
 		case model.OutcomeRefused, model.OutcomeUnanswered:
-			if !s.icmp {
+			if !s.icmp && !s.natCopy {
 				server := s.end(1 - s.clientDir())
 				ek := statKey{server, outcome}
 				hk := statKey{netip.AddrPortFrom(server.Addr(), 0), outcome} // all the host's ports

@@ -164,6 +164,19 @@ type stream struct {
 	finSeen [2]bool
 	ackSeen bool
 	icmp    bool // an ICMP error quotes the stream
+	natCopy bool // summary mode: another stream's SYN had the same sequence number (noteSYN)
+
+	data  [2]*dataSizes // each direction's data segments, nil until it sends some
+	saAck uint32        // the ack of a SYN/ACK whose SYN was not seen
+}
+
+// isn returns the client's initial sequence number: its SYN's, or, when
+// only the server's SYN/ACK was seen, the one that acknowledges.
+func (s *stream) isn(cd int) uint32 {
+	if !s.synSeen[cd] && s.saAck != 0 {
+		return s.saAck - 1
+	}
+	return s.synISN[cd]
 }
 
 // closed tells whether s has seen FIN both ways or an RST.
@@ -244,6 +257,9 @@ func (t *Tracker) addTCP(p *Packet) {
 		if !p.Short && s.retransmitted(dir, p, pns) {
 			c.SYNRetx++
 		}
+		if t.summarize && !s.synSeen[dir] {
+			t.noteSYN(s, p.Seq, pns)
+		}
 		s.synSeen[dir], s.synISN[dir] = true, p.Seq
 		s.mruSYN = pns
 		s.nSYN[dir]++
@@ -252,6 +268,12 @@ func (t *Tracker) addTCP(p *Packet) {
 	if syn && ack {
 		if s.cliDir < 0 && s.satoDir < 0 {
 			s.satoDir = int8(od)
+		}
+		if !s.synSeen[od] && s.nSYNACK[dir] == 0 {
+			s.saAck = p.Ack // the SYN it answers, unseen: the client's ISN plus one
+			if t.summarize {
+				t.noteSYN(s, p.Ack-1, pns)
+			}
 		}
 		if s.cliDir >= 0 && dir != int(s.cliDir) {
 			s.gotSA = true
@@ -276,6 +298,7 @@ func (t *Tracker) addTCP(p *Packet) {
 	if p.Flags&(SYN|ACK) == ACK && s.mruSYN != noTime && !s.rttSet {
 		s.firstRTT, s.rttSet = sub(pns, s.mruSYN), true
 	}
+	s.noteData(dir, p, sg)
 	if !rst && !p.Short {
 		nxt := p.Seq + uint32(p.Payload)
 		if syn || fin {
@@ -449,7 +472,9 @@ func (t *Tracker) attempt(s *stream) model.Attempt {
 		Packets:     s.packets,
 		ClientBytes: s.bytes[cd],
 		ServerBytes: s.bytes[sd],
-		ISN:         s.synISN[cd],
+		ISN:         s.isn(cd),
+		ClientData:  t.sizes(s.data[cd]),
+		ServerData:  t.sizes(s.data[sd]),
 		Reused:      reuseNames[s.reused],
 		ICMP:        s.icmp,
 	}

@@ -117,3 +117,40 @@ func (acc *endpointAcc) stats() model.EndpointStats {
 	}
 	return st
 }
+
+// synSeen is a stream's first SYN: the stream and the SYN's time.
+type synSeen struct {
+	s *stream
+	t int64
+}
+
+// noteSYN marks s and the live stream whose first SYN last had the same
+// sequence number, less than model.MinSYNRetransmission before (at time
+// pns), as copies of one connection seen before and after a node
+// translated it (DNAT, SNAT): summary mode keeps their failed attempts one
+// by one, so that the connection can be joined across its two tuples. A
+// SYN/ACK whose SYN was not seen counts with the sequence number it
+// acknowledges.
+func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64) {
+	if isn == 0 {
+		return
+	}
+	if t.synISN == nil {
+		t.synISN = map[uint32]synSeen{}
+	}
+	if o, ok := t.synISN[isn]; ok && o.s != s && o.s.key != s.key && pns != noTime && o.t != noTime {
+		if d := pns - o.t; d < int64(model.MinSYNRetransmission) && d > -int64(model.MinSYNRetransmission) {
+			o.s.natCopy, s.natCopy = true, true
+		}
+	}
+	t.synISN[isn] = synSeen{s, pns}
+}
+
+// forgetSYN drops s, finalized, from the sequence numbers noteSYN keeps.
+func (t *Tracker) forgetSYN(s *stream) {
+	for _, isn := range [...]uint32{s.synISN[0], s.synISN[1], s.saAck - 1} {
+		if t.synISN[isn].s == s {
+			delete(t.synISN, isn)
+		}
+	}
+}

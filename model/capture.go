@@ -102,7 +102,28 @@ type Attempt struct {
 	Packets     int    `json:"packets"`
 	ClientBytes int64  `json:"client_bytes"` // TCP payload bytes
 	ServerBytes int64  `json:"server_bytes"`
-	ISN         uint32 `json:"isn"` // the client's initial sequence number
+	ISN         uint32 `json:"isn"` // the client's initial sequence number (from the SYN/ACK's ack when the SYN was not seen)
+
+	// ClientData and ServerData size each side's data segments, nil for a
+	// side that sent none (see DataSizes).
+	ClientData *DataSizes `json:"client_data,omitempty"`
+	ServerData *DataSizes `json:"server_data,omitempty"`
+}
+
+// DataSizes sizes one side's TCP data segments, for what a path does with
+// large packets: segments larger than any the peer acknowledged, sent again
+// and again, are what a path that drops large packets (an MTU blackhole)
+// shows. Sizes are TCP payload bytes as captured: a capture on the sending
+// host sees the segments before segmentation offload splits them.
+type DataSizes struct {
+	MaxSent  int `json:"max_sent"`  // the largest payload sent
+	MaxAcked int `json:"max_acked"` // the largest payload the peer acknowledged whole
+	// LargeRetx counts the retransmissions of payloads larger than
+	// MaxAcked: never acknowledged at that size. LargeRetxSize is the
+	// payload of the first, Retx the first of them (up to 5).
+	LargeRetx     int   `json:"large_retx,omitempty"`
+	LargeRetxSize int   `json:"large_retx_size,omitempty"`
+	Retx          []Seg `json:"retx,omitempty"`
 }
 
 // SYNRetransmissions returns how many times the first SYN was retransmitted.

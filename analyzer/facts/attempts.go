@@ -150,13 +150,22 @@ type FailGroups struct {
 // attempts kept, then those counted).
 func (f *FailGroups) Of(outcome model.Outcome) []*FailGroup { return f.byOutcome[outcome] }
 
+// answeredAfterNAT reports whether a is a connection as the client sent it
+// whose translated copy the server answered (see NATPairs): its SYN was not
+// lost, its reply went elsewhere.
+func answeredAfterNAT(nat *NATPairIndex, a *model.Attempt) bool {
+	p, ok := nat.Before(a)
+	return ok && (len(p.After.SYNACK) > 0 || len(p.After.ServerRST) > 0)
+}
+
 // FailedAttempts groups the unanswered and the refused attempts per node
-// and server endpoint, leaving out the attempts an ICMP error answers and
-// the captures that keep only some TCP flags.
+// and server endpoint, leaving out the attempts an ICMP error answers, those
+// whose translated copy was answered (NATPairs) and the captures that keep
+// only some TCP flags.
 var FailedAttempts = &analyzer.Fact[*FailGroups]{
 	Name: "failed-attempts",
 	Doc: "the captures' unanswered and refused connection attempts grouped per node and server endpoint, " +
-		"those an ICMP error answers left out, the attempts counted in summary mode included",
+		"those an ICMP error answers or whose translated copy was answered left out, the attempts counted in summary mode included",
 	Compute: func(fs *analyzer.Facts) *FailGroups {
 		s := fs.Snapshot()
 		idx := Attempts.Get(fs)
@@ -178,9 +187,10 @@ var FailedAttempts = &analyzer.Fact[*FailGroups]{
 			return g
 		}
 		grouped := func(o model.Outcome) bool { return o == model.OutcomeUnanswered || o == model.OutcomeRefused }
+		nat := NATPairs.Get(fs)
 		for i := range s.Attempts {
 			a := &s.Attempts[i]
-			if !grouped(a.Outcome) || idx.SYNOnly(a.Pos.File) || idx.AnsweredByICMP(a) {
+			if !grouped(a.Outcome) || idx.SYNOnly(a.Pos.File) || idx.AnsweredByICMP(a) || answeredAfterNAT(nat, a) {
 				continue
 			}
 			g := groupOf(a.Outcome, a.Node, a.Server)

@@ -3,7 +3,10 @@ package facts
 import (
 	"fmt"
 	"net/netip"
+	"path"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/model"
@@ -14,6 +17,9 @@ const (
 	// NodeFromBundle: the bundle names it (its layout, a terminal
 	// session's prompt, the --node option).
 	NodeFromBundle = "bundle"
+	// NodeFromFileName: the capture's file name names one node and no
+	// other ("tcpdump-worker-2.pcap").
+	NodeFromFileName = "file-name"
 	// NodeFromAddresses: the capture's traffic has addresses that only
 	// that node's interfaces carry (ip addr output).
 	NodeFromAddresses = "addresses"
@@ -26,8 +32,9 @@ const (
 type CaptureNode struct {
 	File string
 	Node string
-	// How says how the node is known: NodeFromBundle, NodeFromAddresses
-	// or NodeFromTraffic, from the surest to the least sure.
+	// How says how the node is known: NodeFromBundle, NodeFromFileName,
+	// NodeFromAddresses or NodeFromTraffic, from the surest to the least
+	// sure.
 	How string
 	// Evidence cites what tells the node: the interface address or the
 	// Node object matched (none for NodeFromBundle).
@@ -41,12 +48,12 @@ type CaptureNodeIndex struct {
 }
 
 // CaptureNodes tells which node each capture was taken on, as far as the
-// snapshot can: the bundle's layout or the capture's own record of it,
-// the interface addresses of the nodes (ip addr), or the Kubernetes Nodes'
-// addresses in its traffic.
+// snapshot can: the bundle's layout or the capture's own record of it, a
+// node's name in the file name, the interface addresses of the nodes (ip
+// addr), or the Kubernetes Nodes' addresses in its traffic.
 var CaptureNodes = &analyzer.Fact[*CaptureNodeIndex]{
 	Name: "capture-nodes",
-	Doc: "which node each capture was taken on: from the bundle's layout, from addresses only that node's " +
+	Doc: "which node each capture was taken on: from the bundle's layout, from a node's name in its file name, from addresses only that node's " +
 		"interfaces carry (ip addr), or from the Kubernetes Node whose addresses its traffic shows",
 	Compute: func(fs *analyzer.Facts) *CaptureNodeIndex { return captureNodes(fs.Snapshot()) },
 }
@@ -189,6 +196,57 @@ func onlyNode(as []netip.Addr, held map[netip.Addr]nodeAddr) (node string, ev []
 	return node, ev, 1
 }
 
+// knownNodes returns the names of the snapshot's nodes: the Kubernetes
+// Nodes and the nodes its inputs were placed on.
+func knownNodes(s *model.Snapshot) []string {
+	var out []string
+	for _, n := range s.Kube.Nodes {
+		if n.Name != "" && !slices.Contains(out, n.Name) {
+			out = append(out, n.Name)
+		}
+	}
+	for _, in := range s.Inputs {
+		if in.Node != "" && !slices.Contains(out, in.Node) {
+			out = append(out, in.Node)
+		}
+	}
+	return out
+}
+
+// nodeInFileName returns the one node of nodes whose name the file's base
+// name holds as a whole word (between non-alphanumeric characters or the
+// ends: "tcpdump-worker-2.pcap" names worker-2, not worker-20); "" when
+// none does, or several.
+func nodeInFileName(file string, nodes []string) string {
+	base := path.Base(filepath.ToSlash(file))
+	found := ""
+	for _, n := range nodes {
+		for i := 0; ; {
+			j := strings.Index(base[i:], n)
+			if j < 0 {
+				break
+			}
+			j += i
+			before, after := j == 0 || !isAlnum(base[j-1]), j+len(n) == len(base) || !isAlnum(base[j+len(n)])
+			if before && after {
+				if found != "" && found != n && !strings.Contains(n, found) && !strings.Contains(found, n) {
+					return "" // two nodes named
+				}
+				if len(n) > len(found) {
+					found = n
+				}
+				break
+			}
+			i = j + 1
+		}
+	}
+	return found
+}
+
+func isAlnum(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
 func captureNodes(s *model.Snapshot) *CaptureNodeIndex {
 	c := gatherTraffic(s)
 	inputNode := map[string]string{}
@@ -206,6 +264,10 @@ func captureNodes(s *model.Snapshot) *CaptureNodeIndex {
 		}
 		if node != "" {
 			x.byFile[f] = CaptureNode{File: f, Node: node, How: NodeFromBundle}
+			continue
+		}
+		if n := nodeInFileName(f, knownNodes(s)); n != "" {
+			x.byFile[f] = CaptureNode{File: f, Node: n, How: NodeFromFileName}
 			continue
 		}
 		if ifs == nil {

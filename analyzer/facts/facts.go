@@ -25,6 +25,7 @@ func All() []analyzer.FactKey {
 		CaptureNodes,
 		Attempts,
 		FailedAttempts,
+		NATPairs,
 		LBControllers,
 		NetPolicies,
 		ShadowedServices,

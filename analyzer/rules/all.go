@@ -16,6 +16,8 @@ import "github.com/netmortem/netmortem/analyzer"
 func All() []*analyzer.Rule {
 	return []*analyzer.Rule{
 		SynAckReset,
+		NATReplyUntranslated,
+		MTUBlackhole,
 		EphemeralNodePortOverlap,
 		SynUnanswered,
 		SynRefused,

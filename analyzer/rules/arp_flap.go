@@ -19,6 +19,10 @@ var ARPFlap = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindCapture, model.KindNeighbors, model.KindKube},
 	Requires: []analyzer.FactKey{facts.AddrRoles},
 	Run:      runARPFlap,
+	Proof: "two MACs claiming the address (ARP frames or neighbor tables), and the Services saying it is a " +
+		"LoadBalancer or external IP that one announcer should hold",
+	Unproven: "the owner changes from the capture or the neighbor tables, with the causes not ruled out (two " +
+		"announcers, a failover, a duplicate address) and `ip -br link` on the nodes to find the two hosts",
 	Doc: `an IP address is claimed by more than one MAC address
 
 In a capture, ARP replies, gratuitous ARP announcements and the sender
@@ -174,7 +178,23 @@ func runARPFlap(p *analyzer.Pass) error {
 			values["ip_is"] = rs.Words()
 			what = fmt.Sprintf(" (%s)", rs.Words())
 		}
-		p.Report(analyzer.Finding{
+		c := analyzer.Finding{Severity: sev, Certainty: analyzer.Unknown,
+			Alternatives: []string{"two load-balancer controllers (MetalLB and kube-vip) both announce the address",
+				"a failover moved the address between nodes", "the address is configured on two hosts"},
+			Decide: fmt.Sprintf("ip -br link (on the nodes: which hosts have the MACs %s)", listSome(o.macs, false)),
+		}
+		if len(ev) > 0 {
+			c.Supports = append(c.Supports, fmt.Sprintf("%d claims of %s by %s, the owner changing %d %s (first: %s)",
+				len(o.claims), o.ip, listSome(o.macs, false), o.changes, plural(o.changes, "time", "times"), ev[0]))
+		}
+		if o.changes == 1 {
+			c.Contradicts = append(c.Contradicts, "a single change of owner is also what a finished failover looks like")
+		}
+		if rs.VIP() {
+			c.Certainty = analyzer.Proven
+			c.Supports = append(c.Supports, fmt.Sprintf("the address is %s, which one announcer should hold", rs.Words()))
+		}
+		p.Report(withFinding(c, analyzer.Finding{
 			Severity: sev,
 			Title:    fmt.Sprintf("%s is claimed by %d MAC addresses: %s", o.ip, len(o.macs), listSome(o.macs, false)),
 			Summary: fmt.Sprintf("The owner of %s%s changes %d %s %s: %s. Neighbours send traffic for it to "+
@@ -189,7 +209,7 @@ func runARPFlap(p *analyzer.Pass) error {
 			Facts:    values,
 			Sources:  sources,
 			Evidence: ev,
-		})
+		}))
 	}
 	return nil
 }

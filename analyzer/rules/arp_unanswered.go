@@ -21,6 +21,10 @@ var ARPUnanswered = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindCapture, model.KindNeighbors, model.KindKube, model.KindLogs},
 	Requires: []analyzer.FactKey{facts.AddrRoles, facts.AppErrors},
 	Run:      runARPUnanswered,
+	Proof: "ARP requests (or neighbor solicitations) nobody answered, or a FAILED neighbor entry, for an address the " +
+		"Services or Nodes say some host should hold (a LoadBalancer IP, a node address)",
+	Unproven: "the unanswered requests alone, with the causes not ruled out (the host down or gone, the address moved, " +
+		"a host that does not answer) and `ip -br addr` on the nodes to decide",
 	Doc: `nobody answers ARP (or neighbor discovery) for an address
 
 In a capture, hosts ask who has an address (ARP requests, IPv6 neighbor
@@ -190,7 +194,26 @@ func runARPUnanswered(p *analyzer.Pass) error {
 				"IPAddressPool covering %s (MetalLB), or kube-vip's pods and its leader lease; `ip -br addr` on the nodes "+
 				"shows which one holds the address.", g.ip)
 		}
-		p.Report(analyzer.Finding{
+		c := analyzer.Finding{Severity: sev, Certainty: analyzer.Unknown,
+			Alternatives: []string{"the host with the address is down or gone",
+				"the address moved to another host or link without being announced",
+				"a firewall or the host's arp_ignore setting keeps it from answering"},
+			Decide: fmt.Sprintf("ip -br addr (on the nodes: which one holds %s)", g.ip),
+		}
+		if len(ev) > 0 {
+			c.Supports = append(c.Supports, fmt.Sprintf("%s: %s", ev[0].Pos, ev[0].Note))
+		}
+		c.Contradicts = append(c.Contradicts, "a capture on another link than the address's would miss answers sent there")
+		if rs.VIP() {
+			c.Alternatives = []string{"the load-balancer controller's L2 announcer (MetalLB speaker, kube-vip) is not running",
+				"no advertisement (L2Advertisement, IPAddressPool) covers the address",
+				"the node that held the address is gone"}
+		}
+		if sev == analyzer.Error {
+			c.Certainty = analyzer.Proven
+			c.Supports = append(c.Supports, fmt.Sprintf("the address is %s, which some host should answer for", strings.Join(words, "; ")))
+		}
+		p.Report(withFinding(c, analyzer.Finding{
 			Severity: sev,
 			Title:    title,
 			Summary: strings.Join(says, " ") + " Nothing can reach the address: the kernel sends nothing to it, and " +
@@ -200,7 +223,7 @@ func runARPUnanswered(p *analyzer.Pass) error {
 			Facts:    values,
 			Sources:  sources,
 			Evidence: ev,
-		})
+		}))
 	}
 	return nil
 }

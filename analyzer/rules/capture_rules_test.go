@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/dataplane"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -89,6 +90,38 @@ func TestGammaQ(t *testing.T) {
 		if got := gammaQ(c.df/2, c.x2/2); math.Abs(got-c.want) > c.want*0.01 {
 			t.Errorf("Q(df %v, x2 %v) = %v, want %v", c.df, c.x2, got, c.want)
 		}
+	}
+}
+
+// The exact test: the chance of every outcome no more likely than the one
+// seen, 3 x (1/3)^n for n connections all on one of three equal backends.
+func TestSkewPValueExact(t *testing.T) {
+	third := []dataplane.Backend{{Probability: 1.0 / 3}, {Probability: 1.0 / 3}, {Probability: 1.0 / 3}}
+	for _, c := range []struct {
+		counts []int
+		want   float64
+		test   string
+	}{
+		{[]int{8, 0, 0}, 3.0 / 6561, "exact multinomial test"},
+		{[]int{12, 0, 0}, 3 / math.Pow(3, 12), "exact multinomial test"},
+		// 7-1-0 in any order (6 x 8/6561) and 8-0-0 (3/6561) are no
+		// more likely than 7-1-0.
+		{[]int{7, 1, 0}, 51.0 / 6561, "exact multinomial test"},
+		{[]int{30, 0, 0}, 0, "chi-square 60.0 with 2 degrees of freedom"},
+	} {
+		n := 0
+		for _, x := range c.counts {
+			n += x
+		}
+		got, test := skewPValue(c.counts, third, n)
+		if test != c.test || c.want > 0 && math.Abs(got-c.want) > c.want*1e-6 {
+			t.Errorf("%v: %v (%s), want %v (%s)", c.counts, got, test, c.want, c.test)
+		}
+	}
+	// kube-proxy writes 1/3 rounded: 8-0-0 and 0-8-0 are still equally likely.
+	rounded := []dataplane.Backend{{Probability: 0.333333}, {Probability: 0.3333335}, {Probability: 0.3333335}}
+	if got, _ := skewPValue([]int{8, 0, 0}, rounded, 8); math.Abs(got-3.0/6561) > 1e-6 {
+		t.Errorf("rounded probabilities: %v, want %v", got, 3.0/6561)
 	}
 }
 

@@ -18,37 +18,59 @@ var ConnectionSkew = &analyzer.Rule{
 	Name:     "connection-skew",
 	Severity: analyzer.Warning,
 	Needs:    []model.Kind{model.KindCapture, model.KindNetfilter},
-	Requires: []analyzer.FactKey{facts.Dataplanes},
+	Requires: []analyzer.FactKey{facts.Dataplanes, facts.CaptureNodes},
 	Run:      runConnectionSkew,
+	Proof:    "none: the counts show that something other than the dumped rules picked the backends, never what",
+	Unproven: "the counts per backend and their chance under the rules' probabilities, with the causes not ruled out " +
+		"(rules in force during the capture other than those dumped, a proxy or persistence picking the backend, " +
+		"conntrack entries from before a rule change) and the command that would decide",
 	Doc: `new connections spread unlike the NAT rules' weights
 
 kube-proxy's NAT rules pick a backend for each new connection with the
 probabilities of the Service chain (1/n each). A capture taken after NAT shows
 which backend each new connection went to. When the counts are far from those
-probabilities (a chi-square test, or the exact chance that every connection
-hits one backend when there are too few for the test), something else decides:
-session affinity (ClientIP), connections reused by the client (HTTP
-keep-alive, a pooled gRPC channel), conntrack entries surviving a rule change,
-or rules that are not the ones dumped.
+probabilities, something else decided: rules in force during the capture that
+are not the ones dumped (kube-proxy caught up with an endpoint change after
+it), a proxy or IPVS persistence choosing the backend, or conntrack entries
+that survived a rule change.
+
+The chance of counts at least this uneven is a chi-square test when every
+backend expects at least 5 connections, else the exact multinomial test
+(8 of 8 connections on one of three equal backends has a chance of
+3 x (1/3)^8 = 0.00046). With ClientIP session affinity in the rules (-m
+recent, an affinity set) a client stays on its backend by design: the clients
+are counted, each once, instead of the connections. A capture is judged
+against the rules of its own node (from the bundle's layout, the interface
+addresses or the traffic; see the capture-nodes fact).
 
 Evidence: the capture's attempts to the backends, the Service chain's rules
 with their probabilities. A backend on the client's own node is left out (its
 connections stay on loopback, out of a capture on the wire) and the others'
 probabilities scaled up.
 
-Severity: warning. Parameter alpha (default 0.001): the chance below which the
-counts are called skewed; min_attempts (default 10).
+Severity: warning, with the cause unknown: the counts show that the rules
+dumped did not decide, not what did. Parameter alpha (default 0.001): the
+chance below which the counts are called skewed; min_attempts (default 1).
 
-Fix: check the Service's sessionAffinity, whether clients reuse one long-lived
-connection (then the load is spread per client, not per request), and whether
-the node's rules changed since the capture (iptables-save at the time of the
-capture).`,
+Fix: dump the node's rules while the traffic runs (iptables-save -t nat) and
+compare; check for a proxy or persistence choosing backends, and for
+conntrack entries from before the rules changed (conntrack -L).`,
 }
 
 func runConnectionSkew(p *analyzer.Pass) error {
 	s := p.Snap
 	alpha := p.Param("alpha", 0.001)
-	minAttempts := int(p.Param("min_attempts", 10))
+	minAttempts := int(p.Param("min_attempts", 1))
+	nodes := facts.CaptureNodes.Of(p)
+	nodeOf := func(node, file string) string {
+		if node != "" {
+			return node
+		}
+		if cn, ok := nodes.Of(file); ok {
+			return cn.Node
+		}
+		return ""
+	}
 	// The clients' own addresses: a backend on the client's node is
 	// reached over loopback, which a capture on the wire does not see, so
 	// it is not tested and the others' probabilities are scaled up.
@@ -86,6 +108,8 @@ func runConnectionSkew(p *analyzer.Pass) error {
 		if len(idx) < 2 {
 			continue
 		}
+		affinity, affPos := chainAffinity(s, sp)
+		sameNode := func(node string) bool { return sp.Node == "" || node == "" || node == sp.Node }
 		counts := make([]int, len(sp.Backends))
 		seen := map[string]bool{}
 		var firstEv []analyzer.Evidence
@@ -93,10 +117,13 @@ func runConnectionSkew(p *analyzer.Pass) error {
 		for i := range s.Attempts {
 			a := &s.Attempts[i]
 			j, ok := idx[a.Server.String()]
-			if !ok || len(a.SYN) == 0 {
+			if !ok || len(a.SYN) == 0 || !sameNode(nodeOf(a.Node, a.Pos.File)) {
 				continue
 			}
 			k := a.Client.String() + ">" + a.Server.String() // one connection seen on two nodes counts once
+			if affinity {
+				k = a.Client.Addr().String() // a client stays on its backend: counted once
+			}
 			if seen[k] {
 				continue
 			}
@@ -109,59 +136,133 @@ func runConnectionSkew(p *analyzer.Pass) error {
 		}
 		// Attempts a capture read in summary mode folded into per-server
 		// counters count too (a connection seen on two nodes counts on
-		// each).
+		// each); with affinity, their clients.
 		for _, st := range s.EndpointStats {
 			j, ok := idx[st.Server.String()]
-			if !ok || st.Attempts == 0 {
+			if !ok || st.Attempts == 0 || !sameNode(nodeOf(st.Node, st.File)) {
 				continue
 			}
-			counts[j] += st.Attempts
-			n += st.Attempts
+			add := st.Attempts
+			if affinity {
+				add = 0
+				for _, c := range st.ClientAddrs {
+					if !seen[c.String()] {
+						seen[c.String()] = true
+						add++
+					}
+				}
+			}
+			counts[j] += add
+			n += add
 			if len(firstEv) < maxGroupEvidence {
 				firstEv = append(firstEv, analyzer.Evidence{Pos: model.Pos{File: st.File}, Note: fmt.Sprintf("%d %s %s to %s counted", st.Attempts, st.Outcome, plural(st.Attempts, "attempt", "attempts"), st.Server)})
 			}
 		}
-		if n < minAttempts {
+		if n < minAttempts || n == 0 {
 			continue
 		}
 		pval, test := skewPValue(counts, sp.Backends, n)
 		if pval >= alpha {
 			continue
 		}
-		var dist []string
-		ev := []analyzer.Evidence{{Pos: sp.Pos, Note: fmt.Sprintf("%s -> %s", sp.Service, sp.Chain)}}
-		for i, b := range sp.Backends {
-			dist = append(dist, fmt.Sprintf("%s: %d of %d (expected %s)", b.Address, counts[i], n, dataplane.Percent(b.Probability)))
-			ev = append(ev, analyzer.Evidence{Pos: b.Pos, Note: b.Describe()})
-		}
-		ev = append(ev, firstEv...)
-		p.Report(analyzer.Finding{
-			Severity: analyzer.Warning,
-			Title:    fmt.Sprintf("%s: new connections skewed across its %d backends", sp.Service, len(sp.Backends)),
-			Summary: fmt.Sprintf("The capture shows %d new connections to %s's backends: %s. With the NAT rules' "+
-				"probabilities, counts this uneven have a chance of %.2g (%s).", n, sp.Service, strings.Join(dist, "; "), pval, test),
-			Cause: "Something other than the NAT rules picks the backend: session affinity, clients reusing connections, " +
-				"conntrack entries from before a rule change, or rules that differ from the dump.",
-			Fix: "Check the Service's sessionAffinity and the clients' connection reuse; dump the node's rules at the time " +
-				"of the capture.",
-			Facts: map[string]any{
-				"service":      sp.Service,
-				"attempts":     n,
-				"distribution": dist,
-				"p_value":      fmt.Sprintf("%.2g", pval),
-				"test":         test,
-			},
-			Sources:  []model.Kind{model.KindCapture, model.KindNetfilter},
-			Evidence: ev,
-		})
+		p.Report(skewFinding(sp, counts, n, pval, test, affinity, affPos, firstEv))
 	}
 	return nil
 }
 
+func skewFinding(sp dataplane.ServicePort, counts []int, n int, pval float64, test string, affinity bool, affPos model.Pos,
+	firstEv []analyzer.Evidence) analyzer.Finding {
+	what := "new connections"
+	if affinity {
+		what = "clients"
+	}
+	var dist []string
+	ev := []analyzer.Evidence{{Pos: sp.Pos, Note: fmt.Sprintf("%s -> %s", sp.Service, sp.Chain)}}
+	for i, b := range sp.Backends {
+		dist = append(dist, fmt.Sprintf("%s: %d of %d (expected %s)", b.Address, counts[i], n, dataplane.Percent(b.Probability)))
+		ev = append(ev, analyzer.Evidence{Pos: b.Pos, Note: b.Describe()})
+	}
+	ev = append(ev, firstEv...)
+	values := map[string]any{
+		"service":      sp.Service,
+		"attempts":     n,
+		"distribution": dist,
+		"p_value":      fmt.Sprintf("%.2g", pval),
+		"test":         test,
+	}
+	if sp.Node != "" {
+		values["node"] = sp.Node
+	}
+	f := analyzer.Finding{
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Unknown,
+		Title:     fmt.Sprintf("%s: %s skewed across its %d backends", sp.Service, what, len(sp.Backends)),
+		Summary: fmt.Sprintf("The capture shows %d %s to %s's backends: %s. With the NAT rules' "+
+			"probabilities, counts this uneven have a chance of %.2g (%s).", n, what, sp.Service, strings.Join(dist, "; "), pval, test),
+		Cause: "Something other than the NAT rules dumped picked the backends; the bundle does not show what.",
+		Fix: "Dump the node's rules while the traffic runs (`iptables-save -t nat`) and compare them with this dump; " +
+			"check for a proxy or persistence choosing the backend, and for conntrack entries from before a rule change.",
+		Facts:   values,
+		Sources: []model.Kind{model.KindCapture, model.KindNetfilter},
+		Supports: []string{fmt.Sprintf("the capture: %s", strings.Join(dist, "; ")),
+			fmt.Sprintf("%s: the rules dumped give %s", sp.Pos, strings.TrimSuffix(probList(sp.Backends), ", "))},
+		Alternatives: []string{
+			"the rules in force during the capture were not those dumped: kube-proxy caught up with an endpoint change after it",
+			"a proxy, a mesh sidecar or IPVS persistence chose the backends, not these rules",
+			"conntrack entries from before a rule change kept connections on their old backend",
+		},
+		Decide:   "iptables-save -t nat (on the node, while the traffic runs)",
+		Evidence: ev,
+	}
+	if affinity {
+		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s: ClientIP session affinity (-m recent): each client was counted once", affPos))
+	} else {
+		f.Contradicts = append(f.Contradicts, fmt.Sprintf("no session affinity in %s's rules: a client's connections should spread", sp.Chain))
+	}
+	return f
+}
+
+// probList lists the backends' probabilities: "10.0.0.1:80 33%, ...".
+func probList(bs []dataplane.Backend) string {
+	var b strings.Builder
+	for _, x := range bs {
+		fmt.Fprintf(&b, "%s %s, ", x.Address, dataplane.Percent(x.Probability))
+	}
+	return b.String()
+}
+
+// chainAffinity reports whether the Service chain of sp has ClientIP
+// session affinity (an -m recent check, an nftables affinity set), and
+// the rule that shows it.
+func chainAffinity(s *model.Snapshot, sp dataplane.ServicePort) (bool, model.Pos) {
+	if sp.Chain == "" {
+		return false, model.Pos{}
+	}
+	for _, rs := range s.Netfilter {
+		if rs.Node != sp.Node && sp.Node != "" && rs.Node != "" {
+			continue
+		}
+		for _, t := range rs.Tables {
+			c := t.Chain(sp.Chain)
+			if c == nil {
+				continue
+			}
+			for _, r := range c.Rules {
+				if r.Recent != nil && !r.Recent.Set || strings.HasPrefix(r.Src, "@") {
+					return true, r.Pos
+				}
+			}
+		}
+	}
+	return false, model.Pos{}
+}
+
 // skewPValue returns the chance of counts at least this uneven under the
 // backends' probabilities: a chi-square test when every expected count is
-// at least 5, else, when every connection went to one backend, the exact
-// chance of that.
+// at least 5; else the exact multinomial test (the chance of every
+// outcome no more likely than counts) when the outcomes are few enough to
+// sum, or, when every connection went to one backend, the exact chance of
+// that.
 func skewPValue(counts []int, bs []dataplane.Backend, n int) (float64, string) {
 	enough := true
 	for _, b := range bs {
@@ -179,6 +280,13 @@ func skewPValue(counts []int, bs []dataplane.Backend, n int) (float64, string) {
 		df := float64(len(bs) - 1)
 		return gammaQ(df/2, x2/2), fmt.Sprintf("chi-square %.1f with %d degrees of freedom", x2, len(bs)-1)
 	}
+	probs := make([]float64, len(bs))
+	for i, b := range bs {
+		probs[i] = b.Probability
+	}
+	if pv, ok := exactMultinomial(counts, probs, n); ok {
+		return pv, "exact multinomial test"
+	}
 	if i := slices.IndexFunc(counts, func(c int) bool { return c == n }); i >= 0 {
 		pAll := 0.0
 		for _, b := range bs {
@@ -187,6 +295,63 @@ func skewPValue(counts []int, bs []dataplane.Backend, n int) (float64, string) {
 		return pAll, "exact chance that all connections go to one backend"
 	}
 	return 1, "too few connections to test"
+}
+
+// maxMultinomialOutcomes bounds how many outcomes the exact test sums.
+const maxMultinomialOutcomes = 200000
+
+// exactMultinomial returns the chance, under probs, of the outcomes of n
+// draws no more likely than counts; ok is false when there are too many
+// outcomes to sum.
+func exactMultinomial(counts []int, probs []float64, n int) (float64, bool) {
+	k := len(probs)
+	// The outcomes are the compositions of n into k parts: C(n+k-1, k-1).
+	outcomes := 1.0
+	for i := 1; i < k; i++ {
+		outcomes = outcomes * float64(n+i) / float64(i)
+	}
+	if outcomes > maxMultinomialOutcomes {
+		return 0, false
+	}
+	lf := make([]float64, n+1) // log(i!)
+	for i := 2; i <= n; i++ {
+		lf[i] = lf[i-1] + math.Log(float64(i))
+	}
+	logP := func(c []int) float64 {
+		l := lf[n]
+		for i, x := range c {
+			if x > 0 && probs[i] <= 0 {
+				return math.Inf(-1)
+			}
+			l -= lf[x]
+			if x > 0 {
+				l += float64(x) * math.Log(probs[i])
+			}
+		}
+		return l
+	}
+	// Outcomes within a hundredth of a percent count as equally likely:
+	// kube-proxy writes 1/3 as 0.3333333333, which tells apart outcomes
+	// that are the same.
+	limit := logP(counts) + 1e-4
+	sum := 0.0
+	c := make([]int, k)
+	var walk func(i, left int)
+	walk = func(i, left int) {
+		if i == k-1 {
+			c[i] = left
+			if l := logP(c); l <= limit {
+				sum += math.Exp(l)
+			}
+			return
+		}
+		for x := 0; x <= left; x++ {
+			c[i] = x
+			walk(i+1, left-x)
+		}
+	}
+	walk(0, n)
+	return min(sum, 1), true
 }
 
 // gammaQ is the regularized upper incomplete gamma function Q(a, x), the

@@ -20,6 +20,10 @@ var ICMPUnreachable = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindKube},
 	Requires: []analyzer.FactKey{facts.AddrRoles, facts.Attempts, facts.AppErrors},
 	Run:      runICMPUnreachable,
+	Proof: "the ICMP errors in the capture, joined with what the destination is (a Service address or ready " +
+		"endpoint: Services, Endpoints) or with the neighbor tables that resolve it to the sender's own MAC",
+	Unproven: "the ICMP errors from the capture alone, with the sender's possible reasons and the command to run on " +
+		"the sender that decides",
 	Doc: `traffic answered with ICMP unreachable or a redirect
 
 In a capture, a host or router answers packets with ICMP destination
@@ -41,6 +45,10 @@ order.
 
 Evidence: the ICMP frames, the matched attempts' SYN frames, and the
 Kubernetes objects that say what the destination is.
+
+An ICMP fragmentation-needed (ICMPv6 Packet Too Big) on a connection that
+then carries acknowledged data is path-MTU discovery working: info (see
+mtu-blackhole for the path that drops it).
 
 Severity: error when the destination is a Service address or a ready endpoint;
 warning otherwise.
@@ -188,6 +196,7 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 				plural(n, "message", "messages"), len(g.routers), plural(len(g.routers), "router", "routers"), g.dst, what,
 				strings.Join(senders, ", "))
 			f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, "")
+			icmpCertainty(&f, g.what, g.from, g.dst, ev)
 			p.Report(f)
 			continue
 		}
@@ -211,9 +220,55 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 			f.Summary += fmt.Sprintf(" Applications log %d %s reaching %s.", n, plural(n, "failure", "failures"), first.Quoted.Dst.Addr())
 		}
 		f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, first.Gateway.String())
+		icmpCertainty(&f, g.what, g.from, g.dst, ev)
+		if a, ok := pmtudWorked(s, g.events); ok {
+			// Path-MTU discovery at work: normal, at most info.
+			f.Severity, f.Certainty = analyzer.Info, analyzer.Likely
+			f.Title = fmt.Sprintf("%s tells %s to send smaller packets (ICMP %s), and the connection goes on", g.from,
+				first.Quoted.Src.Addr(), g.what)
+			f.Summary += fmt.Sprintf(" The connection %s -> %s then carries data that is acknowledged: path-MTU "+
+				"discovery working.", a.Client, a.Server)
+			f.Cause = "A link on the path has a smaller MTU than the sender's; the sender learnt it from the ICMP error " +
+				"and sends smaller packets. Normal behaviour; an overlay without room for its encapsulation costs a round trip per new path."
+			f.Fix = "Nothing is broken. To save the round trip, set the pod MTU (the CNI's) to the path's."
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: the connection %s -> %s carries data that is acknowledged after the error",
+				a.Pos, a.Client, a.Server))
+			f.Contradicts, f.Alternatives, f.Decide = nil, nil, ""
+		}
 		p.Report(f)
 	}
 	return nil
+}
+
+// pmtudWorked returns the connection an ICMP fragmentation-needed or
+// Packet Too Big of events quotes when the sender's data on it was then
+// acknowledged with no large segment retransmitted in vain: path-MTU
+// discovery working (see mtu-blackhole for the opposite).
+func pmtudWorked(s *model.Snapshot, events []*model.ICMPEvent) (*model.Attempt, bool) {
+	for _, e := range events {
+		if e.What != "frag-needed" && e.What != "packet-too-big" {
+			return nil, false
+		}
+	}
+	for _, e := range events {
+		q := e.Quoted
+		for i := range s.Attempts {
+			a := &s.Attempts[i]
+			var d *model.DataSizes
+			switch {
+			case a.Client == q.Src && a.Server == q.Dst:
+				d = a.ClientData
+			case a.Server == q.Src && a.Client == q.Dst:
+				d = a.ServerData
+			default:
+				continue
+			}
+			if d != nil && d.MaxAcked > 0 && d.LargeRetx == 0 {
+				return a, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // sameMACOwner reports the MAC that the neighbor tables give for dst when
@@ -237,6 +292,56 @@ func sameMACOwner(s *model.Snapshot, dst, from netip.Addr) (string, []analyzer.E
 		}
 	}
 	return "", nil
+}
+
+// icmpCertainty fills how firmly the finding's cause is shown: the ICMP
+// error itself says what the sender did; an error joined with what the
+// destination is (a Service, a ready endpoint) or with the neighbor tables
+// is proven, the capture alone leaves the sender's reason among the
+// alternatives.
+func icmpCertainty(f *analyzer.Finding, what, from, dst string, ev []analyzer.Evidence) {
+	f.Certainty = analyzer.Unknown
+	if f.Severity == analyzer.Error {
+		f.Certainty = analyzer.Proven
+	}
+	if len(ev) > 0 {
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", ev[0].Pos, ev[0].Note))
+	}
+	if f.Facts["destination_is"] != nil {
+		f.Supports = append(f.Supports, fmt.Sprintf("the destination is %s", f.Facts["destination_is"]))
+	}
+	if f.Facts["destination_mac"] != nil {
+		f.Supports = append(f.Supports, fmt.Sprintf("the neighbor table resolves the destination to %s, the MAC of %s", f.Facts["destination_mac"], from))
+	}
+	host := stripPort(dst)
+	switch what {
+	case "port-unreachable":
+		f.Alternatives = []string{"nothing listens on the port (UDP)", "a REJECT rule matches (kube-proxy's for a Service without endpoints)"}
+		f.Decide = fmt.Sprintf("iptables-save | grep -e REJECT (on %s)", from)
+	case "host-unreachable", "net-unreachable":
+		f.Alternatives = []string{"the address has no live owner on its link", "two hosts claim the address (a VIP announced twice, a stale ARP entry)",
+			"a route on the sender leads nowhere"}
+		f.Decide = fmt.Sprintf("ip route get %s (on %s)", host, from)
+	case "admin-prohibited":
+		f.Alternatives = []string{"a REJECT rule with icmp-admin-prohibited", "a NetworkPolicy that rejects"}
+		f.Decide = fmt.Sprintf("iptables-save | grep -i prohibited (on %s)", from)
+	case "frag-needed", "packet-too-big":
+		f.Alternatives = []string{"a link on the path has a smaller MTU than the sender's (an overlay's encapsulation)",
+			"path-MTU discovery at work: the sender lowers its packet size and goes on"}
+		f.Decide = fmt.Sprintf("ip link (the MTUs of the interfaces on the path to %s)", host)
+	case "redirect":
+		f.Alternatives = []string{"the sender routes the address through a host that does not own it", "a VIP announced by the wrong host"}
+		f.Decide = fmt.Sprintf("ip route get %s (on the senders)", host)
+	case "ttl-exceeded":
+		f.Alternatives = []string{"a routing loop between the routers that answer", "a traceroute (TTLs growing hop by hop)"}
+		f.Decide = fmt.Sprintf("ip route get %s (on each router on the path)", host)
+	default:
+		f.Alternatives = []string{"a route or firewall rule on the sender"}
+		f.Decide = fmt.Sprintf("ip route get %s (on %s)", host, from)
+	}
+	if f.Certainty != analyzer.Proven {
+		f.Contradicts = append(f.Contradicts, "the capture alone does not say what the destination is, nor why the sender refuses it")
+	}
 }
 
 func icmpCauseFix(what, from, dst, gw string) (cause, fix string) {

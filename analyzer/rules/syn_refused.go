@@ -16,6 +16,10 @@ var SynRefused = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindKube},
 	Requires: synFailureFacts,
 	Run:      func(p *analyzer.Pass) error { return runSynFailures(p, refusedWords) },
+	Proof: "the capture's SYNs answered by RSTs from the server, and the Services or Endpoints saying the endpoint " +
+		"should answer (a Service address, a ready endpoint)",
+	Unproven: "the refused attempts from the capture alone, with the causes not ruled out (no listener, a REJECT rule) " +
+		"and `ss -lntp` of the port to decide",
 	Doc: `connection attempts to a server endpoint are refused
 
 In a capture, the server answers SYNs with an RST: nothing listens on that
@@ -29,8 +33,9 @@ port (sweep_hosts, default 10) likewise.
 Evidence: the capture's SYN and RST frames per server endpoint; the
 Kubernetes objects that say what the endpoint is.
 
-Severity: error when the Services or Endpoints say the endpoint should answer;
-warning from the capture alone.
+Severity: error when the Services or Endpoints say the endpoint should answer
+(the failure is then proven; whether nothing listens or a rule rejects stays
+among the alternatives, and ss -lntp decides); warning from the capture alone.
 
 Fix: check the process on the backend listens on that address and port (ss
 -lntp), that the Service's targetPort matches the container port, and that no

@@ -16,6 +16,10 @@ var SynUnanswered = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindKube},
 	Requires: synFailureFacts,
 	Run:      func(p *analyzer.Pass) error { return runSynFailures(p, unansweredWords) },
+	Proof: "the capture's unanswered SYNs, and the Services or Endpoints saying the endpoint should answer " +
+		"(a Service address, a ready endpoint)",
+	Unproven: "the unanswered attempts from the capture alone, with the causes not ruled out (a firewall drop, a " +
+		"backend gone, replies on another path) and the node's firewall rules to decide",
 	Doc: `connection attempts to a server endpoint get no answer
 
 In a capture, clients send SYNs (and retransmit them) to a server endpoint
@@ -33,8 +37,11 @@ Kubernetes objects that say what the endpoint is (a Service's ClusterIP or
 LoadBalancer IP, a ready endpoint, a Pod IP).
 
 Severity: error when the Services or Endpoints say the endpoint should answer
-(a Service address or a ready endpoint); warning from the capture alone,
-since a capture taken on one side of a path, or filtered, may miss replies.
+(a Service address or a ready endpoint: the failure is then proven, while
+what drops the SYNs stays among the alternatives); warning from the capture
+alone, since a capture taken on one side of a path, or filtered, may miss
+replies. A SYN seen again after DNAT whose translated copy was answered is
+not unanswered (see nat-reply-untranslated).
 Captures whose command filters on TCP flags (tcpdump 'tcp[tcpflags] ...') are
 not judged.
 

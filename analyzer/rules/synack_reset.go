@@ -18,8 +18,13 @@ var SynAckReset = &analyzer.Rule{
 	Severity: analyzer.Error,
 	Needs:    []model.Kind{model.KindCapture},
 	Uses:     []model.Kind{model.KindIPVS, model.KindKube, model.KindSysctl, model.KindComponents},
-	Requires: []analyzer.FactKey{facts.NodePortRange, facts.PortOwners, facts.LocalPorts},
+	Requires: []analyzer.FactKey{facts.NodePortRange, facts.PortOwners, facts.LocalPorts, facts.NATPairs},
 	Run:      runSynAckReset,
+	Proof: "the client's source port is an IPVS virtual service's port (ipvsadm -Ln) or a Service's NodePort " +
+		"(kubectl get svc), beside the capture's SYN, SYN/ACK and RST",
+	Unproven: "the resets, who sends them and on which connections, with the causes not ruled out, ranked (a NodePort " +
+		"only when the source port is in the NodePort range; the reply of a translated connection coming back " +
+		"untranslated when the capture shows the same SYN before and after DNAT) and the command that would decide",
 	Doc: `client resets the server's SYN/ACK
 
 In a capture, a client sends a SYN, the server answers with a SYN/ACK, and the
@@ -38,9 +43,16 @@ NodePort range (see ephemeral-nodeport-overlap).
 Evidence: the capture's SYN, SYN/ACK and RST frames; the IPVS table
 (ipvsadm -Ln), Services with their NodePorts, sysctl output.
 
+A NodePort is blamed only when the evidence shows it. Otherwise the finding
+reports the resets with the causes not ruled out: when the capture shows the
+same SYN before and after DNAT and the SYN/ACK coming back with the
+endpoint's address, the reply was not translated back (see
+nat-reply-untranslated; sysctl net.bridge.bridge-nf-call-iptables decides);
+a source port outside the NodePort range rules a NodePort out.
+
 Severity: error when the source port is shown to be owned by IPVS or a
-NodePort; warning from the capture alone (the cause can also be a firewall or
-a conntrack problem on the client).
+NodePort; warning otherwise (the cause can also be an untranslated reply, a
+firewall or a conntrack problem on the client).
 
 Fix: reserve the NodePort range (net.ipv4.ip_local_reserved_ports) or move
 ip_local_port_range out of it.`,
@@ -147,7 +159,7 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, attemp
 		synacks, plural(synacks, "", "s"), resets, plural(resets, "", "s"))
 
 	var title, cause, fix string
-	sev := analyzer.Warning
+	f := analyzer.Finding{Certainty: analyzer.Unknown, Severity: analyzer.Warning}
 	inEph := 0
 	for _, port := range ports {
 		if haveLPR && eph.Contains(port) {
@@ -158,12 +170,66 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, attemp
 		values["ip_local_port_range"] = eph.String()
 		sources = append(sources, model.KindSysctl)
 	}
-	if len(ownedPorts) > 0 {
-		sev = analyzer.Error
+	// Attempts that are the translated copy of a connection whose reply
+	// went back untranslated: the capture points at the NAT instead.
+	natted := 0
+	var natPair facts.NATPair
+	for _, a := range attempts {
+		if pr, ok := facts.NATPairs.Of(p).After(a); ok && pr.DNAT && pr.ReplyUntranslated() && len(pr.After.SYN) > 0 {
+			if natted == 0 {
+				natPair = pr
+			}
+			natted++
+		}
+	}
+	var notOwned []uint16
+	for _, port := range ports {
+		if !slices.Contains(ownedPorts, port) {
+			notOwned = append(notOwned, port)
+		}
+	}
+	var outside []uint16
+	for _, port := range notOwned {
+		if !np.Range.Contains(port) {
+			outside = append(outside, port)
+		}
+	}
+	if len(outside) > 0 {
+		f.Contradicts = append(f.Contradicts, fmt.Sprintf("source %s %s %s outside the NodePort range %s (%s): no NodePort collision there",
+			plural(len(outside), "port", "ports"), joinPorts(outside), plural(len(outside), "is", "are"), np.Range, np.Source()))
+	}
+	if len(notOwned) > 0 {
+		switch {
+		case s.Has(model.KindIPVS) && s.Has(model.KindKube):
+			f.Contradicts = append(f.Contradicts, fmt.Sprintf("neither the IPVS table nor the Services list source %s %s: no NodePort owns them",
+				plural(len(notOwned), "port", "ports"), joinPorts(notOwned)))
+		case s.Has(model.KindIPVS):
+			f.Contradicts = append(f.Contradicts, fmt.Sprintf("the IPVS table does not list source %s %s",
+				plural(len(notOwned), "port", "ports"), joinPorts(notOwned)))
+		case s.Has(model.KindKube):
+			f.Contradicts = append(f.Contradicts, fmt.Sprintf("no Service has NodePort %s", joinPorts(notOwned)))
+		default:
+			f.Contradicts = append(f.Contradicts, "the bundle has no IPVS table (ipvsadm -Ln) and no Services: "+
+				"a NodePort owning the source port is not shown")
+		}
+	}
+	nodePortAlt := "the client's source port is a NodePort the node owns (IPVS virtual service or kube-proxy rule), so the " +
+		"node answers the SYN/ACK itself"
+	natAlt := "the SYN/ACK comes back untranslated from a Service's endpoint (bridge-nf-call-iptables = 0, hairpin mode off, " +
+		"asymmetric routing), and the client has no connection to the endpoint's address"
+	fwAlt := "a firewall rule on the client's host rejects the SYN/ACK"
+	ctAlt := "a conntrack entry in the wrong state, or a socket closed before the reply arrived"
+	switch {
+	case len(ownedPorts) > 0:
+		f.Certainty = analyzer.Proven
+		f.Severity = analyzer.Error
 		values["owned_ports"] = ownedPorts
 		values["owners"] = owned
 		if len(services) > 0 {
 			values["nodeport_services"] = services
+		}
+		for i, o := range owned {
+			f.Supports = append(f.Supports, fmt.Sprintf("%s lists %s, the client's source port", ownerEv[i].Pos, o))
 		}
 		title = fmt.Sprintf("%s resets SYN/ACKs: its source %s %s %s owned by IPVS/NodePorts",
 			client, plural(len(ownedPorts), "port", "ports"), joinPorts(ownedPorts), plural(len(ownedPorts), "is", "are"))
@@ -174,17 +240,38 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, attemp
 			"the client's socket, and the node answers it with an RST."
 		if haveLPR {
 			cause += fmt.Sprintf(" net.ipv4.ip_local_port_range is %s, which includes the NodePort range %s (%s).", eph, np.Range, np.Source())
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: net.ipv4.ip_local_port_range = %s, the ephemeral ports the client picks from",
+				lpr.Pos, lpr.Value))
 		}
 		fix = reserveFix(np.Range, local.Reserved.Value)
-	} else {
+	case natted > 0:
+		values["untranslated"] = natted
+		title = fmt.Sprintf("%s resets the server's SYN/ACK (%d %s): the reply came back untranslated",
+			client, len(attempts), plural(len(attempts), "attempt", "attempts"))
+		b := natPair.Before
+		f.Supports = append(f.Supports, fmt.Sprintf("%s and %s: the same SYN (sequence number %d) to %s before DNAT and to %s after, "+
+			"and no SYN/ACK from %s", b.SegPos(b.SYN[0]), natPair.After.SegPos(natPair.After.SYN[0]), b.ISN, b.Server,
+			natPair.After.Server, b.Server))
+		cause = fmt.Sprintf("The capture shows %d of these connections sent to %s and translated to %s; the SYN/ACK reached "+
+			"the client with the endpoint's address, so the client has no connection for it and resets it "+
+			"(see nat-reply-untranslated). Why the reply was not translated back is not shown by this rule.",
+			natted, b.Server, natPair.After.Server)
+		f.Alternatives = []string{natAlt, fwAlt, ctAlt}
+		f.Decide = "sysctl net.bridge.bridge-nf-call-iptables"
+		fix = "Make the replies of translated connections go back through the node's conntrack: " +
+			"`sysctl -w net.bridge.bridge-nf-call-iptables=1` with br_netfilter loaded, hairpin mode on the bridge ports " +
+			"for Pods reaching themselves, symmetric routes around the node that does the NAT."
+	default:
 		title = fmt.Sprintf("%s resets the server's SYN/ACK (%d %s)", client, len(attempts), plural(len(attempts), "attempt", "attempts"))
-		cause = "Something on the client's host rejects the SYN/ACK. With Kubernetes this is most often a source port " +
-			"that is also a NodePort owned by IPVS; it can also be a firewall rule, a conntrack entry in the wrong state, " +
-			"or a socket closed before the reply arrived."
-		if s.Has(model.KindIPVS) || s.Has(model.KindKube) {
-			cause += " The bundle's IPVS table and Services do not list the client's source ports, so that cause is not shown here."
-		} else {
-			cause += " Add the node's `ipvsadm -Ln` output and the Services (kubectl get svc -A -o json) to check for a NodePort collision."
+		cause = "The capture shows the client's host rejecting the SYN/ACK; the bundle does not show why."
+		f.Alternatives = []string{fwAlt, ctAlt, natAlt}
+		if len(outside) < len(notOwned) {
+			// Some ports are in the NodePort range: a collision stays likely.
+			f.Alternatives = []string{nodePortAlt, fwAlt, natAlt, ctAlt}
+		}
+		f.Decide = "iptables-save" // on the client's node: the rule that rejects
+		if len(outside) < len(notOwned) {
+			f.Decide = "ipvsadm -Ln" // on the client's node: the virtual services of its ports
 		}
 		fix = "Find what owns the client's source port on the client node (`ipvsadm -Ln | grep :PORT`, `ss -lntp sport = :PORT`, " +
 			"`iptables-save | grep PORT`); if it is a NodePort, reserve the NodePort range with net.ipv4.ip_local_reserved_ports."
@@ -196,16 +283,9 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, attemp
 	if len(ownedPorts) > 0 {
 		ev = append(ev, np.Evidence()...)
 	}
-	return analyzer.Finding{
-		Severity: sev,
-		Title:    title,
-		Summary:  summary,
-		Cause:    cause,
-		Fix:      fix,
-		Facts:    values,
-		Sources:  sources,
-		Evidence: dedupEvidence(ev),
-	}
+	f.Title, f.Summary, f.Cause, f.Fix = title, summary, cause, fix
+	f.Facts, f.Sources, f.Evidence = values, sources, dedupEvidence(ev)
+	return f
 }
 
 // attemptEvidence cites the SYN, SYN/ACK and client RST packets of an

@@ -218,8 +218,10 @@ func sweepFinding(sw *failMerge, w synWords) analyzer.Finding {
 	values["host_list"] = listed
 	delete(values, "more_clients") // a sweep says "and more" in its words only
 	f := analyzer.Finding{Severity: analyzer.Warning, Facts: values, Evidence: ev, Sources: []model.Kind{model.KindCapture}}
-	w.sweep(&f, sw.FailGroup, synText{Server: sw.Server, Count: len(hosts), Listed: listed,
-		Clients: listSome(sw.Clients, sw.More), Attempts: plural(sw.N, "attempt", "attempts")})
+	t := synText{Server: sw.Server, Count: len(hosts), Listed: listed,
+		Clients: listSome(sw.Clients, sw.More), Attempts: plural(sw.N, "attempt", "attempts")}
+	w.sweep(&f, sw.FailGroup, t)
+	synCertainty(&f, w.outcome, ev, false, fmt.Sprintf("port %d of %d hosts", sw.Server.Port(), len(hosts)), sw.Server)
 	return f
 }
 
@@ -257,6 +259,7 @@ func scanFinding(sc *failMerge, w synWords, roles facts.AddrIndex) analyzer.Find
 	}
 	w.scan(&f, sc.FailGroup, synText{Subject: host, Server: sc.Server, Count: len(sc.ports), Listed: strings.Join(listed, ", "),
 		Clients: listSome(sc.Clients, sc.More), Attempts: plural(sc.N, "attempt", "attempts"), What: what})
+	synCertainty(&f, w.outcome, ev, false, fmt.Sprintf("%d ports of %s", len(sc.ports), host), sc.Server)
 	return f
 }
 
@@ -281,7 +284,52 @@ func endpointFinding(g *facts.FailGroup, w synWords, roles facts.AddrIndex) anal
 	f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev, Sources: sources}
 	w.endpoint(&f, g, synText{Subject: g.Server.String(), Server: g.Server, Clients: listSome(g.Clients, g.More),
 		Attempts: plural(g.N, "attempt", "attempts"), What: what})
+	synCertainty(&f, w.outcome, ev, sev == analyzer.Error, g.Server.String(), g.Server)
+	if sev == analyzer.Error {
+		for _, e := range rs.Evidence() {
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: %s, so something should answer there", e.Pos, e.Note))
+		}
+	}
 	return f
+}
+
+// synCertainty fills the certainty of a finding of failed attempts to
+// subject, whose evidence ev starts with the capture's packets. The
+// failure itself is what the finding asserts: proven when the Kubernetes
+// objects say the endpoint should answer (live), shown by the capture alone
+// otherwise, and either way its mechanism stays among the alternatives,
+// with the command that tells them apart.
+func synCertainty(f *analyzer.Finding, outcome model.Outcome, ev []analyzer.Evidence, live bool, subject string, srv netip.AddrPort) {
+	f.Certainty = analyzer.Unknown
+	if live {
+		f.Certainty = analyzer.Proven
+	}
+	if len(ev) > 0 {
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", ev[0].Pos, ev[0].Note))
+	}
+	port := srv.Port()
+	switch outcome {
+	case model.OutcomeRefused:
+		f.Supports = append(f.Supports, fmt.Sprintf("the capture shows %s answering the SYNs with an RST", subject))
+		f.Contradicts = append(f.Contradicts, "a listener on the port in `ss -lntp` of the host would point at a REJECT "+
+			"rule instead of a missing listener")
+		f.Alternatives = []string{"nothing listens on the port at that address (the process is down, or listens on " +
+			"another port or address than the Service's targetPort)",
+			"a firewall rule rejects the connection with a TCP reset (iptables REJECT --reject-with tcp-reset)"}
+		f.Decide = fmt.Sprintf("ss -lntp 'sport = :%d'", port)
+		if port == 0 {
+			f.Decide = fmt.Sprintf("ss -lntp (on %s)", srv.Addr())
+		}
+	default:
+		f.Supports = append(f.Supports, fmt.Sprintf("the capture shows SYNs to %s and nothing back: no SYN/ACK, RST "+
+			"or ICMP error", subject))
+		f.Contradicts = append(f.Contradicts, "a capture taken on one side of the path, or filtered, may miss replies "+
+			"that were sent")
+		f.Alternatives = []string{"a firewall or NetworkPolicy drops the SYNs",
+			"the host or backend is down or gone (a stale DNAT rule or endpoint sends the SYNs to an address nobody has)",
+			"the replies take another path than the one captured (asymmetric routing)"}
+		f.Decide = "iptables-save (on the server's node: a DROP rule or policy that matches the SYNs)"
+	}
 }
 
 // runSynFailures reports the failed attempts of w.outcome: scans, sweeps,

@@ -20,6 +20,10 @@ var TimeWaitChurn = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindSysctl, model.KindIPVS, model.KindKube, model.KindComponents},
 	Requires: []analyzer.FactKey{facts.NodePortRange, facts.LocalPorts, facts.PortOwners},
 	Run:      runTimeWaitChurn,
+	Proof: "the TIME-WAIT sockets of a local address (ss, netstat) and, for the NodePort harm, the ephemeral range " +
+		"(sysctl) reaching NodePorts that IPVS or the Services show allocated",
+	Unproven: "the churn from the socket listings, with the clients it can be (one client opening a connection per " +
+		"request, many clients behind one address) and ss -tanp to tell them apart",
 	Doc: `a local client burns through ephemeral ports
 
 Every TCP connection a host opens and closes first leaves a socket in
@@ -174,10 +178,25 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 				}
 			}
 		}
-		p.Report(analyzer.Finding{
-			Severity: sev,
-			Title:    fmt.Sprintf("local clients open ~%.0f connections/s: %s in TIME-WAIT", rate, strings.Join(parts, ", ")),
-			Summary:  summary,
+		f := analyzer.Finding{
+			Severity:  sev,
+			Certainty: analyzer.Likely,
+			Supports: []string{fmt.Sprintf("the socket listings: %d sockets in TIME-WAIT from %s, each a connection "+
+				"closed in the last %d s", total, strings.Join(parts, ", "), timeWaitSeconds)},
+			Contradicts: []string{"many clients sharing one address (SNAT, a node-local proxy) would show the same counts " +
+				"without any one of them churning"},
+			Alternatives: []string{"a local client opens a new connection per request or check (health checks, monitoring agents)",
+				"many clients share the address (SNAT, a proxy), each opening few connections"},
+			Decide: "ss -tanp (the processes holding connections from the address, and their peers)",
+		}
+		if sev == analyzer.Error {
+			f.Certainty = analyzer.Proven
+			f.Supports = append(f.Supports, fmt.Sprintf("the sysctl range reaches %s, where the bundle lists %d allocated NodePorts",
+				values["nodeport_overlap"], values["owned_ports_in_range"]))
+		}
+		p.Report(withFinding(f, analyzer.Finding{
+			Title:   fmt.Sprintf("local clients open ~%.0f connections/s: %s in TIME-WAIT", rate, strings.Join(parts, ", ")),
+			Summary: summary,
 			Cause: "Local clients open a new short connection for each request or check instead of reusing one; " +
 				"health checks and monitoring agents do this.",
 			Fix: "Reserve the NodePort range in net.ipv4.ip_local_reserved_ports so no churn can land on it; make the " +
@@ -185,7 +204,7 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 			Facts:    values,
 			Sources:  sources,
 			Evidence: ev,
-		})
+		}))
 	}
 	return nil
 }

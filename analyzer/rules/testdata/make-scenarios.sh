@@ -603,3 +603,79 @@ PY
 # apiserver v1.11.5.
 mkdir -p $v/hit-reported-version
 cp $v/hit-kubelet-newer/nodes.txt $v/hit-reported-version/
+# nat-reply-untranslated (fixtures/scenarios/nat-reply-untranslated.sh)
+r=nat-reply-untranslated
+nr=incidents/nat-reply-untranslated
+copy $r/hit-bridge-nf-off $nr/{capture.pcap,proc-sys-net-bridge.txt,iptables-save.txt}
+copy $r/hit-symptom-capture-only $nr/capture.pcap
+copy $r/miss-control $nr-control/{capture.pcap,proc-sys-net-bridge.txt,iptables-save.txt}
+copy $r/miss-no-capture $nr/{proc-sys-net-bridge.txt,iptables-save.txt}
+copy $r/hit-symptom-pod-capture $nr-pod/capture.pcap
+copy $r/miss-control-pod-capture $nr-control-pod/capture.pcap
+copy $s/hit-symptom-nat-untranslated $nr/{capture.pcap,proc-sys-net-bridge.txt}
+
+# connection-skew (fixtures/scenarios/connection-skew.sh)
+k=connection-skew
+ks=incidents/connection-skew
+copy $k/hit-stale-rules $ks/{capture.pcap,iptables-save.txt}
+copy $k/miss-affinity $ks-affinity/{capture.pcap,iptables-save.txt}
+copy $k/miss-control $ks-control/{capture.pcap,iptables-save.txt}
+copy $k/miss-no-rules $ks/capture.pcap
+# Two nodes' dumps in a kubectl cluster-info dump's layout (its nodes.json
+# and kube-system/pods.json are the probe-restart-loop incident's, whose
+# Nodes name the folders): the capture is judged against its own node's
+# rules only.
+for sc in hit-node-own-rules miss-node-own-rules; do
+	copy $k/$sc incidents/probe-restart-loop/nodes.json
+	mkdir -p $k/$sc/kube-system
+	cp $fx/incidents/probe-restart-loop/pods-kube-system.json $k/$sc/kube-system/pods.json
+done
+copy $k/hit-node-own-rules/worker-1 $ks/{capture.pcap,iptables-save.txt}
+copy $k/hit-node-own-rules/worker-2 $ks-during-capture/iptables-save.txt
+copy $k/miss-node-own-rules/worker-1 $ks/capture.pcap $ks-during-capture/iptables-save.txt
+copy $k/miss-node-own-rules/worker-2 $ks/iptables-save.txt
+
+# syn-unanswered, syn-refused
+u=syn-unanswered
+copy $u/hit-symptom-capture-only captures/handshakes.pcap
+copy $u/hit-service-endpoint $sd/{capture.pcap,endpoints-kube-dns.json,service-kube-dns.json}
+copy $u/miss-answered-after-nat $nr/capture.pcap
+copy $u/miss-control $sd-control/capture.pcap
+rf=syn-refused
+copy $rf/hit-symptom-capture-only captures/handshakes.pcap
+copy $rf/miss-control $inc-control/capture.pcap
+
+# icmp-unreachable, arp-flap, arp-unanswered, timewait-churn
+lb=incidents/lb-conflict
+vu=incidents/vip-unannounced
+copy icmp-unreachable/hit-symptom-capture-only captures/handshakes.pcap
+copy icmp-unreachable/hit-lb-conflict $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
+copy icmp-unreachable/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
+copy arp-flap/hit-symptom-capture-only captures/arp.pcapng
+copy arp-flap/hit-lb-conflict $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
+copy arp-flap/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
+copy arp-unanswered/hit-vip $vu/{capture.pcap,ip-neigh.txt,service-ingress-nginx.json}
+copy arp-unanswered/hit-symptom-capture-only $vu/capture.pcap
+copy arp-unanswered/miss-control $vu-control/{capture.pcap,ip-neigh.txt,service-ingress-nginx.json}
+copy timewait-churn/hit-seed-002 seeds/002-synack-reset/{ss-timewait.txt,sysctl.txt,ipvsadm.txt,svc.txt,kube-apiserver-flags.txt}
+copy timewait-churn/hit-symptom-sockets-only seeds/002-synack-reset/ss-timewait.txt
+copy timewait-churn/miss-no-sockets seeds/002-synack-reset/{sysctl.txt,ipvsadm.txt}
+
+# mtu-blackhole (fixtures/scenarios/mtu-blackhole.sh)
+mb=incidents/mtu-blackhole
+copy mtu-blackhole/hit-icmp-dropped $mb/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt}
+copy mtu-blackhole/hit-symptom-capture-only $mb/capture.pcap
+copy mtu-blackhole/miss-pmtud-working $mb-control/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt}
+copy mtu-blackhole/miss-handshakes captures/handshakes.pcap
+copy icmp-unreachable/hit-pmtud-info $mb-control/capture.pcap
+copy $u/hit-scan captures/portscan.pcap
+copy $u/hit-sweep captures/sweep.pcap
+copy $rf/hit-scan captures/portscan.pcap
+# A capture outside the nodes' folders whose file name names its node.
+sc=miss-node-from-file-name
+copy $k/$sc incidents/probe-restart-loop/nodes.json
+mkdir -p $k/$sc/kube-system
+cp $fx/incidents/probe-restart-loop/pods-kube-system.json $k/$sc/kube-system/pods.json
+cp $fx/$ks/capture.pcap $k/$sc/tcpdump-worker-1.pcap
+copy $k/$sc/worker-1 $ks-during-capture/iptables-save.txt
+copy $k/$sc/worker-2 $ks/iptables-save.txt

@@ -1,0 +1,269 @@
+package rules
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/model"
+)
+
+// MTUBlackhole finds connections whose large segments a path drops while
+// small ones pass.
+var MTUBlackhole = &analyzer.Rule{
+	Name:     "mtu-blackhole",
+	Severity: analyzer.Error,
+	Needs:    []model.Kind{model.KindCapture},
+	Uses:     []model.Kind{model.KindNetfilter},
+	Run:      runMTUBlackhole,
+	Proof: "the capture's large segments retransmitted without acknowledgment while small ones pass, and a " +
+		"firewall rule in the bundle (iptables-save, ip6tables-save) that drops or rejects ICMP fragmentation-needed " +
+		"or Packet Too Big (or all ICMP)",
+	Unproven: "the connections whose large segments were retransmitted without acknowledgment while smaller ones " +
+		"passed, whether an ICMP fragmentation-needed (Packet Too Big) for them was seen, the causes not ruled out " +
+		"and the ping that finds the largest packet the path carries",
+	Doc: `a path drops large segments while small ones pass
+
+A connection completes its handshake and small segments (a request, a
+response's headers) are acknowledged, but the full-size segments that follow
+are retransmitted again and again and never acknowledged: a link on the path
+has a smaller MTU than the sender's, the packets carry DF (Linux sets it on
+TCP), and the ICMP fragmentation-needed (ICMPv6 Packet Too Big) that should
+tell the sender to send smaller is dropped by a firewall or never sent. The
+application sees transfers hang after the first bytes: TLS handshakes with
+large certificates, HTTP responses, kubectl exec and logs. Overlays
+(VXLAN 50 bytes, Geneve, WireGuard 60-80 bytes) on a node MTU that leaves no
+room for them are the usual cause in a cluster.
+
+Evidence: the capture's retransmissions of each large segment, the largest
+segment the peer acknowledged, the handshake, and the ICMP errors quoting the
+connection if any. A capture on the sending host sees segments before
+segmentation offload splits them: their sizes are those the host handed to
+its NIC.
+
+An ICMP fragmentation-needed or Packet Too Big on a connection whose larger
+segments then get through is path-MTU discovery working: icmp-unreachable
+reports it as info, and this rule is silent.
+
+Severity: error when a firewall rule in the bundle drops or rejects ICMP
+fragmentation-needed (Packet Too Big, or all ICMP) and no such ICMP for the
+connection reached the capture; warning (likely) from the capture alone: the
+pattern is that of a blackhole, but which link and which filter it does not
+show.
+
+Fix: find the largest packet the path carries (ping -M do -s SIZE), then lower
+the sender's MTU (the CNI's MTU: the node's minus the overlay's overhead),
+clamp the MSS on the router (iptables -t mangle -A FORWARD -p tcp --tcp-flags
+SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu), and let ICMP
+fragmentation-needed / Packet Too Big through every firewall on the path.`,
+}
+
+// minBlackholeRetx is how many retransmissions of never acknowledged large
+// segments a connection needs to count.
+const minBlackholeRetx = 2
+
+// mtuGroup is the stalled connections of one sender to one receiver.
+type mtuGroup struct {
+	node             string
+	sender, receiver netip.Addr
+	attempts         []*model.Attempt
+	data             []*model.DataSizes
+}
+
+func runMTUBlackhole(p *analyzer.Pass) error {
+	s := p.Snap
+	var groups []*mtuGroup
+	byKey := map[string]*mtuGroup{}
+	for i := range s.Attempts {
+		a := &s.Attempts[i]
+		if a.FirstAck == nil && a.Outcome != model.OutcomeEstablished {
+			continue // the handshake must have passed: small packets get through
+		}
+		for _, side := range []struct {
+			d        *model.DataSizes
+			toServer bool
+		}{{a.ServerData, false}, {a.ClientData, true}} {
+			d := side.d
+			if d == nil || d.LargeRetx < minBlackholeRetx || d.LargeRetxSize < minBlackholeSize {
+				continue
+			}
+			snd, rcv := a.Server.Addr(), a.Client.Addr()
+			if side.toServer {
+				snd, rcv = rcv, snd
+			}
+			key := a.Node + "|" + snd.String() + "|" + rcv.String()
+			g := byKey[key]
+			if g == nil {
+				g = &mtuGroup{node: a.Node, sender: snd, receiver: rcv}
+				byKey[key] = g
+				groups = append(groups, g)
+			}
+			g.attempts = append(g.attempts, a)
+			g.data = append(g.data, d)
+		}
+	}
+	for _, g := range groups {
+		p.Report(mtuFinding(s, g))
+	}
+	return nil
+}
+
+// minBlackholeSize is the smallest segment whose loss can be the path's
+// MTU: 576-byte IPv4 packets (RFC 791) always pass.
+const minBlackholeSize = 536
+
+func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
+	var ev []analyzer.Evidence
+	retx, size, acked := 0, 0, 0
+	var conns []string
+	for i, a := range g.attempts {
+		d := g.data[i]
+		retx += d.LargeRetx
+		size = max(size, d.LargeRetxSize)
+		acked = max(acked, d.MaxAcked)
+		conns = append(conns, fmt.Sprintf("%s -> %s", a.Client, a.Server))
+		if i >= maxGroupEvidence {
+			continue
+		}
+		if len(a.SYN) > 0 {
+			ev = append(ev, analyzer.Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s", a.Client, a.Server)})
+		}
+		if a.FirstAck != nil {
+			ev = append(ev, analyzer.Evidence{Pos: a.SegPos(*a.FirstAck), Note: "handshake completed"})
+		}
+		for _, r := range d.Retx {
+			ev = append(ev, analyzer.Evidence{Pos: a.SegPos(r), Note: fmt.Sprintf("%d-byte segment from %s retransmitted, never acknowledged",
+				d.LargeRetxSize, g.sender)})
+		}
+	}
+	// ICMP errors that quote the sender's packets to the receiver.
+	var icmp []*model.ICMPEvent
+	for i := range s.ICMP {
+		e := &s.ICMP[i]
+		if e.Copy || (e.What != "frag-needed" && e.What != "packet-too-big") {
+			continue
+		}
+		if e.Quoted.Src.Addr() == g.sender && e.Quoted.Dst.Addr() == g.receiver {
+			icmp = append(icmp, e)
+		}
+	}
+	n := len(g.attempts)
+	values := map[string]any{
+		"sender":          g.sender.String(),
+		"receiver":        g.receiver.String(),
+		"connections":     conns,
+		"retransmissions": retx,
+		"segment_size":    size,
+		"largest_acked":   acked,
+		"icmp_seen":       len(icmp),
+	}
+	if g.node != "" {
+		values["node"] = g.node
+	}
+	f := analyzer.Finding{
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Title: fmt.Sprintf("%d-byte segments from %s to %s are dropped while smaller ones pass (%d %s)", size, g.sender,
+			g.receiver, n, plural(n, "connection", "connections")),
+		Summary: fmt.Sprintf("%d %s between %s and %s completed the handshake and had segments of up to %d bytes "+
+			"acknowledged, but %s's %d-byte segments were retransmitted %d %s and never acknowledged: the path "+
+			"drops packets of that size. The application sees the transfer hang after its first bytes.", n,
+			plural(n, "connection", "connections"), g.sender, g.receiver, acked, g.sender, size, retx, plural(retx, "time", "times")),
+		Facts:   values,
+		Sources: []model.Kind{model.KindCapture},
+		Supports: []string{fmt.Sprintf("%s sent its %d-byte segment %d %s without an acknowledgment, while its "+
+			"segments of up to %d bytes were acknowledged and the handshake passed", g.sender, size, retx,
+			plural(retx, "time", "times"), acked)},
+		Alternatives: []string{
+			"ICMP fragmentation-needed (Packet Too Big) is dropped on the path by a firewall, so the sender never learns the path MTU",
+			"an overlay (VXLAN, Geneve, WireGuard) makes the path MTU smaller than the interfaces' MTU, and the MSS is not clamped",
+			"a link or middlebox drops large packets without answering",
+		},
+		Decide: fmt.Sprintf("ping -M do -s 1472 %s (from %s: lower -s until it passes; the largest is the path MTU minus 28)",
+			g.receiver, g.sender),
+	}
+	if g.receiver.Is6() {
+		f.Decide = fmt.Sprintf("ping -6 -M do -s 1452 %s (from %s: lower -s until it passes; the largest is the path MTU minus 48)",
+			g.receiver, g.sender)
+	}
+	if len(icmp) > 0 {
+		e := icmp[0]
+		ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, e.Quoted.Dst)})
+		f.Cause = fmt.Sprintf("A link on the path is smaller than %s's segments, and the ICMP %s that %s sent was seen "+
+			"here but did not make the sender send smaller: it is dropped between the capture and the sender's stack, "+
+			"or path-MTU discovery is off on the sender (net.ipv4.ip_no_pmtu_disc).", g.sender, e.What, e.From)
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: ICMP %s from %s quoting the connection", e.Pos, e.What, e.From))
+		f.Alternatives = append([]string{"path-MTU discovery is off on the sender (net.ipv4.ip_no_pmtu_disc = 1), or the ICMP " +
+			"is dropped between the capture and the sender's stack"}, f.Alternatives...)
+	} else if r := icmpDropRule(s, g.receiver.Is6()); r != nil {
+		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+		f.Sources = append(f.Sources, model.KindNetfilter)
+		ev = append(ev, analyzer.Evidence{Pos: r.Pos, Note: "drops " + icmpWhat(g.receiver.Is6())})
+		f.Cause = fmt.Sprintf("A link on the path carries smaller packets than %s sends, and the firewall rule at %s drops "+
+			"the %s that would tell it so: %s never learns the path MTU and sends its large segments again and again.",
+			g.sender, r.Pos, icmpWhat(g.receiver.Is6()), g.sender)
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", r.Pos, strings.TrimSpace(r.Raw)))
+		f.Contradicts = append(f.Contradicts, "the bundle does not say which host of the path the rule is on")
+		f.Alternatives = nil
+		f.Decide = ""
+		values["icmp_drop_rule"] = r.Pos.String()
+	} else {
+		f.Cause = fmt.Sprintf("A link on the path carries smaller packets than %s sends, and no ICMP fragmentation-needed "+
+			"(Packet Too Big) reached the capture to make it send smaller: a firewall on the path drops it, or the "+
+			"link drops large packets without one.", g.sender)
+		f.Contradicts = append(f.Contradicts, "no ICMP fragmentation-needed or Packet Too Big quotes the connection in the "+
+			"capture; one that reached the sender would show there if the capture was taken on it")
+	}
+	f.Fix = fmt.Sprintf("Find the largest packet the path from %s to %s carries (`ping -M do -s SIZE %s`); lower the "+
+		"sender's MTU to it (the CNI's MTU: the node's minus the overlay's overhead), clamp the MSS on the routers "+
+		"(`iptables -t mangle -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu`), and let ICMP "+
+		"fragmentation-needed / Packet Too Big through every firewall on the path.", g.sender, g.receiver, g.receiver)
+	f.Evidence = dedupEvidence(ev)
+	return f
+}
+
+// icmpWhat names the ICMP error that carries a path's MTU.
+func icmpWhat(v6 bool) string {
+	if v6 {
+		return "ICMPv6 Packet Too Big"
+	}
+	return "ICMP fragmentation-needed"
+}
+
+// icmpDropRule returns a rule of the bundle's rulesets of the family that
+// drops or rejects the ICMP error carrying the path MTU: by its type
+// (fragmentation-needed, 3/4, packet-too-big, 2), or all ICMP.
+func icmpDropRule(s *model.Snapshot, v6 bool) *model.Rule {
+	protos := []string{"icmp", "1"}
+	types := []string{"fragmentation-needed", "3/4"}
+	if v6 {
+		protos = []string{"ipv6-icmp", "icmpv6", "58"}
+		types = []string{"packet-too-big", "--icmpv6-type 2 "}
+	}
+	for _, rs := range s.Netfilter {
+		if (rs.Family == "ipv6") != v6 && rs.Family != "inet" {
+			continue
+		}
+		for _, t := range rs.Tables {
+			for _, c := range t.Chains {
+				for _, r := range c.Rules {
+					if (r.Target != "DROP" && r.Target != "REJECT") || r.NotProto || !slices.Contains(protos, strings.ToLower(r.Proto)) {
+						continue
+					}
+					typed := strings.Contains(r.Raw, "icmp-type") || strings.Contains(r.Raw, "icmpv6-type")
+					if !typed {
+						return r // all ICMP
+					}
+					for _, ty := range types {
+						if strings.Contains(r.Raw+" ", ty) {
+							return r
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}

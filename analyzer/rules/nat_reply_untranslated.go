@@ -1,0 +1,233 @@
+package rules
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
+)
+
+// NATReplyUntranslated finds connections a node translated whose replies
+// went back to the client with the translated addresses.
+var NATReplyUntranslated = &analyzer.Rule{
+	Name:     "nat-reply-untranslated",
+	Severity: analyzer.Error,
+	Needs:    []model.Kind{model.KindCapture},
+	Uses:     []model.Kind{model.KindSysctl},
+	Requires: []analyzer.FactKey{facts.NATPairs},
+	Run:      runNATReplyUntranslated,
+	Proof: "the capture shows the same SYN before and after DNAT and the endpoint's SYN/ACK going back untranslated, " +
+		"and the node's sysctl output shows net.bridge.bridge-nf-call-iptables = 0 (ip6tables for IPv6)",
+	Unproven: "the untranslated replies from the capture, with the causes not ruled out (bridged traffic skipping " +
+		"iptables, hairpin mode off on the bridge port, asymmetric routing around the node that did the NAT) and " +
+		"`sysctl net.bridge.bridge-nf-call-iptables` to decide",
+	Doc: `replies to translated connections go back untranslated
+
+A capture on a node (tcpdump -i any, or one capture per interface) shows the
+same SYN twice: as the client sent it, to a Service address, and as the node
+forwarded it after DNAT, to an endpoint (same client, same initial sequence
+number, microseconds apart). The endpoint answers, but its SYN/ACK reaches the
+client with the endpoint's own address instead of the Service's: conntrack
+never saw the reply, so it was not translated back. The client has no
+connection to the endpoint and resets the SYN/ACK (or ignores it); the
+application sees connect timeouts, and synack-reset sees the resets.
+
+This is how same-node Service traffic fails on a bridge whose traffic skips
+iptables: br_netfilter not loaded, or net.bridge.bridge-nf-call-iptables = 0,
+so the reply bridged from one Pod to the other never meets the NAT. A Pod
+reaching itself through its Service also needs hairpin mode on its bridge
+port; and a reply routed around the node that did the NAT (asymmetric
+routing) is lost the same way.
+
+Evidence: the capture's SYN frames before and after DNAT, the untranslated
+SYN/ACK and the client's RST; the node's sysctl output (sysctl -a, or
+grep -r . /proc/sys/net/bridge).
+
+Severity: error when the node's sysctl output shows bridge-nf-call-iptables
+= 0; warning from the capture alone (the cause is one of the above, and
+sysctl net.bridge.bridge-nf-call-iptables decides).
+
+Fix: load br_netfilter and set net.bridge.bridge-nf-call-iptables = 1 (and
+ip6tables), persisted in /etc/modules-load.d/ and /etc/sysctl.d/; for a Pod
+reaching itself, hairpin mode on the bridge ports (kubelet --hairpin-mode);
+for asymmetric routing, route the replies back through the node that did
+the NAT.`,
+}
+
+// natGroup is the untranslated pairs of one client, Service address and
+// endpoint on one node.
+type natGroup struct {
+	node            string
+	client          netip.Addr
+	service, target netip.AddrPort
+	pairs           []facts.NATPair
+}
+
+func runNATReplyUntranslated(p *analyzer.Pass) error {
+	var groups []*natGroup
+	byKey := map[string]*natGroup{}
+	for _, pr := range facts.NATPairs.Of(p).Pairs() {
+		if !pr.DNAT || !pr.ReplyUntranslated() {
+			continue
+		}
+		a := pr.After
+		if a.Outcome != model.OutcomeSynAckClientRST && a.Outcome != model.OutcomeSynAckNoAck && a.Outcome != model.OutcomeSynAckOnly {
+			continue // the client took the reply after all
+		}
+		key := fmt.Sprint(a.Node, "|", pr.Before.Client.Addr(), "|", pr.Before.Server, "|", a.Server)
+		g := byKey[key]
+		if g == nil {
+			g = &natGroup{node: a.Node, client: pr.Before.Client.Addr(), service: pr.Before.Server, target: a.Server}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.pairs = append(g.pairs, pr)
+	}
+	for _, g := range groups {
+		p.Report(natUntranslatedFinding(p.Snap, g))
+	}
+	return nil
+}
+
+func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
+	resets, ignored, synacks := 0, 0, 0
+	var ev []analyzer.Evidence
+	var isns []string
+	for i, pr := range g.pairs {
+		a := pr.After
+		synacks += model.DistinctSegs(a.SYNACK)
+		if len(a.ClientRST) > 0 {
+			resets++
+		} else {
+			ignored++
+		}
+		isns = append(isns, fmt.Sprint(pr.Before.ISN))
+		if i < maxGroupEvidence {
+			ev = append(ev, natPairEvidence(pr)...)
+		}
+	}
+	n := len(g.pairs)
+	first := g.pairs[0]
+	values := map[string]any{
+		"client":      g.client.String(),
+		"service":     g.service.String(),
+		"endpoint":    g.target.String(),
+		"connections": n,
+		"synacks":     synacks,
+		"reset":       resets,
+		"ignored":     ignored,
+		"sequence":    listUpTo(isns, maxGroupEvidence, false),
+	}
+	if g.node != "" {
+		values["node"] = g.node
+	}
+	reaction := "reset them"
+	if resets == 0 {
+		reaction = "ignored them"
+	} else if ignored > 0 {
+		reaction = fmt.Sprintf("reset %d and ignored %d", resets, ignored)
+	}
+	f := analyzer.Finding{
+		Title: fmt.Sprintf("replies from %s reach %s untranslated: %d %s to %s failed", g.target, g.client, n,
+			plural(n, "connection", "connections"), g.service),
+		Summary: fmt.Sprintf("%d %s from %s to %s %s translated by the node to %s: the same SYN (sequence number %d) is "+
+			"seen before and after DNAT. %s answered with %d SYN/%s carrying its own address instead of %s, and the "+
+			"client %s, having no connection to %s. No reply from %s was seen. The application sees connect timeouts.",
+			n, plural(n, "connection", "connections"), g.client, g.service, plural(n, "was", "were"), g.target,
+			first.Before.ISN, g.target, synacks, plural(synacks, "ACK", "ACKs"), g.service, reaction, g.target, g.service),
+		Facts:   values,
+		Sources: []model.Kind{model.KindCapture},
+		Supports: []string{fmt.Sprintf("%s: the SYN/ACK from %s to %s, not translated back to %s",
+			first.After.SegPos(first.After.SYNACK[0]), g.target, first.After.Client, g.service)},
+	}
+	if len(first.After.SYN) > 0 {
+		f.Supports = append([]string{fmt.Sprintf("%s and %s: the SYN of %s to %s, sequence number %d, seen again to %s",
+			first.Before.SegPos(first.Before.SYN[0]), first.After.SegPos(first.After.SYN[0]), g.client, g.service,
+			first.Before.ISN, g.target)}, f.Supports...)
+	} else {
+		// A capture on the client: the SYN/ACK acknowledges the SYN sent
+		// to the Service.
+		f.Summary = strings.Replace(f.Summary, "the same SYN (sequence number", "the SYN/ACK from the endpoint acknowledges the SYN sent to the Service (sequence number", 1)
+		f.Summary = strings.Replace(f.Summary, ") is seen before and after DNAT.", ").", 1)
+		f.Supports = append([]string{fmt.Sprintf("%s and %s: the SYN of %s to %s, sequence number %d, acknowledged by a SYN/ACK from %s",
+			first.Before.SegPos(first.Before.SYN[0]), first.After.SegPos(first.After.SYNACK[0]), g.client, g.service,
+			first.Before.ISN, g.target)}, f.Supports...)
+	}
+	hairpin := g.client == g.target.Addr()
+	name := "net.bridge.bridge-nf-call-iptables"
+	if g.target.Addr().Is6() {
+		name = "net.bridge.bridge-nf-call-ip6tables"
+	}
+	f.Decide = "sysctl " + name
+	bridgeCause := fmt.Sprintf("bridged traffic skips iptables on the node (br_netfilter not loaded, or %s = 0): the reply "+
+		"bridged from %s to %s never meets the conntrack entry of the DNAT", name, g.target.Addr(), g.client)
+	hairpinCause := "hairpin mode is off on the Pod's bridge port: its traffic to itself through the Service cannot go back out the port it came in"
+	asymCause := "asymmetric routing: the reply takes a path around the node that did the NAT"
+	sc, have := s.Sysctl(g.node, name)
+	switch {
+	case have && strings.TrimSpace(sc.Value) == "0":
+		f.Certainty = analyzer.Proven
+		f.Severity = analyzer.Error
+		f.Sources = append(f.Sources, model.KindSysctl)
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s = 0", sc.Pos, name))
+		f.Cause = fmt.Sprintf("%s = 0 on the node: traffic between two ports of a bridge does not go through iptables, so the "+
+			"SYN/ACK from %s to %s is bridged without meeting the conntrack entry of the DNAT, and keeps the endpoint's "+
+			"address.", name, g.target.Addr(), g.client)
+		if hairpin {
+			f.Contradicts = append(f.Contradicts, "the client is its own endpoint: hairpin mode on its bridge port also "+
+				"matters (bridge -d link show), which the bundle does not show")
+		}
+		ev = append(ev, analyzer.Evidence{Pos: sc.Pos, Note: name + " = 0"})
+	case have:
+		f.Certainty = analyzer.Unknown
+		f.Severity = analyzer.Warning
+		f.Sources = append(f.Sources, model.KindSysctl)
+		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s: %s = %s, so bridged replies do go through iptables", sc.Pos, name, sc.Value))
+		f.Cause = "The replies were not translated back on their way to the client; the node's sysctl rules out bridged " +
+			"traffic skipping iptables, and the bundle does not show which other cause it is."
+		if hairpin {
+			f.Alternatives = []string{hairpinCause, asymCause}
+			f.Decide = "bridge -d link show"
+		} else {
+			f.Alternatives = []string{asymCause, hairpinCause}
+			f.Decide = fmt.Sprintf("ip route get %s from %s", g.client, g.target.Addr())
+		}
+		ev = append(ev, analyzer.Evidence{Pos: sc.Pos, Note: name + " = " + sc.Value})
+	default:
+		f.Certainty = analyzer.Unknown
+		f.Severity = analyzer.Warning
+		f.Contradicts = append(f.Contradicts, fmt.Sprintf("the bundle has no %s of the node: = 1 would rule the bridge cause out", name))
+		f.Cause = "The replies were not translated back on their way to the client; the bundle does not show why."
+		f.Alternatives = []string{bridgeCause, hairpinCause, asymCause}
+		if hairpin {
+			f.Alternatives = []string{hairpinCause, bridgeCause, asymCause}
+		}
+	}
+	f.Fix = fmt.Sprintf("Make bridged traffic go through iptables: `modprobe br_netfilter; sysctl -w %s=1`, persisted "+
+		"(`echo br_netfilter > /etc/modules-load.d/br_netfilter.conf`, `echo '%s = 1' > /etc/sysctl.d/90-br-netfilter.conf`).",
+		name, name)
+	if hairpin {
+		f.Fix += " For a Pod reaching itself, turn hairpin mode on for the bridge ports (kubelet --hairpin-mode=hairpin-veth, " +
+			"or `bridge link set dev VETH hairpin on`)."
+	}
+	f.Evidence = dedupEvidence(ev)
+	return f
+}
+
+// natPairEvidence cites a pair's first SYN before and after NAT, the first
+// untranslated SYN/ACK and the client's first RST.
+func natPairEvidence(p facts.NATPair) []analyzer.Evidence {
+	b, a := p.Before, p.After
+	ev := []analyzer.Evidence{{Pos: b.SegPos(b.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s, seq %d, before DNAT", b.Client, b.Server, b.ISN)}}
+	if len(a.SYN) > 0 {
+		ev = append(ev, analyzer.Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s, seq %d, after DNAT", a.Client, a.Server, a.ISN)})
+	}
+	ev = append(ev, analyzer.Evidence{Pos: a.SegPos(a.SYNACK[0]), Note: fmt.Sprintf("SYN/ACK %s -> %s, untranslated", a.Server, a.Client)})
+	if len(a.ClientRST) > 0 {
+		ev = append(ev, analyzer.Evidence{Pos: a.SegPos(a.ClientRST[0]), Note: fmt.Sprintf("RST %s -> %s", a.Client, a.Server)})
+	}
+	return ev
+}
