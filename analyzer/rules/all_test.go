@@ -36,11 +36,38 @@ func TestAllValid(t *testing.T) {
 	if rules.Lookup("no-such-rule") != nil {
 		t.Error("Lookup of an unknown rule")
 	}
+	for _, r := range rules.All() {
+		if r.Proof == "" || r.Unproven == "" {
+			t.Errorf("rule %s does not say which evidence proves its cause (Proof) or what it says without it (Unproven)", r.Name)
+		}
+	}
 	if got := rules.LBControllerConflict.NeedsText(); got != "one of kube, logs, settings" {
 		t.Errorf("NeedsText %q", got)
 	}
 	if got := rules.StaleDNAT.NeedsText(); got != "netfilter, kube" {
 		t.Errorf("NeedsText %q", got)
+	}
+}
+
+// TestEveryRuleHasScenarios holds every rule to scenarios of real evidence:
+// one where it reports, and one where the symptom is there but the cause
+// is not (miss-*, or hit-symptom-* where it reports the cause unknown) or
+// a healthy control.
+func TestEveryRuleHasScenarios(t *testing.T) {
+	for _, r := range rules.All() {
+		entries, err := os.ReadDir(filepath.Join("testdata", r.Name))
+		if err != nil {
+			t.Errorf("rule %s has no scenarios: %v", r.Name, err)
+			continue
+		}
+		var hit, miss bool
+		for _, e := range entries {
+			hit = hit || e.IsDir() && strings.HasPrefix(e.Name(), "hit-")
+			miss = miss || e.IsDir() && (strings.HasPrefix(e.Name(), "miss-") || strings.HasPrefix(e.Name(), "hit-symptom-"))
+		}
+		if !hit || !miss {
+			t.Errorf("rule %s: scenarios where it reports (%v) and where it must not claim its cause (%v) both needed", r.Name, hit, miss)
+		}
 	}
 }
 

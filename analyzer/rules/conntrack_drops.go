@@ -133,7 +133,10 @@ func runConntrackDrops(p *analyzer.Pass) error {
 			}
 			if dnsN == 0 {
 				f.Contradicts = []string{"no DNS lookup timing out in the logs of the bundle: what the failed inserts cost is not shown"}
-				f.Alternatives = []string{"clashes of other new flows through NAT (not DNS), which their clients retry"}
+				f.Alternatives = []string{"clashes of other new flows through NAT (not DNS), which their clients retry",
+					"SNAT or MASQUERADE out of source ports towards one destination (see snat-port-exhaustion)"}
+				f.Title = fmt.Sprintf("conntrack failed %d %s on %s: packets of new connections were dropped", failed,
+					plural(int(failed), "insert", "inserts"), where)
 				f.Decide = "conntrack -S | grep -o 'insert_failed=[0-9]*' before and after running DNS lookups from a Pod on the node"
 			}
 			f.Cause = "A race in the kernel's connection tracking: two packets of one new UDP flow create two entries, and " +
