@@ -70,6 +70,9 @@ func (s *stream) noteData(dir int, p *Packet, sg seg) {
 		}
 		return
 	}
+	if n <= d.maxAcked {
+		return // its acknowledgment would not raise maxAcked
+	}
 	if int(d.nOut) == len(d.out) {
 		copy(d.out[:], d.out[1:])
 		d.nOut--

@@ -258,7 +258,7 @@ func (t *Tracker) addTCP(p *Packet) {
 			c.SYNRetx++
 		}
 		if t.summarize && !s.synSeen[dir] {
-			t.noteSYN(s, p.Seq, pns)
+			t.noteSYN(s, p.Seq, pns, s.end(dir), s.end(od))
 		}
 		s.synSeen[dir], s.synISN[dir] = true, p.Seq
 		s.mruSYN = pns
@@ -272,7 +272,7 @@ func (t *Tracker) addTCP(p *Packet) {
 		if !s.synSeen[od] && s.nSYNACK[dir] == 0 {
 			s.saAck = p.Ack // the SYN it answers, unseen: the client's ISN plus one
 			if t.summarize {
-				t.noteSYN(s, p.Ack-1, pns)
+				t.noteSYN(s, p.Ack-1, pns, s.end(od), s.end(dir))
 			}
 		}
 		if s.cliDir >= 0 && dir != int(s.cliDir) {

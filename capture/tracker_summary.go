@@ -130,20 +130,29 @@ type synSeen struct {
 // translated it (DNAT, SNAT): summary mode keeps their failed attempts one
 // by one, so that the connection can be joined across its two tuples. A
 // SYN/ACK whose SYN was not seen counts with the sequence number it
-// acknowledges.
-func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64) {
+// acknowledges. The copies keep one end (the client's through a DNAT, the
+// server's through a SNAT): two SYNs with nothing in common but their
+// sequence number are not taken for one connection.
+func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cli, srv netip.AddrPort) {
 	if isn == 0 {
 		return
 	}
 	if t.synISN == nil {
 		t.synISN = map[uint32]synSeen{}
 	}
-	if o, ok := t.synISN[isn]; ok && o.s != s && o.s.key != s.key && pns != noTime && o.t != noTime {
+	if o, ok := t.synISN[isn]; ok && o.s != s && o.s.key != s.key && pns != noTime && o.t != noTime && oneEndKept(o.s, cli, srv) {
 		if d := pns - o.t; d < int64(model.MinSYNRetransmission) && d > -int64(model.MinSYNRetransmission) {
 			o.s.natCopy, s.natCopy = true, true
 		}
 	}
 	t.synISN[isn] = synSeen{s, pns}
+}
+
+// oneEndKept tells whether exactly one of o's ends is cli's or srv's: the
+// client through a DNAT, the server through a SNAT.
+func oneEndKept(o *stream, cli, srv netip.AddrPort) bool {
+	cd := o.clientDir()
+	return (o.end(cd) == cli) != (o.end(1-cd) == srv)
 }
 
 // forgetSYN drops s, finalized, from the sequence numbers noteSYN keeps.

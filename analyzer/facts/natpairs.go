@@ -60,12 +60,13 @@ func (x *NATPairIndex) After(a *model.Attempt) (NATPair, bool) {
 // NATPairs joins the attempts of each node's captures that are one
 // connection seen before and after NAT: the same initial sequence number,
 // first SYNs less than model.MinSYNRetransmission apart (a copy, not a
-// retransmission), and another client or server (a random 32-bit sequence
-// number sent twice that close together is one SYN).
+// retransmission), and another client or another server but not both (a
+// DNAT keeps the client, a SNAT the server; two SYNs with nothing in common
+// but their sequence number are not taken for one).
 var NATPairs = &analyzer.Fact[*NATPairIndex]{
 	Name: "nat-pairs",
 	Doc: "connections a capture saw before and after a node translated them (DNAT, SNAT): attempts of one node " +
-		"with the same initial sequence number and SYNs copies of each other, to or from other addresses or ports",
+		"with the same initial sequence number and SYNs copies of each other, one end kept and the other translated",
 	Compute: func(fs *analyzer.Facts) *NATPairIndex { return natPairs(fs.Snapshot()) },
 }
 
@@ -122,8 +123,11 @@ func natPairs(s *model.Snapshot) *NATPairIndex {
 				continue
 			}
 			p := NATPair{Before: b, After: a, DNAT: b.Server != a.Server, SNAT: b.Client != a.Client}
-			if !p.DNAT && !p.SNAT {
-				continue // the same tuple
+			if p.DNAT == p.SNAT {
+				// The same tuple; or both ends changed, which nothing
+				// tells from two connections whose sequence numbers
+				// happen to agree.
+				continue
 			}
 			x.before[b] = len(x.pairs)
 			x.after[a] = len(x.pairs)

@@ -2,8 +2,10 @@ package facts_test
 
 import (
 	"fmt"
+	"net/netip"
 	"testing"
 
+	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
 )
 
@@ -53,5 +55,26 @@ func TestNATPairs(t *testing.T) {
 	// Captures where nothing is translated have no pairs.
 	if n := len(facts.NATPairs.Get(open(t, "fixtures/incidents/ephemeral-nodeport/capture.pcap")).Pairs()); n != 0 {
 		t.Errorf("ephemeral-nodeport: %d NAT pairs, want none", n)
+	}
+}
+
+// Two connections with nothing in common but their sequence number are
+// not one connection translated: the incident's translated copies, given
+// another client, are joined to nothing.
+func TestNATPairsKeepOneEnd(t *testing.T) {
+	snap := open(t, "fixtures/incidents/nat-reply-untranslated/capture.pcap").Snapshot()
+	moved := 0
+	for i := range snap.Attempts {
+		a := &snap.Attempts[i]
+		if a.Server.String() == "10.244.0.6:8080" {
+			a.Client = netip.AddrPortFrom(netip.MustParseAddr("10.244.0.77"), a.Client.Port())
+			moved++
+		}
+	}
+	if moved != 2 {
+		t.Fatalf("%d translated copies in the capture, want 2", moved)
+	}
+	if n := len(facts.NATPairs.Get(analyzer.NewFacts(snap)).Pairs()); n != 0 {
+		t.Errorf("%d pairs joined with both ends changed, want none", n)
 	}
 }
