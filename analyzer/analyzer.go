@@ -218,7 +218,8 @@ type Finding struct {
 	// in the bundle and weighing against it, or absent and deciding.
 	Contradicts []string `json:"contradicts" yaml:"contradicts"`
 	// Alternatives are the causes the evidence cannot rule out, most
-	// likely first; set when the cause is not Proven.
+	// likely first; set when the cause is not Proven (a finding that
+	// lists them is not Proven).
 	Alternatives []string `json:"alternatives" yaml:"alternatives"`
 	// Decide is the one command whose output would decide the cause, when
 	// it is not Proven: "sysctl net.bridge.bridge-nf-call-iptables".
@@ -363,7 +364,8 @@ func runOne(p *Pass) (err error) {
 
 // normalize applies the engine's invariants: a finding whose cause is not
 // Proven, or that rests on fewer than two sources, is at most a warning; a
-// Proven cause on fewer than two sources is Likely; configured overrides
+// Proven cause on fewer than two sources, or with alternatives it has not
+// ruled out, is Likely; configured overrides
 // win; nil maps and lists become empty ones.
 func normalize(f Finding, rc RuleConfig) Finding {
 	if f.Facts == nil {
@@ -388,7 +390,9 @@ func normalize(f Finding, rc RuleConfig) Finding {
 			f.Certainty = Proven
 		}
 	}
-	if len(distinctKinds(f.Sources)) < 2 && f.Certainty == Proven {
+	if f.Certainty == Proven && (len(distinctKinds(f.Sources)) < 2 || len(f.Alternatives) > 0) {
+		// Not proven after all: one kind of evidence, or causes left
+		// that the evidence does not rule out.
 		f.Certainty = Likely
 	}
 	if f.Certainty != Proven && f.Severity > Warning {

@@ -238,7 +238,7 @@ func TestSeeds(t *testing.T) {
 			// The TIME-WAIT counts: kubelet probes, Zabbix, and
 			// node-local-dns checking itself on 169.254.20.10:8080.
 			rule:     "timewait-churn",
-			severity: analyzer.Error,
+			severity: analyzer.Warning,
 			facts: map[string]string{
 				"timewait_sockets": "1079", "connections_per_s": "18.0", "range_cycle": "59m17s",
 				"owned_ports_in_range": "18", "nodeport_overlap": "20000-40000",
@@ -313,12 +313,12 @@ func TestIncidents(t *testing.T) {
 		dir: "fixtures/incidents/lb-conflict",
 		want: []want{{
 			// The VIP's ARP owner moves from node1 to node2.
-			rule: "arp-flap", severity: analyzer.Error,
+			rule: "arp-flap", severity: analyzer.Warning,
 			facts:    map[string]string{"ip": "192.168.200.99", "macs": "00:22:4d:a8:ba:40, 00:22:4d:a8:ba:4c", "changes": "1"},
 			evidence: []string{"capture.pcap#frame=2", "capture.pcap#frame=16", "service-ingress-nginx.json:1 (Service ingress-nginx/ingress-nginx-controller)"},
 		}, {
 			// node2, which has the VIP's ARP entry, redirects its traffic.
-			rule: "icmp-unreachable", severity: analyzer.Error,
+			rule: "icmp-unreachable", severity: analyzer.Warning,
 			facts: map[string]string{"icmp": "redirect", "from": "192.168.200.62", "destination": "192.168.200.99:443",
 				"destination_mac": "00:22:4d:a8:ba:4c", "count": "6"},
 			evidence: []string{"capture.pcap#frame=19", "capture.pcap#frame=18", "ip-neigh-after.txt:1"},
@@ -413,7 +413,7 @@ func TestIncidents(t *testing.T) {
 		want: []want{{
 			// Nobody answers ARP for the LoadBalancer IP: no node
 			// announces it.
-			rule: "arp-unanswered", severity: analyzer.Error,
+			rule: "arp-unanswered", severity: analyzer.Warning,
 			facts: map[string]string{"ip": "192.168.210.99", "requests": "3", "askers": "192.168.210.1", "neighbor_state": "FAILED",
 				"ip_is": "LoadBalancer IP 192.168.210.99 of Service ingress-nginx/ingress-nginx-controller"},
 			evidence: []string{"capture.pcap#frame=3", "capture.pcap#frame=4", "capture.pcap#frame=5", "ip-neigh.txt:2",
@@ -644,7 +644,7 @@ func TestCaptureRules(t *testing.T) {
 		want: []want{
 			// The VIP resolves to node2's own MAC, and node2 calls it
 			// unreachable: the neighbor tables join the ICMP error.
-			{rule: "icmp-unreachable", severity: analyzer.Error,
+			{rule: "icmp-unreachable", severity: analyzer.Warning,
 				facts: map[string]string{"icmp": "host-unreachable", "from": "192.168.200.62", "destination": "192.168.200.99:443",
 					"destination_mac": "00:22:4d:a8:ba:4c", "app_errors": "3"},
 				evidence: []string{"tcpdump-icmp-unreachable.txt:2", "ip-neigh-after.txt:6", "ip-neigh-after.txt:4",

@@ -48,7 +48,9 @@ func TestTimeWaitChurn(t *testing.T) {
 	withSysctls(s, sysctl("net.ipv4.ip_local_port_range", "1024 65000", 1))
 	withIPVS(s, "10.10.85.235:31080", 7)
 	f = run1(t, TimeWaitChurn, s)
-	if len(f) != 1 || f[0].Severity != analyzer.Error || f[0].Facts["range_cycle"] != "1h15m21s" || f[0].Facts["owned_ports_in_range"] != 1 {
+	// Joined with the sysctl and IPVS: the churn is shown, whether it is
+	// one client or many behind one address is not (a warning).
+	if len(f) != 1 || f[0].Severity != analyzer.Warning || f[0].Facts["range_cycle"] != "1h15m21s" || f[0].Facts["owned_ports_in_range"] != 1 {
 		t.Fatalf("joined: %+v", f)
 	}
 	// Below the threshold: nothing.

@@ -141,6 +141,17 @@ func runConntrackDrops(p *analyzer.Pass) error {
 			}
 			f.Cause = "A race in the kernel's connection tracking: two packets of one new UDP flow create two entries, and " +
 				"the second cannot be inserted (kernels before 5.0; later ones mostly resolve the clash, counted as clash_resolve)."
+			if dnsN == 0 {
+				f.Certainty = analyzer.Unknown
+				f.Summary = fmt.Sprintf("The conntrack counters of %d %s show insert_failed=%d: packets of new connections "+
+					"were dropped because their conntrack entry could not be inserted. Nothing in the bundle shows which "+
+					"connections they were.", len(g.cpus), plural(len(g.cpus), "CPU", "CPUs"), failed)
+				f.Cause = "Not established by the evidence: most often two packets of one new UDP flow (DNS's A and AAAA " +
+					"queries) racing through NAT on two CPUs; a SNAT or MASQUERADE without a free source port fails " +
+					"the same way."
+				f.Alternatives = append([]string{"two packets of one new UDP flow racing through NAT (DNS A and AAAA at once)"},
+					f.Alternatives...)
+			}
 			f.Fix = "Add \"options single-request-reopen\" to the Pods' resolv.conf (spec.dnsConfig.options), run NodeLocal " +
 				"DNSCache so DNS does not go through the kube-dns DNAT, or move the node to a 5.x kernel."
 			p.Report(f)

@@ -91,10 +91,7 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+		return flagError(fs, stderr, err)
 	}
 	sev, err := analyzer.ParseSeverity(*failOn)
 	if err != nil {

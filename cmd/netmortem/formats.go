@@ -3,7 +3,6 @@ package main
 import (
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -23,10 +22,7 @@ func runFormats(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	output := fs.StringP("output", "o", "table", "output format: table, json, markdown (docs/inputs.md)")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+		return flagError(fs, stderr, err)
 	}
 	if err := oneOf("output", *output, []string{"table", "json", "markdown"}); err != nil {
 		fmt.Fprintln(stderr, "netmortem formats:", err)

@@ -204,10 +204,7 @@ func parseArgs(fs *pflag.FlagSet, stderr io.Writer, args []string, usage, operan
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK, false
-		}
-		return exitUsage, false
+		return flagError(fs, stderr, err), false
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintf(stderr, "netmortem %s: no %s given\n", fs.Name(), operand)
@@ -215,6 +212,17 @@ func parseArgs(fs *pflag.FlagSet, stderr io.Writer, args []string, usage, operan
 		return exitUsage, false
 	}
 	return 0, true
+}
+
+// flagError reports an error of fs.Parse: nothing for -h (its usage is
+// printed), the error and where to find the usage otherwise; it returns the
+// exit code.
+func flagError(fs *pflag.FlagSet, stderr io.Writer, err error) int {
+	if errors.Is(err, pflag.ErrHelp) {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "netmortem %s: %v\nRun 'netmortem %s --help' for usage.\n", fs.Name(), err, fs.Name())
+	return exitUsage
 }
 
 // oneOf checks a flag value against its allowed values.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,10 +24,7 @@ func runRules(args []string, stdout, stderr io.Writer) int {
 	output := fs.StringP("output", "o", "table", "output format: table, json, markdown")
 	dir := fs.String("dir", "", "with -o markdown: write one file per rule, DIR/<rule>.md, instead of one document")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+		return flagError(fs, stderr, err)
 	}
 	if err := oneOf("output", *output, []string{"table", "json", "markdown"}); err != nil {
 		fmt.Fprintln(stderr, "netmortem rules:", err)
