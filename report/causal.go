@@ -45,3 +45,32 @@ func causalLines(f analyzer.Finding) []string {
 	}
 	return out
 }
+
+// certaintyCell is what the table's severity cell adds for a cause that is
+// not proven: the certainty on a line of its own.
+func certaintyCell(c analyzer.Certainty) string {
+	if c == analyzer.Likely || c == analyzer.Unknown {
+		return "\n" + string(c)
+	}
+	return ""
+}
+
+// certaintyTag is what a finding's heading adds after its severity for a
+// cause that is not proven.
+func certaintyTag(c analyzer.Certainty) string {
+	switch c {
+	case analyzer.Likely:
+		return " (cause likely)"
+	case analyzer.Unknown:
+		return " (cause unknown)"
+	}
+	return ""
+}
+
+// orDash returns s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -108,7 +108,7 @@ func writeTable(w io.Writer, r *Report) error {
 		}
 		// Each cell is escaped on its own: the evidence cell's newlines
 		// are the table's, one position per line.
-		if err := t.Append(strings.ToUpper(f.Severity.String()), escape.String(f.Rule), escape.String(f.Title),
+		if err := t.Append(strings.ToUpper(f.Severity.String())+certaintyCell(f.Certainty), escape.String(f.Rule), escape.String(f.Title),
 			strings.Join(ev, "\n")); err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func writeTable(w io.Writer, r *Report) error {
 		return err
 	}
 	for i, f := range r.Findings {
-		ew.printf("\n[%d] %s %s: %s\n", i+1, strings.ToUpper(f.Severity.String()), f.Rule, f.Title)
+		ew.printf("\n[%d] %s%s %s: %s\n", i+1, strings.ToUpper(f.Severity.String()), certaintyTag(f.Certainty), f.Rule, f.Title)
 		ew.printf("    %s\n", f.Summary)
 		if f.Cause != "" {
 			ew.printf("    Cause: %s%s\n", f.Cause, certaintyNote(f.Certainty))
@@ -151,9 +151,9 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		ew.printf("No findings: %d %s read, %d %s.\n", countRead(r), plural(countRead(r), "input", "inputs"),
 			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
 	} else {
-		ew.printf("| Severity | Rule | Finding |\n|---|---|---|\n")
+		ew.printf("| Severity | Cause | Rule | Finding |\n|---|---|---|---|\n")
 		for _, f := range r.Findings {
-			ew.printf("| %s | `%s` | %s |\n", f.Severity, f.Rule, mdCell(f.Title))
+			ew.printf("| %s | %s | `%s` | %s |\n", f.Severity, orDash(string(f.Certainty)), f.Rule, mdCell(f.Title))
 		}
 	}
 	for _, f := range r.Findings {
@@ -169,7 +169,11 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			ew.printf("**Fix.** %s\n\n", f.Fix)
 		}
 		if len(f.Evidence) > 0 {
-			ew.printf("**Proof.**\n\n")
+			if f.Certainty == analyzer.Proven {
+				ew.printf("**Proof.**\n\n")
+			} else {
+				ew.printf("**Evidence.**\n\n")
+			}
 			for _, e := range f.Evidence {
 				if e.Note != "" {
 					ew.printf("- %s: %s\n", mdCode(e.Pos.String()), e.Note)

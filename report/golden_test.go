@@ -31,7 +31,7 @@ func fixedReport() *report.Report {
 	res := analyzer.Result{
 		Findings: []analyzer.Finding{
 			{
-				Rule: "synack-reset", Severity: analyzer.Error,
+				Rule: "synack-reset", Severity: analyzer.Error, Certainty: analyzer.Proven,
 				Title:   "kubelet probes reset: client port 31380 is an IPVS NodePort",
 				Summary: "3 connection attempts from 10.0.0.5 got a SYN/ACK answered by an RST from the client.",
 				Cause:   "IPVS owns port 31380 (Service istio-system/ingress NodePort) and resets the SYN/ACK.",
@@ -46,7 +46,7 @@ func fixedReport() *report.Report {
 				},
 			},
 			{
-				Rule: "ephemeral-nodeport-overlap", Severity: analyzer.Warning,
+				Rule: "ephemeral-nodeport-overlap", Severity: analyzer.Warning, Certainty: analyzer.Likely,
 				Title:    "ip_local_port_range overlaps the NodePort range",
 				Summary:  "Ports 30000-32767 are both ephemeral and NodePorts on node1.",
 				Facts:    map[string]any{"overlap": "30000-32767"},

@@ -158,7 +158,7 @@ func TestMarkdownCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"| error | `ephemeral-nodeport-overlap` | a \\| b |\n", "- ``` x`y``z.txt:3 ```\n",
+	for _, want := range []string{"| error | - | `ephemeral-nodeport-overlap` | a \\| b |\n", "- ``` x`y``z.txt:3 ```\n",
 		"- quoted: ``` `x` and ``y``\\n" + forged + " ```\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
