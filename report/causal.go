@@ -29,7 +29,7 @@ func causalLines(f analyzer.Finding) []string {
 		}
 	}
 	list("Shown by:", f.Supports)
-	list("Against it:", f.Contradicts)
+	list("Would contradict it:", f.Contradicts)
 	if len(f.Alternatives) > 0 {
 		var b strings.Builder
 		for i, a := range f.Alternatives {
