@@ -679,3 +679,30 @@ cp $fx/incidents/probe-restart-loop/pods-kube-system.json $k/$sc/kube-system/pod
 cp $fx/$ks/capture.pcap $k/$sc/tcpdump-worker-1.pcap
 copy $k/$sc/worker-1 $ks-during-capture/iptables-save.txt
 copy $k/$sc/worker-2 $ks/iptables-save.txt
+
+# network-policy-deny with cilium monitor's drop lines, written in the exact
+# format of the real line of cilium issue #5496 (fixtures/real/incident-evidence)
+# with the TCP flags cilium prints, for the incident's addresses: one line per
+# SYN the capture shows (the SYN and its two retransmissions per connection,
+# one flow hash per connection).
+# cilium_drops OUT SPORT... : drops of 10.86.1.10:SPORT -> 10.86.2.20:8080.
+cilium_drops() {
+	local out=$1; shift
+	local flow=$((0x5c3e91a4)) sport i
+	for sport in "$@"; do
+		for i in 1 2 3; do
+			printf 'xx drop (Policy denied (L3)) flow 0x%x to endpoint 1846, identity 51236->40963: 10.86.1.10:%s -> 10.86.2.20:8080 tcp SYN\n' $flow "$sport"
+		done
+		flow=$((flow + 0x1f3b7))
+	done >"$out"
+}
+# The incident with the drops of its two connections: three sources agree.
+copy $np/hit-denied-cilium-drops incidents/network-policy-deny/{capture.pcap,kube.json}
+cilium_drops $np/hit-denied-cilium-drops/cilium-monitor.txt 37596 37608
+# The objects and the drops, no capture: proven by the two.
+copy $np/hit-cilium-drops-only incidents/network-policy-deny/kube.json
+cilium_drops $np/hit-cilium-drops-only/cilium-monitor.txt 37596 37608
+# The variant whose objects admit the client while its SYNs are lost, with
+# drop lines saying a policy denied them: the contradiction, cause unknown.
+copy $np/hit-symptom-drops-admitted incidents/network-policy-deny-other-cause/{capture.pcap,kube.json}
+cilium_drops $np/hit-symptom-drops-admitted/cilium-monitor.txt 35144 56718
