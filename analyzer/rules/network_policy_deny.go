@@ -25,13 +25,14 @@ var NetworkPolicyDeny = &analyzer.Rule{
 	Proof: "the NetworkPolicies (kubectl get networkpolicies, with the Pods and Namespaces and their labels) " +
 		"isolate the server Pod for ingress, or the client Pod for egress, with no rule that admits the client on " +
 		"that port, and a second source shows those connections fail: the capture's failed attempts (unanswered " +
-		"or refused) to the Pod's address, or cilium monitor's \"Policy denied\" drops of the same client, " +
-		"address and port",
+		"or refused) to the Pod's address, or the dataplane's policy drops of the same client, address and port " +
+		"(cilium monitor's \"Policy denied\" drops, the kernel's lines of Calico's calico-drop LOG rules)",
 	Unproven: "when the objects leave the verdict open (a namespace's labels not shown, a client address that " +
 		"no listed Pod has), the rule reports the policy that isolates the Pod and the rule that would allow " +
 		"the connection as likely, naming the kubectl command that decides; when cilium monitor drops a " +
-		"connection as policy-denied that the NetworkPolicies admit, it reports that contradiction as a warning " +
-		"of unknown cause (a CiliumNetworkPolicy not in the bundle, a changed policy, a stale identity) with the " +
+		"connection as policy-denied (or Calico logs it as calico-drop) that the NetworkPolicies admit, it reports " +
+		"that contradiction as a warning of unknown cause (a Cilium or Calico policy not in the bundle, a changed " +
+		"policy, a stale identity) with the " +
 		"command that decides; when the policies allow failed connections and no drop line names them, or the " +
 		"bundle has no policies, the rule is silent and syn-unanswered reports the symptom",
 	Run: runNetworkPolicyDeny,
@@ -51,8 +52,10 @@ default) or reject it, so clients see connect timeouts or refusals.
 
 Evidence: the capture's unanswered or refused attempts to a Pod's
 address; cilium monitor's drop lines ("xx drop (Policy denied) ...
-10.0.1.164:46870 -> 10.0.1.225:80 tcp SYN"), which name the client,
-the server's address and port and the reason; the Pods, Namespaces and
+10.0.1.164:46870 -> 10.0.1.225:80 tcp SYN") and the kernel's lines of
+the LOG rules Calico's Felix puts before its DROP rules ("calico-drop:
+IN=... SRC=... DST=... PROTO=TCP SPT=... DPT=..."), which name the
+client and the server's address and port; the Pods, Namespaces and
 NetworkPolicies (kubectl get pods,namespaces,networkpolicies -A -o
 json): which policies select the server Pod (and the client Pod), which
 rule comes closest to admitting the connection and why it does not.
@@ -61,8 +64,10 @@ Severity: error when the objects decide that no rule admits the failed
 or dropped connections (proven by the objects and the capture or the
 drop lines); warning when what the objects do not show (a namespace's
 labels, the Pod behind a client address) could change the verdict, and
-when Cilium drops as policy-denied a connection the NetworkPolicies
-admit (the policy that denies it is not in the bundle). Failed
+when Cilium or Calico drops as policy-denied a connection the
+NetworkPolicies admit (the policy that denies it is not in the bundle).
+Drop lines without a protocol (a CI's monitor.log) or a port are not
+judged. Failed
 connections the policies allow, without a drop line, are not judged
 here.
 
@@ -204,7 +209,7 @@ func captureSymptom(g *facts.FailGroup, outcome model.Outcome, ca netip.Addr, se
 func dropSymptom(drops []facts.PolicyDrop, proto corev1.Protocol, server, client *model.Pod) policySymptom {
 	d := drops[0]
 	return policySymptom{server: d.Server, proto: proto,
-		summary: fmt.Sprintf("cilium monitor dropped %d %s %s from %s to %s (Pod %s) as %q", len(drops), proto,
+		summary: fmt.Sprintf("%s shows %d %s %s from %s to %s (Pod %s) dropped as %q", d.Teller(), len(drops), proto,
 			plural(len(drops), "packet", "packets"), clientName(d.Client.Addr(), client), d.Server, podName(server), d.Reason),
 		facts:   map[string]any{"drops": len(drops), "outcome": "dropped"},
 		sources: []model.Kind{model.KindLogs, model.KindKube},
@@ -220,11 +225,11 @@ func dropSupport(drops []facts.PolicyDrop) (string, []analyzer.Evidence) {
 		if i == maxGroupEvidence {
 			break
 		}
-		ev = append(ev, analyzer.Evidence{Pos: d.Event.Pos, Note: fmt.Sprintf("cilium monitor: drop (%s) %s -> %s %s",
-			d.Reason, d.Client, d.Server, strings.ToLower(d.Proto))})
+		ev = append(ev, analyzer.Evidence{Pos: d.Event.Pos, Note: fmt.Sprintf("%s: drop (%s) %s -> %s %s",
+			d.Teller(), d.Reason, d.Client, d.Server, strings.ToLower(d.Proto))})
 	}
 	d := drops[0]
-	return fmt.Sprintf("cilium monitor drops %d %s from %s to %s with reason %q (%s)", len(drops),
+	return fmt.Sprintf("%s shows %d %s from %s to %s dropped with reason %q (%s)", d.Teller(), len(drops),
 		plural(len(drops), "packet", "packets"), d.Client.Addr(), d.Server, d.Reason, d.Event.Pos), ev
 }
 
@@ -349,7 +354,8 @@ func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server,
 	f := analyzer.Finding{
 		Severity:  analyzer.Warning,
 		Certainty: analyzer.Unknown,
-		Title:     fmt.Sprintf("Cilium drops %s -> %s:%d as policy-denied, but the NetworkPolicies admit it", cliName, srvName, srv.Port()),
+		Title: fmt.Sprintf("%s drops %s -> %s:%d as policy-denied, but the NetworkPolicies admit it", d.Dataplane, cliName,
+			srvName, srv.Port()),
 		Facts: map[string]any{"server": srv.String(), "server_pod": srvName, "client": cliName, "drops": len(drops),
 			"drop_reason": d.Reason, "outcome": "dropped"},
 		Sources:  []model.Kind{model.KindLogs, model.KindKube},
@@ -384,14 +390,26 @@ func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server,
 		}
 	}
 	f.Evidence = dedupEvidence(f.Evidence)
-	f.Summary = fmt.Sprintf("cilium monitor dropped %d %s %s from %s to %s (Pod %s) as %q, yet the NetworkPolicies "+
-		"in the bundle admit that connection.", len(drops), proto, plural(len(drops), "packet", "packets"), cliName, srv,
-		srvName, d.Reason)
-	f.Cause = "Cilium says a policy denied these packets, but no NetworkPolicy in the bundle denies them: what " +
+	f.Summary = fmt.Sprintf("%s shows %d %s %s from %s to %s (Pod %s) dropped as %q, yet the NetworkPolicies "+
+		"in the bundle admit that connection.", d.Teller(), len(drops), proto, plural(len(drops), "packet", "packets"),
+		cliName, srv, srvName, d.Reason)
+	f.Cause = d.Dataplane + " says a policy denied these packets, but no NetworkPolicy in the bundle denies them: what " +
 		"denied them is not among the objects."
+	stale := "a NetworkPolicy changed between the drops and the listing of the objects"
+	if d.Dataplane == "Calico" {
+		f.Alternatives = []string{
+			"a Calico NetworkPolicy or GlobalNetworkPolicy (projectcalico.org, which kubectl get networkpolicies does not list) denies it",
+			stale,
+			"another of Felix's calico-drop rules dropped it: the source MAC check, or no profile matched the endpoint",
+		}
+		f.Decide = "calicoctl get networkpolicy,globalnetworkpolicy -A -o yaml"
+		f.Fix = "Find the Calico policy that denies the client (calicoctl get networkpolicy,globalnetworkpolicy -A) and " +
+			"admit it there, or list the objects again if they changed."
+		return f
+	}
 	f.Alternatives = []string{
 		"a CiliumNetworkPolicy or CiliumClusterwideNetworkPolicy (which kubectl get networkpolicies does not list) denies it",
-		"a NetworkPolicy changed between the drops and the listing of the objects",
+		stale,
 		"Cilium's identity for " + ca.String() + " is stale (labels changed, identity not yet propagated), so the " +
 			"policy is computed for other labels",
 	}

@@ -706,3 +706,21 @@ cilium_drops $np/hit-cilium-drops-only/cilium-monitor.txt 37596 37608
 # drop lines saying a policy denied them: the contradiction, cause unknown.
 copy $np/hit-symptom-drops-admitted incidents/network-policy-deny-other-cause/{capture.pcap,kube.json}
 cilium_drops $np/hit-symptom-drops-admitted/cilium-monitor.txt 35144 56718
+# The incident's objects and the kernel's lines of Felix's LOG rule
+# --log-prefix "calico-drop: " (the rules of felix issue #1118 in
+# fixtures/real/incident-evidence) for its SYNs, in the syslog form of the
+# kernel's real lines of kubernetes issue #107965 (fixtures/real/syslog): the
+# packet as nf_log prints it, arriving from the IP-in-IP tunnel (no MAC) for
+# the server's workload interface, at the times of the capture's SYNs.
+mkdir -p $np/hit-calico-drops-only
+copy $np/hit-calico-drops-only incidents/network-policy-deny/kube.json
+while read -r t up id sport; do
+	printf 'Nov 24 %s node-2 kernel: [%s] calico-drop: IN=tunl0 OUT=cali3f9c1e52d07 MAC= SRC=10.86.1.10 DST=10.86.2.20 LEN=60 TOS=0x00 PREC=0x00 TTL=63 ID=%s DF PROTO=TCP SPT=%s DPT=8080 WINDOW=64240 RES=0x00 SYN URGP=0\n' "$t" "$up" "$id" "$sport"
+done >$np/hit-calico-drops-only/kern.log <<'T'
+19:18:23 88211.409385 41203 37596
+19:18:24 88212.433937 41204 37596
+19:18:26 88213.462053 41205 37596
+19:18:26 88214.418768 2208 37608
+19:18:27 88215.441908 2209 37608
+19:18:29 88216.465967 2210 37608
+T
