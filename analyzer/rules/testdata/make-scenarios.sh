@@ -724,3 +724,7 @@ done >$np/hit-calico-drops-only/kern.log <<'T'
 19:18:27 88215.441908 2209 37608
 19:18:29 88216.465967 2210 37608
 T
+# The incident's objects beside the real drop line of cilium issue #5496,
+# whose addresses no Pod of the bundle has: nothing to judge.
+copy $np/miss-drops-of-other-pods incidents/network-policy-deny/kube.json \
+	real/incident-evidence/cilium-issue5496_monitor-drop-line_policy-denied-L3_identity.txt
