@@ -60,6 +60,7 @@ func benchCases() []benchCase {
 		{"nginx-error", logs.NginxErrorFormat, 100000, "nginx error log lines", genNginxError, perN(1)},
 		{"dmesg", logs.DmesgFormat, 100000, "dmesg lines (bridge ports, nf_conntrack table full)", genDmesg, perN(1)},
 		{"felix-log", logs.FelixLogFormat, 100000, "Calico Felix log lines", genFelixLog, perN(1)},
+		{"cilium-monitor", logs.CiliumMonitorFormat, 100000, "cilium monitor drop lines", genCiliumMonitor, perN(1)},
 		{"coredns-log", logs.CoreDNSLogFormat, 100000, "CoreDNS log lines (kubernetes plugin errors with traces, query log)", genCoreDNS, perN(1)},
 		{"cri-log", logs.CRILogFormat, 100000, "containerd records of kube-proxy's klog, every tenth line in two partial records", genCRI, perN(1)},
 		{"journal", logs.JournalFormat, 100000, "journalctl -o json entries of the kubelet's klog", genJournalJSON, perN(1)},
@@ -290,6 +291,13 @@ func genFelixLog(n int) []byte {
 	return genLines("", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "2021-02-28 22:%02d:%02d.%03d [INFO][47] int_dataplane.go 1035: Applying dataplane updates ipSetsToApply=%d\n",
 			i/60%60, i%60, i%1000, i%97)
+	})
+}
+
+func genCiliumMonitor(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "xx drop (Policy denied) flow 0x%08x to endpoint %d, identity %d->%d: %s:%d -> %s:80 tcp SYN\n",
+			i, i%4096, 10000+i%97, 20000+i%89, ip4(10, 0x010000+i%65536), 32768+i%28000, ip4(10, 0x020000+i%251))
 	})
 }
 

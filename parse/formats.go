@@ -47,6 +47,7 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.DockerJSONLogFormat,
 		logs.JournalFormat,
 		logs.FelixLogFormat,
+		logs.CiliumMonitorFormat,
 		netfilter.IPVSadmFormat,
 		netfilter.IPTablesSaveFormat,
 		netfilter.IPTablesListFormat,

@@ -3,7 +3,8 @@
 // each address is in the cluster, the NodePort range and the ports owned on
 // each node, each node's ephemeral and reserved port ranges, the Services'
 // endpoints, kube-proxy's own log lines, which node each capture was taken
-// on, the capture's failed connection attempts. Each is an *analyzer.Fact:
+// on, the capture's failed connection attempts, the
+// dataplane's policy drops. Each is an *analyzer.Fact:
 // computed once per Snapshot, on first use, however many rules require it.
 //
 // The values are shared between rules: a reader must not modify them.
@@ -29,5 +30,6 @@ func All() []analyzer.FactKey {
 		LBControllers,
 		NetPolicies,
 		ShadowedServices,
+		PolicyDrops,
 	}
 }

@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,19 +14,27 @@ import (
 )
 
 // NetworkPolicyDeny finds failed connections between Pods that the
-// NetworkPolicies in the bundle do not allow.
+// NetworkPolicies in the bundle do not allow, and the dataplane's policy
+// drops that they do.
 var NetworkPolicyDeny = &analyzer.Rule{
 	Name:     "network-policy-deny",
 	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindCapture, model.KindKube},
-	Requires: []analyzer.FactKey{facts.FailedAttempts, facts.NetPolicies},
-	Proof: "the capture's failed attempts (unanswered or refused) go to a Pod's address, and the NetworkPolicies " +
-		"(kubectl get networkpolicies, with the Pods and Namespaces and their labels) isolate that Pod for " +
-		"ingress, or the client Pod for egress, with no rule that admits the client on that port",
+	Needs:    []model.Kind{model.KindKube},
+	NeedsAny: []model.Kind{model.KindCapture, model.KindLogs},
+	Requires: []analyzer.FactKey{facts.FailedAttempts, facts.NetPolicies, facts.PolicyDrops},
+	Proof: "the NetworkPolicies (kubectl get networkpolicies, with the Pods and Namespaces and their labels) " +
+		"isolate the server Pod for ingress, or the client Pod for egress, with no rule that admits the client on " +
+		"that port, and a second source shows those connections fail: the capture's failed attempts (unanswered " +
+		"or refused) to the Pod's address, or the dataplane's policy drops of the same client, address and port " +
+		"(cilium monitor's \"Policy denied\" drops, the kernel's lines of Calico's calico-drop LOG rules)",
 	Unproven: "when the objects leave the verdict open (a namespace's labels not shown, a client address that " +
 		"no listed Pod has), the rule reports the policy that isolates the Pod and the rule that would allow " +
-		"the connection as likely, naming the kubectl command that decides; when the policies allow the " +
-		"connection, or the bundle has none, the rule is silent and syn-unanswered reports the symptom",
+		"the connection as likely, naming the kubectl command that decides; when cilium monitor drops a " +
+		"connection as policy-denied (or Calico logs it as calico-drop) that the NetworkPolicies admit, it reports " +
+		"that contradiction as a warning of unknown cause (a Cilium or Calico policy not in the bundle, a changed " +
+		"policy, a stale identity) with the " +
+		"command that decides; when the policies allow failed connections and no drop line names them, or the " +
+		"bundle has no policies, the rule is silent and syn-unanswered reports the symptom",
 	Run: runNetworkPolicyDeny,
 	Doc: `the NetworkPolicies do not allow connections that fail
 
@@ -42,20 +51,48 @@ every one. Dataplanes drop what is not admitted (Cilium, Calico by
 default) or reject it, so clients see connect timeouts or refusals.
 
 Evidence: the capture's unanswered or refused attempts to a Pod's
-address; the Pods, Namespaces and NetworkPolicies (kubectl get
-pods,namespaces,networkpolicies -A -o json): which policies select the
-server Pod (and the client Pod), which rule comes closest to admitting
-the connection and why it does not.
+address; cilium monitor's drop lines ("xx drop (Policy denied) ...
+10.0.1.164:46870 -> 10.0.1.225:80 tcp SYN") and the kernel's lines of
+the LOG rules Calico's Felix puts before its DROP rules ("calico-drop:
+IN=... SRC=... DST=... PROTO=TCP SPT=... DPT=..."), which name the
+client and the server's address and port; the Pods, Namespaces and
+NetworkPolicies (kubectl get pods,namespaces,networkpolicies -A -o
+json): which policies select the server Pod (and the client Pod), which
+rule comes closest to admitting the connection and why it does not.
 
 Severity: error when the objects decide that no rule admits the failed
-connections (proven by the capture and the objects); warning when what
-the objects do not show (a namespace's labels, the Pod behind a client
-address) could change the verdict. Connections the policies allow are
-not judged here.
+or dropped connections (proven by the objects and the capture or the
+drop lines); warning when what the objects do not show (a namespace's
+labels, the Pod behind a client address) could change the verdict, and
+when Cilium or Calico drops as policy-denied a connection the
+NetworkPolicies admit (the policy that denies it is not in the bundle).
+Drop lines without a protocol (a CI's monitor.log) or a port are not
+judged. Failed
+connections the policies allow, without a drop line, are not judged
+here.
 
 Fix: add the client to the rule that comes closest (the label its
 namespaceSelector or podSelector expects, or the port), or add a policy
 that admits it; if the connection should not happen, fix the client.`,
+}
+
+// policyPair is one client address and server endpoint the policies judge.
+type policyPair struct {
+	client netip.Addr
+	server netip.AddrPort
+}
+
+// policySymptom is what shows that connections of a pair fail: the
+// capture's failed attempts, or the dataplane's policy drops alone.
+type policySymptom struct {
+	server   netip.AddrPort
+	proto    corev1.Protocol
+	summary  string // "2 connection attempts from C to S (Pod P) got no answer"
+	facts    map[string]any
+	evidence []analyzer.Evidence
+	supports []string
+	sources  []model.Kind
+	when     string // whose times date the failures: "the capture's time"
 }
 
 func runNetworkPolicyDeny(p *analyzer.Pass) error {
@@ -63,6 +100,9 @@ func runNetworkPolicyDeny(p *analyzer.Pass) error {
 	if !pol.Any() {
 		return nil
 	}
+	drops := facts.PolicyDrops.Of(p)
+	done := map[policyPair]bool{}
+	admitted := map[policyPair]*facts.FailGroup{} // failures the policies admit
 	fails := facts.FailedAttempts.Of(p)
 	for _, outcome := range []model.Outcome{model.OutcomeUnanswered, model.OutcomeRefused} {
 		for _, g := range fails.Of(outcome) {
@@ -78,53 +118,149 @@ func runNetworkPolicyDeny(p *analyzer.Pass) error {
 				if err != nil {
 					continue
 				}
-				in := pol.Ingress(server, ca, corev1.ProtocolTCP, g.Server.Port())
-				var out facts.Verdict
+				pair := policyPair{ca, g.Server}
 				client := pol.Pod(ca)
-				if client != nil {
-					out = pol.Egress(client, g.Server.Addr(), corev1.ProtocolTCP, g.Server.Port())
-				}
+				in, out := policyVerdicts(pol, server, client, ca, g.Server, corev1.ProtocolTCP)
 				if !in.Denied() && !out.Denied() {
+					if admitted[pair] == nil {
+						admitted[pair] = g
+					}
 					continue
 				}
-				p.Report(policyFinding(g, outcome, server, ca, client, in, out, pol))
+				done[pair] = true
+				sym := captureSymptom(g, outcome, ca, server, client)
+				p.Report(policyFinding(sym, server, ca, client, in, out, pol, drops.Of(ca, g.Server)))
 			}
 		}
+	}
+	// The dataplane's policy drops of pairs no failed attempt showed.
+	for _, d := range drops.Drops {
+		pair := policyPair{d.Client.Addr(), d.Server}
+		proto := corev1.Protocol(d.Proto)
+		if done[pair] || d.Server.Port() == 0 || (proto != corev1.ProtocolTCP && proto != corev1.ProtocolUDP &&
+			proto != corev1.ProtocolSCTP) {
+			continue
+		}
+		done[pair] = true
+		server, client := pol.Pod(d.Server.Addr()), pol.Pod(pair.client)
+		if server == nil || client == nil {
+			continue // the objects cannot judge both ends
+		}
+		in, out := policyVerdicts(pol, server, client, pair.client, d.Server, proto)
+		pd := drops.Of(pair.client, d.Server)
+		if in.Denied() || out.Denied() {
+			p.Report(policyFinding(dropSymptom(pd, proto, server, client), server, pair.client, client, in, out, pol, pd))
+			continue
+		}
+		p.Report(policyDropAdmitted(pd, proto, server, client, in, out, admitted[pair]))
 	}
 	return nil
 }
 
-// policyFinding words the finding of connections from client to the Pod
-// server that the policies deny in one direction or both.
-func policyFinding(g *facts.FailGroup, outcome model.Outcome, server *model.Pod, ca netip.Addr, client *model.Pod,
-	in, out facts.Verdict, pol *facts.PolicyIndex) analyzer.Finding {
-	srvName := server.Namespace + "/" + server.Name
-	cliName := ca.String()
+// policyVerdicts judges ingress to server and, when the client is a Pod,
+// egress from it.
+func policyVerdicts(pol *facts.PolicyIndex, server, client *model.Pod, ca netip.Addr, srv netip.AddrPort,
+	proto corev1.Protocol) (in, out facts.Verdict) {
+	in = pol.Ingress(server, ca, proto, srv.Port())
 	if client != nil {
-		cliName = client.Namespace + "/" + client.Name + " (" + ca.String() + ")"
+		out = pol.Egress(client, srv.Addr(), proto, srv.Port())
 	}
+	return in, out
+}
+
+// podName names a Pod as namespace/name.
+func podName(pod *model.Pod) string { return pod.Namespace + "/" + pod.Name }
+
+// clientName names a client by its Pod and address, or its address.
+func clientName(ca netip.Addr, client *model.Pod) string {
+	if client == nil {
+		return ca.String()
+	}
+	return podName(client) + " (" + ca.String() + ")"
+}
+
+// captureSymptom is the capture's failed attempts of client ca in g.
+func captureSymptom(g *facts.FailGroup, outcome model.Outcome, ca netip.Addr, server, client *model.Pod) policySymptom {
 	failed := "got no answer"
 	if outcome == model.OutcomeRefused {
 		failed = "were refused"
 	}
-	f := analyzer.Finding{
-		Severity: analyzer.Warning,
-		Facts: map[string]any{"server": g.Server.String(), "server_pod": srvName, "client": cliName,
-			"attempts": g.N, "outcome": string(outcome)},
-		Sources: []model.Kind{model.KindCapture, model.KindKube},
+	sym := policySymptom{server: g.Server, proto: corev1.ProtocolTCP,
+		summary: fmt.Sprintf("%d connection %s from %s to %s (Pod %s) %s", g.N, plural(g.N, "attempt", "attempts"),
+			clientName(ca, client), g.Server, podName(server), failed),
+		facts: map[string]any{"attempts": g.N, "outcome": string(outcome)},
+		supports: []string{fmt.Sprintf("the capture shows %d connection %s to %s that %s", g.N,
+			plural(g.N, "attempt", "attempts"), g.Server, failed)},
+		sources: []model.Kind{model.KindCapture, model.KindKube},
+		when:    "the capture's time",
 	}
-	// The attempts of this client.
 	n := 0
 	for _, a := range g.Attempts {
 		if a.Client.Addr() != ca || n == maxGroupEvidence {
 			continue
 		}
-		f.Evidence = append(f.Evidence, failedSegEvidence(a, false)...)
+		sym.evidence = append(sym.evidence, failedSegEvidence(a, false)...)
 		n++
 	}
-	f.Supports = []string{fmt.Sprintf("the capture shows %d connection %s to %s that %s", g.N,
-		plural(g.N, "attempt", "attempts"), g.Server, failed)}
-	f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: server.Source.Pos, Note: fmt.Sprintf("Pod %s has %s", srvName, g.Server.Addr())})
+	return sym
+}
+
+// dropSymptom is the dataplane's policy drops of one pair, alone.
+func dropSymptom(drops []facts.PolicyDrop, proto corev1.Protocol, server, client *model.Pod) policySymptom {
+	d := drops[0]
+	return policySymptom{server: d.Server, proto: proto,
+		summary: fmt.Sprintf("%s shows %d %s %s from %s to %s (Pod %s) dropped as %q", d.Teller(), len(drops), proto,
+			plural(len(drops), "packet", "packets"), clientName(d.Client.Addr(), client), d.Server, podName(server), d.Reason),
+		facts:   map[string]any{"drops": len(drops), "outcome": "dropped"},
+		sources: []model.Kind{model.KindLogs, model.KindKube},
+		when:    "the drop lines' times",
+	}
+}
+
+// dropSupport words the dataplane's policy drops of a pair and points at
+// their lines.
+func dropSupport(drops []facts.PolicyDrop) (string, []analyzer.Evidence) {
+	var ev []analyzer.Evidence
+	for i, d := range drops {
+		if i == maxGroupEvidence {
+			break
+		}
+		ev = append(ev, analyzer.Evidence{Pos: d.Event.Pos, Note: fmt.Sprintf("%s: drop (%s) %s -> %s %s",
+			d.Teller(), d.Reason, d.Client, d.Server, strings.ToLower(d.Proto))})
+	}
+	d := drops[0]
+	return fmt.Sprintf("%s shows %d %s from %s to %s dropped with reason %q (%s)", d.Teller(), len(drops),
+		plural(len(drops), "packet", "packets"), d.Client.Addr(), d.Server, d.Reason, d.Event.Pos), ev
+}
+
+// policyFinding words the finding of connections from client to the Pod
+// server that the policies deny in one direction or both; drops are the
+// dataplane's policy drops of the same pair, when its logs show them.
+func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *model.Pod,
+	in, out facts.Verdict, pol *facts.PolicyIndex, drops []facts.PolicyDrop) analyzer.Finding {
+	srvName := podName(server)
+	cliName := clientName(ca, client)
+	port := sym.server.Port()
+	f := analyzer.Finding{
+		Severity: analyzer.Warning,
+		Facts:    map[string]any{"server": sym.server.String(), "server_pod": srvName, "client": cliName},
+		Sources:  sym.sources,
+		Evidence: sym.evidence,
+		Supports: sym.supports,
+	}
+	for k, v := range sym.facts {
+		f.Facts[k] = v
+	}
+	if len(drops) > 0 {
+		sup, ev := dropSupport(drops)
+		f.Supports = append(f.Supports, sup)
+		f.Evidence = append(f.Evidence, ev...)
+		f.Facts["drop_reason"] = drops[0].Reason
+		if !slices.Contains(f.Sources, model.KindLogs) {
+			f.Sources = append(f.Sources, model.KindLogs)
+		}
+	}
+	f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: server.Source.Pos, Note: fmt.Sprintf("Pod %s has %s", srvName, sym.server.Addr())})
 	if client != nil {
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: client.Source.Pos, Note: fmt.Sprintf("Pod %s/%s has %s",
 			client.Namespace, client.Name, ca)})
@@ -144,10 +280,10 @@ func policyFinding(g *facts.FailGroup, outcome model.Outcome, server *model.Pod,
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: ip.Source.Pos,
 				Note: fmt.Sprintf("selects %s (podSelector %s)", d.subject, facts.SelectorString(&ip.Spec.PodSelector))})
 		}
-		f.Supports = append(f.Supports, fmt.Sprintf("%s %s %s %s and %s it for %s; no %s rule of %s admits %s on TCP %d",
+		f.Supports = append(f.Supports, fmt.Sprintf("%s %s %s %s and %s it for %s; no %s rule of %s admits %s on %s %d",
 			plural(len(names), "NetworkPolicy", "NetworkPolicies"), strings.Join(names, ", "),
 			plural(len(names), "selects", "select"), d.subject, plural(len(names), "isolates", "isolate"), d.dir, d.dir,
-			plural(len(names), "it", "them"), cliName, g.Server.Port()))
+			plural(len(names), "it", "them"), cliName, sym.proto, port))
 		says = append(says, fmt.Sprintf("%s isolate %s for %s and none of their rules admits it", strings.Join(names, ", "),
 			d.subject, d.dir))
 		for _, r := range d.v.Near {
@@ -170,22 +306,24 @@ func policyFinding(g *facts.FailGroup, outcome model.Outcome, server *model.Pod,
 	f.Evidence = dedupEvidence(f.Evidence)
 	f.Contradicts = []string{
 		"a NetworkPolicy created or changed between the failures and the listing of the objects (compare their " +
-			"creationTimestamp and generation with the capture's time)",
-		"a CNI that does not enforce NetworkPolicies (flannel alone): the policies then drop nothing",
+			"creationTimestamp and generation with " + sym.when + ")",
 	}
-	f.Summary = fmt.Sprintf("%d connection %s from %s to %s (Pod %s) %s. %s.", g.N, plural(g.N, "attempt", "attempts"),
-		cliName, g.Server, srvName, failed, strings.Join(says, "; "))
+	if len(drops) == 0 {
+		f.Contradicts = append(f.Contradicts,
+			"a CNI that does not enforce NetworkPolicies (flannel alone): the policies then drop nothing")
+	}
+	f.Summary = fmt.Sprintf("%s. %s.", sym.summary, strings.Join(says, "; "))
 	if len(near) > 0 {
 		f.Summary += " The rule that comes closest: " + near[0] + "."
 	}
 	if len(unknown) == 0 {
 		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-		f.Title = fmt.Sprintf("NetworkPolicy denies %s -> %s:%d", cliName, srvName, g.Server.Port())
+		f.Title = fmt.Sprintf("NetworkPolicy denies %s -> %s:%d", cliName, srvName, port)
 		f.Cause = fmt.Sprintf("No NetworkPolicy rule admits these connections: %s. The dataplane drops (or rejects) "+
 			"what no rule admits.", strings.Join(says, "; "))
 	} else {
 		f.Certainty = analyzer.Likely
-		f.Title = fmt.Sprintf("NetworkPolicy likely denies %s -> %s:%d", cliName, srvName, g.Server.Port())
+		f.Title = fmt.Sprintf("NetworkPolicy likely denies %s -> %s:%d", cliName, srvName, port)
 		f.Cause = fmt.Sprintf("Most likely no NetworkPolicy rule admits these connections (%s), but the objects do "+
 			"not show %s.", strings.Join(says, "; "), strings.Join(unknown, ", "))
 		f.Contradicts = append(f.Contradicts, "that "+unknown[0]+" would make a rule match")
@@ -199,7 +337,85 @@ func policyFinding(g *facts.FailGroup, outcome model.Outcome, server *model.Pod,
 		}
 	}
 	f.Fix = fmt.Sprintf("If %s should reach %s on port %d, extend the nearest rule (the labels its selectors expect, "+
-		"or the port) or add a policy that admits it; otherwise fix the client.", cliName, srvName, g.Server.Port())
+		"or the port) or add a policy that admits it; otherwise fix the client.", cliName, srvName, port)
+	return f
+}
+
+// policyDropAdmitted words the dataplane's policy drops of a pair that
+// the NetworkPolicies in the bundle admit: the symptom, with what denied
+// it left open. g, when not nil, holds the capture's failed attempts of the
+// same pair.
+func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server, client *model.Pod,
+	in, out facts.Verdict, g *facts.FailGroup) analyzer.Finding {
+	d := drops[0]
+	ca, srv := d.Client.Addr(), d.Server
+	cliName, srvName := clientName(ca, client), podName(server)
+	sup, ev := dropSupport(drops)
+	f := analyzer.Finding{
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Unknown,
+		Title: fmt.Sprintf("%s drops %s -> %s:%d as policy-denied, but the NetworkPolicies admit it", d.Dataplane, cliName,
+			srvName, srv.Port()),
+		Facts: map[string]any{"server": srv.String(), "server_pod": srvName, "client": cliName, "drops": len(drops),
+			"drop_reason": d.Reason, "outcome": "dropped"},
+		Sources:  []model.Kind{model.KindLogs, model.KindKube},
+		Supports: []string{sup},
+		Evidence: ev,
+	}
+	if g != nil {
+		f.Supports = append(f.Supports, fmt.Sprintf("the capture shows %d connection %s to %s that failed", g.N,
+			plural(g.N, "attempt", "attempts"), g.Server))
+		n := 0
+		for _, a := range g.Attempts {
+			if a.Client.Addr() == ca && n < maxGroupEvidence {
+				f.Evidence = append(f.Evidence, failedSegEvidence(a, false)...)
+				n++
+			}
+		}
+		f.Sources = append(f.Sources, model.KindCapture)
+	}
+	f.Evidence = append(f.Evidence,
+		analyzer.Evidence{Pos: server.Source.Pos, Note: fmt.Sprintf("Pod %s has %s", srvName, srv.Addr())},
+		analyzer.Evidence{Pos: client.Source.Pos, Note: fmt.Sprintf("Pod %s has %s", podName(client), ca)})
+	for _, dv := range []struct {
+		dir, subject string
+		v            facts.Verdict
+	}{{"ingress", srvName, in}, {"egress", cliName, out}} {
+		if r := dv.v.AllowedBy; r != nil {
+			name := fmt.Sprintf("%s/%s %s[%d]", r.Policy.Namespace, r.Policy.Name, dv.dir, r.Index)
+			f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s admits %s to %s on %s %d", name, cliName, srvName, proto, srv.Port()))
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: r.Pos(dv.dir), Note: name + " admits it"})
+		} else if len(dv.v.Isolating) == 0 {
+			f.Contradicts = append(f.Contradicts, fmt.Sprintf("no NetworkPolicy selects %s for %s", dv.subject, dv.dir))
+		}
+	}
+	f.Evidence = dedupEvidence(f.Evidence)
+	f.Summary = fmt.Sprintf("%s shows %d %s %s from %s to %s (Pod %s) dropped as %q, yet the NetworkPolicies "+
+		"in the bundle admit that connection.", d.Teller(), len(drops), proto, plural(len(drops), "packet", "packets"),
+		cliName, srv, srvName, d.Reason)
+	f.Cause = d.Dataplane + " says a policy denied these packets, but no NetworkPolicy in the bundle denies them: what " +
+		"denied them is not among the objects."
+	stale := "a NetworkPolicy changed between the drops and the listing of the objects"
+	if d.Dataplane == "Calico" {
+		f.Alternatives = []string{
+			"a Calico NetworkPolicy or GlobalNetworkPolicy (projectcalico.org, which kubectl get networkpolicies does not list) denies it",
+			stale,
+			"another of Felix's calico-drop rules dropped it: the source MAC check, or no profile matched the endpoint",
+		}
+		f.Decide = "calicoctl get networkpolicy,globalnetworkpolicy -A -o yaml"
+		f.Fix = "Find the Calico policy that denies the client (calicoctl get networkpolicy,globalnetworkpolicy -A) and " +
+			"admit it there, or list the objects again if they changed."
+		return f
+	}
+	f.Alternatives = []string{
+		"a CiliumNetworkPolicy or CiliumClusterwideNetworkPolicy (which kubectl get networkpolicies does not list) denies it",
+		stale,
+		"Cilium's identity for " + ca.String() + " is stale (labels changed, identity not yet propagated), so the " +
+			"policy is computed for other labels",
+	}
+	f.Decide = "kubectl get ciliumnetworkpolicies,ciliumclusterwidenetworkpolicies -A -o yaml"
+	f.Fix = "Find the policy that Cilium enforces for " + srvName + " (cilium endpoint list, then cilium endpoint " +
+		"get <id>) and admit the client there, or list the objects again if they changed."
 	return f
 }
 

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -123,10 +125,52 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 		}
 		return filepath.Join(name, filepath.FromSlash(n))
 	}
-	return t.walk(o.ctx, func(e *entry) error {
+	podLinks := map[string]int{}
+	err = t.walk(o.ctx, func(e *entry) error {
+		if root, target, ok := podLogLink(ix, e); ok {
+			// kubelet's /var/log/containers links of a node's copy:
+			// the file they name is read where it lies in the bundle.
+			podLinks[root]++
+			o.skip(memberName(e.name), "link to "+target+", read there", ls.place(e.name))
+			return nil
+		}
 		o.member(e, memberName(e.name), ls.place(e.name), depth)
 		return nil
 	})
+	for _, root := range slices.Sorted(maps.Keys(podLinks)) {
+		o.warns.Add(model.Pos{File: memberName(root + containerLogDir)}, "",
+			fmt.Errorf("%d links under %s to files of %s read there", podLinks[root], containerLogDir, podLogDir))
+	}
+	return err
+}
+
+// containerLogDir holds kubelet's links to the Pods' log files, which lie
+// under podLogDir: /var/log/containers/NAME.log -> /var/log/pods/...
+const (
+	containerLogDir = "var/log/containers"
+	podLogDir       = "var/log/pods"
+)
+
+// podLogLink reports whether e is a link under a var/log/containers
+// directory of the tree whose absolute target, taken relative to the root
+// that directory is in (a node's copy of its file system), is a regular
+// file of the tree under var/log/pods. It returns that root ("" or
+// "sosreport-node1/") and the target's member name. The link itself is
+// never followed: the target is read as the tree's own file.
+func podLogLink(ix *index, e *entry) (root, target string, ok bool) {
+	if e.kind != entSymlink || e.bad != nil || !strings.HasPrefix(e.link, "/") {
+		return "", "", false
+	}
+	i := strings.Index("/"+e.name, "/"+containerLogDir+"/")
+	if i < 0 {
+		return "", "", false
+	}
+	root = e.name[:i]
+	target = root + strings.TrimPrefix(path.Clean(e.link), "/")
+	if k, found := ix.kinds[target]; !found || k != entFile || !strings.HasPrefix(target, root+podLogDir+"/") {
+		return "", "", false
+	}
+	return root, target, true
 }
 
 // member reads one entry of a tree in the second pass, placed at pl.

@@ -93,6 +93,10 @@ func logFormat(shape string, f format.Format) *format.Format {
 //     "kern  :info  : [...] msg" (facility in Fields "facility", the
 //     level), -r "<6>[...] msg" (the syslog priority's level). Their source
 //     is "kernel".
+//   - cilium monitor's text (cilium.go): its drop lines with their reason,
+//     flow, endpoint, identities, addresses and ports in Fields; a CI's
+//     monitor.log with the time and node of each line. Their source is
+//     "cilium-monitor".
 //   - the nginx image's entrypoint lines ("/docker-entrypoint.sh: ...",
 //     "10-listen-on-ipv6-by-default.sh: info: ..."): the script in Fields
 //     "script", the level when it says one.
@@ -506,6 +510,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 		if ev, ok := parseKlog(line); ok {
 			return ev, "klog", true
 		}
+	}
+	if ev, ok := parseCilium(line); ok {
+		return ev, "cilium", true
 	}
 	if ev, ok := parseDmesg(line); ok {
 		if j, ok := journalMonotonic(ev); ok {

@@ -123,6 +123,24 @@ func TestConntrackEventsPlain(t *testing.T) {
 	}
 }
 
+// journalctl -o cat of a unit that runs conntrack -E: the message alone,
+// its leading spaces (the right-aligned "    [NEW]") kept.
+func TestConntrackEventsJournalctlCat(t *testing.T) {
+	got := conntrackEventFile(t, "fixtures/real/local/journald/local_journalctl-o-cat.txt")
+	want := []string{
+		"NEW - 1  ipv4 icmp 30 - 10.77.1.2:0>10.77.2.2:0 10.77.2.2:0>10.77.1.2:0 UNREPLIED mark=0 zone=0 use=0 0/0/0/0 icmp=8/0/11558",
+		"UPDATE - 2  ipv4 icmp 30 - 10.77.1.2:0>10.77.2.2:0 10.77.2.2:0>10.77.1.2:0 - mark=0 zone=0 use=0 0/0/0/0 icmp=8/0/11558",
+		"NEW - 3  ipv4 tcp 120 SYN_SENT 10.77.1.2:49364>10.96.77.10:80 10.77.2.2:8080>10.77.1.2:49364 UNREPLIED mark=0 zone=0 use=0 0/0/0/0 DNAT",
+		"UPDATE - 4  ipv4 tcp 60 SYN_RECV 10.77.1.2:49364>10.96.77.10:80 10.77.2.2:8080>10.77.1.2:49364 - mark=0 zone=0 use=0 0/0/0/0 DNAT",
+		"UPDATE - 5  ipv4 tcp 432000 ESTABLISHED 10.77.1.2:49364>10.96.77.10:80 10.77.2.2:8080>10.77.1.2:49364 ASSURED mark=0 zone=0 use=0 0/0/0/0 DNAT",
+		"UPDATE - 6  ipv4 tcp 120 FIN_WAIT 10.77.1.2:49364>10.96.77.10:80 10.77.2.2:8080>10.77.1.2:49364 ASSURED mark=0 zone=0 use=0 0/0/0/0 DNAT",
+		"UPDATE - 7  ipv4 tcp 30 LAST_ACK 10.77.1.2:49364>10.96.77.10:80 10.77.2.2:8080>10.77.1.2:49364 ASSURED mark=0 zone=0 use=0 0/0/0/0 DNAT",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // An event whose addresses the author replaced by words is a positioned
 // error; the format still claims the file.
 func TestConntrackEventsMaskedAddresses(t *testing.T) {

@@ -26,9 +26,10 @@ import (
 // between them ("# iptables -t nat -nvL"), which also tell the table, the
 // chain and the family of what follows. Without a prompt, -S and -L output
 // is read as the filter table (a listing that starts with PREROUTING,
-// POSTROUTING or kube-proxy's NAT chains as nat). The "# Warning:
+// POSTROUTING or kube-proxy's NAT chains as nat). The "Warning:
 // iptables-legacy tables present" line that iptables-nft writes to
-// standard error is skipped, also where it landed in the middle of a line
+// standard error (with "# " before it from iptables-nft-save) is noted as
+// the dump's LegacyWarning, also where it landed in the middle of a line
 // of standard output. Any other line is reported with its position and the
 // rest is read.
 func IPTables(r io.Reader, name string) ([]*model.Ruleset, error) {
@@ -42,8 +43,9 @@ const (
 )
 
 // legacyWarning starts the line iptables-nft prints on standard error when
-// legacy tables exist too.
-const legacyWarning = "# Warning: iptables-legacy tables present"
+// legacy tables exist too: iptables-nft-save prints it as a comment ("# "
+// before it), iptables -L and -S without.
+const legacyWarning = "Warning: iptables-legacy tables present"
 
 // iptCmd is what a prompt (or the bundle layout) says about the output
 // that follows.
@@ -106,7 +108,7 @@ func readIPTables(r io.Reader, src *format.Source, errs *model.ErrorList) []*mod
 		// iptables-nft's warning goes to standard error; captured with
 		// 2>&1 it can land in the middle of a line of standard output,
 		// whose rest then follows on the next line.
-		if i := strings.Index(line, legacyWarning); i > 0 {
+		if i := legacyWarningAt(line); i > 0 && strings.TrimSpace(line[:i]) != "" {
 			carry, carryPos = line[:i], pos
 			p.legacyWarning(pos)
 			continue
@@ -157,7 +159,7 @@ func (p *iptParser) line(line string, pos model.Pos) {
 			p.startPos = pos
 		}
 		return
-	case strings.HasPrefix(t, legacyWarning):
+	case legacyWarningAt(t) == 0:
 		p.legacyWarning(pos)
 		return
 	case strings.HasPrefix(t, "# Completed on "), strings.HasPrefix(t, "# Warning: "), strings.HasPrefix(t, "# Table `"):
@@ -437,7 +439,7 @@ func sniffIPTables(head []byte) (c iptSniffCounts, ok bool) {
 			c.total++
 			continue
 		}
-		if strings.HasPrefix(t, "# Completed on ") || strings.HasPrefix(t, legacyWarning) {
+		if strings.HasPrefix(t, "# Completed on ") || legacyWarningAt(t) == 0 {
 			continue
 		}
 		if _, cmd, ok := text.Prompt(line); ok {

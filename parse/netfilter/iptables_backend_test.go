@@ -31,6 +31,10 @@ func TestIPTablesBackend(t *testing.T) {
 		// middle of a rule (2>&1).
 		{"parse/testdata/iptables/iptables-save-with-warning.txt", []dump{{model.BackendNFT, 98, 0}}},
 		{"parse/testdata/iptables/iptables-legacy-save.txt", []dump{{model.BackendLegacy, 0, 64}}},
+		// iptables v1.8.4 (nf_tables) -L: the warning without "# ", after
+		// the listing, as iptables -L prints it on standard error.
+		{"fixtures/real/iptables/kubernetes-issue107965_iptables-t-nat-nL-PREROUTING_legacy-tables-warning.txt",
+			[]dump{{model.BackendNFT, 5, 1}}},
 	} {
 		sets := iptFile(t, c.file)
 		var got []dump

@@ -22,7 +22,9 @@ var IPTablesListFormat = &format.Format{
 		"KUBE-SERVICES -t nat | grep dns`) name the table and chain of what follows; several " +
 		"listings in one file are one ruleset until a chain is listed again; without a prompt or " +
 		"bundle command the table is filter (nat for a listing that starts with PREROUTING, " +
-		"POSTROUTING or kube-proxy's NAT chains); `[...]` elisions are skipped",
+		"POSTROUTING or kube-proxy's NAT chains); `[...]` elisions are skipped; " +
+		"iptables-nft's \"Warning: iptables-legacy tables present\" (on standard error, no `# `) marks " +
+		"the listing nft with legacy tables beside it",
 	Sniff: sniffIPTablesList,
 	Parse: rulesets(readIPTables),
 }

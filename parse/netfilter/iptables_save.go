@@ -18,8 +18,8 @@ var IPTablesSaveFormat = &format.Format{
 		" kube-proxy's iptables-restore input",
 	Doc: "every table of a dump (`*nat` ... `COMMIT`), chain policies and `[packets:bytes]` " +
 		"counters, options in any order (quoted or bare comments, `! -s`, `-g`); iptables-nft's " +
-		"\"# Warning: iptables-legacy tables present\" is skipped, also where `2>&1` put it in the " +
-		"middle of a rule; `-X` of a restore input deletes the chain",
+		"\"# Warning: iptables-legacy tables present\" marks the dump nft with legacy tables beside it, also " +
+		"where `2>&1` put it in the middle of a rule; `-X` of a restore input deletes the chain",
 	Sniff: sniffIPTablesSave,
 	Parse: rulesets(readIPTables),
 }

@@ -88,6 +88,7 @@ func TestConntrackEventsSniff(t *testing.T) {
 		"fixtures/real/conntrack/jc-issue646_conntrack-E_aligned-event-tags_udp-dns.txt",
 		"fixtures/real/local/conntrack/local_conntrack-E-o-timestamp_tcp-udp-icmp-dnat.txt",
 		"fixtures/real/local/conntrack/local_conntrack-E_plain_same-traffic.txt",
+		"fixtures/real/local/journald/local_journalctl-o-cat.txt",
 	}, []string{
 		"fixtures/real/local/conntrack/local_conntrack-L_tcp-udp-icmp-sctp_v1.4.7.txt",
 		"fixtures/real/conntrack/weave-scope-issue1110_conntrack-L_tcp-udp-mixed.txt",

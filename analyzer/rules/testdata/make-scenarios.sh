@@ -679,3 +679,52 @@ cp $fx/incidents/probe-restart-loop/pods-kube-system.json $k/$sc/kube-system/pod
 cp $fx/$ks/capture.pcap $k/$sc/tcpdump-worker-1.pcap
 copy $k/$sc/worker-1 $ks-during-capture/iptables-save.txt
 copy $k/$sc/worker-2 $ks/iptables-save.txt
+
+# network-policy-deny with cilium monitor's drop lines, written in the exact
+# format of the real line of cilium issue #5496 (fixtures/real/incident-evidence)
+# with the TCP flags cilium prints, for the incident's addresses: one line per
+# SYN the capture shows (the SYN and its two retransmissions per connection,
+# one flow hash per connection).
+# cilium_drops OUT SPORT... : drops of 10.86.1.10:SPORT -> 10.86.2.20:8080.
+cilium_drops() {
+	local out=$1; shift
+	local flow=$((0x5c3e91a4)) sport i
+	for sport in "$@"; do
+		for i in 1 2 3; do
+			printf 'xx drop (Policy denied (L3)) flow 0x%x to endpoint 1846, identity 51236->40963: 10.86.1.10:%s -> 10.86.2.20:8080 tcp SYN\n' $flow "$sport"
+		done
+		flow=$((flow + 0x1f3b7))
+	done >"$out"
+}
+# The incident with the drops of its two connections: three sources agree.
+copy $np/hit-denied-cilium-drops incidents/network-policy-deny/{capture.pcap,kube.json}
+cilium_drops $np/hit-denied-cilium-drops/cilium-monitor.txt 37596 37608
+# The objects and the drops, no capture: proven by the two.
+copy $np/hit-cilium-drops-only incidents/network-policy-deny/kube.json
+cilium_drops $np/hit-cilium-drops-only/cilium-monitor.txt 37596 37608
+# The variant whose objects admit the client while its SYNs are lost, with
+# drop lines saying a policy denied them: the contradiction, cause unknown.
+copy $np/hit-symptom-drops-admitted incidents/network-policy-deny-other-cause/{capture.pcap,kube.json}
+cilium_drops $np/hit-symptom-drops-admitted/cilium-monitor.txt 35144 56718
+# The incident's objects and the kernel's lines of Felix's LOG rule
+# --log-prefix "calico-drop: " (the rules of felix issue #1118 in
+# fixtures/real/incident-evidence) for its SYNs, in the syslog form of the
+# kernel's real lines of kubernetes issue #107965 (fixtures/real/syslog): the
+# packet as nf_log prints it, arriving from the IP-in-IP tunnel (no MAC) for
+# the server's workload interface, at the times of the capture's SYNs.
+mkdir -p $np/hit-calico-drops-only
+copy $np/hit-calico-drops-only incidents/network-policy-deny/kube.json
+while read -r t up id sport; do
+	printf 'Nov 24 %s node-2 kernel: [%s] calico-drop: IN=tunl0 OUT=cali3f9c1e52d07 MAC= SRC=10.86.1.10 DST=10.86.2.20 LEN=60 TOS=0x00 PREC=0x00 TTL=63 ID=%s DF PROTO=TCP SPT=%s DPT=8080 WINDOW=64240 RES=0x00 SYN URGP=0\n' "$t" "$up" "$id" "$sport"
+done >$np/hit-calico-drops-only/kern.log <<'T'
+19:18:23 88211.409385 41203 37596
+19:18:24 88212.433937 41204 37596
+19:18:26 88213.462053 41205 37596
+19:18:26 88214.418768 2208 37608
+19:18:27 88215.441908 2209 37608
+19:18:29 88216.465967 2210 37608
+T
+# The incident's objects beside the real drop line of cilium issue #5496,
+# whose addresses no Pod of the bundle has: nothing to judge.
+copy $np/miss-drops-of-other-pods incidents/network-policy-deny/kube.json \
+	real/incident-evidence/cilium-issue5496_monitor-drop-line_policy-denied-L3_identity.txt
