@@ -257,3 +257,36 @@ func TestSniffSysctlFiles(t *testing.T) {
 		t.Errorf("ll /proc/sys/net sniffed as sysctl")
 	}
 }
+
+func TestSniffLinks(t *testing.T) {
+	const dir = "parse/testdata/link/"
+	texts := []string{dir + "ip-link.txt", dir + "ip-d-link.txt", dir + "bridge-link.txt", dir + "bridge-d-link.txt"}
+	jsons := []string{dir + "ip-j-link.txt", dir + "ip-j-d-link.txt"}
+	grep := []string{dir + "brport-hairpin-grep.txt"}
+	others := append(append(append(append([]string{}, parsetest.OtherHostOutputs...), parsetest.AddrFiles...), parsetest.RouteFiles...),
+		"parse/testdata/ipjson/ip-addr.txt", "parse/testdata/ipjson/ip-j-addr.txt", "parse/testdata/ipjson/ip-j-neigh.txt")
+	parsetest.CheckSniff(t, parse.Formats(), host.LinkFormat, texts, append(append(append([]string{}, others...), jsons...), grep...))
+	parsetest.CheckSniff(t, parse.Formats(), host.LinkJSONFormat, jsons, append(append(append([]string{}, others...), texts...), grep...))
+	parsetest.CheckSniff(t, parse.Formats(), host.HairpinFilesFormat, grep, append(append(append([]string{}, others...), texts...), jsons...))
+	// ip addr reads its own link lines: the link listings are not its.
+	for _, f := range append(texts, jsons...) {
+		head, _ := os.ReadFile(filepath.Join(testutil.Root(), f))
+		if s := host.AddrFormat.Sniff("x", head); s >= host.LinkFormat.Sniff("x", head) && s > 0 {
+			t.Errorf("%s: ip-addr scores %d", f, s)
+		}
+	}
+}
+
+// Through parse.Open: the links land in the snapshot, as links.
+func TestLinksOpen(t *testing.T) {
+	snap, warns, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), "parse/testdata/link/ip-d-link.txt"), nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	if len(snap.Inputs) != 1 || snap.Inputs[0].Format != "ip-link" || snap.Inputs[0].Kind != model.KindLinks || snap.Inputs[0].Records != 9 {
+		t.Errorf("inputs %+v", snap.Inputs)
+	}
+	if len(snap.Links) != 9 || snap.Links[3].Kind != "vxlan" || snap.Links[3].MTU != 1450 || !snap.Has(model.KindLinks) {
+		t.Errorf("links %+v", snap.Links)
+	}
+}
