@@ -663,9 +663,10 @@ copy timewait-churn/miss-no-sockets seeds/002-synack-reset/{sysctl.txt,ipvsadm.t
 
 # mtu-blackhole (fixtures/scenarios/mtu-blackhole.sh)
 mb=incidents/mtu-blackhole
-copy mtu-blackhole/hit-icmp-dropped $mb/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt}
+copy mtu-blackhole/hit-icmp-dropped $mb/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt,router-ip-d-link.txt}
 copy mtu-blackhole/hit-symptom-capture-only $mb/capture.pcap
-copy mtu-blackhole/miss-pmtud-working $mb-control/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt}
+copy mtu-blackhole/hit-symptom-link-mtu $mb/{capture.pcap,router-ip-d-link.txt}
+copy mtu-blackhole/miss-pmtud-working $mb-control/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt,router-ip-d-link.txt}
 copy mtu-blackhole/miss-handshakes captures/handshakes.pcap
 copy icmp-unreachable/hit-pmtud-info $mb-control/capture.pcap
 copy $u/hit-scan captures/portscan.pcap
