@@ -16,7 +16,7 @@ import (
 var HairpinFilesFormat = &format.Format{
 	Name:    "brport-hairpin",
 	Kind:    model.KindLinks,
-	Command: "grep . /sys/class/net/*/brport/hairpin_mode (also head/tail of the files, or a loop printing \"path: value\")",
+	Command: "grep . /sys/class/net/*/brport/hairpin_mode (grep -H . when one port matches; also head/tail of the files, or a loop printing \"path: value\")",
 	Doc: "one record per bridge port with its device and its hairpin mode (1 on, 0 off); the device is " +
 		"the directory the file is in; prompts and banners name the node",
 	Sniff: sniffHairpinFiles,

@@ -680,3 +680,12 @@ cp $fx/incidents/probe-restart-loop/pods-kube-system.json $k/$sc/kube-system/pod
 cp $fx/$ks/capture.pcap $k/$sc/tcpdump-worker-1.pcap
 copy $k/$sc/worker-1 $ks-during-capture/iptables-save.txt
 copy $k/$sc/worker-2 $ks/iptables-save.txt
+
+# hairpin-drop (fixtures/scenarios/nat-hairpin.sh)
+hp=incidents/nat-hairpin
+copy hairpin-drop/hit-hairpin-off $hp/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
+copy hairpin-drop/hit-hairpin-files-only $hp/{capture.pcap,brport-hairpin.txt}
+copy hairpin-drop/hit-symptom-capture-only $hp/capture.pcap
+copy hairpin-drop/miss-hairpin-on-unmasqueraded $hp-nomasq/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
+copy hairpin-drop/miss-control $hp-control/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
+copy nat-reply-untranslated/miss-hairpin-off $hp/{capture.pcap,bridge-d-link.txt,proc-sys-net-bridge.txt}
