@@ -337,7 +337,7 @@ func mtuLinkEvidence(s *model.Snapshot, g *mtuGroup, size int, f *analyzer.Findi
 	if g.receiver.Is6() {
 		pkt = size + 60
 	}
-	if !s.Has(model.KindLinks) {
+	if !s.Has(model.KindLinks) && len(s.Links) == 0 { // ip addr's link lines give links too
 		f.Contradicts = append(f.Contradicts, "the bundle lists no link MTUs (ip -d link): a link or overlay too small for "+
 			"the segments would show there")
 		return

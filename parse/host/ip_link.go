@@ -46,6 +46,19 @@ func Links(r io.Reader, name string) ([]model.Link, error) {
 }
 
 func readLinks(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Link {
+	return readLinkLines(r, src, errs, true)
+}
+
+// linksOfAddrs reads the link lines of ip addr: each link's MTU, master and
+// state, the other lines left to the address reader.
+func linksOfAddrs(r io.Reader, src *format.Source) []model.Link {
+	var errs model.ErrorList
+	return readLinkLines(r, src, &errs, false)
+}
+
+// readLinkLines reads link lines and the lines indented below them; strict
+// reports every other line, otherwise they are passed over.
+func readLinkLines(r io.Reader, src *format.Source, errs *model.ErrorList, strict bool) []model.Link {
 	var out []model.Link
 	inBlock := false
 	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(*text.Line, string) { inBlock = false }}, func(l *text.Line) {
@@ -62,6 +75,10 @@ func readLinks(r io.Reader, src *format.Source, errs *model.ErrorList) []model.L
 			return
 		}
 		line := l.Text()
+		if !strict && (!inBlock || (line[0] != ' ' && line[0] != '\t')) {
+			inBlock = false
+			return
+		}
 		if !inBlock || (line[0] != ' ' && line[0] != '\t') {
 			l.Syntax(fmt.Errorf("expected a link line (\"2: eth0: <BROADCAST,UP> mtu 1500 ... state UP\") or a line indented below one"))
 			inBlock = false

@@ -32,8 +32,27 @@ func isLinkEntry(e ipEntry) bool {
 }
 
 func readLinksJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Link {
+	return linksOfEntries(ipEntriesOf(r, src, errs, isLinkEntry, "an ip -j link entry ({\"ifname\": ..., \"mtu\": ...})"), src, errs)
+}
+
+// linksOfAddrsJSON reads the links of ip -j addr's entries (each link's
+// MTU, master and state), the addresses left to the address reader.
+func linksOfAddrsJSON(r io.Reader, src *format.Source) []model.Link {
+	var errs model.ErrorList
+	var es []ipEntry
+	for _, e := range ipEntries(r, src.Name, &errs) {
+		if e.has("ifname") && e.has("mtu") {
+			es = append(es, e)
+		}
+	}
+	return linksOfEntries(es, src, &errs)
+}
+
+// linksOfEntries reads ip -j link's entries as ip link's text lines would
+// be.
+func linksOfEntries(es []ipEntry, src *format.Source, errs *model.ErrorList) []model.Link {
 	var out []model.Link
-	for _, e := range ipEntriesOf(r, src, errs, isLinkEntry, "an ip -j link entry ({\"ifname\": ..., \"mtu\": ...})") {
+	for _, e := range es {
 		var f []string
 		for _, k := range []string{"mtu", "master"} {
 			if v := e.str(k); v != "" {

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -288,5 +289,28 @@ func TestLinksOpen(t *testing.T) {
 	}
 	if len(snap.Links) != 9 || snap.Links[3].Kind != "vxlan" || snap.Links[3].MTU != 1450 || !snap.Has(model.KindLinks) {
 		t.Errorf("links %+v", snap.Links)
+	}
+}
+
+// ip addr and ip -j addr give each link's MTU beside the addresses, the
+// same from the text and the JSON taken beside it; the links are not
+// counted as the input's records.
+func TestAddrsGiveLinks(t *testing.T) {
+	var got [2][]string
+	for i, f := range []string{"parse/testdata/ipjson/ip-addr.txt", "parse/testdata/ipjson/ip-j-addr.txt"} {
+		snap, warns, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), f), nil)
+		if err != nil || len(warns) != 0 {
+			t.Fatalf("open %s: %v %v", f, err, warns)
+		}
+		if snap.Inputs[0].Kind != model.KindAddrs || snap.Inputs[0].Records != len(snap.Addrs) {
+			t.Errorf("%s: inputs %+v", f, snap.Inputs)
+		}
+		for _, l := range snap.Links {
+			got[i] = append(got[i], fmt.Sprintf("%s mtu=%d state=%s", l.Dev, l.MTU, l.State))
+		}
+	}
+	want := "[lo mtu=65536 state=UNKNOWN nm-t-j0 mtu=1500 state=UP nm-t-je mtu=1500 state=UP nm-t-jd mtu=1500 state=UP]"
+	if fmt.Sprint(got[0]) != want || fmt.Sprint(got[1]) != want {
+		t.Errorf("links:\n%v\n%v\nwant %s", got[0], got[1], want)
 	}
 }
