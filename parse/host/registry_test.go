@@ -261,7 +261,7 @@ func TestSniffSysctlFiles(t *testing.T) {
 
 func TestSniffLinks(t *testing.T) {
 	const dir = "parse/testdata/link/"
-	texts := []string{dir + "ip-link.txt", dir + "ip-d-link.txt", dir + "bridge-link.txt", dir + "bridge-d-link.txt"}
+	texts := []string{dir + "ip-link.txt", dir + "ip-d-link.txt", dir + "ip-d-link-underlay-1460.txt", dir + "bridge-link.txt", dir + "bridge-d-link.txt"}
 	jsons := []string{dir + "ip-j-link.txt", dir + "ip-j-d-link.txt"}
 	grep := []string{dir + "brport-hairpin-grep.txt"}
 	others := append(append(append(append([]string{}, parsetest.OtherHostOutputs...), parsetest.AddrFiles...), parsetest.RouteFiles...),

@@ -7,7 +7,8 @@
 # Needs root, iproute2 and the vxlan and bridge modules (this kernel has no
 # geneve or wireguard). One namespace, nmg1-link, holds: nmg1-eth0 (a veth
 # with MTU 1500, its peer nmg1-peer), a VXLAN nmg1-vx (id 1, dstport 4789,
-# MTU 1450) over it, and a bridge
+# MTU 1450) over it (lowered to MTU 1460 for ip-d-link-underlay-1460.txt),
+# and a bridge
 # nmg1-br with two veth ports: nmg1-v1 with hairpin on and nmg1-v2 with
 # hairpin off (their peers nmg1-p1, nmg1-p2 outside the bridge). It is
 # removed by exact name on exit.
@@ -45,6 +46,10 @@ $N ip -j link >"$OUT/ip-j-link.txt"
 $N ip -j -d link >"$OUT/ip-j-d-link.txt"
 $N bridge link show >"$OUT/bridge-link.txt"
 $N bridge -d link show >"$OUT/bridge-d-link.txt"
+# The link the VXLAN runs over lowered to 1460 (a cloud network's MTU),
+# which leaves the VXLAN's 1450 no room for its 50 bytes: the listing then.
+$N ip link set nmg1-eth0 mtu 1460
+$N ip -d link >"$OUT/ip-d-link-underlay-1460.txt"
 # /sys/class/net is the namespace's own only in a mount namespace that
 # remounts sysfs.
 $N unshare -m sh -c 'umount -l /sys && mount -t sysfs sysfs /sys && cd / && grep . /sys/class/net/*/brport/hairpin_mode' >"$OUT/brport-hairpin-grep.txt"
