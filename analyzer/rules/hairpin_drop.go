@@ -184,7 +184,10 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 		f.Cause = fmt.Sprintf("The SYN %s sent to %s is translated back to it and dropped before it answers: hairpin mode "+
 			"is off on some of the node's bridge ports, likely the Pod's.", g.client, g.service)
 		f.Alternatives = []string{hairpinCause, masqCause}
-		f.Decide = "bridge fdb show (the port of the Pod's MAC address), then bridge -d link show dev PORT"
+		f.Decide = "bridge fdb show (the port the Pod's MAC address is learned on)"
+		if off[0].Master != "" {
+			f.Decide = fmt.Sprintf("bridge fdb show br %s (the port the Pod's MAC address is learned on)", off[0].Master)
+		}
 		ev = append(ev, analyzer.Evidence{Pos: off[0].Pos, Note: off[0].Dev + " hairpin off"})
 		values["hairpin_off"] = ports(off)
 		values["hairpin_on"] = ports(on)

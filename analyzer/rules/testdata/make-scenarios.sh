@@ -689,3 +689,4 @@ copy hairpin-drop/hit-symptom-capture-only $hp/capture.pcap
 copy hairpin-drop/miss-hairpin-on-unmasqueraded $hp-nomasq/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
 copy hairpin-drop/miss-control $hp-control/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
 copy nat-reply-untranslated/miss-hairpin-off $hp/{capture.pcap,bridge-d-link.txt,proc-sys-net-bridge.txt}
+copy hairpin-drop/hit-mixed-ports $hp-mixed/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
