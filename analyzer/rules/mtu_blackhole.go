@@ -43,8 +43,9 @@ connection if any; the links' MTUs and types where the bundle lists them
 (ip -d link, ip -j link): a link, or an overlay (its own MTU, or the MTU of
 the node's other links minus its overhead: VXLAN and Geneve 50, WireGuard
 60, IP-in-IP 20), too small for the packets the large segments make
-supports the cause, and links that all carry them weigh against an overlay
-on those nodes. A capture on the sending host sees segments before
+supports the cause, and so does an MSS the handshake announced that makes
+packets larger than that link carries; links that all carry them weigh
+against an overlay on those nodes. A capture on the sending host sees segments before
 segmentation offload splits them: their sizes are those the host handed to
 its NIC.
 
@@ -348,6 +349,22 @@ func mtuLinkEvidence(s *model.Snapshot, g *mtuGroup, size int, f *analyzer.Findi
 		return
 	}
 	f.Facts["smallest_link_mtu"] = best.limit
+	// The MSS the handshake agreed on (the smaller of the two options):
+	// what the sender was allowed to send.
+	mss, hdr := 0, pkt-size
+	for _, a := range g.attempts {
+		m := int(min(a.MSS, a.ServerMSS))
+		if a.MSS == 0 || a.ServerMSS == 0 {
+			m = int(max(a.MSS, a.ServerMSS))
+		}
+		mss = max(mss, m)
+	}
+	if mss > 0 && mss+hdr > best.limit && len(g.attempts[0].SYN) > 0 {
+		a := g.attempts[0]
+		f.Facts["mss"] = mss
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: the handshake announced MSS %d, packets of up to %d bytes, more than "+
+			"the %d the smallest link carries", a.SegPos(a.SYN[0]), mss, mss+hdr, best.limit))
+	}
 	if best.limit < pkt {
 		f.Sources = distinctKinds(append(f.Sources, model.KindLinks))
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s, less than the %d-byte packets the %d-byte segments make",
