@@ -105,7 +105,7 @@ type Attempt struct {
 	ISN         uint32 `json:"isn"` // the client's initial sequence number (from the SYN/ACK's ack when the SYN was not seen)
 	// MSS and ServerMSS are the maximum segment size options of the
 	// client's SYN and the server's SYN/ACK, 0 when not shown (no option,
-	// or a text capture).
+	// or a text capture that does not print it).
 	MSS       uint16 `json:"mss,omitempty"`
 	ServerMSS uint16 `json:"server_mss,omitempty"`
 
