@@ -320,6 +320,9 @@ func (d *decoder) transport(l ipLoad, p *Packet, depth int) error {
 		hlen := int(b[12]>>4) * 4
 		p.Payload = max(l.reported-hlen, 0)
 		p.Short = len(b) < 20 || l.reported < hlen
+		if p.Flags&SYN != 0 && hlen > 20 && len(b) >= hlen {
+			p.MSS = tcpMSS(b[20:hlen])
+		}
 		return nil
 	case layers.IPProtocolUDP:
 		if err := d.udp.DecodeFromBytes(l.data, gopacket.NilDecodeFeedback); err != nil {
@@ -349,4 +352,27 @@ func (d *decoder) transport(l ipLoad, p *Packet, depth int) error {
 		return d.ipv6(l.data, p, depth+1)
 	}
 	return nil
+}
+
+// tcpMSS returns the value of the maximum segment size option (kind 2,
+// length 4) among TCP options, 0 when there is none.
+func tcpMSS(opts []byte) uint16 {
+	for i := 0; i < len(opts); {
+		switch kind := opts[i]; kind {
+		case 0: // end of options
+			return 0
+		case 1: // no-op
+			i++
+			continue
+		}
+		if i+1 >= len(opts) || opts[i+1] < 2 {
+			return 0
+		}
+		n := int(opts[i+1])
+		if opts[i] == 2 && n == 4 && i+4 <= len(opts) {
+			return binary.BigEndian.Uint16(opts[i+2 : i+4])
+		}
+		i += n
+	}
+	return 0
 }

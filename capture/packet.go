@@ -40,6 +40,9 @@ type Packet struct {
 	Seq     uint32
 	Ack     uint32
 	Payload int // TCP payload bytes
+	// MSS is the maximum segment size option of a SYN or SYN/ACK, 0 when
+	// absent or not shown (tshark's packet list does not print it).
+	MSS uint16
 	// Short is set when the TCP header was cut short (snap length, a
 	// truncated frame): the packet counts, but its sequence numbers are not
 	// analysed, as in Wireshark.

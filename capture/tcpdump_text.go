@@ -337,6 +337,10 @@ func (tr *textReader) decodeTcpdump(p *Packet, text string) bool {
 		if n, ok := lastLength(detail); ok {
 			p.Payload, _ = strconv.Atoi(n)
 		}
+		if n, ok := numberAfter(detail, "options [mss "); ok && p.Flags&SYN != 0 {
+			mss, _ := strconv.ParseUint(n, 10, 16)
+			p.MSS = uint16(mss)
+		}
 	case strings.HasPrefix(detail, "ICMP"):
 		return tr.tcpdumpICMP(p, src, dst, detail)
 	case quietTCPRe.MatchString(detail):

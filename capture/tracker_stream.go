@@ -138,7 +138,8 @@ type stream struct {
 	nSYN     [2]int32
 	nSYNACK  [2]int32
 	nRST     [2]int32
-	cliRST   [2]int32 // RSTs counted once the client is known, as the truth files count them
+	mss      [2]uint16 // the MSS option of each side's first SYN or SYN/ACK that has one
+	cliRST   [2]int32  // RSTs counted once the client is known, as the truth files count them
 	histSeen uint32
 
 	key     tupleKey
@@ -264,6 +265,9 @@ func (t *Tracker) addTCP(p *Packet) {
 		s.mruSYN = pns
 		s.nSYN[dir]++
 		s.addSeg(segSYN, dir, s.nSYN[dir], sg)
+		if s.mss[dir] == 0 {
+			s.mss[dir] = p.MSS
+		}
 	}
 	if syn && ack {
 		if s.cliDir < 0 && s.satoDir < 0 {
@@ -280,6 +284,9 @@ func (t *Tracker) addTCP(p *Packet) {
 		}
 		s.nSYNACK[dir]++
 		s.addSeg(segSYNACK, dir, s.nSYNACK[dir], sg)
+		if s.mss[dir] == 0 {
+			s.mss[dir] = p.MSS
+		}
 	}
 	if rst {
 		s.nRST[dir]++
@@ -477,6 +484,8 @@ func (t *Tracker) attempt(s *stream) model.Attempt {
 		ServerData:  t.sizes(s.data[sd]),
 		Reused:      reuseNames[s.reused],
 		ICMP:        s.icmp,
+		MSS:         s.mss[cd],
+		ServerMSS:   s.mss[sd],
 	}
 	if s.outer != nil {
 		o := *s.outer

@@ -103,6 +103,11 @@ type Attempt struct {
 	ClientBytes int64  `json:"client_bytes"` // TCP payload bytes
 	ServerBytes int64  `json:"server_bytes"`
 	ISN         uint32 `json:"isn"` // the client's initial sequence number (from the SYN/ACK's ack when the SYN was not seen)
+	// MSS and ServerMSS are the maximum segment size options of the
+	// client's SYN and the server's SYN/ACK, 0 when not shown (no option,
+	// or a text capture that does not print it).
+	MSS       uint16 `json:"mss,omitempty"`
+	ServerMSS uint16 `json:"server_mss,omitempty"`
 
 	// ClientData and ServerData size each side's data segments, nil for a
 	// side that sent none (see DataSizes).

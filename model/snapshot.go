@@ -17,6 +17,7 @@ const (
 	KindLogs       Kind = "logs"       // log lines
 	KindNeighbors  Kind = "neighbors"  // ARP / ND tables
 	KindAddrs      Kind = "addrs"      // interface addresses
+	KindLinks      Kind = "links"      // interfaces: MTU, type, bridge port settings
 	KindRoutes     Kind = "routes"     // routing tables
 	KindConntrack  Kind = "conntrack"  // conntrack entries
 	KindContainers Kind = "containers" // container listings (docker ps, crictl ps)
@@ -75,6 +76,7 @@ type Snapshot struct {
 	Logs       []LogEvent       `json:"logs,omitempty"`
 	Neighbors  []Neighbor       `json:"neighbors,omitempty"`
 	Addrs      []IfAddr         `json:"addrs,omitempty"`
+	Links      []Link           `json:"links,omitempty"`
 	Routes     []Route          `json:"routes,omitempty"`
 	Conntrack  []ConntrackEntry `json:"conntrack,omitempty"`
 	// ConntrackEvents are the events of `conntrack -E` streams, in the
@@ -130,6 +132,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Logs = append(s.Logs, o.Logs...)
 	s.Neighbors = append(s.Neighbors, o.Neighbors...)
 	s.Addrs = append(s.Addrs, o.Addrs...)
+	s.Links = append(s.Links, o.Links...)
 	s.Routes = append(s.Routes, o.Routes...)
 	s.Conntrack = append(s.Conntrack, o.Conntrack...)
 	s.ConntrackEvents = append(s.ConntrackEvents, o.ConntrackEvents...)

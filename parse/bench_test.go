@@ -81,6 +81,9 @@ func benchCases() []benchCase {
 		{"netstat", host.NetstatFormat, 100000, "netstat -tanp lines", genNetstat, perN(1)},
 		{"neigh", host.NeighFormat, 10000, "ip neigh entries", genNeigh, perN(1)},
 		{"ip-addr", host.AddrFormat, 10000, "addresses on kube-ipvs0 (ip addr)", genAddr, perN(1)},
+		{"ip-link", host.LinkFormat, 10000, "Pod veths on cni0 with hairpin on (ip -d link)", genLink, perN(1)},
+		{"ip-link-json", host.LinkJSONFormat, 10000, "Pod veths on cni0 (ip -j -d link)", genLinkJSON, perN(1)},
+		{"brport-hairpin", host.HairpinFilesFormat, 10000, "bridge ports' hairpin_mode (grep . /sys/class/net/*/brport/hairpin_mode)", genHairpin, perN(1)},
 		{"ip-route", host.RouteFormat, 10000, "routes (ip route, Calico /32 routes)", genRoute, perN(1)},
 		{"neigh-json", host.NeighJSONFormat, 10000, "ip -j neigh entries", genNeighJSON, perN(1)},
 		{"ip-addr-json", host.AddrJSONFormat, 10000, "addresses on kube-ipvs0 (ip -j addr)", genAddrJSON, perN(1)},
@@ -680,6 +683,28 @@ func genNeigh(n int) []byte {
 func genAddr(n int) []byte {
 	return genLines("5: kube-ipvs0: <BROADCAST,NOARP> mtu 1500 qdisc noop state DOWN group default \n    link/ether 6e:2c:3a:1b:9f:00 brd ff:ff:ff:ff:ff:ff\n", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "    inet %s/32 scope global kube-ipvs0\n       valid_lft forever preferred_lft forever\n", ip4(10, 0x600000+i))
+	})
+}
+
+func genLink(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "%d: veth%08x@if3: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1450 qdisc noqueue master cni0 state UP mode DEFAULT group default \n"+
+			"    link/ether 02:71:%02x:%02x:%02x:%02x brd ff:ff:ff:ff:ff:ff link-netns cni-%d promiscuity 1  allmulti 1 minmtu 68 maxmtu 65535 \n"+
+			"    veth \n    bridge_slave state forwarding priority 32 cost 2 hairpin on guard off root_block off fastleave off learning on flood on \n",
+			i+4, i, byte(i>>24), byte(i>>16), byte(i>>8), byte(i), i)
+	})
+}
+
+func genLinkJSON(n int) []byte {
+	return genJSONArray(n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, `{"ifindex":%d,"link_index":3,"ifname":"veth%08x","flags":["BROADCAST","MULTICAST","UP","LOWER_UP"],"mtu":1450,"qdisc":"noqueue","master":"cni0","operstate":"UP","linkmode":"DEFAULT","group":"default","link_type":"ether","address":"02:71:%02x:%02x:%02x:%02x","broadcast":"ff:ff:ff:ff:ff:ff","linkinfo":{"info_kind":"veth","info_slave_kind":"bridge","info_slave_data":{"state":"forwarding","priority":32,"cost":2,"hairpin":true,"guard":false}}}`,
+			i+4, i, byte(i>>24), byte(i>>16), byte(i>>8), byte(i))
+	})
+}
+
+func genHairpin(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "/sys/class/net/veth%08x/brport/hairpin_mode:%d\n", i, 1-i%2)
 	})
 }
 

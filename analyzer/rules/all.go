@@ -17,6 +17,7 @@ func All() []*analyzer.Rule {
 	return []*analyzer.Rule{
 		SynAckReset,
 		NATReplyUntranslated,
+		HairpinDrop,
 		MTUBlackhole,
 		EphemeralNodePortOverlap,
 		SynUnanswered,

@@ -24,3 +24,7 @@ func TestTimeWaitChurnScenarios(t *testing.T) {
 func TestMTUBlackholeScenarios(t *testing.T) {
 	analyzertest.Run(t, rules.MTUBlackhole, "testdata/mtu-blackhole")
 }
+
+func TestHairpinDropScenarios(t *testing.T) {
+	analyzertest.Run(t, rules.HairpinDrop, "testdata/hairpin-drop")
+}

@@ -16,7 +16,7 @@ var MTUBlackhole = &analyzer.Rule{
 	Name:     "mtu-blackhole",
 	Severity: analyzer.Error,
 	Needs:    []model.Kind{model.KindCapture},
-	Uses:     []model.Kind{model.KindNetfilter},
+	Uses:     []model.Kind{model.KindNetfilter, model.KindLinks},
 	Run:      runMTUBlackhole,
 	Proof: "the capture's large segments retransmitted without acknowledgment while small ones pass, and a " +
 		"firewall rule in the bundle (iptables-save, ip6tables-save) that drops or rejects ICMP fragmentation-needed " +
@@ -39,7 +39,13 @@ room for them are the usual cause in a cluster.
 
 Evidence: the capture's retransmissions of each large segment, the largest
 segment the peer acknowledged, the handshake, and the ICMP errors quoting the
-connection if any. A capture on the sending host sees segments before
+connection if any; the links' MTUs and types where the bundle lists them
+(ip -d link, ip -j link): a link, or an overlay (its own MTU, or the MTU of
+the node's other links minus its overhead: VXLAN and Geneve 50, WireGuard
+60, IP-in-IP 20), too small for the packets the large segments make
+supports the cause, and so does an MSS the handshake announced that makes
+packets larger than that link carries; links that all carry them weigh
+against an overlay on those nodes. A capture on the sending host sees segments before
 segmentation offload splits them: their sizes are those the host handed to
 its NIC.
 
@@ -216,6 +222,7 @@ func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 		f.Contradicts = append(f.Contradicts, "no ICMP fragmentation-needed or Packet Too Big quotes the connection in the "+
 			"capture; one that reached the sender would show there if the capture was taken on it")
 	}
+	mtuLinkEvidence(s, g, size, &f, &ev)
 	f.Fix = fmt.Sprintf("Find the largest packet the path from %s to %s carries (`ping -M do -s SIZE %s`); lower the "+
 		"sender's MTU to it (the CNI's MTU: the node's minus the overlay's overhead), clamp the MSS on the routers "+
 		"(`iptables -t mangle -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu`), and let ICMP "+
@@ -266,4 +273,106 @@ func icmpDropRule(s *model.Snapshot, v6 bool) *model.Rule {
 		}
 	}
 	return nil
+}
+
+// linkLimit is the largest packet a link of the bundle carries, and why.
+type linkLimit struct {
+	link  model.Link
+	limit int
+	why   string
+}
+
+// smallestLink returns the link of the bundle that carries the smallest
+// packets: an overlay's own MTU, the MTU of the other links of its node
+// minus the overlay's overhead, or any other link's MTU. Loopback and links
+// without an MTU shown are left out; ok is false when no MTU is shown.
+func smallestLink(s *model.Snapshot) (linkLimit, int, bool) {
+	var best linkLimit
+	n, seen := 0, false
+	consider := func(c linkLimit) {
+		if !seen || c.limit < best.limit {
+			best, seen = c, true
+		}
+	}
+	links := s.LinksOf("")
+	for _, l := range links {
+		if l.MTU == 0 || l.Dev == "lo" {
+			continue
+		}
+		n++
+		desc := l.Dev
+		if l.Kind != "" {
+			desc += " (" + l.Kind + ")"
+		}
+		consider(linkLimit{link: l, limit: l.MTU, why: fmt.Sprintf("%s%s has MTU %d", nodePrefix(l.Node), desc, l.MTU)})
+		oh := model.Overhead(l.Kind)
+		if oh == 0 {
+			continue
+		}
+		// The overlay's packets leave through the node's other links: the
+		// smallest of them, less the overhead, bounds what it carries.
+		for _, u := range links {
+			if u.Node != l.Node || u.MTU == 0 || u.Dev == "lo" || model.Overhead(u.Kind) != 0 || u.MTU-oh >= l.MTU {
+				continue
+			}
+			consider(linkLimit{link: l, limit: u.MTU - oh, why: fmt.Sprintf("%s%s carries packets of up to %d bytes: "+
+				"%s's MTU %d less the %d bytes of %s", nodePrefix(l.Node), desc, u.MTU-oh, u.Dev, u.MTU, oh, l.Kind)})
+		}
+	}
+	return best, n, seen
+}
+
+// nodePrefix names a node before a device: "node1: ".
+func nodePrefix(node string) string {
+	if node == "" {
+		return ""
+	}
+	return node + ": "
+}
+
+// mtuLinkEvidence weighs the links' MTUs the bundle lists against the
+// packets the group's large segments make: the segment plus the IP and TCP
+// headers without options (40 bytes over IPv4, 60 over IPv6).
+func mtuLinkEvidence(s *model.Snapshot, g *mtuGroup, size int, f *analyzer.Finding, ev *[]analyzer.Evidence) {
+	pkt := size + 40
+	if g.receiver.Is6() {
+		pkt = size + 60
+	}
+	if !s.Has(model.KindLinks) && len(s.Links) == 0 { // ip addr's link lines give links too
+		f.Contradicts = append(f.Contradicts, "the bundle lists no link MTUs (ip -d link): a link or overlay too small for "+
+			"the segments would show there")
+		return
+	}
+	best, n, ok := smallestLink(s)
+	if !ok {
+		f.Contradicts = append(f.Contradicts, "the bundle's link listings show no MTU")
+		return
+	}
+	f.Facts["smallest_link_mtu"] = best.limit
+	// The MSS the handshake agreed on (the smaller of the two options):
+	// what the sender was allowed to send.
+	mss, hdr := 0, pkt-size
+	for _, a := range g.attempts {
+		m := int(min(a.MSS, a.ServerMSS))
+		if a.MSS == 0 || a.ServerMSS == 0 {
+			m = int(max(a.MSS, a.ServerMSS))
+		}
+		mss = max(mss, m)
+	}
+	if mss > 0 && mss+hdr > best.limit && len(g.attempts[0].SYN) > 0 {
+		a := g.attempts[0]
+		f.Facts["mss"] = mss
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: the handshake announced MSS %d, packets of up to %d bytes, more than "+
+			"the %d the smallest link carries", a.SegPos(a.SYN[0]), mss, mss+hdr, best.limit))
+	}
+	if best.limit < pkt {
+		f.Sources = distinctKinds(append(f.Sources, model.KindLinks))
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s, less than the %d-byte packets the %d-byte segments make",
+			best.link.Pos, best.why, pkt, size))
+		*ev = append(*ev, analyzer.Evidence{Pos: best.link.Pos, Note: best.why})
+		return
+	}
+	f.Contradicts = append(f.Contradicts, fmt.Sprintf("the %d %s the bundle lists all carry the %d-byte packets the "+
+		"%d-byte segments make (the smallest: %s, at %s): the small link is on a host the bundle does not list",
+		n, plural(n, "link MTU", "link MTUs"), pkt, size, best.why, best.link.Pos))
 }

@@ -22,8 +22,8 @@ var NATReplyUntranslated = &analyzer.Rule{
 	Proof: "the capture shows the same SYN before and after DNAT and the endpoint's SYN/ACK going back untranslated, " +
 		"and the node's sysctl output shows net.bridge.bridge-nf-call-iptables = 0 (ip6tables for IPv6)",
 	Unproven: "the untranslated replies from the capture, with the causes not ruled out (bridged traffic skipping " +
-		"iptables, hairpin mode off on the bridge port, asymmetric routing around the node that did the NAT) and " +
-		"`sysctl net.bridge.bridge-nf-call-iptables` to decide",
+		"iptables, asymmetric routing around the node that did the NAT) and `sysctl " +
+		"net.bridge.bridge-nf-call-iptables` to decide",
 	Doc: `replies to translated connections go back untranslated
 
 A capture on a node (tcpdump -i any, or one capture per interface) shows the
@@ -37,10 +37,11 @@ application sees connect timeouts, and synack-reset sees the resets.
 
 This is how same-node Service traffic fails on a bridge whose traffic skips
 iptables: br_netfilter not loaded, or net.bridge.bridge-nf-call-iptables = 0,
-so the reply bridged from one Pod to the other never meets the NAT. A Pod
-reaching itself through its Service also needs hairpin mode on its bridge
-port; and a reply routed around the node that did the NAT (asymmetric
-routing) is lost the same way.
+so the reply bridged from one Pod to the other never meets the NAT; and a
+reply routed around the node that did the NAT (asymmetric routing) is lost
+the same way. Hairpin mode off on a Pod's bridge port is not a cause: it
+stops the DNATed SYN of a Pod reaching itself before the Pod sees it, so no
+reply is sent (hairpin-drop reports that).
 
 Evidence: the capture's SYN frames before and after DNAT, the untranslated
 SYN/ACK and the client's RST; the node's sysctl output (sysctl -a, or
@@ -51,10 +52,9 @@ Severity: error when the node's sysctl output shows bridge-nf-call-iptables
 sysctl net.bridge.bridge-nf-call-iptables decides).
 
 Fix: load br_netfilter and set net.bridge.bridge-nf-call-iptables = 1 (and
-ip6tables), persisted in /etc/modules-load.d/ and /etc/sysctl.d/; for a Pod
-reaching itself, hairpin mode on the bridge ports (kubelet --hairpin-mode);
-for asymmetric routing, route the replies back through the node that did
-the NAT.`,
+ip6tables), persisted in /etc/modules-load.d/ and /etc/sysctl.d/; for
+asymmetric routing, route the replies back through the node that did the
+NAT.`,
 }
 
 // natGroup is the untranslated pairs of one client, Service address and
@@ -164,7 +164,6 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 	f.Decide = "sysctl " + name
 	bridgeCause := fmt.Sprintf("bridged traffic skips iptables on the node (br_netfilter not loaded, or %s = 0): the reply "+
 		"bridged from %s to %s never meets the conntrack entry of the DNAT", name, g.target.Addr(), g.client)
-	hairpinCause := "hairpin mode is off on the Pod's bridge port: its traffic to itself through the Service cannot go back out the port it came in"
 	asymCause := "asymmetric routing: the reply takes a path around the node that did the NAT"
 	sc, have := s.Sysctl(g.node, name)
 	switch {
@@ -176,10 +175,6 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 		f.Cause = fmt.Sprintf("%s = 0 on the node: traffic between two ports of a bridge does not go through iptables, so the "+
 			"SYN/ACK from %s to %s is bridged without meeting the conntrack entry of the DNAT, and keeps the endpoint's "+
 			"address.", name, g.target.Addr(), g.client)
-		if hairpin {
-			f.Contradicts = append(f.Contradicts, "the client is its own endpoint: hairpin mode on its bridge port also "+
-				"matters (bridge -d link show), which the bundle does not show")
-		}
 		ev = append(ev, analyzer.Evidence{Pos: sc.Pos, Note: name + " = 0"})
 	case have:
 		f.Certainty = analyzer.Unknown
@@ -188,31 +183,25 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s: %s = %s, so bridged replies do go through iptables", sc.Pos, name, sc.Value))
 		f.Cause = "The replies were not translated back on their way to the client; the node's sysctl rules out bridged " +
 			"traffic skipping iptables, and the bundle does not show which other cause it is."
-		if hairpin {
-			f.Alternatives = []string{hairpinCause, asymCause}
-			f.Decide = "bridge -d link show"
-		} else {
-			f.Alternatives = []string{asymCause, hairpinCause}
-			f.Decide = fmt.Sprintf("ip route get %s from %s", g.client, g.target.Addr())
-		}
+		f.Alternatives = []string{asymCause}
+		f.Decide = fmt.Sprintf("ip route get %s from %s", g.client, g.target.Addr())
 		ev = append(ev, analyzer.Evidence{Pos: sc.Pos, Note: name + " = " + sc.Value})
 	default:
 		f.Certainty = analyzer.Unknown
 		f.Severity = analyzer.Warning
 		f.Contradicts = append(f.Contradicts, fmt.Sprintf("the bundle has no %s of the node: = 1 would rule the bridge cause out", name))
 		f.Cause = "The replies were not translated back on their way to the client; the bundle does not show why."
-		f.Alternatives = []string{bridgeCause, hairpinCause, asymCause}
-		if hairpin {
-			f.Alternatives = []string{hairpinCause, bridgeCause, asymCause}
-		}
+		f.Alternatives = []string{bridgeCause, asymCause}
+	}
+	if hairpin {
+		// Hairpin mode off drops the DNATed SYN at the Pod's own port: it
+		// cannot be why a reply that was sent is untranslated.
+		f.Contradicts = append(f.Contradicts, fmt.Sprintf("the client is its own endpoint, but hairpin mode off on its bridge "+
+			"port is not the cause: it would have dropped the DNATed SYN before %s answered it", g.target.Addr()))
 	}
 	f.Fix = fmt.Sprintf("Make bridged traffic go through iptables: `modprobe br_netfilter; sysctl -w %s=1`, persisted "+
 		"(`echo br_netfilter > /etc/modules-load.d/br_netfilter.conf`, `echo '%s = 1' > /etc/sysctl.d/90-br-netfilter.conf`).",
 		name, name)
-	if hairpin {
-		f.Fix += " For a Pod reaching itself, turn hairpin mode on for the bridge ports (kubelet --hairpin-mode=hairpin-veth, " +
-			"or `bridge link set dev VETH hairpin on`)."
-	}
 	f.Evidence = dedupEvidence(ev)
 	return f
 }

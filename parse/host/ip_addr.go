@@ -1,6 +1,8 @@
 package host
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -22,9 +24,27 @@ var AddrFormat = &format.Format{
 		"MAC; scope, flags (secondary, dynamic, noprefixroute, tentative ...) and the IPv4 label " +
 		"when it differs from the device (`eth0:vip`); VIPs on `kube-ipvs0` are ordinary " +
 		"addresses; a `peer` address without a length is a host prefix; `-br` rows give no scope " +
-		"or flags; prompts and banners name the node",
+		"or flags; each link line also gives the link's MTU, master and state (as ip link's would); prompts " +
+		"and banners name the node",
 	Sniff: sniffAddr,
-	Parse: format.Records(readAddrs, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
+	Parse: withLinks(format.Records(readAddrs, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
+		linksOfAddrs),
+}
+
+// withLinks makes a Parse that also adds the links links reads from the
+// same input (ip addr's link lines give each link's MTU) to the snapshot,
+// without counting them as records.
+func withLinks(parse func(context.Context, io.Reader, *format.Source, *model.Snapshot) (int, error),
+	links func(io.Reader, *format.Source) []model.Link) func(context.Context, io.Reader, *format.Source, *model.Snapshot) (int, error) {
+	return func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return 0, fmt.Errorf("%s: reading: %w", src.Name, err)
+		}
+		n, err := parse(ctx, bytes.NewReader(b), src, snap)
+		snap.Links = append(snap.Links, links(bytes.NewReader(b), src)...)
+		return n, err
+	}
 }
 
 // Addrs parses interface address listings:

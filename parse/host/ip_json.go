@@ -43,7 +43,8 @@ var AddrJSONFormat = &format.Format{
 	Command: "ip -j addr, also pretty-printed with -p",
 	Doc:     ipJSONDoc,
 	Sniff:   sniffIPJSON(isAddrEntry),
-	Parse:   format.Records(readAddrsJSON, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
+	Parse: withLinks(format.Records(readAddrsJSON, func(s *model.Snapshot, out []model.IfAddr) { s.Addrs = append(s.Addrs, out...) }, "addrs"),
+		linksOfAddrsJSON),
 }
 
 // RouteJSONFormat reads ip -j route.

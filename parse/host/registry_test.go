@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -255,5 +256,61 @@ func TestSniffSysctlFiles(t *testing.T) {
 	}
 	if got := parsetest.SniffAs(t, parse.Formats(), "fixtures/real/multi-file/index36506000102_ll-proc-sys-net_no-bridge-dir.txt"); got == "sysctl" {
 		t.Errorf("ll /proc/sys/net sniffed as sysctl")
+	}
+}
+
+func TestSniffLinks(t *testing.T) {
+	const dir = "parse/testdata/link/"
+	texts := []string{dir + "ip-link.txt", dir + "ip-d-link.txt", dir + "ip-d-link-underlay-1460.txt", dir + "bridge-link.txt", dir + "bridge-d-link.txt"}
+	jsons := []string{dir + "ip-j-link.txt", dir + "ip-j-d-link.txt"}
+	grep := []string{dir + "brport-hairpin-grep.txt"}
+	others := append(append(append(append([]string{}, parsetest.OtherHostOutputs...), parsetest.AddrFiles...), parsetest.RouteFiles...),
+		"parse/testdata/ipjson/ip-addr.txt", "parse/testdata/ipjson/ip-j-addr.txt", "parse/testdata/ipjson/ip-j-neigh.txt")
+	parsetest.CheckSniff(t, parse.Formats(), host.LinkFormat, texts, append(append(append([]string{}, others...), jsons...), grep...))
+	parsetest.CheckSniff(t, parse.Formats(), host.LinkJSONFormat, jsons, append(append(append([]string{}, others...), texts...), grep...))
+	parsetest.CheckSniff(t, parse.Formats(), host.HairpinFilesFormat, grep, append(append(append([]string{}, others...), texts...), jsons...))
+	// ip addr reads its own link lines: the link listings are not its.
+	for _, f := range append(texts, jsons...) {
+		head, _ := os.ReadFile(filepath.Join(testutil.Root(), f))
+		if s := host.AddrFormat.Sniff("x", head); s >= host.LinkFormat.Sniff("x", head) && s > 0 {
+			t.Errorf("%s: ip-addr scores %d", f, s)
+		}
+	}
+}
+
+// Through parse.Open: the links land in the snapshot, as links.
+func TestLinksOpen(t *testing.T) {
+	snap, warns, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), "parse/testdata/link/ip-d-link.txt"), nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	if len(snap.Inputs) != 1 || snap.Inputs[0].Format != "ip-link" || snap.Inputs[0].Kind != model.KindLinks || snap.Inputs[0].Records != 9 {
+		t.Errorf("inputs %+v", snap.Inputs)
+	}
+	if len(snap.Links) != 9 || snap.Links[3].Kind != "vxlan" || snap.Links[3].MTU != 1450 || !snap.Has(model.KindLinks) {
+		t.Errorf("links %+v", snap.Links)
+	}
+}
+
+// ip addr and ip -j addr give each link's MTU beside the addresses, the
+// same from the text and the JSON taken beside it; the links are not
+// counted as the input's records.
+func TestAddrsGiveLinks(t *testing.T) {
+	var got [2][]string
+	for i, f := range []string{"parse/testdata/ipjson/ip-addr.txt", "parse/testdata/ipjson/ip-j-addr.txt"} {
+		snap, warns, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), f), nil)
+		if err != nil || len(warns) != 0 {
+			t.Fatalf("open %s: %v %v", f, err, warns)
+		}
+		if snap.Inputs[0].Kind != model.KindAddrs || snap.Inputs[0].Records != len(snap.Addrs) {
+			t.Errorf("%s: inputs %+v", f, snap.Inputs)
+		}
+		for _, l := range snap.Links {
+			got[i] = append(got[i], fmt.Sprintf("%s mtu=%d state=%s", l.Dev, l.MTU, l.State))
+		}
+	}
+	want := "[lo mtu=65536 state=UNKNOWN nm-t-j0 mtu=1500 state=UP nm-t-je mtu=1500 state=UP nm-t-jd mtu=1500 state=UP]"
+	if fmt.Sprint(got[0]) != want || fmt.Sprint(got[1]) != want {
+		t.Errorf("links:\n%v\n%v\nwant %s", got[0], got[1], want)
 	}
 }

@@ -663,9 +663,10 @@ copy timewait-churn/miss-no-sockets seeds/002-synack-reset/{sysctl.txt,ipvsadm.t
 
 # mtu-blackhole (fixtures/scenarios/mtu-blackhole.sh)
 mb=incidents/mtu-blackhole
-copy mtu-blackhole/hit-icmp-dropped $mb/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt}
+copy mtu-blackhole/hit-icmp-dropped $mb/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt,router-ip-d-link.txt}
 copy mtu-blackhole/hit-symptom-capture-only $mb/capture.pcap
-copy mtu-blackhole/miss-pmtud-working $mb-control/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt}
+copy mtu-blackhole/hit-symptom-link-mtu $mb/{capture.pcap,router-ip-d-link.txt}
+copy mtu-blackhole/miss-pmtud-working $mb-control/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt,router-ip-d-link.txt}
 copy mtu-blackhole/miss-handshakes captures/handshakes.pcap
 copy icmp-unreachable/hit-pmtud-info $mb-control/capture.pcap
 copy $u/hit-scan captures/portscan.pcap
@@ -728,3 +729,12 @@ T
 # whose addresses no Pod of the bundle has: nothing to judge.
 copy $np/miss-drops-of-other-pods incidents/network-policy-deny/kube.json \
 	real/incident-evidence/cilium-issue5496_monitor-drop-line_policy-denied-L3_identity.txt
+# hairpin-drop (fixtures/scenarios/nat-hairpin.sh)
+hp=incidents/nat-hairpin
+copy hairpin-drop/hit-hairpin-off $hp/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
+copy hairpin-drop/hit-hairpin-files-only $hp/{capture.pcap,brport-hairpin.txt}
+copy hairpin-drop/hit-symptom-capture-only $hp/capture.pcap
+copy hairpin-drop/miss-hairpin-on-unmasqueraded $hp-nomasq/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
+copy hairpin-drop/miss-control $hp-control/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
+copy nat-reply-untranslated/miss-hairpin-off $hp/{capture.pcap,bridge-d-link.txt,proc-sys-net-bridge.txt}
+copy hairpin-drop/hit-mixed-ports $hp-mixed/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}

@@ -1,0 +1,205 @@
+package rules
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
+)
+
+// HairpinDrop finds Pods whose connections to their own Service are
+// translated back to them and never answered.
+var HairpinDrop = &analyzer.Rule{
+	Name:     "hairpin-drop",
+	Severity: analyzer.Error,
+	Needs:    []model.Kind{model.KindCapture},
+	Uses:     []model.Kind{model.KindLinks},
+	Requires: []analyzer.FactKey{facts.NATPairs},
+	Run:      runHairpinDrop,
+	Proof: "the capture shows a Pod's SYN to a Service translated back to the Pod itself and never answered, and the " +
+		"node's bridge ports (bridge -d link show, ip -d link, or their hairpin_mode files) all show hairpin off",
+	Unproven: "the Pod's unanswered connections to itself through the Service, with the causes not ruled out (hairpin " +
+		"off on its bridge port, its traffic to itself not masqueraded) and `bridge -d link show` to decide; when " +
+		"every bridge port the bundle shows has hairpin on, the rule is silent",
+	Doc: `a Pod reaching itself through its Service is dropped
+
+A capture on a node shows a Pod sending a SYN to a Service address and the
+node translating it (DNAT) to the Pod's own address, the same SYN (same
+client, same sequence number) seen after the NAT, and nothing coming back:
+no SYN/ACK, no RST. On a bridge whose traffic goes through iptables
+(br_netfilter), the DNATed SYN must leave by the bridge port it came in on,
+which a bridge forbids unless the port is in hairpin mode: with hairpin off
+the bridge drops it and the Pod never sees it. The application sees connect
+timeouts when, and only when, the Service picks the calling Pod itself: a
+Service with one endpoint fails every time, one with several fails for a
+share of the connections.
+
+Evidence: the capture's SYN to the Service and its copy after DNAT to the
+client's own address; the node's bridge ports' hairpin setting (bridge -d
+link show, ip -d link, ip -j -d link, or grep . /sys/class/net/*/brport/
+hairpin_mode).
+
+Severity: error when every bridge port of the node the bundle shows has
+hairpin off; warning (likely) when some have it on and some off, since the
+bundle does not say which is the Pod's (bridge fdb show decides); warning
+with the cause unknown when the bundle shows no hairpin setting. When every
+port shown has hairpin on, hairpin is ruled out and the rule is silent
+(syn-unanswered reports the symptom): a Pod also drops a SYN from its own
+address that was not masqueraded.
+
+Fix: turn hairpin mode on for the Pods' bridge ports: the kubelet's
+--hairpin-mode=hairpin-veth (or promiscuous-bridge), the bridge CNI plugin's
+"hairpinMode": true, or by hand bridge link set dev VETH hairpin on.`,
+}
+
+// hairpinGroup is the unanswered connections of one Pod to itself through
+// one Service address on one node.
+type hairpinGroup struct {
+	node    string
+	client  netip.Addr
+	service netip.AddrPort
+	pairs   []facts.NATPair
+}
+
+func runHairpinDrop(p *analyzer.Pass) error {
+	var groups []*hairpinGroup
+	byKey := map[string]*hairpinGroup{}
+	for _, pr := range facts.NATPairs.Of(p).Pairs() {
+		b, a := pr.Before, pr.After
+		if !pr.DNAT || b.Client.Addr() != a.Server.Addr() || len(a.SYN) == 0 {
+			continue
+		}
+		if a.Outcome != model.OutcomeUnanswered || b.Outcome != model.OutcomeUnanswered {
+			continue // answered, reset or refused on either side
+		}
+		key := fmt.Sprint(a.Node, "|", b.Client.Addr(), "|", b.Server)
+		g := byKey[key]
+		if g == nil {
+			g = &hairpinGroup{node: a.Node, client: b.Client.Addr(), service: b.Server}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.pairs = append(g.pairs, pr)
+	}
+	for _, g := range groups {
+		if f, ok := hairpinFinding(p.Snap, g); ok {
+			p.Report(f)
+		}
+	}
+	return nil
+}
+
+func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool) {
+	var on, off []model.Link
+	for _, l := range s.LinksOf(g.node) {
+		switch {
+		case l.Hairpin == nil:
+		case *l.Hairpin:
+			on = append(on, l)
+		default:
+			off = append(off, l)
+		}
+	}
+	if len(on) > 0 && len(off) == 0 {
+		return analyzer.Finding{}, false // hairpin ruled out
+	}
+	var ev []analyzer.Evidence
+	retx := 0
+	for i, pr := range g.pairs {
+		b, a := pr.Before, pr.After
+		retx += len(b.SYN) - 1
+		if i < maxGroupEvidence {
+			ev = append(ev,
+				analyzer.Evidence{Pos: b.SegPos(b.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s, seq %d, before DNAT", b.Client, b.Server, b.ISN)},
+				analyzer.Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s, seq %d, after DNAT: back to the client", a.Client, a.Server, a.ISN)})
+		}
+	}
+	n := len(g.pairs)
+	first := g.pairs[0]
+	target := first.After.Server
+	values := map[string]any{
+		"client":              g.client.String(),
+		"service":             g.service.String(),
+		"endpoint":            target.String(),
+		"connections":         n,
+		"syn_retransmissions": retx,
+	}
+	if g.node != "" {
+		values["node"] = g.node
+	}
+	f := analyzer.Finding{
+		Title: fmt.Sprintf("%s cannot reach itself through %s: %d %s translated back to it got no answer", g.client, g.service,
+			n, plural(n, "connection", "connections")),
+		Summary: fmt.Sprintf("%d %s from %s to %s %s translated by the node to %s, the client's own address: the same SYN "+
+			"(sequence number %d) is seen before and after DNAT, and nothing came back, not even after %d %s. "+
+			"The application sees connect timeouts.", n, plural(n, "connection", "connections"), g.client, g.service,
+			plural(n, "was", "were"), target, first.Before.ISN, retx, plural(retx, "retransmission", "retransmissions")),
+		Facts:   values,
+		Sources: []model.Kind{model.KindCapture},
+		Supports: []string{fmt.Sprintf("%s and %s: the SYN of %s to %s, sequence number %d, seen again to %s, its own address, "+
+			"and never answered", first.Before.SegPos(first.Before.SYN[0]), first.After.SegPos(first.After.SYN[0]), g.client,
+			g.service, first.Before.ISN, target)},
+		Fix: "Turn hairpin mode on for the Pods' bridge ports: the kubelet's --hairpin-mode=hairpin-veth, the bridge CNI " +
+			"plugin's \"hairpinMode\": true, or `bridge link set dev VETH hairpin on` for the Pod's port.",
+	}
+	hairpinCause := "hairpin mode is off on the Pod's bridge port: the bridge does not send the DNATed SYN back out the port it came in on"
+	masqCause := fmt.Sprintf("the Pod's traffic to itself is not masqueraded: %s drops a SYN from its own address", g.client)
+	ports := func(ls []model.Link) []string {
+		var out []string
+		for _, l := range ls {
+			out = append(out, l.Dev)
+		}
+		return out
+	}
+	switch {
+	case len(off) > 0 && len(on) == 0:
+		f.Certainty, f.Severity = analyzer.Proven, analyzer.Error
+		f.Sources = append(f.Sources, model.KindLinks)
+		for i, l := range off {
+			if i < maxGroupEvidence {
+				bridge := l.Master
+				if bridge == "" {
+					bridge = "a bridge"
+				}
+				f.Supports = append(f.Supports, fmt.Sprintf("%s: %s, a port of %s, has hairpin off", l.Pos, l.Dev, bridge))
+				ev = append(ev, analyzer.Evidence{Pos: l.Pos, Note: l.Dev + " hairpin off"})
+			}
+		}
+		f.Contradicts = append(f.Contradicts, fmt.Sprintf("the bundle does not tie %s to its port; every bridge port it shows "+
+			"(%s) has hairpin off", g.client, listSome(ports(off), false)))
+		f.Cause = fmt.Sprintf("Hairpin mode is off on the node's bridge ports: the SYN %s sent to %s is translated back to %s "+
+			"at the bridge, which does not send a frame back out the port it came in on, so the Pod never sees it.",
+			g.client, g.service, g.client)
+		values["hairpin_off"] = ports(off)
+	case len(off) > 0:
+		f.Certainty, f.Severity = analyzer.Likely, analyzer.Warning
+		f.Sources = append(f.Sources, model.KindLinks)
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s has hairpin off (the ports with it off: %s)", off[0].Pos,
+			off[0].Dev, strings.Join(ports(off), ", ")))
+		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s %s hairpin on, and the bundle does not say which port is %s's",
+			listSome(ports(on), false), plural(len(on), "has", "have"), g.client))
+		f.Cause = fmt.Sprintf("The SYN %s sent to %s is translated back to it and dropped before it answers: hairpin mode "+
+			"is off on some of the node's bridge ports, likely the Pod's.", g.client, g.service)
+		f.Alternatives = []string{hairpinCause, masqCause}
+		f.Decide = "bridge fdb show (the port the Pod's MAC address is learned on)"
+		if off[0].Master != "" {
+			f.Decide = fmt.Sprintf("bridge fdb show br %s (the port the Pod's MAC address is learned on)", off[0].Master)
+		}
+		ev = append(ev, analyzer.Evidence{Pos: off[0].Pos, Note: off[0].Dev + " hairpin off"})
+		values["hairpin_off"] = ports(off)
+		values["hairpin_on"] = ports(on)
+	default:
+		f.Certainty, f.Severity = analyzer.Unknown, analyzer.Warning
+		f.Contradicts = append(f.Contradicts, "the bundle shows no bridge port's hairpin setting (bridge -d link show): "+
+			"hairpin on for the Pod's port would rule the bridge out")
+		f.Cause = fmt.Sprintf("The SYN %s sent to %s is translated back to it and never answered; the bundle does not show why.",
+			g.client, g.service)
+		f.Alternatives = []string{hairpinCause, masqCause}
+		f.Decide = "bridge -d link show"
+	}
+	f.Evidence = dedupEvidence(ev)
+	return f, true
+}
