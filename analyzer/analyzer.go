@@ -224,6 +224,10 @@ type Finding struct {
 	// Decide is the one command whose output would decide the cause, when
 	// it is not Proven: "sysctl net.bridge.bridge-nf-call-iptables".
 	Decide string `json:"decide,omitempty" yaml:"decide,omitempty"`
+	// ExplainedBy names the proven finding of another rule that cites the
+	// same evidence, when this one's cause is not proven: "rp-filter-drop:
+	// strict rp_filter on eth1 drops ...". Set by Run.
+	ExplainedBy string `json:"explained_by,omitempty" yaml:"explained_by,omitempty"`
 	// Sources are the kinds of evidence joined. A finding resting on one
 	// source is at most a warning.
 	Sources []model.Kind `json:"sources" yaml:"sources"`
@@ -342,6 +346,7 @@ func RunFacts(ctx context.Context, facts *Facts, rules []*Rule, cfg *Config) Res
 			res.Findings = append(res.Findings, normalize(f, rc))
 		}
 	}
+	explain(res.Findings)
 	Sort(res.Findings)
 	return res
 }
@@ -408,6 +413,35 @@ func distinctKinds(ks []model.Kind) []model.Kind {
 	out := slices.Clone(ks)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// explain links each finding whose cause is not proven to a proven finding
+// of another rule that cites one of its positions (a frame, a line): the
+// symptom and the cause shown for it.
+func explain(fs []Finding) {
+	proven := map[model.Pos]int{}
+	for i, f := range fs {
+		if f.Certainty != Proven {
+			continue
+		}
+		for _, e := range f.Evidence {
+			if _, ok := proven[e.Pos]; !ok && !e.Pos.IsZero() {
+				proven[e.Pos] = i
+			}
+		}
+	}
+	for i := range fs {
+		f := &fs[i]
+		if f.Certainty == Proven {
+			continue
+		}
+		for _, e := range f.Evidence {
+			if j, ok := proven[e.Pos]; ok && fs[j].Rule != f.Rule {
+				f.ExplainedBy = fs[j].Rule + ": " + fs[j].Title
+				break
+			}
+		}
+	}
 }
 
 // Sort orders findings by severity (highest first), rule name, first

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -153,5 +154,31 @@ func TestNeedsAny(t *testing.T) {
 		if got := (&Rule{Needs: tt.needs, NeedsAny: tt.anyOf}).NeedsText(); got != tt.want {
 			t.Errorf("NeedsText %q, want %q", got, tt.want)
 		}
+	}
+}
+
+// A symptom whose cause is not proven is linked to the proven finding of
+// another rule that cites the same frame; a proven finding, or one that
+// shares nothing, is not.
+func TestRunExplainsSymptoms(t *testing.T) {
+	frame := model.Pos{File: "c.pcap", Frame: 7}
+	report := func(c Certainty, pos model.Pos, sources ...model.Kind) func(*Pass) error {
+		return func(p *Pass) error {
+			p.Report(Finding{Title: p.Rule.Name + " title", Certainty: c, Sources: sources, Evidence: []Evidence{{Pos: pos}}})
+			return nil
+		}
+	}
+	rules := []*Rule{
+		{Name: "cause", Doc: "t\n\nx", Severity: Error, Run: report(Proven, frame, model.KindCapture, model.KindSysctl)},
+		{Name: "symptom", Doc: "t\n\nx", Severity: Warning, Run: report(Unknown, frame, model.KindCapture)},
+		{Name: "elsewhere", Doc: "t\n\nx", Severity: Warning, Run: report(Unknown, model.Pos{File: "c.pcap", Frame: 8}, model.KindCapture)},
+	}
+	got := map[string]string{}
+	for _, f := range Run(context.Background(), snapWith(model.KindSysctl), rules, nil).Findings {
+		got[f.Rule] = f.ExplainedBy
+	}
+	want := map[string]string{"cause": "", "symptom": "cause: cause title", "elsewhere": ""}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("explained by %v, want %v", got, want)
 	}
 }

@@ -23,6 +23,9 @@ func certaintyNote(c analyzer.Certainty) string {
 // causes not ruled out, and the command that would decide, one line each.
 func causalLines(f analyzer.Finding) []string {
 	var out []string
+	if f.ExplainedBy != "" {
+		out = append(out, "Explained by: "+f.ExplainedBy)
+	}
 	list := func(label string, l []string) {
 		if len(l) > 0 {
 			out = append(out, fmt.Sprintf("%s %s", label, strings.Join(l, "; ")))

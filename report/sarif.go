@@ -298,6 +298,9 @@ func writeSARIF(w io.Writer, r *Report) error {
 		if f.Decide != "" {
 			props["decide"] = f.Decide
 		}
+		if f.ExplainedBy != "" {
+			props["explained_by"] = f.ExplainedBy
+		}
 		if len(f.Facts) > 0 {
 			props["facts"] = f.Facts
 		}
