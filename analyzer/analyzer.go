@@ -379,6 +379,7 @@ func normalize(f Finding, rc RuleConfig) Finding {
 	if f.Sources == nil {
 		f.Sources = []model.Kind{}
 	}
+	f.Sources = uniqueKinds(f.Sources)
 	if f.Evidence == nil {
 		f.Evidence = []Evidence{}
 	}
@@ -407,6 +408,17 @@ func normalize(f Finding, rc RuleConfig) Finding {
 		f.Severity = rc.Severity
 	}
 	return f
+}
+
+// uniqueKinds drops the repeats of ks, keeping the order of first mention.
+func uniqueKinds(ks []model.Kind) []model.Kind {
+	out := ks[:0:0]
+	for _, k := range ks {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func distinctKinds(ks []model.Kind) []model.Kind {

@@ -36,12 +36,22 @@ type input struct {
 	scale float64
 }
 
+// openErr says that p could not be opened: err as it is when it names p
+// already ("stat /x: no such file or directory"), wrapped otherwise.
+func openErr(p string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Path == p {
+		return err
+	}
+	return fmt.Errorf("open %s: %w", p, err)
+}
+
 // open is the first stage of Open for one path: a directory is walked as a
 // tree, a file read as an input.
 func (o *opener) open(p string) error {
 	fi, err := os.Stat(p)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", p, err)
+		return openErr(p, err)
 	}
 	base := placement{node: o.node}
 	if fi.IsDir() {
@@ -67,7 +77,7 @@ func (o *opener) open(p string) error {
 	}
 	f, err := os.Open(p)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", p, err)
+		return openErr(p, err)
 	}
 	defer f.Close()
 	base.direct = true
