@@ -486,7 +486,7 @@ func clusterIPDataplane(sps []dataplane.ServicePort, node, addr string, eps fact
 		}
 		return fmt.Sprintf("The node's rules (%s) DNAT %s to %s", sp.Chain, addr, strings.Join(targets, ", ")), sp.Pos, kind, "", true
 	}
-	if first != nil && len(services) >= 3 {
+	if first != nil && len(services) >= 3 && sameServiceRange(sps, node, addr) {
 		kind = model.KindNetfilter
 		if first.Mode == "ipvs" {
 			kind = model.KindIPVS
@@ -495,6 +495,35 @@ func clusterIPDataplane(sps []dataplane.ServicePort, node, addr string, eps fact
 			"the node's rules have no DNAT for " + addr, true
 	}
 	return "", model.Pos{}, "", "", false
+}
+
+// sameServiceRange tells whether the node's rules catch a Service address
+// of addr's range (its /16, or /64 for IPv6): only the rules of the
+// cluster whose ClusterIP failed can show that none catches it.
+func sameServiceRange(sps []dataplane.ServicePort, node, addr string) bool {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return false
+	}
+	bits := 16
+	if ap.Addr().Is6() {
+		bits = 64
+	}
+	want, err := ap.Addr().Prefix(bits)
+	if err != nil {
+		return false
+	}
+	for _, sp := range sps {
+		if node != "" && sp.Node != "" && sp.Node != node {
+			continue
+		}
+		for _, fe := range sp.Frontends {
+			if f, err := netip.ParseAddrPort(fe); err == nil && f.Addr() != ap.Addr() && want.Contains(f.Addr()) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // span is the first and last time of a set of log lines.

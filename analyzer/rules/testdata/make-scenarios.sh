@@ -738,3 +738,9 @@ copy hairpin-drop/miss-hairpin-on-unmasqueraded $hp-nomasq/{capture.pcap,bridge-
 copy hairpin-drop/miss-control $hp-control/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
 copy nat-reply-untranslated/miss-hairpin-off $hp/{capture.pcap,bridge-d-link.txt,proc-sys-net-bridge.txt}
 copy hairpin-drop/hit-mixed-ports $hp-mixed/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
+# apiserver-unreachable/hit-symptom-table-of-another-cluster: CoreDNS's
+# timeouts beside kube-router's published ipvsadm -L, whose Services are in
+# another range: no proof that no rule catches 10.96.0.1.
+mkdir -p $u/hit-symptom-table-of-another-cluster
+cp $fx/real/kubectl-logs/inquisitivefrog_kubectl-logs-coredns_failed-to-list-10.96.0.1-io-timeout.txt $u/hit-symptom-table-of-another-cluster/coredns.log
+cp $fx/real/ipvsadm/kube-router-issue415_ipvsadm-L_no-n_service-names-as-ports.txt $u/hit-symptom-table-of-another-cluster/ipvsadm.txt
