@@ -16,7 +16,8 @@ var ARPFlap = &analyzer.Rule{
 	Name:     "arp-flap",
 	Severity: analyzer.Error,
 	// A capture or neighbor table snapshots, either will do.
-	Uses:     []model.Kind{model.KindCapture, model.KindNeighbors, model.KindKube},
+	NeedsAny: []model.Kind{model.KindCapture, model.KindNeighbors},
+	Uses:     []model.Kind{model.KindKube},
 	Requires: []analyzer.FactKey{facts.AddrRoles},
 	Run:      runARPFlap,
 	Proof: "two MACs claiming the address (ARP frames or neighbor tables), and the Services saying it is a " +

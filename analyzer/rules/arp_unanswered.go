@@ -18,7 +18,8 @@ var ARPUnanswered = &analyzer.Rule{
 	Name:     "arp-unanswered",
 	Severity: analyzer.Error,
 	// A capture or a neighbor table, either will do.
-	Uses:     []model.Kind{model.KindCapture, model.KindNeighbors, model.KindKube, model.KindLogs},
+	NeedsAny: []model.Kind{model.KindCapture, model.KindNeighbors},
+	Uses:     []model.Kind{model.KindKube, model.KindLogs},
 	Requires: []analyzer.FactKey{facts.AddrRoles, facts.AppErrors},
 	Run:      runARPUnanswered,
 	Proof: "ARP requests (or neighbor solicitations) nobody answered, or a FAILED neighbor entry, for an address the " +
