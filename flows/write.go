@@ -131,8 +131,12 @@ func (t *Table) writeTable(w io.Writer) error {
 		// bridge) twice; the attempts do not.
 		retx = fmt.Sprintf("%d SYN retransmissions as tshark counts them, %d of them copies of a SYN seen on another interface", s.SYNRetx, copies)
 	}
-	if _, err := fmt.Fprintf(w, "%d captures, %d packets, %d TCP streams: %d established, %d refused, %d unanswered, %d SYN/ACK reset by the client; %s, %d ICMP unreachable, %d ICMP redirects, %d ICMPv6 unreachable, %d ICMPv6 redirects, %d ARP (%d gratuitous)\n\n",
-		len(t.Captures), s.Packets, s.TCPStreams, s.Established, s.Refused, s.Unanswered, s.SYNACKClientRST,
+	captures := "captures"
+	if len(t.Captures) == 1 {
+		captures = "capture"
+	}
+	if _, err := fmt.Fprintf(w, "%d %s, %d packets, %d TCP streams: %d established, %d refused, %d unanswered, %d SYN/ACK reset by the client; %s, %d ICMP unreachable, %d ICMP redirects, %d ICMPv6 unreachable, %d ICMPv6 redirects, %d ARP (%d gratuitous)\n\n",
+		len(t.Captures), captures, s.Packets, s.TCPStreams, s.Established, s.Refused, s.Unanswered, s.SYNACKClientRST,
 		retx, s.ICMPUnreach, s.ICMPRedirect, s.ICMP6Unreach, s.ICMP6Redirect, s.ARP, s.ARPGratuitous); err != nil {
 		return err
 	}
