@@ -198,7 +198,7 @@ split_dumps $b/hit-two-namespaces-unnamed "$(echo "$calico" | sed 's/^\s*iptable
 # with parts of its evidence left out.
 r=rp-filter-drop
 ri=incidents/rp-filter-drop
-copy $r/hit-strict $ri/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
+copy $r/hit-strict $ri/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt,nstat.txt}
 # Without ip addr: the interface of the server's address is the one of the
 # connected route whose src it is.
 copy $r/hit-routes-only $ri/{capture.pcap,ip-route.txt,sysctl.txt}
@@ -207,8 +207,13 @@ copy $r/hit-routes-only $ri/{capture.pcap,ip-route.txt,sysctl.txt}
 copy $r/hit-likely-all-only $ri/{capture.pcap,ip-addr.txt,ip-route.txt}
 head -n 1 "$fx/$ri/sysctl.txt" >$r/hit-likely-all-only/sysctl.txt
 copy $r/hit-symptom-no-sysctl $ri/{capture.pcap,ip-addr.txt,ip-route.txt}
-copy $r/miss-loose incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
-copy $r/miss-control incidents/rp-filter-drop-control/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
+copy $r/miss-loose incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt,nstat.txt}
+copy $r/miss-control incidents/rp-filter-drop-control/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt,nstat.txt}
+# No rp_filter value, but the kernel's count of the packets the filter
+# dropped (nstat -az TcpExtIPReversePathFilter): 7 in the incident, 0 in
+# its loose variant, whose SYNs the filter let in.
+copy $r/hit-likely-nstat-no-sysctl $ri/{capture.pcap,ip-addr.txt,ip-route.txt,nstat.txt}
+copy $r/hit-symptom-nstat-zero incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,nstat.txt}
 # The capture alone: no route says the path is asymmetric.
 copy $r/miss-capture-only $ri/capture.pcap
 
