@@ -224,8 +224,8 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 		f.Title = fmt.Sprintf("strict rp_filter on %s likely drops the SYNs to %s, though %s is 0",
 			in, subject, rpfCounterName)
 		f.Cause = fmt.Sprintf("%s, most likely: rp_filter is strict there (the larger of %s and %s is 1), and the "+
-			"route back to the clients leaves by %s; but %s shows no packet dropped by the filter, so the counter "+
-			"was read elsewhere or before the SYNs arrived.", filter, all, dev, out, rpfCounterName)
+			"route back to the clients leaves by %s; but %s is 0 (%s), no packet dropped by the filter, so the "+
+			"counter was read elsewhere or before the SYNs arrived.", filter, all, dev, out, rpfCounterName, ctr.Pos)
 		f.Alternatives = rpfAlternatives(in, out)
 		f.Decide = "nstat -az " + rpfCounterName + " (on the node, while the SYNs arrive)"
 	case all.known && dev.known: // the larger is 1: strict

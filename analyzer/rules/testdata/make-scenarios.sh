@@ -214,6 +214,12 @@ copy $r/miss-control incidents/rp-filter-drop-control/{capture.pcap,ip-addr.txt,
 # its loose variant, whose SYNs the filter let in.
 copy $r/hit-likely-nstat-no-sysctl $ri/{capture.pcap,ip-addr.txt,ip-route.txt,nstat.txt}
 copy $r/hit-symptom-nstat-zero incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,nstat.txt}
+# The incident with the healthy control's counter (0), as when nstat ran on
+# another node or before the SYNs: a strict filter that counted nothing is
+# likely, not proven; with only all.rp_filter shown, the cause is unknown.
+copy $r/hit-likely-strict-nstat-zero $ri/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt} incidents/rp-filter-drop-control/nstat.txt
+copy $r/hit-symptom-all-only-nstat-zero $ri/{capture.pcap,ip-addr.txt,ip-route.txt} incidents/rp-filter-drop-control/nstat.txt
+head -n 1 "$fx/$ri/sysctl.txt" >$r/hit-symptom-all-only-nstat-zero/sysctl.txt
 # The capture alone: no route says the path is asymmetric.
 copy $r/miss-capture-only $ri/capture.pcap
 
