@@ -1,11 +1,15 @@
 package host
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
@@ -57,6 +61,23 @@ func TestNstatReal(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// make-local.sh's ping from a source the router cannot route back, then
+// nstat on the router, in one file: the counter is read, the ping's lines
+// are reported.
+func TestNstatAfterPing(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/real/local/multi-file/local_ping-spoofed-source_rp_filter-drop.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Nstat(bytes.NewReader(b), "p.txt")
+	if got := parsetest.SyntaxErrorsAt(t, err); got != "p.txt:1 p.txt:3 p.txt:4" {
+		t.Errorf("errors at %q: %v", got, err)
+	}
+	if len(out) != 1 || out[0].Name != "TcpExtIPReversePathFilter" || out[0].Value != 2 || out[0].Pos.Line != 7 {
+		t.Errorf("read %+v", out)
 	}
 }
 
