@@ -749,3 +749,9 @@ copy hairpin-drop/miss-hairpin-on-unmasqueraded $hp-nomasq/{capture.pcap,bridge-
 copy hairpin-drop/miss-control $hp-control/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
 copy nat-reply-untranslated/miss-hairpin-off $hp/{capture.pcap,bridge-d-link.txt,proc-sys-net-bridge.txt}
 copy hairpin-drop/hit-mixed-ports $hp-mixed/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
+# conntrack-drops: the kernel's "table full" lines as pasted in starphleet
+# #352 (fixtures/real/incident-evidence), each hard-wrapped after "table
+# full,", without the paste's first line, cut before its host (a warning).
+mkdir -p conntrack-drops/hit-kernel-log-wrapped
+tail -n +2 "$fx/real/incident-evidence/starphleet-pr352_kernel-nf_conntrack-table-full_wrapped.log" \
+	>conntrack-drops/hit-kernel-log-wrapped/kernel.log
