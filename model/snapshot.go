@@ -25,6 +25,7 @@ const (
 	KindProbes     Kind = "probes"     // connect loops run by hand (nc)
 	KindSession    Kind = "session"    // a pasted terminal session: each command's output is an input of its own
 	KindPodChecks  Kind = "podchecks"  // pod-to-pod connectivity checks (goldpinger)
+	KindCounters   Kind = "counters"   // kernel counters (nstat)
 )
 
 // Input describes one file that was read (or skipped) into a Snapshot.
@@ -87,6 +88,9 @@ type Snapshot struct {
 	Settings       []Setting        `json:"settings,omitempty"`
 	Probes         []ProbeRun       `json:"probes,omitempty"`
 	PodChecks      []PodCheck       `json:"pod_checks,omitempty"`
+	// Counters are the kernel's SNMP and netstat counters (nstat), per
+	// node, in the order printed.
+	Counters []Counter `json:"counters,omitempty"`
 
 	// ServerVersions are the versions the apiserver reported.
 	ServerVersions []ServerVersion `json:"server_versions,omitempty"`
@@ -142,6 +146,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Settings = append(s.Settings, o.Settings...)
 	s.Probes = append(s.Probes, o.Probes...)
 	s.PodChecks = append(s.PodChecks, o.PodChecks...)
+	s.Counters = append(s.Counters, o.Counters...)
 	s.Captures = append(s.Captures, o.Captures...)
 	s.Attempts = append(s.Attempts, o.Attempts...)
 	s.EndpointStats = append(s.EndpointStats, o.EndpointStats...)

@@ -65,6 +65,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.AddrFormat,
 		host.LinkFormat,
 		host.HairpinFilesFormat,
+		host.NstatFormat,
 		host.RouteFormat,
 		host.NeighJSONFormat,
 		host.AddrJSONFormat,

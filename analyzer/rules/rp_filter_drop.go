@@ -19,15 +19,18 @@ var RPFilterDrop = &analyzer.Rule{
 	Name:     "rp-filter-drop",
 	Severity: analyzer.Error,
 	NeedsAny: []model.Kind{model.KindCapture, model.KindLogs},
-	Uses:     []model.Kind{model.KindRoutes, model.KindSysctl, model.KindAddrs},
+	Uses:     []model.Kind{model.KindRoutes, model.KindSysctl, model.KindAddrs, model.KindCounters},
 	Requires: []analyzer.FactKey{facts.FailedAttempts},
 	Proof: "the capture's unanswered SYNs arrive at an address of interface A (ip addr, or the src of A's " +
 		"connected route), the routing table (ip route) sends the client's address out by another interface, and " +
 		"sysctl shows the reverse-path filter strict on A: the larger of net.ipv4.conf.all.rp_filter and " +
-		"net.ipv4.conf.A.rp_filter is 1",
+		"net.ipv4.conf.A.rp_filter is 1; the kernel's count of the packets the filter dropped (nstat " +
+		"TcpExtIPReversePathFilter) above 0 supports it, and 0 weighs against it",
 	Unproven: "without the two rp_filter values, or with only one of them at 1, the rule reports the asymmetric " +
 		"route and the unanswered SYNs as a warning, with the filter as the first cause it cannot rule out, and " +
-		"`sysctl net.ipv4.conf.all.rp_filter net.ipv4.conf.A.rp_filter` as the command that decides; a loose (2) " +
+		"`sysctl net.ipv4.conf.all.rp_filter net.ipv4.conf.A.rp_filter` as the command that decides; with " +
+		"TcpExtIPReversePathFilter above 0 in nstat output and no rp_filter value the filter is likely, with it at 0 " +
+		"the cause stays unknown and the filter comes last among the alternatives; a loose (2) " +
 		"or disabled (0) filter rules the cause out and the rule says nothing. Felix's refusal of a loose filter " +
 		"is proven by its log line and net.ipv4.conf.all.rp_filter = 2 in sysctl output; from the log alone it is " +
 		"likely, and that sysctl decides",
@@ -49,13 +52,19 @@ Evidence: the capture's unanswered SYNs and the node's address they went
 to; the interface holding that address (ip addr, or the src of a connected
 route); the route the node would use back to the client (ip route: the
 longest prefix, all nexthops of a multipath route); the rp_filter values
-(sysctl output of net.ipv4.conf.all.rp_filter and the interface's).
+(sysctl output of net.ipv4.conf.all.rp_filter and the interface's); the
+kernel's count of the packets the filter dropped (nstat -az
+TcpExtIPReversePathFilter), which supports the cause when above 0 and
+weighs against it at 0.
 
 Severity: error when both rp_filter values are shown and the larger is 1
 (proven by the capture, the routes and the sysctls); warning when one of
 them is missing (the cause is then likely or unknown, and the finding says
-which sysctl decides). A loose (2) or disabled (0) filter rules the cause
-out: the rule is then silent, and syn-unanswered reports the symptom.
+which sysctl decides). Without the sysctls, TcpExtIPReversePathFilter
+above 0 makes the filter likely; at 0 the cause stays unknown, and a strict
+filter that counted nothing is likely, not proven. A loose (2) or disabled
+(0) filter rules the cause out: the rule is then silent, and syn-unanswered
+reports the symptom.
 
 Calico's Felix (calico-node) checks the other way: with
 net.ipv4.conf.all.rp_filter = 2 (loose, the default of Ubuntu 20.04 and
@@ -126,15 +135,24 @@ func runRPFilterDrop(p *analyzer.Pass) error {
 			(all.known && dev.known && max(all.value, dev.value) == 0) {
 			continue // loose or off: the filter lets these SYNs in
 		}
-		p.Report(rpfFinding(g, in, inPos, back, outDevs, clients, all, dev))
+		var ctr *model.Counter
+		if c, ok := s.Counter(g.Node, rpfCounterName); ok {
+			ctr = &c
+		}
+		p.Report(rpfFinding(g, in, inPos, back, outDevs, clients, all, dev, ctr))
 	}
 	return nil
 }
 
+// rpfCounterName is the kernel counter of the packets the reverse-path
+// filter dropped, as nstat names it.
+const rpfCounterName = "TcpExtIPReversePathFilter"
+
 // rpfFinding words the finding of one server endpoint whose SYNs arrive on
-// interface in while the route back to clients leaves by outDevs.
+// interface in while the route back to clients leaves by outDevs; ctr is
+// the node's rpfCounterName, nil when the bundle does not show it.
 func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Route, outDevs, clients []string,
-	all, dev rpfValue) analyzer.Finding {
+	all, dev rpfValue, ctr *model.Counter) analyzer.Finding {
 	out := strings.Join(outDevs, ", ")
 	f := analyzer.Finding{
 		Severity: analyzer.Warning,
@@ -180,10 +198,36 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 	f.Contradicts = []string{
 		fmt.Sprintf("a SYN/ACK from %s leaving by %s, in a capture of that interface: the filter then let the SYNs in "+
 			"and the replies are lost on the way back", g.Server, out),
-		"nstat -az TcpExtIPReversePathFilter not growing while the SYNs arrive",
+	}
+	dropped, counted := ctr != nil && ctr.Value > 0, ctr != nil && ctr.Value == 0
+	if ctr != nil {
+		f.Facts[rpfCounterName] = ctr.Value
+		f.Sources = append(f.Sources, model.KindCounters)
+		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: ctr.Pos, Note: fmt.Sprintf("%s %d", rpfCounterName, ctr.Value)})
+	}
+	switch {
+	case dropped:
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s is %d: the node's reverse-path filter has dropped packets",
+			ctr.Pos, rpfCounterName, ctr.Value))
+		f.Contradicts = append(f.Contradicts, "nstat -az "+rpfCounterName+" not growing while the SYNs arrive")
+	case counted:
+		f.Contradicts = append([]string{fmt.Sprintf("%s: %s is 0: the node's reverse-path filter has dropped nothing",
+			ctr.Pos, rpfCounterName)}, f.Contradicts...)
+	default:
+		f.Contradicts = append(f.Contradicts, "nstat -az "+rpfCounterName+" not growing while the SYNs arrive")
 	}
 	filter := fmt.Sprintf("The reverse-path filter on %s drops them", in)
 	switch {
+	case all.known && dev.known && counted: // strict, but the counter says it dropped nothing
+		f.Certainty = analyzer.Likely
+		f.Sources = append(f.Sources, model.KindSysctl)
+		f.Title = fmt.Sprintf("strict rp_filter on %s likely drops the SYNs to %s, though %s is 0",
+			in, subject, rpfCounterName)
+		f.Cause = fmt.Sprintf("%s, most likely: rp_filter is strict there (the larger of %s and %s is 1), and the "+
+			"route back to the clients leaves by %s; but %s is 0 (%s), no packet dropped by the filter, so the "+
+			"counter was read elsewhere or before the SYNs arrived.", filter, all, dev, out, rpfCounterName, ctr.Pos)
+		f.Alternatives = rpfAlternatives(in, out)
+		f.Decide = "nstat -az " + rpfCounterName + " (on the node, while the SYNs arrive)"
 	case all.known && dev.known: // the larger is 1: strict
 		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
 		f.Sources = append(f.Sources, model.KindSysctl)
@@ -192,7 +236,7 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 		f.Cause = fmt.Sprintf("%s: rp_filter is strict there (the larger of %s and %s is 1), and the route back to "+
 			"the clients leaves by %s, so the kernel takes the SYNs for spoofed and drops them before TCP sees them.",
 			filter, all, dev, out)
-	case all.known || dev.known: // one is 1, the other not shown
+	case (all.known || dev.known) && !counted: // one is 1, the other not shown
 		f.Certainty = analyzer.Likely
 		f.Sources = append(f.Sources, model.KindSysctl)
 		missing := dev.name
@@ -206,6 +250,17 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 		f.Contradicts = append(f.Contradicts, missing+" = 2 (loose)")
 		f.Alternatives = rpfAlternatives(in, out)
 		f.Decide = decide
+	case dropped: // no rp_filter value, but the filter has dropped packets
+		f.Certainty = analyzer.Likely
+		f.Title = fmt.Sprintf("rp_filter likely drops the SYNs to %s: they arrive on %s, the route back to %s leaves by %s",
+			subject, in, listSome(clients, false), out)
+		f.Cause = fmt.Sprintf("%s, most likely: the node's filter has dropped packets (%s: %s %d), and the route back "+
+			"to the clients leaves by %s; the bundle does not show the rp_filter values of %s.", filter,
+			ctr.Pos, rpfCounterName, ctr.Value, out, in)
+		f.Contradicts = append(f.Contradicts, "net.ipv4.conf.all.rp_filter and net.ipv4.conf."+in+".rp_filter both 0, "+
+			"or either 2 (loose): the filter then lets the SYNs in")
+		f.Alternatives = rpfAlternatives(in, out)
+		f.Decide = decide
 	default:
 		f.Certainty = analyzer.Unknown
 		f.Title = fmt.Sprintf("SYNs to %s get no answer; they arrive on %s and the route back to %s leaves by %s",
@@ -217,6 +272,18 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 			"or either 2 (loose): the filter then lets the SYNs in")
 		f.Alternatives = rpfAlternatives(in, out)
 		f.Decide = decide
+		if counted {
+			values := "does not show the rp_filter values of " + in
+			if len(shown) > 0 { // one value, 1: strict unless the other is 2
+				f.Sources = append(f.Sources, model.KindSysctl)
+				values = "shows only " + strings.Join(shown, ", ")
+			}
+			f.Cause = fmt.Sprintf("Not established: the SYNs are lost at the node or their replies on the way back; the "+
+				"path is asymmetric, but %s is 0 (%s), so the node's reverse-path filter has dropped nothing, and the "+
+				"bundle %s.", rpfCounterName, ctr.Pos, values)
+			// The counter weighs against the filter: it comes last.
+			f.Alternatives = append(f.Alternatives[1:], f.Alternatives[0])
+		}
 	}
 	f.Summary = fmt.Sprintf("%d connection %s from %s to %s got no reply (%d SYN %s). %s holds %s, so the SYNs "+
 		"arrive there, but the node's route back to the %s leaves by %s (%s).",

@@ -314,3 +314,13 @@ func TestAddrsGiveLinks(t *testing.T) {
 		t.Errorf("links:\n%v\n%v\nwant %s", got[0], got[1], want)
 	}
 }
+
+func TestSniffNstat(t *testing.T) {
+	const dir = "parse/testdata/nstat/"
+	own := []string{dir + "nstat.txt", dir + "nstat-a.txt", dir + "nstat-az.txt", dir + "nstat-az-rpf.txt",
+		"fixtures/incidents/rp-filter-drop/nstat.txt", "fixtures/incidents/rp-filter-drop-control/nstat.txt",
+		"fixtures/real/local/multi-file/local_ping-spoofed-source_rp_filter-drop.txt"}
+	others := append(append([]string{dir + "netstat-s.txt", "parse/testdata/link/brport-hairpin-grep.txt"},
+		parsetest.OtherHostOutputs...), parsetest.AddrFiles...)
+	parsetest.CheckSniff(t, parse.Formats(), host.NstatFormat, own, others)
+}

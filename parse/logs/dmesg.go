@@ -17,7 +17,8 @@ var DmesgFormat = logFormat("dmesg", format.Format{
 	Doc: "the kernel's lines as log events of source `kernel`: seconds since boot in Fields " +
 		"`uptime`, or -T's and iso's date as the time; -x's facility and level, -r's priority as " +
 		"the level; read by the same reader as the other logs. `conntrack-drops` reads " +
-		"nf_conntrack's \"table full, dropping packet\"",
+		"nf_conntrack's \"table full, dropping packet\"; a line of no log shape continues a line a paste " +
+		"hard-wrapped (one ending with `,`, or completed into a known kernel message)",
 })
 
 // dmesg's line shapes: an optional -x facility and level or -r priority,

@@ -20,7 +20,9 @@ var KlogFormat = logFormat("klog", format.Format{
 		" journalctl's short, short-precise, short-iso, short-iso-precise, short-full, short-unix and short-monotonic forms," +
 		" RFC 3164's `<PRI>`); structured `\"msg\" " +
 		"key=\"value\"` pairs, `{...}`/`[...]` values and multi-line `key=<` values in Fields, with" +
-		" `caller` and `pid`; indented lines and `Trace[...]` steps continue an entry; " +
+		" `caller` and `pid`; indented lines and `Trace[...]` steps continue an entry, and a line of no log" +
+		" shape continues a syslog line a paste hard-wrapped (one ending with `,`, or completed into a known" +
+		" kernel message: `table full,` then `dropping packet`); " +
 		"`journalctl -x` explanations and `-- Boot --` markers are skipped. klog and syslog times" +
 		" have no year: they are read in year 0 (UTC). A journal without klog lines is read here " +
 		"too",

@@ -110,7 +110,9 @@ func logFormat(shape string, f format.Format) *format.Format {
 // controller"), else by the file's name (kube-proxy.log, kubelet.log ...).
 // Prompt lines name the node of the events after them. A line of no known
 // shape is reported with its position and skipped; indented lines continue
-// the entry before them. A line with stray characters before an nginx
+// the entry before them, and so does a line of no shape after a syslog or
+// dmesg line a paste hard-wrapped (one that ends with ",", or that the line
+// completes into a known kernel message), joined with a space. A line with stray characters before an nginx
 // error or etcd timestamp (a scraping artifact) is reported and read from
 // the timestamp on.
 func Logs(r io.Reader, name string) ([]model.LogEvent, error) {
@@ -356,6 +358,13 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 			ev.Message += "\n" + t
 			return
 		}
+	}
+	if w == nil && len(lr.events) > 0 && kernelWrap(lr.lastKind, lr.events[len(lr.events)-1].Message, line) {
+		// The rest of a kernel or syslog line a paste hard-wrapped: the
+		// entry stays where its first line is.
+		ev := &lr.events[len(lr.events)-1]
+		ev.Message = strings.TrimRight(ev.Message, " ") + " " + t
+		return
 	}
 	if w != nil {
 		// A container's line of no known shape is its own output as it

@@ -19,6 +19,7 @@ func sniffLogs(head []byte, shape string) int {
 	total := 0
 	wrappedRecord := false
 	last := "" // the kind of the line before, "" after one of no kind
+	lastMsg := ""
 	for _, line := range text.HeadLines(head, 200) {
 		if w, ok := lr.unwrap(strings.TrimLeft(line, " \t")); ok {
 			// A runtime's records name the format, and are so plainly
@@ -53,11 +54,15 @@ func sniffLogs(head []byte, shape string) int {
 			total += 3
 			continue
 		}
-		if _, kind, ok := lr.parseLine(line); ok {
+		if ev, kind, ok := lr.parseLine(line); ok {
 			counts[kind]++
 			total++
-			last = kind
+			last, lastMsg = kind, ev.Message
 			continue
+		}
+		if kernelWrap(last, lastMsg, line) {
+			lastMsg = strings.TrimRight(lastMsg, " ") + " " + strings.TrimSpace(line)
+			continue // the rest of a hard-wrapped kernel or syslog line
 		}
 		if last == "felix" && !text.IsPromptOrMarker(line) {
 			continue // a traceback or a wrapped message

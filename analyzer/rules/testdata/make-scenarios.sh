@@ -198,7 +198,7 @@ split_dumps $b/hit-two-namespaces-unnamed "$(echo "$calico" | sed 's/^\s*iptable
 # with parts of its evidence left out.
 r=rp-filter-drop
 ri=incidents/rp-filter-drop
-copy $r/hit-strict $ri/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
+copy $r/hit-strict $ri/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt,nstat.txt}
 # Without ip addr: the interface of the server's address is the one of the
 # connected route whose src it is.
 copy $r/hit-routes-only $ri/{capture.pcap,ip-route.txt,sysctl.txt}
@@ -207,8 +207,19 @@ copy $r/hit-routes-only $ri/{capture.pcap,ip-route.txt,sysctl.txt}
 copy $r/hit-likely-all-only $ri/{capture.pcap,ip-addr.txt,ip-route.txt}
 head -n 1 "$fx/$ri/sysctl.txt" >$r/hit-likely-all-only/sysctl.txt
 copy $r/hit-symptom-no-sysctl $ri/{capture.pcap,ip-addr.txt,ip-route.txt}
-copy $r/miss-loose incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
-copy $r/miss-control incidents/rp-filter-drop-control/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt}
+copy $r/miss-loose incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt,nstat.txt}
+copy $r/miss-control incidents/rp-filter-drop-control/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt,nstat.txt}
+# No rp_filter value, but the kernel's count of the packets the filter
+# dropped (nstat -az TcpExtIPReversePathFilter): 7 in the incident, 0 in
+# its loose variant, whose SYNs the filter let in.
+copy $r/hit-likely-nstat-no-sysctl $ri/{capture.pcap,ip-addr.txt,ip-route.txt,nstat.txt}
+copy $r/hit-symptom-nstat-zero incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,nstat.txt}
+# The incident with the healthy control's counter (0), as when nstat ran on
+# another node or before the SYNs: a strict filter that counted nothing is
+# likely, not proven; with only all.rp_filter shown, the cause is unknown.
+copy $r/hit-likely-strict-nstat-zero $ri/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt} incidents/rp-filter-drop-control/nstat.txt
+copy $r/hit-symptom-all-only-nstat-zero $ri/{capture.pcap,ip-addr.txt,ip-route.txt} incidents/rp-filter-drop-control/nstat.txt
+head -n 1 "$fx/$ri/sysctl.txt" >$r/hit-symptom-all-only-nstat-zero/sysctl.txt
 # The capture alone: no route says the path is asymmetric.
 copy $r/miss-capture-only $ri/capture.pcap
 
@@ -744,3 +755,9 @@ copy hairpin-drop/hit-mixed-ports $hp-mixed/{capture.pcap,bridge-d-link.txt,brpo
 mkdir -p $u/hit-symptom-table-of-another-cluster
 cp $fx/real/kubectl-logs/inquisitivefrog_kubectl-logs-coredns_failed-to-list-10.96.0.1-io-timeout.txt $u/hit-symptom-table-of-another-cluster/coredns.log
 cp $fx/real/ipvsadm/kube-router-issue415_ipvsadm-L_no-n_service-names-as-ports.txt $u/hit-symptom-table-of-another-cluster/ipvsadm.txt
+# conntrack-drops: the kernel's "table full" lines as pasted in starphleet
+# #352 (fixtures/real/incident-evidence), each hard-wrapped after "table
+# full,", without the paste's first line, cut before its host (a warning).
+mkdir -p conntrack-drops/hit-kernel-log-wrapped
+tail -n +2 "$fx/real/incident-evidence/starphleet-pr352_kernel-nf_conntrack-table-full_wrapped.log" \
+	>conntrack-drops/hit-kernel-log-wrapped/kernel.log
