@@ -113,44 +113,39 @@ func runConntrackDrops(p *analyzer.Pass) error {
 			return f
 		}
 		if failed := g.sum["insert_failed"]; failed > 0 {
-			f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely, Facts: facts(),
+			f := analyzer.Finding{Severity: analyzer.Warning, Facts: facts(),
 				Evidence: cite("insert_failed"), Sources: []model.Kind{model.KindConntrack}}
 			f.Supports = []string{fmt.Sprintf("%s: insert_failed=%d over %d %s", g.cpus[0].Pos.File, failed, len(g.cpus),
 				plural(len(g.cpus), "CPU", "CPUs"))}
-			f.Title = fmt.Sprintf("conntrack failed %d %s on %s: racing packets of new connections were dropped", failed,
-				plural(int(failed), "insert", "inserts"), where)
-			f.Summary = fmt.Sprintf("The conntrack counters of %d %s show insert_failed=%d: packets sent at once for one new "+
-				"flow went through NAT on two CPUs and the second was dropped. DNS lookups through the kube-dns Service are "+
-				"the usual victims (glibc sends A and AAAA at once), and wait for the resolver's 5 s timeout.",
-				len(g.cpus), plural(len(g.cpus), "CPU", "CPUs"), failed)
+			cpus := fmt.Sprintf("%d %s", len(g.cpus), plural(len(g.cpus), "CPU", "CPUs"))
+			inserts := fmt.Sprintf("%d %s", failed, plural(int(failed), "insert", "inserts"))
 			if dnsN > 0 {
 				f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+				f.Title = fmt.Sprintf("conntrack failed %s on %s: racing packets of new connections were dropped", inserts, where)
+				f.Summary = fmt.Sprintf("The conntrack counters of %s show insert_failed=%d: packets sent at once for one new "+
+					"flow went through NAT on two CPUs and the second was dropped. DNS lookups through the kube-dns Service are "+
+					"the usual victims (glibc sends A and AAAA at once), and wait for the resolver's 5 s timeout. "+
+					"The logs show %d DNS %s timing out.", cpus, failed, dnsN, plural(dnsN, "lookup", "lookups"))
+				f.Cause = "A race in the kernel's connection tracking: two packets of one new UDP flow create two entries, and " +
+					"the second cannot be inserted (kernels before 5.0; later ones mostly resolve the clash, counted as clash_resolve)."
 				f.Supports = append(f.Supports, fmt.Sprintf("%s: a DNS lookup timed out (%d in the logs)", dnsEv[0].Pos, dnsN))
 				f.Facts["dns_timeouts"] = dnsN
 				f.Evidence = append(f.Evidence, dnsEv...)
 				f.Sources = append(f.Sources, model.KindLogs)
-				f.Summary += fmt.Sprintf(" The logs show %d DNS %s timing out.", dnsN, plural(dnsN, "lookup", "lookups"))
-			}
-			if dnsN == 0 {
-				f.Contradicts = []string{"no DNS lookup timing out in the logs of the bundle: what the failed inserts cost is not shown"}
-				f.Alternatives = []string{"clashes of other new flows through NAT (not DNS), which their clients retry",
-					"SNAT or MASQUERADE out of source ports towards one destination (see snat-port-exhaustion)"}
-				f.Title = fmt.Sprintf("conntrack failed %d %s on %s: packets of new connections were dropped", failed,
-					plural(int(failed), "insert", "inserts"), where)
-				f.Decide = "conntrack -S | grep -o 'insert_failed=[0-9]*' before and after running DNS lookups from a Pod on the node"
-			}
-			f.Cause = "A race in the kernel's connection tracking: two packets of one new UDP flow create two entries, and " +
-				"the second cannot be inserted (kernels before 5.0; later ones mostly resolve the clash, counted as clash_resolve)."
-			if dnsN == 0 {
+			} else {
 				f.Certainty = analyzer.Unknown
-				f.Summary = fmt.Sprintf("The conntrack counters of %d %s show insert_failed=%d: packets of new connections "+
+				f.Title = fmt.Sprintf("conntrack failed %s on %s: packets of new connections were dropped", inserts, where)
+				f.Summary = fmt.Sprintf("The conntrack counters of %s show insert_failed=%d: packets of new connections "+
 					"were dropped because their conntrack entry could not be inserted. Nothing in the bundle shows which "+
-					"connections they were.", len(g.cpus), plural(len(g.cpus), "CPU", "CPUs"), failed)
+					"connections they were.", cpus, failed)
 				f.Cause = "Not established by the evidence: most often two packets of one new UDP flow (DNS's A and AAAA " +
 					"queries) racing through NAT on two CPUs; a SNAT or MASQUERADE without a free source port fails " +
 					"the same way."
-				f.Alternatives = append([]string{"two packets of one new UDP flow racing through NAT (DNS A and AAAA at once)"},
-					f.Alternatives...)
+				f.Contradicts = []string{"no DNS lookup timing out in the logs of the bundle: what the failed inserts cost is not shown"}
+				f.Alternatives = []string{"two packets of one new UDP flow racing through NAT (DNS A and AAAA at once)",
+					"clashes of other new flows through NAT (not DNS), which their clients retry",
+					"SNAT or MASQUERADE out of source ports towards one destination (see snat-port-exhaustion)"}
+				f.Decide = "conntrack -S | grep -o 'insert_failed=[0-9]*' before and after running DNS lookups from a Pod on the node"
 			}
 			f.Fix = "Add \"options single-request-reopen\" to the Pods' resolv.conf (spec.dnsConfig.options), run NodeLocal " +
 				"DNSCache so DNS does not go through the kube-dns DNAT, or move the node to a 5.x kernel."
