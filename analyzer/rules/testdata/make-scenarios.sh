@@ -159,6 +159,9 @@ split_dumps() { # split_dumps DIR COMMANDS [legacy|nft|both]: COMMANDS in a new 
 		if [ $which != nft ]; then iptables-legacy-save >'$dir/iptables-legacy-save.txt'; fi
 		if [ $which != legacy ]; then iptables-nft-save >'$dir/iptables-nft-save.txt' 2>&1; fi"
 }
+# with TOOL COMMANDS: COMMANDS written for iptables, run with TOOL
+# (iptables-legacy or iptables-nft).
+with() { echo "$2" | sed "s/^\s*iptables /$1 /"; }
 kube_proxy='iptables -t nat -N KUBE-SERVICES
 	iptables -t nat -N KUBE-SVC-NMSPLIT00000001
 	iptables -t nat -N KUBE-SEP-NMSPLIT00000001
@@ -172,13 +175,13 @@ calico='iptables -N cali-FORWARD
 	iptables -A cali-FORWARD -m comment --comment "cali:vjrMJCRpqwy5oRoX" -m mark --mark 0x10000/0x10000 -j ACCEPT
 	iptables -A cali-FORWARD -m comment --comment "cali:A_sPAO0mcxbT9mOV" -m mark --mark 0x0/0x10000 -j MARK --set-xmark 0x0/0xe0000'
 # kube-proxy writes with iptables-legacy, Calico with iptables-nft.
-split_dumps $b/hit-kube-proxy-legacy-calico-nft "$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-legacy /')
-	$(echo "$calico" | sed 's/^\s*iptables /iptables-nft /')"
+split_dumps $b/hit-kube-proxy-legacy-calico-nft "$(with iptables-legacy "$kube_proxy")
+	$(with iptables-nft "$calico")"
 # Docker (legacy) set FORWARD's policy to DROP; kube-proxy writes with iptables-nft.
 split_dumps $b/hit-docker-drop-legacy "iptables-legacy -N DOCKER-USER
 	iptables-legacy -P FORWARD DROP
 	iptables-legacy -A FORWARD -j DOCKER-USER
-	$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-nft /')"
+	$(with iptables-nft "$kube_proxy")"
 # kube-proxy's Service rules in both: a stale DNAT left in legacy.
 copy $b/hit-kube-proxy-in-both real/local/iptables/local_legacy-and-nft-save-side-by-side_nat.txt
 # Only iptables-nft's dump, which warns that legacy tables are present.
@@ -186,14 +189,14 @@ copy $b/hit-legacy-unseen real/local/iptables/local_iptables-nft-save-c_with-leg
 # The legacy nat table exists (listed once) but holds no rule: the warning
 # without the split.
 split_dumps $b/miss-empty-legacy "iptables-legacy -t nat -L >/dev/null
-	$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-nft /')"
-split_dumps $b/miss-nft-only "$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-nft /')
-	$(echo "$calico" | sed 's/^\s*iptables /iptables-nft /')" nft
-split_dumps $b/miss-legacy-only "$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-legacy /')" legacy
+	$(with iptables-nft "$kube_proxy")"
+split_dumps $b/miss-nft-only "$(with iptables-nft "$kube_proxy")
+	$(with iptables-nft "$calico")" nft
+split_dumps $b/miss-legacy-only "$(with iptables-legacy "$kube_proxy")" legacy
 # Dumps of two network namespaces, unnamed: the legacy one of the first, and
 # the nft one of the second (no legacy tables there, so no warning).
-split_dumps $b/hit-two-namespaces-unnamed "$(echo "$kube_proxy" | sed 's/^\s*iptables /iptables-legacy /')" legacy
-split_dumps $b/hit-two-namespaces-unnamed "$(echo "$calico" | sed 's/^\s*iptables /iptables-nft /')" nft
+split_dumps $b/hit-two-namespaces-unnamed "$(with iptables-legacy "$kube_proxy")" legacy
+split_dumps $b/hit-two-namespaces-unnamed "$(with iptables-nft "$calico")" nft
 # rp-filter-drop: the incident made by fixtures/scenarios/rp-filter-drop.sh,
 # with parts of its evidence left out.
 r=rp-filter-drop
