@@ -59,6 +59,13 @@ type backendDumps struct {
 	owners map[string]int // rules per owner
 	drops  []string       // built-in chains with a DROP policy: "filter FORWARD"
 	dropAt []model.Pos    // where each of drops is declared
+	// firsts are the first rule of each owner, up to maxGroupEvidence
+	// owners, in the order of the dumps.
+	firsts []analyzer.Evidence
+	seen   map[string]bool // the owners of firsts
+	// counted says a rule's counters are shown; matched that one counted
+	// a packet.
+	counted, matched bool
 }
 
 func (b *backendDumps) holds() bool { return b.rules > 0 || len(b.drops) > 0 }
@@ -109,7 +116,7 @@ func runIPTablesBackendSplit(p *analyzer.Pass) error {
 		if rs.Backend == model.BackendLegacy {
 			b = &n.legacy
 		}
-		addBackendDump(b, rs)
+		addBackendDump(b, rs, rs.Backend)
 		if n.warning.IsZero() {
 			n.warning = rs.LegacyWarning
 		}
@@ -126,9 +133,9 @@ func runIPTablesBackendSplit(p *analyzer.Pass) error {
 }
 
 // addBackendDump counts the rules of rs, by owner, into b.
-func addBackendDump(b *backendDumps, rs *model.Ruleset) {
+func addBackendDump(b *backendDumps, rs *model.Ruleset, label string) {
 	if b.owners == nil {
-		b.owners = map[string]int{}
+		b.owners, b.seen = map[string]int{}, map[string]bool{}
 	}
 	b.dumps = append(b.dumps, rs)
 	for _, t := range rs.Tables {
@@ -138,8 +145,15 @@ func addBackendDump(b *backendDumps, rs *model.Ruleset) {
 				b.dropAt = append(b.dropAt, c.Pos)
 			}
 			for _, r := range c.Rules {
+				o := ruleOwner(rs, t, c, r)
 				b.rules++
-				b.owners[ruleOwner(rs, t, c, r)]++
+				b.owners[o]++
+				if !b.seen[o] && len(b.seen) < maxGroupEvidence {
+					b.seen[o] = true
+					b.firsts = append(b.firsts, analyzer.Evidence{Pos: r.Pos, Note: fmt.Sprintf("%s rule in %s: %s", label, c.Name, o)})
+				}
+				b.counted = b.counted || r.Counted
+				b.matched = b.matched || r.Counted && r.Packets > 0
 			}
 		}
 	}
@@ -198,27 +212,13 @@ func ruleOwner(rs *model.Ruleset, t *model.Table, c *model.Chain, r *model.Rule)
 // each owner.
 func backendEvidence(b *backendDumps, label string) []analyzer.Evidence {
 	var ev []analyzer.Evidence
-	firstOf := map[string]bool{}
 	for _, rs := range b.dumps {
 		ev = append(ev, analyzer.Evidence{Pos: rs.Pos, Note: label + " dump"})
 	}
 	for i, at := range b.dropAt {
 		ev = append(ev, analyzer.Evidence{Pos: at, Note: fmt.Sprintf("%s: %s policy DROP", label, b.drops[i])})
 	}
-	for _, rs := range b.dumps {
-		for _, t := range rs.Tables {
-			for _, c := range t.Chains {
-				for _, r := range c.Rules {
-					o := ruleOwner(rs, t, c, r)
-					if !firstOf[o] && len(firstOf) < maxGroupEvidence {
-						firstOf[o] = true
-						ev = append(ev, analyzer.Evidence{Pos: r.Pos, Note: fmt.Sprintf("%s rule in %s: %s", label, c.Name, o)})
-					}
-				}
-			}
-		}
-	}
-	return ev
+	return append(ev, b.firsts...)
 }
 
 func backendSplitFinding(node string, legacy, nft *backendDumps, warning model.Pos) analyzer.Finding {
@@ -268,10 +268,10 @@ func backendSplitFinding(node string, legacy, nft *backendDumps, warning model.P
 	if len(legacy.drops) > 0 || len(nft.drops) > 0 {
 		facts["drop_policies"] = append(slices.Clone(legacy.drops), nft.drops...)
 	}
-	if shown, zero := countersZero(legacy); shown && zero {
+	if legacy.counted && !legacy.matched {
 		contradicts = append(contradicts, "the legacy rules' counters are all zero: no packet has matched them yet")
 	}
-	if shown, zero := countersZero(nft); shown && zero {
+	if nft.counted && !nft.matched {
 		contradicts = append(contradicts, "the nft rules' counters are all zero: no packet has matched them yet")
 	}
 	f.Title, f.Summary = title, summary
@@ -300,25 +300,6 @@ func sameFile(a, b *backendDumps) bool {
 		}
 	}
 	return false
-}
-
-// countersZero says whether the backend's dumps show rule counters, and
-// whether every one is zero.
-func countersZero(b *backendDumps) (shown, zero bool) {
-	zero = true
-	for _, rs := range b.dumps {
-		for _, t := range rs.Tables {
-			for _, c := range t.Chains {
-				for _, r := range c.Rules {
-					if r.Counted {
-						shown = true
-						zero = zero && r.Packets == 0
-					}
-				}
-			}
-		}
-	}
-	return shown, zero
 }
 
 func legacyUnseenFinding(node string, nft *backendDumps, warning model.Pos) analyzer.Finding {
