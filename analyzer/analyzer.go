@@ -193,8 +193,12 @@ const (
 
 // Finding is one conclusion of a rule, with what proves it.
 type Finding struct {
-	Rule     string   `json:"rule" yaml:"rule"`
-	Severity Severity `json:"severity" yaml:"severity"`
+	Rule string `json:"rule" yaml:"rule"`
+	// Fingerprint is the finding's stable identity: a hash of Rule and
+	// Subject, the same across runs, bundles and cut captures for the same
+	// problem, whatever its counts, times or wording. Set by Run.
+	Fingerprint string   `json:"fingerprint" yaml:"fingerprint"`
+	Severity    Severity `json:"severity" yaml:"severity"`
 	// Title is a short plain-language headline.
 	Title string `json:"title" yaml:"title"`
 	// Summary says what happened, in a few sentences.
@@ -206,6 +210,12 @@ type Finding struct {
 	// Facts are the key values the finding rests on: addresses, ports,
 	// ranges, services, counts.
 	Facts map[string]any `json:"facts" yaml:"facts"`
+	// Subject identifies what the finding is about, and only that: the
+	// node, the Service, the backend, the VIP, the client and port; never
+	// a count, a time or wording. Keys are lower-case words ("node",
+	// "object", "address", "port", ...). The Fingerprint is computed from
+	// it, and suppressions match it.
+	Subject map[string]string `json:"subject" yaml:"subject"`
 	// Certainty says how firmly the evidence establishes Cause. A rule
 	// that leaves it empty gets Proven for an error (which still needs
 	// two sources) and Likely otherwise. A finding that is not Proven is
@@ -375,6 +385,9 @@ func runOne(p *Pass) (err error) {
 func normalize(f Finding, rc RuleConfig) Finding {
 	if f.Facts == nil {
 		f.Facts = map[string]any{}
+	}
+	if f.Subject == nil {
+		f.Subject = map[string]string{}
 	}
 	if f.Sources == nil {
 		f.Sources = []model.Kind{}
