@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -39,10 +40,21 @@ const defaultTimeout = 10 * time.Minute
 // what was read when reading used it up.
 const maxRuleGrace = time.Minute
 
-func runAnalyze(args []string, stdout, stderr io.Writer) int {
+func newAnalyzeCmd(c *cli) *cobra.Command {
 	var o analyzeOptions
-	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := &cobra.Command{
+		Use:   "analyze [flags] PATH...",
+		Short: "analyze evidence and report findings",
+		Long: "Reads each PATH (a support bundle directory, a .tar/.tar.gz archive, or single files:\n" +
+			"captures, command outputs, kubectl JSON/YAML, logs), runs every rule and prints the findings.\n" +
+			"A PATH that is neither a regular file nor a directory (a named pipe, a device) is refused.",
+		Example: "  netmortem analyze fixtures/incidents/ephemeral-nodeport\n" +
+			"  netmortem analyze -o json --fail-on error fixtures/incidents/stale-dnat\n" +
+			"  netmortem analyze --enable synack-reset fixtures/incidents/ephemeral-nodeport/capture.pcap\n" +
+			"  netmortem analyze -q -o sarif fixtures/incidents/mtu-blackhole > findings.sarif",
+		Annotations: map[string]string{exitCodesKey: exitCodesAnalyze},
+	}
+	fs := cmd.Flags()
 	fs.StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(report.Formats(), ", "))
 	fs.StringVar(&o.failOn, "fail-on", "warning", "exit 1 when a finding is at or above this severity: info, warning, error")
 	fs.StringVar(&o.config, "config", "", "YAML file that disables rules, overrides severities and sets thresholds")
@@ -52,16 +64,15 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "do not print progress and warnings on stderr")
 	fs.Int64Var(&o.memory, "max-bundle-memory", 0, "memory budget in bytes for what the inputs' parsed text keeps: files past it are read no further, with a warning (0: the default, 256 MiB)")
 	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "time budget for reading and analyzing; past it, reading stops, the rules run on what was read, and the exit code is 3 (0: no limit)")
-	if code, ok := parseArgs(fs, stderr, args,
-		"Usage: netmortem analyze [flags] PATH...\n\n"+
-			"Reads each PATH (a support bundle directory, a .tar/.tar.gz archive, or single files:\n"+
-			"captures, command outputs, kubectl JSON/YAML, logs), runs every rule and prints the findings.\n"+
-			"A PATH that is neither a regular file nor a directory (a named pipe, a device) is refused.\n\n"+
-			"Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage error,\n"+
-			"3 an input could not be read or was refused, the time budget ran out, the run was\n"+
-			"interrupted, or a rule failed.\n\nFlags:\n", "PATH"); !ok {
-		return code
-	}
+	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues(report.Formats()...),
+		"fail-on": completeValues(failOnValues...), "enable": completeRules, "disable": completeRules,
+		"node": cobra.NoFileCompletions, "max-bundle-memory": cobra.NoFileCompletions, "timeout": cobra.NoFileCompletions})
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	c.runs(cmd, "PATH", func([]string) int { return runAnalyze(o, fs, c.stdout, c.stderr) })
+	return cmd
+}
+
+func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
 	if o.memory < 0 {
 		fmt.Fprintln(stderr, "netmortem analyze: --max-bundle-memory must not be negative")
 		return exitUsage
@@ -241,7 +252,7 @@ func selectRules(o analyzeOptions) ([]*analyzer.Rule, *analyzer.Config, error) {
 	}
 	for _, n := range append(append([]string{}, o.enable...), o.disable...) {
 		if known[n] == nil {
-			return nil, nil, fmt.Errorf("unknown rule %q (see netmortem rules)", n)
+			return nil, nil, unknownRule(n)
 		}
 	}
 	rules := all

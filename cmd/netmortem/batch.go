@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -64,9 +65,22 @@ const (
 	statusCanceled = "canceled"
 )
 
-func runBatch(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("batch", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newBatchCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "batch [flags] BUNDLE|GLOB...",
+		Short: "analyze many bundles in parallel, one JSON line each",
+		Long: "Analyzes every bundle (a directory, an archive, or a file; globs are expanded) in parallel and\n" +
+			"writes one JSON line per bundle, then a summary of which rules fired in how many bundles.\n" +
+			"One bad bundle never stops the batch. A bundle that is neither a regular file nor a directory\n" +
+			"(a named pipe, a device, a socket) is refused before it is opened. Bundles interrupted by\n" +
+			"SIGINT are left out of the output, so that --resume analyzes them. --out is locked while the\n" +
+			"batch writes it: a second batch given the same file fails at once.",
+		Example: "  netmortem batch -j 2 'fixtures/incidents/*' > results.jsonl\n" +
+			"  netmortem batch --resume --out results.jsonl 'fixtures/incidents/*'\n" +
+			"  netmortem batch -q --shard 0/2 --out shard-0.jsonl 'fixtures/incidents/*'",
+		Annotations: map[string]string{exitCodesKey: exitCodesBatch},
+	}
+	fs := cmd.Flags()
 	jobs := fs.IntP("jobs", "j", runtime.NumCPU(), "bundles analyzed at once")
 	out := fs.String("out", "-", "JSON Lines output file (- for stdout)")
 	resume := fs.Bool("resume", false, "skip bundles already in --out and append to it")
@@ -77,22 +91,17 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	memLimit := fs.Int64("memory-limit", 0, "soft memory limit for the whole batch in bytes, as GOMEMLIMIT (0: none)")
 	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: netmortem batch [flags] BUNDLE|GLOB...\n\n"+
-			"Analyzes every bundle (a directory, an archive, or a file; globs are expanded) in parallel and\n"+
-			"writes one JSON line per bundle, then a summary of which rules fired in how many bundles.\n"+
-			"One bad bundle never stops the batch. A bundle that is neither a regular file nor a directory\n"+
-			"(a named pipe, a device, a socket) is refused before it is opened. Bundles interrupted by\n"+
-			"SIGINT are left out of the output, so that --resume analyzes them. --out is locked while the\n"+
-			"batch writes it: a second batch given the same file fails at once.\n\n"+
-			"Exit codes: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage error,\n"+
-			"3 a bundle was not analyzed (unreadable, refused, timed out, over budget), the batch was\n"+
-			"interrupted, or the results could not be written.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return flagError(fs, stderr, err)
-	}
+	completeFlags(cmd, map[string]cobra.CompletionFunc{"fail-on": completeValues(failOnValues...),
+		"jobs": cobra.NoFileCompletions, "shard": cobra.NoFileCompletions, "timeout": cobra.NoFileCompletions,
+		"max-bundle-bytes": cobra.NoFileCompletions, "max-bundle-memory": cobra.NoFileCompletions, "memory-limit": cobra.NoFileCompletions})
+	c.runs(cmd, "", func([]string) int {
+		return runBatch(fs, c.stdout, c.stderr, jobs, out, resume, shard, timeout, maxBytes, maxMemory, memLimit, failOn, quiet)
+	})
+	return cmd
+}
+
+func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *string, resume *bool, shard *string, timeout *time.Duration,
+	maxBytes, maxMemory, memLimit *int64, failOn *string, quiet *bool) int {
 	sev, err := analyzer.ParseSeverity(*failOn)
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem batch: --fail-on:", err)

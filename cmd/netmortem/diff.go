@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -52,16 +53,24 @@ type endpointsDiff struct {
 	Removed []string `json:"removed"`
 }
 
-func runDiff(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("diff", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	output := fs.StringP("output", "o", "text", "output format: text, json")
-	if code, ok := parseArgs(fs, stderr, args,
-		"Usage: netmortem diff [flags] OLD NEW\n\n"+
-			"Compares two bundles of the same cluster: the findings that appeared and those resolved,\n"+
-			"the NAT backends of each Service port on each node, and the Services' endpoints.\n\nFlags:\n", "OLD and NEW"); !ok {
-		return code
+func newDiffCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "diff [flags] OLD NEW",
+		Short: "compare two bundles of one cluster: findings, NAT backends, endpoints",
+		Long: "Compares two bundles of the same cluster: the findings that appeared and those resolved,\n" +
+			"the NAT backends of each Service port on each node, and the Services' endpoints.",
+		Example: "  netmortem diff fixtures/incidents/stale-dnat-control fixtures/incidents/stale-dnat\n" +
+			"  netmortem diff -o json fixtures/incidents/mtu-blackhole-control fixtures/incidents/mtu-blackhole",
+		Annotations: map[string]string{exitCodesKey: exitCodesDiff},
 	}
+	fs := cmd.Flags()
+	output := fs.StringP("output", "o", "text", "output format: text, json")
+	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues("text", "json")})
+	c.runs(cmd, "OLD and NEW", func([]string) int { return runDiff(fs, c.stdout, c.stderr, output) })
+	return cmd
+}
+
+func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string) int {
 	if fs.NArg() != 2 {
 		fmt.Fprintln(stderr, "netmortem diff: want exactly two bundles, OLD and NEW")
 		return exitUsage

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/flows"
@@ -15,9 +16,20 @@ import (
 	"github.com/netmortem/netmortem/parse"
 )
 
-func runFlows(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("flows", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newFlowsCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "flows [flags] CAPTURE...",
+		Short: "list the TCP connection attempts of captures, Zeek-style",
+		Long: "Prints every TCP connection attempt of the captures (pcap, pcapng, gzip'd, or pasted\n" +
+			"tcpdump/tshark text; directories and archives are searched for them) with its outcome,\n" +
+			"Zeek state and history, and the frames of its SYN, SYN/ACK and RST packets, after a\n" +
+			"summary per server endpoint.",
+		Example: "  netmortem flows fixtures/captures/handshakes.pcap\n" +
+			"  netmortem flows -o csv --state RSTO fixtures/incidents/ephemeral-nodeport\n" +
+			"  netmortem flows --port 443 --since +2s -o json fixtures/captures/handshakes.pcapng",
+		Annotations: map[string]string{exitCodesKey: exitCodesRead},
+	}
+	fs := cmd.Flags()
 	output := fs.StringP("output", "o", "table", "output format: "+strings.Join(flows.Formats, ", "))
 	hosts := fs.StringSlice("host", nil, "keep attempts to or from these addresses (comma separated or repeated)")
 	ports := fs.StringSlice("port", nil, "keep attempts with these client or server ports")
@@ -26,14 +38,16 @@ func runFlows(args []string, stdout, stderr io.Writer) int {
 	until := fs.String("until", "", "keep attempts that started before this time: RFC 3339, or +DURATION from the first packet")
 	node := fs.String("node", "", "attribute the captures to this node")
 	quiet := fs.BoolP("quiet", "q", false, "do not print warnings on stderr")
-	if code, ok := parseArgs(fs, stderr, args,
-		"Usage: netmortem flows [flags] CAPTURE...\n\n"+
-			"Prints every TCP connection attempt of the captures (pcap, pcapng, gzip'd, or pasted\n"+
-			"tcpdump/tshark text; directories and archives are searched for them) with its outcome,\n"+
-			"Zeek state and history, and the frames of its SYN, SYN/ACK and RST packets, after a\n"+
-			"summary per server endpoint.\n\nFlags:\n", "CAPTURE"); !ok {
-		return code
-	}
+	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues(flows.Formats...),
+		"host": cobra.NoFileCompletions, "port": cobra.NoFileCompletions, "state": cobra.NoFileCompletions,
+		"since": cobra.NoFileCompletions, "until": cobra.NoFileCompletions, "node": cobra.NoFileCompletions})
+	c.runs(cmd, "CAPTURE", func([]string) int {
+		return runFlows(fs, c.stdout, c.stderr, output, hosts, ports, states, since, until, node, quiet)
+	})
+	return cmd
+}
+
+func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts, ports, states *[]string, since, until, node *string, quiet *bool) int {
 	if err := oneOf("output", *output, flows.Formats); err != nil {
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUsage

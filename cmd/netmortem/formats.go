@@ -12,18 +12,28 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/netmortem/netmortem/parse"
 )
 
-func runFormats(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("formats", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	output := fs.StringP("output", "o", "table", "output format: table, json, markdown (docs/inputs.md)")
-	if err := fs.Parse(args); err != nil {
-		return flagError(fs, stderr, err)
+func newFormatsCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "formats [flags]",
+		Short: "list the input formats netmortem reads, with their commands",
+		Long: "Lists every input format netmortem recognizes, by domain, with the command that produces it;\n" +
+			"-o markdown gives the reference documentation (docs/inputs.md).",
+		Example: "  netmortem formats\n" +
+			"  netmortem formats -o json",
+		Annotations: map[string]string{exitCodesKey: exitCodesList},
 	}
+	output := cmd.Flags().StringP("output", "o", "table", "output format: table, json, markdown (docs/inputs.md)")
+	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues("table", "json", "markdown")})
+	c.runs(cmd, "", func([]string) int { return runFormats(c.stdout, c.stderr, output) })
+	return cmd
+}
+
+func runFormats(stdout, stderr io.Writer, output *string) int {
 	if err := oneOf("output", *output, []string{"table", "json", "markdown"}); err != nil {
 		fmt.Fprintln(stderr, "netmortem formats:", err)
 		return exitUsage

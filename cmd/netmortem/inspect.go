@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -31,18 +32,26 @@ type inspection struct {
 	Unreadable []string `json:"unreadable_captures"`
 }
 
-func runInspect(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("inspect", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newInspectCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "inspect [flags] PATH...",
+		Short: "list what was found in a bundle, file by file, and which rules can run",
+		Long: "Lists what netmortem finds in each PATH, file by file: the format it recognized, the node,\n" +
+			"how many records it read, the warnings, the files it skipped and why; then which rules\n" +
+			"can run and which lack evidence.",
+		Example: "  netmortem inspect fixtures/incidents/ephemeral-nodeport\n" +
+			"  netmortem inspect -o json fixtures/captures/handshakes.pcap",
+		Annotations: map[string]string{exitCodesKey: exitCodesRead},
+	}
+	fs := cmd.Flags()
 	output := fs.StringP("output", "o", "table", "output format: table, json")
 	node := fs.String("node", "", "attribute inputs to this node when the bundle layout does not say")
-	if code, ok := parseArgs(fs, stderr, args,
-		"Usage: netmortem inspect [flags] PATH...\n\n"+
-			"Lists what netmortem finds in each PATH, file by file: the format it recognized, the node,\n"+
-			"how many records it read, the warnings, the files it skipped and why; then which rules\n"+
-			"can run and which lack evidence. Exits 3 when a PATH or a capture in it cannot be read.\n\nFlags:\n", "PATH"); !ok {
-		return code
-	}
+	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues("table", "json"), "node": cobra.NoFileCompletions})
+	c.runs(cmd, "PATH", func([]string) int { return runInspect(fs, c.stdout, c.stderr, output, node) })
+	return cmd
+}
+
+func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *string) int {
 	if err := oneOf("output", *output, []string{"table", "json"}); err != nil {
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage

@@ -15,6 +15,11 @@
 //	netmortem formats [-o table|json|markdown]
 //	netmortem explain RULE
 //	netmortem version
+//	netmortem completion bash|zsh|fish|powershell
+//	netmortem help [COMMAND]
+//
+// Every command's --help gives its flags, examples and exit codes;
+// `netmortem --version` prints the version, as `netmortem version` does.
 //
 // Names, paths and messages from the evidence are printed with their
 // control characters and other non-printing runes escaped (`\n`, `\x1b`,
@@ -30,17 +35,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"sort"
 	"strings"
-
-	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/internal/escape"
 )
@@ -111,27 +112,6 @@ func profiled(f func() int) int {
 	return f()
 }
 
-type command struct {
-	summary string
-	run     func(args []string, stdout, stderr io.Writer) int
-}
-
-// commands is the subcommand table; each subcommand lives in its own file.
-func commands() map[string]command {
-	return map[string]command{
-		"analyze": {"analyze evidence and report findings", runAnalyze},
-		"rules":   {"list the rules with their documentation", runRules},
-		"formats": {"list the input formats netmortem reads, with their commands", runFormats},
-		"explain": {"print the full documentation of a rule", runExplain},
-		"flows":   {"list the TCP connection attempts of captures, Zeek-style", runFlows},
-		"inspect": {"list what was found in a bundle, file by file, and which rules can run", runInspect},
-		"batch":   {"analyze many bundles in parallel, one JSON line each", runBatch},
-		"trace":   {"walk a connection through each node's nat table, rule by rule", runTrace},
-		"diff":    {"compare two bundles of one cluster: findings, NAT backends, endpoints", runDiff},
-		"version": {"print the version", runVersion},
-	}
-}
-
 // run runs the command line args (without the program name) and returns
 // the exit code. A panic in a command is an internal error: it is
 // reported on stderr and gives exit 3, not a crash.
@@ -153,76 +133,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = exitUnreadable
 		}
 	}()
-	if len(args) == 0 {
-		usage(stderr)
-		return exitUsage
-	}
-	name := args[0]
-	switch name {
-	case "help", "-h", "--help":
-		if len(args) > 1 {
-			if c, ok := commands()[args[1]]; ok {
-				return c.run([]string{"--help"}, stdout, stderr)
-			}
-		}
-		usage(stdout)
-		return exitOK
-	}
-	c, ok := commands()[name]
-	if !ok {
-		fmt.Fprintf(stderr, "netmortem: unknown command %q\n\n", name) // %q escapes
-		usage(stderr)
-		return exitUsage
-	}
-	return c.run(args[1:], stdout, stderr)
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintf(w, "netmortem: offline analyzer for Kubernetes network incidents\n\nUsage:\n  netmortem <command> [flags] [args]\n\nCommands:\n")
-	cmds := commands()
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
-	}
-	fmt.Fprintf(w, "\nRun 'netmortem <command> --help' for a command's flags.\n\n"+
-		"Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage error,\n"+
-		"3 an input could not be read or was refused, the time budget ran out, the run was interrupted,\n"+
-		"a rule failed or an internal error occurred. A crash of the Go runtime (out of memory)\n"+
-		"aborts with SIGABRT.\n")
-}
-
-// parseArgs gives fs its usage text (ending with the flags), parses args,
-// and checks that at least one operand is given. ok is false when the
-// command must stop now with code: after --help (0) or a usage error (2).
-func parseArgs(fs *pflag.FlagSet, stderr io.Writer, args []string, usage, operand string) (code int, ok bool) {
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return flagError(fs, stderr, err), false
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintf(stderr, "netmortem %s: no %s given\n", fs.Name(), operand)
-		fs.Usage()
-		return exitUsage, false
-	}
-	return 0, true
-}
-
-// flagError reports an error of fs.Parse: nothing for -h (its usage is
-// printed), the error and where to find the usage otherwise; it returns the
-// exit code.
-func flagError(fs *pflag.FlagSet, stderr io.Writer, err error) int {
-	if errors.Is(err, pflag.ErrHelp) {
-		return exitOK
-	}
-	fmt.Fprintf(stderr, "netmortem %s: %v\nRun 'netmortem %s --help' for usage.\n", fs.Name(), err, fs.Name())
-	return exitUsage
+	c := &cli{stdout: stdout, stderr: stderr}
+	return execute(newRoot(c), c, append([]string{}, args...))
 }
 
 // oneOf checks a flag value against its allowed values.

@@ -10,22 +10,36 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/model"
 )
 
-func runRules(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("rules", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newRulesCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "rules [flags]",
+		Short: "list the rules with their documentation",
+		Long: "Lists every rule: its name, default severity, the evidence it needs and uses, the derived\n" +
+			"facts it requires, and its title; -o markdown gives the reference documentation (docs/rules.md).",
+		Example: "  netmortem rules\n" +
+			"  netmortem rules -o json\n" +
+			"  netmortem rules -o markdown > rules.md",
+		Annotations: map[string]string{exitCodesKey: exitCodesList},
+	}
+	fs := cmd.Flags()
 	output := fs.StringP("output", "o", "table", "output format: table, json, markdown")
 	dir := fs.String("dir", "", "with -o markdown: write one file per rule, DIR/<rule>.md, instead of one document")
-	if err := fs.Parse(args); err != nil {
-		return flagError(fs, stderr, err)
-	}
+	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues("table", "json", "markdown")})
+	_ = cmd.MarkFlagDirname("dir")
+	c.runs(cmd, "", func([]string) int { return runRules(c.stdout, c.stderr, output, dir) })
+	return cmd
+}
+
+func runRules(stdout, stderr io.Writer, output, dir *string) int {
 	if err := oneOf("output", *output, []string{"table", "json", "markdown"}); err != nil {
 		fmt.Fprintln(stderr, "netmortem rules:", err)
 		return exitUsage
@@ -162,17 +176,42 @@ func factLinks(r *analyzer.Rule) string {
 	return strings.Join(out, ", ")
 }
 
-func runExplain(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "Usage: netmortem explain RULE")
-		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-			return exitOK
-		}
-		return exitUsage
+func newExplainCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "explain RULE",
+		Short: "print the full documentation of a rule",
+		Long: "Prints a rule's full documentation: its title, default severity, the evidence it needs,\n" +
+			"what it means, how it grades severity, the causes and their fixes.",
+		Example: "  netmortem explain synack-reset\n" +
+			"  netmortem explain stale-dnat",
+		Annotations:       map[string]string{exitCodesKey: exitCodesInfo},
+		ValidArgsFunction: completeRuleArg,
+		Args: func(_ *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return &usageError{msg: "no RULE given", showUsage: true}
+			case 1:
+				return nil
+			}
+			return &usageError{msg: fmt.Sprintf("want one RULE, got %d", len(args)), showUsage: true}
+		},
 	}
+	c.runs(cmd, "", func(args []string) int { return runExplain(args, c.stdout, c.stderr) })
+	return cmd
+}
+
+// completeRuleArg completes explain's RULE.
+func completeRuleArg(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return completeRules(cmd, args, toComplete)
+}
+
+func runExplain(args []string, stdout, stderr io.Writer) int {
 	r := rules.Lookup(args[0])
 	if r == nil {
-		fmt.Fprintf(stderr, "netmortem explain: unknown rule %q (see netmortem rules)\n", args[0])
+		escape.Fprintln(stderr, "netmortem explain:", unknownRule(args[0]))
 		return exitUsage
 	}
 	fmt.Fprintf(stdout, "%s: %s\n\nDefault severity: %s\nNeeds: %s\n", r.Name, r.Title(), r.Severity, r.NeedsText())

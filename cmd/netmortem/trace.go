@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/dataplane"
@@ -13,25 +14,37 @@ import (
 	"github.com/netmortem/netmortem/parse"
 )
 
-func runTrace(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("trace", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newTraceCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "trace --dst IP:PORT [flags] BUNDLE...",
+		Short: "walk a connection through each node's nat table, rule by rule",
+		Long: "Walks a new connection through each node's nat table as the kernel does (PREROUTING or OUTPUT,\n" +
+			"KUBE-SERVICES, KUBE-SVC-*, KUBE-SEP-*; for kube-proxy's nftables mode the base chains of the hook\n" +
+			"in priority order, services, service-*, endpoint-*, and the filter chains that reject Services\n" +
+			"without endpoints), printing every rule that matches with its file:line and the share of\n" +
+			"connections that reach it, then where the connections end up; with an IPVS table, the virtual\n" +
+			"service and its real servers by weight.",
+		Example: "  netmortem trace --dst 10.96.0.10:53 fixtures/incidents/stale-dnat\n" +
+			"  netmortem trace --from-node --dst 10.96.0.10:53 fixtures/incidents/stale-dnat/iptables-save.txt\n" +
+			"  netmortem trace --dst 10.10.85.235:36704 fixtures/incidents/ephemeral-nodeport",
+		Annotations: map[string]string{exitCodesKey: exitCodesTrace},
+	}
+	fs := cmd.Flags()
 	dst := fs.String("dst", "", "destination IP:PORT of the connection (required)")
 	src := fs.String("src", "", "source IP[:PORT]; unknown when not given")
 	proto := fs.String("proto", "tcp", "tcp, udp or sctp")
 	local := fs.Bool("local", false, "the destination is an address of the node itself (NodePorts)")
 	output := fs.Bool("from-node", false, "the node itself opens the connection (nat OUTPUT) instead of a pod or a client elsewhere (PREROUTING)")
 	node := fs.String("node", "", "trace only this node's rulesets")
-	if code, ok := parseArgs(fs, stderr, args,
-		"Usage: netmortem trace --dst IP:PORT [flags] BUNDLE...\n\n"+
-			"Walks a new connection through each node's nat table as the kernel does (PREROUTING or OUTPUT,\n"+
-			"KUBE-SERVICES, KUBE-SVC-*, KUBE-SEP-*; for kube-proxy's nftables mode the base chains of the hook\n"+
-			"in priority order, services, service-*, endpoint-*, and the filter chains that reject Services\n"+
-			"without endpoints), printing every rule that matches with its file:line and the share of\n"+
-			"connections that reach it, then where the connections end up; with an IPVS table, the virtual\n"+
-			"service and its real servers by weight.\n\nFlags:\n", "BUNDLE"); !ok {
-		return code
-	}
+	completeFlags(cmd, map[string]cobra.CompletionFunc{"proto": completeValues("tcp", "udp", "sctp"),
+		"dst": cobra.NoFileCompletions, "src": cobra.NoFileCompletions, "node": cobra.NoFileCompletions})
+	c.runs(cmd, "BUNDLE", func([]string) int {
+		return runTrace(fs, c.stdout, c.stderr, dst, src, proto, local, output, node)
+	})
+	return cmd
+}
+
+func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *string, local, output *bool, node *string) int {
 	d, err := netip.ParseAddrPort(*dst)
 	if err != nil {
 		fmt.Fprintf(stderr, "netmortem trace: --dst %q: want IP:PORT\n", *dst)

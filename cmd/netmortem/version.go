@@ -3,33 +3,27 @@ package main
 import (
 	"fmt"
 	"io"
-	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/netmortem/netmortem/internal/buildinfo"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3"; it
-// falls back to the module version recorded in the binary.
-var version = ""
-
-func versionString() string {
-	v := version
-	if v == "" {
-		v = "(devel)"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
+func newVersionCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "print the version",
+		Long: "Prints netmortem's version, the commit it was built from and the Go toolchain that built it,\n" +
+			"as --version does.",
+		Example:     "  netmortem version",
+		Annotations: map[string]string{exitCodesKey: exitCodesInfo},
+		Args:        noArgs,
 	}
-	return v
+	c.runs(cmd, "", func([]string) int { return runVersion(c.stdout) })
+	return cmd
 }
 
-func runVersion(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintln(stderr, "Usage: netmortem version")
-		return exitUsage
-	}
-	goVersion := "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		goVersion = bi.GoVersion
-	}
-	fmt.Fprintf(stdout, "netmortem %s (%s)\n", versionString(), goVersion)
+func runVersion(stdout io.Writer) int {
+	fmt.Fprintln(stdout, buildinfo.Get().String())
 	return exitOK
 }

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/netmortem/netmortem/internal/buildinfo"
+	"github.com/netmortem/netmortem/internal/escape"
+)
+
+// cli is one run of the command line: where it writes, and the exit code
+// its command gave. The whole command tree is built for each run (newRoot),
+// so that runs share nothing.
+type cli struct {
+	stdout, stderr io.Writer
+	code           int
+}
+
+// The exit codes as each command's help states them.
+const (
+	exitCodesGeneral = "0 nothing at or above --fail-on, 1 findings at or above it, 2 usage error,\n" +
+		"3 an input could not be read or was refused, the time budget ran out, the run was interrupted,\n" +
+		"a rule failed or an internal error occurred. A crash of the Go runtime (out of memory)\n" +
+		"aborts with SIGABRT."
+	exitCodesAnalyze = "0 no finding at or above --fail-on, 1 findings at or above it, 2 usage error,\n" +
+		"3 an input could not be read or was refused, the time budget ran out, the run was\n" +
+		"interrupted, or a rule failed."
+	exitCodesBatch = "0 no finding at or above --fail-on, 1 findings at or above it, 2 usage error,\n" +
+		"3 a bundle was not analyzed (unreadable, refused, timed out, over budget), the batch was\n" +
+		"interrupted, or the results could not be written."
+	exitCodesRead = "0 done, 2 usage error, 3 a PATH or a capture in it could not be read, or the\n" +
+		"run was interrupted."
+	exitCodesTrace = "0 traced, 2 usage error, 3 a BUNDLE or a capture in it could not be read, it has no nat\n" +
+		"table or IPVS virtual service for the destination, or the run was interrupted."
+	exitCodesDiff = "0 no finding appeared in NEW, 1 findings appeared, 2 usage error, 3 a bundle or a\n" +
+		"capture in it could not be read, or the run was interrupted."
+	exitCodesList = "0 done, 2 usage error, 3 the output could not be written."
+	exitCodesInfo = "0 done, 2 usage error."
+)
+
+// exitCodesKey is the annotation that holds a command's exit codes, which
+// its help and usage end with (the root's for commands without their own).
+const exitCodesKey = "exit-codes"
+
+// usageTemplate is cobra's usage template with the exit codes at the end.
+const usageTemplate = `Usage:{{if and .Runnable (not .HasAvailableSubCommands)}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}
+
+Commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+Flags:
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
+
+Global Flags:
+{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
+
+Run '{{.CommandPath}} <command> --help' for a command's flags and examples.{{end}}
+
+Exit codes: {{with index .Annotations "exit-codes"}}{{.}}{{else}}{{index .Root.Annotations "exit-codes"}}{{end}}
+`
+
+// usageError is a usage error found before a command runs: the command
+// name, the message, and the usage after it when showUsage is set.
+type usageError struct {
+	msg       string
+	showUsage bool
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// newRoot builds the command tree of one run.
+func newRoot(c *cli) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "netmortem",
+		Short: "offline analyzer for Kubernetes network incidents",
+		Long: "netmortem: offline analyzer for Kubernetes network incidents\n\n" +
+			"Reads the evidence of an incident (packet captures, iptables, nftables and IPVS state, socket\n" +
+			"tables, sysctls, kubectl snapshots, logs, whole support bundles), offline, and says what went\n" +
+			"wrong, pointing at the frame, line or object that proves it.",
+		Example: "  netmortem analyze fixtures/incidents/ephemeral-nodeport\n" +
+			"  netmortem explain synack-reset\n" +
+			"  netmortem completion bash > ~/.local/share/bash-completion/completions/netmortem",
+		Version:       buildinfo.Get().String(),
+		Annotations:   map[string]string{exitCodesKey: exitCodesGeneral},
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// The root runs no command itself: an unknown one is a usage
+		// error, with cobra's suggestions ("did you mean").
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			return &usageError{msg: fmt.Sprintf("unknown command %q%s", args[0], suggestCommand(cmd, args[0]))}
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return &usageError{msg: "no command given", showUsage: true}
+		},
+	}
+	root.SuggestionsMinimumDistance = 2
+	root.SetOut(c.stdout)
+	root.SetErr(c.stderr)
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetUsageTemplate(usageTemplate)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	root.AddCommand(newAnalyzeCmd(c), newInspectCmd(c), newFlowsCmd(c), newTraceCmd(c), newDiffCmd(c),
+		newBatchCmd(c), newRulesCmd(c), newFormatsCmd(c), newExplainCmd(c), newVersionCmd(c))
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, cmd := range root.Commands() {
+		switch cmd.Name() {
+		case "help":
+			cmd.Short = "print the help of a command"
+			cmd.Annotations = map[string]string{exitCodesKey: "0 help printed."}
+		case "completion":
+			setupCompletionCmd(cmd)
+		}
+	}
+	return root
+}
+
+// suggestCommand says which commands a mistyped name may have meant.
+func suggestCommand(root *cobra.Command, name string) string {
+	s := root.SuggestionsFor(name)
+	if len(s) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %s?", quoteList(s))
+}
+
+// quoteList quotes names and joins them with "or".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, " or ")
+}
+
+// runs makes cmd run body and keep its exit code. operand names what the
+// command takes ("PATH"): when it is not empty, at least one must be given.
+func (c *cli) runs(cmd *cobra.Command, operand string, body func(args []string) int) {
+	if operand != "" {
+		cmd.Args = func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &usageError{msg: "no " + operand + " given", showUsage: true}
+			}
+			return nil
+		}
+	}
+	// A command that finds a usage error itself prints the usage this way.
+	cmd.Flags().Usage = func() { fmt.Fprint(c.stderr, "\n"+cmd.UsageString()) }
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		c.code = body(args)
+		return nil
+	}
+}
+
+// noArgs is the Args of the commands that take none.
+func noArgs(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return &usageError{msg: fmt.Sprintf("takes no arguments, got %q", args[0])}
+	}
+	return nil
+}
+
+// execute runs the command line args on root and returns the exit code: the
+// command's own, 0 after --help or --version, 2 for a usage error (an
+// unknown command or flag, a bad flag value, missing operands).
+func execute(root *cobra.Command, c *cli, args []string) int {
+	if len(args) == 0 {
+		root.SetOut(c.stderr)
+		_ = root.Help()
+		return exitUsage
+	}
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return c.code
+	}
+	if cmd == nil {
+		cmd = root
+	}
+	escape.Fprintf(c.stderr, "%s: %s\n", cmd.CommandPath(), err.Error())
+	var ue *usageError
+	if errors.As(err, &ue) && ue.showUsage {
+		fmt.Fprint(c.stderr, "\n"+cmd.UsageString())
+	} else {
+		fmt.Fprintf(c.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return exitUsage
+}

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/buildinfo"
+	"github.com/netmortem/netmortem/internal/testutil"
+)
+
+// commandNames lists the commands the help lists.
+func commandNames() []string {
+	var names []string
+	for _, cmd := range newRoot(&cli{}).Commands() {
+		if cmd.IsAvailableCommand() || cmd.Name() == "help" {
+			names = append(names, cmd.Name())
+		}
+	}
+	return names
+}
+
+func TestCommandsListed(t *testing.T) {
+	want := []string{"analyze", "batch", "completion", "diff", "explain", "flows", "formats", "help", "inspect", "rules", "trace", "version"}
+	if got := commandNames(); !slices.Equal(got, want) {
+		t.Errorf("commands %v, want %v", got, want)
+	}
+}
+
+// Every command's --help goes to stdout with exit 0 and gives its
+// examples, flags and exit codes.
+func TestHelpOfEveryCommand(t *testing.T) {
+	for _, name := range commandNames() {
+		for _, args := range [][]string{{name, "--help"}, {"help", name}, {name, "-h"}} {
+			code, stdout, stderr := runCLI(t, args...)
+			if code != exitOK || stderr != "" {
+				t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
+			}
+			for _, want := range []string{"Usage:\n  netmortem ", "\nExit codes: 0 ", "\nFlags:\n"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("%q: help lacks %q:\n%s", args, want, stdout)
+				}
+			}
+			if name != "help" && !strings.Contains(stdout, "\nExamples:\n  netmortem "+name) {
+				t.Errorf("%q: help lacks examples:\n%s", args, stdout)
+			}
+		}
+	}
+	_, stdout, _ := runCLI(t, "analyze", "--help")
+	if !strings.Contains(stdout, "3 an input could not be read or was refused, the time budget ran out") {
+		t.Errorf("analyze's help lacks its own exit codes:\n%s", stdout)
+	}
+}
+
+// Usage errors: exit 2, said on stderr, nothing on stdout.
+func TestUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "Usage:\n  netmortem [command]"},
+		{[]string{"frobnicate"}, "netmortem: unknown command \"frobnicate\"\nRun 'netmortem --help' for usage.\n"},
+		{[]string{"analyse", incident}, "netmortem: unknown command \"analyse\"; did you mean \"analyze\"?\n"},
+		{[]string{"inspct"}, "did you mean \"inspect\"?"},
+		{[]string{"\x1b[31m"}, `netmortem: unknown command "\x1b[31m"`},
+		{[]string{"analyze"}, "netmortem analyze: no PATH given\n\nUsage:\n  netmortem analyze [flags] PATH...\n"},
+		{[]string{"analyze", "--timeout"}, "netmortem analyze: flag needs an argument: --timeout\n"},
+		{[]string{"analyze", "--timeout", "forever", incident}, "netmortem analyze: invalid argument \"forever\" for \"--timeout\" flag"},
+		{[]string{"diff"}, "netmortem diff: no OLD and NEW given\n"},
+		{[]string{"explain"}, "netmortem explain: no RULE given\n"},
+		{[]string{"explain", "a", "b"}, "netmortem explain: want one RULE, got 2\n"},
+		{[]string{"version", "x"}, "netmortem version: takes no arguments, got \"x\"\n"},
+		{[]string{"completion"}, "netmortem completion: no shell given (bash, zsh, fish or powershell)\n"},
+		{[]string{"completion", "tcsh"}, "netmortem completion: unknown command \"tcsh\""},
+		{[]string{"batch"}, "netmortem batch: no BUNDLE given\n\nUsage:\n  netmortem batch [flags] BUNDLE|GLOB...\n"},
+	} {
+		code, stdout, stderr := runCLI(t, c.args...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, stdout, stderr, c.want)
+		}
+	}
+}
+
+// A mistyped rule name, for explain, --enable and --disable, gets the
+// names close to it.
+func TestRuleSuggestions(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		bad  string
+	}{
+		{[]string{"explain", "synack-rest"}, "synack-rest"},
+		{[]string{"analyze", "--enable", "synack-rest", incident}, "synack-rest"},
+		{[]string{"analyze", "--disable", "stale-dnat,synack-rest", incident}, "synack-rest"},
+		{[]string{"analyze", "--enable", "Synack-Reset", incident}, "Synack-Reset"},
+	} {
+		code, _, stderr := runCLI(t, c.args...)
+		want := "unknown rule \"" + c.bad + "\" (see netmortem rules); did you mean \"synack-reset\"?\n"
+		if code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("%q: exit %d, stderr %q, want %q", c.args, code, stderr, want)
+		}
+	}
+	_, _, stderr := runCLI(t, "explain", "zzzzzzzzzz")
+	if stderr != "netmortem explain: unknown rule \"zzzzzzzzzz\" (see netmortem rules)\n" {
+		t.Errorf("a name close to no rule: %q", stderr)
+	}
+}
+
+func TestClosest(t *testing.T) {
+	names := []string{"synack-reset", "stale-dnat", "syn-unanswered", "ephemeral-nodeport-overlap", "snat-port-exhaustion"}
+	for _, c := range []struct {
+		name string
+		want []string
+	}{
+		{"synack-rest", []string{"synack-reset"}},
+		{"synack-reset", []string{"synack-reset"}},
+		{"stale-dnta", []string{"stale-dnat"}},
+		{"STALE-DNAT", []string{"stale-dnat"}},
+		{"ephemeral", []string{"ephemeral-nodeport-overlap"}}, // a prefix
+		{"syn", []string{"synack-reset", "syn-unanswered"}},   // prefixes, none close enough
+		{"dns", nil},
+		{"", nil},
+		{"x", nil},
+	} {
+		if got := closest(c.name, names); !slices.Equal(got, c.want) {
+			t.Errorf("closest(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		a, b string
+		d    int
+	}{{"", "", 0}, {"", "abc", 3}, {"kitten", "sitting", 3}, {"synack-rest", "synack-reset", 1}, {"héllo", "hello", 1}, {"ab", "ba", 2}} {
+		if got := levenshtein(c.a, c.b); got != c.d {
+			t.Errorf("levenshtein(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
+		}
+	}
+}
+
+// complete asks cobra's hidden __complete command, as the shell scripts
+// do, and returns the completions (without their descriptions) and the
+// directive line.
+func complete(t *testing.T, args ...string) ([]string, string) {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, append([]string{"__complete"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("__complete %q: exit %d: %s", args, code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	var out []string
+	for _, l := range lines[:len(lines)-1] {
+		name, _, _ := strings.Cut(l, "\t")
+		out = append(out, name)
+	}
+	return out, lines[len(lines)-1]
+}
+
+func TestCompletion(t *testing.T) {
+	var all []string
+	for _, r := range rules.All() {
+		all = append(all, r.Name)
+	}
+	noFiles := ":4" // cobra.ShellCompDirectiveNoFileComp
+	for _, c := range []struct {
+		args []string
+		want []string
+		dir  string
+	}{
+		{[]string{"explain", ""}, all, noFiles},
+		{[]string{"explain", "synack"}, []string{"synack-reset"}, noFiles},
+		{[]string{"explain", "synack-reset", ""}, nil, noFiles},
+		{[]string{"analyze", "--enable", "stale"}, []string{"stale-dnat"}, noFiles},
+		{[]string{"analyze", "--disable=synack-reset,eph"}, []string{"synack-reset,ephemeral-nodeport-overlap"}, noFiles},
+		{[]string{"analyze", "--enable", "synack-reset,eph"}, []string{"synack-reset,ephemeral-nodeport-overlap"}, noFiles},
+		{[]string{"analyze", "-o", ""}, []string{"table", "text", "json", "yaml", "markdown", "sarif"}, noFiles},
+		{[]string{"analyze", "--fail-on", ""}, []string{"info", "warning", "error"}, noFiles},
+		{[]string{"batch", "--fail-on", "w"}, []string{"warning"}, noFiles},
+		{[]string{"flows", "-o", ""}, []string{"table", "json", "csv"}, noFiles},
+		{[]string{"inspect", "-o", ""}, []string{"table", "json"}, noFiles},
+		{[]string{"diff", "-o", ""}, []string{"text", "json"}, noFiles},
+		{[]string{"rules", "-o", ""}, []string{"table", "json", "markdown"}, noFiles},
+		{[]string{"formats", "-o", ""}, []string{"table", "json", "markdown"}, noFiles},
+		{[]string{"trace", "--proto", ""}, []string{"tcp", "udp", "sctp"}, noFiles},
+		{[]string{"completion", ""}, []string{"bash", "fish", "powershell", "zsh"}, noFiles},
+		{[]string{"ana"}, []string{"analyze"}, noFiles},
+		{[]string{"analyze", "--fail"}, []string{"--fail-on"}, noFiles},
+	} {
+		got, dir := complete(t, c.args...)
+		if c.args[0] == "explain" && len(c.args) == 2 && c.args[1] == "" {
+			// The shells filter by prefix; every rule is offered.
+			slices.Sort(got)
+			slices.Sort(c.want)
+		}
+		if c.args[0] == "analyze" && c.args[1] == "--enable" && c.args[2] == "stale" {
+			got = slices.DeleteFunc(got, func(s string) bool { return !strings.HasPrefix(s, "stale") })
+		}
+		if !slices.Equal(got, c.want) || dir != c.dir {
+			t.Errorf("__complete %q: %q %s, want %q %s", c.args, got, dir, c.want, c.dir)
+		}
+	}
+	// Paths are completed as files: no directive that forbids them.
+	if _, dir := complete(t, "analyze", ""); dir != ":0" {
+		t.Errorf("analyze PATH completion directive %s, want :0 (files)", dir)
+	}
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		code, stdout, stderr := runCLI(t, "completion", shell)
+		if code != exitOK || stderr != "" || !strings.Contains(stdout, "netmortem") || !strings.Contains(stdout, "__complete") {
+			t.Errorf("completion %s: exit %d, stderr %q, %d bytes", shell, code, stderr, len(stdout))
+		}
+	}
+}
+
+// The examples in every command's help run as they are written, from the
+// top of the source tree, with the output files they name put in a
+// temporary directory.
+func TestExamplesRun(t *testing.T) {
+	tmp := t.TempDir()
+	root := newRoot(&cli{})
+	var cmds []string
+	seen := 0
+	for _, cmd := range append(root.Commands(), root) {
+		if cmd.Name() == "help" { // cobra's, without examples
+			continue
+		}
+		for _, line := range strings.Split(cmd.Example, "\n") {
+			fields := strings.Fields(line)
+			if len(fields) == 0 || fields[0] != "netmortem" {
+				t.Errorf("%s: example %q does not start with netmortem", cmd.Name(), line)
+				continue
+			}
+			seen++
+			var args []string
+			for i := 1; i < len(fields); i++ {
+				f := strings.Trim(fields[i], `'"`)
+				switch {
+				case f == ">" || f == ">>": // stdout redirected: dropped
+					i++
+					continue
+				case i > 1 && fields[i-1] == "--out":
+					f = filepath.Join(tmp, filepath.Base(f))
+				case strings.HasPrefix(f, "fixtures/"):
+					f = filepath.Join(testutil.Root(), f)
+					if matches, _ := filepath.Glob(f); len(matches) == 0 {
+						t.Errorf("%s: example %q: %s does not exist", cmd.Name(), line, f)
+					}
+				}
+				args = append(args, f)
+			}
+			cmds = append(cmds, strings.Join(args, " "))
+			code, stdout, stderr := runCLI(t, args...)
+			if code == exitUsage || code == exitUnreadable || stdout == "" && !slices.Contains(args, "--out") {
+				t.Errorf("%s: example %q: exit %d, %d bytes out; stderr:\n%s", cmd.Name(), line, code, len(stdout), stderr)
+			}
+		}
+	}
+	if seen < 20 {
+		t.Errorf("only %d examples: %q", seen, cmds)
+	}
+}
+
+// --version and version print buildinfo's line, and a release build's
+// -ldflags -X set what it says.
+func TestVersion(t *testing.T) {
+	want := buildinfo.Get().String() + "\n"
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-v"}} {
+		code, stdout, stderr := runCLI(t, args...)
+		if code != exitOK || stdout != want || stderr != "" {
+			t.Errorf("%q: exit %d, %q %q, want %q", args, code, stdout, stderr, want)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "netmortem")
+	const pkg = "github.com/netmortem/netmortem/internal/buildinfo"
+	build := exec.Command("go", "build", "-buildvcs=false", "-o", bin,
+		"-ldflags", "-X "+pkg+".version=v9.9.9 -X "+pkg+".commit=0123456789abcdef", ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, arg := range []string{"--version", "version"} {
+		out, err := exec.Command(bin, arg).CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(out), "netmortem v9.9.9 (commit 0123456789ab, go1.") {
+			t.Errorf("%s %s: %v: %q", bin, arg, err, out)
+		}
+	}
+}
