@@ -6,15 +6,23 @@ FUZZTIME    ?= 10s
 FUZZMINIMIZETIME ?= 100x
 DEMO_BUNDLE ?= fixtures/incidents/ephemeral-nodeport
 BENCH_CAPTURE ?=
+# The version, commit and commit date `netmortem version` prints, from git
+# when this is a git tree (left to the Go toolchain's stamp otherwise).
+BUILDINFO   := github.com/netmortem/netmortem/internal/buildinfo
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE        ?= $(shell git log -1 --format=%cI 2>/dev/null)
+LDFLAGS     ?= $(if $(VERSION),-X $(BUILDINFO).version=$(VERSION)) $(if $(COMMIT),-X $(BUILDINFO).commit=$(COMMIT)) $(if $(DATE),-X $(BUILDINFO).date=$(DATE))
 
 .PHONY: all build test demo lint fuzz fixtures bench bench-memory docs check-docs clean
 
 all: build
 
 ## build: a static binary (no cgo: glibc's per-thread malloc arenas would
-## reserve hundreds of MB of address space that netmortem never uses)
+## reserve hundreds of MB of address space that netmortem never uses),
+## stamped with the version from git describe
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/netmortem
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/netmortem
 
 ## test: vet and the whole test suite with the race detector
 test:
