@@ -71,8 +71,9 @@ Run '{{.CommandPath}} <command> --help' for a command's flags and examples.{{end
 Exit codes: {{with index .Annotations "exit-codes"}}{{.}}{{else}}{{index .Root.Annotations "exit-codes"}}{{end}}
 `
 
-// usageError is a usage error found before a command runs: the command
-// name, the message, and the usage after it when showUsage is set.
+// usageError is a usage error found before a command runs: its message,
+// and whether the command's usage is printed after it (else a line says
+// where the usage is).
 type usageError struct {
 	msg       string
 	showUsage bool

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/netmortem/netmortem/analyzer/rules"
@@ -136,6 +139,40 @@ func TestClosest(t *testing.T) {
 		if got := levenshtein(c.a, c.b); got != c.d {
 			t.Errorf("levenshtein(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
 		}
+	}
+}
+
+// Runs share nothing: each builds its own command tree, so runs in
+// parallel (as the tests and a library user's goroutines do) neither race
+// (go test -race) nor see each other's flags.
+func TestParallelRuns(t *testing.T) {
+	var wg sync.WaitGroup
+	errs := make(chan string, 40)
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out, errOut bytes.Buffer
+			args := [][]string{
+				{"__complete", "analyze", "--enable", "synack-"},
+				{"explain", "synack-reset"},
+				{"rules", "-o", "json"},
+				{"formats", "--no-such-flag"},
+			}[i%4]
+			code := run(args, &out, &errOut)
+			switch {
+			case i%4 == 0 && (code != exitOK || !strings.HasPrefix(out.String(), "synack-reset\t")),
+				i%4 == 1 && (code != exitOK || !strings.HasPrefix(out.String(), "synack-reset: ")),
+				i%4 == 2 && (code != exitOK || !strings.HasPrefix(out.String(), "[")),
+				i%4 == 3 && (code != exitUsage || out.Len() != 0):
+				errs <- fmt.Sprintf("%q: exit %d: %.80q %.80q", args, code, out.String(), errOut.String())
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
 
