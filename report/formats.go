@@ -22,21 +22,19 @@ func writeJSON(w io.Writer, r *Report) error {
 }
 
 func writeYAML(w io.Writer, r *Report) error {
-	// Go through JSON so YAML shows the same field names and values as JSON
-	// (addresses as strings, severities as words).
+	// Go through JSON so YAML shows the same field names, values and order
+	// as JSON (addresses as strings, severities as words): the JSON is
+	// decoded into a yaml.Node, which keeps the keys in their order, and
+	// given the block style.
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	var v any
-	if err := yaml.Unmarshal(b, &v); err != nil {
-		return err
-	}
 	var doc yaml.Node
-	if err := doc.Encode(v); err != nil {
-		return err
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return fmt.Errorf("yaml: %w", err)
 	}
-	oneLine(&doc)
+	blockStyle(&doc)
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
 	if err := enc.Encode(&doc); err != nil {
@@ -45,19 +43,33 @@ func writeYAML(w io.Writer, r *Report) error {
 	return enc.Close()
 }
 
-// oneLine gives the strings of n holding a line break or another control
-// character the double-quoted style, whose escapes keep them on one line:
-// the exact text, without a block scalar whose lines could pass for lines
-// of the output.
-func oneLine(n *yaml.Node) {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.ContainsFunc(n.Value, func(r rune) bool {
-		return r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029
-	}) {
-		n.Style = yaml.DoubleQuotedStyle
+// blockStyle gives n and its children YAML's block style in place of the
+// flow style and quotes they had as JSON. A string gets the style yaml.v3
+// gives a Go string (quoted when it would read as another type: "true",
+// "1", "no", "1:20"), and the double-quoted style when it holds a control
+// character.
+func blockStyle(n *yaml.Node) {
+	n.Style = 0
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		var s yaml.Node
+		if err := s.Encode(n.Value); err == nil {
+			n.Style = s.Style
+		}
+		if strings.ContainsFunc(n.Value, breaksLine) {
+			n.Style = yaml.DoubleQuotedStyle
+		}
 	}
 	for _, c := range n.Content {
-		oneLine(c)
+		blockStyle(c)
 	}
+}
+
+// breaksLine reports the control characters that the double-quoted style
+// gives to a string holding them, whose escapes keep them on one line: the
+// exact text, without a block scalar whose lines could pass for lines of
+// the output.
+func breaksLine(r rune) bool {
+	return r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029
 }
 
 // writeText prints one line per finding in the go/analysis style, followed

@@ -9,6 +9,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/buildinfo"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/report"
@@ -32,12 +33,14 @@ func fixedReport() *report.Report {
 		Findings: []analyzer.Finding{
 			{
 				Rule: "synack-reset", Severity: analyzer.Error, Certainty: analyzer.Proven,
-				Title:   "kubelet probes reset: client port 31380 is an IPVS NodePort",
-				Summary: "3 connection attempts from 10.0.0.5 got a SYN/ACK answered by an RST from the client.",
-				Cause:   "IPVS owns port 31380 (Service istio-system/ingress NodePort) and resets the SYN/ACK.",
-				Fix:     "sysctl -w net.ipv4.ip_local_reserved_ports=30000-32767",
-				Facts:   map[string]any{"client": "10.0.0.5", "ports": []int{31380, 31390}, "attempts": 3},
-				Sources: []model.Kind{model.KindCapture, model.KindIPVS, model.KindSysctl},
+				Fingerprint: "9c1e5a0b7d3f4e21",
+				Subject:     map[string]string{"node": "node1", "address": "10.0.0.5", "port": "31380"},
+				Title:       "kubelet probes reset: client port 31380 is an IPVS NodePort",
+				Summary:     "3 connection attempts from 10.0.0.5 got a SYN/ACK answered by an RST from the client.",
+				Cause:       "IPVS owns port 31380 (Service istio-system/ingress NodePort) and resets the SYN/ACK.",
+				Fix:         "sysctl -w net.ipv4.ip_local_reserved_ports=30000-32767",
+				Facts:       map[string]any{"client": "10.0.0.5", "ports": []int{31380, 31390}, "attempts": 3},
+				Sources:     []model.Kind{model.KindCapture, model.KindIPVS, model.KindSysctl},
 				Evidence: []analyzer.Evidence{
 					{Pos: model.Pos{File: "bundle/node1/capture.pcap", Frame: 812}, Note: "SYN"},
 					{Pos: model.Pos{File: "bundle/node1/capture.pcap", Frame: 815}, Note: "client RST"},
@@ -57,8 +60,15 @@ func fixedReport() *report.Report {
 		Skipped: []analyzer.Skipped{{Rule: "stale-dnat-target", Missing: []model.Kind{model.KindNetfilter}}},
 		Errors:  []analyzer.RuleError{{Rule: "timewait-churn", Err: "index out of range"}},
 	}
-	return report.New(snap, warns, res)
+	r := report.New(snap, warns, res)
+	r.Tool = fixedTool
+	return r
 }
+
+// fixedTool stands for buildinfo.Get(), which changes with the commit and
+// the Go toolchain, in the goldens.
+var fixedTool = buildinfo.Info{Name: "netmortem", Version: "v1.2.3", Commit: "0123456789abcdef0123456789abcdef01234567",
+	Date: "2026-11-24T10:00:00Z", Go: "go1.26.8"}
 
 type errString string
 
