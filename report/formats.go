@@ -72,23 +72,6 @@ func breaksLine(r rune) bool {
 	return r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029
 }
 
-// writeText prints one line per finding in the go/analysis style, followed
-// by its evidence indented by a tab.
-func writeText(w io.Writer, r *Report) error {
-	ew := &errWriter{w: w}
-	for _, f := range r.Findings {
-		pos := "-"
-		if len(f.Evidence) > 0 {
-			pos = f.Evidence[0].Pos.String()
-		}
-		ew.printf("%s: %s: %s: %s\n", pos, f.Severity, f.Rule, f.Title)
-		for _, e := range f.Evidence {
-			ew.printf("\t%s\n", e)
-		}
-	}
-	return ew.err
-}
-
 // maxTableEvidence bounds the evidence shown in the summary table's cell.
 const maxTableEvidence = 4
 

@@ -4,8 +4,8 @@
 //
 //   - table: a terminal view (github.com/olekukonko/tablewriter), then the
 //     details of each finding
-//   - text: one line per finding, "file:line: severity: rule: title", for
-//     editors and grep
+//   - text: one line per finding, "file:line:col: severity: rule: message",
+//     for editors, CI problem matchers and grep
 //   - json and yaml: the whole Report, for programs
 //   - markdown: ready to paste into a ticket
 package report
