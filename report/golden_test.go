@@ -111,8 +111,10 @@ func TestSARIFStructure(t *testing.T) {
 		Runs    []struct {
 			Tool struct {
 				Driver struct {
-					Name  string `json:"name"`
-					Rules []struct {
+					Name            string `json:"name"`
+					Version         string `json:"version"`
+					SemanticVersion string `json:"semanticVersion"`
+					Rules           []struct {
 						ID   string `json:"id"`
 						Help struct {
 							Text string `json:"text"`
@@ -133,7 +135,8 @@ func TestSARIFStructure(t *testing.T) {
 				Locations []struct {
 					PhysicalLocation *struct {
 						ArtifactLocation struct {
-							URI string `json:"uri"`
+							URI       string `json:"uri"`
+							URIBaseID string `json:"uriBaseId"`
 						} `json:"artifactLocation"`
 						Region *struct {
 							StartLine int `json:"startLine"`
@@ -145,8 +148,13 @@ func TestSARIFStructure(t *testing.T) {
 					} `json:"logicalLocations"`
 					Properties map[string]any `json:"properties"`
 				} `json:"locations"`
-				RelatedLocations []json.RawMessage `json:"relatedLocations"`
+				RelatedLocations    []json.RawMessage `json:"relatedLocations"`
+				PartialFingerprints map[string]string `json:"partialFingerprints"`
 			} `json:"results"`
+			OriginalURIBaseIDs map[string]struct {
+				URI string `json:"uri"`
+			} `json:"originalUriBaseIds"`
+			Properties  map[string]any `json:"properties"`
 			Invocations []struct {
 				ExecutionSuccessful bool              `json:"executionSuccessful"`
 				Notifications       []json.RawMessage `json:"toolExecutionNotifications"`
@@ -183,15 +191,28 @@ func TestSARIFStructure(t *testing.T) {
 		t.Errorf("first result: level %s, %d locations, %d related", first.Level, len(first.Locations), len(first.RelatedLocations))
 	}
 	loc := first.Locations[0]
-	if loc.PhysicalLocation == nil || loc.PhysicalLocation.ArtifactLocation.URI != "bundle/node1/capture.pcap" || loc.PhysicalLocation.Region != nil {
+	if loc.PhysicalLocation == nil || loc.PhysicalLocation.ArtifactLocation.URI != "bundle/node1/capture.pcap" ||
+		loc.PhysicalLocation.ArtifactLocation.URIBaseID != "BUNDLE" || loc.PhysicalLocation.Region != nil {
 		t.Errorf("frame evidence: physical location %+v", loc.PhysicalLocation)
 	}
 	if len(loc.LogicalLocations) != 1 || loc.LogicalLocations[0].Name != "frame=812" || loc.LogicalLocations[0].Kind != "packet" || loc.Properties["frame"] != float64(812) {
 		t.Errorf("frame evidence: logical %+v properties %v", loc.LogicalLocations, loc.Properties)
 	}
 	second := run.Results[1].Locations[0]
-	if second.PhysicalLocation.ArtifactLocation.URI != "file:///abs/path%20with%20space/sysctl.txt" || second.PhysicalLocation.Region.StartLine != 241 {
-		t.Errorf("line evidence: %+v %+v", second.PhysicalLocation.ArtifactLocation, second.PhysicalLocation.Region)
+	// An absolute path is relative to ROOT, which is file:///.
+	if al := second.PhysicalLocation.ArtifactLocation; al.URIBaseID != "ROOT" || run.OriginalURIBaseIDs[al.URIBaseID].URI+al.URI != "file:///abs/path%20with%20space/sysctl.txt" ||
+		second.PhysicalLocation.Region.StartLine != 241 {
+		t.Errorf("line evidence: %+v %+v, bases %+v", al, second.PhysicalLocation.Region, run.OriginalURIBaseIDs)
+	}
+	if _, ok := run.OriginalURIBaseIDs["BUNDLE"]; !ok {
+		t.Errorf("originalUriBaseIds lack BUNDLE: %+v", run.OriginalURIBaseIDs)
+	}
+	if fp := first.PartialFingerprints["netmortem/v1"]; fp != "9c1e5a0b7d3f4e21" || run.Results[1].PartialFingerprints != nil {
+		t.Errorf("partialFingerprints %v and %v, want the first finding's fingerprint and none for the second (it has none)",
+			first.PartialFingerprints, run.Results[1].PartialFingerprints)
+	}
+	if d := run.Tool.Driver; d.Version != "v1.2.3" || d.SemanticVersion != "1.2.3" || run.Properties["schema_version"] != report.SchemaVersion {
+		t.Errorf("driver version %q semanticVersion %q, run properties %v", d.Version, d.SemanticVersion, run.Properties)
 	}
 	inv := run.Invocations[0]
 	if inv.ExecutionSuccessful || len(inv.Notifications) != 4 {

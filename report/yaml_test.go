@@ -107,15 +107,7 @@ func TestYAMLKeysInJSONOrder(t *testing.T) {
 		if err := json.Unmarshal(js.Bytes(), &fromJSON); err != nil {
 			t.Fatal(err)
 		}
-		var y any
-		if err := yaml.Unmarshal(ym.Bytes(), &y); err != nil {
-			t.Fatal(err)
-		}
-		b, err := json.Marshal(y)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &fromYAML); err != nil {
+		if err := json.Unmarshal(yamlToJSON(t, ym.Bytes()), &fromYAML); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(fromJSON, fromYAML) {
@@ -129,6 +121,20 @@ func TestYAMLKeysInJSONOrder(t *testing.T) {
 			t.Errorf("%s: YAML in flow style:\n%s", name, ym.String())
 		}
 	}
+}
+
+// yamlToJSON reads a YAML document and writes it as JSON.
+func yamlToJSON(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var v any
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	j, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
 }
 
 func TestSchemaVersionAndTool(t *testing.T) {
