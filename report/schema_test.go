@@ -42,7 +42,7 @@ func archiveReport() *report.Report {
 
 func TestReportSchema(t *testing.T) {
 	schema := testutil.Schema(t, reportSchemaFile, reportSchemaURL)
-	for name, r := range map[string]*report.Report{"fixed": fixedReport(), "archive": archiveReport(), "empty": {}} {
+	for name, r := range map[string]*report.Report{"fixed": fixedReport(), "archive": archiveReport(), "hostile": hostileReport(), "empty": {}} {
 		for _, format := range []string{"json", "yaml"} {
 			var buf bytes.Buffer
 			if err := report.Write(&buf, format, r); err != nil {
@@ -104,7 +104,7 @@ func evidence(doc map[string]any) map[string]any {
 
 func TestSARIFSchema(t *testing.T) {
 	schema := testutil.Schema(t, sarifSchemaFile, sarifSchemaURL)
-	for name, r := range map[string]*report.Report{"fixed": fixedReport(), "archive": archiveReport(), "tricky": trickyReport(), "empty": {}} {
+	for name, r := range map[string]*report.Report{"fixed": fixedReport(), "archive": archiveReport(), "tricky": trickyReport(), "hostile": hostileReport(), "empty": {}} {
 		var buf bytes.Buffer
 		if err := report.Write(&buf, "sarif", r); err != nil {
 			t.Fatal(err)
