@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -44,25 +45,32 @@ func writeYAML(w io.Writer, r *Report) error {
 }
 
 // blockStyle gives n and its children YAML's block style in place of the
-// flow style and quotes they had as JSON. A string gets the style yaml.v3
-// gives a Go string (quoted when it would read as another type: "true",
-// "1", "no", "1:20"), and the double-quoted style when it holds a control
-// character.
+// flow style and quotes they had as JSON. A string is quoted when it would
+// read as another type ("true", "1", "no", "1:20"), as yaml.v3 quotes a Go
+// string, and double-quoted when it holds a control character.
 func blockStyle(n *yaml.Node) {
 	n.Style = 0
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
-		var s yaml.Node
-		if err := s.Encode(n.Value); err == nil {
-			n.Style = s.Style
-		}
-		if strings.ContainsFunc(n.Value, breaksLine) {
-			n.Style = yaml.DoubleQuotedStyle
-		}
+	// The encoder quotes a string that would read as another type in YAML
+	// 1.2 ("true", "1"); those YAML 1.1 readers take for booleans and
+	// numbers are quoted here, as yaml.v3 quotes them in Go strings.
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" &&
+		(strings.ContainsFunc(n.Value, breaksLine) || yaml11Bools[n.Value] || base60.MatchString(n.Value)) {
+		n.Style = yaml.DoubleQuotedStyle
 	}
 	for _, c := range n.Content {
 		blockStyle(c)
 	}
 }
+
+// yaml11Bools are the words YAML 1.1 reads as booleans, beyond those of
+// YAML 1.2.
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"n": true, "N": true, "no": true, "No": true, "NO": true, "off": true, "Off": true, "OFF": true,
+}
+
+// base60 matches the sexagesimal numbers of YAML 1.1 ("1:20").
+var base60 = regexp.MustCompile(`^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`)
 
 // breaksLine reports the control characters that the double-quoted style
 // gives to a string holding them, whose escapes keep them on one line: the
