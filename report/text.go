@@ -15,9 +15,10 @@ import (
 //
 //	FILE:LINE:COL: SEVERITY: RULE: MESSAGE
 //
-// FILE, LINE and COL are the first piece of evidence's (0 when it has no
-// line or column, as for a packet capture or a position without one; "-"
-// for the file of a finding without evidence, as Pos.String writes it).
+// FILE, LINE and COL are the first piece of evidence's: 0 for a line or a
+// column it does not have (a packet capture has neither), and "-" for the
+// file of a finding without evidence or whose first evidence names no file
+// (a Kubernetes object known only by name).
 // MESSAGE is the title, then "(cause likely)" or "(cause unknown)" when the
 // cause is not proven, then in brackets what the first position names
 // beyond its line (the frame "#frame=N", the Kubernetes object and field)
