@@ -24,6 +24,5 @@ func ExampleWrite() {
 		panic(err)
 	}
 	// Output:
-	// ../fixtures/seeds/001-probe-restart-loop/nodes.txt:6 (Node antidote-worker-gt5t): warning: version-skew: kubelet versions differ: antidote-worker-gt5t (v1.11.3) against v1.12 on the other nodes
-	// 	../fixtures/seeds/001-probe-restart-loop/nodes.txt:6 (Node antidote-worker-gt5t) (node antidote-worker-gt5t runs kubelet v1.11.3)
+	// ../fixtures/seeds/001-probe-restart-loop/nodes.txt:6:0: warning: version-skew: kubelet versions differ: antidote-worker-gt5t (v1.11.3) against v1.12 on the other nodes (cause likely) [Node antidote-worker-gt5t: node antidote-worker-gt5t runs kubelet v1.11.3]
 }

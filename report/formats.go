@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -22,21 +23,19 @@ func writeJSON(w io.Writer, r *Report) error {
 }
 
 func writeYAML(w io.Writer, r *Report) error {
-	// Go through JSON so YAML shows the same field names and values as JSON
-	// (addresses as strings, severities as words).
+	// Go through JSON so YAML shows the same field names, values and order
+	// as JSON (addresses as strings, severities as words): the JSON is
+	// decoded into a yaml.Node, which keeps the keys in their order, and
+	// given the block style.
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	var v any
-	if err := yaml.Unmarshal(b, &v); err != nil {
-		return err
-	}
 	var doc yaml.Node
-	if err := doc.Encode(v); err != nil {
-		return err
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return fmt.Errorf("yaml: %w", err)
 	}
-	oneLine(&doc)
+	blockStyle(&doc)
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
 	if err := enc.Encode(&doc); err != nil {
@@ -45,36 +44,40 @@ func writeYAML(w io.Writer, r *Report) error {
 	return enc.Close()
 }
 
-// oneLine gives the strings of n holding a line break or another control
-// character the double-quoted style, whose escapes keep them on one line:
-// the exact text, without a block scalar whose lines could pass for lines
-// of the output.
-func oneLine(n *yaml.Node) {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.ContainsFunc(n.Value, func(r rune) bool {
-		return r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029
-	}) {
+// blockStyle gives n and its children YAML's block style in place of the
+// flow style and quotes they had as JSON. A string is quoted when it would
+// read as another type ("true", "1", "no", "1:20"), as yaml.v3 quotes a Go
+// string, and double-quoted when it holds a control character.
+func blockStyle(n *yaml.Node) {
+	n.Style = 0
+	// The encoder quotes a string that would read as another type in YAML
+	// 1.2 ("true", "1"); those YAML 1.1 readers take for booleans and
+	// numbers are quoted here, as yaml.v3 quotes them in Go strings.
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" &&
+		(strings.ContainsFunc(n.Value, breaksLine) || yaml11Bools[n.Value] || base60.MatchString(n.Value)) {
 		n.Style = yaml.DoubleQuotedStyle
 	}
 	for _, c := range n.Content {
-		oneLine(c)
+		blockStyle(c)
 	}
 }
 
-// writeText prints one line per finding in the go/analysis style, followed
-// by its evidence indented by a tab.
-func writeText(w io.Writer, r *Report) error {
-	ew := &errWriter{w: w}
-	for _, f := range r.Findings {
-		pos := "-"
-		if len(f.Evidence) > 0 {
-			pos = f.Evidence[0].Pos.String()
-		}
-		ew.printf("%s: %s: %s: %s\n", pos, f.Severity, f.Rule, f.Title)
-		for _, e := range f.Evidence {
-			ew.printf("\t%s\n", e)
-		}
-	}
-	return ew.err
+// yaml11Bools are the words YAML 1.1 reads as booleans, beyond those of
+// YAML 1.2.
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"n": true, "N": true, "no": true, "No": true, "NO": true, "off": true, "Off": true, "OFF": true,
+}
+
+// base60 matches the sexagesimal numbers of YAML 1.1 ("1:20").
+var base60 = regexp.MustCompile(`^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`)
+
+// breaksLine reports the control characters that the double-quoted style
+// gives to a string holding them, whose escapes keep them on one line: the
+// exact text, without a block scalar whose lines could pass for lines of
+// the output.
+func breaksLine(r rune) bool {
+	return r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029
 }
 
 // maxTableEvidence bounds the evidence shown in the summary table's cell.

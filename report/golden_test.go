@@ -9,6 +9,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/buildinfo"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/report"
@@ -32,12 +33,14 @@ func fixedReport() *report.Report {
 		Findings: []analyzer.Finding{
 			{
 				Rule: "synack-reset", Severity: analyzer.Error, Certainty: analyzer.Proven,
-				Title:   "kubelet probes reset: client port 31380 is an IPVS NodePort",
-				Summary: "3 connection attempts from 10.0.0.5 got a SYN/ACK answered by an RST from the client.",
-				Cause:   "IPVS owns port 31380 (Service istio-system/ingress NodePort) and resets the SYN/ACK.",
-				Fix:     "sysctl -w net.ipv4.ip_local_reserved_ports=30000-32767",
-				Facts:   map[string]any{"client": "10.0.0.5", "ports": []int{31380, 31390}, "attempts": 3},
-				Sources: []model.Kind{model.KindCapture, model.KindIPVS, model.KindSysctl},
+				Fingerprint: "9c1e5a0b7d3f4e21",
+				Subject:     map[string]string{"node": "node1", "address": "10.0.0.5", "port": "31380"},
+				Title:       "kubelet probes reset: client port 31380 is an IPVS NodePort",
+				Summary:     "3 connection attempts from 10.0.0.5 got a SYN/ACK answered by an RST from the client.",
+				Cause:       "IPVS owns port 31380 (Service istio-system/ingress NodePort) and resets the SYN/ACK.",
+				Fix:         "sysctl -w net.ipv4.ip_local_reserved_ports=30000-32767",
+				Facts:       map[string]any{"client": "10.0.0.5", "ports": []int{31380, 31390}, "attempts": 3},
+				Sources:     []model.Kind{model.KindCapture, model.KindIPVS, model.KindSysctl},
 				Evidence: []analyzer.Evidence{
 					{Pos: model.Pos{File: "bundle/node1/capture.pcap", Frame: 812}, Note: "SYN"},
 					{Pos: model.Pos{File: "bundle/node1/capture.pcap", Frame: 815}, Note: "client RST"},
@@ -57,8 +60,15 @@ func fixedReport() *report.Report {
 		Skipped: []analyzer.Skipped{{Rule: "stale-dnat-target", Missing: []model.Kind{model.KindNetfilter}}},
 		Errors:  []analyzer.RuleError{{Rule: "timewait-churn", Err: "index out of range"}},
 	}
-	return report.New(snap, warns, res)
+	r := report.New(snap, warns, res)
+	r.Tool = fixedTool
+	return r
 }
+
+// fixedTool stands for buildinfo.Get(), which changes with the commit and
+// the Go toolchain, in the goldens.
+var fixedTool = buildinfo.Info{Name: "netmortem", Version: "v1.2.3", Commit: "0123456789abcdef0123456789abcdef01234567",
+	Date: "2026-11-24T10:00:00Z", Go: "go1.26.8"}
 
 type errString string
 
@@ -101,8 +111,10 @@ func TestSARIFStructure(t *testing.T) {
 		Runs    []struct {
 			Tool struct {
 				Driver struct {
-					Name  string `json:"name"`
-					Rules []struct {
+					Name            string `json:"name"`
+					Version         string `json:"version"`
+					SemanticVersion string `json:"semanticVersion"`
+					Rules           []struct {
 						ID   string `json:"id"`
 						Help struct {
 							Text string `json:"text"`
@@ -123,7 +135,8 @@ func TestSARIFStructure(t *testing.T) {
 				Locations []struct {
 					PhysicalLocation *struct {
 						ArtifactLocation struct {
-							URI string `json:"uri"`
+							URI       string `json:"uri"`
+							URIBaseID string `json:"uriBaseId"`
 						} `json:"artifactLocation"`
 						Region *struct {
 							StartLine int `json:"startLine"`
@@ -135,8 +148,13 @@ func TestSARIFStructure(t *testing.T) {
 					} `json:"logicalLocations"`
 					Properties map[string]any `json:"properties"`
 				} `json:"locations"`
-				RelatedLocations []json.RawMessage `json:"relatedLocations"`
+				RelatedLocations    []json.RawMessage `json:"relatedLocations"`
+				PartialFingerprints map[string]string `json:"partialFingerprints"`
 			} `json:"results"`
+			OriginalURIBaseIDs map[string]struct {
+				URI string `json:"uri"`
+			} `json:"originalUriBaseIds"`
+			Properties  map[string]any `json:"properties"`
 			Invocations []struct {
 				ExecutionSuccessful bool              `json:"executionSuccessful"`
 				Notifications       []json.RawMessage `json:"toolExecutionNotifications"`
@@ -173,15 +191,28 @@ func TestSARIFStructure(t *testing.T) {
 		t.Errorf("first result: level %s, %d locations, %d related", first.Level, len(first.Locations), len(first.RelatedLocations))
 	}
 	loc := first.Locations[0]
-	if loc.PhysicalLocation == nil || loc.PhysicalLocation.ArtifactLocation.URI != "bundle/node1/capture.pcap" || loc.PhysicalLocation.Region != nil {
+	if loc.PhysicalLocation == nil || loc.PhysicalLocation.ArtifactLocation.URI != "bundle/node1/capture.pcap" ||
+		loc.PhysicalLocation.ArtifactLocation.URIBaseID != "BUNDLE" || loc.PhysicalLocation.Region != nil {
 		t.Errorf("frame evidence: physical location %+v", loc.PhysicalLocation)
 	}
 	if len(loc.LogicalLocations) != 1 || loc.LogicalLocations[0].Name != "frame=812" || loc.LogicalLocations[0].Kind != "packet" || loc.Properties["frame"] != float64(812) {
 		t.Errorf("frame evidence: logical %+v properties %v", loc.LogicalLocations, loc.Properties)
 	}
 	second := run.Results[1].Locations[0]
-	if second.PhysicalLocation.ArtifactLocation.URI != "file:///abs/path%20with%20space/sysctl.txt" || second.PhysicalLocation.Region.StartLine != 241 {
-		t.Errorf("line evidence: %+v %+v", second.PhysicalLocation.ArtifactLocation, second.PhysicalLocation.Region)
+	// An absolute path is relative to ROOT, which is file:///.
+	if al := second.PhysicalLocation.ArtifactLocation; al.URIBaseID != "ROOT" || run.OriginalURIBaseIDs[al.URIBaseID].URI+al.URI != "file:///abs/path%20with%20space/sysctl.txt" ||
+		second.PhysicalLocation.Region.StartLine != 241 {
+		t.Errorf("line evidence: %+v %+v, bases %+v", al, second.PhysicalLocation.Region, run.OriginalURIBaseIDs)
+	}
+	if _, ok := run.OriginalURIBaseIDs["BUNDLE"]; !ok {
+		t.Errorf("originalUriBaseIds lack BUNDLE: %+v", run.OriginalURIBaseIDs)
+	}
+	if fp := first.PartialFingerprints["netmortem/v1"]; fp != "9c1e5a0b7d3f4e21" || run.Results[1].PartialFingerprints != nil {
+		t.Errorf("partialFingerprints %v and %v, want the first finding's fingerprint and none for the second (it has none)",
+			first.PartialFingerprints, run.Results[1].PartialFingerprints)
+	}
+	if d := run.Tool.Driver; d.Version != "v1.2.3" || d.SemanticVersion != "1.2.3" || run.Properties["schema_version"] != report.SchemaVersion {
+		t.Errorf("driver version %q semanticVersion %q, run properties %v", d.Version, d.SemanticVersion, run.Properties)
 	}
 	inv := run.Invocations[0]
 	if inv.ExecutionSuccessful || len(inv.Notifications) != 4 {

@@ -4,8 +4,8 @@
 //
 //   - table: a terminal view (github.com/olekukonko/tablewriter), then the
 //     details of each finding
-//   - text: one line per finding, "file:line: severity: rule: title", for
-//     editors and grep
+//   - text: one line per finding, "file:line:col: severity: rule: message",
+//     for editors, CI problem matchers and grep
 //   - json and yaml: the whole Report, for programs
 //   - markdown: ready to paste into a ticket
 package report
@@ -21,11 +21,18 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/buildinfo"
 	"github.com/netmortem/netmortem/model"
 )
 
 // Report is everything one analysis produced.
 type Report struct {
+	// SchemaVersion is the version of the shape of the JSON and YAML
+	// outputs (SchemaVersion when New made the report).
+	SchemaVersion string `json:"schema_version" yaml:"schema_version"`
+	// Tool says which netmortem wrote the report (buildinfo.Get() when New
+	// made it).
+	Tool buildinfo.Info `json:"tool" yaml:"tool"`
 	// Findings are the rules' conclusions, highest severity first.
 	Findings []analyzer.Finding `json:"findings" yaml:"findings"`
 	// Warnings are problems found while reading the inputs, with their
@@ -52,11 +59,13 @@ type Warning struct {
 // inputs; nil entries of warnings are left out.
 func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *Report {
 	r := &Report{
-		Findings: slices.Clone(res.Findings),
-		Warnings: []Warning{},
-		Inputs:   []model.Input{},
-		Skipped:  slices.Clone(res.Skipped),
-		Errors:   slices.Clone(res.Errors),
+		SchemaVersion: SchemaVersion,
+		Tool:          buildinfo.Get(),
+		Findings:      slices.Clone(res.Findings),
+		Warnings:      []Warning{},
+		Inputs:        []model.Input{},
+		Skipped:       slices.Clone(res.Skipped),
+		Errors:        slices.Clone(res.Errors),
 	}
 	if snap != nil {
 		r.Inputs = append(r.Inputs, snap.Inputs...)
@@ -156,12 +165,20 @@ func isNilPointer(w io.Writer) bool {
 }
 
 // withEmptyLists returns r, or a copy of it whose nil lists are empty, so
-// that JSON shows [] and never null for a Report built by hand.
+// that JSON shows [] and never null for a Report built by hand, and whose
+// SchemaVersion and Tool are set.
 func (r *Report) withEmptyLists() *Report {
-	if r.Findings != nil && r.Warnings != nil && r.Inputs != nil && r.Skipped != nil && r.Errors != nil {
+	if r.Findings != nil && r.Warnings != nil && r.Inputs != nil && r.Skipped != nil && r.Errors != nil &&
+		r.SchemaVersion != "" && r.Tool.Name != "" {
 		return r
 	}
 	c := *r
+	if c.SchemaVersion == "" {
+		c.SchemaVersion = SchemaVersion
+	}
+	if c.Tool.Name == "" {
+		c.Tool = buildinfo.Get()
+	}
 	if c.Findings == nil {
 		c.Findings = []analyzer.Finding{}
 	}

@@ -3,9 +3,6 @@ package report
 import (
 	"encoding/json"
 	"io"
-	"net/url"
-	"path"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -19,22 +16,31 @@ import (
 // SARIF 2.1.0 output (OASIS Static Analysis Results Interchange Format), for
 // code-scanning dashboards and CI annotations.
 //
+//   - tool.driver is netmortem: its version and, when that is a semantic
+//     version, semanticVersion (without the "v"); the commit and the Go
+//     toolchain in its properties. The run's properties carry the
+//     report's schema_version.
 //   - Each rule that has findings is a tool.driver.rules entry: its Name is
 //     the id, its title the shortDescription, its explanation (from Rule.Doc)
 //     the fullDescription and help.
 //   - Each finding is a result at the rule's level (error, warning, note for
-//     info), its message "title: summary". The first piece of evidence is
-//     the location, the others are relatedLocations, each with its note as
-//     the message.
-//   - A position with a line is a physicalLocation: artifactLocation.uri
-//     (the file path, "/" separated and percent-encoded; absolute paths as
-//     file:// URIs; archive members as "bundle.tar.gz!member/path") and
+//     info), its message "title: summary", its Fingerprint the
+//     partialFingerprints entry "netmortem/v1". The first piece of evidence
+//     is the location, the others are relatedLocations, each with its note
+//     as the message.
+//   - A position's file is a physicalLocation's artifactLocation: a URI
+//     reference relative to a base named in run.originalUriBaseIds and in
+//     the artifactLocation's uriBaseId: BUNDLE (the directory netmortem
+//     ran in, which relative input paths start from; its URI is the
+//     consumer's to set) or ROOT ("file:///", for absolute paths). The
+//     path is "/" separated and percent-encoded, an archive's member a path
+//     inside the archive ("bundle.tar.gz/node1/sysctl.txt"). A line is
 //     region.startLine (and startColumn). A packet capture position has no
 //     line: the location carries the file, a logicalLocation of kind
 //     "packet" named "frame=N", and the frame number in its properties
 //     ("frame"). A Kubernetes object is a logicalLocation of kind "object"
 //     ("Service kube-system/dns", with the field path in
-//     fullyQualifiedName).
+//     fullyQualifiedName), beside its file and line when known.
 //   - The finding's cause, fix, facts and sources are result properties.
 //   - Input warnings, skipped rules and rule failures are
 //     toolExecutionNotifications of the run's invocation.
@@ -52,9 +58,11 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool        sarifTool         `json:"tool"`
-	Invocations []sarifInvocation `json:"invocations"`
-	Results     []sarifResult     `json:"results"`
+	Tool               sarifTool                        `json:"tool"`
+	OriginalURIBaseIDs map[string]sarifArtifactLocation `json:"originalUriBaseIds"`
+	Invocations        []sarifInvocation                `json:"invocations"`
+	Results            []sarifResult                    `json:"results"`
+	Properties         map[string]any                   `json:"properties"`
 }
 
 type sarifTool struct {
@@ -62,9 +70,12 @@ type sarifTool struct {
 }
 
 type sarifDriver struct {
-	Name           string      `json:"name"`
-	InformationURI string      `json:"informationUri"`
-	Rules          []sarifRule `json:"rules"`
+	Name            string         `json:"name"`
+	Version         string         `json:"version,omitempty"`
+	SemanticVersion string         `json:"semanticVersion,omitempty"`
+	InformationURI  string         `json:"informationUri"`
+	Rules           []sarifRule    `json:"rules"`
+	Properties      map[string]any `json:"properties,omitempty"`
 }
 
 type sarifText struct {
@@ -87,13 +98,14 @@ type sarifConfig struct {
 }
 
 type sarifResult struct {
-	RuleID           string          `json:"ruleId"`
-	RuleIndex        int             `json:"ruleIndex"`
-	Level            string          `json:"level"`
-	Message          sarifText       `json:"message"`
-	Locations        []sarifLocation `json:"locations"`
-	RelatedLocations []sarifLocation `json:"relatedLocations,omitempty"`
-	Properties       map[string]any  `json:"properties,omitempty"`
+	RuleID              string            `json:"ruleId"`
+	RuleIndex           int               `json:"ruleIndex"`
+	Level               string            `json:"level"`
+	Message             sarifText         `json:"message"`
+	Locations           []sarifLocation   `json:"locations"`
+	RelatedLocations    []sarifLocation   `json:"relatedLocations,omitempty"`
+	PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
+	Properties          map[string]any    `json:"properties,omitempty"`
 }
 
 type sarifLocation struct {
@@ -110,7 +122,9 @@ type sarifPhysicalLocation struct {
 }
 
 type sarifArtifactLocation struct {
-	URI string `json:"uri"`
+	URI         string     `json:"uri,omitempty"`
+	URIBaseID   string     `json:"uriBaseId,omitempty"`
+	Description *sarifText `json:"description,omitempty"`
 }
 
 type sarifRegion struct {
@@ -150,21 +164,6 @@ func sarifLevel(s analyzer.Severity) string {
 	return "note"
 }
 
-// sarifURI turns a position's file into a URI reference.
-func sarifURI(file string) string {
-	slash := filepath.ToSlash(file)
-	abs := path.IsAbs(slash)
-	parts := strings.Split(slash, "/")
-	for i, p := range parts {
-		parts[i] = strings.ReplaceAll(url.PathEscape(p), "%21", "!")
-	}
-	u := strings.Join(parts, "/")
-	if abs {
-		return "file://" + u
-	}
-	return u
-}
-
 // sarifLoc converts a position. ok is false for the zero position.
 func sarifLoc(p model.Pos, note string) (sarifLocation, bool) {
 	var loc sarifLocation
@@ -172,7 +171,7 @@ func sarifLoc(p model.Pos, note string) (sarifLocation, bool) {
 		return loc, false
 	}
 	if p.File != "" {
-		loc.PhysicalLocation = &sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: sarifURI(p.File)}}
+		loc.PhysicalLocation = &sarifPhysicalLocation{ArtifactLocation: sarifArtifact(p.File)}
 		if p.Line > 0 {
 			loc.PhysicalLocation.Region = &sarifRegion{StartLine: p.Line, StartColumn: p.Col}
 		}
@@ -238,12 +237,10 @@ func kindNames(ks []model.Kind) []string {
 
 func writeSARIF(w io.Writer, r *Report) error {
 	run := sarifRun{
-		Tool: sarifTool{Driver: sarifDriver{
-			Name:           "netmortem",
-			InformationURI: "https://github.com/netmortem/netmortem",
-			Rules:          []sarifRule{},
-		}},
-		Results: []sarifResult{},
+		Tool:               sarifTool{Driver: sarifDriverFor(r.Tool)},
+		OriginalURIBaseIDs: map[string]sarifArtifactLocation{sarifBundle: {Description: &sarifText{Text: sarifBundleText}}},
+		Results:            []sarifResult{},
+		Properties:         map[string]any{"schema_version": r.SchemaVersion},
 	}
 	var names []string
 	first := map[string]analyzer.Finding{}
@@ -266,6 +263,9 @@ func writeSARIF(w io.Writer, r *Report) error {
 			Level:     sarifLevel(f.Severity),
 			Message:   sarifText{Text: escape.String(strings.TrimSpace(f.Title + ": " + f.Summary))},
 			Locations: []sarifLocation{},
+		}
+		if f.Fingerprint != "" {
+			res.PartialFingerprints = map[string]string{sarifFingerprintKey: f.Fingerprint}
 		}
 		for _, e := range f.Evidence {
 			loc, ok := sarifLoc(e.Pos, e.Note)
@@ -330,6 +330,9 @@ func writeSARIF(w io.Writer, r *Report) error {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, n)
 	}
 	run.Invocations = []sarifInvocation{inv}
+	if sarifUsesRoot(run) {
+		run.OriginalURIBaseIDs[sarifRoot] = sarifArtifactLocation{URI: "file:///"}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

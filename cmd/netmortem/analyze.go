@@ -21,7 +21,7 @@ import (
 )
 
 type analyzeOptions struct {
-	output  string
+	outputs []string
 	failOn  string
 	config  string
 	enable  []string
@@ -55,7 +55,7 @@ func newAnalyzeCmd(c *cli) *cobra.Command {
 		Annotations: map[string]string{exitCodesKey: exitCodesAnalyze},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(report.Formats(), ", "))
+	fs.StringArrayVarP(&o.outputs, "output", "o", []string{"table"}, outputUsage)
 	fs.StringVar(&o.failOn, "fail-on", "warning", "exit 1 when a finding is at or above this severity: info, warning, error")
 	fs.StringVar(&o.config, "config", "", "YAML file that disables rules, overrides severities and sets thresholds")
 	fs.StringSliceVar(&o.enable, "enable", nil, "run only these rules (comma separated)")
@@ -81,8 +81,9 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "netmortem analyze: --timeout must not be negative")
 		return exitUsage
 	}
-	if err := oneOf("output", o.output, report.Formats()); err != nil {
-		escape.Fprintln(stderr, "netmortem analyze:", err)
+	outputs, err := report.ParseOutputs(o.outputs)
+	if err != nil {
+		escape.Fprintln(stderr, "netmortem analyze: -o", err)
 		return exitUsage
 	}
 	failOn, err := analyzer.ParseSeverity(o.failOn)
@@ -133,8 +134,10 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "read %s (%d skipped%s), %s; %s\n", count(countInputs(snap, false), "input"),
 			countInputs(snap, true), unread, count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"))
 	}
-	if err := report.Write(stdout, o.output, rep); err != nil {
-		escape.Fprintln(stderr, "netmortem analyze:", err)
+	if errs := writeOutputs(stdout, outputs, rep); len(errs) > 0 {
+		for _, err := range errs {
+			escape.Fprintln(stderr, "netmortem analyze:", err)
+		}
 		return exitUnreadable
 	}
 	// Every reason for exit 3 is said, then the code is given.

@@ -109,7 +109,7 @@ func TestHostileNamesCLI(t *testing.T) {
 			}
 		}
 		if format == "text" {
-			want := `b\x1b[2J\n` + forgedLine + `/sysctl\n` + forgedLine + `\x1b]0;title\a.txt:1: warning: ephemeral-nodeport-overlap`
+			want := `b\x1b[2J\n` + forgedLine + `/sysctl\n` + forgedLine + `\x1b]0;title\a.txt:1:0: warning: ephemeral-nodeport-overlap`
 			if !strings.Contains(out, want) {
 				t.Errorf("text output lacks %q:\n%s", want, out)
 			}

@@ -1,5 +1,6 @@
 // Package testutil holds helpers shared by netmortem's tests: locating the
-// shared corpus of public evidence, and golden files.
+// shared corpus of public evidence, golden files, and validating JSON
+// documents against the JSON Schemas in the repository.
 package testutil
 
 import (
