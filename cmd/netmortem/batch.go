@@ -25,6 +25,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/buildinfo"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
@@ -33,6 +34,10 @@ import (
 // batchResult is one line of `netmortem batch` output (JSON Lines); the
 // schema is documented in docs/scale.md.
 type batchResult struct {
+	// SchemaVersion is report.SchemaVersion: the shape of the line.
+	SchemaVersion string `json:"schema_version"`
+	// Tool is the netmortem that wrote the line.
+	Tool       buildinfo.Info       `json:"tool"`
 	Bundle     string               `json:"bundle"`
 	Status     string               `json:"status"` // ok, unreadable, refused, timeout, over_budget
 	Error      string               `json:"error,omitempty"`
@@ -240,7 +245,7 @@ dispatch:
 // regular file nor a directory is refused before it is opened.
 func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, maxBytes, maxMemory int64) (res batchResult) {
 	start := time.Now()
-	res = batchResult{Bundle: bundle, Status: statusOK, Started: start.UTC(), Findings: []analyzer.Finding{},
+	res = batchResult{SchemaVersion: report.SchemaVersion, Tool: buildinfo.Get(), Bundle: bundle, Status: statusOK, Started: start.UTC(), Findings: []analyzer.Finding{},
 		Warnings: []report.Warning{}, RuleErrors: []analyzer.RuleError{}}
 	defer func() {
 		if r := recover(); r != nil {
