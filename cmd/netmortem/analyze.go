@@ -84,6 +84,11 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
 	}
+	operands, err := expandOperands(fs.Args())
+	if err != nil {
+		escape.Fprintln(stderr, "netmortem analyze:", err)
+		return exitUsage
+	}
 
 	ctx, stop := signalContext()
 	defer stop()
@@ -98,7 +103,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	in := openPaths(readCtx, fs.Args(), popts)
+	in := openExpanded(readCtx, operands, popts)
 	snap := in.snap
 	readCut := readCtx.Err() != nil
 	// The rules run on what was read, even when reading ran out of time:

@@ -115,14 +115,17 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "netmortem batch: --shard:", err)
 		return exitUsage
 	}
-	var bundles []string
-	for _, a := range fs.Args() {
-		matches, err := filepath.Glob(a)
-		if err != nil || len(matches) == 0 {
-			matches = []string{a} // not a pattern, or nothing matched: reported as unreadable
-		}
-		bundles = append(bundles, matches...)
+	if slices.Contains(fs.Args(), stdinOperand) {
+		fmt.Fprintln(stderr, "netmortem batch:", errBatchStdin)
+		return exitUsage
 	}
+	operands, err := expandOperands(fs.Args())
+	if err != nil {
+		escape.Fprintln(stderr, "netmortem batch:", err)
+		return exitUsage
+	}
+	// A pattern that matched nothing is kept: its line says so.
+	bundles := operands.paths
 	if len(bundles) == 0 {
 		fmt.Fprintln(stderr, "netmortem batch: no BUNDLE given")
 		fs.Usage()
@@ -255,6 +258,12 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 	}()
 	if err := refusal(bundle); err != nil {
 		res.Status, res.Error = statusRefused, err.Error()
+		return res
+	}
+	if _, err := os.Lstat(bundle); err != nil && isPattern(bundle) {
+		// Operands that exist are taken as they are, patterns expanded:
+		// this one matched nothing.
+		res.Status, res.Error = statusUnreadable, errNoMatch.Error()
 		return res
 	}
 	if maxBytes > 0 {

@@ -47,9 +47,14 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
 	}
+	operands, err := expandOperands(fs.Args())
+	if err != nil {
+		escape.Fprintln(stderr, "netmortem inspect:", err)
+		return exitUsage
+	}
 	ctx, stop := signalContext()
 	defer stop()
-	opened := openPaths(ctx, fs.Args(), &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}})
+	opened := openExpanded(ctx, operands, &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}})
 	snap := opened.snap
 	all := rules.All()
 	// Which rules can run is decided by the evidence alone: run them on an
@@ -70,7 +75,6 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 			in.Runnable = append(in.Runnable, r.Name)
 		}
 	}
-	var err error
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
