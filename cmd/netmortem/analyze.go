@@ -103,6 +103,9 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	if !o.quiet {
+		noteMerged(readCtx, operands.paths, stderr)
+	}
 	in := openExpanded(readCtx, operands, popts)
 	snap := in.snap
 	readCut := readCtx.Err() != nil

@@ -82,6 +82,7 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	memLimit := fs.Int64("memory-limit", 0, "soft memory limit for the whole batch in bytes, as GOMEMLIMIT (0: none)")
 	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
+	asOne := fs.Bool("as-one", false, "analyze each directory given as one bundle, even when it holds several (archives, sosreport or troubleshoot directories): by default each is analyzed on its own")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: netmortem batch [flags] BUNDLE|GLOB...\n\n"+
 			"Analyzes every bundle (a directory, an archive, or a file; globs are expanded) in parallel and\n"+
@@ -126,6 +127,12 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	}
 	// A pattern that matched nothing is kept: its line says so.
 	bundles := operands.paths
+	if !*asOne {
+		if bundles, err = splitOperands(context.Background(), bundles, stderr, *quiet); err != nil {
+			escape.Fprintln(stderr, "netmortem batch:", err)
+			return exitUsage
+		}
+	}
 	if len(bundles) == 0 {
 		fmt.Fprintln(stderr, "netmortem batch: no BUNDLE given")
 		fs.Usage()
