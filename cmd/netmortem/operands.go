@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-
-	"github.com/netmortem/netmortem/parse/bundle"
 )
 
 // stdin is what the operand "-" reads; a variable so that tests give their
@@ -89,12 +87,3 @@ func expandOperands(args []string) (expanded, error) {
 
 // isPattern reports whether an operand holds glob characters.
 func isPattern(s string) bool { return strings.ContainsAny(s, "*?[{") }
-
-// stdinName is how an operand is named in what netmortem prints: "<stdin>"
-// for "-".
-func stdinName(p string) string {
-	if p == stdinOperand {
-		return bundle.StdinName
-	}
-	return p
-}

@@ -65,14 +65,20 @@ const surveyDepth = 2
 // file's evidence by its sniffed head.
 func SurveyDir(ctx context.Context, dir string, opts *Options) (*Survey, error) {
 	o := newOpener(ctx, opts)
-	ix, err := indexDir(ctx, dir, surveyDepth)
+	// A directory given as a link is surveyed where it points, as Open
+	// reads it; links inside it are not followed.
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := indexDir(ctx, root, surveyDepth)
 	if err != nil {
 		return nil, err
 	}
 	if l := detectAt(ix, "", dir); l != nil {
 		return &Survey{Layout: l.kind}, nil
 	}
-	ents, err := os.ReadDir(dir)
+	ents, err := os.ReadDir(root)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +97,7 @@ func SurveyDir(ctx context.Context, dir string, opts *Options) (*Survey, error) 
 		case de.IsDir():
 			e.Kind, evidence = o.surveySubdir(e.Path)
 		case de.Type().IsRegular():
-			archive, ev := o.sniffPath(e.Path)
+			archive, ev := o.sniffPath(e.Path, true)
 			if archive {
 				e.Kind = SurveyArchive
 			}
@@ -132,7 +138,7 @@ func (o *opener) surveySubdir(p string) (kind string, evidence bool) {
 		if e.kind != entFile || e.bad != nil || strings.HasPrefix(filepath.Base(e.name), ".") {
 			return nil
 		}
-		archive, ev := o.sniffPath(filepath.Join(p, filepath.FromSlash(e.name)))
+		archive, ev := o.sniffPath(filepath.Join(p, filepath.FromSlash(e.name)), !evidence)
 		if archive {
 			kind = SurveyHolds
 			return filepath.SkipAll
@@ -176,9 +182,10 @@ func indexDir(ctx context.Context, root string, depth int) (*index, error) {
 }
 
 // sniffPath reads the head of the file p (decompressed when it is
-// compressed) and says whether it is an archive, or else whether a format
-// recognizes it. A file that cannot be read is neither.
-func (o *opener) sniffPath(p string) (archive, evidence bool) {
+// compressed) and says whether it is an archive, or else, when sniff is
+// set, whether a format recognizes it. A file that cannot be read is
+// neither.
+func (o *opener) sniffPath(p string, sniff bool) (archive, evidence bool) {
 	base := filepath.Base(p)
 	if strings.HasPrefix(base, "._") || base == ".DS_Store" {
 		return false, false
@@ -199,7 +206,7 @@ func (o *opener) sniffPath(p string) (archive, evidence bool) {
 		if isTar(magic) || isZip(magic) {
 			return true, true
 		}
-		return false, o.recognized(p, br)
+		return false, sniff && o.recognized(p, br)
 	}
 	zr, err := decompress(c, br, o.bud, o.bud.lim.MaxFileBytes, magic)
 	if err != nil {
@@ -209,7 +216,7 @@ func (o *opener) sniffPath(p string) (archive, evidence bool) {
 	if dhead, _ := zbr.Peek(text.HeadSize); isTar(dhead) {
 		return true, true
 	}
-	return false, o.recognized(p, zbr)
+	return false, sniff && o.recognized(p, zbr)
 }
 
 // recognized reports whether a format recognizes the text br starts.

@@ -62,6 +62,19 @@ func TestSurveyLayoutTrees(t *testing.T) {
 		if sub := survey(t, b.Path); sub.Layout != b.Kind || len(sub.Bundles)+len(sub.Loose) != 0 {
 			t.Errorf("%s surveyed on its own: %+v, want its layout %s and nothing else", b.Path, sub, b.Kind)
 		}
+		// Given as a link, a directory is surveyed where it points.
+		link := filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(b.Path, link); err != nil {
+			t.Fatal(err)
+		}
+		if sub := survey(t, link); sub.Layout != b.Kind {
+			t.Errorf("a link to %s: layout %q, want %s", b.Path, sub.Layout, b.Kind)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink(dir, link)
+	if got := entries(link, survey(t, link).Bundles); !slices.Equal(got, want) {
+		t.Errorf("a link to the trees: bundles %q, want %q", got, want)
 	}
 }
 
