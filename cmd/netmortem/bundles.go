@@ -18,7 +18,8 @@ import (
 // rules (docs/scale.md, "A directory of bundles"):
 //
 //   - A directory with a bundle layout of its own (a sosreport, a
-//     troubleshoot.sh bundle) is one bundle, whatever it holds.
+//     troubleshoot.sh bundle, one must-gather run of several images) is
+//     one bundle, whatever it holds.
 //   - A directory whose entries are bundles (archives, directories with a
 //     layout, folders holding such) and nothing else that is evidence is a
 //     directory of bundles: each entry is analyzed on its own, and batch

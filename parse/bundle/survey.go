@@ -112,7 +112,27 @@ func SurveyDir(ctx context.Context, dir string, opts *Options) (*Survey, error) 
 			s.Loose = append(s.Loose, e)
 		}
 	}
+	if oneMustGather(ix, s) {
+		// oc adm must-gather writes one directory per image it ran,
+		// beside the run's timestamp: one cluster's collection.
+		return &Survey{Layout: LayoutMustGather}, ctx.Err()
+	}
 	return s, ctx.Err()
+}
+
+// oneMustGather reports whether the bundles of a survey are the image
+// directories of one must-gather run: all must-gather, with the run's
+// timestamp file beside them.
+func oneMustGather(ix *index, s *Survey) bool {
+	if k, ok := ix.kinds["timestamp"]; len(s.Bundles) < 2 || !ok || k != entFile {
+		return false
+	}
+	for _, b := range s.Bundles {
+		if b.Kind != LayoutMustGather {
+			return false
+		}
+	}
+	return true
 }
 
 // surveySubdir says whether the directory p is a bundle (its kind: a

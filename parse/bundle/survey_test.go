@@ -121,3 +121,35 @@ func TestSurveyMissing(t *testing.T) {
 		t.Error("no error for a missing directory")
 	}
 }
+
+// TestSurveyMustGather: the image directories of one must-gather run are
+// one bundle; two runs side by side are two.
+func TestSurveyMustGather(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, body string) {
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, run := range []string{"must-gather.local.1", "must-gather.local.2"} {
+		write(run+"/timestamp", "2026-11-22 10:11:12\n")
+		for _, image := range []string{"quay-io-openshift-must-gather-sha256-1", "quay-io-openshift-network-tools-sha256-2"} {
+			write(run+"/"+image+"/cluster-scoped-resources/core/nodes/master-0.yaml", "kind: Node\n")
+			write(run+"/"+image+"/timestamp", "2026-11-22 10:11:12\n")
+		}
+	}
+	run := filepath.Join(dir, "must-gather.local.1")
+	if s := survey(t, run); s.Layout != bundle.LayoutMustGather || len(s.Bundles) != 0 {
+		t.Errorf("one run: %+v, want one must-gather", s)
+	}
+	if s := survey(t, dir); len(s.Bundles) != 2 || s.Bundles[0].Kind != bundle.SurveyHolds {
+		t.Errorf("two runs: %+v, want two folders holding bundles", s)
+	}
+	// Without the run's timestamp, two must-gather directories are two.
+	os.Remove(filepath.Join(run, "timestamp"))
+	if s := survey(t, run); s.Layout != "" || len(s.Bundles) != 2 {
+		t.Errorf("no timestamp: %+v, want two bundles", s)
+	}
+}
