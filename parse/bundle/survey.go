@@ -56,13 +56,16 @@ const (
 // layout is recognized from its root's entries and those one level below.
 const surveyDepth = 2
 
-// SurveyDir surveys the directory dir (see Survey) with the formats of
-// opts (parse.SurveyDir fills them in). Entries whose names start with a
-// dot (settings, a .git directory), macOS resource forks, symbolic links
-// (never followed by Open inside a directory) and other special files are
-// not counted. Only heads of files are read: a directory's layout is told
-// by its paths and small layout files, an archive by its first bytes, a
-// file's evidence by its sniffed head.
+// SurveyDir surveys the directory dir (see Survey), sniffing files with
+// opts.Formats (parse.Formats() for every format). Entries whose names
+// start with a dot (settings, a .git directory), macOS resource forks,
+// symbolic links (never followed by Open inside a directory) and other
+// special files are not counted. Only heads of files are read: a
+// directory's layout is told by its paths and small layout files, an
+// archive by its first bytes, a file's evidence by its sniffed head. A
+// folder holding a tar or zip anywhere below is a bundle's folder, even
+// when the archive is only part of a node's files: batch says so, and
+// --as-one merges.
 func SurveyDir(ctx context.Context, dir string, opts *Options) (*Survey, error) {
 	o := newOpener(ctx, opts)
 	// A directory given as a link is surveyed where it points, as Open
