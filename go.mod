@@ -3,6 +3,7 @@ module github.com/netmortem/netmortem
 go 1.26.8
 
 require (
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/gopacket/gopacket v1.7.7
 	github.com/klauspost/compress v1.18.0
 	github.com/olekukonko/tablewriter v1.1.5

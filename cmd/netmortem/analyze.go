@@ -96,6 +96,11 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
 	}
+	operands, err := expandOperands(fs.Args())
+	if err != nil {
+		escape.Fprintln(stderr, "netmortem analyze:", err)
+		return exitUsage
+	}
 
 	ctx, stop := signalContext()
 	defer stop()
@@ -110,7 +115,10 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 			}
 		}
 	}
-	in := openPaths(readCtx, fs.Args(), popts)
+	if !o.quiet {
+		noteMerged(readCtx, operands.paths, stderr)
+	}
+	in := openExpanded(readCtx, operands, popts)
 	snap := in.snap
 	readCut := readCtx.Err() != nil
 	// The rules run on what was read, even when reading ran out of time:

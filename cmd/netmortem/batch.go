@@ -26,6 +26,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/buildinfo"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
@@ -34,6 +35,10 @@ import (
 // batchResult is one line of `netmortem batch` output (JSON Lines); the
 // schema is documented in docs/scale.md.
 type batchResult struct {
+	// SchemaVersion is report.SchemaVersion: the shape of the line.
+	SchemaVersion string `json:"schema_version"`
+	// Tool is the netmortem that wrote the line.
+	Tool       buildinfo.Info       `json:"tool"`
 	Bundle     string               `json:"bundle"`
 	Status     string               `json:"status"` // ok, unreadable, refused, timeout, over_budget
 	Error      string               `json:"error,omitempty"`
@@ -91,17 +96,18 @@ func newBatchCmd(c *cli) *cobra.Command {
 	memLimit := fs.Int64("memory-limit", 0, "soft memory limit for the whole batch in bytes, as GOMEMLIMIT (0: none)")
 	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
+	asOne := fs.Bool("as-one", false, "analyze each directory given as one bundle, even when it holds several (archives, sosreport or troubleshoot directories): by default each is analyzed on its own")
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"fail-on": completeValues(failOnValues...),
 		"jobs": cobra.NoFileCompletions, "shard": cobra.NoFileCompletions, "timeout": cobra.NoFileCompletions,
 		"max-bundle-bytes": cobra.NoFileCompletions, "max-bundle-memory": cobra.NoFileCompletions, "memory-limit": cobra.NoFileCompletions})
 	c.runs(cmd, "", func([]string) int {
-		return runBatch(fs, c.stdout, c.stderr, jobs, out, resume, shard, timeout, maxBytes, maxMemory, memLimit, failOn, quiet)
+		return runBatch(fs, c.stdout, c.stderr, jobs, out, resume, shard, timeout, maxBytes, maxMemory, memLimit, failOn, quiet, asOne)
 	})
 	return cmd
 }
 
 func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *string, resume *bool, shard *string, timeout *time.Duration,
-	maxBytes, maxMemory, memLimit *int64, failOn *string, quiet *bool) int {
+	maxBytes, maxMemory, memLimit *int64, failOn *string, quiet, asOne *bool) int {
 	sev, err := analyzer.ParseSeverity(*failOn)
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem batch: --fail-on:", err)
@@ -119,13 +125,22 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 		fmt.Fprintln(stderr, "netmortem batch: --shard:", err)
 		return exitUsage
 	}
-	var bundles []string
-	for _, a := range fs.Args() {
-		matches, err := filepath.Glob(a)
-		if err != nil || len(matches) == 0 {
-			matches = []string{a} // not a pattern, or nothing matched: reported as unreadable
+	if slices.Contains(fs.Args(), stdinOperand) {
+		fmt.Fprintln(stderr, "netmortem batch:", errBatchStdin)
+		return exitUsage
+	}
+	operands, err := expandOperands(fs.Args())
+	if err != nil {
+		escape.Fprintln(stderr, "netmortem batch:", err)
+		return exitUsage
+	}
+	// A pattern that matched nothing is kept: its line says so.
+	bundles := operands.paths
+	if !*asOne {
+		if bundles, err = splitOperands(context.Background(), bundles, stderr, *quiet); err != nil {
+			escape.Fprintln(stderr, "netmortem batch:", err)
+			return exitUsage
 		}
-		bundles = append(bundles, matches...)
 	}
 	if len(bundles) == 0 {
 		fmt.Fprintln(stderr, "netmortem batch: no BUNDLE given")
@@ -249,7 +264,7 @@ dispatch:
 // regular file nor a directory is refused before it is opened.
 func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, maxBytes, maxMemory int64) (res batchResult) {
 	start := time.Now()
-	res = batchResult{Bundle: bundle, Status: statusOK, Started: start.UTC(), Findings: []analyzer.Finding{},
+	res = batchResult{SchemaVersion: report.SchemaVersion, Tool: buildinfo.Get(), Bundle: bundle, Status: statusOK, Started: start.UTC(), Findings: []analyzer.Finding{},
 		Warnings: []report.Warning{}, RuleErrors: []analyzer.RuleError{}}
 	defer func() {
 		if r := recover(); r != nil {
@@ -259,6 +274,12 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 	}()
 	if err := refusal(bundle); err != nil {
 		res.Status, res.Error = statusRefused, err.Error()
+		return res
+	}
+	if _, err := os.Lstat(bundle); err != nil && isPattern(bundle) {
+		// Operands that exist are taken as they are, patterns expanded:
+		// this one matched nothing.
+		res.Status, res.Error = statusUnreadable, errNoMatch.Error()
 		return res
 	}
 	if maxBytes > 0 {

@@ -56,9 +56,14 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
 	}
+	operands, err := expandOperands(fs.Args())
+	if err != nil {
+		escape.Fprintln(stderr, "netmortem inspect:", err)
+		return exitUsage
+	}
 	ctx, stop := signalContext()
 	defer stop()
-	opened := openPaths(ctx, fs.Args(), &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}})
+	opened := openExpanded(ctx, operands, &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}})
 	snap := opened.snap
 	all := rules.All()
 	// Which rules can run is decided by the evidence alone: run them on an
@@ -79,7 +84,6 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 			in.Runnable = append(in.Runnable, r.Name)
 		}
 	}
-	var err error
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/netmortem/netmortem/internal/escape"
@@ -82,6 +83,22 @@ var openAll = parse.OpenAll
 // skipped inputs and warnings, and make err non-nil: they are unreadable
 // inputs. It returns when ctx ends even if reading does not.
 func openPaths(ctx context.Context, paths []string, opts *parse.Options) opened {
+	return openExpanded(ctx, expanded{paths: paths}, opts)
+}
+
+// openExpanded is openPaths for operands expanded by expandOperands: a
+// pattern that matched nothing is an unreadable input, reported like a
+// refused path, and "-" reads stdin.
+func openExpanded(ctx context.Context, e expanded, opts *parse.Options) opened {
+	paths := e.paths
+	if slices.Contains(paths, stdinOperand) {
+		o := parse.Options{}
+		if opts != nil {
+			o = *opts
+		}
+		o.Stdin = stdin
+		opts = &o
+	}
 	var (
 		ok   []string
 		errs []error
@@ -90,7 +107,13 @@ func openPaths(ctx context.Context, paths []string, opts *parse.Options) opened 
 	var refusedInputs []model.Input
 	var refusedWarns model.ErrorList
 	for _, p := range paths {
-		if err := refusal(p); err != nil {
+		err := refusal(p)
+		if e.unmatched[p] {
+			err = errNoMatch
+		} else if p == stdinOperand {
+			err = nil
+		}
+		if err != nil {
 			res.refused = append(res.refused, p)
 			errs = append(errs, fmt.Errorf("%s: %w", p, err))
 			in := model.Input{Path: p, Skipped: err.Error()}

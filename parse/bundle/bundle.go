@@ -16,6 +16,7 @@ package bundle
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 
 	"github.com/netmortem/netmortem/capture"
@@ -48,11 +49,24 @@ type Options struct {
 	// TempDir is where nested archives too large for memory are spilled
 	// (and removed before Open returns); "" means os.TempDir().
 	TempDir string
+	// Stdin, when set, is what the path "-" reads (see StdinName).
+	Stdin io.Reader
 }
+
+// StdinName is the name of what Options.Stdin reads in positions, inputs
+// and findings: "<stdin>", and "<stdin>!member" for an archive's members.
+// Stdin is read as one file: sniffed like any other (a capture, a command
+// output, kubectl JSON, a compressed file, a tar or zip archive), read once,
+// and bounded like an archive member (Limits.MaxFileBytes). An archive on
+// stdin is held in memory up to Limits.MaxMemoryBuffer and spilled to a
+// temporary file in Options.TempDir beyond it, since walking it needs
+// random access.
+const StdinName = "<stdin>"
 
 // Open reads the evidence at path (a directory, a .tar, .tar.gz, .tgz,
 // .tar.xz, .tar.bz2 or .zip archive, possibly holding further archives, or
-// a single file, possibly gzip'd, xz'd or bzip2'd) into a Snapshot. It
+// a single file, possibly gzip'd, xz'd or bzip2'd; "-" for Options.Stdin
+// when it is set) into a Snapshot. It
 // returns the problems found inside the evidence as warnings, and a non-nil
 // error only when path cannot be read at all or ctx ends first (then the
 // Snapshot holds what was read until then). Open never writes into the
@@ -68,7 +82,8 @@ func Open(ctx context.Context, path string, opts *Options) (*model.Snapshot, mod
 }
 
 // OpenAll opens every path and merges them into one Snapshot. The error
-// joins those of the paths that could not be read at all.
+// joins those of the paths that could not be read at all. The path "-"
+// reads Options.Stdin when it is set.
 func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapshot, model.ErrorList, error) {
 	snap := &model.Snapshot{}
 	var warns model.ErrorList

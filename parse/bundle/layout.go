@@ -159,6 +159,9 @@ func rootName(root, treeName string) string {
 	if root != "" {
 		return path.Base(root)
 	}
+	if treeName == StdinName {
+		return "" // an archive on stdin has no name to tell
+	}
 	b := path.Base(strings.ReplaceAll(treeName, "\\", "/"))
 	if i := strings.LastIndex(b, "!"); i >= 0 {
 		b = path.Base(b[i+1:])

@@ -136,6 +136,9 @@ type boundReader struct {
 	// it the compressed side already is (the cumulative ratio of the
 	// archives and compressed files around this stream); 0 reads as 1.
 	scale float64
+	// what names the stream in the size limit's message when it is not
+	// a decompressed one ("stdin").
+	what string
 }
 
 // ratio is the stream's cumulative ratio so far: its own times its
@@ -158,6 +161,8 @@ func (z *boundReader) Read(p []byte) (int, error) {
 	z.b.total += int64(n)
 	lim := z.b.lim
 	switch {
+	case z.out > z.max && z.what != "":
+		z.err = limitErr("%s is larger than %s (Limits.MaxFileBytes); rest not read", z.what, human(z.max))
 	case z.out > z.max:
 		z.err = limitErr("decompressed size exceeds %s (Limits.MaxFileBytes); rest not read", human(z.max))
 	case z.in != nil && z.out > ratioFloor && z.in.n > 0 && z.ratio() > float64(lim.MaxRatio):

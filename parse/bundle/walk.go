@@ -34,6 +34,9 @@ type input struct {
 	// scale is how many times larger than the bytes on disk that made
 	// it the file already is (see boundReader.scale).
 	scale float64
+	// bound, when set, bounds r itself (stdin): its limit error is
+	// reported on the file when r is read as it is.
+	bound *boundReader
 }
 
 // openErr says that p could not be opened: err as it is when it names p
@@ -49,6 +52,18 @@ func openErr(p string, err error) error {
 // open is the first stage of Open for one path: a directory is walked as a
 // tree, a file read as an input.
 func (o *opener) open(p string) error {
+	if p == "-" && o.opts != nil && o.opts.Stdin != nil {
+		// Not on disk: bounded as an archive member is, and made
+		// random-access (spilled) only if it is an archive.
+		br := &boundReader{r: o.opts.Stdin, max: o.bud.lim.MaxFileBytes, b: o.bud, what: "stdin"}
+		o.file(input{name: StdinName, r: br, pl: placement{node: o.node, direct: true}, bound: br})
+		if br.err != nil && !slices.ContainsFunc(o.warns, func(e *model.Error) bool { return errors.Is(e.Err, ErrLimit) }) {
+			// Cut short inside a decompressor or an archive, whose
+			// readers do not report it.
+			o.warns.Add(model.Pos{File: StdinName}, "", br.err)
+		}
+		return o.ctx.Err()
+	}
 	fi, err := os.Stat(p)
 	if err != nil {
 		return openErr(p, err)
@@ -261,7 +276,7 @@ func (o *opener) file(in input) {
 			o.nested(in, c, br, magic)
 			return
 		}
-		o.decoded(in.name, br, in.pl, nil)
+		o.decoded(in.name, br, in.pl, in.bound)
 		return
 	}
 	tee := &switchTee{r: br, on: true}
