@@ -234,7 +234,10 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 		summary += fmt.Sprintf(" The components run (as leaders: %s; listening: %s) on another node, so the check fails "+
 			"although they work: a false alarm.", orNone(leaderNodes), orNone(listenNodes))
 	}
+	components := slices.Clone(names)
+	slices.Sort(components)
 	p.Report(analyzer.Finding{
+		Subject:      subject("component", strings.Join(slices.Compact(components), ",")),
 		Severity:     analyzer.Warning,
 		Certainty:    certainty,
 		Supports:     supports,

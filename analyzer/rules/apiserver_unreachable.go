@@ -407,7 +407,12 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 			"a dead load balancer or VIP in front of the apiservers", "an overloaded apiserver (TLS handshake timeout)"}
 		decide = fmt.Sprintf("from the same host or Pod: nc -zv %s %d", ap.Addr(), ap.Port())
 	}
+	where := addr
+	if ap.IsValid() {
+		where = ap.String()
+	}
 	return analyzer.Finding{
+		Subject:      subject("component", comp, "node", node, "address", where),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,

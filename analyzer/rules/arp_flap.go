@@ -196,6 +196,7 @@ func runARPFlap(p *analyzer.Pass) error {
 			c.Supports = append(c.Supports, fmt.Sprintf("the address is %s, which one announcer should hold", rs.Words()))
 		}
 		p.Report(withFinding(c, analyzer.Finding{
+			Subject:  subject("node", o.node, "address", o.ip.String()),
 			Severity: sev,
 			Title:    fmt.Sprintf("%s is claimed by %d MAC addresses: %s", o.ip, len(o.macs), listSome(o.macs, false)),
 			Summary: fmt.Sprintf("The owner of %s%s changes %d %s %s: %s. Neighbours send traffic for it to "+

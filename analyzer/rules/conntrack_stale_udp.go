@@ -206,7 +206,10 @@ func staleUDPFinding(p *analyzer.Pass, g *staleUDP) (analyzer.Finding, bool) {
 	if g.node != "" {
 		where = g.node
 	}
+	svc, port, _ := strings.Cut(g.service, ":")
 	return analyzer.Finding{
+		Subject: subject("node", g.node, "object", "Service "+svc, "service_port", port,
+			"backend", g.backend.String(), "proto", "udp"),
 		Severity:    analyzer.Error,
 		Certainty:   analyzer.Proven,
 		Supports:    supports,

@@ -179,6 +179,7 @@ func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.
 		sev = analyzer.Warning
 	}
 	return analyzer.Finding{
+		Subject:      subject("node", node, "setting", "net.ipv4.ip_local_port_range"),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,

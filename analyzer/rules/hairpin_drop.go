@@ -131,6 +131,7 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 		values["node"] = g.node
 	}
 	f := analyzer.Finding{
+		Subject: subject("node", g.node, "client", g.client.String(), "vip", g.service.String()),
 		Title: fmt.Sprintf("%s cannot reach itself through %s: %d %s translated back to it got no answer", g.client, g.service,
 			n, plural(n, "connection", "connections")),
 		Summary: fmt.Sprintf("%d %s from %s to %s %s translated by the node to %s, the client's own address: the same SYN "+

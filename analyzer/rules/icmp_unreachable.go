@@ -184,7 +184,8 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 		if len(rs) > 0 {
 			what = fmt.Sprintf(" (%s)", rs.Words())
 		}
-		f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev, Sources: sources}
+		f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev, Sources: sources,
+			Subject: subject("node", first.Node, "from", g.from, "icmp", g.what, "address", g.dst)}
 		n := g.count()
 		if g.routers != nil {
 			values["from"] = g.routers

@@ -244,6 +244,7 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 	}
 	slices.Sort(sources)
 	p.Report(analyzer.Finding{
+		Subject:      subject("component", "kube-proxy", "setting", "strictARP"),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,

@@ -2,6 +2,8 @@ package rules
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -157,7 +159,12 @@ func runKubeProxySyncErrors(p *analyzer.Pass) error {
 		if certainty == analyzer.Proven {
 			alternatives = nil
 		}
+		subj := subject("node", g.node, "component", "kube-proxy")
+		if g.node == "" {
+			subj["log"] = path.Base(filepath.ToSlash(g.file)) // the log of a node the bundle does not name
+		}
 		p.Report(analyzer.Finding{
+			Subject:      subj,
 			Severity:     sev,
 			Certainty:    certainty,
 			Supports:     supports,

@@ -230,6 +230,7 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 		}
 		reported = true
 		p.Report(analyzer.Finding{
+			Subject:      subject("object", object("Service", svc.Namespace, svc.Name)),
 			Severity:     sev,
 			Certainty:    certainty,
 			Supports:     supports,
@@ -359,6 +360,7 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 	}
 	slices.Sort(sources)
 	p.Report(analyzer.Finding{
+		Subject:      subject("component", "MetalLB,kube-vip"),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,

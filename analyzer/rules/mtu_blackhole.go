@@ -169,6 +169,7 @@ func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 		values["node"] = g.node
 	}
 	f := analyzer.Finding{
+		Subject:   subject("node", g.node, "source", g.sender.String(), "destination", g.receiver.String()),
 		Severity:  analyzer.Warning,
 		Certainty: analyzer.Likely,
 		Title: fmt.Sprintf("%d-byte segments from %s to %s are dropped while smaller ones pass (%d %s)", size, g.sender,

@@ -131,6 +131,7 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 		reaction = fmt.Sprintf("reset %d and ignored %d", resets, ignored)
 	}
 	f := analyzer.Finding{
+		Subject: subject("node", g.node, "client", g.client.String(), "vip", g.service.String(), "backend", g.target.String()),
 		Title: fmt.Sprintf("replies from %s reach %s untranslated: %d %s to %s failed", g.target, g.client, n,
 			plural(n, "connection", "connections"), g.service),
 		Summary: fmt.Sprintf("%d %s from %s to %s %s translated by the node to %s: the same SYN (sequence number %d) is "+

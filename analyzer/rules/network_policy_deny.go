@@ -242,6 +242,8 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 	cliName := clientName(ca, client)
 	port := sym.server.Port()
 	f := analyzer.Finding{
+		Subject: subject("client", ca.String(), "address", sym.server.String(),
+			"object", object("Pod", server.Namespace, server.Name)),
 		Severity: analyzer.Warning,
 		Facts:    map[string]any{"server": sym.server.String(), "server_pod": srvName, "client": cliName},
 		Sources:  sym.sources,
@@ -352,6 +354,8 @@ func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server,
 	cliName, srvName := clientName(ca, client), podName(server)
 	sup, ev := dropSupport(drops)
 	f := analyzer.Finding{
+		Subject: subject("client", ca.String(), "address", srv.String(),
+			"object", object("Pod", server.Namespace, server.Name)),
 		Severity:  analyzer.Warning,
 		Certainty: analyzer.Unknown,
 		Title: fmt.Sprintf("%s drops %s -> %s:%d as policy-denied, but the NetworkPolicies admit it", d.Dataplane, cliName,

@@ -181,6 +181,7 @@ func runNodePortCollision(p *analyzer.Pass) error {
 				"changed after it was allocated.", rng.Range, rng.Source())
 		}
 		p.Report(analyzer.Finding{
+			Subject:      subject("port", fmt.Sprint(np.Port), "proto", strings.ToLower(np.Protocol)),
 			Severity:     sev,
 			Certainty:    certainty,
 			Supports:     supports,

@@ -155,6 +155,7 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 	all, dev rpfValue, ctr *model.Counter) analyzer.Finding {
 	out := strings.Join(outDevs, ", ")
 	f := analyzer.Finding{
+		Subject:  subject("node", g.Node, "address", g.Server.String(), "interface", in),
 		Severity: analyzer.Warning,
 		Facts: map[string]any{
 			"server": g.Server.String(), "attempts": g.N, "syn_retransmissions": g.Retx,
@@ -414,6 +415,7 @@ func felixLooseRPF(p *analyzer.Pass) {
 		les := byNode[node]
 		first := les[0]
 		f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely,
+			Subject: subject("node", node, "component", "felix", "setting", "net.ipv4.conf.all.rp_filter"),
 			Facts:   map[string]any{"felix_messages": len(les)},
 			Sources: []model.Kind{model.KindLogs}}
 		if node != "" {

@@ -305,7 +305,11 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 		"chains: %s of them get %q instead of kube-proxy's %d %s.%s", nodeName(sp.Node), svc, front, traffic,
 		first.Rule.Pos, first.Hook, strings.TrimSpace(first.Rule.Raw), share, first.Action, len(sp.Backends),
 		plural(len(sp.Backends), "endpoint", "endpoints"), summaryCap)
+	subj := servicePortSubject(sp)
+	subj["hook"] = first.Hook // the rule's table and chain: its line moves with rules added above it
+	subj["chain"] = first.Chain
 	return analyzer.Finding{
+		Subject:   subj,
 		Severity:  severity,
 		Certainty: certainty,
 		Title: fmt.Sprintf("%s (%s): %s caught by a rule outside kube-proxy's chains (%s)", svc, front, traffic,

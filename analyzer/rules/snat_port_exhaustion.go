@@ -308,6 +308,7 @@ func snatFacts(t snatTarget, dst netip.AddrPort) map[string]any {
 func snatFinding(t snatTarget, dst netip.AddrPort, u *snatUse, g *facts.FailGroup, inserts uint64, insertEv []analyzer.Evidence) analyzer.Finding {
 	what := snatWhat(t)
 	f := analyzer.Finding{Severity: analyzer.Warning, Facts: snatFacts(t, dst),
+		Subject: subject("node", t.node, "address", dst.String(), "proto", strings.ToLower(u.proto)),
 		Sources: []model.Kind{model.KindNetfilter, model.KindConntrack}}
 	f.Facts["ports_in_use"] = len(u.ports)
 	f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: t.rule.Pos, Note: what})
@@ -383,6 +384,7 @@ func snatLikelyFinding(t snatTarget, g *facts.FailGroup, seen int, inserts uint6
 	what := snatWhat(t)
 	dst := g.Server
 	f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely, Facts: snatFacts(t, dst),
+		Subject: subject("node", t.node, "address", dst.String(), "proto", "tcp"),
 		Sources: []model.Kind{model.KindNetfilter, model.KindCapture}}
 	f.Facts["attempts_seen"] = seen
 	f.Facts["failed_attempts"] = g.N

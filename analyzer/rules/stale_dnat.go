@@ -227,6 +227,7 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 			"neither the endpoints' addresses nor a kube-proxy log saying it stopped syncing."
 	}
 	return analyzer.Finding{
+		Subject:      servicePortSubject(&sp),
 		Severity:     severity,
 		Certainty:    certainty,
 		Supports:     supports,

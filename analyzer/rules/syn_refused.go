@@ -15,6 +15,7 @@ var SynRefused = &analyzer.Rule{
 	Needs:    []model.Kind{model.KindCapture},
 	Uses:     []model.Kind{model.KindKube},
 	Requires: synFailureFacts,
+	Params:   synFailureParams,
 	Run:      func(p *analyzer.Pass) error { return runSynFailures(p, refusedWords) },
 	Proof: "the capture's SYNs answered by RSTs from the server, and the Services or Endpoints saying the endpoint " +
 		"should answer (a Service address, a ready endpoint)",

@@ -15,6 +15,7 @@ var SynUnanswered = &analyzer.Rule{
 	Needs:    []model.Kind{model.KindCapture},
 	Uses:     []model.Kind{model.KindKube},
 	Requires: synFailureFacts,
+	Params:   synFailureParams,
 	Run:      func(p *analyzer.Pass) error { return runSynFailures(p, unansweredWords) },
 	Proof: "the capture's unanswered SYNs, and the Services or Endpoints saying the endpoint should answer " +
 		"(a Service address, a ready endpoint)",

@@ -285,6 +285,7 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, attemp
 	}
 	f.Title, f.Summary, f.Cause, f.Fix = title, summary, cause, fix
 	f.Facts, f.Sources, f.Evidence = values, sources, dedupEvidence(ev)
+	f.Subject = subject("node", node, "client", client.String())
 	return f
 }
 

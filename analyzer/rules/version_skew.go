@@ -200,6 +200,7 @@ func runVersionSkew(p *analyzer.Pass) error {
 		summary += " Outside the supported skew: " + strings.Join(broken, "; ") + "."
 	}
 	p.Report(analyzer.Finding{
+		Subject:      subject("component", "kubelet"),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,
