@@ -74,6 +74,7 @@ func writeText(w io.Writer, r *Report) error {
 			ew.printf("\t%s\n", e)
 		}
 	}
+	writeSuppressedText(ew, r)
 	return ew.err
 }
 
@@ -85,6 +86,7 @@ func writeTable(w io.Writer, r *Report) error {
 	if len(r.Findings) == 0 {
 		ew.printf("No findings (%d %s read, %d %s).\n", countRead(r), plural(countRead(r), "input", "inputs"),
 			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
+		writeSuppressedTable(ew, r)
 		return ew.err
 	}
 	t := tablewriter.NewTable(w,
@@ -141,6 +143,7 @@ func writeTable(w io.Writer, r *Report) error {
 			}
 		}
 	}
+	writeSuppressedTable(ew, r)
 	return ew.err
 }
 
@@ -199,6 +202,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			ew.printf("- %s: %s\n", mdCode(wn.Position), wn.Message)
 		}
 	}
+	writeSuppressedMarkdown(ew, r)
 	return ew.err
 }
 

@@ -37,6 +37,12 @@ type Report struct {
 	Skipped []analyzer.Skipped `json:"skipped_rules" yaml:"skipped_rules"`
 	// Errors lists rules that failed.
 	Errors []analyzer.RuleError `json:"rule_errors" yaml:"rule_errors"`
+	// SuppressedCount is how many findings a configuration's ignore
+	// entries or a baseline left out of Findings (SetSuppressed).
+	SuppressedCount int `json:"suppressed_count" yaml:"suppressed_count"`
+	// Suppressed are those findings, each with why, when they are asked
+	// for (--show-suppressed); absent otherwise.
+	Suppressed []analyzer.Suppressed `json:"suppressed,omitempty" yaml:"suppressed,omitempty"`
 }
 
 // Warning is a problem found in an input.

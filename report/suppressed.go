@@ -1,0 +1,89 @@
+package report
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+)
+
+// SetSuppressed records the findings that a configuration's ignore entries
+// or a baseline left out of r: their number always (SuppressedCount, in
+// every format's summary), the findings themselves, with why, when show is
+// set (--show-suppressed).
+func (r *Report) SetSuppressed(sup []analyzer.Suppressed, show bool) {
+	r.SuppressedCount = len(sup)
+	r.Suppressed = nil
+	if show {
+		r.Suppressed = slices.Clone(sup)
+		if r.Suppressed == nil {
+			r.Suppressed = []analyzer.Suppressed{}
+		}
+	}
+}
+
+// suppressedNote is the summary line of the suppressed findings: "2
+// findings suppressed (--show-suppressed lists them)", or "" for none.
+func suppressedNote(r *Report) string {
+	if r.SuppressedCount == 0 {
+		return ""
+	}
+	s := plural(r.SuppressedCount, "1 finding", itoa(r.SuppressedCount)+" findings") + " suppressed"
+	if r.Suppressed == nil {
+		s += " (--show-suppressed lists them)"
+	}
+	return s
+}
+
+// why says why a finding was suppressed: "by .netmortem.yaml:12: reason"
+// or "by the baseline (in the baseline old.json)".
+func why(s analyzer.Suppressed) string {
+	if s.By == "baseline" {
+		return "baseline: " + s.Reason
+	}
+	return "by " + s.By + ": " + s.Reason
+}
+
+// writeSuppressedText ends the text format: one line per suppressed
+// finding shown, then the count.
+func writeSuppressedText(ew *errWriter, r *Report) {
+	for _, s := range r.Suppressed {
+		ew.printf("%s: %s: %s: %s (suppressed %s)\n", firstPos(s.Finding), s.Severity, s.Rule, s.Title, why(s))
+	}
+	if n := suppressedNote(r); n != "" {
+		ew.printf("%s\n", n)
+	}
+}
+
+// writeSuppressedTable ends the table format.
+func writeSuppressedTable(ew *errWriter, r *Report) {
+	if len(r.Suppressed) > 0 {
+		ew.printf("\nSuppressed:\n")
+		for _, s := range r.Suppressed {
+			ew.printf("  %s %s: %s\n      %s (fingerprint %s)\n", strings.ToUpper(s.Severity.String()), s.Rule, s.Title, why(s), s.Fingerprint)
+		}
+	}
+	if n := suppressedNote(r); n != "" {
+		ew.printf("\n%s.\n", n)
+	}
+}
+
+// writeSuppressedMarkdown ends the markdown format.
+func writeSuppressedMarkdown(ew *errWriter, r *Report) {
+	if len(r.Suppressed) > 0 {
+		ew.printf("\n### Suppressed findings\n\n")
+		for _, s := range r.Suppressed {
+			ew.printf("- %s `%s`: %s (%s)\n", s.Severity, s.Rule, mdCell(s.Title), mdCell(why(s)))
+		}
+	}
+	if n := suppressedNote(r); n != "" {
+		ew.printf("\n_%s._\n", n)
+	}
+}
+
+func firstPos(f analyzer.Finding) string {
+	if len(f.Evidence) > 0 {
+		return f.Evidence[0].Pos.String()
+	}
+	return "-"
+}
