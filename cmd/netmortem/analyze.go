@@ -29,6 +29,9 @@ type analyzeOptions struct {
 	quiet   bool
 	timeout time.Duration
 	memory  int64
+
+	baseline       string
+	showSuppressed bool
 }
 
 // defaultTimeout is analyze's time budget, the same as batch's budget per
@@ -41,17 +44,20 @@ const maxRuleGrace = time.Minute
 
 func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	var o analyzeOptions
+	var foundConfig bool
 	fs := pflag.NewFlagSet("analyze", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(report.Formats(), ", "))
-	fs.StringVar(&o.failOn, "fail-on", "warning", "exit 1 when a finding is at or above this severity: info, warning, error")
-	fs.StringVar(&o.config, "config", "", "YAML file that disables rules, overrides severities and sets thresholds")
+	fs.StringVar(&o.failOn, "fail-on", "warning", "exit 1 when a finding is at or above this severity: info, warning, error, or never")
+	fs.StringVar(&o.config, "config", "", "YAML file that disables rules, overrides severities, sets thresholds and suppresses findings (docs/config.md); default: .netmortem.yaml next to the bundle")
 	fs.StringSliceVar(&o.enable, "enable", nil, "run only these rules (comma separated)")
 	fs.StringSliceVar(&o.disable, "disable", nil, "do not run these rules (comma separated)")
 	fs.StringVar(&o.node, "node", "", "attribute inputs to this node when the bundle layout does not say")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "do not print progress and warnings on stderr")
 	fs.Int64Var(&o.memory, "max-bundle-memory", 0, "memory budget in bytes for what the inputs' parsed text keeps: files past it are read no further, with a warning (0: the default, 256 MiB)")
 	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "time budget for reading and analyzing; past it, reading stops, the rules run on what was read, and the exit code is 3 (0: no limit)")
+	fs.StringVar(&o.baseline, "baseline", "", "report of an earlier run (analyze -o json, or batch lines): its findings, by fingerprint, are suppressed")
+	fs.BoolVar(&o.showSuppressed, "show-suppressed", false, "list the suppressed findings, with why, after the others")
 	if code, ok := parseArgs(fs, stderr, args,
 		"Usage: netmortem analyze [flags] PATH...\n\n"+
 			"Reads each PATH (a support bundle directory, a .tar/.tar.gz archive, or single files:\n"+
@@ -74,15 +80,26 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
 	}
-	failOn, err := analyzer.ParseSeverity(o.failOn)
+	failOn, err := parseFailOn(o.failOn)
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem analyze: --fail-on:", err)
 		return exitUsage
+	}
+	o.config, foundConfig = findConfig(o.config, fs.Args())
+	if !o.quiet {
+		sayConfig(stderr, "analyze", o.config, foundConfig)
 	}
 	rules, cfg, err := selectRules(o)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
+	}
+	var baseline map[string]bool
+	if o.baseline != "" {
+		if baseline, err = readBaseline(o.baseline); err != nil {
+			escape.Fprintln(stderr, "netmortem analyze: --baseline:", err)
+			return exitUsage
+		}
 	}
 
 	ctx, stop := signalContext()
@@ -106,7 +123,10 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 	ruleCtx, cancelRules := ruleContext(ctx, readCtx, o.timeout)
 	defer cancelRules()
 	res := analyzer.Run(ruleCtx, snap, rules, cfg)
+	suppressed, expired := suppress(&res, cfg, baseline, o.baseline, time.Now())
 	rep := report.New(snap, in.warns, res)
+	rep.Warnings = append(rep.Warnings, expired...)
+	rep.SetSuppressed(suppressed, o.showSuppressed)
 
 	if !o.quiet {
 		for _, w := range rep.Warnings {

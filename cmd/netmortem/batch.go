@@ -75,7 +75,7 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	maxBytes := fs.Int64("max-bundle-bytes", 16<<30, "size budget per bundle: bundles larger on disk, or decompressing to more, are not analyzed (0: no limit)")
 	maxMemory := fs.Int64("max-bundle-memory", 0, "memory budget per bundle in bytes, for what its parsed text keeps: files past it are read no further, with a warning (0: the default, 256 MiB)")
 	memLimit := fs.Int64("memory-limit", 0, "soft memory limit for the whole batch in bytes, as GOMEMLIMIT (0: none)")
-	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity")
+	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity: info, warning, error, or never")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: netmortem batch [flags] BUNDLE|GLOB...\n\n"+
@@ -93,7 +93,7 @@ func runBatch(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return flagError(fs, stderr, err)
 	}
-	sev, err := analyzer.ParseSeverity(*failOn)
+	sev, err := parseFailOn(*failOn)
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem batch: --fail-on:", err)
 		return exitUsage
