@@ -21,12 +21,12 @@ import (
 func runRules(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("rules", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	output := fs.StringP("output", "o", "table", "output format: table, json, markdown")
+	output := fs.StringP("output", "o", "table", "output format: table, json, markdown, or config (the configuration reference, docs/config.md)")
 	dir := fs.String("dir", "", "with -o markdown: write one file per rule, DIR/<rule>.md, instead of one document")
 	if err := fs.Parse(args); err != nil {
 		return flagError(fs, stderr, err)
 	}
-	if err := oneOf("output", *output, []string{"table", "json", "markdown"}); err != nil {
+	if err := oneOf("output", *output, []string{"table", "json", "markdown", "config"}); err != nil {
 		fmt.Fprintln(stderr, "netmortem rules:", err)
 		return exitUsage
 	}
@@ -36,6 +36,8 @@ func runRules(args []string, stdout, stderr io.Writer) int {
 		err = rulesTable(stdout)
 	case "json":
 		err = rulesJSON(stdout)
+	case "config":
+		err = writeConfigDoc(stdout)
 	case "markdown":
 		if *dir != "" {
 			err = rulesMarkdownDir(*dir)
