@@ -177,4 +177,3 @@ func (d *docWriter) p(s string) {
 func configKeysDocumented() []string {
 	return append(append(append([]string{}, analyzer.ConfigKeys...), analyzer.RuleConfigKeys...), analyzer.IgnoreKeys...)
 }
-
