@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
@@ -176,4 +177,32 @@ func (d *docWriter) p(s string) {
 // of the configuration file.
 func configKeysDocumented() []string {
 	return append(append(append([]string{}, analyzer.ConfigKeys...), analyzer.RuleConfigKeys...), analyzer.IgnoreKeys...)
+}
+
+// paramDoc is a rule's parameter in netmortem rules -o json.
+type paramDoc struct {
+	Name    string  `json:"name"`
+	Type    string  `json:"type"`
+	Default float64 `json:"default"`
+	Doc     string  `json:"doc"`
+}
+
+func paramDocs(r *analyzer.Rule) []paramDoc {
+	var out []paramDoc
+	for _, p := range r.Params {
+		out = append(out, paramDoc{p.Name, string(p.Type), p.Default, p.Doc})
+	}
+	return out
+}
+
+// paramsText lists a rule's parameters: "min_attempts (integer, default
+// 1): the fewest ...; ...", with code marks around the names when mark is
+// "`"; "" for a rule without any.
+func paramsText(r *analyzer.Rule, mark string) string {
+	var parts []string
+	for _, p := range r.Params {
+		parts = append(parts, fmt.Sprintf("%s%s%s (%s, default %s): %s", mark, p.Name, mark, p.Type,
+			strconv.FormatFloat(p.Default, 'g', -1, 64), p.Doc))
+	}
+	return strings.Join(parts, "; ")
 }

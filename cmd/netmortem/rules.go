@@ -82,6 +82,7 @@ type ruleDoc struct {
 	NeedsAny []model.Kind `json:"needs_any,omitempty"` // at least one of these, on top of Needs
 	Uses     []model.Kind `json:"uses"`
 	Requires []string     `json:"requires"` // the derived facts it reads
+	Params   []paramDoc   `json:"params,omitempty"`
 }
 
 func rulesJSON(w io.Writer) error {
@@ -94,7 +95,7 @@ func rulesJSON(w io.Writer) error {
 		if uses == nil {
 			uses = []model.Kind{}
 		}
-		out = append(out, ruleDoc{r.Name, r.Severity.String(), r.Title(), r.Explanation(), needs, r.NeedsAny, uses, r.FactNames()})
+		out = append(out, ruleDoc{r.Name, r.Severity.String(), r.Title(), r.Explanation(), needs, r.NeedsAny, uses, r.FactNames(), paramDocs(r)})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -184,6 +185,9 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	if len(r.Requires) > 0 {
 		fmt.Fprintf(stdout, "Requires the facts: %s\n", strings.Join(r.FactNames(), ", "))
 	}
+	if len(r.Params) > 0 {
+		fmt.Fprintf(stdout, "Parameters (rules: %s: params: in the configuration): %s\n", r.Name, paramsText(r, ""))
+	}
 	fmt.Fprintf(stdout, "\n%s\n", r.Explanation())
 	fmt.Fprint(stdout, causeDoc(r, ""))
 	return exitOK
@@ -209,6 +213,9 @@ func rulesMarkdownDir(dir string) error {
 				docs = append(docs, fmt.Sprintf("`%s` (%s)", k.FactName(), k.FactDoc()))
 			}
 			fmt.Fprintf(&b, "- Requires the facts: %s\n", strings.Join(docs, "; "))
+		}
+		if len(r.Params) > 0 {
+			fmt.Fprintf(&b, "- Parameters ([config.md](../config.md)): %s\n", paramsText(r, "`"))
 		}
 		fmt.Fprintf(&b, "\n%s\n", r.Explanation())
 		b.WriteString(causeDoc(r, "**"))
