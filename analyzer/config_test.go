@@ -34,6 +34,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"rules:\n  synack-reset:\n    severity: critical\n", `c.yaml:3: rules.synack-reset.severity: expected info, warning or error, got "critical"`},
 		{"rules:\n  synack-reset: {}\n  synack-reset: {}\n", `c.yaml:3: rules: "synack-reset" given twice (first at line 2)`},
 		{"rules:\n  synack-reset: {\n", `c.yaml:2: did not find expected node content`},
+		{"rules:\n  synack-reset: \"abc\n", `c.yaml:2: found unexpected end of stream`},
+		{"rules:\n  a: b\x01\n", `c.yaml:2: control characters are not allowed`},
 		{"ignore: {}\n", `c.yaml:1: ignore: expected a list of entries, got a mapping`},
 		{"ignore:\n  - n1\n", `c.yaml:2: ignore entry: expected a mapping with the keys fingerprint, rule, node, namespace, object, address, reason or expires, got "n1"`},
 		{"ignore:\n  -\n", `c.yaml:2: ignore entry: expected a mapping with the keys fingerprint, rule, node, namespace, object, address, reason or expires, got nothing`},

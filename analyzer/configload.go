@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -56,14 +58,14 @@ func (l *configLoader) load(b []byte) *Config {
 		if err == io.EOF {
 			return c
 		}
-		l.syntax(err)
+		l.syntax(b, err)
 		return c
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		l.errorf(&extra, "a second YAML document: expected one")
 	} else if err != io.EOF {
-		l.syntax(err)
+		l.syntax(b, err)
 	}
 	top := &doc
 	if top.Kind == yaml.DocumentNode {
@@ -87,12 +89,31 @@ func (l *configLoader) load(b []byte) *Config {
 	return c
 }
 
-func (l *configLoader) syntax(err error) {
+func (l *configLoader) syntax(b []byte, err error) {
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		l.errs = append(l.errs, fmt.Errorf("%s:%s: %s", l.file, m[1], m[2]))
 		return
 	}
-	l.errs = append(l.errs, fmt.Errorf("%s: %w", l.file, err))
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	l.errs = append(l.errs, fmt.Errorf("%s:%d: %s", l.file, unlinedErrorLine(b, msg), msg))
+}
+
+// unlinedErrorLine finds the line of a YAML error that does not say: the
+// last line for the end of the input, else the first line with a control
+// character or invalid UTF-8, else the first.
+func unlinedErrorLine(b []byte, msg string) int {
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if strings.Contains(msg, "end of stream") {
+		return len(lines)
+	}
+	for i, line := range lines {
+		if !utf8.ValidString(line) || strings.ContainsFunc(line, func(r rune) bool {
+			return r != '\t' && r != '\r' && (unicode.IsControl(r) || r == 0xfeff)
+		}) {
+			return i + 1
+		}
+	}
+	return 1
 }
 
 func resolve(n *yaml.Node) *yaml.Node {
