@@ -139,13 +139,13 @@ func Write(w io.Writer, format string, r *Report) error {
 	case "text":
 		return writeText(w, r)
 	case "json":
-		return writeJSON(w, r.forJSON())
+		return writeJSON(w, r.suppressedForJSON().forJSON())
 	case "yaml":
-		return writeYAML(w, r.forJSON())
+		return writeYAML(w, r.suppressedForJSON().forJSON())
 	case "markdown", "md":
 		return writeMarkdown(w, r)
 	case "sarif":
-		return writeSARIF(w, r.forJSON())
+		return writeSARIF(w, r.suppressedForJSON().forJSON())
 	}
 	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats(), ", "))
 }

@@ -87,3 +87,27 @@ func firstPos(f analyzer.Finding) string {
 	}
 	return "-"
 }
+
+// suppressedForJSON returns r, or a copy whose suppressed findings' facts
+// encoding/json can write, as forJSON makes the findings' ones (with its
+// warning).
+func (r *Report) suppressedForJSON() *Report {
+	if len(r.Suppressed) == 0 {
+		return r
+	}
+	tmp := &Report{Findings: make([]analyzer.Finding, len(r.Suppressed))}
+	for i, s := range r.Suppressed {
+		tmp.Findings[i] = s.Finding
+	}
+	safe := tmp.forJSON()
+	if safe == tmp {
+		return r
+	}
+	c := *r
+	c.Suppressed = slices.Clone(r.Suppressed)
+	for i := range c.Suppressed {
+		c.Suppressed[i].Finding = safe.Findings[i]
+	}
+	c.Warnings = append(slices.Clone(r.Warnings), safe.Warnings...)
+	return &c
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -88,5 +89,23 @@ func TestSuppressedSummary(t *testing.T) {
 	var b bytes.Buffer
 	if err := Write(&b, "text", r); err != nil || strings.Contains(b.String(), "suppressed") {
 		t.Errorf("nothing suppressed: %q, %v", b.String(), err)
+	}
+}
+
+// A suppressed finding's fact JSON cannot hold is written as text, as a
+// finding's is.
+func TestSuppressedNaN(t *testing.T) {
+	r := New(nil, nil, analyzer.Result{})
+	r.SetSuppressed([]analyzer.Suppressed{{Finding: analyzer.Finding{Rule: "r", Severity: analyzer.Info,
+		Facts: map[string]any{"ratio": math.NaN()}}, By: "baseline", Reason: "x"}}, true)
+	var b bytes.Buffer
+	if err := Write(&b, "json", r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"ratio": "NaN"`) || !strings.Contains(b.String(), "cannot hold") {
+		t.Errorf("json:\n%s", b.String())
+	}
+	if r.Suppressed[0].Facts["ratio"] == "NaN" {
+		t.Error("the report itself was changed")
 	}
 }
