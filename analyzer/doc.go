@@ -8,38 +8,42 @@
 // shorter one, one that starts at another frame) has the same Subject,
 // and two problems of one rule have different ones. The keys are:
 //
-//	node       a node's name: "node1"
-//	namespace  a Kubernetes namespace: "kube-system"
-//	object     a Kubernetes object, "Kind namespace/name" or "Kind name"
-//	           for a cluster-scoped one: "Service default/web", "Node node1"
-//	address    a server's address, an IP or IP:port: "10.96.0.10:53"
-//	client     a client's address, an IP (its ports change between
-//	           connections): "10.0.0.5"
-//	backend    a Service backend (an endpoint), IP:port, or IP where the
-//	           port is not known: "10.244.1.7:8080"
-//	vip        a virtual IP (a ClusterIP, LoadBalancer or IPVS address),
-//	           IP or IP:port: "10.96.0.1:443"
-//	source     the sending end of a one-way flow, an IP: "10.244.1.7"
-//	destination  its receiving end, an IP
-//	from       the host that sent an ICMP message, an IP
-//	icmp       an ICMP message's kind: "port-unreachable", "ttl-exceeded"
+//	node           a node's name: "node1"
+//	namespace      a Kubernetes namespace: "kube-system"
+//	object         a Kubernetes object, "Kind namespace/name", or "Kind name"
+//	               for a cluster-scoped one: "Service default/web"
+//	service_port   the name of a port of the Service of object: "dns-tcp"
 //	service_chain  the chain of a Service port whose dump does not name
-//	           the Service: "KUBE-SVC-NPX46M4PTMTKRN6Y"
-//	service_port  the name of a port of the Service of object: "dns-tcp"
-//	container  a container's name in the Pod of object
-//	port       a port number alone: "30080"
-//	proto      a protocol, lower case: "tcp", "udp", "icmp"
-//	interface  a network interface: "eth0"
-//	setting    a sysctl or configuration key: "net.ipv4.ip_local_port_range"
-//	component  a Kubernetes component: "kube-proxy", "kubelet"
-//	chain      a netfilter chain: "KUBE-SVC-ABC"
-//	hook       a netfilter table and hook: "nat OUTPUT", "nft output"
-//	counter    a kernel counter (conntrack -S): "insert_failed", "drop"
-//	log        a log file's base name, for a log no node is known of
+//	               the Service: "KUBE-SVC-NPX46M4PTMTKRN6Y"
+//	container      a container's name in the Pod of object: "etcd"
+//	address        the address the finding is about (a server's, a
+//	               destination's), IP or IP:port: "10.96.0.10:53"
+//	client         a client's address, an IP (its ports change between
+//	               connections): "10.0.0.5"
+//	backend        a Service backend (an endpoint), IP:port, or IP where
+//	               the port is not known: "10.244.1.7:8080"
+//	vip            a virtual IP (a ClusterIP, LoadBalancer or IPVS
+//	               address), IP or IP:port: "10.96.0.1:443"
+//	source         the sending end of a one-way flow, an IP
+//	destination    its receiving end, an IP
+//	from           the host that sent an ICMP message, an IP
+//	port           a port number alone: "30080"
+//	proto          a protocol, lower case: "tcp", "udp"
+//	icmp           an ICMP message's kind: "port-unreachable"
+//	interface      a network interface: "eth0"
+//	setting        a sysctl or configuration key: "net.ipv4.ip_local_port_range"
+//	component      a component ("kube-proxy", "kubelet", "felix"), or
+//	               several, comma separated: "MetalLB,kube-vip"
+//	chain          a netfilter chain: "PREROUTING", "KUBE-SVC-ABC"
+//	hook           a netfilter table and hook: "nat OUTPUT", "nft output"
+//	counter        a kernel counter (conntrack -S): "insert_failed", "drop"
+//	log            a log file's base name, for a log no node is known of
 //
 // Addresses are written in their canonical form (net/netip's String:
-// "10.0.0.5", "[fd00::1]:53"). A rule may add a key of its own for what
-// none of these names, lower case; the values stay identities.
+// "10.0.0.5", "[fd00::1]:53"); an ignore entry's address selector matches
+// the values of address, client, backend, vip, source and destination. A
+// rule may add a key of its own for what none of these names, lower case;
+// the values stay identities.
 //
 // # Fingerprints
 //
