@@ -139,8 +139,12 @@ func runAnalyze(args []string, stdout, stderr io.Writer) int {
 		if n := len(unreadableCaptures(snap)); n > 0 {
 			unread = fmt.Sprintf(", %d unreadable", n)
 		}
-		fmt.Fprintf(stderr, "read %s (%d skipped%s), %s; %s\n", count(countInputs(snap, false), "input"),
-			countInputs(snap, true), unread, count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"))
+		suppressed := ""
+		if rep.SuppressedCount > 0 {
+			suppressed = fmt.Sprintf(" (%d suppressed)", rep.SuppressedCount)
+		}
+		fmt.Fprintf(stderr, "read %s (%d skipped%s), %s; %s%s\n", count(countInputs(snap, false), "input"),
+			countInputs(snap, true), unread, count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"), suppressed)
 	}
 	if err := report.Write(stdout, o.output, rep); err != nil {
 		escape.Fprintln(stderr, "netmortem analyze:", err)

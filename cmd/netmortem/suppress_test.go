@@ -77,6 +77,9 @@ func TestConfigFoundNextToBundle(t *testing.T) {
 	}
 	dir = bundleWithConfig(t, "ignore:\n  - rule: synack-reset\n    reason: the NodePort range moves next week\n")
 	r, stderr := analyzeReport(t, exitFindings, dir)
+	if !strings.Contains(stderr, "; 1 finding (1 suppressed)\n") {
+		t.Errorf("stderr does not count the suppressed finding: %s", stderr)
+	}
 	if !strings.Contains(stderr, "configuration "+filepath.Join(dir, configFile)+" (found next to the bundle)") {
 		t.Errorf("stderr does not say which configuration: %s", stderr)
 	}
