@@ -105,8 +105,9 @@ match one selector or another, write two entries). A finding matched by
 several entries is suppressed by the first. Suppressed findings leave the
 report's ` + "`findings`" + `, do not count for the exit code, and are counted in
 every format's summary (` + "`suppressed_count`" + ` in JSON and YAML; a line at the end
-of the table, text and markdown outputs); ` + "`--show-suppressed`" + ` lists them, each
-with the entry that suppressed it (` + "`file:line`" + `) and its reason.
+of the table, text and markdown outputs, and of analyze's closing line on
+stderr); ` + "`--show-suppressed`" + ` lists them, each with the entry that suppressed it
+(` + "`file:line`" + `) and its reason, in every format but SARIF.
 
 The selectors match a finding's rule, its fingerprint, and its ` + "`subject`" + `:
 what the finding is about (node, object, addresses...), which ` + "`-o json`" + ` shows
