@@ -67,15 +67,20 @@ func TestConfigDocExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !cfg.Rules["version-skew"].Disabled || cfg.Rules["connection-skew"].Params["min_attempts"] != 30 ||
-		cfg.Rules["timewait-churn"].Severity != analyzer.Info || len(cfg.Ignore) != 4 {
+		cfg.Rules["timewait-churn"].Severity != analyzer.Info || len(cfg.Ignore) != 5 {
 		t.Errorf("example read as %+v", cfg)
 	}
 	f := analyzer.Finding{Rule: "ephemeral-nodeport-overlap", Subject: map[string]string{"node": "node1", "setting": "net.ipv4.ip_local_port_range"}}
 	f.Fingerprint = analyzer.Fingerprint(f.Rule, f.Subject)
-	g := analyzer.Finding{Rule: "syn-unanswered", Subject: map[string]string{"address": "10.96.0.10:53", "proto": "tcp"}}
-	kept, sup, warns := cfg.Suppress([]analyzer.Finding{f, g}, time.Date(2026, 12, 31, 12, 0, 0, 0, time.UTC))
-	if len(kept) != 1 || len(sup) != 1 || sup[0].By != "example.yaml:14" || len(warns) != 0 {
-		t.Errorf("kept %d, suppressed %+v, warnings %v", len(kept), sup, warns)
+	// syn-unanswered on batch-1 to a ClusterIP, and a restart loop in the
+	// batch namespace, are suppressed; the same on another node is not.
+	g := analyzer.Finding{Rule: "syn-unanswered", Subject: map[string]string{"node": "batch-1", "address": "10.96.0.10:53", "proto": "tcp"}}
+	h := analyzer.Finding{Rule: "syn-unanswered", Subject: map[string]string{"node": "node2", "address": "10.96.0.10:53", "proto": "tcp"}}
+	p := analyzer.Finding{Rule: "probe-restart-loop", Subject: map[string]string{"object": "Pod batch/job-1", "container": "main"}}
+	kept, sup, warns := cfg.Suppress([]analyzer.Finding{f, g, h, p}, time.Date(2026, 12, 31, 12, 0, 0, 0, time.UTC))
+	if len(kept) != 1 || kept[0].Subject["node"] != "node2" || len(sup) != 3 || sup[0].By != "example.yaml:14" ||
+		sup[1].By != "example.yaml:20" || sup[2].By != "example.yaml:24" || len(warns) != 0 {
+		t.Errorf("kept %+v, suppressed %+v, warnings %v", kept, sup, warns)
 	}
 	_, sup, warns = cfg.Suppress([]analyzer.Finding{f}, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
 	if len(sup) != 0 || len(warns) != 1 || !strings.HasPrefix(warns[0], "example.yaml:14: ignore entry expired on 2026-12-31") {
