@@ -108,6 +108,11 @@ type Rule struct {
 	// Params declares the numeric parameters the rule reads with
 	// Pass.Param, which a Config may set.
 	Params []Param
+	// SubjectKeys lists the keys the Subjects of the rule's findings may
+	// hold (see the package doc). LoadConfig refuses an ignore entry of
+	// the rule whose selectors need a key not listed; analyzertest checks
+	// that findings hold no other. Empty: not declared.
+	SubjectKeys []string
 	// Run inspects p.Snap and calls p.Report for each finding.
 	Run func(p *Pass) error
 }
@@ -507,8 +512,9 @@ var ruleName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // Validate checks a rule list: names kebab-case and unique, a Doc with a
 // title of at most 60 characters, a severity, a Run function, Requires
-// without nil entries or duplicates, and Params each named in snake_case
-// once, documented, of a known type, with a default of that type.
+// without nil entries or duplicates, Params each named in snake_case
+// once, documented, of a known type, with a default of that type, and
+// SubjectKeys in snake_case, each once.
 func Validate(rules []*Rule) error {
 	var errs []error
 	seen := map[string]bool{}
@@ -545,6 +551,7 @@ func Validate(rules []*Rule) error {
 			errs = append(errs, fmt.Errorf("rule %q: Run is nil", r.Name))
 		}
 		errs = append(errs, validateParams(r)...)
+		errs = append(errs, validateSubjectKeys(r)...)
 		facts := map[FactKey]bool{}
 		for j, k := range r.Requires {
 			switch {

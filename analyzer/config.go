@@ -98,8 +98,9 @@ func (c *Config) Disable(names ...string) {
 // reported as "name:line: what was expected" (all of them, joined), for
 // an unknown key, a rule not in rules, a parameter the rule does not
 // declare, a value of the wrong type, a bad severity, a bad date, an
-// ignore entry without a selector or without a reason. An empty input is
-// the zero Config.
+// ignore entry without a selector or without a reason, and a selector of
+// an entry for one rule that the rule's SubjectKeys cannot match. An
+// empty input is the zero Config.
 func LoadConfig(r io.Reader, name string, rules []*Rule) (*Config, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {

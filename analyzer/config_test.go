@@ -9,7 +9,8 @@ import (
 var configRules = func() []*Rule {
 	run := func(*Pass) error { return nil }
 	return []*Rule{
-		{Name: "synack-reset", Run: run},
+		{Name: "synack-reset", Run: run, SubjectKeys: []string{"node", "client"}},
+		{Name: "version-skew", Run: run, SubjectKeys: []string{"component"}},
 		{Name: "timewait-churn", Run: run, Params: []Param{{Name: "min_timewait", Type: Integer, Default: 50, Doc: "d"}}},
 		{Name: "connection-skew", Run: run, Params: []Param{{Name: "alpha", Type: Number, Default: 0.001, Doc: "d"}}},
 	}
@@ -49,6 +50,9 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"ignore:\n  - rule: synack-rst\n    reason: r\n", `c.yaml:2: ignore.rule: expected a rule's name (did you mean "synack-reset"?), got "synack-rst"`},
 		{"ignore:\n  - nod: n1\n    reason: r\n", `c.yaml:2: ignore entry: unknown key "nod" (did you mean "node"?) (want fingerprint, rule, node, namespace, object, address, reason or expires)`},
 		{"ignore:\n  - node: [n1]\n    reason: r\n", `c.yaml:2: ignore.node: expected a string, got a list`},
+		{"ignore:\n  - rule: version-skew\n    node: n1\n    reason: r\n", `c.yaml:3: ignore.node: the findings of version-skew never match it: their subject holds component, not node`},
+		{"ignore:\n  - rule: version-skew\n    reason: r\n    address: 10.0.0.1\n", `c.yaml:4: ignore.address: the findings of version-skew never match it: their subject holds component, not address, client, backend, vip, source or destination`},
+		{"ignore:\n  - rule: version-skew\n    reason: r\n    namespace: a\n", `c.yaml:4: ignore.namespace: the findings of version-skew never match it: their subject holds component, not namespace or object`},
 		{"ignore:\n- rule: synack-reset\n  reason: r\n- node: n1\n  reason: r\n  expires: 2026-13-01\n", `c.yaml:6: ignore.expires: expected a date YYYY-MM-DD, got "2026-13-01"`},
 	} {
 		_, err := LoadConfig(strings.NewReader(tc.in), "c.yaml", configRules)
@@ -86,7 +90,7 @@ rules:
 ignore:
   - fingerprint: 0123456789abcdef
     reason: known
-  - rule: synack-reset
+  - rule: timewait-churn
     node: node1
     namespace: shop
     object: Service shop/web
@@ -106,7 +110,7 @@ ignore:
 		t.Fatalf("ignore %+v", c.Ignore)
 	}
 	ig := c.Ignore[1]
-	want := Ignore{Rule: "synack-reset", Node: "node1", Namespace: "shop", Object: "Service shop/web", Address: "10.0.0.0/8",
+	want := Ignore{Rule: "timewait-churn", Node: "node1", Namespace: "shop", Object: "Service shop/web", Address: "10.0.0.0/8",
 		Reason: "until the fix", Expires: time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC), Pos: "dir/c.yaml:16"}
 	if ig != want {
 		t.Errorf("ignore[1] = %+v\nwant %+v", ig, want)

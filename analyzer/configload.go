@@ -248,8 +248,10 @@ func (l *configLoader) loadIgnore(c *Config, n *yaml.Node) {
 		ig := Ignore{Pos: fmt.Sprintf("%s:%d", l.file, e.Line)}
 		selectors := 0
 		errs := len(l.errs)
+		valueAt := map[string]*yaml.Node{}
 		l.mapping(e, "ignore entry", IgnoreKeys, func(k, v *yaml.Node) {
 			what := "ignore." + k.Value
+			valueAt[k.Value] = v
 			if slices.Contains(IgnoreSelectors, k.Value) {
 				selectors++
 			}
@@ -287,7 +289,40 @@ func (l *configLoader) loadIgnore(c *Config, n *yaml.Node) {
 		if ig.Reason == "" {
 			l.errorf(e, "ignore entry has no reason: expected reason: why these findings are suppressed")
 		}
+		l.checkSubjectKeys(&ig, valueAt)
 		c.Ignore = append(c.Ignore, ig)
+	}
+}
+
+// selectorKeys are the subject keys each selector reads, one of which a
+// finding's subject must be able to hold for the selector to match it.
+var selectorKeys = map[string][]string{
+	"node":      {"node"},
+	"namespace": {"namespace", "object"},
+	"object":    {"object"},
+	"address":   addressKeys,
+}
+
+// checkSubjectKeys reports the selectors of an entry for one rule that the
+// rule's findings can never match: their subjects lack the keys the
+// selector reads (when the rule declares its SubjectKeys).
+func (l *configLoader) checkSubjectKeys(ig *Ignore, valueAt map[string]*yaml.Node) {
+	var r *Rule
+	for _, x := range l.rules {
+		if x.Name == ig.Rule {
+			r = x
+		}
+	}
+	if r == nil || len(r.SubjectKeys) == 0 {
+		return
+	}
+	for _, sel := range []string{"node", "namespace", "object", "address"} {
+		v, ok := valueAt[sel]
+		if !ok || slices.ContainsFunc(selectorKeys[sel], func(k string) bool { return slices.Contains(r.SubjectKeys, k) }) {
+			continue
+		}
+		l.errorf(v, "ignore.%s: the findings of %s never match it: their subject holds %s, not %s", sel, r.Name,
+			strings.Join(r.SubjectKeys, ", "), orList(selectorKeys[sel]))
 	}
 }
 

@@ -43,7 +43,8 @@
 // "10.0.0.5", "[fd00::1]:53"); an ignore entry's address selector matches
 // the values of address, client, backend, vip, source and destination. A
 // rule may add a key of its own for what none of these names, lower case;
-// the values stay identities.
+// the values stay identities. A rule lists the keys its Subjects may hold
+// in Rule.SubjectKeys.
 //
 // # Fingerprints
 //

@@ -75,3 +75,20 @@ func validateParams(r *Rule) []error {
 	}
 	return errs
 }
+
+var subjectKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+
+func validateSubjectKeys(r *Rule) []error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, k := range r.SubjectKeys {
+		if !subjectKey.MatchString(k) {
+			errs = append(errs, fmt.Errorf("rule %q: subject key %q is not lower-case snake_case", r.Name, k))
+		}
+		if seen[k] {
+			errs = append(errs, fmt.Errorf("rule %q: subject key %q listed twice", r.Name, k))
+		}
+		seen[k] = true
+	}
+	return errs
+}

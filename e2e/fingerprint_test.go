@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,8 +14,8 @@ import (
 )
 
 // Every finding of every rule on every committed bundle says what it is
-// about, and no two findings of a bundle share a Subject (so none needs a
-// suffix to tell its fingerprint apart).
+// about, with the keys its rule declares, and no two findings of a bundle
+// share a Subject (so none needs a suffix to tell its fingerprint apart).
 func TestFingerprintsDistinct(t *testing.T) {
 	var dirs []string
 	for _, pat := range []string{"../fixtures/incidents/*", "../fixtures/seeds/*", "../fixtures/captures"} {
@@ -45,6 +46,12 @@ func TestFingerprintsDistinct(t *testing.T) {
 				t.Errorf("%s: %s %q has the subject %v of %q", dir, f.Rule, f.Title, f.Subject, seen[strings.Split(f.Fingerprint, "-")[0]])
 			}
 			seen[f.Fingerprint] = f.Title
+			r := rules.Lookup(f.Rule)
+			for k := range f.Subject {
+				if r == nil || !slices.Contains(r.SubjectKeys, k) {
+					t.Errorf("%s: %s %q has the subject key %q its rule does not declare", dir, f.Rule, f.Title, k)
+				}
+			}
 		}
 	}
 	if findings < 20 {

@@ -146,7 +146,7 @@ func runScenario(t *testing.T, rule *analyzer.Rule, dir string, o *options) {
 	for _, e := range res.Errors {
 		t.Fatalf("rule %s failed: %s", e.Rule, e.Err)
 	}
-	for _, e := range checkSubjects(res.Findings) {
+	for _, e := range checkSubjects(rule, res.Findings) {
 		t.Error(e)
 	}
 	got := fromResult(res, dir)
@@ -172,11 +172,18 @@ func runScenario(t *testing.T, rule *analyzer.Rule, dir string, o *options) {
 	}
 }
 
-// checkSubjects says which findings have no Subject, or one that another
-// finding of the run has (their fingerprints then carry a suffix).
-func checkSubjects(fs []analyzer.Finding) []string {
+// checkSubjects says which findings have no Subject, one that another
+// finding of the run has (their fingerprints then carry a suffix), or a
+// key the rule's SubjectKeys do not list.
+func checkSubjects(rule *analyzer.Rule, fs []analyzer.Finding) []string {
 	var out []string
 	for _, f := range fs {
+		for k := range f.Subject {
+			if len(rule.SubjectKeys) > 0 && !slices.Contains(rule.SubjectKeys, k) {
+				out = append(out, fmt.Sprintf("finding %s %q has the subject key %q, which the rule's SubjectKeys %v do not list",
+					f.Rule, f.Title, k, rule.SubjectKeys))
+			}
+		}
 		switch {
 		case len(f.Subject) == 0:
 			out = append(out, fmt.Sprintf("finding %s %q has no Subject: say what it is about (see the analyzer package doc)", f.Rule, f.Title))

@@ -183,9 +183,13 @@ func TestSubjects(t *testing.T) {
 		{Rule: "r", Title: "one", Subject: map[string]string{"node": "n"}, Fingerprint: "1123456789abcdef"},
 		{Rule: "r", Title: "two", Subject: map[string]string{"node": "n"}, Fingerprint: "1123456789abcdef-2"},
 	}
-	got := checkSubjects(fs)
+	got := checkSubjects(&analyzer.Rule{Name: "r"}, fs)
 	if len(got) != 2 || !strings.Contains(got[0], `"none" has no Subject`) || !strings.Contains(got[1], `"two" has the Subject map[node:n] of another`) {
 		t.Errorf("checkSubjects: %q", got)
+	}
+	got = checkSubjects(&analyzer.Rule{Name: "r", SubjectKeys: []string{"client"}}, fs[1:2])
+	if len(got) != 1 || !strings.Contains(got[0], `the subject key "node", which the rule's SubjectKeys [client] do not list`) {
+		t.Errorf("checkSubjects with SubjectKeys: %q", got)
 	}
 	g := wantFinding{Rule: "r", Title: "t", Subject: map[string]string{"node": "n1"}, Facts: map[string]any{}}
 	w := g

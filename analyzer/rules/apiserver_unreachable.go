@@ -18,12 +18,13 @@ import (
 // APIServerUnreachable finds components whose calls to the apiserver fail
 // at the network level, and says which hop of the path is broken.
 var APIServerUnreachable = &analyzer.Rule{
-	Name:     "apiserver-unreachable",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindLogs},
-	Uses:     []model.Kind{model.KindKube, model.KindNetfilter, model.KindIPVS},
-	Requires: []analyzer.FactKey{facts.KubeProxyLogs, facts.ServiceEndpoints, facts.Dataplanes},
-	Run:      runAPIServerUnreachable,
+	Name:        "apiserver-unreachable",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindLogs},
+	Uses:        []model.Kind{model.KindKube, model.KindNetfilter, model.KindIPVS},
+	Requires:    []analyzer.FactKey{facts.KubeProxyLogs, facts.ServiceEndpoints, facts.Dataplanes},
+	SubjectKeys: []string{"component", "node", "address"},
+	Run:         runAPIServerUnreachable,
 	Proof: "the component's failing calls (logs) and the kubernetes Service's Endpoints or the node's NAT rules or IPVS " +
 		"table showing the broken hop: no endpoints, no rule for the ClusterIP, targets that are no endpoint",
 	Unproven: "from the logs alone the failure is shown but not the hop that breaks it (kube-proxy's rules, the CNI or " +

@@ -16,10 +16,11 @@ var ARPFlap = &analyzer.Rule{
 	Name:     "arp-flap",
 	Severity: analyzer.Error,
 	// A capture or neighbor table snapshots, either will do.
-	NeedsAny: []model.Kind{model.KindCapture, model.KindNeighbors},
-	Uses:     []model.Kind{model.KindKube},
-	Requires: []analyzer.FactKey{facts.AddrRoles},
-	Run:      runARPFlap,
+	NeedsAny:    []model.Kind{model.KindCapture, model.KindNeighbors},
+	Uses:        []model.Kind{model.KindKube},
+	Requires:    []analyzer.FactKey{facts.AddrRoles},
+	SubjectKeys: []string{"node", "address"},
+	Run:         runARPFlap,
 	Proof: "two MACs claiming the address (ARP frames or neighbor tables), and the Services saying it is a " +
 		"LoadBalancer or external IP that one announcer should hold",
 	Unproven: "the owner changes from the capture or the neighbor tables, with the causes not ruled out (two " +

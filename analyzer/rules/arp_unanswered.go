@@ -23,7 +23,8 @@ var ARPUnanswered = &analyzer.Rule{
 	Requires: []analyzer.FactKey{facts.AddrRoles, facts.AppErrors},
 	Params: []analyzer.Param{{Name: "min_requests", Type: analyzer.Integer, Default: 2,
 		Doc: "the fewest unanswered ARP requests for one IP that make a finding"}},
-	Run: runARPUnanswered,
+	SubjectKeys: []string{"node", "address"},
+	Run:         runARPUnanswered,
 	Proof: "ARP requests (or neighbor solicitations) nobody answered, or a FAILED neighbor entry, for an address the " +
 		"Services or Nodes say some host should hold (a LoadBalancer IP, a node address)",
 	Unproven: "the unanswered requests alone, with the causes not ruled out (the host down or gone, the address moved, " +

@@ -25,8 +25,9 @@ var ConnectionSkew = &analyzer.Rule{
 		{Name: "min_attempts", Type: analyzer.Integer, Default: 1,
 			Doc: "the fewest connections to a Service port that are tested for skew"},
 	},
-	Run:   runConnectionSkew,
-	Proof: "none: the counts show that something other than the dumped rules picked the backends, never what",
+	SubjectKeys: servicePortSubjectKeys,
+	Run:         runConnectionSkew,
+	Proof:       "none: the counts show that something other than the dumped rules picked the backends, never what",
 	Unproven: "the counts per backend and their chance under the rules' probabilities, with the causes not ruled out " +
 		"(rules in force during the capture other than those dumped, a proxy or persistence picking the backend, " +
 		"conntrack entries from before a rule change) and the command that would decide",

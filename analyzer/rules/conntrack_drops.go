@@ -13,11 +13,12 @@ import (
 
 // ConntrackDrops finds nodes whose connection tracking drops packets.
 var ConntrackDrops = &analyzer.Rule{
-	Name:     "conntrack-drops",
-	Severity: analyzer.Error,
-	NeedsAny: []model.Kind{model.KindConntrack, model.KindLogs},
-	Uses:     []model.Kind{model.KindSysctl},
-	Run:      runConntrackDrops,
+	Name:        "conntrack-drops",
+	Severity:    analyzer.Error,
+	NeedsAny:    []model.Kind{model.KindConntrack, model.KindLogs},
+	Uses:        []model.Kind{model.KindSysctl},
+	SubjectKeys: []string{"node", "counter"},
+	Run:         runConntrackDrops,
 	Proof: "the conntrack counters of the node (conntrack -S, /proc/net/stat/nf_conntrack) and a second source: for " +
 		"insert failures, DNS lookups timing out in the logs; for a full table, the kernel's \"table full\" lines or " +
 		"nf_conntrack_max from sysctl",

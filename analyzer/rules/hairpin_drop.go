@@ -13,12 +13,13 @@ import (
 // HairpinDrop finds Pods whose connections to their own Service are
 // translated back to them and never answered.
 var HairpinDrop = &analyzer.Rule{
-	Name:     "hairpin-drop",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindCapture},
-	Uses:     []model.Kind{model.KindLinks},
-	Requires: []analyzer.FactKey{facts.NATPairs},
-	Run:      runHairpinDrop,
+	Name:        "hairpin-drop",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindCapture},
+	Uses:        []model.Kind{model.KindLinks},
+	Requires:    []analyzer.FactKey{facts.NATPairs},
+	SubjectKeys: []string{"node", "client", "vip"},
+	Run:         runHairpinDrop,
 	Proof: "the capture shows a Pod's SYN to a Service translated back to the Pod itself and never answered, and the " +
 		"node's bridge ports (bridge -d link show, ip -d link, or their hairpin_mode files) all show hairpin off",
 	Unproven: "the Pod's unanswered connections to itself through the Service, with the causes not ruled out (hairpin " +

@@ -14,12 +14,13 @@ import (
 // ICMPUnreachable reports ICMP errors and redirects, tied to the attempts
 // they answer and to what their destination is in the cluster.
 var ICMPUnreachable = &analyzer.Rule{
-	Name:     "icmp-unreachable",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindCapture},
-	Uses:     []model.Kind{model.KindKube},
-	Requires: []analyzer.FactKey{facts.AddrRoles, facts.Attempts, facts.AppErrors},
-	Run:      runICMPUnreachable,
+	Name:        "icmp-unreachable",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindCapture},
+	Uses:        []model.Kind{model.KindKube},
+	Requires:    []analyzer.FactKey{facts.AddrRoles, facts.Attempts, facts.AppErrors},
+	SubjectKeys: []string{"node", "from", "icmp", "address"},
+	Run:         runICMPUnreachable,
 	Proof: "the ICMP errors in the capture, joined with what the destination is (a Service address or ready " +
 		"endpoint: Services, Endpoints) or with the neighbor tables that resolve it to the sender's own MAC",
 	Unproven: "the ICMP errors from the capture alone, with the sender's possible reasons and the command to run on " +

@@ -13,10 +13,11 @@ import (
 // IPTablesBackendSplit finds nodes whose netfilter rules live in both
 // iptables backends, legacy and nft.
 var IPTablesBackendSplit = &analyzer.Rule{
-	Name:     "iptables-backend-split",
-	Severity: analyzer.Warning,
-	Needs:    []model.Kind{model.KindNetfilter},
-	Run:      runIPTablesBackendSplit,
+	Name:        "iptables-backend-split",
+	Severity:    analyzer.Warning,
+	Needs:       []model.Kind{model.KindNetfilter},
+	SubjectKeys: []string{"node", "component"},
+	Run:         runIPTablesBackendSplit,
 	Proof: "dumps of both backends of one node that each hold rules (iptables-legacy-save and " +
 		"iptables-nft-save, or nft list ruleset), each known by its header, its command or its format",
 	Unproven: "when only iptables-nft's \"iptables-legacy tables present\" warning shows the legacy " +

@@ -13,12 +13,13 @@ import (
 // NATReplyUntranslated finds connections a node translated whose replies
 // went back to the client with the translated addresses.
 var NATReplyUntranslated = &analyzer.Rule{
-	Name:     "nat-reply-untranslated",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindCapture},
-	Uses:     []model.Kind{model.KindSysctl},
-	Requires: []analyzer.FactKey{facts.NATPairs},
-	Run:      runNATReplyUntranslated,
+	Name:        "nat-reply-untranslated",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindCapture},
+	Uses:        []model.Kind{model.KindSysctl},
+	Requires:    []analyzer.FactKey{facts.NATPairs},
+	SubjectKeys: []string{"node", "client", "vip", "backend"},
+	Run:         runNATReplyUntranslated,
 	Proof: "the capture shows the same SYN before and after DNAT and the endpoint's SYN/ACK going back untranslated, " +
 		"and the node's sysctl output shows net.bridge.bridge-nf-call-iptables = 0 (ip6tables for IPv6)",
 	Unproven: "the untranslated replies from the capture, with the causes not ruled out (bridged traffic skipping " +

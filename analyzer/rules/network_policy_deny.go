@@ -35,7 +35,8 @@ var NetworkPolicyDeny = &analyzer.Rule{
 		"policy, a stale identity) with the " +
 		"command that decides; when the policies allow failed connections and no drop line names them, or the " +
 		"bundle has no policies, the rule is silent and syn-unanswered reports the symptom",
-	Run: runNetworkPolicyDeny,
+	SubjectKeys: []string{"client", "address", "object"},
+	Run:         runNetworkPolicyDeny,
 	Doc: `the NetworkPolicies do not allow connections that fail
 
 A NetworkPolicy that selects a Pod isolates it: for ingress, only what

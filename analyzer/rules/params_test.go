@@ -134,3 +134,13 @@ func TestParamCallsDeclared(t *testing.T) {
 		t.Errorf("%d Param calls, %d matched to declarations", len(calls), declared)
 	}
 }
+
+// Every rule declares its subject keys, which configurations are checked
+// against.
+func TestSubjectKeysDeclared(t *testing.T) {
+	for _, r := range rules.All() {
+		if len(r.SubjectKeys) == 0 {
+			t.Errorf("rule %s declares no SubjectKeys", r.Name)
+		}
+	}
+}

@@ -22,7 +22,8 @@ var ProbeRestartLoop = &analyzer.Rule{
 	Uses:     []model.Kind{model.KindContainers, model.KindLogs},
 	Params: []analyzer.Param{{Name: "min_restarts", Type: analyzer.Integer, Default: 5,
 		Doc: "the fewest restarts of a container that make a restart loop"}},
-	Run: runProbeRestartLoop,
+	SubjectKeys: []string{"object", "container"},
+	Run:         runProbeRestartLoop,
 	Proof: "the restarts and the liveness probe (the Pod and its spec) with a clean kill shown by another source: an " +
 		"exit status 0 in a container listing, the container's log ending on a terminated signal, the kubelet's " +
 		"restart lines or its Unhealthy/Killing events",

@@ -34,7 +34,8 @@ var RPFilterDrop = &analyzer.Rule{
 		"or disabled (0) filter rules the cause out and the rule says nothing. Felix's refusal of a loose filter " +
 		"is proven by its log line and net.ipv4.conf.all.rp_filter = 2 in sysctl output; from the log alone it is " +
 		"likely, and that sysctl decides",
-	Run: runRPFilterDrop,
+	SubjectKeys: []string{"node", "address", "interface", "component", "setting"},
+	Run:         runRPFilterDrop,
 	Doc: `strict rp_filter drops the SYNs of an asymmetric path
 
 With net.ipv4 rp_filter strict (1), the kernel accepts a packet on an

@@ -29,7 +29,8 @@ var SNATPortExhaustion = &analyzer.Rule{
 		"destination, some unanswered, is reported as likely, with `conntrack -L -p tcp -d ADDR --dport PORT` as " +
 		"the command that decides; a full range without failures shown is a warning; unanswered SYNs without a " +
 		"source NAT rule in the bundle are left to syn-unanswered and conntrack-drops",
-	Run: runSNATPortExhaustion,
+	SubjectKeys: []string{"node", "address", "proto"},
+	Run:         runSNATPortExhaustion,
 	Doc: `source NAT has no port left for new connections
 
 A node that source-NATs Pod traffic (MASQUERADE to the node's address,

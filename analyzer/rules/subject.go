@@ -28,6 +28,9 @@ func object(kind, namespace, name string) string {
 	return kind + " " + namespace + "/" + name
 }
 
+// servicePortSubjectKeys are the keys servicePortSubject sets.
+var servicePortSubjectKeys = []string{"node", "object", "service_port", "service_chain", "proto"}
+
 // servicePortSubject is the Subject of a finding about a Service port as
 // a node's dataplane programs it: the Service and port name when the
 // dump names them (kube-proxy's comments), its chain otherwise.

@@ -337,6 +337,10 @@ func synCertainty(f *analyzer.Finding, outcome model.Outcome, ev []analyzer.Evid
 
 // runSynFailures reports the failed attempts of w.outcome: scans, sweeps,
 // then each server endpoint left.
+// synFailureSubjectKeys are the subject keys of syn-unanswered and
+// syn-refused: an endpoint's address, a scanned host's, or a swept port.
+var synFailureSubjectKeys = []string{"node", "address", "port", "proto"}
+
 // synFailureParams are the parameters of syn-unanswered and syn-refused.
 var synFailureParams = []analyzer.Param{
 	{Name: "min_attempts", Type: analyzer.Integer, Default: 1,

@@ -21,7 +21,8 @@ var TimeWaitChurn = &analyzer.Rule{
 	Requires: []analyzer.FactKey{facts.NodePortRange, facts.LocalPorts, facts.PortOwners},
 	Params: []analyzer.Param{{Name: "min_timewait", Type: analyzer.Integer, Default: 50,
 		Doc: "the fewest TIME-WAIT sockets of one client on a node that make a finding"}},
-	Run: runTimeWaitChurn,
+	SubjectKeys: []string{"node", "proto"},
+	Run:         runTimeWaitChurn,
 	Proof: "the TIME-WAIT sockets of a local address (ss, netstat) and, for the NodePort harm, the ephemeral range " +
 		"(sysctl) reaching NodePorts that IPVS or the Services show allocated",
 	Unproven: "the churn from the socket listings, with the clients it can be (one client opening a connection per " +

@@ -127,6 +127,17 @@ for each finding.
 | ` + "`reason`" + ` | required: why the findings are suppressed, shown with them |
 | ` + "`expires`" + ` | optional: the last day (YYYY-MM-DD, UTC) the entry applies |
 
+The keys each rule's subjects may hold are below (a key is left out of a
+subject when the bundle does not say it: a capture of no known node has no
+` + "`node`" + `). An entry that names a ` + "`rule`" + ` is checked against them: a selector
+the rule's findings can never match (a ` + "`node`" + ` for version-skew) is an error.
+
+`)
+	ew.p("| rule | subject keys |\n|---|---|\n")
+	for _, r := range rules.All() {
+		ew.p(fmt.Sprintf("| [`%s`](rules/%s.md) | %s |\n", r.Name, r.Name, "`"+strings.Join(r.SubjectKeys, "`, `")+"`"))
+	}
+	ew.p(`
 An entry past its ` + "`expires`" + ` day no longer suppresses anything, and every run
 warns about it, with its position, until it is removed or extended:
 

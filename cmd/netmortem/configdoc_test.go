@@ -44,6 +44,9 @@ func TestConfigDocCurrent(t *testing.T) {
 				t.Errorf("docs/config.md does not list parameter %s of %s", p.Name, r.Name)
 			}
 		}
+		if !strings.Contains(doc, "| [`"+r.Name+"`](rules/"+r.Name+".md) | `"+strings.Join(r.SubjectKeys, "`, `")+"` |") {
+			t.Errorf("docs/config.md does not list the subject keys of %s", r.Name)
+		}
 		if _, err := os.Stat(filepath.Join(testutil.Root(), "docs", "rules", r.Name+".md")); len(r.Params) > 0 && err != nil {
 			t.Errorf("docs/config.md links to %v", err)
 		}
