@@ -113,6 +113,12 @@ func TestValidateParams(t *testing.T) {
 	if err := Validate([]*Rule{{Name: "r", Doc: "t\n\nx", Severity: Info, Run: run, Params: two}}); err == nil || !strings.Contains(err.Error(), "declared twice") {
 		t.Errorf("twice: %v", err)
 	}
+	for keys, want := range map[string]string{"Node": "not lower-case snake_case", "node,node": `subject key "node" listed twice`} {
+		err := Validate([]*Rule{{Name: "r", Doc: "t\n\nx", Severity: Info, Run: run, SubjectKeys: strings.Split(keys, ",")}})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("SubjectKeys %s: err = %v, want %q", keys, err, want)
+		}
+	}
 	ok := []Param{{Name: "min_attempts", Type: Integer, Default: 1, Doc: "d"}, {Name: "alpha", Type: Number, Default: 0.001, Doc: "d"}}
 	if err := Validate([]*Rule{{Name: "r", Doc: "t\n\nx", Severity: Info, Run: run, Params: ok}}); err != nil {
 		t.Errorf("valid params: %v", err)
