@@ -64,10 +64,11 @@ bench:
 bench-memory:
 	bash bench/bench-memory.sh
 
-## docs: regenerate docs/rules.md from the rule registry and docs/inputs.md
-## from the format registry
+## docs: regenerate docs/rules.md from the rule registry, docs/inputs.md
+## from the format registry, and docs/config.md from the rules' parameters
 docs:
 	$(GO) run ./cmd/netmortem rules -o markdown > docs/rules.md
+	$(GO) run ./cmd/netmortem rules -o config > docs/config.md
 	$(GO) run ./cmd/netmortem formats -o markdown > docs/inputs.md
 	rm -rf docs/rules && $(GO) run ./cmd/netmortem rules -o markdown --dir docs/rules
 
@@ -76,6 +77,8 @@ check-docs:
 	  (echo "docs/rules.md is stale: run make docs"; exit 1)
 	@$(GO) run ./cmd/netmortem formats -o markdown | diff -u docs/inputs.md - || \
 	  (echo "docs/inputs.md is stale: run make docs"; exit 1)
+	@$(GO) run ./cmd/netmortem rules -o config | diff -u docs/config.md - || \
+	  (echo "docs/config.md is stale: run make docs"; exit 1)
 	@tmp=$$(mktemp -d) && $(GO) run ./cmd/netmortem rules -o markdown --dir $$tmp/rules && \
 	  diff -ru docs/rules $$tmp/rules; s=$$?; rm -rf $$tmp; \
 	  if [ $$s -ne 0 ]; then echo "docs/rules/ is stale: run make docs"; exit 1; fi

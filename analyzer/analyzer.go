@@ -105,6 +105,14 @@ type Rule struct {
 	// the symptom, the causes it cannot rule out, and the command that
 	// would decide.
 	Unproven string
+	// Params declares the numeric parameters the rule reads with
+	// Pass.Param, which a Config may set.
+	Params []Param
+	// SubjectKeys lists the keys the Subjects of the rule's findings may
+	// hold (see the package doc). LoadConfig refuses an ignore entry of
+	// the rule whose selectors need a key not listed; analyzertest checks
+	// that findings hold no other. Empty: not declared.
+	SubjectKeys []string
 	// Run inspects p.Snap and calls p.Report for each finding.
 	Run func(p *Pass) error
 }
@@ -166,8 +174,13 @@ func (p *Pass) Report(f Finding) {
 }
 
 // Param returns the rule's numeric parameter name from the configuration,
-// or def when it is not set.
+// or def when it is not set. name must be declared in the rule's Params
+// (with def as its Default): reading an undeclared parameter is a bug of
+// the rule, which panics, and Run reports the rule as failed.
 func (p *Pass) Param(name string, def float64) float64 {
+	if p.Rule.param(name) == nil {
+		panic(fmt.Sprintf("rule %s reads parameter %q, which its Params do not declare", p.Rule.Name, name))
+	}
 	if v, ok := p.Config.Params[name]; ok {
 		return v
 	}
@@ -358,6 +371,7 @@ func RunFacts(ctx context.Context, facts *Facts, rules []*Rule, cfg *Config) Res
 	}
 	explain(res.Findings)
 	Sort(res.Findings)
+	setFingerprints(res.Findings)
 	return res
 }
 
@@ -497,8 +511,10 @@ func Sort(fs []Finding) {
 var ruleName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // Validate checks a rule list: names kebab-case and unique, a Doc with a
-// title of at most 60 characters, a severity, a Run function, and
-// Requires without nil entries or duplicates.
+// title of at most 60 characters, a severity, a Run function, Requires
+// without nil entries or duplicates, Params each named in snake_case
+// once, documented, of a known type, with a default of that type, and
+// SubjectKeys in snake_case, each once.
 func Validate(rules []*Rule) error {
 	var errs []error
 	seen := map[string]bool{}
@@ -534,6 +550,8 @@ func Validate(rules []*Rule) error {
 		if r.Run == nil {
 			errs = append(errs, fmt.Errorf("rule %q: Run is nil", r.Name))
 		}
+		errs = append(errs, validateParams(r)...)
+		errs = append(errs, validateSubjectKeys(r)...)
 		facts := map[FactKey]bool{}
 		for j, k := range r.Requires {
 			switch {

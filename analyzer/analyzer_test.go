@@ -120,11 +120,11 @@ func TestLoadConfig(t *testing.T) {
 		t.Errorf("config = %+v", cfg)
 	}
 	_, err = LoadConfig(strings.NewReader("rules:\n  no-such-rule: {}\n"), "c.yaml", known)
-	if err == nil || err.Error() != `c.yaml: unknown rule "no-such-rule"` {
+	if err == nil || err.Error() != `c.yaml:2: rules: unknown rule "no-such-rule" (netmortem rules lists them)` {
 		t.Errorf("unknown rule: err = %v", err)
 	}
 	_, err = LoadConfig(strings.NewReader("rulez: {}\n"), "c.yaml", known)
-	if err == nil || !strings.Contains(err.Error(), "c.yaml: ") {
+	if err == nil || !strings.HasPrefix(err.Error(), "c.yaml:1: ") {
 		t.Errorf("unknown field: err = %v", err)
 	}
 }

@@ -88,6 +88,7 @@ func writeTable(w io.Writer, r *Report) error {
 	if len(r.Findings) == 0 {
 		ew.printf("No findings (%d %s read, %d %s).\n", countRead(r), plural(countRead(r), "input", "inputs"),
 			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
+		writeSuppressedTable(ew, r)
 		return ew.err
 	}
 	t := tablewriter.NewTable(w,
@@ -144,6 +145,7 @@ func writeTable(w io.Writer, r *Report) error {
 			}
 		}
 	}
+	writeSuppressedTable(ew, r)
 	return ew.err
 }
 
@@ -202,6 +204,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			ew.printf("- %s: %s\n", mdCode(wn.Position), wn.Message)
 		}
 	}
+	writeSuppressedMarkdown(ew, r)
 	return ew.err
 }
 

@@ -44,6 +44,12 @@ type Report struct {
 	Skipped []analyzer.Skipped `json:"skipped_rules" yaml:"skipped_rules"`
 	// Errors lists rules that failed.
 	Errors []analyzer.RuleError `json:"rule_errors" yaml:"rule_errors"`
+	// SuppressedCount is how many findings a configuration's ignore
+	// entries or a baseline left out of Findings (SetSuppressed).
+	SuppressedCount int `json:"suppressed_count" yaml:"suppressed_count"`
+	// Suppressed are those findings, each with why, when they are asked
+	// for (--show-suppressed); absent otherwise.
+	Suppressed []analyzer.Suppressed `json:"suppressed,omitempty" yaml:"suppressed,omitempty"`
 }
 
 // Warning is a problem found in an input.
@@ -142,13 +148,13 @@ func Write(w io.Writer, format string, r *Report) error {
 	case "text":
 		return writeText(w, r)
 	case "json":
-		return writeJSON(w, r.forJSON())
+		return writeJSON(w, r.suppressedForJSON().forJSON())
 	case "yaml":
-		return writeYAML(w, r.forJSON())
+		return writeYAML(w, r.suppressedForJSON().forJSON())
 	case "markdown", "md":
 		return writeMarkdown(w, r)
 	case "sarif":
-		return writeSARIF(w, r.forJSON())
+		return writeSARIF(w, r.suppressedForJSON().forJSON())
 	}
 	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats(), ", "))
 }

@@ -42,7 +42,8 @@ func archiveReport() *report.Report {
 
 func TestReportSchema(t *testing.T) {
 	schema := testutil.Schema(t, reportSchemaFile, reportSchemaURL)
-	for name, r := range map[string]*report.Report{"fixed": fixedReport(), "archive": archiveReport(), "hostile": hostileReport(), "empty": {}} {
+	for name, r := range map[string]*report.Report{"fixed": fixedReport(), "archive": archiveReport(), "hostile": hostileReport(),
+		"suppressed": suppressedReport(), "empty": {}} {
 		for _, format := range []string{"json", "yaml"} {
 			var buf bytes.Buffer
 			if err := report.Write(&buf, format, r); err != nil {
@@ -78,6 +79,13 @@ func TestReportSchema(t *testing.T) {
 		{"schema_version missing", func(doc map[string]any) { delete(doc, "schema_version") }},
 		{"other schema_version", func(doc map[string]any) { doc["schema_version"] = "2" }},
 		{"inputs null", func(doc map[string]any) { doc["inputs"] = nil }},
+		{"suppressed_count missing", func(doc map[string]any) { delete(doc, "suppressed_count") }},
+		{"suppressed without why", func(doc map[string]any) { doc["suppressed"] = []any{finding(doc)} }},
+		{"unknown suppressed field", func(doc map[string]any) {
+			f := finding(doc)
+			f["suppressed_by"], f["suppressed_reason"], f["suppressed_until"] = ".netmortem.yaml:3", "known", "2027-01-01"
+			doc["suppressed"] = []any{f}
+		}},
 	} {
 		var doc map[string]any
 		if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
@@ -92,6 +100,15 @@ func TestReportSchema(t *testing.T) {
 			t.Errorf("%s: the schema accepts the document", m.name)
 		}
 	}
+}
+
+// suppressedReport lists a suppressed finding, as --show-suppressed does.
+func suppressedReport() *report.Report {
+	r := fixedReport()
+	sup := analyzer.Suppressed{Finding: r.Findings[0], By: ".netmortem.yaml:3", Reason: "known, tracked in OPS-12"}
+	r.Findings = r.Findings[1:]
+	r.SetSuppressed([]analyzer.Suppressed{sup}, true)
+	return r
 }
 
 func finding(doc map[string]any) map[string]any {

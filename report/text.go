@@ -40,6 +40,7 @@ func writeText(w io.Writer, r *Report) error {
 			}
 		}
 	}
+	writeSuppressedText(ew, r)
 	return ew.err
 }
 

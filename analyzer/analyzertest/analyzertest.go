@@ -16,6 +16,8 @@
 //	  severity: warning
 //	  certainty: likely
 //	  title: ephemeral ports 1024-65000 overlap the NodePort range 30000-32767 on this node
+//	  subject:
+//	    setting: net.ipv4.ip_local_port_range
 //	  sources: [sysctl]
 //	  facts:
 //	    overlap: 30000-32767
@@ -28,7 +30,8 @@
 //	  missing: [capture]
 //	findings: []
 //
-// A finding's supports, contradicts, alternatives and decide are listed
+// Every finding must have a Subject, a different one from the other
+// findings of the scenario. A finding's supports, contradicts, alternatives and decide are listed
 // when the rule sets them. A finding missing from the output, one not in
 // want.yaml, and any field that differs all fail the test, each named. `go test -update` rewrites
 // the want files from the output.
@@ -36,6 +39,7 @@ package analyzertest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -142,6 +146,9 @@ func runScenario(t *testing.T, rule *analyzer.Rule, dir string, o *options) {
 	for _, e := range res.Errors {
 		t.Fatalf("rule %s failed: %s", e.Rule, e.Err)
 	}
+	for _, e := range checkSubjects(rule, res.Findings) {
+		t.Error(e)
+	}
 	got := fromResult(res, dir)
 	switch {
 	case hit && len(got.Findings) == 0:
@@ -163,4 +170,27 @@ func runScenario(t *testing.T, rule *analyzer.Rule, dir string, o *options) {
 	for _, d := range compare(got, want) {
 		t.Errorf("%s: %s", path, d)
 	}
+}
+
+// checkSubjects says which findings have no Subject, one that another
+// finding of the run has (their fingerprints then carry a suffix), or a
+// key the rule's SubjectKeys do not list.
+func checkSubjects(rule *analyzer.Rule, fs []analyzer.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		for k := range f.Subject {
+			if len(rule.SubjectKeys) > 0 && !slices.Contains(rule.SubjectKeys, k) {
+				out = append(out, fmt.Sprintf("finding %s %q has the subject key %q, which the rule's SubjectKeys %v do not list",
+					f.Rule, f.Title, k, rule.SubjectKeys))
+			}
+		}
+		switch {
+		case len(f.Subject) == 0:
+			out = append(out, fmt.Sprintf("finding %s %q has no Subject: say what it is about (see the analyzer package doc)", f.Rule, f.Title))
+		case strings.Contains(f.Fingerprint, "-"):
+			out = append(out, fmt.Sprintf("finding %s %q has the Subject %v of another finding of the run (fingerprint %s): "+
+				"two problems need two Subjects", f.Rule, f.Title, f.Subject, f.Fingerprint))
+		}
+	}
+	return out
 }

@@ -24,6 +24,7 @@ var portRangeRule = &analyzer.Rule{
 		for _, sc := range p.Snap.Sysctls {
 			if sc.Name == "net.ipv4.ip_local_port_range" {
 				p.Report(analyzer.Finding{Title: "range " + sc.Value, Sources: []model.Kind{model.KindSysctl},
+					Subject:  map[string]string{"setting": sc.Name},
 					Facts:    map[string]any{"range": sc.Value, "sysctls": sysctlCount.Of(p), "file": sc.Pos.File},
 					Evidence: []analyzer.Evidence{{Pos: sc.Pos, Note: sc.Name}}})
 			}
@@ -56,6 +57,8 @@ findings:
   severity: warning
   certainty: likely
   title: range 1024 65000
+  subject:
+    setting: net.ipv4.ip_local_port_range
   sources: [sysctl]
   facts:
     range: 1024 65000
@@ -69,6 +72,7 @@ findings:
   severity: warning
   certainty: likely
   title: range 1024 65000
+  subject: {setting: net.ipv4.ip_local_port_range}
   sources: [sysctl]
   facts: {range: 1024 65000, sysctls: 7, file: sysctl.txt}
   evidence: ['sysctl.txt:1 (net.ipv4.ip_local_port_range)']
@@ -168,5 +172,29 @@ func TestCompare(t *testing.T) {
 	}
 	if d := compare(want{Findings: []wantFinding{}}, skipped); len(d) != 1 || d[0] != "the rule ran, want.yaml expects it skipped" {
 		t.Errorf("ran: %v", d)
+	}
+}
+
+// A finding without a Subject, and two with one Subject, are named; a
+// Subject that differs from want.yaml's is a difference.
+func TestSubjects(t *testing.T) {
+	fs := []analyzer.Finding{
+		{Rule: "r", Title: "none", Fingerprint: "0123456789abcdef"},
+		{Rule: "r", Title: "one", Subject: map[string]string{"node": "n"}, Fingerprint: "1123456789abcdef"},
+		{Rule: "r", Title: "two", Subject: map[string]string{"node": "n"}, Fingerprint: "1123456789abcdef-2"},
+	}
+	got := checkSubjects(&analyzer.Rule{Name: "r"}, fs)
+	if len(got) != 2 || !strings.Contains(got[0], `"none" has no Subject`) || !strings.Contains(got[1], `"two" has the Subject map[node:n] of another`) {
+		t.Errorf("checkSubjects: %q", got)
+	}
+	got = checkSubjects(&analyzer.Rule{Name: "r", SubjectKeys: []string{"client"}}, fs[1:2])
+	if len(got) != 1 || !strings.Contains(got[0], `the subject key "node", which the rule's SubjectKeys [client] do not list`) {
+		t.Errorf("checkSubjects with SubjectKeys: %q", got)
+	}
+	g := wantFinding{Rule: "r", Title: "t", Subject: map[string]string{"node": "n1"}, Facts: map[string]any{}}
+	w := g
+	w.Subject = map[string]string{"node": "n2"}
+	if d := compareFinding(g, w); len(d) != 1 || !strings.HasPrefix(d[0], "subject: got") {
+		t.Errorf("compareFinding: %q", d)
 	}
 }

@@ -35,6 +35,8 @@ type wantFinding struct {
 	Severity  string `yaml:"severity"`
 	Certainty string `yaml:"certainty"`
 	Title     string `yaml:"title"`
+	// Subject is the finding's Subject, which every finding must have.
+	Subject map[string]string `yaml:"subject"`
 	// The causal fields, left out of the file when empty.
 	Supports     []string       `yaml:"supports,omitempty"`
 	Contradicts  []string       `yaml:"contradicts,omitempty"`
@@ -57,7 +59,7 @@ func fromResult(res analyzer.Result, dir string) want {
 	w.Findings = []wantFinding{}
 	for _, f := range res.Findings {
 		wf := wantFinding{Rule: f.Rule, Severity: f.Severity.String(), Certainty: string(f.Certainty),
-			Title: rel(f.Title), Sources: f.Sources, Facts: yamlFacts(f.Facts, rel), Evidence: []string{},
+			Title: rel(f.Title), Subject: f.Subject, Sources: f.Sources, Facts: yamlFacts(f.Facts, rel), Evidence: []string{},
 			Supports: relAll(f.Supports, rel), Contradicts: relAll(f.Contradicts, rel),
 			Alternatives: relAll(f.Alternatives, rel), Decide: rel(f.Decide)}
 		for _, e := range f.Evidence {
@@ -203,6 +205,7 @@ func compareFinding(g, w wantFinding) []string {
 	field("severity", g.Severity, w.Severity)
 	field("certainty", g.Certainty, w.Certainty)
 	field("title", g.Title, w.Title)
+	field("subject", fmt.Sprint(g.Subject), fmt.Sprint(w.Subject))
 	field("supports", g.Supports, w.Supports)
 	field("contradicts", g.Contradicts, w.Contradicts)
 	field("alternatives", g.Alternatives, w.Alternatives)

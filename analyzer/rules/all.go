@@ -3,7 +3,7 @@
 // (package facts) and reports findings. All lists them.
 //
 // A rule file uses only what it defines itself, the text and evidence
-// helpers of text.go and evidence.go, the files shared by a family of
+// helpers of text.go, evidence.go and subject.go, the files shared by a family of
 // rules (portranges.go, synfail.go), and other packages: deleting a rule's
 // file and its line in All leaves the package building.
 package rules

@@ -82,7 +82,7 @@ type pkgFile struct {
 
 // shared are the files every rule file may use: the list, the text and
 // evidence helpers, and the helpers of a family of rules.
-var shared = []string{"all.go", "text.go", "evidence.go", "portranges.go", "synfail.go"}
+var shared = []string{"all.go", "text.go", "evidence.go", "subject.go", "portranges.go", "synfail.go"}
 
 func packageFiles(t *testing.T) []*pkgFile {
 	t.Helper()

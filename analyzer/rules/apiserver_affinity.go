@@ -16,12 +16,13 @@ import (
 // APIServerAffinity explains ComponentStatus "Unhealthy" reports that come
 // from an apiserver checking components that run on another node.
 var APIServerAffinity = &analyzer.Rule{
-	Name:     "apiserver-affinity",
-	Severity: analyzer.Warning,
-	Needs:    []model.Kind{model.KindKube},
-	Uses:     []model.Kind{model.KindSockets, model.KindCapture, model.KindNetfilter},
-	Requires: []analyzer.FactKey{facts.ShadowedServices},
-	Run:      runAPIServerAffinity,
+	Name:        "apiserver-affinity",
+	Severity:    analyzer.Warning,
+	Needs:       []model.Kind{model.KindKube},
+	Uses:        []model.Kind{model.KindSockets, model.KindCapture, model.KindNetfilter},
+	Requires:    []analyzer.FactKey{facts.ShadowedServices},
+	SubjectKeys: []string{"component"},
+	Run:         runAPIServerAffinity,
 	Proof: "ComponentStatus refused on 127.0.0.1 (kube) and the listening sockets of the nodes showing the refused ports " +
 		"open on another node only (ss -lntp, netstat -lntup)",
 	Unproven: "with the leader records alone it is likely (the components may also be down where the apiserver " +
@@ -234,7 +235,10 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 		summary += fmt.Sprintf(" The components run (as leaders: %s; listening: %s) on another node, so the check fails "+
 			"although they work: a false alarm.", orNone(leaderNodes), orNone(listenNodes))
 	}
+	components := slices.Clone(names)
+	slices.Sort(components)
 	p.Report(analyzer.Finding{
+		Subject:      subject("component", strings.Join(slices.Compact(components), ",")),
 		Severity:     analyzer.Warning,
 		Certainty:    certainty,
 		Supports:     supports,

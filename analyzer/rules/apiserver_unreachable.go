@@ -18,12 +18,13 @@ import (
 // APIServerUnreachable finds components whose calls to the apiserver fail
 // at the network level, and says which hop of the path is broken.
 var APIServerUnreachable = &analyzer.Rule{
-	Name:     "apiserver-unreachable",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindLogs},
-	Uses:     []model.Kind{model.KindKube, model.KindNetfilter, model.KindIPVS},
-	Requires: []analyzer.FactKey{facts.KubeProxyLogs, facts.ServiceEndpoints, facts.Dataplanes},
-	Run:      runAPIServerUnreachable,
+	Name:        "apiserver-unreachable",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindLogs},
+	Uses:        []model.Kind{model.KindKube, model.KindNetfilter, model.KindIPVS},
+	Requires:    []analyzer.FactKey{facts.KubeProxyLogs, facts.ServiceEndpoints, facts.Dataplanes},
+	SubjectKeys: []string{"component", "node", "address"},
+	Run:         runAPIServerUnreachable,
 	Proof: "the component's failing calls (logs) and the kubernetes Service's Endpoints or the node's NAT rules or IPVS " +
 		"table showing the broken hop: no endpoints, no rule for the ClusterIP, targets that are no endpoint",
 	Unproven: "from the logs alone the failure is shown but not the hop that breaks it (kube-proxy's rules, the CNI or " +
@@ -407,7 +408,12 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 			"a dead load balancer or VIP in front of the apiservers", "an overloaded apiserver (TLS handshake timeout)"}
 		decide = fmt.Sprintf("from the same host or Pod: nc -zv %s %d", ap.Addr(), ap.Port())
 	}
+	where := addr
+	if ap.IsValid() {
+		where = ap.String()
+	}
 	return analyzer.Finding{
+		Subject:      subject("component", comp, "node", node, "address", where),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,

@@ -16,10 +16,11 @@ var ARPFlap = &analyzer.Rule{
 	Name:     "arp-flap",
 	Severity: analyzer.Error,
 	// A capture or neighbor table snapshots, either will do.
-	NeedsAny: []model.Kind{model.KindCapture, model.KindNeighbors},
-	Uses:     []model.Kind{model.KindKube},
-	Requires: []analyzer.FactKey{facts.AddrRoles},
-	Run:      runARPFlap,
+	NeedsAny:    []model.Kind{model.KindCapture, model.KindNeighbors},
+	Uses:        []model.Kind{model.KindKube},
+	Requires:    []analyzer.FactKey{facts.AddrRoles},
+	SubjectKeys: []string{"node", "address"},
+	Run:         runARPFlap,
 	Proof: "two MACs claiming the address (ARP frames or neighbor tables), and the Services saying it is a " +
 		"LoadBalancer or external IP that one announcer should hold",
 	Unproven: "the owner changes from the capture or the neighbor tables, with the causes not ruled out (two " +
@@ -196,6 +197,7 @@ func runARPFlap(p *analyzer.Pass) error {
 			c.Supports = append(c.Supports, fmt.Sprintf("the address is %s, which one announcer should hold", rs.Words()))
 		}
 		p.Report(withFinding(c, analyzer.Finding{
+			Subject:  subject("node", o.node, "address", o.ip.String()),
 			Severity: sev,
 			Title:    fmt.Sprintf("%s is claimed by %d MAC addresses: %s", o.ip, len(o.macs), listSome(o.macs, false)),
 			Summary: fmt.Sprintf("The owner of %s%s changes %d %s %s: %s. Neighbours send traffic for it to "+

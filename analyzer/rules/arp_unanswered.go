@@ -21,7 +21,10 @@ var ARPUnanswered = &analyzer.Rule{
 	NeedsAny: []model.Kind{model.KindCapture, model.KindNeighbors},
 	Uses:     []model.Kind{model.KindKube, model.KindLogs},
 	Requires: []analyzer.FactKey{facts.AddrRoles, facts.AppErrors},
-	Run:      runARPUnanswered,
+	Params: []analyzer.Param{{Name: "min_requests", Type: analyzer.Integer, Default: 2,
+		Doc: "the fewest unanswered ARP requests for one IP that make a finding"}},
+	SubjectKeys: []string{"node", "address"},
+	Run:         runARPUnanswered,
 	Proof: "ARP requests (or neighbor solicitations) nobody answered, or a FAILED neighbor entry, for an address the " +
 		"Services or Nodes say some host should hold (a LoadBalancer IP, a node address)",
 	Unproven: "the unanswered requests alone, with the causes not ruled out (the host down or gone, the address moved, " +
@@ -215,6 +218,7 @@ func runARPUnanswered(p *analyzer.Pass) error {
 			c.Supports = append(c.Supports, fmt.Sprintf("the address is %s, which some host should answer for", strings.Join(words, "; ")))
 		}
 		p.Report(withFinding(c, analyzer.Finding{
+			Subject:  subject("node", g.node, "address", g.ip.String()),
 			Severity: sev,
 			Title:    title,
 			Summary: strings.Join(says, " ") + " Nothing can reach the address: the kernel sends nothing to it, and " +

@@ -19,8 +19,15 @@ var ConnectionSkew = &analyzer.Rule{
 	Severity: analyzer.Warning,
 	Needs:    []model.Kind{model.KindCapture, model.KindNetfilter},
 	Requires: []analyzer.FactKey{facts.Dataplanes, facts.CaptureNodes},
-	Run:      runConnectionSkew,
-	Proof:    "none: the counts show that something other than the dumped rules picked the backends, never what",
+	Params: []analyzer.Param{
+		{Name: "alpha", Type: analyzer.Number, Default: 0.001,
+			Doc: "the significance level: a Service port's spread over its backends is reported when a spread as uneven would happen by chance with a probability below it"},
+		{Name: "min_attempts", Type: analyzer.Integer, Default: 1,
+			Doc: "the fewest connections to a Service port that are tested for skew"},
+	},
+	SubjectKeys: servicePortSubjectKeys,
+	Run:         runConnectionSkew,
+	Proof:       "none: the counts show that something other than the dumped rules picked the backends, never what",
 	Unproven: "the counts per backend and their chance under the rules' probabilities, with the causes not ruled out " +
 		"(rules in force during the capture other than those dumped, a proxy or persistence picking the backend, " +
 		"conntrack entries from before a rule change) and the command that would decide",
@@ -194,6 +201,7 @@ func skewFinding(sp dataplane.ServicePort, counts []int, n int, pval float64, te
 		values["node"] = sp.Node
 	}
 	f := analyzer.Finding{
+		Subject:   servicePortSubject(&sp),
 		Severity:  analyzer.Warning,
 		Certainty: analyzer.Unknown,
 		Title:     fmt.Sprintf("%s: %s skewed across its %d backends", sp.Service, what, len(sp.Backends)),

@@ -13,11 +13,12 @@ import (
 
 // ConntrackDrops finds nodes whose connection tracking drops packets.
 var ConntrackDrops = &analyzer.Rule{
-	Name:     "conntrack-drops",
-	Severity: analyzer.Error,
-	NeedsAny: []model.Kind{model.KindConntrack, model.KindLogs},
-	Uses:     []model.Kind{model.KindSysctl},
-	Run:      runConntrackDrops,
+	Name:        "conntrack-drops",
+	Severity:    analyzer.Error,
+	NeedsAny:    []model.Kind{model.KindConntrack, model.KindLogs},
+	Uses:        []model.Kind{model.KindSysctl},
+	SubjectKeys: []string{"node", "counter"},
+	Run:         runConntrackDrops,
 	Proof: "the conntrack counters of the node (conntrack -S, /proc/net/stat/nf_conntrack) and a second source: for " +
 		"insert failures, DNS lookups timing out in the logs; for a full table, the kernel's \"table full\" lines or " +
 		"nf_conntrack_max from sysctl",
@@ -113,7 +114,7 @@ func runConntrackDrops(p *analyzer.Pass) error {
 			return f
 		}
 		if failed := g.sum["insert_failed"]; failed > 0 {
-			f := analyzer.Finding{Severity: analyzer.Warning, Facts: facts(),
+			f := analyzer.Finding{Severity: analyzer.Warning, Facts: facts(), Subject: subject("node", g.node, "counter", "insert_failed"),
 				Evidence: cite("insert_failed"), Sources: []model.Kind{model.KindConntrack}}
 			f.Supports = []string{fmt.Sprintf("%s: insert_failed=%d over %d %s", g.cpus[0].Pos.File, failed, len(g.cpus),
 				plural(len(g.cpus), "CPU", "CPUs"))}
@@ -209,7 +210,7 @@ func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev [
 	if dropped > 0 || kernel.n > 0 {
 		sev = analyzer.Error
 	}
-	f := analyzer.Finding{Severity: sev, Facts: facts, Evidence: ev}
+	f := analyzer.Finding{Severity: sev, Facts: facts, Evidence: ev, Subject: subject("node", node, "counter", "drop")}
 	if len(ev) > 0 {
 		f.Sources = append(f.Sources, model.KindConntrack)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: drop=%d, early_drop=%d", ev[0].Pos.File, dropped, early))

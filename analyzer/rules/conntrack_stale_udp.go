@@ -14,12 +14,13 @@ import (
 // ConntrackStaleUDP finds UDP conntrack entries that still send a
 // Service's traffic to a backend none of its endpoints has any more.
 var ConntrackStaleUDP = &analyzer.Rule{
-	Name:     "conntrack-stale-udp",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindConntrack, model.KindKube},
-	Uses:     []model.Kind{model.KindNetfilter, model.KindIPVS},
-	Requires: []analyzer.FactKey{facts.ServiceEndpoints, facts.Dataplanes},
-	Run:      runConntrackStaleUDP,
+	Name:        "conntrack-stale-udp",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindConntrack, model.KindKube},
+	Uses:        []model.Kind{model.KindNetfilter, model.KindIPVS},
+	Requires:    []analyzer.FactKey{facts.ServiceEndpoints, facts.Dataplanes},
+	SubjectKeys: []string{"node", "object", "service_port", "backend", "proto"},
+	Run:         runConntrackStaleUDP,
 	Proof: "UDP conntrack entries (conntrack -L) of a Service's ClusterIP whose reply comes from an address that the " +
 		"Service's Endpoints or EndpointSlices no longer list",
 	Unproven: "entries of a Service whose endpoints the bundle does not give are not judged; when the node's rules " +
@@ -206,7 +207,10 @@ func staleUDPFinding(p *analyzer.Pass, g *staleUDP) (analyzer.Finding, bool) {
 	if g.node != "" {
 		where = g.node
 	}
+	svc, port, _ := strings.Cut(g.service, ":")
 	return analyzer.Finding{
+		Subject: subject("node", g.node, "object", "Service "+svc, "service_port", port,
+			"backend", g.backend.String(), "proto", "udp"),
 		Severity:    analyzer.Error,
 		Certainty:   analyzer.Proven,
 		Supports:    supports,

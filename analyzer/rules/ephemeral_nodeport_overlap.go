@@ -14,12 +14,13 @@ import (
 // EphemeralNodePortOverlap finds nodes whose ephemeral port range reaches
 // into the NodePort range.
 var EphemeralNodePortOverlap = &analyzer.Rule{
-	Name:     "ephemeral-nodeport-overlap",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindSysctl},
-	Uses:     []model.Kind{model.KindComponents, model.KindIPVS, model.KindKube},
-	Requires: []analyzer.FactKey{facts.NodePortRange, facts.LocalPorts, facts.PortOwners},
-	Run:      runEphemeralNodePortOverlap,
+	Name:        "ephemeral-nodeport-overlap",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindSysctl},
+	Uses:        []model.Kind{model.KindComponents, model.KindIPVS, model.KindKube},
+	Requires:    []analyzer.FactKey{facts.NodePortRange, facts.LocalPorts, facts.PortOwners},
+	SubjectKeys: []string{"node", "setting"},
+	Run:         runEphemeralNodePortOverlap,
 	Proof: "the node's sysctls (ip_local_port_range, ip_local_reserved_ports) beside the NodePort range of the " +
 		"apiserver's flag or the NodePorts allocated in the overlap (Services, the IPVS table)",
 	Unproven: "with the sysctls alone the NodePort range is the default, which the cluster may not use: a warning " +
@@ -179,6 +180,7 @@ func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.
 		sev = analyzer.Warning
 	}
 	return analyzer.Finding{
+		Subject:      subject("node", node, "setting", "net.ipv4.ip_local_port_range"),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,

@@ -13,12 +13,13 @@ import (
 // HairpinDrop finds Pods whose connections to their own Service are
 // translated back to them and never answered.
 var HairpinDrop = &analyzer.Rule{
-	Name:     "hairpin-drop",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindCapture},
-	Uses:     []model.Kind{model.KindLinks},
-	Requires: []analyzer.FactKey{facts.NATPairs},
-	Run:      runHairpinDrop,
+	Name:        "hairpin-drop",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindCapture},
+	Uses:        []model.Kind{model.KindLinks},
+	Requires:    []analyzer.FactKey{facts.NATPairs},
+	SubjectKeys: []string{"node", "client", "vip"},
+	Run:         runHairpinDrop,
 	Proof: "the capture shows a Pod's SYN to a Service translated back to the Pod itself and never answered, and the " +
 		"node's bridge ports (bridge -d link show, ip -d link, or their hairpin_mode files) all show hairpin off",
 	Unproven: "the Pod's unanswered connections to itself through the Service, with the causes not ruled out (hairpin " +
@@ -131,6 +132,7 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 		values["node"] = g.node
 	}
 	f := analyzer.Finding{
+		Subject: subject("node", g.node, "client", g.client.String(), "vip", g.service.String()),
 		Title: fmt.Sprintf("%s cannot reach itself through %s: %d %s translated back to it got no answer", g.client, g.service,
 			n, plural(n, "connection", "connections")),
 		Summary: fmt.Sprintf("%d %s from %s to %s %s translated by the node to %s, the client's own address: the same SYN "+

@@ -14,12 +14,13 @@ import (
 // ICMPUnreachable reports ICMP errors and redirects, tied to the attempts
 // they answer and to what their destination is in the cluster.
 var ICMPUnreachable = &analyzer.Rule{
-	Name:     "icmp-unreachable",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindCapture},
-	Uses:     []model.Kind{model.KindKube},
-	Requires: []analyzer.FactKey{facts.AddrRoles, facts.Attempts, facts.AppErrors},
-	Run:      runICMPUnreachable,
+	Name:        "icmp-unreachable",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindCapture},
+	Uses:        []model.Kind{model.KindKube},
+	Requires:    []analyzer.FactKey{facts.AddrRoles, facts.Attempts, facts.AppErrors},
+	SubjectKeys: []string{"node", "from", "icmp", "address"},
+	Run:         runICMPUnreachable,
 	Proof: "the ICMP errors in the capture, joined with what the destination is (a Service address or ready " +
 		"endpoint: Services, Endpoints) or with the neighbor tables that resolve it to the sender's own MAC",
 	Unproven: "the ICMP errors from the capture alone, with the sender's possible reasons and the command to run on " +
@@ -184,7 +185,8 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 		if len(rs) > 0 {
 			what = fmt.Sprintf(" (%s)", rs.Words())
 		}
-		f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev, Sources: sources}
+		f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev, Sources: sources,
+			Subject: subject("node", first.Node, "from", g.from, "icmp", g.what, "address", g.dst)}
 		n := g.count()
 		if g.routers != nil {
 			values["from"] = g.routers

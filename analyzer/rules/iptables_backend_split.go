@@ -13,10 +13,11 @@ import (
 // IPTablesBackendSplit finds nodes whose netfilter rules live in both
 // iptables backends, legacy and nft.
 var IPTablesBackendSplit = &analyzer.Rule{
-	Name:     "iptables-backend-split",
-	Severity: analyzer.Warning,
-	Needs:    []model.Kind{model.KindNetfilter},
-	Run:      runIPTablesBackendSplit,
+	Name:        "iptables-backend-split",
+	Severity:    analyzer.Warning,
+	Needs:       []model.Kind{model.KindNetfilter},
+	SubjectKeys: []string{"node", "component"},
+	Run:         runIPTablesBackendSplit,
 	Proof: "dumps of both backends of one node that each hold rules (iptables-legacy-save and " +
 		"iptables-nft-save, or nft list ruleset), each known by its header, its command or its format",
 	Unproven: "when only iptables-nft's \"iptables-legacy tables present\" warning shows the legacy " +
@@ -246,7 +247,7 @@ func backendSplitFinding(node string, legacy, nft *backendDumps, warning model.P
 		"nft_owners":    no,
 	}
 	var contradicts []string
-	f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely}
+	f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely, Subject: subject("node", node, "component", "iptables")}
 	if node == "" && warning.IsZero() && !sameFile(legacy, nft) {
 		// Nothing says the two dumps are of one node, and iptables-nft,
 		// which warns when legacy tables exist, did not.
@@ -305,6 +306,7 @@ func sameFile(a, b *backendDumps) bool {
 func legacyUnseenFinding(node string, nft *backendDumps, warning model.Pos) analyzer.Finding {
 	ev := append([]analyzer.Evidence{{Pos: warning, Note: "iptables-nft: legacy tables present"}}, backendEvidence(nft, "nft")...)
 	return analyzer.Finding{
+		Subject:   subject("node", node, "component", "iptables"),
 		Severity:  analyzer.Info,
 		Certainty: analyzer.Unknown,
 		Title:     fmt.Sprintf("iptables-legacy tables on %s, not in the bundle, beside the nft rules", nodeName(node)),

@@ -16,12 +16,13 @@ import (
 // IPVSStrictARP finds kube-proxy in IPVS mode without strict ARP next to a
 // controller that announces LoadBalancer IPs with ARP.
 var IPVSStrictARP = &analyzer.Rule{
-	Name:     "ipvs-strict-arp",
-	Severity: analyzer.Error,
-	NeedsAny: []model.Kind{model.KindKube, model.KindSettings, model.KindComponents},
-	Uses:     []model.Kind{model.KindIPVS, model.KindCapture, model.KindNeighbors, model.KindLogs},
-	Requires: []analyzer.FactKey{facts.LBControllers},
-	Run:      runIPVSStrictARP,
+	Name:        "ipvs-strict-arp",
+	Severity:    analyzer.Error,
+	NeedsAny:    []model.Kind{model.KindKube, model.KindSettings, model.KindComponents},
+	Uses:        []model.Kind{model.KindIPVS, model.KindCapture, model.KindNeighbors, model.KindLogs},
+	Requires:    []analyzer.FactKey{facts.LBControllers},
+	SubjectKeys: []string{"component", "setting"},
+	Run:         runIPVSStrictARP,
 	Proof: "kube-proxy's configuration (IPVS mode, strictARP off) beside a controller that announces with ARP, and a " +
 		"LoadBalancer IP claimed by more than one MAC (a capture's ARP replies, ip neigh)",
 	Unproven: "from the configuration alone the nodes may still ignore those ARP requests (arp_ignore and " +
@@ -244,6 +245,7 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 	}
 	slices.Sort(sources)
 	p.Report(analyzer.Finding{
+		Subject:      subject("component", "kube-proxy", "setting", "strictARP"),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,

@@ -2,6 +2,8 @@ package rules
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -14,12 +16,13 @@ import (
 // KubeProxySyncErrors finds kube-proxy instances that cannot read Services
 // or endpoints from the apiserver, so that their dataplane goes stale.
 var KubeProxySyncErrors = &analyzer.Rule{
-	Name:     "kube-proxy-sync-errors",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindLogs},
-	Uses:     []model.Kind{model.KindNetfilter, model.KindIPVS, model.KindKube},
-	Requires: []analyzer.FactKey{facts.KubeProxyLogs, facts.Dataplanes, facts.ServiceEndpoints},
-	Run:      runKubeProxySyncErrors,
+	Name:        "kube-proxy-sync-errors",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindLogs},
+	Uses:        []model.Kind{model.KindNetfilter, model.KindIPVS, model.KindKube},
+	Requires:    []analyzer.FactKey{facts.KubeProxyLogs, facts.Dataplanes, facts.ServiceEndpoints},
+	SubjectKeys: []string{"node", "component", "log"},
+	Run:         runKubeProxySyncErrors,
 	Proof: "kube-proxy's log failing to list Services or endpoints, and the node's NAT rules or IPVS table disagreeing " +
 		"with the Services' endpoints (the dataplane left stale)",
 	Unproven: "from the log alone, or with a dataplane that still matches the endpoints, the failures are shown but " +
@@ -157,7 +160,12 @@ func runKubeProxySyncErrors(p *analyzer.Pass) error {
 		if certainty == analyzer.Proven {
 			alternatives = nil
 		}
+		subj := subject("node", g.node, "component", "kube-proxy")
+		if g.node == "" {
+			subj["log"] = path.Base(filepath.ToSlash(g.file)) // the log of a node the bundle does not name
+		}
 		p.Report(analyzer.Finding{
+			Subject:      subj,
 			Severity:     sev,
 			Certainty:    certainty,
 			Supports:     supports,

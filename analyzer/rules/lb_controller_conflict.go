@@ -17,12 +17,13 @@ import (
 // LBControllerConflict finds LoadBalancer Services that two load-balancer
 // controllers both manage.
 var LBControllerConflict = &analyzer.Rule{
-	Name:     "lb-controller-conflict",
-	Severity: analyzer.Error,
-	NeedsAny: []model.Kind{model.KindKube, model.KindLogs, model.KindSettings},
-	Uses:     []model.Kind{model.KindCapture, model.KindNeighbors},
-	Requires: []analyzer.FactKey{facts.LBControllers},
-	Run:      runLBControllerConflict,
+	Name:        "lb-controller-conflict",
+	Severity:    analyzer.Error,
+	NeedsAny:    []model.Kind{model.KindKube, model.KindLogs, model.KindSettings},
+	Uses:        []model.Kind{model.KindCapture, model.KindNeighbors},
+	Requires:    []analyzer.FactKey{facts.LBControllers},
+	SubjectKeys: []string{"object", "component"},
+	Run:         runLBControllerConflict,
 	Proof: "both controllers shown managing the Service or the Services (both marks on a Service, or both deployed with " +
 		"kube-vip's services mode on) and a second source showing them at it: their logs rewriting the Service, or its " +
 		"IP with two ARP owners or ICMP errors in a capture",
@@ -230,6 +231,7 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 		}
 		reported = true
 		p.Report(analyzer.Finding{
+			Subject:      subject("object", object("Service", svc.Namespace, svc.Name)),
 			Severity:     sev,
 			Certainty:    certainty,
 			Supports:     supports,
@@ -359,6 +361,7 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 	}
 	slices.Sort(sources)
 	p.Report(analyzer.Finding{
+		Subject:      subject("component", "MetalLB,kube-vip"),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,

@@ -13,11 +13,12 @@ import (
 // MTUBlackhole finds connections whose large segments a path drops while
 // small ones pass.
 var MTUBlackhole = &analyzer.Rule{
-	Name:     "mtu-blackhole",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindCapture},
-	Uses:     []model.Kind{model.KindNetfilter, model.KindLinks},
-	Run:      runMTUBlackhole,
+	Name:        "mtu-blackhole",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindCapture},
+	Uses:        []model.Kind{model.KindNetfilter, model.KindLinks},
+	SubjectKeys: []string{"node", "source", "destination"},
+	Run:         runMTUBlackhole,
 	Proof: "the capture's large segments retransmitted without acknowledgment while small ones pass, and a " +
 		"firewall rule in the bundle (iptables-save, ip6tables-save) that drops or rejects ICMP fragmentation-needed " +
 		"or Packet Too Big (or all ICMP)",
@@ -169,6 +170,7 @@ func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 		values["node"] = g.node
 	}
 	f := analyzer.Finding{
+		Subject:   subject("node", g.node, "source", g.sender.String(), "destination", g.receiver.String()),
 		Severity:  analyzer.Warning,
 		Certainty: analyzer.Likely,
 		Title: fmt.Sprintf("%d-byte segments from %s to %s are dropped while smaller ones pass (%d %s)", size, g.sender,

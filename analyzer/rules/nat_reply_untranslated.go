@@ -13,12 +13,13 @@ import (
 // NATReplyUntranslated finds connections a node translated whose replies
 // went back to the client with the translated addresses.
 var NATReplyUntranslated = &analyzer.Rule{
-	Name:     "nat-reply-untranslated",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindCapture},
-	Uses:     []model.Kind{model.KindSysctl},
-	Requires: []analyzer.FactKey{facts.NATPairs},
-	Run:      runNATReplyUntranslated,
+	Name:        "nat-reply-untranslated",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindCapture},
+	Uses:        []model.Kind{model.KindSysctl},
+	Requires:    []analyzer.FactKey{facts.NATPairs},
+	SubjectKeys: []string{"node", "client", "vip", "backend"},
+	Run:         runNATReplyUntranslated,
 	Proof: "the capture shows the same SYN before and after DNAT and the endpoint's SYN/ACK going back untranslated, " +
 		"and the node's sysctl output shows net.bridge.bridge-nf-call-iptables = 0 (ip6tables for IPv6)",
 	Unproven: "the untranslated replies from the capture, with the causes not ruled out (bridged traffic skipping " +
@@ -131,6 +132,7 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 		reaction = fmt.Sprintf("reset %d and ignored %d", resets, ignored)
 	}
 	f := analyzer.Finding{
+		Subject: subject("node", g.node, "client", g.client.String(), "vip", g.service.String(), "backend", g.target.String()),
 		Title: fmt.Sprintf("replies from %s reach %s untranslated: %d %s to %s failed", g.target, g.client, n,
 			plural(n, "connection", "connections"), g.service),
 		Summary: fmt.Sprintf("%d %s from %s to %s %s translated by the node to %s: the same SYN (sequence number %d) is "+

@@ -35,7 +35,8 @@ var NetworkPolicyDeny = &analyzer.Rule{
 		"policy, a stale identity) with the " +
 		"command that decides; when the policies allow failed connections and no drop line names them, or the " +
 		"bundle has no policies, the rule is silent and syn-unanswered reports the symptom",
-	Run: runNetworkPolicyDeny,
+	SubjectKeys: []string{"client", "address", "object"},
+	Run:         runNetworkPolicyDeny,
 	Doc: `the NetworkPolicies do not allow connections that fail
 
 A NetworkPolicy that selects a Pod isolates it: for ingress, only what
@@ -242,6 +243,8 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 	cliName := clientName(ca, client)
 	port := sym.server.Port()
 	f := analyzer.Finding{
+		Subject: subject("client", ca.String(), "address", sym.server.String(),
+			"object", object("Pod", server.Namespace, server.Name)),
 		Severity: analyzer.Warning,
 		Facts:    map[string]any{"server": sym.server.String(), "server_pod": srvName, "client": cliName},
 		Sources:  sym.sources,
@@ -352,6 +355,8 @@ func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server,
 	cliName, srvName := clientName(ca, client), podName(server)
 	sup, ev := dropSupport(drops)
 	f := analyzer.Finding{
+		Subject: subject("client", ca.String(), "address", srv.String(),
+			"object", object("Pod", server.Namespace, server.Name)),
 		Severity:  analyzer.Warning,
 		Certainty: analyzer.Unknown,
 		Title: fmt.Sprintf("%s drops %s -> %s:%d as policy-denied, but the NetworkPolicies admit it", d.Dataplane, cliName,

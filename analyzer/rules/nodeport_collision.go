@@ -12,12 +12,13 @@ import (
 
 // NodePortCollision finds NodePorts that something else also claims.
 var NodePortCollision = &analyzer.Rule{
-	Name:     "nodeport-collision",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindKube},
-	Uses:     []model.Kind{model.KindSockets, model.KindComponents},
-	Requires: []analyzer.FactKey{facts.NodePortRange},
-	Run:      runNodePortCollision,
+	Name:        "nodeport-collision",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindKube},
+	Uses:        []model.Kind{model.KindSockets, model.KindComponents},
+	Requires:    []analyzer.FactKey{facts.NodePortRange},
+	SubjectKeys: []string{"port", "proto"},
+	Run:         runNodePortCollision,
 	Proof: "a Service's nodePort (kube) that a listening socket of another process shows taken on a node (ss, netstat); " +
 		"for a NodePort outside the range, the apiserver's --service-node-port-range beside the Services",
 	Unproven: "two Services with one nodePort, or a Pod's hostPort on it, are shown by the Kubernetes objects alone " +
@@ -181,6 +182,7 @@ func runNodePortCollision(p *analyzer.Pass) error {
 				"changed after it was allocated.", rng.Range, rng.Source())
 		}
 		p.Report(analyzer.Finding{
+			Subject:      subject("port", fmt.Sprint(np.Port), "proto", strings.ToLower(np.Protocol)),
 			Severity:     sev,
 			Certainty:    certainty,
 			Supports:     supports,

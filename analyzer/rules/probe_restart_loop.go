@@ -20,7 +20,10 @@ var ProbeRestartLoop = &analyzer.Rule{
 	Severity: analyzer.Error,
 	Needs:    []model.Kind{model.KindKube},
 	Uses:     []model.Kind{model.KindContainers, model.KindLogs},
-	Run:      runProbeRestartLoop,
+	Params: []analyzer.Param{{Name: "min_restarts", Type: analyzer.Integer, Default: 5,
+		Doc: "the fewest restarts of a container that make a restart loop"}},
+	SubjectKeys: []string{"object", "container"},
+	Run:         runProbeRestartLoop,
 	Proof: "the restarts and the liveness probe (the Pod and its spec) with a clean kill shown by another source: an " +
 		"exit status 0 in a container listing, the container's log ending on a terminated signal, the kubelet's " +
 		"restart lines or its Unhealthy/Killing events",
@@ -324,6 +327,7 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 		}
 	}
 	return analyzer.Finding{
+		Subject:      subject("object", object("Pod", pod.Namespace, pod.Name), "container", c.Name),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,

@@ -34,7 +34,8 @@ var RPFilterDrop = &analyzer.Rule{
 		"or disabled (0) filter rules the cause out and the rule says nothing. Felix's refusal of a loose filter " +
 		"is proven by its log line and net.ipv4.conf.all.rp_filter = 2 in sysctl output; from the log alone it is " +
 		"likely, and that sysctl decides",
-	Run: runRPFilterDrop,
+	SubjectKeys: []string{"node", "address", "interface", "component", "setting"},
+	Run:         runRPFilterDrop,
 	Doc: `strict rp_filter drops the SYNs of an asymmetric path
 
 With net.ipv4 rp_filter strict (1), the kernel accepts a packet on an
@@ -155,6 +156,7 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 	all, dev rpfValue, ctr *model.Counter) analyzer.Finding {
 	out := strings.Join(outDevs, ", ")
 	f := analyzer.Finding{
+		Subject:  subject("node", g.Node, "address", g.Server.String(), "interface", in),
 		Severity: analyzer.Warning,
 		Facts: map[string]any{
 			"server": g.Server.String(), "attempts": g.N, "syn_retransmissions": g.Retx,
@@ -414,6 +416,7 @@ func felixLooseRPF(p *analyzer.Pass) {
 		les := byNode[node]
 		first := les[0]
 		f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely,
+			Subject: subject("node", node, "component", "felix", "setting", "net.ipv4.conf.all.rp_filter"),
 			Facts:   map[string]any{"felix_messages": len(les)},
 			Sources: []model.Kind{model.KindLogs}}
 		if node != "" {

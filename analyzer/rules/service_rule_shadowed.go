@@ -15,12 +15,13 @@ import (
 // ServiceRuleShadowed reports rules outside kube-proxy's chains that catch
 // a Service's traffic before kube-proxy's rules do.
 var ServiceRuleShadowed = &analyzer.Rule{
-	Name:     "service-rule-shadowed",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindNetfilter},
-	Uses:     []model.Kind{model.KindKube, model.KindCapture},
-	Requires: []analyzer.FactKey{facts.ShadowedServices, facts.AddrRoles},
-	Run:      runServiceRuleShadowed,
+	Name:        "service-rule-shadowed",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindNetfilter},
+	Uses:        []model.Kind{model.KindKube, model.KindCapture},
+	Requires:    []analyzer.FactKey{facts.ShadowedServices, facts.AddrRoles},
+	SubjectKeys: append(slices.Clone(servicePortSubjectKeys), "hook", "chain"),
+	Run:         runServiceRuleShadowed,
 	Proof: "the node's ruleset shows a rule outside kube-proxy's chains that catches the Service address first (the " +
 		"walk of the first packet through nat PREROUTING or OUTPUT, raw, or the nftables hooks), and a second source " +
 		"shows the address is a Service's (the Service object) or the connections pinned by the rule (a capture)",
@@ -305,7 +306,11 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 		"chains: %s of them get %q instead of kube-proxy's %d %s.%s", nodeName(sp.Node), svc, front, traffic,
 		first.Rule.Pos, first.Hook, strings.TrimSpace(first.Rule.Raw), share, first.Action, len(sp.Backends),
 		plural(len(sp.Backends), "endpoint", "endpoints"), summaryCap)
+	subj := servicePortSubject(sp)
+	subj["hook"] = first.Hook // the rule's table and chain: its line moves with rules added above it
+	subj["chain"] = first.Chain
 	return analyzer.Finding{
+		Subject:   subj,
 		Severity:  severity,
 		Certainty: certainty,
 		Title: fmt.Sprintf("%s (%s): %s caught by a rule outside kube-proxy's chains (%s)", svc, front, traffic,

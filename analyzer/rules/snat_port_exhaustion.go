@@ -29,7 +29,8 @@ var SNATPortExhaustion = &analyzer.Rule{
 		"destination, some unanswered, is reported as likely, with `conntrack -L -p tcp -d ADDR --dport PORT` as " +
 		"the command that decides; a full range without failures shown is a warning; unanswered SYNs without a " +
 		"source NAT rule in the bundle are left to syn-unanswered and conntrack-drops",
-	Run: runSNATPortExhaustion,
+	SubjectKeys: []string{"node", "address", "proto"},
+	Run:         runSNATPortExhaustion,
 	Doc: `source NAT has no port left for new connections
 
 A node that source-NATs Pod traffic (MASQUERADE to the node's address,
@@ -308,6 +309,7 @@ func snatFacts(t snatTarget, dst netip.AddrPort) map[string]any {
 func snatFinding(t snatTarget, dst netip.AddrPort, u *snatUse, g *facts.FailGroup, inserts uint64, insertEv []analyzer.Evidence) analyzer.Finding {
 	what := snatWhat(t)
 	f := analyzer.Finding{Severity: analyzer.Warning, Facts: snatFacts(t, dst),
+		Subject: subject("node", t.node, "address", dst.String(), "proto", strings.ToLower(u.proto)),
 		Sources: []model.Kind{model.KindNetfilter, model.KindConntrack}}
 	f.Facts["ports_in_use"] = len(u.ports)
 	f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: t.rule.Pos, Note: what})
@@ -383,6 +385,7 @@ func snatLikelyFinding(t snatTarget, g *facts.FailGroup, seen int, inserts uint6
 	what := snatWhat(t)
 	dst := g.Server
 	f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely, Facts: snatFacts(t, dst),
+		Subject: subject("node", t.node, "address", dst.String(), "proto", "tcp"),
 		Sources: []model.Kind{model.KindNetfilter, model.KindCapture}}
 	f.Facts["attempts_seen"] = seen
 	f.Facts["failed_attempts"] = g.N

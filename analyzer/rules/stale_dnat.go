@@ -14,12 +14,13 @@ import (
 // StaleDNAT compares each Service port's dataplane backends with the
 // Service's endpoints.
 var StaleDNAT = &analyzer.Rule{
-	Name:     "stale-dnat",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindNetfilter, model.KindKube},
-	Uses:     []model.Kind{model.KindCapture, model.KindLogs, model.KindProbes},
-	Requires: []analyzer.FactKey{facts.Dataplanes, facts.ServiceEndpoints, facts.Attempts, facts.KubeProxyLogs},
-	Run:      runStaleDNAT,
+	Name:        "stale-dnat",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindNetfilter, model.KindKube},
+	Uses:        []model.Kind{model.KindCapture, model.KindLogs, model.KindProbes},
+	Requires:    []analyzer.FactKey{facts.Dataplanes, facts.ServiceEndpoints, facts.Attempts, facts.KubeProxyLogs},
+	SubjectKeys: servicePortSubjectKeys,
+	Run:         runStaleDNAT,
 	Proof: "the node's NAT rules send traffic to an address that the Service's Endpoints or EndpointSlices do not " +
 		"list, or leave out one they list (netfilter and kube); with counts alone, kube-proxy's log failing to list " +
 		"Services or endpoints",
@@ -227,6 +228,7 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 			"neither the endpoints' addresses nor a kube-proxy log saying it stopped syncing."
 	}
 	return analyzer.Finding{
+		Subject:      servicePortSubject(&sp),
 		Severity:     severity,
 		Certainty:    certainty,
 		Supports:     supports,

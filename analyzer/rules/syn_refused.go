@@ -10,12 +10,14 @@ import (
 
 // SynRefused finds server endpoints that refuse connections with an RST.
 var SynRefused = &analyzer.Rule{
-	Name:     "syn-refused",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindCapture},
-	Uses:     []model.Kind{model.KindKube},
-	Requires: synFailureFacts,
-	Run:      func(p *analyzer.Pass) error { return runSynFailures(p, refusedWords) },
+	Name:        "syn-refused",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindCapture},
+	Uses:        []model.Kind{model.KindKube},
+	Requires:    synFailureFacts,
+	Params:      synFailureParams,
+	SubjectKeys: synFailureSubjectKeys,
+	Run:         func(p *analyzer.Pass) error { return runSynFailures(p, refusedWords) },
 	Proof: "the capture's SYNs answered by RSTs from the server, and the Services or Endpoints saying the endpoint " +
 		"should answer (a Service address, a ready endpoint)",
 	Unproven: "the refused attempts from the capture alone, with the causes not ruled out (no listener, a REJECT rule) " +

@@ -10,12 +10,14 @@ import (
 
 // SynUnanswered finds server endpoints whose SYNs get no answer at all.
 var SynUnanswered = &analyzer.Rule{
-	Name:     "syn-unanswered",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindCapture},
-	Uses:     []model.Kind{model.KindKube},
-	Requires: synFailureFacts,
-	Run:      func(p *analyzer.Pass) error { return runSynFailures(p, unansweredWords) },
+	Name:        "syn-unanswered",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindCapture},
+	Uses:        []model.Kind{model.KindKube},
+	Requires:    synFailureFacts,
+	Params:      synFailureParams,
+	SubjectKeys: synFailureSubjectKeys,
+	Run:         func(p *analyzer.Pass) error { return runSynFailures(p, unansweredWords) },
 	Proof: "the capture's unanswered SYNs, and the Services or Endpoints saying the endpoint should answer " +
 		"(a Service address, a ready endpoint)",
 	Unproven: "the unanswered attempts from the capture alone, with the causes not ruled out (a firewall drop, a " +

@@ -14,12 +14,13 @@ import (
 // SynAckReset finds connection attempts whose SYN/ACK the client answered
 // with an RST.
 var SynAckReset = &analyzer.Rule{
-	Name:     "synack-reset",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindCapture},
-	Uses:     []model.Kind{model.KindIPVS, model.KindKube, model.KindSysctl, model.KindComponents},
-	Requires: []analyzer.FactKey{facts.NodePortRange, facts.PortOwners, facts.LocalPorts, facts.NATPairs},
-	Run:      runSynAckReset,
+	Name:        "synack-reset",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindCapture},
+	Uses:        []model.Kind{model.KindIPVS, model.KindKube, model.KindSysctl, model.KindComponents},
+	Requires:    []analyzer.FactKey{facts.NodePortRange, facts.PortOwners, facts.LocalPorts, facts.NATPairs},
+	SubjectKeys: []string{"node", "client"},
+	Run:         runSynAckReset,
 	Proof: "the client's source port is an IPVS virtual service's port (ipvsadm -Ln) or a Service's NodePort " +
 		"(kubectl get svc), beside the capture's SYN, SYN/ACK and RST",
 	Unproven: "the resets, who sends them and on which connections, with the causes not ruled out, ranked (a NodePort " +
@@ -285,6 +286,7 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, attemp
 	}
 	f.Title, f.Summary, f.Cause, f.Fix = title, summary, cause, fix
 	f.Facts, f.Sources, f.Evidence = values, sources, dedupEvidence(ev)
+	f.Subject = subject("node", node, "client", client.String())
 	return f
 }
 

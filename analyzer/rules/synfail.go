@@ -220,6 +220,7 @@ func sweepFinding(sw *failMerge, w synWords) analyzer.Finding {
 	f := analyzer.Finding{Severity: analyzer.Warning, Facts: values, Evidence: ev, Sources: []model.Kind{model.KindCapture}}
 	t := synText{Server: sw.Server, Count: len(hosts), Listed: listed,
 		Clients: listSome(sw.Clients, sw.More), Attempts: plural(sw.N, "attempt", "attempts")}
+	f.Subject = subject("node", sw.Node, "port", fmt.Sprint(sw.Server.Port()), "proto", "tcp")
 	w.sweep(&f, sw.FailGroup, t)
 	synCertainty(&f, w.outcome, ev, false, fmt.Sprintf("port %d of %d hosts", sw.Server.Port(), len(hosts)), sw.Server)
 	return f
@@ -257,6 +258,7 @@ func scanFinding(sc *failMerge, w synWords, roles facts.AddrIndex) analyzer.Find
 		f.Evidence = append(f.Evidence, rs.Evidence()...)
 		f.Sources = append(f.Sources, model.KindKube)
 	}
+	f.Subject = subject("node", sc.Node, "address", host, "proto", "tcp")
 	w.scan(&f, sc.FailGroup, synText{Subject: host, Server: sc.Server, Count: len(sc.ports), Listed: strings.Join(listed, ", "),
 		Clients: listSome(sc.Clients, sc.More), Attempts: plural(sc.N, "attempt", "attempts"), What: what})
 	synCertainty(&f, w.outcome, ev, false, fmt.Sprintf("%d ports of %s", len(sc.ports), host), sc.Server)
@@ -281,7 +283,8 @@ func endpointFinding(g *facts.FailGroup, w synWords, roles facts.AddrIndex) anal
 		values["server_is"] = rs.Words()
 		what = fmt.Sprintf(" The server is %s.", rs.Words())
 	}
-	f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev, Sources: sources}
+	f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev, Sources: sources,
+		Subject: subject("node", g.Node, "address", g.Server.String(), "proto", "tcp")}
 	w.endpoint(&f, g, synText{Subject: g.Server.String(), Server: g.Server, Clients: listSome(g.Clients, g.More),
 		Attempts: plural(g.N, "attempt", "attempts"), What: what})
 	synCertainty(&f, w.outcome, ev, sev == analyzer.Error, g.Server.String(), g.Server)
@@ -334,6 +337,20 @@ func synCertainty(f *analyzer.Finding, outcome model.Outcome, ev []analyzer.Evid
 
 // runSynFailures reports the failed attempts of w.outcome: scans, sweeps,
 // then each server endpoint left.
+// synFailureSubjectKeys are the subject keys of syn-unanswered and
+// syn-refused: an endpoint's address, a scanned host's, or a swept port.
+var synFailureSubjectKeys = []string{"node", "address", "port", "proto"}
+
+// synFailureParams are the parameters of syn-unanswered and syn-refused.
+var synFailureParams = []analyzer.Param{
+	{Name: "min_attempts", Type: analyzer.Integer, Default: 1,
+		Doc: "the fewest failed connection attempts that make a finding"},
+	{Name: "scan_ports", Type: analyzer.Integer, Default: 10,
+		Doc: "the fewest ports of one host that a client's failed attempts must reach to be reported together as a port scan"},
+	{Name: "sweep_hosts", Type: analyzer.Integer, Default: 10,
+		Doc: "the fewest hosts that a client's failed attempts to one port must reach to be reported together as a sweep"},
+}
+
 func runSynFailures(p *analyzer.Pass, w synWords) error {
 	groups := facts.FailedAttempts.Of(p).Of(w.outcome)
 	roles := facts.AddrRoles.Of(p)

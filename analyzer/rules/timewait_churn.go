@@ -19,7 +19,10 @@ var TimeWaitChurn = &analyzer.Rule{
 	Needs:    []model.Kind{model.KindSockets},
 	Uses:     []model.Kind{model.KindSysctl, model.KindIPVS, model.KindKube, model.KindComponents},
 	Requires: []analyzer.FactKey{facts.NodePortRange, facts.LocalPorts, facts.PortOwners},
-	Run:      runTimeWaitChurn,
+	Params: []analyzer.Param{{Name: "min_timewait", Type: analyzer.Integer, Default: 50,
+		Doc: "the fewest TIME-WAIT sockets of one client on a node that make a finding"}},
+	SubjectKeys: []string{"node", "proto"},
+	Run:         runTimeWaitChurn,
 	Proof: "the TIME-WAIT sockets of a local address (ss, netstat) and, for the NodePort harm, the ephemeral range " +
 		"(sysctl) reaching NodePorts that IPVS or the Services show allocated",
 	Unproven: "the churn from the socket listings, with the clients it can be (one client opening a connection per " +
@@ -195,6 +198,7 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 				values["nodeport_overlap"], values["owned_ports_in_range"]))
 		}
 		p.Report(withFinding(f, analyzer.Finding{
+			Subject: subject("node", node, "proto", "tcp"),
 			Title:   fmt.Sprintf("local clients open ~%.0f connections/s: %s in TIME-WAIT", rate, strings.Join(parts, ", ")),
 			Summary: summary,
 			Cause: "Local clients open a new short connection for each request or check instead of reusing one; " +

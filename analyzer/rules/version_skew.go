@@ -13,11 +13,12 @@ import (
 // VersionSkew finds kubelets whose versions differ across nodes or from the
 // apiserver beyond what Kubernetes supports.
 var VersionSkew = &analyzer.Rule{
-	Name:     "version-skew",
-	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindKube},
-	Uses:     []model.Kind{model.KindComponents},
-	Run:      runVersionSkew,
+	Name:        "version-skew",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindKube},
+	Uses:        []model.Kind{model.KindComponents},
+	SubjectKeys: []string{"component"},
+	Run:         runVersionSkew,
 	Proof: "the Nodes' kubelet versions beside the apiserver's version (its static pod's image tag) show the skew " +
 		"policy broken",
 	Unproven: "nodes that differ within the policy, or with the apiserver's version not in the bundle, are shown by the " +
@@ -200,6 +201,7 @@ func runVersionSkew(p *analyzer.Pass) error {
 		summary += " Outside the supported skew: " + strings.Join(broken, "; ") + "."
 	}
 	p.Report(analyzer.Finding{
+		Subject:      subject("component", "kubelet"),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,

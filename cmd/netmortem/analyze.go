@@ -30,6 +30,9 @@ type analyzeOptions struct {
 	quiet   bool
 	timeout time.Duration
 	memory  int64
+
+	baseline       string
+	showSuppressed bool
 }
 
 // defaultTimeout is analyze's time budget, the same as batch's budget per
@@ -56,23 +59,27 @@ func newAnalyzeCmd(c *cli) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVarP(&o.outputs, "output", "o", []string{"table"}, outputUsage)
-	fs.StringVar(&o.failOn, "fail-on", "warning", "exit 1 when a finding is at or above this severity: info, warning, error")
-	fs.StringVar(&o.config, "config", "", "YAML file that disables rules, overrides severities and sets thresholds")
+	fs.StringVar(&o.failOn, "fail-on", "warning", "exit 1 when a finding is at or above this severity: info, warning, error, or never")
+	fs.StringVar(&o.config, "config", "", "YAML file that disables rules, overrides severities, sets thresholds and suppresses findings (docs/config.md); default: .netmortem.yaml next to the bundle")
 	fs.StringSliceVar(&o.enable, "enable", nil, "run only these rules (comma separated)")
 	fs.StringSliceVar(&o.disable, "disable", nil, "do not run these rules (comma separated)")
 	fs.StringVar(&o.node, "node", "", "attribute inputs to this node when the bundle layout does not say")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "do not print progress and warnings on stderr")
 	fs.Int64Var(&o.memory, "max-bundle-memory", 0, "memory budget in bytes for what the inputs' parsed text keeps: files past it are read no further, with a warning (0: the default, 256 MiB)")
 	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "time budget for reading and analyzing; past it, reading stops, the rules run on what was read, and the exit code is 3 (0: no limit)")
+	fs.StringVar(&o.baseline, "baseline", "", "report of an earlier run (analyze -o json, or batch lines): its findings, by fingerprint, are suppressed")
+	fs.BoolVar(&o.showSuppressed, "show-suppressed", false, "list the suppressed findings, with why, after the others")
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues(report.Formats()...),
 		"fail-on": completeValues(failOnValues...), "enable": completeRules, "disable": completeRules,
 		"node": cobra.NoFileCompletions, "max-bundle-memory": cobra.NoFileCompletions, "timeout": cobra.NoFileCompletions})
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	_ = cmd.MarkFlagFilename("baseline", "json", "jsonl")
 	c.runs(cmd, "PATH", func([]string) int { return runAnalyze(o, fs, c.stdout, c.stderr) })
 	return cmd
 }
 
 func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
+	var foundConfig bool
 	if o.memory < 0 {
 		fmt.Fprintln(stderr, "netmortem analyze: --max-bundle-memory must not be negative")
 		return exitUsage
@@ -86,10 +93,14 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		escape.Fprintln(stderr, "netmortem analyze: -o", err)
 		return exitUsage
 	}
-	failOn, err := analyzer.ParseSeverity(o.failOn)
+	failOn, err := parseFailOn(o.failOn)
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem analyze: --fail-on:", err)
 		return exitUsage
+	}
+	o.config, foundConfig = findConfig(o.config, fs.Args())
+	if !o.quiet {
+		sayConfig(stderr, "analyze", o.config, foundConfig)
 	}
 	rules, cfg, err := selectRules(o)
 	if err != nil {
@@ -100,6 +111,13 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
+	}
+	var baseline map[string]bool
+	if o.baseline != "" {
+		if baseline, err = readBaseline(o.baseline); err != nil {
+			escape.Fprintln(stderr, "netmortem analyze: --baseline:", err)
+			return exitUsage
+		}
 	}
 
 	ctx, stop := signalContext()
@@ -126,7 +144,10 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	ruleCtx, cancelRules := ruleContext(ctx, readCtx, o.timeout)
 	defer cancelRules()
 	res := analyzer.Run(ruleCtx, snap, rules, cfg)
+	suppressed, expired := suppress(&res, cfg, baseline, o.baseline, time.Now())
 	rep := report.New(snap, in.warns, res)
+	rep.Warnings = append(rep.Warnings, expired...)
+	rep.SetSuppressed(suppressed, o.showSuppressed)
 
 	if !o.quiet {
 		for _, w := range rep.Warnings {
@@ -139,8 +160,12 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		if n := len(unreadableCaptures(snap)); n > 0 {
 			unread = fmt.Sprintf(", %d unreadable", n)
 		}
-		fmt.Fprintf(stderr, "read %s (%d skipped%s), %s; %s\n", count(countInputs(snap, false), "input"),
-			countInputs(snap, true), unread, count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"))
+		suppressed := ""
+		if rep.SuppressedCount > 0 {
+			suppressed = fmt.Sprintf(" (%d suppressed)", rep.SuppressedCount)
+		}
+		fmt.Fprintf(stderr, "read %s (%d skipped%s), %s; %s%s\n", count(countInputs(snap, false), "input"),
+			countInputs(snap, true), unread, count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"), suppressed)
 	}
 	if errs := writeOutputs(stdout, outputs, rep); len(errs) > 0 {
 		for _, err := range errs {

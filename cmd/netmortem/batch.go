@@ -94,7 +94,7 @@ func newBatchCmd(c *cli) *cobra.Command {
 	maxBytes := fs.Int64("max-bundle-bytes", 16<<30, "size budget per bundle: bundles larger on disk, or decompressing to more, are not analyzed (0: no limit)")
 	maxMemory := fs.Int64("max-bundle-memory", 0, "memory budget per bundle in bytes, for what its parsed text keeps: files past it are read no further, with a warning (0: the default, 256 MiB)")
 	memLimit := fs.Int64("memory-limit", 0, "soft memory limit for the whole batch in bytes, as GOMEMLIMIT (0: none)")
-	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity")
+	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity: info, warning, error, or never")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
 	asOne := fs.Bool("as-one", false, "analyze each directory given as one bundle, even when it holds several (archives, sosreport or troubleshoot directories): by default each is analyzed on its own")
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"fail-on": completeValues(failOnValues...),
@@ -108,7 +108,7 @@ func newBatchCmd(c *cli) *cobra.Command {
 
 func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *string, resume *bool, shard *string, timeout *time.Duration,
 	maxBytes, maxMemory, memLimit *int64, failOn *string, quiet, asOne *bool) int {
-	sev, err := analyzer.ParseSeverity(*failOn)
+	sev, err := parseFailOn(*failOn)
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem batch: --fail-on:", err)
 		return exitUsage

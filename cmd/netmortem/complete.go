@@ -9,7 +9,7 @@ import (
 )
 
 // failOnValues are the severities --fail-on takes, for completion.
-var failOnValues = []string{"info", "warning", "error"}
+var failOnValues = []string{"info", "warning", "error", "never"}
 
 // setupCompletionCmd fits cobra's completion command to netmortem: its
 // summary, examples, exit codes, and a usage error without a shell.

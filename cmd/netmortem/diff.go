@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,18 +27,6 @@ type bundleDiff struct {
 	Endpoints []endpointsDiff `json:"endpoints"`
 }
 
-type findingsDiff struct {
-	Appeared []findingRef `json:"appeared"`
-	Resolved []findingRef `json:"resolved"`
-	Remain   []findingRef `json:"remain"`
-}
-
-type findingRef struct {
-	Rule     string `json:"rule"`
-	Severity string `json:"severity"`
-	Title    string `json:"title"`
-}
-
 type dataplaneDiff struct {
 	Node    string   `json:"node,omitempty"`
 	Service string   `json:"service"`
@@ -57,26 +44,33 @@ func newDiffCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff [flags] OLD NEW",
 		Short: "compare two bundles of one cluster: findings, NAT backends, endpoints",
-		Long: "Compares two bundles of the same cluster: the findings that appeared and those resolved,\n" +
-			"the NAT backends of each Service port on each node, and the Services' endpoints.",
+		Long: "Compares two bundles of the same cluster: the findings that appeared, resolved, changed (severity,\n" +
+			"certainty or facts) or stayed the same, matched by fingerprint; the NAT backends of each\n" +
+			"Service port on each node; and the Services' endpoints.",
 		Example: "  netmortem diff fixtures/incidents/stale-dnat-control fixtures/incidents/stale-dnat\n" +
 			"  netmortem diff -o json fixtures/incidents/mtu-blackhole-control fixtures/incidents/mtu-blackhole",
 		Annotations: map[string]string{exitCodesKey: exitCodesDiff},
 	}
 	fs := cmd.Flags()
 	output := fs.StringP("output", "o", "text", "output format: text, json")
-	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues("text", "json")})
-	c.runs(cmd, "OLD and NEW", func([]string) int { return runDiff(fs, c.stdout, c.stderr, output) })
+	failOn := fs.String("fail-on", "warning", "exit 1 when a finding that appeared or changed is at or above this severity (its severity in NEW): info, warning, error, or never")
+	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues("text", "json"), "fail-on": completeValues(failOnValues...)})
+	c.runs(cmd, "OLD and NEW", func([]string) int { return runDiff(fs, c.stdout, c.stderr, output, failOn) })
 	return cmd
 }
 
-func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string) int {
+func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output, failOn *string) int {
 	if fs.NArg() != 2 {
 		fmt.Fprintln(stderr, "netmortem diff: want exactly two bundles, OLD and NEW")
 		return exitUsage
 	}
 	if err := oneOf("output", *output, []string{"text", "json"}); err != nil {
 		escape.Fprintln(stderr, "netmortem diff:", err)
+		return exitUsage
+	}
+	level, err := parseFailOn(*failOn)
+	if err != nil {
+		fmt.Fprintln(stderr, "netmortem diff: --fail-on:", err)
 		return exitUsage
 	}
 	ctx, stop := signalContext()
@@ -116,39 +110,10 @@ func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string) int {
 		escape.Fprintf(stderr, "netmortem diff: %s could not be read: %s\n", count(len(bad), "capture"), strings.Join(bad, ", "))
 		return exitUnreadable
 	}
-	if len(d.Findings.Appeared) > 0 {
+	if failingChanges(d.Findings, level) > 0 {
 		return exitFindings
 	}
 	return exitOK
-}
-
-func refsOf(fs []analyzer.Finding) map[string]findingRef {
-	out := map[string]findingRef{}
-	for _, f := range fs {
-		out[f.Rule+"|"+f.Title] = findingRef{Rule: f.Rule, Severity: f.Severity.String(), Title: f.Title}
-	}
-	return out
-}
-
-func diffFindings(old, new []analyzer.Finding) findingsDiff {
-	o, n := refsOf(old), refsOf(new)
-	d := findingsDiff{Appeared: []findingRef{}, Resolved: []findingRef{}, Remain: []findingRef{}}
-	for k, r := range n {
-		if _, ok := o[k]; ok {
-			d.Remain = append(d.Remain, r)
-		} else {
-			d.Appeared = append(d.Appeared, r)
-		}
-	}
-	for k, r := range o {
-		if _, ok := n[k]; !ok {
-			d.Resolved = append(d.Resolved, r)
-		}
-	}
-	for _, l := range [][]findingRef{d.Appeared, d.Resolved, d.Remain} {
-		sort.Slice(l, func(i, j int) bool { return l[i].Rule+l[i].Title < l[j].Rule+l[j].Title })
-	}
-	return d
 }
 
 func backendSet(sp dataplane.ServicePort) []string {
@@ -237,16 +202,19 @@ func diffEndpoints(old, new *model.Snapshot) []endpointsDiff {
 }
 
 func writeDiff(w io.Writer, d bundleDiff) {
-	escape.Fprintf(w, "old: %s\nnew: %s\n\nfindings: %d appeared, %d resolved, %d remain\n", d.Old, d.New,
-		len(d.Findings.Appeared), len(d.Findings.Resolved), len(d.Findings.Remain))
+	escape.Fprintf(w, "old: %s\nnew: %s\n\nfindings: %d appeared, %d resolved, %d changed, %d unchanged\n", d.Old, d.New,
+		len(d.Findings.Appeared), len(d.Findings.Resolved), len(d.Findings.Changed), len(d.Findings.Unchanged))
 	for _, r := range d.Findings.Appeared {
-		escape.Fprintf(w, "  + %s %s: %s\n", r.Severity, r.Rule, r.Title)
+		escape.Fprintf(w, "  + %s %s: %s [%s]\n", r.Severity, r.Rule, r.Title, r.Fingerprint)
 	}
 	for _, r := range d.Findings.Resolved {
-		escape.Fprintf(w, "  - %s %s: %s\n", r.Severity, r.Rule, r.Title)
+		escape.Fprintf(w, "  - %s %s: %s [%s]\n", r.Severity, r.Rule, r.Title, r.Fingerprint)
 	}
-	for _, r := range d.Findings.Remain {
-		escape.Fprintf(w, "  = %s %s: %s\n", r.Severity, r.Rule, r.Title)
+	for _, c := range d.Findings.Changed {
+		escape.Fprintf(w, "  ~ %s %s: %s [%s]\n      %s\n", c.Severity, c.Rule, c.Title, c.Fingerprint, changeText(c.Changes))
+	}
+	for _, r := range d.Findings.Unchanged {
+		escape.Fprintf(w, "  = %s %s: %s [%s]\n", r.Severity, r.Rule, r.Title, r.Fingerprint)
 	}
 	if len(d.Dataplane) > 0 {
 		fmt.Fprintln(w, "\nNAT backends:")

@@ -27,20 +27,21 @@ func newRulesCmd(c *cli) *cobra.Command {
 			"facts it requires, and its title; -o markdown gives the reference documentation (docs/rules.md).",
 		Example: "  netmortem rules\n" +
 			"  netmortem rules -o json\n" +
+			"  netmortem rules -o config > config.md\n" +
 			"  netmortem rules -o markdown > rules.md",
 		Annotations: map[string]string{exitCodesKey: exitCodesList},
 	}
 	fs := cmd.Flags()
-	output := fs.StringP("output", "o", "table", "output format: table, json, markdown")
+	output := fs.StringP("output", "o", "table", "output format: table, json, markdown, or config (the configuration reference, docs/config.md)")
 	dir := fs.String("dir", "", "with -o markdown: write one file per rule, DIR/<rule>.md, instead of one document")
-	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues("table", "json", "markdown")})
+	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues("table", "json", "markdown", "config")})
 	_ = cmd.MarkFlagDirname("dir")
 	c.runs(cmd, "", func([]string) int { return runRules(c.stdout, c.stderr, output, dir) })
 	return cmd
 }
 
 func runRules(stdout, stderr io.Writer, output, dir *string) int {
-	if err := oneOf("output", *output, []string{"table", "json", "markdown"}); err != nil {
+	if err := oneOf("output", *output, []string{"table", "json", "markdown", "config"}); err != nil {
 		fmt.Fprintln(stderr, "netmortem rules:", err)
 		return exitUsage
 	}
@@ -50,6 +51,8 @@ func runRules(stdout, stderr io.Writer, output, dir *string) int {
 		err = rulesTable(stdout)
 	case "json":
 		err = rulesJSON(stdout)
+	case "config":
+		err = writeConfigDoc(stdout)
 	case "markdown":
 		if *dir != "" {
 			err = rulesMarkdownDir(*dir)
@@ -94,6 +97,7 @@ type ruleDoc struct {
 	NeedsAny []model.Kind `json:"needs_any,omitempty"` // at least one of these, on top of Needs
 	Uses     []model.Kind `json:"uses"`
 	Requires []string     `json:"requires"` // the derived facts it reads
+	Params   []paramDoc   `json:"params,omitempty"`
 }
 
 func rulesJSON(w io.Writer) error {
@@ -106,7 +110,7 @@ func rulesJSON(w io.Writer) error {
 		if uses == nil {
 			uses = []model.Kind{}
 		}
-		out = append(out, ruleDoc{r.Name, r.Severity.String(), r.Title(), r.Explanation(), needs, r.NeedsAny, uses, r.FactNames()})
+		out = append(out, ruleDoc{r.Name, r.Severity.String(), r.Title(), r.Explanation(), needs, r.NeedsAny, uses, r.FactNames(), paramDocs(r)})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -221,6 +225,9 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	if len(r.Requires) > 0 {
 		fmt.Fprintf(stdout, "Requires the facts: %s\n", strings.Join(r.FactNames(), ", "))
 	}
+	if len(r.Params) > 0 {
+		fmt.Fprintf(stdout, "Parameters (rules: %s: params: in the configuration): %s\n", r.Name, paramsText(r, ""))
+	}
 	fmt.Fprintf(stdout, "\n%s\n", r.Explanation())
 	fmt.Fprint(stdout, causeDoc(r, ""))
 	return exitOK
@@ -246,6 +253,9 @@ func rulesMarkdownDir(dir string) error {
 				docs = append(docs, fmt.Sprintf("`%s` (%s)", k.FactName(), k.FactDoc()))
 			}
 			fmt.Fprintf(&b, "- Requires the facts: %s\n", strings.Join(docs, "; "))
+		}
+		if len(r.Params) > 0 {
+			fmt.Fprintf(&b, "- Parameters ([config.md](../config.md)): %s\n", paramsText(r, "`"))
 		}
 		fmt.Fprintf(&b, "\n%s\n", r.Explanation())
 		b.WriteString(causeDoc(r, "**"))

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/analyzer"
+)
+
+func diffFinding(rule string, sev analyzer.Severity, subj map[string]string, facts map[string]any) analyzer.Finding {
+	return analyzer.Finding{Rule: rule, Severity: sev, Title: rule + " title", Subject: subj, Certainty: analyzer.Likely,
+		Fingerprint: analyzer.Fingerprint(rule, subj), Facts: facts}
+}
+
+// Findings are matched by fingerprint: in NEW only they appeared, in OLD
+// only they resolved, in both with another severity, certainty or facts
+// they changed, else they are unchanged.
+func TestDiffFindings(t *testing.T) {
+	n1 := map[string]string{"node": "n1"}
+	n2 := map[string]string{"node": "n2"}
+	old := []analyzer.Finding{
+		diffFinding("stale-dnat", analyzer.Warning, n1, map[string]any{"targets": 3, "ports": []uint16{1, 2}}),
+		diffFinding("synack-reset", analyzer.Error, n1, map[string]any{"attempts": 12}),
+		diffFinding("mtu-blackhole", analyzer.Warning, n1, nil),
+		diffFinding("gone", analyzer.Info, n1, nil),
+	}
+	changedCertainty := diffFinding("mtu-blackhole", analyzer.Warning, n1, nil)
+	changedCertainty.Certainty = analyzer.Unknown
+	changedCertainty.Title = "worded otherwise" // the title alone is not a change
+	newer := []analyzer.Finding{
+		diffFinding("stale-dnat", analyzer.Error, n1, map[string]any{"targets": 3, "ports": []uint16{1, 2}, "failed": 4}),
+		diffFinding("synack-reset", analyzer.Error, n1, map[string]any{"attempts": 5}),
+		changedCertainty,
+		diffFinding("synack-reset", analyzer.Warning, n2, map[string]any{"attempts": 1}),
+	}
+	d := diffFindings(old, newer)
+	if len(d.Appeared) != 1 || d.Appeared[0].Rule != "synack-reset" || d.Appeared[0].Subject["node"] != "n2" {
+		t.Errorf("appeared %+v", d.Appeared)
+	}
+	if len(d.Resolved) != 1 || d.Resolved[0].Rule != "gone" {
+		t.Errorf("resolved %+v", d.Resolved)
+	}
+	if len(d.Unchanged) != 0 || len(d.Changed) != 3 {
+		t.Fatalf("changed %+v, unchanged %+v", d.Changed, d.Unchanged)
+	}
+	want := map[string]string{
+		"stale-dnat":    "severity warning -> error, facts.failed (none) -> 4",
+		"synack-reset":  "facts.attempts 12 -> 5",
+		"mtu-blackhole": "certainty likely -> unknown",
+	}
+	for _, c := range d.Changed {
+		if got := changeText(c.Changes); got != want[c.Rule] {
+			t.Errorf("%s: %q, want %q", c.Rule, got, want[c.Rule])
+		}
+	}
+	if d := diffFindings(old, old); len(d.Unchanged) != len(old) || len(d.Changed)+len(d.Appeared)+len(d.Resolved) != 0 {
+		t.Errorf("same findings: %+v", d)
+	}
+	// --fail-on: the appeared and changed findings at or above the level,
+	// by their severity in NEW.
+	for _, tc := range []struct {
+		level analyzer.Severity
+		n     int
+	}{{analyzer.Info, 4}, {analyzer.Warning, 4}, {analyzer.Error, 2}, {never, 0}} {
+		if got := failingChanges(d, tc.level); got != tc.n {
+			t.Errorf("fail-on %v: %d, want %d", tc.level, got, tc.n)
+		}
+	}
+	resolvedOnly := diffFindings(old[3:], nil)
+	if failingChanges(resolvedOnly, analyzer.Info) != 0 {
+		t.Error("a resolved finding fails the diff")
+	}
+	var b bytes.Buffer
+	writeDiff(&b, bundleDiff{Old: "a", New: "b", Findings: d})
+	for _, line := range []string{
+		"findings: 1 appeared, 1 resolved, 3 changed, 0 unchanged",
+		"  + warning synack-reset: synack-reset title [" + analyzer.Fingerprint("synack-reset", n2) + "]",
+		"  - info gone: gone title [",
+		"  ~ error synack-reset: synack-reset title [" + analyzer.Fingerprint("synack-reset", n1) + "]\n      facts.attempts 12 -> 5",
+	} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("text lacks %q:\n%s", line, b.String())
+		}
+	}
+}
+
+// diff --fail-on: never exits 0 with findings appeared; error exits 1 for
+// an appeared error; an unknown level is a usage error.
+func TestDiffFailOn(t *testing.T) {
+	ctl, inc := fixture("incidents/stale-dnat-control"), fixture("incidents/stale-dnat")
+	for _, tc := range []struct {
+		level string
+		code  int
+	}{{"never", exitOK}, {"error", exitFindings}, {"info", exitFindings}, {"critical", exitUsage}} {
+		if code, _, stderr := runCLI(t, "diff", "--fail-on", tc.level, ctl, inc); code != tc.code {
+			t.Errorf("--fail-on %s: exit %d, want %d: %s", tc.level, code, tc.code, stderr)
+		}
+	}
+	// Resolved findings do not fail.
+	if code, _, stderr := runCLI(t, "diff", inc, ctl); code != exitOK {
+		t.Errorf("only resolved: exit %d: %s", code, stderr)
+	}
+}

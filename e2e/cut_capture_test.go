@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/parse"
+)
+
+// cutPcap writes the packets of in from the one at 10% of it to the one at
+// 60% to out: a capture started later and stopped earlier.
+func cutPcap(t *testing.T, in, out string) {
+	t.Helper()
+	open := func() (*pcapgo.Reader, *os.File) {
+		f, err := os.Open(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := pcapgo.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, f
+	}
+	r, f := open()
+	n := 0
+	for {
+		if _, _, err := r.ReadPacketData(); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	f.Close()
+	r, f = open()
+	defer f.Close()
+	o, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	w := pcapgo.NewWriter(o)
+	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		data, ci, err := r.ReadPacketData()
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if i >= n/10 && i < n*6/10 {
+			if err := w.WritePacket(ci, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// When a rule finds as many problems in a capture cut at both ends as in
+// the whole one, it finds them under the same fingerprints: subjects hold
+// no counts, times or frames.
+func TestFingerprintsOfCutCaptures(t *testing.T) {
+	dirs, err := filepath.Glob("../fixtures/incidents/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	byRule := func(dir string) map[string][]string {
+		snap, _, err := parse.Open(ctx, dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]string{}
+		for _, f := range analyzer.Run(ctx, snap, rules.All(), nil).Findings {
+			out[f.Rule] = append(out[f.Rule], f.Fingerprint)
+		}
+		for _, fps := range out {
+			slices.Sort(fps)
+		}
+		return out
+	}
+	compared := 0
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, "capture.pcap")); err != nil {
+			continue
+		}
+		cut := filepath.Join(t.TempDir(), filepath.Base(dir))
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			target := filepath.Join(cut, rel)
+			switch {
+			case d.IsDir():
+				return os.MkdirAll(target, 0o755)
+			case filepath.Ext(p) == ".pcap":
+				cutPcap(t, p, target)
+				return nil
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, b, 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, short := byRule(dir), byRule(cut)
+		for rule, fps := range full {
+			if len(short[rule]) != len(fps) {
+				continue // the cut capture shows the rule more or fewer problems
+			}
+			compared++
+			if !slices.Equal(fps, short[rule]) {
+				t.Errorf("%s: %s: fingerprints %v in the whole capture, %v in the cut one", filepath.Base(dir), rule, fps, short[rule])
+			}
+		}
+	}
+	if compared < 15 {
+		t.Errorf("only %d rules' findings compared", compared)
+	}
+}
