@@ -105,7 +105,18 @@ type sarifResult struct {
 	Locations           []sarifLocation   `json:"locations"`
 	RelatedLocations    []sarifLocation   `json:"relatedLocations,omitempty"`
 	PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
-	Properties          map[string]any    `json:"properties,omitempty"`
+	// Suppressions is set for a suppressed finding (--show-suppressed):
+	// viewers show the result as suppressed, with the justification.
+	Suppressions []sarifSuppression `json:"suppressions,omitempty"`
+	Properties   map[string]any     `json:"properties,omitempty"`
+}
+
+// sarifSuppression says that a result was suppressed, and why: kind
+// "external" (an ignore entry of the configuration, or a baseline).
+type sarifSuppression struct {
+	Kind          string `json:"kind"`
+	Status        string `json:"status,omitempty"`
+	Justification string `json:"justification,omitempty"`
 }
 
 type sarifLocation struct {
@@ -242,9 +253,15 @@ func writeSARIF(w io.Writer, r *Report) error {
 		Results:            []sarifResult{},
 		Properties:         map[string]any{"schema_version": r.SchemaVersion},
 	}
+	// The findings, then (with --show-suppressed) the suppressed ones,
+	// each with the suppression that left it out of the report.
+	all := slices.Clone(r.Findings)
+	for _, sup := range r.Suppressed {
+		all = append(all, sup.Finding)
+	}
 	var names []string
 	first := map[string]analyzer.Finding{}
-	for _, f := range r.Findings {
+	for _, f := range all {
 		if _, ok := first[f.Rule]; !ok {
 			first[f.Rule] = f
 			names = append(names, f.Rule)
@@ -257,59 +274,12 @@ func writeSARIF(w io.Writer, r *Report) error {
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRuleFor(n, first[n]))
 	}
 	for _, f := range r.Findings {
-		res := sarifResult{
-			RuleID:    f.Rule,
-			RuleIndex: index[f.Rule],
-			Level:     sarifLevel(f.Severity),
-			Message:   sarifText{Text: escape.String(strings.TrimSpace(f.Title + ": " + f.Summary))},
-			Locations: []sarifLocation{},
-		}
-		if f.Fingerprint != "" {
-			res.PartialFingerprints = map[string]string{sarifFingerprintKey: f.Fingerprint}
-		}
-		for _, e := range f.Evidence {
-			loc, ok := sarifLoc(e.Pos, e.Note)
-			if !ok {
-				continue
-			}
-			if len(res.Locations) == 0 {
-				res.Locations = append(res.Locations, loc)
-				continue
-			}
-			id := len(res.RelatedLocations) + 1
-			loc.ID = &id
-			res.RelatedLocations = append(res.RelatedLocations, loc)
-		}
-		props := map[string]any{}
-		if f.Cause != "" {
-			props["cause"] = f.Cause
-		}
-		if f.Fix != "" {
-			props["fix"] = f.Fix
-		}
-		if f.Certainty != "" {
-			props["certainty"] = string(f.Certainty)
-		}
-		for name, l := range map[string][]string{"supports": f.Supports, "contradicts": f.Contradicts, "alternatives": f.Alternatives} {
-			if len(l) > 0 {
-				props[name] = l
-			}
-		}
-		if f.Decide != "" {
-			props["decide"] = f.Decide
-		}
-		if f.ExplainedBy != "" {
-			props["explained_by"] = f.ExplainedBy
-		}
-		if len(f.Facts) > 0 {
-			props["facts"] = f.Facts
-		}
-		if len(f.Sources) > 0 {
-			props["sources"] = kindNames(f.Sources)
-		}
-		if len(props) > 0 {
-			res.Properties = props
-		}
+		run.Results = append(run.Results, sarifResultFor(f, index[f.Rule]))
+	}
+	for _, sup := range r.Suppressed {
+		res := sarifResultFor(sup.Finding, index[sup.Rule])
+		res.Suppressions = []sarifSuppression{{Kind: "external", Status: "accepted",
+			Justification: escape.String(why(sup))}}
 		run.Results = append(run.Results, res)
 	}
 	inv := sarifInvocation{ExecutionSuccessful: len(r.Errors) == 0, ToolExecutionNotifications: []sarifNotification{}}
@@ -337,4 +307,63 @@ func writeSARIF(w io.Writer, r *Report) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(sarifLog{Schema: sarifSchema, Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+// sarifResultFor is the result of finding f, of the rule at ruleIndex in
+// the driver's rules.
+func sarifResultFor(f analyzer.Finding, ruleIndex int) sarifResult {
+	res := sarifResult{
+		RuleID:    f.Rule,
+		RuleIndex: ruleIndex,
+		Level:     sarifLevel(f.Severity),
+		Message:   sarifText{Text: escape.String(strings.TrimSpace(f.Title + ": " + f.Summary))},
+		Locations: []sarifLocation{},
+	}
+	if f.Fingerprint != "" {
+		res.PartialFingerprints = map[string]string{sarifFingerprintKey: f.Fingerprint}
+	}
+	for _, e := range f.Evidence {
+		loc, ok := sarifLoc(e.Pos, e.Note)
+		if !ok {
+			continue
+		}
+		if len(res.Locations) == 0 {
+			res.Locations = append(res.Locations, loc)
+			continue
+		}
+		id := len(res.RelatedLocations) + 1
+		loc.ID = &id
+		res.RelatedLocations = append(res.RelatedLocations, loc)
+	}
+	props := map[string]any{}
+	if f.Cause != "" {
+		props["cause"] = f.Cause
+	}
+	if f.Fix != "" {
+		props["fix"] = f.Fix
+	}
+	if f.Certainty != "" {
+		props["certainty"] = string(f.Certainty)
+	}
+	for name, l := range map[string][]string{"supports": f.Supports, "contradicts": f.Contradicts, "alternatives": f.Alternatives} {
+		if len(l) > 0 {
+			props[name] = l
+		}
+	}
+	if f.Decide != "" {
+		props["decide"] = f.Decide
+	}
+	if f.ExplainedBy != "" {
+		props["explained_by"] = f.ExplainedBy
+	}
+	if len(f.Facts) > 0 {
+		props["facts"] = f.Facts
+	}
+	if len(f.Sources) > 0 {
+		props["sources"] = kindNames(f.Sources)
+	}
+	if len(props) > 0 {
+		res.Properties = props
+	}
+	return res
 }

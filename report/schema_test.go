@@ -121,7 +121,8 @@ func evidence(doc map[string]any) map[string]any {
 
 func TestSARIFSchema(t *testing.T) {
 	schema := testutil.Schema(t, sarifSchemaFile, sarifSchemaURL)
-	for name, r := range map[string]*report.Report{"fixed": fixedReport(), "archive": archiveReport(), "tricky": trickyReport(), "hostile": hostileReport(), "empty": {}} {
+	for name, r := range map[string]*report.Report{"fixed": fixedReport(), "archive": archiveReport(), "tricky": trickyReport(), "hostile": hostileReport(),
+		"suppressed": suppressedReport(), "empty": {}} {
 		var buf bytes.Buffer
 		if err := report.Write(&buf, "sarif", r); err != nil {
 			t.Fatal(err)
@@ -212,4 +213,54 @@ type sarifLoc struct {
 		Name string `json:"name"`
 		Kind string `json:"kind"`
 	} `json:"logicalLocations"`
+}
+
+// TestSARIFSuppressed checks that --show-suppressed gives SARIF the
+// suppressed findings as results with a suppression, which viewers show as
+// suppressed, and that without it they are left out.
+func TestSARIFSuppressed(t *testing.T) {
+	type result struct {
+		RuleID       string `json:"ruleId"`
+		Suppressions []struct {
+			Kind, Status, Justification string
+		} `json:"suppressions"`
+	}
+	var log struct {
+		Runs []struct {
+			Results []result `json:"results"`
+		} `json:"runs"`
+	}
+	r := suppressedReport()
+	var buf bytes.Buffer
+	if err := report.Write(&buf, "sarif", r); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	res := log.Runs[0].Results
+	if len(res) != len(r.Findings)+1 {
+		t.Fatalf("%d results, want the %d findings and the suppressed one", len(res), len(r.Findings))
+	}
+	last := res[len(res)-1]
+	if last.RuleID != r.Suppressed[0].Rule || len(last.Suppressions) != 1 ||
+		last.Suppressions[0].Kind != "external" || last.Suppressions[0].Justification != "by .netmortem.yaml:3: known, tracked in OPS-12" {
+		t.Errorf("suppressed result = %+v, want rule %s with an external suppression and its justification", last, r.Suppressed[0].Rule)
+	}
+	for _, x := range res[:len(res)-1] {
+		if len(x.Suppressions) != 0 {
+			t.Errorf("result of %s is marked suppressed", x.RuleID)
+		}
+	}
+	r.SetSuppressed(r.Suppressed, false)
+	buf.Reset()
+	if err := report.Write(&buf, "sarif", r); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(log.Runs[0].Results); n != len(r.Findings) {
+		t.Errorf("without --show-suppressed: %d results, want %d", n, len(r.Findings))
+	}
 }

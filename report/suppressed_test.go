@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -52,6 +53,19 @@ func TestSuppressedSummary(t *testing.T) {
 				if strings.Contains(out, "gone one") || !strings.Contains(out, "2 findings suppressed (--show-suppressed lists them)") {
 					t.Errorf("%s, hidden:\n%s", format, out)
 				}
+			}
+		}
+		if show {
+			// In the text format a suppressed finding has "suppressed"
+			// where a finding has its severity: a problem matcher for
+			// error|warning|info passes over it.
+			var b bytes.Buffer
+			if err := Write(&b, "text", r); err != nil {
+				t.Fatal(err)
+			}
+			line := regexp.MustCompile(`(?m)^[^\s:]+:\d+:\d+: suppressed: [a-z-]+: gone one .*\(warning, by \.netmortem\.yaml:4: known, fixed next week\)$`)
+			if !line.MatchString(b.String()) {
+				t.Errorf("text: no suppressed line for \"gone one\" in\n%s", b.String())
 			}
 		}
 		var y bytes.Buffer

@@ -50,11 +50,18 @@ func newAnalyzeCmd(c *cli) *cobra.Command {
 		Short: "analyze evidence and report findings",
 		Long: "Reads each PATH (a support bundle directory, a .tar/.tar.gz archive, or single files:\n" +
 			"captures, command outputs, kubectl JSON/YAML, logs), runs every rule and prints the findings.\n" +
-			"A PATH that is neither a regular file nor a directory (a named pipe, a device) is refused.",
+			"A PATH that is neither a regular file nor a directory (a named pipe, a device) is refused.\n" +
+			"A PATH may be - (standard input, read as one file: a capture, a dump, an archive) or a quoted\n" +
+			"glob ('**' matches any depth). All PATHs are analyzed as one bundle; to analyze many bundles\n" +
+			"each on its own, use netmortem batch.\n\n" +
+			"The configuration (--config, or .netmortem.yaml next to the first PATH) sets rule parameters\n" +
+			"and suppresses findings; --baseline suppresses those of an earlier report (docs/config.md).",
 		Example: "  netmortem analyze fixtures/incidents/ephemeral-nodeport\n" +
 			"  netmortem analyze -o json --fail-on error fixtures/incidents/stale-dnat\n" +
 			"  netmortem analyze --enable synack-reset fixtures/incidents/ephemeral-nodeport/capture.pcap\n" +
-			"  netmortem analyze -q -o sarif fixtures/incidents/mtu-blackhole > findings.sarif",
+			"  netmortem analyze -q -o sarif fixtures/incidents/mtu-blackhole > findings.sarif\n" +
+			"  netmortem analyze -o table -o json=report.json -o sarif=report.sarif fixtures/incidents/stale-dnat\n" +
+			"  netmortem analyze --show-suppressed -o text fixtures/incidents/stale-dnat",
 		Annotations: map[string]string{exitCodesKey: exitCodesAnalyze},
 	}
 	fs := cmd.Flags()

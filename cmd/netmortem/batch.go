@@ -79,7 +79,10 @@ func newBatchCmd(c *cli) *cobra.Command {
 			"One bad bundle never stops the batch. A bundle that is neither a regular file nor a directory\n" +
 			"(a named pipe, a device, a socket) is refused before it is opened. Bundles interrupted by\n" +
 			"SIGINT are left out of the output, so that --resume analyzes them. --out is locked while the\n" +
-			"batch writes it: a second batch given the same file fails at once.",
+			"batch writes it: a second batch given the same file fails at once.\n\n" +
+			"A directory that holds several bundles (archives, sosreport or troubleshoot.sh directories,\n" +
+			"folders of them) is split: each is analyzed on its own, and batch says so; --as-one analyzes\n" +
+			"the directory as one bundle. Globs are expanded by netmortem too ('**' matches any depth).",
 		Example: "  netmortem batch -j 2 'fixtures/incidents/*' > results.jsonl\n" +
 			"  netmortem batch --resume --out results.jsonl 'fixtures/incidents/*'\n" +
 			"  netmortem batch -q --shard 0/2 --out shard-0.jsonl 'fixtures/incidents/*'",

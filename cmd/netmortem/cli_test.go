@@ -277,6 +277,9 @@ func TestExamplesRun(t *testing.T) {
 					continue
 				case i > 1 && fields[i-1] == "--out":
 					f = filepath.Join(tmp, filepath.Base(f))
+				case i > 1 && fields[i-1] == "-o" && strings.Contains(f, "="): // FORMAT=PATH
+					format, path, _ := strings.Cut(f, "=")
+					f = format + "=" + filepath.Join(tmp, filepath.Base(path))
 				case strings.HasPrefix(f, "fixtures/"):
 					f = filepath.Join(testutil.Root(), f)
 					if matches, _ := filepath.Glob(f); len(matches) == 0 {

@@ -110,7 +110,11 @@ report's ` + "`findings`" + `, do not count for the exit code, and are counted i
 every format's summary (` + "`suppressed_count`" + ` in JSON and YAML; a line at the end
 of the table, text and markdown outputs, and of analyze's closing line on
 stderr); ` + "`--show-suppressed`" + ` lists them, each with the entry that suppressed it
-(` + "`file:line`" + `) and its reason, in every format but SARIF.
+(` + "`file:line`" + `) and its reason: in SARIF, as results with a suppression
+(kind ` + "`external`" + `, the reason as its justification), which code-scanning
+viewers show as suppressed. In the text format their lines have
+` + "`suppressed`" + ` where findings have their severity, so that a problem matcher
+looking for error, warning or info passes over them.
 
 The selectors match a finding's rule, its fingerprint, and its ` + "`subject`" + `:
 what the finding is about (node, object, addresses...), which ` + "`-o json`" + ` shows

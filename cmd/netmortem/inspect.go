@@ -38,7 +38,8 @@ func newInspectCmd(c *cli) *cobra.Command {
 		Short: "list what was found in a bundle, file by file, and which rules can run",
 		Long: "Lists what netmortem finds in each PATH, file by file: the format it recognized, the node,\n" +
 			"how many records it read, the warnings, the files it skipped and why; then which rules\n" +
-			"can run and which lack evidence.",
+			"can run and which lack evidence. A PATH may be - (standard input, read as one file) or a\n" +
+			"quoted glob ('**' matches any depth).",
 		Example: "  netmortem inspect fixtures/incidents/ephemeral-nodeport\n" +
 			"  netmortem inspect -o json fixtures/captures/handshakes.pcap",
 		Annotations: map[string]string{exitCodesKey: exitCodesRead},
