@@ -2,71 +2,16 @@ package e2e
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/gopacket/gopacket/pcapgo"
-
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/parse"
 )
-
-// cutPcap writes the packets of in from the one at 10% of it to the one at
-// 60% to out: a capture started later and stopped earlier.
-func cutPcap(t *testing.T, in, out string) {
-	t.Helper()
-	open := func() (*pcapgo.Reader, *os.File) {
-		f, err := os.Open(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := pcapgo.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r, f
-	}
-	r, f := open()
-	n := 0
-	for {
-		if _, _, err := r.ReadPacketData(); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	f.Close()
-	r, f = open()
-	defer f.Close()
-	o, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
-	w := pcapgo.NewWriter(o)
-	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; ; i++ {
-		data, ci, err := r.ReadPacketData()
-		if errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if i >= n/10 && i < n*6/10 {
-			if err := w.WritePacket(ci, data); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
 
 // When a rule finds as many problems in a capture cut at both ends as in
 // the whole one, it finds them under the same fingerprints: subjects hold
@@ -107,7 +52,7 @@ func TestFingerprintsOfCutCaptures(t *testing.T) {
 			case d.IsDir():
 				return os.MkdirAll(target, 0o755)
 			case filepath.Ext(p) == ".pcap":
-				cutPcap(t, p, target)
+				testutil.CutPcap(t, p, target)
 				return nil
 			}
 			b, err := os.ReadFile(p)

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,14 +16,7 @@ import (
 // about, with the keys its rule declares, and no two findings of a bundle
 // share a Subject (so none needs a suffix to tell its fingerprint apart).
 func TestFingerprintsDistinct(t *testing.T) {
-	var dirs []string
-	for _, pat := range []string{"../fixtures/incidents/*", "../fixtures/seeds/*", "../fixtures/captures"} {
-		m, err := filepath.Glob(pat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, m...)
-	}
+	dirs := committedBundles(t)
 	ctx := context.Background()
 	findings := 0
 	for _, dir := range dirs {

@@ -19,14 +19,7 @@ import (
 // rules count what was folded. Only the frames cited and the count of
 // attempts kept may differ.
 func TestSummaryKeepsFindings(t *testing.T) {
-	var dirs []string
-	for _, pat := range []string{"../fixtures/incidents/*", "../fixtures/seeds/*", "../fixtures/captures"} {
-		m, err := filepath.Glob(pat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, m...)
-	}
+	dirs := committedBundles(t)
 	ctx := context.Background()
 	run := func(t *testing.T, dir string, opts *parse.Options) []analyzer.Finding {
 		snap, _, err := parse.Open(ctx, dir, opts)
@@ -81,4 +74,19 @@ func titles(fs []analyzer.Finding) string {
 		s += fmt.Sprintf("  %s: %s\n", f.Rule, f.Title)
 	}
 	return s
+}
+
+// committedBundles lists the committed bundles: the incident and seed
+// bundles and the directory of captures.
+func committedBundles(t *testing.T) []string {
+	t.Helper()
+	var dirs []string
+	for _, pat := range []string{"../fixtures/incidents/*", "../fixtures/seeds/*", "../fixtures/captures"} {
+		m, err := filepath.Glob(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, m...)
+	}
+	return dirs
 }

@@ -2,21 +2,18 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/gopacket/gopacket/pcapgo"
-
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/testutil"
 )
 
 // copyBundle copies the bundle dir to dst, writing each capture through
 // cut instead of as it is.
-func copyBundle(t *testing.T, dir, dst string, cut func(t *testing.T, in, out string)) {
+func copyBundle(t *testing.T, dir, dst string, cut func(t testing.TB, in, out string)) {
 	t.Helper()
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -42,63 +39,6 @@ func copyBundle(t *testing.T, dir, dst string, cut func(t *testing.T, in, out st
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// cutCapture writes the packets of the pcap in from the one at 10% of it
-// to the one at 60%: a capture started later and stopped earlier.
-func cutCapture(t *testing.T, in, out string) {
-	t.Helper()
-	read := func() (*pcapgo.Reader, *os.File) {
-		f, err := os.Open(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := pcapgo.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r, f
-	}
-	r, f := read()
-	n := 0
-	for {
-		if _, _, err := r.ReadPacketData(); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	f.Close()
-	o, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
-	r, f = read()
-	defer f.Close()
-	w := pcapgo.NewWriter(o)
-	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {
-		t.Fatal(err)
-	}
-	kept := 0
-	for i := 0; ; i++ {
-		data, ci, err := r.ReadPacketData()
-		if errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if i >= n/10 && i < n*6/10 {
-			if err := w.WritePacket(ci, data); err != nil {
-				t.Fatal(err)
-			}
-			kept++
-		}
-	}
-	if kept == 0 || kept >= n {
-		t.Fatalf("cut %s to %d of %d packets", in, kept, n)
 	}
 }
 
@@ -138,7 +78,7 @@ func TestFingerprintsSurviveCutCapture(t *testing.T) {
 		t.Fatalf("two runs: %v and %v", fingerprints(first), fingerprints(second))
 	}
 	cut := filepath.Join(t.TempDir(), "stale-dnat-cut")
-	copyBundle(t, bundle, cut, cutCapture)
+	copyBundle(t, bundle, cut, testutil.CutPcap)
 	short := analyzeJSON(t, cut)
 	var both []string
 	byFP := map[string]analyzer.Finding{}

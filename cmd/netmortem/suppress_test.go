@@ -11,7 +11,7 @@ import (
 )
 
 // plainCopy copies a capture as it is.
-func plainCopy(t *testing.T, in, out string) {
+func plainCopy(t testing.TB, in, out string) {
 	t.Helper()
 	b, err := os.ReadFile(in)
 	if err != nil {
