@@ -51,6 +51,17 @@ type batchResult struct {
 	Warnings   []report.Warning     `json:"warnings"`
 	NWarnings  int                  `json:"warning_count"`
 	RuleErrors []analyzer.RuleError `json:"rule_errors"`
+	// SuppressedCount counts the findings the --config file's ignore
+	// entries left out of Findings.
+	SuppressedCount int `json:"suppressed_count"`
+}
+
+// batchRules are the rules a batch runs on each bundle, with the
+// configuration (--config) that sets their parameters and suppresses
+// findings. The nil *batchRules runs every rule as documented.
+type batchRules struct {
+	rules []*analyzer.Rule
+	cfg   *analyzer.Config
 }
 
 // maxBatchWarnings bounds the warnings kept per bundle in the output.
@@ -99,18 +110,20 @@ func newBatchCmd(c *cli) *cobra.Command {
 	memLimit := fs.Int64("memory-limit", 0, "soft memory limit for the whole batch in bytes, as GOMEMLIMIT (0: none)")
 	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity: info, warning, error, or never")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
+	config := fs.String("config", "", "YAML file that disables rules, overrides severities, sets thresholds and suppresses findings in every bundle (docs/config.md)")
 	asOne := fs.Bool("as-one", false, "analyze each directory given as one bundle, even when it holds several (archives, sosreport or troubleshoot directories): by default each is analyzed on its own")
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"fail-on": completeValues(failOnValues...),
 		"jobs": cobra.NoFileCompletions, "shard": cobra.NoFileCompletions, "timeout": cobra.NoFileCompletions,
 		"max-bundle-bytes": cobra.NoFileCompletions, "max-bundle-memory": cobra.NoFileCompletions, "memory-limit": cobra.NoFileCompletions})
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	c.runs(cmd, "", func([]string) int {
-		return runBatch(fs, c.stdout, c.stderr, jobs, out, resume, shard, timeout, maxBytes, maxMemory, memLimit, failOn, quiet, asOne)
+		return runBatch(fs, c.stdout, c.stderr, jobs, out, resume, shard, timeout, maxBytes, maxMemory, memLimit, failOn, quiet, asOne, config)
 	})
 	return cmd
 }
 
 func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *string, resume *bool, shard *string, timeout *time.Duration,
-	maxBytes, maxMemory, memLimit *int64, failOn *string, quiet, asOne *bool) int {
+	maxBytes, maxMemory, memLimit *int64, failOn *string, quiet, asOne *bool, config *string) int {
 	sev, err := parseFailOn(*failOn)
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem batch: --fail-on:", err)
@@ -127,6 +140,18 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem batch: --shard:", err)
 		return exitUsage
+	}
+	var br *batchRules
+	if *config != "" {
+		rs, cfg, err := selectRules(analyzeOptions{config: *config})
+		if err != nil {
+			escape.Fprintln(stderr, "netmortem batch:", err)
+			return exitUsage
+		}
+		br = &batchRules{rs, cfg}
+		if !*quiet {
+			sayConfig(stderr, "batch", *config, false)
+		}
 	}
 	if slices.Contains(fs.Args(), stdinOperand) {
 		fmt.Fprintln(stderr, "netmortem batch:", errBatchStdin)
@@ -197,7 +222,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 		go func() {
 			defer wg.Done()
 			for b := range work {
-				res := analyzeBundle(ctx, b, *timeout, *maxBytes, *maxMemory)
+				res := analyzeBundle(ctx, b, *timeout, *maxBytes, *maxMemory, br)
 				mu.Lock()
 				if res.Status == statusCanceled {
 					// Not done: left out of the output, so that
@@ -265,7 +290,7 @@ dispatch:
 // budgets. Memory follows the bundle's size (and a capture's live
 // connections), so the size budget bounds it. A bundle that is neither a
 // regular file nor a directory is refused before it is opened.
-func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, maxBytes, maxMemory int64) (res batchResult) {
+func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, maxBytes, maxMemory int64, br *batchRules) (res batchResult) {
 	start := time.Now()
 	res = batchResult{SchemaVersion: report.SchemaVersion, Tool: buildinfo.Get(), Bundle: bundle, Status: statusOK, Started: start.UTC(), Findings: []analyzer.Finding{},
 		Warnings: []report.Warning{}, RuleErrors: []analyzer.RuleError{}}
@@ -307,12 +332,18 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 		return res
 	}
 	snap := in.snap
-	ar := analyzer.Run(bctx, snap, rules.All(), nil)
+	if br == nil {
+		br = &batchRules{rules: rules.All()}
+	}
+	ar := analyzer.Run(bctx, snap, br.rules, br.cfg)
 	// Rules cut short by the budget or an interrupt are not a result.
 	if ended(bctx, &res, budget) {
 		return res
 	}
+	sup, expired := suppress(&ar, br.cfg, nil, "", time.Now())
+	res.SuppressedCount = len(sup)
 	rep := report.New(snap, in.warns, ar)
+	rep.Warnings = append(rep.Warnings, expired...)
 	res.Findings, res.RuleErrors = rep.Findings, rep.Errors
 	res.NWarnings = len(rep.Warnings)
 	res.Warnings = rep.Warnings[:min(len(rep.Warnings), maxBatchWarnings)]

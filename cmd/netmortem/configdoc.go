@@ -60,6 +60,11 @@ command says on stderr which file it uses:
 
     netmortem analyze: configuration bundle/.netmortem.yaml (found next to the bundle)
 
+` + "`netmortem batch --config FILE`" + ` applies one file to every bundle of the batch
+(one policy for a queue of tickets; a bundle's own ` + "`.netmortem.yaml`" + ` is not
+read by batch), and each bundle's line counts what it suppressed
+(` + "`suppressed_count`" + `).
+
 The file is read strictly. Every error is reported, each as
 ` + "`file:line: what was expected`" + `, and the command exits with 2:
 

@@ -186,7 +186,7 @@ func TestUnreadableCaptureHeader(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &in); err != nil || code != exitUnreadable || len(in.Unreadable) != 1 || in.Unreadable[0] != bad {
 		t.Errorf("inspect -o json: exit %d, unreadable %v (%v)", code, in.Unreadable, err)
 	}
-	res := analyzeBundle(t.Context(), dir, time.Minute, 0, 0)
+	res := analyzeBundle(t.Context(), dir, time.Minute, 0, 0, nil)
 	if res.Status != statusUnreadable || !strings.Contains(res.Error, bad) || len(res.Findings) != 1 || res.Inputs != 2 {
 		t.Errorf("batch: %s (%s), %d findings, %d inputs; want unreadable naming the capture, the sysctl finding kept",
 			res.Status, res.Error, len(res.Findings), res.Inputs)
@@ -420,7 +420,7 @@ func TestStuckRead(t *testing.T) {
 	if code != exitUnreadable || !strings.Contains(stderr, "reading did not stop within 50ms of its end") || time.Since(start) > 10*time.Second {
 		t.Errorf("exit %d after %v: %s", code, time.Since(start), stderr)
 	}
-	res := analyzeBundle(t.Context(), incident, 20*time.Millisecond, 0, 0)
+	res := analyzeBundle(t.Context(), incident, 20*time.Millisecond, 0, 0, nil)
 	if res.Status != statusTimeout {
 		t.Errorf("batch: %s (%s), want timeout", res.Status, res.Error)
 	}

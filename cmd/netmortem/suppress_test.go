@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,5 +210,40 @@ func TestBaseline(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, "--baseline: "+bad) || !strings.Contains(stderr, "analyze -o json") {
 			t.Errorf("baseline %q: exit %d: %s", text, code, stderr)
 		}
+	}
+}
+
+// batch --config applies one configuration to every bundle: its ignore
+// entries suppress findings in each, counted on each bundle's line; a bad
+// file is a usage error with its line.
+func TestBatchConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "queue.yaml")
+	write := func(s string) {
+		if err := os.WriteFile(cfg, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ignore:\n  - rule: synack-reset\n    reason: the NodePort range moves next week\n")
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	code, _, stderr := runCLI(t, "batch", "--config", cfg, "--out", out, incident, incident+"-control")
+	if code != exitFindings {
+		t.Fatalf("batch --config: exit %d: %s", code, stderr)
+	}
+	lines := readJSONL(t, out)
+	got := map[string]string{}
+	for _, l := range lines {
+		got[filepath.Base(l.Bundle)] = fmt.Sprintf("%s suppressed %d", rulesOf(l.Findings), l.SuppressedCount)
+	}
+	want := map[string]string{"ephemeral-nodeport": "ephemeral-nodeport-overlap suppressed 1", "ephemeral-nodeport-control": " suppressed 0"}
+	if !maps.Equal(got, want) {
+		t.Errorf("batch --config lines: %q, want %q", got, want)
+	}
+	if !strings.Contains(stderr, "configuration "+cfg+" (--config)") {
+		t.Errorf("batch does not say which configuration: %s", stderr)
+	}
+	write("rules:\n  synack-rest:\n    disabled: true\n")
+	code, _, stderr = runCLI(t, "batch", "--config", cfg, "--out", out, incident)
+	if code != exitUsage || !strings.Contains(stderr, cfg+`:2: rules: unknown rule "synack-rest"`) {
+		t.Errorf("bad --config: exit %d: %s", code, stderr)
 	}
 }
