@@ -12,12 +12,13 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/parse/bundle"
 	"github.com/netmortem/netmortem/report"
 )
 
 // configFile is the configuration found next to a bundle when --config is
 // not given.
-const configFile = ".netmortem.yaml"
+const configFile = bundle.ConfigFile
 
 // never is the --fail-on level no finding reaches.
 const never = analyzer.Error + 1

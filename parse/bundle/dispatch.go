@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 
@@ -39,6 +41,11 @@ func (o *opener) sniffFor(name string, head []byte, command string) *format.Form
 	return best
 }
 
+// ConfigFile is the name of netmortem's configuration file, which
+// netmortem analyze finds next to a bundle: inside a bundle it is listed
+// as skipped, not read as evidence.
+const ConfigFile = ".netmortem.yaml"
+
 // dispatch is the last stage of Open for one file: it sniffs and parses it
 // (decompressed). bound, when set, is the
 // decompressing reader whose limit errors are reported.
@@ -47,6 +54,10 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 		if o.collectorErrors(name, r, pl) {
 			return
 		}
+	}
+	if path.Base(filepath.ToSlash(name)) == ConfigFile {
+		o.skip(name, "netmortem's configuration (docs/config.md), not evidence", pl)
+		return
 	}
 	f := o.sniffFor(name, head, pl.command)
 	if f == nil {
