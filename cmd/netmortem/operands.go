@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -43,7 +44,8 @@ type expanded struct {
 // directories, "{a,b}" either name; as in a shell, wildcards do not match
 // names starting with a dot, and "**" does not follow symbolic links to
 // directories. A pattern that matches nothing is listed in unmatched; a
-// malformed one is an error. A path given or matched twice is read once.
+// malformed one is an error. A path given or matched twice is read once,
+// and so is a path inside a directory operand (dropInside).
 func expandOperands(args []string) (expanded, error) {
 	e := expanded{unmatched: map[string]bool{}}
 	seen := map[string]bool{}
@@ -82,7 +84,71 @@ func expandOperands(args []string) (expanded, error) {
 			add(m)
 		}
 	}
+	e.paths = dropInside(e.paths, e.unmatched)
 	return e, nil
+}
+
+// dropInside leaves out of paths those that reading another of them reads
+// already: a path whose real path (links resolved) is that of an earlier
+// one, and a path inside a directory of paths, unless the walk of that
+// directory does not reach it (under a hidden directory, which the walk
+// skips). So 'q/**', which matches q, q/X and q/X/file, reads q once, and
+// DIR DIR/capture.pcap reads the capture once. "-", patterns that matched
+// nothing and paths that do not exist are kept as they are (reading them
+// says why they cannot be read).
+func dropInside(paths []string, unmatched map[string]bool) []string {
+	real := make([]string, len(paths))
+	first := map[string]int{} // real path -> index of its first operand
+	dirs := map[string]bool{} // real paths of the directory operands
+	for i, p := range paths {
+		if p == stdinOperand || unmatched[p] {
+			continue
+		}
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			r, err = filepath.Abs(r)
+		}
+		if err != nil {
+			continue
+		}
+		real[i] = r
+		if _, dup := first[r]; !dup {
+			first[r] = i
+		}
+		if st, err := os.Stat(r); err == nil && st.IsDir() {
+			dirs[r] = true
+		}
+	}
+	var out []string
+	for i, p := range paths {
+		if r := real[i]; r != "" && (first[r] != i || insideDir(r, dirs[r], dirs)) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// insideDir reports whether walking one of dirs reaches the real path r
+// (a directory if isDir): r lies under it, and neither r, if a directory,
+// nor a directory between them is hidden (the walk skips those).
+func insideDir(r string, isDir bool, dirs map[string]bool) bool {
+	if isDir && strings.HasPrefix(filepath.Base(r), ".") {
+		return false
+	}
+	for cur := r; ; {
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return false
+		}
+		if dirs[parent] {
+			return true
+		}
+		if strings.HasPrefix(filepath.Base(parent), ".") {
+			return false // the walk of an ancestor skips parent
+		}
+		cur = parent
+	}
 }
 
 // isPattern reports whether an operand holds glob characters.
