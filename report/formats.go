@@ -86,8 +86,14 @@ const maxTableEvidence = 4
 func writeTable(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	if len(r.Findings) == 0 {
-		ew.printf("No findings (%d %s read, %d %s).\n", countRead(r), plural(countRead(r), "input", "inputs"),
-			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
+		if len(r.Incomplete) > 0 {
+			ew.printf("No findings in what could be read (%d %s read, %d %s), but the analysis is incomplete:\n",
+				countRead(r), plural(countRead(r), "input", "inputs"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
+			writeIncomplete(ew, r)
+		} else {
+			ew.printf("No findings (%d %s read, %d %s).\n", countRead(r), plural(countRead(r), "input", "inputs"),
+				len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
+		}
 		writeSuppressedTable(ew, r)
 		return ew.err
 	}
@@ -145,8 +151,19 @@ func writeTable(w io.Writer, r *Report) error {
 			}
 		}
 	}
+	if len(r.Incomplete) > 0 {
+		ew.printf("\nThe analysis is incomplete: the findings cover only what was read and analyzed:\n")
+		writeIncomplete(ew, r)
+	}
 	writeSuppressedTable(ew, r)
 	return ew.err
+}
+
+// writeIncomplete lists why the analysis is incomplete, one reason a line.
+func writeIncomplete(ew *errWriter, r *Report) {
+	for _, why := range r.Incomplete {
+		ew.printf("  - %s\n", why)
+	}
 }
 
 func writeMarkdown(w io.Writer, r *Report) error {
@@ -159,6 +176,12 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		ew.printf("| Severity | Cause | Rule | Finding |\n|---|---|---|---|\n")
 		for _, f := range r.Findings {
 			ew.printf("| %s | %s | `%s` | %s |\n", f.Severity, orDash(string(f.Certainty)), f.Rule, mdCell(f.Title))
+		}
+	}
+	if len(r.Incomplete) > 0 {
+		ew.printf("\n**The analysis is incomplete**: the findings cover only what was read and analyzed.\n\n")
+		for _, why := range r.Incomplete {
+			ew.printf("- %s\n", mdCell(why))
 		}
 	}
 	for _, f := range r.Findings {

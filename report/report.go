@@ -50,6 +50,12 @@ type Report struct {
 	// Suppressed are those findings, each with why, when they are asked
 	// for (--show-suppressed); absent otherwise.
 	Suppressed []analyzer.Suppressed `json:"suppressed,omitempty" yaml:"suppressed,omitempty"`
+	// Incomplete says why the analysis did not cover all it was given,
+	// one reason each ("missing.pcap: no such file or directory", "no
+	// input could be read", a time budget that ran out, an interrupt);
+	// absent when it did. The CLI exits 3 when it is not empty, and SARIF
+	// then says the run was not successful.
+	Incomplete []string `json:"incomplete,omitempty" yaml:"incomplete,omitempty"`
 }
 
 // Warning is a problem found in an input.

@@ -282,7 +282,11 @@ func writeSARIF(w io.Writer, r *Report) error {
 			Justification: escape.String(why(sup))}}
 		run.Results = append(run.Results, res)
 	}
-	inv := sarifInvocation{ExecutionSuccessful: len(r.Errors) == 0, ToolExecutionNotifications: []sarifNotification{}}
+	inv := sarifInvocation{ExecutionSuccessful: len(r.Errors) == 0 && len(r.Incomplete) == 0, ToolExecutionNotifications: []sarifNotification{}}
+	for _, why := range r.Incomplete {
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+			Level: "error", Message: sarifText{Text: escape.String("incomplete: " + why)}})
+	}
 	for _, e := range r.Errors {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
 			Level: "error", Message: sarifText{Text: escape.String("rule " + e.Rule + " failed: " + e.Err)}, Descriptor: &sarifReference{ID: e.Rule}})

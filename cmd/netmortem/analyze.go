@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -156,6 +155,8 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	rep.Warnings = append(rep.Warnings, expired...)
 	rep.SetSuppressed(suppressed, o.showSuppressed)
 
+	rep.Incomplete = incomplete(ctx, ruleCtx, readCut, o.timeout, start, in)
+
 	if !o.quiet {
 		for _, w := range rep.Warnings {
 			escape.Fprintf(stderr, "warning: %s: %s\n", w.Position, w.Message)
@@ -181,30 +182,11 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		return exitUnreadable
 	}
 	// Every reason for exit 3 is said, then the code is given.
-	unreadable := false
-	say := func(format string, args ...any) {
-		escape.Fprintf(stderr, "netmortem analyze: "+format+"\n", args...)
-		unreadable = true
+	for _, why := range rep.Incomplete {
+		escape.Fprintf(stderr, "netmortem analyze: %s\n", why)
 	}
 	switch {
-	case ctx.Err() != nil:
-		say("interrupted: the findings cover what was read and analyzed until then")
-	case readCut || ruleCtx.Err() != nil:
-		say("the %s time budget (--timeout) ran out after %s: %s", o.timeout.String(),
-			time.Since(start).Round(time.Millisecond).String(), budgetNote(readCut, ruleCtx.Err() != nil))
-	}
-	cut := unreadable // reading stopped early: a capture cut short has no header read either
-	if err := withoutContextErrors(in.err); err != nil {
-		say("%s", err)
-	}
-	if bad := unreadableCaptures(snap); len(bad) > 0 && !cut {
-		say("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", "))
-	}
-	if countInputs(snap, false) == 0 {
-		say("no input could be read")
-	}
-	switch {
-	case unreadable, len(rep.Errors) > 0:
+	case len(rep.Incomplete) > 0, len(rep.Errors) > 0:
 		return exitUnreadable
 	case rep.Max() >= failOn:
 		return exitFindings

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/netmortem/netmortem/internal/escape"
@@ -56,6 +57,23 @@ func refusal(path string) error {
 	return nil
 }
 
+// cannotOpen returns why path cannot be opened (it does not exist, it may
+// not be read), as "no such file or directory", or nil. Such a path is
+// listed as a skipped input, with a warning, as a refused one is, so that
+// every output names it.
+func cannotOpen(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	f.Close()
+	return nil
+}
+
 // opened is what openPaths read.
 type opened struct {
 	snap  *model.Snapshot
@@ -79,9 +97,9 @@ var stopGrace = 10 * time.Second
 var openAll = parse.OpenAll
 
 // openPaths reads paths with parse.OpenAll after refusing those that are
-// neither regular files nor directories. Refused paths are listed as
-// skipped inputs and warnings, and make err non-nil: they are unreadable
-// inputs. It returns when ctx ends even if reading does not.
+// neither regular files nor directories. Refused paths, and those that
+// cannot be opened, are listed as skipped inputs and warnings, and make err
+// non-nil: they are unreadable inputs. It returns when ctx ends even if reading does not.
 func openPaths(ctx context.Context, paths []string, opts *parse.Options) opened {
 	return openExpanded(ctx, expanded{paths: paths}, opts)
 }
@@ -108,6 +126,9 @@ func openExpanded(ctx context.Context, e expanded, opts *parse.Options) opened {
 	var refusedWarns model.ErrorList
 	for _, p := range paths {
 		err := refusal(p)
+		if err == nil {
+			err = cannotOpen(p)
+		}
 		if e.unmatched[p] {
 			err = errNoMatch
 		} else if p == stdinOperand {
@@ -181,6 +202,50 @@ func unreadableCaptures(snap *model.Snapshot) []string {
 		}
 	}
 	return out
+}
+
+// incomplete lists why an analysis did not cover all it was given (the
+// reasons analyze exits 3 for, but failed rules, which the report lists
+// apart): an interrupt, the time budget, each path that could not be read,
+// the captures whose header could not be read, no input read at all. ctx
+// is the run's context, ruleCtx the rules', readCut whether reading ran
+// out of time; in is what was read.
+func incomplete(ctx, ruleCtx context.Context, readCut bool, budget time.Duration, start time.Time, in opened) []string {
+	var out []string
+	switch {
+	case ctx.Err() != nil:
+		out = append(out, "interrupted: the findings cover what was read and analyzed until then")
+	case readCut || ruleCtx.Err() != nil:
+		out = append(out, fmt.Sprintf("the %s time budget (--timeout) ran out after %s: %s", budget.String(),
+			time.Since(start).Round(time.Millisecond).String(), budgetNote(readCut, ruleCtx.Err() != nil)))
+	}
+	cut := len(out) > 0 // reading stopped early: a capture cut short has no header read either
+	for _, err := range flatten(withoutContextErrors(in.err)) {
+		out = append(out, err.Error())
+	}
+	if bad := unreadableCaptures(in.snap); len(bad) > 0 && !cut {
+		out = append(out, fmt.Sprintf("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", ")))
+	}
+	if countInputs(in.snap, false) == 0 {
+		out = append(out, "no input could be read")
+	}
+	return out
+}
+
+// flatten lists the errors errors.Join joined in err, each once: nil
+// gives none.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range joined.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }
 
 // signalContext returns a context canceled by the first SIGINT. Once it

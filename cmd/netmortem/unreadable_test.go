@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestUnreadableOperandInOutputs: an operand that cannot be read (missing,
+// a pattern matching nothing) is in every machine output: a warning at its
+// path, a skipped input with why, the reasons the run exits 3; SARIF says
+// the run was not successful; the table does not pass the run off as
+// clean.
+func TestUnreadableOperandInOutputs(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.pcap")
+	none := filepath.Join(t.TempDir(), "*.nomatch")
+	code, out, stderr := runCLI(t, "analyze", "-q", "-o", "json", missing, none, incident)
+	if code != exitUnreadable {
+		t.Fatalf("exit %d, want %d\n%s", code, exitUnreadable, stderr)
+	}
+	var rep struct {
+		Warnings []struct {
+			Position string `json:"position"`
+			Pos      struct {
+				File string `json:"file"`
+			} `json:"pos"`
+			Message string `json:"message"`
+		} `json:"warnings"`
+		Inputs []struct {
+			Path    string `json:"path"`
+			Skipped string `json:"skipped"`
+		} `json:"inputs"`
+		Findings   []json.RawMessage `json:"findings"`
+		Incomplete []string          `json:"incomplete"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for path, why := range map[string]string{missing: "no such file or directory", none: "no path matches this pattern"} {
+		warned, listed := false, false
+		for _, w := range rep.Warnings {
+			warned = warned || (w.Position == path && w.Pos.File == path && w.Message == why)
+		}
+		for _, in := range rep.Inputs {
+			listed = listed || (in.Path == path && in.Skipped == why)
+		}
+		if !warned || !listed {
+			t.Errorf("%s: warning %v, skipped input %v; want both, with %q", path, warned, listed, why)
+		}
+		if !strings.Contains(strings.Join(rep.Incomplete, "\n"), path+": "+why) {
+			t.Errorf("incomplete %q lacks %s", rep.Incomplete, path)
+		}
+	}
+	if len(rep.Findings) == 0 {
+		t.Errorf("the bundle beside them was not analyzed")
+	}
+
+	code, out, _ = runCLI(t, "analyze", "-q", "-o", "sarif", missing, incident)
+	if code != exitUnreadable || !strings.Contains(out, `"executionSuccessful": false`) || !strings.Contains(out, "incomplete: "+missing) {
+		t.Errorf("SARIF of a run that exits %d (want %d) says it was successful:\n%.2000s", code, exitUnreadable, out)
+	}
+
+	code, out, _ = runCLI(t, "analyze", "-q", missing)
+	if code != exitUnreadable || strings.Contains(out, "No findings (") || !strings.Contains(out, "incomplete") ||
+		!strings.Contains(out, "no input could be read") {
+		t.Errorf("table of a run that read nothing (exit %d):\n%s", code, out)
+	}
+
+	code, out, _ = runCLI(t, "inspect", "-o", "json", missing, incident)
+	if code != exitUnreadable || !strings.Contains(out, `"skipped": "no such file or directory"`) {
+		t.Errorf("inspect: exit %d, the missing path not among the inputs:\n%.1500s", code, out)
+	}
+}
