@@ -27,8 +27,18 @@ import (
 //   - A directory with one such entry is one bundle (a ticket's folder: the
 //     archive and the files beside it); a folder that holds nothing but one
 //     bundle folder is looked into.
-//   - A directory without such entries (loose files, directories of a
-//     node's files) is one bundle.
+//   - A directory without such entries holds folders of loose files: a
+//     folder holding the cluster's evidence (Kubernetes objects) is one
+//     incident's view of its cluster; a folder holding only a host's
+//     evidence (captures, rules, sockets of a node) is a node's folder.
+//     Several folders of the cluster's evidence and nothing else are
+//     several tickets: each is analyzed on its own. One cluster's evidence
+//     (a folder of it, or files beside the folders) with node folders is
+//     one bundle. Several node folders without the cluster's evidence and
+//     without files beside them, several folders of the cluster's evidence
+//     with anything beside them, and a folder with both (a ticket's) beside
+//     node folders could be one incident or several: refused, and --as-one
+//     or DIR/* decides.
 //   - A directory with several bundles and evidence beside them (node
 //     collectors and a kubectl dump) could be one incident or several: it
 //     is refused, and --as-one or naming the bundles decides.
@@ -89,22 +99,14 @@ func splitOperand(ctx context.Context, p string) (splitDir, error) {
 			loneHolder = e.Path
 		}
 	}
-	looseDirs := 0
 	for _, e := range s.Loose {
 		loose = append(loose, e.Path)
-		if e.Dir {
-			looseDirs++
-		}
 	}
 	switch {
 	case s.Layout != "":
 		return one, nil
-	case len(bundles) == 0 && looseDirs >= 2:
-		one.note = fmt.Sprintf("%s: one bundle: it holds no archive and no bundle layout, only loose files, in %d directories "+
-			"read as one bundle's; give %s to analyze each directory on its own", p, looseDirs, filepath.Join(p, "*"))
-		return one, nil
 	case len(bundles) == 0:
-		return one, nil
+		return splitLoose(p, s.Loose)
 	case len(bundles) == 1 && len(loose) == 0 && loneHolder != "":
 		// A folder around one bundle folder: what counts is inside.
 		return splitOperand(ctx, loneHolder)
@@ -115,6 +117,56 @@ func splitOperand(ctx context.Context, p string) (splitDir, error) {
 	}
 	return splitDir{bundles: bundles, note: fmt.Sprintf("%s: %d bundles, each analyzed on its own; --as-one to analyze %s as one bundle",
 		p, len(bundles), p)}, nil
+}
+
+// errAmbiguous is a directory of folders of loose files that may be one
+// incident's (its nodes' folders) or several incidents' (tickets).
+type errAmbiguous struct {
+	dir, why string
+}
+
+func (e *errAmbiguous) Error() string {
+	return fmt.Sprintf("%s: %s: they may be one incident's evidence or several incidents'; --as-one analyzes %s as one bundle, "+
+		"and %s analyzes each entry on its own", e.dir, e.why, e.dir, filepath.Join(e.dir, "*"))
+}
+
+// splitLoose says which bundles the directory p is when it holds no bundle
+// but loose evidence: files, and folders of them (see the rules above).
+func splitLoose(p string, loose []bundle.SurveyEntry) (splitDir, error) {
+	one := splitDir{bundles: []string{p}}
+	var cluster, host, tickets, others []string
+	clusterBeside := false // the cluster's evidence in a file beside the folders
+	for _, e := range loose {
+		switch {
+		case e.Dir && e.Cluster:
+			cluster = append(cluster, e.Path)
+			if e.Host {
+				tickets = append(tickets, e.Path)
+			}
+			continue
+		case e.Dir && e.Host:
+			host = append(host, e.Path)
+		case !e.Dir && e.Cluster:
+			clusterBeside = true
+		}
+		others = append(others, e.Path)
+	}
+	files := len(others) - len(host)
+	switch {
+	case len(cluster) >= 2 && len(others) == 0:
+		return splitDir{bundles: cluster, note: fmt.Sprintf("%s: %d folders, each with its own cluster's evidence (Kubernetes objects), "+
+			"each analyzed on its own; --as-one to analyze %s as one bundle", p, len(cluster), p)}, nil
+	case len(cluster) >= 2:
+		return one, &errAmbiguous{p, fmt.Sprintf("it holds %d folders with a cluster's evidence (%s) and %s beside them (%s)",
+			len(cluster), names(p, cluster), count(len(others), "other input"), names(p, others))}
+	case len(tickets) == 1 && len(host) > 0:
+		return one, &errAmbiguous{p, fmt.Sprintf("it holds a folder with a cluster's and a host's evidence (%s) beside %s of a host's evidence only (%s)",
+			names(p, tickets), count(len(host), "folder"), names(p, host))}
+	case len(host) >= 2 && len(cluster) == 0 && !clusterBeside && files == 0:
+		return one, &errAmbiguous{p, fmt.Sprintf("it holds %d folders of a host's evidence (%s) and no cluster's evidence (Kubernetes objects) "+
+			"that would make them one incident's nodes", len(host), names(p, host))}
+	}
+	return one, nil
 }
 
 // splitOperands applies splitOperand to every operand of a batch, writing

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
@@ -44,6 +45,14 @@ type SurveyEntry struct {
 	// that layout, or "holds" for a directory holding bundles deeper (a
 	// ticket's folder with its archive). It is "" for loose entries.
 	Kind string
+	// Cluster and Host say, for a loose entry, which evidence it holds:
+	// Cluster the cluster's (Kubernetes objects, in-cluster DNS checks),
+	// Host a host's (captures, command dumps of a node: rules, sockets,
+	// addresses, kernel parameters ...). Logs, sessions and deployment
+	// settings are neither. A folder holding both is a whole incident's
+	// evidence (a ticket's attachments); one holding only a host's is a
+	// node's folder of a bundle.
+	Cluster, Host bool
 }
 
 // Kinds of SurveyEntry that are no layout.
@@ -98,13 +107,14 @@ func SurveyDir(ctx context.Context, dir string, opts *Options) (*Survey, error) 
 		evidence := false
 		switch {
 		case de.IsDir():
-			e.Kind, evidence = o.surveySubdir(e.Path)
+			e.Kind, evidence = o.surveySubdir(&e)
 		case de.Type().IsRegular():
-			archive, ev := o.sniffPath(e.Path, true)
+			archive, ev, kind := o.sniffPath(e.Path, true)
 			if archive {
 				e.Kind = SurveyArchive
 			}
 			evidence = ev
+			e.Cluster, e.Host = clusterKind(kind), hostKind(kind)
 		default:
 			continue
 		}
@@ -138,10 +148,11 @@ func oneMustGather(ix *index, s *Survey) bool {
 	return true
 }
 
-// surveySubdir says whether the directory p is a bundle (its kind: a
+// surveySubdir says whether the directory e.Path is a bundle (its kind: a
 // layout at its root, or "holds" for bundles deeper) or else whether it
-// holds evidence.
-func (o *opener) surveySubdir(p string) (kind string, evidence bool) {
+// holds evidence, and which (e.Cluster, e.Host).
+func (o *opener) surveySubdir(se *SurveyEntry) (kind string, evidence bool) {
+	p := se.Path
 	ix, err := indexDir(o.ctx, p, surveyDepth)
 	if err != nil {
 		return "", false
@@ -161,18 +172,39 @@ func (o *opener) surveySubdir(p string) (kind string, evidence bool) {
 		if e.kind != entFile || e.bad != nil || strings.HasPrefix(filepath.Base(e.name), ".") {
 			return nil
 		}
-		archive, ev := o.sniffPath(filepath.Join(p, filepath.FromSlash(e.name)), !evidence)
+		archive, ev, k := o.sniffPath(filepath.Join(p, filepath.FromSlash(e.name)), !se.Cluster || !se.Host)
 		if archive {
 			kind = SurveyHolds
 			return filepath.SkipAll
 		}
 		evidence = evidence || ev
+		se.Cluster = se.Cluster || clusterKind(k)
+		se.Host = se.Host || hostKind(k)
 		return nil
 	})
+	if err != nil || kind != "" {
+		se.Cluster, se.Host = false, false
+	}
 	if err != nil {
 		return "", false
 	}
 	return kind, evidence || kind != ""
+}
+
+// clusterKind reports whether evidence of kind k is the cluster's: one
+// copy per incident, whichever node it was taken from.
+func clusterKind(k model.Kind) bool { return k == model.KindKube || k == model.KindDNS }
+
+// hostKind reports whether evidence of kind k is a host's: a node's
+// packets, rules, sockets, addresses, kernel state or processes. Logs, a
+// pasted session (which may hold any command) and deployment settings are
+// neither the cluster's nor a host's.
+func hostKind(k model.Kind) bool {
+	switch k {
+	case "", model.KindKube, model.KindDNS, model.KindLogs, model.KindSession, model.KindSettings:
+		return false
+	}
+	return true
 }
 
 // indexDir indexes the tree at root as the first pass of Open does (paths,
@@ -206,45 +238,55 @@ func indexDir(ctx context.Context, root string, depth int) (*index, error) {
 
 // sniffPath reads the head of the file p (decompressed when it is
 // compressed) and says whether it is an archive, or else, when sniff is
-// set, whether a format recognizes it. A file that cannot be read is
-// neither.
-func (o *opener) sniffPath(p string, sniff bool) (archive, evidence bool) {
+// set, whether a format recognizes it, and the kind of evidence it holds
+// for that format. A file that cannot be read is neither.
+func (o *opener) sniffPath(p string, sniff bool) (archive, evidence bool, kind model.Kind) {
 	base := filepath.Base(p)
 	if strings.HasPrefix(base, "._") || base == ".DS_Store" {
-		return false, false
+		return false, false, ""
 	}
 	f, err := os.Open(p)
 	if err != nil {
-		return false, false
+		return false, false, ""
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(ctxReader{o.ctx, f}, text.HeadSize)
 	head, _ := br.Peek(text.HeadSize)
 	if len(head) == 0 {
-		return false, false
+		return false, false, ""
 	}
 	magic := bytes.Clone(head[:min(len(head), magicSize)])
 	c := compressionOf(magic)
 	if c == noCompression {
 		if isTar(magic) || isZip(magic) {
-			return true, true
+			return true, true, ""
 		}
-		return false, sniff && o.recognized(p, br)
+		return o.recognized(p, br, sniff)
 	}
 	zr, err := decompress(c, br, o.bud, o.bud.lim.MaxFileBytes, magic)
 	if err != nil {
-		return false, true // a compressed file Open will warn about
+		return false, true, "" // a compressed file Open will warn about
 	}
 	zbr := bufio.NewReaderSize(zr, text.HeadSize)
 	if dhead, _ := zbr.Peek(text.HeadSize); isTar(dhead) {
-		return true, true
+		return true, true, ""
 	}
-	return false, sniff && o.recognized(p, zbr)
+	return o.recognized(p, zbr, sniff)
 }
 
-// recognized reports whether a format recognizes the text br starts.
-func (o *opener) recognized(name string, br *bufio.Reader) bool {
+// recognized reports, when sniff is set, whether a format recognizes the
+// text br starts, and its kind of evidence.
+func (o *opener) recognized(name string, br *bufio.Reader, sniff bool) (archive, evidence bool, kind model.Kind) {
+	if !sniff {
+		return false, false, ""
+	}
 	r, _ := text.Decode(br)
 	head, _ := r.Peek(text.HeadSize)
-	return len(head) > 0 && o.sniffFor(name, head, "") != nil
+	if len(head) == 0 {
+		return false, false, ""
+	}
+	if f := o.sniffFor(name, head, ""); f != nil {
+		return false, true, f.Kind
+	}
+	return false, false, ""
 }

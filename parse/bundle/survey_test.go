@@ -1,6 +1,7 @@
 package bundle_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,5 +152,38 @@ func TestSurveyMustGather(t *testing.T) {
 	os.Remove(filepath.Join(run, "timestamp"))
 	if s := survey(t, run); s.Layout != "" || len(s.Bundles) != 2 {
 		t.Errorf("no timestamp: %+v, want two bundles", s)
+	}
+}
+
+// TestSurveyEvidenceKinds: a loose entry says whose evidence it holds:
+// the cluster's (Kubernetes objects), a host's (rules, kernel
+// parameters), both (a ticket's folder), or neither.
+func TestSurveyEvidenceKinds(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, body string) {
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kube := `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"default"},"spec":{"clusterIP":"10.96.0.10"}}`
+	write("ticket/sysctl.txt", sysctlBody)
+	write("ticket/service.json", kube)
+	write("node1/sysctl.txt", sysctlBody)
+	write("node1/README", "hello\n")
+	write("kubectl/service.json", kube)
+	write("service.json", kube)
+	write("sysctl.txt.gz", string(gz([]byte(sysctlBody))))
+	s := survey(t, dir)
+	var got []string
+	for _, e := range s.Loose {
+		n, _ := filepath.Rel(dir, e.Path)
+		got = append(got, fmt.Sprintf("%s cluster=%v host=%v", filepath.ToSlash(n), e.Cluster, e.Host))
+	}
+	want := []string{"kubectl cluster=true host=false", "node1 cluster=false host=true", "service.json cluster=true host=false",
+		"sysctl.txt.gz cluster=false host=true", "ticket cluster=true host=true"}
+	if !slices.Equal(got, want) {
+		t.Errorf("loose entries\n %q\nwant %q", got, want)
 	}
 }
