@@ -46,7 +46,7 @@ func findConfig(given string, paths []string) (string, bool) {
 	}
 	for _, p := range paths {
 		if p == "-" {
-			continue
+			p = "." // stdin (-) is read as a file of the current directory
 		}
 		dir := filepath.Dir(p)
 		if st, err := os.Stat(p); err == nil && st.IsDir() {
