@@ -30,6 +30,10 @@ type inspection struct {
 	// Unreadable lists the captures recognized as such whose header
 	// could not be read.
 	Unreadable []string `json:"unreadable_captures"`
+	// RecordNodes are the nodes each input's records carry
+	// (recordNodes), for the inputs without a node of their own whose
+	// sections name theirs; the table's NODE column shows them.
+	RecordNodes map[string][]string `json:"record_nodes"`
 }
 
 func newInspectCmd(c *cli) *cobra.Command {
@@ -72,7 +76,7 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 	res := analyzer.Run(ctx, &model.Snapshot{Inputs: snap.Inputs}, all, nil)
 	rep := report.New(snap, opened.warns, res)
 	in := inspection{Inputs: rep.Inputs, Warnings: rep.Warnings, Skipped: rep.Skipped, Runnable: []string{},
-		Unreadable: unreadableCaptures(snap)}
+		Unreadable: unreadableCaptures(snap), RecordNodes: recordNodes(snap)}
 	if in.Unreadable == nil {
 		in.Unreadable = []string{}
 	}
@@ -134,7 +138,7 @@ func writeInspection(w io.Writer, in inspection) error {
 		} else {
 			skipped++
 		}
-		if err := tw.Append(escape.String(i.Path), escape.String(i.Format), escape.String(string(i.Kind)), escape.String(i.Node),
+		if err := tw.Append(escape.String(i.Path), escape.String(i.Format), escape.String(string(i.Kind)), escape.String(nodeCell(i, in.RecordNodes)),
 			strconv.Itoa(i.Records), strconv.Itoa(i.Warnings), escape.String(note)); err != nil {
 			return err
 		}
