@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// An open file descriptor (/proc/self/fd/N, /dev/stdout, or a link to
+// one) is written where its stream is, never replaced: a regular file
+// behind it is appended to.
+func TestOutputToDescriptor(t *testing.T) {
+	dir := t.TempDir()
+	want := jsonAlone(t)
+	path := filepath.Join(dir, "log")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fdPath := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	link := filepath.Join(dir, "out.json")
+	if err := os.Symlink(fdPath, link); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := f.Stat()
+	for i, out := range []string{fdPath, link} {
+		code, _, stderr := runCLI(t, "analyze", "-q", "-o", "json="+out, incident)
+		if code != exitFindings || stderr != "" {
+			t.Errorf("-o json=%s: exit %d, stderr %q", out, code, stderr)
+		}
+		after, err := os.Stat(path)
+		if err != nil || !os.SameFile(before, after) {
+			t.Fatalf("-o json=%s: %s was replaced (%v)", out, path, err)
+		}
+		if b, _ := os.ReadFile(path); string(b) != string(bytes.Repeat([]byte(want), i+1)) {
+			t.Errorf("-o json=%s: %s holds %d bytes, want the report appended to it", out, path, len(b))
+		}
+	}
+	assertMode(t, link, fs.ModeSymlink|0o777)
+
+	// A process's standard output, through a link to /dev/stdout: a pipe,
+	// and a file the shell opened with > or >>.
+	stdoutLink := filepath.Join(dir, "stdout")
+	if err := os.Symlink("/dev/stdout", stdoutLink); err != nil {
+		t.Fatal(err)
+	}
+	cmd := netmortemProcess("analyze", "-q", "-o", "json="+stdoutLink, incident)
+	out, err := cmd.Output()
+	if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != exitFindings || string(out) != want {
+		t.Errorf("-o json=/dev/stdout to a pipe: %v, %d bytes", err, len(out))
+	}
+	for _, c := range []struct {
+		flag   int
+		before string
+	}{{os.O_TRUNC, ""}, {os.O_APPEND, "earlier\n"}} {
+		redirect := filepath.Join(dir, "redirect")
+		if err := os.WriteFile(redirect, []byte("earlier\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(redirect, os.O_WRONLY|c.flag, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := netmortemProcess("analyze", "-q", "-o", "json="+stdoutLink, incident)
+		cmd.Stdout = f
+		err = cmd.Run()
+		f.Close()
+		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != exitFindings {
+			t.Errorf("-o json=/dev/stdout to a file: %v", err)
+		}
+		if b, _ := os.ReadFile(redirect); string(b) != c.before+want {
+			t.Errorf("-o json=/dev/stdout to a file opened with %#x: %d bytes, want %d", c.flag, len(b), len(c.before+want))
+		}
+	}
+	assertMode(t, stdoutLink, fs.ModeSymlink|0o777)
+}
