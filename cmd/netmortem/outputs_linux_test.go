@@ -8,8 +8,52 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 )
+
+// device returns a character device like the one at sys (/dev/null,
+// /dev/full): as root, a node of its own in a temporary directory, so that
+// a netmortem that replaced devices would not replace the system's; else
+// sys itself, which only root could replace.
+func device(t *testing.T, sys string) string {
+	t.Helper()
+	fi, err := os.Stat(sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		return sys
+	}
+	path := filepath.Join(t.TempDir(), filepath.Base(sys))
+	if err := syscall.Mknod(path, syscall.S_IFCHR|0o666, int(fi.Sys().(*syscall.Stat_t).Rdev)); err != nil {
+		t.Fatalf("mknod %s: %v", path, err)
+	}
+	return path
+}
+
+// A device is written in place, and its write errors are reported.
+func TestOutputToDevice(t *testing.T) {
+	null := device(t, "/dev/null")
+	code, out, stderr := runCLI(t, "analyze", "-q", "-o", "table", "-o", "json="+null, incident)
+	if code != exitFindings || stderr != "" || !strings.Contains(out, "SEVERITY") {
+		t.Errorf("-o json=%s: exit %d, stderr %q", null, code, stderr)
+	}
+	if fi, err := os.Stat(null); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
+		t.Errorf("%s is no longer a device: %v %v", null, fi.Mode(), err)
+	}
+
+	full := device(t, "/dev/full")
+	code, out, stderr = runCLI(t, "analyze", "-q", "-o", "table", "-o", "sarif="+full, incident)
+	want := "netmortem analyze: -o sarif=" + full + ": write " + full + ": no space left on device\n"
+	if code != exitUnreadable || stderr != want || !strings.Contains(out, "SEVERITY") {
+		t.Errorf("-o sarif=%s: exit %d, stderr %q, want exit 3 and %q", full, code, stderr, want)
+	}
+	if fi, err := os.Stat(full); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
+		t.Errorf("%s is no longer a device: %v %v", full, fi.Mode(), err)
+	}
+}
 
 // An open file descriptor (/proc/self/fd/N, /dev/stdout, or a link to
 // one) is written where its stream is, never replaced: a regular file
