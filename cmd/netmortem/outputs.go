@@ -43,8 +43,9 @@ func writeOutputs(stdout io.Writer, outs []report.Output, rep *report.Report) []
 // writeReportFile writes rep to o.Path. A regular file, or a path where
 // nothing is yet, is written to a temporary file beside it, renamed when
 // complete: a reader never sees half a report, and a run that fails
-// leaves the file as it was. An existing file keeps its permissions; a
-// new one gets 0666 less the umask, as a shell's redirection would. A
+// leaves the file as it was. An existing file keeps its permissions (and
+// its owner and group, as far as the process may set them); a new one
+// gets 0666 less the umask, as a shell's redirection would. A
 // symbolic link to a regular file (or to nothing) has its target written
 // that way and stays a link. Anything else is opened and written as it
 // is, never replaced: a device (/dev/null, a terminal), a FIFO, and an
@@ -70,9 +71,8 @@ type outputTarget struct {
 	// flag, when not 0, is how the -o path is opened to be written in
 	// place (os.O_WRONLY, with os.O_APPEND for an open file descriptor).
 	flag int
-	// mode is the permissions of the regular file replaced; nil for a new
-	// file.
-	mode *fs.FileMode
+	// old is the regular file replaced; nil for a new file.
+	old fs.FileInfo
 }
 
 // locateOutput finds what path names and how to write it.
@@ -97,8 +97,7 @@ func locateOutput(path string) (outputTarget, error) {
 	if tfi, err := os.Stat(target); err != nil || !os.SameFile(fi, tfi) {
 		return outputTarget{path: path, flag: os.O_WRONLY | os.O_TRUNC}, nil
 	}
-	mode := fi.Mode().Perm()
-	return outputTarget{path: target, mode: &mode}, nil
+	return outputTarget{path: target, old: fi}, nil
 }
 
 // maxLinks is how many symbolic links resolveLinks follows before it gives
@@ -168,8 +167,9 @@ func replaceFile(o report.Output, t outputTarget, rep *report.Report) error {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && t.mode != nil {
-		err = os.Chmod(tmp.Name(), *t.mode)
+	if err == nil && t.old != nil {
+		keepOwner(tmp.Name(), t.old)
+		err = os.Chmod(tmp.Name(), t.old.Mode().Perm())
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), t.path)

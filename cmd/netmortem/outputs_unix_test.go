@@ -151,8 +151,9 @@ func TestOutputThroughSymlink(t *testing.T) {
 	}
 }
 
-// An existing regular file keeps its permissions when it is replaced (a
-// read-only one too: a rename needs only the directory's permission).
+// An existing regular file keeps its permissions, owner and group when it
+// is replaced (a read-only one too: a rename needs only the directory's
+// permission).
 func TestOutputKeepsMode(t *testing.T) {
 	dir := t.TempDir()
 	for _, mode := range []fs.FileMode{0o600, 0o640, 0o664, 0o444} {
@@ -164,6 +165,14 @@ func TestOutputKeepsMode(t *testing.T) {
 		if err := os.Chmod(path, mode); err != nil {
 			t.Fatal(err)
 		}
+		// As root, another user's file: it stays theirs.
+		uid, gid := os.Getuid(), os.Getgid()
+		if uid == 0 {
+			uid, gid = 4321, 8765
+			if err := os.Chown(path, uid, gid); err != nil {
+				t.Fatal(err)
+			}
+		}
 		before, _ := os.Stat(path)
 		code, _, stderr := runCLI(t, "analyze", "-q", "-o", "sarif="+path, incident)
 		if code != exitFindings || stderr != "" {
@@ -171,6 +180,9 @@ func TestOutputKeepsMode(t *testing.T) {
 		}
 		assertMode(t, path, mode)
 		after, _ := os.Stat(path)
+		if st := after.Sys().(*syscall.Stat_t); int(st.Uid) != uid || int(st.Gid) != gid {
+			t.Errorf("%v: owner %d:%d, want %d:%d", mode, st.Uid, st.Gid, uid, gid)
+		}
 		if b, _ := os.ReadFile(path); !bytes.Contains(b, []byte(`"version": "2.1.0"`)) || os.SameFile(before, after) {
 			t.Errorf("%v: the file was not replaced by the report", mode)
 		}
