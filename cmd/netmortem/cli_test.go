@@ -161,7 +161,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"explain", "a", "b"}, "netmortem explain: want one RULE, got 2\n"},
 		{[]string{"version", "x"}, "netmortem version: takes no arguments, got \"x\"\n"},
 		{[]string{"completion"}, "netmortem completion: no shell given (bash, zsh, fish or powershell)\n"},
-		{[]string{"completion", "tcsh"}, "netmortem completion: unknown command \"tcsh\""},
+		{[]string{"completion", "tcsh"}, "netmortem completion: unknown shell \"tcsh\" (bash, zsh, fish or powershell)\n"},
+		{[]string{"completion", "bsh"}, "netmortem completion: unknown shell \"bsh\" (bash, zsh, fish or powershell); did you mean \"bash\" or \"zsh\"?\n"},
 		{[]string{"batch"}, "netmortem batch: no BUNDLE given\n\nUsage:\n  netmortem batch [flags] BUNDLE|GLOB...\n"},
 		{[]string{"help", "nosuch"}, "netmortem help: unknown command \"nosuch\"\nRun 'netmortem --help' for usage.\n"},
 		{[]string{"help", "analyse"}, "netmortem help: unknown command \"analyse\"; did you mean \"analyze\"?\n"},
@@ -214,6 +215,8 @@ func TestClosest(t *testing.T) {
 		{"ephemeral", []string{"ephemeral-nodeport-overlap"}}, // a prefix
 		{"syn", []string{"synack-reset", "syn-unanswered"}},   // prefixes, none close enough
 		{"dns", nil},
+		{"stale-dnatwxyz", nil}, // 4 edits: one more than the most allowed
+		{"snat-port-exhaustio", []string{"snat-port-exhaustion"}},
 		{"", nil},
 		{"x", nil},
 	} {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,6 +42,12 @@ func setupCompletionCmd(cmd *cobra.Command) {
 			shellHelp[name]
 		shell.Example = "  netmortem completion " + name + " " + shellExample[name]
 		shell.Annotations = map[string]string{exitCodesKey: exitCodesInfo}
+	}
+	cmd.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return &usageError{msg: fmt.Sprintf("unknown shell %q (bash, zsh, fish or powershell)%s", args[0], suggestCommand(cmd, args[0]))}
+		}
+		return nil
 	}
 	cmd.RunE = func(*cobra.Command, []string) error {
 		return &usageError{msg: "no shell given (bash, zsh, fish or powershell)", showUsage: true}
