@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/internal/buildinfo"
 	"github.com/netmortem/netmortem/internal/escape"
@@ -61,15 +62,39 @@ Commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
   {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
 
 Flags:
-{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
+{{flagUsages .LocalFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
 
 Global Flags:
-{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
+{{flagUsages .InheritedFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
 
 Run '{{.CommandPath}} <command> --help' for a command's flags and examples.{{end}}
 
 Exit codes: {{with index .Annotations "exit-codes"}}{{.}}{{else}}{{index .Root.Annotations "exit-codes"}}{{end}}
 `
+
+func init() {
+	cobra.AddTemplateFunc("flagUsages", flagUsages)
+}
+
+// flagUsages lists flags as pflag's FlagUsages does, but a boolean flag as
+// --name, without the "[=true|false]" pflag adds to it since v1.1.0: such
+// a flag is set by its name alone (--name=false is still accepted).
+func flagUsages(flags *pflag.FlagSet) string {
+	shown := pflag.NewFlagSet("", pflag.ContinueOnError)
+	shown.SortFlags = flags.SortFlags
+	flags.VisitAll(func(f *pflag.Flag) {
+		g := *f
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			g.Value = plainValue{f.Value}
+		}
+		shown.AddFlag(&g)
+	})
+	return shown.FlagUsages()
+}
+
+// plainValue is a flag's value with only the methods of pflag.Value, so
+// that its flag is not listed as a boolean one.
+type plainValue struct{ pflag.Value }
 
 // usageError is a usage error found before a command runs: its message,
 // and whether the command's usage is printed after it (else a line says
@@ -77,6 +102,9 @@ Exit codes: {{with index .Annotations "exit-codes"}}{{.}}{{else}}{{index .Root.A
 type usageError struct {
 	msg       string
 	showUsage bool
+	// usageOf, when not nil, is the command whose usage the line points
+	// to, instead of the one that failed.
+	usageOf *cobra.Command
 }
 
 func (e *usageError) Error() string { return e.msg }
@@ -109,7 +137,6 @@ func newRoot(c *cli) *cobra.Command {
 			return &usageError{msg: "no command given", showUsage: true}
 		},
 	}
-	root.SuggestionsMinimumDistance = 2
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
 	root.SetVersionTemplate("{{.Version}}\n")
@@ -117,23 +144,71 @@ func newRoot(c *cli) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	root.AddCommand(newAnalyzeCmd(c), newInspectCmd(c), newFlowsCmd(c), newTraceCmd(c), newDiffCmd(c),
 		newBatchCmd(c), newRulesCmd(c), newFormatsCmd(c), newExplainCmd(c), newVersionCmd(c))
+	root.SetHelpCommand(newHelpCmd())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	for _, cmd := range root.Commands() {
-		switch cmd.Name() {
-		case "help":
-			cmd.Short = "print the help of a command"
-			cmd.Annotations = map[string]string{exitCodesKey: "0 help printed."}
-		case "completion":
+		if cmd.Name() == "completion" {
 			setupCompletionCmd(cmd)
 		}
 	}
 	return root
 }
 
-// suggestCommand says which commands a mistyped name may have meant.
-func suggestCommand(root *cobra.Command, name string) string {
-	s := root.SuggestionsFor(name)
+// newHelpCmd is the help command: cobra's, but a command that netmortem
+// lacks is a usage error, with the names close to it.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [COMMAND]...",
+		Short: "print the help of a command",
+		Long: "Prints the help of COMMAND, as netmortem COMMAND --help does: what it does, its flags,\n" +
+			"examples and exit codes. Without COMMAND, netmortem's own help, with the list of commands.\n" +
+			"A command's own commands follow it (netmortem help completion bash).",
+		Example: "  netmortem help analyze\n" +
+			"  netmortem help completion bash",
+		Annotations:       map[string]string{exitCodesKey: "0 help printed, 2 usage error (no such command)."},
+		ValidArgsFunction: completeHelp,
+		RunE: func(help *cobra.Command, args []string) error {
+			cmd := help.Root()
+			for i, name := range args {
+				next := subcommand(cmd, name)
+				if next == nil {
+					msg := fmt.Sprintf("unknown command %q", name)
+					if i > 0 {
+						msg += fmt.Sprintf(" for %q", cmd.CommandPath())
+					}
+					return &usageError{msg: msg + suggestCommand(cmd, name), usageOf: cmd}
+				}
+				cmd = next
+			}
+			cmd.InitDefaultHelpFlag()
+			cmd.InitDefaultVersionFlag()
+			return cmd.Help()
+		},
+	}
+}
+
+// subcommand is cmd's command called name (or one of its aliases): one
+// that the help lists, or help; nil if it has none.
+func subcommand(cmd *cobra.Command, name string) *cobra.Command {
+	for _, sub := range cmd.Commands() {
+		if (sub.IsAvailableCommand() || sub.Name() == "help") && (sub.Name() == name || sub.HasAlias(name)) {
+			return sub
+		}
+	}
+	return nil
+}
+
+// suggestCommand says which of cmd's commands a mistyped name may have
+// meant, as closest finds them.
+func suggestCommand(cmd *cobra.Command, name string) string {
+	var names []string
+	for _, sub := range cmd.Commands() {
+		if sub.IsAvailableCommand() || sub.Name() == "help" {
+			names = append(names, sub.Name())
+		}
+	}
+	s := closest(name, names)
 	if len(s) == 0 {
 		return ""
 	}
@@ -195,9 +270,13 @@ func execute(root *cobra.Command, c *cli, args []string) int {
 	}
 	escape.Fprintf(c.stderr, "%s: %s\n", cmd.CommandPath(), err.Error())
 	var ue *usageError
-	if errors.As(err, &ue) && ue.showUsage {
+	isUsage := errors.As(err, &ue)
+	switch {
+	case isUsage && ue.showUsage:
 		fmt.Fprint(c.stderr, "\n"+cmd.UsageString())
-	} else {
+	case isUsage && ue.usageOf != nil:
+		fmt.Fprintf(c.stderr, "Run '%s --help' for usage.\n", ue.usageOf.CommandPath())
+	default:
 		fmt.Fprintf(c.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return exitUsage

@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/internal/buildinfo"
@@ -34,28 +37,108 @@ func TestCommandsListed(t *testing.T) {
 	}
 }
 
-// Every command's --help goes to stdout with exit 0 and gives its
-// examples, flags and exit codes.
+// allCommands lists the path of every command the help lists, nested
+// ones too ("completion bash"), after the root's (empty).
+func allCommands() [][]string {
+	out := [][]string{nil}
+	var walk func(cmd *cobra.Command, path []string)
+	walk = func(cmd *cobra.Command, path []string) {
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() || sub.Name() == "help" {
+				p := append(slices.Clip(path), sub.Name())
+				out = append(out, p)
+				walk(sub, p)
+			}
+		}
+	}
+	walk(newRoot(&cli{}), nil)
+	return out
+}
+
+// Every command's --help goes to stdout with exit 0 and gives its own
+// description (none of cobra's defaults), examples, flags and exit codes.
 func TestHelpOfEveryCommand(t *testing.T) {
-	for _, name := range commandNames() {
-		for _, args := range [][]string{{name, "--help"}, {"help", name}, {name, "-h"}} {
+	commands := allCommands()
+	if len(commands) != 17 { // the root, 12 commands, 4 shells
+		t.Errorf("%d commands: %q", len(commands), commands)
+	}
+	for _, path := range commands {
+		for _, args := range [][]string{append(slices.Clip(path), "--help"), append([]string{"help"}, path...), append(slices.Clip(path), "-h")} {
 			code, stdout, stderr := runCLI(t, args...)
 			if code != exitOK || stderr != "" {
 				t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
 			}
-			for _, want := range []string{"Usage:\n  netmortem ", "\nExit codes: 0 ", "\nFlags:\n"} {
+			for _, want := range []string{"Usage:\n  netmortem", "\nExit codes: 0 ", "\nFlags:\n", "\nExamples:\n  netmortem " + strings.Join(path, " ")} {
 				if !strings.Contains(stdout, want) {
 					t.Errorf("%q: help lacks %q:\n%s", args, want, stdout)
 				}
 			}
-			if name != "help" && !strings.Contains(stdout, "\nExamples:\n  netmortem "+name) {
-				t.Errorf("%q: help lacks examples:\n%s", args, stdout)
+			for _, cobras := range []string{"Help provides help", "Generate the autocompletion script", "[=true|false]", "#### "} {
+				if strings.Contains(stdout, cobras) {
+					t.Errorf("%q: help has cobra's %q:\n%s", args, cobras, stdout)
+				}
+			}
+			if len(path) > 0 && !strings.HasPrefix(stdout, "Prints ") && !strings.HasPrefix(stdout, "Reads ") &&
+				!strings.HasPrefix(stdout, "Analyzes ") && !strings.HasPrefix(stdout, "Lists ") &&
+				!strings.HasPrefix(stdout, "Compares ") && !strings.HasPrefix(stdout, "Walks ") {
+				t.Errorf("%q: help does not start with what the command does:\n%.200s", args, stdout)
 			}
 		}
 	}
-	_, stdout, _ := runCLI(t, "analyze", "--help")
+	for _, args := range [][]string{{"completion", "--help"}, {"completion", "bash", "--help"}} {
+		if _, stdout, _ := runCLI(t, args...); !strings.Contains(stdout, "needs the bash-completion package") {
+			t.Errorf("%q: help does not say bash needs the bash-completion package:\n%s", args, stdout)
+		}
+	}
+	_, stdout, _ := runCLI(t, "completion", "fish", "--help")
+	if !strings.Contains(stdout, "\nExit codes: "+exitCodesInfo) {
+		t.Errorf("completion fish: exit codes are not its own:\n%s", stdout)
+	}
+	_, stdout, _ = runCLI(t, "analyze", "--help")
 	if !strings.Contains(stdout, "3 an input could not be read or was refused, the time budget ran out") {
 		t.Errorf("analyze's help lacks its own exit codes:\n%s", stdout)
+	}
+}
+
+// flagLine is the start of a flag's line in a usage, up to its text.
+var flagLine = regexp.MustCompile(`^  (?:-\w, |    )--[\w-]+(?: \w+)? +`)
+
+// A boolean flag is listed by its name alone, and set by it; =false still
+// works.
+func TestBoolFlagsUsage(t *testing.T) {
+	_, stdout, _ := runCLI(t, "analyze", "--help")
+	for _, want := range []string{"\n  -h, --help ", "\n  -q, --quiet ", "\n      --show-suppressed "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("analyze --help lacks %q:\n%s", want, stdout)
+		}
+	}
+	// The columns line up: the usage texts start where the longest flag
+	// leaves room.
+	col := -1
+	for _, line := range strings.Split(stdout[strings.Index(stdout, "\nFlags:\n")+8:], "\n") {
+		if !strings.HasPrefix(line, "  ") {
+			break
+		}
+		m := flagLine.FindString(line)
+		if m == "" {
+			t.Errorf("not a flag's line: %q", line)
+			continue
+		}
+		j := len(m)
+		if col == -1 {
+			col = j
+		}
+		if j != col {
+			t.Errorf("flag usage at column %d, not %d: %q", j, col, line)
+		}
+	}
+	_, _, stderr := runCLI(t, "analyze", "--quiet=false", "-o", "json", incident)
+	if !strings.Contains(stderr, "read ") {
+		t.Errorf("--quiet=false: no progress on stderr: %q", stderr)
+	}
+	_, _, stderr = runCLI(t, "analyze", "--quiet", "-o", "json", incident)
+	if stderr != "" {
+		t.Errorf("--quiet: %q on stderr", stderr)
 	}
 }
 
@@ -78,8 +161,15 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"explain", "a", "b"}, "netmortem explain: want one RULE, got 2\n"},
 		{[]string{"version", "x"}, "netmortem version: takes no arguments, got \"x\"\n"},
 		{[]string{"completion"}, "netmortem completion: no shell given (bash, zsh, fish or powershell)\n"},
-		{[]string{"completion", "tcsh"}, "netmortem completion: unknown command \"tcsh\""},
+		{[]string{"completion", "tcsh"}, "netmortem completion: unknown shell \"tcsh\" (bash, zsh, fish or powershell)\n"},
+		{[]string{"completion", "bsh"}, "netmortem completion: unknown shell \"bsh\" (bash, zsh, fish or powershell); did you mean \"bash\" or \"zsh\"?\n"},
 		{[]string{"batch"}, "netmortem batch: no BUNDLE given\n\nUsage:\n  netmortem batch [flags] BUNDLE|GLOB...\n"},
+		{[]string{"help", "nosuch"}, "netmortem help: unknown command \"nosuch\"\nRun 'netmortem --help' for usage.\n"},
+		{[]string{"help", "analyse"}, "netmortem help: unknown command \"analyse\"; did you mean \"analyze\"?\n"},
+		{[]string{"help", "completion", "bsh"}, "netmortem help: unknown command \"bsh\" for \"netmortem completion\"; did you mean \"bash\" or \"zsh\"?\n" +
+			"Run 'netmortem completion --help' for usage.\n"},
+		{[]string{"help", "analyze", "x"}, "netmortem help: unknown command \"x\" for \"netmortem analyze\"\n"},
+		{[]string{"help", "__complete"}, "netmortem help: unknown command \"__complete\"\n"},
 	} {
 		code, stdout, stderr := runCLI(t, c.args...)
 		if code != exitUsage || stdout != "" || !strings.Contains(stderr, c.want) {
@@ -125,6 +215,8 @@ func TestClosest(t *testing.T) {
 		{"ephemeral", []string{"ephemeral-nodeport-overlap"}}, // a prefix
 		{"syn", []string{"synack-reset", "syn-unanswered"}},   // prefixes, none close enough
 		{"dns", nil},
+		{"stale-dnatwxyz", nil}, // 4 edits: one more than the most allowed
+		{"snat-port-exhaustio", []string{"snat-port-exhaustion"}},
 		{"", nil},
 		{"x", nil},
 	} {
@@ -199,6 +291,12 @@ func TestCompletion(t *testing.T) {
 	for _, r := range rules.All() {
 		all = append(all, r.Name)
 	}
+	var sPrefixed []string
+	for _, name := range all {
+		if strings.HasPrefix(name, "s") {
+			sPrefixed = append(sPrefixed, name)
+		}
+	}
 	noFiles := ":4" // cobra.ShellCompDirectiveNoFileComp
 	for _, c := range []struct {
 		args []string
@@ -211,6 +309,15 @@ func TestCompletion(t *testing.T) {
 		{[]string{"analyze", "--enable", "stale"}, []string{"stale-dnat"}, noFiles},
 		{[]string{"analyze", "--disable=synack-reset,eph"}, []string{"synack-reset,ephemeral-nodeport-overlap"}, noFiles},
 		{[]string{"analyze", "--enable", "synack-reset,eph"}, []string{"synack-reset,ephemeral-nodeport-overlap"}, noFiles},
+		{[]string{"analyze", "--disable", "synack-reset,"}, prefixed("synack-reset,", without(all, "synack-reset")), noFiles},
+		{[]string{"analyze", "--disable=synack-reset,stale-dnat,"}, prefixed("synack-reset,stale-dnat,", without(all, "synack-reset", "stale-dnat")), noFiles},
+		{[]string{"analyze", "--disable", "synack-reset,synack"}, nil, noFiles},
+		{[]string{"analyze", "--enable", "stale-dnat", "--disable", ""}, without(all, "stale-dnat"), noFiles},
+		{[]string{"analyze", "--disable", "stale-dnat", "--disable", "synack-reset,s"}, prefixed("synack-reset,", without(sPrefixed, "synack-reset", "stale-dnat")), noFiles},
+		{[]string{"help", ""}, commandNames(), noFiles},
+		{[]string{"help", "an"}, []string{"analyze"}, noFiles},
+		{[]string{"help", "completion", ""}, []string{"bash", "fish", "powershell", "zsh"}, noFiles},
+		{[]string{"help", "nosuch", ""}, nil, noFiles},
 		{[]string{"analyze", "-o", ""}, []string{"table", "text", "json", "yaml", "markdown", "sarif"}, noFiles},
 		{[]string{"analyze", "--fail-on", ""}, []string{"info", "warning", "error", "never"}, noFiles},
 		{[]string{"batch", "--fail-on", "w"}, []string{"warning"}, noFiles},
@@ -225,7 +332,8 @@ func TestCompletion(t *testing.T) {
 		{[]string{"analyze", "--fail"}, []string{"--fail-on"}, noFiles},
 	} {
 		got, dir := complete(t, c.args...)
-		if c.args[0] == "explain" && len(c.args) == 2 && c.args[1] == "" {
+		if c.args[0] == "explain" && len(c.args) == 2 && c.args[1] == "" || strings.HasSuffix(c.args[len(c.args)-1], ",") ||
+			c.args[len(c.args)-1] == "" && c.args[len(c.args)-2] == "--disable" || strings.HasSuffix(c.args[len(c.args)-1], ",s") {
 			// The shells filter by prefix; every rule is offered.
 			slices.Sort(got)
 			slices.Sort(c.want)
@@ -249,6 +357,20 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
+// without returns names without the ones given, in their order.
+func without(names []string, drop ...string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(drop, n) })
+}
+
+// prefixed returns names, each after prefix.
+func prefixed(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
+}
+
 // The examples in every command's help run as they are written, from the
 // top of the source tree, with the output files they name put in a
 // temporary directory.
@@ -257,9 +379,10 @@ func TestExamplesRun(t *testing.T) {
 	root := newRoot(&cli{})
 	var cmds []string
 	seen := 0
-	for _, cmd := range append(root.Commands(), root) {
-		if cmd.Name() == "help" { // cobra's, without examples
-			continue
+	for _, path := range allCommands() {
+		cmd, _, err := root.Find(path)
+		if err != nil {
+			t.Fatal(err)
 		}
 		for _, line := range strings.Split(cmd.Example, "\n") {
 			fields := strings.Fields(line)

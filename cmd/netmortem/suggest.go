@@ -27,10 +27,11 @@ func unknownRule(name string) error {
 func closest(name string, candidates []string) []string {
 	name = strings.ToLower(name)
 	limit := min(max(len([]rune(name))/3, 1), 3)
-	best, bestD := []string(nil), limit+1
+	best, bestD := []string(nil), limit
 	for _, c := range candidates {
 		switch d := levenshtein(name, strings.ToLower(c)); {
-		case d < bestD:
+		case d > limit:
+		case d < bestD || best == nil:
 			best, bestD = []string{c}, d
 		case d == bestD:
 			best = append(best, c)
