@@ -413,7 +413,7 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 		where = ap.String()
 	}
 	return analyzer.Finding{
-		Subject:      subject("component", comp, "node", node, "address", where),
+		Subject:      subject("component", subjectComponent(comp, lines[0].le.Pos.File), "node", node, "address", where),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,
