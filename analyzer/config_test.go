@@ -11,8 +11,9 @@ var configRules = func() []*Rule {
 	return []*Rule{
 		{Name: "synack-reset", Run: run, SubjectKeys: []string{"node", "client"}},
 		{Name: "version-skew", Run: run, SubjectKeys: []string{"component"}},
-		{Name: "timewait-churn", Run: run, Params: []Param{{Name: "min_timewait", Type: Integer, Default: 50, Doc: "d"}}},
-		{Name: "connection-skew", Run: run, Params: []Param{{Name: "alpha", Type: Number, Default: 0.001, Doc: "d"}}},
+		{Name: "timewait-churn", Run: run, Params: []Param{{Name: "min_timewait", Type: Integer, Default: 50, Range: AtLeast(1), Doc: "d"}}},
+		{Name: "connection-skew", Run: run, Params: []Param{{Name: "alpha", Type: Number, Default: 0.001, Range: Between(0, 1), Doc: "d"},
+			{Name: "min_attempts", Type: Integer, Default: 1, Range: AtLeast(1), Doc: "d"}}},
 	}
 }()
 
@@ -28,9 +29,12 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"rules:\n  synack-reset:\n    sevrity: error\n", `c.yaml:3: rules.synack-reset: unknown key "sevrity" (did you mean "severity"?) (want disabled, severity or params)`},
 		{"rules:\n  timewait-churn:\n    params:\n      min_timewai: 3\n", `c.yaml:4: rules.timewait-churn.params: unknown parameter "min_timewai" (did you mean "min_timewait"?) of rule timewait-churn (want min_timewait)`},
 		{"rules:\n  synack-reset:\n    params:\n      x: 3\n", `c.yaml:4: rules.synack-reset.params: unknown parameter "x": rule synack-reset has no parameters`},
-		{"rules:\n  timewait-churn:\n    params:\n      min_timewait: 2.5\n", `c.yaml:4: rules.timewait-churn.params.min_timewait: expected an integer, got "2.5"`},
-		{"rules:\n  timewait-churn:\n    params:\n      min_timewait: lots\n", `c.yaml:4: rules.timewait-churn.params.min_timewait: expected an integer, got "lots"`},
-		{"rules:\n  connection-skew:\n    params:\n      alpha: [1]\n", `c.yaml:4: rules.connection-skew.params.alpha: expected a number, got a list`},
+		{"rules:\n  timewait-churn:\n    params:\n      min_timewait: 2.5\n", `c.yaml:4: rules.timewait-churn.params.min_timewait: expected an integer >= 1, got "2.5"`},
+		{"rules:\n  timewait-churn:\n    params:\n      min_timewait: lots\n", `c.yaml:4: rules.timewait-churn.params.min_timewait: expected an integer >= 1, got "lots"`},
+		{"rules:\n  connection-skew:\n    params:\n      alpha: 2\n", `c.yaml:4: rules.connection-skew.params.alpha: expected a number > 0 and < 1, got "2"`},
+		{"rules:\n  connection-skew:\n    params:\n      alpha: 0\n", `c.yaml:4: rules.connection-skew.params.alpha: expected a number > 0 and < 1, got "0"`},
+		{"rules:\n  connection-skew:\n    params:\n      min_attempts: -5\n", `c.yaml:4: rules.connection-skew.params.min_attempts: expected an integer >= 1, got "-5"`},
+		{"rules:\n  connection-skew:\n    params:\n      alpha: [1]\n", `c.yaml:4: rules.connection-skew.params.alpha: expected a number > 0 and < 1, got a list`},
 		{"rules:\n  synack-reset:\n    disabled: yes\n", `c.yaml:3: rules.synack-reset.disabled: expected true or false, got "yes"`},
 		{"rules:\n  synack-reset:\n    severity: critical\n", `c.yaml:3: rules.synack-reset.severity: expected info, warning or error, got "critical"`},
 		{"rules:\n  synack-reset: {}\n  synack-reset: {}\n", `c.yaml:3: rules: "synack-reset" given twice (first at line 2)`},

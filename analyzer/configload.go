@@ -217,9 +217,9 @@ func (l *configLoader) loadParams(r *Rule, what string, n *yaml.Node) map[string
 			return
 		}
 		f, err := strconv.ParseFloat(v.Value, 64)
-		want := "an integer"
+		want := "an integer " + p.Range.String()
 		if p.Type == Number {
-			want = "a number"
+			want = "a number " + p.Range.String()
 		}
 		if v.Kind != yaml.ScalarNode || (v.Tag != "!!int" && v.Tag != "!!float") || err != nil || p.check(f) != "" {
 			l.errorf(v, "%s.%s: expected %s, got %s", what, k.Value, want, describe(v))

@@ -20,7 +20,7 @@ var ProbeRestartLoop = &analyzer.Rule{
 	Severity: analyzer.Error,
 	Needs:    []model.Kind{model.KindKube},
 	Uses:     []model.Kind{model.KindContainers, model.KindLogs},
-	Params: []analyzer.Param{{Name: "min_restarts", Type: analyzer.Integer, Default: 5,
+	Params: []analyzer.Param{{Name: "min_restarts", Type: analyzer.Integer, Default: 5, Range: analyzer.AtLeast(1),
 		Doc: "the fewest restarts of a container that make a restart loop"}},
 	SubjectKeys: []string{"object", "container"},
 	Run:         runProbeRestartLoop,

@@ -69,11 +69,12 @@ The file is read strictly. Every error is reported, each as
 ` + "`file:line: what was expected`" + `, and the command exits with 2:
 
     .netmortem.yaml:3: rules: unknown rule "synack-rest" (did you mean "synack-reset"?) (netmortem rules lists them)
-    .netmortem.yaml:7: rules.timewait-churn.params.min_timewait: expected an integer, got "lots"
+    .netmortem.yaml:7: rules.timewait-churn.params.min_timewait: expected an integer >= 1, got "lots"
     .netmortem.yaml:12: ignore entry has no reason: expected reason: why these findings are suppressed
 
 An unknown key at any level, a rule that does not exist, a parameter the rule
-does not declare, a value of the wrong type, a severity other than info,
+does not declare, a value of the wrong type or outside the parameter's values
+(below), a severity other than info,
 warning or error, a date not written YYYY-MM-DD, a key given twice, and an
 ignore entry without a selector or without a reason are errors.
 
@@ -95,11 +96,11 @@ ignore entry without a selector or without a reason are errors.
 ### Parameters
 
 `)
-	ew.p("| rule | parameter | type | default | what it changes |\n|---|---|---|---|---|\n")
+	ew.p("| rule | parameter | type | values | default | what it changes |\n|---|---|---|---|---|---|\n")
 	for _, r := range rules.All() {
 		for _, p := range r.Params {
-			ew.p(fmt.Sprintf("| [`%s`](rules/%s.md) | `%s` | %s | %s | %s |\n", r.Name, r.Name, p.Name, p.Type,
-				strconv.FormatFloat(p.Default, 'g', -1, 64), p.Doc))
+			ew.p(fmt.Sprintf("| [`%s`](rules/%s.md) | `%s` | %s | %s | %s | %s |\n", r.Name, r.Name, p.Name, p.Type,
+				p.Range, strconv.FormatFloat(p.Default, 'g', -1, 64), p.Doc))
 		}
 	}
 	ew.p(`
@@ -208,24 +209,26 @@ type paramDoc struct {
 	Name    string  `json:"name"`
 	Type    string  `json:"type"`
 	Default float64 `json:"default"`
-	Doc     string  `json:"doc"`
+	// Range is the values it takes: ">= 1", "> 0 and < 1".
+	Range string `json:"range"`
+	Doc   string `json:"doc"`
 }
 
 func paramDocs(r *analyzer.Rule) []paramDoc {
 	var out []paramDoc
 	for _, p := range r.Params {
-		out = append(out, paramDoc{p.Name, string(p.Type), p.Default, p.Doc})
+		out = append(out, paramDoc{p.Name, string(p.Type), p.Default, p.Range.String(), p.Doc})
 	}
 	return out
 }
 
-// paramsText lists a rule's parameters: "min_attempts (integer, default
+// paramsText lists a rule's parameters: "min_attempts (integer >= 1, default
 // 1): the fewest ...; ...", with code marks around the names when mark is
 // "`"; "" for a rule without any.
 func paramsText(r *analyzer.Rule, mark string) string {
 	var parts []string
 	for _, p := range r.Params {
-		parts = append(parts, fmt.Sprintf("%s%s%s (%s, default %s): %s", mark, p.Name, mark, p.Type,
+		parts = append(parts, fmt.Sprintf("%s%s%s (%s %s, default %s): %s", mark, p.Name, mark, p.Type, p.Range,
 			strconv.FormatFloat(p.Default, 'g', -1, 64), p.Doc))
 	}
 	return strings.Join(parts, "; ")

@@ -94,15 +94,16 @@ func TestConfigDocExample(t *testing.T) {
 // explain and rules -o json name a rule's parameters.
 func TestRuleParamsShown(t *testing.T) {
 	code, out, _ := runCLI(t, "explain", "connection-skew")
-	if code != exitOK || !strings.Contains(out, "alpha (number, default 0.001): the significance level") ||
-		!strings.Contains(out, "min_attempts (integer, default 1)") {
+	if code != exitOK || !strings.Contains(out, "alpha (number > 0 and < 1, default 0.001): the significance level") ||
+		!strings.Contains(out, "min_attempts (integer >= 1, default 1)") {
 		t.Errorf("explain: exit %d:\n%s", code, out)
 	}
 	if _, out, _ := runCLI(t, "explain", "stale-dnat"); strings.Contains(out, "Parameters") {
 		t.Errorf("explain of a rule without parameters lists some:\n%s", out)
 	}
 	code, out, _ = runCLI(t, "rules", "-o", "json")
-	if code != exitOK || !strings.Contains(out, `"params": [`) || !strings.Contains(out, `"name": "min_timewait"`) {
+	if code != exitOK || !strings.Contains(out, `"params": [`) || !strings.Contains(out, `"name": "min_timewait"`) ||
+		!strings.Contains(out, `"range": "> 0 and < 1"`) {
 		t.Errorf("rules -o json: exit %d, no params", code)
 	}
 }
