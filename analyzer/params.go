@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -155,6 +156,12 @@ func validateSubjectKeys(r *Rule) []error {
 			errs = append(errs, fmt.Errorf("rule %q: subject key %q listed twice", r.Name, k))
 		}
 		seen[k] = true
+	}
+	switch hasObject := slices.Contains(r.SubjectKeys, "object"); {
+	case hasObject && len(r.ObjectKinds) == 0:
+		errs = append(errs, fmt.Errorf("rule %q: its subjects hold an object but it declares no ObjectKinds", r.Name))
+	case !hasObject && len(r.ObjectKinds) > 0:
+		errs = append(errs, fmt.Errorf("rule %q: ObjectKinds without the subject key object", r.Name))
 	}
 	return errs
 }

@@ -26,6 +26,7 @@ var ConnectionSkew = &analyzer.Rule{
 			Doc: "the fewest connections to a Service port that are tested for skew"},
 	},
 	SubjectKeys: servicePortSubjectKeys,
+	ObjectKinds: []string{"Service"},
 	Run:         runConnectionSkew,
 	Proof:       "none: the counts show that something other than the dumped rules picked the backends, never what",
 	Unproven: "the counts per backend and their chance under the rules' probabilities, with the causes not ruled out " +

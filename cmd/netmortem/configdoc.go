@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -65,9 +66,11 @@ command says on stderr which file it uses:
 read by batch), and each bundle's line counts what it suppressed
 (` + "`suppressed_count`" + `).
 
-The file is read strictly. Every error is reported, each as
-` + "`file:line: what was expected`" + `, and the command exits with 2:
+The file is read strictly. Every error is reported, each on a line of its own
+that starts with ` + "`file:line:`" + ` (after one line naming the command), and the
+command exits with 2:
 
+    netmortem analyze: the configuration has 3 errors:
     .netmortem.yaml:3: rules: unknown rule "synack-rest" (did you mean "synack-reset"?) (netmortem rules lists them)
     .netmortem.yaml:7: rules.timewait-churn.params.min_timewait: expected an integer >= 1, got "lots"
     .netmortem.yaml:12: ignore entry has no reason: expected reason: why these findings are suppressed
@@ -77,6 +80,8 @@ does not declare, a value of the wrong type or outside the parameter's values
 (below), a severity other than info,
 warning or error, a date not written YYYY-MM-DD, a key given twice, and an
 ignore entry without a selector or without a reason are errors.
+
+` + "`--enable RULE`" + ` runs RULE even when the file disables it: the command line wins.
 
 ## Top-level keys
 
@@ -128,11 +133,11 @@ for each finding.
 
 | key | matches |
 |---|---|
-| ` + "`fingerprint`" + ` | the finding with this fingerprint (16 hexadecimal digits, as ` + "`-o json`" + ` and ` + "`diff`" + ` show it) |
+| ` + "`fingerprint`" + ` | the finding with this fingerprint (16 hexadecimal digits, as ` + "`-o json`" + ` and ` + "`diff`" + ` show it; upper case is read as lower case) |
 | ` + "`rule`" + ` | the findings of this rule |
 | ` + "`node`" + ` | the findings whose subject's node is this one |
 | ` + "`namespace`" + ` | the findings whose subject's namespace, or the namespace of its object, is this one |
-| ` + "`object`" + ` | the findings about this Kubernetes object: ` + "`Kind namespace/name`" + ` (` + "`Service shop/web`" + `, the kind in any case) or ` + "`namespace/name`" + ` for an object of any kind |
+| ` + "`object`" + ` | the findings about this Kubernetes object: ` + "`Kind namespace/name`" + ` (` + "`Service shop/web`" + `, the kind in any case, one of the kinds the rules' subjects name: ` + objectKindsDoc + `) or ` + "`namespace/name`" + ` for an object of any kind |
 | ` + "`address`" + ` | the findings with an address in their subject (` + "`address`, `client`, `backend`, `vip`, `source`, `destination`" + `) that it matches: an IP matches that IP and every IP:port of it, an IP:port only itself, a CIDR prefix (` + "`10.96.0.0/12`" + `) every address in it |
 | ` + "`reason`" + ` | required: why the findings are suppressed, shown with them |
 | ` + "`expires`" + ` | optional: the last day (YYYY-MM-DD, UTC) the entry applies |
@@ -152,6 +157,12 @@ An entry past its ` + "`expires`" + ` day no longer suppresses anything, and eve
 warns about it, with its position, until it is removed or extended:
 
     warning: .netmortem.yaml:14: ignore entry expired on 2026-12-31 and no longer applies (reason: ...)
+
+An entry that suppressed no finding is noted on stderr, one line each (not an
+error: the problem it was written for may be gone; or a selector is wrong).
+batch notes the entries that matched nothing in any of its bundles:
+
+    note: .netmortem.yaml:20: ignore entry matched no finding (reason: ...)
 
 ## Baselines
 
@@ -233,3 +244,14 @@ func paramsText(r *analyzer.Rule, mark string) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// objectKindsDoc lists the kinds of object the rules' subjects name:
+// "`Pod`, `Service`".
+var objectKindsDoc = func() string {
+	var kinds []string
+	for _, r := range rules.All() {
+		kinds = append(kinds, r.ObjectKinds...)
+	}
+	slices.Sort(kinds)
+	return "`" + strings.Join(slices.Compact(kinds), "`, `") + "`"
+}()

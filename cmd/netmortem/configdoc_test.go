@@ -86,7 +86,7 @@ func TestConfigDocExample(t *testing.T) {
 		t.Errorf("kept %+v, suppressed %+v, warnings %v", kept, sup, warns)
 	}
 	_, sup, warns = cfg.Suppress([]analyzer.Finding{f}, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
-	if len(sup) != 0 || len(warns) != 1 || !strings.HasPrefix(warns[0], "example.yaml:14: ignore entry expired on 2026-12-31") {
+	if len(sup) != 0 || len(warns) != 1 || !strings.HasPrefix(warns[0].String(), "example.yaml:14: ignore entry expired on 2026-12-31") {
 		t.Errorf("after expiry: suppressed %+v, warnings %v", sup, warns)
 	}
 }
