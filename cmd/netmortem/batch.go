@@ -54,6 +54,9 @@ type batchResult struct {
 	// SuppressedCount counts the findings the --config file's ignore
 	// entries left out of Findings.
 	SuppressedCount int `json:"suppressed_count"`
+	// SuppressedFingerprints are their fingerprints, for a baseline
+	// made of the batch's lines.
+	SuppressedFingerprints []string `json:"suppressed_fingerprints,omitempty"`
 	// suppressed are those findings, for the ignore entries that
 	// matched none in the whole batch.
 	suppressed []analyzer.Suppressed
@@ -352,6 +355,7 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 	}
 	sup, expired := suppress(&ar, br.cfg, nil, "", time.Now())
 	res.SuppressedCount, res.suppressed = len(sup), sup
+	res.SuppressedFingerprints = report.SuppressedFingerprints(sup)
 	rep := report.New(snap, in.warns, ar)
 	rep.Warnings = append(rep.Warnings, expired...)
 	res.Findings, res.RuleErrors = rep.Findings, rep.Errors

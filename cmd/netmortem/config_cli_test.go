@@ -123,3 +123,51 @@ func TestEnableWinsOverConfig(t *testing.T) {
 		t.Errorf("--enable synack-reset: findings %s", rulesOf(r.Findings))
 	}
 }
+
+// A report written without --show-suppressed still names the findings its
+// configuration suppressed (suppressed_fingerprints), and as a baseline
+// suppresses them in a run without that configuration; batch lines too.
+func TestBaselineKeepsSuppressed(t *testing.T) {
+	tmp := t.TempDir()
+	cfg := filepath.Join(tmp, "c.yaml")
+	if err := os.WriteFile(cfg, []byte("ignore:\n  - rule: synack-reset\n    reason: r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "empty.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "analyze", "-q", "-o", "json", "--config", cfg, incident)
+	if code != exitFindings {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Findings               []json.RawMessage `json:"findings"`
+		SuppressedFingerprints []string          `json:"suppressed_fingerprints"`
+		Suppressed             []json.RawMessage `json:"suppressed"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || len(rep.SuppressedFingerprints) != 1 || rep.Suppressed != nil {
+		t.Fatalf("report: %d findings, suppressed_fingerprints %v, suppressed %d", len(rep.Findings), rep.SuppressedFingerprints, len(rep.Suppressed))
+	}
+	base := filepath.Join(tmp, "base.json")
+	if err := os.WriteFile(base, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Without the configuration, the baseline suppresses both findings.
+	r, _ := analyzeReport(t, exitOK, "-q", "--config", filepath.Join(tmp, "empty.yaml"), "--baseline", base, incident)
+	if len(r.Findings) != 0 || r.SuppressedCount != 2 {
+		t.Errorf("baseline: findings %s, %d suppressed, want none kept and 2 suppressed", rulesOf(r.Findings), r.SuppressedCount)
+	}
+	lines := filepath.Join(tmp, "batch.jsonl")
+	if code, _, stderr := runCLI(t, "batch", "-q", "--fail-on", "never", "--config", cfg, "--out", lines, incident); code != exitOK {
+		t.Fatalf("batch: exit %d: %s", code, stderr)
+	}
+	if l := readJSONL(t, lines); len(l) != 1 || len(l[0].SuppressedFingerprints) != 1 || l[0].SuppressedFingerprints[0] != rep.SuppressedFingerprints[0] {
+		t.Fatalf("batch lines: %+v", l)
+	}
+	if r, _ := analyzeReport(t, exitOK, "-q", "--config", filepath.Join(tmp, "empty.yaml"), "--baseline", lines, incident); r.SuppressedCount != 2 {
+		t.Errorf("batch baseline: %d suppressed", r.SuppressedCount)
+	}
+}

@@ -168,7 +168,9 @@ batch notes the entries that matched nothing in any of its bundles:
 
 ` + "`netmortem analyze --baseline old.json BUNDLE`" + ` suppresses the findings whose
 fingerprint is in ` + "`old.json`" + `, a report written by ` + "`netmortem analyze -o json`" + `
-(the findings it had suppressed count too), or the output of
+(the findings it had suppressed count too: the report lists their
+fingerprints in ` + "`suppressed_fingerprints`" + `, with or without
+` + "`--show-suppressed`" + `), or the output of
 ` + "`netmortem batch`" + ` (the findings of every bundle in it). Only the findings that
 are new since that report are then reported, and only they decide the exit
 code; the suppressed ones are marked ` + "`baseline`" + ` with ` + "`--show-suppressed`" + `.

@@ -63,7 +63,8 @@ func findConfig(given string, paths []string) (string, bool) {
 // readBaseline reads the fingerprints of the findings of an earlier run:
 // a report written by analyze -o json, or the lines of batch's output
 // (every bundle's findings). The findings that report had suppressed
-// count too.
+// count too: its suppressed_fingerprints (and the suppressed findings it
+// lists, with --show-suppressed).
 func readBaseline(path string) (map[string]bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -75,8 +76,9 @@ func readBaseline(path string) (map[string]bool, error) {
 	values := 0
 	for {
 		var v struct {
-			Findings   *[]analyzer.Finding   `json:"findings"`
-			Suppressed []analyzer.Suppressed `json:"suppressed"`
+			Findings               *[]analyzer.Finding   `json:"findings"`
+			Suppressed             []analyzer.Suppressed `json:"suppressed"`
+			SuppressedFingerprints []string              `json:"suppressed_fingerprints"`
 		}
 		err := dec.Decode(&v)
 		if errors.Is(err, io.EOF) {
@@ -97,6 +99,9 @@ func readBaseline(path string) (map[string]bool, error) {
 		}
 		for _, x := range v.Suppressed {
 			fps[x.Fingerprint] = true
+		}
+		for _, fp := range v.SuppressedFingerprints {
+			fps[fp] = true
 		}
 	}
 	if values == 0 {
