@@ -189,9 +189,19 @@ whatever ` + "`--fail-on`" + ` says.
 ` + "`netmortem diff OLD NEW`" + ` matches the findings of the two bundles by
 fingerprint: appeared (in NEW only), resolved (in OLD only), changed (in both,
 with another severity, certainty or facts; the text and ` + "`changes`" + ` in JSON say
-which, from what to what) and unchanged. It exits with 1 when a finding that
-appeared or changed has, in NEW, a severity at or above ` + "`--fail-on`" + ` (default
-` + "`warning`" + `; ` + "`never`" + ` to always exit 0); resolved findings never fail it.
+which, from what to what) and unchanged. Of a fact that is a list the text
+names the items added and removed; strings are quoted. It exits with 1 when
+a finding that appeared, or that changed for the worse (its severity rose,
+or its certainty firmed from unknown to likely to proven: ` + "`worse`" + ` in JSON),
+has in NEW a severity at or above ` + "`--fail-on`" + ` (default ` + "`warning`" + `; ` + "`never`" + ` to
+always exit 0). A change of facts alone (a count), a lower severity and
+resolved findings never fail it.
+
+diff reads the configuration given with ` + "`--config`" + `, or the ` + "`.netmortem.yaml`" + ` next
+to NEW, and applies it to both bundles: its rule settings, and its ignore
+entries, whose findings are left out of the comparison on either side and
+counted (` + "`suppressed`" + `: ` + "`old`" + ` and ` + "`new`" + ` in JSON). ` + "`--baseline REPORT`" + ` leaves
+out the findings of an earlier report the same way.
 
 ## A complete example
 
