@@ -187,3 +187,21 @@ func TestAPIServerAffinitySubjectWithoutComponentList(t *testing.T) {
 		t.Errorf("fingerprints with both components %v, with the controller-manager only %v: want one, the same", both, single)
 	}
 }
+
+// A component's rotated logs in one bundle make one finding, with the
+// fingerprint of the finding of its current log alone.
+func TestAPIServerUnreachableRotatedLogs(t *testing.T) {
+	src := filepath.Join("testdata", "apiserver-unreachable", "hit-no-rule")
+	want := fingerprintsOf(t, APIServerUnreachable, src)
+	dir := copyScenario(t, src, "", "")
+	b, err := os.ReadFile(filepath.Join(src, "traefik.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traefik.log.1"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := fingerprintsOf(t, APIServerUnreachable, dir); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("with traefik.log.1 too: fingerprints %v, want %v", got, want)
+	}
+}
