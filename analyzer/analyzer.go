@@ -113,6 +113,11 @@ type Rule struct {
 	// the rule whose selectors need a key not listed; analyzertest checks
 	// that findings hold no other. Empty: not declared.
 	SubjectKeys []string
+	// ObjectKinds lists the kinds of the Kubernetes objects its Subjects'
+	// object key names ("Service", "Pod"), when SubjectKeys holds
+	// object. LoadConfig refuses an object selector of a kind that no
+	// rule names.
+	ObjectKinds []string
 	// Run inspects p.Snap and calls p.Report for each finding.
 	Run func(p *Pass) error
 }

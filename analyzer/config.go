@@ -46,7 +46,8 @@ type RuleConfig struct {
 // selectors matches are suppressed, until it expires. At least one
 // selector must be set.
 type Ignore struct {
-	// Fingerprint selects the finding with this Fingerprint.
+	// Fingerprint selects the finding with this Fingerprint (LoadConfig
+	// writes it in lower case).
 	Fingerprint string `yaml:"fingerprint,omitempty" json:"fingerprint,omitempty"`
 	// Rule selects the findings of this rule.
 	Rule string `yaml:"rule,omitempty" json:"rule,omitempty"`
@@ -73,6 +74,9 @@ type Ignore struct {
 	// Pos is where the entry was read, "file:line"; empty for an entry
 	// built by hand.
 	Pos string `yaml:"-" json:"-"`
+	// File and Line are Pos's parts.
+	File string `yaml:"-" json:"-"`
+	Line int    `yaml:"-" json:"-"`
 }
 
 func (c *Config) rule(name string) RuleConfig {
@@ -91,6 +95,16 @@ func (c *Config) Disable(names ...string) {
 		rc := c.Rules[n]
 		rc.Disabled = true
 		c.Rules[n] = rc
+	}
+}
+
+// Enable marks the named rules not disabled.
+func (c *Config) Enable(names ...string) {
+	for _, n := range names {
+		if rc, ok := c.Rules[n]; ok {
+			rc.Disabled = false
+			c.Rules[n] = rc
+		}
 	}
 }
 

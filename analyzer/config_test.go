@@ -11,8 +11,11 @@ var configRules = func() []*Rule {
 	return []*Rule{
 		{Name: "synack-reset", Run: run, SubjectKeys: []string{"node", "client"}},
 		{Name: "version-skew", Run: run, SubjectKeys: []string{"component"}},
-		{Name: "timewait-churn", Run: run, Params: []Param{{Name: "min_timewait", Type: Integer, Default: 50, Doc: "d"}}},
-		{Name: "connection-skew", Run: run, Params: []Param{{Name: "alpha", Type: Number, Default: 0.001, Doc: "d"}}},
+		{Name: "stale-dnat", Run: run, SubjectKeys: []string{"node", "object", "service_port"}, ObjectKinds: []string{"Service"}},
+		{Name: "probe-restart-loop", Run: run, SubjectKeys: []string{"object", "container"}, ObjectKinds: []string{"Pod"}},
+		{Name: "timewait-churn", Run: run, Params: []Param{{Name: "min_timewait", Type: Integer, Default: 50, Range: AtLeast(1), Doc: "d"}}},
+		{Name: "connection-skew", Run: run, Params: []Param{{Name: "alpha", Type: Number, Default: 0.001, Range: Between(0, 1), Doc: "d"},
+			{Name: "min_attempts", Type: Integer, Default: 1, Range: AtLeast(1), Doc: "d"}}},
 	}
 }()
 
@@ -28,9 +31,12 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"rules:\n  synack-reset:\n    sevrity: error\n", `c.yaml:3: rules.synack-reset: unknown key "sevrity" (did you mean "severity"?) (want disabled, severity or params)`},
 		{"rules:\n  timewait-churn:\n    params:\n      min_timewai: 3\n", `c.yaml:4: rules.timewait-churn.params: unknown parameter "min_timewai" (did you mean "min_timewait"?) of rule timewait-churn (want min_timewait)`},
 		{"rules:\n  synack-reset:\n    params:\n      x: 3\n", `c.yaml:4: rules.synack-reset.params: unknown parameter "x": rule synack-reset has no parameters`},
-		{"rules:\n  timewait-churn:\n    params:\n      min_timewait: 2.5\n", `c.yaml:4: rules.timewait-churn.params.min_timewait: expected an integer, got "2.5"`},
-		{"rules:\n  timewait-churn:\n    params:\n      min_timewait: lots\n", `c.yaml:4: rules.timewait-churn.params.min_timewait: expected an integer, got "lots"`},
-		{"rules:\n  connection-skew:\n    params:\n      alpha: [1]\n", `c.yaml:4: rules.connection-skew.params.alpha: expected a number, got a list`},
+		{"rules:\n  timewait-churn:\n    params:\n      min_timewait: 2.5\n", `c.yaml:4: rules.timewait-churn.params.min_timewait: expected an integer >= 1, got "2.5"`},
+		{"rules:\n  timewait-churn:\n    params:\n      min_timewait: lots\n", `c.yaml:4: rules.timewait-churn.params.min_timewait: expected an integer >= 1, got "lots"`},
+		{"rules:\n  connection-skew:\n    params:\n      alpha: 2\n", `c.yaml:4: rules.connection-skew.params.alpha: expected a number > 0 and < 1, got "2"`},
+		{"rules:\n  connection-skew:\n    params:\n      alpha: 0\n", `c.yaml:4: rules.connection-skew.params.alpha: expected a number > 0 and < 1, got "0"`},
+		{"rules:\n  connection-skew:\n    params:\n      min_attempts: -5\n", `c.yaml:4: rules.connection-skew.params.min_attempts: expected an integer >= 1, got "-5"`},
+		{"rules:\n  connection-skew:\n    params:\n      alpha: [1]\n", `c.yaml:4: rules.connection-skew.params.alpha: expected a number > 0 and < 1, got a list`},
 		{"rules:\n  synack-reset:\n    disabled: yes\n", `c.yaml:3: rules.synack-reset.disabled: expected true or false, got "yes"`},
 		{"rules:\n  synack-reset:\n    severity: critical\n", `c.yaml:3: rules.synack-reset.severity: expected info, warning or error, got "critical"`},
 		{"rules:\n  synack-reset: {}\n  synack-reset: {}\n", `c.yaml:3: rules: "synack-reset" given twice (first at line 2)`},
@@ -46,6 +52,9 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"ignore:\n  - rule: synack-reset\n    reason: r\n    expires: 2026-02-30\n", `c.yaml:4: ignore.expires: expected a date YYYY-MM-DD, got "2026-02-30"`},
 		{"ignore:\n  - address: 10.0.0\n    reason: r\n", `c.yaml:2: ignore.address: expected an IP, IP:port or CIDR prefix, got "10.0.0"`},
 		{"ignore:\n  - object: web\n    reason: r\n", `c.yaml:2: ignore.object: expected "Kind namespace/name" or "namespace/name", got "web"`},
+		{"ignore:\n  - object: Services kube-system/kube-dns\n    reason: r\n", `c.yaml:2: ignore.object: expected an object of a kind the rules' findings name, Pod or Service (did you mean "Service kube-system/kube-dns"?), got "Services kube-system/kube-dns"`},
+		{"ignore:\n  - object: Deployment shop/web\n    reason: r\n", `c.yaml:2: ignore.object: expected an object of a kind the rules' findings name, Pod or Service, got "Deployment shop/web"`},
+		{"ignore:\n  - rule: probe-restart-loop\n    object: Service shop/web\n    reason: r\n", `c.yaml:3: ignore.object: the findings of probe-restart-loop never match it: their objects are of the kind Pod`},
 		{"ignore:\n  - fingerprint: abc\n    reason: r\n", `c.yaml:2: ignore.fingerprint: expected 16 hexadecimal digits (a finding's fingerprint), got "abc"`},
 		{"ignore:\n  - rule: synack-rst\n    reason: r\n", `c.yaml:2: ignore.rule: expected a rule's name (did you mean "synack-reset"?), got "synack-rst"`},
 		{"ignore:\n  - nod: n1\n    reason: r\n", `c.yaml:2: ignore entry: unknown key "nod" (did you mean "node"?) (want fingerprint, rule, node, namespace, object, address, reason or expires)`},
@@ -111,7 +120,7 @@ ignore:
 	}
 	ig := c.Ignore[1]
 	want := Ignore{Rule: "timewait-churn", Node: "node1", Namespace: "shop", Object: "Service shop/web", Address: "10.0.0.0/8",
-		Reason: "until the fix", Expires: time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC), Pos: "dir/c.yaml:16"}
+		Reason: "until the fix", Expires: time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC), Pos: "dir/c.yaml:16", File: "dir/c.yaml", Line: 16}
 	if ig != want {
 		t.Errorf("ignore[1] = %+v\nwant %+v", ig, want)
 	}
@@ -123,5 +132,36 @@ ignore:
 		if err != nil || len(c.Rules) != 0 || len(c.Ignore) != 0 {
 			t.Errorf("%q: %+v, %v", empty, c, err)
 		}
+	}
+}
+
+// A fingerprint selector is read in any case, as the findings' (lower
+// case) match it; an object's kind too.
+func TestLoadConfigCase(t *testing.T) {
+	in := "ignore:\n  - fingerprint: 0C2B1AF2C35DCFBA\n    reason: r\n  - object: service shop/web\n    reason: r\n"
+	c, err := LoadConfig(strings.NewReader(in), "c.yaml", configRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Finding{Rule: "stale-dnat", Fingerprint: "0c2b1af2c35dcfba"}
+	if c.Ignore[0].Fingerprint != "0c2b1af2c35dcfba" || !c.Ignore[0].Matches(&f) {
+		t.Errorf("fingerprint selector %q does not match %s", c.Ignore[0].Fingerprint, f.Fingerprint)
+	}
+	g := Finding{Rule: "stale-dnat", Subject: map[string]string{"object": "Service shop/web"}}
+	if !c.Ignore[1].Matches(&g) {
+		t.Errorf("object selector %q does not match %v", c.Ignore[1].Object, g.Subject)
+	}
+	if c.Ignore[0].File != "c.yaml" || c.Ignore[0].Line != 2 || c.Ignore[1].Line != 4 {
+		t.Errorf("positions %+v", c.Ignore)
+	}
+}
+
+// --enable of a rule the configuration disables runs it.
+func TestConfigEnable(t *testing.T) {
+	c := &Config{}
+	c.Disable("stale-dnat", "synack-reset")
+	c.Enable("stale-dnat", "version-skew")
+	if c.rule("stale-dnat").Disabled || !c.rule("synack-reset").Disabled || c.rule("version-skew").Disabled {
+		t.Errorf("rules %+v", c.Rules)
 	}
 }

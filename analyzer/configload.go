@@ -217,9 +217,9 @@ func (l *configLoader) loadParams(r *Rule, what string, n *yaml.Node) map[string
 			return
 		}
 		f, err := strconv.ParseFloat(v.Value, 64)
-		want := "an integer"
+		want := "an integer " + p.Range.String()
 		if p.Type == Number {
-			want = "a number"
+			want = "a number " + p.Range.String()
 		}
 		if v.Kind != yaml.ScalarNode || (v.Tag != "!!int" && v.Tag != "!!float") || err != nil || p.check(f) != "" {
 			l.errorf(v, "%s.%s: expected %s, got %s", what, k.Value, want, describe(v))
@@ -245,7 +245,7 @@ func (l *configLoader) loadIgnore(c *Config, n *yaml.Node) {
 			l.errorf(e, "ignore entry: expected a mapping with the keys %s, got %s", orList(IgnoreKeys), describe(e))
 			continue
 		}
-		ig := Ignore{Pos: fmt.Sprintf("%s:%d", l.file, e.Line)}
+		ig := Ignore{Pos: fmt.Sprintf("%s:%d", l.file, e.Line), File: l.file, Line: e.Line}
 		selectors := 0
 		errs := len(l.errs)
 		valueAt := map[string]*yaml.Node{}
@@ -266,7 +266,7 @@ func (l *configLoader) loadIgnore(c *Config, n *yaml.Node) {
 			}
 			switch k.Value {
 			case "fingerprint":
-				ig.Fingerprint = s
+				ig.Fingerprint = strings.ToLower(s) // as -o json writes it
 			case "rule":
 				ig.Rule = s
 			case "node":
@@ -316,6 +316,11 @@ func (l *configLoader) checkSubjectKeys(ig *Ignore, valueAt map[string]*yaml.Nod
 	if r == nil || len(r.SubjectKeys) == 0 {
 		return
 	}
+	if v, ok := valueAt["object"]; ok && len(r.ObjectKinds) > 0 {
+		if kind, _, _ := splitObject(v.Value); kind != "" && !slices.ContainsFunc(r.ObjectKinds, func(k string) bool { return strings.EqualFold(k, kind) }) {
+			l.errorf(v, "ignore.object: the findings of %s never match it: their objects are of the kind %s", r.Name, orList(r.ObjectKinds))
+		}
+	}
 	for _, sel := range []string{"node", "namespace", "object", "address"} {
 		v, ok := valueAt[sel]
 		if !ok || slices.ContainsFunc(selectorKeys[sel], func(k string) bool { return slices.Contains(r.SubjectKeys, k) }) {
@@ -326,7 +331,7 @@ func (l *configLoader) checkSubjectKeys(ig *Ignore, valueAt map[string]*yaml.Nod
 	}
 }
 
-var fingerprintSyntax = regexp.MustCompile(`^[0-9a-f]{16}(-[0-9]+)?$`)
+var fingerprintSyntax = regexp.MustCompile(`^[0-9a-fA-F]{16}(-[0-9]+)?$`)
 
 // checkSelector says what a value of the ignore key should be, when s is
 // not one, or "".
@@ -345,8 +350,20 @@ func (l *configLoader) checkSelector(key, s string) string {
 			return "a rule's name" + didYouMean(s, names)
 		}
 	case "object":
-		if _, _, ok := splitObject(s); !ok {
+		kind, _, ok := splitObject(s)
+		if !ok {
 			return `"Kind namespace/name" or "namespace/name"`
+		}
+		if kinds := l.objectKinds(); kind != "" && kinds != nil && !slices.ContainsFunc(kinds, func(k string) bool { return strings.EqualFold(k, kind) }) {
+			lower := make([]string, len(kinds))
+			for i, k := range kinds {
+				lower[i] = strings.ToLower(k)
+			}
+			hint := ""
+			if best := didYouMeanName(strings.ToLower(kind), lower); best != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", kinds[slices.Index(lower, best)]+" "+strings.TrimPrefix(s, kind+" "))
+			}
+			return "an object of a kind the rules' findings name, " + orList(kinds) + hint
 		}
 	case "address":
 		if _, ok := parseIPOrAddrPort(s); !ok {
@@ -401,16 +418,40 @@ func orList(l []string) string {
 // didYouMean returns ` (did you mean "x"?)` for the one of names closest
 // to s, when it is close, or "".
 func didYouMean(s string, names []string) string {
+	best := didYouMeanName(s, names)
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// didYouMeanName returns the one of names closest to s, when it is
+// close, or "".
+func didYouMeanName(s string, names []string) string {
 	best, bestD := "", 3
 	for _, n := range names {
 		if d := editDistance(s, n); d < bestD {
 			best, bestD = n, d
 		}
 	}
-	if best == "" {
-		return ""
+	return best
+}
+
+// objectKinds returns the kinds of object the rules' subjects name, sorted;
+// nil when a rule whose subjects hold an object does not declare them.
+func (l *configLoader) objectKinds() []string {
+	var kinds []string
+	for _, r := range l.rules {
+		if !slices.Contains(r.SubjectKeys, "object") {
+			continue
+		}
+		if len(r.ObjectKinds) == 0 {
+			return nil
+		}
+		kinds = append(kinds, r.ObjectKinds...)
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	slices.Sort(kinds)
+	return slices.Compact(kinds)
 }
 
 func editDistance(a, b string) int {

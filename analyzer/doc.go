@@ -3,7 +3,8 @@
 // A Finding's Subject says what the finding is about, as a few string
 // keys and values; Run computes the Fingerprint from the rule's name and
 // the Subject, and suppressions (Config.Ignore) select findings by it. A
-// Subject holds identities only, never a count, a time, a frame number or
+// Subject holds identities only, never a count, a time, a frame number,
+// a file name, a client's ephemeral port, a list of what was seen or
 // wording, so that the same problem seen in another capture of it (a
 // shorter one, one that starts at another frame) has the same Subject,
 // and two problems of one rule have different ones. The keys are:
@@ -37,7 +38,7 @@
 //	chain          a netfilter chain: "PREROUTING", "KUBE-SVC-ABC"
 //	hook           a netfilter table and hook: "nat OUTPUT", "nft output"
 //	counter        a kernel counter (conntrack -S): "insert_failed", "drop"
-//	log            a log file's base name, for a log no node is known of
+//	check          a check a component makes: "componentstatuses"
 //
 // Addresses are written in their canonical form (net/netip's String:
 // "10.0.0.5", "[fd00::1]:53"); an ignore entry's address selector matches

@@ -78,7 +78,7 @@ func TestRunFingerprints(t *testing.T) {
 func TestParamDeclared(t *testing.T) {
 	var got float64
 	r := &Rule{Name: "p", Doc: "t\n\nx", Severity: Info,
-		Params: []Param{{Name: "min", Type: Integer, Default: 3, Doc: "d"}},
+		Params: []Param{{Name: "min", Type: Integer, Default: 3, Range: AtLeast(0), Doc: "d"}},
 		Run: func(p *Pass) error {
 			got = p.Param("min", 3)
 			p.Param("undeclared", 1)
@@ -99,17 +99,21 @@ func TestValidateParams(t *testing.T) {
 		p    Param
 		want string
 	}{
-		{Param{Name: "MinX", Type: Integer, Default: 1, Doc: "d"}, "not snake_case"},
-		{Param{Name: "x", Type: "int", Default: 1, Doc: "d"}, `has type "int"`},
-		{Param{Name: "x", Type: Integer, Default: 1.5, Doc: "d"}, "default 1.5 is not an integer"},
-		{Param{Name: "x", Type: Number, Default: 1}, "has no Doc"},
+		{Param{Name: "MinX", Type: Integer, Default: 1, Range: AtLeast(1), Doc: "d"}, "not snake_case"},
+		{Param{Name: "x", Type: "int", Default: 1, Range: AtLeast(1), Doc: "d"}, `has type "int"`},
+		{Param{Name: "x", Type: Integer, Default: 1.5, Range: AtLeast(1), Doc: "d"}, "default 1.5 is not an integer >= 1"},
+		{Param{Name: "x", Type: Number, Default: 1, Range: AtLeast(1)}, "has no Doc"},
+		{Param{Name: "x", Type: Number, Default: 1, Doc: "d"}, "declares no Range"},
+		{Param{Name: "x", Type: Number, Default: 1, Range: Between(0, 1), Doc: "d"}, "default 1 is not a number > 0 and < 1"},
+		{Param{Name: "x", Type: Integer, Default: 0, Range: AtLeast(1), Doc: "d"}, "default 0 is not an integer >= 1"},
+		{Param{Name: "x", Type: Number, Default: 1, Range: Between(2, 2), Doc: "d"}, "the range > 2 and < 2 is empty"},
 	} {
 		err := Validate([]*Rule{{Name: "r", Doc: "t\n\nx", Severity: Info, Run: run, Params: []Param{tc.p}}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: err = %v, want %q", tc.p, err, tc.want)
 		}
 	}
-	two := []Param{{Name: "x", Type: Number, Default: 1, Doc: "d"}, {Name: "x", Type: Number, Default: 1, Doc: "d"}}
+	two := []Param{{Name: "x", Type: Number, Default: 1, Range: AtLeast(0), Doc: "d"}, {Name: "x", Type: Number, Default: 1, Range: AtLeast(0), Doc: "d"}}
 	if err := Validate([]*Rule{{Name: "r", Doc: "t\n\nx", Severity: Info, Run: run, Params: two}}); err == nil || !strings.Contains(err.Error(), "declared twice") {
 		t.Errorf("twice: %v", err)
 	}
@@ -119,7 +123,7 @@ func TestValidateParams(t *testing.T) {
 			t.Errorf("SubjectKeys %s: err = %v, want %q", keys, err, want)
 		}
 	}
-	ok := []Param{{Name: "min_attempts", Type: Integer, Default: 1, Doc: "d"}, {Name: "alpha", Type: Number, Default: 0.001, Doc: "d"}}
+	ok := []Param{{Name: "min_attempts", Type: Integer, Default: 1, Range: AtLeast(1), Doc: "d"}, {Name: "alpha", Type: Number, Default: 0.001, Range: Between(0, 1), Doc: "d"}}
 	if err := Validate([]*Rule{{Name: "r", Doc: "t\n\nx", Severity: Info, Run: run, Params: ok}}); err != nil {
 		t.Errorf("valid params: %v", err)
 	}

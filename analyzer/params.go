@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // ParamType is the type of a rule's parameter.
@@ -26,8 +29,63 @@ type Param struct {
 	// Default is the value the rule uses when the configuration does
 	// not set one.
 	Default float64
+	// Range is the values the parameter takes; a configuration setting
+	// one outside it is an error. Every parameter declares one.
+	Range Range
 	// Doc says in a sentence what the parameter changes.
 	Doc string
+}
+
+// Range is an interval of parameter values, each end closed, open or
+// absent. The zero Range is unbounded.
+type Range struct {
+	Min, Max         float64
+	HasMin, HasMax   bool
+	MinOpen, MaxOpen bool // the bound itself is outside the range
+}
+
+// AtLeast is the range of the values >= min.
+func AtLeast(min float64) Range { return Range{Min: min, HasMin: true} }
+
+// Between is the range of the values > min and < max (open at both ends:
+// a probability that is neither 0 nor 1, say).
+func Between(min, max float64) Range {
+	return Range{Min: min, Max: max, HasMin: true, HasMax: true, MinOpen: true, MaxOpen: true}
+}
+
+// Contains reports whether v is in the range.
+func (r Range) Contains(v float64) bool {
+	switch {
+	case r.HasMin && (v < r.Min || r.MinOpen && v == r.Min):
+		return false
+	case r.HasMax && (v > r.Max || r.MaxOpen && v == r.Max):
+		return false
+	}
+	return true
+}
+
+// String writes the range as docs/config.md and errors say it: ">= 1",
+// "> 0 and < 1", "any".
+func (r Range) String() string {
+	var parts []string
+	if r.HasMin {
+		op := ">="
+		if r.MinOpen {
+			op = ">"
+		}
+		parts = append(parts, op+" "+strconv.FormatFloat(r.Min, 'g', -1, 64))
+	}
+	if r.HasMax {
+		op := "<="
+		if r.MaxOpen {
+			op = "<"
+		}
+		parts = append(parts, op+" "+strconv.FormatFloat(r.Max, 'g', -1, 64))
+	}
+	if len(parts) == 0 {
+		return "any"
+	}
+	return strings.Join(parts, " and ")
 }
 
 // param returns the rule's declared parameter called name, or nil.
@@ -48,7 +106,12 @@ func (p *Param) check(v float64) string {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return "a finite number"
 	case p.Type == Integer && v != math.Trunc(v):
-		return "an integer"
+		return "an integer " + p.Range.String()
+	case !p.Range.Contains(v):
+		if p.Type == Integer {
+			return "an integer " + p.Range.String()
+		}
+		return "a number " + p.Range.String()
 	}
 	return ""
 }
@@ -66,6 +129,10 @@ func validateParams(r *Rule) []error {
 		seen[p.Name] = true
 		if p.Type != Integer && p.Type != Number {
 			errs = append(errs, fmt.Errorf("rule %q: parameter %q has type %q (want integer or number)", r.Name, p.Name, p.Type))
+		} else if !p.Range.HasMin && !p.Range.HasMax {
+			errs = append(errs, fmt.Errorf("rule %q: parameter %q declares no Range (AtLeast, Between)", r.Name, p.Name))
+		} else if p.Range.HasMin && p.Range.HasMax && !(p.Range.Min < p.Range.Max) {
+			errs = append(errs, fmt.Errorf("rule %q: parameter %q: the range %s is empty", r.Name, p.Name, p.Range))
 		} else if want := p.check(p.Default); want != "" {
 			errs = append(errs, fmt.Errorf("rule %q: parameter %q: default %v is not %s", r.Name, p.Name, p.Default, want))
 		}
@@ -89,6 +156,12 @@ func validateSubjectKeys(r *Rule) []error {
 			errs = append(errs, fmt.Errorf("rule %q: subject key %q listed twice", r.Name, k))
 		}
 		seen[k] = true
+	}
+	switch hasObject := slices.Contains(r.SubjectKeys, "object"); {
+	case hasObject && len(r.ObjectKinds) == 0:
+		errs = append(errs, fmt.Errorf("rule %q: its subjects hold an object but it declares no ObjectKinds", r.Name))
+	case !hasObject && len(r.ObjectKinds) > 0:
+		errs = append(errs, fmt.Errorf("rule %q: ObjectKinds without the subject key object", r.Name))
 	}
 	return errs
 }

@@ -2,8 +2,11 @@ package analyzer
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/netmortem/netmortem/model"
 )
 
 // Suppressed is a finding left out of a report, and why.
@@ -86,11 +89,39 @@ func matchObject(sel, obj string) bool {
 	return ref == oref && (kind == "" || strings.EqualFold(kind, okind))
 }
 
+// IgnoreWarning is a warning about an ignore entry: it has expired, or
+// it matched no finding.
+type IgnoreWarning struct {
+	// Pos is where the entry is: File and Line (empty for an entry
+	// built by hand).
+	Pos model.Pos
+	// Message says what is wrong, without the position.
+	Message string
+}
+
+// String writes the warning "file:line: message".
+func (w IgnoreWarning) String() string {
+	return w.Pos.String() + ": " + w.Message
+}
+
+func (ig *Ignore) warning(i int, format string, args ...any) IgnoreWarning {
+	pos := model.Pos{File: ig.File, Line: ig.Line}
+	if ig.File == "" {
+		pos.File = ig.where(i)
+		if f, l, ok := strings.Cut(ig.Pos, ":"); ok {
+			if n, err := strconv.Atoi(l); err == nil && n > 0 {
+				pos = model.Pos{File: f, Line: n}
+			}
+		}
+	}
+	return IgnoreWarning{Pos: pos, Message: fmt.Sprintf(format, args...)}
+}
+
 // Suppress splits findings into those kept and those an ignore entry of
 // c suppresses (the first entry that matches, in file order). An entry
 // past its Expires day at now suppresses nothing; each such entry gives
-// a warning "file:line: ...". A nil c keeps every finding.
-func (c *Config) Suppress(findings []Finding, now time.Time) (kept []Finding, suppressed []Suppressed, warnings []string) {
+// a warning. A nil c keeps every finding.
+func (c *Config) Suppress(findings []Finding, now time.Time) (kept []Finding, suppressed []Suppressed, warnings []IgnoreWarning) {
 	kept = []Finding{}
 	suppressed = []Suppressed{}
 	var live []*Ignore
@@ -98,8 +129,8 @@ func (c *Config) Suppress(findings []Finding, now time.Time) (kept []Finding, su
 		for i := range c.Ignore {
 			ig := &c.Ignore[i]
 			if ig.Expired(now) {
-				warnings = append(warnings, fmt.Sprintf("%s: ignore entry expired on %s and no longer applies (reason: %s)",
-					ig.where(i), ig.Expires.Format(DateLayout), ig.Reason))
+				warnings = append(warnings, ig.warning(i, "ignore entry expired on %s and no longer applies (reason: %s)",
+					ig.Expires.Format(DateLayout), ig.Reason))
 				continue
 			}
 			live = append(live, ig)
@@ -119,6 +150,29 @@ func (c *Config) Suppress(findings []Finding, now time.Time) (kept []Finding, su
 		}
 	}
 	return kept, suppressed, warnings
+}
+
+// Unmatched returns a warning for each ignore entry of c, not expired at
+// now, that suppressed none of suppressed (the findings Suppress left out
+// of one run, or of every run that used c): an entry whose problem is
+// gone, or whose selectors are wrong.
+func (c *Config) Unmatched(suppressed []Suppressed, now time.Time) []IgnoreWarning {
+	if c == nil {
+		return nil
+	}
+	used := map[string]bool{}
+	for _, s := range suppressed {
+		used[s.By] = true
+	}
+	var out []IgnoreWarning
+	for i := range c.Ignore {
+		ig := &c.Ignore[i]
+		if ig.Expired(now) || used[ig.where(i)] {
+			continue
+		}
+		out = append(out, ig.warning(i, "ignore entry matched no finding (reason: %s)", ig.Reason))
+	}
+	return out
 }
 
 func indexOf(l []Ignore, ig *Ignore) int {

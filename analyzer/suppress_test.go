@@ -2,10 +2,11 @@ package analyzer
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netmortem/netmortem/model"
 )
 
 func suppressFindings() []Finding {
@@ -106,8 +107,9 @@ func TestSuppressExpiry(t *testing.T) {
 	} {
 		kept, sup, warns := c.Suppress(fs, tc.now)
 		if tc.expired {
-			want := []string{"c.yaml:7: ignore entry expired on 2026-05-31 and no longer applies (reason: fix in May)"}
-			if len(sup) != 0 || len(kept) != len(fs) || !slices.Equal(warns, want) {
+			want := IgnoreWarning{Pos: model.Pos{File: "c.yaml", Line: 7}, Message: "ignore entry expired on 2026-05-31 and no longer applies (reason: fix in May)"}
+			if len(sup) != 0 || len(kept) != len(fs) || len(warns) != 1 || warns[0] != want ||
+				warns[0].String() != "c.yaml:7: "+want.Message {
 				t.Errorf("%s: %d suppressed, warnings %q", tc.now, len(sup), warns)
 			}
 		} else if len(sup) != 1 || len(warns) != 0 {
@@ -124,6 +126,33 @@ func TestSuppressExpiry(t *testing.T) {
 	kept, sup, warns := (*Config)(nil).Suppress(fs, time.Now())
 	if len(kept) != len(fs) || len(sup) != 0 || len(warns) != 0 {
 		t.Errorf("nil config: %d kept", len(kept))
+	}
+}
+
+// An entry that suppressed nothing is named, with its position; an entry
+// that did, or that has expired (warned about already), is not.
+func TestUnmatched(t *testing.T) {
+	fs := suppressFindings()
+	in := "ignore:\n  - rule: synack-reset\n    reason: a\n  - node: nowhere\n    reason: b\n" +
+		"  - node: gone\n    reason: c\n    expires: 2020-01-01\n"
+	c, err := LoadConfig(strings.NewReader(in), "c.yaml", configRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	_, sup, expired := c.Suppress(fs, now)
+	if len(sup) == 0 || len(expired) != 1 || expired[0].Pos != (model.Pos{File: "c.yaml", Line: 6}) {
+		t.Fatalf("suppressed %d, expired %+v", len(sup), expired)
+	}
+	got := c.Unmatched(sup, now)
+	if len(got) != 1 || got[0].String() != "c.yaml:4: ignore entry matched no finding (reason: b)" {
+		t.Errorf("unmatched %+v", got)
+	}
+	if got := c.Unmatched(nil, now); len(got) != 2 {
+		t.Errorf("nothing suppressed: unmatched %+v, want both live entries", got)
+	}
+	if got := (*Config)(nil).Unmatched(nil, now); got != nil {
+		t.Errorf("nil config: %+v", got)
 	}
 }
 

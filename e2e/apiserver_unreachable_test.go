@@ -62,7 +62,7 @@ func TestAPIServerUnreachableCorpus(t *testing.T) {
 		}},
 	}, {
 		// A k3d support bundle (troubleshoot): traefik (this run and the
-		// previous one) and local-path-provisioner time out on the
+		// previous one, one finding) and local-path-provisioner time out on the
 		// ClusterIP that the bundle's Service default/kubernetes has.
 		dir: filepath.Join(dir, "..", "support-bundles", "troubleshoot_testdata_support-bundle_k3d-1.24.4.tar.gz"),
 		want: []want{{
@@ -72,15 +72,12 @@ func TestAPIServerUnreachableCorpus(t *testing.T) {
 				"first": "2022-12-21T09:43:10Z", "last": "2022-12-21T09:43:10Z"},
 			evidence: []string{k3dLogs + "local-path-provisioner-7b7dc8d6f5-45btl/local-path-provisioner-previous.log:1", k3dService},
 		}, {
+			// One problem, one finding (one fingerprint): the errors of
+			// both runs, from the previous log's first to this one's last.
 			rule: "apiserver-unreachable", severity: analyzer.Warning,
-			facts: map[string]string{"component": "traefik", "address": "10.43.0.1:443", "errors": "14",
-				"first": "2022-12-20T23:41:04Z", "last": "2022-12-20T23:41:05Z"},
-			evidence: []string{k3dLogs + "traefik-7cd4fcff68-9blj6/traefik-previous.log:2", k3dLogs + "traefik-7cd4fcff68-9blj6/traefik-previous.log:39", k3dService},
-		}, {
-			rule: "apiserver-unreachable", severity: analyzer.Warning,
-			facts: map[string]string{"component": "traefik", "address": "10.43.0.1:443", "errors": "14",
-				"first": "2022-12-21T09:43:10Z", "last": "2022-12-21T09:43:11Z"},
-			evidence: []string{k3dLogs + "traefik-7cd4fcff68-9blj6/traefik.log:2", k3dLogs + "traefik-7cd4fcff68-9blj6/traefik.log:39", k3dService},
+			facts: map[string]string{"component": "traefik", "address": "10.43.0.1:443", "errors": "28",
+				"first": "2022-12-20T23:41:04Z", "last": "2022-12-21T09:43:11Z"},
+			evidence: []string{k3dLogs + "traefik-7cd4fcff68-9blj6/traefik-previous.log:2", k3dLogs + "traefik-7cd4fcff68-9blj6/traefik.log:39", k3dService},
 		}},
 		others: []string{"probe-restart-loop"},
 	}} {

@@ -50,6 +50,10 @@ type Report struct {
 	// Suppressed are those findings, each with why, when they are asked
 	// for (--show-suppressed); absent otherwise.
 	Suppressed []analyzer.Suppressed `json:"suppressed,omitempty" yaml:"suppressed,omitempty"`
+	// SuppressedFingerprints are the fingerprints of the suppressed
+	// findings, sorted, with or without --show-suppressed: a report used
+	// as a baseline suppresses them too. Empty when none were.
+	SuppressedFingerprints []string `json:"suppressed_fingerprints,omitempty" yaml:"suppressed_fingerprints,omitempty"`
 	// Incomplete says why the analysis did not cover all it was given,
 	// one reason each ("missing.pcap: no such file or directory", "no
 	// input could be read", a time budget that ran out, an interrupt);

@@ -81,6 +81,8 @@ func TestReportSchema(t *testing.T) {
 		{"inputs null", func(doc map[string]any) { doc["inputs"] = nil }},
 		{"suppressed_count missing", func(doc map[string]any) { delete(doc, "suppressed_count") }},
 		{"suppressed without why", func(doc map[string]any) { doc["suppressed"] = []any{finding(doc)} }},
+		{"suppressed_fingerprints not strings", func(doc map[string]any) { doc["suppressed_fingerprints"] = []any{1} }},
+		{"suppressed_fingerprints repeated", func(doc map[string]any) { doc["suppressed_fingerprints"] = []any{"a", "a"} }},
 		{"unknown suppressed field", func(doc map[string]any) {
 			f := finding(doc)
 			f["suppressed_by"], f["suppressed_reason"], f["suppressed_until"] = ".netmortem.yaml:3", "known", "2027-01-01"

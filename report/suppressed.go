@@ -9,10 +9,11 @@ import (
 
 // SetSuppressed records the findings that a configuration's ignore entries
 // or a baseline left out of r: their number always (SuppressedCount, in
-// every format's summary), the findings themselves, with why, when show is
-// set (--show-suppressed).
+// every format's summary) and their fingerprints (SuppressedFingerprints),
+// the findings themselves, with why, when show is set (--show-suppressed).
 func (r *Report) SetSuppressed(sup []analyzer.Suppressed, show bool) {
 	r.SuppressedCount = len(sup)
+	r.SuppressedFingerprints = SuppressedFingerprints(sup)
 	r.Suppressed = nil
 	if show {
 		r.Suppressed = slices.Clone(sup)
@@ -20,6 +21,17 @@ func (r *Report) SetSuppressed(sup []analyzer.Suppressed, show bool) {
 			r.Suppressed = []analyzer.Suppressed{}
 		}
 	}
+}
+
+// SuppressedFingerprints returns the fingerprints of sup, sorted, each
+// once; nil for none.
+func SuppressedFingerprints(sup []analyzer.Suppressed) []string {
+	var fps []string
+	for _, s := range sup {
+		fps = append(fps, s.Fingerprint)
+	}
+	slices.Sort(fps)
+	return slices.Compact(fps)
 }
 
 // suppressedNote is the summary line of the suppressed findings: "2

@@ -123,3 +123,37 @@ func TestSuppressedNaN(t *testing.T) {
 		t.Error("the report itself was changed")
 	}
 }
+
+// The JSON report names the fingerprints of the suppressed findings
+// whether or not it lists them, sorted and each once; none when nothing
+// was suppressed.
+func TestSuppressedFingerprints(t *testing.T) {
+	a := analyzer.Suppressed{Finding: analyzer.Finding{Rule: "x", Severity: analyzer.Info, Fingerprint: "00000000000000bb"}, By: "c.yaml:3"}
+	b := analyzer.Suppressed{Finding: analyzer.Finding{Rule: "y", Severity: analyzer.Info, Fingerprint: "00000000000000aa"}, By: "baseline"}
+	for _, show := range []bool{false, true} {
+		r := New(nil, nil, analyzer.Result{})
+		r.SetSuppressed([]analyzer.Suppressed{a, b, a}, show)
+		var buf bytes.Buffer
+		if err := writeJSON(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			SuppressedFingerprints []string `json:"suppressed_fingerprints"`
+		}
+		if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got.SuppressedFingerprints, ",") != "00000000000000aa,00000000000000bb" {
+			t.Errorf("show %v: suppressed_fingerprints %v", show, got.SuppressedFingerprints)
+		}
+	}
+	r := New(nil, nil, analyzer.Result{})
+	r.SetSuppressed(nil, false)
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "suppressed_fingerprints") {
+		t.Errorf("nothing suppressed, yet:\n%s", buf.String())
+	}
+}

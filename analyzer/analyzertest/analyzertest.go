@@ -184,6 +184,12 @@ func checkSubjects(rule *analyzer.Rule, fs []analyzer.Finding) []string {
 					f.Rule, f.Title, k, rule.SubjectKeys))
 			}
 		}
+		if obj, ok := f.Subject["object"]; ok && len(rule.ObjectKinds) > 0 {
+			if kind, _, _ := strings.Cut(obj, " "); !slices.Contains(rule.ObjectKinds, kind) {
+				out = append(out, fmt.Sprintf("finding %s %q has an object of the kind %q, which the rule's ObjectKinds %v do not list",
+					f.Rule, f.Title, kind, rule.ObjectKinds))
+			}
+		}
 		switch {
 		case len(f.Subject) == 0:
 			out = append(out, fmt.Sprintf("finding %s %q has no Subject: say what it is about (see the analyzer package doc)", f.Rule, f.Title))

@@ -190,7 +190,9 @@ func runAPIServerUnreachable(p *analyzer.Pass) error {
 		if comp == "" {
 			comp = path.Base(le.Pos.File)
 		}
-		key := comp + "|" + le.Node + "|" + le.Pos.File + "|" + f.addr // per component, node, file and address
+		// Per component, node and address: the rotated logs of one
+		// component (traefik.log, traefik.log.1) are one problem.
+		key := subjectComponent(comp, le.Pos.File) + "|" + le.Node + "|" + f.addr
 		g := byKey[key]
 		if g == nil {
 			g = &group{component: comp, node: le.Node, addr: f.addr}
@@ -207,6 +209,22 @@ func runAPIServerUnreachable(p *analyzer.Pass) error {
 	}
 	if len(groups) == 0 {
 		return nil
+	}
+	for _, g := range groups {
+		if slices.ContainsFunc(g.lines, func(l apiFailure) bool { return l.le.Pos.File != g.lines[0].le.Pos.File }) {
+			// Several logs of the component (this run's and the previous
+			// one's): the older log's lines first (by each log's first
+			// line), each log's in its order.
+			start := map[string]time.Time{}
+			for _, l := range g.lines {
+				if _, ok := start[l.le.Pos.File]; !ok {
+					start[l.le.Pos.File] = l.le.Time
+				}
+			}
+			slices.SortStableFunc(g.lines, func(a, b apiFailure) int {
+				return start[a.le.Pos.File].Compare(start[b.le.Pos.File])
+			})
+		}
 	}
 	svc, eps, epPos, epFound := kubernetesService(p)
 	sps := facts.Dataplanes.Of(p)
@@ -413,7 +431,7 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 		where = ap.String()
 	}
 	return analyzer.Finding{
-		Subject:      subject("component", comp, "node", node, "address", where),
+		Subject:      subject("component", subjectComponent(comp, lines[0].le.Pos.File), "node", node, "address", where),
 		Severity:     sev,
 		Certainty:    certainty,
 		Supports:     supports,

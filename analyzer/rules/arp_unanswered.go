@@ -21,7 +21,7 @@ var ARPUnanswered = &analyzer.Rule{
 	NeedsAny: []model.Kind{model.KindCapture, model.KindNeighbors},
 	Uses:     []model.Kind{model.KindKube, model.KindLogs},
 	Requires: []analyzer.FactKey{facts.AddrRoles, facts.AppErrors},
-	Params: []analyzer.Param{{Name: "min_requests", Type: analyzer.Integer, Default: 2,
+	Params: []analyzer.Param{{Name: "min_requests", Type: analyzer.Integer, Default: 2, Range: analyzer.AtLeast(1),
 		Doc: "the fewest unanswered ARP requests for one IP that make a finding"}},
 	SubjectKeys: []string{"node", "address"},
 	Run:         runARPUnanswered,

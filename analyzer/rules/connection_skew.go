@@ -20,12 +20,13 @@ var ConnectionSkew = &analyzer.Rule{
 	Needs:    []model.Kind{model.KindCapture, model.KindNetfilter},
 	Requires: []analyzer.FactKey{facts.Dataplanes, facts.CaptureNodes},
 	Params: []analyzer.Param{
-		{Name: "alpha", Type: analyzer.Number, Default: 0.001,
+		{Name: "alpha", Type: analyzer.Number, Default: 0.001, Range: analyzer.Between(0, 1),
 			Doc: "the significance level: a Service port's spread over its backends is reported when a spread as uneven would happen by chance with a probability below it"},
-		{Name: "min_attempts", Type: analyzer.Integer, Default: 1,
+		{Name: "min_attempts", Type: analyzer.Integer, Default: 1, Range: analyzer.AtLeast(1),
 			Doc: "the fewest connections to a Service port that are tested for skew"},
 	},
 	SubjectKeys: servicePortSubjectKeys,
+	ObjectKinds: []string{"Service"},
 	Run:         runConnectionSkew,
 	Proof:       "none: the counts show that something other than the dumped rules picked the backends, never what",
 	Unproven: "the counts per backend and their chance under the rules' probabilities, with the causes not ruled out " +

@@ -20,6 +20,7 @@ var ConntrackStaleUDP = &analyzer.Rule{
 	Uses:        []model.Kind{model.KindNetfilter, model.KindIPVS},
 	Requires:    []analyzer.FactKey{facts.ServiceEndpoints, facts.Dataplanes},
 	SubjectKeys: []string{"node", "object", "service_port", "backend", "proto"},
+	ObjectKinds: []string{"Service"},
 	Run:         runConntrackStaleUDP,
 	Proof: "UDP conntrack entries (conntrack -L) of a Service's ClusterIP whose reply comes from an address that the " +
 		"Service's Endpoints or EndpointSlices no longer list",

@@ -61,7 +61,10 @@ the owner of the VIP, the firewall rule, the MTU).`,
 // icmpGroup gathers the ICMP errors of one sender, kind and destination.
 type icmpGroup struct {
 	from, what, dst string
-	events          []*model.ICMPEvent
+	// addr is the destination as the Subject names it: dst without
+	// the port when that is a client's ephemeral port.
+	addr   string
+	events []*model.ICMPEvent
 	// routers are the senders of time-exceeded errors, grouped per
 	// destination host whatever router sends them and whatever the port: a
 	// traceroute is one finding, not one per hop and probe.
@@ -87,20 +90,18 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 		if ev.Copy { // the same error seen on another interface
 			continue
 		}
-		dst := ev.Quoted.Dst.Addr().String()
-		if !ev.Quoted.Dst.Addr().IsValid() {
-			dst = "an address cut from the quoted header"
-		} else if ev.Quoted.Dst.Port() != 0 && ev.What != "ttl-exceeded" {
-			dst = ev.Quoted.Dst.String()
+		dst, addr := icmpDestination(ev)
+		if ephemeralSide(ev.Quoted) {
+			addr = ev.Quoted.Dst.Addr().String()
 		}
 		from := ev.From.String()
 		if ev.What == "ttl-exceeded" {
 			from = ""
 		}
-		key := ev.Node + "|" + from + "|" + ev.What + "|" + dst
+		key := ev.Node + "|" + from + "|" + ev.What + "|" + addr
 		g := byKey[key]
 		if g == nil {
-			g = &icmpGroup{from: from, what: ev.What, dst: dst}
+			g = &icmpGroup{from: from, what: ev.What, dst: dst, addr: addr}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
@@ -133,9 +134,10 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 			} else if i >= maxGroupEvidence {
 				continue
 			}
-			note := fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, g.dst)
+			edst, _ := icmpDestination(e)
+			note := fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, edst)
 			if e.What == "redirect" {
-				note = fmt.Sprintf("ICMP redirect from %s: reach %s via %s", e.From, g.dst, e.Gateway)
+				note = fmt.Sprintf("ICMP redirect from %s: reach %s via %s", e.From, edst, e.Gateway)
 			}
 			ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: note})
 			if a := attemptIdx.At(e.Pos.File, e.AttemptFrame); a != nil && e.AttemptFrame != 0 {
@@ -186,7 +188,7 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 			what = fmt.Sprintf(" (%s)", rs.Words())
 		}
 		f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev, Sources: sources,
-			Subject: subject("node", first.Node, "from", g.from, "icmp", g.what, "address", g.dst)}
+			Subject: subject("node", first.Node, "from", g.from, "icmp", g.what, "address", g.addr)}
 		n := g.count()
 		if g.routers != nil {
 			values["from"] = g.routers
@@ -385,4 +387,25 @@ func stripPort(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// icmpDestination returns the destination of the packet an ICMP error
+// quotes, IP:port (IP alone for a time-exceeded error), twice.
+func icmpDestination(ev *model.ICMPEvent) (string, string) {
+	dst := ev.Quoted.Dst.Addr().String()
+	if !ev.Quoted.Dst.Addr().IsValid() {
+		dst = "an address cut from the quoted header"
+	} else if ev.Quoted.Dst.Port() != 0 && ev.What != "ttl-exceeded" {
+		dst = ev.Quoted.Dst.String()
+	}
+	return dst, dst
+}
+
+// ephemeralSide reports whether the destination of a quoted packet is the
+// client end of its connection (a server's reply to a client's ephemeral
+// port): its port is then one of many connections', and the errors about
+// it are grouped, and named, by the client's address alone.
+func ephemeralSide(t model.Tuple) bool {
+	sp, dp := t.Src.Port(), t.Dst.Port()
+	return sp != 0 && dp >= 1024 && sp < dp
 }

@@ -2,8 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -21,7 +19,7 @@ var KubeProxySyncErrors = &analyzer.Rule{
 	Needs:       []model.Kind{model.KindLogs},
 	Uses:        []model.Kind{model.KindNetfilter, model.KindIPVS, model.KindKube},
 	Requires:    []analyzer.FactKey{facts.KubeProxyLogs, facts.Dataplanes, facts.ServiceEndpoints},
-	SubjectKeys: []string{"node", "component", "log"},
+	SubjectKeys: []string{"node", "component"},
 	Run:         runKubeProxySyncErrors,
 	Proof: "kube-proxy's log failing to list Services or endpoints, and the node's NAT rules or IPVS table disagreeing " +
 		"with the Services' endpoints (the dataplane left stale)",
@@ -160,10 +158,9 @@ func runKubeProxySyncErrors(p *analyzer.Pass) error {
 		if certainty == analyzer.Proven {
 			alternatives = nil
 		}
+		// Not the log's file name: a moved or CRI-named log of the same
+		// kube-proxy would change it.
 		subj := subject("node", g.node, "component", "kube-proxy")
-		if g.node == "" {
-			subj["log"] = path.Base(filepath.ToSlash(g.file)) // the log of a node the bundle does not name
-		}
 		p.Report(analyzer.Finding{
 			Subject:      subj,
 			Severity:     sev,

@@ -23,6 +23,7 @@ var LBControllerConflict = &analyzer.Rule{
 	Uses:        []model.Kind{model.KindCapture, model.KindNeighbors},
 	Requires:    []analyzer.FactKey{facts.LBControllers},
 	SubjectKeys: []string{"object", "component"},
+	ObjectKinds: []string{"Service"},
 	Run:         runLBControllerConflict,
 	Proof: "both controllers shown managing the Service or the Services (both marks on a Service, or both deployed with " +
 		"kube-vip's services mode on) and a second source showing them at it: their logs rewriting the Service, or its " +

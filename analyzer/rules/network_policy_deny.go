@@ -36,6 +36,7 @@ var NetworkPolicyDeny = &analyzer.Rule{
 		"command that decides; when the policies allow failed connections and no drop line names them, or the " +
 		"bundle has no policies, the rule is silent and syn-unanswered reports the symptom",
 	SubjectKeys: []string{"client", "address", "object"},
+	ObjectKinds: []string{"Pod"},
 	Run:         runNetworkPolicyDeny,
 	Doc: `the NetworkPolicies do not allow connections that fail
 

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,6 +142,10 @@ func TestSubjectKeysDeclared(t *testing.T) {
 	for _, r := range rules.All() {
 		if len(r.SubjectKeys) == 0 {
 			t.Errorf("rule %s declares no SubjectKeys", r.Name)
+		}
+		if slices.Contains(r.SubjectKeys, "object") != (len(r.ObjectKinds) > 0) {
+			t.Errorf("rule %s: SubjectKeys %v, ObjectKinds %v: the kinds of its objects are declared when (and only when) its subjects hold one",
+				r.Name, r.SubjectKeys, r.ObjectKinds)
 		}
 	}
 }

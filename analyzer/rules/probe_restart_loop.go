@@ -20,9 +20,10 @@ var ProbeRestartLoop = &analyzer.Rule{
 	Severity: analyzer.Error,
 	Needs:    []model.Kind{model.KindKube},
 	Uses:     []model.Kind{model.KindContainers, model.KindLogs},
-	Params: []analyzer.Param{{Name: "min_restarts", Type: analyzer.Integer, Default: 5,
+	Params: []analyzer.Param{{Name: "min_restarts", Type: analyzer.Integer, Default: 5, Range: analyzer.AtLeast(1),
 		Doc: "the fewest restarts of a container that make a restart loop"}},
 	SubjectKeys: []string{"object", "container"},
+	ObjectKinds: []string{"Pod"},
 	Run:         runProbeRestartLoop,
 	Proof: "the restarts and the liveness probe (the Pod and its spec) with a clean kill shown by another source: an " +
 		"exit status 0 in a container listing, the container's log ending on a terminated signal, the kubelet's " +

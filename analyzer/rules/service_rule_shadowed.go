@@ -21,6 +21,7 @@ var ServiceRuleShadowed = &analyzer.Rule{
 	Uses:        []model.Kind{model.KindKube, model.KindCapture},
 	Requires:    []analyzer.FactKey{facts.ShadowedServices, facts.AddrRoles},
 	SubjectKeys: append(slices.Clone(servicePortSubjectKeys), "hook", "chain"),
+	ObjectKinds: []string{"Service"},
 	Run:         runServiceRuleShadowed,
 	Proof: "the node's ruleset shows a rule outside kube-proxy's chains that catches the Service address first (the " +
 		"walk of the first packet through nat PREROUTING or OUTPUT, raw, or the nftables hooks), and a second source " +

@@ -20,6 +20,7 @@ var StaleDNAT = &analyzer.Rule{
 	Uses:        []model.Kind{model.KindCapture, model.KindLogs, model.KindProbes},
 	Requires:    []analyzer.FactKey{facts.Dataplanes, facts.ServiceEndpoints, facts.Attempts, facts.KubeProxyLogs},
 	SubjectKeys: servicePortSubjectKeys,
+	ObjectKinds: []string{"Service"},
 	Run:         runStaleDNAT,
 	Proof: "the node's NAT rules send traffic to an address that the Service's Endpoints or EndpointSlices do not " +
 		"list, or leave out one they list (netfilter and kube); with counts alone, kube-proxy's log failing to list " +

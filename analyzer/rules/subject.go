@@ -1,6 +1,11 @@
 package rules
 
 import (
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/netmortem/netmortem/dataplane"
@@ -40,4 +45,40 @@ func servicePortSubject(sp *dataplane.ServicePort) map[string]string {
 	}
 	return subject("node", sp.Node, "object", object("Service", sp.Namespace(), sp.ServiceName()),
 		"service_port", sp.PortName(), "proto", strings.ToLower(sp.Proto))
+}
+
+// criContainerLog is a kubelet's name for a container's log under
+// /var/log/containers: POD_NAMESPACE_CONTAINER-ID.log.
+var criContainerLog = regexp.MustCompile(`^[^_]+_[^_]+_(.+)-[0-9a-f]{64}$`)
+
+// subjectComponent returns the component of a log for a Subject: comp,
+// the component the log says it is, or, when comp is the log's file name,
+// the program that name stands for, the same wherever the log was saved
+// and however it was rotated: "traefik.log", "traefik.log.1",
+// "ns_traefik-x_traefik-<id>.log" and "traefik/0.log" are all "traefik".
+func subjectComponent(comp, file string) string {
+	if comp != path.Base(file) {
+		return comp
+	}
+	file = filepath.ToSlash(file)
+	base := path.Base(file)
+	for {
+		ext := path.Ext(base)
+		if ext == "" || ext == base {
+			break
+		}
+		if _, err := strconv.Atoi(ext[1:]); err != nil && !slices.Contains([]string{".log", ".txt", ".gz", ".out"}, ext) {
+			break
+		}
+		base = strings.TrimSuffix(base, ext)
+	}
+	if _, err := strconv.Atoi(base); err == nil {
+		if dir := path.Base(path.Dir(file)); dir != "." && dir != "/" {
+			return dir // /var/log/pods/NS_POD_UID/CONTAINER/0.log
+		}
+	}
+	if m := criContainerLog.FindStringSubmatch(base); m != nil {
+		return m[1]
+	}
+	return base
 }

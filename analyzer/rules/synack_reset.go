@@ -19,7 +19,7 @@ var SynAckReset = &analyzer.Rule{
 	Needs:       []model.Kind{model.KindCapture},
 	Uses:        []model.Kind{model.KindIPVS, model.KindKube, model.KindSysctl, model.KindComponents},
 	Requires:    []analyzer.FactKey{facts.NodePortRange, facts.PortOwners, facts.LocalPorts, facts.NATPairs},
-	SubjectKeys: []string{"node", "client"},
+	SubjectKeys: []string{"node", "client", "address"},
 	Run:         runSynAckReset,
 	Proof: "the client's source port is an IPVS virtual service's port (ipvsadm -Ln) or a Service's NodePort " +
 		"(kubectl get svc), beside the capture's SYN, SYN/ACK and RST",
@@ -64,6 +64,7 @@ func runSynAckReset(p *analyzer.Pass) error {
 	type group struct {
 		node     string
 		client   netip.Addr
+		server   netip.AddrPort
 		attempts []*model.Attempt
 	}
 	var groups []*group
@@ -73,17 +74,20 @@ func runSynAckReset(p *analyzer.Pass) error {
 		if a.Outcome != model.OutcomeSynAckClientRST {
 			continue
 		}
-		key := a.Node + "|" + a.Client.Addr().String()
+		// Per client and server: the resets of one client's connections
+		// to two servers are two problems (a NodePort the client's port
+		// hits, a reply that comes back untranslated from one of them).
+		key := a.Node + "|" + a.Client.Addr().String() + "|" + a.Server.String()
 		g := byKey[key]
 		if g == nil {
-			g = &group{node: a.Node, client: a.Client.Addr()}
+			g = &group{node: a.Node, client: a.Client.Addr(), server: a.Server}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
 		g.attempts = append(g.attempts, a)
 	}
 	for _, g := range groups {
-		p.Report(synAckResetFinding(p, g.node, g.client, g.attempts))
+		p.Report(synAckResetFinding(p, g.node, g.client, g.server, g.attempts))
 	}
 	return nil
 }
@@ -91,7 +95,7 @@ func runSynAckReset(p *analyzer.Pass) error {
 // maxAttemptEvidence bounds how many attempts a finding cites frame by frame.
 const maxAttemptEvidence = 10
 
-func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, attempts []*model.Attempt) analyzer.Finding {
+func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, server netip.AddrPort, attempts []*model.Attempt) analyzer.Finding {
 	s := p.Snap
 	np := facts.NodePortRange.Of(p)
 	owners := facts.PortOwners.Of(p).On(node)
@@ -286,7 +290,7 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, attemp
 	}
 	f.Title, f.Summary, f.Cause, f.Fix = title, summary, cause, fix
 	f.Facts, f.Sources, f.Evidence = values, sources, dedupEvidence(ev)
-	f.Subject = subject("node", node, "client", client.String())
+	f.Subject = subject("node", node, "client", client.String(), "address", server.String())
 	return f
 }
 

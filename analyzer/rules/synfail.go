@@ -343,11 +343,11 @@ var synFailureSubjectKeys = []string{"node", "address", "port", "proto"}
 
 // synFailureParams are the parameters of syn-unanswered and syn-refused.
 var synFailureParams = []analyzer.Param{
-	{Name: "min_attempts", Type: analyzer.Integer, Default: 1,
+	{Name: "min_attempts", Type: analyzer.Integer, Default: 1, Range: analyzer.AtLeast(1),
 		Doc: "the fewest failed connection attempts that make a finding"},
-	{Name: "scan_ports", Type: analyzer.Integer, Default: 10,
+	{Name: "scan_ports", Type: analyzer.Integer, Default: 10, Range: analyzer.AtLeast(2),
 		Doc: "the fewest ports of one host that a client's failed attempts must reach to be reported together as a port scan"},
-	{Name: "sweep_hosts", Type: analyzer.Integer, Default: 10,
+	{Name: "sweep_hosts", Type: analyzer.Integer, Default: 10, Range: analyzer.AtLeast(2),
 		Doc: "the fewest hosts that a client's failed attempts to one port must reach to be reported together as a sweep"},
 }
 

@@ -19,7 +19,7 @@ var TimeWaitChurn = &analyzer.Rule{
 	Needs:    []model.Kind{model.KindSockets},
 	Uses:     []model.Kind{model.KindSysctl, model.KindIPVS, model.KindKube, model.KindComponents},
 	Requires: []analyzer.FactKey{facts.NodePortRange, facts.LocalPorts, facts.PortOwners},
-	Params: []analyzer.Param{{Name: "min_timewait", Type: analyzer.Integer, Default: 50,
+	Params: []analyzer.Param{{Name: "min_timewait", Type: analyzer.Integer, Default: 50, Range: analyzer.AtLeast(1),
 		Doc: "the fewest TIME-WAIT sockets of one client on a node that make a finding"}},
 	SubjectKeys: []string{"node", "proto"},
 	Run:         runTimeWaitChurn,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -110,7 +109,7 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	}
 	rules, cfg, err := selectRules(o)
 	if err != nil {
-		escape.Fprintln(stderr, "netmortem analyze:", err)
+		sayError(stderr, "analyze", err)
 		return exitUsage
 	}
 	operands, err := expandOperands(fs.Args())
@@ -160,6 +159,9 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	if !o.quiet {
 		for _, w := range rep.Warnings {
 			escape.Fprintf(stderr, "warning: %s: %s\n", w.Position, w.Message)
+		}
+		if ctx.Err() == nil && !readCut {
+			sayUnmatched(stderr, cfg, suppressed, time.Now())
 		}
 		for _, e := range rep.Errors {
 			escape.Fprintf(stderr, "error: rule %s: %s\n", e.Rule, e.Err)
@@ -262,13 +264,9 @@ func selectRules(o analyzeOptions) ([]*analyzer.Rule, *analyzer.Config, error) {
 	all := rules.All()
 	cfg := &analyzer.Config{}
 	if o.config != "" {
-		f, err := os.Open(o.config)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--config: %w", err)
-		}
-		defer f.Close()
-		if cfg, err = analyzer.LoadConfig(f, o.config, all); err != nil {
-			return nil, nil, fmt.Errorf("--config: %w", err)
+		var err error
+		if cfg, err = loadConfig(o.config, all); err != nil {
+			return nil, nil, err
 		}
 	}
 	known := map[string]*analyzer.Rule{}
@@ -286,6 +284,7 @@ func selectRules(o analyzeOptions) ([]*analyzer.Rule, *analyzer.Config, error) {
 		for _, n := range o.enable {
 			rules = append(rules, known[n])
 		}
+		cfg.Enable(o.enable...) // --enable wins over the configuration's disabled
 	}
 	cfg.Disable(o.disable...)
 	return rules, cfg, nil

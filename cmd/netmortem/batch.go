@@ -54,6 +54,12 @@ type batchResult struct {
 	// SuppressedCount counts the findings the --config file's ignore
 	// entries left out of Findings.
 	SuppressedCount int `json:"suppressed_count"`
+	// SuppressedFingerprints are their fingerprints, for a baseline
+	// made of the batch's lines.
+	SuppressedFingerprints []string `json:"suppressed_fingerprints,omitempty"`
+	// suppressed are those findings, for the ignore entries that
+	// matched none in the whole batch.
+	suppressed []analyzer.Suppressed
 }
 
 // batchRules are the rules a batch runs on each bundle, with the
@@ -145,7 +151,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 	if *config != "" {
 		rs, cfg, err := selectRules(analyzeOptions{config: *config})
 		if err != nil {
-			escape.Fprintln(stderr, "netmortem batch:", err)
+			sayError(stderr, "batch", err)
 			return exitUsage
 		}
 		br = &batchRules{rs, cfg}
@@ -214,6 +220,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 		worst    analyzer.Severity
 		finished int
 		prog     = newProgress(stderr, len(todo), *quiet)
+		sup      []analyzer.Suppressed
 	)
 	work := make(chan string)
 	var wg sync.WaitGroup
@@ -237,6 +244,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 					continue
 				}
 				finished++
+				sup = append(sup, res.suppressed...)
 				if res.Status != statusOK {
 					failed++
 				}
@@ -268,6 +276,11 @@ dispatch:
 		lw.err = outFile.Close() // a file system may report a write error only here
 	}
 
+	if !*quiet && br != nil && len(todo) == len(bundles) && finished == len(todo) {
+		// Only when the batch saw every bundle: an entry for a bundle
+		// analyzed before --resume is not unmatched.
+		sayUnmatched(stderr, br.cfg, sup, time.Now())
+	}
 	if !*quiet {
 		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo), finished, failed, len(todo)-finished, hits)
 	}
@@ -341,7 +354,8 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 		return res
 	}
 	sup, expired := suppress(&ar, br.cfg, nil, "", time.Now())
-	res.SuppressedCount = len(sup)
+	res.SuppressedCount, res.suppressed = len(sup), sup
+	res.SuppressedFingerprints = report.SuppressedFingerprints(sup)
 	rep := report.New(snap, in.warns, ar)
 	rep.Warnings = append(rep.Warnings, expired...)
 	res.Findings, res.RuleErrors = rep.Findings, rep.Errors

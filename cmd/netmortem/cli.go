@@ -37,7 +37,7 @@ const (
 		"run was interrupted."
 	exitCodesTrace = "0 traced, 2 usage error, 3 a BUNDLE or a capture in it could not be read, it has no nat\n" +
 		"table or IPVS virtual service for the destination, or the run was interrupted."
-	exitCodesDiff = "0 no finding that appeared or changed is at or above --fail-on, 1 some are, 2 usage error,\n" +
+	exitCodesDiff = "0 no finding that appeared or got worse is at or above --fail-on, 1 some are, 2 usage error,\n" +
 		"3 a bundle or a capture in it could not be read, or the run was interrupted."
 	exitCodesList = "0 done, 2 usage error, 3 the output could not be written."
 	exitCodesInfo = "0 done, 2 usage error."

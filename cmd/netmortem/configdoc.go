@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -65,17 +66,22 @@ command says on stderr which file it uses:
 read by batch), and each bundle's line counts what it suppressed
 (` + "`suppressed_count`" + `).
 
-The file is read strictly. Every error is reported, each as
-` + "`file:line: what was expected`" + `, and the command exits with 2:
+The file is read strictly. Every error is reported, each on a line of its own
+that starts with ` + "`file:line:`" + ` (after one line naming the command), and the
+command exits with 2:
 
+    netmortem analyze: the configuration has 3 errors:
     .netmortem.yaml:3: rules: unknown rule "synack-rest" (did you mean "synack-reset"?) (netmortem rules lists them)
-    .netmortem.yaml:7: rules.timewait-churn.params.min_timewait: expected an integer, got "lots"
+    .netmortem.yaml:7: rules.timewait-churn.params.min_timewait: expected an integer >= 1, got "lots"
     .netmortem.yaml:12: ignore entry has no reason: expected reason: why these findings are suppressed
 
 An unknown key at any level, a rule that does not exist, a parameter the rule
-does not declare, a value of the wrong type, a severity other than info,
+does not declare, a value of the wrong type or outside the parameter's values
+(below), a severity other than info,
 warning or error, a date not written YYYY-MM-DD, a key given twice, and an
 ignore entry without a selector or without a reason are errors.
+
+` + "`--enable RULE`" + ` runs RULE even when the file disables it: the command line wins.
 
 ## Top-level keys
 
@@ -95,11 +101,11 @@ ignore entry without a selector or without a reason are errors.
 ### Parameters
 
 `)
-	ew.p("| rule | parameter | type | default | what it changes |\n|---|---|---|---|---|\n")
+	ew.p("| rule | parameter | type | values | default | what it changes |\n|---|---|---|---|---|---|\n")
 	for _, r := range rules.All() {
 		for _, p := range r.Params {
-			ew.p(fmt.Sprintf("| [`%s`](rules/%s.md) | `%s` | %s | %s | %s |\n", r.Name, r.Name, p.Name, p.Type,
-				strconv.FormatFloat(p.Default, 'g', -1, 64), p.Doc))
+			ew.p(fmt.Sprintf("| [`%s`](rules/%s.md) | `%s` | %s | %s | %s | %s |\n", r.Name, r.Name, p.Name, p.Type,
+				p.Range, strconv.FormatFloat(p.Default, 'g', -1, 64), p.Doc))
 		}
 	}
 	ew.p(`
@@ -127,11 +133,11 @@ for each finding.
 
 | key | matches |
 |---|---|
-| ` + "`fingerprint`" + ` | the finding with this fingerprint (16 hexadecimal digits, as ` + "`-o json`" + ` and ` + "`diff`" + ` show it) |
+| ` + "`fingerprint`" + ` | the finding with this fingerprint (16 hexadecimal digits, as ` + "`-o json`" + ` and ` + "`diff`" + ` show it; upper case is read as lower case) |
 | ` + "`rule`" + ` | the findings of this rule |
 | ` + "`node`" + ` | the findings whose subject's node is this one |
 | ` + "`namespace`" + ` | the findings whose subject's namespace, or the namespace of its object, is this one |
-| ` + "`object`" + ` | the findings about this Kubernetes object: ` + "`Kind namespace/name`" + ` (` + "`Service shop/web`" + `, the kind in any case) or ` + "`namespace/name`" + ` for an object of any kind |
+| ` + "`object`" + ` | the findings about this Kubernetes object: ` + "`Kind namespace/name`" + ` (` + "`Service shop/web`" + `, the kind in any case, one of the kinds the rules' subjects name: ` + objectKindsDoc + `) or ` + "`namespace/name`" + ` for an object of any kind |
 | ` + "`address`" + ` | the findings with an address in their subject (` + "`address`, `client`, `backend`, `vip`, `source`, `destination`" + `) that it matches: an IP matches that IP and every IP:port of it, an IP:port only itself, a CIDR prefix (` + "`10.96.0.0/12`" + `) every address in it |
 | ` + "`reason`" + ` | required: why the findings are suppressed, shown with them |
 | ` + "`expires`" + ` | optional: the last day (YYYY-MM-DD, UTC) the entry applies |
@@ -152,11 +158,19 @@ warns about it, with its position, until it is removed or extended:
 
     warning: .netmortem.yaml:14: ignore entry expired on 2026-12-31 and no longer applies (reason: ...)
 
+An entry that suppressed no finding is noted on stderr, one line each (not an
+error: the problem it was written for may be gone; or a selector is wrong).
+batch notes the entries that matched nothing in any of its bundles:
+
+    note: .netmortem.yaml:20: ignore entry matched no finding (reason: ...)
+
 ## Baselines
 
 ` + "`netmortem analyze --baseline old.json BUNDLE`" + ` suppresses the findings whose
 fingerprint is in ` + "`old.json`" + `, a report written by ` + "`netmortem analyze -o json`" + `
-(the findings it had suppressed count too), or the output of
+(the findings it had suppressed count too: the report lists their
+fingerprints in ` + "`suppressed_fingerprints`" + `, with or without
+` + "`--show-suppressed`" + `), or the output of
 ` + "`netmortem batch`" + ` (the findings of every bundle in it). Only the findings that
 are new since that report are then reported, and only they decide the exit
 code; the suppressed ones are marked ` + "`baseline`" + ` with ` + "`--show-suppressed`" + `.
@@ -175,9 +189,19 @@ whatever ` + "`--fail-on`" + ` says.
 ` + "`netmortem diff OLD NEW`" + ` matches the findings of the two bundles by
 fingerprint: appeared (in NEW only), resolved (in OLD only), changed (in both,
 with another severity, certainty or facts; the text and ` + "`changes`" + ` in JSON say
-which, from what to what) and unchanged. It exits with 1 when a finding that
-appeared or changed has, in NEW, a severity at or above ` + "`--fail-on`" + ` (default
-` + "`warning`" + `; ` + "`never`" + ` to always exit 0); resolved findings never fail it.
+which, from what to what) and unchanged. Of a fact that is a list the text
+names the items added and removed; strings are quoted. It exits with 1 when
+a finding that appeared, or that changed for the worse (its severity rose,
+or its certainty firmed from unknown to likely to proven: ` + "`worse`" + ` in JSON),
+has in NEW a severity at or above ` + "`--fail-on`" + ` (default ` + "`warning`" + `; ` + "`never`" + ` to
+always exit 0). A change of facts alone (a count), a lower severity and
+resolved findings never fail it.
+
+diff reads the configuration given with ` + "`--config`" + `, or the ` + "`.netmortem.yaml`" + ` next
+to NEW, and applies it to both bundles: its rule settings, and its ignore
+entries, whose findings are left out of the comparison on either side and
+counted (` + "`suppressed`" + `: ` + "`old`" + ` and ` + "`new`" + ` in JSON). ` + "`--baseline REPORT`" + ` leaves
+out the findings of an earlier report the same way.
 
 ## A complete example
 
@@ -208,25 +232,38 @@ type paramDoc struct {
 	Name    string  `json:"name"`
 	Type    string  `json:"type"`
 	Default float64 `json:"default"`
-	Doc     string  `json:"doc"`
+	// Range is the values it takes: ">= 1", "> 0 and < 1".
+	Range string `json:"range"`
+	Doc   string `json:"doc"`
 }
 
 func paramDocs(r *analyzer.Rule) []paramDoc {
 	var out []paramDoc
 	for _, p := range r.Params {
-		out = append(out, paramDoc{p.Name, string(p.Type), p.Default, p.Doc})
+		out = append(out, paramDoc{p.Name, string(p.Type), p.Default, p.Range.String(), p.Doc})
 	}
 	return out
 }
 
-// paramsText lists a rule's parameters: "min_attempts (integer, default
+// paramsText lists a rule's parameters: "min_attempts (integer >= 1, default
 // 1): the fewest ...; ...", with code marks around the names when mark is
 // "`"; "" for a rule without any.
 func paramsText(r *analyzer.Rule, mark string) string {
 	var parts []string
 	for _, p := range r.Params {
-		parts = append(parts, fmt.Sprintf("%s%s%s (%s, default %s): %s", mark, p.Name, mark, p.Type,
+		parts = append(parts, fmt.Sprintf("%s%s%s (%s %s, default %s): %s", mark, p.Name, mark, p.Type, p.Range,
 			strconv.FormatFloat(p.Default, 'g', -1, 64), p.Doc))
 	}
 	return strings.Join(parts, "; ")
 }
+
+// objectKindsDoc lists the kinds of object the rules' subjects name:
+// "`Pod`, `Service`".
+var objectKindsDoc = func() string {
+	var kinds []string
+	for _, r := range rules.All() {
+		kinds = append(kinds, r.ObjectKinds...)
+	}
+	slices.Sort(kinds)
+	return "`" + strings.Join(slices.Compact(kinds), "`, `") + "`"
+}()

@@ -86,7 +86,7 @@ func TestConfigDocExample(t *testing.T) {
 		t.Errorf("kept %+v, suppressed %+v, warnings %v", kept, sup, warns)
 	}
 	_, sup, warns = cfg.Suppress([]analyzer.Finding{f}, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
-	if len(sup) != 0 || len(warns) != 1 || !strings.HasPrefix(warns[0], "example.yaml:14: ignore entry expired on 2026-12-31") {
+	if len(sup) != 0 || len(warns) != 1 || !strings.HasPrefix(warns[0].String(), "example.yaml:14: ignore entry expired on 2026-12-31") {
 		t.Errorf("after expiry: suppressed %+v, warnings %v", sup, warns)
 	}
 }
@@ -94,15 +94,16 @@ func TestConfigDocExample(t *testing.T) {
 // explain and rules -o json name a rule's parameters.
 func TestRuleParamsShown(t *testing.T) {
 	code, out, _ := runCLI(t, "explain", "connection-skew")
-	if code != exitOK || !strings.Contains(out, "alpha (number, default 0.001): the significance level") ||
-		!strings.Contains(out, "min_attempts (integer, default 1)") {
+	if code != exitOK || !strings.Contains(out, "alpha (number > 0 and < 1, default 0.001): the significance level") ||
+		!strings.Contains(out, "min_attempts (integer >= 1, default 1)") {
 		t.Errorf("explain: exit %d:\n%s", code, out)
 	}
 	if _, out, _ := runCLI(t, "explain", "stale-dnat"); strings.Contains(out, "Parameters") {
 		t.Errorf("explain of a rule without parameters lists some:\n%s", out)
 	}
 	code, out, _ = runCLI(t, "rules", "-o", "json")
-	if code != exitOK || !strings.Contains(out, `"params": [`) || !strings.Contains(out, `"name": "min_timewait"`) {
+	if code != exitOK || !strings.Contains(out, `"params": [`) || !strings.Contains(out, `"name": "min_timewait"`) ||
+		!strings.Contains(out, `"range": "> 0 and < 1"`) {
 		t.Errorf("rules -o json: exit %d, no params", code)
 	}
 }

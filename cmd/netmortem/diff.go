@@ -6,25 +6,42 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/analyzer"
-	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/dataplane"
+	"github.com/netmortem/netmortem/internal/buildinfo"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
+	"github.com/netmortem/netmortem/report"
 )
 
 // bundleDiff is what `netmortem diff -o json` prints.
 type bundleDiff struct {
-	Old       string          `json:"old"`
-	New       string          `json:"new"`
-	Findings  findingsDiff    `json:"findings"`
-	Dataplane []dataplaneDiff `json:"dataplane"`
-	Endpoints []endpointsDiff `json:"endpoints"`
+	// SchemaVersion is report.SchemaVersion: the version of netmortem's
+	// machine outputs.
+	SchemaVersion string `json:"schema_version"`
+	// Tool is the netmortem that wrote the diff.
+	Tool     buildinfo.Info `json:"tool"`
+	Old      string         `json:"old"`
+	New      string         `json:"new"`
+	Findings findingsDiff   `json:"findings"`
+	// Suppressed counts the findings of each bundle that the
+	// configuration's ignore entries or the baseline left out of the
+	// comparison.
+	Suppressed suppressedCounts `json:"suppressed"`
+	Dataplane  []dataplaneDiff  `json:"dataplane"`
+	Endpoints  []endpointsDiff  `json:"endpoints"`
+}
+
+// suppressedCounts counts suppressed findings in OLD and in NEW.
+type suppressedCounts struct {
+	Old int `json:"old"`
+	New int `json:"new"`
 }
 
 type dataplaneDiff struct {
@@ -46,20 +63,32 @@ func newDiffCmd(c *cli) *cobra.Command {
 		Short: "compare two bundles of one cluster: findings, NAT backends, endpoints",
 		Long: "Compares two bundles of the same cluster: the findings that appeared, resolved, changed (severity,\n" +
 			"certainty or facts) or stayed the same, matched by fingerprint; the NAT backends of each\n" +
-			"Service port on each node; and the Services' endpoints.",
+			"Service port on each node; and the Services' endpoints.\n\n" +
+			"The configuration (--config, or .netmortem.yaml next to NEW) applies to both bundles: its rule\n" +
+			"settings, and its ignore entries, whose findings are left out on either side and counted; so are\n" +
+			"the findings of a --baseline report.",
 		Example: "  netmortem diff fixtures/incidents/stale-dnat-control fixtures/incidents/stale-dnat\n" +
 			"  netmortem diff -o json fixtures/incidents/mtu-blackhole-control fixtures/incidents/mtu-blackhole",
 		Annotations: map[string]string{exitCodesKey: exitCodesDiff},
 	}
 	fs := cmd.Flags()
 	output := fs.StringP("output", "o", "text", "output format: text, json")
-	failOn := fs.String("fail-on", "warning", "exit 1 when a finding that appeared or changed is at or above this severity (its severity in NEW): info, warning, error, or never")
+	failOn := fs.String("fail-on", "warning", "exit 1 when a finding that appeared, or that changed for the worse (severity rose, certainty firmed), is at or above this severity (its severity in NEW): info, warning, error, or never")
+	config := fs.String("config", "", "configuration file (docs/config.md); default: .netmortem.yaml next to NEW, if any")
+	baseline := fs.String("baseline", "", "leave out, on both sides, the findings of this earlier report (analyze -o json, or batch lines)")
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues("text", "json"), "fail-on": completeValues(failOnValues...)})
-	c.runs(cmd, "OLD and NEW", func([]string) int { return runDiff(fs, c.stdout, c.stderr, output, failOn) })
+	c.runs(cmd, "OLD and NEW", func([]string) int {
+		return runDiff(fs, c.stdout, c.stderr, output, failOn, diffOptions{config: *config, baseline: *baseline})
+	})
 	return cmd
 }
 
-func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output, failOn *string) int {
+// diffOptions are diff's configuration and baseline.
+type diffOptions struct {
+	config, baseline string
+}
+
+func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output, failOn *string, o diffOptions) int {
 	if fs.NArg() != 2 {
 		fmt.Fprintln(stderr, "netmortem diff: want exactly two bundles, OLD and NEW")
 		return exitUsage
@@ -73,13 +102,30 @@ func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output, failOn *string
 		fmt.Fprintln(stderr, "netmortem diff: --fail-on:", err)
 		return exitUsage
 	}
+	var found bool
+	o.config, found = findConfig(o.config, fs.Args()[1:])
+	sayConfig(stderr, "diff", o.config, found)
+	rules, cfg, err := selectRules(analyzeOptions{config: o.config})
+	if err != nil {
+		sayError(stderr, "diff", err)
+		return exitUsage
+	}
+	var baseline map[string]bool
+	if o.baseline != "" {
+		if baseline, err = readBaseline(o.baseline); err != nil {
+			escape.Fprintln(stderr, "netmortem diff: --baseline:", err)
+			return exitUsage
+		}
+	}
 	ctx, stop := signalContext()
 	defer stop()
 	type side struct {
 		snap *model.Snapshot
 		res  analyzer.Result
+		sup  []analyzer.Suppressed
 	}
 	var sides [2]side
+	now := time.Now()
 	for i, p := range fs.Args() {
 		in := openPaths(ctx, []string{p}, &parse.Options{Summary: parse.Summary{Enabled: true}})
 		if in.err != nil {
@@ -90,12 +136,21 @@ func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output, failOn *string
 			fmt.Fprintln(stderr, "netmortem diff: interrupted")
 			return exitUnreadable
 		}
-		sides[i] = side{in.snap, analyzer.Run(ctx, in.snap, rules.All(), nil)}
+		res := analyzer.Run(ctx, in.snap, rules, cfg)
+		sup, expired := suppress(&res, cfg, baseline, o.baseline, now)
+		if i == 1 { // the same entries for both: warned about once
+			for _, w := range expired {
+				escape.Fprintf(stderr, "warning: %s: %s\n", w.Position, w.Message)
+			}
+		}
+		sides[i] = side{in.snap, res, sup}
 	}
-	d := bundleDiff{Old: fs.Arg(0), New: fs.Arg(1),
-		Findings:  diffFindings(sides[0].res.Findings, sides[1].res.Findings),
-		Dataplane: diffDataplane(dataplane.Build(sides[0].snap), dataplane.Build(sides[1].snap)),
-		Endpoints: diffEndpoints(sides[0].snap, sides[1].snap)}
+	sayUnmatched(stderr, cfg, append(slices.Clone(sides[0].sup), sides[1].sup...), now)
+	d := bundleDiff{SchemaVersion: report.SchemaVersion, Tool: buildinfo.Get(), Old: fs.Arg(0), New: fs.Arg(1),
+		Findings:   diffFindings(sides[0].res.Findings, sides[1].res.Findings),
+		Suppressed: suppressedCounts{len(sides[0].sup), len(sides[1].sup)},
+		Dataplane:  diffDataplane(dataplane.Build(sides[0].snap), dataplane.Build(sides[1].snap)),
+		Endpoints:  diffEndpoints(sides[0].snap, sides[1].snap)}
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -204,6 +259,9 @@ func diffEndpoints(old, new *model.Snapshot) []endpointsDiff {
 func writeDiff(w io.Writer, d bundleDiff) {
 	escape.Fprintf(w, "old: %s\nnew: %s\n\nfindings: %d appeared, %d resolved, %d changed, %d unchanged\n", d.Old, d.New,
 		len(d.Findings.Appeared), len(d.Findings.Resolved), len(d.Findings.Changed), len(d.Findings.Unchanged))
+	if d.Suppressed.Old+d.Suppressed.New > 0 {
+		fmt.Fprintf(w, "suppressed (left out): %d in old, %d in new\n", d.Suppressed.Old, d.Suppressed.New)
+	}
 	for _, r := range d.Findings.Appeared {
 		escape.Fprintf(w, "  + %s %s: %s [%s]\n", r.Severity, r.Rule, r.Title, r.Fingerprint)
 	}
@@ -211,7 +269,11 @@ func writeDiff(w io.Writer, d bundleDiff) {
 		escape.Fprintf(w, "  - %s %s: %s [%s]\n", r.Severity, r.Rule, r.Title, r.Fingerprint)
 	}
 	for _, c := range d.Findings.Changed {
-		escape.Fprintf(w, "  ~ %s %s: %s [%s]\n      %s\n", c.Severity, c.Rule, c.Title, c.Fingerprint, changeText(c.Changes))
+		worse := ""
+		if c.Worse {
+			worse = " (worse)"
+		}
+		escape.Fprintf(w, "  ~ %s %s: %s [%s]%s\n      %s\n", c.Severity, c.Rule, c.Title, c.Fingerprint, worse, changeText(c.Changes))
 	}
 	for _, r := range d.Findings.Unchanged {
 		escape.Fprintf(w, "  = %s %s: %s [%s]\n", r.Severity, r.Rule, r.Title, r.Fingerprint)

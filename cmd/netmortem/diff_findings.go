@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -38,6 +39,10 @@ type findingRef struct {
 type findingChange struct {
 	findingRef
 	Changes []fieldChange `json:"changes"`
+	// Worse says its severity rose or its certainty firmed (unknown to
+	// likely to proven): only such changes count for --fail-on, not a
+	// change of facts alone (a count) or a lower severity.
+	Worse bool `json:"worse"`
 }
 
 // fieldChange is one field that changed: "severity", "certainty" or
@@ -67,7 +72,7 @@ func diffFindings(old, new []analyzer.Finding) findingsDiff {
 		case !ok:
 			d.Appeared = append(d.Appeared, refOf(f))
 		case len(changesOf(o, f)) > 0:
-			d.Changed = append(d.Changed, findingChange{refOf(f), changesOf(o, f)})
+			d.Changed = append(d.Changed, findingChange{refOf(f), changesOf(o, f), worse(o, f)})
 		default:
 			d.Unchanged = append(d.Unchanged, refOf(f))
 		}
@@ -114,6 +119,15 @@ func changesOf(a, b analyzer.Finding) []fieldChange {
 	return out
 }
 
+// certaintyRank orders certainties from the least firm.
+var certaintyRank = map[analyzer.Certainty]int{analyzer.Unknown: 1, analyzer.Likely: 2, analyzer.Proven: 3}
+
+// worse reports whether b, the same finding as a in a later run, is worse:
+// a higher severity, or a firmer certainty.
+func worse(a, b analyzer.Finding) bool {
+	return b.Severity > a.Severity || certaintyRank[b.Certainty] > certaintyRank[a.Certainty]
+}
+
 // sameValue compares two fact values as JSON writes them.
 func sameValue(a, b any) bool {
 	if reflect.DeepEqual(a, b) {
@@ -124,31 +138,171 @@ func sameValue(a, b any) bool {
 	return errA == nil && errB == nil && string(ja) == string(jb)
 }
 
-// maxChangeText bounds a value in the text of a change.
-const maxChangeText = 60
+// maxChangeText bounds a value in the text of a change, and
+// maxChangeItems how many items of a list it names.
+const (
+	maxChangeText  = 60
+	maxChangeItems = 3
+)
 
-// changeText says what changed: "severity warning -> error, facts.attempts
-// 12 -> 5".
+// changeText says what changed, one change after another separated by
+// "; ": "severity warning -> error; facts.failed 8 -> 6; facts.attempts 2
+// -> 3 items, added "10.0.0.5:41000 -> 10.96.0.10:53"". Strings are
+// quoted, so that an arrow or a separator inside a value is not read as
+// one; of a list, the items added and removed are named (or counted).
 func changeText(cs []fieldChange) string {
-	show := func(v any) string {
-		if v == nil {
-			return "(none)"
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		if !strings.HasPrefix(c.Field, "facts.") { // severity, certainty: words
+			parts[i] = fmt.Sprintf("%s %v -> %v", c.Field, c.Old, c.New)
+			continue
 		}
-		s := report.FactValue(v)
-		if len(s) > maxChangeText {
-			s = s[:maxChangeText] + "..."
+		parts[i] = c.Field + " " + valueChange(jsonValue(c.Old), jsonValue(c.New))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// jsonValue returns v as encoding/json reads it back: nil, bool, float64,
+// string, []any or map[string]any.
+func jsonValue(v any) any {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return report.FactValue(v)
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return report.FactValue(v)
+	}
+	return out
+}
+
+// valueChange writes how a value changed from a to b.
+func valueChange(a, b any) string {
+	la, okA := a.([]any)
+	lb, okB := b.([]any)
+	if okA && okB {
+		added, removed := listMinus(lb, la), listMinus(la, lb)
+		s := fmt.Sprintf("%d -> %d items", len(la), len(lb))
+		if len(added)+len(removed) == 0 {
+			return s + ", the same reordered"
+		}
+		if len(added) > 0 {
+			s += ", added " + someItems(added)
+		}
+		if len(removed) > 0 {
+			s += ", removed " + someItems(removed)
 		}
 		return s
 	}
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = fmt.Sprintf("%s %s -> %s", c.Field, show(c.Old), show(c.New))
+	ma, okA := a.(map[string]any)
+	mb, okB := b.(map[string]any)
+	if okA && okB {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(mb)) {
+			if av, ok := ma[k]; !ok {
+				parts = append(parts, "added "+strconv.Quote(k)+" "+scalarText(mb[k], ""))
+			} else if !sameValue(av, mb[k]) {
+				parts = append(parts, strconv.Quote(k)+" "+valueChange(av, mb[k]))
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(ma)) {
+			if _, ok := mb[k]; !ok {
+				parts = append(parts, "removed "+strconv.Quote(k))
+			}
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	sa, sb := scalarText(a, ""), scalarText(b, "")
+	if sa == sb { // cut to the same text: show where they differ
+		sa, sb = scalarText(a, b), scalarText(b, a)
+	}
+	return sa + " -> " + sb
+}
+
+// listMinus returns the items of a that b does not have (as many times
+// as a has them more).
+func listMinus(a, b []any) []any {
+	left := map[string]int{}
+	for _, x := range b {
+		left[scalarText(x, "")]++
+	}
+	var out []any
+	for _, x := range a {
+		k := scalarText(x, "")
+		if left[k] > 0 {
+			left[k]--
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// someItems names the first items of l and counts the others.
+func someItems(l []any) string {
+	parts := make([]string, 0, maxChangeItems+1)
+	for i, x := range l {
+		if i == maxChangeItems {
+			parts = append(parts, fmt.Sprintf("and %d more", len(l)-i))
+			break
+		}
+		parts = append(parts, scalarText(x, ""))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// failingChanges counts the appeared and changed findings at or above
-// level (--fail-on).
+// scalarText writes a value: (none) for nil, a string quoted, a number or
+// a boolean as it is, a list or mapping as compact JSON; cut to
+// maxChangeText, from where it differs from other when other is set.
+func scalarText(v, other any) string {
+	var s string
+	quote := strconv.Quote
+	switch x := v.(type) {
+	case nil:
+		return "(none)"
+	case string:
+		s = x
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	default:
+		b, _ := json.Marshal(x)
+		s = string(b)
+		quote = func(s string) string { return s } // JSON already
+	}
+	o, _ := other.(string)
+	if other != nil && o == "" {
+		b, _ := json.Marshal(other)
+		o = string(b)
+	}
+	if len(s) <= maxChangeText {
+		return quote(s)
+	}
+	start := 0
+	if other != nil {
+		for start < len(s) && start < len(o) && s[start] == o[start] {
+			start++
+		}
+		start = max(0, start-10)
+	}
+	end := min(len(s), start+maxChangeText)
+	out := strings.ToValidUTF8(s[start:end], "")
+	if start > 0 {
+		out = "..." + out
+	}
+	if end < len(s) {
+		out += "..."
+	}
+	return quote(out)
+}
+
+// failingChanges counts the findings that appeared at or above level
+// (--fail-on), and those that changed for the worse (a higher severity,
+// a firmer certainty) and are at or above it in NEW.
 func failingChanges(d findingsDiff, level analyzer.Severity) int {
 	n := 0
 	for _, r := range d.Appeared {
@@ -157,7 +311,7 @@ func failingChanges(d findingsDiff, level analyzer.Severity) int {
 		}
 	}
 	for _, c := range d.Changed {
-		if sev, err := analyzer.ParseSeverity(c.Severity); err == nil && sev >= level {
+		if sev, err := analyzer.ParseSeverity(c.Severity); err == nil && sev >= level && c.Worse {
 			n++
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestDiffFindings(t *testing.T) {
 		t.Fatalf("changed %+v, unchanged %+v", d.Changed, d.Unchanged)
 	}
 	want := map[string]string{
-		"stale-dnat":    "severity warning -> error, facts.failed (none) -> 4",
+		"stale-dnat":    "severity warning -> error; facts.failed (none) -> 4",
 		"synack-reset":  "facts.attempts 12 -> 5",
 		"mtu-blackhole": "certainty likely -> unknown",
 	}
@@ -57,12 +58,14 @@ func TestDiffFindings(t *testing.T) {
 	if d := diffFindings(old, old); len(d.Unchanged) != len(old) || len(d.Changed)+len(d.Appeared)+len(d.Resolved) != 0 {
 		t.Errorf("same findings: %+v", d)
 	}
-	// --fail-on: the appeared and changed findings at or above the level,
-	// by their severity in NEW.
+	// --fail-on: the appeared findings at or above the level, and the
+	// changed ones that got worse (stale-dnat: its severity rose) and are
+	// at or above it in NEW; not synack-reset, whose facts alone changed,
+	// nor mtu-blackhole, whose certainty weakened.
 	for _, tc := range []struct {
 		level analyzer.Severity
 		n     int
-	}{{analyzer.Info, 4}, {analyzer.Warning, 4}, {analyzer.Error, 2}, {never, 0}} {
+	}{{analyzer.Info, 2}, {analyzer.Warning, 2}, {analyzer.Error, 1}, {never, 0}} {
 		if got := failingChanges(d, tc.level); got != tc.n {
 			t.Errorf("fail-on %v: %d, want %d", tc.level, got, tc.n)
 		}
@@ -100,5 +103,76 @@ func TestDiffFailOn(t *testing.T) {
 	// Resolved findings do not fail.
 	if code, _, stderr := runCLI(t, "diff", inc, ctl); code != exitOK {
 		t.Errorf("only resolved: exit %d: %s", code, stderr)
+	}
+}
+
+// Only a change for the worse fails the gate: a severity that rose, a
+// certainty that firmed; a count that changed, a severity that fell or a
+// certainty that weakened are reported but pass.
+func TestDiffWorse(t *testing.T) {
+	n1 := map[string]string{"node": "n1"}
+	base := diffFinding("stale-dnat", analyzer.Error, n1, map[string]any{"failed_attempts_to_stale": 8})
+	base.Certainty = analyzer.Likely
+	for _, tc := range []struct {
+		name  string
+		edit  func(f *analyzer.Finding)
+		worse bool
+	}{
+		{"count only", func(f *analyzer.Finding) { f.Facts = map[string]any{"failed_attempts_to_stale": 6} }, false},
+		{"severity fell", func(f *analyzer.Finding) { f.Severity = analyzer.Warning }, false},
+		{"certainty weakened", func(f *analyzer.Finding) { f.Certainty = analyzer.Unknown }, false},
+		{"certainty firmed", func(f *analyzer.Finding) { f.Certainty = analyzer.Proven }, true},
+		{"severity rose", func(f *analyzer.Finding) { f.Severity = analyzer.Error; f.Facts = nil }, false}, // error already
+	} {
+		old := base
+		if tc.name == "severity rose" {
+			old.Severity = analyzer.Warning
+			tc.worse = true
+		}
+		nf := base
+		tc.edit(&nf)
+		d := diffFindings([]analyzer.Finding{old}, []analyzer.Finding{nf})
+		if len(d.Changed) != 1 || d.Changed[0].Worse != tc.worse {
+			t.Errorf("%s: changed %+v, want worse %v", tc.name, d.Changed, tc.worse)
+			continue
+		}
+		want := 0
+		if tc.worse {
+			want = 1
+		}
+		if got := failingChanges(d, analyzer.Info); got != want {
+			t.Errorf("%s: %d failing, want %d", tc.name, got, want)
+		}
+	}
+}
+
+// A change of facts says which is the old value and which the new: strings
+// quoted (an arrow inside one is not the separator), lists by the items
+// added and removed (long ones that share a beginning stay apart).
+func TestChangeText(t *testing.T) {
+	long := func(last string) []string {
+		var l []string
+		for i := range 20 {
+			l = append(l, fmt.Sprintf("10.0.0.%d:40000 -> 10.96.0.10:53", i))
+		}
+		return append(l, last)
+	}
+	for _, tc := range []struct {
+		old, new any
+		want     string
+	}{
+		{8, 6, "facts.x 8 -> 6"},
+		{"a -> b", "c", `facts.x "a -> b" -> "c"`},
+		{nil, []string{"p"}, `facts.x (none) -> ["p"]`},
+		{[]string{"a", "b"}, []string{"b", "a"}, "facts.x 2 -> 2 items, the same reordered"},
+		{long("10.0.0.99:1 -> x"), long("10.0.0.98:1 -> x"), `facts.x 21 -> 21 items, added "10.0.0.98:1 -> x", removed "10.0.0.99:1 -> x"`},
+		{[]int{1}, []int{1, 2, 3, 4, 5}, "facts.x 1 -> 5 items, added 2, 3, 4, and 1 more"},
+		{map[string]int{"a": 1, "b": 2}, map[string]int{"a": 3, "c": 4}, `facts.x {"a" 1 -> 3, added "c" 4, removed "b"}`},
+		{strings.Repeat("x", 70) + "1", strings.Repeat("x", 70) + "2", `facts.x "...xxxxxxxxxx1" -> "...xxxxxxxxxx2"`},
+	} {
+		got := changeText([]fieldChange{{"facts.x", tc.old, tc.new}})
+		if got != tc.want {
+			t.Errorf("%v -> %v: %s, want %s", tc.old, tc.new, got, tc.want)
+		}
 	}
 }

@@ -114,6 +114,7 @@ func rulesJSON(w io.Writer) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // parameter ranges: "> 0 and < 1"
 	return enc.Encode(out)
 }
 

@@ -63,7 +63,8 @@ func findConfig(given string, paths []string) (string, bool) {
 // readBaseline reads the fingerprints of the findings of an earlier run:
 // a report written by analyze -o json, or the lines of batch's output
 // (every bundle's findings). The findings that report had suppressed
-// count too.
+// count too: its suppressed_fingerprints (and the suppressed findings it
+// lists, with --show-suppressed).
 func readBaseline(path string) (map[string]bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -75,8 +76,9 @@ func readBaseline(path string) (map[string]bool, error) {
 	values := 0
 	for {
 		var v struct {
-			Findings   *[]analyzer.Finding   `json:"findings"`
-			Suppressed []analyzer.Suppressed `json:"suppressed"`
+			Findings               *[]analyzer.Finding   `json:"findings"`
+			Suppressed             []analyzer.Suppressed `json:"suppressed"`
+			SuppressedFingerprints []string              `json:"suppressed_fingerprints"`
 		}
 		err := dec.Decode(&v)
 		if errors.Is(err, io.EOF) {
@@ -98,6 +100,9 @@ func readBaseline(path string) (map[string]bool, error) {
 		for _, x := range v.Suppressed {
 			fps[x.Fingerprint] = true
 		}
+		for _, fp := range v.SuppressedFingerprints {
+			fps[fp] = true
+		}
 	}
 	if values == 0 {
 		return nil, fmt.Errorf("%s: empty (want the JSON of netmortem analyze -o json)", path)
@@ -118,10 +123,58 @@ func suppress(res *analyzer.Result, cfg *analyzer.Config, baseline map[string]bo
 	res.Findings = kept
 	var warns []report.Warning
 	for _, e := range expired {
-		pos, msg, _ := strings.Cut(e, ": ")
-		warns = append(warns, report.Warning{Position: pos, Message: msg})
+		warns = append(warns, report.Warning{Position: e.Pos.String(), Pos: e.Pos, Message: e.Message})
 	}
 	return sup, warns
+}
+
+// sayUnmatched writes on stderr, one line each, the ignore entries of cfg
+// that suppressed none of sup: not an error (the problem an entry was
+// written for may be gone), but worth removing, or a selector is wrong.
+func sayUnmatched(stderr io.Writer, cfg *analyzer.Config, sup []analyzer.Suppressed, now time.Time) {
+	for _, w := range cfg.Unmatched(sup, now) {
+		escape.Fprintf(stderr, "note: %s\n", w)
+	}
+}
+
+// configErrors is the errors of a configuration file, each "file:line:
+// what was expected".
+type configErrors struct{ errs []error }
+
+func (e *configErrors) Error() string { return errors.Join(e.errs...).Error() }
+
+// loadConfig reads the configuration file path for the rules all.
+func loadConfig(path string, all []*analyzer.Rule) (*analyzer.Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--config: %w", err)
+	}
+	defer f.Close()
+	cfg, err := analyzer.LoadConfig(f, path, all)
+	if err != nil {
+		errs := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		}
+		return nil, &configErrors{errs}
+	}
+	return cfg, nil
+}
+
+// sayError writes err of command cmd on stderr: a configuration's errors
+// after a line that names the command, each on its own line starting with
+// file:line (as editors and CI annotations read them); any other error on
+// one line "netmortem cmd: error".
+func sayError(stderr io.Writer, cmd string, err error) {
+	var ce *configErrors
+	if !errors.As(err, &ce) {
+		escape.Fprintln(stderr, "netmortem "+cmd+":", err)
+		return
+	}
+	fmt.Fprintf(stderr, "netmortem %s: the configuration has %s:\n", cmd, count(len(ce.errs), "error"))
+	for _, e := range ce.errs {
+		escape.Fprintln(stderr, e.Error())
+	}
 }
 
 // sayConfig tells which configuration a command uses.
