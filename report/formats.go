@@ -97,6 +97,10 @@ func writeTable(w io.Writer, r *Report) error {
 		writeSuppressedTable(ew, r)
 		return ew.err
 	}
+	writeVerdict(ew, r.Verdict, "table")
+	if ew.err != nil {
+		return ew.err
+	}
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowConfig(tw.CellConfig{
@@ -173,6 +177,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		ew.printf("No findings: %d %s read, %d %s.\n", countRead(r), plural(countRead(r), "input", "inputs"),
 			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
 	} else {
+		writeVerdict(ew, r.Verdict, "markdown")
 		ew.printf("| Severity | Cause | Rule | Finding |\n|---|---|---|---|\n")
 		for _, f := range r.Findings {
 			ew.printf("| %s | %s | `%s` | %s |\n", f.Severity, orDash(string(f.Certainty)), f.Rule, mdCell(f.Title))

@@ -33,6 +33,10 @@ type Report struct {
 	// Tool says which netmortem wrote the report (buildinfo.Get() when New
 	// made it).
 	Tool buildinfo.Info `json:"tool" yaml:"tool"`
+	// Verdict says what most likely went wrong, the findings grouped by
+	// shared root cause (NewVerdict of Findings). New sets it, and Write
+	// sets it again from the findings it writes.
+	Verdict Verdict `json:"verdict" yaml:"verdict"`
 	// Findings are the rules' conclusions, highest severity first.
 	Findings []analyzer.Finding `json:"findings" yaml:"findings"`
 	// Warnings are problems found while reading the inputs, with their
@@ -109,6 +113,7 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 	if r.Errors == nil {
 		r.Errors = []analyzer.RuleError{}
 	}
+	r.Verdict = NewVerdict(r.Findings, r.Inputs)
 	return r
 }
 
@@ -151,7 +156,9 @@ func Write(w io.Writer, format string, r *Report) error {
 	if r == nil {
 		return ErrNilReport
 	}
-	r = r.withEmptyLists()
+	c := *r.withEmptyLists()
+	c.Verdict = NewVerdict(c.Findings, c.Inputs)
+	r = &c
 	switch format {
 	case "table":
 		return writeTable(w, r)

@@ -1,0 +1,387 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/model"
+)
+
+// MaxVerdictCauses is how many causes a verdict names at most.
+const MaxVerdictCauses = 3
+
+// Verdict says first what most likely went wrong: the findings grouped by
+// the root cause they appear to share, the most severe groups first, at
+// most MaxVerdictCauses of them. It never claims more than the findings
+// do: a cause is as certain as the finding that states it, and the
+// grouping itself is an inference, said as such.
+type Verdict struct {
+	// Causes are the groups, most severe first.
+	Causes []VerdictCause `json:"causes" yaml:"causes"`
+	// Others counts the findings in no group named here (there were more
+	// than MaxVerdictCauses groups); the details list them.
+	Others int `json:"others" yaml:"others"`
+}
+
+// VerdictCause is one root cause: the finding that states it, and the
+// findings that likely follow from it.
+type VerdictCause struct {
+	// Line is the verdict's sentence for this cause.
+	Line string `json:"line" yaml:"line"`
+	// Severity is the highest severity in the group.
+	Severity analyzer.Severity `json:"severity" yaml:"severity"`
+	// Certainty is the certainty of the lead finding's cause.
+	Certainty analyzer.Certainty `json:"certainty" yaml:"certainty"`
+	// Rule, Fingerprint and Title name the lead finding.
+	Rule        string `json:"rule" yaml:"rule"`
+	Fingerprint string `json:"fingerprint" yaml:"fingerprint"`
+	Title       string `json:"title" yaml:"title"`
+	// Related are the other findings of the group.
+	Related []VerdictLink `json:"related" yaml:"related"`
+}
+
+// VerdictLink is a finding grouped under a cause, and why.
+type VerdictLink struct {
+	Rule        string `json:"rule" yaml:"rule"`
+	Fingerprint string `json:"fingerprint" yaml:"fingerprint"`
+	Title       string `json:"title" yaml:"title"`
+	// Link is the first of the reasons that joined it to the group:
+	// "explained-by" (the analyzer links it to a proven finding citing
+	// the same evidence), "shared-evidence" (both cite one position),
+	// "same-subject" (the same object or address), or "cause-family"
+	// (rules of one known chain of cause and effect, on the same node).
+	Link string `json:"link" yaml:"link"`
+}
+
+// Links of VerdictLink, strongest first.
+const (
+	LinkExplainedBy    = "explained-by"
+	LinkSharedEvidence = "shared-evidence"
+	LinkSameSubject    = "same-subject"
+	LinkCauseFamily    = "cause-family"
+)
+
+// causeFamilies are rules whose findings on one node are known to follow
+// from one another, the root cause first.
+var causeFamilies = [][]string{
+	// The kernel hands a client a NodePort as its source port; IPVS
+	// answers the SYN/ACK with a reset; churn uses more ports.
+	{"ephemeral-nodeport-overlap", "nodeport-collision", "synack-reset", "timewait-churn", "snat-port-exhaustion"},
+	// kube-proxy cannot reach the API server, so its NAT rules go stale.
+	{"apiserver-unreachable", "kube-proxy-sync-errors", "stale-dnat", "conntrack-stale-udp", "iptables-backend-split", "service-rule-shadowed"},
+	// Two announcers, or none, for one VIP: ARP owners flap and clients
+	// get ICMP errors.
+	{"lb-controller-conflict", "ipvs-strict-arp", "arp-flap", "vip-unannounced", "arp-unanswered", "icmp-unreachable"},
+	// Packets too big for the path, with ICMP telling so.
+	{"mtu-blackhole", "icmp-unreachable"},
+	// Return traffic dropped by reverse path filtering goes unanswered.
+	{"rp-filter-drop", "nat-reply-untranslated", "syn-unanswered"},
+}
+
+// sameFamily reports whether rules a and b differ and are of one family.
+func sameFamily(a, b string) bool {
+	for _, fam := range causeFamilies {
+		if a != b && slices.Contains(fam, a) && slices.Contains(fam, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// rootRank is how early rule comes as a root cause in the families that
+// hold it (0 first; len of the longest family when in none).
+func rootRank(rule string) int {
+	best := 1 << 10
+	for _, fam := range causeFamilies {
+		if i := slices.Index(fam, rule); i >= 0 {
+			best = min(best, i)
+		}
+	}
+	return best
+}
+
+// NewVerdict groups findings by shared root cause and names the groups,
+// most severe first. inputs give the node of each evidence file, for
+// findings whose subject names none.
+func NewVerdict(findings []analyzer.Finding, inputs []model.Input) Verdict {
+	v := Verdict{Causes: []VerdictCause{}}
+	n := len(findings)
+	if n == 0 {
+		return v
+	}
+	nodeOfFile := map[string]string{}
+	for _, in := range inputs {
+		if in.Node != "" {
+			nodeOfFile[in.Path] = in.Node
+		}
+	}
+	nodes := make([][]string, n)
+	for i, f := range findings {
+		nodes[i] = findingNodes(f, nodeOfFile)
+	}
+
+	parent := make([]int, n)
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	// link[i][j] is why i and j are joined, when they are directly.
+	link := map[[2]int]string{}
+	join := func(i, j int, why string) {
+		if _, ok := link[[2]int{i, j}]; !ok {
+			link[[2]int{i, j}] = why
+			link[[2]int{j, i}] = why
+		}
+		if a, b := find(i), find(j); a != b {
+			parent[max(a, b)] = min(a, b)
+		}
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i == j {
+				continue
+			}
+			a, b := findings[i], findings[j]
+			if a.ExplainedBy != "" && a.ExplainedBy == b.Rule+": "+b.Title {
+				join(i, j, LinkExplainedBy)
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			a, b := findings[i], findings[j]
+			switch {
+			case sharesEvidence(a, b):
+				join(i, j, LinkSharedEvidence)
+			case sameSubject(a, b):
+				join(i, j, LinkSameSubject)
+			case sameFamily(a.Rule, b.Rule) && nodesMeet(nodes[i], nodes[j]):
+				join(i, j, LinkCauseFamily)
+			}
+		}
+	}
+
+	groups := map[int][]int{}
+	for i := range findings {
+		groups[find(i)] = append(groups[find(i)], i)
+	}
+	var list [][]int
+	for _, g := range groups {
+		list = append(list, g)
+	}
+	explainedTarget := func(i int, g []int) bool {
+		for _, j := range g {
+			if j != i && findings[j].ExplainedBy == findings[i].Rule+": "+findings[i].Title {
+				return true
+			}
+		}
+		return false
+	}
+	lead := func(g []int) int {
+		best := g[0]
+		better := func(i, j int) bool {
+			a, b := findings[i], findings[j]
+			if ra, rb := rootRank(a.Rule), rootRank(b.Rule); ra != rb && sameFamily(a.Rule, b.Rule) {
+				return ra < rb
+			}
+			if ea, eb := explainedTarget(i, g), explainedTarget(j, g); ea != eb {
+				return ea
+			}
+			if a.Severity != b.Severity {
+				return a.Severity > b.Severity
+			}
+			if ca, cb := certaintyRank(a.Certainty), certaintyRank(b.Certainty); ca != cb {
+				return ca < cb
+			}
+			return i < j
+		}
+		for _, i := range g[1:] {
+			if better(i, best) {
+				best = i
+			}
+		}
+		return best
+	}
+	type group struct {
+		members []int
+		lead    int
+		sev     analyzer.Severity
+	}
+	gs := make([]group, 0, len(list))
+	for _, g := range list {
+		sort.Ints(g)
+		grp := group{members: g, lead: lead(g)}
+		for _, i := range g {
+			grp.sev = max(grp.sev, findings[i].Severity)
+		}
+		gs = append(gs, grp)
+	}
+	sort.Slice(gs, func(x, y int) bool {
+		a, b := gs[x], gs[y]
+		if a.sev != b.sev {
+			return a.sev > b.sev
+		}
+		if ca, cb := certaintyRank(findings[a.lead].Certainty), certaintyRank(findings[b.lead].Certainty); ca != cb {
+			return ca < cb
+		}
+		if len(a.members) != len(b.members) {
+			return len(a.members) > len(b.members)
+		}
+		return a.members[0] < b.members[0]
+	})
+	for k, g := range gs {
+		if k == MaxVerdictCauses {
+			for _, rest := range gs[k:] {
+				v.Others += len(rest.members)
+			}
+			break
+		}
+		f := findings[g.lead]
+		c := VerdictCause{
+			Severity: g.sev, Certainty: f.Certainty, Rule: f.Rule, Fingerprint: f.Fingerprint, Title: f.Title,
+			Related: []VerdictLink{},
+		}
+		for _, i := range g.members {
+			if i == g.lead {
+				continue
+			}
+			c.Related = append(c.Related, VerdictLink{
+				Rule: findings[i].Rule, Fingerprint: findings[i].Fingerprint, Title: findings[i].Title,
+				Link: linkTo(i, g.lead, g.members, link),
+			})
+		}
+		c.Line = verdictLine(c)
+		v.Causes = append(v.Causes, c)
+	}
+	return v
+}
+
+// linkTo is why member i is in the group of lead: its direct link to the
+// lead, else its strongest direct link to another member.
+func linkTo(i, lead int, members []int, link map[[2]int]string) string {
+	if why, ok := link[[2]int{i, lead}]; ok {
+		return why
+	}
+	order := []string{LinkExplainedBy, LinkSharedEvidence, LinkSameSubject, LinkCauseFamily}
+	best := len(order)
+	for _, j := range members {
+		if why, ok := link[[2]int{i, j}]; ok {
+			best = min(best, slices.Index(order, why))
+		}
+	}
+	if best == len(order) {
+		// Joined only through the others of the group.
+		return LinkCauseFamily
+	}
+	return order[best]
+}
+
+// certaintyRank orders certainties, the firmest first.
+func certaintyRank(c analyzer.Certainty) int {
+	switch c {
+	case analyzer.Proven:
+		return 0
+	case analyzer.Likely:
+		return 1
+	}
+	return 2
+}
+
+// verdictLine is the sentence of one cause: "Cause: T [rule]" for a
+// proven cause, "Likely cause:" or "Possible cause (not established):"
+// otherwise, then the rules of the related findings, as likely following
+// from it: "; likely also behind synack-reset, icmp-unreachable (2)".
+func verdictLine(c VerdictCause) string {
+	word := "Possible cause (not established)"
+	switch c.Certainty {
+	case analyzer.Proven:
+		word = "Cause"
+	case analyzer.Likely:
+		word = "Likely cause"
+	}
+	s := fmt.Sprintf("%s: %s [%s]", word, c.Title, c.Rule)
+	if len(c.Related) == 0 {
+		return s
+	}
+	counts := map[string]int{}
+	var rules []string
+	for _, l := range c.Related {
+		if counts[l.Rule] == 0 {
+			rules = append(rules, l.Rule)
+		}
+		counts[l.Rule]++
+	}
+	parts := make([]string, len(rules))
+	for i, r := range rules {
+		parts[i] = r
+		if counts[r] > 1 {
+			parts[i] = fmt.Sprintf("%s (%d)", r, counts[r])
+		}
+	}
+	return fmt.Sprintf("%s; likely also behind %s", s, strings.Join(parts, ", "))
+}
+
+// findingNodes are the nodes a finding is about: its subject's node, else
+// the nodes of the files its evidence cites.
+func findingNodes(f analyzer.Finding, nodeOfFile map[string]string) []string {
+	if n := f.Subject["node"]; n != "" {
+		return []string{n}
+	}
+	var out []string
+	for _, e := range f.Evidence {
+		if n := nodeOfFile[e.File]; n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// nodesMeet reports whether two findings can be on one node: one of them
+// names no node, or they share one.
+func nodesMeet(a, b []string) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return true
+	}
+	for _, n := range a {
+		if slices.Contains(b, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// sharesEvidence reports whether a and b cite one position.
+func sharesEvidence(a, b analyzer.Finding) bool {
+	for _, x := range a.Evidence {
+		if x.Pos.IsZero() {
+			continue
+		}
+		for _, y := range b.Evidence {
+			if x.Pos == y.Pos {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sameSubject reports whether a and b are about one Kubernetes object or
+// one address (the same value under the same subject key).
+func sameSubject(a, b analyzer.Finding) bool {
+	for _, k := range []string{"object", "address"} {
+		if va := a.Subject[k]; va != "" && va == b.Subject[k] {
+			return true
+		}
+	}
+	return false
+}
