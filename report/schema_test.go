@@ -83,6 +83,12 @@ func TestReportSchema(t *testing.T) {
 		{"suppressed without why", func(doc map[string]any) { doc["suppressed"] = []any{finding(doc)} }},
 		{"suppressed_fingerprints not strings", func(doc map[string]any) { doc["suppressed_fingerprints"] = []any{1} }},
 		{"suppressed_fingerprints repeated", func(doc map[string]any) { doc["suppressed_fingerprints"] = []any{"a", "a"} }},
+		{"verdict missing", func(doc map[string]any) { delete(doc, "verdict") }},
+		{"unknown verdict field", func(doc map[string]any) { doc["verdict"].(map[string]any)["summary"] = "x" }},
+		{"unknown verdict link", func(doc map[string]any) { verdictLink(doc)["link"] = "same-node" }},
+		{"verdict cause without a line", func(doc map[string]any) {
+			delete(doc["verdict"].(map[string]any)["causes"].([]any)[0].(map[string]any), "line")
+		}},
 		{"unknown suppressed field", func(doc map[string]any) {
 			f := finding(doc)
 			f["suppressed_by"], f["suppressed_reason"], f["suppressed_until"] = ".netmortem.yaml:3", "known", "2027-01-01"
@@ -111,6 +117,11 @@ func suppressedReport() *report.Report {
 	r.Findings = r.Findings[1:]
 	r.SetSuppressed([]analyzer.Suppressed{sup}, true)
 	return r
+}
+
+func verdictLink(doc map[string]any) map[string]any {
+	c := doc["verdict"].(map[string]any)["causes"].([]any)[0].(map[string]any)
+	return c["related"].([]any)[0].(map[string]any)
 }
 
 func finding(doc map[string]any) map[string]any {
