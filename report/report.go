@@ -2,12 +2,13 @@
 // the inputs that were read, and the warnings found in them. All formats
 // come from one Report value:
 //
-//   - table: a terminal view (github.com/olekukonko/tablewriter), then the
-//     details of each finding
+//   - table: the verdict (what most likely went wrong, NewVerdict), a
+//     terminal view (github.com/olekukonko/tablewriter), then the details
+//     of each finding
 //   - text: one line per finding, "file:line:col: severity: rule: message",
 //     for editors, CI problem matchers and grep
 //   - json and yaml: the whole Report, for programs
-//   - markdown: ready to paste into a ticket
+//   - markdown: ready to paste into a ticket, the verdict first
 package report
 
 import (
