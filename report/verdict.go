@@ -91,10 +91,13 @@ func sameFamily(a, b string) bool {
 	return false
 }
 
+// noFamily is the rootRank of a rule in no family.
+const noFamily = 1 << 10
+
 // rootRank is how early rule comes as a root cause in the families that
-// hold it (0 first; len of the longest family when in none).
+// hold it (0 first; noFamily when in none).
 func rootRank(rule string) int {
-	best := 1 << 10
+	best := noFamily
 	for _, fam := range causeFamilies {
 		if i := slices.Index(fam, rule); i >= 0 {
 			best = min(best, i)
@@ -127,8 +130,7 @@ func NewVerdict(findings []analyzer.Finding, inputs []model.Input) Verdict {
 	for i := range parent {
 		parent[i] = i
 	}
-	var find func(int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for parent[i] != i {
 			parent[i] = parent[parent[i]]
 			i = parent[i]
@@ -146,26 +148,57 @@ func NewVerdict(findings []analyzer.Finding, inputs []model.Input) Verdict {
 			parent[max(a, b)] = min(a, b)
 		}
 	}
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			if i == j {
+	// Each link is found through an index, not by comparing every pair,
+	// except the chains of rules, which compare only their own findings.
+	byName := map[string]int{}
+	for i, f := range findings {
+		if _, ok := byName[f.Rule+": "+f.Title]; !ok {
+			byName[f.Rule+": "+f.Title] = i
+		}
+	}
+	explains := make([]bool, n) // explains[j]: another finding is explained by j
+	for i, f := range findings {
+		if j, ok := byName[f.ExplainedBy]; ok && f.ExplainedBy != "" && j != i {
+			join(i, j, LinkExplainedBy)
+			explains[j] = true
+		}
+	}
+	byPos := map[model.Pos]int{}
+	for i, f := range findings {
+		for _, e := range f.Evidence {
+			if e.Pos.IsZero() {
 				continue
 			}
-			a, b := findings[i], findings[j]
-			if a.ExplainedBy != "" && a.ExplainedBy == b.Rule+": "+b.Title {
-				join(i, j, LinkExplainedBy)
+			if j, ok := byPos[e.Pos]; !ok {
+				byPos[e.Pos] = i
+			} else if j != i {
+				join(i, j, LinkSharedEvidence)
 			}
 		}
 	}
-	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			a, b := findings[i], findings[j]
-			switch {
-			case sharesEvidence(a, b):
-				join(i, j, LinkSharedEvidence)
-			case sameSubject(a, b):
+	bySubject := map[string]int{}
+	for i, f := range findings {
+		for _, k := range []string{"object", "address"} {
+			v := f.Subject[k]
+			if v == "" {
+				continue
+			}
+			if j, ok := bySubject[k+"\x00"+v]; !ok {
+				bySubject[k+"\x00"+v] = i
+			} else {
 				join(i, j, LinkSameSubject)
-			case sameFamily(a.Rule, b.Rule) && nodesMeet(nodes[i], nodes[j]):
+			}
+		}
+	}
+	var chained []int
+	for i, f := range findings {
+		if rootRank(f.Rule) < noFamily {
+			chained = append(chained, i)
+		}
+	}
+	for x, i := range chained {
+		for _, j := range chained[x+1:] {
+			if sameFamily(findings[i].Rule, findings[j].Rule) && nodesMeet(nodes[i], nodes[j]) {
 				join(i, j, LinkCauseFamily)
 			}
 		}
@@ -179,14 +212,6 @@ func NewVerdict(findings []analyzer.Finding, inputs []model.Input) Verdict {
 	for _, g := range groups {
 		list = append(list, g)
 	}
-	explainedTarget := func(i int, g []int) bool {
-		for _, j := range g {
-			if j != i && findings[j].ExplainedBy == findings[i].Rule+": "+findings[i].Title {
-				return true
-			}
-		}
-		return false
-	}
 	lead := func(g []int) int {
 		best := g[0]
 		better := func(i, j int) bool {
@@ -194,7 +219,7 @@ func NewVerdict(findings []analyzer.Finding, inputs []model.Input) Verdict {
 			if ra, rb := rootRank(a.Rule), rootRank(b.Rule); ra != rb && sameFamily(a.Rule, b.Rule) {
 				return ra < rb
 			}
-			if ea, eb := explainedTarget(i, g), explainedTarget(j, g); ea != eb {
+			if ea, eb := explains[i], explains[j]; ea != eb {
 				return ea
 			}
 			if a.Severity != b.Severity {
@@ -354,32 +379,6 @@ func nodesMeet(a, b []string) bool {
 	}
 	for _, n := range a {
 		if slices.Contains(b, n) {
-			return true
-		}
-	}
-	return false
-}
-
-// sharesEvidence reports whether a and b cite one position.
-func sharesEvidence(a, b analyzer.Finding) bool {
-	for _, x := range a.Evidence {
-		if x.Pos.IsZero() {
-			continue
-		}
-		for _, y := range b.Evidence {
-			if x.Pos == y.Pos {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// sameSubject reports whether a and b are about one Kubernetes object or
-// one address (the same value under the same subject key).
-func sameSubject(a, b analyzer.Finding) bool {
-	for _, k := range []string{"object", "address"} {
-		if va := a.Subject[k]; va != "" && va == b.Subject[k] {
 			return true
 		}
 	}
