@@ -48,7 +48,9 @@ type VerdictLink struct {
 	Rule        string `json:"rule" yaml:"rule"`
 	Fingerprint string `json:"fingerprint" yaml:"fingerprint"`
 	Title       string `json:"title" yaml:"title"`
-	// Link is the first of the reasons that joined it to the group:
+	// Link is why it is in the group: its link to the lead finding when
+	// they are linked directly, else its strongest link to another
+	// finding of the group:
 	// "explained-by" (the analyzer links it to a proven finding citing
 	// the same evidence), "shared-evidence" (both cite one position),
 	// "same-subject" (the same object or address), or "cause-family"
@@ -81,6 +83,18 @@ var causeFamilies = [][]string{
 	{"rp-filter-drop", "nat-reply-untranslated", "syn-unanswered"},
 }
 
+// rootFirst reports, for rules a and b of one family, whether a comes
+// before b in it (closer to the root cause), and whether they share one.
+func rootFirst(a, b string) (aFirst, ok bool) {
+	for _, fam := range causeFamilies {
+		i, j := slices.Index(fam, a), slices.Index(fam, b)
+		if a != b && i >= 0 && j >= 0 {
+			return i < j, true
+		}
+	}
+	return false, false
+}
+
 // sameFamily reports whether rules a and b differ and are of one family.
 func sameFamily(a, b string) bool {
 	for _, fam := range causeFamilies {
@@ -91,19 +105,14 @@ func sameFamily(a, b string) bool {
 	return false
 }
 
-// noFamily is the rootRank of a rule in no family.
-const noFamily = 1 << 10
-
-// rootRank is how early rule comes as a root cause in the families that
-// hold it (0 first; noFamily when in none).
-func rootRank(rule string) int {
-	best := noFamily
+// inFamily reports whether rule is in one of causeFamilies.
+func inFamily(rule string) bool {
 	for _, fam := range causeFamilies {
-		if i := slices.Index(fam, rule); i >= 0 {
-			best = min(best, i)
+		if slices.Contains(fam, rule) {
+			return true
 		}
 	}
-	return best
+	return false
 }
 
 // NewVerdict groups findings by shared root cause and names the groups,
@@ -192,7 +201,7 @@ func NewVerdict(findings []analyzer.Finding, inputs []model.Input) Verdict {
 	}
 	var chained []int
 	for i, f := range findings {
-		if rootRank(f.Rule) < noFamily {
+		if inFamily(f.Rule) {
 			chained = append(chained, i)
 		}
 	}
@@ -216,8 +225,8 @@ func NewVerdict(findings []analyzer.Finding, inputs []model.Input) Verdict {
 		best := g[0]
 		better := func(i, j int) bool {
 			a, b := findings[i], findings[j]
-			if ra, rb := rootRank(a.Rule), rootRank(b.Rule); ra != rb && sameFamily(a.Rule, b.Rule) {
-				return ra < rb
+			if aFirst, ok := rootFirst(a.Rule, b.Rule); ok {
+				return aFirst
 			}
 			if ea, eb := explains[i], explains[j]; ea != eb {
 				return ea

@@ -217,6 +217,14 @@ func TestVerdictGrouping(t *testing.T) {
 			want: []string{"ephemeral-nodeport-overlap: synack-reset"}, links: []string{report.LinkCauseFamily},
 		},
 		{
+			name: "the root is the earlier rule of the chain the two share",
+			findings: []analyzer.Finding{
+				vfinding("icmp-unreachable", analyzer.Warning, analyzer.Likely, nil, pos("n1/cap.txt", 2)),
+				vfinding("arp-flap", analyzer.Warning, analyzer.Likely, nil, pos("n1/neigh.txt", 1)),
+			},
+			want: []string{"arp-flap: icmp-unreachable"}, links: []string{report.LinkCauseFamily},
+		},
+		{
 			name: "the same chain on two nodes is two causes",
 			findings: []analyzer.Finding{
 				vfinding("ephemeral-nodeport-overlap", analyzer.Error, analyzer.Proven, nil, pos("n1/sysctl.txt", 1)),
