@@ -48,6 +48,7 @@ func anonymizeReport(a *anon.Anonymizer, rep *report.Report) *report.Report {
 	if a == nil {
 		return rep
 	}
+	a.LearnFrom(rep)
 	return anon.Value(a, rep)
 }
 

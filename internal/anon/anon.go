@@ -127,17 +127,22 @@ func (a *Anonymizer) nameToken(kind, name string) string {
 // (a v4-mapped v6 address keeps its mapping). Loopback, unspecified,
 // multicast and the broadcast address are kept.
 func (a *Anonymizer) Addr(ip netip.Addr) netip.Addr {
+	out := a.addr(ip)
+	if out != ip {
+		a.record("ip", ip.String(), out.String())
+	}
+	return out
+}
+
+// addr is Addr without recording the mapping.
+func (a *Anonymizer) addr(ip netip.Addr) netip.Addr {
 	if !ip.IsValid() || keptAddr(ip) {
 		return ip
 	}
-	var out netip.Addr
 	if ip.Is4In6() {
-		out = netip.AddrFrom16(a.pan.addr(ip.Unmap()).As16())
-	} else {
-		out = a.pan.addr(ip)
+		return netip.AddrFrom16(a.pan.addr(ip.Unmap()).As16())
 	}
-	a.record("ip", ip.String(), out.String())
-	return out
+	return a.pan.addr(ip)
 }
 
 // Prefix returns the token of a prefix: its address's token masked to the
@@ -146,13 +151,14 @@ func (a *Anonymizer) Prefix(p netip.Prefix) netip.Prefix {
 	if !p.IsValid() {
 		return p
 	}
-	q, err := a.Addr(p.Addr()).Prefix(p.Bits())
-	if err != nil {
-		return p
-	}
 	if p.Addr() != p.Masked().Addr() { // an address with its subnet's length
 		return netip.PrefixFrom(a.Addr(p.Addr()), p.Bits())
 	}
+	q, err := a.addr(p.Addr()).Prefix(p.Bits())
+	if err != nil || q.Addr() == p.Addr() {
+		return p
+	}
+	a.record("prefix", p.String(), q.String())
 	return q
 }
 

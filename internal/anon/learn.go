@@ -2,6 +2,7 @@ package anon
 
 import (
 	"reflect"
+	"regexp"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,7 +26,10 @@ var kubeKinds = map[string]string{
 	"Namespaces": "namespace", "NetworkPolicies": "netpol", "Events": "event",
 }
 
-var objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
+var (
+	objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
+	selectorType   = reflect.TypeFor[metav1.LabelSelector]()
+)
 
 // Learn adds the names snap holds: its nodes and hosts (from the bundle's
 // layout and from every record that names one), its Kubernetes objects'
@@ -66,6 +70,36 @@ func (a *Anonymizer) learnObject(kind string, v reflect.Value) {
 	for _, o := range m.OwnerReferences {
 		a.addName(strings.ToLower(o.Kind), o.Name)
 	}
+	for k, v := range m.Labels {
+		a.learnLabel(k, v)
+	}
+}
+
+// learnLabel adds the value of an application's label (app=cart), if it
+// is long enough to be told from the words and numbers around it.
+func (a *Anonymizer) learnLabel(k, v string) {
+	if appLabels[k] && len(v) >= 3 && strings.ContainsAny(v, "abcdefghijklmnopqrstuvwxyz") {
+		a.addName("app", v)
+	}
+}
+
+// learnSelector adds the applications a label selector names.
+func (a *Anonymizer) learnSelector(s metav1.LabelSelector) {
+	for k, v := range s.MatchLabels {
+		a.learnLabel(k, v)
+	}
+	for _, e := range s.MatchExpressions {
+		for _, v := range e.Values {
+			a.learnLabel(e.Key, v)
+		}
+	}
+}
+
+// appLabels are the labels whose values name an application (and so
+// appear in selectors: app=cart).
+var appLabels = map[string]bool{
+	"app": true, "k8s-app": true, "run": true, "name": true,
+	"app.kubernetes.io/name": true, "app.kubernetes.io/instance": true, "app.kubernetes.io/part-of": true,
 }
 
 // findMeta finds the metav1.ObjectMeta of v, looking depth structs deep.
@@ -101,6 +135,17 @@ func (a *Anonymizer) addName(kind, name string) {
 	a.AddName(kind, name)
 }
 
+// LearnFrom adds the names v holds (a report, a finding): in fields named
+// as fieldKinds lists, in objects' positions ("Kind namespace/name", in
+// fields named Object and map entries keyed "object") and in kube-proxy's
+// rule comments.
+func (a *Anonymizer) LearnFrom(v any) {
+	if v == nil {
+		return
+	}
+	a.learn(reflect.ValueOf(v), map[uintptr]bool{})
+}
+
 // learn walks v for the fields fieldKinds lists.
 func (a *Anonymizer) learn(v reflect.Value, seen map[uintptr]bool) {
 	switch v.Kind() {
@@ -124,19 +169,79 @@ func (a *Anonymizer) learn(v reflect.Value, seen map[uintptr]bool) {
 		for i := range v.Len() {
 			a.learn(v.Index(i), seen)
 		}
+	case reflect.Map:
+		if v.Type().Key().Kind() != reflect.String {
+			return
+		}
+		iter := v.MapRange()
+		for iter.Next() {
+			if iter.Key().String() == "object" && iter.Value().Kind() == reflect.String {
+				a.LearnObject(iter.Value().String())
+			} else if k := iter.Value().Kind(); k == reflect.Struct || k == reflect.Pointer || k == reflect.Interface || k == reflect.Slice {
+				a.learn(iter.Value(), seen)
+			}
+		}
 	case reflect.Struct:
 		t := v.Type()
+		if t == selectorType {
+			a.learnSelector(v.Interface().(metav1.LabelSelector))
+			return
+		}
 		for i := range t.NumField() {
 			f := t.Field(i)
 			if !f.IsExported() {
 				continue
 			}
 			fv := v.Field(i)
-			if kind, ok := fieldKinds[f.Name]; ok && fv.Kind() == reflect.String {
-				a.addName(kind, fv.String())
+			if fv.Kind() == reflect.String {
+				switch f.Name {
+				case "Object":
+					a.LearnObject(fv.String())
+				case "Comment":
+					a.learnComment(fv.String())
+				default:
+					if kind, ok := fieldKinds[f.Name]; ok {
+						a.addName(kind, fv.String())
+					}
+				}
 				continue
 			}
 			a.learn(fv, seen)
 		}
+	}
+}
+
+// objectRef matches an object as positions name it: "Kind namespace/name"
+// or "Kind name".
+var objectRef = regexp.MustCompile(`^([A-Z][A-Za-z]*) (?:([a-z0-9][a-z0-9.-]*)/)?([A-Za-z0-9][A-Za-z0-9._-]*)$`)
+
+// serviceComment matches the start of kube-proxy's rule comments:
+// "namespace/service:port".
+var serviceComment = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*)/([a-z0-9][a-z0-9.-]*)(?::|\s|$)`)
+
+// LearnObject adds the names of an object named as positions name it,
+// "Kind namespace/name" or "Kind name" (model.ObjectName).
+func (a *Anonymizer) LearnObject(ref string) {
+	m := objectRef.FindStringSubmatch(ref)
+	if m == nil {
+		return
+	}
+	kind := strings.ToLower(m[1])
+	if k, ok := kubeKinds[m[1]+"s"]; ok {
+		kind = k
+	}
+	if m[1] == "Event" {
+		return
+	}
+	a.addName("namespace", m[2])
+	a.addName(kind, m[3])
+}
+
+// learnComment adds the namespace and Service kube-proxy names at the
+// start of a rule's comment.
+func (a *Anonymizer) learnComment(c string) {
+	if m := serviceComment.FindStringSubmatch(c); m != nil {
+		a.addName("namespace", m[1])
+		a.addName("svc", m[2])
 	}
 }

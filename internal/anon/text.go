@@ -22,10 +22,11 @@ var systemNames = []string{
 }
 
 // systemName reports whether name is a Kubernetes system name, or one of
-// them followed by '-' and a suffix.
+// them (but default, kubernetes and localhost) followed by '-' and a
+// suffix.
 func systemName(name string) bool {
 	for _, s := range systemNames {
-		if name == s || strings.HasPrefix(name, s+"-") {
+		if name == s || strings.HasPrefix(name, s+"-") && s != "default" && s != "kubernetes" && s != "localhost" {
 			return true
 		}
 	}
