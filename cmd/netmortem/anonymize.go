@@ -52,6 +52,16 @@ func anonymizeReport(a *anon.Anonymizer, rep *report.Report) *report.Report {
 	return anon.Value(a, rep)
 }
 
+// anonymizeValue returns a copy of v with its addresses and names
+// replaced by a's tokens; v itself when a is nil.
+func anonymizeValue[T any](a *anon.Anonymizer, v T) T {
+	if a == nil {
+		return v
+	}
+	a.LearnFrom(v)
+	return anon.Value(a, v)
+}
+
 // writeMapping writes what a replaced to o.mapping, when asked for: a
 // JSON list of {kind, original, token}, readable by its owner only.
 func (o anonymizeOptions) writeMapping(a *anon.Anonymizer) error {

@@ -81,6 +81,23 @@ func withoutRuleDocs(t *testing.T, sarif string) string {
 	return string(b)
 }
 
+// otherCommands adds to outs what inspect and flows write of dir, in each
+// of their formats, with extra flags.
+func otherCommands(t *testing.T, dir string, outs map[string]string, extra ...string) {
+	t.Helper()
+	for _, c := range [][]string{{"inspect", "table"}, {"inspect", "json"}, {"flows", "table"}, {"flows", "json"}, {"flows", "csv"}} {
+		args := append(append([]string{c[0], "-q", "-o", c[1]}, extra...), dir)
+		if c[0] == "inspect" {
+			args = append(append([]string{c[0], "-o", c[1]}, extra...), dir)
+		}
+		code, out, stderr := runCLI(t, args...)
+		if code != exitOK && code != exitUnreadable {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		outs[c[0]+"-"+c[1]] = out
+	}
+}
+
 var (
 	addrCandidate = regexp.MustCompile(`[0-9A-Fa-f:.]*[0-9A-Fa-f]`)
 	ipv4Text      = regexp.MustCompile(`[0-9]{1,3}(?:\.[0-9]{1,3}){3}`)
@@ -159,6 +176,8 @@ func TestAnonymizeEveryFixture(t *testing.T) {
 			plain := writeAll(t, dir, plainDir)
 			mapPath := filepath.Join(anonDir, "map.json")
 			anon := writeAll(t, dir, anonDir, "--anonymize-key", "test-key", "--anonymize-map", mapPath)
+			otherCommands(t, dir, plain)
+			otherCommands(t, dir, anon, "--anonymize-key", "test-key")
 
 			originals := map[string]bool{}
 			for _, out := range plain {

@@ -3,6 +3,7 @@ package anon
 import (
 	"net/netip"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,6 +57,8 @@ func wordByte(c byte) bool {
 func (a *Anonymizer) replaceNames(s string) string {
 	a.mu.Lock()
 	if !a.sorted {
+		// A copy: callers may be reading the slice sorted before.
+		a.names = slices.Clone(a.names)
 		sort.SliceStable(a.names, func(i, j int) bool { return len(a.names[i]) > len(a.names[j]) })
 		a.sorted = true
 	}

@@ -16,9 +16,10 @@ var (
 // Value returns a deep copy of v with every string it holds passed through
 // Text, and every netip.Addr, netip.Prefix and netip.AddrPort replaced by
 // its token. The keys of the maps v holds directly (fields of type map)
-// are kept, as they name what the values are; the keys of maps inside
-// maps or interfaces are anonymized like values. Unexported fields are
-// copied as they are.
+// that are words (lower-case letters and underscores: a finding's facts
+// and subject) are kept, as they name what the values are; other keys,
+// and the keys of maps inside maps or interfaces, are anonymized like
+// values. Unexported fields are copied as they are.
 func Value[T any](a *Anonymizer, v T) T {
 	rv := reflect.ValueOf(&v).Elem()
 	out := a.value(rv, false)
@@ -80,7 +81,7 @@ func (a *Anonymizer) value(v reflect.Value, nested bool) reflect.Value {
 		iter := v.MapRange()
 		for iter.Next() {
 			k := iter.Key()
-			if nested {
+			if nested || k.Kind() != reflect.String || !isWord(k.String()) {
 				k = a.value(k, true)
 			}
 			out.SetMapIndex(k, a.value(iter.Value(), true))
@@ -97,4 +98,14 @@ func (a *Anonymizer) value(v reflect.Value, nested bool) reflect.Value {
 		return out
 	}
 	return v
+}
+
+// isWord reports whether s is lower-case letters and underscores.
+func isWord(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < 'a' || c > 'z') && c != '_' {
+			return false
+		}
+	}
+	return s != ""
 }
