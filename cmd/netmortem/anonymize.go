@@ -38,7 +38,7 @@ func (o anonymizeOptions) anonymizer(snap *model.Snapshot) *anon.Anonymizer {
 		return nil
 	}
 	a := anon.New(o.key)
-	a.Learn(snap)
+	a.Learn(snap) // nil: none
 	return a
 }
 
@@ -60,6 +60,20 @@ func anonymizeValue[T any](a *anon.Anonymizer, v T) T {
 	}
 	a.LearnFrom(v)
 	return anon.Value(a, v)
+}
+
+// anonymizer is br's Anonymizer; nil for a nil br.
+func (br *batchRules) anonymizer() *anon.Anonymizer {
+	if br == nil {
+		return nil
+	}
+	return br.anon
+}
+
+// anonymizeResult returns res with its addresses and names replaced by
+// br's tokens, when br has an Anonymizer (batch --anonymize).
+func anonymizeResult(br *batchRules, res batchResult) batchResult {
+	return anonymizeValue(br.anonymizer(), res)
 }
 
 // writeMapping writes what a replaced to o.mapping, when asked for: a

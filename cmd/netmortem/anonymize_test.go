@@ -308,3 +308,45 @@ func stripTool(s string) string {
 	b, _ := json.Marshal(m)
 	return string(b)
 }
+
+// batch --anonymize: no address of the plain lines, nor any name the
+// mapping lists, survives in the lines; the lines keep their findings;
+// --resume is refused.
+func TestAnonymizeBatch(t *testing.T) {
+	glob := fixture("incidents/*")
+	code, plain, stderr := runCLI(t, "batch", "-q", "--fail-on", "never", glob)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mapPath := filepath.Join(t.TempDir(), "map.json")
+	code, anon, stderr := runCLI(t, "batch", "-q", "--fail-on", "never", "--anonymize-map", mapPath, glob)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	originals := originalAddrs(plain)
+	var mapping []struct{ Kind, Original, Token string }
+	b, err := os.ReadFile(mapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &mapping); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mapping {
+		originals[m.Original] = true
+	}
+	if len(originals) < 50 {
+		t.Fatalf("only %d originals: %v", len(originals), originals)
+	}
+	for o := range originals {
+		if containsWord(anon, o) {
+			t.Errorf("%q survives", o)
+		}
+	}
+	if p, a := strings.Count(plain, `"fingerprint"`), strings.Count(anon, `"fingerprint"`); p != a || p == 0 {
+		t.Errorf("%d findings plain, %d anonymized", p, a)
+	}
+	if code, _, _ := runCLI(t, "batch", "--resume", "--out", filepath.Join(t.TempDir(), "r.jsonl"), "--anonymize", glob); code != exitUsage {
+		t.Errorf("--resume with --anonymize: exit %d, want %d", code, exitUsage)
+	}
+}
