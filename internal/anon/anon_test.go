@@ -105,6 +105,7 @@ func TestText(t *testing.T) {
 		{"at 12:34:56.789 and 2024-01-02", "at 12:34:56.789 and 2024-01-02"},
 		{"pod shop/web-7d9f-x2 on worker-1", "pod " + a.nameToken("namespace", "shop") + "/" + a.nameToken("pod", "web-7d9f-x2") + " on " + a.nameToken("node", "worker-1")},
 		{"worker-10 and xworker-1", "worker-10 and xworker-1"},
+		{"Pod kube-system/kube-apiserver-worker-1", "Pod kube-system/kube-apiserver-" + a.nameToken("node", "worker-1")},
 		{"kube-system/coredns-5d78c9869d-x2x9q", "kube-system/coredns-5d78c9869d-x2x9q"},
 		{"default/web default-deny", "default/" + a.nameToken("svc", "web") + " " + a.nameToken("netpol", "default-deny")},
 		{"context prod-eu", "context " + a.nameToken("cluster", "prod-eu")},
