@@ -169,6 +169,8 @@ func TestAnonymizeEveryFixture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs analyze twice on every fixture")
 	}
+	schema := testutil.Schema(t, "docs/report.schema.json",
+		"https://raw.githubusercontent.com/netmortem/netmortem/main/docs/report.schema.json")
 	for _, dir := range anonFixtures(t) {
 		name, _ := filepath.Rel(testutil.Root(), dir)
 		t.Run(name, func(t *testing.T) {
@@ -235,6 +237,9 @@ func TestAnonymizeEveryFixture(t *testing.T) {
 						t.Errorf("-o %s: %q survives", format, o)
 					}
 				}
+			}
+			if err := testutil.Validate(schema, []byte(anon["json"])); err != nil {
+				t.Errorf("the anonymized JSON report does not follow the schema: %v", err)
 			}
 			var arep report.Report
 			if err := json.Unmarshal([]byte(anon["json"]), &arep); err != nil {
