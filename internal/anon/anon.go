@@ -31,11 +31,13 @@ type Anonymizer struct {
 	pan  *cryptoPAn
 	mu   sync.Mutex
 	kind map[string]string // known name -> its kind ("node", "pod" ...)
-	// names are the known names, longest first (a longer name is tried
-	// before one it contains).
-	names  []string
-	sorted bool
-	used   map[string]Mapping // original -> what it became, for Mappings
+	// names are the known names; byFirst the same by their first byte,
+	// longest first (a longer name is tried before one it starts with),
+	// rebuilt when sorted is false. A map handed out is never changed.
+	names   []string
+	byFirst map[byte][]string
+	sorted  bool
+	used    map[string]Mapping // original -> what it became, for Mappings
 }
 
 // Mapping is one original value and the token that replaced it.

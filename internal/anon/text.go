@@ -55,16 +55,8 @@ func wordByte(c byte) bool {
 // replaceNames replaces the known names that appear in s as whole words,
 // the longest first at each place.
 func (a *Anonymizer) replaceNames(s string) string {
-	a.mu.Lock()
-	if !a.sorted {
-		// A copy: callers may be reading the slice sorted before.
-		a.names = slices.Clone(a.names)
-		sort.SliceStable(a.names, func(i, j int) bool { return len(a.names[i]) > len(a.names[j]) })
-		a.sorted = true
-	}
-	names := a.names
-	a.mu.Unlock()
-	if len(names) == 0 {
+	byFirst := a.nameIndex()
+	if len(byFirst) == 0 {
 		return s
 	}
 	var b strings.Builder
@@ -73,7 +65,7 @@ func (a *Anonymizer) replaceNames(s string) string {
 		if i > 0 && wordByte(s[i-1]) {
 			continue
 		}
-		for _, n := range names {
+		for _, n := range byFirst[s[i]] {
 			end := i + len(n)
 			if end > len(s) || s[i:end] != n || end < len(s) && wordByte(s[end]) {
 				continue
@@ -90,6 +82,23 @@ func (a *Anonymizer) replaceNames(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// nameIndex returns the known names by their first byte, the longest
+// first, built again when names were added since.
+func (a *Anonymizer) nameIndex() map[byte][]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.sorted {
+		names := slices.Clone(a.names)
+		sort.SliceStable(names, func(i, j int) bool { return len(names[i]) > len(names[j]) })
+		a.byFirst = map[byte][]string{}
+		for _, n := range names {
+			a.byFirst[n[0]] = append(a.byFirst[n[0]], n)
+		}
+		a.sorted = true
+	}
+	return a.byFirst
 }
 
 // kindOf is the kind name was added as.
