@@ -19,7 +19,7 @@ var systemNames = []string{
 	"calico-node", "calico-kube-controllers", "calico-system", "tigera-operator",
 	"cilium", "cilium-operator", "kube-flannel", "kube-flannel-ds", "flannel",
 	"weave-net", "kube-router", "metrics-server", "local-path-provisioner",
-	"localhost", "ingress-nginx", "nodelocaldns", "node-local-dns",
+	"localhost", "ingress-nginx", "nodelocaldns", "node-local-dns", "scheduler", "controller-manager",
 }
 
 // systemName reports whether name is a Kubernetes system name, or one of
