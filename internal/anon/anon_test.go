@@ -101,6 +101,7 @@ func TestText(t *testing.T) {
 		{"IP 10.0.0.1.34567 > 10.96.0.10.53: Flags [S]", "IP " + ip("10.0.0.1") + ".34567 > " + ip("10.96.0.10") + ".53: Flags [S]"},
 		{"sent to 10.0.0.1.", "sent to " + ip("10.0.0.1") + "."},
 		{"[fd00::5]:443", "[" + ip("fd00::5") + "]:443"},
+		{"IP6 fd00::5.443 > fd00::6.34567: Flags [R]", "IP6 " + ip("fd00::5") + ".443 > " + ip("fd00::6") + ".34567: Flags [R]"},
 		{"fe80::1%eth0 up", ip("fe80::1%eth0") + " up"},
 		{"at 12:34:56.789 and 2024-01-02", "at 12:34:56.789 and 2024-01-02"},
 		{"pod shop/web-7d9f-x2 on worker-1", "pod " + a.nameToken("namespace", "shop") + "/" + a.nameToken("pod", "web-7d9f-x2") + " on " + a.nameToken("node", "worker-1")},

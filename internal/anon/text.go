@@ -143,6 +143,14 @@ func (a *Anonymizer) addrRun(m string) string {
 		}
 		return lead + a.Addr(ip).String() + tail + bits
 	}
+	// tcpdump's IPv6 address and port: fd00::1.443.
+	if i := strings.LastIndexByte(core, '.'); i > 0 && strings.Count(core[:i], ":") >= 2 {
+		if ip, err := netip.ParseAddr(core[:i]); err == nil && ip.Is6() {
+			if _, err := strconv.Atoi(core[i+1:]); err == nil {
+				return lead + a.Addr(ip).String() + core[i:] + tail + bits
+			}
+		}
+	}
 	// An address with a port (10.0.0.1:80, tcpdump's 10.0.0.1.80), or
 	// several addresses joined.
 	return lead + ipv4.ReplaceAllStringFunc(run, func(q string) string {
