@@ -31,6 +31,7 @@ type analyzeOptions struct {
 
 	baseline       string
 	showSuppressed bool
+	anon           anonymizeOptions
 }
 
 // defaultTimeout is analyze's time budget, the same as batch's budget per
@@ -74,6 +75,7 @@ func newAnalyzeCmd(c *cli) *cobra.Command {
 	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "time budget for reading and analyzing; past it, reading stops, the rules run on what was read, and the exit code is 3 (0: no limit)")
 	fs.StringVar(&o.baseline, "baseline", "", "report of an earlier run (analyze -o json, or batch lines): its findings, by fingerprint, are suppressed")
 	fs.BoolVar(&o.showSuppressed, "show-suppressed", false, "list the suppressed findings, with why, after the others")
+	addAnonymizeFlags(fs, &o.anon)
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues(report.Formats()...),
 		"fail-on": completeValues(failOnValues...), "enable": completeRules, "disable": completeRules,
 		"node": cobra.NoFileCompletions, "max-bundle-memory": cobra.NoFileCompletions, "timeout": cobra.NoFileCompletions})
@@ -155,6 +157,8 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	rep.SetSuppressed(suppressed, o.showSuppressed)
 
 	rep.Incomplete = incomplete(ctx, ruleCtx, readCut, o.timeout, start, in)
+	anonymizer := o.anon.anonymizer(snap)
+	rep = anonymizeReport(anonymizer, rep)
 
 	if !o.quiet {
 		for _, w := range rep.Warnings {
@@ -181,6 +185,10 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		for _, err := range errs {
 			escape.Fprintln(stderr, "netmortem analyze:", err)
 		}
+		return exitUnreadable
+	}
+	if err := o.anon.writeMapping(anonymizer); err != nil {
+		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUnreadable
 	}
 	// Every reason for exit 3 is said, then the code is given.

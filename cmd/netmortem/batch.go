@@ -26,6 +26,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/anon"
 	"github.com/netmortem/netmortem/internal/buildinfo"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/parse"
@@ -68,6 +69,8 @@ type batchResult struct {
 type batchRules struct {
 	rules []*analyzer.Rule
 	cfg   *analyzer.Config
+	// anon, when not nil, learns each bundle's names (--anonymize).
+	anon *anon.Anonymizer
 }
 
 // maxBatchWarnings bounds the warnings kept per bundle in the output.
@@ -117,19 +120,21 @@ func newBatchCmd(c *cli) *cobra.Command {
 	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity: info, warning, error, or never")
 	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
 	config := fs.String("config", "", "YAML file that disables rules, overrides severities, sets thresholds and suppresses findings in every bundle (docs/config.md)")
+	var ao anonymizeOptions
+	addAnonymizeFlags(fs, &ao)
 	asOne := fs.Bool("as-one", false, "analyze each directory given as one bundle, even when it holds several (archives, sosreport or troubleshoot directories): by default each is analyzed on its own")
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"fail-on": completeValues(failOnValues...),
 		"jobs": cobra.NoFileCompletions, "shard": cobra.NoFileCompletions, "timeout": cobra.NoFileCompletions,
 		"max-bundle-bytes": cobra.NoFileCompletions, "max-bundle-memory": cobra.NoFileCompletions, "memory-limit": cobra.NoFileCompletions})
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	c.runs(cmd, "", func([]string) int {
-		return runBatch(fs, c.stdout, c.stderr, jobs, out, resume, shard, timeout, maxBytes, maxMemory, memLimit, failOn, quiet, asOne, config)
+		return runBatch(fs, c.stdout, c.stderr, jobs, out, resume, shard, timeout, maxBytes, maxMemory, memLimit, failOn, quiet, asOne, config, ao)
 	})
 	return cmd
 }
 
 func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *string, resume *bool, shard *string, timeout *time.Duration,
-	maxBytes, maxMemory, memLimit *int64, failOn *string, quiet, asOne *bool, config *string) int {
+	maxBytes, maxMemory, memLimit *int64, failOn *string, quiet, asOne *bool, config *string, ao anonymizeOptions) int {
 	sev, err := parseFailOn(*failOn)
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem batch: --fail-on:", err)
@@ -154,10 +159,20 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 			sayError(stderr, "batch", err)
 			return exitUsage
 		}
-		br = &batchRules{rs, cfg}
+		br = &batchRules{rules: rs, cfg: cfg}
 		if !*quiet {
 			sayConfig(stderr, "batch", *config, false)
 		}
+	}
+	if ao.enabled() {
+		if *resume {
+			fmt.Fprintln(stderr, "netmortem batch: --resume cannot be used with --anonymize: the lines name the bundles by their tokens")
+			return exitUsage
+		}
+		if br == nil {
+			br = &batchRules{rules: rules.All()}
+		}
+		br.anon = ao.anonymizer(nil)
 	}
 	if slices.Contains(fs.Args(), stdinOperand) {
 		fmt.Fprintln(stderr, "netmortem batch:", errBatchStdin)
@@ -230,6 +245,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 			defer wg.Done()
 			for b := range work {
 				res := analyzeBundle(ctx, b, *timeout, *maxBytes, *maxMemory, br)
+				res = anonymizeResult(br, res)
 				mu.Lock()
 				if res.Status == statusCanceled {
 					// Not done: left out of the output, so that
@@ -280,6 +296,9 @@ dispatch:
 		// Only when the batch saw every bundle: an entry for a bundle
 		// analyzed before --resume is not unmatched.
 		sayUnmatched(stderr, br.cfg, sup, time.Now())
+	}
+	if err := ao.writeMapping(br.anonymizer()); err != nil && lw.err == nil {
+		lw.err = err
 	}
 	if !*quiet {
 		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo), finished, failed, len(todo)-finished, hits)
@@ -347,6 +366,9 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 	snap := in.snap
 	if br == nil {
 		br = &batchRules{rules: rules.All()}
+	}
+	if br.anon != nil {
+		br.anon.Learn(snap)
 	}
 	ar := analyzer.Run(bctx, snap, br.rules, br.cfg)
 	// Rules cut short by the budget or an interrupt are not a result.

@@ -38,16 +38,18 @@ func newFlowsCmd(c *cli) *cobra.Command {
 	until := fs.String("until", "", "keep attempts that started before this time: RFC 3339, or +DURATION from the first packet")
 	node := fs.String("node", "", "attribute the captures to this node")
 	quiet := fs.BoolP("quiet", "q", false, "do not print warnings on stderr")
+	var ao anonymizeOptions
+	addAnonymizeFlags(fs, &ao)
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues(flows.Formats...),
 		"host": cobra.NoFileCompletions, "port": cobra.NoFileCompletions, "state": cobra.NoFileCompletions,
 		"since": cobra.NoFileCompletions, "until": cobra.NoFileCompletions, "node": cobra.NoFileCompletions})
 	c.runs(cmd, "CAPTURE", func([]string) int {
-		return runFlows(fs, c.stdout, c.stderr, output, hosts, ports, states, since, until, node, quiet)
+		return runFlows(fs, c.stdout, c.stderr, output, hosts, ports, states, since, until, node, quiet, ao)
 	})
 	return cmd
 }
 
-func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts, ports, states *[]string, since, until, node *string, quiet *bool) int {
+func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts, ports, states *[]string, since, until, node *string, quiet *bool, ao anonymizeOptions) int {
 	if err := oneOf("output", *output, flows.Formats); err != nil {
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUsage
@@ -80,7 +82,13 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		escape.Fprintf(stderr, "warning: %s: %s outside the years %d-%d (a corrupt or forged timestamp), written with the year clamped\n",
 			pos, count(n, "packet time"), jsontime.MinYear, jsontime.MaxYear)
 	}
+	anonymizer := ao.anonymizer(snap)
+	t = anonymizeValue(anonymizer, t)
 	if err := t.Write(stdout, *output); err != nil {
+		escape.Fprintln(stderr, "netmortem flows:", err)
+		return exitUnreadable
+	}
+	if err := ao.writeMapping(anonymizer); err != nil {
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
 	}

@@ -51,12 +51,14 @@ func newInspectCmd(c *cli) *cobra.Command {
 	fs := cmd.Flags()
 	output := fs.StringP("output", "o", "table", "output format: table, json")
 	node := fs.String("node", "", "attribute inputs to this node when the bundle layout does not say")
+	var ao anonymizeOptions
+	addAnonymizeFlags(fs, &ao)
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues("table", "json"), "node": cobra.NoFileCompletions})
-	c.runs(cmd, "PATH", func([]string) int { return runInspect(fs, c.stdout, c.stderr, output, node) })
+	c.runs(cmd, "PATH", func([]string) int { return runInspect(fs, c.stdout, c.stderr, output, node, &ao) })
 	return cmd
 }
 
-func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *string) int {
+func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *string, ao *anonymizeOptions) int {
 	if err := oneOf("output", *output, []string{"table", "json"}); err != nil {
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
@@ -89,12 +91,17 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 			in.Runnable = append(in.Runnable, r.Name)
 		}
 	}
+	anonymizer := ao.anonymizer(snap)
+	in = anonymizeValue(anonymizer, in)
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(in)
 	} else {
 		err = writeInspection(stdout, in)
+	}
+	if err == nil {
+		err = ao.writeMapping(anonymizer)
 	}
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem inspect:", err)

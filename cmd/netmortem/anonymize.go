@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/netmortem/netmortem/internal/anon"
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/report"
+)
+
+// anonymizeOptions are the --anonymize flags of the commands whose
+// outputs carry addresses and names.
+type anonymizeOptions struct {
+	on      bool
+	key     string
+	mapping string
+}
+
+// addAnonymizeFlags adds --anonymize, --anonymize-key and --anonymize-map
+// to fs.
+func addAnonymizeFlags(fs *pflag.FlagSet, o *anonymizeOptions) {
+	fs.BoolVar(&o.on, "anonymize", false, "replace IP addresses (prefix-preserving), MAC addresses and host, node, pod, namespace and cluster names by stable tokens in every output; Kubernetes system names are kept")
+	fs.StringVar(&o.key, "anonymize-key", "", "secret from which the anonymization's tokens are derived, for the same tokens in every run (implies --anonymize); default: a random key, tokens consistent within the run only")
+	fs.StringVar(&o.mapping, "anonymize-map", "", "write the mapping of tokens to the original values, as JSON, to this file (mode 0600; implies --anonymize)")
+}
+
+// enabled reports whether any of the flags asks for anonymization.
+func (o anonymizeOptions) enabled() bool { return o.on || o.key != "" || o.mapping != "" }
+
+// anonymizer returns the Anonymizer of the options, knowing the names of
+// snap; nil when anonymization was not asked for.
+func (o anonymizeOptions) anonymizer(snap *model.Snapshot) *anon.Anonymizer {
+	if !o.enabled() {
+		return nil
+	}
+	a := anon.New(o.key)
+	a.Learn(snap) // nil: none
+	return a
+}
+
+// anonymizeReport returns rep with its addresses and names replaced by a's
+// tokens; rep itself when a is nil.
+func anonymizeReport(a *anon.Anonymizer, rep *report.Report) *report.Report {
+	if a == nil {
+		return rep
+	}
+	a.LearnFrom(rep)
+	return anon.Value(a, rep)
+}
+
+// anonymizeValue returns a copy of v with its addresses and names
+// replaced by a's tokens; v itself when a is nil.
+func anonymizeValue[T any](a *anon.Anonymizer, v T) T {
+	if a == nil {
+		return v
+	}
+	a.LearnFrom(v)
+	return anon.Value(a, v)
+}
+
+// anonymizer is br's Anonymizer; nil for a nil br.
+func (br *batchRules) anonymizer() *anon.Anonymizer {
+	if br == nil {
+		return nil
+	}
+	return br.anon
+}
+
+// anonymizeResult returns res with its addresses and names replaced by
+// br's tokens, when br has an Anonymizer (batch --anonymize).
+func anonymizeResult(br *batchRules, res batchResult) batchResult {
+	return anonymizeValue(br.anonymizer(), res)
+}
+
+// writeMapping writes what a replaced to o.mapping, when asked for: a
+// JSON list of {kind, original, token}, readable by its owner only.
+func (o anonymizeOptions) writeMapping(a *anon.Anonymizer) error {
+	if a == nil || o.mapping == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(a.Mappings(), "", "  ")
+	if err != nil {
+		return fmt.Errorf("--anonymize-map: %w", err)
+	}
+	if err := os.WriteFile(o.mapping, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("--anonymize-map: %w", err)
+	}
+	return nil
+}
