@@ -31,6 +31,7 @@ type analyzeOptions struct {
 
 	baseline       string
 	showSuppressed bool
+	color          string
 }
 
 // defaultTimeout is analyze's time budget, the same as batch's budget per
@@ -74,8 +75,9 @@ func newAnalyzeCmd(c *cli) *cobra.Command {
 	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "time budget for reading and analyzing; past it, reading stops, the rules run on what was read, and the exit code is 3 (0: no limit)")
 	fs.StringVar(&o.baseline, "baseline", "", "report of an earlier run (analyze -o json, or batch lines): its findings, by fingerprint, are suppressed")
 	fs.BoolVar(&o.showSuppressed, "show-suppressed", false, "list the suppressed findings, with why, after the others")
+	fs.StringVar(&o.color, "color", "auto", "colour severities in the table: auto (on a terminal, unless NO_COLOR is set), always, or never")
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues(report.Formats()...),
-		"fail-on": completeValues(failOnValues...), "enable": completeRules, "disable": completeRules,
+		"fail-on": completeValues(failOnValues...), "color": completeValues(colorModes...), "enable": completeRules, "disable": completeRules,
 		"node": cobra.NoFileCompletions, "max-bundle-memory": cobra.NoFileCompletions, "timeout": cobra.NoFileCompletions})
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("baseline", "json", "jsonl")
@@ -96,6 +98,11 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	outputs, err := report.ParseOutputs(o.outputs)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem analyze: -o", err)
+		return exitUsage
+	}
+	style, err := tableStyle(o.color, stdout)
+	if err != nil {
+		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
 	}
 	failOn, err := parseFailOn(o.failOn)
@@ -177,7 +184,7 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "read %s (%d skipped%s), %s; %s%s\n", count(countInputs(snap, false), "input"),
 			countInputs(snap, true), unread, count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"), suppressed)
 	}
-	if errs := writeOutputs(stdout, outputs, rep); len(errs) > 0 {
+	if errs := writeOutputs(stdout, outputs, rep, style); len(errs) > 0 {
 		for _, err := range errs {
 			escape.Fprintln(stderr, "netmortem analyze:", err)
 		}
