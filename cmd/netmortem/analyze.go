@@ -139,13 +139,6 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	defer cancel()
 	popts := &parse.Options{Node: o.node, Summary: parse.Summary{Enabled: true}, Limits: parse.Limits{MaxMemory: o.memory}}
 	if !o.quiet {
-		popts.Progress = func(in model.Input) {
-			if in.Skipped != "" {
-				escape.Fprintf(stderr, "skip %s: %s\n", in.Path, in.Skipped)
-			}
-		}
-	}
-	if !o.quiet {
 		noteMerged(readCtx, operands.paths, stderr)
 	}
 	in := openExpanded(readCtx, operands, popts)
@@ -173,6 +166,7 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		for _, e := range rep.Errors {
 			escape.Fprintf(stderr, "error: rule %s: %s\n", e.Rule, e.Err)
 		}
+		saySkipped(stderr, snap, fs.Args())
 		unread := ""
 		if n := len(unreadableCaptures(snap)); n > 0 {
 			unread = fmt.Sprintf(", %d unreadable", n)

@@ -80,7 +80,11 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		escape.Fprintf(stderr, "warning: %s: %s outside the years %d-%d (a corrupt or forged timestamp), written with the year clamped\n",
 			pos, count(n, "packet time"), jsontime.MinYear, jsontime.MaxYear)
 	}
-	if err := t.Write(stdout, *output); err != nil {
+	write := t.Write
+	if *output == "table" {
+		write = func(w io.Writer, _ string) error { return t.WriteTable(w, outputWidth(w)) }
+	}
+	if err := write(stdout, *output); err != nil {
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
 	}

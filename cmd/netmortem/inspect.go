@@ -94,7 +94,7 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		enc.SetIndent("", "  ")
 		err = enc.Encode(in)
 	} else {
-		err = writeInspection(stdout, in)
+		err = writeInspectionFitted(stdout, in, outputWidth(stdout))
 	}
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem inspect:", err)

@@ -72,7 +72,7 @@ func cut(word string, width int) (string, string) {
 		}
 		w += rw
 		end = i + len(string(r))
-		if (r == '/' || r == ':' || r == ',') && w > width/2 {
+		if strings.ContainsRune("/:,-_.", r) && w > width/2 {
 			soft = end
 		}
 	}
