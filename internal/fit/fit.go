@@ -18,7 +18,8 @@ func Width(s string) int {
 
 // Wrap breaks s into lines at most width columns wide, at spaces where it
 // can; a word wider than width is cut, after a '/' or ':' where it has one
-// within the width. Newlines in s are kept as line breaks. width <= 0
+// within the width. Newlines in s are kept as line breaks, and the
+// leading spaces of a line indent each line it is wrapped into. width <= 0
 // returns the lines of s as they are.
 func Wrap(s string, width int) []string {
 	var out []string
@@ -27,7 +28,15 @@ func Wrap(s string, width int) []string {
 			out = append(out, para)
 			continue
 		}
-		out = append(out, wrapLine(para, width)...)
+		// A paragraph's leading spaces indent each of its lines.
+		body := strings.TrimLeft(para, " ")
+		indent := para[:len(para)-len(body)]
+		if len(indent) >= width/2 {
+			indent = ""
+		}
+		for _, l := range wrapLine(body, width-len(indent)) {
+			out = append(out, indent+l)
+		}
 	}
 	return out
 }
@@ -61,14 +70,17 @@ func wrapLine(s string, width int) []string {
 }
 
 // cut splits word, wider than width, into a head at most width columns
-// wide (ending after its last '/' or ':' in the second half, if any) and
-// the rest.
+// wide and the rest. The head ends, where it can in its second half,
+// after a '/', ':', ',', '-', '_' or '.', or before a '#'.
 func cut(word string, width int) (string, string) {
 	w, end, soft := 0, 0, 0
 	for i, r := range word {
 		rw := runewidth.RuneWidth(r)
 		if w+rw > width {
 			break
+		}
+		if r == '#' && w > width/2 {
+			soft = i // before a frame number
 		}
 		w += rw
 		end = i + len(string(r))

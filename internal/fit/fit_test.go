@@ -21,6 +21,9 @@ func TestWrapKeepsWidthAndWords(t *testing.T) {
 	if got := Wrap("a b c", 0); len(got) != 1 || got[0] != "a b c" {
 		t.Errorf("width 0: %q, want the line as it is", got)
 	}
+	if got := Wrap("  one two three", 10); strings.Join(got, "|") != "  one two|  three" {
+		t.Errorf("Wrap of an indented line at 10 = %q, want each line indented", got)
+	}
 	if got := Wrap("one two three", 8); strings.Join(got, "|") != "one two|three" {
 		t.Errorf("Wrap at 8 = %q, want breaks at spaces", got)
 	}
