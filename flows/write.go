@@ -120,6 +120,68 @@ func newTable(w io.Writer) *tablewriter.Table {
 }
 
 func (t *Table) writeTable(w io.Writer) error {
+	if _, err := fmt.Fprintf(w, "%s\n\n", t.summaryLine()); err != nil {
+		return err
+	}
+	if len(t.Attempts) == 0 {
+		_, err := fmt.Fprintln(w, "No connection attempts match.")
+		return err
+	}
+	et := newTable(w)
+	et.Header(anyRow(endpointColumns)...)
+	for _, row := range t.endpointRows() {
+		if err := et.Append(row); err != nil {
+			return err
+		}
+	}
+	if err := et.Render(); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	at := newTable(w)
+	at.Header(anyRow(columns)...)
+	for i := range t.Attempts {
+		if err := at.Append(t.row(&t.Attempts[i])); err != nil {
+			return err
+		}
+	}
+	return at.Render()
+}
+
+func anyRow(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// endpointColumns are the columns of the summary per server endpoint.
+var endpointColumns = []string{"SERVER", "ATTEMPTS", "CLIENTS", "ESTABLISHED", "REFUSED", "UNANSWERED", "RESET", "SYN RETX", "MEDIAN SYN/ACK MS"}
+
+// endpointRows are the rows of the summary per server endpoint.
+func (t *Table) endpointRows() [][]string {
+	var rows [][]string
+	for _, e := range t.Endpoints {
+		server := e.Server.String()
+		if e.Node != "" {
+			server = escape.String(e.Node) + " " + server
+		}
+		med := ""
+		if e.MedianSYNACK > 0 {
+			med = millis(e.MedianSYNACK)
+		}
+		rows = append(rows, []string{server, strconv.Itoa(e.Attempts), strconv.Itoa(e.Clients), strconv.Itoa(e.Established),
+			strconv.Itoa(e.Refused), strconv.Itoa(e.Unanswered), strconv.Itoa(e.Reset), strconv.Itoa(e.SYNRetx), med})
+	}
+	return rows
+}
+
+// summaryLine is the first line of the table form: the counts of the
+// captures.
+func (t *Table) summaryLine() string {
 	s := t.Summary
 	retx := fmt.Sprintf("%d SYN retransmissions", s.SYNRetx)
 	copies := 0
@@ -135,46 +197,7 @@ func (t *Table) writeTable(w io.Writer) error {
 	if len(t.Captures) == 1 {
 		captures = "capture"
 	}
-	if _, err := fmt.Fprintf(w, "%d %s, %d packets, %d TCP streams: %d established, %d refused, %d unanswered, %d SYN/ACK reset by the client; %s, %d ICMP unreachable, %d ICMP redirects, %d ICMPv6 unreachable, %d ICMPv6 redirects, %d ARP (%d gratuitous)\n\n",
+	return fmt.Sprintf("%d %s, %d packets, %d TCP streams: %d established, %d refused, %d unanswered, %d SYN/ACK reset by the client; %s, %d ICMP unreachable, %d ICMP redirects, %d ICMPv6 unreachable, %d ICMPv6 redirects, %d ARP (%d gratuitous)",
 		len(t.Captures), captures, s.Packets, s.TCPStreams, s.Established, s.Refused, s.Unanswered, s.SYNACKClientRST,
-		retx, s.ICMPUnreach, s.ICMPRedirect, s.ICMP6Unreach, s.ICMP6Redirect, s.ARP, s.ARPGratuitous); err != nil {
-		return err
-	}
-	if len(t.Attempts) == 0 {
-		_, err := fmt.Fprintln(w, "No connection attempts match.")
-		return err
-	}
-	et := newTable(w)
-	et.Header("SERVER", "ATTEMPTS", "CLIENTS", "ESTABLISHED", "REFUSED", "UNANSWERED", "RESET", "SYN RETX", "MEDIAN SYN/ACK MS")
-	for _, e := range t.Endpoints {
-		server := e.Server.String()
-		if e.Node != "" {
-			server = escape.String(e.Node) + " " + server
-		}
-		med := ""
-		if e.MedianSYNACK > 0 {
-			med = millis(e.MedianSYNACK)
-		}
-		if err := et.Append(server, e.Attempts, e.Clients, e.Established, e.Refused, e.Unanswered, e.Reset, e.SYNRetx, med); err != nil {
-			return err
-		}
-	}
-	if err := et.Render(); err != nil {
-		return err
-	}
-	if _, err := fmt.Fprintln(w); err != nil {
-		return err
-	}
-	at := newTable(w)
-	header := make([]any, len(columns))
-	for i, c := range columns {
-		header[i] = c
-	}
-	at.Header(header...)
-	for i := range t.Attempts {
-		if err := at.Append(t.row(&t.Attempts[i])); err != nil {
-			return err
-		}
-	}
-	return at.Render()
+		retx, s.ICMPUnreach, s.ICMPRedirect, s.ICMP6Unreach, s.ICMP6Redirect, s.ARP, s.ARPGratuitous)
 }

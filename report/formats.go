@@ -86,15 +86,7 @@ const maxTableEvidence = 4
 func writeTable(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	if len(r.Findings) == 0 {
-		if len(r.Incomplete) > 0 {
-			ew.printf("No findings in what could be read (%d %s read, %d %s), but the analysis is incomplete:\n",
-				countRead(r), plural(countRead(r), "input", "inputs"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
-			writeIncomplete(ew, r)
-		} else {
-			ew.printf("No findings (%d %s read, %d %s).\n", countRead(r), plural(countRead(r), "input", "inputs"),
-				len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
-		}
-		writeSuppressedTable(ew, r)
+		writeNoFindings(ew, r)
 		return ew.err
 	}
 	writeVerdict(ew, r.Verdict, "table")
@@ -130,6 +122,13 @@ func writeTable(w io.Writer, r *Report) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	writeDetails(ew, r)
+	return ew.err
+}
+
+// writeDetails writes what follows the findings table: each finding in
+// full, why the analysis is incomplete, and the suppressed findings.
+func writeDetails(ew *errWriter, r *Report) {
 	for i, f := range r.Findings {
 		ew.printf("\n[%d] %s%s %s: %s\n", i+1, strings.ToUpper(f.Severity.String()), certaintyTag(f.Certainty), f.Rule, f.Title)
 		ew.printf("    %s\n", f.Summary)
@@ -160,7 +159,19 @@ func writeTable(w io.Writer, r *Report) error {
 		writeIncomplete(ew, r)
 	}
 	writeSuppressedTable(ew, r)
-	return ew.err
+}
+
+// writeNoFindings is the table format of a report without findings.
+func writeNoFindings(ew *errWriter, r *Report) {
+	if len(r.Incomplete) > 0 {
+		ew.printf("No findings in what could be read (%d %s read, %d %s), but the analysis is incomplete:\n",
+			countRead(r), plural(countRead(r), "input", "inputs"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
+		writeIncomplete(ew, r)
+	} else {
+		ew.printf("No findings (%d %s read, %d %s).\n", countRead(r), plural(countRead(r), "input", "inputs"),
+			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
+	}
+	writeSuppressedTable(ew, r)
 }
 
 // writeIncomplete lists why the analysis is incomplete, one reason a line.

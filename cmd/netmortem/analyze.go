@@ -32,6 +32,7 @@ type analyzeOptions struct {
 	baseline       string
 	showSuppressed bool
 	anon           anonymizeOptions
+	color          string
 }
 
 // defaultTimeout is analyze's time budget, the same as batch's budget per
@@ -76,8 +77,9 @@ func newAnalyzeCmd(c *cli) *cobra.Command {
 	fs.StringVar(&o.baseline, "baseline", "", "report of an earlier run (analyze -o json, or batch lines): its findings, by fingerprint, are suppressed")
 	fs.BoolVar(&o.showSuppressed, "show-suppressed", false, "list the suppressed findings, with why, after the others")
 	addAnonymizeFlags(fs, &o.anon)
+	fs.StringVar(&o.color, "color", "auto", "colour severities in the table: auto (on a terminal, unless NO_COLOR is set), always, or never")
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues(report.Formats()...),
-		"fail-on": completeValues(failOnValues...), "enable": completeRules, "disable": completeRules,
+		"fail-on": completeValues(failOnValues...), "color": completeValues(colorModes...), "enable": completeRules, "disable": completeRules,
 		"node": cobra.NoFileCompletions, "max-bundle-memory": cobra.NoFileCompletions, "timeout": cobra.NoFileCompletions})
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("baseline", "json", "jsonl")
@@ -98,6 +100,11 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	outputs, err := report.ParseOutputs(o.outputs)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem analyze: -o", err)
+		return exitUsage
+	}
+	style, err := tableStyle(o.color, stdout)
+	if err != nil {
+		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
 	}
 	failOn, err := parseFailOn(o.failOn)
@@ -134,13 +141,6 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	defer cancel()
 	popts := &parse.Options{Node: o.node, Summary: parse.Summary{Enabled: true}, Limits: parse.Limits{MaxMemory: o.memory}}
 	if !o.quiet {
-		popts.Progress = func(in model.Input) {
-			if in.Skipped != "" {
-				escape.Fprintf(stderr, "skip %s: %s\n", in.Path, in.Skipped)
-			}
-		}
-	}
-	if !o.quiet {
 		noteMerged(readCtx, operands.paths, stderr)
 	}
 	in := openExpanded(readCtx, operands, popts)
@@ -170,6 +170,7 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		for _, e := range rep.Errors {
 			escape.Fprintf(stderr, "error: rule %s: %s\n", e.Rule, e.Err)
 		}
+		saySkipped(stderr, snap, fs.Args())
 		unread := ""
 		if n := len(unreadableCaptures(snap)); n > 0 {
 			unread = fmt.Sprintf(", %d unreadable", n)
@@ -181,7 +182,7 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "read %s (%d skipped%s), %s; %s%s\n", count(countInputs(snap, false), "input"),
 			countInputs(snap, true), unread, count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"), suppressed)
 	}
-	if errs := writeOutputs(stdout, outputs, rep); len(errs) > 0 {
+	if errs := writeOutputs(stdout, outputs, rep, style); len(errs) > 0 {
 		for _, err := range errs {
 			escape.Fprintln(stderr, "netmortem analyze:", err)
 		}

@@ -84,7 +84,11 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	}
 	anonymizer := ao.anonymizer(snap)
 	t = anonymizeValue(anonymizer, t)
-	if err := t.Write(stdout, *output); err != nil {
+	write := t.Write
+	if *output == "table" {
+		write = func(w io.Writer, _ string) error { return t.WriteTable(w, outputWidth(w)) }
+	}
+	if err := write(stdout, *output); err != nil {
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
 	}

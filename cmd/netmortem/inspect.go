@@ -4,12 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -98,7 +94,7 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		enc.SetIndent("", "  ")
 		err = enc.Encode(in)
 	} else {
-		err = writeInspection(stdout, in)
+		err = writeInspectionFitted(stdout, in, outputWidth(stdout))
 	}
 	if err == nil {
 		err = ao.writeMapping(anonymizer)
@@ -120,60 +116,4 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		return exitUnreadable
 	}
 	return exitOK
-}
-
-func writeInspection(w io.Writer, in inspection) error {
-	tw := tablewriter.NewTable(w)
-	tw.Header("FILE", "FORMAT", "EVIDENCE", "NODE", "RECORDS", "WARNINGS", "NOTE")
-	read, skipped := 0, 0
-	for _, i := range in.Inputs {
-		note := i.Skipped
-		if note == "" && slices.Contains(in.Unreadable, i.Path) {
-			note = "capture header unreadable"
-		} else if note == "" {
-			read++
-			var kv []string
-			keys := make([]string, 0, len(i.Details))
-			for k := range i.Details {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				kv = append(kv, fmt.Sprintf("%s=%d", k, i.Details[k]))
-			}
-			note = strings.Join(kv, " ")
-		} else {
-			skipped++
-		}
-		if err := tw.Append(escape.String(i.Path), escape.String(i.Format), escape.String(string(i.Kind)), escape.String(nodeCell(i, in.RecordNodes)),
-			strconv.Itoa(i.Records), strconv.Itoa(i.Warnings), escape.String(note)); err != nil {
-			return err
-		}
-	}
-	if err := tw.Render(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\n%s read, %d skipped, %s.\n", count(read, "file"), skipped, count(len(in.Warnings), "warning"))
-	for _, wn := range in.Warnings {
-		escape.Fprintf(w, "  warning: %s: %s\n", wn.Position, wn.Message)
-	}
-	fmt.Fprintf(w, "\nRules that can run: %s\n", strings.Join(in.Runnable, ", "))
-	if len(in.Skipped) > 0 {
-		fmt.Fprintln(w, "Rules that lack evidence:")
-		for _, s := range in.Skipped {
-			var m []string
-			for _, k := range s.Missing {
-				m = append(m, string(k))
-			}
-			if len(s.AnyOf) > 0 {
-				var a []string
-				for _, k := range s.AnyOf {
-					a = append(a, string(k))
-				}
-				m = append(m, "one of "+strings.Join(a, ", "))
-			}
-			fmt.Fprintf(w, "  %s: needs %s\n", s.Rule, strings.Join(m, ", "))
-		}
-	}
-	return nil
 }

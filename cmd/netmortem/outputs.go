@@ -21,7 +21,7 @@ var outputUsage = "output format, to standard output, or FORMAT=PATH to write a 
 // writeOutputs writes rep to each output: the files, then standard
 // output. It returns an error for each output that failed, naming its -o
 // value.
-func writeOutputs(stdout io.Writer, outs []report.Output, rep *report.Report) []error {
+func writeOutputs(stdout io.Writer, outs []report.Output, rep *report.Report, style report.TableStyle) []error {
 	var errs []error
 	for _, o := range outs {
 		if o.Path != "" {
@@ -32,7 +32,11 @@ func writeOutputs(stdout io.Writer, outs []report.Output, rep *report.Report) []
 	}
 	for _, o := range outs {
 		if o.Path == "" {
-			if err := report.Write(stdout, o.Format, rep); err != nil {
+			write := report.Write
+			if o.Format == "table" {
+				write = func(w io.Writer, _ string, r *report.Report) error { return report.WriteTable(w, r, style) }
+			}
+			if err := write(stdout, o.Format, rep); err != nil {
 				errs = append(errs, fmt.Errorf("-o %s: %w", o, err))
 			}
 		}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/internal/fit"
+)
+
+// fitFixtures are the fixtures the terminal-width test runs on: every
+// incident, every seed, the captures and the real-world files.
+func fitFixtures(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, dir := range []string{"incidents", "seeds"} {
+		entries, err := os.ReadDir(fixture(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				out = append(out, filepath.Join(fixture(dir), e.Name()))
+			}
+		}
+	}
+	if len(out) < 40 {
+		t.Fatalf("found %d fixtures, want the incidents and seeds", len(out))
+	}
+	return append(out, fixture("captures"), fixture("real"))
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// widest is the width of the widest line of s, colour escapes left out.
+func widest(s string) (int, string) {
+	w, line := 0, ""
+	for _, l := range strings.Split(ansi.ReplaceAllString(s, ""), "\n") {
+		if lw := fit.Width(l); lw > w {
+			w, line = lw, l
+		}
+	}
+	return w, line
+}
+
+// roomFixtures are the fixtures on which the output at 200 columns is
+// held to use the room: at 80 columns every fixture is run.
+var roomFixtures = []string{"incidents/stale-dnat", "seeds/002-synack-reset", "captures"}
+
+func TestOutputFitsTerminalWidth(t *testing.T) {
+	commands := [][]string{{"analyze", "--color=always"}, {"flows"}, {"inspect"}}
+	t.Setenv("COLUMNS", "80")
+	for _, dir := range fitFixtures(t) {
+		name, _ := filepath.Rel(fixture(""), dir)
+		for _, cmd := range commands {
+			_, out, stderr := runCLI(t, append(append([]string{}, cmd...), dir)...)
+			if strings.TrimSpace(out) == "" && cmd[0] != "flows" {
+				t.Errorf("%s %s: no output; stderr:\n%s", cmd[0], name, stderr)
+			}
+			if w, line := widest(out); w > 80 {
+				t.Errorf("%s %s at 80 columns: a line is %d wide: %q", cmd[0], name, w, line)
+			}
+		}
+	}
+	for _, name := range roomFixtures {
+		for _, cmd := range commands {
+			args := append(append([]string{}, cmd...), fixture(name))
+			t.Setenv("COLUMNS", "")
+			_, natural, _ := runCLI(t, args...)
+			naturalWidth, _ := widest(natural)
+			t.Setenv("COLUMNS", "200")
+			_, out, _ := runCLI(t, args...)
+			w, line := widest(out)
+			if w > 200 {
+				t.Errorf("%s %s at 200 columns: a line is %d wide: %q", cmd[0], name, w, line)
+			}
+			if naturalWidth <= 120 || w <= 120 {
+				t.Errorf("%s %s at 200 columns: widest line %d, %d unfitted: the room is not used", cmd[0], name, w, naturalWidth)
+			}
+		}
+	}
+}
+
+func TestColorFlag(t *testing.T) {
+	t.Setenv("COLUMNS", "100")
+	t.Setenv("NO_COLOR", "")
+	_, auto, _ := runCLI(t, "analyze", incident)
+	_, always, _ := runCLI(t, "analyze", "--color=always", incident)
+	_, never, _ := runCLI(t, "analyze", "--color=never", incident)
+	if strings.Contains(auto, "\x1b[") || strings.Contains(never, "\x1b[") {
+		t.Errorf("colour written to a pipe (auto) or with --color=never:\n%s", auto)
+	}
+	if !strings.Contains(always, "\x1b[1;31mERROR\x1b[0m") && !strings.Contains(always, "\x1b[33mWARNING\x1b[0m") {
+		t.Errorf("--color=always does not colour the severities:\n%s", always)
+	}
+	if got := ansi.ReplaceAllString(always, ""); got != never {
+		t.Errorf("colour changes more than the escapes:\n%s\nvs\n%s", got, never)
+	}
+	if code, _, stderr := runCLI(t, "analyze", "--color=sometimes", incident); code != exitUsage || !strings.Contains(stderr, "auto, always or never") {
+		t.Errorf("--color=sometimes: exit %d, stderr %q", code, stderr)
+	}
+	t.Setenv("NO_COLOR", "1")
+	if c, err := useColor("auto", os.Stdout); err != nil || c {
+		t.Errorf("NO_COLOR set: useColor(auto) = %v, %v, want false", c, err)
+	}
+}
+
+func TestSkippedSummary(t *testing.T) {
+	_, _, stderr := runCLI(t, "analyze", fixture("real"))
+	if n := strings.Count(stderr, "skipped "); n != 1 {
+		t.Errorf("want one line for the skipped files, got %d:\n%s", n, stderr)
+	}
+	if !strings.Contains(stderr, "netmortem inspect "+fixture("real")+" lists") {
+		t.Errorf("the skipped line does not point at inspect:\n%s", stderr)
+	}
+	if _, _, quiet := runCLI(t, "analyze", "-q", fixture("real")); strings.Contains(quiet, "skipped") {
+		t.Errorf("-q prints the skipped summary:\n%s", quiet)
+	}
+}
+
+func TestFittedPathsRelativeToBundle(t *testing.T) {
+	t.Setenv("COLUMNS", "200")
+	_, out, _ := runCLI(t, "analyze", incident)
+	if !strings.Contains(out, "Bundle "+incident) || strings.Count(out, incident) != 1 {
+		t.Errorf("want the bundle named once and paths relative to it:\n%s", out)
+	}
+	if !strings.Contains(out, "capture.pcap#frame=") {
+		t.Errorf("evidence positions missing:\n%s", out)
+	}
+	t.Setenv("COLUMNS", "80")
+	_, out, _ = runCLI(t, "inspect", incident)
+	if !strings.Contains(out, "folder "+incident+"/") || !strings.Contains(out, "capture.pcap") {
+		t.Errorf("inspect does not group by folder:\n%s", out)
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/model"
+)
+
+// maxSkippedNames is how many skipped files the summary names; past it,
+// it only counts them.
+const maxSkippedNames = 3
+
+// saySkipped writes one line that sums up the inputs of snap that were
+// skipped: how many, why (each reason with its count), the files' names
+// when there are few, and the inspect command that lists them all.
+func saySkipped(w io.Writer, snap *model.Snapshot, paths []string) {
+	var names []string
+	reasons := map[string]int{}
+	for _, in := range snap.Inputs {
+		if in.Skipped != "" {
+			names = append(names, in.Path)
+			reasons[in.Skipped]++
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	why := make([]string, 0, len(reasons))
+	for r := range reasons {
+		why = append(why, r)
+	}
+	sort.Slice(why, func(a, b int) bool {
+		if reasons[why[a]] != reasons[why[b]] {
+			return reasons[why[a]] > reasons[why[b]]
+		}
+		return why[a] < why[b]
+	})
+	for i, r := range why {
+		if len(reasons) > 1 {
+			why[i] = fmt.Sprintf("%s: %d", r, reasons[r])
+		}
+	}
+	line := fmt.Sprintf("skipped %s (%s)", count(len(names), "file"), strings.Join(why, "; "))
+	if len(names) <= maxSkippedNames {
+		line += ": " + strings.Join(names, ", ")
+	}
+	escape.Fprintf(w, "%s; netmortem inspect %s lists what was read and skipped, file by file\n", line, shellWords(paths))
+}
+
+// shellWords joins args as a shell command line would need them, each
+// with characters a shell reads quoted in single quotes.
+func shellWords(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./:@%+=,-", r))
+		}) {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,125 @@
+// Package fit lays text out for a terminal of a given width: cells and
+// paragraphs wrapped at word boundaries, tables whose columns shrink to the
+// width, and tables too wide for it folded into one block per row.
+//
+// A width of 0 or less means no limit: lines keep their length.
+package fit
+
+import (
+	"strings"
+
+	"github.com/mattn/go-runewidth"
+)
+
+// Width is the number of terminal columns s takes.
+func Width(s string) int {
+	return runewidth.StringWidth(s)
+}
+
+// Wrap breaks s into lines at most width columns wide, at spaces where it
+// can; a word wider than width is cut, after a '/' or ':' where it has one
+// within the width. Newlines in s are kept as line breaks, and the
+// leading spaces of a line indent each line it is wrapped into. width <= 0
+// returns the lines of s as they are.
+func Wrap(s string, width int) []string {
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		if width <= 0 || Width(para) <= width {
+			out = append(out, para)
+			continue
+		}
+		// A paragraph's leading spaces indent each of its lines.
+		body := strings.TrimLeft(para, " ")
+		indent := para[:len(para)-len(body)]
+		if len(indent) >= width/2 {
+			indent = ""
+		}
+		for _, l := range wrapLine(body, width-len(indent)) {
+			out = append(out, indent+l)
+		}
+	}
+	return out
+}
+
+func wrapLine(s string, width int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "" && Width(word) <= width:
+			line = word
+		case line != "" && Width(line)+1+Width(word) <= width:
+			line += " " + word
+		default:
+			if line != "" {
+				out = append(out, line)
+				line = ""
+			}
+			for Width(word) > width {
+				head, tail := cut(word, width)
+				out = append(out, head)
+				word = tail
+			}
+			line = word
+		}
+	}
+	if line != "" || len(out) == 0 {
+		out = append(out, line)
+	}
+	return out
+}
+
+// cut splits word, wider than width, into a head at most width columns
+// wide and the rest. The head ends, where it can in its second half,
+// after a '/', ':', ',', '-', '_' or '.', or before a '#'.
+func cut(word string, width int) (string, string) {
+	w, end, soft := 0, 0, 0
+	for i, r := range word {
+		rw := runewidth.RuneWidth(r)
+		if w+rw > width {
+			break
+		}
+		if r == '#' && w > width/2 {
+			soft = i // before a frame number
+		}
+		w += rw
+		end = i + len(string(r))
+		if strings.ContainsRune("/:,-_.", r) && w > width/2 {
+			soft = end
+		}
+	}
+	if end == 0 { // a rune wider than width: take it alone
+		_, n := firstRune(word)
+		end = n
+	}
+	if soft > 0 {
+		end = soft
+	}
+	return word[:end], word[end:]
+}
+
+func firstRune(s string) (rune, int) {
+	for _, r := range s {
+		return r, len(string(r))
+	}
+	return 0, 0
+}
+
+// Indent wraps s to width with prefix before its first line and an
+// indent of the same width before the others, and returns the lines.
+func Indent(prefix, s string, width int) []string {
+	inner := 0
+	if width > 0 {
+		inner = max(width-Width(prefix), 10)
+	}
+	lines := Wrap(s, inner)
+	pad := strings.Repeat(" ", Width(prefix))
+	for i := range lines {
+		if i == 0 {
+			lines[i] = prefix + lines[i]
+		} else {
+			lines[i] = pad + lines[i]
+		}
+	}
+	return lines
+}

@@ -1,0 +1,73 @@
+package fit
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestWrapKeepsWidthAndWords(t *testing.T) {
+	s := "kube-proxy cannot list EndpointSlice, Service: its dataplane is not updated at fixtures/incidents/stale-dnat/iptables-nat-nvL.txt:48"
+	for _, width := range []int{12, 20, 33, 80} {
+		lines := Wrap(s, width)
+		for _, l := range lines {
+			if Width(l) > width {
+				t.Errorf("width %d: line %q is %d wide", width, l, Width(l))
+			}
+		}
+		if got := strings.ReplaceAll(strings.Join(lines, ""), " ", ""); got != strings.ReplaceAll(s, " ", "") {
+			t.Errorf("width %d: wrapping lost text: %q", width, got)
+		}
+	}
+	if got := Wrap("a b c", 0); len(got) != 1 || got[0] != "a b c" {
+		t.Errorf("width 0: %q, want the line as it is", got)
+	}
+	if got := Wrap("  one two three", 10); strings.Join(got, "|") != "  one two|  three" {
+		t.Errorf("Wrap of an indented line at 10 = %q, want each line indented", got)
+	}
+	if got := Wrap("one two three", 8); strings.Join(got, "|") != "one two|three" {
+		t.Errorf("Wrap at 8 = %q, want breaks at spaces", got)
+	}
+}
+
+func TestTableFitsOrFolds(t *testing.T) {
+	tb := &Table{Header: []string{"SEVERITY", "RULE", "FINDING", "EVIDENCE"}, MinWidth: []int{0, 22}, Rows: [][]string{
+		{"ERROR", "kube-proxy-sync-errors", "kube-proxy cannot list EndpointSlice, Service: its dataplane is not updated", "kube-proxy.log:4\nkube-proxy.log:5"},
+		{"WARNING", "syn-unanswered", "10.244.2.7:53 does not answer", "capture.pcap#frame=5"},
+	}}
+	var natural strings.Builder
+	if err := tb.Render(&natural, 0); err != nil {
+		t.Fatal(err)
+	}
+	naturalWidth := maxWidth(natural.String())
+	for _, width := range []int{30, 60, 80, 200} {
+		var b strings.Builder
+		if err := tb.Render(&b, width); err != nil {
+			t.Fatal(err)
+		}
+		got := maxWidth(b.String())
+		if got > width {
+			t.Errorf("width %d: widest line is %d:\n%s", width, got, b.String())
+		}
+		if width >= naturalWidth && got != naturalWidth {
+			t.Errorf("width %d: table is %d wide, want its natural %d", width, got, naturalWidth)
+		}
+		for _, want := range []string{"kube-proxy-sync-errors", "syn-unanswered", "kube-proxy.log:5"} {
+			if width >= 80 && !strings.Contains(b.String(), want) {
+				t.Errorf("width %d: %q missing:\n%s", width, want, b.String())
+			}
+		}
+	}
+	var narrow strings.Builder
+	_ = tb.Render(&narrow, 30)
+	if !strings.Contains(narrow.String(), "SEVERITY: WARNING\nRULE:     syn-unanswered\n") || strings.Contains(narrow.String(), "┌") {
+		t.Errorf("width 30: want one block per row:\n%s", narrow.String())
+	}
+}
+
+func maxWidth(s string) int {
+	m := 0
+	for _, l := range strings.Split(s, "\n") {
+		m = max(m, Width(l))
+	}
+	return m
+}
