@@ -32,15 +32,10 @@ const FoldWidth = 120
 // WriteTable writes r in the table format laid out by s. With the zero
 // TableStyle it writes what Write(w, "table", r) does.
 func WriteTable(w io.Writer, r *Report, s TableStyle) error {
-	if w == nil || isNilPointer(w) {
-		return ErrNilWriter
+	r, err := forWriting(w, r)
+	if err != nil {
+		return err
 	}
-	if r == nil {
-		return ErrNilReport
-	}
-	c := *r.withEmptyLists()
-	c.Verdict = NewVerdict(c.Findings, c.Inputs)
-	r = &c
 	if s.Width <= 0 && !s.Color {
 		return writeTable(w, r)
 	}

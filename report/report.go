@@ -140,6 +140,21 @@ var (
 	ErrNilReport = errors.New("report: nil report")
 )
 
+// forWriting checks the arguments of Write and WriteTable and returns the
+// copy of r they render: empty lists instead of nil ones, and the verdict
+// of the findings as they are now (r may have changed since New).
+func forWriting(w io.Writer, r *Report) (*Report, error) {
+	if w == nil || isNilPointer(w) {
+		return nil, ErrNilWriter
+	}
+	if r == nil {
+		return nil, ErrNilReport
+	}
+	c := *r.withEmptyLists()
+	c.Verdict = NewVerdict(c.Findings, c.Inputs)
+	return &c, nil
+}
+
 // Write renders r in format (one of Formats) to w. It returns ErrNilWriter
 // or ErrNilReport for a nil w or r, and an error naming the formats for an
 // unknown one.
@@ -151,15 +166,10 @@ var (
 // cannot write (years outside 0-9999) and NaN or infinite numbers among a
 // finding's facts are written clamped or as text, with one warning added.
 func Write(w io.Writer, format string, r *Report) error {
-	if w == nil || isNilPointer(w) {
-		return ErrNilWriter
+	r, err := forWriting(w, r)
+	if err != nil {
+		return err
 	}
-	if r == nil {
-		return ErrNilReport
-	}
-	c := *r.withEmptyLists()
-	c.Verdict = NewVerdict(c.Findings, c.Inputs)
-	r = &c
 	switch format {
 	case "table":
 		return writeTable(w, r)
