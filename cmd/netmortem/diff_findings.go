@@ -29,7 +29,7 @@ type findingsDiff struct {
 type findingRef struct {
 	Fingerprint string            `json:"fingerprint"`
 	Rule        string            `json:"rule"`
-	Severity    string            `json:"severity"`
+	Severity    analyzer.Severity `json:"severity"`
 	Title       string            `json:"title"`
 	Subject     map[string]string `json:"subject"`
 }
@@ -54,7 +54,7 @@ type fieldChange struct {
 }
 
 func refOf(f analyzer.Finding) findingRef {
-	return findingRef{Fingerprint: f.Fingerprint, Rule: f.Rule, Severity: f.Severity.String(), Title: f.Title, Subject: f.Subject}
+	return findingRef{Fingerprint: f.Fingerprint, Rule: f.Rule, Severity: f.Severity, Title: f.Title, Subject: f.Subject}
 }
 
 // diffFindings matches the findings of old and new by fingerprint.
@@ -306,12 +306,12 @@ func scalarText(v, other any) string {
 func failingChanges(d findingsDiff, level analyzer.Severity) int {
 	n := 0
 	for _, r := range d.Appeared {
-		if sev, err := analyzer.ParseSeverity(r.Severity); err == nil && sev >= level {
+		if r.Severity >= level {
 			n++
 		}
 	}
 	for _, c := range d.Changed {
-		if sev, err := analyzer.ParseSeverity(c.Severity); err == nil && sev >= level && c.Worse {
+		if c.Severity >= level && c.Worse {
 			n++
 		}
 	}
