@@ -65,6 +65,14 @@ type Report struct {
 	// absent when it did. The CLI exits 3 when it is not empty, and SARIF
 	// then says the run was not successful.
 	Incomplete []string `json:"incomplete,omitempty" yaml:"incomplete,omitempty"`
+
+	// Timelines are the HTML report's charts, by finding fingerprint
+	// (package timeline builds them from the model). They are not part of
+	// the JSON or YAML report.
+	Timelines map[string]*Timeline `json:"-" yaml:"-"`
+	// Quotes are the texts at the findings' evidence positions, for the
+	// HTML report's appendix. They are not part of the JSON or YAML report.
+	Quotes []Quote `json:"-" yaml:"-"`
 }
 
 // Warning is a problem found in an input.
