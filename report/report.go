@@ -9,6 +9,10 @@
 //     for editors, CI problem matchers and grep
 //   - json and yaml: the whole Report, for programs
 //   - markdown: ready to paste into a ticket, the verdict first
+//   - html: one self-contained page (inline CSS, no script, nothing
+//     loaded) with the verdict, every finding with its timeline drawn as
+//     SVG (Report.Timelines) and its evidence linked to an appendix
+//     quoting it (Report.Quotes)
 package report
 
 import (
@@ -140,7 +144,9 @@ func (r *Report) Max() analyzer.Severity {
 }
 
 // Formats lists the output formats Write accepts.
-func Formats() []string { return []string{"table", "text", "json", "yaml", "markdown", "sarif"} }
+func Formats() []string {
+	return []string{"table", "text", "json", "yaml", "markdown", "sarif", "html"}
+}
 
 // Errors of Write for arguments it cannot use.
 var (
@@ -191,6 +197,8 @@ func Write(w io.Writer, format string, r *Report) error {
 		return writeMarkdown(w, r)
 	case "sarif":
 		return writeSARIF(w, r.suppressedForJSON().forJSON())
+	case "html":
+		return writeHTML(w, r)
 	}
 	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats(), ", "))
 }

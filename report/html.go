@@ -1,0 +1,368 @@
+package report
+
+import (
+	_ "embed"
+	"html/template"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/model"
+)
+
+// The html format is one self-contained page: inline CSS, no script, and a
+// Content-Security-Policy that lets nothing load, so that it opens offline
+// and a hostile bundle cannot make it fetch anything. Every string from the
+// bundle goes through escape.String (control characters and bidirectional
+// overrides shown as Go escapes, as in the table) and then html/template's
+// contextual escaping.
+//
+// The page's structure is a contract for tools that read it:
+//
+//   - <body data-findings="N">, N the number of findings;
+//   - the verdict in <section id="verdict">;
+//   - one <section class="finding" id="f-FINGERPRINT"
+//     data-fingerprint="FINGERPRINT"> per finding (a finding without a
+//     fingerprint, or whose fingerprint an earlier one has, gets
+//     id="f-N", N its 1-based index);
+//   - inside it, when Report.Timelines has its fingerprint, <figure
+//     class="timeline" data-fingerprint="FINGERPRINT"> whose first child
+//     is the chart's <svg>;
+//   - the evidence appendix in <section id="appendix">, one <li id="q-N"
+//     class="quote"> per position cited, which every evidence link
+//     (href="#q-N") points at.
+
+//go:embed html.tmpl
+var htmlTemplateText string
+
+//go:embed html.css
+var htmlCSS string
+
+// htmlTemplate is the page's template, parsed once.
+var htmlTemplate = template.Must(template.New("page").Parse(htmlTemplateText))
+
+// htmlPage is what the template renders: every string already escaped
+// for display (see esc), numbers and links computed.
+type htmlPage struct {
+	CSS            template.CSS
+	Tool           string
+	InputsRead     int
+	InputsSkipped  int
+	WarningCount   int
+	Incomplete     []string
+	Verdict        []htmlVerdict
+	VerdictOthers  string
+	Findings       []*htmlFinding
+	Warnings       []htmlWarning
+	Skipped        []htmlSkipped
+	Errors         []htmlRuleError
+	Suppressed     []htmlSuppressed
+	SuppressedNote string
+	Inputs         []htmlInput
+	Quotes         []*htmlQuote
+}
+
+type htmlVerdict struct {
+	Sev     string
+	Line    string
+	Anchor  htmlLink
+	Related []htmlLink
+}
+
+// htmlLink is a link to a finding: its section's id, the text, and what
+// a printed page shows after it ("finding 2").
+type htmlLink struct {
+	Anchor string
+	Text   string
+	Ref    string
+}
+
+type htmlFinding struct {
+	Index        int
+	ID           string
+	Fingerprint  string
+	Sev          string
+	Certainty    string
+	Rule         string
+	Title        string
+	Summary      string
+	Cause        string
+	CauseNote    string
+	ExplainedBy  string
+	Fix          string
+	Decide       string
+	Alternatives []string
+	Supports     []string
+	Contradicts  []string
+	Facts        []htmlFact
+	Sources      string
+	Evidence     []htmlRef
+	Timeline     *htmlChart
+}
+
+type htmlFact struct{ Key, Value string }
+
+// htmlRef is a link to an appendix entry.
+type htmlRef struct {
+	Q    int
+	Pos  string
+	Note string
+}
+
+type htmlWarning struct {
+	Q       int
+	Pos     string
+	Message string
+}
+
+type htmlSkipped struct {
+	Rule, Missing string
+}
+
+type htmlRuleError struct {
+	Rule, Err string
+}
+
+type htmlSuppressed struct {
+	Sev, Rule, Title, Why, Fingerprint string
+}
+
+type htmlInput struct {
+	Path, Format, Kind, Node, Records, Skipped string
+}
+
+// htmlQuote is one entry of the evidence appendix.
+type htmlQuote struct {
+	N      int
+	Pos    string
+	Text   string
+	Quoted bool
+	// CitedBy are the findings whose evidence or timeline cite it.
+	CitedBy []htmlLink
+}
+
+// quoteBook numbers the positions the page cites, in the order cited, and
+// finds the quote of each.
+type quoteBook struct {
+	texts map[model.Pos]string
+	// loose are the quotes by file, line and frame alone, for a position
+	// that names an object or a column its quote does not.
+	loose   map[model.Pos]string
+	byPos   map[model.Pos]*htmlQuote
+	entries []*htmlQuote
+}
+
+func newQuoteBook(quotes []Quote) *quoteBook {
+	b := &quoteBook{texts: map[model.Pos]string{}, loose: map[model.Pos]string{}, byPos: map[model.Pos]*htmlQuote{}}
+	for _, q := range quotes {
+		if _, ok := b.texts[q.Pos]; !ok {
+			b.texts[q.Pos] = q.Text
+		}
+		if _, ok := b.loose[looseKey(q.Pos)]; !ok {
+			b.loose[looseKey(q.Pos)] = q.Text
+		}
+	}
+	return b
+}
+
+// looseKey is p with only its file, line and frame.
+func looseKey(p model.Pos) model.Pos {
+	return model.Pos{File: p.File, Line: p.Line, Frame: p.Frame}
+}
+
+// text returns the quote of p, and whether there is one: the quote of
+// exactly p, else of its file, line and frame.
+func (b *quoteBook) text(p model.Pos) (string, bool) {
+	if t, ok := b.texts[p]; ok {
+		return t, true
+	}
+	if p.Line > 0 || p.Frame > 0 {
+		t, ok := b.loose[looseKey(p)]
+		return t, ok
+	}
+	return "", false
+}
+
+// quoted reports whether p has a quote.
+func (b *quoteBook) quoted(p model.Pos) bool {
+	_, ok := b.text(p)
+	return ok && !p.IsZero()
+}
+
+// cite returns the number of p's appendix entry, adding it when new, and
+// records that the finding at anchor cites it. A zero p has none: 0.
+func (b *quoteBook) cite(p model.Pos, by htmlLink) int {
+	if p.IsZero() {
+		return 0
+	}
+	q, ok := b.byPos[p]
+	if !ok {
+		q = &htmlQuote{N: len(b.entries) + 1, Pos: esc(p.String())}
+		text, found := b.text(p)
+		q.Text, q.Quoted = esc(text), found
+		b.byPos[p] = q
+		b.entries = append(b.entries, q)
+	}
+	if n := len(q.CitedBy); by.Anchor != "" && (n == 0 || q.CitedBy[n-1].Anchor != by.Anchor) {
+		q.CitedBy = append(q.CitedBy, by)
+	}
+	return q.N
+}
+
+// esc is s as the page shows it: its control characters, bidirectional
+// overrides and invalid bytes written as Go escapes (html/template then
+// escapes it for HTML).
+func esc(s string) string { return escape.String(s) }
+
+func escAll(l []string) []string {
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = esc(s)
+	}
+	return out
+}
+
+// writeHTML prints the html format.
+func writeHTML(w io.Writer, r *Report) error {
+	return htmlTemplate.Execute(w, newHTMLPage(r))
+}
+
+// newHTMLPage lays out r for the template.
+func newHTMLPage(r *Report) *htmlPage {
+	p := &htmlPage{
+		CSS:           template.CSS(htmlCSS),
+		Tool:          esc(toolLine(r)),
+		InputsRead:    countRead(r),
+		InputsSkipped: len(r.Inputs) - countRead(r),
+		WarningCount:  len(r.Warnings),
+		Incomplete:    escAll(r.Incomplete),
+	}
+	book := newQuoteBook(r.Quotes)
+	anchors := findingAnchors(r.Findings)
+	for i, f := range r.Findings {
+		p.Findings = append(p.Findings, newHTMLFinding(i, f, anchors[i], r, book))
+	}
+	byFingerprint := map[string]htmlLink{}
+	for i, f := range r.Findings {
+		if _, ok := byFingerprint[f.Fingerprint]; !ok && f.Fingerprint != "" {
+			byFingerprint[f.Fingerprint] = htmlLink{Anchor: anchors[i], Ref: "finding " + strconv.Itoa(i+1)}
+		}
+	}
+	for _, c := range r.Verdict.Causes {
+		v := htmlVerdict{Sev: c.Severity.String(), Line: esc(c.Line), Anchor: byFingerprint[c.Fingerprint]}
+		for _, l := range c.Related {
+			link := byFingerprint[l.Fingerprint]
+			link.Text = esc(l.Rule + ": " + l.Title + " (" + l.Link + ")")
+			v.Related = append(v.Related, link)
+		}
+		p.Verdict = append(p.Verdict, v)
+	}
+	if lines := verdictLines(r.Verdict); r.Verdict.Others > 0 {
+		p.VerdictOthers = esc(lines[len(lines)-1])
+	}
+	for _, wn := range r.Warnings {
+		// A warning links to the appendix only when its line is quoted:
+		// the appendix is for the evidence, not a list of every warning.
+		hw := htmlWarning{Pos: esc(wn.Position), Message: esc(wn.Message)}
+		if book.quoted(wn.Pos) {
+			hw.Q = book.cite(wn.Pos, htmlLink{})
+		}
+		p.Warnings = append(p.Warnings, hw)
+	}
+	for _, s := range r.Skipped {
+		p.Skipped = append(p.Skipped, htmlSkipped{Rule: esc(s.Rule), Missing: esc(skippedNeeds(s))})
+	}
+	for _, e := range r.Errors {
+		p.Errors = append(p.Errors, htmlRuleError{Rule: esc(e.Rule), Err: esc(e.Err)})
+	}
+	for _, s := range r.Suppressed {
+		p.Suppressed = append(p.Suppressed, htmlSuppressed{Sev: s.Severity.String(), Rule: esc(s.Rule), Title: esc(s.Title),
+			Why: esc(why(s)), Fingerprint: esc(s.Fingerprint)})
+	}
+	p.SuppressedNote = esc(suppressedNote(r))
+	for _, in := range r.Inputs {
+		hi := htmlInput{Path: esc(in.Path), Format: esc(in.Format), Kind: esc(string(in.Kind)), Node: esc(in.Node), Skipped: esc(in.Skipped)}
+		if in.Skipped == "" {
+			hi.Records = strconv.Itoa(in.Records)
+		}
+		p.Inputs = append(p.Inputs, hi)
+	}
+	p.Quotes = book.entries
+	return p
+}
+
+// toolLine names the netmortem that wrote r: "netmortem v1.2.3 (0123456,
+// go1.26.8)".
+func toolLine(r *Report) string {
+	s := strings.TrimSpace(r.Tool.Name + " " + r.Tool.Version)
+	var extra []string
+	if c := r.Tool.Commit; c != "" {
+		extra = append(extra, c[:min(len(c), 12)])
+	}
+	if r.Tool.Go != "" {
+		extra = append(extra, r.Tool.Go)
+	}
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return s
+}
+
+// skippedNeeds says what a skipped rule lacked: "netfilter, ipvs", or
+// "one of capture, conntrack".
+func skippedNeeds(s analyzer.Skipped) string {
+	var parts []string
+	for _, k := range s.Missing {
+		parts = append(parts, string(k))
+	}
+	if len(s.AnyOf) > 0 {
+		var oneOf []string
+		for _, k := range s.AnyOf {
+			oneOf = append(oneOf, string(k))
+		}
+		parts = append(parts, "one of "+strings.Join(oneOf, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// findingAnchors are the ids of the findings' sections: "f-" and the
+// fingerprint, or "f-N" (N the 1-based index) for a finding without one
+// or whose fingerprint an earlier finding has.
+func findingAnchors(findings []analyzer.Finding) []string {
+	out := make([]string, len(findings))
+	seen := map[string]bool{}
+	for i, f := range findings {
+		id := "f-" + f.Fingerprint
+		if f.Fingerprint == "" || seen[id] {
+			id = "f-" + strconv.Itoa(i+1)
+		}
+		seen[id] = true
+		out[i] = id
+	}
+	return out
+}
+
+func newHTMLFinding(i int, f analyzer.Finding, anchor string, r *Report, book *quoteBook) *htmlFinding {
+	hf := &htmlFinding{
+		Index: i + 1, ID: anchor, Fingerprint: esc(f.Fingerprint), Sev: f.Severity.String(),
+		Certainty: string(f.Certainty), Rule: esc(f.Rule), Title: esc(f.Title), Summary: esc(f.Summary),
+		Cause: esc(f.Cause), CauseNote: certaintyNote(f.Certainty), ExplainedBy: esc(f.ExplainedBy),
+		Fix: esc(f.Fix), Decide: esc(f.Decide), Alternatives: escAll(f.Alternatives),
+		Supports: escAll(f.Supports), Contradicts: escAll(f.Contradicts), Sources: esc(sourcesText(f)),
+	}
+	for _, l := range factLines(f.Facts) {
+		k, v, _ := strings.Cut(l, ": ")
+		hf.Facts = append(hf.Facts, htmlFact{Key: esc(k), Value: esc(v)})
+	}
+	by := htmlLink{Anchor: anchor, Text: esc(f.Rule)}
+	for _, e := range f.Evidence {
+		hf.Evidence = append(hf.Evidence, htmlRef{Q: book.cite(e.Pos, by), Pos: esc(e.Pos.String()), Note: esc(e.Note)})
+	}
+	if tl := r.Timelines[f.Fingerprint]; tl != nil && f.Fingerprint != "" {
+		hf.Timeline = newHTMLChart(tl, i+1, func(p model.Pos) int { return book.cite(p, by) })
+		hf.Timeline.Fingerprint = hf.Fingerprint
+	}
+	return hf
+}

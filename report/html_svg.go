@@ -1,0 +1,541 @@
+package report
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// A Timeline is drawn as one SVG in a viewBox chartWidth units wide, which
+// the page scales to its width: a time axis at the top, then one row per
+// Lane (its name above its track), then the labels of the Marks. The
+// number of elements is bounded whatever the number of events: a lane with
+// more events than its share of maxEvents is drawn as columns of counts,
+// and spans, marks and lanes beyond their budgets are merged or left out
+// with a note under the chart.
+const (
+	chartWidth   = 640
+	plotX0       = 8
+	plotX1       = chartWidth - 8
+	axisHeight   = 32
+	laneHeight   = 58
+	laneTrackTop = 24 // from the lane's top to its track's
+	trackHeight  = 26
+	markRow      = 24
+
+	maxLanes      = 30  // lanes drawn; the others are counted in a note
+	maxEvents     = 200 // events drawn one by one, over all lanes
+	maxBinElems   = 600 // elements of the columns of counts, over all lanes
+	maxLaneSpans  = 100 // lane spans drawn, over all lanes
+	maxShades     = 30  // timeline spans drawn
+	maxMarks      = 30  // marks drawn
+	maxLabelRunes = 80
+)
+
+// htmlChart is a Timeline laid out for the template.
+type htmlChart struct {
+	// ID prefixes the ids of the chart's shapes: "tl-3".
+	ID string
+	// Fingerprint is the finding's, for the figure's data-fingerprint.
+	Fingerprint string
+	Title       string
+	W, H        int
+	AxisNote    string
+	Ticks       []svgTick
+	// AxisY is the top of the tick lines, LanesEnd the bottom of the
+	// last lane.
+	AxisY, LanesEnd int
+	// TrackW is the width of a lane's track.
+	TrackW int
+	Shades []svgRect
+	Lanes  []svgLane
+	Marks  []svgMark
+	Kinds  []string
+	Legend []svgLegend
+	Notes  []string
+}
+
+type svgTick struct {
+	X      string
+	Label  string
+	Anchor string
+}
+
+// svgRect is a span: a bar on a lane or a band across the chart.
+type svgRect struct {
+	X, Y, W, H string
+	Fill       string
+	Class      string
+	// Label is drawn inside the bar at TextX, TextY when it fits.
+	Label        string
+	TextX, TextY string
+	Tip          string
+	Q            int
+}
+
+type svgLane struct {
+	LabelY string
+	Name   string
+	Tip    string
+	TrackY string
+	TrackH int
+	Spans  []svgRect
+	Events []svgEvent
+	Bins   []svgBin
+}
+
+// svgEvent is one event drawn as its kind's shape.
+type svgEvent struct {
+	X, Y string
+	Kind string
+	Tip  string
+	Q    int
+}
+
+// svgBin is one column of counts: a bar per kind, stacked.
+type svgBin struct {
+	Bars []svgRect
+	Tip  string
+	Q    int
+}
+
+type svgMark struct {
+	X, Y1, Y2     string
+	TextX, TextY  string
+	Anchor, Label string
+	Tip           string
+	Q             int
+}
+
+type svgLegend struct {
+	Kind  string
+	Shape bool // an event kind, drawn as its shape; else a span's swatch
+	Fill  string
+	Text  string
+}
+
+// eventKinds are the event kinds in the legend's order, with their
+// colours (the shapes are in html.tmpl) and what they mean.
+var eventKinds = []struct{ kind, fill, text string }{
+	{EventEstablished, "#1b7f3b", "established"},
+	{EventFailed, "#b45f06", "failed, no reset"},
+	{EventReset, "#c62828", "reset"},
+	{EventICMP, "#6a1b9a", "ICMP error"},
+	{EventARP, "#1565c0", "ARP claim"},
+	{EventRestart, "#ad1457", "restart"},
+	{EventError, "#8d2400", "error logged"},
+	{EventInfo, "#546e7a", "other"},
+}
+
+// kindOf is k, or EventInfo for a kind the chart does not know.
+func kindOf(k string) string {
+	for _, e := range eventKinds {
+		if e.kind == k {
+			return k
+		}
+	}
+	return EventInfo
+}
+
+// shadeFills are the fills of the timeline spans by kind.
+var shadeFills = map[string]string{SpanWindow: "#fff1a8", SpanStale: "#f9cfcf", SpanOwner: "#d5e8fb"}
+
+// ownerFills are the fills of a lane's spans, one per distinct label.
+var ownerFills = []string{"#cfe3fa", "#fde0bd", "#d3efd3", "#e9d5f4", "#f9d2d2", "#dddddd", "#fbf0a8", "#c6eaea"}
+
+// chartScale maps times to x.
+type chartScale struct {
+	start, end time.Time
+	span       time.Duration
+	rel        bool
+}
+
+func (s chartScale) x(t time.Time) float64 {
+	f := float64(t.Sub(s.start)) / float64(s.span)
+	return plotX0 + min(max(f, 0), 1)*(plotX1-plotX0)
+}
+
+// when says when t is: "10:00:12.345 UTC (+12.345 s)".
+func (s chartScale) when(t time.Time) string {
+	w := t.UTC().Format("2006-01-02 15:04:05.000 UTC")
+	if s.rel {
+		w += " (+" + seconds(t.Sub(s.start)) + ")"
+	}
+	return w
+}
+
+// seconds formats d as seconds with up to three decimals: "12.5 s".
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
+}
+
+// num formats a coordinate with at most one decimal.
+func num(f float64) string { return strconv.FormatFloat(float64(int(f*10+0.5))/10, 'f', -1, 64) }
+
+// cut shortens s to maxLabelRunes runes, with an ellipsis.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// newHTMLChart lays out tl as the n-th chart of the page; cite gives the
+// appendix entry of a position.
+func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
+	c := &htmlChart{ID: "tl-" + strconv.Itoa(n), Title: esc(tl.Title), W: chartWidth, AxisY: axisHeight - 6, TrackW: plotX1 - plotX0}
+	sc := timeScale(tl)
+	c.Ticks, c.AxisNote = ticks(sc)
+	lanes := tl.Lanes
+	if len(lanes) > maxLanes {
+		c.Notes = append(c.Notes, strconv.Itoa(len(lanes)-maxLanes)+" more rows not drawn (the chart shows the first "+strconv.Itoa(maxLanes)+").")
+		lanes = lanes[:maxLanes]
+	}
+	c.LanesEnd = axisHeight + laneHeight*len(lanes)
+	kinds := map[string]bool{}
+	perLane := maxEvents / max(len(lanes), 1)
+	binned := 0
+	for _, l := range lanes {
+		if len(l.Events) > perLane {
+			binned++
+		}
+	}
+	spanBudget := maxLaneSpans / max(len(lanes), 1)
+	owners := false
+	for i, l := range lanes {
+		top := axisHeight + laneHeight*i
+		sl := svgLane{LabelY: num(float64(top + 17)), Name: esc(cut(l.Name, maxLabelRunes)), Tip: esc(l.Name),
+			TrackY: num(float64(top + laneTrackTop)), TrackH: trackHeight}
+		sl.Spans = laneSpans(sc, l.Spans, top+laneTrackTop, spanBudget, cite)
+		owners = owners || len(sl.Spans) > 0
+		mid := float64(top + laneTrackTop + trackHeight/2)
+		if len(l.Events) <= perLane {
+			for _, e := range l.Events {
+				k := kindOf(e.Kind)
+				kinds[k] = true
+				tip := sc.when(e.Time) + ": " + e.Label
+				if e.Count > 1 {
+					tip += " (×" + strconv.Itoa(e.Count) + ")"
+				}
+				sl.Events = append(sl.Events, svgEvent{X: num(sc.x(e.Time)), Y: num(mid), Kind: k, Tip: esc(tip), Q: cite(e.Pos)})
+			}
+		} else {
+			sl.Bins = laneBins(sc, l, top+laneTrackTop, binned, kinds, cite)
+			c.Notes = appendOnce(c.Notes, binNote)
+		}
+		c.Lanes = append(c.Lanes, sl)
+	}
+	for _, e := range eventKinds {
+		if kinds[e.kind] {
+			c.Kinds = append(c.Kinds, e.kind)
+			c.Legend = append(c.Legend, svgLegend{Kind: e.kind, Shape: true, Fill: e.fill, Text: e.text})
+		}
+	}
+	if owners {
+		c.Legend = append(c.Legend, svgLegend{Fill: ownerFills[0], Text: "a row's state (the bar names it, such as the MAC owning a VIP)"})
+	}
+	c.Shades = shades(sc, tl.Spans, c.LanesEnd, cite)
+	for _, k := range []string{SpanWindow, SpanStale, SpanOwner} {
+		for _, s := range tl.Spans {
+			if s.Kind == k {
+				c.Legend = append(c.Legend, svgLegend{Fill: shadeFills[k], Text: map[string]string{
+					SpanWindow: "window (shaded across the rows)", SpanStale: "state out of date", SpanOwner: "held"}[k]})
+				break
+			}
+		}
+	}
+	c.Marks = marks(sc, tl.Marks, c.LanesEnd, cite)
+	if len(tl.Marks) > maxMarks {
+		c.Notes = append(c.Notes, strconv.Itoa(len(tl.Marks)-maxMarks)+" more marks not drawn.")
+	}
+	if len(tl.Spans) > maxShades {
+		c.Notes = append(c.Notes, strconv.Itoa(len(tl.Spans)-maxShades)+" more shaded windows not drawn.")
+	}
+	c.H = c.LanesEnd + 8
+	if len(c.Marks) > 0 {
+		c.H += markRow * min(len(c.Marks), 3)
+	}
+	return c
+}
+
+const binNote = "Rows with many events are drawn as columns: each bar's height is the count of its kind in that stretch of time (hover for the counts)."
+
+func appendOnce(l []string, s string) []string {
+	if slices.Contains(l, s) {
+		return l
+	}
+	return append(l, s)
+}
+
+// timeScale is tl's time range: Start to End, or the range of what it
+// holds when those are not set; one second at least.
+func timeScale(tl *Timeline) chartScale {
+	start, end := tl.Start, tl.End
+	if start.IsZero() || end.IsZero() {
+		var lo, hi time.Time
+		see := func(t time.Time) {
+			if t.IsZero() {
+				return
+			}
+			if lo.IsZero() || t.Before(lo) {
+				lo = t
+			}
+			if hi.IsZero() || t.After(hi) {
+				hi = t
+			}
+		}
+		for _, l := range tl.Lanes {
+			for _, e := range l.Events {
+				see(e.Time)
+			}
+			for _, s := range l.Spans {
+				see(s.Start)
+				see(s.End)
+			}
+		}
+		for _, s := range tl.Spans {
+			see(s.Start)
+			see(s.End)
+		}
+		for _, m := range tl.Marks {
+			see(m.Time)
+		}
+		if start.IsZero() {
+			start = lo
+		}
+		if end.IsZero() {
+			end = hi
+		}
+	}
+	if !end.After(start) {
+		end = start.Add(time.Second)
+	}
+	span := end.Sub(start)
+	return chartScale{start: start, end: end, span: span, rel: span <= 15*time.Minute}
+}
+
+// tickSteps are the distances between ticks the axis chooses from.
+var tickSteps = []time.Duration{
+	time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond,
+	50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 48 * time.Hour,
+	7 * 24 * time.Hour, 14 * 24 * time.Hour, 30 * 24 * time.Hour, 90 * 24 * time.Hour, 365 * 24 * time.Hour,
+}
+
+// ticks places at most six ticks on the axis: seconds after the start for
+// a span of up to 15 minutes, else the time of day in UTC (with the date
+// for a span over two days). The note says which.
+func ticks(sc chartScale) ([]svgTick, string) {
+	step := tickSteps[len(tickSteps)-1]
+	for _, s := range tickSteps {
+		if sc.span/s <= 5 {
+			step = s
+			break
+		}
+	}
+	var out []svgTick
+	add := func(t time.Time, label string) {
+		x, anchor := sc.x(t), "middle"
+		if x < plotX0+40 {
+			anchor = "start"
+		} else if x > plotX1-40 {
+			anchor = "end"
+		}
+		out = append(out, svgTick{X: num(x), Label: label, Anchor: anchor})
+	}
+	if sc.rel {
+		for d := time.Duration(0); d <= sc.span; d += step {
+			add(sc.start.Add(d), "+"+seconds(d))
+		}
+		return out, "Seconds after " + sc.start.UTC().Format("2006-01-02 15:04:05.000") + " UTC."
+	}
+	layout := "15:04"
+	if step < time.Minute {
+		layout = "15:04:05"
+	}
+	if sc.span > 48*time.Hour {
+		layout = "Jan 2 15:04"
+		if step >= 24*time.Hour {
+			layout = "Jan 2"
+		}
+	}
+	first := sc.start.UTC().Truncate(step)
+	if first.Before(sc.start) {
+		first = first.Add(step)
+	}
+	for t := first; !t.After(sc.end); t = t.Add(step) {
+		add(t, t.UTC().Format(layout))
+	}
+	return out, "Times in UTC, from " + sc.start.UTC().Format("2006-01-02 15:04:05") + " to " + sc.end.UTC().Format("2006-01-02 15:04:05") + "."
+}
+
+// laneSpans lays out a lane's spans as bars on its track at y, merging
+// those too narrow to see (an owner flapping) into one bar that counts
+// them, so that at most budget are drawn.
+func laneSpans(sc chartScale, spans []Span, y, budget int, cite func(model.Pos) int) []svgRect {
+	if len(spans) == 0 {
+		return nil
+	}
+	fills := map[string]string{}
+	minW := max(2.0, float64(plotX1-plotX0)/float64(max(budget, 1)))
+	spans = coalesce(sc, spans)
+	var out []svgRect
+	for i := 0; i < len(spans); {
+		s := spans[i]
+		x0, x1 := sc.x(s.Start), sc.x(s.End)
+		if x1-x0 >= minW || i == len(spans)-1 && len(out) < budget {
+			if _, ok := fills[s.Label]; !ok {
+				fills[s.Label] = ownerFills[len(fills)%len(ownerFills)]
+			}
+			r := svgRect{X: num(x0), Y: num(float64(y)), W: num(max(x1-x0, 1)), H: num(trackHeight), Fill: fills[s.Label],
+				Class: "span", Tip: esc(s.Label + ": " + sc.when(s.Start) + " to " + sc.when(s.End)), Q: cite(s.Pos)}
+			if lbl := s.Label; float64(len([]rune(lbl)))*9 < x1-x0-6 {
+				r.Label, r.TextX, r.TextY = esc(lbl), num(x0+4), num(float64(y+trackHeight/2+5))
+			}
+			out = append(out, r)
+			i++
+			continue
+		}
+		// Merge the run of narrow spans that starts here.
+		j, labels := i, map[string]bool{}
+		var names []string
+		for j < len(spans) && (j == i || sc.x(spans[j].End)-sc.x(spans[j].Start) < minW) && sc.x(spans[j].Start)-x0 < minW*4 {
+			if !labels[spans[j].Label] {
+				labels[spans[j].Label] = true
+				names = append(names, spans[j].Label)
+			}
+			j++
+		}
+		end := sc.x(spans[j-1].End)
+		tip := strconv.Itoa(j-i) + " changes between " + sc.when(s.Start) + " and " + sc.when(spans[j-1].End) + ": " + strings.Join(names, ", ")
+		out = append(out, svgRect{X: num(x0), Y: num(float64(y)), W: num(max(end-x0, 1)), H: num(trackHeight), Fill: "#9e9e9e",
+			Class: "span flap", Tip: esc(cut(tip, 400)), Q: cite(s.Pos)})
+		i = j
+	}
+	return out
+}
+
+// coalesce joins the spans of one label that follow one another with no
+// visible gap, so that a state held across many records is one bar.
+func coalesce(sc chartScale, spans []Span) []Span {
+	var out []Span
+	for _, s := range spans {
+		if n := len(out); n > 0 && out[n-1].Label == s.Label && out[n-1].Kind == s.Kind && !s.Start.Before(out[n-1].Start) &&
+			sc.x(s.Start)-sc.x(out[n-1].End) < 1 {
+			if s.End.After(out[n-1].End) {
+				out[n-1].End = s.End
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// laneBins counts a lane's events by kind in columns, for a lane with too
+// many to draw one by one; lanes is how many lanes are binned, which
+// divides the budget of elements.
+func laneBins(sc chartScale, l Lane, y, lanes int, kinds map[string]bool, cite func(model.Pos) int) []svgBin {
+	laneKinds := map[string]bool{}
+	for _, e := range l.Events {
+		laneKinds[kindOf(e.Kind)] = true
+	}
+	cols := min(max(maxBinElems/(max(lanes, 1)*(2+len(laneKinds))), 4), 100)
+	type column struct {
+		counts map[string]int
+		first  model.Pos
+		n      int
+	}
+	colsOf := make([]column, cols)
+	for _, e := range l.Events {
+		f := (sc.x(e.Time) - plotX0) / (plotX1 - plotX0)
+		i := min(int(f*float64(cols)), cols-1)
+		c := &colsOf[i]
+		if c.counts == nil {
+			c.counts = map[string]int{}
+		}
+		n := max(e.Count, 1)
+		c.counts[kindOf(e.Kind)] += n
+		c.n += n
+		if c.first.IsZero() {
+			c.first = e.Pos
+		}
+	}
+	peak := 1
+	for _, c := range colsOf {
+		peak = max(peak, c.n)
+	}
+	w := float64(plotX1-plotX0) / float64(cols)
+	var out []svgBin
+	for i, c := range colsOf {
+		if c.n == 0 {
+			continue
+		}
+		x := plotX0 + float64(i)*w
+		t0 := sc.start.Add(time.Duration(float64(sc.span) * float64(i) / float64(cols)))
+		t1 := sc.start.Add(time.Duration(float64(sc.span) * float64(i+1) / float64(cols)))
+		b := svgBin{Q: cite(c.first)}
+		bottom := float64(y + trackHeight)
+		var parts []string
+		for _, k := range eventKinds {
+			n := c.counts[k.kind]
+			if n == 0 {
+				continue
+			}
+			kinds[k.kind] = true
+			h := max(float64(trackHeight)*float64(n)/float64(peak), 1.5)
+			bottom -= h
+			b.Bars = append(b.Bars, svgRect{X: num(x + 0.5), Y: num(bottom), W: num(max(w-1, 1)), H: num(h), Fill: k.fill})
+			parts = append(parts, strconv.Itoa(n)+" "+k.text)
+		}
+		b.Tip = esc(strings.Join(parts, ", ") + " from " + sc.when(t0) + " to " + sc.when(t1))
+		out = append(out, b)
+	}
+	return out
+}
+
+// shades lays out the timeline's spans as bands across every lane.
+func shades(sc chartScale, spans []Span, lanesEnd int, cite func(model.Pos) int) []svgRect {
+	var out []svgRect
+	for i, s := range spans {
+		if i == maxShades {
+			break
+		}
+		x0, x1 := sc.x(s.Start), sc.x(s.End)
+		fill, ok := shadeFills[s.Kind]
+		if !ok {
+			fill = shadeFills[SpanWindow]
+		}
+		out = append(out, svgRect{X: num(x0), Y: num(axisHeight - 4), W: num(max(x1-x0, 1)), H: num(float64(lanesEnd - axisHeight + 4)),
+			Fill: fill, Class: "shade", Tip: esc(s.Label + ": " + sc.when(s.Start) + " to " + sc.when(s.End)), Q: cite(s.Pos)})
+	}
+	return out
+}
+
+// marks lays out the marks as lines across the lanes, their labels in up
+// to three rows under them.
+func marks(sc chartScale, ms []Mark, lanesEnd int, cite func(model.Pos) int) []svgMark {
+	var out []svgMark
+	for i, m := range ms {
+		if i == maxMarks {
+			break
+		}
+		x := sc.x(m.Time)
+		mk := svgMark{X: num(x), Y1: num(axisHeight - 6), Y2: num(float64(lanesEnd + 4 + markRow*(i%3))),
+			TextY: num(float64(lanesEnd + 18 + markRow*(i%3))), Label: esc(cut(m.Label, 40)),
+			Tip: esc(sc.when(m.Time) + ": " + m.Label), Q: cite(m.Pos)}
+		if x < chartWidth/2 {
+			mk.Anchor, mk.TextX = "start", num(x+3)
+		} else {
+			mk.Anchor, mk.TextX = "end", num(x-3)
+		}
+		out = append(out, mk)
+	}
+	return out
+}
