@@ -61,6 +61,7 @@ func newAnalyzeCmd(c *cli) *cobra.Command {
 			"  netmortem analyze --enable synack-reset fixtures/incidents/ephemeral-nodeport/capture.pcap\n" +
 			"  netmortem analyze -q -o sarif fixtures/incidents/mtu-blackhole > findings.sarif\n" +
 			"  netmortem analyze -o table -o json=report.json -o sarif=report.sarif fixtures/incidents/stale-dnat\n" +
+			"  netmortem analyze -q -o html fixtures/incidents/lb-conflict > report.html\n" +
 			"  netmortem analyze --show-suppressed -o text fixtures/incidents/stale-dnat",
 		Annotations: map[string]string{exitCodesKey: exitCodesAnalyze},
 	}

@@ -318,7 +318,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"help", "an"}, []string{"analyze"}, noFiles},
 		{[]string{"help", "completion", ""}, []string{"bash", "fish", "powershell", "zsh"}, noFiles},
 		{[]string{"help", "nosuch", ""}, nil, noFiles},
-		{[]string{"analyze", "-o", ""}, []string{"table", "text", "json", "yaml", "markdown", "sarif"}, noFiles},
+		{[]string{"analyze", "-o", ""}, []string{"table", "text", "json", "yaml", "markdown", "sarif", "html"}, noFiles},
 		{[]string{"analyze", "--fail-on", ""}, []string{"info", "warning", "error", "never"}, noFiles},
 		{[]string{"batch", "--fail-on", "w"}, []string{"warning"}, noFiles},
 		{[]string{"flows", "-o", ""}, []string{"table", "json", "csv"}, noFiles},

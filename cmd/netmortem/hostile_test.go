@@ -84,7 +84,7 @@ func checkNoForgery(t *testing.T, what, out string) {
 
 func TestHostileNamesCLI(t *testing.T) {
 	dir := hostileBundle(t)
-	for _, format := range []string{"text", "table", "markdown", "sarif", "json", "yaml"} {
+	for _, format := range []string{"text", "table", "markdown", "sarif", "json", "yaml", "html"} {
 		code, out, stderr := runCLI(t, "analyze", "-o", format, dir)
 		if code != exitFindings {
 			t.Errorf("analyze -o %s: exit %d, want %d; stderr:\n%s", format, code, exitFindings, stderr)

@@ -74,7 +74,7 @@ func TestAnalyzeJSON(t *testing.T) {
 }
 
 func TestAnalyzeFormats(t *testing.T) {
-	for _, format := range []string{"table", "text", "json", "yaml", "markdown", "sarif"} {
+	for _, format := range []string{"table", "text", "json", "yaml", "markdown", "sarif", "html"} {
 		t.Run(format, func(t *testing.T) {
 			code, out, stderr := runCLI(t, "analyze", "-q", "-o", format, incident)
 			if code != exitFindings {
@@ -128,7 +128,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"analyze", "-q", "--disable", "synack-reset,ephemeral-nodeport-overlap", incident}, exitOK},
 		{[]string{"analyze"}, exitUsage},
 		{[]string{"analyze", "--fail-on", "fatal", incident}, exitUsage},
-		{[]string{"analyze", "-o", "html", incident}, exitUsage},
+		{[]string{"analyze", "-o", "pdf", incident}, exitUsage},
 		{[]string{"analyze", "--enable", "no-such-rule", incident}, exitUsage},
 		{[]string{"analyze", "-q", filepath.Join(empty, "missing")}, exitUnreadable},
 		{[]string{"analyze", "-q", empty}, exitUnreadable},

@@ -61,7 +61,7 @@ func TestOutputErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"-o", "xml=r.xml"}, exitUsage, `-o "xml=r.xml": unknown output format "xml"`},
-		{[]string{"-o", "html"}, exitUsage, `-o "html": unknown output format "html"`},
+		{[]string{"-o", "pdf"}, exitUsage, `-o "pdf": unknown output format "pdf"`},
 		{[]string{"-o", "json="}, exitUsage, `-o "json=": no file after "json="`},
 		{[]string{"-o", "table", "-o", "json"}, exitUsage, `-o "table" and "json": at most one output goes to standard output`},
 		{[]string{"-o", "json=" + filepath.Join(dir, "r"), "-o", "sarif=" + filepath.Join(dir, "r")}, exitUsage, "two outputs write the same file"},
