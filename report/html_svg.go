@@ -146,32 +146,6 @@ var shadeFills = map[string]string{SpanWindow: "#fff1a8", SpanStale: "#f9cfcf", 
 // ownerFills are the fills of a lane's spans, one per distinct label.
 var ownerFills = []string{"#cfe3fa", "#fde0bd", "#d3efd3", "#e9d5f4", "#f9d2d2", "#dddddd", "#fbf0a8", "#c6eaea"}
 
-// chartScale maps times to x.
-type chartScale struct {
-	start, end time.Time
-	span       time.Duration
-	rel        bool
-}
-
-func (s chartScale) x(t time.Time) float64 {
-	f := float64(t.Sub(s.start)) / float64(s.span)
-	return plotX0 + min(max(f, 0), 1)*(plotX1-plotX0)
-}
-
-// when says when t is: "10:00:12.345 UTC (+12.345 s)".
-func (s chartScale) when(t time.Time) string {
-	w := t.UTC().Format("2006-01-02 15:04:05.000 UTC")
-	if s.rel {
-		w += " (+" + seconds(t.Sub(s.start)) + ")"
-	}
-	return w
-}
-
-// seconds formats d as seconds with up to three decimals: "12.5 s".
-func seconds(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
-}
-
 // num formats a coordinate with at most one decimal.
 func num(f float64) string { return strconv.FormatFloat(float64(int(f*10+0.5))/10, 'f', -1, 64) }
 
@@ -215,6 +189,9 @@ func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
 		mid := float64(top + laneTrackTop + trackHeight/2)
 		if len(l.Events) <= perLane {
 			for _, e := range l.Events {
+				if e.Time.IsZero() {
+					continue // not placed in time
+				}
 				k := kindOf(e.Kind)
 				kinds[k] = true
 				tip := sc.when(e.Time) + ": " + e.Label
@@ -269,110 +246,6 @@ func appendOnce(l []string, s string) []string {
 		return l
 	}
 	return append(l, s)
-}
-
-// timeScale is tl's time range: Start to End, or the range of what it
-// holds when those are not set; one second at least.
-func timeScale(tl *Timeline) chartScale {
-	start, end := tl.Start, tl.End
-	if start.IsZero() || end.IsZero() {
-		var lo, hi time.Time
-		see := func(t time.Time) {
-			if t.IsZero() {
-				return
-			}
-			if lo.IsZero() || t.Before(lo) {
-				lo = t
-			}
-			if hi.IsZero() || t.After(hi) {
-				hi = t
-			}
-		}
-		for _, l := range tl.Lanes {
-			for _, e := range l.Events {
-				see(e.Time)
-			}
-			for _, s := range l.Spans {
-				see(s.Start)
-				see(s.End)
-			}
-		}
-		for _, s := range tl.Spans {
-			see(s.Start)
-			see(s.End)
-		}
-		for _, m := range tl.Marks {
-			see(m.Time)
-		}
-		if start.IsZero() {
-			start = lo
-		}
-		if end.IsZero() {
-			end = hi
-		}
-	}
-	if !end.After(start) {
-		end = start.Add(time.Second)
-	}
-	span := end.Sub(start)
-	return chartScale{start: start, end: end, span: span, rel: span <= 15*time.Minute}
-}
-
-// tickSteps are the distances between ticks the axis chooses from.
-var tickSteps = []time.Duration{
-	time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond,
-	50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
-	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
-	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
-	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 48 * time.Hour,
-	7 * 24 * time.Hour, 14 * 24 * time.Hour, 30 * 24 * time.Hour, 90 * 24 * time.Hour, 365 * 24 * time.Hour,
-}
-
-// ticks places at most six ticks on the axis: seconds after the start for
-// a span of up to 15 minutes, else the time of day in UTC (with the date
-// for a span over two days). The note says which.
-func ticks(sc chartScale) ([]svgTick, string) {
-	step := tickSteps[len(tickSteps)-1]
-	for _, s := range tickSteps {
-		if sc.span/s <= 5 {
-			step = s
-			break
-		}
-	}
-	var out []svgTick
-	add := func(t time.Time, label string) {
-		x, anchor := sc.x(t), "middle"
-		if x < plotX0+40 {
-			anchor = "start"
-		} else if x > plotX1-40 {
-			anchor = "end"
-		}
-		out = append(out, svgTick{X: num(x), Label: label, Anchor: anchor})
-	}
-	if sc.rel {
-		for d := time.Duration(0); d <= sc.span; d += step {
-			add(sc.start.Add(d), "+"+seconds(d))
-		}
-		return out, "Seconds after " + sc.start.UTC().Format("2006-01-02 15:04:05.000") + " UTC."
-	}
-	layout := "15:04"
-	if step < time.Minute {
-		layout = "15:04:05"
-	}
-	if sc.span > 48*time.Hour {
-		layout = "Jan 2 15:04"
-		if step >= 24*time.Hour {
-			layout = "Jan 2"
-		}
-	}
-	first := sc.start.UTC().Truncate(step)
-	if first.Before(sc.start) {
-		first = first.Add(step)
-	}
-	for t := first; !t.After(sc.end); t = t.Add(step) {
-		add(t, t.UTC().Format(layout))
-	}
-	return out, "Times in UTC, from " + sc.start.UTC().Format("2006-01-02 15:04:05") + " to " + sc.end.UTC().Format("2006-01-02 15:04:05") + "."
 }
 
 // laneSpans lays out a lane's spans as bars on its track at y, merging
@@ -454,6 +327,9 @@ func laneBins(sc chartScale, l Lane, y, lanes int, kinds map[string]bool, cite f
 	}
 	colsOf := make([]column, cols)
 	for _, e := range l.Events {
+		if e.Time.IsZero() {
+			continue
+		}
 		f := (sc.x(e.Time) - plotX0) / (plotX1 - plotX0)
 		i := min(int(f*float64(cols)), cols-1)
 		c := &colsOf[i]

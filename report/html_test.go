@@ -403,16 +403,32 @@ func TestHTMLAxis(t *testing.T) {
 		{1500 * time.Millisecond, []string{"+0 s", "+0.5 s", "+1 s", "Seconds after 2026-11-24 10:00:00.000 UTC"}},
 		{2 * time.Hour, []string{"10:00", "10:30", "12:00", "Times in UTC"}},
 		{10 * 24 * time.Hour, []string{"Nov 25", "Dec 3", "from 2026-11-24 10:00:00 to 2026-12-04 10:00:00"}},
+		// A capture's clock that was never set puts one end in 1970.
+		{-time.Duration(t0.Sub(time.Unix(0, 0))), []string{"1970-01-01", "2015-", "from 1970-01-01 00:00:00 to 2026-11-24 10:00:00"}},
 	} {
+		start, end := t0, t0.Add(c.span)
+		if c.span < 0 {
+			start, end = end, start
+		}
 		r := fixedReport()
-		r.Timelines = map[string]*report.Timeline{r.Findings[0].Fingerprint: {Title: "axis", Start: t0, End: t0.Add(c.span),
-			Lanes: []report.Lane{{Name: "x", Events: []report.Event{{Time: t0.Add(c.span / 2), Kind: report.EventInfo}}}}}}
+		r.Timelines = map[string]*report.Timeline{r.Findings[0].Fingerprint: {Title: "axis", Start: start, End: end,
+			Lanes: []report.Lane{{Name: "x", Events: []report.Event{
+				{Time: start.Add(end.Sub(start) / 2), Kind: report.EventInfo, Label: "middle"},
+				{Kind: report.EventReset, Label: "not placed in time"},
+			}}}}}
 		doc, _ := parseHTML(t, r)
 		figs := elements(doc, func(n *html.Node) bool { return n.Data == "figure" })
 		if len(figs) != 1 {
 			t.Fatalf("%v: %d figures", c.span, len(figs))
 		}
 		text := textOf(figs[0])
+		ticks := elements(figs[0], func(n *html.Node) bool { return n.Data == "text" && hasClass(n, "tickl") })
+		if len(ticks) < 2 || len(ticks) > 7 {
+			t.Errorf("%v: %d ticks", c.span, len(ticks))
+		}
+		if strings.Contains(text, "not placed in time") || !strings.Contains(text, "middle") {
+			t.Errorf("%v: an event without a time was drawn, or the one with a time was not", c.span)
+		}
 		for _, w := range c.want {
 			if !strings.Contains(text, w) {
 				t.Errorf("%v: the chart lacks %q:\n%s", c.span, w, text)
