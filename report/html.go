@@ -244,16 +244,24 @@ func newHTMLPage(r *Report) *htmlPage {
 	for i, f := range r.Findings {
 		p.Findings = append(p.Findings, newHTMLFinding(i, f, anchors[i], r, book))
 	}
-	byFingerprint := map[string]htmlLink{}
+	// The verdict names a finding by its fingerprint, or by its rule and
+	// title when it has none.
+	links := map[string]htmlLink{}
+	key := func(fingerprint, rule, title string) string {
+		if fingerprint != "" {
+			return fingerprint
+		}
+		return "\x00" + rule + "\x00" + title
+	}
 	for i, f := range r.Findings {
-		if _, ok := byFingerprint[f.Fingerprint]; !ok && f.Fingerprint != "" {
-			byFingerprint[f.Fingerprint] = htmlLink{Anchor: anchors[i], Ref: "finding " + strconv.Itoa(i+1)}
+		if k := key(f.Fingerprint, f.Rule, f.Title); links[k].Anchor == "" {
+			links[k] = htmlLink{Anchor: anchors[i], Ref: "finding " + strconv.Itoa(i+1)}
 		}
 	}
 	for _, c := range r.Verdict.Causes {
-		v := htmlVerdict{Sev: c.Severity.String(), Line: esc(c.Line), Anchor: byFingerprint[c.Fingerprint]}
+		v := htmlVerdict{Sev: c.Severity.String(), Line: esc(c.Line), Anchor: links[key(c.Fingerprint, c.Rule, c.Title)]}
 		for _, l := range c.Related {
-			link := byFingerprint[l.Fingerprint]
+			link := links[key(l.Fingerprint, l.Rule, l.Title)]
 			link.Text = esc(l.Rule + ": " + l.Title + " (" + l.Link + ")")
 			v.Related = append(v.Related, link)
 		}

@@ -196,6 +196,17 @@ func TestHTMLStructure(t *testing.T) {
 	if v := elements(doc, func(n *html.Node) bool { id, _ := attr(n, "id"); return n.Data == "section" && id == "verdict" }); len(v) != 1 ||
 		!strings.Contains(textOf(v[0]), "kubelet probes reset") {
 		t.Errorf("verdict section: %d, or it lacks the lead finding", len(v))
+	} else {
+		// The cause links to the finding stating it (found by rule and
+		// title, as it has no fingerprint), the related one to its own.
+		var hrefs []string
+		for _, a := range elements(v[0], func(n *html.Node) bool { return n.Data == "a" }) {
+			h, _ := attr(a, "href")
+			hrefs = append(hrefs, h)
+		}
+		if want := []string{"#f-2", "#f-" + r.Findings[0].Fingerprint}; !slices.Equal(hrefs, want) {
+			t.Errorf("verdict links %q, want %q", hrefs, want)
+		}
 	}
 	sections := elements(doc, func(n *html.Node) bool { return n.Data == "section" && hasClass(n, "finding") })
 	if len(sections) != len(r.Findings) {
