@@ -26,13 +26,15 @@ const (
 	trackHeight  = 26
 	markRow      = 24
 
-	maxLanes      = 30  // lanes drawn; the others are counted in a note
-	maxEvents     = 200 // events drawn one by one, over all lanes
-	maxBinElems   = 600 // elements of the columns of counts, over all lanes
-	maxLaneSpans  = 100 // lane spans drawn, over all lanes
-	maxShades     = 30  // timeline spans drawn
-	maxMarks      = 30  // marks drawn
+	maxLanes      = 30  // lanes drawn (2 elements each); the others are counted in a note
+	maxEvents     = 200 // events drawn one by one (3 elements each), over all lanes
+	maxBinElems   = 850 // elements of the columns of counts, over all lanes
+	maxLaneSpans  = 60  // lane spans drawn (4 elements each), over all lanes
+	maxShades     = 25  // timeline spans drawn (4 elements each)
+	maxMarks      = 25  // marks drawn (4 elements each)
 	maxLabelRunes = 80
+	// With the ticks and the shapes' definitions, a chart has at most
+	// about 2000 elements.
 )
 
 // htmlChart is a Timeline laid out for the template.
@@ -319,7 +321,8 @@ func laneBins(sc chartScale, l Lane, y, lanes int, kinds map[string]bool, cite f
 	for _, e := range l.Events {
 		laneKinds[kindOf(e.Kind)] = true
 	}
-	cols := min(max(maxBinElems/(max(lanes, 1)*(2+len(laneKinds))), 4), 100)
+	// A column is a group, its tooltip and a bar per kind.
+	cols := min(max(maxBinElems/(max(lanes, 1)*(2+len(laneKinds))), 1), 100)
 	type column struct {
 		counts map[string]int
 		first  model.Pos

@@ -359,9 +359,24 @@ func TestHTMLLargeTimeline(t *testing.T) {
 	for i := range 100 {
 		marks = append(marks, report.Mark{Time: t0.Add(time.Duration(i) * 3 * time.Second), Label: "mark"})
 	}
+	// The worst case: lanes of every kind of event, lanes with a few
+	// events each, lanes of flapping states, and many marks and windows.
+	every := []string{report.EventEstablished, report.EventFailed, report.EventReset, report.EventICMP,
+		report.EventARP, report.EventRestart, report.EventError, report.EventInfo}
 	lanes := []report.Lane{{Name: "server A", Events: events}, {Name: "VIP", Spans: spans}}
+	for i := range 5 {
+		lanes = append(lanes, report.Lane{Name: fmt.Sprintf("few %d", i), Events: events[i : i+6]})
+	}
+	for i := range 5 {
+		lanes = append(lanes, report.Lane{Name: fmt.Sprintf("VIP %d", i), Spans: spans[i*1000 : (i+1)*1000]})
+	}
 	for i := range 60 {
-		lanes = append(lanes, report.Lane{Name: fmt.Sprintf("server %d", i), Events: events[i*800 : (i+1)*800]})
+		l := report.Lane{Name: fmt.Sprintf("server %d", i)}
+		for j, e := range events[i*800 : (i+1)*800] {
+			e.Kind = every[j%len(every)]
+			l.Events = append(l.Events, e)
+		}
+		lanes = append(lanes, l)
 	}
 	r.Timelines = map[string]*report.Timeline{r.Findings[0].Fingerprint: {Title: "big", Lanes: lanes, Marks: marks, Spans: spans[:100]}}
 	doc, out := parseHTML(t, r)
@@ -374,6 +389,7 @@ func TestHTMLLargeTimeline(t *testing.T) {
 	if n > 2000 {
 		t.Errorf("the chart has %d elements, want at most 2000", n)
 	}
+	t.Logf("%d elements, %d bytes", n, len(out))
 	if len(out) > 1<<20 {
 		t.Errorf("the page is %d bytes", len(out))
 	}
@@ -385,7 +401,7 @@ func TestHTMLLargeTimeline(t *testing.T) {
 			return
 		}
 		s := textOf(n)
-		if strings.HasPrefix(s, "server 0") {
+		if strings.HasPrefix(s, "VIP") {
 			lane++
 			return
 		}
@@ -458,6 +474,29 @@ func TestHTMLNoFindings(t *testing.T) {
 	for _, want := range []string{`data-findings="0"`, "No findings in what could be read", "The analysis is incomplete", "missing.pcap: no such file"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+// TestHTMLSuppressed shows the suppressed findings when they are asked for,
+// and counts them otherwise.
+func TestHTMLSuppressed(t *testing.T) {
+	sup := []analyzer.Suppressed{{Finding: analyzer.Finding{Rule: "stale-dnat", Fingerprint: "ffee", Severity: analyzer.Warning,
+		Title: "stale DNAT to 10.244.9.9"}, By: ".netmortem.yaml:4", Reason: "known, ticket 12"}}
+	for _, show := range []bool{false, true} {
+		r := fixedReport()
+		r.SetSuppressed(sup, show)
+		doc, out := parseHTML(t, r)
+		checkSelfContained(t, doc)
+		section := elements(doc, func(n *html.Node) bool { id, _ := attr(n, "id"); return id == "suppressed" })
+		if show != (len(section) == 1) {
+			t.Errorf("show %v: %d suppressed sections", show, len(section))
+		}
+		if show && !strings.Contains(textOf(section[0]), "by .netmortem.yaml:4: known, ticket 12") {
+			t.Errorf("the suppressed section lacks why: %q", textOf(section[0]))
+		}
+		if !show && !strings.Contains(out, "1 finding suppressed (--show-suppressed lists them).") {
+			t.Errorf("show %v: no count of the suppressed findings", show)
 		}
 	}
 }
