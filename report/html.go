@@ -201,7 +201,7 @@ func (b *quoteBook) cite(p model.Pos, by htmlLink) int {
 	if !ok {
 		q = &htmlQuote{N: len(b.entries) + 1, Pos: esc(p.String())}
 		text, found := b.text(p)
-		q.Text, q.Quoted = esc(text), found
+		q.Text, q.Quoted = escQuote(text), found
 		b.byPos[p] = q
 		b.entries = append(b.entries, q)
 	}
@@ -215,6 +215,16 @@ func (b *quoteBook) cite(p model.Pos, by htmlLink) int {
 // overrides and invalid bytes written as Go escapes (html/template then
 // escapes it for HTML).
 func esc(s string) string { return escape.String(s) }
+
+// escQuote is esc for a quoted line, which keeps its tabs: the page
+// shows the line as it is in the file, and a tab does no harm there.
+func escQuote(s string) string {
+	parts := strings.Split(s, "\t")
+	for i, p := range parts {
+		parts[i] = esc(p)
+	}
+	return strings.Join(parts, "\t")
+}
 
 func escAll(l []string) []string {
 	out := make([]string, len(l))

@@ -265,7 +265,7 @@ func TestHTMLStructure(t *testing.T) {
 	// The quoted frame, a line quoted without its column, a position
 	// without a quote.
 	for id, want := range map[string]string{
-		"q-1": "Flags [S], seq 1", "q-3": "net.ipv4.ip_local_port_range = 30000\\t32767", "q-4": "No quote of this position was recorded",
+		"q-1": "Flags [S], seq 1", "q-3": "net.ipv4.ip_local_port_range = 30000\t32767", "q-4": "No quote of this position was recorded",
 	} {
 		if !strings.Contains(byID[id], want) {
 			t.Errorf("%s: %q lacks %q", id, byID[id], want)
@@ -314,7 +314,7 @@ func TestHTMLHostile(t *testing.T) {
 			Spans:  []report.Span{{Start: t0, End: t0.Add(50 * time.Second), Kind: markup, Label: markup + hostile[1]}}}},
 		Marks: []report.Mark{{Time: t0.Add(2 * time.Second), Label: markup + hostile[3]}},
 	}}
-	r.Quotes = []report.Quote{{Pos: model.Pos{File: hostile[3], Line: 1}, Text: hostile[0] + markup}}
+	r.Quotes = []report.Quote{{Pos: model.Pos{File: hostile[3], Line: 1}, Text: hostile[0] + "\t\x1b[31m\t" + markup}}
 	doc, out := parseHTML(t, r)
 	checkSelfContained(t, doc)
 	if strings.ContainsAny(out, "\x1b\r\u202e") {
@@ -326,7 +326,7 @@ func TestHTMLHostile(t *testing.T) {
 		}
 	}
 	text := textOf(doc)
-	for _, want := range []string{`bundle/node1\n` + forged, `\x1b[2J\x1b[31mred.txt`, `evil\u202etxt.pcap`, markup} {
+	for _, want := range []string{`bundle/node1\n` + forged, `\x1b[2J\x1b[31mred.txt`, `evil\u202etxt.pcap`, markup, "\t\\x1b[31m\t"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page's text lacks %q", want)
 		}
