@@ -258,7 +258,9 @@ func laneSpans(sc chartScale, spans []Span, y, budget int, cite func(model.Pos) 
 		return nil
 	}
 	fills := map[string]string{}
-	minW := max(2.0, float64(plotX1-plotX0)/float64(max(budget, 1)))
+	// Bars at least minW wide, and the runs of narrower ones between
+	// them, number at most budget.
+	minW := max(2.0, 2*float64(plotX1-plotX0)/float64(max(budget, 1)))
 	spans = coalesce(sc, spans)
 	var out []svgRect
 	for i := 0; i < len(spans); {

@@ -173,10 +173,11 @@ func forWriting(w io.Writer, r *Report) (*Report, error) {
 // or ErrNilReport for a nil w or r, and an error naming the formats for an
 // unknown one.
 //
-// Text, table, markdown and SARIF messages escape the control characters
-// and other non-printing runes of names and messages (`\n`, `\x1b`,
-// `\u202e`), so that no input can add a line to the output or drive a
-// terminal; JSON and YAML keep the exact text. Times the JSON encoder
+// Text, table, markdown, HTML and SARIF messages escape the control
+// characters and other non-printing runes of names and messages (`\n`,
+// `\x1b`, `\u202e`), so that no input can add a line to the output or
+// drive a terminal; JSON and YAML keep the exact text. HTML escapes
+// everything from the input for HTML too, and loads nothing. Times the JSON encoder
 // cannot write (years outside 0-9999) and NaN or infinite numbers among a
 // finding's facts are written clamped or as text, with one warning added.
 func Write(w io.Writer, format string, r *Report) error {
