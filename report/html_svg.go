@@ -145,6 +145,9 @@ func kindOf(k string) string {
 // shadeFills are the fills of the timeline spans by kind.
 var shadeFills = map[string]string{SpanWindow: "#fff1a8", SpanStale: "#f9cfcf", SpanOwner: "#d5e8fb"}
 
+// flapFill is the fill of a bar that stands for many short states.
+const flapFill = "#9e9e9e"
+
 // ownerFills are the fills of a lane's spans, one per distinct label.
 var ownerFills = []string{"#cfe3fa", "#fde0bd", "#d3efd3", "#e9d5f4", "#f9d2d2", "#dddddd", "#fbf0a8", "#c6eaea"}
 
@@ -181,13 +184,16 @@ func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
 		}
 	}
 	spanBudget := maxLaneSpans / max(len(lanes), 1)
-	owners := false
+	owners, flaps := false, false
 	for i, l := range lanes {
 		top := axisHeight + laneHeight*i
 		sl := svgLane{LabelY: num(float64(top + 17)), Name: esc(cut(l.Name, maxLabelRunes)), Tip: esc(l.Name),
 			TrackY: num(float64(top + laneTrackTop)), TrackH: trackHeight}
 		sl.Spans = laneSpans(sc, l.Spans, top+laneTrackTop, spanBudget, cite)
-		owners = owners || len(sl.Spans) > 0
+		for _, sp := range sl.Spans {
+			owners = owners || sp.Class == "span"
+			flaps = flaps || sp.Class != "span"
+		}
 		mid := float64(top + laneTrackTop + trackHeight/2)
 		if len(l.Events) <= perLane {
 			for _, e := range l.Events {
@@ -216,6 +222,9 @@ func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
 	}
 	if owners {
 		c.Legend = append(c.Legend, svgLegend{Fill: ownerFills[0], Text: "a row's state (the bar names it, such as the MAC owning a VIP)"})
+	}
+	if flaps {
+		c.Legend = append(c.Legend, svgLegend{Fill: flapFill, Text: "states changing too often to draw apart (hover for how many)"})
 	}
 	c.Shades = shades(sc, tl.Spans, c.LanesEnd, cite)
 	for _, k := range []string{SpanWindow, SpanStale, SpanOwner} {
@@ -291,7 +300,7 @@ func laneSpans(sc chartScale, spans []Span, y, budget int, cite func(model.Pos) 
 		}
 		end := sc.x(spans[j-1].End)
 		tip := strconv.Itoa(j-i) + " changes between " + sc.when(s.Start) + " and " + sc.when(spans[j-1].End) + ": " + strings.Join(names, ", ")
-		out = append(out, svgRect{X: num(x0), Y: num(float64(y)), W: num(max(end-x0, 1)), H: num(trackHeight), Fill: "#9e9e9e",
+		out = append(out, svgRect{X: num(x0), Y: num(float64(y)), W: num(max(end-x0, 1)), H: num(trackHeight), Fill: flapFill,
 			Class: "span flap", Tip: esc(cut(tip, 400)), Q: cite(s.Pos)})
 		i = j
 	}

@@ -413,7 +413,7 @@ func TestHTMLLargeTimeline(t *testing.T) {
 	if total != 50000 {
 		t.Errorf("the first lane's columns count %d events, want 50000", total)
 	}
-	for _, want := range []string{"more rows not drawn", "more marks not drawn", "drawn as columns"} {
+	for _, want := range []string{"more rows not drawn", "more marks not drawn", "drawn as columns", "states changing too often"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the page lacks the note %q", want)
 		}
