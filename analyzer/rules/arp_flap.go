@@ -183,7 +183,7 @@ func runARPFlap(p *analyzer.Pass) error {
 		c := analyzer.Finding{Severity: sev, Certainty: analyzer.Unknown,
 			Alternatives: []string{"two load-balancer controllers (MetalLB and kube-vip) both announce the address",
 				"a failover moved the address between nodes", "the address is configured on two hosts"},
-			Decide: fmt.Sprintf("ip -br link (on the nodes: which hosts have the MACs %s)", listSome(o.macs, false)),
+			Decide: collected("ip-link", "on the nodes: which hosts have the MACs "+listSome(o.macs, false)),
 		}
 		if len(ev) > 0 {
 			c.Supports = append(c.Supports, fmt.Sprintf("%d claims of %s by %s, the owner changing %d %s (first: %s)",

@@ -202,7 +202,7 @@ func runARPUnanswered(p *analyzer.Pass) error {
 			Alternatives: []string{"the host with the address is down or gone",
 				"the address moved to another host or link without being announced",
 				"a firewall or the host's arp_ignore setting keeps it from answering"},
-			Decide: fmt.Sprintf("ip -br addr (on the nodes: which one holds %s)", g.ip),
+			Decide: collected("ip-addr", fmt.Sprintf("on the nodes: which one holds %s", g.ip)),
 		}
 		if len(ev) > 0 {
 			c.Supports = append(c.Supports, fmt.Sprintf("%s: %s", ev[0].Pos, ev[0].Note))

@@ -195,12 +195,12 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 		values["hairpin_on"] = ports(on)
 	default:
 		f.Certainty, f.Severity = analyzer.Unknown, analyzer.Warning
-		f.Contradicts = append(f.Contradicts, "the bundle shows no bridge port's hairpin setting (bridge -d link show): "+
+		f.Contradicts = append(f.Contradicts, "the bundle shows no bridge port's hairpin setting (ip -d link): "+
 			"hairpin on for the Pod's port would rule the bridge out")
 		f.Cause = fmt.Sprintf("The SYN %s sent to %s is translated back to it and never answered; the bundle does not show why.",
 			g.client, g.service)
 		f.Alternatives = []string{hairpinCause, masqCause}
-		f.Decide = "bridge -d link show"
+		f.Decide = collected("ip-link", "the hairpin setting of the bridge ports")
 	}
 	f.Evidence = dedupEvidence(ev)
 	return f, true

@@ -163,7 +163,7 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 	if g.target.Addr().Is6() {
 		name = "net.bridge.bridge-nf-call-ip6tables"
 	}
-	f.Decide = "sysctl " + name
+	f.Decide = collected("sysctl-net", name)
 	bridgeCause := fmt.Sprintf("bridged traffic skips iptables on the node (br_netfilter not loaded, or %s = 0): the reply "+
 		"bridged from %s to %s never meets the conntrack entry of the DNAT", name, g.target.Addr(), g.client)
 	asymCause := "asymmetric routing: the reply takes a path around the node that did the NAT"

@@ -190,7 +190,7 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 				"without any one of them churning"},
 			Alternatives: []string{"a local client opens a new connection per request or check (health checks, monitoring agents)",
 				"many clients share the address (SNAT, a proxy), each opening few connections"},
-			Decide: "ss -tanp (the processes holding connections from the address, and their peers)",
+			Decide: collected("ss-tanpi", "the processes holding connections from the address, and their peers"),
 		}
 		if sev == analyzer.Error {
 			f.Certainty = analyzer.Proven
