@@ -33,7 +33,8 @@ type evidencePiece struct {
 // bundle still names it), and each rule that lost it must be skipped for
 // it, or, when it still runs (the kind is left on another node, or it has
 // another of the kinds it needs one of), be listed as joining that
-// command.
+// command. On the whole bundles, every finding not proven is decided by an
+// entry, and every skipped rule let run by one.
 func TestNextEvidenceBringsBack(t *testing.T) {
 	var dirs []string
 	for _, glob := range []string{"../fixtures/incidents/*", "../fixtures/seeds/*"} {
@@ -54,6 +55,7 @@ func TestNextEvidenceBringsBack(t *testing.T) {
 	tried := 0
 	for _, dir := range dirs {
 		snap, res := analyzeDir(t, dir, all)
+		checkUndecided(t, dir, report.NextEvidenceFor(snap, all, res), res)
 		pieces := neededPieces(snap, res, all)
 		tried += len(pieces)
 		for _, p := range pieces {
@@ -65,6 +67,23 @@ func TestNextEvidenceBringsBack(t *testing.T) {
 	}
 	if tried < 40 {
 		t.Errorf("removed %d pieces of evidence in all, want at least 40", tried)
+	}
+}
+
+// checkUndecided holds that each finding whose cause is not proven is
+// decided by an entry of next, and that each skipped rule is let run by
+// one.
+func checkUndecided(t *testing.T, dir string, next []report.NextEvidence, res analyzer.Result) {
+	t.Helper()
+	for _, f := range res.Findings {
+		if f.Certainty != analyzer.Proven && !slices.ContainsFunc(next, func(e report.NextEvidence) bool { return slices.Contains(e.Decides, f.Fingerprint) }) {
+			t.Errorf("%s: %s's finding %s (%s) is decided by no next_evidence entry", dir, f.Rule, f.Fingerprint, f.Certainty)
+		}
+	}
+	for _, s := range res.Skipped {
+		if !slices.ContainsFunc(next, func(e report.NextEvidence) bool { return slices.Contains(e.Unblocks, s.Rule) }) {
+			t.Errorf("%s: skipped %s is let run by no next_evidence entry", dir, s.Rule)
+		}
 	}
 }
 
