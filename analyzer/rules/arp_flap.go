@@ -24,7 +24,7 @@ var ARPFlap = &analyzer.Rule{
 	Proof: "two MACs claiming the address (ARP frames or neighbor tables), and the Services saying it is a " +
 		"LoadBalancer or external IP that one announcer should hold",
 	Unproven: "the owner changes from the capture or the neighbor tables, with the causes not ruled out (two " +
-		"announcers, a failover, a duplicate address) and `ip -br link` on the nodes to find the two hosts",
+		"announcers, a failover, a duplicate address) and `ip -d link` on the nodes to find the two hosts",
 	Doc: `an IP address is claimed by more than one MAC address
 
 In a capture, ARP replies, gratuitous ARP announcements and the sender

@@ -28,7 +28,7 @@ var ARPUnanswered = &analyzer.Rule{
 	Proof: "ARP requests (or neighbor solicitations) nobody answered, or a FAILED neighbor entry, for an address the " +
 		"Services or Nodes say some host should hold (a LoadBalancer IP, a node address)",
 	Unproven: "the unanswered requests alone, with the causes not ruled out (the host down or gone, the address moved, " +
-		"a host that does not answer) and `ip -br addr` on the nodes to decide",
+		"a host that does not answer) and `ip addr` on the nodes to decide",
 	Doc: `nobody answers ARP (or neighbor discovery) for an address
 
 In a capture, hosts ask who has an address (ARP requests, IPv6 neighbor

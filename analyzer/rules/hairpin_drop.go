@@ -23,7 +23,7 @@ var HairpinDrop = &analyzer.Rule{
 	Proof: "the capture shows a Pod's SYN to a Service translated back to the Pod itself and never answered, and the " +
 		"node's bridge ports (bridge -d link show, ip -d link, or their hairpin_mode files) all show hairpin off",
 	Unproven: "the Pod's unanswered connections to itself through the Service, with the causes not ruled out (hairpin " +
-		"off on its bridge port, its traffic to itself not masqueraded) and `bridge -d link show` to decide; when " +
+		"off on its bridge port, its traffic to itself not masqueraded) and `ip -d link` (the bridge ports' hairpin setting) to decide; when " +
 		"every bridge port the bundle shows has hairpin on, the rule is silent",
 	Doc: `a Pod reaching itself through its Service is dropped
 

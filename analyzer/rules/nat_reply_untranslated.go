@@ -23,8 +23,8 @@ var NATReplyUntranslated = &analyzer.Rule{
 	Proof: "the capture shows the same SYN before and after DNAT and the endpoint's SYN/ACK going back untranslated, " +
 		"and the node's sysctl output shows net.bridge.bridge-nf-call-iptables = 0 (ip6tables for IPv6)",
 	Unproven: "the untranslated replies from the capture, with the causes not ruled out (bridged traffic skipping " +
-		"iptables, asymmetric routing around the node that did the NAT) and `sysctl " +
-		"net.bridge.bridge-nf-call-iptables` to decide",
+		"iptables, asymmetric routing around the node that did the NAT) and `sysctl -a --pattern '^net\\.'` " +
+		"(net.bridge.bridge-nf-call-iptables) to decide",
 	Doc: `replies to translated connections go back untranslated
 
 A capture on a node (tcpdump -i any, or one capture per interface) shows the

@@ -26,7 +26,7 @@ var TimeWaitChurn = &analyzer.Rule{
 	Proof: "the TIME-WAIT sockets of a local address (ss, netstat) and, for the NodePort harm, the ephemeral range " +
 		"(sysctl) reaching NodePorts that IPVS or the Services show allocated",
 	Unproven: "the churn from the socket listings, with the clients it can be (one client opening a connection per " +
-		"request, many clients behind one address) and ss -tanp to tell them apart",
+		"request, many clients behind one address) and ss -tanpi to tell them apart",
 	Doc: `a local client burns through ephemeral ports
 
 Every TCP connection a host opens and closes first leaves a socket in
