@@ -154,6 +154,7 @@ func writeDetails(ew *errWriter, r *Report) {
 			}
 		}
 	}
+	writeNextEvidence(ew, r)
 	if len(r.Incomplete) > 0 {
 		ew.printf("\nThe analysis is incomplete: the findings cover only what was read and analyzed:\n")
 		writeIncomplete(ew, r)
@@ -171,6 +172,7 @@ func writeNoFindings(ew *errWriter, r *Report) {
 		ew.printf("No findings (%d %s read, %d %s).\n", countRead(r), plural(countRead(r), "input", "inputs"),
 			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
 	}
+	writeNextEvidence(ew, r)
 	writeSuppressedTable(ew, r)
 }
 
@@ -237,6 +239,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		}
 		ew.printf("\n_Rule `%s`, from %s._\n", f.Rule, sourcesText(f))
 	}
+	writeNextEvidenceMarkdown(ew, r)
 	if len(r.Warnings) > 0 {
 		ew.printf("\n### Input warnings\n\n")
 		for _, wn := range r.Warnings {

@@ -63,6 +63,12 @@ type Report struct {
 	// findings, sorted, with or without --show-suppressed: a report used
 	// as a baseline suppresses them too. Empty when none were.
 	SuppressedFingerprints []string `json:"suppressed_fingerprints,omitempty" yaml:"suppressed_fingerprints,omitempty"`
+	// NextEvidence lists the commands whose output would decide what the
+	// analysis could not: the evidence skipped rules lacked, the commands
+	// that decide the causes not proven, deduplicated (NextEvidenceFor).
+	// New fills it from the skipped rules and the findings; a caller that
+	// knows the rules run sets it again with them.
+	NextEvidence []NextEvidence `json:"next_evidence" yaml:"next_evidence"`
 	// Incomplete says why the analysis did not cover all it was given,
 	// one reason each ("missing.pcap: no such file or directory", "no
 	// input could be read", a time budget that ran out, an interrupt);
@@ -126,6 +132,7 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 	if r.Errors == nil {
 		r.Errors = []analyzer.RuleError{}
 	}
+	r.NextEvidence = NextEvidenceFor(snap, nil, res)
 	r.Verdict = NewVerdict(r.Findings, r.Inputs)
 	return r
 }
@@ -219,7 +226,7 @@ func isNilPointer(w io.Writer) bool {
 // that JSON shows [] and never null for a Report built by hand, and whose
 // SchemaVersion and Tool are set.
 func (r *Report) withEmptyLists() *Report {
-	if r.Findings != nil && r.Warnings != nil && r.Inputs != nil && r.Skipped != nil && r.Errors != nil &&
+	if r.Findings != nil && r.Warnings != nil && r.Inputs != nil && r.Skipped != nil && r.Errors != nil && r.NextEvidence != nil &&
 		r.SchemaVersion != "" && r.Tool.Name != "" {
 		return r
 	}
@@ -244,6 +251,9 @@ func (r *Report) withEmptyLists() *Report {
 	}
 	if c.Errors == nil {
 		c.Errors = []analyzer.RuleError{}
+	}
+	if c.NextEvidence == nil {
+		c.NextEvidence = []NextEvidence{}
 	}
 	return &c
 }

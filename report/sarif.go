@@ -19,7 +19,8 @@ import (
 //   - tool.driver is netmortem: its version and, when that is a semantic
 //     version, semanticVersion (without the "v"); the commit and the Go
 //     toolchain in its properties. The run's properties carry the
-//     report's schema_version.
+//     report's schema_version, and its next_evidence as in JSON (the
+//     commands that would decide what the analysis could not).
 //   - Each rule that has findings is a tool.driver.rules entry: its Name is
 //     the id, its title the shortDescription, its explanation (from Rule.Doc)
 //     the fullDescription and help.
@@ -251,7 +252,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 		Tool:               sarifTool{Driver: sarifDriverFor(r.Tool)},
 		OriginalURIBaseIDs: map[string]sarifArtifactLocation{sarifBundle: {Description: &sarifText{Text: sarifBundleText}}},
 		Results:            []sarifResult{},
-		Properties:         map[string]any{"schema_version": r.SchemaVersion},
+		Properties:         map[string]any{"schema_version": r.SchemaVersion, "next_evidence": r.NextEvidence},
 	}
 	// The findings, then (with --show-suppressed) the suppressed ones,
 	// each with the suppression that left it out of the report.

@@ -89,6 +89,11 @@ func TestReportSchema(t *testing.T) {
 		{"verdict cause without a line", func(doc map[string]any) {
 			delete(doc["verdict"].(map[string]any)["causes"].([]any)[0].(map[string]any), "line")
 		}},
+		{"next_evidence missing", func(doc map[string]any) { delete(doc, "next_evidence") }},
+		{"unknown next_evidence field", func(doc map[string]any) { nextEvidence(doc)["priority"] = 1 }},
+		{"next_evidence scope unknown", func(doc map[string]any) { nextEvidence(doc)["scope"] = "pod" }},
+		{"next_evidence without shell", func(doc map[string]any) { delete(nextEvidence(doc), "shell") }},
+		{"next_evidence nodes repeated", func(doc map[string]any) { nextEvidence(doc)["nodes"] = []any{"n1", "n1"} }},
 		{"unknown suppressed field", func(doc map[string]any) {
 			f := finding(doc)
 			f["suppressed_by"], f["suppressed_reason"], f["suppressed_until"] = ".netmortem.yaml:3", "known", "2027-01-01"
@@ -122,6 +127,10 @@ func suppressedReport() *report.Report {
 func verdictLink(doc map[string]any) map[string]any {
 	c := doc["verdict"].(map[string]any)["causes"].([]any)[0].(map[string]any)
 	return c["related"].([]any)[0].(map[string]any)
+}
+
+func nextEvidence(doc map[string]any) map[string]any {
+	return doc["next_evidence"].([]any)[0].(map[string]any)
 }
 
 func finding(doc map[string]any) map[string]any {

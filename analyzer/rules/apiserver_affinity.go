@@ -219,7 +219,7 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 		contradicts = append(contradicts, "no listening sockets of the control-plane nodes in the bundle: that the "+
 			"components listen on the leader's node only is not shown")
 		alternatives = []string{"the components are down on the node of the apiserver that answered, or everywhere"}
-		decide = "ss -lntp on each control-plane node (who listens on the refused ports)"
+		decide = collected("ss-lntup", "on each control-plane node: who listens on the refused ports")
 	default:
 		certainty = analyzer.Unknown
 	}

@@ -24,7 +24,7 @@ var ARPFlap = &analyzer.Rule{
 	Proof: "two MACs claiming the address (ARP frames or neighbor tables), and the Services saying it is a " +
 		"LoadBalancer or external IP that one announcer should hold",
 	Unproven: "the owner changes from the capture or the neighbor tables, with the causes not ruled out (two " +
-		"announcers, a failover, a duplicate address) and `ip -br link` on the nodes to find the two hosts",
+		"announcers, a failover, a duplicate address) and `ip -d link` on the nodes to find the two hosts",
 	Doc: `an IP address is claimed by more than one MAC address
 
 In a capture, ARP replies, gratuitous ARP announcements and the sender
@@ -183,7 +183,7 @@ func runARPFlap(p *analyzer.Pass) error {
 		c := analyzer.Finding{Severity: sev, Certainty: analyzer.Unknown,
 			Alternatives: []string{"two load-balancer controllers (MetalLB and kube-vip) both announce the address",
 				"a failover moved the address between nodes", "the address is configured on two hosts"},
-			Decide: fmt.Sprintf("ip -br link (on the nodes: which hosts have the MACs %s)", listSome(o.macs, false)),
+			Decide: collected("ip-link", "on the nodes: which hosts have the MACs "+listSome(o.macs, false)),
 		}
 		if len(ev) > 0 {
 			c.Supports = append(c.Supports, fmt.Sprintf("%d claims of %s by %s, the owner changing %d %s (first: %s)",

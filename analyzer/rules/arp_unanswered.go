@@ -28,7 +28,7 @@ var ARPUnanswered = &analyzer.Rule{
 	Proof: "ARP requests (or neighbor solicitations) nobody answered, or a FAILED neighbor entry, for an address the " +
 		"Services or Nodes say some host should hold (a LoadBalancer IP, a node address)",
 	Unproven: "the unanswered requests alone, with the causes not ruled out (the host down or gone, the address moved, " +
-		"a host that does not answer) and `ip -br addr` on the nodes to decide",
+		"a host that does not answer) and `ip addr` on the nodes to decide",
 	Doc: `nobody answers ARP (or neighbor discovery) for an address
 
 In a capture, hosts ask who has an address (ARP requests, IPv6 neighbor
@@ -202,7 +202,7 @@ func runARPUnanswered(p *analyzer.Pass) error {
 			Alternatives: []string{"the host with the address is down or gone",
 				"the address moved to another host or link without being announced",
 				"a firewall or the host's arp_ignore setting keeps it from answering"},
-			Decide: fmt.Sprintf("ip -br addr (on the nodes: which one holds %s)", g.ip),
+			Decide: collected("ip-addr", fmt.Sprintf("on the nodes: which one holds %s", g.ip)),
 		}
 		if len(ev) > 0 {
 			c.Supports = append(c.Supports, fmt.Sprintf("%s: %s", ev[0].Pos, ev[0].Note))

@@ -220,7 +220,7 @@ func skewFinding(sp dataplane.ServicePort, counts []int, n int, pval float64, te
 			"a proxy, a mesh sidecar or IPVS persistence chose the backends, not these rules",
 			"conntrack entries from before a rule change kept connections on their old backend",
 		},
-		Decide:   "iptables-save -t nat (on the node, while the traffic runs)",
+		Decide:   collected("iptables-save", "on the node, while the traffic runs"),
 		Evidence: ev,
 	}
 	if affinity {

@@ -23,7 +23,7 @@ var HairpinDrop = &analyzer.Rule{
 	Proof: "the capture shows a Pod's SYN to a Service translated back to the Pod itself and never answered, and the " +
 		"node's bridge ports (bridge -d link show, ip -d link, or their hairpin_mode files) all show hairpin off",
 	Unproven: "the Pod's unanswered connections to itself through the Service, with the causes not ruled out (hairpin " +
-		"off on its bridge port, its traffic to itself not masqueraded) and `bridge -d link show` to decide; when " +
+		"off on its bridge port, its traffic to itself not masqueraded) and `ip -d link` (the bridge ports' hairpin setting) to decide; when " +
 		"every bridge port the bundle shows has hairpin on, the rule is silent",
 	Doc: `a Pod reaching itself through its Service is dropped
 
@@ -195,12 +195,12 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 		values["hairpin_on"] = ports(on)
 	default:
 		f.Certainty, f.Severity = analyzer.Unknown, analyzer.Warning
-		f.Contradicts = append(f.Contradicts, "the bundle shows no bridge port's hairpin setting (bridge -d link show): "+
+		f.Contradicts = append(f.Contradicts, "the bundle shows no bridge port's hairpin setting (ip -d link): "+
 			"hairpin on for the Pod's port would rule the bridge out")
 		f.Cause = fmt.Sprintf("The SYN %s sent to %s is translated back to it and never answered; the bundle does not show why.",
 			g.client, g.service)
 		f.Alternatives = []string{hairpinCause, masqCause}
-		f.Decide = "bridge -d link show"
+		f.Decide = collected("ip-link", "the hairpin setting of the bridge ports")
 	}
 	f.Evidence = dedupEvidence(ev)
 	return f, true

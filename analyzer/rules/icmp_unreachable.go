@@ -321,18 +321,18 @@ func icmpCertainty(f *analyzer.Finding, what, from, dst string, ev []analyzer.Ev
 	switch what {
 	case "port-unreachable":
 		f.Alternatives = []string{"nothing listens on the port (UDP)", "a REJECT rule matches (kube-proxy's for a Service without endpoints)"}
-		f.Decide = fmt.Sprintf("iptables-save | grep -e REJECT (on %s)", from)
+		f.Decide = collected("iptables-save", fmt.Sprintf("on %s: the REJECT rules", from))
 	case "host-unreachable", "net-unreachable":
 		f.Alternatives = []string{"the address has no live owner on its link", "two hosts claim the address (a VIP announced twice, a stale ARP entry)",
 			"a route on the sender leads nowhere"}
 		f.Decide = fmt.Sprintf("ip route get %s (on %s)", host, from)
 	case "admin-prohibited":
 		f.Alternatives = []string{"a REJECT rule with icmp-admin-prohibited", "a NetworkPolicy that rejects"}
-		f.Decide = fmt.Sprintf("iptables-save | grep -i prohibited (on %s)", from)
+		f.Decide = collected("iptables-save", fmt.Sprintf("on %s: the rules that reject with icmp-admin-prohibited", from))
 	case "frag-needed", "packet-too-big":
 		f.Alternatives = []string{"a link on the path has a smaller MTU than the sender's (an overlay's encapsulation)",
 			"path-MTU discovery at work: the sender lowers its packet size and goes on"}
-		f.Decide = fmt.Sprintf("ip link (the MTUs of the interfaces on the path to %s)", host)
+		f.Decide = collected("ip-link", fmt.Sprintf("the MTUs of the interfaces on the path to %s", host))
 	case "redirect":
 		f.Alternatives = []string{"the sender routes the address through a host that does not own it", "a VIP announced by the wrong host"}
 		f.Decide = fmt.Sprintf("ip route get %s (on the senders)", host)

@@ -241,7 +241,7 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 			"of ARP or neighbor table shows it)")
 		alternatives = []string{"the nodes ignore ARP requests for kube-ipvs0's addresses anyway (arp_ignore=1 and " +
 			"arp_announce=2 set by other means)"}
-		decide = "sysctl net.ipv4.conf.all.arp_ignore net.ipv4.conf.all.arp_announce (on a node)"
+		decide = collected("sysctl-net", "net.ipv4.conf.all.arp_ignore and net.ipv4.conf.all.arp_announce, on a node")
 	}
 	slices.Sort(sources)
 	p.Report(analyzer.Finding{

@@ -23,8 +23,8 @@ var NATReplyUntranslated = &analyzer.Rule{
 	Proof: "the capture shows the same SYN before and after DNAT and the endpoint's SYN/ACK going back untranslated, " +
 		"and the node's sysctl output shows net.bridge.bridge-nf-call-iptables = 0 (ip6tables for IPv6)",
 	Unproven: "the untranslated replies from the capture, with the causes not ruled out (bridged traffic skipping " +
-		"iptables, asymmetric routing around the node that did the NAT) and `sysctl " +
-		"net.bridge.bridge-nf-call-iptables` to decide",
+		"iptables, asymmetric routing around the node that did the NAT) and `sysctl -a --pattern '^net\\.'` " +
+		"(net.bridge.bridge-nf-call-iptables) to decide",
 	Doc: `replies to translated connections go back untranslated
 
 A capture on a node (tcpdump -i any, or one capture per interface) shows the
@@ -163,7 +163,7 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 	if g.target.Addr().Is6() {
 		name = "net.bridge.bridge-nf-call-ip6tables"
 	}
-	f.Decide = "sysctl " + name
+	f.Decide = collected("sysctl-net", name)
 	bridgeCause := fmt.Sprintf("bridged traffic skips iptables on the node (br_netfilter not loaded, or %s = 0): the reply "+
 		"bridged from %s to %s never meets the conntrack entry of the DNAT", name, g.target.Addr(), g.client)
 	asymCause := "asymmetric routing: the reply takes a path around the node that did the NAT"

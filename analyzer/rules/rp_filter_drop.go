@@ -28,7 +28,7 @@ var RPFilterDrop = &analyzer.Rule{
 		"TcpExtIPReversePathFilter) above 0 supports it, and 0 weighs against it",
 	Unproven: "without the two rp_filter values, or with only one of them at 1, the rule reports the asymmetric " +
 		"route and the unanswered SYNs as a warning, with the filter as the first cause it cannot rule out, and " +
-		"`sysctl net.ipv4.conf.all.rp_filter net.ipv4.conf.A.rp_filter` as the command that decides; with " +
+		"`sysctl -a --pattern '^net\\.'` (net.ipv4.conf.all.rp_filter and net.ipv4.conf.A.rp_filter) as the command that decides; with " +
 		"TcpExtIPReversePathFilter above 0 in nstat output and no rp_filter value the filter is likely, with it at 0 " +
 		"the cause stays unknown and the filter comes last among the alternatives; a loose (2) " +
 		"or disabled (0) filter rules the cause out and the rule says nothing. Felix's refusal of a loose filter " +
@@ -182,7 +182,7 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 		fmt.Sprintf("%s is an address of %s (%s), so the SYNs arrive there", g.Server.Addr(), in, inPos),
 		fmt.Sprintf("%s: the route back to %s is %q, out by %s", back.Pos, clients[0], back.Raw, out),
 	}
-	decide := fmt.Sprintf("sysctl net.ipv4.conf.all.rp_filter net.ipv4.conf.%s.rp_filter", in)
+	decide := collected("sysctl-net", fmt.Sprintf("net.ipv4.conf.all.rp_filter and net.ipv4.conf.%s.rp_filter", in))
 	var shown []string
 	for _, v := range []rpfValue{all, dev} {
 		if v.known {
@@ -229,7 +229,7 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 			"route back to the clients leaves by %s; but %s is 0 (%s), no packet dropped by the filter, so the "+
 			"counter was read elsewhere or before the SYNs arrived.", filter, all, dev, out, rpfCounterName, ctr.Pos)
 		f.Alternatives = rpfAlternatives(in, out)
-		f.Decide = "nstat -az " + rpfCounterName + " (on the node, while the SYNs arrive)"
+		f.Decide = collected("nstat", rpfCounterName+" on the node, while the SYNs arrive")
 	case all.known && dev.known: // the larger is 1: strict
 		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
 		f.Sources = append(f.Sources, model.KindSysctl)
@@ -458,13 +458,13 @@ func felixLooseRPF(p *analyzer.Pass) {
 				"was changed after Felix's line, or the sysctl output is from another node or time.", all)
 			f.Contradicts = []string{fmt.Sprintf("%s: %s, not 2", all.pos, all)}
 			f.Alternatives = []string{"the value was fixed after Felix exited", "the sysctl output comes from another node"}
-			f.Decide = "sysctl net.ipv4.conf.all.rp_filter"
+			f.Decide = collected("sysctl-net", "net.ipv4.conf.all.rp_filter")
 		default:
 			f.Cause = "Most likely " + f.Cause[:1] + f.Cause[1:] + " The bundle has no sysctl output that shows the value."
 			f.Contradicts = []string{"net.ipv4.conf.all.rp_filter 0 or 1 in the node's current sysctl output"}
 			f.Alternatives = []string{"a loose rp_filter on the node (what Felix says)",
 				"a value fixed since the line was logged"}
-			f.Decide = "sysctl net.ipv4.conf.all.rp_filter"
+			f.Decide = collected("sysctl-net", "net.ipv4.conf.all.rp_filter")
 		}
 		f.Evidence = dedupEvidence(f.Evidence)
 		f.Fix = "Set net.ipv4.conf.all.rp_filter to 1 (sysctl -w, and in /etc/sysctl.d so it survives a reboot), or set " +

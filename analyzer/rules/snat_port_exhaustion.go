@@ -26,7 +26,7 @@ var SNATPortExhaustion = &analyzer.Rule{
 		"by it that hold every port of the range towards one destination, and new connections to that " +
 		"destination failing: conntrack -S insert_failed, or SYNs unanswered in a capture",
 	Unproven: "without conntrack -L, a rule with a range smaller than the connections the capture shows to one " +
-		"destination, some unanswered, is reported as likely, with `conntrack -L -p tcp -d ADDR --dport PORT` as " +
+		"destination, some unanswered, is reported as likely, with `conntrack -L -o extended` (the entries to the destination) as " +
 		"the command that decides; a full range without failures shown is a warning; unanswered SYNs without a " +
 		"source NAT rule in the bundle are left to syn-unanswered and conntrack-drops",
 	SubjectKeys: []string{"node", "address", "proto"},
@@ -428,7 +428,7 @@ func snatLikelyFinding(t snatTarget, g *facts.FailGroup, seen int, inserts uint6
 		fmt.Sprintf("%s itself drops or cannot take more connections (a firewall, a full accept queue)", dst),
 		"a full conntrack table on the node (conntrack -S drop, nf_conntrack_max)",
 	}
-	f.Decide = fmt.Sprintf("conntrack -L -p tcp -d %s --dport %d", dst.Addr(), dst.Port())
+	f.Decide = collected("conntrack-list", fmt.Sprintf("the TCP entries to %s: how many, and their states", dst))
 	f.Fix = snatFix(t)
 	return f
 }

@@ -21,7 +21,7 @@ var SynRefused = &analyzer.Rule{
 	Proof: "the capture's SYNs answered by RSTs from the server, and the Services or Endpoints saying the endpoint " +
 		"should answer (a Service address, a ready endpoint)",
 	Unproven: "the refused attempts from the capture alone, with the causes not ruled out (no listener, a REJECT rule) " +
-		"and `ss -lntp` of the port to decide",
+		"and `ss -lntup` (the port's listener) to decide",
 	Doc: `connection attempts to a server endpoint are refused
 
 In a capture, the server answers SYNs with an RST: nothing listens on that

@@ -262,7 +262,7 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, server
 			"(see nat-reply-untranslated). Why the reply was not translated back is not shown by this rule.",
 			natted, b.Server, natPair.After.Server)
 		f.Alternatives = []string{natAlt, fwAlt, ctAlt}
-		f.Decide = "sysctl net.bridge.bridge-nf-call-iptables"
+		f.Decide = collected("sysctl-net", "net.bridge.bridge-nf-call-iptables")
 		fix = "Make the replies of translated connections go back through the node's conntrack: " +
 			"`sysctl -w net.bridge.bridge-nf-call-iptables=1` with br_netfilter loaded, hairpin mode on the bridge ports " +
 			"for Pods reaching themselves, symmetric routes around the node that does the NAT."
@@ -274,9 +274,9 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, server
 			// Some ports are in the NodePort range: a collision stays likely.
 			f.Alternatives = []string{nodePortAlt, fwAlt, natAlt, ctAlt}
 		}
-		f.Decide = "iptables-save" // on the client's node: the rule that rejects
+		f.Decide = collected("iptables-save", "on the client's node: the rule that rejects")
 		if len(outside) < len(notOwned) {
-			f.Decide = "ipvsadm -Ln" // on the client's node: the virtual services of its ports
+			f.Decide = collected("ipvsadm", "on the client's node: the virtual services of its ports")
 		}
 		fix = "Find what owns the client's source port on the client node (`ipvsadm -Ln | grep :PORT`, `ss -lntp sport = :PORT`, " +
 			"`iptables-save | grep PORT`); if it is a NodePort, reserve the NodePort range with net.ipv4.ip_local_reserved_ports."

@@ -319,9 +319,9 @@ func synCertainty(f *analyzer.Finding, outcome model.Outcome, ev []analyzer.Evid
 		f.Alternatives = []string{"nothing listens on the port at that address (the process is down, or listens on " +
 			"another port or address than the Service's targetPort)",
 			"a firewall rule rejects the connection with a TCP reset (iptables REJECT --reject-with tcp-reset)"}
-		f.Decide = fmt.Sprintf("ss -lntp 'sport = :%d'", port)
+		f.Decide = collected("ss-lntup", fmt.Sprintf("the listener on port %d", port))
 		if port == 0 {
-			f.Decide = fmt.Sprintf("ss -lntp (on %s)", srv.Addr())
+			f.Decide = collected("ss-lntup", fmt.Sprintf("on %s", srv.Addr()))
 		}
 	default:
 		f.Supports = append(f.Supports, fmt.Sprintf("the capture shows SYNs to %s and nothing back: no SYN/ACK, RST "+
@@ -331,7 +331,7 @@ func synCertainty(f *analyzer.Finding, outcome model.Outcome, ev []analyzer.Evid
 		f.Alternatives = []string{"a firewall or NetworkPolicy drops the SYNs",
 			"the host or backend is down or gone (a stale DNAT rule or endpoint sends the SYNs to an address nobody has)",
 			"the replies take another path than the one captured (asymmetric routing)"}
-		f.Decide = "iptables-save (on the server's node: a DROP rule or policy that matches the SYNs)"
+		f.Decide = collected("iptables-save", "on the server's node: a DROP rule or policy that matches the SYNs")
 	}
 }
 

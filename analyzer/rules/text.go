@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/netmortem/netmortem/collect"
 )
 
 // plural returns one when n is 1, many otherwise.
@@ -88,4 +90,19 @@ func kubectlIn(ns string) string {
 		return "kubectl"
 	}
 	return "kubectl -n " + ns
+}
+
+// collected returns the exact command line of the collector's command
+// name (collect.Commands), followed by note in parentheses when note is
+// not empty: a finding's Decide that names what the collector runs, so
+// that the report's next_evidence asks for the same command.
+func collected(name, note string) string {
+	shell := name
+	if c, ok := collect.Lookup(name); ok {
+		shell = c.Shell
+	}
+	if note == "" {
+		return shell
+	}
+	return shell + " (" + note + ")"
 }

@@ -26,7 +26,7 @@ var TimeWaitChurn = &analyzer.Rule{
 	Proof: "the TIME-WAIT sockets of a local address (ss, netstat) and, for the NodePort harm, the ephemeral range " +
 		"(sysctl) reaching NodePorts that IPVS or the Services show allocated",
 	Unproven: "the churn from the socket listings, with the clients it can be (one client opening a connection per " +
-		"request, many clients behind one address) and ss -tanp to tell them apart",
+		"request, many clients behind one address) and ss -tanpi to tell them apart",
 	Doc: `a local client burns through ephemeral ports
 
 Every TCP connection a host opens and closes first leaves a socket in
@@ -190,7 +190,7 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 				"without any one of them churning"},
 			Alternatives: []string{"a local client opens a new connection per request or check (health checks, monitoring agents)",
 				"many clients share the address (SNAT, a proxy), each opening few connections"},
-			Decide: "ss -tanp (the processes holding connections from the address, and their peers)",
+			Decide: collected("ss-tanpi", "the processes holding connections from the address, and their peers"),
 		}
 		if sev == analyzer.Error {
 			f.Certainty = analyzer.Proven

@@ -156,6 +156,7 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	rep := report.New(snap, in.warns, res)
 	rep.Warnings = append(rep.Warnings, expired...)
 	rep.SetSuppressed(suppressed, o.showSuppressed)
+	rep.NextEvidence = report.NextEvidenceFor(snap, enabledRules(rules, cfg), res)
 
 	rep.Incomplete = incomplete(ctx, ruleCtx, readCut, o.timeout, start, in)
 	anonymizer := o.anon.anonymizer(snap)
@@ -298,6 +299,18 @@ func selectRules(o analyzeOptions) ([]*analyzer.Rule, *analyzer.Config, error) {
 	}
 	cfg.Disable(o.disable...)
 	return rules, cfg, nil
+}
+
+// enabledRules returns the rules of the list that cfg does not disable:
+// those that ran.
+func enabledRules(rules []*analyzer.Rule, cfg *analyzer.Config) []*analyzer.Rule {
+	var out []*analyzer.Rule
+	for _, r := range rules {
+		if r != nil && (cfg == nil || !cfg.Rules[r.Name].Disabled) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // count says n things: "1 input", "3 inputs".

@@ -30,6 +30,11 @@ type inspection struct {
 	// (recordNodes), for the inputs without a node of their own whose
 	// sections name theirs; the table's NODE column shows them.
 	RecordNodes map[string][]string `json:"record_nodes"`
+	// NextEvidence are the commands that would bring the evidence the
+	// bundle lacks (as analyze's next_evidence, without findings to
+	// decide); ToCollect groups them by the node they are needed from.
+	NextEvidence []report.NextEvidence `json:"next_evidence"`
+	ToCollect    []nodeCollect         `json:"to_collect"`
 }
 
 func newInspectCmd(c *cli) *cobra.Command {
@@ -75,6 +80,10 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 	rep := report.New(snap, opened.warns, res)
 	in := inspection{Inputs: rep.Inputs, Warnings: rep.Warnings, Skipped: rep.Skipped, Runnable: []string{},
 		Unreadable: unreadableCaptures(snap), RecordNodes: recordNodes(snap)}
+	// Without findings, what the bundle lacks: the kinds the skipped
+	// rules need, and those the others would join.
+	in.NextEvidence = report.NextEvidenceFor(snap, all, res)
+	in.ToCollect = perNode(in.NextEvidence)
 	if in.Unreadable == nil {
 		in.Unreadable = []string{}
 	}

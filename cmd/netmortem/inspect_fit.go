@@ -103,6 +103,18 @@ func writeInspectionFitted(w io.Writer, in inspection, width int) error {
 			lines("  "+s.Rule+": ", "needs "+strings.Join(missingEvidence(s.Missing, s.AnyOf), ", "))
 		}
 	}
+	if len(in.ToCollect) > 0 {
+		b.WriteString("\nTo collect:\n")
+		for _, g := range in.ToCollect {
+			lines("  ", escape.String(collectHeading(g)))
+			for _, c := range g.Commands {
+				lines("    $ ", escape.String(c.Shell))
+				if why := collectWhy(c); why != "" {
+					lines("        ", escape.String(why))
+				}
+			}
+		}
+	}
 	return flush()
 }
 

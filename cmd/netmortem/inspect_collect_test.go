@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/collect"
+	"github.com/netmortem/netmortem/model"
+)
+
+// twoNodeBundle writes a bundle of two Rancher node collections: node1
+// with sysctl and iptables-save output, node2 with iptables-save only.
+func twoNodeBundle(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	sysctl, err := os.ReadFile(fixture("incidents/ephemeral-nodeport/sysctl.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := os.ReadFile(fixture("incidents/stale-dnat/iptables-save.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, data := range map[string][]byte{
+		"n1/systeminfo/hostname": []byte("node1\n"), "n1/systeminfo/sysctla": sysctl, "n1/networking/iptablessave": rules,
+		"n2/systeminfo/hostname": []byte("node2\n"), "n2/networking/iptablessave": rules,
+	} {
+		p := filepath.Join(dir, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestInspectToCollect holds that inspect lists, per node, what the node
+// lacks and the catalog's command to run there: node2 lacks the sysctl
+// output node1 has, both lack sockets, and the cluster its objects.
+func TestInspectToCollect(t *testing.T) {
+	dir := twoNodeBundle(t)
+	code, out, stderr := runCLI(t, "inspect", "-o", "json", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	var in inspection
+	if err := json.Unmarshal([]byte(out), &in); err != nil {
+		t.Fatal(err)
+	}
+	group := func(node string, scope collect.Scope) nodeCollect {
+		t.Helper()
+		for _, g := range in.ToCollect {
+			if g.Node == node && g.Scope == scope {
+				return g
+			}
+		}
+		t.Fatalf("to_collect has no group for node %q (%s): %+v", node, scope, in.ToCollect)
+		return nodeCollect{}
+	}
+	shells := func(g nodeCollect) []string {
+		var out []string
+		for _, c := range g.Commands {
+			out = append(out, c.Shell)
+		}
+		return out
+	}
+	sysctl, _ := collect.Lookup("sysctl-net")
+	ss, _ := collect.Lookup("ss-tanpi")
+	kubectl, _ := collect.Lookup("kubectl-objects")
+	n1, n2 := group("node1", collect.ScopeNode), group("node2", collect.ScopeNode)
+	if !slices.Contains(n2.Lacks, model.KindSysctl) || !slices.Contains(shells(n2), sysctl.Shell) {
+		t.Errorf("node2 lacks %v, commands %v: want sysctl and %q", n2.Lacks, shells(n2), sysctl.Shell)
+	}
+	if slices.Contains(n1.Lacks, model.KindSysctl) || slices.Contains(shells(n1), sysctl.Shell) {
+		t.Errorf("node1, which has sysctl output, is asked for it: %v", shells(n1))
+	}
+	for _, g := range []nodeCollect{n1, n2} {
+		if !slices.Contains(shells(g), ss.Shell) || slices.Contains(g.Lacks, model.KindNetfilter) {
+			t.Errorf("node %s: lacks %v, commands %v; want sockets (%q) and not netfilter", g.Node, g.Lacks, shells(g), ss.Shell)
+		}
+	}
+	if c := group("", collect.ScopeCluster); !slices.Contains(shells(c), kubectl.Shell) {
+		t.Errorf("the cluster's commands %v lack %q", shells(c), kubectl.Shell)
+	}
+	for _, e := range in.NextEvidence {
+		if e.Command == "sysctl-net" && !slices.Equal(e.Nodes, []string{"node2"}) {
+			t.Errorf("next_evidence asks sysctl of %v, want node2", e.Nodes)
+		}
+	}
+
+	t.Setenv("COLUMNS", "80")
+	code, table, stderr := runCLI(t, "inspect", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	_, tail, ok := strings.Cut(table, "\nTo collect:\n")
+	if !ok {
+		t.Fatalf("inspect's table has no To collect section:\n%s", table)
+	}
+	for _, want := range []string{"  node node2: lacks ", "    $ " + sysctl.Shell + "\n", "  the cluster (once, with kubectl): lacks kube"} {
+		if !strings.Contains(tail, want) {
+			t.Errorf("To collect lacks %q:\n%s", want, tail)
+		}
+	}
+	for i, l := range strings.Split(tail, "\n") {
+		if len([]rune(l)) > 80 {
+			t.Errorf("To collect line %d is %d columns wide at 80: %q", i+1, len([]rune(l)), l)
+		}
+	}
+}

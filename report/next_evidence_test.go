@@ -1,0 +1,190 @@
+package report_test
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/collect"
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/report"
+)
+
+// nextEvidenceCase is a snapshot of two nodes (node1 with sysctl and a
+// capture, node2 with a capture only), a skipped rule, findings with
+// Decides and the rules that were run.
+func nextEvidenceCase() (*model.Snapshot, []*analyzer.Rule, analyzer.Result) {
+	snap := &model.Snapshot{Inputs: []model.Input{
+		{Path: "node1/sysctl.txt", Kind: model.KindSysctl, Node: "node1"},
+		{Path: "node1/capture.pcap", Kind: model.KindCapture, Node: "node1"},
+		{Path: "node2/capture.pcap", Kind: model.KindCapture, Node: "node2"},
+		{Path: "node2/conntrack.txt", Kind: model.KindConntrack, Node: "node2", Skipped: "unrecognized content"},
+	}}
+	rules := []*analyzer.Rule{
+		{Name: "resets", Needs: []model.Kind{model.KindCapture}, Uses: []model.Kind{model.KindIPVS, model.KindSysctl}},
+		{Name: "tables", Needs: []model.Kind{model.KindNetfilter}},
+		{Name: "conns", NeedsAny: []model.Kind{model.KindConntrack, model.KindSockets}},
+		{Name: "objects", Needs: []model.Kind{model.KindCapture}, Uses: []model.Kind{model.KindKube}},
+	}
+	res := analyzer.Result{
+		Findings: []analyzer.Finding{
+			{Rule: "resets", Fingerprint: "aaaa", Severity: analyzer.Warning, Certainty: analyzer.Likely, Subject: map[string]string{"node": "node2"},
+				Decide: "ipvsadm -Ln (on the client's node: the virtual services of its ports)"},
+			{Rule: "objects", Fingerprint: "bbbb", Severity: analyzer.Warning, Certainty: analyzer.Unknown,
+				Decide: "kubectl -n web describe pod api-0 (the Unhealthy events)"},
+			{Rule: "objects", Fingerprint: "cccc", Severity: analyzer.Error, Certainty: analyzer.Proven, Decide: "ss -tanpi"},
+		},
+		Skipped: []analyzer.Skipped{
+			{Rule: "tables", Missing: []model.Kind{model.KindNetfilter}},
+			{Rule: "conns", AnyOf: []model.Kind{model.KindConntrack, model.KindSockets}},
+		},
+	}
+	return snap, rules, res
+}
+
+func TestNextEvidenceFor(t *testing.T) {
+	snap, rules, res := nextEvidenceCase()
+	got := report.NextEvidenceFor(snap, rules, res)
+	byShell := map[string]report.NextEvidence{}
+	var order []string
+	for _, e := range got {
+		if _, dup := byShell[e.Shell]; dup {
+			t.Errorf("%q listed twice", e.Shell)
+		}
+		byShell[e.Shell] = e
+		order = append(order, e.Shell)
+	}
+	want := func(name string) report.NextEvidence {
+		t.Helper()
+		c, ok := collect.Lookup(name)
+		if !ok {
+			t.Fatalf("no catalog command %s", name)
+		}
+		e, ok := byShell[c.Shell]
+		if !ok {
+			t.Fatalf("next evidence %v lacks %s (%q)", order, name, c.Shell)
+		}
+		if e.Command != name || e.Scope != c.Scope {
+			t.Errorf("%s: command %q scope %q, want %q %q", name, e.Command, e.Scope, name, c.Scope)
+		}
+		return e
+	}
+
+	// A Likely finding's Decide that is a catalog command with a note:
+	// the command, the note, on the finding's node.
+	ipvs := want("ipvsadm")
+	if !slices.Equal(ipvs.Decides, []string{"aaaa"}) || !slices.Equal(ipvs.Notes, []string{"on the client's node: the virtual services of its ports"}) ||
+		ipvs.Kind != model.KindIPVS || !slices.Contains(ipvs.Nodes, "node2") {
+		t.Errorf("ipvsadm: %+v", ipvs)
+	}
+	// The kind the rule uses and the bundle lacks decides it too.
+	if stats := want("ipvsadm-stats"); !slices.Equal(stats.Decides, []string{"aaaa"}) {
+		t.Errorf("ipvsadm-stats: %+v, want it to decide aaaa (ipvs was missing for resets)", stats)
+	}
+	// A Decide the collector does not run is carried as it is.
+	kubectl, ok := byShell["kubectl -n web describe pod api-0 (the Unhealthy events)"]
+	if !ok || kubectl.Command != "" || kubectl.Scope != collect.ScopeCluster || !slices.Equal(kubectl.Decides, []string{"bbbb"}) {
+		t.Errorf("kubectl decide: %+v (found %v)", kubectl, ok)
+	}
+	// A proven finding asks for nothing.
+	for _, e := range got {
+		if slices.Contains(e.Decides, "cccc") {
+			t.Errorf("%q decides the proven finding cccc", e.Shell)
+		}
+	}
+	// A skipped rule: every command of the kind it lacks, on every node.
+	for _, name := range []string{"iptables-save", "iptables-nat", "nft-ruleset"} {
+		e := want(name)
+		if !slices.Equal(e.Unblocks, []string{"tables"}) || !slices.Equal(e.Nodes, []string{"node1", "node2"}) {
+			t.Errorf("%s: %+v, want it to unblock tables on node1, node2", name, e)
+		}
+	}
+	for _, name := range []string{"conntrack-stats", "conntrack-list", "ss-tanpi", "ss-lntup"} {
+		if e := want(name); !slices.Equal(e.Unblocks, []string{"conns"}) {
+			t.Errorf("%s: %+v, want it to unblock conns", name, e)
+		}
+	}
+	// A kind some nodes lack, which a rule that ran uses: asked of those.
+	if e := want("sysctl-net"); !slices.Equal(e.Nodes, []string{"node2"}) || !slices.Equal(e.Joins, []string{"resets"}) {
+		t.Errorf("sysctl-net: %+v, want node2 only, joined by resets", e)
+	}
+	if e := want("kubectl-objects"); !slices.Equal(e.Joins, []string{"objects"}) || len(e.Nodes) != 0 {
+		t.Errorf("kubectl-objects: %+v, want it joined by objects, no nodes", e)
+	}
+	if _, ok := byShell[mustShell(t, "capture")]; ok {
+		t.Error("the capture every node has is asked for")
+	}
+	// Those that decide first, then those that unblock, then the others.
+	rank := func(e report.NextEvidence) int {
+		switch {
+		case len(e.Decides) > 0:
+			return 0
+		case len(e.Unblocks) > 0:
+			return 1
+		}
+		return 2
+	}
+	if !slices.IsSortedFunc(got, func(a, b report.NextEvidence) int { return rank(a) - rank(b) }) {
+		t.Errorf("order %v: deciding, unblocking, joining", order)
+	}
+
+	// Without the rules: the skipped rules and Decides only.
+	for _, e := range report.NextEvidenceFor(snap, nil, res) {
+		if len(e.Joins) > 0 {
+			t.Errorf("without rules, %q is joined by %v", e.Shell, e.Joins)
+		}
+	}
+	if len(report.NextEvidenceFor(nil, nil, analyzer.Result{})) != 0 {
+		t.Error("nothing to ask of an empty analysis")
+	}
+}
+
+func mustShell(t *testing.T, name string) string {
+	t.Helper()
+	c, ok := collect.Lookup(name)
+	if !ok {
+		t.Fatalf("no catalog command %s", name)
+	}
+	return c.Shell
+}
+
+// TestNextEvidenceWritten holds that the table and markdown list the
+// commands that decide or unblock, with where and why, and count the
+// others; and that JSON carries them all.
+func TestNextEvidenceWritten(t *testing.T) {
+	snap, rules, res := nextEvidenceCase()
+	r := report.New(snap, nil, res)
+	r.NextEvidence = report.NextEvidenceFor(snap, rules, res)
+	var table, md, js bytes.Buffer
+	for f, b := range map[string]*bytes.Buffer{"table": &table, "markdown": &md, "json": &js} {
+		if err := report.Write(b, f, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{
+		"To decide, collect:\n",
+		"  $ ipvsadm -Ln\n      on node1, node2; decides [1] resets; look for: on the client's node: the virtual services of its ports\n",
+		"  $ kubectl -n web describe pod api-0 (the Unhealthy events)\n      once, with kubectl; decides [2] objects\n",
+		"  $ iptables-save -c\n      on node1, node2; lets tables run\n",
+		"(and 1 more command that rules which ran would join: next_evidence in -o json)\n",
+	} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if strings.Contains(table.String(), "$ sysctl -a") {
+		t.Errorf("table lists a command only joined by rules that ran:\n%s", table.String())
+	}
+	for _, want := range []string{"### To decide, collect\n", "- `ipvsadm -Ln`: on node1, node2; decides [1] resets;", "- `conntrack -S`: on node1, node2; lets conns run"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	for _, want := range []string{`"next_evidence": [`, `"command": "sysctl-net"`, `"joins": [`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("json lacks %q", want)
+		}
+	}
+}
