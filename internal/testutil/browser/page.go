@@ -285,6 +285,9 @@ func (p *Page) DataURIs() []string {
 	return out
 }
 
+// maxListed is how many elements past the right edge Problems names.
+const maxListed = 20
+
 // Problems lists what is wrong with any page, whatever it shows: horizontal
 // overflow, requests that would leave the page, console errors, and in-page
 // links without a target. Each says where, for a test's failure message.
@@ -293,7 +296,11 @@ func (p *Page) Problems() []string {
 	if p.ScrollWidth > p.InnerWidth {
 		out = append(out, fmt.Sprintf("the page scrolls horizontally: scrollWidth %d > innerWidth %d", p.ScrollWidth, p.InnerWidth))
 	}
-	for _, o := range p.Overflow {
+	for i, o := range p.Overflow {
+		if i == maxListed {
+			out = append(out, fmt.Sprintf("and %d more elements past the right edge", len(p.Overflow)-i))
+			break
+		}
 		out = append(out, "past the right edge: "+o)
 	}
 	for _, r := range p.Outside() {
