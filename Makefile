@@ -37,11 +37,14 @@ browser-deps:
 	@if command -v chromium >/dev/null 2>&1 || [ -n "$$NETMORTEM_CHROMIUM" ]; then \
 	  echo "browser-deps: $$(command -v chromium || echo $$NETMORTEM_CHROMIUM) is there"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  start=$$(date +%s); \
+	  start=$$(date +%s); log=$$(mktemp); \
 	  export DEBIAN_FRONTEND=noninteractive; \
-	  { apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 || \
-	    { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium >/dev/null; }; } && \
-	  echo "browser-deps: installed $$(chromium --version 2>/dev/null) in $$(( $$(date +%s) - start ))s"; \
+	  if apt-get install -y -q --no-install-recommends chromium >$$log 2>&1 || \
+	    { apt-get update -q >$$log 2>&1 && apt-get install -y -q --no-install-recommends chromium >$$log 2>&1; }; then \
+	    echo "browser-deps: installed $$(chromium --version 2>/dev/null) in $$(( $$(date +%s) - start ))s"; rm -f $$log; \
+	  else \
+	    echo "browser-deps: apt-get could not install chromium:"; tail -5 $$log; rm -f $$log; exit 1; \
+	  fi; \
 	else \
 	  echo "browser-deps: chromium is missing and apt-get cannot install it here (root needed):"; \
 	  echo "  install Debian's or your distribution's chromium, or set NETMORTEM_CHROMIUM to a Chromium binary;"; \

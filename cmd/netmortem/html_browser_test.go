@@ -120,6 +120,10 @@ func TestHTMLReportInBrowser(t *testing.T) {
 				}
 				if saveTo == shotDir {
 					t.Logf("wrote %s", shot)
+					// The committed screenshots are to show the timelines.
+					if p.TimelineSVGs == 0 {
+						t.Errorf("the report of %s has no timeline to show: choose another with %s", name, envScreenshotIncident)
+					}
 				}
 			}
 		})

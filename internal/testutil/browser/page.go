@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -131,25 +132,33 @@ func (b *Browser) Load(ctx context.Context, path string, vp Viewport, timeout ti
 	}
 	pageURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 	p := &Page{URL: pageURL, Viewport: vp}
-	var mu sync.Mutex
+	// What the tab reports, until Load copies it into p: the listener may
+	// still run after Load returns.
+	var (
+		mu       sync.Mutex
+		requests []Request
+		console  []string
+	)
 	record := func(ev any) {
 		// Runs in the tab's event loop: it only records.
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev := ev.(type) {
 		case *network.EventRequestWillBeSent:
-			p.Requests = append(p.Requests, Request{URL: ev.Request.URL, Type: string(ev.Type)})
+			if ev.Request != nil {
+				requests = append(requests, Request{URL: ev.Request.URL, Type: string(ev.Type)})
+			}
 		case *network.EventWebSocketCreated:
-			p.Requests = append(p.Requests, Request{URL: ev.URL, Type: "WebSocket"})
+			requests = append(requests, Request{URL: ev.URL, Type: "WebSocket"})
 		case *runtime.EventConsoleAPICalled:
 			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
-				p.Console = append(p.Console, "console."+string(ev.Type)+": "+remoteText(ev.Args))
+				console = append(console, "console."+string(ev.Type)+": "+remoteText(ev.Args))
 			}
 		case *runtime.EventExceptionThrown:
-			p.Console = append(p.Console, "uncaught exception: "+exceptionText(ev.ExceptionDetails))
+			console = append(console, "uncaught exception: "+exceptionText(ev.ExceptionDetails))
 		case *log.EventEntryAdded:
 			if e := ev.Entry; e != nil && e.Level == log.EntryLevelError {
-				p.Console = append(p.Console, "log: "+e.Text+at(e.URL))
+				console = append(console, "log: "+e.Text+at(e.URL))
 			}
 		}
 	}
@@ -195,7 +204,7 @@ func (b *Browser) Load(ctx context.Context, path string, vp Viewport, timeout ti
 	if err := run(chromedp.Do(tab, chromedp.Navigate(pageURL))); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	if err := settle(tab, func() int { mu.Lock(); defer mu.Unlock(); return len(p.Requests) }); err != nil {
+	if err := settle(tab, func() int { mu.Lock(); defer mu.Unlock(); return len(requests) }); err != nil {
 		return nil, run(fmt.Errorf("load %s: %w", path, err))
 	}
 	raw, err := chromedp.Run(tab, chromedp.Evaluate[[]byte](probeJS))
@@ -218,8 +227,8 @@ func (b *Browser) Load(ctx context.Context, path string, vp Viewport, timeout ti
 	p.Quotes, p.BrokenLinks, p.data = m.Quotes, m.BrokenLinks, m.DataURIs
 	p.Verdict, p.Appendix = m.Verdict, m.Appendix
 	p.Screenshot = shot
-	p.Requests = append([]Request(nil), p.Requests...)
-	p.Console = append([]string(nil), p.Console...)
+	p.Requests = slices.Clone(requests)
+	p.Console = slices.Clone(console)
 	return p, nil
 }
 
@@ -306,9 +315,7 @@ func (p *Page) Problems() []string {
 	for _, r := range p.Outside() {
 		out = append(out, fmt.Sprintf("request leaves the page: %s %s", r.Type, r.URL))
 	}
-	for _, c := range p.Console {
-		out = append(out, c)
-	}
+	out = append(out, p.Console...)
 	for _, l := range p.BrokenLinks {
 		out = append(out, "link to a missing target: "+l)
 	}
