@@ -21,12 +21,15 @@ import (
 // NETMORTEM_SCREENSHOTS=DIR (relative to the repository's root) writes the
 // screenshots of one fixture, NETMORTEM_SCREENSHOT_INCIDENT (default
 // incidents/stale-dnat), to DIR/report-1280.png and DIR/report-390.png for
-// committing (make screenshots); the others go to the test's temporary
-// directory.
+// committing (make screenshots), each cut below the report's first
+// timeline; the others, whole pages, go to the test's temporary directory.
 const (
 	envScreenshots        = "NETMORTEM_SCREENSHOTS"
 	envScreenshotIncident = "NETMORTEM_SCREENSHOT_INCIDENT"
 	defaultShotIncident   = "incidents/stale-dnat"
+	// shotMargin is the room left under the first timeline in a committed
+	// screenshot, for its legend.
+	shotMargin = 80
 )
 
 // htmlFixtures are the fixtures whose HTML report the browser test renders:
@@ -90,7 +93,11 @@ func TestHTMLReportInBrowser(t *testing.T) {
 			dir := fixture(name)
 			out := t.TempDir()
 			htmlPath, jsonPath := filepath.Join(out, "report.html"), filepath.Join(out, "report.json")
-			code, _, stderr := runCLI(t, "analyze", "-q", "--fail-on", "never", "-o", "html="+htmlPath, "-o", "json="+jsonPath, dir)
+			// Run from the bundle's folder, as a user does, so the report
+			// (and a committed screenshot) cites stale-dnat/kube-proxy.log
+			// and not where this checkout happens to be.
+			t.Chdir(filepath.Dir(dir))
+			code, _, stderr := runCLI(t, "analyze", "-q", "--fail-on", "never", "-o", "html="+htmlPath, "-o", "json="+jsonPath, filepath.Base(dir))
 			if code != exitOK {
 				t.Fatalf("analyze -o html exit %d; stderr:\n%s", code, stderr)
 			}
@@ -111,19 +118,25 @@ func TestHTMLReportInBrowser(t *testing.T) {
 				if d := p.DataURIs(); len(d) > 0 {
 					t.Logf("at %dpx the page uses %d data: URIs: %s", vp.Width, len(d), strings.Join(d, ", "))
 				}
-				shot := filepath.Join(saveTo, "report-"+strconv.Itoa(int(vp.Width))+".png")
+				shot, png := filepath.Join(saveTo, "report-"+strconv.Itoa(int(vp.Width))+".png"), p.Screenshot
+				if saveTo == shotDir {
+					// The committed screenshots show the page down to its
+					// first timeline, not the whole of a long report.
+					if len(p.Timelines) == 0 || p.TimelineSVGs == 0 {
+						t.Fatalf("the report of %s has no timeline to show: choose another with %s", name, envScreenshotIncident)
+					}
+					if png, err = p.Top(max(int(vp.Height), p.Timelines[0].Bottom+shotMargin)); err != nil {
+						t.Fatal(err)
+					}
+				}
 				if err := os.MkdirAll(saveTo, 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(shot, p.Screenshot, 0o644); err != nil {
+				if err := os.WriteFile(shot, png, 0o644); err != nil {
 					t.Fatal(err)
 				}
 				if saveTo == shotDir {
 					t.Logf("wrote %s", shot)
-					// The committed screenshots are to show the timelines.
-					if p.TimelineSVGs == 0 {
-						t.Errorf("the report of %s has no timeline to show: choose another with %s", name, envScreenshotIncident)
-					}
 				}
 			}
 		})

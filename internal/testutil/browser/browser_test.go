@@ -81,6 +81,21 @@ func TestReportSamplePasses(t *testing.T) {
 			if img.Width != int(vp.Width) || img.Height < int(vp.Height) {
 				t.Errorf("screenshot %dx%d, want %d wide and at least %d high", img.Width, img.Height, vp.Width, vp.Height)
 			}
+			fig := p.Timelines[0].Bottom
+			if fig <= 0 || fig >= img.Height {
+				t.Fatalf("the timeline's bottom at %dpx, want inside the %dpx page", fig, img.Height)
+			}
+			top, err := p.Top(fig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut, err := png.DecodeConfig(bytes.NewReader(top))
+			if err != nil || cut.Width != img.Width || cut.Height != fig {
+				t.Errorf("top %d pixels: %dx%d (%v), want %dx%d", fig, cut.Width, cut.Height, err, img.Width, fig)
+			}
+			if whole, err := p.Top(img.Height + 10); err != nil || !bytes.Equal(whole, p.Screenshot) {
+				t.Errorf("the top of more than the page is not the whole screenshot (%v)", err)
+			}
 		})
 	}
 }

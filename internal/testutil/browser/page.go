@@ -59,6 +59,8 @@ type Figure struct {
 	Section string `json:"section"`
 	// SVGs counts the svg elements inside the figure.
 	SVGs int `json:"svgs"`
+	// Bottom is the figure's bottom edge in page pixels from the top.
+	Bottom int `json:"bottom"`
 }
 
 // probe is what probe.js returns.

@@ -100,6 +100,7 @@
         fingerprint: f.getAttribute('data-fingerprint') || '',
         section: sec ? sec.getAttribute('data-fingerprint') || '' : '',
         svgs: f.querySelectorAll('svg').length,
+        bottom: Math.ceil(f.getBoundingClientRect().bottom + window.scrollY),
       };
     }),
     timelineSVGs: document.querySelectorAll('figure.timeline svg').length,
