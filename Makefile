@@ -5,7 +5,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 10s
 FUZZMINIMIZETIME ?= 100x
 DEMO_BUNDLE ?= fixtures/incidents/ephemeral-nodeport
-SCREENSHOT_INCIDENT ?= incidents/stale-dnat
+SCREENSHOT_INCIDENT ?= incidents/ephemeral-nodeport
 BENCH_CAPTURE ?=
 # The version, commit and commit date `netmortem version` prints, from git
 # when this is a git tree (left to the Go toolchain's stamp otherwise).

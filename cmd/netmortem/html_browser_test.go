@@ -20,13 +20,13 @@ import (
 //
 // NETMORTEM_SCREENSHOTS=DIR (relative to the repository's root) writes the
 // screenshots of one fixture, NETMORTEM_SCREENSHOT_INCIDENT (default
-// incidents/stale-dnat), to DIR/report-1280.png and DIR/report-390.png for
+// incidents/ephemeral-nodeport), to DIR/report-1280.png and DIR/report-390.png for
 // committing (make screenshots), each cut below the report's first
 // timeline; the others, whole pages, go to the test's temporary directory.
 const (
 	envScreenshots        = "NETMORTEM_SCREENSHOTS"
 	envScreenshotIncident = "NETMORTEM_SCREENSHOT_INCIDENT"
-	defaultShotIncident   = "incidents/stale-dnat"
+	defaultShotIncident   = "incidents/ephemeral-nodeport"
 	// shotMargin is the room left under the first timeline in a committed
 	// screenshot, for its legend.
 	shotMargin = 80
@@ -94,7 +94,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 			out := t.TempDir()
 			htmlPath, jsonPath := filepath.Join(out, "report.html"), filepath.Join(out, "report.json")
 			// Run from the bundle's folder, as a user does, so the report
-			// (and a committed screenshot) cites stale-dnat/kube-proxy.log
+			// (and a committed screenshot) cites ephemeral-nodeport/sysctl.txt
 			// and not where this checkout happens to be.
 			t.Chdir(filepath.Dir(dir))
 			code, _, stderr := runCLI(t, "analyze", "-q", "--fail-on", "never", "-o", "html="+htmlPath, "-o", "json="+jsonPath, filepath.Base(dir))

@@ -235,7 +235,7 @@ func (b *Browser) Load(ctx context.Context, path string, vp Viewport, timeout ti
 }
 
 // settle waits, after the load event, for two animation frames and then
-// until no new request has been made for a quarter of a second (at most
+// until no new request has been made for a tenth of a second (at most
 // three seconds), so that what a script starts after load is seen too.
 func settle(tab context.Context, requests func() int) error {
 	const frames = `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`
@@ -247,7 +247,7 @@ func settle(tab context.Context, requests func() int) error {
 		select {
 		case <-tab.Done():
 			return tab.Err()
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(100 * time.Millisecond):
 		}
 		m := requests()
 		if m == n {
