@@ -117,7 +117,6 @@ func TestOverflowFoundOnlyWhereItHappens(t *testing.T) {
 }
 
 func TestRequestsLeavingThePageAreBlockedAndListed(t *testing.T) {
-	start := time.Now()
 	p := load(t, "requests.html", Desktop)
 	var urls []string
 	for _, r := range p.Outside() {
@@ -135,10 +134,6 @@ func TestRequestsLeavingThePageAreBlockedAndListed(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(p.Problems(), "\n"), "request leaves the page: Stylesheet https://fonts.example.invalid/font.css") {
 		t.Errorf("problems do not name the stylesheet request: %v", p.Problems())
-	}
-	// Blocked, they fail at once instead of waiting on the network.
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("loading took %s", d)
 	}
 }
 
