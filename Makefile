@@ -5,6 +5,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 10s
 FUZZMINIMIZETIME ?= 100x
 DEMO_BUNDLE ?= fixtures/incidents/ephemeral-nodeport
+SCREENSHOT_INCIDENT ?= incidents/ephemeral-nodeport
 BENCH_CAPTURE ?=
 # The version, commit and commit date `netmortem version` prints, from git
 # when this is a git tree (left to the Go toolchain's stamp otherwise).
@@ -14,7 +15,7 @@ COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE        ?= $(shell git log -1 --format=%cI 2>/dev/null)
 LDFLAGS     ?= $(if $(VERSION),-X $(BUILDINFO).version=$(VERSION)) $(if $(COMMIT),-X $(BUILDINFO).commit=$(COMMIT)) $(if $(DATE),-X $(BUILDINFO).date=$(DATE))
 
-.PHONY: all build test demo lint fuzz fixtures bench bench-memory docs check-docs clean
+.PHONY: all build test demo lint fuzz fixtures bench bench-memory docs check-docs browser-deps screenshots clean
 
 all: build
 
@@ -28,6 +29,36 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 30m ./...
+
+## browser-deps: install Debian's chromium for the browser test of the HTML
+## report when it is missing (needs root and apt-get, as on CI; otherwise
+## says what to do; the test skips without it, except when CI=true)
+browser-deps:
+	@if command -v chromium >/dev/null 2>&1 || [ -n "$$NETMORTEM_CHROMIUM" ]; then \
+	  echo "browser-deps: $$(command -v chromium || echo $$NETMORTEM_CHROMIUM) is there"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  start=$$(date +%s); log=$$(mktemp); \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  if apt-get install -y -q --no-install-recommends chromium >$$log 2>&1 || \
+	    { apt-get update -q >$$log 2>&1 && apt-get install -y -q --no-install-recommends chromium >$$log 2>&1; }; then \
+	    echo "browser-deps: installed $$(chromium --version 2>/dev/null) in $$(( $$(date +%s) - start ))s"; rm -f $$log; \
+	  else \
+	    echo "browser-deps: apt-get could not install chromium:"; tail -5 $$log; rm -f $$log; exit 1; \
+	  fi; \
+	else \
+	  echo "browser-deps: chromium is missing and apt-get cannot install it here (root needed):"; \
+	  echo "  install Debian's or your distribution's chromium, or set NETMORTEM_CHROMIUM to a Chromium binary;"; \
+	  echo "  without it the browser test of the HTML report is skipped (and fails when CI=true)"; \
+	fi
+
+## screenshots: render the HTML report of $(SCREENSHOT_INCIDENT) in headless
+## Chromium at 1280 and 390 pixels and write the PNGs to docs/img/
+screenshots:
+	rm -f docs/img/report-1280.png docs/img/report-390.png
+	NETMORTEM_SCREENSHOTS=docs/img NETMORTEM_SCREENSHOT_INCIDENT=$(SCREENSHOT_INCIDENT) \
+	  $(GO) test ./cmd/netmortem -count=1 -v -run '^TestHTMLReportInBrowser$$/^$(SCREENSHOT_INCIDENT)$$'
+	@test -s docs/img/report-1280.png && test -s docs/img/report-390.png || \
+	  { echo "screenshots: no screenshot was written: the test skipped or did not run (Chromium: make browser-deps)"; exit 1; }
 
 ## demo: analyze the committed incident bundle and print the findings
 demo:

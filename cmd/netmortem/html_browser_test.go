@@ -1,0 +1,175 @@
+//go:build htmlreport
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/internal/testutil/browser"
+)
+
+// The browser test of the HTML report renders the report of every incident
+// and seed fixture in headless Chromium at 1280 and 390 pixels wide.
+//
+// NETMORTEM_SCREENSHOTS=DIR (relative to the repository's root) writes the
+// screenshots of one fixture, NETMORTEM_SCREENSHOT_INCIDENT (default
+// incidents/ephemeral-nodeport), to DIR/report-1280.png and DIR/report-390.png for
+// committing (make screenshots), each cut below the report's first
+// timeline; the others, whole pages, go to the test's temporary directory.
+const (
+	envScreenshots        = "NETMORTEM_SCREENSHOTS"
+	envScreenshotIncident = "NETMORTEM_SCREENSHOT_INCIDENT"
+	defaultShotIncident   = "incidents/ephemeral-nodeport"
+	// shotMargin is the room left under the first timeline in a committed
+	// screenshot, for its legend.
+	shotMargin = 80
+)
+
+// htmlFixtures are the fixtures whose HTML report the browser test renders:
+// every incident and every seed, by path relative to fixtures/.
+func htmlFixtures(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, dir := range []string{"incidents", "seeds"} {
+		entries, err := os.ReadDir(fixture(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				out = append(out, dir+"/"+e.Name())
+			}
+		}
+	}
+	if len(out) < 40 {
+		t.Fatalf("found %d fixtures, want the incidents and seeds", len(out))
+	}
+	return out
+}
+
+// reportTimelines returns the fingerprints of the findings of the bundle at
+// dir that have a timeline in Report.Timelines, built as analyze builds them,
+// and true; or false when that is not known, and the test checks only the
+// figures the page has (each inside its finding, each with an svg).
+//
+// Until analyze fills Report.Timelines this returns false. Then it must
+// analyze dir as runAnalyze does (parse.Open with the summary on,
+// analyzer.Run with every rule, report.New, and the step that fills
+// rep.Timelines) and return the keys of rep.Timelines, true.
+func reportTimelines(t *testing.T, dir string) ([]string, bool) {
+	t.Helper()
+	_ = dir
+	return nil, false
+}
+
+func TestHTMLReportInBrowser(t *testing.T) {
+	exe := browser.Require(t)
+	b, err := browser.Start(t.Context(), exe, 20*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+
+	shotDir, shotIncident := os.Getenv(envScreenshots), os.Getenv(envScreenshotIncident)
+	if shotIncident == "" {
+		shotIncident = defaultShotIncident
+	}
+	if shotDir != "" && !filepath.IsAbs(shotDir) {
+		shotDir = filepath.Join(testutil.Root(), shotDir)
+	}
+	fixtures := htmlFixtures(t)
+	if shotDir != "" && !strings.Contains(strings.Join(fixtures, "\n")+"\n", shotIncident+"\n") {
+		t.Fatalf("%s=%s is not an incident or seed fixture", envScreenshotIncident, shotIncident)
+	}
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			dir := fixture(name)
+			out := t.TempDir()
+			htmlPath, jsonPath := filepath.Join(out, "report.html"), filepath.Join(out, "report.json")
+			// Run from the bundle's folder, as a user does, so the report
+			// (and a committed screenshot) cites ephemeral-nodeport/sysctl.txt
+			// and not where this checkout happens to be.
+			t.Chdir(filepath.Dir(dir))
+			code, _, stderr := runCLI(t, "analyze", "-q", "--fail-on", "never", "-o", "html="+htmlPath, "-o", "json="+jsonPath, filepath.Base(dir))
+			if code != exitOK {
+				t.Fatalf("analyze -o html exit %d; stderr:\n%s", code, stderr)
+			}
+			want := wantInBrowser(t, jsonPath)
+			want.Timelines, want.TimelinesKnown = reportTimelines(t, dir)
+			saveTo := out
+			if shotDir != "" && name == shotIncident {
+				saveTo = shotDir
+			}
+			for _, vp := range []browser.Viewport{browser.Desktop, browser.Phone} {
+				p, err := b.Load(t.Context(), htmlPath, vp, time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if probs := append(p.Problems(), p.CheckReport(want)...); len(probs) > 0 {
+					t.Errorf("the HTML report at %dpx:\n  %s", vp.Width, strings.Join(probs, "\n  "))
+				}
+				if d := p.DataURIs(); len(d) > 0 {
+					t.Logf("at %dpx the page uses %d data: URIs: %s", vp.Width, len(d), strings.Join(d, ", "))
+				}
+				shot, png := filepath.Join(saveTo, "report-"+strconv.Itoa(int(vp.Width))+".png"), p.Screenshot
+				if saveTo == shotDir {
+					// The committed screenshots show the page down to its
+					// first timeline, not the whole of a long report.
+					if len(p.Timelines) == 0 || p.TimelineSVGs == 0 {
+						t.Fatalf("the report of %s has no timeline to show: choose another with %s", name, envScreenshotIncident)
+					}
+					if png, err = p.Top(max(int(vp.Height), p.Timelines[0].Bottom+shotMargin)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := os.MkdirAll(saveTo, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(shot, png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if saveTo == shotDir {
+					t.Logf("wrote %s", shot)
+				}
+			}
+		})
+	}
+}
+
+// wantInBrowser reads what the HTML report must show from the JSON report
+// of the same run: the findings' fingerprints, and a quoted appendix when
+// any finding cites evidence.
+func wantInBrowser(t *testing.T, jsonPath string) browser.Want {
+	t.Helper()
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Findings []struct {
+			Fingerprint string            `json:"fingerprint"`
+			Evidence    []json.RawMessage `json:"evidence"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("%s: %v", jsonPath, err)
+	}
+	var w browser.Want
+	for _, f := range rep.Findings {
+		if f.Fingerprint == "" {
+			t.Fatalf("%s: a finding without a fingerprint", jsonPath)
+		}
+		w.Fingerprints = append(w.Fingerprints, f.Fingerprint)
+		if len(f.Evidence) > 0 {
+			w.MinQuotes = 1
+		}
+	}
+	return w
+}
