@@ -34,6 +34,6 @@ var Symptoms = []Symptom{
 		Rules: []string{"conntrack-stale-udp", "conntrack-drops", "stale-dnat", "network-policy-deny", "icmp-unreachable",
 			"kube-proxy-sync-errors", "apiserver-unreachable", "snat-port-exhaustion", "syn-unanswered"}},
 	{Name: "the control plane looks unhealthy",
-		Doc: "componentstatus shows Unhealthy, components cannot reach the apiserver, nodes flap NotReady",
+		Doc:   "componentstatus shows Unhealthy, components cannot reach the apiserver, nodes flap NotReady",
 		Rules: []string{"apiserver-affinity", "apiserver-unreachable", "version-skew", "kube-proxy-sync-errors", "arp-flap"}},
 }
