@@ -22,7 +22,7 @@ func newCollectScriptCmd(c *cli) *cobra.Command {
 			"node, never reads Secrets and redacts values that look like credentials. --doc prints what to\n" +
 			"collect for each symptom instead (docs/collect.md).",
 		Example: "  netmortem collect-script > netmortem-collect.sh\n" +
-			"  netmortem collect-script --capture-seconds 120 --capture-size 500 --filter 'tcp or icmp or arp' > collect.sh\n" +
+			"  netmortem collect-script --capture-seconds 300 --capture-size 500 --conntrack-max 50000 > collect.sh\n" +
 			"  netmortem collect-script --kubectl --capture-seconds 0 > collect-cluster.sh\n" +
 			"  netmortem collect-script --doc > collect.md",
 		Annotations: map[string]string{exitCodesKey: exitCodesList},
