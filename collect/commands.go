@@ -131,15 +131,33 @@ var Commands = []Command{
 		Script: "journalctl -u kube-proxy --since -2h --no-pager | tail -n " + logLines + ` | grep -v '^-- No entries --$'`, File: "kube-proxy.log",
 		Kinds: []model.Kind{model.KindLogs}, Scope: ScopeNode, Tools: []string{"journalctl", "tail", "grep"},
 		Doc: "kube-proxy's log where it runs as a systemd unit (else it is a container log)"},
-	{Name: "container-logs", Shell: "tail -n 20000 /var/log/containers/kube-proxy-*.log",
-		Script: `for f in /var/log/containers/*.log; do
-  [ -e "$f" ] || continue
-  case ${f##*/} in
-  kube-proxy-*|coredns-*|kube-apiserver-*|etcd-*|kube-vip*|metallb-*|speaker-*|calico-node-*|cilium-*|ingress-nginx-*|kube-flannel-*) tail -n ` + logLines + ` "$f" > "$out/${f##*/}" ;;
+	{Name: "container-logs", Shell: "tail -n 20000 /var/log/pods/kube-system_kube-proxy-*/kube-proxy/*.log",
+		Script: `want() {
+  case $1 in
+  kube-proxy-*|coredns-*|kube-apiserver-*|etcd-*|kube-vip*|metallb-*|speaker-*|calico-node-*|cilium-*|ingress-nginx-*|kube-flannel-*) return 0 ;;
   esac
-done`,
-		File: "var/log/containers/", Kinds: []model.Kind{model.KindLogs}, Scope: ScopeNode, Tools: []string{"tail"}, Paths: []string{"/var/log/containers"},
-		Doc: "the logs of the network's containers on the node (kube-proxy, CoreDNS, apiserver, etcd, load-balancer and CNI agents), the last lines of each"},
+  return 1
+}
+if [ -d /var/log/pods ]; then
+  for d in /var/log/pods/*/*/; do
+    [ -d "$d" ] || continue
+    c=${d%/}; pod=${c%/*}; c=${c##*/}; pod=${pod##*/}
+    want "${pod#*_}" || continue
+    mkdir -p "$out/pods/$pod/$c"
+    for f in "$d"*.log; do
+      [ -f "$f" ] && tail -n ` + logLines + ` "$f" > "$out/pods/$pod/$c/${f##*/}"
+    done
+  done
+else
+  for f in /var/log/containers/*.log; do
+    [ -e "$f" ] || continue
+    want "${f##*/}" || continue
+    mkdir -p "$out/containers"
+    tail -n ` + logLines + ` "$f" > "$out/containers/${f##*/}"
+  done
+fi`,
+		File: "var/log/", Kinds: []model.Kind{model.KindLogs}, Scope: ScopeNode, Tools: []string{"tail"}, Paths: []string{"/var/log/pods", "/var/log/containers"},
+		Doc: "the logs of the network's containers on the node, restarted ones' earlier logs included (kube-proxy, CoreDNS, apiserver, etcd, load-balancer and CNI agents): the last lines of each"},
 	{Name: "static-pods", Shell: "cat /etc/kubernetes/manifests/*.yaml",
 		Script: `for f in /etc/kubernetes/manifests/*.yaml /etc/kubernetes/manifests/*.yml /var/lib/rancher/k3s/agent/pod-manifests/*.yaml; do
   [ -f "$f" ] || continue

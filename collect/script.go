@@ -90,6 +90,24 @@ type scriptCommand struct {
 	Record  string // the command line the manifest records
 }
 
+// Body returns the shell code the collector script runs for c with the
+// options o: Script with o's bounds filled in, or Shell. It writes to
+// standard output, or to "$out" (a directory when c.File ends with "/").
+func (c Command) Body(o Options) (string, error) {
+	if c.Script == "" {
+		return c.Shell, nil
+	}
+	var b strings.Builder
+	t, err := template.New(c.Name).Funcs(template.FuncMap{"sq": sq}).Parse(c.Script)
+	if err != nil {
+		return "", fmt.Errorf("command %s: %w", c.Name, err)
+	}
+	if err := t.Execute(&b, o); err != nil {
+		return "", fmt.Errorf("command %s: %w", c.Name, err)
+	}
+	return b.String(), nil
+}
+
 // WriteScript writes the collector script for o: a POSIX sh script that a
 // customer runs as root on a node and that writes one .tar.gz of the
 // node's network evidence (Commands), with a manifest (ManifestFile).
@@ -102,17 +120,9 @@ func WriteScript(w io.Writer, o Options) error {
 		if c.Name == "capture" && o.CaptureSeconds == 0 {
 			continue
 		}
-		body := c.Shell
-		if c.Script != "" {
-			var b strings.Builder
-			t, err := template.New(c.Name).Funcs(template.FuncMap{"sq": sq}).Parse(c.Script)
-			if err != nil {
-				return fmt.Errorf("command %s: %w", c.Name, err)
-			}
-			if err := t.Execute(&b, o); err != nil {
-				return fmt.Errorf("command %s: %w", c.Name, err)
-			}
-			body = b.String()
+		body, err := c.Body(o)
+		if err != nil {
+			return err
 		}
 		sc := scriptCommand{Command: c, Body: body, Timeout: o.Timeout, Dir: `"$nm_node"`, Record: strings.ReplaceAll(body, `"$out"`, c.File)}
 		if strings.Contains(body, "\n") || strings.Contains(body, "nm_redact") || strings.Contains(body, "$(") {
