@@ -197,6 +197,14 @@ esac
 	if err := os.WriteFile(scriptFile, script.Bytes(), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// What the collector must leave as it was: the namespace's rules
+	// (without their counters, which the traffic moves), links and IPv4
+	// routes.
+	state := func() string {
+		return run(t, "ip", "netns", "exec", nsA, "sh", "-c", "iptables-save 2>&1 | grep -v '^#' | sed 's/\\[[0-9]*:[0-9]*\\]//'; nft -s list ruleset 2>&1; ip link; ip -4 route show table all")
+	}
+	run(t, "ip", "netns", "exec", nsA, "iptables", "-t", "nat", "-A", "POSTROUTING", "-o", veth+"a", "-j", "MASQUERADE")
+	before := state()
 	cmd := exec.Command("ip", "netns", "exec", nsA, shell, scriptFile, out)
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "NODE_NAME=test-node", "TMPDIR="+tmp, "KUBECONFIG=/nonexistent")
 	var stdout, stderr bytes.Buffer
@@ -208,6 +216,9 @@ esac
 	run(t, "ip", "netns", "exec", nsA, "ping", "-c", "3", "-i", "0.2", "10.213.7.2")
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("collector: %v\n%s", err, stderr.String())
+	}
+	if after := state(); after != before {
+		t.Errorf("the collector changed the node's rules, links or routes:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 	archive := strings.TrimSpace(stdout.String())
 	if filepath.Dir(archive) != out || !strings.HasPrefix(filepath.Base(archive), "netmortem-test-node-") || !strings.HasSuffix(archive, ".tar.gz") {
