@@ -2,7 +2,8 @@
 # command lines, line by line: the value of an environment variable whose
 # name looks like a credential, the value of a key or flag whose name does
 # (password, secret, token, credential, private key, API key), and
-# kubectl's last-applied-configuration annotation. What it hides reads
+# kubectl's last-applied-configuration annotation. Booleans, numbers and
+# absolute paths (--token-auth-file=/etc/...) are kept. What it hides reads
 # ***HIDDEN***, which netmortem reads as an unknown value.
 function credential(s) {
 	return tolower(s) ~ /passw(or)?d|secret|token|credential|private[-_]?key|api[-_]?key/
@@ -15,18 +16,16 @@ function hidestring(line, p,    rest) {
 		return substr(line, 1, p) "***HIDDEN***\"" substr(rest, RLENGTH + 1)
 	return substr(line, 1, p) "***HIDDEN***\""
 }
-function hide(s,    out, ls, rest, quoted, sep) {
+function hide(s,    out, ls, rest) {
 	out = ""
 	for (;;) {
 		ls = tolower(s)
 		if (!match(ls, /(passw(or)?d|secret|token|credential|private[-_]?key|api[-_]?key)[a-z0-9_.-]*"?[ ]*[:=][ ]*"?/))
 			break
-		sep = substr(s, RSTART, RLENGTH)
 		out = out substr(s, 1, RSTART + RLENGTH - 1)
 		rest = substr(s, RSTART + RLENGTH)
-		quoted = sep ~ /[:=][ ]*"$/
 		if (match(rest, /^[^]["\\ ,{}]+/)) {
-			if (quoted || sep ~ /=/ || substr(rest, 1, RLENGTH) !~ /^(true|false|null|-?[0-9.]+)$/) {
+			if (substr(rest, 1, RLENGTH) !~ /^(true|false|null|-?[0-9.]+|\/.*)$/) {
 				out = out "***HIDDEN***"
 				rest = substr(rest, RLENGTH + 1)
 			}

@@ -39,7 +39,9 @@ func TestRedact(t *testing.T) {
 		{`    "serviceAccountToken": {`, `    "serviceAccountToken": {`},
 		{`    "kubectl.kubernetes.io/last-applied-configuration": "{\"spec\":{}}\n",`, `    "kubectl.kubernetes.io/last-applied-configuration": "***HIDDEN***",`},
 		{`    "config.conf": "users:\n- token: s3cr3t\n  name: x"`, `    "config.conf": "users:\n- token: ***HIDDEN***\n  name: x"`},
-		{`kube-apiserver --token-auth-file=/etc/t --secure-port=6443`, `kube-apiserver --token-auth-file=***HIDDEN*** --secure-port=6443`},
+		{`kube-apiserver --token-auth-file=/etc/t --secure-port=6443`, `kube-apiserver --token-auth-file=/etc/t --secure-port=6443`},
+		{`kubelet --bootstrap-token=abcdef.0123456789abcdef --enable-bootstrap-token-auth=true`, `kubelet --bootstrap-token=***HIDDEN*** --enable-bootstrap-token-auth=true`},
+		{`    - --kubelet-password=pw`, `    - --kubelet-password=***HIDDEN***`},
 		{"    - name: API_KEY\n      value: abc", "    - name: API_KEY\n      value: '***HIDDEN***'"},
 		{`    - --service-node-port-range=30000-32767`, `    - --service-node-port-range=30000-32767`},
 	} {
