@@ -70,7 +70,7 @@ var Commands = []Command{
 	{Name: "iptables-save", Shell: "iptables-save -c", File: "iptables-save.txt",
 		Kinds: []model.Kind{model.KindNetfilter}, Scope: ScopeNode, Tools: []string{"iptables-save"},
 		CoveredBy: []string{"iptables-legacy-save", "iptables-nft-save"},
-		Doc:       "the iptables rules with counters (iptables before 1.8, which has one backend)"},
+		Doc:       "the iptables rules with counters, of the backend iptables uses (skipped where iptables-legacy-save and iptables-nft-save give both)"},
 	{Name: "iptables-legacy-save", Shell: "iptables-legacy-save -c", File: "iptables-legacy-save.txt",
 		Kinds: []model.Kind{model.KindNetfilter}, Scope: ScopeNode, Tools: []string{"iptables-legacy-save"},
 		Doc: "the rules of the legacy iptables backend, with counters"},

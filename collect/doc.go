@@ -48,8 +48,11 @@ func WriteDoc(w io.Writer, rules []RuleNeeds) error {
 		"    netmortem collect-script > netmortem-collect.sh\n" +
 		"    # on each node involved, as root, while the problem happens:\n" +
 		"    sh netmortem-collect.sh            # prints /tmp/netmortem-NODE-TIME.tar.gz\n" +
-		"    # once, where kubectl reaches the cluster (or add --kubectl on one node):\n" +
-		"    netmortem collect-script --kubectl --capture-seconds 0 > netmortem-collect-cluster.sh\n\n" +
+		"    # on one node, also the cluster's objects (kubectl, with $KUBECONFIG or a\n" +
+		"    # control-plane node's /etc/kubernetes/admin.conf):\n" +
+		"    netmortem collect-script --kubectl > netmortem-collect-kubectl.sh\n" +
+		"    # then, all nodes' archives together:\n" +
+		"    netmortem analyze netmortem-*.tar.gz\n\n" +
 		"The script only reads: it sets no sysctl, loads no kernel module (the bridge sysctls are recorded\n" +
 		"only when br_netfilter is already loaded), writes no firewall rule, and keeps its files in a\n" +
 		"temporary directory until the archive is written. A command whose tool is missing is skipped with\n" +
