@@ -138,6 +138,13 @@ nm_line options "capture-seconds={{.Options.CaptureSeconds}}" "capture-size={{.O
 if [ -z "$nm_to" ]; then
 	nm_line note timeout "timeout not found: commands run without a time bound"
 fi
+{{- range .Node}}
+{{- if eq .Name "capture"}}
+nm_say "capturing for {{$.Options.CaptureSeconds}} s while the other commands run"
+nm_run {{template "args" .}} &
+nm_capture=$!
+{{- end}}
+{{- end}}
 {{- range .Versions}}
 if nm_has {{first .Shell}}; then
 	nm_line tool {{sq .Tool}} "$($nm_to ${nm_to:+10} sh -c {{sq .Shell}} 2>&1 | head -n 1)"
@@ -148,13 +155,6 @@ if [ -z "${KUBECONFIG:-}" ] && [ -r /etc/kubernetes/admin.conf ]; then
 	KUBECONFIG=/etc/kubernetes/admin.conf
 	export KUBECONFIG
 fi
-{{- end}}
-{{range .Node}}
-{{- if eq .Name "capture"}}
-nm_say "capturing for {{$.Options.CaptureSeconds}} s while the other commands run"
-nm_run {{template "args" .}} &
-nm_capture=$!
-{{- end}}
 {{- end}}
 {{- range .Node}}{{if ne .Name "capture"}}
 nm_say {{sq (printf "running %s" .Name)}}
