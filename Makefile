@@ -96,11 +96,13 @@ bench-memory:
 	bash bench/bench-memory.sh
 
 ## docs: regenerate docs/rules.md from the rule registry, docs/inputs.md
-## from the format registry, and docs/config.md from the rules' parameters
+## from the format registry, docs/config.md from the rules' parameters, and
+## docs/collect.md from the rules' needs and the collector's commands
 docs:
 	$(GO) run ./cmd/netmortem rules -o markdown > docs/rules.md
 	$(GO) run ./cmd/netmortem rules -o config > docs/config.md
 	$(GO) run ./cmd/netmortem formats -o markdown > docs/inputs.md
+	$(GO) run ./cmd/netmortem collect-script --doc > docs/collect.md
 	rm -rf docs/rules && $(GO) run ./cmd/netmortem rules -o markdown --dir docs/rules
 
 check-docs:
@@ -110,6 +112,8 @@ check-docs:
 	  (echo "docs/inputs.md is stale: run make docs"; exit 1)
 	@$(GO) run ./cmd/netmortem rules -o config | diff -u docs/config.md - || \
 	  (echo "docs/config.md is stale: run make docs"; exit 1)
+	@$(GO) run ./cmd/netmortem collect-script --doc | diff -u docs/collect.md - || \
+	  (echo "docs/collect.md is stale: run make docs"; exit 1)
 	@tmp=$$(mktemp -d) && $(GO) run ./cmd/netmortem rules -o markdown --dir $$tmp/rules && \
 	  diff -ru docs/rules $$tmp/rules; s=$$?; rm -rf $$tmp; \
 	  if [ $$s -ne 0 ]; then echo "docs/rules/ is stale: run make docs"; exit 1; fi

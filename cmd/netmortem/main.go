@@ -14,6 +14,7 @@
 //	netmortem rules [-o table|json|markdown]
 //	netmortem formats [-o table|json|markdown]
 //	netmortem explain RULE
+//	netmortem collect-script [--capture-seconds N] [--capture-size MB] [--filter EXPR] [--kubectl] [--conntrack-max N] [--doc]
 //	netmortem version
 //	netmortem completion bash|zsh|fish|powershell
 //	netmortem help [COMMAND]

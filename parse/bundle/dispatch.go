@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/netmortem/netmortem/collect"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"
@@ -46,6 +47,11 @@ func (o *opener) sniffFor(name string, head []byte, command string) *format.Form
 // as skipped, not read as evidence.
 const ConfigFile = ".netmortem.yaml"
 
+// ManifestSkipped is why the manifest of netmortem's collector
+// (collect.ManifestFile) is listed as skipped: it says what ran to make the
+// bundle, and is not evidence itself.
+const ManifestSkipped = "netmortem collector's manifest (docs/collect.md): what ran to make this bundle, not evidence"
+
 // dispatch is the last stage of Open for one file: it sniffs and parses it
 // (decompressed). bound, when set, is the
 // decompressing reader whose limit errors are reported.
@@ -55,8 +61,12 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 			return
 		}
 	}
-	if path.Base(filepath.ToSlash(name)) == ConfigFile {
+	switch path.Base(filepath.ToSlash(name)) {
+	case ConfigFile:
 		o.skip(name, "netmortem's configuration (docs/config.md), not evidence", pl)
+		return
+	case collect.ManifestFile:
+		o.skip(name, ManifestSkipped, pl)
 		return
 	}
 	f := o.sniffFor(name, head, pl.command)

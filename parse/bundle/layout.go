@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/netmortem/netmortem/collect"
 	"github.com/netmortem/netmortem/parse/internal/text"
 	"github.com/netmortem/netmortem/parse/logs"
 )
@@ -21,6 +22,7 @@ const (
 	LayoutEKS            = "eks"               // Amazon EKS log collector, one node
 	LayoutClusterInfo    = "cluster-info-dump" // kubectl cluster-info dump --output-directory
 	LayoutMustGather     = "must-gather"       // oc adm must-gather
+	LayoutNetmortem      = "netmortem-collect" // netmortem collect-script, one node
 	LayoutAttachments    = ""                  // loose files: a ticket's attachments
 	netnsNodeSeparator   = "/netns/"
 	maxLayoutFileBytes   = 16 << 20 // a layout file (pod list, node list) larger than this is not indexed
@@ -86,7 +88,7 @@ func (ix *index) isDir(p string) bool { return ix.dirs[p] }
 func wantContent(name string) bool {
 	base := path.Base(name)
 	switch base {
-	case troubleshootVersion, "hostname", "node_list.json", "nodes.json", "instance-id.txt", clusterInfoPodsFile, "pods.yaml":
+	case troubleshootVersion, collect.ManifestFile, "hostname", "node_list.json", "nodes.json", "instance-id.txt", clusterInfoPodsFile, "pods.yaml":
 		return true
 	}
 	dir := path.Dir(name)
@@ -119,6 +121,9 @@ type layout struct {
 	podNode map[string]string
 	// runInfo maps a troubleshoot run-host output file to its command.
 	runInfo map[string]string
+	// manifest is the collector's manifest of a netmortem-collect
+	// bundle.
+	manifest *collect.Manifest
 }
 
 // layouts is every layout found in one tree, deepest root first.
@@ -175,6 +180,8 @@ func rootName(root, treeName string) string {
 func detectAt(ix *index, d, treeName string) *layout {
 	at := func(p string) string { return join(d, p) }
 	switch {
+	case ix.has(at(collect.ManifestFile)):
+		return netmortemLayout(ix, d)
 	case ix.has(at(troubleshootVersion)) && (ix.isDir(at("cluster-resources")) || ix.isDir(at("host-collectors")) ||
 		bytes.Contains(ix.files[at(troubleshootVersion)], []byte("troubleshoot"))):
 		return troubleshootLayout(ix, d)
@@ -317,6 +324,8 @@ func (l *layout) place(p, rel string) placement {
 		return l.placeClusterInfo(rel)
 	case LayoutMustGather:
 		return l.placeMustGather(rel)
+	case LayoutNetmortem:
+		return l.placeNetmortem(rel)
 	}
 	return placement{}
 }

@@ -63,7 +63,7 @@ func (r *redactions) add(pos model.Pos) {
 // "***HIDDEN***" as data. Dropped sysctls, component flags and log fields
 // are gone (unknown); hidden strings inside Kubernetes objects become
 // empty. Each input that held hidden values gets one warning with the count
-// and the first position.
+// and the first position, except those of netmortem's collector.
 func scrubRedacted(s *model.Snapshot, warns *model.ErrorList) {
 	var r redactions
 
@@ -113,9 +113,19 @@ func scrubRedacted(s *model.Snapshot, warns *model.ErrorList) {
 
 	scrubKube(&s.Kube, &r)
 
+	// netmortem's collector hides only what looks like a credential,
+	// which no rule reads: its hidden values go without a warning.
+	collected := map[string]bool{}
+	for _, in := range s.Inputs {
+		if in.Layout == LayoutNetmortem {
+			collected[in.Path] = true
+		}
+	}
 	files := make([]string, 0, len(r.count))
 	for f := range r.count {
-		files = append(files, f)
+		if !collected[f] {
+			files = append(files, f)
+		}
 	}
 	sort.Strings(files)
 	for _, f := range files {

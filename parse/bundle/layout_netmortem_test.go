@@ -1,0 +1,68 @@
+package bundle_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/collect"
+	"github.com/netmortem/netmortem/parse/bundle"
+)
+
+// A bundle written by netmortem's collector: its manifest is listed as
+// the collector's, the node's directory gives the node, the cluster's
+// directory none, and each file gets the command the manifest records; a
+// value the collector redacted is dropped without a warning.
+func TestNetmortemCollectLayout(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "netmortem-node-7-20260101T000000Z")
+	files := map[string]string{
+		collect.ManifestFile: "format\tnetmortem-collect\nscript-version\t1\nnode\tnode-7\n" +
+			"ran\tsysctl-net\t0\tnode-7/sysctl.txt\tsysctl -a 2>/dev/null | grep '^net\\.'\n" +
+			"ran\tiptables-nat\t0\tnode-7/iptables-nat.txt\tiptables -t nat -nvxL --line-numbers\n" +
+			"ran\tkubectl-objects\t0\tcluster/objects.json\tkubectl get services -A -o json\n",
+		"node-7/sysctl.txt": "net.ipv4.ip_local_port_range = 32768\t60999\n",
+		"node-7/iptables-nat.txt": "Chain KUBE-SERVICES (2 references)\n" +
+			"num      pkts      bytes target     prot opt in     out     source               destination\n",
+		"cluster/objects.json": `{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Service",
+ "metadata": {"name": "web", "namespace": "default", "annotations": {"token": "***HIDDEN***"}},
+ "spec": {"clusterIP": "10.96.0.10", "ports": [{"port": 80, "protocol": "TCP"}]}}]}
+`,
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, warns := open(t, filepath.Dir(dir), nil)
+	for _, w := range warns {
+		t.Errorf("warning: %v", w)
+	}
+	type got struct{ node, command, layout, skipped, format string }
+	inputs := map[string]got{}
+	for _, in := range snap.Inputs {
+		rel, _ := filepath.Rel(dir, in.Path)
+		inputs[filepath.ToSlash(rel)] = got{in.Node, in.Command, in.Layout, in.Skipped, strings.TrimPrefix(in.Format, "test-")}
+	}
+	want := map[string]got{
+		collect.ManifestFile:      {"", "", bundle.LayoutNetmortem, bundle.ManifestSkipped, ""},
+		"node-7/sysctl.txt":       {"node-7", "sysctl -a 2>/dev/null | grep '^net\\.'", bundle.LayoutNetmortem, "", "sysctl"},
+		"node-7/iptables-nat.txt": {"node-7", "iptables -t nat -nvxL --line-numbers", bundle.LayoutNetmortem, "", "iptables-list"},
+		"cluster/objects.json":    {"", "kubectl get services -A -o json", bundle.LayoutNetmortem, "", "kube-json"},
+	}
+	for name, w := range want {
+		if inputs[name] != w {
+			t.Errorf("%s: %+v, want %+v", name, inputs[name], w)
+		}
+	}
+	if len(inputs) != len(want) {
+		t.Errorf("inputs %+v, want %d", inputs, len(want))
+	}
+	if len(snap.Kube.Services) != 1 || snap.Kube.Services[0].Annotations["token"] != "" {
+		t.Errorf("services %+v: want web, its hidden annotation dropped", snap.Kube.Services)
+	}
+}
