@@ -55,6 +55,12 @@ type Command struct {
 	Paths []string
 	// Doc says in a few words what the output shows.
 	Doc string
+	// Variant says the command gives another form of what an earlier
+	// command of its kind gives (the legacy and nft iptables backends
+	// saved apart, the nat table listed, IPVS counters, docker in place of
+	// crictl). The collector runs it; a report asking for the kind names
+	// only the commands that are not variants (AskFor).
+	Variant bool
 }
 
 // logLines bounds each log the collector copies.
@@ -72,13 +78,13 @@ var Commands = []Command{
 		CoveredBy: []string{"iptables-legacy-save", "iptables-nft-save"},
 		Doc:       "the iptables rules with counters, of the backend iptables uses (skipped where iptables-legacy-save and iptables-nft-save give both)"},
 	{Name: "iptables-legacy-save", Shell: "iptables-legacy-save -c", File: "iptables-legacy-save.txt",
-		Kinds: []model.Kind{model.KindNetfilter}, Scope: ScopeNode, Tools: []string{"iptables-legacy-save"},
+		Kinds: []model.Kind{model.KindNetfilter}, Scope: ScopeNode, Variant: true, Tools: []string{"iptables-legacy-save"},
 		Doc: "the rules of the legacy iptables backend, with counters"},
 	{Name: "iptables-nft-save", Shell: "iptables-nft-save -c", File: "iptables-nft-save.txt",
-		Kinds: []model.Kind{model.KindNetfilter}, Scope: ScopeNode, Tools: []string{"iptables-nft-save"},
+		Kinds: []model.Kind{model.KindNetfilter}, Scope: ScopeNode, Variant: true, Tools: []string{"iptables-nft-save"},
 		Doc: "the rules of the nf_tables iptables backend, with counters"},
 	{Name: "iptables-nat", Shell: "iptables -t nat -nvxL --line-numbers", File: "iptables-nat.txt",
-		Kinds: []model.Kind{model.KindNetfilter}, Scope: ScopeNode, Tools: []string{"iptables"},
+		Kinds: []model.Kind{model.KindNetfilter}, Scope: ScopeNode, Variant: true, Tools: []string{"iptables"},
 		Doc: "the nat table as a listing with exact per-rule counters"},
 	{Name: "nft-ruleset", Shell: "nft list ruleset", File: "nft-ruleset.txt",
 		Kinds: []model.Kind{model.KindNetfilter}, Scope: ScopeNode, Tools: []string{"nft"},
@@ -87,7 +93,7 @@ var Commands = []Command{
 		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Tools: []string{"ipvsadm"},
 		Doc: "IPVS virtual services and their real servers (kube-proxy's IPVS mode)"},
 	{Name: "ipvsadm-stats", Shell: "ipvsadm -Ln --stats", File: "ipvsadm.txt",
-		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Tools: []string{"ipvsadm"},
+		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Variant: true, Tools: []string{"ipvsadm"},
 		Doc: "IPVS connection and packet counters per virtual service and real server"},
 	{Name: "conntrack-stats", Shell: "conntrack -S", File: "conntrack-stats.txt",
 		Kinds: []model.Kind{model.KindConntrack}, Scope: ScopeNode, Tools: []string{"conntrack"},
@@ -173,7 +179,7 @@ done`,
 		Kinds: []model.Kind{model.KindContainers}, Scope: ScopeNode, Tools: []string{"crictl"},
 		Doc: "the node's containers with their restart attempts"},
 	{Name: "docker-ps", Shell: "docker ps -a", File: "containers.txt",
-		Kinds: []model.Kind{model.KindContainers}, Scope: ScopeNode, Tools: []string{"docker"}, CoveredBy: []string{"crictl"},
+		Kinds: []model.Kind{model.KindContainers}, Scope: ScopeNode, Variant: true, Tools: []string{"docker"}, CoveredBy: []string{"crictl"},
 		Doc: "the node's containers with their restart attempts, on Docker nodes without crictl"},
 	{Name: "kubectl-objects", Shell: "kubectl get nodes,pods,services,endpoints,endpointslices,networkpolicies,daemonsets,ingresses,namespaces -A -o json",
 		Script: "kubectl get nodes,pods,services,endpoints,endpointslices,networkpolicies,daemonsets,ingresses,namespaces -A -o json --request-timeout=60s | nm_redact",
@@ -225,6 +231,18 @@ func ForKind(k model.Kind) []Command {
 				out = append(out, c)
 				break
 			}
+		}
+	}
+	return out
+}
+
+// AskFor returns the commands a report names when evidence of kind k
+// is lacking: ForKind without the variants.
+func AskFor(k model.Kind) []Command {
+	var out []Command
+	for _, c := range ForKind(k) {
+		if !c.Variant {
+			out = append(out, c)
 		}
 	}
 	return out

@@ -164,7 +164,7 @@ func (b *evidenceAsk) lacking(k model.Kind) []string {
 // kind adds the catalog's commands for k, on node (or on the nodes that
 // lack k when node is empty), and calls why on each entry.
 func (b *evidenceAsk) kind(k model.Kind, node string, why func(*NextEvidence)) {
-	for _, c := range collect.ForKind(k) {
+	for _, c := range collect.AskFor(k) {
 		e := b.entry(c.Name, c.Shell, c.Scope, k)
 		if c.Scope == collect.ScopeNode {
 			nodes := []string{node}
