@@ -163,27 +163,40 @@ func (b *builder) attempts(f *analyzer.Finding, cited map[posKey]bool) part {
 			return part{}
 		}
 	}
-	byServer := map[netip.AddrPort]*report.Lane{}
+	// The attempts of each server first, their events after: a lane
+	// folded (see finishLane) needs no label per attempt.
+	byServer := map[netip.AddrPort][]*model.Attempt{}
+	lanes := map[netip.AddrPort]*report.Lane{}
 	var order []netip.AddrPort
 	lane := func(ap netip.AddrPort) *report.Lane {
-		l := byServer[ap]
+		l := lanes[ap]
 		if l == nil {
 			l = &report.Lane{Name: laneName(ap)}
-			byServer[ap] = l
+			lanes[ap] = l
 			order = append(order, ap)
 		}
 		return l
 	}
 	var files []string
 	for i := range b.snap.Attempts {
+		if i&0xffff == 0xffff && b.ctx.Err() != nil {
+			return part{}
+		}
 		a := &b.snap.Attempts[i]
 		if !sel.match(a) && !(cites(a, cited) && sel.matchNode(a)) {
 			continue
 		}
-		l := lane(a.Server)
-		l.Events = append(l.Events, attemptEvent(a))
+		lane(a.Server)
+		byServer[a.Server] = append(byServer[a.Server], a)
 		if !slices.Contains(files, a.Pos.File) {
 			files = append(files, a.Pos.File)
+		}
+	}
+	for ap, as := range byServer {
+		l := lanes[ap]
+		labelled := len(as) <= MaxLaneEvents
+		for _, a := range as {
+			l.Events = append(l.Events, attemptEvent(a, labelled))
 		}
 	}
 	if len(sel.clientPorts) == 0 {
@@ -204,24 +217,27 @@ func (b *builder) attempts(f *analyzer.Finding, cited map[posKey]bool) part {
 	if len(order) == 0 {
 		return part{}
 	}
-	lanes := make([]report.Lane, 0, len(order))
+	out := make([]report.Lane, 0, len(order))
 	for _, ap := range order {
-		l := byServer[ap]
+		l := lanes[ap]
 		finishLane(l)
-		lanes = append(lanes, *l)
+		out = append(out, *l)
 	}
 	// The lanes with the most failures first, then by name.
-	slices.SortStableFunc(lanes, func(x, y report.Lane) int {
+	slices.SortStableFunc(out, func(x, y report.Lane) int {
 		return cmp.Or(cmp.Compare(failures(y), failures(x)), cmp.Compare(x.Name, y.Name))
 	})
-	title := "Connection attempts to " + lanes[0].Name + " by outcome"
-	if len(lanes) > 1 {
-		title = fmt.Sprintf("Connection attempts to %d servers by outcome", len(lanes))
+	title := "Connection attempts to " + out[0].Name + " by outcome"
+	if len(out) > MaxLanes {
+		title = fmt.Sprintf("Connection attempts to the %d servers with the most failures (of %d) by outcome", MaxLanes, len(out))
+		out = out[:MaxLanes]
+	} else if len(out) > 1 {
+		title = fmt.Sprintf("Connection attempts to %d servers by outcome", len(out))
 	}
 	if len(sel.clientPorts) > 0 {
 		title = "Connection attempts from source ports that are allocated NodePorts, by outcome"
 	}
-	return part{title: title, lanes: lanes, files: files}
+	return part{title: title, lanes: out, files: files}
 }
 
 // matchNode reports whether a is on the selector's node (or either is
@@ -269,11 +285,15 @@ func failures(l report.Lane) int {
 	return n
 }
 
-// attemptEvent is one attempt on its server's lane.
-func attemptEvent(a *model.Attempt) report.Event {
+// attemptEvent is one attempt on its server's lane; labelled says
+// whether it is labelled (an event to be folded is not).
+func attemptEvent(a *model.Attempt, labelled bool) report.Event {
 	t := a.Start
 	if len(a.SYN) > 0 && !a.SYN[0].Time.IsZero() {
 		t = a.SYN[0].Time
+	}
+	if !labelled {
+		return report.Event{Time: t, Kind: outcomeKind(a.Outcome), Count: 1, Pos: a.Pos}
 	}
 	label := fmt.Sprintf("%s → %s: %s", a.Client, a.Server, outcomeWords(a.Outcome))
 	if n := a.SYNRetransmissions(); n > 0 {

@@ -39,7 +39,7 @@ func Build(ctx context.Context, snap *model.Snapshot, findings []analyzer.Findin
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	b := &builder{snap: snap, all: findings}
+	b := &builder{ctx: ctx, snap: snap, all: findings}
 	for i := range findings {
 		if ctx.Err() != nil {
 			break
@@ -54,6 +54,7 @@ func Build(ctx context.Context, snap *model.Snapshot, findings []analyzer.Findin
 
 // builder builds the timelines of one snapshot's findings.
 type builder struct {
+	ctx  context.Context
 	snap *model.Snapshot
 	all  []analyzer.Finding
 }
@@ -291,8 +292,9 @@ func finishLane(l *report.Lane) {
 		out = append(out, e)
 	}
 	for i := range out {
-		if out[i].Count > 1 {
-			out[i].Label = fmt.Sprintf("%d × %s (from %s)", out[i].Count, kindWords[out[i].Kind], out[i].Label)
+		if out[i].Count > 1 || out[i].Label == "" {
+			out[i].Label = fmt.Sprintf("%d × %s from %s", out[i].Count, kindWords[out[i].Kind],
+				out[i].Time.UTC().Format("15:04:05.000"))
 		}
 	}
 	l.Events = out

@@ -340,6 +340,37 @@ func TestFolding(t *testing.T) {
 	if !sortedEvents(l.Events) {
 		t.Error("folded events out of time order")
 	}
+	for _, e := range l.Events {
+		if e.Label == "" || e.Count < 1 {
+			t.Errorf("folded event %+v", e)
+		}
+	}
+}
+
+// At most MaxLanes lanes, those with the most failures kept, and the
+// title says so.
+func TestMaxLanes(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	snap := &model.Snapshot{}
+	for s := range MaxLanes + 4 {
+		server := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 1, byte(s + 1)}), 80)
+		for i := range s + 1 { // server s gets s+1 failed attempts
+			snap.Attempts = append(snap.Attempts, model.Attempt{Pos: model.Pos{File: "c.pcap", Frame: len(snap.Attempts) + 1},
+				Client: netip.MustParseAddrPort("10.0.0.2:1000"), Server: server, Outcome: model.OutcomeUnanswered,
+				Start: t0.Add(time.Duration(i) * time.Second)})
+		}
+	}
+	f := analyzer.Finding{Rule: "timewait-churn", Fingerprint: "fp", Facts: map[string]any{"clients": []string{"10.0.0.2: 900 TIME-WAIT"}}}
+	tl := Build(context.Background(), snap, []analyzer.Finding{f})["fp"]
+	if tl == nil || len(tl.Lanes) != MaxLanes {
+		t.Fatalf("timeline %+v", tl)
+	}
+	if tl.Lanes[0].Name != "10.0.1.20:80" || tl.Lanes[MaxLanes-1].Name != "10.0.1.5:80" {
+		t.Errorf("lanes from %s to %s, want the busiest", tl.Lanes[0].Name, tl.Lanes[MaxLanes-1].Name)
+	}
+	if !strings.Contains(tl.Title, "of 20") {
+		t.Errorf("title %q does not say lanes were left out", tl.Title)
+	}
 }
 
 func sortedEvents(es []report.Event) bool {
