@@ -26,13 +26,19 @@
 //     and destination) and mtu-blackhole (the frag-needed errors about its
 //     flow);
 //   - a container's runs and restarts against its liveness probe's window
-//     (the pod's status, the kubelet's Unhealthy and Killing events, the
-//     logs the finding cites): probe-restart-loop;
+//     (the pod's status, the kubelet's Unhealthy and Killing events and
+//     "Liveness probe failed" log lines, the logs the finding cites), a
+//     window of failureThreshold × periodSeconds after the initial delay
+//     from each run's start: probe-restart-loop;
 //   - log errors against the first stale DNAT (a mark at the first failed
 //     attempt to a stale target): kube-proxy-sync-errors, stale-dnat,
 //     conntrack-stale-udp;
 //   - for every finding, the timed log lines its evidence cites, one lane
 //     per log source.
+//
+// A timeline has at most MaxLanes lanes and a lane at most MaxLaneEvents
+// events: beyond, events of one kind close in time are folded into one
+// that stands for their Count.
 //
 // A finding whose evidence has no time gets no timeline. The rules whose
 // evidence is only dumps and objects never have one: iptables-backend-split,

@@ -261,10 +261,15 @@ func (b *builder) restarts(f *analyzer.Finding, cited map[posKey]bool) part {
 		lanes = append(lanes, l)
 	}
 	// The lines of logs the finding cites (the kubelet restarting the
-	// container, the container stopped by a signal).
+	// container, the container stopped by a signal), and the kubelet's
+	// liveness probe failures of the pod.
 	var logs []*model.LogEvent
 	for i := range b.snap.Logs {
-		if e := &b.snap.Logs[i]; !e.Time.IsZero() && cited[keyOf(e.Pos)] {
+		e := &b.snap.Logs[i]
+		if e.Time.IsZero() {
+			continue
+		}
+		if cited[keyOf(e.Pos)] || livenessFailure(e, ns, name) {
 			logs = append(logs, e)
 		}
 	}
@@ -287,10 +292,30 @@ func (b *builder) restarts(f *analyzer.Finding, cited map[posKey]bool) part {
 		}
 	}
 	if len(logs) > 0 {
-		logPart := part{lanes: logLanes(logs, logKind)}
+		logPart := part{lanes: logLanes(logs, func(e *model.LogEvent) string {
+			if livenessFailure(e, ns, name) {
+				return report.EventError
+			}
+			return logKind(e)
+		})}
 		if len(p.lanes) == 0 || alignClock(&logPart, partTimes(&p)) {
 			p.lanes = append(p.lanes, logPart.lanes...)
 		}
 	}
 	return p
+}
+
+// livenessFailure reports whether a log line is the kubelet's report of a
+// failed liveness probe of the pod ns/name: "Liveness probe failed" or
+// "failed liveness probe" with the pod's name.
+func livenessFailure(e *model.LogEvent, ns, name string) bool {
+	msg := strings.ToLower(e.Message)
+	if !strings.Contains(msg, "liveness probe failed") && !strings.Contains(msg, "failed liveness probe") &&
+		!(strings.Contains(msg, "probe failed") && strings.Contains(msg, "liveness")) {
+		return false
+	}
+	if e.Pod != "" {
+		return e.Pod == name && (e.Namespace == "" || e.Namespace == ns)
+	}
+	return strings.Contains(e.Message, name)
 }

@@ -412,3 +412,27 @@ func TestBuildEmpty(t *testing.T) {
 		t.Errorf("ended context: %d timelines", len(got))
 	}
 }
+
+// The kubelet's "Liveness probe failed" lines of the pod are drawn as
+// errors against the probe window; those of another pod are not.
+func TestProbeRestartKubeletLog(t *testing.T) {
+	started := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	snap := &model.Snapshot{Logs: []model.LogEvent{
+		{Source: "kubelet", Time: started.Add(40 * time.Second), Level: "I", Pos: model.Pos{File: "kubelet.log", Line: 1},
+			Message: `"Probe failed" probeType="Liveness" pod="shop/web-0" podUID="u" containerName="web" probeResult="failure"`},
+		{Source: "kubelet", Time: started.Add(50 * time.Second), Level: "I", Pos: model.Pos{File: "kubelet.log", Line: 2},
+			Message: `Liveness probe failed for pod shop/web-0 container web: Get "http://10.0.0.5:8080/healthz": context deadline exceeded`},
+		{Source: "kubelet", Time: started.Add(55 * time.Second), Level: "I", Pos: model.Pos{File: "kubelet.log", Line: 3},
+			Message: `Liveness probe failed for pod shop/other-1 container web: connection refused`},
+	}}
+	f := analyzer.Finding{Rule: "probe-restart-loop", Fingerprint: "fp",
+		Subject: map[string]string{"object": "Pod shop/web-0", "container": "web"},
+		Facts:   map[string]any{"period_s": int32(10), "failure_threshold": int32(3), "initial_delay_s": int32(5)}}
+	tl := Build(context.Background(), snap, []analyzer.Finding{f})["fp"]
+	if tl == nil || len(tl.Lanes) != 1 {
+		t.Fatalf("timeline %+v", tl)
+	}
+	if c := counts(&tl.Lanes[0]); c[report.EventError] != 2 || len(c) != 1 {
+		t.Errorf("kubelet lane %v, want the pod's 2 probe failures", c)
+	}
+}
