@@ -62,16 +62,21 @@ func cleanMember(name string) string {
 
 // readFile reads what w needs of the file on disk at name.
 func readFile(ctx context.Context, name string, w *want, q *quoted) {
+	// Not opened unless regular: opening a named pipe would wait for a
+	// writer.
+	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
+		if err == nil {
+			err = errors.New("not a regular file")
+		}
+		q.fail(name, w, err)
+		return
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		q.fail(name, w, err)
 		return
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		q.fail(name, w, errors.New("not a regular file"))
-		return
-	}
 	readStream(ctx, name, f, f, w, q)
 }
 

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bufio"
 	"compress/gzip"
 	"context"
@@ -195,6 +196,68 @@ func writeTarGz(t *testing.T, name, dir, prefix string) {
 	for _, c := range []interface{ Close() error }{tw, zw, out} {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// Members of an archive inside an archive, and of a zip, are quoted; a
+// directory is not a file to quote.
+func TestQuotesNested(t *testing.T) {
+	dir := t.TempDir()
+	inner := filepath.Join(dir, "inner.tar.gz")
+	logs := filepath.Join(dir, "x")
+	if err := os.Mkdir(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(logs, "app.log"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeTarGz(t, inner, logs, "x")
+	outer := filepath.Join(dir, "outer.tar.gz")
+	only := filepath.Join(dir, "only")
+	if err := os.Mkdir(only, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(inner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(only, "inner.tar.gz"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeTarGz(t, outer, only, "bundle")
+	zipName := filepath.Join(dir, "b.zip")
+	zf, err := os.Create(zipName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(zf)
+	w, err := zw.Create("logs/a.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("alpha\nbeta\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zf.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ev := []analyzer.Evidence{
+		{Pos: model.Pos{File: outer + "!bundle/inner.tar.gz!x/app.log", Line: 2}},
+		{Pos: model.Pos{File: zipName + "!logs/a.log", Line: 2}},
+		{Pos: model.Pos{File: zipName + "!logs/missing.log", Line: 1}},
+		{Pos: model.Pos{File: dir, Line: 1}},
+	}
+	qs := Quotes(context.Background(), []analyzer.Finding{{Evidence: ev}})
+	if len(qs) != 4 {
+		t.Fatalf("quotes %+v", qs)
+	}
+	for i, want := range []string{"two", "beta", "(cannot quote line 1: no such member in the archive)", "(cannot quote line 1: not a regular file)"} {
+		if qs[i].Text != want {
+			t.Errorf("%s: %q, want %q", qs[i].Pos, qs[i].Text, want)
 		}
 	}
 }
