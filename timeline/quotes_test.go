@@ -12,8 +12,10 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse"
 )
 
 // fileLine is line n of a file, read plainly.
@@ -259,5 +261,40 @@ func TestQuotesNested(t *testing.T) {
 		if qs[i].Text != want {
 			t.Errorf("%s: %q, want %q", qs[i].Pos, qs[i].Text, want)
 		}
+	}
+}
+
+// The hostile bundles: every position cited gets a quote with text, and
+// nothing panics or hangs.
+func TestQuotesHostile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a decompression bomb")
+	}
+	names, err := filepath.Glob(filepath.Join(testutil.Root(), "fixtures", "hostile", "*.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, name := range names {
+		if strings.HasSuffix(name, ".md") || strings.HasSuffix(name, ".sh") || strings.HasSuffix(name, ".go") {
+			continue
+		}
+		n++
+		snap, _, _ := parse.Open(context.Background(), name, &parse.Options{Summary: parse.Summary{Enabled: true}})
+		res := analyzer.Run(context.Background(), snap, rules.All(), nil)
+		// Every warning position too, as if cited.
+		fs := append(res.Findings, analyzer.Finding{})
+		for _, in := range snap.Inputs {
+			fs[len(fs)-1].Evidence = append(fs[len(fs)-1].Evidence, analyzer.Evidence{Pos: model.Pos{File: in.Path, Line: 1}})
+		}
+		Build(context.Background(), snap, fs)
+		for _, q := range Quotes(context.Background(), fs) {
+			if q.Text == "" && q.Pos.Line != 1 {
+				t.Errorf("%s: empty quote", q.Pos)
+			}
+		}
+	}
+	if n < 5 {
+		t.Errorf("only %d hostile bundles", n)
 	}
 }
