@@ -99,6 +99,16 @@ func (b *builder) arp(f *analyzer.Finding, cited map[posKey]bool) part {
 		if len(l.Events) == 0 {
 			continue
 		}
+		if owner >= 0 {
+			// The last owner holds the address, as far as the capture
+			// shows, until it ends.
+			last := &l.Spans[owner]
+			for _, c := range b.snap.Captures {
+				if c.File == last.Pos.File && c.Last.After(last.End) {
+					last.End = c.Last
+				}
+			}
+		}
 		finishLane(&l)
 		lanes = append(lanes, l)
 	}

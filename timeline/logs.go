@@ -88,7 +88,7 @@ func (b *builder) citedLogs(f *analyzer.Finding, cited map[posKey]bool) part {
 	if len(events) == 0 {
 		return part{}
 	}
-	return part{title: "Log lines cited", lanes: logLanes(events, func(*model.LogEvent) string { return report.EventError })}
+	return part{title: "Log lines the finding cites", lanes: logLanes(events, logKind)}
 }
 
 // logErrors draws the errors of the logs f cites (kube-proxy's, for

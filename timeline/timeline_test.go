@@ -436,3 +436,19 @@ func TestProbeRestartKubeletLog(t *testing.T) {
 		t.Errorf("kubelet lane %v, want the pod's 2 probe failures", c)
 	}
 }
+
+// The last owner of an address holds it until the capture ends.
+func TestARPLastOwnerUntilCaptureEnd(t *testing.T) {
+	snap, fs := incident(t, "incidents/lb-conflict")
+	tl := timelineOf(t, snap, fs, find(t, fs, "arp-flap"))
+	spans := laneNamed(t, tl, "IP 192.168.200.99").Spans
+	last := spans[len(spans)-1]
+	for _, c := range snap.Captures {
+		if c.File == last.Pos.File && !last.End.Equal(c.Last) {
+			t.Errorf("last owner %s until %v, the capture ends at %v", last.Label, last.End, c.Last)
+		}
+	}
+	if tl.End.Before(last.End) {
+		t.Errorf("timeline ends at %v, before its last span (%v)", tl.End, last.End)
+	}
+}
