@@ -42,10 +42,12 @@
 //
 // A finding whose evidence has no time gets no timeline. The rules whose
 // evidence is only dumps and objects never have one: iptables-backend-split,
-// nodeport-collision, service-rule-shadowed (without a capture), version-skew
+// nodeport-collision, service-rule-shadowed, version-skew
 // and apiserver-affinity; connection-skew without a capture, timewait-churn
-// without a capture of its clients, and conntrack-drops, apiserver-unreachable
-// and rp-filter-drop without timed log lines have none either.
+// without a capture of its clients, conntrack-drops and apiserver-unreachable
+// without timed log lines, rp-filter-drop without a capture or timed log
+// lines, and conntrack-stale-udp without kube-proxy's errors have none
+// either.
 //
 // Times of one timeline are of one clock: log lines without a year (klog,
 // syslog) are drawn with dated records only when, given the year of those
