@@ -93,8 +93,8 @@ func (b *builder) citedLogs(f *analyzer.Finding, cited map[posKey]bool) part {
 
 // logErrors draws the errors of the logs f cites (kube-proxy's, for
 // kube-proxy-sync-errors and stale-dnat): the cited lines and the other
-// errors of the same files, with a mark at the first failed attempt to a
-// stale DNAT target drawn apart (staleMark).
+// errors of the same files. The mark at the first stale DNAT is
+// staleMark's.
 func (b *builder) logErrors(f *analyzer.Finding, cited map[posKey]bool) part {
 	files := map[string]bool{}
 	for i := range b.snap.Logs {

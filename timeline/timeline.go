@@ -140,8 +140,8 @@ func (b *builder) merge(parts []part) *report.Timeline {
 		tl.Marks = append(tl.Marks, p.marks...)
 		files = append(files, p.files...)
 	}
-	if len(ref) == 0 {
-		return nil
+	if len(ref) == 0 || len(tl.Lanes) == 0 {
+		return nil // a mark or window alone draws nothing to set against it
 	}
 	if len(tl.Lanes) > MaxLanes {
 		tl.Lanes = tl.Lanes[:MaxLanes]
