@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
+	"github.com/netmortem/netmortem/timeline"
 )
 
 type analyzeOptions struct {
@@ -159,6 +161,7 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	rep.NextEvidence = report.NextEvidenceFor(snap, enabledRules(rules, cfg), res)
 
 	rep.Incomplete = incomplete(ctx, ruleCtx, readCut, o.timeout, start, in)
+	addHTMLData(ruleCtx, outputs, snap, rep)
 	anonymizer := o.anon.anonymizer(snap)
 	rep = anonymizeReport(anonymizer, rep)
 
@@ -205,6 +208,17 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		return exitFindings
 	}
 	return exitOK
+}
+
+// addHTMLData adds to rep the timelines and evidence quotes the HTML
+// report draws, when one of outputs is html: the other formats do not
+// show them, and pay nothing for them.
+func addHTMLData(ctx context.Context, outputs []report.Output, snap *model.Snapshot, rep *report.Report) {
+	if !slices.ContainsFunc(outputs, func(o report.Output) bool { return o.Format == "html" }) {
+		return
+	}
+	rep.Timelines = timeline.Build(ctx, snap, rep.Findings)
+	rep.Quotes = timeline.Quotes(ctx, rep.Findings)
 }
 
 // withBudget returns ctx with a deadline d from now; d = 0 means none.

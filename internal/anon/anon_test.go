@@ -226,3 +226,25 @@ func TestLearn(t *testing.T) {
 		t.Errorf("mappings %v", kinds)
 	}
 }
+
+// Addresses after a word and a colon, as dumps print them (iptables'
+// to:ADDR:PORT, ifconfig's addr:ADDR), are replaced; the word is kept.
+func TestTextAfterWordColon(t *testing.T) {
+	a := New("k")
+	for _, s := range []string{"tcp to:10.244.2.7:53", "inet addr:192.168.1.5  Bcast:192.168.1.255", "id:10.0.0.1"} {
+		got := a.Text(s)
+		for _, orig := range []string{"10.244.2.7", "192.168.1.5", "192.168.1.255", "10.0.0.1"} {
+			if strings.Contains(s, orig) && strings.Contains(got, orig) {
+				t.Errorf("%q: %s survives in %q", s, orig, got)
+			}
+		}
+		for _, word := range []string{"to:", "addr:", "Bcast:", "id:"} {
+			if strings.Contains(s, word) && !strings.Contains(got, word) {
+				t.Errorf("%q became %q: the word %q is lost", s, got, word)
+			}
+		}
+	}
+	if got := a.Text("tcp dpt:53 spt:1024"); got != "tcp dpt:53 spt:1024" {
+		t.Errorf("ports after a word changed: %q", got)
+	}
+}

@@ -1,0 +1,206 @@
+package capture
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// Frames reads the capture r (pcap or pcapng, perhaps gzip-compressed, as
+// Read takes it) up to the highest of frames and returns a one-line decode
+// of each of those frames, in the manner of tcpdump's one-line form:
+// "2026-11-23 13:00:57.752490 IP 10.10.0.5.62768 > 10.244.2.7.53: Flags
+// [S], seq 123, win 0, length 0". A frame the capture does not hold is
+// left out of the map; a frame whose headers do not decode gets a line
+// saying so. Reading stops at the highest frame asked for, or when ctx
+// ends.
+func Frames(ctx context.Context, r io.Reader, frames []int) (map[int]string, error) {
+	want := map[int]bool{}
+	last := 0
+	for _, f := range frames {
+		if f > 0 {
+			want[f] = true
+			last = max(last, f)
+		}
+	}
+	out := map[int]string{}
+	if last == 0 {
+		return out, nil
+	}
+	br := bufio.NewReaderSize(r, 1<<16)
+	head, _ := br.Peek(4)
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return out, fmt.Errorf("gzip: %w", err)
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, 1<<16)
+		head, _ = br.Peek(4)
+	}
+	kind, ok := Sniff(head)
+	if !ok {
+		return out, ErrNotCapture
+	}
+	var (
+		src   packetSource
+		links func(iface int) layers.LinkType
+	)
+	if kind == "pcap" {
+		pr, err := pcapgo.NewReader(br)
+		if err != nil {
+			return out, fmt.Errorf("pcap header: %w", err)
+		}
+		link := pr.LinkType()
+		src, links = pr, func(int) layers.LinkType { return link }
+	} else {
+		nr, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{SkipUnknownVersion: true, WantMixedLinkType: true})
+		if err != nil {
+			return out, fmt.Errorf("pcapng header: %w", err)
+		}
+		src = nr
+		links = func(i int) layers.LinkType {
+			iface, err := nr.Interface(i)
+			if err != nil {
+				return layers.LinkType(255)
+			}
+			return iface.LinkType
+		}
+	}
+	var d decoder
+	for frame := 1; frame <= last; frame++ {
+		if frame&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+		}
+		data, ci, err := src.ZeroCopyReadPacketData()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, fmt.Errorf("frame %d: truncated or corrupt packet record: %w", frame, err)
+		}
+		// Every frame up to the last is decoded, so that fragments
+		// before a wanted one are reassembled as when the capture was read.
+		link := links(ci.InterfaceIndex)
+		p := Packet{Time: ci.Timestamp}
+		d.now = ci.Timestamp
+		var decErr error
+		if supportedLink(link) {
+			decErr = d.decode(link, data, &p)
+		} else {
+			decErr = fmt.Errorf("%s frames are not decoded", linkName(link))
+		}
+		if want[frame] {
+			out[frame] = OneLine(&p, len(data), decErr)
+		}
+	}
+	return out, nil
+}
+
+// OneLine is a one-line decode of p, as tcpdump -nn prints it: its time
+// (UTC), addresses and ports, TCP flags, sequence numbers and payload
+// length, or what an ICMP error or ARP packet says. size is the frame's
+// captured length; err, when not nil, is why its headers did not decode.
+func OneLine(p *Packet, size int, err error) string {
+	var b strings.Builder
+	if !p.Time.IsZero() {
+		b.WriteString(p.Time.UTC().Format("2006-01-02 15:04:05.000000 "))
+	}
+	switch {
+	case p.ARP != nil:
+		a := p.ARP
+		switch a.Op {
+		case "request":
+			fmt.Fprintf(&b, "ARP, Request who-has %s tell %s (%s)", a.Target, a.IP, a.MAC)
+		case "reply":
+			fmt.Fprintf(&b, "ARP, Reply %s is-at %s", a.IP, a.MAC)
+		case "na":
+			fmt.Fprintf(&b, "IP6 %s > %s: ICMP6, neighbor advertisement, tgt is %s (%s)", p.Src.Addr(), p.Dst.Addr(), a.IP, a.MAC)
+		case "ns":
+			fmt.Fprintf(&b, "IP6 %s > %s: ICMP6, neighbor solicitation, who has %s", p.Src.Addr(), p.Dst.Addr(), a.Target)
+		default:
+			fmt.Fprintf(&b, "ARP, %s %s is-at %s", a.Op, a.IP, a.MAC)
+		}
+		if a.Gratuitous {
+			b.WriteString(" (gratuitous)")
+		}
+	case p.ICMP != nil:
+		e := p.ICMP
+		fmt.Fprintf(&b, "%s %s > %s: ICMP%s %s (type %d, code %d)", ipWord(p), e.From, e.To, map[bool]string{true: "6"}[e.V6], e.What, e.Type, e.Code)
+		if e.Quoted.Src.IsValid() || e.Quoted.Dst.IsValid() {
+			fmt.Fprintf(&b, ", quoting %s %s > %s", e.QuotedProto, dotted(e.Quoted.Src), dotted(e.Quoted.Dst))
+		}
+		if e.Gateway.IsValid() {
+			fmt.Fprintf(&b, ", new gateway %s", e.Gateway)
+		}
+	case p.Proto == "tcp":
+		fmt.Fprintf(&b, "%s %s > %s: Flags [%s], seq %d", ipWord(p), dotted(p.Src), dotted(p.Dst), tcpFlags(p.Flags), p.Seq)
+		if p.Flags&ACK != 0 {
+			fmt.Fprintf(&b, ", ack %d", p.Ack)
+		}
+		if p.MSS != 0 {
+			fmt.Fprintf(&b, ", options [mss %d]", p.MSS)
+		}
+		fmt.Fprintf(&b, ", length %d", p.Payload)
+	case p.Proto == "udp":
+		fmt.Fprintf(&b, "%s %s > %s: UDP", ipWord(p), dotted(p.Src), dotted(p.Dst))
+	case p.Proto != "":
+		fmt.Fprintf(&b, "%s %s > %s: %s", ipWord(p), p.Src.Addr(), p.Dst.Addr(), strings.ToUpper(p.Proto))
+	case p.Src.IsValid():
+		fmt.Fprintf(&b, "%s %s > %s", ipWord(p), p.Src.Addr(), p.Dst.Addr())
+	default:
+		fmt.Fprintf(&b, "frame of %d bytes, not IP or ARP", size)
+	}
+	if p.Outer != nil {
+		fmt.Fprintf(&b, " (inside an overlay: %s > %s)", p.Outer.Src.Addr(), p.Outer.Dst.Addr())
+	}
+	if err != nil {
+		fmt.Fprintf(&b, " [not decoded: %v]", err)
+	}
+	return b.String()
+}
+
+// ipWord is tcpdump's word for the packet's family: IP or IP6.
+func ipWord(p *Packet) string {
+	if p.Src.Addr().Is6() && !p.Src.Addr().Is4In6() {
+		return "IP6"
+	}
+	return "IP"
+}
+
+// tcpFlags writes TCP flags as tcpdump does: S, F, R, P, U, E, W and "."
+// for ACK.
+func tcpFlags(f uint8) string {
+	var b strings.Builder
+	for _, x := range []struct {
+		bit uint8
+		c   byte
+	}{{SYN, 'S'}, {FIN, 'F'}, {RST, 'R'}, {PSH, 'P'}, {URG, 'U'}, {ECE, 'E'}, {CWR, 'W'}, {ACK, '.'}} {
+		if f&x.bit != 0 {
+			b.WriteByte(x.c)
+		}
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
+}
+
+// dotted writes an address and port as tcpdump does: 10.0.0.1.80,
+// fd00::1.443.
+func dotted(ap netip.AddrPort) string {
+	if ap.Port() == 0 {
+		return ap.Addr().String()
+	}
+	return ap.Addr().String() + "." + strconv.Itoa(int(ap.Port()))
+}
