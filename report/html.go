@@ -57,6 +57,8 @@ type htmlPage struct {
 	Findings       []*htmlFinding
 	Warnings       []htmlWarning
 	Skipped        []htmlSkipped
+	Collect        []htmlCollect
+	CollectOthers  int
 	Errors         []htmlRuleError
 	Suppressed     []htmlSuppressed
 	SuppressedNote string
@@ -115,6 +117,11 @@ type htmlWarning struct {
 	Q       int
 	Pos     string
 	Message string
+}
+
+// htmlCollect is one command of the "To decide, collect" section.
+type htmlCollect struct {
+	Shell, Why string
 }
 
 type htmlSkipped struct {
@@ -292,6 +299,11 @@ func newHTMLPage(r *Report) *htmlPage {
 	for _, s := range r.Skipped {
 		p.Skipped = append(p.Skipped, htmlSkipped{Rule: esc(s.Rule), Missing: esc(skippedNeeds(s))})
 	}
+	shown, others := askedFor(r)
+	for _, e := range shown {
+		p.Collect = append(p.Collect, htmlCollect{Shell: esc(e.Shell), Why: esc(nextEvidenceWhy(r, e))})
+	}
+	p.CollectOthers = others
 	for _, e := range r.Errors {
 		p.Errors = append(p.Errors, htmlRuleError{Rule: esc(e.Rule), Err: esc(e.Err)})
 	}

@@ -1,5 +1,3 @@
-//go:build htmlreport
-
 package main
 
 import (
@@ -11,8 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/internal/testutil/browser"
+	"github.com/netmortem/netmortem/parse"
+	"github.com/netmortem/netmortem/timeline"
 )
 
 // The browser test of the HTML report renders the report of every incident
@@ -55,18 +57,23 @@ func htmlFixtures(t *testing.T) []string {
 }
 
 // reportTimelines returns the fingerprints of the findings of the bundle at
-// dir that have a timeline in Report.Timelines, built as analyze builds them,
-// and true; or false when that is not known, and the test checks only the
-// figures the page has (each inside its finding, each with an svg).
-//
-// Until analyze fills Report.Timelines this returns false. Then it must
-// analyze dir as runAnalyze does (parse.Open with the summary on,
-// analyzer.Run with every rule, report.New, and the step that fills
-// rep.Timelines) and return the keys of rep.Timelines, true.
+// dir that have a timeline, built as analyze builds them for an html output
+// (parse.Open with the summary on, every rule, timeline.Build), and true.
 func reportTimelines(t *testing.T, dir string) ([]string, bool) {
 	t.Helper()
-	_ = dir
-	return nil, false
+	ctx := t.Context()
+	snap, _, err := parse.Open(ctx, dir, &parse.Options{Summary: parse.Summary{Enabled: true}})
+	if err != nil {
+		t.Fatalf("open %s: %v", dir, err)
+	}
+	res := analyzer.Run(ctx, snap, rules.All(), nil)
+	var fps []string
+	for fp, tl := range timeline.Build(ctx, snap, res.Findings) {
+		if tl != nil {
+			fps = append(fps, fp)
+		}
+	}
+	return fps, true
 }
 
 func TestHTMLReportInBrowser(t *testing.T) {
