@@ -118,7 +118,7 @@ func newBatchCmd(c *cli) *cobra.Command {
 	maxMemory := fs.Int64("max-bundle-memory", 0, "memory budget per bundle in bytes, for what its parsed text keeps: files past it are read no further, with a warning (0: the default, 256 MiB)")
 	memLimit := fs.Int64("memory-limit", 0, "soft memory limit for the whole batch in bytes, as GOMEMLIMIT (0: none)")
 	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity: info, warning, error, or never")
-	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
+	quiet := fs.BoolP("quiet", "q", false, "print no progress on stderr (the configuration used, the directories split, each bundle done, the summary); errors are still printed")
 	config := fs.String("config", "", "YAML file that disables rules, overrides severities, sets thresholds and suppresses findings in every bundle (docs/config.md)")
 	var ao anonymizeOptions
 	addAnonymizeFlags(fs, &ao)
