@@ -112,6 +112,10 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "netmortem analyze: --fail-on:", err)
 		return exitUsage
 	}
+	if err := o.anon.loadKey(); err != nil {
+		escape.Fprintln(stderr, "netmortem analyze:", err)
+		return exitUsage
+	}
 	o.config, foundConfig = findConfig(o.config, fs.Args())
 	if !o.quiet {
 		sayConfig(stderr, "analyze", o.config, foundConfig)

@@ -140,6 +140,10 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 		fmt.Fprintln(stderr, "netmortem batch: --fail-on:", err)
 		return exitUsage
 	}
+	if err := ao.loadKey(); err != nil {
+		escape.Fprintln(stderr, "netmortem batch:", err)
+		return exitUsage
+	}
 	if *jobs < 1 {
 		fmt.Fprintln(stderr, "netmortem batch: --jobs must be at least 1")
 		return exitUsage

@@ -54,6 +54,10 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUsage
 	}
+	if err := ao.loadKey(); err != nil {
+		escape.Fprintln(stderr, "netmortem flows:", err)
+		return exitUsage
+	}
 	filter, err := flows.ParseFilter(*hosts, *ports, *states)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem flows:", err)
