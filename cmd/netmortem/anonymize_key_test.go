@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,5 +63,88 @@ func TestAnonymizeKeySources(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, want) {
 			t.Errorf("--anonymize-key-file %s: exit %d, stderr %q; want %d and %q", file, code, stderr, exitUsage, want)
 		}
+	}
+}
+
+// diff --anonymize replaces the addresses of both bundles with one
+// mapping: each address of the plain diff is its one token as many times
+// in the anonymized diff; the fingerprints are kept.
+func TestAnonymizeDiff(t *testing.T) {
+	old, new := fixture("incidents/stale-dnat-control"), fixture("incidents/stale-dnat")
+	_, plain, _ := runCLI(t, "diff", "-o", "json", "--fail-on", "never", old, new)
+	mapPath := filepath.Join(t.TempDir(), "map.json")
+	code, anon, stderr := runCLI(t, "diff", "-o", "json", "--fail-on", "never", "--anonymize-key", "k", "--anonymize-map", mapPath, old, new)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p, a bundleDiff
+	if err := json.Unmarshal([]byte(plain), &p); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(anon), &a); err != nil {
+		t.Fatal(err)
+	}
+	fps := func(d bundleDiff) (out []string) {
+		for _, l := range [][]findingRef{d.Findings.Appeared, d.Findings.Resolved, d.Findings.Unchanged} {
+			for _, r := range l {
+				out = append(out, r.Fingerprint)
+			}
+		}
+		return out
+	}
+	if got, want := fps(a), fps(p); !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("fingerprints %v anonymized, %v plain", got, want)
+	}
+	var mapping []struct{ Kind, Original, Token string }
+	b, err := os.ReadFile(mapPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &mapping); err != nil {
+		t.Fatal(err)
+	}
+	tokens := map[string]string{}
+	for _, m := range mapping {
+		if m.Kind == "ip" {
+			tokens[m.Original] = m.Token
+		}
+	}
+	addrs := originalAddrs(plain)
+	if len(addrs) < 2 {
+		t.Fatalf("only %d addresses in the plain diff", len(addrs))
+	}
+	for addr := range addrs {
+		tok, ok := tokens[addr]
+		if !ok {
+			t.Errorf("%s is in the plain diff, not in the mapping", addr)
+			continue
+		}
+		if p, a := strings.Count(plain, addr), strings.Count(anon, tok); p != a || strings.Contains(anon, addr) {
+			t.Errorf("%s: %d times plain, its token %s %d times anonymized", addr, p, tok, a)
+		}
+	}
+}
+
+// trace --anonymize: the destination and the DNAT targets become their
+// tokens, the same with the same key in another run.
+func TestAnonymizeTrace(t *testing.T) {
+	args := []string{"trace", "--dst", "10.96.0.10:53", fixture("incidents/stale-dnat")}
+	_, plain, _ := runCLI(t, args...)
+	run := func() string {
+		code, out, stderr := runCLI(t, append([]string{"trace", "--anonymize-key", "k"}, args[1:]...)...)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		return out
+	}
+	a, b := run(), run()
+	if a != b {
+		t.Error("the same key gave two traces")
+	}
+	if !strings.Contains(plain, "10.244.2.7:53") || strings.Contains(a, "10.244.2.7") || strings.Contains(a, "10.96.0.10") {
+		t.Errorf("addresses survive:\n%s", a)
+	}
+	if strings.Count(a, "DNAT at ") != strings.Count(plain, "DNAT at ") || strings.Count(plain, "DNAT at ") == 0 {
+		t.Errorf("the anonymized trace has other destinations:\n%s", a)
 	}
 }
