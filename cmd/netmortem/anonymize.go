@@ -100,27 +100,21 @@ func anonymizeValue[T any](a *anon.Anonymizer, v T) T {
 	return anon.Value(a, v)
 }
 
-// anonymizer is br's Anonymizer; nil for a nil br.
-func (br *batchRules) anonymizer() *anon.Anonymizer {
-	if br == nil {
-		return nil
-	}
-	return br.anon
-}
-
-// anonymizeResult returns res with its addresses and names replaced by
-// br's tokens, when br has an Anonymizer (batch --anonymize).
-func anonymizeResult(br *batchRules, res batchResult) batchResult {
-	return anonymizeValue(br.anonymizer(), res)
-}
-
 // writeMapping writes what a replaced to o.mapping, when asked for: a
 // JSON list of {kind, original, token}, readable by its owner only.
 func (o anonymizeOptions) writeMapping(a *anon.Anonymizer) error {
-	if a == nil || o.mapping == "" {
+	if a == nil {
 		return nil
 	}
-	data, err := json.MarshalIndent(a.Mappings(), "", "  ")
+	return o.writeMappings(a.Mappings())
+}
+
+// writeMappings writes ms to o.mapping, when asked for, as writeMapping.
+func (o anonymizeOptions) writeMappings(ms []anon.Mapping) error {
+	if o.mapping == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(ms, "", "  ")
 	if err != nil {
 		return fmt.Errorf("--anonymize-map: %w", err)
 	}

@@ -148,3 +148,95 @@ func TestAnonymizeTrace(t *testing.T) {
 		t.Errorf("the anonymized trace has other destinations:\n%s", a)
 	}
 }
+
+// batch --resume --anonymize with a key writes the lines a single run
+// writes: the earlier lines are not written again, even a bundle whose
+// path holds one of its own names (found done only once read), and the
+// lines written now have the tokens of the single run's.
+func TestAnonymizeBatchResume(t *testing.T) {
+	root := t.TempDir()
+	for name, src := range map[string]string{"worker-1": "incidents/probe-restart-loop", "stale": "incidents/stale-dnat", "ephemeral": "incidents/ephemeral-nodeport"} {
+		if err := os.CopyFS(filepath.Join(root, name), os.DirFS(fixture(src))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	glob := filepath.Join(root, "*")
+	t.Setenv(keyEnv, "k")
+	full := filepath.Join(root, "..", "full.jsonl")
+	if code, _, stderr := runCLI(t, "batch", "-q", "-j", "1", "--fail-on", "never", "--anonymize", "--out", full, glob); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := readLines(t, full)
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3", len(lines))
+	}
+	all := strings.Join(lines, "\n")
+	if strings.Contains(all, "worker-1") || strings.Contains(all, "10.96.0.10") {
+		t.Fatalf("names or addresses survive:\n%s", all)
+	}
+	var kept []string
+	for _, l := range lines {
+		if !strings.Contains(l, "ephemeral") {
+			kept = append(kept, l)
+		}
+	}
+	if len(kept) != 2 {
+		t.Fatalf("want the lines of worker-1 and stale kept, got %d", len(kept))
+	}
+	part := filepath.Join(root, "..", "part.jsonl")
+	if err := os.WriteFile(part, []byte(strings.Join(kept, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "batch", "-j", "1", "--fail-on", "never", "--resume", "--anonymize-key-file", writeKey(t, "k"), "--out", part, glob)
+	if code != exitOK || !strings.Contains(stderr, "1 analyzed now, 2 already done") {
+		t.Errorf("resume: exit %d: %s", code, stderr)
+	}
+	got, want := comparable(t, readLines(t, part)), comparable(t, lines)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("resumed lines:\n%s\nsingle run's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// writeKey writes key to a file and returns its path.
+func writeKey(t *testing.T, key string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(p, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// readLines returns the lines of a file.
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// comparable returns batch lines without what differs between two runs
+// of the same bundles: when and how long, and the tool's build.
+func comparable(t *testing.T, lines []string) []string {
+	t.Helper()
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		delete(m, "started")
+		delete(m, "duration_ms")
+		delete(m, "tool")
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = string(b)
+	}
+	return out
+}

@@ -368,7 +368,7 @@ func stripTool(s string) string {
 
 // batch --anonymize: no address of the plain lines, nor any name the
 // mapping lists, survives in the lines; the lines keep their findings;
-// --resume is refused.
+// --resume is refused without a key.
 func TestAnonymizeBatch(t *testing.T) {
 	glob := fixture("incidents/*")
 	code, plain, stderr := runCLI(t, "batch", "-q", "--fail-on", "never", glob)
@@ -403,7 +403,9 @@ func TestAnonymizeBatch(t *testing.T) {
 	if p, a := strings.Count(plain, `"fingerprint"`), strings.Count(anon, `"fingerprint"`); p != a || p == 0 {
 		t.Errorf("%d findings plain, %d anonymized", p, a)
 	}
-	if code, _, _ := runCLI(t, "batch", "--resume", "--out", filepath.Join(t.TempDir(), "r.jsonl"), "--anonymize", glob); code != exitUsage {
-		t.Errorf("--resume with --anonymize: exit %d, want %d", code, exitUsage)
+	t.Setenv(keyEnv, "")
+	code, _, stderr = runCLI(t, "batch", "--resume", "--out", filepath.Join(t.TempDir(), "r.jsonl"), "--anonymize", glob)
+	if code != exitUsage || !strings.Contains(stderr, "needs the key the earlier run used (--anonymize-key-file FILE") {
+		t.Errorf("--resume with --anonymize and no key: exit %d, want %d; stderr %q", code, exitUsage, stderr)
 	}
 }

@@ -61,6 +61,8 @@ type batchResult struct {
 	// suppressed are those findings, for the ignore entries that
 	// matched none in the whole batch.
 	suppressed []analyzer.Suppressed
+	// anon, with --anonymize, is the bundle's Anonymizer.
+	anon *anon.Anonymizer
 }
 
 // batchRules are the rules a batch runs on each bundle, with the
@@ -69,8 +71,8 @@ type batchResult struct {
 type batchRules struct {
 	rules []*analyzer.Rule
 	cfg   *analyzer.Config
-	// anon, when not nil, learns each bundle's names (--anonymize).
-	anon *anon.Anonymizer
+	// anon, when not nil, anonymizes each bundle's line (--anonymize).
+	anon *batchAnon
 }
 
 // maxBatchWarnings bounds the warnings kept per bundle in the output.
@@ -102,7 +104,9 @@ func newBatchCmd(c *cli) *cobra.Command {
 			"batch writes it: a second batch given the same file fails at once.\n\n" +
 			"A directory that holds several bundles (archives, sosreport or troubleshoot.sh directories,\n" +
 			"folders of them) is split: each is analyzed on its own, and batch says so; --as-one analyzes\n" +
-			"the directory as one bundle. Globs are expanded by netmortem too ('**' matches any depth).",
+			"the directory as one bundle. Globs are expanded by netmortem too ('**' matches any depth).\n\n" +
+			"--resume with --anonymize needs the key of the run it resumes (--anonymize-key-file or\n" +
+			"NETMORTEM_ANONYMIZE_KEY), so that the bundles' tokens match the lines already written.",
 		Example: "  netmortem batch -j 2 'fixtures/incidents/*' > results.jsonl\n" +
 			"  netmortem batch --resume --out results.jsonl 'fixtures/incidents/*'\n" +
 			"  netmortem batch -q --shard 0/2 --out shard-0.jsonl 'fixtures/incidents/*'",
@@ -169,14 +173,16 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 		}
 	}
 	if ao.enabled() {
-		if *resume {
-			fmt.Fprintln(stderr, "netmortem batch: --resume cannot be used with --anonymize: the lines name the bundles by their tokens")
+		if *resume && ao.key == "" {
+			fmt.Fprintln(stderr, "netmortem batch: --resume with --anonymize needs the key the earlier run used "+
+				"(--anonymize-key-file FILE, "+keyEnv+" or --anonymize-key): the lines name their bundles by tokens, "+
+				"and with a random key the tokens of this run would not match those already written")
 			return exitUsage
 		}
 		if br == nil {
 			br = &batchRules{rules: rules.All()}
 		}
-		br.anon = ao.anonymizer(nil)
+		br.anon = newBatchAnon(ao.key)
 	}
 	if slices.Contains(fs.Args(), stdinOperand) {
 		fmt.Fprintln(stderr, "netmortem batch:", errBatchStdin)
@@ -224,7 +230,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 		defer f.Close()
 		w, outFile, done = f, f, d
 	}
-	todo := slices.DeleteFunc(slices.Clone(bundles), func(b string) bool { return done[b] })
+	todo := slices.DeleteFunc(slices.Clone(bundles), func(b string) bool { return done[br.lineName(b)] })
 
 	sigCtx, stop := signalContext()
 	defer stop()
@@ -238,6 +244,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 		failed   int
 		worst    analyzer.Severity
 		finished int
+		already  int // found done only once analyzed (resume --anonymize)
 		prog     = newProgress(stderr, len(todo), *quiet)
 		sup      []analyzer.Suppressed
 	)
@@ -249,12 +256,18 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 			defer wg.Done()
 			for b := range work {
 				res := analyzeBundle(ctx, b, *timeout, *maxBytes, *maxMemory, br)
-				res = anonymizeResult(br, res)
+				if br != nil && br.anon != nil {
+					res = br.anon.result(res)
+				}
 				mu.Lock()
-				if res.Status == statusCanceled {
+				if res.Status == statusCanceled || done[res.Bundle] {
 					// Not done: left out of the output, so that
-					// --resume analyzes it.
-					prog.step(finished, res)
+					// --resume analyzes it. Or done before, under a
+					// name with a name of the bundle's own replaced.
+					if res.Status != statusCanceled {
+						already++
+					}
+					prog.step(finished+already, res)
 					mu.Unlock()
 					continue
 				}
@@ -276,7 +289,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 						hits[f.Rule]++
 					}
 				}
-				prog.step(finished, res)
+				prog.step(finished+already, res)
 				mu.Unlock()
 			}
 		}()
@@ -301,18 +314,21 @@ dispatch:
 		// analyzed before --resume is not unmatched.
 		sayUnmatched(stderr, br.cfg, sup, time.Now())
 	}
-	if err := ao.writeMapping(br.anonymizer()); err != nil && lw.err == nil {
-		lw.err = err
+	if br != nil && br.anon != nil {
+		if err := ao.writeMappings(br.anon.mappings()); err != nil && lw.err == nil {
+			lw.err = err
+		}
 	}
+	left := len(todo) - finished - already
 	if !*quiet {
-		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo), finished, failed, len(todo)-finished, hits)
+		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo)+already, finished, failed, left, hits)
 	}
 	switch {
 	case lw.err != nil:
 		escape.Fprintf(stderr, "netmortem batch: writing the results to %s: %s\n", outName(*out), lw.err)
 		return exitUnreadable
 	case sigCtx.Err() != nil:
-		fmt.Fprintf(stderr, "netmortem batch: interrupted: %s not analyzed (--resume analyzes them)\n", count(len(todo)-finished, "bundle"))
+		fmt.Fprintf(stderr, "netmortem batch: interrupted: %s not analyzed (--resume analyzes them)\n", count(left, "bundle"))
 		return exitUnreadable
 	case failed > 0:
 		return exitUnreadable
@@ -372,7 +388,7 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 		br = &batchRules{rules: rules.All()}
 	}
 	if br.anon != nil {
-		br.anon.Learn(snap)
+		res.anon = br.anon.forBundle(snap)
 	}
 	ar := analyzer.Run(bctx, snap, br.rules, br.cfg)
 	// Rules cut short by the budget or an interrupt are not a result.
