@@ -197,7 +197,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 	bundles := operands.paths
 	if !*asOne {
 		if bundles, err = splitOperands(context.Background(), bundles, stderr, *quiet); err != nil {
-			escape.Fprintln(stderr, "netmortem batch:", err)
+			fprintfFitted(stderr, outputWidth(stderr), "netmortem batch: %s\n", err)
 			return exitUsage
 		}
 	}
@@ -495,12 +495,13 @@ func shardOf(bundle string, n int) int {
 }
 
 // progress reports batch progress on stderr: one updating line on a
-// terminal, plain lines otherwise.
+// terminal, plain lines otherwise, fitted to width.
 type progress struct {
 	w     io.Writer
 	total int
 	tty   bool
 	quiet bool
+	width int
 	start time.Time
 }
 
@@ -511,7 +512,7 @@ func newProgress(w io.Writer, total int, quiet bool) *progress {
 			tty = true
 		}
 	}
-	return &progress{w: w, total: total, tty: tty, quiet: quiet, start: time.Now()}
+	return &progress{w: w, total: total, tty: tty, quiet: quiet, width: outputWidth(w), start: time.Now()}
 }
 
 func (p *progress) step(n int, r batchResult) {
@@ -533,7 +534,7 @@ func (p *progress) step(n int, r batchResult) {
 			time.Since(p.start).Round(time.Second))
 		return
 	}
-	escape.Fprintf(p.w, "[%d/%d] %s: %s (%s)\n", n, p.total, r.Bundle, status, time.Duration(r.DurationMS)*time.Millisecond)
+	fprintfFitted(p.w, p.width, "[%d/%d] %s: %s (%s)\n", n, p.total, r.Bundle, status, time.Duration(r.DurationMS)*time.Millisecond)
 }
 
 func (p *progress) done() {
@@ -543,11 +544,11 @@ func (p *progress) done() {
 }
 
 func writeBatchSummary(w io.Writer, total, resumed, finished, failed, left int, hits map[string]int) {
-	fmt.Fprintf(w, "\n%d bundles: %d analyzed now, %d already done, %d unreadable, refused or over budget", total, finished, resumed, failed)
+	line := fmt.Sprintf("\n%d bundles: %d analyzed now, %d already done, %d unreadable, refused or over budget", total, finished, resumed, failed)
 	if left > 0 {
-		fmt.Fprintf(w, ", %d not analyzed", left)
+		line += fmt.Sprintf(", %d not analyzed", left)
 	}
-	fmt.Fprintln(w, ".")
+	io.WriteString(w, fitText(line+".\n", outputWidth(w)))
 	if len(hits) == 0 {
 		return
 	}

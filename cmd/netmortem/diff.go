@@ -175,7 +175,12 @@ func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output, failOn *string
 			return exitUnreadable
 		}
 	} else {
-		writeDiff(stdout, d)
+		var b strings.Builder
+		writeDiff(&b, d)
+		if _, err := io.WriteString(stdout, fitText(b.String(), outputWidth(stdout))); err != nil {
+			escape.Fprintln(stderr, "netmortem diff:", err)
+			return exitUnreadable
+		}
 	}
 	if err := o.anon.writeMapping(anonymizer); err != nil {
 		escape.Fprintln(stderr, "netmortem diff:", err)

@@ -123,7 +123,7 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 		}
 		fmt.Fprintln(&out)
 	}
-	if _, err := out.WriteTo(stdout); err != nil {
+	if _, err := io.WriteString(stdout, fitText(out.String(), outputWidth(stdout))); err != nil {
 		escape.Fprintln(stderr, "netmortem trace:", err)
 		return exitUnreadable
 	}
