@@ -163,7 +163,8 @@ func TestAnonymizeBatchResume(t *testing.T) {
 	glob := filepath.Join(root, "*")
 	t.Setenv(keyEnv, "k")
 	full := filepath.Join(root, "..", "full.jsonl")
-	if code, _, stderr := runCLI(t, "batch", "-q", "-j", "1", "--fail-on", "never", "--anonymize", "--out", full, glob); code != exitOK {
+	fullMap := filepath.Join(root, "..", "full-map.json")
+	if code, _, stderr := runCLI(t, "batch", "-q", "-j", "1", "--fail-on", "never", "--anonymize-map", fullMap, "--out", full, glob); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	lines := readLines(t, full)
@@ -187,9 +188,23 @@ func TestAnonymizeBatchResume(t *testing.T) {
 	if err := os.WriteFile(part, []byte(strings.Join(kept, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runCLI(t, "batch", "-j", "1", "--fail-on", "never", "--resume", "--anonymize-key-file", writeKey(t, "k"), "--out", part, glob)
+	// The mapping of the earlier run is kept, that of the lines not
+	// written again (stale's) too.
+	partMap := filepath.Join(root, "..", "part-map.json")
+	mapping, err := os.ReadFile(fullMap)
+	if err != nil || !strings.Contains(string(mapping), `"10.96.0.10"`) {
+		t.Fatalf("the mapping does not hold stale-dnat's ClusterIP (%v):\n%s", err, mapping)
+	}
+	if err := os.WriteFile(partMap, mapping, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "batch", "-j", "1", "--fail-on", "never", "--resume", "--anonymize-key-file", writeKey(t, "k"),
+		"--anonymize-map", partMap, "--out", part, glob)
 	if code != exitOK || !strings.Contains(stderr, "1 analyzed now, 2 already done") {
 		t.Errorf("resume: exit %d: %s", code, stderr)
+	}
+	if got, err := os.ReadFile(partMap); err != nil || string(got) != string(mapping) {
+		t.Errorf("the mapping after --resume differs from the single run's (%v):\n%s", err, got)
 	}
 	got, want := comparable(t, readLines(t, part)), comparable(t, lines)
 	slices.Sort(got)

@@ -183,6 +183,12 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 			br = &batchRules{rules: rules.All()}
 		}
 		br.anon = newBatchAnon(ao.key)
+		if *resume && ao.mapping != "" {
+			if err := br.anon.keep(ao.mapping); err != nil {
+				escape.Fprintln(stderr, "netmortem batch:", err)
+				return exitUsage
+			}
+		}
 	}
 	if slices.Contains(fs.Args(), stdinOperand) {
 		fmt.Fprintln(stderr, "netmortem batch:", errBatchStdin)

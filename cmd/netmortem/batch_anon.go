@@ -3,6 +3,11 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"sort"
 	"sync"
 
@@ -73,6 +78,30 @@ func (b *batchAnon) result(res batchResult) batchResult {
 		b.used[m.Kind+"\x00"+m.Original] = m
 	}
 	return out
+}
+
+// keep adds the mappings of the file path, written by the run a resumed
+// batch resumes (--anonymize-map), so that the file written at the end
+// still holds those of the lines written then. A file that does not exist
+// holds none.
+func (b *batchAnon) keep(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--anonymize-map: %w", err)
+	}
+	var ms []anon.Mapping
+	if err := json.Unmarshal(data, &ms); err != nil {
+		return fmt.Errorf("--anonymize-map: %s: expected the JSON list of an earlier run's mapping: %w", path, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range ms {
+		b.used[m.Kind+"\x00"+m.Original] = m
+	}
+	return nil
 }
 
 // mappings lists what the lines replaced, by kind and original.
