@@ -74,7 +74,7 @@ func newAnalyzeCmd(c *cli) *cobra.Command {
 	fs.StringSliceVar(&o.enable, "enable", nil, "run only these rules (comma separated)")
 	fs.StringSliceVar(&o.disable, "disable", nil, "do not run these rules (comma separated)")
 	fs.StringVar(&o.node, "node", "", "attribute inputs to this node when the bundle layout does not say")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "do not print progress and warnings on stderr")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress on stderr (the configuration used, the notes, the skipped files, the summary); warnings, rule errors and errors are still printed")
 	fs.Int64Var(&o.memory, "max-bundle-memory", 0, "memory budget in bytes for what the inputs' parsed text keeps: files past it are read no further, with a warning (0: the default, 256 MiB)")
 	fs.DurationVar(&o.timeout, "timeout", defaultTimeout, "time budget for reading and analyzing; past it, reading stops, the rules run on what was read, and the exit code is 3 (0: no limit)")
 	fs.StringVar(&o.baseline, "baseline", "", "report of an earlier run (analyze -o json, or batch lines): its findings, by fingerprint, are suppressed")
@@ -113,6 +113,10 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	failOn, err := parseFailOn(o.failOn)
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem analyze: --fail-on:", err)
+		return exitUsage
+	}
+	if err := o.anon.loadKey(); err != nil {
+		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
 	}
 	o.config, foundConfig = findConfig(o.config, fs.Args())
@@ -165,15 +169,17 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	anonymizer := o.anon.anonymizer(snap)
 	rep = anonymizeReport(anonymizer, rep)
 
+	// Warnings and rule errors are printed under -q too: it hides
+	// progress only.
+	for _, w := range rep.Warnings {
+		escape.Fprintf(stderr, "warning: %s: %s\n", w.Position, w.Message)
+	}
+	for _, e := range rep.Errors {
+		escape.Fprintf(stderr, "error: rule %s: %s\n", e.Rule, e.Err)
+	}
 	if !o.quiet {
-		for _, w := range rep.Warnings {
-			escape.Fprintf(stderr, "warning: %s: %s\n", w.Position, w.Message)
-		}
 		if ctx.Err() == nil && !readCut {
 			sayUnmatched(stderr, cfg, suppressed, time.Now())
-		}
-		for _, e := range rep.Errors {
-			escape.Fprintf(stderr, "error: rule %s: %s\n", e.Rule, e.Err)
 		}
 		saySkipped(stderr, snap, fs.Args())
 		unread := ""

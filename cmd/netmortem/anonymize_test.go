@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem/dataplane"
 	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
 )
 
@@ -96,6 +98,45 @@ func otherCommands(t *testing.T, dir string, outs map[string]string, extra ...st
 		}
 		outs[c[0]+"-"+c[1]] = out
 	}
+	for _, c := range traceAndDiff(t, dir) {
+		args := append(append([]string{c[0]}, extra...), c[1:]...)
+		code, out, stderr := runCLI(t, args...)
+		if code != exitOK && code != exitFindings && code != exitUnreadable {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		if strings.TrimSpace(out) == "" {
+			t.Fatalf("%v: no output\n%s", args, stderr)
+		}
+		outs[c[0]+" "+c[1]] = out
+	}
+}
+
+// traceAndDiff are the trace and diff commands the --anonymize tests run
+// on dir: trace to the first Service address of its dataplane, if it has
+// one, and diff of dir's control fixture (or dir itself) and dir, as text
+// and as JSON.
+func traceAndDiff(t *testing.T, dir string) [][]string {
+	t.Helper()
+	old := dir + "-control"
+	if _, err := os.Stat(old); err != nil {
+		old = dir
+	}
+	cmds := [][]string{{"diff", "-otext", "--fail-on=never", old, dir}, {"diff", "-ojson", "--fail-on=never", old, dir}}
+	in := openPaths(t.Context(), []string{dir}, &parse.Options{})
+	for _, sp := range dataplane.Build(in.snap) {
+		if len(sp.Frontends) == 0 || len(sp.Backends) == 0 {
+			continue
+		}
+		if _, err := netip.ParseAddrPort(sp.Frontends[0]); err != nil {
+			continue
+		}
+		proto := strings.ToLower(sp.Proto)
+		if proto == "" {
+			proto = "tcp"
+		}
+		return append(cmds, []string{"trace", "--dst=" + sp.Frontends[0], "--proto=" + proto, dir})
+	}
+	return cmds
 }
 
 var (
@@ -171,6 +212,12 @@ func TestAnonymizeEveryFixture(t *testing.T) {
 	}
 	schema := testutil.Schema(t, "docs/report.schema.json",
 		"https://raw.githubusercontent.com/netmortem/netmortem/main/docs/report.schema.json")
+	traced := 0
+	defer func() {
+		if traced < 15 {
+			t.Errorf("trace ran on %d fixtures only", traced)
+		}
+	}()
 	for _, dir := range anonFixtures(t) {
 		name, _ := filepath.Rel(testutil.Root(), dir)
 		t.Run(name, func(t *testing.T) {
@@ -180,6 +227,11 @@ func TestAnonymizeEveryFixture(t *testing.T) {
 			anon := writeAll(t, dir, anonDir, "--anonymize-key", "test-key", "--anonymize-map", mapPath)
 			otherCommands(t, dir, plain)
 			otherCommands(t, dir, anon, "--anonymize-key", "test-key")
+			for k := range anon {
+				if strings.HasPrefix(k, "trace ") {
+					traced++
+				}
+			}
 
 			originals := map[string]bool{}
 			for _, out := range plain {
@@ -316,7 +368,7 @@ func stripTool(s string) string {
 
 // batch --anonymize: no address of the plain lines, nor any name the
 // mapping lists, survives in the lines; the lines keep their findings;
-// --resume is refused.
+// --resume is refused without a key.
 func TestAnonymizeBatch(t *testing.T) {
 	glob := fixture("incidents/*")
 	code, plain, stderr := runCLI(t, "batch", "-q", "--fail-on", "never", glob)
@@ -351,7 +403,9 @@ func TestAnonymizeBatch(t *testing.T) {
 	if p, a := strings.Count(plain, `"fingerprint"`), strings.Count(anon, `"fingerprint"`); p != a || p == 0 {
 		t.Errorf("%d findings plain, %d anonymized", p, a)
 	}
-	if code, _, _ := runCLI(t, "batch", "--resume", "--out", filepath.Join(t.TempDir(), "r.jsonl"), "--anonymize", glob); code != exitUsage {
-		t.Errorf("--resume with --anonymize: exit %d, want %d", code, exitUsage)
+	t.Setenv(keyEnv, "")
+	code, _, stderr = runCLI(t, "batch", "--resume", "--out", filepath.Join(t.TempDir(), "r.jsonl"), "--anonymize", glob)
+	if code != exitUsage || !strings.Contains(stderr, "needs the key the earlier run used (--anonymize-key-file FILE") {
+		t.Errorf("--resume with --anonymize and no key: exit %d, want %d; stderr %q", code, exitUsage, stderr)
 	}
 }

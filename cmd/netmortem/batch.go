@@ -61,6 +61,8 @@ type batchResult struct {
 	// suppressed are those findings, for the ignore entries that
 	// matched none in the whole batch.
 	suppressed []analyzer.Suppressed
+	// anon, with --anonymize, is the bundle's Anonymizer.
+	anon *anon.Anonymizer
 }
 
 // batchRules are the rules a batch runs on each bundle, with the
@@ -69,8 +71,8 @@ type batchResult struct {
 type batchRules struct {
 	rules []*analyzer.Rule
 	cfg   *analyzer.Config
-	// anon, when not nil, learns each bundle's names (--anonymize).
-	anon *anon.Anonymizer
+	// anon, when not nil, anonymizes each bundle's line (--anonymize).
+	anon *batchAnon
 }
 
 // maxBatchWarnings bounds the warnings kept per bundle in the output.
@@ -102,7 +104,9 @@ func newBatchCmd(c *cli) *cobra.Command {
 			"batch writes it: a second batch given the same file fails at once.\n\n" +
 			"A directory that holds several bundles (archives, sosreport or troubleshoot.sh directories,\n" +
 			"folders of them) is split: each is analyzed on its own, and batch says so; --as-one analyzes\n" +
-			"the directory as one bundle. Globs are expanded by netmortem too ('**' matches any depth).",
+			"the directory as one bundle. Globs are expanded by netmortem too ('**' matches any depth).\n\n" +
+			"--resume with --anonymize needs the key of the run it resumes (--anonymize-key-file or\n" +
+			"NETMORTEM_ANONYMIZE_KEY), so that the bundles' tokens match the lines already written.",
 		Example: "  netmortem batch -j 2 'fixtures/incidents/*' > results.jsonl\n" +
 			"  netmortem batch --resume --out results.jsonl 'fixtures/incidents/*'\n" +
 			"  netmortem batch -q --shard 0/2 --out shard-0.jsonl 'fixtures/incidents/*'",
@@ -118,7 +122,7 @@ func newBatchCmd(c *cli) *cobra.Command {
 	maxMemory := fs.Int64("max-bundle-memory", 0, "memory budget per bundle in bytes, for what its parsed text keeps: files past it are read no further, with a warning (0: the default, 256 MiB)")
 	memLimit := fs.Int64("memory-limit", 0, "soft memory limit for the whole batch in bytes, as GOMEMLIMIT (0: none)")
 	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity: info, warning, error, or never")
-	quiet := fs.BoolP("quiet", "q", false, "no progress on stderr")
+	quiet := fs.BoolP("quiet", "q", false, "print no progress on stderr (the configuration used, the directories split, each bundle done, the summary); errors are still printed")
 	config := fs.String("config", "", "YAML file that disables rules, overrides severities, sets thresholds and suppresses findings in every bundle (docs/config.md)")
 	var ao anonymizeOptions
 	addAnonymizeFlags(fs, &ao)
@@ -138,6 +142,10 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 	sev, err := parseFailOn(*failOn)
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem batch: --fail-on:", err)
+		return exitUsage
+	}
+	if err := ao.loadKey(); err != nil {
+		escape.Fprintln(stderr, "netmortem batch:", err)
 		return exitUsage
 	}
 	if *jobs < 1 {
@@ -165,14 +173,22 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 		}
 	}
 	if ao.enabled() {
-		if *resume {
-			fmt.Fprintln(stderr, "netmortem batch: --resume cannot be used with --anonymize: the lines name the bundles by their tokens")
+		if *resume && ao.key == "" {
+			fmt.Fprintln(stderr, "netmortem batch: --resume with --anonymize needs the key the earlier run used "+
+				"(--anonymize-key-file FILE, "+keyEnv+" or --anonymize-key): the lines name their bundles by tokens, "+
+				"and with a random key the tokens of this run would not match those already written")
 			return exitUsage
 		}
 		if br == nil {
 			br = &batchRules{rules: rules.All()}
 		}
-		br.anon = ao.anonymizer(nil)
+		br.anon = newBatchAnon(ao.key)
+		if *resume && ao.mapping != "" {
+			if err := br.anon.keep(ao.mapping); err != nil {
+				escape.Fprintln(stderr, "netmortem batch:", err)
+				return exitUsage
+			}
+		}
 	}
 	if slices.Contains(fs.Args(), stdinOperand) {
 		fmt.Fprintln(stderr, "netmortem batch:", errBatchStdin)
@@ -187,7 +203,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 	bundles := operands.paths
 	if !*asOne {
 		if bundles, err = splitOperands(context.Background(), bundles, stderr, *quiet); err != nil {
-			escape.Fprintln(stderr, "netmortem batch:", err)
+			fprintfFitted(stderr, outputWidth(stderr), "netmortem batch: %s\n", err)
 			return exitUsage
 		}
 	}
@@ -220,7 +236,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 		defer f.Close()
 		w, outFile, done = f, f, d
 	}
-	todo := slices.DeleteFunc(slices.Clone(bundles), func(b string) bool { return done[b] })
+	todo := slices.DeleteFunc(slices.Clone(bundles), func(b string) bool { return done[br.lineName(b)] })
 
 	sigCtx, stop := signalContext()
 	defer stop()
@@ -234,6 +250,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 		failed   int
 		worst    analyzer.Severity
 		finished int
+		already  int // found done only once analyzed (resume --anonymize)
 		prog     = newProgress(stderr, len(todo), *quiet)
 		sup      []analyzer.Suppressed
 	)
@@ -245,12 +262,18 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 			defer wg.Done()
 			for b := range work {
 				res := analyzeBundle(ctx, b, *timeout, *maxBytes, *maxMemory, br)
-				res = anonymizeResult(br, res)
+				if br != nil && br.anon != nil {
+					res = br.anon.result(res)
+				}
 				mu.Lock()
-				if res.Status == statusCanceled {
+				if res.Status == statusCanceled || done[res.Bundle] {
 					// Not done: left out of the output, so that
-					// --resume analyzes it.
-					prog.step(finished, res)
+					// --resume analyzes it. Or done before, under a
+					// name with a name of the bundle's own replaced.
+					if res.Status != statusCanceled {
+						already++
+					}
+					prog.step(finished+already, res)
 					mu.Unlock()
 					continue
 				}
@@ -272,7 +295,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 						hits[f.Rule]++
 					}
 				}
-				prog.step(finished, res)
+				prog.step(finished+already, res)
 				mu.Unlock()
 			}
 		}()
@@ -297,18 +320,21 @@ dispatch:
 		// analyzed before --resume is not unmatched.
 		sayUnmatched(stderr, br.cfg, sup, time.Now())
 	}
-	if err := ao.writeMapping(br.anonymizer()); err != nil && lw.err == nil {
-		lw.err = err
+	if br != nil && br.anon != nil {
+		if err := ao.writeMappings(br.anon.mappings()); err != nil && lw.err == nil {
+			lw.err = err
+		}
 	}
+	left := len(todo) - finished - already
 	if !*quiet {
-		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo), finished, failed, len(todo)-finished, hits)
+		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo)+already, finished, failed, left, hits)
 	}
 	switch {
 	case lw.err != nil:
 		escape.Fprintf(stderr, "netmortem batch: writing the results to %s: %s\n", outName(*out), lw.err)
 		return exitUnreadable
 	case sigCtx.Err() != nil:
-		fmt.Fprintf(stderr, "netmortem batch: interrupted: %s not analyzed (--resume analyzes them)\n", count(len(todo)-finished, "bundle"))
+		fmt.Fprintf(stderr, "netmortem batch: interrupted: %s not analyzed (--resume analyzes them)\n", count(left, "bundle"))
 		return exitUnreadable
 	case failed > 0:
 		return exitUnreadable
@@ -368,7 +394,7 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 		br = &batchRules{rules: rules.All()}
 	}
 	if br.anon != nil {
-		br.anon.Learn(snap)
+		res.anon = br.anon.forBundle(snap)
 	}
 	ar := analyzer.Run(bctx, snap, br.rules, br.cfg)
 	// Rules cut short by the budget or an interrupt are not a result.
@@ -475,12 +501,13 @@ func shardOf(bundle string, n int) int {
 }
 
 // progress reports batch progress on stderr: one updating line on a
-// terminal, plain lines otherwise.
+// terminal, plain lines otherwise, fitted to width.
 type progress struct {
 	w     io.Writer
 	total int
 	tty   bool
 	quiet bool
+	width int
 	start time.Time
 }
 
@@ -491,7 +518,7 @@ func newProgress(w io.Writer, total int, quiet bool) *progress {
 			tty = true
 		}
 	}
-	return &progress{w: w, total: total, tty: tty, quiet: quiet, start: time.Now()}
+	return &progress{w: w, total: total, tty: tty, quiet: quiet, width: outputWidth(w), start: time.Now()}
 }
 
 func (p *progress) step(n int, r batchResult) {
@@ -513,7 +540,7 @@ func (p *progress) step(n int, r batchResult) {
 			time.Since(p.start).Round(time.Second))
 		return
 	}
-	escape.Fprintf(p.w, "[%d/%d] %s: %s (%s)\n", n, p.total, r.Bundle, status, time.Duration(r.DurationMS)*time.Millisecond)
+	fprintfFitted(p.w, p.width, "[%d/%d] %s: %s (%s)\n", n, p.total, r.Bundle, status, time.Duration(r.DurationMS)*time.Millisecond)
 }
 
 func (p *progress) done() {
@@ -523,11 +550,11 @@ func (p *progress) done() {
 }
 
 func writeBatchSummary(w io.Writer, total, resumed, finished, failed, left int, hits map[string]int) {
-	fmt.Fprintf(w, "\n%d bundles: %d analyzed now, %d already done, %d unreadable, refused or over budget", total, finished, resumed, failed)
+	line := fmt.Sprintf("\n%d bundles: %d analyzed now, %d already done, %d unreadable, refused or over budget", total, finished, resumed, failed)
 	if left > 0 {
-		fmt.Fprintf(w, ", %d not analyzed", left)
+		line += fmt.Sprintf(", %d not analyzed", left)
 	}
-	fmt.Fprintln(w, ".")
+	io.WriteString(w, fitText(line+".\n", outputWidth(w)))
 	if len(hits) == 0 {
 		return
 	}

@@ -170,7 +170,7 @@ func splitLoose(p string, loose []bundle.SurveyEntry) (splitDir, error) {
 }
 
 // splitOperands applies splitOperand to every operand of a batch, writing
-// its notes on stderr unless quiet. The error is the first directory that
+// its notes on stderr, fitted to its width, unless quiet. The error is the first directory that
 // cannot be split safely.
 func splitOperands(ctx context.Context, operands []string, stderr io.Writer, quiet bool) ([]string, error) {
 	var bundles []string
@@ -180,7 +180,7 @@ func splitOperands(ctx context.Context, operands []string, stderr io.Writer, qui
 			return nil, err
 		}
 		if s.note != "" && !quiet {
-			escape.Fprintf(stderr, "netmortem batch: %s\n", s.note)
+			fprintfFitted(stderr, outputWidth(stderr), "netmortem batch: %s\n", s.note)
 		}
 		bundles = append(bundles, s.bundles...)
 	}

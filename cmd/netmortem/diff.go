@@ -66,9 +66,11 @@ func newDiffCmd(c *cli) *cobra.Command {
 			"Service port on each node; and the Services' endpoints.\n\n" +
 			"The configuration (--config, or .netmortem.yaml next to NEW) applies to both bundles: its rule\n" +
 			"settings, and its ignore entries, whose findings are left out on either side and counted; so are\n" +
-			"the findings of a --baseline report.",
+			"the findings of a --baseline report. --anonymize replaces the addresses and names of both bundles\n" +
+			"with one mapping (docs/output.md).",
 		Example: "  netmortem diff fixtures/incidents/stale-dnat-control fixtures/incidents/stale-dnat\n" +
-			"  netmortem diff -o json fixtures/incidents/mtu-blackhole-control fixtures/incidents/mtu-blackhole",
+			"  netmortem diff -o json fixtures/incidents/mtu-blackhole-control fixtures/incidents/mtu-blackhole\n" +
+			"  netmortem diff --anonymize fixtures/incidents/stale-dnat-control fixtures/incidents/stale-dnat",
 		Annotations: map[string]string{exitCodesKey: exitCodesDiff},
 	}
 	fs := cmd.Flags()
@@ -76,16 +78,19 @@ func newDiffCmd(c *cli) *cobra.Command {
 	failOn := fs.String("fail-on", "warning", "exit 1 when a finding that appeared, or that changed for the worse (severity rose, certainty firmed), is at or above this severity (its severity in NEW): info, warning, error, or never")
 	config := fs.String("config", "", "configuration file (docs/config.md); default: .netmortem.yaml next to NEW, if any")
 	baseline := fs.String("baseline", "", "leave out, on both sides, the findings of this earlier report (analyze -o json, or batch lines)")
+	var ao anonymizeOptions
+	addAnonymizeFlags(fs, &ao)
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues("text", "json"), "fail-on": completeValues(failOnValues...)})
 	c.runs(cmd, "OLD and NEW", func([]string) int {
-		return runDiff(fs, c.stdout, c.stderr, output, failOn, diffOptions{config: *config, baseline: *baseline})
+		return runDiff(fs, c.stdout, c.stderr, output, failOn, diffOptions{config: *config, baseline: *baseline, anon: ao})
 	})
 	return cmd
 }
 
-// diffOptions are diff's configuration and baseline.
+// diffOptions are diff's configuration, baseline and anonymization.
 type diffOptions struct {
 	config, baseline string
+	anon             anonymizeOptions
 }
 
 func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output, failOn *string, o diffOptions) int {
@@ -100,6 +105,10 @@ func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output, failOn *string
 	level, err := parseFailOn(*failOn)
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem diff: --fail-on:", err)
+		return exitUsage
+	}
+	if err := o.anon.loadKey(); err != nil {
+		escape.Fprintln(stderr, "netmortem diff:", err)
 		return exitUsage
 	}
 	var found bool
@@ -151,6 +160,13 @@ func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output, failOn *string
 		Suppressed: suppressedCounts{len(sides[0].sup), len(sides[1].sup)},
 		Dataplane:  diffDataplane(dataplane.Build(sides[0].snap), dataplane.Build(sides[1].snap)),
 		Endpoints:  diffEndpoints(sides[0].snap, sides[1].snap)}
+	// One mapping for both bundles: an address or a name is the same
+	// token in OLD and NEW.
+	anonymizer := o.anon.anonymizer(sides[0].snap)
+	if anonymizer != nil {
+		anonymizer.Learn(sides[1].snap)
+	}
+	d = anonymizeValue(anonymizer, d)
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -159,7 +175,16 @@ func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output, failOn *string
 			return exitUnreadable
 		}
 	} else {
-		writeDiff(stdout, d)
+		var b strings.Builder
+		writeDiff(&b, d)
+		if _, err := io.WriteString(stdout, fitText(b.String(), outputWidth(stdout))); err != nil {
+			escape.Fprintln(stderr, "netmortem diff:", err)
+			return exitUnreadable
+		}
+	}
+	if err := o.anon.writeMapping(anonymizer); err != nil {
+		escape.Fprintln(stderr, "netmortem diff:", err)
+		return exitUnreadable
 	}
 	if bad := slices.Concat(unreadableCaptures(sides[0].snap), unreadableCaptures(sides[1].snap)); len(bad) > 0 {
 		escape.Fprintf(stderr, "netmortem diff: %s could not be read: %s\n", count(len(bad), "capture"), strings.Join(bad, ", "))

@@ -52,6 +52,8 @@ var roomFixtures = []string{"incidents/stale-dnat", "seeds/002-synack-reset", "c
 func TestOutputFitsTerminalWidth(t *testing.T) {
 	commands := [][]string{{"analyze", "--color=always"}, {"flows"}, {"inspect"}}
 	t.Setenv("COLUMNS", "80")
+	lines := filepath.Join(t.TempDir(), "lines.jsonl")
+	traced := 0
 	for _, dir := range fitFixtures(t) {
 		name, _ := filepath.Rel(fixture(""), dir)
 		for _, cmd := range commands {
@@ -63,22 +65,56 @@ func TestOutputFitsTerminalWidth(t *testing.T) {
 				t.Errorf("%s %s at 80 columns: a line is %d wide: %q", cmd[0], name, w, line)
 			}
 		}
+		// diff and trace print on stdout; batch its progress and summary
+		// on stderr (its lines, JSON, are not fitted).
+		for _, cmd := range traceAndDiff(t, dir) {
+			if cmd[1] == "-ojson" {
+				continue
+			}
+			traced += strings.Count(cmd[0], "trace")
+			_, out, stderr := runCLI(t, cmd...)
+			if strings.TrimSpace(out) == "" {
+				t.Errorf("%v: no output; stderr:\n%s", cmd, stderr)
+			}
+			if w, line := widest(out); w > 80 {
+				t.Errorf("%s %s at 80 columns: a line is %d wide: %q", cmd[0], name, w, line)
+			}
+		}
+		_, _, stderr := runCLI(t, "batch", "--fail-on", "never", "--out", lines, dir)
+		if !strings.Contains(stderr, "bundles: ") && !strings.Contains(stderr, "netmortem batch: ") {
+			t.Errorf("batch %s: no progress nor summary on stderr:\n%s", name, stderr)
+		}
+		if w, line := widest(stderr); w > 80 {
+			t.Errorf("batch %s at 80 columns: a line of stderr is %d wide: %q", name, w, line)
+		}
 	}
+	if traced < 10 {
+		t.Errorf("trace ran on %d fixtures only", traced)
+	}
+	var runs [][]string
 	for _, name := range roomFixtures {
 		for _, cmd := range commands {
-			args := append(append([]string{}, cmd...), fixture(name))
-			t.Setenv("COLUMNS", "")
-			_, natural, _ := runCLI(t, args...)
-			naturalWidth, _ := widest(natural)
-			t.Setenv("COLUMNS", "200")
-			_, out, _ := runCLI(t, args...)
-			w, line := widest(out)
-			if w > 200 {
-				t.Errorf("%s %s at 200 columns: a line is %d wide: %q", cmd[0], name, w, line)
-			}
-			if naturalWidth <= 120 || w <= 120 {
-				t.Errorf("%s %s at 200 columns: widest line %d, %d unfitted: the room is not used", cmd[0], name, w, naturalWidth)
-			}
+			runs = append(runs, append(append([]string{}, cmd...), fixture(name)))
+		}
+	}
+	for _, cmd := range traceAndDiff(t, fixture("incidents/stale-dnat")) {
+		if cmd[1] != "-ojson" {
+			runs = append(runs, cmd)
+		}
+	}
+	for _, args := range runs {
+		name, _ := filepath.Rel(fixture(""), args[len(args)-1])
+		t.Setenv("COLUMNS", "")
+		_, natural, _ := runCLI(t, args...)
+		naturalWidth, _ := widest(natural)
+		t.Setenv("COLUMNS", "200")
+		_, out, _ := runCLI(t, args...)
+		w, line := widest(out)
+		if w > 200 {
+			t.Errorf("%s %s at 200 columns: a line is %d wide: %q", args[0], name, w, line)
+		}
+		if naturalWidth <= 120 || w <= 120 {
+			t.Errorf("%s %s at 200 columns: widest line %d, %d unfitted: the room is not used", args[0], name, w, naturalWidth)
 		}
 	}
 }
@@ -133,5 +169,35 @@ func TestFittedPathsRelativeToBundle(t *testing.T) {
 	_, out, _ = runCLI(t, "inspect", incident)
 	if !strings.Contains(out, "folder "+incident+"/") || !strings.Contains(out, "capture.pcap") {
 		t.Errorf("inspect does not group by folder:\n%s", out)
+	}
+}
+
+// fitText wraps the lines too wide, their other lines hanging after the
+// marker or two columns in; it keeps every character but the spaces it
+// breaks at, and leaves the text as it is without a width.
+func TestFitText(t *testing.T) {
+	s := "short line\n" +
+		"  + error stale-dnat: kube-system/kube-dns:dns-tcp: 1 of 4 NAT targets are stale [d1bbd47a2c6cad9b]\n" +
+		"    10.244.1.11:53           25.0%  DNAT at bundle/iptables-save.txt:29 via PREROUTING > KUBE-SERVICES\n"
+	if got := fitText(s, 0); got != s {
+		t.Errorf("width 0 changed the text:\n%s", got)
+	}
+	got := fitText(s, 50)
+	want := "short line\n" +
+		"  + error stale-dnat:\n" +
+		"    kube-system/kube-dns:dns-tcp: 1 of 4 NAT\n" +
+		"    targets are stale [d1bbd47a2c6cad9b]\n" +
+		"    10.244.1.11:53 25.0% DNAT at\n" +
+		"      bundle/iptables-save.txt:29 via PREROUTING >\n" +
+		"      KUBE-SERVICES\n"
+	if got != want {
+		t.Errorf("fitted to 50:\n%s\nwant:\n%s", got, want)
+	}
+	if w, line := widest(fitText(s, 30)); w > 30 {
+		t.Errorf("fitted to 30, a line is %d wide: %q", w, line)
+	}
+	// Words too long for the width are cut, none is lost.
+	if a, b := strings.Join(strings.Fields(fitText(s, 30)), ""), strings.Join(strings.Fields(s), ""); a != b {
+		t.Errorf("text changed: %q, want %q", a, b)
 	}
 }

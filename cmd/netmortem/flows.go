@@ -37,20 +37,24 @@ func newFlowsCmd(c *cli) *cobra.Command {
 	since := fs.String("since", "", "keep attempts that started at or after this time: RFC 3339, or +DURATION from the first packet")
 	until := fs.String("until", "", "keep attempts that started before this time: RFC 3339, or +DURATION from the first packet")
 	node := fs.String("node", "", "attribute the captures to this node")
-	quiet := fs.BoolP("quiet", "q", false, "do not print warnings on stderr")
+	fs.BoolP("quiet", "q", false, "print no progress on stderr, as analyze's -q (flows prints none: its warnings and errors are always printed)")
 	var ao anonymizeOptions
 	addAnonymizeFlags(fs, &ao)
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues(flows.Formats...),
 		"host": cobra.NoFileCompletions, "port": cobra.NoFileCompletions, "state": cobra.NoFileCompletions,
 		"since": cobra.NoFileCompletions, "until": cobra.NoFileCompletions, "node": cobra.NoFileCompletions})
 	c.runs(cmd, "CAPTURE", func([]string) int {
-		return runFlows(fs, c.stdout, c.stderr, output, hosts, ports, states, since, until, node, quiet, ao)
+		return runFlows(fs, c.stdout, c.stderr, output, hosts, ports, states, since, until, node, ao)
 	})
 	return cmd
 }
 
-func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts, ports, states *[]string, since, until, node *string, quiet *bool, ao anonymizeOptions) int {
+func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts, ports, states *[]string, since, until, node *string, ao anonymizeOptions) int {
 	if err := oneOf("output", *output, flows.Formats); err != nil {
+		escape.Fprintln(stderr, "netmortem flows:", err)
+		return exitUsage
+	}
+	if err := ao.loadKey(); err != nil {
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUsage
 	}
@@ -71,14 +75,12 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	opts := &parse.Options{Node: *node, Formats: captureFormats()}
 	in := openPaths(ctx, fs.Args(), opts)
 	snap := in.snap
-	if !*quiet {
-		printWarnings(stderr, in.warns)
-	}
+	printWarnings(stderr, in.warns)
 	first := firstPacket(snap)
 	filter.Since = resolveWhen(*since, first)
 	filter.Until = resolveWhen(*until, first)
 	t := flows.Build(snap, filter)
-	if n, pos := t.OutOfRange(); n > 0 && !*quiet {
+	if n, pos := t.OutOfRange(); n > 0 {
 		escape.Fprintf(stderr, "warning: %s: %s outside the years %d-%d (a corrupt or forged timestamp), written with the year clamped\n",
 			pos, count(n, "packet time"), jsontime.MinYear, jsontime.MaxYear)
 	}

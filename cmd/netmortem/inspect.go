@@ -64,6 +64,10 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
 	}
+	if err := ao.loadKey(); err != nil {
+		escape.Fprintln(stderr, "netmortem inspect:", err)
+		return exitUsage
+	}
 	operands, err := expandOperands(fs.Args())
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem inspect:", err)

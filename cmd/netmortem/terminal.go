@@ -5,9 +5,12 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"golang.org/x/term"
 
+	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/fit"
 	"github.com/netmortem/netmortem/report"
 )
 
@@ -54,4 +57,54 @@ func useColor(mode string, w io.Writer) (bool, error) {
 func tableStyle(mode string, w io.Writer) (report.TableStyle, error) {
 	color, err := useColor(mode, w)
 	return report.TableStyle{Width: outputWidth(w), Color: color}, err
+}
+
+// fitText returns the lines of s wrapped to width (fit.Wrap), the other
+// lines of each line that is too wide hanging under its text: after its
+// indent and, when its first word is a short marker ("+", "25.0%",
+// "[3/10]"), after that word; or else two columns in from its indent.
+// width <= 0 returns s as it is.
+func fitText(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if fit.Width(l) <= width {
+			out = append(out, l)
+			continue
+		}
+		body := strings.TrimLeft(l, " ")
+		first := l[:len(l)-len(body)]
+		hang := first + "  "
+		if word, rest, ok := strings.Cut(body, " "); ok && fit.Width(word) <= maxMarker {
+			text := strings.TrimLeft(rest, " ")
+			first, body = first+body[:len(body)-len(text)], text
+			hang = strings.Repeat(" ", fit.Width(first))
+		}
+		if fit.Width(first) > width/2 || fit.Width(hang) > width/2 {
+			first, hang, body = "", "", strings.TrimLeft(l, " ")
+		}
+		for i, w := range fit.Wrap(body, width-max(fit.Width(first), fit.Width(hang))) {
+			if i == 0 {
+				out = append(out, first+w)
+			} else {
+				out = append(out, hang+w)
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// maxMarker is the widest first word of a line that fitText hangs the
+// line's other lines after.
+const maxMarker = 8
+
+// fprintfFitted writes format, its arguments escaped (escape.Fprintf),
+// fitted to width (fitText).
+func fprintfFitted(w io.Writer, width int, format string, args ...any) {
+	var b strings.Builder
+	escape.Fprintf(&b, format, args...)
+	io.WriteString(w, fitText(b.String(), width))
 }

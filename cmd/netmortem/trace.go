@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/netip"
@@ -23,10 +24,12 @@ func newTraceCmd(c *cli) *cobra.Command {
 			"in priority order, services, service-*, endpoint-*, and the filter chains that reject Services\n" +
 			"without endpoints), printing every rule that matches with its file:line and the share of\n" +
 			"connections that reach it, then where the connections end up; with an IPVS table, the virtual\n" +
-			"service and its real servers by weight.",
+			"service and its real servers by weight. --anonymize replaces the addresses and names of the\n" +
+			"output by tokens (docs/output.md).",
 		Example: "  netmortem trace --dst 10.96.0.10:53 fixtures/incidents/stale-dnat\n" +
 			"  netmortem trace --from-node --dst 10.96.0.10:53 fixtures/incidents/stale-dnat/iptables-save.txt\n" +
-			"  netmortem trace --dst 10.10.85.235:36704 fixtures/incidents/ephemeral-nodeport",
+			"  netmortem trace --dst 10.10.85.235:36704 fixtures/incidents/ephemeral-nodeport\n" +
+			"  netmortem trace --anonymize --dst 10.96.0.10:53 fixtures/incidents/stale-dnat",
 		Annotations: map[string]string{exitCodesKey: exitCodesTrace},
 	}
 	fs := cmd.Flags()
@@ -36,15 +39,21 @@ func newTraceCmd(c *cli) *cobra.Command {
 	local := fs.Bool("local", false, "the destination is an address of the node itself (NodePorts)")
 	output := fs.Bool("from-node", false, "the node itself opens the connection (nat OUTPUT) instead of a pod or a client elsewhere (PREROUTING)")
 	node := fs.String("node", "", "trace only this node's rulesets")
+	var ao anonymizeOptions
+	addAnonymizeFlags(fs, &ao)
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"proto": completeValues("tcp", "udp", "sctp"),
 		"dst": cobra.NoFileCompletions, "src": cobra.NoFileCompletions, "node": cobra.NoFileCompletions})
 	c.runs(cmd, "BUNDLE", func([]string) int {
-		return runTrace(fs, c.stdout, c.stderr, dst, src, proto, local, output, node)
+		return runTrace(fs, c.stdout, c.stderr, dst, src, proto, local, output, node, ao)
 	})
 	return cmd
 }
 
-func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *string, local, output *bool, node *string) int {
+func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *string, local, output *bool, node *string, ao anonymizeOptions) int {
+	if err := ao.loadKey(); err != nil {
+		escape.Fprintln(stderr, "netmortem trace:", err)
+		return exitUsage
+	}
 	d, err := netip.ParseAddrPort(*dst)
 	if err != nil {
 		fmt.Fprintf(stderr, "netmortem trace: --dst %q: want IP:PORT\n", *dst)
@@ -74,6 +83,10 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 	}
 	snap := in.snap
 	traced := 0
+	// The trace is written whole once done.
+	var out bytes.Buffer
+	anonymizer := ao.anonymizer(snap)
+	shown := anonymizeValue(anonymizer, probe)
 	for _, rs := range snap.Netfilter {
 		if *node != "" && rs.Node != *node {
 			continue
@@ -83,7 +96,7 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 			continue // a filter-only dump
 		}
 		traced++
-		writeTrace(stdout, rs.Pos.File, tr, probe)
+		writeTrace(&out, anonymizeValue(anonymizer, rs.Pos.File), anonymizeValue(anonymizer, tr), shown)
 	}
 	// IPVS: the virtual service the destination hits, and its real servers.
 	for _, sp := range dataplane.Build(snap) {
@@ -92,6 +105,7 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 			continue
 		}
 		traced++
+		sp = anonymizeValue(anonymizer, sp)
 		where := sp.Pos.File
 		if sp.Node != "" {
 			where = "node " + sp.Node + " (" + sp.Pos.File + ")"
@@ -100,14 +114,22 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 		if sp.Service != "" {
 			name = " (" + sp.Service + ")"
 		}
-		escape.Fprintf(stdout, "%s: %s connection to %s, IPVS virtual service at %s%s\n  destinations:\n", where, probe.Proto, probe.Dst, sp.Pos, name)
+		escape.Fprintf(&out, "%s: %s connection to %s, IPVS virtual service at %s%s\n  destinations:\n", where, shown.Proto, shown.Dst, sp.Pos, name)
 		if len(sp.Backends) == 0 {
-			fmt.Fprintln(stdout, "    none: the virtual service has no real servers (connections are reset)")
+			fmt.Fprintln(&out, "    none: the virtual service has no real servers (connections are reset)")
 		}
 		for _, b := range sp.Backends {
-			escape.Fprintf(stdout, "    %-22s %7s  real server at %s\n", b.Address, dataplane.Percent(b.Probability), b.Pos)
+			escape.Fprintf(&out, "    %-22s %7s  real server at %s\n", b.Address, dataplane.Percent(b.Probability), b.Pos)
 		}
-		fmt.Fprintln(stdout)
+		fmt.Fprintln(&out)
+	}
+	if _, err := io.WriteString(stdout, fitText(out.String(), outputWidth(stdout))); err != nil {
+		escape.Fprintln(stderr, "netmortem trace:", err)
+		return exitUnreadable
+	}
+	if err := ao.writeMapping(anonymizer); err != nil {
+		escape.Fprintln(stderr, "netmortem trace:", err)
+		return exitUnreadable
 	}
 	if traced == 0 {
 		fmt.Fprintln(stderr, "netmortem trace: no nat table or IPVS virtual service for that destination in the bundle "+

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/netmortem/netmortem/internal/anon"
+	"github.com/netmortem/netmortem/model"
+)
+
+// batchAnon anonymizes the lines of batch --anonymize. Each line is
+// anonymized by an Anonymizer of its own, made from the batch's key and
+// knowing the names of its own bundle only, so that a line does not
+// depend on which bundles were analyzed before it: with a given key, a
+// resumed batch, a shard or a run with other --jobs writes the lines a
+// single run writes. The mappings of all the lines are gathered for
+// --anonymize-map.
+type batchAnon struct {
+	key  string
+	mu   sync.Mutex
+	used map[string]anon.Mapping // kind, original -> its mapping
+}
+
+// newBatchAnon returns the batchAnon of key; an empty key is replaced by
+// a random one, shared by every line of the batch.
+func newBatchAnon(key string) *batchAnon {
+	if key == "" {
+		b := make([]byte, 32)
+		_, _ = rand.Read(b) // never fails (crypto/rand panics instead)
+		key = hex.EncodeToString(b)
+	}
+	return &batchAnon{key: key, used: map[string]anon.Mapping{}}
+}
+
+// forBundle is the Anonymizer of one bundle, knowing snap's names.
+func (b *batchAnon) forBundle(snap *model.Snapshot) *anon.Anonymizer {
+	a := anon.New(b.key)
+	a.Learn(snap)
+	return a
+}
+
+// bundleName is how a line names bundle when its bundle could not be
+// read: with its addresses replaced, and no name known. A bundle read is
+// named with its own names replaced too (a node's name in a sosreport's
+// file name).
+func (b *batchAnon) bundleName(bundle string) string {
+	return anon.New(b.key).Text(bundle)
+}
+
+// lineName is how a line names bundle: its path, or with --anonymize its
+// path anonymized, as far as it can be without reading the bundle.
+func (br *batchRules) lineName(bundle string) string {
+	if br == nil || br.anon == nil {
+		return bundle
+	}
+	return br.anon.bundleName(bundle)
+}
+
+// result returns res anonymized by its bundle's Anonymizer (one knowing
+// no name when the bundle was not read), and notes the mappings used.
+func (b *batchAnon) result(res batchResult) batchResult {
+	a := res.anon
+	if a == nil {
+		a = anon.New(b.key)
+	}
+	out := anonymizeValue(a, res)
+	out.anon = nil
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range a.Mappings() {
+		b.used[m.Kind+"\x00"+m.Original] = m
+	}
+	return out
+}
+
+// keep adds the mappings of the file path, written by the run a resumed
+// batch resumes (--anonymize-map), so that the file written at the end
+// still holds those of the lines written then. A file that does not exist
+// holds none.
+func (b *batchAnon) keep(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--anonymize-map: %w", err)
+	}
+	var ms []anon.Mapping
+	if err := json.Unmarshal(data, &ms); err != nil {
+		return fmt.Errorf("--anonymize-map: %s: expected the JSON list of an earlier run's mapping: %w", path, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range ms {
+		b.used[m.Kind+"\x00"+m.Original] = m
+	}
+	return nil
+}
+
+// mappings lists what the lines replaced, by kind and original.
+func (b *batchAnon) mappings() []anon.Mapping {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]anon.Mapping, 0, len(b.used))
+	for _, m := range b.used {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Original < out[j].Original
+	})
+	return out
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// -q hides progress only: the warnings, the rule errors, the reasons a
+// report is incomplete and the errors are printed with it as without it.
+func TestQuietHidesProgressOnly(t *testing.T) {
+	seed := fixture("seeds/003-lb-controller-conflict")
+	_, _, loud := runCLI(t, "analyze", "-o", "json", seed)
+	_, _, quiet := runCLI(t, "analyze", "-q", "-o", "json", seed)
+	if !hasLineStarting(loud, "read ") || hasLineStarting(quiet, "read ") {
+		t.Errorf("the progress line is not shown without -q, or shown with it:\n%s\n--- -q:\n%s", loud, quiet)
+	}
+	warning := "warning: " + seed + "/nginx-error.log:1:"
+	if !strings.Contains(loud, warning) || !strings.Contains(quiet, warning) {
+		t.Errorf("-q hides the warning %q:\n%s", warning, quiet)
+	}
+
+	code, _, stderr := runCLI(t, "analyze", "-q", "-o", "json", "--timeout", "1ns", incident)
+	if code != exitUnreadable {
+		t.Errorf("--timeout 1ns: exit %d, want %d", code, exitUnreadable)
+	}
+	for _, want := range []string{"error: rule synack-reset: ", "the 1ns time budget (--timeout) ran out after"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("-q hides %q:\n%s", want, stderr)
+		}
+	}
+	if hasLineStarting(stderr, "read ") {
+		t.Errorf("-q prints the progress line:\n%s", stderr)
+	}
+
+	_, _, stderr = runCLI(t, "flows", "-q", "-o", "csv", fixture("captures"))
+	if !strings.Contains(stderr, "warning: "+fixture("captures/text/handshakes.tcpdump-q.txt")+":1: ") {
+		t.Errorf("flows -q hides the warnings:\n%s", stderr)
+	}
+}
+
+// hasLineStarting reports whether a line of s starts with prefix.
+func hasLineStarting(s, prefix string) bool {
+	return strings.HasPrefix(s, prefix) || strings.Contains(s, "\n"+prefix)
+}
