@@ -90,10 +90,10 @@ var Commands = []Command{
 		Kinds: []model.Kind{model.KindNetfilter}, Scope: ScopeNode, Tools: []string{"nft"},
 		Doc: "every nftables table (kube-proxy's nftables mode, iptables-nft's tables, the host firewall)"},
 	{Name: "ipvsadm", Shell: "ipvsadm -Ln", File: "ipvsadm.txt",
-		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Tools: []string{"ipvsadm"},
-		Doc: "IPVS virtual services and their real servers (kube-proxy's IPVS mode)"},
+		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Tools: []string{"ipvsadm"}, Paths: []string{ipvsProc},
+		Doc: "IPVS virtual services and their real servers (kube-proxy's IPVS mode); skipped, and noted so, when the ip_vs module is not loaded (ipvsadm would load it)"},
 	{Name: "ipvsadm-stats", Shell: "ipvsadm -Ln --stats", File: "ipvsadm.txt",
-		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Variant: true, Tools: []string{"ipvsadm"},
+		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Variant: true, Tools: []string{"ipvsadm"}, Paths: []string{ipvsProc},
 		Doc: "IPVS connection and packet counters per virtual service and real server"},
 	{Name: "conntrack-stats", Shell: "conntrack -S", File: "conntrack-stats.txt",
 		Kinds: []model.Kind{model.KindConntrack}, Scope: ScopeNode, Tools: []string{"conntrack"},
@@ -198,12 +198,20 @@ done`,
 		Doc: "the apiserver's version, against the kubelets'"},
 }
 
+// ipvsProc exists while the ip_vs module is loaded. Any ipvsadm command
+// loads the module when it is not (it runs modprobe ip_vs), so the
+// collector runs ipvsadm only when this exists.
+const ipvsProc = "/proc/net/ip_vs"
+
 // Version is how the collector records the version of a tool.
 type Version struct {
 	// Tool names what is versioned: a program, or the kernel.
 	Tool string
 	// Shell prints its version on its first line.
 	Shell string
+	// Path, when not empty, must exist for the version to be asked
+	// (ipvsadm -v loads the ip_vs module when it is not loaded).
+	Path string
 }
 
 // Versions are the versions the collector records in its manifest.
@@ -211,7 +219,7 @@ var Versions = []Version{
 	{Tool: "kernel", Shell: "uname -r"},
 	{Tool: "iptables", Shell: "iptables -V"},
 	{Tool: "nft", Shell: "nft -v"},
-	{Tool: "ipvsadm", Shell: "ipvsadm -v"},
+	{Tool: "ipvsadm", Shell: "ipvsadm -v", Path: ipvsProc},
 	{Tool: "conntrack", Shell: "conntrack -V"},
 	{Tool: "ss", Shell: "ss -V"},
 	{Tool: "ip", Shell: "ip -V"},

@@ -158,12 +158,17 @@ func TestScriptOnNode(t *testing.T) {
 		}
 	}
 	root := testutil.Root()
-	stub(t, bin, "ipvsadm", fmt.Sprintf(`case "$*" in
+	// ipvsadm loads the ip_vs module when it is not loaded, so the
+	// collector may run it only where /proc/net/ip_vs exists; the stub
+	// records each call.
+	ipvsCalls := filepath.Join(tmp, "ipvsadm-calls")
+	stub(t, bin, "ipvsadm", fmt.Sprintf(`echo "$*" >> %q
+case "$*" in
 *--stats*) exit 0 ;;
 -v) echo "ipvsadm v1.31 2019/12/24 (compiled with popt and IPVS v1.2.1)" ;;
 *) cat %q ;;
 esac
-`, filepath.Join(root, "fixtures/incidents/ephemeral-nodeport/ipvsadm.txt")))
+`, ipvsCalls, filepath.Join(root, "fixtures/incidents/ephemeral-nodeport/ipvsadm.txt")))
 	stub(t, bin, "journalctl", fmt.Sprintf(`case "$*" in
 *--version*) echo "systemd 252 (252.39-1~deb12u2)" ;;
 *"-u kubelet"*) cat %q ;;
@@ -266,7 +271,26 @@ esac
 	for _, r := range m.Ran {
 		ran[r.Name] = r
 	}
-	for _, name := range []string{"capture", "ipvsadm", "ss-tanpi", "sysctl-net", "ip-addr", "kubelet-log", "kubectl-objects", "kubectl-version"} {
+	ipvsLoaded := exec.Command("ip", "netns", "exec", nsA, "test", "-e", "/proc/net/ip_vs").Run() == nil
+	calls, _ := os.ReadFile(ipvsCalls)
+	if !ipvsLoaded {
+		if len(calls) > 0 {
+			t.Errorf("ipvsadm ran (%q) where the ip_vs module is not loaded: it would load it", calls)
+		}
+		if !strings.Contains(manifest, "skipped\tipvsadm\tabsent: /proc/net/ip_vs\n") {
+			t.Errorf("manifest: want ipvsadm skipped for want of /proc/net/ip_vs\n%s", manifest)
+		}
+		// What the stub would have given, so the rest reads as on an
+		// IPVS node.
+		ipvs, err := os.ReadFile(filepath.Join(root, "fixtures/incidents/ephemeral-nodeport/ipvsadm.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		archive = addToArchive(t, archive, "test-node/ipvsadm.txt", ipvs)
+	} else if r, ok := ran["ipvsadm"]; !ok || r.File == "" {
+		t.Errorf("manifest: ipvsadm did not run or wrote nothing where ip_vs is loaded (%+v)\n%s", r, manifest)
+	}
+	for _, name := range []string{"capture", "ss-tanpi", "sysctl-net", "ip-addr", "kubelet-log", "kubectl-objects", "kubectl-version"} {
 		if r, ok := ran[name]; !ok || r.File == "" {
 			t.Errorf("manifest: %s did not run or wrote nothing (%+v)\n%s", name, r, manifest)
 		}
@@ -353,4 +377,39 @@ func tarMembers(t *testing.T, path string) map[string][]byte {
 		}
 		out[h.Name] = b
 	}
+}
+
+// addToArchive writes a copy of the .tar.gz at path, in a new directory
+// and under the same name, with one more file, name, inside its top
+// directory; it returns the copy's path.
+func addToArchive(t *testing.T, path, name string, b []byte) string {
+	t.Helper()
+	members := tarMembers(t, path)
+	top := ""
+	for m := range members {
+		top, _, _ = strings.Cut(m, "/")
+		break
+	}
+	members[top+"/"+name] = b
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	tw := tar.NewWriter(zw)
+	for m, data := range members {
+		if err := tw.WriteHeader(&tar.Header{Name: m, Mode: 0o600, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []io.Closer{tw, zw, f} {
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }

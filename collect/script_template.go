@@ -146,7 +146,7 @@ nm_capture=$!
 {{- end}}
 {{- end}}
 {{- range .Versions}}
-if nm_has {{first .Shell}}; then
+if nm_has {{first .Shell}}{{if .Path}} && [ -e {{sq .Path}} ]{{end}}; then
 	nm_line tool {{sq .Tool}} "$($nm_to ${nm_to:+10} sh -c {{sq .Shell}} 2>&1 | head -n 1)"
 fi
 {{- end}}
