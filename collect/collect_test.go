@@ -247,3 +247,54 @@ func TestReadManifest(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandToolsListed checks that each program a one-line command runs
+// (the first word of each part of its pipeline) is among its Tools, so
+// that the collector skips the command with a note where one is missing
+// instead of running a pipeline that fails half way.
+func TestCommandToolsListed(t *testing.T) {
+	for _, c := range collect.Commands {
+		body := c.Script
+		if body == "" {
+			body = c.Shell
+		}
+		if strings.Contains(body, "\n") {
+			continue
+		}
+		for _, part := range pipelineParts(body) {
+			words := strings.Fields(part)
+			if len(words) == 0 {
+				continue
+			}
+			prog := words[0]
+			if strings.ContainsAny(prog, "=$'\"") || prog == "nm_redact" || prog == "printf" {
+				continue
+			}
+			if !slices.Contains(c.Tools, prog) {
+				t.Errorf("%s: runs %s (in %q), not among its tools %v", c.Name, prog, body, c.Tools)
+			}
+		}
+	}
+}
+
+// pipelineParts splits a one-line shell command at the |, ; and && that
+// are outside single quotes.
+func pipelineParts(body string) []string {
+	var parts []string
+	quoted, start := false, 0
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case c == '\'':
+			quoted = !quoted
+		case quoted:
+		case c == '|' || c == ';':
+			parts = append(parts, body[start:i])
+			start = i + 1
+		case c == '&' && i+1 < len(body) && body[i+1] == '&':
+			parts = append(parts, body[start:i])
+			i++
+			start = i + 1
+		}
+	}
+	return append(parts, body[start:])
+}

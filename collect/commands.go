@@ -100,7 +100,7 @@ var Commands = []Command{
 		Doc: "conntrack counters per CPU (insert_failed, drop, early_drop)"},
 	{Name: "conntrack-list", Shell: "conntrack -L -o extended 2>&1 | head -n 200000",
 		Script: `conntrack -L -o extended 2>&1 | head -n {{.ConntrackMax}} | grep -v '^conntrack v[0-9.]* (conntrack-tools): 0 flow entries have been shown\.$'`, File: "conntrack.txt",
-		Kinds: []model.Kind{model.KindConntrack}, Scope: ScopeNode, Tools: []string{"conntrack", "head"},
+		Kinds: []model.Kind{model.KindConntrack}, Scope: ScopeNode, Tools: []string{"conntrack", "head", "grep"},
 		Doc: "the connection tracking table, bounded: NAT translations, unreplied entries"},
 	{Name: "ss-tanpi", Shell: "ss -tanpi", File: "ss-tanpi.txt",
 		Kinds: []model.Kind{model.KindSockets}, Scope: ScopeNode, Tools: []string{"ss"},
