@@ -413,3 +413,58 @@ func addToArchive(t *testing.T, path, name string, b []byte) string {
 	}
 	return out
 }
+
+// TestScriptTmpReadOnlyOrFull runs the collector, as root, in a mount and
+// network namespace of its own, with $TMPDIR a read-only file system, then
+// a full one: read-only, it gathers its files in the output directory and
+// writes the archive; full, it writes no archive and exits with an error
+// that says so, instead of an archive that lost its files.
+func TestScriptTmpReadOnlyOrFull(t *testing.T) {
+	needRoot(t, "unshare", "mount", "tar", "gzip")
+	var script bytes.Buffer
+	o := collect.DefaultOptions()
+	o.CaptureSeconds = 0
+	if err := collect.WriteScript(&script, o); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	scriptFile := filepath.Join(dir, "collect.sh")
+	if err := os.WriteFile(scriptFile, script.Bytes(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	for _, tc := range []struct {
+		name, mount string
+		ok          bool
+	}{
+		{"read-only", "mount -t tmpfs -o ro none " + tmp, true},
+		{"full", "mount -t tmpfs -o size=64k none " + tmp + " && dd if=/dev/zero of=" + tmp + "/fill bs=4k 2>/dev/null; true", false},
+	} {
+		out := filepath.Join(dir, tc.name)
+		for _, d := range []string{tmp, out} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("unshare", "-m", "-n", "sh", "-c", tc.mount+" && sh "+scriptFile+" "+out)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "NODE_NAME=n1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		left, _ := filepath.Glob(filepath.Join(out, "*"))
+		archive := strings.TrimSpace(stdout.String())
+		if tc.ok {
+			if err != nil || len(left) != 1 || left[0] != archive {
+				t.Errorf("%s $TMPDIR: %v, printed %q, left %v; want the archive alone\n%s", tc.name, err, archive, left, stderr.String())
+				continue
+			}
+			if _, ok := tarMembers(t, archive)[strings.TrimSuffix(filepath.Base(archive), ".tar.gz")+"/"+collect.ManifestFile]; !ok {
+				t.Errorf("%s $TMPDIR: the archive has no manifest", tc.name)
+			}
+			continue
+		}
+		if err == nil || archive != "" || len(left) != 0 || !strings.Contains(stderr.String(), "no archive written") {
+			t.Errorf("%s $TMPDIR: %v, printed %q, left %v; want an error and no archive\n%s", tc.name, err, archive, left, stderr.String())
+		}
+	}
+}

@@ -11,6 +11,8 @@ const scriptTemplate = `#!/bin/sh
 #
 # The archive is written to OUTPUT_DIRECTORY (default: $TMPDIR, else /tmp),
 # and its path printed. The node is named by $NODE_NAME, else by hostname.
+# Its files are gathered in $TMPDIR, else /tmp (else OUTPUT_DIRECTORY, when
+# that is read-only): set TMPDIR where there is room for the capture.
 #
 # It only reads: it sets no sysctl, loads no kernel module and writes no
 # firewall rule; what it makes stays in a temporary directory until the
@@ -41,8 +43,9 @@ if [ ! -d "$nm_dest" ]; then
 	exit 2
 fi
 nm_stamp=$(date -u +%Y%m%dT%H%M%SZ)
-nm_work=$(mktemp -d "${TMPDIR:-/tmp}/netmortem-collect.XXXXXX") || {
-	nm_say "cannot make a temporary directory"
+nm_work=$(mktemp -d "${TMPDIR:-/tmp}/netmortem-collect.XXXXXX" 2>/dev/null) ||
+	nm_work=$(mktemp -d "$nm_dest/netmortem-collect.XXXXXX") || {
+	nm_say "cannot make a temporary directory in ${TMPDIR:-/tmp} or $nm_dest: set TMPDIR to a writable directory"
 	exit 1
 }
 trap 'rm -rf "$nm_work"' EXIT
@@ -169,6 +172,17 @@ if [ -n "${nm_capture:-}" ]; then
 	wait "$nm_capture"
 fi
 nm_line ended "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+# A full disk makes writes fail without stopping the script: the manifest
+# then lacks its last line, and the archive would be incomplete.
+nm_last=
+while IFS= read -r nm_l; do nm_last=$nm_l; done < "$nm_manifest"
+case $nm_last in
+ended*) ;;
+*)
+	nm_say "cannot write in ${nm_work%/*} (is it full?): no archive written; set TMPDIR to a directory with room"
+	exit 1
+	;;
+esac
 
 nm_tar=$nm_dest/$nm_name.tar.gz
 if ! tar -C "$nm_work" -cf - "$nm_name" | gzip -c > "$nm_tar"; then
