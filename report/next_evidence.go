@@ -182,8 +182,8 @@ func (b *evidenceAsk) kind(k model.Kind, node string, why func(*NextEvidence)) {
 }
 
 // decide adds a finding's Decide: the catalog command it is (its exact
-// command line, alone or followed by a note in parentheses), or the text
-// as it is.
+// command line, alone or followed by a note in parentheses), or another
+// command line, its note in parentheses apart.
 func (b *evidenceAsk) decide(decide, node, fingerprint string) {
 	var e *NextEvidence
 	if c, ok := catalogCommand(decide); ok {
@@ -196,11 +196,13 @@ func (b *evidenceAsk) decide(decide, node, fingerprint string) {
 			e.Notes = appendNew(e.Notes, strings.TrimSuffix(note, ")"))
 		}
 	} else {
+		command, note := decideParts(decide)
 		scope := collect.ScopeNode
-		if strings.HasPrefix(decide, "kubectl ") {
+		if strings.HasPrefix(command, "kubectl ") {
 			scope = collect.ScopeCluster
 		}
-		e = b.entry("", decide, scope, "")
+		e = b.entry("", command, scope, "")
+		e.Notes = appendNew(e.Notes, note)
 	}
 	if node != "" && e.Scope == collect.ScopeNode {
 		e.Nodes = appendNew(e.Nodes, node)
