@@ -298,3 +298,17 @@ func pipelineParts(body string) []string {
 	}
 	return append(parts, body[start:])
 }
+
+// TestAskForSysctl holds that a report lacking sysctls asks for the
+// network sysctls only: the bridge's, which sysctl -a lists too when
+// br_netfilter is loaded, hold none of the values the rules need
+// (ip_local_port_range, rp_filter).
+func TestAskForSysctl(t *testing.T) {
+	var got []string
+	for _, c := range collect.AskFor(model.KindSysctl) {
+		got = append(got, c.Name)
+	}
+	if !slices.Equal(got, []string{"sysctl-net"}) {
+		t.Errorf("AskFor(sysctl) = %v, want [sysctl-net]", got)
+	}
+}

@@ -58,8 +58,9 @@ type Command struct {
 	// Variant says the command gives another form of what an earlier
 	// command of its kind gives (the legacy and nft iptables backends
 	// saved apart, the nat table listed, IPVS counters, docker in place of
-	// crictl). The collector runs it; a report asking for the kind names
-	// only the commands that are not variants (AskFor).
+	// crictl, the bridge sysctls that sysctl -a lists too when
+	// br_netfilter is loaded). The collector runs it; a report asking for
+	// the kind names only the commands that are not variants (AskFor).
 	Variant bool
 }
 
@@ -112,7 +113,7 @@ var Commands = []Command{
 		Kinds: []model.Kind{model.KindSysctl}, Scope: ScopeNode, Tools: []string{"sysctl", "grep"},
 		Doc: "the network sysctls (ip_local_port_range, rp_filter, conntrack limits, the bridge's when br_netfilter is loaded)"},
 	{Name: "sysctl-bridge", Shell: "tail -n +1 /proc/sys/net/bridge/*", File: "sysctl-bridge.txt",
-		Kinds: []model.Kind{model.KindSysctl}, Scope: ScopeNode, Tools: []string{"tail"}, Paths: []string{"/proc/sys/net/bridge"},
+		Kinds: []model.Kind{model.KindSysctl}, Scope: ScopeNode, Variant: true, Tools: []string{"tail"}, Paths: []string{"/proc/sys/net/bridge"},
 		Doc: "the bridge netfilter sysctls (bridge-nf-call-iptables); skipped, and noted so, when br_netfilter is not loaded"},
 	{Name: "ip-link", Shell: "ip -d link", File: "ip-link.txt",
 		Kinds: []model.Kind{model.KindLinks}, Scope: ScopeNode, Tools: []string{"ip"},

@@ -174,7 +174,7 @@ func TestNextEvidenceWritten(t *testing.T) {
 		"  $ ipvsadm -Ln\n      on node1, node2; decides [1] resets; look for: on the client's node: the virtual services of its ports\n",
 		"  $ kubectl -n web describe pod api-0\n      once, with kubectl; decides [2] objects; look for: the Unhealthy events\n",
 		"  $ iptables-save -c\n      on node1, node2; lets tables run\n",
-		"(and 2 more commands that rules which ran would join: next_evidence in -o json)\n",
+		"(and 1 more command that rules which ran would join: next_evidence in -o json)\n",
 	} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
