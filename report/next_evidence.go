@@ -54,11 +54,14 @@ type NextEvidence struct {
 // those that rules which ran would join; each group in the catalog's
 // order. rules are the rules that were run: with them, the kinds each
 // could use but did not get are asked for too (Joins); nil leaves those
-// out. A finding counts only when its certainty is not Proven.
+// out. A finding counts only when its certainty is not Proven and no
+// other rule's finding explains it.
 func NextEvidenceFor(snap *model.Snapshot, rules []*analyzer.Rule, res analyzer.Result) []NextEvidence {
 	b := newEvidenceAsk(snap)
 	for _, f := range res.Findings {
-		if f.Certainty == analyzer.Proven {
+		// A finding explained by another rule's has its cause proven
+		// there.
+		if f.Certainty == analyzer.Proven || f.ExplainedBy != "" {
 			continue
 		}
 		node := f.Subject["node"]

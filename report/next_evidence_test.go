@@ -266,3 +266,23 @@ func TestDecidePasteable(t *testing.T) {
 		t.Errorf("next evidence: %q, want the command lines without their notes", shells)
 	}
 }
+
+// TestNextEvidenceExplained holds that a finding explained by another
+// rule's proven finding asks for nothing: its cause is proven there.
+func TestNextEvidenceExplained(t *testing.T) {
+	snap := &model.Snapshot{Inputs: []model.Input{{Path: "node1/capture.pcap", Kind: model.KindCapture, Node: "node1"}}}
+	res := analyzer.Result{Findings: []analyzer.Finding{
+		{Rule: "cause", Fingerprint: "aaaa", Severity: analyzer.Error, Certainty: analyzer.Proven},
+		{Rule: "symptom", Fingerprint: "bbbb", Severity: analyzer.Warning, Certainty: analyzer.Unknown,
+			ExplainedBy: "cause: the title", Decide: "ip route get 10.0.0.9 (on node1)"},
+		{Rule: "other", Fingerprint: "cccc", Severity: analyzer.Warning, Certainty: analyzer.Unknown,
+			Decide: "ip route get 10.0.0.7 (on node1)"},
+	}}
+	var shells []string
+	for _, e := range report.NextEvidenceFor(snap, nil, res) {
+		shells = append(shells, e.Shell)
+	}
+	if !slices.Equal(shells, []string{"ip route get 10.0.0.7"}) {
+		t.Errorf("next evidence: %q, want only the unexplained finding's command", shells)
+	}
+}
