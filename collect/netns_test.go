@@ -232,6 +232,11 @@ esac
 	if after := state(); after != before {
 		t.Errorf("the collector changed the node's rules, links or routes:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
+	// A command that wrote nothing but errors is said so while the
+	// collector runs, not only in the manifest.
+	if want := "netmortem-collect: docker-ps gave no output: Cannot connect to the Docker daemon\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("collector's messages lack %q:\n%s", want, stderr.String())
+	}
 	archive := strings.TrimSpace(stdout.String())
 	if filepath.Dir(archive) != out || !strings.HasPrefix(filepath.Base(archive), "netmortem-test-node-") || !strings.HasSuffix(archive, ".tar.gz") {
 		t.Fatalf("collector printed %q, want %s/netmortem-test-node-TIME.tar.gz; stderr:\n%s", archive, out, stderr.String())

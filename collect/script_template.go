@@ -127,6 +127,10 @@ nm_run() {
 	fi
 	if [ -s "$nm_work/$nm_n.err" ]; then
 		head -n 5 "$nm_work/$nm_n.err" | while IFS= read -r nm_l; do nm_line stderr "$nm_n" "$nm_l"; done
+		if [ "$nm_rel" = - ]; then
+			IFS= read -r nm_l < "$nm_work/$nm_n.err"
+			nm_say "$nm_n gave no output: $nm_l"
+		fi
 	fi
 	return 0
 }
