@@ -2,8 +2,10 @@ package collect_test
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -310,5 +312,50 @@ func TestAskForSysctl(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{"sysctl-net"}) {
 		t.Errorf("AskFor(sysctl) = %v, want [sysctl-net]", got)
+	}
+}
+
+// TestManifestLinesWhole runs the script's nm_line from four processes at
+// once, as the background capture and the other commands do: every line
+// of the manifest must come out whole, none cut into by another's.
+func TestManifestLinesWhole(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("needs sh")
+	}
+	var script bytes.Buffer
+	if err := collect.WriteScript(&script, collect.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	s := script.String()
+	start := strings.Index(s, "\nnm_line() {\n")
+	end := strings.Index(s[start+1:], "\n}\n")
+	if start < 0 || end < 0 {
+		t.Fatalf("the script has no nm_line function:\n%s", s)
+	}
+	def := s[start+1 : start+1+end+3]
+	manifest := filepath.Join(t.TempDir(), "manifest")
+	prog := "nm_tab=$(printf '\\t')\n" + def + `nm_manifest=$1
+for p in 1 2 3 4; do
+	( i=0; while [ $i -lt 150 ]; do nm_line stderr "cmd-$p" "line $i of process $p, long enough to take a while to write"; i=$((i+1)); done ) &
+done
+wait
+`
+	if out, err := exec.Command("sh", "-c", prog, "sh", manifest).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 600 {
+		t.Errorf("%d lines, want 600", len(lines))
+	}
+	for _, l := range lines {
+		f := strings.Split(l, "\t")
+		if len(f) != 3 || f[0] != "stderr" || !strings.HasPrefix(f[1], "cmd-") || !strings.HasSuffix(f[2], "long enough to take a while to write") {
+			t.Errorf("line cut into: %q", l)
+			break
+		}
 	}
 }

@@ -65,15 +65,16 @@ PATH=$nm_work/bin:$PATH
 if nm_has timeout; then nm_to=timeout; else nm_to=; fi
 
 # nm_line writes one manifest line: its fields separated by tabs.
+# It writes the line at once: the capture, in the background, writes its
+# lines while the other commands write theirs.
+nm_tab=$(printf '\t')
 nm_line() {
-	{
-		printf '%s' "$1"
-		shift
-		for nm_f in "$@"; do
-			printf '\t%s' "$(printf '%s' "$nm_f" | tr '\t\n' '  ')"
-		done
-		printf '\n'
-	} >> "$nm_manifest"
+	nm_buf=$1
+	shift
+	for nm_f in "$@"; do
+		nm_buf=$nm_buf$nm_tab$(printf '%s' "$nm_f" | tr '\t\n' '  ')
+	done
+	printf '%s\n' "$nm_buf" >> "$nm_manifest"
 }
 
 # nm_run NAME DIR FILE TIMEOUT TOOLS COVERED_BY PATHS SHELL BODY runs one
