@@ -2,8 +2,10 @@ package collect_test
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -244,6 +246,116 @@ func TestReadManifest(t *testing.T) {
 		_, err := collect.ReadManifest("m.txt", strings.NewReader(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ReadManifest(%q) = %v, want %q", in, err, want)
+		}
+	}
+}
+
+// TestCommandToolsListed checks that each program a one-line command runs
+// (the first word of each part of its pipeline) is among its Tools, so
+// that the collector skips the command with a note where one is missing
+// instead of running a pipeline that fails half way.
+func TestCommandToolsListed(t *testing.T) {
+	for _, c := range collect.Commands {
+		body := c.Script
+		if body == "" {
+			body = c.Shell
+		}
+		if strings.Contains(body, "\n") {
+			continue
+		}
+		for _, part := range pipelineParts(body) {
+			words := strings.Fields(part)
+			if len(words) == 0 {
+				continue
+			}
+			prog := words[0]
+			if strings.ContainsAny(prog, "=$'\"") || prog == "nm_redact" || prog == "printf" {
+				continue
+			}
+			if !slices.Contains(c.Tools, prog) {
+				t.Errorf("%s: runs %s (in %q), not among its tools %v", c.Name, prog, body, c.Tools)
+			}
+		}
+	}
+}
+
+// pipelineParts splits a one-line shell command at the |, ; and && that
+// are outside single quotes.
+func pipelineParts(body string) []string {
+	var parts []string
+	quoted, start := false, 0
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case c == '\'':
+			quoted = !quoted
+		case quoted:
+		case c == '|' || c == ';':
+			parts = append(parts, body[start:i])
+			start = i + 1
+		case c == '&' && i+1 < len(body) && body[i+1] == '&':
+			parts = append(parts, body[start:i])
+			i++
+			start = i + 1
+		}
+	}
+	return append(parts, body[start:])
+}
+
+// TestAskForSysctl holds that a report lacking sysctls asks for the
+// network sysctls only: the bridge's, which sysctl -a lists too when
+// br_netfilter is loaded, hold none of the values the rules need
+// (ip_local_port_range, rp_filter).
+func TestAskForSysctl(t *testing.T) {
+	var got []string
+	for _, c := range collect.AskFor(model.KindSysctl) {
+		got = append(got, c.Name)
+	}
+	if !slices.Equal(got, []string{"sysctl-net"}) {
+		t.Errorf("AskFor(sysctl) = %v, want [sysctl-net]", got)
+	}
+}
+
+// TestManifestLinesWhole runs the script's nm_line from four processes at
+// once, as the background capture and the other commands do: every line
+// of the manifest must come out whole, none cut into by another's.
+func TestManifestLinesWhole(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("needs sh")
+	}
+	var script bytes.Buffer
+	if err := collect.WriteScript(&script, collect.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	s := script.String()
+	start := strings.Index(s, "\nnm_line() {\n")
+	end := strings.Index(s[start+1:], "\n}\n")
+	if start < 0 || end < 0 {
+		t.Fatalf("the script has no nm_line function:\n%s", s)
+	}
+	def := s[start+1 : start+1+end+3]
+	manifest := filepath.Join(t.TempDir(), "manifest")
+	prog := "nm_tab=$(printf '\\t')\n" + def + `nm_manifest=$1
+for p in 1 2 3 4; do
+	( i=0; while [ $i -lt 150 ]; do nm_line stderr "cmd-$p" "line $i of process $p, long enough to take a while to write"; i=$((i+1)); done ) &
+done
+wait
+`
+	if out, err := exec.Command("sh", "-c", prog, "sh", manifest).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 600 {
+		t.Errorf("%d lines, want 600", len(lines))
+	}
+	for _, l := range lines {
+		f := strings.Split(l, "\t")
+		if len(f) != 3 || f[0] != "stderr" || !strings.HasPrefix(f[1], "cmd-") || !strings.HasSuffix(f[2], "long enough to take a while to write") {
+			t.Errorf("line cut into: %q", l)
+			break
 		}
 	}
 }

@@ -58,8 +58,9 @@ type Command struct {
 	// Variant says the command gives another form of what an earlier
 	// command of its kind gives (the legacy and nft iptables backends
 	// saved apart, the nat table listed, IPVS counters, docker in place of
-	// crictl). The collector runs it; a report asking for the kind names
-	// only the commands that are not variants (AskFor).
+	// crictl, the bridge sysctls that sysctl -a lists too when
+	// br_netfilter is loaded). The collector runs it; a report asking for
+	// the kind names only the commands that are not variants (AskFor).
 	Variant bool
 }
 
@@ -90,17 +91,17 @@ var Commands = []Command{
 		Kinds: []model.Kind{model.KindNetfilter}, Scope: ScopeNode, Tools: []string{"nft"},
 		Doc: "every nftables table (kube-proxy's nftables mode, iptables-nft's tables, the host firewall)"},
 	{Name: "ipvsadm", Shell: "ipvsadm -Ln", File: "ipvsadm.txt",
-		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Tools: []string{"ipvsadm"},
-		Doc: "IPVS virtual services and their real servers (kube-proxy's IPVS mode)"},
+		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Tools: []string{"ipvsadm"}, Paths: []string{ipvsProc},
+		Doc: "IPVS virtual services and their real servers (kube-proxy's IPVS mode); skipped, and noted so, when the ip_vs module is not loaded (ipvsadm would load it)"},
 	{Name: "ipvsadm-stats", Shell: "ipvsadm -Ln --stats", File: "ipvsadm.txt",
-		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Variant: true, Tools: []string{"ipvsadm"},
+		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Variant: true, Tools: []string{"ipvsadm"}, Paths: []string{ipvsProc},
 		Doc: "IPVS connection and packet counters per virtual service and real server"},
 	{Name: "conntrack-stats", Shell: "conntrack -S", File: "conntrack-stats.txt",
 		Kinds: []model.Kind{model.KindConntrack}, Scope: ScopeNode, Tools: []string{"conntrack"},
 		Doc: "conntrack counters per CPU (insert_failed, drop, early_drop)"},
 	{Name: "conntrack-list", Shell: "conntrack -L -o extended 2>&1 | head -n 200000",
 		Script: `conntrack -L -o extended 2>&1 | head -n {{.ConntrackMax}} | grep -v '^conntrack v[0-9.]* (conntrack-tools): 0 flow entries have been shown\.$'`, File: "conntrack.txt",
-		Kinds: []model.Kind{model.KindConntrack}, Scope: ScopeNode, Tools: []string{"conntrack", "head"},
+		Kinds: []model.Kind{model.KindConntrack}, Scope: ScopeNode, Tools: []string{"conntrack", "head", "grep"},
 		Doc: "the connection tracking table, bounded: NAT translations, unreplied entries"},
 	{Name: "ss-tanpi", Shell: "ss -tanpi", File: "ss-tanpi.txt",
 		Kinds: []model.Kind{model.KindSockets}, Scope: ScopeNode, Tools: []string{"ss"},
@@ -112,7 +113,7 @@ var Commands = []Command{
 		Kinds: []model.Kind{model.KindSysctl}, Scope: ScopeNode, Tools: []string{"sysctl", "grep"},
 		Doc: "the network sysctls (ip_local_port_range, rp_filter, conntrack limits, the bridge's when br_netfilter is loaded)"},
 	{Name: "sysctl-bridge", Shell: "tail -n +1 /proc/sys/net/bridge/*", File: "sysctl-bridge.txt",
-		Kinds: []model.Kind{model.KindSysctl}, Scope: ScopeNode, Tools: []string{"tail"}, Paths: []string{"/proc/sys/net/bridge"},
+		Kinds: []model.Kind{model.KindSysctl}, Scope: ScopeNode, Variant: true, Tools: []string{"tail"}, Paths: []string{"/proc/sys/net/bridge"},
 		Doc: "the bridge netfilter sysctls (bridge-nf-call-iptables); skipped, and noted so, when br_netfilter is not loaded"},
 	{Name: "ip-link", Shell: "ip -d link", File: "ip-link.txt",
 		Kinds: []model.Kind{model.KindLinks}, Scope: ScopeNode, Tools: []string{"ip"},
@@ -198,12 +199,20 @@ done`,
 		Doc: "the apiserver's version, against the kubelets'"},
 }
 
+// ipvsProc exists while the ip_vs module is loaded. Any ipvsadm command
+// loads the module when it is not (it runs modprobe ip_vs), so the
+// collector runs ipvsadm only when this exists.
+const ipvsProc = "/proc/net/ip_vs"
+
 // Version is how the collector records the version of a tool.
 type Version struct {
 	// Tool names what is versioned: a program, or the kernel.
 	Tool string
 	// Shell prints its version on its first line.
 	Shell string
+	// Path, when not empty, must exist for the version to be asked
+	// (ipvsadm -v loads the ip_vs module when it is not loaded).
+	Path string
 }
 
 // Versions are the versions the collector records in its manifest.
@@ -211,7 +220,7 @@ var Versions = []Version{
 	{Tool: "kernel", Shell: "uname -r"},
 	{Tool: "iptables", Shell: "iptables -V"},
 	{Tool: "nft", Shell: "nft -v"},
-	{Tool: "ipvsadm", Shell: "ipvsadm -v"},
+	{Tool: "ipvsadm", Shell: "ipvsadm -v", Path: ipvsProc},
 	{Tool: "conntrack", Shell: "conntrack -V"},
 	{Tool: "ss", Shell: "ss -V"},
 	{Tool: "ip", Shell: "ip -V"},

@@ -54,8 +54,9 @@ func WriteDoc(w io.Writer, rules []RuleNeeds) error {
 		"    # then, all nodes' archives together:\n" +
 		"    netmortem analyze netmortem-*.tar.gz\n\n" +
 		"The script only reads: it sets no sysctl, loads no kernel module (the bridge sysctls are recorded\n" +
-		"only when br_netfilter is already loaded), writes no firewall rule, and keeps its files in a\n" +
-		"temporary directory until the archive is written. A command whose tool is missing is skipped with\n" +
+		"only when br_netfilter is already loaded, IPVS only when ip_vs is), writes no firewall rule, and\n" +
+		"keeps its files in a temporary directory until the archive is written. A command whose tool is\n" +
+		"missing is skipped with\n" +
 		"a note in the manifest. With `--kubectl` it never reads Secrets, and it redacts environment\n" +
 		"values, flags and keys that look like credentials (`***HIDDEN***`, which netmortem reads as\n" +
 		"unknown). Its options: `--capture-seconds` (60; 0 for none), `--capture-size` (MB, 100),\n" +

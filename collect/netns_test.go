@@ -158,12 +158,17 @@ func TestScriptOnNode(t *testing.T) {
 		}
 	}
 	root := testutil.Root()
-	stub(t, bin, "ipvsadm", fmt.Sprintf(`case "$*" in
+	// ipvsadm loads the ip_vs module when it is not loaded, so the
+	// collector may run it only where /proc/net/ip_vs exists; the stub
+	// records each call.
+	ipvsCalls := filepath.Join(tmp, "ipvsadm-calls")
+	stub(t, bin, "ipvsadm", fmt.Sprintf(`echo "$*" >> %q
+case "$*" in
 *--stats*) exit 0 ;;
 -v) echo "ipvsadm v1.31 2019/12/24 (compiled with popt and IPVS v1.2.1)" ;;
 *) cat %q ;;
 esac
-`, filepath.Join(root, "fixtures/incidents/ephemeral-nodeport/ipvsadm.txt")))
+`, ipvsCalls, filepath.Join(root, "fixtures/incidents/ephemeral-nodeport/ipvsadm.txt")))
 	stub(t, bin, "journalctl", fmt.Sprintf(`case "$*" in
 *--version*) echo "systemd 252 (252.39-1~deb12u2)" ;;
 *"-u kubelet"*) cat %q ;;
@@ -227,6 +232,11 @@ esac
 	if after := state(); after != before {
 		t.Errorf("the collector changed the node's rules, links or routes:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
+	// A command that wrote nothing but errors is said so while the
+	// collector runs, not only in the manifest.
+	if want := "netmortem-collect: docker-ps gave no output: Cannot connect to the Docker daemon\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("collector's messages lack %q:\n%s", want, stderr.String())
+	}
 	archive := strings.TrimSpace(stdout.String())
 	if filepath.Dir(archive) != out || !strings.HasPrefix(filepath.Base(archive), "netmortem-test-node-") || !strings.HasSuffix(archive, ".tar.gz") {
 		t.Fatalf("collector printed %q, want %s/netmortem-test-node-TIME.tar.gz; stderr:\n%s", archive, out, stderr.String())
@@ -266,7 +276,26 @@ esac
 	for _, r := range m.Ran {
 		ran[r.Name] = r
 	}
-	for _, name := range []string{"capture", "ipvsadm", "ss-tanpi", "sysctl-net", "ip-addr", "kubelet-log", "kubectl-objects", "kubectl-version"} {
+	ipvsLoaded := exec.Command("ip", "netns", "exec", nsA, "test", "-e", "/proc/net/ip_vs").Run() == nil
+	calls, _ := os.ReadFile(ipvsCalls)
+	if !ipvsLoaded {
+		if len(calls) > 0 {
+			t.Errorf("ipvsadm ran (%q) where the ip_vs module is not loaded: it would load it", calls)
+		}
+		if !strings.Contains(manifest, "skipped\tipvsadm\tabsent: /proc/net/ip_vs\n") {
+			t.Errorf("manifest: want ipvsadm skipped for want of /proc/net/ip_vs\n%s", manifest)
+		}
+		// What the stub would have given, so the rest reads as on an
+		// IPVS node.
+		ipvs, err := os.ReadFile(filepath.Join(root, "fixtures/incidents/ephemeral-nodeport/ipvsadm.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		archive = addToArchive(t, archive, "test-node/ipvsadm.txt", ipvs)
+	} else if r, ok := ran["ipvsadm"]; !ok || r.File == "" {
+		t.Errorf("manifest: ipvsadm did not run or wrote nothing where ip_vs is loaded (%+v)\n%s", r, manifest)
+	}
+	for _, name := range []string{"capture", "ss-tanpi", "sysctl-net", "ip-addr", "kubelet-log", "kubectl-objects", "kubectl-version"} {
 		if r, ok := ran[name]; !ok || r.File == "" {
 			t.Errorf("manifest: %s did not run or wrote nothing (%+v)\n%s", name, r, manifest)
 		}
@@ -352,5 +381,95 @@ func tarMembers(t *testing.T, path string) map[string][]byte {
 			t.Fatal(err)
 		}
 		out[h.Name] = b
+	}
+}
+
+// addToArchive writes a copy of the .tar.gz at path, in a new directory
+// and under the same name, with one more file, name, inside its top
+// directory; it returns the copy's path.
+func addToArchive(t *testing.T, path, name string, b []byte) string {
+	t.Helper()
+	members := tarMembers(t, path)
+	top := ""
+	for m := range members {
+		top, _, _ = strings.Cut(m, "/")
+		break
+	}
+	members[top+"/"+name] = b
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	tw := tar.NewWriter(zw)
+	for m, data := range members {
+		if err := tw.WriteHeader(&tar.Header{Name: m, Mode: 0o600, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []io.Closer{tw, zw, f} {
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestScriptTmpReadOnlyOrFull runs the collector, as root, in a mount and
+// network namespace of its own, with $TMPDIR a read-only file system, then
+// a full one: read-only, it gathers its files in the output directory and
+// writes the archive; full, it writes no archive and exits with an error
+// that says so, instead of an archive that lost its files.
+func TestScriptTmpReadOnlyOrFull(t *testing.T) {
+	needRoot(t, "unshare", "mount", "tar", "gzip")
+	var script bytes.Buffer
+	o := collect.DefaultOptions()
+	o.CaptureSeconds = 0
+	if err := collect.WriteScript(&script, o); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	scriptFile := filepath.Join(dir, "collect.sh")
+	if err := os.WriteFile(scriptFile, script.Bytes(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	for _, tc := range []struct {
+		name, mount string
+		ok          bool
+	}{
+		{"read-only", "mount -t tmpfs -o ro none " + tmp, true},
+		{"full", "mount -t tmpfs -o size=64k none " + tmp + " && dd if=/dev/zero of=" + tmp + "/fill bs=4k 2>/dev/null; true", false},
+	} {
+		out := filepath.Join(dir, tc.name)
+		for _, d := range []string{tmp, out} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("unshare", "-m", "-n", "sh", "-c", tc.mount+" && sh "+scriptFile+" "+out)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "NODE_NAME=n1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		left, _ := filepath.Glob(filepath.Join(out, "*"))
+		archive := strings.TrimSpace(stdout.String())
+		if tc.ok {
+			if err != nil || len(left) != 1 || left[0] != archive {
+				t.Errorf("%s $TMPDIR: %v, printed %q, left %v; want the archive alone\n%s", tc.name, err, archive, left, stderr.String())
+				continue
+			}
+			if _, ok := tarMembers(t, archive)[strings.TrimSuffix(filepath.Base(archive), ".tar.gz")+"/"+collect.ManifestFile]; !ok {
+				t.Errorf("%s $TMPDIR: the archive has no manifest", tc.name)
+			}
+			continue
+		}
+		if err == nil || archive != "" || len(left) != 0 || !strings.Contains(stderr.String(), "no archive written") {
+			t.Errorf("%s $TMPDIR: %v, printed %q, left %v; want an error and no archive\n%s", tc.name, err, archive, left, stderr.String())
+		}
 	}
 }

@@ -11,6 +11,8 @@ const scriptTemplate = `#!/bin/sh
 #
 # The archive is written to OUTPUT_DIRECTORY (default: $TMPDIR, else /tmp),
 # and its path printed. The node is named by $NODE_NAME, else by hostname.
+# Its files are gathered in $TMPDIR, else /tmp (else OUTPUT_DIRECTORY, when
+# that is read-only): set TMPDIR where there is room for the capture.
 #
 # It only reads: it sets no sysctl, loads no kernel module and writes no
 # firewall rule; what it makes stays in a temporary directory until the
@@ -41,8 +43,9 @@ if [ ! -d "$nm_dest" ]; then
 	exit 2
 fi
 nm_stamp=$(date -u +%Y%m%dT%H%M%SZ)
-nm_work=$(mktemp -d "${TMPDIR:-/tmp}/netmortem-collect.XXXXXX") || {
-	nm_say "cannot make a temporary directory"
+nm_work=$(mktemp -d "${TMPDIR:-/tmp}/netmortem-collect.XXXXXX" 2>/dev/null) ||
+	nm_work=$(mktemp -d "$nm_dest/netmortem-collect.XXXXXX") || {
+	nm_say "cannot make a temporary directory in ${TMPDIR:-/tmp} or $nm_dest: set TMPDIR to a writable directory"
 	exit 1
 }
 trap 'rm -rf "$nm_work"' EXIT
@@ -62,15 +65,16 @@ PATH=$nm_work/bin:$PATH
 if nm_has timeout; then nm_to=timeout; else nm_to=; fi
 
 # nm_line writes one manifest line: its fields separated by tabs.
+# It writes the line at once: the capture, in the background, writes its
+# lines while the other commands write theirs.
+nm_tab=$(printf '\t')
 nm_line() {
-	{
-		printf '%s' "$1"
-		shift
-		for nm_f in "$@"; do
-			printf '\t%s' "$(printf '%s' "$nm_f" | tr '\t\n' '  ')"
-		done
-		printf '\n'
-	} >> "$nm_manifest"
+	nm_buf=$1
+	shift
+	for nm_f in "$@"; do
+		nm_buf=$nm_buf$nm_tab$(printf '%s' "$nm_f" | tr '\t\n' '  ')
+	done
+	printf '%s\n' "$nm_buf" >> "$nm_manifest"
 }
 
 # nm_run NAME DIR FILE TIMEOUT TOOLS COVERED_BY PATHS SHELL BODY runs one
@@ -124,6 +128,10 @@ nm_run() {
 	fi
 	if [ -s "$nm_work/$nm_n.err" ]; then
 		head -n 5 "$nm_work/$nm_n.err" | while IFS= read -r nm_l; do nm_line stderr "$nm_n" "$nm_l"; done
+		if [ "$nm_rel" = - ]; then
+			IFS= read -r nm_l < "$nm_work/$nm_n.err"
+			nm_say "$nm_n gave no output: $nm_l"
+		fi
 	fi
 	return 0
 }
@@ -146,7 +154,7 @@ nm_capture=$!
 {{- end}}
 {{- end}}
 {{- range .Versions}}
-if nm_has {{first .Shell}}; then
+if nm_has {{first .Shell}}{{if .Path}} && [ -e {{sq .Path}} ]{{end}}; then
 	nm_line tool {{sq .Tool}} "$($nm_to ${nm_to:+10} sh -c {{sq .Shell}} 2>&1 | head -n 1)"
 fi
 {{- end}}
@@ -169,6 +177,17 @@ if [ -n "${nm_capture:-}" ]; then
 	wait "$nm_capture"
 fi
 nm_line ended "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+# A full disk makes writes fail without stopping the script: the manifest
+# then lacks its last line, and the archive would be incomplete.
+nm_last=
+while IFS= read -r nm_l; do nm_last=$nm_l; done < "$nm_manifest"
+case $nm_last in
+ended*) ;;
+*)
+	nm_say "cannot write in ${nm_work%/*} (is it full?): no archive written; set TMPDIR to a directory with room"
+	exit 1
+	;;
+esac
 
 nm_tar=$nm_dest/$nm_name.tar.gz
 if ! tar -C "$nm_work" -cf - "$nm_name" | gzip -c > "$nm_tar"; then

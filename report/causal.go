@@ -20,8 +20,9 @@ func certaintyNote(c analyzer.Certainty) string {
 }
 
 // causalLines says what supports and contradicts a finding's cause, the
-// causes not ruled out, and the command that would decide, one line each.
-func causalLines(f analyzer.Finding) []string {
+// causes not ruled out, and the command that would decide (as decide
+// renders it), one line each.
+func causalLines(f analyzer.Finding, decide func(string) string) []string {
 	var out []string
 	if f.ExplainedBy != "" {
 		out = append(out, "Explained by: "+f.ExplainedBy)
@@ -44,7 +45,7 @@ func causalLines(f analyzer.Finding) []string {
 		out = append(out, "Not ruled out: "+b.String())
 	}
 	if f.Decide != "" {
-		out = append(out, "To decide, run: "+f.Decide)
+		out = append(out, "To decide, run: "+decide(f.Decide))
 	}
 	return out
 }

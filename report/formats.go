@@ -135,7 +135,7 @@ func writeDetails(ew *errWriter, r *Report) {
 		if f.Cause != "" {
 			ew.printf("    Cause: %s%s\n", f.Cause, certaintyNote(f.Certainty))
 		}
-		for _, l := range causalLines(f) {
+		for _, l := range causalLines(f, decideLine) {
 			ew.printf("    %s\n", l)
 		}
 		if f.Fix != "" {
@@ -208,7 +208,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		if f.Cause != "" {
 			ew.printf("**Why.** %s%s\n\n", f.Cause, certaintyNote(f.Certainty))
 		}
-		for _, l := range causalLines(f) {
+		for _, l := range causalLines(f, decideMarkdown) {
 			ew.printf("%s\n\n", l)
 		}
 		if f.Fix != "" {

@@ -95,6 +95,7 @@ type htmlFinding struct {
 	ExplainedBy  string
 	Fix          string
 	Decide       string
+	DecideNote   string
 	Alternatives []string
 	Supports     []string
 	Contradicts  []string
@@ -382,6 +383,8 @@ func newHTMLFinding(i int, f analyzer.Finding, anchor string, r *Report, book *q
 		Fix: esc(f.Fix), Decide: esc(f.Decide), Alternatives: escAll(f.Alternatives),
 		Supports: escAll(f.Supports), Contradicts: escAll(f.Contradicts), Sources: esc(sourcesText(f)),
 	}
+	decide, note := decideParts(f.Decide)
+	hf.Decide, hf.DecideNote = esc(decide), esc(note)
 	for _, l := range factLines(f.Facts) {
 		k, v, _ := strings.Cut(l, ": ")
 		hf.Facts = append(hf.Facts, htmlFact{Key: esc(k), Value: esc(v)})

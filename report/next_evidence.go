@@ -54,11 +54,14 @@ type NextEvidence struct {
 // those that rules which ran would join; each group in the catalog's
 // order. rules are the rules that were run: with them, the kinds each
 // could use but did not get are asked for too (Joins); nil leaves those
-// out. A finding counts only when its certainty is not Proven.
+// out. A finding counts only when its certainty is not Proven and no
+// other rule's finding explains it.
 func NextEvidenceFor(snap *model.Snapshot, rules []*analyzer.Rule, res analyzer.Result) []NextEvidence {
 	b := newEvidenceAsk(snap)
 	for _, f := range res.Findings {
-		if f.Certainty == analyzer.Proven {
+		// A finding explained by another rule's has its cause proven
+		// there.
+		if f.Certainty == analyzer.Proven || f.ExplainedBy != "" {
 			continue
 		}
 		node := f.Subject["node"]
@@ -182,8 +185,8 @@ func (b *evidenceAsk) kind(k model.Kind, node string, why func(*NextEvidence)) {
 }
 
 // decide adds a finding's Decide: the catalog command it is (its exact
-// command line, alone or followed by a note in parentheses), or the text
-// as it is.
+// command line, alone or followed by a note in parentheses), or another
+// command line, its note in parentheses apart.
 func (b *evidenceAsk) decide(decide, node, fingerprint string) {
 	var e *NextEvidence
 	if c, ok := catalogCommand(decide); ok {
@@ -196,11 +199,13 @@ func (b *evidenceAsk) decide(decide, node, fingerprint string) {
 			e.Notes = appendNew(e.Notes, strings.TrimSuffix(note, ")"))
 		}
 	} else {
+		command, note := decideParts(decide)
 		scope := collect.ScopeNode
-		if strings.HasPrefix(decide, "kubectl ") {
+		if strings.HasPrefix(command, "kubectl ") {
 			scope = collect.ScopeCluster
 		}
-		e = b.entry("", decide, scope, "")
+		e = b.entry("", command, scope, "")
+		e.Notes = appendNew(e.Notes, note)
 	}
 	if node != "" && e.Scope == collect.ScopeNode {
 		e.Nodes = appendNew(e.Nodes, node)

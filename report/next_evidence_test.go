@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -85,9 +86,11 @@ func TestNextEvidenceFor(t *testing.T) {
 	if stats, _ := collect.Lookup("ipvsadm-stats"); hasShell(byShell, stats.Shell) {
 		t.Errorf("next evidence asks for the variant %q", stats.Shell)
 	}
-	// A Decide the collector does not run is carried as it is.
-	kubectl, ok := byShell["kubectl -n web describe pod api-0 (the Unhealthy events)"]
-	if !ok || kubectl.Command != "" || kubectl.Scope != collect.ScopeCluster || !slices.Equal(kubectl.Decides, []string{"bbbb"}) {
+	// A Decide the collector does not run is carried as it is, its note
+	// apart.
+	kubectl, ok := byShell["kubectl -n web describe pod api-0"]
+	if !ok || kubectl.Command != "" || kubectl.Scope != collect.ScopeCluster || !slices.Equal(kubectl.Decides, []string{"bbbb"}) ||
+		!slices.Equal(kubectl.Notes, []string{"the Unhealthy events"}) {
 		t.Errorf("kubectl decide: %+v (found %v)", kubectl, ok)
 	}
 	// A proven finding asks for nothing.
@@ -169,9 +172,9 @@ func TestNextEvidenceWritten(t *testing.T) {
 	for _, want := range []string{
 		"To decide, collect:\n",
 		"  $ ipvsadm -Ln\n      on node1, node2; decides [1] resets; look for: on the client's node: the virtual services of its ports\n",
-		"  $ kubectl -n web describe pod api-0 (the Unhealthy events)\n      once, with kubectl; decides [2] objects\n",
+		"  $ kubectl -n web describe pod api-0\n      once, with kubectl; decides [2] objects; look for: the Unhealthy events\n",
 		"  $ iptables-save -c\n      on node1, node2; lets tables run\n",
-		"(and 2 more commands that rules which ran would join: next_evidence in -o json)\n",
+		"(and 1 more command that rules which ran would join: next_evidence in -o json)\n",
 	} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
@@ -195,4 +198,91 @@ func TestNextEvidenceWritten(t *testing.T) {
 func hasShell(m map[string]report.NextEvidence, shell string) bool {
 	_, ok := m[shell]
 	return ok
+}
+
+// TestDecidePasteable holds that a finding's Decide, a command line
+// followed by a note in parentheses, prints as a line that works when
+// pasted into a shell: in the table, the note as a comment; in Markdown
+// and HTML, the command as code and the note after it; in "To decide,
+// collect", the command alone, the note among what to look for.
+func TestDecidePasteable(t *testing.T) {
+	decides := map[string]string{
+		"aaaa": `sysctl -a 2>/dev/null | grep '^net\.' (net.bridge.bridge-nf-call-iptables)`,
+		"bbbb": "ip route get 10.0.0.9 (on node1)",
+		"cccc": `ps -eo args | grep -E '^[^ ]*(kubelet|kube-proxy)( |$)' (kubelet's flags)`,
+		"dddd": `ps -eo args | grep -E '^[^ ]*(kubelet|kube-proxy)( |$)'`,
+	}
+	snap := &model.Snapshot{Inputs: []model.Input{{Path: "node1/capture.pcap", Kind: model.KindCapture, Node: "node1"}}}
+	var res analyzer.Result
+	for _, fp := range []string{"aaaa", "bbbb", "cccc", "dddd"} {
+		res.Findings = append(res.Findings, analyzer.Finding{Rule: "r-" + fp, Fingerprint: fp, Severity: analyzer.Warning,
+			Certainty: analyzer.Unknown, Title: fp, Decide: decides[fp]})
+	}
+	r := report.New(snap, nil, res)
+	r.NextEvidence = report.NextEvidenceFor(snap, nil, res)
+	out := map[string]*bytes.Buffer{"table": {}, "markdown": {}, "html": {}}
+	for f, b := range out {
+		if err := report.Write(b, f, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var lines []string
+	for _, l := range strings.Split(out["table"].String(), "\n") {
+		if _, cmd, ok := strings.Cut(l, "To decide, run: "); ok {
+			lines = append(lines, cmd)
+		}
+	}
+	want := []string{
+		`sysctl -a 2>/dev/null | grep '^net\.'  # net.bridge.bridge-nf-call-iptables`,
+		"ip route get 10.0.0.9  # on node1",
+		`ps -eo args | grep -E '^[^ ]*(kubelet|kube-proxy)( |$)'  # kubelet's flags`,
+		`ps -eo args | grep -E '^[^ ]*(kubelet|kube-proxy)( |$)'`,
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("table's decide lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	for _, l := range lines {
+		if err := exec.Command("sh", "-n", "-c", l).Run(); err != nil {
+			t.Errorf("%q: not a shell command line: %v", l, err)
+		}
+	}
+	for _, w := range []string{"To decide, run: `sysctl -a 2>/dev/null | grep '^net\\.'` (net.bridge.bridge-nf-call-iptables)",
+		"To decide, run: `ip route get 10.0.0.9` (on node1)"} {
+		if !strings.Contains(out["markdown"].String(), w) {
+			t.Errorf("markdown lacks %q", w)
+		}
+	}
+	if w := `<code class="cmd">ip route get 10.0.0.9</code> (on node1)`; !strings.Contains(out["html"].String(), w) {
+		t.Errorf("html lacks %q", w)
+	}
+	var shells []string
+	for _, e := range r.NextEvidence {
+		shells = append(shells, e.Shell)
+		if e.Shell == "ip route get 10.0.0.9" && !slices.Equal(e.Notes, []string{"on node1"}) {
+			t.Errorf("%s: notes %q, want [on node1]", e.Shell, e.Notes)
+		}
+	}
+	if !slices.Contains(shells, "ip route get 10.0.0.9") || !slices.Contains(shells, `ps -eo args | grep -E '^[^ ]*(kubelet|kube-proxy)( |$)'`) {
+		t.Errorf("next evidence: %q, want the command lines without their notes", shells)
+	}
+}
+
+// TestNextEvidenceExplained holds that a finding explained by another
+// rule's proven finding asks for nothing: its cause is proven there.
+func TestNextEvidenceExplained(t *testing.T) {
+	snap := &model.Snapshot{Inputs: []model.Input{{Path: "node1/capture.pcap", Kind: model.KindCapture, Node: "node1"}}}
+	res := analyzer.Result{Findings: []analyzer.Finding{
+		{Rule: "cause", Fingerprint: "aaaa", Severity: analyzer.Error, Certainty: analyzer.Proven},
+		{Rule: "symptom", Fingerprint: "bbbb", Severity: analyzer.Warning, Certainty: analyzer.Unknown,
+			ExplainedBy: "cause: the title", Decide: "ip route get 10.0.0.9 (on node1)"},
+		{Rule: "other", Fingerprint: "cccc", Severity: analyzer.Warning, Certainty: analyzer.Unknown,
+			Decide: "ip route get 10.0.0.7 (on node1)"},
+	}}
+	var shells []string
+	for _, e := range report.NextEvidenceFor(snap, nil, res) {
+		shells = append(shells, e.Shell)
+	}
+	if !slices.Equal(shells, []string{"ip route get 10.0.0.7"}) {
+		t.Errorf("next evidence: %q, want only the unexplained finding's command", shells)
+	}
 }

@@ -92,3 +92,65 @@ func writeNextEvidenceMarkdown(ew *errWriter, r *Report) {
 		ew.printf("\n_And %d more %s that rules which ran would join (`next_evidence` in `-o json`)._\n", others, plural(others, "command", "commands"))
 	}
 }
+
+// decideParts splits a finding's Decide into the command line and the
+// note in parentheses that ends it, if any ("ss -lntup (the listener on
+// port 8080)"): the note opens at the first " (" outside the command's
+// single quotes (a quoted pattern's parentheses stay in the command) and
+// closes at the end; the note, prose, may hold apostrophes.
+func decideParts(decide string) (command, note string) {
+	quoted, depth := false, 0
+	for i := 0; i < len(decide); i++ {
+		switch c := decide[i]; {
+		case c == '\'':
+			quoted = !quoted
+		case quoted:
+		case c == '(' && depth == 0 && i > 0 && decide[i-1] == ' ' && closesAtEnd(decide[i:]):
+			return strings.TrimSpace(decide[:i]), decide[i+1 : len(decide)-1]
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		}
+	}
+	return decide, ""
+}
+
+// closesAtEnd reports whether the parenthesis that opens s closes at its
+// last byte.
+func closesAtEnd(s string) bool {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i == len(s)-1
+			}
+		}
+	}
+	return false
+}
+
+// decideLine is a finding's Decide as the text formats print it: the
+// command line, then its note as a shell comment, so that the line works
+// when pasted.
+func decideLine(decide string) string {
+	command, note := decideParts(decide)
+	if note == "" {
+		return command
+	}
+	return command + "  # " + note
+}
+
+// decideMarkdown is a finding's Decide in Markdown: the command line as
+// code, its note after it.
+func decideMarkdown(decide string) string {
+	command, note := decideParts(decide)
+	if note == "" {
+		return mdCode(command)
+	}
+	return mdCode(command) + " (" + note + ")"
+}

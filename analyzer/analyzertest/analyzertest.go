@@ -149,6 +149,11 @@ func runScenario(t *testing.T, rule *analyzer.Rule, dir string, o *options) {
 	for _, e := range checkSubjects(rule, res.Findings) {
 		t.Error(e)
 	}
+	for _, f := range res.Findings {
+		if f.Certainty == analyzer.Proven && f.Decide != "" {
+			t.Errorf("finding %s %q is proven, yet says what would decide it (%q): Decide is for a cause not proven", f.Rule, f.Title, f.Decide)
+		}
+	}
 	got := fromResult(res, dir)
 	switch {
 	case hit && len(got.Findings) == 0:

@@ -23,7 +23,7 @@ var NATReplyUntranslated = &analyzer.Rule{
 	Proof: "the capture shows the same SYN before and after DNAT and the endpoint's SYN/ACK going back untranslated, " +
 		"and the node's sysctl output shows net.bridge.bridge-nf-call-iptables = 0 (ip6tables for IPv6)",
 	Unproven: "the untranslated replies from the capture, with the causes not ruled out (bridged traffic skipping " +
-		"iptables, asymmetric routing around the node that did the NAT) and `sysctl -a --pattern '^net\\.'` " +
+		"iptables, asymmetric routing around the node that did the NAT) and `sysctl -a 2>/dev/null | grep '^net\\.'` " +
 		"(net.bridge.bridge-nf-call-iptables) to decide",
 	Doc: `replies to translated connections go back untranslated
 
@@ -172,6 +172,7 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 	case have && strings.TrimSpace(sc.Value) == "0":
 		f.Certainty = analyzer.Proven
 		f.Severity = analyzer.Error
+		f.Decide = ""
 		f.Sources = append(f.Sources, model.KindSysctl)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s = 0", sc.Pos, name))
 		f.Cause = fmt.Sprintf("%s = 0 on the node: traffic between two ports of a bridge does not go through iptables, so the "+

@@ -28,7 +28,7 @@ var RPFilterDrop = &analyzer.Rule{
 		"TcpExtIPReversePathFilter) above 0 supports it, and 0 weighs against it",
 	Unproven: "without the two rp_filter values, or with only one of them at 1, the rule reports the asymmetric " +
 		"route and the unanswered SYNs as a warning, with the filter as the first cause it cannot rule out, and " +
-		"`sysctl -a --pattern '^net\\.'` (net.ipv4.conf.all.rp_filter and net.ipv4.conf.A.rp_filter) as the command that decides; with " +
+		"`sysctl -a 2>/dev/null | grep '^net\\.'` (net.ipv4.conf.all.rp_filter and net.ipv4.conf.A.rp_filter) as the command that decides; with " +
 		"TcpExtIPReversePathFilter above 0 in nstat output and no rp_filter value the filter is likely, with it at 0 " +
 		"the cause stays unknown and the filter comes last among the alternatives; a loose (2) " +
 		"or disabled (0) filter rules the cause out and the rule says nothing. Felix's refusal of a loose filter " +
