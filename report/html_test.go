@@ -464,6 +464,36 @@ func TestHTMLAxis(t *testing.T) {
 	}
 }
 
+// TestHTMLAxisYearless checks a chart of log lines that give no year or
+// zone (klog, syslog: read in year 0, UTC): it shows neither the year 0000
+// nor "UTC", and says the times are as the lines give them.
+func TestHTMLAxisYearless(t *testing.T) {
+	start := time.Date(0, 1, 26, 20, 40, 24, 739000000, time.UTC)
+	for _, span := range []time.Duration{50 * time.Second, 3 * time.Hour} {
+		r := fixedReport()
+		r.Timelines = map[string]*report.Timeline{r.Findings[0].Fingerprint: {Title: "kube-proxy errors", Start: start, End: start.Add(span),
+			Lanes: []report.Lane{{Name: "kube-proxy", Events: []report.Event{
+				{Time: start.Add(span / 2), Kind: report.EventError, Label: "Failed to watch"},
+			}}}}}
+		doc, out := parseHTML(t, r)
+		figs := elements(doc, func(n *html.Node) bool { return n.Data == "figure" })
+		if len(figs) != 1 {
+			t.Fatalf("%v: %d figures", span, len(figs))
+		}
+		fig := out[strings.Index(out, "<figure"):strings.Index(out, "</figure>")]
+		for _, bad := range []string{"0000", "UTC"} {
+			if strings.Contains(fig, bad) {
+				t.Errorf("%v: the chart of yearless times says %q:\n%s", span, bad, fig)
+			}
+		}
+		for _, want := range []string{"Jan 26 20:40:24", "no year and no time zone"} {
+			if !strings.Contains(textOf(figs[0]), want) {
+				t.Errorf("%v: the chart lacks %q:\n%s", span, want, textOf(figs[0]))
+			}
+		}
+	}
+}
+
 // TestHTMLNoFindings renders a report without findings, and one that is
 // incomplete.
 func TestHTMLNoFindings(t *testing.T) {
