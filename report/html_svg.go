@@ -275,7 +275,10 @@ func laneSpans(sc chartScale, spans []Span, y, budget int, cite func(model.Pos) 
 	for i := 0; i < len(spans); {
 		s := spans[i]
 		x0, x1 := sc.x(s.Start), sc.x(s.End)
-		if x1-x0 >= minW || i == len(spans)-1 && len(out) < budget {
+		// A narrow span alone (the next one wide, or far) is a state
+		// held briefly, not a flapping: it is drawn as itself.
+		alone := i == len(spans)-1 || sc.x(spans[i+1].End)-sc.x(spans[i+1].Start) >= minW || sc.x(spans[i+1].Start)-x0 >= minW*4
+		if x1-x0 >= minW || alone && len(out) < budget {
 			if _, ok := fills[s.Label]; !ok {
 				fills[s.Label] = ownerFills[len(fills)%len(ownerFills)]
 			}

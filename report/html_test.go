@@ -530,3 +530,25 @@ func TestHTMLSuppressed(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLBriefOwner checks that an owner held briefly before another
+// takes over (one change of ARP owner) is drawn as its own state, not as
+// the grey bar of states changing too often.
+func TestHTMLBriefOwner(t *testing.T) {
+	r := fixedReport()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	r.Timelines = map[string]*report.Timeline{r.Findings[0].Fingerprint: {Title: "ARP owner", Start: t0, End: at(9000),
+		Lanes: []report.Lane{{Name: "IP 192.168.200.99", Spans: []report.Span{
+			{Start: at(0), End: at(62), Kind: report.SpanOwner, Label: "00:22:4d:a8:ba:40"},
+			{Start: at(62), End: at(9000), Kind: report.SpanOwner, Label: "00:22:4d:a8:ba:4c"},
+		}}}}}
+	_, out := parseHTML(t, r)
+	if strings.Contains(out, "changes between") || strings.Contains(out, "states changing too often") {
+		t.Error("one change of owner is drawn as states changing too often")
+	}
+	for _, want := range []string{"00:22:4d:a8:ba:40: 2026-11-24 10:00:00.000 UTC", "00:22:4d:a8:ba:4c: 2026-11-24 10:00:00.062 UTC"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the chart lacks the bar %q", want)
+		}
+	}
+}
