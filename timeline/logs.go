@@ -278,9 +278,13 @@ func (b *builder) restarts(f *analyzer.Finding, cited map[posKey]bool) part {
 	}
 	p := part{title: "Restarts of container " + container + " against its liveness probe's window", lanes: lanes}
 	// The probe's failure window after each run's start: the initial
-	// delay, then failureThreshold failed checks a period apart.
+	// delay, then failureThreshold failed checks an interval apart: the
+	// period, or the timeout when it is longer (a check waits for its
+	// timeout before the next starts), as the rule counts it.
 	delay, _ := factInt(f, "initial_delay_s")
 	period, okP := factInt(f, "period_s")
+	timeout, _ := factInt(f, "timeout_s")
+	period = max(period, timeout)
 	threshold, okT := factInt(f, "failure_threshold")
 	if okP && okT && period > 0 && threshold > 0 {
 		slices.SortFunc(starts, time.Time.Compare)

@@ -228,11 +228,17 @@ func TestProbeRestartTimeline(t *testing.T) {
 	if len(tl.Spans) != starts || starts == 0 {
 		t.Errorf("%d probe windows, want one per known start (%d)", len(tl.Spans), starts)
 	}
+	// The window is as long as the finding says the failures take:
+	// failureThreshold checks the timeout apart, the timeout (15 s) being
+	// longer than the period (10 s).
+	failing, ok := factInt(f, "failing_window_s")
 	period, _ := factInt(f, "period_s")
-	threshold, _ := factInt(f, "failure_threshold")
+	if threshold, _ := factInt(f, "failure_threshold"); !ok || failing == 0 || period*threshold == failing {
+		t.Fatalf("failing_window_s %d (period %d s): the fixture no longer has a timeout longer than its period", failing, period)
+	}
 	for _, s := range tl.Spans {
-		if s.Kind != report.SpanWindow || s.End.Sub(s.Start) != time.Duration(period*threshold)*time.Second {
-			t.Errorf("window %+v, want %d × %d s", s, threshold, period)
+		if s.Kind != report.SpanWindow || s.End.Sub(s.Start) != time.Duration(failing)*time.Second {
+			t.Errorf("window %+v, want the finding's %d s", s, failing)
 		}
 	}
 	if c := counts(l); c[report.EventRestart] == 0 || c[report.EventError] == 0 {
