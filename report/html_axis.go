@@ -69,6 +69,7 @@ func timeScale(tl *Timeline) chartScale {
 		for _, l := range tl.Lanes {
 			for _, e := range l.Events {
 				see(e.Time)
+				see(e.End)
 			}
 			for _, s := range l.Spans {
 				see(s.Start)

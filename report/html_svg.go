@@ -89,12 +89,15 @@ type svgLane struct {
 	Bins   []svgBin
 }
 
-// svgEvent is one event drawn as its kind's shape.
+// svgEvent is one event drawn as its kind's shape; one standing for many
+// over a stretch of time has a bar from RangeX, RangeW wide, behind it.
 type svgEvent struct {
 	X, Y string
 	Kind string
 	Tip  string
 	Q    int
+
+	RangeX, RangeY, RangeW, Fill string
 }
 
 // svgBin is one column of counts: a bar per kind, stacked.
@@ -130,6 +133,23 @@ var eventKinds = []struct{ kind, fill, text string }{
 	{EventRestart, "#ad1457", "restart"},
 	{EventError, "#8d2400", "error logged"},
 	{EventInfo, "#546e7a", "other"},
+}
+
+// rangeHeight is the height of the bar of an event standing for many over
+// a stretch of time; rangeFill its swatch in the legend.
+const (
+	rangeHeight = 10
+	rangeFill   = "#9fbfa8"
+)
+
+// kindFill is the colour of the event kind k.
+func kindFill(k string) string {
+	for _, e := range eventKinds {
+		if e.kind == k {
+			return e.fill
+		}
+	}
+	return eventKinds[len(eventKinds)-1].fill
 }
 
 // kindOf is k, or EventInfo for a kind the chart does not know.
@@ -184,7 +204,7 @@ func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
 		}
 	}
 	spanBudget := maxLaneSpans / max(len(lanes), 1)
-	owners, flaps := false, false
+	owners, flaps, ranges := false, false, false
 	for i, l := range lanes {
 		top := axisHeight + laneHeight*i
 		sl := svgLane{LabelY: num(float64(top + 17)), Name: esc(cut(l.Name, maxLabelRunes)), Tip: esc(l.Name),
@@ -203,10 +223,18 @@ func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
 				k := kindOf(e.Kind)
 				kinds[k] = true
 				tip := sc.when(e.Time) + ": " + e.Label
+				if e.End.After(e.Time) {
+					tip = sc.when(e.Time) + " to " + sc.when(e.End) + ": " + e.Label
+				}
 				if e.Count > 1 {
 					tip += " (×" + strconv.Itoa(e.Count) + ")"
 				}
-				sl.Events = append(sl.Events, svgEvent{X: num(sc.x(e.Time)), Y: num(mid), Kind: k, Tip: esc(tip), Q: cite(e.Pos)})
+				ev := svgEvent{X: num(sc.x(e.Time)), Y: num(mid), Kind: k, Tip: esc(tip), Q: cite(e.Pos)}
+				if x0, x1 := sc.x(e.Time), sc.x(e.End); e.End.After(e.Time) && x1-x0 >= 2 {
+					ev.RangeX, ev.RangeY, ev.RangeW, ev.Fill = num(x0), num(mid-rangeHeight/2), num(x1-x0), kindFill(k)
+					ranges = true
+				}
+				sl.Events = append(sl.Events, ev)
 			}
 		} else {
 			sl.Bins = laneBins(sc, l, top+laneTrackTop, binned, kinds, cite)
@@ -219,6 +247,9 @@ func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
 			c.Kinds = append(c.Kinds, e.kind)
 			c.Legend = append(c.Legend, svgLegend{Kind: e.kind, Shape: true, Fill: e.fill, Text: e.text})
 		}
+	}
+	if ranges {
+		c.Legend = append(c.Legend, svgLegend{Fill: rangeFill, Text: "a bar behind a shape: many events, from its start to its end (hover for how many)"})
 	}
 	if owners {
 		c.Legend = append(c.Legend, svgLegend{Fill: ownerFills[0], Text: "a row's state (the bar names it, such as the MAC owning a VIP)"})
@@ -347,17 +378,31 @@ func laneBins(sc chartScale, l Lane, y, lanes int, kinds map[string]bool, cite f
 		if e.Time.IsZero() {
 			continue
 		}
-		f := (sc.x(e.Time) - plotX0) / (plotX1 - plotX0)
-		i := min(int(f*float64(cols)), cols-1)
-		c := &colsOf[i]
-		if c.counts == nil {
-			c.counts = map[string]int{}
+		col := func(t time.Time) int {
+			f := (sc.x(t) - plotX0) / (plotX1 - plotX0)
+			return min(max(int(f*float64(cols)), 0), cols-1)
+		}
+		// An event standing for many from Time to End is spread evenly
+		// over the columns it covers.
+		first, last := col(e.Time), col(e.Time)
+		if e.End.After(e.Time) {
+			last = col(e.End)
 		}
 		n := max(e.Count, 1)
-		c.counts[kindOf(e.Kind)] += n
-		c.n += n
-		if c.first.IsZero() {
-			c.first = e.Pos
+		for i := first; i <= last; i++ {
+			share := n*(i-first+1)/(last-first+1) - n*(i-first)/(last-first+1)
+			if share == 0 {
+				continue
+			}
+			c := &colsOf[i]
+			if c.counts == nil {
+				c.counts = map[string]int{}
+			}
+			c.counts[kindOf(e.Kind)] += share
+			c.n += share
+			if c.first.IsZero() {
+				c.first = e.Pos
+			}
 		}
 	}
 	peak := 1

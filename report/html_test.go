@@ -552,3 +552,48 @@ func TestHTMLBriefOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLEventRange checks that an event standing for many over a stretch
+// of time is drawn with a bar over that stretch, says it in its tooltip,
+// and that in a lane of columns its count is spread over the columns it
+// covers.
+func TestHTMLEventRange(t *testing.T) {
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	r := fixedReport()
+	r.Timelines = map[string]*report.Timeline{r.Findings[0].Fingerprint: {Title: "attempts", Start: t0, End: at(1000),
+		Lanes: []report.Lane{{Name: "10.244.5.11:8080", Events: []report.Event{
+			{Time: at(0), End: at(600), Kind: report.EventEstablished, Count: 8, Label: "8 established attempts"},
+		}}}}}
+	doc, out := parseHTML(t, r)
+	bars := elements(doc, func(n *html.Node) bool { return n.Data == "rect" && hasClass(n, "range") })
+	if len(bars) != 1 {
+		t.Fatalf("%d range bars, want 1", len(bars))
+	}
+	if w, _ := attr(bars[0], "width"); w != "374.4" {
+		t.Errorf("range bar %s wide, want 374.4 (0.6 of 624)", w)
+	}
+	if !strings.Contains(out, "10:00:00.000 UTC (&#43;0 s) to 2026-11-24 10:00:00.600 UTC (&#43;0.6 s): 8 established") {
+		t.Error("the tooltip does not give the stretch of time")
+	}
+	// Many such events: columns, the count spread from start to end.
+	var events []report.Event
+	for i := range 300 {
+		events = append(events, report.Event{Time: at(i), Kind: report.EventReset, Label: "reset"})
+	}
+	events = append(events, report.Event{Time: at(0), End: at(1000), Kind: report.EventEstablished, Count: 1000, Label: "counted"})
+	r.Timelines[r.Findings[0].Fingerprint].Lanes[0].Events = events
+	doc, _ = parseHTML(t, r)
+	cols, total := 0, 0
+	walk(doc, func(n *html.Node) {
+		var k int
+		if n.Type == html.ElementNode && n.Data == "title" {
+			if _, err := fmt.Sscanf(textOf(n), "%d established", &k); err == nil {
+				cols++
+				total += k
+			}
+		}
+	})
+	if total != 1000 || cols < 10 {
+		t.Errorf("the counted attempts are in %d columns counting %d, want spread over them all counting 1000", cols, total)
+	}
+}

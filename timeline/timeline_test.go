@@ -458,3 +458,31 @@ func TestARPLastOwnerUntilCaptureEnd(t *testing.T) {
 		t.Errorf("timeline ends at %v, before its last span (%v)", tl.End, last.End)
 	}
 }
+
+// Attempts a capture read in summary mode only counted are drawn over the
+// time they took, not at the first one alone: connection-skew's 8
+// established connections span 0.3 s of its capture.
+func TestCountedAttemptsSpanTheirTime(t *testing.T) {
+	snap, fs := incident(t, "incidents/connection-skew")
+	tl := timelineOf(t, snap, fs, find(t, fs, "connection-skew"))
+	n := 0
+	for _, l := range tl.Lanes {
+		for _, e := range l.Events {
+			if e.Count < 2 {
+				continue
+			}
+			n++
+			for _, st := range snap.EndpointStats {
+				if st.Attempts == e.Count && st.First.Equal(e.Time) && !e.End.Equal(st.Last) {
+					t.Errorf("%q ends at %v, the attempts it counts at %v", e.Label, e.End, st.Last)
+				}
+			}
+			if !e.End.After(e.Time) {
+				t.Errorf("%q (×%d) has no end after %v", e.Label, e.Count, e.Time)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no counted attempts drawn")
+	}
+}
