@@ -209,7 +209,15 @@ func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
 		top := axisHeight + laneHeight*i
 		sl := svgLane{LabelY: num(float64(top + 17)), Name: esc(cut(l.Name, maxLabelRunes)), Tip: esc(l.Name),
 			TrackY: num(float64(top + laneTrackTop)), TrackH: trackHeight}
-		sl.Spans = laneSpans(sc, l.Spans, top+laneTrackTop, spanBudget, cite)
+		var shapes []float64 // where the lane's events are drawn one by one
+		if len(l.Events) <= perLane {
+			for _, e := range l.Events {
+				if !e.Time.IsZero() {
+					shapes = append(shapes, sc.x(e.Time))
+				}
+			}
+		}
+		sl.Spans = laneSpans(sc, l.Spans, top+laneTrackTop, spanBudget, shapes, cite)
 		for _, sp := range sl.Spans {
 			owners = owners || sp.Class == "span"
 			flaps = flaps || sp.Class != "span"
@@ -292,8 +300,9 @@ func appendOnce(l []string, s string) []string {
 
 // laneSpans lays out a lane's spans as bars on its track at y, merging
 // those too narrow to see (an owner flapping) into one bar that counts
-// them, so that at most budget are drawn.
-func laneSpans(sc chartScale, spans []Span, y, budget int, cite func(model.Pos) int) []svgRect {
+// them, so that at most budget are drawn. shapes are the x of the events
+// drawn on the lane, which a bar's label must not run under.
+func laneSpans(sc chartScale, spans []Span, y, budget int, shapes []float64, cite func(model.Pos) int) []svgRect {
 	if len(spans) == 0 {
 		return nil
 	}
@@ -315,8 +324,8 @@ func laneSpans(sc chartScale, spans []Span, y, budget int, cite func(model.Pos) 
 			}
 			r := svgRect{X: num(x0), Y: num(float64(y)), W: num(max(x1-x0, 1)), H: num(trackHeight), Fill: fills[s.Label],
 				Class: "span", Tip: esc(s.Label + ": " + sc.when(s.Start) + " to " + sc.when(s.End)), Q: cite(s.Pos)}
-			if lbl := s.Label; float64(len([]rune(lbl)))*9 < x1-x0-6 {
-				r.Label, r.TextX, r.TextY = esc(lbl), num(x0+4), num(float64(y+trackHeight/2+5))
+			if lx, ok := labelPlace(x0, x1, float64(len([]rune(s.Label)))*9, shapes); ok {
+				r.Label, r.TextX, r.TextY = esc(s.Label), num(lx), num(float64(y+trackHeight/2+5))
 			}
 			out = append(out, r)
 			i++
@@ -339,6 +348,30 @@ func laneSpans(sc chartScale, spans []Span, y, budget int, cite func(model.Pos) 
 		i = j
 	}
 	return out
+}
+
+// shapeRadius is how far an event's shape reaches either side of its x.
+const shapeRadius = 9
+
+// labelPlace finds where in the bar from x0 to x1 a label w wide fits
+// clear of the event shapes at xs: the start of the first gap wide
+// enough, and whether there is one.
+func labelPlace(x0, x1, w float64, xs []float64) (float64, bool) {
+	from := x0 + 4
+	var in []float64
+	for _, x := range xs {
+		if x+shapeRadius > x0 && x-shapeRadius < x1 {
+			in = append(in, x)
+		}
+	}
+	slices.Sort(in)
+	for _, x := range in {
+		if x-shapeRadius-from >= w {
+			return from, true
+		}
+		from = max(from, x+shapeRadius+2)
+	}
+	return from, x1-2-from >= w
 }
 
 // coalesce joins the spans of one label that follow one another with no

@@ -597,3 +597,35 @@ func TestHTMLEventRange(t *testing.T) {
 		t.Errorf("the counted attempts are in %d columns counting %d, want spread over them all counting 1000", cols, total)
 	}
 }
+
+// TestHTMLSpanLabelClearOfShapes checks that a bar's label is placed where
+// no event's shape on the lane covers it: the MAC owning a VIP after its
+// ARP claims, not under them.
+func TestHTMLSpanLabelClearOfShapes(t *testing.T) {
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	r := fixedReport()
+	r.Timelines = map[string]*report.Timeline{r.Findings[0].Fingerprint: {Title: "ARP owner", Start: t0, End: at(8381),
+		Lanes: []report.Lane{{Name: "IP 192.168.200.99",
+			Spans: []report.Span{{Start: at(62), End: at(8381), Kind: report.SpanOwner, Label: "00:22:4d:a8:ba:4c"}},
+			Events: []report.Event{
+				{Time: at(62), Kind: report.EventARP, Label: "gratuitous request"},
+				{Time: at(1064), Kind: report.EventARP, Label: "gratuitous request"},
+			}}}}}
+	doc, _ := parseHTML(t, r)
+	labels := elements(doc, func(n *html.Node) bool { return n.Data == "text" && hasClass(n, "spanl") })
+	if len(labels) != 1 {
+		t.Fatalf("%d bar labels, want 1", len(labels))
+	}
+	xs, _ := attr(labels[0], "x")
+	var x float64
+	fmt.Sscanf(xs, "%g", &x)
+	w := float64(len("00:22:4d:a8:ba:4c")) * 9
+	for _, u := range elements(doc, func(n *html.Node) bool { return n.Data == "use" }) {
+		us, _ := attr(u, "x")
+		var ux float64
+		fmt.Sscanf(us, "%g", &ux)
+		if ux+9 > x && ux-9 < x+w {
+			t.Errorf("the label at %g..%g runs under the shape at %g", x, x+w, ux)
+		}
+	}
+}
