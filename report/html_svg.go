@@ -135,6 +135,11 @@ var eventKinds = []struct{ kind, fill, text string }{
 	{EventInfo, "#546e7a", "other"},
 }
 
+// lasts reports whether e stands for events over a stretch of time: it
+// has an End after its Time. A zero End (year 1) is none, even after a
+// yearless Time (year 0).
+func lasts(e Event) bool { return !e.End.IsZero() && e.End.After(e.Time) }
+
 // rangeHeight is the height of the bar of an event standing for many over
 // a stretch of time; rangeFill its swatch in the legend.
 const (
@@ -231,14 +236,14 @@ func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
 				k := kindOf(e.Kind)
 				kinds[k] = true
 				tip := sc.when(e.Time) + ": " + e.Label
-				if e.End.After(e.Time) {
+				if lasts(e) {
 					tip = sc.when(e.Time) + " to " + sc.when(e.End) + ": " + e.Label
 				}
 				if e.Count > 1 {
 					tip += " (×" + strconv.Itoa(e.Count) + ")"
 				}
 				ev := svgEvent{X: num(sc.x(e.Time)), Y: num(mid), Kind: k, Tip: esc(tip), Q: cite(e.Pos)}
-				if x0, x1 := sc.x(e.Time), sc.x(e.End); e.End.After(e.Time) && x1-x0 >= 2 {
+				if x0, x1 := sc.x(e.Time), sc.x(e.End); lasts(e) && x1-x0 >= 2 {
 					ev.RangeX, ev.RangeY, ev.RangeW, ev.Fill = num(x0), num(mid-rangeHeight/2), num(x1-x0), kindFill(k)
 					ranges = true
 				}
@@ -418,7 +423,7 @@ func laneBins(sc chartScale, l Lane, y, lanes int, kinds map[string]bool, cite f
 		// An event standing for many from Time to End is spread evenly
 		// over the columns it covers.
 		first, last := col(e.Time), col(e.Time)
-		if e.End.After(e.Time) {
+		if lasts(e) {
 			last = col(e.End)
 		}
 		n := max(e.Count, 1)

@@ -475,6 +475,11 @@ func TestHTMLAxisYearless(t *testing.T) {
 			Lanes: []report.Lane{{Name: "kube-proxy", Events: []report.Event{
 				{Time: start.Add(span / 2), Kind: report.EventError, Label: "Failed to watch"},
 			}}}}}
+		// An event without an End (the zero time, year 1, after year 0)
+		// is an instant, not a stretch of time.
+		if n := strings.Count(func() string { _, o := parseHTML(t, r); return o }(), `class="range"`); n != 0 {
+			t.Errorf("%v: %d yearless events drawn as stretches of time", span, n)
+		}
 		doc, out := parseHTML(t, r)
 		figs := elements(doc, func(n *html.Node) bool { return n.Data == "figure" })
 		if len(figs) != 1 {
