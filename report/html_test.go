@@ -634,3 +634,33 @@ func TestHTMLSpanLabelClearOfShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLCollectLinks checks that "To decide, collect" links the findings
+// a command decides to their sections, by "finding N", not by the "[N]"
+// of the text formats, which the page uses for its appendix entries.
+func TestHTMLCollectLinks(t *testing.T) {
+	r := fixedReport()
+	f := r.Findings[0]
+	r.NextEvidence = []report.NextEvidence{{Shell: "ip -d link", Scope: "node", Nodes: []string{"node-1"},
+		Notes: []string{"which hosts have the MACs"}, Decides: []string{f.Fingerprint}, Unblocks: []string{"arp-flap"}}}
+	doc, _ := parseHTML(t, r)
+	sec := elements(doc, func(n *html.Node) bool {
+		id, _ := attr(n, "id")
+		return n.Data == "section" && id == "collect"
+	})
+	if len(sec) != 1 {
+		t.Fatalf("%d collect sections", len(sec))
+	}
+	text := textOf(sec[0])
+	want := "on node-1; decides finding 1 (" + f.Rule + "); look for: which hosts have the MACs; lets arp-flap run"
+	if !strings.Contains(text, want) || strings.Contains(text, "[1]") {
+		t.Errorf("the section says %q, want %q", text, want)
+	}
+	links := elements(sec[0], func(n *html.Node) bool {
+		href, _ := attr(n, "href")
+		return n.Data == "a" && href == "#f-"+f.Fingerprint
+	})
+	if len(links) != 1 {
+		t.Errorf("%d links to the finding decided, want 1", len(links))
+	}
+}
