@@ -118,6 +118,7 @@ type svgMark struct {
 type svgLegend struct {
 	Kind  string
 	Shape bool // an event kind, drawn as its shape; else a span's swatch
+	Bar   bool // the thin bar of an event over a stretch of time
 	Fill  string
 	Text  string
 }
@@ -144,7 +145,7 @@ func lasts(e Event) bool { return !e.End.IsZero() && e.End.After(e.Time) }
 // a stretch of time; rangeFill its swatch in the legend.
 const (
 	rangeHeight = 10
-	rangeFill   = "#9fbfa8"
+	rangeFill   = "#8a8f96"
 )
 
 // kindFill is the colour of the event kind k.
@@ -262,7 +263,7 @@ func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
 		}
 	}
 	if ranges {
-		c.Legend = append(c.Legend, svgLegend{Fill: rangeFill, Text: "a bar behind a shape: many events, from its start to its end (hover for how many)"})
+		c.Legend = append(c.Legend, svgLegend{Bar: true, Fill: rangeFill, Text: "a bar behind a shape: many events, from its start to its end (hover for how many)"})
 	}
 	if owners {
 		c.Legend = append(c.Legend, svgLegend{Fill: ownerFills[0], Text: "a row's state (the bar names it, such as the MAC owning a VIP)"})

@@ -486,3 +486,31 @@ func TestCountedAttemptsSpanTheirTime(t *testing.T) {
 		t.Fatal("no counted attempts drawn")
 	}
 }
+
+// A kubelet event repeated count times from its first to its last
+// timestamp is one event over that time, counting them all, not an
+// instant at each end that looks like the only two.
+func TestProbeRestartRepeatedEvent(t *testing.T) {
+	snap, fs := incident(t, "incidents/probe-restart-loop")
+	tl := timelineOf(t, snap, fs, find(t, fs, "probe-restart-loop"))
+	l := laneNamed(t, tl, "container etcd (pod kube-system/etcd-cp-1)")
+	n := 0
+	for _, ke := range snap.Kube.Events {
+		if ke.Count < 2 || !ke.LastTimestamp.After(ke.FirstTimestamp.Time) || ke.InvolvedObject.Name != "etcd-cp-1" {
+			continue
+		}
+		n++
+		var at []report.Event
+		for _, e := range l.Events {
+			if e.Pos == ke.Source.Pos {
+				at = append(at, e)
+			}
+		}
+		if len(at) != 1 || !at[0].Time.Equal(ke.FirstTimestamp.UTC()) || !at[0].End.Equal(ke.LastTimestamp.UTC()) || at[0].Count != int(ke.Count) {
+			t.Errorf("event %s ×%d (%v to %v) drawn as %+v", ke.Reason, ke.Count, ke.FirstTimestamp, ke.LastTimestamp, at)
+		}
+	}
+	if n == 0 {
+		t.Fatal("the fixture has no repeated event of the pod")
+	}
+}
