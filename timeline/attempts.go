@@ -217,16 +217,18 @@ func (b *builder) attempts(f *analyzer.Finding, cited map[posKey]bool) part {
 	if len(order) == 0 {
 		return part{}
 	}
+	for _, ap := range order {
+		finishLane(lanes[ap])
+	}
+	// The lanes with the most failures first, then by address and port
+	// (10.0.0.1:2 before 10.0.0.1:10).
+	slices.SortStableFunc(order, func(x, y netip.AddrPort) int {
+		return cmp.Or(cmp.Compare(failures(*lanes[y]), failures(*lanes[x])), x.Compare(y))
+	})
 	out := make([]report.Lane, 0, len(order))
 	for _, ap := range order {
-		l := lanes[ap]
-		finishLane(l)
-		out = append(out, *l)
+		out = append(out, *lanes[ap])
 	}
-	// The lanes with the most failures first, then by name.
-	slices.SortStableFunc(out, func(x, y report.Lane) int {
-		return cmp.Or(cmp.Compare(failures(y), failures(x)), cmp.Compare(x.Name, y.Name))
-	})
 	title := "Connection attempts to " + out[0].Name + " by outcome"
 	if len(out) > MaxLanes {
 		title = fmt.Sprintf("Connection attempts to the %d servers with the most failures (of %d) by outcome", MaxLanes, len(out))

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -512,5 +513,30 @@ func TestProbeRestartRepeatedEvent(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("the fixture has no repeated event of the pod")
+	}
+}
+
+// Lanes with as many failures are ordered by address and port, the ports
+// as numbers: 10.0.0.1:2 before 10.0.0.1:10 before 10.0.0.1:100.
+func TestLanesByPortNumber(t *testing.T) {
+	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	snap := &model.Snapshot{}
+	for i, port := range []uint16{100, 10, 2} {
+		snap.Attempts = append(snap.Attempts, model.Attempt{
+			Client: netip.MustParseAddrPort(fmt.Sprintf("10.0.0.9:%d", 40000+i)), Server: netip.AddrPortFrom(netip.MustParseAddr("10.0.0.1"), port),
+			Outcome: model.OutcomeUnanswered, Start: start.Add(time.Duration(i) * time.Second), Pos: model.Pos{File: "c.pcap", Frame: i + 1}})
+	}
+	f := analyzer.Finding{Rule: "syn-unanswered", Fingerprint: "fp", Subject: map[string]string{"address": "10.0.0.1"},
+		Evidence: []analyzer.Evidence{{Pos: model.Pos{File: "c.pcap", Frame: 1}}}}
+	tl := Build(context.Background(), snap, []analyzer.Finding{f})["fp"]
+	if tl == nil {
+		t.Fatal("no timeline")
+	}
+	var names []string
+	for _, l := range tl.Lanes {
+		names = append(names, l.Name)
+	}
+	if want := []string{"10.0.0.1:2", "10.0.0.1:10", "10.0.0.1:100"}; !slices.Equal(names, want) {
+		t.Errorf("lanes %v, want %v", names, want)
 	}
 }
