@@ -152,6 +152,9 @@ type htmlQuote struct {
 	Pos    string
 	Text   string
 	Quoted bool
+	// Whole is a position naming a file alone (attempts a capture only
+	// counted): there is no line or frame to quote.
+	Whole bool
 	// CitedBy are the findings whose evidence or timeline cite it.
 	CitedBy []htmlLink
 }
@@ -212,7 +215,7 @@ func (b *quoteBook) cite(p model.Pos, by htmlLink) int {
 	}
 	q, ok := b.byPos[p]
 	if !ok {
-		q = &htmlQuote{N: len(b.entries) + 1, Pos: esc(p.String())}
+		q = &htmlQuote{N: len(b.entries) + 1, Pos: esc(p.String()), Whole: p.Line == 0 && p.Frame == 0 && p.Object == ""}
 		text, found := b.text(p)
 		q.Text, q.Quoted = escQuote(text), found
 		b.byPos[p] = q

@@ -664,3 +664,24 @@ func TestHTMLCollectLinks(t *testing.T) {
 		t.Errorf("%d links to the finding decided, want 1", len(links))
 	}
 }
+
+// TestHTMLWholeFileQuote checks that the appendix entry of a position
+// naming a whole file (attempts a capture only counted) says there is no
+// line or frame to quote, not that a quote is missing.
+func TestHTMLWholeFileQuote(t *testing.T) {
+	r := fixedReport()
+	r.Findings[0].Evidence = []analyzer.Evidence{{Pos: model.Pos{File: "bundle/capture.pcap"}, Note: "8 established attempts counted"}}
+	doc, _ := parseHTML(t, r)
+	n := 0
+	for _, li := range elements(doc, func(n *html.Node) bool { return n.Data == "li" && hasClass(n, "quote") }) {
+		if text := textOf(li); strings.Contains(text, "bundle/capture.pcap") {
+			n++
+			if !strings.Contains(text, "The whole file: no single line or frame to quote.") {
+				t.Errorf("the whole file's appendix entry says %q", text)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d appendix entries for the whole file, want 1", n)
+	}
+}
