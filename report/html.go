@@ -120,9 +120,15 @@ type htmlWarning struct {
 	Message string
 }
 
-// htmlCollect is one command of the "To decide, collect" section.
+// htmlCollect is one command of the "To decide, collect" section: where
+// it runs, the findings it decides (links, not the text formats' "[2]",
+// which the page uses for its appendix), what to look for, the rules it
+// lets run.
 type htmlCollect struct {
-	Shell, Why string
+	Shell, Where string
+	Decides      []htmlLink
+	Notes        []string
+	Unblocks     string
 }
 
 type htmlSkipped struct {
@@ -147,6 +153,9 @@ type htmlQuote struct {
 	Pos    string
 	Text   string
 	Quoted bool
+	// Whole is a position naming a file alone (attempts a capture only
+	// counted): there is no line or frame to quote.
+	Whole bool
 	// CitedBy are the findings whose evidence or timeline cite it.
 	CitedBy []htmlLink
 }
@@ -207,7 +216,7 @@ func (b *quoteBook) cite(p model.Pos, by htmlLink) int {
 	}
 	q, ok := b.byPos[p]
 	if !ok {
-		q = &htmlQuote{N: len(b.entries) + 1, Pos: esc(p.String())}
+		q = &htmlQuote{N: len(b.entries) + 1, Pos: esc(p.String()), Whole: p.Line == 0 && p.Frame == 0 && p.Object == ""}
 		text, found := b.text(p)
 		q.Text, q.Quoted = escQuote(text), found
 		b.byPos[p] = q
@@ -302,7 +311,7 @@ func newHTMLPage(r *Report) *htmlPage {
 	}
 	shown, others := askedFor(r)
 	for _, e := range shown {
-		p.Collect = append(p.Collect, htmlCollect{Shell: esc(e.Shell), Why: esc(nextEvidenceWhy(r, e))})
+		p.Collect = append(p.Collect, newHTMLCollect(r, e, anchors))
 	}
 	p.CollectOthers = others
 	for _, e := range r.Errors {
@@ -398,4 +407,31 @@ func newHTMLFinding(i int, f analyzer.Finding, anchor string, r *Report, book *q
 		hf.Timeline.Fingerprint = hf.Fingerprint
 	}
 	return hf
+}
+
+// newHTMLCollect lays out one command of "To decide, collect", as
+// nextEvidenceWhy says it in the text formats, the findings it decides
+// linked to their sections; anchors are the findings' section ids.
+func newHTMLCollect(r *Report, e NextEvidence, anchors []string) htmlCollect {
+	c := htmlCollect{Shell: esc(e.Shell), Where: "on the nodes", Notes: escAll(e.Notes)}
+	switch {
+	case e.Scope == "cluster":
+		c.Where = "once, with kubectl"
+	case len(e.Nodes) > 0:
+		c.Where = esc("on " + strings.Join(e.Nodes, ", "))
+	}
+	for _, fp := range e.Decides {
+		link := htmlLink{Text: esc(fp)}
+		for i, f := range r.Findings {
+			if f.Fingerprint == fp {
+				link = htmlLink{Anchor: anchors[i], Text: esc("finding " + strconv.Itoa(i+1) + " (" + f.Rule + ")"), Ref: "finding " + strconv.Itoa(i+1)}
+				break
+			}
+		}
+		c.Decides = append(c.Decides, link)
+	}
+	if len(e.Unblocks) > 0 {
+		c.Unblocks = esc(strings.Join(e.Unblocks, ", "))
+	}
+	return c
 }

@@ -17,9 +17,23 @@ func (s chartScale) x(t time.Time) float64 {
 	return plotX0 + min(max(f, 0), 1)*(plotX1-plotX0)
 }
 
-// when says when t is: "10:00:12.345 UTC (+12.345 s)".
+// yearless reports whether the chart's times are of a clock without year
+// or zone: log lines (klog, syslog) that give neither are read in year 0,
+// in UTC, and the chart must not show that year or call it UTC.
+func (s chartScale) yearless() bool { return s.start.Year() == 0 }
+
+// stamp formats t to the millisecond: "2024-01-26 10:00:12.345 UTC", or
+// "Jan 26 10:00:12.345" for a yearless clock.
+func (s chartScale) stamp(t time.Time, layout string) string {
+	if s.yearless() {
+		return t.UTC().Format("Jan 2 " + layout)
+	}
+	return t.UTC().Format("2006-01-02 " + layout + " UTC")
+}
+
+// when says when t is: "2024-01-26 10:00:12.345 UTC (+12.345 s)".
 func (s chartScale) when(t time.Time) string {
-	w := t.UTC().Format("2006-01-02 15:04:05.000 UTC")
+	w := s.stamp(t, "15:04:05.000")
 	if s.rel {
 		d, sign := t.Sub(s.start), "+"
 		if d < 0 {
@@ -55,6 +69,7 @@ func timeScale(tl *Timeline) chartScale {
 		for _, l := range tl.Lanes {
 			for _, e := range l.Events {
 				see(e.Time)
+				see(e.End)
 			}
 			for _, s := range l.Spans {
 				see(s.Start)
@@ -117,14 +132,14 @@ func ticks(sc chartScale) ([]svgTick, string) {
 		for d := time.Duration(0); d <= sc.span; d += step {
 			add(sc.start.Add(d), "+"+seconds(d))
 		}
-		return out, "Seconds after " + sc.start.UTC().Format("2006-01-02 15:04:05.000") + " UTC."
+		return out, "Seconds after " + sc.stamp(sc.start, "15:04:05.000") + "." + sc.clockNote()
 	}
 	layout := "15:04"
 	if step < time.Minute {
 		layout = "15:04:05"
 	}
 	switch {
-	case sc.span > 365*24*time.Hour:
+	case sc.span > 365*24*time.Hour && !sc.yearless():
 		layout = "2006-01-02"
 	case sc.span > 48*time.Hour && step >= 24*time.Hour:
 		layout = "Jan 2"
@@ -138,5 +153,17 @@ func ticks(sc chartScale) ([]svgTick, string) {
 	for t := first; !t.After(sc.end); t = t.Add(step) {
 		add(t, t.UTC().Format(layout))
 	}
+	if sc.yearless() {
+		return out, "Times from " + sc.stamp(sc.start, "15:04:05") + " to " + sc.stamp(sc.end, "15:04:05") + "." + sc.clockNote()
+	}
 	return out, "Times in UTC, from " + sc.start.UTC().Format("2006-01-02 15:04:05") + " to " + sc.end.UTC().Format("2006-01-02 15:04:05") + "."
+}
+
+// clockNote says, for a yearless clock, that the times are as the lines
+// give them.
+func (s chartScale) clockNote() string {
+	if !s.yearless() {
+		return ""
+	}
+	return " The log lines give no year and no time zone: times are as they wrote them (the node's clock, often local time)."
 }

@@ -89,12 +89,15 @@ type svgLane struct {
 	Bins   []svgBin
 }
 
-// svgEvent is one event drawn as its kind's shape.
+// svgEvent is one event drawn as its kind's shape; one standing for many
+// over a stretch of time has a bar from RangeX, RangeW wide, behind it.
 type svgEvent struct {
 	X, Y string
 	Kind string
 	Tip  string
 	Q    int
+
+	RangeX, RangeY, RangeW, Fill string
 }
 
 // svgBin is one column of counts: a bar per kind, stacked.
@@ -115,6 +118,7 @@ type svgMark struct {
 type svgLegend struct {
 	Kind  string
 	Shape bool // an event kind, drawn as its shape; else a span's swatch
+	Bar   bool // the thin bar of an event over a stretch of time
 	Fill  string
 	Text  string
 }
@@ -130,6 +134,28 @@ var eventKinds = []struct{ kind, fill, text string }{
 	{EventRestart, "#ad1457", "restart"},
 	{EventError, "#8d2400", "error logged"},
 	{EventInfo, "#546e7a", "other"},
+}
+
+// lasts reports whether e stands for events over a stretch of time: it
+// has an End after its Time. A zero End (year 1) is none, even after a
+// yearless Time (year 0).
+func lasts(e Event) bool { return !e.End.IsZero() && e.End.After(e.Time) }
+
+// rangeHeight is the height of the bar of an event standing for many over
+// a stretch of time; rangeFill its swatch in the legend.
+const (
+	rangeHeight = 10
+	rangeFill   = "#8a8f96"
+)
+
+// kindFill is the colour of the event kind k.
+func kindFill(k string) string {
+	for _, e := range eventKinds {
+		if e.kind == k {
+			return e.fill
+		}
+	}
+	return eventKinds[len(eventKinds)-1].fill
 }
 
 // kindOf is k, or EventInfo for a kind the chart does not know.
@@ -184,12 +210,20 @@ func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
 		}
 	}
 	spanBudget := maxLaneSpans / max(len(lanes), 1)
-	owners, flaps := false, false
+	owners, flaps, ranges := false, false, false
 	for i, l := range lanes {
 		top := axisHeight + laneHeight*i
 		sl := svgLane{LabelY: num(float64(top + 17)), Name: esc(cut(l.Name, maxLabelRunes)), Tip: esc(l.Name),
 			TrackY: num(float64(top + laneTrackTop)), TrackH: trackHeight}
-		sl.Spans = laneSpans(sc, l.Spans, top+laneTrackTop, spanBudget, cite)
+		var shapes []float64 // where the lane's events are drawn one by one
+		if len(l.Events) <= perLane {
+			for _, e := range l.Events {
+				if !e.Time.IsZero() {
+					shapes = append(shapes, sc.x(e.Time))
+				}
+			}
+		}
+		sl.Spans = laneSpans(sc, l.Spans, top+laneTrackTop, spanBudget, shapes, cite)
 		for _, sp := range sl.Spans {
 			owners = owners || sp.Class == "span"
 			flaps = flaps || sp.Class != "span"
@@ -203,10 +237,18 @@ func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
 				k := kindOf(e.Kind)
 				kinds[k] = true
 				tip := sc.when(e.Time) + ": " + e.Label
+				if lasts(e) {
+					tip = sc.when(e.Time) + " to " + sc.when(e.End) + ": " + e.Label
+				}
 				if e.Count > 1 {
 					tip += " (×" + strconv.Itoa(e.Count) + ")"
 				}
-				sl.Events = append(sl.Events, svgEvent{X: num(sc.x(e.Time)), Y: num(mid), Kind: k, Tip: esc(tip), Q: cite(e.Pos)})
+				ev := svgEvent{X: num(sc.x(e.Time)), Y: num(mid), Kind: k, Tip: esc(tip), Q: cite(e.Pos)}
+				if x0, x1 := sc.x(e.Time), sc.x(e.End); lasts(e) && x1-x0 >= 2 {
+					ev.RangeX, ev.RangeY, ev.RangeW, ev.Fill = num(x0), num(mid-rangeHeight/2), num(x1-x0), kindFill(k)
+					ranges = true
+				}
+				sl.Events = append(sl.Events, ev)
 			}
 		} else {
 			sl.Bins = laneBins(sc, l, top+laneTrackTop, binned, kinds, cite)
@@ -219,6 +261,9 @@ func newHTMLChart(tl *Timeline, n int, cite func(model.Pos) int) *htmlChart {
 			c.Kinds = append(c.Kinds, e.kind)
 			c.Legend = append(c.Legend, svgLegend{Kind: e.kind, Shape: true, Fill: e.fill, Text: e.text})
 		}
+	}
+	if ranges {
+		c.Legend = append(c.Legend, svgLegend{Bar: true, Fill: rangeFill, Text: "a bar behind a shape: many events, from its start to its end (hover for how many)"})
 	}
 	if owners {
 		c.Legend = append(c.Legend, svgLegend{Fill: ownerFills[0], Text: "a row's state (the bar names it, such as the MAC owning a VIP)"})
@@ -261,8 +306,9 @@ func appendOnce(l []string, s string) []string {
 
 // laneSpans lays out a lane's spans as bars on its track at y, merging
 // those too narrow to see (an owner flapping) into one bar that counts
-// them, so that at most budget are drawn.
-func laneSpans(sc chartScale, spans []Span, y, budget int, cite func(model.Pos) int) []svgRect {
+// them, so that at most budget are drawn. shapes are the x of the events
+// drawn on the lane, which a bar's label must not run under.
+func laneSpans(sc chartScale, spans []Span, y, budget int, shapes []float64, cite func(model.Pos) int) []svgRect {
 	if len(spans) == 0 {
 		return nil
 	}
@@ -275,14 +321,17 @@ func laneSpans(sc chartScale, spans []Span, y, budget int, cite func(model.Pos) 
 	for i := 0; i < len(spans); {
 		s := spans[i]
 		x0, x1 := sc.x(s.Start), sc.x(s.End)
-		if x1-x0 >= minW || i == len(spans)-1 && len(out) < budget {
+		// A narrow span alone (the next one wide, or far) is a state
+		// held briefly, not a flapping: it is drawn as itself.
+		alone := i == len(spans)-1 || sc.x(spans[i+1].End)-sc.x(spans[i+1].Start) >= minW || sc.x(spans[i+1].Start)-x0 >= minW*4
+		if x1-x0 >= minW || alone && len(out) < budget {
 			if _, ok := fills[s.Label]; !ok {
 				fills[s.Label] = ownerFills[len(fills)%len(ownerFills)]
 			}
 			r := svgRect{X: num(x0), Y: num(float64(y)), W: num(max(x1-x0, 1)), H: num(trackHeight), Fill: fills[s.Label],
 				Class: "span", Tip: esc(s.Label + ": " + sc.when(s.Start) + " to " + sc.when(s.End)), Q: cite(s.Pos)}
-			if lbl := s.Label; float64(len([]rune(lbl)))*9 < x1-x0-6 {
-				r.Label, r.TextX, r.TextY = esc(lbl), num(x0+4), num(float64(y+trackHeight/2+5))
+			if lx, ok := labelPlace(x0, x1, float64(len([]rune(s.Label)))*9, shapes); ok {
+				r.Label, r.TextX, r.TextY = esc(s.Label), num(lx), num(float64(y+trackHeight/2+5))
 			}
 			out = append(out, r)
 			i++
@@ -305,6 +354,30 @@ func laneSpans(sc chartScale, spans []Span, y, budget int, cite func(model.Pos) 
 		i = j
 	}
 	return out
+}
+
+// shapeRadius is how far an event's shape reaches either side of its x.
+const shapeRadius = 9
+
+// labelPlace finds where in the bar from x0 to x1 a label w wide fits
+// clear of the event shapes at xs: the start of the first gap wide
+// enough, and whether there is one.
+func labelPlace(x0, x1, w float64, xs []float64) (float64, bool) {
+	from := x0 + 4
+	var in []float64
+	for _, x := range xs {
+		if x+shapeRadius > x0 && x-shapeRadius < x1 {
+			in = append(in, x)
+		}
+	}
+	slices.Sort(in)
+	for _, x := range in {
+		if x-shapeRadius-from >= w {
+			return from, true
+		}
+		from = max(from, x+shapeRadius+2)
+	}
+	return from, x1-2-from >= w
 }
 
 // coalesce joins the spans of one label that follow one another with no
@@ -344,17 +417,31 @@ func laneBins(sc chartScale, l Lane, y, lanes int, kinds map[string]bool, cite f
 		if e.Time.IsZero() {
 			continue
 		}
-		f := (sc.x(e.Time) - plotX0) / (plotX1 - plotX0)
-		i := min(int(f*float64(cols)), cols-1)
-		c := &colsOf[i]
-		if c.counts == nil {
-			c.counts = map[string]int{}
+		col := func(t time.Time) int {
+			f := (sc.x(t) - plotX0) / (plotX1 - plotX0)
+			return min(max(int(f*float64(cols)), 0), cols-1)
+		}
+		// An event standing for many from Time to End is spread evenly
+		// over the columns it covers.
+		first, last := col(e.Time), col(e.Time)
+		if lasts(e) {
+			last = col(e.End)
 		}
 		n := max(e.Count, 1)
-		c.counts[kindOf(e.Kind)] += n
-		c.n += n
-		if c.first.IsZero() {
-			c.first = e.Pos
+		for i := first; i <= last; i++ {
+			share := n*(i-first+1)/(last-first+1) - n*(i-first)/(last-first+1)
+			if share == 0 {
+				continue
+			}
+			c := &colsOf[i]
+			if c.counts == nil {
+				c.counts = map[string]int{}
+			}
+			c.counts[kindOf(e.Kind)] += share
+			c.n += share
+			if c.first.IsZero() {
+				c.first = e.Pos
+			}
 		}
 	}
 	peak := 1

@@ -464,6 +464,41 @@ func TestHTMLAxis(t *testing.T) {
 	}
 }
 
+// TestHTMLAxisYearless checks a chart of log lines that give no year or
+// zone (klog, syslog: read in year 0, UTC): it shows neither the year 0000
+// nor "UTC", and says the times are as the lines give them.
+func TestHTMLAxisYearless(t *testing.T) {
+	start := time.Date(0, 1, 26, 20, 40, 24, 739000000, time.UTC)
+	for _, span := range []time.Duration{50 * time.Second, 3 * time.Hour} {
+		r := fixedReport()
+		r.Timelines = map[string]*report.Timeline{r.Findings[0].Fingerprint: {Title: "kube-proxy errors", Start: start, End: start.Add(span),
+			Lanes: []report.Lane{{Name: "kube-proxy", Events: []report.Event{
+				{Time: start.Add(span / 2), Kind: report.EventError, Label: "Failed to watch"},
+			}}}}}
+		// An event without an End (the zero time, year 1, after year 0)
+		// is an instant, not a stretch of time.
+		if n := strings.Count(func() string { _, o := parseHTML(t, r); return o }(), `class="range"`); n != 0 {
+			t.Errorf("%v: %d yearless events drawn as stretches of time", span, n)
+		}
+		doc, out := parseHTML(t, r)
+		figs := elements(doc, func(n *html.Node) bool { return n.Data == "figure" })
+		if len(figs) != 1 {
+			t.Fatalf("%v: %d figures", span, len(figs))
+		}
+		fig := out[strings.Index(out, "<figure"):strings.Index(out, "</figure>")]
+		for _, bad := range []string{"0000", "UTC"} {
+			if strings.Contains(fig, bad) {
+				t.Errorf("%v: the chart of yearless times says %q:\n%s", span, bad, fig)
+			}
+		}
+		for _, want := range []string{"Jan 26 20:40:24", "no year and no time zone"} {
+			if !strings.Contains(textOf(figs[0]), want) {
+				t.Errorf("%v: the chart lacks %q:\n%s", span, want, textOf(figs[0]))
+			}
+		}
+	}
+}
+
 // TestHTMLNoFindings renders a report without findings, and one that is
 // incomplete.
 func TestHTMLNoFindings(t *testing.T) {
@@ -498,5 +533,155 @@ func TestHTMLSuppressed(t *testing.T) {
 		if !show && !strings.Contains(out, "1 finding suppressed (--show-suppressed lists them).") {
 			t.Errorf("show %v: no count of the suppressed findings", show)
 		}
+	}
+}
+
+// TestHTMLBriefOwner checks that an owner held briefly before another
+// takes over (one change of ARP owner) is drawn as its own state, not as
+// the grey bar of states changing too often.
+func TestHTMLBriefOwner(t *testing.T) {
+	r := fixedReport()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	r.Timelines = map[string]*report.Timeline{r.Findings[0].Fingerprint: {Title: "ARP owner", Start: t0, End: at(9000),
+		Lanes: []report.Lane{{Name: "IP 192.168.200.99", Spans: []report.Span{
+			{Start: at(0), End: at(62), Kind: report.SpanOwner, Label: "00:22:4d:a8:ba:40"},
+			{Start: at(62), End: at(9000), Kind: report.SpanOwner, Label: "00:22:4d:a8:ba:4c"},
+		}}}}}
+	_, out := parseHTML(t, r)
+	if strings.Contains(out, "changes between") || strings.Contains(out, "states changing too often") {
+		t.Error("one change of owner is drawn as states changing too often")
+	}
+	for _, want := range []string{"00:22:4d:a8:ba:40: 2026-11-24 10:00:00.000 UTC", "00:22:4d:a8:ba:4c: 2026-11-24 10:00:00.062 UTC"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the chart lacks the bar %q", want)
+		}
+	}
+}
+
+// TestHTMLEventRange checks that an event standing for many over a stretch
+// of time is drawn with a bar over that stretch, says it in its tooltip,
+// and that in a lane of columns its count is spread over the columns it
+// covers.
+func TestHTMLEventRange(t *testing.T) {
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	r := fixedReport()
+	r.Timelines = map[string]*report.Timeline{r.Findings[0].Fingerprint: {Title: "attempts", Start: t0, End: at(1000),
+		Lanes: []report.Lane{{Name: "10.244.5.11:8080", Events: []report.Event{
+			{Time: at(0), End: at(600), Kind: report.EventEstablished, Count: 8, Label: "8 established attempts"},
+		}}}}}
+	doc, out := parseHTML(t, r)
+	bars := elements(doc, func(n *html.Node) bool { return n.Data == "rect" && hasClass(n, "range") })
+	if len(bars) != 1 {
+		t.Fatalf("%d range bars, want 1", len(bars))
+	}
+	if w, _ := attr(bars[0], "width"); w != "374.4" {
+		t.Errorf("range bar %s wide, want 374.4 (0.6 of 624)", w)
+	}
+	if !strings.Contains(out, "10:00:00.000 UTC (&#43;0 s) to 2026-11-24 10:00:00.600 UTC (&#43;0.6 s): 8 established") {
+		t.Error("the tooltip does not give the stretch of time")
+	}
+	// Many such events: columns, the count spread from start to end.
+	var events []report.Event
+	for i := range 300 {
+		events = append(events, report.Event{Time: at(i), Kind: report.EventReset, Label: "reset"})
+	}
+	events = append(events, report.Event{Time: at(0), End: at(1000), Kind: report.EventEstablished, Count: 1000, Label: "counted"})
+	r.Timelines[r.Findings[0].Fingerprint].Lanes[0].Events = events
+	doc, _ = parseHTML(t, r)
+	cols, total := 0, 0
+	walk(doc, func(n *html.Node) {
+		var k int
+		if n.Type == html.ElementNode && n.Data == "title" {
+			if _, err := fmt.Sscanf(textOf(n), "%d established", &k); err == nil {
+				cols++
+				total += k
+			}
+		}
+	})
+	if total != 1000 || cols < 10 {
+		t.Errorf("the counted attempts are in %d columns counting %d, want spread over them all counting 1000", cols, total)
+	}
+}
+
+// TestHTMLSpanLabelClearOfShapes checks that a bar's label is placed where
+// no event's shape on the lane covers it: the MAC owning a VIP after its
+// ARP claims, not under them.
+func TestHTMLSpanLabelClearOfShapes(t *testing.T) {
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	r := fixedReport()
+	r.Timelines = map[string]*report.Timeline{r.Findings[0].Fingerprint: {Title: "ARP owner", Start: t0, End: at(8381),
+		Lanes: []report.Lane{{Name: "IP 192.168.200.99",
+			Spans: []report.Span{{Start: at(62), End: at(8381), Kind: report.SpanOwner, Label: "00:22:4d:a8:ba:4c"}},
+			Events: []report.Event{
+				{Time: at(62), Kind: report.EventARP, Label: "gratuitous request"},
+				{Time: at(1064), Kind: report.EventARP, Label: "gratuitous request"},
+			}}}}}
+	doc, _ := parseHTML(t, r)
+	labels := elements(doc, func(n *html.Node) bool { return n.Data == "text" && hasClass(n, "spanl") })
+	if len(labels) != 1 {
+		t.Fatalf("%d bar labels, want 1", len(labels))
+	}
+	xs, _ := attr(labels[0], "x")
+	var x float64
+	fmt.Sscanf(xs, "%g", &x)
+	w := float64(len("00:22:4d:a8:ba:4c")) * 9
+	for _, u := range elements(doc, func(n *html.Node) bool { return n.Data == "use" }) {
+		us, _ := attr(u, "x")
+		var ux float64
+		fmt.Sscanf(us, "%g", &ux)
+		if ux+9 > x && ux-9 < x+w {
+			t.Errorf("the label at %g..%g runs under the shape at %g", x, x+w, ux)
+		}
+	}
+}
+
+// TestHTMLCollectLinks checks that "To decide, collect" links the findings
+// a command decides to their sections, by "finding N", not by the "[N]"
+// of the text formats, which the page uses for its appendix entries.
+func TestHTMLCollectLinks(t *testing.T) {
+	r := fixedReport()
+	f := r.Findings[0]
+	r.NextEvidence = []report.NextEvidence{{Shell: "ip -d link", Scope: "node", Nodes: []string{"node-1"},
+		Notes: []string{"which hosts have the MACs"}, Decides: []string{f.Fingerprint}, Unblocks: []string{"arp-flap"}}}
+	doc, _ := parseHTML(t, r)
+	sec := elements(doc, func(n *html.Node) bool {
+		id, _ := attr(n, "id")
+		return n.Data == "section" && id == "collect"
+	})
+	if len(sec) != 1 {
+		t.Fatalf("%d collect sections", len(sec))
+	}
+	text := textOf(sec[0])
+	want := "on node-1; decides finding 1 (" + f.Rule + "); look for: which hosts have the MACs; lets arp-flap run"
+	if !strings.Contains(text, want) || strings.Contains(text, "[1]") {
+		t.Errorf("the section says %q, want %q", text, want)
+	}
+	links := elements(sec[0], func(n *html.Node) bool {
+		href, _ := attr(n, "href")
+		return n.Data == "a" && href == "#f-"+f.Fingerprint
+	})
+	if len(links) != 1 {
+		t.Errorf("%d links to the finding decided, want 1", len(links))
+	}
+}
+
+// TestHTMLWholeFileQuote checks that the appendix entry of a position
+// naming a whole file (attempts a capture only counted) says there is no
+// line or frame to quote, not that a quote is missing.
+func TestHTMLWholeFileQuote(t *testing.T) {
+	r := fixedReport()
+	r.Findings[0].Evidence = []analyzer.Evidence{{Pos: model.Pos{File: "bundle/capture.pcap"}, Note: "8 established attempts counted"}}
+	doc, _ := parseHTML(t, r)
+	n := 0
+	for _, li := range elements(doc, func(n *html.Node) bool { return n.Data == "li" && hasClass(n, "quote") }) {
+		if text := textOf(li); strings.Contains(text, "bundle/capture.pcap") {
+			n++
+			if !strings.Contains(text, "The whole file: no single line or frame to quote.") {
+				t.Errorf("the whole file's appendix entry says %q", text)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d appendix entries for the whole file, want 1", n)
 	}
 }

@@ -53,6 +53,10 @@ type Event struct {
 	// Count is how many events this one stands for (1 when zero): a
 	// capture read in summary mode folds repeats.
 	Count int
+	// End, when after Time, is the time of the last of the Count events
+	// this one stands for: they happened from Time to End, such as the
+	// attempts a capture read in summary mode only counted.
+	End time.Time
 	// Pos is the frame or line that shows it, for the evidence appendix.
 	Pos model.Pos
 }

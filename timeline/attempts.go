@@ -205,9 +205,9 @@ func (b *builder) attempts(f *analyzer.Finding, cited map[posKey]bool) part {
 				continue
 			}
 			l := lane(st.Server)
-			l.Events = append(l.Events, report.Event{Time: st.First, Kind: outcomeKind(st.Outcome), Count: st.Attempts,
+			l.Events = append(l.Events, report.Event{Time: st.First, End: st.Last, Kind: outcomeKind(st.Outcome), Count: st.Attempts,
 				Label: fmt.Sprintf("%d %s attempts from %s to %s (counted, not kept one by one)", st.Attempts,
-					outcomeWords(st.Outcome), st.First.UTC().Format("15:04:05"), st.Last.UTC().Format("15:04:05")),
+					outcomeWords(st.Outcome), st.First.UTC().Format("15:04:05.000"), st.Last.UTC().Format("15:04:05.000")),
 				Pos: model.Pos{File: st.File}})
 			if !slices.Contains(files, st.File) {
 				files = append(files, st.File)
@@ -217,16 +217,18 @@ func (b *builder) attempts(f *analyzer.Finding, cited map[posKey]bool) part {
 	if len(order) == 0 {
 		return part{}
 	}
+	for _, ap := range order {
+		finishLane(lanes[ap])
+	}
+	// The lanes with the most failures first, then by address and port
+	// (10.0.0.1:2 before 10.0.0.1:10).
+	slices.SortStableFunc(order, func(x, y netip.AddrPort) int {
+		return cmp.Or(cmp.Compare(failures(*lanes[y]), failures(*lanes[x])), x.Compare(y))
+	})
 	out := make([]report.Lane, 0, len(order))
 	for _, ap := range order {
-		l := lanes[ap]
-		finishLane(l)
-		out = append(out, *l)
+		out = append(out, *lanes[ap])
 	}
-	// The lanes with the most failures first, then by name.
-	slices.SortStableFunc(out, func(x, y report.Lane) int {
-		return cmp.Or(cmp.Compare(failures(y), failures(x)), cmp.Compare(x.Name, y.Name))
-	})
 	title := "Connection attempts to " + out[0].Name + " by outcome"
 	if len(out) > MaxLanes {
 		title = fmt.Sprintf("Connection attempts to the %d servers with the most failures (of %d) by outcome", MaxLanes, len(out))
@@ -296,7 +298,10 @@ func attemptEvent(a *model.Attempt, labelled bool) report.Event {
 		return report.Event{Time: t, Kind: outcomeKind(a.Outcome), Count: 1, Pos: a.Pos}
 	}
 	label := fmt.Sprintf("%s → %s: %s", a.Client, a.Server, outcomeWords(a.Outcome))
-	if n := a.SYNRetransmissions(); n > 0 {
+	switch n := a.SYNRetransmissions(); {
+	case n == 1:
+		label += ", SYN sent 1 more time"
+	case n > 1:
 		label += fmt.Sprintf(", SYN sent %d more times", n)
 	}
 	if a.ICMP {

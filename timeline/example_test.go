@@ -34,7 +34,7 @@ func ExampleBuild() {
 			fmt.Printf("  mark at %s: %s\n", m.Time.Format("15:04:05.000"), m.Label)
 		}
 	}
-	for _, q := range timeline.Quotes(ctx, res.Findings) {
+	for _, q := range timeline.Quotes(ctx, res.Findings, timelines) {
 		if q.Pos.Frame > 0 {
 			fmt.Printf("frame %d: %s\n", q.Pos.Frame, q.Text)
 			break

@@ -246,9 +246,13 @@ func (b *builder) restarts(f *analyzer.Finding, cited map[posKey]bool) part {
 		label := fmt.Sprintf("%s: %s", e.Reason, clip(e.Message))
 		switch first, last := e.FirstTimestamp.UTC(), e.LastTimestamp.UTC(); {
 		case !e.FirstTimestamp.IsZero() && !e.LastTimestamp.IsZero() && last.After(first) && count > 1:
+			// The event stands for count occurrences from the first to
+			// the last: one event over that time, not two instants
+			// that look like the only ones.
 			l.Events = append(l.Events,
-				report.Event{Time: first, Kind: kindOf, Count: 1, Pos: e.Source.Pos, Label: label + " (first of " + fmt.Sprint(count) + ")"},
-				report.Event{Time: last, Kind: kindOf, Count: count - 1, Pos: e.Source.Pos, Label: label + " (last)"})
+				report.Event{Time: first, End: last, Kind: kindOf, Count: count, Pos: e.Source.Pos,
+					Label: fmt.Sprintf("%s (%d times, the first at %s, the last at %s)", label, count,
+						first.Format("2006-01-02 15:04:05"), last.Format("2006-01-02 15:04:05"))})
 		case !e.LastTimestamp.IsZero():
 			l.Events = append(l.Events, report.Event{Time: last, Kind: kindOf, Count: count, Pos: e.Source.Pos, Label: label})
 		case !e.EventTime.IsZero():
@@ -278,9 +282,13 @@ func (b *builder) restarts(f *analyzer.Finding, cited map[posKey]bool) part {
 	}
 	p := part{title: "Restarts of container " + container + " against its liveness probe's window", lanes: lanes}
 	// The probe's failure window after each run's start: the initial
-	// delay, then failureThreshold failed checks a period apart.
+	// delay, then failureThreshold failed checks an interval apart: the
+	// period, or the timeout when it is longer (a check waits for its
+	// timeout before the next starts), as the rule counts it.
 	delay, _ := factInt(f, "initial_delay_s")
 	period, okP := factInt(f, "period_s")
+	timeout, _ := factInt(f, "timeout_s")
+	period = max(period, timeout)
 	threshold, okT := factInt(f, "failure_threshold")
 	if okP && okT && period > 0 && threshold > 0 {
 		slices.SortFunc(starts, time.Time.Compare)

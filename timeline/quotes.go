@@ -23,9 +23,11 @@ const (
 // again.
 const stdinName = "<stdin>"
 
-// Quotes returns the text at the findings' evidence positions, for the
-// HTML report's appendix, one Quote per distinct position in the order
-// the findings cite them (at most MaxQuotes): the line of a text file
+// Quotes returns the text at the findings' evidence positions and at
+// those their timelines (by fingerprint, as Build returns them) cite, for
+// the HTML report's appendix, one Quote per distinct position in the order
+// the findings cite them, each finding's evidence before its timeline's
+// (at most MaxQuotes): the line of a text file
 // (read again: a member of an archive or of a compressed file too), a
 // one-line decode of a capture's frame (see capture.OneLine), and for a
 // Kubernetes object the object and field path before the line that shows
@@ -33,23 +35,25 @@ const stdinName = "<stdin>"
 // position naming no line, frame or object gets none. Quotes reads each
 // file once, up to the highest line or frame needed, and stops early,
 // quoting what it could not read as such, when ctx ends.
-func Quotes(ctx context.Context, findings []analyzer.Finding) []report.Quote {
+func Quotes(ctx context.Context, findings []analyzer.Finding, timelines map[string]*report.Timeline) []report.Quote {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	var order []model.Pos
 	seen := map[model.Pos]bool{}
+	add := func(p model.Pos) {
+		if seen[p] || p.Line == 0 && p.Frame == 0 && p.Object == "" || len(order) == MaxQuotes {
+			return
+		}
+		seen[p] = true
+		order = append(order, p)
+	}
 	for _, f := range findings {
 		for _, e := range f.Evidence {
-			p := e.Pos
-			if seen[p] || p.Line == 0 && p.Frame == 0 && p.Object == "" {
-				continue
-			}
-			if len(order) == MaxQuotes {
-				break
-			}
-			seen[p] = true
-			order = append(order, p)
+			add(e.Pos)
+		}
+		if tl := timelines[f.Fingerprint]; tl != nil && f.Fingerprint != "" {
+			timelinePositions(tl, add)
 		}
 	}
 	if len(order) == 0 {
@@ -101,6 +105,25 @@ func Quotes(ctx context.Context, findings []analyzer.Finding) []report.Quote {
 		out = append(out, report.Quote{Pos: p, Text: quoteText(p, q)})
 	}
 	return out
+}
+
+// timelinePositions calls add with each position tl cites: its lanes'
+// events and spans, its spans and marks.
+func timelinePositions(tl *report.Timeline, add func(model.Pos)) {
+	for _, l := range tl.Lanes {
+		for _, e := range l.Events {
+			add(e.Pos)
+		}
+		for _, s := range l.Spans {
+			add(s.Pos)
+		}
+	}
+	for _, s := range tl.Spans {
+		add(s.Pos)
+	}
+	for _, m := range tl.Marks {
+		add(m.Pos)
+	}
 }
 
 // quoteText is the quote of one position.

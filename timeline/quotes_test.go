@@ -42,7 +42,7 @@ func fileLine(t *testing.T, name string, n int) string {
 // frames as the model has them.
 func TestQuotesStaleDNAT(t *testing.T) {
 	snap, fs := incident(t, "incidents/stale-dnat")
-	qs := Quotes(context.Background(), fs)
+	qs := Quotes(context.Background(), fs, nil)
 	seen := map[model.Pos]bool{}
 	var lines, frames int
 	for _, q := range qs {
@@ -93,7 +93,7 @@ func TestQuotesStaleDNAT(t *testing.T) {
 func TestQuotesArchive(t *testing.T) {
 	_, fs := incident(t, "incidents/stale-dnat")
 	plain := map[string]string{}
-	for _, q := range Quotes(context.Background(), fs) {
+	for _, q := range Quotes(context.Background(), fs, nil) {
 		rel, _ := filepath.Rel(filepath.Join(testutil.Root(), "fixtures", "incidents"), q.Pos.File)
 		q.Pos.File = filepath.ToSlash(rel)
 		plain[q.Pos.String()] = q.Text
@@ -101,7 +101,7 @@ func TestQuotesArchive(t *testing.T) {
 	archive := filepath.Join(t.TempDir(), "bundle.tar.gz")
 	writeTarGz(t, archive, filepath.Join(testutil.Root(), "fixtures", "incidents", "stale-dnat"), "stale-dnat")
 	_, fs2 := load(t, archive)
-	qs := Quotes(context.Background(), fs2)
+	qs := Quotes(context.Background(), fs2, nil)
 	if len(qs) != len(plain) {
 		t.Errorf("%d quotes from the archive, %d from the directory", len(qs), len(plain))
 	}
@@ -139,7 +139,7 @@ func TestQuotesBad(t *testing.T) {
 		{Pos: model.Pos{Object: "Service ns/web", Path: "spec.ports[0]"}},
 		{Pos: model.Pos{File: long}}, // no line, frame or object: nothing to quote
 	}
-	qs := Quotes(context.Background(), []analyzer.Finding{{Evidence: ev}})
+	qs := Quotes(context.Background(), []analyzer.Finding{{Evidence: ev}}, nil)
 	if len(qs) != len(ev)-1 {
 		t.Fatalf("%d quotes: %+v", len(qs), qs)
 	}
@@ -162,7 +162,7 @@ func TestQuotesBad(t *testing.T) {
 	for i := range MaxQuotes + 10 {
 		many = append(many, analyzer.Evidence{Pos: model.Pos{File: long, Line: i + 1}})
 	}
-	if n := len(Quotes(context.Background(), []analyzer.Finding{{Evidence: many}})); n != MaxQuotes {
+	if n := len(Quotes(context.Background(), []analyzer.Finding{{Evidence: many}}, nil)); n != MaxQuotes {
 		t.Errorf("%d quotes, bound %d", n, MaxQuotes)
 	}
 }
@@ -253,7 +253,7 @@ func TestQuotesNested(t *testing.T) {
 		{Pos: model.Pos{File: zipName + "!logs/missing.log", Line: 1}},
 		{Pos: model.Pos{File: dir, Line: 1}},
 	}
-	qs := Quotes(context.Background(), []analyzer.Finding{{Evidence: ev}})
+	qs := Quotes(context.Background(), []analyzer.Finding{{Evidence: ev}}, nil)
 	if len(qs) != 4 {
 		t.Fatalf("quotes %+v", qs)
 	}
@@ -286,7 +286,7 @@ func TestQuotesHostile(t *testing.T) {
 			fs[len(fs)-1].Evidence = append(fs[len(fs)-1].Evidence, analyzer.Evidence{Pos: model.Pos{File: in.Path, Line: 1}})
 		}
 		Build(context.Background(), snap, fs)
-		for _, q := range Quotes(context.Background(), fs) {
+		for _, q := range Quotes(context.Background(), fs, nil) {
 			if q.Text == "" && q.Pos.Line != 1 {
 				t.Errorf("%s: empty quote", q.Pos)
 			}
@@ -294,5 +294,41 @@ func TestQuotesHostile(t *testing.T) {
 	}
 	if n < 4 {
 		t.Errorf("only %d hostile bundles", n)
+	}
+}
+
+// The positions a timeline cites (the kube-proxy errors of stale-dnat's
+// chart, the frames of its attempts) are quoted too, with the line or
+// frame they name, so that the chart's links do not land on an appendix
+// entry without its text.
+func TestQuotesTimelinePositions(t *testing.T) {
+	snap, fs := incident(t, "incidents/stale-dnat")
+	tls := Build(context.Background(), snap, fs)
+	quoted := map[model.Pos]string{}
+	for _, q := range Quotes(context.Background(), fs, tls) {
+		quoted[q.Pos] = q.Text
+	}
+	n := 0
+	for _, f := range fs {
+		tl := tls[f.Fingerprint]
+		if tl == nil {
+			continue
+		}
+		timelinePositions(tl, func(p model.Pos) {
+			if p.Line == 0 && p.Frame == 0 {
+				return
+			}
+			n++
+			text, ok := quoted[p]
+			switch {
+			case !ok:
+				t.Errorf("%s: %s cited by its timeline is not quoted", f.Rule, p)
+			case p.Line > 0 && !strings.Contains(text, "Failed to watch"):
+				t.Errorf("%s: %s quoted %q, want its kube-proxy error", f.Rule, p, text)
+			}
+		})
+	}
+	if n < 10 {
+		t.Errorf("the timelines cite %d lines and frames, want the kube-proxy errors and the attempts", n)
 	}
 }

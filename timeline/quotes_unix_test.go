@@ -19,7 +19,7 @@ func TestQuotesNamedPipe(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	qs := Quotes(context.Background(), []analyzer.Finding{{Evidence: []analyzer.Evidence{{Pos: model.Pos{File: fifo, Line: 1}}}}})
+	qs := Quotes(context.Background(), []analyzer.Finding{{Evidence: []analyzer.Evidence{{Pos: model.Pos{File: fifo, Line: 1}}}}}, nil)
 	if len(qs) != 1 || qs[0].Text != "(cannot quote line 1: not a regular file)" {
 		t.Errorf("quotes %+v", qs)
 	}

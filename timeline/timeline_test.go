@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -228,11 +229,17 @@ func TestProbeRestartTimeline(t *testing.T) {
 	if len(tl.Spans) != starts || starts == 0 {
 		t.Errorf("%d probe windows, want one per known start (%d)", len(tl.Spans), starts)
 	}
+	// The window is as long as the finding says the failures take:
+	// failureThreshold checks the timeout apart, the timeout (15 s) being
+	// longer than the period (10 s).
+	failing, ok := factInt(f, "failing_window_s")
 	period, _ := factInt(f, "period_s")
-	threshold, _ := factInt(f, "failure_threshold")
+	if threshold, _ := factInt(f, "failure_threshold"); !ok || failing == 0 || period*threshold == failing {
+		t.Fatalf("failing_window_s %d (period %d s): the fixture no longer has a timeout longer than its period", failing, period)
+	}
 	for _, s := range tl.Spans {
-		if s.Kind != report.SpanWindow || s.End.Sub(s.Start) != time.Duration(period*threshold)*time.Second {
-			t.Errorf("window %+v, want %d × %d s", s, threshold, period)
+		if s.Kind != report.SpanWindow || s.End.Sub(s.Start) != time.Duration(failing)*time.Second {
+			t.Errorf("window %+v, want the finding's %d s", s, failing)
 		}
 	}
 	if c := counts(l); c[report.EventRestart] == 0 || c[report.EventError] == 0 {
@@ -450,5 +457,86 @@ func TestARPLastOwnerUntilCaptureEnd(t *testing.T) {
 	}
 	if tl.End.Before(last.End) {
 		t.Errorf("timeline ends at %v, before its last span (%v)", tl.End, last.End)
+	}
+}
+
+// Attempts a capture read in summary mode only counted are drawn over the
+// time they took, not at the first one alone: connection-skew's 8
+// established connections span 0.3 s of its capture.
+func TestCountedAttemptsSpanTheirTime(t *testing.T) {
+	snap, fs := incident(t, "incidents/connection-skew")
+	tl := timelineOf(t, snap, fs, find(t, fs, "connection-skew"))
+	n := 0
+	for _, l := range tl.Lanes {
+		for _, e := range l.Events {
+			if e.Count < 2 {
+				continue
+			}
+			n++
+			for _, st := range snap.EndpointStats {
+				if st.Attempts == e.Count && st.First.Equal(e.Time) && !e.End.Equal(st.Last) {
+					t.Errorf("%q ends at %v, the attempts it counts at %v", e.Label, e.End, st.Last)
+				}
+			}
+			if !e.End.After(e.Time) {
+				t.Errorf("%q (×%d) has no end after %v", e.Label, e.Count, e.Time)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no counted attempts drawn")
+	}
+}
+
+// A kubelet event repeated count times from its first to its last
+// timestamp is one event over that time, counting them all, not an
+// instant at each end that looks like the only two.
+func TestProbeRestartRepeatedEvent(t *testing.T) {
+	snap, fs := incident(t, "incidents/probe-restart-loop")
+	tl := timelineOf(t, snap, fs, find(t, fs, "probe-restart-loop"))
+	l := laneNamed(t, tl, "container etcd (pod kube-system/etcd-cp-1)")
+	n := 0
+	for _, ke := range snap.Kube.Events {
+		if ke.Count < 2 || !ke.LastTimestamp.After(ke.FirstTimestamp.Time) || ke.InvolvedObject.Name != "etcd-cp-1" {
+			continue
+		}
+		n++
+		var at []report.Event
+		for _, e := range l.Events {
+			if e.Pos == ke.Source.Pos {
+				at = append(at, e)
+			}
+		}
+		if len(at) != 1 || !at[0].Time.Equal(ke.FirstTimestamp.UTC()) || !at[0].End.Equal(ke.LastTimestamp.UTC()) || at[0].Count != int(ke.Count) {
+			t.Errorf("event %s ×%d (%v to %v) drawn as %+v", ke.Reason, ke.Count, ke.FirstTimestamp, ke.LastTimestamp, at)
+		}
+	}
+	if n == 0 {
+		t.Fatal("the fixture has no repeated event of the pod")
+	}
+}
+
+// Lanes with as many failures are ordered by address and port, the ports
+// as numbers: 10.0.0.1:2 before 10.0.0.1:10 before 10.0.0.1:100.
+func TestLanesByPortNumber(t *testing.T) {
+	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	snap := &model.Snapshot{}
+	for i, port := range []uint16{100, 10, 2} {
+		snap.Attempts = append(snap.Attempts, model.Attempt{
+			Client: netip.MustParseAddrPort(fmt.Sprintf("10.0.0.9:%d", 40000+i)), Server: netip.AddrPortFrom(netip.MustParseAddr("10.0.0.1"), port),
+			Outcome: model.OutcomeUnanswered, Start: start.Add(time.Duration(i) * time.Second), Pos: model.Pos{File: "c.pcap", Frame: i + 1}})
+	}
+	f := analyzer.Finding{Rule: "syn-unanswered", Fingerprint: "fp", Subject: map[string]string{"address": "10.0.0.1"},
+		Evidence: []analyzer.Evidence{{Pos: model.Pos{File: "c.pcap", Frame: 1}}}}
+	tl := Build(context.Background(), snap, []analyzer.Finding{f})["fp"]
+	if tl == nil {
+		t.Fatal("no timeline")
+	}
+	var names []string
+	for _, l := range tl.Lanes {
+		names = append(names, l.Name)
+	}
+	if want := []string{"10.0.0.1:2", "10.0.0.1:10", "10.0.0.1:100"}; !slices.Equal(names, want) {
+		t.Errorf("lanes %v, want %v", names, want)
 	}
 }

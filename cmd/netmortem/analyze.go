@@ -224,7 +224,7 @@ func addHTMLData(ctx context.Context, outputs []report.Output, snap *model.Snaps
 		return
 	}
 	rep.Timelines = timeline.Build(ctx, snap, rep.Findings)
-	rep.Quotes = timeline.Quotes(ctx, rep.Findings)
+	rep.Quotes = timeline.Quotes(ctx, rep.Findings, rep.Timelines)
 }
 
 // withBudget returns ctx with a deadline d from now; d = 0 means none.
