@@ -15,7 +15,7 @@ COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE        ?= $(shell git log -1 --format=%cI 2>/dev/null)
 LDFLAGS     ?= $(if $(VERSION),-X $(BUILDINFO).version=$(VERSION)) $(if $(COMMIT),-X $(BUILDINFO).commit=$(COMMIT)) $(if $(DATE),-X $(BUILDINFO).date=$(DATE))
 
-.PHONY: all build test demo lint fuzz fixtures bench bench-memory docs check-docs browser-deps screenshots clean
+.PHONY: all build test demo lint fuzz fixtures bench bench-memory docs check-docs browser-deps test-deps screenshots clean
 
 all: build
 
@@ -50,6 +50,23 @@ browser-deps:
 	  echo "  install Debian's or your distribution's chromium, or set NETMORTEM_CHROMIUM to a Chromium binary;"; \
 	  echo "  without it the browser test of the HTML report is skipped (and fails when CI=true)"; \
 	fi
+
+## test-deps: install what the tests that run real tools need, when it is
+## missing (needs root and apt-get, as on CI): Chromium (make browser-deps),
+## and for the collector's test in a network namespace iproute2, tcpdump,
+## iptables, nftables, conntrack, dash and shellcheck. Without them those
+## tests skip, except when CI=true.
+TEST_TOOLS = ip:iproute2 tcpdump:tcpdump iptables:iptables nft:nftables conntrack:conntrack dash:dash shellcheck:shellcheck
+test-deps: browser-deps
+	@missing=; for tp in $(TEST_TOOLS); do command -v $${tp%%:*} >/dev/null 2>&1 || missing="$$missing $${tp#*:}"; done; \
+	if [ -z "$$missing" ]; then echo "test-deps: the collector test's tools are there"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  log=$$(mktemp); export DEBIAN_FRONTEND=noninteractive; \
+	  if apt-get install -y -q --no-install-recommends $$missing >$$log 2>&1 || \
+	    { apt-get update -q >$$log 2>&1 && apt-get install -y -q --no-install-recommends $$missing >$$log 2>&1; }; then \
+	    echo "test-deps: installed$$missing"; rm -f $$log; \
+	  else echo "test-deps: apt-get could not install$$missing:"; tail -5 $$log; rm -f $$log; exit 1; fi; \
+	else echo "test-deps: missing$$missing (root and apt-get needed to install them); the collector's test skips without them, except when CI=true"; fi
 
 ## screenshots: render the HTML report of $(SCREENSHOT_INCIDENT) in headless
 ## Chromium at 1280 and 390 pixels and write the PNGs to docs/img/

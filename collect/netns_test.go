@@ -105,7 +105,7 @@ func kubeList(t *testing.T, secret string, files ...string) []byte {
 // the collector's, Secrets-like values are gone, and no rule is skipped for
 // want of evidence.
 func TestScriptOnNode(t *testing.T) {
-	needRoot(t, "ip", "tcpdump", "timeout", "tar", "gzip", "awk")
+	needRoot(t, "ip", "tcpdump", "iptables", "conntrack", "timeout", "tar", "gzip", "awk")
 	shell := "dash"
 	if _, err := exec.LookPath(shell); err != nil {
 		shell = "sh"
