@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"sort"
 	"sync"
 
 	"github.com/netmortem/netmortem/internal/anon"
@@ -112,11 +111,6 @@ func (b *batchAnon) mappings() []anon.Mapping {
 	for _, m := range b.used {
 		out = append(out, m)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Kind != out[j].Kind {
-			return out[i].Kind < out[j].Kind
-		}
-		return out[i].Original < out[j].Original
-	})
+	anon.SortMappings(out)
 	return out
 }

@@ -103,13 +103,19 @@ func (a *Anonymizer) Mappings() []Mapping {
 	for _, m := range a.used {
 		out = append(out, m)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Kind != out[j].Kind {
-			return out[i].Kind < out[j].Kind
-		}
-		return out[i].Original < out[j].Original
-	})
+	SortMappings(out)
 	return out
+}
+
+// SortMappings sorts ms by kind, then original, the order of Mappings and
+// of the mapping file.
+func SortMappings(ms []Mapping) {
+	sort.Slice(ms, func(i, j int) bool {
+		if ms[i].Kind != ms[j].Kind {
+			return ms[i].Kind < ms[j].Kind
+		}
+		return ms[i].Original < ms[j].Original
+	})
 }
 
 // record notes that original became token.
