@@ -61,6 +61,10 @@ func WriteDoc(w io.Writer, rules []RuleNeeds) error {
 		"values, flags and keys that look like credentials (`***HIDDEN***`, which netmortem reads as\n" +
 		"unknown). Its options: `--capture-seconds` (60; 0 for none), `--capture-size` (MB, 100),\n" +
 		"`--filter` (a tcpdump filter), `--kubectl`, `--conntrack-max` (entries, 200000).\n\n" +
+		"netmortem reads the manifest: what a report asks to collect next (`next_evidence`, `netmortem\n" +
+		"inspect`) leaves out, on a node, a command that ran there with status 0 and gave nothing the\n" +
+		"rules could use, and one the script skipped there, and says so (`collected on node1: empty`,\n" +
+		"`not collected on node1: ipvsadm not found`); a command that failed there is asked again.\n\n" +
 		"Start the collection before the failure shows again (the capture runs while the other commands\n" +
 		"do), and collect on the client's node and on the server's.\n\n")
 	for _, s := range Symptoms {

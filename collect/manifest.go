@@ -2,10 +2,11 @@ package collect
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/netmortem/netmortem/model"
 )
 
 // ManifestFormat is the first field of the manifest's format line.
@@ -55,7 +56,7 @@ type Ran struct {
 type Skipped struct{ Name, Why string }
 
 // ReadManifest reads a collector manifest. name is used in errors, which
-// are positioned (name:line: what was expected).
+// are positioned (*model.Error at name:line: what was expected).
 func ReadManifest(name string, r io.Reader) (*Manifest, error) {
 	m := &Manifest{}
 	sc := bufio.NewScanner(r)
@@ -71,7 +72,7 @@ func ReadManifest(name string, r io.Reader) (*Manifest, error) {
 		f := strings.Split(line, "\t")
 		want := func(k int, what string) error {
 			if len(f) < k {
-				return fmt.Errorf("%s:%d: %s line: expected %s, got %q", name, n, f[0], what, line)
+				return model.Errorf(model.Pos{File: name, Line: n}, "", "%s line: expected %s, got %q", f[0], what, line)
 			}
 			return nil
 		}
@@ -79,7 +80,7 @@ func ReadManifest(name string, r io.Reader) (*Manifest, error) {
 		switch f[0] {
 		case "format":
 			if err = want(2, "the format"); err == nil && f[1] != ManifestFormat {
-				err = fmt.Errorf("%s:%d: expected format %s, got %q", name, n, ManifestFormat, f[1])
+				err = model.Errorf(model.Pos{File: name, Line: n}, "", "expected format %s, got %q", ManifestFormat, f[1])
 			}
 			sawFormat = true
 		case "script-version":
@@ -110,7 +111,7 @@ func ReadManifest(name string, r io.Reader) (*Manifest, error) {
 			}
 			st, perr := strconv.Atoi(f[2])
 			if perr != nil {
-				err = fmt.Errorf("%s:%d: ran line: expected an exit status, got %q", name, n, f[2])
+				err = model.Errorf(model.Pos{File: name, Line: n}, "", "ran line: expected an exit status, got %q", f[2])
 				break
 			}
 			file := f[3]
@@ -127,17 +128,17 @@ func ReadManifest(name string, r io.Reader) (*Manifest, error) {
 				m.Notes = append(m.Notes, f[1]+": "+strings.Join(f[2:], " "))
 			}
 		default:
-			err = fmt.Errorf("%s:%d: expected a manifest line (format, node, ran, skipped ...), got %q", name, n, line)
+			err = model.Errorf(model.Pos{File: name, Line: n}, "", "expected a manifest line (format, node, ran, skipped ...), got %q", line)
 		}
 		if err != nil {
 			return m, err
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return m, fmt.Errorf("%s:%d: %w", name, n+1, err)
+		return m, model.Errorf(model.Pos{File: name, Line: n + 1}, "", "%w", err)
 	}
 	if !sawFormat {
-		return m, fmt.Errorf("%s:1: expected a line \"format\\t%s\"", name, ManifestFormat)
+		return m, model.Errorf(model.Pos{File: name, Line: 1}, "", "expected a line \"format\\t%s\"", ManifestFormat)
 	}
 	return m, nil
 }

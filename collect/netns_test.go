@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/parse/bundle"
+	"github.com/netmortem/netmortem/report"
 )
 
 // needRoot skips a test that needs root and ip netns, except in CI, where
@@ -276,6 +278,10 @@ esac
 	for _, r := range m.Ran {
 		ran[r.Name] = r
 	}
+	skippedNames := map[string]bool{}
+	for _, s := range m.Skipped {
+		skippedNames[s.Name] = true
+	}
 	ipvsLoaded := exec.Command("ip", "netns", "exec", nsA, "test", "-e", "/proc/net/ip_vs").Run() == nil
 	calls, _ := os.ReadFile(ipvsCalls)
 	if !ipvsLoaded {
@@ -342,12 +348,25 @@ esac
 	if len(snap.Captures) != 1 || packets < 5 {
 		t.Errorf("%d captures of %d packets, want one with the pings", len(snap.Captures), packets)
 	}
+	if len(snap.Collections) != 1 || snap.Collections[0].Node != "test-node" ||
+		len(snap.Collections[0].Ran) != len(m.Ran) || len(snap.Collections[0].Skipped) != len(m.Skipped) {
+		t.Errorf("collections %+v, want test-node's, %d commands run and %d skipped", snap.Collections, len(m.Ran), len(m.Skipped))
+	}
 	res := analyzer.Run(context.Background(), snap, rules.All(), nil)
 	for _, s := range res.Skipped {
 		t.Errorf("rule %s skipped on a collected bundle: missing %v, any of %v", s.Rule, s.Missing, s.AnyOf)
 	}
 	for _, e := range res.Errors {
 		t.Errorf("rule %s failed: %v", e.Rule, e.Err)
+	}
+	// What to collect next never asks the node for a command the
+	// collector ran there with status 0, or skipped there.
+	for _, e := range report.NextEvidenceFor(snap, rules.All(), res) {
+		r, ran := ran[e.Command]
+		_, skipped := skippedNames[e.Command]
+		if slices.Contains(e.Nodes, "test-node") && (ran && r.Status == 0 || skipped) {
+			t.Errorf("next evidence asks test-node for %s, which the collector ran or skipped there: %+v", e.Command, e)
+		}
 	}
 }
 

@@ -105,6 +105,10 @@ type Snapshot struct {
 	EndpointStats []EndpointStats `json:"endpoint_stats,omitempty"`
 	ICMP          []ICMPEvent     `json:"icmp,omitempty"`
 	ARP           []ARPEvent      `json:"arp,omitempty"`
+
+	// Collections are what netmortem's collector recorded, node by node,
+	// of the commands it ran and skipped (its manifests).
+	Collections []Collection `json:"collections,omitempty"`
 }
 
 // Has reports whether any input of kind k was read (even if it held no
@@ -152,6 +156,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.EndpointStats = append(s.EndpointStats, o.EndpointStats...)
 	s.ICMP = append(s.ICMP, o.ICMP...)
 	s.ARP = append(s.ARP, o.ARP...)
+	s.Collections = append(s.Collections, o.Collections...)
 }
 
 // Nodes returns the distinct non-empty node names that records carry, in the

@@ -413,13 +413,11 @@ func newHTMLFinding(i int, f analyzer.Finding, anchor string, r *Report, book *q
 // nextEvidenceWhy says it in the text formats, the findings it decides
 // linked to their sections; anchors are the findings' section ids.
 func newHTMLCollect(r *Report, e NextEvidence, anchors []string) htmlCollect {
-	c := htmlCollect{Shell: esc(e.Shell), Where: "on the nodes", Notes: escAll(e.Notes)}
-	switch {
-	case e.Scope == "cluster":
-		c.Where = "once, with kubectl"
-	case len(e.Nodes) > 0:
-		c.Where = esc("on " + strings.Join(e.Nodes, ", "))
+	where := collectedNotes(e.Collected)
+	if w := nextEvidenceWhere(e); w != "" {
+		where = append([]string{w}, where...)
 	}
+	c := htmlCollect{Shell: esc(e.Shell), Where: esc(strings.Join(where, "; ")), Notes: escAll(e.Notes)}
 	for _, fp := range e.Decides {
 		link := htmlLink{Text: esc(fp)}
 		for i, f := range r.Findings {

@@ -46,6 +46,52 @@ type NextEvidence struct {
 	// Joins lists the rules that ran without its kind (one they can use,
 	// or one of several they need) and would join it.
 	Joins []string `json:"joins" yaml:"joins"`
+	// Collected says what netmortem's collector did with this command on
+	// the nodes whose manifest records it (model.Collection), in the
+	// order of the nodes: a node where it ran with status 0, or where the
+	// collector skipped it, is not in Nodes (it is not asked again); a
+	// node where it failed is, asked again. Absent when no manifest
+	// records it.
+	Collected []Collected `json:"collected,omitempty" yaml:"collected,omitempty"`
+}
+
+// Collected is what netmortem's collector did with a command on one node.
+type Collected struct {
+	// Node is the node.
+	Node string `json:"node" yaml:"node"`
+	// Outcome is one of CollectedEmpty, CollectedRead, CollectedSkipped
+	// and CollectedFailed.
+	Outcome string `json:"outcome" yaml:"outcome"`
+	// Status is the command's exit status, when it ran.
+	Status int `json:"status,omitempty" yaml:"status,omitempty"`
+	// Why is why the collector skipped it ("ip_vs not loaded"), for
+	// CollectedSkipped.
+	Why string `json:"why,omitempty" yaml:"why,omitempty"`
+}
+
+// The outcomes of a Collected.
+const (
+	// CollectedEmpty is a command that ran with status 0 and gave
+	// nothing the rules could use: the node has no evidence of its kind.
+	CollectedEmpty = "empty"
+	// CollectedRead is a command that ran with status 0 and whose output
+	// was read, without deciding what the entry is asked for.
+	CollectedRead = "read"
+	// CollectedSkipped is a command the collector did not run there (its
+	// tool missing, a kernel module not loaded): running it as it is
+	// cannot give the evidence.
+	CollectedSkipped = "skipped"
+	// CollectedFailed is a command that ran with a non-zero status: it
+	// is asked again.
+	CollectedFailed = "failed"
+)
+
+// Asks reports whether e asks for anything: a cluster command, a node
+// command on the nodes it names, or, naming none, on every node; not when
+// every node it was wanted from has it collected already (Collected) and
+// none is left to ask.
+func (e NextEvidence) Asks() bool {
+	return e.Scope == collect.ScopeCluster || len(e.Nodes) > 0 || len(e.Collected) == 0
 }
 
 // NextEvidenceFor says which commands would bring the evidence the
@@ -119,14 +165,18 @@ func ruleNamed(rules []*analyzer.Rule, name string) *analyzer.Rule {
 type evidenceAsk struct {
 	// kinds are the kinds read, and the nodes each was read from.
 	kinds map[model.Kind]map[string]bool
-	// nodes are the nodes of the bundle: those its inputs name.
-	nodes   []string
-	entries map[string]*NextEvidence
-	order   []string
+	// nodes are the nodes of the bundle: those its inputs and its
+	// collector's manifests name.
+	nodes []string
+	// collections are the collector's manifests, by node.
+	collections map[string]*model.Collection
+	entries     map[string]*NextEvidence
+	order       []string
 }
 
 func newEvidenceAsk(snap *model.Snapshot) *evidenceAsk {
-	b := &evidenceAsk{kinds: map[model.Kind]map[string]bool{}, entries: map[string]*NextEvidence{}}
+	b := &evidenceAsk{kinds: map[model.Kind]map[string]bool{}, entries: map[string]*NextEvidence{},
+		collections: map[string]*model.Collection{}}
 	if snap == nil {
 		return b
 	}
@@ -141,6 +191,13 @@ func newEvidenceAsk(snap *model.Snapshot) *evidenceAsk {
 		b.kinds[in.Kind][in.Node] = true
 		if in.Node != "" {
 			nodes[in.Node] = true
+		}
+	}
+	for i := range snap.Collections {
+		c := &snap.Collections[i]
+		if c.Node != "" {
+			b.collections[c.Node] = c
+			nodes[c.Node] = true
 		}
 	}
 	for n := range nodes {
@@ -175,13 +232,74 @@ func (b *evidenceAsk) kind(k model.Kind, node string, why func(*NextEvidence)) {
 				nodes = b.lacking(k)
 			}
 			for _, n := range nodes {
-				if n != "" {
-					e.Nodes = appendNew(e.Nodes, n)
-				}
+				b.askNode(e, n)
 			}
 		}
 		why(e)
 	}
+}
+
+// askNode asks for e's command on node, unless the collector's manifest
+// of that node says it ran there with status 0 or was skipped there: then
+// e says so in Collected instead. A command that failed there is asked
+// again, and Collected says it failed.
+func (b *evidenceAsk) askNode(e *NextEvidence, node string) {
+	if node == "" {
+		return
+	}
+	if c := b.collections[node]; c != nil && e.Command != "" {
+		r, ok := c.RanCommand(e.Command)
+		if !ok {
+			r, ok = coveredRun(c, e.Command)
+		}
+		if ok {
+			switch {
+			case r.Status != 0:
+				e.Collected = addCollected(e.Collected, Collected{Node: node, Outcome: CollectedFailed, Status: r.Status})
+			case e.Kind != "" && b.kinds[e.Kind][node]:
+				e.Collected = addCollected(e.Collected, Collected{Node: node, Outcome: CollectedRead})
+				return
+			default:
+				e.Collected = addCollected(e.Collected, Collected{Node: node, Outcome: CollectedEmpty})
+				return
+			}
+		} else if sk, ok := c.SkippedCommand(e.Command); ok {
+			e.Collected = addCollected(e.Collected, Collected{Node: node, Outcome: CollectedSkipped, Why: sk.Why})
+			return
+		}
+	}
+	e.Nodes = appendNew(e.Nodes, node)
+}
+
+// coveredRun returns how the command name ran on c's node when the
+// collector skipped it as covered by others (iptables-save by
+// iptables-legacy-save and iptables-nft-save): as if it ran, with the
+// first non-zero status of those; false when one of them did not run.
+func coveredRun(c *model.Collection, name string) (model.CollectedRun, bool) {
+	sk, skipped := c.SkippedCommand(name)
+	cmd, _ := collect.Lookup(name)
+	if !skipped || !strings.HasPrefix(sk.Why, "covered by ") || len(cmd.CoveredBy) == 0 {
+		return model.CollectedRun{}, false
+	}
+	out := model.CollectedRun{Name: name}
+	for _, cov := range cmd.CoveredBy {
+		r, ok := c.RanCommand(cov)
+		if !ok {
+			return model.CollectedRun{}, false
+		}
+		if out.Status == 0 {
+			out.Status = r.Status
+		}
+	}
+	return out, true
+}
+
+// addCollected adds c to l unless l has its node already.
+func addCollected(l []Collected, c Collected) []Collected {
+	if slices.ContainsFunc(l, func(o Collected) bool { return o.Node == c.Node }) {
+		return l
+	}
+	return append(l, c)
 }
 
 // decide adds a finding's Decide: the catalog command it is (its exact
@@ -207,8 +325,8 @@ func (b *evidenceAsk) decide(decide, node, fingerprint string) {
 		e = b.entry("", command, scope, "")
 		e.Notes = appendNew(e.Notes, note)
 	}
-	if node != "" && e.Scope == collect.ScopeNode {
-		e.Nodes = appendNew(e.Nodes, node)
+	if e.Scope == collect.ScopeNode {
+		b.askNode(e, node)
 	}
 	e.Decides = appendNew(e.Decides, fingerprint)
 }
@@ -274,6 +392,8 @@ func (b *evidenceAsk) list() []NextEvidence {
 	for _, k := range keys {
 		e := *b.entries[k]
 		sort.Strings(e.Nodes)
+		e.Collected = slices.Clone(e.Collected)
+		slices.SortStableFunc(e.Collected, func(a, b Collected) int { return strings.Compare(a.Node, b.Node) })
 		out = append(out, e)
 	}
 	return out

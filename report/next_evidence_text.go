@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/netmortem/netmortem/collect"
 	"github.com/netmortem/netmortem/internal/escape"
 )
 
@@ -25,14 +26,10 @@ func askedFor(r *Report) (shown []NextEvidence, others int) {
 // "on node1; decides [3] syn-unanswered; lets timewait-churn run".
 func nextEvidenceWhy(r *Report, e NextEvidence) string {
 	var parts []string
-	switch {
-	case e.Scope == "cluster":
-		parts = append(parts, "once, with kubectl")
-	case len(e.Nodes) > 0:
-		parts = append(parts, "on "+strings.Join(e.Nodes, ", "))
-	default:
-		parts = append(parts, "on the nodes")
+	if w := nextEvidenceWhere(e); w != "" {
+		parts = append(parts, w)
 	}
+	parts = append(parts, collectedNotes(e.Collected)...)
 	if len(e.Decides) > 0 {
 		var fs []string
 		for _, fp := range e.Decides {
@@ -47,6 +44,55 @@ func nextEvidenceWhy(r *Report, e NextEvidence) string {
 		parts = append(parts, "lets "+strings.Join(e.Unblocks, ", ")+" run")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// nextEvidenceWhere says where a command is to run: "once, with
+// kubectl", "on node1, node2", "on the nodes" when the bundle does not
+// say which; "" when the collector has it from every node it was wanted
+// from already (collectedNotes says how).
+func nextEvidenceWhere(e NextEvidence) string {
+	switch {
+	case e.Scope == collect.ScopeCluster:
+		return "once, with kubectl"
+	case len(e.Nodes) > 0:
+		return "on " + strings.Join(e.Nodes, ", ")
+	case len(e.Collected) == 0:
+		return "on the nodes"
+	}
+	return ""
+}
+
+// collectedNotes says what the collector did with a command, the nodes
+// with the same outcome together: "collected on node1, node2: empty",
+// "collected on node3: read", "not collected on node4: ip_vs not loaded",
+// "failed on node5 (exit status 1)".
+func collectedNotes(cs []Collected) []string {
+	var keys []string
+	nodes := map[string][]string{}
+	for _, c := range cs {
+		var key string
+		switch c.Outcome {
+		case CollectedEmpty:
+			key = "collected on %s: empty"
+		case CollectedRead:
+			key = "collected on %s: read"
+		case CollectedSkipped:
+			key = "not collected on %s: " + strings.ReplaceAll(c.Why, "%", "%%")
+		case CollectedFailed:
+			key = fmt.Sprintf("failed on %%s (exit status %d)", c.Status)
+		default:
+			continue
+		}
+		if _, ok := nodes[key]; !ok {
+			keys = append(keys, key)
+		}
+		nodes[key] = append(nodes[key], c.Node)
+	}
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf(k, strings.Join(nodes[k], ", ")))
+	}
+	return out
 }
 
 // findingRef names the finding with fingerprint fp: "[3] syn-unanswered",

@@ -43,7 +43,7 @@ func archiveReport() *report.Report {
 func TestReportSchema(t *testing.T) {
 	schema := testutil.Schema(t, reportSchemaFile, reportSchemaURL)
 	for name, r := range map[string]*report.Report{"fixed": fixedReport(), "archive": archiveReport(), "hostile": hostileReport(),
-		"suppressed": suppressedReport(), "empty": {}} {
+		"suppressed": suppressedReport(), "collected": collectedReport(), "empty": {}} {
 		for _, format := range []string{"json", "yaml"} {
 			var buf bytes.Buffer
 			if err := report.Write(&buf, format, r); err != nil {
@@ -113,6 +113,50 @@ func TestReportSchema(t *testing.T) {
 			t.Errorf("%s: the schema accepts the document", m.name)
 		}
 	}
+}
+
+// TestReportSchemaCollected holds that the schema checks what the
+// collector did with a command, strictly.
+func TestReportSchemaCollected(t *testing.T) {
+	schema := testutil.Schema(t, reportSchemaFile, reportSchemaURL)
+	var buf bytes.Buffer
+	if err := report.Write(&buf, "json", collectedReport()); err != nil {
+		t.Fatal(err)
+	}
+	collected := func(doc map[string]any) map[string]any {
+		return nextEvidence(doc)["collected"].([]any)[0].(map[string]any)
+	}
+	for _, m := range []struct {
+		name   string
+		mutate func(doc map[string]any)
+	}{
+		{"unknown outcome", func(doc map[string]any) { collected(doc)["outcome"] = "lost" }},
+		{"unknown collected field", func(doc map[string]any) { collected(doc)["file"] = "x.txt" }},
+		{"collected without node", func(doc map[string]any) { delete(collected(doc), "node") }},
+		{"collected empty", func(doc map[string]any) { nextEvidence(doc)["collected"] = []any{} }},
+	} {
+		var doc map[string]any
+		if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		m.mutate(doc)
+		b, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := testutil.Validate(schema, b); err == nil {
+			t.Errorf("%s: the schema accepts the document", m.name)
+		}
+	}
+}
+
+// collectedReport asks for commands the collector ran, skipped or failed
+// on some nodes.
+func collectedReport() *report.Report {
+	snap, res := collectedCase()
+	r := report.New(snap, nil, res)
+	r.NextEvidence = report.NextEvidenceFor(snap, nil, res)
+	return r
 }
 
 // suppressedReport lists a suppressed finding, as --show-suppressed does.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -11,22 +12,31 @@ import (
 
 // nodeCollect is what one node lacks, and the commands to run there; or
 // what every node lacks when the bundle names no node for it (Node
-// empty); or what the cluster lacks (Scope cluster).
+// empty); or what the cluster lacks (Scope cluster). Collected are the
+// commands for what it lacks that netmortem's collector ran there with
+// status 0 (and got nothing the rules could use) or skipped there: they
+// are not asked again.
 type nodeCollect struct {
-	Node     string           `json:"node"`
-	Scope    collect.Scope    `json:"scope"`
-	Lacks    []model.Kind     `json:"lacks"`
-	Commands []collectCommand `json:"commands"`
+	Node      string           `json:"node"`
+	Scope     collect.Scope    `json:"scope"`
+	Lacks     []model.Kind     `json:"lacks"`
+	Commands  []collectCommand `json:"commands"`
+	Collected []collectCommand `json:"collected,omitempty"`
 }
 
 // collectCommand is one command of a nodeCollect, with the rules it lets
-// run and those that would join its output.
+// run and those that would join its output; and, when the collector's
+// manifest of the node records it, what came of it there (Outcome, with
+// Status or Why: report.Collected).
 type collectCommand struct {
 	Command  string     `json:"command"`
 	Shell    string     `json:"shell"`
 	Kind     model.Kind `json:"kind"`
 	Unblocks []string   `json:"unblocks"`
 	Joins    []string   `json:"joins"`
+	Outcome  string     `json:"outcome,omitempty"`
+	Status   int        `json:"status,omitempty"`
+	Why      string     `json:"why,omitempty"`
 }
 
 // perNode groups next evidence by the node it is needed from: the named
@@ -35,7 +45,7 @@ type collectCommand struct {
 func perNode(next []report.NextEvidence) []nodeCollect {
 	var out []nodeCollect
 	index := map[[2]string]int{}
-	add := func(node string, scope collect.Scope, e report.NextEvidence) {
+	group := func(node string, scope collect.Scope, e report.NextEvidence) *nodeCollect {
 		key := [2]string{node, string(scope)}
 		i, ok := index[key]
 		if !ok {
@@ -47,18 +57,39 @@ func perNode(next []report.NextEvidence) []nodeCollect {
 		if e.Kind != "" && !slices.Contains(g.Lacks, e.Kind) {
 			g.Lacks = append(g.Lacks, e.Kind)
 		}
-		g.Commands = append(g.Commands, collectCommand{Command: e.Command, Shell: e.Shell, Kind: e.Kind,
-			Unblocks: e.Unblocks, Joins: e.Joins})
+		return g
+	}
+	command := func(e report.NextEvidence, node string) collectCommand {
+		c := collectCommand{Command: e.Command, Shell: e.Shell, Kind: e.Kind, Unblocks: e.Unblocks, Joins: e.Joins}
+		for _, got := range e.Collected {
+			if got.Node == node {
+				c.Outcome, c.Status, c.Why = got.Outcome, got.Status, got.Why
+			}
+		}
+		return c
+	}
+	add := func(node string, scope collect.Scope, e report.NextEvidence) {
+		g := group(node, scope, e)
+		g.Commands = append(g.Commands, command(e, node))
 	}
 	for _, e := range next {
 		switch {
 		case e.Scope == collect.ScopeCluster:
 			add("", collect.ScopeCluster, e)
-		case len(e.Nodes) == 0:
+		case len(e.Nodes) == 0 && e.Asks():
 			add("", collect.ScopeNode, e)
 		default:
 			for _, n := range e.Nodes {
 				add(n, collect.ScopeNode, e)
+			}
+		}
+		if e.Scope != collect.ScopeNode {
+			continue
+		}
+		for _, got := range e.Collected {
+			if !slices.Contains(e.Nodes, got.Node) {
+				g := group(got.Node, collect.ScopeNode, e)
+				g.Collected = append(g.Collected, command(e, got.Node))
 			}
 		}
 	}
@@ -108,5 +139,23 @@ func collectWhy(c collectCommand) string {
 	if len(c.Joins) > 0 {
 		parts = append(parts, "used by "+strings.Join(c.Joins, ", "))
 	}
+	if c.Outcome == report.CollectedFailed {
+		parts = append(parts, fmt.Sprintf("the collector's run failed (exit status %d)", c.Status))
+	}
 	return strings.Join(parts, "; ")
+}
+
+// collectedLine says what came of a command the collector ran or skipped
+// on a node: "ip neigh: ran, nothing the rules could use"; "ipvsadm -Ln:
+// skipped (ip_vs not loaded)".
+func collectedLine(c collectCommand) string {
+	switch c.Outcome {
+	case report.CollectedEmpty:
+		return c.Shell + ": collected, empty"
+	case report.CollectedRead:
+		return c.Shell + ": collected, read"
+	case report.CollectedSkipped:
+		return c.Shell + ": not collected: " + c.Why
+	}
+	return c.Shell
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/netmortem/netmortem/collect"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/report"
 )
 
 // twoNodeBundle writes a bundle of two Rancher node collections: node1
@@ -112,5 +113,101 @@ func TestInspectToCollect(t *testing.T) {
 		if len([]rune(l)) > 80 {
 			t.Errorf("To collect line %d is %d columns wide at 80: %q", i+1, len([]rune(l)), l)
 		}
+	}
+}
+
+// collectedBundle writes a bundle as netmortem's collector makes it, of
+// node-7: its sysctl output read, ip neigh run with nothing printed, and
+// ipvsadm skipped, the ip_vs module not loaded.
+func collectedBundle(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "netmortem-node-7-20260101T000000Z")
+	sysctl, _ := collect.Lookup("sysctl-net")
+	neigh, _ := collect.Lookup("ip-neigh")
+	for name, content := range map[string]string{
+		collect.ManifestFile: "format\tnetmortem-collect\nscript-version\t1\nnode\tnode-7\n" +
+			"ran\tsysctl-net\t0\tnode-7/sysctl.txt\t" + sysctl.Shell + "\n" +
+			"ran\tip-neigh\t0\t-\t" + neigh.Shell + "\n" +
+			"skipped\tipvsadm\tabsent: /proc/net/ip_vs\n",
+		"node-7/sysctl.txt": "net.ipv4.ip_forward = 1\nnet.ipv4.ip_local_port_range = 32768\t60999\n",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestCollectedNotAskedAgain holds that inspect and analyze do not ask a
+// node for a command netmortem's collector ran there with nothing to
+// read, nor for one it skipped there, and say what came of each.
+func TestCollectedNotAskedAgain(t *testing.T) {
+	dir := collectedBundle(t)
+	code, out, stderr := runCLI(t, "inspect", "-o", "json", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	var in inspection
+	if err := json.Unmarshal([]byte(out), &in); err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]string{}
+	for _, g := range in.ToCollect {
+		for _, c := range g.Commands {
+			if c.Command == "ip-neigh" || c.Command == "ipvsadm" {
+				t.Errorf("to_collect asks %s of %q (%s): %+v", c.Command, g.Node, g.Scope, g)
+			}
+		}
+		if g.Node == "node-7" {
+			for _, c := range g.Collected {
+				outcomes[c.Command] = c.Outcome + " " + c.Why
+			}
+		}
+	}
+	for command, want := range map[string]string{"ip-neigh": "empty ", "ipvsadm": "skipped absent: /proc/net/ip_vs"} {
+		if outcomes[command] != want {
+			t.Errorf("to_collect of node-7 says %s %q, want %q (collected %v)", command, outcomes[command], want, outcomes)
+		}
+	}
+
+	t.Setenv("COLUMNS", "100")
+	code, table, stderr := runCLI(t, "inspect", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if want := "    ip neigh: collected, empty\n"; !strings.Contains(table, want) {
+		t.Errorf("inspect's table lacks %q:\n%s", want, table)
+	}
+
+	code, out, stderr = runCLI(t, "analyze", "-o", "json", dir)
+	if code != exitOK && code != exitFindings {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	var rep struct {
+		Warnings     []any                 `json:"warnings"`
+		NextEvidence []report.NextEvidence `json:"next_evidence"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings %v, want none", rep.Warnings)
+	}
+	seen := map[string]bool{}
+	for _, e := range rep.NextEvidence {
+		if e.Command != "ip-neigh" && e.Command != "ipvsadm" {
+			continue
+		}
+		seen[e.Command] = true
+		if len(e.Nodes) != 0 || e.Asks() || len(e.Collected) != 1 || e.Collected[0].Node != "node-7" {
+			t.Errorf("next_evidence %s: nodes %v, collected %+v; want node-7 not asked, its outcome said", e.Command, e.Nodes, e.Collected)
+		}
+	}
+	if !seen["ip-neigh"] || !seen["ipvsadm"] {
+		t.Errorf("next_evidence %+v lacks ip-neigh or ipvsadm", rep.NextEvidence)
 	}
 }

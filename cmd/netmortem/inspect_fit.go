@@ -113,6 +113,9 @@ func writeInspectionFitted(w io.Writer, in inspection, width int) error {
 					lines("        ", escape.String(why))
 				}
 			}
+			for _, c := range g.Collected {
+				lines("    ", escape.String(collectedLine(c)))
+			}
 		}
 	}
 	return flush()

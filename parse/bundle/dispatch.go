@@ -67,6 +67,9 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 		return
 	case collect.ManifestFile:
 		o.skip(name, ManifestSkipped, pl)
+		if pl.layout == LayoutNetmortem {
+			o.collection(name, r)
+		}
 		return
 	}
 	f := o.sniffFor(name, head, pl.command)

@@ -2,10 +2,12 @@ package bundle
 
 import (
 	"bytes"
+	"io"
 	"path"
 	"strings"
 
 	"github.com/netmortem/netmortem/collect"
+	"github.com/netmortem/netmortem/model"
 )
 
 // netmortemLayout reads the manifest of a bundle written by netmortem's
@@ -34,4 +36,25 @@ func (l *layout) placeNetmortem(rel string) placement {
 		pl.command, _ = l.manifest.Command(path.Clean(rel))
 	}
 	return pl
+}
+
+// collection reads the manifest name of a collected bundle into the
+// snapshot's Collections: what the collector ran on its node and what it
+// skipped. A manifest that does not parse is a warning at its line, and
+// gives no Collection.
+func (o *opener) collection(name string, r io.Reader) {
+	m, err := collect.ReadManifest(name, r)
+	if err != nil {
+		o.warns.Append(err)
+		return
+	}
+	c := model.Collection{Node: m.Node, ScriptVersion: m.ScriptVersion, Pos: model.Pos{File: name},
+		Ran: []model.CollectedRun{}, Skipped: []model.CollectedSkip{}}
+	for _, r := range m.Ran {
+		c.Ran = append(c.Ran, model.CollectedRun{Name: r.Name, Status: r.Status, File: r.File})
+	}
+	for _, s := range m.Skipped {
+		c.Skipped = append(c.Skipped, model.CollectedSkip{Name: s.Name, Why: s.Why})
+	}
+	o.snap.Collections = append(o.snap.Collections, c)
 }

@@ -3,10 +3,12 @@ package bundle_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/netmortem/netmortem/collect"
+	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/bundle"
 )
 
@@ -64,5 +66,57 @@ func TestNetmortemCollectLayout(t *testing.T) {
 	}
 	if len(snap.Kube.Services) != 1 || snap.Kube.Services[0].Annotations["token"] != "" {
 		t.Errorf("services %+v: want web, its hidden annotation dropped", snap.Kube.Services)
+	}
+}
+
+// The manifest of a collected bundle is kept as the node's Collection:
+// the commands run, with their status and file, and those skipped, with
+// why. A manifest that does not parse is a warning at its line and gives
+// no Collection.
+func TestNetmortemCollection(t *testing.T) {
+	write := func(t *testing.T, manifest string) string {
+		dir := filepath.Join(t.TempDir(), "netmortem-node-7-20260101T000000Z")
+		for name, content := range map[string]string{
+			collect.ManifestFile: manifest,
+			"node-7/sysctl.txt":  "net.ipv4.ip_forward = 1\n",
+		} {
+			p := filepath.Join(dir, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	dir := write(t, "format\tnetmortem-collect\nscript-version\t3\nnode\tnode-7\n"+
+		"ran\tsysctl-net\t0\tnode-7/sysctl.txt\tsysctl -a\n"+
+		"ran\tip-neigh\t0\t-\tip neigh\n"+
+		"ran\tconntrack-stats\t1\t-\tconntrack -S\n"+
+		"skipped\tipvsadm\tip_vs not loaded\n")
+	snap, warns := open(t, filepath.Dir(dir), nil)
+	for _, w := range warns {
+		t.Errorf("warning: %v", w)
+	}
+	if len(snap.Collections) != 1 {
+		t.Fatalf("collections %+v, want 1", snap.Collections)
+	}
+	c := snap.Collections[0]
+	wantRan := []model.CollectedRun{{Name: "sysctl-net", File: "node-7/sysctl.txt"}, {Name: "ip-neigh"}, {Name: "conntrack-stats", Status: 1}}
+	wantSkipped := []model.CollectedSkip{{Name: "ipvsadm", Why: "ip_vs not loaded"}}
+	if c.Node != "node-7" || c.ScriptVersion != "3" || !slices.Equal(c.Ran, wantRan) || !slices.Equal(c.Skipped, wantSkipped) ||
+		c.Pos.File != filepath.Join(dir, collect.ManifestFile) {
+		t.Errorf("collection %+v, want node-7, version 3, ran %+v, skipped %+v, at the manifest", c, wantRan, wantSkipped)
+	}
+
+	dir = write(t, "format\tnetmortem-collect\nnode\tnode-7\nran\tip-neigh\tok\t-\tip neigh\n")
+	snap, warns = open(t, filepath.Dir(dir), nil)
+	if len(snap.Collections) != 0 {
+		t.Errorf("collections %+v from a bad manifest, want none", snap.Collections)
+	}
+	want := filepath.Join(dir, collect.ManifestFile) + ":3: ran line: expected an exit status"
+	if len(warns) != 1 || !strings.HasPrefix(warns[0].Error(), want) {
+		t.Errorf("warnings %v, want one %q", warns, want)
 	}
 }
