@@ -26,9 +26,14 @@ build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/netmortem
 
 ## test: vet and the whole test suite with the race detector
+# The tests that check each fixture's output run one fixture in four under
+# the race detector (cmd/netmortem/sample_test.go), then all of them without.
+EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser
+
 test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 30m ./...
+	$(GO) test -timeout 30m -run '^($(EVERY_FIXTURE_TESTS))$$' ./cmd/netmortem
 
 ## browser-deps: install Debian's chromium for the browser test of the HTML
 ## report when it is missing (needs root and apt-get, as on CI; otherwise
