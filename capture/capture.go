@@ -22,7 +22,6 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/netmortem/netmortem/model"
 )
@@ -224,34 +223,13 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", name, ErrNotCapture)
 	}
-	var (
-		src       packetSource
-		links     func(iface int) layers.LinkType
-		ng        *pcapgo.NgReader
-		seenLinks []layers.LinkType
-	)
-	if kind == "pcap" {
-		pr, err := pcapgo.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: pcap header: %w", name, err)
-		}
-		link := pr.LinkType()
-		seenLinks = append(seenLinks, link)
-		src, links = pr, func(int) layers.LinkType { return link }
-	} else {
-		nr, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{SkipUnknownVersion: true, WantMixedLinkType: true})
-		if err != nil {
-			return nil, fmt.Errorf("%s: pcapng header: %w", name, err)
-		}
-		ng = nr
-		src = nr
-		links = func(i int) layers.LinkType {
-			iface, err := nr.Interface(i)
-			if err != nil {
-				return layers.LinkType(255)
-			}
-			return iface.LinkType
-		}
+	src, links, ng, err := openPackets(br, kind)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var seenLinks []layers.LinkType
+	if ng == nil {
+		seenLinks = append(seenLinks, links(0))
 	}
 
 	// Two stages, one core each when there are two: this goroutine reads

@@ -9,9 +9,6 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // Frames reads the capture r (pcap or pcapng, perhaps gzip-compressed, as
@@ -50,30 +47,9 @@ func Frames(ctx context.Context, r io.Reader, frames []int) (map[int]string, err
 	if !ok {
 		return out, ErrNotCapture
 	}
-	var (
-		src   packetSource
-		links func(iface int) layers.LinkType
-	)
-	if kind == "pcap" {
-		pr, err := pcapgo.NewReader(br)
-		if err != nil {
-			return out, fmt.Errorf("pcap header: %w", err)
-		}
-		link := pr.LinkType()
-		src, links = pr, func(int) layers.LinkType { return link }
-	} else {
-		nr, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{SkipUnknownVersion: true, WantMixedLinkType: true})
-		if err != nil {
-			return out, fmt.Errorf("pcapng header: %w", err)
-		}
-		src = nr
-		links = func(i int) layers.LinkType {
-			iface, err := nr.Interface(i)
-			if err != nil {
-				return layers.LinkType(255)
-			}
-			return iface.LinkType
-		}
+	src, links, _, err := openPackets(br, kind)
+	if err != nil {
+		return out, err
 	}
 	var d decoder
 	for frame := 1; frame <= last; frame++ {
