@@ -58,6 +58,7 @@ type htmlPage struct {
 	Warnings       []htmlWarning
 	Skipped        []htmlSkipped
 	Collect        []htmlCollect
+	CollectHeading string
 	CollectOthers  int
 	Errors         []htmlRuleError
 	Suppressed     []htmlSuppressed
@@ -314,6 +315,7 @@ func newHTMLPage(r *Report) *htmlPage {
 		p.Collect = append(p.Collect, newHTMLCollect(r, e, anchors))
 	}
 	p.CollectOthers = others
+	p.CollectHeading = collectHeading(shown)
 	for _, e := range r.Errors {
 		p.Errors = append(p.Errors, htmlRuleError{Rule: esc(e.Rule), Err: esc(e.Err)})
 	}

@@ -170,7 +170,7 @@ func TestNextEvidenceWritten(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"To decide, collect:\n",
+		"To decide, or to let the skipped rules run, collect:\n",
 		"  $ ipvsadm -Ln\n      on node1, node2; decides [1] resets; look for: on the client's node: the virtual services of its ports\n",
 		"  $ kubectl -n web describe pod api-0\n      once, with kubectl; decides [2] objects; look for: the Unhealthy events\n",
 		"  $ iptables-save -c\n      on node1, node2; lets tables run\n",
@@ -183,7 +183,7 @@ func TestNextEvidenceWritten(t *testing.T) {
 	if strings.Contains(table.String(), "$ sysctl -a") {
 		t.Errorf("table lists a command only joined by rules that ran:\n%s", table.String())
 	}
-	for _, want := range []string{"### To decide, collect\n", "- `ipvsadm -Ln`: on node1, node2; decides [1] resets;", "- `conntrack -S`: on node1, node2; lets conns run"} {
+	for _, want := range []string{"### To decide, or to let the skipped rules run, collect\n", "- `ipvsadm -Ln`: on node1, node2; decides [1] resets;", "- `conntrack -S`: on node1, node2; lets conns run"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
@@ -191,6 +191,36 @@ func TestNextEvidenceWritten(t *testing.T) {
 	for _, want := range []string{`"next_evidence": [`, `"command": "sysctl-net"`, `"joins": [`} {
 		if !strings.Contains(js.String(), want) {
 			t.Errorf("json lacks %q", want)
+		}
+	}
+}
+
+// TestNextEvidenceHeading holds that the section's heading says what its
+// commands are for: deciding findings, letting skipped rules run, or both.
+func TestNextEvidenceHeading(t *testing.T) {
+	for _, c := range []struct {
+		entries []report.NextEvidence
+		want    string
+	}{
+		{[]report.NextEvidence{{Shell: "ss -tanpi", Decides: []string{"aaaa"}}}, "To decide, collect:\n"},
+		{[]report.NextEvidence{{Shell: "ss -tanpi", Unblocks: []string{"conns"}}}, "To let the skipped rules run, collect:\n"},
+		{[]report.NextEvidence{{Shell: "ss -tanpi", Decides: []string{"aaaa"}}, {Shell: "conntrack -S", Unblocks: []string{"conns"}}},
+			"To decide, or to let the skipped rules run, collect:\n"},
+	} {
+		r := report.New(nil, nil, analyzer.Result{})
+		r.NextEvidence = c.entries
+		var table, md bytes.Buffer
+		if err := report.Write(&table, "table", r); err != nil {
+			t.Fatal(err)
+		}
+		if err := report.Write(&md, "markdown", r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(table.String(), "\n"+c.want) {
+			t.Errorf("table lacks %q:\n%s", c.want, table.String())
+		}
+		if mdWant := "### " + strings.TrimSuffix(c.want, ":\n") + "\n"; !strings.Contains(md.String(), mdWant) {
+			t.Errorf("markdown lacks %q:\n%s", mdWant, md.String())
 		}
 	}
 }

@@ -22,6 +22,24 @@ func askedFor(r *Report) (shown []NextEvidence, others int) {
 	return shown, others
 }
 
+// collectHeading names the section listing shown: "To decide, collect"
+// when the commands decide findings, "To let the skipped rules run,
+// collect" when they only let rules run, both when both.
+func collectHeading(shown []NextEvidence) string {
+	decides, unblocks := false, false
+	for _, e := range shown {
+		decides = decides || len(e.Decides) > 0
+		unblocks = unblocks || len(e.Unblocks) > 0
+	}
+	switch {
+	case decides && unblocks:
+		return "To decide, or to let the skipped rules run, collect"
+	case decides:
+		return "To decide, collect"
+	}
+	return "To let the skipped rules run, collect"
+}
+
 // nextEvidenceWhy says where a command is needed and what it would decide:
 // "on node1; decides [3] syn-unanswered; lets timewait-churn run".
 func nextEvidenceWhy(r *Report, e NextEvidence) string {
@@ -113,7 +131,7 @@ func writeNextEvidence(ew *errWriter, r *Report) {
 	if len(shown) == 0 {
 		return
 	}
-	ew.printf("\nTo decide, collect:\n")
+	ew.printf("\n%s:\n", collectHeading(shown))
 	for _, e := range shown {
 		ew.printf("  $ %s\n", escape.String(e.Shell))
 		ew.printf("      %s\n", escape.String(nextEvidenceWhy(r, e)))
@@ -130,7 +148,7 @@ func writeNextEvidenceMarkdown(ew *errWriter, r *Report) {
 	if len(shown) == 0 {
 		return
 	}
-	ew.printf("\n### To decide, collect\n\n")
+	ew.printf("\n### %s\n\n", collectHeading(shown))
 	for _, e := range shown {
 		ew.printf("- %s: %s\n", mdCode(e.Shell), mdCell(nextEvidenceWhy(r, e)))
 	}
