@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/collect"
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/parse"
 )
 
@@ -37,15 +38,7 @@ func TestContainerLogs(t *testing.T) {
 		"var/log/pods/kube-system_kube-proxy-x7k2p_0d3c1f1e-1b2a-4c55-9a0e-1f2e3d4c5b6a/kube-proxy/1.log": line(4),
 		"var/log/pods/default_web-5d8f7_9a8b7c6d-5e4f-4a3b-2c1d-0e9f8a7b6c5d/web/0.log":                   line(5),
 	}
-	for name, content := range logs {
-		p := filepath.Join(tmp, "node", name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testutil.WriteTree(t, filepath.Join(tmp, "node"), logs)
 	out := filepath.Join(tmp, "bundle", "node1", "var", "log")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,17 @@ import (
 func fitFixtures(t *testing.T) []string {
 	t.Helper()
 	var out []string
+	for _, name := range incidentsAndSeeds(t) {
+		out = append(out, fixture(name))
+	}
+	return append(out, fixture("captures"), fixture("real"))
+}
+
+// incidentsAndSeeds are every incident and every seed fixture, by path
+// relative to fixtures/ ("incidents/stale-dnat").
+func incidentsAndSeeds(t *testing.T) []string {
+	t.Helper()
+	var out []string
 	for _, dir := range []string{"incidents", "seeds"} {
 		entries, err := os.ReadDir(fixture(dir))
 		if err != nil {
@@ -22,14 +33,14 @@ func fitFixtures(t *testing.T) []string {
 		}
 		for _, e := range entries {
 			if e.IsDir() {
-				out = append(out, filepath.Join(fixture(dir), e.Name()))
+				out = append(out, dir+"/"+e.Name())
 			}
 		}
 	}
 	if len(out) < 40 {
 		t.Fatalf("found %d fixtures, want the incidents and seeds", len(out))
 	}
-	return append(out, fixture("captures"), fixture("real"))
+	return out
 }
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")

@@ -34,28 +34,6 @@ const (
 	shotMargin = 80
 )
 
-// htmlFixtures are the fixtures whose HTML report the browser test renders:
-// every incident and every seed, by path relative to fixtures/.
-func htmlFixtures(t *testing.T) []string {
-	t.Helper()
-	var out []string
-	for _, dir := range []string{"incidents", "seeds"} {
-		entries, err := os.ReadDir(fixture(dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if e.IsDir() {
-				out = append(out, dir+"/"+e.Name())
-			}
-		}
-	}
-	if len(out) < 40 {
-		t.Fatalf("found %d fixtures, want the incidents and seeds", len(out))
-	}
-	return out
-}
-
 // reportTimelines returns the fingerprints of the findings of the bundle at
 // dir that have a timeline, built as analyze builds them for an html output
 // (parse.Open with the summary on, every rule, timeline.Build), and true.
@@ -91,7 +69,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	if shotDir != "" && !filepath.IsAbs(shotDir) {
 		shotDir = filepath.Join(testutil.Root(), shotDir)
 	}
-	fixtures := htmlFixtures(t)
+	fixtures := incidentsAndSeeds(t)
 	if shotDir != "" && !strings.Contains(strings.Join(fixtures, "\n")+"\n", shotIncident+"\n") {
 		t.Fatalf("%s=%s is not an incident or seed fixture", envScreenshotIncident, shotIncident)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/collect"
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/report"
 )
@@ -26,18 +27,10 @@ func twoNodeBundle(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for path, data := range map[string][]byte{
-		"n1/systeminfo/hostname": []byte("node1\n"), "n1/systeminfo/sysctla": sysctl, "n1/networking/iptablessave": rules,
-		"n2/systeminfo/hostname": []byte("node2\n"), "n2/networking/iptablessave": rules,
-	} {
-		p := filepath.Join(dir, path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testutil.WriteTree(t, dir, map[string]string{
+		"n1/systeminfo/hostname": "node1\n", "n1/systeminfo/sysctla": string(sysctl), "n1/networking/iptablessave": string(rules),
+		"n2/systeminfo/hostname": "node2\n", "n2/networking/iptablessave": string(rules),
+	})
 	return dir
 }
 
@@ -124,21 +117,13 @@ func collectedBundle(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "netmortem-node-7-20260101T000000Z")
 	sysctl, _ := collect.Lookup("sysctl-net")
 	neigh, _ := collect.Lookup("ip-neigh")
-	for name, content := range map[string]string{
+	testutil.WriteTree(t, dir, map[string]string{
 		collect.ManifestFile: "format\tnetmortem-collect\nscript-version\t1\nnode\tnode-7\n" +
 			"ran\tsysctl-net\t0\tnode-7/sysctl.txt\t" + sysctl.Shell + "\n" +
 			"ran\tip-neigh\t0\t-\t" + neigh.Shell + "\n" +
 			"skipped\tipvsadm\tabsent: /proc/net/ip_vs\n",
 		"node-7/sysctl.txt": "net.ipv4.ip_forward = 1\nnet.ipv4.ip_local_port_range = 32768\t60999\n",
-	} {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	return dir
 }
 

@@ -1,13 +1,13 @@
 package bundle_test
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/netmortem/netmortem/collect"
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/bundle"
 )
@@ -31,15 +31,7 @@ func TestNetmortemCollectLayout(t *testing.T) {
  "spec": {"clusterIP": "10.96.0.10", "ports": [{"port": 80, "protocol": "TCP"}]}}]}
 `,
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testutil.WriteTree(t, dir, files)
 	snap, warns := open(t, filepath.Dir(dir), nil)
 	for _, w := range warns {
 		t.Errorf("warning: %v", w)
@@ -76,18 +68,10 @@ func TestNetmortemCollectLayout(t *testing.T) {
 func TestNetmortemCollection(t *testing.T) {
 	write := func(t *testing.T, manifest string) string {
 		dir := filepath.Join(t.TempDir(), "netmortem-node-7-20260101T000000Z")
-		for name, content := range map[string]string{
+		testutil.WriteTree(t, dir, map[string]string{
 			collect.ManifestFile: manifest,
 			"node-7/sysctl.txt":  "net.ipv4.ip_forward = 1\n",
-		} {
-			p := filepath.Join(dir, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		})
 		return dir
 	}
 	dir := write(t, "format\tnetmortem-collect\nscript-version\t3\nnode\tnode-7\n"+
