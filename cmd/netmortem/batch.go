@@ -31,35 +31,15 @@ import (
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
+	"github.com/netmortem/netmortem/results"
 )
 
-// batchResult is one line of `netmortem batch` output (JSON Lines); the
-// schema is documented in docs/scale.md.
+// batchResult is one line of `netmortem batch` output: the results.Line
+// written to the sink, with what the batch keeps of it besides.
 type batchResult struct {
-	// SchemaVersion is report.SchemaVersion: the shape of the line.
-	SchemaVersion string `json:"schema_version"`
-	// Tool is the netmortem that wrote the line.
-	Tool       buildinfo.Info       `json:"tool"`
-	Bundle     string               `json:"bundle"`
-	Status     string               `json:"status"` // ok, unreadable, refused, timeout, over_budget
-	Error      string               `json:"error,omitempty"`
-	Started    time.Time            `json:"started"`
-	DurationMS int64                `json:"duration_ms"`
-	Inputs     int                  `json:"inputs"`
-	Skipped    int                  `json:"skipped"`
-	MaxSev     string               `json:"max_severity,omitempty"`
-	Findings   []analyzer.Finding   `json:"findings"`
-	Warnings   []report.Warning     `json:"warnings"`
-	NWarnings  int                  `json:"warning_count"`
-	RuleErrors []analyzer.RuleError `json:"rule_errors"`
-	// SuppressedCount counts the findings the --config file's ignore
-	// entries left out of Findings.
-	SuppressedCount int `json:"suppressed_count"`
-	// SuppressedFingerprints are their fingerprints, for a baseline
-	// made of the batch's lines.
-	SuppressedFingerprints []string `json:"suppressed_fingerprints,omitempty"`
-	// suppressed are those findings, for the ignore entries that
-	// matched none in the whole batch.
+	results.Line
+	// suppressed are the findings --config suppressed, for the ignore
+	// entries that matched none in the whole batch.
 	suppressed []analyzer.Suppressed
 	// anon, with --anonymize, is the bundle's Anonymizer.
 	anon *anon.Anonymizer
@@ -80,16 +60,12 @@ const maxBatchWarnings = 50
 
 // The statuses of a bundle in the batch output (docs/scale.md).
 const (
-	statusOK         = "ok"
-	statusUnreadable = "unreadable"
-	statusRefused    = "refused"
-	statusTimeout    = "timeout"
-	statusOverBudget = "over_budget"
-	// statusCanceled is a bundle the batch was interrupted in. It is not
-	// written to the output (the bundle is not done: --resume analyzes
-	// it), and a line with it, from an earlier version, is not taken as
-	// done either.
-	statusCanceled = "canceled"
+	statusOK         = results.StatusOK
+	statusUnreadable = results.StatusUnreadable
+	statusRefused    = results.StatusRefused
+	statusTimeout    = results.StatusTimeout
+	statusOverBudget = results.StatusOverBudget
+	statusCanceled   = results.StatusCanceled
 )
 
 func newBatchCmd(c *cli) *cobra.Command {
@@ -350,8 +326,8 @@ dispatch:
 // regular file nor a directory is refused before it is opened.
 func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, maxBytes, maxMemory int64, br *batchRules) (res batchResult) {
 	start := time.Now()
-	res = batchResult{SchemaVersion: report.SchemaVersion, Tool: buildinfo.Get(), Bundle: bundle, Status: statusOK, Started: start.UTC(), Findings: []analyzer.Finding{},
-		Warnings: []report.Warning{}, RuleErrors: []analyzer.RuleError{}}
+	res = batchResult{Line: results.Line{SchemaVersion: report.SchemaVersion, Tool: buildinfo.Get(), Bundle: bundle, Status: statusOK, Started: start.UTC(),
+		Findings: []analyzer.Finding{}, Warnings: []report.Warning{}, RuleErrors: []analyzer.RuleError{}}}
 	defer func() {
 		if r := recover(); r != nil {
 			res.Status, res.Error = statusUnreadable, fmt.Sprint("internal error: ", r)
@@ -409,6 +385,13 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 	res.Findings, res.RuleErrors = rep.Findings, rep.Errors
 	res.NWarnings = len(rep.Warnings)
 	res.Warnings = rep.Warnings[:min(len(rep.Warnings), maxBatchWarnings)]
+	var modified time.Time
+	if fi, err := os.Stat(bundle); err == nil {
+		modified = fi.ModTime()
+	}
+	res.BundleTime, res.BundleTimeSource = results.BundleTime(snap, modified, start)
+	res.KubernetesVersion = results.KubernetesVersion(snap)
+	res.InputList = snap.Inputs
 	for _, in := range snap.Inputs {
 		if in.Skipped != "" {
 			res.Skipped++
