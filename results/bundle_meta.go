@@ -18,8 +18,8 @@ const (
 
 // BundleTime is when the evidence of snap was taken: the last packet of its
 // captures, else its newest dated log line, else its newest Kubernetes
-// event, else modified (the file's or the object's modification time, when
-// not zero). Times more than a day after now are not taken (a clock that
+// event, else modified (the file's or the object's modification time, to
+// the second, when not zero). Times more than a day after now are not taken (a clock that
 // was wrong), nor log times whose line did not give the year. It returns
 // the time in UTC and where it comes from.
 func BundleTime(snap *model.Snapshot, modified, now time.Time) (time.Time, string) {
@@ -54,7 +54,9 @@ func BundleTime(snap *model.Snapshot, modified, now time.Time) (time.Time, strin
 		return t.UTC(), TimeFromEvents
 	}
 	if !modified.IsZero() {
-		return modified.UTC(), TimeFromModified
+		// To the second, as object stores give it (Last-Modified), so
+		// that a bundle's copy on disk and in a bucket agree.
+		return modified.UTC().Truncate(time.Second), TimeFromModified
 	}
 	return time.Time{}, ""
 }

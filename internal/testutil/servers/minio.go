@@ -171,3 +171,22 @@ func escapeKey(key string) string {
 	}
 	return string(b)
 }
+
+// Modified is the modification time S3 gives the object bucket/key (to the
+// second, as its Last-Modified header has it).
+func (s *S3) Modified(bucket, key string) (time.Time, error) {
+	req, err := http.NewRequest(http.MethodHead, s.Endpoint+"/"+bucket+"/"+escapeKey(key), nil)
+	if err != nil {
+		return time.Time{}, err
+	}
+	s.sign(req, nil, time.Now().UTC())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return time.Time{}, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return time.Time{}, fmt.Errorf("head %s/%s: %s", bucket, key, resp.Status)
+	}
+	return http.ParseTime(resp.Header.Get("Last-Modified"))
+}

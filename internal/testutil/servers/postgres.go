@@ -192,3 +192,14 @@ func removeStale() {
 		os.RemoveAll(d)
 	}
 }
+
+// Query runs sql in the database of url (from Database) with psql and
+// returns its unaligned output, rows on lines, fields separated by '|'.
+func (p *PG) Query(t testing.TB, url, sql string) string {
+	t.Helper()
+	out, err := p.command("psql", "-d", url, "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql).CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql %q: %v: %s", sql, err, out)
+	}
+	return string(trimSpace(out))
+}
