@@ -77,7 +77,7 @@ func TestBundleTime(t *testing.T) {
 		t.Errorf("events: %s %q", got, src)
 	}
 	s.Logs = []model.LogEvent{
-		{Time: time.Date(0, 11, 24, 0, 0, 0, 0, time.UTC)},  // no year: not taken
+		{Time: time.Date(0, 11, 24, 0, 0, 0, 0, time.UTC)}, // no year: not taken
 		{Time: time.Date(2026, 11, 18, 0, 0, 0, 0, time.UTC)},
 		{Time: time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)}, // a wrong clock: not taken
 	}
