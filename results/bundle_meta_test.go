@@ -85,7 +85,8 @@ func TestBundleTime(t *testing.T) {
 		t.Errorf("logs: %s %q", got, src)
 	}
 	s.Captures = []model.CaptureInfo{{Last: time.Date(2026, 11, 17, 1, 2, 3, 4, time.FixedZone("X", 3600))}}
-	if got, src := BundleTime(s, mod, now); !got.Equal(s.Captures[0].Last) || got.Location() != time.UTC || src != TimeFromCapture {
+	if got, src := BundleTime(s, mod, now); !got.Equal(s.Captures[0].Last.Truncate(time.Microsecond)) || got.Location() != time.UTC ||
+		got.Nanosecond()%1000 != 0 || src != TimeFromCapture {
 		t.Errorf("capture: %s %q", got, src)
 	}
 }
