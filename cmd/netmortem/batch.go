@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -17,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -90,8 +87,9 @@ func newBatchCmd(c *cli) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	jobs := fs.IntP("jobs", "j", runtime.NumCPU(), "bundles analyzed at once")
-	out := fs.String("out", "-", "JSON Lines output file (- for stdout)")
-	resume := fs.Bool("resume", false, "skip bundles already in --out and append to it")
+	out := fs.String("out", "-", "JSON Lines output file (- for stdout); with --db, only when given")
+	db := fs.String("db", "", "results database to write the lines to instead of --out: a SQLite file (results.db, sqlite:///abs/path, file:path) or a postgres:// URL (docs/scale.md); with --out too, both get every line")
+	resume := fs.Bool("resume", false, "skip bundles already in --out (and append to it) or in --db; with both, the bundles both hold")
 	shard := fs.String("shard", "", "K/N: take only the bundles of shard K (0-based) out of N, by a hash of the bundle path")
 	timeout := fs.Duration("timeout", defaultTimeout, "time budget per bundle (0: no limit)")
 	maxBytes := fs.Int64("max-bundle-bytes", 16<<30, "size budget per bundle: bundles larger on disk, or decompressing to more, are not analyzed (0: no limit)")
@@ -108,12 +106,12 @@ func newBatchCmd(c *cli) *cobra.Command {
 		"max-bundle-bytes": cobra.NoFileCompletions, "max-bundle-memory": cobra.NoFileCompletions, "memory-limit": cobra.NoFileCompletions})
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	c.runs(cmd, "", func([]string) int {
-		return runBatch(fs, c.stdout, c.stderr, jobs, out, resume, shard, timeout, maxBytes, maxMemory, memLimit, failOn, quiet, asOne, config, ao)
+		return runBatch(fs, c.stdout, c.stderr, jobs, out, db, resume, shard, timeout, maxBytes, maxMemory, memLimit, failOn, quiet, asOne, config, ao)
 	})
 	return cmd
 }
 
-func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *string, resume *bool, shard *string, timeout *time.Duration,
+func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *string, resume *bool, shard *string, timeout *time.Duration,
 	maxBytes, maxMemory, memLimit *int64, failOn *string, quiet, asOne *bool, config *string, ao anonymizeOptions) int {
 	sev, err := parseFailOn(*failOn)
 	if err != nil {
@@ -194,24 +192,12 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 		bundles = slices.DeleteFunc(bundles, func(b string) bool { return shardOf(b, shardN) != shardK })
 	}
 
-	done := map[string]bool{}
-	var (
-		w       io.Writer = stdout
-		outFile *os.File
-	)
-	if *out == "-" {
-		// A closed pipe is then a write error (exit 3), not a silent
-		// SIGPIPE.
-		signal.Ignore(syscall.SIGPIPE)
-	} else {
-		f, d, err := openBatchOut(*out, *resume)
-		if err != nil {
-			escape.Fprintln(stderr, "netmortem batch: --out:", err)
-			return exitUnreadable
-		}
-		defer f.Close()
-		w, outFile, done = f, f, d
+	sinks, done, err := openBatchSinks(context.Background(), stdout, *out, fs.Changed("out"), *db, *resume)
+	if err != nil {
+		escape.Fprintln(stderr, "netmortem batch:", err)
+		return exitUnreadable
 	}
+	defer sinks.close()
 	todo := slices.DeleteFunc(slices.Clone(bundles), func(b string) bool { return done[br.lineName(b)] })
 
 	sigCtx, stop := signalContext()
@@ -221,7 +207,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 	defer cancel()
 	var (
 		mu       sync.Mutex
-		lw       = newLineWriter(w)
+		writeErr error
 		hits     = map[string]int{}
 		failed   int
 		worst    analyzer.Severity
@@ -253,11 +239,14 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 					mu.Unlock()
 					continue
 				}
-				if err := lw.writeLine(marshalResult(res)); err != nil {
+				mu.Unlock()
+				// Written outside the lock: a database takes each
+				// worker's lines at once.
+				if err := sinks.write(lineOf(res)); err != nil {
 					cancel()
-					mu.Unlock()
 					continue
 				}
+				mu.Lock()
 				finished++
 				sup = append(sup, res.suppressed...)
 				if res.Status != statusOK {
@@ -287,9 +276,7 @@ dispatch:
 	close(work)
 	wg.Wait()
 	prog.done()
-	if outFile != nil && lw.err == nil {
-		lw.err = outFile.Close() // a file system may report a write error only here
-	}
+	writeErr = sinks.close() // a file system may report a write error only here
 
 	if !*quiet && br != nil && len(todo) == len(bundles) && finished == len(todo) {
 		// Only when the batch saw every bundle: an entry for a bundle
@@ -297,8 +284,8 @@ dispatch:
 		sayUnmatched(stderr, br.cfg, sup, time.Now())
 	}
 	if br != nil && br.anon != nil {
-		if err := ao.writeMappings(br.anon.mappings()); err != nil && lw.err == nil {
-			lw.err = err
+		if err := ao.writeMappings(br.anon.mappings()); err != nil && writeErr == nil {
+			writeErr = fmt.Errorf("writing the results to %s: %w", outName(*out), err)
 		}
 	}
 	left := len(todo) - finished - already
@@ -306,8 +293,8 @@ dispatch:
 		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo)+already, finished, failed, left, hits)
 	}
 	switch {
-	case lw.err != nil:
-		escape.Fprintf(stderr, "netmortem batch: writing the results to %s: %s\n", outName(*out), lw.err)
+	case writeErr != nil:
+		escape.Fprintf(stderr, "netmortem batch: %s\n", writeErr)
 		return exitUnreadable
 	case sigCtx.Err() != nil:
 		fmt.Fprintf(stderr, "netmortem batch: interrupted: %s not analyzed (--resume analyzes them)\n", count(left, "bundle"))
@@ -439,20 +426,6 @@ func diskSize(path string) int64 {
 		return nil
 	})
 	return n
-}
-
-// marshalResult is the JSON line of a bundle. A result JSON cannot hold
-// (a fact no encoder can write) becomes an internal error of its bundle,
-// without findings, rather than a missing line.
-func marshalResult(res batchResult) []byte {
-	line, err := json.Marshal(res)
-	if err == nil {
-		return line
-	}
-	res.Status, res.Error = statusUnreadable, "internal error: the result cannot be written as JSON: "+err.Error()
-	res.Findings, res.Warnings, res.RuleErrors, res.MaxSev = []analyzer.Finding{}, []report.Warning{}, []analyzer.RuleError{}, ""
-	line, _ = json.Marshal(res) // only plain fields left
-	return line
 }
 
 func outName(out string) string {

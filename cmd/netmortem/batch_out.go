@@ -1,103 +1,168 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/report"
+	"github.com/netmortem/netmortem/results"
+	"github.com/netmortem/netmortem/results/sqlstore"
 )
 
-// errLocked is returned when another process holds the lock of a batch
-// output file.
-var errLocked = errors.New("locked by another netmortem batch writing it (wait for it to end, or choose another --out)")
-
-// openBatchOut opens a batch's --out file for appending and takes its
-// advisory lock (flock, on the systems that have it), so that two batches
-// given the same file cannot interleave their lines: the second one fails
-// at once with errLocked. Without resume the file is emptied, after the
-// lock is taken; with it, a last line cut short by a kill is dropped and
-// done holds the bundles already finished.
-func openBatchOut(path string, resume bool) (f *os.File, done map[string]bool, err error) {
-	f, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// openBatchOut opens a batch's --out file: see results.OpenJSONL.
+func openBatchOut(path string, resume bool) (*results.JSONL, map[string]bool, error) {
+	j, err := results.OpenJSONL(path, resume)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer func() {
+	done, _ := j.Done(context.Background())
+	return j, done, nil
+}
+
+// readDone returns the bundles a JSON Lines output holds as finished: see
+// results.ReadDone.
+func readDone(r io.Reader) map[string]bool { return results.ReadDone(r) }
+
+// batchSink is one of the sinks a batch writes its lines to.
+type batchSink struct {
+	sink results.Sink
+	// name is how errors name it: "stdout", the --out file, "the
+	// database" (whose errors name it).
+	name string
+	flag string // the flag that gave it: "--out" or "--db"
+}
+
+// batchSinks are the sinks of a batch: --out (a JSON Lines file, or
+// stdout), --db (a database), or both, each given every line. The first
+// write error is kept: after it nothing more is written.
+type batchSinks struct {
+	sinks []batchSink
+	mu    sync.Mutex
+	err   error
+}
+
+// openBatchSinks opens the sinks of a batch: the database db when given,
+// the JSON Lines file out when given or when db is not ("-" for stdout),
+// and returns the bundles --resume skips: those every sink holds as done
+// (a bundle one lacks is analyzed again, and written to every sink; a
+// database replaces its line, a JSON Lines file holds both, the last one
+// counting). A sink that cannot be opened is an error that names its
+// flag; the sinks already opened are closed.
+func openBatchSinks(ctx context.Context, stdout io.Writer, out string, outGiven bool, db string, resume bool) (*batchSinks, map[string]bool, error) {
+	s := &batchSinks{}
+	var done map[string]bool
+	add := func(b batchSink) error {
+		s.sinks = append(s.sinks, b)
+		if !resume {
+			done = map[string]bool{}
+			return nil
+		}
+		d, err := b.sink.Done(ctx)
 		if err != nil {
-			f.Close()
-			f = nil
+			return fmt.Errorf("%s: %w", b.flag, err)
 		}
-	}()
-	if err := lockFile(f); err != nil {
-		if errors.Is(err, errLocked) {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		if done == nil {
+			done = d
+			return nil
 		}
-		return nil, nil, fmt.Errorf("%s: lock: %w", path, err)
-	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		// A pipe or a device (/dev/full, /dev/stdout) cannot be
-		// truncated nor read back: it is written as it is.
-		return f, map[string]bool{}, nil
-	}
-	if !resume {
-		if err := f.Truncate(0); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		for k := range done {
+			if !d[k] {
+				delete(done, k)
+			}
 		}
-		return f, map[string]bool{}, nil
+		return nil
 	}
-	b, err := os.ReadFile(path)
+	if db != "" {
+		d, err := sqlstore.Open(ctx, db)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--db: %w", err)
+		}
+		if err := add(batchSink{sink: d, name: "the database", flag: "--db"}); err != nil {
+			s.close()
+			return nil, nil, err
+		}
+	}
+	if db == "" || outGiven {
+		var b batchSink
+		if out == "-" {
+			// A closed pipe is then a write error (exit 3), not a
+			// silent SIGPIPE.
+			signal.Ignore(syscall.SIGPIPE)
+			b = batchSink{sink: results.NewJSONL(stdout), name: "stdout", flag: "--out"}
+		} else {
+			j, err := results.OpenJSONL(out, resume)
+			if err != nil {
+				s.close()
+				return nil, nil, fmt.Errorf("--out: %w", err)
+			}
+			b = batchSink{sink: j, name: out, flag: "--out"}
+		}
+		if err := add(b); err != nil {
+			s.close()
+			return nil, nil, err
+		}
+	}
+	return s, done, nil
+}
+
+// write writes l to every sink, and returns the first write error of the
+// batch, as the batch reports it.
+func (s *batchSinks) write(l *results.Line) error {
+	s.mu.Lock()
+	err := s.err
+	s.mu.Unlock()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	// A line without its newline was cut by a kill, even when it happens
-	// to be whole JSON: drop it before reading what is done.
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		i := bytes.LastIndexByte(b, '\n')
-		if err := f.Truncate(int64(i + 1)); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
-		}
-		b = b[:i+1]
-	}
-	return f, readDone(bytes.NewReader(b)), nil
-}
-
-// readDone returns the bundles a JSON Lines output holds as finished. A
-// bundle recorded as canceled (by a batch interrupted while reading it) is
-// not finished: --resume analyzes it again.
-func readDone(r io.Reader) map[string]bool {
-	done := map[string]bool{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	for sc.Scan() {
-		var res struct {
-			Bundle string `json:"bundle"`
-			Status string `json:"status"`
-		}
-		if json.Unmarshal(sc.Bytes(), &res) == nil && res.Bundle != "" && res.Status != statusCanceled {
-			done[res.Bundle] = true
+	for _, b := range s.sinks {
+		// A bundle analyzed is written whole even when the batch is
+		// being interrupted.
+		if err := b.sink.Write(context.Background(), l); err != nil {
+			return s.fail(b, err)
 		}
 	}
-	return done
+	return nil
 }
 
-// lineWriter writes the batch's JSON lines, each flushed whole, and keeps
-// the first write error: after it nothing more is written.
-type lineWriter struct {
-	bw  *bufio.Writer
-	err error
-}
-
-func newLineWriter(w io.Writer) *lineWriter { return &lineWriter{bw: bufio.NewWriter(w)} }
-
-func (l *lineWriter) writeLine(line []byte) error {
-	if l.err != nil {
-		return l.err
+// fail keeps err, the first error of sink b, unless an error is kept
+// already, and returns the error kept.
+func (s *batchSinks) fail(b batchSink, err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = fmt.Errorf("writing the results to %s: %w", b.name, err)
 	}
-	l.bw.Write(line)
-	l.bw.WriteByte('\n')
-	l.err = l.bw.Flush()
-	return l.err
+	return s.err
+}
+
+// close closes every sink, and returns the first write error of the batch
+// or else the first error in closing (a file system may report a failed
+// write only then).
+func (s *batchSinks) close() error {
+	for _, b := range s.sinks {
+		if err := b.sink.Close(); err != nil {
+			s.fail(b, err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// lineOf is the line of res the sinks write: res.Line, or, when JSON
+// cannot hold it (a fact no encoder can write), a copy that says so as an
+// internal error of its bundle, without findings, rather than no line.
+func lineOf(res batchResult) *results.Line {
+	l := res.Line
+	if _, err := json.Marshal(&l); err != nil {
+		l.Status, l.Error = statusUnreadable, "internal error: the result cannot be written as JSON: "+err.Error()
+		l.Findings, l.Warnings, l.RuleErrors, l.MaxSev = []analyzer.Finding{}, []report.Warning{}, []analyzer.RuleError{}, ""
+	}
+	return &l
 }

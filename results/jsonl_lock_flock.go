@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package main
+package results
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 )
 
 // lockFile takes an exclusive advisory lock (flock) on f without waiting:
-// errLocked when another process holds it. The lock goes with the file
+// ErrLocked when another process holds it. The lock goes with the file
 // when it is closed or the process ends.
 func lockFile(f *os.File) error {
 	for {
@@ -20,7 +20,7 @@ func lockFile(f *os.File) error {
 		case errors.Is(err, syscall.EINTR):
 			continue
 		case errors.Is(err, syscall.EWOULDBLOCK):
-			return errLocked
+			return ErrLocked
 		}
 		return err
 	}
