@@ -79,7 +79,13 @@ func newBatchCmd(c *cli) *cobra.Command {
 			"folders of them) is split: each is analyzed on its own, and batch says so; --as-one analyzes\n" +
 			"the directory as one bundle. Globs are expanded by netmortem too ('**' matches any depth).\n\n" +
 			"--resume with --anonymize needs the key of the run it resumes (--anonymize-key-file or\n" +
-			"NETMORTEM_ANONYMIZE_KEY), so that the bundles' tokens match the lines already written.",
+			"NETMORTEM_ANONYMIZE_KEY), so that the bundles' tokens match the lines already written.\n\n" +
+			"--db writes the lines to a database instead of stdout: a SQLite file (results.db,\n" +
+			"sqlite:///abs/path, file:path) or PostgreSQL (postgres://user@host/db), its schema created or\n" +
+			"upgraded first (docs/scale.md). Each bundle is one transaction that replaces what the database\n" +
+			"held of it, so that shards and retried runs writing one database at once never duplicate a row.\n" +
+			"With --out too, both get every line, and --resume skips only the bundles both hold. A database\n" +
+			"that cannot be opened stops the batch before any bundle is analyzed (exit 3).",
 		Example: "  netmortem batch -j 2 'fixtures/incidents/*' > results.jsonl\n" +
 			"  netmortem batch --resume --out results.jsonl 'fixtures/incidents/*'\n" +
 			"  netmortem batch -q --shard 0/2 --out shard-0.jsonl 'fixtures/incidents/*'",
