@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -86,6 +87,7 @@ func (d *DB) Write(ctx context.Context, l *results.Line) error {
 	if err != nil {
 		return fmt.Errorf("%s: bundle %s: %w", d.name, l.Bundle, err)
 	}
+	key := d.text(l.Bundle)
 	err = d.retry(ctx, func() error {
 		tx, err := d.sql.BeginTx(ctx, nil)
 		if err != nil {
@@ -98,13 +100,13 @@ func (d *DB) Write(ctx context.Context, l *results.Line) error {
 		if err := execEach(ctx, tx, upsertFinding, findings); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, deleteFindings[d.dialect], l.Bundle, fps); err != nil {
+		if _, err := tx.ExecContext(ctx, deleteFindings[d.dialect], key, fps); err != nil {
 			return err
 		}
 		if err := execEach(ctx, tx, upsertInput, inputs); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, deleteInputs, l.Bundle, len(inputs)); err != nil {
+		if _, err := tx.ExecContext(ctx, deleteInputs, key, len(inputs)); err != nil {
 			return err
 		}
 		return tx.Commit()
@@ -135,12 +137,14 @@ func execEach(ctx context.Context, tx *sql.Tx, query string, args [][]any) error
 }
 
 // rows are the arguments of the rows of l: its bundles row, its findings
-// rows, the JSON array of their fingerprints, and its inputs rows.
+// rows, the JSON array of their fingerprints, and its inputs rows. Text is
+// kept as the JSON line has it, valid UTF-8 (see text).
 func (d *DB) rows(l *results.Line, line []byte) (bundle []any, findings [][]any, fps string, inputs [][]any, err error) {
-	bundle = []any{l.Bundle, l.Status, l.Error, d.timeArg(l.Started), l.DurationMS, d.nullTimeArg(l.BundleTime),
-		l.BundleTimeSource, results.Week(l.BundleTime), l.KubernetesVersion, results.MinorVersion(l.KubernetesVersion),
-		l.Inputs, l.Skipped, l.MaxSev, l.NWarnings, l.SuppressedCount, l.Tool.Version, l.SchemaVersion,
-		string(line), d.timeArg(time.Now())}
+	tx := d.text
+	bundle = []any{tx(l.Bundle), tx(l.Status), tx(l.Error), d.timeArg(l.Started), l.DurationMS, d.nullTimeArg(l.BundleTime),
+		tx(l.BundleTimeSource), results.Week(l.BundleTime), tx(l.KubernetesVersion), tx(results.MinorVersion(l.KubernetesVersion)),
+		l.Inputs, l.Skipped, tx(l.MaxSev), l.NWarnings, l.SuppressedCount, tx(l.Tool.Version), tx(l.SchemaVersion),
+		d.json(line), d.timeArg(time.Now())}
 	seen := make([]string, 0, len(l.Findings))
 	for _, f := range l.Findings {
 		subject, err := json.Marshal(f.Subject)
@@ -151,16 +155,51 @@ func (d *DB) rows(l *results.Line, line []byte) (bundle []any, findings [][]any,
 		if err != nil {
 			return nil, nil, "", nil, fmt.Errorf("finding %s: %w", f.Fingerprint, err)
 		}
-		findings = append(findings, []any{l.Bundle, f.Fingerprint, f.Rule, f.Severity.String(), string(f.Certainty),
-			f.Title, string(subject), string(facts)})
-		seen = append(seen, f.Fingerprint)
+		findings = append(findings, []any{tx(l.Bundle), tx(f.Fingerprint), tx(f.Rule), f.Severity.String(), tx(string(f.Certainty)),
+			tx(f.Title), d.json(subject), d.json(facts)})
+		seen = append(seen, tx(f.Fingerprint))
 	}
 	b, err := json.Marshal(seen)
 	if err != nil {
 		return nil, nil, "", nil, err
 	}
 	for i, in := range l.InputList {
-		inputs = append(inputs, []any{l.Bundle, i, in.Path, in.Format, string(in.Kind), in.Node, in.Layout, in.Records, in.Skipped})
+		inputs = append(inputs, []any{tx(l.Bundle), i, tx(in.Path), tx(in.Format), tx(string(in.Kind)), tx(in.Node), tx(in.Layout),
+			in.Records, tx(in.Skipped)})
 	}
-	return bundle, findings, string(b), inputs, nil
+	return bundle, findings, d.json(b), inputs, nil
+}
+
+// text is s as the database keeps it: valid UTF-8, its invalid bytes
+// replaced by U+FFFD as in the JSON line (so that a bundle is named alike
+// in every sink), and in PostgreSQL, whose text cannot hold it, U+0000 too.
+func (d *DB) text(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if d.dialect == PostgreSQL {
+		s = strings.ReplaceAll(s, "\x00", "\uFFFD")
+	}
+	return s
+}
+
+// json is the JSON text js as the database keeps it: in PostgreSQL, whose
+// jsonb cannot hold U+0000, its \u0000 escapes are replaced by \ufffd.
+func (d *DB) json(js []byte) string {
+	if d.dialect != PostgreSQL || !bytes.Contains(js, []byte(`\u0000`)) {
+		return string(js)
+	}
+	out := make([]byte, 0, len(js))
+	for i := 0; i < len(js); i++ {
+		if js[i] != '\\' || i+1 == len(js) {
+			out = append(out, js[i])
+			continue
+		}
+		if bytes.HasPrefix(js[i:], []byte(`\u0000`)) {
+			out = append(out, `\ufffd`...)
+			i += len(`\u0000`) - 1
+			continue
+		}
+		out = append(out, js[i], js[i+1]) // an escape: \\ is not the start of another
+		i++
+	}
+	return string(out)
 }
