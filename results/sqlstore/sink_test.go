@@ -242,3 +242,30 @@ func TestWriteErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestWriteMany checks a line with more inputs and findings than one
+// statement takes, and two findings with one fingerprint (the later is
+// kept).
+func TestWriteMany(t *testing.T) {
+	eachDialect(t, func(t *testing.T, target string) {
+		db := open(t, target)
+		ctx := context.Background()
+		l := testLine("many", 2*maxRows+7)
+		dup := l.Findings[3]
+		dup.Title = "the later one"
+		l.Findings = append(l.Findings, dup)
+		if err := db.Write(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{fmt.Sprintf("%d|%d", 2*maxRows+7, 2*maxRows+7)}
+		if got := query(t, db, "SELECT (SELECT count(*) FROM findings), (SELECT count(*) FROM inputs)"); !slices.Equal(got, want) {
+			t.Errorf("findings and inputs %q, want %q", got, want)
+		}
+		if got := query(t, db, "SELECT title FROM findings WHERE fingerprint = 'fp3'"); !slices.Equal(got, []string{"the later one"}) {
+			t.Errorf("fp3: %q", got)
+		}
+		if got := query(t, db, "SELECT max(seq), max(records) FROM inputs"); !slices.Equal(got, []string{fmt.Sprintf("%d|%d", 2*maxRows+6, 10+2*maxRows+6)}) {
+			t.Errorf("last input %q", got)
+		}
+	})
+}

@@ -12,8 +12,8 @@ import (
 	"github.com/netmortem/netmortem/results"
 )
 
-// bundleColumns are the columns of a bundles row, in the order of
-// bundleArgs.
+// The columns of the rows of a line, in the order of the arguments rows
+// gives.
 var bundleColumns = []string{"bundle", "status", "error", "started", "duration_ms", "bundle_time", "bundle_time_source",
 	"week", "kubernetes_version", "kubernetes_minor", "inputs", "skipped", "max_severity", "warning_count",
 	"suppressed_count", "tool_version", "schema_version", "line", "written_at"}
@@ -22,27 +22,34 @@ var findingColumns = []string{"bundle", "fingerprint", "rule", "severity", "cert
 
 var inputColumns = []string{"bundle", "seq", "path", "format", "kind", "node", "layout", "records", "skipped"}
 
-// upsert is an INSERT of one row of table that replaces the row with the
+// upsert is an INSERT of n rows of table that replaces the rows with the
 // same key.
-func upsert(table string, cols []string, key ...string) string {
+func upsert(table string, cols []string, n int, key ...string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES (", table, strings.Join(cols, ", "))
-	for i := range cols {
-		if i > 0 {
+	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES ", table, strings.Join(cols, ", "))
+	for r := range n {
+		if r > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "$%d", i+1)
+		b.WriteByte('(')
+		for i := range cols {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "$%d", r*len(cols)+i+1)
+		}
+		b.WriteByte(')')
 	}
-	fmt.Fprintf(&b, ") ON CONFLICT (%s) DO UPDATE SET ", strings.Join(key, ", "))
-	n := 0
+	fmt.Fprintf(&b, " ON CONFLICT (%s) DO UPDATE SET ", strings.Join(key, ", "))
+	set := 0
 	for _, c := range cols {
 		if isKey(c, key) {
 			continue
 		}
-		if n > 0 {
+		if set > 0 {
 			b.WriteString(", ")
 		}
-		n++
+		set++
 		fmt.Fprintf(&b, "%s = excluded.%s", c, c)
 	}
 	return b.String()
@@ -57,11 +64,30 @@ func isKey(c string, key []string) bool {
 	return false
 }
 
-var (
-	upsertBundle  = upsert("bundles", bundleColumns, "bundle")
-	upsertFinding = upsert("findings", findingColumns, "bundle", "fingerprint")
-	upsertInput   = upsert("inputs", inputColumns, "bundle", "seq")
-)
+var upsertBundle = upsert("bundles", bundleColumns, 1, "bundle")
+
+// maxRows bounds the rows of one INSERT, for the bound on a statement's
+// parameters (32766 in SQLite, 65535 in PostgreSQL).
+const maxRows = 500
+
+// upsertRows upserts rows into table, maxRows at a time: a statement per
+// maxRows rows rather than per row, for a database across a network. No
+// two rows may have the same key (PostgreSQL refuses to update a row twice
+// in one statement).
+func upsertRows(ctx context.Context, tx *sql.Tx, table string, cols []string, key []string, rows [][]any) error {
+	for len(rows) > 0 {
+		n := min(len(rows), maxRows)
+		args := make([]any, 0, n*len(cols))
+		for _, r := range rows[:n] {
+			args = append(args, r...)
+		}
+		if _, err := tx.ExecContext(ctx, upsert(table, cols, n, key...), args...); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
 
 // The statements that delete what a line no longer holds: the findings
 // whose fingerprint is not in the JSON array $2, the inputs past the
@@ -97,13 +123,13 @@ func (d *DB) Write(ctx context.Context, l *results.Line) error {
 		if _, err := tx.ExecContext(ctx, upsertBundle, bundle...); err != nil {
 			return err
 		}
-		if err := execEach(ctx, tx, upsertFinding, findings); err != nil {
+		if err := upsertRows(ctx, tx, "findings", findingColumns, []string{"bundle", "fingerprint"}, findings); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, deleteFindings[d.dialect], key, fps); err != nil {
 			return err
 		}
-		if err := execEach(ctx, tx, upsertInput, inputs); err != nil {
+		if err := upsertRows(ctx, tx, "inputs", inputColumns, []string{"bundle", "seq"}, inputs); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, deleteInputs, key, len(inputs)); err != nil {
@@ -117,28 +143,10 @@ func (d *DB) Write(ctx context.Context, l *results.Line) error {
 	return nil
 }
 
-// execEach runs query once for each row of args, through one prepared
-// statement.
-func execEach(ctx context.Context, tx *sql.Tx, query string, args [][]any) error {
-	if len(args) == 0 {
-		return nil
-	}
-	st, err := tx.PrepareContext(ctx, query)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	for _, a := range args {
-		if _, err := st.ExecContext(ctx, a...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // rows are the arguments of the rows of l: its bundles row, its findings
-// rows, the JSON array of their fingerprints, and its inputs rows. Text is
-// kept as the JSON line has it, valid UTF-8 (see text).
+// rows (one per fingerprint: of two findings with one, the later), the
+// JSON array of their fingerprints, and its inputs rows. Text is kept as
+// the JSON line has it, valid UTF-8 (see text).
 func (d *DB) rows(l *results.Line, line []byte) (bundle []any, findings [][]any, fps string, inputs [][]any, err error) {
 	tx := d.text
 	bundle = []any{tx(l.Bundle), tx(l.Status), tx(l.Error), d.timeArg(l.Started), l.DurationMS, d.nullTimeArg(l.BundleTime),
@@ -146,6 +154,7 @@ func (d *DB) rows(l *results.Line, line []byte) (bundle []any, findings [][]any,
 		l.Inputs, l.Skipped, tx(l.MaxSev), l.NWarnings, l.SuppressedCount, tx(l.Tool.Version), tx(l.SchemaVersion),
 		d.json(line), d.timeArg(time.Now())}
 	seen := make([]string, 0, len(l.Findings))
+	at := map[string]int{} // the index in findings of a fingerprint
 	for _, f := range l.Findings {
 		subject, err := json.Marshal(f.Subject)
 		if err != nil {
@@ -155,8 +164,14 @@ func (d *DB) rows(l *results.Line, line []byte) (bundle []any, findings [][]any,
 		if err != nil {
 			return nil, nil, "", nil, fmt.Errorf("finding %s: %w", f.Fingerprint, err)
 		}
-		findings = append(findings, []any{tx(l.Bundle), tx(f.Fingerprint), tx(f.Rule), f.Severity.String(), tx(string(f.Certainty)),
-			tx(f.Title), d.json(subject), d.json(facts)})
+		row := []any{tx(l.Bundle), tx(f.Fingerprint), tx(f.Rule), f.Severity.String(), tx(string(f.Certainty)),
+			tx(f.Title), d.json(subject), d.json(facts)}
+		if i, ok := at[tx(f.Fingerprint)]; ok {
+			findings[i] = row
+			continue
+		}
+		at[tx(f.Fingerprint)] = len(findings)
+		findings = append(findings, row)
 		seen = append(seen, tx(f.Fingerprint))
 	}
 	b, err := json.Marshal(seen)
