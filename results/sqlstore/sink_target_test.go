@@ -1,6 +1,9 @@
 package sqlstore
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -54,5 +57,41 @@ func TestParseTarget(t *testing.T) {
 		if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "pw") {
 			t.Errorf("%q: %v, want %q and no password", in, err, want)
 		}
+	}
+}
+
+// TestOpenForms checks that each SQLite form opens the file it names,
+// whatever characters its name has.
+func TestOpenForms(t *testing.T) {
+	dir := t.TempDir()
+	for target, path := range map[string]string{
+		filepath.Join(dir, "plain.db"):                  filepath.Join(dir, "plain.db"),
+		filepath.Join(dir, "odd ?#%:name.db"):           filepath.Join(dir, "odd ?#%:name.db"),
+		"sqlite://" + dir + "/url%20form.db":            filepath.Join(dir, "url form.db"),
+		"file:" + dir + "/uri.db?mode=rwc":              filepath.Join(dir, "uri.db"),
+		"file://" + dir + "/uri%20two.db?cache=private": filepath.Join(dir, "uri two.db"),
+	} {
+		db, err := Open(context.Background(), target)
+		if err != nil {
+			t.Errorf("%s: %v", target, err)
+			continue
+		}
+		if err := db.Write(context.Background(), testLine("b", 1)); err != nil {
+			t.Errorf("%s: %v", target, err)
+		}
+		db.Close()
+		if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %s not written: %v", target, path, err)
+		}
+	}
+	// A relative path is relative to the working directory.
+	t.Chdir(dir)
+	db, err := Open(context.Background(), "relative.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := os.Stat(filepath.Join(dir, "relative.db")); err != nil {
+		t.Error(err)
 	}
 }
