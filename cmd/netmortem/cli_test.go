@@ -59,7 +59,7 @@ func allCommands() [][]string {
 // description (none of cobra's defaults), examples, flags and exit codes.
 func TestHelpOfEveryCommand(t *testing.T) {
 	commands := allCommands()
-	if len(commands) != 18 { // the root, 13 commands, 4 shells
+	if len(commands) != 24 { // the root, 14 commands, 4 shells, 5 queries
 		t.Errorf("%d commands: %q", len(commands), commands)
 	}
 	for _, path := range commands {
