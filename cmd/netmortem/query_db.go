@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/netmortem/netmortem/results"
+	"github.com/netmortem/netmortem/results/sqlstore"
 )
 
 // openDBStore opens the Store of a database sink.
-func openDBStore(_ context.Context, target string) (results.Store, error) {
-	return nil, errors.New(target + ": databases are not read yet")
+func openDBStore(ctx context.Context, target string) (results.Store, error) {
+	return sqlstore.OpenStore(ctx, target)
 }
