@@ -198,7 +198,7 @@ func TestStoresCountByHand(t *testing.T) {
 					{Rule: "dns-x", Bundles: 3, Findings: 3, MaxSeverity: "error", First: at("2026-10-20T08:00:00Z"), Last: at("2026-11-01T23:59:59.5Z")},
 					{Rule: "synack-reset", Bundles: 3, Findings: 3, MaxSeverity: "error", First: at("2026-11-01T23:59:59.5Z"), Last: at("2026-11-03T00:00:00Z")},
 				},
-				"Weeks": []results.GroupCount{g("2026-W43", 1, 1, 1), g("2026-W44", 1, 1, 2), g("2026-W45", 2, 2, 2), g("2026-W46", 1, 0, 0), g("unknown", 1, 1, 1)},
+				"Weeks":    []results.GroupCount{g("2026-W43", 1, 1, 1), g("2026-W44", 1, 1, 2), g("2026-W45", 2, 2, 2), g("2026-W46", 1, 0, 0), g("unknown", 1, 1, 1)},
 				"Versions": []results.GroupCount{g("1.9", 1, 0, 0), g("1.30", 2, 2, 2), g("1.31", 2, 2, 3), g("unknown", 1, 1, 1)},
 				"Fingerprints": []results.FingerprintCount{
 					{Fingerprint: "fp1", Rule: "synack-reset", Title: "t1", Bundles: 3},
@@ -213,8 +213,8 @@ func TestStoresCountByHand(t *testing.T) {
 				"Bundles fp4": []results.BundleRef{},
 			}},
 			{results.Filter{Rule: "synack-reset"}, map[string]any{
-				"Weeks":    []results.GroupCount{g("2026-W43", 1, 0, 0), g("2026-W44", 1, 1, 1), g("2026-W45", 2, 2, 2), g("2026-W46", 1, 0, 0), g("unknown", 1, 0, 0)},
-				"Versions": []results.GroupCount{g("1.9", 1, 0, 0), g("1.30", 2, 1, 1), g("1.31", 2, 2, 2), g("unknown", 1, 0, 0)},
+				"Weeks":        []results.GroupCount{g("2026-W43", 1, 0, 0), g("2026-W44", 1, 1, 1), g("2026-W45", 2, 2, 2), g("2026-W46", 1, 0, 0), g("unknown", 1, 0, 0)},
+				"Versions":     []results.GroupCount{g("1.9", 1, 0, 0), g("1.30", 2, 1, 1), g("1.31", 2, 2, 2), g("unknown", 1, 0, 0)},
 				"Fingerprints": []results.FingerprintCount{{Fingerprint: "fp1", Rule: "synack-reset", Title: "t1", Bundles: 3}},
 				"Bundles fp2":  []results.BundleRef{},
 			}},
