@@ -31,7 +31,7 @@ func commandNames() []string {
 }
 
 func TestCommandsListed(t *testing.T) {
-	want := []string{"analyze", "batch", "collect-script", "completion", "diff", "explain", "flows", "formats", "help", "inspect", "rules", "trace", "version"}
+	want := []string{"analyze", "batch", "collect-script", "completion", "diff", "explain", "flows", "formats", "help", "inspect", "query", "rules", "trace", "version"}
 	if got := commandNames(); !slices.Equal(got, want) {
 		t.Errorf("commands %v, want %v", got, want)
 	}
