@@ -147,15 +147,17 @@ func (s *jsonlStore) add(line []byte) error {
 	if l.BundleTime.IsZero() {
 		b.time = time.Time{}
 	}
-	seen := map[string]bool{}
+	at := map[string]int{}
 	for _, f := range l.Findings {
-		// A bundle holds a fingerprint once (its first finding), as a
-		// database's findings table does.
-		if seen[f.Fingerprint] {
+		fs := findingSummary{s.intern(f.Fingerprint), s.intern(f.Rule), s.intern(f.Severity), s.intern(f.Title)}
+		// A bundle holds a fingerprint once, as a database's findings
+		// table does: a later finding with it replaces the earlier one.
+		if i, ok := at[f.Fingerprint]; ok {
+			b.findings[i] = fs
 			continue
 		}
-		seen[f.Fingerprint] = true
-		b.findings = append(b.findings, findingSummary{s.intern(f.Fingerprint), s.intern(f.Rule), s.intern(f.Severity), s.intern(f.Title)})
+		at[f.Fingerprint] = len(b.findings)
+		b.findings = append(b.findings, fs)
 	}
 	s.bundles[l.Bundle] = b
 	return nil

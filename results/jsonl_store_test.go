@@ -43,8 +43,8 @@ func writeFile(t *testing.T, name, text string) string {
 }
 
 // The last line of a bundle counts, unless it is canceled; a cut last line
-// and blank lines are ignored; a fingerprint counts once per bundle; the
-// shards' files are read as one.
+// and blank lines are ignored; a fingerprint counts once per bundle, as
+// its last finding; the shards' files are read as one.
 func TestJSONLStoreLines(t *testing.T) {
 	day := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
 	shard0 := jsonLine(t, results.Line{Bundle: "a", Status: results.StatusOK, BundleTime: day, KubernetesVersion: "v1.31.2",
@@ -73,7 +73,7 @@ func TestJSONLStoreLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRules := []results.RuleCount{{Rule: "synack-reset", Bundles: 2, Findings: 2, MaxSeverity: "error", First: day, Last: day}}
+	wantRules := []results.RuleCount{{Rule: "synack-reset", Bundles: 2, Findings: 2, MaxSeverity: "warning", First: day, Last: day}}
 	if !reflect.DeepEqual(rules, wantRules) {
 		t.Errorf("Rules:\n got %+v\nwant %+v", rules, wantRules)
 	}
@@ -92,7 +92,7 @@ func TestJSONLStoreLines(t *testing.T) {
 	}
 	wantRefs := []results.BundleRef{
 		{Bundle: "a", Rule: "synack-reset", Severity: "warning", Title: "t1", BundleTime: day, KubernetesVersion: "v1.31.2"},
-		{Bundle: "b", Rule: "synack-reset", Severity: "error", Title: "t1b"},
+		{Bundle: "b", Rule: "synack-reset", Severity: "info", Title: "dup"}, // its later finding of fp1
 	}
 	if !reflect.DeepEqual(refs, wantRefs) {
 		t.Errorf("Bundles:\n got %+v\nwant %+v", refs, wantRefs)

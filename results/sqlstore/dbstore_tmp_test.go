@@ -55,7 +55,7 @@ func dbStore(t *testing.T, target string, lines []*results.Line) results.Store {
 			t.Fatal(err)
 		}
 		for _, f := range l.Findings {
-			if _, err := db.Exec("INSERT INTO findings VALUES ("+ph(1)+","+ph(2)+","+ph(3)+","+ph(4)+","+ph(5)+") ON CONFLICT DO NOTHING",
+			if _, err := db.Exec("INSERT INTO findings VALUES ("+ph(1)+","+ph(2)+","+ph(3)+","+ph(4)+","+ph(5)+") ON CONFLICT (bundle, fingerprint) DO UPDATE SET rule = excluded.rule, severity = excluded.severity, title = excluded.title",
 				l.Bundle, f.Fingerprint, f.Rule, f.Severity.String(), f.Title); err != nil {
 				t.Fatal(err)
 			}

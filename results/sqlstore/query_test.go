@@ -159,7 +159,7 @@ func hand() []written {
 			f("synack-reset", "fp1", analyzer.Warning, "t1"), f("dns-x", "fp2", analyzer.Error, "t2")}},
 		{Bundle: "b", Status: results.StatusOK, BundleTime: at("2026-11-02T00:00:00Z"), KubernetesVersion: "v1.31.0+k3s1", Findings: []analyzer.Finding{
 			f("synack-reset", "fp1", analyzer.Error, "t1b")}},
-		{Bundle: "c", Status: results.StatusOK, Findings: []analyzer.Finding{f("dns-x", "fp3", analyzer.Info, "t3")}},
+		{Bundle: "c", Status: results.StatusOK, Findings: []analyzer.Finding{f("dns-x", "fp3", analyzer.Info, "t3"), f("dns-x", "fp3", analyzer.Warning, "t3c")}},
 		{Bundle: "d", Status: results.StatusUnreadable, Error: "no input could be read", BundleTime: at("2026-11-10T12:00:00Z"), KubernetesVersion: "v1.9.3"},
 		{Bundle: "e", Status: results.StatusOK, BundleTime: at("2026-11-03T00:00:00Z"), KubernetesVersion: "v1.30.1", Findings: []analyzer.Finding{
 			f("synack-reset", "fp1", analyzer.Warning, "t1e"), f("old-rule", "fp4", analyzer.Error, "t4")}},
@@ -203,7 +203,7 @@ func TestStoresCountByHand(t *testing.T) {
 				"Fingerprints": []results.FingerprintCount{
 					{Fingerprint: "fp1", Rule: "synack-reset", Title: "t1", Bundles: 3},
 					{Fingerprint: "fp2", Rule: "dns-x", Title: "t2", Bundles: 2},
-					{Fingerprint: "fp3", Rule: "dns-x", Title: "t3", Bundles: 1},
+					{Fingerprint: "fp3", Rule: "dns-x", Title: "t3c", Bundles: 1}, // the later of c's two findings
 				},
 				"Bundles fp1": []results.BundleRef{
 					{Bundle: "a", Rule: "synack-reset", Severity: "warning", Title: "t1", BundleTime: at("2026-11-01T23:59:59.5Z"), KubernetesVersion: "v1.31.2"},
