@@ -7,7 +7,11 @@ import (
 	"github.com/netmortem/netmortem/results/sqlstore"
 )
 
-// openDBStore opens the Store of a database sink.
+// openDBStore opens the Store of a database sink, to read it.
 func openDBStore(ctx context.Context, target string) (results.Store, error) {
-	return sqlstore.OpenStore(ctx, target)
+	db, err := sqlstore.OpenStore(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/results"
+	"github.com/netmortem/netmortem/results/sqlstore"
 )
 
 // queryLines writes a batch's lines to a file: two bundles with
@@ -17,18 +19,8 @@ import (
 // time or a finding.
 func queryLines(t *testing.T) string {
 	t.Helper()
-	mon := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
-	lines := []results.Line{
-		{Bundle: "tickets/a.tar.gz", Status: results.StatusOK, BundleTime: mon.Add(-time.Second), KubernetesVersion: "v1.31.2",
-			Findings: []analyzer.Finding{
-				{Rule: "synack-reset", Fingerprint: "fp1", Severity: analyzer.Error, Title: "resets, a"},
-				{Rule: "syn-unanswered", Fingerprint: "fp2", Severity: analyzer.Warning, Title: "no reply"}}},
-		{Bundle: "tickets/b.tar.gz", Status: results.StatusOK, BundleTime: mon, KubernetesVersion: "v1.30.0",
-			Findings: []analyzer.Finding{{Rule: "synack-reset", Fingerprint: "fp1", Severity: analyzer.Warning, Title: "resets, b"}}},
-		{Bundle: "tickets/c.tar.gz", Status: results.StatusUnreadable, Error: "no input could be read", Findings: []analyzer.Finding{}},
-	}
 	var b strings.Builder
-	for _, l := range lines {
+	for _, l := range queryLineValues() {
 		j, err := json.Marshal(l)
 		if err != nil {
 			t.Fatal(err)
@@ -41,6 +33,61 @@ func queryLines(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// queryLineValues are the lines of queryLines.
+func queryLineValues() []results.Line {
+	mon := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	return []results.Line{
+		{Bundle: "tickets/a.tar.gz", Status: results.StatusOK, BundleTime: mon.Add(-time.Second), KubernetesVersion: "v1.31.2",
+			Findings: []analyzer.Finding{
+				{Rule: "synack-reset", Fingerprint: "fp1", Severity: analyzer.Error, Title: "resets, a"},
+				{Rule: "syn-unanswered", Fingerprint: "fp2", Severity: analyzer.Warning, Title: "no reply"}}},
+		{Bundle: "tickets/b.tar.gz", Status: results.StatusOK, BundleTime: mon, KubernetesVersion: "v1.30.0",
+			Findings: []analyzer.Finding{{Rule: "synack-reset", Fingerprint: "fp1", Severity: analyzer.Warning, Title: "resets, b"}}},
+		{Bundle: "tickets/c.tar.gz", Status: results.StatusUnreadable, Error: "no input could be read", Findings: []analyzer.Finding{}},
+	}
+}
+
+// query --db reads a SQLite database as it reads the JSON Lines of the
+// same lines, and says what is wrong with one it cannot read.
+func TestQueryDB(t *testing.T) {
+	file := queryLines(t)
+	target := filepath.Join(t.TempDir(), "results.db")
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range queryLineValues() {
+		if err := db.Write(ctx, &l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range [][]string{{"rules"}, {"weeks", "--rule", "synack-reset"}, {"versions", "--since", "2026-W45"},
+		{"fingerprints", "-o", "json"}, {"bundles", "fp1", "-o", "csv"}, {"bundles", "fp9"}} {
+		code, want, wantErr := runCLI(t, append(append([]string{"query"}, q...), file)...)
+		gotCode, got, gotErr := runCLI(t, append(append([]string{"query"}, q...), "--db", target)...)
+		if gotCode != exitOK || code != exitOK || got != want || gotErr != wantErr {
+			t.Errorf("query %q --db: exit %d, stderr %q:\n%s\nwant (from the file) exit %d, stderr %q:\n%s", q, gotCode, gotErr, got, code, wantErr, want)
+		}
+	}
+	empty := filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ db, want string }{
+		{empty, "not a results database of netmortem batch"},
+		{filepath.Join(t.TempDir(), "missing.db"), "no such file"},
+		{"postgres://", "no host"},
+	} {
+		if code, _, stderr := runCLI(t, "query", "rules", "--db", tc.db); code != exitUnreadable || !strings.Contains(stderr, tc.want) {
+			t.Errorf("query rules --db %s: exit %d, stderr %q; want exit %d, stderr with %q", tc.db, code, stderr, exitUnreadable, tc.want)
+		}
+	}
 }
 
 func TestQueryOutputs(t *testing.T) {

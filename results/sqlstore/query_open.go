@@ -8,69 +8,92 @@ import (
 	"net/url"
 	"os"
 	"strings"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
-	_ "modernc.org/sqlite"             // the "sqlite" driver
-
-	"github.com/netmortem/netmortem/results"
 )
 
-// OpenStore opens the database of a batch's sink for `netmortem query`:
-// target is a PostgreSQL URL (postgres://, postgresql://) or the path of a
-// SQLite file. It only reads: a SQLite file is opened read-only, and a
-// database that a batch has not written (without netmortem's tables) is
-// an error, as is a file that does not exist.
-func OpenStore(ctx context.Context, target string) (results.Store, error) {
-	pg := strings.HasPrefix(target, "postgres://") || strings.HasPrefix(target, "postgresql://")
-	driver, dsn := "pgx", target
-	if !pg {
-		if _, err := os.Stat(target); err != nil {
-			return nil, err
-		}
-		driver = "sqlite"
-		dsn = "file:" + (&url.URL{Path: target}).EscapedPath() + "?mode=ro&_pragma=busy_timeout(10000)"
-	}
-	db, err := sql.Open(driver, dsn)
+// ErrNotResults is returned by OpenStore for a database that no batch has
+// written: it lacks netmortem's tables.
+var ErrNotResults = errors.New("not a results database of netmortem batch (no netmortem_migrations table)")
+
+// OpenStore opens the results database target (the forms of Open) for
+// `netmortem query`, to read it: unlike Open, it creates nothing and
+// applies no migration. A SQLite file that does not exist, a database
+// without netmortem's tables (ErrNotResults) and one whose schema is newer
+// than this netmortem's (ErrNewerSchema) are errors.
+func OpenStore(ctx context.Context, target string) (*DB, error) {
+	t, err := parseTarget(target)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", redact(target), err)
+		return nil, err
 	}
-	if err := checkTables(ctx, db); err != nil {
+	if t.dialect == SQLite {
+		if path := sqliteFile(target); path != "" {
+			if _, err := os.Stat(path); err != nil {
+				return nil, err
+			}
+			// Read-only: not even the journal mode is set.
+			t.dsn = "file:" + (&url.URL{Path: path}).EscapedPath() + "?mode=ro&_pragma=busy_timeout(10000)"
+		}
+	}
+	db, err := sql.Open(t.driver, t.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.name, err)
+	}
+	d := &DB{sql: db, dialect: t.dialect, name: t.name}
+	if err := d.checkSchema(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("%s: %w", redact(target), err)
+		return nil, fmt.Errorf("%s: %w", t.name, err)
 	}
-	return &queryStore{db: db, pg: pg, close: db.Close}, nil
+	return d, nil
 }
 
-// errNotResults is a database without the tables of a batch's sink.
-var errNotResults = errors.New("not a database of netmortem batch (no bundles and findings tables)")
-
-// checkTables checks that db can be read and has the tables queries read.
-func checkTables(ctx context.Context, db *sql.DB) error {
-	for _, table := range []string{"bundles", "findings"} {
-		var n int
-		err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM "+table+" LIMIT 1) t").Scan(&n)
-		if err != nil {
-			if isMissingTable(err) {
-				return errNotResults
-			}
-			return err
+// sqliteFile is the path of the SQLite file of target: the target itself,
+// or the path of its sqlite:// or file: URL; "" when it cannot tell.
+func sqliteFile(target string) string {
+	scheme, rest, ok := strings.Cut(target, ":")
+	switch {
+	case !ok || len(scheme) == 1 || strings.ContainsAny(scheme, `/\. `):
+		return target
+	case strings.EqualFold(scheme, "file"):
+		path, _, _ := strings.Cut(rest, "?")
+		if p, err := url.PathUnescape(path); err == nil {
+			return p
 		}
+	case strings.EqualFold(scheme, "sqlite") || strings.EqualFold(scheme, "sqlite3"):
+		if u, err := url.Parse(target); err == nil {
+			return u.Path
+		}
+	}
+	return ""
+}
+
+// checkSchema checks that d was written by a batch whose schema this
+// netmortem reads.
+func (d *DB) checkSchema(ctx context.Context) error {
+	var v sql.NullInt64
+	err := d.retry(ctx, func() error {
+		return d.sql.QueryRowContext(ctx, "SELECT max(version) FROM netmortem_migrations").Scan(&v)
+	})
+	if err != nil {
+		if isMissingTable(err) {
+			return ErrNotResults
+		}
+		return err
+	}
+	ms, err := migrations(d.dialect)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !v.Valid || v.Int64 == 0:
+		return ErrNotResults
+	case int(v.Int64) > len(ms):
+		return fmt.Errorf("%w: migration %d applied, this netmortem knows %d", ErrNewerSchema, v.Int64, len(ms))
 	}
 	return nil
 }
 
 // isMissingTable says whether err is a query's error for a table that
-// does not exist.
+// does not exist (SQLite's message, PostgreSQL's SQLSTATE 42P01).
 func isMissingTable(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "no such table") || strings.Contains(s, "SQLSTATE 42P01")
-}
-
-// redact is target without the password of its URL.
-func redact(target string) string {
-	u, err := url.Parse(target)
-	if err != nil || u.User == nil {
-		return target
-	}
-	return u.Redacted()
 }
