@@ -142,7 +142,7 @@ func lineSource(t *testing.T, n, bundles, pad int) io.Reader {
 // 100,000 lines are read a line at a time: what the store keeps after
 // reading them is its summaries, a small part of the lines.
 func TestJSONLStoreStreams(t *testing.T) {
-	const n, bundles, pad = 100_000, 1000, 2000
+	const n, bundles, pad = 100_000, 1000, 600
 	st, err := results.ReadJSONL(lineSource(t, n, bundles, pad), "big.jsonl")
 	if err != nil {
 		t.Fatal(err)
