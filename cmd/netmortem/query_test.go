@@ -75,6 +75,37 @@ func TestQueryDB(t *testing.T) {
 			t.Errorf("query %q --db: exit %d, stderr %q:\n%s\nwant (from the file) exit %d, stderr %q:\n%s", q, gotCode, gotErr, got, code, wantErr, want)
 		}
 	}
+	// The lines of a real batch (the examples' fixture) in a database.
+	fixtureDB := filepath.Join(t.TempDir(), "incidents.db")
+	db, err = sqlstore.Open(ctx, fixtureDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(fixture("query/incidents.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var l results.Line
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Write(ctx, &l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range [][]string{{"rules"}, {"weeks"}, {"versions", "--rule", "syn-unanswered"}, {"fingerprints", "-o", "csv"},
+		{"bundles", "87e058b64faab806", "-o", "json"}, {"rules", "--since", "2026-11-24", "-o", "json"}} {
+		_, want, _ := runCLI(t, append(append([]string{"query"}, q...), fixture("query/incidents.jsonl"))...)
+		code, got, stderr := runCLI(t, append(append([]string{"query"}, q...), "--db", fixtureDB)...)
+		if code != exitOK || got != want || want == "" {
+			t.Errorf("query %q over the fixture's lines in a database: exit %d, stderr %q:\n%s\nwant (from the file):\n%s", q, code, stderr, got, want)
+		}
+	}
+
 	empty := filepath.Join(t.TempDir(), "empty.db")
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		t.Fatal(err)
