@@ -12,18 +12,18 @@ import (
 	"sync"
 )
 
-// ErrLocked is returned by OpenJSONL when another process holds the lock
+// ErrLocked is returned by OpenJSONLSink when another process holds the lock
 // of the file.
 var ErrLocked = errors.New("locked by another netmortem batch writing it (wait for it to end, or choose another --out)")
 
 // JSONL is the JSON Lines sink: one line per bundle, each written whole
-// and flushed, in a file (OpenJSONL) or a stream (NewJSONL). The first
-// write error is kept: after it nothing more is written, and Write and
-// Close return it.
+// and flushed, in a file (OpenJSONLSink) or a stream (NewJSONL); OpenJSONL
+// reads such files as a Store. The first write error is kept: after it
+// nothing more is written, and Write and Close return it.
 type JSONL struct {
 	mu   sync.Mutex
 	bw   *bufio.Writer
-	f    *os.File // the file OpenJSONL opened, closed by Close
+	f    *os.File // the file OpenJSONLSink opened, closed by Close
 	done map[string]bool
 	err  error
 }
@@ -36,7 +36,7 @@ func NewJSONL(w io.Writer) *JSONL {
 	return &JSONL{bw: bufio.NewWriter(w), done: map[string]bool{}}
 }
 
-// OpenJSONL opens the JSON Lines file at path for appending, created when
+// OpenJSONLSink opens the JSON Lines file at path for appending, created when
 // missing, and takes its advisory lock (flock, on the systems that have
 // it), so that two batches given the same file cannot interleave their
 // lines: the second one fails at once with ErrLocked. Without resume the
@@ -44,7 +44,7 @@ func NewJSONL(w io.Writer) *JSONL {
 // by a kill is dropped, and Done holds the bundles already finished. A
 // named pipe or a device (/dev/stdout, /dev/full) is written as it is,
 // neither emptied nor read.
-func OpenJSONL(path string, resume bool) (j *JSONL, err error) {
+func OpenJSONLSink(path string, resume bool) (j *JSONL, err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -140,7 +140,7 @@ func (j *JSONL) Write(_ context.Context, l *Line) error {
 	return j.err
 }
 
-// Close closes the file OpenJSONL opened. It returns the first write
+// Close closes the file OpenJSONLSink opened. It returns the first write
 // error, else the file's close error (a file system may report a failed
 // write only then). It may be called again, and returns the same.
 func (j *JSONL) Close() error {

@@ -16,7 +16,7 @@ func jsonlLine(bundle, status string) *Line {
 	return &Line{Bundle: bundle, Status: status}
 }
 
-// TestJSONLResume checks OpenJSONL: without resume the file is emptied;
+// TestJSONLResume checks OpenJSONLSink: without resume the file is emptied;
 // with it, the bundles done are those of whole lines not canceled, a cut
 // last line is dropped, and new lines follow the old ones.
 func TestJSONLResume(t *testing.T) {
@@ -26,7 +26,7 @@ func TestJSONLResume(t *testing.T) {
 	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	j, err := OpenJSONL(path, true)
+	j, err := OpenJSONLSink(path, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestJSONLResume(t *testing.T) {
 		t.Errorf("last line %q: %v", lines[3], err)
 	}
 
-	j, err = OpenJSONL(path, false)
+	j, err = OpenJSONLSink(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,15 +78,15 @@ func TestJSONLLock(t *testing.T) {
 		t.Skip("flock is checked on Linux")
 	}
 	path := filepath.Join(t.TempDir(), "r.jsonl")
-	j, err := OpenJSONL(path, false)
+	j, err := OpenJSONLSink(path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenJSONL(path, true); !errors.Is(err, ErrLocked) || !strings.HasPrefix(err.Error(), path+": locked") {
+	if _, err := OpenJSONLSink(path, true); !errors.Is(err, ErrLocked) || !strings.HasPrefix(err.Error(), path+": locked") {
 		t.Errorf("second open: %v", err)
 	}
 	j.Close()
-	j, err = OpenJSONL(path, true)
+	j, err = OpenJSONLSink(path, true)
 	if err != nil {
 		t.Fatalf("after close: %v", err)
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/netmortem/netmortem/results/sqlstore"
 )
 
-// openBatchOut opens a batch's --out file: see results.OpenJSONL.
+// openBatchOut opens a batch's --out file: see results.OpenJSONLSink.
 func openBatchOut(path string, resume bool) (*results.JSONL, map[string]bool, error) {
-	j, err := results.OpenJSONL(path, resume)
+	j, err := results.OpenJSONLSink(path, resume)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -96,7 +96,7 @@ func openBatchSinks(ctx context.Context, stdout io.Writer, out string, outGiven 
 			signal.Ignore(syscall.SIGPIPE)
 			b = batchSink{sink: results.NewJSONL(stdout), name: "stdout", flag: "--out"}
 		} else {
-			j, err := results.OpenJSONL(out, resume)
+			j, err := results.OpenJSONLSink(out, resume)
 			if err != nil {
 				s.close()
 				return nil, nil, fmt.Errorf("--out: %w", err)
