@@ -15,7 +15,7 @@ COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE        ?= $(shell git log -1 --format=%cI 2>/dev/null)
 LDFLAGS     ?= $(if $(VERSION),-X $(BUILDINFO).version=$(VERSION)) $(if $(COMMIT),-X $(BUILDINFO).commit=$(COMMIT)) $(if $(DATE),-X $(BUILDINFO).date=$(DATE))
 
-.PHONY: all build test demo lint fuzz fixtures bench bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
+.PHONY: all build test demo lint fuzz fixtures query-fixture bench bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
 
 all: build
 
@@ -158,6 +158,12 @@ fuzz:
 ## fixtures: regenerate the captured fixtures (needs root, ip netns, tcpdump)
 fixtures:
 	bash fixtures/make-fixtures.sh
+
+## query-fixture: regenerate fixtures/query/incidents.jsonl, the batch
+## results over fixtures/incidents that netmortem query's examples read
+query-fixture:
+	mkdir -p fixtures/query
+	$(GO) run ./cmd/netmortem batch -q -j 2 --out fixtures/query/incidents.jsonl 'fixtures/incidents/*' || test $$? -eq 1
 
 ## bench: netmortem side by side with tcpdump, tshark and a bare decode loop
 ## on a large capture (built on first use from real traffic; needs root then)

@@ -76,7 +76,8 @@ type RuleCount struct {
 
 // GroupCount is one row of Store.Weeks (Group is a week, "2026-W48", or
 // UnknownWeek) or Store.Versions (Group is a minor version, "1.31", or
-// UnknownVersion). Rows are sorted by Group, with the unknown group last.
+// UnknownVersion). Rows are sorted by Group, with the unknown group last
+// (versions by their numbers: "1.9" before "1.31"; SortWeeks, SortVersions).
 type GroupCount struct {
 	Group string `json:"group"`
 	// Bundles counts the bundles of the group, whatever their status.

@@ -143,7 +143,7 @@ func newRoot(c *cli) *cobra.Command {
 	root.SetUsageTemplate(usageTemplate)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	root.AddCommand(newAnalyzeCmd(c), newInspectCmd(c), newFlowsCmd(c), newTraceCmd(c), newDiffCmd(c),
-		newBatchCmd(c), newRulesCmd(c), newFormatsCmd(c), newExplainCmd(c), newCollectScriptCmd(c), newVersionCmd(c))
+		newBatchCmd(c), newQueryCmd(c), newRulesCmd(c), newFormatsCmd(c), newExplainCmd(c), newCollectScriptCmd(c), newVersionCmd(c))
 	root.SetHelpCommand(newHelpCmd())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()

@@ -31,7 +31,7 @@ func commandNames() []string {
 }
 
 func TestCommandsListed(t *testing.T) {
-	want := []string{"analyze", "batch", "collect-script", "completion", "diff", "explain", "flows", "formats", "help", "inspect", "rules", "trace", "version"}
+	want := []string{"analyze", "batch", "collect-script", "completion", "diff", "explain", "flows", "formats", "help", "inspect", "query", "rules", "trace", "version"}
 	if got := commandNames(); !slices.Equal(got, want) {
 		t.Errorf("commands %v, want %v", got, want)
 	}
@@ -59,7 +59,7 @@ func allCommands() [][]string {
 // description (none of cobra's defaults), examples, flags and exit codes.
 func TestHelpOfEveryCommand(t *testing.T) {
 	commands := allCommands()
-	if len(commands) != 18 { // the root, 13 commands, 4 shells
+	if len(commands) != 24 { // the root, 14 commands, 4 shells, 5 queries
 		t.Errorf("%d commands: %q", len(commands), commands)
 	}
 	for _, path := range commands {

@@ -11,6 +11,7 @@
 //	netmortem trace --dst IP:PORT [--src IP] [--from-node] BUNDLE...
 //	netmortem diff [-o text|json] OLD NEW
 //	netmortem batch [-j N] [--out FILE] [--resume] [--timeout D] BUNDLE|GLOB...
+//	netmortem query rules|weeks|versions|fingerprints|bundles FP [--db TARGET] [--rule R] [--since T] [--until T] [-o table|json|csv] [FILE.jsonl...]
 //	netmortem rules [-o table|json|markdown]
 //	netmortem formats [-o table|json|markdown]
 //	netmortem explain RULE

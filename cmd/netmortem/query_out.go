@@ -1,0 +1,144 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/fit"
+	"github.com/netmortem/netmortem/results"
+)
+
+// queryAnswer is a Store's answer to a query, ready to be written as a
+// table, JSON or CSV.
+type queryAnswer struct {
+	// header and rows are the table's; fields and values the CSV's, whose
+	// columns are the JSON fields of the rows.
+	header []string
+	rows   [][]string
+	fields []string
+	values [][]string
+	// json is the Store's rows, for -o json.
+	json any
+}
+
+// queryTable asks st the query name (fp is the fingerprint of bundles).
+func queryTable(ctx context.Context, st results.Store, name, fp string, f results.Filter) (*queryAnswer, error) {
+	a := &queryAnswer{}
+	switch name {
+	case "rules":
+		rows, err := st.Rules(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		a.json = rows
+		a.header = []string{"RULE", "BUNDLES", "FINDINGS", "MAX SEVERITY", "FIRST", "LAST"}
+		a.fields = []string{"rule", "bundles", "findings", "max_severity", "first", "last"}
+		for _, r := range rows {
+			a.rows = append(a.rows, []string{r.Rule, strconv.Itoa(r.Bundles), strconv.Itoa(r.Findings), r.MaxSeverity, day(r.First), day(r.Last)})
+			a.values = append(a.values, []string{r.Rule, strconv.Itoa(r.Bundles), strconv.Itoa(r.Findings), r.MaxSeverity, stamp(r.First), stamp(r.Last)})
+		}
+	case "weeks", "versions":
+		rows, err := st.Weeks(ctx, f)
+		group := "WEEK"
+		if name == "versions" {
+			rows, err = st.Versions(ctx, f)
+			group = "VERSION"
+		}
+		if err != nil {
+			return nil, err
+		}
+		a.json = rows
+		with := "WITH FINDINGS"
+		if f.Rule != "" {
+			with = "WITH " + f.Rule
+		}
+		a.header = []string{group, "BUNDLES", with, "FINDINGS"}
+		a.fields = []string{"group", "bundles", "matching", "findings"}
+		for _, r := range rows {
+			row := []string{r.Group, strconv.Itoa(r.Bundles), strconv.Itoa(r.Matching), strconv.Itoa(r.Findings)}
+			a.rows, a.values = append(a.rows, row), append(a.values, row)
+		}
+	case "fingerprints":
+		rows, err := st.Fingerprints(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		a.json = rows
+		a.header = []string{"FINGERPRINT", "RULE", "BUNDLES", "TITLE"}
+		a.fields = []string{"fingerprint", "rule", "title", "bundles"}
+		for _, r := range rows {
+			a.rows = append(a.rows, []string{r.Fingerprint, r.Rule, strconv.Itoa(r.Bundles), r.Title})
+			a.values = append(a.values, []string{r.Fingerprint, r.Rule, r.Title, strconv.Itoa(r.Bundles)})
+		}
+	case "bundles":
+		rows, err := st.Bundles(ctx, fp, f)
+		if err != nil {
+			return nil, err
+		}
+		a.json = rows
+		a.header = []string{"BUNDLE", "SEVERITY", "TIME", "VERSION", "TITLE"}
+		a.fields = []string{"bundle", "rule", "severity", "title", "bundle_time", "kubernetes_version"}
+		for _, r := range rows {
+			a.rows = append(a.rows, []string{r.Bundle, r.Severity, day(r.BundleTime), cmp.Or(r.KubernetesVersion, "-"), r.Title})
+			a.values = append(a.values, []string{r.Bundle, r.Rule, r.Severity, r.Title, stamp(r.BundleTime), r.KubernetesVersion})
+		}
+	default:
+		return nil, fmt.Errorf("unknown query %q", name)
+	}
+	return a, nil
+}
+
+// day is a time in a table: to the minute, in UTC; "-" for none.
+func day(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
+// stamp is a time in CSV: RFC 3339 in UTC; "" for none.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// write writes a as output (table, json or csv). An empty table is
+// written as nothing; empty JSON is [], and empty CSV its header.
+func (a *queryAnswer) write(w io.Writer, output string) error {
+	switch output {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(a.json)
+	case "csv":
+		cw := csv.NewWriter(w)
+		cw.Write(a.fields)
+		for _, v := range a.values {
+			cw.Write(v)
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	if len(a.rows) == 0 {
+		return nil
+	}
+	t := &fit.Table{Header: a.header}
+	for _, r := range a.rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = escape.String(c)
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return t.Render(w, outputWidth(w))
+}
