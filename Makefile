@@ -15,7 +15,7 @@ COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE        ?= $(shell git log -1 --format=%cI 2>/dev/null)
 LDFLAGS     ?= $(if $(VERSION),-X $(BUILDINFO).version=$(VERSION)) $(if $(COMMIT),-X $(BUILDINFO).commit=$(COMMIT)) $(if $(DATE),-X $(BUILDINFO).date=$(DATE))
 
-.PHONY: all build test demo lint fuzz fixtures query-fixture bench bench-memory docs check-docs browser-deps test-deps screenshots clean
+.PHONY: all build test demo lint fuzz fixtures query-fixture bench bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
 
 all: build
 
@@ -72,6 +72,59 @@ test-deps: browser-deps
 	    echo "test-deps: installed$$missing"; rm -f $$log; \
 	  else echo "test-deps: apt-get could not install$$missing:"; tail -5 $$log; rm -f $$log; exit 1; fi; \
 	else echo "test-deps: missing$$missing (root and apt-get needed to install them); the collector's test skips without them, except when CI=true"; fi
+
+## test-servers: install the servers the tests of object storage and of
+## the database start on loopback (internal/testutil/servers), when they
+## are missing: MinIO built from its Go module into GOBIN (GOPATH/bin), and
+## Debian's PostgreSQL (needs root and apt-get, as on CI). Without them
+## those tests skip, except when CI=true.
+# MinIO tags no semantic versions: this is the pseudo-version of the newest
+# commit the module proxy serves, which builds with Go 1.26. A cold build
+# (empty module and build caches) uses 320 CPU-seconds: 3 to 5 minutes on
+# 2 cores.
+MINIO_MODULE  ?= github.com/minio/minio
+MINIO_VERSION ?= v0.0.0-20260212201848-7aac2a2c5b7c
+test-servers: test-server-minio test-server-postgres
+
+test-server-minio:
+	@gobin=$$($(GO) env GOBIN); gobin=$${gobin:-$$($(GO) env GOPATH)/bin}; \
+	if command -v minio >/dev/null 2>&1; then echo "test-servers: $$(command -v minio) is there"; \
+	elif [ -x "$$gobin/minio" ]; then echo "test-servers: $$gobin/minio is there"; \
+	else \
+	  start=$$(date +%s); \
+	  if $(GO) install $(MINIO_MODULE)@$(MINIO_VERSION); then \
+	    echo "test-servers: installed $$gobin/minio ($(MINIO_VERSION)) in $$(( $$(date +%s) - start ))s"; \
+	  else echo "test-servers: go install $(MINIO_MODULE)@$(MINIO_VERSION) failed"; exit 1; fi; \
+	fi
+
+# Debian's postinst would make and start a cluster of its own; the tests
+# make theirs, so postgresql-common is told not to (as Docker's postgres
+# image does) before the server is installed.
+test-server-postgres:
+	@if found=$$(ls -d /usr/lib/postgresql/*/bin/initdb "$$(pg_config --bindir 2>/dev/null)/initdb" 2>/dev/null | head -1) && [ -n "$$found" ]; then \
+	  echo "test-servers: $$found is there"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  start=$$(date +%s); log=$$(mktemp); export DEBIAN_FRONTEND=noninteractive; \
+	  install() { apt-get install -y -q --no-install-recommends "$$@" >$$log 2>&1 || \
+	    { apt-get update -q >$$log 2>&1 && apt-get install -y -q --no-install-recommends "$$@" >$$log 2>&1; }; }; \
+	  if install postgresql-common && \
+	    sed -ri 's/^#? *create_main_cluster *=.*$$/create_main_cluster = false/' /etc/postgresql-common/createcluster.conf && \
+	    install postgresql; then \
+	    echo "test-servers: installed PostgreSQL $$(ls /usr/lib/postgresql) in $$(( $$(date +%s) - start ))s"; rm -f $$log; \
+	  else echo "test-servers: apt-get could not install postgresql:"; tail -5 $$log; rm -f $$log; exit 1; fi; \
+	else \
+	  echo "test-servers: PostgreSQL is missing and apt-get cannot install it here (root needed):"; \
+	  echo "  install your distribution's PostgreSQL server (initdb, postgres, createdb);"; \
+	  echo "  without it the tests of the PostgreSQL store skip (and fail when CI=true)"; \
+	fi
+
+## image: build the container image of deploy/kubernetes/Dockerfile (the
+## release image, built from this tree) as $(IMAGE); needs docker
+IMAGE ?= netmortem:$(or $(VERSION),devel)
+GO_VERSION = $(shell sed -n 's/^go //p' go.mod)
+image:
+	docker build -f deploy/kubernetes/Dockerfile --build-arg GO_VERSION=$(GO_VERSION) \
+	  --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE) -t $(IMAGE) .
 
 ## screenshots: render the HTML report of $(SCREENSHOT_INCIDENT) in headless
 ## Chromium at 1280 and 390 pixels and write the PNGs to docs/img/

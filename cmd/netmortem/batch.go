@@ -96,7 +96,7 @@ func newBatchCmd(c *cli) *cobra.Command {
 	out := fs.String("out", "-", "JSON Lines output file (- for stdout); with --db, only when given")
 	db := fs.String("db", "", "results database to write the lines to instead of --out: a SQLite file (results.db, sqlite:///abs/path, file:path) or a postgres:// URL (docs/scale.md); with --out too, both get every line")
 	resume := fs.Bool("resume", false, "skip bundles already in --out (and append to it) or in --db; with both, the bundles both hold")
-	shard := fs.String("shard", "", "K/N: take only the bundles of shard K (0-based) out of N, by a hash of the bundle path")
+	shard := fs.String("shard", "", "K/N: take only the bundles of shard K (0-based) out of N, by a hash of the bundle path; auto: K and N from JOB_COMPLETION_INDEX and JOB_COMPLETIONS (a Kubernetes Indexed Job)")
 	timeout := fs.Duration("timeout", defaultTimeout, "time budget per bundle (0: no limit)")
 	maxBytes := fs.Int64("max-bundle-bytes", 16<<30, "size budget per bundle: bundles larger on disk, or decompressing to more, are not analyzed (0: no limit)")
 	maxMemory := fs.Int64("max-bundle-memory", 0, "memory budget per bundle in bytes, for what its parsed text keeps: files past it are read no further, with a warning (0: the default, 256 MiB)")
@@ -445,11 +445,14 @@ func parseShard(s string) (k, n int, err error) {
 	if s == "" {
 		return 0, 0, nil
 	}
+	if s == "auto" {
+		return shardFromEnv()
+	}
 	a, b, ok := strings.Cut(s, "/")
 	k, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || n < 1 || k < 0 || k >= n {
-		return 0, 0, fmt.Errorf("%q: want K/N with 0 <= K < N", s)
+		return 0, 0, fmt.Errorf("%q: want K/N with 0 <= K < N, or auto", s)
 	}
 	return k, n, nil
 }
