@@ -170,7 +170,9 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 		fmt.Fprintln(stderr, "netmortem batch:", errBatchStdin)
 		return exitUsage
 	}
-	operands, err := expandOperands(fs.Args())
+	objs := newObjects(*timeout)
+	defer objs.close()
+	operands, err := expandWith(context.Background(), fs.Args(), objs)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem batch:", err)
 		return exitUsage
@@ -217,7 +219,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out *strin
 	sigCtx, stop := signalContext()
 	defer stop()
 	// ctx also ends at the first write error: nothing more can be written.
-	ctx, cancel := context.WithCancel(sigCtx)
+	ctx, cancel := context.WithCancel(withObjects(sigCtx, objs))
 	defer cancel()
 	var (
 		mu       sync.Mutex
@@ -338,6 +340,10 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 		res.Status, res.Error = statusRefused, err.Error()
 		return res
 	}
+	if err := objectsOf(ctx).listingErr(bundle); err != nil {
+		res.Status, res.Error = statusUnreadable, err.Error()
+		return res
+	}
 	if _, err := os.Lstat(bundle); err != nil && isPattern(bundle) {
 		// Operands that exist are taken as they are, patterns expanded:
 		// this one matched nothing.
@@ -345,8 +351,8 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 		return res
 	}
 	if maxBytes > 0 {
-		if size := diskSize(bundle); size > maxBytes {
-			res.Status, res.Error = statusOverBudget, fmt.Sprintf("%d bytes on disk, over the %d-byte budget", size, maxBytes)
+		if size, where := bundleSize(ctx, bundle); size > maxBytes {
+			res.Status, res.Error = statusOverBudget, fmt.Sprintf("%d bytes %s, over the %d-byte budget", size, where, maxBytes)
 			return res
 		}
 	}
@@ -385,7 +391,7 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 	res.Findings, res.RuleErrors = rep.Findings, rep.Errors
 	res.NWarnings = len(rep.Warnings)
 	res.Warnings = rep.Warnings[:min(len(rep.Warnings), maxBatchWarnings)]
-	var modified time.Time
+	modified := objectModTime(ctx, bundle)
 	if fi, err := os.Stat(bundle); err == nil {
 		modified = fi.ModTime()
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/netmortem/netmortem/source"
 )
 
 // stdin is what the operand "-" reads; a variable so that tests give their
@@ -35,7 +38,12 @@ type expanded struct {
 	// stood.
 	paths     []string
 	unmatched map[string]bool
+	// objects reads the bundle URLs among paths; nil when none may be.
+	objects *objects
 }
+
+// close closes the buckets e.objects opened.
+func (e expanded) close() { e.objects.close() }
 
 // expandOperands expands the operands of analyze, inspect and batch. "-"
 // reads stdin (at most once). An operand that names an existing path is
@@ -47,7 +55,15 @@ type expanded struct {
 // malformed one is an error. A path given or matched twice is read once,
 // and so is a path inside a directory operand (dropInside).
 func expandOperands(args []string) (expanded, error) {
-	e := expanded{unmatched: map[string]bool{}}
+	return expandWith(context.Background(), args, nil)
+}
+
+// expandWith is expandOperands for a command that reads bundle URLs
+// through objs (nil: an operand is a local path whatever it looks like):
+// a URL operand is the objects it lists (see objects.expand), and a
+// listing that fails is the error.
+func expandWith(ctx context.Context, args []string, objs *objects) (expanded, error) {
+	e := expanded{unmatched: map[string]bool{}, objects: objs}
 	seen := map[string]bool{}
 	add := func(p string) {
 		if !seen[p] {
@@ -62,6 +78,11 @@ func expandOperands(args []string) (expanded, error) {
 				return e, errors.New(`"-" (stdin) given twice: stdin can be read only once`)
 			}
 			add(a)
+			continue
+		case objs != nil && source.IsURL(a):
+			if err := e.expandURL(ctx, a, add); err != nil {
+				return e, err
+			}
 			continue
 		case !isPattern(a):
 			add(a)
