@@ -18,10 +18,11 @@ const (
 
 // BundleTime is when the evidence of snap was taken: the last packet of its
 // captures, else its newest dated log line, else its newest Kubernetes
-// event, else modified (the file's or the object's modification time, when
-// not zero). Times more than a day after now are not taken (a clock that
+// event, else modified (the file's or the object's modification time, to
+// the second, when not zero). Times more than a day after now are not taken (a clock that
 // was wrong), nor log times whose line did not give the year. It returns
-// the time in UTC and where it comes from.
+// the time in UTC, to the microsecond (as PostgreSQL keeps it, so that every
+// sink holds the same time), and where it comes from.
 func BundleTime(snap *model.Snapshot, modified, now time.Time) (time.Time, string) {
 	limit := now.Add(24 * time.Hour)
 	valid := func(t time.Time) bool { return t.Year() >= 2000 && t.Before(limit) }
@@ -39,25 +40,29 @@ func BundleTime(snap *model.Snapshot, modified, now time.Time) (time.Time, strin
 		caps = append(caps, c.Last)
 	}
 	if t := latest(caps); !t.IsZero() {
-		return t.UTC(), TimeFromCapture
+		return micro(t), TimeFromCapture
 	}
 	for _, l := range snap.Logs {
 		logs = append(logs, l.Time)
 	}
 	if t := latest(logs); !t.IsZero() {
-		return t.UTC(), TimeFromLogs
+		return micro(t), TimeFromLogs
 	}
 	for _, e := range snap.Kube.Events {
 		events = append(events, e.LastTimestamp.Time, e.EventTime.Time, e.FirstTimestamp.Time)
 	}
 	if t := latest(events); !t.IsZero() {
-		return t.UTC(), TimeFromEvents
+		return micro(t), TimeFromEvents
 	}
 	if !modified.IsZero() {
-		return modified.UTC(), TimeFromModified
+		// To the second, as object stores give it (Last-Modified), so
+		// that a bundle's copy on disk and in a bucket agree.
+		return modified.UTC().Truncate(time.Second), TimeFromModified
 	}
 	return time.Time{}, ""
 }
+
+func micro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
 var kubeVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)(\.\d+)?`)
 
