@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -231,6 +232,13 @@ func (s *Source) List(ctx context.Context, u string) ([]Attrs, error) {
 		return nil, err
 	}
 	prefix := loc.ListPrefix()
+	pageSize := s.pageSize
+	if loc.Scheme == "file" {
+		// fileblob pages in the order it walks directories, which is
+		// not the order of keys ("a/b" before "a-c/d"), and resumes at
+		// the last key: one page only.
+		pageSize = math.MaxInt32
+	}
 	var objs []*blob.ListObject
 	token := blob.FirstPageToken
 	for len(token) > 0 {
@@ -240,7 +248,7 @@ func (s *Source) List(ctx context.Context, u string) ([]Attrs, error) {
 		var page []*blob.ListObject
 		err := s.call(ctx, loc, b, func(ctx context.Context) error {
 			var err error
-			page, token, err = b.b.ListPage(ctx, token, s.pageSize, &blob.ListOptions{Prefix: prefix})
+			page, token, err = b.b.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: prefix})
 			return err
 		})
 		if err != nil {
@@ -351,7 +359,7 @@ func cloudErr(loc Location, err error, timeout time.Duration) error {
 func looksLikeCredentials(err error) bool {
 	m := strings.ToLower(err.Error())
 	for _, s := range []string{"credential", "accessdenied", "access denied", "signaturedoesnotmatch", "invalidaccesskeyid",
-		"unauthenticated", "authorization", "storage account", "token", "region"} {
+		"unauthenticated", "authorization", "account", "token", "region"} {
 		if strings.Contains(m, s) {
 			return true
 		}

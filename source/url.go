@@ -46,8 +46,8 @@ func IsURL(s string) bool {
 }
 
 // Parse parses a bundle URL or pattern. A "?" starts the query only when
-// what follows it holds an "=" and no "/" (so that "a?.tar.gz", a glob, stays
-// in the key); the query must then be valid URL query syntax. The key is
+// a name and "=" follow it (so that "a?.tar.gz", a glob, stays in the
+// key); the query must then be valid URL query syntax. The key is
 // taken as written: it is not percent-decoded, and may hold glob characters.
 func Parse(s string) (Location, error) {
 	scheme, rest, ok := strings.Cut(s, "://")
@@ -55,7 +55,7 @@ func Parse(s string) (Location, error) {
 		return Location{}, fmt.Errorf("%w: %q: want %s://BUCKET/KEY", ErrURL, s, strings.Join(Schemes, "://, "))
 	}
 	loc := Location{Scheme: strings.ToLower(scheme)}
-	if i := strings.LastIndexByte(rest, '?'); i >= 0 && strings.Contains(rest[i+1:], "=") && !strings.Contains(rest[i+1:], "/") {
+	if i := queryIndex(rest); i >= 0 {
 		loc.Query = rest[i+1:]
 		rest = rest[:i]
 		if _, err := url.ParseQuery(loc.Query); err != nil {
@@ -94,6 +94,21 @@ func Parse(s string) (Location, error) {
 		return Location{}, fmt.Errorf("%w: %q: the bucket name holds glob characters; only keys may", ErrURL, s)
 	}
 	return loc, validKey(s, loc.Key)
+}
+
+// queryIndex is the index of the "?" that starts the query of s: the
+// first one followed by a name and "=" (a name holds no "/"), -1 when none is.
+func queryIndex(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '?' {
+			continue
+		}
+		name, _, ok := strings.Cut(s[i+1:], "=")
+		if ok && name != "" && !strings.ContainsAny(name, "/?") {
+			return i
+		}
+	}
+	return -1
 }
 
 // validKey refuses keys no object store accepts.
