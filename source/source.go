@@ -130,18 +130,28 @@ func (s *Source) bucket(ctx context.Context, loc Location) (*bucket, error) {
 // turned on when an endpoint is set (in the query, or in
 // AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL as the AWS SDK reads them) and
 // the query does not say, since S3-compatible servers (MinIO) on an IP
-// address or a host without wildcard DNS serve only path-style requests.
+// address or a host without wildcard DNS serve only path-style requests;
+// responses are checked against checksums only when the server requires
+// it (response_checksum_validation=when_required), unless the query says.
 func s3URL(loc Location) string {
 	q := loc.Query
 	has := func(k string) bool {
 		return slices.ContainsFunc(strings.Split(q, "&"), func(p string) bool { return strings.HasPrefix(p, k+"=") })
 	}
 	endpoint := has("endpoint") || os.Getenv("AWS_ENDPOINT_URL_S3") != "" || os.Getenv("AWS_ENDPOINT_URL") != ""
-	if endpoint && !has("use_path_style") && !has("s3ForcePathStyle") {
+	add := func(kv string) {
 		if q != "" {
 			q += "&"
 		}
-		q += "use_path_style=true"
+		q += kv
+	}
+	if endpoint && !has("use_path_style") && !has("s3ForcePathStyle") {
+		add("use_path_style=true")
+	}
+	if !has("response_checksum_validation") {
+		// A range read cannot be checked against the whole object's
+		// checksum; the SDK would warn of it on every read.
+		add("response_checksum_validation=when_required")
 	}
 	u := "s3://" + loc.Bucket
 	if q != "" {
