@@ -23,6 +23,8 @@ import (
 type countingProxy struct {
 	url            string
 	gets, listings atomic.Int64
+	// failAfter, when above 0, refuses listings after that many.
+	failAfter int64
 }
 
 func newCountingProxy(t *testing.T, endpoint string) *countingProxy {
@@ -34,8 +36,10 @@ func newCountingProxy(t *testing.T, endpoint string) *countingProxy {
 			// Path-style: /bucket is a listing, /bucket/key a read.
 			if strings.Contains(strings.TrimPrefix(r.URL.Path, "/"), "/") {
 				p.gets.Add(1)
-			} else {
-				p.listings.Add(1)
+			} else if n := p.listings.Add(1); p.failAfter > 0 && n > p.failAfter {
+				w.WriteHeader(http.StatusForbidden)
+				fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied.</Message></Error>`)
+				return
 			}
 		}
 		rp.ServeHTTP(w, r) // the Host stays the proxy's, which the request was signed for
@@ -142,6 +146,21 @@ func TestMinIO(t *testing.T) {
 			if len(want) == 0 || !slices.Equal(got, want) {
 				t.Errorf("%s: findings %v, want %v as read from disk", c.key, got, want)
 			}
+		}
+	})
+
+	t.Run("cut short", func(t *testing.T) {
+		s3.Setenv(t)
+		proxy := newCountingProxy(t, s3.Endpoint)
+		proxy.failAfter = 1
+		t.Setenv("AWS_ENDPOINT_URL_S3", proxy.url)
+		s := New()
+		s.pageSize = 500
+		defer s.Close()
+		got, err := s.List(t.Context(), "s3://tickets/many/**")
+		// 499: the first page holds the "directory" many/02/, skipped.
+		if len(got) != 499 || err == nil || !strings.Contains(err.Error(), "listing s3://tickets/many/** cut short after 499 objects") {
+			t.Errorf("listing refused at its second page: %d objects, %v", len(got), err)
 		}
 	})
 

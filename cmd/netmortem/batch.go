@@ -347,7 +347,7 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 	if _, err := os.Lstat(bundle); err != nil && isPattern(bundle) {
 		// Operands that exist are taken as they are, patterns expanded:
 		// this one matched nothing.
-		res.Status, res.Error = statusUnreadable, errNoMatch.Error()
+		res.Status, res.Error = statusUnreadable, noMatch(bundle).Error()
 		return res
 	}
 	if maxBytes > 0 {

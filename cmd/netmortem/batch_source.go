@@ -41,7 +41,8 @@ func (o *objects) close() {
 // pattern) and returns their names. A prefix or pattern that matches no
 // object returns its name and unmatched; a listing that fails before any
 // object is an error; one cut short returns the objects listed and keeps
-// the pattern's error for its own line (listingErr).
+// the pattern's error for its own line (listingErr), as does a key that
+// cannot be read.
 func (o *objects) expand(ctx context.Context, operand string) (names []string, unmatched bool, err error) {
 	loc, err := source.Parse(operand)
 	if err != nil {
@@ -53,6 +54,14 @@ func (o *objects) expand(ctx context.Context, operand string) (names []string, u
 		defer cancel()
 	}
 	list, err := o.src.List(ctx, operand)
+	if err != nil && loc.Kind() == source.Object {
+		// One bundle: its line says why it cannot be read, as a local
+		// path's does.
+		o.mu.Lock()
+		o.failed[loc.Name()] = err
+		o.mu.Unlock()
+		return []string{loc.Name()}, false, nil
+	}
 	switch {
 	case errors.Is(err, source.ErrNoMatch):
 		return []string{loc.Name()}, true, nil
@@ -72,8 +81,8 @@ func (o *objects) expand(ctx context.Context, operand string) (names []string, u
 	return names, false, nil
 }
 
-// listingErr is why the listing of the pattern name was cut short, nil
-// when it was not.
+// listingErr is why the listing of the pattern name was cut short, or why
+// the key name could not be read, nil when neither.
 func (o *objects) listingErr(name string) error {
 	if o == nil {
 		return nil
@@ -206,4 +215,12 @@ func (e *expanded) expandURL(ctx context.Context, operand string, add func(strin
 		add(n)
 	}
 	return nil
+}
+
+// noMatch is the error of an operand, a pattern, that matched nothing.
+func noMatch(operand string) error {
+	if source.IsURL(operand) {
+		return source.ErrNoMatch
+	}
+	return errNoMatch
 }

@@ -134,7 +134,7 @@ func openExpanded(ctx context.Context, e expanded, opts *parse.Options) opened {
 			err = cannotOpen(p)
 		}
 		if e.unmatched[p] {
-			err = errNoMatch
+			err = noMatch(p)
 		} else if p == stdinOperand || e.objects != nil && source.IsURL(p) {
 			err = nil // read by openAll, which says why it cannot be
 		}
