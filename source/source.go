@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -57,6 +56,9 @@ type bucket struct {
 	// used is set once a request on it succeeded: its credentials work.
 	used bool
 }
+
+// fileblobPageSize is the page size of file:// listings.
+const fileblobPageSize = 1 << 16
 
 // New returns a Source with no bucket open.
 func New() *Source {
@@ -245,9 +247,10 @@ func (s *Source) List(ctx context.Context, u string) ([]Attrs, error) {
 	pageSize := s.pageSize
 	if loc.Scheme == "file" {
 		// fileblob pages in the order it walks directories, which is
-		// not the order of keys ("a/b" before "a-c/d"), and resumes at
-		// the last key: one page only.
-		pageSize = math.MaxInt32
+		// not the order of keys ("a/b" before "a-c/d"), and resumes
+		// after the last key: pages as large as a directory tree of
+		// bundles is. (blob allocates a page's slice up front.)
+		pageSize = fileblobPageSize
 	}
 	var objs []*blob.ListObject
 	token := blob.FirstPageToken
