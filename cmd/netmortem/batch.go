@@ -81,6 +81,10 @@ func newBatchCmd(c *cli) *cobra.Command {
 			"A directory that holds several bundles (archives, sosreport or troubleshoot.sh directories,\n" +
 			"folders of them) is split: each is analyzed on its own, and batch says so; --as-one analyzes\n" +
 			"the directory as one bundle. Globs are expanded by netmortem too ('**' matches any depth).\n\n" +
+			"Bundles in object storage are named by URL: s3://BUCKET/KEY, gs://, azblob://CONTAINER/KEY,\n" +
+			"file:///PATH; a key ending in / is every object under it, a key with glob characters a pattern\n" +
+			"listed through the bucket's API. Credentials come from the environment as each cloud's SDK\n" +
+			"reads them (docs/scale.md, \"Bundles in object storage\").\n\n" +
 			"--resume with --anonymize needs the key of the run it resumes (--anonymize-key-file or\n" +
 			"NETMORTEM_ANONYMIZE_KEY), so that the bundles' tokens match the lines already written.",
 		Example: "  netmortem batch -j 2 'fixtures/incidents/*' > results.jsonl\n" +

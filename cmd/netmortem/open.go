@@ -105,7 +105,7 @@ func openPaths(ctx context.Context, paths []string, opts *parse.Options) opened 
 	return openExpanded(ctx, expanded{paths: paths}, opts)
 }
 
-// openExpanded is openPaths for operands expanded by expandOperands: a
+// openExpanded is openPaths for operands expanded by expandWith: a
 // pattern that matched nothing is an unreadable input, reported like a
 // refused path, and "-" reads stdin.
 func openExpanded(ctx context.Context, e expanded, opts *parse.Options) opened {

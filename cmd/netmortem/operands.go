@@ -30,7 +30,7 @@ var errBatchStdin = errors.New(`"-" (stdin) cannot be a batch bundle: batch reco
 	"so that --resume and --shard find it again, and stdin has none and can be read only once; " +
 	"save it to a file, or use netmortem analyze -")
 
-// expanded is what expandOperands makes of the operands of a command.
+// expanded is what expandWith makes of the operands of a command.
 type expanded struct {
 	// paths are the operands with their patterns expanded, in the order
 	// given, each path once; a pattern that matched nothing is kept as
@@ -45,7 +45,7 @@ type expanded struct {
 // close closes the buckets e.objects opened.
 func (e expanded) close() { e.objects.close() }
 
-// expandOperands expands the operands of analyze, inspect and batch. "-"
+// expandWith expands the operands of analyze, inspect and batch. "-"
 // reads stdin (at most once). An operand that names an existing path is
 // that path, even when its name holds glob characters; any other operand
 // holding * ? [ or { is a doublestar pattern: "**" matches any number of
@@ -54,14 +54,10 @@ func (e expanded) close() { e.objects.close() }
 // directories. A pattern that matches nothing is listed in unmatched; a
 // malformed one is an error. A path given or matched twice is read once,
 // and so is a path inside a directory operand (dropInside).
-func expandOperands(args []string) (expanded, error) {
-	return expandWith(context.Background(), args, nil)
-}
-
-// expandWith is expandOperands for a command that reads bundle URLs
-// through objs (nil: an operand is a local path whatever it looks like):
-// a URL operand is the objects it lists (see objects.expand), and a
-// listing that fails is the error.
+//
+// Bundle URLs are read through objs (nil: an operand is a local path
+// whatever it looks like): a URL operand is the objects it lists (see
+// objects.expand), and a listing that fails is the error.
 func expandWith(ctx context.Context, args []string, objs *objects) (expanded, error) {
 	e := expanded{unmatched: map[string]bool{}, objects: objs}
 	seen := map[string]bool{}
