@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -223,4 +225,15 @@ func noMatch(operand string) error {
 		return source.ErrNoMatch
 	}
 	return errNoMatch
+}
+
+// inputDir is the folder of an input's path, as path.Dir gives it, but
+// keeping the "//" of a bundle URL's scheme.
+func inputDir(p string) string {
+	if source.IsURL(p) {
+		if i := strings.LastIndexByte(p, '/'); i > strings.Index(p, "://")+2 {
+			return p[:i]
+		}
+	}
+	return path.Dir(p)
 }

@@ -180,3 +180,14 @@ func TestBatchMinIO(t *testing.T) {
 		t.Errorf("wrong credentials: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestInspectURL: inspect reads one bundle by URL, and names its folders
+// by their URLs.
+func TestInspectURL(t *testing.T) {
+	dir := ticketsDir(t)
+	u := "file://" + dir + "/tickets/2024/connection-skew.tar.gz"
+	code, out, stderr := runCLI(t, "inspect", u)
+	if code != exitOK || !strings.Contains(out, "folder "+u+"!connection-skew/") || !strings.Contains(out, "capture.pcap") {
+		t.Errorf("exit %d; stderr:\n%s\nstdout:\n%.2000s", code, stderr, out)
+	}
+}
