@@ -3,6 +3,8 @@ package source
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,5 +167,27 @@ func TestNoCredentials(t *testing.T) {
 		if d := time.Since(start); d > 8*time.Second {
 			t.Errorf("%s: failed after %s", c.url, d)
 		}
+	}
+}
+
+// TestServerNotAnswering: a listing from a server that never answers ends
+// within the credential timeout, with an error saying so.
+func TestServerNotAnswering(t *testing.T) {
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer hung.Close()
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "us-east-1",
+		"AWS_ENDPOINT_URL_S3": hung.URL, "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull} {
+		t.Setenv(k, v)
+	}
+	s := New()
+	s.CredentialTimeout = 2 * time.Second
+	defer s.Close()
+	start := time.Now()
+	_, err := s.List(t.Context(), "s3://b/t/**")
+	if err == nil || !strings.Contains(err.Error(), "no answer within 2s") || !strings.Contains(err.Error(), "s3://b/t/**") {
+		t.Errorf("hung server: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("hung server: failed after %s", d)
 	}
 }
