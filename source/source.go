@@ -187,8 +187,8 @@ func (s *Source) call(ctx context.Context, loc Location, b *bucket, f func(ctx c
 		b.used = true
 		s.mu.Unlock()
 	}
-	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		return cloudErr(loc, fmt.Errorf("no answer within %s: %w", s.credentialTimeout(), err), s.credentialTimeout())
+	if ctx.Err() != nil {
+		return cloudErr(loc, err, 0) // the caller's deadline, not the lookup's
 	}
 	return cloudErr(loc, err, s.credentialTimeout())
 }
@@ -359,8 +359,8 @@ func cloudErr(loc Location, err error, timeout time.Duration) error {
 	case code == gcerrors.PermissionDenied:
 		return fmt.Errorf("%s: access denied (%s): %w", loc.Name(), credentialHint(loc.Scheme), err)
 	case timeout > 0 && errors.Is(err, context.DeadlineExceeded) && loc.Scheme != "file":
-		return fmt.Errorf("%s: %w; no credentials or no answer within %s (a metadata server that does not answer "+
-			"in a closed network?): %s", loc.Name(), err, timeout, credentialHint(loc.Scheme))
+		return fmt.Errorf("%s: no answer within %s (from the server, or from a metadata server asked for "+
+			"credentials: in a closed network, %s): %w", loc.Name(), timeout, credentialHint(loc.Scheme), err)
 	case loc.Scheme != "file" && looksLikeCredentials(err):
 		return fmt.Errorf("%s: %w (%s)", loc.Name(), err, credentialHint(loc.Scheme))
 	}
