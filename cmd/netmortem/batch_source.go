@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path"
 	"strings"
 	"sync"
@@ -56,6 +57,9 @@ func (o *objects) expand(ctx context.Context, operand string) (names []string, u
 		defer cancel()
 	}
 	list, err := o.src.List(ctx, operand)
+	if o.timeout > 0 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		err = fmt.Errorf("%w (over the --timeout budget of %s)", err, o.timeout)
+	}
 	if err != nil && loc.Kind() == source.Object {
 		// One bundle: its line says why it cannot be read, as a local
 		// path's does.

@@ -5,11 +5,17 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -189,5 +195,64 @@ func TestInspectURL(t *testing.T) {
 	code, out, stderr := runCLI(t, "inspect", u)
 	if code != exitOK || !strings.Contains(out, "folder "+u+"!connection-skew/") || !strings.Contains(out, "capture.pcap") {
 		t.Errorf("exit %d; stderr:\n%s\nstdout:\n%.2000s", code, stderr, out)
+	}
+}
+
+// TestBatchListingCutShort: a listing refused at its second page gives the
+// bundles of its first page and a line for the pattern with the error.
+func TestBatchListingCutShort(t *testing.T) {
+	s3 := servers.MinIO(t)
+	s3.Setenv(t)
+	s3.MakeBucket(t, "cut")
+	dir := ticketsDir(t)
+	b, _ := os.ReadFile(filepath.Join(dir, "tickets", "2024", "connection-skew.tar.gz"))
+	s3.Put(t, "cut", "t/0000/a.tar.gz", b)
+	for i := range 1000 {
+		if err := s3.PutObject("cut", fmt.Sprintf("t/k%04d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target, _ := url.Parse(s3.Endpoint)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var listings atomic.Int64
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/cut" && listings.Add(1) > 1 {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied.</Message></Error>`)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	t.Setenv("AWS_ENDPOINT_URL_S3", proxy.URL)
+	code, lines, stderr := urlBatchLines(t, "s3://cut/t/*/a.tar.gz")
+	if code != exitUnreadable || len(lines) != 2 {
+		t.Fatalf("exit %d, %d lines; stderr:\n%s", code, len(lines), stderr)
+	}
+	if l := lines["s3://cut/t/0000/a.tar.gz"]; l.Status != statusOK || len(l.Findings) == 0 {
+		t.Errorf("bundle of the first page: %+v", l)
+	}
+	if l := lines["s3://cut/t/*/a.tar.gz"]; l.Status != statusUnreadable || !strings.Contains(l.Error, "cut short after 1000 objects") ||
+		!strings.Contains(l.Error, "access denied") {
+		t.Errorf("pattern: %+v", l)
+	}
+}
+
+// TestBatchListingTimeout: --timeout bounds the listing of a pattern from
+// a server that does not answer: batch stops with the error (exit 2).
+func TestBatchListingTimeout(t *testing.T) {
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer hung.Close()
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "us-east-1",
+		"AWS_ENDPOINT_URL_S3": hung.URL, "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull} {
+		t.Setenv(k, v)
+	}
+	start := time.Now()
+	code, _, stderr := runCLI(t, "batch", "-q", "--timeout", "1s", "s3://hung/t/**")
+	if code != exitUsage || !strings.Contains(stderr, "s3://hung/t/**") || !strings.Contains(stderr, "over the --timeout budget of 1s") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("ended after %s", d)
 	}
 }
