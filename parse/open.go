@@ -25,6 +25,7 @@ package parse
 
 import (
 	"context"
+	"io"
 
 	"github.com/netmortem/netmortem/capture"
 	"github.com/netmortem/netmortem/model"
@@ -57,6 +58,14 @@ func DefaultLimits() Limits { return bundle.DefaultLimits() }
 // before it returns.
 func Open(ctx context.Context, path string, opts *Options) (*model.Snapshot, model.ErrorList, error) {
 	return bundle.Open(ctx, path, withFormats(opts))
+}
+
+// OpenReaderAt reads the size bytes ra reads (an object in a bucket, see
+// package source) as Open reads a file named name on disk: the same
+// sniffing, the same archive walk (in place, from ra) and the same Limits.
+// name names it in positions, inputs and findings.
+func OpenReaderAt(ctx context.Context, name string, ra io.ReaderAt, size int64, opts *Options) (*model.Snapshot, model.ErrorList, error) {
+	return bundle.OpenReaderAt(ctx, name, ra, size, withFormats(opts))
 }
 
 // OpenAll opens every path and merges them into one Snapshot. The error

@@ -128,7 +128,8 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		sayError(stderr, "analyze", err)
 		return exitUsage
 	}
-	operands, err := expandOperands(fs.Args())
+	operands, err := expandWith(context.Background(), fs.Args(), newObjects(0))
+	defer operands.close()
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage

@@ -78,6 +78,10 @@ func newBatchCmd(c *cli) *cobra.Command {
 			"A directory that holds several bundles (archives, sosreport or troubleshoot.sh directories,\n" +
 			"folders of them) is split: each is analyzed on its own, and batch says so; --as-one analyzes\n" +
 			"the directory as one bundle. Globs are expanded by netmortem too ('**' matches any depth).\n\n" +
+			"Bundles in object storage are named by URL: s3://BUCKET/KEY, gs://, azblob://CONTAINER/KEY,\n" +
+			"file:///PATH; a key ending in / is every object under it, a key with glob characters a pattern\n" +
+			"listed through the bucket's API. Credentials come from the environment as each cloud's SDK\n" +
+			"reads them (docs/scale.md, \"Bundles in object storage\").\n\n" +
 			"--resume with --anonymize needs the key of the run it resumes (--anonymize-key-file or\n" +
 			"NETMORTEM_ANONYMIZE_KEY), so that the bundles' tokens match the lines already written.\n\n" +
 			"--db writes the lines to a database instead of stdout: a SQLite file (results.db,\n" +
@@ -174,7 +178,9 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 		fmt.Fprintln(stderr, "netmortem batch:", errBatchStdin)
 		return exitUsage
 	}
-	operands, err := expandOperands(fs.Args())
+	objs := newObjects(*timeout)
+	defer objs.close()
+	operands, err := expandWith(context.Background(), fs.Args(), objs)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem batch:", err)
 		return exitUsage
@@ -209,7 +215,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 	sigCtx, stop := signalContext()
 	defer stop()
 	// ctx also ends at the first write error: nothing more can be written.
-	ctx, cancel := context.WithCancel(sigCtx)
+	ctx, cancel := context.WithCancel(withObjects(sigCtx, objs))
 	defer cancel()
 	var (
 		mu       sync.Mutex
@@ -331,15 +337,19 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 		res.Status, res.Error = statusRefused, err.Error()
 		return res
 	}
+	if err := objectsOf(ctx).listingErr(bundle); err != nil {
+		res.Status, res.Error = statusUnreadable, err.Error()
+		return res
+	}
 	if _, err := os.Lstat(bundle); err != nil && isPattern(bundle) {
 		// Operands that exist are taken as they are, patterns expanded:
 		// this one matched nothing.
-		res.Status, res.Error = statusUnreadable, errNoMatch.Error()
+		res.Status, res.Error = statusUnreadable, noMatch(bundle).Error()
 		return res
 	}
 	if maxBytes > 0 {
-		if size := diskSize(bundle); size > maxBytes {
-			res.Status, res.Error = statusOverBudget, fmt.Sprintf("%d bytes on disk, over the %d-byte budget", size, maxBytes)
+		if size, where := bundleSize(ctx, bundle); size > maxBytes {
+			res.Status, res.Error = statusOverBudget, fmt.Sprintf("%d bytes %s, over the %d-byte budget", size, where, maxBytes)
 			return res
 		}
 	}
@@ -378,7 +388,7 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 	res.Findings, res.RuleErrors = rep.Findings, rep.Errors
 	res.NWarnings = len(rep.Warnings)
 	res.Warnings = rep.Warnings[:min(len(rep.Warnings), maxBatchWarnings)]
-	var modified time.Time
+	modified := objectModTime(ctx, bundle)
 	if fi, err := os.Stat(bundle); err == nil {
 		modified = fi.ModTime()
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -68,7 +69,8 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
 	}
-	operands, err := expandOperands(fs.Args())
+	operands, err := expandWith(context.Background(), fs.Args(), newObjects(0))
+	defer operands.close()
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage

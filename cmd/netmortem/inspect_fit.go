@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -27,7 +26,7 @@ func groupInputs(in inspection) []*inspectGroup {
 	var groups []*inspectGroup
 	index := map[[2]string]*inspectGroup{}
 	for _, i := range in.Inputs {
-		key := [2]string{nodeCell(i, in.RecordNodes), path.Dir(i.Path)}
+		key := [2]string{nodeCell(i, in.RecordNodes), inputDir(i.Path)}
 		g := index[key]
 		if g == nil {
 			g = &inspectGroup{node: key[0], dir: key[1]}

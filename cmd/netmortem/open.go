@@ -16,6 +16,7 @@ import (
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
+	"github.com/netmortem/netmortem/source"
 )
 
 // errRefused marks a path given on the command line (or matched by a
@@ -94,7 +95,7 @@ type opened struct {
 var stopGrace = 10 * time.Second
 
 // openAll reads paths; a variable so that a test can make it block.
-var openAll = parse.OpenAll
+var openAll = openSources
 
 // openPaths reads paths with parse.OpenAll after refusing those that are
 // neither regular files nor directories. Refused paths, and those that
@@ -104,11 +105,14 @@ func openPaths(ctx context.Context, paths []string, opts *parse.Options) opened 
 	return openExpanded(ctx, expanded{paths: paths}, opts)
 }
 
-// openExpanded is openPaths for operands expanded by expandOperands: a
+// openExpanded is openPaths for operands expanded by expandWith: a
 // pattern that matched nothing is an unreadable input, reported like a
 // refused path, and "-" reads stdin.
 func openExpanded(ctx context.Context, e expanded, opts *parse.Options) opened {
 	paths := e.paths
+	if e.objects == nil {
+		e.objects = objectsOf(ctx) // a batch's bundle
+	}
 	if slices.Contains(paths, stdinOperand) {
 		o := parse.Options{}
 		if opts != nil {
@@ -130,9 +134,9 @@ func openExpanded(ctx context.Context, e expanded, opts *parse.Options) opened {
 			err = cannotOpen(p)
 		}
 		if e.unmatched[p] {
-			err = errNoMatch
-		} else if p == stdinOperand {
-			err = nil
+			err = noMatch(p)
+		} else if p == stdinOperand || e.objects != nil && source.IsURL(p) {
+			err = nil // read by openAll, which says why it cannot be
 		}
 		if err != nil {
 			res.refused = append(res.refused, p)
@@ -154,6 +158,7 @@ func openExpanded(ctx context.Context, e expanded, opts *parse.Options) opened {
 	}
 	done := make(chan result, 1)
 	open := openAll
+	ctx = withObjects(ctx, e.objects)
 	go func() {
 		var r result
 		defer func() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/netmortem/netmortem/source"
 )
 
 // stdin is what the operand "-" reads; a variable so that tests give their
@@ -27,7 +30,7 @@ var errBatchStdin = errors.New(`"-" (stdin) cannot be a batch bundle: batch reco
 	"so that --resume and --shard find it again, and stdin has none and can be read only once; " +
 	"save it to a file, or use netmortem analyze -")
 
-// expanded is what expandOperands makes of the operands of a command.
+// expanded is what expandWith makes of the operands of a command.
 type expanded struct {
 	// paths are the operands with their patterns expanded, in the order
 	// given, each path once; a pattern that matched nothing is kept as
@@ -35,9 +38,14 @@ type expanded struct {
 	// stood.
 	paths     []string
 	unmatched map[string]bool
+	// objects reads the bundle URLs among paths; nil when none may be.
+	objects *objects
 }
 
-// expandOperands expands the operands of analyze, inspect and batch. "-"
+// close closes the buckets e.objects opened.
+func (e expanded) close() { e.objects.close() }
+
+// expandWith expands the operands of analyze, inspect and batch. "-"
 // reads stdin (at most once). An operand that names an existing path is
 // that path, even when its name holds glob characters; any other operand
 // holding * ? [ or { is a doublestar pattern: "**" matches any number of
@@ -46,8 +54,12 @@ type expanded struct {
 // directories. A pattern that matches nothing is listed in unmatched; a
 // malformed one is an error. A path given or matched twice is read once,
 // and so is a path inside a directory operand (dropInside).
-func expandOperands(args []string) (expanded, error) {
-	e := expanded{unmatched: map[string]bool{}}
+//
+// Bundle URLs are read through objs (nil: an operand is a local path
+// whatever it looks like): a URL operand is the objects it lists (see
+// objects.expand), and a listing that fails is the error.
+func expandWith(ctx context.Context, args []string, objs *objects) (expanded, error) {
+	e := expanded{unmatched: map[string]bool{}, objects: objs}
 	seen := map[string]bool{}
 	add := func(p string) {
 		if !seen[p] {
@@ -62,6 +74,11 @@ func expandOperands(args []string) (expanded, error) {
 				return e, errors.New(`"-" (stdin) given twice: stdin can be read only once`)
 			}
 			add(a)
+			continue
+		case objs != nil && source.IsURL(a):
+			if err := e.expandURL(ctx, a, add); err != nil {
+				return e, err
+			}
 			continue
 		case !isPattern(a):
 			add(a)

@@ -81,6 +81,20 @@ func Open(ctx context.Context, path string, opts *Options) (*model.Snapshot, mod
 	return o.snap, o.warns, err
 }
 
+// OpenReaderAt reads the size bytes ra reads (an object in a bucket) as
+// Open reads a file of that name on disk: its content sniffed, an archive
+// walked in place from ra, under the same Limits. name names it in
+// positions, inputs and findings (name!member for an archive's members);
+// ra is read from its start, and again for each pass over an archive.
+func OpenReaderAt(ctx context.Context, name string, ra io.ReaderAt, size int64, opts *Options) (*model.Snapshot, model.ErrorList, error) {
+	o := newOpener(ctx, opts)
+	err := o.readerAt(name, io.NewSectionReader(ra, 0, size), ra, size)
+	stitchSeries(ctx, o.snap, opts, &o.warns)
+	scrubRedacted(o.snap, &o.warns)
+	o.warns.Sort()
+	return o.snap, o.warns, err
+}
+
 // OpenAll opens every path and merges them into one Snapshot. The error
 // joins those of the paths that could not be read at all. The path "-"
 // reads Options.Stdin when it is set.

@@ -95,8 +95,16 @@ func (o *opener) open(p string) error {
 		return openErr(p, err)
 	}
 	defer f.Close()
-	base.direct = true
-	o.file(input{name: p, r: f, ra: f, size: fi.Size(), pl: base})
+	// Read as a stream: a file of the proc or sys file systems says it
+	// is empty.
+	return o.readerAt(p, f, f, fi.Size())
+}
+
+// readerAt reads a file of size bytes, named name, that r reads from its
+// start and ra reads in place (a file on disk, an object in a bucket): an
+// archive is walked from ra rather than copied first.
+func (o *opener) readerAt(name string, r io.Reader, ra io.ReaderAt, size int64) error {
+	o.file(input{name: name, r: r, ra: ra, size: size, pl: placement{node: o.node, direct: true}})
 	return o.ctx.Err()
 }
 

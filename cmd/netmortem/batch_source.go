@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse"
+	"github.com/netmortem/netmortem/source"
+)
+
+// objects are the bundles a command reads from object storage (s3://,
+// gs://, azblob://, file:// operands, see package source): the buckets
+// opened, what their listings said of each object, and the patterns whose
+// listing was cut short. A command makes one for its run and closes it.
+type objects struct {
+	src *source.Source
+	// timeout bounds the listing of each operand; 0 for none.
+	timeout time.Duration
+
+	mu    sync.Mutex
+	attrs map[string]source.Attrs // by name
+	// failed are the patterns (by name) listed only in part, with why.
+	failed map[string]error
+}
+
+func newObjects(timeout time.Duration) *objects {
+	return &objects{src: source.New(), timeout: timeout, attrs: map[string]source.Attrs{}, failed: map[string]error{}}
+}
+
+// close closes the buckets; nil does nothing.
+func (o *objects) close() {
+	if o != nil {
+		o.src.Close()
+	}
+}
+
+// expand lists the objects a URL operand names (a key, a prefix, a
+// pattern) and returns their names. A prefix or pattern that matches no
+// object returns its name and unmatched; a listing that fails before any
+// object is an error; one cut short returns the objects listed and keeps
+// the pattern's error for its own line (listingErr), as does a key that
+// cannot be read.
+func (o *objects) expand(ctx context.Context, operand string) (names []string, unmatched bool, err error) {
+	loc, err := source.Parse(operand)
+	if err != nil {
+		return nil, false, err
+	}
+	if o.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	list, err := o.src.List(ctx, operand)
+	if o.timeout > 0 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		err = fmt.Errorf("%w (over the --timeout budget of %s)", err, o.timeout)
+	}
+	if err != nil && loc.Kind() == source.Object {
+		// One bundle: its line says why it cannot be read, as a local
+		// path's does.
+		o.mu.Lock()
+		o.failed[loc.Name()] = err
+		o.mu.Unlock()
+		return []string{loc.Name()}, false, nil
+	}
+	switch {
+	case errors.Is(err, source.ErrNoMatch):
+		return []string{loc.Name()}, true, nil
+	case err != nil && len(list) == 0:
+		return nil, false, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, a := range list {
+		o.attrs[a.Name] = a
+		names = append(names, a.Name)
+	}
+	if err != nil {
+		o.failed[loc.Name()] = err
+		names = append(names, loc.Name())
+	}
+	return names, false, nil
+}
+
+// listingErr is why the listing of the pattern name was cut short, or why
+// the key name could not be read, nil when neither.
+func (o *objects) listingErr(name string) error {
+	if o == nil {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.failed[name]
+}
+
+// stat returns the attributes of the object name, from its listing or
+// asked for.
+func (o *objects) stat(ctx context.Context, name string) (source.Attrs, error) {
+	o.mu.Lock()
+	a, ok := o.attrs[name]
+	o.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	a, err := o.src.Stat(ctx, name)
+	if err == nil {
+		o.mu.Lock()
+		o.attrs[name] = a
+		o.mu.Unlock()
+	}
+	return a, err
+}
+
+// open reads the object name as parse reads a file of that name.
+func (o *objects) open(ctx context.Context, name string, opts *parse.Options) (*model.Snapshot, model.ErrorList, error) {
+	if err := o.listingErr(name); err != nil {
+		return &model.Snapshot{}, nil, err
+	}
+	a, err := o.stat(ctx, name)
+	if err != nil {
+		return &model.Snapshot{}, nil, err
+	}
+	r, err := o.src.OpenObject(ctx, a)
+	if err != nil {
+		return &model.Snapshot{}, nil, err
+	}
+	defer r.Close()
+	return parse.OpenReaderAt(ctx, name, r, r.Size(), opts)
+}
+
+type objectsKey struct{}
+
+// withObjects returns ctx carrying o, which openSources and analyzeBundle
+// read bundle URLs through.
+func withObjects(ctx context.Context, o *objects) context.Context {
+	if o == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, objectsKey{}, o)
+}
+
+// objectsOf returns the objects ctx carries, nil when none.
+func objectsOf(ctx context.Context) *objects {
+	o, _ := ctx.Value(objectsKey{}).(*objects)
+	return o
+}
+
+// openSources is parse.OpenAll for paths some of which may be bundle URLs,
+// read through the objects ctx carries: each URL is read on its own, the
+// local paths together, and the snapshots merged.
+func openSources(ctx context.Context, paths []string, opts *parse.Options) (*model.Snapshot, model.ErrorList, error) {
+	objs := objectsOf(ctx)
+	var local, urls []string
+	for _, p := range paths {
+		if objs != nil && source.IsURL(p) {
+			urls = append(urls, p)
+		} else {
+			local = append(local, p)
+		}
+	}
+	if len(urls) == 0 {
+		return parse.OpenAll(ctx, paths, opts)
+	}
+	snap := &model.Snapshot{}
+	var warns model.ErrorList
+	var errs []error
+	if len(local) > 0 {
+		s, w, err := parse.OpenAll(ctx, local, opts)
+		snap, warns, errs = s, w, append(errs, err)
+	}
+	for _, u := range urls {
+		s, w, err := objs.open(ctx, u, opts)
+		snap.Merge(s)
+		warns = append(warns, w...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return snap, warns, errors.Join(errs...)
+}
+
+// bundleSize is the size of a bundle: of its object in storage, or on
+// disk (diskSize), with where it is, for the size budget's message.
+func bundleSize(ctx context.Context, bundle string) (int64, string) {
+	if objs := objectsOf(ctx); objs != nil && source.IsURL(bundle) {
+		a, err := objs.stat(ctx, bundle)
+		if err != nil {
+			return 0, "in storage" // reading it says why
+		}
+		return a.Size, "in storage"
+	}
+	return diskSize(bundle), "on disk"
+}
+
+// objectModTime is when the object bundle was last modified, zero when it
+// is not an object or this is not known.
+func objectModTime(ctx context.Context, bundle string) time.Time {
+	if objs := objectsOf(ctx); objs != nil && source.IsURL(bundle) {
+		if a, err := objs.stat(ctx, bundle); err == nil {
+			return a.ModTime
+		}
+	}
+	return time.Time{}
+}
+
+// expandURL adds to e the objects of a URL operand (see objects.expand).
+func (e *expanded) expandURL(ctx context.Context, operand string, add func(string)) error {
+	names, unmatched, err := e.objects.expand(ctx, operand)
+	if err != nil {
+		return err // it names the operand
+	}
+	for _, n := range names {
+		if unmatched {
+			e.unmatched[n] = true
+		}
+		add(n)
+	}
+	return nil
+}
+
+// noMatch is the error of an operand, a pattern, that matched nothing.
+func noMatch(operand string) error {
+	if source.IsURL(operand) {
+		return source.ErrNoMatch
+	}
+	return errNoMatch
+}
+
+// inputDir is the folder of an input's path, as path.Dir gives it, but
+// keeping the "//" of a bundle URL's scheme.
+func inputDir(p string) string {
+	if source.IsURL(p) {
+		if i := strings.LastIndexByte(p, '/'); i > strings.Index(p, "://")+2 {
+			return p[:i]
+		}
+	}
+	return path.Dir(p)
+}
