@@ -24,18 +24,19 @@ func BenchmarkIndexedJob(b *testing.B) {
 	local := b.TempDir()
 	copyLocal(b, s3, "bench", local, ts)
 	b.Run("local-jsonl/procs=1", func(b *testing.B) {
-		var elapsed time.Duration
+		var elapsed, cpu time.Duration
 		for b.Loop() {
 			t0 := time.Now()
 			sh := startLocal(b, bin, local, filepath.Join(b.TempDir(), "out.jsonl"))
 			sh.wait(b)
 			elapsed += time.Since(t0)
+			cpu += sh.cpu()
 		}
-		b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "bundles/s")
+		report(b, n, elapsed, cpu)
 	})
 	for _, procs := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("s3-postgres/procs=%d", procs), func(b *testing.B) {
-			var elapsed time.Duration
+			var elapsed, cpu time.Duration
 			for b.Loop() {
 				db := pg.Database(b)
 				t0 := time.Now()
@@ -45,10 +46,19 @@ func BenchmarkIndexedJob(b *testing.B) {
 				}
 				for _, sh := range shards {
 					sh.wait(b)
+					cpu += sh.cpu()
 				}
 				elapsed += time.Since(t0)
 			}
-			b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "bundles/s")
+			report(b, n, elapsed, cpu)
 		})
 	}
+}
+
+// report gives the bundles per second of wall time, and the CPU time the
+// netmortem processes spent per bundle (MinIO's and PostgreSQL's not
+// counted).
+func report(b *testing.B, n int, elapsed, cpu time.Duration) {
+	b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "bundles/s")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n*b.N), "cpu-ms/bundle")
 }

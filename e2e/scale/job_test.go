@@ -145,6 +145,11 @@ func (sh *shard) wait(t testing.TB) {
 	}
 }
 
+// cpu is the CPU time the ended process spent, user and system.
+func (sh *shard) cpu() time.Duration {
+	return sh.cmd.ProcessState.UserTime() + sh.cmd.ProcessState.SystemTime()
+}
+
 // query runs `netmortem query` and returns its JSON output.
 func query(t testing.TB, bin string, args ...string) string {
 	t.Helper()

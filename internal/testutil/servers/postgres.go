@@ -197,9 +197,19 @@ func removeStale() {
 // returns its unaligned output, rows on lines, fields separated by '|'.
 func (p *PG) Query(t testing.TB, url, sql string) string {
 	t.Helper()
+	out, err := p.TryQuery(url, sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TryQuery is Query returning its error (a table not made yet, say)
+// rather than failing the test.
+func (p *PG) TryQuery(url, sql string) (string, error) {
 	out, err := p.command("psql", "-d", url, "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql).CombinedOutput()
 	if err != nil {
-		t.Fatalf("psql %q: %v: %s", sql, err, out)
+		return "", fmt.Errorf("psql %q: %w: %s", sql, err, out)
 	}
-	return string(trimSpace(out))
+	return string(trimSpace(out)), nil
 }
