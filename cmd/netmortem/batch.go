@@ -73,7 +73,7 @@ func newBatchCmd(c *cli) *cobra.Command {
 			"writes one JSON line per bundle, then a summary of which rules fired in how many bundles.\n" +
 			"One bad bundle never stops the batch. A bundle that is neither a regular file nor a directory\n" +
 			"(a named pipe, a device, a socket) is refused before it is opened. Bundles interrupted by\n" +
-			"SIGINT are left out of the output, so that --resume analyzes them. --out is locked while the\n" +
+			"SIGINT or SIGTERM are left out of the output, so that --resume analyzes them. --out is locked while the\n" +
 			"batch writes it: a second batch given the same file fails at once.\n\n" +
 			"A directory that holds several bundles (archives, sosreport or troubleshoot.sh directories,\n" +
 			"folders of them) is split: each is analyzed on its own, and batch says so; --as-one analyzes\n" +

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/netmortem/netmortem/internal/escape"
@@ -253,11 +254,12 @@ func flatten(err error) []error {
 	return []error{err}
 }
 
-// signalContext returns a context canceled by the first SIGINT. Once it
-// is done, SIGINT has its default effect again, so that a second one ends
-// a run that does not stop.
+// signalContext returns a context canceled by the first SIGINT or SIGTERM
+// (what Kubernetes sends a pod it stops). Once it is done, both have their
+// default effect again, so that a second one ends a run that does not
+// stop.
 func signalContext() (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	context.AfterFunc(ctx, stop)
 	return ctx, stop
 }

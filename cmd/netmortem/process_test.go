@@ -117,9 +117,16 @@ func makeBundles(t *testing.T, n int) string {
 }
 
 // TestBatchInterruptResume starts a real batch, interrupts it with SIGINT
-// midway, and resumes it: every bundle ends up in the output exactly once,
-// with status ok, and no bundle is recorded as canceled.
+// (Ctrl-C) or SIGTERM (a stopped pod) midway, and resumes it: every bundle
+// ends up in the output exactly once, with status ok, and no bundle is
+// recorded as canceled.
 func TestBatchInterruptResume(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { batchInterruptResume(t, sig) })
+	}
+}
+
+func batchInterruptResume(t *testing.T, sig os.Signal) {
 	const n = 150
 	dir := makeBundles(t, n)
 	out := filepath.Join(t.TempDir(), "r.jsonl")
@@ -147,7 +154,7 @@ wait:
 			}
 		}
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	var err error
@@ -155,7 +162,7 @@ wait:
 	case err = <-exited:
 	case <-time.After(time.Minute):
 		cmd.Process.Kill()
-		t.Fatalf("batch did not stop within a minute of SIGINT:\n%s", stderr.String())
+		t.Fatalf("batch did not stop within a minute of %s:\n%s", sig, stderr.String())
 	}
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != exitUnreadable || !strings.Contains(stderr.String(), "netmortem batch: interrupted: ") {
