@@ -15,7 +15,7 @@ COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE        ?= $(shell git log -1 --format=%cI 2>/dev/null)
 LDFLAGS     ?= $(if $(VERSION),-X $(BUILDINFO).version=$(VERSION)) $(if $(COMMIT),-X $(BUILDINFO).commit=$(COMMIT)) $(if $(DATE),-X $(BUILDINFO).date=$(DATE))
 
-.PHONY: all build test demo lint fuzz fixtures query-fixture bench bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
+.PHONY: all build test demo lint fuzz fixtures query-fixture bench bench-scale bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
 
 all: build
 
@@ -169,6 +169,12 @@ query-fixture:
 ## on a large capture (built on first use from real traffic; needs root then)
 bench:
 	bash bench/bench.sh $(BENCH_CAPTURE)
+
+## bench-scale: bundles per second of the Kubernetes Indexed Job run as 1, 2
+## and 4 processes over 1,000 bundles in MinIO, writing to PostgreSQL, and of
+## a local batch (needs make test-servers)
+bench-scale:
+	go test -run '^$$' -bench IndexedJob -benchtime 1x -count 3 ./e2e/scale
 
 ## bench-memory: peak memory of netmortem analyze on a 1 GB capture whose
 ## copies are spread over an hour, as a busy node's capture is (built on
