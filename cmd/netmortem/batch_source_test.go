@@ -1,12 +1,8 @@
 package main
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -19,38 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/internal/testutil/servers"
 	"github.com/netmortem/netmortem/results"
 )
-
-// tarGzDir is a tar.gz of the directory dir, its members under its name.
-func tarGzDir(t *testing.T, dir string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(filepath.Dir(dir), p)
-		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
-			return err
-		}
-		_, err = tw.Write(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
-}
 
 // urlBatchLines runs batch and returns its exit code, its lines by bundle
 // and its stderr.
@@ -85,7 +53,7 @@ func ticketsDir(t *testing.T) string {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "tickets", "2024"), 0o755)
 	for _, inc := range []string{"connection-skew", "conntrack-stale-udp"} {
-		os.WriteFile(filepath.Join(dir, "tickets", "2024", inc+".tar.gz"), tarGzDir(t, fixture("incidents/"+inc)), 0o644)
+		os.WriteFile(filepath.Join(dir, "tickets", "2024", inc+".tar.gz"), testutil.TarGzDir(t, fixture("incidents/"+inc)), 0o644)
 	}
 	return dir
 }

@@ -23,7 +23,7 @@ func bundleDir(t *testing.T) string {
 		}
 	}
 	for _, inc := range []string{"ephemeral-nodeport", "ephemeral-nodeport-control"} {
-		if err := os.WriteFile(filepath.Join(dir, inc+".tar.gz"), tarGz(t, fixture("incidents/"+inc)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, inc+".tar.gz"), testutil.TarGzDir(t, fixture("incidents/"+inc)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

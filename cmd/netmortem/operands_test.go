@@ -1,17 +1,16 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/netmortem/netmortem/internal/testutil"
 )
 
 // withStdin makes r what "-" reads for the rest of the test.
@@ -20,35 +19,6 @@ func withStdin(t *testing.T, r io.Reader) {
 	old := stdin
 	stdin = r
 	t.Cleanup(func() { stdin = old })
-}
-
-// tarGz archives the files under dir as dir's base name/...
-func tarGz(t *testing.T, dir string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(filepath.Dir(dir), p)
-		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
-			return err
-		}
-		_, err = tw.Write(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
 }
 
 type jsonReport struct {
@@ -94,7 +64,7 @@ func TestAnalyzeStdinArchive(t *testing.T) {
 		t.Fatalf("directory: exit %d\n%s", code, stderr)
 	}
 	want := decodeReport(t, out).rules()
-	withStdin(t, bytes.NewReader(tarGz(t, incident)))
+	withStdin(t, bytes.NewReader(testutil.TarGzDir(t, incident)))
 	code, out, stderr = runCLI(t, "analyze", "-o", "json", "-")
 	if code != exitFindings {
 		t.Fatalf("stdin: exit %d, want %d\n%s", code, exitFindings, stderr)

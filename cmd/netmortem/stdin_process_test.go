@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/netmortem/netmortem/internal/testutil"
 )
 
 // TestStdinProcess pipes evidence into a real netmortem process: the
@@ -29,7 +31,7 @@ func TestStdinProcess(t *testing.T) {
 				t.Fatal(err)
 			}
 		} else {
-			in = tarGz(t, incident)
+			in = testutil.TarGzDir(t, incident)
 		}
 		cmd := netmortemProcess(tc.args...)
 		cmd.Stdin = bytes.NewReader(in)
