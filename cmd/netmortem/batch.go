@@ -184,6 +184,9 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 	operands, err := expandWith(context.Background(), fs.Args(), objs)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem batch:", err)
+		if listingMayPass(err) {
+			return exitUnreadable
+		}
 		return exitUsage
 	}
 	// A pattern that matched nothing is kept: its line says so.
