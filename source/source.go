@@ -110,7 +110,11 @@ func (s *Source) bucket(ctx context.Context, loc Location) (*bucket, error) {
 	octx, cancel := context.WithTimeout(ctx, s.credentialTimeout())
 	defer cancel()
 	go func() {
-		b, err := blob.OpenBucket(octx, u)
+		open := blob.OpenBucket
+		if loc.Scheme == "gs" {
+			open = openGCS
+		}
+		b, err := open(octx, u)
 		done <- opened{b, err}
 	}()
 	var o opened
