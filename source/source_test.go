@@ -105,6 +105,10 @@ func TestListPrefixKeyAndNoMatch(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no such object") {
 		t.Errorf("missing key: %v", err)
 	}
+	_, err = s.List(t.Context(), "file://"+dir+"/tickets/2024")
+	if err == nil || !strings.Contains(err.Error(), "no such object") || !strings.Contains(err.Error(), "file://"+dir+"/tickets/2024/ (with its /)") {
+		t.Errorf("a prefix without its /: %v, want the error to name the prefix", err)
+	}
 	_, err = s.List(t.Context(), "file://"+dir+"/tickets/[a.tar.gz")
 	if !errors.Is(err, ErrURL) {
 		t.Errorf("bad pattern: %v, want ErrURL", err)
