@@ -24,6 +24,9 @@ var (
 	// ErrLimit marks input that was not read (or not read to its end)
 	// because one of the Limits was reached.
 	ErrLimit = bundle.ErrLimit
+	// ErrTotalBytes marks input not read because the bundle decompressed
+	// to more than Limits.MaxTotalBytes; it is an ErrLimit.
+	ErrTotalBytes = bundle.ErrTotalBytes
 	// ErrUnsafePath marks an archive member or link that would point
 	// outside the bundle; such entries are refused, never followed.
 	ErrUnsafePath = bundle.ErrUnsafePath

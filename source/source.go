@@ -110,7 +110,11 @@ func (s *Source) bucket(ctx context.Context, loc Location) (*bucket, error) {
 	octx, cancel := context.WithTimeout(ctx, s.credentialTimeout())
 	defer cancel()
 	go func() {
-		b, err := blob.OpenBucket(octx, u)
+		open := blob.OpenBucket
+		if loc.Scheme == "gs" {
+			open = openGCS
+		}
+		b, err := open(octx, u)
 		done <- opened{b, err}
 	}()
 	var o opened
@@ -230,7 +234,7 @@ func (s *Source) List(ctx context.Context, u string) ([]Attrs, error) {
 	if loc.Kind() == Object {
 		a, err := s.Stat(ctx, u)
 		if err != nil {
-			return nil, err
+			return nil, s.prefixHint(ctx, loc, err)
 		}
 		return []Attrs{a}, nil
 	}
@@ -395,4 +399,26 @@ func credentialHint(scheme string) string {
 			"AZURE_CLIENT_SECRET"
 	}
 	return ""
+}
+
+// prefixHint adds to err, a missing object's, that its key is a prefix of
+// objects, when it is: a prefix is named with its final "/".
+func (s *Source) prefixHint(ctx context.Context, loc Location, err error) error {
+	if gcerrors.Code(err) != gcerrors.NotFound {
+		return err
+	}
+	b, berr := s.bucket(ctx, loc)
+	if berr != nil {
+		return err
+	}
+	var page []*blob.ListObject
+	lerr := s.call(ctx, loc, b, func(ctx context.Context) error {
+		var err error
+		page, _, err = b.b.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: loc.Key + "/"})
+		return err
+	})
+	if lerr != nil || len(page) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; objects are stored under it: %s/ (with its /) names them", err, loc.Name())
 }

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -104,6 +105,10 @@ func TestListPrefixKeyAndNoMatch(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no such object") {
 		t.Errorf("missing key: %v", err)
 	}
+	_, err = s.List(t.Context(), "file://"+dir+"/tickets/2024")
+	if err == nil || !strings.Contains(err.Error(), "no such object") || !strings.Contains(err.Error(), "file://"+dir+"/tickets/2024/ (with its /)") {
+		t.Errorf("a prefix without its /: %v, want the error to name the prefix", err)
+	}
 	_, err = s.List(t.Context(), "file://"+dir+"/tickets/[a.tar.gz")
 	if !errors.Is(err, ErrURL) {
 		t.Errorf("bad pattern: %v, want ErrURL", err)
@@ -189,5 +194,37 @@ func TestServerNotAnswering(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("hung server: failed after %s", d)
+	}
+}
+
+// TestNoCredentialsQuietStdout: without Google credentials, opening a
+// gs:// bucket writes nothing to stdout (gcsblob prints a warning there,
+// which would be mixed into batch's JSON Lines), and the error says why.
+func TestNoCredentialsQuietStdout(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	os.Unsetenv("GOOGLE_APPLICATION_CREDENTIALS")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	var errs []error
+	for _, u := range []string{"gs://netmortem-none/t/**", "gs://netmortem-none-anon/t/**?anonymous=true"} {
+		s := New()
+		s.CredentialTimeout = 5 * time.Second
+		_, err := s.List(t.Context(), u)
+		s.Close()
+		errs = append(errs, err)
+	}
+	os.Stdout = stdout
+	w.Close()
+	out, _ := io.ReadAll(r)
+	if len(out) > 0 {
+		t.Errorf("stdout: %q, want nothing", out)
+	}
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), "GOOGLE_APPLICATION_CREDENTIALS") || !strings.Contains(errs[0].Error(), "credentials") {
+		t.Errorf("no credentials: %v, want the error saying so", errs[0])
 	}
 }

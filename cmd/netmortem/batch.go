@@ -26,6 +26,7 @@ import (
 	"github.com/netmortem/netmortem/internal/anon"
 	"github.com/netmortem/netmortem/internal/buildinfo"
 	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
 	"github.com/netmortem/netmortem/results"
@@ -102,7 +103,7 @@ func newBatchCmd(c *cli) *cobra.Command {
 	resume := fs.Bool("resume", false, "skip bundles already in --out (and append to it) or in --db; with both, the bundles both hold")
 	shard := fs.String("shard", "", "K/N: take only the bundles of shard K (0-based) out of N, by a hash of the bundle path; auto: K and N from JOB_COMPLETION_INDEX and JOB_COMPLETIONS (a Kubernetes Indexed Job)")
 	timeout := fs.Duration("timeout", defaultTimeout, "time budget per bundle (0: no limit)")
-	maxBytes := fs.Int64("max-bundle-bytes", 16<<30, "size budget per bundle: bundles larger on disk, or decompressing to more, are not analyzed (0: no limit)")
+	maxBytes := fs.Int64("max-bundle-bytes", 16<<30, "size budget per bundle: bundles larger on disk are not analyzed, archives decompressing to more are read up to it; both are over_budget (0: no limit)")
 	maxMemory := fs.Int64("max-bundle-memory", 0, "memory budget per bundle in bytes, for what its parsed text keeps: files past it are read no further, with a warning (0: the default, 256 MiB)")
 	memLimit := fs.Int64("memory-limit", 0, "soft memory limit for the whole batch in bytes, as GOMEMLIMIT (0: none)")
 	failOn := fs.String("fail-on", "warning", "exit 1 when any bundle has a finding at or above this severity: info, warning, error, or never")
@@ -183,6 +184,9 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 	operands, err := expandWith(context.Background(), fs.Args(), objs)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem batch:", err)
+		if listingMayPass(err) {
+			return exitUnreadable
+		}
 		return exitUsage
 	}
 	// A pattern that matched nothing is kept: its line says so.
@@ -408,6 +412,11 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 	}
 	if res.Inputs == 0 {
 		res.Status, res.Error = statusUnreadable, "no input could be read"
+	}
+	if maxBytes > 0 && slices.ContainsFunc(in.warns, func(e *model.Error) bool { return errors.Is(e.Err, parse.ErrTotalBytes) }) {
+		// What was read before the budget ran out is analyzed; its
+		// findings stay.
+		res.Status, res.Error = statusOverBudget, fmt.Sprintf("decompresses to more than %d bytes, over the %d-byte budget", maxBytes, maxBytes)
 	}
 	if m := rep.Max(); m > 0 {
 		res.MaxSev = m.String()

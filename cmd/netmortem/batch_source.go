@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"path"
 	"strings"
 	"sync"
 	"time"
+
+	"gocloud.dev/gcerrors"
 
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
@@ -240,4 +243,21 @@ func inputDir(p string) string {
 		}
 	}
 	return path.Dir(p)
+}
+
+// listingMayPass reports whether err, a pattern's listing that failed,
+// may pass when tried again: no answer in time, a connection that failed,
+// a server's internal error. Batch then exits 3, not 2 (a usage error,
+// which an Indexed Job's pod failure policy does not retry).
+func listingMayPass(err error) bool {
+	var nerr net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &nerr):
+		return true
+	}
+	switch gcerrors.Code(err) {
+	case gcerrors.Internal, gcerrors.ResourceExhausted, gcerrors.DeadlineExceeded:
+		return true
+	}
+	return false
 }

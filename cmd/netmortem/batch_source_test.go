@@ -207,7 +207,8 @@ func TestBatchListingCutShort(t *testing.T) {
 }
 
 // TestBatchListingTimeout: --timeout bounds the listing of a pattern from
-// a server that does not answer: batch stops with the error (exit 2).
+// a server that does not answer: batch stops with the error, exit 3 (a
+// retry may pass, where exit 2, a usage error, fails a Job's index at once).
 func TestBatchListingTimeout(t *testing.T) {
 	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	defer hung.Close()
@@ -217,10 +218,25 @@ func TestBatchListingTimeout(t *testing.T) {
 	}
 	start := time.Now()
 	code, _, stderr := runCLI(t, "batch", "-q", "--timeout", "1s", "s3://hung/t/**")
-	if code != exitUsage || !strings.Contains(stderr, "s3://hung/t/**") || !strings.Contains(stderr, "over the --timeout budget of 1s") {
+	if code != exitUnreadable || !strings.Contains(stderr, "s3://hung/t/**") || !strings.Contains(stderr, "over the --timeout budget of 1s") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("ended after %s", d)
+	}
+}
+
+// TestBatchListingRefused: a listing whose server refuses the connection
+// stops batch with exit 3, not 2: the server may be back for a retry.
+func TestBatchListingRefused(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "us-east-1",
+		"AWS_ENDPOINT_URL_S3": gone.URL, "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull} {
+		t.Setenv(k, v)
+	}
+	code, _, stderr := runCLI(t, "batch", "-q", "s3://gone/t/**")
+	if code != exitUnreadable || !strings.Contains(stderr, "s3://gone/t/**") || !strings.Contains(stderr, "connection refused") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

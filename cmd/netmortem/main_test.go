@@ -1,9 +1,12 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -287,6 +290,47 @@ func TestBatchBudgets(t *testing.T) {
 	}
 	if status[big] != "over_budget" || status[fixture("incidents/probe-restart-loop")] != "ok" {
 		t.Errorf("statuses %v", status)
+	}
+}
+
+// An archive smaller than --max-bundle-bytes whose contents decompress to
+// more is over budget too, as the flag's help and docs/scale.md say.
+func TestBatchBudgetDecompressed(t *testing.T) {
+	var text strings.Builder
+	for i := 0; text.Len() < 100000; i++ {
+		fmt.Fprintf(&text, "net.ipv4.conf.veth%d.rp_filter = 1\n", i)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	if err := tw.WriteHeader(&tar.Header{Name: "node1/sysctl.txt", Mode: 0o644, Size: int64(text.Len()), Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	tw.Write([]byte(text.String()))
+	if err := errors.Join(tw.Close(), zw.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() >= 50000 {
+		t.Fatalf("the archive is %d bytes, not under the budget", buf.Len())
+	}
+	big := filepath.Join(t.TempDir(), "big.tar.gz")
+	if err := os.WriteFile(big, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	code, _, _ := runCLI(t, "batch", "-q", "--max-bundle-bytes", "50000", "--out", out, big, fixture("incidents/probe-restart-loop"))
+	if code != exitUnreadable {
+		t.Errorf("exit %d, want %d (a bundle over budget)", code, exitUnreadable)
+	}
+	lines := map[string]batchResult{}
+	for _, r := range readJSONL(t, out) {
+		lines[r.Bundle] = r
+	}
+	if l := lines[big]; l.Status != statusOverBudget || !strings.Contains(l.Error, "decompresses to more than 50000 bytes") {
+		t.Errorf("%s: status %q, error %q", big, l.Status, l.Error)
+	}
+	if l := lines[fixture("incidents/probe-restart-loop")]; l.Status != statusOK {
+		t.Errorf("probe-restart-loop: status %q, error %q", l.Status, l.Error)
 	}
 }
 

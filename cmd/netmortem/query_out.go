@@ -22,8 +22,10 @@ type queryAnswer struct {
 	// columns are the JSON fields of the rows.
 	header []string
 	rows   [][]string
-	fields []string
-	values [][]string
+	// minWidth is the table's fit.Table.MinWidth (nil: the headers').
+	minWidth []int
+	fields   []string
+	values   [][]string
 	// json is the Store's rows, for -o json.
 	json any
 }
@@ -40,6 +42,14 @@ func queryTable(ctx context.Context, st results.Store, name, fp string, f result
 		a.json = rows
 		a.header = []string{"RULE", "BUNDLES", "FINDINGS", "MAX SEVERITY", "FIRST", "LAST"}
 		a.fields = []string{"rule", "bundles", "findings", "max_severity", "first", "last"}
+		// Narrowed to fit, the rules keep up to 18 columns (most names
+		// whole, a longer one broken after a '-') and the times 10 (the
+		// day, then the hour), rather than being cut mid-word.
+		longest := 0
+		for _, r := range rows {
+			longest = max(longest, len(r.Rule))
+		}
+		a.minWidth = []int{min(longest, 18), 0, 0, 0, 10, 10}
 		for _, r := range rows {
 			a.rows = append(a.rows, []string{r.Rule, strconv.Itoa(r.Bundles), strconv.Itoa(r.Findings), r.MaxSeverity, day(r.First), day(r.Last)})
 			a.values = append(a.values, []string{r.Rule, strconv.Itoa(r.Bundles), strconv.Itoa(r.Findings), r.MaxSeverity, stamp(r.First), stamp(r.Last)})
@@ -132,7 +142,7 @@ func (a *queryAnswer) write(w io.Writer, output string) error {
 	if len(a.rows) == 0 {
 		return nil
 	}
-	t := &fit.Table{Header: a.header}
+	t := &fit.Table{Header: a.header, MinWidth: a.minWidth}
 	for _, r := range a.rows {
 		cells := make([]string, len(r))
 		for i, c := range r {

@@ -303,3 +303,30 @@ func TestQueryFixture(t *testing.T) {
 		t.Errorf("%s holds %d bundles, fixtures/incidents %d: run make query-fixture", fixture("query/incidents.jsonl"), n, len(incidents))
 	}
 }
+
+// At 80 columns the rules table keeps each rule's name readable: a name
+// of up to 18 characters on one line, a longer one broken after a '-';
+// the times wrap between the day and the hour.
+func TestQueryRulesTableAt80(t *testing.T) {
+	t.Setenv("COLUMNS", "80")
+	code, stdout, stderr := runCLI(t, "query", "rules", fixture("query/incidents.jsonl"))
+	if code != exitOK {
+		t.Fatalf("exit %d; stderr %q", code, stderr)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+		if n := len([]rune(l)); n > 80 {
+			t.Errorf("line of %d columns, want at most 80: %q", n, l)
+		}
+	}
+	for _, rule := range []string{"syn-unanswered", "connection-skew", "hairpin-drop", "conntrack-drops", "rp-filter-drop"} {
+		if !strings.Contains(stdout, "│ "+rule+" ") {
+			t.Errorf("rule %s is not whole on a line:\n%s", rule, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "│ service-rule-") || !strings.Contains(stdout, "│ shadowed ") {
+		t.Errorf("service-rule-shadowed is not broken after a '-':\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "│ 2026-11-24 ") || !strings.Contains(stdout, "│ 19:11 ") {
+		t.Errorf("times not wrapped between the day and the hour:\n%s", stdout)
+	}
+}

@@ -218,7 +218,7 @@ func TestJobResources(t *testing.T) {
 	if jobs < 1 || jobs > cpu.Value() || jobs*(1<<30) > mem.Value() {
 		t.Errorf("-j %d with %s CPUs and %s of memory: want at most one bundle per CPU and 1 GiB per bundle", jobs, cpu.String(), mem.String())
 	}
-	// Archives spooled to TMPDIR, -j at once of at most --max-bundle-bytes
+	// Nested archives spilled to TMPDIR, -j bundles at once of at most --max-bundle-bytes
 	// each, fit the emptyDir.
 	var size *resource.Quantity
 	for _, v := range job.Spec.Template.Spec.Volumes {

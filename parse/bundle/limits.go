@@ -11,6 +11,15 @@ import (
 // one of the Limits was reached. The rest of the bundle is still read.
 var ErrLimit = errors.New("limit reached")
 
+// ErrTotalBytes marks input not read because the bundle decompressed to
+// more than Limits.MaxTotalBytes; it is an ErrLimit (errors.Is).
+var ErrTotalBytes error = totalBytesErr{}
+
+type totalBytesErr struct{}
+
+func (totalBytesErr) Error() string        { return ErrLimit.Error() }
+func (totalBytesErr) Is(target error) bool { return target == ErrLimit }
+
 // Limits bound what Open reads from archives and compressed files, and the
 // memory its parsers keep, against decompression bombs and runaway bundles.
 // A zero field takes its default.
@@ -168,7 +177,7 @@ func (z *boundReader) Read(p []byte) (int, error) {
 	case z.in != nil && z.out > ratioFloor && z.in.n > 0 && z.ratio() > float64(lim.MaxRatio):
 		z.err = limitErr("decompressed size exceeds %d times the compressed size, counting the archives and compressed files around it (Limits.MaxRatio): likely a decompression bomb; rest not read", lim.MaxRatio)
 	case z.b.total > lim.MaxTotalBytes:
-		z.err = limitErr("bundle decompresses to more than %s (Limits.MaxTotalBytes); rest not read", human(lim.MaxTotalBytes))
+		z.err = fmt.Errorf("%w: bundle decompresses to more than %s (Limits.MaxTotalBytes); rest not read", ErrTotalBytes, human(lim.MaxTotalBytes))
 	}
 	if z.err != nil {
 		return n, z.err
