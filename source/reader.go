@@ -33,6 +33,7 @@ type Reader struct {
 	buf   []byte       // the last chunk read
 	off   int64        // offset of buf[0]
 	gets  int          // range requests opened
+	err   error        // the first request that failed
 }
 
 // ChunkSize is what a Reader reads of its open request at once, and
@@ -104,7 +105,7 @@ func (r *Reader) fill(pos int64) error {
 		rc, err := r.b.NewRangeReader(r.ctx, r.loc.Key, pos, -1, nil)
 		r.gets++
 		if err != nil {
-			return cloudErr(r.loc, fmt.Errorf("read at offset %d: %w", pos, err), 0)
+			return r.fail(cloudErr(r.loc, fmt.Errorf("read at offset %d: %w", pos, err), 0))
 		}
 		r.rc, r.rcPos = rc, pos
 	}
@@ -124,9 +125,28 @@ func (r *Reader) fill(pos int64) error {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF // shorter than its attributes said
 		}
-		return cloudErr(r.loc, fmt.Errorf("read at offset %d: %w", pos, err), 0)
+		return r.fail(cloudErr(r.loc, fmt.Errorf("read at offset %d: %w", pos, err), 0))
 	}
 	return nil
+}
+
+// fail records err as the Reader's first failure, if it is, and returns
+// it.
+func (r *Reader) fail(err error) error {
+	if r.err == nil {
+		r.err = err
+	}
+	return err
+}
+
+// Err is the first request of the Reader that failed, nil if none did.
+// What read the object may have reported the failure only as a warning
+// (an archive read up to a point): Err tells that the object, not its
+// content, was at fault.
+func (r *Reader) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 func (r *Reader) closeRequest() {

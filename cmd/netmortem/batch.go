@@ -64,6 +64,9 @@ const (
 	statusTimeout    = results.StatusTimeout
 	statusOverBudget = results.StatusOverBudget
 	statusCanceled   = results.StatusCanceled
+	// statusRetry is a bundle its store failed to give (errMayPass): no
+	// line is written, so that --resume reads it again.
+	statusRetry = "retry"
 )
 
 func newBatchCmd(c *cli) *cobra.Command {
@@ -184,7 +187,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 	operands, err := expandWith(context.Background(), fs.Args(), objs)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem batch:", err)
-		if listingMayPass(err) {
+		if mayPass(err) {
 			return exitUnreadable
 		}
 		return exitUsage
@@ -229,6 +232,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 		worst    analyzer.Severity
 		finished int
 		already  int // found done only once analyzed (resume --anonymize)
+		retry    int // not given by their store, for now
 		prog     = newProgress(stderr, len(todo), *quiet)
 		sup      []analyzer.Suppressed
 	)
@@ -244,11 +248,15 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 					res = br.anon.result(res)
 				}
 				mu.Lock()
-				if res.Status == statusCanceled || done[res.Bundle] {
+				if res.Status == statusCanceled || res.Status == statusRetry || done[res.Bundle] {
 					// Not done: left out of the output, so that
 					// --resume analyzes it. Or done before, under a
 					// name with a name of the bundle's own replaced.
-					if res.Status != statusCanceled {
+					switch res.Status {
+					case statusRetry:
+						retry++
+					case statusCanceled:
+					default:
 						already++
 					}
 					prog.step(finished+already, res)
@@ -315,6 +323,9 @@ dispatch:
 	case sigCtx.Err() != nil:
 		fmt.Fprintf(stderr, "netmortem batch: interrupted: %s not analyzed (--resume analyzes them)\n", count(left, "bundle"))
 		return exitUnreadable
+	case retry > 0:
+		fmt.Fprintf(stderr, "netmortem batch: %s could not be read from storage for now, and got no line (--resume reads them again)\n", count(retry, "bundle"))
+		return exitUnreadable
 	case failed > 0:
 		return exitUnreadable
 	case worst >= sev && worst > 0:
@@ -370,6 +381,9 @@ func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, max
 	}
 	if in.err != nil {
 		res.Status, res.Error = statusUnreadable, in.err.Error()
+		if errors.Is(in.err, errMayPass) {
+			res.Status = statusRetry
+		}
 		return res
 	}
 	snap := in.snap
@@ -514,6 +528,8 @@ func (p *progress) step(n int, r batchResult) {
 	case statusOK:
 	case statusCanceled:
 		status = "canceled: interrupted, not written (--resume analyzes it)"
+	case statusRetry:
+		status = "not read, not written (--resume reads it again): " + r.Error
 	default:
 		status = r.Status + ": " + r.Error
 	}

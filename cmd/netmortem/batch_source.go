@@ -130,10 +130,29 @@ func (o *objects) open(ctx context.Context, name string, opts *parse.Options) (*
 	}
 	r, err := o.src.OpenObject(ctx, a)
 	if err != nil {
-		return &model.Snapshot{}, nil, err
+		return &model.Snapshot{}, nil, mayPassErr(err)
 	}
 	defer r.Close()
-	return parse.OpenReaderAt(ctx, name, r, r.Size(), opts)
+	snap, warns, err := parse.OpenReaderAt(ctx, name, r, r.Size(), opts)
+	if rerr := r.Err(); rerr != nil && ctx.Err() == nil && mayPass(rerr) {
+		// Read in part, for want of the store: not this bundle's
+		// result, which a retry gives.
+		return snap, warns, mayPassErr(rerr)
+	}
+	return snap, warns, err
+}
+
+// errMayPass marks a bundle that could not be read for now: its store did
+// not answer, or failed. Batch writes no line for it, so that --resume
+// reads it again, and exits 3.
+var errMayPass = errors.New("may pass when tried again")
+
+// mayPassErr marks err with errMayPass when it may pass.
+func mayPassErr(err error) error {
+	if mayPass(err) {
+		return fmt.Errorf("%w (%w)", err, errMayPass)
+	}
+	return err
 }
 
 type objectsKey struct{}
@@ -245,14 +264,20 @@ func inputDir(p string) string {
 	return path.Dir(p)
 }
 
-// listingMayPass reports whether err, a pattern's listing that failed,
-// may pass when tried again: no answer in time, a connection that failed,
-// a server's internal error. Batch then exits 3, not 2 (a usage error,
-// which an Indexed Job's pod failure policy does not retry).
-func listingMayPass(err error) bool {
-	var nerr net.Error
+// mayPass reports whether err, a listing or a read of object storage that
+// failed, may pass when tried again: no answer in time, a connection that
+// failed, a server's error (HTTP 5xx, throttling). A listing that failed so
+// makes batch exit 3, not 2 (a usage error, which an Indexed Job's pod
+// failure policy does not retry); a bundle read so gets no line.
+func mayPass(err error) bool {
+	var (
+		nerr   net.Error
+		status interface{ HTTPStatusCode() int }
+	)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &nerr):
+		return true
+	case errors.As(err, &status) && (status.HTTPStatusCode() >= 500 || status.HTTPStatusCode() == 429):
 		return true
 	}
 	switch gcerrors.Code(err) {
