@@ -234,6 +234,7 @@ func TestQueryExitCodes(t *testing.T) {
 		{[]string{"rules", "--nope", file}, exitUsage, "", "unknown flag: --nope"},
 		{[]string{"rules", filepath.Join(t.TempDir(), "missing.jsonl")}, exitUnreadable, "", "missing.jsonl: no such file"},
 		{[]string{"rules", bad}, exitUnreadable, "", "bad.jsonl:2: not a line of netmortem batch"},
+		{[]string{"rules", "--db", file}, exitUnreadable, "", "holds JSON Lines, not a database: give it as an argument, without --db"},
 	} {
 		code, stdout, stderr := runCLI(t, append([]string{"query"}, tc.args...)...)
 		if code != tc.code || stdout != tc.stdout || !strings.Contains(stderr, tc.stderrPart) {
