@@ -41,6 +41,11 @@ type decoder struct {
 	// fragmented SYN counts once, at its last fragment.
 	defrag *ip4defrag.IPv4Defragmenter
 	now    time.Time
+
+	// layersOnly sends every IPv4, IPv6 and UDP header through gopacket's
+	// layers, never through the readers of decode_fast.go; tests compare
+	// the two paths with it.
+	layersOnly bool
 }
 
 var (
@@ -222,6 +227,11 @@ type ipLoad struct {
 }
 
 func (d *decoder) ipv4(data []byte, p *Packet, depth int) error {
+	if !d.layersOnly {
+		if l, ok := fastIPv4(data); ok {
+			return d.transport(l, p, depth)
+		}
+	}
 	if err := d.ip4.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
 		return err
 	}
@@ -245,22 +255,17 @@ func (d *decoder) ipv4(data []byte, p *Packet, depth int) error {
 }
 
 func (d *decoder) ipv6(data []byte, p *Packet, depth int) error {
-	if err := d.ip6.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
-		return err
+	l, ok := ipLoad{}, false
+	if !d.layersOnly {
+		l, ok = fastIPv6(data)
 	}
-	ip := &d.ip6
-	src, ok1 := netip.AddrFromSlice(ip.SrcIP)
-	dst, ok2 := netip.AddrFromSlice(ip.DstIP)
-	if !ok1 || !ok2 {
-		return errShort
+	if !ok {
+		var err error
+		if l, err = d.ipv6Layer(data); err != nil {
+			return err
+		}
 	}
-	next := ip.NextHeader
-	payload := ip.Payload
-	reported := int(ip.Length)
-	if ip.HopByHop != nil {
-		next = ip.HopByHop.NextHeader
-		reported -= ip.HopByHop.ActualLength
-	}
+	src, dst, next, payload, reported := l.src, l.dst, l.proto, l.data, l.reported
 	// Walk the extension headers to the transport header.
 	for range 8 {
 		switch next {
@@ -301,6 +306,26 @@ func (d *decoder) ipv6(data []byte, p *Packet, depth int) error {
 	return d.transport(ipLoad{src: src, dst: dst, proto: next, data: payload, reported: reported}, p, depth)
 }
 
+// ipv6Layer decodes an IPv6 header, and a hop-by-hop header after it,
+// with layers.IPv6.
+func (d *decoder) ipv6Layer(data []byte) (ipLoad, error) {
+	if err := d.ip6.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+		return ipLoad{}, err
+	}
+	ip := &d.ip6
+	src, ok1 := netip.AddrFromSlice(ip.SrcIP)
+	dst, ok2 := netip.AddrFromSlice(ip.DstIP)
+	if !ok1 || !ok2 {
+		return ipLoad{}, errShort
+	}
+	l := ipLoad{src: src, dst: dst, proto: ip.NextHeader, data: ip.Payload, reported: int(ip.Length)}
+	if ip.HopByHop != nil {
+		l.proto = ip.HopByHop.NextHeader
+		l.reported -= ip.HopByHop.ActualLength
+	}
+	return l, nil
+}
+
 func (d *decoder) transport(l ipLoad, p *Packet, depth int) error {
 	p.Src, p.Dst = netip.AddrPortFrom(l.src, 0), netip.AddrPortFrom(l.dst, 0)
 	switch l.proto {
@@ -325,14 +350,21 @@ func (d *decoder) transport(l ipLoad, p *Packet, depth int) error {
 		}
 		return nil
 	case layers.IPProtocolUDP:
-		if err := d.udp.DecodeFromBytes(l.data, gopacket.NilDecodeFeedback); err != nil {
-			return err
+		sport, dport, payload, ok := uint16(0), uint16(0), []byte(nil), false
+		if !d.layersOnly {
+			sport, dport, payload, ok = fastUDP(l.data)
+		}
+		if !ok {
+			if err := d.udp.DecodeFromBytes(l.data, gopacket.NilDecodeFeedback); err != nil {
+				return err
+			}
+			sport, dport, payload = uint16(d.udp.SrcPort), uint16(d.udp.DstPort), d.udp.Payload
 		}
 		p.Proto = "udp"
-		p.Src = netip.AddrPortFrom(l.src, uint16(d.udp.SrcPort))
-		p.Dst = netip.AddrPortFrom(l.dst, uint16(d.udp.DstPort))
+		p.Src = netip.AddrPortFrom(l.src, sport)
+		p.Dst = netip.AddrPortFrom(l.dst, dport)
 		if depth < maxEncapDepth {
-			return d.overlayUDP(uint16(d.udp.DstPort), d.udp.Payload, p, depth)
+			return d.overlayUDP(dport, payload, p, depth)
 		}
 		return nil
 	case layers.IPProtocolICMPv4:
