@@ -127,7 +127,41 @@ func FuzzFastDecode(f *testing.F) {
 	for i, data := range frames {
 		f.Add(links[i], data)
 	}
+	// IPv6 with a hop-by-hop header (router alert, PadN) before ICMPv6
+	// and before TCP, which the fixtures lack.
+	v6 := func(plen byte, hbh, rest []byte) []byte {
+		b := []byte{0x60, 0, 0, 0, 0, plen, 0, 1}
+		b = append(b, bytes.Repeat([]byte{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 2)...)
+		return append(append(b, hbh...), rest...)
+	}
+	raw := uint8(3) // fuzzLinks[3], raw IP
+	f.Add(raw, v6(32, []byte{58, 0, 5, 2, 0, 0, 1, 0}, []byte{143, 0, 0, 0, 0, 0, 0, 1, 4, 0, 0, 0, 0xff, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x16}))
+	f.Add(raw, v6(28, []byte{6, 0, 1, 4, 0, 0, 0, 0}, []byte{0x9c, 0x40, 0x1f, 0x90, 0, 0, 3, 0xe8, 0, 0, 0, 0, 0x50, 0x02, 0xfa, 0xf0, 0, 0, 0, 0}))
+	f.Add(raw, v6(16, []byte{6, 0, 0xc2, 4, 0, 1, 0, 0}, []byte{0x9c, 0x40, 0x1f, 0x90, 0, 0, 3, 0xe8}))
 	f.Fuzz(func(t *testing.T, link uint8, data []byte) {
 		decodeBoth(t, fuzzLinks[int(link)%len(fuzzLinks)], data)
 	})
+}
+
+// An IPv6 hop-by-hop header with a router alert is read by hand, up to the
+// TCP header after it; one with a jumbo payload option is left to gopacket.
+func TestFastIPv6HopByHop(t *testing.T) {
+	hdr := append([]byte{0x60, 0, 0, 0, 0, 28, 0, 1}, make([]byte, 32)...)
+	tcp := []byte{0x9c, 0x40, 0x1f, 0x90, 0, 0, 3, 0xe8, 0, 0, 0, 0, 0x50, 0x02, 0xfa, 0xf0, 0, 0, 0, 0}
+	frame := append(append(bytes.Clone(hdr), 6, 0, 5, 2, 0, 0, 1, 0), tcp...)
+	l, ok := fastIPv6(frame)
+	if !ok || l.proto != layers.IPProtocolTCP || l.reported != 20 || !bytes.Equal(l.data, tcp) {
+		t.Errorf("router alert: %v %+v", ok, l)
+	}
+	decodeBoth(t, layers.LinkTypeRaw, frame)
+	var d decoder
+	var p Packet
+	if err := d.decode(layers.LinkTypeRaw, frame, &p); err != nil || p.Proto != "tcp" || p.Src.Port() != 40000 || p.Flags != SYN {
+		t.Errorf("decoded %+v, %v", p, err)
+	}
+	jumbo := append(append(bytes.Clone(hdr), 6, 0, 0xc2, 4, 0, 1, 0, 0), tcp...)
+	if _, ok := fastIPv6(jumbo); ok {
+		t.Error("a jumbo payload option was read by hand")
+	}
+	decodeBoth(t, layers.LinkTypeRaw, jumbo)
 }
