@@ -159,9 +159,38 @@ func TestFastIPv6HopByHop(t *testing.T) {
 	if err := d.decode(layers.LinkTypeRaw, frame, &p); err != nil || p.Proto != "tcp" || p.Src.Port() != 40000 || p.Flags != SYN {
 		t.Errorf("decoded %+v, %v", p, err)
 	}
+	if n := testing.AllocsPerRun(100, func() { _ = d.decode(layers.LinkTypeRaw, frame, &p) }); n != 0 {
+		t.Errorf("%v allocations a frame", n)
+	}
+	syn := innerSYN(t, true)
+	if n := testing.AllocsPerRun(100, func() { _ = d.decode(layers.LinkTypeEthernet, syn, &p) }); n != 0 || p.Proto != "tcp" {
+		t.Errorf("IPv4 SYN: %v allocations a frame, proto %q", n, p.Proto)
+	}
 	jumbo := append(append(bytes.Clone(hdr), 6, 0, 0xc2, 4, 0, 1, 0, 0), tcp...)
 	if _, ok := fastIPv6(jumbo); ok {
 		t.Error("a jumbo payload option was read by hand")
 	}
 	decodeBoth(t, layers.LinkTypeRaw, jumbo)
+}
+
+// BenchmarkDecode decodes the frames of the fixture captures with the
+// hand-decoded headers and with gopacket's layers only.
+func BenchmarkDecode(b *testing.B) {
+	links, frames := captureFrames(b, 1<<30, filepath.Join(testutil.Root(), "fixtures"), "testdata")
+	for _, c := range []struct {
+		name       string
+		layersOnly bool
+	}{{"hand", false}, {"layers", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			d := decoder{layersOnly: c.layersOnly}
+			b.ReportAllocs()
+			for b.Loop() {
+				for i, data := range frames {
+					var p Packet
+					_ = d.decode(fuzzLinks[links[i]], data, &p)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(frames)), "ns/frame")
+		})
+	}
 }
