@@ -15,20 +15,6 @@ import (
 	"github.com/netmortem/netmortem/results/sqlstore"
 )
 
-// openBatchOut opens a batch's --out file: see results.OpenJSONLSink.
-func openBatchOut(path string, resume bool) (*results.JSONL, map[string]bool, error) {
-	j, err := results.OpenJSONLSink(path, resume)
-	if err != nil {
-		return nil, nil, err
-	}
-	done, _ := j.Done(context.Background())
-	return j, done, nil
-}
-
-// readDone returns the bundles a JSON Lines output holds as finished: see
-// results.ReadDone.
-func readDone(r io.Reader) map[string]bool { return results.ReadDone(r) }
-
 // batchSink is one of the sinks a batch writes its lines to.
 type batchSink struct {
 	sink results.Sink
@@ -143,13 +129,14 @@ func (s *batchSinks) fail(b batchSink, err error) error {
 
 // close closes every sink, and returns the first write error of the batch
 // or else the first error in closing (a file system may report a failed
-// write only then).
+// write only then). Closing again closes nothing.
 func (s *batchSinks) close() error {
 	for _, b := range s.sinks {
 		if err := b.sink.Close(); err != nil {
 			s.fail(b, err)
 		}
 	}
+	s.sinks = nil
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err

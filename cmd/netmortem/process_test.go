@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/results"
 )
 
 // processEnv makes the test binary run as something else than the tests
@@ -209,7 +211,7 @@ func TestReadDone(t *testing.T) {
 not json
 {"bundle":"d","status":"unreadable"}
 `
-	got := readDone(strings.NewReader(in))
+	got := results.ReadDone(strings.NewReader(in))
 	if len(got) != 3 || !got["a"] || got["b"] || !got["c"] || !got["d"] {
 		t.Errorf("done %v, want a, c and d", got)
 	}
@@ -250,7 +252,11 @@ func TestBatchLock(t *testing.T) {
 	if err := os.WriteFile(out, []byte(before), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	held, done, err := openBatchOut(out, true)
+	held, err := results.OpenJSONLSink(out, true)
+	if err != nil {
+		t.Fatalf("first open: %v", err)
+	}
+	done, err := held.Done(context.Background())
 	if err != nil || !done["x"] {
 		t.Fatalf("first open: %v, done %v", err, done)
 	}
