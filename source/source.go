@@ -259,9 +259,6 @@ func (s *Source) List(ctx context.Context, u string) ([]Attrs, error) {
 	var objs []*blob.ListObject
 	token := blob.FirstPageToken
 	for len(token) > 0 {
-		if err := ctx.Err(); err != nil {
-			return attrsOf(loc, objs), fmt.Errorf("listing %s cut short after %d objects: %w", loc.Name(), len(objs), err)
-		}
 		var page []*blob.ListObject
 		err := s.call(ctx, loc, b, func(ctx context.Context) error {
 			var err error
