@@ -74,11 +74,7 @@ const StdinName = "<stdin>"
 // Options.TempDir and removed before it returns.
 func Open(ctx context.Context, path string, opts *Options) (*model.Snapshot, model.ErrorList, error) {
 	o := newOpener(ctx, opts)
-	err := o.open(path)
-	stitchSeries(ctx, o.snap, opts, &o.warns)
-	scrubRedacted(o.snap, &o.warns)
-	o.warns.Sort()
-	return o.snap, o.warns, err
+	return o.finish(o.open(path))
 }
 
 // OpenReaderAt reads the size bytes ra reads (an object in a bucket) as
@@ -88,8 +84,14 @@ func Open(ctx context.Context, path string, opts *Options) (*model.Snapshot, mod
 // ra is read from its start, and again for each pass over an archive.
 func OpenReaderAt(ctx context.Context, name string, ra io.ReaderAt, size int64, opts *Options) (*model.Snapshot, model.ErrorList, error) {
 	o := newOpener(ctx, opts)
-	err := o.readerAt(name, io.NewSectionReader(ra, 0, size), ra, size)
-	stitchSeries(ctx, o.snap, opts, &o.warns)
+	return o.finish(o.readerAt(name, io.NewSectionReader(ra, 0, size), ra, size))
+}
+
+// finish ends an Open of one path, whose reading returned err: it stitches
+// rotated capture series, drops the values a redactor hid, and sorts the
+// warnings.
+func (o *opener) finish(err error) (*model.Snapshot, model.ErrorList, error) {
+	stitchSeries(o.ctx, o.snap, o.opts, &o.warns)
 	scrubRedacted(o.snap, &o.warns)
 	o.warns.Sort()
 	return o.snap, o.warns, err

@@ -13,12 +13,7 @@ var ErrLimit = errors.New("limit reached")
 
 // ErrTotalBytes marks input not read because the bundle decompressed to
 // more than Limits.MaxTotalBytes; it is an ErrLimit (errors.Is).
-var ErrTotalBytes error = totalBytesErr{}
-
-type totalBytesErr struct{}
-
-func (totalBytesErr) Error() string        { return ErrLimit.Error() }
-func (totalBytesErr) Is(target error) bool { return target == ErrLimit }
+var ErrTotalBytes = fmt.Errorf("%w", ErrLimit)
 
 // Limits bound what Open reads from archives and compressed files, and the
 // memory its parsers keep, against decompression bombs and runaway bundles.
