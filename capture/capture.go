@@ -32,6 +32,10 @@ type Options struct {
 	Node string
 	// Summary says whether attempts are summarized.
 	Summary
+	// Shards is how many goroutines track the TCP streams of a capture
+	// file, each those whose 4-tuples hash to it: GOMAXPROCS when 0. The
+	// Result is the same whatever their number.
+	Shards int
 }
 
 // Summary says whether a capture's attempts are summarized and how: the
@@ -111,7 +115,9 @@ func Sniff(head []byte) (string, bool) {
 var ErrNotCapture = errors.New("not a pcap or pcapng capture")
 
 // batchSize is how many decoded packets go from the reading stage to the
-// tracking stage at once.
+// tracking stage at once (a window of pipeline.go); windows end at the
+// multiples of batchSize among the packets a tracker is given, and so at
+// each sweep (sweepEvery is a multiple of it).
 const batchSize = 2048
 
 // maxFrameErrors bounds how many undecodable frames are reported one by
@@ -131,6 +137,7 @@ type packetSource interface {
 // is not a capture at all gives ErrNotCapture and a nil Result.
 func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result, error) {
 	t := NewTracker(name, opts)
+	t.setShards(opts.shards())
 	info, err := feed(ctx, r, name, t)
 	if info == nil {
 		return nil, err
@@ -156,6 +163,7 @@ func ReadSeries(ctx context.Context, files []Input, opts Options) (*Result, []mo
 		return nil, nil, errors.New("capture: empty series")
 	}
 	t := NewTracker(files[0].Name, opts)
+	t.setShards(opts.shards())
 	t.series = true
 	var errs model.ErrorList
 	var infos []model.CaptureInfo
@@ -170,6 +178,7 @@ func ReadSeries(ctx context.Context, files []Input, opts Options) (*Result, []mo
 		first, last := t.first, t.last
 		t.first, t.last = time.Time{}, time.Time{}
 		t.file = f.Name
+		t.curFile = t.fileIndex(f.Name)
 		info, err := feed(ctx, rc, f.Name, t)
 		rc.Close()
 		errs.Append(err)
@@ -232,21 +241,22 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 		seenLinks = append(seenLinks, links(0))
 	}
 
-	// Two stages, one core each when there are two: this goroutine reads
-	// and decodes frames into batches of packets; the tracker folds them.
+	// The stages of pipeline.go: this goroutine reads and decodes frames
+	// into windows of prepared packets; t.track folds them.
 	var (
 		errs    model.ErrorList
 		bad     int
 		readErr error
 	)
-	batches := make(chan []Packet, 4)
-	free := make(chan []Packet, 4)
+	nShards := len(t.shards)
+	windows := make(chan *window, 4)
+	free := make(chan *window, 8)
 	go func() {
-		defer close(batches)
+		defer close(windows)
 		var (
 			d      decoder
 			warned = map[layers.LinkType]bool{}
-			buf    = make([]Packet, 0, batchSize)
+			w      = newWindow(nShards)
 		)
 		for frame := 1; ; frame++ {
 			if frame&4095 == 0 {
@@ -267,8 +277,8 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 			if !slices.Contains(seenLinks, link) {
 				seenLinks = append(seenLinks, link)
 			}
-			buf = append(buf, Packet{Pos: model.Pos{Frame: frame}, Time: ci.Timestamp})
-			p := &buf[len(buf)-1]
+			w.pkts = append(w.pkts, Packet{Pos: model.Pos{Frame: frame}, Time: ci.Timestamp})
+			p := &w.pkts[len(w.pkts)-1]
 			d.now = ci.Timestamp
 			if !supportedLink(link) {
 				if !warned[link] {
@@ -281,28 +291,24 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 					errs.Addf(model.Pos{File: name, Frame: frame}, "", "undecodable frame: %w", err)
 				}
 			}
-			if len(buf) == cap(buf) {
-				batches <- buf
+			t.prepare(p)
+			if t.packets%batchSize == 0 || len(w.pkts) == cap(w.pkts) {
+				t.seal(w)
+				windows <- w
 				select {
-				case buf = <-free:
+				case w = <-free:
 				default:
-					buf = make([]Packet, 0, batchSize)
+					w = newWindow(nShards)
 				}
 			}
 		}
-		if len(buf) > 0 {
-			batches <- buf
+		if len(w.pkts) > 0 {
+			t.seal(w)
+			windows <- w
 		}
 	}()
-	for b := range batches {
-		for i := range b {
-			t.Add(&b[i])
-		}
-		select {
-		case free <- b[:0]:
-		default:
-		}
-	}
+	t.track(windows, free)
+	t.flushCounts()
 	if readErr != nil {
 		return nil, readErr
 	}

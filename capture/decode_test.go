@@ -145,10 +145,10 @@ func TestLingerLists(t *testing.T) {
 	// Sweeps run every sweepEvery packets: by the end only the open
 	// connection and the last two minutes' closed ones (plus at most a
 	// sweep interval's worth) are live.
-	if live := len(tr.streams); live > 1+600+sweepEvery/6+1 || live < 500 {
+	if live := tr.live(); live > 1+600+sweepEvery/6+1 || live < 500 {
 		t.Errorf("%d streams live after ten minutes, want the open one and about two minutes' closed ones", live)
 	}
-	if tr.streams[keyOf(open, srv)] == nil {
+	if k := keyOf(open, srv); tr.shards[tr.shardOf(&k)].streams[k] == nil {
 		t.Errorf("the open connection was finalized before its idle linger")
 	}
 	res := tr.Finish()

@@ -60,4 +60,21 @@ type Packet struct {
 	// hardware address is malformed: it claims nothing (ARP is nil) but
 	// counts as gratuitous, as tshark counts it.
 	GratuitousARP bool
+
+	// Set by the Tracker (prepare) before the packet goes to a shard.
+	idx     int      // 1-based order among the packets the tracker was given
+	ns      int64    // Time in tracker time
+	now     int64    // the latest TCP packet time up to this packet, in tracker time
+	key     tupleKey // the TCP 4-tuple, or the one an ICMP error quotes
+	fileIdx uint32   // index of the packet's file in Tracker.files
+	srcHi   bool     // Src is key's hi end
+	shard   uint8    // the shard that tracks key
+	lookup  bool     // an ICMP error quoting a TCP segment: its shard looks the stream up
+
+	// Set by the shard, read by the tracker when it settles the packet.
+	retired      *stream // a stream the packet's SYN ended by reusing its 4-tuple
+	noted        *stream // the stream whose first SYN in a direction this is (summary mode)
+	noteISN      uint32  // that SYN's sequence number (a SYN/ACK's ack minus one)
+	noteCli      int8    // that stream's client direction, as the SYN shows it
+	attemptFrame int     // the stream an ICMP error quotes: its first frame, or line
 }

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"encoding/binary"
 	"math"
 	"net/netip"
 	"slices"
@@ -21,24 +22,28 @@ import (
 // Outcomes follow the counting rules in docs/capture.md.
 type Tracker struct {
 	file, node string
-	streams    map[tupleKey]*stream
-	// lists holds the live streams, open ones (listOpen) and closed ones
-	// (listClosed) apart, each least recently active first, so that streams
-	// long closed or idle are finalized as the capture goes and memory
-	// follows the live connections: a closed stream never waits behind an
-	// open one that lingers longer.
-	lists      [2]activity
+	// shards track the TCP streams, each those whose 4-tuples hash to it;
+	// the Tracker settles what they leave on the packets and what they
+	// retire, in capture order.
+	shards []*shard
+	swept  [][2][]*stream // each shard's streams retired by the last sweep
+
+	// The packets' order and clock, kept by prepare.
+	packets int       // packets prepared
+	now     int64     // latest TCP packet time (noTime before any)
+	base    time.Time // tracker times count from it
+	baseSet bool
+	first   time.Time
+	last    time.Time
+	curFile uint32 // in a series, the index of the file being read
+	created int    // streams the shards made, as of the last flushCounts
+
 	done       [][]model.Attempt // in chunks, so that growing never copies them all
 	nDone      int
-	doneSeq    []int // each done attempt's stream creation order
-	created    int
-	now        int64     // latest packet time (noTime before any)
-	base       time.Time // tracker times count from it
-	baseSet    bool
+	doneSeq    []int    // each done attempt's stream creation order
 	files      []string // names segments point to in a series; files[0] is ""
 	summarize  bool
-	keepFailed int // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
-	finishing  bool
+	keepFailed int  // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
 	series     bool // packets come from several files: segments name theirs
 	stats      map[statKey]*endpointAcc
 	failKept   map[statKey]int32  // failed attempts kept one by one, per server and per host (port 0)
@@ -55,17 +60,34 @@ type Tracker struct {
 	lastMAC  map[netip.Addr]string // the MAC that last claimed each address
 	icmpKept map[icmpKey]int
 	icmpLast map[icmpKey]int
-	first    time.Time
-	last     time.Time
 }
 
 // NewTracker returns a Tracker whose evidence points into file, set up as
 // opts say: opts.Node names the node the packets were captured on ("" when
 // unknown), opts.Summary whether and how attempts are summarized.
 func NewTracker(file string, opts Options) *Tracker {
-	return &Tracker{file: file, node: opts.Node, streams: make(map[tupleKey]*stream), now: noTime, files: []string{""},
+	t := &Tracker{file: file, node: opts.Node, now: noTime, files: []string{""},
 		summarize: opts.Summary.Enabled, keepFailed: opts.Summary.sample()}
+	t.setShards(1)
+	return t
 }
+
+// setShards gives t n shards; their streams must all be settled.
+func (t *Tracker) setShards(n int) {
+	n = max(1, min(n, maxShards))
+	if len(t.shards) == n {
+		return
+	}
+	t.flushCounts()
+	t.shards = make([]*shard, n)
+	for i := range t.shards {
+		t.shards[i] = newShard(t.summarize)
+	}
+	t.swept = make([][2][]*stream, n)
+}
+
+// maxShards bounds how many shards a Tracker splits its streams into.
+const maxShards = 64
 
 // FailedSample is how many refused, and how many unanswered, attempts to
 // one server endpoint a summarizing Tracker keeps one by one before it
@@ -158,7 +180,20 @@ func (t *Tracker) time(ns int64) time.Time {
 
 // Add folds one packet into the tracker. Packets must come in capture order.
 func (t *Tracker) Add(p *Packet) {
-	t.counts.Packets++
+	t.prepare(p)
+	t.shards[p.shard].add(p)
+	t.settle(p)
+	if p.idx%sweepEvery == 0 {
+		t.sweep(t.now, false, t.swept)
+	}
+}
+
+// prepare numbers p, sets its tracker time and file, and, for a TCP segment
+// or an ICMP error quoting one, the 4-tuple and the shard that tracks it.
+// It also resets what the shard and settle leave on the packet.
+func (t *Tracker) prepare(p *Packet) {
+	t.packets++
+	p.idx = t.packets
 	if !p.Time.IsZero() {
 		if t.first.IsZero() || p.Time.Before(t.first) {
 			t.first = p.Time
@@ -167,152 +202,71 @@ func (t *Tracker) Add(p *Packet) {
 			t.last = p.Time // text times of day count from year 0, before the zero Time
 		}
 	}
+	p.ns = t.toNS(p.Time)
+	p.shard, p.lookup = 0, false
+	p.retired, p.noted, p.attemptFrame = nil, nil, 0
 	switch {
-	case p.ICMP != nil:
-		t.addICMP(p)
-	case p.ARP != nil:
-		t.addARP(p)
-	}
-	if p.Proto == "arp" {
-		t.counts.ARP++
-		if p.GratuitousARP {
-			t.counts.ARPGratuitous++
+	case p.Proto == "tcp":
+		if p.ns > t.now {
+			t.now = p.ns
 		}
+		p.key, p.srcHi = orderedKey(p.Src, p.Dst)
+		p.shard = t.shardOf(&p.key)
+	case p.ICMP != nil && p.ICMP.QuotedProto == "tcp":
+		p.key = keyOf(p.ICMP.Quoted.Src, p.ICMP.Quoted.Dst)
+		p.shard, p.lookup = t.shardOf(&p.key), true
 	}
-	if p.Proto == "tcp" {
-		t.addTCP(p)
-	}
-	if t.counts.Packets%sweepEvery == 0 {
-		t.sweep()
-	}
-}
-
-// activity is a list of live streams, least recently active first.
-type activity struct{ head, tail *stream }
-
-const (
-	listNone   = iota // not listed
-	listOpen          // lingers idleLinger after its last packet
-	listClosed        // FIN both ways or an RST: lingers closedLinger
-)
-
-// touch moves s to the tail of the list its state puts it on.
-func (t *Tracker) touch(s *stream) {
-	want := uint8(listOpen)
-	if s.closed() {
-		want = listClosed
-	}
-	l := &t.lists[want-1]
-	if l.tail == s {
-		return
-	}
-	t.unlink(s)
-	s.list = want
-	s.prev, s.next = l.tail, nil
-	if l.tail != nil {
-		l.tail.next = s
-	} else {
-		l.head = s
-	}
-	l.tail = s
-}
-
-func (t *Tracker) unlink(s *stream) {
-	if s.list == listNone {
-		return
-	}
-	l := &t.lists[s.list-1]
-	if s.prev != nil {
-		s.prev.next = s.next
-	} else {
-		l.head = s.next
-	}
-	if s.next != nil {
-		s.next.prev = s.prev
-	} else {
-		l.tail = s.prev
-	}
-	s.prev, s.next, s.list = nil, nil, listNone
-}
-
-// sweep finalizes the streams at the heads of the activity lists that
-// have been closed or idle long enough.
-func (t *Tracker) sweep() {
-	for i, linger := range [2]time.Duration{idleLinger, closedLinger} {
-		l := &t.lists[i]
-		for s := l.head; s != nil && sub(t.now, s.last) > linger; s = l.head {
-			t.finalize(s)
+	p.now = t.now
+	p.fileIdx = 0
+	if t.series {
+		p.fileIdx = t.curFile
+		if p.Pos.File != "" {
+			p.fileIdx = t.fileIndex(p.Pos.File)
 		}
 	}
 }
 
-// finalize turns s into an attempt (or folds it into its endpoint's
-// counters) and forgets it.
-func (t *Tracker) finalize(s *stream) {
-	t.unlink(s)
-	if !t.finishing && t.streams[s.key] == s {
-		delete(t.streams, s.key)
+// shardOf returns the shard that tracks the 4-tuple k.
+func (t *Tracker) shardOf(k *tupleKey) uint8 {
+	n := len(t.shards)
+	if n == 1 {
+		return 0
 	}
-	outcome := s.outcome()
+	le := binary.LittleEndian
+	h := le.Uint64(k.lo[:8])*0x9e3779b97f4a7c15 ^ le.Uint64(k.lo[8:])*0xc2b2ae3d27d4eb4f ^
+		le.Uint64(k.hi[:8])*0x165667b19e3779f9 ^ le.Uint64(k.hi[8:])*0xd6e8feb86659fd93 ^
+		(uint64(k.loPort)<<16|uint64(k.hiPort))*0xff51afd7ed558ccd
+	h ^= h >> 31
+	h *= 0x94d049bb133111eb
+	h ^= h >> 29
+	return uint8(uint64(uint32(h)) * uint64(n) >> 32)
+}
+
+// sweep retires, in every shard, the streams closed or idle long enough
+// at time now (all of them when all is set), into swept, and finalizes
+// them.
+func (t *Tracker) sweep(now int64, all bool, swept [][2][]*stream) {
+	for i, sh := range t.shards {
+		sh.sweep(now, all, &swept[i])
+	}
+	t.settleSwept(swept)
+}
+
+// flushCounts moves the shards' counts into t.counts.
+func (t *Tracker) flushCounts() {
 	c := &t.counts
-	switch outcome {
-	case model.OutcomeEstablished:
-		c.Established++
-	case model.OutcomeRefused:
-		c.Refused++
-	case model.OutcomeUnanswered:
-		c.Unanswered++
-	case model.OutcomeSynAckClientRST:
-		c.SYNACKClientRST++
+	c.Packets = t.packets
+	for _, sh := range t.shards {
+		o := &sh.counts
+		c.TCPPackets += o.TCPPackets
+		c.SYNOnly += o.SYNOnly
+		c.SYNACK += o.SYNACK
+		c.RST += o.RST
+		c.SYNRetx += o.SYNRetx
+		t.created += sh.created
+		sh.counts, sh.created = model.Counts{}, 0
 	}
-	t.forgetSYN(s)
-	if t.summarize && s.outer == nil {
-		// Folded straight from the stream: no attempt is built for it.
-		switch outcome {
-		case model.OutcomeEstablished:
-			switch s.connState(s.clientDir()) {
-			case "SF", "S1", "S2", "S3":
-				if !s.largeRetx() && !s.icmp { // a stalled transfer, or one an ICMP error quotes, is kept for the rules
-					t.fold(s, outcome)
-					return
-				}
-			}
-		case model.OutcomeRefused, model.OutcomeUnanswered:
-			if !s.icmp && !s.natCopy {
-				server := s.end(1 - s.clientDir())
-				ek := statKey{server, outcome}
-				hk := statKey{netip.AddrPortFrom(server.Addr(), 0), outcome} // all the host's ports
-				if t.failKept == nil {
-					t.failKept = map[statKey]int32{}
-				}
-				hostFull := int(t.failKept[hk]) >= hostSampleFactor*t.keepFailed
-				switch {
-				case hostFull && t.failKept[ek] == 0:
-					// A port first seen once the host's sample is full
-					// (a scan): counted with the host's other such ports.
-					t.foldInto(t.acc(hk.server, outcome), s)
-					return
-				case hostFull || int(t.failKept[ek]) >= t.keepFailed:
-					t.foldInto(t.acc(server, outcome), s)
-					return
-				}
-				t.failKept[ek]++
-				t.failKept[hk]++
-			}
-		}
-	}
-	a := t.attempt(s)
-	if n := len(t.done); n == 0 || len(t.done[n-1]) == cap(t.done[n-1]) {
-		t.done = append(t.done, make([]model.Attempt, 0, doneChunk))
-	}
-	last := &t.done[len(t.done)-1]
-	*last = append(*last, a)
-	t.nDone++
-	t.doneSeq = append(t.doneSeq, s.seq)
 }
-
-// doneChunk is how many finalized attempts are kept per chunk.
-const doneChunk = 4096
 
 // pos returns the packet's position in the tracker's file.
 func (t *Tracker) pos(p *Packet) model.Pos {
@@ -323,12 +277,9 @@ func (t *Tracker) pos(p *Packet) model.Pos {
 	return pos
 }
 
-func (t *Tracker) seg(p *Packet, ns int64) seg {
-	sg := seg{ns: ns, frame: p.Pos.Frame, line: int32(p.Pos.Line)}
-	if t.series {
-		sg.file = t.fileIndex(t.pos(p).File)
-	}
-	return sg
+// seg returns p's segment: its time, frame or line, and file.
+func (p *Packet) seg() seg {
+	return seg{ns: p.ns, frame: p.Pos.Frame, line: int32(p.Pos.Line), file: p.fileIdx}
 }
 
 // fileIndex returns name's index in t.files, adding it when new. A series
@@ -351,14 +302,8 @@ func (t *Tracker) fileIndex(name string) uint32 {
 // first packets were seen, the ICMP events and ARP claims, the counts, and,
 // when summarizing, the per-server counters of the attempts folded.
 func (t *Tracker) Finish() *Result {
-	t.finishing = true // the map is dropped whole below
-	for i := range t.lists {
-		for t.lists[i].head != nil {
-			t.finalize(t.lists[i].head)
-		}
-	}
-	t.finishing = false
-	clear(t.streams)
+	t.sweep(0, true, t.swept)
+	t.flushCounts()
 	t.arpAnswers.finish(t.arp, t.last)
 	res := &Result{ICMP: t.icmp, ARP: t.arp}
 	// Chunks are let go as they are copied, so that the attempts are not

@@ -20,14 +20,8 @@ func (t *Tracker) addICMP(p *Packet) {
 	case ev.V6 && ev.Type == 137:
 		t.counts.ICMP6Redirect++
 	}
-	if ev.QuotedProto == "tcp" {
-		if s := t.streams[keyOf(ev.Quoted.Src, ev.Quoted.Dst)]; s != nil {
-			s.icmp = true
-			ev.AttemptFrame = s.first.frame
-			if ev.AttemptFrame == 0 {
-				ev.AttemptFrame = int(s.first.line)
-			}
-		}
+	if p.attemptFrame != 0 {
+		ev.AttemptFrame = p.attemptFrame // the quoted stream's, looked up by its shard
 	}
 	if n := len(t.icmp); n > 0 {
 		prev := t.icmp[n-1]

@@ -118,10 +118,12 @@ func (acc *endpointAcc) stats() model.EndpointStats {
 	return st
 }
 
-// synSeen is a stream's first SYN: the stream and the SYN's time.
+// synSeen is a stream's first SYN: the stream, the SYN's time, and the
+// client and server as the SYN showed them.
 type synSeen struct {
-	s *stream
-	t int64
+	s        *stream
+	t        int64
+	cli, srv netip.AddrPort
 }
 
 // noteSYN marks s and the live stream whose first SYN last had the same
@@ -140,19 +142,12 @@ func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cli, srv netip.AddrP
 	if t.synISN == nil {
 		t.synISN = map[uint32]synSeen{}
 	}
-	if o, ok := t.synISN[isn]; ok && o.s != s && o.s.key != s.key && pns != noTime && o.t != noTime && oneEndKept(o.s, cli, srv) {
+	if o, ok := t.synISN[isn]; ok && o.s != s && o.s.key != s.key && pns != noTime && o.t != noTime && (o.cli == cli) != (o.srv == srv) {
 		if d := pns - o.t; d < int64(model.MinSYNRetransmission) && d > -int64(model.MinSYNRetransmission) {
 			o.s.natCopy, s.natCopy = true, true
 		}
 	}
-	t.synISN[isn] = synSeen{s, pns}
-}
-
-// oneEndKept tells whether exactly one of o's ends is cli's or srv's: the
-// client through a DNAT, the server through a SNAT.
-func oneEndKept(o *stream, cli, srv netip.AddrPort) bool {
-	cd := o.clientDir()
-	return (o.end(cd) == cli) != (o.end(1-cd) == srv)
+	t.synISN[isn] = synSeen{s, pns, cli, srv}
 }
 
 // forgetSYN drops s, finalized, from the sequence numbers noteSYN keeps.

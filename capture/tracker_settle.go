@@ -1,0 +1,131 @@
+package capture
+
+import (
+	"net/netip"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// settle does, in capture order, what the shards left on p: it finalizes
+// the stream p's SYN ended by reusing its 4-tuple, notes a first SYN for
+// summary mode, and records ICMP errors and ARP claims, which concern the
+// whole capture.
+func (t *Tracker) settle(p *Packet) {
+	if p.retired != nil {
+		t.finalize(p.retired)
+		p.retired = nil
+	}
+	if p.noted != nil {
+		s, cd := p.noted, int(p.noteCli)
+		t.noteSYN(s, p.noteISN, p.ns, s.end(cd), s.end(1-cd))
+		p.noted = nil
+	}
+	switch {
+	case p.ICMP != nil:
+		t.addICMP(p)
+	case p.ARP != nil:
+		t.addARP(p)
+	}
+	if p.Proto == "arp" {
+		t.counts.ARP++
+		if p.GratuitousARP {
+			t.counts.ARPGratuitous++
+		}
+	}
+}
+
+// settleSwept finalizes the streams the shards' sweeps retired, in the
+// order one shard would have retired them: the open list's before the
+// closed list's, each in the order of the streams' last packets. It empties
+// swept.
+func (t *Tracker) settleSwept(swept [][2][]*stream) {
+	var at [maxShards]int
+	for l := range 2 {
+		clear(at[:])
+		for {
+			var next *stream
+			from := -1
+			for i := range swept {
+				if q := swept[i][l]; at[i] < len(q) && (next == nil || q[at[i]].lastIdx < next.lastIdx) {
+					next, from = q[at[i]], i
+				}
+			}
+			if next == nil {
+				break
+			}
+			at[from]++
+			t.finalize(next)
+		}
+	}
+	for i := range swept {
+		for l := range 2 {
+			clear(swept[i][l])
+			swept[i][l] = swept[i][l][:0]
+		}
+	}
+}
+
+// doneChunk is how many finalized attempts are kept per chunk.
+const doneChunk = 4096
+
+// finalize turns s, retired by its shard, into an attempt (or folds it
+// into its endpoint's counters) and forgets it.
+func (t *Tracker) finalize(s *stream) {
+	outcome := s.outcome()
+	c := &t.counts
+	switch outcome {
+	case model.OutcomeEstablished:
+		c.Established++
+	case model.OutcomeRefused:
+		c.Refused++
+	case model.OutcomeUnanswered:
+		c.Unanswered++
+	case model.OutcomeSynAckClientRST:
+		c.SYNACKClientRST++
+	}
+	t.forgetSYN(s)
+	if t.summarize && s.outer == nil {
+		// Folded straight from the stream: no attempt is built for it.
+		switch outcome {
+		case model.OutcomeEstablished:
+			switch s.connState(s.clientDir()) {
+			case "SF", "S1", "S2", "S3":
+				if !s.largeRetx() && !s.icmp { // a stalled transfer, or one an ICMP error quotes, is kept for the rules
+					t.fold(s, outcome)
+					return
+				}
+			}
+		case model.OutcomeRefused, model.OutcomeUnanswered:
+			if !s.icmp && !s.natCopy {
+				server := s.end(1 - s.clientDir())
+				ek := statKey{server, outcome}
+				hk := statKey{netip.AddrPortFrom(server.Addr(), 0), outcome} // all the host's ports
+				if t.failKept == nil {
+					t.failKept = map[statKey]int32{}
+				}
+				hostFull := int(t.failKept[hk]) >= hostSampleFactor*t.keepFailed
+				switch {
+				case hostFull && t.failKept[ek] == 0:
+					// A port first seen once the host's sample is full
+					// (a scan): counted with the host's other such ports.
+					t.foldInto(t.acc(hk.server, outcome), s)
+					return
+				case hostFull || int(t.failKept[ek]) >= t.keepFailed:
+					t.foldInto(t.acc(server, outcome), s)
+					return
+				}
+				t.failKept[ek]++
+				t.failKept[hk]++
+			}
+		}
+	}
+	a := t.attempt(s)
+	if n := len(t.done); n == 0 || len(t.done[n-1]) == cap(t.done[n-1]) {
+		t.done = append(t.done, make([]model.Attempt, 0, doneChunk))
+	}
+	last := &t.done[len(t.done)-1]
+	*last = append(*last, a)
+	t.nDone++
+	t.doneSeq = append(t.doneSeq, s.seq)
+}
+

@@ -1,0 +1,131 @@
+package capture
+
+import (
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// shard tracks the TCP streams whose 4-tuples hash to it (Packet.shard).
+// A Tracker has one shard per core when it reads a capture, one goroutine
+// each, and folds what they finish in one deterministic order, so that its
+// Result does not depend on how many shards there were.
+type shard struct {
+	streams map[tupleKey]*stream
+	// lists holds the live streams, open ones (listOpen) and closed ones
+	// (listClosed) apart, each least recently active first, so that streams
+	// long closed or idle are finalized as the capture goes and memory
+	// follows the live connections: a closed stream never waits behind an
+	// open one that lingers longer. Both are in the order of the streams'
+	// last packets, in every shard as in the whole capture.
+	lists     [2]activity
+	counts    model.Counts // the TCP counts: segments, SYNs, SYN/ACKs, RSTs, retransmitted SYNs
+	created   int
+	summarize bool
+}
+
+func newShard(summarize bool) *shard {
+	return &shard{streams: make(map[tupleKey]*stream), summarize: summarize}
+}
+
+// live returns how many streams t's shards track.
+func (t *Tracker) live() int {
+	n := 0
+	for _, sh := range t.shards {
+		n += len(sh.streams)
+	}
+	return n
+}
+
+// add folds p into the shard: a TCP segment into its stream; an ICMP
+// error quoting a TCP segment marks that segment's stream.
+func (sh *shard) add(p *Packet) {
+	switch {
+	case p.Proto == "tcp":
+		sh.addTCP(p)
+	case p.lookup:
+		if s := sh.streams[p.key]; s != nil {
+			s.icmp = true
+			p.attemptFrame = s.first.frame
+			if p.attemptFrame == 0 {
+				p.attemptFrame = int(s.first.line)
+			}
+		}
+	}
+}
+
+// activity is a list of live streams, least recently active first.
+type activity struct{ head, tail *stream }
+
+const (
+	listNone   = iota // not listed
+	listOpen          // lingers idleLinger after its last packet
+	listClosed        // FIN both ways or an RST: lingers closedLinger
+)
+
+// touch moves s to the tail of the list its state puts it on.
+func (sh *shard) touch(s *stream) {
+	want := uint8(listOpen)
+	if s.closed() {
+		want = listClosed
+	}
+	l := &sh.lists[want-1]
+	if l.tail == s {
+		return
+	}
+	sh.unlink(s)
+	s.list = want
+	s.prev, s.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = s
+	} else {
+		l.head = s
+	}
+	l.tail = s
+}
+
+func (sh *shard) unlink(s *stream) {
+	if s.list == listNone {
+		return
+	}
+	l := &sh.lists[s.list-1]
+	if s.prev != nil {
+		s.prev.next = s.next
+	} else {
+		l.head = s.next
+	}
+	if s.next != nil {
+		s.next.prev = s.prev
+	} else {
+		l.tail = s.prev
+	}
+	s.prev, s.next, s.list = nil, nil, listNone
+}
+
+// retire takes s out of the shard: the Tracker finalizes it.
+func (sh *shard) retire(s *stream) {
+	sh.unlink(s)
+	if sh.streams[s.key] == s {
+		delete(sh.streams, s.key)
+	}
+}
+
+// sweep retires the streams at the heads of the activity lists that have
+// been closed or idle long enough at time now (all of them when all is
+// set), and appends them to out, each list's in its order.
+func (sh *shard) sweep(now int64, all bool, out *[2][]*stream) {
+	for i, linger := range [2]time.Duration{idleLinger, closedLinger} {
+		l := &sh.lists[i]
+		for s := l.head; s != nil && (all || sub(now, s.lastNow) > linger); s = l.head {
+			if all {
+				sh.unlink(s) // the map is cleared whole below
+			} else {
+				sh.retire(s)
+			}
+			out[i] = append(out[i], s)
+		}
+	}
+	if all {
+		clear(sh.streams)
+	}
+}

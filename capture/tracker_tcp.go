@@ -1,0 +1,173 @@
+package capture
+
+import "time"
+
+// addTCP folds one TCP segment, prepared by the Tracker, into the shard's
+// streams. What concerns other streams (a 4-tuple reused, a first SYN for
+// summary mode's copies) is left on the packet for the Tracker to settle.
+func (sh *shard) addTCP(p *Packet) {
+	c := &sh.counts
+	c.TCPPackets++
+	syn, ack, rst, fin := p.Flags&SYN != 0, p.Flags&ACK != 0, p.Flags&RST != 0, p.Flags&FIN != 0
+	synOnly := syn && !ack
+	switch {
+	case synOnly:
+		c.SYNOnly++
+	case syn && ack:
+		c.SYNACK++
+	}
+	if rst {
+		c.RST++
+	}
+
+	pns := p.ns
+	k, srcHi := &p.key, p.srcHi
+	s := sh.streams[*k]
+	dir := 0
+	if s != nil {
+		if srcHi != s.aHi {
+			dir = 1
+		}
+		// Wireshark: a SYN with a new sequence number reuses the ports
+		// for a new conversation.
+		if synOnly && s.baseSet[dir] && p.Seq != s.base[dir] {
+			s = nil
+		}
+	}
+	if s == nil {
+		reused := reuseNone
+		if old := sh.streams[*k]; old != nil {
+			reused = reuseOpen
+			if old.closed() {
+				reused = reuseClosed
+				if sub(pns, old.last) < timeWait {
+					reused = reuseTimeWait
+				}
+			}
+			sh.retire(old) // the tuple is reused: the old attempt is over
+			p.retired = old
+		}
+		s = &stream{seq: p.idx, key: *k, aHi: srcHi, outer: p.Outer, first: p.seg(), mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused}
+		sh.streams[*k] = s
+		sh.created++
+		dir = 0
+	}
+	od := 1 - dir
+	sg := p.seg()
+	s.packets++
+	s.last, s.lastNow, s.lastIdx = pns, p.now, p.idx
+	if !s.baseSet[dir] {
+		s.baseSet[dir], s.base[dir] = true, p.Seq
+		if !syn {
+			s.base[dir] = p.Seq - 1
+		}
+	}
+	if p.Payload > 0 {
+		s.bytes[dir] += int64(p.Payload)
+	}
+
+	if synOnly {
+		if s.cliDir < 0 {
+			s.cliDir = int8(dir)
+			if s.satoDir == int8(dir) {
+				s.gotSA = true
+			}
+		}
+		if !p.Short && s.retransmitted(dir, p, pns) {
+			c.SYNRetx++
+		}
+		if sh.summarize && !s.synSeen[dir] {
+			p.noted, p.noteISN, p.noteCli = s, p.Seq, int8(dir)
+		}
+		s.synSeen[dir], s.synISN[dir] = true, p.Seq
+		s.mruSYN = pns
+		s.nSYN[dir]++
+		s.addSeg(segSYN, dir, s.nSYN[dir], sg)
+		if s.mss[dir] == 0 {
+			s.mss[dir] = p.MSS
+		}
+	}
+	if syn && ack {
+		if s.cliDir < 0 && s.satoDir < 0 {
+			s.satoDir = int8(od)
+		}
+		if !s.synSeen[od] && s.nSYNACK[dir] == 0 {
+			s.saAck = p.Ack // the SYN it answers, unseen: the client's ISN plus one
+			if sh.summarize {
+				p.noted, p.noteISN, p.noteCli = s, p.Ack-1, int8(od)
+			}
+		}
+		if s.cliDir >= 0 && dir != int(s.cliDir) {
+			s.gotSA = true
+		}
+		s.nSYNACK[dir]++
+		s.addSeg(segSYNACK, dir, s.nSYNACK[dir], sg)
+		if s.mss[dir] == 0 {
+			s.mss[dir] = p.MSS
+		}
+	}
+	if rst {
+		s.nRST[dir]++
+		s.addSeg(segRST, dir, s.nRST[dir], sg)
+		if s.cliDir >= 0 {
+			s.cliRST[dir]++
+		}
+		if s.cliDir >= 0 && s.gotSA && s.cFirst == 0 {
+			if dir == int(s.cliDir) {
+				s.cFirst = 2
+			} else {
+				s.sFirstRST = true
+			}
+		}
+	}
+	if p.Flags&(SYN|ACK) == ACK && s.mruSYN != noTime && !s.rttSet {
+		s.firstRTT, s.rttSet = sub(pns, s.mruSYN), true
+	}
+	s.noteData(dir, p, sg)
+	if !rst && !p.Short {
+		nxt := p.Seq + uint32(p.Payload)
+		if syn || fin {
+			nxt++
+		}
+		if !s.nextSet[dir] || int32(nxt-s.nextSeq[dir]) > 0 {
+			s.nextSeq[dir], s.nextSet[dir], s.nextTime[dir] = nxt, true, pns
+		}
+	}
+	if fin && !s.finSeen[dir] {
+		s.fin[dir], s.finSeen[dir] = sg, true
+	}
+	if s.cliDir >= 0 {
+		fromCli := dir == int(s.cliDir)
+		if fromCli && s.gotSA && ack && !syn && !rst && s.cFirst == 0 {
+			s.cFirst = 1
+			s.firstAck, s.ackSeen = sg, true
+		}
+		if fromCli && ack && !syn && !rst {
+			s.cliAck = true
+		}
+		if !fromCli && !(syn && ack) && !rst {
+			s.srvOther = true
+		}
+	}
+	s.addHistory(dir, p)
+	sh.touch(s)
+}
+
+// retransmitted tells whether a SYN repeats one already sent in its
+// direction, as Wireshark's tcp.analysis.retransmission does: its sequence
+// number does not advance the direction's next expected one, and it is not
+// an out-of-order segment (one arriving within a round trip of the segment
+// that advanced it, 3 ms before the first round trip is known).
+func (s *stream) retransmitted(dir int, p *Packet, pns int64) bool {
+	if !s.nextSet[dir] || int32(p.Seq-s.nextSeq[dir]) >= 0 {
+		return false
+	}
+	thres := 3 * time.Millisecond
+	if s.rttSet {
+		thres = s.firstRTT
+	}
+	if sub(pns, s.nextTime[dir]) < thres && s.nextSeq[dir] != p.Seq+1 {
+		return false // out of order
+	}
+	return true
+}
