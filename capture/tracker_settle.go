@@ -128,4 +128,3 @@ func (t *Tracker) finalize(s *stream) {
 	t.nDone++
 	t.doneSeq = append(t.doneSeq, s.seq)
 }
-
