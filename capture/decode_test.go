@@ -148,7 +148,9 @@ func TestLingerLists(t *testing.T) {
 	if live := tr.live(); live > 1+600+sweepEvery/6+1 || live < 500 {
 		t.Errorf("%d streams live after ten minutes, want the open one and about two minutes' closed ones", live)
 	}
-	if k := keyOf(open, srv); tr.shards[tr.shardOf(&k)].streams[k] == nil {
+	p := Packet{key: keyOf(open, srv)}
+	tr.hashPacket(&p)
+	if tr.shards[p.shard].streams.get(&p.key, p.hash) == nil {
 		t.Errorf("the open connection was finalized before its idle linger")
 	}
 	res := tr.Finish()

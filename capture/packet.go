@@ -66,6 +66,7 @@ type Packet struct {
 	ns      int64    // Time in tracker time
 	now     int64    // the latest TCP packet time up to this packet, in tracker time
 	key     tupleKey // the TCP 4-tuple, or the one an ICMP error quotes
+	hash    uint32   // key's hash (the low bits of the one that picks the shard)
 	fileIdx uint32   // index of the packet's file in Tracker.files
 	srcHi   bool     // Src is key's hi end
 	shard   uint8    // the shard that tracks key

@@ -20,6 +20,8 @@ import (
 type window struct {
 	pkts  []Packet
 	own   [][]int32      // per shard, the indices in pkts of its packets
+	marks [][]int32      // per shard, the indices of the packets it left something on to settle
+	other []int32        // the indices of the ICMP and ARP packets
 	sweep bool           // the last packet ends a sweep interval
 	now   int64          // the tracker's time after the last packet
 	swept [][2][]*stream // per shard, the streams its sweep retired
@@ -28,7 +30,8 @@ type window struct {
 
 // newWindow returns an empty window for n shards.
 func newWindow(n int) *window {
-	w := &window{pkts: make([]Packet, 0, batchSize), own: make([][]int32, n), swept: make([][2][]*stream, n), done: make(chan struct{}, n)}
+	w := &window{pkts: make([]Packet, 0, batchSize), own: make([][]int32, n), marks: make([][]int32, n),
+		swept: make([][2][]*stream, n), done: make(chan struct{}, n)}
 	return w
 }
 
@@ -37,8 +40,9 @@ func (w *window) reset() {
 	clear(w.pkts) // drop the pointers the packets hold
 	w.pkts = w.pkts[:0]
 	for i := range w.own {
-		w.own[i] = w.own[i][:0]
+		w.own[i], w.marks[i] = w.own[i][:0], w.marks[i][:0]
 	}
+	w.other = w.other[:0]
 	w.sweep, w.now = false, 0
 }
 
@@ -46,8 +50,13 @@ func (w *window) reset() {
 // each packet and whether w ends a sweep interval.
 func (t *Tracker) seal(w *window) {
 	for i := range w.pkts {
-		sh := w.pkts[i].shard
-		w.own[sh] = append(w.own[sh], int32(i))
+		p := &w.pkts[i]
+		if p.Proto == "tcp" || p.lookup {
+			w.own[p.shard] = append(w.own[p.shard], int32(i))
+		}
+		if p.ICMP != nil || p.ARP != nil || p.Proto == "arp" {
+			w.other = append(w.other, int32(i))
+		}
 	}
 	w.sweep = t.packets%sweepEvery == 0
 	w.now = t.now
@@ -75,7 +84,11 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 			defer wg.Done()
 			for w := range in[i] {
 				for _, j := range w.own[i] {
-					sh.add(&w.pkts[j])
+					p := &w.pkts[j]
+					sh.add(p)
+					if p.retired != nil || p.noted != nil {
+						w.marks[i] = append(w.marks[i], j)
+					}
 				}
 				if w.sweep {
 					sh.sweep(w.now, false, &w.swept[i])
@@ -88,9 +101,7 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 		for range t.shards {
 			<-w.done
 		}
-		for i := range w.pkts {
-			t.settle(&w.pkts[i])
-		}
+		t.settleMarked(w)
 		if w.sweep {
 			t.settleSwept(w.swept)
 		}
@@ -117,4 +128,24 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 		close(in[i])
 	}
 	wg.Wait()
+}
+
+// settleMarked settles, in capture order, the packets of w that the shards
+// or the reading stage marked: the others leave nothing to settle.
+func (t *Tracker) settleMarked(w *window) {
+	at := make([]int, len(w.marks)+1)
+	lists := append(w.marks, w.other)
+	for {
+		next, from := int32(-1), -1
+		for i, l := range lists {
+			if at[i] < len(l) && (from < 0 || l[at[i]] < next) {
+				next, from = l[at[i]], i
+			}
+		}
+		if from < 0 {
+			return
+		}
+		at[from]++
+		t.settle(&w.pkts[next])
+	}
 }

@@ -211,10 +211,11 @@ func (t *Tracker) prepare(p *Packet) {
 			t.now = p.ns
 		}
 		p.key, p.srcHi = orderedKey(p.Src, p.Dst)
-		p.shard = t.shardOf(&p.key)
+		t.hashPacket(p)
 	case p.ICMP != nil && p.ICMP.QuotedProto == "tcp":
 		p.key = keyOf(p.ICMP.Quoted.Src, p.ICMP.Quoted.Dst)
-		p.shard, p.lookup = t.shardOf(&p.key), true
+		p.lookup = true
+		t.hashPacket(p)
 	}
 	p.now = t.now
 	p.fileIdx = 0
@@ -226,12 +227,9 @@ func (t *Tracker) prepare(p *Packet) {
 	}
 }
 
-// shardOf returns the shard that tracks the 4-tuple k.
-func (t *Tracker) shardOf(k *tupleKey) uint8 {
-	n := len(t.shards)
-	if n == 1 {
-		return 0
-	}
+// hashKey hashes a 4-tuple: its low 32 bits place it in a shard's
+// streamTable, its high ones pick the shard.
+func hashKey(k *tupleKey) uint64 {
 	le := binary.LittleEndian
 	h := le.Uint64(k.lo[:8])*0x9e3779b97f4a7c15 ^ le.Uint64(k.lo[8:])*0xc2b2ae3d27d4eb4f ^
 		le.Uint64(k.hi[:8])*0x165667b19e3779f9 ^ le.Uint64(k.hi[8:])*0xd6e8feb86659fd93 ^
@@ -239,7 +237,14 @@ func (t *Tracker) shardOf(k *tupleKey) uint8 {
 	h ^= h >> 31
 	h *= 0x94d049bb133111eb
 	h ^= h >> 29
-	return uint8(uint64(uint32(h)) * uint64(n) >> 32)
+	return h
+}
+
+// hashPacket sets p's hash and shard from its key.
+func (t *Tracker) hashPacket(p *Packet) {
+	h := hashKey(&p.key)
+	p.hash = uint32(h)
+	p.shard = uint8(h >> 32 * uint64(len(t.shards)) >> 32)
 }
 
 // sweep retires, in every shard, the streams closed or idle long enough

@@ -16,8 +16,7 @@ func (t *Tracker) settle(p *Packet) {
 		p.retired = nil
 	}
 	if p.noted != nil {
-		s, cd := p.noted, int(p.noteCli)
-		t.noteSYN(s, p.noteISN, p.ns, s.end(cd), s.end(1-cd))
+		t.noteSYN(p.noted, p.noteISN, p.ns, p.noteCli)
 		p.noted = nil
 	}
 	switch {

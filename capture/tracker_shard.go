@@ -11,7 +11,7 @@ import (
 // each, and folds what they finish in one deterministic order, so that its
 // Result does not depend on how many shards there were.
 type shard struct {
-	streams map[tupleKey]*stream
+	streams streamTable
 	// lists holds the live streams, open ones (listOpen) and closed ones
 	// (listClosed) apart, each least recently active first, so that streams
 	// long closed or idle are finalized as the capture goes and memory
@@ -25,14 +25,14 @@ type shard struct {
 }
 
 func newShard(summarize bool) *shard {
-	return &shard{streams: make(map[tupleKey]*stream), summarize: summarize}
+	return &shard{summarize: summarize}
 }
 
 // live returns how many streams t's shards track.
 func (t *Tracker) live() int {
 	n := 0
 	for _, sh := range t.shards {
-		n += len(sh.streams)
+		n += sh.streams.len()
 	}
 	return n
 }
@@ -44,7 +44,7 @@ func (sh *shard) add(p *Packet) {
 	case p.Proto == "tcp":
 		sh.addTCP(p)
 	case p.lookup:
-		if s := sh.streams[p.key]; s != nil {
+		if s := sh.streams.get(&p.key, p.hash); s != nil {
 			s.icmp = true
 			p.attemptFrame = s.first.frame
 			if p.attemptFrame == 0 {
@@ -105,9 +105,7 @@ func (sh *shard) unlink(s *stream) {
 // retire takes s out of the shard: the Tracker finalizes it.
 func (sh *shard) retire(s *stream) {
 	sh.unlink(s)
-	if sh.streams[s.key] == s {
-		delete(sh.streams, s.key)
-	}
+	sh.streams.remove(s, s.hash)
 }
 
 // sweep retires the streams at the heads of the activity lists that have
@@ -126,6 +124,6 @@ func (sh *shard) sweep(now int64, all bool, out *[2][]*stream) {
 		}
 	}
 	if all {
-		clear(sh.streams)
+		sh.streams.reset()
 	}
 }

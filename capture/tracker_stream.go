@@ -143,6 +143,7 @@ type stream struct {
 	mss      [2]uint16 // the MSS option of each side's first SYN or SYN/ACK that has one
 	cliRST   [2]int32  // RSTs counted once the client is known, as the truth files count them
 	histSeen uint32
+	hash     uint32 // key's hash, the streamTable's
 
 	key     tupleKey
 	history [12]byte // each letter at most once per side

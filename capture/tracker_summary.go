@@ -119,11 +119,12 @@ func (acc *endpointAcc) stats() model.EndpointStats {
 }
 
 // synSeen is a stream's first SYN: the stream, the SYN's time, and the
-// client and server as the SYN showed them.
+// stream's client direction as the SYN showed it. (Only the stream's
+// immutable key is read through s: its shard may be changing the rest.)
 type synSeen struct {
-	s        *stream
-	t        int64
-	cli, srv netip.AddrPort
+	s  *stream
+	t  int64
+	cd int8
 }
 
 // noteSYN marks s and the live stream whose first SYN last had the same
@@ -135,19 +136,21 @@ type synSeen struct {
 // acknowledges. The copies keep one end (the client's through a DNAT, the
 // server's through a SNAT): two SYNs with nothing in common but their
 // sequence number are not taken for one connection.
-func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cli, srv netip.AddrPort) {
+func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cd int8) {
+	cli, srv := s.end(int(cd)), s.end(1-int(cd))
 	if isn == 0 {
 		return
 	}
 	if t.synISN == nil {
 		t.synISN = map[uint32]synSeen{}
 	}
-	if o, ok := t.synISN[isn]; ok && o.s != s && o.s.key != s.key && pns != noTime && o.t != noTime && (o.cli == cli) != (o.srv == srv) {
+	if o, ok := t.synISN[isn]; ok && o.s != s && o.s.key != s.key && pns != noTime && o.t != noTime &&
+		(o.s.end(int(o.cd)) == cli) != (o.s.end(1-int(o.cd)) == srv) {
 		if d := pns - o.t; d < int64(model.MinSYNRetransmission) && d > -int64(model.MinSYNRetransmission) {
 			o.s.natCopy, s.natCopy = true, true
 		}
 	}
-	t.synISN[isn] = synSeen{s, pns, cli, srv}
+	t.synISN[isn] = synSeen{s, pns, cd}
 }
 
 // forgetSYN drops s, finalized, from the sequence numbers noteSYN keeps.

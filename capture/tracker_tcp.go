@@ -22,7 +22,7 @@ func (sh *shard) addTCP(p *Packet) {
 
 	pns := p.ns
 	k, srcHi := &p.key, p.srcHi
-	s := sh.streams[*k]
+	s := sh.streams.get(k, p.hash)
 	dir := 0
 	if s != nil {
 		if srcHi != s.aHi {
@@ -36,7 +36,7 @@ func (sh *shard) addTCP(p *Packet) {
 	}
 	if s == nil {
 		reused := reuseNone
-		if old := sh.streams[*k]; old != nil {
+		if old := sh.streams.get(k, p.hash); old != nil {
 			reused = reuseOpen
 			if old.closed() {
 				reused = reuseClosed
@@ -48,7 +48,8 @@ func (sh *shard) addTCP(p *Packet) {
 			p.retired = old
 		}
 		s = &stream{seq: p.idx, key: *k, aHi: srcHi, outer: p.Outer, first: p.seg(), mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused}
-		sh.streams[*k] = s
+		s.hash = p.hash
+		sh.streams.put(s, p.hash)
 		sh.created++
 		dir = 0
 	}
