@@ -62,15 +62,12 @@ type Packet struct {
 	GratuitousARP bool
 
 	// Set by the Tracker (prepare) before the packet goes to a shard.
-	idx     int      // 1-based order among the packets the tracker was given
-	ns      int64    // Time in tracker time
-	now     int64    // the latest TCP packet time up to this packet, in tracker time
-	key     tupleKey // the TCP 4-tuple, or the one an ICMP error quotes
-	hash    uint32   // key's hash (the low bits of the one that picks the shard)
-	fileIdx uint32   // index of the packet's file in Tracker.files
-	srcHi   bool     // Src is key's hi end
-	shard   uint8    // the shard that tracks key
-	lookup  bool     // an ICMP error quoting a TCP segment: its shard looks the stream up
+	idx     int    // 1-based order among the packets the tracker was given
+	ns      int64  // Time in tracker time
+	now     int64  // the latest TCP packet time up to this packet, in tracker time
+	fileIdx uint32 // index of the packet's file in Tracker.files
+	shard   uint8  // the shard that tracks key
+	lookup  bool   // an ICMP error quoting a TCP segment: its shard looks the stream up
 
 	// Set by the shard, read by the tracker when it settles the packet.
 	retired      *stream // a stream the packet's SYN ended by reusing its 4-tuple

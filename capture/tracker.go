@@ -210,12 +210,10 @@ func (t *Tracker) prepare(p *Packet) {
 		if p.ns > t.now {
 			t.now = p.ns
 		}
-		p.key, p.srcHi = orderedKey(p.Src, p.Dst)
-		t.hashPacket(p)
+		p.shard = t.shardOf(p.Src, p.Dst)
 	case p.ICMP != nil && p.ICMP.QuotedProto == "tcp":
-		p.key = keyOf(p.ICMP.Quoted.Src, p.ICMP.Quoted.Dst)
 		p.lookup = true
-		t.hashPacket(p)
+		p.shard = t.shardOf(p.ICMP.Quoted.Src, p.ICMP.Quoted.Dst)
 	}
 	p.now = t.now
 	p.fileIdx = 0
@@ -227,9 +225,8 @@ func (t *Tracker) prepare(p *Packet) {
 	}
 }
 
-// hashKey hashes a 4-tuple: its low 32 bits place it in a shard's
-// streamTable, its high ones pick the shard.
-func hashKey(k *tupleKey) uint64 {
+// hashKey hashes a 4-tuple for a shard's streamTable.
+func hashKey(k *tupleKey) uint32 {
 	le := binary.LittleEndian
 	h := le.Uint64(k.lo[:8])*0x9e3779b97f4a7c15 ^ le.Uint64(k.lo[8:])*0xc2b2ae3d27d4eb4f ^
 		le.Uint64(k.hi[:8])*0x165667b19e3779f9 ^ le.Uint64(k.hi[8:])*0xd6e8feb86659fd93 ^
@@ -237,14 +234,28 @@ func hashKey(k *tupleKey) uint64 {
 	h ^= h >> 31
 	h *= 0x94d049bb133111eb
 	h ^= h >> 29
-	return h
+	return uint32(h)
 }
 
-// hashPacket sets p's hash and shard from its key.
-func (t *Tracker) hashPacket(p *Packet) {
-	h := hashKey(&p.key)
-	p.hash = uint32(h)
-	p.shard = uint8(h >> 32 * uint64(len(t.shards)) >> 32)
+// shardOf returns the shard that tracks the 4-tuple of a and b, either
+// way round. The hash is symmetric, so that the reading stage need not
+// order the ends: the shard does.
+func (t *Tracker) shardOf(a, b netip.AddrPort) uint8 {
+	n := uint64(len(t.shards))
+	if n == 1 {
+		return 0
+	}
+	h := (addrBits(a.Addr()) ^ addrBits(b.Addr()) ^ uint64(a.Port()^b.Port())) * 0x94d049bb133111eb
+	h ^= h >> 31
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 29
+	return uint8(h >> 32 * n >> 32)
+}
+
+// addrBits folds an address into 64 bits.
+func addrBits(a netip.Addr) uint64 {
+	b := a.As16()
+	return binary.LittleEndian.Uint64(b[:8])*0x9e3779b97f4a7c15 ^ binary.LittleEndian.Uint64(b[8:])
 }
 
 // sweep retires, in every shard, the streams closed or idle long enough

@@ -44,7 +44,8 @@ func (sh *shard) add(p *Packet) {
 	case p.Proto == "tcp":
 		sh.addTCP(p)
 	case p.lookup:
-		if s := sh.streams.get(&p.key, p.hash); s != nil {
+		k := keyOf(p.ICMP.Quoted.Src, p.ICMP.Quoted.Dst)
+		if s := sh.streams.get(&k, hashKey(&k)); s != nil {
 			s.icmp = true
 			p.attemptFrame = s.first.frame
 			if p.attemptFrame == 0 {

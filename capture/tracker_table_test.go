@@ -17,7 +17,7 @@ func TestStreamTable(t *testing.T) {
 	for i := range keys {
 		keys[i] = keyOf(netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), 1000), netip.MustParseAddrPort("10.1.0.1:80"))
 	}
-	hash := func(k *tupleKey) uint32 { return uint32(hashKey(k)) & 0x3ff } // many collisions
+	hash := func(k *tupleKey) uint32 { return hashKey(k) & 0x3ff } // many collisions
 	for step := range 200000 {
 		k := &keys[rng.IntN(len(keys))]
 		h := hash(k)

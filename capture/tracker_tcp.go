@@ -21,8 +21,9 @@ func (sh *shard) addTCP(p *Packet) {
 	}
 
 	pns := p.ns
-	k, srcHi := &p.key, p.srcHi
-	s := sh.streams.get(k, p.hash)
+	key, srcHi := orderedKey(p.Src, p.Dst)
+	k, h := &key, hashKey(&key)
+	s := sh.streams.get(k, h)
 	dir := 0
 	if s != nil {
 		if srcHi != s.aHi {
@@ -36,7 +37,7 @@ func (sh *shard) addTCP(p *Packet) {
 	}
 	if s == nil {
 		reused := reuseNone
-		if old := sh.streams.get(k, p.hash); old != nil {
+		if old := sh.streams.get(k, h); old != nil {
 			reused = reuseOpen
 			if old.closed() {
 				reused = reuseClosed
@@ -48,8 +49,8 @@ func (sh *shard) addTCP(p *Packet) {
 			p.retired = old
 		}
 		s = &stream{seq: p.idx, key: *k, aHi: srcHi, outer: p.Outer, first: p.seg(), mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused}
-		s.hash = p.hash
-		sh.streams.put(s, p.hash)
+		s.hash = h
+		sh.streams.put(s, h)
 		sh.created++
 		dir = 0
 	}
