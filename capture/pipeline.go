@@ -25,7 +25,10 @@ type window struct {
 	sweep bool           // the last packet ends a sweep interval
 	now   int64          // the tracker's time after the last packet
 	swept [][2][]*stream // per shard, the streams its sweep retired
-	done  chan struct{}  // a token per shard that has folded the window
+	// recycled holds streams the Tracker finalized before the window set
+	// out: each shard takes its share.
+	recycled []*stream
+	done     chan struct{} // a token per shard that has folded the window
 }
 
 // newWindow returns an empty window for n shards.
@@ -83,6 +86,8 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 		go func() {
 			defer wg.Done()
 			for w := range in[i] {
+				n := len(w.recycled)
+				sh.free = append(sh.free, w.recycled[i*n/len(in):(i+1)*n/len(in)]...)
 				for _, j := range w.own[i] {
 					p := &w.pkts[j]
 					sh.add(p)
@@ -106,6 +111,10 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 			t.settleSwept(w.swept)
 		}
 		w.reset()
+		clear(w.recycled)
+		w.recycled = append(w.recycled[:0], t.recycled...)
+		clear(t.recycled)
+		t.recycled = t.recycled[:0]
 		select {
 		case free <- w:
 		default:

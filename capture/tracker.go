@@ -27,6 +27,9 @@ type Tracker struct {
 	// retire, in capture order.
 	shards []*shard
 	swept  [][2][]*stream // each shard's streams retired by the last sweep
+	// recycled holds the streams finalized since the shards were last
+	// given them back (giveBack, or a window of pipeline.go).
+	recycled []*stream
 
 	// The packets' order and clock, kept by prepare.
 	packets int       // packets prepared
@@ -186,6 +189,9 @@ func (t *Tracker) Add(p *Packet) {
 	if p.idx%sweepEvery == 0 {
 		t.sweep(t.now, false, t.swept)
 	}
+	if len(t.recycled) > 0 {
+		t.giveBack()
+	}
 }
 
 // prepare numbers p, sets its tracker time and file, and, for a TCP segment
@@ -254,6 +260,10 @@ func (t *Tracker) shardOf(a, b netip.AddrPort) uint8 {
 
 // addrBits folds an address into 64 bits.
 func addrBits(a netip.Addr) uint64 {
+	if a.Is4() {
+		b := a.As4()
+		return uint64(binary.LittleEndian.Uint32(b[:]))
+	}
 	b := a.As16()
 	return binary.LittleEndian.Uint64(b[:8])*0x9e3779b97f4a7c15 ^ binary.LittleEndian.Uint64(b[8:])
 }
@@ -320,6 +330,11 @@ func (t *Tracker) fileIndex(name string) uint32 {
 func (t *Tracker) Finish() *Result {
 	t.sweep(0, true, t.swept)
 	t.flushCounts()
+	clear(t.recycled)
+	t.recycled = nil
+	for _, sh := range t.shards {
+		sh.free = nil
+	}
 	t.arpAnswers.finish(t.arp, t.last)
 	res := &Result{ICMP: t.icmp, ARP: t.arp}
 	// Chunks are let go as they are copied, so that the attempts are not

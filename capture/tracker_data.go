@@ -51,7 +51,11 @@ func (s *stream) noteData(dir int, p *Packet, sg seg) {
 	}
 	d := s.data[dir]
 	if d == nil {
-		d = &dataSizes{}
+		if d = s.spare[dir]; d != nil {
+			s.spare[dir] = nil
+		} else {
+			d = &dataSizes{}
+		}
 		s.data[dir] = d
 	}
 	n := int32(p.Payload)

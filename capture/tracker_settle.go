@@ -70,6 +70,23 @@ const doneChunk = 4096
 // finalize turns s, retired by its shard, into an attempt (or folds it
 // into its endpoint's counters) and forgets it.
 func (t *Tracker) finalize(s *stream) {
+	t.conclude(s)
+	s.recycle()
+	t.recycled = append(t.recycled, s)
+}
+
+// giveBack hands the recycled streams to the shards, as many to each.
+func (t *Tracker) giveBack() {
+	for i, s := range t.recycled {
+		sh := t.shards[i%len(t.shards)]
+		sh.free = append(sh.free, s)
+	}
+	clear(t.recycled)
+	t.recycled = t.recycled[:0]
+}
+
+// conclude is finalize but for the recycling.
+func (t *Tracker) conclude(s *stream) {
 	outcome := s.outcome()
 	c := &t.counts
 	switch outcome {

@@ -20,6 +20,7 @@ type shard struct {
 	// last packets, in every shard as in the whole capture.
 	lists     [2]activity
 	counts    model.Counts // the TCP counts: segments, SYNs, SYN/ACKs, RSTs, retransmitted SYNs
+	free      []*stream    // finalized streams given back by the Tracker, for new ones
 	created   int
 	summarize bool
 }
@@ -53,6 +54,17 @@ func (sh *shard) add(p *Packet) {
 			}
 		}
 	}
+}
+
+// alloc returns a stream to fill: a recycled one when there is one.
+func (sh *shard) alloc() *stream {
+	if n := len(sh.free); n > 0 {
+		s := sh.free[n-1]
+		sh.free[n-1] = nil
+		sh.free = sh.free[:n-1]
+		return s
+	}
+	return new(stream)
 }
 
 // activity is a list of live streams, least recently active first.

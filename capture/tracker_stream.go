@@ -169,8 +169,13 @@ type stream struct {
 	ackSeen bool
 	icmp    bool // an ICMP error quotes the stream
 	natCopy bool // summary mode: another stream's SYN had the same sequence number (noteSYN)
+	// The sequence numbers noteSYN keeps s under. Like natCopy, only the
+	// Tracker reads and writes them, never the shard.
+	noted  [4]uint32
+	nNoted uint8
 
 	data  [2]*dataSizes // each direction's data segments, nil until it sends some
+	spare [2]*dataSizes // emptied ones of a recycled stream, for data to use
 	saAck uint32        // the ack of a SYN/ACK whose SYN was not seen
 }
 
@@ -421,4 +426,17 @@ func (s *stream) connState(cd int) string {
 		return "S3"
 	}
 	return "S1"
+}
+
+// recycle empties s, finalized, for its shard to use again, keeping its
+// segment list's and data sizes' storage.
+func (s *stream) recycle() {
+	spare := s.spare
+	for i, d := range s.data {
+		if d != nil {
+			*d = dataSizes{}
+			spare[i] = d
+		}
+	}
+	*s = stream{segs: s.segs[:0], spare: spare}
 }

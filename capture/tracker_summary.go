@@ -150,12 +150,16 @@ func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cd int8) {
 			o.s.natCopy, s.natCopy = true, true
 		}
 	}
-	t.synISN[isn] = synSeen{s, pns, cd}
+	if int(s.nNoted) < len(s.noted) {
+		s.noted[s.nNoted] = isn
+		s.nNoted++
+		t.synISN[isn] = synSeen{s, pns, cd}
+	}
 }
 
 // forgetSYN drops s, finalized, from the sequence numbers noteSYN keeps.
 func (t *Tracker) forgetSYN(s *stream) {
-	for _, isn := range [...]uint32{s.synISN[0], s.synISN[1], s.saAck - 1} {
+	for _, isn := range s.noted[:s.nNoted] {
 		if t.synISN[isn].s == s {
 			delete(t.synISN, isn)
 		}

@@ -48,7 +48,9 @@ func (sh *shard) addTCP(p *Packet) {
 			sh.retire(old) // the tuple is reused: the old attempt is over
 			p.retired = old
 		}
-		s = &stream{seq: p.idx, key: *k, aHi: srcHi, outer: p.Outer, first: p.seg(), mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused}
+		s = sh.alloc()
+		*s = stream{seq: p.idx, key: *k, aHi: srcHi, outer: p.Outer, first: p.seg(), mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused,
+			segs: s.segs, spare: s.spare}
 		s.hash = h
 		sh.streams.put(s, h)
 		sh.created++
