@@ -142,19 +142,21 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 // settleMarked settles, in capture order, the packets of w that the shards
 // or the reading stage marked: the others leave nothing to settle.
 func (t *Tracker) settleMarked(w *window) {
-	at := make([]int, len(w.marks)+1)
-	lists := append(w.marks, w.other)
+	var at [maxShards + 1]int
 	for {
-		next, from := int32(-1), -1
-		for i, l := range lists {
-			if at[i] < len(l) && (from < 0 || l[at[i]] < next) {
-				next, from = l[at[i]], i
+		next, from := w.other, len(w.marks) // the reading stage's list, then each shard's
+		if at[from] >= len(next) {
+			next = nil
+		}
+		for i, l := range w.marks {
+			if at[i] < len(l) && (next == nil || l[at[i]] < next[at[from]]) {
+				next, from = l, i
 			}
 		}
-		if from < 0 {
+		if next == nil {
 			return
 		}
+		t.settle(&w.pkts[next[at[from]]])
 		at[from]++
-		t.settle(&w.pkts[next])
 	}
 }

@@ -2,9 +2,12 @@ package capture_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"github.com/netmortem/netmortem/capture"
 	"math/rand/v2"
 	"net/netip"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -214,4 +217,39 @@ func arpFrame(op uint16, sender, target netip.Addr) []byte {
 	}
 	copy(a[24:], d[:])
 	return ether(0x0806, a)
+}
+
+// BenchmarkHotPath reads a capture of 100 long connections, 1,000 data
+// segments each, in summary mode through every stage, and reports the
+// allocations per packet: only the streams, the windows and the result
+// allocate, so it rounds to zero.
+func BenchmarkHotPath(b *testing.B) {
+	var frames []busyFrame
+	add := func(at time.Duration, data []byte) { frames = append(frames, busyFrame{at: at, ts: at, data: data}) }
+	for c := range 100 {
+		cli := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, 0, byte(c + 1)}), 40000)
+		srv := netip.MustParseAddrPort("10.2.0.1:80")
+		at := time.Duration(c) * time.Millisecond
+		add(at, tcpFrame(cli, srv, 2, 100, 0, 0))
+		add(at+time.Microsecond, tcpFrame(srv, cli, 2|16, 500, 101, 0))
+		for i := range 1000 {
+			add(at+time.Duration(i+2)*time.Millisecond, tcpFrame(cli, srv, 8|16, 101+uint32(i)*100, 501, 100))
+		}
+	}
+	slices.SortStableFunc(frames, func(a, b busyFrame) int { return int(a.at - b.at) })
+	data := writePcap(frames)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	n := 0
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		res, err := capture.Read(context.Background(), bytes.NewReader(data), "hot.pcap", capture.Options{Summary: capture.Summary{Enabled: true}})
+		if err != nil || res.Info.Packets != len(frames) {
+			b.Fatal(err)
+		}
+		n++
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(n*len(frames)), "allocs/packet")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*len(frames)), "ns/packet")
 }
