@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/netmortem/netmortem/model"
@@ -124,11 +123,6 @@ const batchSize = 2048
 // one; the rest are summed up in a last error.
 const maxFrameErrors = 20
 
-// packetSource is what pcapgo's pcap and pcapng readers have in common.
-type packetSource interface {
-	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
-}
-
 // Read reads a whole capture from r: pcap (micro- or nanosecond, either
 // byte order) or pcapng (any number of interfaces and sections), either of
 // them gzip-compressed. name is used in positions. Problems with single
@@ -136,7 +130,13 @@ type packetSource interface {
 // model.ErrorList together with everything that could be read; input that
 // is not a capture at all gives ErrNotCapture and a nil Result.
 func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result, error) {
+	return read(ctx, r, name, opts, false)
+}
+
+// read is Read, through gopacket's layers alone when slow is set.
+func read(ctx context.Context, r io.Reader, name string, opts Options, slow bool) (*Result, error) {
 	t := NewTracker(name, opts)
+	t.slowDecode = slow
 	t.setShards(opts.shards())
 	info, err := feed(ctx, r, name, t)
 	if info == nil {
@@ -215,7 +215,7 @@ func ReadSeries(ctx context.Context, files []Input, opts Options) (*Result, []mo
 // feed reads one capture file into t. It returns the file's format, link
 // types and command (nil when r is not a capture at all).
 func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.CaptureInfo, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(4)
 	compressed := false
 	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
@@ -224,7 +224,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 			return nil, fmt.Errorf("%s: gzip: %w", name, err)
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 1<<20)
+		br = bufio.NewReaderSize(zr, 64<<10)
 		head, _ = br.Peek(4)
 		compressed = true
 	}
@@ -232,7 +232,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", name, ErrNotCapture)
 	}
-	src, links, ng, err := openPackets(br, kind)
+	src, links, ng, err := openRecords(br, kind)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -254,9 +254,13 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 	go func() {
 		defer close(windows)
 		var (
-			d      decoder
+			d      = decoder{layersOnly: t.slowDecode}
 			warned = map[layers.LinkType]bool{}
 			w      = newWindow(nShards)
+			rec    record
+			p      Packet
+			link   layers.LinkType
+			iface  = -1
 		)
 		for frame := 1; ; frame++ {
 			if frame&4095 == 0 {
@@ -265,7 +269,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 					return
 				}
 			}
-			data, ci, err := src.ZeroCopyReadPacketData()
+			err := src.next(&rec)
 			if err == io.EOF {
 				break
 			}
@@ -273,26 +277,46 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 				errs.Addf(model.Pos{File: name, Frame: frame}, "", "truncated or corrupt packet record: %w", err)
 				break
 			}
-			link := links(ci.InterfaceIndex)
-			if !slices.Contains(seenLinks, link) {
-				seenLinks = append(seenLinks, link)
-			}
-			w.pkts = append(w.pkts, Packet{Pos: model.Pos{Frame: frame}, Time: ci.Timestamp})
-			p := &w.pkts[len(w.pkts)-1]
-			d.now = ci.Timestamp
-			if !supportedLink(link) {
-				if !warned[link] {
-					warned[link] = true
-					errs.Addf(model.Pos{File: name, Frame: frame}, "", "%s frames are counted but not decoded", linkName(link))
-				}
-			} else if err := d.decode(link, data, p); err != nil {
-				bad++
-				if bad <= maxFrameErrors {
-					errs.Addf(model.Pos{File: name, Frame: frame}, "", "undecodable frame: %w", err)
+			if rec.iface != iface {
+				iface, link = rec.iface, links(rec.iface)
+				if !slices.Contains(seenLinks, link) {
+					seenLinks = append(seenLinks, link)
 				}
 			}
-			t.prepare(p)
-			if t.packets%batchSize == 0 || len(w.pkts) == cap(w.pkts) {
+			// The fast path: a plain TCP segment, read straight into the
+			// window.
+			if g, n := w.nextSeg(); !t.slowDecode && !rec.wide && t.hotTimes() && hotTCP(link, rec.data, g) {
+				t.prepareHot(g, frame, rec.unix)
+				t.own(w, n)
+			} else {
+				w.segs = w.segs[:n]
+				p = Packet{Pos: model.Pos{Frame: frame}, Time: rec.time()}
+				d.now = p.Time
+				if !supportedLink(link) {
+					if !warned[link] {
+						warned[link] = true
+						errs.Addf(model.Pos{File: name, Frame: frame}, "", "%s frames are counted but not decoded", linkName(link))
+					}
+				} else if err := d.decode(link, rec.data, &p); err != nil {
+					bad++
+					if bad <= maxFrameErrors {
+						errs.Addf(model.Pos{File: name, Frame: frame}, "", "undecodable frame: %w", err)
+					}
+				}
+				p.quote = -1
+				if g, n := w.nextSeg(); t.prepare(&p, g) {
+					t.own(w, n)
+					if g.lookup {
+						p.quote = int32(n)
+					}
+				} else {
+					w.segs = w.segs[:n]
+				}
+				if p.ICMP != nil || p.ARP != nil || p.Proto == "arp" {
+					w.full = append(w.full, p)
+				}
+			}
+			if t.packets%batchSize == 0 {
 				t.seal(w)
 				windows <- w
 				select {
@@ -302,7 +326,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 				}
 			}
 		}
-		if len(w.pkts) > 0 {
+		if len(w.segs) > 0 || len(w.full) > 0 {
 			t.seal(w)
 			windows <- w
 		}

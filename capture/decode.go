@@ -30,12 +30,11 @@ const (
 // that a frame is decoded without allocating; it is not safe for concurrent
 // use.
 type decoder struct {
-	dot1q layers.Dot1Q
-	loop  layers.Loopback
-	ip4   layers.IPv4
-	ip6   layers.IPv6
-	udp   layers.UDP
-	arp   layers.ARP
+	loop layers.Loopback
+	ip4  layers.IPv4
+	ip6  layers.IPv6
+	udp  layers.UDP
+	arp  layers.ARP
 
 	// defrag reassembles IPv4 fragments, as tshark does, so that a
 	// fragmented SYN counts once, at its last fragment.
@@ -185,10 +184,14 @@ func (d *decoder) ether(typ layers.EthernetType, payload []byte, p *Packet, dept
 			typ, payload, depth = t, pl, depth+1
 			continue
 		case layers.EthernetTypeDot1Q, layers.EthernetTypeQinQ, 0x9100:
-			if err := d.dot1q.DecodeFromBytes(payload, gopacket.NilDecodeFeedback); err != nil {
-				return err
+			// An 802.1Q or 802.1ad tag, read as layers.Dot1Q reads it.
+			if len(payload) < 4 {
+				return fmt.Errorf("802.1Q tag length %d too short", len(payload))
 			}
-			typ, payload = d.dot1q.Type, d.dot1q.Payload
+			typ, payload = layers.EthernetType(binary.BigEndian.Uint16(payload[2:4])), payload[4:]
+			if typ < 0x0600 && len(payload) >= int(typ) {
+				payload = payload[:typ] // an 802.3 length: LLC follows
+			}
 			continue
 		case layers.EthernetTypeIPv4:
 			return d.ipv4(payload, p, depth)

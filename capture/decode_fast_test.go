@@ -54,17 +54,17 @@ func captureFrames(t testing.TB, limit int, dirs ...string) (links []uint8, fram
 			if !ok {
 				return nil // a deliberately broken capture
 			}
-			src, linkOf, _, err := openPackets(br, kind)
+			src, linkOf, _, err := openRecords(br, kind)
 			if err != nil {
 				return nil
 			}
+			var rec record
 			for n := 0; n < limit; n++ {
-				data, ci, err := src.ZeroCopyReadPacketData()
-				if err != nil {
+				if err := src.next(&rec); err != nil {
 					break
 				}
-				if i, ok := index[linkOf(ci.InterfaceIndex)]; ok {
-					links, frames = append(links, i), append(frames, bytes.Clone(data))
+				if i, ok := index[linkOf(rec.iface)]; ok {
+					links, frames = append(links, i), append(frames, bytes.Clone(rec.data))
 				}
 			}
 			return nil

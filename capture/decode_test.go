@@ -148,7 +148,7 @@ func TestLingerLists(t *testing.T) {
 	if live := tr.live(); live > 1+600+sweepEvery/6+1 || live < 500 {
 		t.Errorf("%d streams live after ten minutes, want the open one and about two minutes' closed ones", live)
 	}
-	if k := keyOf(open, srv); tr.shards[tr.shardOf(open, srv)].streams.get(&k, hashKey(&k)) == nil {
+	if k := keyOf(open, srv); tr.shards[tr.shardOf(hashKey(&k))].streams.get(&k, hashKey(&k)) == nil {
 		t.Errorf("the open connection was finalized before its idle linger")
 	}
 	res := tr.Finish()

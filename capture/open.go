@@ -8,17 +8,17 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 )
 
-// openPackets opens the capture on br, of the kind Sniff gave ("pcap" or
-// "pcapng"): its packets, each interface's link type, and the pcapng reader
-// when it is one (nil for pcap, whose one link type links gives for any
-// interface).
-func openPackets(br *bufio.Reader, kind string) (packetSource, func(iface int) layers.LinkType, *pcapgo.NgReader, error) {
+// openRecords opens the capture on br, of the kind Sniff gave ("pcap" or
+// "pcapng"): its records, each interface's link type, and the pcapng
+// reader when it is one (nil for pcap, whose one link type links gives for
+// any interface).
+func openRecords(br *bufio.Reader, kind string) (recordSource, func(iface int) layers.LinkType, *pcapgo.NgReader, error) {
 	if kind == "pcap" {
-		pr, err := pcapgo.NewReader(br)
+		pr, err := newPcapRecords(br)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("pcap header: %w", err)
 		}
-		link := pr.LinkType()
+		link := pr.link
 		return pr, func(int) layers.LinkType { return link }, nil, nil
 	}
 	nr, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{SkipUnknownVersion: true, WantMixedLinkType: true})
@@ -32,5 +32,5 @@ func openPackets(br *bufio.Reader, kind string) (packetSource, func(iface int) l
 		}
 		return iface.LinkType
 	}
-	return nr, links, nr, nil
+	return ngRecords{nr}, links, nr, nil
 }

@@ -61,18 +61,11 @@ type Packet struct {
 	// counts as gratuitous, as tshark counts it.
 	GratuitousARP bool
 
-	// Set by the Tracker (prepare) before the packet goes to a shard.
-	idx     int    // 1-based order among the packets the tracker was given
-	ns      int64  // Time in tracker time
-	now     int64  // the latest TCP packet time up to this packet, in tracker time
-	fileIdx uint32 // index of the packet's file in Tracker.files
-	shard   uint8  // the shard that tracks key
-	lookup  bool   // an ICMP error quoting a TCP segment: its shard looks the stream up
-
-	// Set by the shard, read by the tracker when it settles the packet.
-	retired      *stream // a stream the packet's SYN ended by reusing its 4-tuple
-	noted        *stream // the stream whose first SYN in a direction this is (summary mode)
-	noteISN      uint32  // that SYN's sequence number (a SYN/ACK's ack minus one)
-	noteCli      int8    // that stream's client direction, as the SYN shows it
-	attemptFrame int     // the stream an ICMP error quotes: its first frame, or line
+	// Set by the Tracker when it prepares the packet.
+	idx int // 1-based order among the packets the tracker was given
+	// attemptFrame is, for an ICMP error quoting a TCP segment, the first
+	// frame (or line) of the stream it quotes, as the stream's shard found
+	// it; 0 when the stream is not tracked.
+	attemptFrame int
+	quote        int32 // in a window, the index of that lookup among the window's segments
 }

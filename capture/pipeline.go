@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"math"
 	"runtime"
 	"sync"
 )
@@ -18,10 +19,15 @@ import (
 
 // window is a batch of prepared packets on its way through the stages.
 type window struct {
-	pkts  []Packet
-	own   [][]int32      // per shard, the indices in pkts of its packets
-	marks [][]int32      // per shard, the indices of the packets it left something on to settle
-	other []int32        // the indices of the ICMP and ARP packets
+	// segs holds the TCP segments, and the quotes of ICMP errors quoting
+	// one, in capture order. Entries are overwritten when the window is
+	// reused, never cleared: they hold no pointer but overlays'.
+	segs  []tcpSeg
+	own   [][]int32 // per shard, the indices in segs of its segments
+	marks [][]mark  // per shard, what it left to settle, in capture order
+	// full holds the packets the Tracker settles whole (ICMP errors, ARP),
+	// in capture order.
+	full  []Packet
 	sweep bool           // the last packet ends a sweep interval
 	now   int64          // the tracker's time after the last packet
 	swept [][2][]*stream // per shard, the streams its sweep retired
@@ -33,34 +39,43 @@ type window struct {
 
 // newWindow returns an empty window for n shards.
 func newWindow(n int) *window {
-	w := &window{pkts: make([]Packet, 0, batchSize), own: make([][]int32, n), marks: make([][]int32, n),
+	w := &window{segs: make([]tcpSeg, 0, batchSize), own: make([][]int32, n), marks: make([][]mark, n),
 		swept: make([][2][]*stream, n), done: make(chan struct{}, n)}
 	return w
 }
 
 // reset empties w for reuse.
 func (w *window) reset() {
-	clear(w.pkts) // drop the pointers the packets hold
-	w.pkts = w.pkts[:0]
+	w.segs = w.segs[:0]
 	for i := range w.own {
+		clear(w.marks[i]) // the streams they point to may be recycled
 		w.own[i], w.marks[i] = w.own[i][:0], w.marks[i][:0]
 	}
-	w.other = w.other[:0]
+	clear(w.full) // drop the ICMP and ARP events the packets point to
+	w.full = w.full[:0]
 	w.sweep, w.now = false, 0
 }
 
-// seal records, once the reading stage has filled w, which shard gets
-// each packet and whether w ends a sweep interval.
-func (t *Tracker) seal(w *window) {
-	for i := range w.pkts {
-		p := &w.pkts[i]
-		if p.Proto == "tcp" || p.lookup {
-			w.own[p.shard] = append(w.own[p.shard], int32(i))
-		}
-		if p.ICMP != nil || p.ARP != nil || p.Proto == "arp" {
-			w.other = append(w.other, int32(i))
-		}
+// nextSeg returns the next entry of w.segs to fill, at index n.
+func (w *window) nextSeg() (g *tcpSeg, n int) {
+	n = len(w.segs)
+	if n < cap(w.segs) {
+		w.segs = w.segs[:n+1]
+	} else {
+		w.segs = append(w.segs, tcpSeg{})
 	}
+	return &w.segs[n], n
+}
+
+// own gives the segment at index n to the shard that tracks its 4-tuple.
+func (t *Tracker) own(w *window, n int) {
+	i := t.shardOf(w.segs[n].hash)
+	w.own[i] = append(w.own[i], int32(n))
+}
+
+// seal records, once the reading stage has filled w, whether w ends a
+// sweep interval.
+func (t *Tracker) seal(w *window) {
 	w.sweep = t.packets%sweepEvery == 0
 	w.now = t.now
 }
@@ -88,11 +103,10 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 			for w := range in[i] {
 				n := len(w.recycled)
 				sh.free = append(sh.free, w.recycled[i*n/len(in):(i+1)*n/len(in)]...)
+				var m mark
 				for _, j := range w.own[i] {
-					p := &w.pkts[j]
-					sh.add(p)
-					if p.retired != nil || p.noted != nil {
-						w.marks[i] = append(w.marks[i], j)
+					if sh.add(&w.segs[j], &m) {
+						w.marks[i] = append(w.marks[i], m)
 					}
 				}
 				if w.sweep {
@@ -139,24 +153,32 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 	wg.Wait()
 }
 
-// settleMarked settles, in capture order, the packets of w that the shards
-// or the reading stage marked: the others leave nothing to settle.
+// settleMarked settles, in capture order, what the shards left in w's
+// marks and the packets of w.full: the other packets leave nothing to
+// settle.
 func (t *Tracker) settleMarked(w *window) {
-	var at [maxShards + 1]int
+	var at [maxShards]int
+	f := 0
 	for {
-		next, from := w.other, len(w.marks) // the reading stage's list, then each shard's
-		if at[from] >= len(next) {
-			next = nil
-		}
+		from, idx := -1, math.MaxInt
 		for i, l := range w.marks {
-			if at[i] < len(l) && (next == nil || l[at[i]] < next[at[from]]) {
-				next, from = l, i
+			if at[i] < len(l) && l[at[i]].idx < idx {
+				from, idx = i, l[at[i]].idx
 			}
 		}
-		if next == nil {
+		if f < len(w.full) && w.full[f].idx < idx {
+			p := &w.full[f]
+			if p.quote >= 0 {
+				p.attemptFrame = w.segs[p.quote].found
+			}
+			t.settle(p)
+			f++
+			continue
+		}
+		if from < 0 {
 			return
 		}
-		t.settle(&w.pkts[next[at[from]]])
+		t.settleMark(&w.marks[from][at[from]])
 		at[from]++
 	}
 }

@@ -47,7 +47,7 @@ func Frames(ctx context.Context, r io.Reader, frames []int) (map[int]string, err
 	if !ok {
 		return out, ErrNotCapture
 	}
-	src, links, _, err := openPackets(br, kind)
+	src, links, _, err := openRecords(br, kind)
 	if err != nil {
 		return out, err
 	}
@@ -58,7 +58,8 @@ func Frames(ctx context.Context, r io.Reader, frames []int) (map[int]string, err
 				return out, err
 			}
 		}
-		data, ci, err := src.ZeroCopyReadPacketData()
+		var rec record
+		err := src.next(&rec)
 		if err == io.EOF {
 			return out, nil
 		}
@@ -67,9 +68,9 @@ func Frames(ctx context.Context, r io.Reader, frames []int) (map[int]string, err
 		}
 		// Every frame up to the last is decoded, so that fragments
 		// before a wanted one are reassembled as when the capture was read.
-		link := links(ci.InterfaceIndex)
-		p := Packet{Time: ci.Timestamp}
-		d.now = ci.Timestamp
+		data, link := rec.data, links(rec.iface)
+		p := Packet{Time: rec.time()}
+		d.now = p.Time
 		var decErr error
 		if supportedLink(link) {
 			decErr = d.decode(link, data, &p)

@@ -5,11 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/netmortem/netmortem/capture"
@@ -70,7 +68,7 @@ func firstDiff(got, want *capture.Result) string {
 // shards tracking its streams.
 func TestShardsSameResultFixtures(t *testing.T) {
 	roots := []string{filepath.Join(testutil.Root(), "fixtures"), filepath.Join(testutil.Root(), "capture", "testdata")}
-	files := captureFiles(t, roots...)
+	files := capture.CaptureFiles(t, roots...)
 	if len(files) < 20 {
 		t.Fatalf("only %d captures under %v", len(files), roots)
 	}
@@ -85,7 +83,7 @@ func TestShardsSameResultFixtures(t *testing.T) {
 
 func TestShardsSameResultCorpus(t *testing.T) {
 	dir := testutil.CorpusDir(t, "pcap")
-	files := captureFiles(t, dir)
+	files := capture.CaptureFiles(t, dir)
 	if len(files) < 100 {
 		t.Fatalf("only %d captures in %s", len(files), dir)
 	}
@@ -96,36 +94,6 @@ func TestShardsSameResultCorpus(t *testing.T) {
 		}
 		sameWithShards(t, b, filepath.Base(f), 3)
 	}
-}
-
-// captureFiles lists the packet captures under roots.
-func captureFiles(t *testing.T, roots ...string) []string {
-	t.Helper()
-	var out []string
-	for _, root := range roots {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			head := make([]byte, 4)
-			if _, err := io.ReadFull(f, head); err != nil {
-				return nil
-			}
-			if _, ok := capture.Sniff(head); ok || (head[0] == 0x1f && head[1] == 0x8b && strings.Contains(p, ".pcap")) {
-				out = append(out, p)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
 }
 
 // A capture of many windows, with what crosses streams in all its forms

@@ -36,10 +36,22 @@ type Tracker struct {
 	now     int64     // latest TCP packet time (noTime before any)
 	base    time.Time // tracker times count from it
 	baseSet bool
-	first   time.Time
-	last    time.Time
-	curFile uint32 // in a series, the index of the file being read
-	created int    // streams the shards made, as of the last flushCounts
+	// baseUnix is base in nanoseconds since 1970, when baseUnixOK: the
+	// reading stage's fast path counts tracker times from it.
+	baseUnix   int64
+	baseUnixOK bool
+	first      time.Time
+	last       time.Time
+	// The first and last times of the packets prepared by prepareHot
+	// since the last syncTimes, in nanoseconds since 1970.
+	hotFirst, hotLast int64
+	hotSeen           bool
+	curFile           uint32 // in a series, the index of the file being read
+	// slowDecode sends every frame through gopacket's layers, never
+	// through the hand-decoded headers (hotTCP, decode_fast.go): tests
+	// compare the two.
+	slowDecode bool
+	created    int // streams the shards made, as of the last flushCounts
 
 	done       [][]model.Attempt // in chunks, so that growing never copies them all
 	nDone      int
@@ -155,6 +167,9 @@ func (t *Tracker) toNS(tm time.Time) int64 {
 	}
 	if !t.baseSet {
 		t.base, t.baseSet = tm, true
+		if y := tm.Year(); y >= 1700 && y <= 2200 {
+			t.baseUnix, t.baseUnixOK = tm.UnixNano(), true
+		}
 	}
 	return int64(tm.Sub(t.base))
 }
@@ -183,8 +198,14 @@ func (t *Tracker) time(ns int64) time.Time {
 
 // Add folds one packet into the tracker. Packets must come in capture order.
 func (t *Tracker) Add(p *Packet) {
-	t.prepare(p)
-	t.shards[p.shard].add(p)
+	var g tcpSeg
+	if t.prepare(p, &g) {
+		var m mark
+		if t.shards[t.shardOf(g.hash)].add(&g, &m) {
+			t.settleMark(&m)
+		}
+		p.attemptFrame = g.found
+	}
 	t.settle(p)
 	if p.idx%sweepEvery == 0 {
 		t.sweep(t.now, false, t.swept)
@@ -194,12 +215,14 @@ func (t *Tracker) Add(p *Packet) {
 	}
 }
 
-// prepare numbers p, sets its tracker time and file, and, for a TCP segment
-// or an ICMP error quoting one, the 4-tuple and the shard that tracks it.
-// It also resets what the shard and settle leave on the packet.
-func (t *Tracker) prepare(p *Packet) {
+// prepare numbers p and keeps the capture's clock. For a TCP segment, or
+// an ICMP error quoting one, it fills g with what the segment's shard
+// needs (its 4-tuple ordered and hashed, its tracker time, its file) and
+// reports true.
+func (t *Tracker) prepare(p *Packet, g *tcpSeg) bool {
 	t.packets++
 	p.idx = t.packets
+	p.attemptFrame = 0
 	if !p.Time.IsZero() {
 		if t.first.IsZero() || p.Time.Before(t.first) {
 			t.first = p.Time
@@ -208,64 +231,110 @@ func (t *Tracker) prepare(p *Packet) {
 			t.last = p.Time // text times of day count from year 0, before the zero Time
 		}
 	}
-	p.ns = t.toNS(p.Time)
-	p.shard, p.lookup = 0, false
-	p.retired, p.noted, p.attemptFrame = nil, nil, 0
-	switch {
-	case p.Proto == "tcp":
-		if p.ns > t.now {
-			t.now = p.ns
-		}
-		p.shard = t.shardOf(p.Src, p.Dst)
-	case p.ICMP != nil && p.ICMP.QuotedProto == "tcp":
-		p.lookup = true
-		p.shard = t.shardOf(p.ICMP.Quoted.Src, p.ICMP.Quoted.Dst)
+	ns := t.toNS(p.Time)
+	tcp := p.Proto == "tcp"
+	if tcp && ns > t.now {
+		t.now = ns
 	}
-	p.now = t.now
-	p.fileIdx = 0
+	if !tcp && (p.ICMP == nil || p.ICMP.QuotedProto != "tcp") {
+		return false
+	}
+	*g = tcpSeg{idx: p.idx, ns: ns, now: t.now, frame: p.Pos.Frame, line: int32(p.Pos.Line)}
 	if t.series {
-		p.fileIdx = t.curFile
+		g.file = t.curFile
 		if p.Pos.File != "" {
-			p.fileIdx = t.fileIndex(p.Pos.File)
+			g.file = t.fileIndex(p.Pos.File)
 		}
 	}
+	if !tcp {
+		g.setKey(keyOf(p.ICMP.Quoted.Src, p.ICMP.Quoted.Dst), false)
+		g.lookup = true
+		return true
+	}
+	g.setKey(orderedKey(p.Src, p.Dst))
+	g.flags, g.seq, g.ack, g.payload, g.mss, g.short, g.outer = p.Flags, p.Seq, p.Ack, int32(min(max(p.Payload, math.MinInt32), math.MaxInt32)), p.MSS, p.Short, p.Outer
+	return true
+}
+
+// hotTimes reports whether prepareHot can count tracker times: from a
+// base held in nanoseconds since 1970, or from the first packet.
+func (t *Tracker) hotTimes() bool {
+	return t.baseUnixOK || !t.baseSet
+}
+
+// prepareHot is prepare for a TCP segment that hotTCP read straight from
+// frame, at unix nanoseconds since 1970; hotTimes must hold.
+func (t *Tracker) prepareHot(g *tcpSeg, frame int, unix int64) {
+	t.packets++
+	if !t.baseSet {
+		t.base, t.baseSet = time.Unix(0, unix).UTC(), true
+		t.baseUnix, t.baseUnixOK = unix, true
+	}
+	if !t.hotSeen {
+		t.hotFirst, t.hotLast, t.hotSeen = unix, unix, true
+	} else if unix < t.hotFirst {
+		t.hotFirst = unix
+	} else if unix > t.hotLast {
+		t.hotLast = unix
+	}
+	ns := subNS(unix, t.baseUnix)
+	if ns > t.now {
+		t.now = ns
+	}
+	g.idx, g.ns, g.now = t.packets, ns, t.now
+	g.frame, g.line, g.file = frame, 0, t.curFile
+	g.lookup, g.outer, g.found = false, nil, 0
+}
+
+// syncTimes folds the times prepareHot saw into t.first and t.last.
+func (t *Tracker) syncTimes() {
+	if !t.hotSeen {
+		return
+	}
+	first, last := time.Unix(0, t.hotFirst).UTC(), time.Unix(0, t.hotLast).UTC()
+	if t.first.IsZero() || first.Before(t.first) {
+		t.first = first
+	}
+	if t.last.IsZero() || last.After(t.last) {
+		t.last = last
+	}
+	t.hotSeen = false
+}
+
+// subNS is a-b, saturated as time.Time.Sub saturates.
+func subNS(a, b int64) int64 {
+	d := a - b
+	if (b > 0 && d > a) || (b < 0 && d < a) {
+		if a > b {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return d
 }
 
 // hashKey hashes a 4-tuple for a shard's streamTable.
 func hashKey(k *tupleKey) uint32 {
 	le := binary.LittleEndian
-	h := le.Uint64(k.lo[:8])*0x9e3779b97f4a7c15 ^ le.Uint64(k.lo[8:])*0xc2b2ae3d27d4eb4f ^
-		le.Uint64(k.hi[:8])*0x165667b19e3779f9 ^ le.Uint64(k.hi[8:])*0xd6e8feb86659fd93 ^
-		(uint64(k.loPort)<<16|uint64(k.hiPort))*0xff51afd7ed558ccd
+	return hashWords(le.Uint64(k.lo[:8]), le.Uint64(k.lo[8:]), le.Uint64(k.hi[:8]), le.Uint64(k.hi[8:]), k.loPort, k.hiPort)
+}
+
+// hashWords is hashKey of a key whose addresses read, as little-endian
+// 64-bit words, lo1 lo2 and hi1 hi2.
+func hashWords(lo1, lo2, hi1, hi2 uint64, loPort, hiPort uint16) uint32 {
+	h := lo1*0x9e3779b97f4a7c15 ^ lo2*0xc2b2ae3d27d4eb4f ^ hi1*0x165667b19e3779f9 ^ hi2*0xd6e8feb86659fd93 ^
+		(uint64(loPort)<<16|uint64(hiPort))*0xff51afd7ed558ccd
 	h ^= h >> 31
 	h *= 0x94d049bb133111eb
 	h ^= h >> 29
 	return uint32(h)
 }
 
-// shardOf returns the shard that tracks the 4-tuple of a and b, either
-// way round. The hash is symmetric, so that the reading stage need not
-// order the ends: the shard does.
-func (t *Tracker) shardOf(a, b netip.AddrPort) uint8 {
-	n := uint64(len(t.shards))
-	if n == 1 {
-		return 0
-	}
-	h := (addrBits(a.Addr()) ^ addrBits(b.Addr()) ^ uint64(a.Port()^b.Port())) * 0x94d049bb133111eb
-	h ^= h >> 31
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 29
-	return uint8(h >> 32 * n >> 32)
-}
-
-// addrBits folds an address into 64 bits.
-func addrBits(a netip.Addr) uint64 {
-	if a.Is4() {
-		b := a.As4()
-		return uint64(binary.LittleEndian.Uint32(b[:]))
-	}
-	b := a.As16()
-	return binary.LittleEndian.Uint64(b[:8])*0x9e3779b97f4a7c15 ^ binary.LittleEndian.Uint64(b[8:])
+// shardOf returns the shard that tracks the 4-tuple whose hash is h: the
+// hash's high bits pick it, and its low bits the slot in the shard's
+// table.
+func (t *Tracker) shardOf(h uint32) int {
+	return int(uint64(h) * uint64(len(t.shards)) >> 32)
 }
 
 // sweep retires, in every shard, the streams closed or idle long enough
@@ -280,6 +349,7 @@ func (t *Tracker) sweep(now int64, all bool, swept [][2][]*stream) {
 
 // flushCounts moves the shards' counts into t.counts.
 func (t *Tracker) flushCounts() {
+	t.syncTimes()
 	c := &t.counts
 	c.Packets = t.packets
 	for _, sh := range t.shards {
@@ -301,11 +371,6 @@ func (t *Tracker) pos(p *Packet) model.Pos {
 		pos.File = t.file
 	}
 	return pos
-}
-
-// seg returns p's segment: its time, frame or line, and file.
-func (p *Packet) seg() seg {
-	return seg{ns: p.ns, frame: p.Pos.Frame, line: int32(p.Pos.Line), file: p.fileIdx}
 }
 
 // fileIndex returns name's index in t.files, adding it when new. A series

@@ -37,16 +37,16 @@ const maxRetxKept = 16
 // noteData records a packet of dir before its sequence numbers advance
 // the stream: data sent (or sent again), and what the packet's ACK
 // acknowledges of the other direction.
-func (s *stream) noteData(dir int, p *Packet, sg seg) {
-	if p.Short {
+func (s *stream) noteData(dir int, p *tcpSeg, sg seg, sh *shard) {
+	if p.short {
 		return
 	}
-	if p.Flags&ACK != 0 {
+	if p.flags&ACK != 0 {
 		if d := s.data[1-dir]; d != nil {
-			d.acked(p.Ack)
+			d.acked(p.ack)
 		}
 	}
-	if p.Payload <= 0 || p.Flags&(SYN|RST) != 0 {
+	if p.payload <= 0 || p.flags&(SYN|RST) != 0 {
 		return
 	}
 	d := s.data[dir]
@@ -54,12 +54,12 @@ func (s *stream) noteData(dir int, p *Packet, sg seg) {
 		if d = s.spare[dir]; d != nil {
 			s.spare[dir] = nil
 		} else {
-			d = &dataSizes{}
+			d = sh.dataSlab.alloc()
 		}
 		s.data[dir] = d
 	}
-	n := int32(p.Payload)
-	end := p.Seq + uint32(p.Payload)
+	n := int32(p.payload)
+	end := p.seq + uint32(p.payload)
 	if off := int32(end - s.nextSeq[dir]); s.nextSet[dir] && (off > maxSeqJump || off < -maxSeqJump) {
 		// Sequence numbers from another count: tcpdump's text gives the
 		// SYN's absolutely and the data's relative to it.

@@ -6,19 +6,23 @@ import (
 	"github.com/netmortem/netmortem/model"
 )
 
-// settle does, in capture order, what the shards left on p: it finalizes
-// the stream p's SYN ended by reusing its 4-tuple, notes a first SYN for
-// summary mode, and records ICMP errors and ARP claims, which concern the
-// whole capture.
+// settleMark does, in capture order, what a shard left in m: it
+// finalizes the stream a SYN ended by reusing its 4-tuple, and notes a
+// first SYN for summary mode.
+func (t *Tracker) settleMark(m *mark) {
+	if m.retired != nil {
+		t.finalize(m.retired)
+		m.retired = nil
+	}
+	if m.noted != nil {
+		t.noteSYN(m.noted, m.noteISN, m.ns, m.noteCli)
+		m.noted = nil
+	}
+}
+
+// settle records, in capture order, ICMP errors and ARP claims, which
+// concern the whole capture.
 func (t *Tracker) settle(p *Packet) {
-	if p.retired != nil {
-		t.finalize(p.retired)
-		p.retired = nil
-	}
-	if p.noted != nil {
-		t.noteSYN(p.noted, p.noteISN, p.ns, p.noteCli)
-		p.noted = nil
-	}
 	switch {
 	case p.ICMP != nil:
 		t.addICMP(p)

@@ -6,7 +6,7 @@ import (
 	"github.com/netmortem/netmortem/model"
 )
 
-// shard tracks the TCP streams whose 4-tuples hash to it (Packet.shard).
+// shard tracks the TCP streams whose 4-tuples hash to it (Tracker.shardOf).
 // A Tracker has one shard per core when it reads a capture, one goroutine
 // each, and folds what they finish in one deterministic order, so that its
 // Result does not depend on how many shards there were.
@@ -21,6 +21,8 @@ type shard struct {
 	lists     [2]activity
 	counts    model.Counts // the TCP counts: segments, SYNs, SYN/ACKs, RSTs, retransmitted SYNs
 	free      []*stream    // finalized streams given back by the Tracker, for new ones
+	slab      slab[stream] // where new streams come from
+	dataSlab  slab[dataSizes]
 	created   int
 	summarize bool
 }
@@ -38,22 +40,21 @@ func (t *Tracker) live() int {
 	return n
 }
 
-// add folds p into the shard: a TCP segment into its stream; an ICMP
-// error quoting a TCP segment marks that segment's stream.
-func (sh *shard) add(p *Packet) {
-	switch {
-	case p.Proto == "tcp":
-		sh.addTCP(p)
-	case p.lookup:
-		k := keyOf(p.ICMP.Quoted.Src, p.ICMP.Quoted.Dst)
-		if s := sh.streams.get(&k, hashKey(&k)); s != nil {
-			s.icmp = true
-			p.attemptFrame = s.first.frame
-			if p.attemptFrame == 0 {
-				p.attemptFrame = int(s.first.line)
-			}
+// add folds g into the shard: a TCP segment into its stream, reporting
+// whether it left m to settle; an ICMP error's quote marks the stream it
+// quotes and sets g.found.
+func (sh *shard) add(g *tcpSeg, m *mark) bool {
+	if !g.lookup {
+		return sh.addTCP(g, m)
+	}
+	if s := sh.streams.get(&g.key, g.hash); s != nil {
+		s.icmp = true
+		g.found = s.first.frame
+		if g.found == 0 {
+			g.found = int(s.first.line)
 		}
 	}
+	return false
 }
 
 // alloc returns a stream to fill: a recycled one when there is one.
@@ -64,7 +65,7 @@ func (sh *shard) alloc() *stream {
 		sh.free = sh.free[:n-1]
 		return s
 	}
-	return new(stream)
+	return sh.slab.alloc()
 }
 
 // activity is a list of live streams, least recently active first.

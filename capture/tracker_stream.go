@@ -47,7 +47,7 @@ func (s *stream) addSeg(kind, dir int, n int32, g seg) {
 		return
 	}
 	if s.segs == nil {
-		s.segs = make([]seg, 0, 2) // a SYN and its SYN/ACK, or its RST
+		s.segs = s.segBuf[:0] // a SYN and its SYN/ACK, or its RST, in place
 	}
 	g.file |= uint32(kind<<1|dir) << fileBits
 	s.segs = append(s.segs, g)
@@ -119,6 +119,7 @@ type stream struct {
 	seq        int     // creation order: attempts are returned in it
 	outer      *model.Tuple
 	segs       []seg // SYN, SYN/ACK and RST segments, tagged with kind and direction
+	segBuf     [2]seg
 	first      seg
 	fin        [2]seg // frame and line 0 until seen
 	firstAck   seg
@@ -206,24 +207,24 @@ const (
 
 // addHistory records Zeek-style history letters by direction of the first
 // packet; they are re-cased for the originator when the attempt is built.
-func (s *stream) addHistory(dir int, p *Packet) {
+func (s *stream) addHistory(dir int, p *tcpSeg) {
 	var buf [4]int
 	ev := buf[:0]
 	switch {
-	case p.Flags&(SYN|ACK) == SYN:
+	case p.flags&(SYN|ACK) == SYN:
 		ev = append(ev, hSYN)
-	case p.Flags&(SYN|ACK) == SYN|ACK:
+	case p.flags&(SYN|ACK) == SYN|ACK:
 		ev = append(ev, hSYNACK)
-	case p.Flags&ACK != 0 && p.Flags&RST == 0:
+	case p.flags&ACK != 0 && p.flags&RST == 0:
 		ev = append(ev, hACK)
 	}
-	if p.Payload > 0 {
+	if p.payload > 0 {
 		ev = append(ev, hData)
 	}
-	if p.Flags&FIN != 0 {
+	if p.flags&FIN != 0 {
 		ev = append(ev, hFIN)
 	}
-	if p.Flags&RST != 0 {
+	if p.flags&RST != 0 {
 		ev = append(ev, hRST)
 	}
 	for _, e := range ev {

@@ -83,7 +83,7 @@ func (tb *streamTable) remove(s *stream, h uint32) {
 
 func (tb *streamTable) grow() {
 	old := tb.slots
-	tb.slots = make([]tableSlot, max(minTable, 2*len(old)))
+	tb.slots = makeLarge[tableSlot](max(minTable, 2*len(old)))
 	tb.n = 0
 	for _, sl := range old {
 		if sl.s != nil {

@@ -4,11 +4,13 @@ import "time"
 
 // addTCP folds one TCP segment, prepared by the Tracker, into the shard's
 // streams. What concerns other streams (a 4-tuple reused, a first SYN for
-// summary mode's copies) is left on the packet for the Tracker to settle.
-func (sh *shard) addTCP(p *Packet) {
+// summary mode's copies) is left in m for the Tracker to settle, and then
+// addTCP reports true.
+func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 	c := &sh.counts
 	c.TCPPackets++
-	syn, ack, rst, fin := p.Flags&SYN != 0, p.Flags&ACK != 0, p.Flags&RST != 0, p.Flags&FIN != 0
+	m.retired, m.noted = nil, nil
+	syn, ack, rst, fin := p.flags&SYN != 0, p.flags&ACK != 0, p.flags&RST != 0, p.flags&FIN != 0
 	synOnly := syn && !ack
 	switch {
 	case synOnly:
@@ -21,8 +23,7 @@ func (sh *shard) addTCP(p *Packet) {
 	}
 
 	pns := p.ns
-	key, srcHi := orderedKey(p.Src, p.Dst)
-	k, h := &key, hashKey(&key)
+	k, h, srcHi := &p.key, p.hash, p.srcHi
 	s := sh.streams.get(k, h)
 	dir := 0
 	if s != nil {
@@ -31,7 +32,7 @@ func (sh *shard) addTCP(p *Packet) {
 		}
 		// Wireshark: a SYN with a new sequence number reuses the ports
 		// for a new conversation.
-		if synOnly && s.baseSet[dir] && p.Seq != s.base[dir] {
+		if synOnly && s.baseSet[dir] && p.seq != s.base[dir] {
 			s = nil
 		}
 	}
@@ -46,10 +47,10 @@ func (sh *shard) addTCP(p *Packet) {
 				}
 			}
 			sh.retire(old) // the tuple is reused: the old attempt is over
-			p.retired = old
+			m.retired = old
 		}
 		s = sh.alloc()
-		*s = stream{seq: p.idx, key: *k, aHi: srcHi, outer: p.Outer, first: p.seg(), mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused,
+		*s = stream{seq: p.idx, key: *k, aHi: srcHi, outer: p.outer, first: p.seg(), mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused,
 			segs: s.segs, spare: s.spare}
 		s.hash = h
 		sh.streams.put(s, h)
@@ -61,13 +62,13 @@ func (sh *shard) addTCP(p *Packet) {
 	s.packets++
 	s.last, s.lastNow, s.lastIdx = pns, p.now, p.idx
 	if !s.baseSet[dir] {
-		s.baseSet[dir], s.base[dir] = true, p.Seq
+		s.baseSet[dir], s.base[dir] = true, p.seq
 		if !syn {
-			s.base[dir] = p.Seq - 1
+			s.base[dir] = p.seq - 1
 		}
 	}
-	if p.Payload > 0 {
-		s.bytes[dir] += int64(p.Payload)
+	if p.payload > 0 {
+		s.bytes[dir] += int64(p.payload)
 	}
 
 	if synOnly {
@@ -77,18 +78,18 @@ func (sh *shard) addTCP(p *Packet) {
 				s.gotSA = true
 			}
 		}
-		if !p.Short && s.retransmitted(dir, p, pns) {
+		if !p.short && s.retransmitted(dir, p, pns) {
 			c.SYNRetx++
 		}
 		if sh.summarize && !s.synSeen[dir] {
-			p.noted, p.noteISN, p.noteCli = s, p.Seq, int8(dir)
+			m.noted, m.noteISN, m.noteCli = s, p.seq, int8(dir)
 		}
-		s.synSeen[dir], s.synISN[dir] = true, p.Seq
+		s.synSeen[dir], s.synISN[dir] = true, p.seq
 		s.mruSYN = pns
 		s.nSYN[dir]++
 		s.addSeg(segSYN, dir, s.nSYN[dir], sg)
 		if s.mss[dir] == 0 {
-			s.mss[dir] = p.MSS
+			s.mss[dir] = p.mss
 		}
 	}
 	if syn && ack {
@@ -96,9 +97,9 @@ func (sh *shard) addTCP(p *Packet) {
 			s.satoDir = int8(od)
 		}
 		if !s.synSeen[od] && s.nSYNACK[dir] == 0 {
-			s.saAck = p.Ack // the SYN it answers, unseen: the client's ISN plus one
+			s.saAck = p.ack // the SYN it answers, unseen: the client's ISN plus one
 			if sh.summarize {
-				p.noted, p.noteISN, p.noteCli = s, p.Ack-1, int8(od)
+				m.noted, m.noteISN, m.noteCli = s, p.ack-1, int8(od)
 			}
 		}
 		if s.cliDir >= 0 && dir != int(s.cliDir) {
@@ -107,7 +108,7 @@ func (sh *shard) addTCP(p *Packet) {
 		s.nSYNACK[dir]++
 		s.addSeg(segSYNACK, dir, s.nSYNACK[dir], sg)
 		if s.mss[dir] == 0 {
-			s.mss[dir] = p.MSS
+			s.mss[dir] = p.mss
 		}
 	}
 	if rst {
@@ -124,12 +125,12 @@ func (sh *shard) addTCP(p *Packet) {
 			}
 		}
 	}
-	if p.Flags&(SYN|ACK) == ACK && s.mruSYN != noTime && !s.rttSet {
+	if p.flags&(SYN|ACK) == ACK && s.mruSYN != noTime && !s.rttSet {
 		s.firstRTT, s.rttSet = sub(pns, s.mruSYN), true
 	}
-	s.noteData(dir, p, sg)
-	if !rst && !p.Short {
-		nxt := p.Seq + uint32(p.Payload)
+	s.noteData(dir, p, sg, sh)
+	if !rst && !p.short {
+		nxt := p.seq + uint32(p.payload)
 		if syn || fin {
 			nxt++
 		}
@@ -155,6 +156,11 @@ func (sh *shard) addTCP(p *Packet) {
 	}
 	s.addHistory(dir, p)
 	sh.touch(s)
+	if m.retired == nil && m.noted == nil {
+		return false
+	}
+	m.idx, m.ns = p.idx, pns
+	return true
 }
 
 // retransmitted tells whether a SYN repeats one already sent in its
@@ -162,15 +168,15 @@ func (sh *shard) addTCP(p *Packet) {
 // number does not advance the direction's next expected one, and it is not
 // an out-of-order segment (one arriving within a round trip of the segment
 // that advanced it, 3 ms before the first round trip is known).
-func (s *stream) retransmitted(dir int, p *Packet, pns int64) bool {
-	if !s.nextSet[dir] || int32(p.Seq-s.nextSeq[dir]) >= 0 {
+func (s *stream) retransmitted(dir int, p *tcpSeg, pns int64) bool {
+	if !s.nextSet[dir] || int32(p.seq-s.nextSeq[dir]) >= 0 {
 		return false
 	}
 	thres := 3 * time.Millisecond
 	if s.rttSet {
 		thres = s.firstRTT
 	}
-	if sub(pns, s.nextTime[dir]) < thres && s.nextSeq[dir] != p.Seq+1 {
+	if sub(pns, s.nextTime[dir]) < thres && s.nextSeq[dir] != p.seq+1 {
 		return false // out of order
 	}
 	return true

@@ -1,0 +1,208 @@
+package capture
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// record is one packet record of a capture file as a recordSource reads
+// it. data is valid until the source's next call.
+type record struct {
+	data  []byte
+	iface int
+	// unix is the record's time in nanoseconds since 1970, unless wide is
+	// set: then the time cannot be held in an int64 of nanoseconds (or
+	// the record has none, as pcapng's simple packet blocks) and is ts.
+	unix int64
+	wide bool
+	ts   time.Time
+}
+
+// time returns the record's time, as pcapgo would give it.
+func (r *record) time() time.Time {
+	if r.wide {
+		return r.ts
+	}
+	return time.Unix(0, r.unix).UTC()
+}
+
+// setTime sets the record's time from a time.Time.
+func (r *record) setTime(ts time.Time) {
+	r.ts = ts
+	r.wide = ts.IsZero() || ts.Year() < 1700 || ts.Year() > 2200
+	if !r.wide {
+		r.unix = ts.UnixNano()
+	}
+}
+
+// recordSource reads the records of a capture file one by one. next
+// returns io.EOF at the end of the file.
+type recordSource interface {
+	next(r *record) error
+}
+
+// ngRecords reads pcapng records with pcapgo's zero-copy reads.
+type ngRecords struct{ r *pcapgo.NgReader }
+
+func (n ngRecords) next(r *record) error {
+	data, ci, err := n.r.ZeroCopyReadPacketData()
+	if err != nil {
+		return err
+	}
+	r.data, r.iface = data, ci.InterfaceIndex
+	r.setTime(ci.Timestamp)
+	return nil
+}
+
+// pcapRecords reads the records of a classic pcap file in place, from a
+// buffer of pcapBuffer bytes refilled by large reads: a record's bytes are
+// never copied but when they straddle two fills. It reads what pcapgo's
+// Reader reads, with the same checks.
+type pcapRecords struct {
+	r          io.Reader
+	buf        []byte
+	off, end   int // buf[off:end] holds the bytes read and not yet returned
+	eof        bool
+	readErr    error
+	big        bool // big-endian
+	nanoFactor uint32
+	snaplen    uint32
+	link       layers.LinkType
+}
+
+// pcapRecords reads up to pcapBuffer bytes at once: it starts with
+// pcapFirstBuffer, so that a small file costs little, and doubles its
+// buffer each time it has gone through the whole of it.
+const (
+	pcapFirstBuffer = 64 << 10
+	pcapBuffer      = 1 << 20
+)
+
+// maxRecord is libpcap's largest snap length: a record may be longer only
+// when the file's snap length says so (as pcapgo allows).
+const maxRecord = 262144
+
+const (
+	pcapMagicMicro = 0xa1b2c3d4
+	pcapMagicNano  = 0xa1b23c4d
+)
+
+func newPcapRecords(r io.Reader) (*pcapRecords, error) {
+	p := &pcapRecords{r: r, buf: make([]byte, pcapFirstBuffer)}
+	var hdr [24]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	switch magic := binary.LittleEndian.Uint32(hdr[0:4]); {
+	case magic == pcapMagicMicro:
+		p.nanoFactor = 1000
+	case magic == pcapMagicNano:
+		p.nanoFactor = 1
+	case binary.BigEndian.Uint32(hdr[0:4]) == pcapMagicMicro:
+		p.big, p.nanoFactor = true, 1000
+	case binary.BigEndian.Uint32(hdr[0:4]) == pcapMagicNano:
+		p.big, p.nanoFactor = true, 1
+	default:
+		return nil, fmt.Errorf("Unknown magic %x", magic)
+	}
+	if v := p.u16(hdr[4:6]); v != 2 {
+		return nil, fmt.Errorf("Unknown major version %d", v)
+	}
+	if v := p.u16(hdr[6:8]); v != 4 {
+		return nil, fmt.Errorf("Unknown minor version %d", v)
+	}
+	p.snaplen = p.u32(hdr[16:20])
+	p.link = layers.LinkType(p.u32(hdr[20:24]))
+	return p, nil
+}
+
+func (p *pcapRecords) u16(b []byte) uint16 {
+	if p.big {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func (p *pcapRecords) u32(b []byte) uint32 {
+	if p.big {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+// fill makes at least n bytes available at buf[off:], unless the input
+// ends first; it reports whether they are. The buffer grows past
+// pcapBuffer only as bytes arrive, so that a record length read from a
+// corrupt file cannot make it allocate more than the file holds.
+func (p *pcapRecords) fill(n int) bool {
+	if p.end-p.off >= n {
+		return true
+	}
+	if p.off > 0 {
+		buf := p.buf
+		if len(buf) < pcapBuffer && !p.eof {
+			buf = make([]byte, 2*len(buf))
+		}
+		p.end = copy(buf, p.buf[p.off:p.end])
+		p.buf, p.off = buf, 0
+	}
+	for p.end < n && !p.eof {
+		if p.end == len(p.buf) {
+			grown := make([]byte, min(n, 2*len(p.buf)))
+			copy(grown, p.buf[:p.end])
+			p.buf = grown
+		}
+		m, err := p.r.Read(p.buf[p.end:])
+		p.end += m
+		if err != nil {
+			p.eof = true
+			if err != io.EOF {
+				p.readErr = err
+			}
+		}
+	}
+	return p.end >= n
+}
+
+// short returns the error of a record cut short by the end of the input.
+func (p *pcapRecords) short() error {
+	if p.readErr != nil {
+		return p.readErr
+	}
+	return io.ErrUnexpectedEOF
+}
+
+func (p *pcapRecords) next(r *record) error {
+	if !p.fill(16) {
+		if p.end == p.off && p.readErr == nil {
+			return io.EOF
+		}
+		return p.short()
+	}
+	h := p.buf[p.off : p.off+16]
+	sec, frac := p.u32(h[0:4]), p.u32(h[4:8])
+	caplen, length := p.u32(h[8:12]), p.u32(h[12:16])
+	if caplen > max(p.snaplen, maxRecord) {
+		return fmt.Errorf("capture length exceeds snap length: %d > %d", caplen, p.snaplen)
+	}
+	if caplen > length {
+		return fmt.Errorf("capture length exceeds original packet length: %d > %d", caplen, length)
+	}
+	n := 16 + int(caplen)
+	if n < 16 {
+		return fmt.Errorf("capture length %d overflows", caplen) // a 32-bit int
+	}
+	if !p.fill(n) {
+		return p.short()
+	}
+	r.data = p.buf[p.off+16 : p.off+n : p.off+n]
+	p.off += n
+	r.iface, r.wide = 0, false
+	r.unix = int64(sec)*1e9 + int64(frac*p.nanoFactor) // pcapgo's uint32 product, wrapping alike
+	return nil
+}
