@@ -103,14 +103,9 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 			for w := range in[i] {
 				n := len(w.recycled)
 				sh.free = append(sh.free, w.recycled[i*n/len(in):(i+1)*n/len(in)]...)
-				var m mark
-				for _, j := range w.own[i] {
-					if sh.add(&w.segs[j], &m) {
-						w.marks[i] = append(w.marks[i], m)
-					}
-				}
+				w.marks[i] = sh.fold(w.segs, w.own[i], w.marks[i])
 				if w.sweep {
-					sh.sweep(w.now, false, &w.swept[i])
+					sh.sweep(w.now, &w.swept[i])
 				}
 				w.done <- struct{}{}
 			}

@@ -208,7 +208,7 @@ func (t *Tracker) Add(p *Packet) {
 	}
 	t.settle(p)
 	if p.idx%sweepEvery == 0 {
-		t.sweep(t.now, false, t.swept)
+		t.sweep(t.now, t.swept)
 	}
 	if len(t.recycled) > 0 {
 		t.giveBack()
@@ -338,11 +338,10 @@ func (t *Tracker) shardOf(h uint32) int {
 }
 
 // sweep retires, in every shard, the streams closed or idle long enough
-// at time now (all of them when all is set), into swept, and finalizes
-// them.
-func (t *Tracker) sweep(now int64, all bool, swept [][2][]*stream) {
+// at time now, into swept, and finalizes them.
+func (t *Tracker) sweep(now int64, swept [][2][]*stream) {
 	for i, sh := range t.shards {
-		sh.sweep(now, all, &swept[i])
+		sh.sweep(now, &swept[i])
 	}
 	t.settleSwept(swept)
 }
@@ -393,7 +392,10 @@ func (t *Tracker) fileIndex(name string) uint32 {
 // first packets were seen, the ICMP events and ARP claims, the counts, and,
 // when summarizing, the per-server counters of the attempts folded.
 func (t *Tracker) Finish() *Result {
-	t.sweep(0, true, t.swept)
+	// No SYN comes after the last packet: the sequence numbers noteSYN
+	// keeps are let go whole rather than stream by stream.
+	t.synISN = nil
+	t.finishStreams()
 	t.flushCounts()
 	clear(t.recycled)
 	t.recycled = nil

@@ -8,11 +8,15 @@ import "github.com/netmortem/netmortem/model"
 // their size.
 type dataSizes struct {
 	maxSent, maxAcked int32
-	out               [8]outSeg // unacknowledged segments, oldest first
-	nOut              uint8
-	retx              []retxSeg // at most maxRetxKept
-	nRetx             int32
-	unreliable        bool // sequence numbers that do not follow on (relative ones after absolute ones)
+	// out holds the unacknowledged segments that could raise maxAcked,
+	// oldest first. A segment no longer than one sent before it and not
+	// yet acknowledged never could: any acknowledgment that covers it
+	// covers the earlier one. So their lengths increase, and a handful
+	// of them is all real traffic has (one per segment size in flight).
+	out        [4]outSeg
+	nOut       uint8
+	unreliable bool       // sequence numbers that do not follow on (relative ones after absolute ones)
+	retx       *[]retxSeg // the retransmissions, at most maxRetxKept; nil until one
 }
 
 // maxSeqJump is how far a data segment's sequence numbers may lie from the
@@ -68,13 +72,15 @@ func (s *stream) noteData(dir int, p *tcpSeg, sg seg, sh *shard) {
 	}
 	d.maxSent = max(d.maxSent, n)
 	if s.nextSet[dir] && int32(end-s.nextSeq[dir]) <= 0 {
-		d.nRetx++
-		if len(d.retx) < maxRetxKept {
-			d.retx = append(d.retx, retxSeg{len: n, at: sg})
+		if d.retx == nil {
+			d.retx = new([]retxSeg)
+		}
+		if len(*d.retx) < maxRetxKept {
+			*d.retx = append(*d.retx, retxSeg{len: n, at: sg})
 		}
 		return
 	}
-	if n <= d.maxAcked {
+	if n <= d.maxAcked || (d.nOut > 0 && n <= d.out[d.nOut-1].len) {
 		return // its acknowledgment would not raise maxAcked
 	}
 	if int(d.nOut) == len(d.out) {
@@ -83,6 +89,14 @@ func (s *stream) noteData(dir int, p *tcpSeg, sg seg, sh *shard) {
 	}
 	d.out[d.nOut] = outSeg{end: end, len: n}
 	d.nOut++
+}
+
+// retxs returns the retransmissions d keeps.
+func (d *dataSizes) retxs() []retxSeg {
+	if d.retx == nil {
+		return nil
+	}
+	return *d.retx
 }
 
 // acked takes the segments that ack covers as acknowledged.
@@ -106,7 +120,7 @@ func (t *Tracker) sizes(d *dataSizes) *model.DataSizes {
 		return nil
 	}
 	out := &model.DataSizes{MaxSent: int(d.maxSent), MaxAcked: int(d.maxAcked)}
-	for _, r := range d.retx {
+	for _, r := range d.retxs() {
 		if r.len <= d.maxAcked {
 			continue
 		}
@@ -128,7 +142,7 @@ func (s *stream) largeRetx() bool {
 		if d == nil || d.unreliable {
 			continue
 		}
-		for _, r := range d.retx {
+		for _, r := range d.retxs() {
 			if r.len > d.maxAcked {
 				return true
 			}

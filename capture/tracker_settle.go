@@ -79,6 +79,33 @@ func (t *Tracker) finalize(s *stream) {
 	t.recycled = append(t.recycled, s)
 }
 
+// finishStreams finalizes every stream still live, in the order one shard
+// would have retired them all (the open list's, then the closed list's,
+// each in the order of the streams' last packets), straight from the
+// shards' activity lists. Nothing comes after: the streams are not
+// recycled.
+func (t *Tracker) finishStreams() {
+	for l := range 2 {
+		for {
+			var next *stream
+			var from *shard
+			for _, sh := range t.shards {
+				if h := sh.lists[l].head; h != nil && (next == nil || h.lastIdx < next.lastIdx) {
+					next, from = h, sh
+				}
+			}
+			if next == nil {
+				break
+			}
+			from.unlink(next)
+			t.conclude(next)
+		}
+	}
+	for _, sh := range t.shards {
+		sh.streams.reset()
+	}
+}
+
 // giveBack hands the recycled streams to the shards, as many to each.
 func (t *Tracker) giveBack() {
 	for i, s := range t.recycled {

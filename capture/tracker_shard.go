@@ -57,6 +57,18 @@ func (sh *shard) add(g *tcpSeg, m *mark) bool {
 	return false
 }
 
+// fold folds a window's segments at the indices own into the shard,
+// appending what they leave to settle to marks.
+func (sh *shard) fold(segs []tcpSeg, own []int32, marks []mark) []mark {
+	var m mark
+	for _, j := range own {
+		if sh.add(&segs[j], &m) {
+			marks = append(marks, m)
+		}
+	}
+	return marks
+}
+
 // alloc returns a stream to fill: a recycled one when there is one.
 func (sh *shard) alloc() *stream {
 	if n := len(sh.free); n > 0 {
@@ -123,21 +135,14 @@ func (sh *shard) retire(s *stream) {
 }
 
 // sweep retires the streams at the heads of the activity lists that have
-// been closed or idle long enough at time now (all of them when all is
-// set), and appends them to out, each list's in its order.
-func (sh *shard) sweep(now int64, all bool, out *[2][]*stream) {
+// been closed or idle long enough at time now, and appends them to out,
+// each list's in its order.
+func (sh *shard) sweep(now int64, out *[2][]*stream) {
 	for i, linger := range [2]time.Duration{idleLinger, closedLinger} {
 		l := &sh.lists[i]
-		for s := l.head; s != nil && (all || sub(now, s.lastNow) > linger); s = l.head {
-			if all {
-				sh.unlink(s) // the map is cleared whole below
-			} else {
-				sh.retire(s)
-			}
+		for s := l.head; s != nil && sub(now, s.lastNow) > linger; s = l.head {
+			sh.retire(s)
 			out[i] = append(out[i], s)
 		}
-	}
-	if all {
-		sh.streams.reset()
 	}
 }

@@ -159,6 +159,9 @@ func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cd int8) {
 
 // forgetSYN drops s, finalized, from the sequence numbers noteSYN keeps.
 func (t *Tracker) forgetSYN(s *stream) {
+	if t.synISN == nil {
+		return
+	}
 	for _, isn := range s.noted[:s.nNoted] {
 		if t.synISN[isn].s == s {
 			delete(t.synISN, isn)
