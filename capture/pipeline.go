@@ -28,19 +28,19 @@ type window struct {
 	// full holds the packets the Tracker settles whole (ICMP errors, ARP),
 	// in capture order.
 	full  []Packet
-	sweep bool           // the last packet ends a sweep interval
-	now   int64          // the tracker's time after the last packet
-	swept [][2][]*stream // per shard, the streams its sweep retired
-	// recycled holds streams the Tracker finalized before the window set
-	// out: each shard takes its share.
-	recycled []*stream
+	sweep bool         // the last packet ends a sweep interval
+	now   int64        // the tracker's time after the last packet
+	swept [][2][]ended // per shard, the streams its sweep retired
+	// recycled holds, per shard, the streams of its store the Tracker
+	// finalized before the window set out, for it to use again.
+	recycled [][]*stream
 	done     chan struct{} // a token per shard that has folded the window
 }
 
 // newWindow returns an empty window for n shards.
 func newWindow(n int) *window {
 	w := &window{segs: make([]tcpSeg, 0, batchSize), own: make([][]int32, n), marks: make([][]mark, n),
-		swept: make([][2][]*stream, n), done: make(chan struct{}, n)}
+		swept: make([][2][]ended, n), recycled: make([][]*stream, n), done: make(chan struct{}, n)}
 	return w
 }
 
@@ -101,8 +101,7 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 		go func() {
 			defer wg.Done()
 			for w := range in[i] {
-				n := len(w.recycled)
-				sh.free = append(sh.free, w.recycled[i*n/len(in):(i+1)*n/len(in)]...)
+				sh.free = append(sh.free, w.recycled[i]...)
 				w.marks[i] = sh.fold(w.segs, w.own[i], w.marks[i])
 				if w.sweep {
 					sh.sweep(w.now, &w.swept[i])
@@ -120,10 +119,12 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 			t.settleSwept(w.swept)
 		}
 		w.reset()
-		clear(w.recycled)
-		w.recycled = append(w.recycled[:0], t.recycled...)
-		clear(t.recycled)
-		t.recycled = t.recycled[:0]
+		for i := range t.recycled {
+			clear(w.recycled[i])
+			w.recycled[i] = append(w.recycled[i][:0], t.recycled[i]...)
+			clear(t.recycled[i])
+			t.recycled[i] = t.recycled[i][:0]
+		}
 		select {
 		case free <- w:
 		default:

@@ -46,7 +46,7 @@ func (g *tcpSeg) seg() seg {
 type mark struct {
 	idx     int     // the segment's Packet.idx
 	ns      int64   // its time
-	retired *stream // the stream its SYN retired
+	retired ended   // the stream its SYN retired
 	noted   *stream // the stream whose first SYN in a direction this is (summary mode)
 	noteISN uint32  // that SYN's sequence number (a SYN/ACK's ack minus one)
 	noteCli int8    // that stream's client direction, as the SYN shows it

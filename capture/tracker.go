@@ -26,10 +26,11 @@ type Tracker struct {
 	// the Tracker settles what they leave on the packets and what they
 	// retire, in capture order.
 	shards []*shard
-	swept  [][2][]*stream // each shard's streams retired by the last sweep
-	// recycled holds the streams finalized since the shards were last
-	// given them back (giveBack, or a window of pipeline.go).
-	recycled []*stream
+	swept  [][2][]ended // each shard's streams retired by the last sweep
+	// recycled holds, per shard, the streams of its store finalized since
+	// the shards were last given them back (giveBack, or a window of
+	// pipeline.go).
+	recycled [][]*stream
 
 	// The packets' order and clock, kept by prepare.
 	packets int       // packets prepared
@@ -96,9 +97,10 @@ func (t *Tracker) setShards(n int) {
 	t.flushCounts()
 	t.shards = make([]*shard, n)
 	for i := range t.shards {
-		t.shards[i] = newShard(t.summarize)
+		t.shards[i] = newShard(uint8(i), t.summarize)
 	}
-	t.swept = make([][2][]*stream, n)
+	t.recycled = make([][]*stream, n)
+	t.swept = make([][2][]ended, n)
 }
 
 // maxShards bounds how many shards a Tracker splits its streams into.
@@ -210,9 +212,7 @@ func (t *Tracker) Add(p *Packet) {
 	if p.idx%sweepEvery == 0 {
 		t.sweep(t.now, t.swept)
 	}
-	if len(t.recycled) > 0 {
-		t.giveBack()
-	}
+	t.giveBack()
 }
 
 // prepare numbers p and keeps the capture's clock. For a TCP segment, or
@@ -339,7 +339,7 @@ func (t *Tracker) shardOf(h uint32) int {
 
 // sweep retires, in every shard, the streams closed or idle long enough
 // at time now, into swept, and finalizes them.
-func (t *Tracker) sweep(now int64, swept [][2][]*stream) {
+func (t *Tracker) sweep(now int64, swept [][2][]ended) {
 	for i, sh := range t.shards {
 		sh.sweep(now, &swept[i])
 	}
@@ -397,7 +397,6 @@ func (t *Tracker) Finish() *Result {
 	t.synISN = nil
 	t.finishStreams()
 	t.flushCounts()
-	clear(t.recycled)
 	t.recycled = nil
 	for _, sh := range t.shards {
 		sh.free = nil

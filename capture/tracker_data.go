@@ -15,8 +15,9 @@ type dataSizes struct {
 	// of them is all real traffic has (one per segment size in flight).
 	out        [4]outSeg
 	nOut       uint8
-	unreliable bool       // sequence numbers that do not follow on (relative ones after absolute ones)
-	retx       *[]retxSeg // the retransmissions, at most maxRetxKept; nil until one
+	unreliable bool // sequence numbers that do not follow on (relative ones after absolute ones)
+	// The retransmissions, at most maxRetxKept, are in the stream's
+	// streamExtra.
 }
 
 // maxSeqJump is how far a data segment's sequence numbers may lie from the
@@ -41,27 +42,18 @@ const maxRetxKept = 16
 // noteData records a packet of dir before its sequence numbers advance
 // the stream: data sent (or sent again), and what the packet's ACK
 // acknowledges of the other direction.
-func (s *stream) noteData(dir int, p *tcpSeg, sg seg, sh *shard) {
+func (sh *shard) noteData(s *stream, dir int, p *tcpSeg, sg seg) {
 	if p.short {
 		return
 	}
-	if p.flags&ACK != 0 {
-		if d := s.data[1-dir]; d != nil {
-			d.acked(p.ack)
-		}
+	if p.flags&ACK != 0 && s.hasData&(1<<(1-dir)) != 0 {
+		s.data[1-dir].acked(p.ack)
 	}
 	if p.payload <= 0 || p.flags&(SYN|RST) != 0 {
 		return
 	}
-	d := s.data[dir]
-	if d == nil {
-		if d = s.spare[dir]; d != nil {
-			s.spare[dir] = nil
-		} else {
-			d = sh.dataSlab.alloc()
-		}
-		s.data[dir] = d
-	}
+	d := &s.data[dir]
+	s.hasData |= 1 << dir
 	n := int32(p.payload)
 	end := p.seq + uint32(p.payload)
 	if off := int32(end - s.nextSeq[dir]); s.nextSet[dir] && (off > maxSeqJump || off < -maxSeqJump) {
@@ -72,11 +64,8 @@ func (s *stream) noteData(dir int, p *tcpSeg, sg seg, sh *shard) {
 	}
 	d.maxSent = max(d.maxSent, n)
 	if s.nextSet[dir] && int32(end-s.nextSeq[dir]) <= 0 {
-		if d.retx == nil {
-			d.retx = new([]retxSeg)
-		}
-		if len(*d.retx) < maxRetxKept {
-			*d.retx = append(*d.retx, retxSeg{len: n, at: sg})
+		if x := sh.extraOf(s); len(x.retx[dir]) < maxRetxKept {
+			x.retx[dir] = append(x.retx[dir], retxSeg{len: n, at: sg})
 		}
 		return
 	}
@@ -91,12 +80,12 @@ func (s *stream) noteData(dir int, p *tcpSeg, sg seg, sh *shard) {
 	d.nOut++
 }
 
-// retxs returns the retransmissions d keeps.
-func (d *dataSizes) retxs() []retxSeg {
-	if d.retx == nil {
+// retx returns the retransmissions of direction dir that e keeps.
+func (e ended) retx(dir int) []retxSeg {
+	if e.x == nil {
 		return nil
 	}
-	return *d.retx
+	return e.x.retx[dir]
 }
 
 // acked takes the segments that ack covers as acknowledged.
@@ -114,13 +103,15 @@ func (d *dataSizes) acked(ack uint32) {
 	d.nOut = uint8(k)
 }
 
-// sizes returns the model's view of d, nil for a direction without data.
-func (t *Tracker) sizes(d *dataSizes) *model.DataSizes {
-	if d == nil || d.unreliable {
+// sizes returns the model's view of e's data in direction dir, nil when
+// it sent none.
+func (t *Tracker) sizes(e ended, dir int) *model.DataSizes {
+	d := &e.data[dir]
+	if e.hasData&(1<<dir) == 0 || d.unreliable {
 		return nil
 	}
 	out := &model.DataSizes{MaxSent: int(d.maxSent), MaxAcked: int(d.maxAcked)}
-	for _, r := range d.retxs() {
+	for _, r := range e.retx(dir) {
 		if r.len <= d.maxAcked {
 			continue
 		}
@@ -137,12 +128,16 @@ func (t *Tracker) sizes(d *dataSizes) *model.DataSizes {
 
 // largeRetx reports whether a direction of s retransmitted a segment
 // larger than any the peer acknowledged (see model.DataSizes).
-func (s *stream) largeRetx() bool {
-	for _, d := range s.data {
-		if d == nil || d.unreliable {
+func (e ended) largeRetx() bool {
+	if e.x == nil {
+		return false
+	}
+	for dir := range e.data {
+		d := &e.data[dir]
+		if e.hasData&(1<<dir) == 0 || d.unreliable {
 			continue
 		}
-		for _, r := range d.retxs() {
+		for _, r := range e.x.retx[dir] {
 			if r.len > d.maxAcked {
 				return true
 			}

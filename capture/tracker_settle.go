@@ -10,9 +10,9 @@ import (
 // finalizes the stream a SYN ended by reusing its 4-tuple, and notes a
 // first SYN for summary mode.
 func (t *Tracker) settleMark(m *mark) {
-	if m.retired != nil {
+	if m.retired.stream != nil {
 		t.finalize(m.retired)
-		m.retired = nil
+		m.retired = ended{}
 	}
 	if m.noted != nil {
 		t.noteSYN(m.noted, m.noteISN, m.ns, m.noteCli)
@@ -41,19 +41,19 @@ func (t *Tracker) settle(p *Packet) {
 // order one shard would have retired them: the open list's before the
 // closed list's, each in the order of the streams' last packets. It empties
 // swept.
-func (t *Tracker) settleSwept(swept [][2][]*stream) {
+func (t *Tracker) settleSwept(swept [][2][]ended) {
 	var at [maxShards]int
 	for l := range 2 {
 		clear(at[:])
 		for {
-			var next *stream
+			var next ended
 			from := -1
 			for i := range swept {
-				if q := swept[i][l]; at[i] < len(q) && (next == nil || q[at[i]].lastIdx < next.lastIdx) {
+				if q := swept[i][l]; at[i] < len(q) && (next.stream == nil || q[at[i]].lastIdx < next.lastIdx) {
 					next, from = q[at[i]], i
 				}
 			}
-			if next == nil {
+			if next.stream == nil {
 				break
 			}
 			at[from]++
@@ -73,10 +73,10 @@ const doneChunk = 4096
 
 // finalize turns s, retired by its shard, into an attempt (or folds it
 // into its endpoint's counters) and forgets it.
-func (t *Tracker) finalize(s *stream) {
-	t.conclude(s)
-	s.recycle()
-	t.recycled = append(t.recycled, s)
+func (t *Tracker) finalize(e ended) {
+	t.conclude(e)
+	e.recycle()
+	t.recycled[e.shard] = append(t.recycled[e.shard], e.stream)
 }
 
 // finishStreams finalizes every stream still live, in the order one shard
@@ -90,15 +90,17 @@ func (t *Tracker) finishStreams() {
 			var next *stream
 			var from *shard
 			for _, sh := range t.shards {
-				if h := sh.lists[l].head; h != nil && (next == nil || h.lastIdx < next.lastIdx) {
-					next, from = h, sh
+				if h := sh.lists[l].head; h != 0 {
+					if s := sh.store.at(h); next == nil || s.lastIdx < next.lastIdx {
+						next, from = s, sh
+					}
 				}
 			}
 			if next == nil {
 				break
 			}
 			from.unlink(next)
-			t.conclude(next)
+			t.conclude(ended{next, from.takeExtra(next)})
 		}
 	}
 	for _, sh := range t.shards {
@@ -106,18 +108,21 @@ func (t *Tracker) finishStreams() {
 	}
 }
 
-// giveBack hands the recycled streams to the shards, as many to each.
+// giveBack hands the recycled streams back to their shards.
 func (t *Tracker) giveBack() {
-	for i, s := range t.recycled {
-		sh := t.shards[i%len(t.shards)]
-		sh.free = append(sh.free, s)
+	for i, l := range t.recycled {
+		if len(l) > 0 {
+			sh := t.shards[i]
+			sh.free = append(sh.free, l...)
+			clear(l)
+			t.recycled[i] = l[:0]
+		}
 	}
-	clear(t.recycled)
-	t.recycled = t.recycled[:0]
 }
 
 // conclude is finalize but for the recycling.
-func (t *Tracker) conclude(s *stream) {
+func (t *Tracker) conclude(e ended) {
+	s := e.stream
 	outcome := s.outcome()
 	c := &t.counts
 	switch outcome {
@@ -131,14 +136,14 @@ func (t *Tracker) conclude(s *stream) {
 		c.SYNACKClientRST++
 	}
 	t.forgetSYN(s)
-	if t.summarize && s.outer == nil {
+	if t.summarize && e.outer() == nil {
 		// Folded straight from the stream: no attempt is built for it.
 		switch outcome {
 		case model.OutcomeEstablished:
 			switch s.connState(s.clientDir()) {
 			case "SF", "S1", "S2", "S3":
-				if !s.largeRetx() && !s.icmp { // a stalled transfer, or one an ICMP error quotes, is kept for the rules
-					t.fold(s, outcome)
+				if !e.largeRetx() && !s.icmp { // a stalled transfer, or one an ICMP error quotes, is kept for the rules
+					t.fold(e, outcome)
 					return
 				}
 			}
@@ -155,10 +160,10 @@ func (t *Tracker) conclude(s *stream) {
 				case hostFull && t.failKept[ek] == 0:
 					// A port first seen once the host's sample is full
 					// (a scan): counted with the host's other such ports.
-					t.foldInto(t.acc(hk.server, outcome), s)
+					t.foldInto(t.acc(hk.server, outcome), e)
 					return
 				case hostFull || int(t.failKept[ek]) >= t.keepFailed:
-					t.foldInto(t.acc(server, outcome), s)
+					t.foldInto(t.acc(server, outcome), e)
 					return
 				}
 				t.failKept[ek]++
@@ -166,7 +171,7 @@ func (t *Tracker) conclude(s *stream) {
 			}
 		}
 	}
-	a := t.attempt(s)
+	a := t.attempt(e)
 	if n := len(t.done); n == 0 || len(t.done[n-1]) == cap(t.done[n-1]) {
 		t.done = append(t.done, make([]model.Attempt, 0, doneChunk))
 	}

@@ -11,24 +11,71 @@ import (
 // each, and folds what they finish in one deterministic order, so that its
 // Result does not depend on how many shards there were.
 type shard struct {
-	streams streamTable
+	store   streamStore // the shard's streams, live and recycled
+	streams streamTable // the live ones by 4-tuple
 	// lists holds the live streams, open ones (listOpen) and closed ones
 	// (listClosed) apart, each least recently active first, so that streams
 	// long closed or idle are finalized as the capture goes and memory
 	// follows the live connections: a closed stream never waits behind an
 	// open one that lingers longer. Both are in the order of the streams'
 	// last packets, in every shard as in the whole capture.
-	lists     [2]activity
-	counts    model.Counts // the TCP counts: segments, SYNs, SYN/ACKs, RSTs, retransmitted SYNs
-	free      []*stream    // finalized streams given back by the Tracker, for new ones
-	slab      slab[stream] // where new streams come from
-	dataSlab  slab[dataSizes]
+	lists  [2]activity
+	counts model.Counts // the TCP counts: segments, SYNs, SYN/ACKs, RSTs, retransmitted SYNs
+	free   []*stream    // finalized streams given back by the Tracker, for new ones
+	// extra holds, by ref, the streamExtra of the live streams that need
+	// one (stream.hasExtra).
+	extra     map[uint32]*streamExtra
 	created   int
+	index     uint8 // the shard's in Tracker.shards
 	summarize bool
 }
 
-func newShard(summarize bool) *shard {
-	return &shard{summarize: summarize}
+func newShard(index uint8, summarize bool) *shard {
+	sh := &shard{index: index, summarize: summarize}
+	sh.streams.st = &sh.store
+	return sh
+}
+
+// streamExtra is the state of a stream that holds pointers and that few
+// streams need, kept apart so that streams hold no pointer: its overlay's
+// outer addresses, its segments once they overflow stream.segBuf, its
+// retransmitted data segments.
+type streamExtra struct {
+	outer *model.Tuple
+	segs  []seg // all the segments, once more than fit in segBuf
+	retx  [2][]retxSeg
+}
+
+// extraOf returns s's streamExtra, made on first use.
+func (sh *shard) extraOf(s *stream) *streamExtra {
+	if s.hasExtra {
+		return sh.extra[s.ref]
+	}
+	if sh.extra == nil {
+		sh.extra = map[uint32]*streamExtra{}
+	}
+	x := new(streamExtra)
+	sh.extra[s.ref] = x
+	s.hasExtra = true
+	return x
+}
+
+// takeExtra returns s's streamExtra, nil when it has none, and lets go of
+// it: s is retired.
+func (sh *shard) takeExtra(s *stream) *streamExtra {
+	if !s.hasExtra {
+		return nil
+	}
+	x := sh.extra[s.ref]
+	delete(sh.extra, s.ref)
+	return x
+}
+
+// ended is a stream its shard retired, with its streamExtra (nil when it
+// has none), as the Tracker finalizes it.
+type ended struct {
+	*stream
+	x *streamExtra
 }
 
 // live returns how many streams t's shards track.
@@ -77,11 +124,14 @@ func (sh *shard) alloc() *stream {
 		sh.free = sh.free[:n-1]
 		return s
 	}
-	return sh.slab.alloc()
+	s := sh.store.alloc()
+	s.shard = sh.index
+	return s
 }
 
-// activity is a list of live streams, least recently active first.
-type activity struct{ head, tail *stream }
+// activity is a list of live streams, least recently active first, by
+// their refs (0 for none).
+type activity struct{ head, tail uint32 }
 
 const (
 	listNone   = iota // not listed
@@ -96,18 +146,18 @@ func (sh *shard) touch(s *stream) {
 		want = listClosed
 	}
 	l := &sh.lists[want-1]
-	if l.tail == s {
+	if l.tail == s.ref {
 		return
 	}
 	sh.unlink(s)
 	s.list = want
-	s.prev, s.next = l.tail, nil
-	if l.tail != nil {
-		l.tail.next = s
+	s.prev, s.next = l.tail, 0
+	if l.tail != 0 {
+		sh.store.at(l.tail).next = s.ref
 	} else {
-		l.head = s
+		l.head = s.ref
 	}
-	l.tail = s
+	l.tail = s.ref
 }
 
 func (sh *shard) unlink(s *stream) {
@@ -115,34 +165,38 @@ func (sh *shard) unlink(s *stream) {
 		return
 	}
 	l := &sh.lists[s.list-1]
-	if s.prev != nil {
-		s.prev.next = s.next
+	if s.prev != 0 {
+		sh.store.at(s.prev).next = s.next
 	} else {
 		l.head = s.next
 	}
-	if s.next != nil {
-		s.next.prev = s.prev
+	if s.next != 0 {
+		sh.store.at(s.next).prev = s.prev
 	} else {
 		l.tail = s.prev
 	}
-	s.prev, s.next, s.list = nil, nil, listNone
+	s.prev, s.next, s.list = 0, 0, listNone
 }
 
-// retire takes s out of the shard: the Tracker finalizes it.
-func (sh *shard) retire(s *stream) {
+// retire takes s out of the shard, for the Tracker to finalize.
+func (sh *shard) retire(s *stream) ended {
 	sh.unlink(s)
 	sh.streams.remove(s, s.hash)
+	return ended{s, sh.takeExtra(s)}
 }
 
 // sweep retires the streams at the heads of the activity lists that have
 // been closed or idle long enough at time now, and appends them to out,
 // each list's in its order.
-func (sh *shard) sweep(now int64, out *[2][]*stream) {
+func (sh *shard) sweep(now int64, out *[2][]ended) {
 	for i, linger := range [2]time.Duration{idleLinger, closedLinger} {
 		l := &sh.lists[i]
-		for s := l.head; s != nil && sub(now, s.lastNow) > linger; s = l.head {
-			sh.retire(s)
-			out[i] = append(out[i], s)
+		for l.head != 0 {
+			s := sh.store.at(l.head)
+			if sub(now, s.lastNow) <= linger {
+				break
+			}
+			out[i] = append(out[i], sh.retire(s))
 		}
 	}
 }

@@ -18,7 +18,7 @@ type seg struct {
 	line  int32
 	// file holds the index in Tracker.files (0 for the tracker's own
 	// file) in its low fileBits, and in its top bits, for the segments of
-	// stream.segs, the kind (seg*) and direction of the segment.
+	// a stream's list, the kind (seg*) and direction of the segment.
 	file uint32
 }
 
@@ -40,27 +40,44 @@ func (t *Tracker) modelSeg(g seg) model.Seg {
 	return model.Seg{Frame: g.frame, Line: int(g.line), Time: t.time(g.ns), File: t.files[g.file&fileMask]}
 }
 
-// addSeg lists g as a segment of the kind sent in direction dir, unless
-// maxSegs of them are listed already (n counts them, g included).
-func (s *stream) addSeg(kind, dir int, n int32, g seg) {
+// addSeg lists g as a segment of s of the kind sent in direction dir,
+// unless maxSegs of them are listed already (n counts them, g included).
+// The first two (a SYN and its SYN/ACK, or its RST) stay in the stream,
+// the rest go with all of them to its streamExtra.
+func (sh *shard) addSeg(s *stream, kind, dir int, n int32, g seg) {
 	if n > maxSegs {
 		return
 	}
-	if s.segs == nil {
-		s.segs = s.segBuf[:0] // a SYN and its SYN/ACK, or its RST, in place
-	}
 	g.file |= uint32(kind<<1|dir) << fileBits
-	s.segs = append(s.segs, g)
+	switch {
+	case int(s.nSegs) < len(s.segBuf):
+		s.segBuf[s.nSegs] = g
+	case int(s.nSegs) == len(s.segBuf):
+		x := sh.extraOf(s)
+		x.segs = append(append(x.segs[:0], s.segBuf[:]...), g)
+	default:
+		x := sh.extraOf(s)
+		x.segs = append(x.segs, g)
+	}
+	s.nSegs++
+}
+
+// segList returns the segments e lists.
+func (e ended) segList() []seg {
+	if int(e.nSegs) > len(e.segBuf) {
+		return e.x.segs
+	}
+	return e.segBuf[:e.nSegs]
 }
 
 // synRetx returns how many times the client's first SYN was retransmitted,
 // leaving out copies seen on another interface (model.IsSegmentCopy);
 // beyond the SYNs listed, every one counts.
-func (s *stream) synRetx(cd int) int {
+func (e ended) synRetx(cd int) int {
 	tag := uint32(segSYN<<1 | cd)
 	n, listed := 0, 0
 	prev := int64(0)
-	for _, g := range s.segs {
+	for _, g := range e.segList() {
 		if g.tag() != tag {
 			continue
 		}
@@ -70,16 +87,16 @@ func (s *stream) synRetx(cd int) int {
 		prev = g.ns
 		listed++
 	}
-	if extra := int(s.nSYN[cd]) - listed; extra > 0 {
+	if extra := int(e.nSYN[cd]) - listed; extra > 0 {
 		n += extra
 	}
 	return n
 }
 
 // firstSeg returns the first segment of the kind sent in direction dir.
-func (s *stream) firstSeg(kind, dir int) (seg, bool) {
+func (e ended) firstSeg(kind, dir int) (seg, bool) {
 	tag := uint32(kind<<1 | dir)
-	for _, g := range s.segs {
+	for _, g := range e.segList() {
 		if g.tag() == tag {
 			return g, true
 		}
@@ -89,10 +106,10 @@ func (s *stream) firstSeg(kind, dir int) (seg, bool) {
 
 // modelSegs returns the segments of the kind sent in direction dir, nil
 // when there are none.
-func (t *Tracker) modelSegs(s *stream, kind, dir int) []model.Seg {
+func (t *Tracker) modelSegs(e ended, kind, dir int) []model.Seg {
 	tag := uint32(kind<<1 | dir)
 	var out []model.Seg
-	for _, g := range s.segs {
+	for _, g := range e.segList() {
 		if g.tag() == tag {
 			out = append(out, t.modelSeg(g))
 		}
@@ -112,22 +129,24 @@ var reuseNames = [...]string{"", "open", "closed", "time-wait"}
 
 // stream is the tracking state of one attempt. Directions are indexed from
 // the first packet seen: 0 is its sender.
+//
+// A stream holds no pointer, so that the garbage collector never reads the
+// chunks of a shard's streamStore: its activity list neighbours are refs
+// into the store, and what holds pointers is in its streamExtra.
 type stream struct {
 	// Fields are ordered by size, largest first, so that a stream packs
 	// into as few bytes as it can.
-	prev, next *stream // the tracker's activity list
-	seq        int     // creation order: attempts are returned in it
-	outer      *model.Tuple
-	segs       []seg // SYN, SYN/ACK and RST segments, tagged with kind and direction
-	segBuf     [2]seg
-	first      seg
-	fin        [2]seg // frame and line 0 until seen
-	firstAck   seg
-	last       int64 // the last packet's time
-	lastNow    int64 // Tracker time when the last packet came (the activity lists' order)
-	lastIdx    int   // the last packet's index (Packet.idx)
-	packets    int
-	bytes      [2]int64
+	seq      int    // creation order: attempts are returned in it
+	segBuf   [2]seg // SYN, SYN/ACK and RST segments, tagged with kind and direction (then in streamExtra)
+	first    seg
+	fin      [2]seg // frame and line 0 until seen
+	firstAck seg
+	last     int64 // the last packet's time
+	lastNow  int64 // Tracker time when the last packet came (the activity lists' order)
+	lastIdx  int   // the last packet's index (Packet.idx)
+	packets  int
+	bytes    [2]int64
+	data     [2]dataSizes // each direction's data segments, when hasData has its bit
 
 	// Wireshark's sequence analysis, enough to tell a retransmitted SYN
 	// from an out-of-order one.
@@ -145,6 +164,10 @@ type stream struct {
 	cliRST   [2]int32  // RSTs counted once the client is known, as the truth files count them
 	histSeen uint32
 	hash     uint32 // key's hash, the streamTable's
+	ref      uint32 // the stream's ref in its shard's store
+	prev     uint32 // the activity list's neighbours' refs, 0 for none
+	next     uint32
+	saAck    uint32 // the ack of a SYN/ACK whose SYN was not seen
 
 	key     tupleKey
 	history [12]byte // each letter at most once per side
@@ -175,9 +198,10 @@ type stream struct {
 	noted  [4]uint32
 	nNoted uint8
 
-	data  [2]*dataSizes // each direction's data segments, nil until it sends some
-	spare [2]*dataSizes // emptied ones of a recycled stream, for data to use
-	saAck uint32        // the ack of a SYN/ACK whose SYN was not seen
+	shard    uint8 // the index of the shard whose store holds s
+	nSegs    uint8 // segments listed
+	hasData  uint8 // bit dir set once direction dir sent data
+	hasExtra bool  // the shard keeps a streamExtra for s
 }
 
 // isn returns the client's initial sequence number: its SYN's, or, when
@@ -287,7 +311,8 @@ func (s *stream) end(dir int) netip.AddrPort {
 	return s.key.end(dir)
 }
 
-func (t *Tracker) attempt(s *stream) model.Attempt {
+func (t *Tracker) attempt(e ended) model.Attempt {
+	s := e.stream
 	cd := s.clientDir()
 	sd := 1 - cd
 	file := t.file
@@ -309,10 +334,10 @@ func (t *Tracker) attempt(s *stream) model.Attempt {
 		Outcome:     s.outcome(),
 		Start:       t.time(s.first.ns),
 		End:         t.time(s.last),
-		SYN:         t.modelSegs(s, segSYN, cd),
-		SYNACK:      t.modelSegs(s, segSYNACK, sd),
-		ClientRST:   t.modelSegs(s, segRST, cd),
-		ServerRST:   t.modelSegs(s, segRST, sd),
+		SYN:         t.modelSegs(e, segSYN, cd),
+		SYNACK:      t.modelSegs(e, segSYNACK, sd),
+		ClientRST:   t.modelSegs(e, segRST, cd),
+		ServerRST:   t.modelSegs(e, segRST, sd),
 		FirstAck:    segPtr(s.firstAck, s.ackSeen),
 		ClientFIN:   segPtr(s.fin[cd], s.finSeen[cd]),
 		ServerFIN:   segPtr(s.fin[sd], s.finSeen[sd]),
@@ -320,16 +345,16 @@ func (t *Tracker) attempt(s *stream) model.Attempt {
 		ClientBytes: s.bytes[cd],
 		ServerBytes: s.bytes[sd],
 		ISN:         s.isn(cd),
-		ClientData:  t.sizes(s.data[cd]),
-		ServerData:  t.sizes(s.data[sd]),
+		ClientData:  t.sizes(e, cd),
+		ServerData:  t.sizes(e, sd),
 		Reused:      reuseNames[s.reused],
 		ICMP:        s.icmp,
 		MSS:         s.mss[cd],
 		ServerMSS:   s.mss[sd],
 	}
-	if s.outer != nil {
-		o := *s.outer
-		a.Outer = &o
+	if o := e.outer(); o != nil {
+		c := *o
+		a.Outer = &c
 	}
 	if s.first.file != 0 {
 		for _, l := range [][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
@@ -429,15 +454,15 @@ func (s *stream) connState(cd int) string {
 	return "S1"
 }
 
-// recycle empties s, finalized, for its shard to use again, keeping its
-// segment list's and data sizes' storage.
+// recycle empties s, finalized, for its shard to use again.
 func (s *stream) recycle() {
-	spare := s.spare
-	for i, d := range s.data {
-		if d != nil {
-			*d = dataSizes{}
-			spare[i] = d
-		}
+	*s = stream{ref: s.ref, shard: s.shard}
+}
+
+// outer returns the outer addresses of e's overlay, nil when it has none.
+func (e ended) outer() *model.Tuple {
+	if e.x == nil {
+		return nil
 	}
-	*s = stream{segs: s.segs[:0], spare: spare}
+	return e.x.outer
 }

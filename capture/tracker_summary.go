@@ -52,12 +52,13 @@ func (t *Tracker) acc(server netip.AddrPort, outcome model.Outcome) *endpointAcc
 	return acc
 }
 
-func (t *Tracker) fold(s *stream, outcome model.Outcome) {
-	t.foldInto(t.acc(s.end(1-s.clientDir()), outcome), s)
+func (t *Tracker) fold(e ended, outcome model.Outcome) {
+	t.foldInto(t.acc(e.end(1-e.clientDir()), outcome), e)
 }
 
 // foldInto counts s in acc.
-func (t *Tracker) foldInto(acc *endpointAcc, s *stream) {
+func (t *Tracker) foldInto(acc *endpointAcc, e ended) {
+	s := e.stream
 	cd := s.clientDir()
 	client := s.end(cd)
 	first := t.time(s.first.ns)
@@ -76,7 +77,7 @@ func (t *Tracker) foldInto(acc *endpointAcc, s *stream) {
 	st.Packets += s.packets
 	st.ClientBytes += s.bytes[cd]
 	st.ServerBytes += s.bytes[1-cd]
-	st.SYNRetx += s.synRetx(cd)
+	st.SYNRetx += e.synRetx(cd)
 	if first.Before(st.First) {
 		st.First = first
 	}
@@ -89,8 +90,8 @@ func (t *Tracker) foldInto(acc *endpointAcc, s *stream) {
 			st.ClientAddrs = append(st.ClientAddrs, client.Addr())
 		}
 	}
-	syn, ok1 := s.firstSeg(segSYN, cd)
-	sa, ok2 := s.firstSeg(segSYNACK, 1-cd)
+	syn, ok1 := e.firstSeg(segSYN, cd)
+	sa, ok2 := e.firstSeg(segSYNACK, 1-cd)
 	if ok1 && ok2 {
 		d := sub(sa.ns, syn.ns)
 		if len(acc.synack) < maxSamples {

@@ -1,20 +1,22 @@
 package capture
 
 // streamTable maps 4-tuples to a shard's live streams: an open-addressing
-// table probed linearly from the slot the tuple's hash (Packet.hash, made
-// once when the packet is prepared) gives, each slot that hash's low bits
-// and the stream, whose key settles a match. Slots are 16 bytes, so that a
-// lookup reads one slot's cache line, then the stream it needs anyway; a
-// Go map of 38-byte keys reads more. Deletion shifts the entries that
-// follow back, so there are no tombstones.
+// table probed linearly from the slot the tuple's hash (tcpSeg.hash, made
+// once when the packet is prepared) gives, each slot that hash and the
+// stream's ref in the shard's store, whose key settles a match. Slots are
+// 8 bytes and hold no pointer, so that a lookup reads one slot's cache
+// line, then the stream it needs anyway, and the garbage collector never
+// reads the table. Deletion shifts the entries that follow back, so there
+// are no tombstones.
 type streamTable struct {
 	slots []tableSlot // a power of two long
 	n     int
+	st    *streamStore
 }
 
 type tableSlot struct {
-	h uint32
-	s *stream
+	h   uint32
+	ref uint32 // 0: empty
 }
 
 const minTable = 64
@@ -26,12 +28,14 @@ func (tb *streamTable) get(k *tupleKey, h uint32) *stream {
 	}
 	mask := uint32(len(tb.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
-		sl := &tb.slots[i]
-		if sl.s == nil {
+		sl := tb.slots[i]
+		if sl.ref == 0 {
 			return nil
 		}
-		if sl.h == h && sl.s.key == *k {
-			return sl.s
+		if sl.h == h {
+			if s := tb.st.at(sl.ref); s.key == *k {
+				return s
+			}
 		}
 	}
 }
@@ -45,13 +49,13 @@ func (tb *streamTable) put(s *stream, h uint32) {
 	mask := uint32(len(tb.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		sl := &tb.slots[i]
-		if sl.s == nil {
-			*sl = tableSlot{h, s}
+		if sl.ref == 0 {
+			*sl = tableSlot{h, s.ref}
 			tb.n++
 			return
 		}
-		if sl.h == h && sl.s.key == s.key {
-			sl.s = s
+		if sl.h == h && tb.st.at(sl.ref).key == s.key {
+			sl.ref = s.ref
 			return
 		}
 	}
@@ -59,18 +63,18 @@ func (tb *streamTable) put(s *stream, h uint32) {
 
 // remove takes s, whose key hashes to h, out of the table if it is there.
 func (tb *streamTable) remove(s *stream, h uint32) {
-	if tb.n == 0 {
+	if tb.n == 0 || s.ref == 0 {
 		return
 	}
 	mask := uint32(len(tb.slots) - 1)
 	i := h & mask
-	for ; tb.slots[i].s != s; i = (i + 1) & mask {
-		if tb.slots[i].s == nil {
+	for ; tb.slots[i].ref != s.ref; i = (i + 1) & mask {
+		if tb.slots[i].ref == 0 {
 			return
 		}
 	}
 	// Shift back the entries after i that probed past it.
-	for j := (i + 1) & mask; tb.slots[j].s != nil; j = (j + 1) & mask {
+	for j := (i + 1) & mask; tb.slots[j].ref != 0; j = (j + 1) & mask {
 		home := tb.slots[j].h & mask
 		if (j-home)&mask >= (j-i)&mask {
 			tb.slots[i] = tb.slots[j]
@@ -86,8 +90,8 @@ func (tb *streamTable) grow() {
 	tb.slots = makeLarge[tableSlot](max(minTable, 2*len(old)))
 	tb.n = 0
 	for _, sl := range old {
-		if sl.s != nil {
-			tb.put(sl.s, sl.h)
+		if sl.ref != 0 {
+			tb.put(tb.st.at(sl.ref), sl.h)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package capture
 import (
 	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"testing"
 )
 
@@ -11,7 +12,8 @@ import (
 // probes wrap around and removals shift entries back.
 func TestStreamTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	var tb streamTable
+	var st streamStore
+	tb := streamTable{st: &st}
 	want := map[tupleKey]*stream{}
 	keys := make([]tupleKey, 3000)
 	for i := range keys {
@@ -23,7 +25,8 @@ func TestStreamTable(t *testing.T) {
 		h := hash(k)
 		switch rng.IntN(3) {
 		case 0, 1:
-			s := &stream{key: *k, hash: h}
+			s := st.alloc()
+			s.key, s.hash = *k, h
 			tb.put(s, h)
 			want[*k] = s
 		case 2:
@@ -31,7 +34,9 @@ func TestStreamTable(t *testing.T) {
 				tb.remove(s, h)
 				delete(want, *k)
 			} else {
-				tb.remove(&stream{key: *k}, h) // not there: nothing happens
+				gone := st.alloc()
+				gone.key = *k
+				tb.remove(gone, h) // not there: nothing happens
 			}
 		}
 		if got := tb.get(k, h); got != want[*k] {
@@ -50,4 +55,54 @@ func TestStreamTable(t *testing.T) {
 	if tb.len() != 0 || tb.get(&keys[0], hash(&keys[0])) != nil {
 		t.Error("a reset table still holds streams")
 	}
+}
+
+// A store hands out streams that never move, each at its ref, across the
+// growing chunks and the full-sized ones after them.
+func TestStreamStore(t *testing.T) {
+	var st streamStore
+	var all []*stream
+	for i := range grownStreams + 3*int(grownChunk) + 5 {
+		s := st.alloc()
+		if s.ref != uint32(i+1) || s.packets != 0 {
+			t.Fatalf("stream %d: ref %d, packets %d", i, s.ref, s.packets)
+		}
+		s.packets = i
+		all = append(all, s)
+	}
+	for i, s := range all {
+		if got := st.at(s.ref); got != s || got.packets != i {
+			t.Fatalf("ref %d: %p (packets %d), want %p", s.ref, got, got.packets, s)
+		}
+	}
+	if len(st.chunks) != growChunks+4 {
+		t.Errorf("%d chunks", len(st.chunks))
+	}
+}
+
+// Streams and table slots hold no pointer, so that the garbage collector
+// never reads the stores and tables of a capture's live streams.
+func TestStreamsHoldNoPointer(t *testing.T) {
+	for _, v := range []any{stream{}, tableSlot{}, tcpSeg{}.key} {
+		if p := pointerIn(reflect.TypeOf(v)); p != "" {
+			t.Errorf("%T holds a pointer: %s", v, p)
+		}
+	}
+}
+
+// pointerIn names a field of typ that is or holds a pointer, "" when none.
+func pointerIn(typ reflect.Type) string {
+	switch typ.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Chan, reflect.Func, reflect.Interface, reflect.String, reflect.UnsafePointer:
+		return typ.String()
+	case reflect.Array:
+		return pointerIn(typ.Elem())
+	case reflect.Struct:
+		for i := range typ.NumField() {
+			if p := pointerIn(typ.Field(i).Type); p != "" {
+				return typ.Field(i).Name + " " + p
+			}
+		}
+	}
+	return ""
 }

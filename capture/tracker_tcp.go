@@ -9,7 +9,7 @@ import "time"
 func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 	c := &sh.counts
 	c.TCPPackets++
-	m.retired, m.noted = nil, nil
+	m.retired, m.noted = ended{}, nil
 	syn, ack, rst, fin := p.flags&SYN != 0, p.flags&ACK != 0, p.flags&RST != 0, p.flags&FIN != 0
 	synOnly := syn && !ack
 	switch {
@@ -46,12 +46,13 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 					reused = reuseTimeWait
 				}
 			}
-			sh.retire(old) // the tuple is reused: the old attempt is over
-			m.retired = old
+			m.retired = sh.retire(old) // the tuple is reused: the old attempt is over
 		}
 		s = sh.alloc()
-		*s = stream{seq: p.idx, key: *k, aHi: srcHi, outer: p.outer, first: p.seg(), mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused,
-			segs: s.segs, spare: s.spare}
+		*s = stream{seq: p.idx, key: *k, aHi: srcHi, first: p.seg(), mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused, ref: s.ref, shard: s.shard}
+		if p.outer != nil {
+			sh.extraOf(s).outer = p.outer
+		}
 		s.hash = h
 		sh.streams.put(s, h)
 		sh.created++
@@ -87,7 +88,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 		s.synSeen[dir], s.synISN[dir] = true, p.seq
 		s.mruSYN = pns
 		s.nSYN[dir]++
-		s.addSeg(segSYN, dir, s.nSYN[dir], sg)
+		sh.addSeg(s, segSYN, dir, s.nSYN[dir], sg)
 		if s.mss[dir] == 0 {
 			s.mss[dir] = p.mss
 		}
@@ -106,14 +107,14 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 			s.gotSA = true
 		}
 		s.nSYNACK[dir]++
-		s.addSeg(segSYNACK, dir, s.nSYNACK[dir], sg)
+		sh.addSeg(s, segSYNACK, dir, s.nSYNACK[dir], sg)
 		if s.mss[dir] == 0 {
 			s.mss[dir] = p.mss
 		}
 	}
 	if rst {
 		s.nRST[dir]++
-		s.addSeg(segRST, dir, s.nRST[dir], sg)
+		sh.addSeg(s, segRST, dir, s.nRST[dir], sg)
 		if s.cliDir >= 0 {
 			s.cliRST[dir]++
 		}
@@ -128,7 +129,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 	if p.flags&(SYN|ACK) == ACK && s.mruSYN != noTime && !s.rttSet {
 		s.firstRTT, s.rttSet = sub(pns, s.mruSYN), true
 	}
-	s.noteData(dir, p, sg, sh)
+	sh.noteData(s, dir, p, sg)
 	if !rst && !p.short {
 		nxt := p.seq + uint32(p.payload)
 		if syn || fin {
@@ -156,7 +157,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 	}
 	s.addHistory(dir, p)
 	sh.touch(s)
-	if m.retired == nil && m.noted == nil {
+	if m.retired.stream == nil && m.noted == nil {
 		return false
 	}
 	m.idx, m.ns = p.idx, pns
