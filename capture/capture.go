@@ -117,7 +117,7 @@ var ErrNotCapture = errors.New("not a pcap or pcapng capture")
 // tracking stage at once (a window of pipeline.go); windows end at the
 // multiples of batchSize among the packets a tracker is given, and so at
 // each sweep (sweepEvery is a multiple of it).
-const batchSize = 2048
+const batchSize = 4096
 
 // maxFrameErrors bounds how many undecodable frames are reported one by
 // one; the rest are summed up in a last error.

@@ -35,11 +35,6 @@ type tcpSeg struct {
 	found int
 }
 
-// seg returns g's segment: its time, frame or line, and file.
-func (g *tcpSeg) seg() seg {
-	return seg{ns: g.ns, frame: g.frame, line: g.line, file: g.file}
-}
-
 // mark is what a shard leaves for the Tracker to settle in capture order
 // after folding a segment: a stream the segment's SYN ended by reusing
 // its 4-tuple, a first SYN to note for summary mode.

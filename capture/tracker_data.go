@@ -13,7 +13,7 @@ type dataSizes struct {
 	// yet acknowledged never could: any acknowledgment that covers it
 	// covers the earlier one. So their lengths increase, and a handful
 	// of them is all real traffic has (one per segment size in flight).
-	out        [4]outSeg
+	out        [3]outSeg
 	nOut       uint8
 	unreliable bool // sequence numbers that do not follow on (relative ones after absolute ones)
 	// The retransmissions, at most maxRetxKept, are in the stream's
@@ -42,7 +42,7 @@ const maxRetxKept = 16
 // noteData records a packet of dir before its sequence numbers advance
 // the stream: data sent (or sent again), and what the packet's ACK
 // acknowledges of the other direction.
-func (sh *shard) noteData(s *stream, dir int, p *tcpSeg, sg seg) {
+func (sh *shard) noteData(s *stream, dir int, p *tcpSeg, sg *segAt) {
 	if p.short {
 		return
 	}
@@ -65,7 +65,7 @@ func (sh *shard) noteData(s *stream, dir int, p *tcpSeg, sg seg) {
 	d.maxSent = max(d.maxSent, n)
 	if s.nextSet[dir] && int32(end-s.nextSeq[dir]) <= 0 {
 		if x := sh.extraOf(s); len(x.retx[dir]) < maxRetxKept {
-			x.retx[dir] = append(x.retx[dir], retxSeg{len: n, at: sg})
+			x.retx[dir] = append(x.retx[dir], retxSeg{len: n, at: sg.get()})
 		}
 		return
 	}
@@ -120,7 +120,7 @@ func (t *Tracker) sizes(e ended, dir int) *model.DataSizes {
 		}
 		out.LargeRetx++
 		if len(out.Retx) < 5 {
-			out.Retx = append(out.Retx, t.modelSeg(r.at))
+			out.Retx = append(out.Retx, t.modelSeg(e, r.at))
 		}
 	}
 	return out

@@ -44,6 +44,7 @@ type streamExtra struct {
 	outer *model.Tuple
 	segs  []seg // all the segments, once more than fit in segBuf
 	retx  [2][]retxSeg
+	pos   []segPos // the places of the segs that do not fit in seg.pos
 }
 
 // extraOf returns s's streamExtra, made on first use.
@@ -96,9 +97,10 @@ func (sh *shard) add(g *tcpSeg, m *mark) bool {
 	}
 	if s := sh.streams.get(&g.key, g.hash); s != nil {
 		s.icmp = true
-		g.found = s.first.frame
+		w := sh.where(s, s.first)
+		g.found = w.frame
 		if g.found == 0 {
-			g.found = int(s.first.line)
+			g.found = int(w.line)
 		}
 	}
 	return false

@@ -11,21 +11,36 @@ import (
 // frame by frame; counts go on past it.
 const maxSegs = 32
 
-// seg is a model.Seg as the tracker keeps it.
+// seg is a segment as a stream keeps it: its tracker time, and where it
+// is, in pos: its frame and file, or, for a segment whose place does not
+// fit there (a line of text, a frame past 2^40, a file past 2^19), the
+// index of its segPos in the stream's streamExtra; and, for the segments
+// a stream lists, their kind and direction.
 type seg struct {
-	ns    int64
-	frame int
-	line  int32
-	// file holds the index in Tracker.files (0 for the tracker's own
-	// file) in its low fileBits, and in its top bits, for the segments of
-	// a stream's list, the kind (seg*) and direction of the segment.
-	file uint32
+	ns  int64
+	pos uint64
 }
 
+// The fields of seg.pos.
 const (
-	fileBits = 28
-	fileMask = 1<<fileBits - 1
+	posFrameBits = 40
+	posFileBits  = 19
+	posFrameMask = 1<<posFrameBits - 1
+	posFileMask  = 1<<posFileBits - 1
+	posTagShift  = posFrameBits + posFileBits
+	posIndirect  = 1 << 62 // the low bits index streamExtra.pos
 )
+
+// segPos is where a segment is, as tcpSeg gives it: its frame, line and
+// file (an index in Tracker.files).
+type segPos struct {
+	frame int
+	line  int32
+	file  uint32
+}
+
+// fileMask bounds the index of a file in Tracker.files.
+const fileMask = 1<<28 - 1
 
 // Kinds of the segments a stream lists.
 const (
@@ -34,10 +49,60 @@ const (
 	segRST
 )
 
-func (g seg) tag() uint32 { return g.file >> fileBits }
+func (g seg) tag() uint32 { return uint32(g.pos>>posTagShift) & 7 }
 
-func (t *Tracker) modelSeg(g seg) model.Seg {
-	return model.Seg{Frame: g.frame, Line: int(g.line), Time: t.time(g.ns), File: t.files[g.file&fileMask]}
+// seg returns p's seg in s. A position that does not fit in seg.pos is
+// kept in s's streamExtra.
+func (sh *shard) seg(s *stream, p *tcpSeg) seg {
+	if p.line == 0 && uint64(p.frame) <= posFrameMask && p.file <= posFileMask {
+		return seg{ns: p.ns, pos: uint64(p.frame) | uint64(p.file)<<posFrameBits}
+	}
+	x := sh.extraOf(s)
+	x.pos = append(x.pos, segPos{p.frame, p.line, p.file})
+	return seg{ns: p.ns, pos: posIndirect | uint64(len(x.pos)-1)}
+}
+
+// where returns the position of g, a seg of s, which its shard holds.
+func (sh *shard) where(s *stream, g seg) segPos {
+	if g.pos&posIndirect != 0 {
+		return sh.extra[s.ref].pos[g.pos&posFrameMask]
+	}
+	return directPos(g)
+}
+
+// where returns the position of g, a seg of e.
+func (e ended) where(g seg) segPos {
+	if g.pos&posIndirect != 0 {
+		return e.x.pos[g.pos&posFrameMask]
+	}
+	return directPos(g)
+}
+
+func directPos(g seg) segPos {
+	return segPos{frame: int(g.pos & posFrameMask), file: uint32(g.pos>>posFrameBits) & posFileMask}
+}
+
+// segAt makes a packet's seg in a stream once it is needed, so that a
+// packet whose place is kept in the stream's streamExtra is kept there
+// only when the stream records it.
+type segAt struct {
+	sh *shard
+	s  *stream
+	p  *tcpSeg
+	g  seg
+	ok bool
+}
+
+func (a *segAt) get() seg {
+	if !a.ok {
+		a.g, a.ok = a.sh.seg(a.s, a.p), true
+	}
+	return a.g
+}
+
+func (t *Tracker) modelSeg(e ended, g seg) model.Seg {
+	w := e.where(g)
+	return model.Seg{Frame: w.frame, Line: int(w.line), Time: t.time(g.ns), File: t.files[w.file]}
 }
 
 // addSeg lists g as a segment of s of the kind sent in direction dir,
@@ -48,7 +113,7 @@ func (sh *shard) addSeg(s *stream, kind, dir int, n int32, g seg) {
 	if n > maxSegs {
 		return
 	}
-	g.file |= uint32(kind<<1|dir) << fileBits
+	g.pos |= uint64(kind<<1|dir) << posTagShift
 	switch {
 	case int(s.nSegs) < len(s.segBuf):
 		s.segBuf[s.nSegs] = g
@@ -111,7 +176,7 @@ func (t *Tracker) modelSegs(e ended, kind, dir int) []model.Seg {
 	var out []model.Seg
 	for _, g := range e.segList() {
 		if g.tag() == tag {
-			out = append(out, t.modelSeg(g))
+			out = append(out, t.modelSeg(e, g))
 		}
 	}
 	return out
@@ -167,7 +232,9 @@ type stream struct {
 	ref      uint32 // the stream's ref in its shard's store
 	prev     uint32 // the activity list's neighbours' refs, 0 for none
 	next     uint32
-	saAck    uint32 // the ack of a SYN/ACK whose SYN was not seen
+	// saAck is, for each direction, the ack of its first SYN/ACK when the
+	// SYN it answers was not seen: the peer's ISN plus one; 0 otherwise.
+	saAck [2]uint32
 
 	key     tupleKey
 	history [12]byte // each letter at most once per side
@@ -192,11 +259,10 @@ type stream struct {
 	finSeen [2]bool
 	ackSeen bool
 	icmp    bool // an ICMP error quotes the stream
-	natCopy bool // summary mode: another stream's SYN had the same sequence number (noteSYN)
-	// The sequence numbers noteSYN keeps s under. Like natCopy, only the
-	// Tracker reads and writes them, never the shard.
-	noted  [4]uint32
-	nNoted uint8
+	// natCopy is set in summary mode when another stream's SYN had the same
+	// sequence number (noteSYN). Only the Tracker reads and writes it, never
+	// the shard: it has a byte of its own.
+	natCopy bool
 
 	shard    uint8 // the index of the shard whose store holds s
 	nSegs    uint8 // segments listed
@@ -207,8 +273,8 @@ type stream struct {
 // isn returns the client's initial sequence number: its SYN's, or, when
 // only the server's SYN/ACK was seen, the one that acknowledges.
 func (s *stream) isn(cd int) uint32 {
-	if !s.synSeen[cd] && s.saAck != 0 {
-		return s.saAck - 1
+	if !s.synSeen[cd] && s.saAck[1-cd] != 0 {
+		return s.saAck[1-cd] - 1
 	}
 	return s.synISN[cd]
 }
@@ -315,20 +381,21 @@ func (t *Tracker) attempt(e ended) model.Attempt {
 	s := e.stream
 	cd := s.clientDir()
 	sd := 1 - cd
+	first := e.where(s.first)
 	file := t.file
-	if s.first.file != 0 {
-		file = t.files[s.first.file]
+	if first.file != 0 {
+		file = t.files[first.file]
 	}
 	segPtr := func(g seg, ok bool) *model.Seg {
 		if !ok {
 			return nil
 		}
-		m := t.modelSeg(g)
+		m := t.modelSeg(e, g)
 		return &m
 	}
 	a := model.Attempt{
 		Node:        t.node,
-		Pos:         model.Pos{File: file, Frame: s.first.frame, Line: int(s.first.line)},
+		Pos:         model.Pos{File: file, Frame: first.frame, Line: int(first.line)},
 		Client:      s.end(cd),
 		Server:      s.end(sd),
 		Outcome:     s.outcome(),
@@ -356,7 +423,7 @@ func (t *Tracker) attempt(e ended) model.Attempt {
 		c := *o
 		a.Outer = &c
 	}
-	if s.first.file != 0 {
+	if first.file != 0 {
 		for _, l := range [][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
 			for i := range l {
 				if l[i].File == file {

@@ -151,21 +151,32 @@ func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cd int8) {
 			o.s.natCopy, s.natCopy = true, true
 		}
 	}
-	if int(s.nNoted) < len(s.noted) {
-		s.noted[s.nNoted] = isn
-		s.nNoted++
-		t.synISN[isn] = synSeen{s, pns, cd}
-	}
+	t.synISN[isn] = synSeen{s, pns, cd}
 }
 
 // forgetSYN drops s, finalized, from the sequence numbers noteSYN keeps.
+// They are those of its first SYN each way, and those a first SYN/ACK each
+// way acknowledged when the SYN it answers was not seen (stream.saAck):
+// every SYN of a stream in one direction has one sequence number, or it
+// would have started another stream.
 func (t *Tracker) forgetSYN(s *stream) {
 	if t.synISN == nil {
 		return
 	}
-	for _, isn := range s.noted[:s.nNoted] {
-		if t.synISN[isn].s == s {
-			delete(t.synISN, isn)
+	for dir := range 2 {
+		if s.synSeen[dir] {
+			t.forgetISN(s, s.synISN[dir])
 		}
+		if s.saAck[dir] != 0 {
+			t.forgetISN(s, s.saAck[dir]-1)
+		}
+	}
+}
+
+// forgetISN drops the sequence number isn from those noteSYN keeps, if it
+// keeps it for s.
+func (t *Tracker) forgetISN(s *stream, isn uint32) {
+	if o, ok := t.synISN[isn]; ok && o.s == s {
+		delete(t.synISN, isn)
 	}
 }

@@ -49,7 +49,8 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 			m.retired = sh.retire(old) // the tuple is reused: the old attempt is over
 		}
 		s = sh.alloc()
-		*s = stream{seq: p.idx, key: *k, aHi: srcHi, first: p.seg(), mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused, ref: s.ref, shard: s.shard}
+		*s = stream{seq: p.idx, key: *k, aHi: srcHi, mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused, ref: s.ref, shard: s.shard}
+		s.first = sh.seg(s, p)
 		if p.outer != nil {
 			sh.extraOf(s).outer = p.outer
 		}
@@ -59,7 +60,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 		dir = 0
 	}
 	od := 1 - dir
-	sg := p.seg()
+	sg := segAt{sh: sh, s: s, p: p}
 	s.packets++
 	s.last, s.lastNow, s.lastIdx = pns, p.now, p.idx
 	if !s.baseSet[dir] {
@@ -88,7 +89,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 		s.synSeen[dir], s.synISN[dir] = true, p.seq
 		s.mruSYN = pns
 		s.nSYN[dir]++
-		sh.addSeg(s, segSYN, dir, s.nSYN[dir], sg)
+		sh.addSeg(s, segSYN, dir, s.nSYN[dir], sg.get())
 		if s.mss[dir] == 0 {
 			s.mss[dir] = p.mss
 		}
@@ -98,7 +99,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 			s.satoDir = int8(od)
 		}
 		if !s.synSeen[od] && s.nSYNACK[dir] == 0 {
-			s.saAck = p.ack // the SYN it answers, unseen: the client's ISN plus one
+			s.saAck[dir] = p.ack // the SYN it answers, unseen: the client's ISN plus one
 			if sh.summarize {
 				m.noted, m.noteISN, m.noteCli = s, p.ack-1, int8(od)
 			}
@@ -107,14 +108,14 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 			s.gotSA = true
 		}
 		s.nSYNACK[dir]++
-		sh.addSeg(s, segSYNACK, dir, s.nSYNACK[dir], sg)
+		sh.addSeg(s, segSYNACK, dir, s.nSYNACK[dir], sg.get())
 		if s.mss[dir] == 0 {
 			s.mss[dir] = p.mss
 		}
 	}
 	if rst {
 		s.nRST[dir]++
-		sh.addSeg(s, segRST, dir, s.nRST[dir], sg)
+		sh.addSeg(s, segRST, dir, s.nRST[dir], sg.get())
 		if s.cliDir >= 0 {
 			s.cliRST[dir]++
 		}
@@ -129,7 +130,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 	if p.flags&(SYN|ACK) == ACK && s.mruSYN != noTime && !s.rttSet {
 		s.firstRTT, s.rttSet = sub(pns, s.mruSYN), true
 	}
-	sh.noteData(s, dir, p, sg)
+	sh.noteData(s, dir, p, &sg)
 	if !rst && !p.short {
 		nxt := p.seq + uint32(p.payload)
 		if syn || fin {
@@ -140,13 +141,13 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 		}
 	}
 	if fin && !s.finSeen[dir] {
-		s.fin[dir], s.finSeen[dir] = sg, true
+		s.fin[dir], s.finSeen[dir] = sg.get(), true
 	}
 	if s.cliDir >= 0 {
 		fromCli := dir == int(s.cliDir)
 		if fromCli && s.gotSA && ack && !syn && !rst && s.cFirst == 0 {
 			s.cFirst = 1
-			s.firstAck, s.ackSeen = sg, true
+			s.firstAck, s.ackSeen = sg.get(), true
 		}
 		if fromCli && ack && !syn && !rst {
 			s.cliAck = true
