@@ -62,8 +62,8 @@ type Tracker struct {
 	keepFailed int  // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
 	series     bool // packets come from several files: segments name theirs
 	stats      map[statKey]*endpointAcc
-	failKept   map[statKey]int32  // failed attempts kept one by one, per server and per host (port 0)
-	synISN     map[uint32]synSeen // summary mode: the live stream whose first SYN last had each sequence number
+	failKept   map[statKey]int32 // failed attempts kept one by one, per server and per host (port 0)
+	synISN     *isnTable         // summary mode: the live stream whose first SYN last had each sequence number
 	statOrder  []statKey
 	counts     model.Counts
 	icmp       []model.ICMPEvent

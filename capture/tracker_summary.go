@@ -119,15 +119,6 @@ func (acc *endpointAcc) stats() model.EndpointStats {
 	return st
 }
 
-// synSeen is a stream's first SYN: the stream, the SYN's time, and the
-// stream's client direction as the SYN showed it. (Only the stream's
-// immutable key is read through s: its shard may be changing the rest.)
-type synSeen struct {
-	s  *stream
-	t  int64
-	cd int8
-}
-
 // noteSYN marks s and the live stream whose first SYN last had the same
 // sequence number, less than model.MinSYNRetransmission before (at time
 // pns), as copies of one connection seen before and after a node
@@ -143,15 +134,14 @@ func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cd int8) {
 		return
 	}
 	if t.synISN == nil {
-		t.synISN = map[uint32]synSeen{}
+		t.synISN = new(isnTable)
 	}
-	if o, ok := t.synISN[isn]; ok && o.s != s && o.s.key != s.key && pns != noTime && o.t != noTime &&
+	if o := t.synISN.note(synSeen{s, pns, isn, cd}); o.s != nil && o.s != s && o.s.key != s.key && pns != noTime && o.t != noTime &&
 		(o.s.end(int(o.cd)) == cli) != (o.s.end(1-int(o.cd)) == srv) {
 		if d := pns - o.t; d < int64(model.MinSYNRetransmission) && d > -int64(model.MinSYNRetransmission) {
 			o.s.natCopy, s.natCopy = true, true
 		}
 	}
-	t.synISN[isn] = synSeen{s, pns, cd}
 }
 
 // forgetSYN drops s, finalized, from the sequence numbers noteSYN keeps.
@@ -176,7 +166,5 @@ func (t *Tracker) forgetSYN(s *stream) {
 // forgetISN drops the sequence number isn from those noteSYN keeps, if it
 // keeps it for s.
 func (t *Tracker) forgetISN(s *stream, isn uint32) {
-	if o, ok := t.synISN[isn]; ok && o.s == s {
-		delete(t.synISN, isn)
-	}
+	t.synISN.forget(isn, s)
 }

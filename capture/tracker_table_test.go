@@ -106,3 +106,37 @@ func pointerIn(typ reflect.Type) string {
 	}
 	return ""
 }
+
+// The sequence number table holds what a map would, through notes,
+// replacements and removals of its own and others' entries, as it grows.
+func TestISNTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var tb isnTable
+	want := map[uint32]synSeen{}
+	streams := make([]stream, 50)
+	for step := range 200000 {
+		isn := uint32(rng.IntN(4000)) * 0x10001 // spread over the hash's high bits too
+		s := &streams[rng.IntN(len(streams))]
+		switch rng.IntN(3) {
+		case 0, 1:
+			e := synSeen{s: s, t: int64(step), isn: isn, cd: int8(step % 2)}
+			if got, w := tb.note(e), want[isn]; got != w {
+				t.Fatalf("step %d: note returned %+v, want %+v", step, got, w)
+			}
+			want[isn] = e
+		case 2:
+			tb.forget(isn, s)
+			if want[isn].s == s {
+				delete(want, isn)
+			}
+		}
+		if tb.n != len(want) {
+			t.Fatalf("step %d: %d entries, want %d", step, tb.n, len(want))
+		}
+	}
+	for isn, e := range want {
+		if i := tb.find(isn); i < 0 || tb.slots[i] != e {
+			t.Fatalf("isn %d: slot %d, want %+v", isn, i, e)
+		}
+	}
+}
