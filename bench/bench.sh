@@ -2,20 +2,25 @@
 # bench.sh: netmortem's capture reader side by side with the tools people
 # would use instead, on the same large capture (see make-capture.sh).
 #
-# For each command it prints the median wall time and peak RSS of RUNS runs
-# (GNU time), and each tool's time divided by netmortem's. The targets:
-# at least 20x faster than tshark's TCP conversation table, at least 5x
-# faster than tcpdump printing the SYNs and RSTs, and within 2x of the bare
-# gopacket decode loop (bench/decodeloop), with a peak RSS bounded by live
+# First it runs netmortem analyze and the bare gopacket decode loop
+# (bench/decodeloop) in turn, PAIRS times, and prints each pair's ratio of
+# wall times and their median: the machine is shared, so a ratio taken
+# within a pair holds when its speed drifts. Then, for each command, it
+# prints the median wall time and peak RSS of RUNS runs (GNU time), and
+# each tool's time divided by netmortem's. The targets: at least 30x
+# faster than tshark's TCP conversation table, at least 10x faster than
+# tcpdump printing the SYNs and RSTs, and at most the decode loop's time
+# (the median paired ratio at most 1.0x), with a peak RSS bounded by live
 # connections, not by file size.
 #
 # Usage: bench/bench.sh [CAPTURE]   (default bench/out/big.pcap, built when
-#        missing, which needs root). RUNS=3 by default.
+#        missing, which needs root). RUNS=3 and PAIRS=9 by default.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 CAP="${1:-$HERE/out/big.pcap}"
 RUNS="${RUNS:-3}"
+PAIRS="${PAIRS:-9}"
 BIN="$HERE/out/bin"
 
 if [ ! -f "$CAP" ]; then
@@ -32,6 +37,24 @@ mkdir -p "$BIN"
 # tshark's conversation table does), in CSV.
 NM=("$BIN/netmortem" analyze -q -o json "$CAP")
 NM_FLOWS=("$BIN/netmortem" flows -q -o csv "$CAP")
+
+# wall CMD...: run CMD once and print its wall time in seconds.
+wall() {
+	/usr/bin/time -o "$BIN/time.out" -f '%e' "$@" >/dev/null 2>&1 || true
+	tail -1 "$BIN/time.out"
+}
+if [ "$PAIRS" -gt 0 ]; then
+	echo "paired runs: netmortem analyze against the decode loop, $PAIRS pairs" >&2
+	ratios=()
+	for i in $(seq "$PAIRS"); do
+		a=$(wall "${NM[@]}"); b=$(wall "$BIN/decodeloop" "$CAP")
+		r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print 0 }')
+		ratios+=("$r")
+		printf '  pair %d: analyze %s s, loop %s s, %sx\n' "$i" "$a" "$b" "$r" >&2
+	done
+	printf 'median paired ratio, analyze / decode loop: %sx\n' \
+		"$(printf '%s\n' "${ratios[@]}" | sort -g | sed -n "$(( (PAIRS + 1) / 2 ))p")"
+fi
 
 # measure NAME CMD...: run RUNS times, print "NAME median_wall median_rss_kb".
 # Tools run in turn, round after round (netmortem, decode loop, tcpdump,

@@ -1,10 +1,17 @@
 package capture
 
 import (
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
+
+// noHugePages is set by NETMORTEM_HUGEPAGES=off: no memory is advised to
+// use huge pages, for systems where finding them stalls (a heavily
+// fragmented memory with /sys/kernel/mm/transparent_hugepage/defrag set to
+// compact for advised memory).
+var noHugePages = os.Getenv("NETMORTEM_HUGEPAGES") == "off"
 
 // hugePages advises the kernel to back the whole huge pages within the n
 // bytes at p with transparent huge pages (madvise MADV_HUGEPAGE), for
@@ -18,7 +25,7 @@ import (
 func hugePages(p unsafe.Pointer, n uintptr) {
 	start := (uintptr(p) + hugePageSize - 1) &^ (hugePageSize - 1)
 	end := (uintptr(p) + n) &^ (hugePageSize - 1)
-	if end <= start {
+	if end <= start || noHugePages {
 		return
 	}
 	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, start-uintptr(p))), end-start), unix.MADV_HUGEPAGE)
