@@ -108,13 +108,13 @@ func newPcapRecords(r io.Reader) (*pcapRecords, error) {
 	case binary.BigEndian.Uint32(hdr[0:4]) == pcapMagicNano:
 		p.big, p.nanoFactor = true, 1
 	default:
-		return nil, fmt.Errorf("Unknown magic %x", magic)
+		return nil, fmt.Errorf("unknown magic %x", magic)
 	}
 	if v := p.u16(hdr[4:6]); v != 2 {
-		return nil, fmt.Errorf("Unknown major version %d", v)
+		return nil, fmt.Errorf("unknown major version %d", v)
 	}
 	if v := p.u16(hdr[6:8]); v != 4 {
-		return nil, fmt.Errorf("Unknown minor version %d", v)
+		return nil, fmt.Errorf("unknown minor version %d", v)
 	}
 	p.snaplen = p.u32(hdr[16:20])
 	p.link = layers.LinkType(p.u32(hdr[20:24]))
