@@ -75,7 +75,6 @@ const doneChunk = 4096
 // into its endpoint's counters) and forgets it.
 func (t *Tracker) finalize(e ended) {
 	t.conclude(e)
-	e.recycle()
 	t.recycled[e.shard] = append(t.recycled[e.shard], e.stream)
 }
 

@@ -118,12 +118,15 @@ func (sh *shard) fold(segs []tcpSeg, own []int32, marks []mark) []mark {
 	return marks
 }
 
-// alloc returns a stream to fill: a recycled one when there is one.
+// alloc returns an empty stream to fill: a recycled one, emptied here
+// rather than when the Tracker finalized it, so that its memory is written
+// by the core about to fill it; or a new one, empty already.
 func (sh *shard) alloc() *stream {
 	if n := len(sh.free); n > 0 {
 		s := sh.free[n-1]
 		sh.free[n-1] = nil
 		sh.free = sh.free[:n-1]
+		*s = stream{ref: s.ref, shard: s.shard}
 		return s
 	}
 	s := sh.store.alloc()

@@ -233,7 +233,7 @@ type stream struct {
 	prev     uint32 // the activity list's neighbours' refs, 0 for none
 	next     uint32
 	// saAck is, for each direction, the ack of its first SYN/ACK when the
-	// SYN it answers was not seen: the peer's ISN plus one; 0 otherwise.
+	// SYN it answers was not seen (saSet): the peer's ISN plus one.
 	saAck [2]uint32
 
 	key     tupleKey
@@ -254,6 +254,7 @@ type stream struct {
 	reused  uint8 // reuse*
 	baseSet [2]bool
 	synSeen [2]bool
+	saSet   [2]bool
 	nextSet [2]bool
 	rttSet  bool
 	finSeen [2]bool
@@ -521,10 +522,6 @@ func (s *stream) connState(cd int) string {
 	return "S1"
 }
 
-// recycle empties s, finalized, for its shard to use again.
-func (s *stream) recycle() {
-	*s = stream{ref: s.ref, shard: s.shard}
-}
 
 // outer returns the outer addresses of e's overlay, nil when it has none.
 func (e ended) outer() *model.Tuple {

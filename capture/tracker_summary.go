@@ -157,7 +157,7 @@ func (t *Tracker) forgetSYN(s *stream) {
 		if s.synSeen[dir] {
 			t.forgetISN(s, s.synISN[dir])
 		}
-		if s.saAck[dir] != 0 {
+		if s.saSet[dir] {
 			t.forgetISN(s, s.saAck[dir]-1)
 		}
 	}

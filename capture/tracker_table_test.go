@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // The stream table holds what a map would, through puts, replacements and
@@ -138,5 +139,41 @@ func TestISNTable(t *testing.T) {
 		if i := tb.find(isn); i < 0 || tb.slots[i] != e {
 			t.Fatalf("isn %d: slot %d, want %+v", isn, i, e)
 		}
+	}
+}
+
+// Summary mode forgets the sequence numbers of every stream it finalizes,
+// those a SYN/ACK acknowledged when its SYN was not seen included, even
+// when that acknowledgment is 0: no entry is left pointing at a stream a
+// shard may reuse.
+func TestISNForgotten(t *testing.T) {
+	tr := NewTracker("c.pcap", Options{Summary: Summary{Enabled: true}})
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	frame := 0
+	add := func(d time.Duration, src, dst netip.AddrPort, flags uint8, seq, ack uint32) {
+		frame++
+		p := Packet{Pos: posFrame(frame), Time: at.Add(d), Proto: "tcp", Src: src, Dst: dst, Flags: flags, Seq: seq, Ack: ack}
+		tr.Add(&p)
+	}
+	cli, srv := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
+	add(0, srv, cli, SYN|ACK, 500, 0) // its SYN unseen, acknowledging sequence number 0xffffffff
+	add(time.Millisecond, cli, srv, RST, 0, 0)
+	cli2 := netip.MustParseAddrPort("10.0.0.3:40000")
+	add(2*time.Millisecond, cli2, srv, SYN, 1234, 0)
+	add(3*time.Millisecond, srv, cli2, RST|ACK, 0, 1235)
+	// Three minutes on, enough packets for a sweep to finalize both.
+	for i := range sweepEvery {
+		add(3*time.Minute+time.Duration(i)*time.Microsecond, netip.MustParseAddrPort("10.0.1.1:1"), srv, ACK, uint32(i), 1)
+	}
+	if tr.live() != 1 {
+		t.Fatalf("%d streams live, want the last one", tr.live())
+	}
+	for _, e := range tr.synISN.slots {
+		if e.s != nil && e.s.list == listNone {
+			t.Errorf("sequence number %#x still points at a finalized stream", e.isn)
+		}
+	}
+	if tr.synISN.n != 0 {
+		t.Errorf("%d sequence numbers kept, want none", tr.synISN.n)
 	}
 }

@@ -49,7 +49,8 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 			m.retired = sh.retire(old) // the tuple is reused: the old attempt is over
 		}
 		s = sh.alloc()
-		*s = stream{seq: p.idx, key: *k, aHi: srcHi, mruSYN: noTime, cliDir: -1, satoDir: -1, reused: reused, ref: s.ref, shard: s.shard}
+		s.seq, s.key, s.aHi, s.reused = p.idx, *k, srcHi, reused
+		s.mruSYN, s.cliDir, s.satoDir = noTime, -1, -1
 		s.first = sh.seg(s, p)
 		if p.outer != nil {
 			sh.extraOf(s).outer = p.outer
@@ -99,7 +100,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 			s.satoDir = int8(od)
 		}
 		if !s.synSeen[od] && s.nSYNACK[dir] == 0 {
-			s.saAck[dir] = p.ack // the SYN it answers, unseen: the client's ISN plus one
+			s.saAck[dir], s.saSet[dir] = p.ack, true // the SYN it answers, unseen: the client's ISN plus one
 			if sh.summarize {
 				m.noted, m.noteISN, m.noteCli = s, p.ack-1, int8(od)
 			}
