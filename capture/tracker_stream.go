@@ -522,7 +522,6 @@ func (s *stream) connState(cd int) string {
 	return "S1"
 }
 
-
 // outer returns the outer addresses of e's overlay, nil when it has none.
 func (e ended) outer() *model.Tuple {
 	if e.x == nil {
