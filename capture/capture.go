@@ -119,6 +119,12 @@ var ErrNotCapture = errors.New("not a pcap or pcapng capture")
 // each sweep (sweepEvery is a multiple of it).
 const batchSize = 4096
 
+// maxWindows is how many windows a capture read goes round with: enough
+// for one being filled, those queued for the shards and one being
+// settled. Going round a few keeps the allocations of a read independent
+// of its length, and its memory bounded.
+const maxWindows = 8
+
 // maxFrameErrors bounds how many undecodable frames are reported one by
 // one; the rest are summed up in a last error.
 const maxFrameErrors = 20
@@ -250,9 +256,10 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 	)
 	nShards := len(t.shards)
 	windows := make(chan *window, 4)
-	free := make(chan *window, 8)
+	free := make(chan *window, maxWindows)
 	go func() {
 		defer close(windows)
+		made := 1 // windows made; at most maxWindows are, then they go round
 		var (
 			d      = decoder{layersOnly: t.slowDecode}
 			warned = map[layers.LinkType]bool{}
@@ -322,7 +329,11 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 				select {
 				case w = <-free:
 				default:
-					w = newWindow(nShards)
+					if made < maxWindows {
+						w, made = newWindow(nShards), made+1
+					} else {
+						w = <-free
+					}
 				}
 			}
 		}
