@@ -52,52 +52,41 @@ func (t *Tracker) acc(server netip.AddrPort, outcome model.Outcome) *endpointAcc
 	return acc
 }
 
-func (t *Tracker) fold(e ended, outcome model.Outcome) {
-	t.foldInto(t.acc(e.end(1-e.clientDir()), outcome), e)
-}
-
-// foldInto counts s in acc.
-func (t *Tracker) foldInto(acc *endpointAcc, e ended) {
-	s := e.stream
-	cd := s.clientDir()
-	client := s.end(cd)
-	first := t.time(s.first.ns)
+// foldInto counts the stream of v in acc.
+func (t *Tracker) foldInto(acc *endpointAcc, v *verdict) {
+	first := t.time(v.first)
 	if acc.st.Server.Port() == 0 { // a host's counters: which ports
 		if acc.ports == nil {
 			acc.ports = new([1 << 16 / 64]uint64)
 		}
-		p := s.end(1 - cd).Port()
-		acc.ports[p/64] |= 1 << (p % 64)
+		acc.ports[v.port/64] |= 1 << (v.port % 64)
 	}
 	st := &acc.st
 	if st.Attempts == 0 {
 		st.First = first
 	}
 	st.Attempts++
-	st.Packets += s.packets
-	st.ClientBytes += s.bytes[cd]
-	st.ServerBytes += s.bytes[1-cd]
-	st.SYNRetx += e.synRetx(cd)
+	st.Packets += v.packets
+	st.ClientBytes += v.bytes[0]
+	st.ServerBytes += v.bytes[1]
+	st.SYNRetx += v.synRetx
 	if first.Before(st.First) {
 		st.First = first
 	}
 	if first.After(st.Last) || st.Attempts == 1 {
 		st.Last = first
 	}
-	if _, seen := acc.clients[client.Addr()]; !seen && len(acc.clients) < 65536 {
-		acc.clients[client.Addr()] = struct{}{}
+	if _, seen := acc.clients[v.client]; !seen && len(acc.clients) < 65536 {
+		acc.clients[v.client] = struct{}{}
 		if len(st.ClientAddrs) < model.MaxClientAddrs {
-			st.ClientAddrs = append(st.ClientAddrs, client.Addr())
+			st.ClientAddrs = append(st.ClientAddrs, v.client)
 		}
 	}
-	syn, ok1 := e.firstSeg(segSYN, cd)
-	sa, ok2 := e.firstSeg(segSYNACK, 1-cd)
-	if ok1 && ok2 {
-		d := sub(sa.ns, syn.ns)
+	if v.synackOK {
 		if len(acc.synack) < maxSamples {
-			acc.synack = append(acc.synack, d)
+			acc.synack = append(acc.synack, v.synack)
 		} else {
-			acc.synack[st.Attempts%maxSamples] = d
+			acc.synack[st.Attempts%maxSamples] = v.synack
 		}
 	}
 }
