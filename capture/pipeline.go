@@ -28,8 +28,8 @@ type window struct {
 	// full holds the packets the Tracker settles whole (ICMP errors, ARP),
 	// in capture order.
 	full  []Packet
-	sweep bool         // the last packet ends a sweep interval
-	now   int64        // the tracker's time after the last packet
+	sweep bool           // the last packet ends a sweep interval
+	now   int64          // the tracker's time after the last packet
 	swept [][2][]verdict // per shard, the verdicts of the streams its sweep retired
 	// recycled holds, per shard, the streams of its store the Tracker
 	// finalized before the window set out, for it to use again.
