@@ -284,7 +284,9 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 				errs.Addf(model.Pos{File: name, Frame: frame}, "", "truncated or corrupt packet record: %w", err)
 				break
 			}
-			if rec.iface != iface {
+			// A pcapng section starts its interfaces anew: its link
+			// types are looked up for every record.
+			if rec.iface != iface || ng != nil {
 				iface, link = rec.iface, links(rec.iface)
 				if !slices.Contains(seenLinks, link) {
 					seenLinks = append(seenLinks, link)

@@ -184,13 +184,16 @@ func (d *decoder) ether(typ layers.EthernetType, payload []byte, p *Packet, dept
 			typ, payload, depth = t, pl, depth+1
 			continue
 		case layers.EthernetTypeDot1Q, layers.EthernetTypeQinQ, 0x9100:
-			// An 802.1Q or 802.1ad tag, read as layers.Dot1Q reads it.
+			// An 802.1Q or 802.1ad tag.
 			if len(payload) < 4 {
 				return fmt.Errorf("802.1Q tag length %d too short", len(payload))
 			}
 			typ, payload = layers.EthernetType(binary.BigEndian.Uint16(payload[2:4])), payload[4:]
-			if typ < 0x0600 && len(payload) >= int(typ) {
-				payload = payload[:typ] // an 802.3 length: LLC follows
+			if typ < 0x0600 { // an 802.3 length, as after an untagged header: LLC follows
+				if int(typ) < len(payload) {
+					payload = payload[:typ]
+				}
+				typ = layers.EthernetTypeLLC
 			}
 			continue
 		case layers.EthernetTypeIPv4:

@@ -4,6 +4,7 @@ package capture
 
 import "unsafe"
 
-// hugePages does nothing where transparent huge pages are not asked for
-// with madvise.
-func hugePages(unsafe.Pointer, uintptr) {}
+// Elsewhere than Linux, no memory is advised to use huge pages.
+func hugePagesAdvised() bool                 { return false }
+func hugePages(unsafe.Pointer, uintptr) bool { return false }
+func normalPages(unsafe.Pointer, uintptr)    {}

@@ -153,7 +153,11 @@ func (p *pcapRecords) fill(n int) bool {
 	}
 	for p.end < n && !p.eof {
 		if p.end == len(p.buf) {
-			grown := make([]byte, min(n, 2*len(p.buf)))
+			size := n
+			if len(p.buf) < n/2 {
+				size = 2 * len(p.buf)
+			}
+			grown := make([]byte, size)
 			copy(grown, p.buf[:p.end])
 			p.buf = grown
 		}

@@ -161,8 +161,8 @@ func TestPcapRecordsHugeLength(t *testing.T) {
 	binary.LittleEndian.PutUint32(file[24+12:], 0xfffffff0)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if _, err := pcapRecordsOf(bytes.NewReader(file)); !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Fatalf("error %v", err)
+	if _, err := pcapRecordsOf(bytes.NewReader(file)); err == nil || err == io.EOF {
+		t.Fatalf("error %v", err) // cut short, or on 32 bits a length past an int
 	}
 	runtime.ReadMemStats(&after)
 	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {

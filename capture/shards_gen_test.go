@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"github.com/netmortem/netmortem/capture"
 	"math/rand/v2"
 	"net/netip"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/netmortem/netmortem/capture"
 )
 
 // busyFrame is one frame of busyCapture, at its place in capture order.
@@ -284,4 +289,63 @@ func BenchmarkHotPath(b *testing.B) {
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(n*nframes), "allocs/packet")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*nframes), "ns/packet")
+}
+
+// ngSection writes one pcapng section (a section header and one interface
+// of the given link type) holding frames.
+func ngSection(t *testing.T, link layers.LinkType, frames ...[]byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := pcapgo.NewNgWriter(&b, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i, f := range frames {
+		ci := gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i) * time.Millisecond), CaptureLength: len(f), Length: len(f)}
+		if err := w.WritePacket(ci, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// A pcapng of two sections (as `cat a.pcapng b.pcapng` makes) starts its
+// interfaces anew in the second: interface 0 is Ethernet in the first and
+// Linux SLL in the second, and each section's SYN is read with its own
+// link type.
+func TestPcapngSectionsLinkTypes(t *testing.T) {
+	a, b := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
+	c := netip.MustParseAddrPort("10.0.0.3:40001")
+	sll := append([]byte{0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0xaa, 0xbb, 0x08, 0x00}, tcpFrame(c, b, 2, 2000, 0, 0)[14:]...)
+	file := append(ngSection(t, layers.LinkTypeEthernet, tcpFrame(a, b, 2, 1000, 0, 0)), ngSection(t, layers.LinkTypeLinuxSLL, sll)...)
+	for _, shards := range []int{1, 4} {
+		res, err := capture.Read(context.Background(), bytes.NewReader(file), "two.pcapng", capture.Options{Shards: shards})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Attempts) != 2 || res.Attempts[1].Client != c || res.Info.LinkType != "Ethernet, Linux SLL" {
+			t.Errorf("%d shards: %d attempts, link types %q", shards, len(res.Attempts), res.Info.LinkType)
+		}
+	}
+}
+
+// An 802.3 frame with a SNAP header, behind a VLAN tag or not, carries
+// its EtherType's packet.
+func TestVLAN8023SNAP(t *testing.T) {
+	a, b := netip.MustParseAddrPort("10.0.0.1:4000"), netip.MustParseAddrPort("10.0.0.2:80")
+	snap := append([]byte{0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00}, tcpFrame(a, b, 2, 1, 0, 0)[14:]...)
+	length := []byte{byte(len(snap) >> 8), byte(len(snap))}
+	macs := []byte{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1}
+	plain := append(append(bytes.Clone(macs), length...), snap...)
+	tagged := append(append(append(bytes.Clone(macs), 0x81, 0, 0, 5), length...), snap...)
+	for name, f := range map[string][]byte{"802.3+SNAP": plain, "VLAN+802.3+SNAP": tagged} {
+		res, err := capture.Read(context.Background(), bytes.NewReader(writePcap([]busyFrame{{data: f}})), "c.pcap", capture.Options{})
+		if err != nil || len(res.Attempts) != 1 || res.Attempts[0].Client != a {
+			t.Errorf("%s: %v, %+v", name, err, res)
+		}
+	}
 }

@@ -14,8 +14,9 @@ import (
 // pointers to the streams shards hand it. Streams are never freed one by
 // one either: the Tracker recycles them.
 type streamStore struct {
-	chunks [][]stream
-	n      uint32 // streams handed out; a stream's ref is its index plus one
+	chunks  [][]stream
+	regions []hugeRegion // the chunks' memory advised to use huge pages
+	n       uint32       // streams handed out; a stream's ref is its index plus one
 }
 
 // Chunk k holds firstChunk<<k streams for k below growChunks, then
@@ -43,12 +44,25 @@ func (st *streamStore) at(ref uint32) *stream {
 // alloc returns a new zero stream with its ref set.
 func (st *streamStore) alloc() *stream {
 	if k := len(st.chunks); st.n == st.end(k) {
-		st.chunks = append(st.chunks, makeLarge[stream](int(st.end(k+1)-st.end(k))))
+		chunk, region := makeLarge[stream](int(st.end(k+1) - st.end(k)))
+		st.chunks = append(st.chunks, chunk)
+		if region.p != nil {
+			st.regions = append(st.regions, region)
+		}
 	}
 	st.n++
 	s := st.at(st.n)
 	s.ref = st.n
 	return s
+}
+
+// release lets go of the store's streams, giving their memory back to the
+// system's default use of huge pages first.
+func (st *streamStore) release() {
+	for _, r := range st.regions {
+		r.release()
+	}
+	*st = streamStore{}
 }
 
 // end returns how many streams chunks 0 to k-1 hold.
@@ -60,24 +74,44 @@ func (st *streamStore) end(k int) uint32 {
 }
 
 // makeLarge returns a slice of n zero values of T, advised to be backed by
-// huge pages when it is large enough to hold some (hugePages). Such a
-// slice starts on a huge page boundary: it is cut from an allocation a
-// huge page longer, whose pages outside the slice are never touched, and
-// so never take memory. T must hold no pointers, or the garbage collector
-// would read those pages.
-func makeLarge[T any](n int) []T {
+// huge pages when it is large enough to hold some (hugePages), and the
+// region advised, which release must undo before the slice is let go.
+// Such a slice starts within a value of a huge page boundary: it is cut
+// from an allocation a huge page longer, whose pages outside the slice are
+// not touched, and so take no memory, unless the Go runtime zeroes the
+// allocation, which it does only when it reuses memory. T must hold no
+// pointers, or the garbage collector would read those pages.
+func makeLarge[T any](n int) ([]T, hugeRegion) {
 	var zero T
 	size := unsafe.Sizeof(zero)
-	if size == 0 || uintptr(n)*size < hugePageSize {
-		return make([]T, n)
+	if size == 0 || uintptr(n)*size < hugePageSize || !hugePagesAdvised() {
+		return make([]T, n), hugeRegion{}
 	}
 	pages := (uintptr(n+1)*size + hugePageSize - 1) / hugePageSize
 	s := make([]T, ((pages+1)*hugePageSize+size-1)/size)
 	base := unsafe.Pointer(unsafe.SliceData(s))
 	gap := (uintptr(base)+hugePageSize-1)&^(hugePageSize-1) - uintptr(base)
-	hugePages(unsafe.Add(base, gap), pages*hugePageSize)
+	r := hugeRegion{unsafe.Add(base, gap), pages * hugePageSize}
+	if !hugePages(r.p, r.n) {
+		r = hugeRegion{}
+	}
 	skip := int((gap + size - 1) / size)
-	return s[skip : skip+n : skip+n]
+	return s[skip : skip+n : skip+n], r
+}
+
+// hugeRegion is memory advised to be backed by huge pages. Before it is
+// let go, release gives it back to the system's default, where huge pages
+// are used only where asked: the Go runtime will use it again for other
+// values, which should not each take a huge page.
+type hugeRegion struct {
+	p unsafe.Pointer
+	n uintptr
+}
+
+func (r hugeRegion) release() {
+	if r.p != nil {
+		normalPages(r.p, r.n)
+	}
 }
 
 // hugePageSize is the size of a transparent huge page on the platforms

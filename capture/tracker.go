@@ -400,6 +400,7 @@ func (t *Tracker) Finish() *Result {
 	t.recycled = nil
 	for _, sh := range t.shards {
 		sh.free = nil
+		sh.store.release()
 	}
 	t.arpAnswers.finish(t.arp, t.last)
 	res := &Result{ICMP: t.icmp, ARP: t.arp}

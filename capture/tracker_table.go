@@ -9,9 +9,10 @@ package capture
 // reads the table. Deletion shifts the entries that follow back, so there
 // are no tombstones.
 type streamTable struct {
-	slots []tableSlot // a power of two long
-	n     int
-	st    *streamStore
+	slots  []tableSlot // a power of two long
+	region hugeRegion  // the slots' memory advised to use huge pages
+	n      int
+	st     *streamStore
 }
 
 type tableSlot struct {
@@ -86,14 +87,15 @@ func (tb *streamTable) remove(s *stream, h uint32) {
 }
 
 func (tb *streamTable) grow() {
-	old := tb.slots
-	tb.slots = makeLarge[tableSlot](max(minTable, 2*len(old)))
+	old, oldRegion := tb.slots, tb.region
+	tb.slots, tb.region = makeLarge[tableSlot](max(minTable, 2*len(old)))
 	tb.n = 0
 	for _, sl := range old {
 		if sl.ref != 0 {
 			tb.put(tb.st.at(sl.ref), sl.h)
 		}
 	}
+	oldRegion.release()
 }
 
 // len returns how many streams the table holds.
@@ -102,7 +104,8 @@ func (tb *streamTable) len() int { return tb.n }
 // reset empties the table, keeping its slots when they are few.
 func (tb *streamTable) reset() {
 	if len(tb.slots) > 1<<16 {
-		tb.slots = nil
+		tb.region.release()
+		tb.slots, tb.region = nil, hugeRegion{}
 	} else {
 		clear(tb.slots)
 	}
