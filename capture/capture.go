@@ -356,14 +356,15 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 	if compressed {
 		info.Format += ".gz"
 	}
-	if ng != nil && len(seenLinks) == 0 && ng.NInterfaces() > 0 {
-		seenLinks = append(seenLinks, ng.LinkType())
-	}
 	if ng != nil {
+		ifaces := ng.interfaces() // the last section's
+		if len(seenLinks) == 0 && len(ifaces) > 0 {
+			seenLinks = append(seenLinks, ifaces[0].link)
+		}
 		var filters []string
-		for i := range ng.NInterfaces() {
-			if iface, err := ng.Interface(i); err == nil && iface.Filter != "" && !slices.Contains(filters, iface.Filter) {
-				filters = append(filters, iface.Filter)
+		for _, f := range ifaces {
+			if f.filter != "" && !slices.Contains(filters, f.filter) {
+				filters = append(filters, f.filter)
 			}
 		}
 		info.Command = strings.Join(filters, "; ")

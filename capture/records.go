@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // record is one packet record of a capture file as a recordSource reads
@@ -31,6 +30,12 @@ func (r *record) time() time.Time {
 	return time.Unix(0, r.unix).UTC()
 }
 
+// zeroTime is the time of a record that has none.
+var zeroTime time.Time
+
+// timeUnix is time.Unix in UTC, as pcapgo gives record times.
+func timeUnix(sec, nsec int64) time.Time { return time.Unix(sec, nsec).UTC() }
+
 // setTime sets the record's time from a time.Time.
 func (r *record) setTime(ts time.Time) {
 	r.ts = ts
@@ -46,36 +51,33 @@ type recordSource interface {
 	next(r *record) error
 }
 
-// ngRecords reads pcapng records with pcapgo's zero-copy reads.
-type ngRecords struct{ r *pcapgo.NgReader }
-
-func (n ngRecords) next(r *record) error {
-	data, ci, err := n.r.ZeroCopyReadPacketData()
-	if err != nil {
-		return err
-	}
-	r.data, r.iface = data, ci.InterfaceIndex
-	r.setTime(ci.Timestamp)
-	return nil
+// recordBuffer holds what has been read of a capture file and not yet
+// returned, for its records to be walked in place: refilled by large
+// reads, a record's bytes are never copied but when they straddle two
+// fills.
+type recordBuffer struct {
+	r        io.Reader
+	buf      []byte
+	off, end int // buf[off:end] holds the bytes read and not yet returned
+	eof      bool
+	readErr  error
 }
 
-// pcapRecords reads the records of a classic pcap file in place, from a
-// buffer of pcapBuffer bytes refilled by large reads: a record's bytes are
-// never copied but when they straddle two fills. It reads what pcapgo's
-// Reader reads, with the same checks.
+func newRecordBuffer(r io.Reader) recordBuffer {
+	return recordBuffer{r: r, buf: make([]byte, pcapFirstBuffer)}
+}
+
+// pcapRecords reads the records of a classic pcap file in place. It reads
+// what pcapgo's Reader reads, with the same checks.
 type pcapRecords struct {
-	r          io.Reader
-	buf        []byte
-	off, end   int // buf[off:end] holds the bytes read and not yet returned
-	eof        bool
-	readErr    error
+	recordBuffer
 	big        bool // big-endian
 	nanoFactor uint32
 	snaplen    uint32
 	link       layers.LinkType
 }
 
-// pcapRecords reads up to pcapBuffer bytes at once: it starts with
+// A recordBuffer reads up to pcapBuffer bytes at once: it starts with
 // pcapFirstBuffer, so that a small file costs little, and doubles its
 // buffer each time it has gone through the whole of it.
 const (
@@ -93,7 +95,7 @@ const (
 )
 
 func newPcapRecords(r io.Reader) (*pcapRecords, error) {
-	p := &pcapRecords{r: r, buf: make([]byte, pcapFirstBuffer)}
+	p := &pcapRecords{recordBuffer: newRecordBuffer(r)}
 	var hdr [24]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, err
@@ -139,7 +141,7 @@ func (p *pcapRecords) u32(b []byte) uint32 {
 // ends first; it reports whether they are. The buffer grows past
 // pcapBuffer only as bytes arrive, so that a record length read from a
 // corrupt file cannot make it allocate more than the file holds.
-func (p *pcapRecords) fill(n int) bool {
+func (p *recordBuffer) fill(n int) bool {
 	if p.end-p.off >= n {
 		return true
 	}
@@ -174,16 +176,21 @@ func (p *pcapRecords) fill(n int) bool {
 }
 
 // short returns the error of a record cut short by the end of the input.
-func (p *pcapRecords) short() error {
+func (p *recordBuffer) short() error {
 	if p.readErr != nil {
 		return p.readErr
 	}
 	return io.ErrUnexpectedEOF
 }
 
+// atEnd reports whether the input ended cleanly with the last record.
+func (p *recordBuffer) atEnd() bool {
+	return p.end == p.off && p.readErr == nil
+}
+
 func (p *pcapRecords) next(r *record) error {
 	if !p.fill(16) {
-		if p.end == p.off && p.readErr == nil {
+		if p.atEnd() {
 			return io.EOF
 		}
 		return p.short()
