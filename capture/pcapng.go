@@ -53,7 +53,7 @@ var errNgInterface = errors.New("a packet block comes before any interface of it
 
 func newPcapngRecords(r io.Reader) (*pcapngRecords, error) {
 	p := &pcapngRecords{recordBuffer: newRecordBuffer(r)}
-	typ, body, err := p.block()
+	typ, body, err := p.block(false)
 	if err != nil {
 		return nil, err
 	}
@@ -89,9 +89,11 @@ func (p *pcapngRecords) u64(b []byte) uint64 {
 
 // block reads the next block whole and returns its type and its body: what
 // follows its type and length (for a section header, what follows its
-// byte-order magic), up to its end. It returns io.EOF at the end of the
-// input between blocks.
-func (p *pcapngRecords) block() (uint32, []byte, error) {
+// byte-order magic), up to its end. A block that is not read (of a type
+// not read here, or any but a section header when skipping a section) is
+// discarded as it is read, not held: its body is nil. It returns io.EOF at
+// the end of the input between blocks.
+func (p *pcapngRecords) block(skipping bool) (uint32, []byte, error) {
 	if !p.fill(8) {
 		if p.atEnd() {
 			return 0, nil, io.EOF
@@ -119,13 +121,47 @@ func (p *pcapngRecords) block() (uint32, []byte, error) {
 	if length < uint64(head) || length > uint64(maxInt) {
 		return 0, nil, fmt.Errorf("block length %d", length)
 	}
+	if typ != ngSectionHeader && (skipping || !ngReadsBlock(typ)) {
+		if !p.discard(int(length)) {
+			return 0, nil, p.short()
+		}
+		return typ, nil, nil
+	}
+	if length > maxNgBlock {
+		return 0, nil, fmt.Errorf("block length %d is past the %d bytes a block read may have", length, maxNgBlock)
+	}
 	if !p.fill(int(length)) {
 		return 0, nil, p.short()
+	}
+	// A length that is not a whole number of 32-bit words, or that differs
+	// from the one at the block's end, is a corrupt file that would be
+	// read on out of step (libpcap and Wireshark refuse both).
+	if length%4 != 0 {
+		return 0, nil, fmt.Errorf("block length %d is not a multiple of 4", length)
+	}
+	if end := int(length) - 4; end >= head {
+		if trailer := p.u32(p.buf[p.off+end : p.off+end+4]); trailer != uint32(length) {
+			return 0, nil, fmt.Errorf("block length %d at its end, %d at its start", trailer, length)
+		}
 	}
 	body := p.buf[p.off+head : p.off+int(length) : p.off+int(length)]
 	p.off += int(length)
 	return typ, body, nil
 }
+
+// ngReadsBlock reports whether next reads the body of a block of type typ.
+func ngReadsBlock(typ uint32) bool {
+	switch typ {
+	case ngInterface, ngObsoletePacket, ngSimplePacket, ngNameResolution, ngStatistics, ngEnhancedPacket:
+		return true
+	}
+	return false
+}
+
+// maxNgBlock is the longest block whose body is held, as libpcap's
+// initial maximum block size: far past any packet and its options. Longer
+// blocks are skipped unread when they are not read, an error when they are.
+const maxNgBlock = 16 << 20
 
 // maxInt is the largest int, on 32 bits as on 64.
 const maxInt = int(^uint(0) >> 1)
@@ -139,12 +175,13 @@ func (p *pcapngRecords) section(body []byte) error {
 		if len(body) < 12 {
 			return errors.New("section header too short")
 		}
-		if major, minor := p.u16(body[0:2]), p.u16(body[2:4]); major == 1 && minor == 0 {
+		// The draft (4.1): readers MUST treat a minor version of 2 as 0.
+		if major, minor := p.u16(body[0:2]), p.u16(body[2:4]); major == 1 && (minor == 0 || minor == 2) {
 			_, err := ngOptions(p, body[12:], nil)
 			return err
 		}
 		for {
-			typ, b, err := p.block()
+			typ, b, err := p.block(true)
 			if err != nil {
 				return err
 			}
@@ -204,21 +241,20 @@ func (p *pcapngRecords) iface(body []byte) error {
 	if err != nil {
 		return err
 	}
-	if resol == 0 {
-		resol = 6
-	}
+	// resol 0 is 10^0, whole seconds, as libpcap and Wireshark read it;
+	// 10^-20 and finer do not fit a uint64 count of units a second.
 	exp := resol & 0x7f
 	switch {
 	case exp > 63 && resol&0x80 != 0:
 		return fmt.Errorf("timestamp resolution 2^-%d is too high", exp)
-	case exp > 63:
+	case exp > 19 && resol&0x80 == 0:
 		return fmt.Errorf("timestamp resolution 10^-%d is too high", exp)
 	case resol&0x80 != 0:
 		f.mask = 1 << exp
 	default:
 		f.mask = 1
 		for range exp {
-			f.mask *= 10 // wrapping past 10^19, as pcapgo's
+			f.mask *= 10
 		}
 	}
 	f.scaleUp, f.scaleDown = 1, 1
@@ -253,7 +289,7 @@ func (p *pcapngRecords) stamp(r *record, i int, ts uint64) {
 
 func (p *pcapngRecords) next(r *record) error {
 	for {
-		typ, body, err := p.block()
+		typ, body, err := p.block(false)
 		if err != nil {
 			return err
 		}

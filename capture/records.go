@@ -175,6 +175,31 @@ func (p *recordBuffer) fill(n int) bool {
 	return p.end >= n
 }
 
+// discard drops the next n bytes of the input, unless it ends first; it
+// reports whether they were there. Bytes past the buffer are read into it
+// and dropped: the buffer does not grow, whatever n is.
+func (p *recordBuffer) discard(n int) bool {
+	for {
+		if p.end-p.off >= n {
+			p.off += n
+			return true
+		}
+		n -= p.end - p.off
+		p.off, p.end = 0, 0
+		if p.eof {
+			return false
+		}
+		m, err := p.r.Read(p.buf)
+		p.end = m
+		if err != nil {
+			p.eof = true
+			if err != io.EOF {
+				p.readErr = err
+			}
+		}
+	}
+}
+
 // short returns the error of a record cut short by the end of the input.
 func (p *recordBuffer) short() error {
 	if p.readErr != nil {
