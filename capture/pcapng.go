@@ -22,8 +22,8 @@ import (
 // FuzzPcapngRecords holds the two together.
 type pcapngRecords struct {
 	recordBuffer
-	big    bool      // the section's byte order
-	ifaces []ngIface // the section's interfaces
+	byteOrder           // the section's
+	ifaces    []ngIface // the section's interfaces
 }
 
 // ngIface is a pcapng interface as the records need it.
@@ -64,27 +64,6 @@ func newPcapngRecords(r io.Reader) (*pcapngRecords, error) {
 		return nil, err
 	}
 	return p, nil
-}
-
-func (p *pcapngRecords) u16(b []byte) uint16 {
-	if p.big {
-		return binary.BigEndian.Uint16(b)
-	}
-	return binary.LittleEndian.Uint16(b)
-}
-
-func (p *pcapngRecords) u32(b []byte) uint32 {
-	if p.big {
-		return binary.BigEndian.Uint32(b)
-	}
-	return binary.LittleEndian.Uint32(b)
-}
-
-func (p *pcapngRecords) u64(b []byte) uint64 {
-	if p.big {
-		return binary.BigEndian.Uint64(b)
-	}
-	return binary.LittleEndian.Uint64(b)
 }
 
 // block reads the next block whole and returns its type and its body: what

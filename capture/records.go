@@ -71,7 +71,7 @@ func newRecordBuffer(r io.Reader) recordBuffer {
 // what pcapgo's Reader reads, with the same checks.
 type pcapRecords struct {
 	recordBuffer
-	big        bool // big-endian
+	byteOrder
 	nanoFactor uint32
 	snaplen    uint32
 	link       layers.LinkType
@@ -123,18 +123,30 @@ func newPcapRecords(r io.Reader) (*pcapRecords, error) {
 	return p, nil
 }
 
-func (p *pcapRecords) u16(b []byte) uint16 {
-	if p.big {
+// byteOrder reads a file's integers in its byte order.
+type byteOrder struct {
+	big bool // big-endian
+}
+
+func (o byteOrder) u16(b []byte) uint16 {
+	if o.big {
 		return binary.BigEndian.Uint16(b)
 	}
 	return binary.LittleEndian.Uint16(b)
 }
 
-func (p *pcapRecords) u32(b []byte) uint32 {
-	if p.big {
+func (o byteOrder) u32(b []byte) uint32 {
+	if o.big {
 		return binary.BigEndian.Uint32(b)
 	}
 	return binary.LittleEndian.Uint32(b)
+}
+
+func (o byteOrder) u64(b []byte) uint64 {
+	if o.big {
+		return binary.BigEndian.Uint64(b)
+	}
+	return binary.LittleEndian.Uint64(b)
 }
 
 // fill makes at least n bytes available at buf[off:], unless the input
