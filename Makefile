@@ -28,7 +28,7 @@ build:
 ## test: vet and the whole test suite with the race detector
 # The tests that check each fixture's output run one fixture in four under
 # the race detector (cmd/netmortem/sample_test.go), then all of them without.
-EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser
+EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput
 
 test:
 	$(GO) vet ./...

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -138,32 +136,16 @@ func sameHotAndSlow(t *testing.T, least int, dirs ...string) {
 	}
 }
 
-// captureFiles lists the packet captures under roots.
+// captureFiles lists the packet captures (pcap or pcapng, gzip'd or not)
+// under roots.
 func captureFiles(t testing.TB, roots ...string) []string {
 	t.Helper()
-	var out []string
-	for _, root := range roots {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			head := make([]byte, 4)
-			if _, err := io.ReadFull(f, head); err != nil {
-				return nil
-			}
-			if _, ok := Sniff(head); ok || (head[0] == 0x1f && head[1] == 0x8b && strings.Contains(p, ".pcap")) {
-				out = append(out, p)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
+	return testutil.FilesByHead(t, isCapture, roots...)
+}
+
+// isCapture reports whether a file, by its path and first bytes, is a
+// packet capture.
+func isCapture(path string, head []byte) bool {
+	_, ok := Sniff(head)
+	return ok || head[0] == 0x1f && head[1] == 0x8b && strings.Contains(path, ".pcap")
 }

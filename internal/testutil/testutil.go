@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -57,7 +59,7 @@ func Golden(t testing.TB, path string, got []byte) {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
 	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs from the output (run go test -update to accept):\n%s", path, diffLines(string(want), string(got)))
+		t.Errorf("%s differs from the output (run go test -update to accept):\n%s", path, DiffLines(string(want), string(got)))
 	}
 }
 
@@ -71,8 +73,8 @@ func GoldenJSON(t testing.TB, path string, v any) {
 	Golden(t, path, append(b, '\n'))
 }
 
-// diffLines shows the first lines where want and got differ.
-func diffLines(want, got string) string {
+// DiffLines shows the first lines (up to ten) where want and got differ.
+func DiffLines(want, got string) string {
 	w := bytes.Split([]byte(want), []byte("\n"))
 	g := bytes.Split([]byte(got), []byte("\n"))
 	var out bytes.Buffer
@@ -106,4 +108,36 @@ func diffLines(want, got string) string {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// FilesByHead lists the files under roots, in walk order, for which
+// keep, given a file's path and its first four bytes, reports true. Files
+// shorter than four bytes are left out.
+func FilesByHead(t testing.TB, keep func(path string, head []byte) bool, roots ...string) []string {
+	t.Helper()
+	var out []string
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			head := make([]byte, 4)
+			if _, err := io.ReadFull(f, head); err != nil {
+				return nil
+			}
+			if keep(p, head) {
+				out = append(out, p)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
