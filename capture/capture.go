@@ -252,6 +252,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 	var (
 		errs    model.ErrorList
 		bad     int
+		lies    int // records whose original length is below their captured length
 		readErr error
 	)
 	nShards := len(t.shards)
@@ -294,7 +295,13 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 			}
 			// The fast path: a plain TCP segment, read straight into the
 			// window.
-			if g, n := w.nextSeg(); !t.slowDecode && !rec.wide && t.hotTimes() && hotTCP(link, rec.data, g) {
+			cut := max(rec.wire-len(rec.data), 0)
+			if int64(rec.orig) < int64(len(rec.data)) {
+				if lies++; lies <= maxFrameErrors {
+					errs.Addf(model.Pos{File: name, Frame: frame}, "", "capture length %d exceeds the original length %d: the frame is read as captured", len(rec.data), rec.orig)
+				}
+			}
+			if g, n := w.nextSeg(); !t.slowDecode && !rec.wide && t.hotTimes() && hotTCP(link, rec.data, cut, g) {
 				t.prepareHot(g, frame, rec.unix)
 				t.own(w, n)
 			} else {
@@ -306,7 +313,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 						warned[link] = true
 						errs.Addf(model.Pos{File: name, Frame: frame}, "", "%s frames are counted but not decoded", linkName(link))
 					}
-				} else if err := d.decode(link, rec.data, &p); err != nil {
+				} else if err := d.decodeCut(link, rec.data, cut, &p); err != nil {
 					bad++
 					if bad <= maxFrameErrors {
 						errs.Addf(model.Pos{File: name, Frame: frame}, "", "undecodable frame: %w", err)
@@ -348,6 +355,9 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 	t.flushCounts()
 	if readErr != nil {
 		return nil, readErr
+	}
+	if lies > maxFrameErrors {
+		errs.Addf(model.Pos{File: name}, "", "%d more frames whose capture length exceeds their original length", lies-maxFrameErrors)
 	}
 	if bad > maxFrameErrors {
 		errs.Addf(model.Pos{File: name}, "", "%d more undecodable frames", bad-maxFrameErrors)

@@ -197,6 +197,17 @@ func checkStreams(t *testing.T, path string, attempts []model.Attempt) {
 			if bad++; bad <= 5 {
 				t.Errorf("stream %s: got %s -> %s %s, tshark %s -> %s %s", f[0], ep(a.Client), ep(a.Server), a.Outcome, f[1], f[2], outcome)
 			}
+			continue
+		}
+		// Packets, and TCP payload bytes both ways (tshark's tcp.len:
+		// from the IP length, but no more than the frame had on the wire).
+		pkts, _ := strconv.Atoi(f[4])
+		cb, _ := strconv.ParseInt(f[12], 10, 64)
+		sb, _ := strconv.ParseInt(f[13], 10, 64)
+		if a.Packets != pkts || a.ClientBytes+a.ServerBytes != cb+sb {
+			if bad++; bad <= 5 {
+				t.Errorf("stream %s: got %d packets, %d+%d payload bytes; tshark %d, %d+%d", f[0], a.Packets, a.ClientBytes, a.ServerBytes, pkts, cb, sb)
+			}
 		}
 	}
 }

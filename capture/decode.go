@@ -41,6 +41,13 @@ type decoder struct {
 	defrag *ip4defrag.IPv4Defragmenter
 	now    time.Time
 
+	// cut is how many bytes the frame being decoded had on the wire past
+	// those captured (its original length less its captured length). An
+	// IP length is believed up to the bytes on the wire, no further: a
+	// header claiming more (corrupt, or rewritten by an offload) counts
+	// only the payload the frame carried, as tshark's tcp.len does.
+	cut int
+
 	// layersOnly sends every IPv4, IPv6 and UDP header through gopacket's
 	// layers, never through the readers of decode_fast.go; tests compare
 	// the two paths with it.
@@ -81,6 +88,15 @@ func linkName(l layers.LinkType) string {
 		return s
 	}
 	return fmt.Sprintf("link type %d", int(l))
+}
+
+// decodeCut is decode of a frame that had cut bytes on the wire past those
+// captured.
+func (d *decoder) decodeCut(link layers.LinkType, data []byte, cut int, p *Packet) error {
+	d.cut = cut
+	err := d.decode(link, data, p)
+	d.cut = 0
+	return err
 }
 
 // decode fills p (already reset by the caller) from one frame. An error
@@ -334,6 +350,7 @@ func (d *decoder) ipv6Layer(data []byte) (ipLoad, error) {
 
 func (d *decoder) transport(l ipLoad, p *Packet, depth int) error {
 	p.Src, p.Dst = netip.AddrPortFrom(l.src, 0), netip.AddrPortFrom(l.dst, 0)
+	l.reported = min(l.reported, len(l.data)+d.cut)
 	switch l.proto {
 	case layers.IPProtocolTCP:
 		// The fixed part of the header is read directly, so that a

@@ -12,8 +12,10 @@ import (
 // options that is not a fragment, or IPv6 with hop-by-hop, routing and
 // destination options headers), and reports false for any other frame,
 // which then goes through decoder.decode. On the frames it takes, it gives
-// what decode and Tracker.prepare give (FuzzHotTCP holds them equal).
-func hotTCP(link layers.LinkType, b []byte, g *tcpSeg) bool {
+// what decode and Tracker.prepare give (FuzzHotTCP holds them equal). cut
+// is how many bytes the frame had on the wire past those captured, as
+// decoder.cut.
+func hotTCP(link layers.LinkType, b []byte, cut int, g *tcpSeg) bool {
 	var typ uint16
 	switch link {
 	case layers.LinkTypeEthernet:
@@ -53,16 +55,16 @@ func hotTCP(link layers.LinkType, b []byte, g *tcpSeg) bool {
 	}
 	switch typ {
 	case uint16(layers.EthernetTypeIPv4):
-		return hotIPv4(b, g)
+		return hotIPv4(b, cut, g)
 	case uint16(layers.EthernetTypeIPv6):
-		return hotIPv6(b, g)
+		return hotIPv6(b, cut, g)
 	}
 	return false
 }
 
 // hotIPv4 is hotTCP past the link header for IPv4: the header fastIPv4
 // reads, carrying TCP.
-func hotIPv4(b []byte, g *tcpSeg) bool {
+func hotIPv4(b []byte, cut int, g *tcpSeg) bool {
 	if len(b) < 20 || b[0]&0x0f != 5 || b[9] != uint8(layers.IPProtocolTCP) {
 		return false
 	}
@@ -79,14 +81,14 @@ func hotIPv4(b []byte, g *tcpSeg) bool {
 	}
 	sport, dport := binary.BigEndian.Uint16(t[0:2]), binary.BigEndian.Uint16(t[2:4])
 	g.setKey4(b[12:16], b[16:20], sport, dport)
-	hotTCPHeader(t, length-20, g)
+	hotTCPHeader(t, min(length-20, len(t)+cut), g)
 	return true
 }
 
 // hotIPv6 is hotTCP past the link header for IPv6: the headers fastIPv6
 // and decoder.ipv6 walk, but for fragment and authentication headers,
 // ending in TCP.
-func hotIPv6(b []byte, g *tcpSeg) bool {
+func hotIPv6(b []byte, cut int, g *tcpSeg) bool {
 	if len(b) < 40 {
 		return false
 	}
@@ -123,7 +125,7 @@ func hotIPv6(b []byte, g *tcpSeg) bool {
 	}
 	sport, dport := binary.BigEndian.Uint16(t[0:2]), binary.BigEndian.Uint16(t[2:4])
 	g.setKey6(b[8:24], b[24:40], sport, dport)
-	hotTCPHeader(t, reported, g)
+	hotTCPHeader(t, min(reported, len(t)+cut), g)
 	return true
 }
 

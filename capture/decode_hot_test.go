@@ -20,13 +20,13 @@ import (
 // hotTCP takes the frame, the frame must decode without error to a TCP
 // segment, and both must give the same segment. It reports whether hotTCP
 // took the frame.
-func hotBoth(t *testing.T, link layers.LinkType, data []byte) bool {
+func hotBoth(t *testing.T, link layers.LinkType, data []byte, cut int) bool {
 	t.Helper()
 	var hot tcpSeg
-	ok := hotTCP(link, bytes.Clone(data), &hot)
+	ok := hotTCP(link, bytes.Clone(data), cut, &hot)
 	var d decoder
 	var p Packet
-	err := d.decode(link, bytes.Clone(data), &p)
+	err := d.decodeCut(link, bytes.Clone(data), cut, &p)
 	tr := NewTracker("f.pcap", Options{})
 	var slow tcpSeg
 	isSeg := tr.prepare(&p, &slow)
@@ -53,7 +53,7 @@ func TestHotTCPFixtures(t *testing.T) {
 	links, frames := captureFrames(t, 1<<30, filepath.Join(testutil.Root(), "fixtures"), "testdata")
 	hot, tcp := 0, 0
 	for i, data := range frames {
-		if hotBoth(t, fuzzLinks[links[i]], data) {
+		if hotBoth(t, fuzzLinks[links[i]], data, 0) {
 			hot++
 		}
 		var d decoder
@@ -91,8 +91,11 @@ func FuzzHotTCP(f *testing.F) {
 	v6 = append(append(v6, 6, 0, 1, 4, 0, 0, 0, 0), tcp...)
 	f.Add(uint8(0), eth(0, 0x86dd, v6))
 	f.Add(uint8(3), v6)
+	// link's high bits give the bytes the frame had on the wire past
+	// those captured.
+	f.Add(uint8(0x50), eth(0, 0x0800, v4[:30]))
 	f.Fuzz(func(t *testing.T, link uint8, data []byte) {
-		hotBoth(t, fuzzLinks[int(link)%len(fuzzLinks)], data)
+		hotBoth(t, fuzzLinks[int(link)%len(fuzzLinks)], data, int(link>>4)*7)
 	})
 }
 

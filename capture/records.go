@@ -12,7 +12,12 @@ import (
 // record is one packet record of a capture file as a recordSource reads
 // it. data is valid until the source's next call.
 type record struct {
-	data  []byte
+	data []byte
+	// wire is the frame's length on the wire (its original length): at
+	// least len(data). orig is the original length the record states,
+	// which a corrupt record may give as less than it captured.
+	wire  int
+	orig  uint32
 	iface int
 	// unix is the record's time in nanoseconds since 1970, unless wide is
 	// set: then the time cannot be held in an int64 of nanoseconds (or
@@ -238,9 +243,6 @@ func (p *pcapRecords) next(r *record) error {
 	if caplen > max(p.snaplen, maxRecord) {
 		return fmt.Errorf("capture length exceeds snap length: %d > %d", caplen, p.snaplen)
 	}
-	if caplen > length {
-		return fmt.Errorf("capture length exceeds original packet length: %d > %d", caplen, length)
-	}
 	n := 16 + int(caplen)
 	if n < 16 {
 		return fmt.Errorf("capture length %d overflows", caplen) // a 32-bit int
@@ -249,6 +251,9 @@ func (p *pcapRecords) next(r *record) error {
 		return p.short()
 	}
 	r.data = p.buf[p.off+16 : p.off+n : p.off+n]
+	// A capture length past the original length is read as captured, as
+	// libpcap reads it (pcapgo stops there): the record is in step.
+	r.wire, r.orig = int(max(length, caplen)), length
 	p.off += n
 	r.iface, r.wide = 0, false
 	r.unix = int64(sec)*1e9 + int64(frac*p.nanoFactor) // pcapgo's uint32 product, wrapping alike
