@@ -123,6 +123,13 @@ func (d *decoder) icmp(l ipLoad, p *Packet, v6 bool) error {
 		}
 	}
 	ev.QuotedProto, ev.Quoted = quotedHeader(quoted)
+	if v6 && typ == 137 && !ev.Quoted.Dst.Addr().IsValid() {
+		// A redirect names the destination it redirects in its own body
+		// (RFC 4861 4.5), and is sent to the host that sent the packet;
+		// the quoted packet is optional.
+		ev.Quoted.Src = netip.AddrPortFrom(l.dst, 0)
+		ev.Quoted.Dst = netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[24:40])), 0)
+	}
 	p.ICMP = ev
 	return nil
 }

@@ -40,7 +40,11 @@ route or the ARP entry for the VIP but cannot reach its owner (a VIP claimed by
 two load-balancer controllers, a stale ARP entry); "admin prohibited" is a
 firewall REJECT; "fragmentation needed" is an MTU problem on an overlay;
 a redirect for a VIP means the sender's next hop for it is another host on the
-same link. Time-exceeded errors are grouped per destination host, whatever
+same link; "network unreachable" is a missing route, not an ARP problem. An
+error that quotes no packet (too short, or an ICMPv6 redirect without its
+Redirected Header option, which names its destination in its body) is
+counted for the host it is sent to, and, with no destination to ask a route
+for, the command that decides is a capture on that host. Time-exceeded errors are grouped per destination host, whatever
 router sends them: a traceroute is one finding naming the routers in hop
 order.
 
@@ -122,7 +126,7 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 		senders := []string{}
 		cited := map[string]bool{}
 		for i, e := range g.events {
-			if s := e.Quoted.Src.Addr().String(); !slices.Contains(senders, s) {
+			if s := icmpSender(e).String(); !slices.Contains(senders, s) {
 				senders = append(senders, s)
 			}
 			if g.routers != nil {
@@ -322,7 +326,10 @@ func icmpCertainty(f *analyzer.Finding, what, from, dst string, ev []analyzer.Ev
 	case "port-unreachable":
 		f.Alternatives = []string{"nothing listens on the port (UDP)", "a REJECT rule matches (kube-proxy's for a Service without endpoints)"}
 		f.Decide = collected("iptables-save", fmt.Sprintf("on %s: the REJECT rules", from))
-	case "host-unreachable", "net-unreachable":
+	case "net-unreachable":
+		f.Alternatives = []string{"no route on the sender for the destination's network", "a route that leads to a network no longer there (a node's pod CIDR gone)"}
+		f.Decide = fmt.Sprintf("ip route get %s (on %s)", host, from)
+	case "host-unreachable":
 		f.Alternatives = []string{"the address has no live owner on its link", "two hosts claim the address (a VIP announced twice, a stale ARP entry)",
 			"a route on the sender leads nowhere"}
 		f.Decide = fmt.Sprintf("ip route get %s (on %s)", host, from)
@@ -343,6 +350,10 @@ func icmpCertainty(f *analyzer.Finding, what, from, dst string, ev []analyzer.Ev
 		f.Alternatives = []string{"a route or firewall rule on the sender"}
 		f.Decide = fmt.Sprintf("ip route get %s (on %s)", host, from)
 	}
+	if dst == unquoted {
+		// Nothing to ask a route for: what was sent must be seen first.
+		f.Decide = fmt.Sprintf("tcpdump -ni any host %s (on the senders): which packets the messages answer", stripPort(from))
+	}
 	if f.Certainty != analyzer.Proven {
 		f.Contradicts = append(f.Contradicts, "the capture alone does not say what the destination is, nor why the sender refuses it")
 	}
@@ -355,7 +366,17 @@ func icmpCauseFix(what, from, dst, gw string) (cause, fix string) {
 				"rejects traffic to a Service that has no endpoints this way.", from, dst),
 			"If the destination is a Service, check it has ready endpoints (`kubectl get endpoints`); otherwise check " +
 				"what listens on the port and the node's REJECT rules (`iptables-save | grep REJECT`)."
-	case "host-unreachable", "net-unreachable":
+	case "net-unreachable":
+		if dst == unquoted {
+			return fmt.Sprintf("%s has no route for the packets it answers; the messages quote none of them, so "+
+					"where they were going is not known.", from),
+				fmt.Sprintf("Capture on the senders to see which packets draw the errors, then check the routes on %s "+
+					"for their destination (`ip route get`).", from)
+		}
+		return fmt.Sprintf("%s has no route to the network of %s: the packets end there.", from, dst),
+			fmt.Sprintf("Check the routes on %s and on the senders (`ip route get %s`); in a cluster, that every "+
+				"node's pod CIDR is routed.", from, stripPort(dst))
+	case "host-unreachable":
 		return fmt.Sprintf("%s routes or answers ARP for %s but cannot deliver to it: the address has no live owner on "+
 				"its link, or two hosts claim it (a VIP announced by two load-balancer controllers, a stale ARP entry).", from, dst),
 			fmt.Sprintf("Find which host owns %s (`ip addr`, `ip neigh` on the nodes, ARP in a capture) and keep one "+
@@ -389,12 +410,26 @@ func stripPort(s string) string {
 	return s
 }
 
+// icmpSender is the host that sent the packet an ICMP error answers: the
+// source of the packet it quotes, or, when it quotes none, the host the
+// error is sent to.
+func icmpSender(ev *model.ICMPEvent) netip.Addr {
+	if a := ev.Quoted.Src.Addr(); a.IsValid() {
+		return a
+	}
+	return ev.To
+}
+
+// unquoted stands for the destination of an ICMP error that quotes no
+// packet header, or too little of one to name it.
+const unquoted = "an address the message does not quote"
+
 // icmpDestination returns the destination of the packet an ICMP error
 // quotes, IP:port (IP alone for a time-exceeded error), twice.
 func icmpDestination(ev *model.ICMPEvent) (string, string) {
 	dst := ev.Quoted.Dst.Addr().String()
 	if !ev.Quoted.Dst.Addr().IsValid() {
-		dst = "an address cut from the quoted header"
+		dst = unquoted
 	} else if ev.Quoted.Dst.Port() != 0 && ev.What != "ttl-exceeded" {
 		dst = ev.Quoted.Dst.String()
 	}

@@ -18,16 +18,22 @@ import (
 // on how many there were. Under the race detector a sample of the
 // captures is run; make test runs them all without it.
 func TestCoresSameOutput(t *testing.T) {
-	roots := []string{fixture("")}
-	if base := filepath.Join(testutil.Root(), "..", "shared", "corpus", "pcap"); dirExists(base) {
-		roots = append(roots, base)
-	}
-	all := testutil.FilesByHead(t, func(path string, head []byte) bool {
+	isCapture := func(path string, head []byte) bool {
 		_, ok := capture.Sniff(head)
 		return ok || head[0] == 0x1f && head[1] == 0x8b && strings.Contains(path, ".pcap")
-	}, roots...)
-	if len(all) < 100 {
-		t.Fatalf("only %d captures under %v", len(all), roots)
+	}
+	all := testutil.FilesByHead(t, isCapture, fixture(""))
+	if len(all) < 40 {
+		t.Fatalf("only %d captures in the fixtures", len(all))
+	}
+	base := os.Getenv("NETMORTEM_CORPUS")
+	if base == "" {
+		base = filepath.Join(testutil.Root(), "..", "shared", "corpus")
+	}
+	if corpus := filepath.Join(base, "pcap"); dirExists(corpus) {
+		all = append(all, testutil.FilesByHead(t, isCapture, corpus)...)
+	} else {
+		t.Logf("shared corpus not present (%s): the fixtures' captures only", corpus)
 	}
 	files := sampled(t, all)
 	t.Logf("%d captures", len(files))
