@@ -32,7 +32,10 @@ host fails this way on many ports that no Service or endpoint names
 (scan_ports, default 10), they are told in one finding listing the ports: a
 port scan, or a host (a Node) down or firewalled. Likewise many hosts that no
 Kubernetes object names failing on one port (sweep_hosts, default 10): a
-client with a list of targets that are gone.
+client with a list of targets that are gone. When the same endpoint answered
+other attempts in the capture, the finding says so (answered_attempts) and
+does not blame a backend that is down: those SYNs differ (a scanner's probe
+with unusual flags, other clients) or are dropped selectively.
 
 Evidence: the capture's SYN frames, grouped per server endpoint; the
 Kubernetes objects that say what the endpoint is (a Service's ClusterIP or

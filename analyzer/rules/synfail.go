@@ -370,7 +370,56 @@ func runSynFailures(p *analyzer.Pass, w synWords) error {
 		if g.N < minAttempts || merged[g] || w.skip != nil && w.skip(g) {
 			continue
 		}
-		p.Report(endpointFinding(g, w, roles))
+		f := endpointFinding(g, w, roles)
+		if w.outcome == model.OutcomeUnanswered {
+			if n, first := answeredAttempts(p.Snap, g.Node, g.Server); n > 0 {
+				answeredMeanwhile(&f, g.Server, n, first)
+			}
+		}
+		p.Report(f)
 	}
 	return nil
+}
+
+// answeredAttempts counts the connection attempts to srv, seen on node,
+// that srv answered (with a SYN/ACK or an RST), and gives the first kept
+// one's position.
+func answeredAttempts(s *model.Snapshot, node string, srv netip.AddrPort) (n int, first model.Pos) {
+	answered := func(o model.Outcome) bool {
+		return o != model.OutcomeUnanswered && o != model.OutcomeClientOnly && o != model.OutcomeSynClientRST &&
+			o != model.OutcomeMidstream && o != model.OutcomeSynAckOnly
+	}
+	for i := range s.Attempts {
+		if a := &s.Attempts[i]; a.Server == srv && a.Node == node && answered(a.Outcome) {
+			if n == 0 {
+				first = a.Pos
+			}
+			n++
+		}
+	}
+	for _, e := range s.EndpointStats {
+		if e.Server == srv && e.Node == node && answered(e.Outcome) {
+			n += e.Attempts
+		}
+	}
+	return n, first
+}
+
+// answeredMeanwhile tells, in a finding of SYNs to srv left unanswered,
+// that srv answered n other attempts in the same capture: it was up and
+// reachable, so the cause is not a backend down for the whole capture.
+func answeredMeanwhile(f *analyzer.Finding, srv netip.AddrPort, n int, first model.Pos) {
+	f.Facts["answered_attempts"] = n
+	seen := fmt.Sprintf("the capture shows %s answering %d other connection %s", srv, n, plural(n, "attempt", "attempts"))
+	if first.File != "" {
+		seen += fmt.Sprintf(" (the first at %s)", first)
+	}
+	f.Contradicts = append(f.Contradicts, seen+": it was up and reachable in that capture")
+	f.Summary += fmt.Sprintf(" %s answered %d other connection %s in the same capture.", srv, n, plural(n, "attempt", "attempts"))
+	f.Cause = fmt.Sprintf("%s answers other attempts in the same capture, so it is not simply down: these SYNs are "+
+		"dropped on the way or at the server (a firewall or NetworkPolicy that matches only them, a full accept "+
+		"queue, a NAT to another backend), or they are not ordinary connection attempts (a scanner's probes with "+
+		"unusual flags get no answer by design).", srv)
+	f.Alternatives = append([]string{"the SYNs differ from those answered (other clients, other times, unusual flags or options)"},
+		f.Alternatives...)
 }
