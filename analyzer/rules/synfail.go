@@ -417,8 +417,8 @@ func answeredMeanwhile(f *analyzer.Finding, srv netip.AddrPort, n int, first mod
 	f.Contradicts = append(f.Contradicts, seen+": it was up and reachable in that capture")
 	f.Summary += fmt.Sprintf(" %s answered %d other connection %s in the same capture.", srv, n, plural(n, "attempt", "attempts"))
 	f.Cause = fmt.Sprintf("%s answers other attempts in the same capture, so it is not simply down: these SYNs are "+
-		"dropped on the way or at the server (a firewall or NetworkPolicy that matches only them, a full accept "+
-		"queue, a NAT to another backend), or they are not ordinary connection attempts (a scanner's probes with "+
+		"dropped on the way or at the server (a firewall or NetworkPolicy that matches only them, conntrack or "+
+		"SNAT port clashes on a node, a full accept queue, a NAT to another backend), or they are not ordinary connection attempts (a scanner's probes with "+
 		"unusual flags get no answer by design).", srv)
 	f.Alternatives = append([]string{"the SYNs differ from those answered (other clients, other times, unusual flags or options)"},
 		f.Alternatives...)
