@@ -44,9 +44,9 @@ same link; "network unreachable" is a missing route, not an ARP problem. An
 error that quotes no packet (too short, or an ICMPv6 redirect without its
 Redirected Header option, which names its destination in its body) is
 counted for the host it is sent to, and, with no destination to ask a route
-for, the command that decides is a capture on that host. Time-exceeded errors are grouped per destination host, whatever
-router sends them: a traceroute is one finding naming the routers in hop
-order.
+for, the command that decides is a capture on that host. Time-exceeded
+errors are grouped per destination host, whatever router sends them: a
+traceroute is one finding naming the routers in hop order.
 
 Evidence: the ICMP frames, the matched attempts' SYN frames, and the
 Kubernetes objects that say what the destination is.
