@@ -16,6 +16,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/netmortem/netmortem/capture"
+	"github.com/netmortem/netmortem/internal/testutil"
 )
 
 // busyFrame is one frame of busyCapture, at its place in capture order.
@@ -126,27 +127,12 @@ func busyCapture(t *testing.T) []byte {
 
 // writePcap writes frames as a microsecond pcap of Ethernet frames.
 func writePcap(frames []busyFrame) []byte {
-	var b bytes.Buffer
-	le := binary.LittleEndian
-	hdr := make([]byte, 24)
-	le.PutUint32(hdr[0:], 0xa1b2c3d4)
-	le.PutUint16(hdr[4:], 2)
-	le.PutUint16(hdr[6:], 4)
-	le.PutUint32(hdr[16:], 65535)
-	le.PutUint32(hdr[20:], 1)
-	b.Write(hdr)
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, f := range frames {
-		ts := base.Add(f.ts)
-		rec := make([]byte, 16)
-		le.PutUint32(rec[0:], uint32(ts.Unix()))
-		le.PutUint32(rec[4:], uint32(ts.Nanosecond()/1000))
-		le.PutUint32(rec[8:], uint32(len(f.data)))
-		le.PutUint32(rec[12:], uint32(len(f.data)))
-		b.Write(rec)
-		b.Write(f.data)
+	records := make([]testutil.PcapRecord, len(frames))
+	for i, f := range frames {
+		records[i] = testutil.PcapRecord{Time: base.Add(f.ts), Data: f.data}
 	}
-	return b.Bytes()
+	return testutil.Pcap(records)
 }
 
 // splitRecords cuts a pcap into n files of about as many records each.

@@ -8,7 +8,9 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -94,27 +96,15 @@ type wireRecord struct {
 	wire int
 }
 
-// pcapOfRecords is a microsecond pcap of Ethernet records.
+// pcapOfRecords is a microsecond pcap of Ethernet records, a second apart.
 func pcapOfRecords(records []wireRecord) []byte {
-	var b bytes.Buffer
-	le := binary.LittleEndian
-	hdr := make([]byte, 24)
-	le.PutUint32(hdr[0:], 0xa1b2c3d4)
-	le.PutUint16(hdr[4:], 2)
-	le.PutUint16(hdr[6:], 4)
-	le.PutUint32(hdr[16:], 65535)
-	le.PutUint32(hdr[20:], 1)
-	b.Write(hdr)
+	var out []testutil.PcapRecord
 	for i, r := range records {
-		h := make([]byte, 16)
-		le.PutUint32(h[0:], uint32(1700000000+i))
-		le.PutUint32(h[8:], uint32(len(r.data)))
-		le.PutUint32(h[12:], uint32(max(r.wire, len(r.data))))
+		orig := uint32(max(r.wire, len(r.data)))
 		if r.wire < 0 {
-			le.PutUint32(h[12:], uint32(-r.wire))
+			orig = uint32(-r.wire)
 		}
-		b.Write(h)
-		b.Write(r.data)
+		out = append(out, testutil.PcapRecord{Time: time.Unix(int64(1700000000+i), 0), Data: r.data, Orig: orig})
 	}
-	return b.Bytes()
+	return testutil.Pcap(out)
 }

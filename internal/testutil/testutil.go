@@ -5,6 +5,7 @@ package testutil
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // Update makes golden tests rewrite their .golden files: go test ./parse -update.
@@ -140,4 +142,36 @@ func FilesByHead(t testing.TB, keep func(path string, head []byte) bool, roots .
 		}
 	}
 	return out
+}
+
+// PcapRecord is a record of a classic pcap that Pcap writes: its time,
+// its frame as captured, and its original length (Orig 0: the frame's).
+type PcapRecord struct {
+	Time time.Time
+	Data []byte
+	Orig uint32
+}
+
+// Pcap is a little-endian, microsecond pcap of Ethernet records, with a
+// snap length of 65535.
+func Pcap(records []PcapRecord) []byte {
+	le := binary.LittleEndian
+	b := le.AppendUint32(nil, 0xa1b2c3d4)
+	b = le.AppendUint16(b, 2)
+	b = le.AppendUint16(b, 4)
+	b = append(b, make([]byte, 8)...)
+	b = le.AppendUint32(b, 65535)
+	b = le.AppendUint32(b, 1)
+	for _, r := range records {
+		orig := r.Orig
+		if orig == 0 {
+			orig = uint32(len(r.Data))
+		}
+		b = le.AppendUint32(b, uint32(r.Time.Unix()))
+		b = le.AppendUint32(b, uint32(r.Time.Nanosecond()/1000))
+		b = le.AppendUint32(b, uint32(len(r.Data)))
+		b = le.AppendUint32(b, orig)
+		b = append(b, r.Data...)
+	}
+	return b
 }
