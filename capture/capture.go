@@ -295,7 +295,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 			}
 			// The fast path: a plain TCP segment, read straight into the
 			// window.
-			cut := max(rec.wire-len(rec.data), 0)
+			cut := rec.cut()
 			if int64(rec.orig) < int64(len(rec.data)) {
 				if lies++; lies <= maxFrameErrors {
 					errs.Addf(model.Pos{File: name, Frame: frame}, "", "capture length %d exceeds the original length %d: the frame is read as captured", len(rec.data), rec.orig)

@@ -292,7 +292,6 @@ func (p *pcapngRecords) next(r *record) error {
 			}
 			r.data = body[20 : 20+caplen : 20+caplen]
 			r.orig = p.u32(body[16:20])
-			r.wire = int(max(uint64(r.orig), caplen))
 			if typ == ngEnhancedPacket {
 				if _, err := ngOptions(p, body[20+(caplen+3)&^3:], nil); err != nil {
 					return err
@@ -309,7 +308,7 @@ func (p *pcapngRecords) next(r *record) error {
 				return errors.New("simple packet block too short")
 			}
 			caplen := uint64(p.u32(body[0:4]))
-			r.orig, r.wire = uint32(caplen), int(min(caplen, uint64(maxInt)))
+			r.orig = uint32(caplen)
 			if s := p.ifaces[0].snaplen; s != 0 && caplen > uint64(s) {
 				caplen = uint64(s)
 			}

@@ -73,7 +73,7 @@ func Frames(ctx context.Context, r io.Reader, frames []int) (map[int]string, err
 		d.now = p.Time
 		var decErr error
 		if supportedLink(link) {
-			decErr = d.decodeCut(link, data, max(rec.wire-len(data), 0), &p)
+			decErr = d.decodeCut(link, data, rec.cut(), &p)
 		} else {
 			decErr = fmt.Errorf("%s frames are not decoded", linkName(link))
 		}

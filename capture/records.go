@@ -13,10 +13,8 @@ import (
 // it. data is valid until the source's next call.
 type record struct {
 	data []byte
-	// wire is the frame's length on the wire (its original length): at
-	// least len(data). orig is the original length the record states,
-	// which a corrupt record may give as less than it captured.
-	wire  int
+	// orig is the frame's length on the wire, as the record states it: a
+	// corrupt record may give less than it captured.
 	orig  uint32
 	iface int
 	// unix is the record's time in nanoseconds since 1970, unless wide is
@@ -33,6 +31,13 @@ func (r *record) time() time.Time {
 		return r.ts
 	}
 	return time.Unix(0, r.unix).UTC()
+}
+
+// cut is how many bytes the frame had on the wire past those captured.
+func (r *record) cut() int {
+	// In 64 bits, so that a length past a 32-bit int does not wrap; an IP
+	// length never reaches 1 MiB past the bytes captured.
+	return int(min(max(int64(r.orig)-int64(len(r.data)), 0), 1<<20))
 }
 
 // zeroTime is the time of a record that has none.
@@ -253,7 +258,7 @@ func (p *pcapRecords) next(r *record) error {
 	r.data = p.buf[p.off+16 : p.off+n : p.off+n]
 	// A capture length past the original length is read as captured, as
 	// libpcap reads it (pcapgo stops there): the record is in step.
-	r.wire, r.orig = int(max(length, caplen)), length
+	r.orig = length
 	p.off += n
 	r.iface, r.wide = 0, false
 	r.unix = int64(sec)*1e9 + int64(frac*p.nanoFactor) // pcapgo's uint32 product, wrapping alike
