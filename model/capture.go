@@ -48,6 +48,16 @@ func (o Outcome) Failed() bool {
 	return false
 }
 
+// Answered reports whether the server answered the client's SYN, with a
+// SYN/ACK or an RST.
+func (o Outcome) Answered() bool {
+	switch o {
+	case OutcomeEstablished, OutcomeSynAckClientRST, OutcomeSynAckServerRST, OutcomeSynAckNoAck, OutcomeRefused:
+		return true
+	}
+	return false
+}
+
 // Seg is one packet of interest within an attempt: its frame and time.
 type Seg struct {
 	Frame int       `json:"frame"`

@@ -27,6 +27,12 @@ func TestSynUnansweredEndpointAnsweredOthers(t *testing.T) {
 		for i := range answered {
 			s.Attempts = append(s.Attempts, established(1+2*i))
 		}
+		// Attempts the server is not seen answering do not count.
+		for i, o := range []model.Outcome{model.OutcomeOther, model.OutcomeMidstream, model.OutcomeClientOnly} {
+			a := established(100 + i)
+			a.Outcome = o
+			s.Attempts = append(s.Attempts, a)
+		}
 		f := run1(t, SynUnanswered, withAttempts(s, unanswered("172.16.16.128:51000", srv, 21, 3)))
 		if len(f) != 1 {
 			t.Fatalf("%d answered: %d findings: %+v", answered, len(f), f)

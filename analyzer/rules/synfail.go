@@ -385,12 +385,8 @@ func runSynFailures(p *analyzer.Pass, w synWords) error {
 // that srv answered (with a SYN/ACK or an RST), and gives the first kept
 // one's position.
 func answeredAttempts(s *model.Snapshot, node string, srv netip.AddrPort) (n int, first model.Pos) {
-	answered := func(o model.Outcome) bool {
-		return o != model.OutcomeUnanswered && o != model.OutcomeClientOnly && o != model.OutcomeSynClientRST &&
-			o != model.OutcomeMidstream && o != model.OutcomeSynAckOnly
-	}
 	for i := range s.Attempts {
-		if a := &s.Attempts[i]; a.Server == srv && a.Node == node && answered(a.Outcome) {
+		if a := &s.Attempts[i]; a.Server == srv && a.Node == node && a.Outcome.Answered() {
 			if n == 0 {
 				first = a.Pos
 			}
@@ -398,7 +394,7 @@ func answeredAttempts(s *model.Snapshot, node string, srv netip.AddrPort) (n int
 		}
 	}
 	for _, e := range s.EndpointStats {
-		if e.Server == srv && e.Node == node && answered(e.Outcome) {
+		if e.Server == srv && e.Node == node && e.Outcome.Answered() {
 			n += e.Attempts
 		}
 	}
@@ -418,8 +414,8 @@ func answeredMeanwhile(f *analyzer.Finding, srv netip.AddrPort, n int, first mod
 	f.Summary += fmt.Sprintf(" %s answered %d other connection %s in the same capture.", srv, n, plural(n, "attempt", "attempts"))
 	f.Cause = fmt.Sprintf("%s answers other attempts in the same capture, so it is not simply down: these SYNs are "+
 		"dropped on the way or at the server (a firewall or NetworkPolicy that matches only them, conntrack or "+
-		"SNAT port clashes on a node, a full accept queue, a NAT to another backend), or they are not ordinary connection attempts (a scanner's probes with "+
-		"unusual flags get no answer by design).", srv)
+		"SNAT port clashes on a node, a full accept queue, a NAT to another backend), or they are not ordinary "+
+		"connection attempts (a scanner's probes with unusual flags get no answer by design).", srv)
 	f.Alternatives = append([]string{"the SYNs differ from those answered (other clients, other times, unusual flags or options)"},
 		f.Alternatives...)
 }
