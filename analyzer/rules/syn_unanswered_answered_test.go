@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +50,27 @@ func TestSynUnansweredEndpointAnsweredOthers(t *testing.T) {
 			!strings.Contains(f[0].Cause, "so it is not simply down") {
 			t.Errorf("7 answered attempts: facts %v, contradicts %q, cause %q", f[0].Facts, f[0].Contradicts, f[0].Cause)
 		}
+	}
+}
+
+// Attempts a capture read in summary mode counted rather than kept are
+// answered too, and the finding names the file and time of the first.
+func TestSynUnansweredEndpointAnsweredCounted(t *testing.T) {
+	const srv = "10.85.0.1:8080"
+	s := &model.Snapshot{EndpointStats: []model.EndpointStats{
+		{File: "c.pcap", Server: netip.MustParseAddrPort(srv), Outcome: model.OutcomeEstablished, Attempts: 6,
+			First: time.Unix(1700000010, 0)},
+		{File: "c.pcap", Server: netip.MustParseAddrPort(srv), Outcome: model.OutcomeRefused, Attempts: 4,
+			First: time.Unix(1700000005, 0)},
+		{File: "c.pcap", Server: netip.MustParseAddrPort(srv), Outcome: model.OutcomeUnanswered, Attempts: 50,
+			First: time.Unix(1700000000, 0)},
+	}}
+	f := run1(t, SynUnanswered, withAttempts(s, unanswered("10.84.0.1:57556", srv, 21, 3)))
+	if len(f) != 1 {
+		t.Fatalf("%d findings: %+v", len(f), f)
+	}
+	want := "the capture shows 10.85.0.1:8080 answering 10 other connection attempts (the first at c.pcap, counted from 2023-11-14T22:13:25Z): it was up and reachable in that capture"
+	if f[0].Facts["answered_attempts"] != 10 || !slices.Contains(f[0].Contradicts, want) {
+		t.Errorf("facts %v, contradicts %q; want 10 answered and %q", f[0].Facts, f[0].Contradicts, want)
 	}
 }

@@ -372,8 +372,8 @@ func runSynFailures(p *analyzer.Pass, w synWords) error {
 		}
 		f := endpointFinding(g, w, roles)
 		if w.outcome == model.OutcomeUnanswered {
-			if n, first := answeredAttempts(p.Snap, g.Node, g.Server); n > 0 {
-				answeredMeanwhile(&f, g.Server, n, first)
+			if n, where := answeredAttempts(p.Snap, g.Node, g.Server); n > 0 {
+				answeredMeanwhile(&f, g.Server, n, where)
 			}
 		}
 		p.Report(f)
@@ -382,33 +382,42 @@ func runSynFailures(p *analyzer.Pass, w synWords) error {
 }
 
 // answeredAttempts counts the connection attempts to srv, seen on node,
-// that srv answered (with a SYN/ACK or an RST), and gives the first kept
-// one's position.
-func answeredAttempts(s *model.Snapshot, node string, srv netip.AddrPort) (n int, first model.Pos) {
+// that srv answered (with a SYN/ACK or an RST), and says where the first
+// is: the first kept one's position, or else the capture file and time of
+// the first counted one (a capture read in summary mode).
+func answeredAttempts(s *model.Snapshot, node string, srv netip.AddrPort) (n int, where string) {
 	for i := range s.Attempts {
 		if a := &s.Attempts[i]; a.Server == srv && a.Node == node && a.Outcome.Answered() {
 			if n == 0 {
-				first = a.Pos
+				where = a.Pos.String()
 			}
 			n++
 		}
 	}
-	for _, e := range s.EndpointStats {
-		if e.Server == srv && e.Node == node && e.Outcome.Answered() {
+	var first *model.EndpointStats
+	for i := range s.EndpointStats {
+		if e := &s.EndpointStats[i]; e.Server == srv && e.Node == node && e.Outcome.Answered() {
 			n += e.Attempts
+			if first == nil || e.First.Before(first.First) {
+				first = e
+			}
 		}
 	}
-	return n, first
+	if where == "" && first != nil {
+		where = fmt.Sprintf("%s, counted from %s", first.File, first.First.UTC().Format(time.RFC3339Nano))
+	}
+	return n, where
 }
 
 // answeredMeanwhile tells, in a finding of SYNs to srv left unanswered,
-// that srv answered n other attempts in the same capture: it was up and
-// reachable, so the cause is not a backend down for the whole capture.
-func answeredMeanwhile(f *analyzer.Finding, srv netip.AddrPort, n int, first model.Pos) {
+// that srv answered n other attempts in the same capture, the first where
+// says: it was up and reachable, so the cause is not a backend down for
+// the whole capture.
+func answeredMeanwhile(f *analyzer.Finding, srv netip.AddrPort, n int, where string) {
 	f.Facts["answered_attempts"] = n
 	seen := fmt.Sprintf("the capture shows %s answering %d other connection %s", srv, n, plural(n, "attempt", "attempts"))
-	if first.File != "" {
-		seen += fmt.Sprintf(" (the first at %s)", first)
+	if where != "" {
+		seen += fmt.Sprintf(" (the first at %s)", where)
 	}
 	f.Contradicts = append(f.Contradicts, seen+": it was up and reachable in that capture")
 	f.Summary += fmt.Sprintf(" %s answered %d other connection %s in the same capture.", srv, n, plural(n, "attempt", "attempts"))
