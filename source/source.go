@@ -353,7 +353,7 @@ func cloudErr(loc Location, err error, timeout time.Duration) error {
 	if err == nil {
 		return nil
 	}
-	code := gcerrors.Code(err)
+	code := httpCode(gcerrors.Code(err), err)
 	switch {
 	case code == gcerrors.NotFound:
 		return fmt.Errorf("%s: no such object or bucket: %w", loc.Name(), err)
@@ -366,6 +366,21 @@ func cloudErr(loc Location, err error, timeout time.Duration) error {
 		return fmt.Errorf("%s: %w (%s)", loc.Name(), err, credentialHint(loc.Scheme))
 	}
 	return fmt.Errorf("%s: %w", loc.Name(), err)
+}
+
+// httpCode corrects gocloud's code for err by the HTTP status an S3
+// server answered with: gocloud's s3blob takes any operation error whose
+// text holds "301" (its sign of a bucket in another region) for a missing
+// bucket, and request IDs are random hex, so a refusal (403) can read as
+// NotFound. A NotFound whose answer was neither a 404 nor a 301 is Unknown.
+func httpCode(code gcerrors.ErrorCode, err error) gcerrors.ErrorCode {
+	var resp interface{ HTTPStatusCode() int }
+	if code == gcerrors.NotFound && errors.As(err, &resp) {
+		if s := resp.HTTPStatusCode(); s != 404 && s != 301 {
+			return gcerrors.Unknown
+		}
+	}
+	return code
 }
 
 // looksLikeCredentials reports whether an SDK's error is about missing or
