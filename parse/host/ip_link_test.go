@@ -97,6 +97,22 @@ func TestLinksErrors(t *testing.T) {
 	}
 }
 
+// An entry whose ifname is not a name (an array, null, an object, an
+// empty string) is an error at its position, and gives no link; the
+// entries around it are read.
+func TestLinksJSONBadName(t *testing.T) {
+	for _, v := range []string{`[]`, `null`, `{}`, `""`} {
+		in := `[{"ifname":"eth0","mtu":1500},{"ifname":` + v + `,"mtu":1500},{"ifname":"eth1","mtu":9000}]`
+		links, err := LinksJSON(strings.NewReader(in), "j.json")
+		if err == nil || !strings.Contains(err.Error(), "j.json:1 (entry 2)") || !strings.Contains(err.Error(), "ifname") {
+			t.Errorf("ifname %s: err = %v, want one at entry 2 naming ifname", v, err)
+		}
+		if len(links) != 2 || links[0].Dev != "eth0" || links[1].Dev != "eth1" {
+			t.Errorf("ifname %s: links %+v, want eth0 and eth1", v, links)
+		}
+	}
+}
+
 func FuzzLinks(f *testing.F) {
 	parsetest.AddSeedFiles(f, []string{linkDir + "ip-link.txt", linkDir + "ip-d-link.txt", linkDir + "bridge-d-link.txt",
 		linkDir + "brport-hairpin-grep.txt", linkDir + "ip-j-d-link.txt"})
