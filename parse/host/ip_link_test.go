@@ -132,3 +132,25 @@ func FuzzLinks(f *testing.F) {
 		}
 	})
 }
+
+// FuzzBridge holds the bridge ports' settings to a target of their own:
+// bridge -d link show and the brport hairpin_mode files, every link named
+// and at a line.
+func FuzzBridge(f *testing.F) {
+	parsetest.AddSeedFiles(f, []string{linkDir + "bridge-d-link.txt", linkDir + "brport-hairpin-grep.txt"})
+	f.Add("==> /sys/class/net/veth1/brport/hairpin_mode <==\n0\n\n==> /sys/class/net/veth2/brport/hairpin_mode <==\n1\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, read := range []func(r *strings.Reader, name string) ([]model.Link, error){
+			func(r *strings.Reader, n string) ([]model.Link, error) { return Links(r, n) },
+			func(r *strings.Reader, n string) ([]model.Link, error) { return HairpinFiles(r, n) },
+		} {
+			out, err := read(strings.NewReader(in), "fuzz.txt")
+			parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
+			for _, l := range out {
+				if l.Pos.File != "fuzz.txt" || l.Pos.Line == 0 || l.Dev == "" {
+					t.Fatalf("bad link: %+v", l)
+				}
+			}
+		}
+	})
+}
