@@ -58,15 +58,15 @@
 // another name (or in a subdirectory):
 //
 //	# the stale-dnat incident's evidence
-//	../../../../fixtures/incidents/stale-dnat/capture.pcap
-//	../../../../fixtures/incidents/stale-dnat/iptables-save.txt
-//	../../../../fixtures/incidents/probe-restart-loop/pods-kube-system.json as kube-system/pods.json
+//	../../../../../fixtures/incidents/stale-dnat/capture.pcap
+//	../../../../../fixtures/incidents/stale-dnat/iptables-save.txt
+//	../../../../../fixtures/incidents/probe-restart-loop/pods-kube-system.json as kube-system/pods.json
 //
 // The rule then reads a copy of the scenario made in a temporary directory
 // of the same name: its own files (but want.yaml and use.txt) and the files
 // named, each under its name in the scenario, so that positions read
 // capture.pcap#frame=38 as if the file were there. A scenario without a
-// use.txt is read in place. Evidence gives that directory to tests that
+// use.txt is read in place. EvidenceDir gives that directory to tests that
 // read a scenario otherwise.
 package analyzertest
 

@@ -288,7 +288,7 @@ func TestEvidence(t *testing.T) {
 		"s/hit-x/own.txt": "own", "s/hit-x/want.yaml": "findings: []\n",
 		"s/hit-x/use.txt": "# shared\n\n../../fixtures/a/capture.pcap\n../../fixtures/a/pods.json as kube-system/pods.json\n",
 	})
-	out := Evidence(t, filepath.Join(dir, "s", "hit-x"))
+	out := EvidenceDir(t, filepath.Join(dir, "s", "hit-x"))
 	if filepath.Base(out) != "hit-x" {
 		t.Errorf("evidence directory %s: want the scenario's name", out)
 	}
@@ -308,7 +308,7 @@ func TestEvidence(t *testing.T) {
 		t.Errorf("evidence %q, want %q", names, w)
 	}
 	plain := filepath.Join(dir, "fixtures", "a")
-	if got := Evidence(t, plain); got != plain {
+	if got := EvidenceDir(t, plain); got != plain {
 		t.Errorf("a directory without use.txt is read in place, got %s", got)
 	}
 	for use, want := range map[string]string{

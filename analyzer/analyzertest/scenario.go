@@ -55,13 +55,13 @@ func readUses(dir string) ([]use, error) {
 	return out, sc.Err()
 }
 
-// Evidence returns a directory holding the evidence of the scenario at
+// EvidenceDir returns a directory holding the evidence of the scenario at
 // dir, each file under its name in the scenario: dir itself when it
 // shares no evidence, else a new directory (removed when t ends) of the
 // same base name holding dir's own files but want.yaml and use.txt, and a
 // copy of each file its use.txt names. Tests that read a scenario's
 // evidence otherwise than through Run get it here.
-func Evidence(t testing.TB, dir string) string {
+func EvidenceDir(t testing.TB, dir string) string {
 	t.Helper()
 	out, err := evidence(dir, t.TempDir())
 	if err != nil {
