@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
@@ -110,6 +111,22 @@ func TestLinksJSONBadName(t *testing.T) {
 		if len(links) != 2 || links[0].Dev != "eth0" || links[1].Dev != "eth1" {
 			t.Errorf("ifname %s: links %+v, want eth0 and eth1", v, links)
 		}
+	}
+}
+
+// An ip -j array cut before its closing ] is said to be cut, at its last
+// line; the entries read before are kept.
+func TestLinksJSONCut(t *testing.T) {
+	in := "[{\"ifname\":\"eth0\",\"mtu\":1500},\n{\"ifname\":\"eth1\",\"mtu\":9000}\n"
+	links, err := LinksJSON(strings.NewReader(in), "j.json")
+	if err == nil || !strings.Contains(err.Error(), "j.json:2") || !strings.Contains(err.Error(), "no closing ]") || !errors.Is(err, format.ErrTruncated) {
+		t.Errorf("err = %v, want a truncation at j.json:2", err)
+	}
+	if len(links) != 2 {
+		t.Errorf("links %+v, want eth0 and eth1", links)
+	}
+	if _, err := LinksJSON(strings.NewReader(in+"]\n"), "j.json"); err != nil {
+		t.Errorf("whole array: %v", err)
 	}
 }
 
