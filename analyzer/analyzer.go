@@ -218,6 +218,10 @@ type Result struct {
 	Findings []Finding   `json:"findings" yaml:"findings"`
 	Skipped  []Skipped   `json:"skipped" yaml:"skipped"`
 	Errors   []RuleError `json:"errors" yaml:"errors"`
+	// Rules are the rules Run was given, in their order, without those the
+	// configuration disables: what report, timeline and collect read of a
+	// rule (its chains, plot, descriptor) they read from these.
+	Rules []*Rule `json:"-" yaml:"-"`
 }
 
 // Max returns the highest severity among the findings, or 0 when there are
@@ -271,6 +275,7 @@ func RunFacts(ctx context.Context, facts *Facts, rules []*Rule, cfg *Config) Res
 		if rc.Disabled {
 			continue
 		}
+		res.Rules = append(res.Rules, r)
 		var missing []model.Kind
 		for _, k := range r.Needs {
 			if !snap.Has(k) {
@@ -437,8 +442,10 @@ var ruleName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 // Validate checks a rule list: names kebab-case and unique, a Doc with a
 // title of at most 60 characters, a severity, a Run function, Requires
 // without nil entries or duplicates, Params each named in snake_case
-// once, documented, of a known type, with a default of that type, and
-// SubjectKeys in snake_case, each once.
+// once, documented, of a known type, with a default of that type,
+// SubjectKeys in snake_case, each once, and Explains, FollowsFrom,
+// Symptoms and Plot well formed (see validateInfo), the edges leading
+// no rule back to itself.
 func Validate(rules []*Rule) error {
 	var errs []error
 	seen := map[string]bool{}
@@ -476,6 +483,7 @@ func Validate(rules []*Rule) error {
 		}
 		errs = append(errs, validateParams(r)...)
 		errs = append(errs, validateSubjectKeys(r)...)
+		errs = append(errs, validateInfo(r)...)
 		facts := map[FactKey]bool{}
 		for j, k := range r.Requires {
 			switch {
@@ -488,5 +496,6 @@ func Validate(rules []*Rule) error {
 			facts[k] = true
 		}
 	}
+	errs = append(errs, validateCausality(rules)...)
 	return errors.Join(errs...)
 }

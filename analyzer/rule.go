@@ -8,6 +8,12 @@ import (
 
 // Rule is one check. netmortem's rules are listed explicitly in
 // analyzer/rules.All; a rule's Name is a stable ID that is never reused.
+//
+// A rule is the only place that knows about itself: what other packages
+// need of it (the verdict's chains of cause and effect, the symptoms and
+// commands of the collector's documentation, the timeline's drawing, the
+// SARIF descriptor) is read from its fields, by packages given the rules
+// that ran (Result.Rules), never looked up by name.
 type Rule struct {
 	// Name is the rule's kebab-case ID: "synack-reset".
 	Name string
@@ -50,6 +56,23 @@ type Rule struct {
 	// object. LoadConfig refuses an object selector of a kind that no
 	// rule names.
 	ObjectKinds []string
+	// Explains lists the rules whose findings, on the same node, are
+	// known to follow from this rule's cause: the verdict groups them under
+	// this rule's finding (report.NewVerdict, through Causality).
+	Explains []*Rule
+	// FollowsFrom lists the rules whose cause is known to bring about this
+	// rule's findings on the same node: Explains seen from the other end,
+	// for a rule that names the causes before it. An edge is stated once,
+	// on either rule (two rule variables naming each other would be an
+	// initialization cycle).
+	FollowsFrom []*Rule
+	// Symptoms are the symptoms the rule can explain: docs/collect.md
+	// lists the rule, and the evidence it reads, under each (package
+	// collect).
+	Symptoms []SymptomRef
+	// Plot says how the HTML report's timeline draws the rule's findings
+	// (package timeline); the zero Plot draws what most rules need.
+	Plot Plot
 	// Run inspects p.Snap and calls p.Report for each finding.
 	Run func(p *Pass) error
 }

@@ -39,8 +39,8 @@ type Report struct {
 	// made it).
 	Tool buildinfo.Info `json:"tool" yaml:"tool"`
 	// Verdict says what most likely went wrong, the findings grouped by
-	// shared root cause (NewVerdict of Findings). New sets it, and Write
-	// sets it again from the findings it writes.
+	// shared root cause (NewVerdict of Rules and Findings). New sets it,
+	// and Write sets it again from the findings it writes.
 	Verdict Verdict `json:"verdict" yaml:"verdict"`
 	// Findings are the rules' conclusions, highest severity first.
 	Findings []analyzer.Finding `json:"findings" yaml:"findings"`
@@ -76,6 +76,11 @@ type Report struct {
 	// then says the run was not successful.
 	Incomplete []string `json:"incomplete,omitempty" yaml:"incomplete,omitempty"`
 
+	// Rules are the rules that ran (analyzer.Result.Rules, which New
+	// copies): the verdict reads their chains of cause and effect, SARIF
+	// their descriptors. They are not part of the JSON or YAML report.
+	Rules []*analyzer.Rule `json:"-" yaml:"-"`
+
 	// Timelines are the HTML report's charts, by finding fingerprint
 	// (package timeline builds them from the model). They are not part of
 	// the JSON or YAML report.
@@ -105,6 +110,7 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 		Inputs:        []model.Input{},
 		Skipped:       slices.Clone(res.Skipped),
 		Errors:        slices.Clone(res.Errors),
+		Rules:         slices.Clone(res.Rules),
 	}
 	if snap != nil {
 		r.Inputs = append(r.Inputs, snap.Inputs...)
@@ -133,7 +139,7 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 		r.Errors = []analyzer.RuleError{}
 	}
 	r.NextEvidence = NextEvidenceFor(snap, nil, res)
-	r.Verdict = NewVerdict(r.Findings, r.Inputs)
+	r.Verdict = NewVerdict(r.Rules, r.Findings, r.Inputs)
 	return r
 }
 
@@ -172,7 +178,7 @@ func forWriting(w io.Writer, r *Report) (*Report, error) {
 		return nil, ErrNilReport
 	}
 	c := *r.withEmptyLists()
-	c.Verdict = NewVerdict(c.Findings, c.Inputs)
+	c.Verdict = NewVerdict(c.Rules, c.Findings, c.Inputs)
 	return &c, nil
 }
 

@@ -272,7 +272,7 @@ func TestVerdictGrouping(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := report.NewVerdict(tc.findings, inputs)
+			v := report.NewVerdict(rules.All(), tc.findings, inputs)
 			var got []string
 			for _, c := range v.Causes {
 				got = append(got, causeRules(c))
@@ -300,7 +300,7 @@ func TestVerdictExplainedBy(t *testing.T) {
 	cause := vfinding("rp-filter-drop", analyzer.Error, analyzer.Proven, nil, model.Pos{File: "cap", Frame: 3})
 	symptom := vfinding("syn-unanswered", analyzer.Warning, analyzer.Unknown, nil, model.Pos{File: "other", Frame: 9})
 	symptom.ExplainedBy = cause.Rule + ": " + cause.Title
-	v := report.NewVerdict([]analyzer.Finding{symptom, cause}, nil)
+	v := report.NewVerdict(rules.All(), []analyzer.Finding{symptom, cause}, nil)
 	if len(v.Causes) != 1 || v.Causes[0].Rule != "rp-filter-drop" || len(v.Causes[0].Related) != 1 ||
 		v.Causes[0].Related[0].Link != report.LinkExplainedBy {
 		t.Fatalf("verdict %+v", v)
@@ -309,7 +309,7 @@ func TestVerdictExplainedBy(t *testing.T) {
 		t.Errorf("line %q, want %q", v.Causes[0].Line, want)
 	}
 	// A lone cause that is not established is said so.
-	v = report.NewVerdict([]analyzer.Finding{symptom}, nil)
+	v = report.NewVerdict(rules.All(), []analyzer.Finding{symptom}, nil)
 	if want := "Possible cause (not established): syn-unanswered title [syn-unanswered]"; len(v.Causes) != 1 || v.Causes[0].Line != want {
 		t.Errorf("verdict %+v, want the line %q", v, want)
 	}
