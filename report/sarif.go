@@ -273,7 +273,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 	index := map[string]int{}
 	for i, n := range names {
 		index[n] = i
-		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRuleFor(r.Rules, n, first[n]))
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRuleFor(r.rules, n, first[n]))
 	}
 	for _, f := range r.Findings {
 		run.Results = append(run.Results, sarifResultFor(f, index[f.Rule]))

@@ -349,3 +349,35 @@ func TestVerdictFromWrite(t *testing.T) {
 		t.Errorf("an empty report's verdict:\n%s", buf.String())
 	}
 }
+
+// TestReportRules: the verdict of a report groups findings by their
+// rules' chains only when it has the rules that ran, from New or
+// SetRules.
+func TestReportRules(t *testing.T) {
+	if r := report.New(nil, nil, analyzer.Result{Rules: rules.All()}); len(r.Rules()) != len(rules.All()) {
+		t.Errorf("New keeps %d rules of %d", len(r.Rules()), len(rules.All()))
+	}
+	pos := model.Pos{File: "n1/sysctl.txt", Line: 1}
+	r := &report.Report{Findings: []analyzer.Finding{
+		vfinding(rules.SynAckReset.Name, analyzer.Error, analyzer.Proven, nil, model.Pos{File: "n1/cap", Frame: 2}),
+		vfinding(rules.EphemeralNodePortOverlap.Name, analyzer.Warning, analyzer.Likely, nil, pos),
+	}}
+	causes := func() int {
+		var buf bytes.Buffer
+		if err := report.Write(&buf, "json", r); err != nil {
+			t.Fatal(err)
+		}
+		var got report.Report
+		if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		return len(got.Verdict.Causes)
+	}
+	if n := causes(); n != 2 {
+		t.Errorf("without rules: %d causes, want 2", n)
+	}
+	r.SetRules(rules.All())
+	if n := causes(); n != 1 {
+		t.Errorf("with the rules: %d causes, want 1", n)
+	}
+}
