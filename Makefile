@@ -15,7 +15,7 @@ COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE        ?= $(shell git log -1 --format=%cI 2>/dev/null)
 LDFLAGS     ?= $(if $(VERSION),-X $(BUILDINFO).version=$(VERSION)) $(if $(COMMIT),-X $(BUILDINFO).commit=$(COMMIT)) $(if $(DATE),-X $(BUILDINFO).date=$(DATE))
 
-.PHONY: all build test demo lint fuzz fixtures query-fixture bench bench-scale bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
+.PHONY: all build test demo lint fuzz fixtures new-rule query-fixture bench bench-scale bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
 
 all: build
 
@@ -190,6 +190,13 @@ bench-scale:
 ## first use from real traffic; needs root then)
 bench-memory:
 	bash bench/bench-memory.sh
+
+## new-rule: start a rule called $(NAME): its file in analyzer/rules, its
+## line in All (all.go), its test and its scenario directory, each with
+## TODOs to fill in (docs/CONTRIBUTING.md, "Adding a rule")
+new-rule:
+	@test -n "$(NAME)" || { echo "usage: make new-rule NAME=my-rule"; exit 2; }
+	$(GO) run ./internal/newrule $(NAME)
 
 ## docs: regenerate docs/rules.md from the rule registry, docs/inputs.md
 ## from the format registry, docs/config.md from the rules' parameters, and

@@ -224,7 +224,7 @@ func addHTMLData(ctx context.Context, outputs []report.Output, snap *model.Snaps
 	if !slices.ContainsFunc(outputs, func(o report.Output) bool { return o.Format == "html" }) {
 		return
 	}
-	rep.Timelines = timeline.Build(ctx, snap, rep.Findings)
+	rep.Timelines = timeline.Build(ctx, snap, rep.Rules(), rep.Findings)
 	rep.Quotes = timeline.Quotes(ctx, rep.Findings, rep.Timelines)
 }
 
