@@ -110,7 +110,7 @@ func formatNamed(name string) *Format {
 
 // benchParse parses in with f as Open would.
 func benchParse(tb testing.TB, f *Format, in []byte) (int, error) {
-	src := &Source{Name: "bench.txt", Format: f.Name}
+	src := &File{Name: "bench.txt", Format: f.Name}
 	return f.Parse(tb.Context(), bytes.NewReader(in), src, &model.Snapshot{})
 }
 

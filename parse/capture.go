@@ -23,7 +23,7 @@ var captureFormat = &Format{
 		}
 		return 0
 	},
-	Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *File, snap *model.Snapshot) (int, error) {
 		res, err := capture.Read(ctx, r, src.Name, capture.Options{Node: src.Node, Summary: src.Summary})
 		if res == nil {
 			return 0, err
@@ -53,7 +53,7 @@ func textCaptureFormat(format, command, doc string) *Format {
 			}
 			return score
 		},
-		Parse: func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+		Parse: func(ctx context.Context, r io.Reader, src *File, snap *model.Snapshot) (int, error) {
 			results, err := capture.ReadText(ctx, r, src.Name, format, capture.Options{Node: src.Node, Summary: src.Summary})
 			n := 0
 			for _, res := range results {

@@ -15,8 +15,8 @@ import (
 // Format is one input format netmortem reads (see package format).
 type Format = format.Format
 
-// Source names the input being parsed (see package format).
-type Source = format.Source
+// File is the file being parsed (see package format).
+type File = format.File
 
 // Formats returns every format netmortem reads, in the order they are tried
 // when two sniff with the same score. The list is explicit; the terminal

@@ -46,7 +46,7 @@ var IPTablesSave = &parse.Format{
 		}
 		return 0
 	},
-	Parse: func(ctx context.Context, r io.Reader, src *parse.Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *parse.File, snap *model.Snapshot) (int, error) {
 		rs := &model.Ruleset{Node: src.Node, Family: "ipv4", Format: "iptables-save", Pos: src.Pos(1)}
 		var table *model.Table
 		n := 0
@@ -120,7 +120,7 @@ var SS = &parse.Format{
 		}
 		return 0
 	},
-	Parse: func(ctx context.Context, r io.Reader, src *parse.Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *parse.File, snap *model.Snapshot) (int, error) {
 		n := 0
 		err := lines(r, func(ln int, l string) {
 			f := strings.Fields(l)
@@ -151,7 +151,7 @@ var Sysctl = &parse.Format{
 		}
 		return 0
 	},
-	Parse: func(ctx context.Context, r io.Reader, src *parse.Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *parse.File, snap *model.Snapshot) (int, error) {
 		n := 0
 		var errs model.ErrorList
 		err := lines(r, func(ln int, l string) {
@@ -184,7 +184,7 @@ var KubeJSON = &parse.Format{
 		}
 		return 0
 	},
-	Parse: func(ctx context.Context, r io.Reader, src *parse.Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *parse.File, snap *model.Snapshot) (int, error) {
 		b, err := io.ReadAll(r)
 		if err != nil {
 			return 0, err
@@ -262,7 +262,7 @@ var IPAddr = &parse.Format{
 		}
 		return 0
 	},
-	Parse: func(ctx context.Context, r io.Reader, src *parse.Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *parse.File, snap *model.Snapshot) (int, error) {
 		n := 0
 		dev := ""
 		err := lines(r, func(ln int, l string) {
@@ -311,7 +311,7 @@ var IPVS = &parse.Format{
 		}
 		return 0
 	},
-	Parse: func(ctx context.Context, r io.Reader, src *parse.Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *parse.File, snap *model.Snapshot) (int, error) {
 		n := 0
 		var cur *model.IPVSService
 		flush := func() {
@@ -347,8 +347,8 @@ var IPVS = &parse.Format{
 	},
 }
 
-func countLines(keep func(string) bool) func(context.Context, io.Reader, *parse.Source, *model.Snapshot) (int, error) {
-	return func(ctx context.Context, r io.Reader, src *parse.Source, snap *model.Snapshot) (int, error) {
+func countLines(keep func(string) bool) func(context.Context, io.Reader, *parse.File, *model.Snapshot) (int, error) {
+	return func(ctx context.Context, r io.Reader, src *parse.File, snap *model.Snapshot) (int, error) {
 		n := 0
 		err := lines(r, func(_ int, l string) {
 			if keep(l) {

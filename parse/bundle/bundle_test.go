@@ -583,7 +583,7 @@ func TestLayoutHint(t *testing.T) {
 		}
 		return 0
 	}
-	parseNothing := func(context.Context, io.Reader, *parse.Source, *model.Snapshot) (int, error) { return 1, nil }
+	parseNothing := func(context.Context, io.Reader, *parse.File, *model.Snapshot) (int, error) { return 1, nil }
 	netstat := &parse.Format{Name: "netstat-like", Kind: model.KindSockets, Command: "netstat -tanp", Sniff: sniffTable, Parse: parseNothing}
 	other := &parse.Format{Name: "other-like", Kind: model.KindSockets, Command: "othertool --list", Sniff: sniffTable, Parse: parseNothing}
 	dir := t.TempDir()

@@ -95,7 +95,7 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 	if pl.blank != nil {
 		r = blankLines(r, pl.blank)
 	}
-	src := &format.Source{Name: name, Node: pl.node, Command: pl.command, Format: f.Name}
+	src := &format.File{Name: name, Node: pl.node, Command: pl.command, Format: f.Name}
 	if o.opts != nil {
 		src.Summary = o.opts.Summary
 	}
@@ -135,7 +135,7 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 
 // runParser calls a format's parser, turning a panic into an error: one
 // parser's bug must not stop the bundle.
-func (o *opener) runParser(f *format.Format, r io.Reader, src *format.Source) (n int, err error) {
+func (o *opener) runParser(f *format.Format, r io.Reader, src *format.File) (n int, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("parser %s failed: %v\n%s", f.Name, v, debug.Stack())

@@ -127,7 +127,7 @@ func (s session) sniff(_ string, head []byte) int {
 // program breaking ties, as a bundle layout's command does), with the
 // positions of the whole file. Output that no format recognizes (nslookup,
 // an editor's message) is passed over and counted.
-func (s session) parse(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
+func (s session) parse(ctx context.Context, r io.Reader, src *format.File, snap *model.Snapshot) (int, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxSessionBytes+1))
 	if err != nil {
 		return 0, fmt.Errorf("%w", err)
@@ -155,7 +155,7 @@ func (s session) parse(ctx context.Context, r io.Reader, src *format.Source, sna
 				node = h
 			}
 		}
-		sub := &format.Source{Name: src.Name, Node: node, Command: c.cmd, Format: f.Name,
+		sub := &format.File{Name: src.Name, Node: node, Command: c.cmd, Format: f.Name,
 			Summary: src.Summary}
 		body := []byte(strings.Join(lines[from:c.end], "\n") + "\n")
 		n, perr := f.Parse(ctx, text.NewSectionReader(from, body), sub, snap)
@@ -181,7 +181,7 @@ func (s session) formatFor(lines []string, c sessionCommand) (*format.Format, in
 	var best *format.Format
 	bestScore, bestFrom := 0, c.start
 	// Without the prompt line first: on a tie the output alone is parsed
-	// (the command reaches the parser as Source.Command anyway).
+	// (the command reaches the parser as File.Command anyway).
 	for _, from := range []int{c.start + 1, c.start} {
 		if from >= c.end || bestScore >= 80 {
 			continue // recognized without the prompt: no need to try with it

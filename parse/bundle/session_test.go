@@ -91,7 +91,7 @@ func FuzzSession(f *testing.F) {
 			return
 		}
 		snap := &model.Snapshot{}
-		_, err := session.Parse(context.Background(), strings.NewReader(in), &format.Source{Name: "fuzz.txt"}, snap)
+		_, err := session.Parse(context.Background(), strings.NewReader(in), &format.File{Name: "fuzz.txt"}, snap)
 		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 		for _, in := range snap.Inputs {
 			if !strings.HasPrefix(in.Path, "fuzz.txt:") {
@@ -113,7 +113,7 @@ func TestSessionClusterClient(t *testing.T) {
 		"ESTAB 0      0      10.0.0.5:40000     10.96.0.1:443\n" +
 		"root@node1:~# ip neigh\n10.0.0.1 dev eth0 lladdr 02:00:00:00:00:01 REACHABLE\n"
 	snap := &model.Snapshot{}
-	if _, err := sessionFormat().Parse(context.Background(), strings.NewReader(in), &format.Source{Name: "s.txt"}, snap); err != nil {
+	if _, err := sessionFormat().Parse(context.Background(), strings.NewReader(in), &format.File{Name: "s.txt"}, snap); err != nil {
 		t.Fatal(err)
 	}
 	var nodes []string

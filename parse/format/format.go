@@ -1,6 +1,6 @@
 // Package format defines what an input format of netmortem is: a Format
 // (its name, the evidence it carries, the command that produces it, how to
-// recognize it and how to read it), the Source a parser is given, the
+// recognize it and how to read it), the File a parser is given, the
 // sentinel errors parsers wrap, and the small generic helpers record
 // formats are built from. It is the leaf of the parse tree: package parse
 // and its domain packages import it, and it imports none of them.
@@ -36,11 +36,13 @@ type Format struct {
 	// Parse reads the whole input into snap and returns how many records it
 	// read. Problems are returned as a model.ErrorList of positioned errors;
 	// whatever could be parsed is kept in snap.
-	Parse func(ctx context.Context, r io.Reader, src *Source, snap *model.Snapshot) (records int, err error)
+	Parse func(ctx context.Context, r io.Reader, src *File, snap *model.Snapshot) (records int, err error)
 }
 
-// Source names the input being parsed.
-type Source struct {
+// File is the file being parsed (a path, an archive member, standard
+// input): its name in positions, what the bundle layout says of it, and
+// the counts its parser adds.
+type File struct {
 	// Name is used in positions: the file path, or archive!member.
 	Name string
 	// Node is the node the input belongs to, "" when unknown.
@@ -62,12 +64,12 @@ type Source struct {
 }
 
 // Count adds n to the detail counter key.
-func (s *Source) Count(key string, n int) {
+func (s *File) Count(key string, n int) {
 	if s.Details == nil {
 		s.Details = map[string]int{}
 	}
 	s.Details[key] += n
 }
 
-// Pos returns the position of line n of the source.
-func (s *Source) Pos(line int) model.Pos { return model.Pos{File: s.Name, Line: line} }
+// Pos returns the position of line n of the file.
+func (s *File) Pos(line int) model.Pos { return model.Pos{File: s.Name, Line: line} }

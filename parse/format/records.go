@@ -9,13 +9,13 @@ import (
 
 // ReadFunc reads the records of one input, adding the problems it meets to
 // errs.
-type ReadFunc[T any] func(r io.Reader, src *Source, errs *model.ErrorList) []T
+type ReadFunc[T any] func(r io.Reader, src *File, errs *model.ErrorList) []T
 
 // Records makes a Format's Parse from a reader of records: what read
 // returns is added to the snapshot by add and, unless detail is empty,
-// counted in the source's details under detail.
-func Records[T any](read ReadFunc[T], add func(*model.Snapshot, []T), detail string) func(context.Context, io.Reader, *Source, *model.Snapshot) (int, error) {
-	return func(_ context.Context, r io.Reader, src *Source, snap *model.Snapshot) (int, error) {
+// counted in the file's details under detail.
+func Records[T any](read ReadFunc[T], add func(*model.Snapshot, []T), detail string) func(context.Context, io.Reader, *File, *model.Snapshot) (int, error) {
+	return func(_ context.Context, r io.Reader, src *File, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		out := read(r, src, &errs)
 		add(snap, out)
@@ -30,6 +30,6 @@ func Records[T any](read ReadFunc[T], add func(*model.Snapshot, []T), detail str
 // Neighbors ...): name is used in positions only.
 func ReadAll[T any](r io.Reader, name string, read ReadFunc[T]) ([]T, error) {
 	var errs model.ErrorList
-	out := read(r, &Source{Name: name}, &errs)
+	out := read(r, &File{Name: name}, &errs)
 	return out, errs.Err()
 }

@@ -36,7 +36,7 @@ func HairpinFiles(r io.Reader, name string) ([]model.Link, error) {
 // hairpinPathRe matches a hairpin_mode file's path and what follows it.
 var hairpinPathRe = regexp.MustCompile(`^(?:/sys)?/class/net/([^/\s]+)/brport/hairpin_mode(?::\s*(\S+))?$`)
 
-func readHairpinFiles(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Link {
+func readHairpinFiles(r io.Reader, src *format.File, errs *model.ErrorList) []model.Link {
 	var out []model.Link
 	pending := "" // the device a head header named, whose value is on the next line
 	var pendingPos model.Pos
@@ -86,7 +86,7 @@ func hairpinValue(s string) (bool, error) {
 
 func sniffHairpinFiles(_ string, head []byte) int {
 	hits := 0
-	matched, total, _ := text.SniffLines(head, 200, nil, func(line string) text.Verdict {
+	matched, total, _ := text.SniffLines(head, 200, nil, func(line string) text.Match {
 		t := strings.TrimSpace(line)
 		if p, ok := fileHeader(t); ok {
 			t = p

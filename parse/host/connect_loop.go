@@ -175,7 +175,7 @@ func probeFailure(s string) bool {
 	return false
 }
 
-func readProbes(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ProbeRun {
+func readProbes(r io.Reader, src *format.File, errs *model.ErrorList) []model.ProbeRun {
 	var out []model.ProbeRun
 	var cur *model.ProbeRun
 	var pc probeCmd

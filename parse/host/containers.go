@@ -31,7 +31,7 @@ var (
 	crictlStates   = map[string]string{"Running": "up", "Exited": "exited", "Created": "created", "Unknown": "unknown"}
 )
 
-func readContainers(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Container {
+func readContainers(r io.Reader, src *format.File, errs *model.ErrorList) []model.Container {
 	var out []model.Container
 	crictl := false
 	text.ReadLines(r, src, errs, text.Hooks{}, func(l *text.Line) {
@@ -171,7 +171,7 @@ func crictlRow(line string) (model.Container, bool) {
 // listings.
 func sniffContainers(_ string, head []byte) int {
 	header := false
-	rows, total, _ := text.SniffLines(head, 100, nil, func(line string) text.Verdict {
+	rows, total, _ := text.SniffLines(head, 100, nil, func(line string) text.Match {
 		t := strings.TrimSpace(line)
 		switch {
 		case strings.HasPrefix(t, "CONTAINER ID") && strings.Contains(t, "IMAGE") && strings.Contains(t, "NAMES"),

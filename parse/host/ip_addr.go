@@ -34,9 +34,9 @@ var AddrFormat = &format.Format{
 // withLinks makes a Parse that also adds the links links reads from the
 // same input (ip addr's link lines give each link's MTU) to the snapshot,
 // without counting them as records.
-func withLinks(parse func(context.Context, io.Reader, *format.Source, *model.Snapshot) (int, error),
-	links func(io.Reader, *format.Source) []model.Link) func(context.Context, io.Reader, *format.Source, *model.Snapshot) (int, error) {
-	return func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
+func withLinks(parse func(context.Context, io.Reader, *format.File, *model.Snapshot) (int, error),
+	links func(io.Reader, *format.File) []model.Link) func(context.Context, io.Reader, *format.File, *model.Snapshot) (int, error) {
+	return func(ctx context.Context, r io.Reader, src *format.File, snap *model.Snapshot) (int, error) {
 		b, err := io.ReadAll(r)
 		if err != nil {
 			return 0, fmt.Errorf("%s: reading: %w", src.Name, err)
@@ -68,7 +68,7 @@ func Addrs(r io.Reader, name string) ([]model.IfAddr, error) {
 	return format.ReadAll(r, name, readAddrs)
 }
 
-func readAddrs(r io.Reader, src *format.Source, errs *model.ErrorList) []model.IfAddr {
+func readAddrs(r io.Reader, src *format.File, errs *model.ErrorList) []model.IfAddr {
 	var (
 		out     []model.IfAddr
 		dev     string
@@ -247,7 +247,7 @@ func briefAddrLine(f []string) ([]model.IfAddr, error) {
 func sniffAddr(_ string, head []byte) int {
 	links, inBlock := 0, false
 	isCmd := func(cmd string) bool { return text.Program(cmd) == "ip" && addrCmd(strings.Fields(cmd)) }
-	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Verdict {
+	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Match {
 		t := strings.TrimSpace(line)
 		f := strings.Fields(t)
 		indented := line[0] == ' ' || line[0] == '\t'

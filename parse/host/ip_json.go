@@ -195,7 +195,7 @@ func ipEntries(r io.Reader, name string, errs *model.ErrorList) []ipEntry {
 
 // ipEntriesOf returns the entries of r that is says are of the kind
 // wanted; each other entry is an error saying what was expected (want).
-func ipEntriesOf(r io.Reader, src *format.Source, errs *model.ErrorList, is func(ipEntry) bool, want string) []ipEntry {
+func ipEntriesOf(r io.Reader, src *format.File, errs *model.ErrorList, is func(ipEntry) bool, want string) []ipEntry {
 	var out []ipEntry
 	for _, e := range ipEntries(r, src.Name, errs) {
 		if !is(e) {
@@ -207,7 +207,7 @@ func ipEntriesOf(r io.Reader, src *format.Source, errs *model.ErrorList, is func
 	return out
 }
 
-func readNeighborsJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Neighbor {
+func readNeighborsJSON(r io.Reader, src *format.File, errs *model.ErrorList) []model.Neighbor {
 	var out []model.Neighbor
 	for _, e := range ipEntriesOf(r, src, errs, isNeighEntry, "an ip -j neigh entry ({\"dst\": ..., \"dev\": ..., \"state\": [...]})") {
 		f := []string{e.str("dst")}
@@ -234,7 +234,7 @@ func readNeighborsJSON(r io.Reader, src *format.Source, errs *model.ErrorList) [
 	return out
 }
 
-func readAddrsJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.IfAddr {
+func readAddrsJSON(r io.Reader, src *format.File, errs *model.ErrorList) []model.IfAddr {
 	var out []model.IfAddr
 	for _, e := range ipEntriesOf(r, src, errs, isAddrEntry, "an ip -j addr entry ({\"ifname\": ..., \"addr_info\": [...]})") {
 		dev := linkName(e.str("ifname"))
@@ -279,7 +279,7 @@ func readAddrsJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []mod
 	return out
 }
 
-func readRoutesJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Route {
+func readRoutesJSON(r io.Reader, src *format.File, errs *model.ErrorList) []model.Route {
 	var out []model.Route
 	cmdV6 := routeCmdV6(src.Command)
 	for _, e := range ipEntriesOf(r, src, errs, isRouteEntry, "an ip -j route entry ({\"dst\": ..., \"gateway\": ..., \"dev\": ...})") {

@@ -45,20 +45,20 @@ func Links(r io.Reader, name string) ([]model.Link, error) {
 	return format.ReadAll(r, name, readLinks)
 }
 
-func readLinks(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Link {
+func readLinks(r io.Reader, src *format.File, errs *model.ErrorList) []model.Link {
 	return readLinkLines(r, src, errs, true)
 }
 
 // linksOfAddrs reads the link lines of ip addr: each link's MTU, master and
 // state, the other lines left to the address reader.
-func linksOfAddrs(r io.Reader, src *format.Source) []model.Link {
+func linksOfAddrs(r io.Reader, src *format.File) []model.Link {
 	var errs model.ErrorList
 	return readLinkLines(r, src, &errs, false)
 }
 
 // readLinkLines reads link lines and the lines indented below them; strict
 // reports every other line, otherwise they are passed over.
-func readLinkLines(r io.Reader, src *format.Source, errs *model.ErrorList, strict bool) []model.Link {
+func readLinkLines(r io.Reader, src *format.File, errs *model.ErrorList, strict bool) []model.Link {
 	var out []model.Link
 	inBlock := false
 	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(*text.Line, string) { inBlock = false }}, func(l *text.Line) {
@@ -159,7 +159,7 @@ func sniffLink(_ string, head []byte) int {
 		}
 		return false
 	}
-	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Verdict {
+	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Match {
 		t := strings.TrimSpace(line)
 		f := strings.Fields(t)
 		indented := line[0] == ' ' || line[0] == '\t'

@@ -31,13 +31,13 @@ func isLinkEntry(e ipEntry) bool {
 	return e.has("ifname") && e.has("mtu") && !e.has("addr_info")
 }
 
-func readLinksJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Link {
+func readLinksJSON(r io.Reader, src *format.File, errs *model.ErrorList) []model.Link {
 	return linksOfEntries(ipEntriesOf(r, src, errs, isLinkEntry, "an ip -j link entry ({\"ifname\": ..., \"mtu\": ...})"), src, errs)
 }
 
 // linksOfAddrsJSON reads the links of ip -j addr's entries (each link's
 // MTU, master and state), the addresses left to the address reader.
-func linksOfAddrsJSON(r io.Reader, src *format.Source) []model.Link {
+func linksOfAddrsJSON(r io.Reader, src *format.File) []model.Link {
 	var errs model.ErrorList
 	var es []ipEntry
 	for _, e := range ipEntries(r, src.Name, &errs) {
@@ -50,7 +50,7 @@ func linksOfAddrsJSON(r io.Reader, src *format.Source) []model.Link {
 
 // linksOfEntries reads ip -j link's entries as ip link's text lines would
 // be.
-func linksOfEntries(es []ipEntry, src *format.Source, errs *model.ErrorList) []model.Link {
+func linksOfEntries(es []ipEntry, src *format.File, errs *model.ErrorList) []model.Link {
 	var out []model.Link
 	for _, e := range es {
 		name := linkName(e.str("ifname"))

@@ -47,7 +47,7 @@ func Neighbors(r io.Reader, name string) ([]model.Neighbor, error) {
 	return format.ReadAll(r, name, readNeighbors)
 }
 
-func readNeighbors(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Neighbor {
+func readNeighbors(r io.Reader, src *format.File, errs *model.ErrorList) []model.Neighbor {
 	var out []model.Neighbor
 	var dev string // the device the command names
 	text.ReadLines(r, src, errs, text.Hooks{Command: func(cmd string) { dev = neighCmdDev(cmd) }}, func(l *text.Line) {
@@ -245,7 +245,7 @@ func sniffNeigh(_ string, head []byte) int {
 		p := text.Program(cmd)
 		return p == "arp" || p == "ip" && neighCmd(strings.Fields(cmd))
 	}
-	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Verdict {
+	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Match {
 		f := strings.Fields(line)
 		var err error
 		switch {

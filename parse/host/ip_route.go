@@ -44,7 +44,7 @@ func Routes(r io.Reader, name string) ([]model.Route, error) {
 	return format.ReadAll(r, name, readRoutes)
 }
 
-func readRoutes(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Route {
+func readRoutes(r io.Reader, src *format.File, errs *model.ErrorList) []model.Route {
 	var out []model.Route
 	var v6 bool // the command lists IPv6 routes
 	last := -1  // index in out of the route nexthop lines belong to
@@ -255,7 +255,7 @@ func nexthopLine(f []string) (model.RouteNexthop, error) {
 
 func sniffRoute(_ string, head []byte) int {
 	isCmd := func(cmd string) bool { return text.Program(cmd) == "ip" && routeCmd(strings.Fields(cmd)) }
-	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Verdict {
+	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Match {
 		f := strings.Fields(line)
 		if f[0] == "nexthop" {
 			if _, err := nexthopLine(f); err == nil && len(f) >= 3 {

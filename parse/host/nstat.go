@@ -39,7 +39,7 @@ var nstatLineRe = regexp.MustCompile(`^([A-Z][A-Za-z0-9_]*)\s+(\d+)(?:\s+\d+(?:\
 // /proc/net/snmp, /proc/net/snmp6, /proc/net/netstat and /proc/net/sctp/snmp.
 var nstatPrefixes = []string{"Ip", "Icmp", "Tcp", "Udp", "Sctp", "MPTcp", "Tls", "Xfrm", "Trans"}
 
-func readNstat(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Counter {
+func readNstat(r io.Reader, src *format.File, errs *model.ErrorList) []model.Counter {
 	var out []model.Counter
 	// The "#kernel" header reads as a root prompt and is not handed over.
 	text.ReadLines(r, src, errs, text.Hooks{}, func(l *text.Line) {
@@ -81,7 +81,7 @@ func sniffNstat(_ string, head []byte) int {
 			return true
 		}
 		return text.Program(cmd) == "nstat"
-	}, func(line string) text.Verdict {
+	}, func(line string) text.Match {
 		if nstatCounter(strings.TrimSpace(line)) {
 			return text.Hit
 		}

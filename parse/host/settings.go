@@ -40,7 +40,7 @@ func Settings(r io.Reader, name string) ([]model.Setting, error) {
 // settingRe matches a top-level YAML "key: value" line.
 var settingRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*):(?:\s+(.*?))?\s*$`)
 
-func readSettings(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Setting {
+func readSettings(r io.Reader, src *format.File, errs *model.ErrorList) []model.Setting {
 	name := src.Name
 	var out []model.Setting
 	l := text.NewLines(r, name, errs)

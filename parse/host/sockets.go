@@ -24,7 +24,7 @@ import (
 // Both formats share one reader: a pasted session often mixes them, and each
 // row says by its shape which tool printed it.
 
-func parseSocketTables(_ context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
+func parseSocketTables(_ context.Context, r io.Reader, src *format.File, snap *model.Snapshot) (int, error) {
 	var errs model.ErrorList
 	sr := readSockets(r, src.Name, src.Node, src.Command, &errs)
 	snap.Sockets = append(snap.Sockets, sr.sockets...)

@@ -487,7 +487,7 @@ func TestSocketsLayoutCommand(t *testing.T) {
 	in := "State Recv-Q Send-Q Local Address:Port Peer Address:Port Process\nESTAB 0 0 10.0.0.1:41000 10.0.0.53:53 users:((\"coredns\",pid=9,fd=3))\n"
 	for cmd, want := range map[string]string{"ss -uapn": "udp", "ss -tapn": "tcp", "": "tcp"} {
 		var snap model.Snapshot
-		src := &format.Source{Name: "ssuapn", Node: "n1", Command: cmd}
+		src := &format.File{Name: "ssuapn", Node: "n1", Command: cmd}
 		n, err := SSFormat.Parse(context.Background(), strings.NewReader(in), src, &snap)
 		if err != nil || n != 1 || len(snap.Sockets) != 1 {
 			t.Fatalf("%q: %d records, %v", cmd, n, err)

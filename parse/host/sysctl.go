@@ -41,7 +41,7 @@ var sysctlMessageRe = regexp.MustCompile(`^sysctl: `)
 
 // readSysctl reads sysctl lines, counting sysctl's own messages in the
 // source's details.
-func readSysctl(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Sysctl {
+func readSysctl(r io.Reader, src *format.File, errs *model.ErrorList) []model.Sysctl {
 	var out []model.Sysctl
 	messages := 0
 	// files are the /proc/sys files whose values the next lines are: the
@@ -204,7 +204,7 @@ func sniffSysctl(_ string, head []byte) int {
 		values = len(procFiles(cmd))
 		return values > 0 || text.Program(cmd) == "sysctl"
 	}
-	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Verdict {
+	matched, total, _ := text.SniffLines(head, 200, isCmd, func(line string) text.Match {
 		if p, ok := fileHeader(line); ok {
 			if sysctlPathName(p) == "" {
 				values = 0

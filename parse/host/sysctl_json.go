@@ -25,7 +25,7 @@ func SysctlJSON(r io.Reader, name string) ([]model.Sysctl, error) {
 // maxJSON bounds how much of a JSON input is read into memory.
 const maxJSON = 256 << 20
 
-func readSysctlJSON(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Sysctl {
+func readSysctlJSON(r io.Reader, src *format.File, errs *model.ErrorList) []model.Sysctl {
 	name := src.Name
 	data, err := io.ReadAll(io.LimitReader(r, maxJSON+1))
 	if err != nil {

@@ -68,7 +68,7 @@ func sniffVersion(_ string, head []byte) int {
 	}
 	// kubectl version's text.
 	server := false
-	matched, total, _ := text.SniffLines(head, 20, func(cmd string) bool { return strings.HasPrefix(cmd, "kubectl version") }, func(line string) text.Verdict {
+	matched, total, _ := text.SniffLines(head, 20, func(cmd string) bool { return strings.HasPrefix(cmd, "kubectl version") }, func(line string) text.Match {
 		switch {
 		case strings.HasPrefix(line, "Server Version: "):
 			server = true
@@ -102,7 +102,7 @@ func Version(r io.Reader, name string) ([]model.ServerVersion, error) {
 	return format.ReadAll(r, name, readVersion)
 }
 
-func readVersion(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ServerVersion {
+func readVersion(r io.Reader, src *format.File, errs *model.ErrorList) []model.ServerVersion {
 	br := bufio.NewReader(r)
 	if first, _ := br.Peek(512); !bytes.HasPrefix(bytes.TrimSpace(first), []byte("{")) {
 		return readVersionText(br, src, errs)
@@ -139,7 +139,7 @@ var versionInfoRe = regexp.MustCompile(`(\w+):"([^"]*)"`)
 // v1.31.2+k3s1", or "Server Version: version.Info{Major:"1", ...}" before
 // kubectl 1.28. The client's and kustomize's versions, and kubectl's skew
 // warning, are passed over; any other line is reported.
-func readVersionText(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ServerVersion {
+func readVersionText(r io.Reader, src *format.File, errs *model.ErrorList) []model.ServerVersion {
 	var out []model.ServerVersion
 	text.ReadLines(r, src, errs, text.Hooks{}, func(l *text.Line) {
 		k, v, ok := strings.Cut(l.Trimmed, ": ")
@@ -175,7 +175,7 @@ func DNSDebug(r io.Reader, name string) ([]model.DNSCheck, error) {
 	return format.ReadAll(r, name, readDNSDebug)
 }
 
-func readDNSDebug(r io.Reader, src *format.Source, errs *model.ErrorList) []model.DNSCheck {
+func readDNSDebug(r io.Reader, src *format.File, errs *model.ErrorList) []model.DNSCheck {
 	root, ok := jsonRoot(r, src, errs)
 	if !ok {
 		return nil
@@ -236,7 +236,7 @@ func readDNSDebug(r io.Reader, src *format.Source, errs *model.ErrorList) []mode
 }
 
 // jsonRoot decodes r, one JSON object, as a YAML node (which keeps lines).
-func jsonRoot(r io.Reader, src *format.Source, errs *model.ErrorList) (*yaml.Node, bool) {
+func jsonRoot(r io.Reader, src *format.File, errs *model.ErrorList) (*yaml.Node, bool) {
 	var doc yaml.Node
 	if err := yaml.NewDecoder(r).Decode(&doc); err != nil {
 		pos := src.Pos(1)

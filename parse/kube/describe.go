@@ -28,7 +28,7 @@ import (
 // annotation values short with "...", and they are kept as printed.
 func KubectlDescribe(r io.Reader, name string) (*model.Kube, error) {
 	var errs model.ErrorList
-	k := readDescribe(r, &format.Source{Name: name}, &errs)
+	k := readDescribe(r, &format.File{Name: name}, &errs)
 	return k, errs.Err()
 }
 
@@ -59,7 +59,7 @@ type describeObj struct {
 
 // readDescribe reads kubectl describe output, counting the objects of each
 // kind in the source's details.
-func readDescribe(r io.Reader, src *format.Source, errs *model.ErrorList) *model.Kube {
+func readDescribe(r io.Reader, src *format.File, errs *model.ErrorList) *model.Kube {
 	name := src.Name
 	k := &model.Kube{}
 	node := src.Node

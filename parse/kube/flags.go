@@ -178,7 +178,7 @@ func inferComponent(args []model.Arg) string {
 	return "unknown"
 }
 
-func readComponentFlags(r io.Reader, src *format.Source, errs *model.ErrorList) []model.Component {
+func readComponentFlags(r io.Reader, src *format.File, errs *model.ErrorList) []model.Component {
 	name := src.Name
 	var out []model.Component
 	var cur *model.Component

@@ -30,7 +30,7 @@ var GoldpingerFormat = &format.Format{
 		"`response-time-ms` and `PingTime`, each at its line; a checker whose own request " +
 		"failed (`OK: false` with an `error` and no podResults) is a warning at its line",
 	Sniff: sniffGoldpinger,
-	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *format.File, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		checks := readGoldpinger(r, src, &errs)
 		snap.PodChecks = append(snap.PodChecks, checks...)
@@ -54,11 +54,11 @@ func sniffGoldpinger(_ string, head []byte) int {
 // Goldpinger reads goldpinger /check_all JSON into its checks.
 func Goldpinger(r io.Reader, name string) ([]model.PodCheck, error) {
 	var errs model.ErrorList
-	checks := readGoldpinger(r, &format.Source{Name: name}, &errs)
+	checks := readGoldpinger(r, &format.File{Name: name}, &errs)
 	return checks, errs.Err()
 }
 
-func readGoldpinger(r io.Reader, src *format.Source, errs *model.ErrorList) []model.PodCheck {
+func readGoldpinger(r io.Reader, src *format.File, errs *model.ErrorList) []model.PodCheck {
 	var doc yaml.Node
 	if err := yaml.NewDecoder(r).Decode(&doc); err != nil {
 		line := 1

@@ -27,8 +27,8 @@ import (
 // objects makes the Parse of a format that reads Kubernetes objects from
 // text (tables, describe): the objects read are added to the snapshot and
 // counted as its records.
-func objects(read func(io.Reader, *format.Source, *model.ErrorList) *model.Kube) func(context.Context, io.Reader, *format.Source, *model.Snapshot) (int, error) {
-	return func(_ context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
+func objects(read func(io.Reader, *format.File, *model.ErrorList) *model.Kube) func(context.Context, io.Reader, *format.File, *model.Snapshot) (int, error) {
+	return func(_ context.Context, r io.Reader, src *format.File, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		k := read(r, src, &errs)
 		snap.Kube.Merge(k)
@@ -53,7 +53,7 @@ var KubectlFormat = &format.Format{
 		" kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, kubelet or etcd " +
 		"also gives that component's flags, each at its own manifest line",
 	Sniff: sniffKube,
-	Parse: func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
+	Parse: func(ctx context.Context, r io.Reader, src *format.File, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		n := readKube(ctx, r, src, snap, &errs)
 		return n, errs.Err()
@@ -142,13 +142,13 @@ var yamlItemKindRe = regexp.MustCompile(`^(?:- |  )kind:\s*[A-Z]\w*\s*$`)
 func KubeObjects(r io.Reader, name string) (*model.Snapshot, error) {
 	var errs model.ErrorList
 	snap := &model.Snapshot{}
-	readKube(context.Background(), r, &format.Source{Name: name}, snap, &errs)
+	readKube(context.Background(), r, &format.File{Name: name}, snap, &errs)
 	return snap, errs.Err()
 }
 
 var yamlLineRe = regexp.MustCompile(`line (\d+)`)
 
-func readKube(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot, errs *model.ErrorList) int {
+func readKube(ctx context.Context, r io.Reader, src *format.File, snap *model.Snapshot, errs *model.ErrorList) int {
 	r, prompt := leadingPrompts(r)
 	cmd := src.Command
 	if prompt != "" {
@@ -242,7 +242,7 @@ func scalar(m *yaml.Node, key string) string {
 
 // kubeNode reads one object (or List) node; itemKind is the kind implied by
 // a typed List for items that omit theirs.
-func kubeNode(node *yaml.Node, get kubectlGet, src *format.Source, snap *model.Snapshot, errs *model.ErrorList) int {
+func kubeNode(node *yaml.Node, get kubectlGet, src *format.File, snap *model.Snapshot, errs *model.ErrorList) int {
 	pos := model.Pos{File: src.Name, Line: node.Line}
 	if node.Kind != yaml.MappingNode {
 		errs.Addf(pos, "", "expected a Kubernetes object (a mapping with apiVersion and kind)")
@@ -417,7 +417,7 @@ func policyRuleLines(pol *yaml.Node) map[string]int {
 // staticPodComponents returns the cluster components a Pod's containers run,
 // with their flags from command and args. The manifest's own lines are kept
 // for each flag.
-func staticPodComponents(pod *yaml.Node, src *format.Source, pos model.Pos) []model.Component {
+func staticPodComponents(pod *yaml.Node, src *format.File, pos model.Pos) []model.Component {
 	containers := mapValue(mapValue(pod, "spec"), "containers")
 	if containers == nil || containers.Kind != yaml.SequenceNode {
 		return nil

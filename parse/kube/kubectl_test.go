@@ -107,7 +107,7 @@ spec:
   - name: kube-proxy
     command: ["/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override", "node1"]
 `
-	src := &format.Source{Name: "objs.yaml"}
+	src := &format.File{Name: "objs.yaml"}
 	var snap model.Snapshot
 	var errs model.ErrorList
 	n := readKube(t.Context(), strings.NewReader(in), src, &snap, &errs)
@@ -238,7 +238,7 @@ func TestKubeTroubleshootShapes(t *testing.T) {
 		`{"metadata": {"resourceVersion": "1"}, "items": [{"metadata": {"name": "addons.k3s.cattle.io"}, "spec": {"group": "k3s.cattle.io", "names": {"kind": "Addon"}}}]}`,
 		`[{"groupVersion": "batch/v1", "resources": [{"name": "jobs", "kind": "Job"}]}]`,
 	}
-	src := &format.Source{Name: "ts.json"}
+	src := &format.File{Name: "ts.json"}
 	snap := &model.Snapshot{}
 	n := 0
 	for _, in := range ins {

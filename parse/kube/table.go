@@ -31,7 +31,7 @@ var KubectlTableFormat = &format.Format{
 
 // readTable reads kubectl get tables, counting the objects of each kind in
 // the source's details.
-func readTable(r io.Reader, src *format.Source, errs *model.ErrorList) *model.Kube {
+func readTable(r io.Reader, src *format.File, errs *model.ErrorList) *model.Kube {
 	t := newTableReader(src.Name, src.Node, src.Command, errs)
 	t.read(r)
 	for kind, n := range t.counts {
@@ -60,7 +60,7 @@ func readTable(r io.Reader, src *format.Source, errs *model.ErrorList) *model.Ku
 // length` prints is read as that many addresses without an IP.
 func KubectlTable(r io.Reader, name string) (*model.Kube, error) {
 	var errs model.ErrorList
-	k := readTable(r, &format.Source{Name: name}, &errs)
+	k := readTable(r, &format.File{Name: name}, &errs)
 	return k, errs.Err()
 }
 

@@ -379,7 +379,7 @@ Endpoints kube-system/kube-dns 53:10.244.0.2,10.244.0.3 9153:10.244.0.2,?,?,? @6
 // The layout's command (a Rancher log collector's kubectl/pods file) gives
 // the kind and namespace of rows without a header.
 func TestKubeTableFormatCommand(t *testing.T) {
-	src := &format.Source{Name: "kubectl/pods", Node: "n1", Command: "kubectl get pods -n kube-system --no-headers"}
+	src := &format.File{Name: "kubectl/pods", Node: "n1", Command: "kubectl get pods -n kube-system --no-headers"}
 	var snap model.Snapshot
 	n, err := KubectlTableFormat.Parse(t.Context(), strings.NewReader("etcd-m1 1/1 Running 3 5d\n"), src, &snap)
 	if err != nil || n != 1 {

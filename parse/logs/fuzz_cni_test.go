@@ -17,7 +17,7 @@ import (
 // positioned in the file, every event at a line of it, in order.
 func fuzzFormat(t *testing.T, fm *format.Format, in string) {
 	snap := &model.Snapshot{}
-	src := &format.Source{Name: "fuzz.log", Format: fm.Name}
+	src := &format.File{Name: "fuzz.log", Format: fm.Name}
 	_, err := fm.Parse(context.Background(), strings.NewReader(in), src, snap)
 	parsetest.CheckFuzzErrors(t, err, "fuzz.log")
 	lines := strings.Count(in, "\n") + 1

@@ -28,7 +28,7 @@ import (
 func logFormat(shape string, f format.Format) *format.Format {
 	f.Kind = model.KindLogs
 	f.Sniff = func(_ string, head []byte) int { return sniffLogs(head, shape) }
-	f.Parse = func(ctx context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
+	f.Parse = func(ctx context.Context, r io.Reader, src *format.File, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		lr := newLogReader(src.Name, src.Node, src.Command, &errs)
 		lr.read(ctx, r)

@@ -49,7 +49,7 @@ func Conntrack(r io.Reader, name string) ([]model.ConntrackEntry, error) {
 	return format.ReadAll(r, name, readConntrack)
 }
 
-func readConntrack(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ConntrackEntry {
+func readConntrack(r io.Reader, src *format.File, errs *model.ErrorList) []model.ConntrackEntry {
 	var out []model.ConntrackEntry
 	sum := newCtSummary(src.Command)
 	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(_ *text.Line, cmd string) { sum.prompt(errs, cmd) }}, func(l *text.Line) {
@@ -223,7 +223,7 @@ func conntrackLine(f []string) (model.ConntrackEntry, error) {
 }
 
 func sniffConntrack(_ string, head []byte) int {
-	matched, total, _ := text.SniffLines(head, 200, func(cmd string) bool { return text.Program(cmd) == "conntrack" }, func(line string) text.Verdict {
+	matched, total, _ := text.SniffLines(head, 200, func(cmd string) bool { return text.Program(cmd) == "conntrack" }, func(line string) text.Match {
 		if strings.HasPrefix(line, "conntrack v") {
 			return text.Skip
 		}

@@ -42,7 +42,7 @@ func ConntrackEvents(r io.Reader, name string) ([]model.ConntrackEntry, error) {
 	return format.ReadAll(r, name, readConntrackEvents)
 }
 
-func readConntrackEvents(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ConntrackEntry {
+func readConntrackEvents(r io.Reader, src *format.File, errs *model.ErrorList) []model.ConntrackEntry {
 	var out []model.ConntrackEntry
 	sum := newCtSummary(src.Command)
 	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(_ *text.Line, cmd string) { sum.prompt(errs, cmd) }}, func(l *text.Line) {
@@ -108,7 +108,7 @@ func conntrackEventLine(line string) (model.ConntrackEntry, error) {
 func sniffConntrackEvents(_ string, head []byte) int {
 	matched, total, _ := text.SniffLines(head, 200, func(cmd string) bool {
 		return text.Program(cmd) == "conntrack" && strings.Contains(cmd, "-E")
-	}, func(line string) text.Verdict {
+	}, func(line string) text.Match {
 		if strings.HasPrefix(line, "conntrack v") {
 			return text.Skip
 		}

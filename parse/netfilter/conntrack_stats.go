@@ -49,7 +49,7 @@ func ConntrackStats(r io.Reader, name string) ([]model.ConntrackStats, error) {
 // conntrack -S's.
 var procStatNames = map[string]string{"clashres": "clash_resolve", "icmp_error": "error", "chainlength": "chaintoolong"}
 
-func readConntrackStats(r io.Reader, src *format.Source, errs *model.ErrorList) []model.ConntrackStats {
+func readConntrackStats(r io.Reader, src *format.File, errs *model.ErrorList) []model.ConntrackStats {
 	var out []model.ConntrackStats
 	var header []string // the /proc table's column names, once its header is read
 	cpu := 0
@@ -126,7 +126,7 @@ func sniffConntrackStats(_ string, head []byte) int {
 	header := false
 	matched, total, _ := text.SniffLines(head, 100, func(cmd string) bool {
 		return text.Program(cmd) == "conntrack" && strings.Contains(cmd, "-S") || strings.Contains(cmd, "stat/nf_conntrack")
-	}, func(line string) text.Verdict {
+	}, func(line string) text.Match {
 		f := strings.Fields(line)
 		switch {
 		case len(f) > 2 && strings.HasPrefix(f[0], "cpu=") && strings.Contains(line, "insert_failed="):

@@ -92,7 +92,7 @@ type iptParser struct {
 	legacyWarn model.Pos
 }
 
-func readIPTables(r io.Reader, src *format.Source, errs *model.ErrorList) []*model.Ruleset {
+func readIPTables(r io.Reader, src *format.File, errs *model.ErrorList) []*model.Ruleset {
 	p := &iptParser{name: src.Name, node: src.Node, errs: errs}
 	if c, ok := parseIPTablesCmd(src.Command); ok {
 		p.cmd = c

@@ -710,7 +710,7 @@ func TestParseIPTablesCmd(t *testing.T) {
 func TestIPTablesCommandFromLayout(t *testing.T) {
 	in := "Chain INPUT (policy ACCEPT 0 packets, 0 bytes)\n pkts bytes target     prot opt in     out     source               destination\n    1    60 KUBE-SERVICES  0    --  *      *       0.0.0.0/0            0.0.0.0/0            /* kubernetes service portals */\n"
 	var errs model.ErrorList
-	sets := readIPTables(strings.NewReader(in), &format.Source{Name: "iptablesnat", Node: "node-b", Command: "iptables --wait 1 --numeric --verbose --list --table nat"}, &errs)
+	sets := readIPTables(strings.NewReader(in), &format.File{Name: "iptablesnat", Node: "node-b", Command: "iptables --wait 1 --numeric --verbose --list --table nat"}, &errs)
 	if len(errs) != 0 || len(sets) != 1 {
 		t.Fatalf("%d rulesets, errors %v", len(sets), errs)
 	}
@@ -872,7 +872,7 @@ func TestIPTablesFormatParse(t *testing.T) {
 	}
 	defer f.Close()
 	snap := &model.Snapshot{}
-	src := &format.Source{Name: "iptables-save.txt", Node: "node1"}
+	src := &format.File{Name: "iptables-save.txt", Node: "node1"}
 	n, err := IPTablesSaveFormat.Parse(t.Context(), f, src, snap)
 	if err != nil || n != 64 || len(snap.Netfilter) != 1 || snap.Netfilter[0].Node != "node1" {
 		t.Fatalf("%d records, %d rulesets, %v", n, len(snap.Netfilter), err)

@@ -25,7 +25,7 @@ var IPVSadmFormat = &format.Format{
 		"port names are resolved through /etc/services and IANA names, and what cannot be " +
 		"(host names, unknown ports) is 0 with a note on the record and one warning for the file",
 	Sniff: sniffIPVSadm,
-	Parse: func(_ context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
+	Parse: func(_ context.Context, r io.Reader, src *format.File, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		svcs, conns := readIPVSadmAll(r, src.Name, src.Node, &errs)
 		snap.IPVS = append(snap.IPVS, svcs...)

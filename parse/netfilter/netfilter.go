@@ -15,8 +15,8 @@ import (
 // rulesets makes the Parse of a ruleset format from its reader: the
 // rulesets read are added to the snapshot, their rules counted as the
 // records and in the details with their chains.
-func rulesets(read format.ReadFunc[*model.Ruleset]) func(context.Context, io.Reader, *format.Source, *model.Snapshot) (int, error) {
-	return func(_ context.Context, r io.Reader, src *format.Source, snap *model.Snapshot) (int, error) {
+func rulesets(read format.ReadFunc[*model.Ruleset]) func(context.Context, io.Reader, *format.File, *model.Snapshot) (int, error) {
+	return func(_ context.Context, r io.Reader, src *format.File, snap *model.Snapshot) (int, error) {
 		var errs model.ErrorList
 		sets := read(r, src, &errs)
 		rules, chains := 0, 0

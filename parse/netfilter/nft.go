@@ -132,7 +132,7 @@ type nftParser struct {
 	carryPos model.Pos
 }
 
-func readNFT(r io.Reader, src *format.Source, errs *model.ErrorList) []*model.Ruleset {
+func readNFT(r io.Reader, src *format.File, errs *model.ErrorList) []*model.Ruleset {
 	name := src.Name
 	p := &nftParser{name: name, node: src.Node, errs: errs}
 	p.newDump()

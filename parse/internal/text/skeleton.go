@@ -48,7 +48,7 @@ type Hooks struct {
 // line and skips blank lines; node markers and shell prompts name the node
 // of the lines below them and go to hooks; every other line is handed to
 // line. Positions name src.Name; read errors go to errs.
-func ReadLines(r io.Reader, src *format.Source, errs *model.ErrorList, hooks Hooks, line func(l *Line)) {
+func ReadLines(r io.Reader, src *format.File, errs *model.ErrorList, hooks Hooks, line func(l *Line)) {
 	if hooks.Command != nil {
 		hooks.Command(src.Command)
 	}
@@ -72,14 +72,15 @@ func ReadLines(r io.Reader, src *format.Source, errs *model.ErrorList, hooks Hoo
 	}
 }
 
-// Verdict is what a sniffer makes of one line.
-type Verdict int
+// Match is what a sniffer makes of one line: whether the format reads
+// it (Hit), does not (Miss), or cannot tell (Skip).
+type Match int
 
-// The verdicts.
+// The matches.
 const (
-	Miss Verdict = iota // a line the format does not read
-	Hit                 // a line the format reads
-	Skip                // a line that tells nothing either way
+	Miss Match = iota // a line the format does not read
+	Hit               // a line the format reads
+	Skip              // a line that tells nothing either way
 )
 
 // SniffLines is the sniffing loop line formats share, over the first max
@@ -87,7 +88,7 @@ const (
 // as three lines read when cmd (which may be nil) says its command prints
 // the format; line judges every other line. It returns the lines read
 // (hits) and judged (total); ok is false when head is not text.
-func SniffLines(head []byte, max int, cmd func(cmd string) bool, line func(line string) Verdict) (hits, total int, ok bool) {
+func SniffLines(head []byte, max int, cmd func(cmd string) bool, line func(line string) Match) (hits, total int, ok bool) {
 	if !IsText(head) {
 		return 0, 0, false
 	}
