@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/internal/buildinfo"
 	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/suggest"
 )
 
 // cli is one run of the command line: where it writes, and the exit code
@@ -200,7 +200,7 @@ func subcommand(cmd *cobra.Command, name string) *cobra.Command {
 }
 
 // suggestCommand says which of cmd's commands a mistyped name may have
-// meant, as closest finds them.
+// meant, as suggest.Closest finds them.
 func suggestCommand(cmd *cobra.Command, name string) string {
 	var names []string
 	for _, sub := range cmd.Commands() {
@@ -208,20 +208,11 @@ func suggestCommand(cmd *cobra.Command, name string) string {
 			names = append(names, sub.Name())
 		}
 	}
-	s := closest(name, names)
+	s := suggest.Closest(name, names)
 	if len(s) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; did you mean %s?", quoteList(s))
-}
-
-// quoteList quotes names and joins them with "or".
-func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
-	return strings.Join(q, " or ")
+	return fmt.Sprintf("; did you mean %s?", suggest.QuoteList(s))
 }
 
 // runs makes cmd run body and keep its exit code. operand names what the

@@ -202,38 +202,6 @@ func TestRuleSuggestions(t *testing.T) {
 	}
 }
 
-func TestClosest(t *testing.T) {
-	names := []string{"synack-reset", "stale-dnat", "syn-unanswered", "ephemeral-nodeport-overlap", "snat-port-exhaustion"}
-	for _, c := range []struct {
-		name string
-		want []string
-	}{
-		{"synack-rest", []string{"synack-reset"}},
-		{"synack-reset", []string{"synack-reset"}},
-		{"stale-dnta", []string{"stale-dnat"}},
-		{"STALE-DNAT", []string{"stale-dnat"}},
-		{"ephemeral", []string{"ephemeral-nodeport-overlap"}}, // a prefix
-		{"syn", []string{"synack-reset", "syn-unanswered"}},   // prefixes, none close enough
-		{"dns", nil},
-		{"stale-dnatwxyz", nil}, // 4 edits: one more than the most allowed
-		{"snat-port-exhaustio", []string{"snat-port-exhaustion"}},
-		{"", nil},
-		{"x", nil},
-	} {
-		if got := closest(c.name, names); !slices.Equal(got, c.want) {
-			t.Errorf("closest(%q) = %q, want %q", c.name, got, c.want)
-		}
-	}
-	for _, c := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"", "abc", 3}, {"kitten", "sitting", 3}, {"synack-rest", "synack-reset", 1}, {"héllo", "hello", 1}, {"ab", "ba", 2}} {
-		if got := levenshtein(c.a, c.b); got != c.d {
-			t.Errorf("levenshtein(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
-		}
-	}
-}
-
 // Runs share nothing: each builds its own command tree, so runs in
 // parallel (as the tests and a library user's goroutines do) neither race
 // (go test -race) nor see each other's flags.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem/analyzer/ruledoc"
 	"github.com/netmortem/netmortem/analyzer/rules"
 )
 
@@ -15,7 +16,7 @@ func TestRulesShowFacts(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
-	var docs []ruleDoc
+	var docs []ruledoc.Rule
 	if err := json.Unmarshal([]byte(out), &docs); err != nil {
 		t.Fatal(err)
 	}
@@ -38,5 +39,22 @@ func TestRulesShowFacts(t *testing.T) {
 	if !strings.Contains(out, "## Derived facts") || !strings.Contains(out, "[dataplanes](#fact-dataplanes)") ||
 		!strings.Contains(out, `<a id="fact-dataplanes"></a>`) {
 		t.Errorf("markdown lacks the facts and their links")
+	}
+}
+
+// explain and rules -o json name a rule's parameters.
+func TestRuleParamsShown(t *testing.T) {
+	code, out, _ := runCLI(t, "explain", "connection-skew")
+	if code != exitOK || !strings.Contains(out, "alpha (number > 0 and < 1, default 0.001): the significance level") ||
+		!strings.Contains(out, "min_attempts (integer >= 1, default 1)") {
+		t.Errorf("explain: exit %d:\n%s", code, out)
+	}
+	if _, out, _ := runCLI(t, "explain", "stale-dnat"); strings.Contains(out, "Parameters") {
+		t.Errorf("explain of a rule without parameters lists some:\n%s", out)
+	}
+	code, out, _ = runCLI(t, "rules", "-o", "json")
+	if code != exitOK || !strings.Contains(out, `"params": [`) || !strings.Contains(out, `"name": "min_timewait"`) ||
+		!strings.Contains(out, `"range": "> 0 and < 1"`) {
+		t.Errorf("rules -o json: exit %d, no params", code)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package ruledoc
 
 import (
 	"bytes"
@@ -22,18 +22,18 @@ func readConfigDoc(t *testing.T) string {
 	return string(b)
 }
 
-// docs/config.md is what netmortem rules -o config writes, and names every
-// key of the file and every rule's parameters.
+// docs/config.md is what WriteConfig writes, and names every key of the
+// file and every rule's parameters.
 func TestConfigDocCurrent(t *testing.T) {
 	doc := readConfigDoc(t)
 	var b bytes.Buffer
-	if err := writeConfigDoc(&b); err != nil {
+	if err := WriteConfig(&b, rules.All()); err != nil {
 		t.Fatal(err)
 	}
 	if b.String() != doc {
 		t.Error("docs/config.md is stale: run make docs")
 	}
-	for _, k := range configKeysDocumented() {
+	for _, k := range ConfigKeys() {
 		if !strings.Contains(doc, "| `"+k+"` |") {
 			t.Errorf("docs/config.md has no row for the key %s", k)
 		}
@@ -91,19 +91,44 @@ func TestConfigDocExample(t *testing.T) {
 	}
 }
 
-// explain and rules -o json name a rule's parameters.
-func TestRuleParamsShown(t *testing.T) {
-	code, out, _ := runCLI(t, "explain", "connection-skew")
-	if code != exitOK || !strings.Contains(out, "alpha (number > 0 and < 1, default 0.001): the significance level") ||
-		!strings.Contains(out, "min_attempts (integer >= 1, default 1)") {
-		t.Errorf("explain: exit %d:\n%s", code, out)
+// The errors the reference shows are the loader's, one per mistake of
+// config_errors.yaml, the misspelt name corrected to the first rule's.
+func TestConfigDocErrors(t *testing.T) {
+	all := rules.All()
+	got, err := exampleErrors(all)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, out, _ := runCLI(t, "explain", "stale-dnat"); strings.Contains(out, "Parameters") {
-		t.Errorf("explain of a rule without parameters lists some:\n%s", out)
+	lines := strings.Split(got, "\n")
+	want := []string{
+		"    netmortem analyze: the configuration has 3 errors:",
+		"    .netmortem.yaml:3: rules: unknown rule \"" + misspell(all[0].Name) + "\" (did you mean \"" + all[0].Name + "\"?)",
+		"    .netmortem.yaml:7: rules.timewait-churn.params.min_timewait: expected an integer",
+		"    .netmortem.yaml:12: ignore entry has no reason",
 	}
-	code, out, _ = runCLI(t, "rules", "-o", "json")
-	if code != exitOK || !strings.Contains(out, `"params": [`) || !strings.Contains(out, `"name": "min_timewait"`) ||
-		!strings.Contains(out, `"range": "> 0 and < 1"`) {
-		t.Errorf("rules -o json: exit %d, no params", code)
+	if len(lines) != len(want) {
+		t.Fatalf("errors:\n%s", got)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d: %q, want it to start %q", i+1, lines[i], w)
+		}
+	}
+	if _, err := exampleErrors(nil); err == nil {
+		t.Error("the errors of no rule: no error")
+	}
+	// The rules' section says a node selector of an entry for version-skew
+	// is an error: its subjects have no node.
+	_, err = analyzer.LoadConfig(strings.NewReader("ignore:\n  - rule: version-skew\n    node: node1\n    reason: r\n"), "c.yaml", all)
+	if err == nil || !strings.Contains(err.Error(), "c.yaml:3:") {
+		t.Errorf("a node for version-skew: %v", err)
+	}
+}
+
+func TestMisspell(t *testing.T) {
+	for name, want := range map[string]string{"synack-reset": "synack-rest", "stale-dnat": "stale-dnt", "ab": "b", "é": "éé"} {
+		if got := misspell(name); got != want {
+			t.Errorf("misspell(%q) = %q, want %q", name, got, want)
+		}
 	}
 }

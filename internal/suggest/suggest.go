@@ -1,30 +1,32 @@
-package main
+// Package suggest finds the names a mistyped one may have meant, for the
+// "did you mean" of an unknown command or rule.
+package suggest
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/analyzer"
 )
 
-// unknownRule is the error for a rule name no rule has, with the names
-// close to it ("synack-rest": did you mean "synack-reset"?).
-func unknownRule(name string) error {
+// UnknownRule is the error for a rule name that none of rs has, with the
+// names close to it ("synack-rest": did you mean "synack-reset"?).
+func UnknownRule(name string, rs []*analyzer.Rule) error {
 	var names []string
-	for _, r := range rules.All() {
+	for _, r := range rs {
 		names = append(names, r.Name)
 	}
-	if s := closest(name, names); len(s) > 0 {
-		return fmt.Errorf("unknown rule %q (see netmortem rules); did you mean %s?", name, quoteList(s))
+	if s := Closest(name, names); len(s) > 0 {
+		return fmt.Errorf("unknown rule %q (see netmortem rules); did you mean %s?", name, QuoteList(s))
 	}
 	return fmt.Errorf("unknown rule %q (see netmortem rules)", name)
 }
 
-// closest returns the candidates nearest to name: those at the smallest
+// Closest returns the candidates nearest to name: those at the smallest
 // edit distance, when it is small for name's length (a third of it, at
 // least 1, at most 3), or else those name is a prefix of (3 runes or
 // more). Names are compared without case.
-func closest(name string, candidates []string) []string {
+func Closest(name string, candidates []string) []string {
 	name = strings.ToLower(name)
 	limit := min(max(len([]rune(name))/3, 1), 3)
 	best, bestD := []string(nil), limit
@@ -46,6 +48,15 @@ func closest(name string, candidates []string) []string {
 		}
 	}
 	return best
+}
+
+// QuoteList quotes names and joins them with "or".
+func QuoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, " or ")
 }
 
 // levenshtein is the edit distance between a and b: the fewest rune
