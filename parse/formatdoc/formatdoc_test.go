@@ -1,0 +1,72 @@
+package formatdoc
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/parse"
+)
+
+// Every registered format is listed once, with the domain package its
+// sniffer lives in and its command.
+func TestDescribe(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var docs []Format
+	if err := json.Unmarshal(b.Bytes(), &docs); err != nil {
+		t.Fatalf("output is not JSON: %v", err)
+	}
+	listed := map[string]Format{}
+	for _, d := range docs {
+		if _, dup := listed[d.Name]; dup {
+			t.Errorf("%s listed twice", d.Name)
+		}
+		listed[d.Name] = d
+	}
+	for _, f := range parse.Formats() {
+		d, ok := listed[f.Name]
+		switch {
+		case !ok:
+			t.Errorf("%s is not listed", f.Name)
+		case d.Kind != string(f.Kind) || d.Command != f.Command || d.Command == "":
+			t.Errorf("%s listed as %+v", f.Name, d)
+		}
+	}
+	if len(docs) != len(parse.Formats()) {
+		t.Errorf("%d formats listed, %d registered", len(docs), len(parse.Formats()))
+	}
+	for name, pkg := range map[string]string{"pcap": "parse", "nft": "parse/netfilter", "ss": "parse/host",
+		"kubectl-table": "parse/kube", "klog": "parse/logs", "terminal-session": "parse/bundle"} {
+		if got := listed[name].Package; got != pkg {
+			t.Errorf("%s in package %q, want %q", name, got, pkg)
+		}
+	}
+}
+
+// docs/inputs.md is what WriteMarkdown writes (make docs).
+func TestMarkdownIsInputsDoc(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	want, err := os.ReadFile(filepath.Join(testutil.Root(), "docs", "inputs.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Error("docs/inputs.md is stale: run make docs")
+	}
+	for _, f := range parse.Formats() {
+		if !strings.Contains(out, "| `"+f.Name+"` |") {
+			t.Errorf("no row for %s", f.Name)
+		}
+	}
+}
