@@ -5,15 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/results"
+	"github.com/netmortem/netmortem/results/query"
 )
 
 const exitCodesQuery = "0 done (an empty answer too), 2 usage error, 3 the results (a FILE or --db) could not be\n" +
@@ -27,9 +25,6 @@ const queryExample = "fixtures/query/incidents.jsonl"
 type queryOptions struct {
 	db, rule, since, until, output string
 }
-
-// queryOutputs are the values of query's -o.
-var queryOutputs = []string{"table", "json", "csv"}
 
 func newQueryCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
@@ -58,25 +53,25 @@ func newQueryCmd(c *cli) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(
-		newQuerySubCmd(c, "rules", "", "count the bundles and findings of each rule",
+		newQuerySubCmd(c, query.Rules, "", "count the bundles and findings of each rule",
 			"Lists the rules that fired: for each, the bundles with a finding of it, its findings, their\n"+
 				"highest severity, and the first and last bundle time; most bundles first.",
 			"rules "+queryExample+"\n  netmortem query rules --since 2026-W44 -o json "+queryExample),
-		newQuerySubCmd(c, "weeks", "", "count the bundles of each week, and those with findings",
+		newQuerySubCmd(c, query.Weeks, "", "count the bundles of each week, and those with findings",
 			"Lists the weeks of the bundles (ISO weeks of their bundle time, \"unknown\" for bundles without\n"+
 				"one last): for each, its bundles, those with a finding (of --rule, when given), and their findings.",
 			"weeks "+queryExample+"\n  netmortem query weeks --rule syn-unanswered -o json "+queryExample),
-		newQuerySubCmd(c, "versions", "", "count the bundles of each Kubernetes version, and those with findings",
+		newQuerySubCmd(c, query.Versions, "", "count the bundles of each Kubernetes version, and those with findings",
 			"Lists the Kubernetes minor versions of the bundles (as the bundle shows its cluster's version,\n"+
 				"\"unknown\" last): for each, its bundles, those with a finding (of --rule, when given), and their\n"+
 				"findings.",
 			"versions "+queryExample+"\n  netmortem query versions -o csv "+queryExample),
-		newQuerySubCmd(c, "fingerprints", "", "count the bundles that have each finding, by its fingerprint",
+		newQuerySubCmd(c, query.Fingerprints, "", "count the bundles that have each finding, by its fingerprint",
 			"Lists the findings' fingerprints (a finding's identity: its rule and subject, the same in every\n"+
 				"bundle) with their rule, title and the bundles that have them; most bundles first. netmortem\n"+
 				"query bundles FINGERPRINT lists those bundles.",
 			"fingerprints "+queryExample+"\n  netmortem query fingerprints --rule synack-reset -o json "+queryExample),
-		newQuerySubCmd(c, "bundles", "FINGERPRINT", "list the bundles that have a finding",
+		newQuerySubCmd(c, query.Bundles, "FINGERPRINT", "list the bundles that have a finding",
 			"Lists the bundles that have the finding whose fingerprint is FINGERPRINT (see netmortem query\n"+
 				"fingerprints), with its severity and title in each, the bundle's time and Kubernetes version.\n"+
 				"A fingerprint no bundle has gives an empty list, and says so on stderr.",
@@ -106,7 +101,7 @@ func newQuerySubCmd(c *cli, name, operand, short, long, example string) *cobra.C
 	fs.StringVar(&o.since, "since", "", "keep the bundles from this time on: 2026-11-01, 2026-11-01T08:00:00Z or 2026-W44")
 	fs.StringVar(&o.until, "until", "", "keep the bundles before this time: 2026-11-01, 2026-11-01T08:00:00Z or 2026-W44")
 	fs.StringVarP(&o.output, "output", "o", "table", "output format: table, json or csv")
-	completeFlags(sub, map[string]cobra.CompletionFunc{"output": completeValues(queryOutputs...),
+	completeFlags(sub, map[string]cobra.CompletionFunc{"output": completeValues(query.Formats...),
 		"rule": completeRuleArg, "since": cobra.NoFileCompletions, "until": cobra.NoFileCompletions})
 	sub.ValidArgsFunction = func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if operand != "" && len(args) == 0 {
@@ -136,7 +131,7 @@ func runQuery(ctx context.Context, stdout, stderr io.Writer, name, fp string, fi
 	prefix := "netmortem query " + name + ":"
 	f, err := o.filter()
 	if err == nil {
-		err = oneOf("output", o.output, queryOutputs)
+		err = oneOf("output", o.output, query.Formats)
 	}
 	switch {
 	case err != nil:
@@ -149,60 +144,25 @@ func runQuery(ctx context.Context, stdout, stderr io.Writer, name, fp string, fi
 		escape.Fprintln(stderr, prefix, err)
 		return exitUsage
 	}
-	st, err := openQueryStore(ctx, o.db, files)
+	st, err := query.Open(ctx, o.db, files)
 	if err != nil {
 		escape.Fprintln(stderr, prefix, err)
 		return exitUnreadable
 	}
 	defer st.Close()
-	t, err := queryTable(ctx, st, name, fp, f)
+	a, err := query.Ask(ctx, st, name, fp, f)
 	if err != nil {
 		escape.Fprintln(stderr, prefix, err)
 		return exitUnreadable
 	}
-	if len(t.rows) == 0 {
-		escape.Fprintln(stderr, prefix, emptyAnswer(name, fp, f))
+	if a.Len() == 0 {
+		escape.Fprintln(stderr, prefix, query.Empty(name, fp, f))
 	}
-	if err := t.write(stdout, o.output); err != nil {
+	if err := a.Write(stdout, o.output, outputWidth(stdout)); err != nil {
 		escape.Fprintln(stderr, prefix, err)
 		return exitUnreadable
 	}
 	return exitOK
-}
-
-// emptyAnswer says why a query's answer is empty.
-func emptyAnswer(name, fp string, f results.Filter) string {
-	var what string
-	switch {
-	case name == "bundles":
-		what = fmt.Sprintf("no bundle has the finding %s", fp)
-	case name == "rules" || name == "fingerprints":
-		what = "no finding"
-	default:
-		what = "no bundle"
-	}
-	var conds []string
-	if f.Rule != "" && name != "weeks" && name != "versions" {
-		conds = append(conds, "of rule "+f.Rule)
-	}
-	if !f.Since.IsZero() {
-		conds = append(conds, "from "+f.Since.Format(time.RFC3339))
-	}
-	if !f.Until.IsZero() {
-		conds = append(conds, "before "+f.Until.Format(time.RFC3339))
-	}
-	if len(conds) > 0 {
-		what += " " + strings.Join(conds, ", ")
-	}
-	return what + " in these results"
-}
-
-// openQueryStore opens the Store of --db or of the JSON Lines files.
-func openQueryStore(ctx context.Context, db string, files []string) (results.Store, error) {
-	if db != "" {
-		return openDBStore(ctx, db)
-	}
-	return results.OpenJSONL(files...)
 }
 
 // filter is the results.Filter of the flags.
@@ -215,47 +175,14 @@ func (o queryOptions) filter() (results.Filter, error) {
 		f.Rule = o.rule
 	}
 	var err error
-	if f.Since, err = parseQueryTime(o.since); err != nil {
+	if f.Since, err = query.ParseTime(o.since); err != nil {
 		return f, fmt.Errorf("--since: %w", err)
 	}
-	if f.Until, err = parseQueryTime(o.until); err != nil {
+	if f.Until, err = query.ParseTime(o.until); err != nil {
 		return f, fmt.Errorf("--until: %w", err)
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
 		return f, fmt.Errorf("--since %s is not before --until %s: no bundle could be kept", o.since, o.until)
 	}
 	return f, nil
-}
-
-// parseQueryTime reads a time of --since or --until: a date (midnight UTC), an
-// RFC 3339 time, or an ISO week (its Monday at midnight UTC); "" is the
-// zero time.
-func parseQueryTime(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), nil
-	}
-	if y, w, ok := strings.Cut(s, "-W"); ok && len(y) == 4 && len(w) == 2 {
-		year, err1 := strconv.Atoi(y)
-		week, err2 := strconv.Atoi(w)
-		if err1 == nil && err2 == nil && week >= 1 && week <= 53 {
-			if t := isoWeekStart(year, week); results.Week(t) == s {
-				return t, nil
-			}
-			return time.Time{}, fmt.Errorf("%q: %d has no week %d", s, year, week)
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q: want a date (2026-11-01), an RFC 3339 time (2026-11-01T08:00:00Z) or an ISO week (2026-W44)", s)
-}
-
-// isoWeekStart is the Monday, at midnight UTC, of ISO week w of year y.
-func isoWeekStart(y, w int) time.Time {
-	jan4 := time.Date(y, time.January, 4, 0, 0, 0, 0, time.UTC)
-	monday := jan4.AddDate(0, 0, -((int(jan4.Weekday()) + 6) % 7))
-	return monday.AddDate(0, 0, 7*(w-1))
 }

@@ -244,28 +244,6 @@ func TestQueryExitCodes(t *testing.T) {
 	}
 }
 
-func TestParseQueryTime(t *testing.T) {
-	for in, want := range map[string]time.Time{
-		"":                          {},
-		"2026-11-01":                time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
-		"2026-11-01T08:00:00+01:00": time.Date(2026, 11, 1, 7, 0, 0, 0, time.UTC),
-		"2026-W44":                  time.Date(2026, 10, 26, 0, 0, 0, 0, time.UTC),
-		"2026-W01":                  time.Date(2025, 12, 29, 0, 0, 0, 0, time.UTC),
-		"2026-W53":                  time.Date(2026, 12, 28, 0, 0, 0, 0, time.UTC),
-		"2027-W01":                  time.Date(2027, 1, 4, 0, 0, 0, 0, time.UTC),
-	} {
-		got, err := parseQueryTime(in)
-		if err != nil || !got.Equal(want) || got.Location() != time.UTC && !got.IsZero() {
-			t.Errorf("parseQueryTime(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"2026-13-01", "2026-W00", "2027-W53", "2026-W4", "W44", "yesterday", "2026-11-01 08:00"} {
-		if got, err := parseQueryTime(in); err == nil {
-			t.Errorf("parseQueryTime(%q) = %v, want an error", in, got)
-		}
-	}
-}
-
 // The query commands complete their flags' values and their files.
 func TestQueryCompletion(t *testing.T) {
 	for _, tc := range []struct {

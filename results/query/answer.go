@@ -1,4 +1,4 @@
-package main
+package query
 
 import (
 	"cmp"
@@ -15,9 +15,9 @@ import (
 	"github.com/netmortem/netmortem/results"
 )
 
-// queryAnswer is a Store's answer to a query, ready to be written as a
-// table, JSON or CSV.
-type queryAnswer struct {
+// Answer is a Store's answer to a query, ready to be written as a table,
+// JSON or CSV.
+type Answer struct {
 	// header and rows are the table's; fields and values the CSV's, whose
 	// columns are the JSON fields of the rows.
 	header []string
@@ -26,15 +26,19 @@ type queryAnswer struct {
 	minWidth []int
 	fields   []string
 	values   [][]string
-	// json is the Store's rows, for -o json.
+	// json is the Store's rows, for JSON.
 	json any
 }
 
-// queryTable asks st the query name (fp is the fingerprint of bundles).
-func queryTable(ctx context.Context, st results.Store, name, fp string, f results.Filter) (*queryAnswer, error) {
-	a := &queryAnswer{}
+// Len is the number of rows of the answer.
+func (a *Answer) Len() int { return len(a.rows) }
+
+// Ask asks st the query name (one of Rules, Weeks, Versions, Fingerprints
+// and Bundles, whose finding is fingerprint) about the bundles f keeps.
+func Ask(ctx context.Context, st results.Store, name, fingerprint string, f results.Filter) (*Answer, error) {
+	a := &Answer{}
 	switch name {
-	case "rules":
+	case Rules:
 		rows, err := st.Rules(ctx, f)
 		if err != nil {
 			return nil, err
@@ -54,10 +58,10 @@ func queryTable(ctx context.Context, st results.Store, name, fp string, f result
 			a.rows = append(a.rows, []string{r.Rule, strconv.Itoa(r.Bundles), strconv.Itoa(r.Findings), r.MaxSeverity, day(r.First), day(r.Last)})
 			a.values = append(a.values, []string{r.Rule, strconv.Itoa(r.Bundles), strconv.Itoa(r.Findings), r.MaxSeverity, stamp(r.First), stamp(r.Last)})
 		}
-	case "weeks", "versions":
+	case Weeks, Versions:
 		rows, err := st.Weeks(ctx, f)
 		group := "WEEK"
-		if name == "versions" {
+		if name == Versions {
 			rows, err = st.Versions(ctx, f)
 			group = "VERSION"
 		}
@@ -75,7 +79,7 @@ func queryTable(ctx context.Context, st results.Store, name, fp string, f result
 			row := []string{r.Group, strconv.Itoa(r.Bundles), strconv.Itoa(r.Matching), strconv.Itoa(r.Findings)}
 			a.rows, a.values = append(a.rows, row), append(a.values, row)
 		}
-	case "fingerprints":
+	case Fingerprints:
 		rows, err := st.Fingerprints(ctx, f)
 		if err != nil {
 			return nil, err
@@ -87,8 +91,8 @@ func queryTable(ctx context.Context, st results.Store, name, fp string, f result
 			a.rows = append(a.rows, []string{r.Fingerprint, r.Rule, strconv.Itoa(r.Bundles), r.Title})
 			a.values = append(a.values, []string{r.Fingerprint, r.Rule, r.Title, strconv.Itoa(r.Bundles)})
 		}
-	case "bundles":
-		rows, err := st.Bundles(ctx, fp, f)
+	case Bundles:
+		rows, err := st.Bundles(ctx, fingerprint, f)
 		if err != nil {
 			return nil, err
 		}
@@ -121,10 +125,11 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// write writes a as output (table, json or csv). An empty table is
-// written as nothing; empty JSON is [], and empty CSV its header.
-func (a *queryAnswer) write(w io.Writer, output string) error {
-	switch output {
+// Write writes a in format (one of Formats), a table fitted to width
+// columns (no limit if 0). An empty table is written as nothing; empty
+// JSON is [], and empty CSV its header.
+func (a *Answer) Write(w io.Writer, format string, width int) error {
+	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -150,5 +155,5 @@ func (a *queryAnswer) write(w io.Writer, output string) error {
 		}
 		t.Rows = append(t.Rows, cells)
 	}
-	return t.Render(w, outputWidth(w))
+	return t.Render(w, width)
 }
