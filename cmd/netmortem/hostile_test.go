@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netmortem/netmortem/inspect"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
@@ -184,7 +185,7 @@ func TestUnreadableCaptureHeader(t *testing.T) {
 		}
 	}
 	code, out, _ = runCLI(t, "inspect", "-o", "json", dir)
-	var in inspection
+	var in inspect.Inspection
 	if err := json.Unmarshal([]byte(out), &in); err != nil || code != exitUnreadable || len(in.Unreadable) != 1 || in.Unreadable[0] != bad {
 		t.Errorf("inspect -o json: exit %d, unreadable %v (%v)", code, in.Unreadable, err)
 	}

@@ -10,33 +10,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/inspect"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
-	"github.com/netmortem/netmortem/report"
 )
-
-// inspection is what `netmortem inspect -o json` prints.
-type inspection struct {
-	Inputs   []model.Input      `json:"inputs"`
-	Warnings []report.Warning   `json:"warnings"`
-	Skipped  []analyzer.Skipped `json:"skipped_rules"`
-	Runnable []string           `json:"runnable_rules"`
-	// Unreadable lists the captures recognized as such whose header
-	// could not be read.
-	Unreadable []string `json:"unreadable_captures"`
-	// RecordNodes are the nodes each input's records carry
-	// (recordNodes), for the inputs without a node of their own whose
-	// sections name theirs; the table's NODE column shows them.
-	RecordNodes map[string][]string `json:"record_nodes"`
-	// NextEvidence are the commands that would bring the evidence the
-	// bundle lacks (as analyze's next_evidence, without findings to
-	// decide); ToCollect groups them by the node they are needed from.
-	NextEvidence []report.NextEvidence `json:"next_evidence"`
-	ToCollect    []nodeCollect         `json:"to_collect"`
-}
 
 func newInspectCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
@@ -79,29 +58,7 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 	defer stop()
 	opened := openExpanded(ctx, operands, &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}})
 	snap := opened.snap
-	all := rules.All()
-	// Which rules can run is decided by the evidence alone: run them on an
-	// empty copy that keeps only the inputs.
-	res := analyzer.Run(ctx, &model.Snapshot{Inputs: snap.Inputs}, all, nil)
-	rep := report.New(snap, opened.warns, res)
-	in := inspection{Inputs: rep.Inputs, Warnings: rep.Warnings, Skipped: rep.Skipped, Runnable: []string{},
-		Unreadable: unreadableCaptures(snap), RecordNodes: recordNodes(snap)}
-	// Without findings, what the bundle lacks: the kinds the skipped
-	// rules need, and those the others would join.
-	in.NextEvidence = report.NextEvidenceFor(snap, all, res)
-	in.ToCollect = perNode(in.NextEvidence)
-	if in.Unreadable == nil {
-		in.Unreadable = []string{}
-	}
-	skipped := map[string]bool{}
-	for _, s := range res.Skipped {
-		skipped[s.Rule] = true
-	}
-	for _, r := range all {
-		if !skipped[r.Name] {
-			in.Runnable = append(in.Runnable, r.Name)
-		}
-	}
+	in := inspect.Inspect(ctx, snap, opened.warns, rules.All())
 	anonymizer := ao.anonymizer(snap)
 	in = anonymizeValue(anonymizer, in)
 	if *output == "json" {
@@ -109,7 +66,7 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		enc.SetIndent("", "  ")
 		err = enc.Encode(in)
 	} else {
-		err = writeInspectionFitted(stdout, in, outputWidth(stdout))
+		err = in.WriteTable(stdout, outputWidth(stdout))
 	}
 	if err == nil {
 		err = ao.writeMapping(anonymizer)
@@ -131,4 +88,12 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		return exitUnreadable
 	}
 	return exitOK
+}
+
+// saySkipped writes on w, escaped, the line that sums up the inputs of
+// snap that were skipped (inspect.SkippedSummary), when there are any.
+func saySkipped(w io.Writer, snap *model.Snapshot, paths []string) {
+	if line := inspect.SkippedSummary(snap, paths); line != "" {
+		escape.Fprintf(w, "%s\n", line)
+	}
 }

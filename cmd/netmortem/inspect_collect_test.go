@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/collect"
+	"github.com/netmortem/netmortem/inspect"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/report"
@@ -43,11 +44,11 @@ func TestInspectToCollect(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
-	var in inspection
+	var in inspect.Inspection
 	if err := json.Unmarshal([]byte(out), &in); err != nil {
 		t.Fatal(err)
 	}
-	group := func(node string, scope collect.Scope) nodeCollect {
+	group := func(node string, scope collect.Scope) inspect.NodeCollect {
 		t.Helper()
 		for _, g := range in.ToCollect {
 			if g.Node == node && g.Scope == scope {
@@ -55,9 +56,9 @@ func TestInspectToCollect(t *testing.T) {
 			}
 		}
 		t.Fatalf("to_collect has no group for node %q (%s): %+v", node, scope, in.ToCollect)
-		return nodeCollect{}
+		return inspect.NodeCollect{}
 	}
-	shells := func(g nodeCollect) []string {
+	shells := func(g inspect.NodeCollect) []string {
 		var out []string
 		for _, c := range g.Commands {
 			out = append(out, c.Shell)
@@ -74,7 +75,7 @@ func TestInspectToCollect(t *testing.T) {
 	if slices.Contains(n1.Lacks, model.KindSysctl) || slices.Contains(shells(n1), sysctl.Shell) {
 		t.Errorf("node1, which has sysctl output, is asked for it: %v", shells(n1))
 	}
-	for _, g := range []nodeCollect{n1, n2} {
+	for _, g := range []inspect.NodeCollect{n1, n2} {
 		if !slices.Contains(shells(g), ss.Shell) || slices.Contains(g.Lacks, model.KindNetfilter) {
 			t.Errorf("node %s: lacks %v, commands %v; want sockets (%q) and not netfilter", g.Node, g.Lacks, shells(g), ss.Shell)
 		}
@@ -136,7 +137,7 @@ func TestCollectedNotAskedAgain(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
-	var in inspection
+	var in inspect.Inspection
 	if err := json.Unmarshal([]byte(out), &in); err != nil {
 		t.Fatal(err)
 	}

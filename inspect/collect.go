@@ -1,4 +1,4 @@
-package main
+package inspect
 
 import (
 	"fmt"
@@ -10,25 +10,25 @@ import (
 	"github.com/netmortem/netmortem/report"
 )
 
-// nodeCollect is what one node lacks, and the commands to run there; or
+// NodeCollect is what one node lacks, and the commands to run there; or
 // what every node lacks when the bundle names no node for it (Node
 // empty); or what the cluster lacks (Scope cluster). Collected are the
 // commands for what it lacks that netmortem's collector ran there with
 // status 0 (and got nothing the rules could use) or skipped there: they
 // are not asked again.
-type nodeCollect struct {
-	Node      string           `json:"node"`
-	Scope     collect.Scope    `json:"scope"`
-	Lacks     []model.Kind     `json:"lacks"`
-	Commands  []collectCommand `json:"commands"`
-	Collected []collectCommand `json:"collected,omitempty"`
+type NodeCollect struct {
+	Node      string        `json:"node"`
+	Scope     collect.Scope `json:"scope"`
+	Lacks     []model.Kind  `json:"lacks"`
+	Commands  []Command     `json:"commands"`
+	Collected []Command     `json:"collected,omitempty"`
 }
 
-// collectCommand is one command of a nodeCollect, with the rules it lets
+// Command is one command of a NodeCollect, with the rules it lets
 // run and those that would join its output; and, when the collector's
 // manifest of the node records it, what came of it there (Outcome, with
 // Status or Why: report.Collected).
-type collectCommand struct {
+type Command struct {
 	Command  string     `json:"command"`
 	Shell    string     `json:"shell"`
 	Kind     model.Kind `json:"kind"`
@@ -42,16 +42,16 @@ type collectCommand struct {
 // perNode groups next evidence by the node it is needed from: the named
 // nodes in order, then the commands asked of every node, then the
 // cluster's.
-func perNode(next []report.NextEvidence) []nodeCollect {
-	var out []nodeCollect
+func perNode(next []report.NextEvidence) []NodeCollect {
+	var out []NodeCollect
 	index := map[[2]string]int{}
-	group := func(node string, scope collect.Scope, e report.NextEvidence) *nodeCollect {
+	group := func(node string, scope collect.Scope, e report.NextEvidence) *NodeCollect {
 		key := [2]string{node, string(scope)}
 		i, ok := index[key]
 		if !ok {
 			i = len(out)
 			index[key] = i
-			out = append(out, nodeCollect{Node: node, Scope: scope, Lacks: []model.Kind{}, Commands: []collectCommand{}})
+			out = append(out, NodeCollect{Node: node, Scope: scope, Lacks: []model.Kind{}, Commands: []Command{}})
 		}
 		g := &out[i]
 		if e.Kind != "" && !slices.Contains(g.Lacks, e.Kind) {
@@ -59,8 +59,8 @@ func perNode(next []report.NextEvidence) []nodeCollect {
 		}
 		return g
 	}
-	command := func(e report.NextEvidence, node string) collectCommand {
-		c := collectCommand{Command: e.Command, Shell: e.Shell, Kind: e.Kind, Unblocks: e.Unblocks, Joins: e.Joins}
+	command := func(e report.NextEvidence, node string) Command {
+		c := Command{Command: e.Command, Shell: e.Shell, Kind: e.Kind, Unblocks: e.Unblocks, Joins: e.Joins}
 		for _, got := range e.Collected {
 			if got.Node == node {
 				c.Outcome, c.Status, c.Why = got.Outcome, got.Status, got.Why
@@ -93,7 +93,7 @@ func perNode(next []report.NextEvidence) []nodeCollect {
 			}
 		}
 	}
-	rank := func(g nodeCollect) int {
+	rank := func(g NodeCollect) int {
 		switch {
 		case g.Scope == collect.ScopeCluster:
 			return 2
@@ -102,7 +102,7 @@ func perNode(next []report.NextEvidence) []nodeCollect {
 		}
 		return 0
 	}
-	slices.SortStableFunc(out, func(a, b nodeCollect) int {
+	slices.SortStableFunc(out, func(a, b NodeCollect) int {
 		if ra, rb := rank(a), rank(b); ra != rb {
 			return ra - rb
 		}
@@ -111,8 +111,8 @@ func perNode(next []report.NextEvidence) []nodeCollect {
 	return out
 }
 
-// collectHeading names a nodeCollect in inspect's table.
-func collectHeading(g nodeCollect) string {
+// collectHeading names a NodeCollect in inspect's table.
+func collectHeading(g NodeCollect) string {
 	var who string
 	switch {
 	case g.Scope == collect.ScopeCluster:
@@ -129,9 +129,9 @@ func collectHeading(g nodeCollect) string {
 	return who + ": lacks " + strings.Join(kinds, ", ")
 }
 
-// collectWhy says what a command of a nodeCollect is for: "lets
+// collectWhy says what a command of a NodeCollect is for: "lets
 // timewait-churn run; used by apiserver-affinity".
-func collectWhy(c collectCommand) string {
+func collectWhy(c Command) string {
 	var parts []string
 	if len(c.Unblocks) > 0 {
 		parts = append(parts, "lets "+strings.Join(c.Unblocks, ", ")+" run")
@@ -148,7 +148,7 @@ func collectWhy(c collectCommand) string {
 // collectedLine says what came of a command the collector ran or skipped
 // on a node: "ip neigh: ran, nothing the rules could use"; "ipvsadm -Ln:
 // skipped (ip_vs not loaded)".
-func collectedLine(c collectCommand) string {
+func collectedLine(c Command) string {
 	switch c.Outcome {
 	case report.CollectedEmpty:
 		return c.Shell + ": collected, empty"

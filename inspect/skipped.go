@@ -1,23 +1,22 @@
-package main
+package inspect
 
 import (
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 
-	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/model"
 )
 
-// maxSkippedNames is how many skipped files the summary names; past it,
-// it only counts them.
+// maxSkippedNames is how many skipped files SkippedSummary names; past
+// it, it only counts them.
 const maxSkippedNames = 3
 
-// saySkipped writes one line that sums up the inputs of snap that were
-// skipped: how many, why (each reason with its count), the files' names
-// when there are few, and the inspect command that lists them all.
-func saySkipped(w io.Writer, snap *model.Snapshot, paths []string) {
+// SkippedSummary sums up in one line (without a newline) the inputs of
+// snap that were skipped: how many, why (each reason with its count), the
+// files' names when there are few, and the inspect command, on paths,
+// that lists them all. It is "" when no input was skipped.
+func SkippedSummary(snap *model.Snapshot, paths []string) string {
 	var names []string
 	reasons := map[string]int{}
 	for _, in := range snap.Inputs {
@@ -27,7 +26,7 @@ func saySkipped(w io.Writer, snap *model.Snapshot, paths []string) {
 		}
 	}
 	if len(names) == 0 {
-		return
+		return ""
 	}
 	why := make([]string, 0, len(reasons))
 	for r := range reasons {
@@ -48,7 +47,7 @@ func saySkipped(w io.Writer, snap *model.Snapshot, paths []string) {
 	if len(names) <= maxSkippedNames {
 		line += ": " + strings.Join(names, ", ")
 	}
-	escape.Fprintf(w, "%s; netmortem inspect %s lists what was read and skipped, file by file\n", line, shellWords(paths))
+	return fmt.Sprintf("%s; netmortem inspect %s lists what was read and skipped, file by file", line, shellWords(paths))
 }
 
 // shellWords joins args as a shell command line would need them, each

@@ -1,8 +1,9 @@
-package main
+package inspect
 
 import (
 	"fmt"
 	"io"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -22,7 +23,7 @@ type inspectGroup struct {
 // groupInputs groups the inputs by node (their own, or the ones their
 // records carry) and folder, the groups in the order of node then folder
 // (the files without a node first), the files in the order read.
-func groupInputs(in inspection) []*inspectGroup {
+func groupInputs(in Inspection) []*inspectGroup {
 	var groups []*inspectGroup
 	index := map[[2]string]*inspectGroup{}
 	for _, i := range in.Inputs {
@@ -44,11 +45,11 @@ func groupInputs(in inspection) []*inspectGroup {
 	return groups
 }
 
-// writeInspectionFitted writes the table form of inspect fitted to width
-// columns (no limit if 0): the files grouped by node and folder, each
-// group under a heading that names them, its files by their names in the
-// folder; then the counts, the warnings and the rules, wrapped.
-func writeInspectionFitted(w io.Writer, in inspection, width int) error {
+// WriteTable writes in as tables fitted to width columns (no limit if 0):
+// the files grouped by node and folder, each group under a heading that
+// names them, its files by their names in the folder; then the counts, the
+// warnings, the rules, and what to collect, wrapped.
+func (in Inspection) WriteTable(w io.Writer, width int) error {
 	var b strings.Builder
 	lines := func(prefix, s string) {
 		for _, l := range fit.Indent(prefix, s, width) {
@@ -157,4 +158,43 @@ func missingEvidence[K ~string](missing, anyOf []K) []string {
 		m = append(m, "one of "+strings.Join(a, ", "))
 	}
 	return m
+}
+
+// nodeCell is what the table's NODE shows for in: its node, or else the
+// nodes its records carry, comma separated.
+func nodeCell(in model.Input, nodes map[string][]string) string {
+	if in.Node != "" {
+		return in.Node
+	}
+	return strings.Join(nodes[in.Path], ",")
+}
+
+// inputDir is the folder of an input's path, as path.Dir gives it, but
+// keeping the "//" of a bundle URL's scheme (s3://bucket/dir).
+func inputDir(p string) string {
+	if scheme, _, ok := strings.Cut(p, "://"); ok && isScheme(scheme) {
+		if i := strings.LastIndexByte(p, '/'); i > len(scheme)+2 {
+			return p[:i]
+		}
+	}
+	return path.Dir(p)
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986): a letter, then
+// letters, digits, '+', '-' or '.'.
+func isScheme(s string) bool {
+	for i, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && (r >= '0' && r <= '9' || strings.ContainsRune("+-.", r))) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// count says n things: "1 file", "3 files".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
