@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/internal/buildinfo"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/internal/suggest"
@@ -119,7 +120,7 @@ func newRoot(c *cli) *cobra.Command {
 			"tables, sysctls, kubectl snapshots, logs, whole support bundles), offline, and says what went\n" +
 			"wrong, pointing at the frame, line or object that proves it.",
 		Example: "  netmortem analyze fixtures/incidents/ephemeral-nodeport\n" +
-			"  netmortem explain synack-reset\n" +
+			"  netmortem explain " + rules.SynAckReset.Name + "\n" +
 			"  netmortem completion bash > ~/.local/share/bash-completion/completions/netmortem",
 		Version:       buildinfo.Get().String(),
 		Annotations:   map[string]string{exitCodesKey: exitCodesGeneral},

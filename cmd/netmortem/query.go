@@ -39,7 +39,7 @@ func newQueryCmd(c *cli) *cobra.Command {
 			"UTC), a time (RFC 3339: 2026-11-01T08:00:00Z), or an ISO week (2026-W44, its Monday at midnight\n" +
 			"UTC). --rule counts one rule only.",
 		Example: "  netmortem query rules " + queryExample + "\n" +
-			"  netmortem query weeks --rule syn-unanswered " + queryExample + "\n" +
+			"  netmortem query weeks --rule " + rules.SynUnanswered.Name + " " + queryExample + "\n" +
 			"  netmortem query versions -o csv " + queryExample,
 		Annotations: map[string]string{exitCodesKey: exitCodesQuery},
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -60,7 +60,7 @@ func newQueryCmd(c *cli) *cobra.Command {
 		newQuerySubCmd(c, query.Weeks, "", "count the bundles of each week, and those with findings",
 			"Lists the weeks of the bundles (ISO weeks of their bundle time, \"unknown\" for bundles without\n"+
 				"one last): for each, its bundles, those with a finding (of --rule, when given), and their findings.",
-			"weeks "+queryExample+"\n  netmortem query weeks --rule syn-unanswered -o json "+queryExample),
+			"weeks "+queryExample+"\n  netmortem query weeks --rule "+rules.SynUnanswered.Name+" -o json "+queryExample),
 		newQuerySubCmd(c, query.Versions, "", "count the bundles of each Kubernetes version, and those with findings",
 			"Lists the Kubernetes minor versions of the bundles (as the bundle shows its cluster's version,\n"+
 				"\"unknown\" last): for each, its bundles, those with a finding (of --rule, when given), and their\n"+
@@ -70,7 +70,7 @@ func newQueryCmd(c *cli) *cobra.Command {
 			"Lists the findings' fingerprints (a finding's identity: its rule and subject, the same in every\n"+
 				"bundle) with their rule, title and the bundles that have them; most bundles first. netmortem\n"+
 				"query bundles FINGERPRINT lists those bundles.",
-			"fingerprints "+queryExample+"\n  netmortem query fingerprints --rule synack-reset -o json "+queryExample),
+			"fingerprints "+queryExample+"\n  netmortem query fingerprints --rule "+rules.SynAckReset.Name+" -o json "+queryExample),
 		newQuerySubCmd(c, query.Bundles, "FINGERPRINT", "list the bundles that have a finding",
 			"Lists the bundles that have the finding whose fingerprint is FINGERPRINT (see netmortem query\n"+
 				"fingerprints), with its severity and title in each, the bundle's time and Kubernetes version.\n"+

@@ -66,8 +66,8 @@ func newExplainCmd(c *cli) *cobra.Command {
 		Short: "print the full documentation of a rule",
 		Long: "Prints a rule's full documentation: its title, default severity, the evidence it needs,\n" +
 			"what it means, how it grades severity, the causes and their fixes.",
-		Example: "  netmortem explain synack-reset\n" +
-			"  netmortem explain stale-dnat",
+		Example: "  netmortem explain " + rules.SynAckReset.Name + "\n" +
+			"  netmortem explain " + rules.StaleDNAT.Name,
 		Annotations:       map[string]string{exitCodesKey: exitCodesInfo},
 		ValidArgsFunction: completeRuleArg,
 		Args: func(_ *cobra.Command, args []string) error {
