@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"path"
-	"strings"
 	"sync"
 	"time"
 
@@ -251,17 +249,6 @@ func noMatch(operand string) error {
 		return source.ErrNoMatch
 	}
 	return errNoMatch
-}
-
-// inputDir is the folder of an input's path, as path.Dir gives it, but
-// keeping the "//" of a bundle URL's scheme.
-func inputDir(p string) string {
-	if source.IsURL(p) {
-		if i := strings.LastIndexByte(p, '/'); i > strings.Index(p, "://")+2 {
-			return p[:i]
-		}
-	}
-	return path.Dir(p)
 }
 
 // mayPass reports whether err, a listing or a read of object storage that
