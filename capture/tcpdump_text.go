@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netmortem/netmortem/internal/services"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -381,7 +382,7 @@ func tcpdumpAddrPort(s string) (netip.AddrPort, error) {
 	if port, err := strconv.ParseUint(s[i+1:], 10, 16); err == nil {
 		return netip.AddrPortFrom(a, uint16(port)), nil
 	}
-	if port, ok := servicePort(s[i+1:]); ok {
+	if port, ok := services.Port(s[i+1:]); ok {
 		return netip.AddrPortFrom(a, port), nil
 	}
 	return netip.AddrPort{}, fmt.Errorf("%w: %q", errPortName, s[i+1:])

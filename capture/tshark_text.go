@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netmortem/netmortem/internal/services"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -22,7 +23,7 @@ func tsharkPort(tok string) (uint16, bool) {
 	if n, err := strconv.ParseUint(tok, 10, 16); err == nil {
 		return uint16(n), true
 	}
-	return servicePort(tok)
+	return services.Port(tok)
 }
 
 // tsharkHead reads a tshark packet list line, "649 2022-09-15

@@ -1,4 +1,9 @@
-package capture
+// Package services maps service names to ports, as network tools print
+// ports when not asked for numbers (tcpdump without -nn, ipvsadm without
+// -n, netstat without -n): Debian's /etc/services names first, then the
+// IANA registry's. It is a leaf package, so that the capture readers and
+// the parsers of netfilter listings share one table.
+package services
 
 import (
 	"sync"
@@ -6,11 +11,11 @@ import (
 	"github.com/gopacket/gopacket/layers"
 )
 
-// servicePorts maps the port names tcpdump prints without -nn to ports:
+// ports maps the port names tools print without -n to ports:
 // Debian's /etc/services first, then the IANA registry names gopacket
 // carries (what RHEL's much longer /etc/services holds), leaving out IANA
 // names given to several ports.
-var servicePorts = sync.OnceValue(func() map[string]uint16 {
+var ports = sync.OnceValue(func() map[string]uint16 {
 	m := make(map[string]uint16, 6000)
 	ambiguous := map[string]bool{}
 	add := func(name string, port uint16) {
@@ -36,13 +41,10 @@ var servicePorts = sync.OnceValue(func() map[string]uint16 {
 	return m
 })
 
-// servicePort returns the port tcpdump names name.
-func servicePort(name string) (uint16, bool) {
-	p, ok := servicePorts()[name]
-	return p, ok
-}
-
-// ServicePort returns the port of a service name as tools print it when not
+// Port returns the port of a service name as tools print it when not
 // asked for numbers (tcpdump without -nn, ipvsadm without -n, netstat
 // without -n): Debian's /etc/services names, then the IANA registry's.
-func ServicePort(name string) (uint16, bool) { return servicePort(name) }
+func Port(name string) (uint16, bool) {
+	p, ok := ports()[name]
+	return p, ok
+}

@@ -1,4 +1,4 @@
-package capture
+package services
 
 // debianServices maps the service names of Debian's /etc/services (netbase
 // 6.4, TCP and UDP entries, first names only), which tcpdump prints for
