@@ -9,9 +9,6 @@
 package capture
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +19,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/netmortem/netmortem/capture/pcapfile"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -84,34 +82,13 @@ type Result struct {
 	ARP       []model.ARPEvent
 }
 
-var (
-	pcapMagics = [][]byte{
-		{0xd4, 0xc3, 0xb2, 0xa1}, {0xa1, 0xb2, 0xc3, 0xd4}, // microsecond, both byte orders
-		{0x4d, 0x3c, 0xb2, 0xa1}, {0xa1, 0xb2, 0x3c, 0x4d}, // nanosecond
-	}
-	pcapngMagic = []byte{0x0a, 0x0d, 0x0d, 0x0a}
-)
-
 // Sniff reports whether head starts a packet capture and which container it
 // is: "pcap" or "pcapng".
-func Sniff(head []byte) (string, bool) {
-	if len(head) < 4 {
-		return "", false
-	}
-	for _, m := range pcapMagics {
-		if bytes.Equal(head[:4], m) {
-			return "pcap", true
-		}
-	}
-	if bytes.Equal(head[:4], pcapngMagic) {
-		return "pcapng", true
-	}
-	return "", false
-}
+func Sniff(head []byte) (string, bool) { return pcapfile.Sniff(head) }
 
 // ErrNotCapture is returned by Read for input that is not a pcap or pcapng
 // file.
-var ErrNotCapture = errors.New("not a pcap or pcapng capture")
+var ErrNotCapture = pcapfile.ErrNotCapture
 
 // batchSize is how many decoded packets go from the reading stage to the
 // tracking stage at once (a window of pipeline.go); windows end at the
@@ -221,30 +198,15 @@ func ReadSeries(ctx context.Context, files []Input, opts Options) (*Result, []mo
 // feed reads one capture file into t. It returns the file's format, link
 // types and command (nil when r is not a capture at all).
 func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.CaptureInfo, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	head, _ := br.Peek(4)
-	compressed := false
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: gzip: %w", name, err)
-		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 64<<10)
-		head, _ = br.Peek(4)
-		compressed = true
-	}
-	kind, ok := Sniff(head)
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", name, ErrNotCapture)
-	}
-	src, links, ng, err := openRecords(br, kind)
+	src, err := pcapfile.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	defer src.Close()
+	ng := src.Sections()
 	var seenLinks []layers.LinkType
-	if ng == nil {
-		seenLinks = append(seenLinks, links(0))
+	if !ng {
+		seenLinks = append(seenLinks, src.LinkType(0))
 	}
 
 	// The stages of pipeline.go: this goroutine reads and decodes frames
@@ -265,7 +227,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 			d      = decoder{layersOnly: t.slowDecode}
 			warned = map[layers.LinkType]bool{}
 			w      = newWindow(nShards)
-			rec    record
+			rec    pcapfile.Record
 			p      Packet
 			link   layers.LinkType
 			iface  = -1
@@ -277,7 +239,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 					return
 				}
 			}
-			err := src.next(&rec)
+			err := src.Next(&rec)
 			if err == io.EOF {
 				break
 			}
@@ -287,33 +249,33 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 			}
 			// A pcapng section starts its interfaces anew: its link
 			// types are looked up for every record.
-			if rec.iface != iface || ng != nil {
-				iface, link = rec.iface, links(rec.iface)
+			if rec.Iface != iface || ng {
+				iface, link = rec.Iface, src.LinkType(rec.Iface)
 				if !slices.Contains(seenLinks, link) {
 					seenLinks = append(seenLinks, link)
 				}
 			}
 			// The fast path: a plain TCP segment, read straight into the
 			// window.
-			cut := rec.cut()
-			if int64(rec.orig) < int64(len(rec.data)) {
+			cut := rec.Cut()
+			if int64(rec.Orig) < int64(len(rec.Data)) {
 				if lies++; lies <= maxFrameErrors {
-					errs.Addf(model.Pos{File: name, Frame: frame}, "", "capture length %d exceeds the original length %d: the frame is read as captured", len(rec.data), rec.orig)
+					errs.Addf(model.Pos{File: name, Frame: frame}, "", "capture length %d exceeds the original length %d: the frame is read as captured", len(rec.Data), rec.Orig)
 				}
 			}
-			if g, n := w.nextSeg(); !t.slowDecode && !rec.wide && t.hotTimes() && hotTCP(link, rec.data, cut, g) {
-				t.prepareHot(g, frame, rec.unix)
+			if g, n := w.nextSeg(); !t.slowDecode && !rec.Wide && t.hotTimes() && hotTCP(link, rec.Data, cut, g) {
+				t.prepareHot(g, frame, rec.Unix)
 				t.own(w, n)
 			} else {
 				w.segs = w.segs[:n]
-				p = Packet{Pos: model.Pos{Frame: frame}, Time: rec.time()}
+				p = Packet{Pos: model.Pos{Frame: frame}, Time: rec.Time()}
 				d.now = p.Time
 				if !supportedLink(link) {
 					if !warned[link] {
 						warned[link] = true
 						errs.Addf(model.Pos{File: name, Frame: frame}, "", "%s frames are counted but not decoded", linkName(link))
 					}
-				} else if err := d.decodeCut(link, rec.data, cut, &p); err != nil {
+				} else if err := d.decodeCut(link, rec.Data, cut, &p); err != nil {
 					bad++
 					if bad <= maxFrameErrors {
 						errs.Addf(model.Pos{File: name, Frame: frame}, "", "undecodable frame: %w", err)
@@ -362,19 +324,16 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 	if bad > maxFrameErrors {
 		errs.Addf(model.Pos{File: name}, "", "%d more undecodable frames", bad-maxFrameErrors)
 	}
-	info := &model.CaptureInfo{Format: kind}
-	if compressed {
-		info.Format += ".gz"
-	}
-	if ng != nil {
-		ifaces := ng.interfaces() // the last section's
+	info := &model.CaptureInfo{Format: src.Format()}
+	if ng {
+		ifaces := src.Interfaces() // the last section's
 		if len(seenLinks) == 0 && len(ifaces) > 0 {
-			seenLinks = append(seenLinks, ifaces[0].link)
+			seenLinks = append(seenLinks, ifaces[0].Link)
 		}
 		var filters []string
 		for _, f := range ifaces {
-			if f.filter != "" && !slices.Contains(filters, f.filter) {
-				filters = append(filters, f.filter)
+			if f.Filter != "" && !slices.Contains(filters, f.Filter) {
+				filters = append(filters, f.Filter)
 			}
 		}
 		info.Command = strings.Join(filters, "; ")

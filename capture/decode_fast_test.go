@@ -1,11 +1,8 @@
 package capture
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/netmortem/netmortem/capture/pcapfile"
 	"github.com/netmortem/netmortem/internal/testutil"
 )
 
@@ -42,29 +40,18 @@ func captureFrames(t testing.TB, limit int, dirs ...string) (links []uint8, fram
 			if err != nil {
 				return err
 			}
-			var r io.Reader = bytes.NewReader(b)
-			if strings.HasSuffix(path, ".gz") {
-				if r, err = gzip.NewReader(r); err != nil {
-					return err
-				}
-			}
-			br := bufio.NewReader(r)
-			head, _ := br.Peek(4)
-			kind, ok := Sniff(head)
-			if !ok {
+			src, err := pcapfile.NewReader(bytes.NewReader(b))
+			if err != nil {
 				return nil // a deliberately broken capture
 			}
-			src, linkOf, _, err := openRecords(br, kind)
-			if err != nil {
-				return nil
-			}
-			var rec record
+			defer src.Close()
+			var rec pcapfile.Record
 			for n := 0; n < limit; n++ {
-				if err := src.next(&rec); err != nil {
+				if err := src.Next(&rec); err != nil {
 					break
 				}
-				if i, ok := index[linkOf(rec.iface)]; ok {
-					links, frames = append(links, i), append(frames, bytes.Clone(rec.data))
+				if i, ok := index[src.LinkType(rec.Iface)]; ok {
+					links, frames = append(links, i), append(frames, bytes.Clone(rec.Data))
 				}
 			}
 			return nil

@@ -1,14 +1,14 @@
 package capture
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/netmortem/netmortem/capture/pcapfile"
 )
 
 // Frames reads the capture r (pcap or pcapng, perhaps gzip-compressed, as
@@ -32,25 +32,11 @@ func Frames(ctx context.Context, r io.Reader, frames []int) (map[int]string, err
 	if last == 0 {
 		return out, nil
 	}
-	br := bufio.NewReaderSize(r, 1<<16)
-	head, _ := br.Peek(4)
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return out, fmt.Errorf("gzip: %w", err)
-		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 1<<16)
-		head, _ = br.Peek(4)
-	}
-	kind, ok := Sniff(head)
-	if !ok {
-		return out, ErrNotCapture
-	}
-	src, links, _, err := openRecords(br, kind)
+	src, err := pcapfile.NewReader(r)
 	if err != nil {
 		return out, err
 	}
+	defer src.Close()
 	var d decoder
 	for frame := 1; frame <= last; frame++ {
 		if frame&1023 == 0 {
@@ -58,8 +44,8 @@ func Frames(ctx context.Context, r io.Reader, frames []int) (map[int]string, err
 				return out, err
 			}
 		}
-		var rec record
-		err := src.next(&rec)
+		var rec pcapfile.Record
+		err := src.Next(&rec)
 		if err == io.EOF {
 			return out, nil
 		}
@@ -68,12 +54,12 @@ func Frames(ctx context.Context, r io.Reader, frames []int) (map[int]string, err
 		}
 		// Every frame up to the last is decoded, so that fragments
 		// before a wanted one are reassembled as when the capture was read.
-		data, link := rec.data, links(rec.iface)
-		p := Packet{Time: rec.time()}
+		data, link := rec.Data, src.LinkType(rec.Iface)
+		p := Packet{Time: rec.Time()}
 		d.now = p.Time
 		var decErr error
 		if supportedLink(link) {
-			decErr = d.decodeCut(link, data, rec.cut(), &p)
+			decErr = d.decodeCut(link, data, rec.Cut(), &p)
 		} else {
 			decErr = fmt.Errorf("%s frames are not decoded", linkName(link))
 		}

@@ -1,4 +1,4 @@
-package capture
+package pcapfile
 
 import (
 	"bufio"
@@ -34,14 +34,14 @@ func ngRecordsOf(b []byte) ngRead {
 		return ngRead{err: err}
 	}
 	var out ngRead
-	var rec record
+	var rec Record
 	for {
 		if out.err = src.next(&rec); out.err != nil {
 			break
 		}
-		out.records = append(out.records, fmt.Sprintf("%v %d %d %x", rec.time(), rec.iface, len(rec.data), rec.data))
+		out.records = append(out.records, fmt.Sprintf("%v %d %d %x", rec.Time(), rec.Iface, len(rec.Data), rec.Data))
 	}
-	for _, f := range src.interfaces() {
+	for _, f := range src.ifaces {
 		out.ifaces = append(out.ifaces, fmt.Sprintf("%d %q", f.link, f.filter))
 	}
 	return out
@@ -164,7 +164,7 @@ func ngForPcapgo(b []byte) (out []byte, mayStop bool) {
 // resolution and statistics blocks) reads the same with pcapngRecords as
 // with pcapgo.
 func TestPcapngRecordsAsPcapgo(t *testing.T) {
-	dirs := []string{filepath.Join(testutil.Root(), "fixtures"), "testdata"}
+	dirs := []string{filepath.Join(testutil.Root(), "fixtures")}
 	if base := filepath.Join(testutil.Root(), "..", "shared", "corpus", "pcap"); dirExists(base) {
 		dirs = append(dirs, base)
 	}
@@ -375,7 +375,7 @@ func TestPcapngLongBlocks(t *testing.T) {
 				t.Fatal(err)
 			}
 			records := 0
-			var rec record
+			var rec Record
 			for err = src.next(&rec); err == nil; err = src.next(&rec) {
 				records++
 			}

@@ -1,4 +1,4 @@
-package capture
+package pcapfile
 
 import (
 	"encoding/binary"
@@ -255,18 +255,18 @@ const (
 
 // stamp sets r's time from a packet's timestamp on interface i, as pcapgo
 // converts it.
-func (p *pcapngRecords) stamp(r *record, i int, ts uint64) {
+func (p *pcapngRecords) stamp(r *Record, i int, ts uint64) {
 	f := &p.ifaces[i]
 	sec := int64(ts/f.mask + f.offset)
 	nsec := int64(ts % f.mask * f.scaleUp / f.scaleDown)
 	if nsec >= 0 && nsec < 1e9 && sec >= unixMin && sec < unixEnd {
-		r.unix, r.wide = sec*1e9+nsec, false
+		r.Unix, r.Wide = sec*1e9+nsec, false
 		return
 	}
 	r.setTime(timeUnix(sec, nsec))
 }
 
-func (p *pcapngRecords) next(r *record) error {
+func (p *pcapngRecords) next(r *Record) error {
 	for {
 		typ, body, err := p.block(false)
 		if err != nil {
@@ -290,14 +290,14 @@ func (p *pcapngRecords) next(r *record) error {
 			if (caplen+3)&^3 > uint64(len(body)-20-4) {
 				return fmt.Errorf("capture length %d past the end of its block", caplen)
 			}
-			r.data = body[20 : 20+caplen : 20+caplen]
-			r.orig = p.u32(body[16:20])
+			r.Data = body[20 : 20+caplen : 20+caplen]
+			r.Orig = p.u32(body[16:20])
 			if typ == ngEnhancedPacket {
 				if _, err := ngOptions(p, body[20+(caplen+3)&^3:], nil); err != nil {
 					return err
 				}
 			}
-			r.iface = i
+			r.Iface = i
 			p.stamp(r, i, uint64(p.u32(body[4:8]))<<32|uint64(p.u32(body[8:12])))
 			return nil
 		case ngSimplePacket:
@@ -308,14 +308,14 @@ func (p *pcapngRecords) next(r *record) error {
 				return errors.New("simple packet block too short")
 			}
 			caplen := uint64(p.u32(body[0:4]))
-			r.orig = uint32(caplen)
+			r.Orig = uint32(caplen)
 			if s := p.ifaces[0].snaplen; s != 0 && caplen > uint64(s) {
 				caplen = uint64(s)
 			}
 			if caplen > uint64(len(body)-4-4) {
 				return fmt.Errorf("capture length %d past the end of its block", caplen)
 			}
-			r.data, r.iface = body[4:4+caplen:4+caplen], 0
+			r.Data, r.Iface = body[4:4+caplen:4+caplen], 0
 			r.setTime(zeroTime) // a simple packet has no time
 			return nil
 		case ngInterface:
@@ -379,6 +379,3 @@ func (p *pcapngRecords) links(i int) layers.LinkType {
 	}
 	return p.ifaces[i].link
 }
-
-// interfaces returns the current section's interfaces.
-func (p *pcapngRecords) interfaces() []ngIface { return p.ifaces }

@@ -1,4 +1,4 @@
-package capture
+package pcapfile
 
 import (
 	"bufio"
@@ -27,12 +27,12 @@ func pcapRecordsOf(r io.Reader) ([]string, error) {
 		return nil, err
 	}
 	var out []string
-	var rec record
+	var rec Record
 	for {
 		if err := src.next(&rec); err != nil {
 			return out, err
 		}
-		out = append(out, fmt.Sprintf("%v %d %x", rec.time(), len(rec.data), rec.data))
+		out = append(out, fmt.Sprintf("%v %d %x", rec.Time(), len(rec.Data), rec.Data))
 	}
 }
 
@@ -136,7 +136,7 @@ func pcapFile(big, nano bool, snaplen uint32, records ...[]byte) []byte {
 // growing it, records past libpcap's snap length, and the errors of
 // truncated and impossible records.
 func TestPcapRecordsAsPcapgo(t *testing.T) {
-	files := captureFiles(t, filepath.Join(testutil.Root(), "fixtures"), "testdata")
+	files := captureFiles(t, filepath.Join(testutil.Root(), "fixtures"))
 	n := 0
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -208,4 +208,14 @@ func FuzzPcapRecords(f *testing.F) {
 		}
 		sameRecords(t, b)
 	})
+}
+
+// captureFiles lists the packet captures (pcap or pcapng, gzip'd or not)
+// under roots.
+func captureFiles(t testing.TB, roots ...string) []string {
+	t.Helper()
+	return testutil.FilesByHead(t, func(path string, head []byte) bool {
+		_, ok := Sniff(head)
+		return ok || head[0] == 0x1f && head[1] == 0x8b && strings.Contains(path, ".pcap")
+	}, roots...)
 }

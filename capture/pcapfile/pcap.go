@@ -1,4 +1,4 @@
-package capture
+package pcapfile
 
 import (
 	"encoding/binary"
@@ -9,35 +9,39 @@ import (
 	"github.com/gopacket/gopacket/layers"
 )
 
-// record is one packet record of a capture file as a recordSource reads
-// it. data is valid until the source's next call.
-type record struct {
-	data []byte
-	// orig is the frame's length on the wire, as the record states it: a
+// Record is one packet record of a capture file as a Reader reads it.
+// Data is valid until the Reader's next call.
+type Record struct {
+	// Data is the frame as captured.
+	Data []byte
+	// Orig is the frame's length on the wire, as the record states it: a
 	// corrupt record may give less than it captured.
-	orig  uint32
-	iface int
-	// unix is the record's time in nanoseconds since 1970, unless wide is
+	Orig uint32
+	// Iface is the pcapng interface the frame was captured on, in its
+	// section (0 for pcap).
+	Iface int
+	// Unix is the record's time in nanoseconds since 1970, unless Wide is
 	// set: then the time cannot be held in an int64 of nanoseconds (or
-	// the record has none, as pcapng's simple packet blocks) and is ts.
-	unix int64
-	wide bool
+	// the record has none, as pcapng's simple packet blocks) and Time
+	// gives it.
+	Unix int64
+	Wide bool
 	ts   time.Time
 }
 
-// time returns the record's time, as pcapgo would give it.
-func (r *record) time() time.Time {
-	if r.wide {
+// Time returns the record's time, as pcapgo would give it.
+func (r *Record) Time() time.Time {
+	if r.Wide {
 		return r.ts
 	}
-	return time.Unix(0, r.unix).UTC()
+	return time.Unix(0, r.Unix).UTC()
 }
 
-// cut is how many bytes the frame had on the wire past those captured.
-func (r *record) cut() int {
+// Cut is how many bytes the frame had on the wire past those captured.
+func (r *Record) Cut() int {
 	// In 64 bits, so that a length past a 32-bit int does not wrap; an IP
 	// length never reaches 1 MiB past the bytes captured.
-	return int(min(max(int64(r.orig)-int64(len(r.data)), 0), 1<<20))
+	return int(min(max(int64(r.Orig)-int64(len(r.Data)), 0), 1<<20))
 }
 
 // zeroTime is the time of a record that has none.
@@ -47,18 +51,18 @@ var zeroTime time.Time
 func timeUnix(sec, nsec int64) time.Time { return time.Unix(sec, nsec).UTC() }
 
 // setTime sets the record's time from a time.Time.
-func (r *record) setTime(ts time.Time) {
+func (r *Record) setTime(ts time.Time) {
 	r.ts = ts
-	r.wide = ts.IsZero() || ts.Year() < 1700 || ts.Year() > 2200
-	if !r.wide {
-		r.unix = ts.UnixNano()
+	r.Wide = ts.IsZero() || ts.Year() < 1700 || ts.Year() > 2200
+	if !r.Wide {
+		r.Unix = ts.UnixNano()
 	}
 }
 
 // recordSource reads the records of a capture file one by one. next
 // returns io.EOF at the end of the file.
 type recordSource interface {
-	next(r *record) error
+	next(r *Record) error
 }
 
 // recordBuffer holds what has been read of a capture file and not yet
@@ -235,7 +239,7 @@ func (p *recordBuffer) atEnd() bool {
 	return p.end == p.off && p.readErr == nil
 }
 
-func (p *pcapRecords) next(r *record) error {
+func (p *pcapRecords) next(r *Record) error {
 	if !p.fill(16) {
 		if p.atEnd() {
 			return io.EOF
@@ -255,12 +259,12 @@ func (p *pcapRecords) next(r *record) error {
 	if !p.fill(n) {
 		return p.short()
 	}
-	r.data = p.buf[p.off+16 : p.off+n : p.off+n]
+	r.Data = p.buf[p.off+16 : p.off+n : p.off+n]
 	// A capture length past the original length is read as captured, as
 	// libpcap reads it (pcapgo stops there): the record is in step.
-	r.orig = length
+	r.Orig = length
 	p.off += n
-	r.iface, r.wide = 0, false
-	r.unix = int64(sec)*1e9 + int64(frac*p.nanoFactor) // pcapgo's uint32 product, wrapping alike
+	r.Iface, r.Wide = 0, false
+	r.Unix = int64(sec)*1e9 + int64(frac*p.nanoFactor) // pcapgo's uint32 product, wrapping alike
 	return nil
 }
