@@ -61,14 +61,14 @@ func hashWords(lo1, lo2, hi1, hi2 uint64, loPort, hiPort uint16) uint32 {
 // pointer, so that arrays of them are written and reused without
 // clearing.
 type Segment struct {
-	Key   Key
-	SrcHi bool // the source is the key's hi end
-	Flags uint8
-	Short bool // as Packet.Short
-	Hash  uint32
-	Seq   uint32
-	Ack   uint32
-	MSS   uint16
+	Key   Key    // the 4-tuple
+	SrcHi bool   // the source is the key's hi end
+	Flags uint8  // as Packet.Flags
+	Short bool   // as Packet.Short
+	Hash  uint32 // Key.Hash, as Set and HotTCP compute it
+	Seq   uint32 // as Packet.Seq
+	Ack   uint32 // as Packet.Ack
+	MSS   uint16 // as Packet.MSS
 	// Payload is the TCP payload length, as Packet.Payload.
 	Payload int32
 }

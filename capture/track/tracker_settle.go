@@ -208,7 +208,7 @@ func (t *Tracker) giveBack() {
 // whole capture.
 type verdict struct {
 	e       ended
-	idx     int // the stream's last packet (Packet.idx)
+	idx     int // the stream's last packet (tcpSeg.idx)
 	outcome model.Outcome
 	// fold is set when summary mode folds the stream whole: established,
 	// ended normally (SF, S1, S2, S3), with no large retransmission, no

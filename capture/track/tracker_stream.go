@@ -209,7 +209,7 @@ type stream struct {
 	firstAck seg
 	last     int64 // the last packet's time
 	lastNow  int64 // Tracker time when the last packet came (the activity lists' order)
-	lastIdx  int   // the last packet's index (Packet.idx)
+	lastIdx  int   // the last packet's index (tcpSeg.idx)
 	packets  int
 	bytes    [2]int64
 	data     [2]dataSizes // each direction's data segments, when hasData has its bit
