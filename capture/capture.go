@@ -82,7 +82,7 @@ func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result,
 
 // read is Read, through gopacket's layers alone when slow is set.
 func read(ctx context.Context, r io.Reader, name string, opts Options, slow bool) (*Result, error) {
-	t := track.NewTracker(name, opts.track())
+	t := track.NewTracker(name, opts.trackOptions())
 	t.SetShards(opts.shards())
 	info, err := feed(ctx, r, name, t, slow)
 	if info == nil {
@@ -93,8 +93,8 @@ func read(ctx context.Context, r io.Reader, name string, opts Options, slow bool
 	return res, err
 }
 
-// track returns the options of the Tracker a read with o folds packets in.
-func (o Options) track() track.Options {
+// trackOptions returns the options of the Tracker a read with o folds packets in.
+func (o Options) trackOptions() track.Options {
 	return track.Options{Node: o.Node, Summary: o.Summary}
 }
 
@@ -122,7 +122,7 @@ func ReadSeries(ctx context.Context, files []SeriesFile, opts Options) (*Result,
 	if len(files) == 0 {
 		return nil, nil, errors.New("capture: empty series")
 	}
-	t := track.NewTracker(files[0].Name, opts.track())
+	t := track.NewTracker(files[0].Name, opts.trackOptions())
 	t.SetShards(opts.shards())
 	var errs model.ErrorList
 	var infos []model.CaptureInfo
@@ -290,5 +290,5 @@ func SniffText(head []byte) (string, int) { return text.Sniff(head) }
 // frame numbers it printed) as evidence: one Result per node the text
 // shows (see text.Read). opts.Shards is not used.
 func ReadText(ctx context.Context, r io.Reader, name, format string, opts Options) ([]*Result, error) {
-	return text.Read(ctx, r, name, format, opts.track())
+	return text.Read(ctx, r, name, format, opts.trackOptions())
 }

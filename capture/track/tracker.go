@@ -12,9 +12,10 @@ import (
 )
 
 // Tracker folds packets, in capture order, into connection attempts, ICMP
-// events and ARP claims. Feed it with Add and collect with Finish. The
-// capture reader and the tcpdump/tshark text readers share it, so a pasted
-// capture and a pcap of the same traffic give the same attempts.
+// events and ARP claims. Give it packets one by one with Add, or a capture
+// file's through Feed, and collect with Finish. The capture reader and the
+// tcpdump/tshark text readers share it, so a pasted capture and a pcap of
+// the same traffic give the same attempts.
 //
 // Streams follow Wireshark's tcp.stream: a SYN whose sequence number differs
 // from the first one seen in its direction starts a new attempt on the same
@@ -184,7 +185,8 @@ func (t *Tracker) Add(p *decode.Packet) {
 	t.giveBack()
 }
 
-// prepare numbers p and keeps the capture's clock. For a TCP segment, or
+// prepare counts p, as the tracker's t.packets-th packet, and keeps the
+// capture's clock. For a TCP segment, or
 // an ICMP error quoting one, it fills g with what the segment's shard
 // needs (its 4-tuple ordered and hashed, its tracker time, its file) and
 // reports true.
@@ -230,8 +232,8 @@ func (t *Tracker) hotTimes() bool {
 	return t.baseUnixOK || !t.baseSet
 }
 
-// prepareHot is prepare for a TCP segment that decode.HotTCP read straight from
-// frame, at unix nanoseconds since 1970; hotTimes must hold.
+// prepareHot is prepare for a TCP segment that decode.HotTCP read
+// straight from frame, at unix nanoseconds since 1970; hotTimes must hold.
 func (t *Tracker) prepareHot(g *tcpSeg, frame int, unix int64) {
 	t.packets++
 	if !t.baseSet {
