@@ -1,11 +1,14 @@
 // Package pcapfile reads the packet records of capture files: classic
 // pcap (micro- or nanosecond, either byte order) and pcapng (any number of
-// sections and interfaces), either of them gzip-compressed. It is
-// hand-written, with no cgo and no libpcap, and streams: a record's bytes
-// are walked in place in a read buffer, never copied but when they
-// straddle two reads. It reads what gopacket's pcapgo readers read, with
-// the same checks (its tests hold the two together); what the frames hold
-// is package decode's concern.
+// sections and interfaces, each with its link type, time resolution and
+// offset), either of them gzip-compressed. It is hand-written, with no cgo
+// and no libpcap, and streams: a record's bytes are walked in place in a
+// read buffer, never copied but when they straddle two reads. Its tests
+// and fuzz targets hold it to gopacket's pcapgo readers (the same records,
+// times and errors), but where pcapgo stops at a record longer than its
+// original length or reads a corrupt pcapng block on into the next, which
+// it reads as libpcap does or reports. What the frames hold is package
+// decode's concern.
 package pcapfile
 
 import (
