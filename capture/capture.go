@@ -1,27 +1,34 @@
-// Package capture reads packet captures (pcap and pcapng, optionally
-// gzip-compressed) and folds their packets into the evidence netmortem
+// Package capture reads packet captures into the evidence netmortem
 // reasons about: TCP connection attempts with their handshake outcome, ICMP
-// errors, and ARP claims, each with the frame numbers that prove it.
+// errors, and ARP claims, each with the frame numbers (or lines) that prove
+// it. It reads capture files (pcap and pcapng, optionally gzip-compressed),
+// rotated series of them, and tcpdump or tshark text pasted from a
+// terminal, and quotes single frames for the reports.
 //
-// The reader streams: it never holds the capture's packets, so memory
-// follows the number of live connections, not the file size. It uses
-// github.com/gopacket/gopacket's pure-Go pcapgo reader; no cgo, no libpcap.
+// It is the package to call; the work is done by four others, as
+// gopacket splits pcapgo, layers and reassembly: pcapfile reads the
+// records of capture files (hand-written; no cgo, no libpcap), decode
+// turns frames into packets and TCP segments, track folds them into
+// attempts (Tracker, sharded across cores), and text reads pasted
+// captures. The reader streams: it never holds the capture's packets, so
+// memory follows the number of live connections, not the file size.
 package capture
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/netmortem/netmortem/capture/decode"
+	"github.com/netmortem/netmortem/capture/pcapfile"
+	"github.com/netmortem/netmortem/capture/text"
+	"github.com/netmortem/netmortem/capture/track"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -39,91 +46,25 @@ type Options struct {
 
 // Summary says whether a capture's attempts are summarized and how: the
 // one setting of summary mode, which parse.Options, format.Source and a
-// Tracker's Options all carry.
-type Summary struct {
-	// Enabled folds attempts into per-server counters (Result.Endpoints)
-	// instead of returning each of them, so that memory follows the live
-	// connections, not the capture's size: established attempts that
-	// ended normally (Zeek SF, S1, S2, S3) all, and refused and unanswered
-	// ones (REJ, S0) beyond the first FailedSample to each server
-	// endpoint, or beyond ten times that to each host, all its ports
-	// together, which are kept one by one as evidence. The ports of a host
-	// first tried once its sample is full (a scan) are counted per host (a
-	// server port of 0, with the ports listed). Attempts an ICMP error
-	// answers, attempts inside an overlay and every other outcome are
-	// always kept; so many identical ICMP errors or ARP packets are kept
-	// as failed attempts to one server, the next counted on the last kept.
-	Enabled bool
-	// FailedSample is how many refused, and how many unanswered, attempts
-	// to one server endpoint are kept one by one: the package's
-	// FailedSample when 0, none (but those an ICMP error answers) when
-	// negative.
-	FailedSample int
-}
+// track.Tracker's Options all carry. See track.Summary.
+type Summary = track.Summary
 
-// sample returns how many failed attempts to one server a summarizing
-// tracker keeps one by one.
-func (s Summary) sample() int {
-	switch {
-	case s.FailedSample > 0:
-		return s.FailedSample
-	case s.FailedSample < 0:
-		return 0
-	}
-	return FailedSample
-}
+// Result is what a capture yields: its information, attempts, per-server
+// counters in summary mode, ICMP errors and ARP claims. See track.Result.
+type Result = track.Result
 
-// Result is what a capture yields.
-type Result struct {
-	Info     model.CaptureInfo
-	Attempts []model.Attempt
-	// Endpoints sums up, per server endpoint, the attempts folded when
-	// Options.Summary.Enabled is set.
-	Endpoints []model.EndpointStats
-	ICMP      []model.ICMPEvent
-	ARP       []model.ARPEvent
-}
-
-var (
-	pcapMagics = [][]byte{
-		{0xd4, 0xc3, 0xb2, 0xa1}, {0xa1, 0xb2, 0xc3, 0xd4}, // microsecond, both byte orders
-		{0x4d, 0x3c, 0xb2, 0xa1}, {0xa1, 0xb2, 0x3c, 0x4d}, // nanosecond
-	}
-	pcapngMagic = []byte{0x0a, 0x0d, 0x0d, 0x0a}
-)
+// FailedSample is how many refused, and how many unanswered, attempts to
+// one server endpoint summary mode keeps one by one before it counts the
+// rest, when Summary.FailedSample is 0.
+const FailedSample = track.FailedSample
 
 // Sniff reports whether head starts a packet capture and which container it
 // is: "pcap" or "pcapng".
-func Sniff(head []byte) (string, bool) {
-	if len(head) < 4 {
-		return "", false
-	}
-	for _, m := range pcapMagics {
-		if bytes.Equal(head[:4], m) {
-			return "pcap", true
-		}
-	}
-	if bytes.Equal(head[:4], pcapngMagic) {
-		return "pcapng", true
-	}
-	return "", false
-}
+func Sniff(head []byte) (string, bool) { return pcapfile.Sniff(head) }
 
 // ErrNotCapture is returned by Read for input that is not a pcap or pcapng
 // file.
-var ErrNotCapture = errors.New("not a pcap or pcapng capture")
-
-// batchSize is how many decoded packets go from the reading stage to the
-// tracking stage at once (a window of pipeline.go); windows end at the
-// multiples of batchSize among the packets a tracker is given, and so at
-// each sweep (sweepEvery is a multiple of it).
-const batchSize = 4096
-
-// maxWindows is how many windows a capture read goes round with: enough
-// for one being filled, those queued for the shards and one being
-// settled. Going round a few keeps the allocations of a read independent
-// of its length, and its memory bounded.
-const maxWindows = 8
+var ErrNotCapture = pcapfile.ErrNotCapture
 
 // maxFrameErrors bounds how many undecodable frames are reported one by
 // one; the rest are summed up in a last error.
@@ -141,10 +82,9 @@ func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result,
 
 // read is Read, through gopacket's layers alone when slow is set.
 func read(ctx context.Context, r io.Reader, name string, opts Options, slow bool) (*Result, error) {
-	t := NewTracker(name, opts)
-	t.slowDecode = slow
-	t.setShards(opts.shards())
-	info, err := feed(ctx, r, name, t)
+	t := track.NewTracker(name, opts.trackOptions())
+	t.SetShards(opts.shards())
+	info, err := feed(ctx, r, name, t, slow)
 	if info == nil {
 		return nil, err
 	}
@@ -153,8 +93,22 @@ func read(ctx context.Context, r io.Reader, name string, opts Options, slow bool
 	return res, err
 }
 
-// Input is one file of a rotated capture series.
-type Input struct {
+// trackOptions returns the options of the Tracker a read with o folds packets in.
+func (o Options) trackOptions() track.Options {
+	return track.Options{Node: o.Node, Summary: o.Summary}
+}
+
+// shards returns how many shards a capture read with o is tracked by.
+func (o Options) shards() int {
+	if o.Shards > 0 {
+		return o.Shards
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// SeriesFile is one file of a rotated capture series: its name, for
+// positions, and how to open it.
+type SeriesFile struct {
 	Name string
 	Open func() (io.ReadCloser, error)
 }
@@ -164,13 +118,12 @@ type Input struct {
 // through one tracker, so a connection that spans two files is one attempt.
 // Each packet keeps its own file and frame as evidence. The Result's Info
 // adds up the files; Infos gives each file's own.
-func ReadSeries(ctx context.Context, files []Input, opts Options) (*Result, []model.CaptureInfo, error) {
+func ReadSeries(ctx context.Context, files []SeriesFile, opts Options) (*Result, []model.CaptureInfo, error) {
 	if len(files) == 0 {
 		return nil, nil, errors.New("capture: empty series")
 	}
-	t := NewTracker(files[0].Name, opts)
-	t.setShards(opts.shards())
-	t.series = true
+	t := track.NewTracker(files[0].Name, opts.trackOptions())
+	t.SetShards(opts.shards())
 	var errs model.ErrorList
 	var infos []model.CaptureInfo
 	var links []string
@@ -180,12 +133,8 @@ func ReadSeries(ctx context.Context, files []Input, opts Options) (*Result, []mo
 			errs.Add(model.Pos{File: f.Name}, "", err)
 			continue
 		}
-		before := t.counts
-		first, last := t.first, t.last
-		t.first, t.last = time.Time{}, time.Time{}
-		t.file = f.Name
-		t.curFile = t.fileIndex(f.Name)
-		info, err := feed(ctx, rc, f.Name, t)
+		mark := t.StartFile(f.Name)
+		info, err := feed(ctx, rc, f.Name, t, false)
 		rc.Close()
 		errs.Append(err)
 		if info == nil {
@@ -195,21 +144,14 @@ func ReadSeries(ctx context.Context, files []Input, opts Options) (*Result, []mo
 			continue
 		}
 		info.Node, info.File = opts.Node, f.Name
-		info.Counts = t.counts.Sub(before)
+		info.Counts, info.First, info.Last = t.EndFile(mark)
 		info.Packets = info.Counts.Packets
-		info.First, info.Last = t.first, t.last
 		infos = append(infos, *info)
 		if !slices.Contains(links, info.LinkType) {
 			links = append(links, info.LinkType)
 		}
-		if !first.IsZero() && first.Before(t.first) {
-			t.first = first
-		}
-		if last.After(t.last) {
-			t.last = last
-		}
 	}
-	t.file = files[0].Name
+	t.SetFile(files[0].Name)
 	res := t.Finish()
 	if len(infos) > 0 {
 		res.Info.Format = infos[0].Format
@@ -218,66 +160,44 @@ func ReadSeries(ctx context.Context, files []Input, opts Options) (*Result, []mo
 	return res, infos, errs.Err()
 }
 
-// feed reads one capture file into t. It returns the file's format, link
-// types and command (nil when r is not a capture at all).
-func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.CaptureInfo, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	head, _ := br.Peek(4)
-	compressed := false
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: gzip: %w", name, err)
-		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 64<<10)
-		head, _ = br.Peek(4)
-		compressed = true
-	}
-	kind, ok := Sniff(head)
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", name, ErrNotCapture)
-	}
-	src, links, ng, err := openRecords(br, kind)
+// feed reads one capture file into t, through gopacket's layers alone when
+// slow is set. It returns the file's format, link types and command (nil
+// when r is not a capture at all).
+func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, slow bool) (*model.CaptureInfo, error) {
+	src, err := pcapfile.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	defer src.Close()
+	ng := src.Sections()
 	var seenLinks []layers.LinkType
-	if ng == nil {
-		seenLinks = append(seenLinks, links(0))
+	if !ng {
+		seenLinks = append(seenLinks, src.LinkType(0))
 	}
 
-	// The stages of pipeline.go: this goroutine reads and decodes frames
-	// into windows of prepared packets; t.track folds them.
+	// This goroutine's read function decodes frames for the stages of
+	// track.Tracker.Feed, which fold them.
 	var (
-		errs    model.ErrorList
-		bad     int
-		lies    int // records whose original length is below their captured length
-		readErr error
+		errs model.ErrorList
+		bad  int
+		lies int // records whose original length is below their captured length
 	)
-	nShards := len(t.shards)
-	windows := make(chan *window, 4)
-	free := make(chan *window, maxWindows)
-	go func() {
-		defer close(windows)
-		made := 1 // windows made; at most maxWindows are, then they go round
+	readErr := t.Feed(func(s *track.Stage) error {
 		var (
-			d      = decoder{layersOnly: t.slowDecode}
+			d      = decode.Decoder{LayersOnly: slow}
 			warned = map[layers.LinkType]bool{}
-			w      = newWindow(nShards)
-			rec    record
-			p      Packet
+			rec    pcapfile.Record
+			p      decode.Packet
 			link   layers.LinkType
 			iface  = -1
 		)
 		for frame := 1; ; frame++ {
 			if frame&4095 == 0 {
 				if err := ctx.Err(); err != nil {
-					readErr = err
-					return
+					return err
 				}
 			}
-			err := src.next(&rec)
+			err := src.Next(&rec)
 			if err == io.EOF {
 				break
 			}
@@ -287,72 +207,39 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 			}
 			// A pcapng section starts its interfaces anew: its link
 			// types are looked up for every record.
-			if rec.iface != iface || ng != nil {
-				iface, link = rec.iface, links(rec.iface)
+			if rec.Iface != iface || ng {
+				iface, link = rec.Iface, src.LinkType(rec.Iface)
 				if !slices.Contains(seenLinks, link) {
 					seenLinks = append(seenLinks, link)
 				}
 			}
+			cut := rec.Cut()
+			if int64(rec.Orig) < int64(len(rec.Data)) {
+				if lies++; lies <= maxFrameErrors {
+					errs.Addf(model.Pos{File: name, Frame: frame}, "", "capture length %d exceeds the original length %d: the frame is read as captured", len(rec.Data), rec.Orig)
+				}
+			}
 			// The fast path: a plain TCP segment, read straight into the
 			// window.
-			cut := rec.cut()
-			if int64(rec.orig) < int64(len(rec.data)) {
-				if lies++; lies <= maxFrameErrors {
-					errs.Addf(model.Pos{File: name, Frame: frame}, "", "capture length %d exceeds the original length %d: the frame is read as captured", len(rec.data), rec.orig)
+			if !slow && !rec.Wide && s.Hot(link, rec.Data, cut, frame, rec.Unix) {
+				continue
+			}
+			p = decode.Packet{Pos: model.Pos{Frame: frame}, Time: rec.Time()}
+			if !decode.SupportedLink(link) {
+				if !warned[link] {
+					warned[link] = true
+					errs.Addf(model.Pos{File: name, Frame: frame}, "", "%s frames are counted but not decoded", decode.LinkName(link))
+				}
+			} else if err := d.Decode(link, rec.Data, cut, &p); err != nil {
+				bad++
+				if bad <= maxFrameErrors {
+					errs.Addf(model.Pos{File: name, Frame: frame}, "", "undecodable frame: %w", err)
 				}
 			}
-			if g, n := w.nextSeg(); !t.slowDecode && !rec.wide && t.hotTimes() && hotTCP(link, rec.data, cut, g) {
-				t.prepareHot(g, frame, rec.unix)
-				t.own(w, n)
-			} else {
-				w.segs = w.segs[:n]
-				p = Packet{Pos: model.Pos{Frame: frame}, Time: rec.time()}
-				d.now = p.Time
-				if !supportedLink(link) {
-					if !warned[link] {
-						warned[link] = true
-						errs.Addf(model.Pos{File: name, Frame: frame}, "", "%s frames are counted but not decoded", linkName(link))
-					}
-				} else if err := d.decodeCut(link, rec.data, cut, &p); err != nil {
-					bad++
-					if bad <= maxFrameErrors {
-						errs.Addf(model.Pos{File: name, Frame: frame}, "", "undecodable frame: %w", err)
-					}
-				}
-				p.quote = -1
-				if g, n := w.nextSeg(); t.prepare(&p, g) {
-					t.own(w, n)
-					if g.lookup {
-						p.quote = int32(n)
-					}
-				} else {
-					w.segs = w.segs[:n]
-				}
-				if p.ICMP != nil || p.ARP != nil || p.Proto == "arp" {
-					w.full = append(w.full, p)
-				}
-			}
-			if t.packets%batchSize == 0 {
-				t.seal(w)
-				windows <- w
-				select {
-				case w = <-free:
-				default:
-					if made < maxWindows {
-						w, made = newWindow(nShards), made+1
-					} else {
-						w = <-free
-					}
-				}
-			}
+			s.Add(&p)
 		}
-		if len(w.segs) > 0 || len(w.full) > 0 {
-			t.seal(w)
-			windows <- w
-		}
-	}()
-	t.track(windows, free)
-	t.flushCounts()
+		return nil
+	})
 	if readErr != nil {
 		return nil, readErr
 	}
@@ -362,27 +249,46 @@ func feed(ctx context.Context, r io.Reader, name string, t *Tracker) (*model.Cap
 	if bad > maxFrameErrors {
 		errs.Addf(model.Pos{File: name}, "", "%d more undecodable frames", bad-maxFrameErrors)
 	}
-	info := &model.CaptureInfo{Format: kind}
-	if compressed {
-		info.Format += ".gz"
-	}
-	if ng != nil {
-		ifaces := ng.interfaces() // the last section's
+	info := &model.CaptureInfo{Format: src.Format()}
+	if ng {
+		ifaces := src.Interfaces() // the last section's
 		if len(seenLinks) == 0 && len(ifaces) > 0 {
-			seenLinks = append(seenLinks, ifaces[0].link)
+			seenLinks = append(seenLinks, ifaces[0].Link)
 		}
 		var filters []string
 		for _, f := range ifaces {
-			if f.filter != "" && !slices.Contains(filters, f.filter) {
-				filters = append(filters, f.filter)
+			if f.Filter != "" && !slices.Contains(filters, f.Filter) {
+				filters = append(filters, f.Filter)
 			}
 		}
 		info.Command = strings.Join(filters, "; ")
 	}
 	names := make([]string, len(seenLinks))
 	for i, l := range seenLinks {
-		names[i] = linkName(l)
+		names[i] = decode.LinkName(l)
 	}
 	info.LinkType = strings.Join(names, ", ")
 	return info, errs.Err()
+}
+
+// Text formats of pasted packet listings, as SniffText names them and
+// ReadText takes them.
+const (
+	FormatTcpdumpText = text.Tcpdump // tcpdump's output
+	FormatTsharkText  = text.Tshark  // tshark's or Wireshark's packet list
+)
+
+// SniffText reports whether head looks like pasted packet text and which:
+// FormatTcpdumpText (tcpdump -nn output, with or without -v, -e, -tttt, -A)
+// or FormatTsharkText (tshark / Wireshark packet list), with a score from 0
+// to 100 as parse.Format.Sniff wants it.
+func SniffText(head []byte) (string, int) { return text.Sniff(head) }
+
+// ReadText reads pasted tcpdump or tshark text (format is FormatTcpdumpText
+// or FormatTsharkText) into the same attempts, ICMP events and ARP claims a
+// pcap of the same packets gives, with line numbers (and, for tshark, the
+// frame numbers it printed) as evidence: one Result per node the text
+// shows (see text.Read). opts.Shards is not used.
+func ReadText(ctx context.Context, r io.Reader, name, format string, opts Options) ([]*Result, error) {
+	return text.Read(ctx, r, name, format, opts.trackOptions())
 }

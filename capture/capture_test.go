@@ -291,7 +291,7 @@ func TestReadSeries(t *testing.T) {
 	open := func(b []byte) func() (io.ReadCloser, error) {
 		return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	}
-	res, infos, err := capture.ReadSeries(context.Background(), []capture.Input{{Name: "h.pcap", Open: open(one)}, {Name: "h.pcap1", Open: open(two)}}, capture.Options{})
+	res, infos, err := capture.ReadSeries(context.Background(), []capture.SeriesFile{{Name: "h.pcap", Open: open(one)}, {Name: "h.pcap1", Open: open(two)}}, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

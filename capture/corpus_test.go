@@ -216,9 +216,9 @@ func checkStreams(t *testing.T, path string, attempts []model.Attempt) {
 // first (the names sort by time).
 func readSeriesDir(dir string) (*capture.Result, error) {
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.pcap"))
-	var files []capture.Input
+	var files []capture.SeriesFile
 	for _, p := range paths {
-		files = append(files, capture.Input{Name: filepath.Base(p), Open: func() (io.ReadCloser, error) { return os.Open(p) }})
+		files = append(files, capture.SeriesFile{Name: filepath.Base(p), Open: func() (io.ReadCloser, error) { return os.Open(p) }})
 	}
 	res, _, err := capture.ReadSeries(context.Background(), files, capture.Options{})
 	return res, err

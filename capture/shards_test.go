@@ -67,7 +67,7 @@ func firstDiff(got, want *capture.Result) string {
 // Result, and so the same findings and flows, whatever the number of
 // shards tracking its streams.
 func TestShardsSameResultFixtures(t *testing.T) {
-	roots := []string{filepath.Join(testutil.Root(), "fixtures"), filepath.Join(testutil.Root(), "capture", "testdata")}
+	roots := []string{filepath.Join(testutil.Root(), "fixtures")}
 	files := capture.CaptureFiles(t, roots...)
 	if len(files) < 20 {
 		t.Fatalf("only %d captures under %v", len(files), roots)
@@ -137,9 +137,9 @@ func TestShardsSameResultBusy(t *testing.T) {
 	// The same traffic as a rotated series of three files.
 	parts := splitRecords(t, b, 3)
 	series := func(n int) *capture.Result {
-		var in []capture.Input
+		var in []capture.SeriesFile
 		for i, p := range parts {
-			in = append(in, capture.Input{Name: fmt.Sprintf("busy.pcap%d", i), Open: func() (io.ReadCloser, error) {
+			in = append(in, capture.SeriesFile{Name: fmt.Sprintf("busy.pcap%d", i), Open: func() (io.ReadCloser, error) {
 				return io.NopCloser(bytes.NewReader(p)), nil
 			}})
 		}

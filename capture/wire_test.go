@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netmortem/netmortem/capture/decode"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 )
@@ -49,16 +50,16 @@ func TestWireLengths(t *testing.T) {
 		return b
 	}
 	records := []wireRecord{
-		{data: frame(cli, srv, SYN, 999, 0, 0, 0)},
-		{data: frame(srv, cli, SYN|ACK, 5000, 1000, 0, 0)},
-		{data: frame(cli, srv, ACK, 1000, 5001, 0, 0)},
+		{data: frame(cli, srv, decode.SYN, 999, 0, 0, 0)},
+		{data: frame(srv, cli, decode.SYN|decode.ACK, 5000, 1000, 0, 0)},
+		{data: frame(cli, srv, decode.ACK, 1000, 5001, 0, 0)},
 		// 10 bytes of payload; the IP header claims 60,000.
-		{data: frame(cli, srv, ACK|PSH, 1000, 5001, 10, 60000)},
+		{data: frame(cli, srv, decode.ACK|decode.PSH, 1000, 5001, 10, 60000)},
 		// 1,400 bytes of payload on the wire, 100 bytes of frame captured.
-		{data: frame(srv, cli, ACK|PSH, 5001, 1010, 1400, 0)[:100], wire: 14 + 40 + 1400},
+		{data: frame(srv, cli, decode.ACK|decode.PSH, 5001, 1010, 1400, 0)[:100], wire: 14 + 40 + 1400},
 		// 600 bytes of payload on the wire, 80 captured, the header
 		// claiming 9,000.
-		{data: frame(srv, cli, ACK|PSH, 6401, 1010, 600, 9000)[:80], wire: 14 + 40 + 600},
+		{data: frame(srv, cli, decode.ACK|decode.PSH, 6401, 1010, 600, 9000)[:80], wire: 14 + 40 + 600},
 	}
 	b := pcapOfRecords(records)
 	for _, slow := range []bool{false, true} {

@@ -29,7 +29,7 @@ const stdinName = "<stdin>"
 // the findings cite them, each finding's evidence before its timeline's
 // (at most MaxQuotes): the line of a text file
 // (read again: a member of an archive or of a compressed file too), a
-// one-line decode of a capture's frame (see capture.OneLine), and for a
+// one-line decode of a capture's frame (see capture.Frames), and for a
 // Kubernetes object the object and field path before the line that shows
 // it. A position that cannot be read again gets a quote saying why; a
 // position naming no line, frame or object gets none. Quotes reads each

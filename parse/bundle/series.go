@@ -61,11 +61,11 @@ func stitchSeries(ctx context.Context, snap *model.Snapshot, opts *Options, warn
 		if !rotated {
 			continue
 		}
-		files := make([]capture.Input, len(g))
+		files := make([]capture.SeriesFile, len(g))
 		inGroup := map[string]bool{}
 		for i, c := range g {
 			path := c.File
-			files[i] = capture.Input{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
+			files[i] = capture.SeriesFile{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
 			inGroup[path] = true
 		}
 		copts := capture.Options{Node: g[0].Node}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/netmortem/netmortem/capture"
+	"github.com/netmortem/netmortem/internal/services"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -39,7 +39,7 @@ func (n *ipvsNames) addr(s string, pos model.Pos, line string) (a netip.AddrPort
 	var p uint16
 	if v, perr := strconv.ParseUint(port, 10, 16); perr == nil {
 		p = uint16(v)
-	} else if v, ok := capture.ServicePort(port); ok {
+	} else if v, ok := services.Port(port); ok {
 		p = v
 	} else if ipvsIsName(port) {
 		notes = append(notes, "port name "+port+" not resolved")

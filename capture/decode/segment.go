@@ -1,0 +1,127 @@
+package decode
+
+import (
+	"encoding/binary"
+	"math"
+	"net/netip"
+)
+
+// Key identifies a TCP or UDP 4-tuple whatever its direction: its two ends
+// ordered, lo before hi. It holds no pointers, so that a table of them
+// costs the garbage collector nothing to scan. Keys compare with ==.
+type Key struct {
+	lo, hi         [16]byte
+	loPort, hiPort uint16
+	v4             bool
+}
+
+// KeyOf returns the key of the 4-tuple from a to b, and whether a is the
+// key's hi end.
+func KeyOf(a, b netip.AddrPort) (k Key, swapped bool) {
+	if a.Compare(b) > 0 {
+		a, b, swapped = b, a, true
+	}
+	return Key{lo: a.Addr().As16(), hi: b.Addr().As16(), loPort: a.Port(), hiPort: b.Port(), v4: a.Addr().Is4()}, swapped
+}
+
+// End returns the key's lo (0) or hi (1) end as an address and port.
+func (k *Key) End(i int) netip.AddrPort {
+	b, port := k.lo, k.loPort
+	if i == 1 {
+		b, port = k.hi, k.hiPort
+	}
+	addr := netip.AddrFrom16(b)
+	if k.v4 {
+		addr = addr.Unmap()
+	}
+	return netip.AddrPortFrom(addr, port)
+}
+
+// Hash hashes the key, the same for both directions of a 4-tuple: stream
+// tracking picks a shard, and a slot of its table, by it.
+func (k *Key) Hash() uint32 {
+	le := binary.LittleEndian
+	return hashWords(le.Uint64(k.lo[:8]), le.Uint64(k.lo[8:]), le.Uint64(k.hi[:8]), le.Uint64(k.hi[8:]), k.loPort, k.hiPort)
+}
+
+// hashWords is Key.Hash of a key whose addresses read, as little-endian
+// 64-bit words, lo1 lo2 and hi1 hi2.
+func hashWords(lo1, lo2, hi1, hi2 uint64, loPort, hiPort uint16) uint32 {
+	h := lo1*0x9e3779b97f4a7c15 ^ lo2*0xc2b2ae3d27d4eb4f ^ hi1*0x165667b19e3779f9 ^ hi2*0xd6e8feb86659fd93 ^
+		(uint64(loPort)<<16|uint64(hiPort))*0xff51afd7ed558ccd
+	h ^= h >> 31
+	h *= 0x94d049bb133111eb
+	h ^= h >> 29
+	return uint32(h)
+}
+
+// Segment is the part of a TCP segment that stream tracking reads: its
+// 4-tuple, keyed and hashed, and the header fields. HotTCP fills one
+// straight from a frame; Set fills one from a decoded Packet. It holds no
+// pointer, so that arrays of them are written and reused without
+// clearing.
+type Segment struct {
+	Key   Key    // the 4-tuple
+	SrcHi bool   // the source is the key's hi end
+	Flags uint8  // as Packet.Flags
+	Short bool   // as Packet.Short
+	Hash  uint32 // Key.Hash, as Set and HotTCP compute it
+	Seq   uint32 // as Packet.Seq
+	Ack   uint32 // as Packet.Ack
+	MSS   uint16 // as Packet.MSS
+	// Payload is the TCP payload length, as Packet.Payload.
+	Payload int32
+}
+
+// SetKey sets s's 4-tuple, ordered as KeyOf orders it, and its hash.
+func (s *Segment) SetKey(k Key, srcHi bool) {
+	s.Key, s.SrcHi = k, srcHi
+	s.Hash = k.Hash()
+}
+
+// Set fills s from p, a decoded TCP segment, as HotTCP fills it from the
+// frame p was decoded from.
+func (s *Segment) Set(p *Packet) {
+	s.SetKey(KeyOf(p.Src, p.Dst))
+	s.Flags, s.Seq, s.Ack, s.MSS, s.Short = p.Flags, p.Seq, p.Ack, p.MSS, p.Short
+	s.Payload = int32(min(max(p.Payload, math.MinInt32), math.MaxInt32))
+}
+
+// setKey4 is SetKey for an IPv4 4-tuple, whose addresses are given as the
+// four bytes of each (big-endian), written straight into s.Key.
+func (s *Segment) setKey4(src, dst []byte, sport, dport uint16) {
+	a, b := binary.BigEndian.Uint32(src), binary.BigEndian.Uint32(dst)
+	s.SrcHi = a > b || (a == b && sport > dport)
+	if s.SrcHi {
+		src, dst, sport, dport = dst, src, dport, sport
+	}
+	k := &s.Key
+	k.lo, k.hi = v4Prefix, v4Prefix
+	copy(k.lo[12:], src[:4])
+	copy(k.hi[12:], dst[:4])
+	k.loPort, k.hiPort, k.v4 = sport, dport, true
+	// The hash of the key, from the address bytes rather than from the
+	// key just written (reading it back stalls).
+	le := binary.LittleEndian
+	s.Hash = hashWords(0, 0xffff0000|uint64(le.Uint32(src))<<32, 0, 0xffff0000|uint64(le.Uint32(dst))<<32, sport, dport)
+}
+
+// v4Prefix is the IPv4-mapped IPv6 prefix, as netip.Addr.As16 gives an
+// IPv4 address.
+var v4Prefix = [16]byte{10: 0xff, 11: 0xff}
+
+// setKey6 is setKey4 for IPv6 addresses, given as their 16 bytes.
+func (s *Segment) setKey6(src, dst []byte, sport, dport uint16) {
+	s1, s2 := binary.BigEndian.Uint64(src[:8]), binary.BigEndian.Uint64(src[8:16])
+	d1, d2 := binary.BigEndian.Uint64(dst[:8]), binary.BigEndian.Uint64(dst[8:16])
+	s.SrcHi = s1 > d1 || (s1 == d1 && (s2 > d2 || (s2 == d2 && sport > dport)))
+	if s.SrcHi {
+		src, dst, sport, dport = dst, src, dport, sport
+	}
+	k := &s.Key
+	copy(k.lo[:], src[:16])
+	copy(k.hi[:], dst[:16])
+	k.loPort, k.hiPort, k.v4 = sport, dport, false
+	le := binary.LittleEndian
+	s.Hash = hashWords(le.Uint64(src[:8]), le.Uint64(src[8:16]), le.Uint64(dst[:8]), le.Uint64(dst[8:16]), sport, dport)
+}

@@ -1,0 +1,95 @@
+package text_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/capture/text"
+)
+
+// tcpdump -nn -e -i any whose author replaced the MAC addresses by words
+// (DEBUG_INTERFACE, BRIDGE_INTERFACE ...): the IP part is read. Before
+// br_netfilter was loaded, the SYN to the ClusterIP went unanswered there
+// and the pod's un-NATed SYN/ACK was reset by the client; after, the
+// handshake completes.
+func TestTextMACsReplacedByWords(t *testing.T) {
+	for _, tt := range []struct {
+		file    string
+		packets int
+		want    string
+	}{
+		{"index36506000102_tcpdump-nn-e-i-any_macs-replaced-by-words_before-br_netfilter.txt", 7,
+			"10.32.0.143:80 unanswered syn=4 synack=0; 10.210.2.51:80 synack_client_rst syn=6 synack=8"},
+		{"index36506000102_tcpdump-nn-e-i-any_macs-replaced-by-words_after-br_netfilter.txt", 8,
+			"10.32.0.143:80 established syn=4 synack=9"},
+	} {
+		res, format := readText(t, "real/tcpdump-text/"+tt.file)
+		if format != text.Tcpdump || len(res) != 1 {
+			t.Fatalf("%s: format %s, %d results", tt.file, format, len(res))
+		}
+		r := res[0]
+		var got []string
+		for _, a := range r.Attempts {
+			synack := 0
+			if len(a.SYNACK) > 0 {
+				synack = a.SYNACK[0].Line
+			}
+			got = append(got, fmt.Sprintf("%s %s syn=%d synack=%d", a.Server, a.Outcome, a.SYN[0].Line, synack))
+		}
+		if r.Info.Counts.Packets != tt.packets || !strings.HasPrefix(strings.Join(got, "; "), tt.want) {
+			t.Errorf("%s: %d packets, attempts %q, want %q", tt.file, r.Info.Counts.Packets, got, tt.want)
+		}
+		if r.Info.Node != "worker-2" {
+			t.Errorf("%s: node %q", tt.file, r.Info.Node)
+		}
+		for _, e := range r.ARP {
+			if strings.Contains(e.MAC, "INTERFACE") {
+				t.Errorf("%s: a word kept as a MAC: %+v", tt.file, e)
+			}
+		}
+	}
+}
+
+// tcpdump text as published and as tcpdump 4.99.3 prints it: LINUX_SLL2
+// lines behind busybox and netshoot prompts (banner and warning lines
+// skipped), and ICMP need-to-frag with -e and with -v.
+func TestTextRealExamples(t *testing.T) {
+	for _, tt := range []struct {
+		file             string
+		packets, streams int
+		first            string
+	}{
+		{"real/tcpdump-text/index35372051704_busybox-prompt_sll2-any_lo-handshake.txt", 3, 1, "127.0.0.1:80 established syn=6"},
+		{"real/tcpdump-text/index46895558247_netshoot-powerline-prompt_sll2-any_data-link-type-line.txt", 3, 1, "127.0.0.1:80 established"},
+		{"real/tcpdump-text/index12860955295_netshoot-prompt-indented_sll2-any_warning-lines.txt", 1, 1, "127.0.0.1:80 unanswered"},
+	} {
+		res, _ := readText(t, tt.file)
+		if len(res) != 1 || res[0].Info.Counts.Packets != tt.packets || len(res[0].Attempts) != tt.streams {
+			t.Errorf("%s: %d results", tt.file, len(res))
+			continue
+		}
+		a := res[0].Attempts[0]
+		if got := fmt.Sprintf("%s %s syn=%d", a.Server, a.Outcome, a.SYN[0].Line); !strings.HasPrefix(got, tt.first) {
+			t.Errorf("%s: first attempt %q, want %q", tt.file, got, tt.first)
+		}
+	}
+	// -e does not show what the error quotes beyond its addresses; -v
+	// shows the quoted packet on a line of its own.
+	for file, want := range map[string]string{
+		"real/local/tcpdump-text/local_tcpdump-nn-e_icmp-frag-needed_mtu1280.txt": "10.77.1.1>10.77.1.2 frag-needed quoted 10.77.1.2>10.77.2.2 ;10.77.1.1>10.77.1.2 frag-needed quoted 10.77.1.2>10.77.2.2 ",
+		"real/local/tcpdump-text/local_tcpdump-nn-v_icmp-frag-needed.txt":         "10.77.1.1>10.77.1.2 frag-needed quoted 10.77.1.2>10.77.2.2 icmp",
+	} {
+		res, _ := readText(t, file)
+		if len(res) != 1 {
+			t.Fatalf("%s: %d results", file, len(res))
+		}
+		var icmp []string
+		for _, e := range res[0].ICMP {
+			icmp = append(icmp, fmt.Sprintf("%s>%s %s quoted %s>%s %s", e.From, e.To, e.What, e.Quoted.Src.Addr(), e.Quoted.Dst.Addr(), e.QuotedProto))
+		}
+		if strings.Join(icmp, ";") != want {
+			t.Errorf("%s: ICMP %q", file, icmp)
+		}
+	}
+}

@@ -1,0 +1,58 @@
+package track
+
+import "github.com/netmortem/netmortem/model"
+
+// Options set up a Tracker.
+type Options struct {
+	// Node is the node the packets were captured on, "" when unknown.
+	Node string
+	// Summary says whether attempts are summarized.
+	Summary
+}
+
+// Summary says whether a capture's attempts are summarized and how: the
+// one setting of summary mode, which parse.Options, format.Source and a
+// Tracker's Options all carry.
+type Summary struct {
+	// Enabled folds attempts into per-server counters (Result.Endpoints)
+	// instead of returning each of them, so that memory follows the live
+	// connections, not the capture's size: established attempts that
+	// ended normally (Zeek SF, S1, S2, S3) all, and refused and unanswered
+	// ones (REJ, S0) beyond the first FailedSample to each server
+	// endpoint, or beyond ten times that to each host, all its ports
+	// together, which are kept one by one as evidence. The ports of a host
+	// first tried once its sample is full (a scan) are counted per host (a
+	// server port of 0, with the ports listed). Attempts an ICMP error
+	// answers, attempts inside an overlay and every other outcome are
+	// always kept; so many identical ICMP errors or ARP packets are kept
+	// as failed attempts to one server, the next counted on the last kept.
+	Enabled bool
+	// FailedSample is how many refused, and how many unanswered, attempts
+	// to one server endpoint are kept one by one: the package's
+	// FailedSample when 0, none (but those an ICMP error answers) when
+	// negative.
+	FailedSample int
+}
+
+// sample returns how many failed attempts to one server a summarizing
+// tracker keeps one by one.
+func (s Summary) sample() int {
+	switch {
+	case s.FailedSample > 0:
+		return s.FailedSample
+	case s.FailedSample < 0:
+		return 0
+	}
+	return FailedSample
+}
+
+// Result is what a capture yields.
+type Result struct {
+	Info     model.CaptureInfo
+	Attempts []model.Attempt
+	// Endpoints sums up, per server endpoint, the attempts folded when
+	// Options.Summary.Enabled is set.
+	Endpoints []model.EndpointStats
+	ICMP      []model.ICMPEvent
+	ARP       []model.ARPEvent
+}

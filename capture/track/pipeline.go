@@ -1,0 +1,290 @@
+package track
+
+import (
+	"math"
+	"sync"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/netmortem/netmortem/capture/decode"
+)
+
+// A capture is read in three stages. The reading goroutine decodes frames
+// and prepares them (Stage.Hot, Stage.Add) into windows of batchSize packets,
+// cut at the same packet numbers whatever the number of shards; each shard's
+// goroutine folds the window's packets whose 4-tuples hash to it, and,
+// where a window ends a sweep interval, retires its streams closed or idle
+// long enough; the calling goroutine then settles the window in capture
+// order (Tracker.settle, Tracker.settleSwept) while the shards go on with
+// the next one. The shards share no stream, and what the Tracker does
+// across streams it does in one order, so that the Result is the same for
+// any number of shards, one included.
+
+// window is a batch of prepared packets on its way through the stages.
+type window struct {
+	// segs holds the TCP segments, and the quotes of ICMP errors quoting
+	// one, in capture order. Entries are overwritten when the window is
+	// reused, never cleared: they hold no pointer but overlays'.
+	segs  []tcpSeg
+	own   [][]int32 // per shard, the indices in segs of its segments
+	marks [][]mark  // per shard, what it left to settle, in capture order
+	// full holds the packets the Tracker settles whole (ICMP errors, ARP),
+	// in capture order.
+	full  []fullPacket
+	sweep bool           // the last packet ends a sweep interval
+	now   int64          // the tracker's time after the last packet
+	swept [][2][]verdict // per shard, the verdicts of the streams its sweep retired
+	// recycled holds, per shard, the streams of its store the Tracker
+	// finalized before the window set out, for it to use again.
+	recycled [][]*stream
+	done     chan struct{} // a token per shard that has folded the window
+}
+
+// newWindow returns an empty window for n shards.
+func newWindow(n int) *window {
+	w := &window{segs: make([]tcpSeg, 0, batchSize), own: make([][]int32, n), marks: make([][]mark, n),
+		swept: make([][2][]verdict, n), recycled: make([][]*stream, n), done: make(chan struct{}, n)}
+	return w
+}
+
+// reset empties w for reuse.
+func (w *window) reset() {
+	w.segs = w.segs[:0]
+	for i := range w.own {
+		clear(w.marks[i]) // the streams they point to may be recycled
+		w.own[i], w.marks[i] = w.own[i][:0], w.marks[i][:0]
+	}
+	clear(w.full) // drop the ICMP and ARP events the packets point to
+	w.full = w.full[:0]
+	w.sweep, w.now = false, 0
+}
+
+// nextSeg returns the next entry of w.segs to fill, at index n.
+func (w *window) nextSeg() (g *tcpSeg, n int) {
+	n = len(w.segs)
+	if n < cap(w.segs) {
+		w.segs = w.segs[:n+1]
+	} else {
+		w.segs = append(w.segs, tcpSeg{})
+	}
+	return &w.segs[n], n
+}
+
+// own gives the segment at index n to the shard that tracks its 4-tuple.
+func (t *Tracker) own(w *window, n int) {
+	i := t.shardOf(w.segs[n].Hash)
+	w.own[i] = append(w.own[i], int32(n))
+}
+
+// seal records, once the reading stage has filled w, whether w ends a
+// sweep interval.
+func (t *Tracker) seal(w *window) {
+	w.sweep = t.packets%sweepEvery == 0
+	w.now = t.now
+}
+
+// fullPacket is a packet the Tracker settles whole, on its way through a
+// window.
+type fullPacket struct {
+	decode.Packet
+	idx   int   // the packet's order among those the tracker was given
+	quote int32 // the index among the window's segments of the lookup of the TCP segment it quotes, -1 for none
+}
+
+// batchSize is how many decoded packets go from the reading stage to the
+// tracking stage at once (a window); windows end at the multiples of
+// batchSize among the packets a tracker is given, and so at each sweep
+// (sweepEvery is a multiple of it).
+const batchSize = 4096
+
+// maxWindows is how many windows a capture read goes round with: enough
+// for one being filled, those queued for the shards and one being
+// settled. Going round a few keeps the allocations of a read independent
+// of its length, and its memory bounded.
+const maxWindows = 8
+
+// Feed folds the packets read gives it, through the stages above: read
+// runs on a goroutine of its own and hands each packet, in capture order,
+// to the Stage it is given, while the shards fold them and the calling
+// goroutine settles them. Feed returns read's error once all it handed on
+// is settled; a read that fails leaves its last window unsettled.
+func (t *Tracker) Feed(read func(s *Stage) error) error {
+	windows := make(chan *window, 4)
+	free := make(chan *window, maxWindows)
+	var readErr error
+	go func() {
+		defer close(windows)
+		s := &Stage{t: t, w: newWindow(len(t.shards)), windows: windows, free: free, made: 1}
+		if readErr = read(s); readErr != nil {
+			return
+		}
+		if len(s.w.segs) > 0 || len(s.w.full) > 0 {
+			t.seal(s.w)
+			windows <- s.w
+		}
+	}()
+	t.track(windows, free)
+	t.flushCounts()
+	return readErr
+}
+
+// Stage is the reading stage of Feed: it takes the packets of a capture,
+// in capture order, into windows for the shards. It is used by the read
+// function Feed runs, and only there.
+type Stage struct {
+	t       *Tracker
+	w       *window // the window being filled
+	windows chan<- *window
+	free    <-chan *window
+	made    int // windows made; at most maxWindows are, then they go round
+}
+
+// Hot reads the frame data, of link type link, at unix nanoseconds since
+// 1970 and with cut bytes on the wire past those captured, straight into
+// the window through decode.HotTCP, and reports whether it took it: a
+// plain TCP segment it did, and frame is its number. A frame it does not
+// take is to be decoded and given to Add.
+func (s *Stage) Hot(link layers.LinkType, data []byte, cut, frame int, unix int64) bool {
+	t, w := s.t, s.w
+	if !t.hotTimes() {
+		return false
+	}
+	g, n := w.nextSeg()
+	if !decode.HotTCP(link, data, cut, &g.Segment) {
+		w.segs = w.segs[:n]
+		return false
+	}
+	t.prepareHot(g, frame, unix)
+	t.own(w, n)
+	if t.packets%batchSize == 0 {
+		s.send()
+	}
+	return true
+}
+
+// Add takes a decoded packet, whose Pos gives its frame or line.
+func (s *Stage) Add(p *decode.Packet) {
+	t, w := s.t, s.w
+	quote := int32(-1)
+	if g, n := w.nextSeg(); t.prepare(p, g) {
+		t.own(w, n)
+		if g.lookup {
+			quote = int32(n)
+		}
+	} else {
+		w.segs = w.segs[:n]
+	}
+	if p.ICMP != nil || p.ARP != nil || p.Proto == "arp" {
+		w.full = append(w.full, fullPacket{Packet: *p, idx: t.packets, quote: quote})
+	}
+	if t.packets%batchSize == 0 {
+		s.send()
+	}
+}
+
+// send hands the full window on to the shards and takes the next one.
+func (s *Stage) send() {
+	s.t.seal(s.w)
+	s.windows <- s.w
+	select {
+	case s.w = <-s.free:
+	default:
+		if s.made < maxWindows {
+			s.w, s.made = newWindow(len(s.t.shards)), s.made+1
+		} else {
+			s.w = <-s.free
+		}
+	}
+}
+
+// track runs the shards and the settling stage over the windows the
+// reading stage sends on windows, returning each settled window on free
+// (when there is room). It returns once windows is closed and everything
+// sent on it is settled.
+func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
+	var wg sync.WaitGroup
+	in := make([]chan *window, len(t.shards))
+	for i, sh := range t.shards {
+		in[i] = make(chan *window, 2)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w := range in[i] {
+				sh.free = append(sh.free, w.recycled[i]...)
+				w.marks[i] = sh.fold(w.segs, w.own[i], w.marks[i])
+				if w.sweep {
+					sh.sweep(w.now, &w.swept[i])
+				}
+				w.done <- struct{}{}
+			}
+		}()
+	}
+	settle := func(w *window) {
+		for range t.shards {
+			<-w.done
+		}
+		t.settleMarked(w)
+		if w.sweep {
+			t.settleSwept(w.swept)
+		}
+		w.reset()
+		for i := range t.recycled {
+			clear(w.recycled[i])
+			w.recycled[i] = append(w.recycled[i][:0], t.recycled[i]...)
+			clear(t.recycled[i])
+			t.recycled[i] = t.recycled[i][:0]
+		}
+		select {
+		case free <- w:
+		default:
+		}
+	}
+	var prev *window
+	for w := range windows {
+		for i := range in {
+			in[i] <- w
+		}
+		if prev != nil {
+			settle(prev)
+		}
+		prev = w
+	}
+	if prev != nil {
+		settle(prev)
+	}
+	for i := range in {
+		close(in[i])
+	}
+	wg.Wait()
+}
+
+// settleMarked settles, in capture order, what the shards left in w's
+// marks and the packets of w.full: the other packets leave nothing to
+// settle.
+func (t *Tracker) settleMarked(w *window) {
+	var at [maxShards]int
+	f := 0
+	for {
+		from, idx := -1, math.MaxInt
+		for i, l := range w.marks {
+			if at[i] < len(l) && l[at[i]].idx < idx {
+				from, idx = i, l[at[i]].idx
+			}
+		}
+		if f < len(w.full) && w.full[f].idx < idx {
+			p := &w.full[f]
+			attemptFrame := 0
+			if p.quote >= 0 {
+				attemptFrame = w.segs[p.quote].found
+			}
+			t.settle(&p.Packet, attemptFrame)
+			f++
+			continue
+		}
+		if from < 0 {
+			return
+		}
+		t.settleMark(&w.marks[from][at[from]])
+		at[from]++
+	}
+}

@@ -1,0 +1,119 @@
+package track
+
+import (
+	"math/bits"
+	"unsafe"
+)
+
+// streamStore holds a shard's streams in chunks allocated together, so
+// that the hundreds of thousands of streams a large capture keeps live
+// cost a few dozen allocations. A stream holds no pointer (its list
+// neighbours are refs into the store), so the garbage collector never
+// reads the chunks, and the large ones are backed by huge pages where the
+// system offers them (hugePages). Streams never move: the Tracker keeps
+// pointers to the streams shards hand it. Streams are never freed one by
+// one either: the Tracker recycles them.
+type streamStore struct {
+	chunks  [][]stream
+	regions []hugeRegion // the chunks' memory advised to use huge pages
+	n       uint32       // streams handed out; a stream's ref is its index plus one
+}
+
+// Chunk k holds firstChunk<<k streams for k below growChunks, then
+// grownChunk, as many as two huge pages hold: a small capture allocates
+// little, a large one whole huge pages.
+const (
+	firstChunk   = 64
+	growChunks   = 6                                // chunks 0 to 5 double in size
+	grownStreams = firstChunk * (1<<growChunks - 1) // streams in the growing chunks
+	grownChunk   = (2*hugePageSize - streamSize) / streamSize
+	streamSize   = unsafe.Sizeof(stream{})
+)
+
+// at returns the stream of ref (not 0).
+func (st *streamStore) at(ref uint32) *stream {
+	i := ref - 1
+	if i < grownStreams {
+		k := bits.Len32(i/firstChunk+1) - 1
+		return &st.chunks[k][i-firstChunk*(1<<k-1)]
+	}
+	i -= grownStreams
+	return &st.chunks[growChunks+int(i/uint32(grownChunk))][i%uint32(grownChunk)]
+}
+
+// alloc returns a new zero stream with its ref set.
+func (st *streamStore) alloc() *stream {
+	if k := len(st.chunks); st.n == st.end(k) {
+		chunk, region := makeLarge[stream](int(st.end(k+1) - st.end(k)))
+		st.chunks = append(st.chunks, chunk)
+		if region.p != nil {
+			st.regions = append(st.regions, region)
+		}
+	}
+	st.n++
+	s := st.at(st.n)
+	s.ref = st.n
+	return s
+}
+
+// release lets go of the store's streams, giving their memory back to the
+// system's default use of huge pages first.
+func (st *streamStore) release() {
+	for _, r := range st.regions {
+		r.release()
+	}
+	*st = streamStore{}
+}
+
+// end returns how many streams chunks 0 to k-1 hold.
+func (st *streamStore) end(k int) uint32 {
+	if k <= growChunks {
+		return firstChunk * (1<<k - 1)
+	}
+	return grownStreams + uint32(k-growChunks)*uint32(grownChunk)
+}
+
+// makeLarge returns a slice of n zero values of T, advised to be backed by
+// huge pages when it is large enough to hold some (hugePages), and the
+// region advised, which release must undo before the slice is let go.
+// Such a slice starts within a value of a huge page boundary: it is cut
+// from an allocation a huge page longer, whose pages outside the slice are
+// not touched, and so take no memory, unless the Go runtime zeroes the
+// allocation, which it does only when it reuses memory. T must hold no
+// pointers, or the garbage collector would read those pages.
+func makeLarge[T any](n int) ([]T, hugeRegion) {
+	var zero T
+	size := unsafe.Sizeof(zero)
+	if size == 0 || uintptr(n)*size < hugePageSize || !hugePagesAdvised() {
+		return make([]T, n), hugeRegion{}
+	}
+	pages := (uintptr(n+1)*size + hugePageSize - 1) / hugePageSize
+	s := make([]T, ((pages+1)*hugePageSize+size-1)/size)
+	base := unsafe.Pointer(unsafe.SliceData(s))
+	gap := (uintptr(base)+hugePageSize-1)&^(hugePageSize-1) - uintptr(base)
+	r := hugeRegion{unsafe.Add(base, gap), pages * hugePageSize}
+	if !hugePages(r.p, r.n) {
+		r = hugeRegion{}
+	}
+	skip := int((gap + size - 1) / size)
+	return s[skip : skip+n : skip+n], r
+}
+
+// hugeRegion is memory advised to be backed by huge pages. Before it is
+// let go, release gives it back to the system's default, where huge pages
+// are used only where asked: the Go runtime will use it again for other
+// values, which should not each take a huge page.
+type hugeRegion struct {
+	p unsafe.Pointer
+	n uintptr
+}
+
+func (r hugeRegion) release() {
+	if r.p != nil {
+		normalPages(r.p, r.n)
+	}
+}
+
+// hugePageSize is the size of a transparent huge page on the platforms
+// netmortem runs on (x86-64 and arm64 with 4 KiB pages).
+const hugePageSize = 2 << 20

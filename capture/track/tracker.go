@@ -1,0 +1,433 @@
+package track
+
+import (
+	"math"
+	"net/netip"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/netmortem/netmortem/capture/decode"
+	"github.com/netmortem/netmortem/model"
+)
+
+// Tracker folds packets, in capture order, into connection attempts, ICMP
+// events and ARP claims. Give it packets one by one with Add, or a capture
+// file's through Feed, and collect with Finish. The capture reader and the
+// tcpdump/tshark text readers share it, so a pasted capture and a pcap of
+// the same traffic give the same attempts.
+//
+// Streams follow Wireshark's tcp.stream: a SYN whose sequence number differs
+// from the first one seen in its direction starts a new attempt on the same
+// 4-tuple; a SYN with the same sequence number is a retransmission.
+// Outcomes follow the counting rules in docs/capture.md.
+type Tracker struct {
+	file, node string
+	// shards track the TCP streams, each those whose 4-tuples hash to it;
+	// the Tracker settles what they leave on the packets and what they
+	// retire, in capture order.
+	shards []*shard
+	swept  [][2][]verdict // the verdicts of each shard's streams retired by the last sweep
+	// recycled holds, per shard, the streams of its store finalized since
+	// the shards were last given them back (giveBack, or a window of
+	// pipeline.go).
+	recycled [][]*stream
+
+	// The packets' order and clock, kept by prepare.
+	packets int       // packets prepared
+	now     int64     // latest TCP packet time (noTime before any)
+	base    time.Time // tracker times count from it
+	baseSet bool
+	// baseUnix is base in nanoseconds since 1970, when baseUnixOK: the
+	// reading stage's fast path counts tracker times from it.
+	baseUnix   int64
+	baseUnixOK bool
+	first      time.Time
+	last       time.Time
+	// The first and last times of the packets prepared by prepareHot
+	// since the last syncTimes, in nanoseconds since 1970.
+	hotFirst, hotLast int64
+	hotSeen           bool
+	curFile           uint32 // in a series, the index of the file being read
+	created           int    // streams the shards made, as of the last flushCounts
+
+	done       [][]model.Attempt // in chunks, so that growing never copies them all
+	nDone      int
+	doneSeq    []int    // each done attempt's stream creation order
+	files      []string // names segments point to in a series; files[0] is ""
+	summarize  bool
+	keepFailed int  // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
+	series     bool // packets come from several files: segments name theirs
+	stats      map[statKey]*endpointAcc
+	failKept   map[statKey]int32 // failed attempts kept one by one, per server and per host (port 0)
+	synISN     *isnTable         // summary mode: the live stream whose first SYN last had each sequence number
+	statOrder  []statKey
+	counts     model.Counts
+	icmp       []model.ICMPEvent
+	arp        []model.ARPEvent
+	askers     map[netip.Addr]netip.Addr // the last host that asked for each address
+	arpAnswers arpAnswers
+	// Summary mode's sampling of identical events (as many as keepFailed).
+	arpKept  map[arpKey]int
+	arpLast  map[arpKey]int
+	lastMAC  map[netip.Addr]string // the MAC that last claimed each address
+	icmpKept map[icmpKey]int
+	icmpLast map[icmpKey]int
+}
+
+// NewTracker returns a Tracker whose evidence points into file, set up as
+// opts say: opts.Node names the node the packets were captured on ("" when
+// unknown), opts.Summary whether and how attempts are summarized.
+func NewTracker(file string, opts Options) *Tracker {
+	t := &Tracker{file: file, node: opts.Node, now: noTime, files: []string{""},
+		summarize: opts.Summary.Enabled, keepFailed: opts.Summary.sample()}
+	t.SetShards(1)
+	return t
+}
+
+// SetShards gives t n shards (at most 64), each tracking the TCP streams
+// whose 4-tuples hash to it on a goroutine of its own when t is fed by
+// Feed. It is called before the first packet. The Result is the same
+// whatever their number.
+func (t *Tracker) SetShards(n int) {
+	n = max(1, min(n, maxShards))
+	if len(t.shards) == n {
+		return
+	}
+	t.flushCounts()
+	t.shards = make([]*shard, n)
+	for i := range t.shards {
+		t.shards[i] = newShard(uint8(i), t.summarize)
+	}
+	t.recycled = make([][]*stream, n)
+	t.swept = make([][2][]verdict, n)
+}
+
+// maxShards bounds how many shards a Tracker splits its streams into.
+const maxShards = 64
+
+// FailedSample is how many refused, and how many unanswered, attempts to
+// one server endpoint a summarizing Tracker keeps one by one before it
+// counts the rest.
+const FailedSample = 100
+
+// Streams stay in the tracker this long after their last packet, in capture
+// time: a closed stream (FIN both ways, or an RST) for TIME-WAIT's two
+// minutes, so that late retransmissions still find it; an open one for half
+// an hour of silence.
+const (
+	closedLinger = 2 * time.Minute
+	idleLinger   = 30 * time.Minute
+	sweepEvery   = 4096 // packets between two sweeps of the activity list
+	timeWait     = 60 * time.Second
+)
+
+// Times inside the tracker are nanoseconds since the first packet's time
+// (pasted text may carry only the time of day), with noTime for a packet
+// without one, so that a stream holds no pointers for them and stays
+// small: a capture can hold hundreds of thousands of live streams.
+const noTime = math.MinInt64
+
+func (t *Tracker) toNS(tm time.Time) int64 {
+	if tm.IsZero() {
+		return noTime
+	}
+	if !t.baseSet {
+		t.base, t.baseSet = tm, true
+		if y := tm.Year(); y >= 1700 && y <= 2200 {
+			t.baseUnix, t.baseUnixOK = tm.UnixNano(), true
+		}
+	}
+	return int64(tm.Sub(t.base))
+}
+
+// sub is b's time to a, as time.Time.Sub would give it (a missing time is
+// earlier than any other).
+func sub(a, b int64) time.Duration {
+	switch {
+	case a == b:
+		return 0
+	case b == noTime:
+		return math.MaxInt64
+	case a == noTime:
+		return math.MinInt64
+	}
+	return time.Duration(a - b)
+}
+
+// time converts a tracker time back.
+func (t *Tracker) time(ns int64) time.Time {
+	if ns == noTime {
+		return time.Time{}
+	}
+	return t.base.Add(time.Duration(ns))
+}
+
+// SetNode names the node the packets from now on were captured on.
+func (t *Tracker) SetNode(node string) { t.node = node }
+
+// Add folds one packet into the tracker, on the calling goroutine.
+// Packets must come in capture order.
+func (t *Tracker) Add(p *decode.Packet) {
+	var g tcpSeg
+	attemptFrame := 0
+	if t.prepare(p, &g) {
+		var m mark
+		if t.shards[t.shardOf(g.Hash)].add(&g, &m) {
+			t.settleMark(&m)
+		}
+		attemptFrame = g.found
+	}
+	t.settle(p, attemptFrame)
+	if t.packets%sweepEvery == 0 {
+		t.sweep(t.now, t.swept)
+	}
+	t.giveBack()
+}
+
+// prepare counts p, as the tracker's t.packets-th packet, and keeps the
+// capture's clock. For a TCP segment, or
+// an ICMP error quoting one, it fills g with what the segment's shard
+// needs (its 4-tuple ordered and hashed, its tracker time, its file) and
+// reports true.
+func (t *Tracker) prepare(p *decode.Packet, g *tcpSeg) bool {
+	t.packets++
+	if !p.Time.IsZero() {
+		if t.first.IsZero() || p.Time.Before(t.first) {
+			t.first = p.Time
+		}
+		if t.last.IsZero() || p.Time.After(t.last) {
+			t.last = p.Time // text times of day count from year 0, before the zero Time
+		}
+	}
+	ns := t.toNS(p.Time)
+	tcp := p.Proto == "tcp"
+	if tcp && ns > t.now {
+		t.now = ns
+	}
+	if !tcp && (p.ICMP == nil || p.ICMP.QuotedProto != "tcp") {
+		return false
+	}
+	*g = tcpSeg{idx: t.packets, ns: ns, now: t.now, frame: p.Pos.Frame, line: int32(p.Pos.Line)}
+	if t.series {
+		g.file = t.curFile
+		if p.Pos.File != "" {
+			g.file = t.fileIndex(p.Pos.File)
+		}
+	}
+	if !tcp {
+		k, _ := decode.KeyOf(p.ICMP.Quoted.Src, p.ICMP.Quoted.Dst)
+		g.SetKey(k, false)
+		g.lookup = true
+		return true
+	}
+	g.Set(p)
+	g.outer = p.Outer
+	return true
+}
+
+// hotTimes reports whether prepareHot can count tracker times: from a
+// base held in nanoseconds since 1970, or from the first packet.
+func (t *Tracker) hotTimes() bool {
+	return t.baseUnixOK || !t.baseSet
+}
+
+// prepareHot is prepare for a TCP segment that decode.HotTCP read
+// straight from frame, at unix nanoseconds since 1970; hotTimes must hold.
+func (t *Tracker) prepareHot(g *tcpSeg, frame int, unix int64) {
+	t.packets++
+	if !t.baseSet {
+		t.base, t.baseSet = time.Unix(0, unix).UTC(), true
+		t.baseUnix, t.baseUnixOK = unix, true
+	}
+	if !t.hotSeen {
+		t.hotFirst, t.hotLast, t.hotSeen = unix, unix, true
+	} else if unix < t.hotFirst {
+		t.hotFirst = unix
+	} else if unix > t.hotLast {
+		t.hotLast = unix
+	}
+	ns := subNS(unix, t.baseUnix)
+	if ns > t.now {
+		t.now = ns
+	}
+	g.idx, g.ns, g.now = t.packets, ns, t.now
+	g.frame, g.line, g.file = frame, 0, t.curFile
+	g.lookup, g.outer, g.found = false, nil, 0
+}
+
+// syncTimes folds the times prepareHot saw into t.first and t.last.
+func (t *Tracker) syncTimes() {
+	if !t.hotSeen {
+		return
+	}
+	first, last := time.Unix(0, t.hotFirst).UTC(), time.Unix(0, t.hotLast).UTC()
+	if t.first.IsZero() || first.Before(t.first) {
+		t.first = first
+	}
+	if t.last.IsZero() || last.After(t.last) {
+		t.last = last
+	}
+	t.hotSeen = false
+}
+
+// subNS is a-b, saturated as time.Time.Sub saturates.
+func subNS(a, b int64) int64 {
+	d := a - b
+	if (b > 0 && d > a) || (b < 0 && d < a) {
+		if a > b {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return d
+}
+
+// shardOf returns the shard that tracks the 4-tuple whose hash is h: the
+// hash's high bits pick it, and its low bits the slot in the shard's
+// table.
+func (t *Tracker) shardOf(h uint32) int {
+	return int(uint64(h) * uint64(len(t.shards)) >> 32)
+}
+
+// sweep retires, in every shard, the streams closed or idle long enough
+// at time now, into swept, and finalizes them.
+func (t *Tracker) sweep(now int64, swept [][2][]verdict) {
+	for i, sh := range t.shards {
+		sh.sweep(now, &swept[i])
+	}
+	t.settleSwept(swept)
+}
+
+// flushCounts moves the shards' counts into t.counts.
+func (t *Tracker) flushCounts() {
+	t.syncTimes()
+	c := &t.counts
+	c.Packets = t.packets
+	for _, sh := range t.shards {
+		o := &sh.counts
+		c.TCPPackets += o.TCPPackets
+		c.SYNOnly += o.SYNOnly
+		c.SYNACK += o.SYNACK
+		c.RST += o.RST
+		c.SYNRetx += o.SYNRetx
+		t.created += sh.created
+		sh.counts, sh.created = model.Counts{}, 0
+	}
+}
+
+// pos returns the packet's position in the tracker's file.
+func (t *Tracker) pos(p *decode.Packet) model.Pos {
+	pos := p.Pos
+	if pos.File == "" {
+		pos.File = t.file
+	}
+	return pos
+}
+
+// fileIndex returns name's index in t.files, adding it when new. A series
+// has a handful of files, the last one the most asked for.
+func (t *Tracker) fileIndex(name string) uint32 {
+	for i := len(t.files) - 1; i > 0; i-- {
+		if t.files[i] == name {
+			return uint32(i)
+		}
+	}
+	if len(t.files) > fileMask {
+		// 2^28 files in one series: more than any run opens.
+		return fileMask
+	}
+	t.files = append(t.files, name)
+	return uint32(len(t.files) - 1)
+}
+
+// Finish returns everything folded so far: the attempts in the order their
+// first packets were seen, the ICMP events and ARP claims, the counts, and,
+// when summarizing, the per-server counters of the attempts folded.
+func (t *Tracker) Finish() *Result {
+	// No SYN comes after the last packet: the sequence numbers noteSYN
+	// keeps are let go whole rather than stream by stream.
+	t.synISN = nil
+	t.finishStreams()
+	t.flushCounts()
+	t.recycled = nil
+	for _, sh := range t.shards {
+		sh.free = nil
+		sh.store.release()
+	}
+	t.arpAnswers.finish(t.arp, t.last)
+	res := &Result{ICMP: t.icmp, ARP: t.arp}
+	// Chunks are let go as they are copied, so that the attempts are not
+	// held twice.
+	res.Attempts = make([]model.Attempt, 0, t.nDone)
+	for i := range t.done {
+		res.Attempts = append(res.Attempts, t.done[i]...)
+		t.done[i] = nil
+	}
+	if !slices.IsSorted(t.doneSeq) {
+		// Streams finalized out of creation order (closed ones before
+		// older idle ones): put the attempts back in capture order.
+		sort.Sort(bySeq{res.Attempts, t.doneSeq})
+	}
+	t.done, t.doneSeq, t.nDone = nil, nil, 0
+	c := &t.counts
+	c.TCPStreams = t.created
+	for _, k := range t.statOrder {
+		if acc := t.stats[k]; acc.st.Attempts > 0 {
+			res.Endpoints = append(res.Endpoints, acc.stats())
+		}
+	}
+	res.Info = model.CaptureInfo{Node: t.node, File: t.file, Packets: c.Packets, First: t.first, Last: t.last, Counts: *c}
+	return res
+}
+
+// bySeq sorts attempts by their streams' creation order.
+type bySeq struct {
+	a   []model.Attempt
+	seq []int
+}
+
+func (b bySeq) Len() int           { return len(b.a) }
+func (b bySeq) Less(i, j int) bool { return b.seq[i] < b.seq[j] }
+func (b bySeq) Swap(i, j int) {
+	b.a[i], b.a[j] = b.a[j], b.a[i]
+	b.seq[i], b.seq[j] = b.seq[j], b.seq[i]
+}
+
+// FileMark is what Tracker.StartFile notes of a series before one of its
+// files is read.
+type FileMark struct {
+	counts      model.Counts
+	first, last time.Time
+}
+
+// StartFile makes t read a series of files, rotated by tcpdump -C or -G,
+// as one capture, and starts one of them: the packets from now on come
+// from name, their evidence points there, and EndFile will give their
+// counts and times.
+func (t *Tracker) StartFile(name string) FileMark {
+	t.series = true
+	m := FileMark{counts: t.counts, first: t.first, last: t.last}
+	t.first, t.last = time.Time{}, time.Time{}
+	t.file = name
+	t.curFile = t.fileIndex(name)
+	return m
+}
+
+// EndFile ends the file m started, once t has been fed its packets (Feed
+// returns), and returns what the file added up to: its counts and its
+// first and last packet times.
+func (t *Tracker) EndFile(m FileMark) (counts model.Counts, first, last time.Time) {
+	counts, first, last = t.counts.Sub(m.counts), t.first, t.last
+	if !m.first.IsZero() && m.first.Before(t.first) {
+		t.first = m.first
+	}
+	if m.last.After(t.last) {
+		t.last = m.last
+	}
+	return counts, first, last
+}
+
+// SetFile names the file evidence points into when a packet's position
+// names none; the Result's Info names it too.
+func (t *Tracker) SetFile(name string) { t.file = name }

@@ -1,0 +1,320 @@
+package track
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/netmortem/netmortem/capture/decode"
+	"github.com/netmortem/netmortem/model"
+)
+
+// settleMark does, in capture order, what a shard left in m: it
+// finalizes the stream a SYN ended by reusing its 4-tuple, and notes a
+// first SYN for summary mode.
+func (t *Tracker) settleMark(m *mark) {
+	if m.retired.stream != nil {
+		v := verdictOf(m.retired, t.summarize)
+		t.finalize(&v)
+		m.retired = ended{}
+	}
+	if m.noted != nil {
+		t.noteSYN(m.noted, m.noteISN, m.ns, m.noteCli)
+		m.noted = nil
+	}
+}
+
+// settle records, in capture order, ICMP errors and ARP claims, which
+// concern the whole capture.
+func (t *Tracker) settle(p *decode.Packet, attemptFrame int) {
+	switch {
+	case p.ICMP != nil:
+		t.addICMP(p, attemptFrame)
+	case p.ARP != nil:
+		t.addARP(p)
+	}
+	if p.Proto == "arp" {
+		t.counts.ARP++
+		if p.GratuitousARP {
+			t.counts.ARPGratuitous++
+		}
+	}
+}
+
+// settleSwept finalizes the streams the shards' sweeps retired, in the
+// order one shard would have retired them: the open list's before the
+// closed list's, each in the order of the streams' last packets. It empties
+// swept.
+func (t *Tracker) settleSwept(swept [][2][]verdict) {
+	var at [maxShards]int
+	for l := range 2 {
+		clear(at[:])
+		for {
+			var next *verdict
+			from := -1
+			for i := range swept {
+				if q := swept[i][l]; at[i] < len(q) && (next == nil || q[at[i]].idx < next.idx) {
+					next, from = &q[at[i]], i
+				}
+			}
+			if next == nil {
+				break
+			}
+			at[from]++
+			t.finalize(next)
+		}
+	}
+	for i := range swept {
+		for l := range 2 {
+			clear(swept[i][l])
+			swept[i][l] = swept[i][l][:0]
+		}
+	}
+}
+
+// doneChunk is how many finalized attempts are kept per chunk.
+const doneChunk = 4096
+
+// finalize turns a stream its shard retired, from its verdict, into an
+// attempt (or folds it into its endpoint's counters), and hands it back
+// to its shard for a new one.
+func (t *Tracker) finalize(v *verdict) {
+	t.settleVerdict(v)
+	t.recycled[v.e.shard] = append(t.recycled[v.e.shard], v.e.stream)
+}
+
+// finishStreams finalizes every stream still live, in the order one shard
+// would have retired them all (the open list's, then the closed list's,
+// each in the order of the streams' last packets), straight from the
+// shards' activity lists. Each shard works out the verdicts of its
+// streams on a goroutine of its own while the Tracker settles them.
+// Nothing comes after: the streams are not recycled.
+func (t *Tracker) finishStreams() {
+	feeds := make([]verdictFeed, len(t.shards))
+	for i, sh := range t.shards {
+		feeds[i].start(sh, t.summarize)
+	}
+	for l := range 2 {
+		for {
+			var next *verdict
+			from := -1
+			for i := range feeds {
+				if v := feeds[i].peek(l); v != nil && (next == nil || v.idx < next.idx) {
+					next, from = v, i
+				}
+			}
+			if next == nil {
+				break
+			}
+			t.settleVerdict(next)
+			feeds[from].pop()
+		}
+	}
+	for _, sh := range t.shards {
+		sh.streams.reset()
+	}
+}
+
+// verdictFeed is a shard's live streams, retired and worked out in the
+// order of its activity lists by a goroutine of their own, in batches.
+type verdictFeed struct {
+	out  chan *verdictBatch // the batches worked out, in order
+	free chan *verdictBatch // those the Tracker is done with
+	cur  *verdictBatch
+	at   int
+}
+
+// verdictBatch is a run of verdicts of one activity list.
+type verdictBatch struct {
+	list int
+	v    []verdict
+}
+
+const verdictBatchLen = 512
+
+// start sets the feed's goroutine to retire sh's live streams.
+func (f *verdictFeed) start(sh *shard, summarize bool) {
+	f.out, f.free = make(chan *verdictBatch, 2), make(chan *verdictBatch, 4)
+	go func() {
+		defer close(f.out)
+		for l := range 2 {
+			var b *verdictBatch
+			for sh.lists[l].head != 0 {
+				if b == nil {
+					select {
+					case b = <-f.free:
+					default:
+						b = &verdictBatch{v: make([]verdict, 0, verdictBatchLen)}
+					}
+					b.list, b.v = l, b.v[:0]
+				}
+				s := sh.store.at(sh.lists[l].head)
+				sh.unlink(s)
+				b.v = append(b.v, verdictOf(ended{s, sh.takeExtra(s)}, summarize))
+				if len(b.v) == cap(b.v) {
+					f.out <- b
+					b = nil
+				}
+			}
+			if b != nil {
+				f.out <- b
+			}
+		}
+	}()
+}
+
+// peek returns the next verdict of list l, nil when the list has no more.
+func (f *verdictFeed) peek(l int) *verdict {
+	if f.cur != nil && f.at == len(f.cur.v) {
+		clear(f.cur.v) // the streams and extras it points to
+		select {
+		case f.free <- f.cur:
+		default:
+		}
+		f.cur = nil
+	}
+	if f.cur == nil {
+		b, ok := <-f.out
+		if !ok {
+			return nil
+		}
+		f.cur, f.at = b, 0
+	}
+	if f.cur.list != l {
+		return nil
+	}
+	return &f.cur.v[f.at]
+}
+
+// pop moves past the verdict peek returned.
+func (f *verdictFeed) pop() { f.at++ }
+
+// giveBack hands the recycled streams back to their shards.
+func (t *Tracker) giveBack() {
+	for i, l := range t.recycled {
+		if len(l) > 0 {
+			sh := t.shards[i]
+			sh.free = append(sh.free, l...)
+			clear(l)
+			t.recycled[i] = l[:0]
+		}
+	}
+}
+
+// verdict is what finalizing a stream takes from the stream alone: its
+// outcome, whether summary mode folds it whole, and what folding it
+// counts. Working it out reads only what the stream's shard wrote, so a
+// shard can do it for the streams it retires while the Tracker settles
+// others; settleVerdict then does, in capture order, what concerns the
+// whole capture.
+type verdict struct {
+	e       ended
+	idx     int // the stream's last packet (tcpSeg.idx)
+	outcome model.Outcome
+	// fold is set when summary mode folds the stream whole: established,
+	// ended normally (SF, S1, S2, S3), with no large retransmission, no
+	// ICMP error quoting it and no overlay.
+	fold bool
+	// counts is set when the fields after it hold what folding the stream
+	// counts: when it folds, or when it was refused or unanswered in
+	// summary mode.
+	counts   bool
+	synackOK bool
+	port     uint16 // the server's
+	server   netip.AddrPort
+	client   netip.Addr
+	first    int64 // the first packet's tracker time
+	packets  int
+	bytes    [2]int64 // the client's, the server's
+	synRetx  int
+	synack   time.Duration
+}
+
+// verdictOf works out e's verdict.
+func verdictOf(e ended, summarize bool) verdict {
+	s := e.stream
+	v := verdict{e: e, idx: s.lastIdx, outcome: s.outcome()}
+	if !summarize || e.outer() != nil {
+		return v
+	}
+	cd := s.clientDir()
+	switch v.outcome {
+	case model.OutcomeEstablished:
+		switch s.connState(cd) {
+		case "SF", "S1", "S2", "S3":
+			// A stalled transfer, or one an ICMP error quotes, is kept
+			// for the rules.
+			v.fold = !e.largeRetx() && !s.icmp
+		}
+		if !v.fold {
+			return v
+		}
+	case model.OutcomeRefused, model.OutcomeUnanswered:
+	default:
+		return v
+	}
+	v.counts = true
+	v.server, v.client = s.end(1-cd), s.end(cd).Addr()
+	v.port = v.server.Port()
+	v.first, v.packets = s.first.ns, s.packets
+	v.bytes = [2]int64{s.bytes[cd], s.bytes[1-cd]}
+	v.synRetx = e.synRetx(cd)
+	syn, ok1 := e.firstSeg(segSYN, cd)
+	sa, ok2 := e.firstSeg(segSYNACK, 1-cd)
+	if ok1 && ok2 {
+		v.synack, v.synackOK = sub(sa.ns, syn.ns), true
+	}
+	return v
+}
+
+// settleVerdict finalizes a stream, from its verdict: it counts its
+// outcome, forgets its sequence numbers, and folds it into its endpoint's
+// counters or keeps its attempt.
+func (t *Tracker) settleVerdict(v *verdict) {
+	s := v.e.stream
+	outcome := v.outcome
+	c := &t.counts
+	switch outcome {
+	case model.OutcomeEstablished:
+		c.Established++
+	case model.OutcomeRefused:
+		c.Refused++
+	case model.OutcomeUnanswered:
+		c.Unanswered++
+	case model.OutcomeSynAckClientRST:
+		c.SYNACKClientRST++
+	}
+	t.forgetSYN(s)
+	if v.fold {
+		// Folded straight from the stream: no attempt is built for it.
+		t.foldInto(t.acc(v.server, outcome), v)
+		return
+	}
+	if v.counts && !s.icmp && !s.natCopy {
+		ek := statKey{v.server, outcome}
+		hk := statKey{netip.AddrPortFrom(v.server.Addr(), 0), outcome} // all the host's ports
+		if t.failKept == nil {
+			t.failKept = map[statKey]int32{}
+		}
+		hostFull := int(t.failKept[hk]) >= hostSampleFactor*t.keepFailed
+		switch {
+		case hostFull && t.failKept[ek] == 0:
+			// A port first seen once the host's sample is full (a
+			// scan): counted with the host's other such ports.
+			t.foldInto(t.acc(hk.server, outcome), v)
+			return
+		case hostFull || int(t.failKept[ek]) >= t.keepFailed:
+			t.foldInto(t.acc(v.server, outcome), v)
+			return
+		}
+		t.failKept[ek]++
+		t.failKept[hk]++
+	}
+	a := t.attempt(v.e)
+	if n := len(t.done); n == 0 || len(t.done[n-1]) == cap(t.done[n-1]) {
+		t.done = append(t.done, make([]model.Attempt, 0, doneChunk))
+	}
+	last := &t.done[len(t.done)-1]
+	*last = append(*last, a)
+	t.nDone++
+	t.doneSeq = append(t.doneSeq, s.seq)
+}

@@ -1,0 +1,207 @@
+package track
+
+import (
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// shard tracks the TCP streams whose 4-tuples hash to it (Tracker.shardOf).
+// A Tracker has one shard per core when it reads a capture, one goroutine
+// each, and folds what they finish in one deterministic order, so that its
+// Result does not depend on how many shards there were.
+type shard struct {
+	store   streamStore // the shard's streams, live and recycled
+	streams streamTable // the live ones by 4-tuple
+	// lists holds the live streams, open ones (listOpen) and closed ones
+	// (listClosed) apart, each least recently active first, so that streams
+	// long closed or idle are finalized as the capture goes and memory
+	// follows the live connections: a closed stream never waits behind an
+	// open one that lingers longer. Both are in the order of the streams'
+	// last packets, in every shard as in the whole capture.
+	lists  [2]activity
+	counts model.Counts // the TCP counts: segments, SYNs, SYN/ACKs, RSTs, retransmitted SYNs
+	free   []*stream    // finalized streams given back by the Tracker, for new ones
+	// extra holds, by ref, the streamExtra of the live streams that need
+	// one (stream.hasExtra).
+	extra     map[uint32]*streamExtra
+	created   int
+	index     uint8 // the shard's in Tracker.shards
+	summarize bool
+}
+
+func newShard(index uint8, summarize bool) *shard {
+	sh := &shard{index: index, summarize: summarize}
+	sh.streams.st = &sh.store
+	return sh
+}
+
+// streamExtra is the state of a stream that holds pointers and that few
+// streams need, kept apart so that streams hold no pointer: its overlay's
+// outer addresses, its segments once they overflow stream.segBuf, its
+// retransmitted data segments.
+type streamExtra struct {
+	outer *model.Tuple
+	segs  []seg // all the segments, once more than fit in segBuf
+	retx  [2][]retxSeg
+	pos   []segPos // the places of the segs that do not fit in seg.pos
+}
+
+// extraOf returns s's streamExtra, made on first use.
+func (sh *shard) extraOf(s *stream) *streamExtra {
+	if s.hasExtra {
+		return sh.extra[s.ref]
+	}
+	if sh.extra == nil {
+		sh.extra = map[uint32]*streamExtra{}
+	}
+	x := new(streamExtra)
+	sh.extra[s.ref] = x
+	s.hasExtra = true
+	return x
+}
+
+// takeExtra returns s's streamExtra, nil when it has none, and lets go of
+// it: s is retired.
+func (sh *shard) takeExtra(s *stream) *streamExtra {
+	if !s.hasExtra {
+		return nil
+	}
+	x := sh.extra[s.ref]
+	delete(sh.extra, s.ref)
+	return x
+}
+
+// ended is a stream its shard retired, with its streamExtra (nil when it
+// has none), as the Tracker finalizes it.
+type ended struct {
+	*stream
+	x *streamExtra
+}
+
+// live returns how many streams t's shards track.
+func (t *Tracker) live() int {
+	n := 0
+	for _, sh := range t.shards {
+		n += sh.streams.len()
+	}
+	return n
+}
+
+// add folds g into the shard: a TCP segment into its stream, reporting
+// whether it left m to settle; an ICMP error's quote marks the stream it
+// quotes and sets g.found.
+func (sh *shard) add(g *tcpSeg, m *mark) bool {
+	if !g.lookup {
+		return sh.addTCP(g, m)
+	}
+	if s := sh.streams.get(&g.Key, g.Hash); s != nil {
+		s.icmp = true
+		w := sh.where(s, s.first)
+		g.found = w.frame
+		if g.found == 0 {
+			g.found = int(w.line)
+		}
+	}
+	return false
+}
+
+// fold folds a window's segments at the indices own into the shard,
+// appending what they leave to settle to marks.
+func (sh *shard) fold(segs []tcpSeg, own []int32, marks []mark) []mark {
+	var m mark
+	for _, j := range own {
+		if sh.add(&segs[j], &m) {
+			marks = append(marks, m)
+		}
+	}
+	return marks
+}
+
+// alloc returns an empty stream to fill: a recycled one, emptied here
+// rather than when the Tracker finalized it, so that its memory is written
+// by the core about to fill it; or a new one, empty already.
+func (sh *shard) alloc() *stream {
+	if n := len(sh.free); n > 0 {
+		s := sh.free[n-1]
+		sh.free[n-1] = nil
+		sh.free = sh.free[:n-1]
+		*s = stream{ref: s.ref, shard: s.shard}
+		return s
+	}
+	s := sh.store.alloc()
+	s.shard = sh.index
+	return s
+}
+
+// activity is a list of live streams, least recently active first, by
+// their refs (0 for none).
+type activity struct{ head, tail uint32 }
+
+const (
+	listNone   = iota // not listed
+	listOpen          // lingers idleLinger after its last packet
+	listClosed        // FIN both ways or an RST: lingers closedLinger
+)
+
+// touch moves s to the tail of the list its state puts it on.
+func (sh *shard) touch(s *stream) {
+	want := uint8(listOpen)
+	if s.closed() {
+		want = listClosed
+	}
+	l := &sh.lists[want-1]
+	if l.tail == s.ref {
+		return
+	}
+	sh.unlink(s)
+	s.list = want
+	s.prev, s.next = l.tail, 0
+	if l.tail != 0 {
+		sh.store.at(l.tail).next = s.ref
+	} else {
+		l.head = s.ref
+	}
+	l.tail = s.ref
+}
+
+func (sh *shard) unlink(s *stream) {
+	if s.list == listNone {
+		return
+	}
+	l := &sh.lists[s.list-1]
+	if s.prev != 0 {
+		sh.store.at(s.prev).next = s.next
+	} else {
+		l.head = s.next
+	}
+	if s.next != 0 {
+		sh.store.at(s.next).prev = s.prev
+	} else {
+		l.tail = s.prev
+	}
+	s.prev, s.next, s.list = 0, 0, listNone
+}
+
+// retire takes s out of the shard, for the Tracker to finalize.
+func (sh *shard) retire(s *stream) ended {
+	sh.unlink(s)
+	sh.streams.remove(s, s.hash)
+	return ended{s, sh.takeExtra(s)}
+}
+
+// sweep retires the streams at the heads of the activity lists that have
+// been closed or idle long enough at time now, and appends their verdicts
+// to out, each list's in its order.
+func (sh *shard) sweep(now int64, out *[2][]verdict) {
+	for i, linger := range [2]time.Duration{idleLinger, closedLinger} {
+		l := &sh.lists[i]
+		for l.head != 0 {
+			s := sh.store.at(l.head)
+			if sub(now, s.lastNow) <= linger {
+				break
+			}
+			out[i] = append(out[i], verdictOf(sh.retire(s), sh.summarize))
+		}
+	}
+}

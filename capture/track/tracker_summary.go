@@ -1,0 +1,159 @@
+package track
+
+import (
+	"math/bits"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// statKey names the attempts one endpointAcc counts: those to one server
+// with one outcome.
+type statKey struct {
+	server  netip.AddrPort
+	outcome model.Outcome
+}
+
+// endpointAcc accumulates the attempts folded for one server endpoint and
+// outcome.
+type endpointAcc struct {
+	st      model.EndpointStats
+	clients map[netip.Addr]struct{}
+	synack  []time.Duration // a bounded sample, for the median
+	// ports is the set of server ports of a host's counters (port 0),
+	// which count the ports that failed after the host's sample was full.
+	ports *[1 << 16 / 64]uint64
+}
+
+// hostSampleFactor times FailedSample is how many refused, and how many
+// unanswered, attempts to one host, all its ports together, a summarizing
+// tracker keeps one by one: a scan of every port keeps that many, and
+// counts the rest per host with the ports they went to.
+const hostSampleFactor = 10
+
+// maxSamples bounds the time-to-SYN/ACK sample kept per endpoint.
+const maxSamples = 1024
+
+// acc returns the counters of s's server and outcome, made on first use.
+func (t *Tracker) acc(server netip.AddrPort, outcome model.Outcome) *endpointAcc {
+	k := statKey{server, outcome}
+	acc := t.stats[k]
+	if acc == nil {
+		if t.stats == nil {
+			t.stats = map[statKey]*endpointAcc{}
+		}
+		acc = &endpointAcc{st: model.EndpointStats{Node: t.node, File: t.file, Server: k.server, Outcome: outcome},
+			clients: map[netip.Addr]struct{}{}}
+		t.stats[k] = acc
+		t.statOrder = append(t.statOrder, k)
+	}
+	return acc
+}
+
+// foldInto counts the stream of v in acc.
+func (t *Tracker) foldInto(acc *endpointAcc, v *verdict) {
+	first := t.time(v.first)
+	if acc.st.Server.Port() == 0 { // a host's counters: which ports
+		if acc.ports == nil {
+			acc.ports = new([1 << 16 / 64]uint64)
+		}
+		acc.ports[v.port/64] |= 1 << (v.port % 64)
+	}
+	st := &acc.st
+	if st.Attempts == 0 {
+		st.First = first
+	}
+	st.Attempts++
+	st.Packets += v.packets
+	st.ClientBytes += v.bytes[0]
+	st.ServerBytes += v.bytes[1]
+	st.SYNRetx += v.synRetx
+	if first.Before(st.First) {
+		st.First = first
+	}
+	if first.After(st.Last) || st.Attempts == 1 {
+		st.Last = first
+	}
+	if _, seen := acc.clients[v.client]; !seen && len(acc.clients) < 65536 {
+		acc.clients[v.client] = struct{}{}
+		if len(st.ClientAddrs) < model.MaxClientAddrs {
+			st.ClientAddrs = append(st.ClientAddrs, v.client)
+		}
+	}
+	if v.synackOK {
+		if len(acc.synack) < maxSamples {
+			acc.synack = append(acc.synack, v.synack)
+		} else {
+			acc.synack[st.Attempts%maxSamples] = v.synack
+		}
+	}
+}
+
+func (acc *endpointAcc) stats() model.EndpointStats {
+	st := acc.st
+	st.Clients = len(acc.clients)
+	if acc.ports != nil {
+		for w, word := range acc.ports {
+			for ; word != 0; word &= word - 1 {
+				st.Ports = append(st.Ports, uint16(w*64+bits.TrailingZeros64(word)))
+			}
+		}
+	}
+	if n := len(acc.synack); n > 0 {
+		slices.Sort(acc.synack)
+		st.MedianSYNACK = acc.synack[n/2]
+	}
+	return st
+}
+
+// noteSYN marks s and the live stream whose first SYN last had the same
+// sequence number, less than model.MinSYNRetransmission before (at time
+// pns), as copies of one connection seen before and after a node
+// translated it (DNAT, SNAT): summary mode keeps their failed attempts one
+// by one, so that the connection can be joined across its two tuples. A
+// SYN/ACK whose SYN was not seen counts with the sequence number it
+// acknowledges. The copies keep one end (the client's through a DNAT, the
+// server's through a SNAT): two SYNs with nothing in common but their
+// sequence number are not taken for one connection.
+func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cd int8) {
+	cli, srv := s.end(int(cd)), s.end(1-int(cd))
+	if isn == 0 {
+		return
+	}
+	if t.synISN == nil {
+		t.synISN = new(isnTable)
+	}
+	if o := t.synISN.note(synSeen{s, pns, isn, cd}); o.s != nil && o.s != s && o.s.key != s.key && pns != noTime && o.t != noTime &&
+		(o.s.end(int(o.cd)) == cli) != (o.s.end(1-int(o.cd)) == srv) {
+		if d := pns - o.t; d < int64(model.MinSYNRetransmission) && d > -int64(model.MinSYNRetransmission) {
+			o.s.natCopy, s.natCopy = true, true
+		}
+	}
+}
+
+// forgetSYN drops s, finalized, from the sequence numbers noteSYN keeps.
+// They are those of its first SYN each way, and those a first SYN/ACK each
+// way acknowledged when the SYN it answers was not seen (stream.saAck):
+// every SYN of a stream in one direction has one sequence number, or it
+// would have started another stream.
+func (t *Tracker) forgetSYN(s *stream) {
+	if t.synISN == nil {
+		return
+	}
+	for dir := range 2 {
+		if s.synSeen[dir] {
+			t.forgetISN(s, s.synISN[dir])
+		}
+		if s.saSet[dir] {
+			t.forgetISN(s, s.saAck[dir]-1)
+		}
+	}
+}
+
+// forgetISN drops the sequence number isn from those noteSYN keeps, if it
+// keeps it for s.
+func (t *Tracker) forgetISN(s *stream, isn uint32) {
+	t.synISN.forget(isn, s)
+}
