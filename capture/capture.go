@@ -45,7 +45,7 @@ type Options struct {
 }
 
 // Summary says whether a capture's attempts are summarized and how: the
-// one setting of summary mode, which parse.Options, format.Source and a
+// one setting of summary mode, which parse.Options, format.File and a
 // track.Tracker's Options all carry. See track.Summary.
 type Summary = track.Summary
 

@@ -11,7 +11,7 @@ type Options struct {
 }
 
 // Summary says whether a capture's attempts are summarized and how: the
-// one setting of summary mode, which parse.Options, format.Source and a
+// one setting of summary mode, which parse.Options, format.File and a
 // Tracker's Options all carry.
 type Summary struct {
 	// Enabled folds attempts into per-server counters (Result.Endpoints)
