@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/netmortem/netmortem/internal/operand"
 )
 
 // findingFacts runs analyze -o json and returns its findings' rules and
@@ -96,7 +98,7 @@ func TestDropInside(t *testing.T) {
 	}
 	j := func(p string) string { return filepath.Join(q, p) }
 	args := []string{j("a.txt"), q, j(".h"), j(".h/b.txt"), j(".c.txt"), j("out-link"), j("in-link"), j("missing"), "-"}
-	got := dropInside(args, nil)
+	got := operand.DropInside(args, nil)
 	want := []string{q, j(".h"), j("out-link"), j("missing"), "-"}
 	if !slices.Equal(got, want) {
 		t.Errorf("dropInside(%q)\n = %q\nwant %q", args, got, want)

@@ -10,9 +10,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/netmortem/netmortem"
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
@@ -69,23 +71,23 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
 	}
-	operands, err := expandWith(context.Background(), fs.Args(), newObjects(0))
-	defer operands.close()
+	operands, err := operand.Expand(context.Background(), fs.Args(), operand.NewObjects(0), nil)
+	defer operands.Close()
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	opened := openExpanded(ctx, operands, &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}})
-	snap := opened.snap
+	opened := operand.Open(ctx, operands, &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}, Stdin: stdin})
+	snap := opened.Snap
 	all := rules.All()
 	// Which rules can run is decided by the evidence alone: run them on an
 	// empty copy that keeps only the inputs.
 	res := analyzer.Run(ctx, &model.Snapshot{Inputs: snap.Inputs}, all, nil)
-	rep := report.New(snap, opened.warns, res)
+	rep := report.New(snap, opened.Warns, res)
 	in := inspection{Inputs: rep.Inputs, Warnings: rep.Warnings, Skipped: rep.Skipped, Runnable: []string{},
-		Unreadable: unreadableCaptures(snap), RecordNodes: recordNodes(snap)}
+		Unreadable: operand.UnreadableCaptures(snap), RecordNodes: recordNodes(snap)}
 	// Without findings, what the bundle lacks: the kinds the skipped
 	// rules need, and those the others would join.
 	in.NextEvidence = report.NextEvidenceFor(snap, all, res)
@@ -103,7 +105,7 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		}
 	}
 	anonymizer := ao.anonymizer(snap)
-	in = anonymizeValue(anonymizer, in)
+	in = netmortem.Anonymize(anonymizer, in)
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -122,8 +124,8 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "netmortem inspect: interrupted: the list covers what was read until then")
 		return exitUnreadable
-	case opened.err != nil:
-		escape.Fprintln(stderr, "netmortem inspect:", opened.err)
+	case opened.Err != nil:
+		escape.Fprintln(stderr, "netmortem inspect:", opened.Err)
 		return exitUnreadable
 	case len(in.Unreadable) > 0:
 		escape.Fprintf(stderr, "netmortem inspect: %s could not be read: %s\n", count(len(in.Unreadable), "capture"),

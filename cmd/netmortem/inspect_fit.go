@@ -10,6 +10,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/internal/fit"
+	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -26,7 +27,7 @@ func groupInputs(in inspection) []*inspectGroup {
 	var groups []*inspectGroup
 	index := map[[2]string]*inspectGroup{}
 	for _, i := range in.Inputs {
-		key := [2]string{nodeCell(i, in.RecordNodes), inputDir(i.Path)}
+		key := [2]string{nodeCell(i, in.RecordNodes), operand.InputDir(i.Path)}
 		g := index[key]
 		if g == nil {
 			g = &inspectGroup{node: key[0], dir: key[1]}
