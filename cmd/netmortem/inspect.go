@@ -71,8 +71,9 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
 	}
-	operands, err := operand.Expand(context.Background(), fs.Args(), operand.NewObjects(0), nil)
-	defer operands.Close()
+	objs := operand.NewObjects(0)
+	defer objs.Close()
+	operands, err := operand.Expand(context.Background(), fs.Args(), objs, nil)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
