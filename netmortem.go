@@ -143,6 +143,10 @@ type Plan struct {
 	Config *analyzer.Config
 	// Paths are the operands, globs and bundle URLs expanded, each once.
 	Paths []string
+	// BeforeRead, when set, is called by Run before reading, under the
+	// time budget's context (the CLI says there which directories hold
+	// several bundles, read as one).
+	BeforeRead func(ctx context.Context)
 
 	opts     Options
 	operands operand.Expanded
@@ -237,6 +241,9 @@ func (p *Plan) Run(ctx context.Context) *Analysis {
 	start := time.Now()
 	readCtx, cancel := withBudget(ctx, o.Timeout)
 	defer cancel()
+	if p.BeforeRead != nil {
+		p.BeforeRead(readCtx)
+	}
 	popts := &parse.Options{Node: o.Node, Summary: parse.Summary{Enabled: !o.KeepAttempts},
 		Limits: parse.Limits{MaxMemory: o.MaxBundleMemory}, Stdin: o.Stdin}
 	in := operand.Open(readCtx, p.operands, popts)

@@ -96,6 +96,9 @@ type Side struct {
 type Result struct {
 	Diff     Diff
 	Old, New Side
+	// Now is when the configuration's ignore entries were found expired
+	// or not.
+	Now time.Time
 }
 
 // ErrInterrupted is the error of Bundles when ctx ended.
@@ -131,7 +134,7 @@ func Bundles(ctx context.Context, old, new string, o *Options) (*Result, error) 
 		Suppressed: SuppressedCounts{len(sides[0].Suppressed), len(sides[1].Suppressed)},
 		Dataplane:  Dataplane(dataplane.Build(sides[0].Snapshot), dataplane.Build(sides[1].Snapshot)),
 		Endpoints:  Endpoints(sides[0].Snapshot, sides[1].Snapshot)}
-	return &Result{Diff: d, Old: sides[0], New: sides[1]}, nil
+	return &Result{Diff: d, Old: sides[0], New: sides[1], Now: now}, nil
 }
 
 // Unreadable lists the captures of both sides whose header could not be

@@ -129,11 +129,11 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	}
 	defer plan.Close()
 
+	if !o.quiet {
+		plan.BeforeRead = func(ctx context.Context) { noteMerged(ctx, plan.Paths, stderr) }
+	}
 	ctx, stop := signalContext()
 	defer stop()
-	if !o.quiet {
-		noteMerged(ctx, plan.Paths, stderr)
-	}
 	a := plan.Run(ctx)
 	rep, snap := a.Report, a.Snapshot
 

@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -96,7 +95,7 @@ func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output, failOn *string
 	for _, w := range res.New.Expired {
 		escape.Fprintf(stderr, "warning: %s: %s\n", w.Position, w.Message)
 	}
-	sayUnmatched(stderr, cfg, append(slices.Clone(res.Old.Suppressed), res.New.Suppressed...), time.Now())
+	sayUnmatched(stderr, cfg, append(slices.Clone(res.Old.Suppressed), res.New.Suppressed...), res.Now)
 	// One mapping for both bundles: an address or a name is the same
 	// token in OLD and NEW.
 	var anonymizer *netmortem.Anonymizer

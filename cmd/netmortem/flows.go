@@ -74,7 +74,7 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 
 	ctx, stop := signalContext()
 	defer stop()
-	opts := &parse.Options{Node: *node, Formats: captureFormats()}
+	opts := &parse.Options{Node: *node, Formats: captureFormats(), Stdin: stdin}
 	in := operand.OpenPaths(ctx, fs.Args(), opts)
 	snap := in.Snap
 	printWarnings(stderr, in.Warns)

@@ -74,7 +74,7 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	in := operand.OpenPaths(ctx, fs.Args(), &parse.Options{Summary: parse.Summary{Enabled: true}})
+	in := operand.OpenPaths(ctx, fs.Args(), &parse.Options{Summary: parse.Summary{Enabled: true}, Stdin: stdin})
 	if in.Err != nil {
 		escape.Fprintln(stderr, "netmortem trace:", in.Err)
 		return exitUnreadable
