@@ -235,7 +235,7 @@ func (a *Analysis) Mappings() []Mapping {
 const maxRuleGrace = time.Minute
 
 // Run reads and analyzes the plan's operands under ctx and its time
-// budget.
+// budget. It runs once: the readers among the operands are read by then.
 func (p *Plan) Run(ctx context.Context) *Analysis {
 	o := &p.opts
 	start := time.Now()
