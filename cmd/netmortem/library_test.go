@@ -33,9 +33,9 @@ var libraryFormats = []string{"json", "markdown", "html"}
 // TestLibraryMatchesCLI checks that a program calling only netmortem.Analyze
 // and report.Write renders, in every format compared, the bytes
 // `netmortem analyze` writes: on every fixture bundle, with a
-// configuration found beside the bundle and a baseline (suppression), and
-// with a capture cut before its header and a missing operand
-// (incompleteness).
+// configuration found beside the bundle and a baseline (suppression),
+// with an anonymization key, and with a capture cut before its header and
+// a missing operand (incompleteness).
 func TestLibraryMatchesCLI(t *testing.T) {
 	cases := libraryCases(t)
 	if testing.Short() || raceEnabled {
@@ -125,6 +125,10 @@ func libraryCases(t *testing.T) []libraryCase {
 		libraryCase{name: "suppressed/baseline", always: true, suppressed: 1, args: []string{"--baseline", baseline, "--show-suppressed"},
 			opts: netmortem.Options{Baseline: baseline, ShowSuppressed: true}, operands: []string{fixture("incidents/ephemeral-nodeport")}},
 	)
+
+	// Anonymization with a key: the same tokens.
+	cases = append(cases, libraryCase{name: "anonymized/stale-dnat", always: true, args: []string{"--anonymize-key", "k1"},
+		opts: netmortem.Options{AnonymizeKey: "k1"}, operands: []string{fixture("incidents/stale-dnat")}})
 
 	// Incompleteness: a capture cut inside its header beside a bundle's
 	// evidence, and an operand that does not exist.
