@@ -15,7 +15,7 @@ COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE        ?= $(shell git log -1 --format=%cI 2>/dev/null)
 LDFLAGS     ?= $(if $(VERSION),-X $(BUILDINFO).version=$(VERSION)) $(if $(COMMIT),-X $(BUILDINFO).commit=$(COMMIT)) $(if $(DATE),-X $(BUILDINFO).date=$(DATE))
 
-.PHONY: all build test demo lint fuzz fixtures query-fixture bench bench-scale bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
+.PHONY: all build test demo lint fuzz fixtures new-rule query-fixture bench bench-scale bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
 
 all: build
 
@@ -30,10 +30,17 @@ build:
 # the race detector (cmd/netmortem/sample_test.go), then all of them without.
 EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput
 
+# go test's output goes through internal/testreport, which prints it as
+# go test would and ends with the tests skipped, one line per reason.
+TESTREPORT = bin/testreport
+
 test:
 	$(GO) vet ./...
-	$(GO) test -race -timeout 30m ./...
-	$(GO) test -timeout 30m -run '^($(EVERY_FIXTURE_TESTS))$$' ./cmd/netmortem
+	$(GO) build -o $(TESTREPORT) ./internal/testreport
+	@exec 4>&1; st=$$( { { $(GO) test -json -race -timeout 30m ./... 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
+	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
+	@exec 4>&1; st=$$( { { $(GO) test -json -timeout 30m -run '^($(EVERY_FIXTURE_TESTS))$$' ./cmd/netmortem 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
+	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
 
 ## browser-deps: install Debian's chromium for the browser test of the HTML
 ## report when it is missing (needs root and apt-get, as on CI; otherwise
@@ -136,8 +143,10 @@ screenshots:
 	  { echo "screenshots: no screenshot was written: the test skipped or did not run (Chromium: make browser-deps)"; exit 1; }
 
 ## demo: analyze the committed incident bundle and print the findings
-demo:
-	@$(GO) run ./cmd/netmortem analyze $(DEMO_BUNDLE); status=$$?; \
+# It builds bin/netmortem (go build reuses what is up to date) and runs it,
+# so that its exit code is netmortem's own, said once.
+demo: build
+	@$(BIN) analyze $(DEMO_BUNDLE); status=$$?; \
 	  echo; echo "netmortem exited with $$status (1 = findings at or above --fail-on, as expected for an incident)"
 
 ## lint: gofmt and staticcheck (pinned, fetched through the module proxy)
@@ -181,6 +190,13 @@ bench-scale:
 ## first use from real traffic; needs root then)
 bench-memory:
 	bash bench/bench-memory.sh
+
+## new-rule: start a rule called $(NAME): its file in analyzer/rules, its
+## line in All (all.go), its test and its scenario directory, each with
+## TODOs to fill in (docs/CONTRIBUTING.md, "Adding a rule")
+new-rule:
+	@test -n "$(NAME)" || { echo "usage: make new-rule NAME=my-rule"; exit 2; }
+	$(GO) run ./internal/newrule $(NAME)
 
 ## docs: regenerate docs/rules.md from the rule registry, docs/inputs.md
 ## from the format registry, docs/config.md from the rules' parameters, and

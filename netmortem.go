@@ -261,7 +261,7 @@ func (p *Plan) Run(ctx context.Context) *Analysis {
 	rep.NextEvidence = report.NextEvidenceFor(snap, enabledRules(p.Rules, p.Config), res)
 	rep.Incomplete = incomplete(ctx, ruleCtx, readCut, o.Timeout, start, in)
 	if !o.NoTimelines {
-		rep.Timelines = timeline.Build(ruleCtx, snap, rep.Findings)
+		rep.Timelines = timeline.Build(ruleCtx, snap, rep.Rules(), rep.Findings)
 		rep.Quotes = timeline.Quotes(ruleCtx, rep.Findings, rep.Timelines)
 	}
 	a := &Analysis{Snapshot: snap, Suppressed: suppressed, Cut: ctx.Err() != nil || readCut}

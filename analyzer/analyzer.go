@@ -74,87 +74,6 @@ func (s *Severity) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Rule is one check. netmortem's rules are listed explicitly in
-// analyzer/rules.All; a rule's Name is a stable ID that is never reused.
-type Rule struct {
-	// Name is the rule's kebab-case ID: "synack-reset".
-	Name string
-	// Doc is "title\n\nexplanation": the title is lower case, without a
-	// final period; the explanation says what the rule means, which
-	// evidence it uses, how it grades severity, and the fix.
-	Doc string
-	// Severity is the highest severity the rule reports by default.
-	Severity Severity
-	// Needs lists the kinds of evidence the rule cannot run without. When
-	// one is missing the rule is reported as skipped, not failed.
-	Needs []model.Kind
-	// NeedsAny lists kinds of which the rule needs at least one (on top
-	// of Needs): a rule that can reach its conclusion from any of several
-	// sources.
-	NeedsAny []model.Kind
-	// Uses lists further kinds the rule joins when present.
-	Uses []model.Kind
-	// Requires lists the facts the rule reads (through Fact.Of): each is
-	// computed once per snapshot, however many rules require it.
-	Requires []FactKey
-	// Proof says which evidence proves the cause the rule names: "the
-	// client's source port is an IPVS virtual service's port (ipvsadm -Ln)
-	// or a NodePort (Services, NodePort rules)".
-	Proof string
-	// Unproven says what the rule reports when that evidence is missing:
-	// the symptom, the causes it cannot rule out, and the command that
-	// would decide.
-	Unproven string
-	// Params declares the numeric parameters the rule reads with
-	// Pass.Param, which a Config may set.
-	Params []Param
-	// SubjectKeys lists the keys the Subjects of the rule's findings may
-	// hold (see the package doc). LoadConfig refuses an ignore entry of
-	// the rule whose selectors need a key not listed; analyzertest checks
-	// that findings hold no other. Empty: not declared.
-	SubjectKeys []string
-	// ObjectKinds lists the kinds of the Kubernetes objects its Subjects'
-	// object key names ("Service", "Pod"), when SubjectKeys holds
-	// object. LoadConfig refuses an object selector of a kind that no
-	// rule names.
-	ObjectKinds []string
-	// Run inspects p.Snap and calls p.Report for each finding.
-	Run func(p *Pass) error
-}
-
-// NeedsText says in words what the rule needs: "netfilter, kube", "one of
-// kube, logs", "capture and one of kube, logs", or "nothing".
-func (r *Rule) NeedsText() string {
-	join := func(ks []model.Kind) string {
-		parts := make([]string, len(ks))
-		for i, k := range ks {
-			parts[i] = string(k)
-		}
-		return strings.Join(parts, ", ")
-	}
-	switch {
-	case len(r.NeedsAny) == 0 && len(r.Needs) == 0:
-		return "nothing"
-	case len(r.NeedsAny) == 0:
-		return join(r.Needs)
-	case len(r.Needs) == 0:
-		return "one of " + join(r.NeedsAny)
-	}
-	return join(r.Needs) + " and one of " + join(r.NeedsAny)
-}
-
-// Title returns the first line of Doc.
-func (r *Rule) Title() string {
-	t, _, _ := strings.Cut(r.Doc, "\n")
-	return strings.TrimSpace(t)
-}
-
-// Explanation returns Doc without its title.
-func (r *Rule) Explanation() string {
-	_, rest, _ := strings.Cut(r.Doc, "\n")
-	return strings.TrimSpace(rest)
-}
-
 // Pass is one rule's run over one snapshot.
 type Pass struct {
 	Ctx    context.Context
@@ -299,6 +218,10 @@ type Result struct {
 	Findings []Finding   `json:"findings" yaml:"findings"`
 	Skipped  []Skipped   `json:"skipped" yaml:"skipped"`
 	Errors   []RuleError `json:"errors" yaml:"errors"`
+	// Rules are the rules Run was given, in their order, without those the
+	// configuration disables: what report, timeline and collect read of a
+	// rule (its chains, plot, descriptor) they read from these.
+	Rules []*Rule `json:"-" yaml:"-"`
 }
 
 // Max returns the highest severity among the findings, or 0 when there are
@@ -352,6 +275,7 @@ func RunFacts(ctx context.Context, facts *Facts, rules []*Rule, cfg *Config) Res
 		if rc.Disabled {
 			continue
 		}
+		res.Rules = append(res.Rules, r)
 		var missing []model.Kind
 		for _, k := range r.Needs {
 			if !snap.Has(k) {
@@ -518,8 +442,10 @@ var ruleName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 // Validate checks a rule list: names kebab-case and unique, a Doc with a
 // title of at most 60 characters, a severity, a Run function, Requires
 // without nil entries or duplicates, Params each named in snake_case
-// once, documented, of a known type, with a default of that type, and
-// SubjectKeys in snake_case, each once.
+// once, documented, of a known type, with a default of that type,
+// SubjectKeys in snake_case, each once, and Explains, FollowsFrom,
+// Symptoms and Plot well formed (see validateInfo), the edges leading
+// no rule back to itself.
 func Validate(rules []*Rule) error {
 	var errs []error
 	seen := map[string]bool{}
@@ -557,6 +483,7 @@ func Validate(rules []*Rule) error {
 		}
 		errs = append(errs, validateParams(r)...)
 		errs = append(errs, validateSubjectKeys(r)...)
+		errs = append(errs, validateInfo(r)...)
 		facts := map[FactKey]bool{}
 		for j, k := range r.Requires {
 			switch {
@@ -569,5 +496,6 @@ func Validate(rules []*Rule) error {
 			facts[k] = true
 		}
 	}
+	errs = append(errs, validateCausality(rules)...)
 	return errors.Join(errs...)
 }

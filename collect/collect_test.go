@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/collect"
 	"github.com/netmortem/netmortem/model"
@@ -76,66 +77,81 @@ func TestCatalog(t *testing.T) {
 }
 
 // TestSymptomsCoverEveryRule holds that docs/collect.md lists every rule
-// under some symptom, and names no rule that does not exist.
+// under some symptom, and that the symptoms come in their order.
 func TestSymptomsCoverEveryRule(t *testing.T) {
 	listed := map[string]bool{}
-	for _, s := range collect.Symptoms {
+	syms := collect.Symptoms(rules.All())
+	for _, s := range syms {
 		for _, r := range s.Rules {
-			if rules.Lookup(r) == nil {
-				t.Errorf("symptom %q names rule %q, which does not exist", s.Name, r)
-			}
-			listed[r] = true
+			listed[r.Name] = true
 		}
 	}
 	for _, r := range rules.All() {
 		if !listed[r.Name] {
-			t.Errorf("rule %s is under no symptom of collect.Symptoms", r.Name)
+			t.Errorf("rule %s is under no symptom", r.Name)
 		}
 	}
-	for _, want := range []string{"probes time out", "Service unreachable from some nodes", "intermittent 502 through a LoadBalancer", "DNS timeouts"} {
-		if !slices.ContainsFunc(collect.Symptoms, func(s collect.Symptom) bool { return s.Name == want }) {
-			t.Errorf("no symptom %q", want)
+	var names []string
+	for _, s := range syms {
+		names = append(names, s.Name)
+	}
+	want := []string{"probes time out", "Service unreachable from some nodes", "intermittent 502 through a LoadBalancer", "DNS timeouts",
+		"the control plane looks unhealthy"}
+	if !slices.Equal(names, want) {
+		t.Errorf("symptoms %q, want %q", names, want)
+	}
+}
+
+// TestSymptomsOrder checks that the symptoms come by their rank and the
+// rules under one by theirs, then in the order of the rule list.
+func TestSymptomsOrder(t *testing.T) {
+	late := &analyzer.Symptom{Name: "late", Doc: "d", Rank: 2}
+	early := &analyzer.Symptom{Name: "early", Doc: "d", Rank: 1}
+	a := &analyzer.Rule{Name: "a", Symptoms: []analyzer.SymptomRef{late.At(5)}}
+	b := &analyzer.Rule{Name: "b", Symptoms: []analyzer.SymptomRef{late.At(1), early.At(3)}}
+	c := &analyzer.Rule{Name: "c", Symptoms: []analyzer.SymptomRef{late.At(5)}}
+	var got []string
+	for _, s := range collect.Symptoms([]*analyzer.Rule{a, nil, b, c}) {
+		got = append(got, s.Name+":")
+		for _, r := range s.Rules {
+			got = append(got, r.Name)
 		}
+	}
+	if want := []string{"early:", "b", "late:", "b", "a", "c"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
 // TestWriteDoc checks that every symptom's commands give every kind its
-// rules need, and that an unknown rule is an error.
+// rules need.
 func TestWriteDoc(t *testing.T) {
-	var needs []collect.RuleNeeds
-	for _, r := range rules.All() {
-		needs = append(needs, collect.RuleNeeds{Name: r.Name, Title: r.Title(), Needs: r.Needs, NeedsAny: r.NeedsAny, Uses: r.Uses})
-	}
 	var b bytes.Buffer
-	if err := collect.WriteDoc(&b, needs); err != nil {
+	if err := collect.WriteDoc(&b, rules.All()); err != nil {
 		t.Fatal(err)
 	}
 	doc := b.String()
 	sections := strings.Split(doc, "\n## ")[1:]
-	if len(sections) != len(collect.Symptoms)+1 {
+	syms := collect.Symptoms(rules.All())
+	if len(sections) != len(syms)+1 {
 		t.Fatalf("%d sections, want one per symptom and the command list", len(sections))
 	}
-	for i, s := range collect.Symptoms {
+	for i, s := range syms {
 		sec := sections[i]
 		if !strings.HasPrefix(sec, s.Name+"\n") {
 			t.Errorf("section %d is %q, want %q", i, strings.SplitN(sec, "\n", 2)[0], s.Name)
 		}
-		for _, name := range s.Rules {
-			r := rules.Lookup(name)
-			if !strings.Contains(sec, "[`"+name+"`]") {
-				t.Errorf("%s: rule %s not listed", s.Name, name)
+		for _, r := range s.Rules {
+			if !strings.Contains(sec, "[`"+r.Name+"`]") {
+				t.Errorf("%s: rule %s not listed", s.Name, r.Name)
 			}
 			for _, k := range r.Needs {
 				for _, c := range collect.ForKind(k) {
 					if !strings.Contains(sec, "`"+strings.ReplaceAll(c.Shell, "|", `\|`)+"`") {
-						t.Errorf("%s: %s needs %s, but %s is not listed", s.Name, name, k, c.Name)
+						t.Errorf("%s: %s needs %s, but %s is not listed", s.Name, r.Name, k, c.Name)
 					}
 				}
 			}
 		}
-	}
-	if err := collect.WriteDoc(&b, needs[:1]); err == nil {
-		t.Error("WriteDoc with rules missing: no error")
 	}
 }
 

@@ -143,6 +143,34 @@ func TestWriteCSV(t *testing.T) {
 	}
 }
 
+// A cell from the bundle that a spreadsheet would take for a formula (a
+// capture named "=HYPERLINK(...).pcap") starts with an apostrophe;
+// numbers and lone signs are kept.
+func TestWriteCSVInert(t *testing.T) {
+	for in, want := range map[string]string{
+		"=HYPERLINK(\"http://evil.example\").pcap#frame=1": "'=HYPERLINK(\"http://evil.example\").pcap#frame=1",
+		"@SUM(A1)": "'@SUM(A1)", "+1+2": "'+1+2", "-2+3": "'-2+3", "\tx": "'\tx", "\rx": "'\rx",
+		"-": "-", "-1.5": "-1.5", "+3": "+3", "c.pcap#frame=1": "c.pcap#frame=1", "": "",
+	} {
+		if got := inertCell(in); got != want {
+			t.Errorf("inertCell(%q) = %q, want %q", in, got, want)
+		}
+	}
+	snap := snapshot()
+	for i := range snap.Attempts {
+		snap.Attempts[i].Pos.File = "=cmd.pcap"
+	}
+	var b bytes.Buffer
+	if err := Build(snap, Filter{}).Write(&b, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[1:] {
+		if !strings.HasPrefix(line, "'=cmd.pcap") {
+			t.Errorf("row %q starts with a formula", line)
+		}
+	}
+}
+
 // TestOutOfRangeTimes writes a table whose times RFC 3339 cannot hold (a
 // pcapng timestamp past the year 9999) in every format: the year is
 // clamped, the snapshot is left as it was, and nothing fails.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -104,12 +105,30 @@ func (t *Table) writeCSV(w io.Writer) error {
 		return err
 	}
 	for i := range t.Attempts {
-		if err := cw.Write(t.row(&t.Attempts[i])); err != nil {
+		row := t.row(&t.Attempts[i])
+		for j, cell := range row {
+			row[j] = inertCell(cell)
+		}
+		if err := cw.Write(row); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// inertCell keeps a spreadsheet from reading a cell as a formula: a cell
+// that starts with =, +, -, @, a tab or a carriage return (a file name
+// from the bundle can) gets a leading apostrophe, unless it is a number
+// or a lone sign.
+func inertCell(s string) string {
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) || s == "-" || s == "+" {
+		return s
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return s
+	}
+	return "'" + s
 }
 
 func newTable(w io.Writer) *tablewriter.Table {

@@ -57,7 +57,7 @@ func TestWriteTableStyles(t *testing.T) {
 // wrapped to the width.
 func TestWriteTableVerdict(t *testing.T) {
 	rep := fixedReport()
-	v := report.NewVerdict(rep.Findings, rep.Inputs)
+	v := report.NewVerdict(rep.Rules(), rep.Findings, rep.Inputs)
 	if len(v.Causes) == 0 {
 		t.Fatal("the fixed report has no verdict")
 	}

@@ -39,8 +39,8 @@ type Report struct {
 	// made it).
 	Tool buildinfo.Info `json:"tool" yaml:"tool"`
 	// Verdict says what most likely went wrong, the findings grouped by
-	// shared root cause (NewVerdict of Findings). New sets it, and Write
-	// sets it again from the findings it writes.
+	// shared root cause (NewVerdict of Rules and Findings). New sets it,
+	// and Write sets it again from the findings it writes.
 	Verdict Verdict `json:"verdict" yaml:"verdict"`
 	// Findings are the rules' conclusions, highest severity first.
 	Findings []analyzer.Finding `json:"findings" yaml:"findings"`
@@ -83,7 +83,23 @@ type Report struct {
 	// Quotes are the texts at the findings' evidence positions, for the
 	// HTML report's appendix. They are not part of the JSON or YAML report.
 	Quotes []Quote `json:"-" yaml:"-"`
+
+	// rules are the rules that ran (Rules, SetRules). They are not data
+	// of the report but what reads it, kept apart from what encoders and
+	// the anonymizer walk.
+	rules []*analyzer.Rule
 }
+
+// Rules returns the rules that ran, as New or SetRules set them: the
+// verdict reads their chains of cause and effect (Explains, FollowsFrom),
+// SARIF their descriptors.
+func (r *Report) Rules() []*analyzer.Rule { return r.rules }
+
+// SetRules sets the rules that ran, for a report built by hand; New sets
+// them from the analyzer's result (analyzer.Result.Rules). Without them,
+// the verdict groups no findings by their rules' chains and SARIF
+// describes each rule by its name alone.
+func (r *Report) SetRules(rules []*analyzer.Rule) { r.rules = slices.Clone(rules) }
 
 // Warning is a problem found in an input.
 type Warning struct {
@@ -105,6 +121,7 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 		Inputs:        []model.Input{},
 		Skipped:       slices.Clone(res.Skipped),
 		Errors:        slices.Clone(res.Errors),
+		rules:         slices.Clone(res.Rules),
 	}
 	if snap != nil {
 		r.Inputs = append(r.Inputs, snap.Inputs...)
@@ -133,7 +150,7 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 		r.Errors = []analyzer.RuleError{}
 	}
 	r.NextEvidence = NextEvidenceFor(snap, nil, res)
-	r.Verdict = NewVerdict(r.Findings, r.Inputs)
+	r.Verdict = NewVerdict(r.rules, r.Findings, r.Inputs)
 	return r
 }
 
@@ -172,7 +189,7 @@ func forWriting(w io.Writer, r *Report) (*Report, error) {
 		return nil, ErrNilReport
 	}
 	c := *r.withEmptyLists()
-	c.Verdict = NewVerdict(c.Findings, c.Inputs)
+	c.Verdict = NewVerdict(c.rules, c.Findings, c.Inputs)
 	return &c, nil
 }
 

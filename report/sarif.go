@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
-	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/model"
 )
@@ -212,11 +211,12 @@ func itoa(n int) string {
 	return string(b)
 }
 
-// sarifRuleFor describes a rule from the registry, or from the finding alone
-// for a rule the registry does not know.
-func sarifRuleFor(name string, f analyzer.Finding) sarifRule {
-	r := rules.Lookup(name)
-	if r == nil {
+// sarifRuleFor describes the rule called name: from its value among rules
+// (the rules that ran), or from the finding alone for a rule not among
+// them (a report read back from JSON).
+func sarifRuleFor(rules []*analyzer.Rule, name string, f analyzer.Finding) sarifRule {
+	i := slices.IndexFunc(rules, func(r *analyzer.Rule) bool { return r != nil && r.Name == name })
+	if i < 0 {
 		return sarifRule{
 			ID: name, Name: name,
 			ShortDescription:     sarifText{Text: name},
@@ -225,6 +225,7 @@ func sarifRuleFor(name string, f analyzer.Finding) sarifRule {
 			DefaultConfiguration: sarifConfig{Level: sarifLevel(f.Severity)},
 		}
 	}
+	r := rules[i]
 	props := map[string]any{"needs": kindNames(r.Needs)}
 	if len(r.Uses) > 0 {
 		props["uses"] = kindNames(r.Uses)
@@ -272,7 +273,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 	index := map[string]int{}
 	for i, n := range names {
 		index[n] = i
-		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRuleFor(n, first[n]))
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRuleFor(r.rules, n, first[n]))
 	}
 	for _, f := range r.Findings {
 		run.Results = append(run.Results, sarifResultFor(f, index[f.Rule]))

@@ -66,64 +66,19 @@ const (
 	LinkCauseFamily    = "cause-family"
 )
 
-// causeFamilies are rules whose findings on one node are known to follow
-// from one another, the root cause first.
-var causeFamilies = [][]string{
-	// The kernel hands a client a NodePort as its source port; IPVS
-	// answers the SYN/ACK with a reset; churn uses more ports.
-	{"ephemeral-nodeport-overlap", "nodeport-collision", "synack-reset", "timewait-churn", "snat-port-exhaustion"},
-	// kube-proxy cannot reach the API server, so its NAT rules go stale.
-	{"apiserver-unreachable", "kube-proxy-sync-errors", "stale-dnat", "conntrack-stale-udp", "iptables-backend-split", "service-rule-shadowed"},
-	// Two announcers, or none, for one VIP: ARP owners flap and clients
-	// get ICMP errors.
-	{"lb-controller-conflict", "ipvs-strict-arp", "arp-flap", "vip-unannounced", "arp-unanswered", "icmp-unreachable"},
-	// Packets too big for the path, with ICMP telling so.
-	{"mtu-blackhole", "icmp-unreachable"},
-	// Return traffic dropped by reverse path filtering goes unanswered.
-	{"rp-filter-drop", "nat-reply-untranslated", "syn-unanswered"},
-}
-
-// rootFirst reports, for rules a and b of one family, whether a comes
-// before b in it (closer to the root cause), and whether they share one.
-func rootFirst(a, b string) (aFirst, ok bool) {
-	for _, fam := range causeFamilies {
-		i, j := slices.Index(fam, a), slices.Index(fam, b)
-		if a != b && i >= 0 && j >= 0 {
-			return i < j, true
-		}
-	}
-	return false, false
-}
-
-// sameFamily reports whether rules a and b differ and are of one family.
-func sameFamily(a, b string) bool {
-	for _, fam := range causeFamilies {
-		if a != b && slices.Contains(fam, a) && slices.Contains(fam, b) {
-			return true
-		}
-	}
-	return false
-}
-
-// inFamily reports whether rule is in one of causeFamilies.
-func inFamily(rule string) bool {
-	for _, fam := range causeFamilies {
-		if slices.Contains(fam, rule) {
-			return true
-		}
-	}
-	return false
-}
-
 // NewVerdict groups findings by shared root cause and names the groups,
-// most severe first. inputs give the node of each evidence file, for
+// most severe first. rules are the rules that ran: their Explains and
+// FollowsFrom edges (analyzer.Causality) link the findings of rules known
+// to follow from one another on a node, the cause leading its group;
+// nil links none so. inputs give the node of each evidence file, for
 // findings whose subject names none.
-func NewVerdict(findings []analyzer.Finding, inputs []model.Input) Verdict {
+func NewVerdict(rules []*analyzer.Rule, findings []analyzer.Finding, inputs []model.Input) Verdict {
 	v := Verdict{Causes: []VerdictCause{}}
 	n := len(findings)
 	if n == 0 {
 		return v
 	}
+	causality := analyzer.NewCausality(rules)
 	nodeOfFile := map[string]string{}
 	for _, in := range inputs {
 		if in.Node != "" {
@@ -201,13 +156,13 @@ func NewVerdict(findings []analyzer.Finding, inputs []model.Input) Verdict {
 	}
 	var chained []int
 	for i, f := range findings {
-		if inFamily(f.Rule) {
+		if causality.Chained(f.Rule) {
 			chained = append(chained, i)
 		}
 	}
 	for x, i := range chained {
 		for _, j := range chained[x+1:] {
-			if sameFamily(findings[i].Rule, findings[j].Rule) && nodesMeet(nodes[i], nodes[j]) {
+			if causality.Linked(findings[i].Rule, findings[j].Rule) && nodesMeet(nodes[i], nodes[j]) {
 				join(i, j, LinkCauseFamily)
 			}
 		}
@@ -225,8 +180,8 @@ func NewVerdict(findings []analyzer.Finding, inputs []model.Input) Verdict {
 		best := g[0]
 		better := func(i, j int) bool {
 			a, b := findings[i], findings[j]
-			if aFirst, ok := rootFirst(a.Rule, b.Rule); ok {
-				return aFirst
+			if causality.Linked(a.Rule, b.Rule) {
+				return causality.Leads(a.Rule, b.Rule)
 			}
 			if ea, eb := explains[i], explains[j]; ea != eb {
 				return ea

@@ -272,7 +272,7 @@ func TestVerdictGrouping(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := report.NewVerdict(tc.findings, inputs)
+			v := report.NewVerdict(rules.All(), tc.findings, inputs)
 			var got []string
 			for _, c := range v.Causes {
 				got = append(got, causeRules(c))
@@ -300,7 +300,7 @@ func TestVerdictExplainedBy(t *testing.T) {
 	cause := vfinding("rp-filter-drop", analyzer.Error, analyzer.Proven, nil, model.Pos{File: "cap", Frame: 3})
 	symptom := vfinding("syn-unanswered", analyzer.Warning, analyzer.Unknown, nil, model.Pos{File: "other", Frame: 9})
 	symptom.ExplainedBy = cause.Rule + ": " + cause.Title
-	v := report.NewVerdict([]analyzer.Finding{symptom, cause}, nil)
+	v := report.NewVerdict(rules.All(), []analyzer.Finding{symptom, cause}, nil)
 	if len(v.Causes) != 1 || v.Causes[0].Rule != "rp-filter-drop" || len(v.Causes[0].Related) != 1 ||
 		v.Causes[0].Related[0].Link != report.LinkExplainedBy {
 		t.Fatalf("verdict %+v", v)
@@ -309,7 +309,7 @@ func TestVerdictExplainedBy(t *testing.T) {
 		t.Errorf("line %q, want %q", v.Causes[0].Line, want)
 	}
 	// A lone cause that is not established is said so.
-	v = report.NewVerdict([]analyzer.Finding{symptom}, nil)
+	v = report.NewVerdict(rules.All(), []analyzer.Finding{symptom}, nil)
 	if want := "Possible cause (not established): syn-unanswered title [syn-unanswered]"; len(v.Causes) != 1 || v.Causes[0].Line != want {
 		t.Errorf("verdict %+v, want the line %q", v, want)
 	}
@@ -347,5 +347,37 @@ func TestVerdictFromWrite(t *testing.T) {
     "others": 0
   }`) {
 		t.Errorf("an empty report's verdict:\n%s", buf.String())
+	}
+}
+
+// TestReportRules: the verdict of a report groups findings by their
+// rules' chains only when it has the rules that ran, from New or
+// SetRules.
+func TestReportRules(t *testing.T) {
+	if r := report.New(nil, nil, analyzer.Result{Rules: rules.All()}); len(r.Rules()) != len(rules.All()) {
+		t.Errorf("New keeps %d rules of %d", len(r.Rules()), len(rules.All()))
+	}
+	pos := model.Pos{File: "n1/sysctl.txt", Line: 1}
+	r := &report.Report{Findings: []analyzer.Finding{
+		vfinding(rules.SynAckReset.Name, analyzer.Error, analyzer.Proven, nil, model.Pos{File: "n1/cap", Frame: 2}),
+		vfinding(rules.EphemeralNodePortOverlap.Name, analyzer.Warning, analyzer.Likely, nil, pos),
+	}}
+	causes := func() int {
+		var buf bytes.Buffer
+		if err := report.Write(&buf, "json", r); err != nil {
+			t.Fatal(err)
+		}
+		var got report.Report
+		if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		return len(got.Verdict.Causes)
+	}
+	if n := causes(); n != 2 {
+		t.Errorf("without rules: %d causes, want 2", n)
+	}
+	r.SetRules(rules.All())
+	if n := causes(); n != 1 {
+		t.Errorf("with the rules: %d causes, want 1", n)
 	}
 }

@@ -11,9 +11,10 @@ import (
 	"github.com/netmortem/netmortem/report"
 )
 
-// arpAddrs are the addresses whose ARP owners f is about: its subject's
-// address, its facts' LoadBalancer or flapping addresses, and the
-// addresses of the ARP packets its evidence cites.
+// arpAddrs are the addresses whose ARP owners f is about: those its
+// rule's Plot.ARPAddrs select (its subject's address, its facts'
+// LoadBalancer or flapping addresses), and the addresses of the ARP
+// packets its evidence cites.
 func (b *builder) arpAddrs(f *analyzer.Finding, cited map[posKey]bool) []netip.Addr {
 	var out []netip.Addr
 	add := func(s string) {
@@ -21,16 +22,9 @@ func (b *builder) arpAddrs(f *analyzer.Finding, cited map[posKey]bool) []netip.A
 			out = append(out, a)
 		}
 	}
-	switch f.Rule {
-	case "arp-flap", "arp-unanswered":
-		add(f.Subject["address"])
-	case "lb-controller-conflict":
-		for _, s := range factStrings(f, "load_balancer_ips") {
-			add(s)
-		}
-	case "ipvs-strict-arp":
-		for _, s := range factStrings(f, "flapping_ips") {
-			add(s)
+	for _, sel := range b.plot(f.Rule).ARPAddrs {
+		for _, v := range values(f, sel) {
+			add(v)
 		}
 	}
 	for i := range b.snap.ARP {
@@ -123,20 +117,21 @@ func (b *builder) arp(f *analyzer.Finding, cited map[posKey]bool) part {
 }
 
 // icmp draws the ICMP errors f is about, one lane per sender: those its
-// evidence cites, and for icmp-unreachable those of its sender and kind
-// about its destination, for mtu-blackhole the frag-needed errors about
-// its flow.
+// evidence cites, and those its rule's Plot.ICMP selects (for
+// icmp-unreachable those of its sender and kind about its destination,
+// for mtu-blackhole the frag-needed errors about its flow).
 func (b *builder) icmp(f *analyzer.Finding, cited map[posKey]bool) part {
 	node := f.Subject["node"]
 	var from, dst netip.Addr
 	var what string
 	var src, to netip.Addr
-	switch f.Rule {
-	case "icmp-unreachable":
+	how := b.plot(f.Rule).ICMP
+	switch how {
+	case analyzer.ICMPSenderKind:
 		_, from, _ = leadingEndpoint(f.Subject["from"])
 		_, dst, _ = leadingEndpoint(f.Subject["address"])
 		what = f.Subject["icmp"]
-	case "mtu-blackhole":
+	case analyzer.ICMPTooBig:
 		_, src, _ = leadingEndpoint(f.Subject["source"])
 		_, to, _ = leadingEndpoint(f.Subject["destination"])
 	}
@@ -144,10 +139,10 @@ func (b *builder) icmp(f *analyzer.Finding, cited map[posKey]bool) part {
 		if cited[keyOf(e.Pos)] {
 			return true
 		}
-		switch f.Rule {
-		case "icmp-unreachable":
+		switch how {
+		case analyzer.ICMPSenderKind:
 			return e.From == from && e.What == what && (e.Quoted.Dst.Addr() == dst || e.Quoted.Src.Addr() == dst)
-		case "mtu-blackhole":
+		case analyzer.ICMPTooBig:
 			return (e.What == "frag-needed" || e.What == "packet-too-big") &&
 				(e.Quoted.Src.Addr() == src && e.Quoted.Dst.Addr() == to || e.To == src)
 		}

@@ -70,54 +70,40 @@ func (s *selector) match(a *model.Attempt) bool {
 }
 
 // attemptSelector reads which attempts f is about from its subject and
-// facts (see the package doc).
-func attemptSelector(f *analyzer.Finding) selector {
+// facts, as its rule's plot p selects them (see the package doc).
+func attemptSelector(f *analyzer.Finding, p *analyzer.Plot) selector {
 	var s selector
 	s.node = f.Subject["node"]
-	switch f.Rule {
-	case "icmp-unreachable":
-		// The attempts the errors answer: to the destination the
-		// errors quote.
-		s.addServer(f.Subject["address"])
-	case "mtu-blackhole":
-		// The sender of the large segments is the server of its
-		// connections, the receiver their client.
-		s.addServer(f.Subject["source"])
-		s.addClient(f.Subject["destination"])
-	case "stale-dnat":
-		for _, t := range factStrings(f, "stale_targets") {
-			s.addServer(t)
+	servers, clients, port := p.Servers, p.Clients, p.ServerPort
+	if len(servers) == 0 && len(clients) == 0 && len(p.ClientPorts) == 0 {
+		servers = []analyzer.Selector{analyzer.InSubject("address"), analyzer.InSubject("vip"), analyzer.InSubject("backend")}
+		clients = []analyzer.Selector{analyzer.InSubject("client")}
+		port = &analyzer.Selector{Subject: "port"}
+	}
+	for _, sel := range servers {
+		for _, v := range values(f, sel) {
+			s.addServer(v)
 		}
-		for _, t := range factStrings(f, "frontends") {
-			s.addServer(t)
+	}
+	for _, sel := range clients {
+		for _, v := range values(f, sel) {
+			s.addClient(v)
 		}
-	case "connection-skew":
-		for _, d := range factStrings(f, "distribution") {
-			s.addServer(d)
-		}
-	case "ephemeral-nodeport-overlap":
-		for _, p := range factStrings(f, "allocated_nodeports_in_overlap") {
-			if n, err := strconv.ParseUint(p, 10, 16); err == nil {
+	}
+	for _, sel := range p.ClientPorts {
+		for _, v := range values(f, sel) {
+			if n, err := strconv.ParseUint(v, 10, 16); err == nil {
 				s.clientPorts = append(s.clientPorts, uint16(n))
 			}
 		}
-	case "timewait-churn":
-		for _, c := range factStrings(f, "clients") {
-			s.addClient(c)
-		}
-	default:
-		for _, k := range []string{"address", "vip", "backend"} {
-			if v := f.Subject[k]; v != "" {
-				s.addServer(v)
-			}
-		}
-		if v := f.Subject["client"]; v != "" {
-			s.addClient(v)
-		}
-		if p, err := strconv.ParseUint(f.Subject["port"], 10, 16); err == nil {
-			for i, sv := range s.servers {
-				if sv.Port() == 0 {
-					s.servers[i] = netip.AddrPortFrom(sv.Addr(), uint16(p))
+	}
+	if port != nil {
+		if ps := values(f, *port); len(ps) == 1 {
+			if n, err := strconv.ParseUint(ps[0], 10, 16); err == nil {
+				for i, sv := range s.servers {
+					if sv.Port() == 0 {
+						s.servers[i] = netip.AddrPortFrom(sv.Addr(), uint16(n))
+					}
 				}
 			}
 		}
@@ -150,7 +136,7 @@ func cites(a *model.Attempt, cited map[posKey]bool) bool {
 
 // attempts draws the connection attempts f is about, one lane per server.
 func (b *builder) attempts(f *analyzer.Finding, cited map[posKey]bool) part {
-	sel := attemptSelector(f)
+	sel := attemptSelector(f, b.plot(f.Rule))
 	// Without a server, client or port in the subject or facts, the
 	// servers of the attempts the evidence cites.
 	if sel.empty() {

@@ -4,7 +4,10 @@
 // (Quotes).
 //
 // A finding's timeline is drawn from the records its evidence cites and
-// from those its subject names, never from the whole snapshot:
+// from those its subject names, never from the whole snapshot. What is
+// drawn, and which records its subject and facts name, is its rule's
+// analyzer.Plot (Build is given the rules that ran; the package knows no
+// rule by name); netmortem's rules draw:
 //
 //   - connection attempts by outcome, one lane per server, for the attempts
 //     to the servers the subject names (address, vip, backend, source), from

@@ -20,7 +20,7 @@ func ExampleBuild() {
 		return
 	}
 	res := analyzer.Run(ctx, snap, rules.All(), nil)
-	timelines := timeline.Build(ctx, snap, res.Findings)
+	timelines := timeline.Build(ctx, snap, res.Rules, res.Findings)
 	for _, f := range res.Findings {
 		tl := timelines[f.Fingerprint]
 		if tl == nil {

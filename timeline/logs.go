@@ -102,7 +102,7 @@ func (b *builder) logErrors(f *analyzer.Finding, cited map[posKey]bool) part {
 			files[e.Pos.File] = true
 		}
 	}
-	if f.Rule == "stale-dnat" || f.Rule == "conntrack-stale-udp" {
+	if b.plot(f.Rule).NodeKubeProxyErrors {
 		// kube-proxy's errors on the finding's node explain a stale
 		// dataplane.
 		node := f.Subject["node"]
@@ -155,22 +155,25 @@ func isKubeProxy(e *model.LogEvent) bool {
 }
 
 // firstStale is the first failed attempt to a stale DNAT target of a
-// stale-dnat finding (f itself, or, for other findings, one on f's node):
-// the moment the stale rules are seen to harm.
+// finding whose rule's Plot names StaleTargets (f itself, when its rule
+// does, or else one on f's node): the moment the stale rules are seen to
+// harm.
 func (b *builder) firstStale(f *analyzer.Finding) (report.Mark, bool) {
 	var sel selector
+	own := b.plot(f.Rule).StaleTargets != nil
 	for i := range b.all {
 		g := &b.all[i]
-		if g.Rule != "stale-dnat" {
+		targets := b.plot(g.Rule).StaleTargets
+		if targets == nil {
 			continue
 		}
 		if g != f && g.Fingerprint != f.Fingerprint && f.Subject["node"] != "" && g.Subject["node"] != "" && g.Subject["node"] != f.Subject["node"] {
 			continue
 		}
-		if f.Rule == "stale-dnat" && g.Fingerprint != f.Fingerprint {
+		if own && g.Fingerprint != f.Fingerprint {
 			continue
 		}
-		for _, t := range factStrings(g, "stale_targets") {
+		for _, t := range values(g, *targets) {
 			sel.addServer(t)
 		}
 	}

@@ -285,7 +285,7 @@ func TestQuotesHostile(t *testing.T) {
 		for _, in := range snap.Inputs {
 			fs[len(fs)-1].Evidence = append(fs[len(fs)-1].Evidence, analyzer.Evidence{Pos: model.Pos{File: in.Path, Line: 1}})
 		}
-		Build(context.Background(), snap, fs)
+		Build(context.Background(), snap, rules.All(), fs)
 		for _, q := range Quotes(context.Background(), fs, nil) {
 			if q.Text == "" && q.Pos.Line != 1 {
 				t.Errorf("%s: empty quote", q.Pos)
@@ -303,7 +303,7 @@ func TestQuotesHostile(t *testing.T) {
 // entry without its text.
 func TestQuotesTimelinePositions(t *testing.T) {
 	snap, fs := incident(t, "incidents/stale-dnat")
-	tls := Build(context.Background(), snap, fs)
+	tls := Build(context.Background(), snap, rules.All(), fs)
 	quoted := map[model.Pos]string{}
 	for _, q := range Quotes(context.Background(), fs, tls) {
 		quoted[q.Pos] = q.Text

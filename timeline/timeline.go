@@ -28,10 +28,12 @@ const (
 
 // Build returns the timelines of findings, by fingerprint: for each
 // finding whose evidence has times, what happened over time behind it
-// (see the package doc). Findings without timed evidence have no entry.
-// Build reads snap and never changes it; it stops early, returning what it
-// built, when ctx ends.
-func Build(ctx context.Context, snap *model.Snapshot, findings []analyzer.Finding) map[string]*report.Timeline {
+// (see the package doc). rules are the rules that ran: what a finding's
+// timeline draws is its rule's Plot (the zero Plot for a rule not among
+// them). Findings without timed evidence have no entry. Build reads snap
+// and never changes it; it stops early, returning what it built, when ctx
+// ends.
+func Build(ctx context.Context, snap *model.Snapshot, rules []*analyzer.Rule, findings []analyzer.Finding) map[string]*report.Timeline {
 	out := map[string]*report.Timeline{}
 	if snap == nil {
 		return out
@@ -39,7 +41,12 @@ func Build(ctx context.Context, snap *model.Snapshot, findings []analyzer.Findin
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	b := &builder{ctx: ctx, snap: snap, all: findings}
+	b := &builder{ctx: ctx, snap: snap, all: findings, plots: map[string]*analyzer.Plot{}}
+	for _, r := range rules {
+		if r != nil {
+			b.plots[r.Name] = &r.Plot
+		}
+	}
 	for i := range findings {
 		if ctx.Err() != nil {
 			break
@@ -57,6 +64,16 @@ type builder struct {
 	ctx  context.Context
 	snap *model.Snapshot
 	all  []analyzer.Finding
+	// plots are the rules' plots, by rule name.
+	plots map[string]*analyzer.Plot
+}
+
+// plot is how the findings of rule are drawn.
+func (b *builder) plot(rule string) *analyzer.Plot {
+	if p, ok := b.plots[rule]; ok {
+		return p
+	}
+	return &analyzer.Plot{}
 }
 
 // part is one kind of record drawn on a timeline: lanes, spans across it,
@@ -82,31 +99,23 @@ func (b *builder) finding(f *analyzer.Finding) *report.Timeline {
 			parts = append(parts, p)
 		}
 	}
-	switch f.Rule {
-	case "arp-flap", "arp-unanswered", "ipvs-strict-arp", "lb-controller-conflict":
-		add(b.arp(f, cited))
-	case "icmp-unreachable":
-		add(b.icmp(f, cited))
-		add(b.attempts(f, cited))
-	case "mtu-blackhole":
-		add(b.attempts(f, cited))
-		add(b.icmp(f, cited))
-	case "probe-restart-loop":
-		add(b.restarts(f, cited))
-	case "kube-proxy-sync-errors", "conntrack-stale-udp":
-		add(b.logErrors(f, cited))
-		add(b.staleMark(f))
-	case "stale-dnat":
-		add(b.attempts(f, cited))
-		add(b.logErrors(f, cited))
-		add(b.staleMark(f))
-	default:
-		add(b.attempts(f, cited))
-		add(b.icmp(f, cited))
-		add(b.arp(f, cited))
-	}
-	if f.Rule != "probe-restart-loop" && f.Rule != "kube-proxy-sync-errors" && f.Rule != "conntrack-stale-udp" && f.Rule != "stale-dnat" {
-		add(b.citedLogs(f, cited))
+	for _, d := range b.plot(f.Rule).Draws() {
+		switch d {
+		case analyzer.PlotAttempts:
+			add(b.attempts(f, cited))
+		case analyzer.PlotICMP:
+			add(b.icmp(f, cited))
+		case analyzer.PlotARP:
+			add(b.arp(f, cited))
+		case analyzer.PlotRestarts:
+			add(b.restarts(f, cited))
+		case analyzer.PlotLogErrors:
+			add(b.logErrors(f, cited))
+		case analyzer.PlotStaleMark:
+			add(b.staleMark(f))
+		case analyzer.PlotCitedLogs:
+			add(b.citedLogs(f, cited))
+		}
 	}
 	return b.merge(parts)
 }
@@ -323,6 +332,18 @@ func factStrings(f *analyzer.Finding, key string) []string {
 		out = append(out, fmt.Sprint(rv.Index(i).Interface()))
 	}
 	return out
+}
+
+// values returns the values of f that sel names: its subject key's
+// value, or its fact's (see factStrings).
+func values(f *analyzer.Finding, sel analyzer.Selector) []string {
+	if sel.Fact != "" {
+		return factStrings(f, sel.Fact)
+	}
+	if v := f.Subject[sel.Subject]; v != "" {
+		return []string{v}
+	}
+	return nil
 }
 
 // factInt returns f.Facts[key] as a number, and whether it is one.

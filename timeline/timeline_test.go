@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/report"
 )
@@ -42,7 +43,7 @@ func counts(l *report.Lane) map[string]int {
 // timelineOf builds the timelines of an incident and returns f's.
 func timelineOf(t *testing.T, snap *model.Snapshot, fs []analyzer.Finding, f *analyzer.Finding) *report.Timeline {
 	t.Helper()
-	tl := Build(context.Background(), snap, fs)[f.Fingerprint]
+	tl := Build(context.Background(), snap, rules.All(), fs)[f.Fingerprint]
 	if tl == nil {
 		t.Fatalf("%s %v: no timeline", f.Rule, f.Subject)
 	}
@@ -253,7 +254,7 @@ func TestProbeRestartTimeline(t *testing.T) {
 // however many failed attempts the capture holds.
 func TestOtherServersLeftOut(t *testing.T) {
 	snap, fs := incident(t, "incidents/nat-hairpin")
-	tls := Build(context.Background(), snap, fs)
+	tls := Build(context.Background(), snap, rules.All(), fs)
 	for _, addr := range []string{"10.96.0.10:80", "10.244.0.5:8080"} {
 		f := find(t, fs, "syn-unanswered", "address", addr)
 		tl := tls[f.Fingerprint]
@@ -268,7 +269,7 @@ func TestOtherServersLeftOut(t *testing.T) {
 	f.Subject = map[string]string{"address": "10.99.99.99:80", "proto": "tcp"}
 	f.Evidence = nil
 	f.Fingerprint = "other"
-	if tl := Build(context.Background(), snap, []analyzer.Finding{f})["other"]; tl != nil {
+	if tl := Build(context.Background(), snap, rules.All(), []analyzer.Finding{f})["other"]; tl != nil {
 		t.Errorf("a finding about a server no attempt went to got %+v", tl)
 	}
 
@@ -278,7 +279,7 @@ func TestOtherServersLeftOut(t *testing.T) {
 	g.Subject = map[string]string{"address": g.Subject["address"], "client": "10.23.77.200"}
 	g.Evidence = nil
 	g.Fingerprint = "other-client"
-	if tl := Build(context.Background(), snap, []analyzer.Finding{g})["other-client"]; tl != nil {
+	if tl := Build(context.Background(), snap, rules.All(), []analyzer.Finding{g})["other-client"]; tl != nil {
 		t.Errorf("a finding about another client of the server got %+v", tl.Lanes)
 	}
 }
@@ -289,7 +290,7 @@ func TestEveryCaptureFindingHasTimeline(t *testing.T) {
 	n := 0
 	for _, d := range incidentDirs(t) {
 		snap, fs := incident(t, d)
-		tls := Build(context.Background(), snap, fs)
+		tls := Build(context.Background(), snap, rules.All(), fs)
 		captures := map[string]bool{}
 		for _, c := range snap.Captures {
 			captures[c.File] = true
@@ -333,7 +334,7 @@ func TestFolding(t *testing.T) {
 			Outcome: o, Start: t0.Add(time.Duration(i) * 10 * time.Millisecond)})
 	}
 	f := analyzer.Finding{Rule: "syn-unanswered", Fingerprint: "fp", Subject: map[string]string{"address": server.String()}}
-	tl := Build(context.Background(), snap, []analyzer.Finding{f})["fp"]
+	tl := Build(context.Background(), snap, rules.All(), []analyzer.Finding{f})["fp"]
 	if tl == nil || len(tl.Lanes) != 1 {
 		t.Fatalf("timeline %+v", tl)
 	}
@@ -368,7 +369,7 @@ func TestMaxLanes(t *testing.T) {
 		}
 	}
 	f := analyzer.Finding{Rule: "timewait-churn", Fingerprint: "fp", Facts: map[string]any{"clients": []string{"10.0.0.2: 900 TIME-WAIT"}}}
-	tl := Build(context.Background(), snap, []analyzer.Finding{f})["fp"]
+	tl := Build(context.Background(), snap, rules.All(), []analyzer.Finding{f})["fp"]
 	if tl == nil || len(tl.Lanes) != MaxLanes {
 		t.Fatalf("timeline %+v", tl)
 	}
@@ -409,13 +410,13 @@ func TestAlignClock(t *testing.T) {
 // A nil snapshot, no findings, or an ended context give no timelines and
 // no panic.
 func TestBuildEmpty(t *testing.T) {
-	if got := Build(context.Background(), nil, []analyzer.Finding{{Rule: "arp-flap"}}); len(got) != 0 {
+	if got := Build(context.Background(), nil, rules.All(), []analyzer.Finding{{Rule: "arp-flap"}}); len(got) != 0 {
 		t.Errorf("nil snapshot: %v", got)
 	}
 	snap, fs := incident(t, "incidents/stale-dnat")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if got := Build(ctx, snap, fs); len(got) != 0 {
+	if got := Build(ctx, snap, rules.All(), fs); len(got) != 0 {
 		t.Errorf("ended context: %d timelines", len(got))
 	}
 }
@@ -435,7 +436,7 @@ func TestProbeRestartKubeletLog(t *testing.T) {
 	f := analyzer.Finding{Rule: "probe-restart-loop", Fingerprint: "fp",
 		Subject: map[string]string{"object": "Pod shop/web-0", "container": "web"},
 		Facts:   map[string]any{"period_s": int32(10), "failure_threshold": int32(3), "initial_delay_s": int32(5)}}
-	tl := Build(context.Background(), snap, []analyzer.Finding{f})["fp"]
+	tl := Build(context.Background(), snap, rules.All(), []analyzer.Finding{f})["fp"]
 	if tl == nil || len(tl.Lanes) != 1 {
 		t.Fatalf("timeline %+v", tl)
 	}
@@ -528,7 +529,7 @@ func TestLanesByPortNumber(t *testing.T) {
 	}
 	f := analyzer.Finding{Rule: "syn-unanswered", Fingerprint: "fp", Subject: map[string]string{"address": "10.0.0.1"},
 		Evidence: []analyzer.Evidence{{Pos: model.Pos{File: "c.pcap", Frame: 1}}}}
-	tl := Build(context.Background(), snap, []analyzer.Finding{f})["fp"]
+	tl := Build(context.Background(), snap, rules.All(), []analyzer.Finding{f})["fp"]
 	if tl == nil {
 		t.Fatal("no timeline")
 	}

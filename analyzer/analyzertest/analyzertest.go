@@ -1,5 +1,5 @@
 // Package analyzertest runs a rule on scenario directories of real
-// evidence and compares its findings with each scenario's want.yaml, as
+// evidence and holds its judgement to each scenario's want.yaml, as
 // golang.org/x/tools/go/analysis/analysistest does for Go analyzers:
 //
 //	func TestStaleDNAT(t *testing.T) { analyzertest.Run(t, rules.StaleDNAT, "testdata/stale-dnat") }
@@ -7,22 +7,25 @@
 // Each subdirectory of the directory is a scenario, named hit-* when the
 // rule must report something there and miss-* when it must not. It holds
 // evidence files in the formats parse.Open reads (sysctl output,
-// iptables-save, kubectl JSON, ipvsadm -Ln, captures ...) and want.yaml,
-// the findings expected:
+// iptables-save, kubectl JSON, ipvsadm -Ln, captures ...), possibly a
+// use.txt naming evidence it shares (below), and want.yaml, the findings
+// expected:
 //
 //	# What the scenario shows (comment lines at the top are kept).
 //	findings:
-//	- rule: ephemeral-nodeport-overlap
-//	  severity: warning
-//	  certainty: likely
-//	  title: ephemeral ports 1024-65000 overlap the NodePort range 30000-32767 on this node
-//	  subject:
-//	    setting: net.ipv4.ip_local_port_range
-//	  sources: [sysctl]
-//	  facts:
-//	    overlap: 30000-32767
-//	  evidence:
-//	  - sysctl.txt:1 (net.ipv4.ip_local_port_range = 1024 65000)
+//	  - rule: ephemeral-nodeport-overlap
+//	    severity: warning
+//	    certainty: likely
+//	    subject:
+//	      setting: net.ipv4.ip_local_port_range
+//	    decide: kubectl -n kube-system get pod -l component=kube-apiserver -o yaml | grep service-node-port-range
+//	    says:
+//	      - 30000-32767
+//	      - 1024-65000
+//	      - net.ipv4.ip_local_reserved_ports
+//	    evidence:
+//	      - sysctl.txt:1 (net.ipv4.ip_local_port_range = 1024 65000)
+//	      - sysctl.txt:2 (net.ipv4.ip_local_reserved_ports = )
 //
 // or, for a scenario where the rule lacks the evidence it needs,
 //
@@ -30,16 +33,48 @@
 //	  missing: [capture]
 //	findings: []
 //
-// Every finding must have a Subject, a different one from the other
-// findings of the scenario. A finding's supports, contradicts, alternatives and decide are listed
-// when the rule sets them. A finding missing from the output, one not in
-// want.yaml, and any field that differs all fail the test, each named. `go test -update` rewrites
-// the want files from the output.
+// A want file holds the judgement of each finding, not its prose: the
+// rule, severity, certainty, subject, the command that would decide a cause
+// not proven (decide, when the rule sets one) and the evidence (positions
+// and notes, in order) are compared whole; says lists phrases (addresses,
+// ports, settings, counts) that the finding's words (title, summary, cause,
+// fix, supports, contradicts, alternatives) must contain, each as a
+// substring. How the words read is held by the rendered outputs of e2e and
+// the golden files, not here; nor are facts and sources, which those
+// outputs show. Findings pair by rule and subject, so every finding must have
+// a Subject, a different one from the other findings of the scenario. A
+// finding missing from the output, one not in want.yaml, any field that
+// differs and any phrase not said all fail the test, each named.
+//
+// `go test -update` rewrites the want files from the output: each finding
+// the file held keeps the phrases its words still say (those dropped are
+// logged), and a new one gets phrases chosen from its facts and the
+// values its cause and fix name; edit them by hand to say what matters.
+//
+// A scenario stores only the evidence that is its own. Evidence it shares
+// with a fixture bundle, another scenario or a parser's testdata is named,
+// one file a line, in its use.txt, by a path relative to the scenario
+// directory, followed by "as NAME" when the scenario holds it under
+// another name (or in a subdirectory):
+//
+//	# the stale-dnat incident's evidence
+//	../../../../../fixtures/incidents/stale-dnat/capture.pcap
+//	../../../../../fixtures/incidents/stale-dnat/iptables-save.txt
+//	../../../../../fixtures/incidents/probe-restart-loop/pods-kube-system.json as kube-system/pods.json
+//
+// The rule then reads a copy of the scenario made in a temporary directory
+// of the same name: its own files (but want.yaml and use.txt) and the files
+// named, each under its name in the scenario, so that positions read
+// capture.pcap#frame=38 as if the file were there. A scenario without a
+// use.txt is read in place. EvidenceDir gives that directory to tests that
+// read a scenario otherwise.
 package analyzertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,22 +155,61 @@ func Run(t *testing.T, rule *analyzer.Rule, dir string, opts ...Option) {
 
 func runScenario(t *testing.T, rule *analyzer.Rule, dir string, o *options) {
 	t.Helper()
+	got, problems, err := runRule(rule, dir, t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	path := filepath.Join(dir, WantFile)
+	if *testutil.Update {
+		dropped, err := update(path, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range dropped {
+			t.Logf("%s: %s", path, d)
+		}
+		return
+	}
+	want, err := readWant(path, true)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	for _, d := range compare(got, want) {
+		t.Errorf("%s: %s", path, d)
+	}
+}
+
+// runRule runs rule on the evidence of the scenario at dir (gathered
+// under tmp when it shares some) and returns its findings as a want file
+// holds them, and what is wrong with them whatever the want file says: a
+// finding in a miss-* scenario, none in a hit-* one, a subject missing or
+// shared, a proven cause with a deciding command. The error says why the
+// scenario could not be run.
+func runRule(rule *analyzer.Rule, dir, tmp string, o *options) (want, []string, error) {
+	var problems []string
 	name := filepath.Base(dir)
 	hit := strings.HasPrefix(name, "hit-")
 	if !hit && !strings.HasPrefix(name, "miss-") {
-		t.Errorf("scenario %s: name it hit-* (the rule reports) or miss-* (it does not)", name)
+		problems = append(problems, fmt.Sprintf("scenario %s: name it hit-* (the rule reports) or miss-* (it does not)", name))
 	}
 	ctx := context.Background()
-	snap, warns, err := parse.Open(ctx, dir, nil)
+	evDir, err := evidence(dir, tmp)
 	if err != nil {
-		t.Fatalf("open %s: %v", dir, err)
+		return want{}, nil, err
+	}
+	snap, warns, err := parse.Open(ctx, evDir, nil)
+	if err != nil {
+		return want{}, nil, fmt.Errorf("open %s: %w", dir, err)
 	}
 	for _, w := range warns {
-		t.Errorf("evidence warning: %v", w)
+		problems = append(problems, fmt.Sprintf("evidence warning: %v", w))
 	}
 	for _, in := range snap.Inputs {
 		if filepath.Base(in.Path) == WantFile && in.Skipped == "" {
-			t.Fatalf("%s was read as evidence (%s): keep its top level to the keys findings and skipped", in.Path, in.Format)
+			return want{}, nil, fmt.Errorf("%s was read as evidence (%s): keep its top level to the keys findings and skipped", in.Path, in.Format)
 		}
 	}
 	facts := analyzer.NewFacts(snap)
@@ -144,37 +218,48 @@ func runScenario(t *testing.T, rule *analyzer.Rule, dir string, o *options) {
 	}
 	res := analyzer.RunFacts(ctx, facts, []*analyzer.Rule{rule}, o.config)
 	for _, e := range res.Errors {
-		t.Fatalf("rule %s failed: %s", e.Rule, e.Err)
+		return want{}, nil, fmt.Errorf("rule %s failed: %s", e.Rule, e.Err)
 	}
-	for _, e := range checkSubjects(rule, res.Findings) {
-		t.Error(e)
-	}
+	problems = append(problems, checkSubjects(rule, res.Findings)...)
 	for _, f := range res.Findings {
 		if f.Certainty == analyzer.Proven && f.Decide != "" {
-			t.Errorf("finding %s %q is proven, yet says what would decide it (%q): Decide is for a cause not proven", f.Rule, f.Title, f.Decide)
+			problems = append(problems, fmt.Sprintf("finding %s %v is proven, yet says what would decide it (%q): Decide is for a cause not proven",
+				f.Rule, f.Subject, f.Decide))
 		}
 	}
-	got := fromResult(res, dir)
+	got := fromResult(res, evDir)
 	switch {
 	case hit && len(got.Findings) == 0:
-		t.Errorf("scenario %s is a hit-* scenario, but %s reports nothing there", name, rule.Name)
+		problems = append(problems, fmt.Sprintf("scenario %s is a hit-* scenario, but %s reports nothing there", name, rule.Name))
 	case !hit && len(got.Findings) > 0:
-		t.Errorf("scenario %s is a miss-* scenario, but %s reports %d findings there", name, rule.Name, len(got.Findings))
+		problems = append(problems, fmt.Sprintf("scenario %s is a miss-* scenario, but %s reports %d findings there", name, rule.Name, len(got.Findings)))
 	}
-	path := filepath.Join(dir, WantFile)
-	if *testutil.Update {
-		if err := writeWant(path, got); err != nil {
-			t.Fatal(err)
+	return got, problems, nil
+}
+
+// update rewrites the want file at path from got, keeping the phrases of
+// each finding it held (same rule and subject) that its words still say,
+// and choosing phrases for the others. It returns the phrases dropped.
+func update(path string, got want) ([]string, error) {
+	old, err := readWant(path, false)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	pairOf, _ := pair(got.Findings, old.Findings)
+	var dropped []string
+	for i := range got.Findings {
+		g := &got.Findings[i]
+		if j := pairOf[i]; j >= 0 && subjectString(g.Subject) == subjectString(old.Findings[j].Subject) {
+			var d []string
+			g.Says, d = keepPhrases(*g, old.Findings[j])
+			for _, p := range d {
+				dropped = append(dropped, fmt.Sprintf("finding %s no longer says %q: phrase dropped", g.name(), p))
+			}
+			continue
 		}
-		return
+		g.Says = choosePhrases(*g)
 	}
-	want, err := readWant(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	for _, d := range compare(got, want) {
-		t.Errorf("%s: %s", path, d)
-	}
+	return dropped, writeWant(path, got)
 }
 
 // checkSubjects says which findings have no Subject, one that another

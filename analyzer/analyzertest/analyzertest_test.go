@@ -1,6 +1,7 @@
 package analyzertest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,18 +17,30 @@ var sysctlCount = &analyzer.Fact[int]{Name: "sysctl-count", Doc: "how many sysct
 	Compute: func(fs *analyzer.Facts) int { return len(fs.Snapshot().Sysctls) }}
 
 // portRangeRule reports each ip_local_port_range, with the number of
-// sysctls read.
+// sysctls read; a range starting below 2000 is an error, a range reserving
+// no port is not proven.
 var portRangeRule = &analyzer.Rule{
 	Name: "port-range", Doc: "an ephemeral port range\n\nFor the tests.", Severity: analyzer.Warning,
 	Needs: []model.Kind{model.KindSysctl}, Requires: []analyzer.FactKey{sysctlCount},
 	Run: func(p *analyzer.Pass) error {
 		for _, sc := range p.Snap.Sysctls {
-			if sc.Name == "net.ipv4.ip_local_port_range" {
-				p.Report(analyzer.Finding{Title: "range " + sc.Value, Sources: []model.Kind{model.KindSysctl},
-					Subject:  map[string]string{"setting": sc.Name},
-					Facts:    map[string]any{"range": sc.Value, "sysctls": sysctlCount.Of(p), "file": sc.Pos.File},
-					Evidence: []analyzer.Evidence{{Pos: sc.Pos, Note: sc.Name}}})
+			if sc.Name != "net.ipv4.ip_local_port_range" {
+				continue
 			}
+			n := sysctlCount.Of(p)
+			f := analyzer.Finding{Title: "range " + sc.Value, Sources: []model.Kind{model.KindSysctl},
+				Summary:  fmt.Sprintf("%d sysctls read", n),
+				Fix:      "sysctl -w net.ipv4.ip_local_reserved_ports=30000-32767",
+				Subject:  map[string]string{"setting": sc.Name},
+				Facts:    map[string]any{"range": sc.Value, "sysctls": n, "file": sc.Pos.File},
+				Evidence: []analyzer.Evidence{{Pos: sc.Pos, Note: sc.Name}}}
+			if strings.HasPrefix(sc.Value, "1024") {
+				f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+				f.Sources = append(f.Sources, model.KindKube)
+			} else {
+				f.Certainty, f.Decide = analyzer.Likely, "sysctl net.ipv4.ip_local_reserved_ports"
+			}
+			p.Report(f)
 		}
 		return nil
 	},
@@ -35,61 +48,128 @@ var portRangeRule = &analyzer.Rule{
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
+const sysctlText = "net.ipv4.ip_local_port_range = 1024\t65000\nnet.ipv4.tcp_tw_reuse = 2\n"
+
+// wantRange is the want file of a scenario of sysctlText.
+const wantRange = `# A wide range.
+findings:
+  - rule: port-range
+    severity: error
+    certainty: proven
+    subject:
+      setting: net.ipv4.ip_local_port_range
+    says:
+      - 2 sysctls read
+      - ip_local_reserved_ports=30000-32767
+    evidence:
+      - sysctl.txt:1 (net.ipv4.ip_local_port_range)
+`
+
 // Run reads each scenario, runs the rule and holds its findings against
 // want.yaml; a fact given by hand in one scenario replaces the derived one
-// there only.
+// there only; a scenario's use.txt brings in evidence kept elsewhere.
 func TestRun(t *testing.T) {
 	dir := t.TempDir()
-	sysctl := "net.ipv4.ip_local_port_range = 1024\t65000\nnet.ipv4.tcp_tw_reuse = 2\n"
-	writeFiles(t, filepath.Join(dir, "hit-range"), map[string]string{"sysctl.txt": sysctl, WantFile: `# A wide range.
-findings:
-- rule: port-range
-  severity: warning
-  certainty: likely
-  title: range 1024 65000
-  subject:
-    setting: net.ipv4.ip_local_port_range
-  sources: [sysctl]
-  facts:
-    range: 1024 65000
-    sysctls: 2
-    file: sysctl.txt
-  evidence:
-  - sysctl.txt:1 (net.ipv4.ip_local_port_range)
-`})
-	writeFiles(t, filepath.Join(dir, "hit-range-by-hand"), map[string]string{"sysctl.txt": sysctl, WantFile: `findings:
-- rule: port-range
-  severity: warning
-  certainty: likely
-  title: range 1024 65000
-  subject: {setting: net.ipv4.ip_local_port_range}
-  sources: [sysctl]
-  facts: {range: 1024 65000, sysctls: 7, file: sysctl.txt}
-  evidence: ['sysctl.txt:1 (net.ipv4.ip_local_port_range)']
-`})
-	writeFiles(t, filepath.Join(dir, "miss-other-sysctl"), map[string]string{"sysctl.txt": "net.ipv4.tcp_tw_reuse = 2\n",
-		WantFile: "findings: []\n"})
-	writeFiles(t, filepath.Join(dir, "miss-no-sysctl"), map[string]string{
-		"svc.json": `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"default"},"spec":{"clusterIP":"10.96.0.7","ports":[{"port":80}]}}` + "\n",
-		WantFile:   "skipped:\n  missing: [sysctl]\nfindings: []\n"})
-	Run(t, portRangeRule, dir, In("hit-range-by-hand", WithFact(sysctlCount, 7)))
+	writeFiles(t, dir, map[string]string{
+		"shared/sysctl-wide.txt":            sysctlText,
+		"rule/hit-range/sysctl.txt":         sysctlText,
+		"rule/hit-range/want.yaml":          wantRange,
+		"rule/hit-range-used/use.txt":       "# the wide range\n../../shared/sysctl-wide.txt as sysctl.txt\n",
+		"rule/hit-range-used/want.yaml":     wantRange,
+		"rule/hit-range-by-hand/sysctl.txt": sysctlText,
+		"rule/hit-range-by-hand/want.yaml":  strings.Replace(wantRange, "2 sysctls", "7 sysctls", 1),
+		"rule/hit-narrow/sysctl.txt":        "net.ipv4.ip_local_port_range = 40000\t60999\n",
+		"rule/hit-narrow/want.yaml": `findings:
+  - rule: port-range
+    severity: warning
+    certainty: likely
+    subject: {setting: net.ipv4.ip_local_port_range}
+    decide: sysctl net.ipv4.ip_local_reserved_ports
+    says: [40000]
+    evidence: ['sysctl.txt:1 (net.ipv4.ip_local_port_range)']
+`,
+		"rule/miss-other-sysctl/sysctl.txt": "net.ipv4.tcp_tw_reuse = 2\n",
+		"rule/miss-other-sysctl/want.yaml":  "findings: []\n",
+		"rule/miss-no-sysctl/svc.json": `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"default"},` +
+			`"spec":{"clusterIP":"10.96.0.7","ports":[{"port":80}]}}` + "\n",
+		"rule/miss-no-sysctl/want.yaml": "skipped:\n  missing: [sysctl]\nfindings: []\n",
+	})
+	Run(t, portRangeRule, filepath.Join(dir, "rule"), In("hit-range-by-hand", WithFact(sysctlCount, 7)))
+}
+
+// check runs portRangeRule on a scenario of sysctl text whose want.yaml
+// is wantText, and returns what Run would report.
+func check(t *testing.T, sysctl, wantText string) []string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "hit-x")
+	writeFiles(t, dir, map[string]string{"sysctl.txt": sysctl, WantFile: wantText})
+	got, problems, err := runRule(portRangeRule, dir, t.TempDir(), &options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := readWant(filepath.Join(dir, WantFile), true)
+	if err != nil {
+		return append(problems, err.Error())
+	}
+	return append(problems, compare(got, w)...)
+}
+
+// A want file that is wrong in any part of the judgement fails, naming the
+// finding, the field and both values.
+func TestRunFailsOnWrongJudgement(t *testing.T) {
+	if d := check(t, sysctlText, wantRange); len(d) != 0 {
+		t.Fatalf("the right want file: %q", d)
+	}
+	const name = `finding 1 (port-range map[setting:net.ipv4.ip_local_port_range]): `
+	for _, c := range []struct{ what, from, to, want string }{
+		{"severity", "severity: error", "severity: warning", name + `severity: got "error", want "warning"`},
+		{"certainty", "certainty: proven", "certainty: likely", name + `certainty: got "proven", want "likely"`},
+		{"subject", "setting: net.ipv4.ip_local_port_range", "setting: net.ipv4.ip_local_reserved_ports",
+			`finding 1 (port-range map[setting:net.ipv4.ip_local_reserved_ports]): subject: got "map[setting:net.ipv4.ip_local_port_range]", ` +
+				`want "map[setting:net.ipv4.ip_local_reserved_ports]"`},
+		{"evidence position", "sysctl.txt:1 (", "sysctl.txt:2 (",
+			name + `evidence[0]: got "sysctl.txt:1 (net.ipv4.ip_local_port_range)", want "sysctl.txt:2 (net.ipv4.ip_local_port_range)"`},
+		{"evidence note", "(net.ipv4.ip_local_port_range)", "(ip_local_port_range)",
+			name + `evidence[0]: got "sysctl.txt:1 (net.ipv4.ip_local_port_range)", want "sysctl.txt:1 (ip_local_port_range)"`},
+		{"evidence missing", "      - sysctl.txt:1 (net.ipv4.ip_local_port_range)\n",
+			"      - sysctl.txt:1 (net.ipv4.ip_local_port_range)\n      - sysctl.txt:2\n", name + `evidence[1]: missing "sysctl.txt:2"`},
+		{"phrase", "2 sysctls read", "3 sysctls read", name + `says: no "3 sysctls read" in its words:`},
+		{"decide", "    says:", "    decide: sysctl -a\n    says:", name + `decide: got "", want "sysctl -a"`},
+		{"rule", "rule: port-range", "rule: other", `unexpected finding port-range map[setting:net.ipv4.ip_local_port_range]`},
+		{"old format", "    says:", "    title: range 1024 65000\n    says:", `field title not found`},
+	} {
+		wantText := strings.Replace(wantRange, c.from, c.to, 1)
+		if wantText == wantRange {
+			t.Fatalf("%s: %q not in the want file", c.what, c.from)
+		}
+		d := check(t, sysctlText, wantText)
+		if !slices.ContainsFunc(d, func(s string) bool { return strings.Contains(s, c.want) }) {
+			t.Errorf("%s wrong: differences %q, want one containing %q", c.what, d, c.want)
+		}
+	}
+	if d := check(t, "net.ipv4.tcp_tw_reuse = 2\n", wantRange); !slices.Contains(d, "missing finding 1: port-range map[setting:net.ipv4.ip_local_port_range]") ||
+		!slices.ContainsFunc(d, func(s string) bool { return strings.Contains(s, "hit-* scenario, but port-range reports nothing") }) {
+		t.Errorf("no finding: %q", d)
+	}
 }
 
 func TestWantRoundTrip(t *testing.T) {
 	dir := filepath.Join("testdata", "rule", "hit-x")
 	res := analyzer.Result{Findings: []analyzer.Finding{{
-		Rule: "r", Severity: analyzer.Error, Title: "seen in " + dir + "/a.txt",
-		Sources: []model.Kind{model.KindCapture, model.KindKube},
+		Rule: "r", Severity: analyzer.Error, Title: "seen in " + dir + "/a.txt", Certainty: analyzer.Proven,
+		Cause: "10.0.0.1 sends to port 32080", Fix: "set net.ipv4.ip_local_reserved_ports to 30000-32767",
+		Sources: []model.Kind{model.KindCapture, model.KindKube}, Subject: map[string]string{"node": "n"},
 		Facts: map[string]any{"ports": []uint16{36704, 32080}, "restarts": int32(183), "drops": uint64(29728),
 			"outside": true, "share": "0.0031%", "clients": []string{"10.0.0.1"}, "where": dir + "/b.txt:3"},
 		Evidence: []analyzer.Evidence{{Pos: model.Pos{File: dir + "/c.pcap", Frame: 38}, Note: "SYN"},
@@ -97,73 +177,80 @@ func TestWantRoundTrip(t *testing.T) {
 	}}}
 	got := fromResult(res, dir)
 	f := got.Findings[0]
-	if f.Title != "seen in a.txt" || f.Facts["where"] != "b.txt:3" ||
-		!slices.Equal(f.Evidence, []string{"c.pcap#frame=38 (SYN)", "svc.json:4 (Service ns/web)"}) {
+	if f.title != "seen in a.txt" || !slices.Equal(f.Evidence, []string{"c.pcap#frame=38 (SYN)", "svc.json:4 (Service ns/web)"}) {
 		t.Errorf("paths not made relative: %+v", f)
 	}
 	path := filepath.Join(t.TempDir(), WantFile)
 	if err := os.WriteFile(path, []byte("# kept\n# also kept\nfindings: []\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeWant(path, got); err != nil {
+	if _, err := update(path, got); err != nil {
 		t.Fatal(err)
 	}
 	text, _ := os.ReadFile(path)
 	if !strings.HasPrefix(string(text), "# kept\n# also kept\nfindings:\n") {
 		t.Errorf("header lost:\n%s", text)
 	}
-	back, err := readWant(path)
+	back, err := readWant(path, true)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(back.Findings[0].Says, []string{"10.0.0.1", "net.ipv4.ip_local_reserved_ports", "30000-32767"}) {
+		t.Errorf("phrases chosen: %q\n%s", back.Findings[0].Says, text)
 	}
 	if d := compare(got, back); len(d) != 0 {
 		t.Errorf("written and read back, it differs:\n%s\nfile:\n%s", strings.Join(d, "\n"), text)
 	}
+	// Phrases set by hand are kept while the words say them.
+	hand := "findings:\n  - rule: r\n    subject: {node: n}\n    says: [port 32080, ports 99]\n"
+	if err := os.WriteFile(path, []byte(hand), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dropped, err := update(path, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, _ = readWant(path, true); !slices.Equal(back.Findings[0].Says, []string{"port 32080"}) || len(dropped) != 1 || !strings.Contains(dropped[0], `"ports 99"`) {
+		t.Errorf("hand-set phrases: kept %q, dropped %q", back.Findings[0].Says, dropped)
+	}
 	if err := os.WriteFile(path, []byte("findings: []\nnotes: x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readWant(path); err == nil || !strings.Contains(err.Error(), "notes") {
+	if _, err := readWant(path, true); err == nil || !strings.Contains(err.Error(), "notes") {
 		t.Errorf("unknown field: %v", err)
 	}
 }
 
 // Every difference is named: the finding, the field, both values.
 func TestCompare(t *testing.T) {
-	base := func() wantFinding {
-		return wantFinding{Rule: "r", Severity: "error", Title: "t1", Sources: []model.Kind{model.KindCapture},
-			Facts: map[string]any{"a": 1, "b": []any{1, 2}}, Evidence: []string{"x.txt:1", "x.txt:2"}}
+	base := func(node string) wantFinding {
+		return wantFinding{Rule: "r", Severity: "error", Certainty: "proven", Subject: map[string]string{"node": node},
+			Says: []string{"port 80"}, Evidence: []string{"x.txt:1", "x.txt:2"}, text: "a\nport 80 is shut"}
 	}
-	other := func(title string) wantFinding {
-		f := base()
-		f.Title = title
-		return f
-	}
-	w := want{Findings: []wantFinding{base(), other("t2")}}
+	w := want{Findings: []wantFinding{base("n1"), base("n2")}}
 	if d := compare(w, w); len(d) != 0 {
 		t.Errorf("equal: %v", d)
 	}
-	changed := base()
+	changed := base("n1")
 	changed.Severity = "warning"
-	changed.Facts = map[string]any{"a": 2, "c": "new"}
+	changed.text = "port 8443"
 	changed.Evidence = []string{"x.txt:1", "x.txt:9", "x.txt:3"}
-	got := want{Findings: []wantFinding{changed, other("t3"), {Rule: "q", Title: "other rule"}}}
+	got := want{Findings: []wantFinding{changed, base("n3"), {Rule: "q", Subject: map[string]string{"node": "n9"}}}}
 	wantD := []string{
-		`finding 1 (r "t1"): severity: got "warning", want "error"`,
-		`finding 1 (r "t1"): facts.a: got 2, want 1`,
-		`finding 1 (r "t1"): facts.b: missing, want - 1 - 2`,
-		`finding 1 (r "t1"): facts.c: unexpected, got "new"`,
-		`finding 1 (r "t1"): evidence[1]: got "x.txt:9", want "x.txt:2"`,
-		`finding 1 (r "t1"): evidence[2]: unexpected "x.txt:3"`,
-		`finding 2 (r "t2"): title: got "t3", want "t2"`,
-		`unexpected finding q "other rule"`,
+		`finding 1 (r map[node:n1]): severity: got "warning", want "error"`,
+		"finding 1 (r map[node:n1]): says: no \"port 80\" in its words:\n\tport 8443",
+		`finding 1 (r map[node:n1]): evidence[1]: got "x.txt:9", want "x.txt:2"`,
+		`finding 1 (r map[node:n1]): evidence[2]: unexpected "x.txt:3"`,
+		`finding 2 (r map[node:n2]): subject: got "map[node:n3]", want "map[node:n2]"`,
+		`unexpected finding q map[node:n9]`,
 	}
 	if d := compare(got, w); !slices.Equal(d, wantD) {
 		t.Errorf("differences:\n%s\nwant:\n%s", strings.Join(d, "\n"), strings.Join(wantD, "\n"))
 	}
-	if d := compare(want{Findings: []wantFinding{}}, w); len(d) != 2 || d[0] != `missing finding 1: r "t1"` {
+	if d := compare(want{Findings: []wantFinding{}}, w); len(d) != 2 || d[0] != `missing finding 1: r map[node:n1]` {
 		t.Errorf("missing: %v", d)
 	}
-	if d := compare(want{Findings: []wantFinding{other("t2"), base()}}, w); len(d) != 1 || !strings.Contains(d[0], "order") {
+	if d := compare(want{Findings: []wantFinding{base("n2"), base("n1")}}, w); len(d) != 1 || !strings.Contains(d[0], "order") {
 		t.Errorf("order: %v", d)
 	}
 	skipped := want{Skipped: &wantSkipped{Missing: []model.Kind{model.KindCapture}}, Findings: []wantFinding{}}
@@ -175,8 +262,7 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// A finding without a Subject, and two with one Subject, are named; a
-// Subject that differs from want.yaml's is a difference.
+// A finding without a Subject, and two with one Subject, are named.
 func TestSubjects(t *testing.T) {
 	fs := []analyzer.Finding{
 		{Rule: "r", Title: "none", Fingerprint: "0123456789abcdef"},
@@ -191,10 +277,49 @@ func TestSubjects(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0], `the subject key "node", which the rule's SubjectKeys [client] do not list`) {
 		t.Errorf("checkSubjects with SubjectKeys: %q", got)
 	}
-	g := wantFinding{Rule: "r", Title: "t", Subject: map[string]string{"node": "n1"}, Facts: map[string]any{}}
-	w := g
-	w.Subject = map[string]string{"node": "n2"}
-	if d := compareFinding(g, w); len(d) != 1 || !strings.HasPrefix(d[0], "subject: got") {
-		t.Errorf("compareFinding: %q", d)
+}
+
+// A scenario's use.txt brings in files under their names; a name held
+// twice, a file missing and a path that leaves the scenario are errors.
+func TestEvidence(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"fixtures/a/capture.pcap": "pcap", "fixtures/a/pods.json": "pods",
+		"s/hit-x/own.txt": "own", "s/hit-x/want.yaml": "findings: []\n",
+		"s/hit-x/use.txt": "# shared\n\n../../fixtures/a/capture.pcap\n../../fixtures/a/pods.json as kube-system/pods.json\n",
+	})
+	out := EvidenceDir(t, filepath.Join(dir, "s", "hit-x"))
+	if filepath.Base(out) != "hit-x" {
+		t.Errorf("evidence directory %s: want the scenario's name", out)
+	}
+	var names []string
+	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(out, p)
+			names = append(names, filepath.ToSlash(rel)+"="+string(b))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := []string{"capture.pcap=pcap", "kube-system/pods.json=pods", "own.txt=own"}; !slices.Equal(names, w) {
+		t.Errorf("evidence %q, want %q", names, w)
+	}
+	plain := filepath.Join(dir, "fixtures", "a")
+	if got := EvidenceDir(t, plain); got != plain {
+		t.Errorf("a directory without use.txt is read in place, got %s", got)
+	}
+	for use, want := range map[string]string{
+		"../../fixtures/a/pods.json as own.txt\n": "own.txt is both",
+		"../../fixtures/a/nothing.json\n":         "nothing.json",
+		"../../fixtures/a/pods.json as ../x\n":    "relative to the scenario",
+		"../../fixtures/a\n":                      "not a file",
+	} {
+		writeFiles(t, dir, map[string]string{"s/hit-x/use.txt": use})
+		if _, err := evidence(filepath.Join(dir, "s", "hit-x"), t.TempDir()); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("use.txt %q: error %v, want one saying %q", use, err, want)
+		}
 	}
 }

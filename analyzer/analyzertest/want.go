@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -28,23 +27,38 @@ type wantSkipped struct {
 	AnyOf   []model.Kind `yaml:"any_of,omitempty,flow"`
 }
 
-// wantFinding is one expected finding: its positions relative to the
-// scenario directory, its facts as YAML values.
+// wantFinding is the judgement of one expected finding, its positions
+// relative to the scenario directory.
 type wantFinding struct {
 	Rule      string `yaml:"rule"`
 	Severity  string `yaml:"severity"`
 	Certainty string `yaml:"certainty"`
-	Title     string `yaml:"title"`
-	// Subject is the finding's Subject, which every finding must have.
+	// Subject is the finding's Subject, which every finding must have:
+	// it pairs the findings of the output with those of the file.
 	Subject map[string]string `yaml:"subject"`
-	// The causal fields, left out of the file when empty.
-	Supports     []string       `yaml:"supports,omitempty"`
-	Contradicts  []string       `yaml:"contradicts,omitempty"`
-	Alternatives []string       `yaml:"alternatives,omitempty"`
-	Decide       string         `yaml:"decide,omitempty"`
-	Sources      []model.Kind   `yaml:"sources,flow"`
-	Facts        map[string]any `yaml:"facts"`
-	Evidence     []string       `yaml:"evidence"`
+	// Decide is the command that would decide a cause not proven.
+	Decide string `yaml:"decide,omitempty"`
+	// Says are phrases the finding's words must contain.
+	Says     []string `yaml:"says,omitempty"`
+	Evidence []string `yaml:"evidence"`
+
+	// text is the finding's words, in an output only: its title, summary,
+	// cause, fix, supports, contradicts and alternatives.
+	text string
+	// cause, fix and facts are its own, in an output only: where -update
+	// finds the phrases of a new finding.
+	title, cause, fix string
+	facts             []string
+}
+
+// name names a finding in a message: its rule and subject.
+func (f wantFinding) name() string {
+	return fmt.Sprintf("%s %s", f.Rule, subjectString(f.Subject))
+}
+
+// subjectString writes a subject as its keys and values, sorted.
+func subjectString(s map[string]string) string {
+	return fmt.Sprint(s)
 }
 
 // fromResult turns a result into what a want.yaml says of it, with the
@@ -59,57 +73,42 @@ func fromResult(res analyzer.Result, dir string) want {
 	w.Findings = []wantFinding{}
 	for _, f := range res.Findings {
 		wf := wantFinding{Rule: f.Rule, Severity: f.Severity.String(), Certainty: string(f.Certainty),
-			Title: rel(f.Title), Subject: f.Subject, Sources: f.Sources, Facts: yamlFacts(f.Facts, rel), Evidence: []string{},
-			Supports: relAll(f.Supports, rel), Contradicts: relAll(f.Contradicts, rel),
-			Alternatives: relAll(f.Alternatives, rel), Decide: rel(f.Decide)}
+			Subject: f.Subject, Decide: rel(f.Decide), Evidence: []string{}, text: rel(words(f)),
+			title: rel(f.Title), cause: rel(f.Cause), fix: rel(f.Fix), facts: factStrings(f.Facts, rel)}
 		for _, e := range f.Evidence {
-			e.Pos.File = rel(e.Pos.File)
-			wf.Evidence = append(wf.Evidence, e.String())
+			s := filepath.ToSlash(e.Pos.String())
+			if e.Note != "" {
+				s += " (" + e.Note + ")"
+			}
+			wf.Evidence = append(wf.Evidence, rel(s))
 		}
 		w.Findings = append(w.Findings, wf)
 	}
 	return w
 }
 
-// relAll applies rel to each string of l; an empty l is nil, as an absent
-// list of a want file reads.
-func relAll(l []string, rel func(string) string) []string {
-	var out []string
-	for _, s := range l {
-		out = append(out, rel(s))
-	}
-	return out
+// words returns the text of a finding the phrases of a want file are
+// looked for in, one field a line.
+func words(f analyzer.Finding) string {
+	parts := []string{f.Title, f.Summary, f.Cause, f.Fix}
+	parts = append(parts, f.Supports...)
+	parts = append(parts, f.Contradicts...)
+	parts = append(parts, f.Alternatives...)
+	return strings.Join(parts, "\n")
 }
 
-// yamlFacts returns facts as they read back from YAML (ints of any size
-// as int, lists as []any), so that they compare equal to a want file's.
-func yamlFacts(facts map[string]any, rel func(string) string) map[string]any {
-	b, err := yaml.Marshal(facts)
-	if err != nil {
-		return map[string]any{"error": err.Error()}
-	}
-	out := map[string]any{}
-	if err := yaml.Unmarshal([]byte(rel(string(b))), &out); err != nil {
-		return map[string]any{"error": err.Error()}
-	}
-	return out
-}
-
-func readWant(path string) (want, error) {
+// readWant reads a want file; strict refuses a key it does not know (a
+// want file of an older format, which -update rewrites).
+func readWant(path string, strict bool) (want, error) {
 	var w want
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return w, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
+	dec.KnownFields(strict)
 	if err := dec.Decode(&w); err != nil {
 		return w, fmt.Errorf("%s: %w", path, err)
-	}
-	for i := range w.Findings {
-		if w.Findings[i].Facts == nil {
-			w.Findings[i].Facts = map[string]any{}
-		}
 	}
 	return w, nil
 }
@@ -134,6 +133,31 @@ func writeWant(path string, w want) error {
 	return os.WriteFile(path, append(head.Bytes(), body.Bytes()...), 0o644)
 }
 
+// pair pairs the findings of got with those of want: same rule and
+// subject first, then the rest of one rule in order (their subjects
+// differ). pairOf[i] is the index in want of got's i-th finding, or -1.
+func pair(got, want []wantFinding) (pairOf []int, used []bool) {
+	pairOf = make([]int, len(got))
+	used = make([]bool, len(want))
+	for i := range pairOf {
+		pairOf[i] = -1
+	}
+	for pass := range 2 {
+		for i, g := range got {
+			if pairOf[i] >= 0 {
+				continue
+			}
+			for j, w := range want {
+				if !used[j] && g.Rule == w.Rule && (pass == 1 || subjectString(g.Subject) == subjectString(w.Subject)) {
+					pairOf[i], used[j] = j, true
+					break
+				}
+			}
+		}
+	}
+	return pairOf, used
+}
+
 // compare says how got differs from want, one line per difference, each
 // naming the finding and the field.
 func compare(got, want want) []string {
@@ -148,44 +172,25 @@ func compare(got, want want) []string {
 		out = append(out, fmt.Sprintf("skipped: got missing %v any of %v, want missing %v any of %v",
 			got.Skipped.Missing, got.Skipped.AnyOf, want.Skipped.Missing, want.Skipped.AnyOf))
 	}
-	// Pair the findings: same rule and title first, then the rest of one
-	// rule in order; what is left is unexpected or missing.
-	pairOf := make([]int, len(got.Findings)) // index in want, -1
-	used := make([]bool, len(want.Findings))
-	for i := range pairOf {
-		pairOf[i] = -1
-	}
-	for pass := range 2 {
-		for i, g := range got.Findings {
-			if pairOf[i] >= 0 {
-				continue
-			}
-			for j, w := range want.Findings {
-				if !used[j] && g.Rule == w.Rule && (pass == 1 || g.Title == w.Title) {
-					pairOf[i], used[j] = j, true
-					break
-				}
-			}
-		}
-	}
+	pairOf, used := pair(got.Findings, want.Findings)
 	inOrder := true
 	last := -1
 	for i, g := range got.Findings {
 		j := pairOf[i]
 		if j < 0 {
-			out = append(out, fmt.Sprintf("unexpected finding %s %q", g.Rule, g.Title))
+			out = append(out, fmt.Sprintf("unexpected finding %s", g.name()))
 			inOrder = false
 			continue
 		}
 		inOrder = inOrder && j > last
 		last = j
 		for _, d := range compareFinding(g, want.Findings[j]) {
-			out = append(out, fmt.Sprintf("finding %d (%s %q): %s", j+1, g.Rule, want.Findings[j].Title, d))
+			out = append(out, fmt.Sprintf("finding %d (%s): %s", j+1, want.Findings[j].name(), d))
 		}
 	}
 	for j, w := range want.Findings {
 		if !used[j] {
-			out = append(out, fmt.Sprintf("missing finding %d: %s %q", j+1, w.Rule, w.Title))
+			out = append(out, fmt.Sprintf("missing finding %d: %s", j+1, w.name()))
 			inOrder = false
 		}
 	}
@@ -195,41 +200,23 @@ func compare(got, want want) []string {
 	return out
 }
 
+// compareFinding compares the judgement of g, a finding of the output,
+// with w, one of the want file: subject, severity, certainty, decide and
+// evidence equal, and every phrase of w in g's words.
 func compareFinding(g, w wantFinding) []string {
 	var out []string
 	field := func(name string, got, want any) {
 		if !reflect.DeepEqual(got, want) {
-			out = append(out, fmt.Sprintf("%s: got %s, want %s", name, show(got), show(want)))
+			out = append(out, fmt.Sprintf("%s: got %q, want %q", name, got, want))
 		}
 	}
+	field("subject", subjectString(g.Subject), subjectString(w.Subject))
 	field("severity", g.Severity, w.Severity)
 	field("certainty", g.Certainty, w.Certainty)
-	field("title", g.Title, w.Title)
-	field("subject", fmt.Sprint(g.Subject), fmt.Sprint(w.Subject))
-	field("supports", g.Supports, w.Supports)
-	field("contradicts", g.Contradicts, w.Contradicts)
-	field("alternatives", g.Alternatives, w.Alternatives)
 	field("decide", g.Decide, w.Decide)
-	field("sources", fmt.Sprint(g.Sources), fmt.Sprint(w.Sources))
-	var keys []string
-	for k := range g.Facts {
-		keys = append(keys, k)
-	}
-	for k := range w.Facts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
-	for _, k := range keys {
-		gv, inGot := g.Facts[k]
-		wv, inWant := w.Facts[k]
-		switch {
-		case !inWant:
-			out = append(out, fmt.Sprintf("facts.%s: unexpected, got %s", k, show(gv)))
-		case !inGot:
-			out = append(out, fmt.Sprintf("facts.%s: missing, want %s", k, show(wv)))
-		default:
-			field("facts."+k, gv, wv)
+	for _, p := range w.Says {
+		if !strings.Contains(g.text, p) {
+			out = append(out, fmt.Sprintf("says: no %q in its words:\n\t%s", p, strings.ReplaceAll(g.text, "\n", "\n\t")))
 		}
 	}
 	for i := range max(len(g.Evidence), len(w.Evidence)) {
@@ -243,16 +230,4 @@ func compareFinding(g, w wantFinding) []string {
 		}
 	}
 	return out
-}
-
-// show prints a value as YAML writes it, on one line.
-func show(v any) string {
-	if s, ok := v.(string); ok {
-		return fmt.Sprintf("%q", s)
-	}
-	b, err := yaml.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.Join(strings.Fields(strings.TrimSpace(string(b))), " ")
 }

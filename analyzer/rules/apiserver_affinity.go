@@ -23,6 +23,7 @@ var APIServerAffinity = &analyzer.Rule{
 	Requires:    []analyzer.FactKey{facts.ShadowedServices},
 	SubjectKeys: []string{"component", "check"},
 	Run:         runAPIServerAffinity,
+	Symptoms:    []analyzer.SymptomRef{ControlPlaneUnhealthy.At(10)},
 	Proof: "ComponentStatus refused on 127.0.0.1 (kube) and the listening sockets of the nodes showing the refused ports " +
 		"open on another node only (ss -lntp, netstat -lntup)",
 	Unproven: "with the leader records alone it is likely (the components may also be down where the apiserver " +

@@ -25,6 +25,8 @@ var APIServerUnreachable = &analyzer.Rule{
 	Requires:    []analyzer.FactKey{facts.KubeProxyLogs, facts.ServiceEndpoints, facts.Dataplanes},
 	SubjectKeys: []string{"component", "node", "address"},
 	Run:         runAPIServerUnreachable,
+	Explains:    []*analyzer.Rule{KubeProxySyncErrors},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(30), DNSTimeouts.At(70), ControlPlaneUnhealthy.At(20)},
 	Proof: "the component's failing calls (logs) and the kubernetes Service's Endpoints or the node's NAT rules or IPVS " +
 		"table showing the broken hop: no endpoints, no rule for the ClusterIP, targets that are no endpoint",
 	Unproven: "from the logs alone the failure is shown but not the hop that breaks it (kube-proxy's rules, the CNI or " +

@@ -21,6 +21,12 @@ var ARPFlap = &analyzer.Rule{
 	Requires:    []analyzer.FactKey{facts.AddrRoles},
 	SubjectKeys: []string{"node", "address"},
 	Run:         runARPFlap,
+	Explains:    []*analyzer.Rule{ARPUnanswered},
+	Symptoms:    []analyzer.SymptomRef{LoadBalancer502.At(30), ControlPlaneUnhealthy.At(50)},
+	Plot: analyzer.Plot{
+		Parts:    []analyzer.PlotPart{analyzer.PlotARP, analyzer.PlotCitedLogs},
+		ARPAddrs: []analyzer.Selector{analyzer.InSubject("address")},
+	},
 	Proof: "two MACs claiming the address (ARP frames or neighbor tables), and the Services saying it is a " +
 		"LoadBalancer or external IP that one announcer should hold",
 	Unproven: "the owner changes from the capture or the neighbor tables, with the causes not ruled out (two " +

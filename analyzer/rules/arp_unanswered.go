@@ -25,6 +25,12 @@ var ARPUnanswered = &analyzer.Rule{
 		Doc: "the fewest unanswered ARP requests for one IP that make a finding"}},
 	SubjectKeys: []string{"node", "address"},
 	Run:         runARPUnanswered,
+	Explains:    []*analyzer.Rule{ICMPUnreachable},
+	Symptoms:    []analyzer.SymptomRef{LoadBalancer502.At(40)},
+	Plot: analyzer.Plot{
+		Parts:    []analyzer.PlotPart{analyzer.PlotARP, analyzer.PlotCitedLogs},
+		ARPAddrs: []analyzer.Selector{analyzer.InSubject("address")},
+	},
 	Proof: "ARP requests (or neighbor solicitations) nobody answered, or a FAILED neighbor entry, for an address the " +
 		"Services or Nodes say some host should hold (a LoadBalancer IP, a node address)",
 	Unproven: "the unanswered requests alone, with the causes not ruled out (the host down or gone, the address moved, " +

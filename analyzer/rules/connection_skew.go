@@ -28,7 +28,11 @@ var ConnectionSkew = &analyzer.Rule{
 	SubjectKeys: servicePortSubjectKeys,
 	ObjectKinds: []string{"Service"},
 	Run:         runConnectionSkew,
-	Proof:       "none: the counts show that something other than the dumped rules picked the backends, never what",
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(160), LoadBalancer502.At(90)},
+	Plot: analyzer.Plot{
+		Servers: []analyzer.Selector{analyzer.InFacts("distribution")},
+	},
+	Proof: "none: the counts show that something other than the dumped rules picked the backends, never what",
 	Unproven: "the counts per backend and their chance under the rules' probabilities, with the causes not ruled out " +
 		"(rules in force during the capture other than those dumped, a proxy or persistence picking the backend, " +
 		"conntrack entries from before a rule change) and the command that would decide",

@@ -19,6 +19,7 @@ var ConntrackDrops = &analyzer.Rule{
 	Uses:        []model.Kind{model.KindSysctl},
 	SubjectKeys: []string{"node", "counter"},
 	Run:         runConntrackDrops,
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(70), LoadBalancer502.At(100), DNSTimeouts.At(20)},
 	Proof: "the conntrack counters of the node (conntrack -S, /proc/net/stat/nf_conntrack) and a second source: for " +
 		"insert failures, DNS lookups timing out in the logs; for a full table, the kernel's \"table full\" lines or " +
 		"nf_conntrack_max from sysctl",

@@ -22,6 +22,12 @@ var ConntrackStaleUDP = &analyzer.Rule{
 	SubjectKeys: []string{"node", "object", "service_port", "backend", "proto"},
 	ObjectKinds: []string{"Service"},
 	Run:         runConntrackStaleUDP,
+	Explains:    []*analyzer.Rule{IPTablesBackendSplit},
+	Symptoms:    []analyzer.SymptomRef{DNSTimeouts.At(10)},
+	Plot: analyzer.Plot{
+		Parts:               []analyzer.PlotPart{analyzer.PlotLogErrors, analyzer.PlotStaleMark},
+		NodeKubeProxyErrors: true,
+	},
 	Proof: "UDP conntrack entries (conntrack -L) of a Service's ClusterIP whose reply comes from an address that the " +
 		"Service's Endpoints or EndpointSlices no longer list",
 	Unproven: "entries of a Service whose endpoints the bundle does not give are not judged; when the node's rules " +

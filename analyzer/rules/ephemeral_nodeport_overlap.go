@@ -21,6 +21,11 @@ var EphemeralNodePortOverlap = &analyzer.Rule{
 	Requires:    []analyzer.FactKey{facts.NodePortRange, facts.LocalPorts, facts.PortOwners},
 	SubjectKeys: []string{"node", "setting"},
 	Run:         runEphemeralNodePortOverlap,
+	Explains:    []*analyzer.Rule{NodePortCollision},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(90), LoadBalancer502.At(60)},
+	Plot: analyzer.Plot{
+		ClientPorts: []analyzer.Selector{analyzer.InFacts("allocated_nodeports_in_overlap")},
+	},
 	Proof: "the node's sysctls (ip_local_port_range, ip_local_reserved_ports) beside the NodePort range of the " +
 		"apiserver's flag or the NodePorts allocated in the overlap (Services, the IPVS table)",
 	Unproven: "with the sysctls alone the NodePort range is the default, which the cluster may not use: a warning " +

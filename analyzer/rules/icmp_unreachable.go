@@ -21,6 +21,13 @@ var ICMPUnreachable = &analyzer.Rule{
 	Requires:    []analyzer.FactKey{facts.AddrRoles, facts.Attempts, facts.AppErrors},
 	SubjectKeys: []string{"node", "from", "icmp", "address"},
 	Run:         runICMPUnreachable,
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(40), LoadBalancer502.At(120), DNSTimeouts.At(50)},
+	Plot: analyzer.Plot{
+		Parts: []analyzer.PlotPart{analyzer.PlotICMP, analyzer.PlotAttempts, analyzer.PlotCitedLogs},
+		ICMP:  analyzer.ICMPSenderKind,
+		// The attempts the errors answer: to the destination they quote.
+		Servers: []analyzer.Selector{analyzer.InSubject("address")},
+	},
 	Proof: "the ICMP errors in the capture, joined with what the destination is (a Service address or ready " +
 		"endpoint: Services, Endpoints) or with the neighbor tables that resolve it to the sender's own MAC",
 	Unproven: "the ICMP errors from the capture alone, with the sender's possible reasons and the command to run on " +

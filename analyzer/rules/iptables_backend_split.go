@@ -18,6 +18,8 @@ var IPTablesBackendSplit = &analyzer.Rule{
 	Needs:       []model.Kind{model.KindNetfilter},
 	SubjectKeys: []string{"node", "component"},
 	Run:         runIPTablesBackendSplit,
+	Explains:    []*analyzer.Rule{ServiceRuleShadowed},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(40)},
 	Proof: "dumps of both backends of one node that each hold rules (iptables-legacy-save and " +
 		"iptables-nft-save, or nft list ruleset), each known by its header, its command or its format",
 	Unproven: "when only iptables-nft's \"iptables-legacy tables present\" warning shows the legacy " +

@@ -23,6 +23,12 @@ var IPVSStrictARP = &analyzer.Rule{
 	Requires:    []analyzer.FactKey{facts.LBControllers},
 	SubjectKeys: []string{"component", "setting"},
 	Run:         runIPVSStrictARP,
+	Explains:    []*analyzer.Rule{ARPFlap},
+	Symptoms:    []analyzer.SymptomRef{LoadBalancer502.At(20)},
+	Plot: analyzer.Plot{
+		Parts:    []analyzer.PlotPart{analyzer.PlotARP, analyzer.PlotCitedLogs},
+		ARPAddrs: []analyzer.Selector{analyzer.InFacts("flapping_ips")},
+	},
 	Proof: "kube-proxy's configuration (IPVS mode, strictARP off) beside a controller that announces with ARP, and a " +
 		"LoadBalancer IP claimed by more than one MAC (a capture's ARP replies, ip neigh)",
 	Unproven: "from the configuration alone the nodes may still ignore those ARP requests (arp_ignore and " +

@@ -21,6 +21,11 @@ var KubeProxySyncErrors = &analyzer.Rule{
 	Requires:    []analyzer.FactKey{facts.KubeProxyLogs, facts.Dataplanes, facts.ServiceEndpoints},
 	SubjectKeys: []string{"node", "component"},
 	Run:         runKubeProxySyncErrors,
+	Explains:    []*analyzer.Rule{StaleDNAT},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(20), DNSTimeouts.At(60), ControlPlaneUnhealthy.At(40)},
+	Plot: analyzer.Plot{
+		Parts: []analyzer.PlotPart{analyzer.PlotLogErrors, analyzer.PlotStaleMark},
+	},
 	Proof: "kube-proxy's log failing to list Services or endpoints, and the node's NAT rules or IPVS table disagreeing " +
 		"with the Services' endpoints (the dataplane left stale)",
 	Unproven: "from the log alone, or with a dataplane that still matches the endpoints, the failures are shown but " +

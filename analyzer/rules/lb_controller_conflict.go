@@ -25,6 +25,12 @@ var LBControllerConflict = &analyzer.Rule{
 	SubjectKeys: []string{"object", "component"},
 	ObjectKinds: []string{"Service"},
 	Run:         runLBControllerConflict,
+	Explains:    []*analyzer.Rule{IPVSStrictARP},
+	Symptoms:    []analyzer.SymptomRef{LoadBalancer502.At(10)},
+	Plot: analyzer.Plot{
+		Parts:    []analyzer.PlotPart{analyzer.PlotARP, analyzer.PlotCitedLogs},
+		ARPAddrs: []analyzer.Selector{analyzer.InFacts("load_balancer_ips")},
+	},
 	Proof: "both controllers shown managing the Service or the Services (both marks on a Service, or both deployed with " +
 		"kube-vip's services mode on) and a second source showing them at it: their logs rewriting the Service, or its " +
 		"IP with two ARP owners or ICMP errors in a capture",

@@ -19,6 +19,16 @@ var MTUBlackhole = &analyzer.Rule{
 	Uses:        []model.Kind{model.KindNetfilter, model.KindLinks},
 	SubjectKeys: []string{"node", "source", "destination"},
 	Run:         runMTUBlackhole,
+	Explains:    []*analyzer.Rule{ICMPUnreachable},
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(80), ServiceUnreachable.At(120)},
+	Plot: analyzer.Plot{
+		Parts: []analyzer.PlotPart{analyzer.PlotAttempts, analyzer.PlotICMP, analyzer.PlotCitedLogs},
+		ICMP:  analyzer.ICMPTooBig,
+		// The sender of the large segments is the server of its
+		// connections, the receiver their client.
+		Servers: []analyzer.Selector{analyzer.InSubject("source")},
+		Clients: []analyzer.Selector{analyzer.InSubject("destination")},
+	},
 	Proof: "the capture's large segments retransmitted without acknowledgment while small ones pass, and a " +
 		"firewall rule in the bundle (iptables-save, ip6tables-save) that drops or rejects ICMP fragmentation-needed " +
 		"or Packet Too Big (or all ICMP)",

@@ -20,6 +20,8 @@ var NATReplyUntranslated = &analyzer.Rule{
 	Requires:    []analyzer.FactKey{facts.NATPairs},
 	SubjectKeys: []string{"node", "client", "vip", "backend"},
 	Run:         runNATReplyUntranslated,
+	Explains:    []*analyzer.Rule{SynUnanswered},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(60)},
 	Proof: "the capture shows the same SYN before and after DNAT and the endpoint's SYN/ACK going back untranslated, " +
 		"and the node's sysctl output shows net.bridge.bridge-nf-call-iptables = 0 (ip6tables for IPv6)",
 	Unproven: "the untranslated replies from the capture, with the causes not ruled out (bridged traffic skipping " +

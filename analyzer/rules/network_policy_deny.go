@@ -38,6 +38,7 @@ var NetworkPolicyDeny = &analyzer.Rule{
 	SubjectKeys: []string{"client", "address", "object"},
 	ObjectKinds: []string{"Pod"},
 	Run:         runNetworkPolicyDeny,
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(50), ServiceUnreachable.At(150), DNSTimeouts.At(40)},
 	Doc: `the NetworkPolicies do not allow connections that fail
 
 A NetworkPolicy that selects a Pod isolates it: for ingress, only what

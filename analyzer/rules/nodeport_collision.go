@@ -19,6 +19,8 @@ var NodePortCollision = &analyzer.Rule{
 	Requires:    []analyzer.FactKey{facts.NodePortRange},
 	SubjectKeys: []string{"port", "proto"},
 	Run:         runNodePortCollision,
+	Explains:    []*analyzer.Rule{SynAckReset},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(80)},
 	Proof: "a Service's nodePort (kube) that a listening socket of another process shows taken on a node (ss, netstat); " +
 		"for a NodePort outside the range, the apiserver's --service-node-port-range beside the Services",
 	Unproven: "two Services with one nodePort, or a Pod's hostPort on it, are shown by the Kubernetes objects alone " +

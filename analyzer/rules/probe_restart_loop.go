@@ -25,6 +25,10 @@ var ProbeRestartLoop = &analyzer.Rule{
 	SubjectKeys: []string{"object", "container"},
 	ObjectKinds: []string{"Pod"},
 	Run:         runProbeRestartLoop,
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(10)},
+	Plot: analyzer.Plot{
+		Parts: []analyzer.PlotPart{analyzer.PlotRestarts},
+	},
 	Proof: "the restarts and the liveness probe (the Pod and its spec) with a clean kill shown by another source: an " +
 		"exit status 0 in a container listing, the container's log ending on a terminated signal, the kubelet's " +
 		"restart lines or its Unhealthy/Killing events",

@@ -36,6 +36,8 @@ var RPFilterDrop = &analyzer.Rule{
 		"likely, and that sysctl decides",
 	SubjectKeys: []string{"node", "address", "interface", "component", "setting"},
 	Run:         runRPFilterDrop,
+	Explains:    []*analyzer.Rule{NATReplyUntranslated},
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(60), ServiceUnreachable.At(110)},
 	Doc: `strict rp_filter drops the SYNs of an asymmetric path
 
 With net.ipv4 rp_filter strict (1), the kernel accepts a packet on an

@@ -23,6 +23,7 @@ var ServiceRuleShadowed = &analyzer.Rule{
 	SubjectKeys: append(slices.Clone(servicePortSubjectKeys), "hook", "chain"),
 	ObjectKinds: []string{"Service"},
 	Run:         runServiceRuleShadowed,
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(50)},
 	Proof: "the node's ruleset shows a rule outside kube-proxy's chains that catches the Service address first (the " +
 		"walk of the first packet through nat PREROUTING or OUTPUT, raw, or the nftables hooks), and a second source " +
 		"shows the address is a Service's (the Service object) or the connections pinned by the rule (a capture)",

@@ -31,6 +31,7 @@ var SNATPortExhaustion = &analyzer.Rule{
 		"source NAT rule in the bundle are left to syn-unanswered and conntrack-drops",
 	SubjectKeys: []string{"node", "address", "proto"},
 	Run:         runSNATPortExhaustion,
+	Symptoms:    []analyzer.SymptomRef{LoadBalancer502.At(80), DNSTimeouts.At(80)},
 	Doc: `source NAT has no port left for new connections
 
 A node that source-NATs Pod traffic (MASQUERADE to the node's address,

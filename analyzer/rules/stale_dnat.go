@@ -22,6 +22,14 @@ var StaleDNAT = &analyzer.Rule{
 	SubjectKeys: servicePortSubjectKeys,
 	ObjectKinds: []string{"Service"},
 	Run:         runStaleDNAT,
+	Explains:    []*analyzer.Rule{ConntrackStaleUDP},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(10), LoadBalancer502.At(110), DNSTimeouts.At(30)},
+	Plot: analyzer.Plot{
+		Parts:               []analyzer.PlotPart{analyzer.PlotAttempts, analyzer.PlotLogErrors, analyzer.PlotStaleMark},
+		Servers:             []analyzer.Selector{analyzer.InFacts("stale_targets"), analyzer.InFacts("frontends")},
+		NodeKubeProxyErrors: true,
+		StaleTargets:        &analyzer.Selector{Fact: "stale_targets"},
+	},
 	Proof: "the node's NAT rules send traffic to an address that the Service's Endpoints or EndpointSlices do not " +
 		"list, or leave out one they list (netfilter and kube); with counts alone, kube-proxy's log failing to list " +
 		"Services or endpoints",

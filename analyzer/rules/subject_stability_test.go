@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/analyzertest"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
@@ -81,7 +82,7 @@ func TestSubjectsWithoutLogFileNames(t *testing.T) {
 			"var/log/containers/traefik-7d9f_kube-system_traefik-" + strings.Repeat("ab", 32) + ".log",
 			"var/log/pods/kube-system_traefik-7d9f_0f6c/traefik/0.log"}},
 	} {
-		src := filepath.Join("testdata", c.scenario)
+		src := analyzertest.EvidenceDir(t, filepath.Join("testdata", c.scenario))
 		want := fingerprintsOf(t, c.rule, src)
 		if len(want) == 0 {
 			t.Fatalf("%s: no finding", c.scenario)
@@ -165,7 +166,7 @@ func TestSynAckResetSubjectNamesTheServer(t *testing.T) {
 // ComponentStatus reporting one component or both unhealthy is the same
 // false alarm.
 func TestAPIServerAffinitySubjectWithoutComponentList(t *testing.T) {
-	src := filepath.Join("testdata", "apiserver-affinity", "hit-symptom-componentstatus-only")
+	src := analyzertest.EvidenceDir(t, filepath.Join("testdata", "apiserver-affinity", "hit-symptom-componentstatus-only"))
 	both := fingerprintsOf(t, APIServerAffinity, src)
 	b, err := os.ReadFile(filepath.Join(src, "componentstatuses.json"))
 	if err != nil {
@@ -191,7 +192,7 @@ func TestAPIServerAffinitySubjectWithoutComponentList(t *testing.T) {
 // A component's rotated logs in one bundle make one finding, with the
 // fingerprint of the finding of its current log alone.
 func TestAPIServerUnreachableRotatedLogs(t *testing.T) {
-	src := filepath.Join("testdata", "apiserver-unreachable", "hit-no-rule")
+	src := analyzertest.EvidenceDir(t, filepath.Join("testdata", "apiserver-unreachable", "hit-no-rule"))
 	want := fingerprintsOf(t, APIServerUnreachable, src)
 	dir := copyScenario(t, src, "", "")
 	b, err := os.ReadFile(filepath.Join(src, "traefik.log"))

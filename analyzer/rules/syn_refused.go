@@ -18,6 +18,7 @@ var SynRefused = &analyzer.Rule{
 	Params:      synFailureParams,
 	SubjectKeys: synFailureSubjectKeys,
 	Run:         func(p *analyzer.Pass) error { return runSynFailures(p, refusedWords) },
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(30), ServiceUnreachable.At(140)},
 	Proof: "the capture's SYNs answered by RSTs from the server, and the Services or Endpoints saying the endpoint " +
 		"should answer (a Service address, a ready endpoint)",
 	Unproven: "the refused attempts from the capture alone, with the causes not ruled out (no listener, a REJECT rule) " +

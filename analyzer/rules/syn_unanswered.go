@@ -18,6 +18,7 @@ var SynUnanswered = &analyzer.Rule{
 	Params:      synFailureParams,
 	SubjectKeys: synFailureSubjectKeys,
 	Run:         func(p *analyzer.Pass) error { return runSynFailures(p, unansweredWords) },
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(20), ServiceUnreachable.At(130), DNSTimeouts.At(90)},
 	Proof: "the capture's unanswered SYNs, and the Services or Endpoints saying the endpoint should answer " +
 		"(a Service address, a ready endpoint)",
 	Unproven: "the unanswered attempts from the capture alone, with the causes not ruled out (a firewall drop, a " +

@@ -21,6 +21,8 @@ var SynAckReset = &analyzer.Rule{
 	Requires:    []analyzer.FactKey{facts.NodePortRange, facts.PortOwners, facts.LocalPorts, facts.NATPairs},
 	SubjectKeys: []string{"node", "client", "address"},
 	Run:         runSynAckReset,
+	Explains:    []*analyzer.Rule{TimeWaitChurn},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(100), LoadBalancer502.At(50)},
 	Proof: "the client's source port is an IPVS virtual service's port (ipvsadm -Ln) or a Service's NodePort " +
 		"(kubectl get svc), beside the capture's SYN, SYN/ACK and RST",
 	Unproven: "the resets, who sends them and on which connections, with the causes not ruled out, ranked (a NodePort " +

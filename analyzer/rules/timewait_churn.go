@@ -23,6 +23,11 @@ var TimeWaitChurn = &analyzer.Rule{
 		Doc: "the fewest TIME-WAIT sockets of one client on a node that make a finding"}},
 	SubjectKeys: []string{"node", "proto"},
 	Run:         runTimeWaitChurn,
+	Explains:    []*analyzer.Rule{SNATPortExhaustion},
+	Symptoms:    []analyzer.SymptomRef{LoadBalancer502.At(70)},
+	Plot: analyzer.Plot{
+		Clients: []analyzer.Selector{analyzer.InFacts("clients")},
+	},
 	Proof: "the TIME-WAIT sockets of a local address (ss, netstat) and, for the NodePort harm, the ephemeral range " +
 		"(sysctl) reaching NodePorts that IPVS or the Services show allocated",
 	Unproven: "the churn from the socket listings, with the clients it can be (one client opening a connection per " +

@@ -19,6 +19,7 @@ var VersionSkew = &analyzer.Rule{
 	Uses:        []model.Kind{model.KindComponents},
 	SubjectKeys: []string{"component"},
 	Run:         runVersionSkew,
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(100), ControlPlaneUnhealthy.At(30)},
 	Proof: "the Nodes' kubelet versions beside the apiserver's version (its static pod's image tag) show the skew " +
 		"policy broken",
 	Unproven: "nodes that differ within the policy, or with the apiserver's version not in the bundle, are shown by the " +

@@ -53,7 +53,7 @@ func runCollectScript(stdout, stderr io.Writer, o collect.Options, doc bool) int
 	}
 	var err error
 	if doc {
-		err = collect.WriteDoc(stdout, ruleNeeds())
+		err = collect.WriteDoc(stdout, rules.All())
 	} else {
 		err = collect.WriteScript(stdout, o)
 	}
@@ -62,13 +62,4 @@ func runCollectScript(stdout, stderr io.Writer, o collect.Options, doc bool) int
 		return exitUnreadable
 	}
 	return exitOK
-}
-
-// ruleNeeds is what docs/collect.md reads of every rule.
-func ruleNeeds() []collect.RuleNeeds {
-	var out []collect.RuleNeeds
-	for _, r := range rules.All() {
-		out = append(out, collect.RuleNeeds{Name: r.Name, Title: r.Title(), Needs: r.Needs, NeedsAny: r.NeedsAny, Uses: r.Uses})
-	}
-	return out
 }

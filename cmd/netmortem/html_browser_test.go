@@ -46,7 +46,7 @@ func reportTimelines(t *testing.T, dir string) ([]string, bool) {
 	}
 	res := analyzer.Run(ctx, snap, rules.All(), nil)
 	var fps []string
-	for fp, tl := range timeline.Build(ctx, snap, res.Findings) {
+	for fp, tl := range timeline.Build(ctx, snap, res.Rules, res.Findings) {
 		if tl != nil {
 			fps = append(fps, fp)
 		}

@@ -31,6 +31,9 @@ type Anonymizer struct {
 	pan  *cryptoPAn
 	mu   sync.Mutex
 	kind map[string]string // known name -> its kind ("node", "pod" ...)
+	// prefix holds the known names that start with a system component's
+	// name and '-', and that name.
+	prefix map[string]string
 	// names are the known names; byFirst the same by their first byte,
 	// longest first (a longer name is tried before one it starts with),
 	// rebuilt when sorted is false. A map handed out is never changed.
@@ -62,7 +65,7 @@ func New(key string) *Anonymizer {
 	}
 	var panKey [32]byte
 	copy(panKey[:], mac(secret, "crypto-pan"))
-	return &Anonymizer{key: secret, pan: newCryptoPAn(panKey), kind: map[string]string{}, used: map[string]Mapping{}}
+	return &Anonymizer{key: secret, pan: newCryptoPAn(panKey), kind: map[string]string{}, prefix: map[string]string{}, used: map[string]Mapping{}}
 }
 
 // mac is HMAC-SHA256 of s under key.
@@ -89,6 +92,12 @@ func (a *Anonymizer) AddName(kind, name string) {
 	defer a.mu.Unlock()
 	if _, ok := a.kind[name]; ok {
 		return
+	}
+	if prefix, _, ok := systemPrefix(name); ok {
+		// etcd-acmecorp-ledger, kube-apiserver-worker-1: the
+		// component's name is kept, what follows it is replaced (see
+		// nameToken).
+		a.prefix[name] = prefix
 	}
 	a.kind[name] = kind
 	a.names = append(a.names, name)
@@ -126,9 +135,31 @@ func (a *Anonymizer) record(kind, original, token string) string {
 	return token
 }
 
-// nameToken is the token of a known name of kind.
+// nameToken is the token of a known name of kind, recorded.
 func (a *Anonymizer) nameToken(kind, name string) string {
-	return a.record(kind, name, kind+"-"+hex.EncodeToString(mac(a.key, "name\x00"+name))[:6])
+	return a.record(kind, name, a.token(kind, name))
+}
+
+// token is the token of a name of kind: its kind and a hash. A name that
+// starts with a system component's keeps it, and the rest becomes the
+// token of the name it is when known (a static Pod's node:
+// kube-apiserver-node-3fa9c1), or of a name of kind (etcd-pod-0b12de).
+func (a *Anonymizer) token(kind, name string) string {
+	a.mu.Lock()
+	prefix, ok := a.prefix[name]
+	var restKind string
+	if ok {
+		restKind = a.kind[name[len(prefix)+1:]]
+	}
+	a.mu.Unlock()
+	if !ok {
+		return kind + "-" + hex.EncodeToString(mac(a.key, "name\x00"+name))[:6]
+	}
+	rest := name[len(prefix)+1:]
+	if restKind != "" {
+		return prefix + "-" + a.nameToken(restKind, rest)
+	}
+	return prefix + "-" + a.token(kind, rest)
 }
 
 // Addr returns the token of an IP address: an address of the same family

@@ -24,24 +24,49 @@ var systemNames = []string{
 
 // systemName reports whether name is a Kubernetes system name, or one of
 // them (but default, kubernetes and localhost) followed by '-' and a
-// suffix.
+// suffix that a controller generated (a ReplicaSet's hash, a Pod's random
+// suffix, an ordinal): coredns-5d78c9869d-x2x9q, kube-proxy-7xk2p. A name
+// that only starts like one (etcd-acmecorp-ledger) is not.
 func systemName(name string) bool {
-	for _, s := range systemNames {
-		if name == s || strings.HasPrefix(name, s+"-") && s != "default" && s != "kubernetes" && s != "localhost" {
-			return true
-		}
+	if slices.Contains(systemNames, name) {
+		return true
 	}
-	return false
+	_, rest, ok := systemPrefix(name)
+	return ok && generated.MatchString(rest)
 }
 
-// Text returns s with its known names, IP addresses (plain, with a port
-// after ':' or '.', with a prefix length, or written with dashes as in
-// ip-10-0-0-1) and MAC addresses replaced by their tokens.
+// systemPrefix splits name into the longest system name it starts with
+// (but default, kubernetes and localhost) and what follows its '-'.
+func systemPrefix(name string) (prefix, rest string, ok bool) {
+	for _, s := range systemNames {
+		if s == "default" || s == "kubernetes" || s == "localhost" || len(s) <= len(prefix) {
+			continue
+		}
+		if r, found := strings.CutPrefix(name, s+"-"); found && r != "" {
+			prefix, rest, ok = s, r, true
+		}
+	}
+	return prefix, rest, ok
+}
+
+// generated matches the suffixes controllers add to a name: a Pod's five
+// random characters, a ReplicaSet's hash and the Pod's suffix after it, a
+// StatefulSet's ordinal, a ControllerRevision's hash.
+var generated = regexp.MustCompile(`^(?:[a-z0-9]{5}|[bcdfghjklmnpqrstvwxz2456789]{6,10}(?:-[a-z0-9]{5})?|[0-9a-f]*[0-9][0-9a-f]*(?:-[a-z0-9]{5})?|[0-9]+)$`)
+
+// Text returns s with its known names, e-mail addresses, DNS names (see
+// hostname), IP addresses (plain, with a port after ':' or '.', with a
+// prefix length, with leading zeros, or written with dashes as in
+// ip-10-0-0-1) and MAC addresses (with colons, dashes, or Cisco's dots)
+// replaced by their tokens.
 func (a *Anonymizer) Text(s string) string {
 	if s == "" {
 		return s
 	}
 	s = a.replaceNames(s)
+	s = email.ReplaceAllStringFunc(s, a.emailToken)
+	s = hostname.ReplaceAllStringFunc(s, a.hostToken)
+	s = dashedMAC.ReplaceAllStringFunc(s, a.dashedMACToken)
 	s = hexRun.ReplaceAllStringFunc(s, a.addrRun)
 	return dashed.ReplaceAllStringFunc(s, a.dashedAddr)
 }
@@ -135,6 +160,12 @@ func (a *Anonymizer) addrRun(m string) string {
 	tail := run[len(core):]
 	if isMAC(core) {
 		return lead + a.MAC(core) + tail + bits
+	}
+	if m, ok := ciscoMAC(core); ok {
+		return lead + dotted(a.MAC(m)) + tail + bits
+	}
+	if ip, ok := zeroPadded(core); ok && bits == "" {
+		return lead + a.Addr(ip).String() + tail
 	}
 	if ip, err := netip.ParseAddr(core); err == nil && (ip.Is4() || strings.Count(core, ":") >= 2) {
 		if bits != "" {

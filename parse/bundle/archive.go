@@ -27,18 +27,21 @@ func (t tarTree) walk(ctx context.Context, fn func(e *entry) error) error {
 	if err != nil {
 		return err
 	}
-	tr := tar.NewReader(r)
+	end := &tarEnd{r: r}
+	tr := tar.NewReader(end)
+	last := ""
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		h, err := tr.Next()
 		if err == io.EOF {
-			return nil
+			return end.check(last)
 		}
 		if err != nil {
 			return fmt.Errorf("tar: %w", err)
 		}
+		last = h.Name
 		if t.b.entries++; t.b.entries > t.b.lim.MaxEntries {
 			return limitErr("more than %d archive members, counting those of the archives around it (Limits.MaxEntries); rest not read", t.b.lim.MaxEntries)
 		}
@@ -72,6 +75,54 @@ func (t tarTree) walk(ctx context.Context, fn func(e *entry) error) error {
 			return err
 		}
 	}
+}
+
+// tarEnd reads a tar stream and remembers how it ended: Go's tar reader,
+// as GNU tar, takes a stream that stops at a member's boundary for the
+// end of the archive, so an archive cut there would read as whole. The
+// end is real only when the two zero blocks that end a tar archive were
+// read.
+type tarEnd struct {
+	r io.Reader
+	// zeros counts the zero bytes that ended what was read so far.
+	zeros int
+	// eof says a read returned io.EOF with nothing: the stream ran out
+	// where the reader asked for a header.
+	eof bool
+}
+
+func (t *tarEnd) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	for i := n - 1; i >= 0; i-- {
+		if p[i] != 0 {
+			t.zeros = n - 1 - i
+			break
+		}
+		if i == 0 {
+			t.zeros += n
+		}
+	}
+	t.eof = n == 0 && err == io.EOF
+	return n, err
+}
+
+// check says whether the stream ended with tar's end-of-archive blocks;
+// last is the name of the last member read.
+func (t *tarEnd) check(last string) error {
+	if !t.eof && t.zeros >= 2*512 {
+		// Read on to the end of the stream, so that a compressed
+		// stream's trailer (gzip's CRC and length) is checked too: a
+		// tar reader stops at its end blocks.
+		if _, err := io.Copy(io.Discard, t.r); err != nil {
+			return fmt.Errorf("tar: the stream past the archive's end blocks: %w", err)
+		}
+		return nil
+	}
+	where := "before its first member"
+	if last != "" {
+		where = "after member " + strconv.Quote(last)
+	}
+	return fmt.Errorf("tar: %w: the archive ends %s without tar's end-of-archive blocks", io.ErrUnexpectedEOF, where)
 }
 
 // sparse reports whether a tar member is a sparse file (GNU's old format,

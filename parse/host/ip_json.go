@@ -185,6 +185,11 @@ func ipEntries(r io.Reader, name string, errs *model.ErrorList) []ipEntry {
 		e.pos = pos
 		out = append(out, e)
 	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
+		// ip -j prints one array: text that stops before its ] was cut.
+		errs.Addf(model.Pos{File: name, Line: lineAt(int64(len(bytes.TrimRight(b, "\r\n"))))}, "",
+			"%w: the JSON array has no closing ]: the text ends after entry %d", format.ErrTruncated, len(out))
+	}
 	return out
 }
 

@@ -53,6 +53,11 @@ func linksOfAddrsJSON(r io.Reader, src *format.Source) []model.Link {
 func linksOfEntries(es []ipEntry, src *format.Source, errs *model.ErrorList) []model.Link {
 	var out []model.Link
 	for _, e := range es {
+		name := linkName(e.str("ifname"))
+		if name == "" {
+			errs.Addf(e.pos, "", "%w: ifname is not a link's name (a non-empty string)", format.ErrValue)
+			continue
+		}
 		var f []string
 		for _, k := range []string{"mtu", "master"} {
 			if v := e.str(k); v != "" {
@@ -87,7 +92,7 @@ func linksOfEntries(es []ipEntry, src *format.Source, errs *model.ErrorList) []m
 				lk.VNI, lk.Port = info.Data.ID, info.Data.Port
 			}
 		}
-		lk.Node, lk.Dev, lk.Pos = src.Node, linkName(e.str("ifname")), e.pos
+		lk.Node, lk.Dev, lk.Pos = src.Node, name, e.pos
 		out = append(out, lk)
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
@@ -97,6 +98,38 @@ func TestLinksErrors(t *testing.T) {
 	}
 }
 
+// An entry whose ifname is not a name (an array, null, an object, an
+// empty string) is an error at its position, and gives no link; the
+// entries around it are read.
+func TestLinksJSONBadName(t *testing.T) {
+	for _, v := range []string{`[]`, `null`, `{}`, `""`} {
+		in := `[{"ifname":"eth0","mtu":1500},{"ifname":` + v + `,"mtu":1500},{"ifname":"eth1","mtu":9000}]`
+		links, err := LinksJSON(strings.NewReader(in), "j.json")
+		if err == nil || !strings.Contains(err.Error(), "j.json:1 (entry 2)") || !strings.Contains(err.Error(), "ifname") {
+			t.Errorf("ifname %s: err = %v, want one at entry 2 naming ifname", v, err)
+		}
+		if len(links) != 2 || links[0].Dev != "eth0" || links[1].Dev != "eth1" {
+			t.Errorf("ifname %s: links %+v, want eth0 and eth1", v, links)
+		}
+	}
+}
+
+// An ip -j array cut before its closing ] is said to be cut, at its last
+// line; the entries read before are kept.
+func TestLinksJSONCut(t *testing.T) {
+	in := "[{\"ifname\":\"eth0\",\"mtu\":1500},\n{\"ifname\":\"eth1\",\"mtu\":9000}\n"
+	links, err := LinksJSON(strings.NewReader(in), "j.json")
+	if err == nil || !strings.Contains(err.Error(), "j.json:2") || !strings.Contains(err.Error(), "no closing ]") || !errors.Is(err, format.ErrTruncated) {
+		t.Errorf("err = %v, want a truncation at j.json:2", err)
+	}
+	if len(links) != 2 {
+		t.Errorf("links %+v, want eth0 and eth1", links)
+	}
+	if _, err := LinksJSON(strings.NewReader(in+"]\n"), "j.json"); err != nil {
+		t.Errorf("whole array: %v", err)
+	}
+}
+
 func FuzzLinks(f *testing.F) {
 	parsetest.AddSeedFiles(f, []string{linkDir + "ip-link.txt", linkDir + "ip-d-link.txt", linkDir + "bridge-d-link.txt",
 		linkDir + "brport-hairpin-grep.txt", linkDir + "ip-j-d-link.txt"})
@@ -110,6 +143,28 @@ func FuzzLinks(f *testing.F) {
 			parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
 			for _, l := range out {
 				if l.Pos.Line == 0 || l.Dev == "" || l.MTU < 0 {
+					t.Fatalf("bad link: %+v", l)
+				}
+			}
+		}
+	})
+}
+
+// FuzzBridge holds the bridge ports' settings to a target of their own:
+// bridge -d link show and the brport hairpin_mode files, every link named
+// and at a line.
+func FuzzBridge(f *testing.F) {
+	parsetest.AddSeedFiles(f, []string{linkDir + "bridge-d-link.txt", linkDir + "brport-hairpin-grep.txt"})
+	f.Add("==> /sys/class/net/veth1/brport/hairpin_mode <==\n0\n\n==> /sys/class/net/veth2/brport/hairpin_mode <==\n1\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, read := range []func(r *strings.Reader, name string) ([]model.Link, error){
+			func(r *strings.Reader, n string) ([]model.Link, error) { return Links(r, n) },
+			func(r *strings.Reader, n string) ([]model.Link, error) { return HairpinFiles(r, n) },
+		} {
+			out, err := read(strings.NewReader(in), "fuzz.txt")
+			parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
+			for _, l := range out {
+				if l.Pos.File != "fuzz.txt" || l.Pos.Line == 0 || l.Dev == "" {
 					t.Fatalf("bad link: %+v", l)
 				}
 			}

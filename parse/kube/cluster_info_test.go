@@ -150,3 +150,22 @@ garbage
 		t.Errorf("client alone sniffed %d", sc)
 	}
 }
+
+// FuzzDNSDebug holds troubleshoot's DNS debug report to its own target:
+// no panic, every error positioned, every check at a line.
+func FuzzDNSDebug(f *testing.F) {
+	f.Add(`{"kubernetesClusterIP":"10.43.0.1","podResolvConf":"nameserver 10.43.0.10\noptions ndots:5\n","query":{"kubernetes":{"name":"kubernetes","address":"10.43.0.1"}},"kubeDNSPods":["coredns-1"],"kubeDNSService":"10.43.0.10","kubeDNSEndpoints":"10.42.0.6:53"}`)
+	f.Add("{\n\"kubeDNSService\": \"10.43.0.10\",\n\"kubeDNSEndpoints\": \"10.42.0.6:53,bad\"\n}\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		cs, err := DNSDebug(strings.NewReader(in), "fuzz.json")
+		parsetest.CheckFuzzErrors(t, err, "fuzz.json")
+		for _, c := range cs {
+			if c.Pos.File != "fuzz.json" || c.Pos.Line == 0 {
+				t.Fatalf("check at %v", c.Pos)
+			}
+		}
+		if s := DNSDebugFormat.Sniff("fuzz.json", []byte(in)); s < 0 || s > 100 {
+			t.Fatalf("sniff %d", s)
+		}
+	})
+}

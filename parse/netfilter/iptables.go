@@ -99,9 +99,10 @@ func readIPTables(r io.Reader, src *format.Source, errs *model.ErrorList) []*mod
 	}
 	l := text.NewLines(r, src.Name, errs)
 	var carry string
-	var carryPos model.Pos
+	var carryPos, last model.Pos
 	for l.Next() {
 		line, pos := l.Text(), l.Pos()
+		last = pos
 		if carry != "" {
 			line, pos, carry = carry+line, carryPos, ""
 		}
@@ -117,6 +118,13 @@ func readIPTables(r io.Reader, src *format.Source, errs *model.ErrorList) []*mod
 	}
 	if carry != "" {
 		p.line(carry, carryPos)
+	}
+	if p.table != nil {
+		// iptables-save ends each table with COMMIT: a dump that stops
+		// inside one was cut (an upload, a pager, head), and what is
+		// missing may be the rules a finding would rest on.
+		p.errorf(last, "", "%w: table %s (from line %d) has no COMMIT: the dump ends inside it", format.ErrTruncated,
+			p.table.t.Name, p.table.t.Pos.Line)
 	}
 	if !p.legacyWarn.IsZero() {
 		// Printed after the output (standard error flushed last): it

@@ -1,16 +1,35 @@
 #!/bin/bash
 # Makes the evidence of the rules' scenario directories (see README.md):
-# copies of the fixtures, and the outputs of sysctl and ss taken in network
-# namespaces of this machine's kernel. Needs root (unshare -n) for those.
+# the use.txt files that name the fixtures (and other scenarios' files) a
+# scenario shares instead of copying them, the files derived from them,
+# and the outputs of sysctl and ss taken in network namespaces of this
+# machine's kernel. Needs root (unshare -n) for those.
 # The want.yaml files are written by `go test ./analyzer/rules -update`.
 set -euo pipefail
 cd "$(dirname "$0")"
 fx=../../../fixtures
+find . -name use.txt -delete
 
-copy() { # copy DIR FILE... : fixture files into a scenario
+# use DEST SRC: the scenario that holds DEST (its file, or a directory of
+# it ending in /, as cp takes them) names SRC, a file of the repository, in
+# its use.txt (see package analyzertest) rather than holding a copy.
+use() {
+	local dest=$1 src=$2 scen name line
+	scen=$(echo "$dest" | cut -d/ -f1-2)
+	name=${dest#"$scen"}
+	name=${name#/}
+	case $dest in */) name=$name$(basename "$src") ;; esac
+	[ -f "$src" ] || { echo "use: no file $src" >&2; exit 1; }
+	mkdir -p "$scen"
+	[ -e "$scen/use.txt" ] || echo "# The evidence of $scen kept elsewhere (written by make-scenarios.sh)." >"$scen/use.txt"
+	line=$(realpath -m --relative-to="$scen" "$src")
+	[ "$(basename "$src")" = "$name" ] || line="$line as $name"
+	echo "$line" >>"$scen/use.txt"
+}
+
+share() { # share DIR FILE... : fixture files the scenario DIR holds, by use
 	local dir=$1; shift
-	mkdir -p "$dir"
-	for f in "$@"; do cp "$fx/$f" "$dir/"; done
+	for f in "$@"; do use "$dir/" "$fx/$f"; done
 }
 
 # sysctl OUT RANGE [RESERVED]: the two sysctls of a node whose kernel has
@@ -26,36 +45,36 @@ sysctl_ports() {
 # ephemeral-nodeport-overlap
 e=ephemeral-nodeport-overlap
 inc=incidents/ephemeral-nodeport
-copy $e/hit-ipvs-nodeports $inc/sysctl.txt $inc/kube-apiserver.yaml $inc/ipvsadm.txt $inc/services.json
+share $e/hit-ipvs-nodeports $inc/sysctl.txt $inc/kube-apiserver.yaml $inc/ipvsadm.txt $inc/services.json
 sysctl_ports $e/hit-sysctl-only/sysctl.txt "1024 65000"
 sysctl_ports $e/hit-partly-reserved/sysctl.txt "1024 65000" "30000-31000,32000"
 sysctl_ports $e/hit-latent/sysctl.txt "1024 65000" "30000-31999"
-copy $e/hit-latent incidents/vip-unannounced/service-ingress-nginx.json
-copy $e/miss-control $inc-control/sysctl.txt $inc-control/kube-apiserver.yaml $inc-control/ipvsadm.txt $inc-control/services.json
+share $e/hit-latent incidents/vip-unannounced/service-ingress-nginx.json
+share $e/miss-control $inc-control/sysctl.txt $inc-control/kube-apiserver.yaml $inc-control/ipvsadm.txt $inc-control/services.json
 sysctl_ports $e/miss-reserved-covers/sysctl.txt "1024 65000" "20000-40000"
-copy $e/miss-reserved-covers $inc/kube-apiserver.yaml
+share $e/miss-reserved-covers $inc/kube-apiserver.yaml
 sysctl_ports $e/miss-range-above-nodeports/sysctl.txt "40001 65000"
-copy $e/miss-range-above-nodeports $inc/kube-apiserver.yaml
+share $e/miss-range-above-nodeports $inc/kube-apiserver.yaml
 mkdir -p $e/miss-other-sysctls
 unshare -n sysctl net.ipv4.tcp_tw_reuse net.ipv4.tcp_fin_timeout >$e/miss-other-sysctls/sysctl.txt
-copy $e/miss-no-sysctl $inc/services.json
+share $e/miss-no-sysctl $inc/services.json
 
 # synack-reset
 s=synack-reset
-copy $s/hit-ipvs-nodeports $inc/capture.pcap $inc/sysctl.txt $inc/kube-apiserver.yaml $inc/ipvsadm.txt $inc/services.json
-copy $s/hit-capture-only $inc/capture.pcap
-copy $s/hit-ports-not-owned $inc/capture.pcap incidents/vip-unannounced/service-ingress-nginx.json
-copy $s/hit-seed-002-text seeds/002-synack-reset/{ipvsadm.txt,kube-apiserver-flags.txt,probe-failure.tshark.txt,svc.txt,sysctl.txt,tcpdump-lo.txt}
-copy $s/miss-control $inc-control/capture.pcap $inc-control/sysctl.txt $inc-control/ipvsadm.txt $inc-control/services.json
-copy $s/miss-no-capture $inc/sysctl.txt $inc/ipvsadm.txt
+share $s/hit-ipvs-nodeports $inc/capture.pcap $inc/sysctl.txt $inc/kube-apiserver.yaml $inc/ipvsadm.txt $inc/services.json
+share $s/hit-capture-only $inc/capture.pcap
+share $s/hit-ports-not-owned $inc/capture.pcap incidents/vip-unannounced/service-ingress-nginx.json
+share $s/hit-seed-002-text seeds/002-synack-reset/{ipvsadm.txt,kube-apiserver-flags.txt,probe-failure.tshark.txt,svc.txt,sysctl.txt,tcpdump-lo.txt}
+share $s/miss-control $inc-control/capture.pcap $inc-control/sysctl.txt $inc-control/ipvsadm.txt $inc-control/services.json
+share $s/miss-no-capture $inc/sysctl.txt $inc/ipvsadm.txt
 
 # stale-dnat
 d=stale-dnat
 sd=incidents/stale-dnat
-copy $d/hit-iptables $sd/{capture.pcap,endpoints-kube-dns.json,iptables-save.txt,kube-proxy.log,service-kube-dns.json}
-copy $d/hit-seed-004-text seeds/004-stale-dnat/{endpoints-count.txt,iptables-nat-kube-dns.txt,kube-proxy.log,nc-loop.txt,svc-kube-dns.txt}
+share $d/hit-iptables $sd/{capture.pcap,endpoints-kube-dns.json,iptables-save.txt,kube-proxy.log,service-kube-dns.json}
+share $d/hit-seed-004-text seeds/004-stale-dnat/{endpoints-count.txt,iptables-nat-kube-dns.txt,kube-proxy.log,nc-loop.txt,svc-kube-dns.txt}
 mkdir -p $d/hit-nftables
-cp ../../../dataplane/testdata/nft/kube-proxy-nodeport-list-ruleset.txt $d/hit-nftables/nft-list-ruleset.txt
+use $d/hit-nftables/nft-list-ruleset.txt ../../../dataplane/testdata/nft/kube-proxy-nodeport-list-ruleset.txt
 # kubectl get endpoints web -o json after the Pod at 10.244.2.6 was
 # replaced by one at 10.244.3.8: the rules' endpoint chain to 10.244.2.6 is
 # stale, and 10.244.3.8 gets no traffic from this node.
@@ -111,12 +130,12 @@ cat >$d/hit-nftables/endpoints-web.json <<'JSON'
     ]
 }
 JSON
-copy $d/miss-control $sd-control/{capture.pcap,endpoints-kube-dns.json,iptables-save.txt,kube-proxy.log,service-kube-dns.json}
-copy $d/miss-no-endpoints $sd/iptables-save.txt
+share $d/miss-control $sd-control/{capture.pcap,endpoints-kube-dns.json,iptables-save.txt,kube-proxy.log,service-kube-dns.json}
+share $d/miss-no-endpoints $sd/iptables-save.txt
 
 # nodeport-collision
 n=nodeport-collision
-copy $n/hit-host-process $inc/services.json $inc/kube-apiserver.yaml
+share $n/hit-host-process $inc/services.json $inc/kube-apiserver.yaml
 # haproxy listens on the NodePort 32080; kube-proxy (iptables mode) holds
 # the NodePort 32443 open, which is no collision.
 tmp=$(mktemp -d)
@@ -127,12 +146,12 @@ unshare -n sh -c "ip link set lo up
 	$tmp/kube-proxy -l -p 32443 >/dev/null 2>&1 & k=\$!
 	sleep 0.5; ss -lntp; kill \$h \$k; wait" >$n/hit-host-process/ss-lntp.txt
 rm -rf "$tmp"
-copy $n/hit-outside-default-range $inc/services.json
-copy $n/miss-in-range $inc/services.json $inc/kube-apiserver.yaml
-copy $n/miss-range-by-hand $inc/services.json
+share $n/hit-outside-default-range $inc/services.json
+share $n/miss-in-range $inc/services.json $inc/kube-apiserver.yaml
+share $n/miss-range-by-hand $inc/services.json
 # A Service restored from another cluster's backup carries the NodePort
 # 32080 of traefik-ingress; the apiserver's range was narrowed since.
-copy $n/hit-restored-service $inc/services.json
+share $n/hit-restored-service $inc/services.json
 python3 - "$fx/$inc/services.json" >$n/hit-restored-service/services-restored.json <<'PY'
 import json, sys
 svc = json.load(open(sys.argv[1]))["items"][1]  # kube-system/traefik-ingress
@@ -146,7 +165,7 @@ PY
 sed 's/--service-node-port-range=20000-40000/--service-node-port-range=20000-29999/' "$fx/$inc/kube-apiserver.yaml" \
 	>$n/hit-restored-service/kube-apiserver.yaml
 mkdir -p $n/miss-no-kube
-cp $n/hit-host-process/ss-lntp.txt $n/miss-no-kube/
+use $n/miss-no-kube/ $n/hit-host-process/ss-lntp.txt
 
 # iptables-backend-split: both backends of one network namespace dumped as a
 # node's bundle holds them (iptables-nft-save with 2>&1, as its warning
@@ -183,72 +202,75 @@ split_dumps $b/hit-docker-drop-legacy "iptables-legacy -N DOCKER-USER
 	iptables-legacy -A FORWARD -j DOCKER-USER
 	$(with iptables-nft "$kube_proxy")"
 # kube-proxy's Service rules in both: a stale DNAT left in legacy.
-copy $b/hit-kube-proxy-in-both real/local/iptables/local_legacy-and-nft-save-side-by-side_nat.txt
+share $b/hit-kube-proxy-in-both real/local/iptables/local_legacy-and-nft-save-side-by-side_nat.txt
 # Only iptables-nft's dump, which warns that legacy tables are present.
-copy $b/hit-legacy-unseen real/local/iptables/local_iptables-nft-save-c_with-legacy-warning.txt
+share $b/hit-legacy-unseen real/local/iptables/local_iptables-nft-save-c_with-legacy-warning.txt
 # The legacy nat table exists (listed once) but holds no rule: the warning
 # without the split.
+# Its nft dump is hit-docker-drop-legacy's: the same rules, the same warning.
 split_dumps $b/miss-empty-legacy "iptables-legacy -t nat -L >/dev/null
-	$(with iptables-nft "$kube_proxy")"
+	$(with iptables-nft "$kube_proxy")" legacy
+use $b/miss-empty-legacy/ $b/hit-docker-drop-legacy/iptables-nft-save.txt
 split_dumps $b/miss-nft-only "$(with iptables-nft "$kube_proxy")
 	$(with iptables-nft "$calico")" nft
-split_dumps $b/miss-legacy-only "$(with iptables-legacy "$kube_proxy")" legacy
+# The legacy dump of kube-proxy's rules is hit-kube-proxy-legacy-calico-nft's.
+use $b/miss-legacy-only/ $b/hit-kube-proxy-legacy-calico-nft/iptables-legacy-save.txt
 # Dumps of two network namespaces, unnamed: the legacy one of the first, and
 # the nft one of the second (no legacy tables there, so no warning).
-split_dumps $b/hit-two-namespaces-unnamed "$(with iptables-legacy "$kube_proxy")" legacy
+use $b/hit-two-namespaces-unnamed/ $b/hit-kube-proxy-legacy-calico-nft/iptables-legacy-save.txt
 split_dumps $b/hit-two-namespaces-unnamed "$(with iptables-nft "$calico")" nft
 # rp-filter-drop: the incident made by fixtures/scenarios/rp-filter-drop.sh,
 # with parts of its evidence left out.
 r=rp-filter-drop
 ri=incidents/rp-filter-drop
-copy $r/hit-strict $ri/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt,nstat.txt}
+share $r/hit-strict $ri/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt,nstat.txt}
 # Without ip addr: the interface of the server's address is the one of the
 # connected route whose src it is.
-copy $r/hit-routes-only $ri/{capture.pcap,ip-route.txt,sysctl.txt}
+share $r/hit-routes-only $ri/{capture.pcap,ip-route.txt,sysctl.txt}
 # Only the first line of the node's sysctl output: what
 # `sysctl net.ipv4.conf.all.rp_filter` prints.
-copy $r/hit-likely-all-only $ri/{capture.pcap,ip-addr.txt,ip-route.txt}
+share $r/hit-likely-all-only $ri/{capture.pcap,ip-addr.txt,ip-route.txt}
 head -n 1 "$fx/$ri/sysctl.txt" >$r/hit-likely-all-only/sysctl.txt
-copy $r/hit-symptom-no-sysctl $ri/{capture.pcap,ip-addr.txt,ip-route.txt}
-copy $r/miss-loose incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt,nstat.txt}
-copy $r/miss-control incidents/rp-filter-drop-control/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt,nstat.txt}
+share $r/hit-symptom-no-sysctl $ri/{capture.pcap,ip-addr.txt,ip-route.txt}
+share $r/miss-loose incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt,nstat.txt}
+share $r/miss-control incidents/rp-filter-drop-control/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt,nstat.txt}
 # No rp_filter value, but the kernel's count of the packets the filter
 # dropped (nstat -az TcpExtIPReversePathFilter): 7 in the incident, 0 in
 # its loose variant, whose SYNs the filter let in.
-copy $r/hit-likely-nstat-no-sysctl $ri/{capture.pcap,ip-addr.txt,ip-route.txt,nstat.txt}
-copy $r/hit-symptom-nstat-zero incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,nstat.txt}
+share $r/hit-likely-nstat-no-sysctl $ri/{capture.pcap,ip-addr.txt,ip-route.txt,nstat.txt}
+share $r/hit-symptom-nstat-zero incidents/rp-filter-drop-loose/{capture.pcap,ip-addr.txt,ip-route.txt,nstat.txt}
 # The incident with the healthy control's counter (0), as when nstat ran on
 # another node or before the SYNs: a strict filter that counted nothing is
 # likely, not proven; with only all.rp_filter shown, the cause is unknown.
-copy $r/hit-likely-strict-nstat-zero $ri/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt} incidents/rp-filter-drop-control/nstat.txt
-copy $r/hit-symptom-all-only-nstat-zero $ri/{capture.pcap,ip-addr.txt,ip-route.txt} incidents/rp-filter-drop-control/nstat.txt
-head -n 1 "$fx/$ri/sysctl.txt" >$r/hit-symptom-all-only-nstat-zero/sysctl.txt
+share $r/hit-likely-strict-nstat-zero $ri/{capture.pcap,ip-addr.txt,ip-route.txt,sysctl.txt} incidents/rp-filter-drop-control/nstat.txt
+share $r/hit-symptom-all-only-nstat-zero $ri/{capture.pcap,ip-addr.txt,ip-route.txt} incidents/rp-filter-drop-control/nstat.txt
+use $r/hit-symptom-all-only-nstat-zero/ $r/hit-likely-all-only/sysctl.txt
 # The capture alone: no route says the path is asymmetric.
-copy $r/miss-capture-only $ri/capture.pcap
+share $r/miss-capture-only $ri/capture.pcap
 
 # snat-port-exhaustion: the incident made by fixtures/scenarios/snat-port-exhaustion.sh,
 # with parts of its evidence left out, its control and a variant where the
 # server drops SYNs beyond 10 connections (the same symptom, another cause).
 sn=snat-port-exhaustion
 si=incidents/snat-port-exhaustion
-copy $sn/hit-proven $si/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
-copy $sn/hit-likely-no-conntrack-list $si/{capture.pcap,conntrack-S.txt,iptables-save.txt}
-copy $sn/hit-likely-capture-only $si/{capture.pcap,iptables-save.txt}
-copy $sn/hit-full-no-failures $si/{conntrack-L.txt,iptables-save.txt}
-copy $sn/miss-no-snat-rule $si/{capture.pcap,conntrack-L.txt,conntrack-S.txt}
-copy $sn/miss-control incidents/snat-port-exhaustion-control/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
-copy $sn/miss-server-limit incidents/snat-port-exhaustion-server-limit/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
+share $sn/hit-proven $si/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
+share $sn/hit-likely-no-conntrack-list $si/{capture.pcap,conntrack-S.txt,iptables-save.txt}
+share $sn/hit-likely-capture-only $si/{capture.pcap,iptables-save.txt}
+share $sn/hit-full-no-failures $si/{conntrack-L.txt,iptables-save.txt}
+share $sn/miss-no-snat-rule $si/{capture.pcap,conntrack-L.txt,conntrack-S.txt}
+share $sn/miss-control incidents/snat-port-exhaustion-control/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
+share $sn/miss-server-limit incidents/snat-port-exhaustion-server-limit/{capture.pcap,conntrack-L.txt,conntrack-S.txt,iptables-save.txt}
 
 # network-policy-deny: the incident made by fixtures/scenarios/network-policy-deny.sh,
 # its control, and the variant whose SYNs are dropped while the policies allow them.
 np=network-policy-deny
-copy $np/hit-denied incidents/network-policy-deny/{capture.pcap,kube.json}
-copy $np/miss-control incidents/network-policy-deny-control/{capture.pcap,kube.json}
-copy $np/miss-allowed-other-cause incidents/network-policy-deny-other-cause/{capture.pcap,kube.json}
+share $np/hit-denied incidents/network-policy-deny/{capture.pcap,kube.json}
+share $np/miss-control incidents/network-policy-deny-control/{capture.pcap,kube.json}
+share $np/miss-allowed-other-cause incidents/network-policy-deny-other-cause/{capture.pcap,kube.json}
 # The incident's objects without the Namespaces (kubectl get pods,networkpolicies):
 # the namespaceSelector of the nearest rule cannot be judged.
 mkdir -p $np/hit-likely-no-namespaces
-cp "$fx/incidents/network-policy-deny/capture.pcap" $np/hit-likely-no-namespaces/
+use $np/hit-likely-no-namespaces/ "$fx/incidents/network-policy-deny/capture.pcap"
 python3 - "$fx/incidents/network-policy-deny/kube.json" >$np/hit-likely-no-namespaces/kube.json <<'PY'
 import json, sys
 l = json.load(open(sys.argv[1]))
@@ -257,7 +279,7 @@ print(json.dumps(l, indent=4, sort_keys=True))
 PY
 # The incident's objects without the NetworkPolicies: nothing isolates the Pods.
 mkdir -p $np/miss-no-policies
-cp "$fx/incidents/network-policy-deny/capture.pcap" $np/miss-no-policies/
+use $np/miss-no-policies/ "$fx/incidents/network-policy-deny/capture.pcap"
 python3 - "$fx/incidents/network-policy-deny/kube.json" >$np/miss-no-policies/kube.json <<'PY'
 import json, sys
 l = json.load(open(sys.argv[1]))
@@ -265,41 +287,41 @@ l["items"] = [o for o in l["items"] if o["kind"] != "NetworkPolicy"]
 print(json.dumps(l, indent=4, sort_keys=True))
 PY
 # rp-filter-drop with the values from `head /proc/sys/net/ipv4/conf/*/rp_filter`.
-copy $r/hit-head-dump $ri/{capture.pcap,ip-addr.txt,ip-route.txt,rp_filter-head.txt}
+share $r/hit-head-dump $ri/{capture.pcap,ip-addr.txt,ip-route.txt,rp_filter-head.txt}
 # rp-filter-drop: Felix's refusal of a loose filter, from real logs
 # (fixtures/real/incident-evidence), alone and with the sysctl output of a
 # network namespace of this machine set loose, or set strict since.
-copy $r/hit-felix-go-wrapped real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
-copy $r/hit-felix-python-traceback real/incident-evidence/calicoctl-issue1082_felix-python-2016_rpf-loose-traceback.log
-copy $r/hit-felix-sysctl-loose real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
+share $r/hit-felix-go-wrapped real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
+share $r/hit-felix-python-traceback real/incident-evidence/calicoctl-issue1082_felix-python-2016_rpf-loose-traceback.log
+share $r/hit-felix-sysctl-loose real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
 unshare -n sh -c "sysctl -q -w net.ipv4.conf.all.rp_filter=2 && sysctl net.ipv4.conf.all.rp_filter" \
 	>$r/hit-felix-sysctl-loose/sysctl.txt
-copy $r/hit-felix-sysctl-strict real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
+share $r/hit-felix-sysctl-strict real/incident-evidence/image-builder-pr536_calico-felix-FATAL-loose-rpf_hard-wrapped.log
 unshare -n sh -c "sysctl -q -w net.ipv4.conf.all.rp_filter=1 && sysctl net.ipv4.conf.all.rp_filter" \
 	>$r/hit-felix-sysctl-strict/sysctl.txt
 # service-rule-shadowed
 r=service-rule-shadowed
 rs=incidents/service-rule-shadowed
-copy $r/hit-node-dnat $rs/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json}
-copy $r/hit-rules-only $rs/iptables-save-node1.txt
-copy $r/hit-raw-notrack $rs-raw/iptables-save.txt
-copy $r/hit-nft-other-table $rs-nft/nft-list-ruleset.txt
-copy $r/miss-control $rs-control/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json}
+share $r/hit-node-dnat $rs/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json}
+share $r/hit-rules-only $rs/iptables-save-node1.txt
+share $r/hit-raw-notrack $rs-raw/iptables-save.txt
+share $r/hit-nft-other-table $rs-nft/nft-list-ruleset.txt
+share $r/miss-control $rs-control/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json}
 # The symptom without the cause: the capture of connections pinned to one
 # apiserver beside rules that hold no rule before kube-proxy's.
-copy $r/miss-pinned-without-rule $rs/capture.pcap $rs-control/{iptables-save-node1.txt,service-kubernetes.json}
-copy $r/miss-apiserver-affinity incidents/apiserver-affinity/{capture.pcap,iptables-save-node1.txt}
-copy $r/miss-stale-dnat $sd/{iptables-save.txt,service-kube-dns.json}
+share $r/miss-pinned-without-rule $rs/capture.pcap $rs-control/{iptables-save-node1.txt,service-kubernetes.json}
+share $r/miss-apiserver-affinity incidents/apiserver-affinity/{capture.pcap,iptables-save-node1.txt}
+share $r/miss-stale-dnat $sd/{iptables-save.txt,service-kube-dns.json}
 mkdir -p $r/miss-nftables-mode
-cp ../../../dataplane/testdata/nft/kube-proxy-nodeport-list-ruleset.txt $r/miss-nftables-mode/nft-list-ruleset.txt
+use $r/miss-nftables-mode/nft-list-ruleset.txt ../../../dataplane/testdata/nft/kube-proxy-nodeport-list-ruleset.txt
 
 # stale-dnat: the symptom without the cause
 # Seed 004's counts and connect loop without kube-proxy's log: the rules
 # and the endpoints differ in number, nothing says why.
-copy $d/hit-symptom-counts-only seeds/004-stale-dnat/{endpoints-count.txt,iptables-nat-kube-dns.txt,nc-loop.txt,svc-kube-dns.txt}
+share $d/hit-symptom-counts-only seeds/004-stale-dnat/{endpoints-count.txt,iptables-nat-kube-dns.txt,nc-loop.txt,svc-kube-dns.txt}
 # The incident's failing connections to 10.244.2.7 with Endpoints that
 # still list it (the Pod is there but does not answer): not stale rules.
-copy $d/miss-failing-endpoint-listed $sd/{capture.pcap,iptables-save.txt,kube-proxy.log,service-kube-dns.json}
+share $d/miss-failing-endpoint-listed $sd/{capture.pcap,iptables-save.txt,kube-proxy.log,service-kube-dns.json}
 python3 - "$fx/$sd/endpoints-kube-dns.json" >$d/miss-failing-endpoint-listed/endpoints-kube-dns.json <<'PY'
 import json, sys
 ep = json.load(open(sys.argv[1]))
@@ -314,78 +336,78 @@ PY
 # nodeport-collision: the symptom without the cause
 # haproxy listens on 32080, a port of the NodePort range, but no Service
 # has it (ingress-nginx's NodePorts are 31080 and 31443).
-copy $n/miss-listener-not-a-nodeport incidents/vip-unannounced/service-ingress-nginx.json
-cp $n/hit-host-process/ss-lntp.txt $n/miss-listener-not-a-nodeport/
+share $n/miss-listener-not-a-nodeport incidents/vip-unannounced/service-ingress-nginx.json
+use $n/miss-listener-not-a-nodeport/ $n/hit-host-process/ss-lntp.txt
 
 # ephemeral-nodeport-overlap: the symptom without the cause
 # The incident's SYN/ACKs reset on source ports that are NodePorts, beside
 # the control node's sysctls (ephemeral ports 32768-60999, the NodePort range
 # reserved): the ranges do not overlap.
-copy $e/miss-resets-ranges-apart $inc/{capture.pcap,ipvsadm.txt,services.json} $inc-control/sysctl.txt
+share $e/miss-resets-ranges-apart $inc/{capture.pcap,ipvsadm.txt,services.json} $inc-control/sysctl.txt
 
 # apiserver-affinity
 a=apiserver-affinity
 af=incidents/apiserver-affinity
-copy $a/hit-incident $af/{capture.pcap,componentstatuses.json,iptables-save-node1.txt,leases-kube-system.json,ss-lntp.txt}
-copy $a/hit-seed-000-text seeds/000-apiserver-affinity/{cs.txt,describe-endpoints.txt,docker-ps.txt,iptables-nat.txt,netstat.txt,tcpdump-syn-6443.txt}
-copy $a/hit-leases-only $af/{componentstatuses.json,leases-kube-system.json}
+share $a/hit-incident $af/{capture.pcap,componentstatuses.json,iptables-save-node1.txt,leases-kube-system.json,ss-lntp.txt}
+share $a/hit-seed-000-text seeds/000-apiserver-affinity/{cs.txt,describe-endpoints.txt,docker-ps.txt,iptables-nat.txt,netstat.txt,tcpdump-syn-6443.txt}
+share $a/hit-leases-only $af/{componentstatuses.json,leases-kube-system.json}
 # The symptom without the cause: ComponentStatus refused, nothing says where
 # the components run.
-copy $a/hit-symptom-componentstatus-only $af/componentstatuses.json
+share $a/hit-symptom-componentstatus-only $af/componentstatuses.json
 # node1's connections to the kubernetes Service pinned to node3's apiserver
 # by a rule outside kube-proxy's chains, beside the ComponentStatus answer.
-copy $a/hit-pinned-by-rule $rs/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json} $af/{componentstatuses.json,leases-kube-system.json}
-copy $a/miss-control $af-control/{capture.pcap,componentstatuses.json,iptables-save-node1.txt,leases-kube-system.json,ss-lntp.txt}
+share $a/hit-pinned-by-rule $rs/{capture.pcap,iptables-save-node1.txt,service-kubernetes.json} $af/{componentstatuses.json,leases-kube-system.json}
+share $a/miss-control $af-control/{capture.pcap,componentstatuses.json,iptables-save-node1.txt,leases-kube-system.json,ss-lntp.txt}
 
 # version-skew
 v=version-skew
-copy $v/hit-seed-001-nodes seeds/001-probe-restart-loop/nodes.txt
-copy $v/hit-incident incidents/probe-restart-loop/{nodes.json,pods-kube-system.json}
+share $v/hit-seed-001-nodes seeds/001-probe-restart-loop/nodes.txt
+share $v/hit-incident incidents/probe-restart-loop/{nodes.json,pods-kube-system.json}
 # The seed's nodes beside an apiserver manifest whose image is v1.11.5:
 # three kubelets are newer than the apiserver.
-copy $v/hit-kubelet-newer seeds/001-probe-restart-loop/nodes.txt
+share $v/hit-kubelet-newer seeds/001-probe-restart-loop/nodes.txt
 sed 's#kube-apiserver:v1.24.6#kube-apiserver:v1.11.5#' "$fx/$inc/kube-apiserver.yaml" >$v/hit-kubelet-newer/kube-apiserver.yaml
-copy $v/miss-control incidents/probe-restart-loop-control/nodes.json
+share $v/miss-control incidents/probe-restart-loop-control/nodes.json
 # The symptom without the cause: versions that differ in the patch only.
 mkdir -p $v/miss-patch-versions
 sed 's/v1\.11\.3$/v1.12.3/' "$fx/seeds/001-probe-restart-loop/nodes.txt" >$v/miss-patch-versions/nodes.txt
 
 # kube-proxy-sync-errors
 k=kube-proxy-sync-errors
-copy $k/hit-stale-dnat $sd/{kube-proxy.log,iptables-save.txt,endpoints-kube-dns.json,service-kube-dns.json}
+share $k/hit-stale-dnat $sd/{kube-proxy.log,iptables-save.txt,endpoints-kube-dns.json,service-kube-dns.json}
 # The symptom without the cause: the failures alone, which name no reason.
-copy $k/hit-symptom-seed-004-log seeds/004-stale-dnat/kube-proxy.log
+share $k/hit-symptom-seed-004-log seeds/004-stale-dnat/kube-proxy.log
 # The failures beside rules that still match the endpoints.
-copy $k/hit-rules-in-sync $sd/kube-proxy.log $sd-control/{iptables-save.txt,endpoints-kube-dns.json,service-kube-dns.json}
-copy $k/miss-control $sd-control/{kube-proxy.log,iptables-save.txt,endpoints-kube-dns.json}
+share $k/hit-rules-in-sync $sd/kube-proxy.log $sd-control/{iptables-save.txt,endpoints-kube-dns.json,service-kube-dns.json}
+share $k/miss-control $sd-control/{kube-proxy.log,iptables-save.txt,endpoints-kube-dns.json}
 
 # probe-restart-loop
 pr=probe-restart-loop
-copy $pr/hit-incident incidents/probe-restart-loop/{etcd.log,etcd.yaml,events-kube-system.json,pods-kube-system.json}
-copy $pr/hit-seed-001-text seeds/001-probe-restart-loop/{docker-ps-a.txt,etcd.log,etcd.yaml,kubelet.log,pods.txt}
+share $pr/hit-incident incidents/probe-restart-loop/{etcd.log,etcd.yaml,events-kube-system.json,pods-kube-system.json}
+share $pr/hit-seed-001-text seeds/001-probe-restart-loop/{docker-ps-a.txt,etcd.log,etcd.yaml,kubelet.log,pods.txt}
 # The Pod's status alone says its last run ended with status 0.
-copy $pr/hit-status-only incidents/probe-restart-loop/{etcd.yaml,pods-kube-system.json}
+share $pr/hit-status-only incidents/probe-restart-loop/{etcd.yaml,pods-kube-system.json}
 # The symptom without the cause: 183 restarts and a liveness probe, nothing
 # about how the runs end.
-copy $pr/hit-symptom-restarts-only seeds/001-probe-restart-loop/{etcd.yaml,pods.txt}
-copy $pr/miss-control incidents/probe-restart-loop-control/{etcd.yaml,pods-kube-system.json}
+share $pr/hit-symptom-restarts-only seeds/001-probe-restart-loop/{etcd.yaml,pods.txt}
+share $pr/miss-control incidents/probe-restart-loop-control/{etcd.yaml,pods-kube-system.json}
 # The seed's table with etcd restarted twice: too few to call a loop.
-copy $pr/miss-few-restarts seeds/001-probe-restart-loop/etcd.yaml
+share $pr/miss-few-restarts seeds/001-probe-restart-loop/etcd.yaml
 sed 's/^\(etcd-antidote-controller-4m3j 1\/1 Running\) 183 /\1 2 /' "$fx/seeds/001-probe-restart-loop/pods.txt" >$pr/miss-few-restarts/pods.txt
 
 # lb-controller-conflict
 l=lb-controller-conflict
 lb=incidents/lb-conflict
-copy $l/hit-incident $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,metallb-controller.log,service-ingress-nginx.json}
-copy $l/hit-seed-003-text seeds/003-lb-controller-conflict/{ingress-nginx-controller.log,ingress.txt,ip-neigh-after.txt,ip-neigh-before.txt,kube-vip-settings.yml,metallb-controller.log,tcpdump-icmp-redirect.txt,tcpdump-icmp-unreachable.txt}
-copy $l/hit-marks-only $lb/service-ingress-nginx.json
+share $l/hit-incident $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,metallb-controller.log,service-ingress-nginx.json}
+share $l/hit-seed-003-text seeds/003-lb-controller-conflict/{ingress-nginx-controller.log,ingress.txt,ip-neigh-after.txt,ip-neigh-before.txt,kube-vip-settings.yml,metallb-controller.log,tcpdump-icmp-redirect.txt,tcpdump-icmp-unreachable.txt}
+share $l/hit-marks-only $lb/service-ingress-nginx.json
 # The symptom without the cause: the VIP changes ARP owner in the capture,
 # but the Service and the log show MetalLB alone.
-copy $l/miss-vip-flaps-one-controller $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt} $lb-control/{metallb-controller.log,service-ingress-nginx.json}
-copy $l/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,metallb-controller.log,service-ingress-nginx.json}
+share $l/miss-vip-flaps-one-controller $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt} $lb-control/{metallb-controller.log,service-ingress-nginx.json}
+share $l/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,metallb-controller.log,service-ingress-nginx.json}
 # Seed 003's inventory with kube-vip's services mode on, beside MetalLB's
 # log rewriting Services: both controllers at work.
-copy $l/hit-controllers-services-on seeds/003-lb-controller-conflict/metallb-controller.log
+share $l/hit-controllers-services-on seeds/003-lb-controller-conflict/metallb-controller.log
 sed 's/^kube_vip_services_enabled: false/kube_vip_services_enabled: true/' \
 	"$fx/seeds/003-lb-controller-conflict/kube-vip-settings.yml" >$l/hit-controllers-services-on/kube-vip-settings.yml
 
@@ -416,16 +438,16 @@ PY
 }
 mkdir -p $u/hit-symptom-traefik-timeout $u/hit-stale-target $u/hit-rules-match $u/hit-no-rule $u/hit-ipvs-stale-target \
 	$u/hit-no-endpoints $u/hit-refused-apiserver-address $u/miss-steady-kube-proxy
-cp "$traefik" $u/hit-symptom-traefik-timeout/traefik.log
+use $u/hit-symptom-traefik-timeout/traefik.log "$traefik"
 # The k3s Service beside node1's real nat table of the apiserver-affinity
 # incident (10.43.0.1:443 to 10.150.79.149-151).
 for sc in hit-stale-target hit-rules-match hit-no-rule; do
-	cp "$traefik" $u/$sc/traefik.log
-	cp $fx/incidents/service-rule-shadowed/service-kubernetes.json $u/$sc/
+	use $u/$sc/traefik.log "$traefik"
+	use $u/$sc/ $fx/incidents/service-rule-shadowed/service-kubernetes.json
 done
-cp $fx/incidents/apiserver-affinity/iptables-save-node1.txt $u/hit-stale-target/
+use $u/hit-stale-target/ $fx/incidents/apiserver-affinity/iptables-save-node1.txt
 endpoints_kubernetes 6443 10.150.79.149 10.150.79.150 >$u/hit-stale-target/endpoints-kubernetes.json
-cp $fx/incidents/apiserver-affinity/iptables-save-node1.txt $u/hit-rules-match/
+use $u/hit-rules-match/ $fx/incidents/apiserver-affinity/iptables-save-node1.txt
 endpoints_kubernetes 6443 10.150.79.149 10.150.79.150 10.150.79.151 >$u/hit-rules-match/endpoints-kubernetes.json
 # A k3s node's nat table with kube-dns's three ports and no rule for the
 # kubernetes Service, loaded with iptables-restore in a namespace and saved.
@@ -458,15 +480,15 @@ NAT
 endpoints_kubernetes 6443 10.150.79.149 >$u/hit-no-rule/endpoints-kubernetes.json
 # IPVS: the ephemeral-nodeport incident's real ipvsadm -Ln sends 10.23.0.1:443
 # to three apiservers; the traefik log's address is moved to that range.
-cp $fx/$inc/ipvsadm.txt $u/hit-ipvs-stale-target/
+use $u/hit-ipvs-stale-target/ $fx/$inc/ipvsadm.txt
 sed 's/10\.43\.0\.1/10.23.0.1/g' "$traefik" >$u/hit-ipvs-stale-target/traefik.log
 endpoints_kubernetes 6443 10.10.85.231 10.10.85.232 >$u/hit-ipvs-stale-target/endpoints-kubernetes.json
 # CoreDNS timing out on 10.96.0.1 while the kubernetes Service has no endpoints.
-cp $fx/real/kubectl-logs/inquisitivefrog_kubectl-logs-coredns_failed-to-list-10.96.0.1-io-timeout.txt $u/hit-no-endpoints/coredns.log
+use $u/hit-no-endpoints/coredns.log $fx/real/kubectl-logs/inquisitivefrog_kubectl-logs-coredns_failed-to-list-10.96.0.1-io-timeout.txt
 sed 's/10\.43\.0\.1/10.96.0.1/g' $fx/incidents/service-rule-shadowed/service-kubernetes.json >$u/hit-no-endpoints/service-kubernetes.json
 endpoints_kubernetes 6443 >$u/hit-no-endpoints/endpoints-kubernetes.json
-cp ../../../parse/testdata/logs/coredns-1.11.1.log $u/hit-refused-apiserver-address/
-cp $fx/real/kubectl-logs/kubernetes-pr90031_kube-proxy-steady-state-log_7-digit-tid.log $u/miss-steady-kube-proxy/kube-proxy.log
+use $u/hit-refused-apiserver-address/ ../../../parse/testdata/logs/coredns-1.11.1.log
+use $u/miss-steady-kube-proxy/kube-proxy.log $fx/real/kubectl-logs/kubernetes-pr90031_kube-proxy-steady-state-log_7-digit-tid.log
 
 # conntrack-drops
 # Counters and kernel lines of parse/testdata (conntrack, logs; their
@@ -477,24 +499,24 @@ c=conntrack-drops
 pt=../../../parse/testdata
 mkdir -p $c/hit-insert-failed $c/hit-insert-failed-dns-timeouts $c/hit-table-full $c/hit-kernel-log-only \
 	$c/hit-kernel-log-and-counters $c/miss-races-resolved $c/miss-idle $c/miss-dns-timeouts-no-drops
-cp $pt/conntrack/conntrack-S-insert-failed.txt $c/hit-insert-failed/conntrack-S.txt
-cp $pt/conntrack/conntrack-S-insert-failed.txt $c/hit-insert-failed-dns-timeouts/conntrack-S.txt
+use $c/hit-insert-failed/conntrack-S.txt $pt/conntrack/conntrack-S-insert-failed.txt
+use $c/hit-insert-failed-dns-timeouts/conntrack-S.txt $pt/conntrack/conntrack-S-insert-failed.txt
 tmp=$(mktemp -d)
 cp $c/dnslookup.go.txt "$tmp/main.go"
 (cd "$tmp" && printf 'module dnslookup\n\ngo 1.26\n' >go.mod && go build -o dnslookup .)
 unshare -n sh -c "ip link set lo up; ip addr add 10.96.0.10/32 dev lo; iptables -A INPUT -p udp --dport 53 -j DROP
 	$tmp/dnslookup 10.96.0.10:53 api.example.com kubernetes.default.svc.cluster.local" >$c/hit-insert-failed-dns-timeouts/app.log
-cp $c/hit-insert-failed-dns-timeouts/app.log $c/miss-dns-timeouts-no-drops/
-cp $pt/conntrack/conntrack-S-races.txt $c/miss-dns-timeouts-no-drops/conntrack-S.txt
+use $c/miss-dns-timeouts-no-drops/ $c/hit-insert-failed-dns-timeouts/app.log
+use $c/miss-dns-timeouts-no-drops/conntrack-S.txt $pt/conntrack/conntrack-S-races.txt
 rm -rf "$tmp"
-cp $pt/conntrack/proc-stat-nf_conntrack-full.txt $c/hit-table-full/nf_conntrack.txt
+use $c/hit-table-full/nf_conntrack.txt $pt/conntrack/proc-stat-nf_conntrack-full.txt
 unshare -n sysctl net.netfilter.nf_conntrack_max >$c/hit-table-full/sysctl.txt
-cp $pt/logs/dmesg-conntrack-full.txt $c/hit-kernel-log-only/dmesg.txt
-cp $pt/logs/dmesg-conntrack-full.txt $c/hit-kernel-log-and-counters/dmesg.txt
-cp $pt/conntrack/proc-stat-nf_conntrack-full.txt $c/hit-kernel-log-and-counters/nf_conntrack.txt
-cp $pt/conntrack/conntrack-S-races.txt $c/miss-races-resolved/conntrack-S.txt
-cp $pt/conntrack/conntrack-S-idle.txt $c/miss-idle/conntrack-S.txt
-cp $pt/conntrack/proc-stat-nf_conntrack.txt $c/miss-idle/nf_conntrack.txt
+use $c/hit-kernel-log-only/dmesg.txt $pt/logs/dmesg-conntrack-full.txt
+use $c/hit-kernel-log-and-counters/dmesg.txt $pt/logs/dmesg-conntrack-full.txt
+use $c/hit-kernel-log-and-counters/nf_conntrack.txt $pt/conntrack/proc-stat-nf_conntrack-full.txt
+use $c/miss-races-resolved/conntrack-S.txt $pt/conntrack/conntrack-S-races.txt
+use $c/miss-idle/conntrack-S.txt $pt/conntrack/conntrack-S-idle.txt
+use $c/miss-idle/nf_conntrack.txt $pt/conntrack/proc-stat-nf_conntrack.txt
 
 # ipvs-strict-arp
 # kube-proxy's ConfigMap as kubectl printed it in kubeadm issue 2205
@@ -546,15 +568,16 @@ metadata:
 CM
 } >"$cm"
 mkdir -p $i/hit-neighbors-two-macs $i/hit-config-only $i/miss-strict-arp-on $i/miss-iptables-mode $i/miss-no-arp-controller
-for sc in hit-neighbors-two-macs hit-config-only miss-no-arp-controller; do
-	sed 's/^    mode: ""$/    mode: "ipvs"/' "$cm" >$i/$sc/kube-proxy-cm.yaml
+sed 's/^    mode: ""$/    mode: "ipvs"/' "$cm" >$i/hit-neighbors-two-macs/kube-proxy-cm.yaml
+for sc in hit-config-only miss-no-arp-controller; do
+	use $i/$sc/ $i/hit-neighbors-two-macs/kube-proxy-cm.yaml
 done
 sed 's/^    mode: ""$/    mode: "ipvs"/; s/^      strictARP: false$/      strictARP: true/' "$cm" >$i/miss-strict-arp-on/kube-proxy-cm.yaml
 cp "$cm" $i/miss-iptables-mode/kube-proxy-cm.yaml
 for sc in hit-neighbors-two-macs miss-strict-arp-on miss-iptables-mode; do
-	cp $fx/$lb/{service-ingress-nginx.json,ip-neigh-before.txt,ip-neigh-after.txt,metallb-controller.log} $i/$sc/
+	share $i/$sc $lb/{service-ingress-nginx.json,ip-neigh-before.txt,ip-neigh-after.txt,metallb-controller.log}
 done
-cp $fx/$lb/{service-ingress-nginx.json,metallb-controller.log} $i/hit-config-only/
+share $i/hit-config-only $lb/{service-ingress-nginx.json,metallb-controller.log}
 rm -f "$cm"
 # kubespray's inventory alone (group_vars/k8s_cluster/k8s-cluster.yml and
 # addons.yml as kubespray's sample writes them): IPVS, MetalLB, strict ARP
@@ -573,19 +596,19 @@ YML
 # conntrack-stale-udp
 cs=conntrack-stale-udp
 ci=incidents/conntrack-stale-udp
-copy $cs/hit-incident $ci/{conntrack-L.txt,endpoints-kube-dns.json,iptables-save.txt,service-kube-dns.json}
-copy $cs/hit-without-rules $ci/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
-copy $cs/miss-control $ci-control/{conntrack-L.txt,endpoints-kube-dns.json,iptables-save.txt,service-kube-dns.json}
+share $cs/hit-incident $ci/{conntrack-L.txt,endpoints-kube-dns.json,iptables-save.txt,service-kube-dns.json}
+share $cs/hit-without-rules $ci/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
+share $cs/miss-control $ci-control/{conntrack-L.txt,endpoints-kube-dns.json,iptables-save.txt,service-kube-dns.json}
 # The symptom without the cause: DNS lookups time out (the resolver's log of
 # conntrack-drops), but every entry replies from the current endpoint.
-copy $cs/miss-dns-timeouts-entries-current $ci-control/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
-cp conntrack-drops/hit-insert-failed-dns-timeouts/app.log $cs/miss-dns-timeouts-entries-current/
+share $cs/miss-dns-timeouts-entries-current $ci-control/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
+use $cs/miss-dns-timeouts-entries-current/ conntrack-drops/hit-insert-failed-dns-timeouts/app.log
 # The entries without the Endpoints: not judged.
-copy $cs/miss-no-endpoints $ci/{conntrack-L.txt,service-kube-dns.json}
+share $cs/miss-no-endpoints $ci/{conntrack-L.txt,service-kube-dns.json}
 # The entries beside rules that still DNAT to the old pod, as before the
 # rewrite (the incident's rules with the old target): stale-dnat's finding,
 # not this rule's.
-copy $cs/miss-rules-stale-too $ci/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
+share $cs/miss-rules-stale-too $ci/{conntrack-L.txt,endpoints-kube-dns.json,service-kube-dns.json}
 sed 's/10\.244\.3\.8/10.244.2.7/g; s/KUBE-SEP-7HMZFN2LQ3WUKR5D/KUBE-SEP-2Q4QFQYRYWJ3N4XQ/g' $fx/$ci/iptables-save.txt \
 	>$cs/miss-rules-stale-too/iptables-save.txt
 
@@ -597,10 +620,10 @@ mkdir -p $n/hit-table-without-namespace
 	grep '^kube-system kubernetes-dashboard ' $fx/seeds/002-synack-reset/svc.txt | cut -d' ' -f2-; } >$n/hit-table-without-namespace/svc.txt
 
 # service-rule-shadowed: a DNAT of the NodePort 30080 left in nat PREROUTING
-copy $r/hit-nodeport-leftover-dnat incidents/service-rule-shadowed-nodeport/iptables-save.txt
+share $r/hit-nodeport-leftover-dnat incidents/service-rule-shadowed-nodeport/iptables-save.txt
 # The same beside the Service that owns the NodePort (kubectl get service
 # web -o json, written in its exact format from the kubernetes Service's).
-copy $r/hit-nodeport-with-service incidents/service-rule-shadowed-nodeport/iptables-save.txt
+share $r/hit-nodeport-with-service incidents/service-rule-shadowed-nodeport/iptables-save.txt
 python3 - "$fx/incidents/service-rule-shadowed/service-kubernetes.json" >$r/hit-nodeport-with-service/service-web.json <<'PY'
 import json, sys
 svc = json.load(open(sys.argv[1]))
@@ -616,84 +639,85 @@ PY
 # cluster_version.json in troubleshoot's format (cluster-info/), for an
 # apiserver v1.11.5.
 mkdir -p $v/hit-reported-version
-cp $v/hit-kubelet-newer/nodes.txt $v/hit-reported-version/
+share $v/hit-reported-version seeds/001-probe-restart-loop/nodes.txt
 # nat-reply-untranslated (fixtures/scenarios/nat-reply-untranslated.sh)
 r=nat-reply-untranslated
 nr=incidents/nat-reply-untranslated
-copy $r/hit-bridge-nf-off $nr/{capture.pcap,proc-sys-net-bridge.txt,iptables-save.txt}
-copy $r/hit-symptom-capture-only $nr/capture.pcap
-copy $r/miss-control $nr-control/{capture.pcap,proc-sys-net-bridge.txt,iptables-save.txt}
-copy $r/miss-no-capture $nr/{proc-sys-net-bridge.txt,iptables-save.txt}
-copy $r/hit-symptom-pod-capture $nr-pod/capture.pcap
-copy $r/miss-control-pod-capture $nr-control-pod/capture.pcap
-copy $s/hit-symptom-nat-untranslated $nr/{capture.pcap,proc-sys-net-bridge.txt}
+share $r/hit-bridge-nf-off $nr/{capture.pcap,proc-sys-net-bridge.txt,iptables-save.txt}
+share $r/hit-symptom-capture-only $nr/capture.pcap
+share $r/miss-control $nr-control/{capture.pcap,proc-sys-net-bridge.txt,iptables-save.txt}
+share $r/miss-no-capture $nr/{proc-sys-net-bridge.txt,iptables-save.txt}
+share $r/hit-symptom-pod-capture $nr-pod/capture.pcap
+share $r/miss-control-pod-capture $nr-control-pod/capture.pcap
+share $s/hit-symptom-nat-untranslated $nr/{capture.pcap,proc-sys-net-bridge.txt}
 
 # connection-skew (fixtures/scenarios/connection-skew.sh)
 k=connection-skew
 ks=incidents/connection-skew
-copy $k/hit-stale-rules $ks/{capture.pcap,iptables-save.txt}
-copy $k/miss-affinity $ks-affinity/{capture.pcap,iptables-save.txt}
-copy $k/miss-control $ks-control/{capture.pcap,iptables-save.txt}
-copy $k/miss-no-rules $ks/capture.pcap
+share $k/hit-stale-rules $ks/{capture.pcap,iptables-save.txt}
+share $k/miss-affinity $ks-affinity/{capture.pcap,iptables-save.txt}
+share $k/miss-control $ks-control/{capture.pcap,iptables-save.txt}
+share $k/miss-no-rules $ks/capture.pcap
 # Two nodes' dumps in a kubectl cluster-info dump's layout (its nodes.json
 # and kube-system/pods.json are the probe-restart-loop incident's, whose
 # Nodes name the folders): the capture is judged against its own node's
 # rules only.
 for sc in hit-node-own-rules miss-node-own-rules; do
-	copy $k/$sc incidents/probe-restart-loop/nodes.json
+	share $k/$sc incidents/probe-restart-loop/nodes.json
 	mkdir -p $k/$sc/kube-system
-	cp $fx/incidents/probe-restart-loop/pods-kube-system.json $k/$sc/kube-system/pods.json
+	use $k/$sc/kube-system/pods.json $fx/incidents/probe-restart-loop/pods-kube-system.json
 done
-copy $k/hit-node-own-rules/worker-1 $ks/{capture.pcap,iptables-save.txt}
-copy $k/hit-node-own-rules/worker-2 $ks-during-capture/iptables-save.txt
-copy $k/miss-node-own-rules/worker-1 $ks/capture.pcap $ks-during-capture/iptables-save.txt
-copy $k/miss-node-own-rules/worker-2 $ks/iptables-save.txt
+share $k/hit-node-own-rules/worker-1 $ks/{capture.pcap,iptables-save.txt}
+share $k/hit-node-own-rules/worker-2 $ks-during-capture/iptables-save.txt
+share $k/miss-node-own-rules/worker-1 $ks/capture.pcap $ks-during-capture/iptables-save.txt
+share $k/miss-node-own-rules/worker-2 $ks/iptables-save.txt
 
 # syn-unanswered, syn-refused
 u=syn-unanswered
-copy $u/hit-symptom-capture-only captures/handshakes.pcap
-copy $u/hit-service-endpoint $sd/{capture.pcap,endpoints-kube-dns.json,service-kube-dns.json}
-copy $u/miss-answered-after-nat $nr/capture.pcap
-copy $u/miss-control $sd-control/capture.pcap
+share $u/hit-symptom-capture-only captures/handshakes.pcap
+share $u/hit-service-endpoint $sd/{capture.pcap,endpoints-kube-dns.json,service-kube-dns.json}
+share $u/miss-answered-after-nat $nr/capture.pcap
+share $u/miss-control $sd-control/capture.pcap
 rf=syn-refused
-copy $rf/hit-symptom-capture-only captures/handshakes.pcap
-copy $rf/miss-control $inc-control/capture.pcap
+share $rf/hit-symptom-capture-only captures/handshakes.pcap
+share $rf/miss-control $inc-control/capture.pcap
 
 # icmp-unreachable, arp-flap, arp-unanswered, timewait-churn
 lb=incidents/lb-conflict
 vu=incidents/vip-unannounced
-copy icmp-unreachable/hit-symptom-capture-only captures/handshakes.pcap
-copy icmp-unreachable/hit-lb-conflict $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
-copy icmp-unreachable/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
-copy arp-flap/hit-symptom-capture-only captures/arp.pcapng
-copy arp-flap/hit-lb-conflict $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
-copy arp-flap/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
-copy arp-unanswered/hit-vip $vu/{capture.pcap,ip-neigh.txt,service-ingress-nginx.json}
-copy arp-unanswered/hit-symptom-capture-only $vu/capture.pcap
-copy arp-unanswered/miss-control $vu-control/{capture.pcap,ip-neigh.txt,service-ingress-nginx.json}
-copy timewait-churn/hit-seed-002 seeds/002-synack-reset/{ss-timewait.txt,sysctl.txt,ipvsadm.txt,svc.txt,kube-apiserver-flags.txt}
-copy timewait-churn/hit-symptom-sockets-only seeds/002-synack-reset/ss-timewait.txt
-copy timewait-churn/miss-no-sockets seeds/002-synack-reset/{sysctl.txt,ipvsadm.txt}
+share icmp-unreachable/hit-symptom-capture-only captures/handshakes.pcap
+share icmp-unreachable/hit-lb-conflict $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
+share icmp-unreachable/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
+share arp-flap/hit-symptom-capture-only captures/arp.pcapng
+share arp-flap/hit-lb-conflict $lb/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
+share arp-flap/miss-control $lb-control/{capture.pcap,ip-neigh-after.txt,ip-neigh-before.txt,service-ingress-nginx.json}
+share arp-unanswered/hit-vip $vu/{capture.pcap,ip-neigh.txt,service-ingress-nginx.json}
+share arp-unanswered/hit-symptom-capture-only $vu/capture.pcap
+share arp-unanswered/miss-control $vu-control/{capture.pcap,ip-neigh.txt,service-ingress-nginx.json}
+share timewait-churn/hit-seed-002 seeds/002-synack-reset/{ss-timewait.txt,sysctl.txt,ipvsadm.txt,svc.txt,kube-apiserver-flags.txt}
+share timewait-churn/hit-symptom-sockets-only seeds/002-synack-reset/ss-timewait.txt
+share timewait-churn/miss-no-sockets seeds/002-synack-reset/{sysctl.txt,ipvsadm.txt}
 
 # mtu-blackhole (fixtures/scenarios/mtu-blackhole.sh)
 mb=incidents/mtu-blackhole
-copy mtu-blackhole/hit-icmp-dropped $mb/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt,router-ip-d-link.txt}
-copy mtu-blackhole/hit-symptom-capture-only $mb/capture.pcap
-copy mtu-blackhole/hit-symptom-link-mtu $mb/{capture.pcap,router-ip-d-link.txt}
-copy mtu-blackhole/miss-pmtud-working $mb-control/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt,router-ip-d-link.txt}
-copy mtu-blackhole/miss-handshakes captures/handshakes.pcap
-copy icmp-unreachable/hit-pmtud-info $mb-control/capture.pcap
-copy $u/hit-scan captures/portscan.pcap
-copy $u/hit-sweep captures/sweep.pcap
-copy $rf/hit-scan captures/portscan.pcap
+share mtu-blackhole/hit-icmp-dropped $mb/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt,router-ip-d-link.txt}
+share mtu-blackhole/hit-symptom-capture-only $mb/capture.pcap
+share mtu-blackhole/hit-symptom-link-mtu $mb/{capture.pcap,router-ip-d-link.txt}
+share mtu-blackhole/miss-pmtud-working $mb-control/{capture.pcap,router-iptables-save.txt,router-ip6tables-save.txt,router-ip-d-link.txt}
+share mtu-blackhole/miss-handshakes captures/handshakes.pcap
+share icmp-unreachable/hit-pmtud-info $mb-control/capture.pcap
+share $u/hit-scan captures/portscan.pcap
+share $u/hit-sweep captures/sweep.pcap
+share $rf/hit-scan captures/portscan.pcap
 # A capture outside the nodes' folders whose file name names its node.
+# Copies, not use: analyzer/facts reads this scenario as a bundle directory.
 sc=miss-node-from-file-name
-copy $k/$sc incidents/probe-restart-loop/nodes.json
-mkdir -p $k/$sc/kube-system
+mkdir -p $k/$sc/kube-system $k/$sc/worker-1 $k/$sc/worker-2
+cp $fx/incidents/probe-restart-loop/nodes.json $k/$sc/
 cp $fx/incidents/probe-restart-loop/pods-kube-system.json $k/$sc/kube-system/pods.json
 cp $fx/$ks/capture.pcap $k/$sc/tcpdump-worker-1.pcap
-copy $k/$sc/worker-1 $ks-during-capture/iptables-save.txt
-copy $k/$sc/worker-2 $ks/iptables-save.txt
+cp $fx/$ks-during-capture/iptables-save.txt $k/$sc/worker-1/
+cp $fx/$ks/iptables-save.txt $k/$sc/worker-2/
 
 # network-policy-deny with cilium monitor's drop lines, written in the exact
 # format of the real line of cilium issue #5496 (fixtures/real/incident-evidence)
@@ -712,14 +736,14 @@ cilium_drops() {
 	done >"$out"
 }
 # The incident with the drops of its two connections: three sources agree.
-copy $np/hit-denied-cilium-drops incidents/network-policy-deny/{capture.pcap,kube.json}
+share $np/hit-denied-cilium-drops incidents/network-policy-deny/{capture.pcap,kube.json}
 cilium_drops $np/hit-denied-cilium-drops/cilium-monitor.txt 37596 37608
 # The objects and the drops, no capture: proven by the two.
-copy $np/hit-cilium-drops-only incidents/network-policy-deny/kube.json
-cilium_drops $np/hit-cilium-drops-only/cilium-monitor.txt 37596 37608
+share $np/hit-cilium-drops-only incidents/network-policy-deny/kube.json
+use $np/hit-cilium-drops-only/ $np/hit-denied-cilium-drops/cilium-monitor.txt
 # The variant whose objects admit the client while its SYNs are lost, with
 # drop lines saying a policy denied them: the contradiction, cause unknown.
-copy $np/hit-symptom-drops-admitted incidents/network-policy-deny-other-cause/{capture.pcap,kube.json}
+share $np/hit-symptom-drops-admitted incidents/network-policy-deny-other-cause/{capture.pcap,kube.json}
 cilium_drops $np/hit-symptom-drops-admitted/cilium-monitor.txt 35144 56718
 # The incident's objects and the kernel's lines of Felix's LOG rule
 # --log-prefix "calico-drop: " (the rules of felix issue #1118 in
@@ -728,7 +752,7 @@ cilium_drops $np/hit-symptom-drops-admitted/cilium-monitor.txt 35144 56718
 # packet as nf_log prints it, arriving from the IP-in-IP tunnel (no MAC) for
 # the server's workload interface, at the times of the capture's SYNs.
 mkdir -p $np/hit-calico-drops-only
-copy $np/hit-calico-drops-only incidents/network-policy-deny/kube.json
+share $np/hit-calico-drops-only incidents/network-policy-deny/kube.json
 while read -r t up id sport; do
 	printf 'Nov 24 %s node-2 kernel: [%s] calico-drop: IN=tunl0 OUT=cali3f9c1e52d07 MAC= SRC=10.86.1.10 DST=10.86.2.20 LEN=60 TOS=0x00 PREC=0x00 TTL=63 ID=%s DF PROTO=TCP SPT=%s DPT=8080 WINDOW=64240 RES=0x00 SYN URGP=0\n' "$t" "$up" "$id" "$sport"
 done >$np/hit-calico-drops-only/kern.log <<'T'
@@ -741,23 +765,23 @@ done >$np/hit-calico-drops-only/kern.log <<'T'
 T
 # The incident's objects beside the real drop line of cilium issue #5496,
 # whose addresses no Pod of the bundle has: nothing to judge.
-copy $np/miss-drops-of-other-pods incidents/network-policy-deny/kube.json \
+share $np/miss-drops-of-other-pods incidents/network-policy-deny/kube.json \
 	real/incident-evidence/cilium-issue5496_monitor-drop-line_policy-denied-L3_identity.txt
 # hairpin-drop (fixtures/scenarios/nat-hairpin.sh)
 hp=incidents/nat-hairpin
-copy hairpin-drop/hit-hairpin-off $hp/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
-copy hairpin-drop/hit-hairpin-files-only $hp/{capture.pcap,brport-hairpin.txt}
-copy hairpin-drop/hit-symptom-capture-only $hp/capture.pcap
-copy hairpin-drop/miss-hairpin-on-unmasqueraded $hp-nomasq/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
-copy hairpin-drop/miss-control $hp-control/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
-copy nat-reply-untranslated/miss-hairpin-off $hp/{capture.pcap,bridge-d-link.txt,proc-sys-net-bridge.txt}
-copy hairpin-drop/hit-mixed-ports $hp-mixed/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
+share hairpin-drop/hit-hairpin-off $hp/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
+share hairpin-drop/hit-hairpin-files-only $hp/{capture.pcap,brport-hairpin.txt}
+share hairpin-drop/hit-symptom-capture-only $hp/capture.pcap
+share hairpin-drop/miss-hairpin-on-unmasqueraded $hp-nomasq/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
+share hairpin-drop/miss-control $hp-control/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
+share nat-reply-untranslated/miss-hairpin-off $hp/{capture.pcap,bridge-d-link.txt,proc-sys-net-bridge.txt}
+share hairpin-drop/hit-mixed-ports $hp-mixed/{capture.pcap,bridge-d-link.txt,brport-hairpin.txt,iptables-save.txt,proc-sys-net-bridge.txt}
 # apiserver-unreachable/hit-symptom-table-of-another-cluster: CoreDNS's
 # timeouts beside kube-router's published ipvsadm -L, whose Services are in
 # another range: no proof that no rule catches 10.96.0.1.
-mkdir -p $u/hit-symptom-table-of-another-cluster
-cp $fx/real/kubectl-logs/inquisitivefrog_kubectl-logs-coredns_failed-to-list-10.96.0.1-io-timeout.txt $u/hit-symptom-table-of-another-cluster/coredns.log
-cp $fx/real/ipvsadm/kube-router-issue415_ipvsadm-L_no-n_service-names-as-ports.txt $u/hit-symptom-table-of-another-cluster/ipvsadm.txt
+u=apiserver-unreachable
+use $u/hit-symptom-table-of-another-cluster/coredns.log $fx/real/kubectl-logs/inquisitivefrog_kubectl-logs-coredns_failed-to-list-10.96.0.1-io-timeout.txt
+use $u/hit-symptom-table-of-another-cluster/ipvsadm.txt $fx/real/ipvsadm/kube-router-issue415_ipvsadm-L_no-n_service-names-as-ports.txt
 # conntrack-drops: the kernel's "table full" lines as pasted in starphleet
 # #352 (fixtures/real/incident-evidence), each hard-wrapped after "table
 # full,", without the paste's first line, cut before its host (a warning).

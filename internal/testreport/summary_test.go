@@ -1,0 +1,74 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// The streams in testdata are go test -json's own, of a package whose
+// tests pass, fail and skip for two reasons, one of them in a subtest.
+func TestSkips(t *testing.T) {
+	f, err := os.Open("testdata/skips.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out strings.Builder
+	s, err := read(f, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.write(&out)
+	want := "ok  \tgithub.com/netmortem/netmortem/p\t"
+	if got := out.String(); !strings.HasPrefix(got, want) {
+		t.Errorf("output starts %q, want %q", got, want)
+	}
+	for _, line := range []string{
+		"skipped: 3 tests, for 2 reasons:\n",
+		"  2: MinIO is not installed (make test-servers) (p.TestB, p.TestD/x)\n",
+		"  1: the shared corpus is absent: ../shared/corpus (p.TestC)\n",
+	} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("output lacks %q:\n%s", line, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "=== RUN") || strings.Contains(out.String(), "--- SKIP") {
+		t.Errorf("output is verbose:\n%s", out.String())
+	}
+	if s.failed != 0 {
+		t.Errorf("failed = %d, want 0", s.failed)
+	}
+}
+
+func TestFailure(t *testing.T) {
+	f, err := os.Open("testdata/fail.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out strings.Builder
+	s, err := read(f, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.failed == 0 {
+		t.Error("a failed test is not counted")
+	}
+	for _, line := range []string{"--- FAIL: TestA", "boom", "FAIL\tgithub.com/netmortem/netmortem/p"} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("output lacks %q:\n%s", line, out.String())
+		}
+	}
+}
+
+func TestNotJSON(t *testing.T) {
+	var out strings.Builder
+	_, err := read(strings.NewReader("# pkg\n{oops\n"), &out)
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("err = %v, want one at line 2", err)
+	}
+	if out.String() != "# pkg\n" {
+		t.Errorf("text lines are not passed on: %q", out.String())
+	}
+}
