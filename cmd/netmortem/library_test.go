@@ -90,7 +90,7 @@ func libraryCases(t *testing.T) []libraryCase {
 	for _, dir := range incidentsAndSeeds(t) {
 		cases = append(cases, libraryCase{name: dir, operands: []string{fixture(dir)}})
 	}
-	for _, pattern := range []string{"real/*", "real/local/*", "captures", "captures/rotated", "captures/text", "hostile/*", "tshark-truth/*/*"} {
+	for _, pattern := range []string{"field/*", "real/*", "real/local/*", "captures", "captures/rotated", "captures/text", "hostile/*", "tshark-truth/*/*"} {
 		matches, err := filepath.Glob(fixture(pattern))
 		if err != nil {
 			t.Fatal(err)
