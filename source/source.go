@@ -33,10 +33,10 @@ type Attrs struct {
 	ModTime time.Time
 }
 
-// Source lists and opens objects by URL, keeping each bucket it opened
+// Buckets lists and opens objects by URL, keeping each bucket it opened
 // (with the options of the URL that first named it) for the objects named
 // after it. It is safe for concurrent use; Close closes the buckets.
-type Source struct {
+type Buckets struct {
 	// CredentialTimeout bounds opening a bucket and its first request,
 	// which is where an SDK looks its credentials up (a metadata server
 	// in a closed network may never answer). Zero means 20 seconds.
@@ -60,13 +60,13 @@ type bucket struct {
 // fileblobPageSize is the page size of file:// listings.
 const fileblobPageSize = 1 << 16
 
-// New returns a Source with no bucket open.
-func New() *Source {
-	return &Source{pageSize: 1000, buckets: map[string]*bucket{}}
+// New returns a Buckets with no bucket open.
+func New() *Buckets {
+	return &Buckets{pageSize: 1000, buckets: map[string]*bucket{}}
 }
 
-// Close closes every bucket the Source opened.
-func (s *Source) Close() error {
+// Close closes every bucket it opened.
+func (s *Buckets) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
@@ -77,7 +77,7 @@ func (s *Source) Close() error {
 	return errors.Join(errs...)
 }
 
-func (s *Source) credentialTimeout() time.Duration {
+func (s *Buckets) credentialTimeout() time.Duration {
 	if s.CredentialTimeout > 0 {
 		return s.CredentialTimeout
 	}
@@ -88,7 +88,7 @@ func (s *Source) credentialTimeout() time.Duration {
 // bucket is opened with the query of the first URL that names it; a later
 // URL with another query is an error, since its objects would be read with
 // the first one's options.
-func (s *Source) bucket(ctx context.Context, loc Location) (*bucket, error) {
+func (s *Buckets) bucket(ctx context.Context, loc Location) (*bucket, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b, ok := s.buckets[loc.bucketName()]; ok {
@@ -169,7 +169,7 @@ func s3URL(loc Location) string {
 // call runs one request on b. The first request on a bucket is bounded by
 // the credential timeout as well as by ctx: it is the one that looks the
 // credentials up.
-func (s *Source) call(ctx context.Context, loc Location, b *bucket, f func(ctx context.Context) error) error {
+func (s *Buckets) call(ctx context.Context, loc Location, b *bucket, f func(ctx context.Context) error) error {
 	s.mu.Lock()
 	used := b.used
 	s.mu.Unlock()
@@ -198,7 +198,7 @@ func (s *Source) call(ctx context.Context, loc Location, b *bucket, f func(ctx c
 }
 
 // Stat returns the attributes of the object named by u (a plain key).
-func (s *Source) Stat(ctx context.Context, u string) (Attrs, error) {
+func (s *Buckets) Stat(ctx context.Context, u string) (Attrs, error) {
 	loc, err := Parse(u)
 	if err != nil {
 		return Attrs{}, err
@@ -226,7 +226,7 @@ func (s *Source) Stat(ctx context.Context, u string) (Attrs, error) {
 // ("directories") are left out. A listing that fails returns the objects
 // listed until then with the error; a pattern or prefix matching nothing
 // returns an error wrapping ErrNoMatch.
-func (s *Source) List(ctx context.Context, u string) ([]Attrs, error) {
+func (s *Buckets) List(ctx context.Context, u string) ([]Attrs, error) {
 	loc, err := Parse(u)
 	if err != nil {
 		return nil, err
@@ -324,7 +324,7 @@ func attrsOf(loc Location, objs []*blob.ListObject) []Attrs {
 
 // Open opens the object named by u for reading at any offset: a
 // *Reader of its size, reading through range requests (see Reader).
-func (s *Source) Open(ctx context.Context, u string) (*Reader, error) {
+func (s *Buckets) Open(ctx context.Context, u string) (*Reader, error) {
 	a, err := s.Stat(ctx, u)
 	if err != nil {
 		return nil, err
@@ -334,7 +334,7 @@ func (s *Source) Open(ctx context.Context, u string) (*Reader, error) {
 
 // OpenObject opens the object of a (from List or Stat) as Open does,
 // trusting its size rather than asking for its attributes again.
-func (s *Source) OpenObject(ctx context.Context, a Attrs) (*Reader, error) {
+func (s *Buckets) OpenObject(ctx context.Context, a Attrs) (*Reader, error) {
 	loc, err := Parse(a.Name)
 	if err != nil {
 		return nil, err
@@ -415,7 +415,7 @@ func credentialHint(scheme string) string {
 
 // prefixHint adds to err, a missing object's, that its key is a prefix of
 // objects, when it is: a prefix is named with its final "/".
-func (s *Source) prefixHint(ctx context.Context, loc Location, err error) error {
+func (s *Buckets) prefixHint(ctx context.Context, loc Location, err error) error {
 	if gcerrors.Code(err) != gcerrors.NotFound {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,13 +10,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/netmortem/netmortem/analyzer"
-	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem"
 	"github.com/netmortem/netmortem/internal/escape"
-	"github.com/netmortem/netmortem/model"
-	"github.com/netmortem/netmortem/parse"
+	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/report"
-	"github.com/netmortem/netmortem/timeline"
 )
 
 type analyzeOptions struct {
@@ -40,10 +36,6 @@ type analyzeOptions struct {
 // defaultTimeout is analyze's time budget, the same as batch's budget per
 // bundle: netmortem reads about a gigabyte of capture a second.
 const defaultTimeout = 10 * time.Minute
-
-// maxRuleGrace is the most the rules are given, past the budget, to run on
-// what was read when reading used it up.
-const maxRuleGrace = time.Minute
 
 func newAnalyzeCmd(c *cli) *cobra.Command {
 	var o analyzeOptions
@@ -123,52 +115,27 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	if !o.quiet {
 		sayConfig(stderr, "analyze", o.config, foundConfig)
 	}
-	rules, cfg, err := selectRules(o)
+	operands := netmortem.Paths(fs.Args()...)
+	plan, err := netmortem.Prepare(context.Background(), operands, &netmortem.Options{
+		Enable: o.enable, Disable: o.disable, Config: o.config, NoConfigDiscovery: true,
+		Baseline: o.baseline, ShowSuppressed: o.showSuppressed,
+		Anonymize: o.anon.enabled(), AnonymizeKey: o.anon.key,
+		Timeout: o.timeout, MaxBundleMemory: o.memory, Node: o.node, Stdin: stdin,
+		NoTimelines: !slices.ContainsFunc(outputs, func(o report.Output) bool { return o.Format == "html" }),
+	})
 	if err != nil {
 		sayError(stderr, "analyze", err)
 		return exitUsage
 	}
-	operands, err := expandWith(context.Background(), fs.Args(), newObjects(0))
-	defer operands.close()
-	if err != nil {
-		escape.Fprintln(stderr, "netmortem analyze:", err)
-		return exitUsage
-	}
-	var baseline map[string]bool
-	if o.baseline != "" {
-		if baseline, err = readBaseline(o.baseline); err != nil {
-			escape.Fprintln(stderr, "netmortem analyze: --baseline:", err)
-			return exitUsage
-		}
-	}
+	defer plan.Close()
 
+	if !o.quiet {
+		plan.BeforeRead = func(ctx context.Context) { noteMerged(ctx, plan.Paths, stderr) }
+	}
 	ctx, stop := signalContext()
 	defer stop()
-	start := time.Now()
-	readCtx, cancel := withBudget(ctx, o.timeout)
-	defer cancel()
-	popts := &parse.Options{Node: o.node, Summary: parse.Summary{Enabled: true}, Limits: parse.Limits{MaxMemory: o.memory}}
-	if !o.quiet {
-		noteMerged(readCtx, operands.paths, stderr)
-	}
-	in := openExpanded(readCtx, operands, popts)
-	snap := in.snap
-	readCut := readCtx.Err() != nil
-	// The rules run on what was read, even when reading ran out of time:
-	// they get what is left of the budget, and at least maxRuleGrace.
-	ruleCtx, cancelRules := ruleContext(ctx, readCtx, o.timeout)
-	defer cancelRules()
-	res := analyzer.Run(ruleCtx, snap, rules, cfg)
-	suppressed, expired := suppress(&res, cfg, baseline, o.baseline, time.Now())
-	rep := report.New(snap, in.warns, res)
-	rep.Warnings = append(rep.Warnings, expired...)
-	rep.SetSuppressed(suppressed, o.showSuppressed)
-	rep.NextEvidence = report.NextEvidenceFor(snap, enabledRules(rules, cfg), res)
-
-	rep.Incomplete = incomplete(ctx, ruleCtx, readCut, o.timeout, start, in)
-	addHTMLData(ruleCtx, outputs, snap, rep)
-	anonymizer := o.anon.anonymizer(snap)
-	rep = anonymizeReport(anonymizer, rep)
+	a := plan.Run(ctx)
+	rep, snap := a.Report, a.Snapshot
 
 	// Warnings and rule errors are printed under -q too: it hides
 	// progress only.
@@ -179,20 +146,20 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		escape.Fprintf(stderr, "error: rule %s: %s\n", e.Rule, e.Err)
 	}
 	if !o.quiet {
-		if ctx.Err() == nil && !readCut {
-			sayUnmatched(stderr, cfg, suppressed, time.Now())
+		if !a.Cut {
+			sayUnmatched(stderr, plan.Config, a.Suppressed, time.Now())
 		}
 		saySkipped(stderr, snap, fs.Args())
 		unread := ""
-		if n := len(unreadableCaptures(snap)); n > 0 {
+		if n := len(operand.UnreadableCaptures(snap)); n > 0 {
 			unread = fmt.Sprintf(", %d unreadable", n)
 		}
 		suppressed := ""
 		if rep.SuppressedCount > 0 {
 			suppressed = fmt.Sprintf(" (%d suppressed)", rep.SuppressedCount)
 		}
-		fmt.Fprintf(stderr, "read %s (%d skipped%s), %s; %s%s\n", count(countInputs(snap, false), "input"),
-			countInputs(snap, true), unread, count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"), suppressed)
+		fmt.Fprintf(stderr, "read %s (%d skipped%s), %s; %s%s\n", count(operand.CountInputs(snap, false), "input"),
+			operand.CountInputs(snap, true), unread, count(len(rep.Warnings), "warning"), count(len(rep.Findings), "finding"), suppressed)
 	}
 	if errs := writeOutputs(stdout, outputs, rep, style); len(errs) > 0 {
 		for _, err := range errs {
@@ -200,7 +167,7 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		}
 		return exitUnreadable
 	}
-	if err := o.anon.writeMapping(anonymizer); err != nil {
+	if err := o.anon.writeMappings(a.Mappings()); err != nil {
 		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUnreadable
 	}
@@ -215,129 +182,4 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		return exitFindings
 	}
 	return exitOK
-}
-
-// addHTMLData adds to rep the timelines and evidence quotes the HTML
-// report draws, when one of outputs is html: the other formats do not
-// show them, and pay nothing for them.
-func addHTMLData(ctx context.Context, outputs []report.Output, snap *model.Snapshot, rep *report.Report) {
-	if !slices.ContainsFunc(outputs, func(o report.Output) bool { return o.Format == "html" }) {
-		return
-	}
-	rep.Timelines = timeline.Build(ctx, snap, rep.Rules(), rep.Findings)
-	rep.Quotes = timeline.Quotes(ctx, rep.Findings, rep.Timelines)
-}
-
-// withBudget returns ctx with a deadline d from now; d = 0 means none.
-func withBudget(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if d <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, d)
-}
-
-// ruleContext is the context the rules run under after reading under
-// readCtx: what is left of the budget, but at least min(budget,
-// maxRuleGrace), so that what was read is analyzed even when reading used
-// up the budget. ctx is the run's own context (interrupts).
-func ruleContext(ctx, readCtx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
-	deadline, ok := readCtx.Deadline()
-	grace := min(budget, maxRuleGrace)
-	if !ok || time.Until(deadline) >= grace {
-		return context.WithCancel(readCtx)
-	}
-	return context.WithTimeout(ctx, grace)
-}
-
-// withoutContextErrors returns err without the errors that only say a
-// context ended (told apart, as an interrupt or the end of the budget).
-func withoutContextErrors(err error) error {
-	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		return err // nil too
-	}
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		var keep []error
-		for _, e := range joined.Unwrap() {
-			keep = append(keep, withoutContextErrors(e))
-		}
-		return errors.Join(keep...)
-	}
-	return nil
-}
-
-// budgetNote says what the end of the time budget cut short.
-func budgetNote(readCut, rulesCut bool) string {
-	switch {
-	case readCut && !rulesCut:
-		return "reading stopped there; the findings cover what was read"
-	case readCut:
-		return "reading stopped there, and the rules that had not run by the end of their grace period are listed as failed"
-	}
-	return "the rules that had not run are listed as failed"
-}
-
-// countInputs counts the inputs skipped, or those read (leaving out the
-// captures whose header could not be read).
-func countInputs(snap *model.Snapshot, skipped bool) int {
-	n := 0
-	for _, in := range snap.Inputs {
-		if (in.Skipped != "") == skipped {
-			n++
-		}
-	}
-	if !skipped {
-		n -= len(unreadableCaptures(snap))
-	}
-	return n
-}
-
-// selectRules applies --config, --enable and --disable to the default rules.
-func selectRules(o analyzeOptions) ([]*analyzer.Rule, *analyzer.Config, error) {
-	all := rules.All()
-	cfg := &analyzer.Config{}
-	if o.config != "" {
-		var err error
-		if cfg, err = loadConfig(o.config, all); err != nil {
-			return nil, nil, err
-		}
-	}
-	known := map[string]*analyzer.Rule{}
-	for _, r := range all {
-		known[r.Name] = r
-	}
-	for _, n := range append(append([]string{}, o.enable...), o.disable...) {
-		if known[n] == nil {
-			return nil, nil, unknownRule(n)
-		}
-	}
-	rules := all
-	if len(o.enable) > 0 {
-		rules = nil
-		for _, n := range o.enable {
-			rules = append(rules, known[n])
-		}
-		cfg.Enable(o.enable...) // --enable wins over the configuration's disabled
-	}
-	cfg.Disable(o.disable...)
-	return rules, cfg, nil
-}
-
-// enabledRules returns the rules of the list that cfg does not disable:
-// those that ran.
-func enabledRules(rules []*analyzer.Rule, cfg *analyzer.Config) []*analyzer.Rule {
-	var out []*analyzer.Rule
-	for _, r := range rules {
-		if r != nil && (cfg == nil || !cfg.Rules[r.Name].Disabled) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// count says n things: "1 input", "3 inputs".
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem"
 	"github.com/netmortem/netmortem/analyzer"
-	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/internal/anon"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/parse"
@@ -19,13 +19,10 @@ import (
 // an html output adds (the timelines and quotes).
 func htmlReport(t *testing.T, dir string) *report.Report {
 	t.Helper()
-	ctx := context.Background()
-	snap, warns, err := parse.Open(ctx, dir, &parse.Options{Summary: parse.Summary{Enabled: true}})
+	rep, err := netmortem.Analyze(context.Background(), netmortem.Paths(dir), &netmortem.Options{NoConfigDiscovery: true})
 	if err != nil {
 		t.Fatalf("%s: %v", dir, err)
 	}
-	rep := report.New(snap, warns, analyzer.Run(ctx, snap, rules.All(), nil))
-	addHTMLData(ctx, []report.Output{{Format: "table"}, {Format: "html", Path: "r.html"}}, snap, rep)
 	return rep
 }
 
@@ -54,8 +51,10 @@ func TestHTMLDataOnlyForHTML(t *testing.T) {
 			t.Errorf("timeline %s of no finding", fp)
 		}
 	}
-	plain := &report.Report{}
-	addHTMLData(context.Background(), []report.Output{{Format: "table"}, {Format: "json", Path: "r.json"}}, nil, plain)
+	plain, err := netmortem.Analyze(context.Background(), netmortem.Paths(dir), &netmortem.Options{NoConfigDiscovery: true, NoTimelines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if plain.Timelines != nil || plain.Quotes != nil {
 		t.Errorf("without html: %d timelines, %d quotes", len(plain.Timelines), len(plain.Quotes))
 	}
@@ -90,7 +89,7 @@ func TestAnonymizeHTMLData(t *testing.T) {
 			snap, _, _ := parse.Open(context.Background(), dir, &parse.Options{Summary: parse.Summary{Enabled: true}})
 			a := anon.New("test-key")
 			a.Learn(snap)
-			arep := anonymizeReport(a, rep)
+			arep := netmortem.Anonymize(a, rep)
 			got := htmlData(t, arep)
 
 			originals := map[string]bool{}

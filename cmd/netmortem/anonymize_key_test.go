@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/netmortem/netmortem/diff"
 )
 
 // The key may come from a file or from the environment, so that it is
@@ -77,15 +79,15 @@ func TestAnonymizeDiff(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var p, a bundleDiff
+	var p, a diff.Diff
 	if err := json.Unmarshal([]byte(plain), &p); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal([]byte(anon), &a); err != nil {
 		t.Fatal(err)
 	}
-	fps := func(d bundleDiff) (out []string) {
-		for _, l := range [][]findingRef{d.Findings.Appeared, d.Findings.Resolved, d.Findings.Unchanged} {
+	fps := func(d diff.Diff) (out []string) {
+		for _, l := range [][]diff.FindingRef{d.Findings.Appeared, d.Findings.Resolved, d.Findings.Unchanged} {
 			for _, r := range l {
 				out = append(out, r.Fingerprint)
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/dataplane"
+	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
@@ -122,8 +123,8 @@ func traceAndDiff(t *testing.T, dir string) [][]string {
 		old = dir
 	}
 	cmds := [][]string{{"diff", "-otext", "--fail-on=never", old, dir}, {"diff", "-ojson", "--fail-on=never", old, dir}}
-	in := openPaths(t.Context(), []string{dir}, &parse.Options{})
-	for _, sp := range dataplane.Build(in.snap) {
+	in := operand.OpenPaths(t.Context(), []string{dir}, &parse.Options{})
+	for _, sp := range dataplane.Build(in.Snap) {
 		if len(sp.Frontends) == 0 || len(sp.Backends) == 0 {
 			continue
 		}

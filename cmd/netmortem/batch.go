@@ -2,71 +2,27 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/netmortem/netmortem/analyzer"
-	"github.com/netmortem/netmortem/analyzer/rules"
-	"github.com/netmortem/netmortem/internal/anon"
-	"github.com/netmortem/netmortem/internal/buildinfo"
+	"github.com/netmortem/netmortem"
+	"github.com/netmortem/netmortem/internal/batch"
 	"github.com/netmortem/netmortem/internal/escape"
-	"github.com/netmortem/netmortem/model"
-	"github.com/netmortem/netmortem/parse"
-	"github.com/netmortem/netmortem/report"
+	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/results"
-)
-
-// batchResult is one line of `netmortem batch` output: the results.Line
-// written to the sink, with what the batch keeps of it besides.
-type batchResult struct {
-	results.Line
-	// suppressed are the findings --config suppressed, for the ignore
-	// entries that matched none in the whole batch.
-	suppressed []analyzer.Suppressed
-	// anon, with --anonymize, is the bundle's Anonymizer.
-	anon *anon.Anonymizer
-}
-
-// batchRules are the rules a batch runs on each bundle, with the
-// configuration (--config) that sets their parameters and suppresses
-// findings. The nil *batchRules runs every rule as documented.
-type batchRules struct {
-	rules []*analyzer.Rule
-	cfg   *analyzer.Config
-	// anon, when not nil, anonymizes each bundle's line (--anonymize).
-	anon *batchAnon
-}
-
-// maxBatchWarnings bounds the warnings kept per bundle in the output.
-const maxBatchWarnings = 50
-
-// The statuses of a bundle in the batch output (docs/scale.md).
-const (
-	statusOK         = results.StatusOK
-	statusUnreadable = results.StatusUnreadable
-	statusRefused    = results.StatusRefused
-	statusTimeout    = results.StatusTimeout
-	statusOverBudget = results.StatusOverBudget
-	statusCanceled   = results.StatusCanceled
-	// statusRetry is a bundle its store failed to give (errMayPass): no
-	// line is written, so that --resume reads it again.
-	statusRetry = "retry"
 )
 
 func newBatchCmd(c *cli) *cobra.Command {
@@ -148,14 +104,14 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 		fmt.Fprintln(stderr, "netmortem batch: --shard:", err)
 		return exitUsage
 	}
-	var br *batchRules
+	var br *batch.Options
 	if *config != "" {
-		rs, cfg, err := selectRules(analyzeOptions{config: *config})
+		rs, cfg, err := netmortem.SelectRules(nil, *config, nil, nil)
 		if err != nil {
 			sayError(stderr, "batch", err)
 			return exitUsage
 		}
-		br = &batchRules{rules: rs, cfg: cfg}
+		br = &batch.Options{Rules: rs, Config: cfg}
 		if !*quiet {
 			sayConfig(stderr, "batch", *config, false)
 		}
@@ -168,32 +124,32 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 			return exitUsage
 		}
 		if br == nil {
-			br = &batchRules{rules: rules.All()}
+			br = &batch.Options{}
 		}
-		br.anon = newBatchAnon(ao.key)
+		br.Anon = batch.NewAnon(ao.key)
 		if *resume && ao.mapping != "" {
-			if err := br.anon.keep(ao.mapping); err != nil {
+			if err := br.Anon.Keep(ao.mapping); err != nil {
 				escape.Fprintln(stderr, "netmortem batch:", err)
 				return exitUsage
 			}
 		}
 	}
-	if slices.Contains(fs.Args(), stdinOperand) {
-		fmt.Fprintln(stderr, "netmortem batch:", errBatchStdin)
+	if slices.Contains(fs.Args(), operand.Stdin) {
+		fmt.Fprintln(stderr, "netmortem batch:", batch.ErrStdin)
 		return exitUsage
 	}
-	objs := newObjects(*timeout)
-	defer objs.close()
-	operands, err := expandWith(context.Background(), fs.Args(), objs)
+	objs := operand.NewObjects(*timeout)
+	defer objs.Close()
+	operands, err := operand.Expand(context.Background(), fs.Args(), objs, nil)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem batch:", err)
-		if mayPass(err) {
+		if operand.MayPass(err) {
 			return exitUnreadable
 		}
 		return exitUsage
 	}
 	// A pattern that matched nothing is kept: its line says so.
-	bundles := operands.paths
+	bundles := operands.Paths
 	if !*asOne {
 		if bundles, err = splitOperands(context.Background(), bundles, stderr, *quiet); err != nil {
 			fprintfFitted(stderr, outputWidth(stderr), "netmortem batch: %s\n", err)
@@ -211,110 +167,42 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 		bundles = slices.DeleteFunc(bundles, func(b string) bool { return shardOf(b, shardN) != shardK })
 	}
 
-	sinks, done, err := openBatchSinks(context.Background(), stdout, *out, fs.Changed("out"), *db, *resume)
+	sinks, done, err := batch.OpenSinks(context.Background(), stdout, *out, fs.Changed("out"), *db, *resume)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem batch:", err)
 		return exitUnreadable
 	}
-	defer sinks.close()
-	todo := slices.DeleteFunc(slices.Clone(bundles), func(b string) bool { return done[br.lineName(b)] })
+	defer sinks.Close()
+	todo := slices.DeleteFunc(slices.Clone(bundles), func(b string) bool { return done[br.LineName(b)] })
+	if br == nil {
+		br = &batch.Options{}
+	}
+	br.Timeout, br.MaxBytes, br.MaxMemory, br.Objects = *timeout, *maxBytes, *maxMemory, objs
 
 	sigCtx, stop := signalContext()
 	defer stop()
 	// ctx also ends at the first write error: nothing more can be written.
-	ctx, cancel := context.WithCancel(withObjects(sigCtx, objs))
+	ctx, cancel := context.WithCancel(sigCtx)
 	defer cancel()
-	var (
-		mu       sync.Mutex
-		writeErr error
-		hits     = map[string]int{}
-		failed   int
-		worst    analyzer.Severity
-		finished int
-		already  int // found done only once analyzed (resume --anonymize)
-		retry    int // not given by their store, for now
-		prog     = newProgress(stderr, len(todo), *quiet)
-		sup      []analyzer.Suppressed
-	)
-	work := make(chan string)
-	var wg sync.WaitGroup
-	for range min(*jobs, max(len(todo), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := range work {
-				res := analyzeBundle(ctx, b, *timeout, *maxBytes, *maxMemory, br)
-				if br != nil && br.anon != nil {
-					res = br.anon.result(res)
-				}
-				mu.Lock()
-				if res.Status == statusCanceled || res.Status == statusRetry || done[res.Bundle] {
-					// Not done: left out of the output, so that
-					// --resume analyzes it. Or done before, under a
-					// name with a name of the bundle's own replaced.
-					switch res.Status {
-					case statusRetry:
-						retry++
-					case statusCanceled:
-					default:
-						already++
-					}
-					prog.step(finished+already, res)
-					mu.Unlock()
-					continue
-				}
-				mu.Unlock()
-				// Written outside the lock: a database takes each
-				// worker's lines at once.
-				if err := sinks.write(lineOf(res)); err != nil {
-					cancel()
-					continue
-				}
-				mu.Lock()
-				finished++
-				sup = append(sup, res.suppressed...)
-				if res.Status != statusOK {
-					failed++
-				}
-				seen := map[string]bool{}
-				for _, f := range res.Findings {
-					worst = max(worst, f.Severity)
-					if !seen[f.Rule] {
-						seen[f.Rule] = true
-						hits[f.Rule]++
-					}
-				}
-				prog.step(finished+already, res)
-				mu.Unlock()
-			}
-		}()
-	}
-dispatch:
-	for _, b := range todo {
-		select {
-		case work <- b:
-		case <-ctx.Done():
-			break dispatch
-		}
-	}
-	close(work)
-	wg.Wait()
+	prog := newProgress(stderr, len(todo), *quiet)
+	t := batch.Run(ctx, cancel, todo, *jobs, br, sinks, done, prog.step)
 	prog.done()
-	writeErr = sinks.close() // a file system may report a write error only here
+	writeErr := sinks.Close() // a file system may report a write error only here
 
-	if !*quiet && br != nil && len(todo) == len(bundles) && finished == len(todo) {
+	finished, failed, already := t.Finished, t.Failed, t.Already
+	if !*quiet && br.Config != nil && len(todo) == len(bundles) && finished == len(todo) {
 		// Only when the batch saw every bundle: an entry for a bundle
 		// analyzed before --resume is not unmatched.
-		sayUnmatched(stderr, br.cfg, sup, time.Now())
+		sayUnmatched(stderr, br.Config, t.Suppressed, time.Now())
 	}
-	if br != nil && br.anon != nil {
-		if err := ao.writeMappings(br.anon.mappings()); err != nil && writeErr == nil {
+	if br.Anon != nil {
+		if err := ao.writeMappings(br.Anon.Mappings()); err != nil && writeErr == nil {
 			writeErr = fmt.Errorf("writing the results to %s: %w", outName(*out), err)
 		}
 	}
 	left := len(todo) - finished - already
 	if !*quiet {
-		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo)+already, finished, failed, left, hits)
+		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo)+already, finished, failed, left, t.Hits)
 	}
 	switch {
 	case writeErr != nil:
@@ -323,148 +211,15 @@ dispatch:
 	case sigCtx.Err() != nil:
 		fmt.Fprintf(stderr, "netmortem batch: interrupted: %s not analyzed (--resume analyzes them)\n", count(left, "bundle"))
 		return exitUnreadable
-	case retry > 0:
-		fmt.Fprintf(stderr, "netmortem batch: %s could not be read from storage for now, and got no line (--resume reads them again)\n", count(retry, "bundle"))
+	case t.Retry > 0:
+		fmt.Fprintf(stderr, "netmortem batch: %s could not be read from storage for now, and got no line (--resume reads them again)\n", count(t.Retry, "bundle"))
 		return exitUnreadable
 	case failed > 0:
 		return exitUnreadable
-	case worst >= sev && worst > 0:
+	case t.Worst >= sev && t.Worst > 0:
 		return exitFindings
 	}
 	return exitOK
-}
-
-// analyzeBundle reads and analyzes one bundle within its time and size
-// budgets. Memory follows the bundle's size (and a capture's live
-// connections), so the size budget bounds it. A bundle that is neither a
-// regular file nor a directory is refused before it is opened.
-func analyzeBundle(ctx context.Context, bundle string, budget time.Duration, maxBytes, maxMemory int64, br *batchRules) (res batchResult) {
-	start := time.Now()
-	res = batchResult{Line: results.Line{SchemaVersion: report.SchemaVersion, Tool: buildinfo.Get(), Bundle: bundle, Status: statusOK, Started: start.UTC(),
-		Findings: []analyzer.Finding{}, Warnings: []report.Warning{}, RuleErrors: []analyzer.RuleError{}}}
-	defer func() {
-		if r := recover(); r != nil {
-			res.Status, res.Error = statusUnreadable, fmt.Sprint("internal error: ", r)
-		}
-		res.DurationMS = time.Since(start).Milliseconds()
-	}()
-	if err := refusal(bundle); err != nil {
-		res.Status, res.Error = statusRefused, err.Error()
-		return res
-	}
-	if err := objectsOf(ctx).listingErr(bundle); err != nil {
-		res.Status, res.Error = statusUnreadable, err.Error()
-		return res
-	}
-	if _, err := os.Lstat(bundle); err != nil && isPattern(bundle) {
-		// Operands that exist are taken as they are, patterns expanded:
-		// this one matched nothing.
-		res.Status, res.Error = statusUnreadable, noMatch(bundle).Error()
-		return res
-	}
-	if maxBytes > 0 {
-		if size, where := bundleSize(ctx, bundle); size > maxBytes {
-			res.Status, res.Error = statusOverBudget, fmt.Sprintf("%d bytes %s, over the %d-byte budget", size, where, maxBytes)
-			return res
-		}
-	}
-	bctx, cancel := withBudget(ctx, budget)
-	defer cancel()
-	opts := &parse.Options{Summary: parse.Summary{Enabled: true}}
-	if maxBytes > 0 {
-		opts.Limits.MaxTotalBytes = maxBytes
-	}
-	opts.Limits.MaxMemory = maxMemory
-	in := openPaths(bctx, []string{bundle}, opts)
-	if ended(bctx, &res, budget) {
-		return res
-	}
-	if in.err != nil {
-		res.Status, res.Error = statusUnreadable, in.err.Error()
-		if errors.Is(in.err, errMayPass) {
-			res.Status = statusRetry
-		}
-		return res
-	}
-	snap := in.snap
-	if br == nil {
-		br = &batchRules{rules: rules.All()}
-	}
-	if br.anon != nil {
-		res.anon = br.anon.forBundle(snap)
-	}
-	ar := analyzer.Run(bctx, snap, br.rules, br.cfg)
-	// Rules cut short by the budget or an interrupt are not a result.
-	if ended(bctx, &res, budget) {
-		return res
-	}
-	sup, expired := suppress(&ar, br.cfg, nil, "", time.Now())
-	res.SuppressedCount, res.suppressed = len(sup), sup
-	res.SuppressedFingerprints = report.SuppressedFingerprints(sup)
-	rep := report.New(snap, in.warns, ar)
-	rep.Warnings = append(rep.Warnings, expired...)
-	res.Findings, res.RuleErrors = rep.Findings, rep.Errors
-	res.NWarnings = len(rep.Warnings)
-	res.Warnings = rep.Warnings[:min(len(rep.Warnings), maxBatchWarnings)]
-	modified := objectModTime(ctx, bundle)
-	if fi, err := os.Stat(bundle); err == nil {
-		modified = fi.ModTime()
-	}
-	res.BundleTime, res.BundleTimeSource = results.BundleTime(snap, modified, start)
-	res.KubernetesVersion = results.KubernetesVersion(snap)
-	res.InputList = snap.Inputs
-	for _, in := range snap.Inputs {
-		if in.Skipped != "" {
-			res.Skipped++
-		} else {
-			res.Inputs++
-		}
-	}
-	if bad := unreadableCaptures(snap); len(bad) > 0 {
-		// The rest of the bundle is analyzed; its findings stay.
-		res.Status, res.Error = statusUnreadable, fmt.Sprintf("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", "))
-	}
-	if res.Inputs == 0 {
-		res.Status, res.Error = statusUnreadable, "no input could be read"
-	}
-	if maxBytes > 0 && slices.ContainsFunc(in.warns, func(e *model.Error) bool { return errors.Is(e.Err, parse.ErrTotalBytes) }) {
-		// What was read before the budget ran out is analyzed; its
-		// findings stay.
-		res.Status, res.Error = statusOverBudget, fmt.Sprintf("decompresses to more than %d bytes, over the %d-byte budget", maxBytes, maxBytes)
-	}
-	if m := rep.Max(); m > 0 {
-		res.MaxSev = m.String()
-	}
-	return res
-}
-
-// ended records in res why ctx, a bundle's context, ended, if it did: the
-// bundle's budget ran out (timeout), or the batch was interrupted
-// (canceled).
-func ended(ctx context.Context, res *batchResult, budget time.Duration) bool {
-	switch {
-	case ctx.Err() == nil:
-		return false
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		res.Status, res.Error = statusTimeout, fmt.Sprintf("over the %s budget", budget)
-	default:
-		res.Status, res.Error = statusCanceled, "interrupted"
-	}
-	return true
-}
-
-// diskSize is the size of a file, or of every file under a directory.
-func diskSize(path string) int64 {
-	var n int64
-	filepath.WalkDir(path, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 func outName(out string) string {
@@ -519,16 +274,16 @@ func newProgress(w io.Writer, total int, quiet bool) *progress {
 	return &progress{w: w, total: total, tty: tty, quiet: quiet, width: outputWidth(w), start: time.Now()}
 }
 
-func (p *progress) step(n int, r batchResult) {
+func (p *progress) step(n int, r batch.Result) {
 	if p.quiet {
 		return
 	}
 	status := count(len(r.Findings), "finding")
 	switch r.Status {
-	case statusOK:
-	case statusCanceled:
+	case results.StatusOK:
+	case results.StatusCanceled:
 		status = "canceled: interrupted, not written (--resume analyzes it)"
-	case statusRetry:
+	case batch.StatusRetry:
 		status = "not read, not written (--resume reads it again): " + r.Error
 	default:
 		status = r.Status + ": " + r.Error

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/diff"
 	"github.com/netmortem/netmortem/internal/testutil"
 )
 
@@ -99,7 +100,7 @@ func TestFingerprintsSurviveCutCapture(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("diff --fail-on never: exit %d: %s", code, stderr)
 	}
-	var d bundleDiff
+	var d diff.Diff
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatal(err)
 	}

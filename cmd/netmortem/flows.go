@@ -9,9 +9,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/netmortem/netmortem"
 	"github.com/netmortem/netmortem/flows"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/internal/jsontime"
+	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
@@ -72,10 +74,10 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 
 	ctx, stop := signalContext()
 	defer stop()
-	opts := &parse.Options{Node: *node, Formats: captureFormats()}
-	in := openPaths(ctx, fs.Args(), opts)
-	snap := in.snap
-	printWarnings(stderr, in.warns)
+	opts := &parse.Options{Node: *node, Formats: captureFormats(), Stdin: stdin}
+	in := operand.OpenPaths(ctx, fs.Args(), opts)
+	snap := in.Snap
+	printWarnings(stderr, in.Warns)
 	first := firstPacket(snap)
 	filter.Since = resolveWhen(*since, first)
 	filter.Until = resolveWhen(*until, first)
@@ -85,7 +87,7 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 			pos, count(n, "packet time"), jsontime.MinYear, jsontime.MaxYear)
 	}
 	anonymizer := ao.anonymizer(snap)
-	t = anonymizeValue(anonymizer, t)
+	t = netmortem.Anonymize(anonymizer, t)
 	write := t.Write
 	if *output == "table" {
 		write = func(w io.Writer, _ string) error { return t.WriteTable(w, outputWidth(w)) }
@@ -98,13 +100,13 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
 	}
-	bad := unreadableCaptures(snap)
+	bad := operand.UnreadableCaptures(snap)
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "netmortem flows: interrupted: the table covers what was read until then")
 		return exitUnreadable
-	case in.err != nil:
-		escape.Fprintln(stderr, "netmortem flows:", in.err)
+	case in.Err != nil:
+		escape.Fprintln(stderr, "netmortem flows:", in.Err)
 		return exitUnreadable
 	case len(bad) > 0:
 		escape.Fprintf(stderr, "netmortem flows: %s could not be read: %s\n", count(len(bad), "capture"), strings.Join(bad, ", "))

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/netmortem/netmortem/inspect"
+	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
@@ -189,7 +191,7 @@ func TestUnreadableCaptureHeader(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &in); err != nil || code != exitUnreadable || len(in.Unreadable) != 1 || in.Unreadable[0] != bad {
 		t.Errorf("inspect -o json: exit %d, unreadable %v (%v)", code, in.Unreadable, err)
 	}
-	res := analyzeBundle(t.Context(), dir, time.Minute, 0, 0, nil)
+	res := analyzeBundle(t.Context(), dir, time.Minute, 0, 0)
 	if res.Status != statusUnreadable || !strings.Contains(res.Error, bad) || len(res.Findings) != 1 || res.Inputs != 2 {
 		t.Errorf("batch: %s (%s), %d findings, %d inputs; want unreadable naming the capture, the sysctl finding kept",
 			res.Status, res.Error, len(res.Findings), res.Inputs)
@@ -361,17 +363,6 @@ func TestAnalyzeTimeout(t *testing.T) {
 		!strings.Contains(stderr, "missing: no such file or directory") || strings.Contains(stderr, "netmortem analyze: context deadline exceeded") {
 		t.Errorf("exit %d after %v\nstdout:\n%s\nstderr:\n%s", code, time.Since(start), out, stderr)
 	}
-	read, cancel := withBudget(t.Context(), time.Nanosecond)
-	defer cancel()
-	<-read.Done()
-	rules, cancelRules := ruleContext(t.Context(), read, 10*time.Minute)
-	defer cancelRules()
-	if rules.Err() != nil {
-		t.Fatal("the rules get no time after reading used up the budget")
-	}
-	if d, ok := rules.Deadline(); !ok || time.Until(d) < 50*time.Second || time.Until(d) > maxRuleGrace {
-		t.Errorf("rule deadline in %v, want about %v", time.Until(d), maxRuleGrace)
-	}
 }
 
 // TestUsageListsCommands checks that the package documentation's usage
@@ -410,20 +401,20 @@ func TestUsageListsCommands(t *testing.T) {
 func TestStuckRead(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	defer func(f func(context.Context, []string, *parse.Options) (*model.Snapshot, model.ErrorList, error), g time.Duration) {
-		openAll, stopGrace = f, g
-	}(openAll, stopGrace)
-	openAll = func(context.Context, []string, *parse.Options) (*model.Snapshot, model.ErrorList, error) {
+	defer func(f func(context.Context, []string, *parse.Options, *operand.Objects, map[string]io.Reader) (*model.Snapshot, model.ErrorList, error), g time.Duration) {
+		operand.OpenAll, operand.StopGrace = f, g
+	}(operand.OpenAll, operand.StopGrace)
+	operand.OpenAll = func(context.Context, []string, *parse.Options, *operand.Objects, map[string]io.Reader) (*model.Snapshot, model.ErrorList, error) {
 		<-release // ignores its context, as a blocked read does
 		return &model.Snapshot{}, nil, nil
 	}
-	stopGrace = 50 * time.Millisecond
+	operand.StopGrace = 50 * time.Millisecond
 	start := time.Now()
 	code, _, stderr := runWithin(t, 30*time.Second, "analyze", "-q", "--timeout", "20ms", incident)
 	if code != exitUnreadable || !strings.Contains(stderr, "reading did not stop within 50ms of its end") || time.Since(start) > 10*time.Second {
 		t.Errorf("exit %d after %v: %s", code, time.Since(start), stderr)
 	}
-	res := analyzeBundle(t.Context(), incident, 20*time.Millisecond, 0, 0, nil)
+	res := analyzeBundle(t.Context(), incident, 20*time.Millisecond, 0, 0)
 	if res.Status != statusTimeout {
 		t.Errorf("batch: %s (%s), want timeout", res.Status, res.Error)
 	}

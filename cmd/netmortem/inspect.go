@@ -10,9 +10,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/netmortem/netmortem"
 	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/inspect"
 	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
@@ -48,19 +50,20 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
 	}
-	operands, err := expandWith(context.Background(), fs.Args(), newObjects(0))
-	defer operands.close()
+	objs := operand.NewObjects(0)
+	defer objs.Close()
+	operands, err := operand.Expand(context.Background(), fs.Args(), objs, nil)
 	if err != nil {
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUsage
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	opened := openExpanded(ctx, operands, &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}})
-	snap := opened.snap
-	in := inspect.Inspect(ctx, snap, opened.warns, rules.All())
+	opened := operand.Open(ctx, operands, &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}, Stdin: stdin})
+	snap := opened.Snap
+	in := inspect.Inspect(ctx, snap, opened.Warns, rules.All())
 	anonymizer := ao.anonymizer(snap)
-	in = anonymizeValue(anonymizer, in)
+	in = netmortem.Anonymize(anonymizer, in)
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -79,8 +82,8 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "netmortem inspect: interrupted: the list covers what was read until then")
 		return exitUnreadable
-	case opened.err != nil:
-		escape.Fprintln(stderr, "netmortem inspect:", opened.err)
+	case opened.Err != nil:
+		escape.Fprintln(stderr, "netmortem inspect:", opened.Err)
 		return exitUnreadable
 	case len(in.Unreadable) > 0:
 		escape.Fprintf(stderr, "netmortem inspect: %s could not be read: %s\n", count(len(in.Unreadable), "capture"),

@@ -18,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/netmortem/netmortem/diff"
 	"github.com/netmortem/netmortem/internal/testutil"
 )
 
@@ -400,7 +401,7 @@ func TestDiff(t *testing.T) {
 	if code != exitFindings {
 		t.Fatalf("exit %d, want %d (findings appeared): %s", code, exitFindings, stderr)
 	}
-	var d bundleDiff
+	var d diff.Diff
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/netmortem/netmortem"
 	"github.com/netmortem/netmortem/dataplane"
 	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/parse"
 )
 
@@ -72,21 +74,21 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	in := openPaths(ctx, fs.Args(), &parse.Options{Summary: parse.Summary{Enabled: true}})
-	if in.err != nil {
-		escape.Fprintln(stderr, "netmortem trace:", in.err)
+	in := operand.OpenPaths(ctx, fs.Args(), &parse.Options{Summary: parse.Summary{Enabled: true}, Stdin: stdin})
+	if in.Err != nil {
+		escape.Fprintln(stderr, "netmortem trace:", in.Err)
 		return exitUnreadable
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "netmortem trace: interrupted")
 		return exitUnreadable
 	}
-	snap := in.snap
+	snap := in.Snap
 	traced := 0
 	// The trace is written whole once done.
 	var out bytes.Buffer
 	anonymizer := ao.anonymizer(snap)
-	shown := anonymizeValue(anonymizer, probe)
+	shown := netmortem.Anonymize(anonymizer, probe)
 	for _, rs := range snap.Netfilter {
 		if *node != "" && rs.Node != *node {
 			continue
@@ -96,7 +98,7 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 			continue // a filter-only dump
 		}
 		traced++
-		writeTrace(&out, anonymizeValue(anonymizer, rs.Pos.File), anonymizeValue(anonymizer, tr), shown)
+		writeTrace(&out, netmortem.Anonymize(anonymizer, rs.Pos.File), netmortem.Anonymize(anonymizer, tr), shown)
 	}
 	// IPVS: the virtual service the destination hits, and its real servers.
 	for _, sp := range dataplane.Build(snap) {
@@ -105,7 +107,7 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 			continue
 		}
 		traced++
-		sp = anonymizeValue(anonymizer, sp)
+		sp = netmortem.Anonymize(anonymizer, sp)
 		where := sp.Pos.File
 		if sp.Node != "" {
 			where = "node " + sp.Node + " (" + sp.Pos.File + ")"
@@ -136,7 +138,7 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 			"(give iptables-save, iptables -t nat -L, nft list ruleset or ipvsadm -Ln output)")
 		return exitUnreadable
 	}
-	if bad := unreadableCaptures(snap); len(bad) > 0 {
+	if bad := operand.UnreadableCaptures(snap); len(bad) > 0 {
 		escape.Fprintf(stderr, "netmortem trace: %s could not be read: %s\n", count(len(bad), "capture"), strings.Join(bad, ", "))
 		return exitUnreadable
 	}

@@ -1,15 +1,12 @@
-package main
+package batch
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/parse/bundle"
 )
@@ -43,28 +40,28 @@ import (
 //     collectors and a kubectl dump) could be one incident or several: it
 //     is refused, and --as-one or naming the bundles decides.
 
-// splitDir is what batch makes of one directory operand.
-type splitDir struct {
-	bundles []string
-	// note is what batch says of the directory on stderr, "" for nothing.
-	note string
+// Split is what batch makes of one directory operand.
+type Split struct {
+	Bundles []string
+	// Note is what batch says of the directory on stderr, "" for nothing.
+	Note string
 }
 
-// errMixed is a directory of bundles with evidence beside them.
-type errMixed struct {
-	dir            string
-	bundles, loose []string
+// MixedError is a directory of bundles with evidence beside them.
+type MixedError struct {
+	Dir            string
+	Bundles, Loose []string
 }
 
-func (e *errMixed) Error() string {
+func (e *MixedError) Error() string {
 	return fmt.Sprintf("%s holds %s (%s) and %s beside them (%s): they may be one incident's evidence (a "+
 		"cluster's dump and its nodes' collectors) or several incidents; --as-one analyzes %s as one bundle, "+
 		"and naming the bundles as operands analyzes each on its own",
-		e.dir, count(len(e.bundles), "bundle"), names(e.dir, e.bundles), count(len(e.loose), "other input"), names(e.dir, e.loose), e.dir)
+		e.Dir, count(len(e.Bundles), "bundle"), Names(e.Dir, e.Bundles), count(len(e.Loose), "other input"), Names(e.Dir, e.Loose), e.Dir)
 }
 
-// names lists up to 3 paths by their names under dir.
-func names(dir string, paths []string) string {
+// Names lists up to 3 paths by their names under dir.
+func Names(dir string, paths []string) string {
 	var out []string
 	for i, p := range paths {
 		if i == 3 {
@@ -80,10 +77,12 @@ func names(dir string, paths []string) string {
 	return strings.Join(out, ", ")
 }
 
-// splitOperand says which bundles the batch operand p is: p itself, or,
-// for a directory of bundles, each of them.
-func splitOperand(ctx context.Context, p string) (splitDir, error) {
-	one := splitDir{bundles: []string{p}}
+// SplitOperand says which bundles the batch operand p is: p itself, or,
+// for a directory of bundles, each of them (see the rules above). A
+// directory that may be one incident's or several incidents' is a
+// *MixedError or an *AmbiguousError.
+func SplitOperand(ctx context.Context, p string) (Split, error) {
+	one := Split{Bundles: []string{p}}
 	if st, err := os.Stat(p); err != nil || !st.IsDir() {
 		return one, nil // a file; or unreadable, which its line says
 	}
@@ -109,31 +108,31 @@ func splitOperand(ctx context.Context, p string) (splitDir, error) {
 		return splitLoose(p, s.Loose)
 	case len(bundles) == 1 && len(loose) == 0 && loneHolder != "":
 		// A folder around one bundle folder: what counts is inside.
-		return splitOperand(ctx, loneHolder)
+		return SplitOperand(ctx, loneHolder)
 	case len(bundles) == 1:
 		return one, nil
 	case len(loose) > 0:
-		return one, &errMixed{dir: p, bundles: bundles, loose: loose}
+		return one, &MixedError{Dir: p, Bundles: bundles, Loose: loose}
 	}
-	return splitDir{bundles: bundles, note: fmt.Sprintf("%s: %d bundles, each analyzed on its own; --as-one to analyze %s as one bundle",
+	return Split{Bundles: bundles, Note: fmt.Sprintf("%s: %d bundles, each analyzed on its own; --as-one to analyze %s as one bundle",
 		p, len(bundles), p)}, nil
 }
 
-// errAmbiguous is a directory of folders of loose files that may be one
+// AmbiguousError is a directory of folders of loose files that may be one
 // incident's (its nodes' folders) or several incidents' (tickets).
-type errAmbiguous struct {
-	dir, why string
+type AmbiguousError struct {
+	Dir, Why string
 }
 
-func (e *errAmbiguous) Error() string {
+func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("%s: %s: they may be one incident's evidence or several incidents'; --as-one analyzes %s as one bundle, "+
-		"and %s analyzes each entry on its own", e.dir, e.why, e.dir, filepath.Join(e.dir, "*"))
+		"and %s analyzes each entry on its own", e.Dir, e.Why, e.Dir, filepath.Join(e.Dir, "*"))
 }
 
 // splitLoose says which bundles the directory p is when it holds no bundle
 // but loose evidence: files, and folders of them (see the rules above).
-func splitLoose(p string, loose []bundle.SurveyEntry) (splitDir, error) {
-	one := splitDir{bundles: []string{p}}
+func splitLoose(p string, loose []bundle.SurveyEntry) (Split, error) {
+	one := Split{Bundles: []string{p}}
 	var cluster, host, tickets, others []string
 	clusterBeside := false // the cluster's evidence in a file beside the folders
 	for _, e := range loose {
@@ -154,52 +153,17 @@ func splitLoose(p string, loose []bundle.SurveyEntry) (splitDir, error) {
 	files := len(others) - len(host)
 	switch {
 	case len(cluster) >= 2 && len(others) == 0:
-		return splitDir{bundles: cluster, note: fmt.Sprintf("%s: %d folders, each with its own cluster's evidence (Kubernetes objects), "+
+		return Split{Bundles: cluster, Note: fmt.Sprintf("%s: %d folders, each with its own cluster's evidence (Kubernetes objects), "+
 			"each analyzed on its own; --as-one to analyze %s as one bundle", p, len(cluster), p)}, nil
 	case len(cluster) >= 2:
-		return one, &errAmbiguous{p, fmt.Sprintf("it holds %d folders with a cluster's evidence (%s) and %s beside them (%s)",
-			len(cluster), names(p, cluster), count(len(others), "other input"), names(p, others))}
+		return one, &AmbiguousError{p, fmt.Sprintf("it holds %d folders with a cluster's evidence (%s) and %s beside them (%s)",
+			len(cluster), Names(p, cluster), count(len(others), "other input"), Names(p, others))}
 	case len(tickets) == 1 && len(host) > 0:
-		return one, &errAmbiguous{p, fmt.Sprintf("it holds a folder with a cluster's and a host's evidence (%s) beside %s of a host's evidence only (%s)",
-			names(p, tickets), count(len(host), "folder"), names(p, host))}
+		return one, &AmbiguousError{p, fmt.Sprintf("it holds a folder with a cluster's and a host's evidence (%s) beside %s of a host's evidence only (%s)",
+			Names(p, tickets), count(len(host), "folder"), Names(p, host))}
 	case len(host) >= 2 && len(cluster) == 0 && !clusterBeside && files == 0:
-		return one, &errAmbiguous{p, fmt.Sprintf("it holds %d folders of a host's evidence (%s) and no cluster's evidence (Kubernetes objects) "+
-			"that would make them one incident's nodes", len(host), names(p, host))}
+		return one, &AmbiguousError{p, fmt.Sprintf("it holds %d folders of a host's evidence (%s) and no cluster's evidence (Kubernetes objects) "+
+			"that would make them one incident's nodes", len(host), Names(p, host))}
 	}
 	return one, nil
-}
-
-// splitOperands applies splitOperand to every operand of a batch, writing
-// its notes on stderr, fitted to its width, unless quiet. The error is the first directory that
-// cannot be split safely.
-func splitOperands(ctx context.Context, operands []string, stderr io.Writer, quiet bool) ([]string, error) {
-	var bundles []string
-	for _, op := range operands {
-		s, err := splitOperand(ctx, op)
-		if err != nil {
-			return nil, err
-		}
-		if s.note != "" && !quiet {
-			fprintfFitted(stderr, outputWidth(stderr), "netmortem batch: %s\n", s.note)
-		}
-		bundles = append(bundles, s.bundles...)
-	}
-	return bundles, nil
-}
-
-// noteMerged says on stderr, for analyze, which directory operands hold
-// several bundles, which are then analyzed as one.
-func noteMerged(ctx context.Context, operands []string, stderr io.Writer) {
-	for _, op := range operands {
-		s, err := splitOperand(ctx, op)
-		held := s.bundles
-		if mixed := (*errMixed)(nil); errors.As(err, &mixed) {
-			held = mixed.bundles
-		}
-		if len(held) < 2 {
-			continue
-		}
-		escape.Fprintf(stderr, "netmortem analyze: %s holds %d bundles (%s), analyzed here as one; "+
-			"if they are not one incident's, netmortem batch analyzes each on its own\n", op, len(held), names(op, held))
-	}
 }

@@ -1,4 +1,4 @@
-package main
+package batch
 
 import (
 	"crypto/rand"
@@ -14,32 +14,32 @@ import (
 	"github.com/netmortem/netmortem/model"
 )
 
-// batchAnon anonymizes the lines of batch --anonymize. Each line is
+// Anon anonymizes the lines of batch --anonymize. Each line is
 // anonymized by an Anonymizer of its own, made from the batch's key and
 // knowing the names of its own bundle only, so that a line does not
 // depend on which bundles were analyzed before it: with a given key, a
 // resumed batch, a shard or a run with other --jobs writes the lines a
 // single run writes. The mappings of all the lines are gathered for
 // --anonymize-map.
-type batchAnon struct {
+type Anon struct {
 	key  string
 	mu   sync.Mutex
 	used map[string]anon.Mapping // kind, original -> its mapping
 }
 
-// newBatchAnon returns the batchAnon of key; an empty key is replaced by
+// NewAnon returns the Anon of key; an empty key is replaced by
 // a random one, shared by every line of the batch.
-func newBatchAnon(key string) *batchAnon {
+func NewAnon(key string) *Anon {
 	if key == "" {
 		b := make([]byte, 32)
 		_, _ = rand.Read(b) // never fails (crypto/rand panics instead)
 		key = hex.EncodeToString(b)
 	}
-	return &batchAnon{key: key, used: map[string]anon.Mapping{}}
+	return &Anon{key: key, used: map[string]anon.Mapping{}}
 }
 
 // forBundle is the Anonymizer of one bundle, knowing snap's names.
-func (b *batchAnon) forBundle(snap *model.Snapshot) *anon.Anonymizer {
+func (b *Anon) forBundle(snap *model.Snapshot) *anon.Anonymizer {
 	a := anon.New(b.key)
 	a.Learn(snap)
 	return a
@@ -49,27 +49,27 @@ func (b *batchAnon) forBundle(snap *model.Snapshot) *anon.Anonymizer {
 // read: with its addresses replaced, and no name known. A bundle read is
 // named with its own names replaced too (a node's name in a sosreport's
 // file name).
-func (b *batchAnon) bundleName(bundle string) string {
+func (b *Anon) bundleName(bundle string) string {
 	return anon.New(b.key).Text(bundle)
 }
 
-// lineName is how a line names bundle: its path, or with --anonymize its
+// LineName is how a line names bundle: its path, or with --anonymize its
 // path anonymized, as far as it can be without reading the bundle.
-func (br *batchRules) lineName(bundle string) string {
-	if br == nil || br.anon == nil {
+func (o *Options) LineName(bundle string) string {
+	if o == nil || o.Anon == nil {
 		return bundle
 	}
-	return br.anon.bundleName(bundle)
+	return o.Anon.bundleName(bundle)
 }
 
 // result returns res anonymized by its bundle's Anonymizer (one knowing
 // no name when the bundle was not read), and notes the mappings used.
-func (b *batchAnon) result(res batchResult) batchResult {
+func (b *Anon) result(res Result) Result {
 	a := res.anon
 	if a == nil {
 		a = anon.New(b.key)
 	}
-	out := anonymizeValue(a, res)
+	out := anon.Apply(a, res)
 	out.anon = nil
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -79,11 +79,11 @@ func (b *batchAnon) result(res batchResult) batchResult {
 	return out
 }
 
-// keep adds the mappings of the file path, written by the run a resumed
+// Keep adds the mappings of the file path, written by the run a resumed
 // batch resumes (--anonymize-map), so that the file written at the end
 // still holds those of the lines written then. A file that does not exist
 // holds none.
-func (b *batchAnon) keep(path string) error {
+func (b *Anon) Keep(path string) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -103,8 +103,8 @@ func (b *batchAnon) keep(path string) error {
 	return nil
 }
 
-// mappings lists what the lines replaced, by kind and original.
-func (b *batchAnon) mappings() []anon.Mapping {
+// Mappings lists what the lines replaced, by kind and original.
+func (b *Anon) Mappings() []anon.Mapping {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make([]anon.Mapping, 0, len(b.used))

@@ -1,10 +1,11 @@
-package main
+package operand
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,38 +15,32 @@ import (
 	"github.com/netmortem/netmortem/source"
 )
 
-// stdin is what the operand "-" reads; a variable so that tests give their
-// own reader.
-var stdin io.Reader = os.Stdin
+// Stdin is the operand that reads stdin (parse.Options.Stdin), named
+// bundle.StdinName ("<stdin>") in inputs, positions and findings.
+const Stdin = "-"
 
-// stdinOperand is the operand that reads stdin, named bundle.StdinName
-// ("<stdin>") in inputs, positions and findings.
-const stdinOperand = "-"
+// ErrNoMatch marks a glob operand that matches no path.
+var ErrNoMatch = errors.New("no path matches this pattern")
 
-// errNoMatch marks a glob operand that matches no path.
-var errNoMatch = errors.New("no path matches this pattern")
-
-// errBatchStdin says why batch refuses "-".
-var errBatchStdin = errors.New(`"-" (stdin) cannot be a batch bundle: batch records each bundle by its path, ` +
-	"so that --resume and --shard find it again, and stdin has none and can be read only once; " +
-	"save it to a file, or use netmortem analyze -")
-
-// expanded is what expandWith makes of the operands of a command.
-type expanded struct {
-	// paths are the operands with their patterns expanded, in the order
+// Expanded is what Expand makes of the operands of a command.
+type Expanded struct {
+	// Paths are the operands with their patterns expanded, in the order
 	// given, each path once; a pattern that matched nothing is kept as
-	// it is (and listed in unmatched), so that it is reported where it
+	// it is (and listed in Unmatched), so that it is reported where it
 	// stood.
-	paths     []string
-	unmatched map[string]bool
-	// objects reads the bundle URLs among paths; nil when none may be.
-	objects *objects
+	Paths     []string
+	Unmatched map[string]bool
+	// Objects reads the bundle URLs among Paths; nil when none may be.
+	Objects *Objects
+	// Readers are read, each as one file of its name, for the paths that
+	// name them (see Open).
+	Readers map[string]io.Reader
 }
 
-// close closes the buckets e.objects opened.
-func (e expanded) close() { e.objects.close() }
+// Close closes the buckets e.Objects opened.
+func (e Expanded) Close() { e.Objects.Close() }
 
-// expandWith expands the operands of analyze, inspect and batch. "-"
+// Expand expands the operands of analyze, inspect and batch. "-"
 // reads stdin (at most once). An operand that names an existing path is
 // that path, even when its name holds glob characters; any other operand
 // holding * ? [ or { is a doublestar pattern: "**" matches any number of
@@ -53,25 +48,34 @@ func (e expanded) close() { e.objects.close() }
 // names starting with a dot, and "**" does not follow symbolic links to
 // directories. A pattern that matches nothing is listed in unmatched; a
 // malformed one is an error. A path given or matched twice is read once,
-// and so is a path inside a directory operand (dropInside).
+// and so is a path inside a directory operand (DropInside).
 //
 // Bundle URLs are read through objs (nil: an operand is a local path
 // whatever it looks like): a URL operand is the objects it lists (see
-// objects.expand), and a listing that fails is the error.
-func expandWith(ctx context.Context, args []string, objs *objects) (expanded, error) {
-	e := expanded{unmatched: map[string]bool{}, objects: objs}
+// Objects.expand), and a listing that fails is the error.
+//
+// The names of readers are operands read from them (see Open), taken as
+// they are.
+func Expand(ctx context.Context, args []string, objs *Objects, readers map[string]io.Reader) (Expanded, error) {
+	e := Expanded{Unmatched: map[string]bool{}, Objects: objs, Readers: readers}
 	seen := map[string]bool{}
 	add := func(p string) {
 		if !seen[p] {
 			seen[p] = true
-			e.paths = append(e.paths, p)
+			e.Paths = append(e.Paths, p)
 		}
 	}
 	for _, a := range args {
 		switch {
-		case a == stdinOperand:
+		case a == Stdin:
 			if seen[a] {
 				return e, errors.New(`"-" (stdin) given twice: stdin can be read only once`)
+			}
+			add(a)
+			continue
+		case readers[a] != nil:
+			if seen[a] {
+				return e, fmt.Errorf("%q given twice: a reader can be read only once", a)
 			}
 			add(a)
 			continue
@@ -80,7 +84,7 @@ func expandWith(ctx context.Context, args []string, objs *objects) (expanded, er
 				return e, err
 			}
 			continue
-		case !isPattern(a):
+		case !IsPattern(a):
 			add(a)
 			continue
 		}
@@ -93,7 +97,7 @@ func expandWith(ctx context.Context, args []string, objs *objects) (expanded, er
 			return e, fmt.Errorf("%q: %w", a, err)
 		}
 		if len(matches) == 0 {
-			e.unmatched[a] = true
+			e.Unmatched[a] = true
 			add(a)
 			continue
 		}
@@ -101,11 +105,18 @@ func expandWith(ctx context.Context, args []string, objs *objects) (expanded, er
 			add(m)
 		}
 	}
-	e.paths = dropInside(e.paths, e.unmatched)
+	keep := e.Unmatched
+	if len(readers) > 0 {
+		keep = maps.Clone(e.Unmatched)
+		for name := range readers {
+			keep[name] = true
+		}
+	}
+	e.Paths = DropInside(e.Paths, keep)
 	return e, nil
 }
 
-// dropInside leaves out of paths those that reading another of them reads
+// DropInside leaves out of paths those that reading another of them reads
 // already: a path whose real path (links resolved) is that of an earlier
 // one, and a path inside a directory of paths, unless the walk of that
 // directory does not reach it (under a hidden directory, which the walk
@@ -113,12 +124,12 @@ func expandWith(ctx context.Context, args []string, objs *objects) (expanded, er
 // DIR DIR/capture.pcap reads the capture once. "-", patterns that matched
 // nothing and paths that do not exist are kept as they are (reading them
 // says why they cannot be read).
-func dropInside(paths []string, unmatched map[string]bool) []string {
+func DropInside(paths []string, unmatched map[string]bool) []string {
 	real := make([]string, len(paths))
 	first := map[string]int{} // real path -> index of its first operand
 	dirs := map[string]bool{} // real paths of the directory operands
 	for i, p := range paths {
-		if p == stdinOperand || unmatched[p] {
+		if p == Stdin || unmatched[p] {
 			continue
 		}
 		r, err := filepath.EvalSymlinks(p)
@@ -168,5 +179,5 @@ func insideDir(r string, isDir bool, dirs map[string]bool) bool {
 	}
 }
 
-// isPattern reports whether an operand holds glob characters.
-func isPattern(s string) bool { return strings.ContainsAny(s, "*?[{") }
+// IsPattern reports whether an operand holds glob characters.
+func IsPattern(s string) bool { return strings.ContainsAny(s, "*?[{") }

@@ -1,4 +1,4 @@
-package main
+package batch
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/netmortem/netmortem/results/sqlstore"
 )
 
-// batchSink is one of the sinks a batch writes its lines to.
-type batchSink struct {
+// sink is one of the sinks a batch writes its lines to.
+type sink struct {
 	sink results.Sink
 	// name is how errors name it: "stdout", the --out file, "the
 	// database" (whose errors name it).
@@ -24,26 +24,26 @@ type batchSink struct {
 	flag string // the flag that gave it: "--out" or "--db"
 }
 
-// batchSinks are the sinks of a batch: --out (a JSON Lines file, or
+// Sinks are the sinks of a batch: --out (a JSON Lines file, or
 // stdout), --db (a database), or both, each given every line. The first
 // write error is kept: after it nothing more is written.
-type batchSinks struct {
-	sinks []batchSink
+type Sinks struct {
+	sinks []sink
 	mu    sync.Mutex
 	err   error
 }
 
-// openBatchSinks opens the sinks of a batch: the database db when given,
+// OpenSinks opens the sinks of a batch: the database db when given,
 // the JSON Lines file out when given or when db is not ("-" for stdout),
 // and returns the bundles --resume skips: those every sink holds as done
 // (a bundle one lacks is analyzed again, and written to every sink; a
 // database replaces its line, a JSON Lines file holds both, the last one
 // counting). A sink that cannot be opened is an error that names its
 // flag; the sinks already opened are closed.
-func openBatchSinks(ctx context.Context, stdout io.Writer, out string, outGiven bool, db string, resume bool) (*batchSinks, map[string]bool, error) {
-	s := &batchSinks{}
+func OpenSinks(ctx context.Context, stdout io.Writer, out string, outGiven bool, db string, resume bool) (*Sinks, map[string]bool, error) {
+	s := &Sinks{}
 	var done map[string]bool
-	add := func(b batchSink) error {
+	add := func(b sink) error {
 		s.sinks = append(s.sinks, b)
 		if !resume {
 			done = map[string]bool{}
@@ -69,37 +69,37 @@ func openBatchSinks(ctx context.Context, stdout io.Writer, out string, outGiven 
 		if err != nil {
 			return nil, nil, fmt.Errorf("--db: %w", err)
 		}
-		if err := add(batchSink{sink: d, name: "the database", flag: "--db"}); err != nil {
-			s.close()
+		if err := add(sink{sink: d, name: "the database", flag: "--db"}); err != nil {
+			s.Close()
 			return nil, nil, err
 		}
 	}
 	if db == "" || outGiven {
-		var b batchSink
+		var b sink
 		if out == "-" {
 			// A closed pipe is then a write error (exit 3), not a
 			// silent SIGPIPE.
 			signal.Ignore(syscall.SIGPIPE)
-			b = batchSink{sink: results.NewJSONL(stdout), name: "stdout", flag: "--out"}
+			b = sink{sink: results.NewJSONL(stdout), name: "stdout", flag: "--out"}
 		} else {
 			j, err := results.OpenJSONLSink(out, resume)
 			if err != nil {
-				s.close()
+				s.Close()
 				return nil, nil, fmt.Errorf("--out: %w", err)
 			}
-			b = batchSink{sink: j, name: out, flag: "--out"}
+			b = sink{sink: j, name: out, flag: "--out"}
 		}
 		if err := add(b); err != nil {
-			s.close()
+			s.Close()
 			return nil, nil, err
 		}
 	}
 	return s, done, nil
 }
 
-// write writes l to every sink, and returns the first write error of the
+// Write writes l to every sink, and returns the first write error of the
 // batch, as the batch reports it.
-func (s *batchSinks) write(l *results.Line) error {
+func (s *Sinks) Write(l *results.Line) error {
 	s.mu.Lock()
 	err := s.err
 	s.mu.Unlock()
@@ -118,7 +118,7 @@ func (s *batchSinks) write(l *results.Line) error {
 
 // fail keeps err, the first error of sink b, unless an error is kept
 // already, and returns the error kept.
-func (s *batchSinks) fail(b batchSink, err error) error {
+func (s *Sinks) fail(b sink, err error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err == nil {
@@ -127,10 +127,10 @@ func (s *batchSinks) fail(b batchSink, err error) error {
 	return s.err
 }
 
-// close closes every sink, and returns the first write error of the batch
+// Close closes every sink, and returns the first write error of the batch
 // or else the first error in closing (a file system may report a failed
 // write only then). Closing again closes nothing.
-func (s *batchSinks) close() error {
+func (s *Sinks) Close() error {
 	for _, b := range s.sinks {
 		if err := b.sink.Close(); err != nil {
 			s.fail(b, err)
@@ -142,13 +142,13 @@ func (s *batchSinks) close() error {
 	return s.err
 }
 
-// lineOf is the line of res the sinks write: res.Line, or, when JSON
+// LineOf is the line of res the sinks write: res.Line, or, when JSON
 // cannot hold it (a fact no encoder can write), a copy that says so as an
 // internal error of its bundle, without findings, rather than no line.
-func lineOf(res batchResult) *results.Line {
+func LineOf(res Result) *results.Line {
 	l := res.Line
 	if _, err := json.Marshal(&l); err != nil {
-		l.Status, l.Error = statusUnreadable, "internal error: the result cannot be written as JSON: "+err.Error()
+		l.Status, l.Error = results.StatusUnreadable, "internal error: the result cannot be written as JSON: "+err.Error()
 		l.Findings, l.Warnings, l.RuleErrors, l.MaxSev = []analyzer.Finding{}, []report.Warning{}, []analyzer.RuleError{}, ""
 	}
 	return &l

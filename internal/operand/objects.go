@@ -1,10 +1,15 @@
-package main
+package operand
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,12 +20,12 @@ import (
 	"github.com/netmortem/netmortem/source"
 )
 
-// objects are the bundles a command reads from object storage (s3://,
+// Objects are the bundles a command reads from object storage (s3://,
 // gs://, azblob://, file:// operands, see package source): the buckets
 // opened, what their listings said of each object, and the patterns whose
 // listing was cut short. A command makes one for its run and closes it.
-type objects struct {
-	src *source.Source
+type Objects struct {
+	src *source.Buckets
 	// timeout bounds the listing of each operand; 0 for none.
 	timeout time.Duration
 
@@ -30,12 +35,14 @@ type objects struct {
 	failed map[string]error
 }
 
-func newObjects(timeout time.Duration) *objects {
-	return &objects{src: source.New(), timeout: timeout, attrs: map[string]source.Attrs{}, failed: map[string]error{}}
+// NewObjects returns the Objects of one run; timeout bounds the listing of
+// each operand (0: none).
+func NewObjects(timeout time.Duration) *Objects {
+	return &Objects{src: source.New(), timeout: timeout, attrs: map[string]source.Attrs{}, failed: map[string]error{}}
 }
 
-// close closes the buckets; nil does nothing.
-func (o *objects) close() {
+// Close closes the buckets; nil does nothing.
+func (o *Objects) Close() {
 	if o != nil {
 		o.src.Close()
 	}
@@ -45,9 +52,9 @@ func (o *objects) close() {
 // pattern) and returns their names. A prefix or pattern that matches no
 // object returns its name and unmatched; a listing that fails before any
 // object is an error; one cut short returns the objects listed and keeps
-// the pattern's error for its own line (listingErr), as does a key that
+// the pattern's error for its own line (ListingErr), as does a key that
 // cannot be read.
-func (o *objects) expand(ctx context.Context, operand string) (names []string, unmatched bool, err error) {
+func (o *Objects) expand(ctx context.Context, operand string) (names []string, unmatched bool, err error) {
 	loc, err := source.Parse(operand)
 	if err != nil {
 		return nil, false, err
@@ -88,9 +95,9 @@ func (o *objects) expand(ctx context.Context, operand string) (names []string, u
 	return names, false, nil
 }
 
-// listingErr is why the listing of the pattern name was cut short, or why
+// ListingErr is why the listing of the pattern name was cut short, or why
 // the key name could not be read, nil when neither.
-func (o *objects) listingErr(name string) error {
+func (o *Objects) ListingErr(name string) error {
 	if o == nil {
 		return nil
 	}
@@ -99,9 +106,9 @@ func (o *objects) listingErr(name string) error {
 	return o.failed[name]
 }
 
-// stat returns the attributes of the object name, from its listing or
+// Stat returns the attributes of the object name, from its listing or
 // asked for.
-func (o *objects) stat(ctx context.Context, name string) (source.Attrs, error) {
+func (o *Objects) Stat(ctx context.Context, name string) (source.Attrs, error) {
 	o.mu.Lock()
 	a, ok := o.attrs[name]
 	o.mu.Unlock()
@@ -118,11 +125,11 @@ func (o *objects) stat(ctx context.Context, name string) (source.Attrs, error) {
 }
 
 // open reads the object name as parse reads a file of that name.
-func (o *objects) open(ctx context.Context, name string, opts *parse.Options) (*model.Snapshot, model.ErrorList, error) {
-	if err := o.listingErr(name); err != nil {
+func (o *Objects) open(ctx context.Context, name string, opts *parse.Options) (*model.Snapshot, model.ErrorList, error) {
+	if err := o.ListingErr(name); err != nil {
 		return &model.Snapshot{}, nil, err
 	}
-	a, err := o.stat(ctx, name)
+	a, err := o.Stat(ctx, name)
 	if err != nil {
 		return &model.Snapshot{}, nil, err
 	}
@@ -132,7 +139,7 @@ func (o *objects) open(ctx context.Context, name string, opts *parse.Options) (*
 	}
 	defer r.Close()
 	snap, warns, err := parse.OpenReaderAt(ctx, name, r, r.Size(), opts)
-	if rerr := r.Err(); rerr != nil && ctx.Err() == nil && mayPass(rerr) {
+	if rerr := r.Err(); rerr != nil && ctx.Err() == nil && MayPass(rerr) {
 		// Read in part, for want of the store: not this bundle's
 		// result, which a retry gives.
 		return snap, warns, mayPassErr(rerr)
@@ -140,44 +147,26 @@ func (o *objects) open(ctx context.Context, name string, opts *parse.Options) (*
 	return snap, warns, err
 }
 
-// errMayPass marks a bundle that could not be read for now: its store did
+// ErrMayPass marks a bundle that could not be read for now: its store did
 // not answer, or failed. Batch writes no line for it, so that --resume
 // reads it again, and exits 3.
-var errMayPass = errors.New("may pass when tried again")
+var ErrMayPass = errors.New("may pass when tried again")
 
-// mayPassErr marks err with errMayPass when it may pass.
+// mayPassErr marks err with ErrMayPass when it may pass.
 func mayPassErr(err error) error {
-	if mayPass(err) {
-		return fmt.Errorf("%w (%w)", err, errMayPass)
+	if MayPass(err) {
+		return fmt.Errorf("%w (%w)", err, ErrMayPass)
 	}
 	return err
 }
 
-type objectsKey struct{}
-
-// withObjects returns ctx carrying o, which openSources and analyzeBundle
-// read bundle URLs through.
-func withObjects(ctx context.Context, o *objects) context.Context {
-	if o == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, objectsKey{}, o)
-}
-
-// objectsOf returns the objects ctx carries, nil when none.
-func objectsOf(ctx context.Context) *objects {
-	o, _ := ctx.Value(objectsKey{}).(*objects)
-	return o
-}
-
 // openSources is parse.OpenAll for paths some of which may be bundle URLs,
-// read through the objects ctx carries: each URL is read on its own, the
-// local paths together, and the snapshots merged.
-func openSources(ctx context.Context, paths []string, opts *parse.Options) (*model.Snapshot, model.ErrorList, error) {
-	objs := objectsOf(ctx)
+// read through objs, or the names of readers: each URL and reader is read
+// on its own, the local paths together, and the snapshots merged.
+func openSources(ctx context.Context, paths []string, opts *parse.Options, objs *Objects, readers map[string]io.Reader) (*model.Snapshot, model.ErrorList, error) {
 	var local, urls []string
 	for _, p := range paths {
-		if objs != nil && source.IsURL(p) {
+		if objs != nil && source.IsURL(p) || readers[p] != nil {
 			urls = append(urls, p)
 		} else {
 			local = append(local, p)
@@ -194,7 +183,16 @@ func openSources(ctx context.Context, paths []string, opts *parse.Options) (*mod
 		snap, warns, errs = s, w, append(errs, err)
 	}
 	for _, u := range urls {
-		s, w, err := objs.open(ctx, u, opts)
+		var (
+			s   *model.Snapshot
+			w   model.ErrorList
+			err error
+		)
+		if r := readers[u]; r != nil {
+			s, w, err = openReader(ctx, u, r, opts)
+		} else {
+			s, w, err = objs.open(ctx, u, opts)
+		}
 		snap.Merge(s)
 		warns = append(warns, w...)
 		if err != nil {
@@ -204,11 +202,12 @@ func openSources(ctx context.Context, paths []string, opts *parse.Options) (*mod
 	return snap, warns, errors.Join(errs...)
 }
 
-// bundleSize is the size of a bundle: of its object in storage, or on
-// disk (diskSize), with where it is, for the size budget's message.
-func bundleSize(ctx context.Context, bundle string) (int64, string) {
-	if objs := objectsOf(ctx); objs != nil && source.IsURL(bundle) {
-		a, err := objs.stat(ctx, bundle)
+// BundleSize is the size of a bundle: of its object in storage (read
+// through o, which may be nil), or on disk (every file under a
+// directory), with where it is, for the size budget's message.
+func (o *Objects) BundleSize(ctx context.Context, bundle string) (int64, string) {
+	if o != nil && source.IsURL(bundle) {
+		a, err := o.Stat(ctx, bundle)
 		if err != nil {
 			return 0, "in storage" // reading it says why
 		}
@@ -217,46 +216,57 @@ func bundleSize(ctx context.Context, bundle string) (int64, string) {
 	return diskSize(bundle), "on disk"
 }
 
-// objectModTime is when the object bundle was last modified, zero when it
-// is not an object or this is not known.
-func objectModTime(ctx context.Context, bundle string) time.Time {
-	if objs := objectsOf(ctx); objs != nil && source.IsURL(bundle) {
-		if a, err := objs.stat(ctx, bundle); err == nil {
+// ModTime is when the object bundle was last modified, zero when it is
+// not an object or this is not known; o may be nil.
+func (o *Objects) ModTime(ctx context.Context, bundle string) time.Time {
+	if o != nil && source.IsURL(bundle) {
+		if a, err := o.Stat(ctx, bundle); err == nil {
 			return a.ModTime
 		}
 	}
 	return time.Time{}
 }
 
-// expandURL adds to e the objects of a URL operand (see objects.expand).
-func (e *expanded) expandURL(ctx context.Context, operand string, add func(string)) error {
-	names, unmatched, err := e.objects.expand(ctx, operand)
+// expandURL adds to e the objects of a URL operand (see Objects.expand).
+func (e *Expanded) expandURL(ctx context.Context, operand string, add func(string)) error {
+	names, unmatched, err := e.Objects.expand(ctx, operand)
 	if err != nil {
 		return err // it names the operand
 	}
 	for _, n := range names {
 		if unmatched {
-			e.unmatched[n] = true
+			e.Unmatched[n] = true
 		}
 		add(n)
 	}
 	return nil
 }
 
-// noMatch is the error of an operand, a pattern, that matched nothing.
-func noMatch(operand string) error {
+// NoMatch is the error of an operand, a pattern, that matched nothing.
+func NoMatch(operand string) error {
 	if source.IsURL(operand) {
 		return source.ErrNoMatch
 	}
-	return errNoMatch
+	return ErrNoMatch
 }
 
-// mayPass reports whether err, a listing or a read of object storage that
+// InputDir is the folder of an input's path, as path.Dir gives it, but
+// keeping the "//" of a bundle URL's scheme.
+func InputDir(p string) string {
+	if source.IsURL(p) {
+		if i := strings.LastIndexByte(p, '/'); i > strings.Index(p, "://")+2 {
+			return p[:i]
+		}
+	}
+	return path.Dir(p)
+}
+
+// MayPass reports whether err, a listing or a read of object storage that
 // failed, may pass when tried again: no answer in time, a connection that
 // failed, a server's error (HTTP 5xx, throttling). A listing that failed so
 // makes batch exit 3, not 2 (a usage error, which an Indexed Job's pod
 // failure policy does not retry); a bundle read so gets no line.
-func mayPass(err error) bool {
+func MayPass(err error) bool {
 	var (
 		nerr   net.Error
 		status interface{ HTTPStatusCode() int }
@@ -272,4 +282,18 @@ func mayPass(err error) bool {
 		return true
 	}
 	return false
+}
+
+// diskSize is the size of a file, or of every file under a directory.
+func diskSize(path string) int64 {
+	var n int64
+	filepath.WalkDir(path, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -1,4 +1,4 @@
-package main
+package diff
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestDiffFindings(t *testing.T) {
 		changedCertainty,
 		diffFinding("synack-reset", analyzer.Warning, n2, map[string]any{"attempts": 1}),
 	}
-	d := diffFindings(old, newer)
+	d := Findings(old, newer)
 	if len(d.Appeared) != 1 || d.Appeared[0].Rule != "synack-reset" || d.Appeared[0].Subject["node"] != "n2" {
 		t.Errorf("appeared %+v", d.Appeared)
 	}
@@ -51,11 +51,11 @@ func TestDiffFindings(t *testing.T) {
 		"mtu-blackhole": "certainty likely -> unknown",
 	}
 	for _, c := range d.Changed {
-		if got := changeText(c.Changes); got != want[c.Rule] {
+		if got := ChangeText(c.Changes); got != want[c.Rule] {
 			t.Errorf("%s: %q, want %q", c.Rule, got, want[c.Rule])
 		}
 	}
-	if d := diffFindings(old, old); len(d.Unchanged) != len(old) || len(d.Changed)+len(d.Appeared)+len(d.Resolved) != 0 {
+	if d := Findings(old, old); len(d.Unchanged) != len(old) || len(d.Changed)+len(d.Appeared)+len(d.Resolved) != 0 {
 		t.Errorf("same findings: %+v", d)
 	}
 	// --fail-on: the appeared findings at or above the level, and the
@@ -65,17 +65,17 @@ func TestDiffFindings(t *testing.T) {
 	for _, tc := range []struct {
 		level analyzer.Severity
 		n     int
-	}{{analyzer.Info, 2}, {analyzer.Warning, 2}, {analyzer.Error, 1}, {never, 0}} {
-		if got := failingChanges(d, tc.level); got != tc.n {
+	}{{analyzer.Info, 2}, {analyzer.Warning, 2}, {analyzer.Error, 1}, {analyzer.Error + 1, 0}} {
+		if got := Failing(d, tc.level); got != tc.n {
 			t.Errorf("fail-on %v: %d, want %d", tc.level, got, tc.n)
 		}
 	}
-	resolvedOnly := diffFindings(old[3:], nil)
-	if failingChanges(resolvedOnly, analyzer.Info) != 0 {
+	resolvedOnly := Findings(old[3:], nil)
+	if Failing(resolvedOnly, analyzer.Info) != 0 {
 		t.Error("a resolved finding fails the diff")
 	}
 	var b bytes.Buffer
-	writeDiff(&b, bundleDiff{Old: "a", New: "b", Findings: d})
+	WriteText(&b, Diff{Old: "a", New: "b", Findings: d})
 	for _, line := range []string{
 		"findings: 1 appeared, 1 resolved, 3 changed, 0 unchanged",
 		"  + warning synack-reset: synack-reset title [" + analyzer.Fingerprint("synack-reset", n2) + "]",
@@ -85,24 +85,6 @@ func TestDiffFindings(t *testing.T) {
 		if !strings.Contains(b.String(), line) {
 			t.Errorf("text lacks %q:\n%s", line, b.String())
 		}
-	}
-}
-
-// diff --fail-on: never exits 0 with findings appeared; error exits 1 for
-// an appeared error; an unknown level is a usage error.
-func TestDiffFailOn(t *testing.T) {
-	ctl, inc := fixture("incidents/stale-dnat-control"), fixture("incidents/stale-dnat")
-	for _, tc := range []struct {
-		level string
-		code  int
-	}{{"never", exitOK}, {"error", exitFindings}, {"info", exitFindings}, {"critical", exitUsage}} {
-		if code, _, stderr := runCLI(t, "diff", "--fail-on", tc.level, ctl, inc); code != tc.code {
-			t.Errorf("--fail-on %s: exit %d, want %d: %s", tc.level, code, tc.code, stderr)
-		}
-	}
-	// Resolved findings do not fail.
-	if code, _, stderr := runCLI(t, "diff", inc, ctl); code != exitOK {
-		t.Errorf("only resolved: exit %d: %s", code, stderr)
 	}
 }
 
@@ -131,7 +113,7 @@ func TestDiffWorse(t *testing.T) {
 		}
 		nf := base
 		tc.edit(&nf)
-		d := diffFindings([]analyzer.Finding{old}, []analyzer.Finding{nf})
+		d := Findings([]analyzer.Finding{old}, []analyzer.Finding{nf})
 		if len(d.Changed) != 1 || d.Changed[0].Worse != tc.worse {
 			t.Errorf("%s: changed %+v, want worse %v", tc.name, d.Changed, tc.worse)
 			continue
@@ -140,7 +122,7 @@ func TestDiffWorse(t *testing.T) {
 		if tc.worse {
 			want = 1
 		}
-		if got := failingChanges(d, analyzer.Info); got != want {
+		if got := Failing(d, analyzer.Info); got != want {
 			t.Errorf("%s: %d failing, want %d", tc.name, got, want)
 		}
 	}
@@ -170,7 +152,7 @@ func TestChangeText(t *testing.T) {
 		{map[string]int{"a": 1, "b": 2}, map[string]int{"a": 3, "c": 4}, `facts.x {"a" 1 -> 3, added "c" 4, removed "b"}`},
 		{strings.Repeat("x", 70) + "1", strings.Repeat("x", 70) + "2", `facts.x "...xxxxxxxxxx1" -> "...xxxxxxxxxx2"`},
 	} {
-		got := changeText([]fieldChange{{"facts.x", tc.old, tc.new}})
+		got := ChangeText([]FieldChange{{"facts.x", tc.old, tc.new}})
 		if got != tc.want {
 			t.Errorf("%v -> %v: %s, want %s", tc.old, tc.new, got, tc.want)
 		}

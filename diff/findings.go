@@ -1,4 +1,4 @@
-package main
+package diff
 
 import (
 	"encoding/json"
@@ -13,20 +13,20 @@ import (
 	"github.com/netmortem/netmortem/report"
 )
 
-// findingsDiff is how the findings of two runs differ, matched by
+// FindingsDiff is how the findings of two runs differ, matched by
 // fingerprint.
-type findingsDiff struct {
+type FindingsDiff struct {
 	// Appeared are in NEW only, Resolved in OLD only.
-	Appeared []findingRef `json:"appeared"`
-	Resolved []findingRef `json:"resolved"`
+	Appeared []FindingRef `json:"appeared"`
+	Resolved []FindingRef `json:"resolved"`
 	// Changed are in both, with another severity, certainty or facts.
-	Changed []findingChange `json:"changed"`
+	Changed []FindingChange `json:"changed"`
 	// Unchanged are in both, alike.
-	Unchanged []findingRef `json:"unchanged"`
+	Unchanged []FindingRef `json:"unchanged"`
 }
 
-// findingRef names one finding.
-type findingRef struct {
+// FindingRef names one finding.
+type FindingRef struct {
 	Fingerprint string            `json:"fingerprint"`
 	Rule        string            `json:"rule"`
 	Severity    analyzer.Severity `json:"severity"`
@@ -34,32 +34,32 @@ type findingRef struct {
 	Subject     map[string]string `json:"subject"`
 }
 
-// findingChange is a finding of both runs (as NEW has it) and what
+// FindingChange is a finding of both runs (as NEW has it) and what
 // changed from OLD.
-type findingChange struct {
-	findingRef
-	Changes []fieldChange `json:"changes"`
+type FindingChange struct {
+	FindingRef
+	Changes []FieldChange `json:"changes"`
 	// Worse says its severity rose or its certainty firmed (unknown to
 	// likely to proven): only such changes count for --fail-on, not a
 	// change of facts alone (a count) or a lower severity.
 	Worse bool `json:"worse"`
 }
 
-// fieldChange is one field that changed: "severity", "certainty" or
+// FieldChange is one field that changed: "severity", "certainty" or
 // "facts.NAME"; Old or New is null for a fact only one run has.
-type fieldChange struct {
+type FieldChange struct {
 	Field string `json:"field"`
 	Old   any    `json:"old"`
 	New   any    `json:"new"`
 }
 
-func refOf(f analyzer.Finding) findingRef {
-	return findingRef{Fingerprint: f.Fingerprint, Rule: f.Rule, Severity: f.Severity, Title: f.Title, Subject: f.Subject}
+func refOf(f analyzer.Finding) FindingRef {
+	return FindingRef{Fingerprint: f.Fingerprint, Rule: f.Rule, Severity: f.Severity, Title: f.Title, Subject: f.Subject}
 }
 
-// diffFindings matches the findings of old and new by fingerprint.
-func diffFindings(old, new []analyzer.Finding) findingsDiff {
-	d := findingsDiff{Appeared: []findingRef{}, Resolved: []findingRef{}, Changed: []findingChange{}, Unchanged: []findingRef{}}
+// Findings matches the findings of old and new by fingerprint.
+func Findings(old, new []analyzer.Finding) FindingsDiff {
+	d := FindingsDiff{Appeared: []FindingRef{}, Resolved: []FindingRef{}, Changed: []FindingChange{}, Unchanged: []FindingRef{}}
 	byFP := map[string]analyzer.Finding{}
 	for _, f := range old {
 		byFP[f.Fingerprint] = f
@@ -72,7 +72,7 @@ func diffFindings(old, new []analyzer.Finding) findingsDiff {
 		case !ok:
 			d.Appeared = append(d.Appeared, refOf(f))
 		case len(changesOf(o, f)) > 0:
-			d.Changed = append(d.Changed, findingChange{refOf(f), changesOf(o, f), worse(o, f)})
+			d.Changed = append(d.Changed, FindingChange{refOf(f), changesOf(o, f), worse(o, f)})
 		default:
 			d.Unchanged = append(d.Unchanged, refOf(f))
 		}
@@ -82,24 +82,24 @@ func diffFindings(old, new []analyzer.Finding) findingsDiff {
 			d.Resolved = append(d.Resolved, refOf(f))
 		}
 	}
-	less := func(a, b findingRef) int {
+	less := func(a, b FindingRef) int {
 		return strings.Compare(a.Rule+"\x00"+a.Title+"\x00"+a.Fingerprint, b.Rule+"\x00"+b.Title+"\x00"+b.Fingerprint)
 	}
-	for _, l := range [][]findingRef{d.Appeared, d.Resolved, d.Unchanged} {
+	for _, l := range [][]FindingRef{d.Appeared, d.Resolved, d.Unchanged} {
 		slices.SortFunc(l, less)
 	}
-	slices.SortFunc(d.Changed, func(a, b findingChange) int { return less(a.findingRef, b.findingRef) })
+	slices.SortFunc(d.Changed, func(a, b FindingChange) int { return less(a.FindingRef, b.FindingRef) })
 	return d
 }
 
 // changesOf says how b differs from a in severity, certainty and facts.
-func changesOf(a, b analyzer.Finding) []fieldChange {
-	var out []fieldChange
+func changesOf(a, b analyzer.Finding) []FieldChange {
+	var out []FieldChange
 	if a.Severity != b.Severity {
-		out = append(out, fieldChange{"severity", a.Severity.String(), b.Severity.String()})
+		out = append(out, FieldChange{"severity", a.Severity.String(), b.Severity.String()})
 	}
 	if a.Certainty != b.Certainty {
-		out = append(out, fieldChange{"certainty", string(a.Certainty), string(b.Certainty)})
+		out = append(out, FieldChange{"certainty", string(a.Certainty), string(b.Certainty)})
 	}
 	keys := slices.Sorted(maps.Keys(a.Facts))
 	for k := range b.Facts {
@@ -114,7 +114,7 @@ func changesOf(a, b analyzer.Finding) []fieldChange {
 		if inA && inB && sameValue(av, bv) {
 			continue
 		}
-		out = append(out, fieldChange{"facts." + k, av, bv})
+		out = append(out, FieldChange{"facts." + k, av, bv})
 	}
 	return out
 }
@@ -145,12 +145,12 @@ const (
 	maxChangeItems = 3
 )
 
-// changeText says what changed, one change after another separated by
+// ChangeText says what changed, one change after another separated by
 // "; ": "severity warning -> error; facts.failed 8 -> 6; facts.attempts 2
 // -> 3 items, added "10.0.0.5:41000 -> 10.96.0.10:53"". Strings are
 // quoted, so that an arrow or a separator inside a value is not read as
 // one; of a list, the items added and removed are named (or counted).
-func changeText(cs []fieldChange) string {
+func ChangeText(cs []FieldChange) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
 		if !strings.HasPrefix(c.Field, "facts.") { // severity, certainty: words
@@ -300,10 +300,10 @@ func scalarText(v, other any) string {
 	return quote(out)
 }
 
-// failingChanges counts the findings that appeared at or above level
+// Failing counts the findings that appeared at or above level
 // (--fail-on), and those that changed for the worse (a higher severity,
 // a firmer certainty) and are at or above it in NEW.
-func failingChanges(d findingsDiff, level analyzer.Severity) int {
+func Failing(d FindingsDiff, level analyzer.Severity) int {
 	n := 0
 	for _, r := range d.Appeared {
 		if r.Severity >= level {

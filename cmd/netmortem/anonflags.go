@@ -9,9 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/netmortem/netmortem/internal/anon"
+	"github.com/netmortem/netmortem"
 	"github.com/netmortem/netmortem/model"
-	"github.com/netmortem/netmortem/report"
 )
 
 // anonymizeOptions are the --anonymize flags of the commands whose
@@ -71,38 +70,16 @@ var errEmptyKey = errors.New("expected the anonymization key on the first line, 
 
 // anonymizer returns the Anonymizer of the options, knowing the names of
 // snap; nil when anonymization was not asked for.
-func (o anonymizeOptions) anonymizer(snap *model.Snapshot) *anon.Anonymizer {
+func (o anonymizeOptions) anonymizer(snap *model.Snapshot) *netmortem.Anonymizer {
 	if !o.enabled() {
 		return nil
 	}
-	a := anon.New(o.key)
-	a.Learn(snap) // nil: none
-	return a
-}
-
-// anonymizeReport returns rep with its addresses and names replaced by a's
-// tokens; rep itself when a is nil.
-func anonymizeReport(a *anon.Anonymizer, rep *report.Report) *report.Report {
-	if a == nil {
-		return rep
-	}
-	a.LearnFrom(rep)
-	return anon.Value(a, rep)
-}
-
-// anonymizeValue returns a copy of v with its addresses and names
-// replaced by a's tokens; v itself when a is nil.
-func anonymizeValue[T any](a *anon.Anonymizer, v T) T {
-	if a == nil {
-		return v
-	}
-	a.LearnFrom(v)
-	return anon.Value(a, v)
+	return netmortem.NewAnonymizer(o.key, snap)
 }
 
 // writeMapping writes what a replaced to o.mapping, when asked for: a
 // JSON list of {kind, original, token}, readable by its owner only.
-func (o anonymizeOptions) writeMapping(a *anon.Anonymizer) error {
+func (o anonymizeOptions) writeMapping(a *netmortem.Anonymizer) error {
 	if a == nil {
 		return nil
 	}
@@ -110,7 +87,7 @@ func (o anonymizeOptions) writeMapping(a *anon.Anonymizer) error {
 }
 
 // writeMappings writes ms to o.mapping, when asked for, as writeMapping.
-func (o anonymizeOptions) writeMappings(ms []anon.Mapping) error {
+func (o anonymizeOptions) writeMappings(ms []netmortem.Mapping) error {
 	if o.mapping == "" {
 		return nil
 	}
