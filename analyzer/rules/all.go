@@ -46,6 +46,7 @@ func All() []*analyzer.Rule {
 		NdotsAmplification,
 		VXLANChecksumOffload,
 		StaleVTEPNeighbor,
+		VXLANPortMismatch,
 	}
 }
 
