@@ -47,6 +47,7 @@ func All() []*analyzer.Rule {
 		VXLANChecksumOffload,
 		StaleVTEPNeighbor,
 		VXLANPortMismatch,
+		VXLANPortBlocked,
 	}
 }
 
