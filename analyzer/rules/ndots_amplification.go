@@ -30,7 +30,7 @@ var NdotsAmplification = &analyzer.Rule{
 		"cat /etc/resolv.conf in it decides; NXDOMAIN answers to names that could exist are left alone",
 	SubjectKeys: []string{"client", "name"},
 	Run:         runNdotsAmplification,
-	Doc: `the resolver's search list multiplies a Pod's lookups (ndots:5)
+	Doc: `a Pod's lookups go through every search domain (ndots:5)
 
 A Pod with the default dnsPolicy (ClusterFirst) gets a resolv.conf with
 "options ndots:5" and a search list of <namespace>.svc.<zone>,
@@ -158,8 +158,8 @@ func ndotsExpanded(name string) (base, suffix string, ok bool) {
 		if len(zone) > 0 && end+len(zone) <= last && slices.Equal(labels[end:end+len(zone)], zone) {
 			end += len(zone) // the complete cluster name: kubernetes.default.svc.cluster.local
 		}
-		if end >= len(labels) {
-			return "", "", false
+		if end >= len(labels) || end < 2 {
+			return "", "", false // a short name completed by the search list: what it is for
 		}
 		return strings.Join(labels[:end], "."), strings.Join(labels[end:], "."), true
 	case len(svc) == 1 && svc[0]-1 > maxPodNameLabels+1:

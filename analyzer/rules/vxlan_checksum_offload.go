@@ -29,7 +29,7 @@ var VXLANChecksumOffload = &analyzer.Rule{
 		"reported",
 	SubjectKeys: []string{"node", "source", "port"},
 	Run:         runVXLANChecksumOffload,
-	Doc: `VXLAN packets dropped for a bad UDP checksum (tx checksum offload)
+	Doc: `bad UDP checksums drop the VXLAN packets (tx offload)
 
 The overlay's VXLAN packets leave the sending node with a wrong outer UDP
 checksum and the receiving node's kernel drops them: it logs "UDP: bad

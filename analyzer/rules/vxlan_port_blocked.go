@@ -88,7 +88,7 @@ func dportHas(d string, port int) bool {
 // vxlanPortsOf returns the VXLAN ports of node: the well-known ones and
 // the dstports of its vxlan links.
 func vxlanPortsOf(s *model.Snapshot, node string) []int {
-	ports := append([]int(nil), wellKnownVXLANPorts...)
+	ports := []int{4789, 8472} // IANA's, and Linux's default that flannel keeps
 	for _, l := range s.LinksOf(node) {
 		if l.Kind == "vxlan" && l.Port > 0 && !containsInt(ports, l.Port) {
 			ports = append(ports, l.Port)
