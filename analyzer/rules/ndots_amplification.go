@@ -293,7 +293,7 @@ func ndotsFinding(s *model.Snapshot, g *ndotsGroup) analyzer.Finding {
 	f.Summary = fmt.Sprintf("CoreDNS answered NXDOMAIN to %s for %s with %s appended (first at %s): the name "+
 		"has %d %s, fewer than ndots:5, so the resolver tries it with each search domain before asking for it as "+
 		"it is. Each lookup costs one query per search domain and type (A, AAAA) more than it needs.",
-		g.client, g.base, listSome(suffixes, false), first.le.Pos, dots, plural(dots, "dot", "dots"))
+		g.client, g.base, ndotsList(suffixes), first.le.Pos, dots, plural(dots, "dot", "dots"))
 	if g.answer != nil {
 		f.Summary += fmt.Sprintf(" The name as it is answers (%s).", g.answer.Pos)
 	}
@@ -308,4 +308,12 @@ func ndotsFinding(s *model.Snapshot, g *ndotsGroup) analyzer.Finding {
 		"completes; or lower ndots in the Pod's spec.dnsConfig (options: [{name: ndots, value: \"2\"}]). A NodeLocal "+
 		"DNSCache or CoreDNS's autopath plugin makes the remaining queries cheap.", g.base)
 	return f
+}
+
+// ndotsList names the search domains: "a", "a and b", "a, b and c".
+func ndotsList(l []string) string {
+	if len(l) < 2 {
+		return strings.Join(l, "")
+	}
+	return strings.Join(l[:len(l)-1], ", ") + " and " + l[len(l)-1]
 }

@@ -164,7 +164,7 @@ func felixPortFinding(node, setting string, vs []felixPortValue, links []model.L
 	var others []string
 	for _, v := range vs {
 		if v.port != win.port {
-			others = append(others, fmt.Sprintf("%d (from %s)", v.port, v.src))
+			others = append(others, fmt.Sprintf("%d (%s)", v.port, v.src))
 		}
 	}
 	f := analyzer.Finding{
@@ -200,17 +200,17 @@ func felixPortFinding(node, setting string, vs []felixPortValue, links []model.L
 		f.Contradicts = []string{fmt.Sprintf("every node's vxlan.calico with dstport %d (ip -d link show vxlan.calico): "+
 			"the other value is then used nowhere", win.port)}
 		f.Alternatives = []string{
-			fmt.Sprintf("nodes without the %s value use %s, and the two sets of nodes cannot reach each other", win.src, strings.Join(others, ", ")),
+			fmt.Sprintf("nodes without the %s's value use %s, and the two sets of nodes cannot reach each other", win.src, strings.Join(others, ", ")),
 			"every node has the same override and the other value is used nowhere (harmless)",
 		}
 		f.Decide = "ip -d link show vxlan.calico on two nodes (the dstport of each)"
 	}
-	f.Title = fmt.Sprintf("Felix%s is given two VXLAN ports: %d from %s, and %s", on, win.port, win.src, strings.Join(others, ", "))
-	f.Summary = fmt.Sprintf("Felix%s read %s as %s from different sources; it uses %d (from %s, which wins), while "+
+	f.Title = fmt.Sprintf("Felix%s is given two VXLAN ports: %d (%s) and %s", on, win.port, win.src, strings.Join(others, ", "))
+	f.Summary = fmt.Sprintf("Felix%s read %s as %s from different sources; it uses %d (the %s's value wins), while "+
 		"nodes without that setting use the other value. Nodes that disagree on the VXLAN port send their "+
 		"encapsulated traffic to a port the other end does not listen on, so Pods reach only Pods on nodes "+
 		"of the same port.", on, setting, strings.Join(ports, " and "), win.port, win.src)
-	f.Cause = fmt.Sprintf("%s is configured twice with different values (%d from %s; %s), so the nodes' VXLAN "+
+	f.Cause = fmt.Sprintf("%s is configured twice with different values, %d (%s) and %s, so the nodes' VXLAN "+
 		"devices do not all use the same UDP port.", setting, win.port, win.src, strings.Join(others, ", "))
 	f.Fix = "Set the VXLAN port in one place: remove FELIX_VXLANPORT from the calico-node DaemonSet's environment " +
 		"(or give it the FelixConfiguration's vxlanPort), restart calico-node on every node, and check that " +
