@@ -50,6 +50,11 @@ func All() []*analyzer.Rule {
 		NetworkPolicyDeny,
 		ServiceRuleShadowed,
 		ConntrackStaleUDP,
+		NdotsAmplification,
+		VXLANChecksumOffload,
+		StaleVTEPNeighbor,
+		VXLANPortMismatch,
+		VXLANPortBlocked,
 	}
 }
 
