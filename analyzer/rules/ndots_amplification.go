@@ -30,6 +30,7 @@ var NdotsAmplification = &analyzer.Rule{
 		"cat /etc/resolv.conf in it decides; NXDOMAIN answers to names that could exist are left alone",
 	SubjectKeys: []string{"client", "name"},
 	Run:         runNdotsAmplification,
+	Symptoms:    []analyzer.SymptomRef{DNSTimeouts.At(100)},
 	Doc: `a Pod's lookups go through every search domain (ndots:5)
 
 A Pod with the default dnsPolicy (ClusterFirst) gets a resolv.conf with

@@ -29,6 +29,7 @@ var VXLANChecksumOffload = &analyzer.Rule{
 		"reported",
 	SubjectKeys: []string{"node", "source", "port"},
 	Run:         runVXLANChecksumOffload,
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(170), DNSTimeouts.At(110)},
 	Doc: `bad UDP checksums drop the VXLAN packets (tx offload)
 
 The overlay's VXLAN packets leave the sending node with a wrong outer UDP

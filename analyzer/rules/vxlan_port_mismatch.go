@@ -25,6 +25,7 @@ var VXLANPortMismatch = &analyzer.Rule{
 		"(a warning), with `ip -d link show` of the VXLAN device on each node (its dstport) as what decides",
 	SubjectKeys: []string{"node", "component", "setting", "interface"},
 	Run:         runVXLANPortMismatch,
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(190)},
 	Doc: `the overlay's nodes use different VXLAN ports
 
 Every node of a VXLAN overlay sends to the UDP port its own VXLAN device

@@ -274,7 +274,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"explain", ""}, all, noFiles},
 		{[]string{"explain", "synack"}, []string{"synack-reset"}, noFiles},
 		{[]string{"explain", "synack-reset", ""}, nil, noFiles},
-		{[]string{"analyze", "--enable", "stale"}, []string{"stale-dnat"}, noFiles},
+		{[]string{"analyze", "--enable", "stale"}, []string{"stale-dnat", "stale-vtep-neighbor"}, noFiles},
 		{[]string{"analyze", "--disable=synack-reset,eph"}, []string{"synack-reset,ephemeral-nodeport-overlap"}, noFiles},
 		{[]string{"analyze", "--enable", "synack-reset,eph"}, []string{"synack-reset,ephemeral-nodeport-overlap"}, noFiles},
 		{[]string{"analyze", "--disable", "synack-reset,"}, prefixed("synack-reset,", without(all, "synack-reset")), noFiles},
