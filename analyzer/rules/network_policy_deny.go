@@ -122,7 +122,7 @@ func runNetworkPolicyDeny(p *analyzer.Pass) error {
 				}
 				pair := policyPair{ca, g.Server}
 				client := pol.Pod(ca)
-				in, out := policyVerdicts(pol, server, client, ca, g.Server, corev1.ProtocolTCP)
+				in, out := policyDecisions(pol, server, client, ca, g.Server, corev1.ProtocolTCP)
 				if !in.Denied() && !out.Denied() {
 					if admitted[pair] == nil {
 						admitted[pair] = g
@@ -148,7 +148,7 @@ func runNetworkPolicyDeny(p *analyzer.Pass) error {
 		if server == nil || client == nil {
 			continue // the objects cannot judge both ends
 		}
-		in, out := policyVerdicts(pol, server, client, pair.client, d.Server, proto)
+		in, out := policyDecisions(pol, server, client, pair.client, d.Server, proto)
 		pd := drops.Of(pair.client, d.Server)
 		if in.Denied() || out.Denied() {
 			p.Report(policyFinding(dropSymptom(pd, proto, server, client), server, pair.client, client, in, out, pol, pd))
@@ -159,10 +159,10 @@ func runNetworkPolicyDeny(p *analyzer.Pass) error {
 	return nil
 }
 
-// policyVerdicts judges ingress to server and, when the client is a Pod,
+// policyDecisions judges ingress to server and, when the client is a Pod,
 // egress from it.
-func policyVerdicts(pol *facts.PolicyIndex, server, client *model.Pod, ca netip.Addr, srv netip.AddrPort,
-	proto corev1.Protocol) (in, out facts.Verdict) {
+func policyDecisions(pol *facts.PolicyIndex, server, client *model.Pod, ca netip.Addr, srv netip.AddrPort,
+	proto corev1.Protocol) (in, out facts.PolicyDecision) {
 	in = pol.Ingress(server, ca, proto, srv.Port())
 	if client != nil {
 		out = pol.Egress(client, srv.Addr(), proto, srv.Port())
@@ -239,7 +239,7 @@ func dropSupport(drops []facts.PolicyDrop) (string, []analyzer.Evidence) {
 // server that the policies deny in one direction or both; drops are the
 // dataplane's policy drops of the same pair, when its logs show them.
 func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *model.Pod,
-	in, out facts.Verdict, pol *facts.PolicyIndex, drops []facts.PolicyDrop) analyzer.Finding {
+	in, out facts.PolicyDecision, pol *facts.PolicyIndex, drops []facts.PolicyDrop) analyzer.Finding {
 	srvName := podName(server)
 	cliName := clientName(ca, client)
 	port := sym.server.Port()
@@ -273,7 +273,7 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 	var near []string
 	for _, d := range []struct {
 		dir, subject string
-		v            facts.Verdict
+		v            facts.PolicyDecision
 	}{{"ingress", srvName, in}, {"egress", cliName, out}} {
 		if !d.v.Denied() {
 			continue
@@ -350,7 +350,7 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 // it left open. g, when not nil, holds the capture's failed attempts of the
 // same pair.
 func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server, client *model.Pod,
-	in, out facts.Verdict, g *facts.FailGroup) analyzer.Finding {
+	in, out facts.PolicyDecision, g *facts.FailGroup) analyzer.Finding {
 	d := drops[0]
 	ca, srv := d.Client.Addr(), d.Server
 	cliName, srvName := clientName(ca, client), podName(server)
@@ -385,7 +385,7 @@ func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server,
 		analyzer.Evidence{Pos: client.Source.Pos, Note: fmt.Sprintf("Pod %s has %s", podName(client), ca)})
 	for _, dv := range []struct {
 		dir, subject string
-		v            facts.Verdict
+		v            facts.PolicyDecision
 	}{{"ingress", srvName, in}, {"egress", cliName, out}} {
 		if r := dv.v.AllowedBy; r != nil {
 			name := fmt.Sprintf("%s/%s %s[%d]", r.Policy.Namespace, r.Policy.Name, dv.dir, r.Index)
