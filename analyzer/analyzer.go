@@ -161,10 +161,10 @@ type Pass struct {
 	Rule   *Rule
 	Snap   *model.Snapshot
 	Config RuleConfig
-	// Facts are the snapshot's derived facts, shared by every rule of the
-	// run; a rule reads those it requires with Fact.Of.
-	Facts *Facts
-	out   []Finding
+	// FactSet holds the snapshot's derived facts, shared by every rule
+	// of the run; a rule reads those it requires with Fact.Of.
+	FactSet *FactSet
+	out     []Finding
 }
 
 // Report records a finding. Rule and Severity default to the rule's.
@@ -319,22 +319,22 @@ func (r *Result) Max() Severity {
 // rule in the list, is reported in Errors.
 func Run(ctx context.Context, snap *model.Snapshot, rules []*Rule, cfg *Config) Result {
 	if snap == nil {
-		return RunFacts(ctx, nil, rules, cfg)
+		return RunFactSet(ctx, nil, rules, cfg)
 	}
-	return RunFacts(ctx, NewFacts(snap), rules, cfg)
+	return RunFactSet(ctx, NewFactSet(snap), rules, cfg)
 }
 
-// RunFacts is Run over the snapshot of facts prepared by the caller: facts
-// already computed (or set by hand, in a test) are used as they are, and
-// those computed by the rules stay in facts for a later run.
-func RunFacts(ctx context.Context, facts *Facts, rules []*Rule, cfg *Config) Result {
+// RunFactSet is Run over the facts of a snapshot prepared by the caller:
+// facts already computed (or set by hand, in a test) are used as they are,
+// and those computed by the rules stay in fs for a later run.
+func RunFactSet(ctx context.Context, fs *FactSet, rules []*Rule, cfg *Config) Result {
 	res := Result{Findings: []Finding{}, Skipped: []Skipped{}, Errors: []RuleError{}}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	var snap *model.Snapshot
-	if facts != nil {
-		snap = facts.Snapshot()
+	if fs != nil {
+		snap = fs.Snapshot()
 	}
 	for i, r := range rules {
 		switch {
@@ -366,7 +366,7 @@ func RunFacts(ctx context.Context, facts *Facts, rules []*Rule, cfg *Config) Res
 			res.Skipped = append(res.Skipped, Skipped{Rule: r.Name, Missing: missing, AnyOf: anyOf})
 			continue
 		}
-		p := &Pass{Ctx: ctx, Rule: r, Snap: snap, Config: rc, Facts: facts}
+		p := &Pass{Ctx: ctx, Rule: r, Snap: snap, Config: rc, FactSet: fs}
 		if err := runOne(p); err != nil {
 			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: err.Error()})
 		}

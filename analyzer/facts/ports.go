@@ -39,7 +39,7 @@ func (n NodePorts) Evidence() []analyzer.Evidence {
 var NodePortRange = &analyzer.Fact[NodePorts]{
 	Name: "nodeport-range",
 	Doc:  "the cluster's NodePort range: kube-apiserver's --service-node-port-range, or its default 30000-32767",
-	Compute: func(fs *analyzer.Facts) NodePorts {
+	Compute: func(fs *analyzer.FactSet) NodePorts {
 		arg, _, ok := fs.Snapshot().ComponentFlag("kube-apiserver", "service-node-port-range")
 		if !ok {
 			return NodePorts{Range: DefaultNodePortRange}
@@ -93,7 +93,7 @@ type Owners struct {
 var PortOwners = &analyzer.Fact[*Owners]{
 	Name: "port-owners",
 	Doc:  "the ports owned on each node: IPVS virtual services from ipvsadm -Ln, and the Services' NodePorts",
-	Compute: func(fs *analyzer.Facts) *Owners {
+	Compute: func(fs *analyzer.FactSet) *Owners {
 		s := fs.Snapshot()
 		o := &Owners{}
 		for _, vs := range s.IPVS {
