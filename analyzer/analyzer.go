@@ -165,6 +165,7 @@ type Pass struct {
 	// of the run; a rule reads those it requires with Fact.Of.
 	FactSet *FactSet
 	out     []Finding
+	kinds   *Kinds // the kinds of the snapshot's inputs
 }
 
 // Report records a finding. Rule and Severity default to the rule's.
@@ -248,6 +249,7 @@ func RunFactSet(ctx context.Context, fs *FactSet, rules []*Rule, cfg *Config) Re
 	if fs != nil {
 		snap = fs.Snapshot()
 	}
+	kinds := NewKinds(snap)
 	for i, r := range rules {
 		switch {
 		case r == nil:
@@ -278,12 +280,12 @@ func RunFactSet(ctx context.Context, fs *FactSet, rules []*Rule, cfg *Config) Re
 			res.Skipped = append(res.Skipped, Skipped{Rule: r.Name, Missing: missing, AnyOf: anyOf})
 			continue
 		}
-		p := &Pass{Ctx: ctx, Rule: r, Snap: snap, Config: rc, FactSet: fs}
+		p := &Pass{Ctx: ctx, Rule: r, Snap: snap, Config: rc, FactSet: fs, kinds: kinds}
 		if err := runOne(p); err != nil {
 			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: err.Error()})
 		}
 		for _, f := range p.out {
-			res.Findings = append(res.Findings, normalize(f, rc))
+			res.Findings = append(res.Findings, normalize(f, rc, kinds))
 		}
 	}
 	explain(res.Findings)

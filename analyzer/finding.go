@@ -12,7 +12,7 @@ type Certainty string
 // The certainties, from the firmest.
 const (
 	// Proven: the evidence in the bundle shows the cause (Supports says
-	// which), from at least two sources. Only a proven cause is an error.
+	// which), from at least two sources: Evidence of two kinds. Only a proven cause is an error.
 	Proven Certainty = "proven"
 	// Likely: the evidence points at the cause but does not show it
 	// (one source, or a link inferred); the finding is at most a warning.
@@ -70,49 +70,39 @@ type Finding struct {
 	// same evidence, when this one's cause is not proven: "rp-filter-drop:
 	// strict rp_filter on eth1 drops ...". Set by Run.
 	ExplainedBy string `json:"explained_by,omitempty" yaml:"explained_by,omitempty"`
-	// Sources are the kinds of evidence joined. A finding resting on one
-	// source is at most a warning.
+	// Sources are the kinds of evidence joined: those of Evidence, sorted,
+	// once each. Set by Run, from the inputs each piece of evidence is in
+	// (what a rule sets is replaced). A cause resting on fewer than two is
+	// not Proven, and at most a warning.
 	Sources []model.Kind `json:"sources" yaml:"sources"`
 	// Evidence points at the frames, lines and objects that prove it,
 	// the most telling first.
 	Evidence []Evidence `json:"evidence" yaml:"evidence"`
 }
 
-// Evidence is one piece of proof: a position and what is there.
-type Evidence struct {
-	model.Pos `yaml:",inline"`
-	// Note says what the position shows: "SYN", "SYN/ACK", "client RST",
-	// "ip_local_port_range".
-	Note string `json:"note,omitempty" yaml:"note,omitempty"`
-}
-
-// String formats e as "pos (note)".
-func (e Evidence) String() string {
-	if e.Note == "" {
-		return e.Pos.String()
-	}
-	return e.Pos.String() + " (" + e.Note + ")"
-}
-
-// normalize applies the engine's invariants: a finding whose cause is not
-// Proven, or that rests on fewer than two sources, is at most a warning; a
-// Proven cause on fewer than two sources, or with alternatives it has not
-// ruled out, is Likely; configured overrides
+// normalize applies the engine's invariants: the kinds of the evidence are
+// told from the inputs it is in (kinds), and the finding's Sources are
+// those kinds; a Proven cause that rests on fewer than two of them (see
+// Joins), or with alternatives it has not ruled out, is Likely; a finding
+// whose cause is not Proven is at most a warning; configured overrides
 // win; nil maps and lists become empty ones.
-func normalize(f Finding, rc RuleConfig) Finding {
+func normalize(f Finding, rc RuleConfig, kinds *Kinds) Finding {
 	if f.Facts == nil {
 		f.Facts = map[string]any{}
 	}
 	if f.Subject == nil {
 		f.Subject = map[string]string{}
 	}
-	if f.Sources == nil {
-		f.Sources = []model.Kind{}
-	}
-	f.Sources = uniqueKinds(f.Sources)
 	if f.Evidence == nil {
 		f.Evidence = []Evidence{}
 	}
+	f.Evidence = slices.Clone(f.Evidence) // the rule's slice is left as it is
+	for i := range f.Evidence {
+		if f.Evidence[i].Kind == "" {
+			f.Evidence[i].Kind = kinds.Of(f.Evidence[i].Pos)
+		}
+	}
+	f.Sources = sources(f.Evidence)
 	for _, l := range []*[]string{&f.Supports, &f.Contradicts, &f.Alternatives} {
 		if *l == nil {
 			*l = []string{}
@@ -126,7 +116,7 @@ func normalize(f Finding, rc RuleConfig) Finding {
 			f.Certainty = Proven
 		}
 	}
-	if f.Certainty == Proven && (len(distinctKinds(f.Sources)) < 2 || len(f.Alternatives) > 0) {
+	if f.Certainty == Proven && (!joins(f.Sources) || len(f.Alternatives) > 0) {
 		// Not proven after all: one kind of evidence, or causes left
 		// that the evidence does not rule out.
 		f.Certainty = Likely
@@ -140,19 +130,20 @@ func normalize(f Finding, rc RuleConfig) Finding {
 	return f
 }
 
-// uniqueKinds drops the repeats of ks, keeping the order of first mention.
-func uniqueKinds(ks []model.Kind) []model.Kind {
-	out := ks[:0:0]
-	for _, k := range ks {
-		if !slices.Contains(out, k) {
-			out = append(out, k)
+// joins reports whether sources name two kinds of evidence at least: what a
+// Proven cause rests on. It is the one place that says so; rules ask
+// through Pass.Joins.
+func joins(sources []model.Kind) bool { return len(sources) >= 2 }
+
+// sources returns the kinds of ev, sorted, once each; evidence of no known
+// kind counts for none.
+func sources(ev []Evidence) []model.Kind {
+	out := []model.Kind{}
+	for _, e := range ev {
+		if e.Kind != "" && !slices.Contains(out, e.Kind) {
+			out = append(out, e.Kind)
 		}
 	}
-	return out
-}
-
-func distinctKinds(ks []model.Kind) []model.Kind {
-	out := slices.Clone(ks)
 	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
