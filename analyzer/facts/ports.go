@@ -26,12 +26,13 @@ func (n NodePorts) Source() string {
 	return "kube-apiserver --service-node-port-range"
 }
 
-// Evidence cites the flag, when the range comes from one.
+// Evidence cites the flag, when the range comes from one: a component's
+// command line, whichever file (a static pod manifest, ps) holds it.
 func (n NodePorts) Evidence() []analyzer.Evidence {
 	if n.Flag == nil {
 		return nil
 	}
-	return []analyzer.Evidence{{Pos: n.Flag.Pos, Note: "--service-node-port-range=" + n.Flag.Value}}
+	return []analyzer.Evidence{{Pos: n.Flag.Pos, Note: "--service-node-port-range=" + n.Flag.Value, Kind: model.KindComponents}}
 }
 
 // NodePortRange is the apiserver's NodePort range: its flag if a manifest
@@ -79,8 +80,10 @@ func (o PortOwner) Source() model.Kind {
 	return model.KindKube
 }
 
-// Evidence cites the owner.
-func (o PortOwner) Evidence() analyzer.Evidence { return analyzer.Evidence{Pos: o.Pos, Note: o.What} }
+// Evidence cites the owner, of the kind Source says.
+func (o PortOwner) Evidence() analyzer.Evidence {
+	return analyzer.Evidence{Pos: o.Pos, Note: o.What, Kind: o.Source()}
+}
 
 // Owners are the ports owned on the nodes: IPVS virtual services (per
 // node) and the Services' NodePorts (on every node).

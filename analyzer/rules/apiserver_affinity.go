@@ -146,7 +146,6 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 	if len(leaderNodes) > 0 {
 		values["leader_nodes"] = leaderNodes
 	}
-	sources := []model.Kind{model.KindKube}
 	var listenNodes []string
 	for _, ns := range listening {
 		listenNodes = append(listenNodes, ns...)
@@ -155,7 +154,6 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 	listenNodes = slices.Compact(listenNodes)
 	if len(listenNodes) > 0 {
 		values["listening_on"] = listenNodes
-		sources = append(sources, model.KindSockets)
 		var without []string
 		for _, n := range seenNodes {
 			if !slices.Contains(listenNodes, n) {
@@ -168,9 +166,9 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 		}
 	}
 	// The apiserver that answers, from a capture of new connections to it.
-	if srv, n := busiestServer(s, 6443); n > 0 {
+	if srv, n, first := busiestServer(s, 6443); n > 0 {
 		values["apiserver_connections"] = fmt.Sprintf("%d new connections to port 6443, all to %s", n, srv)
-		sources = append(sources, model.KindCapture)
+		ev = append(ev, analyzer.Evidence{Pos: first, Note: fmt.Sprintf("%d new connections to port 6443, all to %s", n, srv)})
 	}
 	// A rule outside kube-proxy's chains that pins the node's connections
 	// to the kubernetes Service decides which apiserver answers; the rule
@@ -183,7 +181,6 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 			values["apiserver_pinned_to"] = sh.Target.String()
 			pinnedBy = fmt.Sprintf("%s (%s): %s of the node's connections to the kubernetes Service", sh.Rule.Pos, sh.Hook, sh.Action)
 			ev = append(ev, analyzer.Evidence{Pos: sh.Rule.Pos, Note: fmt.Sprintf("%s: %s", sh.Hook, sh.Action)})
-			sources = append(sources, model.KindNetfilter)
 			break
 		}
 	}
@@ -252,18 +249,20 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 			"`:10259` (scheduler) on the leader's node, or `kubectl -n kube-system get lease`; stop alerting on " +
 			"ComponentStatus.",
 		Facts:    values,
-		Sources:  sources,
 		Evidence: ev,
 	})
 	return nil
 }
 
 // busiestServer returns the server address that received all the
-// captured attempts to port, and their number, when there is only one.
-func busiestServer(s *model.Snapshot, port uint16) (string, int) {
+// captured attempts to port, their number, and the capture that shows the
+// first (the file: what the finding rests on is all of them, not one
+// frame), when there is only one.
+func busiestServer(s *model.Snapshot, port uint16) (string, int, model.Pos) {
 	servers := map[string]bool{}
 	seen := map[string]bool{}
 	n := 0
+	var first model.Pos
 	for _, a := range s.Attempts {
 		if a.Server.Port() != port {
 			continue
@@ -274,19 +273,25 @@ func busiestServer(s *model.Snapshot, port uint16) (string, int) {
 		}
 		seen[k] = true
 		servers[a.Server.Addr().String()] = true
+		if n == 0 {
+			first = model.Pos{File: a.Pos.File}
+		}
 		n++
 	}
 	for _, st := range s.EndpointStats { // attempts counted, not kept, in summary mode
 		if st.Server.Port() == port && st.Attempts > 0 {
 			servers[st.Server.Addr().String()] = true
+			if first.IsZero() {
+				first = model.Pos{File: st.File}
+			}
 			n += st.Attempts
 		}
 	}
 	if len(servers) != 1 {
-		return "", 0
+		return "", 0, model.Pos{}
 	}
 	for srv := range servers {
-		return srv, n
+		return srv, n, first
 	}
-	return "", 0
+	return "", 0, model.Pos{}
 }

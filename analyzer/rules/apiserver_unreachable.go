@@ -285,7 +285,6 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 			ev = append(ev, analyzer.Evidence{Pos: l.le.Pos, Note: fmt.Sprintf("%s: %s to %s", comp, l.failure, addr)})
 		}
 	}
-	sources := []model.Kind{model.KindLogs}
 	var summary []string
 	who := comp
 	if node != "" {
@@ -306,10 +305,8 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 	proven := ""
 	if svcPos.File != "" {
 		ev = append(ev, analyzer.Evidence{Pos: svcPos, Note: "ClusterIP " + svc.Spec.ClusterIP})
-		sources = append(sources, model.KindKube)
 	}
 	if epFound {
-		sources = append(sources, model.KindKube)
 		values["endpoints"] = eps
 		if epSet.Count == 0 {
 			ev = append(ev, analyzer.Evidence{Pos: epPos, Note: "no addresses"})
@@ -322,8 +319,7 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 	}
 	if target == targetClusterIP {
 		if note, pos, kind, bad, ok := clusterIPDataplane(sps, node, addr, epSet); ok {
-			sources = append(sources, kind)
-			ev = append(ev, analyzer.Evidence{Pos: pos, Note: note})
+			ev = append(ev, analyzer.Evidence{Pos: pos, Note: note, Kind: kind})
 			summary = append(summary, note+".")
 			if bad != "" {
 				values["dataplane"] = bad
@@ -443,7 +439,6 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 		Cause:        cause,
 		Fix:          fix,
 		Facts:        values,
-		Sources:      distinctKinds(sources),
 		Evidence:     ev,
 	}
 }

@@ -128,13 +128,8 @@ func runARPFlap(p *analyzer.Pass) error {
 		}
 		rs := roles.Of(o.ip, 0)
 		sev := analyzer.Warning
-		sources := []model.Kind{model.KindCapture}
-		if fromNeigh[o] {
-			sources = []model.Kind{model.KindNeighbors}
-		}
 		if rs.VIP() {
 			sev = analyzer.Error
-			sources = append(sources, model.KindKube)
 		}
 		var ev []analyzer.Evidence
 		// The timeline lists the first claim and each change of owner.
@@ -210,7 +205,6 @@ func runARPFlap(p *analyzer.Pass) error {
 				"give each LoadBalancer Service one controller (spec.loadBalancerClass), or remove the duplicate address.",
 				listSome(o.macs, false), o.ip),
 			Facts:    values,
-			Sources:  sources,
 			Evidence: ev,
 		}))
 	}

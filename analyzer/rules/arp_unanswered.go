@@ -124,12 +124,10 @@ func runARPUnanswered(p *analyzer.Pass) error {
 			proto = "neighbor discovery"
 		}
 		sev := analyzer.Warning
-		var sources []model.Kind
 		values := map[string]any{"ip": g.ip.String()}
 		var ev []analyzer.Evidence
 		var says []string
 		if fromCapture {
-			sources = append(sources, model.KindCapture)
 			for i, r := range g.requests {
 				if i == maxGroupEvidence {
 					break
@@ -151,7 +149,6 @@ func runARPUnanswered(p *analyzer.Pass) error {
 				model.ARPAnswerWindow, first.Format("15:04:05.000"), last.Format("15:04:05.000")))
 		}
 		if len(g.neigh) > 0 && (fromNeigh || fromCapture) {
-			sources = append(sources, model.KindNeighbors)
 			var states []string
 			for _, n := range g.neigh {
 				ev = append(ev, analyzer.Evidence{Pos: n.Pos, Note: fmt.Sprintf("%s %s", g.ip, n.State)})
@@ -169,13 +166,11 @@ func runARPUnanswered(p *analyzer.Pass) error {
 			says = append(says, fmt.Sprintf("The address is %s.", strings.Join(words, "; ")))
 			if should {
 				sev = analyzer.Error
-				sources = append(sources, model.KindKube)
 			}
 		}
 		if n, lev := facts.AppErrors.Of(p).For(g.ip, "host-unreachable"); n > 0 {
 			ev = append(ev, lev...)
 			values["app_errors"] = n
-			sources = append(sources, model.KindLogs)
 			says = append(says, fmt.Sprintf("Applications log %d %s to reach it.", n, plural(n, "failure", "failures")))
 		}
 		if g.node != "" {
@@ -226,7 +221,6 @@ func runARPUnanswered(p *analyzer.Pass) error {
 			Cause:    cause,
 			Fix:      fix,
 			Facts:    values,
-			Sources:  sources,
 			Evidence: ev,
 		}))
 	}

@@ -115,7 +115,7 @@ func runConntrackDrops(p *analyzer.Pass) error {
 		}
 		if failed := g.sum["insert_failed"]; failed > 0 {
 			f := analyzer.Finding{Severity: analyzer.Warning, Facts: facts(), Subject: subject("node", g.node, "counter", "insert_failed"),
-				Evidence: cite("insert_failed"), Sources: []model.Kind{model.KindConntrack}}
+				Evidence: cite("insert_failed")}
 			f.Supports = []string{fmt.Sprintf("%s: insert_failed=%d over %d %s", g.cpus[0].Pos.File, failed, len(g.cpus),
 				plural(len(g.cpus), "CPU", "CPUs"))}
 			cpus := fmt.Sprintf("%d %s", len(g.cpus), plural(len(g.cpus), "CPU", "CPUs"))
@@ -132,7 +132,6 @@ func runConntrackDrops(p *analyzer.Pass) error {
 				f.Supports = append(f.Supports, fmt.Sprintf("%s: a DNS lookup timed out (%d in the logs)", dnsEv[0].Pos, dnsN))
 				f.Facts["dns_timeouts"] = dnsN
 				f.Evidence = append(f.Evidence, dnsEv...)
-				f.Sources = append(f.Sources, model.KindLogs)
 			} else {
 				f.Certainty = analyzer.Unknown
 				f.Title = fmt.Sprintf("conntrack failed %s on %s: packets of new connections were dropped", inserts, where)
@@ -161,7 +160,7 @@ func runConntrackDrops(p *analyzer.Pass) error {
 		kernel := full[g.node]
 		delete(full, g.node)
 		if early := g.sum["early_drop"]; dropped > 0 || early > 0 || kernel.n > 0 {
-			p.Report(tableFullFinding(s, g.node, facts(), append(cite("drop"), cite("early_drop")...), dropped, early, g.entries, kernel))
+			p.Report(tableFullFinding(p, g.node, facts(), append(cite("drop"), cite("early_drop")...), dropped, early, g.entries, kernel))
 		}
 	}
 	// Nodes whose kernel logged a full table, without counters.
@@ -170,7 +169,7 @@ func runConntrackDrops(p *analyzer.Pass) error {
 		if node != "" {
 			f["node"] = node
 		}
-		p.Report(tableFullFinding(s, node, f, nil, 0, 0, 0, full[node]))
+		p.Report(tableFullFinding(p, node, f, nil, 0, 0, 0, full[node]))
 	}
 	return nil
 }
@@ -201,7 +200,7 @@ func tableFullLines(s *model.Snapshot) map[string]kernelLines {
 
 // tableFullFinding reports a full conntrack table from its counters and the
 // kernel's log.
-func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev []analyzer.Evidence, dropped, early, entries uint64, kernel kernelLines) analyzer.Finding {
+func tableFullFinding(p *analyzer.Pass, node string, facts map[string]any, ev []analyzer.Evidence, dropped, early, entries uint64, kernel kernelLines) analyzer.Finding {
 	where := "this node"
 	if node != "" {
 		where = node
@@ -212,7 +211,6 @@ func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev [
 	}
 	f := analyzer.Finding{Severity: sev, Facts: facts, Evidence: ev, Subject: subject("node", node, "counter", "drop")}
 	if len(ev) > 0 {
-		f.Sources = append(f.Sources, model.KindConntrack)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: drop=%d, early_drop=%d", ev[0].Pos.File, dropped, early))
 	}
 	var says []string
@@ -229,7 +227,6 @@ func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev [
 	if kernel.n > 0 {
 		f.Facts["kernel_messages"] = kernel.n
 		f.Evidence = append(f.Evidence, kernel.ev...)
-		f.Sources = append(f.Sources, model.KindLogs)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: the kernel logs \"nf_conntrack: table full, dropping packet\" (%d "+
 			"lines)", kernel.ev[0].Pos, kernel.n))
 		says = append(says, fmt.Sprintf("The kernel logged \"nf_conntrack: table full, dropping packet\" %d %s (rate-limited: "+
@@ -239,10 +236,9 @@ func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev [
 		f.Facts["entries"] = entries
 		says = append(says, fmt.Sprintf("It holds %d entries.", entries))
 	}
-	if limit, ok := s.Sysctl(node, "net.netfilter.nf_conntrack_max"); ok {
+	if limit, ok := p.Snap.Sysctl(node, "net.netfilter.nf_conntrack_max"); ok {
 		f.Facts["nf_conntrack_max"] = limit.Value
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: limit.Pos, Note: "net.netfilter.nf_conntrack_max = " + limit.Value})
-		f.Sources = append(f.Sources, model.KindSysctl)
 		if n, err := strconv.ParseUint(limit.Value, 10, 64); err == nil && entries > 0 && entries >= n {
 			says = append(says, "That is nf_conntrack_max: the table is full.")
 			f.Supports = append(f.Supports, fmt.Sprintf("%s: nf_conntrack_max = %s, the entries the counters show", limit.Pos, limit.Value))
@@ -252,7 +248,7 @@ func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev [
 		}
 	}
 	f.Certainty = analyzer.Likely
-	if len(distinctKinds(f.Sources)) >= 2 && (dropped > 0 || kernel.n > 0) && len(f.Contradicts) == 0 {
+	if p.Joins(f.Evidence) && (dropped > 0 || kernel.n > 0) && len(f.Contradicts) == 0 {
 		f.Certainty = analyzer.Proven
 	} else {
 		f.Severity = analyzer.Warning

@@ -110,7 +110,6 @@ func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.
 	if node != "" {
 		values["node"] = node
 	}
-	sources := []model.Kind{model.KindSysctl}
 	ev := []analyzer.Evidence{{Pos: lpr.Pos, Note: "net.ipv4.ip_local_port_range = " + lpr.Value}}
 	reserved := "no net.ipv4.ip_local_reserved_ports in the bundle"
 	if haveRsv {
@@ -125,7 +124,6 @@ func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.
 		ev = append(ev, analyzer.Evidence{Pos: rsv.Pos, Note: "net.ipv4.ip_local_reserved_ports = " + rsv.Value})
 	}
 	if np.Flag != nil {
-		sources = append(sources, model.KindComponents)
 		ev = append(ev, np.Evidence()...)
 		supports = append(supports, fmt.Sprintf("%s: --service-node-port-range=%s", np.Flag.Pos, np.Flag.Value))
 	}
@@ -149,7 +147,6 @@ func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.
 			}
 			owned = append(owned, o.What)
 			ev = append(ev, o.Evidence())
-			sources = append(sources, o.Source())
 		}
 		values["allocated_nodeports_in_overlap"] = ports
 		values["owners"] = owned
@@ -170,7 +167,7 @@ func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.
 		contradicts = append(contradicts, "no Services or IPVS table in the bundle: whether a NodePort is allocated in "+
 			"the overlap is not shown")
 	}
-	if len(distinctKinds(sources)) < 2 {
+	if !p.Joins(ev) {
 		// The sysctls alone: the NodePort range is the default.
 		certainty = analyzer.Likely
 		contradicts = append(contradicts, "the apiserver's --service-node-port-range is not in the bundle: the range "+
@@ -192,7 +189,6 @@ func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.
 		Cause:        cause,
 		Fix:          reserveFix(np.Range, rsv.Value),
 		Facts:        values,
-		Sources:      sources,
 		Evidence:     dedupEvidence(ev),
 	}
 }

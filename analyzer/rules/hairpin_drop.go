@@ -139,8 +139,7 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 			"(sequence number %d) is seen before and after DNAT, and nothing came back, not even after %d %s. "+
 			"The application sees connect timeouts.", n, plural(n, "connection", "connections"), g.client, g.service,
 			plural(n, "was", "were"), target, first.Before.ISN, retx, plural(retx, "retransmission", "retransmissions")),
-		Facts:   values,
-		Sources: []model.Kind{model.KindCapture},
+		Facts: values,
 		Supports: []string{fmt.Sprintf("%s and %s: the SYN of %s to %s, sequence number %d, seen again to %s, its own address, "+
 			"and never answered", first.Before.SegPos(first.Before.SYN[0]), first.After.SegPos(first.After.SYN[0]), g.client,
 			g.service, first.Before.ISN, target)},
@@ -159,7 +158,6 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 	switch {
 	case len(off) > 0 && len(on) == 0:
 		f.Certainty, f.Severity = analyzer.Proven, analyzer.Error
-		f.Sources = append(f.Sources, model.KindLinks)
 		for i, l := range off {
 			if i < maxGroupEvidence {
 				bridge := l.Master
@@ -178,7 +176,6 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 		values["hairpin_off"] = ports(off)
 	case len(off) > 0:
 		f.Certainty, f.Severity = analyzer.Likely, analyzer.Warning
-		f.Sources = append(f.Sources, model.KindLinks)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s has hairpin off (the ports with it off: %s)", off[0].Pos,
 			off[0].Dev, strings.Join(ports(off), ", ")))
 		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s %s hairpin on, and the bundle does not say which port is %s's",

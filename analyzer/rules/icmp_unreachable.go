@@ -120,7 +120,7 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 	for _, g := range groups {
 		first := g.events[0]
 		rs := roles.Of(first.Quoted.Dst.Addr(), first.Quoted.Dst.Port())
-		sev, sources := captureSeverity(rs)
+		sev := captureSeverity(rs)
 		var ev []analyzer.Evidence
 		var attempts []string
 		senders := []string{}
@@ -176,7 +176,6 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 		if owner, nev := sameMACOwner(s, first.Quoted.Dst.Addr(), first.From); owner != "" {
 			values["destination_mac"] = owner
 			ev = append(ev, nev...)
-			sources = append(sources, model.KindNeighbors)
 			if first.What == "host-unreachable" || first.What == "net-unreachable" {
 				sev = analyzer.Error
 			}
@@ -191,7 +190,7 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 		if len(rs) > 0 {
 			what = fmt.Sprintf(" (%s)", rs.Words())
 		}
-		f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev, Sources: sources,
+		f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev,
 			Subject: subject("node", first.Node, "from", g.from, "icmp", g.what, "address", g.addr)}
 		n := g.count()
 		if g.routers != nil {
@@ -224,7 +223,6 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 		if n, lev := appErrors.For(first.Quoted.Dst.Addr(), g.what); n > 0 {
 			f.Evidence = append(f.Evidence, lev...)
 			f.Facts["app_errors"] = n
-			f.Sources = append(f.Sources, model.KindLogs)
 			f.Summary += fmt.Sprintf(" Applications log %d %s reaching %s.", n, plural(n, "failure", "failures"), first.Quoted.Dst.Addr())
 		}
 		f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, first.Gateway.String())

@@ -165,19 +165,6 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 	}
 	ev := []analyzer.Evidence{{Pos: conf.pos, Note: fmt.Sprintf("%s: mode ipvs, %s", conf.what, setting)}}
 	ev = append(ev, wev...)
-	sources := []model.Kind{}
-	for _, e := range ev {
-		switch {
-		case strings.HasPrefix(e.Note, "kubespray"):
-			sources = append(sources, model.KindSettings)
-		case strings.HasPrefix(e.Note, "kube-proxy's command line"):
-			sources = append(sources, model.KindComponents)
-		case strings.HasSuffix(e.Note, "its log"):
-			sources = append(sources, model.KindLogs)
-		default:
-			sources = append(sources, model.KindKube)
-		}
-	}
 	facts := map[string]any{"mode": "ipvs", "strict_arp": false, "controllers": controllers}
 	summary := fmt.Sprintf("kube-proxy runs in IPVS mode and %s: every node binds the LoadBalancer IPs to kube-ipvs0 "+
 		"and answers ARP for them, while %s announces each from one node.", setting, strings.Join(controllers, " and "))
@@ -193,16 +180,13 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 		}
 	}
 	var flapping []string
-	claimKinds := map[model.Kind]bool{}
 	for ip, svc := range lbIPs {
 		macs := map[string]model.Pos{}
-		kinds := map[model.Kind]bool{}
 		for _, a := range s.ARP {
 			if a.IP.String() == ip && a.MAC != "" && (a.Op == "reply" || a.Gratuitous) {
 				if _, seen := macs[a.MAC]; !seen {
 					macs[a.MAC] = a.Pos
 				}
-				kinds[model.KindCapture] = true
 			}
 		}
 		for _, n := range s.Neighbors {
@@ -210,11 +194,7 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 				if _, seen := macs[n.MAC]; !seen {
 					macs[n.MAC] = n.Pos
 				}
-				kinds[model.KindNeighbors] = true
 			}
-		}
-		if len(macs) > 1 {
-			maps.Copy(claimKinds, kinds)
 		}
 		if len(macs) > 1 {
 			flapping = append(flapping, fmt.Sprintf("%s (%s): %d MACs", ip, svc, len(macs)))
@@ -233,7 +213,6 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 		slices.Sort(flapping)
 		sev, certainty = analyzer.Error, analyzer.Proven
 		facts["flapping_ips"] = flapping
-		sources = append(sources, slices.Sorted(maps.Keys(claimKinds))...)
 		summary += " The symptom shows: " + strings.Join(flapping, "; ") + "."
 		supports = append(supports, "more than one MAC claims "+strings.Join(flapping, "; "))
 	} else {
@@ -243,7 +222,6 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 			"arp_announce=2 set by other means)"}
 		decide = collected("sysctl-net", "net.ipv4.conf.all.arp_ignore and net.ipv4.conf.all.arp_announce, on a node")
 	}
-	slices.Sort(sources)
 	p.Report(analyzer.Finding{
 		Subject:      subject("component", "kube-proxy", "setting", "strictARP"),
 		Severity:     sev,
@@ -259,7 +237,6 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 		Fix: "Turn strict ARP on: `kubectl -n kube-system edit configmap kube-proxy` and set `ipvs: strictARP: true`, then " +
 			"`kubectl -n kube-system rollout restart ds/kube-proxy` (kubespray: kube_proxy_strict_arp: true).",
 		Facts:    facts,
-		Sources:  slices.Compact(sources),
 		Evidence: ev,
 	})
 	return nil

@@ -83,23 +83,15 @@ func runKubeProxySyncErrors(p *analyzer.Pass) error {
 			g.timed = true
 		}
 	}
-	stale, stalePos := staleServicePorts(p)
+	stale, stalePos, epEv := staleServicePorts(p)
 	for _, g := range groups {
 		sev := analyzer.Warning
 		certainty := analyzer.Likely
-		sources := []model.Kind{model.KindLogs}
 		var supports, contradicts []string
 		supports = append(supports, fmt.Sprintf("%s: %s", g.events[0].Event.Pos, strings.TrimSpace(g.events[0].Event.Message)))
 		switch {
 		case len(stale) > 0:
 			sev, certainty = analyzer.Error, analyzer.Proven
-			sources = append(sources, model.KindKube)
-			if s.Has(model.KindNetfilter) {
-				sources = append(sources, model.KindNetfilter)
-			}
-			if s.Has(model.KindIPVS) {
-				sources = append(sources, model.KindIPVS)
-			}
 			supports = append(supports, fmt.Sprintf("%s: the node's rules for %s do not match the Service's endpoints "+
 				"(stale-dnat)", stalePos, strings.Join(stale, ", ")))
 		case s.Has(model.KindNetfilter) || s.Has(model.KindIPVS):
@@ -147,6 +139,9 @@ func runKubeProxySyncErrors(p *analyzer.Pass) error {
 		title := fmt.Sprintf("kube-proxy cannot list %s: its dataplane is not updated", kinds)
 		if certainty == analyzer.Proven {
 			ev = append(ev, analyzer.Evidence{Pos: stalePos, Note: "rules that do not match the Service's endpoints"})
+			if !epEv.Pos.IsZero() {
+				ev = append(ev, epEv)
+			}
 		} else {
 			title = fmt.Sprintf("kube-proxy cannot list %s: its dataplane may be stale", kinds)
 		}
@@ -177,7 +172,6 @@ func runKubeProxySyncErrors(p *analyzer.Pass) error {
 				"-o yaml`), test that address from the node, then restart kube-proxy (`kubectl -n kube-system rollout restart " +
 				"ds/kube-proxy`) so it resyncs the dataplane.",
 			Facts:    values,
-			Sources:  sources,
 			Evidence: ev,
 		})
 	}
@@ -225,16 +219,17 @@ func pick(s string, words ...string) string {
 
 // staleServicePorts names the Service ports whose NAT rules or IPVS
 // services disagree with the Service's endpoints (the addresses, or their
-// number), and the first one's rule.
-func staleServicePorts(p *analyzer.Pass) ([]string, model.Pos) {
+// number), the first one's rule, and its endpoints as evidence.
+func staleServicePorts(p *analyzer.Pass) ([]string, model.Pos, analyzer.Evidence) {
 	endpoints := facts.ServiceEndpoints.Of(p)
 	var out []string
 	var pos model.Pos
+	var epEv analyzer.Evidence
 	for _, sp := range facts.Dataplanes.Of(p) {
 		if sp.Service == "" {
 			continue
 		}
-		eps, _, found := endpoints.Of(sp.Namespace(), sp.ServiceName(), sp.PortName())
+		eps, epPos, found := endpoints.Of(sp.Namespace(), sp.ServiceName(), sp.PortName())
 		if !found {
 			continue
 		}
@@ -246,10 +241,11 @@ func staleServicePorts(p *analyzer.Pass) ([]string, model.Pos) {
 		}
 		if stale && !slices.Contains(out, sp.Service) {
 			if len(out) == 0 {
-				pos = sp.Pos
+				addrs := slices.Sorted(slices.Values(eps.Addrs))
+				pos, epEv = sp.Pos, analyzer.Evidence{Pos: epPos, Note: "endpoints " + orNone(addrs)}
 			}
 			out = append(out, sp.Service)
 		}
 	}
-	return out, pos
+	return out, pos, epEv
 }

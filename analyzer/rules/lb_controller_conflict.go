@@ -128,7 +128,6 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 		}
 		ev := []analyzer.Evidence{{Pos: svc.Source.Pos, Note: fmt.Sprintf("LoadBalancer Service %s marked by %s", name, orNone(ctrls))}}
 		ev = append(ev, wev...)
-		sources := []model.Kind{model.KindKube}
 		values := map[string]any{"service": name}
 		if len(ips) > 0 {
 			values["load_balancer_ips"] = ips
@@ -153,7 +152,6 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 		}
 		if updates > 0 {
 			values["controller_log_lines"] = updates
-			sources = append(sources, model.KindLogs)
 		}
 		// The VIPs flapping or unreachable.
 		symptoms := 0
@@ -175,9 +173,6 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 					break
 				}
 			}
-		}
-		if symptoms > 0 {
-			sources = append(sources, model.KindCapture)
 		}
 		supports := []string{fmt.Sprintf("%s: %s is marked by %s", svc.Source.Pos, name, orNone(ctrls))}
 		for _, e := range wev {
@@ -218,13 +213,10 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 		if st, ok := s.Setting("kube_vip_services_enabled"); ok {
 			if v, isBool := st.Bool(); isBool && !v {
 				ev = append(ev, analyzer.Evidence{Pos: st.Pos, Note: "kube_vip_services_enabled: " + st.Value})
-				sources = append(sources, model.KindSettings)
 				values["kube_vip_services_enabled"] = false
 				summary += fmt.Sprintf(" The kubespray inventory turns kube-vip's services mode off (%s): if the conflict "+
 					"goes on, that setting has not reached the running kube-vip (re-run the playbook, then check its "+
 					"svc_enable).", st.Pos)
-			} else if v {
-				sources = append(sources, model.KindSettings)
 			}
 		}
 		if symptoms > 0 {
@@ -244,7 +236,6 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 			Cause:        "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart.",
 			Fix:          lbConflictFix,
 			Facts:        values,
-			Sources:      slices.Compact(sources),
 			Evidence:     ev,
 		})
 	}
@@ -258,7 +249,6 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyzer.Evidence) {
 	s := p.Snap
 	ev := slices.Clone(wev)
-	sources := []model.Kind{}
 	kubeVIP := kvServices
 	if st, ok := s.Setting("kube_vip_enabled"); ok {
 		if v, _ := st.Bool(); v {
@@ -312,7 +302,6 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 		if len(names) > 0 {
 			values["services_updated"] = names
 		}
-		sources = append(sources, model.KindLogs)
 		for i, le := range updates {
 			if i == maxGroupEvidence {
 				break
@@ -328,7 +317,6 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 			len(updates), plural(len(updates), "time", "times"), within, strings.Join(names, ", ")))
 	}
 	if st, ok := s.Setting("kube_vip_services_enabled"); ok {
-		sources = append(sources, model.KindSettings)
 		if v, isBool := st.Bool(); isBool && !v {
 			ev = append(ev, analyzer.Evidence{Pos: st.Pos, Note: "kube_vip_services_enabled: " + st.Value})
 			summary = append(summary, fmt.Sprintf("The kubespray inventory turns kube-vip's services mode off (%s): that is the "+
@@ -353,14 +341,6 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 		alternatives = []string{"kube-vip holds the control-plane VIP only and leaves LoadBalancer Services to MetalLB"}
 		decide = "kubectl -n kube-system get ds,pods -o yaml | grep -A1 svc_enable"
 	}
-	for _, e := range ev {
-		if strings.HasPrefix(e.Note, "kubespray") {
-			sources = append(sources, model.KindSettings)
-		} else if !strings.HasPrefix(e.Note, "MetalLB updated") {
-			sources = append(sources, model.KindKube)
-		}
-	}
-	slices.Sort(sources)
 	p.Report(analyzer.Finding{
 		Subject:      subject("component", "MetalLB,kube-vip"),
 		Severity:     sev,
@@ -374,7 +354,6 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 		Cause:        "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart: each rewrites the Services the other just updated.",
 		Fix:          lbConflictFix,
 		Facts:        values,
-		Sources:      slices.Compact(sources),
 		Evidence:     ev,
 	})
 }

@@ -179,8 +179,7 @@ func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 			"acknowledged, but %s's %d-byte segments were retransmitted %d %s and never acknowledged: the path "+
 			"drops packets of that size. The application sees the transfer hang after its first bytes.", n,
 			plural(n, "connection", "connections"), g.sender, g.receiver, acked, g.sender, size, retx, plural(retx, "time", "times")),
-		Facts:   values,
-		Sources: []model.Kind{model.KindCapture},
+		Facts: values,
 		Supports: []string{fmt.Sprintf("%s sent its %d-byte segment %d %s without an acknowledgment, while its "+
 			"segments of up to %d bytes were acknowledged and the handshake passed", g.sender, size, retx,
 			plural(retx, "time", "times"), acked)},
@@ -207,7 +206,6 @@ func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 			"is dropped between the capture and the sender's stack"}, f.Alternatives...)
 	} else if r := icmpDropRule(s, g.receiver.Is6()); r != nil {
 		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-		f.Sources = append(f.Sources, model.KindNetfilter)
 		ev = append(ev, analyzer.Evidence{Pos: r.Pos, Note: "drops " + icmpWhat(g.receiver.Is6())})
 		f.Cause = fmt.Sprintf("A link on the path carries smaller packets than %s sends, and the firewall rule at %s drops "+
 			"the %s that would tell it so: %s never learns the path MTU and sends its large segments again and again.",
@@ -368,7 +366,6 @@ func mtuLinkEvidence(s *model.Snapshot, g *mtuGroup, size int, f *analyzer.Findi
 			"the %d the smallest link carries", a.SegPos(a.SYN[0]), mss, mss+hdr, best.limit))
 	}
 	if best.limit < pkt {
-		f.Sources = distinctKinds(append(f.Sources, model.KindLinks))
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s, less than the %d-byte packets the %d-byte segments make",
 			best.link.Pos, best.why, pkt, size))
 		*ev = append(*ev, analyzer.Evidence{Pos: best.link.Pos, Note: best.why})

@@ -140,8 +140,7 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 			"client %s, having no connection to %s. No reply from %s was seen. The application sees connect timeouts.",
 			n, plural(n, "connection", "connections"), g.client, g.service, plural(n, "was", "were"), g.target,
 			first.Before.ISN, g.target, synacks, plural(synacks, "ACK", "ACKs"), g.service, reaction, g.target, g.service),
-		Facts:   values,
-		Sources: []model.Kind{model.KindCapture},
+		Facts: values,
 		Supports: []string{fmt.Sprintf("%s: the SYN/ACK from %s to %s, not translated back to %s",
 			first.After.SegPos(first.After.SYNACK[0]), g.target, first.After.Client, g.service)},
 	}
@@ -173,7 +172,6 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 		f.Certainty = analyzer.Proven
 		f.Severity = analyzer.Error
 		f.Decide = ""
-		f.Sources = append(f.Sources, model.KindSysctl)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s = 0", sc.Pos, name))
 		f.Cause = fmt.Sprintf("%s = 0 on the node: traffic between two ports of a bridge does not go through iptables, so the "+
 			"SYN/ACK from %s to %s is bridged without meeting the conntrack entry of the DNAT, and keeps the endpoint's "+
@@ -182,7 +180,6 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 	case have:
 		f.Certainty = analyzer.Unknown
 		f.Severity = analyzer.Warning
-		f.Sources = append(f.Sources, model.KindSysctl)
 		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s: %s = %s, so bridged replies do go through iptables", sc.Pos, name, sc.Value))
 		f.Cause = "The replies were not translated back on their way to the client; the node's sysctl rules out bridged " +
 			"traffic skipping iptables, and the bundle does not show which other cause it is."

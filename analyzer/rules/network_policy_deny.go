@@ -3,7 +3,6 @@ package rules
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -248,7 +247,6 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 			"object", object("Pod", server.Namespace, server.Name)),
 		Severity: analyzer.Warning,
 		Facts:    map[string]any{"server": sym.server.String(), "server_pod": srvName, "client": cliName},
-		Sources:  sym.sources,
 		Evidence: sym.evidence,
 		Supports: sym.supports,
 	}
@@ -260,9 +258,6 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 		f.Supports = append(f.Supports, sup)
 		f.Evidence = append(f.Evidence, ev...)
 		f.Facts["drop_reason"] = drops[0].Reason
-		if !slices.Contains(f.Sources, model.KindLogs) {
-			f.Sources = append(f.Sources, model.KindLogs)
-		}
 	}
 	f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: server.Source.Pos, Note: fmt.Sprintf("Pod %s has %s", srvName, sym.server.Addr())})
 	if client != nil {
@@ -364,7 +359,6 @@ func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server,
 			srvName, srv.Port()),
 		Facts: map[string]any{"server": srv.String(), "server_pod": srvName, "client": cliName, "drops": len(drops),
 			"drop_reason": d.Reason, "outcome": "dropped"},
-		Sources:  []model.Kind{model.KindLogs, model.KindKube},
 		Supports: []string{sup},
 		Evidence: ev,
 	}
@@ -378,7 +372,6 @@ func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server,
 				n++
 			}
 		}
-		f.Sources = append(f.Sources, model.KindCapture)
 	}
 	f.Evidence = append(f.Evidence,
 		analyzer.Evidence{Pos: server.Source.Pos, Note: fmt.Sprintf("Pod %s has %s", srvName, srv.Addr())},

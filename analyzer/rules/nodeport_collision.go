@@ -68,7 +68,6 @@ func runNodePortCollision(p *analyzer.Pass) error {
 		np := list[0]
 		var claims, supports, contradicts []string
 		ev := []analyzer.Evidence{{Pos: np.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s", np.Port, np.Protocol, objectName(np.Namespace, np.Service))}}
-		sources := []model.Kind{model.KindKube}
 		// Two Services, one port.
 		var svcs []string
 		for _, x := range list {
@@ -102,9 +101,6 @@ func runNodePortCollision(p *analyzer.Pass) error {
 				so.Local, nodeName(so.Node), svcs[0], np.Pos))
 			listened = true
 			ev = append(ev, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s listens on %s", who, so.Local)})
-			if !slices.Contains(sources, model.KindSockets) {
-				sources = append(sources, model.KindSockets)
-			}
 		}
 		// A Pod's hostPort.
 		for _, pod := range s.Kube.Pods {
@@ -196,7 +192,6 @@ func runNodePortCollision(p *analyzer.Pass) error {
 			Fix: "Give the Service a nodePort that nothing else uses (or remove spec.ports[].nodePort so the apiserver " +
 				"allocates one in the range), and move host processes and hostPorts out of the range.",
 			Facts:    values,
-			Sources:  sources,
 			Evidence: ev,
 		})
 	}

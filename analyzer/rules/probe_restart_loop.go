@@ -89,7 +89,7 @@ func runProbeRestartLoop(p *analyzer.Pass) error {
 		if spec == nil {
 			continue
 		}
-		p.Report(probeLoopFinding(s, pod, specPod, spec, restarts))
+		p.Report(probeLoopFinding(p, pod, specPod, spec, restarts))
 	}
 	return nil
 }
@@ -154,7 +154,8 @@ func probeCheck(pr *corev1.Probe) string {
 	return "unknown check"
 }
 
-func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *corev1.Container, restarts int32) analyzer.Finding {
+func probeLoopFinding(p *analyzer.Pass, pod *model.Pod, specPod *model.Pod, c *corev1.Container, restarts int32) analyzer.Finding {
+	s := p.Snap
 	pr := c.LivenessProbe
 	window, failing, interval, threshold := probeTiming(pr)
 	name := objectName(pod.Namespace, pod.Name)
@@ -174,7 +175,6 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 		"probe_window_s":    int(window.Seconds()),
 		"failing_window_s":  int(failing.Seconds()),
 	}
-	sources := []model.Kind{model.KindKube}
 	killed := false
 	supports := []string{
 		fmt.Sprintf("%s: %s restarted %d times", pod.Source.Pos, name, restarts),
@@ -197,9 +197,6 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 			supports = append(supports, fmt.Sprintf("%s: attempt %d exited with status 0", ct.Pos, ct.Attempt))
 			facts["exit_code"] = 0
 			ev = append(ev, analyzer.Evidence{Pos: ct.Pos, Note: fmt.Sprintf("attempt %d exited with status 0: stopped, not crashed", ct.Attempt)})
-			if !slices.Contains(sources, model.KindContainers) {
-				sources = append(sources, model.KindContainers)
-			}
 		}
 	}
 	// The Pod's own status: the last run ended with status 0.
@@ -233,9 +230,6 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 			if len(ev) < 12 {
 				ev = append(ev, analyzer.Evidence{Pos: e.Source.Pos, Note: fmt.Sprintf("event %s: %s", e.Reason, e.Message)})
 			}
-			if !slices.Contains(sources, model.KindKube) {
-				sources = append(sources, model.KindKube)
-			}
 		}
 	}
 	if probeEvents > 0 {
@@ -255,16 +249,10 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 				lifetimes = append(lifetimes, le.Time.Sub(start.Time).Round(time.Second).String())
 				ev = append(ev, analyzer.Evidence{Pos: start.Pos, Note: "running"})
 			}
-			if !slices.Contains(sources, model.KindLogs) {
-				sources = append(sources, model.KindLogs)
-			}
 		case containsAny(msg, kubeletRestartPatterns) && (strings.Contains(msg, strings.ToLower(c.Name)) || strings.Contains(msg, "liveness")):
 			killed = true
 			ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "kubelet restarts the container"})
 			supports = append(supports, fmt.Sprintf("%s: the kubelet restarts the container", le.Pos))
-			if !slices.Contains(sources, model.KindLogs) {
-				sources = append(sources, model.KindLogs)
-			}
 		}
 	}
 	if len(lifetimes) > 0 {
@@ -287,7 +275,7 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 	var alternatives []string
 	decide := ""
 	switch {
-	case killed && len(distinctKinds(sources)) >= 2:
+	case killed && p.Joins(ev):
 		sev, certainty = analyzer.Error, analyzer.Proven
 	case killed:
 		certainty = analyzer.Likely
@@ -343,7 +331,6 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 			"(for etcd: httpGet /health on the metrics port, as current kubeadm writes it).",
 			kubectlIn(pod.Namespace), pod.Name, c.Name, probeCommand(pr)),
 		Facts:    facts,
-		Sources:  sources,
 		Evidence: ev,
 	}
 }

@@ -162,7 +162,6 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 			"server": g.Server.String(), "attempts": g.N, "syn_retransmissions": g.Retx,
 			"clients": listSome(clients, false), "in_interface": in, "route_out": out, "route": back.Raw,
 		},
-		Sources: []model.Kind{model.KindCapture, model.KindRoutes},
 	}
 	if g.Node != "" {
 		f.Facts["node"] = g.Node
@@ -204,7 +203,6 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 	dropped, counted := ctr != nil && ctr.Value > 0, ctr != nil && ctr.Value == 0
 	if ctr != nil {
 		f.Facts[rpfCounterName] = ctr.Value
-		f.Sources = append(f.Sources, model.KindCounters)
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: ctr.Pos, Note: fmt.Sprintf("%s %d", rpfCounterName, ctr.Value)})
 	}
 	switch {
@@ -222,7 +220,6 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 	switch {
 	case all.known && dev.known && counted: // strict, but the counter says it dropped nothing
 		f.Certainty = analyzer.Likely
-		f.Sources = append(f.Sources, model.KindSysctl)
 		f.Title = fmt.Sprintf("strict rp_filter on %s likely drops the SYNs to %s, though %s is 0",
 			in, subject, rpfCounterName)
 		f.Cause = fmt.Sprintf("%s, most likely: rp_filter is strict there (the larger of %s and %s is 1), and the "+
@@ -232,7 +229,6 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 		f.Decide = collected("nstat", rpfCounterName+" on the node, while the SYNs arrive")
 	case all.known && dev.known: // the larger is 1: strict
 		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-		f.Sources = append(f.Sources, model.KindSysctl)
 		f.Title = fmt.Sprintf("strict rp_filter on %s drops the SYNs to %s: the route back to %s leaves by %s",
 			in, subject, listSome(clients, false), out)
 		f.Cause = fmt.Sprintf("%s: rp_filter is strict there (the larger of %s and %s is 1), and the route back to "+
@@ -240,7 +236,6 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 			filter, all, dev, out)
 	case (all.known || dev.known) && !counted: // one is 1, the other not shown
 		f.Certainty = analyzer.Likely
-		f.Sources = append(f.Sources, model.KindSysctl)
 		missing := dev.name
 		if !all.known {
 			missing = all.name
@@ -277,7 +272,6 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 		if counted {
 			values := "does not show the rp_filter values of " + in
 			if len(shown) > 0 { // one value, 1: strict unless the other is 2
-				f.Sources = append(f.Sources, model.KindSysctl)
 				values = "shows only " + strings.Join(shown, ", ")
 			}
 			f.Cause = fmt.Sprintf("Not established: the SYNs are lost at the node or their replies on the way back; the "+
@@ -417,8 +411,7 @@ func felixLooseRPF(p *analyzer.Pass) {
 		first := les[0]
 		f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely,
 			Subject: subject("node", node, "component", "felix", "setting", "net.ipv4.conf.all.rp_filter"),
-			Facts:   map[string]any{"felix_messages": len(les)},
-			Sources: []model.Kind{model.KindLogs}}
+			Facts:   map[string]any{"felix_messages": len(les)}}
 		if node != "" {
 			f.Facts["node"] = node
 		}
@@ -444,14 +437,12 @@ func felixLooseRPF(p *analyzer.Pass) {
 		switch {
 		case all.known && all.value == 2:
 			f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-			f.Sources = append(f.Sources, model.KindSysctl)
 			f.Facts[all.name] = all.value
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: all.pos, Note: all.String()})
 			f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", all.pos, all))
 			f.Contradicts = []string{"IgnoreLooseRPF=true in the FelixConfiguration (Felix then accepts the loose filter)"}
 		case all.known:
 			f.Certainty = analyzer.Unknown
-			f.Sources = append(f.Sources, model.KindSysctl)
 			f.Facts[all.name] = all.value
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: all.pos, Note: all.String()})
 			f.Cause = fmt.Sprintf("Not established now: Felix found the filter loose, but the bundle shows %s; the value "+

@@ -227,7 +227,6 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 		{Pos: first.Rule.Pos, Note: fmt.Sprintf("%s: %s, before kube-proxy's chains", first.Hook, first.Action)},
 		{Pos: sp.Pos, Note: fmt.Sprintf("kube-proxy's rule for %s (%s)", svc, front)},
 	}
-	sources := []model.Kind{model.KindNetfilter}
 	supports := []string{fmt.Sprintf("%s (%s, chain %s) catches %s of %s to %s: %s, before kube-proxy's chains, which "+
 		"would spread them over %d %s (%s)", first.Rule.Pos, first.Hook, first.Chain, share, traffic, front, first.Action,
 		len(sp.Backends), plural(len(sp.Backends), "endpoint", "endpoints"), sp.Chain)}
@@ -236,7 +235,6 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 	roles := facts.AddrRoles.Of(p)
 	if first.Dst.IsValid() {
 		if rs := roles.Of(first.Dst.Addr(), first.Dst.Port()); rs.Live() && rs.NamePort() {
-			sources = append(sources, model.KindKube)
 			supports = append(supports, rs.Words())
 			ev = append(ev, rs.Evidence()...)
 		} else {
@@ -257,7 +255,6 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 			}
 		}
 		if owner != nil {
-			sources = append(sources, model.KindKube)
 			supports = append(supports, fmt.Sprintf("NodePort %s/%s of Service %s", port, owner.Protocol,
 				objectName(owner.Namespace, owner.Service)))
 			ev = append(ev, analyzer.Evidence{Pos: owner.Pos, Note: fmt.Sprintf("NodePort %s of Service %s", port,
@@ -272,7 +269,6 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 	if first.Target.IsValid() {
 		pn := capturePinning(p.Snap, first.Target, sp.Backends)
 		if len(pn.pinned) > 0 {
-			sources = append(sources, model.KindCapture)
 			supports = append(supports, "the capture shows "+strings.Join(pn.pinned, "; ")+", where kube-proxy's rules "+
 				"would spread them")
 			ev = append(ev, pn.ev...)
@@ -290,12 +286,11 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 				"the rules alone")
 		}
 	}
-	sources = distinctKinds(sources)
 	certainty := analyzer.Likely
 	severity := analyzer.Warning
 	var alternatives []string
 	decide := ""
-	if len(sources) >= 2 {
+	if p.Joins(ev) {
 		certainty, severity = analyzer.Proven, analyzer.Error
 	} else {
 		alternatives = []string{
@@ -325,7 +320,6 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 		Contradicts:  contradicts,
 		Alternatives: alternatives,
 		Decide:       decide,
-		Sources:      sources,
 		Evidence:     dedupEvidence(ev),
 	}
 }

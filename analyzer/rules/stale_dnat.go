@@ -114,7 +114,6 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 		values["node"] = sp.Node
 	}
 	ev := []analyzer.Evidence{{Pos: sp.Pos, Note: fmt.Sprintf("%s: %s -> %s", sp.Service, front, sp.Chain)}}
-	sources := []model.Kind{model.KindNetfilter, model.KindKube}
 	var supports, contradicts []string
 	var summary []string
 	summary = append(summary, fmt.Sprintf("On this node %s (%s) is sent to %d %s by %s; the Service has %d %s.",
@@ -145,7 +144,6 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 			len(stale), plural(len(stale), "target is", "targets are"), strings.Join(names, ", "), dataplane.Percent(fail)))
 		if failed > 0 {
 			values["failed_attempts_to_stale"] = failed
-			sources = append(sources, model.KindCapture)
 			summary = append(summary, fmt.Sprintf("The capture shows %d connection %s to them failing.", failed, plural(failed, "attempt", "attempts")))
 			supports = append(supports, fmt.Sprintf("the capture shows %d connection %s to the stale %s failing", failed,
 				plural(failed, "attempt", "attempts"), plural(len(stale), "target", "targets")))
@@ -162,7 +160,6 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 		observed := float64(pr.Failed) / float64(pr.Attempts)
 		values["observed_failures"] = dataplane.Percent(observed)
 		values["observed_tries"] = pr.Attempts
-		sources = append(sources, model.KindProbes)
 		ev = append(ev, analyzer.Evidence{Pos: pr.Result, Note: fmt.Sprintf("%s loop: %d of %d connects to %s failed", pr.Tool, pr.Failed, pr.Attempts, pr.Target)})
 		line := fmt.Sprintf("A connect loop run by hand (%s) saw %d of %d connections to %s fail (%s)", pr.Pos, pr.Failed, pr.Attempts,
 			pr.Target, dataplane.Percent(observed))
@@ -188,7 +185,6 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 	listErrors := facts.KubeProxyLogs.Of(p).ListErrors
 	if len(listErrors) > 0 {
 		ev = append(ev, analyzer.Evidence{Pos: listErrors[0].Event.Pos, Note: "kube-proxy cannot list " + listErrors[0].Plural()})
-		sources = append(sources, model.KindLogs)
 		summary = append(summary, "kube-proxy's log shows it failing to list Services or endpoints: it has stopped syncing.")
 		supports = append(supports, fmt.Sprintf("%s: kube-proxy cannot list %s", listErrors[0].Event.Pos, listErrors[0].Plural()))
 	} else {
@@ -242,7 +238,6 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 		Fix: "Find why kube-proxy does not sync (its log: `kubectl -n kube-system logs kube-proxy-XXXX`), fix its access " +
 			"to the apiserver, then restart it on the node so it rewrites the rules.",
 		Facts:    values,
-		Sources:  sources,
 		Evidence: ev,
 	}, true
 }

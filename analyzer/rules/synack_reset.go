@@ -108,7 +108,6 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, server
 	resets, synacks := 0, 0
 	ev := []analyzer.Evidence{}
 	var ownerEv []analyzer.Evidence
-	sources := []model.Kind{model.KindCapture}
 	for i, a := range attempts {
 		port := a.Client.Port()
 		tuples = append(tuples, fmt.Sprintf("%s -> %s", a.Client, a.Server))
@@ -122,7 +121,6 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, server
 				for _, o := range os {
 					owned = append(owned, o.What)
 					ownerEv = append(ownerEv, o.Evidence())
-					sources = append(sources, o.Source())
 					if !o.IPVS {
 						services = append(services, o.Namespace+"/"+o.Service)
 					}
@@ -173,7 +171,6 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, server
 	}
 	if haveLPR {
 		values["ip_local_port_range"] = eph.String()
-		sources = append(sources, model.KindSysctl)
 	}
 	// Attempts that are the translated copy of a connection whose reply
 	// went back untranslated: the capture points at the NAT instead.
@@ -289,7 +286,7 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, server
 		ev = append(ev, np.Evidence()...)
 	}
 	f.Title, f.Summary, f.Cause, f.Fix = title, summary, cause, fix
-	f.Facts, f.Sources, f.Evidence = values, sources, dedupEvidence(ev)
+	f.Facts, f.Evidence = values, dedupEvidence(ev)
 	f.Subject = subject("node", node, "client", client.String(), "address", server.String())
 	return f
 }

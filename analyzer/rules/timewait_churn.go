@@ -143,12 +143,10 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 			values["node"] = node
 		}
 		sev := analyzer.Warning
-		sources := []model.Kind{model.KindSockets}
 		summary := fmt.Sprintf("Local clients hold %d sockets in TIME-WAIT: about %.1f new connections a second, each "+
 			"on a new ephemeral source port. By client: %s.", total, rate, strings.Join(details, "; "))
 		if lp := facts.LocalPorts.Of(p).Of(node); lp.HasRange {
 			if lpr, eph := lp.PortRange, lp.Range; lp.RangeErr == nil {
-				sources = append(sources, model.KindSysctl)
 				ev = append(ev, analyzer.Evidence{Pos: lpr.Pos, Note: "net.ipv4.ip_local_port_range = " + lpr.Value})
 				wrap := time.Duration(float64(eph.Len())/rate) * time.Second
 				values["ip_local_port_range"] = eph.String()
@@ -157,7 +155,8 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 					eph, eph.Len(), wrap.Round(time.Second))
 				if ov, ok := intersect(eph, np.Range); ok {
 					var owned []uint16
-					for port := range facts.PortOwners.Of(p).On(node) {
+					owners := facts.PortOwners.Of(p).On(node)
+					for port := range owners {
 						if ov.Contains(port) {
 							owned = append(owned, port)
 						}
@@ -168,10 +167,8 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 					if len(owned) > 0 {
 						sev = analyzer.Error
 						values["owned_ports_in_range"] = len(owned)
-						if s.Has(model.KindIPVS) {
-							sources = append(sources, model.KindIPVS)
-						} else {
-							sources = append(sources, model.KindKube)
+						for _, o := range owners[owned[0]] { // the lowest, as an example
+							ev = append(ev, o.Evidence())
 						}
 						summary += fmt.Sprintf(", where %d allocated NodePorts are drawn as source ports on every pass: "+
 							"each such connection fails (see synack-reset).", len(owned))
@@ -206,7 +203,6 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 			Fix: "Reserve the NodePort range in net.ipv4.ip_local_reserved_ports so no churn can land on it; make the " +
 				"clients keep connections alive, or check less often.",
 			Facts:    values,
-			Sources:  sources,
 			Evidence: ev,
 		}))
 	}

@@ -164,13 +164,15 @@ func runVersionSkew(p *analyzer.Pass) error {
 		facts["odd_nodes"] = oddDesc
 	}
 	sev := analyzer.Warning
-	sources := []model.Kind{model.KindKube}
 	if api != nil {
 		facts["apiserver"] = api.raw
-		ev = append(ev, analyzer.Evidence{Pos: apiPos, Note: "apiserver " + api.raw})
+		apiEv := analyzer.Evidence{Pos: apiPos, Note: "apiserver " + api.raw}
 		if fromPod {
-			sources = append(sources, model.KindComponents)
+			// The image of the apiserver's static pod: its component's
+			// definition, not what the API reports.
+			apiEv.Kind = model.KindComponents
 		}
+		ev = append(ev, apiEv)
 	} else {
 		contradicts = append(contradicts, "the apiserver's version is not in the bundle: whether the skew policy holds is not shown")
 	}
@@ -214,7 +216,6 @@ func runVersionSkew(p *analyzer.Pass) error {
 		Fix: "Upgrade the odd nodes' kubelet to the cluster's version: drain the node, upgrade the kubelet (and kubeadm " +
 			"upgrade node on kubeadm clusters), restart it, uncordon.",
 		Facts:    facts,
-		Sources:  sources,
 		Evidence: ev,
 	})
 	return nil
