@@ -64,8 +64,29 @@ func parseKubeVersion(s string) (kubeVersion, bool) {
 	return kubeVersion{raw: strings.TrimSpace(s), major: major, minor: minor}, true
 }
 
+// kubeletSkew is the judgement of the nodes' kubelet versions
+// (judgeVersionSkew): the nodes off the cluster's minor version, and those
+// outside the version skew policy. skewWords words it.
+type kubeletSkew struct {
+	majority string   // the cluster's minor version: that of most nodes
+	odd      []string // the nodes of another minor version, with theirs
+	versions []string // each version, with its nodes
+	broken   []string // the nodes outside the skew policy, and why
+}
+
 func runVersionSkew(p *analyzer.Pass) error {
-	s := p.Snap
+	var sk kubeletSkew
+	if f, ok := judgeVersionSkew(p.Snap, &sk); ok {
+		f.Title, f.Summary, f.Cause, f.Fix = skewWords(&sk)
+		p.Report(f)
+	}
+	return nil
+}
+
+// judgeVersionSkew judges the kubelet versions the Nodes report against
+// each other and against the apiserver's; ok is false when they agree. It
+// fills in sk and returns the finding without its words.
+func judgeVersionSkew(s *model.Snapshot, sk *kubeletSkew) (f analyzer.Finding, ok bool) {
 	type nodeV struct {
 		name string
 		v    kubeVersion
@@ -82,7 +103,7 @@ func runVersionSkew(p *analyzer.Pass) error {
 		count[fmt.Sprintf("%d.%d", v.major, v.minor)]++
 	}
 	if len(nodes) == 0 {
-		return nil
+		return f, false
 	}
 	// The apiserver's version, from the image tag of its static pod.
 	var api *kubeVersion
@@ -137,7 +158,7 @@ func runVersionSkew(p *analyzer.Pass) error {
 		}
 	}
 	if len(odd) == 0 && len(broken) == 0 {
-		return nil
+		return f, false
 	}
 	var ev []analyzer.Evidence
 	var oddDesc, supports, contradicts, alternatives []string
@@ -192,17 +213,8 @@ func runVersionSkew(p *analyzer.Pass) error {
 		decide = "kubectl get nodes -o custom-columns=NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion," +
 			"CREATED:.metadata.creationTimestamp"
 	}
-	title := fmt.Sprintf("kubelet versions differ: %s", strings.Join(oddDesc, ", "))
-	if len(odd) == 0 {
-		title = "kubelets outside the version skew policy: " + strings.Join(broken, "; ")
-	} else {
-		title += fmt.Sprintf(" against v%s on the other nodes", majority)
-	}
-	summary := fmt.Sprintf("Kubelet versions across the nodes: %s.", strings.Join(vlist, "; "))
-	if len(broken) > 0 {
-		summary += " Outside the supported skew: " + strings.Join(broken, "; ") + "."
-	}
-	p.Report(analyzer.Finding{
+	sk.majority, sk.odd, sk.versions, sk.broken = majority, oddDesc, vlist, broken
+	return analyzer.Finding{
 		Subject:      subject("component", "kubelet"),
 		Severity:     sev,
 		Certainty:    certainty,
@@ -210,13 +222,25 @@ func runVersionSkew(p *analyzer.Pass) error {
 		Contradicts:  contradicts,
 		Alternatives: alternatives,
 		Decide:       decide,
-		Title:        title,
-		Summary:      summary,
-		Cause:        "An upgrade did not reach every node, or a node was added with another version.",
-		Fix: "Upgrade the odd nodes' kubelet to the cluster's version: drain the node, upgrade the kubelet (and kubeadm " +
-			"upgrade node on kubeadm clusters), restart it, uncordon.",
-		Facts:    facts,
-		Evidence: ev,
-	})
-	return nil
+		Facts:        facts,
+		Evidence:     ev,
+	}, true
+}
+
+// skewWords words the finding of sk, as judgeVersionSkew judged it.
+func skewWords(sk *kubeletSkew) (title, summary, cause, fix string) {
+	title = fmt.Sprintf("kubelet versions differ: %s", strings.Join(sk.odd, ", "))
+	if len(sk.odd) == 0 {
+		title = "kubelets outside the version skew policy: " + strings.Join(sk.broken, "; ")
+	} else {
+		title += fmt.Sprintf(" against v%s on the other nodes", sk.majority)
+	}
+	summary = fmt.Sprintf("Kubelet versions across the nodes: %s.", strings.Join(sk.versions, "; "))
+	if len(sk.broken) > 0 {
+		summary += " Outside the supported skew: " + strings.Join(sk.broken, "; ") + "."
+	}
+	cause = "An upgrade did not reach every node, or a node was added with another version."
+	fix = "Upgrade the odd nodes' kubelet to the cluster's version: drain the node, upgrade the kubelet (and kubeadm " +
+		"upgrade node on kubeadm clusters), restart it, uncordon."
+	return title, summary, cause, fix
 }
