@@ -138,7 +138,7 @@ func judgeVersionSkew(s *model.Snapshot, sk *kubeletSkew) (f analyzer.Finding, o
 			majority, best = k, n
 		}
 	}
-	var odd []nodeV
+	var odd, brokenNodes []nodeV
 	var broken []string
 	for _, n := range nodes {
 		if fmt.Sprintf("%d.%d", n.v.major, n.v.minor) != majority {
@@ -152,8 +152,10 @@ func judgeVersionSkew(s *model.Snapshot, sk *kubeletSkew) (f analyzer.Finding, o
 			switch {
 			case n.v.major == api.major && n.v.minor > api.minor:
 				broken = append(broken, fmt.Sprintf("%s (%s) is newer than the apiserver (%s)", n.name, n.v.raw, api.raw))
+				brokenNodes = append(brokenNodes, n)
 			case n.v.major == api.major && api.minor-n.v.minor > allowed:
 				broken = append(broken, fmt.Sprintf("%s (%s) is more than %d minor versions older than the apiserver (%s)", n.name, n.v.raw, allowed, api.raw))
+				brokenNodes = append(brokenNodes, n)
 			}
 		}
 	}
@@ -167,6 +169,11 @@ func judgeVersionSkew(s *model.Snapshot, sk *kubeletSkew) (f analyzer.Finding, o
 		oddDesc = append(oddDesc, fmt.Sprintf("%s (%s)", n.name, n.v.raw))
 		supports = append(supports, fmt.Sprintf("%s: node %s runs kubelet %s; %d other %s v%s", n.pos, n.name, n.v.raw,
 			best, plural(best, "node runs", "nodes run"), majority))
+	}
+	for _, n := range brokenNodes { // outside the policy, though of the cluster's version
+		if !slices.Contains(odd, n) {
+			ev = append(ev, analyzer.Evidence{Pos: n.pos, Note: fmt.Sprintf("node %s runs kubelet %s", n.name, n.v.raw)})
+		}
 	}
 	versions := map[string][]string{}
 	for _, n := range nodes {
