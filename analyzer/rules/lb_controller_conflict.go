@@ -119,127 +119,161 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 		if !both && !(metallb && kvServices && svc.Spec.LoadBalancerClass == nil) {
 			continue
 		}
-		name := objectName(svc.Namespace, svc.Name)
-		var ips []string
-		for _, ing := range svc.Status.LoadBalancer.Ingress {
-			if ing.IP != "" {
-				ips = append(ips, ing.IP)
-			}
-		}
-		ev := []analyzer.Evidence{{Pos: svc.Source.Pos, Note: fmt.Sprintf("LoadBalancer Service %s marked by %s", name, orNone(ctrls))}}
-		ev = append(ev, wev...)
-		values := map[string]any{"service": name}
-		if len(ips) > 0 {
-			values["load_balancer_ips"] = ips
-		}
-		if len(ctrls) > 0 {
-			values["marked_by"] = ctrls
-		}
-		// Controller logs touching this Service.
-		updates := 0
-		for _, le := range s.Logs {
-			text := le.Message
-			for _, v := range le.Fields {
-				text += " " + v
-			}
-			if strings.Contains(text, name) && (strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "metallb") ||
-				strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "kube-vip")) {
-				updates++
-				if updates <= 3 {
-					ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "controller log: " + name})
-				}
-			}
-		}
-		if updates > 0 {
-			values["controller_log_lines"] = updates
-		}
-		// The VIPs flapping or unreachable.
-		symptoms := 0
-		for _, ip := range ips {
-			macs := map[string]bool{}
-			for _, a := range s.ARP {
-				if a.IP.String() == ip && a.MAC != "" && (a.Op == "reply" || a.Gratuitous) {
-					macs[a.MAC] = true
-				}
-			}
-			if len(macs) > 1 {
-				symptoms++
-				values["vip_macs"] = len(macs)
-			}
-			for _, e := range s.ICMP {
-				if e.Quoted.Dst.Addr().String() == ip && (e.What == "host-unreachable" || e.What == "redirect") {
-					symptoms++
-					ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, ip)})
-					break
-				}
-			}
-		}
-		supports := []string{fmt.Sprintf("%s: %s is marked by %s", svc.Source.Pos, name, orNone(ctrls))}
-		for _, e := range wev {
-			supports = append(supports, fmt.Sprintf("%s: %s", e.Pos, e.Note))
-		}
-		var contradicts, alternatives []string
-		if updates > 0 {
-			supports = append(supports, fmt.Sprintf("the controllers' logs touch %s %d times", name, updates))
-		}
-		if symptoms > 0 {
-			supports = append(supports, fmt.Sprintf("the capture shows %s with more than one ARP owner or ICMP errors from "+
-				"a node that does not serve it", strings.Join(ips, ", ")))
-		} else if !s.Has(model.KindCapture) && !s.Has(model.KindNeighbors) {
-			contradicts = append(contradicts, "no capture or neighbor table in the bundle: whether the VIP changes owner is not shown")
-		} else {
-			contradicts = append(contradicts, "the capture shows the VIP with one owner and no ICMP errors for it")
-		}
-		sev, certainty, decide := analyzer.Warning, analyzer.Likely, ""
-		if (both || (metallb && kvServices)) && (symptoms > 0 || updates > 0) {
-			sev, certainty = analyzer.Error, analyzer.Proven
-		} else {
-			alternatives = []string{"one controller's marks or deployment are leftovers of a migration to the other"}
-			decide = "kubectl get pods -A -o wide | grep -e metallb -e kube-vip (and kube-vip's svc_enable)"
-		}
-		summary := fmt.Sprintf("LoadBalancer Service %s", name)
-		if len(ips) > 0 {
-			summary += fmt.Sprintf(" (%s)", strings.Join(ips, ", "))
-		}
-		switch {
-		case both:
-			summary += " carries the marks of both MetalLB and kube-vip: both controllers manage it."
-		default:
-			summary += " has no loadBalancerClass while MetalLB runs and kube-vip handles Services too (svc_enable=true): both claim it."
-		}
-		if updates > 0 {
-			summary += fmt.Sprintf(" The controllers' logs touch it %d times.", updates)
-		}
-		if st, ok := s.Setting("kube_vip_services_enabled"); ok {
-			if v, isBool := st.Bool(); isBool && !v {
-				ev = append(ev, analyzer.Evidence{Pos: st.Pos, Note: "kube_vip_services_enabled: " + st.Value})
-				values["kube_vip_services_enabled"] = false
-				summary += fmt.Sprintf(" The kubespray inventory turns kube-vip's services mode off (%s): if the conflict "+
-					"goes on, that setting has not reached the running kube-vip (re-run the playbook, then check its "+
-					"svc_enable).", st.Pos)
-			}
-		}
-		if symptoms > 0 {
-			summary += " Its IP shows the effect: more than one ARP owner, or ICMP errors from a node that announces it without serving it."
-		}
+		c := &lbClaim{svc: svc, ctrls: ctrls, both: both}
+		f := judgeLBClaim(s, c, metallb && kvServices, wev)
+		f.Title, f.Summary, f.Cause, f.Fix = lbClaimWords(c)
 		reported = true
-		p.Report(analyzer.Finding{
-			Subject:      subject("object", object("Service", svc.Namespace, svc.Name)),
-			Severity:     sev,
-			Certainty:    certainty,
-			Supports:     supports,
-			Contradicts:  contradicts,
-			Alternatives: alternatives,
-			Decide:       decide,
-			Title:        fmt.Sprintf("%s is managed by two load-balancer controllers", name),
-			Summary:      summary,
-			Cause:        "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart.",
-			Fix:          lbConflictFix,
-			Facts:        values,
-			Evidence:     ev,
-		})
+		p.Report(f)
 	}
 	return nil
+}
+
+// lbClaim is a LoadBalancer Service that two controllers claim, and its
+// judgement (judgeLBClaim): the controllers' log lines that touch it, its
+// VIPs' symptoms, kubespray's setting of kube-vip. lbClaimWords words it.
+type lbClaim struct {
+	svc   *model.Service
+	ctrls []string // the controllers whose marks it carries
+	both  bool     // it carries the marks of both
+
+	name        string
+	ips         []string
+	updates     int       // the controllers' log lines that touch it
+	symptoms    int       // its VIPs' symptoms: more than one ARP owner, ICMP errors
+	servicesOff bool      // kubespray turns kube-vip's services mode off
+	offPos      model.Pos // there
+}
+
+// judgeLBClaim judges c; running says MetalLB runs and kube-vip handles
+// Services, as the controllers' evidence wev shows. It fills in c and
+// returns the finding without its words.
+func judgeLBClaim(s *model.Snapshot, c *lbClaim, running bool, wev []analyzer.Evidence) analyzer.Finding {
+	svc, ctrls := c.svc, c.ctrls
+	name := objectName(svc.Namespace, svc.Name)
+	var ips []string
+	for _, ing := range svc.Status.LoadBalancer.Ingress {
+		if ing.IP != "" {
+			ips = append(ips, ing.IP)
+		}
+	}
+	ev := []analyzer.Evidence{{Pos: svc.Source.Pos, Note: fmt.Sprintf("LoadBalancer Service %s marked by %s", name, orNone(ctrls))}}
+	ev = append(ev, wev...)
+	values := map[string]any{"service": name}
+	if len(ips) > 0 {
+		values["load_balancer_ips"] = ips
+	}
+	if len(ctrls) > 0 {
+		values["marked_by"] = ctrls
+	}
+	// Controller logs touching this Service.
+	updates := 0
+	for _, le := range s.Logs {
+		text := le.Message
+		for _, v := range le.Fields {
+			text += " " + v
+		}
+		if strings.Contains(text, name) && (strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "metallb") ||
+			strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "kube-vip")) {
+			updates++
+			if updates <= 3 {
+				ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "controller log: " + name})
+			}
+		}
+	}
+	if updates > 0 {
+		values["controller_log_lines"] = updates
+	}
+	// The VIPs flapping or unreachable.
+	symptoms := 0
+	for _, ip := range ips {
+		macs := map[string]bool{}
+		for _, a := range s.ARP {
+			if a.IP.String() == ip && a.MAC != "" && (a.Op == "reply" || a.Gratuitous) {
+				macs[a.MAC] = true
+			}
+		}
+		if len(macs) > 1 {
+			symptoms++
+			values["vip_macs"] = len(macs)
+		}
+		for _, e := range s.ICMP {
+			if e.Quoted.Dst.Addr().String() == ip && (e.What == "host-unreachable" || e.What == "redirect") {
+				symptoms++
+				ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, ip)})
+				break
+			}
+		}
+	}
+	supports := []string{fmt.Sprintf("%s: %s is marked by %s", svc.Source.Pos, name, orNone(ctrls))}
+	for _, e := range wev {
+		supports = append(supports, fmt.Sprintf("%s: %s", e.Pos, e.Note))
+	}
+	var contradicts, alternatives []string
+	if updates > 0 {
+		supports = append(supports, fmt.Sprintf("the controllers' logs touch %s %d times", name, updates))
+	}
+	if symptoms > 0 {
+		supports = append(supports, fmt.Sprintf("the capture shows %s with more than one ARP owner or ICMP errors from "+
+			"a node that does not serve it", strings.Join(ips, ", ")))
+	} else if !s.Has(model.KindCapture) && !s.Has(model.KindNeighbors) {
+		contradicts = append(contradicts, "no capture or neighbor table in the bundle: whether the VIP changes owner is not shown")
+	} else {
+		contradicts = append(contradicts, "the capture shows the VIP with one owner and no ICMP errors for it")
+	}
+	sev, certainty, decide := analyzer.Warning, analyzer.Likely, ""
+	if (c.both || running) && (symptoms > 0 || updates > 0) {
+		sev, certainty = analyzer.Error, analyzer.Proven
+	} else {
+		alternatives = []string{"one controller's marks or deployment are leftovers of a migration to the other"}
+		decide = "kubectl get pods -A -o wide | grep -e metallb -e kube-vip (and kube-vip's svc_enable)"
+	}
+	if st, ok := s.Setting("kube_vip_services_enabled"); ok {
+		if v, isBool := st.Bool(); isBool && !v {
+			c.servicesOff, c.offPos = true, st.Pos
+			ev = append(ev, analyzer.Evidence{Pos: st.Pos, Note: "kube_vip_services_enabled: " + st.Value})
+			values["kube_vip_services_enabled"] = false
+		}
+	}
+	c.name, c.ips, c.updates, c.symptoms = name, ips, updates, symptoms
+	return analyzer.Finding{
+		Subject:      subject("object", object("Service", svc.Namespace, svc.Name)),
+		Severity:     sev,
+		Certainty:    certainty,
+		Supports:     supports,
+		Contradicts:  contradicts,
+		Alternatives: alternatives,
+		Decide:       decide,
+		Facts:        values,
+		Evidence:     ev,
+	}
+}
+
+// lbClaimWords words the finding of c, as judgeLBClaim judged it.
+func lbClaimWords(c *lbClaim) (title, summary, cause, fix string) {
+	summary = fmt.Sprintf("LoadBalancer Service %s", c.name)
+	if len(c.ips) > 0 {
+		summary += fmt.Sprintf(" (%s)", strings.Join(c.ips, ", "))
+	}
+	switch {
+	case c.both:
+		summary += " carries the marks of both MetalLB and kube-vip: both controllers manage it."
+	default:
+		summary += " has no loadBalancerClass while MetalLB runs and kube-vip handles Services too (svc_enable=true): both claim it."
+	}
+	if c.updates > 0 {
+		summary += fmt.Sprintf(" The controllers' logs touch it %d times.", c.updates)
+	}
+	if c.servicesOff {
+		summary += fmt.Sprintf(" The kubespray inventory turns kube-vip's services mode off (%s): if the conflict "+
+			"goes on, that setting has not reached the running kube-vip (re-run the playbook, then check its "+
+			"svc_enable).", c.offPos)
+	}
+	if c.symptoms > 0 {
+		summary += " Its IP shows the effect: more than one ARP owner, or ICMP errors from a node that announces it without serving it."
+	}
+	title = fmt.Sprintf("%s is managed by two load-balancer controllers", c.name)
+	cause = "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart."
+	return title, summary, cause, lbConflictFix
 }
 
 // controllerConflict reports the two controllers from what shows them at
