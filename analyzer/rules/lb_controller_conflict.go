@@ -281,7 +281,28 @@ func lbClaimWords(c *lbClaim) (title, summary, cause, fix string) {
 // kube-vip deployed (its workloads, kubespray's settings) or handling
 // Services.
 func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyzer.Evidence) {
-	s := p.Snap
+	c := &controllersBoth{kvServices: kvServices}
+	if f, ok := judgeControllers(p.Snap, c, metallb, wev); ok {
+		f.Title, f.Summary, f.Cause, f.Fix = controllersWords(c)
+		p.Report(f)
+	}
+}
+
+// controllersBoth is MetalLB and kube-vip deployed side by side, and its
+// judgement (judgeControllers): MetalLB's controller rewriting Services,
+// kubespray's setting of kube-vip. controllersWords words it.
+type controllersBoth struct {
+	kvServices  bool             // kube-vip's services mode is shown on
+	updates     []model.LogEvent // MetalLB's log lines updating Service objects
+	updated     []string         // the Services they updated
+	servicesOff bool             // kubespray turns kube-vip's services mode off
+	offPos      model.Pos        // there
+}
+
+// judgeControllers judges c; ok is false unless both controllers are shown
+// deployed. It fills in c and returns the finding without its words.
+func judgeControllers(s *model.Snapshot, c *controllersBoth, metallb bool, wev []analyzer.Evidence) (analyzer.Finding, bool) {
+	kvServices := c.kvServices
 	ev := slices.Clone(wev)
 	kubeVIP := kvServices
 	if st, ok := s.Setting("kube_vip_enabled"); ok {
@@ -319,19 +340,14 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 		metallb = true
 	}
 	if !metallb || !kubeVIP {
-		return
+		return analyzer.Finding{}, false
 	}
+	c.updates = updates
 	values := map[string]any{"metallb": true, "kube_vip": true, "kube_vip_services": kvServices}
-	var summary []string
 	sev := analyzer.Warning
-	switch {
-	case kvServices:
-		summary = append(summary, "MetalLB and kube-vip both run, and kube-vip handles LoadBalancer Services too (its services mode is on): both controllers claim every LoadBalancer Service.")
-	default:
-		summary = append(summary, "MetalLB and kube-vip are both deployed.")
-	}
 	if len(updates) > 0 {
 		names := slices.Sorted(maps.Keys(services))
+		c.updated = names
 		values["service_updates"] = len(updates)
 		if len(names) > 0 {
 			values["services_updated"] = names
@@ -342,19 +358,11 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 			}
 			ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "MetalLB updated a Service object"})
 		}
-		within := "within a second"
-		if span := updates[len(updates)-1].Time.Sub(updates[0].Time); span >= time.Second {
-			within = "in " + span.String()
-		}
-		summary = append(summary, fmt.Sprintf("MetalLB's controller updated Service objects %d %s %s (%s): a controller "+
-			"that keeps rewriting Services it has already reconciled is fighting another one over them.",
-			len(updates), plural(len(updates), "time", "times"), within, strings.Join(names, ", ")))
 	}
 	if st, ok := s.Setting("kube_vip_services_enabled"); ok {
 		if v, isBool := st.Bool(); isBool && !v {
+			c.servicesOff, c.offPos = true, st.Pos
 			ev = append(ev, analyzer.Evidence{Pos: st.Pos, Note: "kube_vip_services_enabled: " + st.Value})
-			summary = append(summary, fmt.Sprintf("The kubespray inventory turns kube-vip's services mode off (%s): that is the "+
-				"fix; if Services keep being rewritten, it has not reached the running kube-vip (re-run the playbook).", st.Pos))
 		}
 	}
 	supports := make([]string, 0, len(ev))
@@ -375,7 +383,7 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 		alternatives = []string{"kube-vip holds the control-plane VIP only and leaves LoadBalancer Services to MetalLB"}
 		decide = "kubectl -n kube-system get ds,pods -o yaml | grep -A1 svc_enable"
 	}
-	p.Report(analyzer.Finding{
+	return analyzer.Finding{
 		Subject:      subject("component", "MetalLB,kube-vip"),
 		Severity:     sev,
 		Certainty:    certainty,
@@ -383,11 +391,33 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 		Contradicts:  contradicts,
 		Alternatives: alternatives,
 		Decide:       decide,
-		Title:        "MetalLB and kube-vip both manage LoadBalancer Services",
-		Summary:      strings.Join(summary, " "),
-		Cause:        "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart: each rewrites the Services the other just updated.",
-		Fix:          lbConflictFix,
 		Facts:        values,
 		Evidence:     ev,
-	})
+	}, true
+}
+
+// controllersWords words the finding of c, as judgeControllers judged it.
+func controllersWords(c *controllersBoth) (title, summary, cause, fix string) {
+	says := []string{"MetalLB and kube-vip are both deployed."}
+	if c.kvServices {
+		says[0] = "MetalLB and kube-vip both run, and kube-vip handles LoadBalancer Services too (its services mode is on): " +
+			"both controllers claim every LoadBalancer Service."
+	}
+	if n := len(c.updates); n > 0 {
+		within := "within a second"
+		if span := c.updates[n-1].Time.Sub(c.updates[0].Time); span >= time.Second {
+			within = "in " + span.String()
+		}
+		says = append(says, fmt.Sprintf("MetalLB's controller updated Service objects %d %s %s (%s): a controller "+
+			"that keeps rewriting Services it has already reconciled is fighting another one over them.",
+			n, plural(n, "time", "times"), within, strings.Join(c.updated, ", ")))
+	}
+	if c.servicesOff {
+		says = append(says, fmt.Sprintf("The kubespray inventory turns kube-vip's services mode off (%s): that is the "+
+			"fix; if Services keep being rewritten, it has not reached the running kube-vip (re-run the playbook).", c.offPos))
+	}
+	title = "MetalLB and kube-vip both manage LoadBalancer Services"
+	cause = "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart: each " +
+		"rewrites the Services the other just updated."
+	return title, strings.Join(says, " "), cause, lbConflictFix
 }
