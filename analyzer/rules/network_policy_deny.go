@@ -92,7 +92,6 @@ type policySymptom struct {
 	facts    map[string]any
 	evidence []analyzer.Evidence
 	supports []string
-	sources  []model.Kind
 	when     string // whose times date the failures: "the capture's time"
 }
 
@@ -192,8 +191,7 @@ func captureSymptom(g *facts.FailGroup, outcome model.Outcome, ca netip.Addr, se
 		facts: map[string]any{"attempts": g.N, "outcome": string(outcome)},
 		supports: []string{fmt.Sprintf("the capture shows %d connection %s to %s that %s", g.N,
 			plural(g.N, "attempt", "attempts"), g.Server, failed)},
-		sources: []model.Kind{model.KindCapture, model.KindKube},
-		when:    "the capture's time",
+		when: "the capture's time",
 	}
 	n := 0
 	for _, a := range g.Attempts {
@@ -212,9 +210,8 @@ func dropSymptom(drops []facts.PolicyDrop, proto corev1.Protocol, server, client
 	return policySymptom{server: d.Server, proto: proto,
 		summary: fmt.Sprintf("%s shows %d %s %s from %s to %s (Pod %s) dropped as %q", d.Teller(), len(drops), proto,
 			plural(len(drops), "packet", "packets"), clientName(d.Client.Addr(), client), d.Server, podName(server), d.Reason),
-		facts:   map[string]any{"drops": len(drops), "outcome": "dropped"},
-		sources: []model.Kind{model.KindLogs, model.KindKube},
-		when:    "the drop lines' times",
+		facts: map[string]any{"drops": len(drops), "outcome": "dropped"},
+		when:  "the drop lines' times",
 	}
 }
 
