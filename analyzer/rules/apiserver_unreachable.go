@@ -328,9 +328,9 @@ func judgeAPICalls(s *model.Snapshot, g *apiCalls, way apiPath) analyzer.Finding
 	}
 	dnatOK := false // the node's rules send the ClusterIP to the endpoints
 	if g.target == targetClusterIP {
-		if note, pos, kind, bad, ok := clusterIPDataplane(way.sps, g.node, addr, way.eps); ok {
+		if note, pos, bad, ok := clusterIPDataplane(way.sps, g.node, addr, way.eps); ok {
 			g.dataplane, dnatOK = note, bad == ""
-			ev = append(ev, analyzer.Evidence{Pos: pos, Note: note, Kind: kind})
+			ev = append(ev, analyzer.Evidence{Pos: pos, Note: note})
 			values["dataplane"] = "DNAT to the endpoints"
 			if bad != "" {
 				values["dataplane"] = bad
@@ -486,7 +486,7 @@ func sameRangeService(s *model.Snapshot, a netip.Addr) string {
 // rules send the ClusterIP to the endpoints; ok is false when no dataplane
 // of that node is in the bundle. The absence of a rule counts only in a
 // dump that holds several Services (not one cut down with grep).
-func clusterIPDataplane(sps []dataplane.ServicePort, node, addr string, eps facts.EndpointSet) (note string, pos model.Pos, kind model.Kind, bad string, ok bool) {
+func clusterIPDataplane(sps []dataplane.ServicePort, node, addr string, eps facts.EndpointSet) (note string, pos model.Pos, bad string, ok bool) {
 	services := map[string]bool{}
 	var first *dataplane.ServicePort
 	for i := range sps {
@@ -500,10 +500,6 @@ func clusterIPDataplane(sps []dataplane.ServicePort, node, addr string, eps fact
 		}
 		if !slices.Contains(sp.Frontends, addr) {
 			continue
-		}
-		kind = model.KindNetfilter
-		if sp.Mode == "ipvs" {
-			kind = model.KindIPVS
 		}
 		var targets []string
 		var stale []string
@@ -519,24 +515,20 @@ func clusterIPDataplane(sps []dataplane.ServicePort, node, addr string, eps fact
 		}
 		switch {
 		case len(sp.Backends) == 0:
-			return fmt.Sprintf("The node's rules (%s) catch %s but send it nowhere", sp.Chain, addr), sp.Pos, kind,
+			return fmt.Sprintf("The node's rules (%s) catch %s but send it nowhere", sp.Chain, addr), sp.Pos,
 				"the node's rules for " + addr + " have no DNAT target", true
 		case len(stale) > 0:
 			return fmt.Sprintf("The node's rules (%s) DNAT %s to %s, of which %s %s no apiserver endpoint", sp.Chain, addr,
-					strings.Join(targets, ", "), strings.Join(stale, ", "), plural(len(stale), "is", "are")), sp.Pos, kind,
+					strings.Join(targets, ", "), strings.Join(stale, ", "), plural(len(stale), "is", "are")), sp.Pos,
 				"the node's rules DNAT " + addr + " to " + strings.Join(stale, ", ") + ", which no apiserver endpoint has (see stale-dnat)", true
 		}
-		return fmt.Sprintf("The node's rules (%s) DNAT %s to %s", sp.Chain, addr, strings.Join(targets, ", ")), sp.Pos, kind, "", true
+		return fmt.Sprintf("The node's rules (%s) DNAT %s to %s", sp.Chain, addr, strings.Join(targets, ", ")), sp.Pos, "", true
 	}
 	if first != nil && len(services) >= 3 && sameServiceRange(sps, node, addr) {
-		kind = model.KindNetfilter
-		if first.Mode == "ipvs" {
-			kind = model.KindIPVS
-		}
-		return fmt.Sprintf("The node's rules hold %d Service ports but none for %s", len(services), addr), first.Pos, kind,
+		return fmt.Sprintf("The node's rules hold %d Service ports but none for %s", len(services), addr), first.Pos,
 			"the node's rules have no DNAT for " + addr, true
 	}
-	return "", model.Pos{}, "", "", false
+	return "", model.Pos{}, "", false
 }
 
 // sameServiceRange tells whether the node's rules catch a Service address
