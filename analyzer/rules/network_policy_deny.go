@@ -231,14 +231,36 @@ func dropSupport(drops []facts.PolicyDrop) (string, []analyzer.Evidence) {
 		plural(len(drops), "packet", "packets"), d.Client.Addr(), d.Server, d.Reason, d.Event.Pos), ev
 }
 
-// policyFinding words the finding of connections from client to the Pod
-// server that the policies deny in one direction or both; drops are the
-// dataplane's policy drops of the same pair, when its logs show them.
+// policyFinding reports connections from client to the Pod server that the
+// policies deny in one direction or both; drops are the dataplane's policy
+// drops of the same pair, when its logs show them.
 func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *model.Pod,
 	in, out facts.PolicyDecision, pol *facts.PolicyIndex, drops []facts.PolicyDrop) analyzer.Finding {
-	srvName := podName(server)
-	cliName := clientName(ca, client)
-	port := sym.server.Port()
+	d := &policyDenial{summary: sym.summary, client: clientName(ca, client), server: podName(server), port: sym.server.Port()}
+	f := judgePolicyDenial(d, sym, server, ca, client, in, out, pol, drops)
+	f.Title, f.Summary, f.Cause, f.Fix = policyWords(d)
+	return f
+}
+
+// policyDenial is the judgement of connections the NetworkPolicies deny
+// (judgePolicyDenial): which policies isolate each end, the rule that comes
+// closest, what the objects do not show. policyWords words it.
+type policyDenial struct {
+	summary        string // the symptom's
+	client, server string // the client and the server Pod, named
+	port           uint16
+	says           []string // per direction: the policies that isolate it and admit nothing
+	near           []string // the rules that come closest, and why they do not admit
+	unknown        []string // what the objects do not show that could change the decision
+}
+
+// judgePolicyDenial judges d, the symptom sym of connections from ca
+// (client, when a Pod) to server, from the policies' decisions in and out
+// and the CNI's drops. It fills in d and returns the finding without its
+// words.
+func judgePolicyDenial(d *policyDenial, sym policySymptom, server *model.Pod, ca netip.Addr, client *model.Pod,
+	in, out facts.PolicyDecision, pol *facts.PolicyIndex, drops []facts.PolicyDrop) analyzer.Finding {
+	srvName, cliName, port := d.server, d.client, d.port
 	f := analyzer.Finding{
 		Subject: subject("client", ca.String(), "address", sym.server.String(),
 			"object", object("Pod", server.Namespace, server.Name)),
@@ -263,32 +285,32 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 	}
 	var says, unknown []string
 	var near []string
-	for _, d := range []struct {
+	for _, dd := range []struct {
 		dir, subject string
 		v            facts.PolicyDecision
 	}{{"ingress", srvName, in}, {"egress", cliName, out}} {
-		if !d.v.Denied() {
+		if !dd.v.Denied() {
 			continue
 		}
-		names := policyNames(d.v.Isolating)
-		f.Facts[d.dir+"_isolated_by"] = strings.Join(names, ", ")
-		for _, ip := range d.v.Isolating {
+		names := policyNames(dd.v.Isolating)
+		f.Facts[dd.dir+"_isolated_by"] = strings.Join(names, ", ")
+		for _, ip := range dd.v.Isolating {
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: ip.Source.Pos,
-				Note: fmt.Sprintf("selects %s (podSelector %s)", d.subject, facts.SelectorString(&ip.Spec.PodSelector))})
+				Note: fmt.Sprintf("selects %s (podSelector %s)", dd.subject, facts.SelectorString(&ip.Spec.PodSelector))})
 		}
 		f.Supports = append(f.Supports, fmt.Sprintf("%s %s %s %s and %s it for %s; no %s rule of %s admits %s on %s %d",
 			plural(len(names), "NetworkPolicy", "NetworkPolicies"), strings.Join(names, ", "),
-			plural(len(names), "selects", "select"), d.subject, plural(len(names), "isolates", "isolate"), d.dir, d.dir,
+			plural(len(names), "selects", "select"), dd.subject, plural(len(names), "isolates", "isolate"), dd.dir, dd.dir,
 			plural(len(names), "it", "them"), cliName, sym.proto, port))
 		says = append(says, fmt.Sprintf("%s isolate %s for %s and none of their rules admits it", strings.Join(names, ", "),
-			d.subject, d.dir))
-		for _, r := range d.v.Near {
-			pos := r.Pos(d.dir)
-			name := fmt.Sprintf("%s/%s %s[%d]", r.Policy.Namespace, r.Policy.Name, d.dir, r.Index)
+			dd.subject, dd.dir))
+		for _, r := range dd.v.Near {
+			pos := r.Pos(dd.dir)
+			name := fmt.Sprintf("%s/%s %s[%d]", r.Policy.Namespace, r.Policy.Name, dd.dir, r.Index)
 			near = append(near, fmt.Sprintf("%s does not admit it: %s", name, r.Why))
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: pos, Note: name + ": " + r.Why})
 		}
-		unknown = append(unknown, d.v.Unknown...)
+		unknown = append(unknown, dd.v.Unknown...)
 	}
 	if len(near) > 0 {
 		f.Facts["nearest_rule"] = near[0]
@@ -308,20 +330,11 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 		f.Contradicts = append(f.Contradicts,
 			"a CNI that does not enforce NetworkPolicies (flannel alone): the policies then drop nothing")
 	}
-	f.Summary = fmt.Sprintf("%s. %s.", sym.summary, strings.Join(says, "; "))
-	if len(near) > 0 {
-		f.Summary += " The rule that comes closest: " + near[0] + "."
-	}
+	d.says, d.near, d.unknown = says, near, unknown
 	if len(unknown) == 0 {
 		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-		f.Title = fmt.Sprintf("NetworkPolicy denies %s -> %s:%d", cliName, srvName, port)
-		f.Cause = fmt.Sprintf("No NetworkPolicy rule admits these connections: %s. The dataplane drops (or rejects) "+
-			"what no rule admits.", strings.Join(says, "; "))
 	} else {
 		f.Certainty = analyzer.Likely
-		f.Title = fmt.Sprintf("NetworkPolicy likely denies %s -> %s:%d", cliName, srvName, port)
-		f.Cause = fmt.Sprintf("Most likely no NetworkPolicy rule admits these connections (%s), but the objects do "+
-			"not show %s.", strings.Join(says, "; "), strings.Join(unknown, ", "))
 		f.Contradicts = append(f.Contradicts, "that "+unknown[0]+" would make a rule match")
 		f.Alternatives = []string{
 			"the NetworkPolicies deny the connection",
@@ -332,9 +345,28 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 			f.Decide = "kubectl get namespace " + client.Namespace + " --show-labels"
 		}
 	}
-	f.Fix = fmt.Sprintf("If %s should reach %s on port %d, extend the nearest rule (the labels its selectors expect, "+
-		"or the port) or add a policy that admits it; otherwise fix the client.", cliName, srvName, port)
 	return f
+}
+
+// policyWords words the finding of d, as judgePolicyDenial judged it.
+func policyWords(d *policyDenial) (title, summary, cause, fix string) {
+	says := strings.Join(d.says, "; ")
+	summary = fmt.Sprintf("%s. %s.", d.summary, says)
+	if len(d.near) > 0 {
+		summary += " The rule that comes closest: " + d.near[0] + "."
+	}
+	if len(d.unknown) == 0 {
+		title = fmt.Sprintf("NetworkPolicy denies %s -> %s:%d", d.client, d.server, d.port)
+		cause = fmt.Sprintf("No NetworkPolicy rule admits these connections: %s. The dataplane drops (or rejects) "+
+			"what no rule admits.", says)
+	} else {
+		title = fmt.Sprintf("NetworkPolicy likely denies %s -> %s:%d", d.client, d.server, d.port)
+		cause = fmt.Sprintf("Most likely no NetworkPolicy rule admits these connections (%s), but the objects do "+
+			"not show %s.", says, strings.Join(d.unknown, ", "))
+	}
+	fix = fmt.Sprintf("If %s should reach %s on port %d, extend the nearest rule (the labels its selectors expect, "+
+		"or the port) or add a policy that admits it; otherwise fix the client.", d.client, d.server, d.port)
+	return title, summary, cause, fix
 }
 
 // policyDropAdmitted words the dataplane's policy drops of a pair that
