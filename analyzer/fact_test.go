@@ -130,7 +130,7 @@ func TestFactSetByHand(t *testing.T) {
 }
 
 // RunFactSet keeps what the rules computed for a later run on the same facts.
-func TestRunFactsReusesFacts(t *testing.T) {
+func TestRunFactSetReusesFacts(t *testing.T) {
 	var calls atomic.Int32
 	f := countingFact(&calls)
 	fs := analyzer.NewFactSet(twoSysctls())
