@@ -34,19 +34,3 @@ func captureSeverity(rs facts.Roles) analyzer.Severity {
 	}
 	return analyzer.Warning
 }
-
-// withFinding returns words with the certainty fields of c: a rule builds
-// the words of a finding and how firmly its cause is shown apart.
-func withFinding(c, words analyzer.Finding) analyzer.Finding {
-	words.Certainty = c.Certainty
-	if c.Severity != 0 {
-		words.Severity = c.Severity
-	}
-	words.Supports = append(words.Supports, c.Supports...)
-	words.Contradicts = append(words.Contradicts, c.Contradicts...)
-	words.Alternatives = append(words.Alternatives, c.Alternatives...)
-	if c.Decide != "" {
-		words.Decide = c.Decide
-	}
-	return words
-}
