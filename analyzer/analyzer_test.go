@@ -62,10 +62,14 @@ func snapWith(kinds ...model.Kind) *model.Snapshot {
 }
 
 func TestRunSkipsErrorsAndCaps(t *testing.T) {
-	report := func(sev Severity, sources ...model.Kind) func(*Pass) error {
+	// Each kind's evidence is a line of the input of that kind.
+	report := func(sev Severity, kinds ...model.Kind) func(*Pass) error {
 		return func(p *Pass) error {
-			p.Report(Finding{Title: p.Rule.Name, Severity: sev, Sources: sources,
-				Evidence: []Evidence{{Pos: model.Pos{File: p.Rule.Name, Line: 1}}}})
+			ev := []Evidence{{Pos: model.Pos{File: p.Rule.Name, Line: 1}}}
+			for _, k := range kinds {
+				ev = append(ev, Evidence{Pos: model.Pos{File: string(k), Line: 1}})
+			}
+			p.Report(Finding{Title: p.Rule.Name, Severity: sev, Evidence: ev})
 			return nil
 		}
 	}
@@ -80,7 +84,7 @@ func TestRunSkipsErrorsAndCaps(t *testing.T) {
 	}
 	cfg := &Config{Rules: map[string]RuleConfig{"overridden": {Severity: Error}}}
 	cfg.Disable("disabled")
-	res := Run(context.Background(), snapWith(model.KindSysctl), rules, cfg)
+	res := Run(context.Background(), snapWith(model.KindSysctl, model.KindKube), rules, cfg)
 
 	if len(res.Skipped) != 1 || res.Skipped[0].Rule != "needs-ipvs" || res.Skipped[0].Missing[0] != model.KindIPVS {
 		t.Errorf("Skipped = %+v, want needs-ipvs missing ipvs", res.Skipped)
@@ -162,16 +166,21 @@ func TestNeedsAny(t *testing.T) {
 // shares nothing, is not.
 func TestRunExplainsSymptoms(t *testing.T) {
 	frame := model.Pos{File: "c.pcap", Frame: 7}
-	report := func(c Certainty, pos model.Pos, sources ...model.Kind) func(*Pass) error {
+	report := func(c Certainty, ev ...model.Pos) func(*Pass) error {
 		return func(p *Pass) error {
-			p.Report(Finding{Title: p.Rule.Name + " title", Certainty: c, Sources: sources, Evidence: []Evidence{{Pos: pos}}})
+			f := Finding{Title: p.Rule.Name + " title", Certainty: c}
+			for _, pos := range ev {
+				f.Evidence = append(f.Evidence, Evidence{Pos: pos})
+			}
+			p.Report(f)
 			return nil
 		}
 	}
+	sysctl := model.Pos{File: string(model.KindSysctl), Line: 3}
 	rules := []*Rule{
-		{Name: "cause", Doc: "t\n\nx", Severity: Error, Run: report(Proven, frame, model.KindCapture, model.KindSysctl)},
-		{Name: "symptom", Doc: "t\n\nx", Severity: Warning, Run: report(Unknown, frame, model.KindCapture)},
-		{Name: "elsewhere", Doc: "t\n\nx", Severity: Warning, Run: report(Unknown, model.Pos{File: "c.pcap", Frame: 8}, model.KindCapture)},
+		{Name: "cause", Doc: "t\n\nx", Severity: Error, Run: report(Proven, frame, sysctl)},
+		{Name: "symptom", Doc: "t\n\nx", Severity: Warning, Run: report(Unknown, frame)},
+		{Name: "elsewhere", Doc: "t\n\nx", Severity: Warning, Run: report(Unknown, model.Pos{File: "c.pcap", Frame: 8})},
 	}
 	got := map[string]string{}
 	for _, f := range Run(context.Background(), snapWith(model.KindSysctl), rules, nil).Findings {

@@ -16,7 +16,7 @@ import (
 // Requires/ResultOf). Facts are declared as package-level variables:
 //
 //	var NodePortRange = &analyzer.Fact[PortRange]{Name: "nodeport-range", Doc: "...",
-//		Compute: func(fs *analyzer.Facts) PortRange { ... fs.Snapshot() ... }}
+//		Compute: func(fs *analyzer.FactSet) PortRange { ... fs.Snapshot() ... }}
 //
 // and read with NodePortRange.Of(pass) in a rule, or NodePortRange.Get(facts)
 // elsewhere (in another fact's Compute, in a test). The value is shared:
@@ -27,7 +27,7 @@ type Fact[T any] struct {
 	// Doc says in a sentence what the fact holds and where it comes from.
 	Doc string
 	// Compute derives the value. It may read other facts through fs.
-	Compute func(fs *Facts) T
+	Compute func(fs *FactSet) T
 }
 
 // FactKey is what Rule.Requires lists: a *Fact of any type.
@@ -47,9 +47,11 @@ func (f *Fact[T]) FactDoc() string { return f.Doc }
 
 func (f *Fact[T]) isNil() bool { return f == nil }
 
-// Facts holds the facts of one Snapshot, each computed at most once,
-// whichever goroutine asks first; it is safe for concurrent use.
-type Facts struct {
+// FactSet holds the facts of one Snapshot, each computed at most once,
+// whichever goroutine asks first; it is safe for concurrent use. (Facts,
+// the plural, is kept for the key values of a Finding, and facts for the
+// package of netmortem's own facts.)
+type FactSet struct {
 	store *factStore
 	// chain is the facts being computed on the way to this view, to name a
 	// fact that needs itself instead of waiting for itself forever.
@@ -71,15 +73,15 @@ type factSlot struct {
 	panicked any // what Compute panicked with, given again to every reader
 }
 
-// NewFacts returns the facts of snap, none computed yet.
-func NewFacts(snap *model.Snapshot) *Facts {
-	return &Facts{store: &factStore{snap: snap, slots: map[FactKey]*factSlot{}}}
+// NewFactSet returns the facts of snap, none computed yet.
+func NewFactSet(snap *model.Snapshot) *FactSet {
+	return &FactSet{store: &factStore{snap: snap, slots: map[FactKey]*factSlot{}}}
 }
 
 // Snapshot returns the snapshot the facts are derived from.
-func (fs *Facts) Snapshot() *model.Snapshot { return fs.store.snap }
+func (fs *FactSet) Snapshot() *model.Snapshot { return fs.store.snap }
 
-func (fs *Facts) slot(k FactKey) *factSlot {
+func (fs *FactSet) slot(k FactKey) *factSlot {
 	fs.store.mu.Lock()
 	defer fs.store.mu.Unlock()
 	sl := fs.store.slots[k]
@@ -104,9 +106,9 @@ func (e *FactError) Error() string { return fmt.Sprintf("fact %s: %s", e.Fact, e
 // first use. It panics with a *FactError when f has no Compute, when
 // computing f needs f itself, or when Compute panicked (every later Get
 // panics the same way).
-func (f *Fact[T]) Get(fs *Facts) T {
+func (f *Fact[T]) Get(fs *FactSet) T {
 	if fs == nil {
-		panic(&FactError{Fact: f.Name, Msg: "no facts (nil *Facts)"})
+		panic(&FactError{Fact: f.Name, Msg: "no facts (nil *FactSet)"})
 	}
 	if slices.Contains(fs.chain, FactKey(f)) {
 		var names []string
@@ -132,7 +134,7 @@ func (f *Fact[T]) Get(fs *Facts) T {
 	return v
 }
 
-func (f *Fact[T]) compute(fs *Facts) (v any, panicked any) {
+func (f *Fact[T]) compute(fs *FactSet) (v any, panicked any) {
 	defer func() {
 		if r := recover(); r != nil {
 			panicked = r
@@ -141,14 +143,14 @@ func (f *Fact[T]) compute(fs *Facts) (v any, panicked any) {
 	if f.Compute == nil {
 		return nil, &FactError{Fact: f.Name, Msg: "it has no Compute function"}
 	}
-	view := &Facts{store: fs.store, chain: append(slices.Clip(fs.chain), FactKey(f))}
+	view := &FactSet{store: fs.store, chain: append(slices.Clip(fs.chain), FactKey(f))}
 	return f.Compute(view), nil
 }
 
 // Set gives the fact a value made by hand for the snapshot of fs, in place
 // of what Compute would derive: a test can hand a rule a fact its
 // evidence does not show. It replaces a value already computed.
-func (f *Fact[T]) Set(fs *Facts, v T) {
+func (f *Fact[T]) Set(fs *FactSet, v T) {
 	sl := fs.slot(f)
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
@@ -167,7 +169,7 @@ func (f *Fact[T]) Of(p *Pass) T {
 		}
 		panic(&FactError{Fact: f.Name, Msg: fmt.Sprintf("rule %s reads it without listing it in Requires", name)})
 	}
-	return f.Get(p.Facts)
+	return f.Get(p.FactSet)
 }
 
 // FactNames returns the names of the facts a rule requires, in order.

@@ -15,7 +15,7 @@ import (
 // was computed.
 func countingFact(calls *atomic.Int32) *analyzer.Fact[int] {
 	return &analyzer.Fact[int]{Name: "sysctl-count", Doc: "how many sysctls",
-		Compute: func(fs *analyzer.Facts) int {
+		Compute: func(fs *analyzer.FactSet) int {
 			calls.Add(1)
 			return len(fs.Snapshot().Sysctls)
 		}}
@@ -67,7 +67,7 @@ func TestFactIsLazy(t *testing.T) {
 func TestFactConcurrentGet(t *testing.T) {
 	var calls atomic.Int32
 	f := countingFact(&calls)
-	fs := analyzer.NewFacts(twoSysctls())
+	fs := analyzer.NewFactSet(twoSysctls())
 	var wg sync.WaitGroup
 	got := make([]int, 16)
 	for i := range got {
@@ -109,9 +109,9 @@ func TestFactNotRequired(t *testing.T) {
 func TestFactSetByHand(t *testing.T) {
 	var calls atomic.Int32
 	f := countingFact(&calls)
-	fs := analyzer.NewFacts(twoSysctls())
+	fs := analyzer.NewFactSet(twoSysctls())
 	f.Set(fs, 5)
-	res := analyzer.RunFacts(context.Background(), fs, []*analyzer.Rule{factRule("one", f, f)}, nil)
+	res := analyzer.RunFactSet(context.Background(), fs, []*analyzer.Rule{factRule("one", f, f)}, nil)
 	if len(res.Findings) != 1 || res.Findings[0].Title != "xxxxx" {
 		t.Errorf("findings %+v, want the hand-made value 5", res.Findings)
 	}
@@ -119,7 +119,7 @@ func TestFactSetByHand(t *testing.T) {
 		t.Errorf("computed %d times although set by hand", n)
 	}
 	// Set replaces a computed value too.
-	fs = analyzer.NewFacts(twoSysctls())
+	fs = analyzer.NewFactSet(twoSysctls())
 	if v := f.Get(fs); v != 2 {
 		t.Fatalf("computed %d, want 2", v)
 	}
@@ -129,13 +129,13 @@ func TestFactSetByHand(t *testing.T) {
 	}
 }
 
-// RunFacts keeps what the rules computed for a later run on the same facts.
-func TestRunFactsReusesFacts(t *testing.T) {
+// RunFactSet keeps what the rules computed for a later run on the same facts.
+func TestRunFactSetReusesFacts(t *testing.T) {
 	var calls atomic.Int32
 	f := countingFact(&calls)
-	fs := analyzer.NewFacts(twoSysctls())
+	fs := analyzer.NewFactSet(twoSysctls())
 	for range 3 {
-		analyzer.RunFacts(context.Background(), fs, []*analyzer.Rule{factRule("one", f, f)}, nil)
+		analyzer.RunFactSet(context.Background(), fs, []*analyzer.Rule{factRule("one", f, f)}, nil)
 	}
 	if n := calls.Load(); n != 1 {
 		t.Errorf("computed %d times over 3 runs, want once", n)
@@ -144,8 +144,8 @@ func TestRunFactsReusesFacts(t *testing.T) {
 
 func TestFactNeedsItself(t *testing.T) {
 	var a, b *analyzer.Fact[int]
-	a = &analyzer.Fact[int]{Name: "a", Compute: func(fs *analyzer.Facts) int { return b.Get(fs) }}
-	b = &analyzer.Fact[int]{Name: "b", Compute: func(fs *analyzer.Facts) int { return a.Get(fs) + 1 }}
+	a = &analyzer.Fact[int]{Name: "a", Compute: func(fs *analyzer.FactSet) int { return b.Get(fs) }}
+	b = &analyzer.Fact[int]{Name: "b", Compute: func(fs *analyzer.FactSet) int { return a.Get(fs) + 1 }}
 	res := analyzer.Run(context.Background(), twoSysctls(), []*analyzer.Rule{factRule("loops", a, a)}, nil)
 	if len(res.Errors) != 1 || res.Errors[0].Err != "fact a: computing it needs itself: a -> b -> a" {
 		t.Errorf("errors %+v", res.Errors)
@@ -153,7 +153,7 @@ func TestFactNeedsItself(t *testing.T) {
 }
 
 func TestFactComputePanics(t *testing.T) {
-	boom := &analyzer.Fact[int]{Name: "boom", Compute: func(*analyzer.Facts) int { panic("index out of range") }}
+	boom := &analyzer.Fact[int]{Name: "boom", Compute: func(*analyzer.FactSet) int { panic("index out of range") }}
 	rules := []*analyzer.Rule{factRule("first", boom, boom), factRule("second", boom, boom)}
 	res := analyzer.Run(context.Background(), twoSysctls(), rules, nil)
 	if len(res.Errors) != 2 {
@@ -219,7 +219,7 @@ func TestRunBadArguments(t *testing.T) {
 	if len(res.Errors) != 1 || res.Errors[0].Err != "rule no-run has no Run function" {
 		t.Errorf("nil Run: %+v", res.Errors)
 	}
-	res = analyzer.RunFacts(context.Background(), nil, []*analyzer.Rule{ok}, nil)
+	res = analyzer.RunFactSet(context.Background(), nil, []*analyzer.Rule{ok}, nil)
 	if len(res.Errors) != 1 || res.Errors[0].Err != "no snapshot to analyze (nil)" {
 		t.Errorf("nil facts: %+v", res.Errors)
 	}

@@ -93,7 +93,7 @@ const WantFile = "want.yaml"
 type Option func(*options)
 
 type options struct {
-	facts     []func(*analyzer.Facts)
+	facts     []func(*analyzer.FactSet)
 	config    *analyzer.Config
 	scenarios map[string][]Option // options of one scenario
 }
@@ -101,7 +101,7 @@ type options struct {
 // WithFact gives the rule a fact made by hand instead of the one its
 // evidence gives: what a scenario's files cannot show.
 func WithFact[T any](f *analyzer.Fact[T], v T) Option {
-	return func(o *options) { o.facts = append(o.facts, func(fs *analyzer.Facts) { f.Set(fs, v) }) }
+	return func(o *options) { o.facts = append(o.facts, func(fs *analyzer.FactSet) { f.Set(fs, v) }) }
 }
 
 // WithConfig runs the rule with a configuration (severity, parameters).
@@ -212,11 +212,11 @@ func runRule(rule *analyzer.Rule, dir, tmp string, o *options) (want, []string, 
 			return want{}, nil, fmt.Errorf("%s was read as evidence (%s): keep its top level to the keys findings and skipped", in.Path, in.Format)
 		}
 	}
-	facts := analyzer.NewFacts(snap)
+	facts := analyzer.NewFactSet(snap)
 	for _, set := range o.facts {
 		set(facts)
 	}
-	res := analyzer.RunFacts(ctx, facts, []*analyzer.Rule{rule}, o.config)
+	res := analyzer.RunFactSet(ctx, facts, []*analyzer.Rule{rule}, o.config)
 	for _, e := range res.Errors {
 		return want{}, nil, fmt.Errorf("rule %s failed: %s", e.Rule, e.Err)
 	}

@@ -14,7 +14,7 @@ import (
 
 // sysctlCount counts the sysctls of the snapshot.
 var sysctlCount = &analyzer.Fact[int]{Name: "sysctl-count", Doc: "how many sysctls the snapshot holds",
-	Compute: func(fs *analyzer.Facts) int { return len(fs.Snapshot().Sysctls) }}
+	Compute: func(fs *analyzer.FactSet) int { return len(fs.Snapshot().Sysctls) }}
 
 // portRangeRule reports each ip_local_port_range, with the number of
 // sysctls read; a range starting below 2000 is an error, a range reserving
@@ -28,15 +28,18 @@ var portRangeRule = &analyzer.Rule{
 				continue
 			}
 			n := sysctlCount.Of(p)
-			f := analyzer.Finding{Title: "range " + sc.Value, Sources: []model.Kind{model.KindSysctl},
+			f := analyzer.Finding{Title: "range " + sc.Value,
 				Summary:  fmt.Sprintf("%d sysctls read", n),
 				Fix:      "sysctl -w net.ipv4.ip_local_reserved_ports=30000-32767",
 				Subject:  map[string]string{"setting": sc.Name},
 				Facts:    map[string]any{"range": sc.Value, "sysctls": n, "file": sc.Pos.File},
 				Evidence: []analyzer.Evidence{{Pos: sc.Pos, Note: sc.Name}}}
 			if strings.HasPrefix(sc.Value, "1024") {
+				// The second kind of evidence a proven cause needs: the
+				// NodePort range, as a Service list would give it.
 				f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-				f.Sources = append(f.Sources, model.KindKube)
+				f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: model.Pos{File: "services.json", Object: "NodePort range"},
+					Kind: model.KindKube, Note: "30000-32767"})
 			} else {
 				f.Certainty, f.Decide = analyzer.Likely, "sysctl net.ipv4.ip_local_reserved_ports"
 			}
@@ -74,6 +77,7 @@ findings:
       - ip_local_reserved_ports=30000-32767
     evidence:
       - sysctl.txt:1 (net.ipv4.ip_local_port_range)
+      - services.json (NodePort range) (30000-32767)
 `
 
 // Run reads each scenario, runs the rule and holds its findings against
@@ -142,8 +146,8 @@ func TestRunFailsOnWrongJudgement(t *testing.T) {
 			name + `evidence[0]: got "sysctl.txt:1 (net.ipv4.ip_local_port_range)", want "sysctl.txt:2 (net.ipv4.ip_local_port_range)"`},
 		{"evidence note", "(net.ipv4.ip_local_port_range)", "(ip_local_port_range)",
 			name + `evidence[0]: got "sysctl.txt:1 (net.ipv4.ip_local_port_range)", want "sysctl.txt:1 (ip_local_port_range)"`},
-		{"evidence missing", "      - sysctl.txt:1 (net.ipv4.ip_local_port_range)\n",
-			"      - sysctl.txt:1 (net.ipv4.ip_local_port_range)\n      - sysctl.txt:2\n", name + `evidence[1]: missing "sysctl.txt:2"`},
+		{"evidence missing", "      - services.json (NodePort range) (30000-32767)\n",
+			"      - services.json (NodePort range) (30000-32767)\n      - sysctl.txt:2\n", name + `evidence[2]: missing "sysctl.txt:2"`},
 		{"phrase", "2 sysctls read", "3 sysctls read", name + `says: no "3 sysctls read" in its words:`},
 		{"decide", "    says:", "    decide: sysctl -a\n    says:", name + `decide: got "", want "sysctl -a"`},
 		{"rule", "rule: port-range", "rule: other", `unexpected finding port-range map[setting:net.ipv4.ip_local_port_range]`},

@@ -31,7 +31,7 @@ var Attempts = &analyzer.Fact[*AttemptIndex]{
 	Name: "attempts",
 	Doc: "the captures' connection attempts by first frame, the failed ones by server, those an ICMP error answers, " +
 		"and the captures filtered on TCP flags",
-	Compute: func(fs *analyzer.Facts) *AttemptIndex {
+	Compute: func(fs *analyzer.FactSet) *AttemptIndex {
 		s := fs.Snapshot()
 		x := &AttemptIndex{at: map[frameKey]*model.Attempt{}, answered: map[frameKey]bool{}, synOnly: map[string]bool{},
 			failedTo: map[netip.AddrPort][]*model.Attempt{}, counted: map[netip.AddrPort]int{}}
@@ -166,7 +166,7 @@ var FailedAttempts = &analyzer.Fact[*FailGroups]{
 	Name: "failed-attempts",
 	Doc: "the captures' unanswered and refused connection attempts grouped per node and server endpoint, " +
 		"those an ICMP error answers or whose translated copy was answered left out, the attempts counted in summary mode included",
-	Compute: func(fs *analyzer.Facts) *FailGroups {
+	Compute: func(fs *analyzer.FactSet) *FailGroups {
 		s := fs.Snapshot()
 		idx := Attempts.Get(fs)
 		out := &FailGroups{byOutcome: map[model.Outcome][]*FailGroup{}}

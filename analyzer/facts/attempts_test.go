@@ -45,7 +45,7 @@ func TestAttemptIndex(t *testing.T) {
 		EndpointStats: []model.EndpointStats{{File: "c.pcap", Server: srv, Outcome: model.OutcomeRefused, Attempts: 7}},
 		Captures:      []model.CaptureInfo{{File: "syn.txt", Command: `tcpdump -nn "tcp[tcpflags] & (tcp-syn) != 0"`}},
 	}
-	fs := analyzer.NewFacts(s)
+	fs := analyzer.NewFactSet(s)
 	x := facts.Attempts.Get(fs)
 	if a := x.At("c.pcap", 9); a == nil || a.Outcome != model.OutcomeEstablished {
 		t.Errorf("At frame 9: %+v", a)

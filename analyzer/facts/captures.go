@@ -55,7 +55,7 @@ var CaptureNodes = &analyzer.Fact[*CaptureNodeIndex]{
 	Name: "capture-nodes",
 	Doc: "which node each capture was taken on: from the bundle's layout, from a node's name in its file name, from addresses only that node's " +
 		"interfaces carry (ip addr), or from the Kubernetes Node whose addresses its traffic shows",
-	Compute: func(fs *analyzer.Facts) *CaptureNodeIndex { return captureNodes(fs.Snapshot()) },
+	Compute: func(fs *analyzer.FactSet) *CaptureNodeIndex { return captureNodes(fs.Snapshot()) },
 }
 
 // Files returns the capture files of the snapshot, in the order of the

@@ -21,7 +21,7 @@ func TestCaptureNodeFromBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := facts.CaptureNodes.Get(analyzer.NewFacts(snap))
+	x := facts.CaptureNodes.Get(analyzer.NewFactSet(snap))
 	if files := x.Files(); len(files) != 1 || files[0] != path {
 		t.Fatalf("files %v", files)
 	}
@@ -30,7 +30,7 @@ func TestCaptureNodeFromBundle(t *testing.T) {
 	}
 	// Without a node, the capture's traffic alone does not tell it.
 	snap, _, _ = parse.Open(context.Background(), path, nil)
-	if cn, ok := facts.CaptureNodes.Get(analyzer.NewFacts(snap)).Of(path); ok {
+	if cn, ok := facts.CaptureNodes.Get(analyzer.NewFactSet(snap)).Of(path); ok {
 		t.Errorf("node %+v from a capture alone", cn)
 	}
 }
@@ -64,7 +64,7 @@ func TestCaptureNodeFromAddresses(t *testing.T) {
 		},
 	}
 	s.Kube.Nodes = []model.Node{node("node1", "10.0.0.11"), node("node3", "10.0.0.13")}
-	x := facts.CaptureNodes.Get(analyzer.NewFacts(s))
+	x := facts.CaptureNodes.Get(analyzer.NewFactSet(s))
 	cn, ok := x.Of("a.pcap")
 	if !ok || cn.Node != "node1" || cn.How != facts.NodeFromAddresses || len(cn.Evidence) != 1 ||
 		cn.Evidence[0].String() != "node1/ip-addr.txt:5 (10.0.0.11 is on eth0 of node node1)" {

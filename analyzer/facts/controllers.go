@@ -29,7 +29,7 @@ var LBControllers = &analyzer.Fact[Controllers]{
 	Name: "lb-controllers",
 	Doc: "which load-balancer controllers run (MetalLB; kube-vip with its services mode on), from DaemonSets, Pods " +
 		"and kubespray's inventory",
-	Compute: func(fs *analyzer.Facts) Controllers { return lbControllers(fs.Snapshot()) },
+	Compute: func(fs *analyzer.FactSet) Controllers { return lbControllers(fs.Snapshot()) },
 }
 
 func lbControllers(s *model.Snapshot) (c Controllers) {

@@ -14,7 +14,7 @@ var Dataplanes = &analyzer.Fact[ServicePorts]{
 	Name: "dataplanes",
 	Doc: "each node's Service ports as its kube-proxy rules implement them (iptables, nftables or IPVS): frontends, " +
 		"backends and their probabilities",
-	Compute: func(fs *analyzer.Facts) ServicePorts { return dataplane.Build(fs.Snapshot()) },
+	Compute: func(fs *analyzer.FactSet) ServicePorts { return dataplane.Build(fs.Snapshot()) },
 }
 
 // OnNode returns the Service ports of node's dataplane and those of no

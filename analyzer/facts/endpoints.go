@@ -26,7 +26,7 @@ type Endpoints struct {
 var ServiceEndpoints = &analyzer.Fact[*Endpoints]{
 	Name: "service-endpoints",
 	Doc:  "each Service port's ready endpoints, from Endpoints and EndpointSlices (kubectl get endpoints, endpointslices)",
-	Compute: func(fs *analyzer.Facts) *Endpoints {
+	Compute: func(fs *analyzer.FactSet) *Endpoints {
 		s := fs.Snapshot()
 		x := &Endpoints{endpoints: map[string][]*model.Endpoints{}, slices: map[string][]*model.EndpointSlice{}}
 		for i := range s.Kube.Endpoints {

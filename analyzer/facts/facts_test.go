@@ -19,7 +19,7 @@ import (
 
 // open reads fixture files (paths under the repository root) as one
 // snapshot, which must give no warning.
-func open(t *testing.T, paths ...string) *analyzer.Facts {
+func open(t *testing.T, paths ...string) *analyzer.FactSet {
 	t.Helper()
 	snap := &model.Snapshot{}
 	for _, p := range paths {
@@ -29,7 +29,7 @@ func open(t *testing.T, paths ...string) *analyzer.Facts {
 		}
 		snap.Merge(s)
 	}
-	return analyzer.NewFacts(snap)
+	return analyzer.NewFactSet(snap)
 }
 
 func base(p model.Pos) string {
@@ -131,7 +131,7 @@ func TestPortOwners(t *testing.T) {
 		{Node: "node2", Proto: "TCP", Addr: netip.MustParseAddrPort("10.0.0.2:30081")},
 		{Proto: "FWM", FWMark: 7},
 	}}
-	o := facts.PortOwners.Get(analyzer.NewFacts(s))
+	o := facts.PortOwners.Get(analyzer.NewFactSet(s))
 	if on := o.On("node1"); len(on) != 1 || len(on[30080]) != 1 {
 		t.Errorf("node1: %v", on)
 	}
@@ -160,7 +160,7 @@ func TestLocalPorts(t *testing.T) {
 		sc("node2", "net.ipv4.ip_local_port_range", "bad"),
 		sc("node2", "net.ipv4.ip_local_reserved_ports", "30000-32767,x"),
 	}}
-	l = facts.LocalPorts.Get(analyzer.NewFacts(s))
+	l = facts.LocalPorts.Get(analyzer.NewFactSet(s))
 	if got := l.Nodes(); !slices.Equal(got, []string{"", "node1", "node2"}) {
 		t.Errorf("nodes %q", got)
 	}
@@ -252,7 +252,7 @@ func TestLBControllers(t *testing.T) {
 	if err != nil || len(warns) != 0 {
 		t.Fatal(err, warns)
 	}
-	c = facts.LBControllers.Get(analyzer.NewFacts(snap))
+	c = facts.LBControllers.Get(analyzer.NewFactSet(snap))
 	var ev []string
 	for _, e := range c.Evidence {
 		ev = append(ev, base(e.Pos)+" "+e.Note)
@@ -279,7 +279,7 @@ func TestKubeProxyLogsOlderTypes(t *testing.T) {
 		snap.Logs = append(snap.Logs, model.LogEvent{Source: "kube-proxy", Level: "E", Message: msg, Pos: model.Pos{File: "kube-proxy.log", Line: i + 1}})
 	}
 	var got []string
-	for _, e := range facts.KubeProxyLogs.Get(analyzer.NewFacts(snap)).ListErrors {
+	for _, e := range facts.KubeProxyLogs.Get(analyzer.NewFactSet(snap)).ListErrors {
 		got = append(got, e.Kind+"@"+base(e.Event.Pos))
 	}
 	if want := "Endpoints@kube-proxy.log:1 Service@kube-proxy.log:2 Endpoints@kube-proxy.log:3 EndpointSlice@kube-proxy.log:4"; strings.Join(got, " ") != want {

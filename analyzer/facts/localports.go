@@ -47,7 +47,7 @@ type LocalPortRanges struct {
 var LocalPorts = &analyzer.Fact[*LocalPortRanges]{
 	Name: "local-ports",
 	Doc:  "each node's ephemeral port range (net.ipv4.ip_local_port_range) and reserved ports (net.ipv4.ip_local_reserved_ports), from sysctl output",
-	Compute: func(fs *analyzer.Facts) *LocalPortRanges {
+	Compute: func(fs *analyzer.FactSet) *LocalPortRanges {
 		l := &LocalPortRanges{byNode: map[string]NodeLocalPorts{}}
 		for _, sc := range fs.Snapshot().Sysctls {
 			switch sc.Name {

@@ -53,7 +53,7 @@ type KubeProxyLog struct {
 var KubeProxyLogs = &analyzer.Fact[*KubeProxyLog]{
 	Name: "kube-proxy-logs",
 	Doc:  "which log lines are kube-proxy's own, and those where it fails to list Services, Endpoints, EndpointSlices or Nodes",
-	Compute: func(fs *analyzer.Facts) *KubeProxyLog {
+	Compute: func(fs *analyzer.FactSet) *KubeProxyLog {
 		logs := fs.Snapshot().Logs
 		k := &KubeProxyLog{own: make([]bool, len(logs))}
 		for i := range logs {
@@ -91,7 +91,7 @@ type AppErrorLog struct {
 var AppErrors = &analyzer.Fact[*AppErrorLog]{
 	Name: "app-errors",
 	Doc:  `log lines of clients failing to connect: "no route to host" and "connection refused", with the message and its fields`,
-	Compute: func(fs *analyzer.Facts) *AppErrorLog {
+	Compute: func(fs *analyzer.FactSet) *AppErrorLog {
 		out := &AppErrorLog{}
 		logs := fs.Snapshot().Logs
 		for i := range logs {

@@ -67,7 +67,7 @@ var NATPairs = &analyzer.Fact[*NATPairIndex]{
 	Name: "nat-pairs",
 	Doc: "connections a capture saw before and after a node translated them (DNAT, SNAT): attempts of one node " +
 		"with the same initial sequence number and SYNs copies of each other, one end kept and the other translated",
-	Compute: func(fs *analyzer.Facts) *NATPairIndex { return natPairs(fs.Snapshot()) },
+	Compute: func(fs *analyzer.FactSet) *NATPairIndex { return natPairs(fs.Snapshot()) },
 }
 
 // firstSeen returns the time of an attempt's first SYN, or of its first

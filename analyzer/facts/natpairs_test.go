@@ -74,7 +74,7 @@ func TestNATPairsKeepOneEnd(t *testing.T) {
 	if moved != 2 {
 		t.Fatalf("%d translated copies in the capture, want 2", moved)
 	}
-	if n := len(facts.NATPairs.Get(analyzer.NewFacts(snap)).Pairs()); n != 0 {
+	if n := len(facts.NATPairs.Get(analyzer.NewFactSet(snap)).Pairs()); n != 0 {
 		t.Errorf("%d pairs joined with both ends changed, want none", n)
 	}
 }

@@ -23,7 +23,7 @@ var NetPolicies = &analyzer.Fact[*PolicyIndex]{
 	Doc: "the Pods by IP, the Namespaces' labels and the NetworkPolicies, to evaluate whether the policies admit " +
 		"a connection (podSelector, namespaceSelector, ipBlock with except, ports with named ports and endPort, " +
 		"policyTypes; the policies that select a Pod are a union)",
-	Compute: func(fs *analyzer.Facts) *PolicyIndex { return newPolicyIndex(fs.Snapshot()) },
+	Compute: func(fs *analyzer.FactSet) *PolicyIndex { return newPolicyIndex(fs.Snapshot()) },
 }
 
 // PolicyIndex holds what NetworkPolicy evaluation needs.
@@ -82,9 +82,10 @@ func (r PolicyRule) Pos(dir string) model.Pos {
 	return r.Policy.Source.FieldPos(fmt.Sprintf("spec.%s[%d]", dir, r.Index))
 }
 
-// Verdict is the outcome of one direction (ingress to the server Pod, or
-// egress from the client Pod) of a connection.
-type Verdict struct {
+// PolicyDecision is what the NetworkPolicies decide for one direction
+// (ingress to the server Pod, or egress from the client Pod) of a
+// connection: allowed or denied, and by which rules.
+type PolicyDecision struct {
 	// Isolating are the policies that select the Pod for that direction;
 	// none means the Pod is not isolated and the direction is allowed.
 	Isolating []*model.NetworkPolicy
@@ -96,23 +97,23 @@ type Verdict struct {
 	// peers do not, or the reverse; each says why it does not admit.
 	Near []PolicyRule
 	// Unknown says what the objects do not show that could change the
-	// verdict (a namespace's labels, the Pod behind an address).
+	// decision (a namespace's labels, the Pod behind an address).
 	Unknown []string
 }
 
 // Denied reports whether the policies isolate the Pod and no rule admits
 // the connection.
-func (v Verdict) Denied() bool { return len(v.Isolating) > 0 && !v.Allowed }
+func (v PolicyDecision) Denied() bool { return len(v.Isolating) > 0 && !v.Allowed }
 
 // Ingress evaluates whether the policies let a TCP or UDP connection from
 // client (a Pod's address, or any other) reach port of the Pod server.
-func (x *PolicyIndex) Ingress(server *model.Pod, client netip.Addr, proto corev1.Protocol, port uint16) Verdict {
+func (x *PolicyIndex) Ingress(server *model.Pod, client netip.Addr, proto corev1.Protocol, port uint16) PolicyDecision {
 	return x.evaluate(server, networkingv1.PolicyTypeIngress, server, client, proto, port)
 }
 
 // Egress evaluates whether the policies let the Pod client open a
 // connection to dst:port (a Pod's address or any other).
-func (x *PolicyIndex) Egress(client *model.Pod, dst netip.Addr, proto corev1.Protocol, port uint16) Verdict {
+func (x *PolicyIndex) Egress(client *model.Pod, dst netip.Addr, proto corev1.Protocol, port uint16) PolicyDecision {
 	return x.evaluate(client, networkingv1.PolicyTypeEgress, x.podByIP[dst], dst, proto, port)
 }
 
@@ -120,8 +121,8 @@ func (x *PolicyIndex) Egress(client *model.Pod, dst netip.Addr, proto corev1.Pro
 // end (its address, its Pod when known), target the Pod whose named ports
 // apply.
 func (x *PolicyIndex) evaluate(subject *model.Pod, dir networkingv1.PolicyType, target *model.Pod, peer netip.Addr,
-	proto corev1.Protocol, port uint16) Verdict {
-	var v Verdict
+	proto corev1.Protocol, port uint16) PolicyDecision {
+	var v PolicyDecision
 	peerPod := x.podByIP[peer]
 	if dir == networkingv1.PolicyTypeIngress {
 		target = subject

@@ -46,7 +46,7 @@ func netpolIndex(t *testing.T, policies string) *facts.PolicyIndex {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return facts.NetPolicies.Get(analyzer.NewFacts(snap))
+	return facts.NetPolicies.Get(analyzer.NewFactSet(snap))
 }
 
 func TestNetPolicyEvaluation(t *testing.T) {
@@ -117,7 +117,7 @@ func TestNetPolicyEvaluation(t *testing.T) {
 			if proto == "" {
 				proto = corev1.ProtocolTCP
 			}
-			var v facts.Verdict
+			var v facts.PolicyDecision
 			if c.egress {
 				v = x.Egress(x.Pod(ip("10.0.1.2")), ip("10.0.1.1"), proto, c.port)
 			} else {

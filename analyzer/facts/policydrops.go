@@ -62,7 +62,7 @@ var PolicyDrops = &analyzer.Fact[*PolicyDropIndex]{
 	Doc: "the dataplane's log lines of packets a policy denied (cilium monitor's \"Policy denied\" drops, the " +
 		"kernel's lines of Calico's calico-drop LOG rules), " +
 		"with their addresses, ports and protocol",
-	Compute: func(fs *analyzer.Facts) *PolicyDropIndex {
+	Compute: func(fs *analyzer.FactSet) *PolicyDropIndex {
 		logs := fs.Snapshot().Logs
 		x := &PolicyDropIndex{}
 		for i := range logs {

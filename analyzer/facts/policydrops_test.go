@@ -16,7 +16,7 @@ import (
 
 // policyDrops formats the policy drops of fs as "dataplane client -> server
 // proto reason @line".
-func policyDrops(fs *analyzer.Facts) []string {
+func policyDrops(fs *analyzer.FactSet) []string {
 	var out []string
 	for _, d := range facts.PolicyDrops.Get(fs).Drops {
 		out = append(out, fmt.Sprintf("%s %s -> %s %s %q @%d", d.Dataplane, d.Client, d.Server, d.Proto, d.Reason, d.Event.Pos.Line))
@@ -78,7 +78,7 @@ func TestPolicyDropsCalico(t *testing.T) {
 }
 
 // openText reads text as a file called name.
-func openText(t *testing.T, name, text string) *analyzer.Facts {
+func openText(t *testing.T, name, text string) *analyzer.FactSet {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -88,5 +88,5 @@ func openText(t *testing.T, name, text string) *analyzer.Facts {
 	if err != nil || len(warns) != 0 {
 		t.Fatalf("open %s: %v %v", name, err, warns)
 	}
-	return analyzer.NewFacts(snap)
+	return analyzer.NewFactSet(snap)
 }

@@ -26,12 +26,13 @@ func (n NodePorts) Source() string {
 	return "kube-apiserver --service-node-port-range"
 }
 
-// Evidence cites the flag, when the range comes from one.
+// Evidence cites the flag, when the range comes from one: a component's
+// command line, whichever file (a static pod manifest, ps) holds it.
 func (n NodePorts) Evidence() []analyzer.Evidence {
 	if n.Flag == nil {
 		return nil
 	}
-	return []analyzer.Evidence{{Pos: n.Flag.Pos, Note: "--service-node-port-range=" + n.Flag.Value}}
+	return []analyzer.Evidence{{Pos: n.Flag.Pos, Note: "--service-node-port-range=" + n.Flag.Value, Kind: model.KindComponents}}
 }
 
 // NodePortRange is the apiserver's NodePort range: its flag if a manifest
@@ -39,7 +40,7 @@ func (n NodePorts) Evidence() []analyzer.Evidence {
 var NodePortRange = &analyzer.Fact[NodePorts]{
 	Name: "nodeport-range",
 	Doc:  "the cluster's NodePort range: kube-apiserver's --service-node-port-range, or its default 30000-32767",
-	Compute: func(fs *analyzer.Facts) NodePorts {
+	Compute: func(fs *analyzer.FactSet) NodePorts {
 		arg, _, ok := fs.Snapshot().ComponentFlag("kube-apiserver", "service-node-port-range")
 		if !ok {
 			return NodePorts{Range: DefaultNodePortRange}
@@ -79,8 +80,10 @@ func (o PortOwner) Source() model.Kind {
 	return model.KindKube
 }
 
-// Evidence cites the owner.
-func (o PortOwner) Evidence() analyzer.Evidence { return analyzer.Evidence{Pos: o.Pos, Note: o.What} }
+// Evidence cites the owner, of the kind Source says.
+func (o PortOwner) Evidence() analyzer.Evidence {
+	return analyzer.Evidence{Pos: o.Pos, Note: o.What, Kind: o.Source()}
+}
 
 // Owners are the ports owned on the nodes: IPVS virtual services (per
 // node) and the Services' NodePorts (on every node).
@@ -93,7 +96,7 @@ type Owners struct {
 var PortOwners = &analyzer.Fact[*Owners]{
 	Name: "port-owners",
 	Doc:  "the ports owned on each node: IPVS virtual services from ipvsadm -Ln, and the Services' NodePorts",
-	Compute: func(fs *analyzer.Facts) *Owners {
+	Compute: func(fs *analyzer.FactSet) *Owners {
 		s := fs.Snapshot()
 		o := &Owners{}
 		for _, vs := range s.IPVS {

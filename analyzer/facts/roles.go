@@ -44,7 +44,7 @@ var AddrRoles = &analyzer.Fact[AddrIndex]{
 	Name: "addr-roles",
 	Doc: "what each address is in the cluster (a Service's ClusterIP, LoadBalancer or external IP, a ready or " +
 		"not-ready endpoint, a Pod's or a Node's address), from the Kubernetes objects",
-	Compute: func(fs *analyzer.Facts) AddrIndex { return addrRoles(fs.Snapshot()) },
+	Compute: func(fs *analyzer.FactSet) AddrIndex { return addrRoles(fs.Snapshot()) },
 }
 
 func addrRoles(s *model.Snapshot) AddrIndex {

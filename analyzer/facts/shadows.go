@@ -61,7 +61,7 @@ var ShadowedServices = &analyzer.Fact[Shadows]{
 	Name: "shadowed-services",
 	Doc: "rules outside kube-proxy's chains (nat PREROUTING and OUTPUT, raw, nftables tables of other tools) that " +
 		"catch a Service frontend before kube-proxy does, for pod and for node traffic",
-	Compute: func(fs *analyzer.Facts) Shadows { return shadows(fs.Snapshot(), Dataplanes.Get(fs)) },
+	Compute: func(fs *analyzer.FactSet) Shadows { return shadows(fs.Snapshot(), Dataplanes.Get(fs)) },
 }
 
 // kubeProxyChain says a chain is kube-proxy's: its iptables chains are

@@ -60,15 +60,34 @@ var (
 	leaderAnnKey = "control-plane.alpha.kubernetes.io/leader"
 )
 
+// csUnhealthy is one component ComponentStatus reports Unhealthy, refused
+// on 127.0.0.1.
+type csUnhealthy struct {
+	name string
+	port int
+	msg  string
+	pos  model.Pos
+}
+
+// csCheck is what ComponentStatus's check of the components and the bundle
+// show, and its judgement (judgeComponentStatus): where the components
+// run, which apiserver answers. csWords words it.
+type csCheck struct {
+	bad       []csUnhealthy
+	leaders   map[string]string // the node of each component's leader
+	leaderEv  []analyzer.Evidence
+	listening map[int][]string // the nodes that listen on each refused port
+	listenEv  []analyzer.Evidence
+	seenNodes []string // the nodes whose sockets are in the bundle
+
+	names, leaderNodes, listenNodes []string
+	pinned                          *facts.Shadow // a rule that pins the node's connections to one apiserver
+	shown                           bool          // where the components run explains the refusal
+}
+
 func runAPIServerAffinity(p *analyzer.Pass) error {
 	s := p.Snap
-	type unhealthy struct {
-		name string
-		port int
-		msg  string
-		pos  model.Pos
-	}
-	var bad []unhealthy
+	var bad []csUnhealthy
 	for _, cs := range s.Kube.ComponentStatuses {
 		for _, c := range cs.Conditions {
 			if c.Type != "Healthy" || c.Status == "True" {
@@ -79,7 +98,7 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 				continue
 			}
 			port, _ := strconv.Atoi(m[1] + m[2])
-			bad = append(bad, unhealthy{name: cs.Name, port: port, msg: strings.TrimSpace(c.Message + " " + c.Error), pos: cs.Source.Pos})
+			bad = append(bad, csUnhealthy{name: cs.Name, port: port, msg: strings.TrimSpace(c.Message + " " + c.Error), pos: cs.Source.Pos})
 		}
 	}
 	if len(bad) == 0 {
@@ -126,40 +145,49 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 			}
 		}
 	}
-	var names, details []string
+	c := &csCheck{bad: bad, leaders: leaders, leaderEv: leaderEv, listening: listening, listenEv: listenEv, seenNodes: seenNodes}
+	f := judgeComponentStatus(p, c)
+	f.Title, f.Summary, f.Cause, f.Fix = csWords(c)
+	p.Report(f)
+	return nil
+}
+
+// judgeComponentStatus judges c: where the components' leaders run and who
+// listens on the refused ports, the apiserver a capture or a rule shows
+// answering, and how firmly that explains the refusal. It fills in c and
+// returns the finding without its words.
+func judgeComponentStatus(p *analyzer.Pass, c *csCheck) analyzer.Finding {
+	var details []string
 	ev := []analyzer.Evidence{}
-	for _, b := range bad {
-		names = append(names, b.name)
+	for _, b := range c.bad {
+		c.names = append(c.names, b.name)
 		d := fmt.Sprintf("%s: %s", b.name, b.msg)
-		if l := leaders[b.name]; l != "" {
+		if l := c.leaders[b.name]; l != "" {
 			d += fmt.Sprintf("; leader on %s", l)
 		}
-		if ns := listening[b.port]; len(ns) > 0 {
+		if ns := c.listening[b.port]; len(ns) > 0 {
 			d += fmt.Sprintf("; port %d listens on %s only", b.port, strings.Join(ns, ", "))
 		}
 		details = append(details, d)
 		ev = append(ev, analyzer.Evidence{Pos: b.pos, Note: b.msg})
 	}
-	ev = append(ev, leaderEv...)
-	ev = append(ev, listenEv...)
+	ev = append(ev, c.leaderEv...)
+	ev = append(ev, c.listenEv...)
 	values := map[string]any{"unhealthy": details}
-	leaderNodes := slices.Compact(slices.Sorted(maps.Values(leaders)))
-	if len(leaderNodes) > 0 {
-		values["leader_nodes"] = leaderNodes
+	c.leaderNodes = slices.Compact(slices.Sorted(maps.Values(c.leaders)))
+	if len(c.leaderNodes) > 0 {
+		values["leader_nodes"] = c.leaderNodes
 	}
-	sources := []model.Kind{model.KindKube}
-	var listenNodes []string
-	for _, ns := range listening {
-		listenNodes = append(listenNodes, ns...)
+	for _, ns := range c.listening {
+		c.listenNodes = append(c.listenNodes, ns...)
 	}
-	slices.Sort(listenNodes)
-	listenNodes = slices.Compact(listenNodes)
-	if len(listenNodes) > 0 {
-		values["listening_on"] = listenNodes
-		sources = append(sources, model.KindSockets)
+	slices.Sort(c.listenNodes)
+	c.listenNodes = slices.Compact(c.listenNodes)
+	if len(c.listenNodes) > 0 {
+		values["listening_on"] = c.listenNodes
 		var without []string
-		for _, n := range seenNodes {
-			if !slices.Contains(listenNodes, n) {
+		for _, n := range c.seenNodes {
+			if !slices.Contains(c.listenNodes, n) {
 				without = append(without, n)
 			}
 		}
@@ -169,102 +197,98 @@ func runAPIServerAffinity(p *analyzer.Pass) error {
 		}
 	}
 	// The apiserver that answers, from a capture of new connections to it.
-	if srv, n := busiestServer(s, 6443); n > 0 {
+	if srv, n, first := busiestServer(p.Snap, 6443); n > 0 {
 		values["apiserver_connections"] = fmt.Sprintf("%d new connections to port 6443, all to %s", n, srv)
-		sources = append(sources, model.KindCapture)
+		ev = append(ev, analyzer.Evidence{Pos: first, Note: fmt.Sprintf("%d new connections to port 6443, all to %s", n, srv)})
 	}
 	// A rule outside kube-proxy's chains that pins the node's connections
 	// to the kubernetes Service decides which apiserver answers; the rule
 	// itself is service-rule-shadowed's finding.
-	pinned, pinnedBy := "", ""
 	for _, sh := range facts.ShadowedServices.Of(p) {
 		if sh.Port.Namespace() == "default" && sh.Port.ServiceName() == "kubernetes" && sh.Target.IsValid() {
-			pinned = fmt.Sprintf(" The node's connections to the kubernetes Service all go to %s, pinned by %s outside "+
-				"kube-proxy's chains (service-rule-shadowed): that apiserver is the one that answers.", sh.Target, sh.Rule.Pos)
+			c.pinned = &sh
 			values["apiserver_pinned_to"] = sh.Target.String()
-			pinnedBy = fmt.Sprintf("%s (%s): %s of the node's connections to the kubernetes Service", sh.Rule.Pos, sh.Hook, sh.Action)
 			ev = append(ev, analyzer.Evidence{Pos: sh.Rule.Pos, Note: fmt.Sprintf("%s: %s", sh.Hook, sh.Action)})
-			sources = append(sources, model.KindNetfilter)
 			break
 		}
 	}
-	summary := fmt.Sprintf("ComponentStatus reports %s Unhealthy with connection refused on 127.0.0.1. The apiserver "+
-		"that answered checks those ports on its own node.", strings.Join(names, " and "))
-	var supports, contradicts, alternatives []string
-	for _, b := range bad {
-		supports = append(supports, fmt.Sprintf("%s: %s refused on 127.0.0.1:%d", b.pos, b.name, b.port))
-	}
-	for _, e := range leaderEv {
-		supports = append(supports, fmt.Sprintf("%s: %s", e.Pos, e.Note))
-	}
-	for _, e := range listenEv {
-		supports = append(supports, fmt.Sprintf("%s: %s", e.Pos, e.Note))
-	}
-	if pinnedBy != "" {
-		supports = append(supports, pinnedBy)
-	}
-	_, listensOnAll := values["not_listening_on"]
-	listensOnAll = len(listenNodes) > 0 && !listensOnAll
-	certainty, decide := analyzer.Proven, ""
-	title := fmt.Sprintf("%s Unhealthy is a false alarm: checked on a node where they do not run", strings.Join(names, ", "))
-	cause := "kubectl get componentstatuses is answered by one apiserver, which probes 127.0.0.1 on its own node; the " +
-		"controller-manager and scheduler listen on the leader's node only."
-	switch {
-	case listensOnAll:
-		certainty = analyzer.Unknown
-		contradicts = append(contradicts, "every node whose sockets are in the bundle listens on the refused ports: where "+
-			"the components run does not explain the refusal")
-	case len(listenNodes) > 0:
-	case len(leaderNodes) > 0:
-		certainty = analyzer.Likely
-		contradicts = append(contradicts, "no listening sockets of the control-plane nodes in the bundle: that the "+
-			"components listen on the leader's node only is not shown")
-		alternatives = []string{"the components are down on the node of the apiserver that answered, or everywhere"}
-		decide = collected("ss-lntup", "on each control-plane node: who listens on the refused ports")
-	default:
-		certainty = analyzer.Unknown
-	}
-	if certainty == analyzer.Unknown {
-		contradicts = append(contradicts, "neither the components' leader records nor where they listen explain the refusal")
-		alternatives = []string{"the components run on another control-plane node than the apiserver that answered " +
-			"(a false alarm of ComponentStatus)", "the controller-manager or the scheduler is down"}
-		decide = "kubectl -n kube-system get lease kube-controller-manager kube-scheduler"
-		title = fmt.Sprintf("%s Unhealthy: connection refused on 127.0.0.1, cause not shown", strings.Join(names, ", "))
-		cause = "Not shown: the bundle does not say where the components run, so a false alarm of ComponentStatus and " +
-			"components that are down cannot be told apart."
-	} else {
-		summary += fmt.Sprintf(" The components run (as leaders: %s; listening: %s) on another node, so the check fails "+
-			"although they work: a false alarm.", orNone(leaderNodes), orNone(listenNodes))
-	}
-	p.Report(analyzer.Finding{
+	f := analyzer.Finding{
 		// One problem whichever components the bundle shows failing: the
 		// check that kubectl get componentstatuses makes.
-		Subject:      subject("component", "kube-apiserver", "check", "componentstatuses"),
-		Severity:     analyzer.Warning,
-		Certainty:    certainty,
-		Supports:     supports,
-		Contradicts:  contradicts,
-		Alternatives: alternatives,
-		Decide:       decide,
-		Title:        title,
-		Summary:      summary + pinned + " ComponentStatus is deprecated since Kubernetes 1.19.",
-		Cause:        cause,
-		Fix: "Check the components where they run: `curl -k https://127.0.0.1:10257/healthz` (controller-manager) and " +
-			"`:10259` (scheduler) on the leader's node, or `kubectl -n kube-system get lease`; stop alerting on " +
-			"ComponentStatus.",
-		Facts:    values,
-		Sources:  sources,
-		Evidence: ev,
-	})
-	return nil
+		Subject:  subject("component", "kube-apiserver", "check", "componentstatuses"),
+		Severity: analyzer.Warning, Certainty: analyzer.Proven, Facts: values, Evidence: ev,
+	}
+	for _, b := range c.bad {
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s refused on 127.0.0.1:%d", b.pos, b.name, b.port))
+	}
+	for _, e := range append(slices.Clip(c.leaderEv), c.listenEv...) {
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", e.Pos, e.Note))
+	}
+	if sh := c.pinned; sh != nil {
+		f.Supports = append(f.Supports, fmt.Sprintf("%s (%s): %s of the node's connections to the kubernetes Service",
+			sh.Rule.Pos, sh.Hook, sh.Action))
+	}
+	_, listensOnAll := values["not_listening_on"]
+	listensOnAll = len(c.listenNodes) > 0 && !listensOnAll
+	switch {
+	case listensOnAll:
+		f.Certainty = analyzer.Unknown
+		f.Contradicts = append(f.Contradicts, "every node whose sockets are in the bundle listens on the refused ports: where "+
+			"the components run does not explain the refusal")
+	case len(c.listenNodes) > 0:
+	case len(c.leaderNodes) > 0:
+		f.Certainty = analyzer.Likely
+		f.Contradicts = append(f.Contradicts, "no listening sockets of the control-plane nodes in the bundle: that the "+
+			"components listen on the leader's node only is not shown")
+		f.Alternatives = []string{"the components are down on the node of the apiserver that answered, or everywhere"}
+		f.Decide = collected("ss-lntup", "on each control-plane node: who listens on the refused ports")
+	default:
+		f.Certainty = analyzer.Unknown
+	}
+	if c.shown = f.Certainty != analyzer.Unknown; !c.shown {
+		f.Contradicts = append(f.Contradicts, "neither the components' leader records nor where they listen explain the refusal")
+		f.Alternatives = []string{"the components run on another control-plane node than the apiserver that answered " +
+			"(a false alarm of ComponentStatus)", "the controller-manager or the scheduler is down"}
+		f.Decide = "kubectl -n kube-system get lease kube-controller-manager kube-scheduler"
+	}
+	return f
+}
+
+// csWords words the finding of c, as judgeComponentStatus judged it.
+func csWords(c *csCheck) (title, summary, cause, fix string) {
+	summary = fmt.Sprintf("ComponentStatus reports %s Unhealthy with connection refused on 127.0.0.1. The apiserver "+
+		"that answered checks those ports on its own node.", strings.Join(c.names, " and "))
+	if c.shown {
+		title = fmt.Sprintf("%s Unhealthy is a false alarm: checked on a node where they do not run", strings.Join(c.names, ", "))
+		cause = "kubectl get componentstatuses is answered by one apiserver, which probes 127.0.0.1 on its own node; the " +
+			"controller-manager and scheduler listen on the leader's node only."
+		summary += fmt.Sprintf(" The components run (as leaders: %s; listening: %s) on another node, so the check fails "+
+			"although they work: a false alarm.", orNone(c.leaderNodes), orNone(c.listenNodes))
+	} else {
+		title = fmt.Sprintf("%s Unhealthy: connection refused on 127.0.0.1, cause not shown", strings.Join(c.names, ", "))
+		cause = "Not shown: the bundle does not say where the components run, so a false alarm of ComponentStatus and " +
+			"components that are down cannot be told apart."
+	}
+	if sh := c.pinned; sh != nil {
+		summary += fmt.Sprintf(" The node's connections to the kubernetes Service all go to %s, pinned by %s outside "+
+			"kube-proxy's chains (service-rule-shadowed): that apiserver is the one that answers.", sh.Target, sh.Rule.Pos)
+	}
+	summary += " ComponentStatus is deprecated since Kubernetes 1.19."
+	fix = "Check the components where they run: `curl -k https://127.0.0.1:10257/healthz` (controller-manager) and " +
+		"`:10259` (scheduler) on the leader's node, or `kubectl -n kube-system get lease`; stop alerting on " +
+		"ComponentStatus."
+	return title, summary, cause, fix
 }
 
 // busiestServer returns the server address that received all the
-// captured attempts to port, and their number, when there is only one.
-func busiestServer(s *model.Snapshot, port uint16) (string, int) {
+// captured attempts to port, their number, and the capture that shows the
+// first (the file: what the finding rests on is all of them, not one
+// frame), when there is only one.
+func busiestServer(s *model.Snapshot, port uint16) (string, int, model.Pos) {
 	servers := map[string]bool{}
 	seen := map[string]bool{}
 	n := 0
+	var first model.Pos
 	for _, a := range s.Attempts {
 		if a.Server.Port() != port {
 			continue
@@ -275,19 +299,25 @@ func busiestServer(s *model.Snapshot, port uint16) (string, int) {
 		}
 		seen[k] = true
 		servers[a.Server.Addr().String()] = true
+		if n == 0 {
+			first = model.Pos{File: a.Pos.File}
+		}
 		n++
 	}
 	for _, st := range s.EndpointStats { // attempts counted, not kept, in summary mode
 		if st.Server.Port() == port && st.Attempts > 0 {
 			servers[st.Server.Addr().String()] = true
+			if first.IsZero() {
+				first = model.Pos{File: st.File}
+			}
 			n += st.Attempts
 		}
 	}
 	if len(servers) != 1 {
-		return "", 0
+		return "", 0, model.Pos{}
 	}
 	for srv := range servers {
-		return srv, n
+		return srv, n, first
 	}
-	return "", 0
+	return "", 0, model.Pos{}
 }

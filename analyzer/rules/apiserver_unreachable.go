@@ -168,16 +168,42 @@ func firstOfServiceRange(a netip.Addr) bool {
 	return b[0]&0xfe == 0xfc && b[15] == 1 && slices.Equal(b[10:15], []byte{0, 0, 0, 0, 0})
 }
 
+// apiCalls are the failed calls of one component, on one node, to one address
+// of the apiserver, and their judgement (judgeAPICalls): what the address is,
+// what the bundle shows of the path, the hop it proves broken. apiWords words it.
+type apiCalls struct {
+	component, node, addr string
+	failures              []string
+	kinds                 []string // the resources listed
+	lines                 []apiFailure
+
+	ap             netip.AddrPort    // addr, when it parses
+	target, how    string            // what addr is (targetClusterIP ...), and that in words
+	span           span              // of the lines
+	epFound        bool              // the kubernetes Service's Endpoints are in the bundle
+	eps            facts.EndpointSet // and hold these
+	dataplane      string            // what the node's rules do with the ClusterIP, "" when not shown
+	kubeProxyStale bool              // kube-proxy's log shows it failing to list
+	proven         string            // the broken hop the bundle shows, "" when none
+}
+
+func (g *apiCalls) refused() bool { return slices.Contains(g.failures, "connection refused") }
+
+// apiPath is what the bundle shows of the way to the apiserver: the kubernetes
+// Service and its endpoints, the nodes' rules, kube-proxy's failures to list.
+type apiPath struct {
+	svc             *model.Service
+	eps             facts.EndpointSet
+	epPos           model.Pos
+	epFound         bool
+	sps             []dataplane.ServicePort
+	kubeProxyErrors []facts.ListError
+}
+
 func runAPIServerUnreachable(p *analyzer.Pass) error {
 	s := p.Snap
-	type group struct {
-		component, node, addr string
-		failures              []string
-		kinds                 []string
-		lines                 []apiFailure
-	}
-	var groups []*group
-	byKey := map[string]*group{}
+	var groups []*apiCalls
+	byKey := map[string]*apiCalls{}
 	kubeProxy := facts.KubeProxyLogs.Of(p)
 	for i := range s.Logs {
 		le := &s.Logs[i]
@@ -197,7 +223,7 @@ func runAPIServerUnreachable(p *analyzer.Pass) error {
 		key := subjectComponent(comp, le.Pos.File) + "|" + le.Node + "|" + f.addr
 		g := byKey[key]
 		if g == nil {
-			g = &group{component: comp, node: le.Node, addr: f.addr}
+			g = &apiCalls{component: comp, node: le.Node, addr: f.addr}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
@@ -228,155 +254,191 @@ func runAPIServerUnreachable(p *analyzer.Pass) error {
 			})
 		}
 	}
-	svc, eps, epPos, epFound := kubernetesService(p)
-	sps := facts.Dataplanes.Of(p)
+	way := apiPath{sps: facts.Dataplanes.Of(p), kubeProxyErrors: kubeProxy.ListErrors}
+	way.svc, way.eps, way.epPos, way.epFound = kubernetesService(p)
 	for _, g := range groups {
-		p.Report(apiUnreachableFinding(s, g.component, g.node, g.addr, g.failures, g.kinds, g.lines, svc, eps, epPos, epFound, sps,
-			kubeProxy.ListErrors))
+		f := judgeAPICalls(s, g, way)
+		f.Title, f.Summary, f.Cause, f.Fix = apiWords(g)
+		p.Report(f)
 	}
 	return nil
 }
 
-func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures, kinds []string, lines []apiFailure,
-	svc *model.Service, epSet facts.EndpointSet, epPos model.Pos, epFound bool, sps []dataplane.ServicePort,
-	kubeProxyErrors []facts.ListError) analyzer.Finding {
-	eps := epSet.Addrs
+// judgeAPICalls judges g: what the address is, what the bundle shows of
+// the path to it (the kubernetes Service, its endpoints, the node's rules,
+// kube-proxy's log), which hop that proves broken, and how firmly. It
+// fills in g and returns the finding without its words.
+func judgeAPICalls(s *model.Snapshot, g *apiCalls, way apiPath) analyzer.Finding {
+	addr := g.addr
 	ap, _ := netip.ParseAddrPort(addr)
-	target, how := targetAPIServer, ""
+	g.ap, g.target, g.epFound, g.eps = ap, targetAPIServer, way.epFound, way.eps
 	var svcPos model.Pos
-	switch {
+	switch svc := way.svc; {
 	case svc != nil && ap.IsValid() && slices.Contains(append([]string{svc.Spec.ClusterIP}, svc.Spec.ClusterIPs...), ap.Addr().String()):
-		target, how = targetClusterIP, "the ClusterIP of the kubernetes Service"
+		g.target, g.how = targetClusterIP, "the ClusterIP of the kubernetes Service"
 		svcPos = svc.Source.Pos
 		if svcPos.Object == "" {
 			svcPos.Object = model.ObjectName("Service", "default", "kubernetes")
 		}
-	case ap.IsValid() && (slices.Contains(eps, ap.String()) || epSet.IPs[ap.Addr().String()]):
-		target, how = targetEndpoint, "an endpoint of the kubernetes Service"
+	case ap.IsValid() && (slices.Contains(way.eps.Addrs, ap.String()) || way.eps.IPs[ap.Addr().String()]):
+		g.target, g.how = targetEndpoint, "an endpoint of the kubernetes Service"
 	case svc == nil && ap.IsValid() && ap.Port() == 443 && firstOfServiceRange(ap.Addr()):
-		target, how = targetClusterIP, "the first address of a Service range, the kubernetes Service's ClusterIP"
+		g.target, g.how = targetClusterIP, "the first address of a Service range, the kubernetes Service's ClusterIP"
 		if other := sameRangeService(s, ap.Addr()); other != "" {
-			how += " (" + other + " is in the same range)"
+			g.how += " (" + other + " is in the same range)"
 		}
 	}
-	dated, yearless := timeSpan(lines)
-	span := dated
-	if !span.ok {
-		span = yearless
+	dated, yearless := timeSpan(g.lines)
+	g.span = dated
+	if !g.span.ok {
+		g.span = yearless
 	}
 	values := map[string]any{
-		"component": comp,
+		"component": g.component,
 		"address":   addr,
-		"target":    target,
-		"failure":   strings.Join(failures, ", "),
-		"errors":    len(lines),
+		"target":    g.target,
+		"failure":   strings.Join(g.failures, ", "),
+		"errors":    len(g.lines),
 	}
-	if node != "" {
-		values["node"] = node
+	if g.node != "" {
+		values["node"] = g.node
 	}
-	if len(kinds) > 0 {
-		values["resources"] = kinds
+	if len(g.kinds) > 0 {
+		values["resources"] = g.kinds
 	}
-	if span.ok {
-		values["first"] = span.first.Format(logTime(span.first))
-		values["last"] = span.last.Format(logTime(span.last))
+	if g.span.ok {
+		values["first"] = g.span.first.Format(logTime(g.span.first))
+		values["last"] = g.span.last.Format(logTime(g.span.last))
 	}
 	var ev []analyzer.Evidence
-	for i, l := range lines {
-		if i < 3 || i == len(lines)-1 {
-			ev = append(ev, analyzer.Evidence{Pos: l.le.Pos, Note: fmt.Sprintf("%s: %s to %s", comp, l.failure, addr)})
+	for i, l := range g.lines {
+		if i < 3 || i == len(g.lines)-1 {
+			ev = append(ev, analyzer.Evidence{Pos: l.le.Pos, Note: fmt.Sprintf("%s: %s to %s", g.component, l.failure, addr)})
 		}
 	}
-	sources := []model.Kind{model.KindLogs}
-	var summary []string
-	who := comp
-	if node != "" {
-		who += " on " + node
-	}
-	summary = append(summary, fmt.Sprintf("%s logs %d failed %s to the apiserver at %s (%s)", who, len(lines),
-		plural(len(lines), "call", "calls"), addr, strings.Join(failures, ", ")))
-	switch {
-	case span.ok && span.first.Equal(span.last):
-		summary[0] += fmt.Sprintf(" at %s", values["first"])
-	case span.ok:
-		summary[0] += fmt.Sprintf(" from %s to %s", values["first"], values["last"])
-	}
-	summary[0] += "."
-	if how != "" {
-		summary = append(summary, fmt.Sprintf("%s is %s.", addr, how))
-	}
-	proven := ""
 	if svcPos.File != "" {
-		ev = append(ev, analyzer.Evidence{Pos: svcPos, Note: "ClusterIP " + svc.Spec.ClusterIP})
-		sources = append(sources, model.KindKube)
+		ev = append(ev, analyzer.Evidence{Pos: svcPos, Note: "ClusterIP " + way.svc.Spec.ClusterIP})
 	}
-	if epFound {
-		sources = append(sources, model.KindKube)
+	eps := way.eps.Addrs
+	if way.epFound {
 		values["endpoints"] = eps
-		if epSet.Count == 0 {
-			ev = append(ev, analyzer.Evidence{Pos: epPos, Note: "no addresses"})
-			summary = append(summary, "The kubernetes Service has no endpoints: nothing can answer on its ClusterIP.")
-			proven = "the kubernetes Service has no endpoints"
-		} else {
-			ev = append(ev, analyzer.Evidence{Pos: epPos, Note: "apiserver endpoints " + strings.Join(eps, ", ")})
-			summary = append(summary, fmt.Sprintf("The apiserver endpoints are %s.", strings.Join(eps, ", ")))
+		note := "apiserver endpoints " + strings.Join(eps, ", ")
+		if way.eps.Count == 0 {
+			note, g.proven = "no addresses", "the kubernetes Service has no endpoints"
 		}
+		ev = append(ev, analyzer.Evidence{Pos: way.epPos, Note: note})
 	}
-	if target == targetClusterIP {
-		if note, pos, kind, bad, ok := clusterIPDataplane(sps, node, addr, epSet); ok {
-			sources = append(sources, kind)
+	dnatOK := false // the node's rules send the ClusterIP to the endpoints
+	if g.target == targetClusterIP {
+		if note, pos, bad, ok := clusterIPDataplane(way.sps, g.node, addr, way.eps); ok {
+			g.dataplane, dnatOK = note, bad == ""
 			ev = append(ev, analyzer.Evidence{Pos: pos, Note: note})
-			summary = append(summary, note+".")
+			values["dataplane"] = "DNAT to the endpoints"
 			if bad != "" {
 				values["dataplane"] = bad
-				if proven == "" {
-					proven = bad
+				if g.proven == "" {
+					g.proven = bad
 				}
-			} else {
-				values["dataplane"] = "DNAT to the endpoints"
 			}
 		}
 	}
-	for _, e := range kubeProxyErrors {
-		if le := e.Event; node == "" || le.Node == "" || le.Node == node {
+	for _, e := range way.kubeProxyErrors {
+		if le := e.Event; g.node == "" || le.Node == "" || le.Node == g.node {
 			ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "kube-proxy cannot list " + e.Plural()})
-			summary = append(summary, "kube-proxy's log shows it failing to list Services or endpoints too: its rules may be stale.")
+			g.kubeProxyStale = true
 			break
 		}
 	}
-	sev := analyzer.Warning
-	supports := []string{fmt.Sprintf("%s: %s: %s to %s", lines[0].le.Pos, comp, lines[0].failure, addr)}
-	var contradicts []string
-	if proven != "" {
-		sev = analyzer.Error
-		values["proven"] = proven
-		supports = append(supports, proven)
+	where := addr
+	if ap.IsValid() {
+		where = ap.String()
 	}
-	if epFound && epSet.Count > 0 {
-		contradicts = append(contradicts, fmt.Sprintf("%s: the kubernetes Service has endpoints (%s)", epPos, strings.Join(eps, ", ")))
+	f := analyzer.Finding{
+		Subject:  subject("component", subjectComponent(g.component, g.lines[0].le.Pos.File), "node", g.node, "address", where),
+		Severity: analyzer.Warning, Certainty: analyzer.Proven, Facts: values, Evidence: ev,
+		Supports: []string{fmt.Sprintf("%s: %s: %s to %s", g.lines[0].le.Pos, g.component, g.lines[0].failure, addr)},
 	}
-	if v, ok := values["dataplane"]; ok && v == "DNAT to the endpoints" {
-		contradicts = append(contradicts, "the node's rules DNAT "+addr+" to the endpoints: kube-proxy's rules are not the broken hop")
+	if g.proven != "" {
+		f.Severity = analyzer.Error
+		values["proven"] = g.proven
+		f.Supports = append(f.Supports, g.proven)
 	}
-	if target == targetClusterIP && !epFound {
-		contradicts = append(contradicts, "no Endpoints of the kubernetes Service in the bundle: whether it has endpoints is not shown")
+	if way.epFound && way.eps.Count > 0 {
+		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s: the kubernetes Service has endpoints (%s)", way.epPos, strings.Join(eps, ", ")))
 	}
-	refused := slices.Contains(failures, "connection refused")
-	var title, cause, fix string
+	if dnatOK {
+		f.Contradicts = append(f.Contradicts, "the node's rules DNAT "+addr+" to the endpoints: kube-proxy's rules are not the broken hop")
+	}
+	if g.target == targetClusterIP && !way.epFound {
+		f.Contradicts = append(f.Contradicts, "no Endpoints of the kubernetes Service in the bundle: whether it has endpoints is not shown")
+	}
 	switch {
-	case target == targetClusterIP:
-		title = fmt.Sprintf("%s cannot reach the apiserver through the kubernetes Service %s (%s)", comp, addr, strings.Join(failures, ", "))
+	case g.proven != "":
+	case g.target == targetClusterIP:
+		f.Certainty = analyzer.Unknown
+		f.Alternatives = []string{
+			"kube-proxy not running or its rules stale on that node",
+			"the CNI or a firewall dropping traffic from Pods to the host network, where the apiserver listens",
+			"a wrong or dead apiserver endpoint",
+		}
+		f.Decide = fmt.Sprintf("from a Pod on that node: nc -zv %s %d, then nc -zv to each apiserver endpoint", ap.Addr(), ap.Port())
+	case g.refused():
+		f.Certainty = analyzer.Likely
+		f.Alternatives = []string{"a load balancer in front of the apiservers has no healthy backend",
+			"the apiserver listens on another address or port than the one dialed"}
+		f.Decide = fmt.Sprintf("on the control-plane node: crictl ps -a | grep kube-apiserver; ss -ltnp | grep %d", ap.Port())
+	default:
+		f.Certainty = analyzer.Unknown
+		f.Alternatives = []string{"a firewall or security group", "routing between the host and the apiserver",
+			"a dead load balancer or VIP in front of the apiservers", "an overloaded apiserver (TLS handshake timeout)"}
+		f.Decide = fmt.Sprintf("from the same host or Pod: nc -zv %s %d", ap.Addr(), ap.Port())
+	}
+	return f
+}
+
+// apiWords words the finding of g, as judgeAPICalls judged it: what the
+// component logs, what the bundle shows of the path, and the cause it
+// proves or the hops it cannot tell apart.
+func apiWords(g *apiCalls) (title, summary, cause, fix string) {
+	addr, ap, failures := g.addr, g.ap, strings.Join(g.failures, ", ")
+	who := g.component
+	if g.node != "" {
+		who += " on " + g.node
+	}
+	logs := fmt.Sprintf("%s logs %d failed %s to the apiserver at %s (%s)", who, len(g.lines),
+		plural(len(g.lines), "call", "calls"), addr, failures)
+	switch first, last := g.span.first.Format(logTime(g.span.first)), g.span.last.Format(logTime(g.span.last)); {
+	case g.span.ok && g.span.first.Equal(g.span.last):
+		logs += " at " + first
+	case g.span.ok:
+		logs += fmt.Sprintf(" from %s to %s", first, last)
+	}
+	says := []string{logs + "."}
+	if g.how != "" {
+		says = append(says, fmt.Sprintf("%s is %s.", addr, g.how))
+	}
+	switch {
+	case g.epFound && g.eps.Count == 0:
+		says = append(says, "The kubernetes Service has no endpoints: nothing can answer on its ClusterIP.")
+	case g.epFound:
+		says = append(says, fmt.Sprintf("The apiserver endpoints are %s.", strings.Join(g.eps.Addrs, ", ")))
+	}
+	if g.dataplane != "" {
+		says = append(says, g.dataplane+".")
+	}
+	if g.kubeProxyStale {
+		says = append(says, "kube-proxy's log shows it failing to list Services or endpoints too: its rules may be stale.")
+	}
+	summary = strings.Join(says, " ")
+	switch {
+	case g.target == targetClusterIP:
+		title = fmt.Sprintf("%s cannot reach the apiserver through the kubernetes Service %s (%s)", g.component, addr, failures)
 		cause = "The path from the Pod to the apiserver through the ClusterIP is broken: the node's kube-proxy rules DNAT " +
-			addr + " to an apiserver endpoint, and somewhere on pod -> DNAT -> endpoint the connection dies. "
-		switch {
-		case proven != "":
-			cause += "Here " + proven + "."
-		case refused:
-			cause += "Connection refused means something answered with a reset: kube-proxy rejects a Service without " +
-				"endpoints, or the endpoint's apiserver is down."
-		default:
-			cause += "A timeout is usually kube-proxy not running or stale on that node, the CNI or a firewall dropping " +
-				"traffic from Pods to the host network (the apiserver listens there), or a wrong apiserver endpoint."
+			addr + " to an apiserver endpoint, and somewhere on pod -> DNAT -> endpoint the connection dies. Here " + g.proven + "."
+		if g.proven == "" {
+			cause = "Not shown which hop breaks: the calls through the ClusterIP " + addr + " fail (" + failures + "), but " +
+				"the bundle does not show whether kube-proxy's rules, the network between the Pod and the apiserver, or " +
+				"the endpoint drops them."
 		}
 		fix = fmt.Sprintf("Check the endpoints: `kubectl get endpoints kubernetes`. On the node, check the Service's rules: "+
 			"`iptables -t nat -L KUBE-SVC-NPX46M4PTMTKRN6Y -n` (nftables mode: `nft list table ip kube-proxy | "+
@@ -384,70 +446,26 @@ func apiUnreachableFinding(s *model.Snapshot, comp, node, addr string, failures,
 			"`nc -zv %s %d`, then `nc -zv` to each endpoint. Check the kube-proxy and CNI Pods on that node "+
 			"(`kubectl -n kube-system get pods -o wide`) and restart kube-proxy there if its rules are stale.",
 			addr, ap.Addr(), ap.Port())
-	case refused:
-		title = fmt.Sprintf("%s: the apiserver at %s refuses connections", comp, addr)
+	case g.refused():
+		title = fmt.Sprintf("%s: the apiserver at %s refuses connections", g.component, addr)
 		cause = "Nothing listens on the apiserver's own address: kube-apiserver is down, crash-looping or restarting " +
 			"(or a load balancer in front of it has no healthy backend)."
 		fix = fmt.Sprintf("On the control-plane node: `crictl ps -a | grep kube-apiserver`, `crictl logs CONTAINER`, "+
 			"`ss -ltnp | grep %d`; check /etc/kubernetes/manifests/kube-apiserver.yaml and etcd; then "+
 			"`curl -k https://%s/livez`.", ap.Port(), addr)
 	default:
-		title = fmt.Sprintf("%s cannot reach the apiserver at %s (%s)", comp, addr, strings.Join(failures, ", "))
+		title = fmt.Sprintf("%s cannot reach the apiserver at %s (%s)", g.component, addr, failures)
 		cause = "The network between this component and the apiserver's address drops or resets the connection: a " +
 			"firewall or security group, routing, a dead load balancer or VIP in front of the apiservers, or an " +
 			"overloaded apiserver (TLS handshake timeout)."
+		if g.proven == "" {
+			cause = "Not shown where the connection dies: the calls to " + addr + " fail (" + failures + "), and the " +
+				"bundle holds nothing of the path between the component and the apiserver."
+		}
 		fix = fmt.Sprintf("From the same host or Pod: `nc -zv %s %d` and `curl -k https://%s/livez`; check the "+
 			"firewall and routes to it, and the apiserver's load balancer or VIP.", ap.Addr(), ap.Port(), addr)
 	}
-	certainty := analyzer.Proven
-	var alternatives []string
-	decide := ""
-	switch {
-	case proven != "":
-	case target == targetClusterIP:
-		certainty = analyzer.Unknown
-		cause = "Not shown which hop breaks: the calls through the ClusterIP " + addr + " fail (" +
-			strings.Join(failures, ", ") + "), but the bundle does not show whether kube-proxy's rules, the network " +
-			"between the Pod and the apiserver, or the endpoint drops them."
-		alternatives = []string{
-			"kube-proxy not running or its rules stale on that node",
-			"the CNI or a firewall dropping traffic from Pods to the host network, where the apiserver listens",
-			"a wrong or dead apiserver endpoint",
-		}
-		decide = fmt.Sprintf("from a Pod on that node: nc -zv %s %d, then nc -zv to each apiserver endpoint", ap.Addr(), ap.Port())
-	case refused:
-		certainty = analyzer.Likely
-		alternatives = []string{"a load balancer in front of the apiservers has no healthy backend",
-			"the apiserver listens on another address or port than the one dialed"}
-		decide = fmt.Sprintf("on the control-plane node: crictl ps -a | grep kube-apiserver; ss -ltnp | grep %d", ap.Port())
-	default:
-		certainty = analyzer.Unknown
-		cause = "Not shown where the connection dies: the calls to " + addr + " fail (" + strings.Join(failures, ", ") +
-			"), and the bundle holds nothing of the path between the component and the apiserver."
-		alternatives = []string{"a firewall or security group", "routing between the host and the apiserver",
-			"a dead load balancer or VIP in front of the apiservers", "an overloaded apiserver (TLS handshake timeout)"}
-		decide = fmt.Sprintf("from the same host or Pod: nc -zv %s %d", ap.Addr(), ap.Port())
-	}
-	where := addr
-	if ap.IsValid() {
-		where = ap.String()
-	}
-	return analyzer.Finding{
-		Subject:      subject("component", subjectComponent(comp, lines[0].le.Pos.File), "node", node, "address", where),
-		Severity:     sev,
-		Certainty:    certainty,
-		Supports:     supports,
-		Contradicts:  contradicts,
-		Alternatives: alternatives,
-		Decide:       decide,
-		Title:        title,
-		Summary:      strings.Join(summary, " "),
-		Cause:        cause,
-		Fix:          fix,
-		Facts:        values,
-		Sources:      distinctKinds(sources),
-		Evidence:     ev,
-	}
+	return title, summary, cause, fix
 }
 
 // sameRangeService names a Service whose ClusterIP is in the same /16 as
@@ -470,7 +488,7 @@ func sameRangeService(s *model.Snapshot, a netip.Addr) string {
 // rules send the ClusterIP to the endpoints; ok is false when no dataplane
 // of that node is in the bundle. The absence of a rule counts only in a
 // dump that holds several Services (not one cut down with grep).
-func clusterIPDataplane(sps []dataplane.ServicePort, node, addr string, eps facts.EndpointSet) (note string, pos model.Pos, kind model.Kind, bad string, ok bool) {
+func clusterIPDataplane(sps []dataplane.ServicePort, node, addr string, eps facts.EndpointSet) (note string, pos model.Pos, bad string, ok bool) {
 	services := map[string]bool{}
 	var first *dataplane.ServicePort
 	for i := range sps {
@@ -484,10 +502,6 @@ func clusterIPDataplane(sps []dataplane.ServicePort, node, addr string, eps fact
 		}
 		if !slices.Contains(sp.Frontends, addr) {
 			continue
-		}
-		kind = model.KindNetfilter
-		if sp.Mode == "ipvs" {
-			kind = model.KindIPVS
 		}
 		var targets []string
 		var stale []string
@@ -503,24 +517,20 @@ func clusterIPDataplane(sps []dataplane.ServicePort, node, addr string, eps fact
 		}
 		switch {
 		case len(sp.Backends) == 0:
-			return fmt.Sprintf("The node's rules (%s) catch %s but send it nowhere", sp.Chain, addr), sp.Pos, kind,
+			return fmt.Sprintf("The node's rules (%s) catch %s but send it nowhere", sp.Chain, addr), sp.Pos,
 				"the node's rules for " + addr + " have no DNAT target", true
 		case len(stale) > 0:
 			return fmt.Sprintf("The node's rules (%s) DNAT %s to %s, of which %s %s no apiserver endpoint", sp.Chain, addr,
-					strings.Join(targets, ", "), strings.Join(stale, ", "), plural(len(stale), "is", "are")), sp.Pos, kind,
+					strings.Join(targets, ", "), strings.Join(stale, ", "), plural(len(stale), "is", "are")), sp.Pos,
 				"the node's rules DNAT " + addr + " to " + strings.Join(stale, ", ") + ", which no apiserver endpoint has (see stale-dnat)", true
 		}
-		return fmt.Sprintf("The node's rules (%s) DNAT %s to %s", sp.Chain, addr, strings.Join(targets, ", ")), sp.Pos, kind, "", true
+		return fmt.Sprintf("The node's rules (%s) DNAT %s to %s", sp.Chain, addr, strings.Join(targets, ", ")), sp.Pos, "", true
 	}
 	if first != nil && len(services) >= 3 && sameServiceRange(sps, node, addr) {
-		kind = model.KindNetfilter
-		if first.Mode == "ipvs" {
-			kind = model.KindIPVS
-		}
-		return fmt.Sprintf("The node's rules hold %d Service ports but none for %s", len(services), addr), first.Pos, kind,
+		return fmt.Sprintf("The node's rules hold %d Service ports but none for %s", len(services), addr), first.Pos,
 			"the node's rules have no DNAT for " + addr, true
 	}
-	return "", model.Pos{}, "", "", false
+	return "", model.Pos{}, "", false
 }
 
 // sameServiceRange tells whether the node's rules catch a Service address

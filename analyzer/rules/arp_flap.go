@@ -54,21 +54,31 @@ one of them announce the address: one load-balancer controller per Service
 (loadBalancerClass), or remove the duplicate address.`,
 }
 
+// arpClaim is one claim of an address: the MAC and what shows it.
+type arpClaim struct {
+	mac string
+	ev  *model.ARPEvent
+}
+
+// arpOwners are the claims of one address on one node, and their judgement
+// (judgeARPOwners): the changes of owner, what the address is.
+// arpOwnersWords words it.
+type arpOwners struct {
+	node      string
+	ip        netip.Addr
+	claims    []arpClaim // each change of owner, the first claim included
+	macs      []string
+	changes   int
+	fromNeigh bool // the claims are the neighbor table's snapshots, not a capture's
+
+	timeline []string // the first claim and each change of owner
+	is       string   // what the address is in the cluster, "" when nothing
+}
+
 func runARPFlap(p *analyzer.Pass) error {
 	s := p.Snap
-	type claim struct {
-		mac string
-		ev  *model.ARPEvent
-	}
-	type owner struct {
-		node    string
-		ip      netip.Addr
-		claims  []claim // each change of owner, the first claim included
-		macs    []string
-		changes int
-	}
-	var owners []*owner
-	byIP := map[string]*owner{}
+	var owners []*arpOwners
+	byIP := map[string]*arpOwners{}
 	for i := range s.ARP {
 		ev := &s.ARP[i]
 		if ev.MAC == "" || !ev.IP.IsValid() || ev.IP.IsUnspecified() || ev.Op == "ns" || ev.Copy {
@@ -77,7 +87,7 @@ func runARPFlap(p *analyzer.Pass) error {
 		key := ev.Node + "|" + ev.IP.String()
 		o := byIP[key]
 		if o == nil {
-			o = &owner{node: ev.Node, ip: ev.IP}
+			o = &arpOwners{node: ev.Node, ip: ev.IP}
 			byIP[key] = o
 			owners = append(owners, o)
 		}
@@ -87,7 +97,7 @@ func runARPFlap(p *analyzer.Pass) error {
 		if len(o.claims) > 0 {
 			o.changes++
 		}
-		o.claims = append(o.claims, claim{mac: ev.MAC, ev: ev})
+		o.claims = append(o.claims, arpClaim{mac: ev.MAC, ev: ev})
 		if !slices.Contains(o.macs, ev.MAC) {
 			o.macs = append(o.macs, ev.MAC)
 		}
@@ -98,7 +108,6 @@ func runARPFlap(p *analyzer.Pass) error {
 	slices.SortStableFunc(neigh, func(a, b model.Neighbor) int {
 		return strings.Compare(snapshotKey(a.Pos.File), snapshotKey(b.Pos.File))
 	})
-	fromNeigh := map[*owner]bool{}
 	for i := range neigh {
 		n := &neigh[i]
 		if n.MAC == "" || !n.IP.IsValid() {
@@ -110,10 +119,9 @@ func runARPFlap(p *analyzer.Pass) error {
 		}
 		o := byIP[key]
 		if o == nil {
-			o = &owner{node: n.Node, ip: n.IP}
+			o = &arpOwners{node: n.Node, ip: n.IP, fromNeigh: true}
 			byIP[key] = o
 			owners = append(owners, o)
-			fromNeigh[o] = true
 		}
 		if k := len(o.claims); k > 0 && o.claims[k-1].mac == n.MAC {
 			continue
@@ -122,7 +130,7 @@ func runARPFlap(p *analyzer.Pass) error {
 			o.changes++
 		}
 		ev := &model.ARPEvent{Node: n.Node, Pos: n.Pos, Op: "neighbor entry (" + strings.ToLower(n.State) + ")", IP: n.IP, MAC: n.MAC}
-		o.claims = append(o.claims, claim{mac: n.MAC, ev: ev})
+		o.claims = append(o.claims, arpClaim{mac: n.MAC, ev: ev})
 		if !slices.Contains(o.macs, n.MAC) {
 			o.macs = append(o.macs, n.MAC)
 		}
@@ -132,95 +140,99 @@ func runARPFlap(p *analyzer.Pass) error {
 		if len(o.macs) < 2 {
 			continue
 		}
-		rs := roles.Of(o.ip, 0)
-		sev := analyzer.Warning
-		sources := []model.Kind{model.KindCapture}
-		if fromNeigh[o] {
-			sources = []model.Kind{model.KindNeighbors}
-		}
-		if rs.VIP() {
-			sev = analyzer.Error
-			sources = append(sources, model.KindKube)
-		}
-		var ev []analyzer.Evidence
-		// The timeline lists the first claim and each change of owner.
-		var timeline []string
-		owner := ""
-		for i, c := range o.claims {
-			kind := c.ev.Op
-			if c.ev.Gratuitous {
-				kind = "gratuitous " + kind
-			}
-			if i < 10 {
-				ev = append(ev, analyzer.Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", kind, o.ip, c.mac)})
-			}
-			if c.mac == owner {
-				continue
-			}
-			owner = c.mac
-			if fromNeigh[o] {
-				timeline = append(timeline, fmt.Sprintf("%s %s", c.ev.Pos, c.mac))
-			} else {
-				timeline = append(timeline, fmt.Sprintf("%s %s", c.ev.Time.Format("15:04:05.000000"), c.mac))
-			}
-		}
-		shown := timeline
-		if len(shown) > maxTimeline {
-			shown = append(slices.Clip(shown[:maxTimeline]), fmt.Sprintf("... %d more", len(timeline)-maxTimeline))
-		}
-		if len(timeline) > maxTimelineFact {
-			timeline = append(timeline[:maxTimelineFact], fmt.Sprintf("... %d more", len(timeline)-maxTimelineFact))
-		}
-		ev = append(ev, rs.Evidence()...)
-		values := map[string]any{
-			"ip":       o.ip.String(),
-			"macs":     o.macs,
-			"changes":  o.changes,
-			"timeline": timeline,
-		}
-		if o.node != "" {
-			values["node"] = o.node
-		}
-		what := ""
-		if len(rs) > 0 {
-			values["ip_is"] = rs.Words()
-			what = fmt.Sprintf(" (%s)", rs.Words())
-		}
-		c := analyzer.Finding{Severity: sev, Certainty: analyzer.Unknown,
-			Alternatives: []string{"two load-balancer controllers (MetalLB and kube-vip) both announce the address",
-				"a failover moved the address between nodes", "the address is configured on two hosts"},
-			Decide: collected("ip-link", "on the nodes: which hosts have the MACs "+listSome(o.macs, false)),
-		}
-		if len(ev) > 0 {
-			c.Supports = append(c.Supports, fmt.Sprintf("%d claims of %s by %s, the owner changing %d %s (first: %s)",
-				len(o.claims), o.ip, listSome(o.macs, false), o.changes, plural(o.changes, "time", "times"), ev[0]))
-		}
-		if o.changes == 1 {
-			c.Contradicts = append(c.Contradicts, "a single change of owner is also what a finished failover looks like")
-		}
-		if rs.VIP() {
-			c.Certainty = analyzer.Proven
-			c.Supports = append(c.Supports, fmt.Sprintf("the address is %s, which one announcer should hold", rs.Words()))
-		}
-		p.Report(withFinding(c, analyzer.Finding{
-			Subject:  subject("node", o.node, "address", o.ip.String()),
-			Severity: sev,
-			Title:    fmt.Sprintf("%s is claimed by %d MAC addresses: %s", o.ip, len(o.macs), listSome(o.macs, false)),
-			Summary: fmt.Sprintf("The owner of %s%s changes %d %s %s: %s. Neighbours send traffic for it to "+
-				"whichever host claimed it last.", o.ip, what, o.changes, plural(o.changes, "time", "times"),
-				map[bool]string{true: "between the neighbor table snapshots", false: "in the capture"}[fromNeigh[o]],
-				strings.Join(shown, " -> ")),
-			Cause: "Two hosts announce the same address: two load-balancer controllers (MetalLB and kube-vip) both " +
-				"announcing a Service's VIP, a failover between nodes, or an address configured on two hosts.",
-			Fix: fmt.Sprintf("Find the hosts with MACs %s (`ip -br link` on the nodes) and keep one announcer for %s: "+
-				"give each LoadBalancer Service one controller (spec.loadBalancerClass), or remove the duplicate address.",
-				listSome(o.macs, false), o.ip),
-			Facts:    values,
-			Sources:  sources,
-			Evidence: ev,
-		}))
+		f := judgeARPOwners(o, roles.Of(o.ip, 0))
+		f.Title, f.Summary, f.Cause, f.Fix = arpOwnersWords(o)
+		p.Report(f)
 	}
 	return nil
+}
+
+// judgeARPOwners judges o, whose address is rs. It fills in o and returns
+// the finding without its words.
+func judgeARPOwners(o *arpOwners, rs facts.Roles) analyzer.Finding {
+	sev := analyzer.Warning
+	if rs.VIP() {
+		sev = analyzer.Error
+	}
+	var ev []analyzer.Evidence
+	owner := ""
+	for i, c := range o.claims {
+		kind := c.ev.Op
+		if c.ev.Gratuitous {
+			kind = "gratuitous " + kind
+		}
+		if i < 10 {
+			ev = append(ev, analyzer.Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", kind, o.ip, c.mac)})
+		}
+		if c.mac == owner {
+			continue
+		}
+		owner = c.mac
+		if o.fromNeigh {
+			o.timeline = append(o.timeline, fmt.Sprintf("%s %s", c.ev.Pos, c.mac))
+		} else {
+			o.timeline = append(o.timeline, fmt.Sprintf("%s %s", c.ev.Time.Format("15:04:05.000000"), c.mac))
+		}
+	}
+	timeline := slices.Clone(o.timeline)
+	if len(timeline) > maxTimelineFact {
+		timeline = append(timeline[:maxTimelineFact], fmt.Sprintf("... %d more", len(timeline)-maxTimelineFact))
+	}
+	ev = append(ev, rs.Evidence()...)
+	values := map[string]any{
+		"ip":       o.ip.String(),
+		"macs":     o.macs,
+		"changes":  o.changes,
+		"timeline": timeline,
+	}
+	if o.node != "" {
+		values["node"] = o.node
+	}
+	if len(rs) > 0 {
+		o.is = rs.Words()
+		values["ip_is"] = o.is
+	}
+	f := analyzer.Finding{Subject: subject("node", o.node, "address", o.ip.String()), Severity: sev,
+		Certainty: analyzer.Unknown, Facts: values, Evidence: ev,
+		Alternatives: []string{"two load-balancer controllers (MetalLB and kube-vip) both announce the address",
+			"a failover moved the address between nodes", "the address is configured on two hosts"},
+		Decide: collected("ip-link", "on the nodes: which hosts have the MACs "+listSome(o.macs, false)),
+	}
+	if len(ev) > 0 {
+		f.Supports = append(f.Supports, fmt.Sprintf("%d claims of %s by %s, the owner changing %d %s (first: %s)",
+			len(o.claims), o.ip, listSome(o.macs, false), o.changes, plural(o.changes, "time", "times"), ev[0]))
+	}
+	if o.changes == 1 {
+		f.Contradicts = append(f.Contradicts, "a single change of owner is also what a finished failover looks like")
+	}
+	if rs.VIP() {
+		f.Certainty = analyzer.Proven
+		f.Supports = append(f.Supports, fmt.Sprintf("the address is %s, which one announcer should hold", rs.Words()))
+	}
+	return f
+}
+
+// arpOwnersWords words the finding of o, as judgeARPOwners judged it.
+func arpOwnersWords(o *arpOwners) (title, summary, cause, fix string) {
+	shown := o.timeline
+	if len(shown) > maxTimeline {
+		shown = append(slices.Clip(shown[:maxTimeline]), fmt.Sprintf("... %d more", len(o.timeline)-maxTimeline))
+	}
+	what := ""
+	if o.is != "" {
+		what = fmt.Sprintf(" (%s)", o.is)
+	}
+	title = fmt.Sprintf("%s is claimed by %d MAC addresses: %s", o.ip, len(o.macs), listSome(o.macs, false))
+	summary = fmt.Sprintf("The owner of %s%s changes %d %s %s: %s. Neighbours send traffic for it to "+
+		"whichever host claimed it last.", o.ip, what, o.changes, plural(o.changes, "time", "times"),
+		map[bool]string{true: "between the neighbor table snapshots", false: "in the capture"}[o.fromNeigh],
+		strings.Join(shown, " -> "))
+	cause = "Two hosts announce the same address: two load-balancer controllers (MetalLB and kube-vip) both " +
+		"announcing a Service's VIP, a failover between nodes, or an address configured on two hosts."
+	fix = fmt.Sprintf("Find the hosts with MACs %s (`ip -br link` on the nodes) and keep one announcer for %s: "+
+		"give each LoadBalancer Service one controller (spec.loadBalancerClass), or remove the duplicate address.",
+		listSome(o.macs, false), o.ip)
+	return title, summary, cause, fix
 }
 
 // maxTimeline and maxTimelineFact bound the owner changes a finding's

@@ -67,22 +67,35 @@ address; kube-vip's pods and leader lease); for a node, whether it is up; for
 a Pod IP, whether the Pod still exists.`,
 }
 
+// arpSilence is an address nobody answers ARP (or neighbor discovery)
+// for, on one node, and its judgement (judgeARPSilence): the requests a
+// capture shows unanswered, the neighbor table's failed entries, what the
+// address is. arpSilenceWords words it.
+type arpSilence struct {
+	node     string
+	ip       netip.Addr
+	requests []*model.ARPEvent
+	askers   []string
+	neigh    []*model.Neighbor
+
+	nreq        int       // the requests, those a capture read in summary mode counted included
+	fromCapture bool      // enough requests went unanswered
+	first, last time.Time // of the requests
+	states      []string  // the neighbor table's states for the address
+	is          []string  // what the address is in the cluster
+	vip         bool      // it is a LoadBalancer address
+	appErrors   int       // the failures to reach it applications log
+}
+
 func runARPUnanswered(p *analyzer.Pass) error {
 	s := p.Snap
-	type group struct {
-		node     string
-		ip       netip.Addr
-		requests []*model.ARPEvent
-		askers   []string
-		neigh    []*model.Neighbor
-	}
-	var groups []*group
-	byKey := map[string]*group{}
-	groupOf := func(node string, ip netip.Addr) *group {
+	var groups []*arpSilence
+	byKey := map[string]*arpSilence{}
+	groupOf := func(node string, ip netip.Addr) *arpSilence {
 		k := node + "|" + ip.String()
 		g := byKey[k]
 		if g == nil {
-			g = &group{node: node, ip: ip}
+			g = &arpSilence{node: node, ip: ip}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
@@ -114,129 +127,138 @@ func runARPUnanswered(p *analyzer.Pass) error {
 	}
 	minRequests := int(p.Param("min_requests", 2))
 	for _, g := range groups {
-		rs := roles.Of(g.ip, 0)
-		should := rs.OnLink()
-		nreq := 0
-		for _, r := range g.requests {
-			nreq += 1 + r.Repeats // repeats a capture read in summary mode counted
+		if f, ok := judgeARPSilence(p, g, roles.Of(g.ip, 0), minRequests); ok {
+			f.Title, f.Summary, f.Cause, f.Fix = arpSilenceWords(g)
+			p.Report(f)
 		}
-		fromCapture := nreq >= minRequests
-		fromNeigh := len(g.neigh) > 0 && should
-		if !fromCapture && !fromNeigh {
-			continue
-		}
-		proto := "ARP"
-		if g.ip.Is6() {
-			proto = "neighbor discovery"
-		}
-		sev := analyzer.Warning
-		var sources []model.Kind
-		values := map[string]any{"ip": g.ip.String()}
-		var ev []analyzer.Evidence
-		var says []string
-		if fromCapture {
-			sources = append(sources, model.KindCapture)
-			for i, r := range g.requests {
-				if i == maxGroupEvidence {
-					break
-				}
-				ev = append(ev, analyzer.Evidence{Pos: r.Pos, Note: fmt.Sprintf("%s asks who has %s: no answer", r.IP, g.ip)})
-			}
-			first, last := g.requests[0].Time, g.requests[len(g.requests)-1].Time
-			for _, r := range g.requests { // repeats a capture read in summary mode counted
-				if r.Repeats > 0 && r.LastRepeat.After(last) {
-					last = r.LastRepeat
-				}
-			}
-			values["requests"] = nreq
-			values["askers"] = g.askers
-			values["first"] = first.Format(time.RFC3339Nano)
-			values["last"] = last.Format(time.RFC3339Nano)
-			says = append(says, fmt.Sprintf("%d %s from %s for %s got no answer within %s, between %s and %s.",
-				nreq, plural(nreq, "request", "requests"), listSome(g.askers, false), g.ip,
-				model.ARPAnswerWindow, first.Format("15:04:05.000"), last.Format("15:04:05.000")))
-		}
-		if len(g.neigh) > 0 && (fromNeigh || fromCapture) {
-			sources = append(sources, model.KindNeighbors)
-			var states []string
-			for _, n := range g.neigh {
-				ev = append(ev, analyzer.Evidence{Pos: n.Pos, Note: fmt.Sprintf("%s %s", g.ip, n.State)})
-				if !slices.Contains(states, n.State) {
-					states = append(states, n.State)
-				}
-			}
-			values["neighbor_state"] = strings.Join(states, ", ")
-			says = append(says, fmt.Sprintf("The neighbor table shows %s %s.", g.ip, strings.Join(states, ", then ")))
-		}
-		words := rs.AddrWords(g.ip)
-		if len(rs) > 0 {
-			values["ip_is"] = strings.Join(words, "; ")
-			ev = append(ev, rs.Evidence()...)
-			says = append(says, fmt.Sprintf("The address is %s.", strings.Join(words, "; ")))
-			if should {
-				sev = analyzer.Error
-				sources = append(sources, model.KindKube)
-			}
-		}
-		if n, lev := facts.AppErrors.Of(p).For(g.ip, "host-unreachable"); n > 0 {
-			ev = append(ev, lev...)
-			values["app_errors"] = n
-			sources = append(sources, model.KindLogs)
-			says = append(says, fmt.Sprintf("Applications log %d %s to reach it.", n, plural(n, "failure", "failures")))
-		}
-		if g.node != "" {
-			values["node"] = g.node
-		}
-		title := fmt.Sprintf("nobody answers %s for %s", proto, g.ip)
-		if len(rs) > 0 {
-			title += fmt.Sprintf(" (%s)", words[0])
-		}
-		if fromCapture {
-			title += fmt.Sprintf(": %d %s from %s", nreq, plural(nreq, "request", "requests"), listSome(g.askers, false))
-		}
-		cause := "No host on the link has the address: it is down or gone, or its address moved without being announced."
-		fix := fmt.Sprintf("Find the host that should have %s (`ip -br addr` on the nodes) and check that it is up and on this link.", g.ip)
-		if rs.VIP() {
-			cause = "No node announces the LoadBalancer address: the load-balancer controller's L2 announcer (MetalLB " +
-				"speaker, kube-vip) is not running, has no advertisement covering the address, or the node that held it " +
-				"is gone."
-			fix = fmt.Sprintf("Check the announcer: `kubectl -n metallb-system get pods -o wide` and the L2Advertisement / "+
-				"IPAddressPool covering %s (MetalLB), or kube-vip's pods and its leader lease; `ip -br addr` on the nodes "+
-				"shows which one holds the address.", g.ip)
-		}
-		c := analyzer.Finding{Severity: sev, Certainty: analyzer.Unknown,
-			Alternatives: []string{"the host with the address is down or gone",
-				"the address moved to another host or link without being announced",
-				"a firewall or the host's arp_ignore setting keeps it from answering"},
-			Decide: collected("ip-addr", fmt.Sprintf("on the nodes: which one holds %s", g.ip)),
-		}
-		if len(ev) > 0 {
-			c.Supports = append(c.Supports, fmt.Sprintf("%s: %s", ev[0].Pos, ev[0].Note))
-		}
-		c.Contradicts = append(c.Contradicts, "a capture on another link than the address's would miss answers sent there")
-		if rs.VIP() {
-			c.Alternatives = []string{"the load-balancer controller's L2 announcer (MetalLB speaker, kube-vip) is not running",
-				"no advertisement (L2Advertisement, IPAddressPool) covers the address",
-				"the node that held the address is gone"}
-		}
-		if sev == analyzer.Error {
-			c.Certainty = analyzer.Proven
-			c.Supports = append(c.Supports, fmt.Sprintf("the address is %s, which some host should answer for", strings.Join(words, "; ")))
-		}
-		p.Report(withFinding(c, analyzer.Finding{
-			Subject:  subject("node", g.node, "address", g.ip.String()),
-			Severity: sev,
-			Title:    title,
-			Summary: strings.Join(says, " ") + " Nothing can reach the address: the kernel sends nothing to it, and " +
-				"applications fail with \"No route to host\".",
-			Cause:    cause,
-			Fix:      fix,
-			Facts:    values,
-			Sources:  sources,
-			Evidence: ev,
-		}))
 	}
 	return nil
+}
+
+// judgeARPSilence judges g, whose address is rs; ok is false when neither
+// minRequests unanswered requests nor the neighbor table of an address that
+// must answer show it. It fills in g and returns the finding without its
+// words.
+func judgeARPSilence(p *analyzer.Pass, g *arpSilence, rs facts.Roles, minRequests int) (analyzer.Finding, bool) {
+	should := rs.OnLink()
+	for _, r := range g.requests {
+		g.nreq += 1 + r.Repeats // repeats a capture read in summary mode counted
+	}
+	g.fromCapture = g.nreq >= minRequests
+	fromNeigh := len(g.neigh) > 0 && should
+	if !g.fromCapture && !fromNeigh {
+		return analyzer.Finding{}, false
+	}
+	sev := analyzer.Warning
+	values := map[string]any{"ip": g.ip.String()}
+	var ev []analyzer.Evidence
+	if g.fromCapture {
+		for i, r := range g.requests {
+			if i == maxGroupEvidence {
+				break
+			}
+			ev = append(ev, analyzer.Evidence{Pos: r.Pos, Note: fmt.Sprintf("%s asks who has %s: no answer", r.IP, g.ip)})
+		}
+		g.first, g.last = g.requests[0].Time, g.requests[len(g.requests)-1].Time
+		for _, r := range g.requests { // repeats a capture read in summary mode counted
+			if r.Repeats > 0 && r.LastRepeat.After(g.last) {
+				g.last = r.LastRepeat
+			}
+		}
+		values["requests"] = g.nreq
+		values["askers"] = g.askers
+		values["first"] = g.first.Format(time.RFC3339Nano)
+		values["last"] = g.last.Format(time.RFC3339Nano)
+	}
+	if len(g.neigh) > 0 {
+		for _, n := range g.neigh {
+			ev = append(ev, analyzer.Evidence{Pos: n.Pos, Note: fmt.Sprintf("%s %s", g.ip, n.State)})
+			if !slices.Contains(g.states, n.State) {
+				g.states = append(g.states, n.State)
+			}
+		}
+		values["neighbor_state"] = strings.Join(g.states, ", ")
+	}
+	g.is, g.vip = rs.AddrWords(g.ip), rs.VIP()
+	if len(rs) > 0 {
+		values["ip_is"] = strings.Join(g.is, "; ")
+		ev = append(ev, rs.Evidence()...)
+		if should {
+			sev = analyzer.Error
+		}
+	}
+	if n, lev := facts.AppErrors.Of(p).For(g.ip, "host-unreachable"); n > 0 {
+		g.appErrors = n
+		ev = append(ev, lev...)
+		values["app_errors"] = n
+	}
+	if g.node != "" {
+		values["node"] = g.node
+	}
+	f := analyzer.Finding{Subject: subject("node", g.node, "address", g.ip.String()), Severity: sev,
+		Certainty: analyzer.Unknown, Facts: values, Evidence: ev,
+		Alternatives: []string{"the host with the address is down or gone",
+			"the address moved to another host or link without being announced",
+			"a firewall or the host's arp_ignore setting keeps it from answering"},
+		Decide: collected("ip-addr", fmt.Sprintf("on the nodes: which one holds %s", g.ip)),
+	}
+	if len(ev) > 0 {
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", ev[0].Pos, ev[0].Note))
+	}
+	f.Contradicts = append(f.Contradicts, "a capture on another link than the address's would miss answers sent there")
+	if g.vip {
+		f.Alternatives = []string{"the load-balancer controller's L2 announcer (MetalLB speaker, kube-vip) is not running",
+			"no advertisement (L2Advertisement, IPAddressPool) covers the address",
+			"the node that held the address is gone"}
+	}
+	if sev == analyzer.Error {
+		f.Certainty = analyzer.Proven
+		f.Supports = append(f.Supports, fmt.Sprintf("the address is %s, which some host should answer for", strings.Join(g.is, "; ")))
+	}
+	return f, true
+}
+
+// arpSilenceWords words the finding of g, as judgeARPSilence judged it.
+func arpSilenceWords(g *arpSilence) (title, summary, cause, fix string) {
+	proto := "ARP"
+	if g.ip.Is6() {
+		proto = "neighbor discovery"
+	}
+	var says []string
+	if g.fromCapture {
+		says = append(says, fmt.Sprintf("%d %s from %s for %s got no answer within %s, between %s and %s.",
+			g.nreq, plural(g.nreq, "request", "requests"), listSome(g.askers, false), g.ip,
+			model.ARPAnswerWindow, g.first.Format("15:04:05.000"), g.last.Format("15:04:05.000")))
+	}
+	if len(g.states) > 0 {
+		says = append(says, fmt.Sprintf("The neighbor table shows %s %s.", g.ip, strings.Join(g.states, ", then ")))
+	}
+	if len(g.is) > 0 {
+		says = append(says, fmt.Sprintf("The address is %s.", strings.Join(g.is, "; ")))
+	}
+	if g.appErrors > 0 {
+		says = append(says, fmt.Sprintf("Applications log %d %s to reach it.", g.appErrors, plural(g.appErrors, "failure", "failures")))
+	}
+	summary = strings.Join(says, " ") + " Nothing can reach the address: the kernel sends nothing to it, and " +
+		"applications fail with \"No route to host\"."
+	title = fmt.Sprintf("nobody answers %s for %s", proto, g.ip)
+	if len(g.is) > 0 {
+		title += fmt.Sprintf(" (%s)", g.is[0])
+	}
+	if g.fromCapture {
+		title += fmt.Sprintf(": %d %s from %s", g.nreq, plural(g.nreq, "request", "requests"), listSome(g.askers, false))
+	}
+	cause = "No host on the link has the address: it is down or gone, or its address moved without being announced."
+	fix = fmt.Sprintf("Find the host that should have %s (`ip -br addr` on the nodes) and check that it is up and on this link.", g.ip)
+	if g.vip {
+		cause = "No node announces the LoadBalancer address: the load-balancer controller's L2 announcer (MetalLB " +
+			"speaker, kube-vip) is not running, has no advertisement covering the address, or the node that held it " +
+			"is gone."
+		fix = fmt.Sprintf("Check the announcer: `kubectl -n metallb-system get pods -o wide` and the L2Advertisement / "+
+			"IPAddressPool covering %s (MetalLB), or kube-vip's pods and its leader lease; `ip -br addr` on the nodes "+
+			"shows which one holds the address.", g.ip)
+	}
+	return title, summary, cause, fix
 }
 
 // visibleHosts returns the addresses the captures show receiving

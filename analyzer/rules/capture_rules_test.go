@@ -196,11 +196,11 @@ func TestBusiestServerCountsFolded(t *testing.T) {
 	s := withAttempts(&model.Snapshot{}, unanswered("10.0.0.9:40000", "10.0.0.1:6443", 1, 0))
 	s.EndpointStats = []model.EndpointStats{{Server: netip.MustParseAddrPort("10.0.0.1:6443"), Attempts: 7},
 		{Server: netip.MustParseAddrPort("10.0.0.2:443"), Attempts: 3}}
-	if srv, n := busiestServer(s, 6443); srv != "10.0.0.1" || n != 8 {
+	if srv, n, _ := busiestServer(s, 6443); srv != "10.0.0.1" || n != 8 {
 		t.Errorf("one server: %q %d, want 10.0.0.1 8", srv, n)
 	}
 	s.EndpointStats = append(s.EndpointStats, model.EndpointStats{Server: netip.MustParseAddrPort("10.0.0.2:6443"), Attempts: 1})
-	if srv, n := busiestServer(s, 6443); srv != "" || n != 0 {
+	if srv, n, _ := busiestServer(s, 6443); srv != "" || n != 0 {
 		t.Errorf("two servers: %q %d, want none", srv, n)
 	}
 }

@@ -63,3 +63,38 @@ func TestTimeWaitChurn(t *testing.T) {
 // MetalLB's controller updating Services while kubespray deploys kube-vip
 // with its services mode on: the controllers fight, without a Service in
 // the bundle. MetalLB alone is no finding.
+
+// Kubelets of one version, all too old for the apiserver: the finding names
+// the policy broken, not nodes that differ, and is proven from the Nodes and
+// the version the apiserver reported.
+func TestVersionSkewPolicyOnly(t *testing.T) {
+	s := &model.Snapshot{Inputs: []model.Input{{Path: "nodes.json", Kind: model.KindKube}, {Path: "version.json", Kind: model.KindKube}}}
+	for i, name := range []string{"a", "b"} {
+		n := model.Node{Source: model.Source{Pos: model.Pos{File: "nodes.json", Line: 10 * (i + 1)}}}
+		n.Name, n.Status.NodeInfo.KubeletVersion = name, "v1.27.4"
+		s.Kube.Nodes = append(s.Kube.Nodes, n)
+	}
+	s.ServerVersions = []model.ServerVersion{{GitVersion: "v1.31.2", Pos: model.Pos{File: "version.json", Line: 3}}}
+	fs := run1(t, VersionSkew, s)
+	if len(fs) != 1 {
+		t.Fatalf("findings %+v, want one", fs)
+	}
+	f := fs[0]
+	const title = "kubelets outside the version skew policy: a (v1.27.4) is more than 3 minor versions older than the " +
+		"apiserver (v1.31.2); b (v1.27.4) is more than 3 minor versions older than the apiserver (v1.31.2)"
+	if f.Title != title {
+		t.Errorf("title %q, want %q", f.Title, title)
+	}
+	if !strings.HasSuffix(f.Summary, " Outside the supported skew: "+strings.TrimPrefix(title, "kubelets outside the version skew policy: ")+".") {
+		t.Errorf("summary %q does not end with the policy broken", f.Summary)
+	}
+	// The Nodes outside the policy are cited; they and the reported
+	// version are both kube: one kind of evidence, so the engine takes the
+	// cause for likely.
+	if got := evStrings(f.Evidence); strings.Join(got, " ") != "nodes.json:10 nodes.json:20 version.json:3" {
+		t.Errorf("evidence %v, want the two Nodes and the version", got)
+	}
+	if f.Certainty != analyzer.Likely || f.Severity != analyzer.Warning || len(f.Sources) != 1 {
+		t.Errorf("certainty %s, severity %s, sources %v: want likely, warning, [kube]", f.Certainty, f.Severity, f.Sources)
+	}
+}

@@ -215,8 +215,7 @@ func skewFinding(sp dataplane.ServicePort, counts []int, n int, pval float64, te
 		Cause: "Something other than the NAT rules dumped picked the backends; the bundle does not show what.",
 		Fix: "Dump the node's rules while the traffic runs (`iptables-save -t nat`) and compare them with this dump; " +
 			"check for a proxy or persistence choosing the backend, and for conntrack entries from before a rule change.",
-		Facts:   values,
-		Sources: []model.Kind{model.KindCapture, model.KindNetfilter},
+		Facts: values,
 		Supports: []string{fmt.Sprintf("the capture: %s", strings.Join(dist, "; ")),
 			fmt.Sprintf("%s: the rules dumped give %s", sp.Pos, strings.TrimSuffix(probList(sp.Backends), ", "))},
 		Alternatives: []string{

@@ -57,22 +57,49 @@ DNAT), or a 5.x kernel; for a full table, raise nf_conntrack_max
 (kube-proxy's conntrack.maxPerCore) or find what opens so many connections.`,
 }
 
+// ctGroup are the conntrack counters of one node's listing, per CPU.
+type ctGroup struct {
+	node, file string
+	sum        map[string]uint64
+	cpus       []*model.ConntrackStats
+	entries    uint64
+}
+
+// cite cites the CPUs whose counter is not zero, line by line.
+func (g *ctGroup) cite(counter string) []analyzer.Evidence {
+	var ev []analyzer.Evidence
+	for _, c := range g.cpus {
+		if v := c.Counters[counter]; v > 0 && len(ev) < 8 {
+			ev = append(ev, analyzer.Evidence{Pos: c.Pos, Note: fmt.Sprintf("cpu %d: %s=%d", c.CPU, counter, v)})
+		}
+	}
+	return ev
+}
+
+// facts are the facts of every finding of g.
+func (g *ctGroup) facts() map[string]any {
+	f := map[string]any{"cpus": len(g.cpus)}
+	for _, k := range []string{"insert_failed", "drop", "early_drop", "clash_resolve", "search_restart"} {
+		if v, ok := g.sum[k]; ok {
+			f[k] = v
+		}
+	}
+	if g.node != "" {
+		f["node"] = g.node
+	}
+	return f
+}
+
 func runConntrackDrops(p *analyzer.Pass) error {
 	s := p.Snap
-	type group struct {
-		node, file string
-		sum        map[string]uint64
-		cpus       []*model.ConntrackStats
-		entries    uint64
-	}
-	var groups []*group
-	byKey := map[string]*group{}
+	var groups []*ctGroup
+	byKey := map[string]*ctGroup{}
 	for i := range s.ConntrackStats {
 		st := &s.ConntrackStats[i]
 		k := st.Node + "|" + st.Pos.File
 		g := byKey[k]
 		if g == nil {
-			g = &group{node: st.Node, file: st.Pos.File, sum: map[string]uint64{}}
+			g = &ctGroup{node: st.Node, file: st.Pos.File, sum: map[string]uint64{}}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
@@ -88,69 +115,10 @@ func runConntrackDrops(p *analyzer.Pass) error {
 	dnsN, dnsEv := dnsTimeouts(s)
 	full := tableFullLines(s)
 	for _, g := range groups {
-		where := "this node"
-		if g.node != "" {
-			where = g.node
-		}
-		// CPUs whose counter is not zero, cited line by line.
-		cite := func(counter string) []analyzer.Evidence {
-			var ev []analyzer.Evidence
-			for _, c := range g.cpus {
-				if v := c.Counters[counter]; v > 0 && len(ev) < 8 {
-					ev = append(ev, analyzer.Evidence{Pos: c.Pos, Note: fmt.Sprintf("cpu %d: %s=%d", c.CPU, counter, v)})
-				}
-			}
-			return ev
-		}
-		facts := func() map[string]any {
-			f := map[string]any{"cpus": len(g.cpus)}
-			for _, k := range []string{"insert_failed", "drop", "early_drop", "clash_resolve", "search_restart"} {
-				if v, ok := g.sum[k]; ok {
-					f[k] = v
-				}
-			}
-			if g.node != "" {
-				f["node"] = g.node
-			}
-			return f
-		}
 		if failed := g.sum["insert_failed"]; failed > 0 {
-			f := analyzer.Finding{Severity: analyzer.Warning, Facts: facts(), Subject: subject("node", g.node, "counter", "insert_failed"),
-				Evidence: cite("insert_failed"), Sources: []model.Kind{model.KindConntrack}}
-			f.Supports = []string{fmt.Sprintf("%s: insert_failed=%d over %d %s", g.cpus[0].Pos.File, failed, len(g.cpus),
-				plural(len(g.cpus), "CPU", "CPUs"))}
-			cpus := fmt.Sprintf("%d %s", len(g.cpus), plural(len(g.cpus), "CPU", "CPUs"))
-			inserts := fmt.Sprintf("%d %s", failed, plural(int(failed), "insert", "inserts"))
-			if dnsN > 0 {
-				f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-				f.Title = fmt.Sprintf("conntrack failed %s on %s: racing packets of new connections were dropped", inserts, where)
-				f.Summary = fmt.Sprintf("The conntrack counters of %s show insert_failed=%d: packets sent at once for one new "+
-					"flow went through NAT on two CPUs and the second was dropped. DNS lookups through the kube-dns Service are "+
-					"the usual victims (glibc sends A and AAAA at once), and wait for the resolver's 5 s timeout. "+
-					"The logs show %d DNS %s timing out.", cpus, failed, dnsN, plural(dnsN, "lookup", "lookups"))
-				f.Cause = "A race in the kernel's connection tracking: two packets of one new UDP flow create two entries, and " +
-					"the second cannot be inserted (kernels before 5.0; later ones mostly resolve the clash, counted as clash_resolve)."
-				f.Supports = append(f.Supports, fmt.Sprintf("%s: a DNS lookup timed out (%d in the logs)", dnsEv[0].Pos, dnsN))
-				f.Facts["dns_timeouts"] = dnsN
-				f.Evidence = append(f.Evidence, dnsEv...)
-				f.Sources = append(f.Sources, model.KindLogs)
-			} else {
-				f.Certainty = analyzer.Unknown
-				f.Title = fmt.Sprintf("conntrack failed %s on %s: packets of new connections were dropped", inserts, where)
-				f.Summary = fmt.Sprintf("The conntrack counters of %s show insert_failed=%d: packets of new connections "+
-					"were dropped because their conntrack entry could not be inserted. Nothing in the bundle shows which "+
-					"connections they were.", cpus, failed)
-				f.Cause = "Not established by the evidence: most often two packets of one new UDP flow (DNS's A and AAAA " +
-					"queries) racing through NAT on two CPUs; a SNAT or MASQUERADE without a free source port fails " +
-					"the same way."
-				f.Contradicts = []string{"no DNS lookup timing out in the logs of the bundle: what the failed inserts cost is not shown"}
-				f.Alternatives = []string{"two packets of one new UDP flow racing through NAT (DNS A and AAAA at once)",
-					"clashes of other new flows through NAT (not DNS), which their clients retry",
-					"SNAT or MASQUERADE out of source ports towards one destination (see snat-port-exhaustion)"}
-				f.Decide = "conntrack -S | grep -o 'insert_failed=[0-9]*' before and after running DNS lookups from a Pod on the node"
-			}
-			f.Fix = "Add \"options single-request-reopen\" to the Pods' resolv.conf (spec.dnsConfig.options), run NodeLocal " +
-				"DNSCache so DNS does not go through the kube-dns DNAT, or move the node to a 5.x kernel."
+			x := &conntrackInserts{node: g.node, cpus: len(g.cpus), failed: failed, dnsTimeouts: dnsN}
+			f := judgeConntrackInserts(g, x, dnsEv)
+			f.Title, f.Summary, f.Cause, f.Fix = insertWords(x)
 			p.Report(f)
 		}
 		dropped := g.sum["drop"]
@@ -162,7 +130,10 @@ func runConntrackDrops(p *analyzer.Pass) error {
 		kernel := full[g.node]
 		delete(full, g.node)
 		if early := g.sum["early_drop"]; dropped > 0 || early > 0 || kernel.n > 0 {
-			p.Report(tableFullFinding(s, g.node, facts(), append(cite("drop"), cite("early_drop")...), dropped, early, g.entries, kernel))
+			t := &tableFull{node: g.node, dropped: dropped, early: early, entries: g.entries, kernel: kernel}
+			f := judgeTableFull(p, t, g.facts(), append(g.cite("drop"), g.cite("early_drop")...))
+			f.Title, f.Summary, f.Cause, f.Fix = tableFullWords(t)
+			p.Report(f)
 		}
 	}
 	// Nodes whose kernel logged a full table, without counters.
@@ -171,9 +142,75 @@ func runConntrackDrops(p *analyzer.Pass) error {
 		if node != "" {
 			f["node"] = node
 		}
-		p.Report(tableFullFinding(s, node, f, nil, 0, 0, 0, full[node]))
+		t := &tableFull{node: node, kernel: full[node]}
+		tf := judgeTableFull(p, t, f, nil)
+		tf.Title, tf.Summary, tf.Cause, tf.Fix = tableFullWords(t)
+		p.Report(tf)
 	}
 	return nil
+}
+
+// conntrackInserts are a node's failed conntrack inserts, and their
+// judgement (judgeConntrackInserts): DNS lookups timing out in the logs show
+// what they cost. insertWords words them.
+type conntrackInserts struct {
+	node        string
+	cpus        int
+	failed      uint64
+	dnsTimeouts int // the DNS lookups the logs show timing out
+}
+
+// judgeConntrackInserts judges x, the insert failures of g; dnsEv cites the
+// DNS lookups that timed out. It returns the finding without its words.
+func judgeConntrackInserts(g *ctGroup, x *conntrackInserts, dnsEv []analyzer.Evidence) analyzer.Finding {
+	f := analyzer.Finding{Severity: analyzer.Warning, Facts: g.facts(), Subject: subject("node", g.node, "counter", "insert_failed"),
+		Evidence: g.cite("insert_failed")}
+	f.Supports = []string{fmt.Sprintf("%s: insert_failed=%d over %d %s", g.cpus[0].Pos.File, x.failed, len(g.cpus),
+		plural(len(g.cpus), "CPU", "CPUs"))}
+	if x.dnsTimeouts > 0 {
+		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: a DNS lookup timed out (%d in the logs)", dnsEv[0].Pos, x.dnsTimeouts))
+		f.Facts["dns_timeouts"] = x.dnsTimeouts
+		f.Evidence = append(f.Evidence, dnsEv...)
+		return f
+	}
+	f.Certainty = analyzer.Unknown
+	f.Contradicts = []string{"no DNS lookup timing out in the logs of the bundle: what the failed inserts cost is not shown"}
+	f.Alternatives = []string{"two packets of one new UDP flow racing through NAT (DNS A and AAAA at once)",
+		"clashes of other new flows through NAT (not DNS), which their clients retry",
+		"SNAT or MASQUERADE out of source ports towards one destination (see snat-port-exhaustion)"}
+	f.Decide = "conntrack -S | grep -o 'insert_failed=[0-9]*' before and after running DNS lookups from a Pod on the node"
+	return f
+}
+
+// insertWords words the finding of x, as judgeConntrackInserts judged it.
+func insertWords(x *conntrackInserts) (title, summary, cause, fix string) {
+	where := "this node"
+	if x.node != "" {
+		where = x.node
+	}
+	cpus := fmt.Sprintf("%d %s", x.cpus, plural(x.cpus, "CPU", "CPUs"))
+	inserts := fmt.Sprintf("%d %s", x.failed, plural(int(x.failed), "insert", "inserts"))
+	if x.dnsTimeouts > 0 {
+		title = fmt.Sprintf("conntrack failed %s on %s: racing packets of new connections were dropped", inserts, where)
+		summary = fmt.Sprintf("The conntrack counters of %s show insert_failed=%d: packets sent at once for one new "+
+			"flow went through NAT on two CPUs and the second was dropped. DNS lookups through the kube-dns Service are "+
+			"the usual victims (glibc sends A and AAAA at once), and wait for the resolver's 5 s timeout. "+
+			"The logs show %d DNS %s timing out.", cpus, x.failed, x.dnsTimeouts, plural(x.dnsTimeouts, "lookup", "lookups"))
+		cause = "A race in the kernel's connection tracking: two packets of one new UDP flow create two entries, and " +
+			"the second cannot be inserted (kernels before 5.0; later ones mostly resolve the clash, counted as clash_resolve)."
+	} else {
+		title = fmt.Sprintf("conntrack failed %s on %s: packets of new connections were dropped", inserts, where)
+		summary = fmt.Sprintf("The conntrack counters of %s show insert_failed=%d: packets of new connections "+
+			"were dropped because their conntrack entry could not be inserted. Nothing in the bundle shows which "+
+			"connections they were.", cpus, x.failed)
+		cause = "Not established by the evidence: most often two packets of one new UDP flow (DNS's A and AAAA " +
+			"queries) racing through NAT on two CPUs; a SNAT or MASQUERADE without a free source port fails " +
+			"the same way."
+	}
+	fix = "Add \"options single-request-reopen\" to the Pods' resolv.conf (spec.dnsConfig.options), run NodeLocal " +
+		"DNSCache so DNS does not go through the kube-dns DNAT, or move the node to a 5.x kernel."
+	return title, summary, cause, fix
 }
 
 // kernelLines are a node's kernel log lines of one kind.
@@ -200,52 +237,43 @@ func tableFullLines(s *model.Snapshot) map[string]kernelLines {
 	return out
 }
 
-// tableFullFinding reports a full conntrack table from its counters and the
-// kernel's log.
-func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev []analyzer.Evidence, dropped, early, entries uint64, kernel kernelLines) analyzer.Finding {
-	where := "this node"
-	if node != "" {
-		where = node
-	}
+// tableFull is a node's full conntrack table, from its counters and the
+// kernel's log, and its judgement (judgeTableFull). tableFullWords words it.
+type tableFull struct {
+	node                    string
+	dropped, early, entries uint64
+	kernel                  kernelLines
+
+	atLimit bool // the entries reach nf_conntrack_max
+}
+
+// judgeTableFull judges t from the counters (facts, cited by ev) and the
+// node's nf_conntrack_max. It fills in t and returns the finding without its
+// words.
+func judgeTableFull(p *analyzer.Pass, t *tableFull, facts map[string]any, ev []analyzer.Evidence) analyzer.Finding {
+	dropped, early, entries, kernel := t.dropped, t.early, t.entries, t.kernel
 	sev := analyzer.Warning
 	if dropped > 0 || kernel.n > 0 {
 		sev = analyzer.Error
 	}
-	f := analyzer.Finding{Severity: sev, Facts: facts, Evidence: ev, Subject: subject("node", node, "counter", "drop")}
+	f := analyzer.Finding{Severity: sev, Facts: facts, Evidence: ev, Subject: subject("node", t.node, "counter", "drop")}
 	if len(ev) > 0 {
-		f.Sources = append(f.Sources, model.KindConntrack)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: drop=%d, early_drop=%d", ev[0].Pos.File, dropped, early))
-	}
-	var says []string
-	switch {
-	case dropped > 0 || early > 0:
-		f.Title = fmt.Sprintf("conntrack table full on %s: %d new %s dropped, %d early %s", where, dropped,
-			plural(int(dropped), "packet", "packets"), early, plural(int(early), "drop", "drops"))
-		says = append(says, fmt.Sprintf("The conntrack table had no room: the kernel evicted %d unconfirmed %s (early_drop) "+
-			"and dropped %d %s of new connections it could not track (drop).", early, plural(int(early), "entry", "entries"),
-			dropped, plural(int(dropped), "packet", "packets")))
-	default:
-		f.Title = fmt.Sprintf("conntrack table full on %s: the kernel dropped packets of new connections", where)
 	}
 	if kernel.n > 0 {
 		f.Facts["kernel_messages"] = kernel.n
 		f.Evidence = append(f.Evidence, kernel.ev...)
-		f.Sources = append(f.Sources, model.KindLogs)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: the kernel logs \"nf_conntrack: table full, dropping packet\" (%d "+
 			"lines)", kernel.ev[0].Pos, kernel.n))
-		says = append(says, fmt.Sprintf("The kernel logged \"nf_conntrack: table full, dropping packet\" %d %s (rate-limited: "+
-			"each line stands for more).", kernel.n, plural(kernel.n, "time", "times")))
 	}
 	if entries > 0 {
 		f.Facts["entries"] = entries
-		says = append(says, fmt.Sprintf("It holds %d entries.", entries))
 	}
-	if limit, ok := s.Sysctl(node, "net.netfilter.nf_conntrack_max"); ok {
+	if limit, ok := p.Snap.Sysctl(t.node, "net.netfilter.nf_conntrack_max"); ok {
 		f.Facts["nf_conntrack_max"] = limit.Value
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: limit.Pos, Note: "net.netfilter.nf_conntrack_max = " + limit.Value})
-		f.Sources = append(f.Sources, model.KindSysctl)
 		if n, err := strconv.ParseUint(limit.Value, 10, 64); err == nil && entries > 0 && entries >= n {
-			says = append(says, "That is nf_conntrack_max: the table is full.")
+			t.atLimit = true
 			f.Supports = append(f.Supports, fmt.Sprintf("%s: nf_conntrack_max = %s, the entries the counters show", limit.Pos, limit.Value))
 		} else if err == nil && entries > 0 {
 			f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s: nf_conntrack_max = %s, above the %d entries the counters show",
@@ -253,7 +281,7 @@ func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev [
 		}
 	}
 	f.Certainty = analyzer.Likely
-	if len(distinctKinds(f.Sources)) >= 2 && (dropped > 0 || kernel.n > 0) && len(f.Contradicts) == 0 {
+	if p.Joins(f.Evidence) && (dropped > 0 || kernel.n > 0) && len(f.Contradicts) == 0 {
 		f.Certainty = analyzer.Proven
 	} else {
 		f.Severity = analyzer.Warning
@@ -266,12 +294,42 @@ func tableFullFinding(s *model.Snapshot, node string, facts map[string]any, ev [
 		}
 		f.Decide = "conntrack -C; sysctl net.netfilter.nf_conntrack_max; dmesg | grep nf_conntrack"
 	}
-	f.Summary = strings.Join(says, " ")
-	f.Cause = "More connections are tracked at once than nf_conntrack_max allows: a burst of connections, a flood, " +
-		"or entries that stay long (idle established connections keep theirs for 5 days by default)."
-	f.Fix = "Raise net.netfilter.nf_conntrack_max (kube-proxy sets it from conntrack.maxPerCore and conntrack.min), " +
-		"lower nf_conntrack_tcp_timeout_established, and find what opens so many connections (conntrack -L | sort by source)."
 	return f
+}
+
+// tableFullWords words the finding of t, as judgeTableFull judged it.
+func tableFullWords(t *tableFull) (title, summary, cause, fix string) {
+	where := "this node"
+	if t.node != "" {
+		where = t.node
+	}
+	dropped, early := t.dropped, t.early
+	var says []string
+	switch {
+	case dropped > 0 || early > 0:
+		title = fmt.Sprintf("conntrack table full on %s: %d new %s dropped, %d early %s", where, dropped,
+			plural(int(dropped), "packet", "packets"), early, plural(int(early), "drop", "drops"))
+		says = append(says, fmt.Sprintf("The conntrack table had no room: the kernel evicted %d unconfirmed %s (early_drop) "+
+			"and dropped %d %s of new connections it could not track (drop).", early, plural(int(early), "entry", "entries"),
+			dropped, plural(int(dropped), "packet", "packets")))
+	default:
+		title = fmt.Sprintf("conntrack table full on %s: the kernel dropped packets of new connections", where)
+	}
+	if t.kernel.n > 0 {
+		says = append(says, fmt.Sprintf("The kernel logged \"nf_conntrack: table full, dropping packet\" %d %s (rate-limited: "+
+			"each line stands for more).", t.kernel.n, plural(t.kernel.n, "time", "times")))
+	}
+	if t.entries > 0 {
+		says = append(says, fmt.Sprintf("It holds %d entries.", t.entries))
+	}
+	if t.atLimit {
+		says = append(says, "That is nf_conntrack_max: the table is full.")
+	}
+	cause = "More connections are tracked at once than nf_conntrack_max allows: a burst of connections, a flood, " +
+		"or entries that stay long (idle established connections keep theirs for 5 days by default)."
+	fix = "Raise net.netfilter.nf_conntrack_max (kube-proxy sets it from conntrack.maxPerCore and conntrack.min), " +
+		"lower nf_conntrack_tcp_timeout_established, and find what opens so many connections (conntrack -L | sort by source)."
+	return title, strings.Join(says, " "), cause, fix
 }
 
 // dnsTimeouts counts log lines of DNS lookups that timed out: a timeout

@@ -146,7 +146,6 @@ func objectPosOf(pos model.Pos, kind, ns, name string) model.Pos {
 }
 
 func staleUDPFinding(p *analyzer.Pass, g *staleUDP) (analyzer.Finding, bool) {
-	sources := []model.Kind{model.KindConntrack, model.KindKube}
 	var supports, contradicts []string
 	ev := []analyzer.Evidence{}
 	for i, e := range g.entries {
@@ -176,10 +175,6 @@ func staleUDPFinding(p *analyzer.Pass, g *staleUDP) (analyzer.Finding, bool) {
 		}
 		if stillInRules {
 			break
-		}
-		sources = append(sources, model.KindNetfilter)
-		if sp.Mode == "ipvs" {
-			sources[len(sources)-1] = model.KindIPVS
 		}
 		ev = append(ev, analyzer.Evidence{Pos: sp.Pos, Note: fmt.Sprintf("new flows to %s go to %s", g.front, strings.Join(targets, ", "))})
 		supports = append(supports, fmt.Sprintf("%s: the node's rules send new flows to %s: only the entries keep %s",
@@ -235,7 +230,6 @@ func staleUDPFinding(p *analyzer.Pass, g *staleUDP) (analyzer.Finding, bool) {
 			"not delete them: its log (\"Failed to delete stale service connections\"), and the conntrack binary it "+
 			"needs.", g.front.Addr(), g.backend),
 		Facts:    values,
-		Sources:  distinctKinds(sources),
 		Evidence: ev,
 	}, true
 }

@@ -73,23 +73,41 @@ func runEphemeralNodePortOverlap(p *analyzer.Pass) error {
 		if len(open) == 0 {
 			continue
 		}
-		p.Report(overlapFinding(p, node, np, lp, open))
+		o := &portOverlap{node: node, np: np, lp: lp, open: open}
+		f := judgeOverlap(p, o)
+		f.Title, f.Summary, f.Cause, f.Fix = overlapWords(o)
+		p.Report(f)
 	}
 	return nil
 }
 
-func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.NodeLocalPorts, open []model.PortRange) analyzer.Finding {
-	s := p.Snap
-	eph, lpr, rsv, haveRsv := lp.Range, lp.PortRange, lp.Reserved, lp.HasReserved
+// portOverlap is a node's ephemeral port range reaching into the NodePort
+// range, its open ports not reserved, and its judgement (judgeOverlap):
+// the allocated NodePorts in the overlap. overlapWords words it.
+type portOverlap struct {
+	node string
+	np   facts.NodePorts
+	lp   facts.NodeLocalPorts
+	open []model.PortRange // the overlap not reserved
+
+	ports       []uint16 // the allocated NodePorts in it
+	ownersShown bool     // the bundle shows which NodePorts are allocated (Services, the IPVS table)
+}
+
+// judgeOverlap judges o. It fills in o and returns the finding without its
+// words.
+func judgeOverlap(p *analyzer.Pass, o *portOverlap) analyzer.Finding {
+	node, np, open := o.node, o.np, o.open
+	eph, lpr, rsv, haveRsv := o.lp.Range, o.lp.PortRange, o.lp.Reserved, o.lp.HasReserved
+	o.ownersShown = p.Snap.Has(model.KindIPVS) || p.Snap.Has(model.KindKube)
 	// The owners by port, then by what they are; owners alike stay in the
 	// order of the evidence.
 	var inOverlap []facts.PortOwner
-	var ports []uint16
 	owners := facts.PortOwners.Of(p).On(node)
 	for _, port := range slices.Sorted(maps.Keys(owners)) {
 		if inRanges(port, open) {
 			inOverlap = append(inOverlap, owners[port]...)
-			ports = append(ports, port)
+			o.ports = append(o.ports, port)
 		}
 	}
 	slices.SortStableFunc(inOverlap, func(a, b facts.PortOwner) int {
@@ -98,106 +116,99 @@ func overlapFinding(p *analyzer.Pass, node string, np facts.NodePorts, lp facts.
 		}
 		return strings.Compare(a.What, b.What)
 	})
-
-	where := "this node"
-	if node != "" {
-		where = "node " + node
-	}
-	openStr := rangesString(open)
 	values := map[string]any{
 		"ip_local_port_range":     eph.String(),
 		"nodeport_range":          np.Range.String(),
 		"nodeport_range_source":   np.Source(),
 		"ip_local_reserved_ports": rsv.Value,
-		"overlap":                 openStr,
+		"overlap":                 rangesString(open),
 		"overlap_ports":           rangesLen(open),
 	}
 	if node != "" {
 		values["node"] = node
 	}
-	sources := []model.Kind{model.KindSysctl}
 	ev := []analyzer.Evidence{{Pos: lpr.Pos, Note: "net.ipv4.ip_local_port_range = " + lpr.Value}}
 	reserved := "no net.ipv4.ip_local_reserved_ports in the bundle"
 	if haveRsv {
 		reserved = fmt.Sprintf("%s: ip_local_reserved_ports = %q", rsv.Pos, rsv.Value)
-	}
-	supports := []string{fmt.Sprintf("%s: ip_local_port_range = %s reaches into the NodePort range %s (%s); %s leaves "+
-		"%s open", lpr.Pos, lpr.Value, np.Range, np.Source(), reserved, rangesString(open))}
-	var contradicts, alternatives []string
-	decide := ""
-	certainty := analyzer.Proven
-	if haveRsv {
 		ev = append(ev, analyzer.Evidence{Pos: rsv.Pos, Note: "net.ipv4.ip_local_reserved_ports = " + rsv.Value})
 	}
-	if np.Flag != nil {
-		sources = append(sources, model.KindComponents)
-		ev = append(ev, np.Evidence()...)
-		supports = append(supports, fmt.Sprintf("%s: --service-node-port-range=%s", np.Flag.Pos, np.Flag.Value))
+	f := analyzer.Finding{
+		Subject:  subject("node", node, "setting", "net.ipv4.ip_local_port_range"),
+		Severity: analyzer.Warning, Certainty: analyzer.Proven, Facts: values,
+		Supports: []string{fmt.Sprintf("%s: ip_local_port_range = %s reaches into the NodePort range %s (%s); %s leaves "+
+			"%s open", lpr.Pos, lpr.Value, np.Range, np.Source(), reserved, rangesString(open))},
 	}
+	if np.Flag != nil {
+		ev = append(ev, np.Evidence()...)
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: --service-node-port-range=%s", np.Flag.Pos, np.Flag.Value))
+	}
+	switch {
+	case len(o.ports) > 0:
+		f.Severity = analyzer.Error
+		var owned []string
+		for i, ow := range inOverlap {
+			if i < maxGroupEvidence {
+				f.Supports = append(f.Supports, fmt.Sprintf("%s: %s, in the overlap", ow.Pos, ow.What))
+			}
+			owned = append(owned, ow.What)
+			ev = append(ev, ow.Evidence())
+		}
+		values["allocated_nodeports_in_overlap"] = o.ports
+		values["owners"] = owned
+		values["chance_per_connection"] = fmt.Sprintf("%.4f%%", 100*o.share())
+	case o.ownersShown:
+		f.Contradicts = append(f.Contradicts, "no allocated NodePort (Services, IPVS table) lies in the overlap yet: no "+
+			"connection can fail from it today")
+	default:
+		f.Contradicts = append(f.Contradicts, "no Services or IPVS table in the bundle: whether a NodePort is allocated in "+
+			"the overlap is not shown")
+	}
+	if !p.Joins(ev) {
+		// The sysctls alone: the NodePort range is the default.
+		f.Certainty = analyzer.Likely
+		f.Contradicts = append(f.Contradicts, "the apiserver's --service-node-port-range is not in the bundle: the range "+
+			np.Range.String()+" is the default")
+		f.Alternatives = []string{"the cluster's NodePort range is another, outside the ephemeral range"}
+		f.Decide = "kubectl -n kube-system get pod -l component=kube-apiserver -o yaml | grep service-node-port-range"
+		f.Severity = analyzer.Warning
+	}
+	f.Evidence = dedupEvidence(ev)
+	return f
+}
 
-	sev := analyzer.Warning
-	title := fmt.Sprintf("ephemeral ports %s overlap the NodePort range %s on %s", eph, np.Range, where)
-	summary := fmt.Sprintf("On %s the kernel picks outgoing source ports from %s (net.ipv4.ip_local_port_range), "+
+// share is the chance that a new outgoing connection draws an allocated
+// NodePort as its source port.
+func (o *portOverlap) share() float64 { return float64(len(o.ports)) / float64(o.lp.Range.Len()) }
+
+// overlapWords words the finding of o, as judgeOverlap judged it.
+func overlapWords(o *portOverlap) (title, summary, cause, fix string) {
+	eph, np := o.lp.Range, o.np
+	where := "this node"
+	if o.node != "" {
+		where = "node " + o.node
+	}
+	title = fmt.Sprintf("ephemeral ports %s overlap the NodePort range %s on %s", eph, np.Range, where)
+	summary = fmt.Sprintf("On %s the kernel picks outgoing source ports from %s (net.ipv4.ip_local_port_range), "+
 		"and %d of them (%s) are in the NodePort range %s (%s) without being reserved in net.ipv4.ip_local_reserved_ports.",
-		where, eph, rangesLen(open), openStr, np.Range, np.Source())
+		where, eph, rangesLen(o.open), rangesString(o.open), np.Range, np.Source())
 	if np.Problem != "" {
 		summary += " The --service-node-port-range flag could not be read (" + np.Problem + "), so the default range was used."
 	}
-	cause := "The ephemeral port range and the NodePort range were configured independently; " +
+	cause = "The ephemeral port range and the NodePort range were configured independently; " +
 		"nothing keeps local clients from using a port that kube-proxy owns as a NodePort."
-	if len(ports) > 0 {
-		sev = analyzer.Error
-		var owned []string
-		for i, o := range inOverlap {
-			if i < maxGroupEvidence {
-				supports = append(supports, fmt.Sprintf("%s: %s, in the overlap", o.Pos, o.What))
-			}
-			owned = append(owned, o.What)
-			ev = append(ev, o.Evidence())
-			sources = append(sources, o.Source())
-		}
-		values["allocated_nodeports_in_overlap"] = ports
-		values["owners"] = owned
-		share := float64(len(ports)) / float64(eph.Len())
-		values["chance_per_connection"] = fmt.Sprintf("%.4f%%", 100*share)
+	switch {
+	case len(o.ports) > 0:
 		summary += fmt.Sprintf(" %d allocated NodePort(s) lie in the overlap (%s): every new outgoing connection "+
 			"that draws one of them as its source port fails, because the reply is taken for NodePort traffic "+
 			"(about %.4f%% of connections; more when a busy local client cycles through the range quickly).",
-			len(ports), joinPorts(ports), 100*share)
+			len(o.ports), joinPorts(o.ports), 100*o.share())
 		cause += " A connection whose source port is an allocated NodePort gets its SYN/ACK reset by IPVS " +
 			"(or DNATed by iptables), which shows up as probe failures and intermittent connect timeouts."
-	} else if s.Has(model.KindIPVS) || s.Has(model.KindKube) {
+	case o.ownersShown:
 		summary += " No allocated NodePort lies in the overlap yet, so this is latent: the first Service that gets a NodePort there will break connections."
-		contradicts = append(contradicts, "no allocated NodePort (Services, IPVS table) lies in the overlap yet: no "+
-			"connection can fail from it today")
-	} else {
+	default:
 		summary += " Which NodePorts are allocated is unknown (no Services or IPVS table in the bundle)."
-		contradicts = append(contradicts, "no Services or IPVS table in the bundle: whether a NodePort is allocated in "+
-			"the overlap is not shown")
 	}
-	if len(distinctKinds(sources)) < 2 {
-		// The sysctls alone: the NodePort range is the default.
-		certainty = analyzer.Likely
-		contradicts = append(contradicts, "the apiserver's --service-node-port-range is not in the bundle: the range "+
-			np.Range.String()+" is the default")
-		alternatives = []string{"the cluster's NodePort range is another, outside the ephemeral range"}
-		decide = "kubectl -n kube-system get pod -l component=kube-apiserver -o yaml | grep service-node-port-range"
-		sev = analyzer.Warning
-	}
-	return analyzer.Finding{
-		Subject:      subject("node", node, "setting", "net.ipv4.ip_local_port_range"),
-		Severity:     sev,
-		Certainty:    certainty,
-		Supports:     supports,
-		Contradicts:  contradicts,
-		Alternatives: alternatives,
-		Decide:       decide,
-		Title:        title,
-		Summary:      summary,
-		Cause:        cause,
-		Fix:          reserveFix(np.Range, rsv.Value),
-		Facts:        values,
-		Sources:      sources,
-		Evidence:     dedupEvidence(ev),
-	}
+	return title, summary, cause, reserveFix(np.Range, o.lp.Reserved.Value)
 }

@@ -1,11 +1,8 @@
 package rules
 
 import (
-	"slices"
-
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
-	"github.com/netmortem/netmortem/model"
 )
 
 // maxGroupEvidence bounds how many attempts, lines or packets of a group a
@@ -27,36 +24,13 @@ func dedupEvidence(ev []analyzer.Evidence) []analyzer.Evidence {
 	return out
 }
 
-// distinctKinds returns the kinds of evidence ks names, sorted, once each.
-func distinctKinds(ks []model.Kind) []model.Kind {
-	out := slices.Clone(ks)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 // captureSeverity grades a finding from a capture by what its destination
-// is: an error, joined with the Kubernetes objects, when they say something
-// should answer there (a Service address, a ready endpoint); a warning from
-// the capture alone otherwise.
-func captureSeverity(rs facts.Roles) (analyzer.Severity, []model.Kind) {
+// is: an error, joined with the Kubernetes objects (which the finding
+// cites), when they say something should answer there (a Service address,
+// a ready endpoint); a warning from the capture alone otherwise.
+func captureSeverity(rs facts.Roles) analyzer.Severity {
 	if rs.Live() {
-		return analyzer.Error, []model.Kind{model.KindCapture, model.KindKube}
+		return analyzer.Error
 	}
-	return analyzer.Warning, []model.Kind{model.KindCapture}
-}
-
-// withFinding returns words with the certainty fields of c: a rule builds
-// the words of a finding and how firmly its cause is shown apart.
-func withFinding(c, words analyzer.Finding) analyzer.Finding {
-	words.Certainty = c.Certainty
-	if c.Severity != 0 {
-		words.Severity = c.Severity
-	}
-	words.Supports = append(words.Supports, c.Supports...)
-	words.Contradicts = append(words.Contradicts, c.Contradicts...)
-	words.Alternatives = append(words.Alternatives, c.Alternatives...)
-	if c.Decide != "" {
-		words.Decide = c.Decide
-	}
-	return words
+	return analyzer.Warning
 }

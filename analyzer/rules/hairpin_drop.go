@@ -64,6 +64,10 @@ type hairpinGroup struct {
 	client  netip.Addr
 	service netip.AddrPort
 	pairs   []facts.NATPair
+
+	// The judgement (judgeHairpin), which hairpinWords words.
+	retx    int          // the SYNs' retransmissions
+	on, off []model.Link // the node's bridge ports with hairpin on, off
 }
 
 func runHairpinDrop(p *analyzer.Pass) error {
@@ -87,14 +91,18 @@ func runHairpinDrop(p *analyzer.Pass) error {
 		g.pairs = append(g.pairs, pr)
 	}
 	for _, g := range groups {
-		if f, ok := hairpinFinding(p.Snap, g); ok {
+		if f, ok := judgeHairpin(p.Snap, g); ok {
+			f.Title, f.Summary, f.Cause, f.Fix = hairpinWords(g)
 			p.Report(f)
 		}
 	}
 	return nil
 }
 
-func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool) {
+// judgeHairpin judges g from the node's bridge ports; ok is false when
+// hairpin mode is on on all of them. It fills in g and returns the finding
+// without its words.
+func judgeHairpin(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool) {
 	var on, off []model.Link
 	for _, l := range s.LinksOf(g.node) {
 		switch {
@@ -108,11 +116,11 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 	if len(on) > 0 && len(off) == 0 {
 		return analyzer.Finding{}, false // hairpin ruled out
 	}
+	g.on, g.off = on, off
 	var ev []analyzer.Evidence
-	retx := 0
 	for i, pr := range g.pairs {
 		b, a := pr.Before, pr.After
-		retx += len(b.SYN) - 1
+		g.retx += len(b.SYN) - 1
 		if i < maxGroupEvidence {
 			ev = append(ev,
 				analyzer.Evidence{Pos: b.SegPos(b.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s, seq %d, before DNAT", b.Client, b.Server, b.ISN)},
@@ -127,26 +135,17 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 		"service":             g.service.String(),
 		"endpoint":            target.String(),
 		"connections":         n,
-		"syn_retransmissions": retx,
+		"syn_retransmissions": g.retx,
 	}
 	if g.node != "" {
 		values["node"] = g.node
 	}
 	f := analyzer.Finding{
 		Subject: subject("node", g.node, "client", g.client.String(), "vip", g.service.String()),
-		Title: fmt.Sprintf("%s cannot reach itself through %s: %d %s translated back to it got no answer", g.client, g.service,
-			n, plural(n, "connection", "connections")),
-		Summary: fmt.Sprintf("%d %s from %s to %s %s translated by the node to %s, the client's own address: the same SYN "+
-			"(sequence number %d) is seen before and after DNAT, and nothing came back, not even after %d %s. "+
-			"The application sees connect timeouts.", n, plural(n, "connection", "connections"), g.client, g.service,
-			plural(n, "was", "were"), target, first.Before.ISN, retx, plural(retx, "retransmission", "retransmissions")),
 		Facts:   values,
-		Sources: []model.Kind{model.KindCapture},
 		Supports: []string{fmt.Sprintf("%s and %s: the SYN of %s to %s, sequence number %d, seen again to %s, its own address, "+
 			"and never answered", first.Before.SegPos(first.Before.SYN[0]), first.After.SegPos(first.After.SYN[0]), g.client,
 			g.service, first.Before.ISN, target)},
-		Fix: "Turn hairpin mode on for the Pods' bridge ports: the kubelet's --hairpin-mode=hairpin-veth, the bridge CNI " +
-			"plugin's \"hairpinMode\": true, or `bridge link set dev VETH hairpin on` for the Pod's port.",
 	}
 	hairpinCause := "hairpin mode is off on the Pod's bridge port: the bridge does not send the DNATed SYN back out the port it came in on"
 	masqCause := fmt.Sprintf("the Pod's traffic to itself is not masqueraded: %s drops a SYN from its own address", g.client)
@@ -160,7 +159,6 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 	switch {
 	case len(off) > 0 && len(on) == 0:
 		f.Certainty, f.Severity = analyzer.Proven, analyzer.Error
-		f.Sources = append(f.Sources, model.KindLinks)
 		for i, l := range off {
 			if i < maxGroupEvidence {
 				bridge := l.Master
@@ -173,19 +171,13 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 		}
 		f.Contradicts = append(f.Contradicts, fmt.Sprintf("the bundle does not tie %s to its port; every bridge port it shows "+
 			"(%s) has hairpin off", g.client, listSome(ports(off), false)))
-		f.Cause = fmt.Sprintf("Hairpin mode is off on the node's bridge ports: the SYN %s sent to %s is translated back to %s "+
-			"at the bridge, which does not send a frame back out the port it came in on, so the Pod never sees it.",
-			g.client, g.service, g.client)
 		values["hairpin_off"] = ports(off)
 	case len(off) > 0:
 		f.Certainty, f.Severity = analyzer.Likely, analyzer.Warning
-		f.Sources = append(f.Sources, model.KindLinks)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s has hairpin off (the ports with it off: %s)", off[0].Pos,
 			off[0].Dev, strings.Join(ports(off), ", ")))
 		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s %s hairpin on, and the bundle does not say which port is %s's",
 			listSome(ports(on), false), plural(len(on), "has", "have"), g.client))
-		f.Cause = fmt.Sprintf("The SYN %s sent to %s is translated back to it and dropped before it answers: hairpin mode "+
-			"is off on some of the node's bridge ports, likely the Pod's.", g.client, g.service)
 		f.Alternatives = []string{hairpinCause, masqCause}
 		f.Decide = "bridge fdb show (the port the Pod's MAC address is learned on)"
 		if off[0].Master != "" {
@@ -198,11 +190,35 @@ func hairpinFinding(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool)
 		f.Certainty, f.Severity = analyzer.Unknown, analyzer.Warning
 		f.Contradicts = append(f.Contradicts, "the bundle shows no bridge port's hairpin setting (ip -d link): "+
 			"hairpin on for the Pod's port would rule the bridge out")
-		f.Cause = fmt.Sprintf("The SYN %s sent to %s is translated back to it and never answered; the bundle does not show why.",
-			g.client, g.service)
 		f.Alternatives = []string{hairpinCause, masqCause}
 		f.Decide = collected("ip-link", "the hairpin setting of the bridge ports")
 	}
 	f.Evidence = dedupEvidence(ev)
 	return f, true
+}
+
+// hairpinWords words the finding of g, as judgeHairpin judged it.
+func hairpinWords(g *hairpinGroup) (title, summary, cause, fix string) {
+	n, first, retx := len(g.pairs), g.pairs[0], g.retx
+	title = fmt.Sprintf("%s cannot reach itself through %s: %d %s translated back to it got no answer", g.client, g.service,
+		n, plural(n, "connection", "connections"))
+	summary = fmt.Sprintf("%d %s from %s to %s %s translated by the node to %s, the client's own address: the same SYN "+
+		"(sequence number %d) is seen before and after DNAT, and nothing came back, not even after %d %s. "+
+		"The application sees connect timeouts.", n, plural(n, "connection", "connections"), g.client, g.service,
+		plural(n, "was", "were"), first.After.Server, first.Before.ISN, retx, plural(retx, "retransmission", "retransmissions"))
+	switch {
+	case len(g.off) > 0 && len(g.on) == 0:
+		cause = fmt.Sprintf("Hairpin mode is off on the node's bridge ports: the SYN %s sent to %s is translated back to %s "+
+			"at the bridge, which does not send a frame back out the port it came in on, so the Pod never sees it.",
+			g.client, g.service, g.client)
+	case len(g.off) > 0:
+		cause = fmt.Sprintf("The SYN %s sent to %s is translated back to it and dropped before it answers: hairpin mode "+
+			"is off on some of the node's bridge ports, likely the Pod's.", g.client, g.service)
+	default:
+		cause = fmt.Sprintf("The SYN %s sent to %s is translated back to it and never answered; the bundle does not show why.",
+			g.client, g.service)
+	}
+	fix = "Turn hairpin mode on for the Pods' bridge ports: the kubelet's --hairpin-mode=hairpin-veth, the bridge CNI " +
+		"plugin's \"hairpinMode\": true, or `bridge link set dev VETH hairpin on` for the Pod's port."
+	return title, summary, cause, fix
 }

@@ -80,6 +80,13 @@ type icmpGroup struct {
 	// destination host whatever router sends them and whatever the port: a
 	// traceroute is one finding, not one per hop and probe.
 	routers []string
+
+	// The judgement (judgeICMP), which icmpWords words.
+	senders, attempts []string       // who got the errors; the connection attempts they answer
+	destIs            string         // what the destination is in the cluster, "" when nothing
+	macOwner          string         // the destination resolves to the MAC of the error's sender: its owner
+	appErrors         int            // the failures applications log reaching the destination
+	pmtud             *model.Attempt // a connection that goes on after the error: path-MTU discovery
 }
 
 // count returns how many errors the group stands for, those a capture
@@ -121,138 +128,159 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 			g.routers = append(g.routers, ev.From.String())
 		}
 	}
-	roles := facts.AddrRoles.Of(p)
-	attemptIdx := facts.Attempts.Of(p)
-	appErrors := facts.AppErrors.Of(p)
 	for _, g := range groups {
-		first := g.events[0]
-		rs := roles.Of(first.Quoted.Dst.Addr(), first.Quoted.Dst.Port())
-		sev, sources := captureSeverity(rs)
-		var ev []analyzer.Evidence
-		var attempts []string
-		senders := []string{}
-		cited := map[string]bool{}
-		for i, e := range g.events {
-			if s := icmpSender(e).String(); !slices.Contains(senders, s) {
-				senders = append(senders, s)
-			}
-			if g.routers != nil {
-				// One message per router, in hop order.
-				if cited[e.From.String()] || len(cited) >= 2*maxGroupEvidence {
-					continue
-				}
-				cited[e.From.String()] = true
-			} else if i >= maxGroupEvidence {
-				continue
-			}
-			edst, _ := icmpDestination(e)
-			note := fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, edst)
-			if e.What == "redirect" {
-				note = fmt.Sprintf("ICMP redirect from %s: reach %s via %s", e.From, edst, e.Gateway)
-			}
-			ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: note})
-			if a := attemptIdx.At(e.Pos.File, e.AttemptFrame); a != nil && e.AttemptFrame != 0 {
-				if t := fmt.Sprintf("%s -> %s", a.Client, a.Server); !slices.Contains(attempts, t) {
-					attempts = append(attempts, t)
-				}
-				if len(a.SYN) > 0 {
-					ev = append(ev, analyzer.Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s answered by the ICMP error", a.Client, a.Server)})
-				}
-			}
-		}
-		ev = append(ev, rs.Evidence()...)
-		values := map[string]any{
-			"icmp":        g.what,
-			"from":        g.from,
-			"destination": g.dst,
-			"count":       g.count(),
-			"senders":     senders,
-		}
-		if len(attempts) > 0 {
-			values["attempts"] = attempts
-		}
-		if len(rs) > 0 {
-			values["destination_is"] = rs.Words()
-		}
-		if first.What == "redirect" {
-			values["gateway"] = first.Gateway.String()
-		}
-		// Neighbor tables: does the destination resolve to the MAC of the
-		// very host that calls it unreachable?
-		macNote := ""
-		if owner, nev := sameMACOwner(s, first.Quoted.Dst.Addr(), first.From); owner != "" {
-			values["destination_mac"] = owner
-			ev = append(ev, nev...)
-			sources = append(sources, model.KindNeighbors)
-			if first.What == "host-unreachable" || first.What == "net-unreachable" {
-				sev = analyzer.Error
-			}
-			macNote = fmt.Sprintf(" The neighbor table resolves %s to %s, the MAC of %s itself: that host answers ARP "+
-				"for the address but does not deliver to it, so the address is announced by a host (or a load-balancer "+
-				"controller) that does not serve it.", first.Quoted.Dst.Addr(), owner, first.From)
-		}
-		if first.Node != "" {
-			values["node"] = first.Node
-		}
-		what := ""
-		if len(rs) > 0 {
-			what = fmt.Sprintf(" (%s)", rs.Words())
-		}
-		f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev, Sources: sources,
-			Subject: subject("node", first.Node, "from", g.from, "icmp", g.what, "address", g.addr)}
-		n := g.count()
-		if g.routers != nil {
-			values["from"] = g.routers
-			f.Title = fmt.Sprintf("traffic to %s runs out of TTL at %d %s: %s", g.dst, len(g.routers),
-				plural(len(g.routers), "router", "routers"), listSome(g.routers, false))
-			f.Summary = fmt.Sprintf("%d ICMP time-exceeded %s from %d %s on the way to %s%s, sent to %s: the packets' "+
-				"TTL ran out in transit. TTLs that grow hop by hop, as traceroute sends them, get an answer from each "+
-				"router in turn; one router answering packets sent with a normal TTL is a routing loop.", n,
-				plural(n, "message", "messages"), len(g.routers), plural(len(g.routers), "router", "routers"), g.dst, what,
-				strings.Join(senders, ", "))
-			f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, "")
-			icmpCertainty(&f, g.what, g.from, g.dst, ev)
-			p.Report(f)
-			continue
-		}
-		if g.what == "redirect" {
-			f.Title = fmt.Sprintf("%s redirects traffic for %s to %s", g.from, g.dst, first.Gateway)
-		} else {
-			f.Title = fmt.Sprintf("%s answers traffic to %s with ICMP %s", g.from, g.dst, g.what)
-		}
-		f.Summary = fmt.Sprintf("%d ICMP %s %s from %s for %s%s, sent to %s.", n, g.what, plural(n, "message", "messages"),
-			g.from, g.dst, what, strings.Join(senders, ", "))
-		if len(attempts) > 0 {
-			f.Summary += fmt.Sprintf(" They answer the connection %s %s.", plural(len(attempts), "attempt", "attempts"), strings.Join(attempts, ", "))
-		}
-		f.Summary += macNote
-		// Applications that saw the error: "No route to host" (EHOSTUNREACH)
-		// or "Connection refused" for the same address in their logs.
-		if n, lev := appErrors.For(first.Quoted.Dst.Addr(), g.what); n > 0 {
-			f.Evidence = append(f.Evidence, lev...)
-			f.Facts["app_errors"] = n
-			f.Sources = append(f.Sources, model.KindLogs)
-			f.Summary += fmt.Sprintf(" Applications log %d %s reaching %s.", n, plural(n, "failure", "failures"), first.Quoted.Dst.Addr())
-		}
-		f.Cause, f.Fix = icmpCauseFix(g.what, g.from, g.dst, first.Gateway.String())
-		icmpCertainty(&f, g.what, g.from, g.dst, ev)
-		if a, ok := pmtudWorked(s, g.events); ok {
-			// Path-MTU discovery at work: normal, at most info.
-			f.Severity, f.Certainty = analyzer.Info, analyzer.Likely
-			f.Title = fmt.Sprintf("%s tells %s to send smaller packets (ICMP %s), and the connection goes on", g.from,
-				first.Quoted.Src.Addr(), g.what)
-			f.Summary += fmt.Sprintf(" The connection %s -> %s then carries data that is acknowledged: path-MTU "+
-				"discovery working.", a.Client, a.Server)
-			f.Cause = "A link on the path has a smaller MTU than the sender's; the sender learnt it from the ICMP error " +
-				"and sends smaller packets. Normal behaviour; an overlay without room for its encapsulation costs a round trip per new path."
-			f.Fix = "Nothing is broken. To save the round trip, set the pod MTU (the CNI's) to the path's."
-			f.Supports = append(f.Supports, fmt.Sprintf("%s: the connection %s -> %s carries data that is acknowledged after the error",
-				a.Pos, a.Client, a.Server))
-			f.Contradicts, f.Alternatives, f.Decide = nil, nil, ""
-		}
+		f := judgeICMP(p, g)
+		f.Title, f.Summary, f.Cause, f.Fix = icmpWords(g)
 		p.Report(f)
 	}
 	return nil
+}
+
+// judgeICMP judges g: the errors and the attempts they answer, what the
+// destination is, whether the neighbor tables resolve it to the sender's
+// own MAC, what applications log, and whether path-MTU discovery worked.
+// It fills in g and returns the finding without its words.
+func judgeICMP(p *analyzer.Pass, g *icmpGroup) analyzer.Finding {
+	s, attemptIdx := p.Snap, facts.Attempts.Of(p)
+	first := g.events[0]
+	rs := facts.AddrRoles.Of(p).Of(first.Quoted.Dst.Addr(), first.Quoted.Dst.Port())
+	sev := captureSeverity(rs)
+	var ev []analyzer.Evidence
+	g.senders = []string{}
+	cited := map[string]bool{}
+	for i, e := range g.events {
+		if s := icmpSender(e).String(); !slices.Contains(g.senders, s) {
+			g.senders = append(g.senders, s)
+		}
+		if g.routers != nil {
+			// One message per router, in hop order.
+			if cited[e.From.String()] || len(cited) >= 2*maxGroupEvidence {
+				continue
+			}
+			cited[e.From.String()] = true
+		} else if i >= maxGroupEvidence {
+			continue
+		}
+		edst, _ := icmpDestination(e)
+		note := fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, edst)
+		if e.What == "redirect" {
+			note = fmt.Sprintf("ICMP redirect from %s: reach %s via %s", e.From, edst, e.Gateway)
+		}
+		ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: note})
+		if a := attemptIdx.At(e.Pos.File, e.AttemptFrame); a != nil && e.AttemptFrame != 0 {
+			if t := fmt.Sprintf("%s -> %s", a.Client, a.Server); !slices.Contains(g.attempts, t) {
+				g.attempts = append(g.attempts, t)
+			}
+			if len(a.SYN) > 0 {
+				ev = append(ev, analyzer.Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s answered by the ICMP error", a.Client, a.Server)})
+			}
+		}
+	}
+	ev = append(ev, rs.Evidence()...)
+	values := map[string]any{
+		"icmp":        g.what,
+		"from":        g.from,
+		"destination": g.dst,
+		"count":       g.count(),
+		"senders":     g.senders,
+	}
+	if len(g.attempts) > 0 {
+		values["attempts"] = g.attempts
+	}
+	if len(rs) > 0 {
+		g.destIs = rs.Words()
+		values["destination_is"] = g.destIs
+	}
+	if first.What == "redirect" {
+		values["gateway"] = first.Gateway.String()
+	}
+	// Neighbor tables: does the destination resolve to the MAC of the
+	// very host that calls it unreachable?
+	if owner, nev := sameMACOwner(s, first.Quoted.Dst.Addr(), first.From); owner != "" {
+		g.macOwner = owner
+		values["destination_mac"] = owner
+		ev = append(ev, nev...)
+		if first.What == "host-unreachable" || first.What == "net-unreachable" {
+			sev = analyzer.Error
+		}
+	}
+	if first.Node != "" {
+		values["node"] = first.Node
+	}
+	f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev,
+		Subject: subject("node", first.Node, "from", g.from, "icmp", g.what, "address", g.addr)}
+	if g.routers != nil {
+		values["from"] = g.routers
+		icmpCertainty(&f, g.what, g.from, g.dst, ev)
+		return f
+	}
+	// Applications that saw the error: "No route to host" (EHOSTUNREACH)
+	// or "Connection refused" for the same address in their logs.
+	if n, lev := facts.AppErrors.Of(p).For(first.Quoted.Dst.Addr(), g.what); n > 0 {
+		g.appErrors = n
+		f.Evidence = append(f.Evidence, lev...)
+		f.Facts["app_errors"] = n
+	}
+	icmpCertainty(&f, g.what, g.from, g.dst, ev)
+	if a, ok := pmtudWorked(s, g.events); ok {
+		// Path-MTU discovery at work: normal, at most info.
+		g.pmtud = a
+		f.Severity, f.Certainty = analyzer.Info, analyzer.Likely
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: the connection %s -> %s carries data that is acknowledged after the error",
+			a.Pos, a.Client, a.Server))
+		f.Contradicts, f.Alternatives, f.Decide = nil, nil, ""
+	}
+	return f
+}
+
+// icmpWords words the finding of g, as judgeICMP judged it.
+func icmpWords(g *icmpGroup) (title, summary, cause, fix string) {
+	first, n := g.events[0], g.count()
+	what := ""
+	if g.destIs != "" {
+		what = fmt.Sprintf(" (%s)", g.destIs)
+	}
+	if g.routers != nil {
+		title = fmt.Sprintf("traffic to %s runs out of TTL at %d %s: %s", g.dst, len(g.routers),
+			plural(len(g.routers), "router", "routers"), listSome(g.routers, false))
+		summary = fmt.Sprintf("%d ICMP time-exceeded %s from %d %s on the way to %s%s, sent to %s: the packets' "+
+			"TTL ran out in transit. TTLs that grow hop by hop, as traceroute sends them, get an answer from each "+
+			"router in turn; one router answering packets sent with a normal TTL is a routing loop.", n,
+			plural(n, "message", "messages"), len(g.routers), plural(len(g.routers), "router", "routers"), g.dst, what,
+			strings.Join(g.senders, ", "))
+		cause, fix = icmpCauseFix(g.what, g.from, g.dst, "")
+		return title, summary, cause, fix
+	}
+	if g.what == "redirect" {
+		title = fmt.Sprintf("%s redirects traffic for %s to %s", g.from, g.dst, first.Gateway)
+	} else {
+		title = fmt.Sprintf("%s answers traffic to %s with ICMP %s", g.from, g.dst, g.what)
+	}
+	summary = fmt.Sprintf("%d ICMP %s %s from %s for %s%s, sent to %s.", n, g.what, plural(n, "message", "messages"),
+		g.from, g.dst, what, strings.Join(g.senders, ", "))
+	if len(g.attempts) > 0 {
+		summary += fmt.Sprintf(" They answer the connection %s %s.", plural(len(g.attempts), "attempt", "attempts"), strings.Join(g.attempts, ", "))
+	}
+	if g.macOwner != "" {
+		summary += fmt.Sprintf(" The neighbor table resolves %s to %s, the MAC of %s itself: that host answers ARP "+
+			"for the address but does not deliver to it, so the address is announced by a host (or a load-balancer "+
+			"controller) that does not serve it.", first.Quoted.Dst.Addr(), g.macOwner, first.From)
+	}
+	if g.appErrors > 0 {
+		summary += fmt.Sprintf(" Applications log %d %s reaching %s.", g.appErrors, plural(g.appErrors, "failure", "failures"),
+			first.Quoted.Dst.Addr())
+	}
+	cause, fix = icmpCauseFix(g.what, g.from, g.dst, first.Gateway.String())
+	if a := g.pmtud; a != nil {
+		title = fmt.Sprintf("%s tells %s to send smaller packets (ICMP %s), and the connection goes on", g.from,
+			first.Quoted.Src.Addr(), g.what)
+		summary += fmt.Sprintf(" The connection %s -> %s then carries data that is acknowledged: path-MTU "+
+			"discovery working.", a.Client, a.Server)
+		cause = "A link on the path has a smaller MTU than the sender's; the sender learnt it from the ICMP error " +
+			"and sends smaller packets. Normal behaviour; an overlay without room for its encapsulation costs a round trip per new path."
+		fix = "Nothing is broken. To save the round trip, set the pod MTU (the CNI's) to the path's."
+	}
+	return title, summary, cause, fix
 }
 
 // pmtudWorked returns the connection an ICMP fragmentation-needed or

@@ -288,7 +288,6 @@ func backendSplitFinding(node string, legacy, nft *backendDumps, warning model.P
 		f.Decide = "iptables -V (on the host, and in kube-proxy's and the CNI agent's containers)"
 	}
 	f.Supports, f.Contradicts, f.Facts = supports, contradicts, facts
-	f.Sources = []model.Kind{model.KindNetfilter}
 	f.Evidence = dedupEvidence(ev)
 	return f
 }
@@ -321,7 +320,6 @@ func legacyUnseenFinding(node string, nft *backendDumps, warning model.Pos) anal
 		Alternatives: []string{"legacy tables holding rules of another component or an older kube-proxy", "empty legacy tables"},
 		Decide:       "iptables-legacy-save",
 		Facts:        map[string]any{"nft_rules": nft.rules, "nft_owners": nft.ownerList()},
-		Sources:      []model.Kind{model.KindNetfilter},
 		Evidence:     dedupEvidence(ev),
 	}
 }

@@ -165,28 +165,34 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 	if kvServices && kubeVIPARP {
 		controllers = append(controllers, "kube-vip")
 	}
-	setting := "strictARP is not set (off by default)"
+	sa := &strictARPOff{controllers: controllers, setting: "strictARP is not set (off by default)"}
 	if conf.strictARP != nil {
-		setting = "strictARP is false"
+		sa.setting = "strictARP is false"
 	}
+	f := judgeStrictARP(s, sa, conf, wev)
+	f.Title, f.Summary, f.Cause, f.Fix = strictARPWords(sa)
+	p.Report(f)
+	return nil
+}
+
+// strictARPOff is kube-proxy in IPVS mode without strict ARP beside a
+// controller that announces LoadBalancer IPs by ARP, and its judgement
+// (judgeStrictARP): the IPs more than one MAC claims. strictARPWords words
+// it.
+type strictARPOff struct {
+	setting     string   // what the configuration says of strictARP
+	controllers []string // the controllers that announce the IPs
+	flapping    []string // the IPs more than one MAC claims, with their Service
+}
+
+// judgeStrictARP judges sa from kube-proxy's configuration conf, the
+// controllers' evidence wev and the ARP seen. It fills in sa and returns the
+// finding without its words.
+func judgeStrictARP(s *model.Snapshot, sa *strictARPOff, conf *kubeProxyConfig, wev []analyzer.Evidence) analyzer.Finding {
+	setting := sa.setting
 	ev := []analyzer.Evidence{{Pos: conf.pos, Note: fmt.Sprintf("%s: mode ipvs, %s", conf.what, setting)}}
 	ev = append(ev, wev...)
-	sources := []model.Kind{}
-	for _, e := range ev {
-		switch {
-		case strings.HasPrefix(e.Note, "kubespray"):
-			sources = append(sources, model.KindSettings)
-		case strings.HasPrefix(e.Note, "kube-proxy's command line"):
-			sources = append(sources, model.KindComponents)
-		case strings.HasSuffix(e.Note, "its log"):
-			sources = append(sources, model.KindLogs)
-		default:
-			sources = append(sources, model.KindKube)
-		}
-	}
-	facts := map[string]any{"mode": "ipvs", "strict_arp": false, "controllers": controllers}
-	summary := fmt.Sprintf("kube-proxy runs in IPVS mode and %s: every node binds the LoadBalancer IPs to kube-ipvs0 "+
-		"and answers ARP for them, while %s announces each from one node.", setting, strings.Join(controllers, " and "))
+	facts := map[string]any{"mode": "ipvs", "strict_arp": false, "controllers": sa.controllers}
 	sev := analyzer.Warning
 	// The symptom: a LoadBalancer IP claimed by more than one MAC.
 	lbIPs := map[string]string{}
@@ -199,16 +205,14 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 		}
 	}
 	var flapping []string
-	claimKinds := map[model.Kind]bool{}
-	for ip, svc := range lbIPs {
+	for _, ip := range slices.Sorted(maps.Keys(lbIPs)) {
+		svc := lbIPs[ip]
 		macs := map[string]model.Pos{}
-		kinds := map[model.Kind]bool{}
 		for _, a := range s.ARP {
 			if a.IP.String() == ip && a.MAC != "" && (a.Op == "reply" || a.Gratuitous) {
 				if _, seen := macs[a.MAC]; !seen {
 					macs[a.MAC] = a.Pos
 				}
-				kinds[model.KindCapture] = true
 			}
 		}
 		for _, n := range s.Neighbors {
@@ -216,11 +220,7 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 				if _, seen := macs[n.MAC]; !seen {
 					macs[n.MAC] = n.Pos
 				}
-				kinds[model.KindNeighbors] = true
 			}
-		}
-		if len(macs) > 1 {
-			maps.Copy(claimKinds, kinds)
 		}
 		if len(macs) > 1 {
 			flapping = append(flapping, fmt.Sprintf("%s (%s): %d MACs", ip, svc, len(macs)))
@@ -239,8 +239,6 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 		slices.Sort(flapping)
 		sev, certainty = analyzer.Error, analyzer.Proven
 		facts["flapping_ips"] = flapping
-		sources = append(sources, slices.Sorted(maps.Keys(claimKinds))...)
-		summary += " The symptom shows: " + strings.Join(flapping, "; ") + "."
 		supports = append(supports, "more than one MAC claims "+strings.Join(flapping, "; "))
 	} else {
 		contradicts = append(contradicts, "no LoadBalancer IP of the bundle is claimed by more than one MAC (no capture "+
@@ -249,8 +247,8 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 			"arp_announce=2 set by other means)"}
 		decide = collected("sysctl-net", "net.ipv4.conf.all.arp_ignore and net.ipv4.conf.all.arp_announce, on a node")
 	}
-	slices.Sort(sources)
-	p.Report(analyzer.Finding{
+	sa.flapping = flapping
+	return analyzer.Finding{
 		Subject:      subject("component", "kube-proxy", "setting", "strictARP"),
 		Severity:     sev,
 		Certainty:    certainty,
@@ -258,15 +256,22 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 		Contradicts:  contradicts,
 		Alternatives: alternatives,
 		Decide:       decide,
-		Title:        "kube-proxy's IPVS mode answers ARP for LoadBalancer IPs (strictARP off)",
-		Summary:      summary,
-		Cause: "Without strict ARP, the kernel answers ARP for any address bound to any interface, kube-ipvs0 " +
-			"included: every node claims every LoadBalancer IP, not only the one the controller chose.",
-		Fix: "Turn strict ARP on: `kubectl -n kube-system edit configmap kube-proxy` and set `ipvs: strictARP: true`, then " +
-			"`kubectl -n kube-system rollout restart ds/kube-proxy` (kubespray: kube_proxy_strict_arp: true).",
-		Facts:    facts,
-		Sources:  slices.Compact(sources),
-		Evidence: ev,
-	})
-	return nil
+		Facts:        facts,
+		Evidence:     ev,
+	}
+}
+
+// strictARPWords words the finding of sa, as judgeStrictARP judged it.
+func strictARPWords(sa *strictARPOff) (title, summary, cause, fix string) {
+	summary = fmt.Sprintf("kube-proxy runs in IPVS mode and %s: every node binds the LoadBalancer IPs to kube-ipvs0 "+
+		"and answers ARP for them, while %s announces each from one node.", sa.setting, strings.Join(sa.controllers, " and "))
+	if len(sa.flapping) > 0 {
+		summary += " The symptom shows: " + strings.Join(sa.flapping, "; ") + "."
+	}
+	title = "kube-proxy's IPVS mode answers ARP for LoadBalancer IPs (strictARP off)"
+	cause = "Without strict ARP, the kernel answers ARP for any address bound to any interface, kube-ipvs0 " +
+		"included: every node claims every LoadBalancer IP, not only the one the controller chose."
+	fix = "Turn strict ARP on: `kubectl -n kube-system edit configmap kube-proxy` and set `ipvs: strictARP: true`, then " +
+		"`kubectl -n kube-system rollout restart ds/kube-proxy` (kubespray: kube_proxy_strict_arp: true)."
+	return title, summary, cause, fix
 }

@@ -52,25 +52,32 @@ network policies or firewalls between the node and the apiserver; then restart
 kube-proxy so it resyncs.`,
 }
 
+// kubeProxyLists are the failures to list of one kube-proxy log, and their
+// judgement (judgeKubeProxyLists): whether the node's rules are shown stale,
+// and why the lists fail. kubeProxyWords words it.
+type kubeProxyLists struct {
+	node       string
+	file       string
+	kinds      []string
+	events     []facts.ListError
+	first, end time.Time
+	timed      bool
+
+	proven bool   // the node's rules are shown stale
+	why    string // why the lists fail, as their messages say; "" when they do not
+	cause  string // the cause listFailureCause words from the messages
+}
+
 func runKubeProxySyncErrors(p *analyzer.Pass) error {
-	s := p.Snap
-	type group struct {
-		node       string
-		file       string
-		kinds      []string
-		events     []facts.ListError
-		first, end time.Time
-		timed      bool
-	}
-	var groups []*group
-	byKey := map[string]*group{}
+	var groups []*kubeProxyLists
+	byKey := map[string]*kubeProxyLists{}
 	// Other components' failures are apiserver-unreachable's.
 	for _, e := range facts.KubeProxyLogs.Of(p).ListErrors {
 		le := e.Event
 		key := le.Node + "|" + le.Pos.File
 		g := byKey[key]
 		if g == nil {
-			g = &group{node: le.Node, file: le.Pos.File}
+			g = &kubeProxyLists{node: le.Node, file: le.Pos.File}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
@@ -88,105 +95,104 @@ func runKubeProxySyncErrors(p *analyzer.Pass) error {
 			g.timed = true
 		}
 	}
-	stale, stalePos := staleServicePorts(p)
+	stale, stalePos, epEv := staleServicePorts(p)
 	for _, g := range groups {
-		sev := analyzer.Warning
-		certainty := analyzer.Likely
-		sources := []model.Kind{model.KindLogs}
-		var supports, contradicts []string
-		supports = append(supports, fmt.Sprintf("%s: %s", g.events[0].Event.Pos, strings.TrimSpace(g.events[0].Event.Message)))
-		switch {
-		case len(stale) > 0:
-			sev, certainty = analyzer.Error, analyzer.Proven
-			sources = append(sources, model.KindKube)
-			if s.Has(model.KindNetfilter) {
-				sources = append(sources, model.KindNetfilter)
-			}
-			if s.Has(model.KindIPVS) {
-				sources = append(sources, model.KindIPVS)
-			}
-			supports = append(supports, fmt.Sprintf("%s: the node's rules for %s do not match the Service's endpoints "+
-				"(stale-dnat)", stalePos, strings.Join(stale, ", ")))
-		case s.Has(model.KindNetfilter) || s.Has(model.KindIPVS):
-			if s.Has(model.KindKube) {
-				contradicts = append(contradicts, "the node's dataplane matches the Services' endpoints in the bundle: no "+
-					"stale rule is shown")
-			} else {
-				contradicts = append(contradicts, "no Endpoints or EndpointSlices in the bundle: whether the dataplane "+
-					"is stale is not shown")
-			}
-		default:
-			contradicts = append(contradicts, "no NAT rules or IPVS table of the node in the bundle: whether the "+
-				"dataplane is stale is not shown")
-		}
-		why, cause, alternatives := listFailureCause(g.events)
-		switch {
-		case why != "":
-			supports = append(supports, why)
-		case certainty == analyzer.Proven:
-			cause = "kube-proxy cannot list what it programs the dataplane from, so the node's rules keep the state it " +
-				"last knew; why the lists fail its log does not say (credentials, the address it uses, the apiserver)."
-		default:
-			certainty = analyzer.Unknown
-		}
-		var ev []analyzer.Evidence
-		for i, e := range g.events {
-			if i < 3 || i == len(g.events)-1 {
-				ev = append(ev, analyzer.Evidence{Pos: e.Event.Pos, Note: "kube-proxy cannot list " + e.Plural()})
-			}
-		}
-		values := map[string]any{
-			"errors":    len(g.events),
-			"resources": g.kinds,
-		}
-		if g.node != "" {
-			values["node"] = g.node
-		}
-		span := ""
-		if g.timed {
-			values["first"] = g.first.Format(logTime(g.first))
-			values["last"] = g.end.Format(logTime(g.end))
-			span = fmt.Sprintf(" from %s to %s", g.first.Format(logTime(g.first)), g.end.Format(logTime(g.end)))
-		}
-		kinds := strings.Join(g.kinds, ", ")
-		title := fmt.Sprintf("kube-proxy cannot list %s: its dataplane is not updated", kinds)
-		if certainty == analyzer.Proven {
-			ev = append(ev, analyzer.Evidence{Pos: stalePos, Note: "rules that do not match the Service's endpoints"})
-		} else {
-			title = fmt.Sprintf("kube-proxy cannot list %s: its dataplane may be stale", kinds)
-		}
-		decide := ""
-		if certainty != analyzer.Proven {
-			decide = "kubectl -n kube-system logs ds/kube-proxy | grep -i 'failed to list' | tail -1, then curl -k " +
-				"$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')/healthz from the node"
-		}
-		if certainty == analyzer.Proven {
-			alternatives = nil
-		}
-		// Not the log's file name: a moved or CRI-named log of the same
-		// kube-proxy would change it.
-		subj := subject("node", g.node, "component", "kube-proxy")
-		p.Report(analyzer.Finding{
-			Subject:      subj,
-			Severity:     sev,
-			Certainty:    certainty,
-			Supports:     supports,
-			Contradicts:  contradicts,
-			Alternatives: alternatives,
-			Decide:       decide,
-			Title:        title,
-			Summary: fmt.Sprintf("kube-proxy logs %d failures to list or watch %s%s. It keeps the NAT rules (or IPVS "+
-				"services) it last programmed: endpoint changes since then are missed.", len(g.events), kinds, span),
-			Cause: cause,
-			Fix: "Check kube-proxy's kubeconfig and the apiserver address it uses (`kubectl -n kube-system get cm kube-proxy " +
-				"-o yaml`), test that address from the node, then restart kube-proxy (`kubectl -n kube-system rollout restart " +
-				"ds/kube-proxy`) so it resyncs the dataplane.",
-			Facts:    values,
-			Sources:  sources,
-			Evidence: ev,
-		})
+		f := judgeKubeProxyLists(p.Snap, g, stale, stalePos, epEv)
+		f.Title, f.Summary, f.Cause, f.Fix = kubeProxyWords(g)
+		p.Report(f)
 	}
 	return nil
+}
+
+// judgeKubeProxyLists judges g against the Service ports whose rules are
+// stale (stale, the first one's rule at stalePos, its endpoints epEv). It
+// fills in g and returns the finding without its words.
+func judgeKubeProxyLists(s *model.Snapshot, g *kubeProxyLists, stale []string, stalePos model.Pos, epEv analyzer.Evidence) analyzer.Finding {
+	f := analyzer.Finding{
+		// Not the log's file name: a moved or CRI-named log of the same
+		// kube-proxy would change it.
+		Subject:   subject("node", g.node, "component", "kube-proxy"),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Supports:  []string{fmt.Sprintf("%s: %s", g.events[0].Event.Pos, strings.TrimSpace(g.events[0].Event.Message))},
+	}
+	switch {
+	case len(stale) > 0:
+		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: the node's rules for %s do not match the Service's endpoints "+
+			"(stale-dnat)", stalePos, strings.Join(stale, ", ")))
+	case s.Has(model.KindNetfilter) || s.Has(model.KindIPVS):
+		if s.Has(model.KindKube) {
+			f.Contradicts = append(f.Contradicts, "the node's dataplane matches the Services' endpoints in the bundle: no "+
+				"stale rule is shown")
+		} else {
+			f.Contradicts = append(f.Contradicts, "no Endpoints or EndpointSlices in the bundle: whether the dataplane "+
+				"is stale is not shown")
+		}
+	default:
+		f.Contradicts = append(f.Contradicts, "no NAT rules or IPVS table of the node in the bundle: whether the "+
+			"dataplane is stale is not shown")
+	}
+	g.proven = f.Certainty == analyzer.Proven
+	g.why, g.cause, f.Alternatives = listFailureCause(g.events)
+	switch {
+	case g.why != "":
+		f.Supports = append(f.Supports, g.why)
+	case g.proven:
+	default:
+		f.Certainty = analyzer.Unknown
+	}
+	for i, e := range g.events {
+		if i < 3 || i == len(g.events)-1 {
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: e.Event.Pos, Note: "kube-proxy cannot list " + e.Plural()})
+		}
+	}
+	f.Facts = map[string]any{
+		"errors":    len(g.events),
+		"resources": g.kinds,
+	}
+	if g.node != "" {
+		f.Facts["node"] = g.node
+	}
+	if g.timed {
+		f.Facts["first"] = g.first.Format(logTime(g.first))
+		f.Facts["last"] = g.end.Format(logTime(g.end))
+	}
+	if g.proven {
+		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: stalePos, Note: "rules that do not match the Service's endpoints"})
+		if !epEv.Pos.IsZero() {
+			f.Evidence = append(f.Evidence, epEv)
+		}
+		f.Alternatives = nil
+	} else {
+		f.Decide = "kubectl -n kube-system logs ds/kube-proxy | grep -i 'failed to list' | tail -1, then curl -k " +
+			"$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')/healthz from the node"
+	}
+	return f
+}
+
+// kubeProxyWords words the finding of g, as judgeKubeProxyLists judged it.
+func kubeProxyWords(g *kubeProxyLists) (title, summary, cause, fix string) {
+	kinds := strings.Join(g.kinds, ", ")
+	title = fmt.Sprintf("kube-proxy cannot list %s: its dataplane is not updated", kinds)
+	if !g.proven {
+		title = fmt.Sprintf("kube-proxy cannot list %s: its dataplane may be stale", kinds)
+	}
+	span := ""
+	if g.timed {
+		span = fmt.Sprintf(" from %s to %s", g.first.Format(logTime(g.first)), g.end.Format(logTime(g.end)))
+	}
+	summary = fmt.Sprintf("kube-proxy logs %d failures to list or watch %s%s. It keeps the NAT rules (or IPVS "+
+		"services) it last programmed: endpoint changes since then are missed.", len(g.events), kinds, span)
+	cause = g.cause
+	if g.why == "" && g.proven {
+		cause = "kube-proxy cannot list what it programs the dataplane from, so the node's rules keep the state it " +
+			"last knew; why the lists fail its log does not say (credentials, the address it uses, the apiserver)."
+	}
+	fix = "Check kube-proxy's kubeconfig and the apiserver address it uses (`kubectl -n kube-system get cm kube-proxy " +
+		"-o yaml`), test that address from the node, then restart kube-proxy (`kubectl -n kube-system rollout restart " +
+		"ds/kube-proxy`) so it resyncs the dataplane."
+	return title, summary, cause, fix
 }
 
 // listFailureCause reads why kube-proxy's lists fail from the messages:
@@ -230,16 +236,17 @@ func pick(s string, words ...string) string {
 
 // staleServicePorts names the Service ports whose NAT rules or IPVS
 // services disagree with the Service's endpoints (the addresses, or their
-// number), and the first one's rule.
-func staleServicePorts(p *analyzer.Pass) ([]string, model.Pos) {
+// number), the first one's rule, and its endpoints as evidence.
+func staleServicePorts(p *analyzer.Pass) ([]string, model.Pos, analyzer.Evidence) {
 	endpoints := facts.ServiceEndpoints.Of(p)
 	var out []string
 	var pos model.Pos
+	var epEv analyzer.Evidence
 	for _, sp := range facts.Dataplanes.Of(p) {
 		if sp.Service == "" {
 			continue
 		}
-		eps, _, found := endpoints.Of(sp.Namespace(), sp.ServiceName(), sp.PortName())
+		eps, epPos, found := endpoints.Of(sp.Namespace(), sp.ServiceName(), sp.PortName())
 		if !found {
 			continue
 		}
@@ -251,10 +258,11 @@ func staleServicePorts(p *analyzer.Pass) ([]string, model.Pos) {
 		}
 		if stale && !slices.Contains(out, sp.Service) {
 			if len(out) == 0 {
-				pos = sp.Pos
+				addrs := slices.Sorted(slices.Values(eps.Addrs))
+				pos, epEv = sp.Pos, analyzer.Evidence{Pos: epPos, Note: "endpoints " + orNone(addrs)}
 			}
 			out = append(out, sp.Service)
 		}
 	}
-	return out, pos
+	return out, pos, epEv
 }

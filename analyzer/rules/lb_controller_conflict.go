@@ -125,136 +125,161 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 		if !both && !(metallb && kvServices && svc.Spec.LoadBalancerClass == nil) {
 			continue
 		}
-		name := objectName(svc.Namespace, svc.Name)
-		var ips []string
-		for _, ing := range svc.Status.LoadBalancer.Ingress {
-			if ing.IP != "" {
-				ips = append(ips, ing.IP)
-			}
-		}
-		ev := []analyzer.Evidence{{Pos: svc.Source.Pos, Note: fmt.Sprintf("LoadBalancer Service %s marked by %s", name, orNone(ctrls))}}
-		ev = append(ev, wev...)
-		sources := []model.Kind{model.KindKube}
-		values := map[string]any{"service": name}
-		if len(ips) > 0 {
-			values["load_balancer_ips"] = ips
-		}
-		if len(ctrls) > 0 {
-			values["marked_by"] = ctrls
-		}
-		// Controller logs touching this Service.
-		updates := 0
-		for _, le := range s.Logs {
-			text := le.Message
-			for _, v := range le.Fields {
-				text += " " + v
-			}
-			if strings.Contains(text, name) && (strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "metallb") ||
-				strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "kube-vip")) {
-				updates++
-				if updates <= 3 {
-					ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "controller log: " + name})
-				}
-			}
-		}
-		if updates > 0 {
-			values["controller_log_lines"] = updates
-			sources = append(sources, model.KindLogs)
-		}
-		// The VIPs flapping or unreachable.
-		symptoms := 0
-		for _, ip := range ips {
-			macs := map[string]bool{}
-			for _, a := range s.ARP {
-				if a.IP.String() == ip && a.MAC != "" && (a.Op == "reply" || a.Gratuitous) {
-					macs[a.MAC] = true
-				}
-			}
-			if len(macs) > 1 {
-				symptoms++
-				values["vip_macs"] = len(macs)
-			}
-			for _, e := range s.ICMP {
-				if e.Quoted.Dst.Addr().String() == ip && (e.What == "host-unreachable" || e.What == "redirect") {
-					symptoms++
-					ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, ip)})
-					break
-				}
-			}
-		}
-		if symptoms > 0 {
-			sources = append(sources, model.KindCapture)
-		}
-		supports := []string{fmt.Sprintf("%s: %s is marked by %s", svc.Source.Pos, name, orNone(ctrls))}
-		for _, e := range wev {
-			supports = append(supports, fmt.Sprintf("%s: %s", e.Pos, e.Note))
-		}
-		var contradicts, alternatives []string
-		if updates > 0 {
-			supports = append(supports, fmt.Sprintf("the controllers' logs touch %s %d times", name, updates))
-		}
-		if symptoms > 0 {
-			supports = append(supports, fmt.Sprintf("the capture shows %s with more than one ARP owner or ICMP errors from "+
-				"a node that does not serve it", strings.Join(ips, ", ")))
-		} else if !s.Has(model.KindCapture) && !s.Has(model.KindNeighbors) {
-			contradicts = append(contradicts, "no capture or neighbor table in the bundle: whether the VIP changes owner is not shown")
-		} else {
-			contradicts = append(contradicts, "the capture shows the VIP with one owner and no ICMP errors for it")
-		}
-		sev, certainty, decide := analyzer.Warning, analyzer.Likely, ""
-		if (both || (metallb && kvServices)) && (symptoms > 0 || updates > 0) {
-			sev, certainty = analyzer.Error, analyzer.Proven
-		} else {
-			alternatives = []string{"one controller's marks or deployment are leftovers of a migration to the other"}
-			decide = "kubectl get pods -A -o wide | grep -e metallb -e kube-vip (and kube-vip's svc_enable)"
-		}
-		summary := fmt.Sprintf("LoadBalancer Service %s", name)
-		if len(ips) > 0 {
-			summary += fmt.Sprintf(" (%s)", strings.Join(ips, ", "))
-		}
-		switch {
-		case both:
-			summary += " carries the marks of both MetalLB and kube-vip: both controllers manage it."
-		default:
-			summary += " has no loadBalancerClass while MetalLB runs and kube-vip handles Services too (svc_enable=true): both claim it."
-		}
-		if updates > 0 {
-			summary += fmt.Sprintf(" The controllers' logs touch it %d times.", updates)
-		}
-		if st, ok := s.Setting("kube_vip_services_enabled"); ok {
-			if v, isBool := st.Bool(); isBool && !v {
-				ev = append(ev, analyzer.Evidence{Pos: st.Pos, Note: "kube_vip_services_enabled: " + st.Value})
-				sources = append(sources, model.KindSettings)
-				values["kube_vip_services_enabled"] = false
-				summary += fmt.Sprintf(" The kubespray inventory turns kube-vip's services mode off (%s): if the conflict "+
-					"goes on, that setting has not reached the running kube-vip (re-run the playbook, then check its "+
-					"svc_enable).", st.Pos)
-			} else if v {
-				sources = append(sources, model.KindSettings)
-			}
-		}
-		if symptoms > 0 {
-			summary += " Its IP shows the effect: more than one ARP owner, or ICMP errors from a node that announces it without serving it."
-		}
+		c := &lbClaim{svc: svc, ctrls: ctrls, both: both}
+		f := judgeLBClaim(s, c, metallb && kvServices, wev)
+		f.Title, f.Summary, f.Cause, f.Fix = lbClaimWords(c)
 		reported = true
-		p.Report(analyzer.Finding{
-			Subject:      subject("object", object("Service", svc.Namespace, svc.Name)),
-			Severity:     sev,
-			Certainty:    certainty,
-			Supports:     supports,
-			Contradicts:  contradicts,
-			Alternatives: alternatives,
-			Decide:       decide,
-			Title:        fmt.Sprintf("%s is managed by two load-balancer controllers", name),
-			Summary:      summary,
-			Cause:        "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart.",
-			Fix:          lbConflictFix,
-			Facts:        values,
-			Sources:      slices.Compact(sources),
-			Evidence:     ev,
-		})
+		p.Report(f)
 	}
 	return nil
+}
+
+// lbClaim is a LoadBalancer Service that two controllers claim, and its
+// judgement (judgeLBClaim): the controllers' log lines that touch it, its
+// VIPs' symptoms, kubespray's setting of kube-vip. lbClaimWords words it.
+type lbClaim struct {
+	svc   *model.Service
+	ctrls []string // the controllers whose marks it carries
+	both  bool     // it carries the marks of both
+
+	name        string
+	ips         []string
+	updates     int       // the controllers' log lines that touch it
+	symptoms    int       // its VIPs' symptoms: more than one ARP owner, ICMP errors
+	servicesOff bool      // kubespray turns kube-vip's services mode off
+	offPos      model.Pos // there
+}
+
+// judgeLBClaim judges c; running says MetalLB runs and kube-vip handles
+// Services, as the controllers' evidence wev shows. It fills in c and
+// returns the finding without its words.
+func judgeLBClaim(s *model.Snapshot, c *lbClaim, running bool, wev []analyzer.Evidence) analyzer.Finding {
+	svc, ctrls := c.svc, c.ctrls
+	name := objectName(svc.Namespace, svc.Name)
+	var ips []string
+	for _, ing := range svc.Status.LoadBalancer.Ingress {
+		if ing.IP != "" {
+			ips = append(ips, ing.IP)
+		}
+	}
+	ev := []analyzer.Evidence{{Pos: svc.Source.Pos, Note: fmt.Sprintf("LoadBalancer Service %s marked by %s", name, orNone(ctrls))}}
+	ev = append(ev, wev...)
+	values := map[string]any{"service": name}
+	if len(ips) > 0 {
+		values["load_balancer_ips"] = ips
+	}
+	if len(ctrls) > 0 {
+		values["marked_by"] = ctrls
+	}
+	// Controller logs touching this Service.
+	updates := 0
+	for _, le := range s.Logs {
+		text := le.Message
+		for _, v := range le.Fields {
+			text += " " + v
+		}
+		if strings.Contains(text, name) && (strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "metallb") ||
+			strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "kube-vip")) {
+			updates++
+			if updates <= 3 {
+				ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "controller log: " + name})
+			}
+		}
+	}
+	if updates > 0 {
+		values["controller_log_lines"] = updates
+	}
+	// The VIPs flapping or unreachable.
+	symptoms := 0
+	for _, ip := range ips {
+		macs := map[string]bool{}
+		for _, a := range s.ARP {
+			if a.IP.String() == ip && a.MAC != "" && (a.Op == "reply" || a.Gratuitous) {
+				macs[a.MAC] = true
+			}
+		}
+		if len(macs) > 1 {
+			symptoms++
+			values["vip_macs"] = len(macs)
+		}
+		for _, e := range s.ICMP {
+			if e.Quoted.Dst.Addr().String() == ip && (e.What == "host-unreachable" || e.What == "redirect") {
+				symptoms++
+				ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, ip)})
+				break
+			}
+		}
+	}
+	supports := []string{fmt.Sprintf("%s: %s is marked by %s", svc.Source.Pos, name, orNone(ctrls))}
+	for _, e := range wev {
+		supports = append(supports, fmt.Sprintf("%s: %s", e.Pos, e.Note))
+	}
+	var contradicts, alternatives []string
+	if updates > 0 {
+		supports = append(supports, fmt.Sprintf("the controllers' logs touch %s %d times", name, updates))
+	}
+	if symptoms > 0 {
+		supports = append(supports, fmt.Sprintf("the capture shows %s with more than one ARP owner or ICMP errors from "+
+			"a node that does not serve it", strings.Join(ips, ", ")))
+	} else if !s.Has(model.KindCapture) && !s.Has(model.KindNeighbors) {
+		contradicts = append(contradicts, "no capture or neighbor table in the bundle: whether the VIP changes owner is not shown")
+	} else {
+		contradicts = append(contradicts, "the capture shows the VIP with one owner and no ICMP errors for it")
+	}
+	sev, certainty, decide := analyzer.Warning, analyzer.Likely, ""
+	if (c.both || running) && (symptoms > 0 || updates > 0) {
+		sev, certainty = analyzer.Error, analyzer.Proven
+	} else {
+		alternatives = []string{"one controller's marks or deployment are leftovers of a migration to the other"}
+		decide = "kubectl get pods -A -o wide | grep -e metallb -e kube-vip (and kube-vip's svc_enable)"
+	}
+	if st, ok := s.Setting("kube_vip_services_enabled"); ok {
+		if v, isBool := st.Bool(); isBool && !v {
+			c.servicesOff, c.offPos = true, st.Pos
+			ev = append(ev, analyzer.Evidence{Pos: st.Pos, Note: "kube_vip_services_enabled: " + st.Value})
+			values["kube_vip_services_enabled"] = false
+		}
+	}
+	c.name, c.ips, c.updates, c.symptoms = name, ips, updates, symptoms
+	return analyzer.Finding{
+		Subject:      subject("object", object("Service", svc.Namespace, svc.Name)),
+		Severity:     sev,
+		Certainty:    certainty,
+		Supports:     supports,
+		Contradicts:  contradicts,
+		Alternatives: alternatives,
+		Decide:       decide,
+		Facts:        values,
+		Evidence:     ev,
+	}
+}
+
+// lbClaimWords words the finding of c, as judgeLBClaim judged it.
+func lbClaimWords(c *lbClaim) (title, summary, cause, fix string) {
+	summary = fmt.Sprintf("LoadBalancer Service %s", c.name)
+	if len(c.ips) > 0 {
+		summary += fmt.Sprintf(" (%s)", strings.Join(c.ips, ", "))
+	}
+	switch {
+	case c.both:
+		summary += " carries the marks of both MetalLB and kube-vip: both controllers manage it."
+	default:
+		summary += " has no loadBalancerClass while MetalLB runs and kube-vip handles Services too (svc_enable=true): both claim it."
+	}
+	if c.updates > 0 {
+		summary += fmt.Sprintf(" The controllers' logs touch it %d times.", c.updates)
+	}
+	if c.servicesOff {
+		summary += fmt.Sprintf(" The kubespray inventory turns kube-vip's services mode off (%s): if the conflict "+
+			"goes on, that setting has not reached the running kube-vip (re-run the playbook, then check its "+
+			"svc_enable).", c.offPos)
+	}
+	if c.symptoms > 0 {
+		summary += " Its IP shows the effect: more than one ARP owner, or ICMP errors from a node that announces it without serving it."
+	}
+	title = fmt.Sprintf("%s is managed by two load-balancer controllers", c.name)
+	cause = "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart."
+	return title, summary, cause, lbConflictFix
 }
 
 // controllerConflict reports the two controllers from what shows them at
@@ -262,9 +287,29 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 // kube-vip deployed (its workloads, kubespray's settings) or handling
 // Services.
 func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyzer.Evidence) {
-	s := p.Snap
+	c := &controllersBoth{kvServices: kvServices}
+	if f, ok := judgeControllers(p.Snap, c, metallb, wev); ok {
+		f.Title, f.Summary, f.Cause, f.Fix = controllersWords(c)
+		p.Report(f)
+	}
+}
+
+// controllersBoth is MetalLB and kube-vip deployed side by side, and its
+// judgement (judgeControllers): MetalLB's controller rewriting Services,
+// kubespray's setting of kube-vip. controllersWords words it.
+type controllersBoth struct {
+	kvServices  bool             // kube-vip's services mode is shown on
+	updates     []model.LogEvent // MetalLB's log lines updating Service objects
+	updated     []string         // the Services they updated
+	servicesOff bool             // kubespray turns kube-vip's services mode off
+	offPos      model.Pos        // there
+}
+
+// judgeControllers judges c; ok is false unless both controllers are shown
+// deployed. It fills in c and returns the finding without its words.
+func judgeControllers(s *model.Snapshot, c *controllersBoth, metallb bool, wev []analyzer.Evidence) (analyzer.Finding, bool) {
+	kvServices := c.kvServices
 	ev := slices.Clone(wev)
-	sources := []model.Kind{}
 	kubeVIP := kvServices
 	if st, ok := s.Setting("kube_vip_enabled"); ok {
 		if v, _ := st.Bool(); v {
@@ -301,44 +346,29 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 		metallb = true
 	}
 	if !metallb || !kubeVIP {
-		return
+		return analyzer.Finding{}, false
 	}
+	c.updates = updates
 	values := map[string]any{"metallb": true, "kube_vip": true, "kube_vip_services": kvServices}
-	var summary []string
 	sev := analyzer.Warning
-	switch {
-	case kvServices:
-		summary = append(summary, "MetalLB and kube-vip both run, and kube-vip handles LoadBalancer Services too (its services mode is on): both controllers claim every LoadBalancer Service.")
-	default:
-		summary = append(summary, "MetalLB and kube-vip are both deployed.")
-	}
 	if len(updates) > 0 {
 		names := slices.Sorted(maps.Keys(services))
+		c.updated = names
 		values["service_updates"] = len(updates)
 		if len(names) > 0 {
 			values["services_updated"] = names
 		}
-		sources = append(sources, model.KindLogs)
 		for i, le := range updates {
 			if i == maxGroupEvidence {
 				break
 			}
 			ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "MetalLB updated a Service object"})
 		}
-		within := "within a second"
-		if span := updates[len(updates)-1].Time.Sub(updates[0].Time); span >= time.Second {
-			within = "in " + span.String()
-		}
-		summary = append(summary, fmt.Sprintf("MetalLB's controller updated Service objects %d %s %s (%s): a controller "+
-			"that keeps rewriting Services it has already reconciled is fighting another one over them.",
-			len(updates), plural(len(updates), "time", "times"), within, strings.Join(names, ", ")))
 	}
 	if st, ok := s.Setting("kube_vip_services_enabled"); ok {
-		sources = append(sources, model.KindSettings)
 		if v, isBool := st.Bool(); isBool && !v {
+			c.servicesOff, c.offPos = true, st.Pos
 			ev = append(ev, analyzer.Evidence{Pos: st.Pos, Note: "kube_vip_services_enabled: " + st.Value})
-			summary = append(summary, fmt.Sprintf("The kubespray inventory turns kube-vip's services mode off (%s): that is the "+
-				"fix; if Services keep being rewritten, it has not reached the running kube-vip (re-run the playbook).", st.Pos))
 		}
 	}
 	supports := make([]string, 0, len(ev))
@@ -359,15 +389,7 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 		alternatives = []string{"kube-vip holds the control-plane VIP only and leaves LoadBalancer Services to MetalLB"}
 		decide = "kubectl -n kube-system get ds,pods -o yaml | grep -A1 svc_enable"
 	}
-	for _, e := range ev {
-		if strings.HasPrefix(e.Note, "kubespray") {
-			sources = append(sources, model.KindSettings)
-		} else if !strings.HasPrefix(e.Note, "MetalLB updated") {
-			sources = append(sources, model.KindKube)
-		}
-	}
-	slices.Sort(sources)
-	p.Report(analyzer.Finding{
+	return analyzer.Finding{
 		Subject:      subject("component", "MetalLB,kube-vip"),
 		Severity:     sev,
 		Certainty:    certainty,
@@ -375,12 +397,33 @@ func controllerConflict(p *analyzer.Pass, metallb, kvServices bool, wev []analyz
 		Contradicts:  contradicts,
 		Alternatives: alternatives,
 		Decide:       decide,
-		Title:        "MetalLB and kube-vip both manage LoadBalancer Services",
-		Summary:      strings.Join(summary, " "),
-		Cause:        "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart: each rewrites the Services the other just updated.",
-		Fix:          lbConflictFix,
 		Facts:        values,
-		Sources:      slices.Compact(sources),
 		Evidence:     ev,
-	})
+	}, true
+}
+
+// controllersWords words the finding of c, as judgeControllers judged it.
+func controllersWords(c *controllersBoth) (title, summary, cause, fix string) {
+	says := []string{"MetalLB and kube-vip are both deployed."}
+	if c.kvServices {
+		says[0] = "MetalLB and kube-vip both run, and kube-vip handles LoadBalancer Services too (its services mode is on): " +
+			"both controllers claim every LoadBalancer Service."
+	}
+	if n := len(c.updates); n > 0 {
+		within := "within a second"
+		if span := c.updates[n-1].Time.Sub(c.updates[0].Time); span >= time.Second {
+			within = "in " + span.String()
+		}
+		says = append(says, fmt.Sprintf("MetalLB's controller updated Service objects %d %s %s (%s): a controller "+
+			"that keeps rewriting Services it has already reconciled is fighting another one over them.",
+			n, plural(n, "time", "times"), within, strings.Join(c.updated, ", ")))
+	}
+	if c.servicesOff {
+		says = append(says, fmt.Sprintf("The kubespray inventory turns kube-vip's services mode off (%s): that is the "+
+			"fix; if Services keep being rewritten, it has not reached the running kube-vip (re-run the playbook).", c.offPos))
+	}
+	title = "MetalLB and kube-vip both manage LoadBalancer Services"
+	cause = "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart: each " +
+		"rewrites the Services the other just updated."
+	return title, strings.Join(says, " "), cause, lbConflictFix
 }

@@ -87,6 +87,11 @@ type mtuGroup struct {
 	sender, receiver netip.Addr
 	attempts         []*model.Attempt
 	data             []*model.DataSizes
+
+	// The judgement (judgeMTU), which mtuWords words.
+	retx, size, acked int              // the large segments' retransmissions, their size, the largest acknowledged
+	icmp              *model.ICMPEvent // an ICMP error that quotes the sender's packets, nil when none
+	dropRule          *model.Rule      // a firewall rule that drops such errors, when no error was seen
 }
 
 func runMTUBlackhole(p *analyzer.Pass) error {
@@ -122,7 +127,9 @@ func runMTUBlackhole(p *analyzer.Pass) error {
 		}
 	}
 	for _, g := range groups {
-		p.Report(mtuFinding(s, g))
+		f := judgeMTU(s, g)
+		f.Title, f.Summary, f.Cause, f.Fix = mtuWords(g)
+		p.Report(f)
 	}
 	return nil
 }
@@ -131,15 +138,17 @@ func runMTUBlackhole(p *analyzer.Pass) error {
 // MTU: 576-byte IPv4 packets (RFC 791) always pass.
 const minBlackholeSize = 536
 
-func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
+// judgeMTU judges g: the large segments never acknowledged while smaller
+// ones pass, the ICMP errors seen or the rule that drops them, the links
+// too small. It fills in g and returns the finding without its words.
+func judgeMTU(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 	var ev []analyzer.Evidence
-	retx, size, acked := 0, 0, 0
 	var conns []string
 	for i, a := range g.attempts {
 		d := g.data[i]
-		retx += d.LargeRetx
-		size = max(size, d.LargeRetxSize)
-		acked = max(acked, d.MaxAcked)
+		g.retx += d.LargeRetx
+		g.size = max(g.size, d.LargeRetxSize)
+		g.acked = max(g.acked, d.MaxAcked)
 		conns = append(conns, fmt.Sprintf("%s -> %s", a.Client, a.Server))
 		if i >= maxGroupEvidence {
 			continue
@@ -155,6 +164,7 @@ func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 				d.LargeRetxSize, g.sender)})
 		}
 	}
+	retx, size, acked := g.retx, g.size, g.acked
 	// ICMP errors that quote the sender's packets to the receiver.
 	var icmp []*model.ICMPEvent
 	for i := range s.ICMP {
@@ -166,7 +176,6 @@ func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 			icmp = append(icmp, e)
 		}
 	}
-	n := len(g.attempts)
 	values := map[string]any{
 		"sender":          g.sender.String(),
 		"receiver":        g.receiver.String(),
@@ -183,14 +192,7 @@ func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 		Subject:   subject("node", g.node, "source", g.sender.String(), "destination", g.receiver.String()),
 		Severity:  analyzer.Warning,
 		Certainty: analyzer.Likely,
-		Title: fmt.Sprintf("%d-byte segments from %s to %s are dropped while smaller ones pass (%d %s)", size, g.sender,
-			g.receiver, n, plural(n, "connection", "connections")),
-		Summary: fmt.Sprintf("%d %s between %s and %s completed the handshake and had segments of up to %d bytes "+
-			"acknowledged, but %s's %d-byte segments were retransmitted %d %s and never acknowledged: the path "+
-			"drops packets of that size. The application sees the transfer hang after its first bytes.", n,
-			plural(n, "connection", "connections"), g.sender, g.receiver, acked, g.sender, size, retx, plural(retx, "time", "times")),
-		Facts:   values,
-		Sources: []model.Kind{model.KindCapture},
+		Facts:     values,
 		Supports: []string{fmt.Sprintf("%s sent its %d-byte segment %d %s without an acknowledgment, while its "+
 			"segments of up to %d bytes were acknowledged and the handshake passed", g.sender, size, retx,
 			plural(retx, "time", "times"), acked)},
@@ -208,39 +210,57 @@ func mtuFinding(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 	}
 	if len(icmp) > 0 {
 		e := icmp[0]
+		g.icmp = e
 		ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: fmt.Sprintf("ICMP %s from %s for %s", e.What, e.From, e.Quoted.Dst)})
-		f.Cause = fmt.Sprintf("A link on the path is smaller than %s's segments, and the ICMP %s that %s sent was seen "+
-			"here but did not make the sender send smaller: it is dropped between the capture and the sender's stack, "+
-			"or path-MTU discovery is off on the sender (net.ipv4.ip_no_pmtu_disc).", g.sender, e.What, e.From)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: ICMP %s from %s quoting the connection", e.Pos, e.What, e.From))
 		f.Alternatives = append([]string{"path-MTU discovery is off on the sender (net.ipv4.ip_no_pmtu_disc = 1), or the ICMP " +
 			"is dropped between the capture and the sender's stack"}, f.Alternatives...)
 	} else if r := icmpDropRule(s, g.receiver.Is6()); r != nil {
+		g.dropRule = r
 		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-		f.Sources = append(f.Sources, model.KindNetfilter)
 		ev = append(ev, analyzer.Evidence{Pos: r.Pos, Note: "drops " + icmpWhat(g.receiver.Is6())})
-		f.Cause = fmt.Sprintf("A link on the path carries smaller packets than %s sends, and the firewall rule at %s drops "+
-			"the %s that would tell it so: %s never learns the path MTU and sends its large segments again and again.",
-			g.sender, r.Pos, icmpWhat(g.receiver.Is6()), g.sender)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", r.Pos, strings.TrimSpace(r.Raw)))
 		f.Contradicts = append(f.Contradicts, "the bundle does not say which host of the path the rule is on")
 		f.Alternatives = nil
 		f.Decide = ""
 		values["icmp_drop_rule"] = r.Pos.String()
 	} else {
-		f.Cause = fmt.Sprintf("A link on the path carries smaller packets than %s sends, and no ICMP fragmentation-needed "+
-			"(Packet Too Big) reached the capture to make it send smaller: a firewall on the path drops it, or the "+
-			"link drops large packets without one.", g.sender)
 		f.Contradicts = append(f.Contradicts, "no ICMP fragmentation-needed or Packet Too Big quotes the connection in the "+
 			"capture; one that reached the sender would show there if the capture was taken on it")
 	}
 	mtuLinkEvidence(s, g, size, &f, &ev)
-	f.Fix = fmt.Sprintf("Find the largest packet the path from %s to %s carries (`ping -M do -s SIZE %s`); lower the "+
+	f.Evidence = dedupEvidence(ev)
+	return f
+}
+
+// mtuWords words the finding of g, as judgeMTU judged it.
+func mtuWords(g *mtuGroup) (title, summary, cause, fix string) {
+	n, retx, size, acked := len(g.attempts), g.retx, g.size, g.acked
+	title = fmt.Sprintf("%d-byte segments from %s to %s are dropped while smaller ones pass (%d %s)", size, g.sender,
+		g.receiver, n, plural(n, "connection", "connections"))
+	summary = fmt.Sprintf("%d %s between %s and %s completed the handshake and had segments of up to %d bytes "+
+		"acknowledged, but %s's %d-byte segments were retransmitted %d %s and never acknowledged: the path "+
+		"drops packets of that size. The application sees the transfer hang after its first bytes.", n,
+		plural(n, "connection", "connections"), g.sender, g.receiver, acked, g.sender, size, retx, plural(retx, "time", "times"))
+	switch e, r := g.icmp, g.dropRule; {
+	case e != nil:
+		cause = fmt.Sprintf("A link on the path is smaller than %s's segments, and the ICMP %s that %s sent was seen "+
+			"here but did not make the sender send smaller: it is dropped between the capture and the sender's stack, "+
+			"or path-MTU discovery is off on the sender (net.ipv4.ip_no_pmtu_disc).", g.sender, e.What, e.From)
+	case r != nil:
+		cause = fmt.Sprintf("A link on the path carries smaller packets than %s sends, and the firewall rule at %s drops "+
+			"the %s that would tell it so: %s never learns the path MTU and sends its large segments again and again.",
+			g.sender, r.Pos, icmpWhat(g.receiver.Is6()), g.sender)
+	default:
+		cause = fmt.Sprintf("A link on the path carries smaller packets than %s sends, and no ICMP fragmentation-needed "+
+			"(Packet Too Big) reached the capture to make it send smaller: a firewall on the path drops it, or the "+
+			"link drops large packets without one.", g.sender)
+	}
+	fix = fmt.Sprintf("Find the largest packet the path from %s to %s carries (`ping -M do -s SIZE %s`); lower the "+
 		"sender's MTU to it (the CNI's MTU: the node's minus the overlay's overhead), clamp the MSS on the routers "+
 		"(`iptables -t mangle -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu`), and let ICMP "+
 		"fragmentation-needed / Packet Too Big through every firewall on the path.", g.sender, g.receiver, g.receiver)
-	f.Evidence = dedupEvidence(ev)
-	return f
+	return title, summary, cause, fix
 }
 
 // icmpWhat names the ICMP error that carries a path's MTU.
@@ -378,7 +398,6 @@ func mtuLinkEvidence(s *model.Snapshot, g *mtuGroup, size int, f *analyzer.Findi
 			"the %d the smallest link carries", a.SegPos(a.SYN[0]), mss, mss+hdr, best.limit))
 	}
 	if best.limit < pkt {
-		f.Sources = distinctKinds(append(f.Sources, model.KindLinks))
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s, less than the %d-byte packets the %d-byte segments make",
 			best.link.Pos, best.why, pkt, size))
 		*ev = append(*ev, analyzer.Evidence{Pos: best.link.Pos, Note: best.why})

@@ -67,6 +67,11 @@ type natGroup struct {
 	client          netip.Addr
 	service, target netip.AddrPort
 	pairs           []facts.NATPair
+
+	// The judgement (judgeNATUntranslated); natWords words it.
+	synacks, resets, ignored int    // the SYN/ACKs, and the connections the client reset or ignored
+	bridge                   string // the bridge-nf-call sysctl that would send bridged replies through iptables
+	bridgeShown, bridgeOff   bool   // the bundle shows it for the node; it is 0
 }
 
 func runNATReplyUntranslated(p *analyzer.Pass) error {
@@ -90,60 +95,50 @@ func runNATReplyUntranslated(p *analyzer.Pass) error {
 		g.pairs = append(g.pairs, pr)
 	}
 	for _, g := range groups {
-		p.Report(natUntranslatedFinding(p.Snap, g))
+		f := judgeNATUntranslated(p.Snap, g)
+		f.Title, f.Summary, f.Cause, f.Fix = natWords(g)
+		p.Report(f)
 	}
 	return nil
 }
 
-func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
-	resets, ignored, synacks := 0, 0, 0
+// judgeNATUntranslated judges g: the pairs of SYNs before and after DNAT,
+// the replies that kept the endpoint's address, and whether the node's
+// bridge sysctl explains them. It fills in g and returns the finding
+// without its words.
+func judgeNATUntranslated(s *model.Snapshot, g *natGroup) analyzer.Finding {
 	var ev []analyzer.Evidence
 	var isns []string
 	for i, pr := range g.pairs {
 		a := pr.After
-		synacks += model.DistinctSegs(a.SYNACK)
+		g.synacks += model.DistinctSegs(a.SYNACK)
 		if len(a.ClientRST) > 0 {
-			resets++
+			g.resets++
 		} else {
-			ignored++
+			g.ignored++
 		}
 		isns = append(isns, fmt.Sprint(pr.Before.ISN))
 		if i < maxGroupEvidence {
 			ev = append(ev, natPairEvidence(pr)...)
 		}
 	}
-	n := len(g.pairs)
 	first := g.pairs[0]
 	values := map[string]any{
 		"client":      g.client.String(),
 		"service":     g.service.String(),
 		"endpoint":    g.target.String(),
-		"connections": n,
-		"synacks":     synacks,
-		"reset":       resets,
-		"ignored":     ignored,
+		"connections": len(g.pairs),
+		"synacks":     g.synacks,
+		"reset":       g.resets,
+		"ignored":     g.ignored,
 		"sequence":    listUpTo(isns, maxGroupEvidence, false),
 	}
 	if g.node != "" {
 		values["node"] = g.node
 	}
-	reaction := "reset them"
-	if resets == 0 {
-		reaction = "ignored them"
-	} else if ignored > 0 {
-		reaction = fmt.Sprintf("reset %d and ignored %d", resets, ignored)
-	}
 	f := analyzer.Finding{
 		Subject: subject("node", g.node, "client", g.client.String(), "vip", g.service.String(), "backend", g.target.String()),
-		Title: fmt.Sprintf("replies from %s reach %s untranslated: %d %s to %s failed", g.target, g.client, n,
-			plural(n, "connection", "connections"), g.service),
-		Summary: fmt.Sprintf("%d %s from %s to %s %s translated by the node to %s: the same SYN (sequence number %d) is "+
-			"seen before and after DNAT. %s answered with %d SYN/%s carrying its own address instead of %s, and the "+
-			"client %s, having no connection to %s. No reply from %s was seen. The application sees connect timeouts.",
-			n, plural(n, "connection", "connections"), g.client, g.service, plural(n, "was", "were"), g.target,
-			first.Before.ISN, g.target, synacks, plural(synacks, "ACK", "ACKs"), g.service, reaction, g.target, g.service),
 		Facts:   values,
-		Sources: []model.Kind{model.KindCapture},
 		Supports: []string{fmt.Sprintf("%s: the SYN/ACK from %s to %s, not translated back to %s",
 			first.After.SegPos(first.After.SYNACK[0]), g.target, first.After.Client, g.service)},
 	}
@@ -154,40 +149,32 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 	} else {
 		// A capture on the client: the SYN/ACK acknowledges the SYN sent
 		// to the Service.
-		f.Summary = strings.Replace(f.Summary, "the same SYN (sequence number", "the SYN/ACK from the endpoint acknowledges the SYN sent to the Service (sequence number", 1)
-		f.Summary = strings.Replace(f.Summary, ") is seen before and after DNAT.", ").", 1)
 		f.Supports = append([]string{fmt.Sprintf("%s and %s: the SYN of %s to %s, sequence number %d, acknowledged by a SYN/ACK from %s",
 			first.Before.SegPos(first.Before.SYN[0]), first.After.SegPos(first.After.SYNACK[0]), g.client, g.service,
 			first.Before.ISN, g.target)}, f.Supports...)
 	}
-	hairpin := g.client == g.target.Addr()
 	name := "net.bridge.bridge-nf-call-iptables"
 	if g.target.Addr().Is6() {
 		name = "net.bridge.bridge-nf-call-ip6tables"
 	}
+	g.bridge = name
 	f.Decide = collected("sysctl-net", name)
 	bridgeCause := fmt.Sprintf("bridged traffic skips iptables on the node (br_netfilter not loaded, or %s = 0): the reply "+
 		"bridged from %s to %s never meets the conntrack entry of the DNAT", name, g.target.Addr(), g.client)
 	asymCause := "asymmetric routing: the reply takes a path around the node that did the NAT"
 	sc, have := s.Sysctl(g.node, name)
+	g.bridgeShown, g.bridgeOff = have, have && strings.TrimSpace(sc.Value) == "0"
 	switch {
-	case have && strings.TrimSpace(sc.Value) == "0":
+	case g.bridgeOff:
 		f.Certainty = analyzer.Proven
 		f.Severity = analyzer.Error
 		f.Decide = ""
-		f.Sources = append(f.Sources, model.KindSysctl)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s = 0", sc.Pos, name))
-		f.Cause = fmt.Sprintf("%s = 0 on the node: traffic between two ports of a bridge does not go through iptables, so the "+
-			"SYN/ACK from %s to %s is bridged without meeting the conntrack entry of the DNAT, and keeps the endpoint's "+
-			"address.", name, g.target.Addr(), g.client)
 		ev = append(ev, analyzer.Evidence{Pos: sc.Pos, Note: name + " = 0"})
 	case have:
 		f.Certainty = analyzer.Unknown
 		f.Severity = analyzer.Warning
-		f.Sources = append(f.Sources, model.KindSysctl)
 		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s: %s = %s, so bridged replies do go through iptables", sc.Pos, name, sc.Value))
-		f.Cause = "The replies were not translated back on their way to the client; the node's sysctl rules out bridged " +
-			"traffic skipping iptables, and the bundle does not show which other cause it is."
 		f.Alternatives = []string{asymCause}
 		f.Decide = fmt.Sprintf("ip route get %s from %s", g.client, g.target.Addr())
 		ev = append(ev, analyzer.Evidence{Pos: sc.Pos, Note: name + " = " + sc.Value})
@@ -195,20 +182,54 @@ func natUntranslatedFinding(s *model.Snapshot, g *natGroup) analyzer.Finding {
 		f.Certainty = analyzer.Unknown
 		f.Severity = analyzer.Warning
 		f.Contradicts = append(f.Contradicts, fmt.Sprintf("the bundle has no %s of the node: = 1 would rule the bridge cause out", name))
-		f.Cause = "The replies were not translated back on their way to the client; the bundle does not show why."
 		f.Alternatives = []string{bridgeCause, asymCause}
 	}
-	if hairpin {
+	if g.client == g.target.Addr() {
 		// Hairpin mode off drops the DNATed SYN at the Pod's own port: it
 		// cannot be why a reply that was sent is untranslated.
 		f.Contradicts = append(f.Contradicts, fmt.Sprintf("the client is its own endpoint, but hairpin mode off on its bridge "+
 			"port is not the cause: it would have dropped the DNATed SYN before %s answered it", g.target.Addr()))
 	}
-	f.Fix = fmt.Sprintf("Make bridged traffic go through iptables: `modprobe br_netfilter; sysctl -w %s=1`, persisted "+
-		"(`echo br_netfilter > /etc/modules-load.d/br_netfilter.conf`, `echo '%s = 1' > /etc/sysctl.d/90-br-netfilter.conf`).",
-		name, name)
 	f.Evidence = dedupEvidence(ev)
 	return f
+}
+
+// natWords words the finding of g, as judgeNATUntranslated judged it.
+func natWords(g *natGroup) (title, summary, cause, fix string) {
+	n, first := len(g.pairs), g.pairs[0]
+	reaction := "reset them"
+	if g.resets == 0 {
+		reaction = "ignored them"
+	} else if g.ignored > 0 {
+		reaction = fmt.Sprintf("reset %d and ignored %d", g.resets, g.ignored)
+	}
+	seen := fmt.Sprintf("the same SYN (sequence number %d) is seen before and after DNAT", first.Before.ISN)
+	if len(first.After.SYN) == 0 { // a capture on the client
+		seen = fmt.Sprintf("the SYN/ACK from the endpoint acknowledges the SYN sent to the Service (sequence number %d)",
+			first.Before.ISN)
+	}
+	title = fmt.Sprintf("replies from %s reach %s untranslated: %d %s to %s failed", g.target, g.client, n,
+		plural(n, "connection", "connections"), g.service)
+	summary = fmt.Sprintf("%d %s from %s to %s %s translated by the node to %s: %s. %s answered with %d SYN/%s carrying "+
+		"its own address instead of %s, and the client %s, having no connection to %s. No reply from %s was seen. The "+
+		"application sees connect timeouts.",
+		n, plural(n, "connection", "connections"), g.client, g.service, plural(n, "was", "were"), g.target,
+		seen, g.target, g.synacks, plural(g.synacks, "ACK", "ACKs"), g.service, reaction, g.target, g.service)
+	switch {
+	case g.bridgeOff:
+		cause = fmt.Sprintf("%s = 0 on the node: traffic between two ports of a bridge does not go through iptables, so the "+
+			"SYN/ACK from %s to %s is bridged without meeting the conntrack entry of the DNAT, and keeps the endpoint's "+
+			"address.", g.bridge, g.target.Addr(), g.client)
+	case g.bridgeShown:
+		cause = "The replies were not translated back on their way to the client; the node's sysctl rules out bridged " +
+			"traffic skipping iptables, and the bundle does not show which other cause it is."
+	default:
+		cause = "The replies were not translated back on their way to the client; the bundle does not show why."
+	}
+	fix = fmt.Sprintf("Make bridged traffic go through iptables: `modprobe br_netfilter; sysctl -w %s=1`, persisted "+
+		"(`echo br_netfilter > /etc/modules-load.d/br_netfilter.conf`, `echo '%s = 1' > /etc/sysctl.d/90-br-netfilter.conf`).",
+		g.bridge, g.bridge)
+	return title, summary, cause, fix
 }
 
 // natPairEvidence cites a pair's first SYN before and after NAT, the first

@@ -3,7 +3,6 @@ package rules
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,7 +93,6 @@ type policySymptom struct {
 	facts    map[string]any
 	evidence []analyzer.Evidence
 	supports []string
-	sources  []model.Kind
 	when     string // whose times date the failures: "the capture's time"
 }
 
@@ -123,7 +121,7 @@ func runNetworkPolicyDeny(p *analyzer.Pass) error {
 				}
 				pair := policyPair{ca, g.Server}
 				client := pol.Pod(ca)
-				in, out := policyVerdicts(pol, server, client, ca, g.Server, corev1.ProtocolTCP)
+				in, out := policyDecisions(pol, server, client, ca, g.Server, corev1.ProtocolTCP)
 				if !in.Denied() && !out.Denied() {
 					if admitted[pair] == nil {
 						admitted[pair] = g
@@ -149,7 +147,7 @@ func runNetworkPolicyDeny(p *analyzer.Pass) error {
 		if server == nil || client == nil {
 			continue // the objects cannot judge both ends
 		}
-		in, out := policyVerdicts(pol, server, client, pair.client, d.Server, proto)
+		in, out := policyDecisions(pol, server, client, pair.client, d.Server, proto)
 		pd := drops.Of(pair.client, d.Server)
 		if in.Denied() || out.Denied() {
 			p.Report(policyFinding(dropSymptom(pd, proto, server, client), server, pair.client, client, in, out, pol, pd))
@@ -160,10 +158,10 @@ func runNetworkPolicyDeny(p *analyzer.Pass) error {
 	return nil
 }
 
-// policyVerdicts judges ingress to server and, when the client is a Pod,
+// policyDecisions judges ingress to server and, when the client is a Pod,
 // egress from it.
-func policyVerdicts(pol *facts.PolicyIndex, server, client *model.Pod, ca netip.Addr, srv netip.AddrPort,
-	proto corev1.Protocol) (in, out facts.Verdict) {
+func policyDecisions(pol *facts.PolicyIndex, server, client *model.Pod, ca netip.Addr, srv netip.AddrPort,
+	proto corev1.Protocol) (in, out facts.PolicyDecision) {
 	in = pol.Ingress(server, ca, proto, srv.Port())
 	if client != nil {
 		out = pol.Egress(client, srv.Addr(), proto, srv.Port())
@@ -194,8 +192,7 @@ func captureSymptom(g *facts.FailGroup, outcome model.Outcome, ca netip.Addr, se
 		facts: map[string]any{"attempts": g.N, "outcome": string(outcome)},
 		supports: []string{fmt.Sprintf("the capture shows %d connection %s to %s that %s", g.N,
 			plural(g.N, "attempt", "attempts"), g.Server, failed)},
-		sources: []model.Kind{model.KindCapture, model.KindKube},
-		when:    "the capture's time",
+		when: "the capture's time",
 	}
 	n := 0
 	for _, a := range g.Attempts {
@@ -214,9 +211,8 @@ func dropSymptom(drops []facts.PolicyDrop, proto corev1.Protocol, server, client
 	return policySymptom{server: d.Server, proto: proto,
 		summary: fmt.Sprintf("%s shows %d %s %s from %s to %s (Pod %s) dropped as %q", d.Teller(), len(drops), proto,
 			plural(len(drops), "packet", "packets"), clientName(d.Client.Addr(), client), d.Server, podName(server), d.Reason),
-		facts:   map[string]any{"drops": len(drops), "outcome": "dropped"},
-		sources: []model.Kind{model.KindLogs, model.KindKube},
-		when:    "the drop lines' times",
+		facts: map[string]any{"drops": len(drops), "outcome": "dropped"},
+		when:  "the drop lines' times",
 	}
 }
 
@@ -236,20 +232,41 @@ func dropSupport(drops []facts.PolicyDrop) (string, []analyzer.Evidence) {
 		plural(len(drops), "packet", "packets"), d.Client.Addr(), d.Server, d.Reason, d.Event.Pos), ev
 }
 
-// policyFinding words the finding of connections from client to the Pod
-// server that the policies deny in one direction or both; drops are the
-// dataplane's policy drops of the same pair, when its logs show them.
+// policyFinding reports connections from client to the Pod server that the
+// policies deny in one direction or both; drops are the dataplane's policy
+// drops of the same pair, when its logs show them.
 func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *model.Pod,
-	in, out facts.Verdict, pol *facts.PolicyIndex, drops []facts.PolicyDrop) analyzer.Finding {
-	srvName := podName(server)
-	cliName := clientName(ca, client)
-	port := sym.server.Port()
+	in, out facts.PolicyDecision, pol *facts.PolicyIndex, drops []facts.PolicyDrop) analyzer.Finding {
+	d := &policyDenial{summary: sym.summary, client: clientName(ca, client), server: podName(server), port: sym.server.Port()}
+	f := judgePolicyDenial(d, sym, server, ca, client, in, out, pol, drops)
+	f.Title, f.Summary, f.Cause, f.Fix = policyWords(d)
+	return f
+}
+
+// policyDenial is the judgement of connections the NetworkPolicies deny
+// (judgePolicyDenial): which policies isolate each end, the rule that comes
+// closest, what the objects do not show. policyWords words it.
+type policyDenial struct {
+	summary        string // the symptom's
+	client, server string // the client and the server Pod, named
+	port           uint16
+	says           []string // per direction: the policies that isolate it and admit nothing
+	near           []string // the rules that come closest, and why they do not admit
+	unknown        []string // what the objects do not show that could change the decision
+}
+
+// judgePolicyDenial judges d, the symptom sym of connections from ca
+// (client, when a Pod) to server, from the policies' decisions in and out
+// and the CNI's drops. It fills in d and returns the finding without its
+// words.
+func judgePolicyDenial(d *policyDenial, sym policySymptom, server *model.Pod, ca netip.Addr, client *model.Pod,
+	in, out facts.PolicyDecision, pol *facts.PolicyIndex, drops []facts.PolicyDrop) analyzer.Finding {
+	srvName, cliName, port := d.server, d.client, d.port
 	f := analyzer.Finding{
 		Subject: subject("client", ca.String(), "address", sym.server.String(),
 			"object", object("Pod", server.Namespace, server.Name)),
 		Severity: analyzer.Warning,
 		Facts:    map[string]any{"server": sym.server.String(), "server_pod": srvName, "client": cliName},
-		Sources:  sym.sources,
 		Evidence: sym.evidence,
 		Supports: sym.supports,
 	}
@@ -261,9 +278,6 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 		f.Supports = append(f.Supports, sup)
 		f.Evidence = append(f.Evidence, ev...)
 		f.Facts["drop_reason"] = drops[0].Reason
-		if !slices.Contains(f.Sources, model.KindLogs) {
-			f.Sources = append(f.Sources, model.KindLogs)
-		}
 	}
 	f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: server.Source.Pos, Note: fmt.Sprintf("Pod %s has %s", srvName, sym.server.Addr())})
 	if client != nil {
@@ -272,32 +286,32 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 	}
 	var says, unknown []string
 	var near []string
-	for _, d := range []struct {
+	for _, dd := range []struct {
 		dir, subject string
-		v            facts.Verdict
+		v            facts.PolicyDecision
 	}{{"ingress", srvName, in}, {"egress", cliName, out}} {
-		if !d.v.Denied() {
+		if !dd.v.Denied() {
 			continue
 		}
-		names := policyNames(d.v.Isolating)
-		f.Facts[d.dir+"_isolated_by"] = strings.Join(names, ", ")
-		for _, ip := range d.v.Isolating {
+		names := policyNames(dd.v.Isolating)
+		f.Facts[dd.dir+"_isolated_by"] = strings.Join(names, ", ")
+		for _, ip := range dd.v.Isolating {
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: ip.Source.Pos,
-				Note: fmt.Sprintf("selects %s (podSelector %s)", d.subject, facts.SelectorString(&ip.Spec.PodSelector))})
+				Note: fmt.Sprintf("selects %s (podSelector %s)", dd.subject, facts.SelectorString(&ip.Spec.PodSelector))})
 		}
 		f.Supports = append(f.Supports, fmt.Sprintf("%s %s %s %s and %s it for %s; no %s rule of %s admits %s on %s %d",
 			plural(len(names), "NetworkPolicy", "NetworkPolicies"), strings.Join(names, ", "),
-			plural(len(names), "selects", "select"), d.subject, plural(len(names), "isolates", "isolate"), d.dir, d.dir,
+			plural(len(names), "selects", "select"), dd.subject, plural(len(names), "isolates", "isolate"), dd.dir, dd.dir,
 			plural(len(names), "it", "them"), cliName, sym.proto, port))
 		says = append(says, fmt.Sprintf("%s isolate %s for %s and none of their rules admits it", strings.Join(names, ", "),
-			d.subject, d.dir))
-		for _, r := range d.v.Near {
-			pos := r.Pos(d.dir)
-			name := fmt.Sprintf("%s/%s %s[%d]", r.Policy.Namespace, r.Policy.Name, d.dir, r.Index)
+			dd.subject, dd.dir))
+		for _, r := range dd.v.Near {
+			pos := r.Pos(dd.dir)
+			name := fmt.Sprintf("%s/%s %s[%d]", r.Policy.Namespace, r.Policy.Name, dd.dir, r.Index)
 			near = append(near, fmt.Sprintf("%s does not admit it: %s", name, r.Why))
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: pos, Note: name + ": " + r.Why})
 		}
-		unknown = append(unknown, d.v.Unknown...)
+		unknown = append(unknown, dd.v.Unknown...)
 	}
 	if len(near) > 0 {
 		f.Facts["nearest_rule"] = near[0]
@@ -317,20 +331,11 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 		f.Contradicts = append(f.Contradicts,
 			"a CNI that does not enforce NetworkPolicies (flannel alone): the policies then drop nothing")
 	}
-	f.Summary = fmt.Sprintf("%s. %s.", sym.summary, strings.Join(says, "; "))
-	if len(near) > 0 {
-		f.Summary += " The rule that comes closest: " + near[0] + "."
-	}
+	d.says, d.near, d.unknown = says, near, unknown
 	if len(unknown) == 0 {
 		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-		f.Title = fmt.Sprintf("NetworkPolicy denies %s -> %s:%d", cliName, srvName, port)
-		f.Cause = fmt.Sprintf("No NetworkPolicy rule admits these connections: %s. The dataplane drops (or rejects) "+
-			"what no rule admits.", strings.Join(says, "; "))
 	} else {
 		f.Certainty = analyzer.Likely
-		f.Title = fmt.Sprintf("NetworkPolicy likely denies %s -> %s:%d", cliName, srvName, port)
-		f.Cause = fmt.Sprintf("Most likely no NetworkPolicy rule admits these connections (%s), but the objects do "+
-			"not show %s.", strings.Join(says, "; "), strings.Join(unknown, ", "))
 		f.Contradicts = append(f.Contradicts, "that "+unknown[0]+" would make a rule match")
 		f.Alternatives = []string{
 			"the NetworkPolicies deny the connection",
@@ -341,9 +346,28 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 			f.Decide = "kubectl get namespace " + client.Namespace + " --show-labels"
 		}
 	}
-	f.Fix = fmt.Sprintf("If %s should reach %s on port %d, extend the nearest rule (the labels its selectors expect, "+
-		"or the port) or add a policy that admits it; otherwise fix the client.", cliName, srvName, port)
 	return f
+}
+
+// policyWords words the finding of d, as judgePolicyDenial judged it.
+func policyWords(d *policyDenial) (title, summary, cause, fix string) {
+	says := strings.Join(d.says, "; ")
+	summary = fmt.Sprintf("%s. %s.", d.summary, says)
+	if len(d.near) > 0 {
+		summary += " The rule that comes closest: " + d.near[0] + "."
+	}
+	if len(d.unknown) == 0 {
+		title = fmt.Sprintf("NetworkPolicy denies %s -> %s:%d", d.client, d.server, d.port)
+		cause = fmt.Sprintf("No NetworkPolicy rule admits these connections: %s. The dataplane drops (or rejects) "+
+			"what no rule admits.", says)
+	} else {
+		title = fmt.Sprintf("NetworkPolicy likely denies %s -> %s:%d", d.client, d.server, d.port)
+		cause = fmt.Sprintf("Most likely no NetworkPolicy rule admits these connections (%s), but the objects do "+
+			"not show %s.", says, strings.Join(d.unknown, ", "))
+	}
+	fix = fmt.Sprintf("If %s should reach %s on port %d, extend the nearest rule (the labels its selectors expect, "+
+		"or the port) or add a policy that admits it; otherwise fix the client.", d.client, d.server, d.port)
+	return title, summary, cause, fix
 }
 
 // policyDropAdmitted words the dataplane's policy drops of a pair that
@@ -351,7 +375,7 @@ func policyFinding(sym policySymptom, server *model.Pod, ca netip.Addr, client *
 // it left open. g, when not nil, holds the capture's failed attempts of the
 // same pair.
 func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server, client *model.Pod,
-	in, out facts.Verdict, g *facts.FailGroup) analyzer.Finding {
+	in, out facts.PolicyDecision, g *facts.FailGroup) analyzer.Finding {
 	d := drops[0]
 	ca, srv := d.Client.Addr(), d.Server
 	cliName, srvName := clientName(ca, client), podName(server)
@@ -365,7 +389,6 @@ func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server,
 			srvName, srv.Port()),
 		Facts: map[string]any{"server": srv.String(), "server_pod": srvName, "client": cliName, "drops": len(drops),
 			"drop_reason": d.Reason, "outcome": "dropped"},
-		Sources:  []model.Kind{model.KindLogs, model.KindKube},
 		Supports: []string{sup},
 		Evidence: ev,
 	}
@@ -379,14 +402,13 @@ func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server,
 				n++
 			}
 		}
-		f.Sources = append(f.Sources, model.KindCapture)
 	}
 	f.Evidence = append(f.Evidence,
 		analyzer.Evidence{Pos: server.Source.Pos, Note: fmt.Sprintf("Pod %s has %s", srvName, srv.Addr())},
 		analyzer.Evidence{Pos: client.Source.Pos, Note: fmt.Sprintf("Pod %s has %s", podName(client), ca)})
 	for _, dv := range []struct {
 		dir, subject string
-		v            facts.Verdict
+		v            facts.PolicyDecision
 	}{{"ingress", srvName, in}, {"egress", cliName, out}} {
 		if r := dv.v.AllowedBy; r != nil {
 			name := fmt.Sprintf("%s/%s %s[%d]", r.Policy.Namespace, r.Policy.Name, dv.dir, r.Index)

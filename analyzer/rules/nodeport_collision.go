@@ -66,143 +66,167 @@ func runNodePortCollision(p *analyzer.Pass) error {
 	}
 	rng := facts.NodePortRange.Of(p)
 	for _, k := range keys {
-		list := byPort[k]
-		np := list[0]
-		var claims, supports, contradicts []string
-		ev := []analyzer.Evidence{{Pos: np.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s", np.Port, np.Protocol, objectName(np.Namespace, np.Service))}}
-		sources := []model.Kind{model.KindKube}
-		// Two Services, one port.
-		var svcs []string
-		for _, x := range list {
-			if n := objectName(x.Namespace, x.Service); !slices.Contains(svcs, n) {
-				svcs = append(svcs, n)
-				if len(svcs) > 1 {
-					ev = append(ev, analyzer.Evidence{Pos: x.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s", x.Port, x.Protocol, n)})
-				}
-			}
+		c := &portClaims{list: byPort[k], rng: rng}
+		if f, ok := judgePortClaims(s, c); ok {
+			f.Title, f.Summary, f.Cause, f.Fix = portClaimWords(c)
+			p.Report(f)
 		}
-		if len(svcs) > 1 {
-			claims = append(claims, "Services "+strings.Join(svcs, " and "))
-			supports = append(supports, fmt.Sprintf("%s and %s give nodePort %d/%s to %s", np.Pos, list[len(list)-1].Pos,
-				np.Port, np.Protocol, strings.Join(svcs, " and ")))
-		}
-		listened := false
-		// A host process listening on it.
-		for _, so := range s.Sockets {
-			if so.State != "LISTEN" && so.State != "UNCONN" || so.Local.Port() != np.Port {
-				continue
-			}
-			if !strings.EqualFold(protoBase(so.Proto), np.Protocol) || so.MatchesProcess("kube-proxy") {
-				continue
-			}
-			who := so.Process
-			if who == "" {
-				who = "a process"
-			}
-			claims = append(claims, fmt.Sprintf("%s listening on %s on %s", who, so.Local, nodeName(so.Node)))
-			supports = append(supports, fmt.Sprintf("%s: %s listens on %s on %s, the NodePort of %s (%s)", so.Pos, who,
-				so.Local, nodeName(so.Node), svcs[0], np.Pos))
-			listened = true
-			ev = append(ev, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s listens on %s", who, so.Local)})
-			if !slices.Contains(sources, model.KindSockets) {
-				sources = append(sources, model.KindSockets)
-			}
-		}
-		// A Pod's hostPort.
-		for _, pod := range s.Kube.Pods {
-			for _, c := range pod.Spec.Containers {
-				for _, cp := range c.Ports {
-					if cp.HostPort == int32(np.Port) && strings.EqualFold(orTCP(string(cp.Protocol)), np.Protocol) {
-						claims = append(claims, fmt.Sprintf("hostPort of Pod %s", objectName(pod.Namespace, pod.Name)))
-						supports = append(supports, fmt.Sprintf("%s: Pod %s asks for hostPort %d", pod.Source.Pos,
-							objectName(pod.Namespace, pod.Name), cp.HostPort))
-						ev = append(ev, analyzer.Evidence{Pos: pod.Source.Pos, Note: fmt.Sprintf("hostPort %d of container %s", cp.HostPort, c.Name)})
-					}
-				}
-			}
-		}
-		outside := !rng.Range.Contains(np.Port)
-		if len(claims) == 0 && !outside {
-			continue
-		}
-		certainty := analyzer.Likely
-		var alternatives []string
-		decide := ""
-		switch {
-		case listened:
-			certainty = analyzer.Proven
-		case len(claims) > 0:
-			if !p.Snap.Has(model.KindSockets) {
-				contradicts = append(contradicts, "no listening sockets of the nodes in the bundle: whether the port is taken "+
-					"on a node is not shown")
-			}
-			if len(svcs) > 1 {
-				alternatives = append(alternatives, "the Services were read at different times (one since deleted, or a "+
-					"restore not applied): the apiserver never gives one nodePort twice")
-			} else {
-				alternatives = append(alternatives, "the Pod with the hostPort runs on nodes where nothing else uses the port")
-			}
-			decide = fmt.Sprintf("kubectl get services,pods -A -o wide | grep %d", np.Port)
-		case rng.Flag != nil:
-			alternatives = []string{"the nodePort was allocated before the range was changed: the Service still works, " +
-				"and new allocations avoid the port", "the nodePort was set by hand in the Service"}
-			decide = fmt.Sprintf("%s get service %s -o yaml --show-managed-fields", kubectlIn(np.Namespace), np.Service)
-		default:
-			contradicts = append(contradicts, "the apiserver's --service-node-port-range is not in the bundle: the range "+
-				rng.Range.String()+" is the default")
-			alternatives = []string{"the cluster's apiserver runs with a wider --service-node-port-range"}
-			decide = "kubectl -n kube-system get pod -l component=kube-apiserver -o yaml | grep service-node-port-range"
-		}
-		if outside {
-			ev = append(ev, rng.Evidence()...)
-			supports = append(supports, fmt.Sprintf("%s: nodePort %d/%s of %s, outside %s (%s)", np.Pos, np.Port,
-				np.Protocol, svcs[0], rng.Range, rng.Source()))
-		}
-		values := map[string]any{
-			"nodeport":       fmt.Sprintf("%d/%s", np.Port, np.Protocol),
-			"services":       svcs,
-			"nodeport_range": rng.Range.String(),
-		}
-		sev := analyzer.Error
-		if certainty != analyzer.Proven {
-			sev = analyzer.Warning
-		}
-		title := fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s", np.Port, np.Protocol, svcs[0], strings.Join(claims, ", "))
-		summary := fmt.Sprintf("NodePort %d/%s (Service %s) is claimed by %s too: on the nodes where both hold it, "+
-			"traffic for the Service goes to the wrong place.", np.Port, np.Protocol, strings.Join(svcs, ", "), strings.Join(claims, ", "))
-		if len(claims) > 0 {
-			values["claimed_by"] = claims
-		}
-		if outside {
-			values["outside_range"] = true
-			if len(claims) == 0 {
-				sev = analyzer.Warning
-				title = fmt.Sprintf("NodePort %d/%s of %s is outside the NodePort range %s", np.Port, np.Protocol, svcs[0], rng.Range)
-				summary = ""
-			}
-			summary += fmt.Sprintf(" The port is outside the NodePort range %s (%s): it was set by hand, or the range "+
-				"changed after it was allocated.", rng.Range, rng.Source())
-		}
-		p.Report(analyzer.Finding{
-			Subject:      subject("port", fmt.Sprint(np.Port), "proto", strings.ToLower(np.Protocol)),
-			Severity:     sev,
-			Certainty:    certainty,
-			Supports:     supports,
-			Contradicts:  contradicts,
-			Alternatives: alternatives,
-			Decide:       decide,
-			Title:        title,
-			Summary:      strings.TrimSpace(summary),
-			Cause: "Ports chosen by hand for Services, host processes or hostPorts, without regard for the NodePort range; " +
-				"or objects restored from another cluster.",
-			Fix: "Give the Service a nodePort that nothing else uses (or remove spec.ports[].nodePort so the apiserver " +
-				"allocates one in the range), and move host processes and hostPorts out of the range.",
-			Facts:    values,
-			Sources:  sources,
-			Evidence: ev,
-		})
 	}
 	return nil
+}
+
+// portClaims is a NodePort and what else claims it, and its judgement
+// (judgePortClaims): the Services that give it, the host processes and
+// hostPorts that take it, whether it is outside the NodePort range.
+// portClaimWords words it.
+type portClaims struct {
+	list []model.NodePort // the Services' entries of the port
+	rng  facts.NodePorts
+
+	svcs, claims []string // the Services that give it; what else claims it
+	outside      bool     // the port is outside the NodePort range
+}
+
+// judgePortClaims judges c; ok is false when nothing else claims the port
+// and it is in the range. It fills in c and returns the finding without its
+// words.
+func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok bool) {
+	list, rng := c.list, c.rng
+	np := list[0]
+	var claims, supports, contradicts []string
+	ev := []analyzer.Evidence{{Pos: np.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s", np.Port, np.Protocol, objectName(np.Namespace, np.Service))}}
+	// Two Services, one port.
+	var svcs []string
+	for _, x := range list {
+		if n := objectName(x.Namespace, x.Service); !slices.Contains(svcs, n) {
+			svcs = append(svcs, n)
+			if len(svcs) > 1 {
+				ev = append(ev, analyzer.Evidence{Pos: x.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s", x.Port, x.Protocol, n)})
+			}
+		}
+	}
+	if len(svcs) > 1 {
+		claims = append(claims, "Services "+strings.Join(svcs, " and "))
+		supports = append(supports, fmt.Sprintf("%s and %s give nodePort %d/%s to %s", np.Pos, list[len(list)-1].Pos,
+			np.Port, np.Protocol, strings.Join(svcs, " and ")))
+	}
+	listened := false
+	// A host process listening on it.
+	for _, so := range s.Sockets {
+		if so.State != "LISTEN" && so.State != "UNCONN" || so.Local.Port() != np.Port {
+			continue
+		}
+		if !strings.EqualFold(protoBase(so.Proto), np.Protocol) || so.MatchesProcess("kube-proxy") {
+			continue
+		}
+		who := so.Process
+		if who == "" {
+			who = "a process"
+		}
+		claims = append(claims, fmt.Sprintf("%s listening on %s on %s", who, so.Local, nodeName(so.Node)))
+		supports = append(supports, fmt.Sprintf("%s: %s listens on %s on %s, the NodePort of %s (%s)", so.Pos, who,
+			so.Local, nodeName(so.Node), svcs[0], np.Pos))
+		listened = true
+		ev = append(ev, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s listens on %s", who, so.Local)})
+	}
+	// A Pod's hostPort.
+	for _, pod := range s.Kube.Pods {
+		for _, c := range pod.Spec.Containers {
+			for _, cp := range c.Ports {
+				if cp.HostPort == int32(np.Port) && strings.EqualFold(orTCP(string(cp.Protocol)), np.Protocol) {
+					claims = append(claims, fmt.Sprintf("hostPort of Pod %s", objectName(pod.Namespace, pod.Name)))
+					supports = append(supports, fmt.Sprintf("%s: Pod %s asks for hostPort %d", pod.Source.Pos,
+						objectName(pod.Namespace, pod.Name), cp.HostPort))
+					ev = append(ev, analyzer.Evidence{Pos: pod.Source.Pos, Note: fmt.Sprintf("hostPort %d of container %s", cp.HostPort, c.Name)})
+				}
+			}
+		}
+	}
+	outside := !rng.Range.Contains(np.Port)
+	if len(claims) == 0 && !outside {
+		return f, false
+	}
+	certainty := analyzer.Likely
+	var alternatives []string
+	decide := ""
+	switch {
+	case listened:
+		certainty = analyzer.Proven
+	case len(claims) > 0:
+		if !s.Has(model.KindSockets) {
+			contradicts = append(contradicts, "no listening sockets of the nodes in the bundle: whether the port is taken "+
+				"on a node is not shown")
+		}
+		if len(svcs) > 1 {
+			alternatives = append(alternatives, "the Services were read at different times (one since deleted, or a "+
+				"restore not applied): the apiserver never gives one nodePort twice")
+		} else {
+			alternatives = append(alternatives, "the Pod with the hostPort runs on nodes where nothing else uses the port")
+		}
+		decide = fmt.Sprintf("kubectl get services,pods -A -o wide | grep %d", np.Port)
+	case rng.Flag != nil:
+		alternatives = []string{"the nodePort was allocated before the range was changed: the Service still works, " +
+			"and new allocations avoid the port", "the nodePort was set by hand in the Service"}
+		decide = fmt.Sprintf("%s get service %s -o yaml --show-managed-fields", kubectlIn(np.Namespace), np.Service)
+	default:
+		contradicts = append(contradicts, "the apiserver's --service-node-port-range is not in the bundle: the range "+
+			rng.Range.String()+" is the default")
+		alternatives = []string{"the cluster's apiserver runs with a wider --service-node-port-range"}
+		decide = "kubectl -n kube-system get pod -l component=kube-apiserver -o yaml | grep service-node-port-range"
+	}
+	if outside {
+		ev = append(ev, rng.Evidence()...)
+		supports = append(supports, fmt.Sprintf("%s: nodePort %d/%s of %s, outside %s (%s)", np.Pos, np.Port,
+			np.Protocol, svcs[0], rng.Range, rng.Source()))
+	}
+	values := map[string]any{
+		"nodeport":       fmt.Sprintf("%d/%s", np.Port, np.Protocol),
+		"services":       svcs,
+		"nodeport_range": rng.Range.String(),
+	}
+	sev := analyzer.Error
+	if certainty != analyzer.Proven {
+		sev = analyzer.Warning
+	}
+	if len(claims) > 0 {
+		values["claimed_by"] = claims
+	}
+	if outside {
+		values["outside_range"] = true
+	}
+	c.svcs, c.claims, c.outside = svcs, claims, outside
+	return analyzer.Finding{
+		Subject:      subject("port", fmt.Sprint(np.Port), "proto", strings.ToLower(np.Protocol)),
+		Severity:     sev,
+		Certainty:    certainty,
+		Supports:     supports,
+		Contradicts:  contradicts,
+		Alternatives: alternatives,
+		Decide:       decide,
+		Facts:        values,
+		Evidence:     ev,
+	}, true
+}
+
+// portClaimWords words the finding of c, as judgePortClaims judged it.
+func portClaimWords(c *portClaims) (title, summary, cause, fix string) {
+	np, rng := c.list[0], c.rng
+	title = fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s", np.Port, np.Protocol, c.svcs[0], strings.Join(c.claims, ", "))
+	summary = fmt.Sprintf("NodePort %d/%s (Service %s) is claimed by %s too: on the nodes where both hold it, "+
+		"traffic for the Service goes to the wrong place.", np.Port, np.Protocol, strings.Join(c.svcs, ", "), strings.Join(c.claims, ", "))
+	if c.outside {
+		if len(c.claims) == 0 {
+			title = fmt.Sprintf("NodePort %d/%s of %s is outside the NodePort range %s", np.Port, np.Protocol, c.svcs[0], rng.Range)
+			summary = ""
+		}
+		summary += fmt.Sprintf(" The port is outside the NodePort range %s (%s): it was set by hand, or the range "+
+			"changed after it was allocated.", rng.Range, rng.Source())
+	}
+	cause = "Ports chosen by hand for Services, host processes or hostPorts, without regard for the NodePort range; " +
+		"or objects restored from another cluster."
+	fix = "Give the Service a nodePort that nothing else uses (or remove spec.ports[].nodePort so the apiserver " +
+		"allocates one in the range), and move host processes and hostPorts out of the range."
+	return title, strings.TrimSpace(summary), cause, fix
 }
 
 func protoBase(p string) string {

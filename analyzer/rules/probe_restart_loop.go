@@ -93,7 +93,10 @@ func runProbeRestartLoop(p *analyzer.Pass) error {
 		if spec == nil {
 			continue
 		}
-		p.Report(probeLoopFinding(s, pod, specPod, spec, restarts))
+		g := &probeLoop{pod: pod, specPod: specPod, c: spec, restarts: restarts}
+		f := judgeProbeLoop(p, g)
+		f.Title, f.Summary, f.Cause, f.Fix = probeWords(g)
+		p.Report(f)
 	}
 	return nil
 }
@@ -158,9 +161,27 @@ func probeCheck(pr *corev1.Probe) string {
 	return "unknown check"
 }
 
-func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *corev1.Container, restarts int32) analyzer.Finding {
+// probeLoop is a container restarted under a liveness probe, and its
+// judgement (judgeProbeLoop): whether the bundle shows the container stopped
+// from outside, how long its runs lasted, a probe aimed at a port it does
+// not listen on. probeWords words it.
+type probeLoop struct {
+	pod, specPod *model.Pod // the Pod, and the one whose spec holds the probe
+	c            *corev1.Container
+	restarts     int32
+
+	killed    bool     // the runs end cleanly: stopped from outside
+	lifetimes []string // how long the runs seen in logs lasted
+	wrongPort string   // the probe checks a port the container does not listen on, in words; "" when not
+}
+
+// judgeProbeLoop judges g from the container listings, the Pod's status,
+// the events and the logs. It fills in g and returns the finding without
+// its words.
+func judgeProbeLoop(p *analyzer.Pass, g *probeLoop) analyzer.Finding {
+	s, pod, specPod, c, restarts := p.Snap, g.pod, g.specPod, g.c, g.restarts
 	pr := c.LivenessProbe
-	window, failing, interval, threshold := probeTiming(pr)
+	window, failing, _, threshold := probeTiming(pr)
 	name := objectName(pod.Namespace, pod.Name)
 	ev := []analyzer.Evidence{{Pos: pod.Source.Pos, Note: fmt.Sprintf("%d restarts", restarts)}}
 	ci := slices.IndexFunc(specPod.Spec.Containers, func(x corev1.Container) bool { return x.Name == c.Name })
@@ -178,8 +199,6 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 		"probe_window_s":    int(window.Seconds()),
 		"failing_window_s":  int(failing.Seconds()),
 	}
-	sources := []model.Kind{model.KindKube}
-	killed := false
 	supports := []string{
 		fmt.Sprintf("%s: %s restarted %d times", pod.Source.Pos, name, restarts),
 		fmt.Sprintf("%s: liveness probe of %s: %s", ev[1].Pos, c.Name, probeCheck(pr)),
@@ -197,13 +216,10 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 				ct.Pos, ct.Attempt, ct.ExitCode))
 		}
 		if ct.State == "exited" && ct.ExitCode == 0 {
-			killed = true
+			g.killed = true
 			supports = append(supports, fmt.Sprintf("%s: attempt %d exited with status 0", ct.Pos, ct.Attempt))
 			facts["exit_code"] = 0
 			ev = append(ev, analyzer.Evidence{Pos: ct.Pos, Note: fmt.Sprintf("attempt %d exited with status 0: stopped, not crashed", ct.Attempt)})
-			if !slices.Contains(sources, model.KindContainers) {
-				sources = append(sources, model.KindContainers)
-			}
 		}
 	}
 	// The Pod's own status: the last run ended with status 0.
@@ -213,7 +229,7 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 				c.Name, t.ExitCode, t.Reason))
 		}
 		if cs.Name == c.Name && cs.LastTerminationState.Terminated != nil && cs.LastTerminationState.Terminated.ExitCode == 0 {
-			killed = true
+			g.killed = true
 			supports = append(supports, fmt.Sprintf("%s: the last run of %s ended with status 0 (%s)", pod.Source.Pos, c.Name,
 				cs.LastTerminationState.Terminated.Reason))
 			facts["exit_code"] = 0
@@ -229,7 +245,7 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 		}
 		msg := strings.ToLower(e.Message)
 		if e.Reason == "Unhealthy" && strings.Contains(msg, "liveness") || e.Reason == "Killing" && strings.Contains(msg, "liveness") {
-			killed = true
+			g.killed = true
 			if probeEvents == 0 {
 				supports = append(supports, fmt.Sprintf("%s: event %s: %s", e.Source.Pos, e.Reason, e.Message))
 			}
@@ -237,63 +253,52 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 			if len(ev) < 12 {
 				ev = append(ev, analyzer.Evidence{Pos: e.Source.Pos, Note: fmt.Sprintf("event %s: %s", e.Reason, e.Message)})
 			}
-			if !slices.Contains(sources, model.KindKube) {
-				sources = append(sources, model.KindKube)
-			}
 		}
 	}
 	if probeEvents > 0 {
 		facts["probe_events"] = probeEvents
 	}
 	// Logs: the container stopped by a signal; the kubelet restarting it.
-	var lifetimes []string
 	for i, le := range s.Logs {
 		msg := strings.ToLower(le.Message)
 		switch {
 		case containsAny(msg, killedPatterns) && (le.Source == "" || strings.Contains(strings.ToLower(le.Source), strings.ToLower(c.Name)) ||
 			strings.Contains(strings.ToLower(le.Pos.File), strings.ToLower(c.Name))):
-			killed = true
+			g.killed = true
 			ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "stopped by a signal"})
 			supports = append(supports, fmt.Sprintf("%s: %s stopped by a signal", le.Pos, c.Name))
 			if start := firstLogOfFile(s.Logs[:i], le.Pos.File); start != nil && !start.Time.IsZero() && le.Time.After(start.Time) {
-				lifetimes = append(lifetimes, le.Time.Sub(start.Time).Round(time.Second).String())
+				g.lifetimes = append(g.lifetimes, le.Time.Sub(start.Time).Round(time.Second).String())
 				ev = append(ev, analyzer.Evidence{Pos: start.Pos, Note: "running"})
 			}
-			if !slices.Contains(sources, model.KindLogs) {
-				sources = append(sources, model.KindLogs)
-			}
 		case containsAny(msg, kubeletRestartPatterns) && (strings.Contains(msg, strings.ToLower(c.Name)) || strings.Contains(msg, "liveness")):
-			killed = true
+			g.killed = true
 			ev = append(ev, analyzer.Evidence{Pos: le.Pos, Note: "kubelet restarts the container"})
 			supports = append(supports, fmt.Sprintf("%s: the kubelet restarts the container", le.Pos))
-			if !slices.Contains(sources, model.KindLogs) {
-				sources = append(sources, model.KindLogs)
-			}
 		}
 	}
-	if len(lifetimes) > 0 {
-		facts["observed_run"] = lifetimes
+	if len(g.lifetimes) > 0 {
+		facts["observed_run"] = g.lifetimes
 	}
 	// A probe aimed at a port the component does not listen on, by its
 	// own flags (--listen-*-urls, --port, --secure-port).
-	wrongPort := ""
 	if port := probePort(pr); port != "" {
 		if listens := listenPorts(c); len(listens) > 0 && !slices.Contains(listens, port) {
-			wrongPort = fmt.Sprintf("The probe checks port %s, but %s listens on %s by its flags.", port, c.Name, strings.Join(listens, ", "))
+			g.wrongPort = fmt.Sprintf("The probe checks port %s, but %s listens on %s by its flags.", port, c.Name, strings.Join(listens, ", "))
 			facts["probe_port"] = port
 			facts["listen_ports"] = listens
 		}
 	}
-	if wrongPort != "" {
-		supports = append(supports, wrongPort)
+	if g.wrongPort != "" {
+		supports = append(supports, g.wrongPort)
 	}
 	sev, certainty := analyzer.Warning, analyzer.Unknown
 	var alternatives []string
 	decide := ""
 	switch {
-	case killed && len(distinctKinds(sources)) >= 2:
+	case g.killed && p.Joins(ev):
 		sev, certainty = analyzer.Error, analyzer.Proven
-	case killed:
+	case g.killed:
 		certainty = analyzer.Likely
 		alternatives = []string{"the container's process ends on its own with status 0"}
 		decide = fmt.Sprintf("%s describe pod %s (the Unhealthy and Killing events)", kubectlIn(pod.Namespace), pod.Name)
@@ -304,33 +309,6 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 		}
 		decide = fmt.Sprintf("%s describe pod %s (Last State, exit code, events)", kubectlIn(pod.Namespace), pod.Name)
 	}
-	summary := fmt.Sprintf("Container %s of %s restarted %d times. Its liveness probe (%s) waits %s, then allows %d failed "+
-		"checks %s apart (%s): a probe that always fails kills the container about %s after each start.",
-		c.Name, name, restarts, probeCheck(pr), time.Duration(pr.InitialDelaySeconds)*time.Second,
-		threshold, interval, failing, window)
-	if killed {
-		summary += " The runs end cleanly (exit status 0, a terminated signal, or the kubelet restarting it): the container " +
-			"is stopped from outside, not crashing."
-	}
-	if len(lifetimes) > 0 {
-		summary += fmt.Sprintf(" A run seen in its log lasted %s.", strings.Join(lifetimes, ", "))
-	}
-	cause := "The liveness probe fails while the container works: the check targets the wrong address or port, " +
-		"runs a command that fails in this image, or needs longer than timeoutSeconds. The kubelet then kills the " +
-		"container after failureThreshold failures, and the next run meets the same probe."
-	if wrongPort != "" {
-		summary += " " + wrongPort
-		cause = wrongPort + " Every check fails, and the kubelet kills the container after failureThreshold failures."
-	}
-	title := fmt.Sprintf("%s restarted %d times by its liveness probe every ~%s", name, restarts, window.Round(time.Second))
-	if certainty == analyzer.Unknown {
-		title = fmt.Sprintf("%s restarted %d times; it has a liveness probe, what stops it is not shown", name, restarts)
-		cause = "Not shown: the restarts and a liveness probe are in the bundle, but nothing says whether the kubelet " +
-			"kills the container or it crashes."
-		if wrongPort != "" {
-			cause += " " + wrongPort
-		}
-	}
 	return analyzer.Finding{
 		Subject:      subject("object", object("Pod", pod.Namespace, pod.Name), "container", c.Name),
 		Severity:     sev,
@@ -339,17 +317,49 @@ func probeLoopFinding(s *model.Snapshot, pod *model.Pod, specPod *model.Pod, c *
 		Contradicts:  contradicts,
 		Alternatives: alternatives,
 		Decide:       decide,
-		Title:        title,
-		Summary:      summary,
-		Cause:        cause,
-		Fix: fmt.Sprintf("Run the probe by hand in the container (`%s exec %s -c %s -- %s`) and fix what fails; "+
-			"raise timeoutSeconds if the check is slow; prefer an HTTP probe of the component's health endpoint "+
-			"(for etcd: httpGet /health on the metrics port, as current kubeadm writes it).",
-			kubectlIn(pod.Namespace), pod.Name, c.Name, probeCommand(pr)),
-		Facts:    facts,
-		Sources:  sources,
-		Evidence: ev,
+		Facts:        facts,
+		Evidence:     ev,
 	}
+}
+
+// probeWords words the finding of g, as judgeProbeLoop judged it.
+func probeWords(g *probeLoop) (title, summary, cause, fix string) {
+	pod, c, restarts, wrongPort := g.pod, g.c, g.restarts, g.wrongPort
+	pr := c.LivenessProbe
+	window, failing, interval, threshold := probeTiming(pr)
+	name := objectName(pod.Namespace, pod.Name)
+	summary = fmt.Sprintf("Container %s of %s restarted %d times. Its liveness probe (%s) waits %s, then allows %d failed "+
+		"checks %s apart (%s): a probe that always fails kills the container about %s after each start.",
+		c.Name, name, restarts, probeCheck(pr), time.Duration(pr.InitialDelaySeconds)*time.Second,
+		threshold, interval, failing, window)
+	if g.killed {
+		summary += " The runs end cleanly (exit status 0, a terminated signal, or the kubelet restarting it): the container " +
+			"is stopped from outside, not crashing."
+	}
+	if len(g.lifetimes) > 0 {
+		summary += fmt.Sprintf(" A run seen in its log lasted %s.", strings.Join(g.lifetimes, ", "))
+	}
+	cause = "The liveness probe fails while the container works: the check targets the wrong address or port, " +
+		"runs a command that fails in this image, or needs longer than timeoutSeconds. The kubelet then kills the " +
+		"container after failureThreshold failures, and the next run meets the same probe."
+	if wrongPort != "" {
+		summary += " " + wrongPort
+		cause = wrongPort + " Every check fails, and the kubelet kills the container after failureThreshold failures."
+	}
+	title = fmt.Sprintf("%s restarted %d times by its liveness probe every ~%s", name, restarts, window.Round(time.Second))
+	if !g.killed { // what stops it is not shown: the certainty is Unknown
+		title = fmt.Sprintf("%s restarted %d times; it has a liveness probe, what stops it is not shown", name, restarts)
+		cause = "Not shown: the restarts and a liveness probe are in the bundle, but nothing says whether the kubelet " +
+			"kills the container or it crashes."
+		if wrongPort != "" {
+			cause += " " + wrongPort
+		}
+	}
+	fix = fmt.Sprintf("Run the probe by hand in the container (`%s exec %s -c %s -- %s`) and fix what fails; "+
+		"raise timeoutSeconds if the check is slow; prefer an HTTP probe of the component's health endpoint "+
+		"(for etcd: httpGet /health on the metrics port, as current kubeadm writes it).",
+		kubectlIn(pod.Namespace), pod.Name, c.Name, probeCommand(pr))
+	return title, summary, cause, fix
 }
 
 // probePort returns the port an httpGet or tcpSocket probe checks, "" for

@@ -142,7 +142,11 @@ func runRPFilterDrop(p *analyzer.Pass) error {
 		if c, ok := s.Counter(g.Node, rpfCounterName); ok {
 			ctr = &c
 		}
-		p.Report(rpfFinding(g, in, inPos, back, outDevs, clients, all, dev, ctr))
+		d := &rpfDrop{g: g, in: in, inPos: inPos, back: back, out: strings.Join(outDevs, ", "), clients: clients,
+			all: all, dev: dev, ctr: ctr}
+		f := judgeRPF(d)
+		f.Title, f.Summary, f.Cause, f.Fix = rpfWords(d)
+		p.Report(f)
 	}
 	return nil
 }
@@ -151,20 +155,48 @@ func runRPFilterDrop(p *analyzer.Pass) error {
 // filter dropped, as nstat names it.
 const rpfCounterName = "TcpExtIPReversePathFilter"
 
-// rpfFinding words the finding of one server endpoint whose SYNs arrive on
-// interface in while the route back to clients leaves by outDevs; ctr is
-// the node's rpfCounterName, nil when the bundle does not show it.
-func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Route, outDevs, clients []string,
-	all, dev rpfValue, ctr *model.Counter) analyzer.Finding {
-	out := strings.Join(outDevs, ", ")
+// rpfDrop is one server endpoint whose SYNs arrive on interface in while
+// the route back to the clients leaves by out, and its judgement
+// (judgeRPF): what the bundle shows of the reverse-path filter there.
+// rpfWords words it.
+type rpfDrop struct {
+	g        *facts.FailGroup
+	in       string
+	inPos    model.Pos // where in is shown to hold the server's address
+	back     *model.Route
+	out      string // the interfaces the route back leaves by
+	clients  []string
+	all, dev rpfValue
+	ctr      *model.Counter // the node's rpfCounterName, nil when not shown
+
+	shown            []string // the rp_filter values shown
+	dropped, counted bool     // the counter shows drops; it shows none
+	shows            rpfShows
+	missing          string // the rp_filter value not shown, when one is
+}
+
+// rpfShows is how much the bundle shows of the filter on the interface.
+type rpfShows int
+
+const (
+	rpfNothing         rpfShows = iota // no value and no drop: the cause is not established
+	rpfStrict                          // both values, the larger 1: strict
+	rpfStrictUncounted                 // strict, but the counter says it dropped nothing
+	rpfOneValue                        // one value, 1: strict unless the other is 2
+	rpfDropped                         // no value, but the filter has dropped packets
+)
+
+// judgeRPF judges d. It fills in d and returns the finding without its
+// words.
+func judgeRPF(d *rpfDrop) analyzer.Finding {
+	g, in, out, back, ctr := d.g, d.in, d.out, d.back, d.ctr
 	f := analyzer.Finding{
 		Subject:  subject("node", g.Node, "address", g.Server.String(), "interface", in),
 		Severity: analyzer.Warning,
 		Facts: map[string]any{
 			"server": g.Server.String(), "attempts": g.N, "syn_retransmissions": g.Retx,
-			"clients": listSome(clients, false), "in_interface": in, "route_out": out, "route": back.Raw,
+			"clients": listSome(d.clients, false), "in_interface": in, "route_out": out, "route": back.Raw,
 		},
-		Sources: []model.Kind{model.KindCapture, model.KindRoutes},
 	}
 	if g.Node != "" {
 		f.Facts["node"] = g.Node
@@ -176,131 +208,136 @@ func rpfFinding(g *facts.FailGroup, in string, inPos model.Pos, back *model.Rout
 		f.Evidence = append(f.Evidence, failedSegEvidence(a, true)...)
 	}
 	f.Evidence = append(f.Evidence,
-		analyzer.Evidence{Pos: back.Pos, Note: fmt.Sprintf("route back to %s leaves by %s", clients[0], out)},
-		analyzer.Evidence{Pos: inPos, Note: fmt.Sprintf("%s is on %s", g.Server.Addr(), in)})
+		analyzer.Evidence{Pos: back.Pos, Note: fmt.Sprintf("route back to %s leaves by %s", d.clients[0], out)},
+		analyzer.Evidence{Pos: d.inPos, Note: fmt.Sprintf("%s is on %s", g.Server.Addr(), in)})
 	f.Supports = []string{
 		fmt.Sprintf("the capture shows %d connection %s to %s with %d SYN %s and no SYN/ACK, RST or ICMP error",
 			g.N, plural(g.N, "attempt", "attempts"), g.Server, g.Retx, plural(g.Retx, "retransmission", "retransmissions")),
-		fmt.Sprintf("%s is an address of %s (%s), so the SYNs arrive there", g.Server.Addr(), in, inPos),
-		fmt.Sprintf("%s: the route back to %s is %q, out by %s", back.Pos, clients[0], back.Raw, out),
+		fmt.Sprintf("%s is an address of %s (%s), so the SYNs arrive there", g.Server.Addr(), in, d.inPos),
+		fmt.Sprintf("%s: the route back to %s is %q, out by %s", back.Pos, d.clients[0], back.Raw, out),
 	}
-	decide := collected("sysctl-net", fmt.Sprintf("net.ipv4.conf.all.rp_filter and net.ipv4.conf.%s.rp_filter", in))
-	var shown []string
-	for _, v := range []rpfValue{all, dev} {
+	for _, v := range []rpfValue{d.all, d.dev} {
 		if v.known {
 			f.Facts[v.name] = v.value
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: v.pos, Note: v.String()})
 			f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", v.pos, v))
-			shown = append(shown, v.String())
+			d.shown = append(d.shown, v.String())
 		}
 	}
 	f.Evidence = dedupEvidence(f.Evidence)
-	subject := g.Server.String()
-	if g.Node != "" {
-		subject += " on " + g.Node
-	}
 	f.Contradicts = []string{
 		fmt.Sprintf("a SYN/ACK from %s leaving by %s, in a capture of that interface: the filter then let the SYNs in "+
 			"and the replies are lost on the way back", g.Server, out),
 	}
-	dropped, counted := ctr != nil && ctr.Value > 0, ctr != nil && ctr.Value == 0
+	d.dropped, d.counted = ctr != nil && ctr.Value > 0, ctr != nil && ctr.Value == 0
 	if ctr != nil {
 		f.Facts[rpfCounterName] = ctr.Value
-		f.Sources = append(f.Sources, model.KindCounters)
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: ctr.Pos, Note: fmt.Sprintf("%s %d", rpfCounterName, ctr.Value)})
 	}
 	switch {
-	case dropped:
+	case d.dropped:
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s is %d: the node's reverse-path filter has dropped packets",
 			ctr.Pos, rpfCounterName, ctr.Value))
 		f.Contradicts = append(f.Contradicts, "nstat -az "+rpfCounterName+" not growing while the SYNs arrive")
-	case counted:
+	case d.counted:
 		f.Contradicts = append([]string{fmt.Sprintf("%s: %s is 0: the node's reverse-path filter has dropped nothing",
 			ctr.Pos, rpfCounterName)}, f.Contradicts...)
 	default:
 		f.Contradicts = append(f.Contradicts, "nstat -az "+rpfCounterName+" not growing while the SYNs arrive")
 	}
-	filter := fmt.Sprintf("The reverse-path filter on %s drops them", in)
-	switch {
-	case all.known && dev.known && counted: // strict, but the counter says it dropped nothing
-		f.Certainty = analyzer.Likely
-		f.Sources = append(f.Sources, model.KindSysctl)
-		f.Title = fmt.Sprintf("strict rp_filter on %s likely drops the SYNs to %s, though %s is 0",
-			in, subject, rpfCounterName)
-		f.Cause = fmt.Sprintf("%s, most likely: rp_filter is strict there (the larger of %s and %s is 1), and the "+
-			"route back to the clients leaves by %s; but %s is 0 (%s), no packet dropped by the filter, so the "+
-			"counter was read elsewhere or before the SYNs arrived.", filter, all, dev, out, rpfCounterName, ctr.Pos)
-		f.Alternatives = rpfAlternatives(in, out)
+	bothOff := "net.ipv4.conf.all.rp_filter and net.ipv4.conf." + in + ".rp_filter both 0, " +
+		"or either 2 (loose): the filter then lets the SYNs in"
+	f.Certainty, f.Alternatives = analyzer.Likely, rpfAlternatives(in, out)
+	f.Decide = collected("sysctl-net", fmt.Sprintf("net.ipv4.conf.all.rp_filter and net.ipv4.conf.%s.rp_filter", in))
+	switch all, dev := d.all, d.dev; {
+	case all.known && dev.known && d.counted:
+		d.shows = rpfStrictUncounted
 		f.Decide = collected("nstat", rpfCounterName+" on the node, while the SYNs arrive")
 	case all.known && dev.known: // the larger is 1: strict
-		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-		f.Sources = append(f.Sources, model.KindSysctl)
-		f.Title = fmt.Sprintf("strict rp_filter on %s drops the SYNs to %s: the route back to %s leaves by %s",
-			in, subject, listSome(clients, false), out)
-		f.Cause = fmt.Sprintf("%s: rp_filter is strict there (the larger of %s and %s is 1), and the route back to "+
-			"the clients leaves by %s, so the kernel takes the SYNs for spoofed and drops them before TCP sees them.",
-			filter, all, dev, out)
-	case (all.known || dev.known) && !counted: // one is 1, the other not shown
-		f.Certainty = analyzer.Likely
-		f.Sources = append(f.Sources, model.KindSysctl)
-		missing := dev.name
+		d.shows = rpfStrict
+		f.Severity, f.Certainty, f.Alternatives, f.Decide = analyzer.Error, analyzer.Proven, nil, ""
+	case (all.known || dev.known) && !d.counted:
+		d.shows, d.missing = rpfOneValue, dev.name
 		if !all.known {
-			missing = all.name
+			d.missing = all.name
 		}
-		f.Title = fmt.Sprintf("rp_filter likely drops the SYNs to %s: they arrive on %s, the route back to %s leaves by %s",
-			subject, in, listSome(clients, false), out)
-		f.Cause = fmt.Sprintf("%s, most likely: %s makes it strict unless %s is 2 (loose), which the bundle does not "+
-			"show; the route back to the clients leaves by %s.", filter, strings.Join(shown, ", "), missing, out)
-		f.Contradicts = append(f.Contradicts, missing+" = 2 (loose)")
-		f.Alternatives = rpfAlternatives(in, out)
-		f.Decide = decide
-	case dropped: // no rp_filter value, but the filter has dropped packets
-		f.Certainty = analyzer.Likely
-		f.Title = fmt.Sprintf("rp_filter likely drops the SYNs to %s: they arrive on %s, the route back to %s leaves by %s",
-			subject, in, listSome(clients, false), out)
-		f.Cause = fmt.Sprintf("%s, most likely: the node's filter has dropped packets (%s: %s %d), and the route back "+
-			"to the clients leaves by %s; the bundle does not show the rp_filter values of %s.", filter,
-			ctr.Pos, rpfCounterName, ctr.Value, out, in)
-		f.Contradicts = append(f.Contradicts, "net.ipv4.conf.all.rp_filter and net.ipv4.conf."+in+".rp_filter both 0, "+
-			"or either 2 (loose): the filter then lets the SYNs in")
-		f.Alternatives = rpfAlternatives(in, out)
-		f.Decide = decide
+		f.Contradicts = append(f.Contradicts, d.missing+" = 2 (loose)")
+	case d.dropped:
+		d.shows = rpfDropped
+		f.Contradicts = append(f.Contradicts, bothOff)
 	default:
+		d.shows = rpfNothing
 		f.Certainty = analyzer.Unknown
-		f.Title = fmt.Sprintf("SYNs to %s get no answer; they arrive on %s and the route back to %s leaves by %s",
-			subject, in, listSome(clients, false), out)
-		f.Cause = fmt.Sprintf("Not established: the SYNs are lost at the node or their replies on the way back; the "+
-			"path is asymmetric, and the bundle does not show the rp_filter values of %s that would tell whether "+
-			"the node drops them for it.", in)
-		f.Contradicts = append(f.Contradicts, "net.ipv4.conf.all.rp_filter and net.ipv4.conf."+in+".rp_filter both 0, "+
-			"or either 2 (loose): the filter then lets the SYNs in")
-		f.Alternatives = rpfAlternatives(in, out)
-		f.Decide = decide
-		if counted {
-			values := "does not show the rp_filter values of " + in
-			if len(shown) > 0 { // one value, 1: strict unless the other is 2
-				f.Sources = append(f.Sources, model.KindSysctl)
-				values = "shows only " + strings.Join(shown, ", ")
-			}
-			f.Cause = fmt.Sprintf("Not established: the SYNs are lost at the node or their replies on the way back; the "+
-				"path is asymmetric, but %s is 0 (%s), so the node's reverse-path filter has dropped nothing, and the "+
-				"bundle %s.", rpfCounterName, ctr.Pos, values)
+		f.Contradicts = append(f.Contradicts, bothOff)
+		if d.counted {
 			// The counter weighs against the filter: it comes last.
 			f.Alternatives = append(f.Alternatives[1:], f.Alternatives[0])
 		}
 	}
-	f.Summary = fmt.Sprintf("%d connection %s from %s to %s got no reply (%d SYN %s). %s holds %s, so the SYNs "+
-		"arrive there, but the node's route back to the %s leaves by %s (%s).",
-		g.N, plural(g.N, "attempt", "attempts"), listSome(clients, false), g.Server, g.Retx,
-		plural(g.Retx, "retransmission", "retransmissions"), in, g.Server.Addr(),
-		plural(len(clients), "client", "clients"), out, back.Raw)
-	if len(shown) > 0 {
-		f.Summary += " The bundle shows " + strings.Join(shown, " and ") + "."
+	return f
+}
+
+// rpfWords words the finding of d, as judgeRPF judged it.
+func rpfWords(d *rpfDrop) (title, summary, cause, fix string) {
+	g, in, out, ctr := d.g, d.in, d.out, d.ctr
+	subject := g.Server.String()
+	if g.Node != "" {
+		subject += " on " + g.Node
 	}
-	f.Fix = fmt.Sprintf("Make the path symmetric (route the clients' addresses back by %s, or add a policy-routing "+
+	clients := listSome(d.clients, false)
+	filter := fmt.Sprintf("The reverse-path filter on %s drops them", in)
+	likely := fmt.Sprintf("rp_filter likely drops the SYNs to %s: they arrive on %s, the route back to %s leaves by %s",
+		subject, in, clients, out)
+	switch d.shows {
+	case rpfStrictUncounted:
+		title = fmt.Sprintf("strict rp_filter on %s likely drops the SYNs to %s, though %s is 0",
+			in, subject, rpfCounterName)
+		cause = fmt.Sprintf("%s, most likely: rp_filter is strict there (the larger of %s and %s is 1), and the "+
+			"route back to the clients leaves by %s; but %s is 0 (%s), no packet dropped by the filter, so the "+
+			"counter was read elsewhere or before the SYNs arrived.", filter, d.all, d.dev, out, rpfCounterName, ctr.Pos)
+	case rpfStrict:
+		title = fmt.Sprintf("strict rp_filter on %s drops the SYNs to %s: the route back to %s leaves by %s",
+			in, subject, clients, out)
+		cause = fmt.Sprintf("%s: rp_filter is strict there (the larger of %s and %s is 1), and the route back to "+
+			"the clients leaves by %s, so the kernel takes the SYNs for spoofed and drops them before TCP sees them.",
+			filter, d.all, d.dev, out)
+	case rpfOneValue:
+		title = likely
+		cause = fmt.Sprintf("%s, most likely: %s makes it strict unless %s is 2 (loose), which the bundle does not "+
+			"show; the route back to the clients leaves by %s.", filter, strings.Join(d.shown, ", "), d.missing, out)
+	case rpfDropped:
+		title = likely
+		cause = fmt.Sprintf("%s, most likely: the node's filter has dropped packets (%s: %s %d), and the route back "+
+			"to the clients leaves by %s; the bundle does not show the rp_filter values of %s.", filter,
+			ctr.Pos, rpfCounterName, ctr.Value, out, in)
+	default:
+		title = fmt.Sprintf("SYNs to %s get no answer; they arrive on %s and the route back to %s leaves by %s",
+			subject, in, clients, out)
+		cause = fmt.Sprintf("Not established: the SYNs are lost at the node or their replies on the way back; the "+
+			"path is asymmetric, and the bundle does not show the rp_filter values of %s that would tell whether "+
+			"the node drops them for it.", in)
+		if d.counted {
+			values := "does not show the rp_filter values of " + in
+			if len(d.shown) > 0 { // one value, 1: strict unless the other is 2
+				values = "shows only " + strings.Join(d.shown, ", ")
+			}
+			cause = fmt.Sprintf("Not established: the SYNs are lost at the node or their replies on the way back; the "+
+				"path is asymmetric, but %s is 0 (%s), so the node's reverse-path filter has dropped nothing, and the "+
+				"bundle %s.", rpfCounterName, ctr.Pos, values)
+		}
+	}
+	summary = fmt.Sprintf("%d connection %s from %s to %s got no reply (%d SYN %s). %s holds %s, so the SYNs "+
+		"arrive there, but the node's route back to the %s leaves by %s (%s).",
+		g.N, plural(g.N, "attempt", "attempts"), clients, g.Server, g.Retx,
+		plural(g.Retx, "retransmission", "retransmissions"), in, g.Server.Addr(),
+		plural(len(d.clients), "client", "clients"), out, d.back.Raw)
+	if len(d.shown) > 0 {
+		summary += " The bundle shows " + strings.Join(d.shown, " and ") + "."
+	}
+	fix = fmt.Sprintf("Make the path symmetric (route the clients' addresses back by %s, or add a policy-routing "+
 		"rule for traffic that arrives there), or make the filter loose where asymmetry is expected: "+
 		"`sysctl -w net.ipv4.conf.all.rp_filter=2 net.ipv4.conf.%s.rp_filter=2`, persisted in /etc/sysctl.d.", in, in)
-	return f
+	return title, summary, cause, fix
 }
 
 // rpfAlternatives are the causes of unanswered SYNs on an asymmetric path
@@ -419,8 +456,7 @@ func felixLooseRPF(p *analyzer.Pass) {
 		first := les[0]
 		f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely,
 			Subject: subject("node", node, "component", "felix", "setting", "net.ipv4.conf.all.rp_filter"),
-			Facts:   map[string]any{"felix_messages": len(les)},
-			Sources: []model.Kind{model.KindLogs}}
+			Facts:   map[string]any{"felix_messages": len(les)}}
 		if node != "" {
 			f.Facts["node"] = node
 		}
@@ -446,14 +482,12 @@ func felixLooseRPF(p *analyzer.Pass) {
 		switch {
 		case all.known && all.value == 2:
 			f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-			f.Sources = append(f.Sources, model.KindSysctl)
 			f.Facts[all.name] = all.value
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: all.pos, Note: all.String()})
 			f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", all.pos, all))
 			f.Contradicts = []string{"IgnoreLooseRPF=true in the FelixConfiguration (Felix then accepts the loose filter)"}
 		case all.known:
 			f.Certainty = analyzer.Unknown
-			f.Sources = append(f.Sources, model.KindSysctl)
 			f.Facts[all.name] = all.value
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: all.pos, Note: all.String()})
 			f.Cause = fmt.Sprintf("Not established now: Felix found the filter loose, but the bundle shows %s; the value "+

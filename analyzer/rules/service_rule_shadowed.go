@@ -74,7 +74,10 @@ func runServiceRuleShadowed(p *analyzer.Pass) error {
 		byRule[k] = append(byRule[k], sh)
 	}
 	for _, k := range order {
-		p.Report(shadowFinding(p, byRule[k]))
+		sh := &shadowed{shs: byRule[k]}
+		f := judgeShadowed(p, sh)
+		f.Title, f.Summary, f.Cause, f.Fix = shadowWords(sh)
+		p.Report(f)
 	}
 	return nil
 }
@@ -188,25 +191,39 @@ func capturePinning(s *model.Snapshot, target netip.AddrPort, backends []datapla
 	return pn
 }
 
-func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
-	first := shs[0]
+// shadowed is a rule outside kube-proxy's chains that catches a Service
+// port's traffic (one Shadow per frontend it catches), and its judgement
+// (judgeShadowed): whether the Service and a capture confirm it.
+// shadowWords words it.
+type shadowed struct {
+	shs []facts.Shadow
+
+	svc, front, traffic, share string   // the Service port, its frontends caught, the traffic, its share
+	pinned                     []string // the clients a capture shows pinned to the rule's target
+}
+
+// judgeShadowed judges sh. It fills in sh and returns the finding without
+// its words.
+func judgeShadowed(p *analyzer.Pass, sh *shadowed) analyzer.Finding {
+	first := sh.shs[0]
 	sp := first.Port
-	svc := sp.Service
-	if svc == "" {
-		svc = sp.Chain
+	sh.svc = sp.Service
+	if sh.svc == "" {
+		sh.svc = sp.Chain
 	}
-	traffic := "connections from pods and from elsewhere"
+	sh.traffic = "connections from pods and from elsewhere"
 	if first.NodeTraffic {
-		traffic = "the node's own connections"
+		sh.traffic = "the node's own connections"
 	}
-	share := dataplane.Percent(first.Share)
+	sh.share = dataplane.Percent(first.Share)
 	var fronts []string
-	for _, sh := range shs {
-		if !slices.Contains(fronts, sh.Frontend) {
-			fronts = append(fronts, sh.Frontend)
+	for _, x := range sh.shs {
+		if !slices.Contains(fronts, x.Frontend) {
+			fronts = append(fronts, x.Frontend)
 		}
 	}
-	front := strings.Join(fronts, ", ")
+	sh.front = strings.Join(fronts, ", ")
+	svc, front, traffic, share := sh.svc, sh.front, sh.traffic, sh.share
 	values := map[string]any{
 		"service":   svc,
 		"frontends": fronts,
@@ -228,7 +245,6 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 		{Pos: first.Rule.Pos, Note: fmt.Sprintf("%s: %s, before kube-proxy's chains", first.Hook, first.Action)},
 		{Pos: sp.Pos, Note: fmt.Sprintf("kube-proxy's rule for %s (%s)", svc, front)},
 	}
-	sources := []model.Kind{model.KindNetfilter}
 	supports := []string{fmt.Sprintf("%s (%s, chain %s) catches %s of %s to %s: %s, before kube-proxy's chains, which "+
 		"would spread them over %d %s (%s)", first.Rule.Pos, first.Hook, first.Chain, share, traffic, front, first.Action,
 		len(sp.Backends), plural(len(sp.Backends), "endpoint", "endpoints"), sp.Chain)}
@@ -237,7 +253,6 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 	roles := facts.AddrRoles.Of(p)
 	if first.Dst.IsValid() {
 		if rs := roles.Of(first.Dst.Addr(), first.Dst.Port()); rs.Live() && rs.NamePort() {
-			sources = append(sources, model.KindKube)
 			supports = append(supports, rs.Words())
 			ev = append(ev, rs.Evidence()...)
 		} else {
@@ -258,7 +273,6 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 			}
 		}
 		if owner != nil {
-			sources = append(sources, model.KindKube)
 			supports = append(supports, fmt.Sprintf("NodePort %s/%s of Service %s", port, owner.Protocol,
 				objectName(owner.Namespace, owner.Service)))
 			ev = append(ev, analyzer.Evidence{Pos: owner.Pos, Note: fmt.Sprintf("NodePort %s of Service %s", port,
@@ -269,17 +283,14 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 		}
 	}
 	// The connections the rule pins, in a capture.
-	summaryCap := ""
 	if first.Target.IsValid() {
 		pn := capturePinning(p.Snap, first.Target, sp.Backends)
 		if len(pn.pinned) > 0 {
-			sources = append(sources, model.KindCapture)
 			supports = append(supports, "the capture shows "+strings.Join(pn.pinned, "; ")+", where kube-proxy's rules "+
 				"would spread them")
 			ev = append(ev, pn.ev...)
-			values["pinned_clients"] = clientsOf(pn.pinned)
-			summaryCap = fmt.Sprintf(" The capture shows the connections of %s pinned to %s.",
-				listSome(clientsOf(pn.pinned), false), first.Target)
+			sh.pinned = clientsOf(pn.pinned)
+			values["pinned_clients"] = sh.pinned
 		}
 		if len(pn.spread) > 0 {
 			values["spread_clients"] = clientsOf(pn.spread)
@@ -291,12 +302,11 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 				"the rules alone")
 		}
 	}
-	sources = distinctKinds(sources)
 	certainty := analyzer.Likely
 	severity := analyzer.Warning
 	var alternatives []string
 	decide := ""
-	if len(sources) >= 2 {
+	if p.Joins(ev) {
 		certainty, severity = analyzer.Proven, analyzer.Error
 	} else {
 		alternatives = []string{
@@ -304,31 +314,38 @@ func shadowFinding(p *analyzer.Pass, shs []facts.Shadow) analyzer.Finding {
 		}
 		decide = "kubectl get services -A -o wide"
 	}
-	summary := fmt.Sprintf("On %s the walk of a new connection to %s (%s) as %s meets %s in %s (%s) before kube-proxy's "+
-		"chains: %s of them get %q instead of kube-proxy's %d %s.%s", nodeName(sp.Node), svc, front, traffic,
-		first.Rule.Pos, first.Hook, strings.TrimSpace(first.Rule.Raw), share, first.Action, len(sp.Backends),
-		plural(len(sp.Backends), "endpoint", "endpoints"), summaryCap)
 	subj := servicePortSubject(sp)
 	subj["hook"] = first.Hook // the rule's table and chain: its line moves with rules added above it
 	subj["chain"] = first.Chain
 	return analyzer.Finding{
-		Subject:   subj,
-		Severity:  severity,
-		Certainty: certainty,
-		Title: fmt.Sprintf("%s (%s): %s caught by a rule outside kube-proxy's chains (%s)", svc, front, traffic,
-			first.Action),
-		Summary: summary,
-		Cause: fmt.Sprintf("A rule in %s outside kube-proxy's chains (%s) catches %s to %s before kube-proxy's jump, so "+
-			"kube-proxy's load balancing never applies to them.", first.Hook, first.Rule.Pos, traffic, front),
-		Fix:          shadowFix(first),
+		Subject:      subj,
+		Severity:     severity,
+		Certainty:    certainty,
 		Facts:        values,
 		Supports:     supports,
 		Contradicts:  contradicts,
 		Alternatives: alternatives,
 		Decide:       decide,
-		Sources:      sources,
 		Evidence:     dedupEvidence(ev),
 	}
+}
+
+// shadowWords words the finding of sh, as judgeShadowed judged it.
+func shadowWords(sh *shadowed) (title, summary, cause, fix string) {
+	first := sh.shs[0]
+	sp, svc, front, traffic := first.Port, sh.svc, sh.front, sh.traffic
+	pinned := ""
+	if len(sh.pinned) > 0 {
+		pinned = fmt.Sprintf(" The capture shows the connections of %s pinned to %s.", listSome(sh.pinned, false), first.Target)
+	}
+	summary = fmt.Sprintf("On %s the walk of a new connection to %s (%s) as %s meets %s in %s (%s) before kube-proxy's "+
+		"chains: %s of them get %q instead of kube-proxy's %d %s.%s", nodeName(sp.Node), svc, front, traffic,
+		first.Rule.Pos, first.Hook, strings.TrimSpace(first.Rule.Raw), sh.share, first.Action, len(sp.Backends),
+		plural(len(sp.Backends), "endpoint", "endpoints"), pinned)
+	title = fmt.Sprintf("%s (%s): %s caught by a rule outside kube-proxy's chains (%s)", svc, front, traffic, first.Action)
+	cause = fmt.Sprintf("A rule in %s outside kube-proxy's chains (%s) catches %s to %s before kube-proxy's jump, so "+
+		"kube-proxy's load balancing never applies to them.", first.Hook, first.Rule.Pos, traffic, front)
+	return title, summary, cause, shadowFix(first)
 }
 
 // clientsOf takes the addresses of "addr (...)" descriptions.

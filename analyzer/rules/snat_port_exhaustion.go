@@ -310,8 +310,7 @@ func snatFacts(t snatTarget, dst netip.AddrPort) map[string]any {
 func snatFinding(t snatTarget, dst netip.AddrPort, u *snatUse, g *facts.FailGroup, inserts uint64, insertEv []analyzer.Evidence) analyzer.Finding {
 	what := snatWhat(t)
 	f := analyzer.Finding{Severity: analyzer.Warning, Facts: snatFacts(t, dst),
-		Subject: subject("node", t.node, "address", dst.String(), "proto", strings.ToLower(u.proto)),
-		Sources: []model.Kind{model.KindNetfilter, model.KindConntrack}}
+		Subject: subject("node", t.node, "address", dst.String(), "proto", strings.ToLower(u.proto))}
 	f.Facts["ports_in_use"] = len(u.ports)
 	f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: t.rule.Pos, Note: what})
 	for i, e := range u.entries {
@@ -329,7 +328,6 @@ func snatFinding(t snatTarget, dst netip.AddrPort, u *snatUse, g *facts.FailGrou
 	}
 	var failed []string
 	if g != nil {
-		f.Sources = append(f.Sources, model.KindCapture)
 		f.Facts["failed_attempts"] = g.N
 		f.Facts["clients"] = listSome(g.Clients, g.More)
 		for i, a := range g.Attempts {
@@ -386,8 +384,7 @@ func snatLikelyFinding(t snatTarget, g *facts.FailGroup, seen int, inserts uint6
 	what := snatWhat(t)
 	dst := g.Server
 	f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely, Facts: snatFacts(t, dst),
-		Subject: subject("node", t.node, "address", dst.String(), "proto", "tcp"),
-		Sources: []model.Kind{model.KindNetfilter, model.KindCapture}}
+		Subject: subject("node", t.node, "address", dst.String(), "proto", "tcp")}
 	f.Facts["attempts_seen"] = seen
 	f.Facts["failed_attempts"] = g.N
 	f.Facts["clients"] = listSome(g.Clients, g.More)
@@ -405,7 +402,6 @@ func snatLikelyFinding(t snatTarget, g *facts.FailGroup, seen int, inserts uint6
 			seen, dst, g.N),
 	}
 	if inserts > 0 {
-		f.Sources = append(f.Sources, model.KindConntrack)
 		f.Facts["insert_failed"] = inserts
 		f.Evidence = append(f.Evidence, insertEv...)
 		f.Supports = append(f.Supports, fmt.Sprintf("conntrack -S (%s) counts insert_failed=%d", insertEv[0].Pos.File, inserts))

@@ -73,15 +73,37 @@ func runStaleDNAT(p *analyzer.Pass) error {
 		if !found {
 			continue
 		}
-		if f, ok := staleFinding(p, sp, eps, epPos); ok {
+		g := &staleDNAT{sp: sp, eps: eps, epPos: epPos}
+		if f, ok := judgeStaleDNAT(p, g); ok {
+			f.Title, f.Summary, f.Cause, f.Fix = staleWords(g)
 			p.Report(f)
 		}
 	}
 	return nil
 }
 
-func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.EndpointSet, epPos model.Pos) (analyzer.Finding, bool) {
-	s := p.Snap
+// staleDNAT is a Service port whose NAT rules on a node disagree with its
+// endpoints, and its judgement (judgeStaleDNAT): the targets no endpoint
+// has, the endpoints no rule sends to, the failures a capture or a connect
+// loop shows, kube-proxy's failure to sync. staleWords words it.
+type staleDNAT struct {
+	sp    dataplane.ServicePort
+	eps   facts.EndpointSet
+	epPos model.Pos
+
+	stale     []string        // the targets no endpoint has, described
+	fail      float64         // the share of new connections the rules send to them
+	failed    int             // the attempts to them a capture shows failing
+	probe     *model.ProbeRun // a connect loop run by hand to the Service, nil when none
+	missing   []string        // the endpoints the rules send nothing to
+	kubeProxy bool            // kube-proxy's log shows it failing to list
+	proven    bool
+}
+
+// judgeStaleDNAT judges g; ok is false when the rules and the endpoints
+// agree. It fills in g and returns the finding without its words.
+func judgeStaleDNAT(p *analyzer.Pass, g *staleDNAT) (f analyzer.Finding, ok bool) {
+	s, sp, eps, epPos := p.Snap, g.sp, g.eps, g.epPos
 	var stale []dataplane.Backend
 	knownIPs := 0
 	inDataplane := map[string]bool{}
@@ -96,20 +118,14 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 			stale = append(stale, b)
 		}
 	}
-	var missing []string
 	for ip := range eps.IPs {
 		if knownIPs > 0 && !inDataplane[ip] {
-			missing = append(missing, ip)
+			g.missing = append(g.missing, ip)
 		}
 	}
-	slices.Sort(missing)
-	countDiffers := eps.Count != len(sp.Backends)
-	if len(stale) == 0 && len(missing) == 0 && !countDiffers {
+	slices.Sort(g.missing)
+	if len(stale) == 0 && len(g.missing) == 0 && eps.Count == len(sp.Backends) {
 		return analyzer.Finding{}, false
-	}
-	front := strings.Join(sp.Frontends, ", ")
-	if front == "" {
-		front = sp.Chain
 	}
 	values := map[string]any{
 		"service":            sp.Service,
@@ -121,136 +137,135 @@ func staleFinding(p *analyzer.Pass, sp dataplane.ServicePort, eps facts.Endpoint
 	if sp.Node != "" {
 		values["node"] = sp.Node
 	}
-	ev := []analyzer.Evidence{{Pos: sp.Pos, Note: fmt.Sprintf("%s: %s -> %s", sp.Service, front, sp.Chain)}}
-	sources := []model.Kind{model.KindNetfilter, model.KindKube}
-	var supports, contradicts []string
-	var summary []string
-	summary = append(summary, fmt.Sprintf("On this node %s (%s) is sent to %d %s by %s; the Service has %d %s.",
-		sp.Service, front, len(sp.Backends), plural(len(sp.Backends), "backend", "backends"), sp.Chain,
-		eps.Count, plural(eps.Count, "endpoint", "endpoints")))
-	fail := 0.0
-	failed := 0
+	ev := []analyzer.Evidence{{Pos: sp.Pos, Note: fmt.Sprintf("%s: %s -> %s", sp.Service, staleFront(sp), sp.Chain)}}
+	f = analyzer.Finding{Subject: servicePortSubject(&sp), Severity: analyzer.Error, Certainty: analyzer.Proven, Facts: values}
 	if len(stale) > 0 {
-		var names []string
 		for _, b := range stale {
-			fail += b.Probability
-			names = append(names, b.Describe())
+			g.fail += b.Probability
+			g.stale = append(g.stale, b.Describe())
 			ev = append(ev, analyzer.Evidence{Pos: b.Pos, Note: fmt.Sprintf("DNAT to %s, which no endpoint has", b.Address)})
-			supports = append(supports, fmt.Sprintf("%s sends %s of %s's connections to %s, which the Endpoints (%s) "+
+			f.Supports = append(f.Supports, fmt.Sprintf("%s sends %s of %s's connections to %s, which the Endpoints (%s) "+
 				"do not list", b.Pos, dataplane.Percent(b.Probability), sp.Service, b.Address, epPos))
 			kept, counted := facts.Attempts.Of(p).FailedTo(b.Addr) // counted, not kept, in summary mode
 			for _, a := range kept {
-				failed++
-				if failed <= maxGroupEvidence && len(a.SYN) > 0 {
+				g.failed++
+				if g.failed <= maxGroupEvidence && len(a.SYN) > 0 {
 					ev = append(ev, analyzer.Evidence{Pos: a.SegPos(a.SYN[0]), Note: fmt.Sprintf("SYN %s -> %s: %s", a.Client, a.Server, a.Outcome)})
 				}
 			}
-			failed += counted
+			g.failed += counted
 		}
-		values["stale_targets"] = names
-		values["expected_failures"] = dataplane.Percent(fail)
-		summary = append(summary, fmt.Sprintf("%d %s no endpoint of the Service: %s. About %s of new connections go there.",
-			len(stale), plural(len(stale), "target is", "targets are"), strings.Join(names, ", "), dataplane.Percent(fail)))
-		if failed > 0 {
-			values["failed_attempts_to_stale"] = failed
-			sources = append(sources, model.KindCapture)
-			summary = append(summary, fmt.Sprintf("The capture shows %d connection %s to them failing.", failed, plural(failed, "attempt", "attempts")))
-			supports = append(supports, fmt.Sprintf("the capture shows %d connection %s to the stale %s failing", failed,
-				plural(failed, "attempt", "attempts"), plural(len(stale), "target", "targets")))
+		values["stale_targets"] = g.stale
+		values["expected_failures"] = dataplane.Percent(g.fail)
+		if g.failed > 0 {
+			values["failed_attempts_to_stale"] = g.failed
+			f.Supports = append(f.Supports, fmt.Sprintf("the capture shows %d connection %s to the stale %s failing", g.failed,
+				plural(g.failed, "attempt", "attempts"), plural(len(stale), "target", "targets")))
 		} else if len(s.Attempts) == 0 && len(s.EndpointStats) == 0 {
-			contradicts = append(contradicts, "no capture in the bundle: that connections to the stale targets fail is not shown")
+			f.Contradicts = append(f.Contradicts, "no capture in the bundle: that connections to the stale targets fail is not shown")
 		} else {
-			contradicts = append(contradicts, "the capture shows no failed connection attempt to the stale targets")
+			f.Contradicts = append(f.Contradicts, "the capture shows no failed connection attempt to the stale targets")
 		}
 	}
-	for _, pr := range s.Probes {
+	for i, pr := range s.Probes {
 		if !slices.Contains(sp.Frontends, pr.Target.String()) {
 			continue
 		}
-		observed := float64(pr.Failed) / float64(pr.Attempts)
-		values["observed_failures"] = dataplane.Percent(observed)
+		g.probe = &s.Probes[i]
+		values["observed_failures"] = dataplane.Percent(float64(pr.Failed) / float64(pr.Attempts))
 		values["observed_tries"] = pr.Attempts
-		sources = append(sources, model.KindProbes)
 		ev = append(ev, analyzer.Evidence{Pos: pr.Result, Note: fmt.Sprintf("%s loop: %d of %d connects to %s failed", pr.Tool, pr.Failed, pr.Attempts, pr.Target)})
-		line := fmt.Sprintf("A connect loop run by hand (%s) saw %d of %d connections to %s fail (%s)", pr.Pos, pr.Failed, pr.Attempts,
-			pr.Target, dataplane.Percent(observed))
-		if fail > 0 {
-			line += fmt.Sprintf(", against the %s the stale targets predict", dataplane.Percent(fail))
-		}
-		summary = append(summary, line+".")
-		supports = append(supports, fmt.Sprintf("%s: %d of %d connects to %s failed", pr.Result, pr.Failed, pr.Attempts, pr.Target))
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %d of %d connects to %s failed", pr.Result, pr.Failed, pr.Attempts, pr.Target))
 		break
 	}
-	if len(missing) > 0 {
-		supports = append(supports, fmt.Sprintf("the Endpoints (%s) list %s, to which the node's rules send nothing",
-			epPos, strings.Join(missing, ", ")))
-		values["missing_endpoints"] = missing
-		summary = append(summary, fmt.Sprintf("%d %s no traffic from this node: %s.", len(missing),
-			plural(len(missing), "endpoint gets", "endpoints get"), strings.Join(missing, ", ")))
-	}
-	if len(stale) == 0 && len(missing) == 0 {
-		summary = append(summary, "The endpoints' addresses are not in the bundle, but the counts differ: the rules "+
-			"are not those of the current endpoints, and the targets that left take their share of connections with them.")
+	if len(g.missing) > 0 {
+		f.Supports = append(f.Supports, fmt.Sprintf("the Endpoints (%s) list %s, to which the node's rules send nothing",
+			epPos, strings.Join(g.missing, ", ")))
+		values["missing_endpoints"] = g.missing
 	}
 	ev = append(ev, analyzer.Evidence{Pos: epPos, Note: fmt.Sprintf("%d endpoints of %s", eps.Count, sp.Service)})
 	listErrors := facts.KubeProxyLogs.Of(p).ListErrors
-	if len(listErrors) > 0 {
+	if g.kubeProxy = len(listErrors) > 0; g.kubeProxy {
 		ev = append(ev, analyzer.Evidence{Pos: listErrors[0].Event.Pos, Note: "kube-proxy cannot list " + listErrors[0].Plural()})
-		sources = append(sources, model.KindLogs)
-		summary = append(summary, "kube-proxy's log shows it failing to list Services or endpoints: it has stopped syncing.")
-		supports = append(supports, fmt.Sprintf("%s: kube-proxy cannot list %s", listErrors[0].Event.Pos, listErrors[0].Plural()))
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: kube-proxy cannot list %s", listErrors[0].Event.Pos, listErrors[0].Plural()))
 	} else {
-		contradicts = append(contradicts, "kube-proxy's log shows no failure to list Services or endpoints (or is not in the "+
+		f.Contradicts = append(f.Contradicts, "kube-proxy's log shows no failure to list Services or endpoints (or is not in the "+
 			"bundle): the rules may be a moment behind a change of the endpoints")
 	}
-	certainty := analyzer.Proven
-	var alternatives []string
-	decide := ""
-	if len(stale) == 0 && len(missing) == 0 {
-		supports = append(supports, fmt.Sprintf("%s sends the Service to %d targets; the Endpoints (%s) count %d",
+	if len(stale) == 0 && len(g.missing) == 0 {
+		f.Supports = append(f.Supports, fmt.Sprintf("%s sends the Service to %d targets; the Endpoints (%s) count %d",
 			sp.Pos, len(sp.Backends), epPos, eps.Count))
-		if len(listErrors) == 0 {
+		if !g.kubeProxy {
 			// Counts alone, with nothing saying kube-proxy stopped.
-			certainty = analyzer.Unknown
-			alternatives = []string{
+			f.Severity, f.Certainty = analyzer.Warning, analyzer.Unknown
+			f.Alternatives = []string{
 				"the rules and the endpoints were read at different moments, around a change kube-proxy has since applied",
 				"kube-proxy stopped syncing the Service (its log would show why)",
 			}
-			decide = fmt.Sprintf("kubectl -n %s get endpoints %s -o json", sp.Namespace(), sp.ServiceName())
+			f.Decide = fmt.Sprintf("kubectl -n %s get endpoints %s -o json", sp.Namespace(), sp.ServiceName())
 		}
 	}
-	title := fmt.Sprintf("%s: %d of %d NAT targets are stale", sp.Service, len(stale), len(sp.Backends))
-	switch {
-	case len(stale) > 0:
-		title += fmt.Sprintf(" (~%s of connections fail)", dataplane.Percent(fail))
-	case len(missing) > 0:
-		title = fmt.Sprintf("%s: %d endpoints missing from the node's NAT rules", sp.Service, len(missing))
-	default:
-		title = fmt.Sprintf("%s: the node's NAT rules have %d targets, the Service %d endpoints", sp.Service, len(sp.Backends), eps.Count)
+	g.proven = f.Certainty == analyzer.Proven
+	f.Evidence = ev
+	return f, true
+}
+
+// staleFront names what the rules catch: the Service port's frontends, or
+// its chain.
+func staleFront(sp dataplane.ServicePort) string {
+	if front := strings.Join(sp.Frontends, ", "); front != "" {
+		return front
 	}
-	severity := analyzer.Error
-	cause := "kube-proxy on this node no longer writes the Service's current endpoints into the NAT rules: it cannot " +
+	return sp.Chain
+}
+
+// staleWords words the finding of g, as judgeStaleDNAT judged it.
+func staleWords(g *staleDNAT) (title, summary, cause, fix string) {
+	sp, count, fail := g.sp, g.eps.Count, dataplane.Percent(g.fail)
+	says := []string{fmt.Sprintf("On this node %s (%s) is sent to %d %s by %s; the Service has %d %s.",
+		sp.Service, staleFront(sp), len(sp.Backends), plural(len(sp.Backends), "backend", "backends"), sp.Chain,
+		count, plural(count, "endpoint", "endpoints"))}
+	if len(g.stale) > 0 {
+		says = append(says, fmt.Sprintf("%d %s no endpoint of the Service: %s. About %s of new connections go there.",
+			len(g.stale), plural(len(g.stale), "target is", "targets are"), strings.Join(g.stale, ", "), fail))
+		if g.failed > 0 {
+			says = append(says, fmt.Sprintf("The capture shows %d connection %s to them failing.", g.failed, plural(g.failed, "attempt", "attempts")))
+		}
+	}
+	if pr := g.probe; pr != nil {
+		line := fmt.Sprintf("A connect loop run by hand (%s) saw %d of %d connections to %s fail (%s)", pr.Pos, pr.Failed, pr.Attempts,
+			pr.Target, dataplane.Percent(float64(pr.Failed)/float64(pr.Attempts)))
+		if g.fail > 0 {
+			line += fmt.Sprintf(", against the %s the stale targets predict", fail)
+		}
+		says = append(says, line+".")
+	}
+	if len(g.missing) > 0 {
+		says = append(says, fmt.Sprintf("%d %s no traffic from this node: %s.", len(g.missing),
+			plural(len(g.missing), "endpoint gets", "endpoints get"), strings.Join(g.missing, ", ")))
+	}
+	if len(g.stale) == 0 && len(g.missing) == 0 {
+		says = append(says, "The endpoints' addresses are not in the bundle, but the counts differ: the rules "+
+			"are not those of the current endpoints, and the targets that left take their share of connections with them.")
+	}
+	if g.kubeProxy {
+		says = append(says, "kube-proxy's log shows it failing to list Services or endpoints: it has stopped syncing.")
+	}
+	switch {
+	case len(g.stale) > 0:
+		title = fmt.Sprintf("%s: %d of %d NAT targets are stale (~%s of connections fail)", sp.Service, len(g.stale), len(sp.Backends), fail)
+	case len(g.missing) > 0:
+		title = fmt.Sprintf("%s: %d endpoints missing from the node's NAT rules", sp.Service, len(g.missing))
+	default:
+		title = fmt.Sprintf("%s: the node's NAT rules have %d targets, the Service %d endpoints", sp.Service, len(sp.Backends), count)
+	}
+	cause = "kube-proxy on this node no longer writes the Service's current endpoints into the NAT rules: it cannot " +
 		"list them from the apiserver, or it is stuck."
-	if certainty != analyzer.Proven {
-		severity = analyzer.Warning
+	if !g.proven {
 		cause = "Not shown: the node's NAT rules and the Service's endpoints differ in number, but the bundle has " +
 			"neither the endpoints' addresses nor a kube-proxy log saying it stopped syncing."
 	}
-	return analyzer.Finding{
-		Subject:      servicePortSubject(&sp),
-		Severity:     severity,
-		Certainty:    certainty,
-		Supports:     supports,
-		Contradicts:  contradicts,
-		Alternatives: alternatives,
-		Decide:       decide,
-		Title:        title,
-		Summary:      strings.Join(summary, " "),
-		Cause:        cause,
-		Fix: "Find why kube-proxy does not sync (its log: `kubectl -n kube-system logs kube-proxy-XXXX`), fix its access " +
-			"to the apiserver, then restart it on the node so it rewrites the rules.",
-		Facts:    values,
-		Sources:  sources,
-		Evidence: ev,
-	}, true
+	fix = "Find why kube-proxy does not sync (its log: `kubectl -n kube-system logs kube-proxy-XXXX`), fix its access " +
+		"to the apiserver, then restart it on the node so it rewrites the rules."
+	return title, strings.Join(says, " "), cause, fix
 }

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -61,16 +62,30 @@ Fix: reserve the NodePort range (net.ipv4.ip_local_reserved_ports) or move
 ip_local_port_range out of it.`,
 }
 
+// synAckResets are one client's attempts to one server whose SYN/ACK it
+// reset, and their judgement (judgeSynAckResets): which of the client's
+// source ports a NodePort owns, whether the replies came back untranslated.
+// synAckWords words it.
+type synAckResets struct {
+	node     string
+	client   netip.Addr
+	server   netip.AddrPort
+	attempts []*model.Attempt
+
+	servers         []string             // the servers, sorted
+	synacks, resets int                  // the SYN/ACKs and client RSTs, each once
+	ownedPorts      []uint16             // the client's source ports the node owns
+	owned           []string             // what owns them
+	np              facts.NodePorts      // the NodePort range
+	local           facts.NodeLocalPorts // the node's ephemeral range
+	natted          int                  // attempts whose reply came back untranslated
+	natPair         facts.NATPair        // the first of them
+}
+
 func runSynAckReset(p *analyzer.Pass) error {
 	s := p.Snap
-	type group struct {
-		node     string
-		client   netip.Addr
-		server   netip.AddrPort
-		attempts []*model.Attempt
-	}
-	var groups []*group
-	byKey := map[string]*group{}
+	var groups []*synAckResets
+	byKey := map[string]*synAckResets{}
 	for i := range s.Attempts {
 		a := &s.Attempts[i]
 		if a.Outcome != model.OutcomeSynAckClientRST {
@@ -82,14 +97,16 @@ func runSynAckReset(p *analyzer.Pass) error {
 		key := a.Node + "|" + a.Client.Addr().String() + "|" + a.Server.String()
 		g := byKey[key]
 		if g == nil {
-			g = &group{node: a.Node, client: a.Client.Addr(), server: a.Server}
+			g = &synAckResets{node: a.Node, client: a.Client.Addr(), server: a.Server}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
 		g.attempts = append(g.attempts, a)
 	}
 	for _, g := range groups {
-		p.Report(synAckResetFinding(p, g.node, g.client, g.server, g.attempts))
+		f := judgeSynAckResets(p, g)
+		f.Title, f.Summary, f.Cause, f.Fix = synAckWords(g)
+		p.Report(f)
 	}
 	return nil
 }
@@ -97,34 +114,34 @@ func runSynAckReset(p *analyzer.Pass) error {
 // maxAttemptEvidence bounds how many attempts a finding cites frame by frame.
 const maxAttemptEvidence = 10
 
-func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, server netip.AddrPort, attempts []*model.Attempt) analyzer.Finding {
+// judgeSynAckResets judges g: who owns the client's source ports (the IPVS
+// table, the Services' NodePorts), whether a capture shows the replies
+// translated back, how firmly that shows the cause. It fills in g and
+// returns the finding without its words.
+func judgeSynAckResets(p *analyzer.Pass, g *synAckResets) analyzer.Finding {
 	s := p.Snap
-	np := facts.NodePortRange.Of(p)
-	owners := facts.PortOwners.Of(p).On(node)
-	local := facts.LocalPorts.Of(p).Of(node)
-	lpr, haveLPR, eph := local.PortRange, local.HasRange, local.Range
+	g.np, g.local = facts.NodePortRange.Of(p), facts.LocalPorts.Of(p).Of(g.node)
+	np, owners := g.np, facts.PortOwners.Of(p).On(g.node)
+	lpr, haveLPR, eph := g.local.PortRange, g.local.HasRange, g.local.Range
 
-	var tuples, owned, services []string
-	var ports, ownedPorts []uint16
+	var tuples, services []string
+	var ports []uint16
 	servers := map[string]bool{}
-	resets, synacks := 0, 0
 	ev := []analyzer.Evidence{}
 	var ownerEv []analyzer.Evidence
-	sources := []model.Kind{model.KindCapture}
-	for i, a := range attempts {
+	for i, a := range g.attempts {
 		port := a.Client.Port()
 		tuples = append(tuples, fmt.Sprintf("%s -> %s", a.Client, a.Server))
 		servers[a.Server.String()] = true
-		resets += model.DistinctSegs(a.ClientRST) // copies seen on two interfaces count once
-		synacks += model.DistinctSegs(a.SYNACK)
+		g.resets += model.DistinctSegs(a.ClientRST) // copies seen on two interfaces count once
+		g.synacks += model.DistinctSegs(a.SYNACK)
 		if !slices.Contains(ports, port) {
 			ports = append(ports, port)
 			if os := owners[port]; len(os) > 0 {
-				ownedPorts = append(ownedPorts, port)
+				g.ownedPorts = append(g.ownedPorts, port)
 				for _, o := range os {
-					owned = append(owned, o.What)
+					g.owned = append(g.owned, o.What)
 					ownerEv = append(ownerEv, o.Evidence())
-					sources = append(sources, o.Source())
 					if !o.IPVS {
 						services = append(services, o.Namespace+"/"+o.Service)
 					}
@@ -137,35 +154,22 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, server
 	}
 	slices.Sort(services)
 	services = slices.Compact(services)
-
-	var srv []string
-	for k := range servers {
-		srv = append(srv, k)
-	}
-	slices.Sort(srv)
+	g.servers = slices.Sorted(maps.Keys(servers))
 
 	values := map[string]any{
-		"client":          client.String(),
-		"servers":         srv,
-		"attempts":        len(attempts),
-		"synacks":         synacks,
-		"client_resets":   resets,
+		"client":          g.client.String(),
+		"servers":         g.servers,
+		"attempts":        len(g.attempts),
+		"synacks":         g.synacks,
+		"client_resets":   g.resets,
 		"tuples":          tuples,
 		"client_ports":    ports,
 		"nodeport_range":  np.Range.String(),
 		"nodeport_source": np.Source(),
 	}
-	if node != "" {
-		values["node"] = node
+	if g.node != "" {
+		values["node"] = g.node
 	}
-
-	summary := fmt.Sprintf("%d connection %s from %s to %s got a SYN/ACK from the server and answered it with an RST "+
-		"instead of completing the handshake (%d SYN/ACK%s, %d client RST%s, SYN retransmissions included). "+
-		"The application sees a connect timeout.",
-		len(attempts), plural(len(attempts), "attempt", "attempts"), client, strings.Join(srv, ", "),
-		synacks, plural(synacks, "", "s"), resets, plural(resets, "", "s"))
-
-	var title, cause, fix string
 	f := analyzer.Finding{Certainty: analyzer.Unknown, Severity: analyzer.Warning}
 	inEph := 0
 	for _, port := range ports {
@@ -175,23 +179,20 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, server
 	}
 	if haveLPR {
 		values["ip_local_port_range"] = eph.String()
-		sources = append(sources, model.KindSysctl)
 	}
 	// Attempts that are the translated copy of a connection whose reply
 	// went back untranslated: the capture points at the NAT instead.
-	natted := 0
-	var natPair facts.NATPair
-	for _, a := range attempts {
+	for _, a := range g.attempts {
 		if pr, ok := facts.NATPairs.Of(p).After(a); ok && pr.DNAT && pr.ReplyUntranslated() && len(pr.After.SYN) > 0 {
-			if natted == 0 {
-				natPair = pr
+			if g.natted == 0 {
+				g.natPair = pr
 			}
-			natted++
+			g.natted++
 		}
 	}
 	var notOwned []uint16
 	for _, port := range ports {
-		if !slices.Contains(ownedPorts, port) {
+		if !slices.Contains(g.ownedPorts, port) {
 			notOwned = append(notOwned, port)
 		}
 	}
@@ -227,73 +228,89 @@ func synAckResetFinding(p *analyzer.Pass, node string, client netip.Addr, server
 	fwAlt := "a firewall rule on the client's host rejects the SYN/ACK"
 	ctAlt := "a conntrack entry in the wrong state, or a socket closed before the reply arrived"
 	switch {
-	case len(ownedPorts) > 0:
+	case len(g.ownedPorts) > 0:
 		f.Certainty = analyzer.Proven
 		f.Severity = analyzer.Error
-		values["owned_ports"] = ownedPorts
-		values["owners"] = owned
+		values["owned_ports"] = g.ownedPorts
+		values["owners"] = g.owned
 		if len(services) > 0 {
 			values["nodeport_services"] = services
 		}
-		for i, o := range owned {
+		for i, o := range g.owned {
 			f.Supports = append(f.Supports, fmt.Sprintf("%s lists %s, the client's source port", ownerEv[i].Pos, o))
 		}
-		title = fmt.Sprintf("%s resets SYN/ACKs: its source %s %s %s owned by IPVS/NodePorts",
-			client, plural(len(ownedPorts), "port", "ports"), joinPorts(ownedPorts), plural(len(ownedPorts), "is", "are"))
-		summary += fmt.Sprintf(" The client's source %s %s %s also owned on the node: %s.",
-			plural(len(ownedPorts), "port", "ports"), joinPorts(ownedPorts), plural(len(ownedPorts), "is", "are"), strings.Join(owned, "; "))
-		cause = "The client picked an ephemeral source port that is an allocated NodePort. The SYN/ACK coming back " +
-			"to that port is matched against the node's NodePort (IPVS virtual service or kube-proxy rule) instead of " +
-			"the client's socket, and the node answers it with an RST."
 		if haveLPR {
-			cause += fmt.Sprintf(" net.ipv4.ip_local_port_range is %s, which includes the NodePort range %s (%s).", eph, np.Range, np.Source())
 			f.Supports = append(f.Supports, fmt.Sprintf("%s: net.ipv4.ip_local_port_range = %s, the ephemeral ports the client picks from",
 				lpr.Pos, lpr.Value))
 		}
-		fix = reserveFix(np.Range, local.Reserved.Value)
-	case natted > 0:
-		values["untranslated"] = natted
-		title = fmt.Sprintf("%s resets the server's SYN/ACK (%d %s): the reply came back untranslated",
-			client, len(attempts), plural(len(attempts), "attempt", "attempts"))
-		b := natPair.Before
+	case g.natted > 0:
+		values["untranslated"] = g.natted
+		b := g.natPair.Before
 		f.Supports = append(f.Supports, fmt.Sprintf("%s and %s: the same SYN (sequence number %d) to %s before DNAT and to %s after, "+
-			"and no SYN/ACK from %s", b.SegPos(b.SYN[0]), natPair.After.SegPos(natPair.After.SYN[0]), b.ISN, b.Server,
-			natPair.After.Server, b.Server))
-		cause = fmt.Sprintf("The capture shows %d of these connections sent to %s and translated to %s; the SYN/ACK reached "+
-			"the client with the endpoint's address, so the client has no connection for it and resets it "+
-			"(see nat-reply-untranslated). Why the reply was not translated back is not shown by this rule.",
-			natted, b.Server, natPair.After.Server)
+			"and no SYN/ACK from %s", b.SegPos(b.SYN[0]), g.natPair.After.SegPos(g.natPair.After.SYN[0]), b.ISN, b.Server,
+			g.natPair.After.Server, b.Server))
 		f.Alternatives = []string{natAlt, fwAlt, ctAlt}
 		f.Decide = collected("sysctl-net", "net.bridge.bridge-nf-call-iptables")
-		fix = "Make the replies of translated connections go back through the node's conntrack: " +
-			"`sysctl -w net.bridge.bridge-nf-call-iptables=1` with br_netfilter loaded, hairpin mode on the bridge ports " +
-			"for Pods reaching themselves, symmetric routes around the node that does the NAT."
 	default:
-		title = fmt.Sprintf("%s resets the server's SYN/ACK (%d %s)", client, len(attempts), plural(len(attempts), "attempt", "attempts"))
-		cause = "The capture shows the client's host rejecting the SYN/ACK; the bundle does not show why."
 		f.Alternatives = []string{fwAlt, ctAlt, natAlt}
+		f.Decide = collected("iptables-save", "on the client's node: the rule that rejects")
 		if len(outside) < len(notOwned) {
 			// Some ports are in the NodePort range: a collision stays likely.
 			f.Alternatives = []string{nodePortAlt, fwAlt, natAlt, ctAlt}
-		}
-		f.Decide = collected("iptables-save", "on the client's node: the rule that rejects")
-		if len(outside) < len(notOwned) {
 			f.Decide = collected("ipvsadm", "on the client's node: the virtual services of its ports")
 		}
-		fix = "Find what owns the client's source port on the client node (`ipvsadm -Ln | grep :PORT`, `ss -lntp sport = :PORT`, " +
-			"`iptables-save | grep PORT`); if it is a NodePort, reserve the NodePort range with net.ipv4.ip_local_reserved_ports."
 	}
 	if haveLPR && inEph > 0 {
 		ev = append(ev, analyzer.Evidence{Pos: lpr.Pos, Note: "net.ipv4.ip_local_port_range = " + lpr.Value})
 	}
 	ev = append(ev, ownerEv...)
-	if len(ownedPorts) > 0 {
+	if len(g.ownedPorts) > 0 {
 		ev = append(ev, np.Evidence()...)
 	}
-	f.Title, f.Summary, f.Cause, f.Fix = title, summary, cause, fix
-	f.Facts, f.Sources, f.Evidence = values, sources, dedupEvidence(ev)
-	f.Subject = subject("node", node, "client", client.String(), "address", server.String())
+	f.Facts, f.Evidence = values, dedupEvidence(ev)
+	f.Subject = subject("node", g.node, "client", g.client.String(), "address", g.server.String())
 	return f
+}
+
+// synAckWords words the finding of g, as judgeSynAckResets judged it.
+func synAckWords(g *synAckResets) (title, summary, cause, fix string) {
+	n, client := len(g.attempts), g.client
+	summary = fmt.Sprintf("%d connection %s from %s to %s got a SYN/ACK from the server and answered it with an RST "+
+		"instead of completing the handshake (%d SYN/ACK%s, %d client RST%s, SYN retransmissions included). "+
+		"The application sees a connect timeout.",
+		n, plural(n, "attempt", "attempts"), client, strings.Join(g.servers, ", "),
+		g.synacks, plural(g.synacks, "", "s"), g.resets, plural(g.resets, "", "s"))
+	switch owned := g.ownedPorts; {
+	case len(owned) > 0:
+		title = fmt.Sprintf("%s resets SYN/ACKs: its source %s %s %s owned by IPVS/NodePorts",
+			client, plural(len(owned), "port", "ports"), joinPorts(owned), plural(len(owned), "is", "are"))
+		summary += fmt.Sprintf(" The client's source %s %s %s also owned on the node: %s.",
+			plural(len(owned), "port", "ports"), joinPorts(owned), plural(len(owned), "is", "are"), strings.Join(g.owned, "; "))
+		cause = "The client picked an ephemeral source port that is an allocated NodePort. The SYN/ACK coming back " +
+			"to that port is matched against the node's NodePort (IPVS virtual service or kube-proxy rule) instead of " +
+			"the client's socket, and the node answers it with an RST."
+		if g.local.HasRange {
+			cause += fmt.Sprintf(" net.ipv4.ip_local_port_range is %s, which includes the NodePort range %s (%s).",
+				g.local.Range, g.np.Range, g.np.Source())
+		}
+		fix = reserveFix(g.np.Range, g.local.Reserved.Value)
+	case g.natted > 0:
+		title = fmt.Sprintf("%s resets the server's SYN/ACK (%d %s): the reply came back untranslated",
+			client, n, plural(n, "attempt", "attempts"))
+		cause = fmt.Sprintf("The capture shows %d of these connections sent to %s and translated to %s; the SYN/ACK reached "+
+			"the client with the endpoint's address, so the client has no connection for it and resets it "+
+			"(see nat-reply-untranslated). Why the reply was not translated back is not shown by this rule.",
+			g.natted, g.natPair.Before.Server, g.natPair.After.Server)
+		fix = "Make the replies of translated connections go back through the node's conntrack: " +
+			"`sysctl -w net.bridge.bridge-nf-call-iptables=1` with br_netfilter loaded, hairpin mode on the bridge ports " +
+			"for Pods reaching themselves, symmetric routes around the node that does the NAT."
+	default:
+		title = fmt.Sprintf("%s resets the server's SYN/ACK (%d %s)", client, n, plural(n, "attempt", "attempts"))
+		cause = "The capture shows the client's host rejecting the SYN/ACK; the bundle does not show why."
+		fix = "Find what owns the client's source port on the client node (`ipvsadm -Ln | grep :PORT`, `ss -lntp sport = :PORT`, " +
+			"`iptables-save | grep PORT`); if it is a NodePort, reserve the NodePort range with net.ipv4.ip_local_reserved_ports."
+	}
+	return title, summary, cause, fix
 }
 
 // attemptEvidence cites the SYN, SYN/ACK and client RST packets of an

@@ -217,7 +217,7 @@ func sweepFinding(sw *failMerge, w synWords) analyzer.Finding {
 	values["hosts"] = len(hosts)
 	values["host_list"] = listed
 	delete(values, "more_clients") // a sweep says "and more" in its words only
-	f := analyzer.Finding{Severity: analyzer.Warning, Facts: values, Evidence: ev, Sources: []model.Kind{model.KindCapture}}
+	f := analyzer.Finding{Severity: analyzer.Warning, Facts: values, Evidence: ev}
 	t := synText{Server: sw.Server, Count: len(hosts), Listed: listed,
 		Clients: listSome(sw.Clients, sw.More), Attempts: plural(sw.N, "attempt", "attempts")}
 	f.Subject = subject("node", sw.Node, "port", fmt.Sprint(sw.Server.Port()), "proto", "tcp")
@@ -250,13 +250,12 @@ func scanFinding(sc *failMerge, w synWords, roles facts.AddrIndex) analyzer.Find
 	values["server"] = host
 	values["ports"] = len(sc.ports)
 	values["port_list"] = strings.Join(listed, ", ")
-	f := analyzer.Finding{Severity: analyzer.Warning, Facts: values, Evidence: ev, Sources: []model.Kind{model.KindCapture}}
+	f := analyzer.Finding{Severity: analyzer.Warning, Facts: values, Evidence: ev}
 	what := ""
 	if len(rs) > 0 {
 		values["server_is"] = rs.Words()
 		what = fmt.Sprintf(" The host is %s.", rs.Words())
 		f.Evidence = append(f.Evidence, rs.Evidence()...)
-		f.Sources = append(f.Sources, model.KindKube)
 	}
 	f.Subject = subject("node", sc.Node, "address", host, "proto", "tcp")
 	w.scan(&f, sc.FailGroup, synText{Subject: host, Server: sc.Server, Count: len(sc.ports), Listed: strings.Join(listed, ", "),
@@ -267,7 +266,7 @@ func scanFinding(sc *failMerge, w synWords, roles facts.AddrIndex) analyzer.Find
 
 func endpointFinding(g *facts.FailGroup, w synWords, roles facts.AddrIndex) analyzer.Finding {
 	rs := roles.Of(g.Server.Addr(), g.Server.Port())
-	sev, sources := captureSeverity(rs)
+	sev := captureSeverity(rs)
 	var ev []analyzer.Evidence
 	for i, a := range g.Attempts {
 		if i == maxGroupEvidence {
@@ -283,7 +282,7 @@ func endpointFinding(g *facts.FailGroup, w synWords, roles facts.AddrIndex) anal
 		values["server_is"] = rs.Words()
 		what = fmt.Sprintf(" The server is %s.", rs.Words())
 	}
-	f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev, Sources: sources,
+	f := analyzer.Finding{Severity: sev, Facts: values, Evidence: ev,
 		Subject: subject("node", g.Node, "address", g.Server.String(), "proto", "tcp")}
 	w.endpoint(&f, g, synText{Subject: g.Server.String(), Server: g.Server, Clients: listSome(g.Clients, g.More),
 		Attempts: plural(g.N, "attempt", "attempts"), What: what})

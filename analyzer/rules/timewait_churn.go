@@ -125,7 +125,6 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 			total   int
 			details []string
 		)
-		values := map[string]any{}
 		for _, c := range clients {
 			if c.node != node || c.count < minTW {
 				continue
@@ -140,82 +139,119 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 			details = append(details, d)
 			ev = append(ev, c.ev...)
 		}
-		rate := float64(total) / timeWaitSeconds
-		values["clients"] = details
-		values["timewait_sockets"] = total
-		values["connections_per_s"] = fmt.Sprintf("%.1f", rate)
-		if node != "" {
-			values["node"] = node
-		}
-		sev := analyzer.Warning
-		sources := []model.Kind{model.KindSockets}
-		summary := fmt.Sprintf("Local clients hold %d sockets in TIME-WAIT: about %.1f new connections a second, each "+
-			"on a new ephemeral source port. By client: %s.", total, rate, strings.Join(details, "; "))
-		if lp := facts.LocalPorts.Of(p).Of(node); lp.HasRange {
-			if lpr, eph := lp.PortRange, lp.Range; lp.RangeErr == nil {
-				sources = append(sources, model.KindSysctl)
-				ev = append(ev, analyzer.Evidence{Pos: lpr.Pos, Note: "net.ipv4.ip_local_port_range = " + lpr.Value})
-				wrap := time.Duration(float64(eph.Len())/rate) * time.Second
-				values["ip_local_port_range"] = eph.String()
-				values["range_cycle"] = wrap.Round(time.Second).String()
-				summary += fmt.Sprintf(" Together they walk through the ephemeral range %s (%d ports) every %s.",
-					eph, eph.Len(), wrap.Round(time.Second))
-				if ov, ok := intersect(eph, np.Range); ok {
-					var owned []uint16
-					for port := range facts.PortOwners.Of(p).On(node) {
-						if ov.Contains(port) {
-							owned = append(owned, port)
-						}
+		t := &twChurn{node: node, parts: parts, details: details, total: total, ev: ev}
+		f := judgeChurn(p, t, np)
+		f.Title, f.Summary, f.Cause, f.Fix = churnWords(t)
+		p.Report(f)
+	}
+	return nil
+}
+
+// twChurn is one node's local clients that open many short connections,
+// and its judgement (judgeChurn): how fast they walk through the ephemeral
+// range, and whether it reaches allocated NodePorts. churnWords words it.
+type twChurn struct {
+	node    string
+	parts   []string // each client, with its sockets in TIME-WAIT
+	details []string // each client's rate, and its connections to itself
+	total   int
+	ev      []analyzer.Evidence
+
+	rate     float64         // new connections a second
+	walks    bool            // the ephemeral range is shown
+	eph      model.PortRange // that range
+	wrap     time.Duration   // how long the clients take to walk through it
+	overlaps bool            // it overlaps the NodePort range
+	overlap  model.PortRange // there
+	owned    int             // the allocated NodePorts in the overlap
+}
+
+// judgeChurn judges t against the node's ephemeral range and the NodePort
+// range np. It fills in t and returns the finding without its words.
+func judgeChurn(p *analyzer.Pass, t *twChurn, np facts.NodePorts) analyzer.Finding {
+	node, ev := t.node, t.ev
+	values := map[string]any{}
+	t.rate = float64(t.total) / timeWaitSeconds
+	values["clients"] = t.details
+	values["timewait_sockets"] = t.total
+	values["connections_per_s"] = fmt.Sprintf("%.1f", t.rate)
+	if node != "" {
+		values["node"] = node
+	}
+	sev := analyzer.Warning
+	if lp := facts.LocalPorts.Of(p).Of(node); lp.HasRange {
+		if lpr, eph := lp.PortRange, lp.Range; lp.RangeErr == nil {
+			ev = append(ev, analyzer.Evidence{Pos: lpr.Pos, Note: "net.ipv4.ip_local_port_range = " + lpr.Value})
+			t.walks, t.eph = true, eph
+			t.wrap = time.Duration(float64(eph.Len())/t.rate) * time.Second
+			values["ip_local_port_range"] = eph.String()
+			values["range_cycle"] = t.wrap.Round(time.Second).String()
+			if ov, ok := intersect(eph, np.Range); ok {
+				var owned []uint16
+				owners := facts.PortOwners.Of(p).On(node)
+				for port := range owners {
+					if ov.Contains(port) {
+						owned = append(owned, port)
 					}
-					slices.Sort(owned)
-					values["nodeport_overlap"] = ov.String()
-					summary += fmt.Sprintf(" The range overlaps the NodePort range %s", ov)
-					if len(owned) > 0 {
-						sev = analyzer.Error
-						values["owned_ports_in_range"] = len(owned)
-						if s.Has(model.KindIPVS) {
-							sources = append(sources, model.KindIPVS)
-						} else {
-							sources = append(sources, model.KindKube)
-						}
-						summary += fmt.Sprintf(", where %d allocated NodePorts are drawn as source ports on every pass: "+
-							"each such connection fails (see synack-reset).", len(owned))
-					} else {
-						summary += "."
+				}
+				slices.Sort(owned)
+				t.overlaps, t.overlap, t.owned = true, ov, len(owned)
+				values["nodeport_overlap"] = ov.String()
+				if len(owned) > 0 {
+					sev = analyzer.Error
+					values["owned_ports_in_range"] = len(owned)
+					for _, o := range owners[owned[0]] { // the lowest, as an example
+						ev = append(ev, o.Evidence())
 					}
 				}
 			}
 		}
-		f := analyzer.Finding{
-			Severity:  sev,
-			Certainty: analyzer.Likely,
-			Supports: []string{fmt.Sprintf("the socket listings: %d sockets in TIME-WAIT from %s, each a connection "+
-				"closed in the last %d s", total, strings.Join(parts, ", "), timeWaitSeconds)},
-			Contradicts: []string{"many clients sharing one address (SNAT, a node-local proxy) would show the same counts " +
-				"without any one of them churning"},
-			Alternatives: []string{"a local client opens a new connection per request or check (health checks, monitoring agents)",
-				"many clients share the address (SNAT, a proxy), each opening few connections"},
-			Decide: collected("ss-tanpi", "the processes holding connections from the address, and their peers"),
-		}
-		if sev == analyzer.Error {
-			f.Certainty = analyzer.Proven
-			f.Supports = append(f.Supports, fmt.Sprintf("the sysctl range reaches %s, where the bundle lists %d allocated NodePorts",
-				values["nodeport_overlap"], values["owned_ports_in_range"]))
-		}
-		p.Report(withFinding(f, analyzer.Finding{
-			Subject: subject("node", node, "proto", "tcp"),
-			Title:   fmt.Sprintf("local clients open ~%.0f connections/s: %s in TIME-WAIT", rate, strings.Join(parts, ", ")),
-			Summary: summary,
-			Cause: "Local clients open a new short connection for each request or check instead of reusing one; " +
-				"health checks and monitoring agents do this.",
-			Fix: "Reserve the NodePort range in net.ipv4.ip_local_reserved_ports so no churn can land on it; make the " +
-				"clients keep connections alive, or check less often.",
-			Facts:    values,
-			Sources:  sources,
-			Evidence: ev,
-		}))
 	}
-	return nil
+	f := analyzer.Finding{
+		Subject:   subject("node", node, "proto", "tcp"),
+		Severity:  sev,
+		Certainty: analyzer.Likely,
+		Facts:     values,
+		Evidence:  ev,
+		Supports: []string{fmt.Sprintf("the socket listings: %d sockets in TIME-WAIT from %s, each a connection "+
+			"closed in the last %d s", t.total, strings.Join(t.parts, ", "), timeWaitSeconds)},
+		Contradicts: []string{"many clients sharing one address (SNAT, a node-local proxy) would show the same counts " +
+			"without any one of them churning"},
+		Alternatives: []string{"a local client opens a new connection per request or check (health checks, monitoring agents)",
+			"many clients share the address (SNAT, a proxy), each opening few connections"},
+		Decide: collected("ss-tanpi", "the processes holding connections from the address, and their peers"),
+	}
+	if sev == analyzer.Error {
+		f.Certainty = analyzer.Proven
+		f.Supports = append(f.Supports, fmt.Sprintf("the sysctl range reaches %s, where the bundle lists %d allocated NodePorts",
+			values["nodeport_overlap"], values["owned_ports_in_range"]))
+	}
+	return f
+}
+
+// churnWords words the finding of t, as judgeChurn judged it.
+func churnWords(t *twChurn) (title, summary, cause, fix string) {
+	summary = fmt.Sprintf("Local clients hold %d sockets in TIME-WAIT: about %.1f new connections a second, each "+
+		"on a new ephemeral source port. By client: %s.", t.total, t.rate, strings.Join(t.details, "; "))
+	if t.walks {
+		summary += fmt.Sprintf(" Together they walk through the ephemeral range %s (%d ports) every %s.",
+			t.eph, t.eph.Len(), t.wrap.Round(time.Second))
+	}
+	if t.overlaps {
+		summary += fmt.Sprintf(" The range overlaps the NodePort range %s", t.overlap)
+		if t.owned > 0 {
+			summary += fmt.Sprintf(", where %d allocated NodePorts are drawn as source ports on every pass: "+
+				"each such connection fails (see synack-reset).", t.owned)
+		} else {
+			summary += "."
+		}
+	}
+	title = fmt.Sprintf("local clients open ~%.0f connections/s: %s in TIME-WAIT", t.rate, strings.Join(t.parts, ", "))
+	cause = "Local clients open a new short connection for each request or check instead of reusing one; " +
+		"health checks and monitoring agents do this."
+	fix = "Reserve the NodePort range in net.ipv4.ip_local_reserved_ports so no churn can land on it; make the " +
+		"clients keep connections alive, or check less often."
+	return title, summary, cause, fix
 }
 
 func selfConnections(a netip.Addr, peers map[string]int) int {

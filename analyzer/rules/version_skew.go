@@ -65,8 +65,29 @@ func parseKubeVersion(s string) (kubeVersion, bool) {
 	return kubeVersion{raw: strings.TrimSpace(s), major: major, minor: minor}, true
 }
 
+// kubeletSkew is the judgement of the nodes' kubelet versions
+// (judgeVersionSkew): the nodes off the cluster's minor version, and those
+// outside the version skew policy. skewWords words it.
+type kubeletSkew struct {
+	majority string   // the cluster's minor version: that of most nodes
+	odd      []string // the nodes of another minor version, with theirs
+	versions []string // each version, with its nodes
+	broken   []string // the nodes outside the skew policy, and why
+}
+
 func runVersionSkew(p *analyzer.Pass) error {
-	s := p.Snap
+	var sk kubeletSkew
+	if f, ok := judgeVersionSkew(p.Snap, &sk); ok {
+		f.Title, f.Summary, f.Cause, f.Fix = skewWords(&sk)
+		p.Report(f)
+	}
+	return nil
+}
+
+// judgeVersionSkew judges the kubelet versions the Nodes report against
+// each other and against the apiserver's; ok is false when they agree. It
+// fills in sk and returns the finding without its words.
+func judgeVersionSkew(s *model.Snapshot, sk *kubeletSkew) (f analyzer.Finding, ok bool) {
 	type nodeV struct {
 		name string
 		v    kubeVersion
@@ -83,7 +104,7 @@ func runVersionSkew(p *analyzer.Pass) error {
 		count[fmt.Sprintf("%d.%d", v.major, v.minor)]++
 	}
 	if len(nodes) == 0 {
-		return nil
+		return f, false
 	}
 	// The apiserver's version, from the image tag of its static pod.
 	var api *kubeVersion
@@ -118,7 +139,7 @@ func runVersionSkew(p *analyzer.Pass) error {
 			majority, best = k, n
 		}
 	}
-	var odd []nodeV
+	var odd, brokenNodes []nodeV
 	var broken []string
 	for _, n := range nodes {
 		if fmt.Sprintf("%d.%d", n.v.major, n.v.minor) != majority {
@@ -132,13 +153,15 @@ func runVersionSkew(p *analyzer.Pass) error {
 			switch {
 			case n.v.major == api.major && n.v.minor > api.minor:
 				broken = append(broken, fmt.Sprintf("%s (%s) is newer than the apiserver (%s)", n.name, n.v.raw, api.raw))
+				brokenNodes = append(brokenNodes, n)
 			case n.v.major == api.major && api.minor-n.v.minor > allowed:
 				broken = append(broken, fmt.Sprintf("%s (%s) is more than %d minor versions older than the apiserver (%s)", n.name, n.v.raw, allowed, api.raw))
+				brokenNodes = append(brokenNodes, n)
 			}
 		}
 	}
 	if len(odd) == 0 && len(broken) == 0 {
-		return nil
+		return f, false
 	}
 	var ev []analyzer.Evidence
 	var oddDesc, supports, contradicts, alternatives []string
@@ -147,6 +170,11 @@ func runVersionSkew(p *analyzer.Pass) error {
 		oddDesc = append(oddDesc, fmt.Sprintf("%s (%s)", n.name, n.v.raw))
 		supports = append(supports, fmt.Sprintf("%s: node %s runs kubelet %s; %d other %s v%s", n.pos, n.name, n.v.raw,
 			best, plural(best, "node runs", "nodes run"), majority))
+	}
+	for _, n := range brokenNodes { // outside the policy, though of the cluster's version
+		if !slices.Contains(odd, n) {
+			ev = append(ev, analyzer.Evidence{Pos: n.pos, Note: fmt.Sprintf("node %s runs kubelet %s", n.name, n.v.raw)})
+		}
 	}
 	versions := map[string][]string{}
 	for _, n := range nodes {
@@ -165,13 +193,15 @@ func runVersionSkew(p *analyzer.Pass) error {
 		facts["odd_nodes"] = oddDesc
 	}
 	sev := analyzer.Warning
-	sources := []model.Kind{model.KindKube}
 	if api != nil {
 		facts["apiserver"] = api.raw
-		ev = append(ev, analyzer.Evidence{Pos: apiPos, Note: "apiserver " + api.raw})
+		apiEv := analyzer.Evidence{Pos: apiPos, Note: "apiserver " + api.raw}
 		if fromPod {
-			sources = append(sources, model.KindComponents)
+			// The image of the apiserver's static pod: its component's
+			// definition, not what the API reports.
+			apiEv.Kind = model.KindComponents
 		}
+		ev = append(ev, apiEv)
 	} else {
 		contradicts = append(contradicts, "the apiserver's version is not in the bundle: whether the skew policy holds is not shown")
 	}
@@ -191,17 +221,8 @@ func runVersionSkew(p *analyzer.Pass) error {
 		decide = "kubectl get nodes -o custom-columns=NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion," +
 			"CREATED:.metadata.creationTimestamp"
 	}
-	title := fmt.Sprintf("kubelet versions differ: %s", strings.Join(oddDesc, ", "))
-	if len(odd) == 0 {
-		title = "kubelets outside the version skew policy: " + strings.Join(broken, "; ")
-	} else {
-		title += fmt.Sprintf(" against v%s on the other nodes", majority)
-	}
-	summary := fmt.Sprintf("Kubelet versions across the nodes: %s.", strings.Join(vlist, "; "))
-	if len(broken) > 0 {
-		summary += " Outside the supported skew: " + strings.Join(broken, "; ") + "."
-	}
-	p.Report(analyzer.Finding{
+	sk.majority, sk.odd, sk.versions, sk.broken = majority, oddDesc, vlist, broken
+	return analyzer.Finding{
 		Subject:      subject("component", "kubelet"),
 		Severity:     sev,
 		Certainty:    certainty,
@@ -209,14 +230,25 @@ func runVersionSkew(p *analyzer.Pass) error {
 		Contradicts:  contradicts,
 		Alternatives: alternatives,
 		Decide:       decide,
-		Title:        title,
-		Summary:      summary,
-		Cause:        "An upgrade did not reach every node, or a node was added with another version.",
-		Fix: "Upgrade the odd nodes' kubelet to the cluster's version: drain the node, upgrade the kubelet (and kubeadm " +
-			"upgrade node on kubeadm clusters), restart it, uncordon.",
-		Facts:    facts,
-		Sources:  sources,
-		Evidence: ev,
-	})
-	return nil
+		Facts:        facts,
+		Evidence:     ev,
+	}, true
+}
+
+// skewWords words the finding of sk, as judgeVersionSkew judged it.
+func skewWords(sk *kubeletSkew) (title, summary, cause, fix string) {
+	title = fmt.Sprintf("kubelet versions differ: %s", strings.Join(sk.odd, ", "))
+	if len(sk.odd) == 0 {
+		title = "kubelets outside the version skew policy: " + strings.Join(sk.broken, "; ")
+	} else {
+		title += fmt.Sprintf(" against v%s on the other nodes", sk.majority)
+	}
+	summary = fmt.Sprintf("Kubelet versions across the nodes: %s.", strings.Join(sk.versions, "; "))
+	if len(sk.broken) > 0 {
+		summary += " Outside the supported skew: " + strings.Join(sk.broken, "; ") + "."
+	}
+	cause = "An upgrade did not reach every node, or a node was added with another version."
+	fix = "Upgrade the odd nodes' kubelet to the cluster's version: drain the node, upgrade the kubelet (and kubeadm " +
+		"upgrade node on kubeadm clusters), restart it, uncordon."
+	return title, summary, cause, fix
 }
