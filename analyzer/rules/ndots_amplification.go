@@ -229,7 +229,6 @@ func ndotsFinding(s *model.Snapshot, g *ndotsGroup) analyzer.Finding {
 		Subject:   subject("client", g.client, "name", g.base),
 		Facts: map[string]any{"client": g.client, "name": g.base, "dots": dots,
 			"nxdomain_queries": len(g.queries), "search_suffixes": suffixes},
-		Sources: []model.Kind{model.KindLogs},
 	}
 	for i, q := range g.queries {
 		if i == maxGroupEvidence {
@@ -265,7 +264,6 @@ func ndotsFinding(s *model.Snapshot, g *ndotsGroup) analyzer.Finding {
 	switch {
 	case pod != nil && cluster && dots < ndots:
 		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-		f.Sources = append(f.Sources, model.KindKube)
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: pod.Source.Pos,
 			Note: fmt.Sprintf("dnsPolicy %s, ndots %d", cmp.Or(string(pod.Spec.DNSPolicy), "ClusterFirst"), ndots)})
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s is Pod %s, whose DNS policy gives it the cluster's "+
@@ -274,7 +272,6 @@ func ndotsFinding(s *model.Snapshot, g *ndotsGroup) analyzer.Finding {
 		f.Contradicts = nil
 	case pod != nil:
 		f.Certainty = analyzer.Unknown
-		f.Sources = append(f.Sources, model.KindKube)
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: pod.Source.Pos,
 			Note: "dnsPolicy " + string(pod.Spec.DNSPolicy)})
 		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s: Pod %s does not get the cluster's ndots:5 (dnsPolicy %s, ndots %d)",

@@ -143,7 +143,6 @@ func staleVTEPFinding(n *model.Neighbor, a *model.IfAddr) analyzer.Finding {
 		Subject:   subject("node", n.Node, "address", n.IP.String(), "interface", n.Dev),
 		Facts: map[string]any{"address": n.IP.String(), "interface": n.Dev, "neighbor_mac": n.MAC,
 			"vtep_mac": a.MAC, "state": n.State},
-		Sources: []model.Kind{model.KindNeighbors, model.KindAddrs},
 		Evidence: []analyzer.Evidence{
 			{Pos: n.Pos, Note: fmt.Sprintf("%s at %s on %s, %s", n.IP, n.MAC, n.Dev, n.State)},
 			{Pos: a.Pos, Note: fmt.Sprintf("%s on %s, link/ether %s", a.Prefix, a.Dev, a.MAC)},
@@ -187,7 +186,6 @@ func goneVTEPFinding(s *model.Snapshot, n *model.Neighbor) analyzer.Finding {
 		Subject:   subject("node", n.Node, "address", n.IP.String(), "interface", n.Dev),
 		Facts: map[string]any{"address": n.IP.String(), "interface": n.Dev, "neighbor_mac": n.MAC,
 			"nodes": len(s.Kube.Nodes)},
-		Sources: []model.Kind{model.KindNeighbors, model.KindKube},
 		Evidence: []analyzer.Evidence{
 			{Pos: n.Pos, Note: fmt.Sprintf("%s at %s on %s, %s", n.IP, n.MAC, n.Dev, n.State)},
 			{Pos: first.Source.Pos, Note: "the Nodes' podCIDRs"},

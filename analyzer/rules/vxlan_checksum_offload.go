@@ -140,7 +140,6 @@ func vxlanChecksumFinding(s *model.Snapshot, g *vxlanBadSum) analyzer.Finding {
 		Subject:   subject("node", g.node, "source", g.from, "port", strconv.Itoa(g.port)),
 		Facts: map[string]any{"source": g.from, "port": g.port, "destinations": g.to,
 			"bad_checksum_lines": len(g.lines), "vxlan_device": dev},
-		Sources: []model.Kind{model.KindLogs},
 	}
 	if g.node != "" {
 		f.Facts["node"] = g.node
@@ -155,7 +154,6 @@ func vxlanChecksumFinding(s *model.Snapshot, g *vxlanBadSum) analyzer.Finding {
 	f.Supports = []string{fmt.Sprintf("%s: the kernel dropped %d UDP %s from %s to port %d, VXLAN's, for a bad "+
 		"checksum (%q)", first.Pos, len(g.lines), plural(len(g.lines), "packet", "packets"), g.from, g.port, first.Message)}
 	if link != nil {
-		f.Sources = append(f.Sources, model.KindLinks)
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: link.Pos, Note: fmt.Sprintf("%s: vxlan dstport %d", link.Dev, link.Port)})
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s is the vxlan link of port %d", link.Pos, link.Dev, g.port))
 	}

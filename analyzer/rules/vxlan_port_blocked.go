@@ -173,7 +173,6 @@ func vxlanBlockedFinding(rs *model.Ruleset, c *model.Chain, r, allow *model.Rule
 		Certainty: analyzer.Likely,
 		Subject:   subject("node", rs.Node, "chain", c.Name, "port", strconv.Itoa(port)),
 		Facts:     map[string]any{"chain": c.Name, "port": port, "rule": r.Raw},
-		Sources:   []model.Kind{model.KindNetfilter},
 		Evidence:  []analyzer.Evidence{{Pos: r.Pos, Note: fmt.Sprintf("%s of UDP %d in %s", r.Target, port, c.Name)}},
 		Supports:  []string{fmt.Sprintf("%s: %s", r.Pos, r.Raw)},
 	}

@@ -173,7 +173,6 @@ func felixPortFinding(node, setting string, vs []felixPortValue, links []model.L
 		Certainty: analyzer.Likely,
 		Subject:   subject("node", node, "component", "felix", "setting", setting),
 		Facts:     map[string]any{"setting": setting, "ports": ports, "effective": win.port, "effective_source": win.src},
-		Sources:   []model.Kind{model.KindLogs},
 	}
 	if node != "" {
 		f.Facts["node"] = node
@@ -190,7 +189,6 @@ func felixPortFinding(node, setting string, vs []felixPortValue, links []model.L
 	}
 	if len(links) > 0 {
 		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-		f.Sources = append(f.Sources, model.KindLinks)
 		var dp []string
 		for _, l := range links {
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: l.Pos, Note: fmt.Sprintf("%s on %s: dstport %d", l.Dev, l.Node, l.Port)})
@@ -238,7 +236,6 @@ func linkPortFinding(dev string, links []model.Link) analyzer.Finding {
 		Certainty: analyzer.Likely,
 		Subject:   subject("interface", dev, "setting", "dstport"),
 		Facts:     map[string]any{"interface": dev, "ports": ports},
-		Sources:   []model.Kind{model.KindLinks},
 		Supports:  []string{fmt.Sprintf("ip -d link shows %s with dstport %s", dev, strings.Join(parts, "; "))},
 		Contradicts: []string{"the nodes of different ports never exchange overlay traffic (separate clusters " +
 			"or pools read into one bundle)"},
