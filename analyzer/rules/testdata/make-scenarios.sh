@@ -788,3 +788,21 @@ use $u/hit-symptom-table-of-another-cluster/ipvsadm.txt $fx/real/ipvsadm/kube-ro
 mkdir -p conntrack-drops/hit-kernel-log-wrapped
 tail -n +2 "$fx/real/incident-evidence/starphleet-pr352_kernel-nf_conntrack-table-full_wrapped.log" \
 	>conntrack-drops/hit-kernel-log-wrapped/kernel.log
+# filter-forward-drop: the field cases' FORWARD chains and kernel lines; two
+# cases' evidence together for the proven cause (firewalld's catch-all
+# REJECT, and its kernel log of rejected flannel traffic); the idle DROP
+# policy of parse's iptables -vL; Calico's chain before Docker's DROP
+# policy; Docker's DROP without Kubernetes; a FORWARD policy ACCEPT.
+fd=filter-forward-drop
+ff=$fx/field/filter-forward-drop-
+use $fd/hit-admin-reject-counted/ $ff-flannel-issue-1619/iptables-nvL-FORWARD.txt
+use $fd/hit-firewalld-log/ $ff-flannel-issue-2055/journal.log
+use $fd/hit-docker-policy-no-cni/ $ff-kube-arm-issue-62/iptables-save.txt
+share $fd/hit-firewalld-reject field/filter-forward-drop--kubeadm-issue-139/{iptables-save.txt,kubectl-get-services.txt}
+use $fd/hit-policy-counted-after-calico/ $ff-rke-issue-485/iptables-vL-FORWARD.txt
+use $fd/hit-reject-and-kernel-log/ $ff-kubeadm-issue-139/iptables-save.txt
+use $fd/hit-reject-and-kernel-log/ $ff-flannel-issue-2055/journal.log
+use $fd/hit-symptom-idle-chain/ ../../../parse/testdata/iptables/iptables-vL.txt
+use $fd/miss-calico-first/ $fx/seeds/004-stale-dnat/iptables-filter-forward.txt
+use $fd/miss-docker-drop-without-kubernetes/ iptables-backend-split/hit-docker-drop-legacy/iptables-legacy-save.txt
+use $fd/miss-policy-accept/ iptables-backend-split/hit-kube-proxy-legacy-calico-nft/iptables-nft-save.txt
