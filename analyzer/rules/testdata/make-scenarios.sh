@@ -806,3 +806,21 @@ use $fd/hit-symptom-idle-chain/ ../../../parse/testdata/iptables/iptables-vL.txt
 use $fd/miss-calico-first/ $fx/seeds/004-stale-dnat/iptables-filter-forward.txt
 use $fd/miss-docker-drop-without-kubernetes/ iptables-backend-split/hit-docker-drop-legacy/iptables-legacy-save.txt
 use $fd/miss-policy-accept/ iptables-backend-split/hit-kube-proxy-legacy-calico-nft/iptables-nft-save.txt
+# ipvs-stale-realserver: the field cases' ipvsadm listings; the TCP case's
+# listing with its weight-0 real server draining (no active connection,
+# fewer entries than the server in use); a listing without weight 0.
+iv=ipvs-stale-realserver
+ivf=$fx/field/ipvs-stale-realserver-
+share $iv/hit-udp-entry-refreshed field/ipvs-stale-realserver--k8s-issue-76664/{ipvsadm-Ln.txt,ipvsadm-Lnc.txt}
+use $iv/hit-tcp-weight-0-active/ $ivf-k8s-issue-81775/ipvsadm-Ln.txt
+mkdir -p $iv/miss-tcp-draining
+sed 's/Masq    0      12         13917/Masq    0      0          13/' $ivf-k8s-issue-81775/ipvsadm-Ln.txt >$iv/miss-tcp-draining/ipvsadm-Ln.txt
+use $iv/miss-all-weighted/ $fx/incidents/ephemeral-nodeport-control/ipvsadm.txt
+# hit-proven-endpoints: 81775's listing moved onto the stale-dnat incident's
+# kube-dns (VIP 10.96.0.10:53, the weight-0 real server its gone Pod
+# 10.244.2.7, the other a live one), beside that incident's Service and
+# Endpoints, which no longer list 10.244.2.7.
+mkdir -p $iv/hit-proven-endpoints
+sed -e 's/172\.19\.254\.237:80/10.96.0.10:53/; s/172\.19\.6\.114:80  /10.244.2.7:53    /; s/172\.19\.6\.115:80  /10.244.1.11:53   /' \
+	$ivf-k8s-issue-81775/ipvsadm-Ln.txt >$iv/hit-proven-endpoints/ipvsadm-Ln.txt
+share $iv/hit-proven-endpoints incidents/stale-dnat/{service-kube-dns.json,endpoints-kube-dns.json}
