@@ -824,3 +824,14 @@ mkdir -p $iv/hit-proven-endpoints
 sed -e 's/172\.19\.254\.237:80/10.96.0.10:53/; s/172\.19\.6\.114:80  /10.244.2.7:53    /; s/172\.19\.6\.115:80  /10.244.1.11:53   /' \
 	$ivf-k8s-issue-81775/ipvsadm-Ln.txt >$iv/hit-proven-endpoints/ipvsadm-Ln.txt
 share $iv/hit-proven-endpoints incidents/stale-dnat/{service-kube-dns.json,endpoints-kube-dns.json}
+# iptables-version-skew: kubernetes#71305's kube-proxy error (its iptables
+# 1.6.0 finds no nat table), alone and beside an iptables-nft dump not tied
+# to its node; kube-proxy logs without it (seed 004's apiserver errors, the
+# stale-dnat control's healthy log).
+vs=iptables-version-skew
+vsf=$fx/field/iptables-version-skew--k8s-issue-71305
+share $vs/hit-kube-proxy-iptables-1.6 field/iptables-version-skew--k8s-issue-71305/{kube-proxy.log,iptables-version.txt}
+use $vs/hit-beside-nft-dump-of-no-node/ $vsf/kube-proxy.log
+use $vs/hit-beside-nft-dump-of-no-node/ $fx/real/local/iptables/local_iptables-nft-save-c_with-legacy-warning.txt
+use $vs/miss-other-kube-proxy-errors/ $fx/seeds/004-stale-dnat/kube-proxy.log
+use $vs/miss-control/ $fx/incidents/stale-dnat-control/kube-proxy.log
