@@ -55,6 +55,9 @@ func All() []*analyzer.Rule {
 		StaleVTEPNeighbor,
 		VXLANPortMismatch,
 		VXLANPortBlocked,
+		FilterForwardDrop,
+		IPVSStaleRealServer,
+		IPTablesVersionSkew,
 	}
 }
 

@@ -34,3 +34,21 @@ func captureSeverity(rs facts.Roles) analyzer.Severity {
 	}
 	return analyzer.Warning
 }
+
+// withFinding puts a rule's judgement c (certainty, severity, supports,
+// contradicts, alternatives, the deciding command) on the finding that
+// words carries (title, summary, cause, fix, evidence ...), for rules
+// that build the two apart as two findings.
+func withFinding(c, words analyzer.Finding) analyzer.Finding {
+	words.Certainty = c.Certainty
+	if c.Severity != 0 {
+		words.Severity = c.Severity
+	}
+	words.Supports = append(words.Supports, c.Supports...)
+	words.Contradicts = append(words.Contradicts, c.Contradicts...)
+	words.Alternatives = append(words.Alternatives, c.Alternatives...)
+	if c.Decide != "" {
+		words.Decide = c.Decide
+	}
+	return words
+}

@@ -66,7 +66,10 @@ func (lr *logReader) unwrap(line string) (wrapped, bool) {
 		return unwrapDocker(line)
 	}
 	if line[0] < '0' || line[0] > '9' || line[10] != 'T' {
-		return unwrapPrefixed(line)
+		if w, ok := unwrapPrefixed(line); ok {
+			return w, true
+		}
+		return lr.unwrapStern(line)
 	}
 	if m, rest := submatches(criRe, line); m != nil {
 		t, err := time.Parse(time.RFC3339Nano, m[1])

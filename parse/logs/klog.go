@@ -15,7 +15,8 @@ var KlogFormat = logFormat("klog", format.Format{
 	Name: "klog",
 	Command: "journalctl -u kubelet, kubectl logs of kube-proxy, kube-apiserver, ingress-nginx ..., " +
 		"/var/log/kube-*.log",
-	Doc: "klog lines (`I0915 19:09:04.534948 607529 prober.go:121] ...`), bare or after a syslog /" +
+	Doc: "klog lines (`I0915 19:09:04.534948 607529 prober.go:121] ...`), bare, after stern's `<pod> <container> ` " +
+		"(the Pod and container kept), or after a syslog /" +
 		" journald prefix (the host is the node, the program the source; month names in any common locale," +
 		" journalctl's short, short-precise, short-iso, short-iso-precise, short-full, short-unix and short-monotonic forms," +
 		" RFC 3164's `<PRI>`); structured `\"msg\" " +

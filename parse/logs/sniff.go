@@ -26,7 +26,7 @@ func sniffLogs(head []byte, shape string) int {
 			// theirs that each counts three times; kubectl's timestamps
 			// count for the line they stamp.
 			kind, n := w.kind, 3
-			if kind == "timestamps" {
+			if kind == "timestamps" || kind == "stern" {
 				_, kind, _ = lr.parseLine(w.inner)
 				n = 1
 			}

@@ -788,3 +788,50 @@ use $u/hit-symptom-table-of-another-cluster/ipvsadm.txt $fx/real/ipvsadm/kube-ro
 mkdir -p conntrack-drops/hit-kernel-log-wrapped
 tail -n +2 "$fx/real/incident-evidence/starphleet-pr352_kernel-nf_conntrack-table-full_wrapped.log" \
 	>conntrack-drops/hit-kernel-log-wrapped/kernel.log
+# filter-forward-drop: the field cases' FORWARD chains and kernel lines; two
+# cases' evidence together for the proven cause (firewalld's catch-all
+# REJECT, and its kernel log of rejected flannel traffic); the idle DROP
+# policy of parse's iptables -vL; Calico's chain before Docker's DROP
+# policy; Docker's DROP without Kubernetes; a FORWARD policy ACCEPT.
+fd=filter-forward-drop
+ff=$fx/field/filter-forward-drop-
+use $fd/hit-admin-reject-counted/ $ff-flannel-issue-1619/iptables-nvL-FORWARD.txt
+use $fd/hit-firewalld-log/ $ff-flannel-issue-2055/journal.log
+use $fd/hit-docker-policy-no-cni/ $ff-kube-arm-issue-62/iptables-save.txt
+share $fd/hit-firewalld-reject field/filter-forward-drop--kubeadm-issue-139/{iptables-save.txt,kubectl-get-services.txt}
+use $fd/hit-policy-counted-after-calico/ $ff-rke-issue-485/iptables-vL-FORWARD.txt
+use $fd/hit-reject-and-kernel-log/ $ff-kubeadm-issue-139/iptables-save.txt
+use $fd/hit-reject-and-kernel-log/ $ff-flannel-issue-2055/journal.log
+use $fd/hit-symptom-idle-chain/ ../../../parse/testdata/iptables/iptables-vL.txt
+use $fd/miss-calico-first/ $fx/seeds/004-stale-dnat/iptables-filter-forward.txt
+use $fd/miss-docker-drop-without-kubernetes/ iptables-backend-split/hit-docker-drop-legacy/iptables-legacy-save.txt
+use $fd/miss-policy-accept/ iptables-backend-split/hit-kube-proxy-legacy-calico-nft/iptables-nft-save.txt
+# ipvs-stale-realserver: the field cases' ipvsadm listings; the TCP case's
+# listing with its weight-0 real server draining (no active connection,
+# fewer entries than the server in use); a listing without weight 0.
+iv=ipvs-stale-realserver
+ivf=$fx/field/ipvs-stale-realserver-
+share $iv/hit-udp-entry-refreshed field/ipvs-stale-realserver--k8s-issue-76664/{ipvsadm-Ln.txt,ipvsadm-Lnc.txt}
+use $iv/hit-tcp-weight-0-active/ $ivf-k8s-issue-81775/ipvsadm-Ln.txt
+mkdir -p $iv/miss-tcp-draining
+sed 's/Masq    0      12         13917/Masq    0      0          13/' $ivf-k8s-issue-81775/ipvsadm-Ln.txt >$iv/miss-tcp-draining/ipvsadm-Ln.txt
+use $iv/miss-all-weighted/ $fx/incidents/ephemeral-nodeport-control/ipvsadm.txt
+# hit-proven-endpoints: 81775's listing moved onto the stale-dnat incident's
+# kube-dns (VIP 10.96.0.10:53, the weight-0 real server its gone Pod
+# 10.244.2.7, the other a live one), beside that incident's Service and
+# Endpoints, which no longer list 10.244.2.7.
+mkdir -p $iv/hit-proven-endpoints
+sed -e 's/172\.19\.254\.237:80/10.96.0.10:53/; s/172\.19\.6\.114:80  /10.244.2.7:53    /; s/172\.19\.6\.115:80  /10.244.1.11:53   /' \
+	$ivf-k8s-issue-81775/ipvsadm-Ln.txt >$iv/hit-proven-endpoints/ipvsadm-Ln.txt
+share $iv/hit-proven-endpoints incidents/stale-dnat/{service-kube-dns.json,endpoints-kube-dns.json}
+# iptables-version-skew: kubernetes#71305's kube-proxy error (its iptables
+# 1.6.0 finds no nat table), alone and beside an iptables-nft dump not tied
+# to its node; kube-proxy logs without it (seed 004's apiserver errors, the
+# stale-dnat control's healthy log).
+vs=iptables-version-skew
+vsf=$fx/field/iptables-version-skew--k8s-issue-71305
+share $vs/hit-kube-proxy-iptables-1.6 field/iptables-version-skew--k8s-issue-71305/{kube-proxy.log,iptables-version.txt}
+use $vs/hit-beside-nft-dump-of-no-node/ $vsf/kube-proxy.log
+use $vs/hit-beside-nft-dump-of-no-node/ $fx/real/local/iptables/local_iptables-nft-save-c_with-legacy-warning.txt
+use $vs/miss-other-kube-proxy-errors/ $fx/seeds/004-stale-dnat/kube-proxy.log
+use $vs/miss-control/ $fx/incidents/stale-dnat-control/kube-proxy.log
