@@ -43,6 +43,7 @@ func All() []*analyzer.Rule {
 		NetworkPolicyDeny,
 		ServiceRuleShadowed,
 		ConntrackStaleUDP,
+		CoreDNSLoop,
 	}
 }
 
