@@ -44,6 +44,7 @@ func All() []*analyzer.Rule {
 		ServiceRuleShadowed,
 		ConntrackStaleUDP,
 		CoreDNSLoop,
+		CNIIPAMExhausted,
 	}
 }
 
