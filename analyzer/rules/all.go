@@ -45,6 +45,7 @@ func All() []*analyzer.Rule {
 		ConntrackStaleUDP,
 		CoreDNSLoop,
 		CNIIPAMExhausted,
+		NeighTableOverflow,
 	}
 }
 
