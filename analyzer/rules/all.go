@@ -46,6 +46,7 @@ func All() []*analyzer.Rule {
 		CoreDNSLoop,
 		CNIIPAMExhausted,
 		NeighTableOverflow,
+		IPForwardDisabled,
 	}
 }
 

@@ -25,7 +25,7 @@ var CoreDNSLoop = &analyzer.Rule{
 	Unproven: "the loop line alone names the loop as likely: which upstream sends the queries back (the node's " +
 		"resolv.conf naming a local stub such as systemd-resolved's 127.0.0.53 or dnsmasq's 127.0.0.1, or an upstream " +
 		"that forwards back to the cluster) is not shown; `cat /etc/resolv.conf` on the node decides",
-	Doc: `CoreDNS exits on a forwarding loop
+	Doc: `forwarding loop makes CoreDNS exit
 
 CoreDNS's loop plugin sends a random probe query (HINFO) to itself at
 start; if it sees that query come back through its upstream more than
