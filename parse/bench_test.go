@@ -80,6 +80,7 @@ func benchCases() []benchCase {
 		{"ss", host.SSFormat, 100000, "ss -tanp lines", genSS, perN(1)},
 		{"netstat", host.NetstatFormat, 100000, "netstat -tanp lines", genNetstat, perN(1)},
 		{"neigh", host.NeighFormat, 10000, "ip neigh entries", genNeigh, perN(1)},
+		{"neigh-count", host.NeighCountFormat, 1000, "counts of neighbor tables (arp -an | wc -l, one per node)", genNeighCount, perN(1)},
 		{"ip-addr", host.AddrFormat, 10000, "addresses on kube-ipvs0 (ip addr)", genAddr, perN(1)},
 		{"ip-link", host.LinkFormat, 10000, "Pod veths on cni0 with hairpin on (ip -d link)", genLink, perN(1)},
 		{"ip-link-json", host.LinkJSONFormat, 10000, "Pod veths on cni0 (ip -j -d link)", genLinkJSON, perN(1)},
@@ -678,6 +679,12 @@ func genNeigh(n int) []byte {
 	return genLines("", n, func(b *bytes.Buffer, i int) {
 		state := []string{"REACHABLE", "STALE", "DELAY", "PERMANENT"}[i%4]
 		fmt.Fprintf(b, "%s dev cali%07x lladdr ee:ee:ee:%02x:%02x:%02x %s\n", ip4(10, 0xF40000+i), i, byte(i>>16), byte(i>>8), byte(i), state)
+	})
+}
+
+func genNeighCount(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "root@node-%d:~# arp -an | wc -l\n%d\n", i, 100+i%2000)
 	})
 }
 

@@ -62,6 +62,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.SSFormat,
 		host.NetstatFormat,
 		host.NeighFormat,
+		host.NeighCountFormat,
 		host.AddrFormat,
 		host.LinkFormat,
 		host.HairpinFilesFormat,
