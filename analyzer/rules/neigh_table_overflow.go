@@ -84,7 +84,7 @@ type neighSize struct {
 }
 
 // neighSizes counts the entries of the neighbour tables, by node and
-// family ("IPv4", "IPv6"), one file each: the largest file of a node.
+// family ("IPv4", "IPv6"), one file (or count) each: the largest of a node.
 func neighSizes(s *model.Snapshot) map[string]neighSize {
 	perFile := map[string]neighSize{}
 	for _, n := range s.Neighbors {
@@ -97,6 +97,16 @@ func neighSizes(s *model.Snapshot) map[string]neighSize {
 		sz.n++
 		sz.pos = n.Pos
 		perFile[k] = sz
+	}
+	// Counts of listings (arp -an | wc -l) of one family; a count of
+	// both families (ip neigh | wc -l) tells neither table's size.
+	for _, c := range s.NeighborCounts {
+		fam := map[string]string{"ipv4": "IPv4", "ipv6": "IPv6"}[c.Family]
+		if fam == "" {
+			continue
+		}
+		k := c.Node + "|" + fam + "|" + c.Pos.File + ":" + fmt.Sprint(c.Pos.Line)
+		perFile[k] = neighSize{n: c.Count, pos: c.Pos}
 	}
 	out := map[string]neighSize{}
 	for k, sz := range perFile {
@@ -137,6 +147,11 @@ func runNeighTableOverflow(p *analyzer.Pass) error {
 	}) {
 		fam := neighTables[k.table].family
 		sz, ok := sizes[k.node+"|"+fam]
+		if !ok { // a table that names no node, as a sysctl that names none
+			if sz, ok = sizes["|"+fam]; ok {
+				done["|"+fam] = true
+			}
+		}
 		if !ok && k.node == "" { // a node's table, when the line names no node
 			for sk, v := range sizes {
 				if strings.HasSuffix(sk, "|"+fam) {
