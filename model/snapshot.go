@@ -94,6 +94,8 @@ type Snapshot struct {
 	// NeighborCounts are neighbor tables' sizes as counts of their
 	// listings (arp -an | wc -l).
 	NeighborCounts []NeighborCount `json:"neighbor_counts,omitempty"`
+	// ResolvConfs are resolver configurations (/etc/resolv.conf).
+	ResolvConfs []ResolvConf `json:"resolv_confs,omitempty"`
 
 	// ServerVersions are the versions the apiserver reported.
 	ServerVersions []ServerVersion `json:"server_versions,omitempty"`
@@ -155,6 +157,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.PodChecks = append(s.PodChecks, o.PodChecks...)
 	s.Counters = append(s.Counters, o.Counters...)
 	s.NeighborCounts = append(s.NeighborCounts, o.NeighborCounts...)
+	s.ResolvConfs = append(s.ResolvConfs, o.ResolvConfs...)
 	s.Captures = append(s.Captures, o.Captures...)
 	s.Attempts = append(s.Attempts, o.Attempts...)
 	s.EndpointStats = append(s.EndpointStats, o.EndpointStats...)

@@ -63,6 +63,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.NetstatFormat,
 		host.NeighFormat,
 		host.NeighCountFormat,
+		host.ResolvConfFormat,
 		host.AddrFormat,
 		host.LinkFormat,
 		host.HairpinFilesFormat,
