@@ -16,12 +16,12 @@ var CoreDNSLoop = &analyzer.Rule{
 	Name:        "coredns-loop",
 	Severity:    analyzer.Error,
 	Needs:       []model.Kind{model.KindLogs},
-	Uses:        []model.Kind{model.KindKube},
+	Uses:        []model.Kind{model.KindKube, model.KindResolvConf},
 	SubjectKeys: []string{"node", "component", "zone"},
 	Run:         runCoreDNSLoop,
 	Proof: "CoreDNS's own \"plugin/loop: ... loop detected\" line in its log, and the upstream it forwards to shown " +
-		"to be a loopback address: the Corefile of the coredns ConfigMap forwarding (forward, proxy) to 127.0.0.0/8 " +
-		"or ::1",
+		"to be a loopback address: the node's resolv.conf (cat /etc/resolv.conf) naming a nameserver in 127.0.0.0/8 " +
+		"or ::1, or the Corefile of the coredns ConfigMap forwarding (forward, proxy) to one",
 	Unproven: "the loop line alone names the loop as likely: which upstream sends the queries back (the node's " +
 		"resolv.conf naming a local stub such as systemd-resolved's 127.0.0.53 or dnsmasq's 127.0.0.1, or an upstream " +
 		"that forwards back to the cluster) is not shown; `cat /etc/resolv.conf` on the node decides",
@@ -45,11 +45,13 @@ queries back to the cluster DNS loops the same way.
 
 Evidence: the loop line in CoreDNS's log (kubectl logs, the container's log
 file), with the zone and, from CoreDNS 1.3, the addresses of the loop;
-the coredns ConfigMap's Corefile when the bundle holds it.
+the node's resolv.conf and the coredns ConfigMap's Corefile when the bundle
+holds them.
 
-Severity: error when the Corefile forwards the zone to a loopback address
-(the log and the ConfigMap agree); otherwise a warning of likely cause,
-with the command that shows the node's resolv.conf.
+Severity: error when the node's resolv.conf names a loopback nameserver, or
+the Corefile forwards to a loopback address (the log and the configuration
+agree); otherwise a warning of likely cause, with the command that shows
+the node's resolv.conf.
 
 Fix: point kubelet at the real resolver list (--resolv-conf or the
 KubeletConfiguration's resolvConf: /run/systemd/resolve/resolv.conf under
@@ -177,7 +179,9 @@ func runCoreDNSLoop(p *analyzer.Pass) error {
 	}
 	ups := corefileUpstreams(p.Snap)
 	for _, g := range groups {
-		p.Report(corednsLoopFinding(g.node, g.comp, g.zone, g.lines, g.pods, ups))
+		f := corednsLoopFinding(g.node, g.comp, g.zone, g.lines, g.pods, ups)
+		resolvConfJudge(p.Snap, g.node, &f)
+		p.Report(f)
 	}
 	return nil
 }
@@ -290,4 +294,48 @@ func corednsLoopFinding(node, comp, zone string, lines []loopLine, pods []string
 		Sources:  sources,
 		Evidence: dedupEvidence(ev),
 	})
+}
+
+// resolvConfJudge weighs the resolv.conf files of node (or that name no
+// node) in a finding not yet proven: a loopback nameserver proves the
+// loop's upstream; none weighs against it.
+func resolvConfJudge(s *model.Snapshot, node string, f *analyzer.Finding) {
+	if f.Certainty == analyzer.Proven {
+		return
+	}
+	for _, rc := range s.ResolvConfs {
+		if rc.Node != node && rc.Node != "" {
+			continue
+		}
+		from := "the resolv.conf"
+		if rc.Command != "" {
+			from = fmt.Sprintf("the resolv.conf (%s)", rc.Command)
+		}
+		var loop []model.Nameserver
+		var addrs []string
+		for _, n := range rc.Nameservers {
+			addrs = append(addrs, n.Addr.String())
+			if n.Addr.IsLoopback() {
+				loop = append(loop, n)
+			}
+		}
+		if len(loop) > 0 {
+			f.Certainty, f.Severity = analyzer.Proven, analyzer.Error
+			f.Alternatives, f.Decide = nil, ""
+			f.Sources = append(f.Sources, model.KindResolvConf)
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: %s names nameserver %s, a loopback address: inside the "+
+				"CoreDNS Pod, which inherits it, that is CoreDNS itself", loop[0].Pos, from, loop[0].Addr))
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: loop[0].Pos, Note: "nameserver " + loop[0].Addr.String()})
+			f.Facts["nameserver"] = loop[0].Addr.String()
+			f.Cause = fmt.Sprintf("The node's resolv.conf names nameserver %s, a loopback address; the CoreDNS Pod "+
+				"inherits it and forwards there (forward . /etc/resolv.conf), which inside the Pod is CoreDNS itself.", loop[0].Addr)
+			return
+		}
+		if len(rc.Nameservers) > 0 {
+			f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s: %s names %s, no loopback address: the loop goes "+
+				"through an upstream that sends the queries back (or the file is not the CoreDNS Pod's node's)",
+				rc.Nameservers[0].Pos, from, strings.Join(addrs, ", ")))
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: rc.Nameservers[0].Pos, Note: "nameserver " + addrs[0]})
+		}
+	}
 }
