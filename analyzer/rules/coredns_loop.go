@@ -336,6 +336,11 @@ func resolvConfJudge(s *model.Snapshot, node string, f *analyzer.Finding) {
 				"through an upstream that sends the queries back (or the file is not the CoreDNS Pod's node's)",
 				rc.Nameservers[0].Pos, from, strings.Join(addrs, ", ")))
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: rc.Nameservers[0].Pos, Note: "nameserver " + addrs[0]})
+			f.Decide = fmt.Sprintf("the forwarders of the resolver at %s (and the Corefile's forward target): one that "+
+				"sends the cluster's queries back to the cluster DNS is the loop", addrs[0])
+			slices.SortStableFunc(f.Alternatives, func(a, b string) int { // the upstream first
+				return strings.Compare(fmt.Sprint(!strings.Contains(a, "upstream")), fmt.Sprint(!strings.Contains(b, "upstream")))
+			})
 		}
 	}
 }
