@@ -91,6 +91,11 @@ type Snapshot struct {
 	// Counters are the kernel's SNMP and netstat counters (nstat), per
 	// node, in the order printed.
 	Counters []Counter `json:"counters,omitempty"`
+	// NeighborCounts are neighbor tables' sizes as counts of their
+	// listings (arp -an | wc -l).
+	NeighborCounts []NeighborCount `json:"neighbor_counts,omitempty"`
+	// ResolvConfs are resolver configurations (/etc/resolv.conf).
+	ResolvConfs []ResolvConf `json:"resolv_confs,omitempty"`
 
 	// ServerVersions are the versions the apiserver reported.
 	ServerVersions []ServerVersion `json:"server_versions,omitempty"`
@@ -151,6 +156,8 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Probes = append(s.Probes, o.Probes...)
 	s.PodChecks = append(s.PodChecks, o.PodChecks...)
 	s.Counters = append(s.Counters, o.Counters...)
+	s.NeighborCounts = append(s.NeighborCounts, o.NeighborCounts...)
+	s.ResolvConfs = append(s.ResolvConfs, o.ResolvConfs...)
 	s.Captures = append(s.Captures, o.Captures...)
 	s.Attempts = append(s.Attempts, o.Attempts...)
 	s.EndpointStats = append(s.EndpointStats, o.EndpointStats...)

@@ -62,6 +62,8 @@ var registry = sync.OnceValue(func() []*Format {
 		host.SSFormat,
 		host.NetstatFormat,
 		host.NeighFormat,
+		host.NeighCountFormat,
+		host.ResolvConfFormat,
 		host.AddrFormat,
 		host.LinkFormat,
 		host.HairpinFilesFormat,

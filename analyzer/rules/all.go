@@ -58,6 +58,10 @@ func All() []*analyzer.Rule {
 		FilterForwardDrop,
 		IPVSStaleRealServer,
 		IPTablesVersionSkew,
+		CoreDNSLoop,
+		CNIIPAMExhausted,
+		NeighTableOverflow,
+		IPForwardDisabled,
 	}
 }
 

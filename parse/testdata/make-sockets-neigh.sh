@@ -114,6 +114,12 @@ S ip -s neigh >"$NEIGH/ip-s-neigh.txt"
 S ip neigh show nud all >"$NEIGH/ip-neigh-nud-all.txt"
 S arp -an >"$NEIGH/arp-an.txt"
 S arp -n >"$NEIGH/arp-n.txt"
+{
+  echo "# ip -4 neigh show nud all | wc -l"
+  S ip -4 neigh show nud all | wc -l
+  echo "# ip neigh | wc -l"
+  S ip neigh | wc -l
+} >"$NEIGH/neigh-count.txt"
 wait "$PING" || true
 S ss -tanp >"$SOCK/ss-tanp.txt"
 S ss -lntup >"$SOCK/ss-lntup.txt"

@@ -35,6 +35,10 @@ ip -n "$A" link set nmbdl-a up
 ip -n "$B" link set nmbdl-b up
 ip netns exec "$A" sysctl -q -w net.ipv4.ip_local_port_range="30000 60999"
 ip netns exec "$B" sysctl -q -w net.ipv4.ip_local_reserved_ports="30000-32767"
+# Nodes route their Pods' traffic: forwarding on, as on a Kubernetes node.
+for ns in "$A" "$B"; do
+	ip netns exec "$ns" sysctl -q -w net.ipv4.ip_forward=1
+done
 
 # kube-proxy-like NAT rules: a ClusterIP Service and a NodePort.
 for ns in "$A" "$B"; do

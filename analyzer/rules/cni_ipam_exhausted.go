@@ -1,0 +1,328 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/model"
+)
+
+// CNIIPAMExhausted finds nodes whose CNI IPAM has no address left for new
+// Pods.
+var CNIIPAMExhausted = &analyzer.Rule{
+	Name:        "cni-ipam-exhausted",
+	Severity:    analyzer.Warning,
+	Needs:       []model.Kind{model.KindLogs},
+	SubjectKeys: []string{"node", "ipam", "range"},
+	Run:         runCNIIPAMExhausted,
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(110), ServiceUnreachable.At(240)},
+	Proof: "not from a bundle's logs alone: the IPAM's \"no IP addresses available\" line names exhaustion as likely; " +
+		"whether the addresses are held by Pods that are gone (a leak) or by running Pods (max-pods above what the " +
+		"range or the ENIs hold) takes the IPAM's store against the Pods running on the node",
+	Unproven: "the exhaustion line is a warning of likely cause, with the command that compares the IPAM's " +
+		"reservations with the Pods running; ipamd's pool statistics close to full while it asks for more addresses " +
+		"are a warning of unknown cause (the pool may yet grow)",
+	Doc: `the CNI's IPAM has no Pod address left on a node
+
+Every Pod gets its address from the CNI plugin's IPAM. When the node's range
+or pool is used up, new Pod sandboxes fail ("Failed to create pod sandbox
+... failed to set up pod network") and the Pods stay in ContainerCreating:
+
+- host-local (bridge, flannel, kube-router, many others): "failed to allocate
+  for range 0: no IP addresses available in range set: 10.244.1.1-10.244.1.254"
+  (older: "no IP addresses available in network: cbr0"). Its store
+  (/var/lib/cni/networks/NETWORK/, one file per address) keeps the
+  reservations of sandboxes that were never torn down, so the range can be
+  full of Pods that are gone;
+- the AWS VPC CNI's ipamd: "DataStore has no available IP addresses",
+  "AssignPodIPv4Address: no available IP addresses", and the plugin's
+  "failed to assign an IP address to container": the addresses of the
+  node's ENIs are all assigned, because max-pods exceeds ENIs x addresses per
+  ENI, the node is at its ENI limit, or addresses were not released;
+- Calico IPAM ("IPAM allocated only 0") and Cilium ("range is full").
+
+Evidence: those lines in the kubelet's, the container runtime's or the
+plugin's log; ipamd's "IP pool stats: total = N, used = M" lines.
+
+Severity: warning. One log line names the exhaustion as likely; ipamd's
+statistics show a pool close to full (90% or more, and ipamd asking for
+more) as a warning of unknown cause.
+
+Fix: for a leak, remove the reservations of containers that no longer exist
+from /var/lib/cni/networks/NETWORK/ (or upgrade the runtime and CNI that
+leaked them); for a range too small, lower the kubelet's max-pods to what
+the range or the ENIs hold (the AWS eni-max-pods.txt value, or prefix
+delegation), or give the nodes larger Pod CIDRs (--node-cidr-mask-size).`,
+}
+
+// ipamLine is one line of an IPAM saying it has no address left.
+type ipamLine struct {
+	pos        model.Pos
+	node       string
+	ipam       string // host-local, aws-vpc-cni, calico, cilium
+	rng        string // the range, for host-local
+	text, note string
+}
+
+var (
+	hostLocalRangeRe = regexp.MustCompile(`no IP addresses available in (?:range set|network): ?([^\s"\\]+)`)
+	// ipamd's pool statistics: "IP pool stats: total = 56, used = 51,
+	// c.maxIPsPerENI = 14" (before 1.7), "IP/Prefix Address Pool stats:
+	// total: 18, assigned: 1, cooldownIPs: 0" (JSON logs, later).
+	ipamdPoolStatsRe = regexp.MustCompile(`(?:IP pool stats: total = (\d+), used = (\d+)(?:, c\.maxIPsPerENI = (\d+))?|Pool stats: total: (\d+), assigned: (\d+))`)
+)
+
+// ipamExhaustedLine reads what the IPAM says in one log line, if it says it
+// has no address left.
+func ipamExhaustedLine(msg string) (ipam, rng, note string, ok bool) {
+	switch {
+	case hostLocalRangeRe.MatchString(msg):
+		m := hostLocalRangeRe.FindStringSubmatch(msg)
+		return "host-local", m[1], "no IP addresses available in " + m[1], true
+	case strings.Contains(msg, "DataStore has no available IP addresses"):
+		return "aws-vpc-cni", "", "ipamd: DataStore has no available IP addresses", true
+	case strings.Contains(msg, "AssignPodIPv4Address") && strings.Contains(msg, "no available IP"):
+		return "aws-vpc-cni", "", "ipamd: no available IP addresses", true
+	case strings.Contains(msg, "failed to assign an IP address to container"):
+		return "aws-vpc-cni", "", "CNI: failed to assign an IP address to container", true
+	case strings.Contains(msg, "IPAM allocated only 0"):
+		return "calico", "", "Calico IPAM allocated no address", true
+	case strings.Contains(msg, "range is full") && strings.Contains(strings.ToLower(msg), "allocat"):
+		return "cilium", "", "IPAM: range is full", true
+	}
+	return "", "", "", false
+}
+
+// ipamPool is the last "IP pool stats" line of an ipamd log.
+type ipamPool struct {
+	pos                 model.Pos
+	node                string
+	total, used, perENI int
+	low                 []model.Pos // "IP pool is too low" lines after it
+	maxENI              []model.Pos // "Skipping ENI allocation due to max ENI already attached" lines after it
+}
+
+func runCNIIPAMExhausted(p *analyzer.Pass) error {
+	type group struct {
+		node, ipam, rng string
+		lines           []ipamLine
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	pools := map[string]*ipamPool{} // by node and file
+	var poolOrder []string
+	skipped := map[string][]model.Pos{} // ipamd's ENIs without a free address, by node
+	for _, le := range p.Snap.Logs {
+		if strings.Contains(le.Message, "skip ENI") && strings.Contains(le.Message, "does not have available addresses") {
+			skipped[le.Node] = append(skipped[le.Node], le.Pos)
+			continue
+		}
+		if ipam, rng, note, ok := ipamExhaustedLine(le.Message); ok {
+			k := le.Node + "|" + ipam + "|" + rng
+			g := byKey[k]
+			if g == nil {
+				g = &group{node: le.Node, ipam: ipam, rng: rng}
+				byKey[k] = g
+				groups = append(groups, g)
+			}
+			g.lines = append(g.lines, ipamLine{pos: le.Pos, node: le.Node, ipam: ipam, rng: rng, text: le.Message, note: note})
+			continue
+		}
+		k := le.Node + "|" + le.Pos.File
+		if m := ipamdPoolStatsRe.FindStringSubmatch(le.Message); m != nil {
+			total, _ := strconv.Atoi(m[1] + m[4])
+			used, _ := strconv.Atoi(m[2] + m[5])
+			per, _ := strconv.Atoi(m[3])
+			if pools[k] == nil {
+				poolOrder = append(poolOrder, k)
+			}
+			pools[k] = &ipamPool{pos: le.Pos, node: le.Node, total: total, used: used, perENI: per}
+		} else if pl := pools[k]; pl != nil && strings.Contains(le.Message, "IP pool is too low") {
+			pl.low = append(pl.low, le.Pos)
+		} else if pl != nil && strings.Contains(le.Message, "max ENI already attached") {
+			pl.maxENI = append(pl.maxENI, le.Pos)
+		}
+	}
+	named := map[string]bool{} // nodes whose exhaustion a line names
+	for _, g := range groups {
+		var skips []model.Pos
+		if g.ipam == "aws-vpc-cni" {
+			skips = skipped[g.node]
+		}
+		p.Report(ipamExhaustedFinding(g.node, g.ipam, g.rng, g.lines, skips))
+		if g.ipam == "aws-vpc-cni" {
+			named[g.node] = true
+		}
+	}
+	for _, k := range poolOrder {
+		if pl := pools[k]; !named[pl.node] {
+			if f, ok := ipamPoolFinding(pl); ok {
+				p.Report(f)
+			}
+		}
+	}
+	return nil
+}
+
+// ipamExhaustedFinding judges the exhaustion lines of one node's IPAM (and
+// range), then words them.
+func ipamExhaustedFinding(node, ipam, rng string, lines []ipamLine, skips []model.Pos) analyzer.Finding {
+	first := lines[0]
+	var ev []analyzer.Evidence
+	for i, l := range lines {
+		if i == maxGroupEvidence {
+			break
+		}
+		ev = append(ev, analyzer.Evidence{Pos: l.pos, Note: l.note})
+	}
+	for i, pos := range skips {
+		if i == maxGroupEvidence {
+			break
+		}
+		ev = append(ev, analyzer.Evidence{Pos: pos, Note: "ipamd: ENI without an available address"})
+	}
+	c := analyzer.Finding{Certainty: analyzer.Likely, Severity: analyzer.Warning,
+		Supports: []string{fmt.Sprintf("%s: %s", first.pos, first.note)},
+		Alternatives: []string{
+			"reservations of Pods that are gone fill the range (sandboxes never torn down: a leak)",
+			"more Pods are scheduled on the node than its range or ENIs hold (max-pods too high)",
+		},
+	}
+	switch ipam {
+	case "aws-vpc-cni":
+		c.Decide = "curl -s http://localhost:61679/v1/enis on the node (ipamd's addresses and the Pods they are " +
+			"assigned to) against kubectl get pods -A -o wide --field-selector spec.nodeName=NODE"
+		c.Alternatives = append(c.Alternatives, "the node is at its instance type's ENI limit, or the subnet has no free address")
+	default:
+		c.Decide = "ls /var/lib/cni/networks/*/ | wc -l on the node against the Pods running there (crictl pods " +
+			"--state ready): reservations of containers that no longer exist are a leak"
+	}
+
+	where := "this node"
+	if node != "" {
+		where = node
+	}
+	values := map[string]any{"lines": len(lines), "ipam": ipam}
+	if len(skips) > 0 {
+		values["enis_without_address"] = len(skips)
+		c.Supports = append(c.Supports, fmt.Sprintf("%s: ipamd skips %d %s without an available address",
+			skips[0], len(skips), plural(len(skips), "ENI", "ENIs")))
+	}
+	if node != "" {
+		values["node"] = node
+	}
+	what := "the node's Pod address pool"
+	if rng != "" {
+		values["range"] = rng
+		what = "the node's Pod range " + rng
+	}
+	summary := fmt.Sprintf("The CNI's IPAM (%s) on %s has no address left for new Pods: %s (%d %s). Every new Pod "+
+		"sandbox there fails to set up its network, and its Pod stays in ContainerCreating.", ipam, where, first.note,
+		len(lines), plural(len(lines), "line", "lines"))
+	cause := fmt.Sprintf("Every address of %s is reserved: by Pods that are gone and whose reservations were never "+
+		"released (a sandbox that failed or was killed before its teardown), or by more Pods than it holds (the "+
+		"kubelet's max-pods above the range's size).", what)
+	fix := "Remove the reservations of containers that no longer exist from /var/lib/cni/networks/NETWORK/ (each file " +
+		"is an address, holding its container's ID) and fix what leaks them (the runtime's teardown, the CNI version); " +
+		"if running Pods hold them all, lower the kubelet's max-pods or give the nodes larger Pod CIDRs."
+	if ipam == "aws-vpc-cni" {
+		cause = "Every secondary address of the node's ENIs is assigned: to more Pods than ENIs x addresses per ENI " +
+			"allow (the kubelet's max-pods above the instance type's limit), to Pods that are gone (addresses not " +
+			"released: VPC CNI before 1.2.1 leaked them), or the node cannot attach another ENI (its limit, or no free " +
+			"address in the subnet)."
+		fix = "Compare the node's allocatable pods with ENIs x (addresses per ENI - 1) of its instance type and set " +
+			"max-pods to it (eni-max-pods.txt), or turn on prefix delegation (ENABLE_PREFIX_DELEGATION); if the " +
+			"addresses are held by Pods that are gone, upgrade the VPC CNI and restart aws-node on the node."
+	}
+	return withFinding(c, analyzer.Finding{
+		Subject:  subject("node", node, "ipam", ipam, "range", rng),
+		Title:    fmt.Sprintf("no Pod address left on %s: %s", where, first.note),
+		Summary:  summary,
+		Cause:    cause,
+		Fix:      fix,
+		Facts:    values,
+		Evidence: dedupEvidence(ev),
+	})
+}
+
+// ipamPoolFinding judges ipamd's last pool statistics: a pool 90% used or
+// more while ipamd says it is too low, or a pool used up.
+func ipamPoolFinding(pl *ipamPool) (analyzer.Finding, bool) {
+	if pl.total == 0 || pl.used*10 < pl.total*9 || pl.used < pl.total && len(pl.low) == 0 {
+		return analyzer.Finding{}, false
+	}
+	ev := []analyzer.Evidence{{Pos: pl.pos, Note: fmt.Sprintf("ipamd: IP pool stats: total = %d, used = %d", pl.total, pl.used)}}
+	if len(pl.low) > 0 {
+		ev = append(ev, analyzer.Evidence{Pos: pl.low[0], Note: "ipamd: IP pool is too low"})
+	}
+	if len(pl.maxENI) > 0 {
+		ev = append(ev, analyzer.Evidence{Pos: pl.maxENI[0], Note: "ipamd: max ENI already attached"})
+	}
+	full := pl.used >= pl.total
+	c := analyzer.Finding{Certainty: analyzer.Unknown, Severity: analyzer.Warning,
+		Supports: []string{fmt.Sprintf("%s: ipamd's pool holds %d addresses, %d of them used", pl.pos, pl.total, pl.used)},
+		Contradicts: []string{"ipamd asks for more addresses (another ENI) when its pool is low: a later \"IP pool stats\" " +
+			"line with a larger total would show that it got them"},
+		Alternatives: []string{
+			"the node is at its ENI limit: max-pods above ENIs x addresses per ENI, so the last Pods get no address",
+			"ipamd is about to attach another ENI (its pool grows as Pods come)",
+			"addresses are held by Pods that are gone",
+		},
+		Decide: "kubectl get node NODE -o jsonpath='{.status.allocatable.pods}' against ipamd's \"IP pool stats: total\" " +
+			"on that node: pods allocatable above the total is the cause",
+	}
+	atLimit := len(pl.maxENI) > 0
+	if full || atLimit {
+		c.Certainty = analyzer.Likely
+		c.Contradicts = nil
+		c.Alternatives = []string{c.Alternatives[0], c.Alternatives[2]}
+	}
+	if atLimit {
+		c.Supports = append(c.Supports, fmt.Sprintf("%s: ipamd cannot attach another ENI: the instance has its "+
+			"maximum attached", pl.maxENI[0]))
+		c.Alternatives = []string{c.Alternatives[1]}
+	}
+	where := "this node"
+	if pl.node != "" {
+		where = pl.node
+	}
+	values := map[string]any{"total": pl.total, "used": pl.used, "available": pl.total - pl.used}
+	if pl.perENI > 0 {
+		values["ips_per_eni"] = pl.perENI
+		values["enis"] = pl.total / pl.perENI
+	}
+	if pl.node != "" {
+		values["node"] = pl.node
+	}
+	enis := ""
+	if pl.perENI > 0 {
+		enis = fmt.Sprintf(" (%d ENIs of %d addresses)", pl.total/pl.perENI, pl.perENI)
+	}
+	title := fmt.Sprintf("ipamd's Pod address pool on %s is nearly used up: %d of %d used", where, pl.used, pl.total)
+	cause := "Not established by the evidence: a node whose max-pods exceeds what its ENIs can hold fills its pool " +
+		"this way; so does a node still growing its pool."
+	if full {
+		title = fmt.Sprintf("ipamd's Pod address pool on %s is used up: %d of %d used", where, pl.used, pl.total)
+		cause = "Every address of the pool is assigned: to more Pods than the node's ENIs hold (max-pods above ENIs x " +
+			"addresses per ENI), or to Pods that are gone."
+	}
+	if atLimit {
+		cause = "The node has attached as many ENIs as its instance type allows, and their addresses are nearly all " +
+			"used: its max-pods is above ENIs x addresses per ENI, so the last Pods scheduled get no address."
+	}
+	return withFinding(c, analyzer.Finding{
+		Subject: subject("node", pl.node, "ipam", "aws-vpc-cni"),
+		Title:   title,
+		Summary: fmt.Sprintf("The AWS VPC CNI's ipamd on %s holds %d Pod addresses%s and %d are used, %d left; it says "+
+			"the pool is too low and tries to grow it. When the node cannot attach another ENI, the next Pods get "+
+			"no address and stay in ContainerCreating.", where, pl.total, enis, pl.used, pl.total-pl.used),
+		Cause: cause,
+		Fix: "Set the node's max-pods to ENIs x (addresses per ENI - 1) of its instance type (eni-max-pods.txt), or " +
+			"turn on prefix delegation (ENABLE_PREFIX_DELEGATION) for more addresses per ENI.",
+		Facts:    values,
+		Evidence: ev,
+	}), true
+}
