@@ -31,9 +31,9 @@ type window struct {
 	// full holds the packets the Tracker settles whole (ICMP errors, ARP),
 	// in capture order.
 	full  []fullPacket
-	sweep bool           // the last packet ends a sweep interval
-	now   int64          // the tracker's time after the last packet
-	swept [][2][]verdict // per shard, the verdicts of the streams its sweep retired
+	sweep bool             // the last packet ends a sweep interval
+	now   int64            // the tracker's time after the last packet
+	swept [][2][]streamEnd // per shard, the stream ends of the streams its sweep retired
 	// recycled holds, per shard, the streams of its store the Tracker
 	// finalized before the window set out, for it to use again.
 	recycled [][]*stream
@@ -43,7 +43,7 @@ type window struct {
 // newWindow returns an empty window for n shards.
 func newWindow(n int) *window {
 	w := &window{segs: make([]tcpSeg, 0, batchSize), own: make([][]int32, n), marks: make([][]mark, n),
-		swept: make([][2][]verdict, n), recycled: make([][]*stream, n), done: make(chan struct{}, n)}
+		swept: make([][2][]streamEnd, n), recycled: make([][]*stream, n), done: make(chan struct{}, n)}
 	return w
 }
 

@@ -27,7 +27,7 @@ type Tracker struct {
 	// the Tracker settles what they leave on the packets and what they
 	// retire, in capture order.
 	shards []*shard
-	swept  [][2][]verdict // the verdicts of each shard's streams retired by the last sweep
+	swept  [][2][]streamEnd // the stream ends of each shard's streams retired by the last sweep
 	// recycled holds, per shard, the streams of its store finalized since
 	// the shards were last given them back (giveBack, or a window of
 	// pipeline.go).
@@ -100,7 +100,7 @@ func (t *Tracker) SetShards(n int) {
 		t.shards[i] = newShard(uint8(i), t.summarize)
 	}
 	t.recycled = make([][]*stream, n)
-	t.swept = make([][2][]verdict, n)
+	t.swept = make([][2][]streamEnd, n)
 }
 
 // maxShards bounds how many shards a Tracker splits its streams into.
@@ -292,7 +292,7 @@ func (t *Tracker) shardOf(h uint32) int {
 
 // sweep retires, in every shard, the streams closed or idle long enough
 // at time now, into swept, and finalizes them.
-func (t *Tracker) sweep(now int64, swept [][2][]verdict) {
+func (t *Tracker) sweep(now int64, swept [][2][]streamEnd) {
 	for i, sh := range t.shards {
 		sh.sweep(now, &swept[i])
 	}

@@ -13,7 +13,7 @@ import (
 // first SYN for summary mode.
 func (t *Tracker) settleMark(m *mark) {
 	if m.retired.stream != nil {
-		v := verdictOf(m.retired, t.summarize)
+		v := streamEndOf(m.retired, t.summarize)
 		t.finalize(&v)
 		m.retired = ended{}
 	}
@@ -44,12 +44,12 @@ func (t *Tracker) settle(p *decode.Packet, attemptFrame int) {
 // order one shard would have retired them: the open list's before the
 // closed list's, each in the order of the streams' last packets. It empties
 // swept.
-func (t *Tracker) settleSwept(swept [][2][]verdict) {
+func (t *Tracker) settleSwept(swept [][2][]streamEnd) {
 	var at [maxShards]int
 	for l := range 2 {
 		clear(at[:])
 		for {
-			var next *verdict
+			var next *streamEnd
 			from := -1
 			for i := range swept {
 				if q := swept[i][l]; at[i] < len(q) && (next == nil || q[at[i]].idx < next.idx) {
@@ -74,28 +74,28 @@ func (t *Tracker) settleSwept(swept [][2][]verdict) {
 // doneChunk is how many finalized attempts are kept per chunk.
 const doneChunk = 4096
 
-// finalize turns a stream its shard retired, from its verdict, into an
+// finalize turns a stream its shard retired, from its streamEnd, into an
 // attempt (or folds it into its endpoint's counters), and hands it back
 // to its shard for a new one.
-func (t *Tracker) finalize(v *verdict) {
-	t.settleVerdict(v)
+func (t *Tracker) finalize(v *streamEnd) {
+	t.settleEnd(v)
 	t.recycled[v.e.shard] = append(t.recycled[v.e.shard], v.e.stream)
 }
 
 // finishStreams finalizes every stream still live, in the order one shard
 // would have retired them all (the open list's, then the closed list's,
 // each in the order of the streams' last packets), straight from the
-// shards' activity lists. Each shard works out the verdicts of its
+// shards' activity lists. Each shard works out the stream ends of its
 // streams on a goroutine of its own while the Tracker settles them.
 // Nothing comes after: the streams are not recycled.
 func (t *Tracker) finishStreams() {
-	feeds := make([]verdictFeed, len(t.shards))
+	feeds := make([]endFeed, len(t.shards))
 	for i, sh := range t.shards {
 		feeds[i].start(sh, t.summarize)
 	}
 	for l := range 2 {
 		for {
-			var next *verdict
+			var next *streamEnd
 			from := -1
 			for i := range feeds {
 				if v := feeds[i].peek(l); v != nil && (next == nil || v.idx < next.idx) {
@@ -105,7 +105,7 @@ func (t *Tracker) finishStreams() {
 			if next == nil {
 				break
 			}
-			t.settleVerdict(next)
+			t.settleEnd(next)
 			feeds[from].pop()
 		}
 	}
@@ -114,42 +114,42 @@ func (t *Tracker) finishStreams() {
 	}
 }
 
-// verdictFeed is a shard's live streams, retired and worked out in the
+// endFeed is a shard's live streams, retired and worked out in the
 // order of its activity lists by a goroutine of their own, in batches.
-type verdictFeed struct {
-	out  chan *verdictBatch // the batches worked out, in order
-	free chan *verdictBatch // those the Tracker is done with
-	cur  *verdictBatch
+type endFeed struct {
+	out  chan *endBatch // the batches worked out, in order
+	free chan *endBatch // those the Tracker is done with
+	cur  *endBatch
 	at   int
 }
 
-// verdictBatch is a run of verdicts of one activity list.
-type verdictBatch struct {
+// endBatch is a run of stream ends of one activity list.
+type endBatch struct {
 	list int
-	v    []verdict
+	v    []streamEnd
 }
 
-const verdictBatchLen = 512
+const endBatchLen = 512
 
 // start sets the feed's goroutine to retire sh's live streams.
-func (f *verdictFeed) start(sh *shard, summarize bool) {
-	f.out, f.free = make(chan *verdictBatch, 2), make(chan *verdictBatch, 4)
+func (f *endFeed) start(sh *shard, summarize bool) {
+	f.out, f.free = make(chan *endBatch, 2), make(chan *endBatch, 4)
 	go func() {
 		defer close(f.out)
 		for l := range 2 {
-			var b *verdictBatch
+			var b *endBatch
 			for sh.lists[l].head != 0 {
 				if b == nil {
 					select {
 					case b = <-f.free:
 					default:
-						b = &verdictBatch{v: make([]verdict, 0, verdictBatchLen)}
+						b = &endBatch{v: make([]streamEnd, 0, endBatchLen)}
 					}
 					b.list, b.v = l, b.v[:0]
 				}
 				s := sh.store.at(sh.lists[l].head)
 				sh.unlink(s)
-				b.v = append(b.v, verdictOf(ended{s, sh.takeExtra(s)}, summarize))
+				b.v = append(b.v, streamEndOf(ended{s, sh.takeExtra(s)}, summarize))
 				if len(b.v) == cap(b.v) {
 					f.out <- b
 					b = nil
@@ -162,8 +162,8 @@ func (f *verdictFeed) start(sh *shard, summarize bool) {
 	}()
 }
 
-// peek returns the next verdict of list l, nil when the list has no more.
-func (f *verdictFeed) peek(l int) *verdict {
+// peek returns the next stream end of list l, nil when the list has no more.
+func (f *endFeed) peek(l int) *streamEnd {
 	if f.cur != nil && f.at == len(f.cur.v) {
 		clear(f.cur.v) // the streams and extras it points to
 		select {
@@ -185,8 +185,8 @@ func (f *verdictFeed) peek(l int) *verdict {
 	return &f.cur.v[f.at]
 }
 
-// pop moves past the verdict peek returned.
-func (f *verdictFeed) pop() { f.at++ }
+// pop moves past the stream end peek returned.
+func (f *endFeed) pop() { f.at++ }
 
 // giveBack hands the recycled streams back to their shards.
 func (t *Tracker) giveBack() {
@@ -200,13 +200,13 @@ func (t *Tracker) giveBack() {
 	}
 }
 
-// verdict is what finalizing a stream takes from the stream alone: its
+// streamEnd is what finalizing a stream takes from the stream alone: its
 // outcome, whether summary mode folds it whole, and what folding it
 // counts. Working it out reads only what the stream's shard wrote, so a
 // shard can do it for the streams it retires while the Tracker settles
-// others; settleVerdict then does, in capture order, what concerns the
+// others; settleEnd then does, in capture order, what concerns the
 // whole capture.
-type verdict struct {
+type streamEnd struct {
 	e       ended
 	idx     int // the stream's last packet (tcpSeg.idx)
 	outcome model.Outcome
@@ -229,10 +229,10 @@ type verdict struct {
 	synack   time.Duration
 }
 
-// verdictOf works out e's verdict.
-func verdictOf(e ended, summarize bool) verdict {
+// streamEndOf works out the streamEnd of e.
+func streamEndOf(e ended, summarize bool) streamEnd {
 	s := e.stream
-	v := verdict{e: e, idx: s.lastIdx, outcome: s.outcome()}
+	v := streamEnd{e: e, idx: s.lastIdx, outcome: s.outcome()}
 	if !summarize || e.outer() != nil {
 		return v
 	}
@@ -266,10 +266,10 @@ func verdictOf(e ended, summarize bool) verdict {
 	return v
 }
 
-// settleVerdict finalizes a stream, from its verdict: it counts its
+// settleEnd finalizes a stream from its streamEnd: it counts its
 // outcome, forgets its sequence numbers, and folds it into its endpoint's
 // counters or keeps its attempt.
-func (t *Tracker) settleVerdict(v *verdict) {
+func (t *Tracker) settleEnd(v *streamEnd) {
 	s := v.e.stream
 	outcome := v.outcome
 	c := &t.counts

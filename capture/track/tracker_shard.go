@@ -191,9 +191,9 @@ func (sh *shard) retire(s *stream) ended {
 }
 
 // sweep retires the streams at the heads of the activity lists that have
-// been closed or idle long enough at time now, and appends their verdicts
+// been closed or idle long enough at time now, and appends their stream ends
 // to out, each list's in its order.
-func (sh *shard) sweep(now int64, out *[2][]verdict) {
+func (sh *shard) sweep(now int64, out *[2][]streamEnd) {
 	for i, linger := range [2]time.Duration{idleLinger, closedLinger} {
 		l := &sh.lists[i]
 		for l.head != 0 {
@@ -201,7 +201,7 @@ func (sh *shard) sweep(now int64, out *[2][]verdict) {
 			if sub(now, s.lastNow) <= linger {
 				break
 			}
-			out[i] = append(out[i], verdictOf(sh.retire(s), sh.summarize))
+			out[i] = append(out[i], streamEndOf(sh.retire(s), sh.summarize))
 		}
 	}
 }

@@ -53,7 +53,7 @@ func (t *Tracker) acc(server netip.AddrPort, outcome model.Outcome) *endpointAcc
 }
 
 // foldInto counts the stream of v in acc.
-func (t *Tracker) foldInto(acc *endpointAcc, v *verdict) {
+func (t *Tracker) foldInto(acc *endpointAcc, v *streamEnd) {
 	first := t.time(v.first)
 	if acc.st.Server.Port() == 0 { // a host's counters: which ports
 		if acc.ports == nil {
