@@ -143,6 +143,10 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 	if r.Findings == nil {
 		r.Findings = []analyzer.Finding{}
 	}
+	for i, f := range r.Findings {
+		r.Findings[i] = pasteSafe(f)
+	}
+	res.Findings = r.Findings
 	if r.Skipped == nil {
 		r.Skipped = []analyzer.Skipped{}
 	}
