@@ -82,7 +82,7 @@ func Bundle(ctx context.Context, bundle string, o *Options) (res Result) {
 		o = &Options{}
 	}
 	start := time.Now()
-	res = Result{Line: results.Line{SchemaVersion: report.SchemaVersion, Tool: buildinfo.Get(), Bundle: bundle, Status: results.StatusOK, Started: start.UTC(),
+	res = Result{Line: results.Line{SchemaVersion: report.SchemaVersion, Tool: buildinfo.Get(), Bundle: results.BundleName(bundle), Status: results.StatusOK, Started: start.UTC(),
 		Findings: []analyzer.Finding{}, Warnings: []report.Warning{}, RuleErrors: []analyzer.RuleError{}}}
 	defer func() {
 		if r := recover(); r != nil {
