@@ -35,8 +35,8 @@ func mdProse(s string, atoms []string) string {
 }
 
 // mdText escapes s, prose without code spans, for Markdown: "<" as an
-// entity (no HTML, no autolink), "&" before a letter or "#" as an entity
-// (no character reference), a backtick, a "]" that would end a link's
+// entity (no HTML, no autolink), a "&" that would start an entity or
+// character reference ("&lt;", "&#x6A;") as an entity, a backtick, a "]" that would end a link's
 // text ("](", "][") and a "[" that would open a link definition at the
 // start of s, with a backslash. Other text is left as it is.
 func mdText(s string) string {
@@ -49,7 +49,7 @@ func mdText(s string) string {
 		switch {
 		case c == '<':
 			b.WriteString("&lt;")
-		case c == '&' && i+1 < len(s) && (s[i+1] == '#' || isLetter(s[i+1])):
+		case c == '&' && isEntity(s[i+1:]):
 			b.WriteString("&amp;")
 		case c == '`':
 			b.WriteString("\\`")
@@ -64,7 +64,20 @@ func mdText(s string) string {
 	return b.String()
 }
 
-func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+// isEntity reports whether s, after a "&", makes an entity or character
+// reference of CommonMark: a name or "#" and digits, or "#x" and hex
+// digits, then ";".
+func isEntity(s string) bool {
+	n := 0
+	for n < len(s) && n < 40 && (isAlnum(s[n]) || n == 0 && s[n] == '#') {
+		n++
+	}
+	return n > 0 && n < len(s) && s[n] == ';'
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
 
 // mdAtoms are the names of f, as they are and as pasteSafe quotes them,
 // longest first: the atoms of mdProse for f's text.

@@ -190,6 +190,7 @@ func TestMdText(t *testing.T) {
 		"plain [rule] text":         "plain [rule] text",
 		"[x](javascript:a)":         `\[x\](javascript:a)`,
 		"a <b> &amp; && c":          "a &lt;b> &amp;amp; && c",
+		"?a=1&b=2; x&y":             "?a=1&b=2; x&y",
 		"[ref]: http://x":           `\[ref]: http://x`,
 		"a`b":                       "a\\`b",
 		"![i][r]":                   `![i\][r]`,
