@@ -58,6 +58,9 @@ type Options struct {
 	MaxMemory int64
 	// Objects reads the bundles given by URL; nil when none are.
 	Objects *operand.Objects
+	// Outside are the bundles a pattern matched that are links out of
+	// the directory it starts from (operand.Expanded.Outside): refused.
+	Outside map[string]bool
 }
 
 // MaxWarnings bounds the warnings kept per bundle in the output.
@@ -90,6 +93,10 @@ func Bundle(ctx context.Context, bundle string, o *Options) (res Result) {
 		}
 		res.DurationMS = time.Since(start).Milliseconds()
 	}()
+	if o.Outside[bundle] {
+		res.Status, res.Error = results.StatusRefused, operand.ErrOutside.Error()
+		return res
+	}
 	if err := operand.Refusal(bundle); err != nil {
 		res.Status, res.Error = results.StatusRefused, err.Error()
 		return res
