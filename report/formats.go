@@ -193,7 +193,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		writeVerdict(ew, r.Verdict, "markdown")
 		ew.printf("| Severity | Cause | Rule | Finding |\n|---|---|---|---|\n")
 		for _, f := range r.Findings {
-			ew.printf("| %s | %s | `%s` | %s |\n", f.Severity, orDash(string(f.Certainty)), f.Rule, mdCell(mdProse(f.Title, mdAtoms(f))))
+			ew.printf("| %s | %s | `%s` | %s |\n", f.Severity, orDash(string(f.Certainty)), f.Rule, mdCell(mdProse(f.Title, mdAtoms(f, r.names...))))
 		}
 	}
 	if len(r.Incomplete) > 0 {
@@ -203,7 +203,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		}
 	}
 	for _, f := range r.Findings {
-		atoms := mdAtoms(f)
+		atoms := mdAtoms(f, r.names...)
 		md := func(s string) string { return mdProse(s, atoms) }
 		ew.printf("\n### %s: %s\n\n", strings.ToUpper(f.Severity.String()[:1])+f.Severity.String()[1:], md(f.Title))
 		ew.printf("**What happened.** %s\n\n", md(f.Summary))

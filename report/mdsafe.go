@@ -79,10 +79,10 @@ func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// mdAtoms are the names of f, as they are and as pasteSafe quotes them,
-// longest first: the atoms of mdProse for f's text.
-func mdAtoms(f analyzer.Finding) []string {
-	names := hostileNames(f)
+// mdAtoms are the names of f and extra, as they are and as pasteSafe
+// quotes them, longest first: the atoms of mdProse for f's text.
+func mdAtoms(f analyzer.Finding, extra ...string) []string {
+	names := hostileNames(f, extra...)
 	if len(names) == 0 {
 		return nil
 	}

