@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/shq"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -47,20 +48,5 @@ func SkippedSummary(snap *model.Snapshot, paths []string) string {
 	if len(names) <= maxSkippedNames {
 		line += ": " + strings.Join(names, ", ")
 	}
-	return fmt.Sprintf("%s; netmortem inspect %s lists what was read and skipped, file by file", line, shellWords(paths))
-}
-
-// shellWords joins args as a shell command line would need them, each
-// with characters a shell reads quoted in single quotes.
-func shellWords(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a == "" || strings.ContainsFunc(a, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./:@%+=,-", r))
-		}) {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		out[i] = a
-	}
-	return strings.Join(out, " ")
+	return fmt.Sprintf("%s; netmortem inspect %s lists what was read and skipped, file by file", line, shq.Command(paths...))
 }

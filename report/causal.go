@@ -21,15 +21,16 @@ func certaintyNote(c analyzer.Certainty) string {
 
 // causalLines says what supports and contradicts a finding's cause, the
 // causes not ruled out, and the command that would decide (as decide
-// renders it), one line each.
-func causalLines(f analyzer.Finding, decide func(string) string) []string {
+// renders it), one line each; text renders the prose (the identity for
+// the text formats, mdProse for Markdown).
+func causalLines(f analyzer.Finding, text, decide func(string) string) []string {
 	var out []string
 	if f.ExplainedBy != "" {
-		out = append(out, "Explained by: "+f.ExplainedBy)
+		out = append(out, "Explained by: "+text(f.ExplainedBy))
 	}
 	list := func(label string, l []string) {
 		if len(l) > 0 {
-			out = append(out, fmt.Sprintf("%s %s", label, strings.Join(l, "; ")))
+			out = append(out, fmt.Sprintf("%s %s", label, text(strings.Join(l, "; "))))
 		}
 	}
 	list("Shown by:", f.Supports)
@@ -40,7 +41,7 @@ func causalLines(f analyzer.Finding, decide func(string) string) []string {
 			if i > 0 {
 				b.WriteString("; ")
 			}
-			fmt.Fprintf(&b, "%d. %s", i+1, a)
+			fmt.Fprintf(&b, "%d. %s", i+1, text(a))
 		}
 		out = append(out, "Not ruled out: "+b.String())
 	}

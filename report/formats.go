@@ -135,7 +135,7 @@ func writeDetails(ew *errWriter, r *Report) {
 		if f.Cause != "" {
 			ew.printf("    Cause: %s%s\n", f.Cause, certaintyNote(f.Certainty))
 		}
-		for _, l := range causalLines(f, decideLine) {
+		for _, l := range causalLines(f, plain, decideLine) {
 			ew.printf("    %s\n", l)
 		}
 		if f.Fix != "" {
@@ -193,26 +193,28 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		writeVerdict(ew, r.Verdict, "markdown")
 		ew.printf("| Severity | Cause | Rule | Finding |\n|---|---|---|---|\n")
 		for _, f := range r.Findings {
-			ew.printf("| %s | %s | `%s` | %s |\n", f.Severity, orDash(string(f.Certainty)), f.Rule, mdCell(f.Title))
+			ew.printf("| %s | %s | `%s` | %s |\n", f.Severity, orDash(string(f.Certainty)), f.Rule, mdCell(mdProse(f.Title, mdAtoms(f, r.names...))))
 		}
 	}
 	if len(r.Incomplete) > 0 {
 		ew.printf("\n**The analysis is incomplete**: the findings cover only what was read and analyzed.\n\n")
 		for _, why := range r.Incomplete {
-			ew.printf("- %s\n", mdCell(why))
+			ew.printf("- %s\n", mdCell(mdProse(why, nil)))
 		}
 	}
 	for _, f := range r.Findings {
-		ew.printf("\n### %s: %s\n\n", strings.ToUpper(f.Severity.String()[:1])+f.Severity.String()[1:], f.Title)
-		ew.printf("**What happened.** %s\n\n", f.Summary)
+		atoms := mdAtoms(f, r.names...)
+		md := func(s string) string { return mdProse(s, atoms) }
+		ew.printf("\n### %s: %s\n\n", strings.ToUpper(f.Severity.String()[:1])+f.Severity.String()[1:], md(f.Title))
+		ew.printf("**What happened.** %s\n\n", md(f.Summary))
 		if f.Cause != "" {
-			ew.printf("**Why.** %s%s\n\n", f.Cause, certaintyNote(f.Certainty))
+			ew.printf("**Why.** %s%s\n\n", md(f.Cause), certaintyNote(f.Certainty))
 		}
-		for _, l := range causalLines(f, decideMarkdown) {
+		for _, l := range causalLines(f, md, decideMarkdown) {
 			ew.printf("%s\n\n", l)
 		}
 		if f.Fix != "" {
-			ew.printf("**Fix.** %s\n\n", f.Fix)
+			ew.printf("**Fix.** %s\n\n", md(f.Fix))
 		}
 		if len(f.Evidence) > 0 {
 			if f.Certainty == analyzer.Proven {
@@ -222,7 +224,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			}
 			for _, e := range f.Evidence {
 				if e.Note != "" {
-					ew.printf("- %s: %s\n", mdCode(e.Pos.String()), e.Note)
+					ew.printf("- %s: %s\n", mdCode(e.Pos.String()), md(e.Note))
 				} else {
 					ew.printf("- %s\n", mdCode(e.Pos.String()))
 				}
@@ -243,7 +245,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	if len(r.Warnings) > 0 {
 		ew.printf("\n### Input warnings\n\n")
 		for _, wn := range r.Warnings {
-			ew.printf("- %s: %s\n", mdCode(wn.Position), wn.Message)
+			ew.printf("- %s: %s\n", mdCode(wn.Position), mdProse(wn.Message, nil))
 		}
 	}
 	writeSuppressedMarkdown(ew, r)
@@ -330,3 +332,6 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// plain is the identity: text as the text formats print it.
+func plain(s string) string { return s }

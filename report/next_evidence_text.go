@@ -150,7 +150,7 @@ func writeNextEvidenceMarkdown(ew *errWriter, r *Report) {
 	}
 	ew.printf("\n### %s\n\n", collectHeading(shown))
 	for _, e := range shown {
-		ew.printf("- %s: %s\n", mdCode(e.Shell), mdCell(nextEvidenceWhy(r, e)))
+		ew.printf("- %s: %s\n", mdCode(e.Shell), mdCell(mdProse(nextEvidenceWhy(r, e), nil)))
 	}
 	if others > 0 {
 		ew.printf("\n_And %d more %s that rules which ran would join (`next_evidence` in `-o json`)._\n", others, plural(others, "command", "commands"))
@@ -169,6 +169,8 @@ func decideParts(decide string) (command, note string) {
 		case c == '\'':
 			quoted = !quoted
 		case quoted:
+		case c == '\\':
+			i++
 		case c == '(' && depth == 0 && i > 0 && decide[i-1] == ' ' && closesAtEnd(decide[i:]):
 			return strings.TrimSpace(decide[:i]), decide[i+1 : len(decide)-1]
 		case c == '(':
@@ -216,5 +218,5 @@ func decideMarkdown(decide string) string {
 	if note == "" {
 		return mdCode(command)
 	}
-	return mdCode(command) + " (" + note + ")"
+	return mdCode(command) + " (" + mdProse(note, nil) + ")"
 }

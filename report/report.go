@@ -88,6 +88,9 @@ type Report struct {
 	// of the report but what reads it, kept apart from what encoders and
 	// the anonymizer walk.
 	rules []*analyzer.Rule
+	// names are the bundle's names that hold shell syntax
+	// (snapshotNames): quoted in commands, atoms of the Markdown prose.
+	names []string
 }
 
 // Rules returns the rules that ran, as New or SetRules set them: the
@@ -143,6 +146,11 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 	if r.Findings == nil {
 		r.Findings = []analyzer.Finding{}
 	}
+	r.names = snapshotNames(snap)
+	for i, f := range r.Findings {
+		r.Findings[i] = pasteSafe(f, r.names...)
+	}
+	res.Findings = r.Findings
 	if r.Skipped == nil {
 		r.Skipped = []analyzer.Skipped{}
 	}

@@ -47,7 +47,10 @@ import (
 //   - Message texts and logical location names are escaped as in the text
 //     formats (see package escape): viewers show them as text, and a name
 //     from the bundle must not carry a control character or a bidi
-//     override there. Properties keep the exact values, as in JSON.
+//     override there. Square brackets in message texts are escaped with
+//     a backslash (SARIF 3.11.6): a message is plain text, and a name
+//     from the bundle must not make an embedded link ("[x](javascript:...)")
+//     in it. Properties keep the exact values, as in JSON.
 
 const sarifSchema = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -201,10 +204,24 @@ func sarifLoc(p model.Pos, note string) (sarifLocation, bool) {
 			Name: escape.String(name), FullyQualifiedName: escape.String(strings.TrimSpace(p.Object + " " + p.Path)), Kind: "object"})
 	}
 	if note != "" {
-		loc.Message = &sarifText{Text: escape.String(note)}
+		loc.Message = &sarifText{Text: sarifMessage(note)}
 	}
 	return loc, true
 }
+
+// sarifMessage is s as the text of a SARIF message: its control and bidi
+// characters escaped (package escape), and its square brackets, which
+// would open an embedded link, and the backslashes that would escape them,
+// escaped with a backslash (SARIF 3.11.6).
+func sarifMessage(s string) string {
+	s = escape.String(s)
+	if !strings.ContainsAny(s, "[]") {
+		return s
+	}
+	return sarifBrackets.Replace(s)
+}
+
+var sarifBrackets = strings.NewReplacer(`\[`, `\\\[`, `\]`, `\\\]`, "[", `\[`, "]", `\]`)
 
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
@@ -281,17 +298,17 @@ func writeSARIF(w io.Writer, r *Report) error {
 	for _, sup := range r.Suppressed {
 		res := sarifResultFor(sup.Finding, index[sup.Rule])
 		res.Suppressions = []sarifSuppression{{Kind: "external", Status: "accepted",
-			Justification: escape.String(why(sup))}}
+			Justification: sarifMessage(why(sup))}}
 		run.Results = append(run.Results, res)
 	}
 	inv := sarifInvocation{ExecutionSuccessful: len(r.Errors) == 0 && len(r.Incomplete) == 0, ToolExecutionNotifications: []sarifNotification{}}
 	for _, why := range r.Incomplete {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
-			Level: "error", Message: sarifText{Text: escape.String("incomplete: " + why)}})
+			Level: "error", Message: sarifText{Text: sarifMessage("incomplete: " + why)}})
 	}
 	for _, e := range r.Errors {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
-			Level: "error", Message: sarifText{Text: escape.String("rule " + e.Rule + " failed: " + e.Err)}, Descriptor: &sarifReference{ID: e.Rule}})
+			Level: "error", Message: sarifText{Text: sarifMessage("rule " + e.Rule + " failed: " + e.Err)}, Descriptor: &sarifReference{ID: e.Rule}})
 	}
 	for _, s := range r.Skipped {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
@@ -299,7 +316,7 @@ func writeSARIF(w io.Writer, r *Report) error {
 			Descriptor: &sarifReference{ID: s.Rule}})
 	}
 	for _, wn := range r.Warnings {
-		n := sarifNotification{Level: "warning", Message: sarifText{Text: escape.String(wn.Message)}}
+		n := sarifNotification{Level: "warning", Message: sarifText{Text: sarifMessage(wn.Message)}}
 		if loc, ok := sarifLoc(wn.Pos, ""); ok {
 			n.Locations = []sarifLocation{loc}
 		}
@@ -322,7 +339,7 @@ func sarifResultFor(f analyzer.Finding, ruleIndex int) sarifResult {
 		RuleID:    f.Rule,
 		RuleIndex: ruleIndex,
 		Level:     sarifLevel(f.Severity),
-		Message:   sarifText{Text: escape.String(strings.TrimSpace(f.Title + ": " + f.Summary))},
+		Message:   sarifText{Text: sarifMessage(strings.TrimSpace(f.Title + ": " + f.Summary))},
 		Locations: []sarifLocation{},
 	}
 	if f.Fingerprint != "" {

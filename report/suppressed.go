@@ -20,6 +20,9 @@ func (r *Report) SetSuppressed(sup []analyzer.Suppressed, show bool) {
 		if r.Suppressed == nil {
 			r.Suppressed = []analyzer.Suppressed{}
 		}
+		for i := range r.Suppressed {
+			r.Suppressed[i].Finding = pasteSafe(r.Suppressed[i].Finding, r.names...)
+		}
 	}
 }
 
@@ -91,7 +94,7 @@ func writeSuppressedMarkdown(ew *errWriter, r *Report) {
 	if len(r.Suppressed) > 0 {
 		ew.printf("\n### Suppressed findings\n\n")
 		for _, s := range r.Suppressed {
-			ew.printf("- %s `%s`: %s (%s)\n", s.Severity, s.Rule, mdCell(s.Title), mdCell(why(s)))
+			ew.printf("- %s `%s`: %s (%s)\n", s.Severity, s.Rule, mdCell(mdProse(s.Title, nil)), mdCell(mdProse(why(s), nil)))
 		}
 	}
 	if n := suppressedNote(r); n != "" {

@@ -31,7 +31,7 @@ func writeVerdict(ew *errWriter, v Verdict, format string) {
 	for _, l := range lines {
 		switch format {
 		case "markdown":
-			ew.printf("- %s\n", mdCell(l))
+			ew.printf("- %s\n", mdCell(mdProse(l, nil)))
 		default:
 			ew.printf("%s\n", l)
 		}

@@ -39,8 +39,8 @@ type Line struct {
 	// Tool is the netmortem that wrote the line.
 	Tool buildinfo.Info `json:"tool"`
 	// Bundle names the bundle: its path as given or matched, or its URL
-	// (s3://bucket/key) for a bundle in object storage. A sink holds at
-	// most one line per Bundle.
+	// (s3://bucket/key) for a bundle in object storage; a path that is not
+	// UTF-8 escaped (BundleName). A sink holds at most one line per Bundle.
 	Bundle string `json:"bundle"`
 	// Status is one of the Status constants.
 	Status string `json:"status"`

@@ -149,13 +149,22 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 		return exitUsage
 	}
 	// A pattern that matched nothing is kept: its line says so.
-	bundles := operands.Paths
+	// A link a pattern matched out of its folder is not read, nor split:
+	// its line says so.
+	var outside []string
+	bundles := slices.DeleteFunc(slices.Clone(operands.Paths), func(p string) bool {
+		if operands.Outside[p] {
+			outside = append(outside, p)
+		}
+		return operands.Outside[p]
+	})
 	if !*asOne {
 		if bundles, err = splitOperands(context.Background(), bundles, stderr, *quiet); err != nil {
 			fprintfFitted(stderr, outputWidth(stderr), "netmortem batch: %s\n", err)
 			return exitUsage
 		}
 	}
+	bundles = append(bundles, outside...)
 	if len(bundles) == 0 {
 		fmt.Fprintln(stderr, "netmortem batch: no BUNDLE given")
 		fs.Usage()
@@ -178,6 +187,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 		br = &batch.Options{}
 	}
 	br.Timeout, br.MaxBytes, br.MaxMemory, br.Objects = *timeout, *maxBytes, *maxMemory, objs
+	br.Outside = operands.Outside
 
 	sigCtx, stop := signalContext()
 	defer stop()

@@ -163,8 +163,13 @@ func writeInPlace(o report.Output, flag int, rep *report.Report) error {
 // it to t.path.
 func replaceFile(o report.Output, t outputTarget, rep *report.Report) error {
 	tmp, err := createBeside(t.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("create %s: %w", o.Path, pathErr(err)) // no directory
+	}
 	if err != nil {
-		return fmt.Errorf("create %s: %w", o.Path, pathErr(err))
+		// The file is replaced, not written: what failed is the new
+		// temporary file in its directory (read-only, full), not the file.
+		return fmt.Errorf("write %s: create a temporary file in %s: %w", o.Path, filepath.Dir(t.path), pathErr(err))
 	}
 	defer os.Remove(tmp.Name()) // once renamed, it is gone: nothing to remove
 	err = report.Write(tmp, o.Format, rep)
@@ -175,11 +180,11 @@ func replaceFile(o report.Output, t outputTarget, rep *report.Report) error {
 		keepOwner(tmp.Name(), t.old)
 		err = os.Chmod(tmp.Name(), t.old.Mode().Perm())
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), t.path)
-	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", o.Path, pathErr(err))
+		return fmt.Errorf("write %s: temporary file %s: %w", o.Path, tmp.Name(), pathErr(err))
+	}
+	if err = os.Rename(tmp.Name(), t.path); err != nil {
+		return fmt.Errorf("write %s: rename the temporary file %s to it: %w", o.Path, tmp.Name(), pathErr(err))
 	}
 	return nil
 }

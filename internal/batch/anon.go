@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/anon"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/results"
 )
 
 // Anon anonymizes the lines of batch --anonymize. Each line is
@@ -53,13 +54,14 @@ func (b *Anon) bundleName(bundle string) string {
 	return anon.New(b.key).Text(bundle)
 }
 
-// LineName is how a line names bundle: its path, or with --anonymize its
-// path anonymized, as far as it can be without reading the bundle.
+// LineName is how a line names bundle: its path (results.BundleName), or
+// with --anonymize its path anonymized, as far as it can be without reading the bundle.
 func (o *Options) LineName(bundle string) string {
+	name := results.BundleName(bundle)
 	if o == nil || o.Anon == nil {
-		return bundle
+		return name
 	}
-	return o.Anon.bundleName(bundle)
+	return o.Anon.bundleName(name)
 }
 
 // result returns res anonymized by its bundle's Anonymizer (one knowing

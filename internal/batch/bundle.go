@@ -58,6 +58,9 @@ type Options struct {
 	MaxMemory int64
 	// Objects reads the bundles given by URL; nil when none are.
 	Objects *operand.Objects
+	// Outside are the bundles a pattern matched that are links out of
+	// the directory it starts from (operand.Expanded.Outside): refused.
+	Outside map[string]bool
 }
 
 // MaxWarnings bounds the warnings kept per bundle in the output.
@@ -82,7 +85,7 @@ func Bundle(ctx context.Context, bundle string, o *Options) (res Result) {
 		o = &Options{}
 	}
 	start := time.Now()
-	res = Result{Line: results.Line{SchemaVersion: report.SchemaVersion, Tool: buildinfo.Get(), Bundle: bundle, Status: results.StatusOK, Started: start.UTC(),
+	res = Result{Line: results.Line{SchemaVersion: report.SchemaVersion, Tool: buildinfo.Get(), Bundle: results.BundleName(bundle), Status: results.StatusOK, Started: start.UTC(),
 		Findings: []analyzer.Finding{}, Warnings: []report.Warning{}, RuleErrors: []analyzer.RuleError{}}}
 	defer func() {
 		if r := recover(); r != nil {
@@ -90,6 +93,10 @@ func Bundle(ctx context.Context, bundle string, o *Options) (res Result) {
 		}
 		res.DurationMS = time.Since(start).Milliseconds()
 	}()
+	if o.Outside[bundle] {
+		res.Status, res.Error = results.StatusRefused, operand.ErrOutside.Error()
+		return res
+	}
 	if err := operand.Refusal(bundle); err != nil {
 		res.Status, res.Error = results.StatusRefused, err.Error()
 		return res

@@ -22,6 +22,10 @@ const Stdin = "-"
 // ErrNoMatch marks a glob operand that matches no path.
 var ErrNoMatch = errors.New("no path matches this pattern")
 
+// ErrOutside marks a path matched by a pattern that is a symbolic link
+// leading out of the directory the pattern starts from.
+var ErrOutside = errors.New("symbolic link leads out of the directory the pattern starts from: not read")
+
 // Expanded is what Expand makes of the operands of a command.
 type Expanded struct {
 	// Paths are the operands with their patterns expanded, in the order
@@ -30,6 +34,13 @@ type Expanded struct {
 	// stood.
 	Paths     []string
 	Unmatched map[string]bool
+	// Outside are the paths a pattern matched that are symbolic links
+	// leading out of the directory the pattern starts from (its part
+	// before the first wildcard): a ticket is its own folder, and
+	// 'tickets/T1/**' must not read tickets/T2 through a link T1/up ->
+	// "..". They stay in Paths, where they were matched, and Open
+	// refuses them (ErrOutside).
+	Outside map[string]bool
 	// Objects reads the bundle URLs among Paths; nil when none may be.
 	Objects *Objects
 	// Readers are read, each as one file of its name, for the paths that
@@ -46,7 +57,8 @@ func (e Expanded) Close() { e.Objects.Close() }
 // holding * ? [ or { is a doublestar pattern: "**" matches any number of
 // directories, "{a,b}" either name; as in a shell, wildcards do not match
 // names starting with a dot, and "**" does not follow symbolic links to
-// directories. A pattern that matches nothing is listed in unmatched; a
+// directories; a match that is a link leading out of the directory the
+// pattern starts from is listed in Outside, and not read. A pattern that matches nothing is listed in unmatched; a
 // malformed one is an error. A path given or matched twice is read once,
 // and so is a path inside a directory operand (DropInside).
 //
@@ -57,7 +69,7 @@ func (e Expanded) Close() { e.Objects.Close() }
 // The names of readers are operands read from them (see Open), taken as
 // they are.
 func Expand(ctx context.Context, args []string, objs *Objects, readers map[string]io.Reader) (Expanded, error) {
-	e := Expanded{Unmatched: map[string]bool{}, Objects: objs, Readers: readers}
+	e := Expanded{Unmatched: map[string]bool{}, Outside: map[string]bool{}, Objects: objs, Readers: readers}
 	seen := map[string]bool{}
 	add := func(p string) {
 		if !seen[p] {
@@ -101,15 +113,22 @@ func Expand(ctx context.Context, args []string, objs *Objects, readers map[strin
 			add(a)
 			continue
 		}
+		base, _ := doublestar.SplitPattern(filepath.ToSlash(a))
 		for _, m := range matches {
+			if leadsOut(filepath.FromSlash(base), m) {
+				e.Outside[m] = true
+			}
 			add(m)
 		}
 	}
 	keep := e.Unmatched
-	if len(readers) > 0 {
+	if len(readers) > 0 || len(e.Outside) > 0 {
 		keep = maps.Clone(e.Unmatched)
 		for name := range readers {
 			keep[name] = true
+		}
+		for p := range e.Outside {
+			keep[p] = true
 		}
 	}
 	e.Paths = DropInside(e.Paths, keep)
@@ -177,6 +196,28 @@ func insideDir(r string, isDir bool, dirs map[string]bool) bool {
 		}
 		cur = parent
 	}
+}
+
+// leadsOut reports whether the path m, matched by a pattern starting from
+// the directory base, resolves (its links followed) to a path outside
+// base. A path that cannot be resolved does not: reading it says why.
+func leadsOut(base, m string) bool {
+	rb, err := filepath.EvalSymlinks(base)
+	if err == nil {
+		rb, err = filepath.Abs(rb)
+	}
+	if err != nil {
+		return false
+	}
+	rm, err := filepath.EvalSymlinks(m)
+	if err == nil {
+		rm, err = filepath.Abs(rm)
+	}
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(rb, rm)
+	return err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel)
 }
 
 // IsPattern reports whether an operand holds glob characters.

@@ -136,6 +136,8 @@ func Open(ctx context.Context, e Expanded, opts *parse.Options) Opened {
 		}
 		if e.Unmatched[p] {
 			err = NoMatch(p)
+		} else if e.Outside[p] {
+			err = ErrOutside
 		} else if _, named := e.Readers[p]; named || p == Stdin || e.Objects != nil && source.IsURL(p) {
 			err = nil // read by OpenAll, which says why it cannot be
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/netmortem/netmortem/internal/shq"
 )
 
 // objectMeta is the part of a Kubernetes object the layout reads.
@@ -135,13 +137,13 @@ func (l *layout) placeClusterInfo(rel string) placement {
 	pl := placement{node: l.nodeInPath(rel)}
 	switch {
 	case len(parts) == 1 && strings.HasSuffix(rel, ".json"):
-		pl.command = "kubectl cluster-info dump: kubectl get " + strings.TrimSuffix(rel, ".json") + " -o json"
+		pl.command = "kubectl cluster-info dump: kubectl get " + shq.Quote(strings.TrimSuffix(rel, ".json")) + " -o json"
 		pl.node = ""
 	case len(parts) == 2 && strings.HasSuffix(rel, ".json"):
-		pl.command = "kubectl cluster-info dump: kubectl get " + strings.TrimSuffix(parts[1], ".json") + " -n " + parts[0] + " -o json"
+		pl.command = "kubectl cluster-info dump: " + shq.Command("kubectl", "get", strings.TrimSuffix(parts[1], ".json"), "-n", parts[0], "-o", "json")
 		pl.node = ""
 	case len(parts) == 3 && parts[2] == "logs.txt":
-		pl.command = "kubectl logs -n " + parts[0] + " " + parts[1]
+		pl.command = shq.Command("kubectl", "logs", "-n", parts[0], parts[1])
 		pl.node = l.podNodeOf(parts[0], parts[1])
 	}
 	return pl

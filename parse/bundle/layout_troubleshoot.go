@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"path"
 	"strings"
+
+	"github.com/netmortem/netmortem/internal/shq"
 )
 
 func troubleshootLayout(ix *index, d string) *layout {
@@ -89,14 +91,14 @@ func (l *layout) placeTroubleshoot(p, rel string) placement {
 		if c, ok := strings.CutSuffix(container, "-previous"); ok {
 			container, prev = c, " --previous"
 		}
-		pl.command = "kubectl logs -n " + ns + " " + pod + " -c " + container + prev
+		pl.command = shq.Command("kubectl", "logs", "-n", ns, pod, "-c", container) + prev
 		if n := l.podNodeOf(ns, pod); n != "" {
 			pl.node = n
 		}
 	case parts[0] == "cluster-resources" && len(parts) == 4 && parts[1] == "custom-resources":
 		// custom-resources/<plural.group>/<namespace>.json and .yaml
 		ext := strings.TrimPrefix(path.Ext(base), ".")
-		pl.command = "kubectl get " + parts[2] + " -n " + strings.TrimSuffix(base, path.Ext(base)) + " -o " + ext
+		pl.command = shq.Command("kubectl", "get", parts[2], "-n", strings.TrimSuffix(base, path.Ext(base)), "-o", ext)
 	case rel == "cluster-info/cluster_version.json":
 		pl.command = "kubectl version -o json"
 	case rel == "dns/debug.json":
