@@ -18,8 +18,8 @@ import (
 var NetworkPolicyDeny = &analyzer.Rule{
 	Name:     "network-policy-deny",
 	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindKube},
 	NeedsAny: []model.Kind{model.KindCapture, model.KindLogs},
+	Uses:     []model.Kind{model.KindKube},
 	Requires: []analyzer.FactKey{facts.FailedAttempts, facts.NetPolicies, facts.PolicyDrops},
 	Proof: "the NetworkPolicies (kubectl get networkpolicies, with the Pods and Namespaces and their labels) " +
 		"isolate the server Pod for ingress, or the client Pod for egress, with no rule that admits the client on " +
@@ -32,7 +32,9 @@ var NetworkPolicyDeny = &analyzer.Rule{
 		"connection as policy-denied (or Calico logs it as calico-drop) that the NetworkPolicies admit, it reports " +
 		"that contradiction as a warning of unknown cause (a Cilium or Calico policy not in the bundle, a changed " +
 		"policy, a stale identity) with the " +
-		"command that decides; when the policies allow failed connections and no drop line names them, or the " +
+		"command that decides; a policy-denied drop line whose destination no listed Pod has (or of a bundle " +
+		"without Pods) names a policy as the likely cause, from the dataplane's own word, with the command that " +
+		"lists the policies; when the policies allow failed connections and no drop line names them, or the " +
 		"bundle has no policies, the rule is silent and syn-unanswered reports the symptom",
 	SubjectKeys: []string{"client", "address", "object"},
 	ObjectKinds: []string{"Pod"},
@@ -98,14 +100,14 @@ type policySymptom struct {
 
 func runNetworkPolicyDeny(p *analyzer.Pass) error {
 	pol := facts.NetPolicies.Of(p)
-	if !pol.Any() {
-		return nil
-	}
 	drops := facts.PolicyDrops.Of(p)
 	done := map[policyPair]bool{}
 	admitted := map[policyPair]*facts.FailGroup{} // failures the policies admit
 	fails := facts.FailedAttempts.Of(p)
 	for _, outcome := range []model.Outcome{model.OutcomeUnanswered, model.OutcomeRefused} {
+		if !pol.Any() {
+			break
+		}
 		for _, g := range fails.Of(outcome) {
 			if g.Server.Port() == 0 || (outcome == model.OutcomeUnanswered && g.N == 1 && g.Retx == 0) {
 				continue
@@ -144,8 +146,14 @@ func runNetworkPolicyDeny(p *analyzer.Pass) error {
 		}
 		done[pair] = true
 		server, client := pol.Pod(d.Server.Addr()), pol.Pod(pair.client)
-		if server == nil || client == nil {
-			continue // the objects cannot judge both ends
+		if server == nil && (client != nil || len(p.Snap.Kube.Pods) == 0) {
+			// The destination is no listed Pod (a Service's backend the
+			// bundle does not list, or no Pods at all): the drop line alone.
+			p.Report(policyDropAlone(drops.Of(pair.client, d.Server), proto, client))
+			continue
+		}
+		if server == nil || client == nil || !pol.Any() {
+			continue // the objects cannot judge both ends, or drops of other Pods
 		}
 		in, out := policyDecisions(pol, server, client, pair.client, d.Server, proto)
 		pd := drops.Of(pair.client, d.Server)
@@ -445,6 +453,51 @@ func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server,
 	f.Decide = "kubectl get ciliumnetworkpolicies,ciliumclusterwidenetworkpolicies -A -o yaml"
 	f.Fix = "Find the policy that Cilium enforces for " + srvName + " (cilium endpoint list, then cilium endpoint " +
 		"get <id>) and admit the client there, or list the objects again if they changed."
+	return f
+}
+
+// policyDropAlone reports the dataplane's policy drops of a pair whose
+// destination the objects do not list: the dataplane's own word that a
+// policy denied the packets, without the policies that would say which.
+func policyDropAlone(drops []facts.PolicyDrop, proto corev1.Protocol, client *model.Pod) analyzer.Finding {
+	d := drops[0]
+	ca, srv := d.Client.Addr(), d.Server
+	cliName := clientName(ca, client)
+	sup, ev := dropSupport(drops)
+	if client != nil {
+		ev = append(ev, analyzer.Evidence{Pos: client.Source.Pos, Note: fmt.Sprintf("Pod %s has %s", podName(client), ca)})
+	}
+	f := analyzer.Finding{
+		Subject:   subject("client", ca.String(), "address", srv.String()),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Title: fmt.Sprintf("%s drops %s -> %s (%s) as policy-denied: a policy likely denies it", d.Dataplane, cliName,
+			srv, proto),
+		Facts: map[string]any{"server": srv.String(), "client": cliName, "drops": len(drops), "drop_reason": d.Reason,
+			"outcome": "dropped", "protocol": string(proto)},
+		Supports: []string{sup, "no Pod listed in the bundle has " + srv.Addr().String()},
+		Evidence: dedupEvidence(ev),
+		Contradicts: []string{fmt.Sprintf("a policy selecting %s (egress) or the owner of %s (ingress) that admits %s %d",
+			cliName, srv.Addr(), proto, srv.Port())},
+	}
+	f.Summary = fmt.Sprintf("%s shows %d %s %s from %s to %s dropped as %q; the bundle lists no Pod with %s, "+
+		"nor the policies that apply.", d.Teller(), len(drops), proto, plural(len(drops), "packet", "packets"),
+		cliName, srv, d.Reason, srv.Addr())
+	f.Cause = fmt.Sprintf("Most likely a policy denies %s %d to %s: an egress policy of %s, or an ingress policy "+
+		"of the Pod behind %s, admits no rule for it. The dataplane matches ports after Service translation: a rule "+
+		"that admits a Service's port does not admit its backend's port %d when the two differ.", proto, srv.Port(),
+		srv.Addr(), cliName, srv.Addr(), srv.Port())
+	if d.Dataplane == "Calico" {
+		f.Alternatives = []string{"a Calico NetworkPolicy or GlobalNetworkPolicy that denies it",
+			"a Kubernetes NetworkPolicy of the client or the server that admits no rule for it"}
+		f.Decide = "calicoctl get networkpolicy,globalnetworkpolicy -A -o yaml; kubectl get networkpolicies -A -o yaml"
+	} else {
+		f.Alternatives = []string{"an egress policy of the client (CiliumNetworkPolicy or NetworkPolicy) that admits " +
+			"another port than the backend's", "an ingress policy of the destination's Pod that does not admit the client"}
+		f.Decide = "kubectl get ciliumnetworkpolicies,ciliumclusterwidenetworkpolicies,networkpolicies -A -o yaml"
+	}
+	f.Fix = fmt.Sprintf("Find the policy that selects %s (or the Pod behind %s) and admit %s %d there: the "+
+		"backend's port, not only the Service's.", cliName, srv.Addr(), proto, srv.Port())
 	return f
 }
 
