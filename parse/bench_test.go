@@ -66,6 +66,7 @@ func benchCases() []benchCase {
 		{"cri-log", logs.CRILogFormat, 100000, "containerd records of kube-proxy's klog, every tenth line in two partial records", genCRI, perN(1)},
 		{"journal", logs.JournalFormat, 100000, "journalctl -o json entries of the kubelet's klog", genJournalJSON, perN(1)},
 		{"docker-json-log", logs.DockerJSONLogFormat, 100000, "Docker json-file records of kube-proxy's klog", genDockerJSON, perN(1)},
+		{"event-lines", kube.EventLinesFormat, 100000, "Events pasted a line per field, half of servicelb", genEventLines, perN(1)},
 		{"ipvsadm", netfilter.IPVSadmFormat, 10000, "IPVS services with 3 real servers (ipvsadm -Ln)", genIPVSadm, perN(1)},
 		{"iptables-save", netfilter.IPTablesSaveFormat, 10000, "Services, kube-proxy iptables mode (iptables-save)", parsetest.KubeProxySave, func(n int) int { return 8 + 11*n }},
 		{"iptables-list", netfilter.IPTablesListFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -nvL)", genIPTablesList, func(n int) int { return 8 + 11*n }},

@@ -56,6 +56,7 @@ var registry = sync.OnceValue(func() []*Format {
 		netfilter.NFTFormat,
 		kube.KubectlFormat,
 		kube.GoldpingerFormat,
+		kube.EventLinesFormat,
 		kube.VersionFormat,
 		kube.DNSDebugFormat,
 		tcpdumpTextFormat,
