@@ -35,7 +35,9 @@ var LBControllerConflict = &analyzer.Rule{
 		"kube-vip's services mode on) and a second source showing them at it: their logs rewriting the Service, or its " +
 		"IP with two ARP owners or ICMP errors in a capture",
 	Unproven: "marks or deployments alone may be leftovers of a migration from one controller to the other: a warning " +
-		"(likely), with the command that shows what runs",
+		"(likely), with the command that shows what runs; k3s's servicelb Pods (svclb-*) that cannot be scheduled " +
+		"because the Service's ports are taken on the nodes show servicelb taking LoadBalancer Services another " +
+		"controller or its own other Pods hold: likely, with the command that lists both controllers' Pods",
 	Doc: `two load-balancer controllers manage the same Services
 
 MetalLB and kube-vip (with its services mode on) both assign and announce
@@ -109,7 +111,7 @@ func runLBControllerConflict(p *analyzer.Pass) error {
 	s := p.Snap
 	ctrl := facts.LBControllers.Of(p)
 	metallb, kvServices, wev := ctrl.MetalLB, ctrl.KubeVIPServices, ctrl.Evidence
-	reported := false
+	reported := servicelbBlocked(p)
 	defer func() {
 		if !reported {
 			controllerConflict(p, metallb, kvServices, wev)
@@ -426,4 +428,62 @@ func controllersWords(c *controllersBoth) (title, summary, cause, fix string) {
 	cause = "MetalLB and kube-vip's services mode both handle LoadBalancer Services, and nothing tells them apart: each " +
 		"rewrites the Services the other just updated."
 	return title, strings.Join(says, " "), cause, lbConflictFix
+}
+
+// servicelbBlocked reports k3s's servicelb (klipper-lb) Pods that the
+// scheduler cannot place because their Service's ports are taken as host
+// ports on the nodes: servicelb claims a LoadBalancer Service whose ports
+// another claim holds. It reports whether it found any.
+func servicelbBlocked(p *analyzer.Pass) bool {
+	byDS := map[string][]*model.Event{}
+	var names []string
+	for i := range p.Snap.Kube.Events {
+		e := &p.Snap.Kube.Events[i]
+		pod := e.InvolvedObject.Name
+		if !strings.HasPrefix(pod, "svclb-") || e.Reason != "FailedScheduling" ||
+			!strings.Contains(e.Message, "didn't have free ports for the requested pod ports") {
+			continue
+		}
+		ds := pod
+		if i := strings.LastIndexByte(pod, '-'); i > len("svclb") {
+			ds = pod[:i] // the DaemonSet, without the Pod's suffix
+		}
+		if byDS[ds] == nil {
+			names = append(names, ds)
+		}
+		byDS[ds] = append(byDS[ds], e)
+	}
+	for _, ds := range names {
+		evs := byDS[ds]
+		svc := strings.TrimPrefix(ds, "svclb-")
+		f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely,
+			Subject: subject("component", "servicelb", "object", object("Service", "", svc)),
+			Facts:   map[string]any{"servicelb_daemonset": ds, "events": len(evs), "message": evs[0].Message},
+			Title:   fmt.Sprintf("k3s's servicelb claims LoadBalancer Service %s and cannot place its %s Pods: the ports are taken", svc, ds),
+			Supports: []string{fmt.Sprintf("%s: %s/%s FailedScheduling %q: servicelb's Pods take the Service's ports "+
+				"as host ports, which other Pods already hold on those nodes", evs[0].Source.Pos, evs[0].InvolvedObject.Namespace,
+				evs[0].InvolvedObject.Name, evs[0].Message)},
+			Contradicts: []string{"k3s started with --disable servicelb (--no-deploy servicelb), or the Service " +
+				"carrying a loadBalancerClass servicelb does not handle"},
+			Alternatives: []string{"servicelb beside another load-balancer controller (MetalLB, kube-vip) that should own " +
+				"LoadBalancer Services", "servicelb alone, with two LoadBalancer Services on the same port (another svclb DaemonSet " +
+				"holds it)", "another Pod with a hostPort on that port"},
+			Decide: "kubectl -n kube-system get pods -o wide | grep svclb; kubectl get pods -A -o wide | grep -i -e metallb -e kube-vip",
+		}
+		for i, e := range evs {
+			if i < maxGroupEvidence {
+				f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: e.Source.Pos,
+					Note: fmt.Sprintf("%s FailedScheduling: no free ports", e.InvolvedObject.Name)})
+			}
+		}
+		f.Summary = fmt.Sprintf("The scheduler cannot place %s's Pod: %q. servicelb, k3s's built-in load balancer, "+
+			"runs a DaemonSet per LoadBalancer Service whose Pods claim the Service's ports on every node.", ds, evs[0].Message)
+		f.Cause = fmt.Sprintf("Most likely servicelb handles LoadBalancer Service %s while another claim holds its ports "+
+			"on the nodes: another load-balancer controller's Service (MetalLB's, with servicelb left enabled) or "+
+			"another Service's svclb Pods.", svc)
+		f.Fix = "Run one load-balancer controller: start k3s with --disable servicelb (older releases: --no-deploy " +
+			"servicelb) when MetalLB or kube-vip handles LoadBalancer Services, or give the Services distinct ports."
+		p.Report(f)
+	}
+	return len(names) > 0
 }

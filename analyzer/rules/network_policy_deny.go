@@ -18,8 +18,8 @@ import (
 var NetworkPolicyDeny = &analyzer.Rule{
 	Name:     "network-policy-deny",
 	Severity: analyzer.Error,
-	Needs:    []model.Kind{model.KindKube},
 	NeedsAny: []model.Kind{model.KindCapture, model.KindLogs},
+	Uses:     []model.Kind{model.KindKube},
 	Requires: []analyzer.FactKey{facts.FailedAttempts, facts.NetPolicies, facts.PolicyDrops},
 	Proof: "the NetworkPolicies (kubectl get networkpolicies, with the Pods and Namespaces and their labels) " +
 		"isolate the server Pod for ingress, or the client Pod for egress, with no rule that admits the client on " +
@@ -32,7 +32,9 @@ var NetworkPolicyDeny = &analyzer.Rule{
 		"connection as policy-denied (or Calico logs it as calico-drop) that the NetworkPolicies admit, it reports " +
 		"that contradiction as a warning of unknown cause (a Cilium or Calico policy not in the bundle, a changed " +
 		"policy, a stale identity) with the " +
-		"command that decides; when the policies allow failed connections and no drop line names them, or the " +
+		"command that decides; a policy-denied drop line whose destination no listed Pod has (or of a bundle " +
+		"without Pods) names a policy as the likely cause, from the dataplane's own word, with the command that " +
+		"lists the policies; when the policies allow failed connections and no drop line names them, or the " +
 		"bundle has no policies, the rule is silent and syn-unanswered reports the symptom",
 	SubjectKeys: []string{"client", "address", "object"},
 	ObjectKinds: []string{"Pod"},
@@ -98,14 +100,15 @@ type policySymptom struct {
 
 func runNetworkPolicyDeny(p *analyzer.Pass) error {
 	pol := facts.NetPolicies.Of(p)
-	if !pol.Any() {
-		return nil
-	}
+	hubbleDropsAlone(p)
 	drops := facts.PolicyDrops.Of(p)
 	done := map[policyPair]bool{}
 	admitted := map[policyPair]*facts.FailGroup{} // failures the policies admit
 	fails := facts.FailedAttempts.Of(p)
 	for _, outcome := range []model.Outcome{model.OutcomeUnanswered, model.OutcomeRefused} {
+		if !pol.Any() {
+			break
+		}
 		for _, g := range fails.Of(outcome) {
 			if g.Server.Port() == 0 || (outcome == model.OutcomeUnanswered && g.N == 1 && g.Retx == 0) {
 				continue
@@ -144,8 +147,14 @@ func runNetworkPolicyDeny(p *analyzer.Pass) error {
 		}
 		done[pair] = true
 		server, client := pol.Pod(d.Server.Addr()), pol.Pod(pair.client)
-		if server == nil || client == nil {
-			continue // the objects cannot judge both ends
+		if server == nil && (client != nil || len(p.Snap.Kube.Pods) == 0) {
+			// The destination is no listed Pod (a Service's backend the
+			// bundle does not list, or no Pods at all): the drop line alone.
+			p.Report(policyDropAlone(ciliumDropsAlone(drops.Of(pair.client, d.Server), proto, client)))
+			continue
+		}
+		if server == nil || client == nil || !pol.Any() {
+			continue // the objects cannot judge both ends, or drops of other Pods
 		}
 		in, out := policyDecisions(pol, server, client, pair.client, d.Server, proto)
 		pd := drops.Of(pair.client, d.Server)
@@ -446,6 +455,130 @@ func policyDropAdmitted(drops []facts.PolicyDrop, proto corev1.Protocol, server,
 	f.Fix = "Find the policy that Cilium enforces for " + srvName + " (cilium endpoint list, then cilium endpoint " +
 		"get <id>) and admit the client there, or list the objects again if they changed."
 	return f
+}
+
+// droppedAlone is a pair's policy drops that the objects cannot judge:
+// the destination is no listed Pod.
+type droppedAlone struct {
+	dataplane, teller, reason string
+	client, server, host      string // the client and the destination as the lines name them; its host part
+	port                      string
+	proto                     string
+	n                         int
+	support                   string
+	evidence                  []analyzer.Evidence
+}
+
+// ciliumDropsAlone is drops of one pair (cilium monitor's or Calico's).
+func ciliumDropsAlone(drops []facts.PolicyDrop, proto corev1.Protocol, client *model.Pod) droppedAlone {
+	d := drops[0]
+	sup, ev := dropSupport(drops)
+	if client != nil {
+		ev = append(ev, analyzer.Evidence{Pos: client.Source.Pos, Note: fmt.Sprintf("Pod %s has %s", podName(client), d.Client.Addr())})
+	}
+	return droppedAlone{dataplane: d.Dataplane, teller: d.Teller(), reason: d.Reason,
+		client: clientName(d.Client.Addr(), client), server: d.Server.String(), host: d.Server.Addr().String(),
+		port: fmt.Sprint(d.Server.Port()), proto: string(proto), n: len(drops), support: sup, evidence: ev}
+}
+
+// policyDropAlone reports the dataplane's policy drops of a pair whose
+// destination the objects do not list: the dataplane's own word that a
+// policy denied the packets, without the policies that would say which.
+func policyDropAlone(d droppedAlone) analyzer.Finding {
+	f := analyzer.Finding{
+		Subject:   subject("client", d.client, "address", d.server),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Title: fmt.Sprintf("%s drops %s -> %s (%s) as policy-denied: a policy likely denies it", d.dataplane, d.client,
+			d.server, d.proto),
+		Facts: map[string]any{"server": d.server, "client": d.client, "drops": d.n, "drop_reason": d.reason,
+			"outcome": "dropped", "protocol": d.proto},
+		Supports: []string{d.support, "no Pod listed in the bundle is " + d.host},
+		Evidence: dedupEvidence(d.evidence),
+		Contradicts: []string{fmt.Sprintf("a policy selecting %s (egress) or %s (ingress) that admits %s %s",
+			d.client, d.host, d.proto, d.port)},
+	}
+	f.Summary = fmt.Sprintf("%s shows %d %s %s from %s to %s dropped as %q; the bundle lists neither the Pod %s "+
+		"nor the policies that apply.", d.teller, d.n, d.proto, plural(d.n, "packet", "packets"), d.client, d.server,
+		d.reason, d.host)
+	f.Cause = fmt.Sprintf("Most likely a policy denies %s %s to %s: an egress policy of %s, or an ingress policy "+
+		"of %s, has no rule that admits it (a Pod selected by any egress policy may send only what one admits, DNS "+
+		"included). The dataplane matches ports after Service translation: a rule that admits a Service's port "+
+		"does not admit its backend's port %s when the two differ.", d.proto, d.port, d.host, d.client, d.host, d.port)
+	if d.dataplane == "Calico" {
+		f.Alternatives = []string{"a Calico NetworkPolicy or GlobalNetworkPolicy that denies it",
+			"a Kubernetes NetworkPolicy of the client or the server that admits no rule for it"}
+		f.Decide = "calicoctl get networkpolicy,globalnetworkpolicy -A -o yaml; kubectl get networkpolicies -A -o yaml"
+	} else {
+		f.Alternatives = []string{"an egress policy of the client (CiliumNetworkPolicy or NetworkPolicy) that admits " +
+			"another port or peer", "an ingress policy of the destination's Pod that does not admit the client"}
+		f.Decide = "kubectl get ciliumnetworkpolicies,ciliumclusterwidenetworkpolicies,networkpolicies -A -o yaml"
+	}
+	f.Fix = fmt.Sprintf("Find the policy that selects %s (or %s) and admit %s %s there: the backend's port, not "+
+		"only the Service's.", d.client, d.host, d.proto, d.port)
+	return f
+}
+
+// hubbleDropsAlone reports hubble observe's policy drops whose destination
+// is no listed Pod, per pair of endpoints as hubble names them.
+func hubbleDropsAlone(p *analyzer.Pass) {
+	s := p.Snap
+	listed := func(name string) bool {
+		name = strings.TrimSuffix(name, ":"+hubblePort(name))
+		for _, pod := range s.Kube.Pods {
+			if podName(&pod) == name || (pod.Status.PodIP != "" && pod.Status.PodIP == name) {
+				return true
+			}
+		}
+		return false
+	}
+	by := map[[2]string][]*model.LogEvent{}
+	var pairs [][2]string
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		v, ev := le.Fields["verdict"], strings.ToLower(le.Fields["event"])
+		if le.Source != "hubble" || !(v == "DROPPED" && strings.Contains(ev, "policy denied") ||
+			v == "DENIED" && strings.HasPrefix(ev, "policy-verdict")) {
+			continue
+		}
+		src := le.Fields["src"]
+		if port := hubblePort(src); port != "" && le.Fields["direction"] != "<-" {
+			src = strings.TrimSuffix(src, ":"+port) // the client's own port changes with each flow
+		}
+		k := [2]string{src, le.Fields["dst"]}
+		if by[k] == nil {
+			pairs = append(pairs, k)
+		}
+		by[k] = append(by[k], le)
+	}
+	for _, k := range pairs {
+		if listed(k[1]) || (len(s.Kube.Pods) > 0 && !listed(k[0])) {
+			continue // the objects judge it, or drops of other Pods
+		}
+		les := by[k]
+		d := droppedAlone{dataplane: "Cilium", teller: "hubble observe", reason: les[0].Fields["event"],
+			client: k[0], server: k[1], host: strings.TrimSuffix(k[1], ":"+hubblePort(k[1])), port: hubblePort(k[1]),
+			proto: strings.ToUpper(strings.Fields(les[0].Fields["summary"] + " ?")[0]), n: len(les)}
+		d.support = fmt.Sprintf("hubble observe shows %d %s from %s to %s %s %q (%s)", d.n,
+			plural(d.n, "flow", "flows"), d.client, d.server, les[0].Fields["verdict"], d.reason, les[0].Pos)
+		for i, le := range les {
+			if i < maxGroupEvidence {
+				d.evidence = append(d.evidence, analyzer.Evidence{Pos: le.Pos, Note: fmt.Sprintf("hubble: %s %s %s %s %s",
+					le.Fields["src"], le.Fields["direction"], le.Fields["dst"], d.reason, le.Fields["verdict"])})
+			}
+		}
+		p.Report(policyDropAlone(d))
+	}
+}
+
+// hubblePort is the port of an endpoint as hubble names it
+// ("ns/pod:53", "10.0.0.1:53"), or "".
+func hubblePort(name string) string {
+	i := strings.LastIndexByte(name, ':')
+	if i < 0 || strings.Count(name, ":") > 1 && !strings.Contains(name, "]") {
+		return ""
+	}
+	return name[i+1:]
 }
 
 // policyNames names policies as namespace/name.

@@ -37,6 +37,9 @@ var (
 	ciliumLogRe = regexp.MustCompile(`^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] ([\w.-]+): (drop|trace|debug)(?::? )`)
 	// ciliumFlowRe: "( 10.12.1.209:57214) => (kube-system/coredns-x 10.12.1.182:53)".
 	ciliumFlowRe = regexp.MustCompile(`\(\s*(?:(\S+) )?(\S+)\) => \(\s*(?:(\S+) )?(\S+)\)$`)
+	// ciliumBannerRe: "Listening for events on 2 CPUs with 64x4096 of
+	// shared memory", the first line cilium monitor prints.
+	ciliumBannerRe = regexp.MustCompile(`^Listening for events on \d+ CPUs with \d+x\d+ of shared memory$`)
 	// cilium2017Re: "drop [ifindex 402 / endpoint 37114] (Policy
 	// denied)" and "from [container 402 / endpoint 37114]".
 	cilium2017Re = regexp.MustCompile(`^(drop|from) \[(\w+) (\d+)(?: / (\w+) (\d+))?\](?: > \[(\w+) (\d+)\])?(?: \((.+)\))?$`)
@@ -45,6 +48,9 @@ var (
 // parseCilium reads one line of cilium monitor's text.
 func parseCilium(line string) (model.LogEvent, bool) {
 	switch {
+	case ciliumBannerRe.MatchString(line) || line == "Press Ctrl-C to quit":
+		// The banner cilium monitor prints before its events.
+		return model.LogEvent{Source: "cilium-monitor", Message: line, Fields: map[string]string{"event": "banner"}}, true
 	case strings.HasPrefix(line, "xx drop ("):
 		m, _ := submatches(ciliumDropRe, line)
 		if m == nil || !ciliumAddr(m[7]) || !ciliumAddr(m[8]) {

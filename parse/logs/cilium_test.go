@@ -99,3 +99,20 @@ func TestCiliumMonitorDropFields(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// cilium monitor -t drop as a ticket pasted it: the prompt, the banner,
+// the agent's info line and three drop lines, read without a warning.
+func TestCiliumMonitorBanner(t *testing.T) {
+	file := filepath.Join(testutil.Root(), "fixtures/field/network-policy-deny--cilium-13308/cilium-monitor.txt")
+	snap, warns, err := parse.Open(context.Background(), file, nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	var events []string
+	for _, le := range snap.Logs {
+		events = append(events, le.Fields["event"])
+	}
+	if got, want := strings.Join(events, " "), "banner banner  drop drop drop"; got != want {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}

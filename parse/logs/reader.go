@@ -93,6 +93,7 @@ func logFormat(shape string, f format.Format) *format.Format {
 //     "kern  :info  : [...] msg" (facility in Fields "facility", the
 //     level), -r "<6>[...] msg" (the syslog priority's level). Their source
 //     is "kernel".
+//   - hubble observe's flow lines (hubble.go): source "hubble".
 //   - cilium monitor's text (cilium.go): its drop lines with their reason,
 //     flow, endpoint, identities, addresses and ports in Fields; a CI's
 //     monitor.log with the time and node of each line. Their source is
@@ -522,6 +523,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 	}
 	if ev, ok := parseCilium(line); ok {
 		return ev, "cilium", true
+	}
+	if ev, ok := parseHubble(line); ok {
+		return ev, "hubble", true
 	}
 	if ev, ok := parseDmesg(line); ok {
 		if j, ok := journalMonotonic(ev); ok {

@@ -104,7 +104,7 @@ func sniffLogs(head []byte, shape string) int {
 	}
 	recognized, dominant, best := 0, "", 0
 	recognized += counts["plain"] + counts["clog"] // read by every log format, never names one
-	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg", "cri", "docker-json", "journal", "timestamps", "felix", "cilium"} {
+	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg", "cri", "docker-json", "journal", "timestamps", "felix", "cilium", "hubble"} {
 		recognized += counts[k]
 		if counts[k] > best {
 			dominant, best = k, counts[k]
