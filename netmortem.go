@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -296,7 +297,8 @@ func ruleContext(ctx, readCtx context.Context, budget time.Duration) (context.Co
 // incomplete lists why an analysis did not cover all it was given (the
 // reasons analyze exits 3 for, but failed rules, which the report lists
 // apart): an interrupt, the time budget, each path that could not be read,
-// the captures whose header could not be read, no input read at all. ctx
+// the captures whose header could not be read, each input or archive cut
+// short (model.Cut), no input read at all. ctx
 // is the run's context, ruleCtx the rules', readCut whether reading ran
 // out of time; in is what was read.
 func incomplete(ctx, ruleCtx context.Context, readCut bool, budget time.Duration, start time.Time, in operand.Opened) []string {
@@ -312,8 +314,14 @@ func incomplete(ctx, ruleCtx context.Context, readCut bool, budget time.Duration
 	for _, err := range operand.Flatten(operand.WithoutContextErrors(in.Err)) {
 		out = append(out, err.Error())
 	}
-	if bad := operand.UnreadableCaptures(in.Snap); len(bad) > 0 && !cut {
+	bad := operand.UnreadableCaptures(in.Snap)
+	if len(bad) > 0 && !cut {
 		out = append(out, fmt.Sprintf("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", ")))
+	}
+	for _, c := range in.Snap.Cuts {
+		if !slices.Contains(bad, c.File) {
+			out = append(out, c.String())
+		}
 	}
 	if operand.CountInputs(in.Snap, false) == 0 {
 		out = append(out, "no input could be read")

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/netmortem/netmortem/model"
 )
@@ -84,6 +85,17 @@ type Pass struct {
 	// run; a rule reads those it requires with Fact.Of.
 	Facts *Facts
 	out   []Finding
+	mu    sync.Mutex
+	lost  []string // why the facts read stand for evidence cut off
+}
+
+// lose records that a fact the rule read stands for evidence cut off.
+func (p *Pass) lose(why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !slices.Contains(p.lost, why) {
+		p.lost = append(p.lost, why)
+	}
 }
 
 // Report records a finding. Rule and Severity default to the rule's.
@@ -295,7 +307,7 @@ func RunFacts(ctx context.Context, facts *Facts, rules []*Rule, cfg *Config) Res
 			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: err.Error()})
 		}
 		for _, f := range p.out {
-			res.Findings = append(res.Findings, normalize(f, rc))
+			res.Findings = append(res.Findings, onCutEvidence(normalize(f, rc), snap, p.lost))
 		}
 	}
 	explain(res.Findings)

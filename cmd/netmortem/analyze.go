@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem"
+	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/report"
@@ -175,11 +176,21 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	for _, why := range rep.Incomplete {
 		escape.Fprintf(stderr, "netmortem analyze: %s\n", why)
 	}
+	return exitCode(rep, failOn)
+}
+
+// exitCode is analyze's exit code for rep: 3 when a rule failed; 1 when a
+// finding is at or above failOn, which decides even when the analysis is
+// incomplete (what was read is enough to fail); 3 when it is incomplete
+// (what was not read could have failed it); 0 otherwise.
+func exitCode(rep *report.Report, failOn analyzer.Severity) int {
 	switch {
-	case len(rep.Incomplete) > 0, len(rep.Errors) > 0:
+	case len(rep.Errors) > 0:
 		return exitUnreadable
 	case rep.Max() >= failOn:
 		return exitFindings
+	case len(rep.Incomplete) > 0:
+		return exitUnreadable
 	}
 	return exitOK
 }
