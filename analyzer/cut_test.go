@@ -1,6 +1,7 @@
 package analyzer_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestFindingsOnCutEvidence(t *testing.T) {
 			p.Report(analyzer.Finding{Title: "t", Evidence: []analyzer.Evidence{{Pos: model.Pos{File: "b.tar!capture.pcap", Frame: 3}}}})
 			return nil
 		}}
-	whole := analyzer.Run(nil, &model.Snapshot{}, []*analyzer.Rule{reads, cites}, nil)
+	whole := analyzer.Run(context.Background(), &model.Snapshot{}, []*analyzer.Rule{reads, cites}, nil)
 	for _, f := range whole.Findings {
 		if _, ok := f.Facts[analyzer.IncompleteFact]; ok {
 			t.Errorf("whole evidence: %s says %v", f.Rule, f.Facts)
@@ -46,7 +47,7 @@ func TestFindingsOnCutEvidence(t *testing.T) {
 	if whole.Max() != analyzer.Error {
 		t.Errorf("whole evidence: max %v", whole.Max())
 	}
-	cut := analyzer.Run(nil, &model.Snapshot{Cuts: []model.Cut{{File: "b.tar", Where: "archive ends after member x"}}},
+	cut := analyzer.Run(context.Background(), &model.Snapshot{Cuts: []model.Cut{{File: "b.tar", Where: "archive ends after member x"}}},
 		[]*analyzer.Rule{reads, cites}, nil)
 	for _, f := range cut.Findings {
 		note, _ := f.Facts[analyzer.IncompleteFact].(string)

@@ -312,3 +312,32 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 		}
 	}
 }
+
+// A batch of cut bundles gives each the status incomplete, naming its cut,
+// counts them in its summary, and exits 3 when no finding decides.
+func TestBatchCutBundles(t *testing.T) {
+	dir := t.TempDir()
+	var bundles []string
+	for _, name := range []string{"ephemeral-nodeport-control", "stale-dnat-control", "lb-conflict-control"} {
+		tarb, _ := tarOf(t, name, readTree(t, fixture("incidents/"+name)))
+		gz := gzipOf(t, tarb)
+		bundles = append(bundles, writeFile(t, filepath.Join(dir, name+".tar.gz"), gz[:len(gz)/2]))
+	}
+	out := filepath.Join(dir, "results.jsonl")
+	code, _, stderr := runCLI(t, append([]string{"batch", "--fail-on", "never", "--out", out}, bundles...)...)
+	if code != exitUnreadable {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitUnreadable, stderr)
+	}
+	lines := readJSONL(t, out)
+	if len(lines) != len(bundles) {
+		t.Fatalf("%d lines, want %d", len(lines), len(bundles))
+	}
+	for _, l := range lines {
+		if l.Status != "incomplete" || !strings.Contains(l.Error, filepath.Base(l.Bundle)+": archive not read to its end") {
+			t.Errorf("%s: status %q, error %q", l.Bundle, l.Status, l.Error)
+		}
+	}
+	if !strings.Contains(stderr, "0 unreadable, refused or over budget, 3 incomplete") {
+		t.Errorf("summary does not count the incomplete bundles:\n%s", stderr)
+	}
+}
