@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -218,6 +219,12 @@ type Analysis struct {
 	// Cut says reading stopped early: ctx ended, or the time budget ran
 	// out while reading.
 	Cut bool
+	// OnlyCutInputs says the report is incomplete only because inputs
+	// were cut short (Snapshot.Cuts): everything given was read, to
+	// where it ends. A finding at or above --fail-on then decides analyze's
+	// exit code; an input not read at all, the time budget or an
+	// interrupt make it 3 whatever the findings.
+	OnlyCutInputs bool
 
 	anonymizer *Anonymizer
 }
@@ -259,12 +266,14 @@ func (p *Plan) Run(ctx context.Context) *Analysis {
 	rep.Warnings = append(rep.Warnings, expired...)
 	rep.SetSuppressed(suppressed, o.ShowSuppressed)
 	rep.NextEvidence = report.NextEvidenceFor(snap, enabledRules(p.Rules, p.Config), res)
-	rep.Incomplete = incomplete(ctx, ruleCtx, readCut, o.Timeout, start, in)
+	var onlyCuts bool
+	rep.Incomplete, onlyCuts = incomplete(ctx, ruleCtx, readCut, o.Timeout, start, in)
 	if !o.NoTimelines {
 		rep.Timelines = timeline.Build(ruleCtx, snap, rep.Rules(), rep.Findings)
 		rep.Quotes = timeline.Quotes(ruleCtx, rep.Findings, rep.Timelines)
 	}
-	a := &Analysis{Snapshot: snap, Suppressed: suppressed, Cut: ctx.Err() != nil || readCut}
+	a := &Analysis{Snapshot: snap, Suppressed: suppressed, Cut: ctx.Err() != nil || readCut,
+		OnlyCutInputs: len(rep.Incomplete) > 0 && onlyCuts}
 	if o.Anonymize || o.AnonymizeKey != "" {
 		a.anonymizer = NewAnonymizer(o.AnonymizeKey, snap)
 	}
@@ -296,11 +305,12 @@ func ruleContext(ctx, readCtx context.Context, budget time.Duration) (context.Co
 // incomplete lists why an analysis did not cover all it was given (the
 // reasons analyze exits 3 for, but failed rules, which the report lists
 // apart): an interrupt, the time budget, each path that could not be read,
-// the captures whose header could not be read, no input read at all. ctx
+// the captures whose header could not be read, each input or archive cut
+// short (model.Cut), no input read at all. ctx
 // is the run's context, ruleCtx the rules', readCut whether reading ran
-// out of time; in is what was read.
-func incomplete(ctx, ruleCtx context.Context, readCut bool, budget time.Duration, start time.Time, in operand.Opened) []string {
-	var out []string
+// out of time; in is what was read. onlyCuts says every reason is an input
+// cut short.
+func incomplete(ctx, ruleCtx context.Context, readCut bool, budget time.Duration, start time.Time, in operand.Opened) (out []string, onlyCuts bool) {
 	switch {
 	case ctx.Err() != nil:
 		out = append(out, "interrupted: the findings cover what was read and analyzed until then")
@@ -312,13 +322,21 @@ func incomplete(ctx, ruleCtx context.Context, readCut bool, budget time.Duration
 	for _, err := range operand.Flatten(operand.WithoutContextErrors(in.Err)) {
 		out = append(out, err.Error())
 	}
-	if bad := operand.UnreadableCaptures(in.Snap); len(bad) > 0 && !cut {
+	bad := operand.UnreadableCaptures(in.Snap)
+	if len(bad) > 0 && !cut {
 		out = append(out, fmt.Sprintf("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", ")))
+	}
+	unread := len(out)
+	for _, c := range in.Snap.Cuts {
+		if !slices.Contains(bad, c.File) {
+			out = append(out, c.String())
+		}
 	}
 	if operand.CountInputs(in.Snap, false) == 0 {
 		out = append(out, "no input could be read")
+		unread++
 	}
-	return out
+	return out, unread == 0
 }
 
 // budgetNote says what the end of the time budget cut short.

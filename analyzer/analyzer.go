@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/netmortem/netmortem/model"
 )
@@ -85,6 +86,17 @@ type Pass struct {
 	FactSet *FactSet
 	out     []Finding
 	kinds   *Kinds // the kinds of the snapshot's inputs
+	mu      sync.Mutex
+	lost    []string // why the facts read stand for evidence cut off
+}
+
+// lose records that a fact the rule read stands for evidence cut off.
+func (p *Pass) lose(why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !slices.Contains(p.lost, why) {
+		p.lost = append(p.lost, why)
+	}
 }
 
 // Report records a finding. Rule and Severity default to the rule's.
@@ -209,7 +221,7 @@ func RunFactSet(ctx context.Context, fs *FactSet, rules []*Rule, cfg *Config) Re
 			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: err.Error()})
 		}
 		for _, f := range p.out {
-			res.Findings = append(res.Findings, normalize(f, rc, kinds))
+			res.Findings = append(res.Findings, onCutEvidence(normalize(f, rc, kinds), snap, p.lost))
 		}
 	}
 	explain(res.Findings)

@@ -169,7 +169,22 @@ func (f *Fact[T]) Of(p *Pass) T {
 		}
 		panic(&FactError{Fact: f.Name, Msg: fmt.Sprintf("rule %s reads it without listing it in Requires", name)})
 	}
-	return f.Get(p.FactSet)
+	v := f.Get(p.FactSet)
+	if l, ok := any(v).(Lost); ok {
+		if why := l.LostReason(); why != "" {
+			p.lose(f.Name + ": " + why)
+		}
+	}
+	return v
+}
+
+// Lost is implemented by a fact's value that can stand for what the
+// bundle lost: a default taken because the input that would have given
+// the bundle's own setting was cut. LostReason says so, "" when the value
+// is the bundle's own. The findings of a rule that read such a value are
+// not taken as proof (see RunFactSet).
+type Lost interface {
+	LostReason() string
 }
 
 // FactNames returns the names of the facts a rule requires, in order.

@@ -114,6 +114,12 @@ type Snapshot struct {
 	// Collections are what netmortem's collector recorded, node by node,
 	// of the commands it ran and skipped (its manifests).
 	Collections []Collection `json:"collections,omitempty"`
+
+	// Cuts are the inputs that end before their real end (see Cut): set
+	// from the readers' warnings by whoever read the snapshot
+	// (operand.Open), read by the facts that would otherwise take what
+	// the cut lost for absent.
+	Cuts []Cut `json:"cuts,omitempty"`
 }
 
 // Has reports whether any input of kind k was read (even if it held no
@@ -164,6 +170,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.ICMP = append(s.ICMP, o.ICMP...)
 	s.ARP = append(s.ARP, o.ARP...)
 	s.Collections = append(s.Collections, o.Collections...)
+	s.Cuts = append(s.Cuts, o.Cuts...)
 }
 
 // Nodes returns the distinct non-empty node names that records carry, in the

@@ -89,6 +89,10 @@ func writeTable(w io.Writer, r *Report) error {
 		writeNoFindings(ew, r)
 		return ew.err
 	}
+	if len(r.Incomplete) > 0 {
+		ew.printf("Incomplete: the findings cover only what could be read (%d %s listed at the end).\n\n",
+			len(r.Incomplete), plural(len(r.Incomplete), "reason", "reasons"))
+	}
 	writeVerdict(ew, r.Verdict, "table")
 	if ew.err != nil {
 		return ew.err
@@ -186,20 +190,25 @@ func writeIncomplete(ew *errWriter, r *Report) {
 func writeMarkdown(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("## netmortem findings\n\n")
-	if len(r.Findings) == 0 {
+	if len(r.Incomplete) > 0 {
+		ew.printf("**The analysis is incomplete**: the findings cover only what was read and analyzed.\n\n")
+		for _, why := range r.Incomplete {
+			ew.printf("- %s\n", mdCell(mdProse(why, nil)))
+		}
+		ew.printf("\n")
+	}
+	switch {
+	case len(r.Findings) == 0 && len(r.Incomplete) > 0:
+		ew.printf("No findings in what could be read: %d %s read, %d %s.\n", countRead(r), plural(countRead(r), "input", "inputs"),
+			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
+	case len(r.Findings) == 0:
 		ew.printf("No findings: %d %s read, %d %s.\n", countRead(r), plural(countRead(r), "input", "inputs"),
 			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
-	} else {
+	default:
 		writeVerdict(ew, r.Verdict, "markdown")
 		ew.printf("| Severity | Cause | Rule | Finding |\n|---|---|---|---|\n")
 		for _, f := range r.Findings {
 			ew.printf("| %s | %s | `%s` | %s |\n", f.Severity, orDash(string(f.Certainty)), f.Rule, mdCell(mdProse(f.Title, mdAtoms(f, r.names...))))
-		}
-	}
-	if len(r.Incomplete) > 0 {
-		ew.printf("\n**The analysis is incomplete**: the findings cover only what was read and analyzed.\n\n")
-		for _, why := range r.Incomplete {
-			ew.printf("- %s\n", mdCell(mdProse(why, nil)))
 		}
 	}
 	for _, f := range r.Findings {

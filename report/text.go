@@ -23,11 +23,19 @@ import (
 // cause is not proven, then in brackets what the first position names
 // beyond its line (the frame "#frame=N", the Kubernetes object and field)
 // and its note. The other pieces of evidence follow, one per line,
-// indented by a tab, as "position (note)".
+// indented by a tab, as "position (note)". When the analysis is
+// incomplete, each reason comes first, on a line of its own:
+//
+//	-:0:0: incomplete: REASON
 
 // writeText prints the text format.
 func writeText(w io.Writer, r *Report) error {
 	ew := &errWriter{w: w}
+	// Why the analysis is incomplete comes first, one line a reason, as
+	// a message of no position.
+	for _, why := range r.Incomplete {
+		ew.printf("-:0:0: incomplete: %s\n", why)
+	}
 	for _, f := range r.Findings {
 		var first analyzer.Evidence
 		if len(f.Evidence) > 0 {

@@ -57,6 +57,8 @@ type bundleSummary struct {
 	version  string // as the line gives it
 	minor    string
 	findings []findingSummary // one per fingerprint
+	// incomplete says the bundle's status is StatusIncomplete.
+	incomplete bool
 }
 
 type findingSummary struct {
@@ -143,7 +145,8 @@ func (s *jsonlStore) add(line []byte) error {
 		return nil
 	}
 	b := &bundleSummary{bundle: l.Bundle, time: l.BundleTime.UTC(), week: Week(l.BundleTime),
-		version: s.intern(l.KubernetesVersion), minor: s.intern(MinorVersion(l.KubernetesVersion))}
+		version: s.intern(l.KubernetesVersion), minor: s.intern(MinorVersion(l.KubernetesVersion)),
+		incomplete: l.Status == StatusIncomplete}
 	if l.BundleTime.IsZero() {
 		b.time = time.Time{}
 	}
@@ -261,6 +264,9 @@ func (s *jsonlStore) groups(f Filter, group func(*bundleSummary) string) []Group
 			rows[g] = r
 		}
 		r.Bundles++
+		if b.incomplete {
+			r.Incomplete++
+		}
 		if len(fs) > 0 {
 			r.Matching++
 			r.Findings += len(fs)

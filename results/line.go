@@ -23,6 +23,11 @@ const (
 	StatusRefused    = "refused"
 	StatusTimeout    = "timeout"
 	StatusOverBudget = "over_budget"
+	// StatusIncomplete is a bundle analyzed whole whose evidence is cut
+	// short (an archive without its end, a capture cut in a record, a
+	// table without its COMMIT): its findings cover what could be read,
+	// and Error names each cut.
+	StatusIncomplete = "incomplete"
 	// StatusCanceled is a bundle a batch was interrupted in. It is never
 	// written to a sink (the bundle is not done: a resumed batch analyzes
 	// it), and a line with it, from an earlier version, is not taken as

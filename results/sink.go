@@ -88,6 +88,10 @@ type GroupCount struct {
 	// Findings counts the findings of Filter.Rule (or all findings) in
 	// the group.
 	Findings int `json:"findings"`
+	// Incomplete counts the bundles of the group whose status is
+	// StatusIncomplete: their evidence was cut short, their findings
+	// cover what could be read. Absent from JSON when none is.
+	Incomplete int `json:"incomplete,omitempty"`
 }
 
 // FingerprintCount is one row of Store.Fingerprints. Rows are sorted by

@@ -15,7 +15,15 @@ type NodePorts struct {
 	Range   model.PortRange
 	Flag    *model.Arg // the --service-node-port-range flag, nil when defaulted
 	Problem string     // why a flag present could not be used
+	// Lost says why the default stands for a range the bundle may have
+	// given in what was cut off (the apiserver's manifest in an archive
+	// cut short): "" when no input that could give it was cut.
+	Lost string
 }
+
+// LostReason says why the range is a default standing for what a cut
+// lost, "" when it is not (analyzer.Lost).
+func (n NodePorts) LostReason() string { return n.Lost }
 
 // Source says where the range comes from: the apiserver's flag or its
 // default.
@@ -41,9 +49,17 @@ var NodePortRange = &analyzer.Fact[NodePorts]{
 	Name: "nodeport-range",
 	Doc:  "the cluster's NodePort range: kube-apiserver's --service-node-port-range, or its default 30000-32767",
 	Compute: func(fs *analyzer.FactSet) NodePorts {
-		arg, _, ok := fs.Snapshot().ComponentFlag("kube-apiserver", "service-node-port-range")
+		snap := fs.Snapshot()
+		arg, _, ok := snap.ComponentFlag("kube-apiserver", "service-node-port-range")
 		if !ok {
-			return NodePorts{Range: DefaultNodePortRange}
+			np := NodePorts{Range: DefaultNodePortRange}
+			if c, cut := snap.CutInput(model.KindComponents, model.KindKube); cut {
+				// The manifest or command line that gives the flag may
+				// be in what was cut off: the default is no proof.
+				np.Lost = fmt.Sprintf("no --service-node-port-range was read and %s, so the default %s may not be the bundle's range",
+					c.String(), DefaultNodePortRange)
+			}
+			return np
 		}
 		r, err := model.ParsePortRange(arg.Value)
 		if err != nil {

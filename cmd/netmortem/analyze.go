@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem"
+	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/report"
@@ -175,11 +176,23 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	for _, why := range rep.Incomplete {
 		escape.Fprintf(stderr, "netmortem analyze: %s\n", why)
 	}
+	return exitCode(rep, a.OnlyCutInputs, failOn)
+}
+
+// exitCode is analyze's exit code for rep: 3 when a rule failed or an
+// input was not read at all (unreadable, refused, the time budget, an
+// interrupt); when the analysis is incomplete only because inputs were
+// cut short (onlyCuts), 1 when a finding is at or above failOn, which
+// decides (what was read is enough to fail), else 3 (what was cut off
+// could have failed it); 1 or 0 by the findings when it is complete.
+func exitCode(rep *report.Report, onlyCuts bool, failOn analyzer.Severity) int {
 	switch {
-	case len(rep.Incomplete) > 0, len(rep.Errors) > 0:
+	case len(rep.Errors) > 0, len(rep.Incomplete) > 0 && !onlyCuts:
 		return exitUnreadable
 	case rep.Max() >= failOn:
 		return exitFindings
+	case len(rep.Incomplete) > 0:
+		return exitUnreadable
 	}
 	return exitOK
 }

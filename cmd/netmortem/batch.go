@@ -212,7 +212,7 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 	}
 	left := len(todo) - finished - already
 	if !*quiet {
-		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo)+already, finished, failed, left, t.Hits)
+		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo)+already, finished, failed, t.Incomplete, left, t.Hits)
 	}
 	switch {
 	case writeErr != nil:
@@ -228,6 +228,9 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 		return exitUnreadable
 	case t.Worst >= sev && t.Worst > 0:
 		return exitFindings
+	case t.Incomplete > 0:
+		// No finding decides, and what was cut off could have.
+		return exitUnreadable
 	}
 	return exitOK
 }
@@ -291,6 +294,8 @@ func (p *progress) step(n int, r batch.Result) {
 	status := count(len(r.Findings), "finding")
 	switch r.Status {
 	case results.StatusOK:
+	case results.StatusIncomplete:
+		status += "; incomplete: " + r.Error
 	case results.StatusCanceled:
 		status = "canceled: interrupted, not written (--resume analyzes it)"
 	case batch.StatusRetry:
@@ -314,8 +319,11 @@ func (p *progress) done() {
 	}
 }
 
-func writeBatchSummary(w io.Writer, total, resumed, finished, failed, left int, hits map[string]int) {
+func writeBatchSummary(w io.Writer, total, resumed, finished, failed, incomplete, left int, hits map[string]int) {
 	line := fmt.Sprintf("\n%d bundles: %d analyzed now, %d already done, %d unreadable, refused or over budget", total, finished, resumed, failed)
+	if incomplete > 0 {
+		line += fmt.Sprintf(", %d incomplete", incomplete)
+	}
 	if left > 0 {
 		line += fmt.Sprintf(", %d not analyzed", left)
 	}

@@ -28,12 +28,14 @@ const (
 		"3 an input could not be read or was refused, the time budget ran out, the run was interrupted,\n" +
 		"a rule failed or an internal error occurred. A crash of the Go runtime (out of memory)\n" +
 		"aborts with SIGABRT."
-	exitCodesAnalyze = "0 no finding at or above --fail-on, 1 findings at or above it, 2 usage error,\n" +
+	exitCodesAnalyze = "0 no finding at or above --fail-on, 1 findings at or above it (even when inputs\n" +
+		"were cut short), 2 usage error,\n" +
 		"3 an input could not be read or was refused, the time budget ran out, the run was\n" +
-		"interrupted, or a rule failed."
+		"interrupted, a rule failed, or an input was cut short and no finding decides."
 	exitCodesBatch = "0 no finding at or above --fail-on, 1 findings at or above it, 2 usage error,\n" +
 		"3 a bundle was not analyzed (unreadable, refused, timed out, over budget, not given by its\n" +
-		"store for now), the batch was interrupted, or the results could not be written."
+		"store for now), the batch was interrupted, the results could not be written, or no finding\n" +
+		"decides and a bundle is incomplete (cut short)."
 	exitCodesRead = "0 done, 2 usage error, 3 a PATH or a capture in it could not be read, or the\n" +
 		"run was interrupted."
 	exitCodesTrace = "0 traced, 2 usage error, 3 a BUNDLE or a capture in it could not be read, it has no nat\n" +

@@ -170,6 +170,14 @@ func Bundle(ctx context.Context, bundle string, o *Options) (res Result) {
 			res.Inputs++
 		}
 	}
+	if len(snap.Cuts) > 0 {
+		// Read and analyzed; what was cut off is not in the findings.
+		var cuts []string
+		for _, c := range snap.Cuts {
+			cuts = append(cuts, c.String())
+		}
+		res.Status, res.Error = results.StatusIncomplete, strings.Join(cuts, "; ")
+	}
 	if bad := operand.UnreadableCaptures(snap); len(bad) > 0 {
 		// The rest of the bundle is analyzed; its findings stay.
 		res.Status, res.Error = results.StatusUnreadable, fmt.Sprintf("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", "))

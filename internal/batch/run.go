@@ -11,8 +11,9 @@ import (
 // Tally is what Run did.
 type Tally struct {
 	// Finished bundles got their line; Failed of them are not
-	// results.StatusOK.
-	Finished, Failed int
+	// results.StatusOK nor results.StatusIncomplete, Incomplete are the
+	// latter.
+	Finished, Failed, Incomplete int
 	// Already are the bundles found done only once analyzed (--resume
 	// with --anonymize: done under their anonymized name).
 	Already int
@@ -75,7 +76,11 @@ func Run(ctx context.Context, cancel context.CancelFunc, todo []string, jobs int
 				mu.Lock()
 				t.Finished++
 				t.Suppressed = append(t.Suppressed, res.suppressed...)
-				if res.Status != results.StatusOK {
+				switch res.Status {
+				case results.StatusOK:
+				case results.StatusIncomplete:
+					t.Incomplete++
+				default:
 					t.Failed++
 				}
 				seen := map[string]bool{}

@@ -189,6 +189,9 @@ func Open(ctx context.Context, e Expanded, opts *parse.Options) Opened {
 	}
 	res.Snap, res.Warns = r.snap, append(refusedWarns, r.warns...)
 	res.Snap.Inputs = append(refusedInputs, res.Snap.Inputs...)
+	// The inputs cut short, which the analysis must not take for whole:
+	// found here, once, for every caller.
+	res.Snap.Cuts = append(res.Snap.Cuts, model.Cuts(res.Warns)...)
 	res.Err = errors.Join(append(errs, r.err)...)
 	return res
 }

@@ -1,6 +1,10 @@
 package format
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/netmortem/netmortem/model"
+)
 
 // Sentinel errors wrapped by the positioned errors parsers return; test them
 // with errors.Is.
@@ -11,6 +15,8 @@ var (
 	ErrValue = errors.New("bad value")
 	// ErrUnrecognized marks a file whose content matches no known format.
 	ErrUnrecognized = errors.New("unrecognized content")
-	// ErrTruncated marks input that ends in the middle of a record.
-	ErrTruncated = errors.New("truncated")
+	// ErrTruncated marks input that ends in the middle of a record, or
+	// before its end marker; it is model.ErrTruncated, which every cut
+	// wraps.
+	ErrTruncated = model.ErrTruncated
 )

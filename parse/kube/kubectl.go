@@ -157,7 +157,8 @@ func readKube(ctx context.Context, r io.Reader, src *format.File, snap *model.Sn
 	// An object cut short before its kind (a paste of kubectl get cm NAME
 	// -o yaml) is known by the command that printed it.
 	get, _ := kubectlGetOf(cmd)
-	dec := yaml.NewDecoder(r)
+	depth := &jsonDepth{r: r}
+	dec := yaml.NewDecoder(depth)
 	n := 0
 	docLine := 1 // the first line the next document can start on
 	for {
@@ -178,6 +179,9 @@ func readKube(ctx context.Context, r io.Reader, src *format.File, snap *model.Sn
 			if m := yamlLineRe.FindStringSubmatch(err.Error()); m != nil {
 				pos.Line, _ = strconv.Atoi(m[1])
 			}
+			if cut := depth.cut(); cut != nil {
+				err = cut
+			}
 			errs.Add(pos, "", fmt.Errorf("not valid JSON or YAML: %w", err))
 			break
 		}
@@ -186,6 +190,11 @@ func readKube(ctx context.Context, r io.Reader, src *format.File, snap *model.Sn
 		}
 		root := doc.Content[0]
 		docLine = root.Line + 1 // at least: where a next document could start
+		if listWithoutKind(root) {
+			errs.Add(model.Pos{File: src.Name, Line: root.Line}, "", fmt.Errorf(
+				"%w: the List has items but no kind: kubectl writes its kind and metadata after the items, so the text ends inside them",
+				format.ErrTruncated))
+		}
 		if root.Kind == yaml.SequenceNode {
 			// A JSON array of objects, as troubleshoot writes custom
 			// resources and the API's resource lists.

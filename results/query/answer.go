@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -75,8 +76,17 @@ func Ask(ctx context.Context, st results.Store, name, fingerprint string, f resu
 		}
 		a.header = []string{group, "BUNDLES", with, "FINDINGS"}
 		a.fields = []string{"group", "bundles", "matching", "findings"}
+		// The bundles whose evidence was cut short get a column when
+		// there are any: their findings cover what could be read.
+		incomplete := slices.ContainsFunc(rows, func(r results.GroupCount) bool { return r.Incomplete > 0 })
+		if incomplete {
+			a.header, a.fields = append(a.header, "INCOMPLETE"), append(a.fields, "incomplete")
+		}
 		for _, r := range rows {
 			row := []string{r.Group, strconv.Itoa(r.Bundles), strconv.Itoa(r.Matching), strconv.Itoa(r.Findings)}
+			if incomplete {
+				row = append(row, strconv.Itoa(r.Incomplete))
+			}
 			a.rows, a.values = append(a.rows, row), append(a.values, row)
 		}
 	case Fingerprints:

@@ -122,11 +122,12 @@ func (d *DB) Versions(ctx context.Context, f results.Filter) ([]results.GroupCou
 }
 
 // groups counts the bundles by their column col, with those that have
-// findings (of f.Rule) and how many.
+// findings (of f.Rule) and how many, and those incomplete.
 func (d *DB) groups(ctx context.Context, col string, f results.Filter) ([]results.GroupCount, error) {
 	q := &stmt{pg: d.dialect == PostgreSQL}
-	q.add("SELECT b.%s, COUNT(*), COUNT(fc.bundle), COALESCE(SUM(fc.n), 0) FROM bundles b"+
-		" LEFT JOIN (SELECT bundle, COUNT(*) AS n FROM findings", col)
+	q.add("SELECT b.%s, COUNT(*), COUNT(fc.bundle), COALESCE(SUM(fc.n), 0), ", col)
+	q.add("COALESCE(SUM(CASE WHEN b.status = %s THEN 1 ELSE 0 END), 0) FROM bundles b", q.arg(results.StatusIncomplete))
+	q.add(" LEFT JOIN (SELECT bundle, COUNT(*) AS n FROM findings")
 	if f.Rule != "" {
 		q.add(" WHERE rule = %s", q.arg(f.Rule))
 	}
@@ -136,7 +137,7 @@ func (d *DB) groups(ctx context.Context, col string, f results.Filter) ([]result
 	out := []results.GroupCount{}
 	err := d.each(ctx, q, func(rows *sql.Rows) error {
 		var r results.GroupCount
-		if err := rows.Scan(&r.Group, &r.Bundles, &r.Matching, &r.Findings); err != nil {
+		if err := rows.Scan(&r.Group, &r.Bundles, &r.Matching, &r.Findings, &r.Incomplete); err != nil {
 			return err
 		}
 		out = append(out, r)

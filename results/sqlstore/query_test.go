@@ -159,7 +159,7 @@ func hand() []written {
 			f("synack-reset", "fp1", analyzer.Warning, "t1"), f("dns-x", "fp2", analyzer.Error, "t2")}},
 		{Bundle: "b", Status: results.StatusOK, BundleTime: at("2026-11-02T00:00:00Z"), KubernetesVersion: "v1.31.0+k3s1", Findings: []analyzer.Finding{
 			f("synack-reset", "fp1", analyzer.Error, "t1b")}},
-		{Bundle: "c", Status: results.StatusOK, Findings: []analyzer.Finding{f("dns-x", "fp3", analyzer.Info, "t3"), f("dns-x", "fp3", analyzer.Warning, "t3c")}},
+		{Bundle: "c", Status: results.StatusIncomplete, Error: "c.tar: cut after frame 9", Findings: []analyzer.Finding{f("dns-x", "fp3", analyzer.Info, "t3"), f("dns-x", "fp3", analyzer.Warning, "t3c")}},
 		{Bundle: "d", Status: results.StatusUnreadable, Error: "no input could be read", BundleTime: at("2026-11-10T12:00:00Z"), KubernetesVersion: "v1.9.3"},
 		{Bundle: "e", Status: results.StatusOK, BundleTime: at("2026-11-03T00:00:00Z"), KubernetesVersion: "v1.30.1", Findings: []analyzer.Finding{
 			f("synack-reset", "fp1", analyzer.Warning, "t1e"), f("old-rule", "fp4", analyzer.Error, "t4")}},
@@ -175,6 +175,12 @@ func hand() []written {
 		ws = append(ws, written{line: &ls[i]})
 	}
 	return append(ws, written{text: `{"bundle":"h","status":"ok","findings":[{"rule":"dns-x","fingerprint":"fp2"`})
+}
+
+// incomplete is g's row with n incomplete bundles.
+func incomplete(r results.GroupCount, n int) results.GroupCount {
+	r.Incomplete = n
+	return r
 }
 
 // g is a row of Weeks or Versions.
@@ -198,8 +204,8 @@ func TestStoresCountByHand(t *testing.T) {
 					{Rule: "dns-x", Bundles: 3, Findings: 3, MaxSeverity: "error", First: at("2026-10-20T08:00:00Z"), Last: at("2026-11-01T23:59:59.5Z")},
 					{Rule: "synack-reset", Bundles: 3, Findings: 3, MaxSeverity: "error", First: at("2026-11-01T23:59:59.5Z"), Last: at("2026-11-03T00:00:00Z")},
 				},
-				"Weeks":    []results.GroupCount{g("2026-W43", 1, 1, 1), g("2026-W44", 1, 1, 2), g("2026-W45", 2, 2, 2), g("2026-W46", 1, 0, 0), g("unknown", 1, 1, 1)},
-				"Versions": []results.GroupCount{g("1.9", 1, 0, 0), g("1.30", 2, 2, 2), g("1.31", 2, 2, 3), g("unknown", 1, 1, 1)},
+				"Weeks":    []results.GroupCount{g("2026-W43", 1, 1, 1), g("2026-W44", 1, 1, 2), g("2026-W45", 2, 2, 2), g("2026-W46", 1, 0, 0), incomplete(g("unknown", 1, 1, 1), 1)},
+				"Versions": []results.GroupCount{g("1.9", 1, 0, 0), g("1.30", 2, 2, 2), g("1.31", 2, 2, 3), incomplete(g("unknown", 1, 1, 1), 1)},
 				"Fingerprints": []results.FingerprintCount{
 					{Fingerprint: "fp1", Rule: "synack-reset", Title: "t1", Bundles: 3},
 					{Fingerprint: "fp2", Rule: "dns-x", Title: "t2", Bundles: 2},
@@ -213,8 +219,8 @@ func TestStoresCountByHand(t *testing.T) {
 				"Bundles fp4": []results.BundleRef{},
 			}},
 			{results.Filter{Rule: "synack-reset"}, map[string]any{
-				"Weeks":        []results.GroupCount{g("2026-W43", 1, 0, 0), g("2026-W44", 1, 1, 1), g("2026-W45", 2, 2, 2), g("2026-W46", 1, 0, 0), g("unknown", 1, 0, 0)},
-				"Versions":     []results.GroupCount{g("1.9", 1, 0, 0), g("1.30", 2, 1, 1), g("1.31", 2, 2, 2), g("unknown", 1, 0, 0)},
+				"Weeks":        []results.GroupCount{g("2026-W43", 1, 0, 0), g("2026-W44", 1, 1, 1), g("2026-W45", 2, 2, 2), g("2026-W46", 1, 0, 0), incomplete(g("unknown", 1, 0, 0), 1)},
+				"Versions":     []results.GroupCount{g("1.9", 1, 0, 0), g("1.30", 2, 1, 1), g("1.31", 2, 2, 2), incomplete(g("unknown", 1, 0, 0), 1)},
 				"Fingerprints": []results.FingerprintCount{{Fingerprint: "fp1", Rule: "synack-reset", Title: "t1", Bundles: 3}},
 				"Bundles fp2":  []results.BundleRef{},
 			}},

@@ -1,0 +1,36 @@
+package model_test
+
+import (
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+func TestCuts(t *testing.T) {
+	warns := model.ErrorList{
+		{Pos: model.Pos{File: "a.txt", Line: 3}, Err: errors.New("syntax error")},
+		{Pos: model.Pos{File: "c.pcap", Frame: 813}, Err: fmt.Errorf("truncated or corrupt packet record: %w", io.ErrUnexpectedEOF)},
+		{Pos: model.Pos{File: "c.pcap", Frame: 900}, Err: io.ErrUnexpectedEOF},
+		{Pos: model.Pos{File: "ipt.txt", Line: 40}, Err: fmt.Errorf("%w: table nat has no COMMIT", model.ErrTruncated)},
+		{Pos: model.Pos{File: "b.tar.gz"}, Err: fmt.Errorf("tar: the stream past the archive's end blocks: %w", gzip.ErrChecksum)},
+	}
+	var got []string
+	for _, c := range model.Cuts(warns) {
+		got = append(got, c.String())
+	}
+	want := []string{"c.pcap: cut after frame 812", "ipt.txt:40: truncated: table nat has no COMMIT",
+		"b.tar.gz: tar: the stream past the archive's end blocks: gzip: invalid checksum"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("cuts %q\nwant %q", got, want)
+	}
+	snap := &model.Snapshot{Cuts: model.Cuts(warns)}
+	for file, cut := range map[string]bool{"b.tar.gz!n/sysctl.txt": true, "b.tar.gz": true, "b.tar.gzip": false, "a.txt": false} {
+		if _, ok := snap.CutOf(file); ok != cut {
+			t.Errorf("CutOf(%q) = %v, want %v", file, ok, cut)
+		}
+	}
+}
