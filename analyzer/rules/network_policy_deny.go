@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"github.com/netmortem/netmortem/internal/shq"
 	"net/netip"
 	"strings"
 
@@ -350,9 +351,9 @@ func judgePolicyDenial(d *policyDenial, sym policySymptom, server *model.Pod, ca
 			"the NetworkPolicies deny the connection",
 			"a rule admits it through what the objects do not show, and the SYNs are lost elsewhere (a firewall, the Pod not listening)",
 		}
-		f.Decide = fmt.Sprintf("kubectl get pods -A -o wide --show-labels | grep -w %s", ca)
+		f.Decide = fmt.Sprintf("kubectl get pods -A -o wide --show-labels | grep -w %s", shq.Quote(fmt.Sprint(ca)))
 		if client != nil && pol.Namespace(client.Namespace) == nil {
-			f.Decide = "kubectl get namespace " + client.Namespace + " --show-labels"
+			f.Decide = "kubectl get namespace " + shq.Quote(client.Namespace) + " --show-labels"
 		}
 	}
 	return f

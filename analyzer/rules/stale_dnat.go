@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"github.com/netmortem/netmortem/internal/shq"
 	"slices"
 	"strings"
 
@@ -202,7 +203,7 @@ func judgeStaleDNAT(p *analyzer.Pass, g *staleDNAT) (f analyzer.Finding, ok bool
 				"the rules and the endpoints were read at different moments, around a change kube-proxy has since applied",
 				"kube-proxy stopped syncing the Service (its log would show why)",
 			}
-			f.Decide = fmt.Sprintf("kubectl -n %s get endpoints %s -o json", sp.Namespace(), sp.ServiceName())
+			f.Decide = fmt.Sprintf("kubectl -n %s get endpoints %s -o json", shq.Quote(sp.Namespace()), shq.Quote(sp.ServiceName()))
 		}
 	}
 	g.proven = f.Certainty == analyzer.Proven

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"github.com/netmortem/netmortem/internal/shq"
 	"net/netip"
 	"strings"
 
@@ -197,7 +198,7 @@ func goneVTEPFinding(s *model.Snapshot, n *model.Neighbor) analyzer.Finding {
 		Contradicts:  []string{"a Node not in the listing (a partial kubectl get nodes) whose podCIDR holds " + n.IP.String()},
 		Alternatives: []string{"a node removed from the cluster whose VTEP entries the overlay agent did not delete", "a Node listing that leaves out the node of " + n.IP.String()},
 		Decide: fmt.Sprintf("bridge fdb show dev %s | grep %s (the underlay address of that VTEP, against the Nodes' "+
-			"addresses)", n.Dev, n.MAC),
+			"addresses)", shq.Quote(n.Dev), n.MAC),
 	}
 	if n.Node != "" {
 		f.Facts["node"] = n.Node

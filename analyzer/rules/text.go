@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"github.com/netmortem/netmortem/internal/shq"
 	"strings"
 	"time"
 
@@ -89,7 +90,7 @@ func kubectlIn(ns string) string {
 	if ns == "" {
 		return "kubectl"
 	}
-	return "kubectl -n " + ns
+	return "kubectl -n " + shq.Quote(ns)
 }
 
 // collected returns the exact command line of the collector's command

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"github.com/netmortem/netmortem/internal/shq"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -163,7 +164,7 @@ func vxlanChecksumFinding(s *model.Snapshot, g *vxlanBadSum) analyzer.Finding {
 		fmt.Sprintf("tx checksum offload on %s's VXLAN device (%s), miscomputed after NAT", g.from, dev),
 		"a NIC, hypervisor or virtual switch on the path that corrupts the packets",
 	}
-	f.Decide = fmt.Sprintf("ethtool -k %s | grep tx-checksum (on %s)", dev, g.from)
+	f.Decide = fmt.Sprintf("ethtool -k %s | grep tx-checksum (on %s)", shq.Quote(dev), g.from)
 	on := ""
 	if g.node != "" {
 		on = " on " + g.node
@@ -179,6 +180,6 @@ func vxlanChecksumFinding(s *model.Snapshot, g *vxlanBadSum) analyzer.Finding {
 		"the netfilter checksum bug (before 5.7, and some 5.8 to 5.10 builds).", g.from, dev)
 	f.Fix = fmt.Sprintf("On the sending nodes run `ethtool -K %s tx-checksum-ip-generic off` (and make it persistent: "+
 		"a udev rule or the CNI's setting, Calico's featureDetectOverride \"ChecksumOffloadBroken=true\"), and "+
-		"upgrade to a kernel with the fix.", dev)
+		"upgrade to a kernel with the fix.", shq.Quote(dev))
 	return f
 }

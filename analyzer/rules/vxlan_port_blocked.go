@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"github.com/netmortem/netmortem/internal/shq"
 	"regexp"
 	"strconv"
 	"strings"
@@ -195,7 +196,7 @@ func vxlanBlockedFinding(rs *model.Ruleset, c *model.Chain, r, allow *model.Rule
 	}
 	f.Facts["dropped_from"] = from
 	decide := fmt.Sprintf("iptables -nvL %s (the counter of the %s of UDP %d climbing while the overlay's traffic fails)",
-		c.Name, r.Target, port)
+		shq.Quote(c.Name), r.Target, port)
 	on := ""
 	if rs.Node != "" {
 		on = " on " + rs.Node
