@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/netmortem/netmortem/results"
-	"github.com/netmortem/netmortem/results/sqlstore"
 )
 
 // The queries Ask answers.
@@ -37,7 +36,7 @@ func Open(ctx context.Context, db string, files []string) (results.Store, error)
 	if db == "" {
 		return results.OpenJSONL(files...)
 	}
-	st, err := sqlstore.OpenStore(ctx, db)
+	st, err := openDB(ctx, db)
 	if err != nil {
 		if jsonLines(db) {
 			return nil, fmt.Errorf("%s holds JSON Lines, not a database: give it as an argument, without --db (netmortem query rules %s)", db, db)
