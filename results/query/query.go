@@ -39,7 +39,7 @@ func Open(ctx context.Context, db string, files []string) (results.Store, error)
 	st, err := openDB(ctx, db)
 	if err != nil {
 		if jsonLines(db) {
-			return nil, fmt.Errorf("%s holds JSON Lines, not a database: give it as an argument, without --db (netmortem query rules %s)", db, db)
+			return nil, fmt.Errorf("%s holds JSON Lines, not a database: give it with --out, as batch wrote it (netmortem query rules --out %s)", db, db)
 		}
 		return nil, err
 	}
