@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -61,6 +63,7 @@ var firstDst = regexp.MustCompile(`"dst": "([0-9.]+:[0-9]+)"`)
 func TestLaptopBuildSameOutput(t *testing.T) {
 	dir := t.TempDir()
 	laptop, fleet := buildNetmortem(t, dir, ""), buildNetmortem(t, dir, "fleet")
+	checkBuildSizes(t, map[string]string{"laptop": laptop, "fleet": fleet})
 	incidents, err := filepath.Glob(filepath.Join(testutil.Root(), "fixtures", "incidents", "*"))
 	if err != nil || len(incidents) < 10 {
 		t.Fatalf("fixtures/incidents: %d fixtures, %v", len(incidents), err)
@@ -97,6 +100,53 @@ func TestLaptopBuildSameOutput(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, "laptop build") || !strings.Contains(stderr, "-tags fleet") {
 			t.Errorf("laptop build, netmortem %s: exit %d, %q: want it to say that the fleet build (-tags fleet) reads it",
 				strings.Join(args, " "), code, stderr)
+		}
+	}
+}
+
+// fleetModules are the modules of the fleet build's clients, which the
+// laptop build must not link.
+var fleetModules = []string{"gocloud.dev", "google.golang.org/grpc", "cloud.google.com/", "github.com/aws/",
+	"github.com/Azure/", "go.opentelemetry.io/", "github.com/jackc/pgx", "modernc.org/sqlite"}
+
+// sizeRow is a row of the table of docs/dependencies.md, "Binary sizes".
+var sizeRow = regexp.MustCompile("(?m)^\\| (laptop|fleet) \\| `[^`]*` \\| ([0-9.]+) MB \\|$")
+
+// checkBuildSizes checks the binaries of bins (by build) against the sizes
+// docs/dependencies.md gives, within 10%, on linux/amd64 where they were
+// measured; the laptop build under 40 MB; and the packages it links.
+func checkBuildSizes(t *testing.T, bins map[string]string) {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(testutil.Root(), "docs", "dependencies.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := sizeRow.FindAllStringSubmatch(string(doc), -1)
+	if len(rows) != len(bins) {
+		t.Fatalf("docs/dependencies.md: %d rows of sizes (%q), want one per build", len(rows), rows)
+	}
+	for _, r := range rows {
+		st, err := os.Stat(bins[r[1]])
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb := float64(st.Size()) / 1e6
+		doc, _ := strconv.ParseFloat(r[2], 64)
+		if r[1] == "laptop" && mb >= 40 {
+			t.Errorf("the laptop build is %.1f MB, want under 40 MB", mb)
+		}
+		if runtime.GOOS+"/"+runtime.GOARCH == "linux/amd64" && (mb > doc*1.1 || mb < doc/1.1) {
+			t.Errorf("the %s build is %.1f MB, docs/dependencies.md says %.1f MB: measure it again (CGO_ENABLED=0 go build) and update its table",
+				r[1], mb, doc)
+		}
+	}
+	out, err := exec.Command("go", "version", "-m", bins["laptop"]).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range fleetModules {
+		if strings.Contains(string(out), "\tdep\t"+m) {
+			t.Errorf("the laptop build links %s (go version -m): it belongs to the fleet build", m)
 		}
 	}
 }
