@@ -47,7 +47,7 @@ EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|Test
 TESTREPORT = bin/testreport
 
 # The packages whose code differs without -tags fleet.
-LAPTOP_PKGS = ./source ./internal/batch ./results/query
+LAPTOP_PKGS = ./source ./internal/operand ./internal/batch ./results/query
 
 test:
 	$(GO) vet ./...
