@@ -43,7 +43,7 @@ func newQueryCmd(c *cli) *cobra.Command {
 			"line's bundle_time gives it; bundles without one are then left out): a date (2026-11-01, midnight\n" +
 			"UTC), a time (RFC 3339: 2026-11-01T08:00:00Z), or an ISO week (2026-W44, its Monday at midnight\n" +
 			"UTC). --rule counts one rule only.",
-		Example: "  netmortem query rules --out " + queryExample + "\n" +
+		Example: "  netmortem query rules " + queryExample + "\n" +
 			"  netmortem query weeks --rule " + rules.SynUnanswered.Name + " " + queryExample + "\n" +
 			"  netmortem query versions -o csv " + queryExample,
 		Annotations: map[string]string{exitCodesKey: exitCodesQuery},
