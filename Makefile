@@ -15,17 +15,29 @@ COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE        ?= $(shell git log -1 --format=%cI 2>/dev/null)
 LDFLAGS     ?= $(if $(VERSION),-X $(BUILDINFO).version=$(VERSION)) $(if $(COMMIT),-X $(BUILDINFO).commit=$(COMMIT)) $(if $(DATE),-X $(BUILDINFO).date=$(DATE))
 
-.PHONY: all build test demo lint fuzz fixtures new-rule query-fixture bench bench-scale bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
+.PHONY: all build build-fleet test demo lint fuzz fixtures new-rule query-fixture bench bench-scale bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
 
 all: build
 
-## build: a static binary (no cgo: glibc's per-thread malloc arenas would
-## reserve hundreds of MB of address space that netmortem never uses),
-## stamped with the version from git describe
+## build: the laptop build, a static binary (no cgo: glibc's per-thread
+## malloc arenas would reserve hundreds of MB of address space that
+## netmortem never uses), stamped with the version from git describe:
+## local bundles, JSON Lines results, no object-storage or database client
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/netmortem
 
-## test: vet and the whole test suite with the race detector
+## build-fleet: the fleet build (-tags fleet), as the container image and
+## the Indexed Job run it: the laptop build plus object storage (s3://,
+## gs://, azblob://, file://) and results databases (SQLite, PostgreSQL)
+## (docs/scale.md, "Two builds")
+FLEET_BIN ?= bin/netmortem-fleet
+build-fleet:
+	CGO_ENABLED=0 $(GO) build -tags fleet -ldflags '$(LDFLAGS)' -o $(FLEET_BIN) ./cmd/netmortem
+
+## test: vet and the whole test suite with the race detector, in the fleet
+## build (-tags fleet: the tests of object storage and of the databases
+## too), then the tests of the packages that differ in the laptop build
+## (TestLaptopBuildSameOutput compares the two builds' output)
 # The tests that check each fixture's output run one fixture in four under
 # the race detector (cmd/netmortem/sample_test.go), then all of them without.
 EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput
@@ -34,12 +46,18 @@ EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|Test
 # go test would and ends with the tests skipped, one line per reason.
 TESTREPORT = bin/testreport
 
+# The packages whose code differs without -tags fleet.
+LAPTOP_PKGS = ./source ./internal/operand ./internal/batch ./results/query
+
 test:
 	$(GO) vet ./...
+	$(GO) vet -tags fleet ./...
 	$(GO) build -o $(TESTREPORT) ./internal/testreport
-	@exec 4>&1; st=$$( { { $(GO) test -json -race -timeout 30m ./... 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
+	@exec 4>&1; st=$$( { { $(GO) test -tags fleet -json -race -timeout 30m ./... 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
 	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
-	@exec 4>&1; st=$$( { { $(GO) test -json -timeout 30m -run '^($(EVERY_FIXTURE_TESTS))$$' ./cmd/netmortem 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
+	@exec 4>&1; st=$$( { { $(GO) test -tags fleet -json -timeout 30m -run '^($(EVERY_FIXTURE_TESTS))$$' ./cmd/netmortem 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
+	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
+	@exec 4>&1; st=$$( { { $(GO) test -json -timeout 30m $(LAPTOP_PKGS) 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
 	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
 
 ## browser-deps: install Debian's chromium for the browser test of the HTML
@@ -153,6 +171,7 @@ demo: build
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) run $(STATICCHECK) -tags fleet ./...
 
 ## fuzz: run every fuzz target of every package briefly ($(FUZZTIME) each).
 ## Go minimizes each new interesting input for 60 s by default, which stalls
@@ -183,7 +202,7 @@ bench:
 ## and 4 processes over 1,000 bundles in MinIO, writing to PostgreSQL, and of
 ## a local batch (needs make test-servers)
 bench-scale:
-	go test -run '^$$' -bench IndexedJob -benchtime 1x -count 3 ./e2e/scale
+	go test -tags fleet -run '^$$' -bench IndexedJob -benchtime 1x -count 3 ./e2e/scale
 
 ## bench-memory: peak memory of netmortem analyze on a 1 GB capture whose
 ## copies are spread over an hour, as a busy node's capture is (built on

@@ -16,12 +16,14 @@ const maxSkippedNames = 3
 // SkippedSummary sums up in one line (without a newline) the inputs of
 // snap that were skipped: how many, why (each reason with its count), the
 // files' names when there are few, and the inspect command, on paths,
-// that lists them all. It is "" when no input was skipped.
+// that lists them all. It is "" when no input was skipped. Markdown files
+// in a bundle (model.SkippedDocumentation) are documentation: inspect
+// lists them, this line leaves them out.
 func SkippedSummary(snap *model.Snapshot, paths []string) string {
 	var names []string
 	reasons := map[string]int{}
 	for _, in := range snap.Inputs {
-		if in.Skipped != "" {
+		if in.Skipped != "" && in.Skipped != model.SkippedDocumentation {
 			names = append(names, in.Path)
 			reasons[in.Skipped]++
 		}

@@ -60,6 +60,11 @@ type Input struct {
 	Details map[string]int `json:"details,omitempty" yaml:"details,omitempty"`
 }
 
+// SkippedDocumentation is the Skipped of a Markdown file in a bundle (a
+// README, a ticket's EXPECTED.md): documentation, not evidence. inspect
+// lists it; analyze's note of skipped files leaves it out.
+const SkippedDocumentation = "documentation (Markdown), not evidence"
+
 // Snapshot is everything known about a cluster from one bundle of evidence.
 // Each record carries its node (empty when unknown) and its Pos.
 type Snapshot struct {

@@ -11,6 +11,12 @@
 // an object's name. Credentials come from the environment, as each cloud's
 // SDK reads them (docs/scale.md, "Bundles in object storage").
 //
+// The clients are linked only with the build tag fleet (the fleet build,
+// which the container images hold; docs/scale.md, "Two builds"). Without
+// it, the laptop build, Cloud is false and every URL is refused with
+// ErrNoCloud, which says which build reads it: no cloud SDK, gRPC or
+// gocloud package is linked.
+//
 // Objects are read through Reader, an io.ReaderAt over range requests with
 // a sequential read-ahead, which parse.OpenReaderAt reads as it reads a
 // file on disk: never the whole object to disk, two GETs for a tar.gz.

@@ -1,3 +1,5 @@
+//go:build fleet
+
 package source
 
 import (
@@ -15,23 +17,10 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
-	// The bucket drivers of Schemes, registered with blob.OpenBucket.
-	_ "gocloud.dev/blob/azureblob"
+	// The driver of file:// URLs, registered with blob.OpenBucket; the
+	// cloud drivers are in cloud_fleet.go.
 	_ "gocloud.dev/blob/fileblob"
-	_ "gocloud.dev/blob/gcsblob"
-	_ "gocloud.dev/blob/s3blob"
 )
-
-// ErrNoMatch marks a pattern or prefix that lists no object.
-var ErrNoMatch = errors.New("no object matches this pattern")
-
-// Attrs are what a listing or Stat says of an object.
-type Attrs struct {
-	// Name is the object's URL without the bucket's query (Location.Name).
-	Name    string
-	Size    int64
-	ModTime time.Time
-}
 
 // Buckets lists and opens objects by URL, keeping each bucket it opened
 // (with the options of the URL that first named it) for the objects named
@@ -110,11 +99,7 @@ func (s *Buckets) bucket(ctx context.Context, loc Location) (*bucket, error) {
 	octx, cancel := context.WithTimeout(ctx, s.credentialTimeout())
 	defer cancel()
 	go func() {
-		open := blob.OpenBucket
-		if loc.Scheme == "gs" {
-			open = openGCS
-		}
-		b, err := open(octx, u)
+		b, err := openBucket(octx, loc.Scheme, u)
 		done <- opened{b, err}
 	}()
 	var o opened

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 )
 
 // Schemes are the URL schemes source reads, with the cloud each names.
@@ -140,28 +141,6 @@ func (l Location) Name() string {
 	return l.Scheme + "://" + l.Bucket + "/" + l.Key
 }
 
-// bucketURL is the URL gocloud opens the bucket with: the scheme, the
-// bucket and the query.
-func (l Location) bucketURL() string {
-	u := l.Scheme + "://" + l.Bucket
-	if l.Scheme == "file" {
-		u = "file:///" + l.Bucket
-	}
-	if l.Query != "" {
-		u += "?" + l.Query
-	}
-	return u
-}
-
-// bucketName names the bucket in messages and in the cache of open
-// buckets: the URL without the query.
-func (l Location) bucketName() string {
-	if l.Scheme == "file" {
-		return "file:///" + l.Bucket
-	}
-	return l.Scheme + "://" + l.Bucket
-}
-
 // Kind is what a location's key names.
 type Kind int
 
@@ -202,3 +181,21 @@ func (l Location) ListPrefix() string {
 func metaIndex(key string) int {
 	return strings.IndexAny(key, "*?[{\\")
 }
+
+// ErrNoMatch marks a pattern or prefix that lists no object.
+var ErrNoMatch = errors.New("no object matches this pattern")
+
+// Attrs are what a listing or Stat says of an object.
+type Attrs struct {
+	// Name is the object's URL without the bucket's query (Location.Name).
+	Name    string
+	Size    int64
+	ModTime time.Time
+}
+
+// ErrNoCloud is the error of every URL in a build without the
+// object-storage clients (Cloud is false).
+var ErrNoCloud = errors.New("this build of netmortem (the laptop build) reads local paths, not object storage " +
+	"(s3://, gs://, azblob://, file:// URLs); the fleet build does: " +
+	"go install -tags fleet github.com/netmortem/netmortem/cmd/netmortem@latest, " +
+	"or the container image ghcr.io/netmortem/netmortem (docs/scale.md)")

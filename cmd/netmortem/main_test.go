@@ -222,7 +222,7 @@ func TestInspect(t *testing.T) {
 		"services.json":       "kubectl/3/",
 		"kube-apiserver.yaml": "kubectl/1/",
 		"sysctl.txt":          "sysctl/2/",
-		"EXPECTED.md":         "/0/unrecognized content",
+		"EXPECTED.md":         "/0/documentation (Markdown), not evidence",
 	} {
 		if got[file] != want {
 			t.Errorf("%s: %q, want %q", file, got[file], want)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -24,14 +25,18 @@ const queryExample = "fixtures/query/incidents.jsonl"
 // queryOptions are the flags every query command takes.
 type queryOptions struct {
 	db, rule, since, until, output string
+	// out are the JSON Lines files given with --out, as batch takes
+	// them; the FILE operands are the same.
+	out []string
 }
 
 func newQueryCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "query COMMAND [flags] [FILE.jsonl]...",
+		Use:   "query COMMAND [flags] [--out FILE.jsonl | --db DB | FILE.jsonl...]",
 		Short: "count what a batch found: by rule, week, Kubernetes version, fingerprint",
-		Long: "Reads the results of netmortem batch, its JSON Lines files (FILE.jsonl, the shards' files\n" +
-			"together) or its database (--db results.db or --db postgres://...), and counts which rules fired\n" +
+		Long: "Reads the results of netmortem batch, with the flag batch wrote them with: its JSON Lines\n" +
+			"files (--out FILE.jsonl, or FILE.jsonl as arguments, the shards' files together) or its database\n" +
+			"(--db results.db or --db postgres://..., in the fleet build), and counts which rules fired\n" +
 			"in how many bundles, week by week, by Kubernetes version, and which bundles share a finding.\n" +
 			"Each bundle counts once, by its last line that is not canceled; a finding counts once per bundle.\n\n" +
 			"--since and --until keep the bundles whose evidence was taken in [SINCE, UNTIL) (its time as the\n" +
@@ -96,7 +101,8 @@ func newQuerySubCmd(c *cli, name, operand, short, long, example string) *cobra.C
 	}
 	var o queryOptions
 	fs := sub.Flags()
-	fs.StringVar(&o.db, "db", "", "read the results from a database: a SQLite file (results.db) or postgres://..., instead of FILEs")
+	fs.StringArrayVar(&o.out, "out", nil, "read the results from this JSON Lines file, as batch --out wrote it (repeatable; FILE arguments are the same)")
+	fs.StringVar(&o.db, "db", "", "read the results from a database, as batch --db wrote it: a SQLite file (results.db) or postgres://..., instead of FILEs")
 	fs.StringVar(&o.rule, "rule", "", "count only the findings of this rule")
 	fs.StringVar(&o.since, "since", "", "keep the bundles from this time on: 2026-11-01, 2026-11-01T08:00:00Z or 2026-W44")
 	fs.StringVar(&o.until, "until", "", "keep the bundles before this time: 2026-11-01, 2026-11-01T08:00:00Z or 2026-W44")
@@ -129,6 +135,7 @@ func newQuerySubCmd(c *cli, name, operand, short, long, example string) *cobra.C
 
 func runQuery(ctx context.Context, stdout, stderr io.Writer, name, fp string, files []string, o queryOptions) int {
 	prefix := "netmortem query " + name + ":"
+	files = append(slices.Clip(o.out), files...)
 	f, err := o.filter()
 	if err == nil {
 		err = oneOf("output", o.output, query.Formats)
@@ -136,7 +143,7 @@ func runQuery(ctx context.Context, stdout, stderr io.Writer, name, fp string, fi
 	switch {
 	case err != nil:
 	case o.db == "" && len(files) == 0:
-		err = errors.New("no results to read: give the batch's FILE.jsonl, or --db")
+		err = errors.New("no results to read: give the batch's --out FILE.jsonl (or FILE.jsonl), or its --db")
 	case o.db != "" && len(files) > 0:
 		err = fmt.Errorf("--db and FILEs (%s) given: read one or the other", files[0])
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/results"
-	"github.com/netmortem/netmortem/results/sqlstore"
 )
 
 // queryLines writes a batch's lines to a file: two bundles with
@@ -46,78 +44,6 @@ func queryLineValues() []results.Line {
 		{Bundle: "tickets/b.tar.gz", Status: results.StatusOK, BundleTime: mon, KubernetesVersion: "v1.30.0",
 			Findings: []analyzer.Finding{{Rule: "synack-reset", Fingerprint: "fp1", Severity: analyzer.Warning, Title: "resets, b"}}},
 		{Bundle: "tickets/c.tar.gz", Status: results.StatusUnreadable, Error: "no input could be read", Findings: []analyzer.Finding{}},
-	}
-}
-
-// query --db reads a SQLite database as it reads the JSON Lines of the
-// same lines, and says what is wrong with one it cannot read.
-func TestQueryDB(t *testing.T) {
-	file := queryLines(t)
-	target := filepath.Join(t.TempDir(), "results.db")
-	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range queryLineValues() {
-		if err := db.Write(ctx, &l); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range [][]string{{"rules"}, {"weeks", "--rule", "synack-reset"}, {"versions", "--since", "2026-W45"},
-		{"fingerprints", "-o", "json"}, {"bundles", "fp1", "-o", "csv"}, {"bundles", "fp9"}} {
-		code, want, wantErr := runCLI(t, append(append([]string{"query"}, q...), file)...)
-		gotCode, got, gotErr := runCLI(t, append(append([]string{"query"}, q...), "--db", target)...)
-		if gotCode != exitOK || code != exitOK || got != want || gotErr != wantErr {
-			t.Errorf("query %q --db: exit %d, stderr %q:\n%s\nwant (from the file) exit %d, stderr %q:\n%s", q, gotCode, gotErr, got, code, wantErr, want)
-		}
-	}
-	// The lines of a real batch (the examples' fixture) in a database.
-	fixtureDB := filepath.Join(t.TempDir(), "incidents.db")
-	db, err = sqlstore.Open(ctx, fixtureDB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(fixture("query/incidents.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
-		var l results.Line
-		if err := json.Unmarshal([]byte(line), &l); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Write(ctx, &l); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range [][]string{{"rules"}, {"weeks"}, {"versions", "--rule", "syn-unanswered"}, {"fingerprints", "-o", "csv"},
-		{"bundles", "87e058b64faab806", "-o", "json"}, {"rules", "--since", "2026-11-24", "-o", "json"}} {
-		_, want, _ := runCLI(t, append(append([]string{"query"}, q...), fixture("query/incidents.jsonl"))...)
-		code, got, stderr := runCLI(t, append(append([]string{"query"}, q...), "--db", fixtureDB)...)
-		if code != exitOK || got != want || want == "" {
-			t.Errorf("query %q over the fixture's lines in a database: exit %d, stderr %q:\n%s\nwant (from the file):\n%s", q, code, stderr, got, want)
-		}
-	}
-
-	empty := filepath.Join(t.TempDir(), "empty.db")
-	if err := os.WriteFile(empty, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ db, want string }{
-		{empty, "not a results database of netmortem batch"},
-		{filepath.Join(t.TempDir(), "missing.db"), "no such file"},
-		{"postgres://", "no host"},
-	} {
-		if code, _, stderr := runCLI(t, "query", "rules", "--db", tc.db); code != exitUnreadable || !strings.Contains(stderr, tc.want) {
-			t.Errorf("query rules --db %s: exit %d, stderr %q; want exit %d, stderr with %q", tc.db, code, stderr, exitUnreadable, tc.want)
-		}
 	}
 }
 
@@ -234,7 +160,8 @@ func TestQueryExitCodes(t *testing.T) {
 		{[]string{"rules", "--nope", file}, exitUsage, "", "unknown flag: --nope"},
 		{[]string{"rules", filepath.Join(t.TempDir(), "missing.jsonl")}, exitUnreadable, "", "missing.jsonl: no such file"},
 		{[]string{"rules", bad}, exitUnreadable, "", "bad.jsonl:2: not a line of netmortem batch"},
-		{[]string{"rules", "--db", file}, exitUnreadable, "", "holds JSON Lines, not a database: give it as an argument, without --db"},
+		{[]string{"rules", "--db", file}, exitUnreadable, "", "holds JSON Lines, not a database: give it with --out, as batch wrote it"},
+		{[]string{"rules", "--db", "results.db", "--out", file}, exitUsage, "", "--db and FILEs"},
 	} {
 		code, stdout, stderr := runCLI(t, append([]string{"query"}, tc.args...)...)
 		if code != tc.code || stdout != tc.stdout || !strings.Contains(stderr, tc.stderrPart) {
@@ -280,6 +207,11 @@ func TestQueryFixture(t *testing.T) {
 	}
 	if n != len(incidents) {
 		t.Errorf("%s holds %d bundles, fixtures/incidents %d: run make query-fixture", fixture("query/incidents.jsonl"), n, len(incidents))
+	}
+	// --out, as batch writes the file, reads it as the argument does.
+	code, viaOut, stderr := runCLI(t, "query", "weeks", "-o", "json", "--out", fixture("query/incidents.jsonl"))
+	if code != exitOK || viaOut != stdout {
+		t.Errorf("query weeks --out FILE: exit %d, %q, want the argument's %q\n%s", code, viaOut, stdout, stderr)
 	}
 }
 

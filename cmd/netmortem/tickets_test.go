@@ -46,10 +46,37 @@ func TestBatchDirectoryOfTickets(t *testing.T) {
 	}
 }
 
+// TestBatchIncidentFixtures: fixtures/incidents, folders each with a
+// cluster's evidence or only a host's, gives one line per folder.
+func TestBatchIncidentFixtures(t *testing.T) {
+	dir := fixture("incidents")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, e := range entries {
+		if e.IsDir() {
+			want = append(want, e.Name())
+		}
+	}
+	code, lines, stderr := batchLines(t, dir, "-q", dir)
+	var got []string
+	for _, l := range lines {
+		name, _, _ := strings.Cut(l, " ")
+		got = append(got, name)
+	}
+	if code != exitFindings || !slices.Equal(got, want) {
+		t.Errorf("batch %s: exit %d, bundles %q, want one per folder %q\n%s", dir, code, got, want, stderr)
+	}
+}
+
 // TestBatchDirectoryOfNodeFolders: node folders (a host's evidence only)
-// beside the cluster's evidence are one bundle, without a note; folders of
-// a host's evidence alone, or tickets beside other folders, could be one
-// incident or several: refused, naming --as-one and DIR/*.
+// beside the cluster's evidence are one bundle, without a note; tickets
+// (folders with a cluster's evidence) beside folders of a host's evidence
+// are each a bundle; folders of a host's evidence alone, or one ticket
+// beside node folders, could be one incident or several: refused, naming
+// --as-one and DIR/*.
 func TestBatchDirectoryOfNodeFolders(t *testing.T) {
 	src := fixture("incidents/stale-dnat")
 	nodes := t.TempDir()
@@ -85,10 +112,14 @@ func TestBatchDirectoryOfNodeFolders(t *testing.T) {
 	copyIncidents(t, hostOnly, "connection-skew", "mtu-blackhole", "nat-hairpin")
 	mixed := t.TempDir()
 	copyIncidents(t, mixed, "stale-dnat", "ephemeral-nodeport", "connection-skew")
+	if code, lines, stderr := batchLines(t, mixed, mixed); code != exitFindings || len(lines) != 3 ||
+		!strings.Contains(stderr, "3 folders, 2 with a cluster's evidence (Kubernetes objects) and 1 with a host's only") {
+		t.Errorf("tickets and a host's folder: exit %d, lines %q, want 3\n%s", code, lines, stderr)
+	}
 	ticketAndNode := t.TempDir()
 	copyIncidents(t, ticketAndNode, "stale-dnat")
 	place(ticketAndNode, map[string]string{"iptables-save.txt": "node2/iptables-save.txt"})
-	for _, dir := range []string{hostOnly, mixed, ticketAndNode} {
+	for _, dir := range []string{hostOnly, ticketAndNode} {
 		code, _, stderr := batchLines(t, dir, dir)
 		if code != exitUsage || !strings.Contains(stderr, "--as-one analyzes "+dir+" as one bundle") ||
 			!strings.Contains(stderr, filepath.Join(dir, "*")+" analyzes each entry on its own") {

@@ -168,7 +168,7 @@ func TestDockerfileBuildStage(t *testing.T) {
 			build = in.args
 		}
 	}
-	for _, want := range []string{"CGO_ENABLED=0 ", "-trimpath", "./cmd/netmortem"} {
+	for _, want := range []string{"CGO_ENABLED=0 ", "-tags fleet", "-trimpath", "./cmd/netmortem"} {
 		if !strings.Contains(build, want) {
 			t.Errorf("RUN %s: no %s", build, want)
 		}

@@ -33,7 +33,9 @@ func netmortem(t testing.TB) string {
 			return
 		}
 		build.bin = filepath.Join(dir, "netmortem")
-		cmd := exec.Command("go", "build", "-buildvcs=false", "-o", build.bin, "./cmd/netmortem")
+		// The fleet build: the one that reads object storage and
+		// writes PostgreSQL, as the container image is built.
+		cmd := exec.Command("go", "build", "-buildvcs=false", "-tags", "fleet", "-o", build.bin, "./cmd/netmortem")
 		cmd.Dir = testutil.Root()
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/report"
 	"github.com/netmortem/netmortem/results"
-	"github.com/netmortem/netmortem/results/sqlstore"
 )
 
 // sink is one of the sinks a batch writes its lines to.
@@ -65,7 +64,7 @@ func OpenSinks(ctx context.Context, stdout io.Writer, out string, outGiven bool,
 		return nil
 	}
 	if db != "" {
-		d, err := sqlstore.Open(ctx, db)
+		d, err := openDB(ctx, db)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--db: %w", err)
 		}

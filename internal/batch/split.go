@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/netmortem/netmortem/parse"
@@ -28,14 +29,17 @@ import (
 //     folder holding the cluster's evidence (Kubernetes objects) is one
 //     incident's view of its cluster; a folder holding only a host's
 //     evidence (captures, rules, sockets of a node) is a node's folder.
-//     Several folders of the cluster's evidence and nothing else are
-//     several tickets: each is analyzed on its own. One cluster's evidence
-//     (a folder of it, or files beside the folders) with node folders is
-//     one bundle. Several node folders without the cluster's evidence and
-//     without files beside them, several folders of the cluster's evidence
-//     with anything beside them, and a folder with both (a ticket's) beside
-//     node folders could be one incident or several: refused, and --as-one
-//     or DIR/* decides.
+//     Several folders of the cluster's evidence, with nothing beside them
+//     but other folders, are several tickets: each folder with any
+//     evidence is analyzed on its own (one incident has one cluster, so
+//     the folders of a host's evidence beside them are tickets of their
+//     own, not their nodes). One cluster's evidence (a folder of it, or
+//     files beside the folders) with node folders is one bundle. Several
+//     node folders without the cluster's evidence and without files beside
+//     them, several folders of the cluster's evidence with evidence files
+//     beside them, and a folder with both (a ticket's) beside node folders
+//     could be one incident or several: refused, and --as-one or DIR/*
+//     decides.
 //   - A directory with several bundles and evidence beside them (node
 //     collectors and a kubectl dump) could be one incident or several: it
 //     is refused, and --as-one or naming the bundles decides.
@@ -155,6 +159,11 @@ func splitLoose(p string, loose []bundle.SurveyEntry) (Split, error) {
 	case len(cluster) >= 2 && len(others) == 0:
 		return Split{Bundles: cluster, Note: fmt.Sprintf("%s: %d folders, each with its own cluster's evidence (Kubernetes objects), "+
 			"each analyzed on its own; --as-one to analyze %s as one bundle", p, len(cluster), p)}, nil
+	case len(cluster) >= 2 && files == 0:
+		folders := append(slices.Clone(cluster), host...)
+		slices.Sort(folders)
+		return Split{Bundles: folders, Note: fmt.Sprintf("%s: %d folders, %d with a cluster's evidence (Kubernetes objects) and %d "+
+			"with a host's only, each analyzed on its own; --as-one to analyze %s as one bundle", p, len(folders), len(cluster), len(host), p)}, nil
 	case len(cluster) >= 2:
 		return one, &AmbiguousError{p, fmt.Sprintf("it holds %d folders with a cluster's evidence (%s) and %s beside them (%s)",
 			len(cluster), Names(p, cluster), count(len(others), "other input"), Names(p, others))}

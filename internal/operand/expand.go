@@ -91,6 +91,9 @@ func Expand(ctx context.Context, args []string, objs *Objects, readers map[strin
 			}
 			add(a)
 			continue
+		case objs != nil && source.IsURL(a) && !source.Cloud:
+			// The laptop build: said once, before anything is read.
+			return e, fmt.Errorf("%s: %w", a, source.ErrNoCloud)
 		case objs != nil && source.IsURL(a):
 			if err := e.expandURL(ctx, a, add); err != nil {
 				return e, err

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"gocloud.dev/gcerrors"
-
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/source"
@@ -277,11 +275,7 @@ func MayPass(err error) bool {
 	case errors.As(err, &status) && (status.HTTPStatusCode() >= 500 || status.HTTPStatusCode() == 429):
 		return true
 	}
-	switch gcerrors.Code(err) {
-	case gcerrors.Internal, gcerrors.ResourceExhausted, gcerrors.DeadlineExceeded:
-		return true
-	}
-	return false
+	return source.Transient(err)
 }
 
 // diskSize is the size of a file, or of every file under a directory.

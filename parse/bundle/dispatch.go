@@ -73,6 +73,12 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 		return
 	}
 	f := o.sniffFor(name, head, pl.command)
+	if f == nil && !pl.direct && strings.EqualFold(path.Ext(name), ".md") {
+		// A README or notes beside the evidence: nothing to read, nothing
+		// to warn of.
+		o.skip(name, model.SkippedDocumentation, pl)
+		return
+	}
 	if f == nil {
 		if pl.direct {
 			o.warns.Add(model.Pos{File: name}, "", format.ErrUnrecognized)

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/netmortem/netmortem/results"
-	"github.com/netmortem/netmortem/results/sqlstore"
 )
 
 // The queries Ask answers.
@@ -37,10 +36,10 @@ func Open(ctx context.Context, db string, files []string) (results.Store, error)
 	if db == "" {
 		return results.OpenJSONL(files...)
 	}
-	st, err := sqlstore.OpenStore(ctx, db)
+	st, err := openDB(ctx, db)
 	if err != nil {
 		if jsonLines(db) {
-			return nil, fmt.Errorf("%s holds JSON Lines, not a database: give it as an argument, without --db (netmortem query rules %s)", db, db)
+			return nil, fmt.Errorf("%s holds JSON Lines, not a database: give it with --out, as batch wrote it (netmortem query rules --out %s)", db, db)
 		}
 		return nil, err
 	}

@@ -1,3 +1,5 @@
+//go:build fleet
+
 package source
 
 import (
@@ -8,8 +10,36 @@ import (
 
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/gcsblob"
+	"gocloud.dev/gcerrors"
 	"gocloud.dev/gcp"
+
+	// The cloud bucket drivers of Schemes, registered with blob.OpenBucket.
+	_ "gocloud.dev/blob/azureblob"
+	_ "gocloud.dev/blob/s3blob"
 )
+
+// Cloud reports whether this build reads object storage (s3://, gs://,
+// azblob://): the fleet build (go build -tags fleet) does; the laptop
+// build reads file:// URLs only and refuses the others with ErrNoCloud.
+const Cloud = true
+
+// Transient reports whether err, from a bucket, is one that may pass
+// when tried again: the server's error, throttling, or its deadline.
+func Transient(err error) bool {
+	switch gcerrors.Code(err) {
+	case gcerrors.Internal, gcerrors.ResourceExhausted, gcerrors.DeadlineExceeded:
+		return true
+	}
+	return false
+}
+
+// openBucket opens the bucket URL u of scheme.
+func openBucket(ctx context.Context, scheme, u string) (*blob.Bucket, error) {
+	if scheme == "gs" {
+		return openGCS(ctx, u)
+	}
+	return blob.OpenBucket(ctx, u)
+}
 
 // openGCS opens the gs:// bucket URL u. gcsblob's default opener, when it
 // finds no credentials, prints a warning to stdout (where batch writes its
