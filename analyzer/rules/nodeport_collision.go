@@ -85,6 +85,7 @@ type portClaims struct {
 
 	svcs, claims []string // the Services that give it; what else claims it
 	outside      bool     // the port is outside the NodePort range
+	twice        string   // the Service that gives it to two of its ports
 }
 
 // judgePortClaims judges c; ok is false when nothing else claims the port
@@ -102,6 +103,19 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 			svcs = append(svcs, n)
 			if len(svcs) > 1 {
 				ev = append(ev, analyzer.Evidence{Pos: x.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s", x.Port, x.Protocol, n)})
+			}
+		}
+	}
+	// One Service, one port given to two of its ports: the apiserver
+	// allocates a nodePort once, and rejects the second port.
+	twice := ""
+	for i, x := range list {
+		for _, y := range list[:i] {
+			if twice == "" && x.Namespace == y.Namespace && x.Service == y.Service {
+				twice = objectName(x.Namespace, x.Service)
+				claims = append(claims, fmt.Sprintf("ports %s and %s of the same Service", portLabel(y), portLabel(x)))
+				supports = append(supports, fmt.Sprintf("%s gives nodePort %d/%s to two ports of %s (%s and %s)", x.Pos,
+					x.Port, x.Protocol, twice, portLabel(y), portLabel(x)))
 			}
 		}
 	}
@@ -153,17 +167,24 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 	case listened:
 		certainty = analyzer.Proven
 	case len(claims) > 0:
-		if !s.Has(model.KindSockets) {
+		if !s.Has(model.KindSockets) && (twice == "" || len(claims) > 1) {
 			contradicts = append(contradicts, "no listening sockets of the nodes in the bundle: whether the port is taken "+
 				"on a node is not shown")
 		}
-		if len(svcs) > 1 {
+		switch {
+		case len(svcs) > 1:
 			alternatives = append(alternatives, "the Services were read at different times (one since deleted, or a "+
 				"restore not applied): the apiserver never gives one nodePort twice")
-		} else {
+		case twice != "":
+			alternatives = append(alternatives, "the manifest shown is not the one applied (other values): the Service in the "+
+				"cluster may give each port its own nodePort")
+		default:
 			alternatives = append(alternatives, "the Pod with the hostPort runs on nodes where nothing else uses the port")
 		}
 		decide = fmt.Sprintf("kubectl get services,pods -A -o wide | grep %d", np.Port)
+		if twice != "" && len(svcs) == 1 && len(claims) == 1 {
+			decide = "kubectl apply --dry-run=server -f <the manifest of Service " + twice + ">"
+		}
 	case rng.Flag != nil:
 		alternatives = []string{"the nodePort was allocated before the range was changed: the Service still works, " +
 			"and new allocations avoid the port", "the nodePort was set by hand in the Service"}
@@ -194,7 +215,7 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 	if outside {
 		values["outside_range"] = true
 	}
-	c.svcs, c.claims, c.outside = svcs, claims, outside
+	c.svcs, c.claims, c.outside, c.twice = svcs, claims, outside, twice
 	return analyzer.Finding{
 		Subject:      subject("port", fmt.Sprint(np.Port), "proto", strings.ToLower(np.Protocol)),
 		Severity:     sev,
@@ -214,6 +235,12 @@ func portClaimWords(c *portClaims) (title, summary, cause, fix string) {
 	title = fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s", np.Port, np.Protocol, c.svcs[0], strings.Join(c.claims, ", "))
 	summary = fmt.Sprintf("NodePort %d/%s (Service %s) is claimed by %s too: on the nodes where both hold it, "+
 		"traffic for the Service goes to the wrong place.", np.Port, np.Protocol, strings.Join(c.svcs, ", "), strings.Join(c.claims, ", "))
+	if c.twice != "" && len(c.claims) == 1 {
+		title = fmt.Sprintf("NodePort %d/%s is given to two ports of Service %s", np.Port, np.Protocol, c.twice)
+		summary = fmt.Sprintf("Service %s gives nodePort %d/%s to two of its ports (%s): the apiserver allocates a "+
+			"nodePort once and rejects the second port (\"provided port is already allocated\"), so the Service "+
+			"is not created or updated.", c.twice, np.Port, np.Protocol, strings.TrimSuffix(strings.TrimPrefix(c.claims[0], "ports "), " of the same Service"))
+	}
 	if c.outside {
 		if len(c.claims) == 0 {
 			title = fmt.Sprintf("NodePort %d/%s of %s is outside the NodePort range %s", np.Port, np.Protocol, c.svcs[0], rng.Range)
@@ -224,9 +251,22 @@ func portClaimWords(c *portClaims) (title, summary, cause, fix string) {
 	}
 	cause = "Ports chosen by hand for Services, host processes or hostPorts, without regard for the NodePort range; " +
 		"or objects restored from another cluster."
+	if c.twice != "" && len(c.claims) == 1 {
+		cause = "The Service's manifest (often a chart's template writing one nodePort value on every port) gives " +
+			"the same nodePort to two of its ports."
+	}
 	fix = "Give the Service a nodePort that nothing else uses (or remove spec.ports[].nodePort so the apiserver " +
 		"allocates one in the range), and move host processes and hostPorts out of the range."
 	return title, strings.TrimSpace(summary), cause, fix
+}
+
+// portLabel names a Service port by its name, or by its nodePort when it
+// has none.
+func portLabel(np model.NodePort) string {
+	if np.PortName != "" {
+		return np.PortName
+	}
+	return fmt.Sprintf("%d/%s", np.Port, np.Protocol)
 }
 
 func protoBase(p string) string {
