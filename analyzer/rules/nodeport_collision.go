@@ -2,7 +2,9 @@ package rules
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -14,7 +16,7 @@ import (
 var NodePortCollision = &analyzer.Rule{
 	Name:        "nodeport-collision",
 	Severity:    analyzer.Error,
-	Needs:       []model.Kind{model.KindKube},
+	NeedsAny:    []model.Kind{model.KindKube, model.KindNetfilter},
 	Uses:        []model.Kind{model.KindSockets, model.KindComponents},
 	Requires:    []analyzer.FactKey{facts.NodePortRange},
 	SubjectKeys: []string{"port", "proto"},
@@ -37,8 +39,14 @@ place on some nodes. A NodePort outside the apiserver's range
 (--service-node-port-range, default 30000-32767) was set by hand or comes
 from another cluster's configuration.
 
+kube-proxy's REJECT of a NodePort whose Service has no endpoints ("-m
+addrtype --dst-type LOCAL --dport N -j REJECT", "has no endpoints") refuses
+the port on every address of the node, a host process listening on it too:
+proven with that listener in the node's sockets, unknown (the deciding ss
+command) without the sockets, nothing when the sockets show no listener.
+
 Evidence: the Services' nodePorts, listening sockets per node, Pods'
-hostPorts, the apiserver flag.
+hostPorts, the apiserver flag, kube-proxy's REJECT rules.
 
 Severity: error when a listening socket shows the port taken on a node;
 warning for two Services or a hostPort on one nodePort, seen in the objects
@@ -52,9 +60,6 @@ range consistent with net.ipv4.ip_local_reserved_ports.`,
 func runNodePortCollision(p *analyzer.Pass) error {
 	s := p.Snap
 	nps := s.Kube.NodePorts()
-	if len(nps) == 0 {
-		return nil
-	}
 	byPort := map[string][]model.NodePort{}
 	var keys []string
 	for _, np := range nps {
@@ -72,7 +77,129 @@ func runNodePortCollision(p *analyzer.Pass) error {
 			p.Report(f)
 		}
 	}
+	for _, r := range rejectedNodePorts(s) {
+		if byPort[fmt.Sprintf("%d/%s", r.port, r.proto)] != nil {
+			continue // the Services' own judgement above
+		}
+		if f, ok := judgeRejectedNodePort(s, &r); ok {
+			f.Title, f.Summary, f.Cause, f.Fix = rejectedNodePortWords(&r)
+			p.Report(f)
+		}
+	}
 	return nil
+}
+
+// noEndpointsRe reads kube-proxy's comment on the REJECT rule of a Service
+// port without endpoints: "default/traefik:http has no endpoints".
+var noEndpointsRe = regexp.MustCompile(`^(\S+) has no endpoints$`)
+
+// rejectedNodePort is a NodePort that kube-proxy rejects on every local
+// address because its Service has no endpoints (the REJECT rule of
+// KUBE-EXTERNAL-SERVICES), and the host process found listening on it.
+type rejectedNodePort struct {
+	port     uint16
+	proto    string // TCP, UDP
+	service  string // the Service port as the comment names it
+	node     string
+	rule     *model.Rule
+	listener *model.Socket
+}
+
+// rejectedNodePorts lists the NodePorts whose REJECT rules (kube-proxy's
+// "-m addrtype --dst-type LOCAL --dport N -j REJECT" with the comment
+// "<service> has no endpoints") are in the node's rules, once per port.
+func rejectedNodePorts(s *model.Snapshot) []rejectedNodePort {
+	var out []rejectedNodePort
+	seen := map[string]bool{}
+	for _, rs := range s.Netfilter {
+		for _, t := range rs.Tables {
+			for _, c := range t.Chains {
+				for _, r := range c.Rules {
+					m := noEndpointsRe.FindStringSubmatch(strings.TrimSpace(r.Comment))
+					if m == nil || r.Target != "REJECT" || !strings.EqualFold(r.DstType, "LOCAL") || r.NotDPort {
+						continue
+					}
+					port, err := strconv.ParseUint(r.DPort, 10, 16)
+					proto := strings.ToUpper(r.Proto)
+					if err != nil || port == 0 || (proto != "TCP" && proto != "UDP" && proto != "SCTP") {
+						continue
+					}
+					key := fmt.Sprintf("%s|%d/%s", rs.Node, port, proto)
+					if seen[key] {
+						continue
+					}
+					seen[key] = true
+					out = append(out, rejectedNodePort{port: uint16(port), proto: proto, service: m[1], node: rs.Node, rule: r})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// judgeRejectedNodePort judges a rejected NodePort: proven claimed twice
+// when a host process of the node listens on it, nothing when the node's
+// sockets show none, the cause unknown when the sockets are not in the
+// bundle. It fills in r.listener.
+func judgeRejectedNodePort(s *model.Snapshot, r *rejectedNodePort) (analyzer.Finding, bool) {
+	f := analyzer.Finding{
+		Subject: subject("port", fmt.Sprint(r.port), "proto", strings.ToLower(r.proto)),
+		Evidence: []analyzer.Evidence{{Pos: r.rule.Pos, Note: fmt.Sprintf("kube-proxy rejects %d/%s on every local "+
+			"address: %s has no endpoints", r.port, r.proto, r.service)}},
+		Supports: []string{fmt.Sprintf("%s: kube-proxy rejects %d/%s on every local address (%s has no endpoints)",
+			r.rule.Pos, r.port, r.proto, r.service)},
+		Facts: map[string]any{"nodeport": fmt.Sprintf("%d/%s", r.port, r.proto), "service": r.service},
+	}
+	for i := range s.Sockets {
+		so := &s.Sockets[i]
+		if so.State != "LISTEN" && so.State != "UNCONN" || so.Local.Port() != r.port ||
+			!strings.EqualFold(protoBase(so.Proto), r.proto) || so.MatchesProcess("kube-proxy") ||
+			(r.node != "" && so.Node != "" && so.Node != r.node) {
+			continue
+		}
+		r.listener = so
+		who := cmpOr(so.Process, "a process")
+		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s listens on %s", so.Pos, who, so.Local))
+		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s listens on %s", who, so.Local)})
+		f.Facts["claimed_by"] = who
+		return f, true
+	}
+	if s.Has(model.KindSockets) {
+		return f, false // nothing else listens: the Service only has no endpoints
+	}
+	f.Severity, f.Certainty = analyzer.Warning, analyzer.Unknown
+	f.Contradicts = []string{"no listening sockets of the node in the bundle: whether a host process listens on the " +
+		"port is not shown"}
+	f.Alternatives = []string{fmt.Sprintf("nothing else listens on %d: the rule only says %s has no endpoints, and "+
+		"connections to the NodePort are refused until it has some", r.port, r.service)}
+	f.Decide = fmt.Sprintf("ss -lnp 'sport = :%d'; kubectl get svc -A | grep %d", r.port, r.port)
+	return f, true
+}
+
+// rejectedNodePortWords words the finding of r.
+func rejectedNodePortWords(r *rejectedNodePort) (title, summary, cause, fix string) {
+	title = fmt.Sprintf("NodePort %d/%s of %s has no endpoints: kube-proxy refuses the port on every local address",
+		r.port, r.proto, r.service)
+	summary = fmt.Sprintf("kube-proxy rejects %d/%s on every address of the node (ICMP port unreachable) because %s "+
+		"has no endpoints: a host process listening on the same port is refused too.", r.port, r.proto, r.service)
+	if r.listener != nil {
+		title = fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s listening on %s", r.port, r.proto, r.service,
+			cmpOr(r.listener.Process, "a process"), r.listener.Local)
+	}
+	cause = "A host process listens on a port of the NodePort range that a Service also holds; while the Service " +
+		"has no endpoints, kube-proxy's REJECT rule refuses every connection to that port on the node."
+	fix = "Move the host process off the NodePort range (or give the Service another nodePort), and keep the " +
+		"range out of the ports host processes use."
+	return title, summary, cause, fix
+}
+
+// cmpOr is s, or def when s is empty.
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // portClaims is a NodePort and what else claims it, and its judgement
