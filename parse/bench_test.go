@@ -61,6 +61,7 @@ func benchCases() []benchCase {
 		{"dmesg", logs.DmesgFormat, 100000, "dmesg lines (bridge ports, nf_conntrack table full)", genDmesg, perN(1)},
 		{"felix-log", logs.FelixLogFormat, 100000, "Calico Felix log lines", genFelixLog, perN(1)},
 		{"cilium-monitor", logs.CiliumMonitorFormat, 100000, "cilium monitor drop lines", genCiliumMonitor, perN(1)},
+		{"grep-n-log", logs.GrepLogFormat, 100000, "grep -Hn lines of kube-proxy's log", genGrepLog, perN(1)},
 		{"coredns-log", logs.CoreDNSLogFormat, 100000, "CoreDNS log lines (kubernetes plugin errors with traces, query log)", genCoreDNS, perN(1)},
 		{"cri-log", logs.CRILogFormat, 100000, "containerd records of kube-proxy's klog, every tenth line in two partial records", genCRI, perN(1)},
 		{"journal", logs.JournalFormat, 100000, "journalctl -o json entries of the kubelet's klog", genJournalJSON, perN(1)},

@@ -48,6 +48,7 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.JournalFormat,
 		logs.FelixLogFormat,
 		logs.CiliumMonitorFormat,
+		logs.GrepLogFormat,
 		netfilter.IPVSadmFormat,
 		netfilter.IPTablesSaveFormat,
 		netfilter.IPTablesListFormat,
