@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,14 +17,15 @@ import (
 var NodePortCollision = &analyzer.Rule{
 	Name:        "nodeport-collision",
 	Severity:    analyzer.Error,
-	NeedsAny:    []model.Kind{model.KindKube, model.KindNetfilter},
+	NeedsAny:    []model.Kind{model.KindKube, model.KindNetfilter, model.KindLogs},
 	Uses:        []model.Kind{model.KindSockets, model.KindComponents},
 	Requires:    []analyzer.FactKey{facts.NodePortRange},
 	SubjectKeys: []string{"port", "proto"},
 	Run:         runNodePortCollision,
 	Explains:    []*analyzer.Rule{SynAckReset},
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(80)},
-	Proof: "a Service's nodePort (kube) that a listening socket of another process shows taken on a node (ss, netstat); " +
+	Proof: "a Service's nodePort (kube, kube-proxy's REJECT rule or its bind failure) that a socket of another " +
+		"process shows taken on a node (ss, netstat); " +
 		"for a NodePort outside the range, the apiserver's --service-node-port-range beside the Services",
 	Unproven: "two Services with one nodePort, or a Pod's hostPort on it, are shown by the Kubernetes objects alone " +
 		"(likely: the objects may have been read at different times, the Pod may run on other nodes); a NodePort outside " +
@@ -45,8 +47,14 @@ the port on every address of the node, a host process listening on it too:
 proven with that listener in the node's sockets, unknown (the deciding ss
 command) without the sockets, nothing when the sockets show no listener.
 
+kube-proxy's own line that it cannot open a NodePort ("can't open
+"nodePort for ..." ... bind: address already in use") says another socket
+holds it: likely from the log, proven when the node's sockets show the
+holder, nothing when they show kube-proxy itself holding it (a kube-proxy
+that opened the port twice).
+
 Evidence: the Services' nodePorts, listening sockets per node, Pods'
-hostPorts, the apiserver flag, kube-proxy's REJECT rules.
+hostPorts, the apiserver flag, kube-proxy's REJECT rules and its log.
 
 Severity: error when a listening socket shows the port taken on a node;
 warning for two Services or a hostPort on one nodePort, seen in the objects
@@ -70,19 +78,32 @@ func runNodePortCollision(p *analyzer.Pass) error {
 		byPort[k] = append(byPort[k], np)
 	}
 	rng := facts.NodePortRange.Of(p)
+	reported := map[string]bool{}
 	for _, k := range keys {
 		c := &portClaims{list: byPort[k], rng: rng}
 		if f, ok := judgePortClaims(s, c); ok {
 			f.Title, f.Summary, f.Cause, f.Fix = portClaimWords(c)
 			p.Report(f)
+			reported[k] = true
 		}
 	}
 	for _, r := range rejectedNodePorts(s) {
-		if byPort[fmt.Sprintf("%d/%s", r.port, r.proto)] != nil {
+		k := fmt.Sprintf("%d/%s", r.port, r.proto)
+		if byPort[k] != nil {
 			continue // the Services' own judgement above
 		}
 		if f, ok := judgeRejectedNodePort(s, &r); ok {
 			f.Title, f.Summary, f.Cause, f.Fix = rejectedNodePortWords(&r)
+			p.Report(f)
+			reported[k] = true
+		}
+	}
+	for _, b := range nodePortBindFailures(s) {
+		if reported[fmt.Sprintf("%d/%s", b.port, b.proto)] {
+			continue
+		}
+		if f, ok := judgeNodePortBind(s, b); ok {
+			f.Title, f.Summary, f.Cause, f.Fix = nodePortBindWords(b)
 			p.Report(f)
 		}
 	}
@@ -405,4 +426,152 @@ func orTCP(p string) string {
 		return "TCP"
 	}
 	return p
+}
+
+// nodePortBindRe reads kube-proxy's own line when it cannot open (bind) a
+// NodePort: "can't open "nodePort for ns/svc:port" (:45102/tcp), skipping
+// this nodePort: listen tcp :45102: bind: address already in use", and the
+// structured form of later releases ("can't open port, skipping it"
+// err="listen tcp4 :30619: bind: address already in use" port={...}).
+var nodePortBindRe = regexp.MustCompile(`(?i)can't open (?:"nodePort for [^"]*"|port)[\s\S]*?listen (tcp|udp|sctp)[46]? [^\s:]*:(\d{1,5}): bind: address already in use`)
+
+// nodePortServiceRe finds the Service port a bind failure names.
+var nodePortServiceRe = regexp.MustCompile(`nodePort for ([^"\\\s]+)`)
+
+// nodePortBind is a NodePort kube-proxy could not open on a node because
+// another socket holds it, and what the node's sockets show of the holder.
+type nodePortBind struct {
+	port    uint16
+	proto   string // TCP, UDP, SCTP
+	service string // the Service port as the line names it, "" when it does not
+	node    string
+	lines   []*model.LogEvent
+	holder  *model.Socket // a socket of another process on the port
+}
+
+// nodePortBindFailures gathers kube-proxy's bind failures, once per node
+// and port, with every line that repeats one.
+func nodePortBindFailures(s *model.Snapshot) []*nodePortBind {
+	var out []*nodePortBind
+	byKey := map[string]*nodePortBind{}
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		msg := le.Message
+		for _, k := range slices.Sorted(maps.Keys(le.Fields)) {
+			msg += " " + k + "=" + le.Fields[k]
+		}
+		m := nodePortBindRe.FindStringSubmatch(msg)
+		if m == nil || !facts.IsKubeProxyLog(le) && !strings.Contains(msg, "nodePort for ") {
+			continue
+		}
+		port, err := strconv.ParseUint(m[2], 10, 16)
+		if err != nil || port == 0 {
+			continue
+		}
+		key := fmt.Sprintf("%s|%d/%s", le.Node, port, strings.ToUpper(m[1]))
+		b := byKey[key]
+		if b == nil {
+			b = &nodePortBind{port: uint16(port), proto: strings.ToUpper(m[1]), node: le.Node}
+			if sm := nodePortServiceRe.FindStringSubmatch(msg); sm != nil {
+				b.service = sm[1]
+			}
+			byKey[key] = b
+			out = append(out, b)
+		}
+		b.lines = append(b.lines, le)
+	}
+	return out
+}
+
+// judgeNodePortBind judges a NodePort kube-proxy could not open: kube-proxy's
+// own line says another socket holds it (likely); the node's sockets prove
+// it when they show the holder, and rule it out when the holder is
+// kube-proxy itself (it opened the port twice, kubernetes#107297).
+func judgeNodePortBind(s *model.Snapshot, b *nodePortBind) (analyzer.Finding, bool) {
+	first := b.lines[0]
+	f := analyzer.Finding{
+		Subject:   subject("port", fmt.Sprint(b.port), "proto", strings.ToLower(b.proto)),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Supports: []string{fmt.Sprintf("%s: kube-proxy cannot open NodePort %d/%s%s: address already in use", first.Pos,
+			b.port, b.proto, nodePortFor(b.service))},
+		Facts: map[string]any{"nodeport": fmt.Sprintf("%d/%s", b.port, b.proto), "bind_failures": len(b.lines)},
+	}
+	for i, le := range b.lines {
+		if i < 3 || i == len(b.lines)-1 {
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: le.Pos, Note: fmt.Sprintf("kube-proxy cannot open "+
+				"%d/%s: address already in use", b.port, b.proto)})
+		}
+	}
+	if b.service != "" {
+		f.Facts["service"] = b.service
+	}
+	if b.node != "" {
+		f.Facts["node"] = b.node
+	}
+	ownHolder := false
+	for i := range s.Sockets {
+		so := &s.Sockets[i]
+		if so.Local.Port() != b.port || !strings.EqualFold(protoBase(so.Proto), b.proto) ||
+			(b.node != "" && so.Node != "" && so.Node != b.node) {
+			continue
+		}
+		if so.MatchesProcess("kube-proxy") {
+			ownHolder = true
+			continue
+		}
+		b.holder = so
+		who := cmpOr(so.Process, "a process")
+		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s holds %s (%s)", so.Pos, who, so.Local, so.State))
+		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s holds %s", who, so.Local)})
+		f.Facts["claimed_by"] = who
+		return f, true
+	}
+	if ownHolder {
+		return f, false // kube-proxy's own socket: the NodePort works
+	}
+	if s.Has(model.KindSockets) {
+		f.Contradicts = append(f.Contradicts, "the node's sockets in the bundle show nothing on the port: the holder "+
+			"may have gone since")
+	}
+	f.Alternatives = []string{
+		"kube-proxy itself holds the port from an earlier open (a kube-proxy that opens each NodePort twice, " +
+			"kubernetes#107297): the NodePort works",
+		"an outbound connection's source port holds it: the NodePort range overlaps net.ipv4.ip_local_port_range",
+	}
+	f.Decide = fmt.Sprintf("ss -anp '( sport = :%d )' on %s; sysctl net.ipv4.ip_local_port_range", b.port,
+		cmpOr(b.node, "the node"))
+	return f, true
+}
+
+// nodePortFor is " (nodePort for SERVICE)", or "" when the line names none.
+func nodePortFor(service string) string {
+	if service == "" {
+		return ""
+	}
+	return " (nodePort for " + service + ")"
+}
+
+// nodePortBindWords words the finding of b.
+func nodePortBindWords(b *nodePortBind) (title, summary, cause, fix string) {
+	where := ""
+	if b.node != "" {
+		where = " on " + b.node
+	}
+	svc := cmpOr(b.service, "its Service")
+	title = fmt.Sprintf("NodePort %d/%s of %s is held by another socket%s: kube-proxy cannot open it", b.port, b.proto,
+		svc, where)
+	if b.holder != nil {
+		title = fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s on %s", b.port, b.proto, svc,
+			cmpOr(b.holder.Process, "a process"), b.holder.Local)
+	}
+	summary = fmt.Sprintf("kube-proxy%s logs %d times that it cannot open NodePort %d/%s (bind: address already in "+
+		"use) and skips it: another socket holds the port, and the NodePort may not work there (releases before "+
+		"1.23 write no rule for a port they cannot open).", where, len(b.lines), b.port, b.proto)
+	cause = "Another socket of the node holds the NodePort: a host process listening on it, or an outbound " +
+		"connection whose source port the kernel took from a range that overlaps the NodePort range."
+	fix = "Find the holder (ss -anp on the port) and move it off the NodePort range; keep the range out of " +
+		"net.ipv4.ip_local_port_range (or list it in net.ipv4.ip_local_reserved_ports)."
+	return title, summary, cause, fix
 }
