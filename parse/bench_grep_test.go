@@ -19,3 +19,20 @@ func genGrepLog(n int) []byte {
 			700000+3*i, i/60%60, s, i%97, i)
 	})
 }
+
+// genClientErrors is kubeadm init's output with its preflight errors, and
+// kubectl's and helm's refusals.
+func genClientErrors(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(b, "[preflight] Running pre-flight checks %d\n", i)
+		case 1:
+			fmt.Fprintf(b, "\t[ERROR KubeletVersion]: the kubelet version is higher than the control plane version. Kubelet version: \"1.13.%d\" Control plane version: \"1.12.2\"\n", i%10)
+		case 2:
+			fmt.Fprintf(b, "The Service \"svc%d\" is invalid: spec.ports[0].nodePort: Invalid value: %d: provided port is already allocated\n", i, 30000+i%2768)
+		default:
+			fmt.Fprintf(b, "Error: UPGRADE FAILED: cannot patch \"svc%d\" with kind Service: Service \"svc%d\" is invalid\n", i, i)
+		}
+	})
+}

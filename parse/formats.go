@@ -49,6 +49,7 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.FelixLogFormat,
 		logs.CiliumMonitorFormat,
 		logs.GrepLogFormat,
+		logs.ClientErrorsFormat,
 		netfilter.IPVSadmFormat,
 		netfilter.IPTablesSaveFormat,
 		netfilter.IPTablesListFormat,

@@ -10,8 +10,9 @@ import (
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
-// grep -Hn of a kube-proxy log (kubernetes#35641) among all the formats,
-// and the field logs beside it that are plain klog or journal lines.
+// grep -Hn of a kube-proxy log (kubernetes#35641) and the errors helm,
+// kubectl and kubeadm printed in field tickets, among all the formats; and
+// field logs that are plain klog or journal lines.
 func TestSniffGrepLog(t *testing.T) {
 	for file, want := range map[string]string{
 		"fixtures/field/nodeport-collision--k8s-35641/kube-proxy.log":                "grep-n-log",
