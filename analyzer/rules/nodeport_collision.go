@@ -53,8 +53,14 @@ holds it: likely from the log, proven when the node's sockets show the
 holder, nothing when they show kube-proxy itself holding it (a kube-proxy
 that opened the port twice).
 
+The apiserver's refusal printed by kubectl or helm ("spec.ports[0].nodePort:
+Invalid value: N: provided port is already allocated") is likely when it
+refuses an update of an existing Service (cannot patch, UPGRADE FAILED), and
+of unknown cause, at info, for a create (the same Service may hold the port).
+
 Evidence: the Services' nodePorts, listening sockets per node, Pods'
-hostPorts, the apiserver flag, kube-proxy's REJECT rules and its log.
+hostPorts, the apiserver flag, kube-proxy's REJECT rules and its log, the
+apiserver's refusals.
 
 Severity: error when a listening socket shows the port taken on a node;
 warning for two Services or a hostPort on one nodePort, seen in the objects
@@ -87,24 +93,20 @@ func runNodePortCollision(p *analyzer.Pass) error {
 			reported[k] = true
 		}
 	}
-	for _, r := range rejectedNodePorts(s) {
-		k := fmt.Sprintf("%d/%s", r.port, r.proto)
-		if byPort[k] != nil {
-			continue // the Services' own judgement above
-		}
-		if f, ok := judgeRejectedNodePort(s, &r); ok {
-			f.Title, f.Summary, f.Cause, f.Fix = rejectedNodePortWords(&r)
-			p.Report(f)
-			reported[k] = true
+	for _, a := range allocatedNodePorts(s) {
+		if !reported[fmt.Sprintf("%d/TCP", a.port)] && !reported[fmt.Sprintf("%d/UDP", a.port)] {
+			p.Report(judgeAllocated(a))
 		}
 	}
-	for _, b := range nodePortBindFailures(s) {
-		if reported[fmt.Sprintf("%d/%s", b.port, b.proto)] {
-			continue
+	for _, g := range portSignals(s) {
+		k := fmt.Sprintf("%d/%s", g.port, g.proto)
+		if byPort[k] != nil && !g.bind || reported[k] {
+			continue // the Services' own judgement above
 		}
-		if f, ok := judgeNodePortBind(s, b); ok {
-			f.Title, f.Summary, f.Cause, f.Fix = nodePortBindWords(b)
+		if f, ok := judgePortSignal(s, g); ok {
+			f.Title, f.Summary, f.Cause, f.Fix = portSignalWords(g)
 			p.Report(f)
+			reported[k] = true
 		}
 	}
 	return nil
@@ -114,104 +116,175 @@ func runNodePortCollision(p *analyzer.Pass) error {
 // port without endpoints: "default/traefik:http has no endpoints".
 var noEndpointsRe = regexp.MustCompile(`^(\S+) has no endpoints$`)
 
-// rejectedNodePort is a NodePort that kube-proxy rejects on every local
-// address because its Service has no endpoints (the REJECT rule of
-// KUBE-EXTERNAL-SERVICES), and the host process found listening on it.
-type rejectedNodePort struct {
-	port     uint16
-	proto    string // TCP, UDP
-	service  string // the Service port as the comment names it
-	node     string
-	rule     *model.Rule
-	listener *model.Socket
+// nodePortBindRe reads kube-proxy's own line when it cannot open (bind) a
+// NodePort: "can't open "nodePort for ns/svc:port" (:45102/tcp), skipping
+// this nodePort: listen tcp :45102: bind: address already in use", and the
+// structured form of later releases ("can't open port, skipping it"
+// err="listen tcp4 :30619: bind: address already in use" port={...}).
+var nodePortBindRe = regexp.MustCompile(`(?i)can't open (?:"nodePort for [^"]*"|port)[\s\S]*?listen (tcp|udp|sctp)[46]? [^\s:]*:(\d{1,5}): bind: address already in use`)
+
+// nodePortServiceRe finds the Service port a bind failure names.
+var nodePortServiceRe = regexp.MustCompile(`nodePort for ([^"\\\s]+)`)
+
+// portSignal is one NodePort a node's own evidence shows contended without
+// the Services: kube-proxy's REJECT of it on every local address (its
+// Service has no endpoints; bind false), or kube-proxy's failures to open
+// it (bind: address already in use); and the socket of another process
+// the node's sockets show holding it.
+type portSignal struct {
+	port                 uint16
+	proto, service, node string // proto TCP, UDP, SCTP; the Service port as named
+	bind                 bool
+	pos                  []model.Pos
+	holder               *model.Socket
 }
 
-// rejectedNodePorts lists the NodePorts whose REJECT rules (kube-proxy's
-// "-m addrtype --dst-type LOCAL --dport N -j REJECT" with the comment
-// "<service> has no endpoints") are in the node's rules, once per port.
-func rejectedNodePorts(s *model.Snapshot) []rejectedNodePort {
-	var out []rejectedNodePort
-	seen := map[string]bool{}
+// portSignals lists the REJECT rules and the bind failures, once per node
+// and port, each bind failure with the lines that repeat it.
+func portSignals(s *model.Snapshot) []*portSignal {
+	var out []*portSignal
+	byKey := map[string]*portSignal{}
+	add := func(bind bool, node, proto, port, service string, pos model.Pos) {
+		n, err := strconv.ParseUint(port, 10, 16)
+		proto = strings.ToUpper(proto)
+		key := fmt.Sprintf("%t|%s|%s/%s", bind, node, port, proto)
+		if err != nil || n == 0 || proto != "TCP" && proto != "UDP" && proto != "SCTP" {
+			return
+		}
+		if g := byKey[key]; g != nil {
+			g.pos = append(g.pos, pos)
+			return
+		}
+		byKey[key] = &portSignal{port: uint16(n), proto: proto, service: service, node: node, bind: bind, pos: []model.Pos{pos}}
+		out = append(out, byKey[key])
+	}
 	for _, rs := range s.Netfilter {
 		for _, t := range rs.Tables {
 			for _, c := range t.Chains {
 				for _, r := range c.Rules {
 					m := noEndpointsRe.FindStringSubmatch(strings.TrimSpace(r.Comment))
-					if m == nil || r.Target != "REJECT" || !strings.EqualFold(r.DstType, "LOCAL") || r.NotDPort {
-						continue
+					if m != nil && r.Target == "REJECT" && strings.EqualFold(r.DstType, "LOCAL") && !r.NotDPort {
+						add(false, rs.Node, r.Proto, r.DPort, m[1], r.Pos)
 					}
-					port, err := strconv.ParseUint(r.DPort, 10, 16)
-					proto := strings.ToUpper(r.Proto)
-					if err != nil || port == 0 || (proto != "TCP" && proto != "UDP" && proto != "SCTP") {
-						continue
-					}
-					key := fmt.Sprintf("%s|%d/%s", rs.Node, port, proto)
-					if seen[key] {
-						continue
-					}
-					seen[key] = true
-					out = append(out, rejectedNodePort{port: uint16(port), proto: proto, service: m[1], node: rs.Node, rule: r})
 				}
 			}
+		}
+	}
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		msg := le.Message
+		for _, k := range slices.Sorted(maps.Keys(le.Fields)) {
+			msg += " " + k + "=" + le.Fields[k]
+		}
+		if m := nodePortBindRe.FindStringSubmatch(msg); m != nil && (facts.IsKubeProxyLog(le) || strings.Contains(msg, "nodePort for ")) {
+			svc := ""
+			if sm := nodePortServiceRe.FindStringSubmatch(msg); sm != nil {
+				svc = sm[1]
+			}
+			add(true, le.Node, m[1], m[2], svc, le.Pos)
 		}
 	}
 	return out
 }
 
-// judgeRejectedNodePort judges a rejected NodePort: proven claimed twice
-// when a host process of the node listens on it, nothing when the node's
-// sockets show none, the cause unknown when the sockets are not in the
-// bundle. It fills in r.listener.
-func judgeRejectedNodePort(s *model.Snapshot, r *rejectedNodePort) (analyzer.Finding, bool) {
-	f := analyzer.Finding{
-		Subject: subject("port", fmt.Sprint(r.port), "proto", strings.ToLower(r.proto)),
-		Evidence: []analyzer.Evidence{{Pos: r.rule.Pos, Note: fmt.Sprintf("kube-proxy rejects %d/%s on every local "+
-			"address: %s has no endpoints", r.port, r.proto, r.service)}},
-		Supports: []string{fmt.Sprintf("%s: kube-proxy rejects %d/%s on every local address (%s has no endpoints)",
-			r.rule.Pos, r.port, r.proto, r.service)},
-		Facts: map[string]any{"nodeport": fmt.Sprintf("%d/%s", r.port, r.proto), "service": r.service},
+// judgePortSignal judges g: proven claimed twice when the node's sockets
+// show another process holding the port (listening on it, for a REJECT);
+// nothing when they show kube-proxy itself holding it (it opened the port
+// twice, kubernetes#107297) or, for a REJECT, nothing on it. Without the
+// sockets, kube-proxy's bind failure is likely, a REJECT unknown (it only
+// says the Service has no endpoints). It fills in g.holder.
+func judgePortSignal(s *model.Snapshot, g *portSignal) (analyzer.Finding, bool) {
+	svc, what := cmpOr(g.service, "a Service"), fmt.Sprintf("kube-proxy rejects %d/%s on every local address", g.port, g.proto)
+	if g.bind {
+		what = fmt.Sprintf("kube-proxy cannot open NodePort %d/%s: address already in use", g.port, g.proto)
 	}
+	f := analyzer.Finding{
+		Subject:   subject("port", fmt.Sprint(g.port), "proto", strings.ToLower(g.proto)),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Supports:  []string{fmt.Sprintf("%s: %s (%s)", g.pos[0], what, svc)},
+		Facts:     map[string]any{"nodeport": fmt.Sprintf("%d/%s", g.port, g.proto), "service": svc},
+	}
+	for i, pos := range g.pos {
+		if i < 3 || i == len(g.pos)-1 {
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: pos, Note: what})
+		}
+	}
+	if g.bind {
+		f.Facts["bind_failures"] = len(g.pos)
+	}
+	own := false
 	for i := range s.Sockets {
 		so := &s.Sockets[i]
-		if so.State != "LISTEN" && so.State != "UNCONN" || so.Local.Port() != r.port ||
-			!strings.EqualFold(protoBase(so.Proto), r.proto) || so.MatchesProcess("kube-proxy") ||
-			(r.node != "" && so.Node != "" && so.Node != r.node) {
+		if so.Local.Port() != g.port || !strings.EqualFold(protoBase(so.Proto), g.proto) ||
+			(g.node != "" && so.Node != "" && so.Node != g.node) || !g.bind && so.State != "LISTEN" && so.State != "UNCONN" {
 			continue
 		}
-		r.listener = so
+		if so.MatchesProcess("kube-proxy") {
+			own = true
+			continue
+		}
+		g.holder = so
 		who := cmpOr(so.Process, "a process")
 		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s listens on %s", so.Pos, who, so.Local))
-		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s listens on %s", who, so.Local)})
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s holds %s (%s)", so.Pos, who, so.Local, so.State))
+		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s holds %s", who, so.Local)})
 		f.Facts["claimed_by"] = who
 		return f, true
 	}
-	if s.Has(model.KindSockets) {
-		return f, false // nothing else listens: the Service only has no endpoints
+	switch {
+	case own || !g.bind && s.Has(model.KindSockets):
+		return f, false // kube-proxy's own socket, or nothing listening: the Service only has no endpoints
+	case s.Has(model.KindSockets):
+		f.Contradicts = []string{"the node's sockets in the bundle show nothing on the port: the holder may have gone since"}
+	case !g.bind:
+		f.Certainty = analyzer.Unknown
+		f.Contradicts = []string{"no listening sockets of the node in the bundle: whether a host process listens on " +
+			"the port is not shown"}
 	}
-	f.Severity, f.Certainty = analyzer.Warning, analyzer.Unknown
-	f.Contradicts = []string{"no listening sockets of the node in the bundle: whether a host process listens on the " +
-		"port is not shown"}
-	f.Alternatives = []string{fmt.Sprintf("nothing else listens on %d: the rule only says %s has no endpoints, and "+
-		"connections to the NodePort are refused until it has some", r.port, r.service)}
-	f.Decide = fmt.Sprintf("ss -lnp 'sport = :%d'; kubectl get svc -A | grep %d", r.port, r.port)
+	f.Alternatives = []string{
+		"kube-proxy itself holds the port from an earlier open (a kube-proxy that opens each NodePort twice, " +
+			"kubernetes#107297): the NodePort works",
+		"an outbound connection's source port holds it: the NodePort range overlaps net.ipv4.ip_local_port_range",
+	}
+	f.Decide = fmt.Sprintf("ss -anp '( sport = :%d )' on %s; sysctl net.ipv4.ip_local_port_range", g.port, cmpOr(g.node, "the node"))
+	if !g.bind {
+		f.Alternatives = []string{fmt.Sprintf("nothing else listens on %d: the rule only says %s has no endpoints, and "+
+			"connections to the NodePort are refused until it has some", g.port, svc)}
+		f.Decide = fmt.Sprintf("ss -lnp 'sport = :%d'; kubectl get svc -A | grep %d", g.port, g.port)
+	}
 	return f, true
 }
 
-// rejectedNodePortWords words the finding of r.
-func rejectedNodePortWords(r *rejectedNodePort) (title, summary, cause, fix string) {
-	title = fmt.Sprintf("NodePort %d/%s of %s has no endpoints: kube-proxy refuses the port on every local address",
-		r.port, r.proto, r.service)
-	summary = fmt.Sprintf("kube-proxy rejects %d/%s on every address of the node (ICMP port unreachable) because %s "+
-		"has no endpoints: a host process listening on the same port is refused too.", r.port, r.proto, r.service)
-	if r.listener != nil {
-		title = fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s listening on %s", r.port, r.proto, r.service,
-			cmpOr(r.listener.Process, "a process"), r.listener.Local)
+// portSignalWords words the finding of g.
+func portSignalWords(g *portSignal) (title, summary, cause, fix string) {
+	svc, where := cmpOr(g.service, "its Service"), ""
+	if g.node != "" {
+		where = " on " + g.node
 	}
+	title = fmt.Sprintf("NodePort %d/%s of %s has no endpoints: kube-proxy refuses the port on every local address",
+		g.port, g.proto, svc)
+	summary = fmt.Sprintf("kube-proxy rejects %d/%s on every address of the node (ICMP port unreachable) because %s "+
+		"has no endpoints: a host process listening on the same port is refused too.", g.port, g.proto, svc)
 	cause = "A host process listens on a port of the NodePort range that a Service also holds; while the Service " +
 		"has no endpoints, kube-proxy's REJECT rule refuses every connection to that port on the node."
 	fix = "Move the host process off the NodePort range (or give the Service another nodePort), and keep the " +
 		"range out of the ports host processes use."
+	if g.bind {
+		title = fmt.Sprintf("NodePort %d/%s of %s is held by another socket%s: kube-proxy cannot open it", g.port, g.proto,
+			svc, where)
+		summary = fmt.Sprintf("kube-proxy%s logs %d times that it cannot open NodePort %d/%s (bind: address already in "+
+			"use) and skips it: another socket holds the port, and the NodePort may not work there (releases before "+
+			"1.23 write no rule for a port they cannot open).", where, len(g.pos), g.port, g.proto)
+		cause = "Another socket of the node holds the NodePort: a host process listening on it, or an outbound " +
+			"connection whose source port the kernel took from a range that overlaps the NodePort range."
+		fix = "Find the holder (ss -anp on the port) and move it off the NodePort range; keep the range out of " +
+			"net.ipv4.ip_local_port_range (or list it in net.ipv4.ip_local_reserved_ports)."
+	}
+	if g.holder != nil {
+		title = fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s listening on %s", g.port, g.proto, svc,
+			cmpOr(g.holder.Process, "a process"), g.holder.Local)
+	}
 	return title, summary, cause, fix
 }
 
@@ -428,150 +501,72 @@ func orTCP(p string) string {
 	return p
 }
 
-// nodePortBindRe reads kube-proxy's own line when it cannot open (bind) a
-// NodePort: "can't open "nodePort for ns/svc:port" (:45102/tcp), skipping
-// this nodePort: listen tcp :45102: bind: address already in use", and the
-// structured form of later releases ("can't open port, skipping it"
-// err="listen tcp4 :30619: bind: address already in use" port={...}).
-var nodePortBindRe = regexp.MustCompile(`(?i)can't open (?:"nodePort for [^"]*"|port)[\s\S]*?listen (tcp|udp|sctp)[46]? [^\s:]*:(\d{1,5}): bind: address already in use`)
+// allocatedRe reads the apiserver refusing a Service's nodePort that
+// another port holds ("Service "x" is invalid: spec.ports[0].nodePort:
+// Invalid value: 30030: provided port is already allocated"), as kubectl,
+// helm and operators print it.
+var allocatedRe = regexp.MustCompile(`(?:Service "([^"]+)" is invalid: )?spec\.ports\[(\d+)\]\.nodePort: Invalid value: (\d{1,5}): provided port is already allocated`)
 
-// nodePortServiceRe finds the Service port a bind failure names.
-var nodePortServiceRe = regexp.MustCompile(`nodePort for ([^"\\\s]+)`)
-
-// nodePortBind is a NodePort kube-proxy could not open on a node because
-// another socket holds it, and what the node's sockets show of the holder.
-type nodePortBind struct {
+// allocatedNodePort is an apiserver's refusal of a nodePort, and whether
+// the request updated a Service that exists (patch, upgrade).
+type allocatedNodePort struct {
 	port    uint16
-	proto   string // TCP, UDP, SCTP
-	service string // the Service port as the line names it, "" when it does not
-	node    string
-	lines   []*model.LogEvent
-	holder  *model.Socket // a socket of another process on the port
+	service string
+	line    *model.LogEvent
+	update  bool
 }
 
-// nodePortBindFailures gathers kube-proxy's bind failures, once per node
-// and port, with every line that repeats one.
-func nodePortBindFailures(s *model.Snapshot) []*nodePortBind {
-	var out []*nodePortBind
-	byKey := map[string]*nodePortBind{}
+func allocatedNodePorts(s *model.Snapshot) []allocatedNodePort {
+	var out []allocatedNodePort
+	seen := map[uint16]bool{}
 	for i := range s.Logs {
 		le := &s.Logs[i]
-		msg := le.Message
-		for _, k := range slices.Sorted(maps.Keys(le.Fields)) {
-			msg += " " + k + "=" + le.Fields[k]
-		}
-		m := nodePortBindRe.FindStringSubmatch(msg)
-		if m == nil || !facts.IsKubeProxyLog(le) && !strings.Contains(msg, "nodePort for ") {
+		m := allocatedRe.FindStringSubmatch(le.Message)
+		if m == nil {
 			continue
 		}
-		port, err := strconv.ParseUint(m[2], 10, 16)
-		if err != nil || port == 0 {
+		port, err := strconv.ParseUint(m[3], 10, 16)
+		if err != nil || port == 0 || seen[uint16(port)] {
 			continue
 		}
-		key := fmt.Sprintf("%s|%d/%s", le.Node, port, strings.ToUpper(m[1]))
-		b := byKey[key]
-		if b == nil {
-			b = &nodePortBind{port: uint16(port), proto: strings.ToUpper(m[1]), node: le.Node}
-			if sm := nodePortServiceRe.FindStringSubmatch(msg); sm != nil {
-				b.service = sm[1]
-			}
-			byKey[key] = b
-			out = append(out, b)
-		}
-		b.lines = append(b.lines, le)
+		seen[uint16(port)] = true
+		msg, cmd := strings.ToLower(le.Message), " "+le.Fields["command"]+" "
+		update := strings.Contains(msg, "cannot patch") || strings.Contains(msg, "upgrade failed") ||
+			strings.Contains(cmd, " patch ") || strings.Contains(cmd, " replace ") || strings.Contains(cmd, " edit ")
+		out = append(out, allocatedNodePort{port: uint16(port), service: m[1], line: le, update: update})
 	}
 	return out
 }
 
-// judgeNodePortBind judges a NodePort kube-proxy could not open: kube-proxy's
-// own line says another socket holds it (likely); the node's sockets prove
-// it when they show the holder, and rule it out when the holder is
-// kube-proxy itself (it opened the port twice, kubernetes#107297).
-func judgeNodePortBind(s *model.Snapshot, b *nodePortBind) (analyzer.Finding, bool) {
-	first := b.lines[0]
+// judgeAllocated judges the apiserver's refusal of a nodePort: an update of
+// an existing Service is refused only for a port another Service (or another
+// of its ports) holds, likely; a create may be refused for the port the same
+// Service already holds (a create repeated), unknown and info.
+func judgeAllocated(a allocatedNodePort) analyzer.Finding {
+	svc := cmpOr(a.service, "a Service")
 	f := analyzer.Finding{
-		Subject:   subject("port", fmt.Sprint(b.port), "proto", strings.ToLower(b.proto)),
-		Severity:  analyzer.Warning,
-		Certainty: analyzer.Likely,
-		Supports: []string{fmt.Sprintf("%s: kube-proxy cannot open NodePort %d/%s%s: address already in use", first.Pos,
-			b.port, b.proto, nodePortFor(b.service))},
-		Facts: map[string]any{"nodeport": fmt.Sprintf("%d/%s", b.port, b.proto), "bind_failures": len(b.lines)},
+		Subject:  subject("port", fmt.Sprint(a.port), "proto", "tcp"),
+		Severity: analyzer.Warning, Certainty: analyzer.Likely,
+		Supports: []string{fmt.Sprintf("%s: the apiserver refuses nodePort %d for %s: provided port is already "+
+			"allocated", a.line.Pos, a.port, svc)},
+		Evidence: []analyzer.Evidence{{Pos: a.line.Pos, Note: fmt.Sprintf("nodePort %d of %s refused: already allocated", a.port, svc)}},
+		Alternatives: []string{"another port of the same Service gives the same nodePort (a chart template writing " +
+			"one value on every port)"},
+		Decide: fmt.Sprintf("kubectl get svc -A -o custom-columns=NS:.metadata.namespace,NAME:.metadata.name,"+
+			"NODEPORTS:.spec.ports[*].nodePort | grep %d", a.port),
+		Facts: map[string]any{"nodeport": a.port, "service": svc},
+		Title: fmt.Sprintf("NodePort %d asked for by %s is already allocated to another Service port", a.port, svc),
+		Summary: fmt.Sprintf("The apiserver refuses %s's nodePort %d: another Service (or another port of the same "+
+			"Service) already holds it, so the change to %s is not made.", svc, a.port, svc),
+		Cause: "A nodePort fixed by hand or by a chart's values that another Service port already holds (a NodePort " +
+			"number belongs to one Service port, whatever the protocol).",
+		Fix: "Give each Service port its own nodePort (or leave spec.ports[].nodePort out so the apiserver allocates one).",
 	}
-	for i, le := range b.lines {
-		if i < 3 || i == len(b.lines)-1 {
-			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: le.Pos, Note: fmt.Sprintf("kube-proxy cannot open "+
-				"%d/%s: address already in use", b.port, b.proto)})
-		}
+	if !a.update {
+		f.Severity, f.Certainty = analyzer.Info, analyzer.Unknown
+		f.Alternatives = append([]string{"the Service being created already exists and holds the port itself (a " +
+			"create repeated): nothing else claims it"}, f.Alternatives...)
+		f.Title = fmt.Sprintf("NodePort %d asked for by %s is already allocated", a.port, svc)
 	}
-	if b.service != "" {
-		f.Facts["service"] = b.service
-	}
-	if b.node != "" {
-		f.Facts["node"] = b.node
-	}
-	ownHolder := false
-	for i := range s.Sockets {
-		so := &s.Sockets[i]
-		if so.Local.Port() != b.port || !strings.EqualFold(protoBase(so.Proto), b.proto) ||
-			(b.node != "" && so.Node != "" && so.Node != b.node) {
-			continue
-		}
-		if so.MatchesProcess("kube-proxy") {
-			ownHolder = true
-			continue
-		}
-		b.holder = so
-		who := cmpOr(so.Process, "a process")
-		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s holds %s (%s)", so.Pos, who, so.Local, so.State))
-		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s holds %s", who, so.Local)})
-		f.Facts["claimed_by"] = who
-		return f, true
-	}
-	if ownHolder {
-		return f, false // kube-proxy's own socket: the NodePort works
-	}
-	if s.Has(model.KindSockets) {
-		f.Contradicts = append(f.Contradicts, "the node's sockets in the bundle show nothing on the port: the holder "+
-			"may have gone since")
-	}
-	f.Alternatives = []string{
-		"kube-proxy itself holds the port from an earlier open (a kube-proxy that opens each NodePort twice, " +
-			"kubernetes#107297): the NodePort works",
-		"an outbound connection's source port holds it: the NodePort range overlaps net.ipv4.ip_local_port_range",
-	}
-	f.Decide = fmt.Sprintf("ss -anp '( sport = :%d )' on %s; sysctl net.ipv4.ip_local_port_range", b.port,
-		cmpOr(b.node, "the node"))
-	return f, true
-}
-
-// nodePortFor is " (nodePort for SERVICE)", or "" when the line names none.
-func nodePortFor(service string) string {
-	if service == "" {
-		return ""
-	}
-	return " (nodePort for " + service + ")"
-}
-
-// nodePortBindWords words the finding of b.
-func nodePortBindWords(b *nodePortBind) (title, summary, cause, fix string) {
-	where := ""
-	if b.node != "" {
-		where = " on " + b.node
-	}
-	svc := cmpOr(b.service, "its Service")
-	title = fmt.Sprintf("NodePort %d/%s of %s is held by another socket%s: kube-proxy cannot open it", b.port, b.proto,
-		svc, where)
-	if b.holder != nil {
-		title = fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s on %s", b.port, b.proto, svc,
-			cmpOr(b.holder.Process, "a process"), b.holder.Local)
-	}
-	summary = fmt.Sprintf("kube-proxy%s logs %d times that it cannot open NodePort %d/%s (bind: address already in "+
-		"use) and skips it: another socket holds the port, and the NodePort may not work there (releases before "+
-		"1.23 write no rule for a port they cannot open).", where, len(b.lines), b.port, b.proto)
-	cause = "Another socket of the node holds the NodePort: a host process listening on it, or an outbound " +
-		"connection whose source port the kernel took from a range that overlaps the NodePort range."
-	fix = "Find the holder (ss -anp on the port) and move it off the NodePort range; keep the range out of " +
-		"net.ipv4.ip_local_port_range (or list it in net.ipv4.ip_local_reserved_ports)."
-	return title, summary, cause, fix
+	return f
 }
