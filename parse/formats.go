@@ -69,6 +69,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.AddrFormat,
 		host.LinkFormat,
 		host.HairpinFilesFormat,
+		host.HairpinCatFormat,
 		host.NstatFormat,
 		host.RouteFormat,
 		host.NeighJSONFormat,

@@ -36,3 +36,11 @@ func genClientErrors(n int) []byte {
 		}
 	})
 }
+
+// genHairpinCat is cat over the veth ports' hairpin_mode files of one
+// bridge: the command, then one value per port.
+func genHairpinCat(n int) []byte {
+	return genLines("cat /sys/devices/virtual/net/docker0/brif/veth*/hairpin_mode\n", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "%d\n", i%2)
+	})
+}
