@@ -44,3 +44,12 @@ func genHairpinCat(n int) []byte {
 		fmt.Fprintf(b, "%d\n", i%2)
 	})
 }
+
+// genEventsTable is kubectl get events -A: Pods' probe failures and
+// restarts.
+func genEventsTable(n int) []byte {
+	return genLines("NAMESPACE   LAST SEEN   TYPE      REASON      OBJECT   MESSAGE\n", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "ns%d   %dm   Warning   Unhealthy   pod/web-%d   Liveness probe failed: Get \"http://10.0.%d.%d:8080/\": context deadline exceeded\n",
+			i%97, i%60+1, i, i>>8&255, i&255)
+	})
+}

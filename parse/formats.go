@@ -35,6 +35,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.ContainersFormat,
 		kube.DescribeFormat,
 		kube.KubectlTableFormat,
+		kube.EventsTableFormat,
 		logs.KlogFormat,
 		logs.EtcdLogFormat,
 		logs.JSONLogFormat,
