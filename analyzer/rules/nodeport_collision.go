@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -194,7 +195,7 @@ func portSignals(s *model.Snapshot) []*portSignal {
 // sockets, kube-proxy's bind failure is likely, a REJECT unknown (it only
 // says the Service has no endpoints). It fills in g.holder.
 func judgePortSignal(s *model.Snapshot, g *portSignal) (analyzer.Finding, bool) {
-	svc, what := cmpOr(g.service, "a Service"), fmt.Sprintf("kube-proxy rejects %d/%s on every local address", g.port, g.proto)
+	svc, what := cmp.Or(g.service, "a Service"), fmt.Sprintf("kube-proxy rejects %d/%s on every local address", g.port, g.proto)
 	if g.bind {
 		what = fmt.Sprintf("kube-proxy cannot open NodePort %d/%s: address already in use", g.port, g.proto)
 	}
@@ -225,7 +226,7 @@ func judgePortSignal(s *model.Snapshot, g *portSignal) (analyzer.Finding, bool) 
 			continue
 		}
 		g.holder = so
-		who := cmpOr(so.Process, "a process")
+		who := cmp.Or(so.Process, "a process")
 		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s holds %s (%s)", so.Pos, who, so.Local, so.State))
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s holds %s", who, so.Local)})
@@ -247,7 +248,7 @@ func judgePortSignal(s *model.Snapshot, g *portSignal) (analyzer.Finding, bool) 
 			"kubernetes#107297): the NodePort works",
 		"an outbound connection's source port holds it: the NodePort range overlaps net.ipv4.ip_local_port_range",
 	}
-	f.Decide = fmt.Sprintf("ss -anp '( sport = :%d )' on %s; sysctl net.ipv4.ip_local_port_range", g.port, cmpOr(g.node, "the node"))
+	f.Decide = fmt.Sprintf("ss -anp '( sport = :%d )' on %s; sysctl net.ipv4.ip_local_port_range", g.port, cmp.Or(g.node, "the node"))
 	if !g.bind {
 		f.Alternatives = []string{fmt.Sprintf("nothing else listens on %d: the rule only says %s has no endpoints, and "+
 			"connections to the NodePort are refused until it has some", g.port, svc)}
@@ -258,7 +259,7 @@ func judgePortSignal(s *model.Snapshot, g *portSignal) (analyzer.Finding, bool) 
 
 // portSignalWords words the finding of g.
 func portSignalWords(g *portSignal) (title, summary, cause, fix string) {
-	svc, where := cmpOr(g.service, "its Service"), ""
+	svc, where := cmp.Or(g.service, "its Service"), ""
 	if g.node != "" {
 		where = " on " + g.node
 	}
@@ -283,17 +284,9 @@ func portSignalWords(g *portSignal) (title, summary, cause, fix string) {
 	}
 	if g.holder != nil {
 		title = fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s listening on %s", g.port, g.proto, svc,
-			cmpOr(g.holder.Process, "a process"), g.holder.Local)
+			cmp.Or(g.holder.Process, "a process"), g.holder.Local)
 	}
 	return title, summary, cause, fix
-}
-
-// cmpOr is s, or def when s is empty.
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // portClaims is a NodePort and what else claims it, and its judgement
@@ -543,7 +536,7 @@ func allocatedNodePorts(s *model.Snapshot) []allocatedNodePort {
 // of its ports) holds, likely; a create may be refused for the port the same
 // Service already holds (a create repeated), unknown and info.
 func judgeAllocated(a allocatedNodePort) analyzer.Finding {
-	svc := cmpOr(a.service, "a Service")
+	svc := cmp.Or(a.service, "a Service")
 	f := analyzer.Finding{
 		Subject:  subject("port", fmt.Sprint(a.port), "proto", "tcp"),
 		Severity: analyzer.Warning, Certainty: analyzer.Likely,

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"io"
 	"regexp"
 	"strings"
@@ -58,7 +59,7 @@ func readEventsTable(r io.Reader, src *format.File, errs *model.ErrorList) []mod
 			kind = k
 		}
 		var e model.Event
-		e.InvolvedObject = corev1.ObjectReference{Kind: kind, Name: name, Namespace: cmpOr(m[1], ns)}
+		e.InvolvedObject = corev1.ObjectReference{Kind: kind, Name: name, Namespace: cmp.Or(m[1], ns)}
 		e.Namespace, e.Type, e.Reason, e.Message, e.Count = e.InvolvedObject.Namespace, m[3], m[4], m[6], 1
 		e.Source = model.Source{Pos: l.Pos(), Node: l.Node, FromTable: true, Cells: map[string]string{"LAST SEEN": m[2]}}
 		out = append(out, e)
@@ -66,26 +67,11 @@ func readEventsTable(r io.Reader, src *format.File, errs *model.ErrorList) []mod
 	return out
 }
 
-// namespaceOf is the namespace a kubectl command names with -n or
-// --namespace; "" when none.
+// namespaceOf is the namespace a kubectl command names with -n; "" when
+// none.
 func namespaceOf(cmd string) string {
-	f := strings.Fields(cmd)
-	for i, w := range f {
-		switch {
-		case (w == "-n" || w == "--namespace") && i+1 < len(f):
-			return f[i+1]
-		case strings.HasPrefix(w, "--namespace="):
-			return strings.TrimPrefix(w, "--namespace=")
-		}
-	}
-	return ""
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
+	k, _ := text.ParseKubectl(cmd)
+	return k.Namespace
 }
 
 // sniffEventsTable scores the share of rows of kubectl get events.
