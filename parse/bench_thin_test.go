@@ -32,3 +32,52 @@ func genEventLines(n int) []byte {
 		fmt.Fprintf(b, "ns%d:web-%d\nBackOff\nBack-off restarting failed container\n", i%31, i)
 	})
 }
+
+// genGrepLog is grep -Hn's output over kube-proxy's log: its NodePort bind
+// failures and Service updates, at growing line numbers.
+func genGrepLog(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		s := i % 60
+		if i%2 == 0 {
+			fmt.Fprintf(b, "kube-proxy.log:%d:E0112 09:%02d:%02d.221463    6384 proxier.go:1061] can't open \"nodePort for ns%d/svc%d:8008\" (:%d/tcp), skipping this nodePort: listen tcp :%d: bind: address already in use\n",
+				700000+3*i, i/60%60, s, i%97, i, 30000+i%2768, 30000+i%2768)
+			return
+		}
+		fmt.Fprintf(b, "kube-proxy.log:%d:I0112 09:%02d:%02d.968312    6384 proxier.go:431] Adding new service \"ns%d/svc%d:8008\" at 192.168.7.142:8008/TCP\n",
+			700000+3*i, i/60%60, s, i%97, i)
+	})
+}
+
+// genClientErrors is kubeadm init's output with its preflight errors, and
+// kubectl's and helm's refusals.
+func genClientErrors(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(b, "[preflight] Running pre-flight checks %d\n", i)
+		case 1:
+			fmt.Fprintf(b, "\t[ERROR KubeletVersion]: the kubelet version is higher than the control plane version. Kubelet version: \"1.13.%d\" Control plane version: \"1.12.2\"\n", i%10)
+		case 2:
+			fmt.Fprintf(b, "The Service \"svc%d\" is invalid: spec.ports[0].nodePort: Invalid value: %d: provided port is already allocated\n", i, 30000+i%2768)
+		default:
+			fmt.Fprintf(b, "Error: UPGRADE FAILED: cannot patch \"svc%d\" with kind Service: Service \"svc%d\" is invalid\n", i, i)
+		}
+	})
+}
+
+// genHairpinCat is cat over the veth ports' hairpin_mode files of one
+// bridge: the command, then one value per port.
+func genHairpinCat(n int) []byte {
+	return genLines("cat /sys/devices/virtual/net/docker0/brif/veth*/hairpin_mode\n", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "%d\n", i%2)
+	})
+}
+
+// genEventsTable is kubectl get events -A: Pods' probe failures and
+// restarts.
+func genEventsTable(n int) []byte {
+	return genLines("NAMESPACE   LAST SEEN   TYPE      REASON      OBJECT   MESSAGE\n", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "ns%d   %dm   Warning   Unhealthy   pod/web-%d   Liveness probe failed: Get \"http://10.0.%d.%d:8080/\": context deadline exceeded\n",
+			i%97, i%60+1, i, i>>8&255, i&255)
+	})
+}

@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"net/netip"
+	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -15,10 +16,10 @@ import (
 var HairpinDrop = &analyzer.Rule{
 	Name:        "hairpin-drop",
 	Severity:    analyzer.Error,
-	Needs:       []model.Kind{model.KindCapture},
-	Uses:        []model.Kind{model.KindLinks},
+	NeedsAny:    []model.Kind{model.KindCapture, model.KindLinks},
+	Uses:        []model.Kind{model.KindLogs},
 	Requires:    []analyzer.FactKey{facts.NATPairs},
-	SubjectKeys: []string{"node", "client", "vip"},
+	SubjectKeys: []string{"node", "client", "vip", "bridge"},
 	Run:         runHairpinDrop,
 	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(90), ServiceUnreachable.At(70)},
 	Proof: "the capture shows a Pod's SYN to a Service translated back to the Pod itself and never answered, and the " +
@@ -43,6 +44,11 @@ Evidence: the capture's SYN to the Service and its copy after DNAT to the
 client's own address; the node's bridge ports' hairpin setting (bridge -d
 link show, ip -d link, ip -j -d link, or grep . /sys/class/net/*/brport/
 hairpin_mode).
+
+Without a capture, a kubelet that says it runs hairpin-veth ("Hairpin mode
+set to "hairpin-veth"") beside bridge ports that all show hairpin off
+(kubernetes#23322) is likely the cause: the claim does not hold where it
+must.
 
 Severity: error when every bridge port of the node the bundle shows has
 hairpin off; warning (likely) when some have it on and some off, since the
@@ -90,13 +96,111 @@ func runHairpinDrop(p *analyzer.Pass) error {
 		}
 		g.pairs = append(g.pairs, pr)
 	}
+	reported := map[string]bool{}
 	for _, g := range groups {
 		if f, ok := judgeHairpin(p.Snap, g); ok {
 			f.Title, f.Summary, f.Cause, f.Fix = hairpinWords(g)
 			p.Report(f)
+			reported[g.node] = true
+		}
+	}
+	for _, c := range kubeletHairpinClaims(p.Snap) {
+		if !reported[c.node] {
+			if f, ok := judgeHairpinClaim(p.Snap, c); ok {
+				p.Report(f)
+			}
 		}
 	}
 	return nil
+}
+
+// kubeletHairpinRe reads the kubelet's own line naming the hairpin mode it
+// runs with: "Hairpin mode set to "hairpin-veth"" (after any fallback).
+var kubeletHairpinRe = regexp.MustCompile(`^Hairpin mode set to "(hairpin-veth|promiscuous-bridge)"$`)
+
+// hairpinClaim is the hairpin-veth mode a node's kubelet says it runs with.
+type hairpinClaim struct {
+	node string
+	line *model.LogEvent
+}
+
+// kubeletHairpinClaims lists, per node, the kubelet's last line saying it
+// sets hairpin mode on the Pods' veths.
+func kubeletHairpinClaims(s *model.Snapshot) []hairpinClaim {
+	var out []hairpinClaim
+	at := map[string]int{}
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		m := kubeletHairpinRe.FindStringSubmatch(strings.TrimSpace(le.Message))
+		if m == nil || !strings.Contains(strings.ToLower(le.Source+" "+le.Pos.File), "kubelet") {
+			continue
+		}
+		j, seen := at[le.Node]
+		if !seen {
+			at[le.Node], j = len(out), len(out)
+			out = append(out, hairpinClaim{node: le.Node})
+		}
+		out[j].line = le
+		if m[1] != "hairpin-veth" {
+			out[j].line = nil // the bridge, not its ports, is in hairpin mode
+		}
+	}
+	return out
+}
+
+// judgeHairpinClaim judges a kubelet that says it runs hairpin-veth against
+// the node's bridge ports: every port shown with hairpin off contradicts the
+// claim, and a Pod reaching itself through its Service is dropped there;
+// likely, since the drop itself is not shown. Nothing when a port has
+// hairpin on or none is shown.
+func judgeHairpinClaim(s *model.Snapshot, c hairpinClaim) (analyzer.Finding, bool) {
+	var off []model.Link
+	for _, l := range s.LinksOf(c.node) {
+		if l.Hairpin != nil && *l.Hairpin {
+			return analyzer.Finding{}, false
+		}
+		if l.Hairpin != nil {
+			off = append(off, l)
+		}
+	}
+	if c.line == nil || len(off) == 0 {
+		return analyzer.Finding{}, false
+	}
+	bridge, glob, where := off[0].Master, off[0].Master, ""
+	if bridge == "" {
+		bridge, glob = "the bridge", "*"
+	}
+	if c.node != "" {
+		where = " on " + c.node
+	}
+	f := analyzer.Finding{
+		Subject:   subject("node", c.node, "bridge", glob),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Supports: []string{fmt.Sprintf("%s: the kubelet runs hairpin-veth: it should turn hairpin on for every Pod's "+
+			"veth", c.line.Pos), fmt.Sprintf("%s: %d port(s) of %s show hairpin_mode 0", off[0].Pos, len(off), bridge)},
+		Evidence: []analyzer.Evidence{{Pos: c.line.Pos, Note: "kubelet: hairpin mode hairpin-veth"}},
+		Contradicts: []string{"no capture of a Pod connecting to its own Service in the bundle: the drop itself is " +
+			"not shown"},
+		Alternatives: []string{"the ports shown are not Pods' (containers the kubelet does not manage), and the " +
+			"Pods' ports have hairpin on"},
+		Decide: fmt.Sprintf("for f in /sys/class/net/%s/brif/*/hairpin_mode; do echo \"$f $(cat $f)\"; done", glob),
+		Facts:  map[string]any{"hairpin_mode": "hairpin-veth", "ports_off": len(off), "bridge": bridge},
+		Title:  fmt.Sprintf("The kubelet claims hairpin-veth but the ports of %s have hairpin off", bridge),
+		Summary: fmt.Sprintf("The kubelet%s says it runs hairpin-veth (hairpin on for each Pod's veth), but %d port(s) "+
+			"of %s show hairpin_mode 0: a Pod connecting to its own Service and translated back to itself is dropped "+
+			"by the bridge.", where, len(off), bridge),
+		Cause: "The kubelet does not turn hairpin on for the Pods' bridge ports although its mode says it does " +
+			"(kubernetes#23322: after falling back from promiscuous-bridge it never applied hairpin-veth).",
+		Fix: "Turn hairpin on for the Pods' ports (echo 1 > /sys/class/net/<bridge>/brif/<veth>/hairpin_mode, or the " +
+			"bridge CNI plugin's \"hairpinMode\": true), and upgrade the kubelet to a release that sets it.",
+	}
+	for i, l := range off {
+		if i < 4 {
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: l.Pos, Note: fmt.Sprintf("%s: hairpin off", l.Dev)})
+		}
+	}
+	return f, true
 }
 
 // judgeHairpin judges g from the node's bridge ports; ok is false when

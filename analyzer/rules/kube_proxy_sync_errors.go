@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +39,11 @@ Endpoints or EndpointSlices ("Failed to list *v1.Service", "failed to list
 *v1.EndpointSlice"): it keeps programming the dataplane from what it last
 knew. Every endpoint change after that is missed: connections go to Pods
 that are gone (see stale-dnat), and new Pods get no traffic.
+
+A kube-proxy that refuses its own kubeconfig at start ("invalid
+configuration: no server found for cluster ...", "unable to load in-cluster
+configuration") never lists anything: it exits and programs no rule at all.
+Its own line names the cause; from the log alone it is likely.
 
 Evidence: kube-proxy's log lines, with the first and last failure; the
 node's NAT rules or IPVS table when present.
@@ -96,12 +102,123 @@ func runKubeProxySyncErrors(p *analyzer.Pass) error {
 		}
 	}
 	stale, stalePos, epEv := staleServicePorts(p)
+	nodes := map[string]bool{}
 	for _, g := range groups {
 		f := judgeKubeProxyLists(p.Snap, g, stale, stalePos, epEv)
 		f.Title, f.Summary, f.Cause, f.Fix = kubeProxyWords(g)
 		p.Report(f)
+		nodes[g.node] = true
+	}
+	for _, c := range kubeProxyConfigFailures(p) {
+		if nodes[c.node] {
+			continue // the node's finding is its list failures
+		}
+		f := judgeKubeProxyConfig(c)
+		f.Title, f.Summary, f.Cause, f.Fix = kubeProxyConfigWords(c)
+		p.Report(f)
 	}
 	return nil
+}
+
+// kubeProxyConfigRe finds kube-proxy refusing its own kubeconfig at start:
+// client-go's "invalid configuration: no server found for cluster ...",
+// "invalid configuration: no configuration has been provided", and
+// "unable to load in-cluster configuration".
+var kubeProxyConfigRe = regexp.MustCompile(`(?i)(invalid configuration: (?:no server found for cluster "[^"]*"|no configuration has been provided[^,;]*)|unable to load in-cluster configuration[^,;]*)`)
+
+// kubeProxyExitRe finds the process of a kube-proxy unit exiting with a
+// failure (systemd's "Main process exited, code=exited, status=1/FAILURE").
+var kubeProxyExitRe = regexp.MustCompile(`(?i)main process exited, code=\w+, status=\d+/\w+`)
+
+// kubeProxyStart is one kube-proxy that refused its kubeconfig at start:
+// the line that says so, what it says, and the line where it exited.
+type kubeProxyStart struct {
+	node    string
+	line    *model.LogEvent
+	reason  string
+	exit    *model.LogEvent
+	repeats int // how many times the log says it
+}
+
+// kubeProxyConfigFailures gathers, per node, kube-proxy's own lines saying
+// its kubeconfig is unusable, and the exit that follows.
+func kubeProxyConfigFailures(p *analyzer.Pass) []*kubeProxyStart {
+	logs := p.Snap.Logs
+	var out []*kubeProxyStart
+	byNode := map[string]*kubeProxyStart{}
+	for i := range logs {
+		le := &logs[i]
+		if !facts.IsKubeProxyLog(le) {
+			continue
+		}
+		if c := byNode[le.Node]; c != nil && c.exit == nil && le.Pos.File == c.line.Pos.File && kubeProxyExitRe.MatchString(le.Message) {
+			c.exit = le
+			continue
+		}
+		m := kubeProxyConfigRe.FindString(le.Message)
+		if m == "" {
+			continue
+		}
+		c := byNode[le.Node]
+		if c == nil {
+			c = &kubeProxyStart{node: le.Node, line: le, reason: m}
+			byNode[le.Node] = c
+			out = append(out, c)
+		}
+		c.repeats++
+	}
+	return out
+}
+
+// judgeKubeProxyConfig judges kube-proxy's refusal of its kubeconfig: its
+// own line names the cause, but the log alone is one kind of evidence.
+func judgeKubeProxyConfig(c *kubeProxyStart) analyzer.Finding {
+	f := analyzer.Finding{
+		Subject:   subject("node", c.node, "component", "kube-proxy"),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Supports:  []string{fmt.Sprintf("%s: kube-proxy says %s", c.line.Pos, c.reason)},
+		Evidence:  []analyzer.Evidence{{Pos: c.line.Pos, Note: "kube-proxy refuses its kubeconfig: " + c.reason}},
+		Contradicts: []string{"no NAT rules or IPVS table of the node in the bundle: that kube-proxy programmed " +
+			"nothing is not shown"},
+		Alternatives: []string{"the kubeconfig was fixed since and kube-proxy runs now: the line is from an earlier start"},
+		Decide: "kubectl config view --kubeconfig <kube-proxy's --kubeconfig> -o jsonpath='{.clusters[*].cluster.server}'; " +
+			"iptables-save -t nat | grep -c KUBE-SVC",
+		Facts: map[string]any{"reason": c.reason, "errors": c.repeats},
+	}
+	if c.exit != nil {
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: the kube-proxy unit exits (%s)", c.exit.Pos,
+			kubeProxyExitRe.FindString(c.exit.Message)))
+		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: c.exit.Pos, Note: "kube-proxy exits"})
+	}
+	if c.node != "" {
+		f.Facts["node"] = c.node
+	}
+	return f
+}
+
+// kubeProxyConfigWords words the finding of c.
+func kubeProxyConfigWords(c *kubeProxyStart) (title, summary, cause, fix string) {
+	title = "kube-proxy cannot start: its kubeconfig is unusable (" + c.reason + ")"
+	exits := ""
+	if c.exit != nil {
+		exits = " and exits"
+	}
+	summary = fmt.Sprintf("kube-proxy%s says %s at start%s: it never lists Services or endpoints, so it programs "+
+		"no NAT rules or IPVS services and no Service works through this node.", kubeProxyOnNode(c.node), c.reason, exits)
+	cause = "kube-proxy's kubeconfig does not give it a usable apiserver: " + c.reason + "."
+	fix = "Give kube-proxy's kubeconfig the cluster entry with the apiserver's address (`kubectl config set-cluster " +
+		"<cluster> --server=https://<apiserver>:6443 --certificate-authority=... --kubeconfig=<kube-proxy's " +
+		"kubeconfig>`) and restart kube-proxy."
+	return title, summary, cause, fix
+}
+
+// kubeProxyOnNode is " on <node>", or "" when the node is not known.
+func kubeProxyOnNode(n string) string {
+	if n == "" {
+		return ""
+	}
+	return " on " + n
 }
 
 // judgeKubeProxyLists judges g against the Service ports whose rules are

@@ -1,8 +1,12 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -14,14 +18,15 @@ import (
 var NodePortCollision = &analyzer.Rule{
 	Name:        "nodeport-collision",
 	Severity:    analyzer.Error,
-	Needs:       []model.Kind{model.KindKube},
+	NeedsAny:    []model.Kind{model.KindKube, model.KindNetfilter, model.KindLogs},
 	Uses:        []model.Kind{model.KindSockets, model.KindComponents},
 	Requires:    []analyzer.FactKey{facts.NodePortRange},
 	SubjectKeys: []string{"port", "proto"},
 	Run:         runNodePortCollision,
 	Explains:    []*analyzer.Rule{SynAckReset},
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(80)},
-	Proof: "a Service's nodePort (kube) that a listening socket of another process shows taken on a node (ss, netstat); " +
+	Proof: "a Service's nodePort (kube, kube-proxy's REJECT rule or its bind failure) that a socket of another " +
+		"process shows taken on a node (ss, netstat); " +
 		"for a NodePort outside the range, the apiserver's --service-node-port-range beside the Services",
 	Unproven: "two Services with one nodePort, or a Pod's hostPort on it, are shown by the Kubernetes objects alone " +
 		"(likely: the objects may have been read at different times, the Pod may run on other nodes); a NodePort outside " +
@@ -37,8 +42,26 @@ place on some nodes. A NodePort outside the apiserver's range
 (--service-node-port-range, default 30000-32767) was set by hand or comes
 from another cluster's configuration.
 
+kube-proxy's REJECT of a NodePort whose Service has no endpoints ("-m
+addrtype --dst-type LOCAL --dport N -j REJECT", "has no endpoints") refuses
+the port on every address of the node, a host process listening on it too:
+proven with that listener in the node's sockets, unknown (the deciding ss
+command) without the sockets, nothing when the sockets show no listener.
+
+kube-proxy's own line that it cannot open a NodePort ("can't open
+"nodePort for ..." ... bind: address already in use") says another socket
+holds it: likely from the log, proven when the node's sockets show the
+holder, nothing when they show kube-proxy itself holding it (a kube-proxy
+that opened the port twice).
+
+The apiserver's refusal printed by kubectl or helm ("spec.ports[0].nodePort:
+Invalid value: N: provided port is already allocated") is likely when it
+refuses an update of an existing Service (cannot patch, UPGRADE FAILED), and
+of unknown cause, at info, for a create (the same Service may hold the port).
+
 Evidence: the Services' nodePorts, listening sockets per node, Pods'
-hostPorts, the apiserver flag.
+hostPorts, the apiserver flag, kube-proxy's REJECT rules and its log, the
+apiserver's refusals.
 
 Severity: error when a listening socket shows the port taken on a node;
 warning for two Services or a hostPort on one nodePort, seen in the objects
@@ -52,9 +75,6 @@ range consistent with net.ipv4.ip_local_reserved_ports.`,
 func runNodePortCollision(p *analyzer.Pass) error {
 	s := p.Snap
 	nps := s.Kube.NodePorts()
-	if len(nps) == 0 {
-		return nil
-	}
 	byPort := map[string][]model.NodePort{}
 	var keys []string
 	for _, np := range nps {
@@ -65,14 +85,208 @@ func runNodePortCollision(p *analyzer.Pass) error {
 		byPort[k] = append(byPort[k], np)
 	}
 	rng := facts.NodePortRange.Of(p)
+	reported := map[string]bool{}
 	for _, k := range keys {
 		c := &portClaims{list: byPort[k], rng: rng}
 		if f, ok := judgePortClaims(s, c); ok {
 			f.Title, f.Summary, f.Cause, f.Fix = portClaimWords(c)
 			p.Report(f)
+			reported[k] = true
+		}
+	}
+	for _, a := range allocatedNodePorts(s) {
+		if !reported[fmt.Sprintf("%d/TCP", a.port)] && !reported[fmt.Sprintf("%d/UDP", a.port)] {
+			p.Report(judgeAllocated(a))
+		}
+	}
+	for _, g := range portSignals(s) {
+		k := fmt.Sprintf("%d/%s", g.port, g.proto)
+		if byPort[k] != nil && !g.bind || reported[k] {
+			continue // the Services' own judgement above
+		}
+		if f, ok := judgePortSignal(s, g); ok {
+			f.Title, f.Summary, f.Cause, f.Fix = portSignalWords(g)
+			p.Report(f)
+			reported[k] = true
 		}
 	}
 	return nil
+}
+
+// noEndpointsRe reads kube-proxy's comment on the REJECT rule of a Service
+// port without endpoints: "default/traefik:http has no endpoints".
+var noEndpointsRe = regexp.MustCompile(`^(\S+) has no endpoints$`)
+
+// nodePortBindRe reads kube-proxy's own line when it cannot open (bind) a
+// NodePort: "can't open "nodePort for ns/svc:port" (:45102/tcp), skipping
+// this nodePort: listen tcp :45102: bind: address already in use", and the
+// structured form of later releases ("can't open port, skipping it"
+// err="listen tcp4 :30619: bind: address already in use" port={...}).
+var nodePortBindRe = regexp.MustCompile(`(?i)can't open (?:"nodePort for [^"]*"|port)[\s\S]*?listen (tcp|udp|sctp)[46]? [^\s:]*:(\d{1,5}): bind: address already in use`)
+
+// nodePortServiceRe finds the Service port a bind failure names.
+var nodePortServiceRe = regexp.MustCompile(`nodePort for ([^"\\\s]+)`)
+
+// portSignal is one NodePort a node's own evidence shows contended without
+// the Services: kube-proxy's REJECT of it on every local address (its
+// Service has no endpoints; bind false), or kube-proxy's failures to open
+// it (bind: address already in use); and the socket of another process
+// the node's sockets show holding it.
+type portSignal struct {
+	port                 uint16
+	proto, service, node string // proto TCP, UDP, SCTP; the Service port as named
+	bind                 bool
+	pos                  []model.Pos
+	holder               *model.Socket
+}
+
+// portSignals lists the REJECT rules and the bind failures, once per node
+// and port, each bind failure with the lines that repeat it.
+func portSignals(s *model.Snapshot) []*portSignal {
+	var out []*portSignal
+	byKey := map[string]*portSignal{}
+	add := func(bind bool, node, proto, port, service string, pos model.Pos) {
+		n, err := strconv.ParseUint(port, 10, 16)
+		proto = strings.ToUpper(proto)
+		key := fmt.Sprintf("%t|%s|%s/%s", bind, node, port, proto)
+		if err != nil || n == 0 || proto != "TCP" && proto != "UDP" && proto != "SCTP" {
+			return
+		}
+		if g := byKey[key]; g != nil {
+			g.pos = append(g.pos, pos)
+			return
+		}
+		byKey[key] = &portSignal{port: uint16(n), proto: proto, service: service, node: node, bind: bind, pos: []model.Pos{pos}}
+		out = append(out, byKey[key])
+	}
+	for _, rs := range s.Netfilter {
+		for _, t := range rs.Tables {
+			for _, c := range t.Chains {
+				for _, r := range c.Rules {
+					m := noEndpointsRe.FindStringSubmatch(strings.TrimSpace(r.Comment))
+					if m != nil && r.Target == "REJECT" && strings.EqualFold(r.DstType, "LOCAL") && !r.NotDPort {
+						add(false, rs.Node, r.Proto, r.DPort, m[1], r.Pos)
+					}
+				}
+			}
+		}
+	}
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		msg := le.Message
+		for _, k := range slices.Sorted(maps.Keys(le.Fields)) {
+			msg += " " + k + "=" + le.Fields[k]
+		}
+		if m := nodePortBindRe.FindStringSubmatch(msg); m != nil && (facts.IsKubeProxyLog(le) || strings.Contains(msg, "nodePort for ")) {
+			svc := ""
+			if sm := nodePortServiceRe.FindStringSubmatch(msg); sm != nil {
+				svc = sm[1]
+			}
+			add(true, le.Node, m[1], m[2], svc, le.Pos)
+		}
+	}
+	return out
+}
+
+// judgePortSignal judges g: proven claimed twice when the node's sockets
+// show another process holding the port (listening on it, for a REJECT);
+// nothing when they show kube-proxy itself holding it (it opened the port
+// twice, kubernetes#107297) or, for a REJECT, nothing on it. Without the
+// sockets, kube-proxy's bind failure is likely, a REJECT unknown (it only
+// says the Service has no endpoints). It fills in g.holder.
+func judgePortSignal(s *model.Snapshot, g *portSignal) (analyzer.Finding, bool) {
+	svc, what := cmp.Or(g.service, "a Service"), fmt.Sprintf("kube-proxy rejects %d/%s on every local address", g.port, g.proto)
+	if g.bind {
+		what = fmt.Sprintf("kube-proxy cannot open NodePort %d/%s: address already in use", g.port, g.proto)
+	}
+	f := analyzer.Finding{
+		Subject:   subject("port", fmt.Sprint(g.port), "proto", strings.ToLower(g.proto)),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Supports:  []string{fmt.Sprintf("%s: %s (%s)", g.pos[0], what, svc)},
+		Facts:     map[string]any{"nodeport": fmt.Sprintf("%d/%s", g.port, g.proto), "service": svc},
+	}
+	for i, pos := range g.pos {
+		if i < 3 || i == len(g.pos)-1 {
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: pos, Note: what})
+		}
+	}
+	if g.bind {
+		f.Facts["bind_failures"] = len(g.pos)
+	}
+	own := false
+	for i := range s.Sockets {
+		so := &s.Sockets[i]
+		if so.Local.Port() != g.port || !strings.EqualFold(protoBase(so.Proto), g.proto) ||
+			(g.node != "" && so.Node != "" && so.Node != g.node) || !g.bind && so.State != "LISTEN" && so.State != "UNCONN" {
+			continue
+		}
+		if so.MatchesProcess("kube-proxy") {
+			own = true
+			continue
+		}
+		g.holder = so
+		who := cmp.Or(so.Process, "a process")
+		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s holds %s (%s)", so.Pos, who, so.Local, so.State))
+		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s holds %s", who, so.Local)})
+		f.Facts["claimed_by"] = who
+		return f, true
+	}
+	switch {
+	case own || !g.bind && s.Has(model.KindSockets):
+		return f, false // kube-proxy's own socket, or nothing listening: the Service only has no endpoints
+	case s.Has(model.KindSockets):
+		f.Contradicts = []string{"the node's sockets in the bundle show nothing on the port: the holder may have gone since"}
+	case !g.bind:
+		f.Certainty = analyzer.Unknown
+		f.Contradicts = []string{"no listening sockets of the node in the bundle: whether a host process listens on " +
+			"the port is not shown"}
+	}
+	f.Alternatives = []string{
+		"kube-proxy itself holds the port from an earlier open (a kube-proxy that opens each NodePort twice, " +
+			"kubernetes#107297): the NodePort works",
+		"an outbound connection's source port holds it: the NodePort range overlaps net.ipv4.ip_local_port_range",
+	}
+	f.Decide = fmt.Sprintf("ss -anp '( sport = :%d )' on %s; sysctl net.ipv4.ip_local_port_range", g.port, cmp.Or(g.node, "the node"))
+	if !g.bind {
+		f.Alternatives = []string{fmt.Sprintf("nothing else listens on %d: the rule only says %s has no endpoints, and "+
+			"connections to the NodePort are refused until it has some", g.port, svc)}
+		f.Decide = fmt.Sprintf("ss -lnp 'sport = :%d'; kubectl get svc -A | grep %d", g.port, g.port)
+	}
+	return f, true
+}
+
+// portSignalWords words the finding of g.
+func portSignalWords(g *portSignal) (title, summary, cause, fix string) {
+	svc, where := cmp.Or(g.service, "its Service"), ""
+	if g.node != "" {
+		where = " on " + g.node
+	}
+	title = fmt.Sprintf("NodePort %d/%s of %s has no endpoints: kube-proxy refuses the port on every local address",
+		g.port, g.proto, svc)
+	summary = fmt.Sprintf("kube-proxy rejects %d/%s on every address of the node (ICMP port unreachable) because %s "+
+		"has no endpoints: a host process listening on the same port is refused too.", g.port, g.proto, svc)
+	cause = "A host process listens on a port of the NodePort range that a Service also holds; while the Service " +
+		"has no endpoints, kube-proxy's REJECT rule refuses every connection to that port on the node."
+	fix = "Move the host process off the NodePort range (or give the Service another nodePort), and keep the " +
+		"range out of the ports host processes use."
+	if g.bind {
+		title = fmt.Sprintf("NodePort %d/%s of %s is held by another socket%s: kube-proxy cannot open it", g.port, g.proto,
+			svc, where)
+		summary = fmt.Sprintf("kube-proxy%s logs %d times that it cannot open NodePort %d/%s (bind: address already in "+
+			"use) and skips it: another socket holds the port, and the NodePort may not work there (releases before "+
+			"1.23 write no rule for a port they cannot open).", where, len(g.pos), g.port, g.proto)
+		cause = "Another socket of the node holds the NodePort: a host process listening on it, or an outbound " +
+			"connection whose source port the kernel took from a range that overlaps the NodePort range."
+		fix = "Find the holder (ss -anp on the port) and move it off the NodePort range; keep the range out of " +
+			"net.ipv4.ip_local_port_range (or list it in net.ipv4.ip_local_reserved_ports)."
+	}
+	if g.holder != nil {
+		title = fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s listening on %s", g.port, g.proto, svc,
+			cmp.Or(g.holder.Process, "a process"), g.holder.Local)
+	}
+	return title, summary, cause, fix
 }
 
 // portClaims is a NodePort and what else claims it, and its judgement
@@ -85,6 +299,7 @@ type portClaims struct {
 
 	svcs, claims []string // the Services that give it; what else claims it
 	outside      bool     // the port is outside the NodePort range
+	twice        string   // the Service that gives it to two of its ports
 }
 
 // judgePortClaims judges c; ok is false when nothing else claims the port
@@ -102,6 +317,19 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 			svcs = append(svcs, n)
 			if len(svcs) > 1 {
 				ev = append(ev, analyzer.Evidence{Pos: x.Pos, Note: fmt.Sprintf("NodePort %d/%s of Service %s", x.Port, x.Protocol, n)})
+			}
+		}
+	}
+	// One Service, one port given to two of its ports: the apiserver
+	// allocates a nodePort once, and rejects the second port.
+	twice := ""
+	for i, x := range list {
+		for _, y := range list[:i] {
+			if twice == "" && x.Namespace == y.Namespace && x.Service == y.Service {
+				twice = objectName(x.Namespace, x.Service)
+				claims = append(claims, fmt.Sprintf("ports %s and %s of the same Service", portLabel(y), portLabel(x)))
+				supports = append(supports, fmt.Sprintf("%s gives nodePort %d/%s to two ports of %s (%s and %s)", x.Pos,
+					x.Port, x.Protocol, twice, portLabel(y), portLabel(x)))
 			}
 		}
 	}
@@ -153,17 +381,24 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 	case listened:
 		certainty = analyzer.Proven
 	case len(claims) > 0:
-		if !s.Has(model.KindSockets) {
+		if !s.Has(model.KindSockets) && (twice == "" || len(claims) > 1) {
 			contradicts = append(contradicts, "no listening sockets of the nodes in the bundle: whether the port is taken "+
 				"on a node is not shown")
 		}
-		if len(svcs) > 1 {
+		switch {
+		case len(svcs) > 1:
 			alternatives = append(alternatives, "the Services were read at different times (one since deleted, or a "+
 				"restore not applied): the apiserver never gives one nodePort twice")
-		} else {
+		case twice != "":
+			alternatives = append(alternatives, "the manifest shown is not the one applied (other values): the Service in the "+
+				"cluster may give each port its own nodePort")
+		default:
 			alternatives = append(alternatives, "the Pod with the hostPort runs on nodes where nothing else uses the port")
 		}
 		decide = fmt.Sprintf("kubectl get services,pods -A -o wide | grep %d", np.Port)
+		if twice != "" && len(svcs) == 1 && len(claims) == 1 {
+			decide = "kubectl apply --dry-run=server -f <the manifest of Service " + twice + ">"
+		}
 	case rng.Flag != nil:
 		alternatives = []string{"the nodePort was allocated before the range was changed: the Service still works, " +
 			"and new allocations avoid the port", "the nodePort was set by hand in the Service"}
@@ -194,7 +429,7 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 	if outside {
 		values["outside_range"] = true
 	}
-	c.svcs, c.claims, c.outside = svcs, claims, outside
+	c.svcs, c.claims, c.outside, c.twice = svcs, claims, outside, twice
 	return analyzer.Finding{
 		Subject:      subject("port", fmt.Sprint(np.Port), "proto", strings.ToLower(np.Protocol)),
 		Severity:     sev,
@@ -214,6 +449,12 @@ func portClaimWords(c *portClaims) (title, summary, cause, fix string) {
 	title = fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s", np.Port, np.Protocol, c.svcs[0], strings.Join(c.claims, ", "))
 	summary = fmt.Sprintf("NodePort %d/%s (Service %s) is claimed by %s too: on the nodes where both hold it, "+
 		"traffic for the Service goes to the wrong place.", np.Port, np.Protocol, strings.Join(c.svcs, ", "), strings.Join(c.claims, ", "))
+	if c.twice != "" && len(c.claims) == 1 {
+		title = fmt.Sprintf("NodePort %d/%s is given to two ports of Service %s", np.Port, np.Protocol, c.twice)
+		summary = fmt.Sprintf("Service %s gives nodePort %d/%s to two of its ports (%s): the apiserver allocates a "+
+			"nodePort once and rejects the second port (\"provided port is already allocated\"), so the Service "+
+			"is not created or updated.", c.twice, np.Port, np.Protocol, strings.TrimSuffix(strings.TrimPrefix(c.claims[0], "ports "), " of the same Service"))
+	}
 	if c.outside {
 		if len(c.claims) == 0 {
 			title = fmt.Sprintf("NodePort %d/%s of %s is outside the NodePort range %s", np.Port, np.Protocol, c.svcs[0], rng.Range)
@@ -224,9 +465,22 @@ func portClaimWords(c *portClaims) (title, summary, cause, fix string) {
 	}
 	cause = "Ports chosen by hand for Services, host processes or hostPorts, without regard for the NodePort range; " +
 		"or objects restored from another cluster."
+	if c.twice != "" && len(c.claims) == 1 {
+		cause = "The Service's manifest (often a chart's template writing one nodePort value on every port) gives " +
+			"the same nodePort to two of its ports."
+	}
 	fix = "Give the Service a nodePort that nothing else uses (or remove spec.ports[].nodePort so the apiserver " +
 		"allocates one in the range), and move host processes and hostPorts out of the range."
 	return title, strings.TrimSpace(summary), cause, fix
+}
+
+// portLabel names a Service port by its name, or by its nodePort when it
+// has none.
+func portLabel(np model.NodePort) string {
+	if np.PortName != "" {
+		return np.PortName
+	}
+	return fmt.Sprintf("%d/%s", np.Port, np.Protocol)
 }
 
 func protoBase(p string) string {
@@ -238,4 +492,74 @@ func orTCP(p string) string {
 		return "TCP"
 	}
 	return p
+}
+
+// allocatedRe reads the apiserver refusing a Service's nodePort that
+// another port holds ("Service "x" is invalid: spec.ports[0].nodePort:
+// Invalid value: 30030: provided port is already allocated"), as kubectl,
+// helm and operators print it.
+var allocatedRe = regexp.MustCompile(`(?:Service "([^"]+)" is invalid: )?spec\.ports\[(\d+)\]\.nodePort: Invalid value: (\d{1,5}): provided port is already allocated`)
+
+// allocatedNodePort is an apiserver's refusal of a nodePort, and whether
+// the request updated a Service that exists (patch, upgrade).
+type allocatedNodePort struct {
+	port    uint16
+	service string
+	line    *model.LogEvent
+	update  bool
+}
+
+func allocatedNodePorts(s *model.Snapshot) []allocatedNodePort {
+	var out []allocatedNodePort
+	seen := map[uint16]bool{}
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		m := allocatedRe.FindStringSubmatch(le.Message)
+		if m == nil {
+			continue
+		}
+		port, err := strconv.ParseUint(m[3], 10, 16)
+		if err != nil || port == 0 || seen[uint16(port)] {
+			continue
+		}
+		seen[uint16(port)] = true
+		msg, cmd := strings.ToLower(le.Message), " "+le.Fields["command"]+" "
+		update := strings.Contains(msg, "cannot patch") || strings.Contains(msg, "upgrade failed") ||
+			strings.Contains(cmd, " patch ") || strings.Contains(cmd, " replace ") || strings.Contains(cmd, " edit ")
+		out = append(out, allocatedNodePort{port: uint16(port), service: m[1], line: le, update: update})
+	}
+	return out
+}
+
+// judgeAllocated judges the apiserver's refusal of a nodePort: an update of
+// an existing Service is refused only for a port another Service (or another
+// of its ports) holds, likely; a create may be refused for the port the same
+// Service already holds (a create repeated), unknown and info.
+func judgeAllocated(a allocatedNodePort) analyzer.Finding {
+	svc := cmp.Or(a.service, "a Service")
+	f := analyzer.Finding{
+		Subject:  subject("port", fmt.Sprint(a.port), "proto", "tcp"),
+		Severity: analyzer.Warning, Certainty: analyzer.Likely,
+		Supports: []string{fmt.Sprintf("%s: the apiserver refuses nodePort %d for %s: provided port is already "+
+			"allocated", a.line.Pos, a.port, svc)},
+		Evidence: []analyzer.Evidence{{Pos: a.line.Pos, Note: fmt.Sprintf("nodePort %d of %s refused: already allocated", a.port, svc)}},
+		Alternatives: []string{"another port of the same Service gives the same nodePort (a chart template writing " +
+			"one value on every port)"},
+		Decide: fmt.Sprintf("kubectl get svc -A -o custom-columns=NS:.metadata.namespace,NAME:.metadata.name,"+
+			"NODEPORTS:.spec.ports[*].nodePort | grep %d", a.port),
+		Facts: map[string]any{"nodeport": a.port, "service": svc},
+		Title: fmt.Sprintf("NodePort %d asked for by %s is already allocated to another Service port", a.port, svc),
+		Summary: fmt.Sprintf("The apiserver refuses %s's nodePort %d: another Service (or another port of the same "+
+			"Service) already holds it, so the change to %s is not made.", svc, a.port, svc),
+		Cause: "A nodePort fixed by hand or by a chart's values that another Service port already holds (a NodePort " +
+			"number belongs to one Service port, whatever the protocol).",
+		Fix: "Give each Service port its own nodePort (or leave spec.ports[].nodePort out so the apiserver allocates one).",
+	}
+	if !a.update {
+		f.Severity, f.Certainty = analyzer.Info, analyzer.Unknown
+		f.Alternatives = append([]string{"the Service being created already exists and holds the port itself (a " +
+			"create repeated): nothing else claims it"}, f.Alternatives...)
+		f.Title = fmt.Sprintf("NodePort %d asked for by %s is already allocated", a.port, svc)
+	}
+	return f
 }

@@ -51,6 +51,10 @@ probe from the Pod spec or the static pod manifest, container listings
 (docker ps -a, crictl ps -a: exit codes and attempts), the container's and
 the kubelet's logs.
 
+Without the Pod's spec (a kubectl get pods row), the events' liveness
+failures of a Pod of the same workload name the probe: likely when it timed
+out (the check outlasts its timeout), unknown otherwise.
+
 Severity: error when the restarts, the probe and a clean kill (exit 0,
 terminated signal, kubelet restart lines) are all shown; warning from restarts
 and the probe alone. Parameter min_restarts (default 5).
@@ -91,6 +95,9 @@ func runProbeRestartLoop(p *analyzer.Pass) error {
 		}
 		spec, specPod := probedContainer(pod, manifests)
 		if spec == nil {
+			if f, ok := judgeProbeEvents(s, pod, restarts); ok {
+				p.Report(f)
+			}
 			continue
 		}
 		g := &probeLoop{pod: pod, specPod: specPod, c: spec, restarts: restarts}
@@ -424,4 +431,76 @@ func firstLogOfFile(events []model.LogEvent, file string) *model.LogEvent {
 		}
 	}
 	return nil
+}
+
+// workloadOf is the name a Pod's controller gives its Pods, without the
+// ReplicaSet's hash and the Pod's suffix ("web-74c9f6b5d8-k2pnz" is "web"),
+// or without the suffix alone ("web-k2pnz", a DaemonSet's Pod).
+func workloadOf(pod string) string {
+	parts := strings.Split(pod, "-")
+	switch {
+	case len(parts) > 2 && len(parts[len(parts)-2]) >= 8 && len(parts[len(parts)-1]) == 5:
+		return strings.Join(parts[:len(parts)-2], "-")
+	case len(parts) > 1 && len(parts[len(parts)-1]) == 5:
+		return strings.Join(parts[:len(parts)-1], "-")
+	}
+	return pod
+}
+
+// judgeProbeEvents judges a restarted Pod whose spec the bundle does not
+// hold (a kubectl get pods row) from the liveness probe failures the events
+// show for Pods of its workload: likely when the probe timed out (the check
+// outlasts its timeout while the app runs), unknown otherwise; nothing
+// without liveness failures.
+func judgeProbeEvents(s *model.Snapshot, pod *model.Pod, restarts int32) (analyzer.Finding, bool) {
+	name, wl := objectName(pod.Namespace, pod.Name), workloadOf(pod.Name)
+	var evs []model.Event
+	timedOut := false
+	for _, e := range s.Kube.Events {
+		o := e.InvolvedObject
+		if e.Reason != "Unhealthy" || !strings.HasPrefix(e.Message, "Liveness probe failed") || o.Kind != "" && o.Kind != "Pod" ||
+			workloadOf(o.Name) != wl || pod.Namespace != "" && o.Namespace != "" && o.Namespace != pod.Namespace {
+			continue
+		}
+		evs = append(evs, e)
+		timedOut = timedOut || strings.Contains(e.Message, "timed out") || strings.Contains(e.Message, "context deadline exceeded")
+	}
+	if len(evs) == 0 {
+		return analyzer.Finding{}, false
+	}
+	last := evs[len(evs)-1]
+	for _, e := range evs {
+		if strings.Contains(e.Message, "timed out") || strings.Contains(e.Message, "deadline exceeded") {
+			last = e
+		}
+	}
+	f := analyzer.Finding{
+		Subject:   subject("object", object("Pod", pod.Namespace, pod.Name)),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Unknown,
+		Supports: []string{fmt.Sprintf("%s: %s restarted %d times", pod.Source.Pos, name, restarts),
+			fmt.Sprintf("%s: event %s of Pod %s: %s", last.Source.Pos, last.Reason, last.InvolvedObject.Name, last.Message)},
+		Evidence: []analyzer.Evidence{{Pos: pod.Source.Pos, Note: fmt.Sprintf("%d restarts", restarts)},
+			{Pos: last.Source.Pos, Note: fmt.Sprintf("event %s: %s", last.Reason, last.Message)}},
+		Contradicts: []string{"the Pod's spec is not in the bundle: its liveness probe's timeout and check are not shown"},
+		Alternatives: []string{"the container hangs or crashes on its own, and the probe only sees it",
+			"the node kills it (OOMKilled)"},
+		Decide: fmt.Sprintf("%s get pod %s -o jsonpath='{.spec.containers[*].livenessProbe}' (the timeout against how "+
+			"long the check takes), and describe pod (Last State)", kubectlIn(pod.Namespace), pod.Name),
+		Facts: map[string]any{"pod": name, "restarts": restarts, "probe_events": len(evs), "probe_timed_out": timedOut},
+		Title: fmt.Sprintf("Pod %s restarted %d times, and its workload's liveness probe fails", name, restarts),
+		Summary: fmt.Sprintf("%s restarted %d times; the events show the liveness probe of Pods of %s failing (%s). The "+
+			"kubelet restarts a container whose liveness probe fails.", name, restarts, wl, last.Message),
+		Cause: "Not shown: the liveness probe fails, but whether the container was healthy is not in the bundle.",
+		Fix: "Run the probe's check by hand in the container and time it; give the probe the timeoutSeconds (and " +
+			"failureThreshold) the check needs, or a lighter check.",
+	}
+	if timedOut {
+		f.Certainty = analyzer.Likely
+		f.Alternatives = f.Alternatives[:1]
+		f.Title = fmt.Sprintf("The liveness probe of %s times out: the kubelet restarted it %d times", name, restarts)
+		f.Cause = "The liveness probe's check takes longer than its timeout (timeoutSeconds, 1 second by default), so " +
+			"the kubelet counts a running container as failing and restarts it."
+	}
+	return f, true
 }

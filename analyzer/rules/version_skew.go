@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +16,7 @@ import (
 var VersionSkew = &analyzer.Rule{
 	Name:        "version-skew",
 	Severity:    analyzer.Error,
-	Needs:       []model.Kind{model.KindKube},
+	NeedsAny:    []model.Kind{model.KindKube, model.KindLogs},
 	Uses:        []model.Kind{model.KindComponents},
 	SubjectKeys: []string{"component"},
 	Run:         runVersionSkew,
@@ -36,7 +37,9 @@ skew policy allows (2 before Kubernetes 1.28, 3 since), is unsupported.
 
 Evidence: the Nodes; the apiserver's version from its static pod's image tag
 when present, else the version it reported (kubectl version, troubleshoot's
-cluster-info/cluster_version.json).
+cluster-info/cluster_version.json). Without the Nodes, kubeadm's preflight
+refusal ("[ERROR KubeletVersion]: the kubelet version is higher than the
+control plane version") names both versions: likely.
 
 Severity: error when the skew policy is broken; warning for nodes that differ
 within the policy.
@@ -80,8 +83,50 @@ func runVersionSkew(p *analyzer.Pass) error {
 	if f, ok := judgeVersionSkew(p.Snap, &sk); ok {
 		f.Title, f.Summary, f.Cause, f.Fix = skewWords(&sk)
 		p.Report(f)
+		return nil
+	}
+	if f, ok := judgeKubeadmSkew(p.Snap); ok {
+		p.Report(f)
 	}
 	return nil
+}
+
+// kubeadmSkewRe reads kubeadm's preflight check of the kubelet's version:
+// "[ERROR KubeletVersion]: the kubelet version is higher than the control
+// plane version. ... Kubelet version: "1.13.0" Control plane version:
+// "1.12.2"".
+var kubeadmSkewRe = regexp.MustCompile(`(?i)kubelet version is (higher|lower) than [^.]*\..*Kubelet version: "([^"]+)" Control plane version: "([^"]+)"`)
+
+// judgeKubeadmSkew reads kubeadm's own refusal of the kubelet's version,
+// without the Nodes: likely, since kubeadm's check is one source, with the
+// versions to compare by hand.
+func judgeKubeadmSkew(s *model.Snapshot) (analyzer.Finding, bool) {
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		m := kubeadmSkewRe.FindStringSubmatch(le.Message)
+		if m == nil {
+			continue
+		}
+		kubelet, cp := m[2], m[3]
+		return analyzer.Finding{
+			Subject:   subject("component", "kubelet"),
+			Severity:  analyzer.Warning,
+			Certainty: analyzer.Likely,
+			Supports: []string{fmt.Sprintf("%s: kubeadm's preflight refuses kubelet %s beside control plane %s (the "+
+				"kubelet version is %s than the control plane's)", le.Pos, kubelet, cp, strings.ToLower(m[1]))},
+			Evidence: []analyzer.Evidence{{Pos: le.Pos, Note: fmt.Sprintf("kubeadm: kubelet %s, control plane %s", kubelet, cp)}},
+			Decide:   "kubelet --version; kubeadm version -o short; kubeadm config images list",
+			Facts:    map[string]any{"kubelet": kubelet, "control_plane": cp},
+			Title:    fmt.Sprintf("kubelet %s is %s than the control plane %s: kubeadm refuses the skew", kubelet, strings.ToLower(m[1]), cp),
+			Summary: fmt.Sprintf("kubeadm's preflight check (KubeletVersion) finds the node's kubelet at %s and the "+
+				"control plane it is asked to set up at %s: an unsupported version skew, so kubeadm stops.", kubelet, cp),
+			Cause: fmt.Sprintf("The kubelet package installed (%s) and the Kubernetes version kubeadm is given (%s, "+
+				"--kubernetes-version or the configuration's kubernetesVersion) do not match.", kubelet, cp),
+			Fix: "Install the kubelet of the control plane's version (apt/yum pin), or give kubeadm the kubelet's " +
+				"version (--kubernetes-version), so the kubelet is never newer than the control plane.",
+		}, true
+	}
+	return analyzer.Finding{}, false
 }
 
 // judgeVersionSkew judges the kubelet versions the Nodes report against
