@@ -65,21 +65,23 @@ type Input struct {
 type Snapshot struct {
 	Inputs []Input `json:"inputs"`
 
-	Sysctls    []Sysctl         `json:"sysctls,omitempty"`
-	IPVS       []IPVSService    `json:"ipvs,omitempty"`
-	IPVSConns  []IPVSConn       `json:"ipvs_conns,omitempty"`
-	Netfilter  []*Ruleset       `json:"netfilter,omitempty"`
-	Sockets    []Socket         `json:"sockets,omitempty"`
-	SockCounts []SocketCount    `json:"socket_counts,omitempty"`
-	Components []Component      `json:"components,omitempty"`
-	Containers []Container      `json:"containers,omitempty"`
-	Kube       Kube             `json:"kube"`
-	Logs       []LogEvent       `json:"logs,omitempty"`
-	Neighbors  []Neighbor       `json:"neighbors,omitempty"`
-	Addrs      []IfAddr         `json:"addrs,omitempty"`
-	Links      []Link           `json:"links,omitempty"`
-	Routes     []Route          `json:"routes,omitempty"`
-	Conntrack  []ConntrackEntry `json:"conntrack,omitempty"`
+	Sysctls   []Sysctl      `json:"sysctls,omitempty"`
+	IPVS      []IPVSService `json:"ipvs,omitempty"`
+	IPVSConns []IPVSConn    `json:"ipvs_conns,omitempty"`
+	// IPVSTimeouts are IPVS's connection timeouts, per node.
+	IPVSTimeouts []IPVSTimeouts   `json:"ipvs_timeouts,omitempty"`
+	Netfilter    []*Ruleset       `json:"netfilter,omitempty"`
+	Sockets      []Socket         `json:"sockets,omitempty"`
+	SockCounts   []SocketCount    `json:"socket_counts,omitempty"`
+	Components   []Component      `json:"components,omitempty"`
+	Containers   []Container      `json:"containers,omitempty"`
+	Kube         Kube             `json:"kube"`
+	Logs         []LogEvent       `json:"logs,omitempty"`
+	Neighbors    []Neighbor       `json:"neighbors,omitempty"`
+	Addrs        []IfAddr         `json:"addrs,omitempty"`
+	Links        []Link           `json:"links,omitempty"`
+	Routes       []Route          `json:"routes,omitempty"`
+	Conntrack    []ConntrackEntry `json:"conntrack,omitempty"`
 	// ConntrackEvents are the events of `conntrack -E` streams, in the
 	// order printed.
 	ConntrackEvents []ConntrackEntry `json:"conntrack_events,omitempty"`
@@ -136,6 +138,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Sysctls = append(s.Sysctls, o.Sysctls...)
 	s.IPVS = append(s.IPVS, o.IPVS...)
 	s.IPVSConns = append(s.IPVSConns, o.IPVSConns...)
+	s.IPVSTimeouts = append(s.IPVSTimeouts, o.IPVSTimeouts...)
 	s.Netfilter = append(s.Netfilter, o.Netfilter...)
 	s.Sockets = append(s.Sockets, o.Sockets...)
 	s.SockCounts = append(s.SockCounts, o.SockCounts...)

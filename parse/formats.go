@@ -49,6 +49,7 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.FelixLogFormat,
 		logs.CiliumMonitorFormat,
 		netfilter.IPVSadmFormat,
+		netfilter.IPVSTimeoutFormat,
 		netfilter.IPTablesSaveFormat,
 		netfilter.IPTablesListFormat,
 		netfilter.IPTablesRulesFormat,
