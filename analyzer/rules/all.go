@@ -62,6 +62,7 @@ func All() []*analyzer.Rule {
 		CNIIPAMExhausted,
 		NeighTableOverflow,
 		IPForwardDisabled,
+		IPVSIdleTimeout,
 	}
 }
 
