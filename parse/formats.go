@@ -48,6 +48,7 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.JournalFormat,
 		logs.FelixLogFormat,
 		logs.CiliumMonitorFormat,
+		logs.NetErrorLinesFormat,
 		netfilter.IPVSadmFormat,
 		netfilter.IPVSTimeoutFormat,
 		netfilter.IPTablesSaveFormat,
