@@ -63,6 +63,7 @@ func All() []*analyzer.Rule {
 		NeighTableOverflow,
 		IPForwardDisabled,
 		IPVSIdleTimeout,
+		LeakedEstablishedPorts,
 	}
 }
 
