@@ -96,6 +96,8 @@ type Snapshot struct {
 	// NeighborCounts are neighbor tables' sizes as counts of their
 	// listings (arp -an | wc -l).
 	NeighborCounts []NeighborCount `json:"neighbor_counts,omitempty"`
+	// ConnectTimes are the connect times of load tests (ab).
+	ConnectTimes []ConnectTimes `json:"connect_times,omitempty"`
 	// ResolvConfs are resolver configurations (/etc/resolv.conf).
 	ResolvConfs []ResolvConf `json:"resolv_confs,omitempty"`
 
@@ -139,6 +141,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.IPVS = append(s.IPVS, o.IPVS...)
 	s.IPVSConns = append(s.IPVSConns, o.IPVSConns...)
 	s.IPVSTimeouts = append(s.IPVSTimeouts, o.IPVSTimeouts...)
+	s.ConnectTimes = append(s.ConnectTimes, o.ConnectTimes...)
 	s.Netfilter = append(s.Netfilter, o.Netfilter...)
 	s.Sockets = append(s.Sockets, o.Sockets...)
 	s.SockCounts = append(s.SockCounts, o.SockCounts...)

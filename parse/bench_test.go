@@ -66,6 +66,7 @@ func benchCases() []benchCase {
 		{"journal", logs.JournalFormat, 100000, "journalctl -o json entries of the kubelet's klog", genJournalJSON, perN(1)},
 		{"docker-json-log", logs.DockerJSONLogFormat, 100000, "Docker json-file records of kube-proxy's klog", genDockerJSON, perN(1)},
 		{"ipvsadm", netfilter.IPVSadmFormat, 10000, "IPVS services with 3 real servers (ipvsadm -Ln)", genIPVSadm, perN(1)},
+		{"ab", host.ABFormat, 1000, "ApacheBench reports", genAB, perN(1)},
 		{"net-error-lines", logs.NetErrorLinesFormat, 10000, "dial errors quoted without their log prefix", genNetErrorLines, perN(1)},
 		{"ipvsadm-timeout", netfilter.IPVSTimeoutFormat, 10000, "nodes of ipvsadm -l --timeout", genIPVSTimeout, perN(1)},
 		{"iptables-save", netfilter.IPTablesSaveFormat, 10000, "Services, kube-proxy iptables mode (iptables-save)", parsetest.KubeProxySave, func(n int) int { return 8 + 11*n }},
@@ -349,6 +350,14 @@ func genCoreDNS(n int) []byte {
 		default:
 			fmt.Fprintf(b, "[INFO] %s:%d - %d \"A IN svc%d.default.svc.cluster.local. udp 29 false 512\" NOERROR qr,aa,rd 106 0.000123s\n", ip4(10, i), 30000+i%30000, i%65536, i)
 		}
+	})
+}
+
+func genAB(n int) []byte {
+	return genLines("This is ApacheBench, Version 2.3\n", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "Server Hostname:        %s\nServer Port:            80\nConcurrency Level:      %d\n"+
+			"Connection Times (ms)\n              min  mean[+/-sd] median   max\nConnect:        0  %d 1.5    %d    %d\n",
+			ip4(10, 0x600000+i), i%300+1, i%1000, i%1000, i%3000)
 	})
 }
 

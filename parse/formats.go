@@ -80,6 +80,7 @@ var registry = sync.OnceValue(func() []*Format {
 		netfilter.ConntrackEventsFormat,
 		host.SettingsFormat,
 		host.ProbesFormat,
+		host.ABFormat,
 	}
 	// A session's commands are read with every other format but binary
 	// captures, which no pasted text holds.
