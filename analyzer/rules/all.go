@@ -64,6 +64,7 @@ func All() []*analyzer.Rule {
 		IPForwardDisabled,
 		IPVSIdleTimeout,
 		LeakedEstablishedPorts,
+		IPVSConnReuseDelay,
 	}
 }
 
