@@ -96,6 +96,8 @@ type Snapshot struct {
 	// NeighborCounts are neighbor tables' sizes as counts of their
 	// listings (arp -an | wc -l).
 	NeighborCounts []NeighborCount `json:"neighbor_counts,omitempty"`
+	// KernelModules are listings of loaded kernel modules (lsmod).
+	KernelModules []KernelModules `json:"kernel_modules,omitempty"`
 	// ConnectTimes are the connect times of load tests (ab).
 	ConnectTimes []ConnectTimes `json:"connect_times,omitempty"`
 	// ResolvConfs are resolver configurations (/etc/resolv.conf).
@@ -142,6 +144,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.IPVSConns = append(s.IPVSConns, o.IPVSConns...)
 	s.IPVSTimeouts = append(s.IPVSTimeouts, o.IPVSTimeouts...)
 	s.ConnectTimes = append(s.ConnectTimes, o.ConnectTimes...)
+	s.KernelModules = append(s.KernelModules, o.KernelModules...)
 	s.Netfilter = append(s.Netfilter, o.Netfilter...)
 	s.Sockets = append(s.Sockets, o.Sockets...)
 	s.SockCounts = append(s.SockCounts, o.SockCounts...)

@@ -66,6 +66,7 @@ func benchCases() []benchCase {
 		{"journal", logs.JournalFormat, 100000, "journalctl -o json entries of the kubelet's klog", genJournalJSON, perN(1)},
 		{"docker-json-log", logs.DockerJSONLogFormat, 100000, "Docker json-file records of kube-proxy's klog", genDockerJSON, perN(1)},
 		{"ipvsadm", netfilter.IPVSadmFormat, 10000, "IPVS services with 3 real servers (ipvsadm -Ln)", genIPVSadm, perN(1)},
+		{"lsmod", host.LsmodFormat, 1000, "nodes of lsmod | grep br_netfilter", genLsmod, perN(1)},
 		{"ab", host.ABFormat, 1000, "ApacheBench reports", genAB, perN(1)},
 		{"net-error-lines", logs.NetErrorLinesFormat, 10000, "dial errors quoted without their log prefix", genNetErrorLines, perN(1)},
 		{"ipvsadm-timeout", netfilter.IPVSTimeoutFormat, 10000, "nodes of ipvsadm -l --timeout", genIPVSTimeout, perN(1)},
@@ -350,6 +351,12 @@ func genCoreDNS(n int) []byte {
 		default:
 			fmt.Fprintf(b, "[INFO] %s:%d - %d \"A IN svc%d.default.svc.cluster.local. udp 29 false 512\" NOERROR qr,aa,rd 106 0.000123s\n", ip4(10, i), 30000+i%30000, i%65536, i)
 		}
+	})
+}
+
+func genLsmod(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "root@node-%d:~# lsmod | grep br_netfilter\nbr_netfilter           32768  0\n", i)
 	})
 }
 

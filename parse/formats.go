@@ -81,6 +81,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.SettingsFormat,
 		host.ProbesFormat,
 		host.ABFormat,
+		host.LsmodFormat,
 	}
 	// A session's commands are read with every other format but binary
 	// captures, which no pasted text holds.

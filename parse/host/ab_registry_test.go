@@ -15,3 +15,12 @@ func TestSniffAB(t *testing.T) {
 		parsetest.OtherHostOutputs...)
 	parsetest.CheckSniff(t, parse.Formats(), host.ABFormat, own, others)
 }
+
+// lsmod's listings, grepped or not, are read as such; other host outputs
+// are not.
+func TestSniffLsmod(t *testing.T) {
+	own := []string{"fixtures/field/nat-reply-untranslated--nemoclaw-2418/lsmod.txt"}
+	others := append([]string{"parse/testdata/sysctl/sysctl-a.txt", "fixtures/field/ipvs-conn-reuse-delay--k8s-pr-71114/ab.txt"},
+		parsetest.OtherHostOutputs...)
+	parsetest.CheckSniff(t, parse.Formats(), host.LsmodFormat, own, others)
+}
