@@ -70,21 +70,23 @@ const SkippedDocumentation = "documentation (Markdown), not evidence"
 type Snapshot struct {
 	Inputs []Input `json:"inputs"`
 
-	Sysctls    []Sysctl         `json:"sysctls,omitempty"`
-	IPVS       []IPVSService    `json:"ipvs,omitempty"`
-	IPVSConns  []IPVSConn       `json:"ipvs_conns,omitempty"`
-	Netfilter  []*Ruleset       `json:"netfilter,omitempty"`
-	Sockets    []Socket         `json:"sockets,omitempty"`
-	SockCounts []SocketCount    `json:"socket_counts,omitempty"`
-	Components []Component      `json:"components,omitempty"`
-	Containers []Container      `json:"containers,omitempty"`
-	Kube       Kube             `json:"kube"`
-	Logs       []LogEvent       `json:"logs,omitempty"`
-	Neighbors  []Neighbor       `json:"neighbors,omitempty"`
-	Addrs      []IfAddr         `json:"addrs,omitempty"`
-	Links      []Link           `json:"links,omitempty"`
-	Routes     []Route          `json:"routes,omitempty"`
-	Conntrack  []ConntrackEntry `json:"conntrack,omitempty"`
+	Sysctls   []Sysctl      `json:"sysctls,omitempty"`
+	IPVS      []IPVSService `json:"ipvs,omitempty"`
+	IPVSConns []IPVSConn    `json:"ipvs_conns,omitempty"`
+	// IPVSTimeouts are IPVS's connection timeouts, per node.
+	IPVSTimeouts []IPVSTimeouts   `json:"ipvs_timeouts,omitempty"`
+	Netfilter    []*Ruleset       `json:"netfilter,omitempty"`
+	Sockets      []Socket         `json:"sockets,omitempty"`
+	SockCounts   []SocketCount    `json:"socket_counts,omitempty"`
+	Components   []Component      `json:"components,omitempty"`
+	Containers   []Container      `json:"containers,omitempty"`
+	Kube         Kube             `json:"kube"`
+	Logs         []LogEvent       `json:"logs,omitempty"`
+	Neighbors    []Neighbor       `json:"neighbors,omitempty"`
+	Addrs        []IfAddr         `json:"addrs,omitempty"`
+	Links        []Link           `json:"links,omitempty"`
+	Routes       []Route          `json:"routes,omitempty"`
+	Conntrack    []ConntrackEntry `json:"conntrack,omitempty"`
 	// ConntrackEvents are the events of `conntrack -E` streams, in the
 	// order printed.
 	ConntrackEvents []ConntrackEntry `json:"conntrack_events,omitempty"`
@@ -99,6 +101,10 @@ type Snapshot struct {
 	// NeighborCounts are neighbor tables' sizes as counts of their
 	// listings (arp -an | wc -l).
 	NeighborCounts []NeighborCount `json:"neighbor_counts,omitempty"`
+	// KernelModules are listings of loaded kernel modules (lsmod).
+	KernelModules []KernelModules `json:"kernel_modules,omitempty"`
+	// ConnectTimes are the connect times of load tests (ab).
+	ConnectTimes []ConnectTimes `json:"connect_times,omitempty"`
 	// ResolvConfs are resolver configurations (/etc/resolv.conf).
 	ResolvConfs []ResolvConf `json:"resolv_confs,omitempty"`
 
@@ -147,6 +153,9 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Sysctls = append(s.Sysctls, o.Sysctls...)
 	s.IPVS = append(s.IPVS, o.IPVS...)
 	s.IPVSConns = append(s.IPVSConns, o.IPVSConns...)
+	s.IPVSTimeouts = append(s.IPVSTimeouts, o.IPVSTimeouts...)
+	s.ConnectTimes = append(s.ConnectTimes, o.ConnectTimes...)
+	s.KernelModules = append(s.KernelModules, o.KernelModules...)
 	s.Netfilter = append(s.Netfilter, o.Netfilter...)
 	s.Sockets = append(s.Sockets, o.Sockets...)
 	s.SockCounts = append(s.SockCounts, o.SockCounts...)

@@ -52,7 +52,9 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.HubbleObserveFormat,
 		logs.GrepLogFormat,
 		logs.ClientErrorsFormat,
+		logs.NetErrorLinesFormat,
 		netfilter.IPVSadmFormat,
+		netfilter.IPVSTimeoutFormat,
 		netfilter.IPTablesSaveFormat,
 		netfilter.IPTablesListFormat,
 		netfilter.IPTablesRulesFormat,
@@ -84,6 +86,8 @@ var registry = sync.OnceValue(func() []*Format {
 		netfilter.ConntrackEventsFormat,
 		host.SettingsFormat,
 		host.ProbesFormat,
+		host.ABFormat,
+		host.LsmodFormat,
 	}
 	// A session's commands are read with every other format but binary
 	// captures, which no pasted text holds.

@@ -62,6 +62,9 @@ func All() []*analyzer.Rule {
 		CNIIPAMExhausted,
 		NeighTableOverflow,
 		IPForwardDisabled,
+		IPVSIdleTimeout,
+		LeakedEstablishedPorts,
+		IPVSConnReuseDelay,
 	}
 }
 

@@ -76,6 +76,9 @@ the control-plane node (crictl ps -a | grep kube-apiserver).`,
 // Go says "getsockopt: connection refused".
 var apiCallRe = regexp.MustCompile(`https?://([^/"\\\s]+)(/[^"\\\s]*)?\\?"?: (?:dial tcp (\S+): (i/o timeout|(?:connect|getsockopt): (?:connection refused|no route to host|network is unreachable|connection timed out))|read tcp \S+->\S+: read: (connection reset by peer)|net/http: (TLS handshake timeout)|(EOF))`)
 
+// bareDialRe is a dial error alone, as a ticket quotes it.
+var bareDialRe = regexp.MustCompile(`^dial tcp (\S+): (?:(?:connect|getsockopt): (connection refused|no route to host|network is unreachable|connection timed out)|(i/o timeout))$`)
+
 // apiPathRe recognizes the apiserver's paths.
 var apiPathRe = regexp.MustCompile(`^/(?:api|apis|version|healthz|livez|readyz|openapi)(?:[/?]|$)`)
 
@@ -125,6 +128,11 @@ func apiFailureOf(le *model.LogEvent) (apiFailure, bool) {
 			f.kind = k[1]
 		}
 		return f, true
+	}
+	if m := bareDialRe.FindStringSubmatch(le.Message); m != nil { // quoted without its call: the kubernetes Service's?
+		if ap, err := netip.ParseAddrPort(m[1]); err == nil && ap.Port() == 443 && firstOfServiceRange(ap.Addr()) {
+			return apiFailure{le: le, addr: m[1], failure: m[2] + m[3]}, true
+		}
 	}
 	return apiFailure{}, false
 }
@@ -293,13 +301,8 @@ func judgeAPICalls(s *model.Snapshot, g *apiCalls, way apiPath) analyzer.Finding
 	if !g.span.ok {
 		g.span = yearless
 	}
-	values := map[string]any{
-		"component": g.component,
-		"address":   addr,
-		"target":    g.target,
-		"failure":   strings.Join(g.failures, ", "),
-		"errors":    len(g.lines),
-	}
+	values := map[string]any{"component": g.component, "address": addr, "target": g.target,
+		"failure": strings.Join(g.failures, ", "), "errors": len(g.lines)}
 	if g.node != "" {
 		values["node"] = g.node
 	}
@@ -376,12 +379,14 @@ func judgeAPICalls(s *model.Snapshot, g *apiCalls, way apiPath) analyzer.Finding
 	case g.proven != "":
 	case g.target == targetClusterIP:
 		f.Certainty = analyzer.Unknown
-		f.Alternatives = []string{
-			"kube-proxy not running or its rules stale on that node",
-			"the CNI or a firewall dropping traffic from Pods to the host network, where the apiserver listens",
-			"a wrong or dead apiserver endpoint",
-		}
+		f.Alternatives = []string{"kube-proxy not running or its rules stale on that node", "the CNI or a firewall dropping " +
+			"traffic from Pods to the host network, where the apiserver listens", "a wrong or dead apiserver endpoint"}
 		f.Decide = fmt.Sprintf("from a Pod on that node: nc -zv %s %d, then nc -zv to each apiserver endpoint", ap.Addr(), ap.Port())
+		if slices.Contains(g.failures, "network is unreachable") { // ENETUNREACH: the sender's own routes refuse it
+			f.Alternatives = append([]string{"the Pod's own routes: no usable route to the ClusterIP (no default route, or one " +
+				"through a gateway it cannot reach), so the packets never reach the node's kube-proxy rules"}, f.Alternatives...)
+			f.Decide = fmt.Sprintf("kubectl exec <the component's Pod> -- ip route get %s; then %s", ap.Addr(), f.Decide)
+		}
 	case g.refused():
 		f.Certainty = analyzer.Likely
 		f.Alternatives = []string{"a load balancer in front of the apiservers has no healthy backend",

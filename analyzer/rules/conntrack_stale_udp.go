@@ -16,8 +16,8 @@ import (
 var ConntrackStaleUDP = &analyzer.Rule{
 	Name:        "conntrack-stale-udp",
 	Severity:    analyzer.Error,
-	Needs:       []model.Kind{model.KindConntrack, model.KindKube},
-	Uses:        []model.Kind{model.KindNetfilter, model.KindIPVS},
+	Needs:       []model.Kind{model.KindConntrack},
+	Uses:        []model.Kind{model.KindKube, model.KindNetfilter, model.KindIPVS},
 	Requires:    []analyzer.FactKey{facts.ServiceEndpoints, facts.Dataplanes},
 	SubjectKeys: []string{"node", "object", "service_port", "backend", "proto"},
 	ObjectKinds: []string{"Service"},
@@ -31,7 +31,9 @@ var ConntrackStaleUDP = &analyzer.Rule{
 	Proof: "UDP conntrack entries (conntrack -L) of a Service's ClusterIP whose reply comes from an address that the " +
 		"Service's Endpoints or EndpointSlices no longer list",
 	Unproven: "entries of a Service whose endpoints the bundle does not give are not judged; when the node's rules " +
-		"still send new flows to that address, the rules are stale (stale-dnat), not only the entries",
+		"still send new flows to that address, the rules are stale (stale-dnat), not only the entries. Without any " +
+		"Kubernetes object, an [UNREPLIED] DNS entry DNATed to a backend, or one left untranslated to an address " +
+		"that another entry DNATs, is reported as a likely stale entry, with the endpoints' listing to decide",
 	Doc: `udp conntrack entries still go to a gone endpoint
 
 kube-proxy DNATs a UDP flow to a Service (DNS to kube-dns above all) once,
@@ -52,7 +54,15 @@ address, the backend), the Service and its Endpoints or EndpointSlices, and
 the node's NAT rules when present (they no longer send new flows to that
 address).
 
-Severity: error (the entries and the endpoints disagree).
+Without the Kubernetes objects (a ticket's one conntrack -L), the entries
+alone point at it: a DNS flow ([UNREPLIED], port 53) DNATed to a backend
+that never answered it, or a DNS flow to an address that other entries
+DNAT to a backend but this one does not (made while the Service had no
+endpoints, and kept alive by the client's reused socket). That is a
+warning of likely cause; the Service's endpoints decide it.
+
+Severity: error (the entries and the endpoints disagree); warning from the
+entries alone.
 
 Fix: delete the entries: conntrack -D -p udp --orig-dst CLUSTERIP
 --reply-src OLD-POD-IP on the node; then find why kube-proxy did not (its
@@ -92,6 +102,10 @@ func runConntrackStaleUDP(p *analyzer.Pass) error {
 				}
 			}
 		}
+	}
+	if !s.Has(model.KindKube) {
+		reportThinStaleUDP(p)
+		return nil
 	}
 	endpoints := facts.ServiceEndpoints.Of(p)
 	groups := map[string]*staleUDP{}
@@ -232,4 +246,172 @@ func staleUDPFinding(p *analyzer.Pass, g *staleUDP) (analyzer.Finding, bool) {
 		Facts:    values,
 		Evidence: ev,
 	}, true
+}
+
+// thinStaleUDP gathers, on one node, the unanswered DNS entries of one
+// destination and backend that the entries alone show as stale: DNATed to
+// a backend that answered none of them (gone), or left untranslated to an
+// address that other entries DNAT (made while there was no endpoint).
+type thinStaleUDP struct {
+	node         string
+	front        netip.AddrPort
+	backend      netip.Addr
+	untranslated bool
+	entries      []*model.ConntrackEntry
+	clients      []string
+	others       []*model.ConntrackEntry // entries DNATing front elsewhere
+}
+
+// reportThinStaleUDP judges the UDP entries of a bundle without Kubernetes
+// objects: the endpoints are not known, so the entries can point at a gone
+// endpoint (likely) but not prove it.
+func reportThinStaleUDP(p *analyzer.Pass) {
+	s := p.Snap
+	type front struct {
+		node string
+		dst  netip.AddrPort
+	}
+	type flow struct {
+		node       string
+		orig       model.Tuple
+		translated bool
+	}
+	dnat := map[front][]*model.ConntrackEntry{}
+	answers := map[string]bool{} // node|backend that replied to a DNATed flow
+	flows := map[flow]bool{}
+	for i := range s.Conntrack {
+		e := &s.Conntrack[i]
+		if e.Proto != "udp" {
+			continue
+		}
+		flows[flow{e.Node, e.Orig, e.DNAT()}] = true
+		if e.DNAT() {
+			dnat[front{e.Node, e.Orig.Dst}] = append(dnat[front{e.Node, e.Orig.Dst}], e)
+			if !e.Unreplied {
+				answers[e.Node+"|"+e.Reply.Src.Addr().String()] = true
+			}
+		}
+	}
+	groups := map[string]*thinStaleUDP{}
+	var order []string
+	for i := range s.Conntrack {
+		e := &s.Conntrack[i]
+		if e.Proto != "udp" || !e.Unreplied || e.Orig.Dst.Port() != 53 {
+			continue
+		}
+		backend, untranslated := e.Reply.Src.Addr(), !e.DNAT()
+		switch {
+		case untranslated && len(dnat[front{e.Node, e.Orig.Dst}]) == 0:
+			continue // a DNS server's own address, not a Service's
+		case !untranslated && answers[e.Node+"|"+backend.String()]:
+			continue // the backend answers other flows: it is there
+		case !untranslated && flows[flow{e.Node, e.Orig, false}]:
+			continue // the flow is left untranslated in another dump: that entry tells it
+		}
+		k := fmt.Sprint(e.Node, "|", e.Orig.Dst, "|", backend, "|", untranslated)
+		g := groups[k]
+		if g == nil {
+			g = &thinStaleUDP{node: e.Node, front: e.Orig.Dst, backend: backend, untranslated: untranslated}
+			for _, o := range dnat[front{e.Node, e.Orig.Dst}] {
+				if o.Reply.Src.Addr() != backend {
+					g.others = append(g.others, o)
+				}
+			}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.entries = append(g.entries, e)
+		if c := e.Orig.Src.Addr().String(); !slices.Contains(g.clients, c) {
+			g.clients = append(g.clients, c)
+		}
+	}
+	for _, k := range order {
+		p.Report(thinStaleUDPFinding(groups[k]))
+	}
+}
+
+func thinStaleUDPFinding(g *thinStaleUDP) analyzer.Finding {
+	n := len(g.entries)
+	entries := plural(n, "entry", "entries")
+	var ev []analyzer.Evidence
+	for i, e := range g.entries {
+		if i == maxGroupEvidence {
+			break
+		}
+		ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: fmt.Sprintf("udp %s -> %s, reply from %s, unreplied",
+			e.Orig.Src, e.Orig.Dst, e.Reply.Src)})
+	}
+	where := "the node"
+	if g.node != "" {
+		where = g.node
+	}
+	values := map[string]any{"destination": g.front.String(), "entries": n, "clients": g.clients}
+	if g.node != "" {
+		values["node"] = g.node
+	}
+	f := analyzer.Finding{
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Facts:     values,
+		Subject:   subject("node", g.node, "backend", g.backend.String(), "proto", "udp"),
+		Decide: fmt.Sprintf("kubectl get endpointslices -A -o wide | grep -e %s -e %s (is %s an endpoint of the "+
+			"Service at %s?)", g.front.Addr(), g.backend, g.backend, g.front.Addr()),
+	}
+	var others []string
+	for i, o := range g.others {
+		if i < maxGroupEvidence {
+			ev = append(ev, analyzer.Evidence{Pos: o.Pos, Note: fmt.Sprintf("udp %s -> %s, reply from %s",
+				o.Orig.Src, o.Orig.Dst, o.Reply.Src)})
+		}
+		if b := o.Reply.Src.Addr().String(); !slices.Contains(others, b) {
+			others = append(others, b)
+		}
+	}
+	f.Evidence = ev
+	if g.untranslated {
+		values["stale_backend"] = "none (untranslated)"
+		f.Decide = fmt.Sprintf("kubectl get endpointslices -A -o wide (the endpoints of the Service at %s now); "+
+			"conntrack -L -p udp -d %s --dport %d (the entry still untranslated)", g.front.Addr(), g.front.Addr(), g.front.Port())
+		f.Title = fmt.Sprintf("%s: %d DNS conntrack %s left untranslated, unanswered", g.front, n, entries)
+		f.Summary = fmt.Sprintf("On %s, %d UDP conntrack %s from %s to %s are not DNATed and got no reply, while "+
+			"other entries DNAT the same destination to %s: %s is a Service's address, and these flows were "+
+			"created while it had no endpoint. Each datagram of a reused socket renews its entry, so the client's "+
+			"lookups keep going to the bare Service address after the endpoints are back.", where, n, entries,
+			listSome(g.clients, false), g.front, orNone(others), g.front.Addr())
+		f.Cause = fmt.Sprintf("The flows to %s started while the Service had no endpoint, so kube-proxy had "+
+			"no DNAT for them; when the endpoints came back, the untranslated UDP entries were not deleted and the "+
+			"client's traffic, renewing them, never reaches a backend.", g.front)
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: [UNREPLIED] %s -> %s, reply from %s itself: no DNAT",
+			g.entries[0].Pos, g.entries[0].Orig.Src, g.front, g.front.Addr()))
+		if len(g.others) > 0 {
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: the same destination DNATed to %s", g.others[0].Pos,
+				g.others[0].Reply.Src.Addr()))
+		}
+		f.Alternatives = []string{"the Service still has no endpoint (the entry is current, not stale)"}
+		f.Fix = fmt.Sprintf("On the node: `conntrack -D -p udp --orig-dst %s --dport %d`, then upgrade kube-proxy "+
+			"(it must flush UDP entries of a Service whose endpoints go from none to some).", g.front.Addr(), g.front.Port())
+	} else {
+		values["stale_backend"] = g.backend.String()
+		f.Title = fmt.Sprintf("%s: %d DNS conntrack %s go to %s, which never answered", g.front, n, entries, g.backend)
+		f.Summary = fmt.Sprintf("On %s, %d UDP conntrack %s from %s to %s are DNATed to %s and got no reply. A "+
+			"DNS backend that does not answer a query the node keeps sending it is most likely gone (a CoreDNS Pod "+
+			"deleted or its node lost) while the entries, renewed by each datagram of a reused socket, keep the "+
+			"flows on its address.", where, n, entries, listSome(g.clients, false), g.front, g.backend)
+		f.Cause = fmt.Sprintf("The UDP conntrack %s DNATing %s to %s were not deleted when that endpoint went "+
+			"(kube-proxy deletes them with conntrack -D): they keep the flows on the gone address.", entries, g.front, g.backend)
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: [UNREPLIED] %s -> %s, DNATed to %s", g.entries[0].Pos,
+			g.entries[0].Orig.Src, g.front, g.backend))
+		if len(g.others) > 0 {
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: other flows to %s go to %s", g.others[0].Pos, g.front,
+				orNone(others)))
+		}
+		f.Contradicts = append(f.Contradicts, "the Service's endpoints are not in the bundle: that "+g.backend.String()+
+			" is no longer one is not shown")
+		f.Alternatives = []string{g.backend.String() + " is still an endpoint and does not answer (overloaded, a " +
+			"NetworkPolicy drops the queries or the replies)"}
+		f.Fix = fmt.Sprintf("On the node: `conntrack -D -p udp --reply-src %s --sport 53`. Then find why kube-proxy "+
+			"did not delete them: its log (\"Failed to delete stale service connections\"), the conntrack binary it "+
+			"needs.", g.backend)
+	}
+	return f
 }

@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -15,10 +16,9 @@ import (
 var NATReplyUntranslated = &analyzer.Rule{
 	Name:        "nat-reply-untranslated",
 	Severity:    analyzer.Error,
-	Needs:       []model.Kind{model.KindCapture},
-	Uses:        []model.Kind{model.KindSysctl},
+	NeedsAny:    []model.Kind{model.KindCapture, model.KindSysctl},
 	Requires:    []analyzer.FactKey{facts.NATPairs},
-	SubjectKeys: []string{"node", "client", "vip", "backend"},
+	SubjectKeys: []string{"node", "client", "vip", "backend", "module", "setting"},
 	Run:         runNATReplyUntranslated,
 	Explains:    []*analyzer.Rule{SynUnanswered},
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(60)},
@@ -26,7 +26,9 @@ var NATReplyUntranslated = &analyzer.Rule{
 		"and the node's sysctl output shows net.bridge.bridge-nf-call-iptables = 0 (ip6tables for IPv6)",
 	Unproven: "the untranslated replies from the capture, with the causes not ruled out (bridged traffic skipping " +
 		"iptables, asymmetric routing around the node that did the NAT) and `sysctl -a 2>/dev/null | grep '^net\\.'` " +
-		"(net.bridge.bridge-nf-call-iptables) to decide",
+		"(net.bridge.bridge-nf-call-iptables) to decide. Without a capture, lsmod showing br_netfilter not loaded is " +
+		"the cause of untranslated replies on a bridge, likely, and so is net.bridge.bridge-nf-call-iptables = 0: the " +
+		"replies themselves are not shown",
 	Doc: `replies to translated connections go back untranslated
 
 A capture on a node (tcpdump -i any, or one capture per interface) shows the
@@ -75,6 +77,10 @@ type natGroup struct {
 }
 
 func runNATReplyUntranslated(p *analyzer.Pass) error {
+	if !p.Snap.Has(model.KindCapture) {
+		reportBrNetfilterMissing(p)
+		return nil
+	}
 	var groups []*natGroup
 	byKey := map[string]*natGroup{}
 	for _, pr := range facts.NATPairs.Of(p).Pairs() {
@@ -245,4 +251,64 @@ func natPairEvidence(p facts.NATPair) []analyzer.Evidence {
 		ev = append(ev, analyzer.Evidence{Pos: a.SegPos(a.ClientRST[0]), Note: fmt.Sprintf("RST %s -> %s", a.Client, a.Server)})
 	}
 	return ev
+}
+
+// reportBrNetfilterMissing reports, from a bundle without a capture, the
+// listings of loaded modules that show br_netfilter not loaded: bridged
+// traffic skips iptables, so the replies of a Service's backend to a
+// client on the same bridge are not translated back.
+func reportBrNetfilterMissing(p *analyzer.Pass) {
+	for _, m := range p.Snap.KernelModules {
+		if m.Pattern != "" && !strings.Contains("br_netfilter", m.Pattern) || slices.Contains(m.Loaded, "br_netfilter") {
+			continue // a grep for other modules, or br_netfilter loaded
+		}
+		what := "lsmod lists no br_netfilter"
+		if m.Pattern != "" {
+			what = fmt.Sprintf("`%s` printed nothing", m.Command)
+		}
+		p.Report(analyzer.Finding{
+			Subject:   subject("node", m.Node, "module", "br_netfilter"),
+			Severity:  analyzer.Warning,
+			Certainty: analyzer.Likely,
+			Title:     "br_netfilter is not loaded: bridged replies skip the NAT",
+			Summary: fmt.Sprintf("On %s, %s: the kernel module that sends bridged traffic through iptables is not "+
+				"loaded. A Pod's connection or DNS query to a Service is DNATed on its way out, but the backend's "+
+				"reply to a client on the same bridge is bridged straight back without meeting the NAT: it arrives "+
+				"from the backend's own address, and the client drops or resets it.", nodeName(m.Node), what),
+			Cause: "br_netfilter is not loaded, so net.bridge.bridge-nf-call-iptables does not exist and bridged " +
+				"packets skip iptables: replies from a Service's backend on the same node are not translated back.",
+			Fix: "modprobe br_netfilter, sysctl -w net.bridge.bridge-nf-call-iptables=1 (and ip6tables for IPv6); make " +
+				"both persistent (/etc/modules-load.d/, /etc/sysctl.d/).",
+			Supports: []string{fmt.Sprintf("%s: %s", m.Pos, what)},
+			Alternatives: []string{"the CNI does not bridge Pods (routed veths, eBPF): then the module does not " +
+				"matter and the failure is elsewhere"},
+			Decide:   "sysctl net.bridge.bridge-nf-call-iptables; ip -d link show type bridge (the Pods' bridge)",
+			Facts:    map[string]any{"module": "br_netfilter", "command": m.Command},
+			Evidence: []analyzer.Evidence{{Pos: m.Pos, Note: what}},
+		})
+	}
+	for _, sc := range p.Snap.Sysctls {
+		if sc.Name != "net.bridge.bridge-nf-call-iptables" || strings.TrimSpace(sc.Value) != "0" {
+			continue
+		}
+		p.Report(analyzer.Finding{
+			Subject:   subject("node", sc.Node, "setting", sc.Name),
+			Severity:  analyzer.Warning,
+			Certainty: analyzer.Likely,
+			Title:     "bridge-nf-call-iptables is 0: bridged replies skip the NAT",
+			Summary: fmt.Sprintf("On %s, net.bridge.bridge-nf-call-iptables = 0: bridged packets skip iptables. A "+
+				"Pod's connection to a Service is DNATed on its way out, but the backend's reply to a client on the "+
+				"same bridge is bridged straight back without meeting the NAT: it arrives from the backend's own "+
+				"address, and the client drops or resets it.", nodeName(sc.Node)),
+			Cause: "net.bridge.bridge-nf-call-iptables = 0: replies from a Service's backend on the same node are " +
+				"not translated back.",
+			Fix:      "sysctl -w net.bridge.bridge-nf-call-iptables=1 (and ip6tables for IPv6), persistent in /etc/sysctl.d/.",
+			Supports: []string{fmt.Sprintf("%s: %s = 0", sc.Pos, sc.Name)},
+			Alternatives: []string{"the CNI does not bridge Pods (routed veths, eBPF): then the setting does not " +
+				"matter and the failure is elsewhere"},
+			Decide:   "tcpdump -ni any on the node during a failing call: the backend's reply leaving untranslated; ip -d link show type bridge",
+			Facts:    map[string]any{"setting": sc.Name, "value": "0"},
+			Evidence: []analyzer.Evidence{{Pos: sc.Pos, Note: sc.Name + " = 0"}},
+		})
+	}
 }

@@ -86,6 +86,10 @@ func readSysctl(r io.Reader, src *format.File, errs *model.ErrorList) []model.Sy
 			out = append(out, model.Sysctl{Node: l.Node, Name: key, Value: text.CollapseSpace(line), Pos: l.Pos()})
 			return
 		}
+		if bareSysctlCmd(line) {
+			src.Count("command lines skipped", 1) // a command pasted without its prompt
+			return
+		}
 		key, value, ok := sysctlLine(line)
 		if !ok {
 			key, value, ok = relativeConfLine(line)
@@ -100,6 +104,22 @@ func readSysctl(r io.Reader, src *format.File, errs *model.ErrorList) []model.Sy
 		src.Count("sysctl messages skipped", messages)
 	}
 	return out
+}
+
+// bareSysctlCmd reports whether line is a sysctl command that reads
+// parameters ("sysctl net.ipv4.tcp_keepalive_time net.ipv4.ip_forward"),
+// pasted above its output without a shell prompt.
+func bareSysctlCmd(line string) bool {
+	f := strings.Fields(line)
+	if len(f) < 2 || f[0] != "sysctl" && f[0] != "/sbin/sysctl" && f[0] != "/usr/sbin/sysctl" {
+		return false
+	}
+	for _, a := range f[1:] {
+		if strings.ContainsAny(a, "=:") || !strings.HasPrefix(a, "-") && !validSysctlName(a) {
+			return false
+		}
+	}
+	return true
 }
 
 // sysctlLine splits one line into a dotted name and its value.

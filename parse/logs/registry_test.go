@@ -142,3 +142,15 @@ func TestSniffTimestampedPlainLines(t *testing.T) {
 		t.Errorf("read as %q", best)
 	}
 }
+
+// Error lines quoted without their log prefix are read as such; whole
+// logs holding the same errors are read by their own format.
+func TestSniffNetErrorLines(t *testing.T) {
+	own := []string{"fixtures/field/apiserver-unreachable--mlab-k8s-support-152/coredns.log",
+		"fixtures/field/leaked-established-ports--capo-issue-3227/capo-controller-manager.log"}
+	others := append([]string{"parse/testdata/logs/coredns-1.11.1.log", "parse/testdata/logs/kubectl-v6-klog.log",
+		"fixtures/real/kubectl-logs/inquisitivefrog_kubectl-logs-coredns_failed-to-list-10.96.0.1-io-timeout.txt",
+		"fixtures/real/kubectl-logs/troubleshoot-testdata_traefik-previous-log_failed-to-watch-io-timeout.log"},
+		parsetest.OtherHostOutputs...)
+	parsetest.CheckSniff(t, parse.Formats(), logs.NetErrorLinesFormat, own, others)
+}

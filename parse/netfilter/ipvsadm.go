@@ -53,7 +53,7 @@ func sniffIPVSadm(_ string, head []byte) int {
 			return 100
 		}
 		if _, cmd, ok := text.Prompt(line); ok {
-			if strings.Contains(cmd, "ipvsadm") {
+			if strings.Contains(cmd, "ipvsadm") && !strings.Contains(cmd, "--timeout") { // --timeout: ipvsadm-timeout's
 				matched += 3
 			}
 			continue

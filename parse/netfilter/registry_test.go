@@ -126,3 +126,13 @@ func TestSniffIPTablesFragments(t *testing.T) {
 		}
 	}
 }
+
+// ipvsadm -l --timeout is read as the timeouts, not as a service table;
+// service tables and other host outputs are not timeouts.
+func TestSniffIPVSTimeout(t *testing.T) {
+	own := []string{"fixtures/field/ipvs-idle-timeout--kubeasz-pr-688/ipvsadm-l-timeout.txt"}
+	others := append([]string{"fixtures/field/ipvs-stale-realserver--k8s-issue-81775/ipvsadm-Ln.txt",
+		"fixtures/field/ipvs-stale-realserver--k8s-issue-76664/ipvsadm-Lnc.txt",
+		"fixtures/field/ipvs-idle-timeout--kubeasz-pr-688/sysctl.txt"}, parsetest.OtherHostOutputs...)
+	parsetest.CheckSniff(t, parse.Formats(), netfilter.IPVSTimeoutFormat, own, others)
+}
