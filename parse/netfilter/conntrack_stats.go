@@ -16,12 +16,13 @@ import (
 var ConntrackStatsFormat = &format.Format{
 	Name:    "conntrack-stats",
 	Kind:    model.KindConntrack,
-	Command: "conntrack -S, cat /proc/net/stat/nf_conntrack",
+	Command: "conntrack -S (also conntrack-tools 1.4.4's one counter a line), cat /proc/net/stat/nf_conntrack",
 	Doc: "one record per CPU with every counter the kernel has (found, insert, insert_failed, " +
 		"drop, early_drop, clash_resolve, search_restart ...; older kernels' searched, new, " +
 		"delete); the /proc table's hexadecimal values read, its names mapped to conntrack -S's " +
 		"(clashres is clash_resolve, icmp_error is error, chainlength is chaintoolong), its " +
-		"entries column kept. `conntrack-drops` reads them",
+		"entries column kept; conntrack-tools 1.4.4's list of counters summed over the CPUs is one " +
+		"record with cpu -1. `conntrack-drops` reads them",
 	Sniff: sniffConntrackStats,
 	Parse: format.Records(readConntrackStats, func(s *model.Snapshot, out []model.ConntrackStats) {
 		s.ConntrackStats = append(s.ConntrackStats, out...)
@@ -34,6 +35,9 @@ var ConntrackStatsFormat = &format.Format{
 //     drop=0 early_drop=0 error=0 search_restart=0 clash_resolve=0
 //     chaintoolong=0", with whatever counters the kernel has (older ones
 //     add searched, new, ignore, delete, delete_list);
+//   - conntrack-tools 1.4.4's conntrack -S: one counter a line
+//     ("insert_failed\t\t0"), the sum over the CPUs, one record with CPU
+//     -1 (the tool's complaint after it is passed over);
 //   - /proc/net/stat/nf_conntrack: a header of counter names ("entries
 //     clashres found new invalid ...") and one row of hexadecimal values
 //     per CPU, the names mapped to conntrack -S's.
@@ -53,9 +57,11 @@ func readConntrackStats(r io.Reader, src *format.File, errs *model.ErrorList) []
 	var out []model.ConntrackStats
 	var header []string // the /proc table's column names, once its header is read
 	cpu := 0
-	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(*text.Line, string) { header, cpu = nil, 0 }}, func(l *text.Line) {
+	list := statsList{cur: -1} // conntrack-tools 1.4.4's one record
+	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(*text.Line, string) { header, cpu, list.cur = nil, 0, -1 }}, func(l *text.Line) {
 		f := l.Fields()
 		switch {
+		case list.line(l, f, &out):
 		case strings.HasPrefix(f[0], "cpu="):
 			st, err := conntrackSLine(f)
 			if l.Syntax(err) {
@@ -123,12 +129,17 @@ func conntrackSLine(f []string) (model.ConntrackStats, error) {
 }
 
 func sniffConntrackStats(_ string, head []byte) int {
-	header := false
+	header, listed := false, false
 	matched, total, _ := text.SniffLines(head, 100, func(cmd string) bool {
 		return text.Program(cmd) == "conntrack" && strings.Contains(cmd, "-S") || strings.Contains(cmd, "stat/nf_conntrack")
 	}, func(line string) text.Match {
 		f := strings.Fields(line)
 		switch {
+		case sniffStatsList(line):
+			listed = listed || f[0] == "insert_failed"
+			return text.Hit
+		case statsListErrRe.MatchString(strings.TrimSpace(line)):
+			return text.Skip
 		case len(f) > 2 && strings.HasPrefix(f[0], "cpu=") && strings.Contains(line, "insert_failed="):
 			if _, err := conntrackSLine(f); err == nil {
 				return text.Hit
@@ -143,5 +154,13 @@ func sniffConntrackStats(_ string, head []byte) int {
 		}
 		return text.Miss
 	})
+	if !header && !listed && matched > 0 && !hasCPULine(head) {
+		return 0 // a few "name value" lines without insert_failed
+	}
 	return min(text.RatioScore(matched, total, 95), 95)
+}
+
+// hasCPULine reports whether head holds a conntrack -S "cpu=" line.
+func hasCPULine(head []byte) bool {
+	return strings.Contains(string(head), "cpu=") && strings.Contains(string(head), "insert_failed=")
 }

@@ -12,7 +12,7 @@ import (
 
 var ConntrackStatsFiles = []string{"parse/testdata/conntrack/conntrack-S-idle.txt", "parse/testdata/conntrack/conntrack-S-races.txt",
 	"parse/testdata/conntrack/conntrack-S-insert-failed.txt", "parse/testdata/conntrack/proc-stat-nf_conntrack.txt",
-	"parse/testdata/conntrack/proc-stat-nf_conntrack-full.txt"}
+	"parse/testdata/conntrack/proc-stat-nf_conntrack-full.txt", "fixtures/field/conntrack-drops--k8s-56903-kivagant/conntrack-S.txt"}
 
 func statLines(out []model.ConntrackStats, keys ...string) []string {
 	var s []string
@@ -150,4 +150,28 @@ func TestConntrackStatsOldProcTable(t *testing.T) {
 	if sc := ConntrackStatsFormat.Sniff("stat.txt", []byte(in)); sc < 80 {
 		t.Errorf("sniff %d", sc)
 	}
+}
+
+// conntrack-tools 1.4.4's conntrack -S, from a real ticket (kubectl exec
+// into a Pod without CAP_NET_ADMIN): one record, the sum over the CPUs;
+// the tool's complaint after it is not a counter.
+func TestConntrackStatsList(t *testing.T) {
+	const rel = "fixtures/field/conntrack-drops--k8s-56903-kivagant/conntrack-S.txt"
+	out := parsetest.ReadFile(t, rel, ConntrackStats)
+	if len(out) != 1 {
+		t.Fatalf("%d records: %+v", len(out), out)
+	}
+	st := out[0]
+	if st.CPU != -1 || st.Pos.Line != 2 || len(st.Counters) != 17 || st.Counters["entries"] != 87 || st.Counters["found"] != 3651207 ||
+		st.Counters["insert_failed"] != 0 || !hasCounter(st.Counters, "drop") || st.Counters["error"] != 0 {
+		t.Errorf("record %+v", st)
+	}
+	if sc := ConntrackStatsFormat.Sniff("x", []byte("entries 3\nnew 4\n")); sc != 0 {
+		t.Errorf("two name-value lines without insert_failed score %d", sc)
+	}
+}
+
+func hasCounter(m map[string]uint64, k string) bool {
+	_, ok := m[k]
+	return ok
 }
