@@ -74,19 +74,21 @@ type Snapshot struct {
 	IPVS      []IPVSService `json:"ipvs,omitempty"`
 	IPVSConns []IPVSConn    `json:"ipvs_conns,omitempty"`
 	// IPVSTimeouts are IPVS's connection timeouts, per node.
-	IPVSTimeouts []IPVSTimeouts   `json:"ipvs_timeouts,omitempty"`
-	Netfilter    []*Ruleset       `json:"netfilter,omitempty"`
-	Sockets      []Socket         `json:"sockets,omitempty"`
-	SockCounts   []SocketCount    `json:"socket_counts,omitempty"`
-	Components   []Component      `json:"components,omitempty"`
-	Containers   []Container      `json:"containers,omitempty"`
-	Kube         Kube             `json:"kube"`
-	Logs         []LogEvent       `json:"logs,omitempty"`
-	Neighbors    []Neighbor       `json:"neighbors,omitempty"`
-	Addrs        []IfAddr         `json:"addrs,omitempty"`
-	Links        []Link           `json:"links,omitempty"`
-	Routes       []Route          `json:"routes,omitempty"`
-	Conntrack    []ConntrackEntry `json:"conntrack,omitempty"`
+	IPVSTimeouts []IPVSTimeouts `json:"ipvs_timeouts,omitempty"`
+	Netfilter    []*Ruleset     `json:"netfilter,omitempty"`
+	Sockets      []Socket       `json:"sockets,omitempty"`
+	SockCounts   []SocketCount  `json:"socket_counts,omitempty"`
+	Components   []Component    `json:"components,omitempty"`
+	Containers   []Container    `json:"containers,omitempty"`
+	Kube         Kube           `json:"kube"`
+	Logs         []LogEvent     `json:"logs,omitempty"`
+	Neighbors    []Neighbor     `json:"neighbors,omitempty"`
+	Addrs        []IfAddr       `json:"addrs,omitempty"`
+	Links        []Link         `json:"links,omitempty"`
+	Routes       []Route        `json:"routes,omitempty"`
+	// RouteRules are the policy routing rules (ip rule), per node.
+	RouteRules []RouteRule      `json:"route_rules,omitempty"`
+	Conntrack  []ConntrackEntry `json:"conntrack,omitempty"`
 	// ConntrackEvents are the events of `conntrack -E` streams, in the
 	// order printed.
 	ConntrackEvents []ConntrackEntry `json:"conntrack_events,omitempty"`
@@ -167,6 +169,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Addrs = append(s.Addrs, o.Addrs...)
 	s.Links = append(s.Links, o.Links...)
 	s.Routes = append(s.Routes, o.Routes...)
+	s.RouteRules = append(s.RouteRules, o.RouteRules...)
 	s.Conntrack = append(s.Conntrack, o.Conntrack...)
 	s.ConntrackEvents = append(s.ConntrackEvents, o.ConntrackEvents...)
 	s.ConntrackStats = append(s.ConntrackStats, o.ConntrackStats...)

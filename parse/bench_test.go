@@ -106,6 +106,7 @@ func benchCases() []benchCase {
 		{"conntrack-stats", netfilter.ConntrackStatsFormat, 10000, "CPUs of conntrack -S counters", genConntrackStats, perN(1)},
 		{"kubespray-vars", host.SettingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
 		{"connect-loop", host.ProbesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
+		{"ip-rule", host.RuleFormat, 10000, "policy routing rules (ip rule: a CNI's per-Pod rules)", genRules, perN(1)},
 		{"terminal-session", formatNamed("terminal-session"), 1000, "commands of a pasted session (kubectl get svc, ss -tan, ip neigh; 20 lines each)", genSession, perN(20)},
 	}
 }
@@ -899,6 +900,12 @@ func genProbes(n int) []byte {
 				fmt.Fprintf(b, "Connection to %s 53 port [tcp/domain] succeeded!\n", ip4(10, 0x600000+i))
 			}
 		}
+	})
+}
+
+func genRules(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "%d:\tfrom %s to 10.0.0.0/16 lookup %d\n", 1000+i, ip4(10, 0x600000+i), 2+i%8)
 	})
 }
 

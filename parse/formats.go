@@ -77,6 +77,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.HairpinCatFormat,
 		host.NstatFormat,
 		host.RouteFormat,
+		host.RuleFormat,
 		host.NeighJSONFormat,
 		host.AddrJSONFormat,
 		host.LinkJSONFormat,
