@@ -18,7 +18,9 @@ var DmesgFormat = logFormat("dmesg", format.Format{
 		"`uptime`, or -T's and iso's date as the time; -x's facility and level, -r's priority as " +
 		"the level; read by the same reader as the other logs. `conntrack-drops` reads " +
 		"nf_conntrack's \"table full, dropping packet\"; a line of no log shape continues a line a paste " +
-		"hard-wrapped (one ending with `,`, or completed into a known kernel message)",
+		"hard-wrapped (one ending with `,`, or completed into a known kernel message). A netfilter LOG " +
+		"or TRACE line cut from the kernel's log without its prefix (`PREFIX: IN=... OUT=... SRC=... " +
+		"DST=...`) is the kernel's line",
 })
 
 // dmesg's line shapes: an optional -x facility and level or -r priority,

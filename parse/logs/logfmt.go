@@ -12,7 +12,8 @@ import (
 var LogfmtFormat = logFormat("logfmt", format.Format{
 	Name:    "logfmt",
 	Command: "logrus/logfmt text logs (time=... level=... msg=...): containerd, traefik, kube-vip",
-	Doc:     "`time=\"...\" level=info msg=\"...\" key=value`, also after a journald prefix",
+	Doc: "`time=\"...\" level=info msg=\"...\" key=value`, also after a journald prefix, and lines " +
+		"pasted from their message on (`msg=\"...\" error=\"...\"`: level error when an error is given)",
 })
 
 var logfmtStartRe = regexp.MustCompile(`^(?:time|ts|level|lvl)=`)

@@ -561,6 +561,12 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 		// of nginx's own log in every nginx container's output.
 		return model.LogEvent{Level: m[2], Message: rest, Fields: map[string]string{"script": m[1]}}, "plain", true
 	}
+	if ev, ok := parseBareMsg(line); ok {
+		return ev, "logfmt", true
+	}
+	if ev, ok := parseBareNFLog(line); ok {
+		return ev, "dmesg", true
+	}
 	return model.LogEvent{}, "", false
 }
 

@@ -1,0 +1,40 @@
+package logs
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/netmortem/netmortem/parse/internal/parsetest"
+)
+
+// Lines pasted without their log's prefix: a field ticket's netfilter LOG
+// line (fixtures/field/filter-forward-drop--flannel-issue-2055, its
+// journal prefix cut off), a TRACE line of another, and containerd's
+// error for a sandbox Cilium's CNI could not tear down (a published
+// syslog excerpt, its time and level cut off) as tickets paste them.
+func TestBareLines(t *testing.T) {
+	in := "filter_FWD_public_REJECT: IN=flannel.1 OUT=cni0 MAC=3e:1c:a7:5b:02:d4:c2:45:9e:18:6f:b3:08:00 SRC=10.244.1.0 DST=10.244.0.2 LEN=69 TOS=0x00 PREC=0x00 TTL=63 ID=47797 PROTO=UDP SPT=53410 DPT=53 LEN=49\n" +
+		"IN=eth0 OUT= MAC=00:16:3e:00:00:01:00:16:3e:00:00:02:08:00 SRC=10.0.0.5 DST=10.0.0.9 LEN=60 PROTO=TCP SPT=40000 DPT=6443 SYN\n" +
+		"msg=\"StopPodSandbox for \\\"a936d96c25bc\\\" failed\" error=\"failed to destroy network for sandbox \\\"a936d96c25bc\\\": plugin type=\\\"cilium-cni\\\" name=\\\"cilium\\\" failed (delete): unable to connect to Cilium daemon\"\n" +
+		"msg=\"RunPodSandbox for &PodSandboxMetadata{Name:web-0,} returns sandbox id \\\"b1\\\"\"\n"
+	evs, err := Logs(strings.NewReader(in), "bare.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, fmt.Sprintf("%d %s %s %.40s error=%.30s", e.Pos.Line, e.Source, e.Level, e.Message, e.Fields["error"]))
+	}
+	parsetest.CheckLines(t, "bare.txt", got, []string{
+		"1 kernel  filter_FWD_public_REJECT: IN=flannel.1 O error=",
+		"2 kernel  IN=eth0 OUT= MAC=00:16:3e:00:00:01:00:16 error=",
+		`3  error StopPodSandbox for "a936d96c25bc" failed error=failed to destroy network for `,
+		`4   RunPodSandbox for &PodSandboxMetadata{Na error=`,
+	})
+	for _, s := range []string{"IN=eth0 OUT=eth1 then prose", "msg is not a key here"} {
+		if _, _, ok := (&logReader{}).parseLine(s); ok {
+			t.Errorf("%q read as a log line", s)
+		}
+	}
+}
