@@ -16,8 +16,8 @@ var RuleFormat = &format.Format{
 	Name:    "ip-rule",
 	Kind:    model.KindRoutes,
 	Command: "ip rule, ip rule show, ip -6 rule, ip -4 rule list",
-	Doc: "one record per rule: its priority, `not`, the selectors (from and to, a bare address " +
-		"a host prefix, `all` none; iif, oif, fwmark) and the action (lookup/table TABLE, or " +
+	Doc: "one record per rule: its priority, `not`, the selectors (from and to, a bare address read as " +
+		"a host prefix and `all` as none; iif, oif, fwmark) and the action (lookup/table TABLE, or " +
 		"unreachable, prohibit, blackhole, goto, nop); other selectors (tos, uidrange, " +
 		"ipproto, sport, dport, suppress_prefixlength ...) stay in the raw line; the family from " +
 		"the addresses or the command (ip -6 rule); prompts name the node",
