@@ -3,6 +3,7 @@ package batch
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +13,8 @@ import (
 )
 
 // TestResumeNonUTF8: two bundles whose names differ in a byte that is not
-// UTF-8 get a line and a database row each, and --resume finds both done.
+// UTF-8 get a line and (in the fleet build) a database row each, and
+// --resume finds both done.
 func TestResumeNonUTF8(t *testing.T) {
 	dir := t.TempDir()
 	var bundles []string
@@ -27,6 +29,16 @@ func TestResumeNonUTF8(t *testing.T) {
 		bundles = append(bundles, p)
 	}
 	out, db := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "r.db")
+	switch s, err := openDB(t.Context(), db); {
+	case errors.Is(err, results.ErrNoDatabase):
+		db = "" // the laptop build keeps JSON Lines only
+	case err != nil:
+		t.Fatal(err)
+	default:
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	o := &Options{}
 	for run := range 2 {
 		sinks, done, err := OpenSinks(t.Context(), nil, out, true, db, true)
