@@ -322,7 +322,7 @@ func incomplete(ctx, ruleCtx context.Context, readCut bool, budget time.Duration
 	for _, err := range operand.Flatten(operand.WithoutContextErrors(in.Err)) {
 		out = append(out, err.Error())
 	}
-	bad := operand.UnreadableCaptures(in.Snap)
+	bad := in.Snap.UnreadableCaptures()
 	if len(bad) > 0 && !cut {
 		out = append(out, fmt.Sprintf("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", ")))
 	}

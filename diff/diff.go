@@ -140,7 +140,7 @@ func Bundles(ctx context.Context, old, new string, o *Options) (*Result, error) 
 // Unreadable lists the captures of both sides whose header could not be
 // read.
 func (r *Result) Unreadable() []string {
-	return slices.Concat(operand.UnreadableCaptures(r.Old.Snapshot), operand.UnreadableCaptures(r.New.Snapshot))
+	return slices.Concat(r.Old.Snapshot.UnreadableCaptures(), r.New.Snapshot.UnreadableCaptures())
 }
 
 func backendSet(sp dataplane.ServicePort) []string {

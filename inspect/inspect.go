@@ -22,7 +22,7 @@ type Inspection struct {
 	Skipped  []analyzer.Skipped `json:"skipped_rules"`
 	Runnable []string           `json:"runnable_rules"`
 	// Unreadable lists the captures recognized as such whose header
-	// could not be read (UnreadableCaptures).
+	// could not be read (model.Snapshot.UnreadableCaptures).
 	Unreadable []string `json:"unreadable_captures"`
 	// RecordNodes are the nodes each input's records carry
 	// (RecordNodes), for the inputs without a node of their own whose
@@ -42,7 +42,7 @@ func Inspect(ctx context.Context, snap *model.Snapshot, warns model.ErrorList, r
 	res := analyzer.Run(ctx, &model.Snapshot{Inputs: snap.Inputs}, rs, nil)
 	rep := report.New(snap, warns, res)
 	in := Inspection{Inputs: rep.Inputs, Warnings: rep.Warnings, Skipped: rep.Skipped, Runnable: []string{},
-		Unreadable: UnreadableCaptures(snap), RecordNodes: RecordNodes(snap)}
+		Unreadable: snap.UnreadableCaptures(), RecordNodes: RecordNodes(snap)}
 	// Without findings, what the bundle lacks: the kinds the skipped
 	// rules need, and those the others would join.
 	in.NextEvidence = report.NextEvidenceFor(snap, rs, res)
@@ -60,23 +60,6 @@ func Inspect(ctx context.Context, snap *model.Snapshot, warns model.ErrorList, r
 		}
 	}
 	return in
-}
-
-// UnreadableCaptures lists the packet captures (pcap, pcapng) of snap that
-// were recognized but whose header could not be read: parse lists them as
-// inputs, with a warning, but they give no capture.
-func UnreadableCaptures(snap *model.Snapshot) []string {
-	read := map[string]bool{}
-	for _, c := range snap.Captures {
-		read[c.File] = true
-	}
-	var out []string
-	for _, in := range snap.Inputs {
-		if in.Skipped == "" && in.Kind == model.KindCapture && (in.Format == "pcap" || in.Format == "pcapng") && !read[in.Path] {
-			out = append(out, in.Path)
-		}
-	}
-	return out
 }
 
 // RecordNodes maps each input path to the nodes its records carry, in the

@@ -203,3 +203,21 @@ func (s *Snapshot) Nodes() []string {
 	}
 	return out
 }
+
+// UnreadableCaptures lists the packet captures (pcap, pcapng) that were
+// recognized but whose header could not be read: parse lists them as
+// inputs, with a warning, but they give no capture. They are unreadable
+// inputs, as a capture that cannot be opened is.
+func (s *Snapshot) UnreadableCaptures() []string {
+	read := map[string]bool{}
+	for _, c := range s.Captures {
+		read[c.File] = true
+	}
+	var out []string
+	for _, in := range s.Inputs {
+		if in.Skipped == "" && in.Kind == KindCapture && (in.Format == "pcap" || in.Format == "pcapng") && !read[in.Path] {
+			out = append(out, in.Path)
+		}
+	}
+	return out
+}

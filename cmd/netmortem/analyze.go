@@ -152,7 +152,7 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		}
 		saySkipped(stderr, snap, fs.Args())
 		unread := ""
-		if n := len(operand.UnreadableCaptures(snap)); n > 0 {
+		if n := len(snap.UnreadableCaptures()); n > 0 {
 			unread = fmt.Sprintf(", %d unreadable", n)
 		}
 		suppressed := ""

@@ -100,7 +100,7 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
 	}
-	bad := operand.UnreadableCaptures(snap)
+	bad := snap.UnreadableCaptures()
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "netmortem flows: interrupted: the table covers what was read until then")

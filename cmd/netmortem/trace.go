@@ -138,7 +138,7 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 			"(give iptables-save, iptables -t nat -L, nft list ruleset or ipvsadm -Ln output)")
 		return exitUnreadable
 	}
-	if bad := operand.UnreadableCaptures(snap); len(bad) > 0 {
+	if bad := snap.UnreadableCaptures(); len(bad) > 0 {
 		escape.Fprintf(stderr, "netmortem trace: %s could not be read: %s\n", count(len(bad), "capture"), strings.Join(bad, ", "))
 		return exitUnreadable
 	}

@@ -178,7 +178,7 @@ func Bundle(ctx context.Context, bundle string, o *Options) (res Result) {
 		}
 		res.Status, res.Error = results.StatusIncomplete, strings.Join(cuts, "; ")
 	}
-	if bad := operand.UnreadableCaptures(snap); len(bad) > 0 {
+	if bad := snap.UnreadableCaptures(); len(bad) > 0 {
 		// The rest of the bundle is analyzed; its findings stay.
 		res.Status, res.Error = results.StatusUnreadable, fmt.Sprintf("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", "))
 	}

@@ -196,24 +196,6 @@ func Open(ctx context.Context, e Expanded, opts *parse.Options) Opened {
 	return res
 }
 
-// UnreadableCaptures lists the packet captures (pcap, pcapng) that were
-// recognized but whose header could not be read: parse lists them as
-// inputs, with a warning, but they give no capture. They are unreadable
-// inputs, as a capture that cannot be opened is: every command exits 3.
-func UnreadableCaptures(snap *model.Snapshot) []string {
-	read := map[string]bool{}
-	for _, c := range snap.Captures {
-		read[c.File] = true
-	}
-	var out []string
-	for _, in := range snap.Inputs {
-		if in.Skipped == "" && in.Kind == model.KindCapture && (in.Format == "pcap" || in.Format == "pcapng") && !read[in.Path] {
-			out = append(out, in.Path)
-		}
-	}
-	return out
-}
-
 // CountInputs counts the inputs skipped, or those read (leaving out the
 // captures whose header could not be read).
 func CountInputs(snap *model.Snapshot, skipped bool) int {
@@ -224,7 +206,7 @@ func CountInputs(snap *model.Snapshot, skipped bool) int {
 		}
 	}
 	if !skipped {
-		n -= len(UnreadableCaptures(snap))
+		n -= len(snap.UnreadableCaptures())
 	}
 	return n
 }
