@@ -7,9 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -246,17 +244,6 @@ func NoMatch(operand string) error {
 		return source.ErrNoMatch
 	}
 	return ErrNoMatch
-}
-
-// InputDir is the folder of an input's path, as path.Dir gives it, but
-// keeping the "//" of a bundle URL's scheme.
-func InputDir(p string) string {
-	if source.IsURL(p) {
-		if i := strings.LastIndexByte(p, '/'); i > strings.Index(p, "://")+2 {
-			return p[:i]
-		}
-	}
-	return path.Dir(p)
 }
 
 // MayPass reports whether err, a listing or a read of object storage that
