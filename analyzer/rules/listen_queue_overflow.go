@@ -68,6 +68,7 @@ type listenFullSocket struct {
 type listenCounters struct {
 	overflows, drops uint64
 	ev               []analyzer.Evidence
+	overflowPos      model.Pos // the line of the largest TcpExtListenOverflows
 }
 
 // listenFloodRe matches the kernel's line of a full SYN queue: "TCP:
@@ -110,7 +111,9 @@ func runListenQueueOverflow(p *analyzer.Pass) error {
 		}
 		n := get(c.Node)
 		if c.Name == "TcpExtListenOverflows" {
-			n.counters.overflows = max(n.counters.overflows, c.Value)
+			if c.Value > n.counters.overflows {
+				n.counters.overflows, n.counters.overflowPos = c.Value, c.Pos
+			}
 		} else {
 			n.counters.drops = max(n.counters.drops, c.Value)
 		}
@@ -176,9 +179,9 @@ func listenFinding(p *analyzer.Pass, n *listenNode, maxconn int) analyzer.Findin
 		kinds++
 		ev = append(ev, n.counters.ev...)
 		supports = append(supports, fmt.Sprintf("%s: the kernel counts %d listen queue %s (TcpExtListenOverflows)",
-			n.counters.ev[0].Pos, n.counters.overflows, plural(int(n.counters.overflows), "overflow", "overflows")))
+			n.counters.overflowPos, n.counters.overflows, plural(int(n.counters.overflows), "overflow", "overflows")))
 	} else if len(n.counters.ev) > 0 || n.counters.drops > 0 {
-		contradicts = append(contradicts, "TcpExtListenOverflows is 0: no overflow was counted")
+		contradicts = append(contradicts, "the kernel's counters show no listen queue overflow (TcpExtListenOverflows), only drops")
 	}
 	if len(n.flood) > 0 {
 		kinds++
