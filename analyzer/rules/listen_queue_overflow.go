@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"maps"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -82,7 +83,7 @@ type listenNode struct {
 	full     []listenFullSocket
 	counters listenCounters
 	flood    []model.LogEvent
-	ports    map[uint16]bool // the ports of the kernel's lines
+	flooded  string // the listener the first kernel line names ("10.0.0.1:8080", ":8080")
 }
 
 func runListenQueueOverflow(p *analyzer.Pass) error {
@@ -91,7 +92,7 @@ func runListenQueueOverflow(p *analyzer.Pass) error {
 	get := func(node string) *listenNode {
 		n := nodes[node]
 		if n == nil {
-			n = &listenNode{node: node, ports: map[uint16]bool{}}
+			n = &listenNode{node: node}
 			nodes[node] = n
 		}
 		return n
@@ -132,7 +133,12 @@ func runListenQueueOverflow(p *analyzer.Pass) error {
 		n := get(le.Node)
 		n.flood = append(n.flood, le)
 		if v, err := strconv.ParseUint(m[2], 10, 16); err == nil {
-			n.ports[uint16(v)] = true
+			if n.flooded == "" {
+				n.flooded = ":" + m[2]
+				if a, err := netip.ParseAddr(m[1]); err == nil {
+					n.flooded = netip.AddrPortFrom(a, uint16(v)).String()
+				}
+			}
 		}
 	}
 	for _, node := range slices.Sorted(maps.Keys(nodes)) {
@@ -194,9 +200,7 @@ func listenFinding(p *analyzer.Pass, n *listenNode, maxconn int) analyzer.Findin
 		supports = append(supports, fmt.Sprintf("%s: the kernel logs a full SYN queue: %s (%d %s)", n.flood[0].Pos,
 			strings.TrimSpace(n.flood[0].Message), len(n.flood), plural(len(n.flood), "line", "lines")))
 		if listener == "" {
-			if ports := slices.Sorted(maps.Keys(n.ports)); len(ports) > 0 {
-				listener = ":" + strconv.Itoa(int(ports[0]))
-			}
+			listener = n.flooded
 		}
 	}
 	ev = dedupEvidence(ev)
@@ -253,7 +257,7 @@ func listenFinding(p *analyzer.Pass, n *listenNode, maxconn int) analyzer.Findin
 	if len(n.flood) > 0 {
 		values["kernel_messages"] = len(n.flood)
 		if len(n.full) == 0 && n.counters.overflows == 0 {
-			title = fmt.Sprintf("the SYN queue of port %s on %s was full (\"Possible SYN flooding\")", strings.TrimPrefix(listener, ":"), where)
+			title = fmt.Sprintf("the SYN queue of %s on %s was full (\"Possible SYN flooding\")", listener, where)
 		}
 		says = append(says, fmt.Sprintf("The kernel logged %q: the queue of half-open connections, bounded by the same "+
 			"backlog, was full.", strings.TrimSpace(n.flood[0].Message)))
