@@ -97,6 +97,7 @@ func benchCases() []benchCase {
 		{"ip-link-json", host.LinkJSONFormat, 10000, "Pod veths on cni0 (ip -j -d link)", genLinkJSON, perN(1)},
 		{"brport-hairpin", host.HairpinFilesFormat, 10000, "bridge ports' hairpin_mode (grep . /sys/class/net/*/brport/hairpin_mode)", genHairpin, perN(1)},
 		{"nstat", host.NstatFormat, 10000, "kernel counters (nstat -az)", genNstat, perN(1)},
+		{"netstat-s", host.NetstatStatsFormat, 10000, "kernel counters by name (netstat -s)", genNetstatStats, perN(1)},
 		{"ip-route", host.RouteFormat, 10000, "routes (ip route, Calico /32 routes)", genRoute, perN(1)},
 		{"neigh-json", host.NeighJSONFormat, 10000, "ip -j neigh entries", genNeighJSON, perN(1)},
 		{"ip-addr-json", host.AddrJSONFormat, 10000, "addresses on kube-ipvs0 (ip -j addr)", genAddrJSON, perN(1)},
@@ -737,6 +738,12 @@ func genHairpin(n int) []byte {
 func genNstat(n int) []byte {
 	return genLines("#kernel\n", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "TcpExtCounter%08x%*d%19s\n", i, 18, i*7, "0.0")
+	})
+}
+
+func genNetstatStats(n int) []byte {
+	return genLines("TcpExt:\n    18 times the listen queue of a socket overflowed\n", n-1, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "    TCPCounter%08x: %d\n", i, i*7)
 	})
 }
 

@@ -76,6 +76,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.HairpinFilesFormat,
 		host.HairpinCatFormat,
 		host.NstatFormat,
+		host.NetstatStatsFormat,
 		host.RouteFormat,
 		host.RuleFormat,
 		host.NeighJSONFormat,
