@@ -26,6 +26,7 @@ const (
 	KindSession    Kind = "session"    // a pasted terminal session: each command's output is an input of its own
 	KindPodChecks  Kind = "podchecks"  // pod-to-pod connectivity checks (goldpinger)
 	KindCounters   Kind = "counters"   // kernel counters (nstat)
+	KindClient     Kind = "client"     // client-side transcripts (curl, nc, dig, telnet, application errors)
 )
 
 // Input describes one file that was read (or skipped) into a Snapshot.
@@ -109,6 +110,9 @@ type Snapshot struct {
 	ConnectTimes []ConnectTimes `json:"connect_times,omitempty"`
 	// ResolvConfs are resolver configurations (/etc/resolv.conf).
 	ResolvConfs []ResolvConf `json:"resolv_confs,omitempty"`
+	// Client are client-side transcripts' attempts (curl, nc, dig ...):
+	// which destination failed how, in the order printed.
+	Client []ClientResult `json:"client,omitempty"`
 
 	// ServerVersions are the versions the apiserver reported.
 	ServerVersions []ServerVersion `json:"server_versions,omitempty"`
@@ -181,6 +185,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Counters = append(s.Counters, o.Counters...)
 	s.NeighborCounts = append(s.NeighborCounts, o.NeighborCounts...)
 	s.ResolvConfs = append(s.ResolvConfs, o.ResolvConfs...)
+	s.Client = append(s.Client, o.Client...)
 	s.Captures = append(s.Captures, o.Captures...)
 	s.Attempts = append(s.Attempts, o.Attempts...)
 	s.EndpointStats = append(s.EndpointStats, o.EndpointStats...)
