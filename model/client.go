@@ -55,7 +55,8 @@ type ClientResult struct {
 	Pos  Pos    `json:"pos"` // the line that says how it ended
 	Node string `json:"node,omitempty"`
 	// Tool is the client: "curl", "wget", "nc", "telnet", "dig",
-	// "nslookup", "kubectl" or "app" (an application's own line).
+	// "nslookup", "arping", "kubectl" or "app" (an application's own
+	// line).
 	Tool string `json:"tool"`
 	// Command is the command line the transcript shows, "" when none.
 	Command string `json:"command,omitempty"`
@@ -75,6 +76,10 @@ type ClientResult struct {
 	Status string `json:"status,omitempty"`
 	// Answers are the addresses a DNS answer or a name resolution gave.
 	Answers []netip.Addr `json:"answers,omitempty"`
+	// MAC is the hardware address that answered an ARP request
+	// (arping), in lower case: one address answered from two MACs is two
+	// results.
+	MAC string `json:"mac,omitempty"`
 	// Count is how many times the failure happened when the transcript
 	// counts lines (`grep ... | wc -l`), 0 otherwise (once).
 	Count int `json:"count,omitempty"`

@@ -17,7 +17,7 @@ import (
 var ClientFormat = &format.Format{
 	Name: "client-transcript",
 	Kind: model.KindClient,
-	Command: "curl, curl -v, wget, nc -vz, ncat, telnet, dig, nslookup and kubectl exec|port-forward|logs " +
+	Command: "curl, curl -v, wget, nc -vz, ncat, telnet, dig, nslookup, arping and kubectl exec|port-forward|logs " +
 		"transcripts pasted with or without their command lines (also kubectl exec POD -- curl ...), and " +
 		"an application's bare error lines (dial tcp 10.96.0.1:443: i/o timeout)",
 	Doc: "one record per destination and outcome of each command: the destination (address:port, a URL's " +
@@ -27,7 +27,9 @@ var ClientFormat = &format.Format{
 		"reached`), no-answer (a command interrupted with `^C` before it printed anything), no-route, " +
 		"net-unreachable, reset, addr-unavailable (`Cannot assign requested address`), unresolved " +
 		"(`Could not resolve host`, `no such host`, `bad address`), or answered with its DNS status " +
-		"(NOERROR, NXDOMAIN, SERVFAIL) and answers. Other commands' output is passed over",
+		"(NOERROR, NXDOMAIN, SERVFAIL) and answers; arping's replies one per MAC that answered (an " +
+		"address answered from two MACs is two results), `Received 0 response(s)` a timeout. Other " +
+		"commands' output is passed over",
 	Sniff: sniffClient,
 	Parse: format.Records(readClient, func(s *model.Snapshot, out []model.ClientResult) { s.Client = append(s.Client, out...) }, "client results"),
 }
@@ -63,8 +65,12 @@ var (
 	dialRe          = regexp.MustCompile(`\bdial (?:tcp|udp)[46]? (\S+?): (.+)$`)
 	lookupRe        = regexp.MustCompile(`\blookup (\S+?)(?: on (\S+?))?: (.+)$`)
 	rwRe            = regexp.MustCompile(`\b(?:read|write) (?:tcp|udp)[46]? \S+->(\S+?): (.+)$`)
+	arpingRe        = regexp.MustCompile(`^ARPING (\S+)(?: from \S+ \S+)?$`)
+	arpingReplyRe   = regexp.MustCompile(`^Unicast reply from (\S+) \[([0-9A-Fa-f:]{17})\]`)
+	arpingHabetsRe  = regexp.MustCompile(`^\d+ bytes from ([0-9A-Fa-f:]{17}) \((\S+)\): index=`)
+	arpingNoneRe    = regexp.MustCompile(`^Received 0 response`)
 	barePromptRe    = regexp.MustCompile(`^\S{0,60} [$#] (\S.*)$`)
-	bareClientRe    = regexp.MustCompile(`^(?:sudo\s+)?(?:curl|wget|nc|ncat|telnet|dig|nslookup)\s+\S`)
+	bareClientRe    = regexp.MustCompile(`^(?:sudo\s+)?(?:curl|wget|nc|ncat|telnet|dig|nslookup|arping)\s+\S`)
 )
 
 // classify names the outcome an error text says, "" when it says none
@@ -156,7 +162,7 @@ func (c *clientReader) emit(l *text.Line, r model.ClientResult, host string, por
 	if r.Name == "" && !r.Addr.IsValid() && host != "" {
 		r.Name = host
 	}
-	key := r.Target + "|" + string(r.Outcome)
+	key := r.Target + "|" + string(r.Outcome) + "|" + r.MAC
 	if i, ok := c.seen[key]; ok {
 		return i
 	}
@@ -324,6 +330,16 @@ func (c *clientReader) connectLine(l *text.Line, tool, msg string) bool {
 		c.emit(l, res("wget", model.ClientUnresolved), m[1], 0)
 	case strings.HasPrefix(msg, "wget: download timed out"):
 		c.fromCmd(l, "wget", model.ClientTimeout)
+	case is(arpingRe):
+		c.trying = m[1]
+	case is(arpingReplyRe):
+		c.emit(l, model.ClientResult{Tool: "arping", Outcome: model.ClientConnected, MAC: strings.ToLower(m[2])}, m[1], 0)
+	case is(arpingHabetsRe):
+		c.emit(l, model.ClientResult{Tool: "arping", Outcome: model.ClientConnected, MAC: strings.ToLower(m[1])}, m[2], 0)
+	case is(arpingNoneRe):
+		if c.trying != "" {
+			c.emit(l, model.ClientResult{Tool: "arping", Outcome: model.ClientTimeout}, c.trying, 0)
+		}
 	case is(kubectlRefused):
 		h, p := splitTarget(m[1])
 		c.emit(l, res("kubectl", model.ClientRefused), h, p)
@@ -376,7 +392,7 @@ var (
 	clientStrong = []*regexp.Regexp{
 		curlTryingRe, curlConnectedRe, failedConnectRe, telnetFailRe, ncOKRe, ncFailRe, ncBusyFailRe,
 		wgetConnRe, wgetFailRe, wgetBadRe, wgetResolveRe, wgetStatusRe, kubectlRefused,
-		digBannerRe, digHeaderRe, digCommErrRe, nsCantFindRe, nsCantResolveRe,
+		digBannerRe, digHeaderRe, digCommErrRe, nsCantFindRe, nsCantResolveRe, arpingRe, arpingReplyRe, arpingHabetsRe,
 		regexp.MustCompile(`^Ncat: (?:Connected to|Connection refused|Connection timed out|TIMEOUT|No route to host)`),
 		regexp.MustCompile(`^;; connection timed out; no servers could be reached`),
 		regexp.MustCompile(`^(?:error: )?(?:Error from server: )?error dialing backend: `),

@@ -12,7 +12,7 @@ import (
 // clientTools are the programs whose transcripts the client format reads.
 var clientTools = map[string]string{
 	"curl": "curl", "wget": "wget", "nc": "nc", "ncat": "nc", "netcat": "nc",
-	"telnet": "telnet", "dig": "dig", "nslookup": "nslookup", "kubectl": "kubectl", "oc": "kubectl",
+	"telnet": "telnet", "dig": "dig", "nslookup": "nslookup", "kubectl": "kubectl", "oc": "kubectl", "arping": "arping",
 }
 
 // clientCmd is what a client's command line says of its destination.

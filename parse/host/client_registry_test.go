@@ -12,6 +12,7 @@ func TestSniffClient(t *testing.T) {
 	own := []string{
 		"parse/testdata/client/curl-v.txt",
 		"parse/testdata/client/wget.txt",
+		"parse/testdata/client/arping-two-macs.txt",
 		"fixtures/field/filter-forward-drop--kubeadm-issue-139/curl.txt",
 		"fixtures/field/ipvs-strict-arp--antrea-3785/curl.txt",
 		"fixtures/field/vxlan-port-blocked--cloud-api-adaptor-issue-244/curl.txt",

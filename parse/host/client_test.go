@@ -24,6 +24,9 @@ func clientLines(out []model.ClientResult) []string {
 		if len(r.Answers) > 0 {
 			line += fmt.Sprint(" ", r.Answers)
 		}
+		if r.MAC != "" {
+			line += " mac=" + r.MAC
+		}
 		if r.Count > 0 {
 			line += fmt.Sprint(" x", r.Count)
 		}
@@ -57,6 +60,12 @@ func TestClientField(t *testing.T) {
 			"3  curl 127.0.0.1:18081 refused",
 			"8  curl 127.0.0.1:18080 connected 200",
 			"16  curl 127.0.0.1:18080 connected 200",
+		},
+		// One address answered from two MACs (testdata/make-arping.sh).
+		"parse/testdata/client/arping-two-macs.txt": {
+			"3 client arping 10.99.0.10 connected mac=4e:f8:23:e2:3c:fc",
+			"4 client arping 10.99.0.10 connected mac=86:61:36:6c:50:73",
+			"11 client arping 10.99.0.77 timeout",
 		},
 		"parse/testdata/client/wget.txt": {
 			"3  wget 127.0.0.1:18081 refused",
