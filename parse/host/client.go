@@ -407,12 +407,16 @@ var (
 // errors and -v lines, nc's, telnet's, wget's, dig's and nslookup's,
 // kubectl's dialing errors), or made of an application's bare error
 // lines. A shell loop of nc connects is the connect-loop format's.
+//
+// Only prompts, curl's `* Trying`, telnet's `Connected to`, dig's `;;`
+// headers and the like make a transcript: bare application lines score
+// below net-error-lines, which reads them as their component's events.
 func sniffClient(_ string, head []byte) int {
 	if !text.IsText(head) {
 		return 0
 	}
 	strong, app, other, ncOnly := 0, 0, 0, 0
-	prompted := false
+	prompted, clientCmd := false, false
 	for _, line := range text.HeadLines(head, 400) {
 		t := strings.TrimSpace(line)
 		if _, cmd, ok := text.Prompt(line); ok {
@@ -420,7 +424,11 @@ func sniffClient(_ string, head []byte) int {
 				return 0
 			}
 			prompted = true
+			clientCmd = clientCmd || isClientCommand(cmd)
 			continue
+		}
+		if bareClientRe.MatchString(t) {
+			clientCmd = true
 		}
 		if ncOKRe.MatchString(t) || ncFailRe.MatchString(t) {
 			ncOnly++
@@ -454,10 +462,30 @@ func sniffClient(_ string, head []byte) int {
 		return 70
 	case strong > 0:
 		return 85
-	case app > 0 && other == 0:
+	case app > 0 && other == 0 && clientCmd:
+		// An application's error lines under the client command that
+		// printed them (kubectl exec POD -- curl ...).
 		return 85
+	case app > 0 && other == 0:
+		// Bare error lines with no transcript around them: a component's
+		// log cut down to its errors, which net-error-lines (80) reads as
+		// the component's events; this format takes the lines it does not.
+		return 75
 	case app > 0 && app >= other:
 		return 50
 	}
 	return 0
+}
+
+// isClientCommand reports whether a command line runs one of the clients
+// this format reads, directly, under sudo or through kubectl exec.
+func isClientCommand(cmd string) bool {
+	t := strings.TrimSpace(cmd)
+	if bareClientRe.MatchString(t) {
+		return true
+	}
+	if _, after, ok := strings.Cut(t, " -- "); ok {
+		return bareClientRe.MatchString(strings.TrimSpace(after))
+	}
+	return false
 }
