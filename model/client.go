@@ -1,6 +1,10 @@
 package model
 
-import "net/netip"
+import (
+	"net/netip"
+	"slices"
+	"strings"
+)
 
 // ClientOutcome is how a client's attempt to reach a destination ended, as the
 // client printed it.
@@ -85,4 +89,31 @@ type ClientResult struct {
 	Count int `json:"count,omitempty"`
 	// Message is the line that says how it ended, trimmed.
 	Message string `json:"message"`
+}
+
+// Dests returns the addresses the attempt was made to: the one the
+// client printed, and the address literals of its command line when they
+// differ (a paste whose addresses were edited apart, a name curl resolved).
+// For a DNS lookup they are the servers asked.
+func (r *ClientResult) Dests() []netip.Addr {
+	var out []netip.Addr
+	add := func(a netip.Addr) {
+		if a.IsValid() && !slices.Contains(out, a.Unmap()) {
+			out = append(out, a.Unmap())
+		}
+	}
+	add(r.Addr.Addr())
+	for _, w := range strings.Fields(r.Command) {
+		w = strings.TrimPrefix(w, "@")
+		if _, rest, ok := strings.Cut(w, "://"); ok {
+			w = rest
+		}
+		w, _, _ = strings.Cut(w, "/")
+		if ap, err := netip.ParseAddrPort(w); err == nil {
+			add(ap.Addr())
+		} else if a, err := netip.ParseAddr(strings.Trim(w, "[]")); err == nil {
+			add(a)
+		}
+	}
+	return out
 }
