@@ -835,3 +835,13 @@ use $vs/hit-beside-nft-dump-of-no-node/ $vsf/kube-proxy.log
 use $vs/hit-beside-nft-dump-of-no-node/ $fx/real/local/iptables/local_iptables-nft-save-c_with-legacy-warning.txt
 use $vs/miss-other-kube-proxy-errors/ $fx/seeds/004-stale-dnat/kube-proxy.log
 use $vs/miss-control/ $fx/incidents/stale-dnat-control/kube-proxy.log
+# ipvs-strict-arp: antrea#3785's transcript (the LoadBalancer IP refused,
+# the ClusterIP answering) beside its Service row, alone (the symptom, of
+# unknown cause) and beside a kube-proxy ConfigMap in iptables mode.
+sa=ipvs-strict-arp
+saf=$fx/field/ipvs-strict-arp--antrea-3785
+use $sa/hit-symptom-field-lb-refused/ $saf/curl.txt
+use $sa/hit-symptom-field-lb-refused/ $saf/kubectl-get-svc.txt
+use $sa/miss-field-lb-refused-iptables-mode/ $saf/curl.txt
+use $sa/miss-field-lb-refused-iptables-mode/ $saf/kubectl-get-svc.txt
+use $sa/miss-field-lb-refused-iptables-mode/ $sa/miss-iptables-mode/kube-proxy-cm.yaml
