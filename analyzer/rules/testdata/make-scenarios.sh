@@ -845,3 +845,16 @@ use $sa/hit-symptom-field-lb-refused/ $saf/kubectl-get-svc.txt
 use $sa/miss-field-lb-refused-iptables-mode/ $saf/curl.txt
 use $sa/miss-field-lb-refused-iptables-mode/ $saf/kubectl-get-svc.txt
 use $sa/miss-field-lb-refused-iptables-mode/ $sa/miss-iptables-mode/kube-proxy-cm.yaml
+# vxlan-port-blocked: cloud-api-adaptor#244's Calico allow-list drop of
+# VXLAN beside its curl that got no route to the Pod (a warning, still of
+# unknown cause), and beside antrea#3785's curl that connected and was
+# refused (answered: info, as without a transcript); the same curl beside
+# the stale-dnat incident's ruleset, which drops no VXLAN.
+vb=vxlan-port-blocked
+vbf=$fx/field/vxlan-port-blocked--cloud-api-adaptor-issue-244
+use $vb/hit-symptom-field-client-no-route/ $vbf/iptables-save.txt
+use $vb/hit-symptom-field-client-no-route/ $vbf/curl.txt
+use $vb/hit-symptom-field-client-answered/ $vbf/iptables-save.txt
+use $vb/hit-symptom-field-client-answered/ $fx/field/ipvs-strict-arp--antrea-3785/curl.txt
+use $vb/miss-field-client-no-route-no-drop/ $vbf/curl.txt
+use $vb/miss-field-client-no-route-no-drop/ $fx/incidents/stale-dnat/iptables-save.txt
