@@ -858,3 +858,9 @@ use $vb/hit-symptom-field-client-answered/ $vbf/iptables-save.txt
 use $vb/hit-symptom-field-client-answered/ $fx/field/ipvs-strict-arp--antrea-3785/curl.txt
 use $vb/miss-field-client-no-route-no-drop/ $vbf/curl.txt
 use $vb/miss-field-client-no-route-no-drop/ $fx/incidents/stale-dnat/iptables-save.txt
+# filter-forward-drop: kube-router#316's dig, the DNS Service hanging and
+# the CoreDNS Pod answering (the symptom alone, of unknown cause), and the
+# same dig beside a FORWARD chain whose policy accepts (the cause ruled out).
+use $fd/hit-symptom-field-dig-service-hangs/ $ff-kube-router-issue-316/dig.txt
+use $fd/miss-field-dig-forward-accepts/ $ff-kube-router-issue-316/dig.txt
+use $fd/miss-field-dig-forward-accepts/ iptables-backend-split/hit-kube-proxy-legacy-calico-nft/iptables-nft-save.txt
