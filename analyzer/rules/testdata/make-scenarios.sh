@@ -864,3 +864,10 @@ use $vb/miss-field-client-no-route-no-drop/ $fx/incidents/stale-dnat/iptables-sa
 use $fd/hit-symptom-field-dig-service-hangs/ $ff-kube-router-issue-316/dig.txt
 use $fd/miss-field-dig-forward-accepts/ $ff-kube-router-issue-316/dig.txt
 use $fd/miss-field-dig-forward-accepts/ iptables-backend-split/hit-kube-proxy-legacy-calico-nft/iptables-nft-save.txt
+# conntrack-stale-udp: kubernetes#125467's one entry, its ClusterIP hidden
+# by the paste ("<clusterIp>"), DNATed to a Pod that never answered; the
+# same entry answered (the backend is there: nothing stale).
+cs=conntrack-stale-udp
+use $cs/hit-field-hidden-service/ $fx/field/conntrack-stale-udp--k8s-125467/conntrack-L.txt
+mkdir -p $cs/miss-field-hidden-service-answered
+sed 's/ \[UNREPLIED\]//' $fx/field/conntrack-stale-udp--k8s-125467/conntrack-L.txt >$cs/miss-field-hidden-service-answered/conntrack-L.txt
