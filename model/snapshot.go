@@ -127,6 +127,9 @@ type Snapshot struct {
 	EndpointStats []EndpointStats `json:"endpoint_stats,omitempty"`
 	ICMP          []ICMPEvent     `json:"icmp,omitempty"`
 	ARP           []ARPEvent      `json:"arp,omitempty"`
+	// BadChecksums are the packets a capture's decoder printed with a
+	// wrong transport checksum (tcpdump -v's "bad udp cksum").
+	BadChecksums []ChecksumError `json:"bad_checksums,omitempty"`
 
 	// Collections are what netmortem's collector recorded, node by node,
 	// of the commands it ran and skipped (its manifests).
@@ -191,6 +194,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.EndpointStats = append(s.EndpointStats, o.EndpointStats...)
 	s.ICMP = append(s.ICMP, o.ICMP...)
 	s.ARP = append(s.ARP, o.ARP...)
+	s.BadChecksums = append(s.BadChecksums, o.BadChecksums...)
 	s.Collections = append(s.Collections, o.Collections...)
 	s.Cuts = append(s.Cuts, o.Cuts...)
 }

@@ -361,6 +361,10 @@ func (tr *textReader) decodeTcpdump(p *decode.Packet, text string) bool {
 			if strings.HasPrefix(detail, "UDP") || strings.Contains(detail, "UDP,") {
 				p.Proto = "udp"
 			}
+			// tcpdump -v checks UDP checksums: "[bad udp cksum 0x9c31 -> 0x2f5a!]".
+			if strings.HasPrefix(detail, "[bad udp cksum ") {
+				p.Proto, p.BadChecksum = "udp", true
+			}
 		}
 	}
 	return true

@@ -1,11 +1,13 @@
 package text_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/netmortem/netmortem/capture/text"
+	"github.com/netmortem/netmortem/capture/track"
 )
 
 // tcpdump -nn -e -i any whose author replaced the MAC addresses by words
@@ -91,5 +93,25 @@ func TestTextRealExamples(t *testing.T) {
 		if strings.Join(icmp, ";") != want {
 			t.Errorf("%s: ICMP %q", file, icmp)
 		}
+	}
+}
+
+// tcpdump -e -v on the receiving node of calico#4865: a VXLAN packet whose
+// outer UDP checksum tcpdump found wrong ("[bad udp cksum 0x9c31 ->
+// 0x2f5a!]") is a checksum error; one whose checksum is right is not.
+func TestTextBadUDPChecksum(t *testing.T) {
+	res, _ := readText(t, "field/vxlan-checksum-offload--calico-issue-4865/tcpdump.txt")
+	if len(res) != 1 || len(res[0].BadChecksums) != 1 {
+		t.Fatalf("results %+v", res)
+	}
+	if b := res[0].BadChecksums[0]; b.Proto != "udp" || b.Src.String() != "10.8.21.37:6281" ||
+		b.Dst.String() != "10.8.21.25:4789" || b.Pos.Line != 1 {
+		t.Errorf("bad checksum %+v", b)
+	}
+	ok := "12:00:00.000001 IP (tos 0x0, ttl 64, id 1, offset 0, flags [none], proto UDP (17), length 129)\n" +
+		"    10.8.21.37.6281 > 10.8.21.25.4789: [udp sum ok] VXLAN, flags [I] (0x08), vni 4096\n"
+	got, err := text.Read(context.Background(), strings.NewReader(ok), "ok.txt", text.Tcpdump, track.Options{})
+	if err != nil || len(got) != 1 || len(got[0].BadChecksums) != 0 {
+		t.Errorf("checksum ok: %+v, %v", got, err)
 	}
 }
