@@ -871,3 +871,11 @@ cs=conntrack-stale-udp
 use $cs/hit-field-hidden-service/ $fx/field/conntrack-stale-udp--k8s-125467/conntrack-L.txt
 mkdir -p $cs/miss-field-hidden-service-answered
 sed 's/ \[UNREPLIED\]//' $fx/field/conntrack-stale-udp--k8s-125467/conntrack-L.txt >$cs/miss-field-hidden-service-answered/conntrack-L.txt
+# vxlan-checksum-offload: calico#4865's capture on the receiving node
+# (tcpdump -e -v: a VXLAN packet with a bad outer UDP checksum), and the
+# same packet with its checksum right.
+vc=vxlan-checksum-offload
+vcf=$fx/field/vxlan-checksum-offload--calico-issue-4865/tcpdump.txt
+use $vc/hit-field-capture-bad-cksum/ $vcf
+mkdir -p $vc/miss-field-capture-sum-ok
+sed 's/\[bad udp cksum 0x9c31 -> 0x2f5a!\]/[udp sum ok]/' $vcf >$vc/miss-field-capture-sum-ok/tcpdump.txt
