@@ -115,3 +115,25 @@ func TestTextBadUDPChecksum(t *testing.T) {
 		t.Errorf("checksum ok: %+v, %v", got, err)
 	}
 }
+
+// cilium#27758's one line of tcpdump, cut by its paste before its times
+// and addresses: an ICMP fragmentation-needed for 10.68.5.41 with its
+// MTU, sent by and to hosts the line does not name.
+func TestTextCutICMPLine(t *testing.T) {
+	res, format := readText(t, "field/mtu-blackhole--cilium-27758/tcpdump.txt")
+	if format != text.Tcpdump || len(res) != 1 || len(res[0].ICMP) != 1 {
+		t.Fatalf("format %s, results %+v", format, res)
+	}
+	e := res[0].ICMP[0]
+	if e.What != "frag-needed" || e.Type != 3 || e.Code != 4 || e.MTU != 1320 || e.From.IsValid() ||
+		e.Quoted.Dst.Addr().String() != "10.68.5.41" || e.Pos.Line != 1 {
+		t.Errorf("event %+v", e)
+	}
+	// A line that is not an ICMP error's tail is not one.
+	for _, in := range []string{"ICMP 10.68.5.41 echo request, id 1, seq 1, length 64\n", "ICMP statistics: 4 unreachable\n"} {
+		got, err := text.Read(context.Background(), strings.NewReader(in), "x.txt", text.Tcpdump, track.Options{})
+		if err != nil || len(got) > 0 && len(got[0].ICMP) > 0 {
+			t.Errorf("%q: %+v, %v", in, got, err)
+		}
+	}
+}
