@@ -879,3 +879,11 @@ vcf=$fx/field/vxlan-checksum-offload--calico-issue-4865/tcpdump.txt
 use $vc/hit-field-capture-bad-cksum/ $vcf
 mkdir -p $vc/miss-field-capture-sum-ok
 sed 's/\[bad udp cksum 0x9c31 -> 0x2f5a!\]/[udp sum ok]/' $vcf >$vc/miss-field-capture-sum-ok/tcpdump.txt
+# mtu-blackhole: cilium#27758's one tcpdump line, cut before its addresses:
+# a fragmentation-needed with MTU 1320 and no connection (the symptom, of
+# unknown cause); the same line as a host unreachable, which gives no MTU.
+mb=mtu-blackhole
+mbf=$fx/field/mtu-blackhole--cilium-27758/tcpdump.txt
+use $mb/hit-symptom-field-frag-needed-alone/ $mbf
+mkdir -p $mb/miss-field-host-unreachable-alone
+sed 's/ICMP 10.68.5.41 unreachable - need to frag (mtu 1320)/ICMP host 10.68.5.41 unreachable/' $mbf >$mb/miss-field-host-unreachable-alone/tcpdump.txt
