@@ -19,6 +19,7 @@ var handKinds = map[model.Kind]string{
 	model.KindDNS:        "troubleshoot's dns collector (dns/debug.json)",
 	model.KindSession:    "a pasted terminal session of any of the commands above",
 	model.KindResolvConf: "the node's resolver configuration (cat /etc/resolv.conf), pasted with its prompt",
+	model.KindClient:     "the failing client's own transcript (curl -v URL, nc -vz IP PORT, dig @SERVER NAME), pasted with its command line",
 }
 
 // WriteDoc writes docs/collect.md: for each symptom (Symptoms of rules)

@@ -108,6 +108,7 @@ func benchCases() []benchCase {
 		{"kubespray-vars", host.SettingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
 		{"connect-loop", host.ProbesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
 		{"ip-rule", host.RuleFormat, 10000, "policy routing rules (ip rule: a CNI's per-Pod rules)", genRules, perN(1)},
+		{"client-transcript", host.ClientFormat, 10000, "curl -v, nc -vz and dig transcripts (one result each)", genClient, perN(1)},
 		{"terminal-session", formatNamed("terminal-session"), 1000, "commands of a pasted session (kubectl get svc, ss -tan, ip neigh; 20 lines each)", genSession, perN(20)},
 	}
 }
@@ -913,6 +914,22 @@ func genProbes(n int) []byte {
 func genRules(n int) []byte {
 	return genLines("", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "%d:\tfrom %s to 10.0.0.0/16 lookup %d\n", 1000+i, ip4(10, 0x600000+i), 2+i%8)
+	})
+}
+
+func genClient(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		addr := ip4(10, 0x600000+i)
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(b, "$ curl -v http://%s:8080/\n*   Trying %s:8080...\n* connect to %s port 8080 failed: Connection refused\n"+
+				"curl: (7) Failed to connect to %s port 8080 after 0 ms: Couldn't connect to server\n", addr, addr, addr, addr)
+		case 1:
+			fmt.Fprintf(b, "$ nc -zv %s 443\nConnection to %s 443 port [tcp/https] succeeded!\n", addr, addr)
+		default:
+			fmt.Fprintf(b, "$ dig @%s web%d.default.svc.cluster.local\n;; ->>HEADER<<- opcode: QUERY, status: NXDOMAIN, id: %d\n"+
+				";; SERVER: %s#53(%s)\n;; MSG SIZE  rcvd: 124\n", addr, i, i%65536, addr, addr)
+		}
 	})
 }
 

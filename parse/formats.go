@@ -90,6 +90,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.ProbesFormat,
 		host.ABFormat,
 		host.LsmodFormat,
+		host.ClientFormat,
 	}
 	// A session's commands are read with every other format but binary
 	// captures, which no pasted text holds.

@@ -835,3 +835,55 @@ use $vs/hit-beside-nft-dump-of-no-node/ $vsf/kube-proxy.log
 use $vs/hit-beside-nft-dump-of-no-node/ $fx/real/local/iptables/local_iptables-nft-save-c_with-legacy-warning.txt
 use $vs/miss-other-kube-proxy-errors/ $fx/seeds/004-stale-dnat/kube-proxy.log
 use $vs/miss-control/ $fx/incidents/stale-dnat-control/kube-proxy.log
+# ipvs-strict-arp: antrea#3785's transcript (the LoadBalancer IP refused,
+# the ClusterIP answering) beside its Service row, alone (the symptom, of
+# unknown cause) and beside a kube-proxy ConfigMap in iptables mode.
+sa=ipvs-strict-arp
+saf=$fx/field/ipvs-strict-arp--antrea-3785
+use $sa/hit-symptom-field-lb-refused/ $saf/curl.txt
+use $sa/hit-symptom-field-lb-refused/ $saf/kubectl-get-svc.txt
+use $sa/miss-field-lb-refused-iptables-mode/ $saf/curl.txt
+use $sa/miss-field-lb-refused-iptables-mode/ $saf/kubectl-get-svc.txt
+use $sa/miss-field-lb-refused-iptables-mode/ $sa/miss-iptables-mode/kube-proxy-cm.yaml
+# vxlan-port-blocked: cloud-api-adaptor#244's Calico allow-list drop of
+# VXLAN beside its curl that got no route to the Pod (a warning, still of
+# unknown cause), and beside antrea#3785's curl that connected and was
+# refused (answered: info, as without a transcript); the same curl beside
+# the stale-dnat incident's ruleset, which drops no VXLAN.
+vb=vxlan-port-blocked
+vbf=$fx/field/vxlan-port-blocked--cloud-api-adaptor-issue-244
+use $vb/hit-symptom-field-client-no-route/ $vbf/iptables-save.txt
+use $vb/hit-symptom-field-client-no-route/ $vbf/curl.txt
+use $vb/hit-symptom-field-client-answered/ $vbf/iptables-save.txt
+use $vb/hit-symptom-field-client-answered/ $fx/field/ipvs-strict-arp--antrea-3785/curl.txt
+use $vb/miss-field-client-no-route-no-drop/ $vbf/curl.txt
+use $vb/miss-field-client-no-route-no-drop/ $fx/incidents/stale-dnat/iptables-save.txt
+# filter-forward-drop: kube-router#316's dig, the DNS Service hanging and
+# the CoreDNS Pod answering (the symptom alone, of unknown cause), and the
+# same dig beside a FORWARD chain whose policy accepts (the cause ruled out).
+use $fd/hit-symptom-field-dig-service-hangs/ $ff-kube-router-issue-316/dig.txt
+use $fd/miss-field-dig-forward-accepts/ $ff-kube-router-issue-316/dig.txt
+use $fd/miss-field-dig-forward-accepts/ iptables-backend-split/hit-kube-proxy-legacy-calico-nft/iptables-nft-save.txt
+# conntrack-stale-udp: kubernetes#125467's one entry, its ClusterIP hidden
+# by the paste ("<clusterIp>"), DNATed to a Pod that never answered; the
+# same entry answered (the backend is there: nothing stale).
+cs=conntrack-stale-udp
+use $cs/hit-field-hidden-service/ $fx/field/conntrack-stale-udp--k8s-125467/conntrack-L.txt
+mkdir -p $cs/miss-field-hidden-service-answered
+sed 's/ \[UNREPLIED\]//' $fx/field/conntrack-stale-udp--k8s-125467/conntrack-L.txt >$cs/miss-field-hidden-service-answered/conntrack-L.txt
+# vxlan-checksum-offload: calico#4865's capture on the receiving node
+# (tcpdump -e -v: a VXLAN packet with a bad outer UDP checksum), and the
+# same packet with its checksum right.
+vc=vxlan-checksum-offload
+vcf=$fx/field/vxlan-checksum-offload--calico-issue-4865/tcpdump.txt
+use $vc/hit-field-capture-bad-cksum/ $vcf
+mkdir -p $vc/miss-field-capture-sum-ok
+sed 's/\[bad udp cksum 0x9c31 -> 0x2f5a!\]/[udp sum ok]/' $vcf >$vc/miss-field-capture-sum-ok/tcpdump.txt
+# mtu-blackhole: cilium#27758's one tcpdump line, cut before its addresses:
+# a fragmentation-needed with MTU 1320 and no connection (the symptom, of
+# unknown cause); the same line as a host unreachable, which gives no MTU.
+mb=mtu-blackhole
+mbf=$fx/field/mtu-blackhole--cilium-27758/tcpdump.txt
+use $mb/hit-symptom-field-frag-needed-alone/ $mbf
+mkdir -p $mb/miss-field-host-unreachable-alone
+sed 's/ICMP 10.68.5.41 unreachable - need to frag (mtu 1320)/ICMP host 10.68.5.41 unreachable/' $mbf >$mb/miss-field-host-unreachable-alone/tcpdump.txt
