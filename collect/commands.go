@@ -141,7 +141,7 @@ var Commands = []Command{
 	{Name: "container-logs", Shell: "tail -n 20000 /var/log/pods/kube-system_kube-proxy-*/kube-proxy/*.log",
 		Script: `want() {
   case $1 in
-  kube-proxy-*|coredns-*|kube-apiserver-*|etcd-*|kube-vip*|metallb-*|speaker-*|calico-node-*|cilium-*|ingress-nginx-*|kube-flannel-*) return 0 ;;
+  kube-proxy-*|coredns-*|kube-apiserver-*|etcd-*|kube-vip*|metallb-*|speaker-*|calico-node-*|canal-*|cilium-*|ingress-nginx-*|kube-flannel-*) return 0 ;;
   esac
   return 1
 }
