@@ -67,6 +67,7 @@ func All() []*analyzer.Rule {
 		IPVSConnReuseDelay,
 		CNIWrongInterface,
 		NodePortHeldByProcess,
+		CoreDNSUpstreamTimeout,
 	}
 }
 
