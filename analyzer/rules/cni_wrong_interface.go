@@ -83,9 +83,10 @@ var cniAddrAnnotations = map[string]string{
 	"projectcalico.org/IPv4Address":      "calico",
 }
 
-// cniAgentPodRe names the host-network Pods of the CNIs' node agents: their
-// address is their node's.
-var cniAgentPodRe = regexp.MustCompile(`^(kube-flannel|calico-node|canal|weave-net|cilium|kube-router|antrea-agent)-[a-z0-9]+(?:-[a-z0-9]+)?$`)
+// cniAgentPodRe names the host-network Pods of the CNIs' node agents
+// (kube-flannel-ds-amd64-x7k2p, calico-node-p4t8n), not their operators:
+// their address is their node's.
+var cniAgentPodRe = regexp.MustCompile(`^(kube-flannel|calico-node|canal|weave-net|cilium|kube-router|antrea-agent)(?:-[a-z0-9]+){1,3}$`)
 
 // unroutedIfaceRe names interfaces no other node can reach the node at:
 // container bridges, tunnels, the CNIs' own devices and the dummy devices
@@ -107,6 +108,8 @@ type cniChoice struct {
 	text        string
 }
 
+// cniChoices reads every piece of evidence of the overlay addresses: the
+// CNIs' lines, the Nodes' annotations and the CNI agents' Pods.
 func cniChoices(s *model.Snapshot) []cniChoice {
 	var out []cniChoice
 	for i := range s.Logs {
@@ -145,7 +148,7 @@ func cniChoices(s *model.Snapshot) []cniChoice {
 	for _, p := range s.Kube.Pods {
 		m := cniAgentPodRe.FindStringSubmatch(p.Name)
 		a, err := netip.ParseAddr(p.Status.PodIP)
-		if m == nil || err != nil || p.Spec.NodeName == "" {
+		if m == nil || err != nil || p.Spec.NodeName == "" || strings.Contains(p.Name, "-operator-") {
 			continue
 		}
 		cni := strings.TrimPrefix(m[1], "kube-")
