@@ -292,6 +292,10 @@ func judgeCNIAddr(g *cniAddrGroup) (analyzer.Finding, bool) {
 				"network of its own (no overlay peer needs to reach it)")
 		}
 		f.Decide = cniDecide(g.choices[0].cni)
+		if kinds["annotation"] && !kinds["log"] {
+			f.Decide = fmt.Sprintf("ip -4 -o addr show on %s (the interface that holds %s, against the one of the "+
+				"network the nodes reach each other on)", strings.Join(g.nodes, " and "), g.addr)
+		}
 	}
 	return f, true
 }
