@@ -21,7 +21,7 @@ var CNIWrongInterface = &analyzer.Rule{
 	NeedsAny:    []model.Kind{model.KindLogs, model.KindKube},
 	SubjectKeys: []string{"address", "interface", "component"},
 	Run:         runCNIWrongInterface,
-	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(270), DNSTimeouts.At(140)},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(270), DNSTimeouts.At(150)},
 	Proof: "the CNI's own choice of address (flannel's \"Using interface with name X and address Y\", calico-node's " +
 		"\"Using autodetected IPv4 address on interface X: Y\", or the node annotations flannel.alpha.coreos.com/public-ip " +
 		"and projectcalico.org/IPv4Address) and the Kubernetes objects showing that address on two nodes at once (the " +
