@@ -128,7 +128,10 @@ func runCoreDNSUpstreamTimeout(p *analyzer.Pass) error {
 		if len(g.queries) < 2 {
 			continue // the loop probes alone, or one lost query
 		}
-		p.Report(withFinding(judgeUpstreamTimeouts(s, g, len(groups)), upstreamTimeoutWords(g)))
+		c, ev := judgeUpstreamTimeouts(s, g, len(groups))
+		f := withFinding(c, upstreamTimeoutWords(g))
+		f.Evidence = dedupEvidence(append(f.Evidence, ev...))
+		p.Report(f)
 	}
 	return nil
 }
@@ -150,7 +153,10 @@ func clusterDNSAddr(s *model.Snapshot, a netip.Addr) bool {
 // name the upstream that does not answer (likely); why is not shown, and a
 // dig from the node decides. groups is the number of upstreams (and nodes)
 // with timeouts: several point at the way out rather than at one resolver.
-func judgeUpstreamTimeouts(s *model.Snapshot, g *upstreamTimeouts, groups int) analyzer.Finding {
+// It returns the evidence it joins (the resolv.conf line naming the
+// upstream).
+func judgeUpstreamTimeouts(s *model.Snapshot, g *upstreamTimeouts, groups int) (analyzer.Finding, []analyzer.Evidence) {
+	var ev []analyzer.Evidence
 	first := g.queries[0]
 	f := analyzer.Finding{
 		Certainty: analyzer.Likely,
@@ -182,10 +188,11 @@ func judgeUpstreamTimeouts(s *model.Snapshot, g *upstreamTimeouts, groups int) a
 			if n.Addr == g.upstream.Addr() {
 				f.Supports = append(f.Supports, fmt.Sprintf("%s: the node's resolv.conf names %s, the upstream CoreDNS "+
 					"forwards to with forward . /etc/resolv.conf", n.Pos, n.Addr))
+				ev = append(ev, analyzer.Evidence{Pos: n.Pos, Note: "nameserver " + n.Addr.String()})
 			}
 		}
 	}
-	return f
+	return f, ev
 }
 
 // upstreamTimeoutWords words the finding of g.
