@@ -66,6 +66,9 @@ func All() []*analyzer.Rule {
 		LeakedEstablishedPorts,
 		IPVSConnReuseDelay,
 		ListenQueueOverflow,
+		CNIWrongInterface,
+		NodePortHeldByProcess,
+		CoreDNSUpstreamTimeout,
 	}
 }
 

@@ -133,9 +133,9 @@ JSON
 share $d/miss-control $sd-control/{capture.pcap,endpoints-kube-dns.json,iptables-save.txt,kube-proxy.log,service-kube-dns.json}
 share $d/miss-no-endpoints $sd/iptables-save.txt
 
-# nodeport-collision
-n=nodeport-collision
-share $n/hit-host-process $inc/services.json $inc/kube-apiserver.yaml
+# nodeport-held-by-process
+np=nodeport-held-by-process
+share $np/hit-host-process $inc/services.json $inc/kube-apiserver.yaml
 # haproxy listens on the NodePort 32080; kube-proxy (iptables mode) holds
 # the NodePort 32443 open, which is no collision.
 tmp=$(mktemp -d)
@@ -144,8 +144,15 @@ cp "$(command -v nc)" "$tmp/kube-proxy"
 unshare -n sh -c "ip link set lo up
 	$tmp/haproxy -l -p 32080 >/dev/null 2>&1 & h=\$!
 	$tmp/kube-proxy -l -p 32443 >/dev/null 2>&1 & k=\$!
-	sleep 0.5; ss -lntp; kill \$h \$k; wait" >$n/hit-host-process/ss-lntp.txt
+	sleep 0.5; ss -lntp; kill \$h \$k; wait" >$np/hit-host-process/ss-lntp.txt
 rm -rf "$tmp"
+
+# nodeport-collision
+n=nodeport-collision
+# The host process on the NodePort is nodeport-held-by-process's, not a
+# second claim of the Services.
+share $n/miss-host-process $inc/services.json $inc/kube-apiserver.yaml
+use $n/miss-host-process/ $np/hit-host-process/ss-lntp.txt
 share $n/hit-outside-default-range $inc/services.json
 share $n/miss-in-range $inc/services.json $inc/kube-apiserver.yaml
 share $n/miss-range-by-hand $inc/services.json
@@ -165,7 +172,7 @@ PY
 sed 's/--service-node-port-range=20000-40000/--service-node-port-range=20000-29999/' "$fx/$inc/kube-apiserver.yaml" \
 	>$n/hit-restored-service/kube-apiserver.yaml
 mkdir -p $n/miss-no-kube
-use $n/miss-no-kube/ $n/hit-host-process/ss-lntp.txt
+use $n/miss-no-kube/ $np/hit-host-process/ss-lntp.txt
 
 # iptables-backend-split: both backends of one network namespace dumped as a
 # node's bundle holds them (iptables-nft-save with 2>&1, as its warning
@@ -333,11 +340,11 @@ json.dump(ep, sys.stdout, indent=4)
 print()
 PY
 
-# nodeport-collision: the symptom without the cause
+# nodeport-held-by-process: the symptom without the cause
 # haproxy listens on 32080, a port of the NodePort range, but no Service
 # has it (ingress-nginx's NodePorts are 31080 and 31443).
-share $n/miss-listener-not-a-nodeport incidents/vip-unannounced/service-ingress-nginx.json
-use $n/miss-listener-not-a-nodeport/ $n/hit-host-process/ss-lntp.txt
+share $np/miss-listener-not-a-nodeport incidents/vip-unannounced/service-ingress-nginx.json
+use $np/miss-listener-not-a-nodeport/ $np/hit-host-process/ss-lntp.txt
 
 # ephemeral-nodeport-overlap: the symptom without the cause
 # The incident's SYN/ACKs reset on source ports that are NodePorts, beside
