@@ -97,6 +97,7 @@ func newRoot(c *cli) *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}\n")
 	c.setHelp(root)
 	root.PersistentFlags().Var(&c.width, "width", widthUsage)
+	_ = root.RegisterFlagCompletionFunc("width", cobra.NoFileCompletions)
 	// The commands write to c.stdout and c.stderr when they run: sized
 	// by --width when it is given.
 	root.PersistentPreRun = func(*cobra.Command, []string) {

@@ -206,4 +206,4 @@ func (c *cli) target(w io.Writer) io.Writer {
 }
 
 // widthUsage is the description of --width.
-var widthUsage = fmt.Sprintf("fit tables and text to this many columns (0: no limit); default: the terminal's width, else $COLUMNS, else %d", defaultWidth)
+var widthUsage = fmt.Sprintf("fit tables and text to `N` columns (0: no limit); default: the terminal's width, else $COLUMNS, else %d", defaultWidth)
