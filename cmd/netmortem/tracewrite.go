@@ -90,17 +90,21 @@ type serviceEndpoints struct {
 	found bool
 }
 
-// endpointsFor finds the Service whose cluster IP and port the probe goes
-// to, and its endpoints in snap.
+// endpointsFor finds the Service port the probe goes to (a cluster,
+// external or load balancer IP and its port, or a NodePort on a node's own
+// address), and its endpoints in snap.
 func endpointsFor(snap *model.Snapshot, probe dataplane.Probe) serviceEndpoints {
 	for i := range snap.Kube.Services {
 		svc := &snap.Kube.Services[i]
 		ips := append([]string{svc.Spec.ClusterIP}, svc.Spec.ClusterIPs...)
-		if !slices.Contains(ips, probe.Dst.Addr().String()) {
-			continue
+		ips = append(ips, svc.Spec.ExternalIPs...)
+		for _, in := range svc.Status.LoadBalancer.Ingress {
+			ips = append(ips, in.IP)
 		}
+		byIP := slices.Contains(ips, probe.Dst.Addr().String())
 		for _, p := range svc.Spec.Ports {
-			if uint16(p.Port) != probe.Dst.Port() || !strings.EqualFold(cmp.Or(string(p.Protocol), "TCP"), probe.Proto) {
+			port := byIP && uint16(p.Port) == probe.Dst.Port() || probe.Local && p.NodePort != 0 && uint16(p.NodePort) == probe.Dst.Port()
+			if !port || !strings.EqualFold(cmp.Or(string(p.Protocol), "TCP"), probe.Proto) {
 				continue
 			}
 			eps := facts.ServiceEndpoints.Get(analyzer.NewFactSet(snap))
