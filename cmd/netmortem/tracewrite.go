@@ -29,7 +29,7 @@ type natTrace struct {
 // formatRank orders the dumps of one table: the most complete first.
 var formatRank = []string{"iptables-save", "nft", "iptables-S", "iptables-list"}
 
-// mergeTraces keeps one trace per node and family: the most complete
+// mergeTraces keeps one trace per node, family and backend: the most complete
 // dump's, the others that end up in the same destinations named in its
 // same; a dump whose destinations differ keeps a trace of its own.
 func mergeTraces(in []natTrace) []natTrace {
@@ -40,7 +40,8 @@ func mergeTraces(in []natTrace) []natTrace {
 	})
 	for _, t := range order {
 		i := slices.IndexFunc(out, func(o natTrace) bool {
-			return o.group == t.group && o.rs.Family == t.rs.Family && o.tr.Hook == t.tr.Hook && sameDestinations(o.tr, t.tr)
+			return o.group == t.group && o.rs.Family == t.rs.Family && o.tr.Hook == t.tr.Hook && sameBackend(o.rs, t.rs) &&
+				sameDestinations(o.tr, t.tr)
 		})
 		if i < 0 {
 			out = append(out, t)
@@ -70,6 +71,13 @@ func traceGroup(rs *model.Ruleset) string {
 		return "node " + rs.Node
 	}
 	return "folder " + path.Dir(rs.Pos.File)
+}
+
+// sameBackend reports whether a and b may be dumps of one table: not the
+// legacy and the nft tables of a node (iptables-backend-split), which the
+// kernel both walks.
+func sameBackend(a, b *model.Ruleset) bool {
+	return a.Backend == b.Backend || a.Backend == "" || b.Backend == ""
 }
 
 func sameDestinations(a, b *dataplane.Trace) bool {

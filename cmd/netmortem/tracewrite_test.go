@@ -59,3 +59,27 @@ func TestCommonDir(t *testing.T) {
 		}
 	}
 }
+
+// Two dumps of one node's table that end in the same destinations are
+// walked once; the legacy and the nft tables of a node, or two nodes'
+// tables, are not one table.
+func TestMergeTraces(t *testing.T) {
+	dst := []dataplane.Destination{{Addr: "10.244.1.5:8080", Probability: 1, Translated: true}}
+	tr := func(file, format, backend, node string) natTrace {
+		rs := &model.Ruleset{Node: node, Family: "ipv4", Format: format, Backend: backend, Pos: model.Pos{File: file}}
+		return natTrace{rs: rs, tr: &dataplane.Trace{Hook: "PREROUTING", Destinations: dst}, group: traceGroup(rs)}
+	}
+	got := mergeTraces([]natTrace{tr("b/nat-L.txt", "iptables-list", "", ""), tr("b/save.txt", "iptables-save", "legacy", "")})
+	if len(got) != 1 || got[0].rs.Pos.File != "b/save.txt" || len(got[0].same) != 1 || got[0].same[0] != "b/nat-L.txt" {
+		t.Errorf("one node's two dumps: %+v", got)
+	}
+	for _, in := range [][]natTrace{
+		{tr("b/legacy.txt", "iptables-save", "legacy", ""), tr("b/nft.txt", "iptables-save", "nft", "")},
+		{tr("b/n1/save.txt", "iptables-save", "", ""), tr("b/n2/save.txt", "iptables-save", "", "")},
+		{tr("b/all.txt", "iptables-save", "", "n1"), tr("b/all.txt", "iptables-save", "", "n2")},
+	} {
+		if got := mergeTraces(in); len(got) != 2 {
+			t.Errorf("%s and %s merged", in[0].group, in[1].group)
+		}
+	}
+}
