@@ -279,7 +279,7 @@ type progress struct {
 
 func newProgress(w io.Writer, total int, quiet bool) *progress {
 	tty := false
-	if f, ok := w.(*os.File); ok {
+	if f, ok := unwrapSized(w).(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			tty = true
 		}
