@@ -225,6 +225,7 @@ func RunFactSet(ctx context.Context, fs *FactSet, rules []*Rule, cfg *Config) Re
 		}
 	}
 	explain(res.Findings)
+	rankCandidates(&res, snap)
 	Sort(res.Findings)
 	setFingerprints(res.Findings)
 	return res
