@@ -22,6 +22,7 @@ var ICMPUnreachable = &analyzer.Rule{
 	SubjectKeys: []string{"node", "from", "icmp", "address"},
 	Run:         runICMPUnreachable,
 	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(40), LoadBalancer502.At(120), DNSTimeouts.At(50)},
+	Decide:      "tcpdump -ni any icmp or icmp6 on the sender of the errors, with ip route get DESTINATION there",
 	Plot: analyzer.Plot{
 		Parts: []analyzer.PlotPart{analyzer.PlotICMP, analyzer.PlotAttempts, analyzer.PlotCitedLogs},
 		ICMP:  analyzer.ICMPSenderKind,

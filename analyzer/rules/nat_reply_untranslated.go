@@ -22,6 +22,8 @@ var NATReplyUntranslated = &analyzer.Rule{
 	Run:         runNATReplyUntranslated,
 	Explains:    []*analyzer.Rule{SynUnanswered},
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(60)},
+	Decide: "sysctl net.bridge.bridge-nf-call-iptables; lsmod | grep br_netfilter (on the node that does the " +
+		"NAT: 0, or the module not loaded, sends bridged replies around it)",
 	Proof: "the capture shows the same SYN before and after DNAT and the endpoint's SYN/ACK going back untranslated, " +
 		"and the node's sysctl output shows net.bridge.bridge-nf-call-iptables = 0 (ip6tables for IPv6)",
 	Unproven: "the untranslated replies from the capture, with the causes not ruled out (bridged traffic skipping " +
