@@ -87,6 +87,9 @@ func runHairpinDrop(p *analyzer.Pass) error {
 		if a.Outcome != model.OutcomeUnanswered || b.Outcome != model.OutcomeUnanswered {
 			continue // answered, reset or refused on either side
 		}
+		if facts.NotYetDue(p.Snap, b.Pos.File, b.Start) {
+			continue // a cut capture ends before a reply was due
+		}
 		key := fmt.Sprint(a.Node, "|", b.Client.Addr(), "|", b.Server)
 		g := byKey[key]
 		if g == nil {
