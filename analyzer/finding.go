@@ -84,6 +84,10 @@ type Finding struct {
 	// Evidence points at the frames, lines and objects that prove it,
 	// the most telling first.
 	Evidence []Evidence `json:"evidence" yaml:"evidence"`
+
+	// lost lists the facts read that stand for what a cut lost and that
+	// the finding rests on (Fact.RestsOn); Run consumes it.
+	lost []string
 }
 
 // normalize applies the engine's invariants: the kinds of the evidence are
