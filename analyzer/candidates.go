@@ -50,8 +50,9 @@ type Candidate struct {
 // subject first (the firmest first), then those whose evidence is missing,
 // then those whose evidence was read and found nothing; within each, a rule
 // known to lead to the finding's rule (Causality) first, then the rule
-// sharing more of its symptoms, then the one ranked first under them,
-// then the order of the rules. A rule the finding's rule is known to lead
+// sharing more of its symptoms, those few rules explain counting most
+// (sharedSymptoms), then the one ranked first under them, then the order
+// of the rules. A rule the finding's rule is known to lead
 // to is an effect, not a candidate. The finding's Alternatives gain the
 // candidates found, first; its Decide becomes that of the first candidate
 // when that one is found, or when the rule gave none: the command that
@@ -69,6 +70,12 @@ func rankCandidates(res *Result, snap *model.Snapshot) {
 		byRule[f.Rule] = append(byRule[f.Rule], i)
 	}
 	causes := NewCausality(res.Rules)
+	explainers := map[*Symptom]int{} // how many rules explain each symptom
+	for _, r := range res.Rules {
+		for _, s := range r.Symptoms {
+			explainers[s.Symptom]++
+		}
+	}
 	for i := range res.Findings {
 		f := &res.Findings[i]
 		if f.Certainty != Unknown || f.Severity < Warning {
@@ -80,11 +87,11 @@ func rankCandidates(res *Result, snap *model.Snapshot) {
 		}
 		var ranked []rankedCandidate
 		for order, c := range res.Rules {
-			shared, rank := sharedSymptoms(r, c)
-			if c == r || shared == 0 || causes.Leads(r.Name, c.Name) {
+			weight, rank := sharedSymptoms(r, c, explainers)
+			if c == r || weight == 0 || causes.Leads(r.Name, c.Name) {
 				continue
 			}
-			rc := rankedCandidate{Candidate: Candidate{Rule: c.Name, Decide: c.Decide}, shared: shared, rank: rank,
+			rc := rankedCandidate{Candidate: Candidate{Rule: c.Name, Decide: c.Decide}, weight: weight, rank: rank,
 				order: order, leads: causes.Leads(c.Name, r.Name)}
 			node := f.Subject["node"]
 			if j, ok := bestFinding(res.Findings, byRule[c.Name], f); ok {
@@ -125,10 +132,11 @@ func rankCandidates(res *Result, snap *model.Snapshot) {
 // rankedCandidate is a Candidate with what orders it.
 type rankedCandidate struct {
 	Candidate
-	firmness     int  // of its finding, when found: higher first
-	leads        bool // its rule is known to lead to the finding's
-	shared, rank int  // the symptoms shared, its best rank under them
-	order        int  // its place in the rules
+	firmness int     // of its finding, when found: higher first
+	leads    bool    // its rule is known to lead to the finding's
+	weight   float64 // the symptoms shared, each weighing 1/(the rules that explain it)
+	rank     int     // its best rank under them
+	order    int     // its place in the rules
 }
 
 var standingOrder = map[Standing]int{CandidateFound: 0, CandidateOpen: 1, CandidateWeakened: 2}
@@ -146,7 +154,7 @@ func compareCandidates(a, b rankedCandidate) int {
 		}
 		return 1
 	}
-	if c := cmp.Compare(b.shared, a.shared); c != 0 {
+	if c := cmp.Compare(b.weight, a.weight); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(a.rank, b.rank); c != 0 {
@@ -179,20 +187,24 @@ func cohere(f *Finding, all []Finding, byRule map[string][]int) {
 	}
 }
 
-// sharedSymptoms counts the symptoms of r that c names too, and returns
-// c's best (lowest) rank under them.
-func sharedSymptoms(r, c *Rule) (n, rank int) {
+// sharedSymptoms weighs the symptoms of r that c names too: each weighs
+// 1/n, n the rules that explain it (explainers), so that a symptom few
+// rules explain says more than one most do. It returns c's best (lowest)
+// rank under them too; 0, 0 when they share none.
+func sharedSymptoms(r, c *Rule, explainers map[*Symptom]int) (weight float64, rank int) {
+	shared := false
 	for _, s := range r.Symptoms {
 		for _, o := range c.Symptoms {
 			if o.Symptom == s.Symptom && s.Symptom != nil {
-				if n == 0 || o.Rank < rank {
+				if !shared || o.Rank < rank {
 					rank = o.Rank
 				}
-				n++
+				shared = true
+				weight += 1 / float64(max(explainers[s.Symptom], 1))
 			}
 		}
 	}
-	return n, rank
+	return weight, rank
 }
 
 // bestFinding returns, among the findings at idx at warning or above (an
