@@ -21,7 +21,7 @@ var FilterForwardDrop = &analyzer.Rule{
 	NeedsAny:    []model.Kind{model.KindNetfilter, model.KindLogs},
 	SubjectKeys: []string{"node", "hook"},
 	Run:         runFilterForwardDrop,
-	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(210), DNSTimeouts.At(120)},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(210), DNSTimeouts.At(120), ConnectionsTimeOut.At(30)},
 	Decide: "iptables-save -c -t filter (on the node that forwards: the FORWARD chain's DROP policy or a DROP or " +
 		"REJECT rule ahead of the CNI's and kube-proxy's accepts, its counter rising while the traffic fails)",
 	Proof: "the node's filter FORWARD chain (iptables-save -c, iptables -nvL FORWARD, nft list ruleset) ends " +

@@ -21,7 +21,7 @@ var NATReplyUntranslated = &analyzer.Rule{
 	SubjectKeys: []string{"node", "client", "vip", "backend", "module", "setting"},
 	Run:         runNATReplyUntranslated,
 	Explains:    []*analyzer.Rule{SynUnanswered},
-	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(60)},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(60), ConnectionsTimeOut.At(70)},
 	Decide: "sysctl net.bridge.bridge-nf-call-iptables; lsmod | grep br_netfilter (on the node that does the " +
 		"NAT: 0, or the module not loaded, sends bridged replies around it)",
 	Proof: "the capture shows the same SYN before and after DNAT and the endpoint's SYN/ACK going back untranslated, " +

@@ -13,6 +13,9 @@ import (
 var (
 	ProbesTimeOut = &analyzer.Symptom{Name: "probes time out", Rank: 10,
 		Doc: "liveness or readiness probes fail with timeouts or refused connections, and containers restart or leave their Service"}
+	ConnectionsTimeOut = &analyzer.Symptom{Name: "connections time out", Rank: 15,
+		Doc: "connections hang until the client gives up: SYNs sent again and again without an answer, or a handshake " +
+			"that completes and then stalls on the first large segments"}
 	ServiceUnreachable = &analyzer.Symptom{Name: "Service unreachable from some nodes", Rank: 20,
 		Doc: "a ClusterIP or NodePort answers from some nodes or Pods and times out, is refused or resets from others"}
 	LoadBalancer502 = &analyzer.Symptom{Name: "intermittent 502 through a LoadBalancer", Rank: 30,

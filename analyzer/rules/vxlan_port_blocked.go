@@ -28,7 +28,7 @@ var VXLANPortBlocked = &analyzer.Rule{
 		"as what decides; a counter at 0 rules it out",
 	SubjectKeys: []string{"node", "chain", "port"},
 	Run:         runVXLANPortBlocked,
-	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(180)},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(180), ConnectionsTimeOut.At(100)},
 	Doc: `a firewall rule drops the overlay's VXLAN packets
 
 VXLAN carries the overlay's packets between nodes in UDP, to port 4789
