@@ -93,7 +93,7 @@ func runNATReplyUntranslated(p *analyzer.Pass) error {
 		if a.Outcome != model.OutcomeSynAckClientRST && a.Outcome != model.OutcomeSynAckNoAck && a.Outcome != model.OutcomeSynAckOnly {
 			continue // the client took the reply after all
 		}
-		if len(a.ClientRST) == 0 && facts.NotYetDue(p.Snap, a.Pos.File, a.SYNACK[0].Time) {
+		if len(a.ClientRST) == 0 && facts.NotYetDue(p.Snap, a.SegPos(a.SYNACK[0]).File, a.SYNACK[0].Time) {
 			continue // cut before the translated copy, or the client's answer, was due
 		}
 		key := fmt.Sprint(a.Node, "|", pr.Before.Client.Addr(), "|", pr.Before.Server, "|", a.Server)
