@@ -22,8 +22,6 @@ var FilterForwardDrop = &analyzer.Rule{
 	SubjectKeys: []string{"node", "hook"},
 	Run:         runFilterForwardDrop,
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(210), DNSTimeouts.At(120), ConnectionsTimeOut.At(30)},
-	Decide: "iptables-save -c -t filter (on the node that forwards: the FORWARD chain's DROP policy or a DROP or " +
-		"REJECT rule ahead of the CNI's and kube-proxy's accepts, its counter rising while the traffic fails)",
 	Proof: "the node's filter FORWARD chain (iptables-save -c, iptables -nvL FORWARD, nft list ruleset) ends " +
 		"in a catch-all REJECT or DROP, or a DROP policy, that no earlier rule lets Pod traffic past, " +
 		"and the kernel's log of that firewall rejecting forwarded Pod packets (IN=/OUT= a CNI interface)",
