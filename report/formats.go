@@ -142,6 +142,9 @@ func writeDetails(ew *errWriter, r *Report) {
 		for _, l := range causalLines(f, plain, decideLine) {
 			ew.printf("    %s\n", l)
 		}
+		for _, l := range candidateLines(f, plain, plain, decideLine) {
+			ew.printf("    %s\n", l)
+		}
 		if f.Fix != "" {
 			ew.printf("    Fix:   %s\n", f.Fix)
 		}
@@ -220,6 +223,9 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			ew.printf("**Why.** %s%s\n\n", md(f.Cause), certaintyNote(f.Certainty))
 		}
 		for _, l := range causalLines(f, md, decideMarkdown) {
+			ew.printf("%s\n\n", l)
+		}
+		for _, l := range candidateLines(f, md, mdCode, decideMarkdown) {
 			ew.printf("%s\n\n", l)
 		}
 		if f.Fix != "" {
