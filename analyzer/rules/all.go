@@ -65,6 +65,7 @@ func All() []*analyzer.Rule {
 		IPVSIdleTimeout,
 		LeakedEstablishedPorts,
 		IPVSConnReuseDelay,
+		ConntrackInvalidReset,
 	}
 }
 

@@ -835,3 +835,15 @@ use $vs/hit-beside-nft-dump-of-no-node/ $vsf/kube-proxy.log
 use $vs/hit-beside-nft-dump-of-no-node/ $fx/real/local/iptables/local_iptables-nft-save-c_with-legacy-warning.txt
 use $vs/miss-other-kube-proxy-errors/ $fx/seeds/004-stale-dnat/kube-proxy.log
 use $vs/miss-control/ $fx/incidents/stale-dnat-control/kube-proxy.log
+# conntrack-invalid-reset (fixtures/scenarios/conntrack-invalid-reset.sh):
+# the run without kube-proxy's INVALID drop, its capture alone, its dumps
+# alone; the runs with the drop and with be_liberal = 1; an untranslated
+# SYN/ACK reset by its client (nat-reply-untranslated's incident).
+ci=conntrack-invalid-reset
+cin=incidents/conntrack-invalid-reset
+share $ci/hit-reset $cin/{capture.pcap,iptables-save.txt,conntrack-S.txt,sysctl.txt}
+share $ci/hit-capture-only $cin/capture.pcap
+share $ci/hit-counters $cin/{iptables-save.txt,conntrack-S.txt,sysctl.txt}
+share $ci/miss-drop-rule $cin-control/{capture.pcap,iptables-save.txt,conntrack-S.txt,sysctl.txt}
+share $ci/miss-liberal $cin-liberal/{capture.pcap,iptables-save.txt,conntrack-S.txt,sysctl.txt}
+share $ci/miss-synack-untranslated incidents/nat-reply-untranslated/{capture.pcap,iptables-save.txt}
