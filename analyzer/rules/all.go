@@ -66,6 +66,7 @@ func All() []*analyzer.Rule {
 		LeakedEstablishedPorts,
 		IPVSConnReuseDelay,
 		ConntrackInvalidReset,
+		PodCIDROverlap,
 	}
 }
 

@@ -847,3 +847,16 @@ share $ci/hit-counters $cin/{iptables-save.txt,conntrack-S.txt,sysctl.txt}
 share $ci/miss-drop-rule $cin-control/{capture.pcap,iptables-save.txt,conntrack-S.txt,sysctl.txt}
 share $ci/miss-liberal $cin-liberal/{capture.pcap,iptables-save.txt,conntrack-S.txt,sysctl.txt}
 share $ci/miss-synack-untranslated incidents/nat-reply-untranslated/{capture.pcap,iptables-save.txt}
+# pod-cidr-overlap (fixtures/scenarios/pod-cidr-overlap.sh): a node in
+# 192.168.1.0/24 under Calico's 192.168.0.0/16, with the manifest, then with
+# kubectl's objects alone; a node in 10.100.0.0/16 under the Service network
+# 10.96.0.0/12; the control (a host-gw route to another node's Pods); the
+# first node under the control's manifest.
+co=pod-cidr-overlap
+con=incidents/pod-cidr-overlap
+share $co/hit-calico-default $con/{kube-controller-manager.yaml,ip-addr.txt,ip-route.txt}
+share $co/hit-objects-only $con/kubectl-get-cm-nodes.json
+share $co/hit-service-network $con-service/{kube-controller-manager.yaml,ip-addr.txt,ip-route.txt}
+share $co/miss-control $con-control/{kube-controller-manager.yaml,ip-addr.txt,ip-route.txt}
+share $co/miss-other-pod-network $con/{ip-addr.txt,ip-route.txt}
+share $co/miss-other-pod-network $con-control/kube-controller-manager.yaml
