@@ -90,7 +90,12 @@ func runConntrackInvalidReset(p *analyzer.Pass) error {
 		if n.drop != nil || liberalOn(n) {
 			continue // INVALID segments are dropped, or conntrack lets them through translated
 		}
-		key := fmt.Sprint(a.Node, "|", b.Server, "|", a.Server)
+		// One finding per node when its filter table is shown (the cause is
+		// the node's), per Service and endpoint otherwise.
+		key := fmt.Sprint(a.Node, "|")
+		if n.filter == nil {
+			key += fmt.Sprint(b.Server, "|", a.Server)
+		}
 		if reported[key] {
 			continue
 		}
@@ -235,13 +240,15 @@ func invalidResetFinding(n *invalidNode, pr facts.NATPair) analyzer.Finding {
 		Decide:       collected("iptables-save", "-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP rules this out"),
 	}
 	var says []string
+	subj := subject("node", n.node, "vip", b.Server.String(), "backend", a.Server.String())
 	if n.filter != nil {
 		c.Severity, c.Certainty, c.Alternatives, c.Decide = analyzer.Error, analyzer.Proven, nil, ""
-		where := n.filter.Pos
+		where, chain := n.filter.Pos, "filter"
 		if n.chain != nil {
-			where = n.chain.Pos
-			values["chain"] = n.chain.Name
+			where, chain = n.chain.Pos, n.chain.Name
 		}
+		values["chain"] = chain
+		subj = subject("node", n.node, "chain", chain)
 		ev = append(ev, analyzer.Evidence{Pos: where, Note: "no rule drops conntrack INVALID packets"})
 		c.Supports = append(c.Supports, fmt.Sprintf("%s: the node's filter table has no rule dropping conntrack "+
 			"INVALID packets: they are forwarded untranslated", where))
@@ -250,7 +257,7 @@ func invalidResetFinding(n *invalidNode, pr facts.NATPair) analyzer.Finding {
 	ev, says = invalidExtras(n, values, &c, ev, says)
 	where := nodeName(n.node)
 	return withFinding(c, analyzer.Finding{
-		Subject: subject("node", n.node, "vip", b.Server.String(), "backend", a.Server.String()),
+		Subject: subj,
 		Title:   fmt.Sprintf("connections to %s reset: a segment from %s reached the client untranslated", b.Server, a.Server),
 		Summary: strings.TrimSpace(fmt.Sprintf("On %s, %s connected to %s, translated to %s. A segment of that "+
 			"connection reached the client with the endpoint's own address %s: conntrack did not translate it back, "+
