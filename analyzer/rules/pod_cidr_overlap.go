@@ -17,16 +17,18 @@ import (
 var PodCIDROverlap = &analyzer.Rule{
 	Name:        "pod-cidr-overlap",
 	Severity:    analyzer.Error,
-	NeedsAny:    []model.Kind{model.KindComponents, model.KindKube, model.KindSettings},
+	NeedsAny:    []model.Kind{model.KindComponents, model.KindKube, model.KindSettings, model.KindLogs},
 	Uses:        []model.Kind{model.KindAddrs, model.KindRoutes},
 	SubjectKeys: []string{"network", "setting"},
 	Run:         runPodCIDROverlap,
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(275), ControlPlaneUnhealthy.At(95)},
 	Proof: "the Pod or Service network as the cluster sets it (kube-controller-manager's --cluster-cidr, " +
 		"kube-apiserver's --service-cluster-ip-range, kubeadm's podSubnet, the CNI's pool) and a node's own address " +
-		"or route inside it (ip addr, ip route, or the Node's InternalIP), from two kinds of evidence",
+		"or route inside it (ip addr, ip route, or the Node's InternalIP), from two kinds of evidence; weave's " +
+		"refusal to start (\"Network 10.32.0.0/12 overlaps with existing route 10.0.0.0/8 on host\") with the route " +
+		"in the node's ip route",
 	Unproven: "the setting and the node's address from one kind of evidence (a ConfigMap and the Node objects of " +
-		"one dump) are a warning of likely cause: ip addr and ip route on the node decide",
+		"one dump, weave's log line alone) are a warning of likely cause: ip addr and ip route on the node decide",
 	Doc: `the Pod or Service network overlaps a node's own network
 
 Every Pod address comes out of the Pod network (kubeadm's podSubnet,
@@ -43,7 +45,8 @@ or weave refuse to start, nodes go NotReady, DNS times out.
 
 Evidence: the CIDR settings (static pod manifests, ps of the components,
 the kubeadm-config, kube-proxy and kube-flannel-cfg ConfigMaps, the CNI's
-DaemonSet, kubespray's group_vars) against the node's addresses (ip addr),
+DaemonSet, kubespray's group_vars, weave's log line that names both its
+range and the route) against the node's addresses (ip addr),
 routes (ip route; the CNI's own interfaces and routes, and routes to other
 nodes' Pod ranges, are the Pod network's, not an overlap) and the Node
 objects' InternalIP and ExternalIP.
@@ -141,6 +144,18 @@ func runPodCIDROverlap(p *analyzer.Pass) error {
 			}
 		}
 	}
+	for _, ev := range s.Logs {
+		// weave's launch script names its range and the host's route.
+		if ev.Source != "weave" || ev.Fields["route"] == "" {
+			continue
+		}
+		for _, st := range groupSettings(settings) {
+			if st[0].pos == ev.Pos {
+				add(ev.Node, st, analyzer.Evidence{Pos: ev.Pos, Note: "weave: route " + ev.Fields["route"] + " on host"},
+					"route "+ev.Fields["route"]+" (weave's check)")
+			}
+		}
+	}
 	for _, g := range groups {
 		p.Report(cidrOverlapFinding(p, g))
 	}
@@ -229,6 +244,11 @@ func cidrSettings(s *model.Snapshot) []cidrSetting {
 					addAll(false, fmt.Sprintf("%s of DaemonSet %s", e.Name, ds.Name), e.Value, ds.Source.Pos)
 				}
 			}
+		}
+	}
+	for _, ev := range s.Logs {
+		if ev.Source == "weave" && ev.Fields["network"] != "" {
+			addAll(false, "weave's IP range", ev.Fields["network"], ev.Pos)
 		}
 	}
 	for _, st := range s.Settings {

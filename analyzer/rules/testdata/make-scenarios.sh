@@ -860,3 +860,4 @@ share $co/hit-service-network $con-service/{kube-controller-manager.yaml,ip-addr
 share $co/miss-control $con-control/{kube-controller-manager.yaml,ip-addr.txt,ip-route.txt}
 share $co/miss-other-pod-network $con/{ip-addr.txt,ip-route.txt}
 share $co/miss-other-pod-network $con-control/kube-controller-manager.yaml
+use $co/hit-weave-log/ $fx/field/pod-cidr-overlap--kubevirt-site-issue-138/weave.log
