@@ -45,11 +45,12 @@ or weave refuse to start, nodes go NotReady, DNS times out.
 
 Evidence: the CIDR settings (static pod manifests, ps of the components,
 the kubeadm-config, kube-proxy and kube-flannel-cfg ConfigMaps, the CNI's
-DaemonSet, kubespray's group_vars, weave's log line that names both its
-range and the route) against the node's addresses (ip addr),
-routes (ip route; the CNI's own interfaces and routes, and routes to other
-nodes' Pod ranges, are the Pod network's, not an overlap) and the Node
-objects' InternalIP and ExternalIP.
+DaemonSet env CALICO_IPV4POOL_CIDR or IPALLOC_RANGE, kubespray's
+group_vars, weave's log line that names both its range and the route;
+Calico's IPPool objects are not read) against the node's addresses (ip
+addr), routes (ip route; the CNI's own interfaces and routes, and routes to
+other nodes' Pod ranges, are the Pod network's, not an overlap) and the
+Node objects' InternalIP and ExternalIP.
 
 Severity: error when the setting and the node's address or route come from
 two kinds of evidence; a warning of likely cause from one.

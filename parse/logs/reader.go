@@ -101,10 +101,8 @@ func logFormat(shape string, f format.Format) *format.Format {
 //   - the nginx image's entrypoint lines ("/docker-entrypoint.sh: ...",
 //     "10-listen-on-ipv6-by-default.sh: info: ..."): the script in Fields
 //     "script", the level when it says one.
-//   - weave's router lines ("FATA: 2023/07/05 05:09:36.639718 msg", the
-//     level spelled out) and its launch script's "Network 10.32.0.0/12
-//     overlaps with existing route 10.0.0.0/8 on host", the two networks
-//     in Fields "network" and "route" (weave.go). Their source is "weave".
+//   - weave's router lines ("FATA: 2023/07/05 05:09:36.639718 msg") and
+//     its "Network A overlaps with existing route B on host" (weave.go).
 //
 // Times without a zone are read as UTC. klog and syslog times have no
 // year: they are in year 0, and nothing here guesses it (a rule comparing
