@@ -98,7 +98,7 @@ var Commands = []Command{
 		Doc: "IPVS connection and packet counters per virtual service and real server"},
 	{Name: "conntrack-stats", Shell: "conntrack -S", File: "conntrack-stats.txt",
 		Kinds: []model.Kind{model.KindConntrack}, Scope: ScopeNode, Tools: []string{"conntrack"},
-		Doc: "conntrack counters per CPU (insert_failed, drop, early_drop)"},
+		Doc: "conntrack counters per CPU (insert_failed, drop, early_drop, invalid)"},
 	{Name: "conntrack-list", Shell: "conntrack -L -o extended 2>&1 | head -n 200000",
 		Script: `conntrack -L -o extended 2>&1 | head -n {{.ConntrackMax}} | grep -v '^conntrack v[0-9.]* (conntrack-tools): 0 flow entries have been shown\.$'`, File: "conntrack.txt",
 		Kinds: []model.Kind{model.KindConntrack}, Scope: ScopeNode, Tools: []string{"conntrack", "head", "grep"},
