@@ -27,7 +27,7 @@ var ConntrackInvalidReset = &analyzer.Rule{
 	Unproven: "from the capture alone, a warning of likely cause (asymmetric routing around the node is not ruled " +
 		"out; iptables-save -c decides); from the filter table without the drop and conntrack -S counting invalid " +
 		"packets, a warning of likely cause: the resets themselves are not shown, a capture on the node decides",
-	Doc: `a NATed connection is reset by a segment conntrack found INVALID
+	Doc: `a segment conntrack finds INVALID resets a NATed connection
 
 Connection tracking checks every TCP segment against the window of its
 connection. A segment it finds out of window (a late retransmission, a
