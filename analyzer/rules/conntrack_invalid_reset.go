@@ -43,7 +43,9 @@ kube-proxy since 1.15 drops such packets (-A KUBE-FORWARD -m conntrack
 --ctstate INVALID -j DROP), and leaves that rule out when
 nf_conntrack_tcp_be_liberal = 1 (conntrack then lets out-of-window segments
 through, translated); an older kube-proxy, a node whose FORWARD rules are
-managed by hand, or a CNI that bypasses KUBE-FORWARD lacks it.
+managed by hand, or a CNI that bypasses KUBE-FORWARD lacks it. Only
+forwarded connections are judged (a drop in INPUT does not cover them, nor
+one in FORWARD the node's own).
 
 Evidence: a capture of -i any on the node (the client's RST to the
 endpoint's address, on a connection it opened to a Service address);
@@ -162,12 +164,15 @@ func invalidNodes(s *model.Snapshot) map[string]*invalidNode {
 			if t.Name != "filter" && !(rs.Format == "nft" && hasForwardHook(t)) {
 				continue
 			}
+			fwd := forwardChains(t)
+			if len(fwd) == 0 {
+				continue // a listing without FORWARD shows nothing of what forwarded packets meet
+			}
 			if n.filter == nil {
 				n.filter = rs
 			}
-			for _, c := range t.Chains {
-				if n.chain == nil && (c.Name == "KUBE-FORWARD" || c.Name == "FORWARD" || c.Hook == "forward") ||
-					c.Name == "KUBE-FORWARD" {
+			for _, c := range fwd {
+				if n.chain == nil || c.Name == "KUBE-FORWARD" {
 					n.chain = c
 				}
 				for _, r := range c.Rules {
@@ -202,6 +207,30 @@ func hasForwardHook(t *model.Table) bool {
 		}
 	}
 	return false
+}
+
+// forwardChains returns the chains of a filter table that forwarded
+// packets go through: FORWARD (an nftables base chain on the forward hook)
+// first, then the chains its rules jump or go to, and theirs. A drop of
+// INVALID packets in INPUT does not cover forwarded ones.
+func forwardChains(t *model.Table) []*model.Chain {
+	var out []*model.Chain
+	seen := map[string]bool{}
+	for _, c := range t.Chains {
+		if c.Name == "FORWARD" || c.Hook == "forward" {
+			out = append(out, c)
+			seen[c.Name] = true
+		}
+	}
+	for i := 0; i < len(out) && i < 1000; i++ {
+		for _, r := range out[i].Rules {
+			if c := t.Chain(r.Target); c != nil && !seen[c.Name] {
+				seen[c.Name] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // dropsInvalid reports whether r drops (or rejects) packets conntrack
