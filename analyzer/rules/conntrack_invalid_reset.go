@@ -278,7 +278,7 @@ func invalidResetFinding(n *invalidNode, pr facts.NATPair) analyzer.Finding {
 		}
 		values["chain"] = chain
 		subj = subject("node", n.node, "chain", chain)
-		ev = append(ev, analyzer.Evidence{Pos: where, Note: "no rule drops conntrack INVALID packets"})
+		ev = append(ev, analyzer.Evidence{Pos: where, Note: "no rule on the forward path drops INVALID packets"})
 		c.Supports = append(c.Supports, fmt.Sprintf("%s: the node's filter table has no rule dropping conntrack "+
 			"INVALID packets: they are forwarded untranslated", where))
 		says = append(says, "Its filter table has no rule dropping conntrack INVALID packets.")
@@ -331,7 +331,7 @@ func invalidCountFinding(n *invalidNode) analyzer.Finding {
 		where, chain = n.chain.Pos, n.chain.Name
 	}
 	values := map[string]any{"chain": chain}
-	ev := []analyzer.Evidence{{Pos: where, Note: "no rule drops conntrack INVALID packets"}}
+	ev := []analyzer.Evidence{{Pos: where, Note: "no rule on the forward path drops INVALID packets"}}
 	c := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Likely,
 		Supports: []string{fmt.Sprintf("%s: the node's filter table has no rule dropping conntrack INVALID packets", where)},
 		Decide: collected("capture", "an RST from a client to an endpoint's own address on a connection it opened "+

@@ -861,3 +861,9 @@ share $co/miss-control $con-control/{kube-controller-manager.yaml,ip-addr.txt,ip
 share $co/miss-other-pod-network $con/{ip-addr.txt,ip-route.txt}
 share $co/miss-other-pod-network $con-control/kube-controller-manager.yaml
 use $co/hit-weave-log/ $fx/field/pod-cidr-overlap--kubevirt-site-issue-138/weave.log
+# hit-input-drop-only: the run's filter table with a drop of INVALID packets
+# in INPUT (moby/libnetwork#1090's workaround), which forwarded ones never meet.
+mkdir -p $ci/hit-input-drop-only
+sed 's/^-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD$/-A INPUT -m conntrack --ctstate INVALID -j DROP\n&/' \
+	$fx/$cin/iptables-save.txt >$ci/hit-input-drop-only/iptables-save.txt
+share $ci/hit-input-drop-only $cin/capture.pcap
