@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/netmortem/netmortem/analyzer"
+)
+
+// copyFixture copies files of the fixture folder src (relative to the
+// repository) into a new temporary folder, rewriting each whose name edit
+// maps, and returns the folder.
+func copyFixture(t *testing.T, src string, files []string, edit map[string]func([]byte) []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join("..", src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := edit[f]; e != nil {
+			b = e(b)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// withoutKinds drops the items of the given kinds from a kubectl List.
+func withoutKinds(t *testing.T, kinds ...string) func([]byte) []byte {
+	return func(b []byte) []byte {
+		var list map[string]any
+		if err := json.Unmarshal(b, &list); err != nil {
+			t.Fatal(err)
+		}
+		var keep []any
+		for _, it := range list["items"].([]any) {
+			drop := false
+			for _, k := range kinds {
+				drop = drop || it.(map[string]any)["kind"] == k
+			}
+			if !drop {
+				keep = append(keep, it)
+			}
+		}
+		list["items"] = keep
+		out, err := json.MarshalIndent(list, "", "    ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+}
+
+// The client reaches the isolated Pod through its Service's ClusterIP: the
+// capture before the translation shows the ClusterIP, the policies are
+// judged on the endpoint the Service translates it to.
+func TestNetworkPolicyThroughClusterIP(t *testing.T) {
+	denied := func(evidence ...string) want {
+		return want{
+			rule:     "network-policy-deny",
+			severity: analyzer.Error,
+			facts: map[string]string{"frontend": "10.96.86.20:80", "server": "10.86.2.20:8080",
+				"service": "shop/cart", "server_pod": "shop/cart-7b9c4d8f6-q4zlm",
+				"client": "web/frontend-6d5f7c9b8d-k2x9p (10.86.1.10)", "attempts": "2"},
+			evidence: append([]string{"capture.pcap#frame=1",
+				"kube.json:424 (NetworkPolicy shop/cart-allow-storefront spec.ingress[0])"}, evidence...),
+		}
+	}
+	unanswered := want{rule: "syn-unanswered", severity: analyzer.Warning,
+		facts: map[string]string{"server": "10.96.86.20:80", "attempts": "2"}}
+	for _, b := range []bundle{{
+		dir:  "fixtures/incidents/network-policy-clusterip",
+		want: []want{denied("kube.json:581 (Service shop/cart)", "kube.json:628 (Endpoints shop/cart)"), unanswered},
+	}, {
+		// The same with the client's namespace admitted: the translated
+		// connections pass.
+		dir: "fixtures/incidents/network-policy-clusterip-control",
+	}} {
+		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
+	}
+	// Without the Service and its endpoints, the node's kube-proxy rules
+	// tell the translation.
+	files := []string{"capture.pcap", "iptables-save.txt", "kube.json"}
+	t.Run("nat-rules", func(t *testing.T) {
+		dir := copyFixture(t, "fixtures/incidents/network-policy-clusterip", files,
+			map[string]func([]byte) []byte{"kube.json": withoutKinds(t, "Service", "Endpoints", "EndpointSlice")})
+		w := denied()
+		w.evidence = []string{"capture.pcap#frame=1", "iptables-save.txt:15", "iptables-save.txt:13"}
+		check(t, bundle{dir: dir, want: []want{w, {rule: "syn-unanswered", severity: analyzer.Warning,
+			facts: map[string]string{"server": "10.96.86.20:80", "attempts": "2"}}}})
+	})
+	// Without any translation the ClusterIP's failures are not judged.
+	t.Run("no-translation", func(t *testing.T) {
+		dir := copyFixture(t, "fixtures/incidents/network-policy-clusterip", []string{"capture.pcap", "kube.json"},
+			map[string]func([]byte) []byte{"kube.json": withoutKinds(t, "Service", "Endpoints", "EndpointSlice")})
+		check(t, bundle{dir: dir, want: []want{unanswered}})
+	})
+}
