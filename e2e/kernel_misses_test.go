@@ -104,3 +104,53 @@ func TestNetworkPolicyThroughClusterIP(t *testing.T) {
 		check(t, bundle{dir: dir, want: []want{unanswered}})
 	})
 }
+
+// The node's capture is a file beside its sosreport, named
+// <node>-<interface>.pcap: it is the node's, and the reverse-path drop is
+// found as when the capture is inside the folder.
+func TestCaptureBesideItsNodesFolder(t *testing.T) {
+	const sos = "sosreport-nmc-rpxn-2026-11-28-kqzfwta/sos_commands/networking/"
+	for _, b := range []bundle{{
+		dir: "fixtures/incidents/rp-filter-named-capture",
+		want: []want{{
+			rule:     "rp-filter-drop",
+			severity: analyzer.Error,
+			facts: map[string]string{"node": "nmc-rpxn", "server": "10.81.0.2:8080", "attempts": "2",
+				"in_interface": "nmc-rpxn0", "route_out": "nmc-rpxn1"},
+			evidence: []string{"nmc-rpxn-nmc-rpxn0.pcap#frame=1", sos + "ip_route_show_table_all:3", sos + "ip_-d_address:10"},
+		}, {
+			rule:     "syn-unanswered",
+			severity: analyzer.Warning,
+			facts:    map[string]string{"server": "10.81.0.2:8080", "attempts": "2"},
+		}},
+	}, {
+		dir: "fixtures/incidents/rp-filter-named-capture-control",
+	}} {
+		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
+	}
+	// A capture whose name names no folder beside it stays every node's.
+	t.Run("unnamed", func(t *testing.T) {
+		src := "fixtures/incidents/rp-filter-named-capture"
+		dir := copyFixture(t, src, []string{sos + "ip_route_show_table_all", sos + "ip_-d_address"}, nil)
+		b, err := os.ReadFile(filepath.Join("..", src, "nmc-rpxn-nmc-rpxn0.pcap"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "capture.pcap"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		snap, _, _ := analyze(t, dir)
+		found := false
+		for _, in := range snap.Inputs {
+			if filepath.Base(in.Path) == "capture.pcap" {
+				found = true
+				if in.Node != "" {
+					t.Errorf("capture.pcap tied to node %q", in.Node)
+				}
+			}
+		}
+		if !found {
+			t.Error("capture.pcap not read")
+		}
+	})
+}
