@@ -154,3 +154,45 @@ func TestCaptureBesideItsNodesFolder(t *testing.T) {
 		}
 	})
 }
+
+// The legacy dump is attached beside the node's sosreport as
+// iptables-legacy-<node>.txt, without its header; the host's nft dump
+// has no warning: the file's name says the backend and the node.
+func TestLegacyDumpNamedAfterItsNode(t *testing.T) {
+	const sos = "sosreport-nmc-ipbn-2026-11-28-pdlxvqe/sos_commands/networking/iptables-save"
+	split := want{
+		rule:     "iptables-backend-split",
+		severity: analyzer.Warning,
+		facts: map[string]string{"legacy_rules": "5", "nft_rules": "2", "legacy_owners": "kube-proxy",
+			"nft_owners": "Docker", "drop_policies": "filter FORWARD"},
+	}
+	for _, b := range []bundle{{
+		dir: "fixtures/incidents/iptables-legacy-named",
+		want: []want{{rule: split.rule, severity: split.severity, facts: split.facts,
+			evidence: []string{"iptables-legacy-nmc-ipbn.txt:9", sos + ":4"}}},
+	}, {
+		// The legacy nat table is loaded but empty.
+		dir: "fixtures/incidents/iptables-legacy-named-control",
+	}} {
+		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
+	}
+	// Not beside the node's folder: the file's name still names a node the
+	// bundle knows.
+	t.Run("elsewhere", func(t *testing.T) {
+		src := "fixtures/incidents/iptables-legacy-named"
+		dir := copyFixture(t, src, []string{sos}, nil)
+		b, err := os.ReadFile(filepath.Join("..", src, "iptables-legacy-nmc-ipbn.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "attachments"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "attachments/iptables-legacy-nmc-ipbn.txt"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w := split
+		w.evidence = []string{"attachments/iptables-legacy-nmc-ipbn.txt:9"}
+		check(t, bundle{dir: dir, want: []want{w}})
+	})
+}
