@@ -196,3 +196,47 @@ func TestLegacyDumpNamedAfterItsNode(t *testing.T) {
 		check(t, bundle{dir: dir, want: []want{w}})
 	})
 }
+
+// The node's two NICs on one segment both answer ARP for its address
+// (arp_ignore=0): the two MACs are the node's own, listed by its links,
+// which is no flap between hosts.
+func TestARPFluxIsNotAFlap(t *testing.T) {
+	const src = "fixtures/incidents/arp-flux"
+	flux := func(evidence ...string) want {
+		return want{rule: "arp-flap", severity: analyzer.Info,
+			facts: map[string]string{"ip": "10.89.0.10", "arp_flux": "true",
+				"macs": "ee:a4:54:9f:b6:b4, fe:cb:76:90:20:d1"},
+			evidence: append([]string{"capture.pcap#frame=2", "capture.pcap#frame=3"}, evidence...)}
+	}
+	for _, c := range []struct {
+		name  string
+		files []string
+		want  []want
+	}{
+		{"ip-link", []string{"capture.pcap", "ip-link.txt"}, []want{flux("ip-link.txt:3", "ip-link.txt:5")}},
+		{"ip-j-link", []string{"capture.pcap", "ip-j-link.json"}, []want{flux()}},
+		{"ip-addr", []string{"capture.pcap", "ip-addr.txt"}, []want{flux("ip-addr.txt:7", "ip-addr.txt:13")}},
+		// Without the node's links nothing says the MACs are one host's.
+		{"capture-alone", []string{"capture.pcap"}, []want{{rule: "arp-flap", severity: analyzer.Warning,
+			facts: map[string]string{"ip": "10.89.0.10", "changes": "1"}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			check(t, bundle{dir: copyFixture(t, src, c.files, nil), want: c.want})
+		})
+	}
+	for _, b := range []bundle{{
+		dir: src, want: []want{flux()},
+	}, {
+		// arp_ignore=1: only the NIC that holds the address answers.
+		dir: "fixtures/incidents/arp-flux-control",
+	}, {
+		// Another host holds the address too: the node's links list one
+		// of the two MACs.
+		dir: "fixtures/incidents/arp-flux-duplicate",
+		want: []want{{rule: "arp-flap", severity: analyzer.Warning,
+			facts:    map[string]string{"ip": "10.89.0.10", "macs": "52:10:5e:18:22:57, ce:8e:f1:11:7a:84"},
+			evidence: []string{"capture.pcap#frame=2", "capture.pcap#frame=3"}}},
+	}} {
+		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
+	}
+}
