@@ -240,3 +240,32 @@ func TestARPFluxIsNotAFlap(t *testing.T) {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
 	}
 }
+
+// kube-proxy's log, beside two nodes' sosreports, names its node by the
+// node IP it retrieved: its bind failures are that node's, joined with
+// that node's sockets and not another's.
+func TestComponentLogTiedToItsNode(t *testing.T) {
+	const klb = "sosreport-nmc-klb-2026-11-28-wq4rzxm/sos_commands/networking/ss_-peaonmi"
+	for _, b := range []bundle{{
+		dir: "fixtures/incidents/component-log-node",
+		want: []want{{rule: "nodeport-collision", severity: analyzer.Error,
+			facts:    map[string]string{"nodeport": "45102/TCP", "claimed_by": "node_exporter", "bind_failures": "3"},
+			evidence: []string{"kube-proxy-7x2qk.log:3", klb + ":11"}}},
+	}, {
+		// The holder is on the other node: the failure stays likely.
+		dir: "fixtures/incidents/component-log-node-control",
+		want: []want{{rule: "nodeport-collision", severity: analyzer.Warning,
+			facts:    map[string]string{"nodeport": "45102/TCP", "bind_failures": "3"},
+			evidence: []string{"kube-proxy-7x2qk.log:3"}}},
+	}} {
+		t.Run(filepath.Base(b.dir), func(t *testing.T) {
+			check(t, b)
+			snap, _, _ := analyze(t, filepath.Join("..", b.dir))
+			for _, le := range snap.Logs {
+				if le.Node != "nmc-klb" {
+					t.Errorf("%s: log line tied to node %q, want nmc-klb", le.Pos, le.Node)
+				}
+			}
+		})
+	}
+}
