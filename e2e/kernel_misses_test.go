@@ -269,3 +269,49 @@ func TestComponentLogTiedToItsNode(t *testing.T) {
 		})
 	}
 }
+
+// node1's connections to the kubernetes Service are pinned by its ClientIP
+// session affinity to node2's apiserver, which does not run the leaders:
+// the ComponentStatus false alarm names the pin.
+func TestAPIServerAffinityPinNamed(t *testing.T) {
+	const src = "fixtures/incidents/apiserver-affinity-pinned"
+	falseAlarm := want{rule: "apiserver-affinity", severity: analyzer.Warning,
+		facts: map[string]string{"leader_nodes": "node3", "session_affinity": "ClientIP, 10800s",
+			"apiserver_pinned_to": "10.150.79.150 (node2)",
+			"apiserver_connections": "12 new connections to port 6443, all to 10.150.79.150"},
+		evidence: []string{"iptables-save-node1.txt:18", "capture.pcap"}}
+	for _, b := range []bundle{{dir: src, want: []want{falseAlarm}}, {
+		// No affinity: the connections spread, nothing is pinned.
+		dir: "fixtures/incidents/apiserver-affinity-pinned-control",
+		want: []want{{rule: "apiserver-affinity", severity: analyzer.Warning,
+			facts: map[string]string{"leader_nodes": "node3"}}},
+	}} {
+		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
+	}
+	t.Run("control-not-pinned", func(t *testing.T) {
+		_, _, res := analyze(t, filepath.Join("..", "fixtures/incidents/apiserver-affinity-pinned-control"))
+		for _, f := range res.Findings {
+			if _, ok := f.Facts["apiserver_pinned_to"]; ok {
+				t.Errorf("%s: pinned to %v without affinity", f.Rule, f.Facts["apiserver_pinned_to"])
+			}
+			if _, ok := f.Facts["session_affinity"]; ok {
+				t.Errorf("%s: session affinity %v", f.Rule, f.Facts["session_affinity"])
+			}
+		}
+	})
+	// Without the capture the affinity is named, not where it pins.
+	t.Run("rules-alone", func(t *testing.T) {
+		dir := copyFixture(t, src, []string{"componentstatuses.json", "leases-kube-system.json", "ss-lntp.txt",
+			"iptables-save-node1.txt"}, nil)
+		w := falseAlarm
+		w.facts = map[string]string{"session_affinity": "ClientIP, 10800s"}
+		w.evidence = []string{"iptables-save-node1.txt:17"}
+		check(t, bundle{dir: dir, want: []want{w}})
+		_, _, res := analyze(t, dir)
+		for _, f := range res.Findings {
+			if _, ok := f.Facts["apiserver_pinned_to"]; ok {
+				t.Errorf("pinned to %v without a capture", f.Facts["apiserver_pinned_to"])
+			}
+		}
+	})
+}
