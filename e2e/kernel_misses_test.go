@@ -67,7 +67,7 @@ func TestNetworkPolicyThroughClusterIP(t *testing.T) {
 		return want{
 			rule:     "network-policy-deny",
 			severity: analyzer.Error,
-			facts: map[string]string{"frontend": "10.96.86.20:80", "server": "10.86.2.20:8080",
+			facts: map[string]string{"translated_from": "10.96.86.20:80", "server": "10.86.2.20:8080",
 				"service": "shop/cart", "server_pod": "shop/cart-7b9c4d8f6-q4zlm",
 				"client": "web/frontend-6d5f7c9b8d-k2x9p (10.86.1.10)", "attempts": "2"},
 			evidence: append([]string{"capture.pcap#frame=1",
@@ -241,16 +241,15 @@ func TestARPFluxIsNotAFlap(t *testing.T) {
 	}
 }
 
-// kube-proxy's log, beside two nodes' sosreports, names its node by the
+// kube-proxy's log, beside two nodes' outputs, names its node by the
 // node IP it retrieved: its bind failures are that node's, joined with
 // that node's sockets and not another's.
 func TestComponentLogTiedToItsNode(t *testing.T) {
-	const klb = "sosreport-nmc-klb-2026-11-28-wq4rzxm/sos_commands/networking/ss_-peaonmi"
 	for _, b := range []bundle{{
 		dir: "fixtures/incidents/component-log-node",
 		want: []want{{rule: "nodeport-collision", severity: analyzer.Error,
 			facts:    map[string]string{"nodeport": "45102/TCP", "claimed_by": "node_exporter", "bind_failures": "3"},
-			evidence: []string{"kube-proxy-7x2qk.log:3", klb + ":11"}}},
+			evidence: []string{"kube-proxy-7x2qk.log:3", "ss-lntp.txt:6"}}},
 	}, {
 		// The holder is on the other node: the failure stays likely.
 		dir: "fixtures/incidents/component-log-node-control",

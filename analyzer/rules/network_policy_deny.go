@@ -199,7 +199,7 @@ func policyThroughService(p *analyzer.Pass, pol *facts.PolicyIndex, g *facts.Fai
 		sym := captureSymptom(g, outcome, ca, d.Server, client)
 		sym.server, sym.summary = d.Endpoint.Addr, strings.Replace(sym.summary, "(Pod ", fmt.Sprintf("(%s, translated to "+
 			"%s of Pod ", tr.Named(), d.Endpoint.Addr), 1)
-		sym.facts["frontend"], sym.facts["service"], sym.facts["endpoints_denied"] = g.Server.String(), tr.Service, len(denied)
+		sym.facts["translated_from"], sym.facts["service"], sym.facts["endpoints_denied"] = g.Server.String(), tr.Service, len(denied)
 		sym.supports = append(sym.supports, fmt.Sprintf("%s; the policies apply after that translation, and deny the "+
 			"client %s", tr.Goes(), tr.Each()))
 		sym.evidence = append(sym.evidence, analyzer.Evidence{Pos: tr.Pos, Note: tr.Goes()},
