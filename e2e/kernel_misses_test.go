@@ -247,13 +247,13 @@ func TestARPFluxIsNotAFlap(t *testing.T) {
 func TestComponentLogTiedToItsNode(t *testing.T) {
 	for _, b := range []bundle{{
 		dir: "fixtures/incidents/component-log-node",
-		want: []want{{rule: "nodeport-collision", severity: analyzer.Error,
+		want: []want{{rule: "nodeport-held-by-process", severity: analyzer.Error,
 			facts:    map[string]string{"nodeport": "45102/TCP", "claimed_by": "node_exporter", "bind_failures": "3"},
 			evidence: []string{"kube-proxy-7x2qk.log:3", "ss-lntp.txt:6"}}},
 	}, {
 		// The holder is on the other node: the failure stays likely.
 		dir: "fixtures/incidents/component-log-node-control",
-		want: []want{{rule: "nodeport-collision", severity: analyzer.Warning,
+		want: []want{{rule: "nodeport-held-by-process", severity: analyzer.Warning,
 			facts:    map[string]string{"nodeport": "45102/TCP", "bind_failures": "3"},
 			evidence: []string{"kube-proxy-7x2qk.log:3"}}},
 	}} {
