@@ -105,41 +105,58 @@ func TestNetworkPolicyThroughClusterIP(t *testing.T) {
 	})
 }
 
-// The node's capture is a file beside its sosreport, named
+// The node's capture is a file beside its folder, named
 // <node>-<interface>.pcap: it is the node's, and the reverse-path drop is
-// found as when the capture is inside the folder.
+// found as when the capture is inside the folder; so too when the folder
+// is the node's sosreport.
 func TestCaptureBesideItsNodesFolder(t *testing.T) {
-	const sos = "sosreport-nmc-rpxn-2026-11-28-kqzfwta/sos_commands/networking/"
-	for _, b := range []bundle{{
-		dir: "fixtures/incidents/rp-filter-named-capture",
-		want: []want{{
-			rule:     "rp-filter-drop",
-			severity: analyzer.Error,
+	const src = "fixtures/incidents/rp-filter-named-capture"
+	drop := func(route, addr string) want {
+		return want{rule: "rp-filter-drop", severity: analyzer.Error,
 			facts: map[string]string{"node": "nmc-rpxn", "server": "10.81.0.2:8080", "attempts": "2",
 				"in_interface": "nmc-rpxn0", "route_out": "nmc-rpxn1"},
-			evidence: []string{"nmc-rpxn-nmc-rpxn0.pcap#frame=1", sos + "ip_route_show_table_all:3", sos + "ip_-d_address:10"},
-		}, {
-			rule:     "syn-unanswered",
-			severity: analyzer.Warning,
-			facts:    map[string]string{"server": "10.81.0.2:8080", "attempts": "2"},
-		}},
+			evidence: []string{"nmc-rpxn-nmc-rpxn0.pcap#frame=1", route, addr}}
+	}
+	unanswered := want{rule: "syn-unanswered", severity: analyzer.Warning,
+		facts: map[string]string{"server": "10.81.0.2:8080", "attempts": "2"}}
+	for _, b := range []bundle{{
+		dir: src, want: []want{drop("nmc-rpxn/ip-route.txt:3", "nmc-rpxn/ip-addr.txt:10"), unanswered},
 	}, {
 		dir: "fixtures/incidents/rp-filter-named-capture-control",
 	}} {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
 	}
+	// The node's outputs in its sosreport, under sos's names.
+	const sos = "sosreport-nmc-rpxn-2026-11-28-kqzfwta/sos_commands/"
+	sosNames := map[string]string{"nmc-rpxn/ip-addr.txt": sos + "networking/ip_-d_address",
+		"nmc-rpxn/ip-route.txt": sos + "networking/ip_route_show_table_all", "nmc-rpxn/nstat.txt": sos + "networking/nstat_-zas",
+		"nmc-rpxn/sysctl.txt": sos + "kernel/sysctl_-a", "nmc-rpxn-nmc-rpxn0.pcap": "nmc-rpxn-nmc-rpxn0.pcap"}
+	sosreport := func(t *testing.T, pcap string) string {
+		dir := t.TempDir()
+		for from, to := range sosNames {
+			if to == "nmc-rpxn-nmc-rpxn0.pcap" {
+				to = pcap
+			}
+			b, err := os.ReadFile(filepath.Join("..", src, from))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, to)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	t.Run("sosreport", func(t *testing.T) {
+		w := drop(sos+"networking/ip_route_show_table_all:3", sos+"networking/ip_-d_address:10")
+		check(t, bundle{dir: sosreport(t, "nmc-rpxn-nmc-rpxn0.pcap"), want: []want{w, unanswered}})
+	})
 	// A capture whose name names no folder beside it stays every node's.
 	t.Run("unnamed", func(t *testing.T) {
-		src := "fixtures/incidents/rp-filter-named-capture"
-		dir := copyFixture(t, src, []string{sos + "ip_route_show_table_all", sos + "ip_-d_address"}, nil)
-		b, err := os.ReadFile(filepath.Join("..", src, "nmc-rpxn-nmc-rpxn0.pcap"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "capture.pcap"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		snap, _, _ := analyze(t, dir)
+		snap, _, _ := analyze(t, sosreport(t, "capture.pcap"))
 		found := false
 		for _, in := range snap.Inputs {
 			if filepath.Base(in.Path) == "capture.pcap" {
@@ -155,11 +172,11 @@ func TestCaptureBesideItsNodesFolder(t *testing.T) {
 	})
 }
 
-// The legacy dump is attached beside the node's sosreport as
+// The legacy dump is attached beside the node's folder as
 // iptables-legacy-<node>.txt, without its header; the host's nft dump
 // has no warning: the file's name says the backend and the node.
 func TestLegacyDumpNamedAfterItsNode(t *testing.T) {
-	const sos = "sosreport-nmc-ipbn-2026-11-28-pdlxvqe/sos_commands/networking/iptables-save"
+	const src = "fixtures/incidents/iptables-legacy-named"
 	split := want{
 		rule:     "iptables-backend-split",
 		severity: analyzer.Warning,
@@ -167,30 +184,45 @@ func TestLegacyDumpNamedAfterItsNode(t *testing.T) {
 			"nft_owners": "Docker", "drop_policies": "filter FORWARD"},
 	}
 	for _, b := range []bundle{{
-		dir: "fixtures/incidents/iptables-legacy-named",
+		dir: src,
 		want: []want{{rule: split.rule, severity: split.severity, facts: split.facts,
-			evidence: []string{"iptables-legacy-nmc-ipbn.txt:9", sos + ":4"}}},
+			evidence: []string{"iptables-legacy-nmc-ipbn.txt:9", "nmc-ipbn/iptables-save.txt:4"}}},
 	}, {
 		// The legacy nat table is loaded but empty.
 		dir: "fixtures/incidents/iptables-legacy-named-control",
 	}} {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })
 	}
+	place := func(t *testing.T, files map[string]string) string {
+		dir := t.TempDir()
+		for from, to := range files {
+			b, err := os.ReadFile(filepath.Join("..", src, from))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, to)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	const sos = "sosreport-nmc-ipbn-2026-11-28-pdlxvqe/sos_commands/networking/iptables-save"
+	// Beside the node's sosreport.
+	t.Run("sosreport", func(t *testing.T) {
+		dir := place(t, map[string]string{"nmc-ipbn/iptables-save.txt": sos,
+			"iptables-legacy-nmc-ipbn.txt": "iptables-legacy-nmc-ipbn.txt"})
+		w := split
+		w.evidence = []string{"iptables-legacy-nmc-ipbn.txt:9", sos + ":4"}
+		check(t, bundle{dir: dir, want: []want{w}})
+	})
 	// Not beside the node's folder: the file's name still names a node the
 	// bundle knows.
 	t.Run("elsewhere", func(t *testing.T) {
-		src := "fixtures/incidents/iptables-legacy-named"
-		dir := copyFixture(t, src, []string{sos}, nil)
-		b, err := os.ReadFile(filepath.Join("..", src, "iptables-legacy-nmc-ipbn.txt"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Join(dir, "attachments"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "attachments/iptables-legacy-nmc-ipbn.txt"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		dir := place(t, map[string]string{"nmc-ipbn/iptables-save.txt": sos,
+			"iptables-legacy-nmc-ipbn.txt": "attachments/iptables-legacy-nmc-ipbn.txt"})
 		w := split
 		w.evidence = []string{"attachments/iptables-legacy-nmc-ipbn.txt:9"}
 		check(t, bundle{dir: dir, want: []want{w}})
@@ -276,7 +308,7 @@ func TestAPIServerAffinityPinNamed(t *testing.T) {
 	const src = "fixtures/incidents/apiserver-affinity-pinned"
 	falseAlarm := want{rule: "apiserver-affinity", severity: analyzer.Warning,
 		facts: map[string]string{"leader_nodes": "node3", "session_affinity": "ClientIP, 10800s",
-			"apiserver_pinned_to": "10.150.79.150 (node2)",
+			"apiserver_pinned_to":   "10.150.79.150 (node2)",
 			"apiserver_connections": "12 new connections to port 6443, all to 10.150.79.150"},
 		evidence: []string{"iptables-save-node1.txt:18", "capture.pcap"}}
 	for _, b := range []bundle{{dir: src, want: []want{falseAlarm}}, {

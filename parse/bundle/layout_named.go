@@ -9,7 +9,8 @@ import (
 // hostFolder is a folder that holds one host's evidence: a single-node
 // layout's root (sosreport-node-a/, a netmortem-collect archive's folder)
 // or, among a ticket's loose files, a folder named after a host that a
-// file beside it names too (node-a/ beside node-a-eth0.pcap).
+// capture or host command's output beside it names too (node-a/ beside
+// node-a-eth0.pcap or iptables-legacy-node-a.txt).
 type hostFolder struct {
 	dir   string
 	node  string
@@ -17,8 +18,8 @@ type hostFolder struct {
 }
 
 // nameFolders finds the host folders of a tree: the roots of its
-// single-node layouts, and the loose folders a loose capture beside them
-// names. Files outside any layout are then tied to the host their name
+// single-node layouts, and the loose folders that a loose capture or a
+// host command's output beside them names. Files outside any layout are then tied to the host their name
 // gives (see hostOfName).
 func (ls *layouts) nameFolders(ix *index) {
 	children := map[string][]string{} // a folder's sub-folders
@@ -40,7 +41,7 @@ func (ls *layouts) nameFolders(ix *index) {
 		}
 		for _, d := range children[pathOrDot(path.Dir(p))] {
 			name := path.Base(d)
-			if ls.folderAt(d) == nil && loose(d+"/") && hostLike(name) && isCapture(p) &&
+			if ls.folderAt(d) == nil && loose(d+"/") && hostLike(name) && (isCapture(p) || isNodeOutput(p)) &&
 				nameHost(path.Base(p), []string{name}) != "" {
 				ls.folders = append(ls.folders, hostFolder{dir: d, node: name, names: []string{name}})
 			}
@@ -60,6 +61,24 @@ func isCapture(p string) bool {
 		p = strings.TrimSuffix(p, ext)
 	}
 	return strings.HasSuffix(p, ".pcap") || strings.HasSuffix(p, ".pcapng") || strings.HasSuffix(p, ".cap")
+}
+
+// nodeOutputTools start the names of files of one host's commands
+// (iptables-legacy-node-a.txt, ipvsadm-node-a.txt), as a ticket's
+// attachments are named after the command and the host.
+var nodeOutputTools = []string{"iptables", "ip6tables", "nft", "ipvsadm", "conntrack", "tcpdump", "sysctl", "nstat",
+	"ss-", "ip-", "ip_", "arp"}
+
+// isNodeOutput reports whether p is named as the output of a command
+// that shows one host's state.
+func isNodeOutput(p string) bool {
+	base := strings.ToLower(path.Base(p))
+	for _, t := range nodeOutputTools {
+		if strings.HasPrefix(base, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // hostNames is what a file's name may call a host: its node name, the

@@ -30,9 +30,15 @@ func TestHostOfName(t *testing.T) {
 		want: map[string]string{"worker-2/ip-addr.txt": "worker-2", "worker-2-eth0.pcap": "worker-2",
 			"worker-3/ip-addr.txt": ""},
 	}, {
-		name:  "loose folder not a host",
-		paths: []string{"logs/kubelet.log", "logs.pcap", "worker-2/ip-addr.txt", "worker-2-notes.txt"},
-		want:  map[string]string{"logs/kubelet.log": "", "logs.pcap": "", "worker-2/ip-addr.txt": "", "worker-2-notes.txt": ""},
+		name:  "loose host folder named by a command's output",
+		paths: []string{"node-b/iptables-save.txt", "iptables-legacy-node-b.txt"},
+		want:  map[string]string{"node-b/iptables-save.txt": "node-b", "iptables-legacy-node-b.txt": "node-b"},
+	}, {
+		name: "loose folder not a host",
+		paths: []string{"logs/kubelet.log", "logs.pcap", "worker-2/ip-addr.txt", "worker-2-notes.txt",
+			"kube-system/pods.json", "kube-system-pods.json"},
+		want: map[string]string{"logs/kubelet.log": "", "logs.pcap": "", "worker-2/ip-addr.txt": "", "worker-2-notes.txt": "",
+			"kube-system/pods.json": "", "kube-system-pods.json": ""},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			ix := newIndex()
