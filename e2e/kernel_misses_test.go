@@ -97,6 +97,37 @@ func TestNetworkPolicyThroughClusterIP(t *testing.T) {
 		check(t, bundle{dir: dir, want: []want{w, {rule: "syn-unanswered", severity: analyzer.Warning,
 			facts: map[string]string{"server": "10.96.86.20:80", "attempts": "2"}}}})
 	})
+	// An endpoint that no listed Pod has may admit the client: the
+	// connections are not judged.
+	t.Run("endpoint-not-listed", func(t *testing.T) {
+		extra := func(b []byte) []byte {
+			var list map[string]any
+			if err := json.Unmarshal(b, &list); err != nil {
+				t.Fatal(err)
+			}
+			var keep []any
+			for _, it := range list["items"].([]any) {
+				obj := it.(map[string]any)
+				switch obj["kind"] {
+				case "EndpointSlice":
+					continue
+				case "Endpoints":
+					ss := obj["subsets"].([]any)[0].(map[string]any)
+					ss["addresses"] = append(ss["addresses"].([]any), map[string]any{"ip": "10.86.3.30"})
+				}
+				keep = append(keep, it)
+			}
+			list["items"] = keep
+			out, err := json.MarshalIndent(list, "", "    ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		dir := copyFixture(t, "fixtures/incidents/network-policy-clusterip", []string{"capture.pcap", "kube.json"},
+			map[string]func([]byte) []byte{"kube.json": extra})
+		check(t, bundle{dir: dir, want: []want{unanswered}})
+	})
 	// Without any translation the ClusterIP's failures are not judged.
 	t.Run("no-translation", func(t *testing.T) {
 		dir := copyFixture(t, "fixtures/incidents/network-policy-clusterip", []string{"capture.pcap", "kube.json"},
