@@ -361,6 +361,21 @@ func TestAPIServerAffinityPinNamed(t *testing.T) {
 			}
 		}
 	})
+	// The Service's own sessionAffinity, without node1's rules.
+	t.Run("service-object", func(t *testing.T) {
+		dir := copyFixture(t, src, []string{"componentstatuses.json", "leases-kube-system.json", "ss-lntp.txt",
+			"capture.pcap"}, nil)
+		svc := `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "kubernetes", "namespace": "default"},
+ "spec": {"clusterIP": "10.43.0.1", "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+  "sessionAffinity": "ClientIP", "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 10800}}, "type": "ClusterIP"}}
+`
+		if err := os.WriteFile(filepath.Join(dir, "service-kubernetes.json"), []byte(svc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w := falseAlarm
+		w.evidence = []string{"capture.pcap"}
+		check(t, bundle{dir: dir, want: []want{w}})
+	})
 	// Without the capture the affinity is named, not where it pins.
 	t.Run("rules-alone", func(t *testing.T) {
 		dir := copyFixture(t, src, []string{"componentstatuses.json", "leases-kube-system.json", "ss-lntp.txt",
