@@ -96,6 +96,9 @@ var Commands = []Command{
 	{Name: "ipvsadm-stats", Shell: "ipvsadm -Ln --stats", File: "ipvsadm.txt",
 		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Variant: true, Tools: []string{"ipvsadm"}, Paths: []string{ipvsProc},
 		Doc: "IPVS connection and packet counters per virtual service and real server"},
+	{Name: "ipvsadm-timeout", Shell: "ipvsadm -Ln --timeout", File: "ipvsadm-timeout.txt",
+		Kinds: []model.Kind{model.KindIPVS}, Scope: ScopeNode, Variant: true, Tools: []string{"ipvsadm"}, Paths: []string{ipvsProc},
+		Doc: "IPVS's connection timeouts (tcp, tcpfin, udp): an idle TCP connection outlives the tcp one only with keepalives shorter than it"},
 	{Name: "conntrack-stats", Shell: "conntrack -S", File: "conntrack-stats.txt",
 		Kinds: []model.Kind{model.KindConntrack}, Scope: ScopeNode, Tools: []string{"conntrack"},
 		Doc: "conntrack counters per CPU (insert_failed, drop, early_drop, invalid)"},
@@ -112,6 +115,16 @@ var Commands = []Command{
 	{Name: "resolv-conf", Shell: "cat /etc/resolv.conf", File: "resolv.conf",
 		Kinds: []model.Kind{model.KindResolvConf}, Scope: ScopeNode, Tools: []string{"cat"}, Paths: []string{"/etc/resolv.conf"},
 		Doc: "the node's resolver configuration, which CoreDNS inherits with forward . /etc/resolv.conf: its upstreams (a loopback stub loops, a dead nameserver times out)"},
+	{Name: "pod-resolv-conf", Shell: "cat /run/containerd/io.containerd.grpc.v1.cri/sandboxes/*/resolv.conf",
+		Script: `for f in /run/containerd/io.containerd.grpc.v1.cri/sandboxes/*/resolv.conf /var/lib/docker/containers/*/resolv.conf; do
+  if [ -f "$f" ] && grep -q '^search .*\.svc\.' "$f"; then
+    cat "$f"
+    break
+  fi
+done`,
+		File: "pod-resolv.conf", Kinds: []model.Kind{model.KindResolvConf}, Scope: ScopeNode, Variant: true, Tools: []string{"grep", "cat"},
+		Paths: []string{"/run/containerd/io.containerd.grpc.v1.cri/sandboxes", "/var/lib/docker/containers"},
+		Doc:   "the resolver configuration the kubelet gives a Pod of the node (the first with the cluster's search domains): the cluster DNS address, search list and ndots"},
 	{Name: "sysctl-net", Shell: `sysctl -a 2>/dev/null | grep '^net\.'`, File: "sysctl.txt",
 		Kinds: []model.Kind{model.KindSysctl}, Scope: ScopeNode, Tools: []string{"sysctl", "grep"},
 		Doc: "the network sysctls (ip_local_port_range, rp_filter, conntrack limits, the bridge's when br_netfilter is loaded)"},
@@ -127,6 +140,9 @@ var Commands = []Command{
 	{Name: "ip-route", Shell: "ip route show table all", File: "ip-route.txt",
 		Kinds: []model.Kind{model.KindRoutes}, Scope: ScopeNode, Tools: []string{"ip"},
 		Doc: "every IPv4 routing table, local and policy tables included"},
+	{Name: "ip-rule", Shell: "ip rule", File: "ip-rule.txt",
+		Kinds: []model.Kind{model.KindRoutes}, Scope: ScopeNode, Variant: true, Tools: []string{"ip"},
+		Doc: "the policy routing rules: which table a packet's route (and the reverse path's) is looked up in"},
 	{Name: "ip-neigh", Shell: "ip neigh", File: "ip-neigh.txt",
 		Kinds: []model.Kind{model.KindNeighbors}, Scope: ScopeNode, Tools: []string{"ip"},
 		Doc: "the ARP and neighbor table: which MAC owns each address"},
