@@ -379,6 +379,15 @@ func (s *stream) end(dir int) netip.AddrPort {
 	return s.key.End(dir)
 }
 
+// endHash returns the low 16 bits of the hash of s's end in direction dir
+// (decode.Key.EndHash).
+func (s *stream) endHash(dir int) uint16 {
+	if s.aHi {
+		dir = 1 - dir
+	}
+	return uint16(s.key.EndHash(dir))
+}
+
 func (t *Tracker) attempt(e ended) model.Attempt {
 	s := e.stream
 	cd := s.clientDir()
