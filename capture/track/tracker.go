@@ -51,7 +51,9 @@ type Tracker struct {
 	curFile           uint32 // in a series, the index of the file being read
 	created           int    // streams the shards made, as of the last flushCounts
 
-	done       [][]model.Attempt // in chunks, so that growing never copies them all
+	done       [][]model.Attempt     // in chunks, so that growing never copies them all
+	segs       slab[model.Seg]       // the attempts' segments
+	sizeSlab   slab[model.DataSizes] // the attempts' data sizes
 	nDone      int
 	doneSeq    []int    // each done attempt's stream creation order
 	files      []string // names segments point to in a series; files[0] is ""
@@ -412,6 +414,29 @@ func (t *Tracker) joinDone(extra int) []model.Attempt {
 		t.done[i] = nil
 	}
 	return all
+}
+
+// slab hands out the small values of the attempts a Tracker builds (their
+// segments, their data sizes) from arrays allocated together, where
+// allocating each would cost an allocation apiece, several an attempt.
+// What it hands out keeps its array alive: the Tracker's attempts are
+// kept together, in its Result.
+type slab[T any] struct {
+	free []T
+}
+
+// slabLen is how many values a slab's arrays hold.
+const slabLen = 1024
+
+// take returns n zero values, in a slice of capacity n: appending to it
+// does not write over the next values handed out.
+func (s *slab[T]) take(n int) []T {
+	if len(s.free) < n {
+		s.free = make([]T, max(n, slabLen))
+	}
+	out := s.free[:n:n]
+	s.free = s.free[n:]
+	return out
 }
 
 // sortBySeq puts the attempts a in the order of seq, their streams'
