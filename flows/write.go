@@ -2,7 +2,6 @@ package flows
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,9 +33,7 @@ func (t *Table) Write(w io.Writer, format string) error {
 	case "table":
 		return t.writeTable(w)
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(t.clamped())
+		return t.clamped().writeJSON(w)
 	case "csv":
 		return t.writeCSV(w)
 	}
