@@ -156,6 +156,16 @@ func (t *Table) writeTable(w io.Writer) error {
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}
+	pt := &plainTable{header: columns, rows: func(yield func([]string) bool) {
+		for i := range t.Attempts {
+			if !yield(t.row(&t.Attempts[i])) {
+				return
+			}
+		}
+	}}
+	if widths, ok := pt.widths(); ok {
+		return pt.write(w, widths)
+	}
 	at := newTable(w)
 	at.Header(anyRow(columns)...)
 	for i := range t.Attempts {
