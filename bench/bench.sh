@@ -2,25 +2,32 @@
 # bench.sh: netmortem's capture reader side by side with the tools people
 # would use instead, on the same large capture (see make-capture.sh).
 #
-# First it runs netmortem analyze and the bare gopacket decode loop
-# (bench/decodeloop) in turn, PAIRS times, and prints each pair's ratio of
-# wall times and their median: the machine is shared, so a ratio taken
-# within a pair holds when its speed drifts. Then, for each command, it
-# prints the median wall time and peak RSS of RUNS runs (GNU time), and
-# each tool's time divided by netmortem's. The targets: at least 30x
-# faster than tshark's TCP conversation table, at least 10x faster than
-# tcpdump printing the SYNs and RSTs, and at most the decode loop's time
-# (the median paired ratio at most 1.0x), with a peak RSS bounded by live
-# connections, not by file size.
+# 1. Paired runs. Each pair runs two commands in turn (which goes first
+#    alternates) and takes the ratio of their wall times; the median of
+#    PAIRS ratios, their quartiles and their range are printed. On a shared
+#    machine whose speed drifts, a ratio taken within a pair holds where
+#    separate medians do not. Pairs: netmortem analyze against tcpdump's
+#    bare filter pass (reading and BPF filtering, nothing printed: how fast
+#    one core reads the capture), against the bare decode loop, and
+#    netmortem flows -o csv against analyze (time and peak RSS).
+# 2. Every tool in turn, RUNS rounds: median wall time, its range, and peak
+#    RSS (GNU time), and each tool's time divided by analyze's.
+# 3. With PROFILE=N (default 5; 0 skips it), N CPU profiles of analyze
+#    (NETMORTEM_CPUPROFILE) summed by stage: where the time goes.
+#
+# Targets: analyze at most the bare tcpdump pass's time (median paired
+# ratio at most 1.0x) with a peak RSS of at most 128 MB; flows -o csv
+# within 1.2x of analyze's time and peak RSS.
 #
 # Usage: bench/bench.sh [CAPTURE]   (default bench/out/big.pcap, built when
-#        missing, which needs root). RUNS=3 and PAIRS=9 by default.
+#        missing, which needs root). RUNS=3, PAIRS=9, PROFILE=5 by default.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 CAP="${1:-$HERE/out/big.pcap}"
 RUNS="${RUNS:-3}"
 PAIRS="${PAIRS:-9}"
+PROFILE="${PROFILE:-5}"
 BIN="$HERE/out/bin"
 
 if [ ! -f "$CAP" ]; then
@@ -28,69 +35,112 @@ if [ ! -f "$CAP" ]; then
 	bash "$HERE/make-capture.sh" "$CAP"
 fi
 mkdir -p "$BIN"
-(cd "$ROOT" && go build -o "$BIN/netmortem" ./cmd/netmortem && go build -o "$BIN/decodeloop" ./bench/decodeloop)
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$BIN/netmortem" ./cmd/netmortem && go build -o "$BIN/decodeloop" ./bench/decodeloop)
+echo "capture: $CAP ($(du -h "$CAP" | cut -f1), $(capinfos -M -c "$CAP" 2>/dev/null | sed -n 's/^Number of packets: *//p') packets)" >&2
 
-# NETMORTEM_CMD is what netmortem runs: the connection table when the
-# flows command exists, else a full analysis of the capture.
-# netmortem's job: read every packet, fold every connection attempt, run
-# every rule, print the findings. The second row lists every attempt (as
-# tshark's conversation table does), in CSV.
-NM=("$BIN/netmortem" analyze -q -o json "$CAP")
-NM_FLOWS=("$BIN/netmortem" flows -q -o csv "$CAP")
+# The commands. netmortem's job: read every packet, fold every connection
+# attempt, run every rule, print the findings; flows lists every attempt
+# (as tshark's conversation table does), in CSV.
+FILTER='tcp[tcpflags] & (tcp-syn|tcp-rst) != 0'
+declare -A CMD=(
+	[analyze]="$BIN/netmortem analyze -q -o json $CAP"
+	[flows-csv]="$BIN/netmortem flows -q -o csv $CAP"
+	[decodeloop]="$BIN/decodeloop $CAP"
+	[tcpdump-bare]="tcpdump -nn -r $CAP -w /dev/null '$FILTER'"
+	[tcpdump-print]="tcpdump -nn -r $CAP '$FILTER'"
+	[tshark-conv]="tshark -n -q -z conv,tcp -r $CAP"
+)
+names=(analyze flows-csv decodeloop)
+command -v tcpdump >/dev/null && names+=(tcpdump-bare tcpdump-print)
+command -v tshark >/dev/null && names+=(tshark-conv)
 
-# wall CMD...: run CMD once and print its wall time in seconds.
-wall() {
-	/usr/bin/time -o "$BIN/time.out" -f '%e' "$@" >/dev/null 2>&1 || true
+# run NAME: run NAME's command once, its output to /dev/null; print its
+# wall seconds and peak RSS in kB.
+run() {
+	/usr/bin/time -o "$BIN/time.out" -f '%e %M' sh -c "${CMD[$1]} >/dev/null 2>&1" || true
 	tail -1 "$BIN/time.out"
 }
-if [ "$PAIRS" -gt 0 ]; then
-	echo "paired runs: netmortem analyze against the decode loop, $PAIRS pairs" >&2
-	ratios=()
+
+# stats: read numbers, one a line; print "median q1-q3 min-max".
+stats() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { print "- - -"; exit }
+		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		q1 = v[int((NR + 3) / 4)]; q3 = v[int((3 * NR + 3) / 4)]
+		printf "%.3f %.3f-%.3f %.3f-%.3f\n", m, q1, q3, v[1], v[NR] }'
+}
+
+# pair A B: PAIRS paired runs of A and B; print the median ratio of wall
+# times (A/B) with quartiles and range, and of peak RSS.
+pair() {
+	local a=$1 b=$2 i x y ta tb ma mb ratios=() mems=()
 	for i in $(seq "$PAIRS"); do
-		a=$(wall "${NM[@]}"); b=$(wall "$BIN/decodeloop" "$CAP")
-		r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print 0 }')
-		ratios+=("$r")
-		printf '  pair %d: analyze %s s, loop %s s, %sx\n' "$i" "$a" "$b" "$r" >&2
+		if [ $((i % 2)) = 1 ]; then x=$(run "$a"); y=$(run "$b"); else y=$(run "$b"); x=$(run "$a"); fi
+		read -r ta ma <<<"$x"; read -r tb mb <<<"$y"
+		ratios+=("$(awk -v a="$ta" -v b="$tb" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "" }')")
+		mems+=("$(awk -v a="$ma" -v b="$mb" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "" }')")
+		printf '  pair %d: %s %s s %s MB, %s %s s %s MB\n' "$i" "$a" "$ta" "$((ma / 1024))" "$b" "$tb" "$((mb / 1024))" >&2
 	done
-	printf 'median paired ratio, analyze / decode loop: %sx\n' \
-		"$(printf '%s\n' "${ratios[@]}" | sort -g | sed -n "$(( (PAIRS + 1) / 2 ))p")"
+	read -r m q r < <(printf '%s\n' "${ratios[@]}" | grep . | stats)
+	read -r mm _ _ < <(printf '%s\n' "${mems[@]}" | grep . | stats)
+	printf '%-26s %8sx %14s %14s %10sx\n' "$a / $b" "$m" "$q" "$r" "$mm"
+}
+
+if [ "$PAIRS" -gt 0 ]; then
+	echo "paired runs, $PAIRS pairs each: ratio of wall times (median, quartiles, range) and of peak RSS (median)"
+	printf '%-26s %9s %14s %14s %11s\n' PAIR WALL QUARTILES RANGE RSS
+	command -v tcpdump >/dev/null && pair analyze tcpdump-bare
+	pair analyze decodeloop
+	pair flows-csv analyze
 fi
 
-# measure NAME CMD...: run RUNS times, print "NAME median_wall median_rss_kb".
-# Tools run in turn, round after round (netmortem, decode loop, tcpdump,
-# tshark, netmortem again ...), so that a machine whose speed drifts slows
-# them all alike; each tool's figure is its median over the rounds.
-names=(netmortem netmortem-flows-csv decodeloop)
-cmds=("${NM[*]}" "${NM_FLOWS[*]}" "$BIN/decodeloop $CAP")
-if command -v tcpdump >/dev/null; then
-	names+=(tcpdump-syn-rst)
-	cmds+=("tcpdump -nn -r $CAP tcp[tcpflags]&(tcp-syn|tcp-rst)!=0")
-fi
-if command -v tshark >/dev/null; then
-	names+=(tshark-conv-tcp)
-	cmds+=("tshark -n -q -z conv,tcp -r $CAP")
-fi
-declare -A walls rsss
-for _ in $(seq "$RUNS"); do
-	for i in "${!names[@]}"; do
-		read -r -a cmd <<<"${cmds[$i]}"
-		/usr/bin/time -o "$BIN/time.out" -f '%e %M' "${cmd[@]}" >/dev/null 2>&1 || true
-		read -r w r < <(tail -1 "$BIN/time.out")
-		walls[$i]+="$w "; rsss[$i]+="$r "
+if [ "$RUNS" -gt 0 ]; then
+	# Tools run in turn, round after round, so that a machine whose speed
+	# drifts slows them all alike; each tool's figure is its median.
+	declare -A walls rsss
+	for _ in $(seq "$RUNS"); do
+		for n in "${names[@]}"; do
+			read -r w r < <(run "$n")
+			walls[$n]+="$w "; rsss[$n]+="$r "
+		done
 	done
-done
-median() { tr ' ' '\n' | grep . | sort -g | sed -n "$(( (RUNS + 1) / 2 ))p"; }
+	echo
+	echo "every tool in turn, $RUNS rounds: median wall time (range) and peak RSS"
+	nm_wall=$(tr ' ' '\n' <<<"${walls[analyze]}" | grep . | stats | cut -d' ' -f1)
+	printf '%-14s %8s %12s %12s %16s\n' TOOL WALL_S RANGE PEAK_RSS_MB "TIME / ANALYZE"
+	for n in "${names[@]}"; do
+		read -r w _ r < <(tr ' ' '\n' <<<"${walls[$n]}" | grep . | stats)
+		rss=$(tr ' ' '\n' <<<"${rsss[$n]}" | grep . | stats | cut -d' ' -f1)
+		printf '%-14s %8s %12s %12.0f %16s\n' "$n" "$w" "$r" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" \
+			"$(awk -v a="$w" -v b="$nm_wall" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')"
+	done
+fi
 
-echo "capture: $CAP ($(du -h "$CAP" | cut -f1), $(capinfos -M -c "$CAP" 2>/dev/null | sed -n 's/^Number of packets: *//p') packets), median of $RUNS rounds" >&2
-results=()
-for i in "${!names[@]}"; do
-	results+=("${names[$i]} $(median <<<"${walls[$i]}") $(median <<<"${rsss[$i]}")")
-done
-
-nm_wall=$(echo "${results[0]}" | cut -d' ' -f2)
-printf '%-18s %10s %12s %22s\n' TOOL WALL_S PEAK_RSS_MB "TIME / NETMORTEM TIME"
-for r in "${results[@]}"; do
-	read -r name wall rss <<<"$r"
-	ratio=$(awk -v a="$wall" -v b="$nm_wall" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')
-	printf '%-18s %10s %12s %22s\n' "$name" "$wall" "$(awk -v k="$rss" 'BEGIN { printf "%.0f", k / 1024 }')" "$ratio"
-done
+if [ "$PROFILE" -gt 0 ]; then
+	# Where analyze's CPU time goes, over PROFILE runs: each stage's
+	# cumulative samples (capture/track/pipeline.go has the stages).
+	rm -f "$BIN"/cpu.*.prof
+	for i in $(seq "$PROFILE"); do
+		NETMORTEM_CPUPROFILE="$BIN/cpu.$i.prof" "$BIN/netmortem" analyze -q -o json "$CAP" >/dev/null 2>&1 || true
+	done
+	top=$(cd "$ROOT" && go tool pprof -top -cum -nodecount=100000 "$BIN/netmortem" "$BIN"/cpu.*.prof 2>/dev/null)
+	total=$(sed -n 's/.*Total samples = \([0-9.]*\)\(m\{0,1\}\)s.*/\1 \2/p' <<<"$top" | awk '{ print ($2 == "m") ? $1 / 1000 : $1 }')
+	cum() { # cum FUNC: FUNC's cumulative seconds
+		awk -v f="$1" '$6 == f { v = $4; sub(/s$/, "", v); if (v ~ /m$/) { sub(/m$/, "", v); v /= 1000 }; print v; exit }' <<<"$top"
+	}
+	echo
+	echo "analyze's CPU time by stage, $PROFILE profiled runs: seconds a run (share)"
+	for st in "reading and decoding:github.com/netmortem/netmortem/capture/track.(*Tracker).Feed.func1" \
+		"tracking, the shards:github.com/netmortem/netmortem/capture/track.(*Tracker).track.func1" \
+		"settling in capture order:github.com/netmortem/netmortem/capture/track.(*Tracker).track.func2" \
+		"finishing the live streams:github.com/netmortem/netmortem/capture/track.(*Tracker).Finish" \
+		"read syscalls (in reading):syscall.Syscall" \
+		"kernel zeroing new streams:github.com/netmortem/netmortem/capture/track.(*streamStore).alloc" \
+		"garbage collector:runtime.gcBgMarkWorker" \
+		"rules:github.com/netmortem/netmortem/analyzer.Run"; do
+		s=$(cum "${st#*:}")
+		printf '  %-30s %6.3f s (%s)\n' "${st%%:*}" "$(awk -v s="${s:-0}" -v n="$PROFILE" 'BEGIN { print s / n }')" \
+			"$(awk -v s="${s:-0}" -v t="$total" 'BEGIN { if (t > 0) printf "%.0f%%", 100 * s / t; else print "-" }')"
+	done
+	printf '  %-30s %6.3f s\n' "all samples" "$(awk -v t="$total" -v n="$PROFILE" 'BEGIN { print t / n }')"
+fi

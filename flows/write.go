@@ -2,7 +2,6 @@ package flows
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,9 +33,7 @@ func (t *Table) Write(w io.Writer, format string) error {
 	case "table":
 		return t.writeTable(w)
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(t.clamped())
+		return t.clamped().writeJSON(w)
 	case "csv":
 		return t.writeCSV(w)
 	}
@@ -158,6 +155,16 @@ func (t *Table) writeTable(w io.Writer) error {
 	}
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
+	}
+	pt := &plainTable{header: columns, rows: func(yield func([]string) bool) {
+		for i := range t.Attempts {
+			if !yield(t.row(&t.Attempts[i])) {
+				return
+			}
+		}
+	}}
+	if widths, ok := pt.widths(); ok {
+		return pt.write(w, widths)
 	}
 	at := newTable(w)
 	at.Header(anyRow(columns)...)

@@ -240,6 +240,22 @@ func (p *recordBuffer) atEnd() bool {
 }
 
 func (p *pcapRecords) next(r *Record) error {
+	// Most records: little-endian, no longer than libpcap's largest snap
+	// length (so within any check below), and whole in the buffer.
+	if avail := p.end - p.off; avail >= 16 && !p.big {
+		h := p.buf[p.off : p.off+16 : p.off+16]
+		le := binary.LittleEndian
+		if caplen := le.Uint32(h[8:12]); caplen <= maxRecord && 16+int(caplen) <= avail {
+			n := 16 + int(caplen)
+			sec, frac, length := le.Uint32(h[0:4]), le.Uint32(h[4:8]), le.Uint32(h[12:16])
+			r.Data = p.buf[p.off+16 : p.off+n : p.off+n]
+			r.Orig = length
+			p.off += n
+			r.Iface, r.Wide = 0, false
+			r.Unix = int64(sec)*1e9 + int64(frac*p.nanoFactor)
+			return nil
+		}
+	}
 	if !p.fill(16) {
 		if p.atEnd() {
 			return io.EOF

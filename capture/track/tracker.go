@@ -1,10 +1,10 @@
 package track
 
 import (
+	"cmp"
 	"math"
 	"net/netip"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/netmortem/netmortem/capture/decode"
@@ -51,7 +51,9 @@ type Tracker struct {
 	curFile           uint32 // in a series, the index of the file being read
 	created           int    // streams the shards made, as of the last flushCounts
 
-	done       [][]model.Attempt // in chunks, so that growing never copies them all
+	done       [][]model.Attempt     // in chunks, so that growing never copies them all
+	segs       slab[model.Seg]       // the attempts' segments
+	sizeSlab   slab[model.DataSizes] // the attempts' data sizes
 	nDone      int
 	doneSeq    []int    // each done attempt's stream creation order
 	files      []string // names segments point to in a series; files[0] is ""
@@ -349,6 +351,7 @@ func (t *Tracker) Finish() *Result {
 	// No SYN comes after the last packet: the sequence numbers noteSYN
 	// keeps are let go whole rather than stream by stream.
 	t.synISN = nil
+	t.gatherDone()
 	t.finishStreams()
 	t.flushCounts()
 	t.recycled = nil
@@ -358,17 +361,18 @@ func (t *Tracker) Finish() *Result {
 	}
 	t.arpAnswers.finish(t.arp, t.last)
 	res := &Result{ICMP: t.icmp, ARP: t.arp, BadChecksums: t.badSums}
-	// Chunks are let go as they are copied, so that the attempts are not
+	// One slice mostly filled (gatherDone's) is the Result's as it is;
+	// chunks are let go as they are copied, so that the attempts are not
 	// held twice.
-	res.Attempts = make([]model.Attempt, 0, t.nDone)
-	for i := range t.done {
-		res.Attempts = append(res.Attempts, t.done[i]...)
-		t.done[i] = nil
+	if len(t.done) == 1 && 4*len(t.done[0]) >= 3*cap(t.done[0]) {
+		res.Attempts = t.done[0]
+	} else {
+		res.Attempts = t.joinDone(0)
 	}
 	if !slices.IsSorted(t.doneSeq) {
 		// Streams finalized out of creation order (closed ones before
 		// older idle ones): put the attempts back in capture order.
-		sort.Sort(bySeq{res.Attempts, t.doneSeq})
+		sortBySeq(res.Attempts, t.doneSeq)
 	}
 	t.done, t.doneSeq, t.nDone = nil, nil, 0
 	c := &t.counts
@@ -382,17 +386,98 @@ func (t *Tracker) Finish() *Result {
 	return res
 }
 
-// bySeq sorts attempts by their streams' creation order.
-type bySeq struct {
-	a   []model.Attempt
-	seq []int
+// gatherDone puts the attempts finalized so far in one slice, with room
+// for one more per stream still live unless attempts are summarized, for
+// finishStreams to add theirs: the attempts of the streams live at the end
+// (all of a capture's, when its connections overlap) then go straight
+// where the Result holds them, rather than into chunks copied after.
+func (t *Tracker) gatherDone() {
+	live := 0
+	if !t.summarize {
+		for _, sh := range t.shards {
+			live += sh.streams.len()
+		}
+	}
+	if live == 0 && len(t.done) <= 1 {
+		return
+	}
+	all := t.joinDone(live)
+	t.done = append(t.done[:0], all)
 }
 
-func (b bySeq) Len() int           { return len(b.a) }
-func (b bySeq) Less(i, j int) bool { return b.seq[i] < b.seq[j] }
-func (b bySeq) Swap(i, j int) {
-	b.a[i], b.a[j] = b.a[j], b.a[i]
-	b.seq[i], b.seq[j] = b.seq[j], b.seq[i]
+// joinDone returns the attempts finalized so far in one slice with room
+// for extra more, letting go of each chunk as it is copied.
+func (t *Tracker) joinDone(extra int) []model.Attempt {
+	all := make([]model.Attempt, 0, t.nDone+extra)
+	for i := range t.done {
+		all = append(all, t.done[i]...)
+		t.done[i] = nil
+	}
+	return all
+}
+
+// slab hands out the small values of the attempts a Tracker builds (their
+// segments, their data sizes) from arrays allocated together, where
+// allocating each would cost an allocation apiece, several an attempt.
+// What it hands out keeps its array alive: the Tracker's attempts are
+// kept together, in its Result.
+type slab[T any] struct {
+	free []T
+}
+
+// slabLen is how many values a slab's arrays hold.
+const slabLen = 1024
+
+// take returns n zero values, in a slice of capacity n: appending to it
+// does not write over the next values handed out.
+func (s *slab[T]) take(n int) []T {
+	if len(s.free) < n {
+		s.free = make([]T, max(n, slabLen))
+	}
+	out := s.free[:n:n]
+	s.free = s.free[n:]
+	return out
+}
+
+// sortBySeq puts the attempts a in the order of seq, their streams'
+// creation order, moving each attempt once: the orders are sorted, then
+// the attempts follow the permutation's cycles. (Sorting the attempts
+// themselves would move their 400 bytes O(n log n) times.)
+func sortBySeq(a []model.Attempt, seq []int) {
+	type at struct {
+		seq int
+		i   int // the index in a of the attempt that goes here
+	}
+	order := make([]at, len(a))
+	for i := range order {
+		order[i] = at{seq[i], i}
+	}
+	slices.SortFunc(order, func(x, y at) int {
+		if c := cmp.Compare(x.seq, y.seq); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.i, y.i)
+	})
+	for k := range order {
+		if order[k].i == k {
+			continue
+		}
+		tmp := a[k]
+		j := k
+		for {
+			src := order[j].i
+			order[j].i = j // moved
+			if src == k {
+				a[j] = tmp
+				break
+			}
+			a[j] = a[src]
+			j = src
+		}
+	}
+	for i := range order {
+		seq[i] = order[i].seq
+	}
 }
 
 // FileMark is what Tracker.StartFile notes of a series before one of its

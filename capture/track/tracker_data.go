@@ -112,7 +112,8 @@ func (t *Tracker) sizes(e ended, dir int) *model.DataSizes {
 	if e.hasData&(1<<dir) == 0 || d.unreliable {
 		return nil
 	}
-	out := &model.DataSizes{MaxSent: int(d.maxSent), MaxAcked: int(d.maxAcked)}
+	out := &t.sizeSlab.take(1)[0]
+	*out = model.DataSizes{MaxSent: int(d.maxSent), MaxAcked: int(d.maxAcked)}
 	for _, r := range e.retx(dir) {
 		if r.len <= d.maxAcked {
 			continue

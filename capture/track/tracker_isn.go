@@ -15,14 +15,17 @@ type isnTable struct {
 }
 
 // synSeen is a stream's first SYN: its sequence number, the stream, the
-// SYN's time, and the stream's client direction as the SYN showed it.
-// (Only the stream's immutable key is read through s: its shard may be
-// changing the rest.)
+// SYN's time, the stream's client direction as the SYN showed it, and the
+// low 16 bits of the hashes of its client and server ends (Key.EndHash),
+// which tell most streams that share neither end apart without reading
+// them. (Only the stream's immutable key is read through s: its shard may
+// be changing the rest.)
 type synSeen struct {
-	s   *stream
-	t   int64
-	isn uint32
-	cd  int8
+	s          *stream
+	t          int64
+	isn        uint32
+	cliH, srvH uint16
+	cd         int8
 }
 
 // home returns the slot isn's probe starts from.

@@ -174,10 +174,21 @@ func (e ended) firstSeg(kind, dir int) (seg, bool) {
 // when there are none.
 func (t *Tracker) modelSegs(e ended, kind, dir int) []model.Seg {
 	tag := uint32(kind<<1 | dir)
-	var out []model.Seg
+	n := 0
 	for _, g := range e.segList() {
 		if g.tag() == tag {
-			out = append(out, t.modelSeg(e, g))
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := t.segs.take(n)
+	n = 0
+	for _, g := range e.segList() {
+		if g.tag() == tag {
+			out[n] = t.modelSeg(e, g)
+			n++
 		}
 	}
 	return out
@@ -379,6 +390,15 @@ func (s *stream) end(dir int) netip.AddrPort {
 	return s.key.End(dir)
 }
 
+// endHash returns the low 16 bits of the hash of s's end in direction dir
+// (decode.Key.EndHash).
+func (s *stream) endHash(dir int) uint16 {
+	if s.aHi {
+		dir = 1 - dir
+	}
+	return uint16(s.key.EndHash(dir))
+}
+
 func (t *Tracker) attempt(e ended) model.Attempt {
 	s := e.stream
 	cd := s.clientDir()
@@ -392,8 +412,9 @@ func (t *Tracker) attempt(e ended) model.Attempt {
 		if !ok {
 			return nil
 		}
-		m := t.modelSeg(e, g)
-		return &m
+		m := &t.segs.take(1)[0]
+		*m = t.modelSeg(e, g)
+		return m
 	}
 	a := model.Attempt{
 		Node:        t.node,

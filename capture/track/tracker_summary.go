@@ -118,18 +118,25 @@ func (acc *endpointAcc) stats() model.EndpointStats {
 // server's through a SNAT): two SYNs with nothing in common but their
 // sequence number are not taken for one connection.
 func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cd int8) {
-	cli, srv := s.end(int(cd)), s.end(1-int(cd))
 	if isn == 0 {
 		return
 	}
 	if t.synISN == nil {
 		t.synISN = new(isnTable)
 	}
-	if o := t.synISN.note(synSeen{s, pns, isn, cd}); o.s != nil && o.s != s && o.s.key != s.key && pns != noTime && o.t != noTime &&
+	cliH, srvH := s.endHash(int(cd)), s.endHash(1-int(cd))
+	o := t.synISN.note(synSeen{s: s, t: pns, isn: isn, cliH: cliH, srvH: srvH, cd: cd})
+	// What the table entry holds is tested first: reading o.s, another
+	// stream, is a cache miss. Ends whose hashes both differ differ both.
+	if o.s == nil || o.s == s || pns == noTime || o.t == noTime || (o.cliH != cliH && o.srvH != srvH) {
+		return
+	}
+	if d := pns - o.t; d >= int64(model.MinSYNRetransmission) || d <= -int64(model.MinSYNRetransmission) {
+		return
+	}
+	if cli, srv := s.end(int(cd)), s.end(1-int(cd)); !o.s.key.Equal(&s.key) &&
 		(o.s.end(int(o.cd)) == cli) != (o.s.end(1-int(o.cd)) == srv) {
-		if d := pns - o.t; d < int64(model.MinSYNRetransmission) && d > -int64(model.MinSYNRetransmission) {
-			o.s.natCopy, s.natCopy = true, true
-		}
+		o.s.natCopy, s.natCopy = true, true
 	}
 }
 

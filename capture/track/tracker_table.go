@@ -36,7 +36,7 @@ func (tb *streamTable) get(k *decode.Key, h uint32) *stream {
 			return nil
 		}
 		if sl.h == h {
-			if s := tb.st.at(sl.ref); s.key == *k {
+			if s := tb.st.at(sl.ref); s.key.Equal(k) {
 				return s
 			}
 		}
@@ -57,7 +57,7 @@ func (tb *streamTable) put(s *stream, h uint32) {
 			tb.n++
 			return
 		}
-		if sl.h == h && tb.st.at(sl.ref).key == s.key {
+		if sl.h == h && tb.st.at(sl.ref).key.Equal(&s.key) {
 			sl.ref = s.ref
 			return
 		}

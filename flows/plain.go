@@ -1,0 +1,105 @@
+package flows
+
+import (
+	"bufio"
+	"io"
+	"strings"
+)
+
+// plainTable writes a table as newTable's tablewriter writes it (box
+// drawing, headers centred, cells left-aligned, each trimmed of spaces) for
+// cells of printable ASCII only, where a cell's width is its length, from
+// rows made again for each pass: one to size the columns, one to write
+// them. tablewriter holds every row, and several values for every cell,
+// until it renders: gigabytes for the hundreds of thousands of attempts
+// of a large capture.
+type plainTable struct {
+	header []string
+	rows   func(yield func([]string) bool) // the rows, made anew at each call
+}
+
+// plainCell returns s trimmed of spaces as tablewriter trims it, and
+// whether s is printable ASCII.
+func plainCell(s string) (string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return "", false
+		}
+	}
+	return strings.Trim(s, " "), true
+}
+
+// widths returns the width of each column, and false when a cell is not
+// printable ASCII: the table is then tablewriter's to write.
+func (p *plainTable) widths() ([]int, bool) {
+	w := make([]int, len(p.header))
+	ok := true
+	measure := func(row []string) bool {
+		if len(row) != len(w) {
+			ok = false
+			return false
+		}
+		for i, c := range row {
+			c, plain := plainCell(c)
+			if !plain {
+				ok = false
+				return false
+			}
+			w[i] = max(w[i], len(c))
+		}
+		return true
+	}
+	if !measure(p.header) {
+		return nil, false
+	}
+	p.rows(measure)
+	return w, ok
+}
+
+// write writes the table with the column widths w.
+func (p *plainTable) write(out io.Writer, w []int) error {
+	bw := bufio.NewWriterSize(out, 64<<10)
+	rule := func(left, mid, right string) {
+		bw.WriteString(left)
+		for i, n := range w {
+			if i > 0 {
+				bw.WriteString(mid)
+			}
+			bw.WriteString(strings.Repeat("─", n+2))
+		}
+		bw.WriteString(right + "\n")
+	}
+	line := func(cells []string, centre bool) {
+		for i, c := range cells {
+			c, _ = plainCell(c)
+			left := 0
+			if centre {
+				left = (w[i] - len(c)) / 2
+			}
+			bw.WriteString("│ ")
+			bw.WriteString(spaces(left))
+			bw.WriteString(c)
+			bw.WriteString(spaces(w[i] - len(c) - left))
+			bw.WriteString(" ")
+		}
+		bw.WriteString("│\n")
+	}
+	rule("┌", "┬", "┐")
+	line(p.header, true)
+	rule("├", "┼", "┤")
+	p.rows(func(row []string) bool {
+		line(row, false)
+		return true
+	})
+	rule("└", "┴", "┘")
+	return bw.Flush()
+}
+
+// spaces returns n spaces.
+func spaces(n int) string {
+	const blank = "                                                                "
+	if n <= len(blank) {
+		return blank[:n]
+	}
+	return strings.Repeat(" ", n)
+}
