@@ -70,14 +70,6 @@ func bundleRoot(r *Report) string {
 	return root
 }
 
-// relPath is p (a position or path) relative to root.
-func relPath(p, root string) string {
-	if root == "" {
-		return p
-	}
-	return strings.TrimPrefix(p, root+"/")
-}
-
 // relText is s with the paths under root made relative to it.
 func relText(s, root string) string {
 	if root == "" {

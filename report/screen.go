@@ -312,9 +312,6 @@ func selectDetail(r *Report, detail string) ([]int, error) {
 		for i := range sel {
 			sel[i] = i
 		}
-		if sel == nil {
-			sel = []int{}
-		}
 		return sel, nil
 	}
 	if n, err := strconv.Atoi(detail); err == nil && n >= 1 && n <= len(r.Findings) {
