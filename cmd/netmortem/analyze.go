@@ -18,6 +18,7 @@ import (
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/report"
+	"github.com/netmortem/netmortem/source"
 )
 
 type analyzeOptions struct {
@@ -123,7 +124,7 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		// A PATH that does not exist is mistyped: said once, as a usage
 		// error, before anything is read. A glob that matches nothing is
 		// said by the analysis.
-		if p == "-" || strings.ContainsAny(p, "*?[") {
+		if p == "-" || strings.ContainsAny(p, "*?[") || source.IsURL(p) {
 			continue
 		}
 		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
