@@ -161,11 +161,13 @@ screenshots:
 	  { echo "screenshots: no screenshot was written: the test skipped or did not run (Chromium: make browser-deps)"; exit 1; }
 
 ## demo: analyze the committed incident bundle and print the findings
-# It builds bin/netmortem (go build reuses what is up to date) and runs it,
-# so that its exit code is netmortem's own, said once.
-demo: build
+# It builds bin/netmortem quietly (go build reuses what is up to date) and
+# runs it, so that its exit code is netmortem's own, said once, and the
+# output starts with netmortem's.
+demo:
+	@$(MAKE) -s --no-print-directory build
 	@$(BIN) analyze $(DEMO_BUNDLE); status=$$?; \
-	  echo; echo "netmortem exited with $$status (1 = findings at or above --fail-on, as expected for an incident)"
+	  echo; echo "netmortem exited with $$status (1: findings at or above --fail-on, as expected)"
 
 ## lint: gofmt and staticcheck (pinned, fetched through the module proxy)
 lint:

@@ -17,7 +17,6 @@ package capture
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"runtime"
 	"slices"
@@ -166,7 +165,9 @@ func ReadSeries(ctx context.Context, files []SeriesFile, opts Options) (*Result,
 func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, slow bool) (*model.CaptureInfo, error) {
 	src, err := pcapfile.NewReader(r)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		// At the file's position: a caller that places the errors in
+		// their file does not name it twice.
+		return nil, &model.Error{Pos: model.Pos{File: name}, Err: err}
 	}
 	defer src.Close()
 	ng := src.Sections()

@@ -318,3 +318,25 @@ func TestReadSeries(t *testing.T) {
 		t.Errorf("second file alone starts with %s", r2.Attempts[0].Outcome)
 	}
 }
+
+// The real kernel's fragmentation-needed and Packet Too Big errors
+// (fixtures/make-fixtures.sh, mtu-blackhole-control: a router whose link
+// carries 1400 bytes) give that MTU.
+func TestICMPMTU(t *testing.T) {
+	res, err := readFixture(t, "incidents/mtu-blackhole-control/capture.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range res.ICMP {
+		if e.What == "frag-needed" || e.What == "packet-too-big" {
+			n++
+			if e.MTU != 1400 {
+				t.Errorf("%s %s: mtu %d, want 1400", e.Pos, e.What, e.MTU)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no fragmentation-needed or Packet Too Big error")
+	}
+}

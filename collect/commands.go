@@ -109,6 +109,9 @@ var Commands = []Command{
 	{Name: "ss-lntup", Shell: "ss -lntup", File: "ss-lntup.txt",
 		Kinds: []model.Kind{model.KindSockets}, Scope: ScopeNode, Tools: []string{"ss"},
 		Doc: "listening TCP and UDP sockets with their processes"},
+	{Name: "resolv-conf", Shell: "cat /etc/resolv.conf", File: "resolv.conf",
+		Kinds: []model.Kind{model.KindResolvConf}, Scope: ScopeNode, Tools: []string{"cat"}, Paths: []string{"/etc/resolv.conf"},
+		Doc: "the node's resolver configuration, which CoreDNS inherits with forward . /etc/resolv.conf: its upstreams (a loopback stub loops, a dead nameserver times out)"},
 	{Name: "sysctl-net", Shell: `sysctl -a 2>/dev/null | grep '^net\.'`, File: "sysctl.txt",
 		Kinds: []model.Kind{model.KindSysctl}, Scope: ScopeNode, Tools: []string{"sysctl", "grep"},
 		Doc: "the network sysctls (ip_local_port_range, rp_filter, conntrack limits, the bridge's when br_netfilter is loaded)"},
@@ -130,6 +133,9 @@ var Commands = []Command{
 	{Name: "nstat", Shell: "nstat -azs", File: "nstat.txt",
 		Kinds: []model.Kind{model.KindCounters}, Scope: ScopeNode, Tools: []string{"nstat"},
 		Doc: "the kernel's SNMP counters (reverse-path filter drops, listen overflows), without updating nstat's history"},
+	{Name: "kernel-log", Shell: "dmesg -T", Script: "dmesg -T | tail -n " + logLines, File: "dmesg.txt",
+		Kinds: []model.Kind{model.KindLogs}, Scope: ScopeNode, Tools: []string{"dmesg", "tail"},
+		Doc: "the kernel's log, its last lines: conntrack or neighbour tables full, SYN flooding on a listening port, dropped martians"},
 	{Name: "kubelet-log", Shell: "journalctl -u kubelet --since -2h --no-pager",
 		Script: "journalctl -u kubelet --since -2h --no-pager | tail -n " + logLines + ` | grep -v '^-- No entries --$'`, File: "kubelet.log",
 		Kinds: []model.Kind{model.KindLogs}, Scope: ScopeNode, Tools: []string{"journalctl", "tail", "grep"},
@@ -141,7 +147,7 @@ var Commands = []Command{
 	{Name: "container-logs", Shell: "tail -n 20000 /var/log/pods/kube-system_kube-proxy-*/kube-proxy/*.log",
 		Script: `want() {
   case $1 in
-  kube-proxy-*|coredns-*|kube-apiserver-*|etcd-*|kube-vip*|metallb-*|speaker-*|calico-node-*|cilium-*|ingress-nginx-*|kube-flannel-*) return 0 ;;
+  kube-proxy-*|coredns-*|kube-apiserver-*|etcd-*|kube-vip*|metallb-*|speaker-*|calico-node-*|canal-*|cilium-*|ingress-nginx-*|kube-flannel-*) return 0 ;;
   esac
   return 1
 }

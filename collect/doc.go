@@ -13,12 +13,12 @@ import (
 // handKinds says how to give the kinds of evidence no collector command
 // gives.
 var handKinds = map[model.Kind]string{
-	model.KindSettings:   "the deployment's settings (kubespray inventory group_vars)",
-	model.KindProbes:     "a connect loop run by hand against the failing address (for x in $(seq 1 100); do nc -nvz IP PORT 2>&1; done), pasted with its output",
-	model.KindPodChecks:  "goldpinger's /check_all, where goldpinger runs",
-	model.KindDNS:        "troubleshoot's dns collector (dns/debug.json)",
-	model.KindSession:    "a pasted terminal session of any of the commands above",
-	model.KindResolvConf: "the node's resolver configuration (cat /etc/resolv.conf), pasted with its prompt",
+	model.KindSettings:  "the deployment's settings (kubespray inventory group_vars)",
+	model.KindProbes:    "a connect loop run by hand against the failing address (for x in $(seq 1 100); do nc -nvz IP PORT 2>&1; done), pasted with its output",
+	model.KindPodChecks: "goldpinger's /check_all, where goldpinger runs",
+	model.KindDNS:       "troubleshoot's dns collector (dns/debug.json)",
+	model.KindSession:   "a pasted terminal session of any of the commands above",
+	model.KindClient:    "the failing client's own transcript (curl -v URL, nc -vz IP PORT, dig @SERVER NAME), pasted with its command line",
 }
 
 // WriteDoc writes docs/collect.md: for each symptom (Symptoms of rules)

@@ -71,7 +71,13 @@ func (in Inspection) WriteTable(w io.Writer, width int) error {
 			node = "node " + g.node
 		}
 		lines("", escape.String(node+", folder "+g.dir+"/"))
-		t := &fit.Table{Header: []string{"FILE", "FORMAT", "EVIDENCE", "RECORDS", "WARNINGS", "NOTE"}, MinWidth: []int{8, 6, 8, 7, 8, 8}}
+		t := &fit.Table{Header: []string{"FILE", "FORMAT", "EVIDENCE", "RECORDS", "WARNINGS", "NOTE"}}
+		for _, i := range g.inputs {
+			note, _ := inputNote(i, in.Unreadable)
+			t.Rows = append(t.Rows, []string{escape.String(strings.TrimPrefix(i.Path, g.dir+"/")), escape.String(i.Format), "", "", "", escape.String(note)})
+		}
+		t.MinWidth = minWidths(t.Rows, width)
+		t.Rows = t.Rows[:0]
 		for _, i := range g.inputs {
 			note, ok := inputNote(i, in.Unreadable)
 			switch {
@@ -108,7 +114,9 @@ func (in Inspection) WriteTable(w io.Writer, width int) error {
 		for _, g := range in.ToCollect {
 			lines("  ", escape.String(collectHeading(g)))
 			for _, c := range g.Commands {
-				lines("    $ ", escape.String(c.Shell))
+				// A command is printed whole, however wide, to be
+				// pasted.
+				b.WriteString("    $ " + escape.String(c.Shell) + "\n")
 				if why := collectWhy(c); why != "" {
 					lines("        ", escape.String(why))
 				}
@@ -119,6 +127,35 @@ func (in Inspection) WriteTable(w io.Writer, width int) error {
 		}
 	}
 	return flush()
+}
+
+// minWidths are the narrowest the columns of inspect's table may be made,
+// for rows: a file's name, its format and the words of a note whole while
+// the table can fit width so (a name in a third of it, a word of a note
+// in a quarter), else the format and then the note wrapped too.
+func minWidths(rows [][]string, width int) []int {
+	loose := []int{8, 6, 8, 7, 8, 8}
+	whole := slices.Clone(loose)
+	for _, r := range rows {
+		whole[0], whole[1] = max(whole[0], fit.Width(r[0])), max(whole[1], fit.Width(r[1]))
+		for _, word := range strings.Fields(r[5]) {
+			whole[5] = max(whole[5], fit.Width(word))
+		}
+	}
+	if width <= 0 {
+		return whole
+	}
+	whole[0], whole[5] = min(whole[0], width/3), min(whole[5], width/4)
+	header := []string{"FILE", "FORMAT", "EVIDENCE", "RECORDS", "WARNINGS", "NOTE"}
+	for _, relax := range []int{-1, 1, 5} {
+		if relax >= 0 {
+			whole[relax] = loose[relax]
+		}
+		if _, ok := fit.ColumnWidths(header, rows, whole, width); ok {
+			break
+		}
+	}
+	return whole
 }
 
 // inputNote is the NOTE of input i in inspect's table, and whether i was

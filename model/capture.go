@@ -280,6 +280,9 @@ type ICMPEvent struct {
 	QuotedProto string `json:"quoted_proto,omitempty"` // tcp, udp, icmp
 	// Gateway is the new next hop of a redirect.
 	Gateway netip.Addr `json:"gateway,omitzero"`
+	// MTU is the next hop's MTU a fragmentation-needed (Packet Too Big)
+	// error gives, 0 when it gives none.
+	MTU int `json:"mtu,omitempty"`
 	// AttemptFrame is the first frame of the attempt the error answers, 0 if none matched.
 	AttemptFrame int `json:"attempt_frame,omitempty"`
 	// Copy says the event is the one before it seen again on another

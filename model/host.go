@@ -313,6 +313,11 @@ type ConntrackEntry struct {
 	ReplyPackets uint64   `json:"reply_packets,omitempty"`
 	ReplyBytes   uint64   `json:"reply_bytes,omitempty"`
 	Flags        []string `json:"flags,omitempty"` // other flags as printed: OFFLOAD, HW_OFFLOAD, SEEN_REPLY ...
+	// HiddenDst is the placeholder a paste printed instead of the original
+	// destination's address (dst=<clusterIp>), "" when the address is
+	// printed. Orig.Dst then holds the port only, and its address is
+	// invalid.
+	HiddenDst string `json:"hidden_dst,omitempty"`
 	// ICMP holds the type, code and id of an ICMP or ICMPv6 entry's
 	// original tuple (an echo request is type 8, or 128 for ICMPv6).
 	ICMP *ConntrackICMP `json:"icmp,omitempty"`

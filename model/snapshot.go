@@ -26,6 +26,7 @@ const (
 	KindSession    Kind = "session"    // a pasted terminal session: each command's output is an input of its own
 	KindPodChecks  Kind = "podchecks"  // pod-to-pod connectivity checks (goldpinger)
 	KindCounters   Kind = "counters"   // kernel counters (nstat)
+	KindClient     Kind = "client"     // client-side transcripts (curl, nc, dig, telnet, application errors)
 )
 
 // Input describes one file that was read (or skipped) into a Snapshot.
@@ -109,6 +110,9 @@ type Snapshot struct {
 	ConnectTimes []ConnectTimes `json:"connect_times,omitempty"`
 	// ResolvConfs are resolver configurations (/etc/resolv.conf).
 	ResolvConfs []ResolvConf `json:"resolv_confs,omitempty"`
+	// Client are client-side transcripts' attempts (curl, nc, dig ...):
+	// which destination failed how, in the order printed.
+	Client []ClientResult `json:"client,omitempty"`
 
 	// ServerVersions are the versions the apiserver reported.
 	ServerVersions []ServerVersion `json:"server_versions,omitempty"`
@@ -123,6 +127,9 @@ type Snapshot struct {
 	EndpointStats []EndpointStats `json:"endpoint_stats,omitempty"`
 	ICMP          []ICMPEvent     `json:"icmp,omitempty"`
 	ARP           []ARPEvent      `json:"arp,omitempty"`
+	// BadChecksums are the packets a capture's decoder printed with a
+	// wrong transport checksum (tcpdump -v's "bad udp cksum").
+	BadChecksums []ChecksumError `json:"bad_checksums,omitempty"`
 
 	// Collections are what netmortem's collector recorded, node by node,
 	// of the commands it ran and skipped (its manifests).
@@ -181,11 +188,13 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Counters = append(s.Counters, o.Counters...)
 	s.NeighborCounts = append(s.NeighborCounts, o.NeighborCounts...)
 	s.ResolvConfs = append(s.ResolvConfs, o.ResolvConfs...)
+	s.Client = append(s.Client, o.Client...)
 	s.Captures = append(s.Captures, o.Captures...)
 	s.Attempts = append(s.Attempts, o.Attempts...)
 	s.EndpointStats = append(s.EndpointStats, o.EndpointStats...)
 	s.ICMP = append(s.ICMP, o.ICMP...)
 	s.ARP = append(s.ARP, o.ARP...)
+	s.BadChecksums = append(s.BadChecksums, o.BadChecksums...)
 	s.Collections = append(s.Collections, o.Collections...)
 	s.Cuts = append(s.Cuts, o.Cuts...)
 }

@@ -97,6 +97,7 @@ func benchCases() []benchCase {
 		{"ip-link-json", host.LinkJSONFormat, 10000, "Pod veths on cni0 (ip -j -d link)", genLinkJSON, perN(1)},
 		{"brport-hairpin", host.HairpinFilesFormat, 10000, "bridge ports' hairpin_mode (grep . /sys/class/net/*/brport/hairpin_mode)", genHairpin, perN(1)},
 		{"nstat", host.NstatFormat, 10000, "kernel counters (nstat -az)", genNstat, perN(1)},
+		{"netstat-s", host.NetstatStatsFormat, 10000, "kernel counters by name (netstat -s)", genNetstatStats, perN(1)},
 		{"ip-route", host.RouteFormat, 10000, "routes (ip route, Calico /32 routes)", genRoute, perN(1)},
 		{"neigh-json", host.NeighJSONFormat, 10000, "ip -j neigh entries", genNeighJSON, perN(1)},
 		{"ip-addr-json", host.AddrJSONFormat, 10000, "addresses on kube-ipvs0 (ip -j addr)", genAddrJSON, perN(1)},
@@ -107,6 +108,7 @@ func benchCases() []benchCase {
 		{"kubespray-vars", host.SettingsFormat, 100000, "group_vars settings lines", genSettings, perN(1)},
 		{"connect-loop", host.ProbesFormat, 10000, "nc loops of 100 tries, one result line each", genProbes, perN(1)},
 		{"ip-rule", host.RuleFormat, 10000, "policy routing rules (ip rule: a CNI's per-Pod rules)", genRules, perN(1)},
+		{"client-transcript", host.ClientFormat, 10000, "curl -v, nc -vz and dig transcripts (one result each)", genClient, perN(1)},
 		{"terminal-session", formatNamed("terminal-session"), 1000, "commands of a pasted session (kubectl get svc, ss -tan, ip neigh; 20 lines each)", genSession, perN(20)},
 	}
 }
@@ -740,6 +742,12 @@ func genNstat(n int) []byte {
 	})
 }
 
+func genNetstatStats(n int) []byte {
+	return genLines("TcpExt:\n    18 times the listen queue of a socket overflowed\n", n-1, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "    TCPCounter%08x: %d\n", i, i*7)
+	})
+}
+
 func genRoute(n int) []byte {
 	return genLines("default via 172.18.0.1 dev eth0 proto dhcp src 172.18.0.2 metric 100 \n", n-1, func(b *bytes.Buffer, i int) {
 		if i%64 == 63 {
@@ -906,6 +914,22 @@ func genProbes(n int) []byte {
 func genRules(n int) []byte {
 	return genLines("", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "%d:\tfrom %s to 10.0.0.0/16 lookup %d\n", 1000+i, ip4(10, 0x600000+i), 2+i%8)
+	})
+}
+
+func genClient(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		addr := ip4(10, 0x600000+i)
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(b, "$ curl -v http://%s:8080/\n*   Trying %s:8080...\n* connect to %s port 8080 failed: Connection refused\n"+
+				"curl: (7) Failed to connect to %s port 8080 after 0 ms: Couldn't connect to server\n", addr, addr, addr, addr)
+		case 1:
+			fmt.Fprintf(b, "$ nc -zv %s 443\nConnection to %s 443 port [tcp/https] succeeded!\n", addr, addr)
+		default:
+			fmt.Fprintf(b, "$ dig @%s web%d.default.svc.cluster.local\n;; ->>HEADER<<- opcode: QUERY, status: NXDOMAIN, id: %d\n"+
+				";; SERVER: %s#53(%s)\n;; MSG SIZE  rcvd: 124\n", addr, i, i%65536, addr, addr)
+		}
 	})
 }
 

@@ -72,7 +72,7 @@ var (
 			"-tttt, -ttttt (since the first), -S, -A, -X/-xx (hex and ASCII lines are skipped); "+
 			"prompts naming the node start a new capture",
 		"the same packets, attempts, ICMP errors and ARP claims as the capture they print, each "+
-			"at its line; the pasted command line names the capture filter and tells `-ttt` from "+
+			"at its line, and the UDP packets -v printed with a wrong checksum (`[bad udp cksum ...]`); the pasted command line names the capture filter and tells `-ttt` from "+
 			"`-ttttt` (without it, relative times count from the first packet until one goes back, "+
 			"which only `-ttt` deltas do). `-q` prints no TCP flags: its TCP packets are counted with"+
 			" one warning, and no attempt is told. Without `-n` tcpdump prints port names (`http`, "+
@@ -95,6 +95,7 @@ func addCapture(snap *model.Snapshot, res *capture.Result) {
 	snap.EndpointStats = append(snap.EndpointStats, res.Endpoints...)
 	snap.ICMP = append(snap.ICMP, res.ICMP...)
 	snap.ARP = append(snap.ARP, res.ARP...)
+	snap.BadChecksums = append(snap.BadChecksums, res.BadChecksums...)
 }
 
 // concat appends src to dst, or returns src itself when dst is empty: a

@@ -76,6 +76,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.HairpinFilesFormat,
 		host.HairpinCatFormat,
 		host.NstatFormat,
+		host.NetstatStatsFormat,
 		host.RouteFormat,
 		host.RuleFormat,
 		host.NeighJSONFormat,
@@ -89,6 +90,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.ProbesFormat,
 		host.ABFormat,
 		host.LsmodFormat,
+		host.ClientFormat,
 	}
 	// A session's commands are read with every other format but binary
 	// captures, which no pasted text holds.

@@ -193,6 +193,15 @@ func newEvidenceAsk(snap *model.Snapshot) *evidenceAsk {
 			nodes[in.Node] = true
 		}
 	}
+	// A static pod manifest is read as a Pod (kind kube), but the
+	// components' command lines it holds are what components evidence
+	// gives: its node has them.
+	for _, c := range snap.Components {
+		if b.kinds[model.KindComponents] == nil {
+			b.kinds[model.KindComponents] = map[string]bool{}
+		}
+		b.kinds[model.KindComponents][c.Node] = true
+	}
 	for i := range snap.Collections {
 		c := &snap.Collections[i]
 		if c.Node != "" {

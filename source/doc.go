@@ -9,7 +9,7 @@
 // if any, holds the bucket's options as gocloud's URL openers read them
 // (?endpoint=...&region=...&use_path_style=true for S3) and is no part of
 // an object's name. Credentials come from the environment, as each cloud's
-// SDK reads them (docs/scale.md, "Bundles in object storage").
+// SDK reads them (docs/fleet.md, "Bundles in object storage").
 //
 // The clients are linked only with the build tag fleet (the fleet build,
 // which the container images hold; docs/scale.md, "Two builds"). Without

@@ -31,5 +31,6 @@ func All() []analyzer.FactKey {
 		NetPolicies,
 		ShadowedServices,
 		PolicyDrops,
+		Detours,
 	}
 }

@@ -15,11 +15,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/internal/fit"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -75,18 +73,43 @@ func WriteJSON(w io.Writer, rs []*analyzer.Rule) error {
 }
 
 // WriteTable writes one row per rule: its name, default severity, the
-// evidence it needs and uses, the facts it requires, and its title.
-func WriteTable(w io.Writer, rs []*analyzer.Rule) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone))
-	t.Header("RULE", "SEVERITY", "NEEDS", "USES", "REQUIRES", "TITLE")
+// evidence it needs and uses, the facts it requires, and its title, in at
+// most width columns (0: no limit). When they do not fit, the evidence it
+// uses and the facts are left out (explain and -o json give them), then
+// what it needs goes under the title; the cells are wrapped to fit.
+func WriteTable(w io.Writer, rs []*analyzer.Rule, width int) error {
+	header := []string{"RULE", "SEVERITY", "NEEDS", "USES", "REQUIRES", "TITLE"}
+	var rows [][]string
 	for _, r := range rs {
-		if err := t.Append(r.Name, r.Severity.String(), r.NeedsText(), kinds(r.Uses), strings.Join(r.FactNames(), ", "), r.Title()); err != nil {
-			return err
-		}
+		rows = append(rows, []string{r.Name, r.Severity.String(), r.NeedsText(), kinds(r.Uses), strings.Join(r.FactNames(), ", "), r.Title()})
 	}
-	return t.Render()
+	// A rule's name is kept whole.
+	name := len(header[0])
+	for _, r := range rs {
+		name = max(name, len(r.Name))
+	}
+	if widths, ok := fit.ColumnWidths(header, rows, []int{name, 0, 16, 20, 24, 36}, width); ok {
+		return fit.WriteBox(w, header, rows, widths)
+	}
+	short := func(cols ...int) [][]string {
+		out := make([][]string, len(rows))
+		for i, r := range rows {
+			for _, c := range cols {
+				out[i] = append(out[i], r[c])
+			}
+		}
+		return out
+	}
+	if widths, ok := fit.ColumnWidths([]string{"RULE", "SEVERITY", "NEEDS", "TITLE"}, short(0, 1, 2, 5), []int{name, 0, 14, 30}, width); ok {
+		return fit.WriteBox(w, []string{"RULE", "SEVERITY", "NEEDS", "TITLE"}, short(0, 1, 2, 5), widths)
+	}
+	folded := short(0, 1, 5)
+	for i, r := range folded {
+		r[2] += "\nneeds " + rows[i][2]
+	}
+	header = []string{"RULE", "SEVERITY", "TITLE"}
+	widths, _ := fit.ColumnWidths(header, folded, []int{name}, width)
+	return fit.WriteBox(w, header, folded, widths)
 }
 
 // WriteMarkdown writes the reference of rs (docs/rules.md): a table of the

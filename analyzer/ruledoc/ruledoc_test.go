@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
@@ -90,6 +91,40 @@ func TestSentence(t *testing.T) {
 	for in, want := range map[string]string{"": "", "  a capture  ": "A capture.", "done.": "Done."} {
 		if got := sentence(in); got != want {
 			t.Errorf("sentence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The rules table fits the width it is given: every column when there is
+// room, the title and what a rule needs at 100 columns, the needs under
+// the title at 80; a rule's name always whole.
+func TestWriteTableWidths(t *testing.T) {
+	for _, c := range []struct {
+		width   int
+		columns []string
+	}{{0, []string{"NEEDS", "USES", "REQUIRES"}}, {250, []string{"NEEDS", "USES", "REQUIRES"}}, {100, []string{"NEEDS"}}, {80, nil}, {60, nil}} {
+		var b strings.Builder
+		if err := WriteTable(&b, rules.All(), c.width); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, l := range strings.Split(out, "\n") {
+			if c.width > 0 && utf8.RuneCountInString(l) > c.width {
+				t.Errorf("width %d: line %d wide: %q", c.width, utf8.RuneCountInString(l), l)
+			}
+		}
+		for _, col := range []string{"NEEDS", "USES", "REQUIRES"} {
+			if slices.Contains(c.columns, col) != strings.Contains(out, " "+col+" ") {
+				t.Errorf("width %d: column %s shown %v, want %v", c.width, col, !slices.Contains(c.columns, col), slices.Contains(c.columns, col))
+			}
+		}
+		if len(c.columns) == 0 && !strings.Contains(out, "│ needs capture ") {
+			t.Errorf("width %d: what a rule needs is not under its title:\n%s", c.width, out)
+		}
+		for _, r := range rules.All() {
+			if !strings.Contains(out, "│ "+r.Name+" ") {
+				t.Errorf("width %d: %s is not whole", c.width, r.Name)
+			}
 		}
 	}
 }

@@ -65,6 +65,10 @@ func All() []*analyzer.Rule {
 		IPVSIdleTimeout,
 		LeakedEstablishedPorts,
 		IPVSConnReuseDelay,
+		ListenQueueOverflow,
+		CNIWrongInterface,
+		NodePortHeldByProcess,
+		CoreDNSUpstreamTimeout,
 	}
 }
 

@@ -255,6 +255,7 @@ func staleUDPFinding(p *analyzer.Pass, g *staleUDP) (analyzer.Finding, bool) {
 type thinStaleUDP struct {
 	node         string
 	front        netip.AddrPort
+	frontName    string // front as printed: its placeholder when a paste hid the address
 	backend      netip.Addr
 	untranslated bool
 	entries      []*model.ConntrackEntry
@@ -311,7 +312,7 @@ func reportThinStaleUDP(p *analyzer.Pass) {
 		k := fmt.Sprint(e.Node, "|", e.Orig.Dst, "|", backend, "|", untranslated)
 		g := groups[k]
 		if g == nil {
-			g = &thinStaleUDP{node: e.Node, front: e.Orig.Dst, backend: backend, untranslated: untranslated}
+			g = &thinStaleUDP{node: e.Node, front: e.Orig.Dst, frontName: ctOrigDst(e), backend: backend, untranslated: untranslated}
 			for _, o := range dnat[front{e.Node, e.Orig.Dst}] {
 				if o.Reply.Src.Addr() != backend {
 					g.others = append(g.others, o)
@@ -339,13 +340,13 @@ func thinStaleUDPFinding(g *thinStaleUDP) analyzer.Finding {
 			break
 		}
 		ev = append(ev, analyzer.Evidence{Pos: e.Pos, Note: fmt.Sprintf("udp %s -> %s, reply from %s, unreplied",
-			e.Orig.Src, e.Orig.Dst, e.Reply.Src)})
+			e.Orig.Src, ctOrigDst(e), e.Reply.Src)})
 	}
 	where := "the node"
 	if g.node != "" {
 		where = g.node
 	}
-	values := map[string]any{"destination": g.front.String(), "entries": n, "clients": g.clients}
+	values := map[string]any{"destination": g.frontName, "entries": n, "clients": g.clients}
 	if g.node != "" {
 		values["node"] = g.node
 	}
@@ -357,11 +358,15 @@ func thinStaleUDPFinding(g *thinStaleUDP) analyzer.Finding {
 		Decide: fmt.Sprintf("kubectl get endpointslices -A -o wide | grep -e %s -e %s (is %s an endpoint of the "+
 			"Service at %s?)", g.front.Addr(), g.backend, g.backend, g.front.Addr()),
 	}
+	if !g.front.Addr().IsValid() {
+		f.Decide = fmt.Sprintf("kubectl get endpointslices -A -o wide | grep -e %s (is %s still an endpoint of the "+
+			"Service the paste calls %s?)", g.backend, g.backend, g.frontName)
+	}
 	var others []string
 	for i, o := range g.others {
 		if i < maxGroupEvidence {
 			ev = append(ev, analyzer.Evidence{Pos: o.Pos, Note: fmt.Sprintf("udp %s -> %s, reply from %s",
-				o.Orig.Src, o.Orig.Dst, o.Reply.Src)})
+				o.Orig.Src, ctOrigDst(o), o.Reply.Src)})
 		}
 		if b := o.Reply.Src.Addr().String(); !slices.Contains(others, b) {
 			others = append(others, b)
@@ -392,17 +397,17 @@ func thinStaleUDPFinding(g *thinStaleUDP) analyzer.Finding {
 			"(it must flush UDP entries of a Service whose endpoints go from none to some).", g.front.Addr(), g.front.Port())
 	} else {
 		values["stale_backend"] = g.backend.String()
-		f.Title = fmt.Sprintf("%s: %d DNS conntrack %s go to %s, which never answered", g.front, n, entries, g.backend)
+		f.Title = fmt.Sprintf("%s: %d DNS conntrack %s go to %s, which never answered", g.frontName, n, entries, g.backend)
 		f.Summary = fmt.Sprintf("On %s, %d UDP conntrack %s from %s to %s are DNATed to %s and got no reply. A "+
 			"DNS backend that does not answer a query the node keeps sending it is most likely gone (a CoreDNS Pod "+
 			"deleted or its node lost) while the entries, renewed by each datagram of a reused socket, keep the "+
-			"flows on its address.", where, n, entries, listSome(g.clients, false), g.front, g.backend)
+			"flows on its address.", where, n, entries, listSome(g.clients, false), g.frontName, g.backend)
 		f.Cause = fmt.Sprintf("The UDP conntrack %s DNATing %s to %s were not deleted when that endpoint went "+
-			"(kube-proxy deletes them with conntrack -D): they keep the flows on the gone address.", entries, g.front, g.backend)
+			"(kube-proxy deletes them with conntrack -D): they keep the flows on the gone address.", entries, g.frontName, g.backend)
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: [UNREPLIED] %s -> %s, DNATed to %s", g.entries[0].Pos,
-			g.entries[0].Orig.Src, g.front, g.backend))
+			g.entries[0].Orig.Src, g.frontName, g.backend))
 		if len(g.others) > 0 {
-			f.Supports = append(f.Supports, fmt.Sprintf("%s: other flows to %s go to %s", g.others[0].Pos, g.front,
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: other flows to %s go to %s", g.others[0].Pos, g.frontName,
 				orNone(others)))
 		}
 		f.Contradicts = append(f.Contradicts, "the Service's endpoints are not in the bundle: that "+g.backend.String()+
@@ -414,4 +419,13 @@ func thinStaleUDPFinding(g *thinStaleUDP) analyzer.Finding {
 			"needs.", g.backend)
 	}
 	return f
+}
+
+// ctOrigDst prints an entry's original destination: its placeholder and
+// port when a paste hid the address (dst=<clusterIp>).
+func ctOrigDst(e *model.ConntrackEntry) string {
+	if e.HiddenDst != "" && !e.Orig.Dst.Addr().IsValid() {
+		return fmt.Sprintf("%s:%d", e.HiddenDst, e.Orig.Dst.Port())
+	}
+	return e.Orig.Dst.String()
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -18,7 +19,8 @@ import (
 var FilterForwardDrop = &analyzer.Rule{
 	Name:        "filter-forward-drop",
 	Severity:    analyzer.Error,
-	NeedsAny:    []model.Kind{model.KindNetfilter, model.KindLogs},
+	NeedsAny:    []model.Kind{model.KindNetfilter, model.KindLogs, model.KindClient},
+	Requires:    []analyzer.FactKey{facts.Detours},
 	SubjectKeys: []string{"node", "hook"},
 	Run:         runFilterForwardDrop,
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(210), DNSTimeouts.At(120)},
@@ -28,7 +30,9 @@ var FilterForwardDrop = &analyzer.Rule{
 	Unproven: "the ruleset alone (the drop's counter climbing, or no rule accepting Pod traffic before it), " +
 		"or the kernel's log lines alone, name the cause as likely and ask for the other " +
 		"(iptables-save -c on the node while the failing connection is retried); a drop that the CNI's " +
-		"own rules come before, with no packet counted, is normal and not reported",
+		"own rules come before, with no packet counted, is normal and not reported; without any ruleset, a " +
+		"client transcript where a Service's address goes unanswered while the same request to a Pod's is " +
+		"answered is the symptom only: a warning of unknown cause, the FORWARD chain's counters to decide",
 	Doc: `the filter FORWARD chain drops the Pod traffic
 
 Traffic between Pods on different nodes, and Service traffic DNAT-ed to a
@@ -120,8 +124,7 @@ func runFilterForwardDrop(p *analyzer.Pass) error {
 			d.node = d.logs[0].ev.Node
 		}
 		if c, ok := judgeForwardDrop(d); ok {
-			f := withFinding(c, forwardDropWords(d))
-			p.Report(f)
+			p.Report(withFinding(c, forwardDropWords(d)))
 		}
 	}
 	// Kernel lines of a node whose ruleset the bundle lacks.
@@ -142,10 +145,30 @@ func runFilterForwardDrop(p *analyzer.Pass) error {
 	for _, d := range order {
 		d.owner = fwdOwner(nil, nil, d.logs)
 		c, _ := judgeForwardDrop(d)
-		f := withFinding(c, forwardDropWords(d))
-		p.Report(f)
+		p.Report(withFinding(c, forwardDropWords(d)))
+	}
+	for _, dt := range facts.Detours.Of(p) {
+		if len(p.Snap.Netfilter) == 0 && len(logs) == 0 {
+			p.Report(fwdDetourFinding(dt))
+		}
 	}
 	return nil
+}
+
+// fwdDetourFinding is the symptom of a drop of translated traffic alone:
+// a request unanswered at a Service's address, answered at a Pod's.
+func fwdDetourFinding(d facts.Detour) analyzer.Finding {
+	return analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Unknown, Subject: subject("hook", "filter FORWARD"),
+		Title:   fmt.Sprintf("Requests to %s go unanswered while %s answers them: the translated path drops them", d.Via, d.To),
+		Summary: d.Describe() + ". The destination answers; the way to it through " + d.Via.String() + " does not.",
+		Cause: "Not established: Service traffic DNAT-ed to a Pod on another node crosses the filter FORWARD chain, " +
+			"where a host firewall (ufw's routed deny, firewalld's REJECT, Docker's DROP policy) can drop it.",
+		Fix: fwdFixes[""], Evidence: d.Evidence(), Supports: []string{d.Describe()},
+		Alternatives: []string{"the filter FORWARD chain (a host firewall) drops the translated packets",
+			"kube-proxy's rules for the Service are missing or stale on the client's node",
+			"the reply is not translated back (bridge-nf-call-iptables off, a hairpin the bridge does not do)"},
+		Decide: collected("iptables-save", "on the client's node while the request to "+d.Via.String()+" is retried"),
+		Facts:  map[string]any{"unanswered": d.Via.String(), "answered": d.To.String()}}
 }
 
 // judgeForwardDrop decides how firmly d shows Pod traffic dropped, and
@@ -206,10 +229,7 @@ func judgeForwardDrop(d *fwdDrop) (analyzer.Finding, bool) {
 // forward hook) that drops; nil otherwise.
 func forwardDrop(rs *model.Ruleset, t *model.Table, c *model.Chain) *fwdDrop {
 	nft := rs.Format == "nft"
-	switch {
-	case nft && (c.Hook != "forward" || c.Type != "" && c.Type != "filter"):
-		return nil
-	case !nft && (c.Name != "FORWARD" || t.Name != "filter" && t.Name != ""):
+	if nft && (c.Hook != "forward" || c.Type != "" && c.Type != "filter") || !nft && (c.Name != "FORWARD" || t.Name != "filter" && t.Name != "") {
 		return nil
 	}
 	d := &fwdDrop{node: rs.Node, rs: rs, table: t, chain: c}
@@ -246,12 +266,7 @@ func forwardDrop(rs *model.Ruleset, t *model.Table, c *model.Chain) *fwdDrop {
 
 // fwdIdle says whether the chain's counters are shown and all 0.
 func fwdIdle(c *model.Chain) bool {
-	for _, r := range c.Rules {
-		if !r.Counted || r.Packets > 0 {
-			return false
-		}
-	}
-	return len(c.Rules) > 0 && c.Packets == 0
+	return len(c.Rules) > 0 && c.Packets == 0 && !slices.ContainsFunc(c.Rules, func(r *model.Rule) bool { return !r.Counted || r.Packets > 0 })
 }
 
 // fwdKubeRuleset says whether rs holds rules of Kubernetes' components.
@@ -374,11 +389,10 @@ var fwdPrefixRe = regexp.MustCompile(`(?:--log-prefix|prefix) (?:"([^"]*)"|(\S+)
 
 // fwdLogPrefix returns the prefix of a LOG rule, unquoted.
 func fwdLogPrefix(r *model.Rule) string {
-	m := fwdPrefixRe.FindStringSubmatch(r.Raw)
-	if m == nil {
-		return ""
+	if m := fwdPrefixRe.FindStringSubmatch(r.Raw); m != nil {
+		return m[1] + m[2]
 	}
-	return m[1] + m[2]
+	return ""
 }
 
 var (
@@ -394,10 +408,7 @@ func fwdLogs(evs []model.LogEvent) []fwdLog {
 	for i := range evs {
 		ev := &evs[i]
 		m := fwdLogRe.FindStringSubmatch(ev.Message)
-		if m == nil || m[2] == "" || m[3] == "" {
-			continue
-		}
-		if !fwdDenyRe.MatchString(m[1]) {
+		if m == nil || m[2] == "" || m[3] == "" || !fwdDenyRe.MatchString(m[1]) {
 			continue
 		}
 		l := fwdLog{ev: ev, prefix: strings.TrimSpace(m[1]), in: m[2], out: m[3]}
@@ -537,17 +548,11 @@ func forwardDropWords(d *fwdDrop) analyzer.Finding {
 		if d.accept != nil {
 			ev = append(ev, analyzer.Evidence{Pos: d.accept.Pos, Note: "accepts Pod traffic before the drop"})
 		}
-		for i, s := range d.shadowed {
-			if i == maxGroupEvidence {
-				break
-			}
+		for _, s := range d.shadowed[:min(len(d.shadowed), maxGroupEvidence)] {
 			ev = append(ev, analyzer.Evidence{Pos: s.Pos, Note: "ACCEPT after the drop"})
 		}
 	}
-	for i, l := range d.logs {
-		if i == maxGroupEvidence {
-			break
-		}
+	for _, l := range d.logs[:min(len(d.logs), maxGroupEvidence)] {
 		ev = append(ev, analyzer.Evidence{Pos: l.ev.Pos, Note: l.prefix + " " + l.in + " to " + l.out})
 	}
 	f.Evidence = dedupEvidence(ev)

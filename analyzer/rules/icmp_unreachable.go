@@ -105,7 +105,7 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 	byKey := map[string]*icmpGroup{}
 	for i := range s.ICMP {
 		ev := &s.ICMP[i]
-		if ev.Copy { // the same error seen on another interface
+		if ev.Copy || !ev.From.IsValid() { // the same error seen on another interface; a line cut before its sender
 			continue
 		}
 		dst, addr := icmpDestination(ev)

@@ -19,7 +19,7 @@ var IPVSStrictARP = &analyzer.Rule{
 	Name:        "ipvs-strict-arp",
 	Severity:    analyzer.Error,
 	NeedsAny:    []model.Kind{model.KindKube, model.KindSettings, model.KindComponents},
-	Uses:        []model.Kind{model.KindIPVS, model.KindCapture, model.KindNeighbors, model.KindLogs},
+	Uses:        []model.Kind{model.KindIPVS, model.KindCapture, model.KindNeighbors, model.KindLogs, model.KindClient},
 	Requires:    []analyzer.FactKey{facts.LBControllers},
 	SubjectKeys: []string{"component", "setting"},
 	Run:         runIPVSStrictARP,
@@ -32,7 +32,9 @@ var IPVSStrictARP = &analyzer.Rule{
 	Proof: "kube-proxy's configuration (IPVS mode, strictARP off) beside a controller that announces with ARP, and a " +
 		"LoadBalancer IP claimed by more than one MAC (a capture's ARP replies, ip neigh)",
 	Unproven: "from the configuration alone the nodes may still ignore those ARP requests (arp_ignore and " +
-		"arp_announce set by other means): a warning (likely), with the nodes' sysctls to decide",
+		"arp_announce set by other means): a warning (likely), with the nodes' sysctls to decide; a client " +
+		"transcript where a LoadBalancer IP refuses what its ClusterIP answers, without kube-proxy's " +
+		"configuration, is the symptom only: a warning of unknown cause with arping as what decides",
 	Doc: `kube-proxy's IPVS mode answers ARP for LoadBalancer IPs
 
 In IPVS mode kube-proxy binds every Service IP, LoadBalancer IPs included,
@@ -51,8 +53,17 @@ kube-vip from their workloads, kubespray's settings, their logs or the
 Services' annotations; ARP claims of the LoadBalancer IPs from more than one
 MAC (captures, ip neigh).
 
+Without kube-proxy's configuration, a client transcript (curl, nc,
+telnet) where a LoadBalancer IP refuses the connection its Service's
+ClusterIP accepts shows the symptom only: the node the client reached
+for that IP is not one that serves it. strictARP off is then one
+candidate among others (externalTrafficPolicy: Local announced from a node
+without an endpoint, a second controller announcing the IP), and the ARP
+answers for the IP (arping) decide.
+
 Severity: error when a LoadBalancer IP is claimed by more than one MAC;
-warning from the configuration alone.
+warning from the configuration alone; warning of unknown cause from the
+transcript alone.
 
 Fix: turn strict ARP on: kubectl -n kube-system edit configmap kube-proxy,
 set ipvs.strictARP: true, and restart kube-proxy (kubectl -n kube-system
@@ -133,7 +144,13 @@ func runIPVSStrictARP(p *analyzer.Pass) error {
 			break
 		}
 	}
-	if conf == nil || conf.strictARP != nil && *conf.strictARP {
+	if conf == nil {
+		if len(kubeProxyConfigs(s)) == 0 {
+			reportLBRefused(p)
+		}
+		return nil
+	}
+	if conf.strictARP != nil && *conf.strictARP {
 		return nil
 	}
 	ctrl := facts.LBControllers.Of(p)
@@ -274,4 +291,85 @@ func strictARPWords(sa *strictARPOff) (title, summary, cause, fix string) {
 	fix = "Turn strict ARP on: `kubectl -n kube-system edit configmap kube-proxy` and set `ipvs: strictARP: true`, then " +
 		"`kubectl -n kube-system rollout restart ds/kube-proxy` (kubespray: kube_proxy_strict_arp: true)."
 	return title, summary, cause, fix
+}
+
+// lbRefused is a LoadBalancer IP a client was refused at while the same
+// Service's ClusterIP accepted a connection.
+type lbRefused struct {
+	svc, lbIP, clusterIP string
+	refused, accepted    *model.ClientResult
+	svcPos               model.Pos
+}
+
+// reportLBRefused reports, when nothing says how kube-proxy runs, each
+// LoadBalancer IP a client transcript shows refused while its Service's
+// ClusterIP answered: the symptom of another node than the one that
+// serves the IP answering its ARP, of unknown cause.
+func reportLBRefused(p *analyzer.Pass) {
+	s := p.Snap
+	var found []lbRefused
+	for i := range s.Kube.Services {
+		svc := &s.Kube.Services[i]
+		if svc.Spec.ClusterIP == "" {
+			continue
+		}
+		for _, ing := range svc.Status.LoadBalancer.Ingress {
+			lr := lbRefused{svc: objectName(svc.Namespace, svc.Name), lbIP: ing.IP, clusterIP: svc.Spec.ClusterIP, svcPos: svc.Source.Pos}
+			for j := range s.Client {
+				r := &s.Client[j]
+				for _, a := range r.Dests() {
+					switch {
+					case a.String() == lr.lbIP && r.Outcome == model.ClientRefused && lr.refused == nil:
+						lr.refused = r
+					case a.String() == lr.clusterIP && r.Outcome == model.ClientConnected && lr.accepted == nil:
+						lr.accepted = r
+					}
+				}
+			}
+			if ing.IP != "" && lr.refused != nil && lr.accepted != nil {
+				found = append(found, lr)
+			}
+		}
+	}
+	for _, lr := range found {
+		p.Report(lbRefusedFinding(lr))
+	}
+}
+
+func lbRefusedFinding(lr lbRefused) analyzer.Finding {
+	return analyzer.Finding{
+		Subject:   subject("component", "kube-proxy", "setting", "strictARP"),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Unknown,
+		Title: fmt.Sprintf("LoadBalancer IP %s of %s refuses what its ClusterIP accepts: a node that does not serve it "+
+			"may answer its ARP (kube-proxy's IPVS mode without strictARP?)", lr.lbIP, lr.svc),
+		Summary: fmt.Sprintf("A client was refused at %s, the LoadBalancer IP of %s, while the Service's ClusterIP %s "+
+			"accepted the same request: the Service has a ready endpoint, and the node the client's packets reached "+
+			"for the LoadBalancer IP did not pass them to it. The bundle holds no kube-proxy configuration nor ARP "+
+			"answers for the IP to tell why.", lr.lbIP, lr.svc, lr.clusterIP),
+		Cause: "In IPVS mode without strict ARP every node binds the LoadBalancer IPs to kube-ipvs0 and answers ARP " +
+			"for them, so clients land on whichever node answered last; with externalTrafficPolicy: Local a node " +
+			"without a local endpoint refuses them.",
+		Fix: "If kube-proxy runs in IPVS mode, turn strict ARP on: `kubectl -n kube-system edit configmap kube-proxy`, " +
+			"set `ipvs: strictARP: true`, then `kubectl -n kube-system rollout restart ds/kube-proxy`.",
+		Supports: []string{
+			fmt.Sprintf("%s: %q: refused at the LoadBalancer IP %s", lr.refused.Pos, lr.refused.Message, lr.lbIP),
+			fmt.Sprintf("%s: %q: the ClusterIP %s accepts", lr.accepted.Pos, lr.accepted.Message, lr.clusterIP),
+		},
+		Contradicts: []string{"nothing shows kube-proxy's mode: in iptables mode no node answers ARP for a " +
+			"LoadBalancer IP of its own accord"},
+		Alternatives: []string{
+			"kube-proxy in IPVS mode without strictARP: every node answers ARP for " + lr.lbIP,
+			"externalTrafficPolicy: Local with the IP announced from a node without a ready endpoint",
+			"two controllers announcing " + lr.lbIP + " from different nodes",
+		},
+		Decide: fmt.Sprintf("arping -c 3 %s from a host on the nodes' network (more than one MAC answering decides), "+
+			"and kubectl -n kube-system get cm kube-proxy -o yaml | grep -A3 'ipvs:'", lr.lbIP),
+		Facts: map[string]any{"service": lr.svc, "lb_ip": lr.lbIP, "cluster_ip": lr.clusterIP},
+		Evidence: []analyzer.Evidence{
+			{Pos: lr.refused.Pos, Note: lr.refused.Message},
+			{Pos: lr.accepted.Pos, Note: lr.accepted.Message},
+			{Pos: lr.svcPos, Note: fmt.Sprintf("%s: ClusterIP %s, LoadBalancer IP %s", lr.svc, lr.clusterIP, lr.lbIP)},
+		},
+	}
 }

@@ -34,7 +34,9 @@ var MTUBlackhole = &analyzer.Rule{
 		"or Packet Too Big (or all ICMP)",
 	Unproven: "the connections whose large segments were retransmitted without acknowledgment while smaller ones " +
 		"passed, whether an ICMP fragmentation-needed (Packet Too Big) for them was seen, the causes not ruled out " +
-		"and the ping that finds the largest packet the path carries",
+		"and the ping that finds the largest packet the path carries; a fragmentation-needed (Packet Too Big) error " +
+		"in a capture that holds no connection (a ticket's one line of tcpdump) is reported with its MTU as a " +
+		"warning of unknown cause: whether its sender heeded it is not shown",
 	Doc: `a path drops large segments while small ones pass
 
 A connection completes its handshake and small segments (a request, a
@@ -131,7 +133,51 @@ func runMTUBlackhole(p *analyzer.Pass) error {
 		f.Title, f.Summary, f.Cause, f.Fix = mtuWords(g)
 		p.Report(f)
 	}
+	if len(s.Attempts) == 0 {
+		reportFragNeededAlone(p)
+	}
 	return nil
+}
+
+// reportFragNeededAlone reports the fragmentation-needed errors of a
+// capture that holds no connection (a ticket's one line of tcpdump): a
+// hop said the packets to a destination were larger than it carries, and
+// nothing shows whether their sender heeded it.
+func reportFragNeededAlone(p *analyzer.Pass) {
+	seen := map[string]bool{}
+	for i := range p.Snap.ICMP {
+		e := &p.Snap.ICMP[i]
+		dst := e.Quoted.Dst.Addr()
+		if e.Copy || e.MTU == 0 || !dst.IsValid() || !(e.What == "frag-needed" || e.What == "packet-too-big") ||
+			seen[e.Node+dst.String()] {
+			continue
+		}
+		seen[e.Node+dst.String()] = true
+		src := ""
+		if e.To.IsValid() {
+			src = e.To.String()
+		}
+		p.Report(analyzer.Finding{
+			Severity: analyzer.Warning, Certainty: analyzer.Unknown,
+			Subject: subject("node", e.Node, "source", src, "destination", dst.String()),
+			Title:   fmt.Sprintf("Packets to %s are larger than a hop on the path carries (%s: MTU %d)", dst, icmpWhat(e.V6), e.MTU),
+			Summary: fmt.Sprintf("An %s (%s) says packets to %s must be at most %d bytes. The capture holds no "+
+				"connection to show whether their sender heeded it: a sender behind a tunnel or a VPN, or one the error "+
+				"does not reach, keeps sending packets too large, and large transfers hang.", icmpWhat(e.V6), e.Pos, dst, e.MTU),
+			Cause: fmt.Sprintf("Not established: the packets to %s are larger than the path's MTU of %d; whether they are "+
+				"lost depends on whether their sender lowers them on the error.", dst, e.MTU),
+			Fix: fmt.Sprintf("Make the sender's packets fit: set the MTU of its interface or tunnel to %d or less (an "+
+				"overlay's or VPN client's MTU), or clamp TCP's MSS to it.", e.MTU),
+			Supports: []string{fmt.Sprintf("%s: %s, MTU %d, for packets to %s", e.Pos, icmpWhat(e.V6), e.MTU, dst)},
+			Alternatives: []string{
+				"the sender lowers its packets on the error (path MTU discovery works) and nothing is lost",
+				"the error does not reach the application's sender (a tunnel or a VPN client inside, a firewall dropping ICMP)",
+			},
+			Decide:   fmt.Sprintf("ping -M do -s %d %s from the sender (it fails when the path carries less)", e.MTU-28, dst),
+			Facts:    map[string]any{"mtu": e.MTU, "destination": dst.String()},
+			Evidence: []analyzer.Evidence{{Pos: e.Pos, Note: fmt.Sprintf("%s, mtu %d", e.What, e.MTU)}},
+		})
+	}
 }
 
 // minBlackholeSize is the smallest segment whose loss can be the path's

@@ -3,7 +3,6 @@ package rules
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,62 +13,49 @@ import (
 	"github.com/netmortem/netmortem/model"
 )
 
-// NodePortCollision finds NodePorts that something else also claims.
+// NodePortCollision finds NodePorts that two Services, two ports of one
+// Service or a Pod's hostPort claim, or that lie outside the NodePort range.
 var NodePortCollision = &analyzer.Rule{
 	Name:        "nodeport-collision",
-	Severity:    analyzer.Error,
-	NeedsAny:    []model.Kind{model.KindKube, model.KindNetfilter, model.KindLogs},
+	Severity:    analyzer.Warning,
+	NeedsAny:    []model.Kind{model.KindKube, model.KindLogs},
 	Uses:        []model.Kind{model.KindSockets, model.KindComponents},
 	Requires:    []analyzer.FactKey{facts.NodePortRange},
 	SubjectKeys: []string{"port", "proto"},
 	Run:         runNodePortCollision,
 	Explains:    []*analyzer.Rule{SynAckReset},
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(80)},
-	Proof: "a Service's nodePort (kube, kube-proxy's REJECT rule or its bind failure) that a socket of another " +
-		"process shows taken on a node (ss, netstat); " +
-		"for a NodePort outside the range, the apiserver's --service-node-port-range beside the Services",
+	Proof: "nothing in a bundle proves it: the objects and the apiserver's refusals point at it (a process " +
+		"holding a NodePort on a node, which the node's sockets prove, is nodeport-held-by-process)",
 	Unproven: "two Services with one nodePort, or a Pod's hostPort on it, are shown by the Kubernetes objects alone " +
 		"(likely: the objects may have been read at different times, the Pod may run on other nodes); a NodePort outside " +
 		"the default range without the apiserver's flag may be inside the range the cluster really has. A warning, " +
 		"with the command that decides",
-	Doc: `a NodePort is also claimed by a process, hostPort or Service
+	Doc: `a NodePort is also claimed by a hostPort or another Service
 
-A NodePort is the same port on every node. When a process on a node listens
-on it (ss -lntp, netstat -lntup, not kube-proxy), when a Pod asks for it as a
-hostPort, or when two Services carry the same nodePort (snapshots taken at
-different times, or a restore), traffic for the Service goes to the wrong
-place on some nodes. A NodePort outside the apiserver's range
-(--service-node-port-range, default 30000-32767) was set by hand or comes
-from another cluster's configuration.
-
-kube-proxy's REJECT of a NodePort whose Service has no endpoints ("-m
-addrtype --dst-type LOCAL --dport N -j REJECT", "has no endpoints") refuses
-the port on every address of the node, a host process listening on it too:
-proven with that listener in the node's sockets, unknown (the deciding ss
-command) without the sockets, nothing when the sockets show no listener.
-
-kube-proxy's own line that it cannot open a NodePort ("can't open
-"nodePort for ..." ... bind: address already in use") says another socket
-holds it: likely from the log, proven when the node's sockets show the
-holder, nothing when they show kube-proxy itself holding it (a kube-proxy
-that opened the port twice).
+A NodePort is the same port on every node, and belongs to one Service port.
+When a Pod asks for it as a hostPort, or when two Services carry the same
+nodePort (snapshots taken at different times, or a restore), traffic for
+the Service goes to the wrong place on some nodes. A NodePort outside the
+apiserver's range (--service-node-port-range, default 30000-32767) was set
+by hand or comes from another cluster's configuration. A process of the node
+holding the port is nodeport-held-by-process.
 
 The apiserver's refusal printed by kubectl or helm ("spec.ports[0].nodePort:
 Invalid value: N: provided port is already allocated") is likely when it
 refuses an update of an existing Service (cannot patch, UPGRADE FAILED), and
 of unknown cause, at info, for a create (the same Service may hold the port).
 
-Evidence: the Services' nodePorts, listening sockets per node, Pods'
-hostPorts, the apiserver flag, kube-proxy's REJECT rules and its log, the
+Evidence: the Services' nodePorts, Pods' hostPorts, the apiserver flag, the
 apiserver's refusals.
 
-Severity: error when a listening socket shows the port taken on a node;
-warning for two Services or a hostPort on one nodePort, seen in the objects
-alone, and for a NodePort outside the range.
+Severity: a warning for two Services or a hostPort on one nodePort, seen in
+the objects alone, for a NodePort outside the range, and for the apiserver
+refusing an update.
 
-Fix: move the host process or the hostPort off the NodePort range, give each
-Service its own nodePort (or let the apiserver allocate it), and keep the
-range consistent with net.ipv4.ip_local_reserved_ports.`,
+Fix: move the hostPort off the NodePort range, give each Service its own
+nodePort (or let the apiserver allocate it), and keep the range consistent
+with net.ipv4.ip_local_reserved_ports.`,
 }
 
 func runNodePortCollision(p *analyzer.Pass) error {
@@ -99,194 +85,7 @@ func runNodePortCollision(p *analyzer.Pass) error {
 			p.Report(judgeAllocated(a))
 		}
 	}
-	for _, g := range portSignals(s) {
-		k := fmt.Sprintf("%d/%s", g.port, g.proto)
-		if byPort[k] != nil && !g.bind || reported[k] {
-			continue // the Services' own judgement above
-		}
-		if f, ok := judgePortSignal(s, g); ok {
-			f.Title, f.Summary, f.Cause, f.Fix = portSignalWords(g)
-			p.Report(f)
-			reported[k] = true
-		}
-	}
 	return nil
-}
-
-// noEndpointsRe reads kube-proxy's comment on the REJECT rule of a Service
-// port without endpoints: "default/traefik:http has no endpoints".
-var noEndpointsRe = regexp.MustCompile(`^(\S+) has no endpoints$`)
-
-// nodePortBindRe reads kube-proxy's own line when it cannot open (bind) a
-// NodePort: "can't open "nodePort for ns/svc:port" (:45102/tcp), skipping
-// this nodePort: listen tcp :45102: bind: address already in use", and the
-// structured form of later releases ("can't open port, skipping it"
-// err="listen tcp4 :30619: bind: address already in use" port={...}).
-var nodePortBindRe = regexp.MustCompile(`(?i)can't open (?:"nodePort for [^"]*"|port)[\s\S]*?listen (tcp|udp|sctp)[46]? [^\s:]*:(\d{1,5}): bind: address already in use`)
-
-// nodePortServiceRe finds the Service port a bind failure names.
-var nodePortServiceRe = regexp.MustCompile(`nodePort for ([^"\\\s]+)`)
-
-// portSignal is one NodePort a node's own evidence shows contended without
-// the Services: kube-proxy's REJECT of it on every local address (its
-// Service has no endpoints; bind false), or kube-proxy's failures to open
-// it (bind: address already in use); and the socket of another process
-// the node's sockets show holding it.
-type portSignal struct {
-	port                 uint16
-	proto, service, node string // proto TCP, UDP, SCTP; the Service port as named
-	bind                 bool
-	pos                  []model.Pos
-	holder               *model.Socket
-}
-
-// portSignals lists the REJECT rules and the bind failures, once per node
-// and port, each bind failure with the lines that repeat it.
-func portSignals(s *model.Snapshot) []*portSignal {
-	var out []*portSignal
-	byKey := map[string]*portSignal{}
-	add := func(bind bool, node, proto, port, service string, pos model.Pos) {
-		n, err := strconv.ParseUint(port, 10, 16)
-		proto = strings.ToUpper(proto)
-		key := fmt.Sprintf("%t|%s|%s/%s", bind, node, port, proto)
-		if err != nil || n == 0 || proto != "TCP" && proto != "UDP" && proto != "SCTP" {
-			return
-		}
-		if g := byKey[key]; g != nil {
-			g.pos = append(g.pos, pos)
-			return
-		}
-		byKey[key] = &portSignal{port: uint16(n), proto: proto, service: service, node: node, bind: bind, pos: []model.Pos{pos}}
-		out = append(out, byKey[key])
-	}
-	for _, rs := range s.Netfilter {
-		for _, t := range rs.Tables {
-			for _, c := range t.Chains {
-				for _, r := range c.Rules {
-					m := noEndpointsRe.FindStringSubmatch(strings.TrimSpace(r.Comment))
-					if m != nil && r.Target == "REJECT" && strings.EqualFold(r.DstType, "LOCAL") && !r.NotDPort {
-						add(false, rs.Node, r.Proto, r.DPort, m[1], r.Pos)
-					}
-				}
-			}
-		}
-	}
-	for i := range s.Logs {
-		le := &s.Logs[i]
-		msg := le.Message
-		for _, k := range slices.Sorted(maps.Keys(le.Fields)) {
-			msg += " " + k + "=" + le.Fields[k]
-		}
-		if m := nodePortBindRe.FindStringSubmatch(msg); m != nil && (facts.IsKubeProxyLog(le) || strings.Contains(msg, "nodePort for ")) {
-			svc := ""
-			if sm := nodePortServiceRe.FindStringSubmatch(msg); sm != nil {
-				svc = sm[1]
-			}
-			add(true, le.Node, m[1], m[2], svc, le.Pos)
-		}
-	}
-	return out
-}
-
-// judgePortSignal judges g: proven claimed twice when the node's sockets
-// show another process holding the port (listening on it, for a REJECT);
-// nothing when they show kube-proxy itself holding it (it opened the port
-// twice, kubernetes#107297) or, for a REJECT, nothing on it. Without the
-// sockets, kube-proxy's bind failure is likely, a REJECT unknown (it only
-// says the Service has no endpoints). It fills in g.holder.
-func judgePortSignal(s *model.Snapshot, g *portSignal) (analyzer.Finding, bool) {
-	svc, what := cmp.Or(g.service, "a Service"), fmt.Sprintf("kube-proxy rejects %d/%s on every local address", g.port, g.proto)
-	if g.bind {
-		what = fmt.Sprintf("kube-proxy cannot open NodePort %d/%s: address already in use", g.port, g.proto)
-	}
-	f := analyzer.Finding{
-		Subject:   subject("port", fmt.Sprint(g.port), "proto", strings.ToLower(g.proto)),
-		Severity:  analyzer.Warning,
-		Certainty: analyzer.Likely,
-		Supports:  []string{fmt.Sprintf("%s: %s (%s)", g.pos[0], what, svc)},
-		Facts:     map[string]any{"nodeport": fmt.Sprintf("%d/%s", g.port, g.proto), "service": svc},
-	}
-	for i, pos := range g.pos {
-		if i < 3 || i == len(g.pos)-1 {
-			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: pos, Note: what})
-		}
-	}
-	if g.bind {
-		f.Facts["bind_failures"] = len(g.pos)
-	}
-	own := false
-	for i := range s.Sockets {
-		so := &s.Sockets[i]
-		if so.Local.Port() != g.port || !strings.EqualFold(protoBase(so.Proto), g.proto) ||
-			(g.node != "" && so.Node != "" && so.Node != g.node) || !g.bind && so.State != "LISTEN" && so.State != "UNCONN" {
-			continue
-		}
-		if so.MatchesProcess("kube-proxy") {
-			own = true
-			continue
-		}
-		g.holder = so
-		who := cmp.Or(so.Process, "a process")
-		f.Severity, f.Certainty = analyzer.Error, analyzer.Proven
-		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s holds %s (%s)", so.Pos, who, so.Local, so.State))
-		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s holds %s", who, so.Local)})
-		f.Facts["claimed_by"] = who
-		return f, true
-	}
-	switch {
-	case own || !g.bind && s.Has(model.KindSockets):
-		return f, false // kube-proxy's own socket, or nothing listening: the Service only has no endpoints
-	case s.Has(model.KindSockets):
-		f.Contradicts = []string{"the node's sockets in the bundle show nothing on the port: the holder may have gone since"}
-	case !g.bind:
-		f.Certainty = analyzer.Unknown
-		f.Contradicts = []string{"no listening sockets of the node in the bundle: whether a host process listens on " +
-			"the port is not shown"}
-	}
-	f.Alternatives = []string{
-		"kube-proxy itself holds the port from an earlier open (a kube-proxy that opens each NodePort twice, " +
-			"kubernetes#107297): the NodePort works",
-		"an outbound connection's source port holds it: the NodePort range overlaps net.ipv4.ip_local_port_range",
-	}
-	f.Decide = fmt.Sprintf("ss -anp '( sport = :%d )' on %s; sysctl net.ipv4.ip_local_port_range", g.port, cmp.Or(g.node, "the node"))
-	if !g.bind {
-		f.Alternatives = []string{fmt.Sprintf("nothing else listens on %d: the rule only says %s has no endpoints, and "+
-			"connections to the NodePort are refused until it has some", g.port, svc)}
-		f.Decide = fmt.Sprintf("ss -lnp 'sport = :%d'; kubectl get svc -A | grep %d", g.port, g.port)
-	}
-	return f, true
-}
-
-// portSignalWords words the finding of g.
-func portSignalWords(g *portSignal) (title, summary, cause, fix string) {
-	svc, where := cmp.Or(g.service, "its Service"), ""
-	if g.node != "" {
-		where = " on " + g.node
-	}
-	title = fmt.Sprintf("NodePort %d/%s of %s has no endpoints: kube-proxy refuses the port on every local address",
-		g.port, g.proto, svc)
-	summary = fmt.Sprintf("kube-proxy rejects %d/%s on every address of the node (ICMP port unreachable) because %s "+
-		"has no endpoints: a host process listening on the same port is refused too.", g.port, g.proto, svc)
-	cause = "A host process listens on a port of the NodePort range that a Service also holds; while the Service " +
-		"has no endpoints, kube-proxy's REJECT rule refuses every connection to that port on the node."
-	fix = "Move the host process off the NodePort range (or give the Service another nodePort), and keep the " +
-		"range out of the ports host processes use."
-	if g.bind {
-		title = fmt.Sprintf("NodePort %d/%s of %s is held by another socket%s: kube-proxy cannot open it", g.port, g.proto,
-			svc, where)
-		summary = fmt.Sprintf("kube-proxy%s logs %d times that it cannot open NodePort %d/%s (bind: address already in "+
-			"use) and skips it: another socket holds the port, and the NodePort may not work there (releases before "+
-			"1.23 write no rule for a port they cannot open).", where, len(g.pos), g.port, g.proto)
-		cause = "Another socket of the node holds the NodePort: a host process listening on it, or an outbound " +
-			"connection whose source port the kernel took from a range that overlaps the NodePort range."
-		fix = "Find the holder (ss -anp on the port) and move it off the NodePort range; keep the range out of " +
-			"net.ipv4.ip_local_port_range (or list it in net.ipv4.ip_local_reserved_ports)."
-	}
-	if g.holder != nil {
-		title = fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s listening on %s", g.port, g.proto, svc,
-			cmp.Or(g.holder.Process, "a process"), g.holder.Local)
-	}
-	return title, summary, cause, fix
 }
 
 // portClaims is a NodePort and what else claims it, and its judgement
@@ -338,25 +137,6 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 		supports = append(supports, fmt.Sprintf("%s and %s give nodePort %d/%s to %s", np.Pos, list[len(list)-1].Pos,
 			np.Port, np.Protocol, someOf(svcs, " and ")))
 	}
-	listened := false
-	// A host process listening on it.
-	for _, so := range s.Sockets {
-		if so.State != "LISTEN" && so.State != "UNCONN" || so.Local.Port() != np.Port {
-			continue
-		}
-		if !strings.EqualFold(protoBase(so.Proto), np.Protocol) || so.MatchesProcess("kube-proxy") {
-			continue
-		}
-		who := so.Process
-		if who == "" {
-			who = "a process"
-		}
-		claims = append(claims, fmt.Sprintf("%s listening on %s on %s", who, so.Local, nodeName(so.Node)))
-		supports = append(supports, fmt.Sprintf("%s: %s listens on %s on %s, the NodePort of %s (%s)", so.Pos, who,
-			so.Local, nodeName(so.Node), svcs[0], np.Pos))
-		listened = true
-		ev = append(ev, analyzer.Evidence{Pos: so.Pos, Note: fmt.Sprintf("%s listens on %s", who, so.Local)})
-	}
 	// A Pod's hostPort.
 	for _, pod := range s.Kube.Pods {
 		for _, c := range pod.Spec.Containers {
@@ -374,12 +154,9 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 	if len(claims) == 0 && !outside {
 		return f, false
 	}
-	certainty := analyzer.Likely
 	var alternatives []string
 	decide := ""
 	switch {
-	case listened:
-		certainty = analyzer.Proven
 	case len(claims) > 0:
 		if !s.Has(model.KindSockets) && (twice == "" || len(claims) > 1) {
 			contradicts = append(contradicts, "no listening sockets of the nodes in the bundle: whether the port is taken "+
@@ -419,10 +196,6 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 		"services":       svcs,
 		"nodeport_range": rng.Range.String(),
 	}
-	sev := analyzer.Error
-	if certainty != analyzer.Proven {
-		sev = analyzer.Warning
-	}
 	if len(claims) > 0 {
 		values["claimed_by"] = claims
 	}
@@ -432,8 +205,8 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 	c.svcs, c.claims, c.outside, c.twice = svcs, claims, outside, twice
 	return analyzer.Finding{
 		Subject:      subject("port", fmt.Sprint(np.Port), "proto", strings.ToLower(np.Protocol)),
-		Severity:     sev,
-		Certainty:    certainty,
+		Severity:     analyzer.Warning,
+		Certainty:    analyzer.Likely,
 		Supports:     supports,
 		Contradicts:  contradicts,
 		Alternatives: alternatives,
@@ -491,10 +264,6 @@ func portLabel(np model.NodePort) string {
 		return np.PortName
 	}
 	return fmt.Sprintf("%d/%s", np.Port, np.Protocol)
-}
-
-func protoBase(p string) string {
-	return strings.TrimSuffix(strings.ToUpper(p), "6")
 }
 
 func orTCP(p string) string {

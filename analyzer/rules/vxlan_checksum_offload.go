@@ -18,13 +18,14 @@ import (
 var VXLANChecksumOffload = &analyzer.Rule{
 	Name:     "vxlan-checksum-offload",
 	Severity: analyzer.Warning,
-	Needs:    []model.Kind{model.KindLogs},
+	NeedsAny: []model.Kind{model.KindLogs, model.KindCapture},
 	Uses:     []model.Kind{model.KindLinks},
-	Proof: "the receiving node's kernel logs \"UDP: bad checksum. From A:p to B:port\" where port is a VXLAN " +
+	Proof: "the receiving node's kernel logs \"UDP: bad checksum. From A:p to B:port\", or its capture printed " +
+		"by tcpdump -v shows \"A.p > B.port: [bad udp cksum ...]\", where port is a VXLAN " +
 		"port (4789, 8472, or the dstport of a vxlan link the bundle lists): the VXLAN packets node A sends " +
 		"leave with a wrong outer UDP checksum; that A's VXLAN device has tx checksum offload on (ethtool -k) " +
 		"is what the kernel's line does not show, so the rule names the offload as likely",
-	Unproven: "the kernel's lines alone make the offload likely (a warning), with " +
+	Unproven: "the kernel's lines, or the capture's, alone make the offload likely (a warning), with " +
 		"`ethtool -k <vxlan device> | grep tx-checksum` on the sending node as what decides, and turning it off " +
 		"(`ethtool -K flannel.1 tx-checksum-ip-generic off`) as the test; bad checksums to other ports are not " +
 		"reported",
@@ -45,9 +46,11 @@ some 5.8 to 5.10 builds). Cross-node traffic to Services from the nodes
 themselves (DNS through the Service IP, health checks, hostNetwork Pods)
 times out while Pod-to-Pod traffic works.
 
-Evidence: kernel lines (dmesg, journalctl -k) "UDP: bad checksum" whose
-destination port is VXLAN's: 4789 (IANA, Calico, Cilium), 8472 (Linux's
-default, flannel), or the dstport of a vxlan link in ip -d link output.
+Evidence: kernel lines (dmesg, journalctl -k) "UDP: bad checksum", or the
+packets of a receiving node's capture printed by tcpdump -v with "[bad udp
+cksum ...]", whose destination port is VXLAN's: 4789 (IANA, Calico,
+Cilium), 8472 (Linux's default, flannel), or the dstport of a vxlan link
+in ip -d link output.
 The sending address is the node whose VXLAN device to look at.
 
 Severity: warning of likely cause: the line shows the checksum is bad on
@@ -75,13 +78,37 @@ type vxlanBadSum struct {
 	node, from string
 	port       int
 	to         []string
-	lines      []*model.LogEvent
+	lines      []vxlanSumLine
+	captured   bool // the group is a capture's packets, without a kernel line
+}
+
+// vxlanSumLine is one packet with a bad checksum: the kernel's line or the
+// capture's packet.
+type vxlanSumLine struct {
+	pos model.Pos
+	msg string
 }
 
 func runVXLANChecksumOffload(p *analyzer.Pass) error {
 	s := p.Snap
 	var groups []*vxlanBadSum
 	byKey := map[string]*vxlanBadSum{}
+	add := func(node string, from, to netip.Addr, port int, line vxlanSumLine, captured bool) {
+		if _, ok := vxlanPortOf(s, node, port); !ok {
+			return
+		}
+		k := fmt.Sprintf("%s|%s|%d", node, from, port)
+		g := byKey[k]
+		if g == nil {
+			g = &vxlanBadSum{node: node, from: from.String(), port: port, captured: captured}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		if !slices.Contains(g.to, to.String()) {
+			g.to = append(g.to, to.String())
+		}
+		g.lines = append(g.lines, line)
+	}
 	for i := range s.Logs {
 		le := &s.Logs[i]
 		m := udpBadChecksum.FindStringSubmatch(le.Message)
@@ -91,23 +118,15 @@ func runVXLANChecksumOffload(p *analyzer.Pass) error {
 		from, err1 := netip.ParseAddr(m[1])
 		to, err2 := netip.ParseAddr(m[3])
 		port, err3 := strconv.Atoi(m[4])
-		if err1 != nil || err2 != nil || err3 != nil {
-			continue
+		if err1 == nil && err2 == nil && err3 == nil {
+			add(le.Node, from, to, port, vxlanSumLine{le.Pos, le.Message}, false)
 		}
-		if _, ok := vxlanPortOf(s, le.Node, port); !ok {
-			continue
+	}
+	for _, b := range s.BadChecksums {
+		if b.Proto == "udp" {
+			add(b.Node, b.Src.Addr(), b.Dst.Addr(), int(b.Dst.Port()), vxlanSumLine{b.Pos,
+				fmt.Sprintf("%s > %s: bad udp cksum", b.Src, b.Dst)}, true)
 		}
-		k := fmt.Sprintf("%s|%s|%d", le.Node, from, port)
-		g := byKey[k]
-		if g == nil {
-			g = &vxlanBadSum{node: le.Node, from: from.String(), port: port}
-			byKey[k] = g
-			groups = append(groups, g)
-		}
-		if !slices.Contains(g.to, to.String()) {
-			g.to = append(g.to, to.String())
-		}
-		g.lines = append(g.lines, le)
 	}
 	for _, g := range groups {
 		p.Report(vxlanChecksumFinding(s, g))
@@ -145,15 +164,15 @@ func vxlanChecksumFinding(s *model.Snapshot, g *vxlanBadSum) analyzer.Finding {
 	if g.node != "" {
 		f.Facts["node"] = g.node
 	}
-	for i, le := range g.lines {
-		if i == maxGroupEvidence {
-			break
-		}
-		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: le.Pos, Note: le.Message})
+	for _, le := range g.lines[:min(len(g.lines), maxGroupEvidence)] {
+		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: le.pos, Note: le.msg})
 	}
-	first := g.lines[0]
-	f.Supports = []string{fmt.Sprintf("%s: the kernel dropped %d UDP %s from %s to port %d, VXLAN's, for a bad "+
-		"checksum (%q)", first.Pos, len(g.lines), plural(len(g.lines), "packet", "packets"), g.from, g.port, first.Message)}
+	first, who := g.lines[0], "the kernel dropped"
+	if g.captured {
+		who = "the capture shows"
+	}
+	f.Supports = []string{fmt.Sprintf("%s: %s %d UDP %s from %s to port %d, VXLAN's, with a bad "+
+		"checksum (%q)", first.pos, who, len(g.lines), plural(len(g.lines), "packet", "packets"), g.from, g.port, first.msg)}
 	if link != nil {
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: link.Pos, Note: fmt.Sprintf("%s: vxlan dstport %d", link.Dev, link.Port)})
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s is the vxlan link of port %d", link.Pos, link.Dev, g.port))
@@ -175,6 +194,13 @@ func vxlanChecksumFinding(s *model.Snapshot, g *vxlanBadSum) analyzer.Finding {
 		"the overlay's VXLAN packets arrive with a wrong outer checksum and are dropped, so traffic through the "+
 		"tunnel from that node (typically its own connections to a Service whose Pod is here) times out.",
 		on, len(g.lines), plural(len(g.lines), "time", "times"), g.from, listSome(g.to, false), g.port)
+	if g.captured {
+		f.Summary = fmt.Sprintf("The capture%s shows %d %s from %s to %s, port %d, with a bad UDP checksum (tcpdump's "+
+			"\"bad udp cksum\"): the overlay's VXLAN packets arrive with a wrong outer checksum, which the receiving "+
+			"kernel drops, so traffic through the tunnel from that node (typically its own connections to a Service "+
+			"whose Pod is here) times out.", on, len(g.lines), plural(len(g.lines), "packet", "packets"), g.from,
+			listSome(g.to, false), g.port)
+	}
 	f.Cause = fmt.Sprintf("Most likely the sending node %s computes the outer UDP checksum wrong: with tx checksum "+
 		"offload on its VXLAN device (%s), packets it NATs into the tunnel leave with a bad checksum on kernels with "+
 		"the netfilter checksum bug (before 5.7, and some 5.8 to 5.10 builds).", g.from, dev)

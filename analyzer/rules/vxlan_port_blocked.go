@@ -17,7 +17,7 @@ var VXLANPortBlocked = &analyzer.Rule{
 	Name:     "vxlan-port-blocked",
 	Severity: analyzer.Warning,
 	Needs:    []model.Kind{model.KindNetfilter},
-	Uses:     []model.Kind{model.KindLinks},
+	Uses:     []model.Kind{model.KindLinks, model.KindClient},
 	Proof: "a filter rule drops (DROP, REJECT) UDP to a VXLAN port (4789, 8472, or the dstport of a vxlan link " +
 		"the bundle lists) on the way in, for every sender, or its counter (iptables-save -c, iptables -nvL) shows " +
 		"packets it dropped; the rule names the drop as likely, since a rule alone does not show which tunnel's " +
@@ -25,7 +25,8 @@ var VXLANPortBlocked = &analyzer.Rule{
 	Unproven: "a drop that only takes VXLAN from hosts outside an allow-list (Calico's \"Drop IPv4 VXLAN packets " +
 		"from non-whitelisted hosts\" after its accept from the cali40all-vxlan-net set), without counters, is " +
 		"normal and reported as info, with `iptables -nvL CHAIN` (its counter climbing while the traffic fails) " +
-		"as what decides; a counter at 0 rules it out",
+		"as what decides; a counter at 0 rules it out; beside a client transcript where a connection goes " +
+		"unanswered (timed out, no route to host) it is a warning, still of unknown cause",
 	SubjectKeys: []string{"node", "chain", "port"},
 	Run:         runVXLANPortBlocked,
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(180)},
@@ -49,8 +50,10 @@ the dstport of the vxlan links (ip -d link) for other ports.
 
 Severity: a warning of likely cause when the rule drops VXLAN from every
 sender, or its counter shows packets dropped; info of unknown cause for
-an allow-list's drop without counters (Calico's own, normal); nothing
-when its counter is 0.
+an allow-list's drop without counters (Calico's own, normal), a warning
+of unknown cause when a client transcript (curl, nc, telnet) beside it
+shows a connection going unanswered (timed out, no route to host: what a
+dropped tunnel leaves the client with); nothing when its counter is 0.
 
 Fix: allow the overlay's port between the nodes (iptables -I INPUT -p
 udp --dport 4789 -s NODE_CIDR -j ACCEPT, or the firewall's own setting);
@@ -146,7 +149,11 @@ func runVXLANPortBlocked(p *analyzer.Pass) error {
 						continue
 					}
 					allow := vxlanAllowBefore(c.Rules[:i], port)
-					p.Report(vxlanBlockedFinding(rs, c, r, allow, port))
+					f := vxlanBlockedFinding(rs, c, r, allow, port)
+					if f.Certainty == analyzer.Unknown {
+						vxlanUnanswered(s, &f)
+					}
+					p.Report(f)
 				}
 			}
 		}
@@ -233,4 +240,28 @@ func vxlanBlockedFinding(rs *model.Ruleset, c *model.Chain, r, allow *model.Rule
 	f.Fix = fmt.Sprintf("Allow UDP %d from the nodes that send the tunnel's packets before that rule; for a tunnel "+
 		"beside Calico's, give it another UDP port or add its hosts to Calico's allowed hosts.", port)
 	return f
+}
+
+// vxlanUnanswered raises the unknown finding f of an allow-list's drop to
+// a warning when a client transcript shows a connection that went
+// unanswered: what a tunnel whose packets are dropped leaves its client
+// with. It stays of unknown cause: nothing ties that client's path to the
+// tunnel the rule drops.
+func vxlanUnanswered(s *model.Snapshot, f *analyzer.Finding) {
+	for i := range s.Client {
+		r := &s.Client[i]
+		switch r.Outcome {
+		case model.ClientTimeout, model.ClientNoAnswer, model.ClientNoRoute:
+		default:
+			continue
+		}
+		f.Severity = analyzer.Warning
+		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: r.Pos, Note: r.Message})
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %q: a connection to %s went unanswered (%s)",
+			r.Pos, r.Message, r.Target, r.Outcome))
+		f.Facts["unanswered"] = r.Target
+		f.Summary += fmt.Sprintf(" A client's connection to %s went unanswered (%s, %s): if its packets cross a "+
+			"tunnel from a host outside the allowed ones, this rule drops them.", r.Target, r.Outcome, r.Pos)
+		return
+	}
 }

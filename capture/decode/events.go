@@ -89,6 +89,9 @@ func (d *Decoder) icmp(l ipLoad, p *Packet, v6 bool) error {
 		switch typ {
 		case 3:
 			ev.What = unreachName4(code)
+			if code == 4 {
+				ev.MTU = int(b[6])<<8 | int(b[7]) // RFC 1191
+			}
 		case 5:
 			ev.What = "redirect"
 			ev.Gateway = netip.AddrFrom4([4]byte(b[4:8]))
@@ -105,6 +108,7 @@ func (d *Decoder) icmp(l ipLoad, p *Packet, v6 bool) error {
 			ev.What = unreachName6(code)
 		case 2:
 			ev.What = "packet-too-big"
+			ev.MTU = int(b[4])<<24 | int(b[5])<<16 | int(b[6])<<8 | int(b[7])
 		case 3:
 			ev.What = "ttl-exceeded"
 		case 4:

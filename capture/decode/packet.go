@@ -56,6 +56,9 @@ type Packet struct {
 	ICMP *model.ICMPEvent
 	// ARP is set for ARP packets and IPv6 neighbor advertisements.
 	ARP *model.ARPEvent
+	// BadChecksum is set for a UDP packet the text capture's decoder
+	// printed with a wrong checksum (tcpdump -v's "bad udp cksum").
+	BadChecksum bool
 	// GratuitousARP is set for a gratuitous ARP request or reply whose
 	// hardware address is malformed: it claims nothing (ARP is nil) but
 	// counts as gratuitous, as tshark counts it.

@@ -113,6 +113,14 @@ func (tr *textReader) tcpdumpLine(raw, t string) {
 		}
 	default:
 		n := tcpdumpNoTimeRe.FindStringSubmatch(t)
+		if n == nil && cutICMPRe.MatchString(t) {
+			// An ICMP error cut before its addresses by a paste.
+			p := &decode.Packet{Pos: tr.pos()}
+			if tr.tcpdumpICMP(p, "", "", t) && p.ICMP != nil {
+				tr.emit(p)
+			}
+			return
+		}
 		if n == nil || !noTimeLine(n[3], n[4]) {
 			return // -A / -X payload, -v option lines, wrapped text
 		}
@@ -361,6 +369,10 @@ func (tr *textReader) decodeTcpdump(p *decode.Packet, text string) bool {
 			if strings.HasPrefix(detail, "UDP") || strings.Contains(detail, "UDP,") {
 				p.Proto = "udp"
 			}
+			// tcpdump -v checks UDP checksums: "[bad udp cksum 0x9c31 -> 0x2f5a!]".
+			if strings.HasPrefix(detail, "[bad udp cksum ") {
+				p.Proto, p.BadChecksum = "udp", true
+			}
 		}
 	}
 	return true
@@ -442,6 +454,11 @@ func tcpdumpFlags(s string) uint8 {
 }
 
 var (
+	// cutICMPRe is an ICMP unreachable error whose line a paste cut
+	// before its addresses: "ICMP 10.0.0.9 unreachable - need to frag
+	// (mtu 1320), length 556".
+	cutICMPRe      = regexp.MustCompile(`^ICMP (?:(?:host|net) )?\S+ (?:(?:tcp|udp) port \S+ )?unreachable\b.*, length \d+$`)
+	icmpMTURe      = regexp.MustCompile(`\(mtu (\d+)\)`)
 	icmpUnreachRe  = regexp.MustCompile(`^ICMP (?:(host|net) (\S+) unreachable|(\S+) (tcp|udp) port (\S+) unreachable|(\S+) protocol \d+ unreachable|(\S+) unreachable)(.*)$`)
 	icmpRedirectRe = regexp.MustCompile(`^ICMP redirect (\S+) to (?:host|net) ([^\s,]+)`)
 )
@@ -449,6 +466,9 @@ var (
 func (tr *textReader) tcpdumpICMP(p *decode.Packet, src, dst, detail string) bool {
 	s, err1 := netip.ParseAddr(src)
 	d, err2 := netip.ParseAddr(dst)
+	if src == "" && dst == "" {
+		err1, err2 = nil, nil // a line cut before its addresses: who sent it to whom is unknown
+	}
 	if err1 != nil || err2 != nil {
 		tr.errs.Addf(p.Pos, detail, "unreadable ICMP addresses %q > %q", src, dst)
 		return false
@@ -481,6 +501,9 @@ func (tr *textReader) tcpdumpICMP(p *decode.Packet, src, dst, detail string) boo
 		switch {
 		case strings.Contains(tail, "need to frag"):
 			ev.Code, ev.What = 4, "frag-needed"
+			if mtu := icmpMTURe.FindStringSubmatch(tail); mtu != nil {
+				ev.MTU, _ = strconv.Atoi(mtu[1])
+			}
 		case strings.Contains(tail, "admin prohibited"):
 			ev.Code, ev.What = 13, "admin-prohibited"
 		}

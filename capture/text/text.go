@@ -49,7 +49,7 @@ func Sniff(head []byte) (string, int) {
 		case tsharkHead(line) != nil:
 			tshark++
 		case isTcpdumpLine(line), tcpdumpAddrRe.MatchString(line) && strings.Contains(line, ": "),
-			tcpdumpNoTimeSniffRe.MatchString(line):
+			tcpdumpNoTimeSniffRe.MatchString(line), cutICMPRe.MatchString(line):
 			tcpdump++ // a packet line, or the addresses line of tcpdump -v
 		}
 	}

@@ -1,11 +1,13 @@
 package text_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/netmortem/netmortem/capture/text"
+	"github.com/netmortem/netmortem/capture/track"
 )
 
 // tcpdump -nn -e -i any whose author replaced the MAC addresses by words
@@ -90,6 +92,48 @@ func TestTextRealExamples(t *testing.T) {
 		}
 		if strings.Join(icmp, ";") != want {
 			t.Errorf("%s: ICMP %q", file, icmp)
+		}
+	}
+}
+
+// tcpdump -e -v on the receiving node of calico#4865: a VXLAN packet whose
+// outer UDP checksum tcpdump found wrong ("[bad udp cksum 0x9c31 ->
+// 0x2f5a!]") is a checksum error; one whose checksum is right is not.
+func TestTextBadUDPChecksum(t *testing.T) {
+	res, _ := readText(t, "field/vxlan-checksum-offload--calico-issue-4865/tcpdump.txt")
+	if len(res) != 1 || len(res[0].BadChecksums) != 1 {
+		t.Fatalf("results %+v", res)
+	}
+	if b := res[0].BadChecksums[0]; b.Proto != "udp" || b.Src.String() != "10.8.21.37:6281" ||
+		b.Dst.String() != "10.8.21.25:4789" || b.Pos.Line != 1 {
+		t.Errorf("bad checksum %+v", b)
+	}
+	ok := "12:00:00.000001 IP (tos 0x0, ttl 64, id 1, offset 0, flags [none], proto UDP (17), length 129)\n" +
+		"    10.8.21.37.6281 > 10.8.21.25.4789: [udp sum ok] VXLAN, flags [I] (0x08), vni 4096\n"
+	got, err := text.Read(context.Background(), strings.NewReader(ok), "ok.txt", text.Tcpdump, track.Options{})
+	if err != nil || len(got) != 1 || len(got[0].BadChecksums) != 0 {
+		t.Errorf("checksum ok: %+v, %v", got, err)
+	}
+}
+
+// cilium#27758's one line of tcpdump, cut by its paste before its times
+// and addresses: an ICMP fragmentation-needed for 10.68.5.41 with its
+// MTU, sent by and to hosts the line does not name.
+func TestTextCutICMPLine(t *testing.T) {
+	res, format := readText(t, "field/mtu-blackhole--cilium-27758/tcpdump.txt")
+	if format != text.Tcpdump || len(res) != 1 || len(res[0].ICMP) != 1 {
+		t.Fatalf("format %s, results %+v", format, res)
+	}
+	e := res[0].ICMP[0]
+	if e.What != "frag-needed" || e.Type != 3 || e.Code != 4 || e.MTU != 1320 || e.From.IsValid() ||
+		e.Quoted.Dst.Addr().String() != "10.68.5.41" || e.Pos.Line != 1 {
+		t.Errorf("event %+v", e)
+	}
+	// A line that is not an ICMP error's tail is not one.
+	for _, in := range []string{"ICMP 10.68.5.41 echo request, id 1, seq 1, length 64\n", "ICMP statistics: 4 unreachable\n"} {
+		got, err := text.Read(context.Background(), strings.NewReader(in), "x.txt", text.Tcpdump, track.Options{})
+		if err != nil || len(got) > 0 && len(got[0].ICMP) > 0 {
+			t.Errorf("%q: %+v, %v", in, got, err)
 		}
 	}
 }

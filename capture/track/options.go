@@ -55,4 +55,7 @@ type Result struct {
 	Endpoints []model.EndpointStats
 	ICMP      []model.ICMPEvent
 	ARP       []model.ARPEvent
+	// BadChecksums are the packets a text capture printed with a wrong
+	// UDP checksum.
+	BadChecksums []model.ChecksumError
 }

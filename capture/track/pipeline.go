@@ -174,7 +174,7 @@ func (s *Stage) Add(p *decode.Packet) {
 	} else {
 		w.segs = w.segs[:n]
 	}
-	if p.ICMP != nil || p.ARP != nil || p.Proto == "arp" {
+	if p.ICMP != nil || p.ARP != nil || p.Proto == "arp" || p.BadChecksum {
 		w.full = append(w.full, fullPacket{Packet: *p, idx: t.packets, quote: quote})
 	}
 	if t.packets%batchSize == 0 {

@@ -64,6 +64,7 @@ type Tracker struct {
 	statOrder  []statKey
 	counts     model.Counts
 	icmp       []model.ICMPEvent
+	badSums    []model.ChecksumError
 	arp        []model.ARPEvent
 	askers     map[netip.Addr]netip.Addr // the last host that asked for each address
 	arpAnswers arpAnswers
@@ -356,7 +357,7 @@ func (t *Tracker) Finish() *Result {
 		sh.store.release()
 	}
 	t.arpAnswers.finish(t.arp, t.last)
-	res := &Result{ICMP: t.icmp, ARP: t.arp}
+	res := &Result{ICMP: t.icmp, ARP: t.arp, BadChecksums: t.badSums}
 	// Chunks are let go as they are copied, so that the attempts are not
 	// held twice.
 	res.Attempts = make([]model.Attempt, 0, t.nDone)

@@ -31,6 +31,9 @@ func (t *Tracker) settle(p *decode.Packet, attemptFrame int) {
 		t.addICMP(p, attemptFrame)
 	case p.ARP != nil:
 		t.addARP(p)
+	case p.BadChecksum:
+		t.badSums = append(t.badSums, model.ChecksumError{Pos: t.pos(p), Time: p.Time, Node: t.node, Proto: p.Proto,
+			Src: p.Src, Dst: p.Dst})
 	}
 	if p.Proto == "arp" {
 		t.counts.ARP++

@@ -41,12 +41,12 @@ func newBatchCmd(c *cli) *cobra.Command {
 			"Bundles in object storage are named by URL: s3://BUCKET/KEY, gs://, azblob://CONTAINER/KEY,\n" +
 			"file:///PATH; a key ending in / is every object under it, a key with glob characters a pattern\n" +
 			"listed through the bucket's API. Credentials come from the environment as each cloud's SDK\n" +
-			"reads them (docs/scale.md, \"Bundles in object storage\").\n\n" +
+			"reads them (docs/fleet.md, \"Bundles in object storage\").\n\n" +
 			"--resume with --anonymize needs the key of the run it resumes (--anonymize-key-file or\n" +
 			"NETMORTEM_ANONYMIZE_KEY), so that the bundles' tokens match the lines already written.\n\n" +
 			"--db writes the lines to a database instead of stdout: a SQLite file (results.db,\n" +
 			"sqlite:///abs/path, file:path) or PostgreSQL (postgres://user@host/db), its schema created or\n" +
-			"upgraded first (docs/scale.md). Each bundle is one transaction that replaces what the database\n" +
+			"upgraded first (docs/fleet.md). Each bundle is one transaction that replaces what the database\n" +
 			"held of it, so that shards and retried runs writing one database at once never duplicate a row.\n" +
 			"With --out too, both get every line, and --resume skips only the bundles both hold. A database\n" +
 			"that cannot be opened stops the batch before any bundle is analyzed (exit 3).",
@@ -58,7 +58,7 @@ func newBatchCmd(c *cli) *cobra.Command {
 	fs := cmd.Flags()
 	jobs := fs.IntP("jobs", "j", runtime.NumCPU(), "bundles analyzed at once")
 	out := fs.String("out", "-", "JSON Lines output file (- for stdout); with --db, only when given")
-	db := fs.String("db", "", "results database to write the lines to instead of --out: a SQLite file (results.db, sqlite:///abs/path, file:path) or a postgres:// URL (docs/scale.md); with --out too, both get every line")
+	db := fs.String("db", "", "results database to write the lines to instead of --out: a SQLite file (results.db, sqlite:///abs/path, file:path) or a postgres:// URL (docs/fleet.md); with --out too, both get every line")
 	resume := fs.Bool("resume", false, "skip bundles already in --out (and append to it) or in --db; with both, the bundles both hold")
 	shard := fs.String("shard", "", "K/N: take only the bundles of shard K (0-based) out of N, by a hash of the bundle path; auto: K and N from JOB_COMPLETION_INDEX and JOB_COMPLETIONS (a Kubernetes Indexed Job)")
 	timeout := fs.Duration("timeout", defaultTimeout, "time budget per bundle (0: no limit)")
@@ -279,7 +279,7 @@ type progress struct {
 
 func newProgress(w io.Writer, total int, quiet bool) *progress {
 	tty := false
-	if f, ok := w.(*os.File); ok {
+	if f, ok := unwrapSized(w).(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			tty = true
 		}

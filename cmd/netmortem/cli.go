@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/internal/buildinfo"
@@ -20,6 +19,8 @@ import (
 type cli struct {
 	stdout, stderr io.Writer
 	code           int
+	// width is --width: the columns the output is fitted to.
+	width widthFlag
 }
 
 // The exit codes as each command's help states them.
@@ -49,55 +50,6 @@ const (
 // exitCodesKey is the annotation that holds a command's exit codes, which
 // its help and usage end with (the root's for commands without their own).
 const exitCodesKey = "exit-codes"
-
-// usageTemplate is cobra's usage template with the exit codes at the end.
-const usageTemplate = `Usage:{{if and .Runnable (not .HasAvailableSubCommands)}}
-  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
-  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
-
-Aliases:
-  {{.NameAndAliases}}{{end}}{{if .HasExample}}
-
-Examples:
-{{.Example}}{{end}}{{if .HasAvailableSubCommands}}
-
-Commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
-  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
-
-Flags:
-{{flagUsages .LocalFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
-
-Global Flags:
-{{flagUsages .InheritedFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
-
-Run '{{.CommandPath}} <command> --help' for a command's flags and examples.{{end}}
-
-Exit codes: {{with index .Annotations "exit-codes"}}{{.}}{{else}}{{index .Root.Annotations "exit-codes"}}{{end}}
-`
-
-func init() {
-	cobra.AddTemplateFunc("flagUsages", flagUsages)
-}
-
-// flagUsages lists flags as pflag's FlagUsages does, but a boolean flag as
-// --name, without the "[=true|false]" pflag adds to it since v1.1.0: such
-// a flag is set by its name alone (--name=false is still accepted).
-func flagUsages(flags *pflag.FlagSet) string {
-	shown := pflag.NewFlagSet("", pflag.ContinueOnError)
-	shown.SortFlags = flags.SortFlags
-	flags.VisitAll(func(f *pflag.Flag) {
-		g := *f
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			g.Value = plainValue{f.Value}
-		}
-		shown.AddFlag(&g)
-	})
-	return shown.FlagUsages()
-}
-
-// plainValue is a flag's value with only the methods of pflag.Value, so
-// that its flag is not listed as a boolean one.
-type plainValue struct{ pflag.Value }
 
 // usageError is a usage error found before a command runs: its message,
 // and whether the command's usage is printed after it (else a line says
@@ -143,7 +95,14 @@ func newRoot(c *cli) *cobra.Command {
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetUsageTemplate(usageTemplate)
+	c.setHelp(root)
+	root.PersistentFlags().Var(&c.width, "width", widthUsage)
+	_ = root.RegisterFlagCompletionFunc("width", cobra.NoFileCompletions)
+	// The commands write to c.stdout and c.stderr when they run: sized
+	// by --width when it is given.
+	root.PersistentPreRun = func(*cobra.Command, []string) {
+		c.stdout, c.stderr = c.width.sized(c.stdout), c.width.sized(c.stderr)
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	root.AddCommand(newAnalyzeCmd(c), newInspectCmd(c), newFlowsCmd(c), newTraceCmd(c), newDiffCmd(c),
 		newBatchCmd(c), newQueryCmd(c), newRulesCmd(c), newFormatsCmd(c), newExplainCmd(c), newCollectScriptCmd(c), newVersionCmd(c))

@@ -20,13 +20,15 @@ func setupCompletionCmd(cmd *cobra.Command) {
 	cmd.Short = "print the shell completion script for bash, zsh, fish or powershell"
 	cmd.Long = "Prints the script that makes a shell complete netmortem's commands, flags, rule names (explain,\n" +
 		"--enable, --disable), output formats and severities. Installed once, it serves every new shell:\n\n" +
-		"  bash        netmortem completion bash > ~/.local/share/bash-completion/completions/netmortem\n" +
-		"              needs the bash-completion package (apt install bash-completion, dnf install\n" +
-		"              bash-completion, brew install bash-completion@2), also to source the script\n" +
-		"  zsh         netmortem completion zsh > \"${fpath[1]}/_netmortem\"\n" +
-		"              needs completion enabled: autoload -U compinit; compinit in ~/.zshrc\n" +
-		"  fish        netmortem completion fish > ~/.config/fish/completions/netmortem.fish\n" +
-		"  powershell  netmortem completion powershell >> $PROFILE\n\n" +
+		"bash (it needs the bash-completion package: apt install bash-completion, dnf install\n" +
+		"bash-completion, brew install bash-completion@2; also to source the script):\n" +
+		"  netmortem completion bash > ~/.local/share/bash-completion/completions/netmortem\n\n" +
+		"zsh (it needs completion enabled: autoload -U compinit; compinit in ~/.zshrc):\n" +
+		"  netmortem completion zsh > \"${fpath[1]}/_netmortem\"\n\n" +
+		"fish:\n" +
+		"  netmortem completion fish > ~/.config/fish/completions/netmortem.fish\n\n" +
+		"powershell:\n" +
+		"  netmortem completion powershell >> $PROFILE\n\n" +
 		"To try it in the current shell only: source <(netmortem completion bash) (or zsh), or\n" +
 		"netmortem completion fish | source. A shell started before the script was installed does not\n" +
 		"complete netmortem until it is started again."

@@ -78,8 +78,8 @@ func TestOutputFitsTerminalWidth(t *testing.T) {
 				// A command is printed whole, however wide.
 				out = withoutCommands(out, commandsOf(screenJSON(t, dir)))
 			}
-			if w, line := widest(out); w > 80 {
-				t.Errorf("%s %s at 80 columns: a line is %d wide: %q", cmd[0], name, w, line)
+			for _, line := range tooWide(t, out, 80) {
+				t.Errorf("%s %s at 80 columns: a line is %d wide: %q", cmd[0], name, fit.Width(line), line)
 			}
 		}
 		// diff and trace print on stdout; batch its progress and summary
@@ -93,8 +93,8 @@ func TestOutputFitsTerminalWidth(t *testing.T) {
 			if strings.TrimSpace(out) == "" {
 				t.Errorf("%v: no output; stderr:\n%s", cmd, stderr)
 			}
-			if w, line := widest(out); w > 80 {
-				t.Errorf("%s %s at 80 columns: a line is %d wide: %q", cmd[0], name, w, line)
+			for _, line := range tooWide(t, out, 80) {
+				t.Errorf("%s %s at 80 columns: a line is %d wide: %q", cmd[0], name, fit.Width(line), line)
 			}
 		}
 		_, _, stderr := runCLI(t, "batch", "--fail-on", "never", "--out", lines, dir)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
+	"github.com/netmortem/netmortem/parse/format"
 )
 
 func newFlowsCmd(c *cli) *cobra.Command {
@@ -77,7 +80,7 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	opts := &parse.Options{Node: *node, Formats: captureFormats(), Stdin: stdin}
 	in := operand.OpenPaths(ctx, fs.Args(), opts)
 	snap := in.Snap
-	printWarnings(stderr, in.Warns)
+	printWarnings(stderr, notCaptures(stderr, in.Warns))
 	first := firstPacket(snap)
 	filter.Since = resolveWhen(*since, first)
 	filter.Until = resolveWhen(*until, first)
@@ -165,4 +168,49 @@ func firstPacket(snap *model.Snapshot) time.Time {
 		}
 	}
 	return first
+}
+
+// notCaptures returns warns without the "unrecognized content" of the
+// files given that another format than a capture's recognizes (flows reads
+// captures only): for each of them, a note on w says what it holds.
+func notCaptures(w io.Writer, warns model.ErrorList) model.ErrorList {
+	var out model.ErrorList
+	for _, wn := range warns {
+		if wn == nil || !errors.Is(wn.Err, format.ErrUnrecognized) || wn.Pos.Line != 0 {
+			out = append(out, wn)
+			continue
+		}
+		f := sniffFile(wn.Pos.File)
+		if f == nil {
+			out = append(out, wn)
+			continue
+		}
+		fprintfFitted(w, outputWidth(w), "netmortem flows: %s: %s output (%s evidence), not a capture: skipped (netmortem analyze reads it)\n",
+			wn.Pos.File, f.Name, string(f.Kind))
+	}
+	return out
+}
+
+// sniffFile is the format that recognizes the start of the file at path
+// best, among those that are not captures; nil if none does or the file
+// cannot be read.
+func sniffFile(path string) *parse.Format {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer file.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(file, head)
+	var best *parse.Format
+	bestScore := 0
+	for _, f := range parse.Formats() {
+		if f.Kind == model.KindCapture {
+			continue
+		}
+		if sc := f.Sniff(path, head[:n]); sc > bestScore {
+			best, bestScore = f, sc
+		}
+	}
+	return best
 }

@@ -33,7 +33,7 @@ func runFormats(stdout, stderr io.Writer, output *string) int {
 	var err error
 	switch *output {
 	case "table":
-		err = formatdoc.WriteTable(stdout)
+		err = formatdoc.WriteTable(stdout, outputWidth(stdout))
 	case "json":
 		err = formatdoc.WriteJSON(stdout)
 	case "markdown":

@@ -33,9 +33,12 @@ var sink []byte
 func TestMain(m *testing.M) {
 	switch os.Getenv(processEnv) {
 	case "":
-		// The tables are fitted to $COLUMNS when it is set; the tests
-		// that hold a table's layout want it at its natural width.
+		// The tables are fitted to $COLUMNS when it is set, and to 80
+		// columns on a pipe; the tests that hold a table's layout want
+		// it at its natural width (those of the widths set pipeWidth
+		// back).
 		os.Unsetenv("COLUMNS")
+		pipeWidth = 0
 		os.Exit(m.Run())
 	case "main":
 		os.Args = append([]string{"netmortem"}, os.Args[1:]...)

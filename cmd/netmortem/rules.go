@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/netmortem/netmortem/analyzer/ruledoc"
 	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/fit"
 	"github.com/netmortem/netmortem/internal/suggest"
 )
 
@@ -41,7 +43,7 @@ func runRules(stdout, stderr io.Writer, output, dir *string) int {
 	var err error
 	switch all := rules.All(); *output {
 	case "table":
-		err = ruledoc.WriteTable(stdout, all)
+		err = ruledoc.WriteTable(stdout, all, outputWidth(stdout))
 	case "json":
 		err = ruledoc.WriteJSON(stdout, all)
 	case "config":
@@ -98,7 +100,10 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		escape.Fprintln(stderr, "netmortem explain:", unknownRule(args[0]))
 		return exitUsage
 	}
-	_ = ruledoc.WriteExplanation(stdout, r)
+	var b strings.Builder
+	_ = ruledoc.WriteExplanation(&b, r)
+	// Each line wrapped at word boundaries, as a paragraph.
+	io.WriteString(stdout, strings.Join(fit.Wrap(strings.TrimSuffix(b.String(), "\n"), outputWidth(stdout)), "\n")+"\n")
 	return exitOK
 }
 

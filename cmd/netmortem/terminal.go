@@ -19,14 +19,28 @@ var colorModes = []string{"auto", "always", "never"}
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := unwrapSized(w).(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// outputWidth is the width the tables written to w are fitted to: the
-// terminal's, or else $COLUMNS when it is a positive number, or else 0
-// (no limit: a pipe or a file gets the tables at their natural width).
+// defaultWidth is the width of output that goes to no terminal (a pipe, a
+// file) when neither --width nor $COLUMNS gives one.
+const defaultWidth = 80
+
+// pipeWidth is the width outputWidth gives output that goes to no
+// terminal when neither --width nor $COLUMNS gives one: defaultWidth (the
+// tests that hold a table's layout at its natural width set it to 0).
+var pipeWidth = defaultWidth
+
+// outputWidth is the width the text and tables written to w are fitted
+// to: --width's when it is given (w is then a sizedWriter), else the
+// terminal's, else $COLUMNS when it is a positive number, else
+// defaultWidth. 0 (--width 0) is no limit: the tables at their natural
+// width.
 func outputWidth(w io.Writer) int {
+	if s, ok := w.(*sizedWriter); ok {
+		return s.width
+	}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
 			return width
@@ -35,7 +49,53 @@ func outputWidth(w io.Writer) int {
 	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
 		return n
 	}
-	return 0
+	return pipeWidth
+}
+
+// sizedWriter is an output whose width --width gives.
+type sizedWriter struct {
+	io.Writer
+	width int
+}
+
+// unwrapSized is the writer under w when w is a sizedWriter, else w.
+func unwrapSized(w io.Writer) io.Writer {
+	if s, ok := w.(*sizedWriter); ok {
+		return s.Writer
+	}
+	return w
+}
+
+// widthFlag is the value of --width: the number of columns, when given.
+type widthFlag struct {
+	n   int
+	set bool
+}
+
+func (f *widthFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return strconv.Itoa(f.n)
+}
+
+func (f *widthFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a number of columns, 0 or more (0: no limit), got %q", s)
+	}
+	f.n, f.set = n, true
+	return nil
+}
+
+func (f *widthFlag) Type() string { return "int" }
+
+// sized returns w as --width sizes it: w itself without the flag.
+func (f *widthFlag) sized(w io.Writer) io.Writer {
+	if !f.set {
+		return w
+	}
+	return &sizedWriter{Writer: unwrapSized(w), width: f.n}
 }
 
 // useColor says whether output to w is coloured under --color=mode: auto

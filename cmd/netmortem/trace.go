@@ -14,6 +14,7 @@ import (
 	"github.com/netmortem/netmortem/dataplane"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/internal/operand"
+	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
 
@@ -89,6 +90,8 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 	var out bytes.Buffer
 	anonymizer := ao.anonymizer(snap)
 	shown := netmortem.Anonymize(anonymizer, probe)
+	var traces []natTrace
+	var files []string
 	for _, rs := range snap.Netfilter {
 		if *node != "" && rs.Node != *node {
 			continue
@@ -97,31 +100,57 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 		if err != nil {
 			continue // a filter-only dump
 		}
+		traces = append(traces, natTrace{rs: rs, tr: tr, group: traceGroup(rs)})
+		files = append(files, rs.Pos.File)
+	}
+	ipvs := dataplane.Build(snap)
+	for _, sp := range ipvs {
+		files = append(files, sp.Pos.File)
+	}
+	// Positions are relative to the bundle's folder, named once, when
+	// the output is fitted to a width.
+	root := ""
+	if outputWidth(stdout) > 0 {
+		if root = commonDir(files); root != "" {
+			escape.Fprintf(&out, "Bundle %s (paths below are relative to it)\n\n", netmortem.Anonymize(anonymizer, root))
+		}
+	}
+	se := endpointsFor(snap, probe)
+	for _, t := range mergeTraces(traces) {
 		traced++
-		writeTrace(&out, netmortem.Anonymize(anonymizer, rs.Pos.File), netmortem.Anonymize(anonymizer, tr), shown)
+		stale := make([]string, len(t.tr.Destinations))
+		for i, d := range t.tr.Destinations {
+			stale[i] = netmortem.Anonymize(anonymizer, se.stale(d))
+		}
+		t.rs = &model.Ruleset{Pos: model.Pos{File: netmortem.Anonymize(anonymizer, t.rs.Pos.File)}}
+		for i, f := range t.same {
+			t.same[i] = netmortem.Anonymize(anonymizer, f)
+		}
+		t.tr = netmortem.Anonymize(anonymizer, t.tr)
+		writeTrace(&out, t, shown, stale, netmortem.Anonymize(anonymizer, root))
 	}
 	// IPVS: the virtual service the destination hits, and its real servers.
-	for _, sp := range dataplane.Build(snap) {
+	for _, sp := range ipvs {
 		if sp.Mode != "ipvs" || (*node != "" && sp.Node != *node) || !strings.EqualFold(sp.Proto, probe.Proto) ||
 			len(sp.Frontends) == 0 || sp.Frontends[0] != probe.Dst.String() {
 			continue
 		}
 		traced++
 		sp = netmortem.Anonymize(anonymizer, sp)
-		where := sp.Pos.File
+		where := relPath(sp.Pos.File, root)
 		if sp.Node != "" {
-			where = "node " + sp.Node + " (" + sp.Pos.File + ")"
+			where = "node " + sp.Node + " (" + where + ")"
 		}
 		name := ""
 		if sp.Service != "" {
 			name = " (" + sp.Service + ")"
 		}
-		escape.Fprintf(&out, "%s: %s connection to %s, IPVS virtual service at %s%s\n  destinations:\n", where, shown.Proto, shown.Dst, sp.Pos, name)
+		escape.Fprintf(&out, "%s: %s connection to %s, IPVS virtual service at %s%s\n  destinations:\n", where, shown.Proto, shown.Dst, relPos(sp.Pos, root), name)
 		if len(sp.Backends) == 0 {
 			fmt.Fprintln(&out, "    none: the virtual service has no real servers (connections are reset)")
 		}
 		for _, b := range sp.Backends {
-			escape.Fprintf(&out, "    %-22s %7s  real server at %s\n", b.Address, dataplane.Percent(b.Probability), b.Pos)
+			escape.Fprintf(&out, "    %-22s %7s  real server at %s\n", b.Address, dataplane.Percent(b.Probability), relPos(b.Pos, root))
 		}
 		fmt.Fprintln(&out)
 	}
@@ -143,44 +172,4 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 		return exitUnreadable
 	}
 	return exitOK
-}
-
-func writeTrace(w io.Writer, file string, tr *dataplane.Trace, probe dataplane.Probe) {
-	who := "a client"
-	if probe.Src.IsValid() {
-		who = probe.Src.String()
-	}
-	where := file
-	if tr.Node != "" {
-		where = "node " + tr.Node + " (" + file + ")"
-	}
-	hook := "nat " + tr.Hook
-	if tr.Format == "nft" {
-		hook = "nftables hooks " + tr.Hook
-	}
-	escape.Fprintf(w, "%s: %s connection from %s to %s, %s\n", where, probe.Proto, who, probe.Dst, hook)
-	for _, s := range tr.Steps {
-		escape.Fprintf(w, "  %s%-7s %s  %s: %s\n", strings.Repeat("  ", s.Depth), dataplane.Percent(s.Probability),
-			s.Rule.Pos, s.Chain, s.Note)
-	}
-	fmt.Fprintln(w, "  destinations:")
-	if len(tr.Destinations) == 0 {
-		fmt.Fprintln(w, "    none: every path ends without a verdict")
-	}
-	for _, d := range tr.Destinations {
-		how := "not translated"
-		switch {
-		case d.Verdict == "REJECT":
-			how = "rejected at " + d.Pos.String()
-		case d.Verdict != "":
-			how = "dropped at " + d.Pos.String()
-		case d.Translated:
-			how = "DNAT at " + d.Pos.String()
-		}
-		escape.Fprintf(w, "    %-22s %7s  %s via %s\n", d.Addr, dataplane.Percent(d.Probability), how, strings.Join(d.Via, " > "))
-	}
-	for _, u := range tr.Unknown {
-		escape.Fprintf(w, "  assumed: %s\n", u)
-	}
-	fmt.Fprintln(w)
 }

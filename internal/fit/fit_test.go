@@ -71,3 +71,29 @@ func maxWidth(s string) int {
 	}
 	return m
 }
+
+// ColumnWidths narrows the widest column first, keeps each at its minimum,
+// and says when the table cannot fit; WriteBox lays the cells out at those
+// widths.
+func TestColumnWidthsAndWriteBox(t *testing.T) {
+	header := []string{"RULE", "TITLE"}
+	rows := [][]string{{"ephemeral-nodeport-overlap", "ephemeral port range overlaps the NodePort range"}}
+	if w, ok := ColumnWidths(header, rows, nil, 0); !ok || w[0] != 26 || w[1] != 48 {
+		t.Errorf("natural widths %v %v, want [26 48]", w, ok)
+	}
+	w, ok := ColumnWidths(header, rows, []int{26, 10}, 60)
+	if !ok || w[0] != 26 || w[0]+w[1]+BoxOverhead(2) != 60 {
+		t.Errorf("at 60: %v %v, want the name whole and the title narrowed to fit", w, ok)
+	}
+	var b strings.Builder
+	if err := WriteBox(&b, header, rows, w); err != nil {
+		t.Fatal(err)
+	}
+	if got := maxWidth(b.String()); got != 60 || !strings.Contains(b.String(), "ephemeral-nodeport-overlap") ||
+		!strings.Contains(b.String(), "NodePort range") {
+		t.Errorf("box %d wide, want 60:\n%s", got, b.String())
+	}
+	if _, ok := ColumnWidths(header, rows, []int{26, 40}, 60); ok {
+		t.Errorf("a title kept at 40 beside the name fits 60 columns")
+	}
+}

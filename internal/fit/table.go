@@ -25,15 +25,7 @@ type Table struct {
 // width.
 func (t *Table) Render(w io.Writer, width int) error {
 	n := len(t.Header)
-	widths := make([]int, n)
-	for c := range n {
-		widths[c] = Width(t.Header[c])
-		for _, r := range t.Rows {
-			for _, l := range strings.Split(cell(r, c), "\n") {
-				widths[c] = max(widths[c], Width(l))
-			}
-		}
-	}
+	widths := t.natural()
 	if width > 0 && !t.shrink(widths, width) {
 		return t.renderBlocks(w, width)
 	}
@@ -86,12 +78,24 @@ func (t *Table) Render(w io.Writer, width int) error {
 	return err
 }
 
+// natural is the width of each column: its widest line.
+func (t *Table) natural() []int {
+	widths := make([]int, len(t.Header))
+	for c := range widths {
+		widths[c] = Width(t.Header[c])
+		for _, r := range t.Rows {
+			for _, l := range strings.Split(cell(r, c), "\n") {
+				widths[c] = max(widths[c], Width(l))
+			}
+		}
+	}
+	return widths
+}
+
 // shrink narrows widths, widest column first, until the table fits width,
 // and reports whether it does.
 func (t *Table) shrink(widths []int, width int) bool {
-	avail := width - (3*len(widths) + 1)
 	mins := make([]int, len(widths))
-	total := 0
 	for c := range widths {
 		mins[c] = 4
 		if c < len(t.MinWidth) && t.MinWidth[c] > 0 {
@@ -101,13 +105,31 @@ func (t *Table) shrink(widths []int, width int) bool {
 				mins[c] = max(mins[c], Width(word))
 			}
 		}
-		mins[c] = min(mins[c], widths[c])
+	}
+	return Shrink(widths, mins, width-BoxOverhead(len(widths)))
+}
+
+// BoxOverhead is the number of columns the borders and the padding of a
+// box table of n columns take: "│ " before each cell, " " after, and the
+// last "│".
+func BoxOverhead(n int) int { return 3*n + 1 }
+
+// Shrink narrows widths, the widths of a table's columns, widest column
+// first and none below its mins (nor below its own width), until their
+// sum is at most avail, and reports whether it is.
+func Shrink(widths, mins []int, avail int) bool {
+	total := 0
+	floor := make([]int, len(widths))
+	for c := range widths {
+		if c < len(mins) {
+			floor[c] = min(mins[c], widths[c])
+		}
 		total += widths[c]
 	}
 	for total > avail {
 		widest := -1
 		for c := range widths {
-			if widths[c] > mins[c] && (widest < 0 || widths[c] > widths[widest]) {
+			if widths[c] > floor[c] && (widest < 0 || widths[c] > widths[widest]) {
 				widest = c
 			}
 		}
@@ -153,4 +175,18 @@ func cell(r []string, c int) string {
 		return r[c]
 	}
 	return ""
+}
+
+// ColumnWidths are the widths of the columns of a box table of header and
+// rows laid out in width columns: each column's natural width (its widest
+// line), the widest narrowed first (Shrink), none below its mins (0 or
+// missing: the widest word of its header). ok is false when even the
+// narrowest do not fit. width <= 0 gives the natural widths.
+func ColumnWidths(header []string, rows [][]string, mins []int, width int) (widths []int, ok bool) {
+	t := &Table{Header: header, Rows: rows, MinWidth: mins}
+	widths = t.natural()
+	if width <= 0 {
+		return widths, true
+	}
+	return widths, t.shrink(widths, width)
 }

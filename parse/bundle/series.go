@@ -82,10 +82,12 @@ func stitchSeries(ctx context.Context, snap *model.Snapshot, opts *Options, warn
 		snap.Attempts = slices.DeleteFunc(snap.Attempts, func(a model.Attempt) bool { return inGroup[a.Pos.File] })
 		snap.ICMP = slices.DeleteFunc(snap.ICMP, func(e model.ICMPEvent) bool { return inGroup[e.Pos.File] })
 		snap.ARP = slices.DeleteFunc(snap.ARP, func(e model.ARPEvent) bool { return inGroup[e.Pos.File] })
+		snap.BadChecksums = slices.DeleteFunc(snap.BadChecksums, func(e model.ChecksumError) bool { return inGroup[e.Pos.File] })
 		snap.EndpointStats = slices.DeleteFunc(snap.EndpointStats, func(e model.EndpointStats) bool { return inGroup[e.File] })
 		snap.Attempts = append(snap.Attempts, res.Attempts...)
 		snap.ICMP = append(snap.ICMP, res.ICMP...)
 		snap.ARP = append(snap.ARP, res.ARP...)
+		snap.BadChecksums = append(snap.BadChecksums, res.BadChecksums...)
 		snap.EndpointStats = append(snap.EndpointStats, res.Endpoints...)
 		for i := range snap.Inputs {
 			if inGroup[snap.Inputs[i].Path] {

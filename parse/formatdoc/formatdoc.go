@@ -16,6 +16,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/netmortem/netmortem/internal/fit"
 	"github.com/netmortem/netmortem/parse"
 )
 
@@ -67,19 +68,42 @@ func packageOf(fn any) string {
 }
 
 // WriteTable writes one row per format: its name, kind of evidence,
-// package and command, wrapped to fit 72 columns a cell.
-func WriteTable(w io.Writer) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNormal),
-		tablewriter.WithRowMaxWidth(72))
-	t.Header("FORMAT", "KIND", "PACKAGE", "COMMAND")
+// package and command, in at most width columns, the cells wrapped to fit
+// and the package left out when it does not (-o json gives it). Without a
+// width (0), a cell is wrapped to 72 columns.
+func WriteTable(w io.Writer, width int) error {
+	if width <= 0 {
+		t := tablewriter.NewTable(w,
+			tablewriter.WithHeaderAutoFormat(tw.Off),
+			tablewriter.WithRowAutoWrap(tw.WrapNormal),
+			tablewriter.WithRowMaxWidth(72))
+		t.Header("FORMAT", "KIND", "PACKAGE", "COMMAND")
+		for _, d := range Describe() {
+			if err := t.Append(d.Name, d.Kind, d.Package, d.Command); err != nil {
+				return err
+			}
+		}
+		return t.Render()
+	}
+	header := []string{"FORMAT", "KIND", "PACKAGE", "COMMAND"}
+	var rows, short [][]string
 	for _, d := range Describe() {
-		if err := t.Append(d.Name, d.Kind, d.Package, d.Command); err != nil {
-			return err
+		rows = append(rows, []string{d.Name, d.Kind, d.Package, d.Command})
+		short = append(short, []string{d.Name, d.Kind, d.Command})
+	}
+	// A format's name, kind and package are kept whole.
+	mins := []int{0, 0, 0, 30}
+	for _, r := range append(rows, header) {
+		for c := range 3 {
+			mins[c] = max(mins[c], fit.Width(r[c]))
 		}
 	}
-	return t.Render()
+	if widths, ok := fit.ColumnWidths(header, rows, mins, width); ok {
+		return fit.WriteBox(w, header, rows, widths)
+	}
+	header = []string{"FORMAT", "KIND", "COMMAND"}
+	widths, _ := fit.ColumnWidths(header, short, []int{mins[0], mins[1], 20}, width)
+	return fit.WriteBox(w, header, short, widths)
 }
 
 // WriteJSON writes Describe() as indented JSON.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/parse"
@@ -67,6 +68,34 @@ func TestMarkdownIsInputsDoc(t *testing.T) {
 	for _, f := range parse.Formats() {
 		if !strings.Contains(out, "| `"+f.Name+"` |") {
 			t.Errorf("no row for %s", f.Name)
+		}
+	}
+}
+
+// The formats table fits the width it is given, the package left out when
+// it does not fit beside the command; the name and kind always whole.
+func TestWriteTableWidths(t *testing.T) {
+	for _, c := range []struct {
+		width int
+		pkg   bool
+	}{{0, true}, {200, true}, {80, false}, {60, false}} {
+		var b strings.Builder
+		if err := WriteTable(&b, c.width); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, l := range strings.Split(out, "\n") {
+			if c.width > 0 && utf8.RuneCountInString(l) > c.width {
+				t.Errorf("width %d: line %d wide: %q", c.width, utf8.RuneCountInString(l), l)
+			}
+		}
+		if strings.Contains(out, " PACKAGE ") != c.pkg {
+			t.Errorf("width %d: PACKAGE shown %v, want %v", c.width, !c.pkg, c.pkg)
+		}
+		for _, f := range Describe() {
+			if !strings.Contains(out, "│ "+f.Name+" ") || !strings.Contains(out, " "+f.Kind+" ") {
+				t.Errorf("width %d: %s or its kind is not whole", c.width, f.Name)
+			}
 		}
 	}
 }

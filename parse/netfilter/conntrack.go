@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -25,8 +26,10 @@ var ConntrackFormat = &format.Format{
 		"zone, use, packet and byte counters with accounting on, ICMP type/code/id; the family " +
 		"comes from `ipv4 2`/`ipv6 10` or the addresses; secctx, labels and timestamps are not " +
 		"kept; conntrack's \"N flow entries have been shown\" summary (first or last) is checked " +
-		"against the lines read, a warning when they differ (not behind a pipe such as `| grep`); " +
-		"prompts and banners name the node",
+		"against the lines read, a warning when they differ (not behind a pipe such as `| grep`), " +
+		"and passed over when a paste ran it on after an entry; a placeholder a paste put for the original " +
+		"destination's address (`dst=<clusterIp>`) leaves it unknown but for its port; prompts and banners " +
+		"name the node",
 	Sniff: sniffConntrack,
 	Parse: format.Records(readConntrack, func(s *model.Snapshot, out []model.ConntrackEntry) { s.Conntrack = append(s.Conntrack, out...) }, "conntrack"),
 }
@@ -77,7 +80,18 @@ var conntrackProtos = map[string]string{
 	"udplite": "136", "gre": "47", "unknown": "",
 }
 
-// conntrackLine reads one entry.
+var (
+	// ctPlaceholderRe is a placeholder a paste put for an address:
+	// "<clusterIp>", "<service-ip>".
+	ctPlaceholderRe = regexp.MustCompile(`^<[A-Za-z][\w.-]*>$`)
+	// ctRunOnSummaryRe is conntrack's summary run on after an entry in a
+	// paste that lost its line break, its name misspelt or not.
+	ctRunOnSummaryRe = regexp.MustCompile(`^\w+ v[0-9.]+ \(conntrack-tools\): \d+ flow entries have been shown\.?$`)
+)
+
+// conntrackLine reads one entry. A placeholder for the original
+// destination's address (dst=<clusterIp>) leaves it unknown (HiddenDst),
+// and conntrack's summary run on after the entry is passed over.
 func conntrackLine(f []string) (model.ConntrackEntry, error) {
 	var c model.ConntrackEntry
 	const want = "expected a conntrack entry (\"tcp 6 117 ESTABLISHED src=10.0.0.1 dst=10.0.0.2 sport=40000 dport=80 src=... [ASSURED] mark=0 use=1\")"
@@ -124,6 +138,9 @@ func conntrackLine(f []string) (model.ConntrackEntry, error) {
 			continue
 		}
 		k, v, ok := strings.Cut(w, "=")
+		if !ok && tuples == 2 && ctRunOnSummaryRe.MatchString(strings.Join(f[i:], " ")) {
+			break // conntrack's summary pasted on the entry's line
+		}
 		if !ok {
 			return c, fmt.Errorf("unexpected %q in a conntrack entry", w)
 		}
@@ -144,6 +161,10 @@ func conntrackLine(f []string) (model.ConntrackEntry, error) {
 		switch k {
 		case "src", "dst":
 			a, perr := netip.ParseAddr(v)
+			if perr != nil && k == "dst" && tu == 0 && ctPlaceholderRe.MatchString(v) {
+				c.HiddenDst = v // an address the paste replaced: unknown
+				continue
+			}
 			if perr != nil {
 				return c, fmt.Errorf("%s=%q is not an address", k, v)
 			}
@@ -208,7 +229,7 @@ func conntrackLine(f []string) (model.ConntrackEntry, error) {
 			return c, fmt.Errorf("%s=%q is not a number", k, v)
 		}
 	}
-	if tuples < 2 || !addrs[0][0].IsValid() || !addrs[0][1].IsValid() || !addrs[1][0].IsValid() || !addrs[1][1].IsValid() {
+	if tuples < 2 || !addrs[0][0].IsValid() || !addrs[0][1].IsValid() && c.HiddenDst == "" || !addrs[1][0].IsValid() || !addrs[1][1].IsValid() {
 		return c, fmt.Errorf("%s: the original and reply tuples need src= and dst= each", want)
 	}
 	c.Orig = model.Tuple{Src: netip.AddrPortFrom(addrs[0][0], ports[0][0]), Dst: netip.AddrPortFrom(addrs[0][1], ports[0][1])}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
@@ -238,5 +239,38 @@ func TestConntrackSummaryCount(t *testing.T) {
 		"conntrack v1.4.7 (conntrack-tools): 2 flow events have been shown.\n"
 	if _, err := ConntrackEvents(strings.NewReader(ev), "e.txt"); err == nil || !strings.Contains(err.Error(), "e.txt:2: conntrack says it showed 2, but 1 were read") {
 		t.Errorf("events: %v", err)
+	}
+}
+
+// kubernetes#125467's conntrack -p udp -L as pasted: the ClusterIP
+// replaced by "<clusterIp>" and conntrack's summary (its name misspelt)
+// run on after the entry. The destination is unknown but for its port,
+// and the entry is DNATed to the Pod that never answered.
+func TestConntrackFieldPlaceholder(t *testing.T) {
+	rel := "fixtures/field/conntrack-stale-udp--k8s-125467/conntrack-L.txt"
+	out := parsetest.ReadFile(t, rel, Conntrack)
+	if len(out) != 1 {
+		t.Fatalf("%d entries, want 1", len(out))
+	}
+	c := out[0]
+	if c.HiddenDst != "<clusterIp>" || c.Orig.Dst.Addr().IsValid() || c.Orig.Dst.Port() != 53 || !c.Unreplied || !c.DNAT() ||
+		c.Reply.Src.String() != "10.117.65.19:53" || c.Orig.Src.String() != "10.117.92.46:38214" || c.Use != 1 {
+		t.Errorf("entry %+v", c)
+	}
+	if got := parsetest.SniffAs(t, []*format.Format{ConntrackFormat}, rel); got != ConntrackFormat.Name {
+		t.Errorf("sniffed as %q", got)
+	}
+	// A placeholder is taken for the original destination only, and the
+	// summary only after both tuples.
+	in := "udp 17 27 src=<client> dst=10.0.0.2 sport=1 dport=53 src=10.0.0.2 dst=10.0.0.1 sport=53 dport=1\n" +
+		"udp 17 27 src=10.0.0.1 dst=10.0.0.2 sport=1 dport=53 src=<pod> dst=10.0.0.1 sport=53 dport=1\n" +
+		"udp 17 27 src=10.0.0.1 dst=<svc> sport=1 dport=53 conntrack v1.4.4 (conntrack-tools): 1 flow entries have been shown\n" +
+		"udp 17 27 src=10.0.0.1 dst=<svc> sport=1 dport=53 src=10.0.0.9 dst=10.0.0.1 sport=53 dport=1 mark=0 use=1 conntrack v1.4.4 (conntrack-tools): 1 flow entries have been shown\n"
+	out, err := Conntrack(strings.NewReader(in), "ph.txt")
+	if at := parsetest.SyntaxErrorsAt(t, err); at != "ph.txt:1 ph.txt:2 ph.txt:3" {
+		t.Errorf("errors at %q, want lines 1 to 3:\n%v", at, err)
+	}
+	if len(out) != 1 || out[0].HiddenDst != "<svc>" || out[0].Pos.Line != 4 {
+		t.Errorf("entries %+v", out)
 	}
 }

@@ -3,7 +3,7 @@
 // (through github.com/jackc/pgx), and answers `netmortem query` from it. A
 // DB is a results.Sink: the shards of a batch, processes on several
 // machines, write one database at once, each bundle in one transaction.
-// The schema (docs/scale.md, "Results in a database") is created and
+// The schema (docs/fleet.md, "Results in a database") is created and
 // upgraded by numbered migrations, embedded per dialect and applied by Open.
 package sqlstore
 

@@ -133,9 +133,9 @@ JSON
 share $d/miss-control $sd-control/{capture.pcap,endpoints-kube-dns.json,iptables-save.txt,kube-proxy.log,service-kube-dns.json}
 share $d/miss-no-endpoints $sd/iptables-save.txt
 
-# nodeport-collision
-n=nodeport-collision
-share $n/hit-host-process $inc/services.json $inc/kube-apiserver.yaml
+# nodeport-held-by-process
+np=nodeport-held-by-process
+share $np/hit-host-process $inc/services.json $inc/kube-apiserver.yaml
 # haproxy listens on the NodePort 32080; kube-proxy (iptables mode) holds
 # the NodePort 32443 open, which is no collision.
 tmp=$(mktemp -d)
@@ -144,8 +144,15 @@ cp "$(command -v nc)" "$tmp/kube-proxy"
 unshare -n sh -c "ip link set lo up
 	$tmp/haproxy -l -p 32080 >/dev/null 2>&1 & h=\$!
 	$tmp/kube-proxy -l -p 32443 >/dev/null 2>&1 & k=\$!
-	sleep 0.5; ss -lntp; kill \$h \$k; wait" >$n/hit-host-process/ss-lntp.txt
+	sleep 0.5; ss -lntp; kill \$h \$k; wait" >$np/hit-host-process/ss-lntp.txt
 rm -rf "$tmp"
+
+# nodeport-collision
+n=nodeport-collision
+# The host process on the NodePort is nodeport-held-by-process's, not a
+# second claim of the Services.
+share $n/miss-host-process $inc/services.json $inc/kube-apiserver.yaml
+use $n/miss-host-process/ $np/hit-host-process/ss-lntp.txt
 share $n/hit-outside-default-range $inc/services.json
 share $n/miss-in-range $inc/services.json $inc/kube-apiserver.yaml
 share $n/miss-range-by-hand $inc/services.json
@@ -165,7 +172,7 @@ PY
 sed 's/--service-node-port-range=20000-40000/--service-node-port-range=20000-29999/' "$fx/$inc/kube-apiserver.yaml" \
 	>$n/hit-restored-service/kube-apiserver.yaml
 mkdir -p $n/miss-no-kube
-use $n/miss-no-kube/ $n/hit-host-process/ss-lntp.txt
+use $n/miss-no-kube/ $np/hit-host-process/ss-lntp.txt
 
 # iptables-backend-split: both backends of one network namespace dumped as a
 # node's bundle holds them (iptables-nft-save with 2>&1, as its warning
@@ -333,11 +340,11 @@ json.dump(ep, sys.stdout, indent=4)
 print()
 PY
 
-# nodeport-collision: the symptom without the cause
+# nodeport-held-by-process: the symptom without the cause
 # haproxy listens on 32080, a port of the NodePort range, but no Service
 # has it (ingress-nginx's NodePorts are 31080 and 31443).
-share $n/miss-listener-not-a-nodeport incidents/vip-unannounced/service-ingress-nginx.json
-use $n/miss-listener-not-a-nodeport/ $n/hit-host-process/ss-lntp.txt
+share $np/miss-listener-not-a-nodeport incidents/vip-unannounced/service-ingress-nginx.json
+use $np/miss-listener-not-a-nodeport/ $np/hit-host-process/ss-lntp.txt
 
 # ephemeral-nodeport-overlap: the symptom without the cause
 # The incident's SYN/ACKs reset on source ports that are NodePorts, beside
@@ -835,3 +842,55 @@ use $vs/hit-beside-nft-dump-of-no-node/ $vsf/kube-proxy.log
 use $vs/hit-beside-nft-dump-of-no-node/ $fx/real/local/iptables/local_iptables-nft-save-c_with-legacy-warning.txt
 use $vs/miss-other-kube-proxy-errors/ $fx/seeds/004-stale-dnat/kube-proxy.log
 use $vs/miss-control/ $fx/incidents/stale-dnat-control/kube-proxy.log
+# ipvs-strict-arp: antrea#3785's transcript (the LoadBalancer IP refused,
+# the ClusterIP answering) beside its Service row, alone (the symptom, of
+# unknown cause) and beside a kube-proxy ConfigMap in iptables mode.
+sa=ipvs-strict-arp
+saf=$fx/field/ipvs-strict-arp--antrea-3785
+use $sa/hit-symptom-field-lb-refused/ $saf/curl.txt
+use $sa/hit-symptom-field-lb-refused/ $saf/kubectl-get-svc.txt
+use $sa/miss-field-lb-refused-iptables-mode/ $saf/curl.txt
+use $sa/miss-field-lb-refused-iptables-mode/ $saf/kubectl-get-svc.txt
+use $sa/miss-field-lb-refused-iptables-mode/ $sa/miss-iptables-mode/kube-proxy-cm.yaml
+# vxlan-port-blocked: cloud-api-adaptor#244's Calico allow-list drop of
+# VXLAN beside its curl that got no route to the Pod (a warning, still of
+# unknown cause), and beside antrea#3785's curl that connected and was
+# refused (answered: info, as without a transcript); the same curl beside
+# the stale-dnat incident's ruleset, which drops no VXLAN.
+vb=vxlan-port-blocked
+vbf=$fx/field/vxlan-port-blocked--cloud-api-adaptor-issue-244
+use $vb/hit-symptom-field-client-no-route/ $vbf/iptables-save.txt
+use $vb/hit-symptom-field-client-no-route/ $vbf/curl.txt
+use $vb/hit-symptom-field-client-answered/ $vbf/iptables-save.txt
+use $vb/hit-symptom-field-client-answered/ $fx/field/ipvs-strict-arp--antrea-3785/curl.txt
+use $vb/miss-field-client-no-route-no-drop/ $vbf/curl.txt
+use $vb/miss-field-client-no-route-no-drop/ $fx/incidents/stale-dnat/iptables-save.txt
+# filter-forward-drop: kube-router#316's dig, the DNS Service hanging and
+# the CoreDNS Pod answering (the symptom alone, of unknown cause), and the
+# same dig beside a FORWARD chain whose policy accepts (the cause ruled out).
+use $fd/hit-symptom-field-dig-service-hangs/ $ff-kube-router-issue-316/dig.txt
+use $fd/miss-field-dig-forward-accepts/ $ff-kube-router-issue-316/dig.txt
+use $fd/miss-field-dig-forward-accepts/ iptables-backend-split/hit-kube-proxy-legacy-calico-nft/iptables-nft-save.txt
+# conntrack-stale-udp: kubernetes#125467's one entry, its ClusterIP hidden
+# by the paste ("<clusterIp>"), DNATed to a Pod that never answered; the
+# same entry answered (the backend is there: nothing stale).
+cs=conntrack-stale-udp
+use $cs/hit-field-hidden-service/ $fx/field/conntrack-stale-udp--k8s-125467/conntrack-L.txt
+mkdir -p $cs/miss-field-hidden-service-answered
+sed 's/ \[UNREPLIED\]//' $fx/field/conntrack-stale-udp--k8s-125467/conntrack-L.txt >$cs/miss-field-hidden-service-answered/conntrack-L.txt
+# vxlan-checksum-offload: calico#4865's capture on the receiving node
+# (tcpdump -e -v: a VXLAN packet with a bad outer UDP checksum), and the
+# same packet with its checksum right.
+vc=vxlan-checksum-offload
+vcf=$fx/field/vxlan-checksum-offload--calico-issue-4865/tcpdump.txt
+use $vc/hit-field-capture-bad-cksum/ $vcf
+mkdir -p $vc/miss-field-capture-sum-ok
+sed 's/\[bad udp cksum 0x9c31 -> 0x2f5a!\]/[udp sum ok]/' $vcf >$vc/miss-field-capture-sum-ok/tcpdump.txt
+# mtu-blackhole: cilium#27758's one tcpdump line, cut before its addresses:
+# a fragmentation-needed with MTU 1320 and no connection (the symptom, of
+# unknown cause); the same line as a host unreachable, which gives no MTU.
+mb=mtu-blackhole
+mbf=$fx/field/mtu-blackhole--cilium-27758/tcpdump.txt
+use $mb/hit-symptom-field-frag-needed-alone/ $mbf
+mkdir -p $mb/miss-field-host-unreachable-alone
+sed 's/ICMP 10.68.5.41 unreachable - need to frag (mtu 1320)/ICMP host 10.68.5.41 unreachable/' $mbf >$mb/miss-field-host-unreachable-alone/tcpdump.txt
