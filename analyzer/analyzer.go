@@ -221,10 +221,13 @@ func RunFactSet(ctx context.Context, fs *FactSet, rules []*Rule, cfg *Config) Re
 			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: err.Error()})
 		}
 		for _, f := range p.out {
-			res.Findings = append(res.Findings, onCutEvidence(normalize(f, rc, kinds), snap, p.lost))
+			lost := append(slices.Clone(p.lost), f.lost...)
+			f.lost = nil
+			res.Findings = append(res.Findings, onCutEvidence(normalize(f, rc, kinds), snap, lost))
 		}
 	}
 	explain(res.Findings)
+	rankCandidates(&res, snap)
 	Sort(res.Findings)
 	setFingerprints(res.Findings)
 	return res

@@ -64,3 +64,36 @@ func TestFindingsOnCutEvidence(t *testing.T) {
 		}
 	}
 }
+
+// A rule that reads the lost fact with Partly caps only the findings it
+// says rest on it (RestsOn): a collision between two Services stays an
+// error while a port outside the defaulted range is at most info.
+func TestOnlyFindingsRestingOnALostFactAreCapped(t *testing.T) {
+	partly := &analyzer.Rule{Name: "reads-partly", Severity: analyzer.Error, Requires: []analyzer.FactKey{lostFact},
+		Run: func(p *analyzer.Pass) error {
+			lostFact.Partly(p)
+			ev := []analyzer.Evidence{{Pos: model.Pos{File: "sysctl.txt", Line: 1}, Kind: model.KindSysctl},
+				{Pos: model.Pos{File: "services.json", Object: "Service ns/web"}, Kind: model.KindKube}}
+			p.Report(analyzer.Finding{Title: "collision", Certainty: analyzer.Proven, Evidence: ev})
+			outside := analyzer.Finding{Title: "outside", Certainty: analyzer.Proven, Evidence: ev}
+			lostFact.RestsOn(p, &outside)
+			p.Report(outside)
+			return nil
+		}}
+	for _, cuts := range [][]model.Cut{nil, {{File: "b.tar", Where: "archive ends after member x"}}} {
+		res := analyzer.Run(context.Background(), &model.Snapshot{Cuts: cuts}, []*analyzer.Rule{partly}, nil)
+		if len(res.Errors) > 0 || len(res.Findings) != 2 {
+			t.Fatalf("cuts %v: %+v %+v", cuts, res.Errors, res.Findings)
+		}
+		for _, f := range res.Findings {
+			note, capped := f.Facts[analyzer.IncompleteFact].(string)
+			wantCapped := f.Title == "outside" && cuts != nil
+			if capped != wantCapped || wantCapped != (f.Severity == analyzer.Info) || wantCapped == (f.Certainty == analyzer.Proven) {
+				t.Errorf("cuts %v: %s: %v %v %q", cuts, f.Title, f.Severity, f.Certainty, note)
+			}
+			if wantCapped && !strings.Contains(note, "lost-range: the default, the setting was cut off") {
+				t.Errorf("%s: note %q", f.Title, note)
+			}
+		}
+	}
+}

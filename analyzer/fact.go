@@ -161,7 +161,11 @@ func (f *Fact[T]) Set(fs *FactSet, v T) {
 // only through Of, and only those it lists in Rule.Requires: reading another
 // panics with a *FactError, which Run reports as the rule's error naming the
 // fact.
-func (f *Fact[T]) Of(p *Pass) T {
+func (f *Fact[T]) Of(p *Pass) T { return f.of(p, true) }
+
+// of is Of; mark says whether a value that stands for what a cut lost
+// marks every finding of the pass.
+func (f *Fact[T]) of(p *Pass, mark bool) T {
 	if p.Rule == nil || !slices.Contains(p.Rule.Requires, FactKey(f)) {
 		name := "<nil>"
 		if p.Rule != nil {
@@ -170,12 +174,31 @@ func (f *Fact[T]) Of(p *Pass) T {
 		panic(&FactError{Fact: f.Name, Msg: fmt.Sprintf("rule %s reads it without listing it in Requires", name)})
 	}
 	v := f.Get(p.FactSet)
-	if l, ok := any(v).(Lost); ok {
+	if l, ok := any(v).(Lost); ok && mark {
 		if why := l.LostReason(); why != "" {
 			p.lose(f.Name + ": " + why)
 		}
 	}
 	return v
+}
+
+// Partly returns the fact's value for the pass's snapshot, as Of does, for
+// a rule only some of whose findings rest on it: a value that stands for
+// what a cut lost (Lost) marks none of the pass's findings; the rule marks
+// those that rest on it with RestsOn. A collision between two Services
+// does not rest on the NodePort range; an ephemeral range reaching into
+// it does.
+func (f *Fact[T]) Partly(p *Pass) T { return f.of(p, false) }
+
+// RestsOn records that the finding fd of the pass rests on the fact's
+// value: when that value stands for what a cut lost (Lost), fd is not
+// taken as proof, as the findings of a rule that read it with Of.
+func (f *Fact[T]) RestsOn(p *Pass, fd *Finding) {
+	if l, ok := any(f.of(p, false)).(Lost); ok {
+		if why := l.LostReason(); why != "" && !slices.Contains(fd.lost, f.Name+": "+why) {
+			fd.lost = append(fd.lost, f.Name+": "+why)
+		}
+	}
 }
 
 // Lost is implemented by a fact's value that can stand for what the

@@ -66,6 +66,12 @@ type Finding struct {
 	// Decide is the one command whose output would decide the cause, when
 	// it is not Proven: "sysctl net.bridge.bridge-nf-call-iptables".
 	Decide string `json:"decide,omitempty" yaml:"decide,omitempty"`
+	// Candidates are, for a finding of unknown cause at warning or
+	// above, the other rules that explain one of its rule's symptoms, in
+	// the order the bundle's evidence supports them, each with the
+	// command that decides it (see Candidate). Set by Run; Alternatives
+	// lead with those found, and Decide tells the first from the next.
+	Candidates []Candidate `json:"candidates,omitempty" yaml:"candidates,omitempty"`
 	// ExplainedBy names the proven finding of another rule that cites the
 	// same evidence, when this one's cause is not proven: "rp-filter-drop:
 	// strict rp_filter on eth1 drops ...". Set by Run.
@@ -78,6 +84,10 @@ type Finding struct {
 	// Evidence points at the frames, lines and objects that prove it,
 	// the most telling first.
 	Evidence []Evidence `json:"evidence" yaml:"evidence"`
+
+	// lost lists the facts read that stand for what a cut lost and that
+	// the finding rests on (Fact.RestsOn); Run consumes it.
+	lost []string
 }
 
 // normalize applies the engine's invariants: the kinds of the evidence are

@@ -43,6 +43,11 @@ type Rule struct {
 	// the symptom, the causes it cannot rule out, and the command that
 	// would decide.
 	Unproven string
+	// Decide is the one command whose output shows whether the rule's
+	// cause is at work: what a finding of unknown cause that names the
+	// rule among its Candidates tells to run (the Decide of the rule's
+	// own finding, when it has one, comes first).
+	Decide string
 	// Params declares the numeric parameters the rule reads with
 	// Pass.Param, which a Config may set.
 	Params []Param

@@ -180,6 +180,9 @@ func writeMarkdownFinding(ew *errWriter, r *Report, f analyzer.Finding) {
 	for _, l := range causalLines(f, md, decideMarkdown) {
 		ew.printf("%s\n\n", l)
 	}
+	for _, l := range candidateLines(f, md, mdCode, decideMarkdown) {
+		ew.printf("%s\n\n", l)
+	}
 	if f.Fix != "" {
 		ew.printf("**Fix.** %s\n\n", md(f.Fix))
 	}

@@ -42,6 +42,12 @@ func pasteSafe(f analyzer.Finding, extra ...string) analyzer.Finding {
 	if f.Decide != "" {
 		f.Decide = quote.Replace(f.Decide)
 	}
+	if len(f.Candidates) > 0 {
+		f.Candidates = slices.Clone(f.Candidates)
+		for i := range f.Candidates {
+			f.Candidates[i].Decide = quote.Replace(f.Candidates[i].Decide)
+		}
+	}
 	if f.Fix != "" {
 		var b strings.Builder
 		for _, s := range splitSpans(f.Fix, names) {

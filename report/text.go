@@ -47,6 +47,9 @@ func writeText(w io.Writer, r *Report) error {
 				ew.printf("\t%s\n", e)
 			}
 		}
+		for _, l := range candidateLines(f, plain, plain, decideLine) {
+			ew.printf("\t%s\n", l)
+		}
 	}
 	writeSuppressedText(ew, r)
 	return ew.err

@@ -160,12 +160,14 @@ func answeredAfterNAT(nat *NATPairIndex, a *model.Attempt) bool {
 
 // FailedAttempts groups the unanswered and the refused attempts per node
 // and server endpoint, leaving out the attempts an ICMP error answers, those
-// whose translated copy was answered (NATPairs) and the captures that keep
-// only some TCP flags.
+// whose translated copy was answered (NATPairs), the captures that keep
+// only some TCP flags, and the unanswered attempts a cut capture ends
+// before a reply was due (NotYetDue).
 var FailedAttempts = &analyzer.Fact[*FailGroups]{
 	Name: "failed-attempts",
 	Doc: "the captures' unanswered and refused connection attempts grouped per node and server endpoint, " +
-		"those an ICMP error answers or whose translated copy was answered left out, the attempts counted in summary mode included",
+		"those an ICMP error answers or whose translated copy was answered left out, and those a cut capture ends before a reply was due; " +
+		"the attempts counted in summary mode included",
 	Compute: func(fs *analyzer.FactSet) *FailGroups {
 		s := fs.Snapshot()
 		idx := Attempts.Get(fs)
@@ -192,6 +194,9 @@ var FailedAttempts = &analyzer.Fact[*FailGroups]{
 			a := &s.Attempts[i]
 			if !grouped(a.Outcome) || idx.SYNOnly(a.Pos.File) || idx.AnsweredByICMP(a) || answeredAfterNAT(nat, a) {
 				continue
+			}
+			if a.Outcome == model.OutcomeUnanswered && NotYetDue(s, a.Pos.File, a.Start) {
+				continue // the capture was cut before a reply was due
 			}
 			g := groupOf(a.Outcome, a.Node, a.Server)
 			g.Attempts = append(g.Attempts, a)

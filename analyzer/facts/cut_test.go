@@ -36,3 +36,45 @@ func TestNodePortRangeLost(t *testing.T) {
 		}
 	}
 }
+
+// An unanswered SYN that a cut capture ends less than a second after (its
+// retransmission not yet due) is not counted as unanswered; the same
+// capture whole counts it. Read on the real sweep capture, cut after its
+// last frame.
+func TestNotYetDue(t *testing.T) {
+	whole := open(t, "fixtures/captures/sweep.pcap")
+	s := whole.Snapshot()
+	if len(s.Captures) != 1 {
+		t.Fatalf("%d captures", len(s.Captures))
+	}
+	last := s.Captures[0].Last
+	late := 0
+	for _, a := range s.Attempts {
+		if a.Outcome == model.OutcomeUnanswered && last.Sub(a.Start) < facts.ReplyDue {
+			late++
+		}
+	}
+	count := func(fs *analyzer.FactSet) (n int) {
+		for _, g := range facts.FailedAttempts.Get(fs).Of(model.OutcomeUnanswered) {
+			n += g.N
+		}
+		return n
+	}
+	all := count(whole)
+	cut := *s
+	cut.Cuts = []model.Cut{{File: s.Captures[0].File, Where: "cut after frame 99"}}
+	if got := count(analyzer.NewFactSet(&cut)); late == 0 || got != all-late {
+		t.Errorf("cut: %d unanswered attempts, want %d of %d (%d late)", got, all-late, all, late)
+	}
+	for _, a := range s.Attempts {
+		if a.Outcome != model.OutcomeUnanswered {
+			continue
+		}
+		if got, want := facts.NotYetDue(&cut, a.Pos.File, a.Start), last.Sub(a.Start) < facts.ReplyDue; got != want {
+			t.Errorf("%s at %s: not yet due %v, want %v", a.Pos, a.Start, got, want)
+		}
+		if facts.NotYetDue(s, a.Pos.File, a.Start) {
+			t.Errorf("%s: not yet due in the whole capture", a.Pos)
+		}
+	}
+}

@@ -112,6 +112,9 @@ func runARPUnanswered(p *analyzer.Pass) error {
 		if !ev.Unanswered || ev.Copy || !visible[ev.IP.String()] && !roles.Of(ev.Target, 0).OnLink() {
 			continue
 		}
+		if facts.NotYetDue(s, ev.Pos.File, ev.Time) {
+			continue // a cut capture ends before its answer was due
+		}
 		g := groupOf(ev.Node, ev.Target)
 		g.requests = append(g.requests, ev)
 		if a := ev.IP.String(); !slices.Contains(g.askers, a) {

@@ -19,7 +19,9 @@ var ConntrackDrops = &analyzer.Rule{
 	Uses:        []model.Kind{model.KindSysctl},
 	SubjectKeys: []string{"node", "counter"},
 	Run:         runConntrackDrops,
-	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(70), LoadBalancer502.At(100), DNSTimeouts.At(20)},
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(70), LoadBalancer502.At(100), DNSTimeouts.At(20), ConnectionsTimeOut.At(130)},
+	Decide: "conntrack -S; sysctl net.netfilter.nf_conntrack_count net.netfilter.nf_conntrack_max (on the " +
+		"node: insert_failed or drop rising, the table full)",
 	Proof: "the conntrack counters of the node (conntrack -S, /proc/net/stat/nf_conntrack) and a second source: for " +
 		"insert failures, DNS lookups timing out in the logs; for a full table, the kernel's \"table full\" lines or " +
 		"nf_conntrack_max from sysctl",

@@ -24,6 +24,8 @@ var ConntrackStaleUDP = &analyzer.Rule{
 	Run:         runConntrackStaleUDP,
 	Explains:    []*analyzer.Rule{IPTablesBackendSplit},
 	Symptoms:    []analyzer.SymptomRef{DNSTimeouts.At(10)},
+	Decide: "conntrack -L -p udp --dport 53 (on the client's node: entries to an address that is no longer a " +
+		"CoreDNS endpoint, against kubectl get endpointslices -n kube-system)",
 	Plot: analyzer.Plot{
 		Parts:               []analyzer.PlotPart{analyzer.PlotLogErrors, analyzer.PlotStaleMark},
 		NodeKubeProxyErrors: true,

@@ -20,6 +20,8 @@ var CoreDNSLoop = &analyzer.Rule{
 	SubjectKeys: []string{"node", "component", "zone"},
 	Run:         runCoreDNSLoop,
 	Symptoms:    []analyzer.SymptomRef{DNSTimeouts.At(130)},
+	Decide: "kubectl -n kube-system logs -l k8s-app=kube-dns | grep -i loop, and cat /etc/resolv.conf on the " +
+		"node of each CoreDNS Pod (a nameserver in 127.0.0.0/8 or ::1)",
 	Proof: "CoreDNS's own \"plugin/loop: ... loop detected\" line in its log, and the upstream it forwards to shown " +
 		"to be a loopback address: the node's resolv.conf (cat /etc/resolv.conf) naming a nameserver in 127.0.0.0/8 " +
 		"or ::1, or the Corefile of the coredns ConfigMap forwarding (forward, proxy) to one",

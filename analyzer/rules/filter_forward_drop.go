@@ -23,7 +23,7 @@ var FilterForwardDrop = &analyzer.Rule{
 	Requires:    []analyzer.FactKey{facts.Detours},
 	SubjectKeys: []string{"node", "hook"},
 	Run:         runFilterForwardDrop,
-	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(210), DNSTimeouts.At(120)},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(210), DNSTimeouts.At(120), ConnectionsTimeOut.At(30)},
 	Proof: "the node's filter FORWARD chain (iptables-save -c, iptables -nvL FORWARD, nft list ruleset) ends " +
 		"in a catch-all REJECT or DROP, or a DROP policy, that no earlier rule lets Pod traffic past, " +
 		"and the kernel's log of that firewall rejecting forwarded Pod packets (IN=/OUT= a CNI interface)",

@@ -21,7 +21,7 @@ var HairpinDrop = &analyzer.Rule{
 	Requires:    []analyzer.FactKey{facts.NATPairs},
 	SubjectKeys: []string{"node", "client", "vip", "bridge"},
 	Run:         runHairpinDrop,
-	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(90), ServiceUnreachable.At(70)},
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(90), ServiceUnreachable.At(70), ConnectionsTimeOut.At(80)},
 	Proof: "the capture shows a Pod's SYN to a Service translated back to the Pod itself and never answered, and the " +
 		"node's bridge ports (bridge -d link show, ip -d link, or their hairpin_mode files) all show hairpin off",
 	Unproven: "the Pod's unanswered connections to itself through the Service, with the causes not ruled out (hairpin " +
@@ -86,6 +86,9 @@ func runHairpinDrop(p *analyzer.Pass) error {
 		}
 		if a.Outcome != model.OutcomeUnanswered || b.Outcome != model.OutcomeUnanswered {
 			continue // answered, reset or refused on either side
+		}
+		if facts.NotYetDue(p.Snap, b.Pos.File, b.Start) {
+			continue // a cut capture ends before a reply was due
 		}
 		key := fmt.Sprint(a.Node, "|", b.Client.Addr(), "|", b.Server)
 		g := byKey[key]

@@ -22,6 +22,7 @@ var ICMPUnreachable = &analyzer.Rule{
 	SubjectKeys: []string{"node", "from", "icmp", "address"},
 	Run:         runICMPUnreachable,
 	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(40), LoadBalancer502.At(120), DNSTimeouts.At(50)},
+	Decide:      "tcpdump -ni any icmp or icmp6 on the sender of the errors, with ip route get DESTINATION there",
 	Plot: analyzer.Plot{
 		Parts: []analyzer.PlotPart{analyzer.PlotICMP, analyzer.PlotAttempts, analyzer.PlotCitedLogs},
 		ICMP:  analyzer.ICMPSenderKind,
@@ -229,9 +230,17 @@ func judgeICMP(p *analyzer.Pass, g *icmpGroup) analyzer.Finding {
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: the connection %s -> %s carries data that is acknowledged after the error",
 			a.Pos, a.Client, a.Server))
 		f.Contradicts, f.Alternatives, f.Decide = nil, nil, ""
+	} else if last := g.events[len(g.events)-1]; isTooBig(first.What) && facts.NotYetDue(s, last.Pos.File, last.Time) {
+		// Whether the sender then sent smaller segments that were
+		// acknowledged is after the end of a cut capture: not shown.
+		f.Severity = analyzer.Info
+		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s was cut less than %s after %s: whether path-MTU discovery "+
+			"then worked is not shown", last.Pos.File, facts.ReplyDue, last.Pos))
 	}
 	return f
 }
+
+func isTooBig(what string) bool { return what == "frag-needed" || what == "packet-too-big" }
 
 // icmpWords words the finding of g, as judgeICMP judged it.
 func icmpWords(g *icmpGroup) (title, summary, cause, fix string) {

@@ -16,7 +16,9 @@ var IPForwardDisabled = &analyzer.Rule{
 	Uses:        []model.Kind{model.KindCounters, model.KindLogs},
 	SubjectKeys: []string{"node", "setting"},
 	Run:         runIPForwardDisabled,
-	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(260)},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(260), ConnectionsTimeOut.At(90)},
+	Decide: "sysctl net.ipv4.ip_forward; nstat -az IpInAddrErrors IpForwDatagrams (on the node: 0, and " +
+		"IpInAddrErrors rising while its Pods send)",
 	Proof: "net.ipv4.ip_forward = 0 (or net.ipv4.conf.all.forwarding = 0) in the node's sysctl output, and the node's " +
 		"IpInAddrErrors counter (nstat) above zero: packets the node was asked to route were dropped",
 	Unproven: "the setting alone is a warning of likely cause: that Pods send through the node, and what it cost, " +

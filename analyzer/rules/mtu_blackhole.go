@@ -20,7 +20,9 @@ var MTUBlackhole = &analyzer.Rule{
 	SubjectKeys: []string{"node", "source", "destination"},
 	Run:         runMTUBlackhole,
 	Explains:    []*analyzer.Rule{ICMPUnreachable},
-	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(80), ServiceUnreachable.At(120)},
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(80), ServiceUnreachable.At(120), ConnectionsTimeOut.At(60)},
+	Decide: "ping -M do -s 1472 SERVER from the client's node, then smaller sizes (the largest that passes is " +
+		"the path's MTU, less 28); ip -d link (the overlay's and the Pods' MTU)",
 	Plot: analyzer.Plot{
 		Parts: []analyzer.PlotPart{analyzer.PlotAttempts, analyzer.PlotICMP, analyzer.PlotCitedLogs},
 		ICMP:  analyzer.ICMPTooBig,

@@ -21,7 +21,9 @@ var NATReplyUntranslated = &analyzer.Rule{
 	SubjectKeys: []string{"node", "client", "vip", "backend", "module", "setting"},
 	Run:         runNATReplyUntranslated,
 	Explains:    []*analyzer.Rule{SynUnanswered},
-	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(60)},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(60), ConnectionsTimeOut.At(70)},
+	Decide: "sysctl net.bridge.bridge-nf-call-iptables; lsmod | grep br_netfilter (on the node that does the " +
+		"NAT: 0, or the module not loaded, sends bridged replies around it)",
 	Proof: "the capture shows the same SYN before and after DNAT and the endpoint's SYN/ACK going back untranslated, " +
 		"and the node's sysctl output shows net.bridge.bridge-nf-call-iptables = 0 (ip6tables for IPv6)",
 	Unproven: "the untranslated replies from the capture, with the causes not ruled out (bridged traffic skipping " +
@@ -90,6 +92,9 @@ func runNATReplyUntranslated(p *analyzer.Pass) error {
 		a := pr.After
 		if a.Outcome != model.OutcomeSynAckClientRST && a.Outcome != model.OutcomeSynAckNoAck && a.Outcome != model.OutcomeSynAckOnly {
 			continue // the client took the reply after all
+		}
+		if len(a.ClientRST) == 0 && facts.NotYetDue(p.Snap, a.SegPos(a.SYNACK[0]).File, a.SYNACK[0].Time) {
+			continue // cut before the translated copy, or the client's answer, was due
 		}
 		key := fmt.Sprint(a.Node, "|", pr.Before.Client.Addr(), "|", pr.Before.Server, "|", a.Server)
 		g := byKey[key]

@@ -31,6 +31,8 @@ var NdotsAmplification = &analyzer.Rule{
 	SubjectKeys: []string{"client", "name"},
 	Run:         runNdotsAmplification,
 	Symptoms:    []analyzer.SymptomRef{DNSTimeouts.At(100)},
+	Decide: "kubectl exec POD -- cat /etc/resolv.conf (options ndots:5 and the search list of the client " +
+		"Pod), with CoreDNS's log plugin on (NXDOMAIN for the name with each search domain appended)",
 	Doc: `a Pod's lookups go through every search domain (ndots:5)
 
 A Pod with the default dnsPolicy (ClusterFirst) gets a resolv.conf with

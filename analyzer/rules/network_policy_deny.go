@@ -40,7 +40,9 @@ var NetworkPolicyDeny = &analyzer.Rule{
 	SubjectKeys: []string{"client", "address", "object"},
 	ObjectKinds: []string{"Pod"},
 	Run:         runNetworkPolicyDeny,
-	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(50), ServiceUnreachable.At(150), DNSTimeouts.At(40)},
+	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(50), ServiceUnreachable.At(150), DNSTimeouts.At(40), ConnectionsTimeOut.At(20)},
+	Decide: "kubectl get networkpolicies -A -o yaml (a policy that selects the server's Pod and allows no " +
+		"rule matching the client and port)",
 	Doc: `the NetworkPolicies do not allow connections that fail
 
 A NetworkPolicy that selects a Pod isolates it: for ingress, only what

@@ -70,11 +70,16 @@ func runNodePortCollision(p *analyzer.Pass) error {
 		}
 		byPort[k] = append(byPort[k], np)
 	}
-	rng := facts.NodePortRange.Of(p)
+	// Two Services claiming one port do not rest on the range; a port
+	// outside it, claimed by nothing else, does.
+	rng := facts.NodePortRange.Partly(p)
 	reported := map[string]bool{}
 	for _, k := range keys {
 		c := &portClaims{list: byPort[k], rng: rng}
 		if f, ok := judgePortClaims(s, c); ok {
+			if len(c.claims) == 0 {
+				facts.NodePortRange.RestsOn(p, &f)
+			}
 			f.Title, f.Summary, f.Cause, f.Fix = portClaimWords(c)
 			p.Report(f)
 			reported[k] = true

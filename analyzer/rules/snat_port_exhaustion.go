@@ -31,7 +31,9 @@ var SNATPortExhaustion = &analyzer.Rule{
 		"source NAT rule in the bundle are left to syn-unanswered and conntrack-drops",
 	SubjectKeys: []string{"node", "address", "proto"},
 	Run:         runSNATPortExhaustion,
-	Symptoms:    []analyzer.SymptomRef{LoadBalancer502.At(80), DNSTimeouts.At(80)},
+	Symptoms:    []analyzer.SymptomRef{LoadBalancer502.At(80), DNSTimeouts.At(80), ConnectionsTimeOut.At(120)},
+	Decide: "conntrack -L -o extended (on the node: the entries to the destination, against the SNAT rule's " +
+		"port range)",
 	Doc: `source NAT has no port left for new connections
 
 A node that source-NATs Pod traffic (MASQUERADE to the node's address,

@@ -24,7 +24,7 @@ var StaleDNAT = &analyzer.Rule{
 	ObjectKinds: []string{"Service"},
 	Run:         runStaleDNAT,
 	Explains:    []*analyzer.Rule{ConntrackStaleUDP},
-	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(10), LoadBalancer502.At(110), DNSTimeouts.At(30)},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(10), LoadBalancer502.At(110), DNSTimeouts.At(30), ConnectionsTimeOut.At(50)},
 	Plot: analyzer.Plot{
 		Parts:               []analyzer.PlotPart{analyzer.PlotAttempts, analyzer.PlotLogErrors, analyzer.PlotStaleMark},
 		Servers:             []analyzer.Selector{analyzer.InFacts("stale_targets"), analyzer.InFacts("frontends")},

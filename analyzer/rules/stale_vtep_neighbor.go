@@ -27,7 +27,7 @@ var StaleVTEPNeighbor = &analyzer.Rule{
 		"address the entry's MAC leads to, against the Nodes' addresses) decides",
 	SubjectKeys: []string{"node", "address", "interface"},
 	Run:         runStaleVTEPNeighbor,
-	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(200)},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(200), ConnectionsTimeOut.At(110)},
 	Doc: `a VXLAN neighbour entry points at a VTEP MAC that is gone
 
 Overlay networks in VXLAN mode (flannel's vxlan backend, Calico's VXLAN,

@@ -120,7 +120,9 @@ const maxAttemptEvidence = 10
 // returns the finding without its words.
 func judgeSynAckResets(p *analyzer.Pass, g *synAckResets) analyzer.Finding {
 	s := p.Snap
-	g.np, g.local = facts.NodePortRange.Of(p), facts.LocalPorts.Of(p).Of(g.node)
+	// The owners of the source ports, not the range, show the cause: only
+	// the fix's ports rest on the range (see synAckWords).
+	g.np, g.local = facts.NodePortRange.Partly(p), facts.LocalPorts.Of(p).Of(g.node)
 	np, owners := g.np, facts.PortOwners.Of(p).On(g.node)
 	lpr, haveLPR, eph := g.local.PortRange, g.local.HasRange, g.local.Range
 
@@ -294,6 +296,10 @@ func synAckWords(g *synAckResets) (title, summary, cause, fix string) {
 				g.local.Range, g.np.Range, g.np.Source())
 		}
 		fix = reserveFix(g.np.Range, g.local.Reserved.Value)
+		if g.np.Lost != "" {
+			fix += fmt.Sprintf(" %s is kube-apiserver's default: the bundle's own --service-node-port-range may have been "+
+				"in what a cut lost, so reserve the range the cluster uses.", g.np.Range)
+		}
 	case g.natted > 0:
 		title = fmt.Sprintf("%s resets the server's SYN/ACK (%d %s): the reply came back untranslated",
 			client, n, plural(n, "attempt", "attempts"))

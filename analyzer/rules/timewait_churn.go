@@ -110,7 +110,7 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 	}
 	minTW := int(p.Param("min_timewait", 50))
 	slices.SortStableFunc(clients, func(a, b *client) int { return b.count - a.count })
-	np := facts.NodePortRange.Of(p)
+	np := facts.NodePortRange.Partly(p) // only an overlap with it rests on it
 	// One finding per node, its clients busiest first.
 	var nodes []string
 	for _, c := range clients {
@@ -220,6 +220,9 @@ func judgeChurn(p *analyzer.Pass, t *twChurn, np facts.NodePorts) analyzer.Findi
 		Alternatives: []string{"a local client opens a new connection per request or check (health checks, monitoring agents)",
 			"many clients share the address (SNAT, a proxy), each opening few connections"},
 		Decide: collected("ss-tanpi", "the processes holding connections from the address, and their peers"),
+	}
+	if t.overlaps {
+		facts.NodePortRange.RestsOn(p, &f)
 	}
 	if sev == analyzer.Error {
 		f.Certainty = analyzer.Proven

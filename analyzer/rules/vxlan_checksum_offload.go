@@ -31,7 +31,7 @@ var VXLANChecksumOffload = &analyzer.Rule{
 		"reported",
 	SubjectKeys: []string{"node", "source", "port"},
 	Run:         runVXLANChecksumOffload,
-	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(170), DNSTimeouts.At(110)},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(170), DNSTimeouts.At(110), ConnectionsTimeOut.At(140)},
 	Doc: `bad UDP checksums drop the VXLAN packets (tx offload)
 
 The overlay's VXLAN packets leave the sending node with a wrong outer UDP

@@ -29,7 +29,7 @@ var VXLANPortBlocked = &analyzer.Rule{
 		"unanswered (timed out, no route to host) it is a warning, still of unknown cause",
 	SubjectKeys: []string{"node", "chain", "port"},
 	Run:         runVXLANPortBlocked,
-	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(180)},
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(180), ConnectionsTimeOut.At(100)},
 	Doc: `a firewall rule drops the overlay's VXLAN packets
 
 VXLAN carries the overlay's packets between nodes in UDP, to port 4789

@@ -8,10 +8,12 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/format"
 )
 
 // MaxLine is the longest line the text parsers accept; longer lines are
@@ -27,6 +29,9 @@ type Lines struct {
 	n    int
 	text string
 	errs *model.ErrorList
+	// bare says that the current line ends the input without a newline:
+	// the text may have been cut inside it.
+	bare bool
 }
 
 // NewLines returns a line reader of r whose positions name name and whose
@@ -41,7 +46,15 @@ func NewLines(r io.Reader, name string, errs *model.ErrorList) *Lines {
 	}
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 0, 64<<10), MaxLine)
-	return &Lines{s: s, name: name, errs: errs, n: n}
+	l := &Lines{s: s, name: name, errs: errs, n: n}
+	s.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		if adv > 0 {
+			l.bare = data[adv-1] != '\n'
+		}
+		return adv, tok, err
+	})
+	return l
 }
 
 // SectionReader reads the part of a file that starts at line offset+1 as
@@ -106,9 +119,21 @@ func (l *Lines) Line() int { return l.n }
 // Pos returns the position of the current line.
 func (l *Lines) Pos() model.Pos { return model.Pos{File: l.name, Line: l.n} }
 
-// Errorf records an error at the current line.
-func (l *Lines) Errorf(format string, args ...any) {
-	l.errs.Addf(l.Pos(), l.text, format, args...)
+// Bare reports whether the current line ends the input without a
+// newline: the output of a command ends with one, so the text may have
+// been cut inside the line.
+func (l *Lines) Bare() bool { return l.bare }
+
+// Errorf records an error at the current line. On a bare last line (Bare)
+// the error is a sign of a cut, not of a bad line: a half record, it wraps
+// format.ErrTruncated too, and the input is taken as incomplete.
+func (l *Lines) Errorf(msg string, args ...any) {
+	if l.bare {
+		l.errs.Addf(l.Pos(), l.text, "%w: the last line has no newline and is not a whole record, the text ends inside it: %w",
+			format.ErrTruncated, fmt.Errorf(msg, args...))
+		return
+	}
+	l.errs.Addf(l.Pos(), l.text, msg, args...)
 }
 
 func readErr(err error) error {
