@@ -160,6 +160,9 @@ func writeScreenVerdict(s *screen, r *Report) map[int]bool {
 		if f.Fix != "" {
 			s.add(prose("  Fix: ", escape.String(f.Fix)))
 		}
+		if c := candidatesBrief(f); c != "" && f.Certainty != analyzer.Proven {
+			s.add(prose("  Candidates: ", escape.String(c)))
+		}
 		s.add(decideLines("  ", f)...)
 		s.add(blank)
 	}

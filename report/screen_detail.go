@@ -40,6 +40,7 @@ func fullFinding(r *Report, i int) []sline {
 		out = append(out, prose("    "+label+": ", escape.String(text)))
 	}
 	out = append(out, decideLines("    ", f)...)
+	out = append(out, candidateSlines(f)...)
 	if f.Fix != "" {
 		out = append(out, prose("    Fix: ", escape.String(f.Fix)))
 	}
@@ -65,6 +66,43 @@ func fullFinding(r *Report, i int) []sline {
 		}
 	}
 	return out
+}
+
+// candidateSlines are the candidate causes of f in its full account, at
+// most maxCandidates, as candidateLines says them, but with the command
+// that decides each on a line of its own under its note as a comment.
+func candidateSlines(f analyzer.Finding) []sline {
+	var out []sline
+	for i, c := range f.Candidates {
+		if i == maxCandidates {
+			out = append(out, prose("    ", fmt.Sprintf("Candidate: +%d more (see the JSON report's candidates)", len(f.Candidates)-i)))
+			break
+		}
+		out = append(out, prose(fmt.Sprintf("    Candidate %d: ", i+1), escape.String(fmt.Sprintf("%s (%s): %s", c.Rule, c.Standing, c.Why))))
+		if c.Decide != "" {
+			command, note := decideParts(c.Decide)
+			if note != "" {
+				out = append(out, hanging("      # ", "      # ", escape.String(note)))
+			}
+			out = append(out, commandLine("      ", escape.String(command)))
+		}
+	}
+	return out
+}
+
+// candidatesBrief names f's candidate causes on one line, with their
+// standings: "rp-filter-drop (open), network-policy-deny (weakened)",
+// at most maxCandidates, then how many more; "" when it has none.
+func candidatesBrief(f analyzer.Finding) string {
+	var parts []string
+	for i, c := range f.Candidates {
+		if i == maxCandidates {
+			parts = append(parts, fmt.Sprintf("+%d more", len(f.Candidates)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", c.Rule, c.Standing))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // factValueCapped is FactValue of v, a list of more than most items
@@ -158,6 +196,12 @@ func collectAsked(r *Report, printed map[string]bool) []NextEvidence {
 	relevant := relevantSkipped(r, open)
 	var shown []NextEvidence
 	kinds := map[model.Kind]bool{}
+	for _, e := range r.NextEvidence {
+		// A command printed already gives its kind.
+		if printed[e.Shell] && e.Kind != "" {
+			kinds[e.Kind] = true
+		}
+	}
 	for _, e := range r.NextEvidence {
 		if !e.Asks() || printed[e.Shell] || kinds[e.Kind] {
 			continue
