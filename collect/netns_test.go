@@ -168,6 +168,7 @@ func TestScriptOnNode(t *testing.T) {
 	stub(t, bin, "ipvsadm", fmt.Sprintf(`echo "$*" >> %q
 case "$*" in
 *--stats*) exit 0 ;;
+*--timeout*) echo "Timeout (tcp tcpfin udp): 900 120 300" ;;
 -v) echo "ipvsadm v1.31 2019/12/24 (compiled with popt and IPVS v1.2.1)" ;;
 *) cat %q ;;
 esac
@@ -302,7 +303,8 @@ esac
 	} else if r, ok := ran["ipvsadm"]; !ok || r.File == "" {
 		t.Errorf("manifest: ipvsadm did not run or wrote nothing where ip_vs is loaded (%+v)\n%s", r, manifest)
 	}
-	for _, name := range []string{"capture", "ss-tanpi", "sysctl-net", "ip-addr", "kubelet-log", "kubectl-objects", "kubectl-version"} {
+	for _, name := range []string{"capture", "ss-tanpi", "ss-lntup", "sysctl-net", "ip-addr", "ip-route", "ip-rule", "nstat",
+		"conntrack-stats", "resolv-conf", "kubelet-log", "kubectl-objects", "kubectl-version"} {
 		if r, ok := ran[name]; !ok || r.File == "" {
 			t.Errorf("manifest: %s did not run or wrote nothing (%+v)\n%s", name, r, manifest)
 		}
@@ -337,9 +339,12 @@ esac
 		t.Errorf("the manifest is not listed as the collector's manifest: %+v", snap.Inputs)
 	}
 	if len(snap.IPVS) == 0 || len(snap.Logs) == 0 || len(snap.Kube.Pods) == 0 || len(snap.Kube.Services) == 0 ||
-		len(snap.ServerVersions) == 0 || len(snap.Sysctls) == 0 || len(snap.Addrs) == 0 || len(snap.Routes) == 0 {
-		t.Errorf("collected bundle read thin: %d IPVS services, %d log events, %d pods, %d services, %d server versions, %d sysctls, %d addresses, %d routes",
-			len(snap.IPVS), len(snap.Logs), len(snap.Kube.Pods), len(snap.Kube.Services), len(snap.ServerVersions), len(snap.Sysctls), len(snap.Addrs), len(snap.Routes))
+		len(snap.ServerVersions) == 0 || len(snap.Sysctls) == 0 || len(snap.Addrs) == 0 || len(snap.Routes) == 0 ||
+		len(snap.RouteRules) == 0 || len(snap.ResolvConfs) == 0 {
+		t.Errorf("collected bundle read thin: %d IPVS services, %d log events, %d pods, %d services, %d server versions, "+
+			"%d sysctls, %d addresses, %d routes, %d policy routing rules, %d resolver configurations",
+			len(snap.IPVS), len(snap.Logs), len(snap.Kube.Pods), len(snap.Kube.Services), len(snap.ServerVersions),
+			len(snap.Sysctls), len(snap.Addrs), len(snap.Routes), len(snap.RouteRules), len(snap.ResolvConfs))
 	}
 	packets := 0
 	for _, c := range snap.Captures {

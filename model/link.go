@@ -7,6 +7,9 @@ package model
 type Link struct {
 	Node string `json:"node,omitempty"`
 	Dev  string `json:"dev"` // without its @peer
+	// MAC is the link's hardware address ("link/ether 02:42:..."), lower
+	// case; "" when not shown.
+	MAC string `json:"mac,omitempty"`
 	// MTU is the link's MTU, 0 when not shown.
 	MTU int `json:"mtu,omitempty"`
 	// Kind is the link's type as `ip -d link` shows it: vxlan, geneve,

@@ -60,6 +60,7 @@ func benchCases() []benchCase {
 		{"nginx-error", logs.NginxErrorFormat, 100000, "nginx error log lines", genNginxError, perN(1)},
 		{"dmesg", logs.DmesgFormat, 100000, "dmesg lines (bridge ports, nf_conntrack table full)", genDmesg, perN(1)},
 		{"felix-log", logs.FelixLogFormat, 100000, "Calico Felix log lines", genFelixLog, perN(1)},
+		{"weave-log", logs.WeaveLogFormat, 100000, "weave router log lines", genWeaveLog, perN(1)},
 		{"cilium-monitor", logs.CiliumMonitorFormat, 100000, "cilium monitor drop lines", genCiliumMonitor, perN(1)},
 		{"hubble-observe", logs.HubbleObserveFormat, 100000, "hubble observe flows, forwarded and policy-denied", genHubble, perN(1)},
 		{"grep-n-log", logs.GrepLogFormat, 100000, "grep -Hn lines of kube-proxy's log", genGrepLog, perN(1)},
@@ -310,6 +311,13 @@ func genFelixLog(n int) []byte {
 	return genLines("", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "2021-02-28 22:%02d:%02d.%03d [INFO][47] int_dataplane.go 1035: Applying dataplane updates ipSetsToApply=%d\n",
 			i/60%60, i%60, i%1000, i%97)
+	})
+}
+
+func genWeaveLog(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "INFO: 2019/10/08 09:%02d:%02d.%06d ->[%s:6783] connection accepted\n",
+			i/60%60, i%60, i%1000000, ip4(10, 0x010000+i%65536))
 	})
 }
 

@@ -53,6 +53,7 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.GrepLogFormat,
 		logs.ClientErrorsFormat,
 		logs.NetErrorLinesFormat,
+		logs.WeaveLogFormat,
 		netfilter.IPVSadmFormat,
 		netfilter.IPVSTimeoutFormat,
 		netfilter.IPTablesSaveFormat,

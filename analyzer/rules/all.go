@@ -69,6 +69,8 @@ func All() []*analyzer.Rule {
 		CNIWrongInterface,
 		NodePortHeldByProcess,
 		CoreDNSUpstreamTimeout,
+		ConntrackInvalidReset,
+		PodCIDROverlap,
 	}
 }
 

@@ -44,7 +44,12 @@ records (the control-plane.alpha.kubernetes.io/leader annotation or the
 Leases), listening sockets per node (netstat -lntup, ss -lntp), a capture
 of connections to the apiserver when present, and a rule outside kube-proxy's
 chains that pins the node's connections to the kubernetes Service to one
-apiserver (the rule itself is service-rule-shadowed's finding).
+apiserver (the rule itself is service-rule-shadowed's finding). The
+kubernetes Service's ClientIP session affinity (kube-proxy's "-m recent
+--rcheck --seconds 10800" rules, or the Service's sessionAffinity) keeps
+each client on the apiserver it first reached: with a capture whose
+connections all go to one apiserver, the finding names the apiserver,
+and its node, that the client is pinned to.
 
 Severity: info when the false alarm is proven (the cluster is healthy; the
 check is what misleads), warning otherwise: the components may be down.
@@ -83,6 +88,7 @@ type csCheck struct {
 
 	names, leaderNodes, listenNodes []string
 	pinned                          *facts.Shadow // a rule that pins the node's connections to one apiserver
+	affinity                        *kubeAffinity // the kubernetes Service's ClientIP session affinity
 	shown                           bool          // where the components run explains the refusal
 }
 
@@ -198,9 +204,25 @@ func judgeComponentStatus(p *analyzer.Pass, c *csCheck) analyzer.Finding {
 		}
 	}
 	// The apiserver that answers, from a capture of new connections to it.
-	if srv, n, first := busiestServer(p.Snap, 6443); n > 0 {
+	srv, n, first := busiestServer(p.Snap, 6443)
+	if n > 0 {
 		values["apiserver_connections"] = fmt.Sprintf("%d new connections to port 6443, all to %s", n, srv)
 		ev = append(ev, analyzer.Evidence{Pos: first, Note: fmt.Sprintf("%d new connections to port 6443, all to %s", n, srv)})
+	}
+	if aff, ok := kubernetesAffinity(p.Snap); ok {
+		c.affinity = &aff
+		values["session_affinity"] = fmt.Sprintf("ClientIP, %ds", aff.seconds)
+		if pos, ok := aff.checks[srv]; ok && n > 0 {
+			aff.pos = pos // the check that sends the client back to that apiserver
+		}
+		ev = append(ev, analyzer.Evidence{Pos: aff.pos, Note: aff.note})
+		if n > 0 {
+			aff.pinnedTo = srv
+			if node := apiserverNode(p.Snap, srv); node != "" {
+				aff.pinnedTo += " (" + node + ")"
+			}
+			values["apiserver_pinned_to"] = aff.pinnedTo
+		}
 	}
 	// A rule outside kube-proxy's chains that pins the node's connections
 	// to the kubernetes Service decides which apiserver answers; the rule
@@ -228,6 +250,9 @@ func judgeComponentStatus(p *analyzer.Pass, c *csCheck) analyzer.Finding {
 	if sh := c.pinned; sh != nil {
 		f.Supports = append(f.Supports, fmt.Sprintf("%s (%s): %s of the node's connections to the kubernetes Service",
 			sh.Rule.Pos, sh.Hook, sh.Action))
+	}
+	if a := c.affinity; a != nil {
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", a.pos, a.note))
 	}
 	_, listensOnAll := values["not_listening_on"]
 	listensOnAll = len(c.listenNodes) > 0 && !listensOnAll
@@ -265,6 +290,10 @@ func csWords(c *csCheck) (title, summary, cause, fix string) {
 		"that answered checks those ports on its own node.", strings.Join(c.names, " and "))
 	if c.shown {
 		title = fmt.Sprintf("%s Unhealthy is a false alarm: checked on a node where they do not run", strings.Join(c.names, ", "))
+		if a := c.affinity; a != nil && a.pinnedTo != "" && c.pinned == nil {
+			title = fmt.Sprintf("%s Unhealthy is a false alarm: ClientIP affinity pins the check to %s, where they do "+
+				"not run", strings.Join(c.names, ", "), a.pinnedTo)
+		}
 		cause = "kubectl get componentstatuses is answered by one apiserver, which probes 127.0.0.1 on its own node; the " +
 			"controller-manager and scheduler listen on the leader's node only."
 		summary += fmt.Sprintf(" The components run (as leaders: %s; listening: %s) on another node, so the check fails "+
@@ -277,6 +306,15 @@ func csWords(c *csCheck) (title, summary, cause, fix string) {
 	if sh := c.pinned; sh != nil {
 		summary += fmt.Sprintf(" The node's connections to the kubernetes Service all go to %s, pinned by %s outside "+
 			"kube-proxy's chains (service-rule-shadowed): that apiserver is the one that answers.", sh.Target, sh.Rule.Pos)
+	}
+	if a := c.affinity; a != nil && c.pinned == nil {
+		summary += fmt.Sprintf(" The kubernetes Service has ClientIP session affinity (%ds): each client keeps "+
+			"reaching the apiserver it first reached", a.seconds)
+		if a.pinnedTo != "" {
+			summary += fmt.Sprintf("; the captured connections all go to %s, so kubectl get cs keeps asking that "+
+				"apiserver, which does not run the leaders, and keeps failing", a.pinnedTo)
+		}
+		summary += "."
 	}
 	summary += " ComponentStatus is deprecated since Kubernetes 1.19."
 	fix = "Check the components where they run: `curl -k https://127.0.0.1:10257/healthz` (controller-manager) and " +
@@ -325,4 +363,76 @@ func busiestServer(s *model.Snapshot, port uint16) (string, int, model.Pos) {
 		return srv, n, first
 	}
 	return "", 0, model.Pos{}
+}
+
+// kubeAffinity is the kubernetes Service's ClientIP session affinity.
+type kubeAffinity struct {
+	seconds  int
+	pos      model.Pos
+	note     string
+	pinnedTo string // the apiserver the captured connections all go to, and its node
+	// checks are kube-proxy's affinity checks by the endpoint's address.
+	checks map[string]model.Pos
+}
+
+// kubernetesAffinity finds the kubernetes Service's ClientIP session
+// affinity: kube-proxy's -m recent check in the Service chain of
+// default/kubernetes, or the Service's sessionAffinity.
+func kubernetesAffinity(s *model.Snapshot) (kubeAffinity, bool) {
+	var a kubeAffinity
+	for _, rs := range s.Netfilter {
+		for _, t := range rs.Tables {
+			for _, c := range t.Chains {
+				for _, r := range c.Rules {
+					if r.Recent == nil || r.Recent.Set || !strings.HasPrefix(r.Comment, "default/kubernetes:") {
+						continue
+					}
+					if a.checks == nil {
+						a = kubeAffinity{seconds: r.Recent.Seconds, pos: r.Pos, checks: map[string]model.Pos{},
+							note: fmt.Sprintf("session affinity: a client on the list of its endpoint for %ds goes back "+
+								"to it", r.Recent.Seconds)}
+					}
+					// kube-proxy's comment names the endpoint: "... -> 10.0.0.1:6443".
+					if _, ep, ok := strings.Cut(r.Comment, "-> "); ok {
+						if host, _, ok := strings.Cut(ep, ":"); ok {
+							a.checks[host] = r.Pos
+						}
+					}
+				}
+			}
+		}
+	}
+	if a.checks != nil {
+		return a, true
+	}
+	for _, svc := range s.Kube.Services {
+		if svc.Namespace != "default" || svc.Name != "kubernetes" || svc.Spec.SessionAffinity != "ClientIP" {
+			continue
+		}
+		secs := 10800
+		if cfg := svc.Spec.SessionAffinityConfig; cfg != nil && cfg.ClientIP != nil && cfg.ClientIP.TimeoutSeconds != nil {
+			secs = int(*cfg.ClientIP.TimeoutSeconds)
+		}
+		return kubeAffinity{seconds: secs, pos: svc.Source.FieldPos("spec.sessionAffinity"),
+			note: fmt.Sprintf("sessionAffinity ClientIP, %ds", secs)}, true
+	}
+	return kubeAffinity{}, false
+}
+
+// apiserverNode names the node whose apiserver listens on addr: a listening
+// socket on addr:6443 of a node, or a Node with that address.
+func apiserverNode(s *model.Snapshot, addr string) string {
+	for _, so := range s.Sockets {
+		if so.State == "LISTEN" && so.Node != "" && so.Local.Port() == 6443 && so.Local.Addr().String() == addr {
+			return so.Node
+		}
+	}
+	for _, n := range s.Kube.Nodes {
+		for _, a := range n.Status.Addresses {
+			if a.Address == addr {
+				return n.Name
+			}
+		}
+	}
+	return ""
 }

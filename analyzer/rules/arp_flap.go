@@ -17,7 +17,7 @@ var ARPFlap = &analyzer.Rule{
 	Severity: analyzer.Error,
 	// A capture or neighbor table snapshots, either will do.
 	NeedsAny:    []model.Kind{model.KindCapture, model.KindNeighbors},
-	Uses:        []model.Kind{model.KindKube},
+	Uses:        []model.Kind{model.KindKube, model.KindLinks, model.KindAddrs},
 	Requires:    []analyzer.FactKey{facts.AddrRoles},
 	SubjectKeys: []string{"node", "address"},
 	Run:         runARPFlap,
@@ -43,6 +43,13 @@ address configured twice.
 
 Evidence: the ARP frames where the owner changes; the Kubernetes objects that
 say what the IP is (a LoadBalancer IP, a node address).
+
+Claims by two NICs of one host are not two hosts: when the host's links
+(ip link, ip -j link, ip addr) list every claiming MAC, on one node (or
+in one file), and its addresses (when shown) include the IP, the host
+answers ARP for its own address on each NIC that hears the request
+(arp_ignore=0, two NICs on one segment: "ARP flux"). That is reported
+at info, with the sysctls that stop it, and not as a flap.
 
 Severity: error when the IP is a Service's LoadBalancer IP or external IP
 (the Services join the capture); warning from the capture alone, where a
@@ -138,6 +145,10 @@ func runARPFlap(p *analyzer.Pass) error {
 	roles := facts.AddrRoles.Of(p)
 	for _, o := range owners {
 		if len(o.macs) < 2 {
+			continue
+		}
+		if nics := oneHostsNICs(s, o); nics != nil {
+			p.Report(arpFluxFinding(o, nics))
 			continue
 		}
 		f := judgeARPOwners(o, roles.Of(o.ip, 0))
@@ -247,3 +258,107 @@ const (
 var snapshotOrder = strings.NewReplacer("before", "\x00", "after", "\x01", "old", "\x00", "new", "\x01")
 
 func snapshotKey(file string) string { return snapshotOrder.Replace(file) }
+
+// hostNIC is a link of a host that claims an address.
+type hostNIC struct {
+	dev, mac string
+	pos      model.Pos
+}
+
+// oneHostsNICs returns the links of one host that hold every MAC claiming
+// o's address, when its links (of one node, or of one file when the
+// bundle names no node) list them all on two or more devices and its
+// addresses, when shown, include the address: ARP flux, not two hosts.
+// nil otherwise.
+func oneHostsNICs(s *model.Snapshot, o *arpOwners) []hostNIC {
+	type host struct{ node, file string }
+	byHost := map[host][]hostNIC{}
+	var hosts []host
+	add := func(node, dev, mac string, pos model.Pos) {
+		if mac == "" || !slices.Contains(o.macs, mac) {
+			return
+		}
+		h := host{node: node}
+		if node == "" {
+			h.file = pos.File
+		}
+		if byHost[h] == nil {
+			hosts = append(hosts, h)
+		}
+		if !slices.ContainsFunc(byHost[h], func(n hostNIC) bool { return n.dev == dev }) {
+			byHost[h] = append(byHost[h], hostNIC{dev: dev, mac: mac, pos: pos})
+		}
+	}
+	for _, l := range s.Links {
+		add(l.Node, l.Dev, l.MAC, l.Pos)
+	}
+	for _, a := range s.Addrs {
+		add(a.Node, a.Dev, a.MAC, a.Pos)
+	}
+	for _, h := range hosts {
+		nics := byHost[h]
+		if len(nics) < 2 || slices.ContainsFunc(o.macs, func(m string) bool {
+			return !slices.ContainsFunc(nics, func(n hostNIC) bool { return n.mac == m })
+		}) {
+			continue
+		}
+		shown, has := false, false
+		for _, a := range s.Addrs {
+			if a.Node == h.node && (h.file == "" || a.Pos.File == h.file) {
+				shown, has = true, has || a.Prefix.Addr() == o.ip
+			}
+		}
+		if !shown || has {
+			return nics
+		}
+	}
+	return nil
+}
+
+// arpFluxFinding reports an address claimed by two or more NICs of one
+// host: the host answers ARP for it on each.
+func arpFluxFinding(o *arpOwners, nics []hostNIC) analyzer.Finding {
+	node := o.node
+	if nics[0].pos.File != "" && node == "" {
+		node = "the host of " + nics[0].pos.File
+	}
+	var devs []string
+	var ev []analyzer.Evidence
+	for i, c := range o.claims {
+		if i < maxGroupEvidence {
+			ev = append(ev, analyzer.Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", c.ev.Op, o.ip, c.mac)})
+		}
+	}
+	for _, n := range nics {
+		devs = append(devs, n.dev+" "+n.mac)
+		ev = append(ev, analyzer.Evidence{Pos: n.pos, Note: fmt.Sprintf("%s has MAC %s", n.dev, n.mac)})
+	}
+	f := analyzer.Finding{Subject: subject("node", o.node, "address", o.ip.String()), Severity: analyzer.Info,
+		Certainty: analyzer.Proven, Evidence: ev,
+		Title: fmt.Sprintf("%s is answered by %d NICs of one host (ARP flux): %s", o.ip, len(nics), strings.Join(devs, ", ")),
+		Facts: map[string]any{"ip": o.ip.String(), "macs": o.macs, "devices": devs, "changes": o.changes, "arp_flux": true},
+		Supports: []string{fmt.Sprintf("%d claims of %s by %s", len(o.claims), o.ip, listSome(o.macs, false)),
+			fmt.Sprintf("the links of %s list every one of those MACs: %s", cmpOr(o.node, node), strings.Join(devs, ", "))},
+		Contradicts: []string{"a second host with a copy of one of these MACs (a cloned VM, a MAC set by hand)"},
+	}
+	if o.node != "" {
+		f.Facts["node"] = o.node
+	}
+	f.Summary = fmt.Sprintf("%s is claimed by %s, and all of them are NICs of %s (%s): the host answers ARP for "+
+		"its address on each NIC that hears the request. Neighbours keep whichever reply came last, so traffic "+
+		"for %s may enter by either NIC; no other host claims it.", o.ip, listSome(o.macs, false), node,
+		strings.Join(devs, ", "), o.ip)
+	f.Cause = "Linux answers ARP for any of its addresses on any interface by default (arp_ignore=0), so two " +
+		"NICs of one host on one segment both answer (\"ARP flux\")."
+	f.Fix = "If the traffic must enter by the NIC that holds the address, set net.ipv4.conf.all.arp_ignore=1 and " +
+		"net.ipv4.conf.all.arp_announce=2 on the host, or put the NICs on different segments (or bond them)."
+	return f
+}
+
+// cmpOr returns a, or b when a is empty.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

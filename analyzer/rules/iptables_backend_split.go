@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -21,7 +22,9 @@ var IPTablesBackendSplit = &analyzer.Rule{
 	Explains:    []*analyzer.Rule{ServiceRuleShadowed},
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(40)},
 	Proof: "dumps of both backends of one node that each hold rules (iptables-legacy-save and " +
-		"iptables-nft-save, or nft list ruleset), each known by its header, its command or its format",
+		"iptables-nft-save, or nft list ruleset), each known by its header, its command or its format, or else " +
+		"by a file name that names a tool of one backend (iptables-legacy-worker-1.txt); a dump the bundle ties " +
+		"to no node is the node its file name names",
 	Unproven: "when only iptables-nft's \"iptables-legacy tables present\" warning shows the legacy " +
 		"backend, an info finding says the legacy tables exist but not what they hold, and asks for " +
 		"iptables-legacy-save; when nothing ties the two dumps to one node (no node name, no warning, " +
@@ -40,7 +43,10 @@ MASQUERADE missing on one side.
 Evidence: iptables-save dumps of both backends (the header says which:
 "iptables-nft-save" or "(nf_tables)" is nft), the command at a prompt
 (iptables-legacy-save, iptables-nft -S), nft listings, and iptables-nft's
-warning "iptables-legacy tables present". netmortem names who owns the rules
+warning "iptables-legacy tables present"; when the content does not say
+(a dump without its header, a listing), a file name that names the tool
+of one backend (iptables-legacy-worker-1.txt). A dump the bundle ties to
+no node belongs to the node its file name names. netmortem names who owns the rules
 of each backend by their chains (KUBE- for kube-proxy, cali- for Calico,
 CILIUM for Cilium, DOCKER, ufw-, ...).
 
@@ -109,10 +115,16 @@ func runIPTablesBackendSplit(p *analyzer.Pass) error {
 		if rs.Backend == "" {
 			continue
 		}
-		n := byName[rs.Node]
+		name := rs.Node
+		if name == "" {
+			// A dump tied to no node whose file name names one
+			// (iptables-legacy-worker-1.txt) is that node's.
+			name = facts.NodeNamedByFile(p.Snap, rs.Pos.File)
+		}
+		n := byName[name]
 		if n == nil {
-			n = &node{name: rs.Node}
-			byName[rs.Node] = n
+			n = &node{name: name}
+			byName[name] = n
 			nodes = append(nodes, n)
 		}
 		b := &n.nft

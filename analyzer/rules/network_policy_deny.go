@@ -21,11 +21,14 @@ var NetworkPolicyDeny = &analyzer.Rule{
 	Severity: analyzer.Error,
 	NeedsAny: []model.Kind{model.KindCapture, model.KindLogs},
 	Uses:     []model.Kind{model.KindKube},
-	Requires: []analyzer.FactKey{facts.FailedAttempts, facts.NetPolicies, facts.PolicyDrops},
+	Requires: []analyzer.FactKey{facts.FailedAttempts, facts.NetPolicies, facts.PolicyDrops, facts.ServiceTranslations,
+		facts.HubblePolicyDrops},
 	Proof: "the NetworkPolicies (kubectl get networkpolicies, with the Pods and Namespaces and their labels) " +
 		"isolate the server Pod for ingress, or the client Pod for egress, with no rule that admits the client on " +
 		"that port, and a second source shows those connections fail: the capture's failed attempts (unanswered " +
-		"or refused) to the Pod's address, or the dataplane's policy drops of the same client, address and port " +
+		"or refused) to the Pod's address or to a Service frontend translated to it (the Service's Endpoints or " +
+		"EndpointSlices, or a node's NAT rules, say to which), or the dataplane's policy drops of the same client, " +
+		"address and port " +
 		"(cilium monitor's \"Policy denied\" drops, the kernel's lines of Calico's calico-drop LOG rules)",
 	Unproven: "when the objects leave the verdict open (a namespace's labels not shown, a client address that " +
 		"no listed Pod has), the rule reports the policy that isolates the Pod and the rule that would allow " +
@@ -58,9 +61,13 @@ every one. Dataplanes drop what is not admitted (Cilium, Calico by
 default) or reject it, so clients see connect timeouts or refusals.
 
 Evidence: the capture's unanswered or refused attempts to a Pod's
-address; cilium monitor's drop lines ("xx drop (Policy denied) ...
-10.0.1.164:46870 -> 10.0.1.225:80 tcp SYN") and the kernel's lines of
-the LOG rules Calico's Felix puts before its DROP rules ("calico-drop:
+address, or to a Service's ClusterIP (or LoadBalancer or external IP)
+whose endpoints are Pods: the dataplane enforces the policies after the
+Service translation, so they are judged on the endpoints' addresses and
+ports (from the Endpoints or EndpointSlices, or a node's NAT rules),
+and reported when they deny the client every endpoint; cilium monitor's
+drop lines ("xx drop (Policy denied) ... 10.0.1.164:46870 ->
+10.0.1.225:80 tcp SYN") and the kernel's lines of the LOG rules Calico's Felix puts before its DROP rules ("calico-drop:
 IN=... SRC=... DST=... PROTO=TCP SPT=... DPT=..."), which name the
 client and the server's address and port; the Pods, Namespaces and
 NetworkPolicies (kubectl get pods,namespaces,networkpolicies -A -o
@@ -118,6 +125,7 @@ func runNetworkPolicyDeny(p *analyzer.Pass) error {
 			}
 			server := pol.Pod(g.Server.Addr())
 			if server == nil {
+				policyThroughService(p, pol, g, outcome, drops, done)
 				continue
 			}
 			for _, c := range g.Clients {
@@ -168,6 +176,41 @@ func runNetworkPolicyDeny(p *analyzer.Pass) error {
 		p.Report(policyDropAdmitted(pd, proto, server, client, in, out, admitted[pair]))
 	}
 	return nil
+}
+
+// policyThroughService judges the failed attempts of g, whose server is
+// a Service frontend translated to Pods, on the endpoints (see
+// facts.PolicyIndex.DeniedEndpoints); done records the pairs reported.
+func policyThroughService(p *analyzer.Pass, pol *facts.PolicyIndex, g *facts.FailGroup, outcome model.Outcome,
+	drops *facts.PolicyDropIndex, done map[policyPair]bool) {
+	tr := facts.ServiceTranslations.Of(p).Of(corev1.ProtocolTCP, g.Server)
+	for _, c := range g.Clients {
+		ca, err := netip.ParseAddr(c)
+		if tr == nil || err != nil {
+			continue
+		}
+		client := pol.Pod(ca)
+		denied := pol.DeniedEndpoints(tr, client, ca, corev1.ProtocolTCP)
+		if len(denied) == 0 {
+			continue
+		}
+		for _, d := range denied {
+			done[policyPair{ca, d.Endpoint.Addr}] = true
+		}
+		d := denied[0]
+		sym := captureSymptom(g, outcome, ca, d.Server, client)
+		sym.server, sym.summary = d.Endpoint.Addr, strings.Replace(sym.summary, "(Pod ", fmt.Sprintf("(%s, translated to "+
+			"%s of Pod ", tr.Named(), d.Endpoint.Addr), 1)
+		sym.facts["translated_from"], sym.facts["service"], sym.facts["endpoints_denied"] = g.Server.String(), tr.Service, len(denied)
+		sym.supports = append(sym.supports, fmt.Sprintf("%s; the policies apply after that translation, and deny the "+
+			"client %s", tr.Goes(), tr.Each()))
+		sym.evidence = append(sym.evidence, analyzer.Evidence{Pos: tr.Pos, Note: tr.Goes()},
+			analyzer.Evidence{Pos: d.Endpoint.Pos, Note: "endpoint " + d.Endpoint.Addr.String()})
+		f := policyFinding(sym, d.Server, ca, client, d.In, d.Out, pol, drops.Of(ca, d.Endpoint.Addr))
+		f.Contradicts = append(f.Contradicts, "an endpoint of "+g.Server.String()+" that the policies admit, listed "+
+			"nowhere in the bundle (the endpoints changed between the failures and the listing)")
+		p.Report(f)
+	}
 }
 
 // policyDecisions judges ingress to server and, when the client is a Pod,
@@ -305,7 +348,7 @@ func judgePolicyDenial(d *policyDenial, sym policySymptom, server *model.Pod, ca
 		if !dd.v.Denied() {
 			continue
 		}
-		names := policyNames(dd.v.Isolating)
+		names := facts.PolicyNames(dd.v.Isolating)
 		f.Facts[dd.dir+"_isolated_by"] = strings.Join(names, ", ")
 		for _, ip := range dd.v.Isolating {
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: ip.Source.Pos,
@@ -527,7 +570,7 @@ func policyDropAlone(d droppedAlone) analyzer.Finding {
 func hubbleDropsAlone(p *analyzer.Pass) {
 	s := p.Snap
 	listed := func(name string) bool {
-		name = strings.TrimSuffix(name, ":"+hubblePort(name))
+		name = strings.TrimSuffix(name, ":"+facts.HubblePort(name))
 		for _, pod := range s.Kube.Pods {
 			if podName(&pod) == name || (pod.Status.PodIP != "" && pod.Status.PodIP == name) {
 				return true
@@ -535,32 +578,14 @@ func hubbleDropsAlone(p *analyzer.Pass) {
 		}
 		return false
 	}
-	by := map[[2]string][]*model.LogEvent{}
-	var pairs [][2]string
-	for i := range s.Logs {
-		le := &s.Logs[i]
-		v, ev := le.Fields["verdict"], strings.ToLower(le.Fields["event"])
-		if le.Source != "hubble" || !(v == "DROPPED" && strings.Contains(ev, "policy denied") ||
-			v == "DENIED" && strings.HasPrefix(ev, "policy-verdict")) {
-			continue
-		}
-		src := le.Fields["src"]
-		if port := hubblePort(src); port != "" && le.Fields["direction"] != "<-" {
-			src = strings.TrimSuffix(src, ":"+port) // the client's own port changes with each flow
-		}
-		k := [2]string{src, le.Fields["dst"]}
-		if by[k] == nil {
-			pairs = append(pairs, k)
-		}
-		by[k] = append(by[k], le)
-	}
-	for _, k := range pairs {
+	for _, hp := range facts.HubblePolicyDrops.Of(p) {
+		k := [2]string{hp.Client, hp.Server}
 		if listed(k[1]) || (len(s.Kube.Pods) > 0 && !listed(k[0])) {
 			continue // the objects judge it, or drops of other Pods
 		}
-		les := by[k]
+		les := hp.Lines
 		d := droppedAlone{dataplane: "Cilium", teller: "hubble observe", reason: les[0].Fields["event"],
-			client: k[0], server: k[1], host: strings.TrimSuffix(k[1], ":"+hubblePort(k[1])), port: hubblePort(k[1]),
+			client: k[0], server: k[1], host: strings.TrimSuffix(k[1], ":"+facts.HubblePort(k[1])), port: facts.HubblePort(k[1]),
 			proto: strings.ToUpper(strings.Fields(les[0].Fields["summary"] + " ?")[0]), n: len(les)}
 		d.support = fmt.Sprintf("hubble observe shows %d %s from %s to %s %s %q (%s)", d.n,
 			plural(d.n, "flow", "flows"), d.client, d.server, les[0].Fields["verdict"], d.reason, les[0].Pos)
@@ -572,23 +597,4 @@ func hubbleDropsAlone(p *analyzer.Pass) {
 		}
 		p.Report(policyDropAlone(d))
 	}
-}
-
-// hubblePort is the port of an endpoint as hubble names it
-// ("ns/pod:53", "10.0.0.1:53"), or "".
-func hubblePort(name string) string {
-	i := strings.LastIndexByte(name, ':')
-	if i < 0 || strings.Count(name, ":") > 1 && !strings.Contains(name, "]") {
-		return ""
-	}
-	return name[i+1:]
-}
-
-// policyNames names policies as namespace/name.
-func policyNames(ps []*model.NetworkPolicy) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.Namespace + "/" + p.Name
-	}
-	return out
 }

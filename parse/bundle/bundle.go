@@ -88,10 +88,11 @@ func OpenReaderAt(ctx context.Context, name string, ra io.ReaderAt, size int64, 
 }
 
 // finish ends an Open of one path, whose reading returned err: it stitches
-// rotated capture series, drops the values a redactor hid, and sorts the
-// warnings.
+// rotated capture series, ties components' logs to the node they name,
+// drops the values a redactor hid, and sorts the warnings.
 func (o *opener) finish(err error) (*model.Snapshot, model.ErrorList, error) {
 	stitchSeries(o.ctx, o.snap, o.opts, &o.warns)
+	tieLogsToNodes(o.snap)
 	scrubRedacted(o.snap, &o.warns)
 	o.warns.Sort()
 	return o.snap, o.warns, err
@@ -117,8 +118,10 @@ func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapsho
 		}
 	}
 	if len(paths) > 1 {
-		// The files of a rotated series may have been given one by one.
+		// The files of a rotated series may have been given one by one,
+		// and a log's node may be named in another path's objects.
 		stitchSeries(ctx, snap, opts, &warns)
+		tieLogsToNodes(snap)
 	}
 	return snap, warns, errors.Join(errs...)
 }

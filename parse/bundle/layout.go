@@ -130,6 +130,9 @@ type layout struct {
 type layouts struct {
 	list []*layout
 	base placement
+	// folders are the tree's host folders, which tie the files beside
+	// them that name their host (nameFolders).
+	folders []hostFolder
 }
 
 // detectLayouts finds the layouts of a tree from its index. treeName is the
@@ -148,6 +151,7 @@ func detectLayouts(ix *index, treeName string, base placement) *layouts {
 		}
 	}
 	sort.SliceStable(ls.list, func(i, j int) bool { return len(ls.list[i].root) > len(ls.list[j].root) })
+	ls.nameFolders(ix)
 	return ls
 }
 
@@ -274,6 +278,9 @@ func (ls *layouts) place(p string) placement {
 	pl.direct = false
 	if pl.node == "" {
 		pl.node = containerLogNode(p)
+	}
+	if pl.node == "" {
+		pl.node = ls.hostOfName(p)
 	}
 	return pl
 }

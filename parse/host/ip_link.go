@@ -17,7 +17,7 @@ var LinkFormat = &format.Format{
 	Kind: model.KindLinks,
 	Command: "ip link, ip -d link (the link's type and its bridge port settings), bridge link, " +
 		"bridge -d link show (each port's hairpin, guard, learning ... settings)",
-	Doc: "one record per link with its device (without `@peer`), MTU, master (the bridge it is a port " +
+	Doc: "one record per link with its device (without `@peer`), MTU, MAC (`link/ether`), master (the bridge it is a port " +
 		"of) and state (operational for ip link, the port's for bridge link); `ip -d link` adds its " +
 		"type (vxlan with its id and dstport, geneve, wireguard, veth, bridge ...) and, for a bridge " +
 		"port, its hairpin setting (`bridge_slave ... hairpin on`), which `bridge -d link show` " +
@@ -38,8 +38,8 @@ var LinkFormat = &format.Format{
 //     master cni0 state forwarding priority 32 cost 2", and with -d the
 //     line below, "hairpin on guard off ...".
 //
-// Other indented lines (link/ether, altname, addrgenmode ...) are not
-// kept. A line that is none of these is reported with its position and
+// An indented "link/ether MAC" line gives the link's MAC. Other indented
+// lines (altname, addrgenmode ...) are not kept. A line that is none of these is reported with its position and
 // the rest is read. name is used only in positions.
 func Links(r io.Reader, name string) ([]model.Link, error) {
 	return format.ReadAll(r, name, readLinks)
@@ -90,6 +90,8 @@ func readLinkLines(r io.Reader, src *format.File, errs *model.ErrorList, strict 
 			if h, ok := onOff(f, "hairpin"); ok {
 				lk.Hairpin = &h
 			}
+		case f[0] == "link/ether" && len(f) > 1:
+			lk.MAC = strings.ToLower(f[1])
 		case linkKinds[f[0]] && lk.Kind == "":
 			lk.Kind = f[0]
 			lk.VNI, _ = strconv.Atoi(wordAfter(f, "id"))

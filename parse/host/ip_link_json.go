@@ -20,7 +20,7 @@ var LinkJSONFormat = &format.Format{
 }
 
 // LinksJSON parses ip -j link (and -d): each entry as ip link's text line
-// would be, with its linkinfo's info_kind as the type, info_data's id and
+// would be, with its address as the MAC of an ether link, its linkinfo's info_kind as the type, info_data's id and
 // port as the VXLAN or Geneve id and UDP port, and info_slave_data's
 // hairpin as the bridge port's.
 func LinksJSON(r io.Reader, name string) ([]model.Link, error) {
@@ -91,6 +91,9 @@ func linksOfEntries(es []ipEntry, src *format.File, errs *model.ErrorList) []mod
 			if info.Kind == "vxlan" || info.Kind == "geneve" {
 				lk.VNI, lk.Port = info.Data.ID, info.Data.Port
 			}
+		}
+		if e.str("link_type") == "ether" {
+			lk.MAC = strings.ToLower(e.str("address"))
 		}
 		lk.Node, lk.Dev, lk.Pos = src.Node, name, e.pos
 		out = append(out, lk)

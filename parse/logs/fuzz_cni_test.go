@@ -66,3 +66,9 @@ func FuzzFelix(f *testing.F) {
 	f.Add("2019-05-02 10:00:00.000 [FATAL][1] int_dataplane.go 1035: Kernel's RPF check is set to 'loose'\n")
 	f.Fuzz(func(t *testing.T, in string) { fuzzFormat(t, FelixLogFormat, in) })
 }
+
+func FuzzWeave(f *testing.F) {
+	f.Add("Network 10.32.0.0/12 overlaps with existing route 10.0.0.0/8 on host\n")
+	f.Add("FATA: 2023/07/05 05:09:36.639718 [kube-peers] Could not get peers\nINFO: 2019/10/08 09:14:30.409305 x\n")
+	f.Fuzz(func(t *testing.T, in string) { fuzzFormat(t, WeaveLogFormat, in) })
+}

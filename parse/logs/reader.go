@@ -101,6 +101,8 @@ func logFormat(shape string, f format.Format) *format.Format {
 //   - the nginx image's entrypoint lines ("/docker-entrypoint.sh: ...",
 //     "10-listen-on-ipv6-by-default.sh: info: ..."): the script in Fields
 //     "script", the level when it says one.
+//   - weave's router lines ("FATA: 2023/07/05 05:09:36.639718 msg") and
+//     its "Network A overlaps with existing route B on host" (weave.go).
 //
 // Times without a zone are read as UTC. klog and syslog times have no
 // year: they are in year 0, and nothing here guesses it (a rule comparing
@@ -353,7 +355,7 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 		lr.add(ev, kind, w)
 		return
 	}
-	if isContinuation(line) || (lr.lastKind == "felix" && !text.IsPromptOrMarker(line)) {
+	if isContinuation(line) || ((lr.lastKind == "felix" || lr.lastKind == "weave") && !text.IsPromptOrMarker(line)) {
 		if len(lr.events) > 0 {
 			ev := &lr.events[len(lr.events)-1]
 			ev.Message += "\n" + t
@@ -437,6 +439,8 @@ func logNoise(t string) bool {
 		return true
 	case strings.HasPrefix(t, "░░"): // journalctl -x catalog explanations
 		return true
+	case strings.HasPrefix(t, "Defaulted container ") && strings.Contains(t, " out of: "):
+		return true // kubectl logs naming the container it chose, on stderr
 	}
 	if _, ok := ContainerLogPath(t); ok && !strings.Contains(t, " ") {
 		return true // ls /var/log/containers
@@ -566,6 +570,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 	}
 	if ev, ok := parseBareNFLog(line); ok {
 		return ev, "dmesg", true
+	}
+	if ev, ok := parseWeave(line); ok {
+		return ev, "weave", true
 	}
 	return model.LogEvent{}, "", false
 }

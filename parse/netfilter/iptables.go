@@ -136,6 +136,7 @@ func readIPTables(r io.Reader, src *format.File, errs *model.ErrorList) []*model
 			}
 		}
 	}
+	p.nameBackend(src.Name)
 	return p.out
 }
 

@@ -2,6 +2,8 @@ package netfilter
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -66,6 +68,38 @@ func iptToolBackend(tool string) string {
 		return model.BackendNFT
 	case strings.Contains(tool, "-legacy"):
 		return model.BackendLegacy
+	}
+	return ""
+}
+
+// nameBackend gives the dumps whose content does not tell their backend
+// (no header, prompt or warning: iptables-save v1.8.0 to v1.8.6, a dump
+// pasted without its comment lines, a listing) the backend the file's name
+// names as a tool would, "iptables-legacy-node-1.txt",
+// "worker-1.iptables-nft-save": the name of the command that made it.
+func (p *iptParser) nameBackend(name string) {
+	b := iptNameBackend(name)
+	for _, rs := range p.out {
+		if rs.Backend == "" {
+			rs.Backend = b
+		}
+	}
+}
+
+// iptNameBackend reads the backend from a file name that names an
+// iptables tool of one backend (iptables-legacy, ip6tables-nft-save,
+// iptables_legacy); "" when it names none.
+func iptNameBackend(name string) string {
+	base := strings.ToLower(path.Base(filepath.ToSlash(name)))
+	for _, tool := range []string{"iptables", "ip6tables"} {
+		for _, sep := range []string{"-", "_"} {
+			switch {
+			case strings.Contains(base, tool+sep+"legacy"):
+				return model.BackendLegacy
+			case strings.Contains(base, tool+sep+"nft"):
+				return model.BackendNFT
+			}
+		}
 	}
 	return ""
 }

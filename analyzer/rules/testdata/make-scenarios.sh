@@ -894,3 +894,35 @@ mbf=$fx/field/mtu-blackhole--cilium-27758/tcpdump.txt
 use $mb/hit-symptom-field-frag-needed-alone/ $mbf
 mkdir -p $mb/miss-field-host-unreachable-alone
 sed 's/ICMP 10.68.5.41 unreachable - need to frag (mtu 1320)/ICMP host 10.68.5.41 unreachable/' $mbf >$mb/miss-field-host-unreachable-alone/tcpdump.txt
+# conntrack-invalid-reset (fixtures/scenarios/conntrack-invalid-reset.sh):
+# the run without kube-proxy's INVALID drop, its capture alone, its dumps
+# alone; the runs with the drop and with be_liberal = 1; an untranslated
+# SYN/ACK reset by its client (nat-reply-untranslated's incident).
+ci=conntrack-invalid-reset
+cin=incidents/conntrack-invalid-reset
+share $ci/hit-reset $cin/{capture.pcap,iptables-save.txt,conntrack-S.txt,sysctl.txt}
+share $ci/hit-capture-only $cin/capture.pcap
+share $ci/hit-counters $cin/{iptables-save.txt,conntrack-S.txt,sysctl.txt}
+share $ci/miss-drop-rule $cin-control/{capture.pcap,iptables-save.txt,conntrack-S.txt,sysctl.txt}
+share $ci/miss-liberal $cin-liberal/{capture.pcap,iptables-save.txt,conntrack-S.txt,sysctl.txt}
+share $ci/miss-synack-untranslated incidents/nat-reply-untranslated/{capture.pcap,iptables-save.txt}
+# pod-cidr-overlap (fixtures/scenarios/pod-cidr-overlap.sh): a node in
+# 192.168.1.0/24 under Calico's 192.168.0.0/16, with the manifest, then with
+# kubectl's objects alone; a node in 10.100.0.0/16 under the Service network
+# 10.96.0.0/12; the control (a host-gw route to another node's Pods); the
+# first node under the control's manifest.
+co=pod-cidr-overlap
+con=incidents/pod-cidr-overlap
+share $co/hit-calico-default $con/{kube-controller-manager.yaml,ip-addr.txt,ip-route.txt}
+share $co/hit-objects-only $con/kubectl-get-cm-nodes.json
+share $co/hit-service-network $con-service/{kube-controller-manager.yaml,ip-addr.txt,ip-route.txt}
+share $co/miss-control $con-control/{kube-controller-manager.yaml,ip-addr.txt,ip-route.txt}
+share $co/miss-other-pod-network $con/{ip-addr.txt,ip-route.txt}
+share $co/miss-other-pod-network $con-control/kube-controller-manager.yaml
+use $co/hit-weave-log/ $fx/field/pod-cidr-overlap--kubevirt-site-issue-138/weave.log
+# hit-input-drop-only: the run's filter table with a drop of INVALID packets
+# in INPUT (moby/libnetwork#1090's workaround), which forwarded ones never meet.
+mkdir -p $ci/hit-input-drop-only
+sed 's/^-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD$/-A INPUT -m conntrack --ctstate INVALID -j DROP\n&/' \
+	$fx/$cin/iptables-save.txt >$ci/hit-input-drop-only/iptables-save.txt
+share $ci/hit-input-drop-only $cin/capture.pcap
