@@ -160,7 +160,7 @@ func TestSeeds(t *testing.T) {
 			// The leaders and their ports are on node3; the apiserver
 			// that answered checks 127.0.0.1 elsewhere.
 			rule:     "apiserver-affinity",
-			severity: analyzer.Warning,
+			severity: analyzer.Info,
 			facts: map[string]string{
 				"leader_nodes": "node3", "listening_on": "node3", "not_listening_on": "node1, node2",
 				"apiserver_connections": "3 new connections to port 6443, all to 10.150.79.151",
@@ -351,7 +351,7 @@ func TestIncidents(t *testing.T) {
 		want: []want{{
 			// Leases and listening sockets put both leaders on node3;
 			// the apiserver that answered probed its own 127.0.0.1.
-			rule: "apiserver-affinity", severity: analyzer.Warning,
+			rule: "apiserver-affinity", severity: analyzer.Info,
 			facts: map[string]string{"leader_nodes": "node3", "listening_on": "node3", "not_listening_on": "node1, node2"},
 			evidence: []string{"componentstatuses.json:4 (ComponentStatus controller-manager)",
 				"leases-kube-system.json:4 (Lease kube-system/kube-controller-manager)", "ss-lntp.txt:11", "ss-lntp.txt:12"},

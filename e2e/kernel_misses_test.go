@@ -337,7 +337,7 @@ func TestComponentLogTiedToItsNode(t *testing.T) {
 // the ComponentStatus false alarm names the pin.
 func TestAPIServerAffinityPinNamed(t *testing.T) {
 	const src = "fixtures/incidents/apiserver-affinity-pinned"
-	falseAlarm := want{rule: "apiserver-affinity", severity: analyzer.Warning,
+	falseAlarm := want{rule: "apiserver-affinity", severity: analyzer.Info,
 		facts: map[string]string{"leader_nodes": "node3", "session_affinity": "ClientIP, 10800s",
 			"apiserver_pinned_to":   "10.150.79.150 (node2)",
 			"apiserver_connections": "12 new connections to port 6443, all to 10.150.79.150"},
@@ -345,7 +345,7 @@ func TestAPIServerAffinityPinNamed(t *testing.T) {
 	for _, b := range []bundle{{dir: src, want: []want{falseAlarm}}, {
 		// No affinity: the connections spread, nothing is pinned.
 		dir: "fixtures/incidents/apiserver-affinity-pinned-control",
-		want: []want{{rule: "apiserver-affinity", severity: analyzer.Warning,
+		want: []want{{rule: "apiserver-affinity", severity: analyzer.Info,
 			facts: map[string]string{"leader_nodes": "node3"}}},
 	}} {
 		t.Run(filepath.Base(b.dir), func(t *testing.T) { check(t, b) })

@@ -51,15 +51,6 @@ func causalLines(f analyzer.Finding, text, decide func(string) string) []string 
 	return out
 }
 
-// certaintyCell is what the table's severity cell adds for a cause that is
-// not proven: the certainty on a line of its own.
-func certaintyCell(c analyzer.Certainty) string {
-	if c == analyzer.Likely || c == analyzer.Unknown {
-		return "\n" + string(c)
-	}
-	return ""
-}
-
 // certaintyTag is what a finding's heading adds after its severity for a
 // cause that is not proven.
 func certaintyTag(c analyzer.Certainty) string {

@@ -1,14 +1,14 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
+	"sort"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"gopkg.in/yaml.v3"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -80,122 +80,37 @@ func breaksLine(r rune) bool {
 	return r < 0x20 || r == 0x7f || r == 0x85 || r == 0x2028 || r == 0x2029
 }
 
-// maxTableEvidence bounds the evidence shown in the summary table's cell.
-const maxTableEvidence = 4
-
 func writeTable(w io.Writer, r *Report) error {
-	ew := &errWriter{w: w}
-	if len(r.Findings) == 0 {
-		writeNoFindings(ew, r)
-		return ew.err
-	}
-	if len(r.Incomplete) > 0 {
-		ew.printf("Incomplete: the findings cover only what could be read (%d %s listed at the end).\n\n",
-			len(r.Incomplete), plural(len(r.Incomplete), "reason", "reasons"))
-	}
-	writeVerdict(ew, r.Verdict, "table")
-	if ew.err != nil {
-		return ew.err
-	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowConfig(tw.CellConfig{
-			Formatting:   tw.CellFormatting{AutoWrap: tw.WrapNormal},
-			Alignment:    tw.CellAlignment{Global: tw.AlignLeft},
-			Padding:      tw.CellPadding{Global: tw.PaddingDefault},
-			ColMaxWidths: tw.CellWidth{PerColumn: tw.NewMapper[int, int]().Set(2, 60)},
-		}),
-	)
-	t.Header("SEVERITY", "RULE", "FINDING", "EVIDENCE")
-	for _, f := range r.Findings {
-		var ev []string
-		for i, e := range f.Evidence {
-			if i == maxTableEvidence {
-				ev = append(ev, fmt.Sprintf("(+%d more)", len(f.Evidence)-i))
-				break
-			}
-			ev = append(ev, escape.String(e.Pos.String()))
-		}
-		// Each cell is escaped on its own: the evidence cell's newlines
-		// are the table's, one position per line.
-		if err := t.Append(strings.ToUpper(f.Severity.String())+certaintyCell(f.Certainty), escape.String(f.Rule), escape.String(f.Title),
-			strings.Join(ev, "\n")); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	writeDetails(ew, r)
-	return ew.err
+	return WriteTable(w, r, TableStyle{})
 }
 
-// writeDetails writes what follows the findings table: each finding in
-// full, why the analysis is incomplete, and the suppressed findings.
-func writeDetails(ew *errWriter, r *Report) {
-	for i, f := range r.Findings {
-		ew.printf("\n[%d] %s%s %s: %s\n", i+1, strings.ToUpper(f.Severity.String()), certaintyTag(f.Certainty), f.Rule, f.Title)
-		ew.printf("    %s\n", f.Summary)
-		if f.Cause != "" {
-			ew.printf("    Cause: %s%s\n", f.Cause, certaintyNote(f.Certainty))
-		}
-		for _, l := range causalLines(f, plain, decideLine) {
-			ew.printf("    %s\n", l)
-		}
-		for _, l := range candidateLines(f, plain, plain, decideLine) {
-			ew.printf("    %s\n", l)
-		}
-		if f.Fix != "" {
-			ew.printf("    Fix:   %s\n", f.Fix)
-		}
-		if len(f.Facts) > 0 {
-			ew.printf("    Facts:\n")
-			for _, l := range factLines(f.Facts) {
-				ew.printf("      %s\n", l)
-			}
-		}
-		if len(f.Evidence) > 0 {
-			ew.printf("    Evidence:\n")
-			for _, e := range f.Evidence {
-				ew.printf("      %s\n", e)
-			}
-		}
-	}
-	writeNextEvidence(ew, r)
-	if len(r.Incomplete) > 0 {
-		ew.printf("\nThe analysis is incomplete: the findings cover only what was read and analyzed:\n")
-		writeIncomplete(ew, r)
-	}
-	writeSuppressedTable(ew, r)
-}
-
-// writeNoFindings is the table format of a report without findings.
-func writeNoFindings(ew *errWriter, r *Report) {
-	if len(r.Incomplete) > 0 {
-		ew.printf("No findings in what could be read (%d %s read, %d %s), but the analysis is incomplete:\n",
-			countRead(r), plural(countRead(r), "input", "inputs"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
-		writeIncomplete(ew, r)
-	} else {
-		ew.printf("No findings (%d %s read, %d %s).\n", countRead(r), plural(countRead(r), "input", "inputs"),
-			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
-	}
-	writeNextEvidence(ew, r)
-	writeSuppressedTable(ew, r)
-}
-
-// writeIncomplete lists why the analysis is incomplete, one reason a line.
-func writeIncomplete(ew *errWriter, r *Report) {
-	for _, why := range r.Incomplete {
-		ew.printf("  - %s\n", why)
-	}
-}
+// Bounds of the markdown format: a report goes into a ticket or a
+// review comment (GitHub takes 65,536 characters, Jira 32,767).
+const (
+	// MaxMarkdown is the most bytes (so characters) the markdown format
+	// writes: past it, the findings left out are counted and the JSON
+	// report named for them.
+	MaxMarkdown = 60000
+	// maxMarkdownRows is how many findings the summary table lists,
+	// maxMarkdownEvidence how many pieces of evidence a finding lists,
+	// maxMarkdownList how many input warnings, suppressed findings or
+	// reasons for incompleteness are listed.
+	maxMarkdownRows     = 50
+	maxMarkdownEvidence = 10
+	maxMarkdownList     = 20
+)
 
 func writeMarkdown(w io.Writer, r *Report) error {
-	ew := &errWriter{w: w}
+	var head, tail bytes.Buffer
+	ew := &errWriter{w: &head}
 	ew.printf("## netmortem findings\n\n")
 	if len(r.Incomplete) > 0 {
 		ew.printf("**The analysis is incomplete**: the findings cover only what was read and analyzed.\n\n")
-		for _, why := range r.Incomplete {
+		for i, why := range r.Incomplete {
+			if i == maxMarkdownList {
+				ew.printf("- and %d more (`incomplete` in `-o json`)\n", len(r.Incomplete)-i)
+				break
+			}
 			ew.printf("- %s\n", mdCell(mdProse(why, nil)))
 		}
 		ew.printf("\n")
@@ -209,62 +124,103 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
 	default:
 		writeVerdict(ew, r.Verdict, "markdown")
-		ew.printf("| Severity | Cause | Rule | Finding |\n|---|---|---|---|\n")
-		for _, f := range r.Findings {
+		ew.printf("| Severity | Certainty | Rule | Finding |\n|---|---|---|---|\n")
+		for i, f := range r.Findings {
+			if i == maxMarkdownRows {
+				ew.printf("\n_And %d more findings, below._\n", len(r.Findings)-i)
+				break
+			}
 			ew.printf("| %s | %s | `%s` | %s |\n", f.Severity, orDash(string(f.Certainty)), f.Rule, mdCell(mdProse(f.Title, mdAtoms(f, r.names...))))
 		}
 	}
-	for _, f := range r.Findings {
-		atoms := mdAtoms(f, r.names...)
-		md := func(s string) string { return mdProse(s, atoms) }
-		ew.printf("\n### %s: %s\n\n", strings.ToUpper(f.Severity.String()[:1])+f.Severity.String()[1:], md(f.Title))
-		ew.printf("**What happened.** %s\n\n", md(f.Summary))
-		if f.Cause != "" {
-			ew.printf("**Why.** %s%s\n\n", md(f.Cause), certaintyNote(f.Certainty))
-		}
-		for _, l := range causalLines(f, md, decideMarkdown) {
-			ew.printf("%s\n\n", l)
-		}
-		for _, l := range candidateLines(f, md, mdCode, decideMarkdown) {
-			ew.printf("%s\n\n", l)
-		}
-		if f.Fix != "" {
-			ew.printf("**Fix.** %s\n\n", md(f.Fix))
-		}
-		if len(f.Evidence) > 0 {
-			if f.Certainty == analyzer.Proven {
-				ew.printf("**Proof.**\n\n")
-			} else {
-				ew.printf("**Evidence.**\n\n")
-			}
-			for _, e := range f.Evidence {
-				if e.Note != "" {
-					ew.printf("- %s: %s\n", mdCode(e.Pos.String()), md(e.Note))
-				} else {
-					ew.printf("- %s\n", mdCode(e.Pos.String()))
-				}
-			}
-			ew.printf("\n")
-		}
-		if len(f.Facts) > 0 {
-			ew.printf("<details><summary>Facts</summary>\n\n")
-			for _, l := range factLines(f.Facts) {
-				k, v, _ := strings.Cut(l, ": ")
-				ew.printf("- %s: %s\n", k, mdCode(v))
-			}
-			ew.printf("\n</details>\n")
-		}
-		ew.printf("\n_Rule `%s`, from %s._\n", f.Rule, sourcesText(f))
-	}
+	ew = &errWriter{w: &tail}
 	writeNextEvidenceMarkdown(ew, r)
 	if len(r.Warnings) > 0 {
 		ew.printf("\n### Input warnings\n\n")
-		for _, wn := range r.Warnings {
+		for i, wn := range r.Warnings {
+			if i == maxMarkdownList {
+				ew.printf("- and %d more (`warnings` in `-o json`)\n", len(r.Warnings)-i)
+				break
+			}
 			ew.printf("- %s: %s\n", mdCode(wn.Position), mdProse(wn.Message, nil))
 		}
 	}
 	writeSuppressedMarkdown(ew, r)
-	return ew.err
+
+	out := &errWriter{w: w}
+	out.raw(head.String())
+	size := head.Len() + tail.Len()
+	for i, f := range r.Findings {
+		var b bytes.Buffer
+		writeMarkdownFinding(&errWriter{w: &b}, r, f)
+		// Room is kept for the note on what is left out.
+		if size+b.Len() > MaxMarkdown-400 {
+			out.printf("\n_%d more %s left out to keep this report under %d characters: `netmortem analyze -o json` has every one, "+
+				"and `netmortem analyze --detail` prints them._\n", len(r.Findings)-i, plural(len(r.Findings)-i, "finding", "findings"), MaxMarkdown)
+			break
+		}
+		size += b.Len()
+		out.raw(b.String())
+	}
+	out.raw(tail.String())
+	return out.err
+}
+
+// writeMarkdownFinding writes the section of one finding: at most
+// maxMarkdownEvidence pieces of evidence and, in its facts, lists of at
+// most maxFactItems items, each with its total.
+func writeMarkdownFinding(ew *errWriter, r *Report, f analyzer.Finding) {
+	atoms := mdAtoms(f, r.names...)
+	md := func(s string) string { return mdProse(s, atoms) }
+	ew.printf("\n### %s: %s\n\n", strings.ToUpper(f.Severity.String()[:1])+f.Severity.String()[1:], md(f.Title))
+	ew.printf("**What happened.** %s\n\n", md(f.Summary))
+	if f.Cause != "" {
+		ew.printf("**Why.** %s%s\n\n", md(f.Cause), certaintyNote(f.Certainty))
+	}
+	for _, l := range causalLines(f, md, decideMarkdown) {
+		ew.printf("%s\n\n", l)
+	}
+	for _, l := range candidateLines(f, md, mdCode, decideMarkdown) {
+		ew.printf("%s\n\n", l)
+	}
+	if f.Fix != "" {
+		ew.printf("**Fix.** %s\n\n", md(f.Fix))
+	}
+	if len(f.Evidence) > 0 {
+		label := "Evidence"
+		if f.Certainty == analyzer.Proven {
+			label = "Proof"
+		}
+		if len(f.Evidence) > maxMarkdownEvidence {
+			ew.printf("**%s** (%d of %d pieces; all of them in `-o json`)**.**\n\n", label, maxMarkdownEvidence, len(f.Evidence))
+		} else {
+			ew.printf("**%s.**\n\n", label)
+		}
+		for i, e := range f.Evidence {
+			if i == maxMarkdownEvidence {
+				break
+			}
+			if e.Note != "" {
+				ew.printf("- %s: %s\n", mdCode(e.Pos.String()), md(e.Note))
+			} else {
+				ew.printf("- %s\n", mdCode(e.Pos.String()))
+			}
+		}
+		ew.printf("\n")
+	}
+	if len(f.Facts) > 0 {
+		ew.printf("<details><summary>Facts</summary>\n\n")
+		keys := make([]string, 0, len(f.Facts))
+		for k := range f.Facts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ew.printf("- %s: %s\n", k, mdCode(factValueCapped(f.Facts[k], maxFactItems)))
+		}
+		ew.printf("\n</details>\n")
+	}
+	ew.printf("\n_Rule `%s`, from %s._\n", f.Rule, sourcesText(f))
 }
 
 func sourcesText(f analyzer.Finding) string {
@@ -300,6 +256,10 @@ func mdCell(s string) string {
 // any run of backticks in s, so that s cannot close it and go on as
 // Markdown (CommonMark 6.1).
 func mdCode(s string) string {
+	if s == "" {
+		// An empty code span is no span: CommonMark shows its backticks.
+		return "_(empty)_"
+	}
 	longest, run := 0, 0
 	for i := 0; i < len(s); i++ {
 		if s[i] == '`' {
@@ -338,6 +298,13 @@ type errWriter struct {
 func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = escape.Fprintf(e.w, format, args...)
+	}
+}
+
+// raw writes s, already escaped, as it is.
+func (e *errWriter) raw(s string) {
+	if e.err == nil {
+		_, e.err = io.WriteString(e.w, s)
 	}
 }
 

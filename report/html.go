@@ -94,7 +94,7 @@ type htmlFinding struct {
 	Cause        string
 	CauseNote    string
 	ExplainedBy  string
-	Fix          string
+	Fix          []htmlSpan
 	Decide       string
 	DecideNote   string
 	Alternatives []string
@@ -107,6 +107,23 @@ type htmlFinding struct {
 }
 
 type htmlFact struct{ Key, Value string }
+
+// htmlSpan is a piece of a Fix: prose, or a command (a code span of the
+// Fix, shown as code without its backticks).
+type htmlSpan struct {
+	Text string
+	Code bool
+}
+
+// htmlSpans splits a finding's Fix into prose and code (splitSpans), the
+// names of f and r among its atoms.
+func htmlSpans(f analyzer.Finding, r *Report) []htmlSpan {
+	var out []htmlSpan
+	for _, s := range splitSpans(f.Fix, hostileNames(f, r.names...)) {
+		out = append(out, htmlSpan{Text: esc(s.text), Code: s.code})
+	}
+	return out
+}
 
 // htmlRef is a link to an appendix entry.
 type htmlRef struct {
@@ -391,7 +408,7 @@ func newHTMLFinding(i int, f analyzer.Finding, anchor string, r *Report, book *q
 		Index: i + 1, ID: anchor, Fingerprint: esc(f.Fingerprint), Sev: f.Severity.String(),
 		Certainty: string(f.Certainty), Rule: esc(f.Rule), Title: esc(f.Title), Summary: esc(f.Summary),
 		Cause: esc(f.Cause), CauseNote: certaintyNote(f.Certainty), ExplainedBy: esc(f.ExplainedBy),
-		Fix: esc(f.Fix), Decide: esc(f.Decide), Alternatives: escAll(f.Alternatives),
+		Fix: htmlSpans(f, r), Decide: esc(f.Decide), Alternatives: escAll(f.Alternatives),
 		Supports: escAll(f.Supports), Contradicts: escAll(f.Contradicts), Sources: esc(sourcesText(f)),
 	}
 	decide, note := decideParts(f.Decide)

@@ -23,11 +23,18 @@ func nextEvidenceCase() (*model.Snapshot, []*analyzer.Rule, analyzer.Result) {
 		{Path: "node2/capture.pcap", Kind: model.KindCapture, Node: "node2"},
 		{Path: "node2/conntrack.txt", Kind: model.KindConntrack, Node: "node2", Skipped: "unrecognized content"},
 	}}
+	// resets and tables explain one symptom, objects and conns another:
+	// a skipped rule is worth its commands when an undecided finding
+	// shows a symptom it could explain.
+	resets := &analyzer.Symptom{Name: "resets", Doc: "connections are reset"}
+	hangs := &analyzer.Symptom{Name: "hangs", Doc: "connections hang"}
 	rules := []*analyzer.Rule{
-		{Name: "resets", Needs: []model.Kind{model.KindCapture}, Uses: []model.Kind{model.KindIPVS, model.KindSysctl}},
-		{Name: "tables", Needs: []model.Kind{model.KindNetfilter}},
-		{Name: "conns", NeedsAny: []model.Kind{model.KindConntrack, model.KindSockets}},
-		{Name: "objects", Needs: []model.Kind{model.KindCapture}, Uses: []model.Kind{model.KindKube}},
+		{Name: "resets", Needs: []model.Kind{model.KindCapture}, Uses: []model.Kind{model.KindIPVS, model.KindSysctl},
+			Symptoms: []analyzer.SymptomRef{resets.At(10)}},
+		{Name: "tables", Needs: []model.Kind{model.KindNetfilter}, Symptoms: []analyzer.SymptomRef{resets.At(20)}},
+		{Name: "conns", NeedsAny: []model.Kind{model.KindConntrack, model.KindSockets}, Symptoms: []analyzer.SymptomRef{hangs.At(20)}},
+		{Name: "objects", Needs: []model.Kind{model.KindCapture}, Uses: []model.Kind{model.KindKube},
+			Symptoms: []analyzer.SymptomRef{hangs.At(10)}},
 	}
 	res := analyzer.Result{
 		Findings: []analyzer.Finding{
@@ -162,31 +169,42 @@ func mustShell(t *testing.T, name string) string {
 func TestNextEvidenceWritten(t *testing.T) {
 	snap, rules, res := nextEvidenceCase()
 	r := report.New(snap, nil, res)
+	r.SetRules(rules)
 	r.NextEvidence = report.NextEvidenceFor(snap, rules, res)
 	var table, md, js bytes.Buffer
+
 	for f, b := range map[string]*bytes.Buffer{"table": &table, "markdown": &md, "json": &js} {
 		if err := report.Write(b, f, r); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// The commands to decide the verdict's causes come with them; the
+	// list adds what decides the others or lets run a skipped rule that
+	// could explain them, one command a kind of evidence, at most three.
 	for _, want := range []string{
-		"To decide, or to let the skipped rules run, collect:\n",
-		"  $ ipvsadm -Ln\n      on node1, node2; decides [1] resets; look for: on the client's node: the virtual services of its ports\n",
-		"  $ kubectl -n web describe pod api-0\n      once, with kubectl; decides [2] objects; look for: the Unhealthy events\n",
-		"  $ iptables-save -c\n      on node1, node2; lets tables run\n",
-		"(and 1 more command that rules which ran would join: next_evidence in -o json)\n",
+		"Likely cause:  [resets]\n  To decide, run:\n    # on the client's node: the virtual services of its ports\n    ipvsadm -Ln\n",
+		"To decide, or to let the skipped rules run, collect (3 of 4; all of them: netmortem inspect, or next_evidence in -o json):\n",
+		"  # once, with kubectl; decides [2] objects\n  kubectl get nodes,",
+		"  # on node1, node2; lets tables run\n  iptables-save -c\n",
+		"  # on node1, node2; lets conns run\n  conntrack -S\n",
 	} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
 	}
-	if strings.Contains(table.String(), "$ sysctl -a") {
-		t.Errorf("table lists a command only joined by rules that ran:\n%s", table.String())
+	for _, not := range []string{"sysctl -a", "nft list ruleset", "kubectl version", "ss -tanpi"} {
+		if strings.Contains(table.String(), not) {
+			t.Errorf("table lists %q, which a rule that ran would only join, or of a kind listed already:\n%s", not, table.String())
+		}
 	}
-	for _, want := range []string{"### To decide, or to let the skipped rules run, collect\n", "- `ipvsadm -Ln`: on node1, node2; decides [1] resets;", "- `conntrack -S`: on node1, node2; lets conns run"} {
+	for _, want := range []string{"### To decide, or to let the skipped rules run, collect\n", "- `iptables-save -c`: on node1, node2; lets tables run",
+		"- `conntrack -S`: on node1, node2; lets conns run"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
+	}
+	if strings.Contains(md.String(), "- `ipvsadm -Ln`") {
+		t.Errorf("markdown lists the command its finding gives to decide it again:\n%s", md.String())
 	}
 	for _, want := range []string{`"next_evidence": [`, `"command": "sysctl-net"`, `"joins": [`} {
 		if !strings.Contains(js.String(), want) {
@@ -198,16 +216,18 @@ func TestNextEvidenceWritten(t *testing.T) {
 // TestNextEvidenceHeading holds that the section's heading says what its
 // commands are for: deciding findings, letting skipped rules run, or both.
 func TestNextEvidenceHeading(t *testing.T) {
+	snap, rules, res := nextEvidenceCase()
 	for _, c := range []struct {
 		entries []report.NextEvidence
 		want    string
 	}{
-		{[]report.NextEvidence{{Shell: "ss -tanpi", Decides: []string{"aaaa"}}}, "To decide, collect:\n"},
-		{[]report.NextEvidence{{Shell: "ss -tanpi", Unblocks: []string{"conns"}}}, "To let the skipped rules run, collect:\n"},
-		{[]report.NextEvidence{{Shell: "ss -tanpi", Decides: []string{"aaaa"}}, {Shell: "conntrack -S", Unblocks: []string{"conns"}}},
+		{[]report.NextEvidence{{Shell: "ss -tanpi", Scope: "cluster", Decides: []string{"aaaa"}}}, "To decide, collect:\n"},
+		{[]report.NextEvidence{{Shell: "ss -tanpi", Scope: "cluster", Unblocks: []string{"conns"}}}, "To let the skipped rules run, collect:\n"},
+		{[]report.NextEvidence{{Shell: "ss -tanpi", Scope: "cluster", Decides: []string{"aaaa"}}, {Shell: "conntrack -S", Scope: "cluster", Unblocks: []string{"conns"}}},
 			"To decide, or to let the skipped rules run, collect:\n"},
 	} {
-		r := report.New(nil, nil, analyzer.Result{})
+		r := report.New(snap, nil, res)
+		r.SetRules(rules)
 		r.NextEvidence = c.entries
 		var table, md bytes.Buffer
 		if err := report.Write(&table, "table", r); err != nil {
@@ -256,17 +276,25 @@ func TestDecidePasteable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// In the table, the command has a line of its own under "To decide,
+	// run:", after its note as a comment; a command printed already is
+	// not printed again (dddd's is cccc's).
 	var lines []string
-	for _, l := range strings.Split(out["table"].String(), "\n") {
-		if _, cmd, ok := strings.Cut(l, "To decide, run: "); ok {
-			lines = append(lines, cmd)
+	table := strings.Split(out["table"].String(), "\n")
+	for i, l := range table {
+		if strings.TrimSpace(l) != "To decide, run:" {
+			continue
 		}
+		note := ""
+		for i++; strings.HasPrefix(strings.TrimSpace(table[i]), "# "); i++ {
+			note = "  " + strings.TrimSpace(table[i])
+		}
+		lines = append(lines, strings.TrimSpace(table[i])+note)
 	}
 	want := []string{
 		`sysctl -a 2>/dev/null | grep '^net\.'  # net.bridge.bridge-nf-call-iptables`,
 		"ip route get 10.0.0.9  # on node1",
 		`ps -eo args | grep -E '^[^ ]*(kubelet|kube-proxy)( |$)'  # kubelet's flags`,
-		`ps -eo args | grep -E '^[^ ]*(kubelet|kube-proxy)( |$)'`,
 	}
 	if !slices.Equal(lines, want) {
 		t.Errorf("table's decide lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))

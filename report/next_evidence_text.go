@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/collect"
-	"github.com/netmortem/netmortem/internal/escape"
 )
 
 // askedFor returns the entries of r.NextEvidence that decide a finding or
@@ -53,15 +52,24 @@ func nextEvidenceWhy(r *Report, e NextEvidence) string {
 		for _, fp := range e.Decides {
 			fs = append(fs, findingRef(r, fp))
 		}
-		parts = append(parts, "decides "+strings.Join(fs, ", "))
+		parts = append(parts, "decides "+fewOf(fs))
 	}
 	for _, n := range e.Notes {
 		parts = append(parts, "look for: "+n)
 	}
 	if len(e.Unblocks) > 0 {
-		parts = append(parts, "lets "+strings.Join(e.Unblocks, ", ")+" run")
+		parts = append(parts, "lets "+fewOf(e.Unblocks)+" run")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// fewOf joins names with commas, or, past four, the first three and how
+// many more: "a, b, c and 8 more" (the JSON lists them all).
+func fewOf(names []string) string {
+	if len(names) <= 4 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
 }
 
 // nextEvidenceWhere says where a command is to run: "once, with
@@ -124,36 +132,28 @@ func findingRef(r *Report, fp string) string {
 	return fp
 }
 
-// writeNextEvidence writes the table format's "To decide, collect:"
-// section: each command, then where and why.
-func writeNextEvidence(ew *errWriter, r *Report) {
-	shown, others := askedFor(r)
-	if len(shown) == 0 {
-		return
-	}
-	ew.printf("\n%s:\n", collectHeading(shown))
-	for _, e := range shown {
-		ew.printf("  $ %s\n", escape.String(e.Shell))
-		ew.printf("      %s\n", escape.String(nextEvidenceWhy(r, e)))
-	}
-	if others > 0 {
-		ew.printf("  (and %d more %s that rules which ran would join: next_evidence in -o json)\n", others, plural(others, "command", "commands"))
-	}
-}
+// maxMarkdownCollect is how many commands the markdown format's collect
+// list shows.
+const maxMarkdownCollect = 5
 
 // writeNextEvidenceMarkdown writes the markdown format's "To decide,
-// collect" section.
+// collect" section: the commands that would change the answer
+// (collectAsked), but those the findings give to decide them.
 func writeNextEvidenceMarkdown(ew *errWriter, r *Report) {
-	shown, others := askedFor(r)
+	printed := map[string]bool{}
+	for _, f := range r.Findings {
+		printed[decideCommand(f)] = true
+	}
+	shown := collectAsked(r, printed)
 	if len(shown) == 0 {
 		return
 	}
-	ew.printf("\n### %s\n\n", collectHeading(shown))
-	for _, e := range shown {
+	ew.printf("\n### %s\n\n", collectTitle(shown, maxMarkdownCollect))
+	for i, e := range shown {
+		if i == maxMarkdownCollect {
+			break
+		}
 		ew.printf("- %s: %s\n", mdCode(e.Shell), mdCell(mdProse(nextEvidenceWhy(r, e), nil)))
-	}
-	if others > 0 {
-		ew.printf("\n_And %d more %s that rules which ran would join (`next_evidence` in `-o json`)._\n", others, plural(others, "command", "commands"))
 	}
 }
 

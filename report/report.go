@@ -2,13 +2,16 @@
 // the inputs that were read, and the warnings found in them. All formats
 // come from one Report value:
 //
-//   - table: the verdict (what most likely went wrong, NewVerdict), a
-//     terminal view (github.com/olekukonko/tablewriter), then the details
-//     of each finding
+//   - table: for a terminal, its first screen first: the verdict (what
+//     most likely went wrong, NewVerdict) with each cause's evidence,
+//     fix and command to decide, then the findings in brief and the few
+//     commands to collect that would change the answer; the full account
+//     of findings with TableStyle.Detail (WriteTable)
 //   - text: one line per finding, "file:line:col: severity: rule: message",
 //     for editors, CI problem matchers and grep
 //   - json and yaml: the whole Report, for programs
-//   - markdown: ready to paste into a ticket, the verdict first
+//   - markdown: ready to paste into a ticket, the verdict first, under
+//     MaxMarkdown characters whatever the bundle
 //   - html: one self-contained page (inline CSS, no script, nothing
 //     loaded) with the verdict, every finding with its timeline drawn as
 //     SVG (Report.Timelines) and its evidence linked to an appendix

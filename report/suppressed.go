@@ -2,7 +2,6 @@ package report
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
 )
@@ -73,19 +72,6 @@ func writeSuppressedText(ew *errWriter, r *Report) {
 	}
 	if n := suppressedNote(r); n != "" {
 		ew.printf("%s\n", n)
-	}
-}
-
-// writeSuppressedTable ends the table format.
-func writeSuppressedTable(ew *errWriter, r *Report) {
-	if len(r.Suppressed) > 0 {
-		ew.printf("\nSuppressed:\n")
-		for _, s := range r.Suppressed {
-			ew.printf("  %s %s: %s\n      %s (fingerprint %s)\n", strings.ToUpper(s.Severity.String()), s.Rule, s.Title, why(s), s.Fingerprint)
-		}
-	}
-	if n := suppressedNote(r); n != "" {
-		ew.printf("\n%s.\n", n)
 	}
 }
 

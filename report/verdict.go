@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -53,8 +54,10 @@ type VerdictLink struct {
 	// finding of the group:
 	// "explained-by" (the analyzer links it to a proven finding citing
 	// the same evidence), "shared-evidence" (both cite one position),
-	// "same-subject" (the same object or address), or "cause-family"
-	// (rules of one known chain of cause and effect, on the same node).
+	// "same-subject" (the same object or address), "same-connection"
+	// (the same connection attempts, seen under another address: before
+	// and after a DNAT), or "cause-family" (rules of one known chain of
+	// cause and effect, on the same node).
 	Link string `json:"link" yaml:"link"`
 }
 
@@ -63,17 +66,20 @@ const (
 	LinkExplainedBy    = "explained-by"
 	LinkSharedEvidence = "shared-evidence"
 	LinkSameSubject    = "same-subject"
+	LinkSameConnection = "same-connection"
 	LinkCauseFamily    = "cause-family"
 )
 
 // NewVerdict groups findings by shared root cause and names the groups,
-// most severe first. rules are the rules that ran: their Explains and
+// most severe first. Info findings are left out: they say nothing is
+// broken, and a verdict names what is. rules are the rules that ran: their Explains and
 // FollowsFrom edges (analyzer.Causality) link the findings of rules known
 // to follow from one another on a node, the cause leading its group;
 // nil links none so. inputs give the node of each evidence file, for
 // findings whose subject names none.
 func NewVerdict(rules []*analyzer.Rule, findings []analyzer.Finding, inputs []model.Input) Verdict {
 	v := Verdict{Causes: []VerdictCause{}}
+	findings = slices.DeleteFunc(slices.Clone(findings), func(f analyzer.Finding) bool { return f.Severity <= analyzer.Info })
 	n := len(findings)
 	if n == 0 {
 		return v
@@ -151,6 +157,24 @@ func NewVerdict(rules []*analyzer.Rule, findings []analyzer.Finding, inputs []mo
 				bySubject[k+"\x00"+v] = i
 			} else {
 				join(i, j, LinkSameSubject)
+			}
+		}
+	}
+	// The same connection attempts seen under two addresses (a Service's
+	// before the DNAT, a Pod's after it) are one failure: their evidence
+	// names the same client's SYNs in the same file.
+	byConn := map[string]int{}
+	for i, f := range findings {
+		for _, e := range f.Evidence {
+			m := synNote.FindStringSubmatch(e.Note)
+			if m == nil {
+				continue
+			}
+			k := e.File + "\x00" + m[1]
+			if j, ok := byConn[k]; !ok {
+				byConn[k] = i
+			} else if j != i {
+				join(i, j, LinkSameConnection)
 			}
 		}
 	}
@@ -240,16 +264,21 @@ func NewVerdict(rules []*analyzer.Rule, findings []analyzer.Finding, inputs []mo
 			Severity: g.sev, Certainty: f.Certainty, Rule: f.Rule, Fingerprint: f.Fingerprint, Title: f.Title,
 			Related: []VerdictLink{},
 		}
+		var seenAs []string
 		for _, i := range g.members {
 			if i == g.lead {
 				continue
 			}
-			c.Related = append(c.Related, VerdictLink{
+			l := VerdictLink{
 				Rule: findings[i].Rule, Fingerprint: findings[i].Fingerprint, Title: findings[i].Title,
 				Link: linkTo(i, g.lead, g.members, link),
-			})
+			}
+			if a := findings[i].Subject["address"]; l.Link == LinkSameConnection && l.Rule == f.Rule && a != "" {
+				seenAs = append(seenAs, a)
+			}
+			c.Related = append(c.Related, l)
 		}
-		c.Line = verdictLine(c)
+		c.Line = verdictLine(c, seenAs)
 		v.Causes = append(v.Causes, c)
 	}
 	return v
@@ -261,7 +290,7 @@ func linkTo(i, lead int, members []int, link map[[2]int]string) string {
 	if why, ok := link[[2]int{i, lead}]; ok {
 		return why
 	}
-	order := []string{LinkExplainedBy, LinkSharedEvidence, LinkSameSubject, LinkCauseFamily}
+	order := []string{LinkExplainedBy, LinkSharedEvidence, LinkSameConnection, LinkSameSubject, LinkCauseFamily}
 	best := len(order)
 	for _, j := range members {
 		if why, ok := link[[2]int{i, j}]; ok {
@@ -286,29 +315,38 @@ func certaintyRank(c analyzer.Certainty) int {
 	return 2
 }
 
-// verdictLine is the sentence of one cause: "Cause: T [rule]" for a
-// proven cause, "Likely cause:" or "Possible cause (not established):"
-// otherwise, then the rules of the related findings, as likely following
-// from it: "; likely also behind synack-reset, icmp-unreachable (2)".
-func verdictLine(c VerdictCause) string {
-	word := "Possible cause (not established)"
+// verdictLine is the sentence of one cause: "Proven cause: T [rule]",
+// "Likely cause:", or "Unexplained:" for a symptom whose cause is not
+// established (it is not a cause), then the addresses the same failure
+// was also seen under (seenAs: the findings of the same rule on the same
+// connections) and the rules of the other related findings, as likely
+// following from it: "; likely also behind synack-reset,
+// icmp-unreachable (2)".
+func verdictLine(c VerdictCause, seenAs []string) string {
+	word := "Unexplained"
 	switch c.Certainty {
 	case analyzer.Proven:
-		word = "Cause"
+		word = "Proven cause"
 	case analyzer.Likely:
 		word = "Likely cause"
 	}
 	s := fmt.Sprintf("%s: %s [%s]", word, c.Title, c.Rule)
-	if len(c.Related) == 0 {
-		return s
+	if len(seenAs) > 0 {
+		s += "; also seen as " + strings.Join(seenAs, ", ")
 	}
 	counts := map[string]int{}
 	var rules []string
 	for _, l := range c.Related {
+		if l.Link == LinkSameConnection && l.Rule == c.Rule && len(seenAs) > 0 {
+			continue
+		}
 		if counts[l.Rule] == 0 {
 			rules = append(rules, l.Rule)
 		}
 		counts[l.Rule]++
+	}
+	if len(rules) == 0 {
+		return s
 	}
 	parts := make([]string, len(rules))
 	for i, r := range rules {
@@ -319,6 +357,10 @@ func verdictLine(c VerdictCause) string {
 	}
 	return fmt.Sprintf("%s; likely also behind %s", s, strings.Join(parts, ", "))
 }
+
+// synNote reads the client's address and port from the note of a SYN's
+// evidence: "SYN 10.244.0.5:38022 -> 10.96.0.10:80, seq ...".
+var synNote = regexp.MustCompile(`^SYN (\S+) -> `)
 
 // findingNodes are the nodes a finding is about: its subject's node, else
 // the nodes of the files its evidence cites.

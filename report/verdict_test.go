@@ -66,7 +66,7 @@ func TestVerdictSeeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(buf.String(), "\n")
-	if want := "Cause: ephemeral ports 1024-65000 overlap the NodePort range 20000-40000 on this node [ephemeral-nodeport-overlap]; likely also behind synack-reset, timewait-churn"; first != want {
+	if want := "Proven cause: ephemeral ports 1024-65000 overlap the NodePort range 20000-40000 on this node [ephemeral-nodeport-overlap]; likely also behind synack-reset, timewait-churn"; first != want {
 		t.Errorf("table starts with\n%s\nwant\n%s", first, want)
 	}
 }
@@ -109,7 +109,7 @@ func TestVerdictFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := buf.String()
-			start := map[string]string{"table": "SEVERITY", "markdown": "| Severity |"}[format]
+			start := map[string]string{"table": "Findings (", "markdown": "| Severity |"}[format]
 			for _, c := range r.Verdict.Causes {
 				if i := strings.Index(out, c.Line); i < 0 || i > strings.Index(out, start) {
 					t.Errorf("%s -o %s: verdict line %q not before the findings", dir, format, c.Line)
@@ -129,17 +129,18 @@ func checkVerdict(t *testing.T, name string, r *report.Report) {
 	if len(v.Causes) > report.MaxVerdictCauses {
 		t.Errorf("%s: %d causes, more than %d", name, len(v.Causes), report.MaxVerdictCauses)
 	}
-	if len(r.Findings) > 0 && len(v.Causes) == 0 {
-		t.Errorf("%s: %d findings and no cause", name, len(r.Findings))
-	}
-	seen := map[string]int{}
+	// Info findings say nothing is broken: never in the verdict.
+	broken := 0
 	key := func(rule, fp, title string) string { return rule + "\x00" + fp + "\x00" + title }
-	for _, f := range r.Findings {
-		seen[key(f.Rule, f.Fingerprint, f.Title)]++
-	}
 	byKey := map[string]analyzer.Finding{}
 	for _, f := range r.Findings {
-		byKey[key(f.Rule, f.Fingerprint, f.Title)] = f
+		if f.Severity > analyzer.Info {
+			byKey[key(f.Rule, f.Fingerprint, f.Title)] = f
+			broken++
+		}
+	}
+	if broken > 0 && len(v.Causes) == 0 {
+		t.Errorf("%s: %d findings and no cause", name, broken)
 	}
 	n := v.Others
 	for _, c := range v.Causes {
@@ -151,9 +152,10 @@ func checkVerdict(t *testing.T, name string, r *report.Report) {
 		if c.Certainty != lead.Certainty {
 			t.Errorf("%s: cause %q is %q, its finding %q", name, c.Line, c.Certainty, lead.Certainty)
 		}
-		prefix := map[analyzer.Certainty]string{analyzer.Proven: "Cause: ", analyzer.Likely: "Likely cause: "}[lead.Certainty]
+		// A cause not established is a symptom, said as such.
+		prefix := map[analyzer.Certainty]string{analyzer.Proven: "Proven cause: ", analyzer.Likely: "Likely cause: "}[lead.Certainty]
 		if prefix == "" {
-			prefix = "Possible cause (not established): "
+			prefix = "Unexplained: "
 		}
 		if !strings.HasPrefix(c.Line, prefix) {
 			t.Errorf("%s: the %s cause reads %q", name, lead.Certainty, c.Line)
@@ -168,10 +170,16 @@ func checkVerdict(t *testing.T, name string, r *report.Report) {
 			}
 			sev = max(sev, f.Severity)
 			n++
-			if !strings.Contains(c.Line, l.Rule) {
+			if l.Link == report.LinkSameConnection && l.Rule == c.Rule {
+				// The same failure under another address: named by it.
+				if a := f.Subject["address"]; !strings.Contains(c.Line, "also seen as ") || !strings.Contains(c.Line, a) {
+					t.Errorf("%s: %q does not name the address %s the failure was also seen under", name, c.Line, a)
+				}
+			} else if !strings.Contains(c.Line, l.Rule) {
 				t.Errorf("%s: %q does not name the related %s", name, c.Line, l.Rule)
 			}
-			if !slices.Contains([]string{report.LinkExplainedBy, report.LinkSharedEvidence, report.LinkSameSubject, report.LinkCauseFamily}, l.Link) {
+			if !slices.Contains([]string{report.LinkExplainedBy, report.LinkSharedEvidence, report.LinkSameConnection, report.LinkSameSubject,
+				report.LinkCauseFamily}, l.Link) {
 				t.Errorf("%s: link %q", name, l.Link)
 			}
 		}
@@ -179,8 +187,8 @@ func checkVerdict(t *testing.T, name string, r *report.Report) {
 			t.Errorf("%s: cause %q is %s, its highest finding %s", name, c.Line, c.Severity, sev)
 		}
 	}
-	if n != len(r.Findings) {
-		t.Errorf("%s: the verdict accounts for %d findings of %d", name, n, len(r.Findings))
+	if n != broken {
+		t.Errorf("%s: the verdict accounts for %d findings of %d", name, n, broken)
 	}
 	for i := 1; i < len(v.Causes); i++ {
 		if v.Causes[i].Severity > v.Causes[i-1].Severity {
@@ -267,8 +275,10 @@ func TestVerdictGrouping(t *testing.T) {
 				vfinding("rp-filter-drop", analyzer.Warning, analyzer.Proven, nil, pos("d", 1)),
 				vfinding("apiserver-affinity", analyzer.Warning, analyzer.Unknown, nil, pos("e", 1)),
 			},
+			// The info finding is in no cause, nor counted: it says
+			// nothing is broken.
 			want:   []string{"probe-restart-loop: ", "rp-filter-drop: ", "version-skew: "},
-			others: 2,
+			others: 1,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -305,12 +315,12 @@ func TestVerdictExplainedBy(t *testing.T) {
 		v.Causes[0].Related[0].Link != report.LinkExplainedBy {
 		t.Fatalf("verdict %+v", v)
 	}
-	if want := "Cause: rp-filter-drop title [rp-filter-drop]; likely also behind syn-unanswered"; v.Causes[0].Line != want {
+	if want := "Proven cause: rp-filter-drop title [rp-filter-drop]; likely also behind syn-unanswered"; v.Causes[0].Line != want {
 		t.Errorf("line %q, want %q", v.Causes[0].Line, want)
 	}
 	// A lone cause that is not established is said so.
 	v = report.NewVerdict(rules.All(), []analyzer.Finding{symptom}, nil)
-	if want := "Possible cause (not established): syn-unanswered title [syn-unanswered]"; len(v.Causes) != 1 || v.Causes[0].Line != want {
+	if want := "Unexplained: syn-unanswered title [syn-unanswered]"; len(v.Causes) != 1 || v.Causes[0].Line != want {
 		t.Errorf("verdict %+v, want the line %q", v, want)
 	}
 }

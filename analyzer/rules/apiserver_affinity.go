@@ -51,7 +51,8 @@ each client on the apiserver it first reached: with a capture whose
 connections all go to one apiserver, the finding names the apiserver,
 and its node, that the client is pinned to.
 
-Severity: warning: the cluster may be healthy; the check is what misleads.
+Severity: info when the false alarm is proven (the cluster is healthy; the
+check is what misleads), warning otherwise: the components may be down.
 
 Fix: check the components where they run (their /healthz on the leader's node,
 or kubectl get --raw='/readyz?verbose' and the Leases in kube-system); stop
@@ -269,6 +270,10 @@ func judgeComponentStatus(p *analyzer.Pass, c *csCheck) analyzer.Finding {
 		f.Decide = collected("ss-lntup", "on each control-plane node: who listens on the refused ports")
 	default:
 		f.Certainty = analyzer.Unknown
+	}
+	if f.Certainty == analyzer.Proven {
+		// A false alarm shown as such: nothing is broken.
+		f.Severity = analyzer.Info
 	}
 	if c.shown = f.Certainty != analyzer.Unknown; !c.shown {
 		f.Contradicts = append(f.Contradicts, "neither the components' leader records nor where they listen explain the refusal")

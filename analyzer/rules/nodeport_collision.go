@@ -138,9 +138,9 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 		}
 	}
 	if len(svcs) > 1 {
-		claims = append(claims, "Services "+strings.Join(svcs, " and "))
+		claims = append(claims, "Services "+someOf(svcs, " and "))
 		supports = append(supports, fmt.Sprintf("%s and %s give nodePort %d/%s to %s", np.Pos, list[len(list)-1].Pos,
-			np.Port, np.Protocol, strings.Join(svcs, " and ")))
+			np.Port, np.Protocol, someOf(svcs, " and ")))
 	}
 	// A Pod's hostPort.
 	for _, pod := range s.Kube.Pods {
@@ -221,12 +221,22 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 	}, true
 }
 
+// someOf joins names with sep, or, past four of them, names the first
+// three and counts the others: "a, b, c and 297 more" (the facts list
+// them all).
+func someOf(names []string, sep string) string {
+	if len(names) <= 4 {
+		return strings.Join(names, sep)
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+}
+
 // portClaimWords words the finding of c, as judgePortClaims judged it.
 func portClaimWords(c *portClaims) (title, summary, cause, fix string) {
 	np, rng := c.list[0], c.rng
 	title = fmt.Sprintf("NodePort %d/%s of %s is also claimed by %s", np.Port, np.Protocol, c.svcs[0], strings.Join(c.claims, ", "))
 	summary = fmt.Sprintf("NodePort %d/%s (Service %s) is claimed by %s too: on the nodes where both hold it, "+
-		"traffic for the Service goes to the wrong place.", np.Port, np.Protocol, strings.Join(c.svcs, ", "), strings.Join(c.claims, ", "))
+		"traffic for the Service goes to the wrong place.", np.Port, np.Protocol, someOf(c.svcs, ", "), strings.Join(c.claims, ", "))
 	if c.twice != "" && len(c.claims) == 1 {
 		title = fmt.Sprintf("NodePort %d/%s is given to two ports of Service %s", np.Port, np.Protocol, c.twice)
 		summary = fmt.Sprintf("Service %s gives nodePort %d/%s to two of its ports (%s): the apiserver allocates a "+

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +18,7 @@ import (
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/report"
+	"github.com/netmortem/netmortem/source"
 )
 
 type analyzeOptions struct {
@@ -32,6 +36,7 @@ type analyzeOptions struct {
 	showSuppressed bool
 	anon           anonymizeOptions
 	color          string
+	detail         string
 }
 
 // defaultTimeout is analyze's time budget, the same as batch's budget per
@@ -74,6 +79,8 @@ func newAnalyzeCmd(c *cli) *cobra.Command {
 	fs.BoolVar(&o.showSuppressed, "show-suppressed", false, "list the suppressed findings, with why, after the others")
 	addAnonymizeFlags(fs, &o.anon)
 	fs.StringVar(&o.color, "color", "auto", "colour severities in the table: auto (on a terminal, unless NO_COLOR is set), always, or never")
+	fs.StringVar(&o.detail, "detail", "", "print the full account of the findings in the table: --detail for every one, --detail=`N` for finding N alone, or the start of its fingerprint")
+	fs.Lookup("detail").NoOptDefVal = "all"
 	completeFlags(cmd, map[string]cobra.CompletionFunc{"output": completeValues(report.Formats()...),
 		"fail-on": completeValues(failOnValues...), "color": completeValues(colorModes...), "enable": completeRules, "disable": completeRules,
 		"node": cobra.NoFileCompletions, "max-bundle-memory": cobra.NoFileCompletions, "timeout": cobra.NoFileCompletions})
@@ -103,6 +110,7 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
 	}
+	style.Detail = o.detail
 	failOn, err := parseFailOn(o.failOn)
 	if err != nil {
 		fmt.Fprintln(stderr, "netmortem analyze: --fail-on:", err)
@@ -111,6 +119,18 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	if err := o.anon.loadKey(); err != nil {
 		escape.Fprintln(stderr, "netmortem analyze:", err)
 		return exitUsage
+	}
+	for _, p := range fs.Args() {
+		// A PATH that does not exist is mistyped: said once, as a usage
+		// error, before anything is read. A glob that matches nothing is
+		// said by the analysis.
+		if p == "-" || strings.ContainsAny(p, "*?[") || source.IsURL(p) {
+			continue
+		}
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			escape.Fprintf(stderr, "netmortem analyze: %s: no such file or directory\n", p)
+			return exitUsage
+		}
 	}
 	o.config, foundConfig = findConfig(o.config, fs.Args())
 	if !o.quiet {
@@ -138,6 +158,10 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	a := plan.Run(ctx)
 	rep, snap := a.Report, a.Snapshot
 
+	if err := report.CheckDetail(rep, o.detail); err != nil {
+		escape.Fprintln(stderr, "netmortem analyze: --detail:", err)
+		return exitUsage
+	}
 	// Warnings and rule errors are printed under -q too: it hides
 	// progress only.
 	for _, w := range rep.Warnings {

@@ -30,7 +30,7 @@ const (
 		"a rule failed or an internal error occurred. A crash of the Go runtime (out of memory)\n" +
 		"aborts with SIGABRT."
 	exitCodesAnalyze = "0 no finding at or above --fail-on, 1 findings at or above it (even when inputs\n" +
-		"were cut short), 2 usage error,\n" +
+		"were cut short), 2 usage error (a PATH that does not exist among them),\n" +
 		"3 an input could not be read or was refused, the time budget ran out, the run was\n" +
 		"interrupted, a rule failed, or an input was cut short and no finding decides."
 	exitCodesBatch = "0 no finding at or above --fail-on, 1 findings at or above it, 2 usage error,\n" +

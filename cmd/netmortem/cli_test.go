@@ -101,7 +101,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 }
 
 // flagLine is the start of a flag's line in a usage, up to its text.
-var flagLine = regexp.MustCompile(`^  (?:-\w, |    )--[\w-]+(?: \w+)? +`)
+var flagLine = regexp.MustCompile(`^  (?:-\w, |    )--[\w-]+(?: \w+)?(?:\[="\w+"\])? +`)
 
 // A boolean flag is listed by its name alone, and set by it; =false still
 // works.

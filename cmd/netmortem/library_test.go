@@ -131,7 +131,7 @@ func libraryCases(t *testing.T) []libraryCase {
 		opts: netmortem.Options{AnonymizeKey: "k1"}, operands: []string{fixture("incidents/stale-dnat")}})
 
 	// Incompleteness: a capture cut inside its header beside a bundle's
-	// evidence, and an operand that does not exist.
+	// evidence, and a pattern that matches nothing.
 	cut := filepath.Join(t.TempDir(), "cut")
 	copyBundle(t, fixture("incidents/ephemeral-nodeport"), cut, plainCopy)
 	hdr := make([]byte, 12)
@@ -139,7 +139,7 @@ func libraryCases(t *testing.T) []libraryCase {
 	if err := os.WriteFile(filepath.Join(cut, "cut.pcap"), hdr, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cases = append(cases, libraryCase{name: "incomplete/cut-capture", always: true, incomplete: 2, operands: []string{cut, filepath.Join(cut, "missing.pcap")}})
+	cases = append(cases, libraryCase{name: "incomplete/cut-capture", always: true, incomplete: 2, operands: []string{cut, filepath.Join(cut, "*.nomatch")}})
 	return cases
 }
 

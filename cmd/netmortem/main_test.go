@@ -134,7 +134,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"analyze", "--fail-on", "fatal", incident}, exitUsage},
 		{[]string{"analyze", "-o", "pdf", incident}, exitUsage},
 		{[]string{"analyze", "--enable", "no-such-rule", incident}, exitUsage},
-		{[]string{"analyze", "-q", filepath.Join(empty, "missing")}, exitUnreadable},
+		{[]string{"analyze", "-q", filepath.Join(empty, "missing")}, exitUsage},
 		{[]string{"analyze", "-q", empty}, exitUnreadable},
 		{[]string{"frobnicate"}, exitUsage},
 		{[]string{}, exitUsage},

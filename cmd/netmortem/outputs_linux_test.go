@@ -37,7 +37,7 @@ func device(t *testing.T, sys string) string {
 func TestOutputToDevice(t *testing.T) {
 	null := device(t, "/dev/null")
 	code, out, stderr := runCLI(t, "analyze", "-q", "-o", "table", "-o", "json="+null, incident)
-	if code != exitFindings || stderr != "" || !strings.Contains(out, "SEVERITY") {
+	if code != exitFindings || stderr != "" || !strings.Contains(out, "Findings (") {
 		t.Errorf("-o json=%s: exit %d, stderr %q", null, code, stderr)
 	}
 	if fi, err := os.Stat(null); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
@@ -47,7 +47,7 @@ func TestOutputToDevice(t *testing.T) {
 	full := device(t, "/dev/full")
 	code, out, stderr = runCLI(t, "analyze", "-q", "-o", "table", "-o", "sarif="+full, incident)
 	want := "netmortem analyze: -o sarif=" + full + ": write " + full + ": no space left on device\n"
-	if code != exitUnreadable || stderr != want || !strings.Contains(out, "SEVERITY") {
+	if code != exitUnreadable || stderr != want || !strings.Contains(out, "Findings (") {
 		t.Errorf("-o sarif=%s: exit %d, stderr %q, want exit 3 and %q", full, code, stderr, want)
 	}
 	if fi, err := os.Stat(full); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {

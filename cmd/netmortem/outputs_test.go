@@ -29,7 +29,7 @@ func TestSeveralOutputs(t *testing.T) {
 	if code != exitFindings || stderr != "" {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFindings, stderr)
 	}
-	if !strings.Contains(out, "SEVERITY") || !strings.Contains(out, "synack-reset") {
+	if !strings.Contains(out, "Findings (") || !strings.Contains(out, "synack-reset") {
 		t.Errorf("standard output is not the table:\n%s", out)
 	}
 	// The file holds what -o json prints.

@@ -7,15 +7,21 @@ import (
 	"testing"
 )
 
-// TestUnreadableOperandInOutputs: an operand that cannot be read (missing,
-// a pattern matching nothing) is in every machine output: a warning at its
+// TestUnreadableOperandInOutputs: an operand that cannot be read (a
+// pattern matching nothing) is in every machine output: a warning at its
 // path, a skipped input with why, the reasons the run exits 3; SARIF says
 // the run was not successful; the table does not pass the run off as
-// clean.
+// clean. A path that does not exist is mistyped: a usage error, said once,
+// and nothing is analyzed.
 func TestUnreadableOperandInOutputs(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing.pcap")
+	code, out, stderr := runCLI(t, "analyze", "-q", missing, incident)
+	if want := "netmortem analyze: " + missing + ": no such file or directory\n"; code != exitUsage || out != "" || stderr != want {
+		t.Errorf("a missing path: exit %d, stdout %q, stderr %q; want exit %d, nothing, and %q", code, out, stderr, exitUsage, want)
+	}
+
 	none := filepath.Join(t.TempDir(), "*.nomatch")
-	code, out, stderr := runCLI(t, "analyze", "-q", "-o", "json", missing, none, incident)
+	code, out, stderr = runCLI(t, "analyze", "-q", "-o", "json", none, incident)
 	if code != exitUnreadable {
 		t.Fatalf("exit %d, want %d\n%s", code, exitUnreadable, stderr)
 	}
@@ -37,7 +43,7 @@ func TestUnreadableOperandInOutputs(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	for path, why := range map[string]string{missing: "no such file or directory", none: "no path matches this pattern"} {
+	for path, why := range map[string]string{none: "no path matches this pattern"} {
 		warned, listed := false, false
 		for _, w := range rep.Warnings {
 			warned = warned || (w.Position == path && w.Pos.File == path && w.Message == why)
@@ -56,12 +62,12 @@ func TestUnreadableOperandInOutputs(t *testing.T) {
 		t.Errorf("the bundle beside them was not analyzed")
 	}
 
-	code, out, _ = runCLI(t, "analyze", "-q", "-o", "sarif", missing, incident)
-	if code != exitUnreadable || !strings.Contains(out, `"executionSuccessful": false`) || !strings.Contains(out, "incomplete: "+missing) {
+	code, out, _ = runCLI(t, "analyze", "-q", "-o", "sarif", none, incident)
+	if code != exitUnreadable || !strings.Contains(out, `"executionSuccessful": false`) || !strings.Contains(out, "incomplete: "+none) {
 		t.Errorf("SARIF of a run that exits %d (want %d) says it was successful:\n%.2000s", code, exitUnreadable, out)
 	}
 
-	code, out, _ = runCLI(t, "analyze", "-q", missing)
+	code, out, _ = runCLI(t, "analyze", "-q", none)
 	if code != exitUnreadable || strings.Contains(out, "No findings (") || !strings.Contains(out, "incomplete") ||
 		!strings.Contains(out, "no input could be read") {
 		t.Errorf("table of a run that read nothing (exit %d):\n%s", code, out)
