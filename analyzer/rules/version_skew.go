@@ -46,7 +46,9 @@ within the policy.
 
 Fix: finish the upgrade: drain and upgrade the odd nodes' kubelet to the
 version of the others (kubeadm upgrade node; apt/yum install the kubelet
-package; restart the kubelet).`,
+package; restart the kubelet). When the odd nodes are the newer ones, the
+upgrade is under way: upgrade every apiserver first, and keep the upgraded
+kubelets on an apiserver of their version until then.`,
 }
 
 type kubeVersion struct {
@@ -76,6 +78,10 @@ type kubeletSkew struct {
 	odd      []string // the nodes of another minor version, with theirs
 	versions []string // each version, with its nodes
 	broken   []string // the nodes outside the skew policy, and why
+	// ahead says the odd nodes all run a newer minor version than the
+	// others: an upgrade under way, whose upgraded kubelets must not talk
+	// to apiservers still on the old version.
+	ahead bool
 }
 
 func runVersionSkew(p *analyzer.Pass) error {
@@ -186,8 +192,12 @@ func judgeVersionSkew(s *model.Snapshot, sk *kubeletSkew) (f analyzer.Finding, o
 	}
 	var odd, brokenNodes []nodeV
 	var broken []string
+	cluster, _ := parseKubeVersion(majority)
+	ahead := false
 	for _, n := range nodes {
 		if fmt.Sprintf("%d.%d", n.v.major, n.v.minor) != majority {
+			newer := n.v.major > cluster.major || n.v.major == cluster.major && n.v.minor > cluster.minor
+			ahead = newer && (len(odd) == 0 || ahead)
 			odd = append(odd, n)
 		}
 		if api != nil {
@@ -266,7 +276,12 @@ func judgeVersionSkew(s *model.Snapshot, sk *kubeletSkew) (f analyzer.Finding, o
 		decide = "kubectl get nodes -o custom-columns=NAME:.metadata.name,KUBELET:.status.nodeInfo.kubeletVersion," +
 			"CREATED:.metadata.creationTimestamp"
 	}
-	sk.majority, sk.odd, sk.versions, sk.broken = majority, oddDesc, vlist, broken
+	if ahead && len(broken) == 0 {
+		// Which apiservers the upgraded kubelets reach decides.
+		decide = "kubectl -n kube-system get pods -l component=kube-apiserver " +
+			"-o 'custom-columns=NODE:.spec.nodeName,IMAGE:.spec.containers[0].image'"
+	}
+	sk.majority, sk.odd, sk.versions, sk.broken, sk.ahead = majority, oddDesc, vlist, broken, ahead
 	return analyzer.Finding{
 		Subject:      subject("component", "kubelet"),
 		Severity:     sev,
@@ -295,5 +310,14 @@ func skewWords(sk *kubeletSkew) (title, summary, cause, fix string) {
 	cause = "An upgrade did not reach every node, or a node was added with another version."
 	fix = "Upgrade the odd nodes' kubelet to the cluster's version: drain the node, upgrade the kubelet (and kubeadm " +
 		"upgrade node on kubeadm clusters), restart it, uncordon."
+	if sk.ahead {
+		// The odd nodes are the upgraded ones: upgrading the others is
+		// the way forward, but a kubelet newer than the apiserver it
+		// reaches (through a load balancer, say) is outside the policy.
+		cause = "An upgrade is under way: the odd nodes run a newer kubelet than the others, and a kubelet must " +
+			"never be newer than the apiserver it talks to."
+		fix = "Upgrade every apiserver first (the control plane before the kubelets), and until then keep the " +
+			"upgraded nodes' kubelets on an apiserver of their own version; then upgrade the other nodes."
+	}
 	return title, summary, cause, fix
 }

@@ -378,6 +378,9 @@ share $v/miss-control incidents/probe-restart-loop-control/nodes.json
 # The symptom without the cause: versions that differ in the patch only.
 mkdir -p $v/miss-patch-versions
 sed 's/v1\.11\.3$/v1.12.3/' "$fx/seeds/001-probe-restart-loop/nodes.txt" >$v/miss-patch-versions/nodes.txt
+# kubernetes#127316: the upgraded control-plane node runs a newer kubelet
+# than the other nodes; the way forward is the apiservers, not a downgrade.
+share $v/hit-upgrade-under-way field/version-skew--k8s-127316/kubectl-get-node.txt
 
 # kube-proxy-sync-errors
 k=kube-proxy-sync-errors
