@@ -321,7 +321,8 @@ func certaintyRank(c analyzer.Certainty) int {
 // was also seen under (seenAs: the findings of the same rule on the same
 // connections) and the rules of the other related findings, as likely
 // following from it: "; likely also behind synack-reset,
-// icmp-unreachable (2)".
+// icmp-unreachable (2)"; other findings of its own rule are counted as
+// more like it.
 func verdictLine(c VerdictCause, seenAs []string) string {
 	word := "Unexplained"
 	switch c.Certainty {
@@ -336,14 +337,24 @@ func verdictLine(c VerdictCause, seenAs []string) string {
 	}
 	counts := map[string]int{}
 	var rules []string
+	same := 0
 	for _, l := range c.Related {
 		if l.Link == LinkSameConnection && l.Rule == c.Rule && len(seenAs) > 0 {
+			continue
+		}
+		if l.Rule == c.Rule {
+			// Another finding of the same rule (the same cause on
+			// another address family or subject) is not behind it.
+			same++
 			continue
 		}
 		if counts[l.Rule] == 0 {
 			rules = append(rules, l.Rule)
 		}
 		counts[l.Rule]++
+	}
+	if same > 0 {
+		s += fmt.Sprintf("; %d more %s like it", same, plural(same, "finding", "findings"))
 	}
 	if len(rules) == 0 {
 		return s
