@@ -62,6 +62,12 @@ type Command struct {
 	// br_netfilter is loaded). The collector runs it; a report asking for
 	// the kind names only the commands that are not variants (AskFor).
 	Variant bool
+	// Narrow says the command gives its kind for a few rules only (the
+	// kernel's log holds kernel lines, not the components' logs the other
+	// rules that read logs need): the collector runs it, but a report
+	// asking for the kind does not name it (AskFor); the rules that read
+	// it name it in their own Decide.
+	Narrow bool
 }
 
 // logLines bounds each log the collector copies.
@@ -150,7 +156,7 @@ done`,
 		Kinds: []model.Kind{model.KindCounters}, Scope: ScopeNode, Tools: []string{"nstat"},
 		Doc: "the kernel's SNMP counters (reverse-path filter drops, listen overflows), without updating nstat's history"},
 	{Name: "kernel-log", Shell: "dmesg -T", Script: "dmesg -T | tail -n " + logLines, File: "dmesg.txt",
-		Kinds: []model.Kind{model.KindLogs}, Scope: ScopeNode, Tools: []string{"dmesg", "tail"},
+		Kinds: []model.Kind{model.KindLogs}, Scope: ScopeNode, Tools: []string{"dmesg", "tail"}, Narrow: true,
 		Doc: "the kernel's log, its last lines: conntrack or neighbour tables full, SYN flooding on a listening port, dropped martians"},
 	{Name: "kubelet-log", Shell: "journalctl -u kubelet --since -2h --no-pager",
 		Script: "journalctl -u kubelet --since -2h --no-pager | tail -n " + logLines + ` | grep -v '^-- No entries --$'`, File: "kubelet.log",
@@ -268,11 +274,11 @@ func ForKind(k model.Kind) []Command {
 }
 
 // AskFor returns the commands a report names when evidence of kind k
-// is lacking: ForKind without the variants.
+// is lacking: ForKind without the variants and the narrow commands.
 func AskFor(k model.Kind) []Command {
 	var out []Command
 	for _, c := range ForKind(k) {
-		if !c.Variant {
+		if !c.Variant && !c.Narrow {
 			out = append(out, c)
 		}
 	}
