@@ -129,6 +129,10 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 		}
 		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 			escape.Fprintf(stderr, "netmortem analyze: %s: no such file or directory\n", p)
+			if o.detail == "all" && detailLike(p) {
+				// "--detail 1": pflag reads the 1 as a path.
+				escape.Fprintf(stderr, "netmortem analyze: for one finding's account, write --detail=%s\n", p)
+			}
 			return exitUsage
 		}
 	}
@@ -219,4 +223,19 @@ func exitCode(rep *report.Report, onlyCuts bool, failOn analyzer.Severity) int {
 		return exitUnreadable
 	}
 	return exitOK
+}
+
+// detailLike reports whether a missing operand looks like the value of
+// --detail written after a space: a finding's number or the start of its
+// fingerprint (hexadecimal), with no path separator or extension.
+func detailLike(p string) bool {
+	if p == "" || len(p) > 64 {
+		return false
+	}
+	for _, r := range p {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return false
+		}
+	}
+	return true
 }

@@ -78,3 +78,17 @@ func TestUnreadableOperandInOutputs(t *testing.T) {
 		t.Errorf("inspect: exit %d, the missing path not among the inputs:\n%.1500s", code, out)
 	}
 }
+
+// "--detail 1" reads the 1 as a path, which does not exist: the usage
+// error says how to write it. A missing path of another shape gets no
+// such hint.
+func TestDetailWithSpaceHint(t *testing.T) {
+	code, _, stderr := runCLI(t, "analyze", "-q", "--detail", "1", incident)
+	if code != exitUsage || !strings.Contains(stderr, "write --detail=1") {
+		t.Errorf("--detail 1: exit %d, stderr %q; want exit %d and the --detail=1 hint", code, stderr, exitUsage)
+	}
+	code, _, stderr = runCLI(t, "analyze", "-q", "--detail", "missing.pcap", incident)
+	if code != exitUsage || strings.Contains(stderr, "write --detail=") {
+		t.Errorf("--detail missing.pcap: exit %d, stderr %q; want exit %d and no hint", code, stderr, exitUsage)
+	}
+}
