@@ -280,7 +280,7 @@ func newHTMLPage(r *Report) *htmlPage {
 		CSS:           template.CSS(htmlCSS),
 		Tool:          esc(toolLine(r)),
 		InputsRead:    countRead(r),
-		InputsSkipped: len(r.Inputs) - countRead(r),
+		InputsSkipped: countSkipped(r),
 		WarningCount:  len(r.Warnings),
 		Incomplete:    escAll(r.Incomplete),
 	}
