@@ -327,11 +327,11 @@ func newHTMLPage(r *Report) *htmlPage {
 	for _, s := range r.Skipped {
 		p.Skipped = append(p.Skipped, htmlSkipped{Rule: esc(s.Rule), Missing: esc(skippedNeeds(s))})
 	}
-	shown, others := askedFor(r)
-	for _, e := range shown {
+	shown := collectListed(r)
+	for _, e := range shown[:min(len(shown), maxMarkdownCollect)] {
 		p.Collect = append(p.Collect, newHTMLCollect(r, e, anchors))
 	}
-	p.CollectOthers = others
+	p.CollectOthers = len(shown) - len(p.Collect)
 	p.CollectHeading = collectHeading(shown)
 	for _, e := range r.Errors {
 		p.Errors = append(p.Errors, htmlRuleError{Rule: esc(e.Rule), Err: esc(e.Err)})
