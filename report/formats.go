@@ -276,10 +276,17 @@ func mdCode(s string) string {
 	return fence + " " + s + " " + fence
 }
 
+// countRead counts the inputs of r that were read: neither skipped nor a
+// capture whose header could not be read.
 func countRead(r *Report) int {
+	return max(0, len(r.Inputs)-countSkipped(r)-r.unreadable)
+}
+
+// countSkipped counts the inputs of r that were skipped.
+func countSkipped(r *Report) int {
 	n := 0
 	for _, in := range r.Inputs {
-		if in.Skipped == "" {
+		if in.Skipped != "" {
 			n++
 		}
 	}

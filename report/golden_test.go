@@ -24,7 +24,7 @@ func fixedReport() *report.Report {
 		{Path: "bundle/node1/capture.pcap", Format: "pcap", Kind: model.KindCapture, Node: "node1", Records: 1204},
 		{Path: "bundle/services.json", Format: "kubectl-json", Kind: model.KindKube, Records: 3, Details: map[string]int{"Service": 3}},
 		{Path: "bundle/notes (1).txt", Skipped: "unrecognized content"},
-	}}
+	}, Captures: []model.CaptureInfo{{Node: "node1", File: "bundle/node1/capture.pcap", Format: "pcap", LinkType: "Ethernet", Packets: 1204}}}
 	warns := model.ErrorList{
 		{Pos: model.Pos{File: "bundle/node1/sysctl.txt", Line: 14}, Text: "net.ipv4.tcp_fin_timeout", Err: errString(`syntax error: expected "name = value"`)},
 		{Pos: model.Pos{File: "bundle/node1/capture.pcap", Frame: 1205}, Err: errString("truncated: record cut short")},

@@ -280,7 +280,7 @@ func newHTMLPage(r *Report) *htmlPage {
 		CSS:           template.CSS(htmlCSS),
 		Tool:          esc(toolLine(r)),
 		InputsRead:    countRead(r),
-		InputsSkipped: len(r.Inputs) - countRead(r),
+		InputsSkipped: countSkipped(r),
 		WarningCount:  len(r.Warnings),
 		Incomplete:    escAll(r.Incomplete),
 	}
@@ -327,11 +327,11 @@ func newHTMLPage(r *Report) *htmlPage {
 	for _, s := range r.Skipped {
 		p.Skipped = append(p.Skipped, htmlSkipped{Rule: esc(s.Rule), Missing: esc(skippedNeeds(s))})
 	}
-	shown, others := askedFor(r)
-	for _, e := range shown {
+	shown := collectListed(r)
+	for _, e := range shown[:min(len(shown), maxMarkdownCollect)] {
 		p.Collect = append(p.Collect, newHTMLCollect(r, e, anchors))
 	}
-	p.CollectOthers = others
+	p.CollectOthers = len(shown) - len(p.Collect)
 	p.CollectHeading = collectHeading(shown)
 	for _, e := range r.Errors {
 		p.Errors = append(p.Errors, htmlRuleError{Rule: esc(e.Rule), Err: esc(e.Err)})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/report"
@@ -103,5 +104,33 @@ func TestIncomplete(t *testing.T) {
 	}
 	if out := buf.String(); strings.Contains(out, "incomplete") || !strings.HasPrefix(out, "No findings (0 inputs read") {
 		t.Errorf("a complete empty report:\n%s", out)
+	}
+}
+
+// TestUnreadableCaptureNotRead: a capture whose header could not be read
+// is listed as an input, not skipped, but not read either: the count of
+// inputs read leaves it out in every format that prints one, so that the
+// count agrees with the reason that says it could not be read.
+func TestUnreadableCaptureNotRead(t *testing.T) {
+	snap := &model.Snapshot{Inputs: []model.Input{
+		{Path: "hdr.pcap", Format: "pcap", Kind: model.KindCapture},
+		{Path: "sysctl.txt", Format: "sysctl", Kind: model.KindSysctl, Records: 3},
+		{Path: "notes.bin", Skipped: "unrecognized content"},
+	}}
+	r := report.New(snap, nil, analyzer.Result{})
+	r.Incomplete = []string{"1 capture could not be read: hdr.pcap"}
+	want := map[string]string{
+		"table":    "(1 input read, 0 warnings)",
+		"markdown": ": 1 input read, 0 warnings.",
+		"html":     "1 input read, 1 skipped",
+	}
+	for format, w := range want {
+		var buf bytes.Buffer
+		if err := report.Write(&buf, format, r); err != nil {
+			t.Fatal(err)
+		}
+		if out := buf.String(); !strings.Contains(out, w) {
+			t.Errorf("-o %s lacks %q:\n%s", format, w, out)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"html"
 	"os/exec"
 	"slices"
 	"strings"
@@ -342,5 +343,40 @@ func TestNextEvidenceExplained(t *testing.T) {
 	}
 	if !slices.Equal(shells, []string{"ip route get 10.0.0.7"}) {
 		t.Errorf("next evidence: %q, want only the unexplained finding's command", shells)
+	}
+}
+
+// TestNextEvidenceHTML holds that the HTML report's collect section lists
+// the commands the markdown lists, in its order: those that would change
+// the answer, not every command of next_evidence (the rest stay in the
+// JSON).
+func TestNextEvidenceHTML(t *testing.T) {
+	snap, rules, res := nextEvidenceCase()
+	r := report.New(snap, nil, res)
+	r.SetRules(rules)
+	r.NextEvidence = report.NextEvidenceFor(snap, rules, res)
+	var md, page bytes.Buffer
+	if err := report.Write(&md, "markdown", r); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.Write(&page, "html", r); err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	for _, line := range strings.Split(md.String(), "\n") {
+		if cmd, ok := strings.CutPrefix(line, "- `"); ok {
+			if cmd, _, ok = strings.Cut(cmd, "`: "); ok {
+				want = append(want, cmd)
+			}
+		}
+	}
+	_, sec, _ := strings.Cut(page.String(), `<section id="collect">`)
+	sec, _, _ = strings.Cut(sec, "</section>")
+	for _, part := range strings.Split(sec, "<code>$ ")[1:] {
+		cmd, _, _ := strings.Cut(part, "</code>")
+		got = append(got, html.UnescapeString(cmd))
+	}
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("the HTML lists %q to collect, the markdown %q", got, want)
 	}
 }

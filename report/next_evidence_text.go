@@ -7,20 +7,6 @@ import (
 	"github.com/netmortem/netmortem/collect"
 )
 
-// askedFor returns the entries of r.NextEvidence that decide a finding or
-// let a skipped rule run (the ones the table and markdown list), and how
-// many others there are (only joined by rules that ran).
-func askedFor(r *Report) (shown []NextEvidence, others int) {
-	for _, e := range r.NextEvidence {
-		if len(e.Decides) > 0 || len(e.Unblocks) > 0 {
-			shown = append(shown, e)
-		} else {
-			others++
-		}
-	}
-	return shown, others
-}
-
 // collectHeading names the section listing shown: "To decide, collect"
 // when the commands decide findings, "To let the skipped rules run,
 // collect" when they only let rules run, both when both.
@@ -132,19 +118,25 @@ func findingRef(r *Report, fp string) string {
 	return fp
 }
 
-// maxMarkdownCollect is how many commands the markdown format's collect
-// list shows.
+// maxMarkdownCollect is how many commands the markdown and HTML formats'
+// collect lists show.
 const maxMarkdownCollect = 5
 
-// writeNextEvidenceMarkdown writes the markdown format's "To decide,
-// collect" section: the commands that would change the answer
-// (collectAsked), but those the findings give to decide them.
-func writeNextEvidenceMarkdown(ew *errWriter, r *Report) {
+// collectListed are the commands the markdown and HTML formats list to
+// collect: those that would change the answer (collectAsked), but those
+// the findings give to decide them, printed with each finding.
+func collectListed(r *Report) []NextEvidence {
 	printed := map[string]bool{}
 	for _, f := range r.Findings {
 		printed[decideCommand(f)] = true
 	}
-	shown := collectAsked(r, printed)
+	return collectAsked(r, printed)
+}
+
+// writeNextEvidenceMarkdown writes the markdown format's "To decide,
+// collect" section (collectListed).
+func writeNextEvidenceMarkdown(ew *errWriter, r *Report) {
+	shown := collectListed(r)
 	if len(shown) == 0 {
 		return
 	}

@@ -94,6 +94,10 @@ type Report struct {
 	// names are the bundle's names that hold shell syntax
 	// (snapshotNames): quoted in commands, atoms of the Markdown prose.
 	names []string
+	// unreadable counts the inputs of Inputs that are captures whose
+	// header could not be read (model.Snapshot.UnreadableCaptures): listed,
+	// not skipped, but not read either.
+	unreadable int
 }
 
 // Rules returns the rules that ran, as New or SetRules set them: the
@@ -131,6 +135,7 @@ func New(snap *model.Snapshot, warnings model.ErrorList, res analyzer.Result) *R
 	}
 	if snap != nil {
 		r.Inputs = append(r.Inputs, snap.Inputs...)
+		r.unreadable = len(snap.UnreadableCaptures())
 	}
 	sort.SliceStable(r.Inputs, func(i, j int) bool { return inputLess(r.Inputs[i].Path, r.Inputs[j].Path) })
 	for _, w := range warnings {

@@ -301,7 +301,9 @@ func (p *progress) step(n int, r batch.Result) {
 	case batch.StatusRetry:
 		status = "not read, not written (--resume reads it again): " + r.Error
 	default:
-		status = r.Status + ": " + r.Error
+		// The line names the bundle: an error about the bundle itself
+		// ("missing: no such file or directory") need not name it again.
+		status = r.Status + ": " + strings.TrimPrefix(r.Error, r.Bundle+": ")
 	}
 	if p.tty {
 		const width = 30

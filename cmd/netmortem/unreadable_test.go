@@ -92,3 +92,28 @@ func TestDetailWithSpaceHint(t *testing.T) {
 		t.Errorf("--detail missing.pcap: exit %d, stderr %q; want exit %d and no hint", code, stderr, exitUsage)
 	}
 }
+
+// TestBatchMissingSaidOnce: batch given a path that does not exist beside
+// a bundle analyzes the bundle, writes a line of status unreadable for the
+// path, exits 3, and says on stderr once that the path does not exist,
+// naming it once.
+func TestBatchMissingSaidOnce(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	out := filepath.Join(t.TempDir(), "results.jsonl")
+	code, _, stderr := runCLI(t, "batch", "--out", out, missing, incident)
+	if code != exitUnreadable {
+		t.Fatalf("exit %d, want %d\n%s", code, exitUnreadable, stderr)
+	}
+	status := map[string]string{}
+	for _, l := range readJSONL(t, out) {
+		status[l.Bundle] = l.Status
+	}
+	if status[missing] != "unreadable" || status[incident] != "ok" {
+		t.Errorf("statuses %v; want the missing path unreadable and the bundle ok", status)
+	}
+	said := strings.Join(strings.Fields(stderr), " ")
+	if strings.Count(said, "no such file or directory") != 1 || strings.Count(said, missing) != 1 ||
+		!strings.Contains(said, missing+": unreadable: no such file or directory") {
+		t.Errorf("stderr does not say once that %s does not exist:\n%s", missing, stderr)
+	}
+}
