@@ -165,8 +165,8 @@ func TestSkippedSummary(t *testing.T) {
 	if n := strings.Count(stderr, "skipped "); n != 1 {
 		t.Errorf("want one line for the skipped files, got %d:\n%s", n, stderr)
 	}
-	if !strings.Contains(stderr, "netmortem inspect "+fixture("real")+" lists") {
-		t.Errorf("the skipped line does not point at inspect:\n%s", stderr)
+	if !strings.Contains(stderr, "\n  netmortem inspect "+fixture("real")+"\n") {
+		t.Errorf("the skipped summary does not give the inspect command on a line of its own:\n%s", stderr)
 	}
 	if _, _, quiet := runCLI(t, "analyze", "-q", fixture("real")); strings.Contains(quiet, "skipped") {
 		t.Errorf("-q prints the skipped summary:\n%s", quiet)

@@ -94,9 +94,21 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 }
 
 // saySkipped writes on w, escaped, the line that sums up the inputs of
-// snap that were skipped (inspect.SkippedSummary), when there are any.
+// snap that were skipped (inspect.SkippedSummary), when there are any:
+// the summary fitted to w's width, and the inspect command that lists
+// them whole on a line of its own, so that it can be pasted.
 func saySkipped(w io.Writer, snap *model.Snapshot, paths []string) {
-	if line := inspect.SkippedSummary(snap, paths); line != "" {
-		escape.Fprintf(w, "%s\n", line)
+	line := inspect.SkippedSummary(snap, paths)
+	if line == "" {
+		return
 	}
+	const sep = "; netmortem inspect "
+	i := strings.LastIndex(line, sep)
+	if i < 0 {
+		fprintfFitted(w, outputWidth(w), "%s\n", line)
+		return
+	}
+	cmd, _, _ := strings.Cut(line[i+2:], " lists what was read and skipped")
+	fprintfFitted(w, outputWidth(w), "%s; this lists what was read and skipped, file by file:\n", line[:i])
+	escape.Fprintf(w, "  %s\n", cmd)
 }
