@@ -388,7 +388,7 @@ func TestTraceOutput(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"nat OUTPUT", "KUBE-SVC-ERIFXISQEP7F7OF4: statistic 0.5: jump to KUBE-SEP-ZP3FB6NMPNCO4VBJ",
+	for _, want := range []string{"connection from the node to 10.96.0.10:53, nat OUTPUT", "KUBE-SVC-ERIFXISQEP7F7OF4: statistic 0.5: jump to KUBE-SEP-ZP3FB6NMPNCO4VBJ",
 		"10.244.2.7:53 ", "25.0%  DNAT at", "iptables-save.txt:26 via OUTPUT > KUBE-SERVICES"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -527,7 +527,7 @@ func TestTraceNFT(t *testing.T) {
 	}, {
 		[]string{"--from-node", "--dst", "172.18.0.2:30080"},
 		[]string{
-			"tcp connection from a client to 172.18.0.2:30080, nftables hooks output\n",
+			"tcp connection from the node to 172.18.0.2:30080, nftables hooks output\n",
 			"  100.0%  " + at + "101  nat-output: jump to services\n",
 			"    100.0%  " + at + "36  services: goto " + ext + "\n",
 			"      100.0%  " + at + "141  " + ext + ": goto " + web + "\n",

@@ -151,6 +151,9 @@ func writeTrace(w io.Writer, t natTrace, probe dataplane.Probe, stale []string, 
 	rel := func(p model.Pos) string { return relPos(p, root) }
 	tr := t.tr
 	who := "a client"
+	if probe.Output {
+		who = "the node"
+	}
 	if probe.Src.IsValid() {
 		who = probe.Src.String()
 	}
