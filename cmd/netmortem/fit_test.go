@@ -218,3 +218,12 @@ func TestFitText(t *testing.T) {
 		t.Errorf("text changed: %q, want %q", a, b)
 	}
 }
+
+// The count of skipped inputs agrees with the files the summary names: a
+// bundle's Markdown documentation is in neither.
+func TestSkippedCountLeavesDocumentationOut(t *testing.T) {
+	_, _, stderr := runCLI(t, "analyze", fixture("incidents/conntrack-stale-udp"))
+	if !strings.Contains(stderr, "skipped 1 file ") || !strings.Contains(stderr, "(1 skipped)") {
+		t.Errorf("want one skipped file, named and counted alike:\n%s", stderr)
+	}
+}

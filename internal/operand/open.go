@@ -197,11 +197,13 @@ func Open(ctx context.Context, e Expanded, opts *parse.Options) Opened {
 }
 
 // CountInputs counts the inputs skipped, or those read (leaving out the
-// captures whose header could not be read).
+// captures whose header could not be read). The documentation a bundle
+// holds (model.SkippedDocumentation) is neither: the summary of skipped
+// files leaves it out too.
 func CountInputs(snap *model.Snapshot, skipped bool) int {
 	n := 0
 	for _, in := range snap.Inputs {
-		if (in.Skipped != "") == skipped {
+		if (in.Skipped != "") == skipped && in.Skipped != model.SkippedDocumentation {
 			n++
 		}
 	}
