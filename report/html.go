@@ -412,7 +412,7 @@ func newHTMLFinding(i int, f analyzer.Finding, anchor string, r *Report, book *q
 		Supports: escAll(f.Supports), Contradicts: escAll(f.Contradicts), Sources: esc(sourcesText(f)),
 	}
 	decide, note := decideParts(f.Decide)
-	hf.Decide, hf.DecideNote = esc(decide), esc(note)
+	hf.Decide, hf.DecideNote = esc(oneLine(decide)), esc(note)
 	for _, l := range factLines(f.Facts) {
 		k, v, _ := strings.Cut(l, ": ")
 		hf.Facts = append(hf.Facts, htmlFact{Key: esc(k), Value: esc(v)})

@@ -316,17 +316,18 @@ func addCollected(l []Collected, c Collected) []Collected {
 // command line, its note in parentheses apart.
 func (b *evidenceAsk) decide(decide, node, fingerprint string) {
 	var e *NextEvidence
-	if c, ok := catalogCommand(decide); ok {
+	command, note := decideParts(decide)
+	if c, ok := catalogCommand(command); ok {
 		var k model.Kind
 		if len(c.Kinds) > 0 {
 			k = c.Kinds[0]
 		}
 		e = b.entry(c.Name, c.Shell, c.Scope, k)
-		if note, ok := strings.CutPrefix(decide, c.Shell+" ("); ok {
-			e.Notes = appendNew(e.Notes, strings.TrimSuffix(note, ")"))
+		if note != "" {
+			e.Notes = appendNew(e.Notes, note)
 		}
 	} else {
-		command, note := decideParts(decide)
+		command = oneLine(command)
 		scope := collect.ScopeNode
 		if strings.HasPrefix(command, "kubectl ") {
 			scope = collect.ScopeCluster

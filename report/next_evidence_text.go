@@ -149,12 +149,37 @@ func writeNextEvidenceMarkdown(ew *errWriter, r *Report) {
 	}
 }
 
-// decideParts splits a finding's Decide into the command line and the
-// note in parentheses that ends it, if any ("ss -lntup (the listener on
-// port 8080)"): the note opens at the first " (" outside the command's
-// single quotes (a quoted pattern's parentheses stay in the command) and
-// closes at the end; the note, prose, may hold apostrophes.
+// decideParts splits a finding's Decide into its command lines and its
+// note. A Decide is shell: command lines, each alone on its line, and
+// "# " comment lines that say what to look for; the note is the
+// comments' text joined, the command the other lines ("# on the node\nss
+// -lntup" is "ss -lntup", "on the node"). A one-line Decide without
+// comments may end in a note in parentheses ("ss -lntup (the listener on
+// port 8080)"), as older reports wrote it.
 func decideParts(decide string) (command, note string) {
+	if !strings.Contains(decide, "\n") && !strings.HasPrefix(decide, "#") {
+		return decideNoteParts(decide)
+	}
+	var commands, notes []string
+	for _, l := range strings.Split(decide, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "":
+		case strings.HasPrefix(l, "#"):
+			notes = append(notes, strings.TrimSpace(strings.TrimPrefix(l, "#")))
+		default:
+			commands = append(commands, l)
+		}
+	}
+	return strings.Join(commands, "\n"), strings.Join(notes, "; ")
+}
+
+// decideNoteParts splits a one-line Decide into the command line and the
+// note in parentheses that ends it, if any: the note opens at the first
+// " (" outside the command's single quotes (a quoted pattern's
+// parentheses stay in the command) and closes at the end; the note,
+// prose, may hold apostrophes.
+func decideNoteParts(decide string) (command, note string) {
 	quoted, depth := false, 0
 	for i := 0; i < len(decide); i++ {
 		switch c := decide[i]; {
@@ -197,6 +222,7 @@ func closesAtEnd(s string) bool {
 // when pasted.
 func decideLine(decide string) string {
 	command, note := decideParts(decide)
+	command = oneLine(command)
 	if note == "" {
 		return command
 	}
@@ -207,8 +233,15 @@ func decideLine(decide string) string {
 // code, its note after it.
 func decideMarkdown(decide string) string {
 	command, note := decideParts(decide)
+	command = oneLine(command)
 	if note == "" {
 		return mdCode(command)
 	}
 	return mdCode(command) + " (" + mdProse(note, nil) + ")"
+}
+
+// oneLine joins a Decide's command lines into one command line: "a\nb"
+// is "a; b".
+func oneLine(command string) string {
+	return strings.ReplaceAll(command, "\n", "; ")
 }

@@ -201,12 +201,7 @@ func decideLines(indent string, f analyzer.Finding) []sline {
 	if decideCommand(f) == "" {
 		return nil
 	}
-	command, note := decideParts(f.Decide)
-	out := []sline{prose(indent, "To decide, run:")}
-	if note != "" {
-		out = append(out, hanging(indent+"  # ", indent+"  # ", escape.String(note)))
-	}
-	return append(out, commandLine(indent+"  ", escape.String(command)))
+	return append([]sline{prose(indent, "To decide, run:")}, decideShell(indent+"  ", f.Decide)...)
 }
 
 // decideCommand is the command that would decide f's cause, as
@@ -333,4 +328,31 @@ func selectDetail(r *Report, detail string) ([]int, error) {
 		return nil, fmt.Errorf("%w: %q is neither a finding's number (1 to %d) nor the start of its fingerprint", ErrNoFinding, detail, len(r.Findings))
 	}
 	return nil, fmt.Errorf("%w: %q begins %d fingerprints: give more of it", ErrNoFinding, detail, len(sel))
+}
+
+// decideShell are the lines of a Decide as the screen prints them: each
+// "# " comment line wrapped as a comment, each command on its own line, in
+// their order; a one-line Decide's note in parentheses as a comment
+// before its command.
+func decideShell(indent, decide string) []sline {
+	var out []sline
+	lines := strings.Split(decide, "\n")
+	if len(lines) == 1 && !strings.HasPrefix(decide, "#") {
+		command, note := decideParts(decide)
+		if note != "" {
+			out = append(out, hanging(indent+"# ", indent+"# ", escape.String(note)))
+		}
+		return append(out, commandLine(indent, escape.String(command)))
+	}
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "":
+		case strings.HasPrefix(l, "#"):
+			out = append(out, hanging(indent+"# ", indent+"# ", escape.String(strings.TrimSpace(strings.TrimPrefix(l, "#")))))
+		default:
+			out = append(out, commandLine(indent, escape.String(l)))
+		}
+	}
+	return out
 }

@@ -80,11 +80,7 @@ func candidateSlines(f analyzer.Finding) []sline {
 		}
 		out = append(out, prose(fmt.Sprintf("    Candidate %d: ", i+1), escape.String(fmt.Sprintf("%s (%s): %s", c.Rule, c.Standing, c.Why))))
 		if c.Decide != "" {
-			command, note := decideParts(c.Decide)
-			if note != "" {
-				out = append(out, hanging("      # ", "      # ", escape.String(note)))
-			}
-			out = append(out, commandLine("      ", escape.String(command)))
+			out = append(out, decideShell("      ", c.Decide)...)
 		}
 	}
 	return out

@@ -178,3 +178,28 @@ func TestMarkdownRendering(t *testing.T) {
 		t.Errorf("html shows the fix's backticks rather than code")
 	}
 }
+
+// TestDecideLinesOnTheirOwn holds that a Decide of several lines prints,
+// under "To decide, run:", each comment and each command on a line of its
+// own, in their order, and on one line joined by "; " in markdown.
+func TestDecideLinesOnTheirOwn(t *testing.T) {
+	decide := "# on the node\nss -anp '( sport = :30450 )'\n# in the client Pod\nsysctl net.ipv4.ip_local_port_range"
+	r := report.New(nil, nil, analyzer.Result{Findings: []analyzer.Finding{{Rule: "r", Severity: analyzer.Warning,
+		Certainty: analyzer.Unknown, Title: "t", Decide: decide}}})
+	var b bytes.Buffer
+	if err := report.WriteTable(&b, r, report.TableStyle{Width: 80, Detail: "all"}); err != nil {
+		t.Fatal(err)
+	}
+	want := "To decide, run:\n      # on the node\n      ss -anp '( sport = :30450 )'\n      # in the client Pod\n" +
+		"      sysctl net.ipv4.ip_local_port_range\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("the table does not print the Decide's lines in order, each on its own:\n%s", b.String())
+	}
+	b.Reset()
+	if err := report.Write(&b, "markdown", r); err != nil {
+		t.Fatal(err)
+	}
+	if want := "`ss -anp '( sport = :30450 )'; sysctl net.ipv4.ip_local_port_range` (on the node; in the client Pod)"; !strings.Contains(b.String(), want) {
+		t.Errorf("the markdown does not print %q:\n%s", want, b.String())
+	}
+}

@@ -381,22 +381,22 @@ func judgeAPICalls(s *model.Snapshot, g *apiCalls, way apiPath) analyzer.Finding
 		f.Certainty = analyzer.Unknown
 		f.Alternatives = []string{"kube-proxy not running or its rules stale on that node", "the CNI or a firewall dropping " +
 			"traffic from Pods to the host network, where the apiserver listens", "a wrong or dead apiserver endpoint"}
-		f.Decide = fmt.Sprintf("from a Pod on that node: nc -zv %s %d, then nc -zv to each apiserver endpoint", ap.Addr(), ap.Port())
+		f.Decide = fmt.Sprintf("# from a Pod on that node, then to each apiserver endpoint\nnc -zv %s %d", ap.Addr(), ap.Port())
 		if slices.Contains(g.failures, "network is unreachable") { // ENETUNREACH: the sender's own routes refuse it
 			f.Alternatives = append([]string{"the Pod's own routes: no usable route to the ClusterIP (no default route, or one " +
 				"through a gateway it cannot reach), so the packets never reach the node's kube-proxy rules"}, f.Alternatives...)
-			f.Decide = fmt.Sprintf("kubectl exec <the component's Pod> -- ip route get %s; then %s", ap.Addr(), f.Decide)
+			f.Decide = fmt.Sprintf("# POD is the component's Pod\nkubectl exec POD -- ip route get %s\n%s", ap.Addr(), f.Decide)
 		}
 	case g.refused():
 		f.Certainty = analyzer.Likely
 		f.Alternatives = []string{"a load balancer in front of the apiservers has no healthy backend",
 			"the apiserver listens on another address or port than the one dialed"}
-		f.Decide = fmt.Sprintf("on the control-plane node: crictl ps -a | grep kube-apiserver; ss -ltnp | grep %d", ap.Port())
+		f.Decide = fmt.Sprintf("# on the control-plane node\ncrictl ps -a | grep kube-apiserver; ss -ltnp | grep %d", ap.Port())
 	default:
 		f.Certainty = analyzer.Unknown
 		f.Alternatives = []string{"a firewall or security group", "routing between the host and the apiserver",
 			"a dead load balancer or VIP in front of the apiservers", "an overloaded apiserver (TLS handshake timeout)"}
-		f.Decide = fmt.Sprintf("from the same host or Pod: nc -zv %s %d", ap.Addr(), ap.Port())
+		f.Decide = fmt.Sprintf("# from the same host or Pod\nnc -zv %s %d", ap.Addr(), ap.Port())
 	}
 	return f
 }

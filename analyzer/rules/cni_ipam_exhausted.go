@@ -193,12 +193,12 @@ func ipamExhaustedFinding(node, ipam, rng string, lines []ipamLine, skips []mode
 	}
 	switch ipam {
 	case "aws-vpc-cni":
-		c.Decide = "curl -s http://localhost:61679/v1/enis on the node (ipamd's addresses and the Pods they are " +
-			"assigned to) against kubectl get pods -A -o wide --field-selector spec.nodeName=NODE"
+		c.Decide = "# on the node: ipamd's addresses and the Pods they are assigned to, against the Pods of the node\n" +
+			"curl -s http://localhost:61679/v1/enis\nkubectl get pods -A -o wide --field-selector spec.nodeName=NODE"
 		c.Alternatives = append(c.Alternatives, "the node is at its instance type's ENI limit, or the subnet has no free address")
 	default:
-		c.Decide = "ls /var/lib/cni/networks/*/ | wc -l on the node against the Pods running there (crictl pods " +
-			"--state ready): reservations of containers that no longer exist are a leak"
+		c.Decide = "# on the node: the reservations against the Pods running there; reservations of containers " +
+			"that no longer exist are a leak\nls /var/lib/cni/networks/*/ | wc -l\ncrictl pods --state ready"
 	}
 
 	where := "this node"
@@ -271,8 +271,8 @@ func ipamPoolFinding(pl *ipamPool) (analyzer.Finding, bool) {
 			"ipamd is about to attach another ENI (its pool grows as Pods come)",
 			"addresses are held by Pods that are gone",
 		},
-		Decide: "kubectl get node NODE -o jsonpath='{.status.allocatable.pods}' against ipamd's \"IP pool stats: total\" " +
-			"on that node: pods allocatable above the total is the cause",
+		Decide: "# against ipamd's \"IP pool stats: total\" on that node: pods allocatable above the total is the cause\n" +
+			"kubectl get node NODE -o jsonpath='{.status.allocatable.pods}'",
 	}
 	atLimit := len(pl.maxENI) > 0
 	if full || atLimit {

@@ -293,8 +293,8 @@ func judgeCNIAddr(g *cniAddrGroup) (analyzer.Finding, bool) {
 		}
 		f.Decide = cniDecide(g.choices[0].cni)
 		if kinds["annotation"] && !kinds["log"] {
-			f.Decide = fmt.Sprintf("ip -4 -o addr show on %s (the interface that holds %s, against the one of the "+
-				"network the nodes reach each other on)", strings.Join(g.nodes, " and "), g.addr)
+			f.Decide = fmt.Sprintf("# on %s: the interface that holds %s, against the one of the "+
+				"network the nodes reach each other on\nip -4 -o addr show", strings.Join(g.nodes, " and "), g.addr)
 		}
 	}
 	return f, true
@@ -381,6 +381,6 @@ func cniDecide(cni string) string {
 	default:
 		ann += ` ` + `{.metadata.annotations.projectcalico\.org/IPv4Address}`
 	}
-	return `kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} ` + ann + `{"\n"}{end}'` +
-		" (one address on two nodes, or one the other nodes do not route to, is the wrong interface)"
+	return "# one address on two nodes, or one the other nodes do not route to, is the wrong interface\n" +
+		`kubectl get nodes -o jsonpath='{range .items[*]}{.metadata.name} ` + ann + `{"\n"}{end}'`
 }

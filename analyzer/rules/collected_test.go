@@ -34,7 +34,7 @@ func TestCollectedNames(t *testing.T) {
 	if n < 10 {
 		t.Errorf("found %d calls of collected, want the rules' Decides (at least 10)", n)
 	}
-	if got, want := collected("ipvsadm", "on the node"), "ipvsadm -Ln (on the node)"; got != want {
+	if got, want := collected("ipvsadm", "on the node"), "# on the node\nipvsadm -Ln"; got != want {
 		t.Errorf("collected = %q, want %q", got, want)
 	}
 }

@@ -20,8 +20,8 @@ var ConntrackDrops = &analyzer.Rule{
 	SubjectKeys: []string{"node", "counter"},
 	Run:         runConntrackDrops,
 	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(70), LoadBalancer502.At(100), DNSTimeouts.At(20), ConnectionsTimeOut.At(130)},
-	Decide: "conntrack -S; sysctl net.netfilter.nf_conntrack_count net.netfilter.nf_conntrack_max (on the " +
-		"node: insert_failed or drop rising, the table full)",
+	Decide: "# on the node: insert_failed or drop rising, the table full\n" +
+		"conntrack -S; sysctl net.netfilter.nf_conntrack_count net.netfilter.nf_conntrack_max",
 	Proof: "the conntrack counters of the node (conntrack -S, /proc/net/stat/nf_conntrack) and a second source: for " +
 		"insert failures, DNS lookups timing out in the logs; for a full table, the kernel's \"table full\" lines or " +
 		"nf_conntrack_max from sysctl",
@@ -181,7 +181,7 @@ func judgeConntrackInserts(g *ctGroup, x *conntrackInserts, dnsEv []analyzer.Evi
 	f.Alternatives = []string{"two packets of one new UDP flow racing through NAT (DNS A and AAAA at once)",
 		"clashes of other new flows through NAT (not DNS), which their clients retry",
 		"SNAT or MASQUERADE out of source ports towards one destination (see snat-port-exhaustion)"}
-	f.Decide = "conntrack -S | grep -o 'insert_failed=[0-9]*' before and after running DNS lookups from a Pod on the node"
+	f.Decide = "# on the node, before and after running DNS lookups from a Pod on it\nconntrack -S | grep -o 'insert_failed=[0-9]*'"
 	return f
 }
 

@@ -24,8 +24,8 @@ var ConntrackStaleUDP = &analyzer.Rule{
 	Run:         runConntrackStaleUDP,
 	Explains:    []*analyzer.Rule{IPTablesBackendSplit},
 	Symptoms:    []analyzer.SymptomRef{DNSTimeouts.At(10)},
-	Decide: "conntrack -L -p udp --dport 53 (on the client's node: entries to an address that is no longer a " +
-		"CoreDNS endpoint, against kubectl get endpointslices -n kube-system)",
+	Decide: "# on the client's node: entries to an address that is no longer a CoreDNS endpoint\n" +
+		"conntrack -L -p udp --dport 53\nkubectl get endpointslices -n kube-system",
 	Plot: analyzer.Plot{
 		Parts:               []analyzer.PlotPart{analyzer.PlotLogErrors, analyzer.PlotStaleMark},
 		NodeKubeProxyErrors: true,
@@ -233,13 +233,13 @@ func staleUDPFinding(p *analyzer.Pass, g *staleUDP) (analyzer.Finding, bool) {
 		Certainty:   analyzer.Proven,
 		Supports:    supports,
 		Contradicts: contradicts,
-		Title: fmt.Sprintf("%s: %d UDP conntrack %s still go to %s, no endpoint any more", g.service, len(g.entries),
-			plural(len(g.entries), "entry", "entries"), g.backend),
-		Summary: fmt.Sprintf("On %s, %d UDP conntrack %s of %s (%s) from %s reply from %s, which the Service's endpoints "+
+		Title: fmt.Sprintf("%s: %d UDP conntrack %s still %s to %s, no endpoint any more", g.service, len(g.entries),
+			plural(len(g.entries), "entry", "entries"), plural(len(g.entries), "goes", "go"), g.backend),
+		Summary: fmt.Sprintf("On %s, %d UDP conntrack %s of %s (%s) from %s %s from %s, which the Service's endpoints "+
 			"(%s) no longer list. Every datagram of those flows goes on to that address until the %s expire (each "+
 			"datagram renews them; the longest has %d s left): the clients' lookups time out while the Service and its "+
 			"rules are right.", where, len(g.entries), plural(len(g.entries), "entry", "entries"), g.service, g.front,
-			listSome(g.clients, false), g.backend, orNone(addrs), plural(len(g.entries), "entry", "entries"), longest),
+			listSome(g.clients, false), plural(len(g.entries), "replies", "reply"), g.backend, orNone(addrs), plural(len(g.entries), "entry", "entries"), longest),
 		Cause: "The endpoint changed and the UDP conntrack entries DNATed to the old one were not deleted (kube-proxy " +
 			"deletes them with conntrack -D when an endpoint goes): they keep the flows on the gone address.",
 		Fix: fmt.Sprintf("On the node: `conntrack -D -p udp --orig-dst %s --reply-src %s`. Then find why kube-proxy did "+
@@ -357,12 +357,12 @@ func thinStaleUDPFinding(g *thinStaleUDP) analyzer.Finding {
 		Certainty: analyzer.Likely,
 		Facts:     values,
 		Subject:   subject("node", g.node, "backend", g.backend.String(), "proto", "udp"),
-		Decide: fmt.Sprintf("kubectl get endpointslices -A -o wide | grep -e %s -e %s (is %s an endpoint of the "+
-			"Service at %s?)", g.front.Addr(), g.backend, g.backend, g.front.Addr()),
+		Decide: fmt.Sprintf("# is %s an endpoint of the Service at %s?\nkubectl get endpointslices -A -o wide | grep -e %s -e %s",
+			g.backend, g.front.Addr(), g.front.Addr(), g.backend),
 	}
 	if !g.front.Addr().IsValid() {
-		f.Decide = fmt.Sprintf("kubectl get endpointslices -A -o wide | grep -e %s (is %s still an endpoint of the "+
-			"Service the paste calls %s?)", g.backend, g.backend, g.frontName)
+		f.Decide = fmt.Sprintf("# is %s still an endpoint of the Service the paste calls %s?\n"+
+			"kubectl get endpointslices -A -o wide | grep -e %s", g.backend, g.frontName, g.backend)
 	}
 	var others []string
 	for i, o := range g.others {
@@ -377,14 +377,14 @@ func thinStaleUDPFinding(g *thinStaleUDP) analyzer.Finding {
 	f.Evidence = ev
 	if g.untranslated {
 		values["stale_backend"] = "none (untranslated)"
-		f.Decide = fmt.Sprintf("kubectl get endpointslices -A -o wide (the endpoints of the Service at %s now); "+
-			"conntrack -L -p udp -d %s --dport %d (the entry still untranslated)", g.front.Addr(), g.front.Addr(), g.front.Port())
+		f.Decide = fmt.Sprintf("# the endpoints of the Service at %s now, and the entry still untranslated\n"+
+			"kubectl get endpointslices -A -o wide\nconntrack -L -p udp -d %s --dport %d", g.front.Addr(), g.front.Addr(), g.front.Port())
 		f.Title = fmt.Sprintf("%s: %d DNS conntrack %s left untranslated, unanswered", g.front, n, entries)
-		f.Summary = fmt.Sprintf("On %s, %d UDP conntrack %s from %s to %s are not DNATed and got no reply, while "+
+		f.Summary = fmt.Sprintf("On %s, %d UDP conntrack %s from %s to %s %s not DNATed and got no reply, while "+
 			"other entries DNAT the same destination to %s: %s is a Service's address, and these flows were "+
 			"created while it had no endpoint. Each datagram of a reused socket renews its entry, so the client's "+
 			"lookups keep going to the bare Service address after the endpoints are back.", where, n, entries,
-			listSome(g.clients, false), g.front, orNone(others), g.front.Addr())
+			listSome(g.clients, false), g.front, plural(n, "is", "are"), orNone(others), g.front.Addr())
 		f.Cause = fmt.Sprintf("The flows to %s started while the Service had no endpoint, so kube-proxy had "+
 			"no DNAT for them; when the endpoints came back, the untranslated UDP entries were not deleted and the "+
 			"client's traffic, renewing them, never reaches a backend.", g.front)
@@ -399,13 +399,15 @@ func thinStaleUDPFinding(g *thinStaleUDP) analyzer.Finding {
 			"(it must flush UDP entries of a Service whose endpoints go from none to some).", g.front.Addr(), g.front.Port())
 	} else {
 		values["stale_backend"] = g.backend.String()
-		f.Title = fmt.Sprintf("%s: %d DNS conntrack %s go to %s, which never answered", g.frontName, n, entries, g.backend)
-		f.Summary = fmt.Sprintf("On %s, %d UDP conntrack %s from %s to %s are DNATed to %s and got no reply. A "+
+		f.Title = fmt.Sprintf("%s: %d DNS conntrack %s %s to %s, which never answered", g.frontName, n, entries,
+			plural(n, "goes", "go"), g.backend)
+		f.Summary = fmt.Sprintf("On %s, %d UDP conntrack %s from %s to %s %s DNATed to %s and got no reply. A "+
 			"DNS backend that does not answer a query the node keeps sending it is most likely gone (a CoreDNS Pod "+
 			"deleted or its node lost) while the entries, renewed by each datagram of a reused socket, keep the "+
-			"flows on its address.", where, n, entries, listSome(g.clients, false), g.frontName, g.backend)
-		f.Cause = fmt.Sprintf("The UDP conntrack %s DNATing %s to %s were not deleted when that endpoint went "+
-			"(kube-proxy deletes them with conntrack -D): they keep the flows on the gone address.", entries, g.frontName, g.backend)
+			"flows on its address.", where, n, entries, listSome(g.clients, false), g.frontName, plural(n, "is", "are"), g.backend)
+		f.Cause = fmt.Sprintf("The UDP conntrack %s DNATing %s to %s %s not deleted when that endpoint went "+
+			"(kube-proxy deletes them with conntrack -D): they keep the flows on the gone address.", entries, g.frontName,
+			g.backend, plural(n, "was", "were"))
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: [UNREPLIED] %s -> %s, DNATed to %s", g.entries[0].Pos,
 			g.entries[0].Orig.Src, g.frontName, g.backend))
 		if len(g.others) > 0 {
@@ -416,7 +418,7 @@ func thinStaleUDPFinding(g *thinStaleUDP) analyzer.Finding {
 			" is no longer one is not shown")
 		f.Alternatives = []string{g.backend.String() + " is still an endpoint and does not answer (overloaded, a " +
 			"NetworkPolicy drops the queries or the replies)"}
-		f.Fix = fmt.Sprintf("On the node: `conntrack -D -p udp --reply-src %s --sport 53`. Then find why kube-proxy "+
+		f.Fix = fmt.Sprintf("On the node: `conntrack -D -p udp --reply-src %s --reply-port-src 53`. Then find why kube-proxy "+
 			"did not delete them: its log (\"Failed to delete stale service connections\"), the conntrack binary it "+
 			"needs.", g.backend)
 	}

@@ -20,8 +20,8 @@ var CoreDNSLoop = &analyzer.Rule{
 	SubjectKeys: []string{"node", "component", "zone"},
 	Run:         runCoreDNSLoop,
 	Symptoms:    []analyzer.SymptomRef{DNSTimeouts.At(130)},
-	Decide: "kubectl -n kube-system logs -l k8s-app=kube-dns | grep -i loop, and cat /etc/resolv.conf on the " +
-		"node of each CoreDNS Pod (a nameserver in 127.0.0.0/8 or ::1)",
+	Decide: "kubectl -n kube-system logs -l k8s-app=kube-dns | grep -i loop\n" +
+		"# on the node of each CoreDNS Pod: a nameserver in 127.0.0.0/8 or ::1\ncat /etc/resolv.conf",
 	Proof: "CoreDNS's own \"plugin/loop: ... loop detected\" line in its log, and the upstream it forwards to shown " +
 		"to be a loopback address: the node's resolv.conf (cat /etc/resolv.conf) naming a nameserver in 127.0.0.0/8 " +
 		"or ::1, or the Corefile of the coredns ConfigMap forwarding (forward, proxy) to one",
@@ -204,8 +204,8 @@ func corednsLoopFinding(node, comp, zone string, lines []loopLine, pods []string
 	// proven when the Corefile forwards to a loopback address.
 	c := analyzer.Finding{Certainty: analyzer.Likely, Severity: analyzer.Warning,
 		Supports: []string{fmt.Sprintf("%s: CoreDNS's loop plugin saw its own probe query come back: %s", first.pos, first.text)},
-		Decide: "cat /etc/resolv.conf on the node where the CoreDNS Pod runs (a nameserver in 127.0.0.0/8 or ::1 is the " +
-			"loop when the Corefile forwards to /etc/resolv.conf)",
+		Decide: "# on the node where the CoreDNS Pod runs: a nameserver in 127.0.0.0/8 or ::1 is the " +
+			"loop when the Corefile forwards to /etc/resolv.conf\ncat /etc/resolv.conf",
 	}
 	loopbackFrom := ""
 	if a, err := netip.ParseAddrPort(first.from); err == nil && a.Addr().IsLoopback() {
@@ -334,8 +334,9 @@ func resolvConfJudge(s *model.Snapshot, node string, f *analyzer.Finding) {
 				"through an upstream that sends the queries back (or the file is not the CoreDNS Pod's node's)",
 				rc.Nameservers[0].Pos, from, strings.Join(addrs, ", ")))
 			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: rc.Nameservers[0].Pos, Note: "nameserver " + addrs[0]})
-			f.Decide = fmt.Sprintf("the forwarders of the resolver at %s (and the Corefile's forward target): one that "+
-				"sends the cluster's queries back to the cluster DNS is the loop", addrs[0])
+			f.Decide = fmt.Sprintf("# the Corefile's forward target, and the forwarders of the resolver at %s: one that "+
+				"sends the cluster's queries back to the cluster DNS is the loop\n"+
+				"kubectl -n kube-system get configmap coredns -o jsonpath='{.data.Corefile}'", addrs[0])
 			slices.SortStableFunc(f.Alternatives, func(a, b string) int { // the upstream first
 				return strings.Compare(fmt.Sprint(!strings.Contains(a, "upstream")), fmt.Sprint(!strings.Contains(b, "upstream")))
 			})

@@ -168,9 +168,9 @@ func judgeUpstreamTimeouts(s *model.Snapshot, g *upstreamTimeouts, groups int) (
 				"address) and it drops the queries or the answers", g.upstream.Addr()),
 			fmt.Sprintf("%s serves only some clients or zones and ignores the rest", g.upstream.Addr()),
 		},
-		Decide: fmt.Sprintf("dig @%s -p %d example.com from the node where the CoreDNS Pod runs, and from the "+
-			"CoreDNS Pod (no answer: the upstream or the way to it; an answer from the node only: the Pod network's "+
-			"way out)", g.upstream.Addr(), g.upstream.Port()),
+		Decide: fmt.Sprintf("# from the node where the CoreDNS Pod runs, and from the CoreDNS Pod: no answer is the "+
+			"upstream or the way to it; an answer from the node only, the Pod network's way out\n"+
+			"dig @%s -p %d example.com", g.upstream.Addr(), g.upstream.Port()),
 	}
 	if groups > 1 {
 		f.Alternatives = append([]string{"every upstream times out: the way out of the node or the Pod network " +

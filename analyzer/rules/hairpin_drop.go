@@ -8,6 +8,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/internal/shq"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -286,9 +287,9 @@ func judgeHairpin(s *model.Snapshot, g *hairpinGroup) (analyzer.Finding, bool) {
 		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s %s hairpin on, and the bundle does not say which port is %s's",
 			listSome(ports(on), false), plural(len(on), "has", "have"), g.client))
 		f.Alternatives = []string{hairpinCause, masqCause}
-		f.Decide = "bridge fdb show (the port the Pod's MAC address is learned on)"
+		f.Decide = "# the port the Pod's MAC address is learned on\nbridge fdb show"
 		if off[0].Master != "" {
-			f.Decide = fmt.Sprintf("bridge fdb show br %s (the port the Pod's MAC address is learned on)", off[0].Master)
+			f.Decide = fmt.Sprintf("# the port the Pod's MAC address is learned on\nbridge fdb show br %s", shq.Quote(off[0].Master))
 		}
 		ev = append(ev, analyzer.Evidence{Pos: off[0].Pos, Note: off[0].Dev + " hairpin off"})
 		values["hairpin_off"] = ports(off)

@@ -29,7 +29,7 @@ func TestICMPUnquoted(t *testing.T) {
 	if got := fmt.Sprint(f[0].Facts["senders"]); got != "[10.0.0.2]" {
 		t.Errorf("senders %s, want [10.0.0.2]", got)
 	}
-	if want := "tcpdump -ni any host 10.0.0.1 (on the senders): which packets the messages answer"; f[0].Decide != want {
+	if want := "# on the senders: which packets the messages answer\ntcpdump -ni any host 10.0.0.1"; f[0].Decide != want {
 		t.Errorf("decide %q, want %q", f[0].Decide, want)
 	}
 	if want := "10.0.0.1 has no route for the packets it answers; the messages quote none of them, so where they were going is not known."; f[0].Cause != want {
@@ -47,9 +47,9 @@ func TestICMPUnquotedCorpus(t *testing.T) {
 		file, title, senders, decide string
 	}{
 		{"icmp__icmp6-redirect.pcap", "fe80::dead redirects traffic for fe80::babe to fe80::cafe", "[fe80::beef]",
-			"ip route get fe80::babe (on the senders)"},
+			"# on the senders\nip route get fe80::babe"},
 		{"icmp__icmp-destunreach-no-context.pcap", "10.0.0.1 answers traffic to an address the message does not quote with ICMP net-unreachable",
-			"[10.0.0.2]", "tcpdump -ni any host 10.0.0.1 (on the senders): which packets the messages answer"},
+			"[10.0.0.2]", "# on the senders: which packets the messages answer\ntcpdump -ni any host 10.0.0.1"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			path := filepath.Join(dir, c.file)

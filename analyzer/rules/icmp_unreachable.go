@@ -22,7 +22,7 @@ var ICMPUnreachable = &analyzer.Rule{
 	SubjectKeys: []string{"node", "from", "icmp", "address"},
 	Run:         runICMPUnreachable,
 	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(40), LoadBalancer502.At(120), DNSTimeouts.At(50)},
-	Decide:      "tcpdump -ni any icmp or icmp6 on the sender of the errors, with ip route get DESTINATION there",
+	Decide:      "# on the sender of the errors\ntcpdump -ni any 'icmp or icmp6'\nip route get DESTINATION",
 	Plot: analyzer.Plot{
 		Parts: []analyzer.PlotPart{analyzer.PlotICMP, analyzer.PlotAttempts, analyzer.PlotCitedLogs},
 		ICMP:  analyzer.ICMPSenderKind,
@@ -372,11 +372,11 @@ func icmpCertainty(f *analyzer.Finding, what, from, dst string, ev []analyzer.Ev
 		f.Decide = collected("iptables-save", fmt.Sprintf("on %s: the REJECT rules", from))
 	case "net-unreachable":
 		f.Alternatives = []string{"no route on the sender for the destination's network", "a route that leads to a network no longer there (a node's pod CIDR gone)"}
-		f.Decide = fmt.Sprintf("ip route get %s (on %s)", host, from)
+		f.Decide = fmt.Sprintf("# on %s\nip route get %s", from, host)
 	case "host-unreachable":
 		f.Alternatives = []string{"the address has no live owner on its link", "two hosts claim the address (a VIP announced twice, a stale ARP entry)",
 			"a route on the sender leads nowhere"}
-		f.Decide = fmt.Sprintf("ip route get %s (on %s)", host, from)
+		f.Decide = fmt.Sprintf("# on %s\nip route get %s", from, host)
 	case "admin-prohibited":
 		f.Alternatives = []string{"a REJECT rule with icmp-admin-prohibited", "a NetworkPolicy that rejects"}
 		f.Decide = collected("iptables-save", fmt.Sprintf("on %s: the rules that reject with icmp-admin-prohibited", from))
@@ -386,17 +386,17 @@ func icmpCertainty(f *analyzer.Finding, what, from, dst string, ev []analyzer.Ev
 		f.Decide = collected("ip-link", fmt.Sprintf("the MTUs of the interfaces on the path to %s", host))
 	case "redirect":
 		f.Alternatives = []string{"the sender routes the address through a host that does not own it", "a VIP announced by the wrong host"}
-		f.Decide = fmt.Sprintf("ip route get %s (on the senders)", host)
+		f.Decide = fmt.Sprintf("# on the senders\nip route get %s", host)
 	case "ttl-exceeded":
 		f.Alternatives = []string{"a routing loop between the routers that answer", "a traceroute (TTLs growing hop by hop)"}
-		f.Decide = fmt.Sprintf("ip route get %s (on each router on the path)", host)
+		f.Decide = fmt.Sprintf("# on each router on the path\nip route get %s", host)
 	default:
 		f.Alternatives = []string{"a route or firewall rule on the sender"}
-		f.Decide = fmt.Sprintf("ip route get %s (on %s)", host, from)
+		f.Decide = fmt.Sprintf("# on %s\nip route get %s", from, host)
 	}
 	if dst == unquoted {
 		// Nothing to ask a route for: what was sent must be seen first.
-		f.Decide = fmt.Sprintf("tcpdump -ni any host %s (on the senders): which packets the messages answer", stripPort(from))
+		f.Decide = fmt.Sprintf("# on the senders: which packets the messages answer\ntcpdump -ni any host %s", stripPort(from))
 	}
 	if f.Certainty != analyzer.Proven {
 		f.Contradicts = append(f.Contradicts, "the capture alone does not say what the destination is, nor why the sender refuses it")

@@ -17,8 +17,8 @@ var IPForwardDisabled = &analyzer.Rule{
 	SubjectKeys: []string{"node", "setting"},
 	Run:         runIPForwardDisabled,
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(260), ConnectionsTimeOut.At(90)},
-	Decide: "sysctl net.ipv4.ip_forward; nstat -az IpInAddrErrors IpForwDatagrams (on the node: 0, and " +
-		"IpInAddrErrors rising while its Pods send)",
+	Decide: "# on the node: 0, and IpInAddrErrors rising while its Pods send\n" +
+		"sysctl net.ipv4.ip_forward; nstat -az IpInAddrErrors IpForwDatagrams",
 	Proof: "net.ipv4.ip_forward = 0 (or net.ipv4.conf.all.forwarding = 0) in the node's sysctl output, and the node's " +
 		"IpInAddrErrors counter (nstat) above zero: packets the node was asked to route were dropped",
 	Unproven: "the setting alone is a warning of likely cause: that Pods send through the node, and what it cost, " +
@@ -101,8 +101,8 @@ func ipForwardFinding(s *model.Snapshot, node string, off []model.Sysctl) analyz
 		Supports: []string{fmt.Sprintf("%s: %s = %s: the node does not route packets between its interfaces",
 			first.Pos, first.Name, first.Value)},
 		Alternatives: []string{"the host runs no Pods that need it (outside the cluster, or only hostNetwork Pods)"},
-		Decide: "nstat -az IpInAddrErrors IpForwDatagrams on the node (IpInAddrErrors rising while its Pods send " +
-			"out: packets dropped for want of forwarding)",
+		Decide: "# on the node: IpInAddrErrors rising while its Pods send out, packets dropped for want of forwarding\n" +
+			"nstat -az IpInAddrErrors IpForwDatagrams",
 	}
 	var says []string
 	dropped, haveDropped := s.Counter(node, "IpInAddrErrors")

@@ -273,7 +273,7 @@ func backendSplitFinding(node string, legacy, nft *backendDumps, warning model.P
 			"where they are (unless its standard error was not kept)")
 		f.Alternatives = []string{"dumps of two nodes, or of one node at two times", "one node's two backends, " +
 			"the nft dump's standard error not kept"}
-		f.Decide = "iptables-legacy-save; iptables-nft-save 2>&1 (on the same node)"
+		f.Decide = "# on the same node\niptables-legacy-save; iptables-nft-save 2>&1"
 	}
 	if legacy.owners["kube-proxy"] > 0 && nft.owners["kube-proxy"] > 0 {
 		summary += " kube-proxy's chains are in both: one set is left over from a kube-proxy that used the other " +
@@ -297,7 +297,7 @@ func backendSplitFinding(node string, legacy, nft *backendDumps, warning model.P
 		"the CNI agent's containers), flush the other backend's tables, and restart the components " +
 		"that owned rules there."
 	if f.Decide == "" {
-		f.Decide = "iptables -V (on the host, and in kube-proxy's and the CNI agent's containers)"
+		f.Decide = "# on the host, and in kube-proxy's and the CNI agent's containers\niptables -V"
 	}
 	f.Supports, f.Contradicts, f.Facts = supports, contradicts, facts
 	f.Evidence = dedupEvidence(ev)

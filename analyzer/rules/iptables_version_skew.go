@@ -161,8 +161,8 @@ func iptSkewFinding(s *iptSkewError, other, same *model.Ruleset) analyzer.Findin
 			"component's binary (%s)", same.Backend, same.Pos))
 	}
 	if f.Certainty != analyzer.Proven {
-		f.Decide = "iptables --version (on " + nodeName(s.ev.Node) + ", and in " + comp + "'s container: " +
-			"kubectl -n kube-system exec <pod> -- iptables --version)"
+		f.Decide = "# on " + nodeName(s.ev.Node) + ", then in " + comp + "'s container (POD)\niptables --version\n" +
+			"kubectl -n kube-system exec POD -- iptables --version"
 	}
 	f.Cause = fmt.Sprintf("%s's image carries iptables %s (%s), while the host's iptables writes its rules with %s: the "+
 		"two do not see each other's tables, so %s cannot program the node.", comp, s.version, s.backend, host, comp)

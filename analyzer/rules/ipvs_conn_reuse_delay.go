@@ -90,8 +90,8 @@ func connReuseFinding(s *model.Snapshot, c model.ConnectTimes, mode model.Sysctl
 			"the server's listen backlog overflows under the burst (nstat TcpExtListenOverflows grows)",
 			"conntrack drops the SYNs (insert_failed, a full table: conntrack -S)",
 		},
-		Decide: "cat /proc/sys/net/ipv4/vs/conn_reuse_mode; uname -r on the node (1 with a kernel before 5.9), and a " +
-			"capture of one slow connect: the first SYN to the Service not forwarded, its retransmission 1 s later forwarded",
+		Decide: "# on the node: 1 with a kernel before 5.9; then capture one slow connect: the first SYN to the Service " +
+			"not forwarded, its retransmission 1 s later forwarded\ncat /proc/sys/net/ipv4/vs/conn_reuse_mode; uname -r",
 		Facts: map[string]any{"target": target, "median_ms": c.Median, "max_ms": c.Max, "min_ms": c.Min,
 			"requests": c.Requests, "concurrency": c.Concurrency},
 		Evidence: []analyzer.Evidence{{Pos: c.Pos, Note: fmt.Sprintf("Connect: median %d ms, max %d ms", c.Median, c.Max)}},
@@ -100,8 +100,8 @@ func connReuseFinding(s *model.Snapshot, c model.ConnectTimes, mode model.Sysctl
 		f.Certainty = analyzer.Likely
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: net.ipv4.vs.conn_reuse_mode = %s", mode.Pos, mode.Value))
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: mode.Pos, Note: "net.ipv4.vs.conn_reuse_mode = " + mode.Value})
-		f.Decide = "uname -r on the node (a kernel before 5.9), and a capture of one slow connect: the first SYN to " +
-			"the Service not forwarded, its retransmission 1 s later forwarded"
+		f.Decide = "# on the node: a kernel before 5.9; then capture one slow connect: the first SYN to " +
+			"the Service not forwarded, its retransmission 1 s later forwarded\nuname -r"
 	} else if vs := connReuseVirtual(s, c); vs != nil {
 		f.Certainty = analyzer.Likely
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s is an IPVS virtual service", vs.Pos, target))

@@ -97,8 +97,9 @@ func ipvsIdleFinding(t model.IPVSTimeouts, ka model.Sysctl, keep int) analyzer.F
 			"is), nor whether the applications set their own keepalive"},
 		Alternatives: []string{"the resets come from elsewhere (a backend closing idle connections, a conntrack " +
 			"entry expired by nf_conntrack_tcp_timeout_established)"},
-		Decide: "ipvsadm -Lnc | grep <client Pod IP> on the node after the client's connection has been idle " +
-			"longer than the IPVS TCP timeout (its entry is gone), and sysctl " + keepaliveSetting + " in the client Pod",
+		Decide: "# on the node, after the client's connection has been idle longer than the IPVS TCP timeout: " +
+			"its entry is gone (CLIENT_IP is the client Pod's address)\nipvsadm -Lnc | grep CLIENT_IP\n" +
+			"# in the client Pod\nsysctl " + keepaliveSetting,
 		Facts: map[string]any{"ipvs_tcp_timeout_s": t.TCP, "tcp_keepalive_time_s": keep},
 		Evidence: []analyzer.Evidence{
 			{Pos: t.Pos, Note: fmt.Sprintf("Timeout (tcp tcpfin udp): %d %d %d", t.TCP, t.TCPFin, t.UDP)},

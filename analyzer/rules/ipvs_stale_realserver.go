@@ -167,8 +167,8 @@ func judgeStaleReal(s *staleReal) (analyzer.Finding, bool) {
 		f.Alternatives = []string{"the last entries of a client that stopped sending, expiring within the UDP timeout " +
 			"(ipvsadm -L --timeout)"}
 	}
-	f.Decide = fmt.Sprintf("kubectl get endpoints -A -o wide | grep %s; ipvsadm -Lnc | grep %s (on %s, a minute apart: "+
-		"entries that stay or come back)", s.real.Addr.Addr(), s.real.Addr, nodeName(s.svc.Node))
+	f.Decide = fmt.Sprintf("# on %s, a minute apart: entries that stay or come back\n"+
+		"kubectl get endpoints -A -o wide | grep %s; ipvsadm -Lnc | grep %s", nodeName(s.svc.Node), s.real.Addr.Addr(), s.real.Addr)
 	return f, true
 }
 

@@ -363,8 +363,8 @@ func lbRefusedFinding(lr lbRefused) analyzer.Finding {
 			"externalTrafficPolicy: Local with the IP announced from a node without a ready endpoint",
 			"two controllers announcing " + lr.lbIP + " from different nodes",
 		},
-		Decide: fmt.Sprintf("arping -c 3 %s from a host on the nodes' network (more than one MAC answering decides), "+
-			"and kubectl -n kube-system get cm kube-proxy -o yaml | grep -A3 'ipvs:'", lr.lbIP),
+		Decide: fmt.Sprintf("# from a host on the nodes' network: more than one MAC answering decides\narping -c 3 %s\n"+
+			"kubectl -n kube-system get cm kube-proxy -o yaml | grep -A3 'ipvs:'", lr.lbIP),
 		Facts: map[string]any{"service": lr.svc, "lb_ip": lr.lbIP, "cluster_ip": lr.clusterIP},
 		Evidence: []analyzer.Evidence{
 			{Pos: lr.refused.Pos, Note: lr.refused.Message},

@@ -182,7 +182,8 @@ func judgeKubeProxyConfig(c *kubeProxyStart) analyzer.Finding {
 		Contradicts: []string{"no NAT rules or IPVS table of the node in the bundle: that kube-proxy programmed " +
 			"nothing is not shown"},
 		Alternatives: []string{"the kubeconfig was fixed since and kube-proxy runs now: the line is from an earlier start"},
-		Decide: "kubectl config view --kubeconfig <kube-proxy's --kubeconfig> -o jsonpath='{.clusters[*].cluster.server}'; " +
+		Decide: "# KUBECONFIG_FILE is the file kube-proxy's --kubeconfig names\n" +
+			"kubectl config view --kubeconfig KUBECONFIG_FILE -o jsonpath='{.clusters[*].cluster.server}'; " +
 			"iptables-save -t nat | grep -c KUBE-SVC",
 		Facts: map[string]any{"reason": c.reason, "errors": c.repeats},
 	}
@@ -282,8 +283,8 @@ func judgeKubeProxyLists(s *model.Snapshot, g *kubeProxyLists, stale []string, s
 		}
 		f.Alternatives = nil
 	} else {
-		f.Decide = "kubectl -n kube-system logs ds/kube-proxy | grep -i 'failed to list' | tail -1, then curl -k " +
-			"$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')/healthz from the node"
+		f.Decide = "kubectl -n kube-system logs ds/kube-proxy | grep -i 'failed to list' | tail -1\n# from the node\n" +
+			"curl -k \"$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')/healthz\""
 	}
 	return f
 }

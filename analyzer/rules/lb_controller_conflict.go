@@ -233,7 +233,7 @@ func judgeLBClaim(s *model.Snapshot, c *lbClaim, running bool, wev []analyzer.Ev
 		sev, certainty = analyzer.Error, analyzer.Proven
 	} else {
 		alternatives = []string{"one controller's marks or deployment are leftovers of a migration to the other"}
-		decide = "kubectl get pods -A -o wide | grep -e metallb -e kube-vip (and kube-vip's svc_enable)"
+		decide = "# and kube-vip's svc_enable\nkubectl get pods -A -o wide | grep -e metallb -e kube-vip"
 	}
 	if st, ok := s.Setting("kube_vip_services_enabled"); ok {
 		if v, isBool := st.Bool(); isBool && !v {

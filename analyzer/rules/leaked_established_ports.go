@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/shq"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -124,8 +125,8 @@ func portsGoneFinding(g *portsGone) analyzer.Finding {
 			"many short connections closed by the client: TIME-WAIT sockets hold the ports",
 			"a local port range too narrow for the client's load (net.ipv4.ip_local_port_range)",
 		},
-		Decide: fmt.Sprintf("in the component's Pod network namespace: ss -tan dst %s | awk '{print $1}' | sort | uniq -c, "+
-			"and sysctl net.ipv4.ip_local_port_range (tens of thousands ESTAB prove the leak)", g.dest),
+		Decide: fmt.Sprintf("# in the component's Pod network namespace: tens of thousands ESTAB prove the leak\n"+
+			"ss -tan dst %s | awk '{print $1}' | sort | uniq -c\nsysctl net.ipv4.ip_local_port_range", shq.Quote(g.dest)),
 		Facts:    values,
 		Evidence: ev,
 	}

@@ -211,14 +211,14 @@ func listenFinding(p *analyzer.Pass, n *listenNode, maxconn int) analyzer.Findin
 	case kinds >= 2 && p.Joins(ev) && len(contradicts) == 0:
 		c.Severity, c.Certainty = analyzer.Error, analyzer.Proven
 	case len(n.full) > 0:
-		c.Decide = "nstat -az TcpExtListenOverflows TcpExtListenDrops, twice a few seconds apart, on the node (a count " +
-			"that grows proves the drops)"
+		c.Decide = "# on the node, twice a few seconds apart: a count that grows proves the drops\n" +
+			"nstat -az TcpExtListenOverflows TcpExtListenDrops"
 		c.Alternatives = []string{"a queue that fills only for a moment, under a burst the program then accepts"}
 	case n.counters.overflows > 0:
-		c.Decide = "ss -lnt on the node while the connects fail (the LISTEN socket whose Recv-Q reaches its Send-Q is the one)"
+		c.Decide = "# on the node while the connects fail: the LISTEN socket whose Recv-Q reaches its Send-Q is the one\nss -lnt"
 		c.Alternatives = []string{"overflows counted long ago (the counter counts since boot): compare two readings"}
 	default: // the kernel's line alone
-		c.Decide = "ss -lnt; nstat -az TcpExtListenOverflows TcpExtListenDrops TcpExtTCPReqQFullDoCookies on the node"
+		c.Decide = "# on the node\nss -lnt; nstat -az TcpExtListenOverflows TcpExtListenDrops TcpExtTCPReqQFullDoCookies"
 		c.Alternatives = []string{"a SYN flood: half-open connections from clients that never complete the handshake"}
 	}
 

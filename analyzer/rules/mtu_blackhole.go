@@ -21,8 +21,8 @@ var MTUBlackhole = &analyzer.Rule{
 	Run:         runMTUBlackhole,
 	Explains:    []*analyzer.Rule{ICMPUnreachable},
 	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(80), ServiceUnreachable.At(120), ConnectionsTimeOut.At(60)},
-	Decide: "ping -M do -s 1472 SERVER from the client's node, then smaller sizes (the largest that passes is " +
-		"the path's MTU, less 28); ip -d link (the overlay's and the Pods' MTU)",
+	Decide: "# from the client's node, then with smaller sizes: the largest that passes is the path's MTU, less 28\n" +
+		"ping -M do -s 1472 SERVER\n# the overlay's and the Pods' MTU\nip -d link",
 	Plot: analyzer.Plot{
 		Parts: []analyzer.PlotPart{analyzer.PlotAttempts, analyzer.PlotICMP, analyzer.PlotCitedLogs},
 		ICMP:  analyzer.ICMPTooBig,
@@ -175,7 +175,7 @@ func reportFragNeededAlone(p *analyzer.Pass) {
 				"the sender lowers its packets on the error (path MTU discovery works) and nothing is lost",
 				"the error does not reach the application's sender (a tunnel or a VPN client inside, a firewall dropping ICMP)",
 			},
-			Decide:   fmt.Sprintf("ping -M do -s %d %s from the sender (it fails when the path carries less)", e.MTU-28, dst),
+			Decide:   fmt.Sprintf("# from the sender: it fails when the path carries less\nping -M do -s %d %s", e.MTU-28, dst),
 			Facts:    map[string]any{"mtu": e.MTU, "destination": dst.String()},
 			Evidence: []analyzer.Evidence{{Pos: e.Pos, Note: fmt.Sprintf("%s, mtu %d", e.What, e.MTU)}},
 		})
@@ -249,12 +249,12 @@ func judgeMTU(s *model.Snapshot, g *mtuGroup) analyzer.Finding {
 			"an overlay (VXLAN, Geneve, WireGuard) makes the path MTU smaller than the interfaces' MTU, and the MSS is not clamped",
 			"a link or middlebox drops large packets without answering",
 		},
-		Decide: fmt.Sprintf("ping -M do -s 1472 %s (from %s: lower -s until it passes; the largest is the path MTU minus 28)",
-			g.receiver, g.sender),
+		Decide: fmt.Sprintf("# from %s: lower -s until it passes; the largest is the path MTU minus 28\nping -M do -s 1472 %s",
+			g.sender, g.receiver),
 	}
 	if g.receiver.Is6() {
-		f.Decide = fmt.Sprintf("ping -6 -M do -s 1452 %s (from %s: lower -s until it passes; the largest is the path MTU minus 48)",
-			g.receiver, g.sender)
+		f.Decide = fmt.Sprintf("# from %s: lower -s until it passes; the largest is the path MTU minus 48\nping -6 -M do -s 1452 %s",
+			g.sender, g.receiver)
 	}
 	if len(icmp) > 0 {
 		e := icmp[0]

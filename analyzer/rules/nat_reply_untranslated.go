@@ -22,8 +22,8 @@ var NATReplyUntranslated = &analyzer.Rule{
 	Run:         runNATReplyUntranslated,
 	Explains:    []*analyzer.Rule{SynUnanswered},
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(60), ConnectionsTimeOut.At(70)},
-	Decide: "sysctl net.bridge.bridge-nf-call-iptables; lsmod | grep br_netfilter (on the node that does the " +
-		"NAT: 0, or the module not loaded, sends bridged replies around it)",
+	Decide: "# on the node that does the NAT: 0, or the module not loaded, sends bridged replies around it\n" +
+		"sysctl net.bridge.bridge-nf-call-iptables; lsmod | grep br_netfilter",
 	Proof: "the capture shows the same SYN before and after DNAT and the endpoint's SYN/ACK going back untranslated, " +
 		"and the node's sysctl output shows net.bridge.bridge-nf-call-iptables = 0 (ip6tables for IPv6)",
 	Unproven: "the untranslated replies from the capture, with the causes not ruled out (bridged traffic skipping " +
@@ -287,7 +287,7 @@ func reportBrNetfilterMissing(p *analyzer.Pass) {
 			Supports: []string{fmt.Sprintf("%s: %s", m.Pos, what)},
 			Alternatives: []string{"the CNI does not bridge Pods (routed veths, eBPF): then the module does not " +
 				"matter and the failure is elsewhere"},
-			Decide:   "sysctl net.bridge.bridge-nf-call-iptables; ip -d link show type bridge (the Pods' bridge)",
+			Decide:   "# and the Pods' bridge\nsysctl net.bridge.bridge-nf-call-iptables; ip -d link show type bridge",
 			Facts:    map[string]any{"module": "br_netfilter", "command": m.Command},
 			Evidence: []analyzer.Evidence{{Pos: m.Pos, Note: what}},
 		})
@@ -311,7 +311,7 @@ func reportBrNetfilterMissing(p *analyzer.Pass) {
 			Supports: []string{fmt.Sprintf("%s: %s = 0", sc.Pos, sc.Name)},
 			Alternatives: []string{"the CNI does not bridge Pods (routed veths, eBPF): then the setting does not " +
 				"matter and the failure is elsewhere"},
-			Decide:   "tcpdump -ni any on the node during a failing call: the backend's reply leaving untranslated; ip -d link show type bridge",
+			Decide:   "# on the node during a failing call: the backend's reply leaving untranslated\ntcpdump -ni any\nip -d link show type bridge",
 			Facts:    map[string]any{"setting": sc.Name, "value": "0"},
 			Evidence: []analyzer.Evidence{{Pos: sc.Pos, Note: sc.Name + " = 0"}},
 		})

@@ -31,8 +31,8 @@ var NdotsAmplification = &analyzer.Rule{
 	SubjectKeys: []string{"client", "name"},
 	Run:         runNdotsAmplification,
 	Symptoms:    []analyzer.SymptomRef{DNSTimeouts.At(100)},
-	Decide: "kubectl exec POD -- cat /etc/resolv.conf (options ndots:5 and the search list of the client " +
-		"Pod), with CoreDNS's log plugin on (NXDOMAIN for the name with each search domain appended)",
+	Decide: "# options ndots:5 and the search list of the client Pod; then, with CoreDNS's log plugin on, NXDOMAIN " +
+		"for the name with each search domain appended\nkubectl exec POD -- cat /etc/resolv.conf",
 	Doc: `a Pod's lookups go through every search domain (ndots:5)
 
 A Pod with the default dnsPolicy (ClusterFirst) gets a resolv.conf with
@@ -280,12 +280,12 @@ func ndotsFinding(s *model.Snapshot, g *ndotsGroup) analyzer.Finding {
 			pod.Source.Pos, objectName(pod.Namespace, pod.Name), cmp.Or(string(pod.Spec.DNSPolicy), "ClusterFirst"), ndots))
 		f.Alternatives = []string{"another process at " + g.client + " with its own resolv.conf (a hostNetwork Pod, the node)",
 			"the application itself appends the search domains"}
-		f.Decide = "cat /etc/resolv.conf in the Pod at " + g.client + " (search list, options ndots)"
+		f.Decide = "# in the Pod at " + g.client + ": search list, options ndots\ncat /etc/resolv.conf"
 	default:
 		f.Alternatives = []string{"the resolver's search list with ndots:5 (a Pod with dnsPolicy ClusterFirst)",
 			"a client that appends the search domains itself (a resolver library, a misconfigured name)"}
-		f.Decide = collected("kubectl-objects", "the Pod of "+g.client+": its dnsPolicy and dnsConfig") +
-			"; or cat /etc/resolv.conf in it"
+		f.Decide = collected("kubectl-objects", "the Pod of "+g.client+": its dnsPolicy and dnsConfig; or "+
+			"/etc/resolv.conf in it")
 	}
 	f.Evidence = dedupEvidence(f.Evidence)
 	f.Title = fmt.Sprintf("%s looks up %s through every search domain first: %d NXDOMAIN %s",

@@ -249,15 +249,15 @@ func neighOverflowFinding(node, table string, lines []model.LogEvent, sz neighSi
 	case len(lines) > 0 && haveLimit && len(contradicts) == 0:
 		c.Severity, c.Certainty = analyzer.Error, analyzer.Proven
 	case len(lines) > 0:
-		c.Decide = fmt.Sprintf("ip -%c neigh show nud all | wc -l; sysctl %sgc_thresh3 (on the node: entries at the "+
-			"threshold prove it)", fam[3], prefix)
+		c.Decide = fmt.Sprintf("# on the node: entries at the threshold prove it\n"+
+			"ip -%c neigh show nud all | wc -l; sysctl %sgc_thresh3", fam[3], prefix)
 		c.Alternatives = []string{"a burst of new neighbours (a scan, a scrape of every node) that the garbage collector " +
 			"could not keep up with, in the node's or the Pods' namespaces"}
 		if !haveLimit {
 			c.Contradicts = append(c.Contradicts, "the node's gc_thresh sysctls are not in the bundle")
 		}
 	default: // the table above gc_thresh3, without the kernel's line
-		c.Decide = "dmesg | grep -i 'table overflow' on the node (the kernel's line proves that entries were refused)"
+		c.Decide = "# on the node: the kernel's line proves that entries were refused\ndmesg | grep -i 'table overflow'"
 		c.Contradicts = append(c.Contradicts, "no kernel \"neighbor table overflow\" line in the bundle: the garbage "+
 			"collector may still be keeping up")
 		c.Alternatives = []string{"a table at its limit whose stale entries the garbage collector frees in time"}

@@ -44,8 +44,8 @@ var NetworkPolicyDeny = &analyzer.Rule{
 	ObjectKinds: []string{"Pod"},
 	Run:         runNetworkPolicyDeny,
 	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(50), ServiceUnreachable.At(150), DNSTimeouts.At(40), ConnectionsTimeOut.At(20)},
-	Decide: "kubectl get networkpolicies -A -o yaml (a policy that selects the server's Pod and allows no " +
-		"rule matching the client and port)",
+	Decide: "# a policy that selects the server's Pod and allows no rule matching the client and port\n" +
+		"kubectl get networkpolicies -A -o yaml",
 	Doc: `the NetworkPolicies do not allow connections that fail
 
 A NetworkPolicy that selects a Pod isolates it: for ingress, only what

@@ -10,6 +10,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/internal/shq"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -179,12 +180,12 @@ func judgePortClaims(s *model.Snapshot, c *portClaims) (f analyzer.Finding, ok b
 		}
 		decide = fmt.Sprintf("kubectl get services,pods -A -o wide | grep %d", np.Port)
 		if twice != "" && len(svcs) == 1 && len(claims) == 1 {
-			decide = "kubectl apply --dry-run=server -f <the manifest of Service " + twice + ">"
+			decide = "# MANIFEST is the manifest of Service " + twice + "\nkubectl apply --dry-run=server -f MANIFEST"
 		}
 	case rng.Flag != nil:
 		alternatives = []string{"the nodePort was allocated before the range was changed: the Service still works, " +
 			"and new allocations avoid the port", "the nodePort was set by hand in the Service"}
-		decide = fmt.Sprintf("%s get service %s -o yaml --show-managed-fields", kubectlIn(np.Namespace), np.Service)
+		decide = fmt.Sprintf("%s get service %s -o yaml --show-managed-fields", kubectlIn(np.Namespace), shq.Quote(np.Service))
 	default:
 		contradicts = append(contradicts, "the apiserver's --service-node-port-range is not in the bundle: the range "+
 			rng.Range.String()+" is the default")
@@ -329,8 +330,8 @@ func judgeAllocated(a allocatedNodePort) analyzer.Finding {
 		Evidence: []analyzer.Evidence{{Pos: a.line.Pos, Note: fmt.Sprintf("nodePort %d of %s refused: already allocated", a.port, svc)}},
 		Alternatives: []string{"another port of the same Service gives the same nodePort (a chart template writing " +
 			"one value on every port)"},
-		Decide: fmt.Sprintf("kubectl get svc -A -o custom-columns=NS:.metadata.namespace,NAME:.metadata.name,"+
-			"NODEPORTS:.spec.ports[*].nodePort | grep %d", a.port),
+		Decide: fmt.Sprintf("kubectl get svc -A -o 'custom-columns=NS:.metadata.namespace,NAME:.metadata.name,"+
+			"NODEPORTS:.spec.ports[*].nodePort' | grep %d", a.port),
 		Facts: map[string]any{"nodeport": a.port, "service": svc},
 		Title: fmt.Sprintf("NodePort %d asked for by %s is already allocated to another Service port", a.port, svc),
 		Summary: fmt.Sprintf("The apiserver refuses %s's nodePort %d: another Service (or another port of the same "+

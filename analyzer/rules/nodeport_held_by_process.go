@@ -269,7 +269,7 @@ func judgePortSignal(s *model.Snapshot, g *portSignal) (analyzer.Finding, bool) 
 			"kubernetes#107297): the NodePort works",
 		"an outbound connection's source port holds it: the NodePort range overlaps net.ipv4.ip_local_port_range",
 	}
-	f.Decide = fmt.Sprintf("ss -anp '( sport = :%d )' on %s; sysctl net.ipv4.ip_local_port_range", g.port, cmp.Or(g.node, "the node"))
+	f.Decide = fmt.Sprintf("# on %s\nss -anp '( sport = :%d )'; sysctl net.ipv4.ip_local_port_range", cmp.Or(g.node, "the node"), g.port)
 	if !g.bind {
 		f.Alternatives = []string{fmt.Sprintf("nothing else listens on %d: the rule only says %s has no endpoints, and "+
 			"connections to the NodePort are refused until it has some", g.port, svc)}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/shq"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -308,13 +309,13 @@ func judgeProbeLoop(p *analyzer.Pass, g *probeLoop) analyzer.Finding {
 	case g.killed:
 		certainty = analyzer.Likely
 		alternatives = []string{"the container's process ends on its own with status 0"}
-		decide = fmt.Sprintf("%s describe pod %s (the Unhealthy and Killing events)", kubectlIn(pod.Namespace), pod.Name)
+		decide = fmt.Sprintf("# the Unhealthy and Killing events\n%s describe pod %s", kubectlIn(pod.Namespace), shq.Quote(pod.Name))
 	default:
 		alternatives = []string{
 			"the liveness probe fails while the container works (a wrong port, a check that fails, a timeout too short)",
 			"the container crashes on its own", "the node kills it (OOMKilled)",
 		}
-		decide = fmt.Sprintf("%s describe pod %s (Last State, exit code, events)", kubectlIn(pod.Namespace), pod.Name)
+		decide = fmt.Sprintf("# Last State, exit code, events\n%s describe pod %s", kubectlIn(pod.Namespace), shq.Quote(pod.Name))
 	}
 	return analyzer.Finding{
 		Subject:      subject("object", object("Pod", pod.Namespace, pod.Name), "container", c.Name),
@@ -409,7 +410,7 @@ func listenPorts(c *corev1.Container) []string {
 
 func probeCommand(pr *corev1.Probe) string {
 	if pr.Exec != nil {
-		return strings.Join(pr.Exec.Command, " ")
+		return shq.Command(pr.Exec.Command...)
 	}
 	return "CHECK"
 }
@@ -485,8 +486,9 @@ func judgeProbeEvents(s *model.Snapshot, pod *model.Pod, restarts int32) (analyz
 		Contradicts: []string{"the Pod's spec is not in the bundle: its liveness probe's timeout and check are not shown"},
 		Alternatives: []string{"the container hangs or crashes on its own, and the probe only sees it",
 			"the node kills it (OOMKilled)"},
-		Decide: fmt.Sprintf("%s get pod %s -o jsonpath='{.spec.containers[*].livenessProbe}' (the timeout against how "+
-			"long the check takes), and describe pod (Last State)", kubectlIn(pod.Namespace), pod.Name),
+		Decide: fmt.Sprintf("# the probe's timeout against how long the check takes, and the container's Last State\n"+
+			"%s get pod %s -o jsonpath='{.spec.containers[*].livenessProbe}'\n%s describe pod %s",
+			kubectlIn(pod.Namespace), shq.Quote(pod.Name), kubectlIn(pod.Namespace), shq.Quote(pod.Name)),
 		Facts: map[string]any{"pod": name, "restarts": restarts, "probe_events": len(evs), "probe_timed_out": timedOut},
 		Title: fmt.Sprintf("Pod %s restarted %d times, and its workload's liveness probe fails", name, restarts),
 		Summary: fmt.Sprintf("%s restarted %d times; the events show the liveness probe of Pods of %s failing (%s). The "+

@@ -41,7 +41,7 @@ var RPFilterDrop = &analyzer.Rule{
 	Run:         runRPFilterDrop,
 	Explains:    []*analyzer.Rule{NATReplyUntranslated},
 	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(60), ServiceUnreachable.At(110), ConnectionsTimeOut.At(40)},
-	Decide:      "sysctl -a 2>/dev/null | grep rp_filter; nstat -az TcpExtIPReversePathFilter (on the server's node)",
+	Decide:      "# on the server's node\nsysctl -a 2>/dev/null | grep rp_filter; nstat -az TcpExtIPReversePathFilter",
 	Doc: `strict rp_filter drops the SYNs of an asymmetric path
 
 With net.ipv4 rp_filter strict (1), the kernel accepts a packet on an

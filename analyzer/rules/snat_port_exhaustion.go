@@ -32,8 +32,8 @@ var SNATPortExhaustion = &analyzer.Rule{
 	SubjectKeys: []string{"node", "address", "proto"},
 	Run:         runSNATPortExhaustion,
 	Symptoms:    []analyzer.SymptomRef{LoadBalancer502.At(80), DNSTimeouts.At(80), ConnectionsTimeOut.At(120)},
-	Decide: "conntrack -L -o extended (on the node: the entries to the destination, against the SNAT rule's " +
-		"port range)",
+	Decide: "# on the node: the entries to the destination, against the SNAT rule's port range\n" +
+		"conntrack -L -o extended",
 	Doc: `source NAT has no port left for new connections
 
 A node that source-NATs Pod traffic (MASQUERADE to the node's address,

@@ -197,8 +197,8 @@ func goneVTEPFinding(s *model.Snapshot, n *model.Neighbor) analyzer.Finding {
 		},
 		Contradicts:  []string{"a Node not in the listing (a partial kubectl get nodes) whose podCIDR holds " + n.IP.String()},
 		Alternatives: []string{"a node removed from the cluster whose VTEP entries the overlay agent did not delete", "a Node listing that leaves out the node of " + n.IP.String()},
-		Decide: fmt.Sprintf("bridge fdb show dev %s | grep %s (the underlay address of that VTEP, against the Nodes' "+
-			"addresses)", shq.Quote(n.Dev), n.MAC),
+		Decide: fmt.Sprintf("# the underlay address of that VTEP, against the Nodes' addresses\n"+
+			"bridge fdb show dev %s | grep %s", shq.Quote(n.Dev), n.MAC),
 	}
 	if n.Node != "" {
 		f.Facts["node"] = n.Node

@@ -19,8 +19,8 @@ var SynUnanswered = &analyzer.Rule{
 	SubjectKeys: synFailureSubjectKeys,
 	Run:         func(p *analyzer.Pass) error { return runSynFailures(p, unansweredWords) },
 	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(20), ServiceUnreachable.At(130), DNSTimeouts.At(90), ConnectionsTimeOut.At(10)},
-	Decide: "tcpdump -ni any 'tcp[tcpflags] & (tcp-syn|tcp-rst) != 0' on the server's node while the client " +
-		"retries (the SYNs arriving, and whether anything answers)",
+	Decide: "# on the server's node while the client retries: the SYNs arriving, and whether anything answers\n" +
+		"tcpdump -ni any 'tcp[tcpflags] & (tcp-syn|tcp-rst) != 0'",
 	Proof: "the capture's unanswered SYNs, and the Services or Endpoints saying the endpoint should answer " +
 		"(a Service address, a ready endpoint)",
 	Unproven: "the unanswered attempts from the capture alone, with the causes not ruled out (a firewall drop, a " +

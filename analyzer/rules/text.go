@@ -94,8 +94,8 @@ func kubectlIn(ns string) string {
 }
 
 // collected returns the exact command line of the collector's command
-// name (collect.Commands), followed by note in parentheses when note is
-// not empty: a finding's Decide that names what the collector runs, so
+// name (collect.Commands), after note as a "# " comment line when note
+// is not empty: a finding's Decide that names what the collector runs, so
 // that the report's next_evidence asks for the same command.
 func collected(name, note string) string {
 	shell := name
@@ -105,5 +105,5 @@ func collected(name, note string) string {
 	if note == "" {
 		return shell
 	}
-	return shell + " (" + note + ")"
+	return "# " + note + "\n" + shell
 }

@@ -183,7 +183,7 @@ func vxlanChecksumFinding(s *model.Snapshot, g *vxlanBadSum) analyzer.Finding {
 		fmt.Sprintf("tx checksum offload on %s's VXLAN device (%s), miscomputed after NAT", g.from, dev),
 		"a NIC, hypervisor or virtual switch on the path that corrupts the packets",
 	}
-	f.Decide = fmt.Sprintf("ethtool -k %s | grep tx-checksum (on %s)", shq.Quote(dev), g.from)
+	f.Decide = fmt.Sprintf("# on %s\nethtool -k %s | grep tx-checksum", g.from, shq.Quote(dev))
 	on := ""
 	if g.node != "" {
 		on = " on " + g.node

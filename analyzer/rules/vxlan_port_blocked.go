@@ -202,8 +202,8 @@ func vxlanBlockedFinding(rs *model.Ruleset, c *model.Chain, r, allow *model.Rule
 		from = "the hosts it matches"
 	}
 	f.Facts["dropped_from"] = from
-	decide := fmt.Sprintf("iptables -nvL %s (the counter of the %s of UDP %d climbing while the overlay's traffic fails)",
-		shq.Quote(c.Name), r.Target, port)
+	decide := fmt.Sprintf("# the counter of the %s of UDP %d climbing while the overlay's traffic fails\niptables -nvL %s",
+		r.Target, port, shq.Quote(c.Name))
 	on := ""
 	if rs.Node != "" {
 		on = " on " + rs.Node
@@ -213,7 +213,7 @@ func vxlanBlockedFinding(rs *model.Ruleset, c *model.Chain, r, allow *model.Rule
 		f.Facts["packets"] = r.Packets
 		f.Supports = append(f.Supports, fmt.Sprintf("its counter shows %d %s dropped", r.Packets, plural(int(r.Packets), "packet", "packets")))
 		f.Alternatives = []string{fmt.Sprintf("the dropped packets are another tunnel's on port %d, not the overlay's", port)}
-		f.Decide = "tcpdump -nn -i any udp port " + strconv.Itoa(port) + " (the sources of the VXLAN packets that arrive)"
+		f.Decide = "# the sources of the VXLAN packets that arrive\ntcpdump -nn -i any udp port " + strconv.Itoa(port)
 	case restricted:
 		f.Severity, f.Certainty = analyzer.Info, analyzer.Unknown
 		f.Alternatives = []string{fmt.Sprintf("a VXLAN tunnel from a host outside the allowed ones (a VM, another overlay) "+

@@ -202,7 +202,7 @@ func felixPortFinding(node, setting string, vs []felixPortValue, links []model.L
 			fmt.Sprintf("nodes without the %s's value use %s, and the two sets of nodes cannot reach each other", win.src, strings.Join(others, ", ")),
 			"every node has the same override and the other value is used nowhere (harmless)",
 		}
-		f.Decide = "ip -d link show vxlan.calico on two nodes (the dstport of each)"
+		f.Decide = "# on two nodes: the dstport of each\nip -d link show vxlan.calico"
 	}
 	f.Title = fmt.Sprintf("Felix%s is given two VXLAN ports: %d (%s) and %s", on, win.port, win.src, strings.Join(others, ", "))
 	f.Summary = fmt.Sprintf("Felix%s read %s as %s from different sources; it uses %d (the %s's value wins), while "+
@@ -241,8 +241,8 @@ func linkPortFinding(dev string, links []model.Link) analyzer.Finding {
 			"or pools read into one bundle)"},
 		Alternatives: []string{"the nodes' overlay agents were configured with different ports",
 			"listings of nodes of different clusters read into one bundle"},
-		Decide: "ss -ulpn on each node (the VXLAN port the kernel listens on) and the CNI's port setting " +
-			"(FelixConfiguration vxlanPort, flannel's net-conf.json Backend.Port)",
+		Decide: "# on each node: the VXLAN port the kernel listens on, against the CNI's port setting " +
+			"(FelixConfiguration vxlanPort, flannel's net-conf.json Backend.Port)\nss -ulpn",
 	}
 	for _, l := range links {
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: l.Pos, Note: fmt.Sprintf("%s on %s: dstport %d", l.Dev, l.Node, l.Port)})

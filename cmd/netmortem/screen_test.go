@@ -60,8 +60,10 @@ func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 func commandsOf(rep screenReport) map[string]bool {
 	m := map[string]bool{}
 	for _, f := range rep.Findings {
-		if f.Decide != "" {
-			m[decideCommandOf(f.Decide)] = true
+		for _, l := range strings.Split(decideCommandOf(f.Decide), "\n") {
+			if l != "" {
+				m[l] = true
+			}
 		}
 		for i, span := range strings.Split(f.Fix, "`") {
 			if i%2 == 1 {
@@ -75,9 +77,18 @@ func commandsOf(rep screenReport) map[string]bool {
 	return m
 }
 
-// decideCommandOf is a Decide without the note in parentheses that ends
-// it, as the JSON's next_evidence gives it.
+// decideCommandOf is a Decide without its "# " comment lines, or
+// without the note in parentheses that ends a one-line Decide.
 func decideCommandOf(decide string) string {
+	if strings.Contains(decide, "\n") {
+		var cmds []string
+		for _, l := range strings.Split(decide, "\n") {
+			if !strings.HasPrefix(l, "#") {
+				cmds = append(cmds, l)
+			}
+		}
+		return strings.Join(cmds, "\n")
+	}
 	if i := strings.LastIndex(decide, " ("); i > 0 && strings.HasSuffix(decide, ")") {
 		cmd := decide[:i]
 		if strings.Count(cmd, "'")%2 == 0 && strings.Count(cmd, "(") == strings.Count(cmd, ")") {
@@ -121,9 +132,16 @@ func pastedCommands(out string) (decide, collected []string) {
 		l := strings.TrimSpace(lines[i])
 		switch {
 		case l == "To decide, run:":
-			for i++; i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), "# "); i++ {
+			// Its comment and command lines, indented under it.
+			indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " ")) + 1
+			var cmds []string
+			for i++; i < len(lines) && len(lines[i])-len(strings.TrimLeft(lines[i], " ")) > indent; i++ {
+				if c := strings.TrimSpace(lines[i]); !strings.HasPrefix(c, "# ") {
+					cmds = append(cmds, c)
+				}
 			}
-			decide = append(decide, strings.TrimSpace(lines[i]))
+			i--
+			decide = append(decide, strings.Join(cmds, "\n"))
 		case strings.HasPrefix(l, "To decide, collect") || strings.HasPrefix(l, "To let the skipped rules run, collect") ||
 			strings.HasPrefix(l, "To decide, or to let the skipped rules run, collect"):
 			// The heading may wrap; it ends with a colon.
