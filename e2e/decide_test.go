@@ -31,21 +31,7 @@ func TestDecideIsShell(t *testing.T) {
 	for _, r := range all {
 		add(r.Decide, "rule "+r.Name)
 	}
-	var dirs []string
-	for _, glob := range []string{"../fixtures/field/*", "../fixtures/incidents/*", "../fixtures/seeds/*"} {
-		m, err := filepath.Glob(glob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range m {
-			if st, err := os.Stat(d); err == nil && st.IsDir() {
-				dirs = append(dirs, d)
-			}
-		}
-	}
-	if len(dirs) < 100 {
-		t.Fatalf("found %d fixture bundles, want the field cases, incidents and seeds (at least 100)", len(dirs))
-	}
+	dirs := bundleDirs(t, 100, "the field cases, incidents and seeds", "../fixtures/field/*", "../fixtures/incidents/*", "../fixtures/seeds/*")
 	for _, dir := range dirs {
 		_, res := analyzeDir(t, dir, all)
 		for _, f := range res.Findings {

@@ -36,21 +36,7 @@ type evidencePiece struct {
 // command. On the whole bundles, every finding not proven is decided by an
 // entry, and every skipped rule let run by one.
 func TestNextEvidenceBringsBack(t *testing.T) {
-	var dirs []string
-	for _, glob := range []string{"../fixtures/incidents/*", "../fixtures/seeds/*"} {
-		m, err := filepath.Glob(glob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range m {
-			if st, err := os.Stat(d); err == nil && st.IsDir() {
-				dirs = append(dirs, d)
-			}
-		}
-	}
-	if len(dirs) < 40 {
-		t.Fatalf("found %d fixture bundles, want the incidents and seeds (at least 40)", len(dirs))
-	}
+	dirs := bundleDirs(t, 40, "the incidents and seeds", "../fixtures/incidents/*", "../fixtures/seeds/*")
 	all := rules.All()
 	tried := 0
 	for _, dir := range dirs {
