@@ -72,7 +72,7 @@ func TestAnalyzeJSON(t *testing.T) {
 			t.Errorf("input %s read as %q (present %v), want %q", file, got, ok, kind)
 		}
 	}
-	if !strings.Contains(stderr, "read 5 inputs (1 skipped)") {
+	if !strings.Contains(stderr, "read 5 inputs (0 skipped)") {
 		t.Errorf("stderr lacks the input summary:\n%s", stderr)
 	}
 }
