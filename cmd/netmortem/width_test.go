@@ -248,7 +248,7 @@ func TestMakeDemo(t *testing.T) {
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("make", "demo", "GO=true", "BIN="+bin)
+	cmd := exec.Command("make", "--no-print-directory", "demo", "GO=true", "BIN="+bin)
 	cmd.Dir = testutil.Root()
 	cmd.Env = append(os.Environ(), "COLUMNS=80", "MAKEFLAGS=")
 	out, err := cmd.CombinedOutput()
