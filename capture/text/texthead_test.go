@@ -15,10 +15,13 @@ import (
 
 // The expressions the hand-written readers stand for.
 var (
-	tcpdumpLineRe    = regexp.MustCompile(`^(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2}\.\d+|\d{9,10}\.\d+)\s+(?:(?:(\S+)\s+)?(In|Out|M|B|P)\s+(?:ifindex \d+ )?)?(IP6?|ARP|[0-9a-f]{2}(?::[0-9a-f]{2}){5}) ?(.*)$`)
-	tcpdumpAddrAnyRe = regexp.MustCompile(`^([0-9A-Za-z._:-]+) > ([0-9A-Za-z._:-]+): (.*)$`)
-	tsharkLineRe     = regexp.MustCompile(`^(\d+)\s+((?:\d{4}-\d{2}-\d{2} )?\d{1,2}:\d{2}:\d{2}\.\d+|-?\d+\.\d+)\s+(\S+)\s+(?:(?:→|->)\s+)?(\S+)\s+([A-Za-z0-9/._-]+)\s+(\d+)\s+(.*)$`)
-	tsharkTCPRe      = regexp.MustCompile(`([\w.-]+(?:\(\d+\))?)\s+(?:→|->|>)\s+([\w.-]+(?:\(\d+\))?)\s+\[([A-Z, ]+)\]`)
+	tcpdumpLineRe = regexp.MustCompile(`^(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2}\.\d+|\d{9,10}\.\d+)\s+(?:(?:(\S+)\s+)?(In|Out|M|B|P)\s+(?:ifindex \d+ )?)?(IP6?|ARP|[0-9a-f]{2}(?::[0-9a-f]{2}){5}) ?(.*)$`)
+	// tcpdumpLinkWordRe is the line whose MAC addresses were replaced by
+	// words (linkWordAt): "WORD ethertype ..." or "WORD > WORD2, ethertype ...".
+	tcpdumpLinkWordRe = regexp.MustCompile(`^(?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}:\d{2}\.\d+|\d{9,10}\.\d+)\s+(?:(?:(\S+)\s+)?(In|Out|M|B|P)\s+(?:ifindex \d+ )?)?([0-9A-Za-z_.:-]+) ((?:ethertype |> [0-9A-Za-z_.:-]+, ethertype ).*)$`)
+	tcpdumpAddrAnyRe  = regexp.MustCompile(`^([0-9A-Za-z._:-]+) > ([0-9A-Za-z._:-]+): (.*)$`)
+	tsharkLineRe      = regexp.MustCompile(`^(\d+)\s+((?:\d{4}-\d{2}-\d{2} )?\d{1,2}:\d{2}:\d{2}\.\d+|-?\d+\.\d+)\s+(\S+)\s+(?:(?:→|->)\s+)?(\S+)\s+([A-Za-z0-9/._-]+)\s+(\d+)\s+(.*)$`)
+	tsharkTCPRe       = regexp.MustCompile(`([\w.-]+(?:\(\d+\))?)\s+(?:→|->|>)\s+([\w.-]+(?:\(\d+\))?)\s+\[([A-Z, ]+)\]`)
 )
 
 // addFixtureLines seeds f with the first lines of the committed text
@@ -74,6 +77,9 @@ func FuzzTcpdumpHead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line string) {
 		want := tcpdumpLineRe.FindStringSubmatch(line)
+		if want == nil {
+			want = tcpdumpLinkWordRe.FindStringSubmatch(line)
+		}
 		if got := tcpdumpHead(line); !slices.Equal(got, want) {
 			t.Errorf("tcpdumpHead(%q) = %q, the expression gives %q", line, got, want)
 		}
