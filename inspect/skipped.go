@@ -14,12 +14,23 @@ import (
 const maxSkippedNames = 3
 
 // SkippedSummary sums up in one line (without a newline) the inputs of
-// snap that were skipped: how many, why (each reason with its count), the
-// files' names when there are few, and the inspect command, on paths,
-// that lists them all. It is "" when no input was skipped. Markdown files
-// in a bundle (model.SkippedDocumentation) are documentation: inspect
-// lists them, this line leaves them out.
+// snap that were skipped, and the inspect command that lists them all
+// (SkippedParts, joined). It is "" when no input was skipped.
 func SkippedSummary(snap *model.Snapshot, paths []string) string {
+	line, cmd := SkippedParts(snap, paths)
+	if line == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s; %s lists what was read and skipped, file by file", line, cmd)
+}
+
+// SkippedParts sums up the inputs of snap that were skipped: how many,
+// why (each reason with its count), the files' names when there are few;
+// and gives the inspect command, on paths, that lists them all. Both are
+// "" when no input was skipped. Markdown files in a bundle
+// (model.SkippedDocumentation) are documentation: inspect lists them,
+// this leaves them out.
+func SkippedParts(snap *model.Snapshot, paths []string) (summary, command string) {
 	var names []string
 	reasons := map[string]int{}
 	for _, in := range snap.Inputs {
@@ -29,7 +40,7 @@ func SkippedSummary(snap *model.Snapshot, paths []string) string {
 		}
 	}
 	if len(names) == 0 {
-		return ""
+		return "", ""
 	}
 	why := make([]string, 0, len(reasons))
 	for r := range reasons {
@@ -50,5 +61,5 @@ func SkippedSummary(snap *model.Snapshot, paths []string) string {
 	if len(names) <= maxSkippedNames {
 		line += ": " + strings.Join(names, ", ")
 	}
-	return fmt.Sprintf("%s; netmortem inspect %s lists what was read and skipped, file by file", line, shq.Command(paths...))
+	return line, "netmortem inspect " + shq.Command(paths...)
 }

@@ -93,22 +93,15 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 	return exitOK
 }
 
-// saySkipped writes on w, escaped, the line that sums up the inputs of
-// snap that were skipped (inspect.SkippedSummary), when there are any:
-// the summary fitted to w's width, and the inspect command that lists
-// them whole on a line of its own, so that it can be pasted.
+// saySkipped writes on w, escaped, the summary of the inputs of snap
+// that were skipped (inspect.SkippedParts), when there are any: fitted to
+// w's width, then the inspect command that lists them whole on a line of
+// its own, so that it can be pasted.
 func saySkipped(w io.Writer, snap *model.Snapshot, paths []string) {
-	line := inspect.SkippedSummary(snap, paths)
+	line, cmd := inspect.SkippedParts(snap, paths)
 	if line == "" {
 		return
 	}
-	const sep = "; netmortem inspect "
-	i := strings.LastIndex(line, sep)
-	if i < 0 {
-		fprintfFitted(w, outputWidth(w), "%s\n", line)
-		return
-	}
-	cmd, _, _ := strings.Cut(line[i+2:], " lists what was read and skipped")
-	fprintfFitted(w, outputWidth(w), "%s; this lists what was read and skipped, file by file:\n", line[:i])
+	fprintfFitted(w, outputWidth(w), "%s; this lists what was read and skipped, file by file:\n", line)
 	escape.Fprintf(w, "  %s\n", cmd)
 }
