@@ -58,6 +58,7 @@ share $e/miss-range-above-nodeports $inc/kube-apiserver.yaml
 mkdir -p $e/miss-other-sysctls
 unshare -n sysctl net.ipv4.tcp_tw_reuse net.ipv4.tcp_fin_timeout >$e/miss-other-sysctls/sysctl.txt
 share $e/miss-no-sysctl $inc/services.json
+share $e/hit-field-pipedrive field/ephemeral-nodeport-overlap--pipedrive-blog-2023/sysctl.conf
 
 # synack-reset
 s=synack-reset
