@@ -43,6 +43,9 @@ time, and where that range overlaps the NodePort range, every allocated
 NodePort in the overlap is drawn as a source port again and again (see
 ephemeral-nodeport-overlap and synack-reset). Health checks (kubelet probes,
 node-local-dns checking itself, monitoring agents) are the usual clients.
+A server that closes first leaves its TIME-WAIT sockets on its listening
+port instead (a port the listing shows listened on, or one several sockets
+share): they hold no ephemeral port and are not counted.
 
 Evidence: ss or netstat listings and counts of TIME-WAIT sockets per local
 address (ss -tan | grep TIME-WAIT | awk ... | uniq -c), the sockets
@@ -95,8 +98,9 @@ func runTimeWaitChurn(p *analyzer.Pass) error {
 		counted[sc.Node+"|"+a.String()] = true
 		c.ev = append(c.ev, analyzer.Evidence{Pos: sc.Pos, Note: fmt.Sprintf("%d TIME-WAIT sockets from %s", sc.Count, a)})
 	}
+	server := serverSideTimeWait(s.Sockets)
 	for _, so := range s.Sockets {
-		if so.State != "TIME-WAIT" || !so.Local.IsValid() {
+		if so.State != "TIME-WAIT" || !so.Local.IsValid() || server[so.Node+"|"+so.Local.String()] {
 			continue
 		}
 		c := get(so.Node, so.Local.Addr())
@@ -255,6 +259,39 @@ func churnWords(t *twChurn) (title, summary, cause, fix string) {
 	fix = "Reserve the NodePort range in net.ipv4.ip_local_reserved_ports so no churn can land on it; make the " +
 		"clients keep connections alive, or check less often."
 	return title, summary, cause, fix
+}
+
+// serverSideMin is how many TIME-WAIT sockets sharing one local address
+// and port show a server's side: a client's connections each take an
+// ephemeral port of their own.
+const serverSideMin = 3
+
+// serverSideTimeWait returns the local "node|address:port" of TIME-WAIT
+// sockets left by a server that closed first: a port the node listens on,
+// or one held by serverSideMin sockets or more. They are the server's
+// side of connections remote clients opened, and use no ephemeral port.
+func serverSideTimeWait(sockets []model.Socket) map[string]bool {
+	listening := map[string]bool{} // node|port
+	held := map[string]int{}
+	for _, so := range sockets {
+		switch {
+		case so.State == "LISTEN" && so.Local.IsValid():
+			listening[fmt.Sprintf("%s|%d", so.Node, so.Local.Port())] = true
+		case so.State == "TIME-WAIT" && so.Local.IsValid():
+			held[so.Node+"|"+so.Local.String()]++
+		}
+	}
+	out := map[string]bool{}
+	for _, so := range sockets {
+		if so.State != "TIME-WAIT" || !so.Local.IsValid() {
+			continue
+		}
+		k := so.Node + "|" + so.Local.String()
+		if held[k] >= serverSideMin || listening[fmt.Sprintf("%s|%d", so.Node, so.Local.Port())] {
+			out[k] = true
+		}
+	}
+	return out
 }
 
 func selfConnections(a netip.Addr, peers map[string]int) int {

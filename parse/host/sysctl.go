@@ -192,7 +192,10 @@ func validSysctlName(s string) bool {
 // to tell a sysctl listing from other "key = value" text.
 var sysctlTopLevel = []string{"abi.", "crypto.", "debug.", "dev.", "fs.", "kernel.", "net.", "sunrpc.", "user.", "vm.", "/proc/sys/"}
 
-func sysctlSniffLine(line string) bool {
+// sysctlSniffLine reports whether line is a sysctl setting as sysctl
+// prints it, or, when conf is set (the file's name says sysctl), in
+// sysctl.conf's "name=value".
+func sysctlSniffLine(line string, conf bool) bool {
 	s := strings.TrimLeft(line, " \t")
 	known := false
 	for _, p := range sysctlTopLevel {
@@ -209,12 +212,24 @@ func sysctlSniffLine(line string) bool {
 		return ok
 	}
 	// sysctl prints "name = value"; demand the spaces, which keeps
-	// sysctl.conf-style "name=value" and log lines out.
+	// sysctl.conf-style "name=value" and log lines out, unless the file's
+	// name says it is a sysctl configuration.
+	if conf {
+		k, _, found := strings.Cut(s, "=")
+		return found && validSysctlName(strings.TrimRight(k, " \t"))
+	}
 	k, _, found := strings.Cut(s, " =")
 	return found && validSysctlName(k)
 }
 
-func sniffSysctl(_ string, head []byte) int {
+// sysctlConfName reports whether a file's name says it holds sysctl
+// settings: /etc/sysctl.conf, a file of /etc/sysctl.d, "sysctl.txt".
+func sysctlConfName(name string) bool {
+	return strings.Contains(strings.ToLower(name), "sysctl")
+}
+
+func sniffSysctl(name string, head []byte) int {
+	conf := sysctlConfName(name)
 	values := 0 // lines that are the values of the files named before them
 	isCmd := func(cmd string) bool {
 		if p, ok := fileHeader(cmd); ok && sysctlPathName(p) != "" {
@@ -239,8 +254,10 @@ func sniffSysctl(_ string, head []byte) int {
 		case values > 0:
 			values--
 			return text.Hit
-		case sysctlSniffLine(line):
+		case sysctlSniffLine(line, conf):
 			return text.Hit
+		case conf && (strings.HasPrefix(strings.TrimSpace(line), ";") || strings.TrimSpace(line) == ""):
+			return text.Skip // a sysctl.conf comment
 		}
 		if _, _, ok := relativeConfLine(line); ok {
 			return text.Hit
@@ -255,7 +272,7 @@ var SysctlFormat = &format.Format{
 	Name: "sysctl",
 	Kind: model.KindSysctl,
 	Command: "sysctl -a, sysctl NAME..., grep -r . /proc/sys/net, head /proc/sys/net/bridge/*, tail -n +1 FILE..., " +
-		"cat /proc/sys/..., troubleshoot's in-cluster sysctl collector",
+		"cat /proc/sys/..., troubleshoot's in-cluster sysctl collector, cat /etc/sysctl.conf",
 	Doc: "`/proc/sys/...` paths become dotted names; `sysctl: permission denied` lines are skipped; the files of " +
 		"`head`/`tail` (`==> /proc/sys/... <==` before each) and those a prompt's `cat` names give the value on the " +
 		"lines after them; `grep -r .` run in /proc/sys/net/ipv4/conf (`all/rp_filter:1`) names net.ipv4.conf keys",

@@ -58,6 +58,7 @@ share $e/miss-range-above-nodeports $inc/kube-apiserver.yaml
 mkdir -p $e/miss-other-sysctls
 unshare -n sysctl net.ipv4.tcp_tw_reuse net.ipv4.tcp_fin_timeout >$e/miss-other-sysctls/sysctl.txt
 share $e/miss-no-sysctl $inc/services.json
+share $e/hit-field-pipedrive field/ephemeral-nodeport-overlap--pipedrive-blog-2023/sysctl.conf
 
 # synack-reset
 s=synack-reset
@@ -707,6 +708,22 @@ share arp-unanswered/miss-control $vu-control/{capture.pcap,ip-neigh.txt,service
 share timewait-churn/hit-seed-002 seeds/002-synack-reset/{ss-timewait.txt,sysctl.txt,ipvsadm.txt,svc.txt,kube-apiserver-flags.txt}
 share timewait-churn/hit-symptom-sockets-only seeds/002-synack-reset/ss-timewait.txt
 share timewait-churn/miss-no-sockets seeds/002-synack-reset/{sysctl.txt,ipvsadm.txt}
+
+# server_timewait OUT N: ss -tan in a network namespace after N HTTP/1.0
+# requests from 10.99.0.2 to a server on 10.99.0.1:8080 that closes each
+# connection: about half the TIME-WAIT sockets are the server's, on its
+# listening port, the others the client's, each on an ephemeral port.
+server_timewait() {
+	local out=$1 n=$2
+	mkdir -p "$(dirname "$out")"
+	unshare -n bash -c "ip link set lo up &&
+		ip addr add 10.99.0.1/32 dev lo && ip addr add 10.99.0.2/32 dev lo &&
+		{ python3 -m http.server --bind 10.99.0.1 8080 >/dev/null 2>&1 & pid=\$!; } &&
+		for i in \$(seq 50); do curl -s -o /dev/null --interface 10.99.0.2 http://10.99.0.1:8080/ && break; sleep 0.1; done &&
+		for i in \$(seq $n); do curl -s -o /dev/null --interface 10.99.0.2 http://10.99.0.1:8080/; done &&
+		ss -tan; kill \$pid" >"$out"
+}
+server_timewait timewait-churn/hit-client-and-server/ss-tan.txt 150
 
 # mtu-blackhole (fixtures/scenarios/mtu-blackhole.sh)
 mb=incidents/mtu-blackhole
