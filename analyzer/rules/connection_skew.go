@@ -38,7 +38,7 @@ var ConnectionSkew = &analyzer.Rule{
 		"(rules in force during the capture other than those dumped, a proxy or persistence picking the backend, " +
 		"conntrack entries from before a rule change; for an IPVS table alone, long-lived connections opened while a " +
 		"real server was away) and the command that would decide",
-	Doc: `new connections spread unlike the NAT rules' weights
+	Doc: `connections spread unlike the NAT rules' or IPVS weights
 
 kube-proxy's NAT rules pick a backend for each new connection with the
 probabilities of the Service chain (1/n each). A capture taken after NAT shows
