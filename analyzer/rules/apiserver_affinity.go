@@ -51,6 +51,15 @@ each client on the apiserver it first reached: with a capture whose
 connections all go to one apiserver, the finding names the apiserver,
 and its node, that the client is pinned to.
 
+ComponentStatus probes the insecure ports 10251 and 10252 over plain HTTP
+on older apiservers. Components started with --port=0 (kubeadm's default
+since v1.17.9, v1.18.6 and v1.19) serve only their secure ports, and the
+probe is refused on a healthy node too: with nothing in the bundle to say
+where the components run, that false alarm is a candidate beside the
+components running elsewhere and the components being down when the
+refused ports are 10251 and 10252, and the listening sockets of the
+control-plane node (ss -lntup) decide.
+
 Severity: info when the false alarm is proven (the cluster is healthy; the
 check is what misleads), warning otherwise: the components may be down.
 
@@ -90,6 +99,7 @@ type csCheck struct {
 	pinned                          *facts.Shadow // a rule that pins the node's connections to one apiserver
 	affinity                        *kubeAffinity // the kubernetes Service's ClientIP session affinity
 	shown                           bool          // where the components run explains the refusal
+	insecure                        bool          // every refused check is of an insecure port (10251, 10252)
 }
 
 func runAPIServerAffinity(p *analyzer.Pass) error {
@@ -277,11 +287,40 @@ func judgeComponentStatus(p *analyzer.Pass, c *csCheck) analyzer.Finding {
 	}
 	if c.shown = f.Certainty != analyzer.Unknown; !c.shown {
 		f.Contradicts = append(f.Contradicts, "neither the components' leader records nor where they listen explain the refusal")
-		f.Alternatives = []string{"the components run on another control-plane node than the apiserver that answered " +
-			"(a false alarm of ComponentStatus)", "the controller-manager or the scheduler is down"}
+		f.Alternatives = []string{"the components run on another control-plane node than the apiserver that answered, " +
+			"or in another network namespace (a false alarm of ComponentStatus)", "the controller-manager or the scheduler is down"}
 		f.Decide = "kubectl -n kube-system get lease kube-controller-manager kube-scheduler"
+		if c.insecure = insecurePorts(c.bad); c.insecure {
+			// The probe of the insecure ports fails the same way when the
+			// components serve their secure ports only, as on kubeadm's
+			// clusters since July 2020: the ports they listen on on the
+			// apiserver's node tell the three apart.
+			f.Alternatives = slices.Insert(f.Alternatives, 1, "the components run on the apiserver's node but serve "+
+				"only their secure ports (10259, 10257): --port=0, which kubeadm sets since v1.17.9, v1.18.6 and v1.19, "+
+				"turns off the insecure ports ComponentStatus probes (a false alarm)")
+			f.Decide = collected("ss-lntup", "on the control-plane node: whether kube-scheduler and "+
+				"kube-controller-manager run there, and on which ports they listen")
+		}
 	}
 	return f
+}
+
+// Insecure ports of the scheduler and the controller-manager: plain HTTP,
+// which --port=0 turns off.
+const (
+	schedulerInsecurePort = 10251
+	cmInsecurePort        = 10252
+)
+
+// insecurePorts reports whether every refused check is of a component's
+// insecure port: the apiserver probed http://127.0.0.1:10251 and 10252.
+func insecurePorts(bad []csUnhealthy) bool {
+	for _, b := range bad {
+		if !(b.name == "scheduler" && b.port == schedulerInsecurePort || b.name == "controller-manager" && b.port == cmInsecurePort) {
+			return false
+		}
+	}
+	return len(bad) > 0
 }
 
 // csWords words the finding of c, as judgeComponentStatus judged it.
@@ -302,6 +341,11 @@ func csWords(c *csCheck) (title, summary, cause, fix string) {
 		title = fmt.Sprintf("%s Unhealthy: connection refused on 127.0.0.1, cause not shown", strings.Join(c.names, ", "))
 		cause = "Not shown: the bundle does not say where the components run, so a false alarm of ComponentStatus and " +
 			"components that are down cannot be told apart."
+		if c.insecure {
+			cause = "Not shown: ComponentStatus probed the components' insecure ports (http 10251, 10252) on the " +
+				"apiserver's own node, and the bundle does not say where the components run nor on which ports they " +
+				"listen: components serving their secure ports only (--port=0), running elsewhere, or down look the same."
+		}
 	}
 	if sh := c.pinned; sh != nil {
 		summary += fmt.Sprintf(" The node's connections to the kubernetes Service all go to %s, pinned by %s outside "+

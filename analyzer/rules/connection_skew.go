@@ -17,7 +17,8 @@ import (
 var ConnectionSkew = &analyzer.Rule{
 	Name:     "connection-skew",
 	Severity: analyzer.Warning,
-	Needs:    []model.Kind{model.KindCapture, model.KindNetfilter},
+	NeedsAny: []model.Kind{model.KindNetfilter, model.KindIPVS},
+	Uses:     []model.Kind{model.KindCapture},
 	Requires: []analyzer.FactKey{facts.Dataplanes, facts.CaptureNodes},
 	Params: []analyzer.Param{
 		{Name: "alpha", Type: analyzer.Number, Default: 0.001, Range: analyzer.Between(0, 1),
@@ -25,7 +26,7 @@ var ConnectionSkew = &analyzer.Rule{
 		{Name: "min_attempts", Type: analyzer.Integer, Default: 1, Range: analyzer.AtLeast(1),
 			Doc: "the fewest connections to a Service port that are tested for skew"},
 	},
-	SubjectKeys: servicePortSubjectKeys,
+	SubjectKeys: append(slices.Clip(servicePortSubjectKeys), "virtual_service"),
 	ObjectKinds: []string{"Service"},
 	Run:         runConnectionSkew,
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(160), LoadBalancer502.At(90)},
@@ -35,8 +36,9 @@ var ConnectionSkew = &analyzer.Rule{
 	Proof: "none: the counts show that something other than the dumped rules picked the backends, never what",
 	Unproven: "the counts per backend and their chance under the rules' probabilities, with the causes not ruled out " +
 		"(rules in force during the capture other than those dumped, a proxy or persistence picking the backend, " +
-		"conntrack entries from before a rule change) and the command that would decide",
-	Doc: `new connections spread unlike the NAT rules' weights
+		"conntrack entries from before a rule change; for an IPVS table alone, long-lived connections opened while a " +
+		"real server was away) and the command that would decide",
+	Doc: `connections spread unlike the NAT rules' or IPVS weights
 
 kube-proxy's NAT rules pick a backend for each new connection with the
 probabilities of the Service chain (1/n each). A capture taken after NAT shows
@@ -60,13 +62,28 @@ with their probabilities. A backend on the client's own node is left out (its
 connections stay on loopback, out of a capture on the wire) and the others'
 probabilities scaled up.
 
+Without a capture of a Service port, an IPVS table (ipvsadm -Ln) is the
+evidence: its ActiveConn column counts the connections open to each real
+server, held to the real servers' weights by the same test. Open
+connections are not new ones: IPVS spreads new connections by weight, and
+long-lived ones (HTTP/2 such as every apiserver client's, gRPC, keep-alive)
+stay on the real server they were opened on, so a real server that was
+away (restarted, not ready) or added after its clients connected keeps few
+of them until they reconnect. That is the first candidate named; a virtual
+service with persistence (ClientIP session affinity) or a scheduler that
+picks by address (sh, dh, mh, lblc) is not tested, and a real server of
+weight 0 (draining) is left out.
+
 Severity: warning, with the cause unknown: the counts show that the rules
 dumped did not decide, not what did. Parameter alpha (default 0.001): the
 chance below which the counts are called skewed; min_attempts (default 1).
 
 Fix: dump the node's rules while the traffic runs (iptables-save -t nat) and
 compare; check for a proxy or persistence choosing backends, and for
-conntrack entries from before the rules changed (conntrack -L).`,
+conntrack entries from before the rules changed (conntrack -L). For
+long-lived connections, make the clients reconnect now and then (the
+apiserver's --goaway-chance, a gRPC client's max connection age) or
+balance requests rather than connections (a client-side or L7 balancer).`,
 }
 
 func runConnectionSkew(p *analyzer.Pass) error {
@@ -95,6 +112,7 @@ func runConnectionSkew(p *analyzer.Pass) error {
 			local[c.String()] = true
 		}
 	}
+	counted := map[model.Pos]bool{} // the service ports a capture counted, by their position
 	for _, sp := range facts.Dataplanes.Of(p) {
 		var seenBackends []dataplane.Backend
 		total := 0.0
@@ -170,6 +188,9 @@ func runConnectionSkew(p *analyzer.Pass) error {
 				firstEv = append(firstEv, analyzer.Evidence{Pos: model.Pos{File: st.File}, Note: fmt.Sprintf("%d %s %s to %s counted", st.Attempts, st.Outcome, plural(st.Attempts, "attempt", "attempts"), st.Server)})
 			}
 		}
+		if n > 0 {
+			counted[sp.Pos] = true
+		}
 		if n < minAttempts || n == 0 {
 			continue
 		}
@@ -179,7 +200,148 @@ func runConnectionSkew(p *analyzer.Pass) error {
 		}
 		p.Report(skewFinding(sp, counts, n, pval, test, affinity, affPos, firstEv))
 	}
+	for _, sp := range facts.Dataplanes.Of(p) {
+		if sp.Mode != "ipvs" || counted[sp.Pos] {
+			continue
+		}
+		if t, ok := openConnsOf(s, sp); ok && t.n >= minAttempts {
+			if t.pval, t.test = skewPValue(t.counts, t.reals, t.n); t.pval < alpha {
+				p.Report(openSkewFinding(t))
+			}
+		}
+	}
 	return nil
+}
+
+// openConns is what an IPVS table shows of one virtual service's open
+// connections: the ActiveConn of each real server of non-zero weight,
+// with the weights' shares.
+type openConns struct {
+	sp     dataplane.ServicePort
+	vs     *model.IPVSService
+	reals  []dataplane.Backend // Address as printed, Probability the weight's share
+	counts []int
+	n      int
+	pval   float64
+	test   string
+}
+
+// byWeight are the IPVS schedulers that give each real server new
+// connections in proportion to its weight (round robin, least connection
+// and their kin); the hashing and locality schedulers (sh, dh, mh, lblc,
+// lblcr) pick by address, so a few clients land where they hash, and the
+// failover ones (fo, ovf) fill the heaviest real server first.
+var byWeight = []string{"rr", "wrr", "lc", "wlc", "sed", "nq", "twos"}
+
+// openConnsOf reads the open connections of sp's IPVS virtual service;
+// ok is false when there is nothing to test: persistence (a client stays
+// on its real server by design), a scheduler that does not pick by
+// weight, fewer than two real servers of non-zero weight (a real server of
+// weight 0 is draining: it gets no new connections), or no open
+// connection.
+func openConnsOf(s *model.Snapshot, sp dataplane.ServicePort) (openConns, bool) {
+	t := openConns{sp: sp}
+	for i := range s.IPVS {
+		if vs := &s.IPVS[i]; vs.Pos == sp.Pos && vs.Node == sp.Node {
+			t.vs = vs
+			break
+		}
+	}
+	if t.vs == nil || t.vs.Persistent > 0 || !slices.Contains(byWeight, t.vs.Scheduler) {
+		return t, false
+	}
+	total := 0
+	for _, r := range t.vs.Reals {
+		total += max(r.Weight, 0)
+	}
+	for _, r := range t.vs.Reals {
+		if r.Weight <= 0 {
+			continue
+		}
+		t.reals = append(t.reals, dataplane.Backend{Addr: r.Addr, Address: realName(r), Pos: r.Pos,
+			Probability: float64(r.Weight) / float64(total)})
+		t.counts = append(t.counts, r.ActiveConn)
+		t.n += r.ActiveConn
+	}
+	return t, len(t.reals) >= 2 && t.n > 0
+}
+
+// realName is a real server as ipvsadm printed it: its address, or the
+// host name a listing without -n gave (the address is then unknown).
+func realName(r model.IPVSReal) string {
+	if r.Addr.Addr().IsValid() {
+		return r.Addr.String()
+	}
+	for _, n := range strings.Split(r.Note, "; ") {
+		if h, ok := strings.CutPrefix(n, "host name "); ok {
+			return strings.TrimSuffix(h, " not resolved") + ":" + fmt.Sprint(r.Addr.Port())
+		}
+	}
+	return r.Addr.String()
+}
+
+// openSkewFinding reports the open connections of an IPVS virtual service
+// spread unlike its real servers' weights.
+func openSkewFinding(t openConns) analyzer.Finding {
+	sp, vs := t.sp, t.vs
+	name := sp.Service
+	if name == "" {
+		name = strings.Join(sp.Frontends, ", ")
+	}
+	var dist []string
+	ev := []analyzer.Evidence{{Pos: vs.Pos, Note: fmt.Sprintf("%s %s %s", vs.Proto, strings.Join(sp.Frontends, ", "), vs.Scheduler)}}
+	least := 0
+	for i, b := range t.reals {
+		dist = append(dist, fmt.Sprintf("%s: %d of %d (expected %s)", b.Address, t.counts[i], t.n, dataplane.Percent(b.Probability)))
+		ev = append(ev, analyzer.Evidence{Pos: b.Pos, Note: fmt.Sprintf("%s: %d active", b.Address, t.counts[i])})
+		if float64(t.counts[i])/b.Probability < float64(t.counts[least])/t.reals[least].Probability {
+			least = i
+		}
+	}
+	values := map[string]any{
+		"service":      name,
+		"active":       t.n,
+		"distribution": dist,
+		"p_value":      fmt.Sprintf("%.2g", t.pval),
+		"test":         t.test,
+		"scheduler":    vs.Scheduler,
+	}
+	if sp.Node != "" {
+		values["node"] = sp.Node
+	}
+	subj := servicePortSubject(&sp)
+	if sp.Service == "" {
+		subj = subject("node", sp.Node, "virtual_service", vs.Proto+" "+strings.Join(sp.Frontends, ", "), "proto", strings.ToLower(vs.Proto))
+	}
+	low := t.reals[least].Address
+	return analyzer.Finding{
+		Subject:   subj,
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Unknown,
+		Title:     fmt.Sprintf("%s: open connections skewed across its %d real servers", name, len(t.reals)),
+		Summary: fmt.Sprintf("The IPVS table shows %d open connections (ActiveConn) to %s's real servers: %s. With the "+
+			"real servers' weights, counts this uneven have a chance of %.2g (%s).", t.n, name, strings.Join(dist, "; "), t.pval, t.test),
+		Cause: fmt.Sprintf("Not shown: the table counts the connections open now, not how IPVS scheduled them. The "+
+			"likeliest: long-lived connections (HTTP/2, gRPC, keep-alive) opened while %s was away (restarted, not "+
+			"ready) or before it was added stay on the real servers they were opened on; IPVS balances new "+
+			"connections, not requests.", low),
+		Fix: "Make the clients reconnect now and then (kube-apiserver --goaway-chance for its clients, a gRPC " +
+			"server's max connection age) or balance requests instead of connections (client-side or L7 balancing); " +
+			"restarting the clients spreads them again.",
+		Facts: values,
+		Supports: []string{fmt.Sprintf("%s: %s", vs.Pos, strings.Join(dist, "; ")),
+			fmt.Sprintf("%s: scheduler %s, the weights give %s", vs.Pos, vs.Scheduler, strings.TrimSuffix(probList(t.reals), ", "))},
+		Contradicts: []string{fmt.Sprintf("no persistence on %s: a client's new connections should spread", strings.Join(sp.Frontends, ", "))},
+		Alternatives: []string{
+			fmt.Sprintf("long-lived connections opened while %s was away or before it was added stay where they were opened", low),
+			"new connections follow old ones: clients reusing source ports with net.ipv4.vs.conn_reuse_mode=0 are " +
+				"kept on the real server of the port's previous connection",
+			"a few clients each hold many connections, opened together",
+		},
+		Decide: fmt.Sprintf("# the Pods behind the real servers: %s started after its clients connected if it is the "+
+			"youngest\nkubectl get pods -A -o wide --sort-by=.status.startTime", low),
+		Evidence: ev,
+	}
 }
 
 func skewFinding(sp dataplane.ServicePort, counts []int, n int, pval float64, test string, affinity bool, affPos model.Pos,

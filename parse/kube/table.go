@@ -291,6 +291,9 @@ func (t *tableReader) candidates() []*tableHeader {
 			}
 		}
 	}
+	if !t.hasCmd || t.cmd.kind == tkUnknown {
+		out = append(out, headerlessCS())
+	}
 	return out
 }
 

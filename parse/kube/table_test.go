@@ -478,6 +478,7 @@ func FuzzKubectlTable(f *testing.F) {
 	f.Add(epCSIngress)
 	f.Add("# kubectl get svc -A |grep :\nkube-system kubernetes-dashboard NodePort 10.23.254.52 <none> 443:36704/TCP 2y205d\n")
 	f.Add("kubectl -n kube-system get endpoints kube-dns -o json | jq .subsets[0].addresses | jq length\n77\n")
+	f.Add("scheduler            Unhealthy   Get http://127.0.0.1:10251/healthz: dial tcp 127.0.0.1:10251: connect: connection refused\netcd-0   Healthy   {\"health\":\"true\"}\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		k, err := KubectlTable(strings.NewReader(in), "fuzz.txt")
 		parsetest.CheckFuzzErrors(t, err, "fuzz.txt")
