@@ -56,7 +56,7 @@ func linkWordAt(s string) string {
 	}
 	if dst, ok := strings.CutPrefix(rest, " > "); ok {
 		d, after := field(dst)
-		if strings.HasSuffix(d, ",") && wordChars(strings.TrimSuffix(d, ","), "_-.:") && strings.HasPrefix(after, " ethertype ") {
+		if len(d) > 1 && strings.HasSuffix(d, ",") && wordChars(strings.TrimSuffix(d, ","), "_-.:") && strings.HasPrefix(after, " ethertype ") {
 			return w
 		}
 	}
