@@ -80,9 +80,9 @@ func clientFailures(s *model.Snapshot, o model.Outcome) []*clientFailGroup {
 }
 
 // clientTool names the client of r: "curl", "nc", "app" (an
-// application's line, or a transcript without its command line).
+// application's line), or "a client" when the transcript names none.
 func clientTool(r *model.ClientResult) string {
-	if r.Tool == "" {
+	if r.Tool == "" || r.Tool == "app" && r.Command == "" && !strings.Contains(r.Message, "dial ") {
 		return "a client"
 	}
 	return r.Tool
