@@ -16,7 +16,7 @@ import (
 var ICMPUnreachable = &analyzer.Rule{
 	Name:        "icmp-unreachable",
 	Severity:    analyzer.Error,
-	Needs:       []model.Kind{model.KindCapture},
+	NeedsAny:    []model.Kind{model.KindCapture, model.KindClient},
 	Uses:        []model.Kind{model.KindKube},
 	Requires:    []analyzer.FactKey{facts.AddrRoles, facts.Attempts, facts.AppErrors},
 	SubjectKeys: []string{"node", "from", "icmp", "address"},
@@ -31,8 +31,8 @@ var ICMPUnreachable = &analyzer.Rule{
 	},
 	Proof: "the ICMP errors in the capture, joined with what the destination is (a Service address or ready " +
 		"endpoint: Services, Endpoints) or with the neighbor tables that resolve it to the sender's own MAC",
-	Unproven: "the ICMP errors from the capture alone, with the sender's possible reasons and the command to run on " +
-		"the sender that decides",
+	Unproven: "the ICMP errors from the capture alone, or a client's \"No route to host\", with the sender's possible " +
+		"reasons and the command that decides",
 	Doc: `traffic answered with ICMP unreachable or a redirect
 
 In a capture, a host or router answers packets with ICMP destination
@@ -56,8 +56,15 @@ for, the command that decides is a capture on that host. Time-exceeded
 errors are grouped per destination host, whatever router sends them: a
 traceroute is one finding naming the routers in hop order.
 
-Evidence: the ICMP frames, the matched attempts' SYN frames, and the
-Kubernetes objects that say what the destination is.
+Without a capture of the destination, a client transcript saying "No route
+to host" (EHOSTUNREACH: an ICMP host unreachable or prohibited came back, or
+the neighbour resolution for the address failed) is reported as a warning of
+unknown cause: a host firewall's REJECT (firewalld's default
+icmp-host-prohibited) gives the same words as an address nobody owns; a
+capture of ICMP on the client's node decides.
+
+Evidence: the ICMP frames, the matched attempts' SYN frames, or the client
+transcripts' lines; the Kubernetes objects that say what the destination is.
 
 An ICMP fragmentation-needed (ICMPv6 Packet Too Big) on a connection that
 then carries acknowledged data is path-MTU discovery working: info (see
@@ -134,7 +141,81 @@ func runICMPUnreachable(p *analyzer.Pass) error {
 		f.Title, f.Summary, f.Cause, f.Fix = icmpWords(g)
 		p.Report(f)
 	}
+	reportNoRoute(p)
 	return nil
+}
+
+// reportNoRoute reports the destinations client transcripts could not
+// reach with "No route to host", when no ICMP error in a capture is about
+// them: the client's kernel got an ICMP host unreachable or prohibited, or
+// could not resolve the next hop; who sent what stays unknown.
+func reportNoRoute(p *analyzer.Pass) {
+	s, roles := p.Snap, facts.AddrRoles.Of(p)
+	quoted := map[netip.Addr]bool{}
+	for i := range s.ICMP {
+		quoted[s.ICMP[i].Quoted.Dst.Addr()] = true
+	}
+	type key struct {
+		node string
+		dst  netip.AddrPort
+	}
+	var order []key
+	byKey := map[key][]*model.ClientResult{}
+	for i := range s.Client {
+		r := &s.Client[i]
+		dst := netip.AddrPortFrom(r.Addr.Addr().Unmap(), r.Addr.Port())
+		if r.Outcome != model.ClientNoRoute || !dst.Addr().IsValid() || quoted[dst.Addr()] {
+			continue
+		}
+		k := key{r.Node, dst}
+		if byKey[k] == nil {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], r)
+	}
+	for _, k := range order {
+		rs := byKey[k]
+		dst, host := k.dst.String(), k.dst.Addr().String()
+		if k.dst.Port() == 0 {
+			dst = host
+		}
+		var ev []analyzer.Evidence
+		for i, r := range rs {
+			if i < maxGroupEvidence {
+				ev = append(ev, analyzer.Evidence{Pos: r.Pos, Note: r.Message})
+			}
+		}
+		what := ""
+		values := map[string]any{"destination": dst, "count": len(rs), "source": "client transcript"}
+		if roles := roles.Of(k.dst.Addr(), k.dst.Port()); len(roles) > 0 {
+			values["destination_is"] = roles.Words()
+			what = fmt.Sprintf(" (%s)", roles.Words())
+			ev = append(ev, roles.Evidence()...)
+		}
+		if k.node != "" {
+			values["node"] = k.node
+		}
+		f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Unknown, Facts: values, Evidence: ev,
+			Subject: subject("node", k.node, "icmp", "no-route", "address", dst)}
+		f.Title = fmt.Sprintf("%s is unreachable: a client transcript says %q", dst, rs[0].Message)
+		f.Summary = fmt.Sprintf("%d %s to %s%s failed with \"No route to host\" (EHOSTUNREACH): an ICMP host "+
+			"unreachable or prohibited came back, or the neighbour resolution for the address failed. No capture "+
+			"shows who answered.", len(rs), plural(len(rs), "attempt", "attempts"), dst, what)
+		f.Cause = fmt.Sprintf("A host on the path refuses or cannot deliver traffic to %s: a firewall's REJECT "+
+			"(firewalld rejects with icmp-host-prohibited, which clients report as \"No route to host\"), an "+
+			"address nobody owns on its link, or a route that leads nowhere.", dst)
+		f.Fix = fmt.Sprintf("Capture ICMP on the client's node while it retries (`tcpdump -ni any icmp`) to see "+
+			"which host answers and with which code; check the REJECT rules of the nodes on the path "+
+			"(`iptables-save | grep -i reject`, firewalld) and who owns %s (`ip neigh`, `ip route get %s`).", host, host)
+		f.Supports = []string{fmt.Sprintf("%s: %s", ev[0].Pos, ev[0].Note)}
+		f.Contradicts = []string{"a client transcript tells how the attempt ended, not who answered: only a capture " +
+			"shows the ICMP error, its sender and its code"}
+		f.Alternatives = []string{"a firewall REJECT with icmp-host-prohibited or admin-prohibited (firewalld's default)",
+			"the address has no live owner on its link (a failed ARP)", "a route on the way leads nowhere"}
+		f.Decide = "# on the client's node while it retries: which host sends the ICMP error, and its code\n" +
+			"tcpdump -ni any icmp"
+		p.Report(f)
+	}
 }
 
 // judgeICMP judges g: the errors and the attempts they answer, what the

@@ -12,7 +12,7 @@ import (
 var SynRefused = &analyzer.Rule{
 	Name:        "syn-refused",
 	Severity:    analyzer.Error,
-	Needs:       []model.Kind{model.KindCapture},
+	NeedsAny:    []model.Kind{model.KindCapture, model.KindClient},
 	Uses:        []model.Kind{model.KindKube},
 	Requires:    synFailureFacts,
 	Params:      synFailureParams,
@@ -21,8 +21,8 @@ var SynRefused = &analyzer.Rule{
 	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(30), ServiceUnreachable.At(140)},
 	Proof: "the capture's SYNs answered by RSTs from the server, and the Services or Endpoints saying the endpoint " +
 		"should answer (a Service address, a ready endpoint)",
-	Unproven: "the refused attempts from the capture alone, with the causes not ruled out (no listener, a REJECT rule) " +
-		"and `ss -lntup` (the port's listener) to decide",
+	Unproven: "the refused attempts from the capture or a client transcript alone, with the causes not ruled out (no " +
+		"listener, a REJECT rule) and `ss -lntup` (the port's listener) to decide",
 	Doc: `connection attempts to a server endpoint are refused
 
 In a capture, the server answers SYNs with an RST: nothing listens on that
@@ -33,8 +33,16 @@ endpoint names (scan_ports, default 10), they are told in one finding listing
 the ports, as a port scan finds most ports closed; many hosts refusing one
 port (sweep_hosts, default 10) likewise.
 
-Evidence: the capture's SYN and RST frames per server endpoint; the
-Kubernetes objects that say what the endpoint is.
+Without a capture of the endpoint, a client transcript that shows a
+connection refused (curl's "Connection refused", nc's "Connection
+refused", an application's "dial tcp ADDR: connect: connection refused")
+is reported as a warning of unknown cause: the refusal can also be
+kube-proxy rejecting a Service without endpoints (an ICMP port
+unreachable, which the client reports the same way).
+
+Evidence: the capture's SYN and RST frames per server endpoint, or the
+client transcripts' lines; the Kubernetes objects that say what the
+endpoint is.
 
 Severity: error when the Services or Endpoints say the endpoint should answer
 (the failure is then proven; whether nothing listens or a rule rejects stays

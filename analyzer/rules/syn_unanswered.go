@@ -12,7 +12,7 @@ import (
 var SynUnanswered = &analyzer.Rule{
 	Name:        "syn-unanswered",
 	Severity:    analyzer.Error,
-	Needs:       []model.Kind{model.KindCapture},
+	NeedsAny:    []model.Kind{model.KindCapture, model.KindClient},
 	Uses:        []model.Kind{model.KindKube},
 	Requires:    synFailureFacts,
 	Params:      synFailureParams,
@@ -23,8 +23,8 @@ var SynUnanswered = &analyzer.Rule{
 		"tcpdump -ni any 'tcp[tcpflags] & (tcp-syn|tcp-rst) != 0'",
 	Proof: "the capture's unanswered SYNs, and the Services or Endpoints saying the endpoint should answer " +
 		"(a Service address, a ready endpoint)",
-	Unproven: "the unanswered attempts from the capture alone, with the causes not ruled out (a firewall drop, a " +
-		"backend gone, replies on another path) and the node's firewall rules to decide",
+	Unproven: "the unanswered attempts from the capture or a client transcript alone, with the causes not ruled out " +
+		"(a firewall drop, a backend gone, replies on another path) and the node's firewall rules to decide",
 	Doc: `connection attempts to a server endpoint get no answer
 
 In a capture, clients send SYNs (and retransmit them) to a server endpoint
@@ -40,9 +40,16 @@ other attempts in the capture, the finding says so (answered_attempts) and
 does not blame a backend that is down: those SYNs differ (a scanner's probe
 with unusual flags, other clients) or are dropped selectively.
 
-Evidence: the capture's SYN frames, grouped per server endpoint; the
-Kubernetes objects that say what the endpoint is (a Service's ClusterIP or
-LoadBalancer IP, a ready endpoint, a Pod IP).
+Without a capture of the endpoint, a client transcript that shows a
+connection attempt timing out (curl's "Connection timed out", nc's "timed
+out", an application's "dial tcp ADDR: i/o timeout") is reported as a
+warning of unknown cause: it tells which endpoint did not answer, not where
+the SYNs were lost; a capture on the server's node decides.
+
+Evidence: the capture's SYN frames, grouped per server endpoint, or the
+client transcripts' lines; the Kubernetes objects that say what the
+endpoint is (a Service's ClusterIP or LoadBalancer IP, a ready endpoint, a
+Pod IP).
 
 Severity: error when the Services or Endpoints say the endpoint should answer
 (a Service address or a ready endpoint: the failure is then proven, while

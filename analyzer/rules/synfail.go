@@ -377,6 +377,7 @@ func runSynFailures(p *analyzer.Pass, w synWords) error {
 		}
 		p.Report(f)
 	}
+	runClientFailures(p, w.outcome, minAttempts)
 	return nil
 }
 
