@@ -287,12 +287,13 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 		c.SYNACKClientRST++
 	}
 	t.forgetSYN(s)
+	natCopy := t.summarize && t.natCopy(s.seq)
 	if v.fold {
 		// Folded straight from the stream: no attempt is built for it.
 		t.foldInto(t.acc(v.server, outcome), v)
 		return
 	}
-	if v.counts && !s.icmp && !s.natCopy {
+	if v.counts && !s.icmp && !natCopy {
 		ek := statKey{v.server, outcome}
 		hk := statKey{netip.AddrPortFrom(v.server.Addr(), 0), outcome} // all the host's ports
 		if t.failKept == nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/netmortem/netmortem/capture/decode"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -125,19 +126,61 @@ func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cd int8) {
 		t.synISN = new(isnTable)
 	}
 	cliH, srvH := s.endHash(int(cd)), s.endHash(1-int(cd))
-	o := t.synISN.note(synSeen{s: s, t: pns, isn: isn, cliH: cliH, srvH: srvH, cd: cd})
-	// What the table entry holds is tested first: reading o.s, another
-	// stream, is a cache miss. Ends whose hashes both differ differ both.
-	if o.s == nil || o.s == s || pns == noTime || o.t == noTime || (o.cliH != cliH && o.srvH != srvH) {
+	o := t.synISN.note(synSeen{seq: s.seq, t: pns, isn: isn, kref: t.keepKey(&s.key), cliH: cliH, srvH: srvH,
+		cd: cd, aHi: s.aHi})
+	if o.seq == 0 {
+		return
+	}
+	// o is no longer in the table: its key copy goes once read. What the
+	// entry holds is tested first: reading the key is a cache miss. Ends
+	// whose hashes both differ differ both.
+	defer t.dropKey(o.kref)
+	if o.seq == s.seq || pns == noTime || o.t == noTime || (o.cliH != cliH && o.srvH != srvH) {
 		return
 	}
 	if d := pns - o.t; d >= int64(model.MinSYNRetransmission) || d <= -int64(model.MinSYNRetransmission) {
 		return
 	}
-	if cli, srv := s.end(int(cd)), s.end(1-int(cd)); !o.s.key.Equal(&s.key) &&
-		(o.s.end(int(o.cd)) == cli) != (o.s.end(1-int(o.cd)) == srv) {
-		o.s.natCopy, s.natCopy = true, true
+	ok := &t.synKeys[o.kref]
+	oEnd := func(dir int) netip.AddrPort {
+		if o.aHi {
+			dir = 1 - dir
+		}
+		return ok.End(dir)
 	}
+	if cli, srv := s.end(int(cd)), s.end(1-int(cd)); !ok.Equal(&s.key) &&
+		(oEnd(int(o.cd)) == cli) != (oEnd(1-int(o.cd)) == srv) {
+		if t.natCopies == nil {
+			t.natCopies = map[int]struct{}{}
+		}
+		t.natCopies[o.seq], t.natCopies[s.seq] = struct{}{}, struct{}{}
+	}
+}
+
+// keepKey keeps a copy of k for an entry of t.synISN and returns its index
+// in t.synKeys.
+func (t *Tracker) keepKey(k *decode.Key) uint32 {
+	if n := len(t.freeKeys); n > 0 {
+		i := t.freeKeys[n-1]
+		t.freeKeys = t.freeKeys[:n-1]
+		t.synKeys[i] = *k
+		return i
+	}
+	t.synKeys = append(t.synKeys, *k)
+	return uint32(len(t.synKeys) - 1)
+}
+
+// dropKey lets go of the key copy at index i of t.synKeys.
+func (t *Tracker) dropKey(i uint32) { t.freeKeys = append(t.freeKeys, i) }
+
+// natCopy reports whether summary mode's noteSYN found the stream created
+// as seq to be a copy of another (a NAT's two sides), and forgets it.
+func (t *Tracker) natCopy(seq int) bool {
+	if _, ok := t.natCopies[seq]; ok {
+		delete(t.natCopies, seq)
+		return true
+	}
+	return false
 }
 
 // forgetSYN drops s, finalized, from the sequence numbers noteSYN keeps.
@@ -162,5 +205,7 @@ func (t *Tracker) forgetSYN(s *stream) {
 // forgetISN drops the sequence number isn from those noteSYN keeps, if it
 // keeps it for s.
 func (t *Tracker) forgetISN(s *stream, isn uint32) {
-	t.synISN.forget(isn, s)
+	if o := t.synISN.forget(isn, s.seq); o.seq != 0 {
+		t.dropKey(o.kref)
+	}
 }
