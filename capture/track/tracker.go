@@ -27,7 +27,7 @@ type Tracker struct {
 	// the Tracker settles what they leave on the packets and what they
 	// retire, in capture order.
 	shards []*shard
-	swept  [][2][]streamEnd // the stream ends of each shard's streams retired by the last sweep
+	swept  []sweepOut // what each shard's last sweep left
 	// recycled holds, per shard, the streams of its store finalized since
 	// the shards were last given them back (giveBack, or a window of
 	// pipeline.go).
@@ -106,7 +106,7 @@ func (t *Tracker) SetShards(n int) {
 		t.shards[i] = newShard(uint8(i), t.summarize)
 	}
 	t.recycled = make([][]*stream, n)
-	t.swept = make([][2][]streamEnd, n)
+	t.swept = make([]sweepOut, n)
 }
 
 // maxShards bounds how many shards a Tracker splits its streams into.
@@ -297,10 +297,11 @@ func (t *Tracker) shardOf(h uint32) int {
 }
 
 // sweep retires, in every shard, the streams closed or idle long enough
-// at time now, into swept, and finalizes them.
-func (t *Tracker) sweep(now int64, swept [][2][]streamEnd) {
+// at time now, into swept, and finalizes them; closed streams quiet for
+// parkAfter are parked.
+func (t *Tracker) sweep(now int64, swept []sweepOut) {
 	for i, sh := range t.shards {
-		sh.sweep(now, &swept[i])
+		sh.sweep(now, t.packets, &swept[i])
 	}
 	t.settleSwept(swept)
 }
@@ -361,6 +362,7 @@ func (t *Tracker) Finish() *Result {
 	for _, sh := range t.shards {
 		sh.free = nil
 		sh.store.release()
+		sh.park.release()
 	}
 	t.arpAnswers.finish(t.arp, t.last)
 	res := &Result{ICMP: t.icmp, ARP: t.arp, BadChecksums: t.badSums}
