@@ -1,13 +1,13 @@
 package track
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"time"
 	"unsafe"
 )
 
-// A closed stream that has had no packet for parkAfter (capture time), or
+// When a Tracker's shards hold more than parkBudget streams whole, a
+// closed stream that has had no packet for parkAfter (capture time), or
 // for the last parkPackets packets (a capture's time may go back, as in
 // files concatenated), is parked at a sweep: its state is encoded into a few bytes of its shard's parkStore
 // and its 424-byte slot goes back to the store for a new stream. A capture
@@ -20,10 +20,16 @@ import (
 // closed activity list: they are its oldest, in its order, ahead of the
 // closed streams still whole.
 //
+// Encoding and decoding a stream costs about as much CPU as the memory
+// it frees costs the kernel to hand over, so that parking pays only where
+// memory matters: streams are parked only beyond the budget (28 MB of
+// them), which a capture whose connections come and go never reaches.
+//
 // They are variables so that tests can park every closed stream at once.
 var (
 	parkAfter   = time.Second
 	parkPackets = 65536 // 16 sweeps
+	parkBudget  = 65536 // streams, each shard a share
 )
 
 // parkedRef marks a streamTable slot's ref as a parked stream's: its low
@@ -55,7 +61,7 @@ const (
 	wordPos
 	wordIdx
 	wordSeqs
-	wordLastNow
+	wordSince // the tracker's time at the last packet
 )
 
 // wordKind is the transform of each word of a stream.
@@ -69,7 +75,7 @@ var wordKind = func() (k [streamWords]uint8) {
 	for _, p := range []*int64{&s.last, &s.nextTime[0], &s.nextTime[1], &s.mruSYN} {
 		k[at(unsafe.Pointer(p))] = wordTime
 	}
-	k[at(unsafe.Pointer(&s.lastNow))] = wordLastNow
+	k[at(unsafe.Pointer(&s.lastNow))] = wordSince
 	k[at(unsafe.Pointer(&s.lastIdx))] = wordIdx
 	k[at(unsafe.Pointer(&s.nextSeq))] = wordSeqs
 	k[at(unsafe.Pointer(&s.synISN))] = wordSeqs
@@ -83,6 +89,7 @@ var (
 	wordSeq      = int(unsafe.Offsetof(stream{}.seq)) / 8
 	wordLast     = int(unsafe.Offsetof(stream{}.last)) / 8
 	wordBase     = int(unsafe.Offsetof(stream{}.base)) / 8
+	wordLastNow  = int(unsafe.Offsetof(stream{}.lastNow)) / 8
 )
 
 // The words' offsets must be whole words for the transforms to apply.
@@ -108,17 +115,18 @@ const parkChunk = 2*hugePageSize - 1
 type parkStore struct {
 	// ents holds the parked streams in a ring, a power of two long: n
 	// of them from index at, the first one of id head.
-	ents    []parkEnt
-	at, n   int
-	head    uint32
-	chunks  [][]byte // chunks[0] is chunk number chunk0
-	chunk0  uint32
-	tail    int // bytes written in the last chunk
-	spare   [][]byte
-	regions []hugeRegion
-	live    int    // entries not dead
-	scratch stream // a stream being encoded
-	tmpl    [streamWords]uint64
+	ents       []parkEnt
+	entsRegion hugeRegion // ents' memory advised to use huge pages
+	at, n      int
+	head       uint32
+	chunks     [][]byte // chunks[0] is chunk number chunk0
+	chunk0     uint32
+	tail       int // bytes written in the last chunk
+	spare      [][]byte
+	regions    []hugeRegion
+	live       int    // entries not dead
+	scratch    stream // a stream being encoded
+	tmpl       [streamWords]uint64
 }
 
 // parkEnt is a parked stream: where its record is, its last activity and
@@ -181,10 +189,11 @@ func (pk *parkStore) park(s *stream) uint32 {
 	}
 	if pk.n == len(pk.ents) {
 		// The ring is full: double it, the entries in order from 0.
-		ents := make([]parkEnt, max(1024, 2*len(pk.ents)))
+		ents, r := makeLarge[parkEnt](max(1024, 2*len(pk.ents)))
 		k := copy(ents, pk.ents[pk.at:])
 		copy(ents[k:], pk.ents[:pk.at])
-		pk.ents, pk.at = ents, 0
+		pk.entsRegion.release()
+		pk.ents, pk.entsRegion, pk.at = ents, r, 0
 	}
 	c := pk.chunks[len(pk.chunks)-1]
 	n := encodeStream(c[pk.tail:], s, &pk.scratch, &pk.tmpl)
@@ -237,6 +246,7 @@ func (pk *parkStore) release() {
 	for _, r := range pk.regions {
 		r.release()
 	}
+	pk.entsRegion.release()
 	*pk = parkStore{}
 }
 
@@ -249,8 +259,9 @@ func words(s *stream) *[streamWords]uint64 {
 // from.
 type bases struct{ ns, pos, seq, last, seqs uint64 }
 
-// transform returns the word w, at index i of a stream, as it is encoded.
-func transform(i int, w uint64, b *bases, tmpl *[streamWords]uint64) uint64 {
+// transform returns the word w, at index i of a stream, as it is encoded
+// (a raw word is then XORed with the template).
+func transform(i int, w uint64, b *bases) uint64 {
 	switch wordKind[i] {
 	case wordTime:
 		return zigzag(w - b.ns)
@@ -260,14 +271,14 @@ func transform(i int, w uint64, b *bases, tmpl *[streamWords]uint64) uint64 {
 		return zigzag(w - b.seq)
 	case wordSeqs:
 		return pairSub(w, b.seqs)
-	case wordLastNow:
+	case wordSince:
 		return zigzag(w - b.last)
 	}
-	return w ^ tmpl[i]
+	return w
 }
 
 // untransform undoes transform.
-func untransform(i int, v uint64, b *bases, tmpl *[streamWords]uint64) uint64 {
+func untransform(i int, v uint64, b *bases) uint64 {
 	switch wordKind[i] {
 	case wordTime:
 		return unzigzag(v) + b.ns
@@ -277,10 +288,10 @@ func untransform(i int, v uint64, b *bases, tmpl *[streamWords]uint64) uint64 {
 		return unzigzag(v) + b.seq
 	case wordSeqs:
 		return pairAdd(v, b.seqs)
-	case wordLastNow:
+	case wordSince:
 		return unzigzag(v) + b.last
 	}
-	return v ^ tmpl[i]
+	return v
 }
 
 // pairSub subtracts the two 32-bit halves of b from those of a, each
@@ -309,57 +320,85 @@ func normalize(s *stream) {
 
 // encodeStream writes s into b, which has at least parkMax bytes, and
 // returns the record's length; scratch is a stream it may change, tmpl
-// the shard's template (the words of the first stream it parked, which
-// this sets when it is all zero).
+// the shard's template (the raw words of the first stream it parked, 0
+// for the others, which this sets when it is all zero).
 func encodeStream(b []byte, s, scratch *stream, tmpl *[streamWords]uint64) int {
+	_ = b[parkMax-1]
 	c := scratch
 	*c = *s
 	normalize(c)
 	w := words(c)
 	if tmpl[wordSeq] == 0 {
-		*tmpl = *w
+		for i := range w {
+			if wordKind[i] == wordRaw {
+				tmpl[i] = w[i]
+			}
+		}
 	}
 	bs := bases{ns: w[wordFirstNS], pos: w[wordFirstPos], seq: w[wordSeq], last: w[wordLast], seqs: w[wordBase]}
-	hdr := b[:parkHeader:parkHeader]
-	clear(hdr)
-	at := parkHeader
-	for i := range streamWords {
-		v := transform(i, w[i], &bs, tmpl)
-		n := (bits.Len64(v) + 7) / 8
-		hdr[i/2] |= byte(n) << (4 * (i % 2))
-		binary.LittleEndian.PutUint64(b[at:], v)
-		at += n
+	for _, i := range specialWords {
+		w[i] = transform(i, w[i], &bs)
 	}
-	return at
+	for i := range w {
+		w[i] ^= tmpl[i]
+	}
+	var hdr [parkHeader]byte
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	at := uintptr(parkHeader)
+	for i := 0; i < streamWords; i += 2 {
+		v0 := w[i]
+		n0 := uintptr(bits.Len64(v0)+7) / 8
+		*(*uint64)(unsafe.Add(p, at)) = v0 // b has room: parkMax
+		at += n0
+		n1 := uintptr(0)
+		if i+1 < streamWords {
+			v1 := w[i+1]
+			n1 = uintptr(bits.Len64(v1)+7) / 8
+			*(*uint64)(unsafe.Add(p, at)) = v1
+			at += n1
+		}
+		hdr[i/2] = byte(n0 | n1<<4)
+	}
+	copy(b, hdr[:])
+	return int(at)
 }
 
 // decodeStream reads the stream encodeStream wrote at the start of b,
 // which extends at least 8 bytes past the record, into s.
 func decodeStream(b []byte, s *stream, tmpl *[streamWords]uint64) {
+	_ = b[parkMax-1]
 	w := words(s)
-	at := parkHeader
-	for i := range streamWords {
-		n := int(b[i/2]>>(4*(i%2))) & 15
-		w[i] = binary.LittleEndian.Uint64(b[at:]) & (1<<(8*n) - 1)
-		at += n
-	}
-	// The raw words first: the bases are among them; then the others,
-	// the time of the last packet before the tracker's time then.
-	for i := range streamWords {
-		if wordKind[i] == wordRaw {
-			w[i] ^= tmpl[i]
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	at := uintptr(parkHeader)
+	for i := 0; i < streamWords; i += 2 {
+		h := b[i/2]
+		n0 := uintptr(h & 15)
+		w[i] = *(*uint64)(unsafe.Add(p, at))&(1<<(8*n0)-1) ^ tmpl[i]
+		at += n0
+		if i+1 < streamWords {
+			n1 := uintptr(h >> 4)
+			w[i+1] = *(*uint64)(unsafe.Add(p, at))&(1<<(8*n1)-1) ^ tmpl[i+1]
+			at += n1
 		}
 	}
+	// The raw words hold the bases; the tracker's time at the last packet
+	// counts from that packet's time, which is done first.
 	bs := bases{ns: w[wordFirstNS], pos: w[wordFirstPos], seq: w[wordSeq], seqs: w[wordBase]}
-	for i := range streamWords {
-		if k := wordKind[i]; k != wordRaw && k != wordLastNow {
-			w[i] = untransform(i, w[i], &bs, tmpl)
+	for _, i := range specialWords {
+		if i != wordLastNow {
+			w[i] = untransform(i, w[i], &bs)
 		}
 	}
 	bs.last = w[wordLast]
-	for i := range streamWords {
-		if wordKind[i] == wordLastNow {
-			w[i] = untransform(i, w[i], &bs, tmpl)
+	w[wordLastNow] = untransform(wordLastNow, w[wordLastNow], &bs)
+}
+
+// specialWords lists the words that are transformed, wordLastNow last.
+var specialWords = func() (l []int) {
+	for i, k := range wordKind {
+		if k != wordRaw && k != wordSince {
+			l = append(l, i)
 		}
 	}
-}
+	return append(l, wordLastNow)
+}()

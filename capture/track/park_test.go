@@ -85,10 +85,10 @@ func TestParkCodec(t *testing.T) {
 // them (every one: late packets, reuses, ICMP errors and the end find them
 // parked) or never.
 func withParking(always bool, f func()) {
-	after, pkts := parkAfter, parkPackets
-	defer func() { parkAfter, parkPackets = after, pkts }()
+	after, pkts, budget := parkAfter, parkPackets, parkBudget
+	defer func() { parkAfter, parkPackets, parkBudget = after, pkts, budget }()
 	if always {
-		parkAfter, parkPackets = -1, -1
+		parkAfter, parkPackets, parkBudget = -1, -1, 0
 	} else {
 		parkAfter, parkPackets = math.MaxInt64, math.MaxInt
 	}

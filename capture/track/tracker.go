@@ -63,7 +63,7 @@ type Tracker struct {
 	stats      map[statKey]*endpointAcc
 	failKept   map[statKey]int32 // failed attempts kept one by one, per server and per host (port 0)
 	synISN     *isnTable         // summary mode: the live stream whose first SYN last had each sequence number
-	synKeys    []decode.Key      // the keys of the streams synISN names, by synSeen.kref
+	synKeys    keyStore          // the keys of the streams synISN names, by synSeen.kref
 	freeKeys   []uint32          // indices of synKeys free for reuse
 	natCopies  map[int]struct{}  // summary mode: the streams, by creation order, noteSYN found to be NAT copies
 	statOrder  []statKey
@@ -104,6 +104,7 @@ func (t *Tracker) SetShards(n int) {
 	t.shards = make([]*shard, n)
 	for i := range t.shards {
 		t.shards[i] = newShard(uint8(i), t.summarize)
+		t.shards[i].parkAbove = parkBudget / n
 	}
 	t.recycled = make([][]*stream, n)
 	t.swept = make([]sweepOut, n)
@@ -354,7 +355,8 @@ func (t *Tracker) fileIndex(name string) uint32 {
 func (t *Tracker) Finish() *Result {
 	// No SYN comes after the last packet: the sequence numbers noteSYN
 	// keeps are let go whole rather than stream by stream.
-	t.synISN, t.synKeys, t.freeKeys = nil, nil, nil
+	t.synISN, t.freeKeys = nil, nil
+	t.synKeys.release()
 	t.gatherDone()
 	t.finishStreams()
 	t.flushCounts()

@@ -26,6 +26,7 @@ type shard struct {
 	// one (stream.hasExtra).
 	extra     map[uint32]*streamExtra
 	created   int
+	parkAbove int   // parkBudget's share of the shard
 	index     uint8 // the shard's in Tracker.shards
 	summarize bool
 }
@@ -208,9 +209,10 @@ type sweepOut struct {
 
 // sweep retires the streams at the heads of the activity lists that have
 // been closed or idle long enough at time now, and appends their stream ends
-// to out, each list's in its order; then it parks the closed streams that
-// have had no packet for parkAfter, or for the last parkPackets of the
-// idx packets the Tracker was given.
+// to out, each list's in its order; then, while the shard holds more than
+// parkAbove streams whole, it parks the closed streams that have had no
+// packet for parkAfter, or for the last parkPackets of the idx packets the
+// Tracker was given.
 func (sh *shard) sweep(now int64, idx int, out *sweepOut) {
 	l := &sh.lists[listOpen-1]
 	for l.head != 0 {
@@ -239,7 +241,7 @@ func (sh *shard) sweep(now int64, idx int, out *sweepOut) {
 		}
 		out.ends[1] = append(out.ends[1], streamEndOf(sh.retire(s), sh.summarize))
 	}
-	for l.head != 0 {
+	for l.head != 0 && sh.streams.len()-sh.park.len() > sh.parkAbove {
 		s := sh.store.at(l.head)
 		if sub(now, s.lastNow) <= parkAfter && idx-s.lastIdx <= parkPackets {
 			break

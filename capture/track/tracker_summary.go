@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/netmortem/netmortem/capture/decode"
 	"github.com/netmortem/netmortem/model"
@@ -141,7 +142,7 @@ func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cd int8) {
 	if d := pns - o.t; d >= int64(model.MinSYNRetransmission) || d <= -int64(model.MinSYNRetransmission) {
 		return
 	}
-	ok := &t.synKeys[o.kref]
+	ok := t.synKeys.at(o.kref)
 	oEnd := func(dir int) netip.AddrPort {
 		if o.aHi {
 			dir = 1 - dir
@@ -163,15 +164,60 @@ func (t *Tracker) keepKey(k *decode.Key) uint32 {
 	if n := len(t.freeKeys); n > 0 {
 		i := t.freeKeys[n-1]
 		t.freeKeys = t.freeKeys[:n-1]
-		t.synKeys[i] = *k
+		*t.synKeys.at(i) = *k
 		return i
 	}
-	t.synKeys = append(t.synKeys, *k)
-	return uint32(len(t.synKeys) - 1)
+	return t.synKeys.add(k)
 }
 
 // dropKey lets go of the key copy at index i of t.synKeys.
 func (t *Tracker) dropKey(i uint32) { t.freeKeys = append(t.freeKeys, i) }
+
+// keyStore holds keys in chunks that never move, so that growing does
+// not copy them, the large ones advised to use huge pages.
+type keyStore struct {
+	chunks  [][]decode.Key
+	regions []hugeRegion
+	n       uint32
+}
+
+// keyChunk is how many keys a chunk holds: as many as two huge pages
+// hold, less one.
+const keyChunk = int((2*hugePageSize - keySize) / keySize)
+
+const keySize = unsafe.Sizeof(decode.Key{})
+
+// at returns the key at index i.
+func (ks *keyStore) at(i uint32) *decode.Key {
+	return &ks.chunks[i/uint32(keyChunk)][i%uint32(keyChunk)]
+}
+
+// add appends a copy of k and returns its index.
+func (ks *keyStore) add(k *decode.Key) uint32 {
+	if int(ks.n)/keyChunk == len(ks.chunks) {
+		c, r := makeLarge[decode.Key](keyChunk)
+		ks.chunks = append(ks.chunks, c)
+		if r.p != nil {
+			ks.regions = append(ks.regions, r)
+		}
+	}
+	i := ks.n
+	*ks.at(i) = *k
+	ks.n++
+	return i
+}
+
+// len returns how many keys ks holds, free ones included.
+func (ks *keyStore) len() int { return int(ks.n) }
+
+// release lets go of the keys, giving their memory back to the system's
+// default use of huge pages first.
+func (ks *keyStore) release() {
+	for _, r := range ks.regions {
+		r.release()
+	}
+	*ks = keyStore{}
+}
 
 // natCopy reports whether summary mode's noteSYN found the stream created
 // as seq to be a copy of another (a NAT's two sides), and forgets it.

@@ -177,7 +177,7 @@ func TestISNForgotten(t *testing.T) {
 	if tr.synISN.n != 0 {
 		t.Errorf("%d sequence numbers kept, want none", tr.synISN.n)
 	}
-	if kept := len(tr.synKeys) - len(tr.freeKeys); kept != 0 {
+	if kept := tr.synKeys.len() - len(tr.freeKeys); kept != 0 {
 		t.Errorf("%d key copies kept, want none", kept)
 	}
 }
