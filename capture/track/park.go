@@ -9,10 +9,11 @@ import (
 // When a Tracker's shards hold more than parkBudget streams whole, a
 // closed stream that has had no packet for parkAfter (capture time), or
 // for the last parkPackets packets (a capture's time may go back, as in
-// files concatenated), is parked at a sweep: its state is encoded into a few bytes of its shard's parkStore
-// and its 424-byte slot goes back to the store for a new stream. A capture
-// whose connections all close within the two minutes a closed stream
-// lingers would otherwise hold every one of them whole until the end.
+// files concatenated), is parked at a sweep: its state is encoded into a
+// few bytes of its shard's parkStore and its 424-byte slot goes back to
+// the store for a new stream. A capture whose connections all close
+// within the two minutes a closed stream lingers would otherwise hold
+// every one of them whole until the end.
 //
 // Parking loses nothing: a packet, a reuse of its 4-tuple or the end of
 // the lingering brings the stream back (unpark) exactly as it was, and it
@@ -110,8 +111,8 @@ const parkChunk = 2*hugePageSize - 1
 
 // parkStore holds a shard's parked streams, oldest first, their records in
 // chunks of bytes written in the same order, so that the records of the
-// streams retired from its head free whole chunks. It holds no pointer
-// the garbage collector reads.
+// streams retired from its head free whole chunks. Neither the records
+// nor the entries hold a pointer: the garbage collector never reads them.
 type parkStore struct {
 	// ents holds the parked streams in a ring, a power of two long: n
 	// of them from index at, the first one of id head.

@@ -14,7 +14,10 @@ import (
 // cut at the same packet numbers whatever the number of shards; each shard's
 // goroutine folds the window's packets whose 4-tuples hash to it, and,
 // where a window ends a sweep interval, retires its streams closed or idle
-// long enough; the calling goroutine then settles the window in capture
+// long enough and parks closed ones (park.go), whose memory goes back to
+// it through the Tracker, like that of the streams the Tracker finalizes,
+// once nothing settled reads them; the calling goroutine then settles the
+// window in capture
 // order (Tracker.settle, Tracker.settleSwept) while the shards go on with
 // the next one. The shards share no stream, and what the Tracker does
 // across streams it does in one order, so that the Result is the same for

@@ -8,8 +8,10 @@ import "github.com/netmortem/netmortem/capture/decode"
 // stream's ref in the shard's store, whose key settles a match. Slots are
 // 8 bytes and hold no pointer, so that a lookup reads one slot's cache
 // line, then the stream it needs anyway, and the garbage collector never
-// reads the table. Deletion shifts the entries that follow back, so there
-// are no tombstones.
+// reads the table. A parked stream's slot holds its id in the shard's
+// parkStore (parkedRef set), and its key is read from its record.
+// Deletion shifts the entries that follow back, so there are no
+// tombstones.
 type streamTable struct {
 	slots  []tableSlot // a power of two long
 	region hugeRegion  // the slots' memory advised to use huge pages
