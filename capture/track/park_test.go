@@ -2,14 +2,20 @@ package track
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/netmortem/netmortem/capture/decode"
+	"github.com/netmortem/netmortem/capture/pcapfile"
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -125,6 +131,16 @@ func parkTraffic(feed func(*decode.Packet), seed uint64, packets int) {
 		if !fromCli {
 			p.Src, p.Dst, p.Seq, p.Ack = c.srv, c.cli, c.sseq, c.cseq+1
 		}
+		// Data moves its sender's sequence number on, now and then not
+		// (a retransmission), so that acknowledgments cover segments of
+		// several sizes.
+		if payload > 0 && rng.IntN(4) != 0 {
+			if fromCli {
+				c.cseq += uint32(payload)
+			} else {
+				c.sseq += uint32(payload)
+			}
+		}
 		if c.outer {
 			p.Outer = outer
 		}
@@ -234,4 +250,87 @@ func TestParkSameResult(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Every capture of the fixtures gives the same Result parking every closed
+// stream after every packet as never parking, with and without summary
+// mode, on one shard and on three.
+func TestParkSameResultFixtures(t *testing.T) {
+	var files []string
+	root := filepath.Join(testutil.Root(), "fixtures")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".pcap") || strings.HasSuffix(path, ".pcapng")) {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 20 {
+		t.Fatalf("only %d captures under %s", len(files), root)
+	}
+	every := addSweepEvery
+	defer func() { addSweepEvery = every }()
+	addSweepEvery = 1
+	parked := 0
+	for _, f := range files {
+		pkts := readPackets(t, f)
+		for _, summary := range []bool{false, true} {
+			for _, shards := range []int{1, 3} {
+				run := func(always bool) (res *Result) {
+					withParking(always, func() {
+						tr := NewTracker(f, Options{Summary: Summary{Enabled: summary}})
+						tr.SetShards(shards)
+						for i := range pkts {
+							p := pkts[i]
+							tr.Add(&p)
+						}
+						if always {
+							for _, sh := range tr.shards {
+								parked += sh.park.len()
+							}
+						}
+						res = tr.Finish()
+					})
+					return res
+				}
+				if got, want := run(true), run(false); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s, summary %v, %d shards: parking changes the result", filepath.Base(f), summary, shards)
+				}
+			}
+		}
+	}
+	if parked == 0 {
+		t.Error("no stream parked at the end of any capture")
+	}
+}
+
+// readPackets decodes the frames of the capture file path as the capture
+// reader does through gopacket's layers.
+func readPackets(t *testing.T, path string) []decode.Packet {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	src, err := pcapfile.NewReader(f)
+	if err != nil {
+		return nil // not a capture (a fixture of a broken file)
+	}
+	defer src.Close()
+	var (
+		d   = decode.Decoder{LayersOnly: true}
+		rec pcapfile.Record
+		out []decode.Packet
+	)
+	for frame := 1; src.Next(&rec) == nil; frame++ {
+		p := decode.Packet{Pos: model.Pos{Frame: frame}, Time: rec.Time()}
+		if link := src.LinkType(rec.Iface); decode.SupportedLink(link) {
+			_ = d.Decode(link, rec.Data, rec.Cut(), &p)
+		}
+		out = append(out, p)
+	}
+	return out
 }

@@ -173,6 +173,10 @@ func (t *Tracker) time(ns int64) time.Time {
 // SetNode names the node the packets from now on were captured on.
 func (t *Tracker) SetNode(node string) { t.node = node }
 
+// addSweepEvery is how many packets Add takes between two sweeps:
+// sweepEvery, but for tests that sweep after every packet.
+var addSweepEvery = sweepEvery
+
 // Add folds one packet into the tracker, on the calling goroutine.
 // Packets must come in capture order.
 func (t *Tracker) Add(p *decode.Packet) {
@@ -186,7 +190,7 @@ func (t *Tracker) Add(p *decode.Packet) {
 		attemptFrame = g.found
 	}
 	t.settle(p, attemptFrame)
-	if t.packets%sweepEvery == 0 {
+	if t.packets%addSweepEvery == 0 {
 		t.sweep(t.now, t.swept)
 	}
 	t.giveBack()
