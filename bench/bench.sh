@@ -136,6 +136,7 @@ if [ "$PROFILE" -gt 0 ]; then
 		"finishing the live streams:github.com/netmortem/netmortem/capture/track.(*Tracker).Finish" \
 		"read syscalls (in reading):syscall.Syscall" \
 		"kernel zeroing new streams:github.com/netmortem/netmortem/capture/track.(*streamStore).alloc" \
+		"parking closed streams:github.com/netmortem/netmortem/capture/track.(*parkStore).park" \
 		"garbage collector:runtime.gcBgMarkWorker" \
 		"rules:github.com/netmortem/netmortem/analyzer.Run"; do
 		s=$(cum "${st#*:}")

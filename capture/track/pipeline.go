@@ -14,7 +14,10 @@ import (
 // cut at the same packet numbers whatever the number of shards; each shard's
 // goroutine folds the window's packets whose 4-tuples hash to it, and,
 // where a window ends a sweep interval, retires its streams closed or idle
-// long enough; the calling goroutine then settles the window in capture
+// long enough and parks closed ones (park.go), whose memory goes back to
+// it through the Tracker, like that of the streams the Tracker finalizes,
+// once nothing settled reads them; the calling goroutine then settles the
+// window in capture
 // order (Tracker.settle, Tracker.settleSwept) while the shards go on with
 // the next one. The shards share no stream, and what the Tracker does
 // across streams it does in one order, so that the Result is the same for
@@ -31,9 +34,10 @@ type window struct {
 	// full holds the packets the Tracker settles whole (ICMP errors, ARP),
 	// in capture order.
 	full  []fullPacket
-	sweep bool             // the last packet ends a sweep interval
-	now   int64            // the tracker's time after the last packet
-	swept [][2][]streamEnd // per shard, the stream ends of the streams its sweep retired
+	sweep bool       // the last packet ends a sweep interval
+	now   int64      // the tracker's time after the last packet
+	idx   int        // how many packets the tracker was given
+	swept []sweepOut // per shard, what its sweep left: the stream ends of the streams it retired, those it parked
 	// recycled holds, per shard, the streams of its store the Tracker
 	// finalized before the window set out, for it to use again.
 	recycled [][]*stream
@@ -43,7 +47,7 @@ type window struct {
 // newWindow returns an empty window for n shards.
 func newWindow(n int) *window {
 	w := &window{segs: make([]tcpSeg, 0, batchSize), own: make([][]int32, n), marks: make([][]mark, n),
-		swept: make([][2][]streamEnd, n), recycled: make([][]*stream, n), done: make(chan struct{}, n)}
+		swept: make([]sweepOut, n), recycled: make([][]*stream, n), done: make(chan struct{}, n)}
 	return w
 }
 
@@ -56,7 +60,7 @@ func (w *window) reset() {
 	}
 	clear(w.full) // drop the ICMP and ARP events the packets point to
 	w.full = w.full[:0]
-	w.sweep, w.now = false, 0
+	w.sweep, w.now, w.idx = false, 0, 0
 }
 
 // nextSeg returns the next entry of w.segs to fill, at index n.
@@ -80,7 +84,7 @@ func (t *Tracker) own(w *window, n int) {
 // sweep interval.
 func (t *Tracker) seal(w *window) {
 	w.sweep = t.packets%sweepEvery == 0
-	w.now = t.now
+	w.now, w.idx = t.now, t.packets
 }
 
 // fullPacket is a packet the Tracker settles whole, on its way through a
@@ -213,7 +217,7 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 				sh.free = append(sh.free, w.recycled[i]...)
 				w.marks[i] = sh.fold(w.segs, w.own[i], w.marks[i])
 				if w.sweep {
-					sh.sweep(w.now, &w.swept[i])
+					sh.sweep(w.now, w.idx, &w.swept[i])
 				}
 				w.done <- struct{}{}
 			}

@@ -27,7 +27,7 @@ type Tracker struct {
 	// the Tracker settles what they leave on the packets and what they
 	// retire, in capture order.
 	shards []*shard
-	swept  [][2][]streamEnd // the stream ends of each shard's streams retired by the last sweep
+	swept  []sweepOut // what each shard's last sweep left
 	// recycled holds, per shard, the streams of its store finalized since
 	// the shards were last given them back (giveBack, or a window of
 	// pipeline.go).
@@ -63,6 +63,9 @@ type Tracker struct {
 	stats      map[statKey]*endpointAcc
 	failKept   map[statKey]int32 // failed attempts kept one by one, per server and per host (port 0)
 	synISN     *isnTable         // summary mode: the live stream whose first SYN last had each sequence number
+	synKeys    keyStore          // the keys of the streams synISN names, by synSeen.kref
+	freeKeys   []uint32          // indices of synKeys free for reuse
+	natCopies  map[int]struct{}  // summary mode: the streams, by creation order, noteSYN found to be NAT copies
 	statOrder  []statKey
 	counts     model.Counts
 	icmp       []model.ICMPEvent
@@ -101,9 +104,10 @@ func (t *Tracker) SetShards(n int) {
 	t.shards = make([]*shard, n)
 	for i := range t.shards {
 		t.shards[i] = newShard(uint8(i), t.summarize)
+		t.shards[i].parkAbove = parkBudget / n
 	}
 	t.recycled = make([][]*stream, n)
-	t.swept = make([][2][]streamEnd, n)
+	t.swept = make([]sweepOut, n)
 }
 
 // maxShards bounds how many shards a Tracker splits its streams into.
@@ -169,6 +173,10 @@ func (t *Tracker) time(ns int64) time.Time {
 // SetNode names the node the packets from now on were captured on.
 func (t *Tracker) SetNode(node string) { t.node = node }
 
+// addSweepEvery is how many packets Add takes between two sweeps:
+// sweepEvery, but for tests that sweep after every packet.
+var addSweepEvery = sweepEvery
+
 // Add folds one packet into the tracker, on the calling goroutine.
 // Packets must come in capture order.
 func (t *Tracker) Add(p *decode.Packet) {
@@ -182,7 +190,7 @@ func (t *Tracker) Add(p *decode.Packet) {
 		attemptFrame = g.found
 	}
 	t.settle(p, attemptFrame)
-	if t.packets%sweepEvery == 0 {
+	if t.packets%addSweepEvery == 0 {
 		t.sweep(t.now, t.swept)
 	}
 	t.giveBack()
@@ -294,10 +302,11 @@ func (t *Tracker) shardOf(h uint32) int {
 }
 
 // sweep retires, in every shard, the streams closed or idle long enough
-// at time now, into swept, and finalizes them.
-func (t *Tracker) sweep(now int64, swept [][2][]streamEnd) {
+// at time now, into swept, and finalizes them; closed streams quiet for
+// parkAfter are parked.
+func (t *Tracker) sweep(now int64, swept []sweepOut) {
 	for i, sh := range t.shards {
-		sh.sweep(now, &swept[i])
+		sh.sweep(now, t.packets, &swept[i])
 	}
 	t.settleSwept(swept)
 }
@@ -350,7 +359,8 @@ func (t *Tracker) fileIndex(name string) uint32 {
 func (t *Tracker) Finish() *Result {
 	// No SYN comes after the last packet: the sequence numbers noteSYN
 	// keeps are let go whole rather than stream by stream.
-	t.synISN = nil
+	t.synISN, t.freeKeys = nil, nil
+	t.synKeys.release()
 	t.gatherDone()
 	t.finishStreams()
 	t.flushCounts()
@@ -358,6 +368,7 @@ func (t *Tracker) Finish() *Result {
 	for _, sh := range t.shards {
 		sh.free = nil
 		sh.store.release()
+		sh.park.release()
 	}
 	t.arpAnswers.finish(t.arp, t.last)
 	res := &Result{ICMP: t.icmp, ARP: t.arp, BadChecksums: t.badSums}

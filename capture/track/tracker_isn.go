@@ -9,23 +9,28 @@ import "math/bits"
 // takes two. Deletion shifts the entries that follow back, so there are
 // no tombstones.
 type isnTable struct {
-	slots []synSeen // a power of two long; s is nil in an empty slot
+	slots []synSeen // a power of two long; seq is 0 in an empty slot
 	shift uint      // 32 minus the log2 of len(slots)
 	n     int
 }
 
-// synSeen is a stream's first SYN: its sequence number, the stream, the
-// SYN's time, the stream's client direction as the SYN showed it, and the
-// low 16 bits of the hashes of its client and server ends (Key.EndHash),
-// which tell most streams that share neither end apart without reading
-// them. (Only the stream's immutable key is read through s: its shard may
-// be changing the rest.)
+// synSeen is a stream's first SYN: its sequence number, the stream (by
+// its creation order, stream.seq, never 0), the SYN's time, the stream's
+// client direction as the SYN showed it, the low 16 bits of the hashes of
+// its client and server ends (Key.EndHash), which tell most streams that
+// share neither end apart without reading their keys, and where the
+// Tracker keeps a copy of its key (Tracker.synKeys) and its orientation.
+// The table holds no pointer into the shards' stores: a shard may park a
+// closed stream (park.go) and reuse its memory while the stream's first
+// SYN is still noted.
 type synSeen struct {
-	s          *stream
+	seq        int
 	t          int64
 	isn        uint32
+	kref       uint32
 	cliH, srvH uint16
 	cd         int8
+	aHi        bool
 }
 
 // home returns the slot isn's probe starts from.
@@ -41,35 +46,37 @@ func (tb *isnTable) find(isn uint32) int {
 	}
 	mask := uint32(len(tb.slots) - 1)
 	for i := tb.home(isn); ; i = (i + 1) & mask {
-		if sl := &tb.slots[i]; sl.s == nil || sl.isn == isn {
+		if sl := &tb.slots[i]; sl.seq == 0 || sl.isn == isn {
 			return int(i)
 		}
 	}
 }
 
-// note returns the entry isn had (s nil when none) and makes e its entry.
+// note returns the entry isn had (seq 0 when none) and makes e its entry.
 func (tb *isnTable) note(e synSeen) synSeen {
 	if (tb.n+1)*4 > len(tb.slots)*3 {
 		tb.grow()
 	}
 	sl := &tb.slots[tb.find(e.isn)]
 	old := *sl
-	if old.s == nil {
+	if old.seq == 0 {
 		tb.n++
 	}
 	*sl = e
 	return old
 }
 
-// forget removes isn's entry if it is s's.
-func (tb *isnTable) forget(isn uint32, s *stream) {
+// forget removes isn's entry if it is that of the stream created as seq,
+// and returns the entry removed (seq 0 when none).
+func (tb *isnTable) forget(isn uint32, seq int) synSeen {
 	i := tb.find(isn)
-	if i < 0 || tb.slots[i].s != s {
-		return
+	if i < 0 || tb.slots[i].seq != seq {
+		return synSeen{}
 	}
+	gone := tb.slots[i]
 	mask := len(tb.slots) - 1
 	// Shift back the entries after i that probed past it.
-	for j := (i + 1) & mask; tb.slots[j].s != nil; j = (j + 1) & mask {
+	for j := (i + 1) & mask; tb.slots[j].seq != 0; j = (j + 1) & mask {
 		home := int(tb.home(tb.slots[j].isn))
 		if (j-home)&mask >= (j-i)&mask {
 			tb.slots[i] = tb.slots[j]
@@ -78,6 +85,7 @@ func (tb *isnTable) forget(isn uint32, s *stream) {
 	}
 	tb.slots[i] = synSeen{}
 	tb.n--
+	return gone
 }
 
 func (tb *isnTable) grow() {
@@ -87,7 +95,7 @@ func (tb *isnTable) grow() {
 	tb.shift = uint(32 - bits.Len(uint(size-1)))
 	tb.n = 0
 	for _, e := range old {
-		if e.s != nil {
+		if e.seq != 0 {
 			tb.slots[tb.find(e.isn)] = e
 			tb.n++
 		}

@@ -46,8 +46,8 @@ func (t *Tracker) settle(p *decode.Packet, attemptFrame int) {
 // settleSwept finalizes the streams the shards' sweeps retired, in the
 // order one shard would have retired them: the open list's before the
 // closed list's, each in the order of the streams' last packets. It empties
-// swept.
-func (t *Tracker) settleSwept(swept [][2][]streamEnd) {
+// swept, handing the streams parked back to their shards for new ones.
+func (t *Tracker) settleSwept(swept []sweepOut) {
 	var at [maxShards]int
 	for l := range 2 {
 		clear(at[:])
@@ -55,7 +55,7 @@ func (t *Tracker) settleSwept(swept [][2][]streamEnd) {
 			var next *streamEnd
 			from := -1
 			for i := range swept {
-				if q := swept[i][l]; at[i] < len(q) && (next == nil || q[at[i]].idx < next.idx) {
+				if q := swept[i].ends[l]; at[i] < len(q) && (next == nil || q[at[i]].idx < next.idx) {
 					next, from = &q[at[i]], i
 				}
 			}
@@ -67,10 +67,14 @@ func (t *Tracker) settleSwept(swept [][2][]streamEnd) {
 		}
 	}
 	for i := range swept {
+		o := &swept[i]
 		for l := range 2 {
-			clear(swept[i][l])
-			swept[i][l] = swept[i][l][:0]
+			clear(o.ends[l])
+			o.ends[l] = o.ends[l][:0]
 		}
+		t.recycled[i] = append(t.recycled[i], o.parked...)
+		clear(o.parked)
+		o.parked = o.parked[:0]
 	}
 }
 
@@ -126,10 +130,12 @@ type endFeed struct {
 	at   int
 }
 
-// endBatch is a run of stream ends of one activity list.
+// endBatch is a run of stream ends of one activity list, and the
+// streams brought back from the shard's parkStore for them.
 type endBatch struct {
 	list int
 	v    []streamEnd
+	st   []stream
 }
 
 const endBatchLen = 512
@@ -141,7 +147,7 @@ func (f *endFeed) start(sh *shard, summarize bool) {
 		defer close(f.out)
 		for l := range 2 {
 			var b *endBatch
-			for sh.lists[l].head != 0 {
+			batch := func() {
 				if b == nil {
 					select {
 					case b = <-f.free:
@@ -150,13 +156,36 @@ func (f *endFeed) start(sh *shard, summarize bool) {
 					}
 					b.list, b.v = l, b.v[:0]
 				}
-				s := sh.store.at(sh.lists[l].head)
-				sh.unlink(s)
+			}
+			add := func(s *stream) {
 				b.v = append(b.v, streamEndOf(ended{s, sh.takeExtra(s)}, summarize))
 				if len(b.v) == cap(b.v) {
 					f.out <- b
 					b = nil
 				}
+			}
+			// The parked streams come first on the closed list, the
+			// oldest; each is decoded into the batch that takes it.
+			for l == listClosed-1 {
+				id, _, ok := sh.park.first()
+				if !ok {
+					break
+				}
+				batch()
+				if b.st == nil {
+					b.st = make([]stream, endBatchLen)
+				}
+				s := &b.st[len(b.v)]
+				sh.park.load(id, s)
+				s.ref, s.shard = parkedRef|id, sh.index
+				sh.park.kill(id)
+				add(s)
+			}
+			for sh.lists[l].head != 0 {
+				batch()
+				s := sh.store.at(sh.lists[l].head)
+				sh.unlink(s)
+				add(s)
 			}
 			if b != nil {
 				f.out <- b
@@ -287,12 +316,13 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 		c.SYNACKClientRST++
 	}
 	t.forgetSYN(s)
+	natCopy := t.summarize && t.natCopy(s.seq)
 	if v.fold {
 		// Folded straight from the stream: no attempt is built for it.
 		t.foldInto(t.acc(v.server, outcome), v)
 		return
 	}
-	if v.counts && !s.icmp && !s.natCopy {
+	if v.counts && !s.icmp && !natCopy {
 		ek := statKey{v.server, outcome}
 		hk := statKey{netip.AddrPortFrom(v.server.Addr(), 0), outcome} // all the host's ports
 		if t.failKept == nil {

@@ -1,8 +1,7 @@
 package track
 
 import (
-	"time"
-
+	"github.com/netmortem/netmortem/capture/decode"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -12,7 +11,8 @@ import (
 // Result does not depend on how many shards there were.
 type shard struct {
 	store   streamStore // the shard's streams, live and recycled
-	streams streamTable // the live ones by 4-tuple
+	park    parkStore   // the closed streams parked (park.go)
+	streams streamTable // the live ones by 4-tuple, parked ones included
 	// lists holds the live streams, open ones (listOpen) and closed ones
 	// (listClosed) apart, each least recently active first, so that streams
 	// long closed or idle are finalized as the capture goes and memory
@@ -26,13 +26,14 @@ type shard struct {
 	// one (stream.hasExtra).
 	extra     map[uint32]*streamExtra
 	created   int
+	parkAbove int   // parkBudget's share of the shard
 	index     uint8 // the shard's in Tracker.shards
 	summarize bool
 }
 
 func newShard(index uint8, summarize bool) *shard {
 	sh := &shard{index: index, summarize: summarize}
-	sh.streams.st = &sh.store
+	sh.streams.st, sh.streams.pk = &sh.store, &sh.park
 	return sh
 }
 
@@ -95,8 +96,15 @@ func (sh *shard) add(g *tcpSeg, m *mark) bool {
 	if !g.lookup {
 		return sh.addTCP(g, m)
 	}
-	if s := sh.streams.get(&g.Key, g.Hash); s != nil {
-		s.icmp = true
+	if i := sh.streams.find(&g.Key, g.Hash); i >= 0 {
+		var s *stream
+		if ref := sh.streams.slots[i].ref; ref&parkedRef == 0 {
+			s = sh.store.at(ref)
+			s.icmp = true
+		} else {
+			s = &sh.streams.loaded // decoded by find
+			sh.park.ent(ref & parkIDs).icmp = true
+		}
 		w := sh.where(s, s.first)
 		g.found = w.frame
 		if g.found == 0 {
@@ -190,18 +198,97 @@ func (sh *shard) retire(s *stream) ended {
 	return ended{s, sh.takeExtra(s)}
 }
 
+// sweepOut is what a shard's sweep leaves the Tracker: the stream ends
+// of the streams it retired, each activity list's in its order, and the
+// streams it parked, whose memory the Tracker hands back for new streams
+// once it no longer reads them.
+type sweepOut struct {
+	ends   [2][]streamEnd
+	parked []*stream
+}
+
 // sweep retires the streams at the heads of the activity lists that have
 // been closed or idle long enough at time now, and appends their stream ends
-// to out, each list's in its order.
-func (sh *shard) sweep(now int64, out *[2][]streamEnd) {
-	for i, linger := range [2]time.Duration{idleLinger, closedLinger} {
-		l := &sh.lists[i]
-		for l.head != 0 {
-			s := sh.store.at(l.head)
-			if sub(now, s.lastNow) <= linger {
-				break
-			}
-			out[i] = append(out[i], streamEndOf(sh.retire(s), sh.summarize))
+// to out, each list's in its order; then, while the shard holds more than
+// parkAbove streams whole, it parks the closed streams that have had no
+// packet for parkAfter, or for the last parkPackets of the idx packets the
+// Tracker was given.
+func (sh *shard) sweep(now int64, idx int, out *sweepOut) {
+	l := &sh.lists[listOpen-1]
+	for l.head != 0 {
+		s := sh.store.at(l.head)
+		if sub(now, s.lastNow) <= idleLinger {
+			break
 		}
+		out.ends[0] = append(out.ends[0], streamEndOf(sh.retire(s), sh.summarize))
 	}
+	// The parked streams are the oldest closed ones, in order.
+	for {
+		id, e, ok := sh.park.first()
+		if !ok || sub(now, e.lastNow) <= closedLinger {
+			break
+		}
+		ref := parkedRef | id
+		sh.streams.load(ref)
+		s := sh.unpark(sh.streams.slotOf(e.hash, ref), ref)
+		out.ends[1] = append(out.ends[1], streamEndOf(sh.retire(s), sh.summarize))
+	}
+	l = &sh.lists[listClosed-1]
+	for l.head != 0 {
+		s := sh.store.at(l.head)
+		if sub(now, s.lastNow) <= closedLinger {
+			break
+		}
+		out.ends[1] = append(out.ends[1], streamEndOf(sh.retire(s), sh.summarize))
+	}
+	for l.head != 0 && sh.streams.len()-sh.park.len() > sh.parkAbove {
+		s := sh.store.at(l.head)
+		if sub(now, s.lastNow) <= parkAfter && idx-s.lastIdx <= parkPackets {
+			break
+		}
+		sh.unlink(s)
+		ref := parkedRef | sh.park.park(s)
+		sh.streams.slots[sh.streams.slotOf(s.hash, s.ref)].ref = ref
+		sh.moveExtra(s, s.ref, ref)
+		out.parked = append(out.parked, s)
+	}
+}
+
+// get returns the live stream of k, whose hash is h, or nil. A parked
+// stream is brought back first.
+func (sh *shard) get(k *decode.Key, h uint32) *stream {
+	i := sh.streams.find(k, h)
+	if i < 0 {
+		return nil
+	}
+	ref := sh.streams.slots[i].ref
+	if ref&parkedRef == 0 {
+		return sh.store.at(ref)
+	}
+	return sh.unpark(i, ref)
+}
+
+// unpark brings back the parked stream of ref, at index i of the table,
+// which sh.streams.loaded holds decoded, into a stream of the store, off
+// the activity lists.
+func (sh *shard) unpark(i int, ref uint32) *stream {
+	s := sh.alloc()
+	r := s.ref
+	*s = sh.streams.loaded
+	s.ref, s.shard, s.list, s.prev, s.next = r, sh.index, listNone, 0, 0
+	sh.streams.slots[i].ref = r
+	sh.park.kill(ref & parkIDs)
+	sh.moveExtra(s, ref, r)
+	return s
+}
+
+// moveExtra keeps s's streamExtra, if it has one, by ref to rather than
+// from.
+func (sh *shard) moveExtra(s *stream, from, to uint32) {
+	if !s.hasExtra {
+		return
+	}
+	x := sh.extra[from]
+	delete(sh.extra, from)
+	sh.extra[to] = x
 }

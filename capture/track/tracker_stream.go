@@ -272,10 +272,6 @@ type stream struct {
 	finSeen [2]bool
 	ackSeen bool
 	icmp    bool // an ICMP error quotes the stream
-	// natCopy is set in summary mode when another stream's SYN had the same
-	// sequence number (noteSYN). Only the Tracker reads and writes it, never
-	// the shard: it has a byte of its own.
-	natCopy bool
 
 	shard    uint8 // the index of the shard whose store holds s
 	nSegs    uint8 // segments listed

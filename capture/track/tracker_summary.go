@@ -5,7 +5,9 @@ import (
 	"net/netip"
 	"slices"
 	"time"
+	"unsafe"
 
+	"github.com/netmortem/netmortem/capture/decode"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -125,19 +127,106 @@ func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cd int8) {
 		t.synISN = new(isnTable)
 	}
 	cliH, srvH := s.endHash(int(cd)), s.endHash(1-int(cd))
-	o := t.synISN.note(synSeen{s: s, t: pns, isn: isn, cliH: cliH, srvH: srvH, cd: cd})
-	// What the table entry holds is tested first: reading o.s, another
-	// stream, is a cache miss. Ends whose hashes both differ differ both.
-	if o.s == nil || o.s == s || pns == noTime || o.t == noTime || (o.cliH != cliH && o.srvH != srvH) {
+	o := t.synISN.note(synSeen{seq: s.seq, t: pns, isn: isn, kref: t.keepKey(&s.key), cliH: cliH, srvH: srvH,
+		cd: cd, aHi: s.aHi})
+	if o.seq == 0 {
+		return
+	}
+	// o is no longer in the table: its key copy goes once read. What the
+	// entry holds is tested first: reading the key is a cache miss. Ends
+	// whose hashes both differ differ both.
+	defer t.dropKey(o.kref)
+	if o.seq == s.seq || pns == noTime || o.t == noTime || (o.cliH != cliH && o.srvH != srvH) {
 		return
 	}
 	if d := pns - o.t; d >= int64(model.MinSYNRetransmission) || d <= -int64(model.MinSYNRetransmission) {
 		return
 	}
-	if cli, srv := s.end(int(cd)), s.end(1-int(cd)); !o.s.key.Equal(&s.key) &&
-		(o.s.end(int(o.cd)) == cli) != (o.s.end(1-int(o.cd)) == srv) {
-		o.s.natCopy, s.natCopy = true, true
+	ok := t.synKeys.at(o.kref)
+	oEnd := func(dir int) netip.AddrPort {
+		if o.aHi {
+			dir = 1 - dir
+		}
+		return ok.End(dir)
 	}
+	if cli, srv := s.end(int(cd)), s.end(1-int(cd)); !ok.Equal(&s.key) &&
+		(oEnd(int(o.cd)) == cli) != (oEnd(1-int(o.cd)) == srv) {
+		if t.natCopies == nil {
+			t.natCopies = map[int]struct{}{}
+		}
+		t.natCopies[o.seq], t.natCopies[s.seq] = struct{}{}, struct{}{}
+	}
+}
+
+// keepKey keeps a copy of k for an entry of t.synISN and returns its index
+// in t.synKeys.
+func (t *Tracker) keepKey(k *decode.Key) uint32 {
+	if n := len(t.freeKeys); n > 0 {
+		i := t.freeKeys[n-1]
+		t.freeKeys = t.freeKeys[:n-1]
+		*t.synKeys.at(i) = *k
+		return i
+	}
+	return t.synKeys.add(k)
+}
+
+// dropKey lets go of the key copy at index i of t.synKeys.
+func (t *Tracker) dropKey(i uint32) { t.freeKeys = append(t.freeKeys, i) }
+
+// keyStore holds keys in chunks that never move, so that growing does
+// not copy them, the large ones advised to use huge pages.
+type keyStore struct {
+	chunks  [][]decode.Key
+	regions []hugeRegion
+	n       uint32
+}
+
+// keyChunk is how many keys a chunk holds: as many as two huge pages
+// hold, less one.
+const keyChunk = int((2*hugePageSize - keySize) / keySize)
+
+const keySize = unsafe.Sizeof(decode.Key{})
+
+// at returns the key at index i.
+func (ks *keyStore) at(i uint32) *decode.Key {
+	return &ks.chunks[i/uint32(keyChunk)][i%uint32(keyChunk)]
+}
+
+// add appends a copy of k and returns its index.
+func (ks *keyStore) add(k *decode.Key) uint32 {
+	if int(ks.n)/keyChunk == len(ks.chunks) {
+		c, r := makeLarge[decode.Key](keyChunk)
+		ks.chunks = append(ks.chunks, c)
+		if r.p != nil {
+			ks.regions = append(ks.regions, r)
+		}
+	}
+	i := ks.n
+	*ks.at(i) = *k
+	ks.n++
+	return i
+}
+
+// len returns how many keys ks holds, free ones included.
+func (ks *keyStore) len() int { return int(ks.n) }
+
+// release lets go of the keys, giving their memory back to the system's
+// default use of huge pages first.
+func (ks *keyStore) release() {
+	for _, r := range ks.regions {
+		r.release()
+	}
+	*ks = keyStore{}
+}
+
+// natCopy reports whether summary mode's noteSYN found the stream created
+// as seq to be a copy of another (a NAT's two sides), and forgets it.
+func (t *Tracker) natCopy(seq int) bool {
+	if _, ok := t.natCopies[seq]; ok {
+		delete(t.natCopies, seq)
+		return true
+	}
+	return false
 }
 
 // forgetSYN drops s, finalized, from the sequence numbers noteSYN keeps.
@@ -162,5 +251,7 @@ func (t *Tracker) forgetSYN(s *stream) {
 // forgetISN drops the sequence number isn from those noteSYN keeps, if it
 // keeps it for s.
 func (t *Tracker) forgetISN(s *stream, isn uint32) {
-	t.synISN.forget(isn, s)
+	if o := t.synISN.forget(isn, s.seq); o.seq != 0 {
+		t.dropKey(o.kref)
+	}
 }

@@ -8,37 +8,97 @@ import "github.com/netmortem/netmortem/capture/decode"
 // stream's ref in the shard's store, whose key settles a match. Slots are
 // 8 bytes and hold no pointer, so that a lookup reads one slot's cache
 // line, then the stream it needs anyway, and the garbage collector never
-// reads the table. Deletion shifts the entries that follow back, so there
-// are no tombstones.
+// reads the table. A parked stream's slot holds its id in the shard's
+// parkStore (parkedRef set), and its key is read from its record.
+// Deletion shifts the entries that follow back, so there are no
+// tombstones.
 type streamTable struct {
 	slots  []tableSlot // a power of two long
 	region hugeRegion  // the slots' memory advised to use huge pages
 	n      int
 	st     *streamStore
+	pk     *parkStore
+	// loaded is the parked stream keyAt last decoded, of ref loadedRef.
+	loaded    stream
+	loadedRef uint32
 }
 
 type tableSlot struct {
 	h   uint32
-	ref uint32 // 0: empty
+	ref uint32 // 0: empty; with parkedRef, a parked stream's id
 }
 
 const minTable = 64
 
-// get returns the stream of k, whose hash is h, or nil.
-func (tb *streamTable) get(k *decode.Key, h uint32) *stream {
+// find returns the index of the slot of k, whose hash is h, or -1 when
+// the table has none. A parked stream's key is read from its record,
+// decoded into tb.loaded.
+func (tb *streamTable) find(k *decode.Key, h uint32) int {
 	if tb.n == 0 {
-		return nil
+		return -1
 	}
 	mask := uint32(len(tb.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		sl := tb.slots[i]
 		if sl.ref == 0 {
-			return nil
+			return -1
 		}
-		if sl.h == h {
-			if s := tb.st.at(sl.ref); s.key.Equal(k) {
-				return s
+		if sl.h != h {
+			continue
+		}
+		if sl.ref&parkedRef == 0 {
+			if tb.st.at(sl.ref).key.Equal(k) {
+				return int(i)
 			}
+		} else if tb.keyAt(sl.ref).Equal(k) {
+			return int(i)
+		}
+	}
+}
+
+// keyAt returns the key of the stream of ref, decoding it into tb.loaded
+// when it is parked.
+func (tb *streamTable) keyAt(ref uint32) *decode.Key {
+	if ref&parkedRef == 0 {
+		return &tb.st.at(ref).key
+	}
+	tb.load(ref)
+	return &tb.loaded.key
+}
+
+// load decodes the parked stream of ref into tb.loaded, its ref set to
+// ref (the shard's streamExtra of a parked stream is kept by that ref).
+func (tb *streamTable) load(ref uint32) {
+	tb.pk.load(ref&parkIDs, &tb.loaded)
+	tb.loaded.ref, tb.loadedRef = ref, ref
+}
+
+// get returns the stream of k, whose hash is h, or nil; for a parked
+// stream, a copy, which is not to be changed.
+func (tb *streamTable) get(k *decode.Key, h uint32) *stream {
+	i := tb.find(k, h)
+	switch {
+	case i < 0:
+		return nil
+	case tb.slots[i].ref&parkedRef != 0:
+		return &tb.loaded
+	}
+	return tb.st.at(tb.slots[i].ref)
+}
+
+// slotOf returns the index of the slot of ref, whose key hashes to h, or
+// -1.
+func (tb *streamTable) slotOf(h, ref uint32) int {
+	if tb.n == 0 || ref == 0 {
+		return -1
+	}
+	mask := uint32(len(tb.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch tb.slots[i].ref {
+		case ref:
+			return int(i)
+		case 0:
+			return -1
 		}
 	}
 }
@@ -57,7 +117,7 @@ func (tb *streamTable) put(s *stream, h uint32) {
 			tb.n++
 			return
 		}
-		if sl.h == h && tb.st.at(sl.ref).key.Equal(&s.key) {
+		if sl.h == h && tb.keyAt(sl.ref).Equal(&s.key) {
 			sl.ref = s.ref
 			return
 		}
@@ -66,16 +126,12 @@ func (tb *streamTable) put(s *stream, h uint32) {
 
 // remove takes s, whose key hashes to h, out of the table if it is there.
 func (tb *streamTable) remove(s *stream, h uint32) {
-	if tb.n == 0 || s.ref == 0 {
+	k := tb.slotOf(h, s.ref)
+	if k < 0 {
 		return
 	}
 	mask := uint32(len(tb.slots) - 1)
-	i := h & mask
-	for ; tb.slots[i].ref != s.ref; i = (i + 1) & mask {
-		if tb.slots[i].ref == 0 {
-			return
-		}
-	}
+	i := uint32(k)
 	// Shift back the entries after i that probed past it.
 	for j := (i + 1) & mask; tb.slots[j].ref != 0; j = (j + 1) & mask {
 		home := tb.slots[j].h & mask
@@ -91,11 +147,16 @@ func (tb *streamTable) remove(s *stream, h uint32) {
 func (tb *streamTable) grow() {
 	old, oldRegion := tb.slots, tb.region
 	tb.slots, tb.region = makeLarge[tableSlot](max(minTable, 2*len(old)))
-	tb.n = 0
+	mask := uint32(len(tb.slots) - 1)
 	for _, sl := range old {
-		if sl.ref != 0 {
-			tb.put(tb.st.at(sl.ref), sl.h)
+		if sl.ref == 0 {
+			continue
 		}
+		i := sl.h & mask
+		for tb.slots[i].ref != 0 {
+			i = (i + 1) & mask
+		}
+		tb.slots[i] = sl
 	}
 	oldRegion.release()
 }

@@ -116,21 +116,25 @@ func TestISNTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var tb isnTable
 	want := map[uint32]synSeen{}
-	streams := make([]stream, 50)
 	for step := range 200000 {
 		isn := uint32(rng.IntN(4000)) * 0x10001 // spread over the hash's high bits too
-		s := &streams[rng.IntN(len(streams))]
+		seq := 1 + rng.IntN(50)
 		switch rng.IntN(3) {
 		case 0, 1:
-			e := synSeen{s: s, t: int64(step), isn: isn, cd: int8(step % 2)}
+			e := synSeen{seq: seq, t: int64(step), isn: isn, cd: int8(step % 2)}
 			if got, w := tb.note(e), want[isn]; got != w {
 				t.Fatalf("step %d: note returned %+v, want %+v", step, got, w)
 			}
 			want[isn] = e
 		case 2:
-			tb.forget(isn, s)
-			if want[isn].s == s {
+			got := tb.forget(isn, seq)
+			if w := want[isn]; w.seq == seq {
+				if got != w {
+					t.Fatalf("step %d: forget returned %+v, want %+v", step, got, w)
+				}
 				delete(want, isn)
+			} else if got.seq != 0 {
+				t.Fatalf("step %d: forget removed %+v, not stream %d's", step, got, seq)
 			}
 		}
 		if tb.n != len(want) {
@@ -170,13 +174,11 @@ func TestISNForgotten(t *testing.T) {
 	if tr.live() != 1 {
 		t.Fatalf("%d streams live, want the last one", tr.live())
 	}
-	for _, e := range tr.synISN.slots {
-		if e.s != nil && e.s.list == listNone {
-			t.Errorf("sequence number %#x still points at a finalized stream", e.isn)
-		}
-	}
 	if tr.synISN.n != 0 {
 		t.Errorf("%d sequence numbers kept, want none", tr.synISN.n)
+	}
+	if kept := tr.synKeys.len() - len(tr.freeKeys); kept != 0 {
+		t.Errorf("%d key copies kept, want none", kept)
 	}
 }
 

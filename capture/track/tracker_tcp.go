@@ -26,7 +26,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 
 	pns := p.ns
 	k, h, srcHi := &p.Key, p.Hash, p.SrcHi
-	s := sh.streams.get(k, h)
+	s := sh.get(k, h)
 	dir := 0
 	if s != nil {
 		if srcHi != s.aHi {
@@ -40,7 +40,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 	}
 	if s == nil {
 		reused := reuseNone
-		if old := sh.streams.get(k, h); old != nil {
+		if old := sh.get(k, h); old != nil {
 			reused = reuseOpen
 			if old.closed() {
 				reused = reuseClosed

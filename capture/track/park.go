@@ -1,0 +1,405 @@
+package track
+
+import (
+	"math/bits"
+	"time"
+	"unsafe"
+)
+
+// When a Tracker's shards hold more than parkBudget streams whole, a
+// closed stream that has had no packet for parkAfter (capture time), or
+// for the last parkPackets packets (a capture's time may go back, as in
+// files concatenated), is parked at a sweep: its state is encoded into a
+// few bytes of its shard's parkStore and its 424-byte slot goes back to
+// the store for a new stream. A capture whose connections all close
+// within the two minutes a closed stream lingers would otherwise hold
+// every one of them whole until the end.
+//
+// Parking loses nothing: a packet, a reuse of its 4-tuple or the end of
+// the lingering brings the stream back (unpark) exactly as it was, and it
+// goes on as if it had never left. Parked streams keep their place in the
+// closed activity list: they are its oldest, in its order, ahead of the
+// closed streams still whole.
+//
+// Encoding and decoding a stream costs about as much CPU as the memory
+// it frees costs the kernel to hand over, so that parking pays only where
+// memory matters: streams are parked only beyond the budget (28 MB of
+// them), which a capture whose connections come and go never reaches.
+//
+// They are variables so that tests can park every closed stream at once.
+var (
+	parkAfter   = time.Second
+	parkPackets = 65536 // 16 sweeps
+	parkBudget  = 65536 // streams, each shard a share
+)
+
+// parkedRef marks a streamTable slot's ref as a parked stream's: its low
+// bits are the stream's id in its shard's parkStore.
+const (
+	parkedRef = 1 << 31
+	parkIDs   = parkedRef - 1
+)
+
+// The words of a stream, as parkStore encodes it.
+const streamWords = int(streamSize / 8)
+
+// A stream is encoded as whole words: it must be a multiple of 8 bytes.
+var _ = [1]int{}[streamSize%8]
+
+// Each word of a parked stream is written as its significant bytes, after
+// a transform that makes most of them few: the times of its segments and
+// its activity as differences from its first packet's (the tracker's time
+// at its last packet from that packet's), their places as differences
+// from its first packet's, rotated to put the kind of the segment in the
+// low bits, its last packet's index as the difference from its creation
+// order, its sequence numbers as differences from each direction's
+// first, and the other words XORed with those of the first stream its
+// shard parked (the template), which most streams share much of: their
+// flags, history letters, options, addresses.
+const (
+	wordRaw = iota
+	wordTime
+	wordPos
+	wordIdx
+	wordSeqs
+	wordSince // the tracker's time at the last packet
+)
+
+// wordKind is the transform of each word of a stream.
+var wordKind = func() (k [streamWords]uint8) {
+	var s stream
+	at := func(p unsafe.Pointer) int { return int(uintptr(p)-uintptr(unsafe.Pointer(&s))) / 8 }
+	for _, g := range []*seg{&s.segBuf[0], &s.segBuf[1], &s.fin[0], &s.fin[1], &s.firstAck} {
+		k[at(unsafe.Pointer(&g.ns))] = wordTime
+		k[at(unsafe.Pointer(&g.pos))] = wordPos
+	}
+	for _, p := range []*int64{&s.last, &s.nextTime[0], &s.nextTime[1], &s.mruSYN} {
+		k[at(unsafe.Pointer(p))] = wordTime
+	}
+	k[at(unsafe.Pointer(&s.lastNow))] = wordSince
+	k[at(unsafe.Pointer(&s.lastIdx))] = wordIdx
+	k[at(unsafe.Pointer(&s.nextSeq))] = wordSeqs
+	k[at(unsafe.Pointer(&s.synISN))] = wordSeqs
+	return k
+}()
+
+// The words the transforms count from, written first and raw.
+var (
+	wordFirstNS  = int(unsafe.Offsetof(stream{}.first)) / 8
+	wordFirstPos = wordFirstNS + 1
+	wordSeq      = int(unsafe.Offsetof(stream{}.seq)) / 8
+	wordLast     = int(unsafe.Offsetof(stream{}.last)) / 8
+	wordBase     = int(unsafe.Offsetof(stream{}.base)) / 8
+	wordLastNow  = int(unsafe.Offsetof(stream{}.lastNow)) / 8
+)
+
+// The words' offsets must be whole words for the transforms to apply.
+var _ = [1]int{}[unsafe.Offsetof(stream{}.first)%8+unsafe.Offsetof(stream{}.base)%8+
+	unsafe.Offsetof(stream{}.nextSeq)%8+unsafe.Offsetof(stream{}.synISN)%8]
+
+// parkHeader is the length of a record's header: a nibble per word, its
+// count of significant bytes.
+const parkHeader = (streamWords + 1) / 2
+
+// parkMax bounds a record's length, with the 8 bytes past its end that
+// encoding and decoding read and write whole words into.
+const parkMax = parkHeader + streamWords*8 + 8
+
+// parkChunk is the length of the parkStore's chunks: as much as two huge
+// pages hold.
+const parkChunk = 2*hugePageSize - 1
+
+// parkStore holds a shard's parked streams, oldest first, their records in
+// chunks of bytes written in the same order, so that the records of the
+// streams retired from its head free whole chunks. Neither the records
+// nor the entries hold a pointer: the garbage collector never reads them.
+type parkStore struct {
+	// ents holds the parked streams in a ring, a power of two long: n
+	// of them from index at, the first one of id head.
+	ents       []parkEnt
+	entsRegion hugeRegion // ents' memory advised to use huge pages
+	at, n      int
+	head       uint32
+	chunks     [][]byte // chunks[0] is chunk number chunk0
+	chunk0     uint32
+	tail       int // bytes written in the last chunk
+	spare      [][]byte
+	regions    []hugeRegion
+	live       int    // entries not dead
+	scratch    stream // a stream being encoded
+	tmpl       [streamWords]uint64
+}
+
+// parkEnt is a parked stream: where its record is, its last activity and
+// its key's hash, and flags.
+type parkEnt struct {
+	lastNow int64
+	chunk   uint32 // the chunk's number
+	off     uint32
+	hash    uint32
+	dead    bool // brought back: the record is no longer the stream's
+	icmp    bool // an ICMP error quoted it while it was parked
+}
+
+// len returns how many streams are parked.
+func (pk *parkStore) len() int { return pk.live }
+
+// first returns the oldest parked stream's id and entry, skipping and
+// dropping the dead ones; ok is false when none is parked.
+func (pk *parkStore) first() (id uint32, e *parkEnt, ok bool) {
+	for pk.n > 0 {
+		if e := &pk.ents[pk.at]; !e.dead {
+			return pk.head, e, true
+		}
+		pk.pop()
+	}
+	return 0, nil, false
+}
+
+// pop drops the oldest entry, and the chunks no entry needs any longer.
+func (pk *parkStore) pop() {
+	if !pk.ents[pk.at].dead {
+		pk.live--
+	}
+	pk.ents[pk.at] = parkEnt{}
+	pk.at = (pk.at + 1) & (len(pk.ents) - 1)
+	pk.n--
+	pk.head = (pk.head + 1) & parkIDs
+	keep := uint32(len(pk.chunks) - 1) // the last chunk, being written
+	if pk.n > 0 {
+		keep = pk.ents[pk.at].chunk - pk.chunk0
+	}
+	for range keep {
+		pk.spare = append(pk.spare, pk.chunks[0])
+		pk.chunks[0] = nil
+		pk.chunks = pk.chunks[1:]
+		pk.chunk0++
+	}
+}
+
+// ent returns the entry of id.
+func (pk *parkStore) ent(id uint32) *parkEnt {
+	return &pk.ents[(pk.at+int((id-pk.head)&parkIDs))&(len(pk.ents)-1)]
+}
+
+// park encodes s, which lingers closed and has no packet for a while, and
+// returns its id.
+func (pk *parkStore) park(s *stream) uint32 {
+	if len(pk.chunks) == 0 || pk.tail+parkMax > len(pk.chunks[len(pk.chunks)-1]) {
+		pk.grow()
+	}
+	if pk.n == len(pk.ents) {
+		// The ring is full: double it, the entries in order from 0.
+		ents, r := makeLarge[parkEnt](max(1024, 2*len(pk.ents)))
+		k := copy(ents, pk.ents[pk.at:])
+		copy(ents[k:], pk.ents[:pk.at])
+		pk.entsRegion.release()
+		pk.ents, pk.entsRegion, pk.at = ents, r, 0
+	}
+	c := pk.chunks[len(pk.chunks)-1]
+	n := encodeStream(c[pk.tail:], s, &pk.scratch, &pk.tmpl)
+	id := (pk.head + uint32(pk.n)) & parkIDs
+	pk.ents[(pk.at+pk.n)&(len(pk.ents)-1)] = parkEnt{lastNow: s.lastNow, chunk: pk.chunk0 + uint32(len(pk.chunks)-1),
+		off: uint32(pk.tail), hash: s.hash}
+	pk.n++
+	pk.tail += n
+	pk.live++
+	return id
+}
+
+// grow starts a new chunk.
+func (pk *parkStore) grow() {
+	var c []byte
+	if n := len(pk.spare); n > 0 {
+		c = pk.spare[n-1]
+		pk.spare[n-1] = nil
+		pk.spare = pk.spare[:n-1]
+	} else {
+		var r hugeRegion
+		c, r = makeLarge[byte](parkChunk)
+		if r.p != nil {
+			pk.regions = append(pk.regions, r)
+		}
+	}
+	if len(pk.chunks) == 0 {
+		pk.chunk0 = 0
+	}
+	pk.chunks = append(pk.chunks, c)
+	pk.tail = 0
+}
+
+// load decodes the stream of id into s, as it was parked, with the ICMP
+// error that may have quoted it since.
+func (pk *parkStore) load(id uint32, s *stream) {
+	e := pk.ent(id)
+	decodeStream(pk.chunks[e.chunk-pk.chunk0][e.off:], s, &pk.tmpl)
+	s.icmp = s.icmp || e.icmp
+}
+
+// kill marks id's entry dead: its stream is back in the store.
+func (pk *parkStore) kill(id uint32) {
+	pk.ent(id).dead = true
+	pk.live--
+}
+
+// release lets go of the parked streams and of the chunks' memory.
+func (pk *parkStore) release() {
+	for _, r := range pk.regions {
+		r.release()
+	}
+	pk.entsRegion.release()
+	*pk = parkStore{}
+}
+
+// words returns s as words.
+func words(s *stream) *[streamWords]uint64 {
+	return (*[streamWords]uint64)(unsafe.Pointer(s))
+}
+
+// bases are the words the transforms of a stream's other words count
+// from.
+type bases struct{ ns, pos, seq, last, seqs uint64 }
+
+// transform returns the word w, at index i of a stream, as it is encoded
+// (a raw word is then XORed with the template).
+func transform(i int, w uint64, b *bases) uint64 {
+	switch wordKind[i] {
+	case wordTime:
+		return zigzag(w - b.ns)
+	case wordPos:
+		return bits.RotateLeft64(w-b.pos, 5)
+	case wordIdx:
+		return zigzag(w - b.seq)
+	case wordSeqs:
+		return pairSub(w, b.seqs)
+	case wordSince:
+		return zigzag(w - b.last)
+	}
+	return w
+}
+
+// untransform undoes transform.
+func untransform(i int, v uint64, b *bases) uint64 {
+	switch wordKind[i] {
+	case wordTime:
+		return unzigzag(v) + b.ns
+	case wordPos:
+		return bits.RotateLeft64(v, -5) + b.pos
+	case wordIdx:
+		return unzigzag(v) + b.seq
+	case wordSeqs:
+		return pairAdd(v, b.seqs)
+	case wordSince:
+		return unzigzag(v) + b.last
+	}
+	return v
+}
+
+// pairSub subtracts the two 32-bit halves of b from those of a, each
+// apart; pairAdd undoes it.
+func pairSub(a, b uint64) uint64 {
+	return uint64(uint32(a)-uint32(b)) | uint64(uint32(a>>32)-uint32(b>>32))<<32
+}
+
+func pairAdd(a, b uint64) uint64 {
+	return uint64(uint32(a)+uint32(b)) | uint64(uint32(a>>32)+uint32(b>>32))<<32
+}
+
+func zigzag(v uint64) uint64   { return v<<1 ^ uint64(int64(v)>>63) }
+func unzigzag(v uint64) uint64 { return v>>1 ^ -(v & 1) }
+
+// normalize clears what s holds that its shard would not read before
+// writing it again: its place in the shard (ref and activity list), which
+// it has none of while parked, and the segments past those each direction
+// still waits to have acknowledged.
+func normalize(s *stream) {
+	s.ref, s.prev, s.next, s.list = 0, 0, 0, listNone
+	for d := range s.data {
+		clear(s.data[d].out[s.data[d].nOut:])
+	}
+}
+
+// encodeStream writes s into b, which has at least parkMax bytes, and
+// returns the record's length; scratch is a stream it may change, tmpl
+// the shard's template (the raw words of the first stream it parked, 0
+// for the others, which this sets when it is all zero).
+func encodeStream(b []byte, s, scratch *stream, tmpl *[streamWords]uint64) int {
+	_ = b[parkMax-1]
+	c := scratch
+	*c = *s
+	normalize(c)
+	w := words(c)
+	if tmpl[wordSeq] == 0 {
+		for i := range w {
+			if wordKind[i] == wordRaw {
+				tmpl[i] = w[i]
+			}
+		}
+	}
+	bs := bases{ns: w[wordFirstNS], pos: w[wordFirstPos], seq: w[wordSeq], last: w[wordLast], seqs: w[wordBase]}
+	for _, i := range specialWords {
+		w[i] = transform(i, w[i], &bs)
+	}
+	for i := range w {
+		w[i] ^= tmpl[i]
+	}
+	var hdr [parkHeader]byte
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	at := uintptr(parkHeader)
+	for i := 0; i < streamWords; i += 2 {
+		v0 := w[i]
+		n0 := uintptr(bits.Len64(v0)+7) / 8
+		*(*uint64)(unsafe.Add(p, at)) = v0 // b has room: parkMax
+		at += n0
+		n1 := uintptr(0)
+		if i+1 < streamWords {
+			v1 := w[i+1]
+			n1 = uintptr(bits.Len64(v1)+7) / 8
+			*(*uint64)(unsafe.Add(p, at)) = v1
+			at += n1
+		}
+		hdr[i/2] = byte(n0 | n1<<4)
+	}
+	copy(b, hdr[:])
+	return int(at)
+}
+
+// decodeStream reads the stream encodeStream wrote at the start of b,
+// which extends at least 8 bytes past the record, into s.
+func decodeStream(b []byte, s *stream, tmpl *[streamWords]uint64) {
+	_ = b[parkMax-1]
+	w := words(s)
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	at := uintptr(parkHeader)
+	for i := 0; i < streamWords; i += 2 {
+		h := b[i/2]
+		n0 := uintptr(h & 15)
+		w[i] = *(*uint64)(unsafe.Add(p, at))&(1<<(8*n0)-1) ^ tmpl[i]
+		at += n0
+		if i+1 < streamWords {
+			n1 := uintptr(h >> 4)
+			w[i+1] = *(*uint64)(unsafe.Add(p, at))&(1<<(8*n1)-1) ^ tmpl[i+1]
+			at += n1
+		}
+	}
+	// The raw words hold the bases; the tracker's time at the last packet
+	// counts from that packet's time, which is done first.
+	bs := bases{ns: w[wordFirstNS], pos: w[wordFirstPos], seq: w[wordSeq], seqs: w[wordBase]}
+	for _, i := range specialWords {
+		if i != wordLastNow {
+			w[i] = untransform(i, w[i], &bs)
+		}
+	}
+	bs.last = w[wordLast]
+	w[wordLastNow] = untransform(wordLastNow, w[wordLastNow], &bs)
+}
+
+// specialWords lists the words that are transformed, wordLastNow last.
+var specialWords = func() (l []int) {
+	for i, k := range wordKind {
+		if k != wordRaw && k != wordSince {
+			l = append(l, i)
+		}
+	}
+	return append(l, wordLastNow)
+}()
