@@ -40,7 +40,13 @@ build-fleet:
 ## (TestLaptopBuildSameOutput compares the two builds' output)
 # The tests that check each fixture's output run one fixture in four under
 # the race detector (cmd/netmortem/sample_test.go), then all of them without.
-EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput
+EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput|TestCutEvidence|TestLibraryMatchesCLI
+# The tests that repeat a check whose code runs on one goroutine over many
+# inputs check a sample under the race detector (testutil.RaceSample), then
+# every input without it.
+NORACE_TESTS = TestBuildsWithoutEachRule
+# The packages of EVERY_FIXTURE_TESTS and NORACE_TESTS.
+NORACE_PKGS = ./cmd/netmortem ./analyzer/rules
 
 # go test's output goes through internal/testreport, which prints it as
 # go test would and ends with the tests skipped, one line per reason.
@@ -55,7 +61,7 @@ test:
 	$(GO) build -o $(TESTREPORT) ./internal/testreport
 	@exec 4>&1; st=$$( { { $(GO) test -tags fleet -json -race -timeout 30m ./... 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
 	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
-	@exec 4>&1; st=$$( { { $(GO) test -tags fleet -json -timeout 30m -run '^($(EVERY_FIXTURE_TESTS))$$' ./cmd/netmortem 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
+	@exec 4>&1; st=$$( { { $(GO) test -tags fleet -json -timeout 30m -run '^($(EVERY_FIXTURE_TESTS)|$(NORACE_TESTS))$$' $(NORACE_PKGS) 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
 	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
 	@exec 4>&1; st=$$( { { $(GO) test -json -timeout 30m $(LAPTOP_PKGS) 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
 	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
