@@ -40,7 +40,7 @@ build-fleet:
 ## (TestLaptopBuildSameOutput compares the two builds' output)
 # The tests that check each fixture's output run one fixture in four under
 # the race detector (cmd/netmortem/sample_test.go), then all of them without.
-EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput|TestCutEvidence|TestLibraryMatchesCLI
+EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput|TestCutEvidence|TestLibraryMatchesCLI|TestAnonymizeHTMLData|TestIncidentOutputs
 # The tests that repeat a check whose code runs on one goroutine over many
 # inputs check a sample under the race detector (testutil.RaceSample), then
 # every input without it.
