@@ -49,12 +49,12 @@ build-fleet:
 # The tests that check each fixture's output run one fixture in four under
 # the race detector (cmd/netmortem/sample_test.go), then all of them without.
 EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput|TestCutEvidence|TestLibraryMatchesCLI|TestAnonymizeHTMLData|TestIncidentOutputs
-# The tests that repeat a check whose code runs on one goroutine over many
-# inputs check a sample under the race detector (testutil.RaceSample), then
-# every input without it.
-NORACE_TESTS = TestBuildsWithoutEachRule
+# The tests that repeat one check over many inputs (on one goroutine, or
+# on code the race detector sees run on a few of them) check a sample
+# under the race detector (testutil.RaceSample), then every input without.
+NORACE_TESTS = TestBuildsWithoutEachRule|TestNextEvidenceBringsBack
 # The packages of EVERY_FIXTURE_TESTS and NORACE_TESTS.
-NORACE_PKGS = ./cmd/netmortem ./analyzer/rules
+NORACE_PKGS = ./cmd/netmortem ./analyzer/rules ./e2e
 
 # go test's output goes through internal/testreport, which prints it as
 # go test would and ends with the tests skipped, one line per reason.
