@@ -2,7 +2,7 @@
 
 package testutil
 
-// Race says the tests run under the race detector (go test -race). Tests
-// whose code runs on one goroutine may check a sample under it (see
-// RaceSample) when make test runs them whole without it.
+// Race says the tests run under the race detector (go test -race). A test
+// that repeats one check over many inputs may check a sample under it (see
+// RaceSample) when make test runs it whole without it.
 const Race = true
