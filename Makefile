@@ -15,6 +15,14 @@ COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE        ?= $(shell git log -1 --format=%cI 2>/dev/null)
 LDFLAGS     ?= $(if $(VERSION),-X $(BUILDINFO).version=$(VERSION)) $(if $(COMMIT),-X $(BUILDINFO).commit=$(COMMIT)) $(if $(DATE),-X $(BUILDINFO).date=$(DATE))
 
+# What is built without the race detector is built with cgo off, as make
+# build and the release are: lint, vet, check-docs, the tests run without
+# -race and the builds the tests make (TestLaptopBuildSameOutput, e2e/scale,
+# newrule) then share one compile of each package that imports net (two
+# thirds of the fleet build) instead of making one with cgo and one without.
+# The race detector needs cgo: go test -race keeps Go's default.
+NOCGO       = CGO_ENABLED=0
+
 .PHONY: all build build-fleet test demo lint fuzz fixtures new-rule query-fixture bench bench-scale bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
 
 all: build
@@ -40,7 +48,13 @@ build-fleet:
 ## (TestLaptopBuildSameOutput compares the two builds' output)
 # The tests that check each fixture's output run one fixture in four under
 # the race detector (cmd/netmortem/sample_test.go), then all of them without.
-EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput
+EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput|TestCutEvidence|TestLibraryMatchesCLI|TestAnonymizeHTMLData|TestIncidentOutputs
+# The tests that repeat one check over many inputs (on one goroutine, or
+# on code the race detector sees run on a few of them) check a sample
+# under the race detector (testutil.RaceSample), then every input without.
+NORACE_TESTS = TestBuildsWithoutEachRule|TestNextEvidenceBringsBack
+# The packages of EVERY_FIXTURE_TESTS and NORACE_TESTS.
+NORACE_PKGS = ./cmd/netmortem ./analyzer/rules ./e2e
 
 # go test's output goes through internal/testreport, which prints it as
 # go test would and ends with the tests skipped, one line per reason.
@@ -50,14 +64,14 @@ TESTREPORT = bin/testreport
 LAPTOP_PKGS = ./source ./internal/operand ./internal/batch ./results/query
 
 test:
-	$(GO) vet ./...
-	$(GO) vet -tags fleet ./...
-	$(GO) build -o $(TESTREPORT) ./internal/testreport
+	$(NOCGO) $(GO) vet ./...
+	$(NOCGO) $(GO) vet -tags fleet ./...
+	$(NOCGO) $(GO) build -o $(TESTREPORT) ./internal/testreport
 	@exec 4>&1; st=$$( { { $(GO) test -tags fleet -json -race -timeout 30m ./... 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
 	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
-	@exec 4>&1; st=$$( { { $(GO) test -tags fleet -json -timeout 30m -run '^($(EVERY_FIXTURE_TESTS))$$' ./cmd/netmortem 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
+	@exec 4>&1; st=$$( { { $(NOCGO) $(GO) test -tags fleet -json -timeout 30m -run '^($(EVERY_FIXTURE_TESTS)|$(NORACE_TESTS))$$' $(NORACE_PKGS) 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
 	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
-	@exec 4>&1; st=$$( { { $(GO) test -json -timeout 30m $(LAPTOP_PKGS) 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
+	@exec 4>&1; st=$$( { { $(NOCGO) $(GO) test -json -timeout 30m $(LAPTOP_PKGS) 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
 	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
 
 ## browser-deps: install Debian's chromium for the browser test of the HTML
@@ -117,7 +131,7 @@ test-server-minio:
 	elif [ -x "$$gobin/minio" ]; then echo "test-servers: $$gobin/minio is there"; \
 	else \
 	  start=$$(date +%s); \
-	  if $(GO) install $(MINIO_MODULE)@$(MINIO_VERSION); then \
+	  if $(NOCGO) $(GO) install $(MINIO_MODULE)@$(MINIO_VERSION); then \
 	    echo "test-servers: installed $$gobin/minio ($(MINIO_VERSION)) in $$(( $$(date +%s) - start ))s"; \
 	  else echo "test-servers: go install $(MINIO_MODULE)@$(MINIO_VERSION) failed"; exit 1; fi; \
 	fi
@@ -172,8 +186,8 @@ demo:
 ## lint: gofmt and staticcheck (pinned, fetched through the module proxy)
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) run $(STATICCHECK) ./...
-	$(GO) run $(STATICCHECK) -tags fleet ./...
+	$(NOCGO) $(GO) run $(STATICCHECK) ./...
+	$(NOCGO) $(GO) run $(STATICCHECK) -tags fleet ./...
 
 ## fuzz: run every fuzz target of every package briefly ($(FUZZTIME) each).
 ## Go minimizes each new interesting input for 60 s by default, which stalls
@@ -223,22 +237,22 @@ new-rule:
 ## from the format registry, docs/config.md from the rules' parameters, and
 ## docs/collect.md from the rules' needs and the collector's commands
 docs:
-	$(GO) run ./cmd/netmortem rules -o markdown > docs/rules.md
-	$(GO) run ./cmd/netmortem rules -o config > docs/config.md
-	$(GO) run ./cmd/netmortem formats -o markdown > docs/inputs.md
-	$(GO) run ./cmd/netmortem collect-script --doc > docs/collect.md
-	rm -rf docs/rules && $(GO) run ./cmd/netmortem rules -o markdown --dir docs/rules
+	$(NOCGO) $(GO) run ./cmd/netmortem rules -o markdown > docs/rules.md
+	$(NOCGO) $(GO) run ./cmd/netmortem rules -o config > docs/config.md
+	$(NOCGO) $(GO) run ./cmd/netmortem formats -o markdown > docs/inputs.md
+	$(NOCGO) $(GO) run ./cmd/netmortem collect-script --doc > docs/collect.md
+	rm -rf docs/rules && $(NOCGO) $(GO) run ./cmd/netmortem rules -o markdown --dir docs/rules
 
 check-docs:
-	@$(GO) run ./cmd/netmortem rules -o markdown | diff -u docs/rules.md - || \
+	@$(NOCGO) $(GO) run ./cmd/netmortem rules -o markdown | diff -u docs/rules.md - || \
 	  (echo "docs/rules.md is stale: run make docs"; exit 1)
-	@$(GO) run ./cmd/netmortem formats -o markdown | diff -u docs/inputs.md - || \
+	@$(NOCGO) $(GO) run ./cmd/netmortem formats -o markdown | diff -u docs/inputs.md - || \
 	  (echo "docs/inputs.md is stale: run make docs"; exit 1)
-	@$(GO) run ./cmd/netmortem rules -o config | diff -u docs/config.md - || \
+	@$(NOCGO) $(GO) run ./cmd/netmortem rules -o config | diff -u docs/config.md - || \
 	  (echo "docs/config.md is stale: run make docs"; exit 1)
-	@$(GO) run ./cmd/netmortem collect-script --doc | diff -u docs/collect.md - || \
+	@$(NOCGO) $(GO) run ./cmd/netmortem collect-script --doc | diff -u docs/collect.md - || \
 	  (echo "docs/collect.md is stale: run make docs"; exit 1)
-	@tmp=$$(mktemp -d) && $(GO) run ./cmd/netmortem rules -o markdown --dir $$tmp/rules && \
+	@tmp=$$(mktemp -d) && $(NOCGO) $(GO) run ./cmd/netmortem rules -o markdown --dir $$tmp/rules && \
 	  diff -ru docs/rules $$tmp/rules; s=$$?; rm -rf $$tmp; \
 	  if [ $$s -ne 0 ]; then echo "docs/rules/ is stale: run make docs"; exit 1; fi
 

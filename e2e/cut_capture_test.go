@@ -1,16 +1,12 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/netmortem/netmortem/analyzer"
-	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/internal/testutil"
-	"github.com/netmortem/netmortem/parse"
 )
 
 // When a rule finds as many problems in a capture cut at both ends as in
@@ -21,14 +17,10 @@ func TestFingerprintsOfCutCaptures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	byRule := func(dir string) map[string][]string {
-		snap, _, err := parse.Open(ctx, dir, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, _, res := analyzeShared(t, dir, nil)
 		out := map[string][]string{}
-		for _, f := range analyzer.Run(ctx, snap, rules.All(), nil).Findings {
+		for _, f := range res.Findings {
 			out[f.Rule] = append(out[f.Rule], f.Fingerprint)
 		}
 		for _, fps := range out {

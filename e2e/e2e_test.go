@@ -6,7 +6,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/netmortem/netmortem/analyzer"
-	"github.com/netmortem/netmortem/analyzer/rules"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
@@ -42,14 +40,11 @@ type bundle struct {
 	warnings []string
 }
 
+// analyze reads dir in summary mode and runs every rule on it; the
+// analysis of a committed bundle is shared (analyzeShared).
 func analyze(t *testing.T, dir string) (*model.Snapshot, model.ErrorList, analyzer.Result) {
 	t.Helper()
-	ctx := context.Background()
-	snap, warns, err := parse.Open(ctx, dir, &parse.Options{Summary: parse.Summary{Enabled: true}})
-	if err != nil {
-		t.Fatalf("open %s: %v", dir, err)
-	}
-	return snap, warns, analyzer.Run(ctx, snap, rules.All(), nil)
+	return analyzeShared(t, dir, &parse.Options{Summary: parse.Summary{Enabled: true}})
 }
 
 func check(t *testing.T, b bundle) {

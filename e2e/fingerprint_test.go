@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
-	"github.com/netmortem/netmortem/parse"
 )
 
 // Every finding of every rule on every committed bundle says what it is
@@ -17,17 +14,12 @@ import (
 // share a Subject (so none needs a suffix to tell its fingerprint apart).
 func TestFingerprintsDistinct(t *testing.T) {
 	dirs := committedBundles(t)
-	ctx := context.Background()
 	findings := 0
 	for _, dir := range dirs {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			continue
 		}
-		snap, _, err := parse.Open(ctx, dir, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := analyzer.Run(ctx, snap, rules.All(), nil)
+		_, _, res := analyzeShared(t, dir, nil)
 		seen := map[string]string{}
 		for _, f := range res.Findings {
 			findings++

@@ -11,6 +11,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
 
@@ -21,13 +22,13 @@ import (
 func TestSummaryKeepsFindings(t *testing.T) {
 	dirs := committedBundles(t)
 	ctx := context.Background()
-	run := func(t *testing.T, dir string, opts *parse.Options) []analyzer.Finding {
+	run := func(t *testing.T, dir string, opts *parse.Options) (*model.Snapshot, []analyzer.Finding) {
 		snap, _, err := parse.Open(ctx, dir, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		res := analyzer.Run(ctx, snap, rules.All(), nil)
-		return res.Findings
+		return snap, res.Findings
 	}
 	compared := 0
 	hostCounted := false
@@ -36,9 +37,9 @@ func TestSummaryKeepsFindings(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			full := run(t, dir, nil)
-			sum := run(t, dir, &parse.Options{Summary: parse.Summary{Enabled: true, FailedSample: 1}})
-			snap, _, _ := parse.Open(ctx, dir, &parse.Options{Summary: parse.Summary{Enabled: true, FailedSample: 1}})
+			_, _, res := analyzeShared(t, dir, nil)
+			full := res.Findings
+			snap, sum := run(t, dir, &parse.Options{Summary: parse.Summary{Enabled: true, FailedSample: 1}})
 			for _, st := range snap.EndpointStats {
 				hostCounted = hostCounted || st.Server.Port() == 0 && len(st.Ports) > 0
 			}

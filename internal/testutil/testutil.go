@@ -175,3 +175,25 @@ func Pcap(records []PcapRecord) []byte {
 	}
 	return b
 }
+
+// RaceSample returns items, or under the race detector one in every of
+// them (the first, then every every-th), and logs how many. It is for
+// tests that repeat one check over many inputs, on one goroutine or on
+// code that a few of the inputs run as the others do: the race detector
+// needs only some of them to see the code run, and make test runs those
+// tests again without -race over every input (the Makefile's
+// NORACE_TESTS, held by TestSampledTestsRunWhole).
+func RaceSample[T any](t testing.TB, every int, items []T) []T {
+	t.Helper()
+	if !Race || every <= 1 {
+		return items
+	}
+	var out []T
+	for i, it := range items {
+		if i%every == 0 {
+			out = append(out, it)
+		}
+	}
+	t.Logf("race detector: %d of %d (make test runs them all without -race)", len(out), len(items))
+	return out
+}

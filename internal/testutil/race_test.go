@@ -1,0 +1,114 @@
+package testutil
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// makeTestList matches a list of tests the Makefile runs again without
+// the race detector: NAME = TestA|TestB.
+var makeTestList = regexp.MustCompile(`(?m)^(EVERY_FIXTURE_TESTS|NORACE_TESTS) *= *(.*)$`)
+
+// makePkgList matches the packages of those tests: NORACE_PKGS = ./a ./b.
+var makePkgList = regexp.MustCompile(`(?m)^NORACE_PKGS *= *(.*)$`)
+
+// TestSampledTestsRunWhole holds that every test that checks only a sample
+// of its inputs under the race detector (it calls testutil.RaceSample or
+// cmd/netmortem's sampled, or asks raceEnabled) is listed in the
+// Makefile's EVERY_FIXTURE_TESTS or NORACE_TESTS, and its package in
+// NORACE_PKGS, which make test runs without -race over every input:
+// otherwise what it checks of the inputs left out would never run.
+func TestSampledTestsRunWhole(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join(Root(), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, m := range makeTestList.FindAllStringSubmatch(string(mk), -1) {
+		for _, name := range strings.Split(m[2], "|") {
+			listed[strings.TrimSpace(name)] = true
+		}
+	}
+	if len(listed) == 0 {
+		t.Fatal("the Makefile lists no EVERY_FIXTURE_TESTS nor NORACE_TESTS")
+	}
+	pkgs := map[string]bool{}
+	if m := makePkgList.FindStringSubmatch(string(mk)); m != nil {
+		for _, p := range strings.Fields(m[1]) {
+			pkgs[filepath.Clean(p)] = true
+		}
+	}
+	var sampling []string
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(Root(), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != Root() && (strings.HasPrefix(n, ".") || n == "testdata" || n == "fixtures") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Test") || !samples(fn.Body) {
+				continue
+			}
+			rel, _ := filepath.Rel(Root(), path)
+			sampling = append(sampling, fn.Name.Name)
+			if !listed[fn.Name.Name] {
+				t.Errorf("%s: %s checks a sample under the race detector, but the Makefile's EVERY_FIXTURE_TESTS and NORACE_TESTS do not list it: make test would never check the rest",
+					rel, fn.Name.Name)
+			}
+			if !pkgs[filepath.Dir(rel)] {
+				t.Errorf("%s: %s checks a sample under the race detector, but the Makefile's NORACE_PKGS does not list ./%s",
+					rel, fn.Name.Name, filepath.Dir(rel))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(sampling)
+	if len(sampling) < 5 {
+		t.Errorf("found %d sampling tests (%v): the walk missed them", len(sampling), sampling)
+	}
+	for name := range listed {
+		if !strings.HasPrefix(name, "Test") {
+			t.Errorf("the Makefile lists %q, not a test's name", name)
+		}
+	}
+}
+
+// samples reports whether body samples its inputs under the race
+// detector.
+func samples(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.Ident:
+			found = found || x.Name == "sampled" || x.Name == "raceEnabled"
+		case *ast.SelectorExpr:
+			found = found || x.Sel.Name == "RaceSample"
+		}
+		return !found
+	})
+	return found
+}
