@@ -15,8 +15,9 @@ import (
 var ARPFlap = &analyzer.Rule{
 	Name:     "arp-flap",
 	Severity: analyzer.Error,
-	// A capture or neighbor table snapshots, either will do.
-	NeedsAny:    []model.Kind{model.KindCapture, model.KindNeighbors},
+	// A capture, neighbor table snapshots or an arping transcript, any
+	// will do.
+	NeedsAny:    []model.Kind{model.KindCapture, model.KindNeighbors, model.KindClient},
 	Uses:        []model.Kind{model.KindKube, model.KindLinks, model.KindAddrs},
 	Requires:    []analyzer.FactKey{facts.AddrRoles},
 	SubjectKeys: []string{"node", "address"},
@@ -27,22 +28,26 @@ var ARPFlap = &analyzer.Rule{
 		Parts:    []analyzer.PlotPart{analyzer.PlotARP, analyzer.PlotCitedLogs},
 		ARPAddrs: []analyzer.Selector{analyzer.InSubject("address")},
 	},
-	Proof: "two MACs claiming the address (ARP frames or neighbor tables), and the Services saying it is a " +
+	Proof: "two MACs claiming the address (ARP frames, neighbor tables or arping's replies), and the Services saying it is a " +
 		"LoadBalancer or external IP that one announcer should hold",
-	Unproven: "the owner changes from the capture or the neighbor tables, with the causes not ruled out (two " +
+	Unproven: "the owner changes from the capture, the neighbor tables or an arping run answered from two MACs, with the causes not ruled out (two " +
 		"announcers, a failover, a duplicate address) and `ip -d link` on the nodes to find the two hosts",
 	Doc: `an IP address is claimed by more than one MAC address
 
 In a capture, ARP replies, gratuitous ARP announcements and the sender
 fields of ARP requests (or IPv6 neighbor advertisements) say which MAC owns
-an IP; so do neighbor tables (ip neigh, arp -an) taken at different times. When one IP is claimed by two or more MACs, traffic for it goes to
+an IP; so do neighbor tables (ip neigh, arp -an) taken at different times,
+and an arping transcript, whose replies each name the MAC that answered
+(the ticket's usual evidence: one arping run answered from two MACs).
+When one IP is claimed by two or more MACs, traffic for it goes to
 whichever claimed last in each neighbour's cache: connections break or land on
 the wrong node. In a cluster this is a VIP announced by two load-balancer
 controllers (MetalLB and kube-vip), a failover that is not finished, or an
 address configured twice.
 
-Evidence: the ARP frames where the owner changes; the Kubernetes objects that
-say what the IP is (a LoadBalancer IP, a node address).
+Evidence: the ARP frames where the owner changes, the neighbor entries or
+arping's replies; the Kubernetes objects that say what the IP is (a
+LoadBalancer IP, a node address).
 
 Claims by two NICs of one host are not two hosts: when the host's links
 (ip link, ip -j link, ip addr) list every claiming MAC, on one node (or
@@ -52,8 +57,10 @@ answers ARP for its own address on each NIC that hears the request
 at info, with the sysctls that stop it, and not as a flap.
 
 Severity: error when the IP is a Service's LoadBalancer IP or external IP
-(the Services join the capture); warning from the capture alone, where a
-single change can also be a finished failover. The finding counts the changes:
+(the Services join the capture); warning from the capture, the neighbor
+tables or arping alone, where a single change can also be a finished
+failover and two NICs of one host look the same (cause unknown, with ip
+link on the nodes to decide). The finding counts the changes:
 an owner going back and forth is two announcers, not a failover.
 
 Fix: find the two hosts by their MACs (ip link on the nodes) and make exactly
@@ -67,16 +74,26 @@ type arpClaim struct {
 	ev  *model.ARPEvent
 }
 
+// claimSource is what shows an address's claims: a capture's ARP frames,
+// neighbor table snapshots or an arping transcript's replies.
+type claimSource int
+
+const (
+	fromCapture claimSource = iota
+	fromNeigh
+	fromArping
+)
+
 // arpOwners are the claims of one address on one node, and their judgement
 // (judgeARPOwners): the changes of owner, what the address is.
 // arpOwnersWords words it.
 type arpOwners struct {
-	node      string
-	ip        netip.Addr
-	claims    []arpClaim // each change of owner, the first claim included
-	macs      []string
-	changes   int
-	fromNeigh bool // the claims are the neighbor table's snapshots, not a capture's
+	node    string
+	ip      netip.Addr
+	claims  []arpClaim // each change of owner, the first claim included
+	macs    []string
+	changes int
+	from    claimSource // what shows the claims
 
 	timeline []string // the first claim and each change of owner
 	is       string   // what the address is in the cluster, "" when nothing
@@ -126,7 +143,7 @@ func runARPFlap(p *analyzer.Pass) error {
 		}
 		o := byIP[key]
 		if o == nil {
-			o = &arpOwners{node: n.Node, ip: n.IP, fromNeigh: true}
+			o = &arpOwners{node: n.Node, ip: n.IP, from: fromNeigh}
 			byIP[key] = o
 			owners = append(owners, o)
 		}
@@ -142,6 +159,7 @@ func runARPFlap(p *analyzer.Pass) error {
 			o.macs = append(o.macs, n.MAC)
 		}
 	}
+	owners = append(owners, arpingClaims(s, byIP)...)
 	roles := facts.AddrRoles.Of(p)
 	for _, o := range owners {
 		if len(o.macs) < 2 {
@@ -179,7 +197,7 @@ func judgeARPOwners(o *arpOwners, rs facts.Roles) analyzer.Finding {
 			continue
 		}
 		owner = c.mac
-		if o.fromNeigh {
+		if o.from != fromCapture {
 			o.timeline = append(o.timeline, fmt.Sprintf("%s %s", c.ev.Pos, c.mac))
 		} else {
 			o.timeline = append(o.timeline, fmt.Sprintf("%s %s", c.ev.Time.Format("15:04:05.000000"), c.mac))
@@ -236,7 +254,8 @@ func arpOwnersWords(o *arpOwners) (title, summary, cause, fix string) {
 	title = fmt.Sprintf("%s is claimed by %d MAC addresses: %s", o.ip, len(o.macs), listSome(o.macs, false))
 	summary = fmt.Sprintf("The owner of %s%s changes %d %s %s: %s. Neighbours send traffic for it to "+
 		"whichever host claimed it last.", o.ip, what, o.changes, plural(o.changes, "time", "times"),
-		map[bool]string{true: "between the neighbor table snapshots", false: "in the capture"}[o.fromNeigh],
+		[...]string{fromCapture: "in the capture", fromNeigh: "between the neighbor table snapshots",
+			fromArping: "among arping's replies"}[o.from],
 		strings.Join(shown, " -> "))
 	cause = "Two hosts announce the same address: two load-balancer controllers (MetalLB and kube-vip) both " +
 		"announcing a Service's VIP, a failover between nodes, or an address configured on two hosts."
@@ -244,6 +263,39 @@ func arpOwnersWords(o *arpOwners) (title, summary, cause, fix string) {
 		"give each LoadBalancer Service one controller (spec.loadBalancerClass), or remove the duplicate address.",
 		listSome(o.macs, false), o.ip)
 	return title, summary, cause, fix
+}
+
+// arpingClaims returns the claims arping transcripts show, one sequence
+// per address a node's transcripts asked for: each reply names the MAC
+// that answered, in the order printed. An address a capture of the same
+// node speaks for is left to it (byIP).
+func arpingClaims(s *model.Snapshot, byIP map[string]*arpOwners) []*arpOwners {
+	var owners []*arpOwners
+	for i := range s.Client {
+		r := &s.Client[i]
+		ip := r.Addr.Addr()
+		if r.Tool != "arping" || r.MAC == "" || !ip.IsValid() || byIP[r.Node+"|"+ip.String()] != nil {
+			continue
+		}
+		key := "arping|" + r.Node + "|" + ip.String()
+		o := byIP[key]
+		if o == nil {
+			o = &arpOwners{node: r.Node, ip: ip, from: fromArping}
+			byIP[key] = o
+			owners = append(owners, o)
+		}
+		if k := len(o.claims); k > 0 && o.claims[k-1].mac == r.MAC {
+			continue
+		}
+		if len(o.claims) > 0 {
+			o.changes++
+		}
+		o.claims = append(o.claims, arpClaim{mac: r.MAC, ev: &model.ARPEvent{Node: r.Node, Pos: r.Pos, Op: "arping reply", IP: ip, MAC: r.MAC}})
+		if !slices.Contains(o.macs, r.MAC) {
+			o.macs = append(o.macs, r.MAC)
+		}
+	}
+	return owners
 }
 
 // maxTimeline and maxTimelineFact bound the owner changes a finding's
