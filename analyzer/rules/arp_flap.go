@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -54,7 +55,11 @@ Claims by two NICs of one host are not two hosts: when the host's links
 in one file), and its addresses (when shown) include the IP, the host
 answers ARP for its own address on each NIC that hears the request
 (arp_ignore=0, two NICs on one segment: "ARP flux"). That is reported
-at info, with the sysctls that stop it, and not as a flap.
+at info, with the sysctls that stop it, and not as a flap. Without the
+host's links, claims by MACs the manufacturer burned in (universally
+administered) and numbered one after the other (00:23:8b:bd:87:eb and
+:ec) are taken for two ports of one card, so ARP flux too: at info, as
+likely, with ip link on the host to decide.
 
 Severity: error when the IP is a Service's LoadBalancer IP or external IP
 (the Services join the capture); warning from the capture, the neighbor
@@ -169,7 +174,14 @@ func runARPFlap(p *analyzer.Pass) error {
 			p.Report(arpFluxFinding(o, nics))
 			continue
 		}
+		if !hostLinksShown(s, o.node) && adjacentBurnedInMACs(o.macs) {
+			p.Report(arpCardFinding(o))
+			continue
+		}
 		f := judgeARPOwners(o, roles.Of(o.ip, 0))
+		if !hostLinksShown(s, o.node) && f.Certainty != analyzer.Proven {
+			f.Alternatives = append(f.Alternatives, "two NICs of one host on the segment both answer (ARP flux)")
+		}
 		f.Title, f.Summary, f.Cause, f.Fix = arpOwnersWords(o)
 		p.Report(f)
 	}
@@ -404,6 +416,82 @@ func arpFluxFinding(o *arpOwners, nics []hostNIC) analyzer.Finding {
 		"NICs of one host on one segment both answer (\"ARP flux\")."
 	f.Fix = "If the traffic must enter by the NIC that holds the address, set net.ipv4.conf.all.arp_ignore=1 and " +
 		"net.ipv4.conf.all.arp_announce=2 on the host, or put the NICs on different segments (or bond them)."
+	return f
+}
+
+// hostLinksShown says the bundle holds links or addresses of node ("" for a
+// bundle that names none): oneHostsNICs has judged the MACs against them.
+func hostLinksShown(s *model.Snapshot, node string) bool {
+	return slices.ContainsFunc(s.Links, func(l model.Link) bool { return l.Node == node && l.MAC != "" }) ||
+		slices.ContainsFunc(s.Addrs, func(a model.IfAddr) bool { return a.Node == node && a.MAC != "" })
+}
+
+// adjacentBurnedInMACs says macs, two or more, are universally
+// administered (set by the manufacturer, not by software: Docker's,
+// VMs' and keepalived's are locally administered) unicast addresses that
+// differ only in their last octet, by one from each to the next: the
+// ports of one network card, which manufacturers number in sequence.
+func adjacentBurnedInMACs(macs []string) bool {
+	if len(macs) < 2 {
+		return false
+	}
+	var last []int
+	prefix := ""
+	for _, m := range macs {
+		hw, err := net.ParseMAC(m)
+		if err != nil || len(hw) != 6 || hw[0]&0x03 != 0 {
+			return false
+		}
+		if p := string(hw[:5]); prefix == "" {
+			prefix = p
+		} else if p != prefix {
+			return false
+		}
+		last = append(last, int(hw[5]))
+	}
+	slices.Sort(last)
+	for i := 1; i < len(last); i++ {
+		if last[i]-last[i-1] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// arpCardFinding reports an address claimed by adjacent burned-in MACs,
+// with no links of the host to check them against: likely two ports of
+// one card, the host answering ARP on each.
+func arpCardFinding(o *arpOwners) analyzer.Finding {
+	var ev []analyzer.Evidence
+	for i, c := range o.claims {
+		if i < maxGroupEvidence {
+			ev = append(ev, analyzer.Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", c.ev.Op, o.ip, c.mac)})
+		}
+	}
+	macs := listSome(o.macs, false)
+	f := analyzer.Finding{Subject: subject("node", o.node, "address", o.ip.String()), Severity: analyzer.Info,
+		Certainty: analyzer.Likely, Evidence: ev,
+		Title: fmt.Sprintf("%s is answered by %s, likely two ports of one card (ARP flux)", o.ip, macs),
+		Facts: map[string]any{"ip": o.ip.String(), "macs": o.macs, "changes": o.changes, "arp_flux": true},
+		Supports: []string{fmt.Sprintf("%d claims of %s by %s", len(o.claims), o.ip, macs),
+			fmt.Sprintf("%s are set by the manufacturer and numbered in sequence, as the ports of one card are", macs)},
+		Contradicts: []string{"two machines of one batch can have MACs in sequence too"},
+		Alternatives: []string{"two hosts whose cards were numbered in sequence",
+			"two load-balancer controllers, or two nodes, announce the address"},
+		Decide: collected("ip-link", "on the host that should hold "+o.ip.String()+": whether it has both MACs "+macs),
+	}
+	if o.node != "" {
+		f.Facts["node"] = o.node
+	}
+	f.Summary = fmt.Sprintf("%s is claimed by %s, MACs of one manufacturer numbered one after the other: most "+
+		"likely two NICs of one host on the same segment, each answering ARP for the address. Neighbours keep "+
+		"whichever reply came last, so traffic for %s may enter by the NIC that does not serve it.", o.ip, macs, o.ip)
+	f.Cause = "Linux answers ARP for any of its addresses on any interface by default (arp_ignore=0), and a " +
+		"load-balancer announcer (MetalLB's speaker) answers on every interface: two NICs of one host on one " +
+		"segment both answer (\"ARP flux\")."
+	f.Fix = "Check with `ip -br link` on the host that it has both MACs; then leave one NIC on the segment (or " +
+		"bond them), or set net.ipv4.conf.all.arp_ignore=1 and net.ipv4.conf.all.arp_announce=2, and restrict " +
+		"the announcer to the NIC that serves the address."
 	return f
 }
 
