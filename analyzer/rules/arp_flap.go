@@ -17,9 +17,9 @@ var ARPFlap = &analyzer.Rule{
 	Name:     "arp-flap",
 	Severity: analyzer.Error,
 	// A capture, neighbor table snapshots or an arping transcript, any
-	// will do.
+	// will do; MetalLB speakers' logs name who answers.
 	NeedsAny:    []model.Kind{model.KindCapture, model.KindNeighbors, model.KindClient},
-	Uses:        []model.Kind{model.KindKube, model.KindLinks, model.KindAddrs},
+	Uses:        []model.Kind{model.KindKube, model.KindLinks, model.KindAddrs, model.KindLogs},
 	Requires:    []analyzer.FactKey{facts.AddrRoles},
 	SubjectKeys: []string{"node", "address"},
 	Run:         runARPFlap,
@@ -87,6 +87,7 @@ const (
 	fromCapture claimSource = iota
 	fromNeigh
 	fromArping
+	fromSpeaker
 )
 
 // arpOwners are the claims of one address on one node, and their judgement
@@ -99,87 +100,87 @@ type arpOwners struct {
 	macs    []string
 	changes int
 	from    claimSource // what shows the claims
+	// speakers are MetalLB speakers' lines answering with the MACs, when
+	// two speakers answer with two of them; atOnce says their answers
+	// overlap in time.
+	speakers []*model.LogEvent
+	atOnce   bool
 
 	timeline []string // the first claim and each change of owner
 	is       string   // what the address is in the cluster, "" when nothing
+}
+
+// claim adds a claim of o's address by mac, shown by ev, unless it repeats
+// the last one.
+func (o *arpOwners) claim(mac string, ev *model.ARPEvent) {
+	if k := len(o.claims); k > 0 && o.claims[k-1].mac == mac {
+		return
+	} else if k > 0 {
+		o.changes++
+	}
+	o.claims = append(o.claims, arpClaim{mac: mac, ev: ev})
+	if !slices.Contains(o.macs, mac) {
+		o.macs = append(o.macs, mac)
+	}
 }
 
 func runARPFlap(p *analyzer.Pass) error {
 	s := p.Snap
 	var owners []*arpOwners
 	byIP := map[string]*arpOwners{}
+	group := func(key, node string, ip netip.Addr, from claimSource) *arpOwners {
+		if byIP[key] == nil {
+			byIP[key] = &arpOwners{node: node, ip: ip, from: from}
+			owners = append(owners, byIP[key])
+		}
+		return byIP[key]
+	}
 	for i := range s.ARP {
 		ev := &s.ARP[i]
-		if ev.MAC == "" || !ev.IP.IsValid() || ev.IP.IsUnspecified() || ev.Op == "ns" || ev.Copy {
-			continue
-		}
-		key := ev.Node + "|" + ev.IP.String()
-		o := byIP[key]
-		if o == nil {
-			o = &arpOwners{node: ev.Node, ip: ev.IP}
-			byIP[key] = o
-			owners = append(owners, o)
-		}
-		if n := len(o.claims); n > 0 && o.claims[n-1].mac == ev.MAC {
-			continue
-		}
-		if len(o.claims) > 0 {
-			o.changes++
-		}
-		o.claims = append(o.claims, arpClaim{mac: ev.MAC, ev: ev})
-		if !slices.Contains(o.macs, ev.MAC) {
-			o.macs = append(o.macs, ev.MAC)
+		if ev.MAC != "" && ev.IP.IsValid() && !ev.IP.IsUnspecified() && ev.Op != "ns" && !ev.Copy {
+			group(ev.Node+"|"+ev.IP.String(), ev.Node, ev.IP, fromCapture).claim(ev.MAC, ev)
 		}
 	}
 	// Neighbor table snapshots (ip neigh before and after): the MAC an IP
-	// resolves to, file by file, as another sequence of claims.
+	// resolves to, file by file, as another sequence of claims; arping's
+	// replies, in the order printed, as a third. A capture of the node
+	// speaks for the IPs it shows.
 	neigh := slices.Clone(s.Neighbors)
 	slices.SortStableFunc(neigh, func(a, b model.Neighbor) int {
 		return strings.Compare(snapshotKey(a.Pos.File), snapshotKey(b.Pos.File))
 	})
 	for i := range neigh {
-		n := &neigh[i]
-		if n.MAC == "" || !n.IP.IsValid() {
-			continue
-		}
-		key := "neigh|" + n.Node + "|" + n.IP.String()
-		if byIP[n.Node+"|"+n.IP.String()] != nil {
-			continue // the capture speaks for this IP
-		}
-		o := byIP[key]
-		if o == nil {
-			o = &arpOwners{node: n.Node, ip: n.IP, from: fromNeigh}
-			byIP[key] = o
-			owners = append(owners, o)
-		}
-		if k := len(o.claims); k > 0 && o.claims[k-1].mac == n.MAC {
-			continue
-		}
-		if len(o.claims) > 0 {
-			o.changes++
-		}
-		ev := &model.ARPEvent{Node: n.Node, Pos: n.Pos, Op: "neighbor entry (" + strings.ToLower(n.State) + ")", IP: n.IP, MAC: n.MAC}
-		o.claims = append(o.claims, arpClaim{mac: n.MAC, ev: ev})
-		if !slices.Contains(o.macs, n.MAC) {
-			o.macs = append(o.macs, n.MAC)
+		if n := &neigh[i]; n.MAC != "" && n.IP.IsValid() && byIP[n.Node+"|"+n.IP.String()] == nil {
+			group("neigh|"+n.Node+"|"+n.IP.String(), n.Node, n.IP, fromNeigh).claim(n.MAC, &model.ARPEvent{Node: n.Node,
+				Pos: n.Pos, Op: "neighbor entry (" + strings.ToLower(n.State) + ")", IP: n.IP, MAC: n.MAC})
 		}
 	}
-	owners = append(owners, arpingClaims(s, byIP)...)
+	for i := range s.Client {
+		if r, ip := &s.Client[i], s.Client[i].Addr.Addr(); r.Tool == "arping" && r.MAC != "" && ip.IsValid() &&
+			byIP[r.Node+"|"+ip.String()] == nil {
+			group("arping|"+r.Node+"|"+ip.String(), r.Node, ip, fromArping).claim(r.MAC,
+				&model.ARPEvent{Node: r.Node, Pos: r.Pos, Op: "arping reply", IP: ip, MAC: r.MAC})
+		}
+	}
+	answers := speakerAnswers(s)
+	owners = append(owners, speakerClaims(answers, owners)...)
 	roles := facts.AddrRoles.Of(p)
 	for _, o := range owners {
 		if len(o.macs) < 2 {
 			continue
 		}
-		if nics := oneHostsNICs(s, o); nics != nil {
+		o.joinSpeakers(answers[o.ip])
+		linksShown := hostLinksShown(s, o.node)
+		if nics := oneHostsNICs(s, o); nics != nil && o.speakers == nil {
 			p.Report(arpFluxFinding(o, nics))
 			continue
 		}
-		if !hostLinksShown(s, o.node) && adjacentBurnedInMACs(o.macs) {
+		if !linksShown && adjacentBurnedInMACs(o.macs) && o.speakers == nil {
 			p.Report(arpCardFinding(o))
 			continue
 		}
 		f := judgeARPOwners(o, roles.Of(o.ip, 0))
-		if !hostLinksShown(s, o.node) && f.Certainty != analyzer.Proven {
+		if !linksShown && f.Certainty != analyzer.Proven && o.speakers == nil {
 			f.Alternatives = append(f.Alternatives, "two NICs of one host on the segment both answer (ARP flux)")
 		}
 		f.Title, f.Summary, f.Cause, f.Fix = arpOwnersWords(o)
@@ -209,7 +210,7 @@ func judgeARPOwners(o *arpOwners, rs facts.Roles) analyzer.Finding {
 			continue
 		}
 		owner = c.mac
-		if o.from != fromCapture {
+		if o.from == fromNeigh || o.from == fromArping {
 			o.timeline = append(o.timeline, fmt.Sprintf("%s %s", c.ev.Pos, c.mac))
 		} else {
 			o.timeline = append(o.timeline, fmt.Sprintf("%s %s", c.ev.Time.Format("15:04:05.000000"), c.mac))
@@ -250,7 +251,39 @@ func judgeARPOwners(o *arpOwners, rs facts.Roles) analyzer.Finding {
 		f.Certainty = analyzer.Proven
 		f.Supports = append(f.Supports, fmt.Sprintf("the address is %s, which one announcer should hold", rs.Words()))
 	}
+	if o.speakers != nil {
+		judgeSpeakers(o, &f)
+	}
 	return f
+}
+
+// judgeSpeakers judges the claims of o that MetalLB's speakers' own lines
+// back: two speakers answer for the address (a LoadBalancer IP, the only
+// kind they answer for), at once when their answers interleave or the
+// claims go back and forth; otherwise a finished failover between them is
+// not ruled out.
+func judgeSpeakers(o *arpOwners, f *analyzer.Finding) {
+	seen := map[string]bool{}
+	var macs []string
+	for _, le := range o.speakers {
+		if mac := strings.ToLower(le.Fields["responseMAC"]); !seen[mac] {
+			seen[mac] = true
+			macs = append(macs, mac)
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: le.Pos,
+				Note: fmt.Sprintf("a MetalLB speaker answers ARP for %s with %s", o.ip, mac)})
+		}
+	}
+	f.Severity, f.Contradicts = analyzer.Error, nil
+	f.Supports = append(f.Supports, fmt.Sprintf("MetalLB's speakers log that they answered ARP for %s with %s, "+
+		"two speakers with two MACs", o.ip, listSome(macs, false)))
+	f.Decide = "# with kubectl: the speakers that answer for the address, and why both hold it\n" +
+		"kubectl -n metallb-system logs -l component=speaker --prefix | grep -e 'sending response' -e memberlist"
+	if o.changes >= 2 || o.atOnce {
+		f.Certainty, f.Alternatives = analyzer.Proven, nil
+		return
+	}
+	f.Certainty = analyzer.Likely
+	f.Alternatives = []string{"a failover between the speakers that finished: their answers do not overlap in time"}
 }
 
 // arpOwnersWords words the finding of o, as judgeARPOwners judged it.
@@ -267,47 +300,94 @@ func arpOwnersWords(o *arpOwners) (title, summary, cause, fix string) {
 	summary = fmt.Sprintf("The owner of %s%s changes %d %s %s: %s. Neighbours send traffic for it to "+
 		"whichever host claimed it last.", o.ip, what, o.changes, plural(o.changes, "time", "times"),
 		[...]string{fromCapture: "in the capture", fromNeigh: "between the neighbor table snapshots",
-			fromArping: "among arping's replies"}[o.from],
+			fromArping: "among arping's replies", fromSpeaker: "along MetalLB's speakers' log lines"}[o.from],
 		strings.Join(shown, " -> "))
 	cause = "Two hosts announce the same address: two load-balancer controllers (MetalLB and kube-vip) both " +
 		"announcing a Service's VIP, a failover between nodes, or an address configured on two hosts."
+	if o.speakers != nil {
+		cause = "Two MetalLB speakers announce the address (layer 2 mode), each answering ARP with its own " +
+			"node's MAC, as their logs show: their leader election disagrees, as when the nodes cannot reach each " +
+			"other (memberlist, port 7946) or one cannot reach the API server."
+		fix = fmt.Sprintf("Find why the speakers disagree over %s: their logs (memberlist, node events), TCP and UDP "+
+			"7946 between the nodes, each node's access to the API server; deleting the speaker Pods makes them "+
+			"elect one announcer again.", o.ip)
+		return title, summary, cause, fix
+	}
 	fix = fmt.Sprintf("Find the hosts with MACs %s (`ip -br link` on the nodes) and keep one announcer for %s: "+
 		"give each LoadBalancer Service one controller (spec.loadBalancerClass), or remove the duplicate address.",
 		listSome(o.macs, false), o.ip)
 	return title, summary, cause, fix
 }
 
-// arpingClaims returns the claims arping transcripts show, one sequence
-// per address a node's transcripts asked for: each reply names the MAC
-// that answered, in the order printed. An address a capture of the same
-// node speaks for is left to it (byIP).
-func arpingClaims(s *model.Snapshot, byIP map[string]*arpOwners) []*arpOwners {
-	var owners []*arpOwners
-	for i := range s.Client {
-		r := &s.Client[i]
-		ip := r.Addr.Addr()
-		if r.Tool != "arping" || r.MAC == "" || !ip.IsValid() || byIP[r.Node+"|"+ip.String()] != nil {
-			continue
-		}
-		key := "arping|" + r.Node + "|" + ip.String()
-		o := byIP[key]
-		if o == nil {
-			o = &arpOwners{node: r.Node, ip: ip, from: fromArping}
-			byIP[key] = o
-			owners = append(owners, o)
-		}
-		if k := len(o.claims); k > 0 && o.claims[k-1].mac == r.MAC {
-			continue
-		}
-		if len(o.claims) > 0 {
-			o.changes++
-		}
-		o.claims = append(o.claims, arpClaim{mac: r.MAC, ev: &model.ARPEvent{Node: r.Node, Pos: r.Pos, Op: "arping reply", IP: ip, MAC: r.MAC}})
-		if !slices.Contains(o.macs, r.MAC) {
-			o.macs = append(o.macs, r.MAC)
+// speakerAnswers returns, per address, the lines in which MetalLB's
+// speakers say they answered ARP or NDP for it ("got ARP request for
+// service IP, sending response", with ip and responseMAC), in time order.
+func speakerAnswers(s *model.Snapshot) map[netip.Addr][]*model.LogEvent {
+	out := map[netip.Addr][]*model.LogEvent{}
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		ip, err := netip.ParseAddr(le.Fields["ip"])
+		if err == nil && le.Fields["responseMAC"] != "" && strings.Contains(le.Message, "sending response") {
+			out[ip] = append(out[ip], le)
 		}
 	}
-	return owners
+	for _, l := range out {
+		slices.SortStableFunc(l, func(a, b *model.LogEvent) int { return a.Time.Compare(b.Time) })
+	}
+	return out
+}
+
+// speakerClaims returns the claims the speakers' lines show of the
+// addresses nothing else shows claimed, one sequence per address in time
+// order.
+func speakerClaims(answers map[netip.Addr][]*model.LogEvent, owners []*arpOwners) []*arpOwners {
+	var out []*arpOwners
+	for ip, lines := range answers {
+		if slices.ContainsFunc(owners, func(o *arpOwners) bool { return o.ip == ip }) {
+			continue
+		}
+		o := &arpOwners{ip: ip, from: fromSpeaker}
+		for _, le := range lines {
+			mac := strings.ToLower(le.Fields["responseMAC"])
+			o.claim(mac, &model.ARPEvent{Node: le.Node, Pos: le.Pos, Time: le.Time, Op: "speaker reply", IP: ip, MAC: mac})
+		}
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b *arpOwners) int { return a.ip.Compare(b.ip) })
+	return out
+}
+
+// joinSpeakers keeps the speakers' lines (in time order) that answer with
+// o's MACs when two or more speakers (told apart by node, Pod and file)
+// answered with two or more of them, each with its own: one speaker
+// answering with two MACs is one host's two NICs. atOnce is set when the
+// MAC changes twice or more along the lines.
+func (o *arpOwners) joinSpeakers(lines []*model.LogEvent) {
+	macOf := map[string]string{}
+	var kept []*model.LogEvent
+	changes, last := 0, ""
+	for _, le := range lines {
+		mac, who := strings.ToLower(le.Fields["responseMAC"]), le.Node+"|"+le.Pod+"|"+le.Pos.File
+		if !slices.Contains(o.macs, mac) {
+			continue
+		}
+		if m, ok := macOf[who]; ok && m != mac {
+			return
+		}
+		macOf[who] = mac
+		kept = append(kept, le)
+		if last != "" && mac != last {
+			changes++
+		}
+		last = mac
+	}
+	distinct := map[string]bool{}
+	for _, m := range macOf {
+		distinct[m] = true
+	}
+	if len(macOf) >= 2 && len(distinct) >= 2 {
+		o.speakers, o.atOnce = kept, changes >= 2
+	}
 }
 
 // maxTimeline and maxTimelineFact bound the owner changes a finding's
@@ -387,12 +467,7 @@ func arpFluxFinding(o *arpOwners, nics []hostNIC) analyzer.Finding {
 		node = "the host of " + nics[0].pos.File
 	}
 	var devs []string
-	var ev []analyzer.Evidence
-	for i, c := range o.claims {
-		if i < maxGroupEvidence {
-			ev = append(ev, analyzer.Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", c.ev.Op, o.ip, c.mac)})
-		}
-	}
+	ev := o.claimEvidence()
 	for _, n := range nics {
 		devs = append(devs, n.dev+" "+n.mac)
 		ev = append(ev, analyzer.Evidence{Pos: n.pos, Note: fmt.Sprintf("%s has MAC %s", n.dev, n.mac)})
@@ -462,12 +537,7 @@ func adjacentBurnedInMACs(macs []string) bool {
 // with no links of the host to check them against: likely two ports of
 // one card, the host answering ARP on each.
 func arpCardFinding(o *arpOwners) analyzer.Finding {
-	var ev []analyzer.Evidence
-	for i, c := range o.claims {
-		if i < maxGroupEvidence {
-			ev = append(ev, analyzer.Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", c.ev.Op, o.ip, c.mac)})
-		}
-	}
+	ev := o.claimEvidence()
 	macs := listSome(o.macs, false)
 	f := analyzer.Finding{Subject: subject("node", o.node, "address", o.ip.String()), Severity: analyzer.Info,
 		Certainty: analyzer.Likely, Evidence: ev,
@@ -493,6 +563,15 @@ func arpCardFinding(o *arpOwners) analyzer.Finding {
 		"bond them), or set net.ipv4.conf.all.arp_ignore=1 and net.ipv4.conf.all.arp_announce=2, and restrict " +
 		"the announcer to the NIC that serves the address."
 	return f
+}
+
+// claimEvidence cites o's first claims.
+func (o *arpOwners) claimEvidence() []analyzer.Evidence {
+	var ev []analyzer.Evidence
+	for _, c := range o.claims[:min(len(o.claims), maxGroupEvidence)] {
+		ev = append(ev, analyzer.Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", c.ev.Op, o.ip, c.mac)})
+	}
+	return ev
 }
 
 // cmpOr returns a, or b when a is empty.
