@@ -59,7 +59,9 @@ requests, a connection), or when the Kubernetes objects say the address
 should answer. Requests within three seconds of the capture's end are not
 judged. At least two unanswered requests are needed (min_requests); an
 arping run, made on the host that asks and so seeing any answer, counts
-on its own, unless another run got an answer from the address.
+on its own, unless another run got an answer from the address or it
+asked for no answer (duplicate address detection, -D, or announcements,
+-U and -A).
 
 Evidence: the request frames; the neighbor table entries; arping's
 "Received 0 response(s)" line; the Kubernetes
@@ -313,11 +315,23 @@ func unansweredArping(s *model.Snapshot) []*model.ClientResult {
 	for i := range s.Client {
 		r := &s.Client[i]
 		if r.Tool == "arping" && r.Outcome == model.ClientTimeout && r.Addr.Addr().IsValid() &&
-			!answered[r.Node+"|"+r.Addr.Addr().String()] {
+			!answered[r.Node+"|"+r.Addr.Addr().String()] && !arpingExpectsNoReply(r.Command) {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// arpingExpectsNoReply says an arping command line asks for no answer:
+// duplicate address detection (-D), whose silence is the healthy outcome,
+// or unsolicited announcements (-U, -A).
+func arpingExpectsNoReply(command string) bool {
+	for _, tok := range strings.Fields(command) {
+		if strings.HasPrefix(tok, "-") && !strings.HasPrefix(tok, "--") && strings.ContainsAny(tok[1:], "DUA") {
+			return true
+		}
+	}
+	return false
 }
 
 // visibleHosts returns the addresses the captures show receiving
