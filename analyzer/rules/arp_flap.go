@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -15,9 +16,10 @@ import (
 var ARPFlap = &analyzer.Rule{
 	Name:     "arp-flap",
 	Severity: analyzer.Error,
-	// A capture or neighbor table snapshots, either will do.
-	NeedsAny:    []model.Kind{model.KindCapture, model.KindNeighbors},
-	Uses:        []model.Kind{model.KindKube, model.KindLinks, model.KindAddrs},
+	// A capture, neighbor table snapshots or an arping transcript, any
+	// will do; MetalLB speakers' logs name who answers.
+	NeedsAny:    []model.Kind{model.KindCapture, model.KindNeighbors, model.KindClient},
+	Uses:        []model.Kind{model.KindKube, model.KindLinks, model.KindAddrs, model.KindLogs},
 	Requires:    []analyzer.FactKey{facts.AddrRoles},
 	SubjectKeys: []string{"node", "address"},
 	Run:         runARPFlap,
@@ -27,33 +29,43 @@ var ARPFlap = &analyzer.Rule{
 		Parts:    []analyzer.PlotPart{analyzer.PlotARP, analyzer.PlotCitedLogs},
 		ARPAddrs: []analyzer.Selector{analyzer.InSubject("address")},
 	},
-	Proof: "two MACs claiming the address (ARP frames or neighbor tables), and the Services saying it is a " +
+	Proof: "two MACs claiming the address (ARP frames, neighbor tables or arping's replies), and the Services saying it is a " +
 		"LoadBalancer or external IP that one announcer should hold",
-	Unproven: "the owner changes from the capture or the neighbor tables, with the causes not ruled out (two " +
+	Unproven: "the owner changes from the capture, the neighbor tables or an arping run answered from two MACs, with the causes not ruled out (two " +
 		"announcers, a failover, a duplicate address) and `ip -d link` on the nodes to find the two hosts",
 	Doc: `an IP address is claimed by more than one MAC address
 
 In a capture, ARP replies, gratuitous ARP announcements and the sender
 fields of ARP requests (or IPv6 neighbor advertisements) say which MAC owns
-an IP; so do neighbor tables (ip neigh, arp -an) taken at different times. When one IP is claimed by two or more MACs, traffic for it goes to
+an IP; so do neighbor tables (ip neigh, arp -an) taken at different times,
+and an arping transcript, whose replies each name the MAC that answered
+(the ticket's usual evidence: one arping run answered from two MACs).
+When one IP is claimed by two or more MACs, traffic for it goes to
 whichever claimed last in each neighbour's cache: connections break or land on
 the wrong node. In a cluster this is a VIP announced by two load-balancer
 controllers (MetalLB and kube-vip), a failover that is not finished, or an
 address configured twice.
 
-Evidence: the ARP frames where the owner changes; the Kubernetes objects that
-say what the IP is (a LoadBalancer IP, a node address).
+Evidence: the ARP frames where the owner changes, the neighbor entries or
+arping's replies; the Kubernetes objects that say what the IP is (a
+LoadBalancer IP, a node address).
 
 Claims by two NICs of one host are not two hosts: when the host's links
 (ip link, ip -j link, ip addr) list every claiming MAC, on one node (or
 in one file), and its addresses (when shown) include the IP, the host
 answers ARP for its own address on each NIC that hears the request
 (arp_ignore=0, two NICs on one segment: "ARP flux"). That is reported
-at info, with the sysctls that stop it, and not as a flap.
+at info, with the sysctls that stop it, and not as a flap. Without the
+host's links, claims by MACs the manufacturer burned in (universally
+administered) and numbered one after the other (00:23:8b:bd:87:eb and
+:ec) are taken for two ports of one card, so ARP flux too: at info, as
+likely, with ip link on the host to decide.
 
 Severity: error when the IP is a Service's LoadBalancer IP or external IP
-(the Services join the capture); warning from the capture alone, where a
-single change can also be a finished failover. The finding counts the changes:
+(the Services join the capture); warning from the capture, the neighbor
+tables or arping alone, where a single change can also be a finished
+failover and two NICs of one host look the same (cause unknown, with ip
+link on the nodes to decide). The finding counts the changes:
 an owner going back and forth is two announcers, not a failover.
 
 Fix: find the two hosts by their MACs (ip link on the nodes) and make exactly
@@ -67,91 +79,110 @@ type arpClaim struct {
 	ev  *model.ARPEvent
 }
 
+// claimSource is what shows an address's claims: a capture's ARP frames,
+// neighbor table snapshots or an arping transcript's replies.
+type claimSource int
+
+const (
+	fromCapture claimSource = iota
+	fromNeigh
+	fromArping
+	fromSpeaker
+)
+
 // arpOwners are the claims of one address on one node, and their judgement
 // (judgeARPOwners): the changes of owner, what the address is.
 // arpOwnersWords words it.
 type arpOwners struct {
-	node      string
-	ip        netip.Addr
-	claims    []arpClaim // each change of owner, the first claim included
-	macs      []string
-	changes   int
-	fromNeigh bool // the claims are the neighbor table's snapshots, not a capture's
+	node    string
+	ip      netip.Addr
+	claims  []arpClaim // each change of owner, the first claim included
+	macs    []string
+	changes int
+	from    claimSource // what shows the claims
+	// speakers are MetalLB speakers' lines answering with the MACs, when
+	// two speakers answer with two of them; atOnce says their answers
+	// overlap in time.
+	speakers []*model.LogEvent
+	atOnce   bool
 
 	timeline []string // the first claim and each change of owner
 	is       string   // what the address is in the cluster, "" when nothing
+}
+
+// claim adds a claim of o's address by mac, shown by ev, unless it repeats
+// the last one.
+func (o *arpOwners) claim(mac string, ev *model.ARPEvent) {
+	if k := len(o.claims); k > 0 && o.claims[k-1].mac == mac {
+		return
+	} else if k > 0 {
+		o.changes++
+	}
+	o.claims = append(o.claims, arpClaim{mac: mac, ev: ev})
+	if !slices.Contains(o.macs, mac) {
+		o.macs = append(o.macs, mac)
+	}
 }
 
 func runARPFlap(p *analyzer.Pass) error {
 	s := p.Snap
 	var owners []*arpOwners
 	byIP := map[string]*arpOwners{}
+	group := func(key, node string, ip netip.Addr, from claimSource) *arpOwners {
+		if byIP[key] == nil {
+			byIP[key] = &arpOwners{node: node, ip: ip, from: from}
+			owners = append(owners, byIP[key])
+		}
+		return byIP[key]
+	}
 	for i := range s.ARP {
 		ev := &s.ARP[i]
-		if ev.MAC == "" || !ev.IP.IsValid() || ev.IP.IsUnspecified() || ev.Op == "ns" || ev.Copy {
-			continue
-		}
-		key := ev.Node + "|" + ev.IP.String()
-		o := byIP[key]
-		if o == nil {
-			o = &arpOwners{node: ev.Node, ip: ev.IP}
-			byIP[key] = o
-			owners = append(owners, o)
-		}
-		if n := len(o.claims); n > 0 && o.claims[n-1].mac == ev.MAC {
-			continue
-		}
-		if len(o.claims) > 0 {
-			o.changes++
-		}
-		o.claims = append(o.claims, arpClaim{mac: ev.MAC, ev: ev})
-		if !slices.Contains(o.macs, ev.MAC) {
-			o.macs = append(o.macs, ev.MAC)
+		if ev.MAC != "" && ev.IP.IsValid() && !ev.IP.IsUnspecified() && ev.Op != "ns" && !ev.Copy {
+			group(ev.Node+"|"+ev.IP.String(), ev.Node, ev.IP, fromCapture).claim(ev.MAC, ev)
 		}
 	}
 	// Neighbor table snapshots (ip neigh before and after): the MAC an IP
-	// resolves to, file by file, as another sequence of claims.
+	// resolves to, file by file, as another sequence of claims; arping's
+	// replies, in the order printed, as a third. A capture of the node
+	// speaks for the IPs it shows.
 	neigh := slices.Clone(s.Neighbors)
 	slices.SortStableFunc(neigh, func(a, b model.Neighbor) int {
 		return strings.Compare(snapshotKey(a.Pos.File), snapshotKey(b.Pos.File))
 	})
 	for i := range neigh {
-		n := &neigh[i]
-		if n.MAC == "" || !n.IP.IsValid() {
-			continue
-		}
-		key := "neigh|" + n.Node + "|" + n.IP.String()
-		if byIP[n.Node+"|"+n.IP.String()] != nil {
-			continue // the capture speaks for this IP
-		}
-		o := byIP[key]
-		if o == nil {
-			o = &arpOwners{node: n.Node, ip: n.IP, fromNeigh: true}
-			byIP[key] = o
-			owners = append(owners, o)
-		}
-		if k := len(o.claims); k > 0 && o.claims[k-1].mac == n.MAC {
-			continue
-		}
-		if len(o.claims) > 0 {
-			o.changes++
-		}
-		ev := &model.ARPEvent{Node: n.Node, Pos: n.Pos, Op: "neighbor entry (" + strings.ToLower(n.State) + ")", IP: n.IP, MAC: n.MAC}
-		o.claims = append(o.claims, arpClaim{mac: n.MAC, ev: ev})
-		if !slices.Contains(o.macs, n.MAC) {
-			o.macs = append(o.macs, n.MAC)
+		if n := &neigh[i]; n.MAC != "" && n.IP.IsValid() && byIP[n.Node+"|"+n.IP.String()] == nil {
+			group("neigh|"+n.Node+"|"+n.IP.String(), n.Node, n.IP, fromNeigh).claim(n.MAC, &model.ARPEvent{Node: n.Node,
+				Pos: n.Pos, Op: "neighbor entry (" + strings.ToLower(n.State) + ")", IP: n.IP, MAC: n.MAC})
 		}
 	}
+	for i := range s.Client {
+		if r, ip := &s.Client[i], s.Client[i].Addr.Addr(); r.Tool == "arping" && r.MAC != "" && ip.IsValid() &&
+			byIP[r.Node+"|"+ip.String()] == nil {
+			group("arping|"+r.Node+"|"+ip.String(), r.Node, ip, fromArping).claim(r.MAC,
+				&model.ARPEvent{Node: r.Node, Pos: r.Pos, Op: "arping reply", IP: ip, MAC: r.MAC})
+		}
+	}
+	answers := speakerAnswers(s)
+	owners = append(owners, speakerClaims(answers, owners)...)
 	roles := facts.AddrRoles.Of(p)
 	for _, o := range owners {
 		if len(o.macs) < 2 {
 			continue
 		}
-		if nics := oneHostsNICs(s, o); nics != nil {
+		o.joinSpeakers(answers[o.ip])
+		linksShown := hostLinksShown(s, o.node)
+		if nics := oneHostsNICs(s, o); nics != nil && o.speakers == nil {
 			p.Report(arpFluxFinding(o, nics))
 			continue
 		}
+		if !linksShown && adjacentBurnedInMACs(o.macs) && o.speakers == nil {
+			p.Report(arpCardFinding(o))
+			continue
+		}
 		f := judgeARPOwners(o, roles.Of(o.ip, 0))
+		if !linksShown && f.Certainty != analyzer.Proven && o.speakers == nil {
+			f.Alternatives = append(f.Alternatives, "two NICs of one host on the segment both answer (ARP flux)")
+		}
 		f.Title, f.Summary, f.Cause, f.Fix = arpOwnersWords(o)
 		p.Report(f)
 	}
@@ -179,7 +210,7 @@ func judgeARPOwners(o *arpOwners, rs facts.Roles) analyzer.Finding {
 			continue
 		}
 		owner = c.mac
-		if o.fromNeigh {
+		if o.from == fromNeigh || o.from == fromArping {
 			o.timeline = append(o.timeline, fmt.Sprintf("%s %s", c.ev.Pos, c.mac))
 		} else {
 			o.timeline = append(o.timeline, fmt.Sprintf("%s %s", c.ev.Time.Format("15:04:05.000000"), c.mac))
@@ -220,7 +251,39 @@ func judgeARPOwners(o *arpOwners, rs facts.Roles) analyzer.Finding {
 		f.Certainty = analyzer.Proven
 		f.Supports = append(f.Supports, fmt.Sprintf("the address is %s, which one announcer should hold", rs.Words()))
 	}
+	if o.speakers != nil {
+		judgeSpeakers(o, &f)
+	}
 	return f
+}
+
+// judgeSpeakers judges the claims of o that MetalLB's speakers' own lines
+// back: two speakers answer for the address (a LoadBalancer IP, the only
+// kind they answer for), at once when their answers interleave or the
+// claims go back and forth; otherwise a finished failover between them is
+// not ruled out.
+func judgeSpeakers(o *arpOwners, f *analyzer.Finding) {
+	seen := map[string]bool{}
+	var macs []string
+	for _, le := range o.speakers {
+		if mac := strings.ToLower(le.Fields["responseMAC"]); !seen[mac] {
+			seen[mac] = true
+			macs = append(macs, mac)
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: le.Pos,
+				Note: fmt.Sprintf("a MetalLB speaker answers ARP for %s with %s", o.ip, mac)})
+		}
+	}
+	f.Severity, f.Contradicts = analyzer.Error, nil
+	f.Supports = append(f.Supports, fmt.Sprintf("MetalLB's speakers log that they answered ARP for %s with %s, "+
+		"two speakers with two MACs", o.ip, listSome(macs, false)))
+	f.Decide = "# with kubectl: the speakers that answer for the address, and why both hold it\n" +
+		"kubectl -n metallb-system logs -l component=speaker --prefix | grep -e 'sending response' -e memberlist"
+	if o.changes >= 2 || o.atOnce {
+		f.Certainty, f.Alternatives = analyzer.Proven, nil
+		return
+	}
+	f.Certainty = analyzer.Likely
+	f.Alternatives = []string{"a failover between the speakers that finished: their answers do not overlap in time"}
 }
 
 // arpOwnersWords words the finding of o, as judgeARPOwners judged it.
@@ -236,14 +299,95 @@ func arpOwnersWords(o *arpOwners) (title, summary, cause, fix string) {
 	title = fmt.Sprintf("%s is claimed by %d MAC addresses: %s", o.ip, len(o.macs), listSome(o.macs, false))
 	summary = fmt.Sprintf("The owner of %s%s changes %d %s %s: %s. Neighbours send traffic for it to "+
 		"whichever host claimed it last.", o.ip, what, o.changes, plural(o.changes, "time", "times"),
-		map[bool]string{true: "between the neighbor table snapshots", false: "in the capture"}[o.fromNeigh],
+		[...]string{fromCapture: "in the capture", fromNeigh: "between the neighbor table snapshots",
+			fromArping: "among arping's replies", fromSpeaker: "along MetalLB's speakers' log lines"}[o.from],
 		strings.Join(shown, " -> "))
 	cause = "Two hosts announce the same address: two load-balancer controllers (MetalLB and kube-vip) both " +
 		"announcing a Service's VIP, a failover between nodes, or an address configured on two hosts."
+	if o.speakers != nil {
+		cause = "Two MetalLB speakers announce the address (layer 2 mode), each answering ARP with its own " +
+			"node's MAC, as their logs show: their leader election disagrees, as when the nodes cannot reach each " +
+			"other (memberlist, port 7946) or one cannot reach the API server."
+		fix = fmt.Sprintf("Find why the speakers disagree over %s: their logs (memberlist, node events), TCP and UDP "+
+			"7946 between the nodes, each node's access to the API server; deleting the speaker Pods makes them "+
+			"elect one announcer again.", o.ip)
+		return title, summary, cause, fix
+	}
 	fix = fmt.Sprintf("Find the hosts with MACs %s (`ip -br link` on the nodes) and keep one announcer for %s: "+
 		"give each LoadBalancer Service one controller (spec.loadBalancerClass), or remove the duplicate address.",
 		listSome(o.macs, false), o.ip)
 	return title, summary, cause, fix
+}
+
+// speakerAnswers returns, per address, the lines in which MetalLB's
+// speakers say they answered ARP or NDP for it ("got ARP request for
+// service IP, sending response", with ip and responseMAC), in time order.
+func speakerAnswers(s *model.Snapshot) map[netip.Addr][]*model.LogEvent {
+	out := map[netip.Addr][]*model.LogEvent{}
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		ip, err := netip.ParseAddr(le.Fields["ip"])
+		if err == nil && le.Fields["responseMAC"] != "" && strings.Contains(le.Message, "sending response") {
+			out[ip] = append(out[ip], le)
+		}
+	}
+	for _, l := range out {
+		slices.SortStableFunc(l, func(a, b *model.LogEvent) int { return a.Time.Compare(b.Time) })
+	}
+	return out
+}
+
+// speakerClaims returns the claims the speakers' lines show of the
+// addresses nothing else shows claimed, one sequence per address in time
+// order.
+func speakerClaims(answers map[netip.Addr][]*model.LogEvent, owners []*arpOwners) []*arpOwners {
+	var out []*arpOwners
+	for ip, lines := range answers {
+		if slices.ContainsFunc(owners, func(o *arpOwners) bool { return o.ip == ip }) {
+			continue
+		}
+		o := &arpOwners{ip: ip, from: fromSpeaker}
+		for _, le := range lines {
+			mac := strings.ToLower(le.Fields["responseMAC"])
+			o.claim(mac, &model.ARPEvent{Node: le.Node, Pos: le.Pos, Time: le.Time, Op: "speaker reply", IP: ip, MAC: mac})
+		}
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b *arpOwners) int { return a.ip.Compare(b.ip) })
+	return out
+}
+
+// joinSpeakers keeps the speakers' lines (in time order) that answer with
+// o's MACs when two or more speakers (told apart by node, Pod and file)
+// answered with two or more of them, each with its own: one speaker
+// answering with two MACs is one host's two NICs. atOnce is set when the
+// MAC changes twice or more along the lines.
+func (o *arpOwners) joinSpeakers(lines []*model.LogEvent) {
+	macOf := map[string]string{}
+	var kept []*model.LogEvent
+	changes, last := 0, ""
+	for _, le := range lines {
+		mac, who := strings.ToLower(le.Fields["responseMAC"]), le.Node+"|"+le.Pod+"|"+le.Pos.File
+		if !slices.Contains(o.macs, mac) {
+			continue
+		}
+		if m, ok := macOf[who]; ok && m != mac {
+			return
+		}
+		macOf[who] = mac
+		kept = append(kept, le)
+		if last != "" && mac != last {
+			changes++
+		}
+		last = mac
+	}
+	distinct := map[string]bool{}
+	for _, m := range macOf {
+		distinct[m] = true
+	}
+	if len(macOf) >= 2 && len(distinct) >= 2 {
+		o.speakers, o.atOnce = kept, changes >= 2
+	}
 }
 
 // maxTimeline and maxTimelineFact bound the owner changes a finding's
@@ -323,12 +467,7 @@ func arpFluxFinding(o *arpOwners, nics []hostNIC) analyzer.Finding {
 		node = "the host of " + nics[0].pos.File
 	}
 	var devs []string
-	var ev []analyzer.Evidence
-	for i, c := range o.claims {
-		if i < maxGroupEvidence {
-			ev = append(ev, analyzer.Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", c.ev.Op, o.ip, c.mac)})
-		}
-	}
+	ev := o.claimEvidence()
 	for _, n := range nics {
 		devs = append(devs, n.dev+" "+n.mac)
 		ev = append(ev, analyzer.Evidence{Pos: n.pos, Note: fmt.Sprintf("%s has MAC %s", n.dev, n.mac)})
@@ -353,6 +492,86 @@ func arpFluxFinding(o *arpOwners, nics []hostNIC) analyzer.Finding {
 	f.Fix = "If the traffic must enter by the NIC that holds the address, set net.ipv4.conf.all.arp_ignore=1 and " +
 		"net.ipv4.conf.all.arp_announce=2 on the host, or put the NICs on different segments (or bond them)."
 	return f
+}
+
+// hostLinksShown says the bundle holds links or addresses of node ("" for a
+// bundle that names none): oneHostsNICs has judged the MACs against them.
+func hostLinksShown(s *model.Snapshot, node string) bool {
+	return slices.ContainsFunc(s.Links, func(l model.Link) bool { return l.Node == node && l.MAC != "" }) ||
+		slices.ContainsFunc(s.Addrs, func(a model.IfAddr) bool { return a.Node == node && a.MAC != "" })
+}
+
+// adjacentBurnedInMACs says macs, two or more, are universally
+// administered (set by the manufacturer, not by software: Docker's,
+// VMs' and keepalived's are locally administered) unicast addresses that
+// differ only in their last octet, by one from each to the next: the
+// ports of one network card, which manufacturers number in sequence.
+func adjacentBurnedInMACs(macs []string) bool {
+	if len(macs) < 2 {
+		return false
+	}
+	var last []int
+	prefix := ""
+	for _, m := range macs {
+		hw, err := net.ParseMAC(m)
+		if err != nil || len(hw) != 6 || hw[0]&0x03 != 0 {
+			return false
+		}
+		if p := string(hw[:5]); prefix == "" {
+			prefix = p
+		} else if p != prefix {
+			return false
+		}
+		last = append(last, int(hw[5]))
+	}
+	slices.Sort(last)
+	for i := 1; i < len(last); i++ {
+		if last[i]-last[i-1] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// arpCardFinding reports an address claimed by adjacent burned-in MACs,
+// with no links of the host to check them against: likely two ports of
+// one card, the host answering ARP on each.
+func arpCardFinding(o *arpOwners) analyzer.Finding {
+	ev := o.claimEvidence()
+	macs := listSome(o.macs, false)
+	f := analyzer.Finding{Subject: subject("node", o.node, "address", o.ip.String()), Severity: analyzer.Info,
+		Certainty: analyzer.Likely, Evidence: ev,
+		Title: fmt.Sprintf("%s is answered by %s, likely two ports of one card (ARP flux)", o.ip, macs),
+		Facts: map[string]any{"ip": o.ip.String(), "macs": o.macs, "changes": o.changes, "arp_flux": true},
+		Supports: []string{fmt.Sprintf("%d claims of %s by %s", len(o.claims), o.ip, macs),
+			fmt.Sprintf("%s are set by the manufacturer and numbered in sequence, as the ports of one card are", macs)},
+		Contradicts: []string{"two machines of one batch can have MACs in sequence too"},
+		Alternatives: []string{"two hosts whose cards were numbered in sequence",
+			"two load-balancer controllers, or two nodes, announce the address"},
+		Decide: collected("ip-link", "on the host that should hold "+o.ip.String()+": whether it has both MACs "+macs),
+	}
+	if o.node != "" {
+		f.Facts["node"] = o.node
+	}
+	f.Summary = fmt.Sprintf("%s is claimed by %s, MACs of one manufacturer numbered one after the other: most "+
+		"likely two NICs of one host on the same segment, each answering ARP for the address. Neighbours keep "+
+		"whichever reply came last, so traffic for %s may enter by the NIC that does not serve it.", o.ip, macs, o.ip)
+	f.Cause = "Linux answers ARP for any of its addresses on any interface by default (arp_ignore=0), and a " +
+		"load-balancer announcer (MetalLB's speaker) answers on every interface: two NICs of one host on one " +
+		"segment both answer (\"ARP flux\")."
+	f.Fix = "Check with `ip -br link` on the host that it has both MACs; then leave one NIC on the segment (or " +
+		"bond them), or set net.ipv4.conf.all.arp_ignore=1 and net.ipv4.conf.all.arp_announce=2, and restrict " +
+		"the announcer to the NIC that serves the address."
+	return f
+}
+
+// claimEvidence cites o's first claims.
+func (o *arpOwners) claimEvidence() []analyzer.Evidence {
+	var ev []analyzer.Evidence
+	for _, c := range o.claims[:min(len(o.claims), maxGroupEvidence)] {
+		ev = append(ev, analyzer.Evidence{Pos: c.ev.Pos, Note: fmt.Sprintf("%s: %s is at %s", c.ev.Op, o.ip, c.mac)})
+	}
+	return ev
 }
 
 // cmpOr returns a, or b when a is empty.

@@ -17,8 +17,8 @@ import (
 var ARPUnanswered = &analyzer.Rule{
 	Name:     "arp-unanswered",
 	Severity: analyzer.Error,
-	// A capture or a neighbor table, either will do.
-	NeedsAny: []model.Kind{model.KindCapture, model.KindNeighbors},
+	// A capture, a neighbor table or an arping transcript, any will do.
+	NeedsAny: []model.Kind{model.KindCapture, model.KindNeighbors, model.KindClient},
 	Uses:     []model.Kind{model.KindKube, model.KindLogs},
 	Requires: []analyzer.FactKey{facts.AddrRoles, facts.AppErrors},
 	Params: []analyzer.Param{{Name: "min_requests", Type: analyzer.Integer, Default: 2, Range: analyzer.AtLeast(1),
@@ -31,16 +31,21 @@ var ARPUnanswered = &analyzer.Rule{
 		Parts:    []analyzer.PlotPart{analyzer.PlotARP, analyzer.PlotCitedLogs},
 		ARPAddrs: []analyzer.Selector{analyzer.InSubject("address")},
 	},
-	Proof: "ARP requests (or neighbor solicitations) nobody answered, or a FAILED neighbor entry, for an address the " +
+	Proof: "ARP requests (or neighbor solicitations) nobody answered, an arping run with no reply, or a FAILED neighbor entry, for an address the " +
 		"Services or Nodes say some host should hold (a LoadBalancer IP, a node address)",
-	Unproven: "the unanswered requests alone, with the causes not ruled out (the host down or gone, the address moved, " +
+	Unproven: "the unanswered requests or arping's silence alone, with the causes not ruled out (the host down or gone, the address moved, " +
 		"a host that does not answer) and `ip addr` on the nodes to decide",
 	Doc: `nobody answers ARP (or neighbor discovery) for an address
 
 In a capture, hosts ask who has an address (ARP requests, IPv6 neighbor
 solicitations) and nothing claims it within three seconds, the time Linux
 takes before it gives up on a neighbor; or a neighbor table (ip neigh) shows
-the address FAILED or INCOMPLETE. Nothing can reach the address: the kernel
+the address FAILED or INCOMPLETE (judged when the Kubernetes objects say the
+address should answer, or when the table was taken for that address
+alone, ip neigh show ADDR: a full table's FAILED entries are mostly hosts
+long gone); or an arping run asked for it and
+received no response (iputils arping's "Received 0 response(s)").
+Nothing can reach the address: the kernel
 sends no SYN at all, and applications fail with "No route to host"
 (EHOSTUNREACH). In a cluster this is a LoadBalancer IP that no node announces
 (the MetalLB speaker or kube-vip is not running, has no L2 advertisement for
@@ -52,9 +57,14 @@ which are sent to the asker alone; so requests are judged only when the
 capture shows other traffic to the asker (a reply to one of its other
 requests, a connection), or when the Kubernetes objects say the address
 should answer. Requests within three seconds of the capture's end are not
-judged. At least two unanswered requests are needed (min_requests).
+judged. At least two unanswered requests are needed (min_requests); an
+arping run, made on the host that asks and so seeing any answer, counts
+on its own, unless another run got an answer from the address or it
+asked for no answer (duplicate address detection, -D, or announcements,
+-U and -A).
 
-Evidence: the request frames; the neighbor table entries; the Kubernetes
+Evidence: the request frames; the neighbor table entries; arping's
+"Received 0 response(s)" line; the Kubernetes
 objects that say what the address is; application log lines with "no route
 to host" to it.
 
@@ -77,6 +87,8 @@ type arpSilence struct {
 	requests []*model.ARPEvent
 	askers   []string
 	neigh    []*model.Neighbor
+	arping   []*model.ClientResult // arping runs that received no response
+	asked    bool                  // a neighbor table of this address alone shows it failed
 
 	nreq        int       // the requests, those a capture read in summary mode counted included
 	fromCapture bool      // enough requests went unanswered
@@ -103,6 +115,10 @@ func runARPUnanswered(p *analyzer.Pass) error {
 	}
 	roles := facts.AddrRoles.Of(p)
 	visible := visibleHosts(s)
+	// focus is, for each neighbor table, the one address all its entries
+	// are of ("-" for a table of several): `ip neigh show ADDR`, or a grep
+	// for it, asked about that address alone.
+	focus := map[string]string{}
 	for i := range s.ARP {
 		ev := &s.ARP[i]
 		// A request counts when the capture would show its answer: the
@@ -123,10 +139,23 @@ func runARPUnanswered(p *analyzer.Pass) error {
 	}
 	for i := range s.Neighbors {
 		n := &s.Neighbors[i]
+		if k := n.Pos.File + "|" + n.Node; focus[k] == "" || focus[k] == n.IP.String() {
+			focus[k] = n.IP.String()
+		} else {
+			focus[k] = "-"
+		}
+	}
+	for i := range s.Neighbors {
+		n := &s.Neighbors[i]
 		if n.State == "FAILED" || n.State == "INCOMPLETE" {
 			g := groupOf(n.Node, n.IP)
 			g.neigh = append(g.neigh, n)
+			g.asked = g.asked || focus[n.Pos.File+"|"+n.Node] == n.IP.String()
 		}
+	}
+	for _, r := range unansweredArping(s) {
+		g := groupOf(r.Node, r.Addr.Addr())
+		g.arping = append(g.arping, r)
 	}
 	minRequests := int(p.Param("min_requests", 2))
 	for _, g := range groups {
@@ -148,8 +177,8 @@ func judgeARPSilence(p *analyzer.Pass, g *arpSilence, rs facts.Roles, minRequest
 		g.nreq += 1 + r.Repeats // repeats a capture read in summary mode counted
 	}
 	g.fromCapture = g.nreq >= minRequests
-	fromNeigh := len(g.neigh) > 0 && should
-	if !g.fromCapture && !fromNeigh {
+	fromNeigh := len(g.neigh) > 0 && (should || g.asked)
+	if !g.fromCapture && !fromNeigh && len(g.arping) == 0 {
 		return analyzer.Finding{}, false
 	}
 	sev := analyzer.Warning
@@ -181,6 +210,12 @@ func judgeARPSilence(p *analyzer.Pass, g *arpSilence, rs facts.Roles, minRequest
 			}
 		}
 		values["neighbor_state"] = strings.Join(g.states, ", ")
+	}
+	for _, r := range g.arping {
+		ev = append(ev, analyzer.Evidence{Pos: r.Pos, Note: fmt.Sprintf("arping %s: %s", g.ip, r.Message)})
+	}
+	if len(g.arping) > 0 {
+		values["arping_unanswered"] = len(g.arping)
 	}
 	g.is, g.vip = rs.AddrWords(g.ip), rs.VIP()
 	if len(rs) > 0 {
@@ -233,6 +268,9 @@ func arpSilenceWords(g *arpSilence) (title, summary, cause, fix string) {
 			g.nreq, plural(g.nreq, "request", "requests"), listSome(g.askers, false), g.ip,
 			model.ARPAnswerWindow, g.first.Format("15:04:05.000"), g.last.Format("15:04:05.000")))
 	}
+	if len(g.arping) > 0 {
+		says = append(says, fmt.Sprintf("arping asked for %s and received no response (%s).", g.ip, g.arping[0].Message))
+	}
 	if len(g.states) > 0 {
 		says = append(says, fmt.Sprintf("The neighbor table shows %s %s.", g.ip, strings.Join(g.states, ", then ")))
 	}
@@ -262,6 +300,38 @@ func arpSilenceWords(g *arpSilence) (title, summary, cause, fix string) {
 			"shows which one holds the address.", g.ip)
 	}
 	return title, summary, cause, fix
+}
+
+// unansweredArping returns the arping runs that received no response,
+// but for an address another run of the same node saw answer.
+func unansweredArping(s *model.Snapshot) []*model.ClientResult {
+	answered := map[string]bool{}
+	for i := range s.Client {
+		if r := &s.Client[i]; r.Tool == "arping" && r.MAC != "" {
+			answered[r.Node+"|"+r.Addr.Addr().String()] = true
+		}
+	}
+	var out []*model.ClientResult
+	for i := range s.Client {
+		r := &s.Client[i]
+		if r.Tool == "arping" && r.Outcome == model.ClientTimeout && r.Addr.Addr().IsValid() &&
+			!answered[r.Node+"|"+r.Addr.Addr().String()] && !arpingExpectsNoReply(r.Command) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// arpingExpectsNoReply says an arping command line asks for no answer:
+// duplicate address detection (-D), whose silence is the healthy outcome,
+// or unsolicited announcements (-U, -A).
+func arpingExpectsNoReply(command string) bool {
+	for _, tok := range strings.Fields(command) {
+		if strings.HasPrefix(tok, "-") && !strings.HasPrefix(tok, "--") && strings.ContainsAny(tok[1:], "DUA") {
+			return true
+		}
+	}
+	return false
 }
 
 // visibleHosts returns the addresses the captures show receiving

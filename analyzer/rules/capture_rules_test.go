@@ -374,13 +374,22 @@ func TestARPUnanswered(t *testing.T) {
 	if len(f) != 1 || f[0].Severity != analyzer.Warning || f[0].Facts["ip_is"] != "LoadBalancer IP 192.168.200.99 of Service web/front" {
 		t.Fatalf("LoadBalancer IP: %+v", f)
 	}
-	// A neighbor table alone: only for an address that must answer.
+	// A full neighbor table alone: only for an address that must answer.
 	neigh := func() *model.Snapshot {
 		return &model.Snapshot{Inputs: []model.Input{{Path: "n.txt", Kind: model.KindNeighbors}},
-			Neighbors: []model.Neighbor{{IP: vip, State: "FAILED", Dev: "eth0", Pos: model.Pos{File: "n.txt", Line: 2}}}}
+			Neighbors: []model.Neighbor{{IP: vip, State: "FAILED", Dev: "eth0", Pos: model.Pos{File: "n.txt", Line: 2}},
+				{IP: netip.MustParseAddr("192.168.200.1"), MAC: "02:00:00:00:00:01", State: "REACHABLE", Dev: "eth0",
+					Pos: model.Pos{File: "n.txt", Line: 3}}}}
 	}
 	if f := run1(t, ARPUnanswered, neigh()); len(f) != 0 {
 		t.Errorf("FAILED entry of an unknown address: %+v", f)
+	}
+	// The table asked for that address alone (ip neigh show ADDR): the
+	// symptom, cause unknown.
+	asked := neigh()
+	asked.Neighbors = asked.Neighbors[:1]
+	if f := run1(t, ARPUnanswered, asked); len(f) != 1 || f[0].Severity != analyzer.Warning || f[0].Certainty != analyzer.Unknown {
+		t.Errorf("FAILED entry of a table asked for that address: %+v", f)
 	}
 	f = run1(t, ARPUnanswered, withLBService(neigh(), "192.168.200.99"))
 	if len(f) != 1 || f[0].Severity != analyzer.Warning || f[0].Facts["neighbor_state"] != "FAILED" || f[0].Facts["requests"] != nil {
