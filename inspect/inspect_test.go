@@ -154,3 +154,20 @@ func TestWriteTableKeepsNamesWhole(t *testing.T) {
 		t.Errorf("at 120 columns:\n%s", b.String())
 	}
 }
+
+// A file at the root is in folder "/", not "//", and a bundle no rule can
+// run on says so.
+func TestWriteTableRootNoRules(t *testing.T) {
+	snap := &model.Snapshot{Inputs: []model.Input{{Path: "/nonexistent", Skipped: "no such file or directory"}}}
+	noop := func(*analyzer.Pass) error { return nil }
+	in := Inspect(context.Background(), snap, nil, []*analyzer.Rule{{Name: "r", Doc: "R.", Needs: []model.Kind{model.KindSysctl}, Run: noop}})
+	var b bytes.Buffer
+	if err := in.WriteTable(&b, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"no node, folder /\n", "│ nonexistent │", "Rules that can run: none\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
+	}
+}

@@ -71,7 +71,8 @@ func (in Inspection) WriteTable(w io.Writer, width int) error {
 		if g.node != "" {
 			node = "node " + g.node
 		}
-		lines("", escape.String(node+", folder "+g.dir+"/"))
+		prefix := strings.TrimSuffix(g.dir, "/") + "/" // the root is "/", not "//"
+		lines("", escape.String(node+", folder "+prefix))
 		t := &fit.Table{Header: []string{"FILE", "FORMAT", "EVIDENCE", "RECORDS", "WARNINGS", "NOTE"}}
 		for _, i := range g.inputs {
 			note, ok := inputNote(i, in.Unreadable)
@@ -81,7 +82,7 @@ func (in Inspection) WriteTable(w io.Writer, width int) error {
 			case i.Skipped != "":
 				skipped++
 			}
-			t.Rows = append(t.Rows, []string{escape.String(strings.TrimPrefix(i.Path, g.dir+"/")), escape.String(i.Format),
+			t.Rows = append(t.Rows, []string{escape.String(strings.TrimPrefix(i.Path, prefix)), escape.String(i.Format),
 				escape.String(string(i.Kind)), strconv.Itoa(i.Records), strconv.Itoa(i.Warnings), escape.String(note)})
 		}
 		if fitColumns(t, width) {
@@ -103,7 +104,11 @@ func (in Inspection) WriteTable(w io.Writer, width int) error {
 		lines("  warning: ", escape.String(wn.Position+": "+wn.Message))
 	}
 	b.WriteString("\n")
-	lines("Rules that can run: ", strings.Join(in.Runnable, ", "))
+	if len(in.Runnable) == 0 {
+		lines("Rules that can run: ", "none")
+	} else {
+		lines("Rules that can run: ", strings.Join(in.Runnable, ", "))
+	}
 	if len(in.Skipped) > 0 {
 		b.WriteString("Rules that lack evidence:\n")
 		for _, s := range in.Skipped {
