@@ -10,7 +10,8 @@ import (
 )
 
 // Outputs of real commands (iproute2 6.x, conntrack-tools 1.4.7, iptables
-// 1.8.9 and nft on Linux 6.x, in a network namespace), pasted as tickets
+// 1.8.9 and nft on Linux 6.x, in a network namespace; a Pod's resolv.conf),
+// pasted as tickets
 // carry them: under the command with no prompt, under a prompt, and with
 // the prompt left at the end. Each is read by its command's format without
 // a warning, as the output alone is.
@@ -23,6 +24,8 @@ func TestOpenPastedCommands(t *testing.T) {
 		{"ss -tan", "State  Recv-Q Send-Q Local Address:Port Peer Address:PortProcess\nLISTEN 0      128          0.0.0.0:2024      0.0.0.0:*          \n", "ss"},
 		{"iptables -t nat -S", "-P PREROUTING ACCEPT\n-P INPUT ACCEPT\n-P OUTPUT ACCEPT\n-P POSTROUTING ACCEPT\n" +
 			"-A PREROUTING -p tcp -m tcp --dport 80 -j DNAT --to-destination 10.77.0.2:8080\n", "iptables-S"},
+		// A Pod's resolv.conf as kubelet writes it (ClusterFirst).
+		{"cat /etc/resolv.conf", "search default.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n", "resolv-conf"},
 		{"nft list ruleset", "table ip nat {\n\tchain PREROUTING {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n" +
 			"\t\ttcp dport 80 counter packets 0 bytes 0 dnat to 10.77.0.2:8080\n\t}\n}\n", "nft"},
 	}
