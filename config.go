@@ -1,6 +1,7 @@
 package netmortem
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,7 +66,7 @@ func ReadBaseline(path string) (map[string]bool, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w (want the JSON of netmortem analyze -o json, or batch lines)", path, err)
+			return nil, fmt.Errorf("%s: %w (want the JSON of netmortem analyze -o json, or batch lines)", jsonErrPos(path, err), err)
 		}
 		values++
 		if v.Findings == nil {
@@ -88,6 +89,38 @@ func ReadBaseline(path string) (map[string]bool, error) {
 		return nil, fmt.Errorf("%s: empty (want the JSON of netmortem analyze -o json)", path)
 	}
 	return fps, nil
+}
+
+// jsonErrPos is path:LINE:COL of a JSON decoding error in the file at
+// path: where the syntax breaks, the value of the wrong type, or the end
+// of a file that ends too soon; path alone when the error does not say.
+func jsonErrPos(path string, err error) string {
+	var at int64
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		at = syn.Offset
+	case errors.As(err, &typ):
+		at = typ.Offset
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		at = -1 // the end of the file
+	default:
+		return path
+	}
+	b, rerr := os.ReadFile(path)
+	if at < 0 {
+		at = int64(len(b))
+	}
+	if rerr != nil || at > int64(len(b)) {
+		return path
+	}
+	b = b[:at]
+	line, col := 1+bytes.Count(b, []byte("\n")), len(b)-bytes.LastIndexByte(b, '\n')
+	if at == 0 {
+		col = 1
+	}
+	return fmt.Sprintf("%s:%d:%d", path, line, col)
 }
 
 // Suppress leaves out of res the findings that cfg's ignore entries and

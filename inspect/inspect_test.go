@@ -121,3 +121,53 @@ func TestInputDir(t *testing.T) {
 		}
 	}
 }
+
+// At 80 columns the names of files and formats are kept whole (seed 002's
+// files): the EVIDENCE column, which the format implies, is left out and
+// said so once; with room, it is there.
+func TestWriteTableKeepsNamesWhole(t *testing.T) {
+	inputs := []model.Input{
+		{Path: "s/kube-apiserver-flags.txt", Format: "component-flags", Kind: model.KindComponents, Records: 1},
+		{Path: "s/probe-failure.tshark.txt", Format: "tshark-text", Kind: model.KindCapture, Records: 6},
+		{Path: "s/ss-timewait.txt", Format: "ss", Kind: model.KindSockets, Records: 14, Details: map[string]int{"sockets": 11, "socket counts": 3}},
+		{Path: "s/ipvsadm.txt", Format: "ipvsadm", Kind: model.KindIPVS, Records: 33, Details: map[string]int{"services": 33}},
+	}
+	in := Inspect(context.Background(), &model.Snapshot{Inputs: inputs}, nil, nil)
+	var b bytes.Buffer
+	if err := in.WriteTable(&b, 80); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"│ component-flags │", "│ tshark-text     │", "services=33 ", "EVIDENCE, the kind of each format, is not shown"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("at 80 columns, no %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "is not shown") != 1 || strings.Contains(out, "│ components") {
+		t.Errorf("at 80 columns:\n%s", out)
+	}
+	b.Reset()
+	if err := in.WriteTable(&b, 120); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "EVIDENCE") || strings.Contains(b.String(), "is not shown") {
+		t.Errorf("at 120 columns:\n%s", b.String())
+	}
+}
+
+// A file at the root is in folder "/", not "//", and a bundle no rule can
+// run on says so.
+func TestWriteTableRootNoRules(t *testing.T) {
+	snap := &model.Snapshot{Inputs: []model.Input{{Path: "/nonexistent", Skipped: "no such file or directory"}}}
+	noop := func(*analyzer.Pass) error { return nil }
+	in := Inspect(context.Background(), snap, nil, []*analyzer.Rule{{Name: "r", Doc: "R.", Needs: []model.Kind{model.KindSysctl}, Run: noop}})
+	var b bytes.Buffer
+	if err := in.WriteTable(&b, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"no node, folder /\n", "│ nonexistent │", "Rules that can run: none\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
+	}
+}

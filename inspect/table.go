@@ -62,6 +62,7 @@ func (in Inspection) WriteTable(w io.Writer, width int) error {
 		return err
 	}
 	read, skipped := 0, 0
+	dropped := false
 	for gi, g := range groupInputs(in) {
 		if gi > 0 {
 			b.WriteString("\n")
@@ -70,14 +71,9 @@ func (in Inspection) WriteTable(w io.Writer, width int) error {
 		if g.node != "" {
 			node = "node " + g.node
 		}
-		lines("", escape.String(node+", folder "+g.dir+"/"))
+		prefix := strings.TrimSuffix(g.dir, "/") + "/" // the root is "/", not "//"
+		lines("", escape.String(node+", folder "+prefix))
 		t := &fit.Table{Header: []string{"FILE", "FORMAT", "EVIDENCE", "RECORDS", "WARNINGS", "NOTE"}}
-		for _, i := range g.inputs {
-			note, _ := inputNote(i, in.Unreadable)
-			t.Rows = append(t.Rows, []string{escape.String(strings.TrimPrefix(i.Path, g.dir+"/")), escape.String(i.Format), "", "", "", escape.String(note)})
-		}
-		t.MinWidth = minWidths(t.Rows, width)
-		t.Rows = t.Rows[:0]
 		for _, i := range g.inputs {
 			note, ok := inputNote(i, in.Unreadable)
 			switch {
@@ -86,8 +82,11 @@ func (in Inspection) WriteTable(w io.Writer, width int) error {
 			case i.Skipped != "":
 				skipped++
 			}
-			t.Rows = append(t.Rows, []string{escape.String(strings.TrimPrefix(i.Path, g.dir+"/")), escape.String(i.Format),
+			t.Rows = append(t.Rows, []string{escape.String(strings.TrimPrefix(i.Path, prefix)), escape.String(i.Format),
 				escape.String(string(i.Kind)), strconv.Itoa(i.Records), strconv.Itoa(i.Warnings), escape.String(note)})
+		}
+		if fitColumns(t, width) {
+			dropped = true
 		}
 		if err := flush(); err != nil {
 			return err
@@ -96,13 +95,20 @@ func (in Inspection) WriteTable(w io.Writer, width int) error {
 			return err
 		}
 	}
+	if dropped {
+		lines("", "EVIDENCE, the kind of each format, is not shown at this width (--width 0 or -o json show it).")
+	}
 	b.WriteString("\n")
 	lines("", fmt.Sprintf("%s read, %d skipped, %s.", count(read, "file"), skipped, count(len(in.Warnings), "warning")))
 	for _, wn := range in.Warnings {
 		lines("  warning: ", escape.String(wn.Position+": "+wn.Message))
 	}
 	b.WriteString("\n")
-	lines("Rules that can run: ", strings.Join(in.Runnable, ", "))
+	if len(in.Runnable) == 0 {
+		lines("Rules that can run: ", "none")
+	} else {
+		lines("Rules that can run: ", strings.Join(in.Runnable, ", "))
+	}
 	if len(in.Skipped) > 0 {
 		b.WriteString("Rules that lack evidence:\n")
 		for _, s := range in.Skipped {
@@ -133,6 +139,53 @@ func (in Inspection) WriteTable(w io.Writer, width int) error {
 // for rows: a file's name, its format and the words of a note whole while
 // the table can fit width so (a name in a third of it, a word of a note
 // in a quarter), else the format and then the note wrapped too.
+// evidenceColumn is the column of inspect's table that fitColumns leaves
+// out first.
+const evidenceColumn = 2
+
+// fitColumns sets the minimum widths of t, inspect's table of one group,
+// for width (minWidths). When the names of its files and formats cannot be
+// kept whole with every column, but can without EVIDENCE (which the format
+// implies), that column is left out, and fitColumns reports it.
+func fitColumns(t *fit.Table, width int) bool {
+	names := func(rows [][]string) [][]string {
+		out := make([][]string, len(rows))
+		for i, r := range rows {
+			out[i] = slices.Clone(r)
+			for c := range out[i] {
+				if c != 0 && c != 1 && c != len(r)-1 {
+					out[i][c] = "" // numbers and kinds: their headers are wider
+				}
+			}
+		}
+		return out
+	}
+	t.MinWidth = minWidths(names(t.Rows), width)
+	whole := minWidths(names(t.Rows), 0)
+	whole[0] = min(whole[0], width/3)
+	if width <= 0 || t.MinWidth[0] >= whole[0] && t.MinWidth[1] >= whole[1] {
+		return false
+	}
+	header := slices.Delete(slices.Clone(t.Header), evidenceColumn, evidenceColumn+1)
+	var rows [][]string
+	for _, r := range t.Rows {
+		rows = append(rows, slices.Delete(slices.Clone(r), evidenceColumn, evidenceColumn+1))
+	}
+	mins := slices.Delete(whole, evidenceColumn, evidenceColumn+1)
+	// The note's words are kept whole before the files' names, cut after
+	// a separator; then the note's words may be cut too.
+	for _, relax := range []int{-1, 0, len(mins) - 1} {
+		if relax >= 0 {
+			mins[relax] = 8
+		}
+		if _, ok := fit.ColumnWidths(header, rows, mins, width); ok {
+			t.Header, t.Rows, t.MinWidth = header, rows, mins
+			return true
+		}
+	}
+	return false
+}
+
 func minWidths(rows [][]string, width int) []int {
 	loose := []int{8, 6, 8, 7, 8, 8}
 	whole := slices.Clone(loose)

@@ -13,14 +13,14 @@ const maxCandidates = 3
 // candidateLines says a finding's candidate causes (analyzer.Candidate),
 // in the order the evidence ranks them, at most maxCandidates, one line
 // each: the rule, its standing, why, and the command that decides it (as
-// decide renders it); then "+N more" for the others. text renders the
+// decide renders it); then how many more, by standing (moreCandidates). text renders the
 // prose (the identity for the text formats, mdProse for Markdown), rule
 // the rule's name.
 func candidateLines(f analyzer.Finding, text, rule, decide func(string) string) []string {
 	var out []string
 	for i, c := range f.Candidates {
 		if i == maxCandidates {
-			out = append(out, fmt.Sprintf("Candidate: +%d more (%s)", len(f.Candidates)-i, text("see the JSON report's candidates")))
+			out = append(out, "Candidates: "+text(moreCandidates(f.Candidates[i:])))
 			break
 		}
 		l := fmt.Sprintf("Candidate %d: %s (%s): %s", i+1, rule(c.Rule), c.Standing, text(c.Why))

@@ -20,7 +20,7 @@ func TestCandidateLines(t *testing.T) {
 		"Candidate 1: a (open): why a; decide: cmd a  # note",
 		"Candidate 2: b (open): why b; decide: cmd b  # note",
 		"Candidate 3: c (open): why c; decide: cmd c  # note",
-		"Candidate: +2 more (see the JSON report's candidates)",
+		"Candidates: 2 more (2 open; -o json lists them)",
 	}
 	if got := candidateLines(f, plain, plain, decideLine); !slices.Equal(got, want) {
 		t.Errorf("got %q\nwant %q", got, want)

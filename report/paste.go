@@ -34,9 +34,11 @@ func pasteSafe(f analyzer.Finding, extra ...string) analyzer.Finding {
 	if len(names) == 0 {
 		return f
 	}
-	quoted := make([]string, 0, 2*len(names))
+	quoted := make([]string, 0, 4*len(names))
 	for _, n := range names {
-		quoted = append(quoted, n, shq.Quote(n))
+		// A name the rule quoted already stays as it is: met first at
+		// its opening quote, it is replaced by itself.
+		quoted = append(quoted, shq.Quote(n), shq.Quote(n), n, shq.Quote(n))
 	}
 	quote := strings.NewReplacer(quoted...)
 	if f.Decide != "" {

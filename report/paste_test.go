@@ -234,3 +234,19 @@ func TestPasteSafeSnapshotNames(t *testing.T) {
 		t.Errorf("markdown Decide is not one code span:\n%s", b.String())
 	}
 }
+
+// A name the rule quoted itself (leaked-established-ports' destination
+// "<openstack-api-vip>:443", a redaction in a real ticket) is not quoted
+// again: quoting it twice put its "<" outside the quotes, a redirection.
+func TestPasteSafeQuotedOnce(t *testing.T) {
+	dest := "<openstack-api-vip>:443"
+	f := pasteSafe(analyzer.Finding{Rule: "leaked-established-ports", Subject: map[string]string{"address": dest},
+		Decide: "ss -tan dst '" + dest + "' | awk '{print $1}'\nss -tan dst " + dest,
+		Fix:    "Count them (`ss -tan dst '" + dest + "'`)."})
+	if want := "ss -tan dst '" + dest + "' | awk '{print $1}'\nss -tan dst '" + dest + "'"; f.Decide != want {
+		t.Errorf("Decide = %q\nwant %q", f.Decide, want)
+	}
+	if want := "Count them (`ss -tan dst '" + dest + "'`)."; f.Fix != want {
+		t.Errorf("Fix = %q\nwant %q", f.Fix, want)
+	}
+}

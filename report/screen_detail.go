@@ -75,7 +75,7 @@ func candidateSlines(f analyzer.Finding) []sline {
 	var out []sline
 	for i, c := range f.Candidates {
 		if i == maxCandidates {
-			out = append(out, prose("    ", fmt.Sprintf("Candidate: +%d more (see the JSON report's candidates)", len(f.Candidates)-i)))
+			out = append(out, prose("    ", "Candidates: "+moreCandidates(f.Candidates[i:])))
 			break
 		}
 		out = append(out, prose(fmt.Sprintf("    Candidate %d: ", i+1), escape.String(fmt.Sprintf("%s (%s): %s", c.Rule, c.Standing, c.Why))))
@@ -86,19 +86,44 @@ func candidateSlines(f analyzer.Finding) []sline {
 	return out
 }
 
-// candidatesBrief names f's candidate causes on one line, with their
-// standings: "rp-filter-drop (open), network-policy-deny (weakened)",
-// at most maxCandidates, then how many more; "" when it has none.
+// candidatesBrief names f's candidate causes on one line, at most
+// maxCandidates, the names of one standing before it: "hairpin-drop
+// (found); rp-filter-drop, network-policy-deny (open)"; then how many
+// more, by standing, and where they are listed; "" when it has none.
 func candidatesBrief(f analyzer.Finding) string {
-	var parts []string
-	for i, c := range f.Candidates {
-		if i == maxCandidates {
-			parts = append(parts, fmt.Sprintf("+%d more", len(f.Candidates)-i))
-			break
+	shown := f.Candidates[:min(len(f.Candidates), maxCandidates)]
+	var parts, names []string
+	for i, c := range shown {
+		names = append(names, c.Rule)
+		if i == len(shown)-1 || shown[i+1].Standing != c.Standing {
+			parts = append(parts, fmt.Sprintf("%s (%s)", strings.Join(names, ", "), c.Standing))
+			names = nil
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s)", c.Rule, c.Standing))
 	}
-	return strings.Join(parts, ", ")
+	s := strings.Join(parts, "; ")
+	if rest := f.Candidates[len(shown):]; len(rest) > 0 {
+		s += "; " + moreCandidates(rest)
+	}
+	return s
+}
+
+// moreCandidates counts the candidates rest, which the table, text and
+// Markdown forms leave out, by standing, and says where they are listed:
+// "39 more (32 open, 7 weakened; -o json lists them)".
+func moreCandidates(rest []analyzer.Candidate) string {
+	var order []analyzer.Standing
+	by := map[analyzer.Standing]int{}
+	for _, c := range rest {
+		if by[c.Standing] == 0 {
+			order = append(order, c.Standing)
+		}
+		by[c.Standing]++
+	}
+	var counts []string
+	for _, st := range order {
+		counts = append(counts, fmt.Sprintf("%d %s", by[st], st))
+	}
+	return fmt.Sprintf("%d more (%s; -o json lists them)", len(rest), strings.Join(counts, ", "))
 }
 
 // factValueCapped is FactValue of v, a list of more than most items

@@ -118,8 +118,10 @@ func lastRune(s string) (rune, int) {
 
 // wrapAtoms wraps s, its first line to first columns and the others to
 // rest, at spaces; a code span (`...`) is never broken: it goes whole to
-// a line of its own when it does not fit on the current one, wider than
-// the width if it must be, so that the command it holds can be pasted.
+// a line of its own when it does not fit on the current one, and one
+// wider than the width goes there bare (without its backticks and the
+// punctuation around it, indented two more columns), so that the command
+// it holds can be pasted.
 // A word wider than the width that is not a code span is cut (fit.Wrap).
 func wrapAtoms(s string, first, rest int) []string {
 	first, rest = max(first, 10), max(rest, 10)
@@ -141,6 +143,27 @@ func wrapAtoms(s string, first, rest int) []string {
 			line = word
 		case line != "" && fit.Width(line)+1+fit.Width(word) <= room():
 			line += " " + word
+		case strings.Count(word, "`") == 2 && fit.Width(word) > room():
+			// A command too wide for the line: on a line of its own,
+			// bare, so that the line pastes as it is; the punctuation
+			// around it stays with the prose.
+			i, j := strings.Index(word, "`"), strings.LastIndex(word, "`")
+			if pre := word[:i]; pre != "" {
+				if line != "" && fit.Width(line)+1+fit.Width(pre) <= room() {
+					line += " " + pre
+				} else {
+					if line != "" {
+						flush()
+					}
+					line = pre
+				}
+			}
+			if line != "" {
+				flush()
+			}
+			line = "  " + word[i+1:j]
+			flush()
+			line = word[j+1:]
 		default:
 			if line != "" {
 				flush()

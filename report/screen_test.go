@@ -122,7 +122,10 @@ func TestDetailLabelsHang(t *testing.T) {
 			t.Errorf("a line %d wide that is no command alone: %q", fit.Width(l), l)
 		}
 	}
-	if !strings.Contains(b.String(), "\n      "+cmd+"\n") || !strings.Contains(b.String(), "`"+cmd+"`") {
+	// The Fix's command, too wide, is alone on its line without its
+	// backticks, so that the line pastes.
+	if !strings.Contains(b.String(), "\n      "+cmd+"\n") || !strings.Contains(b.String(), "\n           "+cmd+"\n") ||
+		strings.Contains(b.String(), "`") {
 		t.Errorf("the command is not whole on its line:\n%s", b.String())
 	}
 }
@@ -201,5 +204,23 @@ func TestDecideLinesOnTheirOwn(t *testing.T) {
 	}
 	if want := "`ss -anp '( sport = :30450 )'; sysctl net.ipv4.ip_local_port_range` (on the node; in the client Pod)"; !strings.Contains(b.String(), want) {
 		t.Errorf("the markdown does not print %q:\n%s", want, b.String())
+	}
+}
+
+// The first screen names a few candidate causes, each standing once, and
+// counts the others by standing.
+func TestCandidatesBrief(t *testing.T) {
+	cands := []analyzer.Candidate{{Rule: "hairpin-drop", Standing: analyzer.CandidateFound}, {Rule: "rp-filter-drop", Standing: analyzer.CandidateOpen},
+		{Rule: "network-policy-deny", Standing: analyzer.CandidateOpen}, {Rule: "mtu-blackhole", Standing: analyzer.CandidateOpen},
+		{Rule: "conntrack-drops", Standing: analyzer.CandidateWeakened}}
+	r := report.New(nil, nil, analyzer.Result{Findings: []analyzer.Finding{{Rule: "syn-unanswered", Severity: analyzer.Warning,
+		Certainty: analyzer.Unknown, Title: "t", Candidates: cands}}})
+	var b bytes.Buffer
+	if err := report.WriteTable(&b, r, report.TableStyle{Width: 0}); err != nil {
+		t.Fatal(err)
+	}
+	want := "  Candidates: hairpin-drop (found); rp-filter-drop, network-policy-deny (open); 2 more (1 open, 1 weakened; -o json lists them)\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("no %q in:\n%s", want, b.String())
 	}
 }

@@ -195,7 +195,17 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 	ctx, cancel := context.WithCancel(sigCtx)
 	defer cancel()
 	prog := newProgress(stderr, len(todo), *quiet)
-	t := batch.Run(ctx, cancel, todo, *jobs, br, sinks, done, prog.step)
+	step := prog.step
+	if *quiet {
+		// No progress, but a bundle that could not be read is an error,
+		// said once: a mistyped path must not pass unnoticed.
+		step = func(_ int, r batch.Result) {
+			if !done[r.Bundle] && unreadable(r.Status) {
+				fprintfFitted(stderr, prog.width, "netmortem batch: %s: %s: %s\n", r.Bundle, r.Status, strings.TrimPrefix(r.Error, r.Bundle+": "))
+			}
+		}
+	}
+	t := batch.Run(ctx, cancel, todo, *jobs, br, sinks, done, step)
 	prog.done()
 	writeErr := sinks.Close() // a file system may report a write error only here
 
@@ -233,6 +243,17 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 		return exitUnreadable
 	}
 	return exitOK
+}
+
+// unreadable reports whether a bundle's status says it could not be
+// analyzed (missing, refused, out of time or over its budget), as the exit
+// code counts it.
+func unreadable(status string) bool {
+	switch status {
+	case results.StatusOK, results.StatusIncomplete, results.StatusCanceled, batch.StatusRetry:
+		return false
+	}
+	return true
 }
 
 func outName(out string) string {
@@ -322,7 +343,7 @@ func (p *progress) done() {
 }
 
 func writeBatchSummary(w io.Writer, total, resumed, finished, failed, incomplete, left int, hits map[string]int) {
-	line := fmt.Sprintf("\n%d bundles: %d analyzed now, %d already done, %d unreadable, refused or over budget", total, finished, resumed, failed)
+	line := fmt.Sprintf("\n%s: %d analyzed now, %d already done, %d unreadable, refused or over budget", count(total, "bundle"), finished, resumed, failed)
 	if incomplete > 0 {
 		line += fmt.Sprintf(", %d incomplete", incomplete)
 	}

@@ -98,7 +98,7 @@ func TestOutputFitsTerminalWidth(t *testing.T) {
 			}
 		}
 		_, _, stderr := runCLI(t, "batch", "--fail-on", "never", "--out", lines, dir)
-		if !strings.Contains(stderr, "bundles: ") && !strings.Contains(stderr, "netmortem batch: ") {
+		if !strings.Contains(stderr, " analyzed now, ") && !strings.Contains(stderr, "netmortem batch: ") {
 			t.Errorf("batch %s: no progress nor summary on stderr:\n%s", name, stderr)
 		}
 		if w, line := widest(stderr); w > 80 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,4 +42,26 @@ func TestQuietHidesProgressOnly(t *testing.T) {
 // hasLineStarting reports whether a line of s starts with prefix.
 func hasLineStarting(s, prefix string) bool {
 	return strings.HasPrefix(s, prefix) || strings.Contains(s, "\n"+prefix)
+}
+
+// batch -q prints no progress, but a bundle that does not exist is an
+// error: said once, naming it, and the exit code says so. One that was
+// read is not mentioned.
+func TestBatchQuietSaysMissing(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "tickets", "4711.tar.gz")
+	code, _, stderr := runCLI(t, "batch", "-q", "--out", filepath.Join(dir, "r.jsonl"), missing, incident)
+	if code != exitUnreadable {
+		t.Errorf("exit %d, want %d", code, exitUnreadable)
+	}
+	want := "netmortem batch: " + missing + ": unreadable: no such file or directory\n"
+	if stderr != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
+	}
+	// A pattern matching nothing too.
+	pattern := filepath.Join(dir, "*.tar.gz")
+	code, _, stderr = runCLI(t, "batch", "-q", "--out", filepath.Join(dir, "p.jsonl"), pattern)
+	if code != exitUnreadable || strings.Count(stderr, pattern) != 1 {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
 }

@@ -127,7 +127,7 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 			t.same[i] = netmortem.Anonymize(anonymizer, f)
 		}
 		t.tr = netmortem.Anonymize(anonymizer, t.tr)
-		writeTrace(&out, t, shown, stale, netmortem.Anonymize(anonymizer, root))
+		writeTrace(&out, t, shown, stale, netmortem.Anonymize(anonymizer, root), outputWidth(stdout))
 	}
 	// IPVS: the virtual service the destination hits, and its real servers.
 	for _, sp := range ipvs {

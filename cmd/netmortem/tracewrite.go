@@ -13,6 +13,7 @@ import (
 	"github.com/netmortem/netmortem/analyzer/facts"
 	"github.com/netmortem/netmortem/dataplane"
 	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/fit"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -146,9 +147,16 @@ func (se serviceEndpoints) stale(d dataplane.Destination) string {
 
 // writeTrace writes the walk of the probe through one ruleset, its
 // positions relative to root (when not empty), each destination followed
-// by what stale says of it (when not empty).
-func writeTrace(w io.Writer, t natTrace, probe dataplane.Probe, stale []string, root string) {
-	rel := func(p model.Pos) string { return relPos(p, root) }
+// by what stale says of it (when not empty). Fitted to a width (> 0), the
+// positions in the ruleset's own file, which the heading names, are its
+// line numbers, and a step too wide is wrapped under its chain.
+func writeTrace(w io.Writer, t natTrace, probe dataplane.Probe, stale []string, root string, width int) {
+	rel := func(p model.Pos) string {
+		if width > 0 && p.File == t.rs.Pos.File && p.Line > 0 {
+			return fmt.Sprintf("line %d", p.Line) // of the file the heading names
+		}
+		return relPos(p, root)
+	}
 	tr := t.tr
 	who := "a client"
 	if probe.Output {
@@ -171,8 +179,16 @@ func writeTrace(w io.Writer, t natTrace, probe dataplane.Probe, stale []string, 
 		escape.Fprintf(w, "  (%s holds the same table: the same destinations)\n", relPath(s, root))
 	}
 	for _, s := range tr.Steps {
-		escape.Fprintf(w, "  %s%-7s %s  %s: %s\n", strings.Repeat("  ", s.Depth), dataplane.Percent(s.Probability),
-			rel(s.Rule.Pos), s.Chain, s.Note)
+		prefix := fmt.Sprintf("  %s%-7s %s  ", strings.Repeat("  ", s.Depth), escape.String(dataplane.Percent(s.Probability)),
+			escape.String(rel(s.Rule.Pos)))
+		body := escape.String(s.Chain) + ": " + escape.String(s.Note)
+		if width <= 0 || fit.Width(prefix+body) <= width || fit.Width(prefix) > width/2 {
+			fmt.Fprintf(w, "%s%s\n", prefix, body)
+			continue
+		}
+		for _, l := range fit.Indent(prefix, body, width) {
+			fmt.Fprintln(w, l)
+		}
 	}
 	fmt.Fprintln(w, "  destinations:")
 	if len(tr.Destinations) == 0 {

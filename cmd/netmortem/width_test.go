@@ -260,7 +260,28 @@ func TestMakeDemo(t *testing.T) {
 		!strings.HasSuffix(s, "\nnetmortem exited with 1 (1: findings at or above --fail-on, as expected)\n") {
 		t.Errorf("make demo:\n%s", s)
 	}
-	for _, l := range tooWide(t, s, 80) {
+	// The commands of the fix are printed whole on lines of their own.
+	for _, l := range tooWide(t, withoutCommands(s, commandsOf(screenJSON(t, incident))), 80) {
 		t.Errorf("make demo: a line is %d wide: %q", fit.Width(l), l)
+	}
+}
+
+// Fitted to 80 columns, the trace's steps give the line in the file its
+// heading names, and a step too wide goes on under its chain.
+func TestTraceStepsFit(t *testing.T) {
+	atPipeWidth(t)
+	_, out, _ := runCLI(t, "trace", "--dst", "10.96.0.10:53", fixture("incidents/stale-dnat"))
+	for _, want := range []string{
+		"\n    100.0%  line 29  KUBE-SERVICES: jump to KUBE-SVC-ERIFXISQEP7F7OF4\n",
+		"\n      25.0%   line 31  KUBE-SVC-ERIFXISQEP7F7OF4: statistic 0.25: jump to\n                       KUBE-SEP-IT2ZTR26TO4XFPTO\n",
+		"DNAT at line 26 via ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	_, wide, _ := runCLI(t, "--width", "0", "trace", "--dst", "10.96.0.10:53", fixture("incidents/stale-dnat"))
+	if strings.Contains(wide, "line 29") || !strings.Contains(wide, "iptables-save.txt:29  KUBE-SERVICES") {
+		t.Errorf("at no limit, the positions are not the files':\n%s", wide)
 	}
 }

@@ -85,6 +85,10 @@ func readResolvConfs(r io.Reader, src *format.File, errs *model.ErrorList) []mod
 				cmd = c
 				continue
 			}
+			if c, ok := l.PastedCommand(); ok && catResolvConf(c) {
+				cmd = c
+				continue
+			}
 			l.Errorf("%w: expected a resolv.conf line (nameserver, search, domain, options), got %q", format.ErrSyntax, t)
 			continue
 		}
@@ -119,6 +123,7 @@ func sniffResolvConf(_ string, head []byte) int {
 		return 0
 	}
 	nameservers, other, prompt := 0, 0, false
+	first := true
 	sc := bufio.NewScanner(bytes.NewReader(head))
 	for sc.Scan() {
 		line := sc.Text()
@@ -126,6 +131,11 @@ func sniffResolvConf(_ string, head []byte) int {
 		if t == "" || resolvComment(line) && !strings.Contains(t, "resolv.conf") {
 			continue
 		}
+		if c, ok := text.BareCommand(t); ok && first && catResolvConf(c) {
+			prompt, first = true, false
+			continue
+		}
+		first = false
 		f := strings.Fields(t)
 		switch {
 		case f[0] == "nameserver" && len(f) >= 2:
@@ -136,8 +146,8 @@ func sniffResolvConf(_ string, head []byte) int {
 			nameservers++
 		case resolvDirectives[f[0]]:
 		default:
-			if _, c, ok := text.Prompt(line); ok && catResolvConf(c) {
-				prompt = true
+			if _, c, ok := text.Prompt(line); ok && (c == "" || catResolvConf(c)) {
+				prompt = prompt || c != "" // "": the prompt left after the output
 				continue
 			}
 			if resolvComment(line) {

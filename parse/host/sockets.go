@@ -143,7 +143,11 @@ func (sr *sockReader) line(line string) {
 		sr.node, sr.otherSect = n, false
 		return
 	}
-	if host, cmd, ok := text.Prompt(line); ok {
+	host, cmd, ok := text.Prompt(line)
+	if !ok {
+		cmd, ok = l.PastedCommand()
+	}
+	if ok {
 		sr.endSection()
 		if host != "" {
 			sr.node = host
@@ -495,7 +499,7 @@ func sniffSockets(head []byte, tool string) int {
 	sr := &sockReader{cur: -1, skipped: map[string]int{}, l: text.NewLines(strings.NewReader(""), "", &model.ErrorList{})}
 	matched, total, strong := 0, 0, false
 	groups := false // inside netstat -g's group memberships
-	for _, line := range text.HeadLines(head, 200) {
+	for i, line := range text.HeadLines(head, 200) {
 		t := strings.TrimSpace(line)
 		if _, ok := text.NodeMarker(line); ok {
 			continue
@@ -506,7 +510,11 @@ func sniffSockets(head []byte, tool string) int {
 			}
 		}
 		groups = false
-		if _, cmd, ok := text.Prompt(line); ok {
+		_, cmd, ok := text.Prompt(line)
+		if !ok && i == 0 {
+			cmd, ok = text.BareCommand(line)
+		}
+		if ok {
 			if c, ok := parseSockCmd(cmd); ok {
 				sr.cmd = c
 				if c.tool == tool {

@@ -38,3 +38,19 @@ func TestBareLines(t *testing.T) {
 		}
 	}
 }
+
+// The command above a log pasted without its prompt names the log's
+// source, and is no bad line; further down, a line naming a program is
+// the log's.
+func TestPastedCommandAbove(t *testing.T) {
+	in := "journalctl -u kube-proxy --no-pager\n" +
+		"Nov 23 12:00:02 node1 kube-proxy[812]: E1123 12:00:02.000000     812 proxier.go:1] Failed to sync\n" +
+		"Nov 23 12:00:03 node1 kube-proxy[812]: I1123 12:00:03.000000     812 proxier.go:2] Synced\n"
+	evs, err := Logs(strings.NewReader(in), "log.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[0].Pos.Line != 2 || evs[0].Source != "kube-proxy" {
+		t.Errorf("events %+v", evs)
+	}
+}

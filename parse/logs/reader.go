@@ -149,6 +149,7 @@ type logReader struct {
 	wrap *partialLine
 	// lastKind is the shape of the last entry read, "" after a prompt.
 	lastKind string
+	lines    *text.Lines // the lines read, for a command pasted without a prompt
 }
 
 // partialLine is the start of a line a container runtime wrote in more
@@ -188,7 +189,7 @@ func (lr *logReader) setCommand(cmd string) {
 }
 
 func (lr *logReader) read(ctx context.Context, r io.Reader) {
-	l := text.NewLines(r, lr.name, lr.errs)
+	l := lr.newLines(r)
 	for l.Next() {
 		if l.Line()%4096 == 0 && ctx.Err() != nil {
 			lr.errs.Add(l.Pos(), "", ctx.Err())
@@ -388,7 +389,7 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 		lr.node = node
 		return
 	}
-	if host, cmd, ok := text.ShellCommand(line); ok {
+	if host, cmd, ok := lr.shellCommand(line); ok {
 		lr.lastKind = ""
 		if host != "" && !text.ClusterClient(cmd) {
 			// kubectl logs prints what the cluster holds, not the

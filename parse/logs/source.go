@@ -1,6 +1,7 @@
 package logs
 
 import (
+	"io"
 	"path"
 	"strings"
 
@@ -131,4 +132,26 @@ func (lr *logReader) section(name string) {
 		word = c
 	}
 	lr.source = word
+}
+
+// newLines returns the line reader of r, kept to tell the command pasted
+// above a log without a prompt (shellCommand).
+func (lr *logReader) newLines(r io.Reader) *text.Lines {
+	lr.lines = text.NewLines(r, lr.name, lr.errs)
+	return lr.lines
+}
+
+// shellCommand recognizes a pasted command line: one after a prompt
+// (text.ShellCommand), or the first line's without one
+// (text.Lines.PastedCommand).
+func (lr *logReader) shellCommand(line string) (host, cmd string, ok bool) {
+	if host, cmd, ok := text.ShellCommand(line); ok {
+		return host, cmd, true
+	}
+	if lr.lines != nil {
+		if cmd, ok := lr.lines.PastedCommand(); ok {
+			return "", cmd, true
+		}
+	}
+	return "", "", false
 }

@@ -244,7 +244,7 @@ func conntrackLine(f []string) (model.ConntrackEntry, error) {
 }
 
 func sniffConntrack(_ string, head []byte) int {
-	matched, total, _ := text.SniffLines(head, 200, func(cmd string) bool { return text.Program(cmd) == "conntrack" }, func(line string) text.Match {
+	matched, total, _ := text.SniffLines(head, 200, conntrackLists, func(line string) text.Match {
 		if strings.HasPrefix(line, "conntrack v") {
 			return text.Skip
 		}
@@ -254,4 +254,19 @@ func sniffConntrack(_ string, head []byte) int {
 		return text.Miss
 	})
 	return min(text.RatioScore(matched, total, 95), 95)
+}
+
+// conntrackLists reports whether cmd runs conntrack to list entries: its
+// counters (-S), count (-C) and events (-E) are other formats.
+func conntrackLists(cmd string) bool {
+	if text.Program(cmd) != "conntrack" {
+		return false
+	}
+	for _, w := range strings.Fields(cmd) {
+		switch w {
+		case "-S", "--stats", "-C", "--count", "-E", "--event":
+			return false
+		}
+	}
+	return true
 }

@@ -103,6 +103,10 @@ func readIPTables(r io.Reader, src *format.File, errs *model.ErrorList) []*model
 	for l.Next() {
 		line, pos := l.Text(), l.Pos()
 		last = pos
+		if cmd, ok := l.PastedCommand(); ok {
+			p.command(cmd, pos)
+			continue
+		}
 		if carry != "" {
 			line, pos, carry = carry+line, carryPos, ""
 		}
@@ -176,10 +180,7 @@ func (p *iptParser) line(line string, pos model.Pos) {
 	}
 	if maybePrompt(t) {
 		if _, cmd, ok := text.Prompt(line); ok {
-			if c, ok := parseIPTablesCmd(cmd); ok {
-				p.cmd, p.table, p.chain, p.cols, p.listTable = c, nil, nil, iptCols{}, ""
-				p.startPos = pos
-			}
+			p.command(cmd, pos)
 			return
 		}
 	}
@@ -187,10 +188,7 @@ func (p *iptParser) line(line string, pos model.Pos) {
 		// A comment (iptables-restore skips them), or a root prompt the
 		// prompt reader does not know ("    # iptables-save -c | grep
 		// FOO" indented in a quote), which still names the command.
-		if c, ok := parseIPTablesCmd(strings.TrimSpace(t[1:])); ok {
-			p.cmd, p.table, p.chain, p.cols, p.listTable = c, nil, nil, iptCols{}, ""
-			p.startPos = pos
-		}
+		p.command(strings.TrimSpace(t[1:]), pos)
 		return
 	}
 	switch {
@@ -215,6 +213,15 @@ func (p *iptParser) line(line string, pos model.Pos) {
 			return
 		}
 		p.listRow(line, pos)
+	}
+}
+
+// command starts the output of cmd, the command of a prompt at pos, when
+// it is an iptables command.
+func (p *iptParser) command(cmd string, pos model.Pos) {
+	if c, ok := parseIPTablesCmd(cmd); ok {
+		p.cmd, p.table, p.chain, p.cols, p.listTable = c, nil, nil, iptCols{}, ""
+		p.startPos = pos
 	}
 }
 
@@ -435,7 +442,7 @@ func sniffIPTables(head []byte) (c iptSniffCounts, ok bool) {
 	}
 	c.prompt = map[string]int{}
 	var toks []iptTok
-	for _, line := range text.HeadLines(head, 300) {
+	for i, line := range text.HeadLines(head, 300) {
 		t := strings.TrimSpace(line)
 		if t == "" || t == "[...]" || t == "..." || t == "…" || strings.HasPrefix(t, "```") {
 			continue
@@ -451,7 +458,11 @@ func sniffIPTables(head []byte) (c iptSniffCounts, ok bool) {
 		if strings.HasPrefix(t, "# Completed on ") || legacyWarningAt(t) == 0 {
 			continue
 		}
-		if _, cmd, ok := text.Prompt(line); ok {
+		_, cmd, ok := text.Prompt(line)
+		if !ok && i == 0 {
+			cmd, ok = text.BareCommand(line)
+		}
+		if ok {
 			if pc, ok := parseIPTablesCmd(cmd); ok {
 				c.prompt[pc.form]++
 			}

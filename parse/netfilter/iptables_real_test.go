@@ -10,6 +10,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
 // iptRuleLines formats the rules of a table as "line chain target dst
@@ -284,5 +285,51 @@ func TestIPTablesGrepIndentedSessionReal(t *testing.T) {
 	}
 	if c := iptChain(t, second, "filter", "FOO"); c.Pos.Line != 14 || c.Packets != 0 || len(c.Rules) != 0 {
 		t.Errorf("second FOO %+v", c)
+	}
+}
+
+// kubernetes issue 112477: the grep'd iptables-save of the host pasted
+// under its command, without a prompt. The command line names the form;
+// the rest is read as before, with the host's nf_tables backend.
+func TestIPTablesBareCommandReal(t *testing.T) {
+	rs := iptOne(t, iptFile(t, "fixtures/field/iptables-version-skew--k8s-issue-112477/iptables-save.txt"))
+	if rs.Format != formSave || rs.Backend != model.BackendNFT || rs.Pos.Line != 3 || rs.Rules() != 1 {
+		t.Fatalf("ruleset %s %s at %s, %d rules", rs.Format, rs.Backend, rs.Pos, rs.Rules())
+	}
+	r := iptChain(t, rs, "", "KUBE-FIREWALL").Rules[0] // grep kept no table line
+	if r.Target != "DROP" || r.Pos.Line != 4 {
+		t.Errorf("KUBE-FIREWALL rule %+v", r)
+	}
+}
+
+// The command above an iptables-save, as pasted with and without its
+// prompt, and the prompt left at the end: nothing but the dump is read.
+func TestIPTablesPastedCommandLines(t *testing.T) {
+	const dump = "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -j KUBE-SERVICES\nCOMMIT\n"
+	for _, c := range []struct{ head, tail, table string }{
+		{"$ sudo iptables-save\n", "$ \n", "nat"},
+		{"[root@node ~]# iptables-save -t nat\n", "[root@node ~]# \n", "nat"},
+		{"# iptables-save\n", "# \n", "nat"},
+		{"iptables-save\n", "", "nat"},
+		{"\n  sudo /usr/sbin/iptables-nft-save -t nat | head -50\n", "root@node1:~#\n", "nat"},
+	} {
+		in := c.head + dump + c.tail
+		if sc := IPTablesSaveFormat.Sniff("x", []byte(in)); sc < 50 {
+			t.Errorf("%q: sniff %d", c.head, sc)
+		}
+		sets, err := IPTables(strings.NewReader(in), "x")
+		if err != nil {
+			t.Errorf("%q: %v", c.head, err)
+			continue
+		}
+		if len(sets) != 1 || sets[0].Format != formSave || sets[0].Table(c.table) == nil || sets[0].Rules() != 1 {
+			t.Errorf("%q: %d rulesets", c.head, len(sets))
+		}
+	}
+	// iptables' own messages name it too, and are not commands.
+	for _, line := range []string{"iptables v1.8.7 (nf_tables): Couldn't load match `mark'", "iptables: No chain/target/match by that name."} {
+		if cmd, ok := text.BareCommand(line); ok {
+			t.Errorf("%q read as the command %q", line, cmd)
+		}
 	}
 }

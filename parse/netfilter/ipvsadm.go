@@ -44,7 +44,7 @@ func sniffIPVSadm(_ string, head []byte) int {
 	}
 	lines := text.HeadLines(head, 200)
 	matched, total := 0, 0
-	for _, line := range lines {
+	for i, line := range lines {
 		t := strings.TrimSpace(line)
 		if t == "" {
 			continue
@@ -52,7 +52,11 @@ func sniffIPVSadm(_ string, head []byte) int {
 		if strings.HasPrefix(t, "IP Virtual Server version") || strings.HasPrefix(t, "IPVS connection entries") {
 			return 100
 		}
-		if _, cmd, ok := text.Prompt(line); ok {
+		_, cmd, ok := text.Prompt(line)
+		if !ok && i == 0 {
+			cmd, ok = text.BareCommand(line)
+		}
+		if ok {
 			if strings.Contains(cmd, "ipvsadm") && !strings.Contains(cmd, "--timeout") { // --timeout: ipvsadm-timeout's
 				matched += 3
 			}
@@ -174,7 +178,11 @@ func readIPVSadmAll(r io.Reader, name, node string, errs *model.ErrorList) ([]mo
 			node = n
 			continue
 		}
-		if _, cmd, ok := text.Prompt(line); ok {
+		_, cmd, ok := text.Prompt(line)
+		if !ok {
+			cmd, ok = l.PastedCommand()
+		}
+		if ok {
 			mode = ipvsModeOf(cmd, mode)
 			cur = nil
 			continue

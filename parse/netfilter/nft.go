@@ -63,12 +63,16 @@ func sniffNFT(_ string, head []byte) int {
 	if !text.IsText(head) {
 		return 0
 	}
-	for _, line := range text.HeadLines(head, 200) {
+	for i, line := range text.HeadLines(head, 200) {
 		t := strings.TrimSpace(nftStripHandle(line))
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		if _, cmd, ok := text.Prompt(line); ok {
+		_, cmd, ok := text.Prompt(line)
+		if !ok && i == 0 {
+			cmd, ok = text.BareCommand(line)
+		}
+		if ok {
 			if strings.HasPrefix(cmd, "nft ") {
 				return 90
 			}
@@ -138,6 +142,9 @@ func readNFT(r io.Reader, src *format.File, errs *model.ErrorList) []*model.Rule
 	p.newDump()
 	l := text.NewLines(r, name, errs)
 	for l.Next() {
+		if _, ok := l.PastedCommand(); ok {
+			continue // the command above its output, without a prompt
+		}
 		p.line(l.Text(), l.Pos())
 	}
 	if p.carry != "" {

@@ -32,6 +32,9 @@ type Lines struct {
 	// bare says that the current line ends the input without a newline:
 	// the text may have been cut inside it.
 	bare bool
+	// first says that the current line is the input's first non-blank
+	// line; started that there was one.
+	first, started bool
 }
 
 // NewLines returns a line reader of r whose positions name name and whose
@@ -96,7 +99,20 @@ func (l *Lines) Next() bool {
 	}
 	l.n++
 	l.text = NormalizeLine(l.s.Text())
+	l.first = !l.started && strings.TrimSpace(l.text) != ""
+	l.started = l.started || l.first
 	return true
+}
+
+// PastedCommand returns the command of the current line when it is the
+// input's first non-blank line and a command line pasted above its output
+// without a prompt ("iptables-save | grep KUBE", "sudo ipvsadm -Ln"): see
+// BareCommand.
+func (l *Lines) PastedCommand() (string, bool) {
+	if !l.first {
+		return "", false
+	}
+	return BareCommand(l.text)
 }
 
 // NormalizeLine drops a trailing carriage return and turns the no-break

@@ -132,3 +132,43 @@ func ClusterClient(cmd string) bool {
 	}
 	return false
 }
+
+// pastedPrograms are the programs whose output is pasted under the bare
+// command line that printed it (iptables and ip6tables in all their forms
+// too): a line running one of them is a command, not output.
+var pastedPrograms = map[string]bool{
+	"nft": true, "ipvsadm": true, "conntrack": true, "ss": true, "netstat": true, "nstat": true,
+	"sysctl": true, "ip": true, "bridge": true, "arp": true, "cat": true, "dmesg": true,
+	"journalctl": true, "lsmod": true, "tcpdump": true, "tshark": true, "crictl": true, "docker": true,
+}
+
+// versionWordRe matches the version after a program's name in its own
+// messages: "iptables v1.8.7 (nf_tables): ...", "conntrack v1.4.6
+// (conntrack-tools): 12 flow entries have been shown.".
+var versionWordRe = regexp.MustCompile(`^v\d`)
+
+// BareCommand recognizes a command line pasted without a prompt, as tickets
+// carry the command above its output ("iptables-save | grep KUBE", "sudo
+// ipvsadm -Ln", "cat /proc/sys/net/ipv4/ip_forward"), and returns the
+// command. The program must be one whose output netmortem reads, named as a
+// word of its own: "iptables: No chain/target/match by that name." and
+// "iptables v1.8.7 (nf_tables): ..." are the program's messages, not
+// commands.
+func BareCommand(line string) (string, bool) {
+	t := strings.TrimSpace(line)
+	prog := Program(t)
+	if !pastedPrograms[prog] && !strings.HasPrefix(prog, "iptables") && !strings.HasPrefix(prog, "ip6tables") {
+		return "", false
+	}
+	f := strings.Fields(t)
+	for i, w := range f {
+		if path.Base(w) != prog {
+			continue
+		}
+		if i+1 < len(f) && versionWordRe.MatchString(f[i+1]) {
+			return "", false
+		}
+		return t, true
+	}
+	return "", false
+}

@@ -47,7 +47,9 @@ type Hooks struct {
 // ReadLines is the reading loop line formats share. It reads r line by
 // line and skips blank lines; node markers and shell prompts name the node
 // of the lines below them and go to hooks; every other line is handed to
-// line. Positions name src.Name; read errors go to errs.
+// line. A command line pasted without a prompt as the first line
+// (Lines.PastedCommand) is a prompt too. Positions name src.Name; read
+// errors go to errs.
 func ReadLines(r io.Reader, src *format.File, errs *model.ErrorList, hooks Hooks, line func(l *Line)) {
 	if hooks.Command != nil {
 		hooks.Command(src.Command)
@@ -59,7 +61,11 @@ func ReadLines(r io.Reader, src *format.File, errs *model.ErrorList, hooks Hooks
 		if l.Trimmed == "" {
 			continue
 		}
-		if cmd, ok := NodeLine(text, &l.Node); ok {
+		cmd, ok := NodeLine(text, &l.Node)
+		if !ok {
+			cmd, ok = l.PastedCommand()
+		}
+		if ok {
 			if hooks.Command != nil && cmd != "" {
 				hooks.Command(cmd)
 			}
@@ -84,19 +90,24 @@ const (
 )
 
 // SniffLines is the sniffing loop line formats share, over the first max
-// non-empty lines of head. Node markers tell nothing; a shell prompt counts
-// as three lines read when cmd (which may be nil) says its command prints
-// the format; line judges every other line. It returns the lines read
+// non-empty lines of head. Node markers tell nothing; a shell prompt, or a
+// first line that is a command pasted without one (BareCommand), counts as
+// three lines read when cmd (which may be nil) says its command prints the
+// format; line judges every other line. It returns the lines read
 // (hits) and judged (total); ok is false when head is not text.
 func SniffLines(head []byte, max int, cmd func(cmd string) bool, line func(line string) Match) (hits, total int, ok bool) {
 	if !IsText(head) {
 		return 0, 0, false
 	}
-	for _, l := range HeadLines(head, max) {
+	for i, l := range HeadLines(head, max) {
 		if _, ok := NodeMarker(l); ok {
 			continue
 		}
-		if _, c, ok := Prompt(l); ok {
+		_, c, ok := Prompt(l)
+		if !ok && i == 0 {
+			c, ok = BareCommand(l)
+		}
+		if ok {
 			if cmd != nil && cmd(c) {
 				hits += 3
 			}
