@@ -209,8 +209,8 @@ func kubeProxyConfigWords(c *kubeProxyStart) (title, summary, cause, fix string)
 		"no NAT rules or IPVS services and no Service works through this node.", kubeProxyOnNode(c.node), c.reason, exits)
 	cause = "kube-proxy's kubeconfig does not give it a usable apiserver: " + c.reason + "."
 	fix = "Give kube-proxy's kubeconfig the cluster entry with the apiserver's address (`kubectl config set-cluster " +
-		"<cluster> --server=https://<apiserver>:6443 --certificate-authority=... --kubeconfig=<kube-proxy's " +
-		"kubeconfig>`) and restart kube-proxy."
+		"CLUSTER --server=https://APISERVER:6443 --certificate-authority=CA_FILE " +
+		"--kubeconfig=KUBE_PROXY_KUBECONFIG`, with CLUSTER the entry's name in that file) and restart kube-proxy."
 	return title, summary, cause, fix
 }
 
