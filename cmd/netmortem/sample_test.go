@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/netmortem/netmortem/internal/testutil"
+)
 
 // raceSample is how many fixtures of every-fixture tests run under the race
 // detector: one in raceSample. `make test` runs those tests again without
@@ -12,17 +16,7 @@ const raceSample = 4
 // them (the first, then every raceSample-th), and logs which.
 func sampled(t *testing.T, dirs []string) []string {
 	t.Helper()
-	if !raceEnabled {
-		return dirs
-	}
-	var out []string
-	for i, d := range dirs {
-		if i%raceSample == 0 {
-			out = append(out, d)
-		}
-	}
-	t.Logf("race detector: %d of %d fixtures (make test runs them all without -race)", len(out), len(dirs))
-	return out
+	return testutil.RaceSample(t, raceSample, dirs)
 }
 
 // atLeast scales a minimum count over every fixture to the fixtures
