@@ -510,10 +510,7 @@ func sniffSockets(head []byte, tool string) int {
 			}
 		}
 		groups = false
-		_, cmd, ok := text.Prompt(line)
-		if !ok && i == 0 {
-			cmd, ok = text.BareCommand(line)
-		}
+		cmd, ok := text.HeadCommand(i, line)
 		if ok {
 			if c, ok := parseSockCmd(cmd); ok {
 				sr.cmd = c

@@ -458,10 +458,7 @@ func sniffIPTables(head []byte) (c iptSniffCounts, ok bool) {
 		if strings.HasPrefix(t, "# Completed on ") || legacyWarningAt(t) == 0 {
 			continue
 		}
-		_, cmd, ok := text.Prompt(line)
-		if !ok && i == 0 {
-			cmd, ok = text.BareCommand(line)
-		}
+		cmd, ok := text.HeadCommand(i, line)
 		if ok {
 			if pc, ok := parseIPTablesCmd(cmd); ok {
 				c.prompt[pc.form]++

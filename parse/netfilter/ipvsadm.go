@@ -52,10 +52,7 @@ func sniffIPVSadm(_ string, head []byte) int {
 		if strings.HasPrefix(t, "IP Virtual Server version") || strings.HasPrefix(t, "IPVS connection entries") {
 			return 100
 		}
-		_, cmd, ok := text.Prompt(line)
-		if !ok && i == 0 {
-			cmd, ok = text.BareCommand(line)
-		}
+		cmd, ok := text.HeadCommand(i, line)
 		if ok {
 			if strings.Contains(cmd, "ipvsadm") && !strings.Contains(cmd, "--timeout") { // --timeout: ipvsadm-timeout's
 				matched += 3

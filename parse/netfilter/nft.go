@@ -68,10 +68,7 @@ func sniffNFT(_ string, head []byte) int {
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		_, cmd, ok := text.Prompt(line)
-		if !ok && i == 0 {
-			cmd, ok = text.BareCommand(line)
-		}
+		cmd, ok := text.HeadCommand(i, line)
 		if ok {
 			if strings.HasPrefix(cmd, "nft ") {
 				return 90

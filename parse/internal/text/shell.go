@@ -172,3 +172,16 @@ func BareCommand(line string) (string, bool) {
 	}
 	return "", false
 }
+
+// HeadCommand returns the command that line i of a file's head runs: one
+// after a prompt, or, on the first line (i == 0), one pasted without a
+// prompt (BareCommand).
+func HeadCommand(i int, line string) (string, bool) {
+	if _, cmd, ok := Prompt(line); ok {
+		return cmd, true
+	}
+	if i == 0 {
+		return BareCommand(line)
+	}
+	return "", false
+}

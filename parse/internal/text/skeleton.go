@@ -103,10 +103,7 @@ func SniffLines(head []byte, max int, cmd func(cmd string) bool, line func(line 
 		if _, ok := NodeMarker(l); ok {
 			continue
 		}
-		_, c, ok := Prompt(l)
-		if !ok && i == 0 {
-			c, ok = BareCommand(l)
-		}
+		c, ok := HeadCommand(i, l)
 		if ok {
 			if cmd != nil && cmd(c) {
 				hits += 3
