@@ -78,6 +78,14 @@ func (t *Tracker) settleSwept(swept []sweepOut) {
 	}
 }
 
+// passOn tells the reorder buffer, when attempts are handed on, that the
+// stream created as seq was folded: no attempt of it is to wait for.
+func (t *Tracker) passOn(seq int) {
+	if t.hand != nil {
+		t.hand.done(seq, nil)
+	}
+}
+
 // doneChunk is how many finalized attempts are kept per chunk.
 const doneChunk = 4096
 
@@ -320,6 +328,7 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 	if v.fold {
 		// Folded straight from the stream: no attempt is built for it.
 		t.foldInto(t.acc(v.server, outcome), v)
+		t.passOn(s.seq)
 		return
 	}
 	if v.counts && !s.icmp && !natCopy {
@@ -334,15 +343,21 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 			// A port first seen once the host's sample is full (a
 			// scan): counted with the host's other such ports.
 			t.foldInto(t.acc(hk.server, outcome), v)
+			t.passOn(s.seq)
 			return
 		case hostFull || int(t.failKept[ek]) >= t.keepFailed:
 			t.foldInto(t.acc(v.server, outcome), v)
+			t.passOn(s.seq)
 			return
 		}
 		t.failKept[ek]++
 		t.failKept[hk]++
 	}
 	a := t.attempt(v.e)
+	if t.hand != nil {
+		t.hand.done(s.seq, &a)
+		return
+	}
 	if n := len(t.done); n == 0 || len(t.done[n-1]) == cap(t.done[n-1]) {
 		t.done = append(t.done, make([]model.Attempt, 0, doneChunk))
 	}
