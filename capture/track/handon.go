@@ -20,7 +20,7 @@ import (
 // pending is a stream created and not yet handed on.
 type pending struct {
 	seq  int   // stream.seq
-	slot int32 // notFinal, passed (folded: no attempt), or the index in handOn.pool of its attempt
+	slot int32 // notFinal, passed (folded: no attempt), or the index in handOn.pool of its waiting stream
 }
 
 const (
@@ -28,22 +28,34 @@ const (
 	passed   int32 = -2 // finalized without an attempt
 )
 
-// handOn is the reorder buffer of a Tracker that hands attempts on.
+// handOn is the reorder buffer of a Tracker that hands attempts on. A
+// finalized stream that waits is kept as parking keeps a stream (park.go),
+// in about 130 bytes rather than the 700 or so of its attempt, which is
+// built when its turn comes.
 type handOn struct {
 	each  func(model.Attempt)
 	order []pending // from head, in creation order
 	head  int
-	pool  []model.Attempt
-	free  []int32 // indices of pool free for reuse
+	pool  []waiting
+	free  []int32   // indices of pool free for reuse
+	store parkStore // the waiting streams
+	s     stream    // a waiting stream brought back
+}
+
+// waiting is a finalized stream whose attempt waits for older ones: its
+// record in handOn.store, its streamExtra, and the node and file the
+// Tracker named when it was finalized.
+type waiting struct {
+	id         uint32
+	x          *streamExtra
+	node, file string
 }
 
 // note adds the streams created as seqs, in creation order, after those
 // noted before.
 func (h *handOn) note(seqs ...int) {
-	h.order = append(h.order, make([]pending, len(seqs))...)
-	o := h.order[len(h.order)-len(seqs):]
-	for i, s := range seqs {
-		o[i] = pending{seq: s, slot: notFinal}
+	for _, s := range seqs {
+		h.order = append(h.order, pending{seq: s, slot: notFinal})
 	}
 }
 
@@ -66,37 +78,52 @@ func (h *handOn) noteMerged(lists [][]int) {
 	}
 }
 
-// done hands on the attempt a of the stream created as seq (nil when the
-// stream was folded), or keeps it until the streams created before it are
-// finalized.
-func (h *handOn) done(seq int, a *model.Attempt) {
-	live := h.order[h.head:]
-	i, ok := slices.BinarySearchFunc(live, seq, func(p pending, seq int) int { return p.seq - seq })
-	if !ok {
+// handOn hands on the attempt of e, a stream finalized (its attempt not
+// folded), or keeps e until the streams created before it are finalized.
+func (t *Tracker) handOn(e ended) {
+	h := t.hand
+	i, ok := h.find(e.seq)
+	switch {
+	case !ok:
 		// Not noted: handed on as it comes rather than lost.
-		if a != nil {
-			h.each(*a)
+		h.each(t.attempt(e))
+		return
+	case i > h.head:
+		var slot int32
+		if n := len(h.free); n > 0 {
+			slot, h.free = h.free[n-1], h.free[:n-1]
+		} else {
+			slot = int32(len(h.pool))
+			h.pool = append(h.pool, waiting{})
 		}
+		h.pool[slot] = waiting{id: h.store.park(e.stream), x: e.x, node: t.node, file: t.file}
+		h.order[i].slot = slot
 		return
 	}
-	if i > 0 {
-		switch {
-		case a == nil:
-			live[i].slot = passed
-		case len(h.free) > 0:
-			n := len(h.free) - 1
-			live[i].slot = h.free[n]
-			h.free = h.free[:n]
-			h.pool[live[i].slot] = *a
-		default:
-			live[i].slot = int32(len(h.pool))
-			h.pool = append(h.pool, *a)
-		}
+	h.each(t.attempt(e))
+	t.handOnNext()
+}
+
+// passOn tells the reorder buffer, when attempts are handed on, that the
+// stream created as seq was folded: no attempt of it is to wait for.
+func (t *Tracker) passOn(seq int) {
+	h := t.hand
+	if h == nil {
 		return
 	}
-	if a != nil {
-		h.each(*a)
+	if i, ok := h.find(seq); !ok {
+		return
+	} else if i > h.head {
+		h.order[i].slot = passed
+		return
 	}
+	t.handOnNext()
+}
+
+// handOnNext moves past the oldest stream, just handed on, and hands on
+// the attempts of the finalized streams that follow it.
+func (t *Tracker) handOnNext() {
+	h := t.hand
 	h.head++
 	for h.head < len(h.order) {
 		p := &h.order[h.head]
@@ -104,8 +131,15 @@ func (h *handOn) done(seq int, a *model.Attempt) {
 			break
 		}
 		if p.slot >= 0 {
-			h.each(h.pool[p.slot])
-			h.pool[p.slot] = model.Attempt{}
+			w := &h.pool[p.slot]
+			h.store.load(w.id, &h.s)
+			h.store.kill(w.id)
+			h.store.first() // lets go of the records no longer needed
+			node, file := t.node, t.file
+			t.node, t.file = w.node, w.file
+			h.each(t.attempt(ended{&h.s, w.x}))
+			t.node, t.file = node, file
+			*w = waiting{}
 			h.free = append(h.free, p.slot)
 		}
 		h.head++
@@ -118,5 +152,11 @@ func (h *handOn) done(seq int, a *model.Attempt) {
 	}
 }
 
-// waiting returns how many attempts wait in the pool.
-func (h *handOn) waiting() int { return len(h.pool) - len(h.free) }
+// find returns the index in h.order of the stream created as seq.
+func (h *handOn) find(seq int) (int, bool) {
+	i, ok := slices.BinarySearchFunc(h.order[h.head:], seq, func(p pending, seq int) int { return p.seq - seq })
+	return h.head + i, ok
+}
+
+// release lets go of what h holds; nothing waits any longer.
+func (h *handOn) release() { h.store.release() }

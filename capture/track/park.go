@@ -134,6 +134,7 @@ type parkStore struct {
 // its key's hash, and flags.
 type parkEnt struct {
 	lastNow int64
+	seq     int    // the stream's creation order (stream.seq)
 	chunk   uint32 // the chunk's number
 	off     uint32
 	hash    uint32
@@ -234,6 +235,27 @@ func (pk *parkStore) load(id uint32, s *stream) {
 	e := pk.ent(id)
 	decodeStream(pk.chunks[e.chunk-pk.chunk0][e.off:], s, &pk.tmpl)
 	s.icmp = s.icmp || e.icmp
+}
+
+// seq returns the creation order (stream.seq) of the stream of id.
+func (pk *parkStore) seq(id uint32) int {
+	e := pk.ent(id)
+	return recordSeq(pk.chunks[e.chunk-pk.chunk0][e.off:], &pk.tmpl)
+}
+
+// recordSeq returns the creation order (stream.seq) of the stream
+// encodeStream wrote at the start of b, decoding only that word.
+func recordSeq(b []byte, tmpl *[streamWords]uint64) int {
+	nibble := func(i int) int { return int(b[i/2]>>(4*(i%2))) & 15 }
+	at := parkHeader
+	for i := range wordSeq {
+		at += nibble(i)
+	}
+	var v uint64
+	for k := range nibble(wordSeq) {
+		v |= uint64(b[at+k]) << (8 * k)
+	}
+	return int(v ^ tmpl[wordSeq])
 }
 
 // kill marks id's entry dead: its stream is back in the store.

@@ -383,7 +383,10 @@ func (t *Tracker) Finish() *Result {
 	}
 	t.arpAnswers.finish(t.arp, t.last)
 	res := &Result{ICMP: t.icmp, ARP: t.arp, BadChecksums: t.badSums}
-	t.hand = nil // every stream is finalized: nothing waits
+	if t.hand != nil {
+		t.hand.release() // every stream is finalized: nothing waits
+		t.hand = nil
+	}
 	// One slice mostly filled (gatherDone's) is the Result's as it is;
 	// chunks are let go as they are copied, so that the attempts are not
 	// held twice.
