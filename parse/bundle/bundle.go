@@ -42,6 +42,15 @@ type Options struct {
 	// follows live connections, not the capture's size. The rules count
 	// both; `netmortem flows` keeps every attempt.
 	capture.Summary
+	// EachAttempt, when set, is handed the connection attempts of the
+	// captures one by one, each capture's in its order, as their
+	// connections end, instead of their being kept in
+	// Snapshot.Attempts (see capture.Options.EachAttempt): memory then
+	// follows the live connections, not the captures' size. Captures are
+	// read one at a time, so a capture's attempts follow the previous
+	// one's. Rotated capture series are then not read again as one
+	// timeline: each file's attempts are its own.
+	EachAttempt func(model.Attempt)
 	// Limits bound decompression (sizes, ratio, nesting, archive
 	// members) and the memory the parsers keep; zero fields take the
 	// DefaultLimits.
