@@ -16,16 +16,25 @@ import (
 // connections open at once), the limit is raised to twice the live heap,
 // so that the collector never runs back to back: memory then follows the
 // live data, as with the default GOGC of 100. `flows`, which keeps every
-// attempt of its captures and so grows with them, runs without the limit:
-// there the limit would only cost time. GOGC and GOMEMLIMIT in the
-// environment still win.
+// attempt of its captures and so grows with them, runs without the limit
+// (there the limit would only cost time), unless it writes the attempts
+// as they come (limitMemory). GOGC and GOMEMLIMIT in the environment
+// still win.
 const memoryFloor = 256 << 20
 
 func setMemoryPolicy(subcommand string) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	if os.Getenv("GOMEMLIMIT") != "" || subcommand == "flows" {
+	if subcommand != "flows" {
+		limitMemory()
+	}
+}
+
+// limitMemory sets the soft memory limit of the policy above, unless
+// GOMEMLIMIT is set.
+func limitMemory() {
+	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	debug.SetMemoryLimit(memoryFloor)
