@@ -131,16 +131,7 @@ func (t *Tracker) handOnNext() {
 			break
 		}
 		if p.slot >= 0 {
-			w := &h.pool[p.slot]
-			h.store.load(w.id, &h.s)
-			h.store.kill(w.id)
-			h.store.first() // lets go of the records no longer needed
-			node, file := t.node, t.file
-			t.node, t.file = w.node, w.file
-			h.each(t.attempt(ended{&h.s, w.x}))
-			t.node, t.file = node, file
-			*w = waiting{}
-			h.free = append(h.free, p.slot)
+			t.handOnWaiting(p.slot)
 		}
 		h.head++
 	}
@@ -150,6 +141,49 @@ func (t *Tracker) handOnNext() {
 		n := copy(h.order, h.order[h.head:])
 		h.order, h.head = h.order[:n], 0
 	}
+}
+
+// handOnWaiting hands on the attempt of the stream waiting in slot.
+func (t *Tracker) handOnWaiting(slot int32) {
+	h := t.hand
+	w := &h.pool[slot]
+	h.store.load(w.id, &h.s)
+	h.store.kill(w.id)
+	h.store.first() // lets go of the records no longer needed
+	node, file := t.node, t.file
+	t.node, t.file = w.node, w.file
+	h.each(t.attempt(ended{&h.s, w.x}))
+	t.node, t.file = node, file
+	*w = waiting{}
+	h.free = append(h.free, slot)
+}
+
+// finished returns the streams not yet handed on that are finalized, in
+// creation order, and forgets the others, which are live: the Tracker
+// finalizes them in creation order (finishStreams) and hands on theirs
+// and these in turn, through finishOrder.
+func (h *handOn) finished() []pending {
+	var out []pending
+	for _, p := range h.order[h.head:] {
+		if p.slot != notFinal {
+			out = append(out, p)
+		}
+	}
+	h.order, h.head = nil, 0
+	return out
+}
+
+// finishOrder hands on, of the finalized streams rest (from finished),
+// those created before the stream created as seq (all of them when seq
+// is math.MaxInt), and returns the others.
+func (t *Tracker) finishOrder(rest []pending, seq int) []pending {
+	for len(rest) > 0 && rest[0].seq < seq {
+		if rest[0].slot >= 0 {
+			t.handOnWaiting(rest[0].slot)
+		}
+		rest = rest[1:]
+	}
+	return rest
 }
 
 // find returns the index in h.order of the stream created as seq.

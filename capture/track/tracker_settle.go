@@ -2,6 +2,7 @@ package track
 
 import (
 	"cmp"
+	"math"
 	"net/netip"
 	"slices"
 	"time"
@@ -105,6 +106,10 @@ func (t *Tracker) finalize(v *streamEnd) {
 // changes, so that the order changes nothing else.
 func (t *Tracker) finishStreams() {
 	bySeq := t.hand != nil && !t.summarize
+	var rest []pending // when bySeq, the finalized streams not yet handed on
+	if bySeq {
+		rest = t.hand.finished()
+	}
 	feeds := make([]endFeed, len(t.shards))
 	for i, sh := range t.shards {
 		feeds[i].start(sh, t.summarize, bySeq)
@@ -121,10 +126,14 @@ func (t *Tracker) finishStreams() {
 			if next == nil {
 				break
 			}
+			if bySeq {
+				rest = t.finishOrder(rest, next.e.seq)
+			}
 			t.settleEnd(next)
 			feeds[from].pop()
 		}
 	}
+	t.finishOrder(rest, math.MaxInt)
 	for _, sh := range t.shards {
 		sh.streams.reset()
 	}
