@@ -82,9 +82,9 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	var handOn *handedOn
 	if *output == "csv" && handOnFlows(fs.Args(), *since, *until, ao) {
 		filter.Since, filter.Until = resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})
-		handOn = &handedOn{w: flows.NewCSVWriter(stdout, filter)}
+		handOn = newHandedOn(flows.NewCSVWriter(stdout, filter))
 		opts.EachAttempt = handOn.write
-		limitMemory()
+		handOnMemory()
 	}
 	in := operand.OpenPaths(ctx, fs.Args(), opts)
 	snap := in.Snap

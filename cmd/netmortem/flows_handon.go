@@ -14,22 +14,62 @@ import (
 )
 
 // handedOn writes the CSV form of flows as the captures' attempts come
-// (parse.Options.EachAttempt), holding none of them. After close, an
-// attempt that a read left behind after its deadline (operand.StopGrace)
-// hands on is not written.
+// (parse.Options.EachAttempt), holding none of them but a few batches:
+// the attempts are formatted and written by a goroutine of their own, in
+// batches, while the capture's reader builds the next ones. After close,
+// an attempt that a read left behind after its deadline
+// (operand.StopGrace) hands on is not written.
 type handedOn struct {
 	mu     sync.Mutex
 	w      *flows.CSVWriter
+	cur    []model.Attempt
+	full   chan []model.Attempt // batches to write, in order
+	free   chan []model.Attempt // batches written
+	done   chan struct{}        // closed once the writer has written them all
 	closed bool
 }
 
-// write writes a, unless h is closed.
+// handedOnBatch is how many attempts go to the writing goroutine at once.
+const handedOnBatch = 256
+
+// newHandedOn returns a handedOn writing through w, its goroutine started.
+func newHandedOn(w *flows.CSVWriter) *handedOn {
+	h := &handedOn{w: w, full: make(chan []model.Attempt, 4), free: make(chan []model.Attempt, 6), done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		for b := range h.full {
+			for i := range b {
+				h.w.Write(&b[i])
+			}
+			clear(b) // the attempts' segments
+			select {
+			case h.free <- b[:0]:
+			default:
+			}
+		}
+	}()
+	return h
+}
+
+// write queues a for writing, unless h is closed.
 func (h *handedOn) write(a model.Attempt) {
 	h.mu.Lock()
-	if !h.closed {
-		h.w.Write(&a)
+	defer h.mu.Unlock()
+	if h.closed {
+		return
 	}
-	h.mu.Unlock()
+	if h.cur == nil {
+		select {
+		case h.cur = <-h.free:
+		default:
+			h.cur = make([]model.Attempt, 0, handedOnBatch)
+		}
+	}
+	h.cur = append(h.cur, a)
+	if len(h.cur) == handedOnBatch {
+		h.full <- h.cur
+		h.cur = nil
+	}
 }
 
 // close ends the CSV form once snap is read, saying first, on stderr, how
@@ -39,6 +79,11 @@ func (h *handedOn) close(stderr io.Writer, snap *model.Snapshot) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
+	if len(h.cur) > 0 {
+		h.full <- h.cur
+	}
+	close(h.full)
+	<-h.done
 	n, pos := (&flows.Table{Captures: snap.Captures}).OutOfRange()
 	m, at := h.w.OutOfRange()
 	if n == 0 {

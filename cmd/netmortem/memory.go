@@ -31,6 +31,20 @@ func setMemoryPolicy(subcommand string) {
 	}
 }
 
+// handOnMemory is the memory policy of flows writing the attempts as
+// they come: what it keeps is what analyze keeps, and every attempt it
+// builds is garbage once written, hundreds of MB of it on a large capture
+// in small values. The collector runs when the heap has grown by a tenth
+// (the streams and tables, most of what is live, hold no pointer, so
+// that a collection costs little), under analyze's limit. GOGC and
+// GOMEMLIMIT in the environment still win.
+func handOnMemory() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(10)
+	}
+	limitMemory()
+}
+
 // limitMemory sets the soft memory limit of the policy above, unless
 // GOMEMLIMIT is set.
 func limitMemory() {
