@@ -78,7 +78,7 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 
 	ctx, stop := signalContext()
 	defer stop()
-	opts := &parse.Options{Node: *node, Formats: captureFormats(), Stdin: stdin}
+	opts := &parse.Options{Node: *node, Formats: captureFormats(), KeepAttempts: true, Stdin: stdin}
 	var handOn *handedOn
 	if *output == "csv" && handOnFlows(fs.Args(), *since, *until, ao) {
 		filter.Since, filter.Until = resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})
