@@ -3,6 +3,7 @@ package flows
 import (
 	"bufio"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,8 +26,7 @@ type CSVWriter struct {
 	w      *bufio.Writer
 	filter Filter
 	buf    []byte
-	n      int       // times out of range
-	first  model.Pos // where the first one is
+	ranges rangeCount
 	// plain caches whether the last prefix of a "where" cell (the node
 	// and the file) is written as it is: printable ASCII that neither a
 	// spreadsheet nor CSV quoting changes.
@@ -54,7 +54,7 @@ func (c *CSVWriter) Write(a *model.Attempt) {
 	if !c.filter.Match(a) {
 		return
 	}
-	c.note(a)
+	c.ranges.note(a)
 	c.buf = c.appendRow(c.buf[:0], a)
 	c.w.Write(c.buf)
 }
@@ -172,8 +172,15 @@ func appendCSVField(b []byte, field string) []byte {
 	return append(b, '"')
 }
 
-// note counts a's times out of range, as Table.OutOfRange does.
-func (c *CSVWriter) note(a *model.Attempt) {
+// rangeCount counts the times of attempts that RFC 3339 cannot write as
+// they are, as Table.OutOfRange does, and where the first one is.
+type rangeCount struct {
+	n     int
+	first model.Pos
+}
+
+// note counts a's times out of range.
+func (c *rangeCount) note(a *model.Attempt) {
 	tm := func(t time.Time, pos model.Pos) {
 		if !jsontime.InRange(t) {
 			if c.n == 0 {
@@ -199,7 +206,64 @@ func (c *CSVWriter) note(a *model.Attempt) {
 // OutOfRange counts the times of the attempts written that RFC 3339
 // cannot write as they are, and returns where the first one is (see
 // Table.OutOfRange, which counts the captures' times too).
-func (c *CSVWriter) OutOfRange() (n int, first model.Pos) { return c.n, c.first }
+func (c *CSVWriter) OutOfRange() (n int, first model.Pos) { return c.ranges.n, c.ranges.first }
+
+// OutOfRange counts the times of the attempts added that RFC 3339 cannot
+// write as they are, and returns where the first one is.
+func (b *Builder) OutOfRange() (n int, first model.Pos) { return b.ranges.n, b.ranges.first }
+
+// JSONWriter writes the JSON form of a Table an attempt at a time: the
+// table's summary, captures and endpoints first, from a Builder that was
+// given the same attempts before (a first read of the captures), then
+// the attempts as a second read hands them on. For the same attempts,
+// the same bytes as Table.Write in "json"; it holds none of them.
+type JSONWriter struct {
+	w      *bufio.Writer
+	filter Filter
+	n      int
+	err    error
+}
+
+// NewJSONWriter returns a JSONWriter that writes to w the attempts that
+// pass f (whose times must be absolute) after the start of t's JSON form,
+// which it writes at once.
+func NewJSONWriter(w io.Writer, t *Table, f Filter) *JSONWriter {
+	j := &JSONWriter{w: bufio.NewWriterSize(w, 64<<10), filter: f}
+	c := *t
+	c.Captures = slices.Clone(t.Captures)
+	for i := range c.Captures {
+		c.Captures[i].First = jsontime.Clamp(c.Captures[i].First)
+		c.Captures[i].Last = jsontime.Clamp(c.Captures[i].Last)
+	}
+	j.err = c.writeJSONHead(j.w)
+	return j
+}
+
+// Write writes a if it passes the filter, its times clamped as
+// Table.Write clamps them. The attempt is not kept.
+func (j *JSONWriter) Write(a *model.Attempt) {
+	if j.err != nil || !j.filter.Match(a) {
+		return
+	}
+	c := *a
+	clampAttempt(&c)
+	j.err = writeJSONAttempt(j.w, &c, j.n == 0)
+	j.n++
+}
+
+// Close ends the JSON form and returns the first error writing met.
+func (j *JSONWriter) Close() error {
+	if j.err != nil {
+		return j.err
+	}
+	if j.n == 0 {
+		j.w.WriteString("[]")
+	} else {
+		j.w.WriteString("\n  ]")
+	}
+	j.w.WriteString("\n}\n")
+	return j.w.Flush()
+}
 
 // Close writes what is buffered and returns the first error writing met.
 func (c *CSVWriter) Close() error {

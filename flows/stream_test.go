@@ -20,17 +20,45 @@ import (
 // heldCSV is the CSV form of the table of every attempt of snap, built
 // whole.
 func heldCSV(t *testing.T, snap *model.Snapshot, f flows.Filter) string {
+	return held(t, snap, f, "csv")
+}
+
+// held is the table of every attempt of snap, built whole, in format.
+func held(t *testing.T, snap *model.Snapshot, f flows.Filter, format string) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := flows.Build(snap, f).Write(&b, "csv"); err != nil {
+	if err := flows.Build(snap, f).Write(&b, format); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
 }
 
+// handedOnJSON is the JSON form of the attempts of the capture file,
+// read twice with parse.Options.EachAttempt: by a Builder, then by a
+// JSONWriter.
+func handedOnJSON(t *testing.T, file string, f flows.Filter) string {
+	t.Helper()
+	b := flows.NewBuilder(f)
+	snap, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
+		EachAttempt: func(a model.Attempt) { b.Add(&a) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w := flows.NewJSONWriter(&out, b.Table(snap.Captures), f)
+	if _, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
+		EachAttempt: func(a model.Attempt) { w.Write(&a) }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
 // Every fixture capture, and every capture of the shared corpus, gives the
-// same CSV written as its attempts are handed on (parse.Options.EachAttempt)
-// as built whole, filtered or not.
+// same CSV and JSON written as its attempts are handed on
+// (parse.Options.EachAttempt) as built whole, filtered or not.
 func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 	files := testutil.FilesByHead(t, func(path string, head []byte) bool {
 		_, ok := capture.Sniff(head)
@@ -60,6 +88,9 @@ func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 			}
 			if got.String() != want {
 				t.Errorf("%s, filter %v: handed on:\n%s", f, filter, testutil.DiffLines(want, got.String()))
+			}
+			if want, got := held(t, snap, filter, "json"), handedOnJSON(t, f, filter); got != want {
+				t.Errorf("%s, filter %v: JSON handed on:\n%s", f, filter, testutil.DiffLines(want, got))
 			}
 		}
 	}
@@ -134,5 +165,25 @@ func TestCSVWriterAsTable(t *testing.T) {
 	n, pos := tbl.OutOfRange()
 	if m, at := w.OutOfRange(); m != n || at != pos || n == 0 {
 		t.Errorf("out of range: %d at %v, the table's %d at %v", m, at, n, pos)
+	}
+
+	// The JSON form, its times clamped, from a Builder's table.
+	b := flows.NewBuilder(flows.Filter{})
+	for i := range all {
+		b.Add(&all[i])
+	}
+	if m, at := b.OutOfRange(); m != n || at != pos {
+		t.Errorf("out of range: the builder's %d at %v, the table's %d at %v", m, at, n, pos)
+	}
+	var js bytes.Buffer
+	jw := flows.NewJSONWriter(&js, b.Table(nil), flows.Filter{})
+	for i := range all {
+		jw.Write(&all[i])
+	}
+	if err := jw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := held(t, &model.Snapshot{Attempts: all}, flows.Filter{}, "json"); js.String() != want {
+		t.Errorf("JSON differs:\n%s", testutil.DiffLines(want, js.String()))
 	}
 }

@@ -210,9 +210,11 @@ func (t *Table) endpointRows() [][]string {
 func (t *Table) summaryLine() string {
 	s := t.Summary
 	retx := fmt.Sprintf("%d SYN retransmissions", s.SYNRetx)
-	copies := 0
-	for i := range t.Attempts {
-		copies += t.Attempts[i].SYNCopies()
+	copies := t.synCopies
+	if copies == 0 {
+		for i := range t.Attempts {
+			copies += t.Attempts[i].SYNCopies()
+		}
 	}
 	if copies > 0 {
 		// tshark counts a SYN seen on two interfaces (tcpdump -i any on a

@@ -79,23 +79,13 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	ctx, stop := signalContext()
 	defer stop()
 	opts := &parse.Options{Node: *node, Formats: captureFormats(), KeepAttempts: true, Stdin: stdin}
-	var handOn *handedOn
-	if *output == "csv" && handOnFlows(fs.Args(), *since, *until, ao) {
+	if (*output == "csv" || *output == "json") && handOnFlows(fs.Args(), *since, *until, ao) {
 		filter.Since, filter.Until = resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})
-		handOn = newHandedOn(flows.NewCSVWriter(stdout, filter))
-		opts.EachAttempt = handOn.write
-		handOnMemory()
+		return flowsHandedOn(ctx, stdout, stderr, *output, fs.Args(), opts, filter)
 	}
 	in := operand.OpenPaths(ctx, fs.Args(), opts)
 	snap := in.Snap
 	printWarnings(stderr, notCaptures(stderr, in.Warns))
-	if handOn != nil {
-		if err := handOn.close(stderr, snap); err != nil {
-			escape.Fprintln(stderr, "netmortem flows:", err)
-			return exitUnreadable
-		}
-		return flowsExit(ctx, stderr, in, snap)
-	}
 	first := firstPacket(snap)
 	filter.Since = resolveWhen(*since, first)
 	filter.Until = resolveWhen(*until, first)

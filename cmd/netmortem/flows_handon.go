@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,8 +10,10 @@ import (
 	"sync"
 
 	"github.com/netmortem/netmortem/flows"
+	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse"
 )
 
 // handedOn writes the CSV form of flows as the captures' attempts come
@@ -21,7 +24,7 @@ import (
 // (operand.StopGrace) hands on is not written.
 type handedOn struct {
 	mu     sync.Mutex
-	w      *flows.CSVWriter
+	w      attemptWriter
 	cur    []model.Attempt
 	full   chan []model.Attempt // batches to write, in order
 	free   chan []model.Attempt // batches written
@@ -29,17 +32,20 @@ type handedOn struct {
 	closed bool
 }
 
+// attemptWriter takes the attempts handed on, one at a time.
+type attemptWriter func(a *model.Attempt)
+
 // handedOnBatch is how many attempts go to the writing goroutine at once.
 const handedOnBatch = 256
 
 // newHandedOn returns a handedOn writing through w, its goroutine started.
-func newHandedOn(w *flows.CSVWriter) *handedOn {
+func newHandedOn(w attemptWriter) *handedOn {
 	h := &handedOn{w: w, full: make(chan []model.Attempt, 4), free: make(chan []model.Attempt, 6), done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
 		for b := range h.full {
 			for i := range b {
-				h.w.Write(&b[i])
+				h.w(&b[i])
 			}
 			clear(b) // the attempts' segments
 			select {
@@ -72,29 +78,78 @@ func (h *handedOn) write(a model.Attempt) {
 	}
 }
 
-// close ends the CSV form once snap is read, saying first, on stderr, how
-// many packet times are written with their year clamped, as for the
-// table built whole; it returns the first error writing met.
-func (h *handedOn) close(stderr io.Writer, snap *model.Snapshot) error {
+// close waits for the attempts handed on to be written; none is after.
+func (h *handedOn) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
 	h.closed = true
 	if len(h.cur) > 0 {
 		h.full <- h.cur
 	}
 	close(h.full)
 	<-h.done
-	n, pos := (&flows.Table{Captures: snap.Captures}).OutOfRange()
-	m, at := h.w.OutOfRange()
-	if n == 0 {
+}
+
+// outOfRange warns, on stderr, of the packet times written with their
+// year clamped: the captures' in snap, and n more, the first at pos.
+func outOfRange(stderr io.Writer, snap *model.Snapshot, n int, pos model.Pos) {
+	m, at := (&flows.Table{Captures: snap.Captures}).OutOfRange()
+	if m > 0 {
 		pos = at
 	}
 	warnOutOfRange(stderr, n+m, pos)
-	return h.w.Close()
 }
 
-// handOnFlows reports whether flows can write its CSV form as the attempts
-// come, for the same bytes as from the table built whole: when every
+// flowsHandedOn writes the CSV or JSON form of flows as the captures'
+// attempts are handed on, holding none of them (handOnFlows says when it
+// can): the CSV form in one read of the captures; the JSON form, whose
+// summary and endpoints come before the attempts, in two, the first
+// building the table without its attempts (flows.Builder), the second
+// writing them. It returns flows' exit code.
+func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string, paths []string,
+	opts *parse.Options, filter flows.Filter) int {
+	handOnMemory()
+	read := func(w attemptWriter) operand.Opened {
+		h := newHandedOn(w)
+		o := *opts
+		o.EachAttempt = h.write
+		in := operand.OpenPaths(ctx, paths, &o)
+		h.close()
+		return in
+	}
+	var err error
+	var in operand.Opened
+	if output == "csv" {
+		w := flows.NewCSVWriter(stdout, filter)
+		in = read(w.Write)
+		printWarnings(stderr, notCaptures(stderr, in.Warns))
+		n, pos := w.OutOfRange()
+		outOfRange(stderr, in.Snap, n, pos)
+		err = w.Close()
+	} else {
+		b := flows.NewBuilder(filter)
+		in = read(func(a *model.Attempt) { b.Add(a) })
+		printWarnings(stderr, notCaptures(stderr, in.Warns))
+		n, pos := b.OutOfRange()
+		outOfRange(stderr, in.Snap, n, pos)
+		w := flows.NewJSONWriter(stdout, b.Table(in.Snap.Captures), filter)
+		if ctx.Err() == nil {
+			read(w.Write)
+		}
+		err = w.Close()
+	}
+	if err != nil {
+		escape.Fprintln(stderr, "netmortem flows:", err)
+		return exitUnreadable
+	}
+	return flowsExit(ctx, stderr, in, in.Snap)
+}
+
+// handOnFlows reports whether flows can write its CSV or JSON form as the
+// attempts come, for the same bytes as from the table built whole: when every
 // operand is a regular file (no directory, archive walk by pattern or
 // standard input) and no two of them are files of one rotated series,
 // which are read again as one timeline once all are read; when --since
