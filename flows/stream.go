@@ -172,6 +172,86 @@ func appendCSVField(b []byte, field string) []byte {
 	return append(b, '"')
 }
 
+// TableWidths sizes the columns of the table form's attempts (Table.Write
+// in "table"), given the attempts one at a time: a first read of the
+// captures, before TableWriter writes them from a second.
+type TableWidths struct {
+	pt plainTable
+	w  []int
+	ok bool
+	n  int
+}
+
+// NewTableWidths returns the sizes of a table of no attempt.
+func NewTableWidths() *TableWidths {
+	m := &TableWidths{pt: plainTable{header: columns, rows: func(func([]string) bool) {}}}
+	m.w, m.ok = m.pt.widths()
+	return m
+}
+
+// Add sizes the columns for a, an attempt selected.
+func (m *TableWidths) Add(a *model.Attempt) {
+	m.n++
+	if !m.ok {
+		return
+	}
+	for i, c := range (*Table)(nil).row(a) {
+		c, plain := plainCell(c)
+		if !plain {
+			m.ok = false
+			return
+		}
+		m.w[i] = max(m.w[i], len(c))
+	}
+}
+
+// Plain reports whether every cell is printable ASCII: otherwise the
+// table is tablewriter's to write, from every attempt held (Table.Write).
+func (m *TableWidths) Plain() bool { return m.ok }
+
+// TableWriter writes the table form of a Table an attempt at a time,
+// the same bytes as Table.Write in "table" for the same attempts: the
+// summary and endpoints of t (a Builder's), then the attempts that pass
+// its filter as a second read of the captures hands them on, in columns
+// sized by a first read (TableWidths, which must be Plain).
+type TableWriter struct {
+	w      *bufio.Writer
+	filter Filter
+	widths []int
+	done   bool // no attempt is selected: the table is written
+	err    error
+}
+
+// NewTableWriter returns a TableWriter writing to w, and writes the start
+// of the table at once.
+func NewTableWriter(w io.Writer, t *Table, f Filter, m *TableWidths) *TableWriter {
+	tw := &TableWriter{w: bufio.NewWriterSize(w, 64<<10), filter: f, widths: m.w}
+	tw.done, tw.err = t.writeTableStart(tw.w, m.n)
+	if !tw.done && tw.err == nil {
+		(&plainTable{header: columns}).writeHead(tw.w, m.w)
+	}
+	return tw
+}
+
+// Write writes a's row if it passes the filter. The attempt is not kept.
+func (tw *TableWriter) Write(a *model.Attempt) {
+	if tw.done || tw.err != nil || !tw.filter.Match(a) {
+		return
+	}
+	plainLine(tw.w, tw.widths, (*Table)(nil).row(a), false)
+}
+
+// Close ends the table and returns the first error writing met.
+func (tw *TableWriter) Close() error {
+	if tw.err != nil {
+		return tw.err
+	}
+	if !tw.done {
+		plainRule(tw.w, tw.widths, "└", "┴", "┘")
+	}
+	return tw.w.Flush()
+}
+
 // rangeCount counts the times of attempts that RFC 3339 cannot write as
 // they are, as Table.OutOfRange does, and where the first one is.
 type rangeCount struct {

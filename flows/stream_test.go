@@ -33,6 +33,37 @@ func held(t *testing.T, snap *model.Snapshot, f flows.Filter, format string) str
 	return b.String()
 }
 
+// handedOnTable is the table form of the attempts of the capture file,
+// read twice with parse.Options.EachAttempt: by a Builder and
+// TableWidths, then by a TableWriter; "" when its cells are not all
+// printable ASCII.
+func handedOnTable(t *testing.T, file string, f flows.Filter) string {
+	t.Helper()
+	b, m := flows.NewBuilder(f), flows.NewTableWidths()
+	snap, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
+		EachAttempt: func(a model.Attempt) {
+			if b.Add(&a) {
+				m.Add(&a)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Plain() {
+		return ""
+	}
+	var out bytes.Buffer
+	w := flows.NewTableWriter(&out, b.Table(snap.Captures), f, m)
+	if _, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
+		EachAttempt: func(a model.Attempt) { w.Write(&a) }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
 // handedOnJSON is the JSON form of the attempts of the capture file,
 // read twice with parse.Options.EachAttempt: by a Builder, then by a
 // JSONWriter.
@@ -57,7 +88,7 @@ func handedOnJSON(t *testing.T, file string, f flows.Filter) string {
 }
 
 // Every fixture capture, and every capture of the shared corpus, gives the
-// same CSV and JSON written as its attempts are handed on
+// same CSV, JSON and table (of printable ASCII) written as its attempts are handed on
 // (parse.Options.EachAttempt) as built whole, filtered or not.
 func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 	files := testutil.FilesByHead(t, func(path string, head []byte) bool {
@@ -68,7 +99,7 @@ func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 		t.Fatalf("only %d captures", len(files))
 	}
 	filters := []flows.Filter{{}, {States: []string{"REJ", "established"}}}
-	handedOn := 0
+	handedOn, tables := 0, 0
 	for _, f := range files {
 		snap, _, err := parse.Open(context.Background(), f, &parse.Options{Formats: captureFormats(), KeepAttempts: true})
 		if err != nil {
@@ -89,13 +120,22 @@ func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 			if got.String() != want {
 				t.Errorf("%s, filter %v: handed on:\n%s", f, filter, testutil.DiffLines(want, got.String()))
 			}
+			if len(filter.States) > 0 {
+				continue // the CSV checks the filter; the other forms filter alike
+			}
 			if want, got := held(t, snap, filter, "json"), handedOnJSON(t, f, filter); got != want {
 				t.Errorf("%s, filter %v: JSON handed on:\n%s", f, filter, testutil.DiffLines(want, got))
 			}
+			if got := handedOnTable(t, f, filter); got != "" {
+				tables++
+				if want := held(t, snap, filter, "table"); got != want {
+					t.Errorf("%s, filter %v: table handed on:\n%s", f, filter, testutil.DiffLines(want, got))
+				}
+			}
 		}
 	}
-	if handedOn < 1000 {
-		t.Errorf("only %d attempts handed on", handedOn)
+	if handedOn < 1000 || tables < 100 {
+		t.Errorf("only %d attempts handed on, %d tables written", handedOn, tables)
 	}
 }
 

@@ -79,9 +79,12 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	ctx, stop := signalContext()
 	defer stop()
 	opts := &parse.Options{Node: *node, Formats: captureFormats(), KeepAttempts: true, Stdin: stdin}
-	if (*output == "csv" || *output == "json") && handOnFlows(fs.Args(), *since, *until, ao) {
-		filter.Since, filter.Until = resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})
-		return flowsHandedOn(ctx, stdout, stderr, *output, fs.Args(), opts, filter)
+	if (*output != "table" || outputWidth(stdout) <= 0) && handOnFlows(fs.Args(), *since, *until, ao) {
+		f := filter
+		f.Since, f.Until = resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})
+		if code := flowsHandedOn(ctx, stdout, stderr, *output, fs.Args(), opts, f); code >= 0 {
+			return code
+		}
 	}
 	in := operand.OpenPaths(ctx, fs.Args(), opts)
 	snap := in.Snap

@@ -103,12 +103,14 @@ func outOfRange(stderr io.Writer, snap *model.Snapshot, n int, pos model.Pos) {
 	warnOutOfRange(stderr, n+m, pos)
 }
 
-// flowsHandedOn writes the CSV or JSON form of flows as the captures'
-// attempts are handed on, holding none of them (handOnFlows says when it
-// can): the CSV form in one read of the captures; the JSON form, whose
-// summary and endpoints come before the attempts, in two, the first
-// building the table without its attempts (flows.Builder), the second
-// writing them. It returns flows' exit code.
+// flowsHandedOn writes flows' output as the captures' attempts are handed
+// on, holding none of them (handOnFlows says when it can): the CSV form
+// in one read of the captures; the JSON and table forms, whose summary
+// and endpoints come before the attempts, in two, the first building the
+// table without its attempts (flows.Builder) and sizing the table's
+// columns, the second writing the attempts. It returns flows' exit code,
+// or -1, having written nothing, when the table's cells are not all
+// printable ASCII: tablewriter then writes it from every attempt held.
 func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string, paths []string,
 	opts *parse.Options, filter flows.Filter) int {
 	handOnMemory()
@@ -130,12 +132,29 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		outOfRange(stderr, in.Snap, n, pos)
 		err = w.Close()
 	} else {
-		b := flows.NewBuilder(filter)
-		in = read(func(a *model.Attempt) { b.Add(a) })
+		b, m := flows.NewBuilder(filter), flows.NewTableWidths()
+		in = read(func(a *model.Attempt) {
+			if b.Add(a) && output == "table" {
+				m.Add(a)
+			}
+		})
+		if output == "table" && !m.Plain() && ctx.Err() == nil {
+			heldMemory()
+			return -1 // tablewriter's table, from every attempt held
+		}
 		printWarnings(stderr, notCaptures(stderr, in.Warns))
 		n, pos := b.OutOfRange()
 		outOfRange(stderr, in.Snap, n, pos)
-		w := flows.NewJSONWriter(stdout, b.Table(in.Snap.Captures), filter)
+		t := b.Table(in.Snap.Captures)
+		var w interface {
+			Write(a *model.Attempt)
+			Close() error
+		}
+		if output == "table" {
+			w = flows.NewTableWriter(stdout, t, filter, m)
+		} else {
+			w = flows.NewJSONWriter(stdout, t, filter)
+		}
 		if ctx.Err() == nil {
 			read(w.Write)
 		}

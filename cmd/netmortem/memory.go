@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -43,6 +44,17 @@ func handOnMemory() {
 		debug.SetGCPercent(10)
 	}
 	limitMemory()
+}
+
+// heldMemory undoes handOnMemory, for flows holding every attempt after
+// all: the policy of setMemoryPolicy("flows").
+func heldMemory() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(math.MaxInt64)
+	}
 }
 
 // limitMemory sets the soft memory limit of the policy above, unless
