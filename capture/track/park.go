@@ -134,7 +134,6 @@ type parkStore struct {
 // its key's hash, and flags.
 type parkEnt struct {
 	lastNow int64
-	seq     int    // the stream's creation order (stream.seq)
 	chunk   uint32 // the chunk's number
 	off     uint32
 	hash    uint32
