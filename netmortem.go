@@ -251,7 +251,7 @@ func (p *Plan) Run(ctx context.Context) *Analysis {
 	if p.BeforeRead != nil {
 		p.BeforeRead(readCtx)
 	}
-	popts := &parse.Options{Node: o.Node, Summary: parse.Summary{Enabled: !o.KeepAttempts},
+	popts := &parse.Options{Node: o.Node, KeepAttempts: o.KeepAttempts,
 		Limits: parse.Limits{MaxMemory: o.MaxBundleMemory}, Stdin: o.Stdin}
 	in := operand.Open(readCtx, p.operands, popts)
 	snap := in.Snap

@@ -9,7 +9,9 @@
 #    separate medians do not. Pairs: netmortem analyze against tcpdump's
 #    bare filter pass (reading and BPF filtering, nothing printed: how fast
 #    one core reads the capture), against the bare decode loop, and
-#    netmortem flows -o csv against analyze (time and peak RSS).
+#    netmortem flows -o csv against analyze (time and peak RSS). The
+#    median ratio of CPU times (user plus system) is printed too: on a
+#    loaded machine it is steadier than the wall times'.
 # 2. Every tool in turn, RUNS rounds: median wall time, its range, and peak
 #    RSS (GNU time), and each tool's time divided by analyze's.
 # 3. With PROFILE=N (default 5; 0 skips it), N CPU profiles of analyze
@@ -55,10 +57,10 @@ command -v tcpdump >/dev/null && names+=(tcpdump-bare tcpdump-print)
 command -v tshark >/dev/null && names+=(tshark-conv)
 
 # run NAME: run NAME's command once, its output to /dev/null; print its
-# wall seconds and peak RSS in kB.
+# wall seconds, peak RSS in kB and CPU seconds (user plus system).
 run() {
-	/usr/bin/time -o "$BIN/time.out" -f '%e %M' sh -c "${CMD[$1]} >/dev/null 2>&1" || true
-	tail -1 "$BIN/time.out"
+	/usr/bin/time -o "$BIN/time.out" -f '%e %M %U %S' sh -c "${CMD[$1]} >/dev/null 2>&1" || true
+	tail -1 "$BIN/time.out" | awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }'
 }
 
 # stats: read numbers, one a line; print "median q1-q3 min-max".
@@ -71,24 +73,27 @@ stats() {
 }
 
 # pair A B: PAIRS paired runs of A and B; print the median ratio of wall
-# times (A/B) with quartiles and range, and of peak RSS.
+# times (A/B) with quartiles and range, of peak RSS, and of CPU times.
 pair() {
-	local a=$1 b=$2 i x y ta tb ma mb ratios=() mems=()
+	local a=$1 b=$2 i x y ta tb ma mb ca cb ratios=() mems=() cpus=()
 	for i in $(seq "$PAIRS"); do
 		if [ $((i % 2)) = 1 ]; then x=$(run "$a"); y=$(run "$b"); else y=$(run "$b"); x=$(run "$a"); fi
-		read -r ta ma <<<"$x"; read -r tb mb <<<"$y"
+		read -r ta ma ca <<<"$x"; read -r tb mb cb <<<"$y"
 		ratios+=("$(awk -v a="$ta" -v b="$tb" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "" }')")
 		mems+=("$(awk -v a="$ma" -v b="$mb" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "" }')")
-		printf '  pair %d: %s %s s %s MB, %s %s s %s MB\n' "$i" "$a" "$ta" "$((ma / 1024))" "$b" "$tb" "$((mb / 1024))" >&2
+		cpus+=("$(awk -v a="$ca" -v b="$cb" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "" }')")
+		printf '  pair %d: %s %s s %s MB %s s CPU, %s %s s %s MB %s s CPU\n' "$i" "$a" "$ta" "$((ma / 1024))" "$ca" \
+			"$b" "$tb" "$((mb / 1024))" "$cb" >&2
 	done
 	read -r m q r < <(printf '%s\n' "${ratios[@]}" | grep . | stats)
 	read -r mm _ _ < <(printf '%s\n' "${mems[@]}" | grep . | stats)
-	printf '%-26s %8sx %14s %14s %10sx\n' "$a / $b" "$m" "$q" "$r" "$mm"
+	read -r cm _ _ < <(printf '%s\n' "${cpus[@]}" | grep . | stats)
+	printf '%-26s %8sx %14s %14s %10sx %10sx\n' "$a / $b" "$m" "$q" "$r" "$mm" "$cm"
 }
 
 if [ "$PAIRS" -gt 0 ]; then
-	echo "paired runs, $PAIRS pairs each: ratio of wall times (median, quartiles, range) and of peak RSS (median)"
-	printf '%-26s %9s %14s %14s %11s\n' PAIR WALL QUARTILES RANGE RSS
+	echo "paired runs, $PAIRS pairs each: ratio of wall times (median, quartiles, range), of peak RSS and of CPU times (medians)"
+	printf '%-26s %9s %14s %14s %11s %11s\n' PAIR WALL QUARTILES RANGE RSS CPU
 	command -v tcpdump >/dev/null && pair analyze tcpdump-bare
 	pair analyze decodeloop
 	pair flows-csv analyze
@@ -100,7 +105,7 @@ if [ "$RUNS" -gt 0 ]; then
 	declare -A walls rsss
 	for _ in $(seq "$RUNS"); do
 		for n in "${names[@]}"; do
-			read -r w r < <(run "$n")
+			read -r w r _ < <(run "$n")
 			walls[$n]+="$w "; rsss[$n]+="$r "
 		done
 	done

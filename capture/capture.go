@@ -41,6 +41,12 @@ type Options struct {
 	// file, each those whose 4-tuples hash to it: GOMAXPROCS when 0. The
 	// Result is the same whatever their number.
 	Shards int
+	// EachAttempt, when set, is handed the attempts one by one, in the
+	// order Result.Attempts would list them, as their connections end,
+	// and Result.Attempts stays empty: memory then follows the live
+	// connections, not the capture's size (see track.Options). ReadText
+	// hands on each node's attempts after the previous node's.
+	EachAttempt func(model.Attempt)
 }
 
 // Summary says whether a capture's attempts are summarized and how: the
@@ -94,7 +100,7 @@ func read(ctx context.Context, r io.Reader, name string, opts Options, slow bool
 
 // trackOptions returns the options of the Tracker a read with o folds packets in.
 func (o Options) trackOptions() track.Options {
-	return track.Options{Node: o.Node, Summary: o.Summary}
+	return track.Options{Node: o.Node, Summary: o.Summary, EachAttempt: o.EachAttempt}
 }
 
 // shards returns how many shards a capture read with o is tracked by.

@@ -144,6 +144,10 @@ type Table struct {
 	// Attempts are the selected attempts in capture order. When every
 	// attempt is selected this is the snapshot's own slice, not a copy.
 	Attempts []model.Attempt `json:"attempts"`
+	// synCopies counts the SYN copies of the attempts selected
+	// (Attempt.SYNCopies), for a table built by a Builder, which does not
+	// keep them.
+	synCopies int
 }
 
 // Build makes the table of snap's attempts that pass f. It lists the
@@ -153,21 +157,10 @@ type Table struct {
 // `netmortem flows` does) to list every attempt. A nil snap gives an
 // empty table.
 func Build(snap *model.Snapshot, f Filter) *Table {
-	t := &Table{Captures: []model.CaptureInfo{}, Endpoints: []Endpoint{}, Attempts: []model.Attempt{}}
 	if snap == nil {
-		return t
+		return NewBuilder(f).Table(nil)
 	}
-	for _, c := range snap.Captures {
-		t.Captures = append(t.Captures, c)
-		t.Summary = addCounts(t.Summary, c.Counts)
-	}
-	type key struct {
-		node   string
-		server netip.AddrPort
-	}
-	idx := map[key]int{}
-	clients := map[key]map[netip.Addr]bool{}
-	rtts := map[key][]time.Duration{}
+	b := NewBuilder(f)
 	// Attempts are large and a capture holds many: the table shares the
 	// snapshot's slice when every attempt passes, and is allocated once
 	// otherwise.
@@ -177,52 +170,104 @@ func Build(snap *model.Snapshot, f Filter) *Table {
 			n++
 		}
 	}
-	if n == len(snap.Attempts) && n > 0 {
-		t.Attempts = snap.Attempts
-	} else if n > 0 {
-		t.Attempts = make([]model.Attempt, 0, n)
+	b.keep = n != len(snap.Attempts)
+	if b.keep && n > 0 {
+		b.attempts = make([]model.Attempt, 0, n)
 	}
 	for i := range snap.Attempts {
-		a := &snap.Attempts[i]
-		if !f.Match(a) {
-			continue
-		}
-		if n != len(snap.Attempts) {
-			t.Attempts = append(t.Attempts, *a)
-		}
-		k := key{a.Node, a.Server}
-		j, ok := idx[k]
-		if !ok {
-			j = len(t.Endpoints)
-			idx[k] = j
-			t.Endpoints = append(t.Endpoints, Endpoint{Node: a.Node, Server: a.Server})
-			clients[k] = map[netip.Addr]bool{}
-		}
-		e := &t.Endpoints[j]
-		e.Attempts++
-		clients[k][a.Client.Addr()] = true
-		e.SYNRetx += a.SYNRetransmissions()
-		switch a.Outcome {
-		case model.OutcomeEstablished:
-			e.Established++
-			if len(a.ClientRST) > 0 || len(a.ServerRST) > 0 {
-				e.ResetEstablished++
-			}
-		case model.OutcomeRefused:
-			e.Refused++
-		case model.OutcomeUnanswered:
-			e.Unanswered++
-		case model.OutcomeSynAckClientRST, model.OutcomeSynAckServerRST, model.OutcomeSynClientRST:
-			e.Reset++
-		}
-		if d, ok := a.TimeToSYNACK(); ok {
-			rtts[k] = append(rtts[k], d)
-		}
+		b.Add(&snap.Attempts[i])
 	}
-	for k, j := range idx {
+	if n == len(snap.Attempts) && n > 0 {
+		b.attempts = snap.Attempts
+	}
+	return b.Table(snap.Captures)
+}
+
+// A Builder makes a Table from attempts given one at a time, as they
+// are read (parse.Options.EachAttempt), without keeping them: its Table
+// has the summary, the captures and the endpoints of Build's, and no
+// attempts. It holds, per server endpoint, its counters, its clients'
+// addresses and its times to SYN/ACK.
+type Builder struct {
+	filter   Filter
+	keep     bool // the attempts added are kept (Build)
+	attempts []model.Attempt
+	eps      []Endpoint
+	idx      map[endpointKey]int
+	clients  map[endpointKey]map[netip.Addr]bool
+	rtts     map[endpointKey][]time.Duration
+	copies   int // SYN copies of the attempts added (Attempt.SYNCopies)
+	ranges   rangeCount
+}
+
+type endpointKey struct {
+	node   string
+	server netip.AddrPort
+}
+
+// NewBuilder returns a Builder of the table of the attempts that pass f,
+// whose times must be absolute (Since and Until resolved).
+func NewBuilder(f Filter) *Builder {
+	return &Builder{filter: f, eps: []Endpoint{}, idx: map[endpointKey]int{},
+		clients: map[endpointKey]map[netip.Addr]bool{}, rtts: map[endpointKey][]time.Duration{}}
+}
+
+// Add counts a, if it passes the filter, and reports whether it does.
+func (b *Builder) Add(a *model.Attempt) bool {
+	if !b.filter.Match(a) {
+		return false
+	}
+	if b.keep {
+		b.attempts = append(b.attempts, *a)
+	}
+	b.ranges.note(a)
+	b.copies += a.SYNCopies()
+	k := endpointKey{a.Node, a.Server}
+	j, ok := b.idx[k]
+	if !ok {
+		j = len(b.eps)
+		b.idx[k] = j
+		b.eps = append(b.eps, Endpoint{Node: a.Node, Server: a.Server})
+		b.clients[k] = map[netip.Addr]bool{}
+	}
+	e := &b.eps[j]
+	e.Attempts++
+	b.clients[k][a.Client.Addr()] = true
+	e.SYNRetx += a.SYNRetransmissions()
+	switch a.Outcome {
+	case model.OutcomeEstablished:
+		e.Established++
+		if len(a.ClientRST) > 0 || len(a.ServerRST) > 0 {
+			e.ResetEstablished++
+		}
+	case model.OutcomeRefused:
+		e.Refused++
+	case model.OutcomeUnanswered:
+		e.Unanswered++
+	case model.OutcomeSynAckClientRST, model.OutcomeSynAckServerRST, model.OutcomeSynClientRST:
+		e.Reset++
+	}
+	if d, ok := a.TimeToSYNACK(); ok {
+		b.rtts[k] = append(b.rtts[k], d)
+	}
+	return true
+}
+
+// Table returns the table of the attempts added from captures: their
+// summary and endpoints, and the attempts when Build keeps them.
+func (b *Builder) Table(captures []model.CaptureInfo) *Table {
+	t := &Table{Captures: []model.CaptureInfo{}, Endpoints: b.eps, Attempts: []model.Attempt{}, synCopies: b.copies}
+	if b.attempts != nil {
+		t.Attempts = b.attempts
+	}
+	for _, c := range captures {
+		t.Captures = append(t.Captures, c)
+		t.Summary = addCounts(t.Summary, c.Counts)
+	}
+	for k, j := range b.idx {
 		e := &t.Endpoints[j]
-		e.Clients = len(clients[k])
-		if ds := rtts[k]; len(ds) > 0 {
+		e.Clients = len(b.clients[k])
+		if ds := b.rtts[k]; len(ds) > 0 {
 			slices.Sort(ds)
 			e.MedianSYNACK = median(ds)
 			e.MedianSYNACKMillis = float64(e.MedianSYNACK.Microseconds()) / 1000

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+
+	"github.com/netmortem/netmortem/model"
 )
 
 // writeJSON writes t as a json.Encoder indenting by two spaces writes it,
@@ -13,6 +15,29 @@ import (
 // are Table's, in its order.
 func (t *Table) writeJSON(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := t.writeJSONHead(bw); err != nil {
+		return err
+	}
+	switch {
+	case t.Attempts == nil:
+		bw.WriteString("null")
+	case len(t.Attempts) == 0:
+		bw.WriteString("[]")
+	default:
+		for i := range t.Attempts {
+			if err := writeJSONAttempt(bw, &t.Attempts[i], i == 0); err != nil {
+				return err
+			}
+		}
+		bw.WriteString("\n  ]")
+	}
+	bw.WriteString("\n}\n")
+	return bw.Flush()
+}
+
+// writeJSONHead writes the start of t's JSON form, up to the attempts'
+// value.
+func (t *Table) writeJSONHead(bw *bufio.Writer) error {
 	bw.WriteString("{\n")
 	for _, f := range []struct {
 		name string
@@ -27,27 +52,21 @@ func (t *Table) writeJSON(w io.Writer) error {
 		bw.WriteString(",\n")
 	}
 	bw.WriteString(`  "attempts": `)
-	switch {
-	case t.Attempts == nil:
-		bw.WriteString("null")
-	case len(t.Attempts) == 0:
-		bw.WriteString("[]")
-	default:
-		bw.WriteString("[\n")
-		for i := range t.Attempts {
-			b, err := json.MarshalIndent(&t.Attempts[i], "    ", "  ")
-			if err != nil {
-				return err
-			}
-			bw.WriteString("    ")
-			bw.Write(b)
-			if i < len(t.Attempts)-1 {
-				bw.WriteString(",")
-			}
-			bw.WriteString("\n")
-		}
-		bw.WriteString("  ]")
+	return nil
+}
+
+// writeJSONAttempt writes a as an element of the attempts' array, the
+// first one when first is set.
+func writeJSONAttempt(bw *bufio.Writer, a *model.Attempt, first bool) error {
+	b, err := json.MarshalIndent(a, "    ", "  ")
+	if err != nil {
+		return err
 	}
-	bw.WriteString("\n}\n")
-	return bw.Flush()
+	if first {
+		bw.WriteString("[\n    ")
+	} else {
+		bw.WriteString(",\n    ")
+	}
+	_, err = bw.Write(b)
+	return err
 }

@@ -59,40 +59,50 @@ func (p *plainTable) widths() ([]int, bool) {
 // write writes the table with the column widths w.
 func (p *plainTable) write(out io.Writer, w []int) error {
 	bw := bufio.NewWriterSize(out, 64<<10)
-	rule := func(left, mid, right string) {
-		bw.WriteString(left)
-		for i, n := range w {
-			if i > 0 {
-				bw.WriteString(mid)
-			}
-			bw.WriteString(strings.Repeat("─", n+2))
-		}
-		bw.WriteString(right + "\n")
-	}
-	line := func(cells []string, centre bool) {
-		for i, c := range cells {
-			c, _ = plainCell(c)
-			left := 0
-			if centre {
-				left = (w[i] - len(c)) / 2
-			}
-			bw.WriteString("│ ")
-			bw.WriteString(spaces(left))
-			bw.WriteString(c)
-			bw.WriteString(spaces(w[i] - len(c) - left))
-			bw.WriteString(" ")
-		}
-		bw.WriteString("│\n")
-	}
-	rule("┌", "┬", "┐")
-	line(p.header, true)
-	rule("├", "┼", "┤")
+	p.writeHead(bw, w)
 	p.rows(func(row []string) bool {
-		line(row, false)
+		plainLine(bw, w, row, false)
 		return true
 	})
-	rule("└", "┴", "┘")
+	plainRule(bw, w, "└", "┴", "┘")
 	return bw.Flush()
+}
+
+// writeHead writes the table's top, header and the rule under it.
+func (p *plainTable) writeHead(bw *bufio.Writer, w []int) {
+	plainRule(bw, w, "┌", "┬", "┐")
+	plainLine(bw, w, p.header, true)
+	plainRule(bw, w, "├", "┼", "┤")
+}
+
+// plainRule writes a rule across columns of widths w.
+func plainRule(bw *bufio.Writer, w []int, left, mid, right string) {
+	bw.WriteString(left)
+	for i, n := range w {
+		if i > 0 {
+			bw.WriteString(mid)
+		}
+		bw.WriteString(strings.Repeat("─", n+2))
+	}
+	bw.WriteString(right + "\n")
+}
+
+// plainLine writes a row of cells in columns of widths w, centred or
+// left-aligned.
+func plainLine(bw *bufio.Writer, w []int, cells []string, centre bool) {
+	for i, c := range cells {
+		c, _ = plainCell(c)
+		left := 0
+		if centre {
+			left = (w[i] - len(c)) / 2
+		}
+		bw.WriteString("│ ")
+		bw.WriteString(spaces(left))
+		bw.WriteString(c)
+		bw.WriteString(spaces(w[i] - len(c) - left))
+		bw.WriteString(" ")
+	}
+	bw.WriteString("│\n")
 }
 
 // spaces returns n spaces.

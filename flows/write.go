@@ -136,24 +136,7 @@ func newTable(w io.Writer) *tablewriter.Table {
 }
 
 func (t *Table) writeTable(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "%s\n\n", t.summaryLine()); err != nil {
-		return err
-	}
-	if len(t.Attempts) == 0 {
-		_, err := fmt.Fprintln(w, "No connection attempts match.")
-		return err
-	}
-	et := newTable(w)
-	et.Header(anyRow(endpointColumns)...)
-	for _, row := range t.endpointRows() {
-		if err := et.Append(row); err != nil {
-			return err
-		}
-	}
-	if err := et.Render(); err != nil {
-		return err
-	}
-	if _, err := fmt.Fprintln(w); err != nil {
+	if done, err := t.writeTableStart(w, len(t.Attempts)); done || err != nil {
 		return err
 	}
 	pt := &plainTable{header: columns, rows: func(yield func([]string) bool) {
@@ -174,6 +157,31 @@ func (t *Table) writeTable(w io.Writer) error {
 		}
 	}
 	return at.Render()
+}
+
+// writeTableStart writes the table form of t, whose attempts selected
+// are n, up to the table of the attempts, and reports whether it wrote
+// it all: when none is selected.
+func (t *Table) writeTableStart(w io.Writer, n int) (bool, error) {
+	if _, err := fmt.Fprintf(w, "%s\n\n", t.summaryLine()); err != nil {
+		return true, err
+	}
+	if n == 0 {
+		_, err := fmt.Fprintln(w, "No connection attempts match.")
+		return true, err
+	}
+	et := newTable(w)
+	et.Header(anyRow(endpointColumns)...)
+	for _, row := range t.endpointRows() {
+		if err := et.Append(row); err != nil {
+			return true, err
+		}
+	}
+	if err := et.Render(); err != nil {
+		return true, err
+	}
+	_, err := fmt.Fprintln(w)
+	return false, err
 }
 
 func anyRow(ss []string) []any {
@@ -210,9 +218,11 @@ func (t *Table) endpointRows() [][]string {
 func (t *Table) summaryLine() string {
 	s := t.Summary
 	retx := fmt.Sprintf("%d SYN retransmissions", s.SYNRetx)
-	copies := 0
-	for i := range t.Attempts {
-		copies += t.Attempts[i].SYNCopies()
+	copies := t.synCopies
+	if copies == 0 {
+		for i := range t.Attempts {
+			copies += t.Attempts[i].SYNCopies()
+		}
 	}
 	if copies > 0 {
 		// tshark counts a SYN seen on two interfaces (tcpdump -i any on a

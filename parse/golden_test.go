@@ -167,7 +167,8 @@ func (g golden) rooted(t *testing.T, base string) json.RawMessage {
 
 func goldenOpen(t *testing.T, base, name string) golden {
 	t.Helper()
-	snap, warns, err := Open(t.Context(), filepath.Join(base, filepath.FromSlash(name)), nil)
+	// Every attempt, as flows lists them, so that the golden files pin each.
+	snap, warns, err := Open(t.Context(), filepath.Join(base, filepath.FromSlash(name)), &Options{KeepAttempts: true})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

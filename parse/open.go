@@ -33,7 +33,11 @@ import (
 )
 
 // Options tune Open (see bundle.Options). The zero value (or nil) is ready
-// to use; nil Formats means Formats().
+// to use; nil Formats means Formats(). Captures are read as analyze reads
+// them, their attempts summarized (Summary enabled), so that memory follows
+// their live connections: set KeepAttempts for every attempt in
+// Snapshot.Attempts, or EachAttempt for every attempt handed on as it
+// ends, in bounded memory.
 type Options = bundle.Options
 
 // Summary says whether and how Open summarizes captures (see
@@ -75,15 +79,16 @@ func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapsho
 }
 
 // withFormats returns opts with Formats set, the registry when opts leave
-// it nil.
+// it nil, and summary mode as Options says: on unless every attempt is
+// asked for.
 func withFormats(opts *Options) *Options {
-	if opts != nil && opts.Formats != nil {
-		return opts
-	}
 	o := Options{}
 	if opts != nil {
 		o = *opts
 	}
-	o.Formats = Formats()
+	if o.Formats == nil {
+		o.Formats = Formats()
+	}
+	o.Summary.Enabled = !o.KeepAttempts && (o.Summary.Enabled || o.EachAttempt == nil)
 	return &o
 }

@@ -200,7 +200,9 @@ func runRule(rule *analyzer.Rule, dir, tmp string, o *options) (want, []string, 
 	if err != nil {
 		return want{}, nil, err
 	}
-	snap, warns, err := parse.Open(ctx, evDir, nil)
+	// Every attempt of the captures, one by one, as the scenarios were
+	// written for.
+	snap, warns, err := parse.Open(ctx, evDir, &parse.Options{KeepAttempts: true})
 	if err != nil {
 		return want{}, nil, fmt.Errorf("open %s: %w", dir, err)
 	}

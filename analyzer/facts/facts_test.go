@@ -18,12 +18,13 @@ import (
 )
 
 // open reads fixture files (paths under the repository root) as one
-// snapshot, which must give no warning.
+// snapshot, with every attempt of its captures, which must give no
+// warning.
 func open(t *testing.T, paths ...string) *analyzer.FactSet {
 	t.Helper()
 	snap := &model.Snapshot{}
 	for _, p := range paths {
-		s, warns, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), p), nil)
+		s, warns, err := parse.Open(context.Background(), filepath.Join(testutil.Root(), p), &parse.Options{KeepAttempts: true})
 		if err != nil || len(warns) != 0 {
 			t.Fatalf("open %s: %v %v", p, err, warns)
 		}

@@ -8,6 +8,13 @@ type Options struct {
 	Node string
 	// Summary says whether attempts are summarized.
 	Summary
+	// EachAttempt, when set, is handed each attempt the Tracker keeps,
+	// in the order Result.Attempts would list them (its stream's
+	// creation order), as soon as the attempts before it are handed on,
+	// rather than all of them being held in Result.Attempts, which stays
+	// empty: memory then follows the live streams, not the capture. It is
+	// called on the goroutine that calls Add, Feed or Finish.
+	EachAttempt func(model.Attempt)
 }
 
 // Summary says whether a capture's attempts are summarized and how: the

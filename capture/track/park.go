@@ -236,6 +236,27 @@ func (pk *parkStore) load(id uint32, s *stream) {
 	s.icmp = s.icmp || e.icmp
 }
 
+// seq returns the creation order (stream.seq) of the stream of id.
+func (pk *parkStore) seq(id uint32) int {
+	e := pk.ent(id)
+	return recordSeq(pk.chunks[e.chunk-pk.chunk0][e.off:], &pk.tmpl)
+}
+
+// recordSeq returns the creation order (stream.seq) of the stream
+// encodeStream wrote at the start of b, decoding only that word.
+func recordSeq(b []byte, tmpl *[streamWords]uint64) int {
+	nibble := func(i int) int { return int(b[i/2]>>(4*(i%2))) & 15 }
+	at := parkHeader
+	for i := range wordSeq {
+		at += nibble(i)
+	}
+	var v uint64
+	for k := range nibble(wordSeq) {
+		v |= uint64(b[at+k]) << (8 * k)
+	}
+	return int(v ^ tmpl[wordSeq])
+}
+
 // kill marks id's entry dead: its stream is back in the store.
 func (pk *parkStore) kill(id uint32) {
 	pk.ent(id).dead = true

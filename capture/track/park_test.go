@@ -84,6 +84,9 @@ func TestParkCodec(t *testing.T) {
 		if got != want {
 			t.Fatalf("stream %d: decoded %+v, want %+v", i, got, want)
 		}
+		if seq := recordSeq(buf, &tmpl); seq != s.seq {
+			t.Fatalf("stream %d: seq %d read alone, want %d", i, seq, s.seq)
+		}
 	}
 }
 

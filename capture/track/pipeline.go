@@ -38,6 +38,7 @@ type window struct {
 	now   int64      // the tracker's time after the last packet
 	idx   int        // how many packets the tracker was given
 	swept []sweepOut // per shard, what its sweep left: the stream ends of the streams it retired, those it parked
+	born  [][]int    // per shard, the streams it created (Tracker.hand), in order
 	// recycled holds, per shard, the streams of its store the Tracker
 	// finalized before the window set out, for it to use again.
 	recycled [][]*stream
@@ -47,7 +48,7 @@ type window struct {
 // newWindow returns an empty window for n shards.
 func newWindow(n int) *window {
 	w := &window{segs: make([]tcpSeg, 0, batchSize), own: make([][]int32, n), marks: make([][]mark, n),
-		swept: make([]sweepOut, n), recycled: make([][]*stream, n), done: make(chan struct{}, n)}
+		swept: make([]sweepOut, n), born: make([][]int, n), recycled: make([][]*stream, n), done: make(chan struct{}, n)}
 	return w
 }
 
@@ -215,7 +216,9 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 			defer wg.Done()
 			for w := range in[i] {
 				sh.free = append(sh.free, w.recycled[i]...)
+				sh.born = w.born[i][:0]
 				w.marks[i] = sh.fold(w.segs, w.own[i], w.marks[i])
+				w.born[i], sh.born = sh.born, nil
 				if w.sweep {
 					sh.sweep(w.now, w.idx, &w.swept[i])
 				}
@@ -226,6 +229,9 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 	settle := func(w *window) {
 		for range t.shards {
 			<-w.done
+		}
+		if t.hand != nil {
+			t.hand.noteMerged(w.born)
 		}
 		t.settleMarked(w)
 		if w.sweep {

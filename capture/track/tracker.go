@@ -58,8 +58,9 @@ type Tracker struct {
 	doneSeq    []int    // each done attempt's stream creation order
 	files      []string // names segments point to in a series; files[0] is ""
 	summarize  bool
-	keepFailed int  // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
-	series     bool // packets come from several files: segments name theirs
+	hand       *handOn // set when attempts are handed on (Options.EachAttempt)
+	keepFailed int     // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
+	series     bool    // packets come from several files: segments name theirs
 	stats      map[statKey]*endpointAcc
 	failKept   map[statKey]int32 // failed attempts kept one by one, per server and per host (port 0)
 	synISN     *isnTable         // summary mode: the live stream whose first SYN last had each sequence number
@@ -87,6 +88,9 @@ type Tracker struct {
 func NewTracker(file string, opts Options) *Tracker {
 	t := &Tracker{file: file, node: opts.Node, now: noTime, files: []string{""},
 		summarize: opts.Summary.Enabled, keepFailed: opts.Summary.sample()}
+	if opts.EachAttempt != nil {
+		t.hand = &handOn{each: opts.EachAttempt}
+	}
 	t.SetShards(1)
 	return t
 }
@@ -105,6 +109,7 @@ func (t *Tracker) SetShards(n int) {
 	for i := range t.shards {
 		t.shards[i] = newShard(uint8(i), t.summarize)
 		t.shards[i].parkAbove = parkBudget / n
+		t.shards[i].noteBorn = t.hand != nil
 	}
 	t.recycled = make([][]*stream, n)
 	t.swept = make([]sweepOut, n)
@@ -184,7 +189,13 @@ func (t *Tracker) Add(p *decode.Packet) {
 	attemptFrame := 0
 	if t.prepare(p, &g) {
 		var m mark
-		if t.shards[t.shardOf(g.Hash)].add(&g, &m) {
+		sh := t.shards[t.shardOf(g.Hash)]
+		added := sh.add(&g, &m)
+		if t.hand != nil && len(sh.born) > 0 {
+			t.hand.note(sh.born...)
+			sh.born = sh.born[:0]
+		}
+		if added {
 			t.settleMark(&m)
 		}
 		attemptFrame = g.found
@@ -372,6 +383,10 @@ func (t *Tracker) Finish() *Result {
 	}
 	t.arpAnswers.finish(t.arp, t.last)
 	res := &Result{ICMP: t.icmp, ARP: t.arp, BadChecksums: t.badSums}
+	if t.hand != nil {
+		t.hand.release() // every stream is finalized: nothing waits
+		t.hand = nil
+	}
 	// One slice mostly filled (gatherDone's) is the Result's as it is;
 	// chunks are let go as they are copied, so that the attempts are not
 	// held twice.
@@ -404,7 +419,7 @@ func (t *Tracker) Finish() *Result {
 // where the Result holds them, rather than into chunks copied after.
 func (t *Tracker) gatherDone() {
 	live := 0
-	if !t.summarize {
+	if !t.summarize && t.hand == nil {
 		for _, sh := range t.shards {
 			live += sh.streams.len()
 		}

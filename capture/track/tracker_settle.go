@@ -1,7 +1,10 @@
 package track
 
 import (
+	"cmp"
+	"math"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/netmortem/netmortem/capture/decode"
@@ -95,27 +98,42 @@ func (t *Tracker) finalize(v *streamEnd) {
 // shards' activity lists. Each shard works out the stream ends of its
 // streams on a goroutine of its own while the Tracker settles them.
 // Nothing comes after: the streams are not recycled.
+//
+// When attempts are handed on and not summarized, the streams are
+// finalized in their creation order instead, so that each attempt is
+// handed on at once rather than wait for older ones: finalizing a stream
+// then counts its outcome and builds its attempt, which no other stream
+// changes, so that the order changes nothing else.
 func (t *Tracker) finishStreams() {
+	bySeq := t.hand != nil && !t.summarize
+	var rest []pending // when bySeq, the finalized streams not yet handed on
+	if bySeq {
+		rest = t.hand.finished()
+	}
 	feeds := make([]endFeed, len(t.shards))
 	for i, sh := range t.shards {
-		feeds[i].start(sh, t.summarize)
+		feeds[i].start(sh, t.summarize, bySeq)
 	}
 	for l := range 2 {
 		for {
 			var next *streamEnd
 			from := -1
 			for i := range feeds {
-				if v := feeds[i].peek(l); v != nil && (next == nil || v.idx < next.idx) {
+				if v := feeds[i].peek(l); v != nil && (next == nil || !bySeq && v.idx < next.idx || bySeq && v.e.seq < next.e.seq) {
 					next, from = v, i
 				}
 			}
 			if next == nil {
 				break
 			}
+			if bySeq {
+				rest = t.finishOrder(rest, next.e.seq)
+			}
 			t.settleEnd(next)
 			feeds[from].pop()
 		}
 	}
+	t.finishOrder(rest, math.MaxInt)
 	for _, sh := range t.shards {
 		sh.streams.reset()
 	}
@@ -140,11 +158,17 @@ type endBatch struct {
 
 const endBatchLen = 512
 
-// start sets the feed's goroutine to retire sh's live streams.
-func (f *endFeed) start(sh *shard, summarize bool) {
+// start sets the feed's goroutine to retire sh's live streams, in the
+// order of its activity lists, or in their creation order (on the first
+// list) when bySeq is set.
+func (f *endFeed) start(sh *shard, summarize, bySeq bool) {
 	f.out, f.free = make(chan *endBatch, 2), make(chan *endBatch, 4)
 	go func() {
 		defer close(f.out)
+		if bySeq {
+			f.bySeq(sh, summarize)
+			return
+		}
 		for l := range 2 {
 			var b *endBatch
 			batch := func() {
@@ -192,6 +216,60 @@ func (f *endFeed) start(sh *shard, summarize bool) {
 			}
 		}
 	}()
+}
+
+// bySeq sends the stream ends of sh's live streams, parked ones
+// included, in their creation order, as those of the first list.
+func (f *endFeed) bySeq(sh *shard, summarize bool) {
+	type live struct {
+		seq int
+		ref uint32
+	}
+	all := make([]live, 0, sh.streams.len())
+	for l := range sh.lists {
+		for ref := sh.lists[l].head; ref != 0; {
+			s := sh.store.at(ref)
+			all = append(all, live{s.seq, ref})
+			ref = s.next
+		}
+	}
+	for i, n := 0, sh.park.n; i < n; i++ {
+		id := (sh.park.head + uint32(i)) & parkIDs
+		if !sh.park.ent(id).dead {
+			all = append(all, live{sh.park.seq(id), parkedRef | id})
+		}
+	}
+	slices.SortFunc(all, func(a, b live) int { return cmp.Compare(a.seq, b.seq) })
+	var b *endBatch
+	for _, lv := range all {
+		if b == nil {
+			select {
+			case b = <-f.free:
+			default:
+				b = &endBatch{v: make([]streamEnd, 0, endBatchLen)}
+			}
+			b.list, b.v = 0, b.v[:0]
+		}
+		var s *stream
+		if lv.ref&parkedRef == 0 {
+			s = sh.store.at(lv.ref)
+		} else {
+			if b.st == nil {
+				b.st = make([]stream, endBatchLen)
+			}
+			s = &b.st[len(b.v)]
+			sh.park.load(lv.ref&parkIDs, s)
+			s.ref, s.shard = lv.ref, sh.index
+		}
+		b.v = append(b.v, streamEndOf(ended{s, sh.takeExtra(s)}, summarize))
+		if len(b.v) == cap(b.v) {
+			f.out <- b
+			b = nil
+		}
+	}
+	if b != nil {
+		f.out <- b
+	}
 }
 
 // peek returns the next stream end of list l, nil when the list has no more.
@@ -320,6 +398,7 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 	if v.fold {
 		// Folded straight from the stream: no attempt is built for it.
 		t.foldInto(t.acc(v.server, outcome), v)
+		t.passOn(s.seq)
 		return
 	}
 	if v.counts && !s.icmp && !natCopy {
@@ -334,13 +413,19 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 			// A port first seen once the host's sample is full (a
 			// scan): counted with the host's other such ports.
 			t.foldInto(t.acc(hk.server, outcome), v)
+			t.passOn(s.seq)
 			return
 		case hostFull || int(t.failKept[ek]) >= t.keepFailed:
 			t.foldInto(t.acc(v.server, outcome), v)
+			t.passOn(s.seq)
 			return
 		}
 		t.failKept[ek]++
 		t.failKept[hk]++
+	}
+	if t.hand != nil {
+		t.handOn(v.e)
+		return
 	}
 	a := t.attempt(v.e)
 	if n := len(t.done); n == 0 || len(t.done[n-1]) == cap(t.done[n-1]) {

@@ -29,6 +29,11 @@ type shard struct {
 	parkAbove int   // parkBudget's share of the shard
 	index     uint8 // the shard's in Tracker.shards
 	summarize bool
+	// noteBorn says whether the shard lists in born the streams it
+	// creates (their seq, in order), for the Tracker's reorder buffer when
+	// attempts are handed on.
+	noteBorn bool
+	born     []int
 }
 
 func newShard(index uint8, summarize bool) *shard {

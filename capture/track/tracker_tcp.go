@@ -60,6 +60,9 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 		s.hash = h
 		sh.streams.put(s, h)
 		sh.created++
+		if sh.noteBorn {
+			sh.born = append(sh.born, p.idx)
+		}
 		dir = 0
 	}
 	od := 1 - dir

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -77,7 +78,14 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 
 	ctx, stop := signalContext()
 	defer stop()
-	opts := &parse.Options{Node: *node, Formats: captureFormats(), Stdin: stdin}
+	opts := &parse.Options{Node: *node, Formats: captureFormats(), KeepAttempts: true, Stdin: stdin}
+	if (*output != "table" || outputWidth(stdout) <= 0) && handOnFlows(fs.Args(), *since, *until, ao) {
+		f := filter
+		f.Since, f.Until = resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})
+		if code := flowsHandedOn(ctx, stdout, stderr, *output, fs.Args(), opts, f); code >= 0 {
+			return code
+		}
+	}
 	in := operand.OpenPaths(ctx, fs.Args(), opts)
 	snap := in.Snap
 	printWarnings(stderr, notCaptures(stderr, in.Warns))
@@ -85,10 +93,8 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	filter.Since = resolveWhen(*since, first)
 	filter.Until = resolveWhen(*until, first)
 	t := flows.Build(snap, filter)
-	if n, pos := t.OutOfRange(); n > 0 {
-		escape.Fprintf(stderr, "warning: %s: %s outside the years %d-%d (a corrupt or forged timestamp), written with the year clamped\n",
-			pos, count(n, "packet time"), jsontime.MinYear, jsontime.MaxYear)
-	}
+	n, pos := t.OutOfRange()
+	warnOutOfRange(stderr, n, pos)
 	anonymizer := ao.anonymizer(snap)
 	t = netmortem.Anonymize(anonymizer, t)
 	write := t.Write
@@ -103,6 +109,21 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
 	}
+	return flowsExit(ctx, stderr, in, snap)
+}
+
+// warnOutOfRange says that n packet times, the first at pos, are written
+// with their year clamped.
+func warnOutOfRange(stderr io.Writer, n int, pos model.Pos) {
+	if n > 0 {
+		escape.Fprintf(stderr, "warning: %s: %s outside the years %d-%d (a corrupt or forged timestamp), written with the year clamped\n",
+			pos, count(n, "packet time"), jsontime.MinYear, jsontime.MaxYear)
+	}
+}
+
+// flowsExit says why flows' output may be short, and returns its exit
+// code.
+func flowsExit(ctx context.Context, stderr io.Writer, in operand.Opened, snap *model.Snapshot) int {
 	bad := snap.UnreadableCaptures()
 	switch {
 	case ctx.Err() != nil:

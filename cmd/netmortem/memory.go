@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -16,16 +17,50 @@ import (
 // connections open at once), the limit is raised to twice the live heap,
 // so that the collector never runs back to back: memory then follows the
 // live data, as with the default GOGC of 100. `flows`, which keeps every
-// attempt of its captures and so grows with them, runs without the limit:
-// there the limit would only cost time. GOGC and GOMEMLIMIT in the
-// environment still win.
+// attempt of its captures and so grows with them, runs without the limit
+// (there the limit would only cost time), unless it writes the attempts
+// as they come (limitMemory). GOGC and GOMEMLIMIT in the environment
+// still win.
 const memoryFloor = 256 << 20
 
 func setMemoryPolicy(subcommand string) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	if os.Getenv("GOMEMLIMIT") != "" || subcommand == "flows" {
+	if subcommand != "flows" {
+		limitMemory()
+	}
+}
+
+// handOnMemory is the memory policy of flows writing the attempts as
+// they come: what it keeps is what analyze keeps, and every attempt it
+// builds is garbage once written, hundreds of MB of it on a large capture
+// in small values. The collector runs when the heap has grown by a tenth
+// (the streams and tables, most of what is live, hold no pointer, so
+// that a collection costs little), under analyze's limit. GOGC and
+// GOMEMLIMIT in the environment still win.
+func handOnMemory() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(10)
+	}
+	limitMemory()
+}
+
+// heldMemory undoes handOnMemory, for flows holding every attempt after
+// all: the policy of setMemoryPolicy("flows").
+func heldMemory() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(math.MaxInt64)
+	}
+}
+
+// limitMemory sets the soft memory limit of the policy above, unless
+// GOMEMLIMIT is set.
+func limitMemory() {
+	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	debug.SetMemoryLimit(memoryFloor)

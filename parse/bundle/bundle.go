@@ -40,8 +40,22 @@ type Options struct {
 	// keeping each one: established attempts that ended normally, and
 	// refused and unanswered ones beyond a sample per server. Memory then
 	// follows live connections, not the capture's size. The rules count
-	// both; `netmortem flows` keeps every attempt.
+	// both. parse.Open enables it unless KeepAttempts or EachAttempt asks
+	// for every attempt; Open here takes it as it is.
 	capture.Summary
+	// KeepAttempts keeps every connection attempt of the captures in
+	// Snapshot.Attempts, as `netmortem flows` lists them: memory then
+	// grows with the captures. It turns Summary off.
+	KeepAttempts bool
+	// EachAttempt, when set, is handed the connection attempts of the
+	// captures one by one, each capture's in its order, as their
+	// connections end, instead of their being kept in
+	// Snapshot.Attempts (see capture.Options.EachAttempt): memory then
+	// follows the live connections, not the captures' size. Captures are
+	// read one at a time, so a capture's attempts follow the previous
+	// one's. Rotated capture series are then not read again as one
+	// timeline: each file's attempts are its own.
+	EachAttempt func(model.Attempt)
 	// Limits bound decompression (sizes, ratio, nesting, archive
 	// members) and the memory the parsers keep; zero fields take the
 	// DefaultLimits.

@@ -30,6 +30,9 @@ func seriesStem(path string) string {
 // timeline, so that connections spanning two files are one attempt.
 // Captures inside archives are left as read.
 func stitchSeries(ctx context.Context, snap *model.Snapshot, opts *Options, warns *model.ErrorList) {
+	if opts != nil && opts.EachAttempt != nil {
+		return // the files' attempts are handed on already
+	}
 	groups := map[string][]model.CaptureInfo{}
 	var keys []string
 	for _, c := range snap.Captures {

@@ -16,7 +16,7 @@ import (
 // cross a file boundary are single attempts.
 func TestRotatedSeries(t *testing.T) {
 	dir := filepath.Join(testutil.Root(), "fixtures/captures/rotated")
-	snap, warns, err := parse.Open(context.Background(), dir, nil)
+	snap, warns, err := parse.Open(context.Background(), dir, &parse.Options{KeepAttempts: true})
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("open: %v %v", err, warns)
 	}

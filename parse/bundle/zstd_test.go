@@ -52,7 +52,7 @@ func TestZstd(t *testing.T) {
 		file            string
 		attempts, sysct int
 	}{{"capture.pcap.zst", 8, 0}, {"bundle.tar.zst", 8, 2}} {
-		snap, warns, err := parse.Open(context.Background(), filepath.Join(dir, c.file), nil)
+		snap, warns, err := parse.Open(context.Background(), filepath.Join(dir, c.file), &parse.Options{KeepAttempts: true})
 		if err != nil || len(warns) > 0 {
 			t.Fatalf("%s: %v %v", c.file, err, warns)
 		}

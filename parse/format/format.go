@@ -58,6 +58,10 @@ type File struct {
 	// Summary asks capture parsers to fold attempts into per-server
 	// counters, as the Open options say.
 	capture.Summary
+	// EachAttempt, when set, asks capture parsers to hand their attempts
+	// to it one by one rather than add them to the Snapshot (see
+	// capture.Options.EachAttempt).
+	EachAttempt func(model.Attempt)
 	// Details are per-format counts shown with the input, such as the
 	// object kinds of a Kubernetes List. Parsers may set them.
 	Details map[string]int

@@ -1,0 +1,113 @@
+package capture_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/netmortem/netmortem/capture"
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+)
+
+// sameHandedOn checks that the attempts Options.EachAttempt is handed are
+// those Result.Attempts holds when it is not set, in the same order, with
+// the rest of the Result the same, with and without summary mode and for
+// each number of shards.
+func sameHandedOn(t *testing.T, b []byte, name string, shards ...int) {
+	t.Helper()
+	for _, summary := range []bool{false, true} {
+		for _, n := range shards {
+			opts := capture.Options{Shards: n, Summary: capture.Summary{Enabled: summary}}
+			want, wantErr := capture.Read(context.Background(), bytes.NewReader(b), name, opts)
+			var got []model.Attempt
+			opts.EachAttempt = func(a model.Attempt) { got = append(got, a) }
+			res, err := capture.Read(context.Background(), bytes.NewReader(b), name, opts)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Errorf("%s, %d shards, summary %v: error %v, held %v", name, n, summary, err, wantErr)
+			}
+			if want == nil || res == nil {
+				if want != res {
+					t.Errorf("%s: result %v, held %v", name, res, want)
+				}
+				continue
+			}
+			if len(res.Attempts) != 0 {
+				t.Errorf("%s: %d attempts held while handed on", name, len(res.Attempts))
+			}
+			if len(got) != len(want.Attempts) {
+				t.Errorf("%s, %d shards, summary %v: %d attempts handed on, %d held", name, n, summary, len(got), len(want.Attempts))
+				continue
+			}
+			for i := range got {
+				if !reflect.DeepEqual(got[i], want.Attempts[i]) {
+					t.Errorf("%s, %d shards, summary %v: attempt %d handed on is %+v, held %+v", name, n, summary, i, got[i], want.Attempts[i])
+					break
+				}
+			}
+			res.Attempts = want.Attempts
+			if !reflect.DeepEqual(res, want) {
+				t.Errorf("%s, %d shards, summary %v: the rest of the result differs%s", name, n, summary, firstDiff(res, want))
+			}
+		}
+	}
+}
+
+// Every capture of the fixtures and the shared corpus hands on the
+// attempts it holds otherwise.
+func TestHandOnSameAttempts(t *testing.T) {
+	files := capture.CaptureFiles(t, filepath.Join(testutil.Root(), "fixtures"), testutil.CorpusDir(t, "pcap"))
+	if len(files) < 100 {
+		t.Fatalf("only %d captures", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameHandedOn(t, b, filepath.Base(f), 1, 3)
+	}
+}
+
+// A capture whose streams are finalized far out of their creation order
+// (reused 4-tuples, idle streams swept, closed ones parked, failures past
+// summary mode's sample) hands them on in that order.
+func TestHandOnBusy(t *testing.T) {
+	sameHandedOn(t, busyCapture(t), "busy.pcap", 1, 2, 7)
+}
+
+// Pasted text, one Result per node, hands on each node's attempts in turn.
+func TestHandOnText(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testutil.Root(), "fixtures", "captures", "text", "*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no text captures: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		format, score := capture.SniffText(b)
+		if score == 0 {
+			continue
+		}
+		want, wantErr := capture.ReadText(context.Background(), bytes.NewReader(b), f, format, capture.Options{})
+		var got []model.Attempt
+		res, err := capture.ReadText(context.Background(), bytes.NewReader(b), f, format,
+			capture.Options{EachAttempt: func(a model.Attempt) { got = append(got, a) }})
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || len(res) != len(want) {
+			t.Fatalf("%s: %d results, error %v; held %d, %v", f, len(res), err, len(want), wantErr)
+		}
+		var held []model.Attempt
+		for _, r := range want {
+			held = append(held, r.Attempts...)
+		}
+		if !reflect.DeepEqual(got, held) {
+			t.Errorf("%s: %d attempts handed on differ from the %d held", f, len(got), len(held))
+		}
+	}
+}

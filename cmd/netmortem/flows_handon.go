@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/netmortem/netmortem/flows"
+	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/operand"
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse"
+)
+
+// handedOn writes the CSV form of flows as the captures' attempts come
+// (parse.Options.EachAttempt), holding none of them but a few batches:
+// the attempts are formatted and written by a goroutine of their own, in
+// batches, while the capture's reader builds the next ones. After close,
+// an attempt that a read left behind after its deadline
+// (operand.StopGrace) hands on is not written.
+type handedOn struct {
+	mu     sync.Mutex
+	w      attemptWriter
+	cur    []model.Attempt
+	full   chan []model.Attempt // batches to write, in order
+	free   chan []model.Attempt // batches written
+	done   chan struct{}        // closed once the writer has written them all
+	closed bool
+}
+
+// attemptWriter takes the attempts handed on, one at a time.
+type attemptWriter func(a *model.Attempt)
+
+// handedOnBatch is how many attempts go to the writing goroutine at once.
+const handedOnBatch = 256
+
+// newHandedOn returns a handedOn writing through w, its goroutine started.
+func newHandedOn(w attemptWriter) *handedOn {
+	h := &handedOn{w: w, full: make(chan []model.Attempt, 4), free: make(chan []model.Attempt, 6), done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		for b := range h.full {
+			for i := range b {
+				h.w(&b[i])
+			}
+			clear(b) // the attempts' segments
+			select {
+			case h.free <- b[:0]:
+			default:
+			}
+		}
+	}()
+	return h
+}
+
+// write queues a for writing, unless h is closed.
+func (h *handedOn) write(a model.Attempt) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	if h.cur == nil {
+		select {
+		case h.cur = <-h.free:
+		default:
+			h.cur = make([]model.Attempt, 0, handedOnBatch)
+		}
+	}
+	h.cur = append(h.cur, a)
+	if len(h.cur) == handedOnBatch {
+		h.full <- h.cur
+		h.cur = nil
+	}
+}
+
+// close waits for the attempts handed on to be written; none is after.
+func (h *handedOn) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.closed = true
+	if len(h.cur) > 0 {
+		h.full <- h.cur
+	}
+	close(h.full)
+	<-h.done
+}
+
+// outOfRange warns, on stderr, of the packet times written with their
+// year clamped: the captures' in snap, and n more, the first at pos.
+func outOfRange(stderr io.Writer, snap *model.Snapshot, n int, pos model.Pos) {
+	m, at := (&flows.Table{Captures: snap.Captures}).OutOfRange()
+	if m > 0 {
+		pos = at
+	}
+	warnOutOfRange(stderr, n+m, pos)
+}
+
+// flowsHandedOn writes flows' output as the captures' attempts are handed
+// on, holding none of them (handOnFlows says when it can): the CSV form
+// in one read of the captures; the JSON and table forms, whose summary
+// and endpoints come before the attempts, in two, the first building the
+// table without its attempts (flows.Builder) and sizing the table's
+// columns, the second writing the attempts. It returns flows' exit code,
+// or -1, having written nothing, when the table's cells are not all
+// printable ASCII: tablewriter then writes it from every attempt held.
+func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string, paths []string,
+	opts *parse.Options, filter flows.Filter) int {
+	handOnMemory()
+	read := func(w attemptWriter) operand.Opened {
+		h := newHandedOn(w)
+		o := *opts
+		o.EachAttempt = h.write
+		in := operand.OpenPaths(ctx, paths, &o)
+		h.close()
+		return in
+	}
+	var err error
+	var in operand.Opened
+	if output == "csv" {
+		w := flows.NewCSVWriter(stdout, filter)
+		in = read(w.Write)
+		printWarnings(stderr, notCaptures(stderr, in.Warns))
+		n, pos := w.OutOfRange()
+		outOfRange(stderr, in.Snap, n, pos)
+		err = w.Close()
+	} else {
+		b, m := flows.NewBuilder(filter), flows.NewTableWidths()
+		in = read(func(a *model.Attempt) {
+			if b.Add(a) && output == "table" {
+				m.Add(a)
+			}
+		})
+		if output == "table" && !m.Plain() && ctx.Err() == nil {
+			heldMemory()
+			return -1 // tablewriter's table, from every attempt held
+		}
+		printWarnings(stderr, notCaptures(stderr, in.Warns))
+		n, pos := b.OutOfRange()
+		outOfRange(stderr, in.Snap, n, pos)
+		t := b.Table(in.Snap.Captures)
+		var w interface {
+			Write(a *model.Attempt)
+			Close() error
+		}
+		if output == "table" {
+			w = flows.NewTableWriter(stdout, t, filter, m)
+		} else {
+			w = flows.NewJSONWriter(stdout, t, filter)
+		}
+		if ctx.Err() == nil {
+			read(w.Write)
+		}
+		err = w.Close()
+	}
+	if err != nil {
+		escape.Fprintln(stderr, "netmortem flows:", err)
+		return exitUnreadable
+	}
+	return flowsExit(ctx, stderr, in, in.Snap)
+}
+
+// handOnFlows reports whether flows can write its CSV or JSON form as the
+// attempts come, for the same bytes as from the table built whole: when every
+// operand is a regular file (no directory, archive walk by pattern or
+// standard input) and no two of them are files of one rotated series,
+// which are read again as one timeline once all are read; when --since
+// and --until are absolute times, not offsets from the first packet; and
+// without --anonymize, whose tokens are drawn from the whole snapshot.
+func handOnFlows(paths []string, since, until string, ao anonymizeOptions) bool {
+	if ao.enabled() || strings.HasPrefix(since, "+") || strings.HasPrefix(until, "+") || len(paths) == 0 {
+		return false
+	}
+	stems := map[string]bool{}
+	for _, p := range paths {
+		if p == operand.Stdin {
+			return false
+		}
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() {
+			return false
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return false
+		}
+		stem := digitRun.ReplaceAllString(filepath.Base(abs), "#")
+		stem = filepath.Join(filepath.Dir(abs), strings.TrimRight(stem, "#"))
+		if stems[stem] {
+			return false
+		}
+		stems[stem] = true
+	}
+	return true
+}
+
+// digitRun is a run of digits in a file name: files whose names differ
+// only in them may be one rotated series (tcpdump -C, -G).
+var digitRun = regexp.MustCompile(`[0-9]+`)

@@ -1,0 +1,351 @@
+package flows
+
+import (
+	"bufio"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/netmortem/netmortem/internal/escape"
+
+	"github.com/netmortem/netmortem/internal/jsontime"
+	"github.com/netmortem/netmortem/model"
+)
+
+// CSVWriter writes the CSV form of a Table an attempt at a time, as the
+// attempts come (parse.Options.EachAttempt hands them on as their
+// connections end), holding none of them: for the same attempts, the
+// same bytes as Table.Write in "csv". The CSV form has no summary, so
+// nothing in it waits for the last attempt. Rows are written straight
+// into a buffer, as encoding/csv would write them.
+type CSVWriter struct {
+	w      *bufio.Writer
+	filter Filter
+	buf    []byte
+	ranges rangeCount
+	// plain caches whether the last prefix of a "where" cell (the node
+	// and the file) is written as it is: printable ASCII that neither a
+	// spreadsheet nor CSV quoting changes.
+	plainNode, plainFile string
+	plain                bool
+}
+
+// NewCSVWriter returns a CSVWriter that writes to w the attempts that
+// pass f, whose times must be absolute (Since and Until resolved). It
+// writes the header at once.
+func NewCSVWriter(w io.Writer, f Filter) *CSVWriter {
+	c := &CSVWriter{w: bufio.NewWriterSize(w, 64<<10), filter: f}
+	for i, col := range columns {
+		if i > 0 {
+			c.buf = append(c.buf, ',')
+		}
+		c.buf = appendCSVField(c.buf, col)
+	}
+	c.w.Write(append(c.buf, '\n')) // an error stays in w, for Close
+	return c
+}
+
+// Write writes a if it passes the filter. The attempt is not kept.
+func (c *CSVWriter) Write(a *model.Attempt) {
+	if !c.filter.Match(a) {
+		return
+	}
+	c.ranges.note(a)
+	c.buf = c.appendRow(c.buf[:0], a)
+	c.w.Write(c.buf)
+}
+
+// appendRow appends a's row, as Table.row gives it and encoding/csv
+// writes it, its cells made inert (inertCell). Only the first cell, which
+// names a file, can need quoting or an apostrophe: the others are
+// numbers, times, addresses, names of outcomes and states, and frame
+// lists (#1 #2, L3), none of which starts with = + - @ but a number.
+func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
+	p := a.Pos
+	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && c.plainPrefix(a.Node, p.File) {
+		if a.Node != "" {
+			b = append(append(b, a.Node...), ' ')
+		}
+		b = strconv.AppendInt(append(append(b, p.File...), "#frame="...), int64(p.Frame), 10)
+	} else {
+		where := p.String()
+		if a.Node != "" {
+			where = a.Node + " " + where
+		}
+		b = appendCSVField(b, inertCell(escape.String(where)))
+	}
+	b = append(b, ',')
+	b = jsontime.Clamp(a.Start).UTC().AppendFormat(b, "2006-01-02T15:04:05.000000Z")
+	b = a.Client.AppendTo(append(b, ','))
+	b = a.Server.AppendTo(append(b, ','))
+	b = append(append(b, ','), a.Outcome...)
+	b = append(append(b, ','), a.ConnState...)
+	b = append(append(b, ','), a.History...)
+	b = appendSegRefs(append(b, ','), a.SYN, nil)
+	b = appendSegRefs(append(b, ','), a.SYNACK, nil)
+	b = appendSegRefs(append(b, ','), a.ClientRST, a.ServerRST)
+	b = strconv.AppendInt(append(b, ','), int64(a.SYNRetransmissions()), 10)
+	b = append(b, ',')
+	if d, ok := a.TimeToSYNACK(); ok {
+		b = strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', 3, 64)
+	}
+	b = strconv.AppendInt(append(b, ','), int64(a.Packets), 10)
+	b = strconv.AppendInt(append(b, ','), a.ClientBytes, 10)
+	b = strconv.AppendInt(append(b, ','), a.ServerBytes, 10)
+	return append(b, '\n')
+}
+
+// plainPrefix reports whether the start of a "where" cell, the node (if
+// any) and the file, is written as it is whatever frame follows it.
+func (c *CSVWriter) plainPrefix(node, file string) bool {
+	if node == c.plainNode && file == c.plainFile {
+		return c.plain
+	}
+	prefix := file
+	if node != "" {
+		prefix = node + " " + file
+	}
+	c.plainNode, c.plainFile = node, file
+	c.plain = prefix != "" && !strings.ContainsRune("=+-@\t\r", rune(prefix[0])) && prefix[0] != ' '
+	for i := 0; c.plain && i < len(prefix); i++ {
+		ch := prefix[i]
+		c.plain = ch >= 0x20 && ch < 0x7f && ch != ',' && ch != '"'
+	}
+	return c.plain
+}
+
+// appendSegRefs appends the cell segRefs gives for the segments of l
+// and then m.
+func appendSegRefs(b []byte, l, m []model.Seg) []byte {
+	const max = 4
+	n := len(l) + len(m)
+	for i := range min(n, max) {
+		var g *model.Seg
+		if i < len(l) {
+			g = &l[i]
+		} else {
+			g = &m[i-len(l)]
+		}
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		if g.Frame > 0 {
+			b = strconv.AppendInt(append(b, '#'), int64(g.Frame), 10)
+		} else {
+			b = strconv.AppendInt(append(b, 'L'), int64(g.Line), 10)
+		}
+	}
+	if n > max {
+		b = strconv.AppendInt(append(b, " +"...), int64(n-max), 10)
+	}
+	return b
+}
+
+// appendCSVField appends field as encoding/csv's Writer writes it, with
+// a comma between fields and "\n" ending lines: quoted when it holds a
+// comma, a quote, a carriage return or a newline, starts with a space, or
+// is \. (which PostgreSQL reads as the end of data).
+func appendCSVField(b []byte, field string) []byte {
+	quote := field == `\.`
+	for i := 0; !quote && i < len(field); i++ {
+		ch := field[i]
+		quote = ch == '\n' || ch == '\r' || ch == '"' || ch == ','
+	}
+	if !quote && field != "" {
+		r, _ := utf8.DecodeRuneInString(field)
+		quote = unicode.IsSpace(r)
+	}
+	if !quote {
+		return append(b, field...)
+	}
+	b = append(b, '"')
+	for i := 0; i < len(field); i++ {
+		if field[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, field[i])
+	}
+	return append(b, '"')
+}
+
+// TableWidths sizes the columns of the table form's attempts (Table.Write
+// in "table"), given the attempts one at a time: a first read of the
+// captures, before TableWriter writes them from a second.
+type TableWidths struct {
+	pt plainTable
+	w  []int
+	ok bool
+	n  int
+}
+
+// NewTableWidths returns the sizes of a table of no attempt.
+func NewTableWidths() *TableWidths {
+	m := &TableWidths{pt: plainTable{header: columns, rows: func(func([]string) bool) {}}}
+	m.w, m.ok = m.pt.widths()
+	return m
+}
+
+// Add sizes the columns for a, an attempt selected.
+func (m *TableWidths) Add(a *model.Attempt) {
+	m.n++
+	if !m.ok {
+		return
+	}
+	for i, c := range (*Table)(nil).row(a) {
+		c, plain := plainCell(c)
+		if !plain {
+			m.ok = false
+			return
+		}
+		m.w[i] = max(m.w[i], len(c))
+	}
+}
+
+// Plain reports whether every cell is printable ASCII: otherwise the
+// table is tablewriter's to write, from every attempt held (Table.Write).
+func (m *TableWidths) Plain() bool { return m.ok }
+
+// TableWriter writes the table form of a Table an attempt at a time,
+// the same bytes as Table.Write in "table" for the same attempts: the
+// summary and endpoints of t (a Builder's), then the attempts that pass
+// its filter as a second read of the captures hands them on, in columns
+// sized by a first read (TableWidths, which must be Plain).
+type TableWriter struct {
+	w      *bufio.Writer
+	filter Filter
+	widths []int
+	done   bool // no attempt is selected: the table is written
+	err    error
+}
+
+// NewTableWriter returns a TableWriter writing to w, and writes the start
+// of the table at once.
+func NewTableWriter(w io.Writer, t *Table, f Filter, m *TableWidths) *TableWriter {
+	tw := &TableWriter{w: bufio.NewWriterSize(w, 64<<10), filter: f, widths: m.w}
+	tw.done, tw.err = t.writeTableStart(tw.w, m.n)
+	if !tw.done && tw.err == nil {
+		(&plainTable{header: columns}).writeHead(tw.w, m.w)
+	}
+	return tw
+}
+
+// Write writes a's row if it passes the filter. The attempt is not kept.
+func (tw *TableWriter) Write(a *model.Attempt) {
+	if tw.done || tw.err != nil || !tw.filter.Match(a) {
+		return
+	}
+	plainLine(tw.w, tw.widths, (*Table)(nil).row(a), false)
+}
+
+// Close ends the table and returns the first error writing met.
+func (tw *TableWriter) Close() error {
+	if tw.err != nil {
+		return tw.err
+	}
+	if !tw.done {
+		plainRule(tw.w, tw.widths, "└", "┴", "┘")
+	}
+	return tw.w.Flush()
+}
+
+// rangeCount counts the times of attempts that RFC 3339 cannot write as
+// they are, as Table.OutOfRange does, and where the first one is.
+type rangeCount struct {
+	n     int
+	first model.Pos
+}
+
+// note counts a's times out of range.
+func (c *rangeCount) note(a *model.Attempt) {
+	tm := func(t time.Time, pos model.Pos) {
+		if !jsontime.InRange(t) {
+			if c.n == 0 {
+				c.first = pos
+			}
+			c.n++
+		}
+	}
+	tm(a.Start, a.Pos)
+	tm(a.End, a.Pos)
+	for _, segs := range [][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
+		for _, s := range segs {
+			tm(s.Time, a.SegPos(s))
+		}
+	}
+	for _, s := range []*model.Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
+		if s != nil {
+			tm(s.Time, a.SegPos(*s))
+		}
+	}
+}
+
+// OutOfRange counts the times of the attempts written that RFC 3339
+// cannot write as they are, and returns where the first one is (see
+// Table.OutOfRange, which counts the captures' times too).
+func (c *CSVWriter) OutOfRange() (n int, first model.Pos) { return c.ranges.n, c.ranges.first }
+
+// OutOfRange counts the times of the attempts added that RFC 3339 cannot
+// write as they are, and returns where the first one is.
+func (b *Builder) OutOfRange() (n int, first model.Pos) { return b.ranges.n, b.ranges.first }
+
+// JSONWriter writes the JSON form of a Table an attempt at a time: the
+// table's summary, captures and endpoints first, from a Builder that was
+// given the same attempts before (a first read of the captures), then
+// the attempts as a second read hands them on. For the same attempts,
+// the same bytes as Table.Write in "json"; it holds none of them.
+type JSONWriter struct {
+	w      *bufio.Writer
+	filter Filter
+	n      int
+	err    error
+}
+
+// NewJSONWriter returns a JSONWriter that writes to w the attempts that
+// pass f (whose times must be absolute) after the start of t's JSON form,
+// which it writes at once.
+func NewJSONWriter(w io.Writer, t *Table, f Filter) *JSONWriter {
+	j := &JSONWriter{w: bufio.NewWriterSize(w, 64<<10), filter: f}
+	c := *t
+	c.Captures = slices.Clone(t.Captures)
+	for i := range c.Captures {
+		c.Captures[i].First = jsontime.Clamp(c.Captures[i].First)
+		c.Captures[i].Last = jsontime.Clamp(c.Captures[i].Last)
+	}
+	j.err = c.writeJSONHead(j.w)
+	return j
+}
+
+// Write writes a if it passes the filter, its times clamped as
+// Table.Write clamps them. The attempt is not kept.
+func (j *JSONWriter) Write(a *model.Attempt) {
+	if j.err != nil || !j.filter.Match(a) {
+		return
+	}
+	c := *a
+	clampAttempt(&c)
+	j.err = writeJSONAttempt(j.w, &c, j.n == 0)
+	j.n++
+}
+
+// Close ends the JSON form and returns the first error writing met.
+func (j *JSONWriter) Close() error {
+	if j.err != nil {
+		return j.err
+	}
+	if j.n == 0 {
+		j.w.WriteString("[]")
+	} else {
+		j.w.WriteString("\n  ]")
+	}
+	j.w.WriteString("\n}\n")
+	return j.w.Flush()
+}
+
+// Close writes what is buffered and returns the first error writing met.
+func (c *CSVWriter) Close() error {
+	return c.w.Flush()
+}

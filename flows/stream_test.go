@@ -1,0 +1,229 @@
+package flows_test
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netmortem/netmortem/capture"
+	"github.com/netmortem/netmortem/flows"
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+	"github.com/netmortem/netmortem/parse"
+)
+
+// heldCSV is the CSV form of the table of every attempt of snap, built
+// whole.
+func heldCSV(t *testing.T, snap *model.Snapshot, f flows.Filter) string {
+	return held(t, snap, f, "csv")
+}
+
+// held is the table of every attempt of snap, built whole, in format.
+func held(t *testing.T, snap *model.Snapshot, f flows.Filter, format string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := flows.Build(snap, f).Write(&b, format); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// handedOnTable is the table form of the attempts of the capture file,
+// read twice with parse.Options.EachAttempt: by a Builder and
+// TableWidths, then by a TableWriter; "" when its cells are not all
+// printable ASCII.
+func handedOnTable(t *testing.T, file string, f flows.Filter) string {
+	t.Helper()
+	b, m := flows.NewBuilder(f), flows.NewTableWidths()
+	snap, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
+		EachAttempt: func(a model.Attempt) {
+			if b.Add(&a) {
+				m.Add(&a)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Plain() {
+		return ""
+	}
+	var out bytes.Buffer
+	w := flows.NewTableWriter(&out, b.Table(snap.Captures), f, m)
+	if _, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
+		EachAttempt: func(a model.Attempt) { w.Write(&a) }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// handedOnJSON is the JSON form of the attempts of the capture file,
+// read twice with parse.Options.EachAttempt: by a Builder, then by a
+// JSONWriter.
+func handedOnJSON(t *testing.T, file string, f flows.Filter) string {
+	t.Helper()
+	b := flows.NewBuilder(f)
+	snap, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
+		EachAttempt: func(a model.Attempt) { b.Add(&a) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w := flows.NewJSONWriter(&out, b.Table(snap.Captures), f)
+	if _, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
+		EachAttempt: func(a model.Attempt) { w.Write(&a) }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// Every fixture capture, and every capture of the shared corpus, gives the
+// same CSV, JSON and table (of printable ASCII) written as its attempts are handed on
+// (parse.Options.EachAttempt) as built whole, filtered or not.
+func TestCSVWriterHandedOnAsHeld(t *testing.T) {
+	files := testutil.FilesByHead(t, func(path string, head []byte) bool {
+		_, ok := capture.Sniff(head)
+		return ok || strings.HasSuffix(path, ".pcap.gz") || strings.Contains(path, "/captures/text/")
+	}, filepath.Join(testutil.Root(), "fixtures"), testutil.CorpusDir(t, "pcap"))
+	if len(files) < 100 {
+		t.Fatalf("only %d captures", len(files))
+	}
+	filters := []flows.Filter{{}, {States: []string{"REJ", "established"}}}
+	handedOn, tables := 0, 0
+	for _, f := range files {
+		snap, _, err := parse.Open(context.Background(), f, &parse.Options{Formats: captureFormats(), KeepAttempts: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, filter := range filters {
+			want := heldCSV(t, snap, filter)
+			var got bytes.Buffer
+			w := flows.NewCSVWriter(&got, filter)
+			_, _, err = parse.Open(context.Background(), f, &parse.Options{Formats: captureFormats(),
+				EachAttempt: func(a model.Attempt) { w.Write(&a); handedOn++ }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want {
+				t.Errorf("%s, filter %v: handed on:\n%s", f, filter, testutil.DiffLines(want, got.String()))
+			}
+			if len(filter.States) > 0 {
+				continue // the CSV checks the filter; the other forms filter alike
+			}
+			if want, got := held(t, snap, filter, "json"), handedOnJSON(t, f, filter); got != want {
+				t.Errorf("%s, filter %v: JSON handed on:\n%s", f, filter, testutil.DiffLines(want, got))
+			}
+			if got := handedOnTable(t, f, filter); got != "" {
+				tables++
+				if want := held(t, snap, filter, "table"); got != want {
+					t.Errorf("%s, filter %v: table handed on:\n%s", f, filter, testutil.DiffLines(want, got))
+				}
+			}
+		}
+	}
+	if handedOn < 1000 || tables < 100 {
+		t.Errorf("only %d attempts handed on, %d tables written", handedOn, tables)
+	}
+}
+
+// captureFormats are the formats whose records are packets, as flows
+// reads them.
+func captureFormats() []*parse.Format {
+	var out []*parse.Format
+	for _, f := range parse.Formats() {
+		if f.Kind == model.KindCapture {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Rows written straight into the buffer are those encoding/csv writes
+// from Table's rows, for names that need quoting, escaping or an
+// apostrophe, and for every shape of position, segments and times.
+func TestCSVWriterAsTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	names := []string{"", "c.pcap", "a,b.pcap", `say "hi".pcap`, "=cmd.pcap", "+1", "-2.5", "@x", " lead.pcap", "\tt.pcap",
+		"\r.pcap", "new\nline.pcap", `\.`, "\x1b[31m.pcap", "ünï.pcap", "\u202e.pcap", "bad\xff.pcap", "1e5", "node-1"}
+	pick := func() string { return names[rng.IntN(len(names))] }
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	segs := func() []model.Seg {
+		var l []model.Seg
+		for i := range rng.IntN(7) {
+			g := model.Seg{Time: t0.Add(time.Duration(rng.Int64N(int64(time.Second)))), Frame: 1 + i + rng.IntN(100)}
+			if rng.IntN(4) == 0 {
+				g.Frame, g.Line = 0, 1+rng.IntN(50)
+			}
+			l = append(l, g)
+		}
+		return l
+	}
+	var all []model.Attempt
+	for range 3000 {
+		a := model.Attempt{Node: pick(), Pos: model.Pos{File: pick(), Frame: rng.IntN(3) * rng.IntN(1000)},
+			Client:  netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(rng.IntN(256))}), uint16(rng.IntN(65536))),
+			Server:  netip.MustParseAddrPort("[fd00::1]:443"),
+			Outcome: model.OutcomeEstablished, ConnState: "SF", History: "ShADadFf",
+			Start: t0.Add(time.Duration(rng.Int64N(int64(time.Hour)))), SYN: segs(), SYNACK: segs(),
+			ClientRST: segs(), ServerRST: segs(), Packets: rng.IntN(100), ClientBytes: rng.Int64N(1 << 40)}
+		switch rng.IntN(6) {
+		case 0:
+			a.Pos.Line, a.Pos.Frame = 1+rng.IntN(9), 0
+		case 1:
+			a.Pos.Object = pick()
+		case 2:
+			a.Start = time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC) // clamped
+		}
+		all = append(all, a)
+	}
+	var got bytes.Buffer
+	w := flows.NewCSVWriter(&got, flows.Filter{})
+	for i := range all {
+		w.Write(&all[i])
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := heldCSV(t, &model.Snapshot{Attempts: all}, flows.Filter{})
+	if got.String() != want {
+		t.Errorf("rows differ:\n%s", testutil.DiffLines(want, got.String()))
+	}
+	tbl := flows.Build(&model.Snapshot{Attempts: all}, flows.Filter{})
+	n, pos := tbl.OutOfRange()
+	if m, at := w.OutOfRange(); m != n || at != pos || n == 0 {
+		t.Errorf("out of range: %d at %v, the table's %d at %v", m, at, n, pos)
+	}
+
+	// The JSON form, its times clamped, from a Builder's table.
+	b := flows.NewBuilder(flows.Filter{})
+	for i := range all {
+		b.Add(&all[i])
+	}
+	if m, at := b.OutOfRange(); m != n || at != pos {
+		t.Errorf("out of range: the builder's %d at %v, the table's %d at %v", m, at, n, pos)
+	}
+	var js bytes.Buffer
+	jw := flows.NewJSONWriter(&js, b.Table(nil), flows.Filter{})
+	for i := range all {
+		jw.Write(&all[i])
+	}
+	if err := jw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := held(t, &model.Snapshot{Attempts: all}, flows.Filter{}, "json"); js.String() != want {
+		t.Errorf("JSON differs:\n%s", testutil.DiffLines(want, js.String()))
+	}
+}
