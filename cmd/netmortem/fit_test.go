@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,9 +61,14 @@ func widest(s string) (int, string) {
 // held to use the room: at 80 columns every fixture is run.
 var roomFixtures = []string{"incidents/stale-dnat", "seeds/002-synack-reset", "captures"}
 
+// Every command's output on every fixture fits 80 columns, and at 200 it
+// uses the room. The width is given with --width, which sizes stdout and
+// stderr as $COLUMNS does (TestEveryCommandFits holds $COLUMNS to the
+// same widths), so that the test leaves the environment alone and runs in
+// parallel with the package's other long tests.
 func TestOutputFitsTerminalWidth(t *testing.T) {
-	commands := [][]string{{"analyze", "--color=always"}, {"flows"}, {"inspect"}}
-	t.Setenv("COLUMNS", "80")
+	t.Parallel() // a long test: see TestMain
+	commands := [][]string{{"analyze", "--color=always", "--width=80"}, {"flows", "--width=80"}, {"inspect", "--width=80"}}
 	lines := filepath.Join(t.TempDir(), "lines.jsonl")
 	traced := 0
 	all := fitFixtures(t)
@@ -89,7 +95,7 @@ func TestOutputFitsTerminalWidth(t *testing.T) {
 				continue
 			}
 			traced += strings.Count(cmd[0], "trace")
-			_, out, stderr := runCLI(t, cmd...)
+			_, out, stderr := runCLI(t, withWidth(cmd, 80)...)
 			if strings.TrimSpace(out) == "" {
 				t.Errorf("%v: no output; stderr:\n%s", cmd, stderr)
 			}
@@ -97,7 +103,7 @@ func TestOutputFitsTerminalWidth(t *testing.T) {
 				t.Errorf("%s %s at 80 columns: a line is %d wide: %q", cmd[0], name, fit.Width(line), line)
 			}
 		}
-		_, _, stderr := runCLI(t, "batch", "--fail-on", "never", "--out", lines, dir)
+		_, _, stderr := runCLI(t, "batch", "--width=80", "--fail-on", "never", "--out", lines, dir)
 		if !strings.Contains(stderr, " analyzed now, ") && !strings.Contains(stderr, "netmortem batch: ") {
 			t.Errorf("batch %s: no progress nor summary on stderr:\n%s", name, stderr)
 		}
@@ -111,7 +117,7 @@ func TestOutputFitsTerminalWidth(t *testing.T) {
 	var runs [][]string
 	for _, name := range roomFixtures {
 		for _, cmd := range commands {
-			runs = append(runs, append(append([]string{}, cmd...), fixture(name)))
+			runs = append(runs, append(cmd[:len(cmd)-1:len(cmd)-1], fixture(name)))
 		}
 	}
 	for _, cmd := range traceAndDiff(t, fixture("incidents/stale-dnat")) {
@@ -121,11 +127,9 @@ func TestOutputFitsTerminalWidth(t *testing.T) {
 	}
 	for _, args := range runs {
 		name, _ := filepath.Rel(fixture(""), args[len(args)-1])
-		t.Setenv("COLUMNS", "")
-		_, natural, _ := runCLI(t, args...)
+		_, natural, _ := runCLI(t, withWidth(args, 0)...)
 		naturalWidth, _ := widest(natural)
-		t.Setenv("COLUMNS", "200")
-		_, out, _ := runCLI(t, args...)
+		_, out, _ := runCLI(t, withWidth(args, 200)...)
 		w, line := widest(out)
 		if w > 200 {
 			t.Errorf("%s %s at 200 columns: a line is %d wide: %q", args[0], name, w, line)
@@ -226,4 +230,10 @@ func TestSkippedCountLeavesDocumentationOut(t *testing.T) {
 	if !strings.Contains(stderr, "skipped 1 file ") || !strings.Contains(stderr, "(1 skipped)") {
 		t.Errorf("want one skipped file, named and counted alike:\n%s", stderr)
 	}
+}
+
+// withWidth is the command line args (a command and its arguments) with
+// --width=n after the command.
+func withWidth(args []string, n int) []string {
+	return append([]string{args[0], "--width=" + strconv.Itoa(n)}, args[1:]...)
 }

@@ -183,11 +183,11 @@ func pastedCommands(out string) (decide, collected []string) {
 // that no line is wider than 80 columns but a command printed alone; and
 // that no command is listed to collect when nothing is left undecided.
 func TestFirstScreen(t *testing.T) {
-	t.Setenv("COLUMNS", "80")
+	t.Parallel() // a long test: see TestMain
 	for _, name := range incidentsAndSeeds(t) {
 		dir := fixture(name)
 		rep := screenJSON(t, dir)
-		_, out, _ := runCLI(t, "analyze", "-q", "--color=never", dir)
+		_, out, _ := runCLI(t, "analyze", "-q", "--color=never", "--width=80", dir)
 		lines := strings.Split(out, "\n")
 		if len(rep.Incomplete) > 0 && !strings.HasPrefix(out, "Incomplete: ") {
 			t.Errorf("%s: incomplete, but the table starts with %q", name, lines[0])
@@ -237,7 +237,7 @@ func TestPastedCommands(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
-	t.Setenv("COLUMNS", "80")
+	t.Parallel() // a long test: see TestMain
 	pasted := 0
 	for _, name := range incidentsAndSeeds(t) {
 		dir := fixture(name)
@@ -249,7 +249,7 @@ func TestPastedCommands(t *testing.T) {
 		for _, e := range rep.NextEvidence {
 			shells = append(shells, e.Shell)
 		}
-		_, out, _ := runCLI(t, "analyze", "-q", "--color=never", dir)
+		_, out, _ := runCLI(t, "analyze", "-q", "--color=never", "--width=80", dir)
 		decide, collected := pastedCommands(out)
 		for _, c := range decide {
 			if !slices.Contains(decides, c) {
