@@ -105,7 +105,9 @@ type Options struct {
 	// KeepAttempts keeps every connection attempt of the captures instead
 	// of folding the established ones, and the failed ones beyond a
 	// sample per server, into counters (parse.Summary): memory then grows
-	// with the captures. The findings are the same.
+	// with the captures. The findings are the same; a few rules
+	// (connection-skew, service-rule-shadowed) then cite the established
+	// attempts' SYN frames where a summary cites their count.
 	KeepAttempts bool
 	// NoTimelines leaves out the HTML report's timelines and evidence
 	// quotes (Report.Timelines, Report.Quotes), which the other formats

@@ -33,6 +33,14 @@
 //	  missing: [capture]
 //	findings: []
 //
+// The rule runs twice on each scenario: with every attempt of the
+// captures kept (parse.Options.KeepAttempts), which want.yaml holds, and
+// with the captures summarized, as analyze reads them; the findings of
+// the two must be the same (rule, subject, severity, certainty, decide,
+// evidence), or the test fails naming the scenario and the difference. A
+// scenario where summary mode cannot keep what the rule needs lists why
+// with SummaryWeaker, and its summarized findings must then be weaker.
+//
 // A want file holds the judgement of each finding, not its prose: the
 // rule, severity, certainty, subject, the command that would decide a cause
 // not proven (decide, when the rule sets one) and the evidence (positions
@@ -96,6 +104,8 @@ type options struct {
 	facts     []func(*analyzer.FactSet)
 	config    *analyzer.Config
 	scenarios map[string][]Option // options of one scenario
+	// summaryWeaker is why summary mode may find less in a scenario.
+	summaryWeaker string
 }
 
 // WithFact gives the rule a fact made by hand instead of the one its
@@ -202,7 +212,34 @@ func runRule(rule *analyzer.Rule, dir, tmp string, o *options) (want, []string, 
 	}
 	// Every attempt of the captures, one by one, as the scenarios were
 	// written for.
-	snap, warns, err := parse.Open(ctx, evDir, &parse.Options{KeepAttempts: true})
+	got, p, err := runMode(ctx, rule, dir, evDir, o, &parse.Options{KeepAttempts: true})
+	if err != nil {
+		return want{}, nil, err
+	}
+	problems = append(problems, p...)
+	// The captures summarized, as analyze reads them: its findings must
+	// be the same.
+	sum, _, err := runMode(ctx, rule, dir, evDir, o, &parse.Options{})
+	if err != nil {
+		return want{}, nil, fmt.Errorf("summary mode: %w", err)
+	}
+	problems = append(problems, compareModes(name, sum, got, o.summaryWeaker)...)
+	switch {
+	case hit && len(got.Findings) == 0:
+		problems = append(problems, fmt.Sprintf("scenario %s is a hit-* scenario, but %s reports nothing there", name, rule.Name))
+	case !hit && len(got.Findings) > 0:
+		problems = append(problems, fmt.Sprintf("scenario %s is a miss-* scenario, but %s reports %d findings there", name, rule.Name, len(got.Findings)))
+	}
+	return got, problems, nil
+}
+
+// runMode opens the evidence at evDir with popts and runs rule on it,
+// returning its findings as a want file holds them and what is wrong with
+// them whatever the want file says (evidence warnings, subjects, proven
+// causes with a deciding command).
+func runMode(ctx context.Context, rule *analyzer.Rule, dir, evDir string, o *options, popts *parse.Options) (want, []string, error) {
+	var problems []string
+	snap, warns, err := parse.Open(ctx, evDir, popts)
 	if err != nil {
 		return want{}, nil, fmt.Errorf("open %s: %w", dir, err)
 	}
@@ -229,14 +266,7 @@ func runRule(rule *analyzer.Rule, dir, tmp string, o *options) (want, []string, 
 				f.Rule, f.Subject, f.Decide))
 		}
 	}
-	got := fromResult(res, evDir)
-	switch {
-	case hit && len(got.Findings) == 0:
-		problems = append(problems, fmt.Sprintf("scenario %s is a hit-* scenario, but %s reports nothing there", name, rule.Name))
-	case !hit && len(got.Findings) > 0:
-		problems = append(problems, fmt.Sprintf("scenario %s is a miss-* scenario, but %s reports %d findings there", name, rule.Name, len(got.Findings)))
-	}
-	return got, problems, nil
+	return fromResult(res, evDir), problems, nil
 }
 
 // update rewrites the want file at path from got, keeping the phrases of

@@ -256,13 +256,27 @@ func failsTo(fails []*facts.FailGroup, t snatTarget, dst netip.AddrPort) *facts.
 }
 
 // connectionsTo counts the capture's connection attempts to dst from
-// clients the target translates.
+// clients the target translates: those kept one by one, and those a
+// summarized capture counted (EndpointStats) when every client of the
+// count is known to be one the target translates. A count whose clients
+// are not all known is left out: the total is then too low, never too
+// high.
 func connectionsTo(s *model.Snapshot, dst netip.AddrPort, t snatTarget) int {
 	n := 0
 	for i := range s.Attempts {
 		a := &s.Attempts[i]
 		if a.Server == dst && a.Node == t.node && (!t.src.IsValid() || t.src.Contains(a.Client.Addr())) {
 			n++
+		}
+	}
+	for i := range s.EndpointStats {
+		st := &s.EndpointStats[i]
+		if st.Server != dst || st.Node != t.node {
+			continue
+		}
+		if !t.src.IsValid() || (st.Clients == len(st.ClientAddrs) &&
+			!slices.ContainsFunc(st.ClientAddrs, func(a netip.Addr) bool { return !t.src.Contains(a) })) {
+			n += st.Attempts
 		}
 	}
 	return n
