@@ -261,25 +261,27 @@ type rangeCount struct {
 
 // note counts a's times out of range.
 func (c *rangeCount) note(a *model.Attempt) {
-	tm := func(t time.Time, pos model.Pos) {
-		if !jsontime.InRange(t) {
-			if c.n == 0 {
-				c.first = pos
-			}
-			c.n++
-		}
-	}
-	tm(a.Start, a.Pos)
-	tm(a.End, a.Pos)
+	c.time(a.Start, a.Pos)
+	c.time(a.End, a.Pos)
 	for _, segs := range [][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
 		for _, s := range segs {
-			tm(s.Time, a.SegPos(s))
+			c.time(s.Time, a.SegPos(s))
 		}
 	}
 	for _, s := range []*model.Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
 		if s != nil {
-			tm(s.Time, a.SegPos(*s))
+			c.time(s.Time, a.SegPos(*s))
 		}
+	}
+}
+
+// time counts t, at pos, when it is out of range.
+func (c *rangeCount) time(t time.Time, pos model.Pos) {
+	if !jsontime.InRange(t) {
+		if c.n == 0 {
+			c.first = pos
+		}
+		c.n++
 	}
 }
 

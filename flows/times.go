@@ -2,7 +2,6 @@ package flows
 
 import (
 	"slices"
-	"time"
 
 	"github.com/netmortem/netmortem/internal/jsontime"
 	"github.com/netmortem/netmortem/model"
@@ -17,33 +16,15 @@ func (t *Table) OutOfRange() (n int, first model.Pos) {
 	if t == nil {
 		return 0, first
 	}
-	note := func(tm time.Time, pos model.Pos) {
-		if !jsontime.InRange(tm) {
-			if n == 0 {
-				first = pos
-			}
-			n++
-		}
-	}
-	for _, c := range t.Captures {
-		note(c.First, model.Pos{File: c.File})
-		note(c.Last, model.Pos{File: c.File})
+	var c rangeCount
+	for _, cp := range t.Captures {
+		c.time(cp.First, model.Pos{File: cp.File})
+		c.time(cp.Last, model.Pos{File: cp.File})
 	}
 	for i := range t.Attempts {
-		a := &t.Attempts[i]
-		note(a.Start, a.Pos)
-		note(a.End, a.Pos)
-		for _, segs := range [][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
-			for _, s := range segs {
-				note(s.Time, a.SegPos(s))
-			}
-		}
-		for _, s := range []*model.Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
-			if s != nil {
-				note(s.Time, a.SegPos(*s))
-			}
-		}
+		c.note(&t.Attempts[i])
 	}
+	n, first = c.n, c.first
 	return n, first
 }
 
