@@ -86,6 +86,9 @@ func (s *summary) add(e event, out io.Writer) {
 		for _, o := range s.output[key] {
 			io.WriteString(out, o)
 		}
+		if e.Test == "" {
+			s.unfinished(e.Package, out)
+		}
 	}
 	delete(s.last, key)
 	delete(s.output, key)
@@ -146,4 +149,26 @@ func plural(n int, thing string) string {
 		return "1 " + thing
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// unfinished prints the output of the tests of pkg that never ended: a
+// package that timed out or crashed ends without their events, and the
+// panic that says why (test2json gives it to the test that ran last) is
+// among their output.
+func (s *summary) unfinished(pkg string, out io.Writer) {
+	var keys []string
+	for k := range s.output {
+		if strings.HasPrefix(k, pkg+".") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(out, "--- UNFINISHED: %s\n", strings.TrimPrefix(k, pkg+"."))
+		for _, o := range s.output[k] {
+			io.WriteString(out, o)
+		}
+		delete(s.output, k)
+		delete(s.last, k)
+	}
 }

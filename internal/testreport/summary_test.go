@@ -72,3 +72,30 @@ func TestNotJSON(t *testing.T) {
 		t.Errorf("text lines are not passed on: %q", out.String())
 	}
 }
+
+// A package that times out ends without the events of its running tests;
+// the panic that says so, with the tests it names, is printed all the same.
+func TestTimeout(t *testing.T) {
+	f, err := os.Open("testdata/timeout.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out strings.Builder
+	s, err := read(f, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.failed != 1 {
+		t.Errorf("failed = %d, want 1 (the package)", s.failed)
+	}
+	for _, line := range []string{"--- UNFINISHED: TestSlowA\n", "reading every fixture", "--- UNFINISHED: TestSlowB\n",
+		"panic: test timed out after 2s\n", "\t\tTestSlowA (2s)\n", "FAIL\tgithub.com/netmortem/netmortem/p"} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("output lacks %q:\n%s", line, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "TestQuick") {
+		t.Errorf("a test that passed is printed:\n%s", out.String())
+	}
+}
