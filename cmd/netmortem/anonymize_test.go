@@ -208,7 +208,6 @@ func isWordish(c byte) bool {
 // subjects and inputs, not what the mapping lists. The anonymized reports
 // have the same findings, by rule and fingerprint.
 func TestAnonymizeEveryFixture(t *testing.T) {
-	t.Parallel() // a long test: see TestMain
 	if testing.Short() {
 		t.Skip("runs analyze twice on every fixture")
 	}

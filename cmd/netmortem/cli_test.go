@@ -346,7 +346,6 @@ func prefixed(prefix string, names []string) []string {
 // top of the source tree, with the output files they name put in a
 // temporary directory.
 func TestExamplesRun(t *testing.T) {
-	t.Parallel() // a long test: see TestMain
 	tmp := t.TempDir()
 	root := newRoot(&cli{})
 	var cmds []string

@@ -49,7 +49,6 @@ type cutReport struct {
 // finding names the cut it rests on (facts.incomplete). One cut of each
 // bundle is checked in every format.
 func TestCutEvidence(t *testing.T) {
-	t.Parallel() // a long test: see TestMain
 	start := time.Now()
 	dirs, err := filepath.Glob(fixture("incidents/*"))
 	if err != nil {

@@ -64,10 +64,8 @@ var roomFixtures = []string{"incidents/stale-dnat", "seeds/002-synack-reset", "c
 // Every command's output on every fixture fits 80 columns, and at 200 it
 // uses the room. The width is given with --width, which sizes stdout and
 // stderr as $COLUMNS does (TestEveryCommandFits holds $COLUMNS to the
-// same widths), so that the test leaves the environment alone and runs in
-// parallel with the package's other long tests.
+// same widths), so that the test leaves the environment alone.
 func TestOutputFitsTerminalWidth(t *testing.T) {
-	t.Parallel() // a long test: see TestMain
 	commands := [][]string{{"analyze", "--color=always", "--width=80"}, {"flows", "--width=80"}, {"inspect", "--width=80"}}
 	lines := filepath.Join(t.TempDir(), "lines.jsonl")
 	traced := 0

@@ -429,7 +429,6 @@ func TestDiff(t *testing.T) {
 // TestBatchManyBundles runs batch over bundles made by bench/make-bundles.sh,
 // cuts the result file as a kill would, and resumes.
 func TestBatchManyBundles(t *testing.T) {
-	t.Parallel() // a long test: see TestMain
 	dir := t.TempDir()
 	n := 60
 	if testing.Short() {

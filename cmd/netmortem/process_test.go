@@ -30,14 +30,6 @@ var sink []byte
 
 // TestMain runs the tests, or, in a process started by netmortemProcess or
 // crashProcess, netmortem's main or a crash.
-//
-// The longest tests of the package (those that run every fixture, many
-// bundles or other processes) call t.Parallel: they run two at a time
-// (go test's -parallel is GOMAXPROCS) after every other test has ended,
-// so that the package, the last of make test's race run to finish, uses
-// both cores at its end. They change nothing the whole process shares:
-// not the environment (t.Setenv panics in a parallel test), the working
-// directory (t.Chdir too), pipeWidth or stdin.
 func TestMain(m *testing.M) {
 	switch os.Getenv(processEnv) {
 	case "":
@@ -134,7 +126,6 @@ func makeBundles(t *testing.T, n int) string {
 // ends up in the output exactly once, with status ok, and no bundle is
 // recorded as canceled.
 func TestBatchInterruptResume(t *testing.T) {
-	t.Parallel() // a long test: see TestMain
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) { batchInterruptResume(t, sig) })
 	}

@@ -183,7 +183,6 @@ func pastedCommands(out string) (decide, collected []string) {
 // that no line is wider than 80 columns but a command printed alone; and
 // that no command is listed to collect when nothing is left undecided.
 func TestFirstScreen(t *testing.T) {
-	t.Parallel() // a long test: see TestMain
 	for _, name := range incidentsAndSeeds(t) {
 		dir := fixture(name)
 		rep := screenJSON(t, dir)
@@ -237,7 +236,6 @@ func TestPastedCommands(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
-	t.Parallel() // a long test: see TestMain
 	pasted := 0
 	for _, name := range incidentsAndSeeds(t) {
 		dir := fixture(name)

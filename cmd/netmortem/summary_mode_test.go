@@ -25,7 +25,6 @@ var summaryWeaker = map[string]string{
 // them, as with every attempt kept: what the rule scenarios are written
 // for is what users get.
 func TestIncidentsSummaryMode(t *testing.T) {
-	t.Parallel() // a long test: see TestMain
 	bundles, err := filepath.Glob(fixture("incidents/*"))
 	if err != nil || len(bundles) < 40 {
 		t.Fatalf("%d incident bundles (%v)", len(bundles), err)

@@ -49,7 +49,6 @@ func TestBatchDirectoryOfTickets(t *testing.T) {
 // TestBatchIncidentFixtures: fixtures/incidents, folders each with a
 // cluster's evidence or only a host's, gives one line per folder.
 func TestBatchIncidentFixtures(t *testing.T) {
-	t.Parallel() // a long test: see TestMain
 	dir := fixture("incidents")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
