@@ -3,7 +3,6 @@ package flows
 import (
 	"bufio"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -312,11 +311,7 @@ type JSONWriter struct {
 func NewJSONWriter(w io.Writer, t *Table, f Filter) *JSONWriter {
 	j := &JSONWriter{w: bufio.NewWriterSize(w, 64<<10), filter: f}
 	c := *t
-	c.Captures = slices.Clone(t.Captures)
-	for i := range c.Captures {
-		c.Captures[i].First = jsontime.Clamp(c.Captures[i].First)
-		c.Captures[i].Last = jsontime.Clamp(c.Captures[i].Last)
-	}
+	c.Captures = clampedCaptures(t.Captures)
 	j.err = c.writeJSONHead(j.w)
 	return j
 }

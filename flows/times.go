@@ -24,8 +24,7 @@ func (t *Table) OutOfRange() (n int, first model.Pos) {
 	for i := range t.Attempts {
 		c.note(&t.Attempts[i])
 	}
-	n, first = c.n, c.first
-	return n, first
+	return c.n, c.first
 }
 
 // clamped returns t, or a copy of it whose times are all within the years
@@ -35,11 +34,7 @@ func (t *Table) clamped() *Table {
 		return t
 	}
 	c := *t
-	c.Captures = slices.Clone(t.Captures)
-	for i := range c.Captures {
-		c.Captures[i].First = jsontime.Clamp(c.Captures[i].First)
-		c.Captures[i].Last = jsontime.Clamp(c.Captures[i].Last)
-	}
+	c.Captures = clampedCaptures(t.Captures)
 	c.Attempts = slices.Clone(t.Attempts)
 	for i := range c.Attempts {
 		clampAttempt(&c.Attempts[i])
@@ -66,4 +61,15 @@ func clampAttempt(a *model.Attempt) {
 			*s = &c
 		}
 	}
+}
+
+// clampedCaptures returns a copy of cs whose first and last times are
+// within the years RFC 3339 can write.
+func clampedCaptures(cs []model.CaptureInfo) []model.CaptureInfo {
+	out := slices.Clone(cs)
+	for i := range out {
+		out[i].First = jsontime.Clamp(out[i].First)
+		out[i].Last = jsontime.Clamp(out[i].Last)
+	}
+	return out
 }
