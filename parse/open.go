@@ -61,7 +61,7 @@ func DefaultLimits() Limits { return bundle.DefaultLimits() }
 // than Limits.MaxMemoryBuffer are spilled to Options.TempDir and removed
 // before it returns.
 func Open(ctx context.Context, path string, opts *Options) (*model.Snapshot, model.ErrorList, error) {
-	return bundle.Open(ctx, path, withFormats(opts))
+	return bundle.Open(ctx, path, withDefaults(opts))
 }
 
 // OpenReaderAt reads the size bytes ra reads (an object in a bucket, see
@@ -69,19 +69,19 @@ func Open(ctx context.Context, path string, opts *Options) (*model.Snapshot, mod
 // sniffing, the same archive walk (in place, from ra) and the same Limits.
 // name names it in positions, inputs and findings.
 func OpenReaderAt(ctx context.Context, name string, ra io.ReaderAt, size int64, opts *Options) (*model.Snapshot, model.ErrorList, error) {
-	return bundle.OpenReaderAt(ctx, name, ra, size, withFormats(opts))
+	return bundle.OpenReaderAt(ctx, name, ra, size, withDefaults(opts))
 }
 
 // OpenAll opens every path and merges them into one Snapshot. The error
 // joins those of the paths that could not be read at all.
 func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapshot, model.ErrorList, error) {
-	return bundle.OpenAll(ctx, paths, withFormats(opts))
+	return bundle.OpenAll(ctx, paths, withDefaults(opts))
 }
 
-// withFormats returns opts with Formats set, the registry when opts leave
+// withDefaults returns opts with Formats set, the registry when opts leave
 // it nil, and summary mode as Options says: on unless every attempt is
 // asked for.
-func withFormats(opts *Options) *Options {
+func withDefaults(opts *Options) *Options {
 	o := Options{}
 	if opts != nil {
 		o = *opts
