@@ -122,11 +122,14 @@ func gobin() string {
 		return d
 	}
 	if out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output(); err == nil {
-		lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+		// One line each, GOBIN's empty when unset: the lines are
+		// trimmed one by one, not the output, whose first line may be
+		// that empty one.
+		lines := bytes.Split(out, []byte("\n"))
 		if len(lines) > 0 && len(bytes.TrimSpace(lines[0])) > 0 {
 			return string(bytes.TrimSpace(lines[0]))
 		}
-		if len(lines) > 1 {
+		if len(lines) > 1 && len(bytes.TrimSpace(lines[1])) > 0 {
 			return filepath.Join(string(bytes.TrimSpace(lines[1])), "bin")
 		}
 	}

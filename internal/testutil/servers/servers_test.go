@@ -56,3 +56,23 @@ func TestPostgres(t *testing.T) {
 		t.Fatalf("psql: %v: %q, want 42", err, out)
 	}
 }
+
+// TestGobinFromGoEnv checks where gobin looks when GOBIN is not in the
+// environment: go env's GOBIN when the go env file sets it, else GOPATH/bin
+// (go env then prints GOBIN as an empty first line).
+func TestGobinFromGoEnv(t *testing.T) {
+	gopath := t.TempDir()
+	t.Setenv("GOBIN", "")
+	t.Setenv("GOPATH", gopath)
+	t.Setenv("GOENV", filepath.Join(t.TempDir(), "goenv"))
+	if got, want := gobin(), filepath.Join(gopath, "bin"); got != want {
+		t.Errorf("gobin() = %q with GOBIN unset, want GOPATH/bin %q", got, want)
+	}
+	bin := t.TempDir()
+	if out, err := exec.Command("go", "env", "-w", "GOBIN="+bin).CombinedOutput(); err != nil {
+		t.Fatalf("go env -w GOBIN: %v: %s", err, out)
+	}
+	if got := gobin(); got != bin {
+		t.Errorf("gobin() = %q with GOBIN in the go env file, want %q", got, bin)
+	}
+}
