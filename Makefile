@@ -48,7 +48,7 @@ build-fleet:
 ## (TestLaptopBuildSameOutput compares the two builds' output)
 # The tests that check each fixture's output run one fixture in four under
 # the race detector (cmd/netmortem/sample_test.go), then all of them without.
-EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput|TestCutEvidence|TestLibraryMatchesCLI|TestAnonymizeHTMLData|TestIncidentOutputs|TestIncidentsSummaryMode
+EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput|TestCutEvidence|TestLibraryMatchesCLI|TestAnonymizeHTMLData|TestIncidentOutputs|TestIncidentsSummaryMode|TestFirstScreen|TestPastedCommands
 # The tests that repeat one check over many inputs (on one goroutine, or
 # on code the race detector sees run on a few of them) check a sample
 # under the race detector (testutil.RaceSample), then every input without.
