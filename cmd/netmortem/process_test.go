@@ -135,7 +135,10 @@ func batchInterruptResume(t *testing.T, sig os.Signal) {
 	// Enough bundles that the batch is still reading when its fifth line
 	// is seen (on two cores, about 60 a second without -race, 4 with it), few
 	// enough that the resumed batch is not most of the package's time.
-	const n = 60
+	n := 60
+	if raceEnabled {
+		n = 20
+	}
 	dir := makeBundles(t, n)
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	glob := filepath.Join(dir, "bundle-*")
