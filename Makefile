@@ -46,9 +46,9 @@ build-fleet:
 ## build (-tags fleet: the tests of object storage and of the databases
 ## too), then the tests of the packages that differ in the laptop build
 ## (TestLaptopBuildSameOutput compares the two builds' output)
-# The tests that check each fixture's output run one fixture in four under
+# The tests that check each fixture's output run one fixture in 32 under
 # the race detector (cmd/netmortem/sample_test.go), then all of them without.
-EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput|TestCutEvidence|TestLibraryMatchesCLI|TestAnonymizeHTMLData|TestIncidentOutputs|TestIncidentsSummaryMode|TestFirstScreen|TestPastedCommands
+EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput|TestCutEvidence|TestLibraryMatchesCLI|TestAnonymizeHTMLData|TestIncidentOutputs|TestIncidentsSummaryMode|TestFirstScreen|TestPastedCommands|TestAnonymizeBatch|TestBatchIncidentFixtures|TestLaptopBuildSameOutput
 # The tests that repeat one check over many inputs (on one goroutine, or
 # on code the race detector sees run on a few of them) check a sample
 # under the race detector (testutil.RaceSample), then every input without.
