@@ -137,7 +137,7 @@ func batchInterruptResume(t *testing.T, sig os.Signal) {
 	// enough that the resumed batch is not most of the package's time.
 	n := 60
 	if raceEnabled {
-		n = 20
+		n = 12
 	}
 	dir := makeBundles(t, n)
 	out := filepath.Join(t.TempDir(), "r.jsonl")
