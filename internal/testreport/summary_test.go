@@ -9,30 +9,17 @@ import (
 // The streams in testdata are go test -json's own, of a package whose
 // tests pass, fail and skip for two reasons, one of them in a subtest.
 func TestSkips(t *testing.T) {
-	f, err := os.Open("testdata/skips.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out strings.Builder
-	s, err := read(f, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.write(&out)
+	s, out := readStream(t, "testdata/skips.jsonl")
+	s.write(out)
 	want := "ok  \tgithub.com/netmortem/netmortem/p\t"
 	if got := out.String(); !strings.HasPrefix(got, want) {
 		t.Errorf("output starts %q, want %q", got, want)
 	}
-	for _, line := range []string{
+	wantLines(t, out,
 		"skipped: 3 tests, for 2 reasons:\n",
 		"  2: MinIO is not installed (make test-servers) (p.TestB, p.TestD/x)\n",
 		"  1: the shared corpus is absent: ../shared/corpus (p.TestC)\n",
-	} {
-		if !strings.Contains(out.String(), line) {
-			t.Errorf("output lacks %q:\n%s", line, out.String())
-		}
-	}
+	)
 	if strings.Contains(out.String(), "=== RUN") || strings.Contains(out.String(), "--- SKIP") {
 		t.Errorf("output is verbose:\n%s", out.String())
 	}
@@ -42,24 +29,11 @@ func TestSkips(t *testing.T) {
 }
 
 func TestFailure(t *testing.T) {
-	f, err := os.Open("testdata/fail.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out strings.Builder
-	s, err := read(f, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, out := readStream(t, "testdata/fail.jsonl")
 	if s.failed == 0 {
 		t.Error("a failed test is not counted")
 	}
-	for _, line := range []string{"--- FAIL: TestA", "boom", "FAIL\tgithub.com/netmortem/netmortem/p"} {
-		if !strings.Contains(out.String(), line) {
-			t.Errorf("output lacks %q:\n%s", line, out.String())
-		}
-	}
+	wantLines(t, out, "--- FAIL: TestA", "boom", "FAIL\tgithub.com/netmortem/netmortem/p")
 }
 
 func TestNotJSON(t *testing.T) {
@@ -76,26 +50,40 @@ func TestNotJSON(t *testing.T) {
 // A package that times out ends without the events of its running tests;
 // the panic that says so, with the tests it names, is printed all the same.
 func TestTimeout(t *testing.T) {
-	f, err := os.Open("testdata/timeout.jsonl")
+	s, out := readStream(t, "testdata/timeout.jsonl")
+	if s.failed != 1 {
+		t.Errorf("failed = %d, want 1 (the package)", s.failed)
+	}
+	wantLines(t, out, "--- UNFINISHED: TestSlowA\n", "reading every fixture", "--- UNFINISHED: TestSlowB\n",
+		"panic: test timed out after 2s\n", "\t\tTestSlowA (2s)\n", "FAIL\tgithub.com/netmortem/netmortem/p")
+	if strings.Contains(out.String(), "TestQuick") {
+		t.Errorf("a test that passed is printed:\n%s", out.String())
+	}
+}
+
+// readStream reads the go test -json stream in the file name as main
+// does, and returns its summary and what was printed, summary lines aside.
+func readStream(t *testing.T, name string) (*summary, *strings.Builder) {
+	t.Helper()
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out strings.Builder
-	s, err := read(f, &out)
+	out := &strings.Builder{}
+	s, err := read(f, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.failed != 1 {
-		t.Errorf("failed = %d, want 1 (the package)", s.failed)
-	}
-	for _, line := range []string{"--- UNFINISHED: TestSlowA\n", "reading every fixture", "--- UNFINISHED: TestSlowB\n",
-		"panic: test timed out after 2s\n", "\t\tTestSlowA (2s)\n", "FAIL\tgithub.com/netmortem/netmortem/p"} {
+	return s, out
+}
+
+// wantLines checks that out holds each of lines.
+func wantLines(t *testing.T, out *strings.Builder, lines ...string) {
+	t.Helper()
+	for _, line := range lines {
 		if !strings.Contains(out.String(), line) {
 			t.Errorf("output lacks %q:\n%s", line, out.String())
 		}
-	}
-	if strings.Contains(out.String(), "TestQuick") {
-		t.Errorf("a test that passed is printed:\n%s", out.String())
 	}
 }
