@@ -23,6 +23,20 @@ const (
 	Unknown Certainty = "unknown"
 )
 
+// Rank orders certainties from the least firm: Unknown 1, Likely 2,
+// Proven 3, and 0 for any other value.
+func (c Certainty) Rank() int {
+	switch c {
+	case Unknown:
+		return 1
+	case Likely:
+		return 2
+	case Proven:
+		return 3
+	}
+	return 0
+}
+
 // Finding is one conclusion of a rule, with what proves it.
 type Finding struct {
 	Rule string `json:"rule" yaml:"rule"`

@@ -119,13 +119,10 @@ func changesOf(a, b analyzer.Finding) []FieldChange {
 	return out
 }
 
-// certaintyRank orders certainties from the least firm.
-var certaintyRank = map[analyzer.Certainty]int{analyzer.Unknown: 1, analyzer.Likely: 2, analyzer.Proven: 3}
-
 // worse reports whether b, the same finding as a in a later run, is worse:
 // a higher severity, or a firmer certainty.
 func worse(a, b analyzer.Finding) bool {
-	return b.Severity > a.Severity || certaintyRank[b.Certainty] > certaintyRank[a.Certainty]
+	return b.Severity > a.Severity || b.Certainty.Rank() > a.Certainty.Rank()
 }
 
 // sameValue compares two fact values as JSON writes them.

@@ -2,7 +2,9 @@ package analyzertest
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/results"
 )
 
 // SummaryWeaker lets summary mode, which analyze uses, find less than
@@ -48,27 +50,11 @@ func compareModes(name string, sum, all want, reason string) []string {
 		switch {
 		case a == nil:
 			out = append(out, prefix+fmt.Sprintf("finding %s is not found with every attempt kept: summary mode must be weaker, never other", s.name()))
-		case severityRank(s.Severity) > severityRank(a.Severity):
+		case results.SeverityRank(s.Severity) > results.SeverityRank(a.Severity):
 			out = append(out, prefix+fmt.Sprintf("finding %s is more severe (%s) than with every attempt kept (%s)", s.name(), s.Severity, a.Severity))
-		case certaintyRank(s.Certainty) > certaintyRank(a.Certainty):
+		case analyzer.Certainty(s.Certainty).Rank() > analyzer.Certainty(a.Certainty).Rank():
 			out = append(out, prefix+fmt.Sprintf("finding %s is more certain (%s) than with every attempt kept (%s)", s.name(), s.Certainty, a.Certainty))
 		}
 	}
 	return out
-}
-
-// severityRank orders severities by their names in a want file.
-func severityRank(s string) int {
-	return strings.Index("info warning error", s)
-}
-
-// certaintyRank orders certainties by their names in a want file.
-func certaintyRank(c string) int {
-	switch c {
-	case "proven":
-		return 2
-	case "likely":
-		return 1
-	}
-	return 0
 }
