@@ -10,18 +10,17 @@ import (
 )
 
 // A capture is read in three stages. The reading goroutine decodes frames
-// and prepares them (Stage.Hot, Stage.Add) into windows of batchSize packets,
-// cut at the same packet numbers whatever the number of shards; each shard's
-// goroutine folds the window's packets whose 4-tuples hash to it, and,
-// where a window ends a sweep interval, retires its streams closed or idle
-// long enough and parks closed ones (park.go), whose memory goes back to
-// it through the Tracker, like that of the streams the Tracker finalizes,
-// once nothing settled reads them; the calling goroutine then settles the
-// window in capture
-// order (Tracker.settle, Tracker.settleSwept) while the shards go on with
-// the next one. The shards share no stream, and what the Tracker does
-// across streams it does in one order, so that the Result is the same for
-// any number of shards, one included.
+// and prepares them (Stage.Hot, Stage.Add) into windows of batchSize
+// packets, cut at the same packet numbers whatever the number of shards;
+// each shard's goroutine folds the window's packets whose 4-tuples hash to
+// it, and, where a window ends a sweep interval, retires its streams closed
+// or idle long enough and parks closed ones (park.go), whose memory goes
+// back to it through the Tracker, like that of the streams the Tracker
+// finalizes, once nothing settled reads them; the calling goroutine then
+// settles the window in capture order (Tracker.settle, Tracker.settleSwept)
+// while the shards go on with the next ones (settleLag). The shards share
+// no stream, and what the Tracker does across streams it does in one order,
+// so that the Result is the same for any number of shards, one included.
 
 // window is a batch of prepared packets on its way through the stages.
 type window struct {
@@ -103,10 +102,19 @@ type fullPacket struct {
 const batchSize = 4096
 
 // maxWindows is how many windows a capture read goes round with: enough
-// for one being filled, those queued for the shards and one being
-// settled. Going round a few keeps the allocations of a read independent
-// of its length, and its memory bounded.
+// for one being filled, those queued for the shards and the settleLag
+// ones folded ahead of the settling. Going round a few keeps the
+// allocations of a read independent of its length, and its memory
+// bounded.
 const maxWindows = 8
+
+// settleLag is how many windows the shards may fold ahead of the one
+// being settled. With one, a shard slower on a window (one that ends a
+// sweep) held up the settling, and through it the reading; three keep
+// both cores busy. Memory the settling gives back (Tracker.recycled) only
+// reaches the shards through a window it settled, so a stream a window
+// still to settle points to is not reused before that window is settled.
+const settleLag = 3
 
 // Feed folds the packets read gives it, through the stages above: read
 // runs on a goroutine of its own and hands each packet, in capture order,
@@ -210,7 +218,7 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 	var wg sync.WaitGroup
 	in := make([]chan *window, len(t.shards))
 	for i, sh := range t.shards {
-		in[i] = make(chan *window, 2)
+		in[i] = make(chan *window, settleLag+1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -249,18 +257,19 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 		default:
 		}
 	}
-	var prev *window
+	queue := make([]*window, 0, settleLag) // folding or folded, not yet settled
 	for w := range windows {
 		for i := range in {
 			in[i] <- w
 		}
-		if prev != nil {
-			settle(prev)
+		if len(queue) == settleLag {
+			settle(queue[0])
+			queue = append(queue[:0], queue[1:]...)
 		}
-		prev = w
+		queue = append(queue, w)
 	}
-	if prev != nil {
-		settle(prev)
+	for _, w := range queue {
+		settle(w)
 	}
 	for i := range in {
 		close(in[i])
