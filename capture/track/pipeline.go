@@ -7,6 +7,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/netmortem/netmortem/capture/decode"
+	"github.com/netmortem/netmortem/model"
 )
 
 // A capture is read in three stages. The reading goroutine decodes frames
@@ -32,12 +33,15 @@ type window struct {
 	marks [][]mark  // per shard, what it left to settle, in capture order
 	// full holds the packets the Tracker settles whole (ICMP errors, ARP),
 	// in capture order.
-	full  []fullPacket
-	sweep bool       // the last packet ends a sweep interval
-	now   int64      // the tracker's time after the last packet
-	idx   int        // how many packets the tracker was given
-	swept []sweepOut // per shard, what its sweep left: the stream ends of the streams it retired, those it parked
-	born  [][]int    // per shard, the streams it created (Tracker.hand), in order
+	full []fullPacket
+	// outers holds the outer tuples of the overlays segments came in
+	// (tcpSeg.outer).
+	outers []*model.Tuple
+	sweep  bool       // the last packet ends a sweep interval
+	now    int64      // the tracker's time after the last packet
+	idx    int        // how many packets the tracker was given
+	swept  []sweepOut // per shard, what its sweep left: the stream ends of the streams it retired, those it parked
+	born   [][]int    // per shard, the streams it created (Tracker.hand), in order
 	// recycled holds, per shard, the streams of its store the Tracker
 	// finalized before the window set out, for it to use again.
 	recycled [][]*stream
@@ -60,6 +64,8 @@ func (w *window) reset() {
 	}
 	clear(w.full) // drop the ICMP and ARP events the packets point to
 	w.full = w.full[:0]
+	clear(w.outers)
+	w.outers = w.outers[:0]
 	w.sweep, w.now, w.idx = false, 0, 0
 }
 
@@ -179,7 +185,7 @@ func (s *Stage) Hot(link layers.LinkType, data []byte, cut, frame int, unix int6
 func (s *Stage) Add(p *decode.Packet) {
 	t, w := s.t, s.w
 	quote := int32(-1)
-	if g, n := w.nextSeg(); t.prepare(p, g) {
+	if g, n := w.nextSeg(); t.prepare(p, g, &w.outers) {
 		t.own(w, n)
 		if g.lookup {
 			quote = int32(n)
@@ -225,7 +231,9 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 			for w := range in[i] {
 				sh.free = append(sh.free, w.recycled[i]...)
 				sh.born = w.born[i][:0]
+				sh.outers = w.outers
 				w.marks[i] = sh.fold(w.segs, w.own[i], w.marks[i])
+				sh.outers = nil
 				w.born[i], sh.born = sh.born, nil
 				if w.sweep {
 					sh.sweep(w.now, w.idx, &w.swept[i])

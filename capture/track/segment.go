@@ -1,9 +1,6 @@
 package track
 
-import (
-	"github.com/netmortem/netmortem/capture/decode"
-	"github.com/netmortem/netmortem/model"
-)
+import "github.com/netmortem/netmortem/capture/decode"
 
 // tcpSeg is a TCP segment as a shard folds it, or the TCP segment an ICMP
 // error quotes, for its shard to look the stream up: the segment's
@@ -22,7 +19,10 @@ type tcpSeg struct {
 	idx    int   // the packet's order among those the tracker was given
 	ns     int64 // the packet's time, in tracker time
 	now    int64 // the latest TCP time up to the packet, in tracker time
-	outer  *model.Tuple
+	// outer is 1 + the index, in the outer tuples its window holds
+	// (shard.outers), of the overlay it came in, 0 for none: a pointer
+	// here would have the garbage collector read every window.
+	outer int32
 	// found is set by a lookup's shard: the first frame, or line, of the
 	// stream quoted, 0 when it is not tracked.
 	found int

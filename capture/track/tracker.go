@@ -186,11 +186,14 @@ var addSweepEvery = sweepEvery
 // Packets must come in capture order.
 func (t *Tracker) Add(p *decode.Packet) {
 	var g tcpSeg
+	var outers []*model.Tuple
 	attemptFrame := 0
-	if t.prepare(p, &g) {
+	if t.prepare(p, &g, &outers) {
 		var m mark
 		sh := t.shards[t.shardOf(g.Hash)]
+		sh.outers = outers
 		added := sh.add(&g, &m)
+		sh.outers = nil
 		if t.hand != nil && len(sh.born) > 0 {
 			t.hand.note(sh.born...)
 			sh.born = sh.born[:0]
@@ -211,8 +214,8 @@ func (t *Tracker) Add(p *decode.Packet) {
 // capture's clock. For a TCP segment, or
 // an ICMP error quoting one, it fills g with what the segment's shard
 // needs (its 4-tuple ordered and hashed, its tracker time, its file) and
-// reports true.
-func (t *Tracker) prepare(p *decode.Packet, g *tcpSeg) bool {
+// reports true; the outer tuple of an overlay's segment goes on outers.
+func (t *Tracker) prepare(p *decode.Packet, g *tcpSeg, outers *[]*model.Tuple) bool {
 	t.packets++
 	if !p.Time.IsZero() {
 		if t.first.IsZero() || p.Time.Before(t.first) {
@@ -244,7 +247,10 @@ func (t *Tracker) prepare(p *decode.Packet, g *tcpSeg) bool {
 		return true
 	}
 	g.Set(p)
-	g.outer = p.Outer
+	if p.Outer != nil {
+		*outers = append(*outers, p.Outer)
+		g.outer = int32(len(*outers))
+	}
 	return true
 }
 
@@ -275,7 +281,7 @@ func (t *Tracker) prepareHot(g *tcpSeg, frame int, unix int64) {
 	}
 	g.idx, g.ns, g.now = t.packets, ns, t.now
 	g.frame, g.line, g.file = frame, 0, t.curFile
-	g.lookup, g.outer, g.found = false, nil, 0
+	g.lookup, g.outer, g.found = false, 0, 0
 }
 
 // syncTimes folds the times prepareHot saw into t.first and t.last.

@@ -34,6 +34,9 @@ type shard struct {
 	// attempts are handed on.
 	noteBorn bool
 	born     []int
+	// outers holds, while the shard folds a window, the window's outer
+	// tuples (tcpSeg.outer).
+	outers []*model.Tuple
 }
 
 func newShard(index uint8, summarize bool) *shard {

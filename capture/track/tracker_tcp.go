@@ -54,8 +54,8 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 		s.seq, s.key, s.aHi, s.reused = p.idx, *k, srcHi, reused
 		s.mruSYN, s.cliDir, s.satoDir = noTime, -1, -1
 		s.first = sh.seg(s, p)
-		if p.outer != nil {
-			sh.extraOf(s).outer = p.outer
+		if p.outer != 0 {
+			sh.extraOf(s).outer = sh.outers[p.outer-1]
 		}
 		s.hash = h
 		sh.streams.put(s, h)
