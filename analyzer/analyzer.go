@@ -11,10 +11,11 @@
 package analyzer
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -303,7 +304,7 @@ func Sort(fs []Finding) {
 	})
 }
 
-var ruleName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var ruleName = lazyre.New(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // Validate checks a rule list: names kebab-case and unique, a Doc with a
 // title of at most 60 characters, a severity, a Run function, Requires

@@ -1,12 +1,13 @@
 package analyzer
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"bytes"
 
 	"fmt"
 	"io"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +41,7 @@ var IgnoreKeys = append(slices.Clone(IgnoreSelectors), "reason", "expires")
 // DateLayout is the layout of an ignore entry's expires: YYYY-MM-DD.
 const DateLayout = "2006-01-02"
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLine = lazyre.New(`^yaml: line (\d+): (.*)$`)
 
 func (l *configLoader) errorf(n *yaml.Node, format string, args ...any) {
 	line := 1
@@ -331,7 +332,7 @@ func (l *configLoader) checkSubjectKeys(ig *Ignore, valueAt map[string]*yaml.Nod
 	}
 }
 
-var fingerprintSyntax = regexp.MustCompile(`^[0-9a-fA-F]{16}(-[0-9]+)?$`)
+var fingerprintSyntax = lazyre.New(`^[0-9a-fA-F]{16}(-[0-9]+)?$`)
 
 // checkSelector says what a value of the ignore key should be, when s is
 // not one, or "".

@@ -1,9 +1,10 @@
 package analyzer
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,7 +99,7 @@ func (r *Rule) param(name string) *Param {
 	return nil
 }
 
-var paramName = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+var paramName = lazyre.New(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 
 // check says what is wrong with v as a value of p, or "".
 func (p *Param) check(v float64) string {
@@ -143,7 +144,7 @@ func validateParams(r *Rule) []error {
 	return errs
 }
 
-var subjectKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+var subjectKey = lazyre.New(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 
 func validateSubjectKeys(r *Rule) []error {
 	var errs []error

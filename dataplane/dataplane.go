@@ -8,9 +8,10 @@
 package dataplane
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,7 +138,7 @@ func (n serviceNames) lookup(proto, frontend string) string {
 
 // commentServiceRe reads kube-proxy's comments: "ns/name:port cluster IP",
 // "ns/name:port -> 10.1.2.3:53", "ns/name:port".
-var commentServiceRe = regexp.MustCompile(`^([a-z0-9.-]+/[a-z0-9.-]+(?::[A-Za-z0-9._-]*)?)`)
+var commentServiceRe = lazyre.New(`^([a-z0-9.-]+/[a-z0-9.-]+(?::[A-Za-z0-9._-]*)?)`)
 
 func serviceOf(comment string) string {
 	if m := commentServiceRe.FindStringSubmatch(comment); m != nil {
@@ -151,7 +152,7 @@ func serviceOf(comment string) string {
 // endpoint-5OJB2KTY-kube-system/kube-dns/tcp/dns-tcp__10.244.0.2/53 (the
 // port name is empty for an unnamed port): the kind, the Service's
 // namespace and name, the protocol and the port name.
-var nftChainRe = regexp.MustCompile(`^([a-z]+)-[A-Z0-9]+-([a-z0-9.-]+)/([a-z0-9.-]+)/([a-z]+)/([A-Za-z0-9._-]*)(?:__|$)`)
+var nftChainRe = lazyre.New(`^([a-z]+)-[A-Z0-9]+-([a-z0-9.-]+)/([a-z0-9.-]+)/([a-z]+)/([A-Za-z0-9._-]*)(?:__|$)`)
 
 // nftChainServicePort returns the Service port, "ns/name:port" (or
 // "ns/name" for an unnamed port), and the protocol an nftables chain name

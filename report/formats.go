@@ -1,11 +1,12 @@
 package report
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -70,7 +71,7 @@ var yaml11Bools = map[string]bool{
 }
 
 // base60 matches the sexagesimal numbers of YAML 1.1 ("1:20").
-var base60 = regexp.MustCompile(`^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`)
+var base60 = lazyre.New(`^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`)
 
 // breaksLine reports the control characters that the double-quoted style
 // gives to a string holding them, whose escapes keep them on one line: the

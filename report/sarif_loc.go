@@ -1,10 +1,11 @@
 package report
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"net/url"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/internal/buildinfo"
@@ -50,7 +51,7 @@ func sarifArtifact(file string) sarifArtifactLocation {
 }
 
 // archiveExt matches the names of archives netmortem reads members of.
-var archiveExt = regexp.MustCompile(`(?i)\.(tar|tgz|txz|tbz2?|tzst|zip)(\.(gz|xz|bz2|zst))?$`)
+var archiveExt = lazyre.New(`(?i)\.(tar|tgz|txz|tbz2?|tzst|zip)(\.(gz|xz|bz2|zst))?$`)
 
 // archiveMembers replaces the "!" that joins an archive's name and a
 // member's path with "/". A "!" after a name that is not an archive's
@@ -74,7 +75,7 @@ func archiveMembers(p string) string {
 }
 
 // semver matches a semantic version (2.0.0) after an optional "v".
-var semver = regexp.MustCompile(`^v?((0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?)$`)
+var semver = lazyre.New(`^v?((0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?)$`)
 
 // sarifDriverFor describes netmortem as the run's tool: its version, and
 // the semantic version when the version is one (not for "devel").

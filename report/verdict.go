@@ -1,8 +1,9 @@
 package report
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -371,7 +372,7 @@ func verdictLine(c VerdictCause, seenAs []string) string {
 
 // synNote reads the client's address and port from the note of a SYN's
 // evidence: "SYN 10.244.0.5:38022 -> 10.96.0.10:80, seq ...".
-var synNote = regexp.MustCompile(`^SYN (\S+) -> `)
+var synNote = lazyre.New(`^SYN (\S+) -> `)
 
 // findingNodes are the nodes a finding is about: its subject's node, else
 // the nodes of the files its evidence cites.

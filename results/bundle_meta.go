@@ -1,7 +1,8 @@
 package results
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"sort"
 	"time"
 
@@ -64,7 +65,7 @@ func BundleTime(snap *model.Snapshot, modified, now time.Time) (time.Time, strin
 
 func micro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
-var kubeVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)(\.\d+)?`)
+var kubeVersion = lazyre.New(`^v?(\d+)\.(\d+)(\.\d+)?`)
 
 // KubernetesVersion is the version of the cluster snap comes from: the
 // apiserver's gitVersion (kubectl version, cluster-info dump), else the

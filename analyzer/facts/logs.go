@@ -1,9 +1,10 @@
 package facts
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -21,7 +22,7 @@ func IsKubeProxyLog(le *model.LogEvent) bool {
 // what it programs the dataplane from: "*v1.Service", "*v1beta1.EndpointSlice",
 // and the types of older versions, "*api.Endpoints" (before 1.7) and the
 // internal "*core.Service".
-var kubeProxyListRe = regexp.MustCompile(`(?i)failed to (?:list|watch) \*(?:v1|v1beta1|api|core|discovery)\.(Service|Endpoints|EndpointSlice|Node)\b`)
+var kubeProxyListRe = lazyre.New(`(?i)failed to (?:list|watch) \*(?:v1|v1beta1|api|core|discovery)\.(Service|Endpoints|EndpointSlice|Node)\b`)
 
 // ListError is one of kube-proxy's log lines saying it cannot list or
 // watch a resource.

@@ -1,9 +1,10 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,8 +71,8 @@ them on every control-plane node.`,
 }
 
 var (
-	csRefusedRe  = regexp.MustCompile(`127\.0\.0\.1:(\d+)\S*:? connect: connection refused|dial tcp 127\.0\.0\.1:(\d+)`)
-	holderRe     = regexp.MustCompile(`"holderIdentity"\s*:\s*"([^"]+)"`)
+	csRefusedRe  = lazyre.New(`127\.0\.0\.1:(\d+)\S*:? connect: connection refused|dial tcp 127\.0\.0\.1:(\d+)`)
+	holderRe     = lazyre.New(`"holderIdentity"\s*:\s*"([^"]+)"`)
 	leaderAnnKey = "control-plane.alpha.kubernetes.io/leader"
 )
 

@@ -1,10 +1,11 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"net/netip"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -74,16 +75,16 @@ the control-plane node (crictl ps -a | grep kube-apiserver).`,
 // escaped or not), and the errors that come after a connect. Older clients
 // write the URL without quotes, call the insecure port over http, and older
 // Go says "getsockopt: connection refused".
-var apiCallRe = regexp.MustCompile(`https?://([^/"\\\s]+)(/[^"\\\s]*)?\\?"?: (?:dial tcp (\S+): (i/o timeout|(?:connect|getsockopt): (?:connection refused|no route to host|network is unreachable|connection timed out))|read tcp \S+->\S+: read: (connection reset by peer)|net/http: (TLS handshake timeout)|(EOF))`)
+var apiCallRe = lazyre.New(`https?://([^/"\\\s]+)(/[^"\\\s]*)?\\?"?: (?:dial tcp (\S+): (i/o timeout|(?:connect|getsockopt): (?:connection refused|no route to host|network is unreachable|connection timed out))|read tcp \S+->\S+: read: (connection reset by peer)|net/http: (TLS handshake timeout)|(EOF))`)
 
 // bareDialRe is a dial error alone, as a ticket quotes it.
-var bareDialRe = regexp.MustCompile(`^dial tcp (\S+): (?:(?:connect|getsockopt): (connection refused|no route to host|network is unreachable|connection timed out)|(i/o timeout))$`)
+var bareDialRe = lazyre.New(`^dial tcp (\S+): (?:(?:connect|getsockopt): (connection refused|no route to host|network is unreachable|connection timed out)|(i/o timeout))$`)
 
 // apiPathRe recognizes the apiserver's paths.
-var apiPathRe = regexp.MustCompile(`^/(?:api|apis|version|healthz|livez|readyz|openapi)(?:[/?]|$)`)
+var apiPathRe = lazyre.New(`^/(?:api|apis|version|healthz|livez|readyz|openapi)(?:[/?]|$)`)
 
 // listedKindRe names the resource a client-go informer lists.
-var listedKindRe = regexp.MustCompile(`(?i)failed to (?:list|watch) \*(?:v\d\w*|api|core|discovery)\.(\w+)`)
+var listedKindRe = lazyre.New(`(?i)failed to (?:list|watch) \*(?:v\d\w*|api|core|discovery)\.(\w+)`)
 
 // apiFailure is one log line reporting a failed call to the apiserver.
 type apiFailure struct {

@@ -1,8 +1,9 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -68,11 +69,11 @@ type ipamLine struct {
 }
 
 var (
-	hostLocalRangeRe = regexp.MustCompile(`no IP addresses available in (?:range set|network): ?([^\s"\\]+)`)
+	hostLocalRangeRe = lazyre.New(`no IP addresses available in (?:range set|network): ?([^\s"\\]+)`)
 	// ipamd's pool statistics: "IP pool stats: total = 56, used = 51,
 	// c.maxIPsPerENI = 14" (before 1.7), "IP/Prefix Address Pool stats:
 	// total: 18, assigned: 1, cooldownIPs: 0" (JSON logs, later).
-	ipamdPoolStatsRe = regexp.MustCompile(`(?:IP pool stats: total = (\d+), used = (\d+)(?:, c\.maxIPsPerENI = (\d+))?|Pool stats: total: (\d+), assigned: (\d+))`)
+	ipamdPoolStatsRe = lazyre.New(`(?:IP pool stats: total = (\d+), used = (\d+)(?:, c\.maxIPsPerENI = (\d+))?|Pool stats: total: (\d+), assigned: (\d+))`)
 )
 
 // ipamExhaustedLine reads what the IPAM says in one log line, if it says it

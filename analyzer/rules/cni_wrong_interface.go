@@ -1,11 +1,12 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"cmp"
 	"fmt"
 	"maps"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -70,10 +71,10 @@ the node's routed address (--node-ip), then restart the CNI Pods.`,
 // on interface eth0: 10.0.2.15/24".
 var cniChoiceRes = []struct {
 	cni string
-	re  *regexp.Regexp
+	re  *lazyre.Regexp
 }{
-	{"flannel", regexp.MustCompile(`Using interface with name (\S+) and address ([0-9a-fA-F.:]+)`)},
-	{"calico", regexp.MustCompile(`Using autodetected IPv[46] address on interface (\S+): ([0-9a-fA-F.:]+)`)},
+	{"flannel", lazyre.New(`Using interface with name (\S+) and address ([0-9a-fA-F.:]+)`)},
+	{"calico", lazyre.New(`Using autodetected IPv[46] address on interface (\S+): ([0-9a-fA-F.:]+)`)},
 }
 
 // cniAddrAnnotations are the Node annotations in which a CNI records the
@@ -86,13 +87,13 @@ var cniAddrAnnotations = map[string]string{
 // cniAgentPodRe names the host-network Pods of the CNIs' node agents
 // (kube-flannel-ds-amd64-x7k2p, calico-node-p4t8n), not their operators:
 // their address is their node's.
-var cniAgentPodRe = regexp.MustCompile(`^(kube-flannel|calico-node|canal|weave-net|cilium|kube-router|antrea-agent)(?:-[a-z0-9]+){1,3}$`)
+var cniAgentPodRe = lazyre.New(`^(kube-flannel|calico-node|canal|weave-net|cilium|kube-router|antrea-agent)(?:-[a-z0-9]+){1,3}$`)
 
 // unroutedIfaceRe names interfaces no other node can reach the node at:
 // container bridges, tunnels, the CNIs' own devices and the dummy devices
 // that hold one address on every node (kube-ipvs0, NodeLocal DNSCache's
 // nodelocaldns).
-var unroutedIfaceRe = regexp.MustCompile(`^(?:docker\d*|cni\d*|br-[0-9a-f]{12}|virbr\d+|lxcbr\d+|podman\d+|flannel\.\d+|flannel-wg|cali[0-9a-f]+|tunl\d+|vxlan[.\w-]*|weave|cilium_\w+|kube-ipvs0|nodelocaldns|lo)$`)
+var unroutedIfaceRe = lazyre.New(`^(?:docker\d*|cni\d*|br-[0-9a-f]{12}|virbr\d+|lxcbr\d+|podman\d+|flannel\.\d+|flannel-wg|cali[0-9a-f]+|tunl\d+|vxlan[.\w-]*|weave|cilium_\w+|kube-ipvs0|nodelocaldns|lo)$`)
 
 // virtualBoxNAT is the address VirtualBox's NAT gives every VM's first NIC.
 var virtualBoxNAT = netip.MustParseAddr("10.0.2.15")

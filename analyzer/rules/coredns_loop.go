@@ -1,9 +1,10 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -67,7 +68,7 @@ CoreDNS Pods.`,
 // version: "Loop (A -> B) detected for zone "Z"", "Forwarding loop
 // detected in "Z" zone", "Seen "HINFO IN ..." more than twice, loop
 // detected".
-var corednsLoopRe = regexp.MustCompile(`(?i)(?:loop \(([^ ]+) -> ([^ )]*)\) detected for zone "([^"]*)"|forwarding loop detected in "([^"]*)" zone|more than twice, loop detected)`)
+var corednsLoopRe = lazyre.New(`(?i)(?:loop \(([^ ]+) -> ([^ )]*)\) detected for zone "([^"]*)"|forwarding loop detected in "([^"]*)" zone|more than twice, loop detected)`)
 
 // loopLine is one loop line of CoreDNS's log.
 type loopLine struct {

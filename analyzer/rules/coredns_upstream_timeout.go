@@ -1,9 +1,10 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -66,16 +67,16 @@ or list working upstreams in the Corefile (forward . 10.0.0.2 10.0.0.3).`,
 // that timed out: "2 example.com. A: read udp 10.244.0.5:41234->10.0.0.2:53:
 // i/o timeout", "2 example.com. A: unreachable backend: read udp ...", "2
 // example.com. AAAA: dial tcp 10.0.0.2:53: i/o timeout".
-var corednsTimeoutRe = regexp.MustCompile(`^\d+ (\S+\.) ([A-Z0-9]+): (?:unreachable backend: )?(?:read (?:udp|tcp) \S+->(\S+)|dial (?:udp|tcp) (\S+)): i/o timeout`)
+var corednsTimeoutRe = lazyre.New(`^\d+ (\S+\.) ([A-Z0-9]+): (?:unreachable backend: )?(?:read (?:udp|tcp) \S+->(\S+)|dial (?:udp|tcp) (\S+)): i/o timeout`)
 
 // upstreamLoopRe finds the loop plugin's line that CoreDNS forwards to
 // itself ("plugin/loop: Loop (127.0.0.1:55953 -> :53) detected for zone",
 // "Seen "HINFO IN ..." more than twice, loop detected").
-var upstreamLoopRe = regexp.MustCompile(`(?i)\) detected for zone|forwarding loop detected|more than twice, loop detected`)
+var upstreamLoopRe = lazyre.New(`(?i)\) detected for zone|forwarding loop detected|more than twice, loop detected`)
 
 // loopProbeNameRe is the name of the loop plugin's probe: two random
 // numbers.
-var loopProbeNameRe = regexp.MustCompile(`^\d+\.\d+\.$`)
+var loopProbeNameRe = lazyre.New(`^\d+\.\d+\.$`)
 
 // upstreamTimeouts is one node's timed-out queries to one upstream.
 type upstreamTimeouts struct {

@@ -1,9 +1,10 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"cmp"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -347,8 +348,8 @@ func fwdMatchRange(s string) bool {
 }
 
 var (
-	fwdIptCommentRe = regexp.MustCompile(`(?:-m comment )?--comment (?:"(?:[^"\\]|\\.)*"|\S+)|/\* .*? \*/|comment "(?:[^"\\]|\\.)*"`)
-	fwdIptCounterRe = regexp.MustCompile(`^\[\d+:\d+\]\s*|-c \d+ \d+\s*|counter packets \d+ bytes \d+\s*`)
+	fwdIptCommentRe = lazyre.New(`(?:-m comment )?--comment (?:"(?:[^"\\]|\\.)*"|\S+)|/\* .*? \*/|comment "(?:[^"\\]|\\.)*"`)
+	fwdIptCounterRe = lazyre.New(`^\[\d+:\d+\]\s*|-c \d+ \d+\s*|counter packets \d+ bytes \d+\s*`)
 )
 
 // fwdCatchAll says whether r matches every packet (a comment at most),
@@ -385,7 +386,7 @@ func fwdCatchAll(rs *model.Ruleset, r *model.Rule) bool {
 	return true
 }
 
-var fwdPrefixRe = regexp.MustCompile(`(?:--log-prefix|prefix) (?:"([^"]*)"|(\S+))`)
+var fwdPrefixRe = lazyre.New(`(?:--log-prefix|prefix) (?:"([^"]*)"|(\S+))`)
 
 // fwdLogPrefix returns the prefix of a LOG rule, unquoted.
 func fwdLogPrefix(r *model.Rule) string {
@@ -396,8 +397,8 @@ func fwdLogPrefix(r *model.Rule) string {
 }
 
 var (
-	fwdLogRe  = regexp.MustCompile(`^(.*?)\s*IN=(\S*) OUT=(\S*)`)
-	fwdDenyRe = regexp.MustCompile(`(?i)reject|drop|block|deny`)
+	fwdLogRe  = lazyre.New(`^(.*?)\s*IN=(\S*) OUT=(\S*)`)
+	fwdDenyRe = lazyre.New(`(?i)reject|drop|block|deny`)
 )
 
 // fwdLogs returns the kernel's lines of a firewall dropping a forwarded

@@ -1,9 +1,10 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -120,7 +121,7 @@ func runHairpinDrop(p *analyzer.Pass) error {
 
 // kubeletHairpinRe reads the kubelet's own line naming the hairpin mode it
 // runs with: "Hairpin mode set to "hairpin-veth"" (after any fallback).
-var kubeletHairpinRe = regexp.MustCompile(`^Hairpin mode set to "(hairpin-veth|promiscuous-bridge)"$`)
+var kubeletHairpinRe = lazyre.New(`^Hairpin mode set to "(hairpin-veth|promiscuous-bridge)"$`)
 
 // hairpinClaim is the hairpin-veth mode a node's kubelet says it runs with.
 type hairpinClaim struct {

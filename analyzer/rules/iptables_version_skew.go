@@ -1,8 +1,9 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -55,7 +56,7 @@ the component so it writes its rules again.`,
 
 // iptSkewRe matches iptables' own error with its version: the legacy binary
 // that finds no table, or the nft binary that finds no nf_tables.
-var iptSkewRe = regexp.MustCompile("(ip6?tables(?:-legacy|-nft)?(?:-restore|-save)?) v(\\d+)\\.(\\d+)(?:\\.(\\d+))?(?: \\((legacy|nf_tables)\\))?: " +
+var iptSkewRe = lazyre.New("(ip6?tables(?:-legacy|-nft)?(?:-restore|-save)?) v(\\d+)\\.(\\d+)(?:\\.(\\d+))?(?: \\((legacy|nf_tables)\\))?: " +
 	"(?:can't initialize ip6?tables table [`'\"]?(\\w+)|.*Could not fetch rule set generation id)")
 
 // iptSkewError is what a component's iptables error says.

@@ -1,8 +1,9 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -124,11 +125,11 @@ func runKubeProxySyncErrors(p *analyzer.Pass) error {
 // client-go's "invalid configuration: no server found for cluster ...",
 // "invalid configuration: no configuration has been provided", and
 // "unable to load in-cluster configuration".
-var kubeProxyConfigRe = regexp.MustCompile(`(?i)(invalid configuration: (?:no server found for cluster "[^"]*"|no configuration has been provided[^,;]*)|unable to load in-cluster configuration[^,;]*)`)
+var kubeProxyConfigRe = lazyre.New(`(?i)(invalid configuration: (?:no server found for cluster "[^"]*"|no configuration has been provided[^,;]*)|unable to load in-cluster configuration[^,;]*)`)
 
 // kubeProxyExitRe finds the process of a kube-proxy unit exiting with a
 // failure (systemd's "Main process exited, code=exited, status=1/FAILURE").
-var kubeProxyExitRe = regexp.MustCompile(`(?i)main process exited, code=\w+, status=\d+/\w+`)
+var kubeProxyExitRe = lazyre.New(`(?i)main process exited, code=\w+, status=\d+/\w+`)
 
 // kubeProxyStart is one kube-proxy that refused its kubeconfig at start:
 // the line that says so, what it says, and the line where it exited.

@@ -1,9 +1,10 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -51,7 +52,7 @@ connections (keep-alive), or widen net.ipv4.ip_local_port_range.`,
 
 // eaddrnotavailRe finds a connect that found no free local port, and its
 // destination.
-var eaddrnotavailRe = regexp.MustCompile(`dial (?:tcp|udp)[46]? (\S+): (?:connect|bind): cannot assign requested address`)
+var eaddrnotavailRe = lazyre.New(`dial (?:tcp|udp)[46]? (\S+): (?:connect|bind): cannot assign requested address`)
 
 // portsGone are the failed connects of one component, on one node, to one
 // destination.

@@ -1,10 +1,11 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"maps"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,7 +76,7 @@ type listenCounters struct {
 // listenFloodRe matches the kernel's line of a full SYN queue: "TCP:
 // request_sock_TCP: Possible SYN flooding on port 8080. Sending cookies.",
 // "Possible SYN flooding on port [10.0.0.1]:8080. Dropping request."
-var listenFloodRe = regexp.MustCompile(`(?i)possible SYN flooding on port (?:\[?([0-9A-Fa-f.:]+?)\]?:)?(\d+)\.`)
+var listenFloodRe = lazyre.New(`(?i)possible SYN flooding on port (?:\[?([0-9A-Fa-f.:]+?)\]?:)?(\d+)\.`)
 
 // listenNode is what a node's evidence says of its listen queues.
 type listenNode struct {

@@ -1,9 +1,10 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"cmp"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -283,7 +284,7 @@ func orTCP(p string) string {
 // another port holds ("Service "x" is invalid: spec.ports[0].nodePort:
 // Invalid value: 30030: provided port is already allocated"), as kubectl,
 // helm and operators print it.
-var allocatedRe = regexp.MustCompile(`(?:Service "([^"]+)" is invalid: )?spec\.ports\[(\d+)\]\.nodePort: Invalid value: (\d{1,5}): provided port is already allocated`)
+var allocatedRe = lazyre.New(`(?:Service "([^"]+)" is invalid: )?spec\.ports\[(\d+)\]\.nodePort: Invalid value: (\d{1,5}): provided port is already allocated`)
 
 // allocatedNodePort is an apiserver's refusal of a nodePort, and whether
 // the request updated a Service that exists (patch, upgrade).

@@ -1,10 +1,11 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"cmp"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -136,17 +137,17 @@ func judgeServiceListener(s *model.Snapshot, np model.NodePort) (analyzer.Findin
 
 // noEndpointsRe reads kube-proxy's comment on the REJECT rule of a Service
 // port without endpoints: "default/traefik:http has no endpoints".
-var noEndpointsRe = regexp.MustCompile(`^(\S+) has no endpoints$`)
+var noEndpointsRe = lazyre.New(`^(\S+) has no endpoints$`)
 
 // nodePortBindRe reads kube-proxy's own line when it cannot open (bind) a
 // NodePort: "can't open "nodePort for ns/svc:port" (:45102/tcp), skipping
 // this nodePort: listen tcp :45102: bind: address already in use", and the
 // structured form of later releases ("can't open port, skipping it"
 // err="listen tcp4 :30619: bind: address already in use" port={...}).
-var nodePortBindRe = regexp.MustCompile(`(?i)can't open (?:"nodePort for [^"]*"|port)[\s\S]*?listen (tcp|udp|sctp)[46]? [^\s:]*:(\d{1,5}): bind: address already in use`)
+var nodePortBindRe = lazyre.New(`(?i)can't open (?:"nodePort for [^"]*"|port)[\s\S]*?listen (tcp|udp|sctp)[46]? [^\s:]*:(\d{1,5}): bind: address already in use`)
 
 // nodePortServiceRe finds the Service port a bind failure names.
-var nodePortServiceRe = regexp.MustCompile(`nodePort for ([^"\\\s]+)`)
+var nodePortServiceRe = lazyre.New(`nodePort for ([^"\\\s]+)`)
 
 // portSignal is one NodePort a node's own evidence shows contended without
 // the Services: kube-proxy's REJECT of it on every local address (its

@@ -1,10 +1,11 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -83,7 +84,7 @@ type cidrOverlap struct {
 // cniDevRe matches the interfaces a CNI, kube-proxy or the node-local DNS
 // cache creates: their addresses and routes are the Pod or Service
 // network's own.
-var cniDevRe = regexp.MustCompile(`^(cni\d*|cbr0|cali|flannel|tunl\d|vxlan[.-]|vxlan_sys|weave|vethwe|datapath|cilium_|lxc|` +
+var cniDevRe = lazyre.New(`^(cni\d*|cbr0|cali|flannel|tunl\d|vxlan[.-]|vxlan_sys|weave|vethwe|datapath|cilium_|lxc|` +
 	`kube-ipvs0|kube-bridge|kube-dummy-if|nodelocaldns|genev_sys|antrea-|ovn-k8s|br-int|egress\.calico|wireguard\.cali|` +
 	`veth|lo$)`)
 

@@ -1,8 +1,9 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -382,7 +383,7 @@ func probePort(pr *corev1.Probe) string {
 	return ""
 }
 
-var listenURLPortRe = regexp.MustCompile(`:(\d+)(?:/|,|$)`)
+var listenURLPortRe = lazyre.New(`:(\d+)(?:/|,|$)`)
 
 // listenPorts reads the ports a container listens on from its flags.
 func listenPorts(c *corev1.Container) []string {

@@ -1,10 +1,11 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"cmp"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -517,7 +518,7 @@ func felixLooseRPF(p *analyzer.Pass) {
 // martianRe is the kernel's line for a packet whose source failed the
 // reverse-path check: "IPv4: martian source 192.168.171.67 from
 // 192.168.9.157, on dev eth0" (log_martians=1).
-var martianRe = regexp.MustCompile(`martian source (\S+) from (\S+), on dev (\S+)`)
+var martianRe = lazyre.New(`martian source (\S+) from (\S+), on dev (\S+)`)
 
 // martianRPF reports the kernel's martian source lines, per node and
 // device: the filter's own word that it dropped those packets, unless the

@@ -1,10 +1,11 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"cmp"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,8 +82,8 @@ type snatTarget struct {
 func (t snatTarget) capacity() int { return max(1, len(t.addrs)) * t.ports.Len() }
 
 var (
-	snatToSource = regexp.MustCompile(`^([0-9.]+)(?:-([0-9.]+))?(?::(\d+)(?:-(\d+))?)?$`)
-	snatToPorts  = regexp.MustCompile(`(?:--to-ports|masq ports:|masquerade to :)\s*(\d+)(?:-(\d+))?`)
+	snatToSource = lazyre.New(`^([0-9.]+)(?:-([0-9.]+))?(?::(\d+)(?:-(\d+))?)?$`)
+	snatToPorts  = lazyre.New(`(?:--to-ports|masq ports:|masquerade to :)\s*(\d+)(?:-(\d+))?`)
 )
 
 // snatTargets returns the SNAT and MASQUERADE rules of the nat tables.

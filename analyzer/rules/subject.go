@@ -1,9 +1,10 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ func servicePortSubject(sp *dataplane.ServicePort) map[string]string {
 
 // criContainerLog is a kubelet's name for a container's log under
 // /var/log/containers: POD_NAMESPACE_CONTAINER-ID.log.
-var criContainerLog = regexp.MustCompile(`^[^_]+_[^_]+_(.+)-[0-9a-f]{64}$`)
+var criContainerLog = lazyre.New(`^[^_]+_[^_]+_(.+)-[0-9a-f]{64}$`)
 
 // subjectComponent returns the component of a log for a Subject: comp,
 // the component the log says it is, or, when comp is the log's file name,

@@ -1,8 +1,9 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,7 +102,7 @@ func runVersionSkew(p *analyzer.Pass) error {
 // "[ERROR KubeletVersion]: the kubelet version is higher than the control
 // plane version. ... Kubelet version: "1.13.0" Control plane version:
 // "1.12.2"".
-var kubeadmSkewRe = regexp.MustCompile(`(?i)kubelet version is (higher|lower) than [^.]*\..*Kubelet version: "([^"]+)" Control plane version: "([^"]+)"`)
+var kubeadmSkewRe = lazyre.New(`(?i)kubelet version is (higher|lower) than [^.]*\..*Kubelet version: "([^"]+)" Control plane version: "([^"]+)"`)
 
 // judgeKubeadmSkew reads kubeadm's own refusal of the kubelet's version,
 // without the Nodes: likely, since kubeadm's check is one source, with the

@@ -1,10 +1,11 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"github.com/netmortem/netmortem/internal/shq"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 
@@ -67,7 +68,7 @@ Calico's FelixConfiguration featureDetectOverride
 
 // udpBadChecksum is the kernel's line for a UDP packet dropped for its
 // checksum: "UDP: bad checksum. From 10.0.0.1:31846 to 10.0.0.2:8472 ulen 75".
-var udpBadChecksum = regexp.MustCompile(`^UDP(?:v6)?: bad checksum\. From \[?([0-9A-Fa-f.:]+?)\]?:(\d+) to \[?([0-9A-Fa-f.:]+?)\]?:(\d+) ulen (\d+)`)
+var udpBadChecksum = lazyre.New(`^UDP(?:v6)?: bad checksum\. From \[?([0-9A-Fa-f.:]+?)\]?:(\d+) to \[?([0-9A-Fa-f.:]+?)\]?:(\d+) ulen (\d+)`)
 
 // wellKnownVXLANPorts are the UDP ports VXLAN uses when nothing says
 // otherwise: IANA's 4789, and 8472, Linux's default that flannel keeps.

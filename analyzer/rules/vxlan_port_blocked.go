@@ -1,9 +1,10 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"github.com/netmortem/netmortem/internal/shq"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -62,7 +63,7 @@ hosts to Calico's allowed hosts).`,
 }
 
 // matchSetRE reads an ipset match's set: "--match-set cali40all-vxlan-net src".
-var matchSetRE = regexp.MustCompile(`--match-set (\S+) src`)
+var matchSetRE = lazyre.New(`--match-set (\S+) src`)
 
 // dportHas tells whether an iptables or nft port match ("4789",
 // "4780:4790", "80,4789", "4780-4790") holds port.

@@ -1,8 +1,9 @@
 package rules
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -55,7 +56,7 @@ firewall between nodes allows it.`,
 }
 
 // felixVXLANPort is Felix's line for a value of VXLANPort and its source.
-var felixVXLANPort = regexp.MustCompile(`Parsed value for (VXLANPort(?:V6)?): (\d+) \(from (.+)\)\s*$`)
+var felixVXLANPort = lazyre.New(`Parsed value for (VXLANPort(?:V6)?): (\d+) \(from (.+)\)\s*$`)
 
 // felixSourceRank orders Felix's configuration sources, the one that
 // wins first.

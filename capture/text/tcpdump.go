@@ -1,11 +1,12 @@
 package text
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -18,17 +19,17 @@ import (
 var (
 	// tcpdump -t prints no timestamp: "IP 10.0.0.1.1 > 10.0.0.2.80: ...".
 	// Sniffing takes the numeric form only.
-	tcpdumpNoTimeRe      = regexp.MustCompile(`^(?:(\S+)\s+(In|Out|M|B|P)\s+(?:ifindex \d+ )?)?(IP6?|ARP|[0-9a-f]{2}(?::[0-9a-f]{2}){5})[ ,]\s*(.*)$`)
-	tcpdumpNoTimeSniffRe = regexp.MustCompile(`^IP6? [0-9A-Fa-f.:]+ > [0-9A-Fa-f.:]+: `)
+	tcpdumpNoTimeRe      = lazyre.New(`^(?:(\S+)\s+(In|Out|M|B|P)\s+(?:ifindex \d+ )?)?(IP6?|ARP|[0-9a-f]{2}(?::[0-9a-f]{2}){5})[ ,]\s*(.*)$`)
+	tcpdumpNoTimeSniffRe = lazyre.New(`^IP6? [0-9A-Fa-f.:]+ > [0-9A-Fa-f.:]+: `)
 	// -e: "aa:bb:.. > cc:dd:.., ethertype IPv4 (0x0800), length 74: REST",
 	// or on -i any (Linux SLL, SLL2), the source MAC alone:
 	// "aa:bb:.. ethertype IPv4 (0x0800), length 80: REST".
-	tcpdumpEtherRe = regexp.MustCompile(`^(?:> ([^\s,]+), )?ethertype (\S+) \(0x[0-9a-f]+\), length \d+: (?:(IP6?|ARP),? ?)?(.*)$`)
+	tcpdumpEtherRe = lazyre.New(`^(?:> ([^\s,]+), )?ethertype (\S+) \(0x[0-9a-f]+\), length \d+: (?:(IP6?|ARP),? ?)?(.*)$`)
 	// "SRC > DST: PROTO-DETAILS" with numeric addresses and ports, what
 	// sniffing trusts. Parsing, which also takes the names tcpdump prints
 	// without -n ("10.0.0.1.https"), splits the line by hand (splitAddrs):
 	// regular expressions cost most of the reading time.
-	tcpdumpAddrRe = regexp.MustCompile(`^([0-9A-Fa-f.:]+) > ([0-9A-Fa-f.:]+): (.*)$`)
+	tcpdumpAddrRe = lazyre.New(`^([0-9A-Fa-f.:]+) > ([0-9A-Fa-f.:]+): (.*)$`)
 )
 
 // tcpdumpTimeFlag returns how many t's the longest -t option of a tcpdump
@@ -311,7 +312,7 @@ func lastLength(s string) (string, bool) {
 }
 
 // quietTCPRe matches the TCP part of a tcpdump -q line: "tcp 0".
-var quietTCPRe = regexp.MustCompile(`^tcp \d+$`)
+var quietTCPRe = lazyre.New(`^tcp \d+$`)
 
 // decodeTcpdump fills p from the "SRC > DST: ..." part of a tcpdump line
 // and reports whether it could.
@@ -457,10 +458,10 @@ var (
 	// cutICMPRe is an ICMP unreachable error whose line a paste cut
 	// before its addresses: "ICMP 10.0.0.9 unreachable - need to frag
 	// (mtu 1320), length 556".
-	cutICMPRe      = regexp.MustCompile(`^ICMP (?:(?:host|net) )?\S+ (?:(?:tcp|udp) port \S+ )?unreachable\b.*, length \d+$`)
-	icmpMTURe      = regexp.MustCompile(`\(mtu (\d+)\)`)
-	icmpUnreachRe  = regexp.MustCompile(`^ICMP (?:(host|net) (\S+) unreachable|(\S+) (tcp|udp) port (\S+) unreachable|(\S+) protocol \d+ unreachable|(\S+) unreachable)(.*)$`)
-	icmpRedirectRe = regexp.MustCompile(`^ICMP redirect (\S+) to (?:host|net) ([^\s,]+)`)
+	cutICMPRe      = lazyre.New(`^ICMP (?:(?:host|net) )?\S+ (?:(?:tcp|udp) port \S+ )?unreachable\b.*, length \d+$`)
+	icmpMTURe      = lazyre.New(`\(mtu (\d+)\)`)
+	icmpUnreachRe  = lazyre.New(`^ICMP (?:(host|net) (\S+) unreachable|(\S+) (tcp|udp) port (\S+) unreachable|(\S+) protocol \d+ unreachable|(\S+) unreachable)(.*)$`)
+	icmpRedirectRe = lazyre.New(`^ICMP redirect (\S+) to (?:host|net) ([^\s,]+)`)
 )
 
 func (tr *textReader) tcpdumpICMP(p *decode.Packet, src, dst, detail string) bool {
@@ -549,8 +550,8 @@ func (tr *textReader) quotedLine(p *decode.Packet, t string) {
 }
 
 var (
-	arpRequestRe = regexp.MustCompile(`^(?:ARP, )?Request who-has ([^\s,]+)(?: \([0-9a-f:]+\))? tell ([^\s,]+)`)
-	arpReplyRe   = regexp.MustCompile(`^(?:ARP, )?Reply (\S+) is-at ([0-9a-f:]{17})`)
+	arpRequestRe = lazyre.New(`^(?:ARP, )?Request who-has ([^\s,]+)(?: \([0-9a-f:]+\))? tell ([^\s,]+)`)
+	arpReplyRe   = lazyre.New(`^(?:ARP, )?Reply (\S+) is-at ([0-9a-f:]{17})`)
 )
 
 func (tr *textReader) tcpdumpARP(p *decode.Packet, rest string) {

@@ -8,11 +8,12 @@
 package text
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"bufio"
 	"context"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +84,7 @@ func isPromptish(line string) bool {
 
 // promptHostRe matches a shell prompt with a host: "root@node3:~#
 // tcpdump ...".
-var promptHostRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+):[^#$]*[#$]\s*(.*)$`)
+var promptHostRe = lazyre.New(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+):[^#$]*[#$]\s*(.*)$`)
 
 // Read reads pasted tcpdump or tshark text (format is Tcpdump
 // or Tshark) into the same attempts, ICMP events and ARP claims a
@@ -298,7 +299,7 @@ func parseSeconds(s string) (time.Duration, bool) {
 
 // tsharkDeltaRe matches tshark's options for times since the previous
 // packet: -t d, -t dd, -tdd.
-var tsharkDeltaRe = regexp.MustCompile(`(?:^|\s)-t\s*dd?(?:\s|$)`)
+var tsharkDeltaRe = lazyre.New(`(?:^|\s)-t\s*dd?(?:\s|$)`)
 
 // deltaCommand reports whether a pasted capture command prints times since
 // the previous packet.

@@ -1,8 +1,9 @@
 package text
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +14,7 @@ import (
 )
 
 // tsharkHeaderRe matches the column header of tshark's packet list.
-var tsharkHeaderRe = regexp.MustCompile(`^No\.\s+Time\s+Source\s+Destination\s+Protocol\s+Length\s+Info`)
+var tsharkHeaderRe = lazyre.New(`^No\.\s+Time\s+Source\s+Destination\s+Protocol\s+Length\s+Info`)
 
 // tsharkPort reads a port of tshark's Info column: "80", "http(80)", or a
 // bare service name.
@@ -357,9 +358,9 @@ func tsharkICMP(info string, s, d netip.Addr) *model.ICMPEvent {
 }
 
 var (
-	tsharkWhoHasRe = regexp.MustCompile(`^Who has (\S+)\? Tell (\S+)`)
-	tsharkIsAtRe   = regexp.MustCompile(`^(\S+) is at ([0-9a-f:]{17})`)
-	tsharkGratRe   = regexp.MustCompile(`^Gratuitous ARP for (\S+) \((Request|Reply)\)`)
+	tsharkWhoHasRe = lazyre.New(`^Who has (\S+)\? Tell (\S+)`)
+	tsharkIsAtRe   = lazyre.New(`^(\S+) is at ([0-9a-f:]{17})`)
+	tsharkGratRe   = lazyre.New(`^Gratuitous ARP for (\S+) \((Request|Reply)\)`)
 )
 
 func (tr *textReader) tsharkARP(p *decode.Packet, info string) {

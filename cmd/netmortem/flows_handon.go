@@ -1,11 +1,12 @@
 package main
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"context"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -203,4 +204,4 @@ func handOnFlows(paths []string, since, until string, ao anonymizeOptions) bool 
 
 // digitRun is a run of digits in a file name: files whose names differ
 // only in them may be one rotated series (tcpdump -C, -G).
-var digitRun = regexp.MustCompile(`[0-9]+`)
+var digitRun = lazyre.New(`[0-9]+`)

@@ -1,8 +1,9 @@
 package anon
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"reflect"
-	"regexp"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -213,11 +214,11 @@ func (a *Anonymizer) learn(v reflect.Value, seen map[uintptr]bool) {
 
 // objectRef matches an object as positions name it: "Kind namespace/name"
 // or "Kind name".
-var objectRef = regexp.MustCompile(`^([A-Z][A-Za-z]*) (?:([a-z0-9][a-z0-9.-]*)/)?([A-Za-z0-9][A-Za-z0-9._-]*)$`)
+var objectRef = lazyre.New(`^([A-Z][A-Za-z]*) (?:([a-z0-9][a-z0-9.-]*)/)?([A-Za-z0-9][A-Za-z0-9._-]*)$`)
 
 // serviceComment matches the start of kube-proxy's rule comments:
 // "namespace/service:port".
-var serviceComment = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*)/([a-z0-9][a-z0-9.-]*)(?::|\s|$)`)
+var serviceComment = lazyre.New(`^([a-z0-9][a-z0-9-]*)/([a-z0-9][a-z0-9.-]*)(?::|\s|$)`)
 
 // LearnObject adds the names of an object named as positions name it,
 // "Kind namespace/name" or "Kind name" (model.ObjectName).

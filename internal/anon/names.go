@@ -1,8 +1,9 @@
 package anon
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -13,11 +14,11 @@ var (
 	// path segment: api.acme-prod.corp.example, ip-10-0-1-5.ec2.internal.
 	// Names under cluster.local and public registries' and projects'
 	// domains (publicDomains) say nothing of the network and are kept.
-	hostname = regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9._@-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24})(?:$|[^A-Za-z0-9_-])`)
+	hostname = lazyre.New(`(?i)(?:^|[^A-Za-z0-9._@-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24})(?:$|[^A-Za-z0-9_-])`)
 	// email matches an e-mail address.
-	email = regexp.MustCompile(`[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,24}`)
+	email = lazyre.New(`[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,24}`)
 	// dashedMAC matches a MAC address written with dashes (00-22-4d-a8-ba-40).
-	dashedMAC = regexp.MustCompile(`(?:^|[^0-9A-Fa-f-])(?:[0-9A-Fa-f]{2}-){5}[0-9A-Fa-f]{2}(?:$|[^0-9A-Fa-f-])`)
+	dashedMAC = lazyre.New(`(?:^|[^0-9A-Fa-f-])(?:[0-9A-Fa-f]{2}-){5}[0-9A-Fa-f]{2}(?:$|[^0-9A-Fa-f-])`)
 )
 
 // tlds are the top-level domains hostname takes a name's last label for:
@@ -79,7 +80,7 @@ func isHostname(name string) bool {
 	return true
 }
 
-var awsName = regexp.MustCompile(`^ip-[0-9]{1,3}(?:-[0-9]{1,3}){3}\.(?:ec2|[a-z]{2}-[a-z]+-[0-9]\.compute)\.internal$`)
+var awsName = lazyre.New(`^ip-[0-9]{1,3}(?:-[0-9]{1,3}){3}\.(?:ec2|[a-z]{2}-[a-z]+-[0-9]\.compute)\.internal$`)
 
 // hostToken replaces the DNS name in a match of hostname.
 func (a *Anonymizer) hostToken(m string) string {

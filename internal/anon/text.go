@@ -1,8 +1,9 @@
 package anon
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"net/netip"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -52,7 +53,7 @@ func systemPrefix(name string) (prefix, rest string, ok bool) {
 // generated matches the suffixes controllers add to a name: a Pod's five
 // random characters, a ReplicaSet's hash and the Pod's suffix after it, a
 // StatefulSet's ordinal, a ControllerRevision's hash.
-var generated = regexp.MustCompile(`^(?:[a-z0-9]{5}|[bcdfghjklmnpqrstvwxz2456789]{6,10}(?:-[a-z0-9]{5})?|[0-9a-f]*[0-9][0-9a-f]*(?:-[a-z0-9]{5})?|[0-9]+)$`)
+var generated = lazyre.New(`^(?:[a-z0-9]{5}|[bcdfghjklmnpqrstvwxz2456789]{6,10}(?:-[a-z0-9]{5})?|[0-9a-f]*[0-9][0-9a-f]*(?:-[a-z0-9]{5})?|[0-9]+)$`)
 
 // Text returns s with its known names, e-mail addresses, DNS names (see
 // hostname), IP addresses (plain, with a port after ':' or '.', with a
@@ -137,12 +138,12 @@ var (
 	// hexRun matches what may be an address: a run of hex digits, colons
 	// and dots not inside a word (or after a word and a colon, as in
 	// iptables' to:10.0.0.1:53), perhaps followed by a prefix length.
-	hexRun = regexp.MustCompile(`(?:^|[^0-9A-Za-z_:.]|[A-Za-z]:)[0-9A-Fa-f:.]*[0-9A-Fa-f:](?:/[0-9]{1,3})?`)
+	hexRun = lazyre.New(`(?:^|[^0-9A-Za-z_:.]|[A-Za-z]:)[0-9A-Fa-f:.]*[0-9A-Fa-f:](?:/[0-9]{1,3})?`)
 	// ipv4 matches a dotted-quad inside such a run.
-	ipv4 = regexp.MustCompile(`[0-9]{1,3}(?:\.[0-9]{1,3}){3}`)
+	ipv4 = lazyre.New(`[0-9]{1,3}(?:\.[0-9]{1,3}){3}`)
 	// dashed matches an IPv4 address written with dashes (ip-10-0-0-1,
 	// 10-244-1-5.ns.pod).
-	dashed = regexp.MustCompile(`(?:^|[^0-9])[0-9]{1,3}(?:-[0-9]{1,3}){3}(?:$|[^0-9-])`)
+	dashed = lazyre.New(`(?:^|[^0-9])[0-9]{1,3}(?:-[0-9]{1,3}){3}(?:$|[^0-9-])`)
 )
 
 // addrRun replaces the addresses in one run matched by hexRun.

@@ -1,9 +1,10 @@
 package bundle
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"bytes"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -358,4 +359,4 @@ func (l *layout) nodeInPath(rel string) string {
 
 // collectorDateRE matches the date suffix collectors add to a host name:
 // -2024-05-06_10_11_12 (Rancher), _2024-05-06_1011-UTC... (EKS).
-var collectorDateRE = regexp.MustCompile(`[-_]\d{4}-\d{2}-\d{2}[_T-].*$`)
+var collectorDateRE = lazyre.New(`[-_]\d{4}-\d{2}-\d{2}[_T-].*$`)

@@ -1,14 +1,15 @@
 package bundle
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
-var eksNameRE = regexp.MustCompile(`^eks_(i-[0-9a-f]+|[^_]+)`)
+var eksNameRE = lazyre.New(`^eks_(i-[0-9a-f]+|[^_]+)`)
 
 func eksNode(ix *index, d, treeName string) string {
 	if id := firstLine(ix.files[join(d, "system/instance-id.txt")]); id != "" {
@@ -47,7 +48,7 @@ var eksCommands = map[string]string{
 // eksBanner matches the lines the EKS collector adds around command output:
 // "=======" and "Total Number of Rules: N" after each iptables listing, and
 // "*** Output of conntrack -S ***" headers.
-var eksBanner = regexp.MustCompile(`^(=+\s*|Total Number of Rules: \d+\s*|\*\*\* Output of .* \*\*\*\s*)$`)
+var eksBanner = lazyre.New(`^(=+\s*|Total Number of Rules: \d+\s*|\*\*\* Output of .* \*\*\*\s*)$`)
 
 func placeEKS(node, rel string) placement {
 	pl := placement{node: node, command: eksCommands[rel]}

@@ -1,15 +1,16 @@
 package bundle
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"strings"
 )
 
 // sosNameRE takes the host out of sosreport-<host>[-<case id>]-<date>-<random>.
-var sosNameRE = regexp.MustCompile(`^sosreport-(.+?)(?:-\d{5,})?-\d{4}-\d{2}-\d{2}-[a-z0-9]+$`)
+var sosNameRE = lazyre.New(`^sosreport-(.+?)(?:-\d{5,})?-\d{4}-\d{2}-\d{2}-[a-z0-9]+$`)
 
 // sosOldNameRE takes the host out of sosreport-<host>[.<case>]-<YYYYMMDDhhmmss>.
-var sosOldNameRE = regexp.MustCompile(`^sosreport-(.+?)(?:\.\d+)?-\d{14}$`)
+var sosOldNameRE = lazyre.New(`^sosreport-(.+?)(?:\.\d+)?-\d{14}$`)
 
 func sosHost(ix *index, d, treeName string) string {
 	if h := firstLine(ix.files[join(d, "hostname")]); h != "" {
@@ -27,7 +28,7 @@ func sosHost(ix *index, d, treeName string) string {
 
 // kubeconfigRE removes the kubeconfig argument sos puts in kubectl command
 // names (kubectl --kubeconfig /etc/kubernetes/admin.conf get pods ...).
-var kubeconfigRE = regexp.MustCompile(`\s--kubeconfig[ =]\S+`)
+var kubeconfigRE = lazyre.New(`\s--kubeconfig[ =]\S+`)
 
 // SOSCommand turns a sosreport sos_commands file name back into the
 // command it ran. sos replaces spaces (and other characters outside

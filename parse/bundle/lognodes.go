@@ -1,8 +1,9 @@
 package bundle
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"net/netip"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -16,10 +17,10 @@ import (
 // ("Successfully registered node" node="worker-1", "Attempting to register
 // node worker-1").
 var (
-	logNodeIPRE    = regexp.MustCompile(`(?i)\b(?:successfully retrieved node ips?(?:\(s\))?|detected node ips?(?:\(s\))?|using node ips?(?:\(s\))?)\b[:\s"=]*\[?"?([0-9a-f.:]+)`)
-	logNodeIPMsgRE = regexp.MustCompile(`(?i)^(?:successfully retrieved node ips?(?:\(s\))?|detected node ips?(?:\(s\))?|using node ips?(?:\(s\))?)$`)
-	logNodeNameRE  = regexp.MustCompile(`(?i)\b(?:successfully registered node|attempting to register node|failed to retrieve node info: get "[^"]*/api/v1/nodes/)\s*"?([a-z0-9][a-z0-9.-]*)`)
-	logNodeNameMsg = regexp.MustCompile(`(?i)^(?:successfully registered node|attempting to register node)$`)
+	logNodeIPRE    = lazyre.New(`(?i)\b(?:successfully retrieved node ips?(?:\(s\))?|detected node ips?(?:\(s\))?|using node ips?(?:\(s\))?)\b[:\s"=]*\[?"?([0-9a-f.:]+)`)
+	logNodeIPMsgRE = lazyre.New(`(?i)^(?:successfully retrieved node ips?(?:\(s\))?|detected node ips?(?:\(s\))?|using node ips?(?:\(s\))?)$`)
+	logNodeNameRE  = lazyre.New(`(?i)\b(?:successfully registered node|attempting to register node|failed to retrieve node info: get "[^"]*/api/v1/nodes/)\s*"?([a-z0-9][a-z0-9.-]*)`)
+	logNodeNameMsg = lazyre.New(`(?i)^(?:successfully registered node|attempting to register node)$`)
 )
 
 // logNodeClaim is a log line's word about its node: a name, or an address.

@@ -1,9 +1,10 @@
 package bundle
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -16,7 +17,7 @@ const HiddenValue = "***HIDDEN***"
 
 // tokenRE matches a tokenized value: ***TOKEN_<TYPE>_<HASH>***, TYPE in
 // upper case (it may hold underscores), HASH alphanumeric.
-var tokenRE = regexp.MustCompile(`^\*\*\*TOKEN_([A-Z0-9]+(?:_[A-Z0-9]+)*)_([A-Za-z0-9]+)\*\*\*$`)
+var tokenRE = lazyre.New(`^\*\*\*TOKEN_([A-Z0-9]+(?:_[A-Z0-9]+)*)_([A-Za-z0-9]+)\*\*\*$`)
 
 // Redacted reports whether s is a value a redactor removed
 // (troubleshoot's "***HIDDEN***", surrounding quotes and spaces allowed).

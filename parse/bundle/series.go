@@ -1,11 +1,12 @@
 package bundle
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"context"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 	"github.com/netmortem/netmortem/model"
 )
 
-var digitsRe = regexp.MustCompile(`[0-9]+`)
+var digitsRe = lazyre.New(`[0-9]+`)
 
 // seriesStem is a capture file's name with its rotation counter or
 // timestamp taken out: tcpdump -C writes trace.pcap, trace.pcap1,

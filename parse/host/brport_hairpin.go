@@ -1,9 +1,10 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -34,7 +35,7 @@ func HairpinFiles(r io.Reader, name string) ([]model.Link, error) {
 }
 
 // hairpinPathRe matches a hairpin_mode file's path and what follows it.
-var hairpinPathRe = regexp.MustCompile(`^(?:/sys)?/class/net/([^/\s]+)/brport/hairpin_mode(?::\s*(\S+))?$`)
+var hairpinPathRe = lazyre.New(`^(?:/sys)?/class/net/([^/\s]+)/brport/hairpin_mode(?::\s*(\S+))?$`)
 
 func readHairpinFiles(r io.Reader, src *format.File, errs *model.ErrorList) []model.Link {
 	var out []model.Link

@@ -1,8 +1,9 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"io"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,36 +42,36 @@ func Client(r io.Reader, name string) ([]model.ClientResult, error) {
 }
 
 var (
-	curlErrRe       = regexp.MustCompile(`curl: \((\d+)\) (.+)$`)
-	curlTryingRe    = regexp.MustCompile(`^\*\s+Trying (\S+?)(?:\.\.\.)?$`)
-	curlConnectedRe = regexp.MustCompile(`^\*\s+Connected to (\S+) \(([^)]*)\) port (\d+)`)
+	curlErrRe       = lazyre.New(`curl: \((\d+)\) (.+)$`)
+	curlTryingRe    = lazyre.New(`^\*\s+Trying (\S+?)(?:\.\.\.)?$`)
+	curlConnectedRe = lazyre.New(`^\*\s+Connected to (\S+) \(([^)]*)\) port (\d+)`)
 	// "Failed to connect to X port 443 after 3 ms: Connection refused",
 	// "connect to X port 443 failed: No route to host".
-	failedConnectRe = regexp.MustCompile(`(?i)^(?:\*\s+)?(?:Failed to connect to|connect to) (\S+) port (\d+)(?: from \S+ port \d+)?(?: after \d+ ?ms)?(?: failed)?: (.+)$`)
-	httpStatusRe    = regexp.MustCompile(`^(?:< )?HTTP/[0-9.]+ (\d{3})\b`)
-	telnetTryingRe  = regexp.MustCompile(`^Trying (\S+?)\.\.\.$`)
-	telnetConnRe    = regexp.MustCompile(`^Connected to (\S+?)\.?$`)
-	telnetFailRe    = regexp.MustCompile(`^telnet: (?:Unable to connect to remote host|connect to address (\S+)): (.+)$`)
-	ncOKRe          = regexp.MustCompile(`^Connection to (\S+) (\d+) port \[[^\]]*\] succeeded!`)
-	ncFailRe        = regexp.MustCompile(`^nc: connect to (\S+) port (\d+) \(\w+\) (?:failed|timed out): (.+)$`)
-	ncOpenRe        = regexp.MustCompile(`^(?:\S+ )?\((\S+?)[:.](\d+)\) open\b`)
-	ncBusyFailRe    = regexp.MustCompile(`^nc: (\S+) \((\S+?)[:.](\d+)\)(?: \([^)]*\))?: (.+)$`)
-	ncatRe          = regexp.MustCompile(`^Ncat: (.+?)\.?$`)
-	wgetConnRe      = regexp.MustCompile(`^Connecting to (?:(\S+) )?(?:\(\S+\))?\|?([^|\s]*)\|?:(\d+)\.\.\. (.+)$`)
-	wgetFailRe      = regexp.MustCompile(`^wget: can't connect to remote host \(([^)]*)\): (.+)$`)
-	wgetBadRe       = regexp.MustCompile(`^wget: (?:bad address|unable to resolve host address) ['‘]([^'’]*)`)
-	wgetResolveRe   = regexp.MustCompile(`^Resolving (\S+?)(?: \(\S+\))?\.\.\. failed: (.+)$`)
-	wgetStatusRe    = regexp.MustCompile(`^HTTP request sent, awaiting response\.\.\. (\d{3})\b`)
-	kubectlRefused  = regexp.MustCompile(`The connection to the server (\S+) was refused`)
-	dialRe          = regexp.MustCompile(`\bdial (?:tcp|udp)[46]? (\S+?): (.+)$`)
-	lookupRe        = regexp.MustCompile(`\blookup (\S+?)(?: on (\S+?))?: (.+)$`)
-	rwRe            = regexp.MustCompile(`\b(?:read|write) (?:tcp|udp)[46]? \S+->(\S+?): (.+)$`)
-	arpingRe        = regexp.MustCompile(`^ARPING (\S+)(?: from \S+ \S+)?$`)
-	arpingReplyRe   = regexp.MustCompile(`^Unicast reply from (\S+) \[([0-9A-Fa-f:]{17})\]`)
-	arpingHabetsRe  = regexp.MustCompile(`^\d+ bytes from ([0-9A-Fa-f:]{17}) \((\S+)\): index=`)
-	arpingNoneRe    = regexp.MustCompile(`^Received 0 response`)
-	barePromptRe    = regexp.MustCompile(`^\S{0,60} [$#] (\S.*)$`)
-	bareClientRe    = regexp.MustCompile(`^(?:sudo\s+)?(?:curl|wget|nc|ncat|telnet|dig|nslookup|arping)\s+\S`)
+	failedConnectRe = lazyre.New(`(?i)^(?:\*\s+)?(?:Failed to connect to|connect to) (\S+) port (\d+)(?: from \S+ port \d+)?(?: after \d+ ?ms)?(?: failed)?: (.+)$`)
+	httpStatusRe    = lazyre.New(`^(?:< )?HTTP/[0-9.]+ (\d{3})\b`)
+	telnetTryingRe  = lazyre.New(`^Trying (\S+?)\.\.\.$`)
+	telnetConnRe    = lazyre.New(`^Connected to (\S+?)\.?$`)
+	telnetFailRe    = lazyre.New(`^telnet: (?:Unable to connect to remote host|connect to address (\S+)): (.+)$`)
+	ncOKRe          = lazyre.New(`^Connection to (\S+) (\d+) port \[[^\]]*\] succeeded!`)
+	ncFailRe        = lazyre.New(`^nc: connect to (\S+) port (\d+) \(\w+\) (?:failed|timed out): (.+)$`)
+	ncOpenRe        = lazyre.New(`^(?:\S+ )?\((\S+?)[:.](\d+)\) open\b`)
+	ncBusyFailRe    = lazyre.New(`^nc: (\S+) \((\S+?)[:.](\d+)\)(?: \([^)]*\))?: (.+)$`)
+	ncatRe          = lazyre.New(`^Ncat: (.+?)\.?$`)
+	wgetConnRe      = lazyre.New(`^Connecting to (?:(\S+) )?(?:\(\S+\))?\|?([^|\s]*)\|?:(\d+)\.\.\. (.+)$`)
+	wgetFailRe      = lazyre.New(`^wget: can't connect to remote host \(([^)]*)\): (.+)$`)
+	wgetBadRe       = lazyre.New(`^wget: (?:bad address|unable to resolve host address) ['‘]([^'’]*)`)
+	wgetResolveRe   = lazyre.New(`^Resolving (\S+?)(?: \(\S+\))?\.\.\. failed: (.+)$`)
+	wgetStatusRe    = lazyre.New(`^HTTP request sent, awaiting response\.\.\. (\d{3})\b`)
+	kubectlRefused  = lazyre.New(`The connection to the server (\S+) was refused`)
+	dialRe          = lazyre.New(`\bdial (?:tcp|udp)[46]? (\S+?): (.+)$`)
+	lookupRe        = lazyre.New(`\blookup (\S+?)(?: on (\S+?))?: (.+)$`)
+	rwRe            = lazyre.New(`\b(?:read|write) (?:tcp|udp)[46]? \S+->(\S+?): (.+)$`)
+	arpingRe        = lazyre.New(`^ARPING (\S+)(?: from \S+ \S+)?$`)
+	arpingReplyRe   = lazyre.New(`^Unicast reply from (\S+) \[([0-9A-Fa-f:]{17})\]`)
+	arpingHabetsRe  = lazyre.New(`^\d+ bytes from ([0-9A-Fa-f:]{17}) \((\S+)\): index=`)
+	arpingNoneRe    = lazyre.New(`^Received 0 response`)
+	barePromptRe    = lazyre.New(`^\S{0,60} [$#] (\S.*)$`)
+	bareClientRe    = lazyre.New(`^(?:sudo\s+)?(?:curl|wget|nc|ncat|telnet|dig|nslookup|arping)\s+\S`)
 )
 
 // classify names the outcome an error text says, "" when it says none
@@ -270,7 +271,7 @@ func (c *clientReader) connectLine(l *text.Line, tool, msg string) bool {
 		return model.ClientResult{Tool: c.tool(tool), Outcome: o}
 	}
 	var m []string
-	is := func(re *regexp.Regexp) bool { m = re.FindStringSubmatch(msg); return m != nil }
+	is := func(re *lazyre.Regexp) bool { m = re.FindStringSubmatch(msg); return m != nil }
 	switch {
 	case is(curlTryingRe):
 		c.trying = m[1]
@@ -387,20 +388,20 @@ func (c *clientReader) appLine(l *text.Line) {
 var (
 	// curlMeterRe is curl's progress meter, which a failure message
 	// follows on the same line when stderr is not a terminal.
-	curlMeterRe = regexp.MustCompile(`^[\s0-9:.kMG%-]*$`)
+	curlMeterRe = lazyre.New(`^[\s0-9:.kMG%-]*$`)
 	// clientStrong are lines only a client prints.
-	clientStrong = []*regexp.Regexp{
+	clientStrong = []*lazyre.Regexp{
 		curlTryingRe, curlConnectedRe, failedConnectRe, telnetFailRe, ncOKRe, ncFailRe, ncBusyFailRe,
 		wgetConnRe, wgetFailRe, wgetBadRe, wgetResolveRe, wgetStatusRe, kubectlRefused,
 		digBannerRe, digHeaderRe, digCommErrRe, nsCantFindRe, nsCantResolveRe, arpingRe, arpingReplyRe, arpingHabetsRe,
-		regexp.MustCompile(`^Ncat: (?:Connected to|Connection refused|Connection timed out|TIMEOUT|No route to host)`),
-		regexp.MustCompile(`^;; connection timed out; no servers could be reached`),
-		regexp.MustCompile(`^(?:error: )?(?:Error from server: )?error dialing backend: `),
-		regexp.MustCompile(`^Unable to connect to the server: `),
-		regexp.MustCompile(`^error: (?:error upgrading connection|unable to forward port)`),
+		lazyre.New(`^Ncat: (?:Connected to|Connection refused|Connection timed out|TIMEOUT|No route to host)`),
+		lazyre.New(`^;; connection timed out; no servers could be reached`),
+		lazyre.New(`^(?:error: )?(?:Error from server: )?error dialing backend: `),
+		lazyre.New(`^Unable to connect to the server: `),
+		lazyre.New(`^error: (?:error upgrading connection|unable to forward port)`),
 	}
 	// appErrRe are an application's bare error lines.
-	appErrRe = regexp.MustCompile(`^(?:\w+ )?(?:dial (?:tcp|udp)[46]? \S+: |lookup \S+ on \S+: |(?:read|write) (?:tcp|udp)[46]? \S+->\S+: )`)
+	appErrRe = lazyre.New(`^(?:\w+ )?(?:dial (?:tcp|udp)[46]? \S+: |lookup \S+ on \S+: |(?:read|write) (?:tcp|udp)[46]? \S+->\S+: )`)
 )
 
 // sniffClient claims text holding a line only a client prints (curl's

@@ -1,8 +1,9 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -11,16 +12,16 @@ import (
 )
 
 var (
-	digBannerRe     = regexp.MustCompile(`^; <<>> DiG \S+ <<>> (.*)$`)
-	digHeaderRe     = regexp.MustCompile(`^;; ->>HEADER<<- opcode: \w+, status: (\w+)`)
-	digServerRe     = regexp.MustCompile(`^;; SERVER: ([^#\s]+)#(\d+)`)
-	digCommErrRe    = regexp.MustCompile(`^;; communications error to ([^#\s]+)#(\d+): (.+)$`)
-	digAnswerRe     = regexp.MustCompile(`^(\S+)\s+\d+\s+IN\s+(?:A|AAAA)\s+(\S+)$`)
-	nsServerRe      = regexp.MustCompile(`^Server:\s+(\S+)$`)
-	nsAddressRe     = regexp.MustCompile(`^Address(?: \d+)?:\s+(\S+?)(?:#(\d+))?(?:\s.*)?$`)
-	nsNameRe        = regexp.MustCompile(`^Name:\s+(\S+)$`)
-	nsCantFindRe    = regexp.MustCompile(`^\*\*\*? (?:server can't find|Can't find) (\S+?):? (\S+?)\.?$`)
-	nsCantResolveRe = regexp.MustCompile(`^nslookup: can't resolve '([^']*)'`)
+	digBannerRe     = lazyre.New(`^; <<>> DiG \S+ <<>> (.*)$`)
+	digHeaderRe     = lazyre.New(`^;; ->>HEADER<<- opcode: \w+, status: (\w+)`)
+	digServerRe     = lazyre.New(`^;; SERVER: ([^#\s]+)#(\d+)`)
+	digCommErrRe    = lazyre.New(`^;; communications error to ([^#\s]+)#(\d+): (.+)$`)
+	digAnswerRe     = lazyre.New(`^(\S+)\s+\d+\s+IN\s+(?:A|AAAA)\s+(\S+)$`)
+	nsServerRe      = lazyre.New(`^Server:\s+(\S+)$`)
+	nsAddressRe     = lazyre.New(`^Address(?: \d+)?:\s+(\S+?)(?:#(\d+))?(?:\s.*)?$`)
+	nsNameRe        = lazyre.New(`^Name:\s+(\S+)$`)
+	nsCantFindRe    = lazyre.New(`^\*\*\*? (?:server can't find|Can't find) (\S+?):? (\S+?)\.?$`)
+	nsCantResolveRe = lazyre.New(`^nslookup: can't resolve '([^']*)'`)
 )
 
 // dnsState is the DNS lookup a dig or nslookup transcript is printing.
@@ -100,7 +101,7 @@ func (d *dnsState) fail(c *clientReader, l *text.Line, o model.ClientOutcome) {
 func (d *dnsState) line(c *clientReader, l *text.Line) bool {
 	t := l.Trimmed
 	var m []string
-	is := func(re *regexp.Regexp) bool { m = re.FindStringSubmatch(t); return m != nil }
+	is := func(re *lazyre.Regexp) bool { m = re.FindStringSubmatch(t); return m != nil }
 	switch {
 	case is(digBannerRe):
 		d.finish(c)

@@ -1,10 +1,11 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"io"
 	"net/netip"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -50,9 +51,9 @@ func Probes(r io.Reader, name string) ([]model.ProbeRun, error) {
 }
 
 var (
-	seqRe   = regexp.MustCompile(`\bseq\s+(\d+)(?:\s+(\d+))?(?:\s+(\d+))?`)
-	braceRe = regexp.MustCompile(`\{(\d+)\.\.(\d+)\}`)
-	grepRe  = regexp.MustCompile(`\bgrep((?:\s+-[A-Za-z]+)*)\s+(?:-e\s+)?(?:"([^"]*)"|'([^']*)'|(\S+))`)
+	seqRe   = lazyre.New(`\bseq\s+(\d+)(?:\s+(\d+))?(?:\s+(\d+))?`)
+	braceRe = lazyre.New(`\{(\d+)\.\.(\d+)\}`)
+	grepRe  = lazyre.New(`\bgrep((?:\s+-[A-Za-z]+)*)\s+(?:-e\s+)?(?:"([^"]*)"|'([^']*)'|(\S+))`)
 )
 
 // ncArgFlags are the nc options (traditional, OpenBSD and ncat) that take

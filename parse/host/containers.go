@@ -1,8 +1,9 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -24,10 +25,10 @@ func Containers(r io.Reader, name string) ([]model.Container, error) {
 
 var (
 	// dockerIDRe is a short or full container ID at the start of a row.
-	dockerIDRe = regexp.MustCompile(`^[0-9a-f]{12}(?:[0-9a-f]{52})?$`)
+	dockerIDRe = lazyre.New(`^[0-9a-f]{12}(?:[0-9a-f]{52})?$`)
 	// dockerStatusRe finds the STATUS column after the CREATED column.
-	dockerStatusRe = regexp.MustCompile(`\s(Up|Exited|Created|Restarting|Paused|Dead|Removal In Progress)\b`)
-	exitCodeRe     = regexp.MustCompile(`^(?:Exited|Restarting) \((-?\d+)\)`)
+	dockerStatusRe = lazyre.New(`\s(Up|Exited|Created|Restarting|Paused|Dead|Removal In Progress)\b`)
+	exitCodeRe     = lazyre.New(`^(?:Exited|Restarting) \((-?\d+)\)`)
 	crictlStates   = map[string]string{"Running": "up", "Exited": "exited", "Created": "created", "Unknown": "unknown"}
 )
 

@@ -1,9 +1,10 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -26,7 +27,7 @@ var HairpinCatFormat = &format.Format{
 
 // hairpinCatRe matches cat of hairpin_mode files: the bridge and the port
 // glob of a brif path, or the port glob of a brport path.
-var hairpinCatRe = regexp.MustCompile(`^(?:sudo\s+)?cat\s+(?:/sys/(?:devices/virtual|class)/net/([^/\s]+)/brif/([^/\s]+)|/sys/class/net/([^/\s]+)/brport)/hairpin_mode\s*$`)
+var hairpinCatRe = lazyre.New(`^(?:sudo\s+)?cat\s+(?:/sys/(?:devices/virtual|class)/net/([^/\s]+)/brif/([^/\s]+)|/sys/class/net/([^/\s]+)/brport)/hairpin_mode\s*$`)
 
 // hairpinCat is the cat command being read: its bridge, its port glob,
 // and how many values it printed.

@@ -1,12 +1,13 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/netip"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -137,7 +138,7 @@ func readAddrs(r io.Reader, src *format.File, errs *model.ErrorList) []model.IfA
 }
 
 // addrLinkRe matches the link line of ip addr: "3: eth0@if12: <FLAGS> ...".
-var addrLinkRe = regexp.MustCompile(`^\d+:\s+(\S+?):\s+<([A-Z0-9_,-]*)>(.*)$`)
+var addrLinkRe = lazyre.New(`^\d+:\s+(\S+?):\s+<([A-Z0-9_,-]*)>(.*)$`)
 
 // linkStates are the operational states ip prints.
 var linkStates = map[string]bool{
@@ -148,7 +149,7 @@ var linkStates = map[string]bool{
 // addrOnelineRe matches a line of ip -o addr: "2: eth0    inet
 // 10.0.0.1/24 brd 10.0.0.255 scope global eth0\       valid_lft forever
 // preferred_lft forever".
-var addrOnelineRe = regexp.MustCompile(`^\d+:\s+(\S+)\s+(inet6? .*)$`)
+var addrOnelineRe = lazyre.New(`^\d+:\s+(\S+)\s+(inet6? .*)$`)
 
 // onelineAddr splits a line of ip -o addr into its device and the fields
 // of its inet or inet6 part (what ip addr prints on an indented line, up

@@ -1,9 +1,10 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -49,7 +50,7 @@ func netstatProto(s string) bool {
 }
 
 // netstatTimerRe matches the first word of netstat -o's Timer column.
-var netstatTimerRe = regexp.MustCompile(`^(off|on|keepalive|timewait|probe|unkn-\d+)$`)
+var netstatTimerRe = lazyre.New(`^(off|on|keepalive|timewait|probe|unkn-\d+)$`)
 
 // netstatRow reads "Proto Recv-Q Send-Q Local Foreign [State] [User Inode]
 // [PID/Program name] [Timer]".

@@ -1,9 +1,10 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -74,15 +75,15 @@ var netstatWordings = map[string]netstatWording{
 
 var (
 	// netstatSectionRe matches a section header: "TcpExt:", "IpExt:".
-	netstatSectionRe = regexp.MustCompile(`^([A-Z][A-Za-z0-9]*):$`)
+	netstatSectionRe = lazyre.New(`^([A-Z][A-Za-z0-9]*):$`)
 	// netstatWordedRe matches a worded counter: "18 SYNs to LISTEN sockets dropped".
-	netstatWordedRe = regexp.MustCompile(`^(\d+) ([A-Za-z].*)$`)
+	netstatWordedRe = lazyre.New(`^(\d+) ([A-Za-z].*)$`)
 	// netstatNamedRe matches a counter netstat prints by its name: "TCPTimeouts: 3".
-	netstatNamedRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_]*): (\d+)$`)
+	netstatNamedRe = lazyre.New(`^([A-Za-z][A-Za-z0-9_]*): (\d+)$`)
 	// netstatSkippedRe matches what netstat prints that is not a counter
 	// netmortem reads: histogram headers and entries ("echo requests: 3"),
 	// and the "Quick ack mode was activated 9 times" kind of wording.
-	netstatSkippedRe = regexp.MustCompile(`^(?:[A-Za-z][A-Za-z0-9 ]* histogram:|[a-z][A-Za-z0-9 ]*: \d+|[A-Z][A-Za-z ]+ \d+ times?)$`)
+	netstatSkippedRe = lazyre.New(`^(?:[A-Za-z][A-Za-z0-9 ]* histogram:|[a-z][A-Za-z0-9 ]*: \d+|[A-Z][A-Za-z ]+ \d+ times?)$`)
 )
 
 func readNetstatStats(r io.Reader, src *format.File, errs *model.ErrorList) []model.Counter {

@@ -1,9 +1,10 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -33,7 +34,7 @@ func Nstat(r io.Reader, name string) ([]model.Counter, error) {
 
 // nstatLineRe matches a counter line: the name, its value and the rate
 // nstat computes from its history (absent from some versions' output).
-var nstatLineRe = regexp.MustCompile(`^([A-Z][A-Za-z0-9_]*)\s+(\d+)(?:\s+\d+(?:\.\d+)?)?$`)
+var nstatLineRe = lazyre.New(`^([A-Z][A-Za-z0-9_]*)\s+(\d+)(?:\s+\d+(?:\.\d+)?)?$`)
 
 // nstatPrefixes are the MIB prefixes of the counters nstat prints, from
 // /proc/net/snmp, /proc/net/snmp6, /proc/net/netstat and /proc/net/sctp/snmp.

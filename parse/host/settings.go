@@ -1,8 +1,9 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -38,7 +39,7 @@ func Settings(r io.Reader, name string) ([]model.Setting, error) {
 }
 
 // settingRe matches a top-level YAML "key: value" line.
-var settingRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*):(?:\s+(.*?))?\s*$`)
+var settingRe = lazyre.New(`^([A-Za-z_][A-Za-z0-9_]*):(?:\s+(.*?))?\s*$`)
 
 func readSettings(r io.Reader, src *format.File, errs *model.ErrorList) []model.Setting {
 	name := src.Name

@@ -1,14 +1,15 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 )
 
 // awkPrintRe finds the column an awk program prints: {print $4}.
-var awkPrintRe = regexp.MustCompile(`print\s*\(?\s*\$(\d+)`)
+var awkPrintRe = lazyre.New(`print\s*\(?\s*\$(\d+)`)
 
 // parseSockCmd reads a command line that runs ss or netstat, possibly in a
 // pipeline: which columns ss prints, the protocol, and for counts the column

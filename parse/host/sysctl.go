@@ -1,8 +1,9 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -37,7 +38,7 @@ func Sysctl(r io.Reader, name string) ([]model.Sysctl, error) {
 // 2>&1: "sysctl: permission denied on key 'fs.protected_regular'",
 // "sysctl: reading key \"net.ipv6.conf.all.stable_secret\"",
 // "sysctl: cannot stat /proc/sys/net/foo: No such file or directory".
-var sysctlMessageRe = regexp.MustCompile(`^sysctl: `)
+var sysctlMessageRe = lazyre.New(`^sysctl: `)
 
 // readSysctl reads sysctl lines, counting sysctl's own messages in the
 // source's details.

@@ -1,8 +1,9 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/parse/internal/text"
@@ -16,7 +17,7 @@ import (
 
 // headerRe matches the header head and tail print before each file when
 // given several: "==> /proc/sys/net/bridge/bridge-nf-call-iptables <==".
-var headerRe = regexp.MustCompile(`==> (\S(?:.*\S)?) <==\s*$`)
+var headerRe = lazyre.New(`==> (\S(?:.*\S)?) <==\s*$`)
 
 // fileHeader returns the path of a head/tail header line, anywhere on the
 // line (a pasted prompt may run into the first one).

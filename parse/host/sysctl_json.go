@@ -1,12 +1,13 @@
 package host
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
@@ -133,7 +134,7 @@ func (o *offsets) at(off int) model.Pos {
 
 // sysctlJSONKeyRe matches the opening of a sysctl JSON map: '{' and a first
 // key in a known top-level directory with a string value.
-var sysctlJSONKeyRe = regexp.MustCompile(`^\{\s*"(?:abi|crypto|debug|dev|fs|kernel|net|sunrpc|user|vm)\.[^"\s]+"\s*:\s*"`)
+var sysctlJSONKeyRe = lazyre.New(`^\{\s*"(?:abi|crypto|debug|dev|fs|kernel|net|sunrpc|user|vm)\.[^"\s]+"\s*:\s*"`)
 
 func sniffSysctlJSON(_ string, head []byte) int {
 	if sysctlJSONKeyRe.Match(bytes.TrimLeft(head, " \t\r\n\ufeff")) {

@@ -1,11 +1,12 @@
 package kube
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"bufio"
 	"bytes"
 	"io"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -45,12 +46,12 @@ var DNSDebugFormat = &format.Format{
 }
 
 var (
-	versionKeysRe  = regexp.MustCompile(`"(gitVersion|major|minor|serverVersion|info)"\s*:`)
-	dnsDebugKeysRe = regexp.MustCompile(`"(kubernetesClusterIP|podResolvConf|kubeDNSService|kubeDNSEndpoints|kubeDNSPods)"\s*:`)
+	versionKeysRe  = lazyre.New(`"(gitVersion|major|minor|serverVersion|info)"\s*:`)
+	dnsDebugKeysRe = lazyre.New(`"(kubernetesClusterIP|podResolvConf|kubeDNSService|kubeDNSEndpoints|kubeDNSPods)"\s*:`)
 )
 
 // jsonKeys counts the distinct keys of re found in a JSON object's head.
-func jsonKeys(head []byte, re *regexp.Regexp) map[string]bool {
+func jsonKeys(head []byte, re *lazyre.Regexp) map[string]bool {
 	seen := map[string]bool{}
 	if t := bytes.TrimSpace(head); !text.IsText(head) || len(t) == 0 || t[0] != '{' {
 		return seen
@@ -133,7 +134,7 @@ func readVersion(r io.Reader, src *format.File, errs *model.ErrorList) []model.S
 
 // versionInfoRe reads the Go struct kubectl version printed before 1.28:
 // version.Info{Major:"1", Minor:"21", GitVersion:"v1.21.1", ...}.
-var versionInfoRe = regexp.MustCompile(`(\w+):"([^"]*)"`)
+var versionInfoRe = lazyre.New(`(\w+):"([^"]*)"`)
 
 // readVersionText reads kubectl version's text: "Server Version:
 // v1.31.2+k3s1", or "Server Version: version.Info{Major:"1", ...}" before

@@ -1,9 +1,10 @@
 package kube
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"io"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -33,14 +34,14 @@ func KubectlDescribe(r io.Reader, name string) (*model.Kube, error) {
 }
 
 var (
-	describeCmdRe   = regexp.MustCompile(`\bkubectl\b.*\bdescribe\s+(endpoints|ep|services?|svc)\b`)
-	describeFieldRe = regexp.MustCompile(`^([A-Z][A-Za-z -]*):(?:\s+(.*))?$`)
+	describeCmdRe   = lazyre.New(`\bkubectl\b.*\bdescribe\s+(endpoints|ep|services?|svc)\b`)
+	describeFieldRe = lazyre.New(`^([A-Z][A-Za-z -]*):(?:\s+(.*))?$`)
 	// kubectlStderrRe matches kubectl's own klog lines on stderr
 	// ("E1008 13:30:47.434013    8209 describe.go:616] ..."), pasted with
 	// the output.
-	kubectlStderrRe = regexp.MustCompile(`^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] `)
+	kubectlStderrRe = lazyre.New(`^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] `)
 	// describePortRe matches "Port:  https  443/TCP" and "NodePort:  http  32080/TCP".
-	describePortRe = regexp.MustCompile(`^(\S+)?\s*(\d+)/(TCP|UDP|SCTP)$`)
+	describePortRe = lazyre.New(`^(\S+)?\s*(\d+)/(TCP|UDP|SCTP)$`)
 )
 
 // describeObj is one object being read.

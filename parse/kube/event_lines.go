@@ -1,10 +1,11 @@
 package kube
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"context"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,9 +38,9 @@ var EventLinesFormat = &format.Format{
 
 var (
 	// eventObjectRe: "kube-system:svclb-traefik-8k4xr", "default/web-0".
-	eventObjectRe = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)[:/]([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$`)
+	eventObjectRe = lazyre.New(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)[:/]([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$`)
 	// eventReasonRe: a reason as the kubelet and controllers write them.
-	eventReasonRe = regexp.MustCompile(`^[A-Z][a-z]+(?:[A-Z][A-Za-z]*)+$`)
+	eventReasonRe = lazyre.New(`^[A-Z][a-z]+(?:[A-Z][A-Za-z]*)+$`)
 )
 
 // EventLines reads events pasted a line per field.

@@ -1,9 +1,10 @@
 package kube
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"cmp"
 	"io"
-	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,10 +29,10 @@ var EventsTableFormat = &format.Format{
 
 // eventRowRe matches a row: an optional namespace, LAST SEEN (5m, 2m27s,
 // <unknown>), TYPE, REASON, OBJECT (kind/name) and MESSAGE.
-var eventRowRe = regexp.MustCompile(`^(?:([a-z0-9][-a-z0-9]*)\s+)?(<unknown>|(?:\d+[smhdy])+)\s+(Normal|Warning)\s+([A-Za-z]+)\s+([a-z][a-z.]*/\S+)\s+(.*)$`)
+var eventRowRe = lazyre.New(`^(?:([a-z0-9][-a-z0-9]*)\s+)?(<unknown>|(?:\d+[smhdy])+)\s+(Normal|Warning)\s+([A-Za-z]+)\s+([a-z][a-z.]*/\S+)\s+(.*)$`)
 
 // eventsHeaderRe matches the header kubectl prints.
-var eventsHeaderRe = regexp.MustCompile(`^(?:NAMESPACE\s+)?LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$`)
+var eventsHeaderRe = lazyre.New(`^(?:NAMESPACE\s+)?LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$`)
 
 // eventKinds are the kinds of kubectl's lower-case object names.
 var eventKinds = map[string]string{"pod": "Pod", "node": "Node", "service": "Service", "deployment": "Deployment",

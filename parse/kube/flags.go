@@ -1,9 +1,10 @@
 package kube
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"io"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -125,7 +126,7 @@ var flagOwners = map[string]string{
 
 // flagLineRe matches one flag on a line of its own: "--a=b", "--a b",
 // "- --a=b" (a YAML list item), with an optional trailing backslash.
-var flagLineRe = regexp.MustCompile(`^\s*(?:-\s+)?--([A-Za-z0-9][A-Za-z0-9._-]*)(?:(=|\s+)(.*?))?\s*\\?\s*$`)
+var flagLineRe = lazyre.New(`^\s*(?:-\s+)?--([A-Za-z0-9][A-Za-z0-9._-]*)(?:(=|\s+)(.*?))?\s*\\?\s*$`)
 
 // flagLine splits a flag line into its name and value.
 func flagLine(line string) (name, value string, ok bool) {

@@ -6,6 +6,8 @@
 package kube
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -61,8 +62,8 @@ var KubectlFormat = &format.Format{
 }
 
 var (
-	yamlTopKeyRe = regexp.MustCompile(`^(apiVersion|kind):\s*\S`)
-	jsonKindRe   = regexp.MustCompile(`"(apiVersion|kind)"\s*:\s*"`)
+	yamlTopKeyRe = lazyre.New(`^(apiVersion|kind):\s*\S`)
+	jsonKindRe   = lazyre.New(`"(apiVersion|kind)"\s*:\s*"`)
 )
 
 func sniffKube(_ string, head []byte) int {
@@ -120,9 +121,9 @@ func sniffKube(_ string, head []byte) int {
 	return 0
 }
 
-var yamlListKeyRe = regexp.MustCompile(`^(?:- |  )(apiVersion|kind):\s*\S`)
+var yamlListKeyRe = lazyre.New(`^(?:- |  )(apiVersion|kind):\s*\S`)
 
-var yamlItemKindRe = regexp.MustCompile(`^(?:- |  )kind:\s*[A-Z]\w*\s*$`)
+var yamlItemKindRe = lazyre.New(`^(?:- |  )kind:\s*[A-Z]\w*\s*$`)
 
 // KubeObjects reads Kubernetes objects from kubectl's JSON or YAML output:
 // single objects, Lists (kind: List, or typed lists such as ServiceList),
@@ -146,7 +147,7 @@ func KubeObjects(r io.Reader, name string) (*model.Snapshot, error) {
 	return snap, errs.Err()
 }
 
-var yamlLineRe = regexp.MustCompile(`line (\d+)`)
+var yamlLineRe = lazyre.New(`line (\d+)`)
 
 func readKube(ctx context.Context, r io.Reader, src *format.File, snap *model.Snapshot, errs *model.ErrorList) int {
 	r, prompt := leadingPrompts(r)

@@ -1,8 +1,9 @@
 package kube
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"net/netip"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -86,21 +87,21 @@ type cellSpec struct {
 }
 
 var (
-	ageRe       = regexp.MustCompile(`^(?:<unknown>|<invalid>|(?:\d+y)?(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?)$`)
-	svcPortsRe  = regexp.MustCompile(`^(?:<none>|\d+(?::\d+)?/(?:TCP|UDP|SCTP)(?:,\d+(?::\d+)?/(?:TCP|UDP|SCTP))*)$`)
-	readyRe     = regexp.MustCompile(`^\d+/\d+$`)
-	restartsRe  = regexp.MustCompile(`^\d+(?: \(\S+ ago\))?$`)
-	podStatusRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9:/._-]*$`)
-	nodeStatRe  = regexp.MustCompile(`^(?:Ready|NotReady|Unknown)(?:,[A-Za-z]+)*$`)
-	rolesRe     = regexp.MustCompile(`^(?:<none>|[a-z0-9][a-z0-9._/-]*(?:,[a-z0-9][a-z0-9._/-]*)*)$`)
-	versionRe   = regexp.MustCompile(`^v\d+\.\d+\S*$`)
-	kernelRe    = regexp.MustCompile(`^(?:<unknown>|\d+\.\d+\S*)$`)
-	runtimeRe   = regexp.MustCompile(`^(?:<unknown>|[a-z0-9.-]+://\S*)$`)
-	nsRe        = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
-	ingPortsRe  = regexp.MustCompile(`^\d+(?:, \d+)*$`)
-	moreRe      = regexp.MustCompile(`^(\S+) \+ (\d+) more\.\.\.$`)
-	addrListRe  = regexp.MustCompile(`^[A-Za-z0-9.:\[\]_*-]+(?:,[A-Za-z0-9.:\[\]_*-]+)*(?:\.\.\.)?$`)
-	headerColRe = regexp.MustCompile(`^[A-Z][A-Z0-9()/_.:-]*$`)
+	ageRe       = lazyre.New(`^(?:<unknown>|<invalid>|(?:\d+y)?(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?)$`)
+	svcPortsRe  = lazyre.New(`^(?:<none>|\d+(?::\d+)?/(?:TCP|UDP|SCTP)(?:,\d+(?::\d+)?/(?:TCP|UDP|SCTP))*)$`)
+	readyRe     = lazyre.New(`^\d+/\d+$`)
+	restartsRe  = lazyre.New(`^\d+(?: \(\S+ ago\))?$`)
+	podStatusRe = lazyre.New(`^[A-Za-z][A-Za-z0-9:/._-]*$`)
+	nodeStatRe  = lazyre.New(`^(?:Ready|NotReady|Unknown)(?:,[A-Za-z]+)*$`)
+	rolesRe     = lazyre.New(`^(?:<none>|[a-z0-9][a-z0-9._/-]*(?:,[a-z0-9][a-z0-9._/-]*)*)$`)
+	versionRe   = lazyre.New(`^v\d+\.\d+\S*$`)
+	kernelRe    = lazyre.New(`^(?:<unknown>|\d+\.\d+\S*)$`)
+	runtimeRe   = lazyre.New(`^(?:<unknown>|[a-z0-9.-]+://\S*)$`)
+	nsRe        = lazyre.New(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	ingPortsRe  = lazyre.New(`^\d+(?:, \d+)*$`)
+	moreRe      = lazyre.New(`^(\S+) \+ (\d+) more\.\.\.$`)
+	addrListRe  = lazyre.New(`^[A-Za-z0-9.:\[\]_*-]+(?:,[A-Za-z0-9.:\[\]_*-]+)*(?:\.\.\.)?$`)
+	headerColRe = lazyre.New(`^[A-Z][A-Z0-9()/_.:-]*$`)
 )
 
 func oneWord(s string) bool { return s != "" && !strings.ContainsAny(s, " \t") }
@@ -155,7 +156,7 @@ func isHostsCell(s string) bool {
 	return oneWord(s) && addrListRe.MatchString(s) && !strings.HasSuffix(s, "...")
 }
 
-func re(r *regexp.Regexp) func(string) bool { return r.MatchString }
+func re(r *lazyre.Regexp) func(string) bool { return r.MatchString }
 
 var (
 	oneAny  = cellSpec{1, 1, oneWord}

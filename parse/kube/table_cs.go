@@ -1,11 +1,11 @@
 package kube
 
-import "regexp"
+import "github.com/netmortem/netmortem/internal/lazyre"
 
 // csNameRe is the name of a ComponentStatus: the apiserver checks the
 // scheduler, the controller-manager and each etcd server (etcd-0 ...),
 // and no other object, so the names are known.
-var csNameRe = regexp.MustCompile(`^(?:scheduler|controller-manager|etcd-\d+)$`)
+var csNameRe = lazyre.New(`^(?:scheduler|controller-manager|etcd-\d+)$`)
 
 // headerlessCS is the layout of `kubectl get cs` rows pasted without their
 // header and without the command line ("scheduler  Unhealthy  Get

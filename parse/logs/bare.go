@@ -1,7 +1,8 @@
 package logs
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -13,7 +14,7 @@ import (
 
 // nfLogRe matches a netfilter LOG (or TRACE) line without the kernel
 // log's prefix: the rule's log prefix, if any, then IN= OUT= ... SRC=.
-var nfLogRe = regexp.MustCompile(`^(?:[\w.:-]+(?: [\w.:-]+){0,3}:? ?)?IN=\S* OUT=\S* .*\bSRC=\S+ DST=\S+`)
+var nfLogRe = lazyre.New(`^(?:[\w.:-]+(?: [\w.:-]+){0,3}:? ?)?IN=\S* OUT=\S* .*\bSRC=\S+ DST=\S+`)
 
 // parseBareNFLog reads "filter_FWD_public_REJECT: IN=flannel.1 OUT=cni0
 // ... SRC=10.244.1.0 DST=10.244.0.2 ..." as the kernel's line it was cut

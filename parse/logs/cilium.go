@@ -1,8 +1,9 @@
 package logs
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"net/netip"
-	"regexp"
 	"strings"
 	"time"
 
@@ -32,17 +33,17 @@ var (
 	// ciliumDropRe: "xx drop (Policy denied (L3)) flow 0x3a91d07e to
 	// endpoint 0, ifindex 29, file bpf_lxc.c:1497, , identity
 	// 10472->7318: 10.6.1.104:50733 -> 10.6.2.169:53 udp".
-	ciliumDropRe = regexp.MustCompile(`^xx drop \((.+?)\) flow (0x[0-9a-f]+) to endpoint (\d+), (.*?)identity ([\w:.-]+)->([\w:.-]+): (\S+) -> (\S+) (\w+)(?: (.*))?$`)
+	ciliumDropRe = lazyre.New(`^xx drop \((.+?)\) flow (0x[0-9a-f]+) to endpoint (\d+), (.*?)identity ([\w:.-]+)->([\w:.-]+): (\S+) -> (\S+) (\w+)(?: (.*))?$`)
 	// ciliumLogRe: the "[2018-10-17 06:34:51] kn2: " of a monitor.log.
-	ciliumLogRe = regexp.MustCompile(`^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] ([\w.-]+): (drop|trace|debug)(?::? )`)
+	ciliumLogRe = lazyre.New(`^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] ([\w.-]+): (drop|trace|debug)(?::? )`)
 	// ciliumFlowRe: "( 10.12.1.209:57214) => (kube-system/coredns-x 10.12.1.182:53)".
-	ciliumFlowRe = regexp.MustCompile(`\(\s*(?:(\S+) )?(\S+)\) => \(\s*(?:(\S+) )?(\S+)\)$`)
+	ciliumFlowRe = lazyre.New(`\(\s*(?:(\S+) )?(\S+)\) => \(\s*(?:(\S+) )?(\S+)\)$`)
 	// ciliumBannerRe: "Listening for events on 2 CPUs with 64x4096 of
 	// shared memory", the first line cilium monitor prints.
-	ciliumBannerRe = regexp.MustCompile(`^Listening for events on \d+ CPUs with \d+x\d+ of shared memory$`)
+	ciliumBannerRe = lazyre.New(`^Listening for events on \d+ CPUs with \d+x\d+ of shared memory$`)
 	// cilium2017Re: "drop [ifindex 402 / endpoint 37114] (Policy
 	// denied)" and "from [container 402 / endpoint 37114]".
-	cilium2017Re = regexp.MustCompile(`^(drop|from) \[(\w+) (\d+)(?: / (\w+) (\d+))?\](?: > \[(\w+) (\d+)\])?(?: \((.+)\))?$`)
+	cilium2017Re = lazyre.New(`^(drop|from) \[(\w+) (\d+)(?: / (\w+) (\d+))?\](?: > \[(\w+) (\d+)\])?(?: \((.+)\))?$`)
 )
 
 // parseCilium reads one line of cilium monitor's text.

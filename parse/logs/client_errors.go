@@ -1,8 +1,9 @@
 package logs
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -26,12 +27,12 @@ var ClientErrorsFormat = &format.Format{
 }
 
 var (
-	helmErrorRe    = regexp.MustCompile(`^Error: ((?:UPGRADE|INSTALLATION|ROLLBACK) FAILED: .+)$`)
-	kubectlErrorRe = regexp.MustCompile(`^((?:The )?[A-Z][A-Za-z]* "[^"]+" is invalid: .+|Error from server(?: \([A-Za-z]+\))?: .+)$`)
-	kubeadmCheckRe = regexp.MustCompile(`^\[(ERROR|WARNING) ([A-Za-z0-9_.-]+)\]: (.+)$`)
-	kubeadmPhaseRe = regexp.MustCompile(`^(error execution phase [\w/-]+: .+|\[(?:preflight|init|reset|join|certs|kubeconfig|kubelet-start|control-plane|etcd|wait-control-plane|kubelet-check|upload-config|upload-certs|mark-control-plane|bootstrap-token|addons|kubelet-finalize)\] .+)$`)
+	helmErrorRe    = lazyre.New(`^Error: ((?:UPGRADE|INSTALLATION|ROLLBACK) FAILED: .+)$`)
+	kubectlErrorRe = lazyre.New(`^((?:The )?[A-Z][A-Za-z]* "[^"]+" is invalid: .+|Error from server(?: \([A-Za-z]+\))?: .+)$`)
+	kubeadmCheckRe = lazyre.New(`^\[(ERROR|WARNING) ([A-Za-z0-9_.-]+)\]: (.+)$`)
+	kubeadmPhaseRe = lazyre.New(`^(error execution phase [\w/-]+: .+|\[(?:preflight|init|reset|join|certs|kubeconfig|kubelet-start|control-plane|etcd|wait-control-plane|kubelet-check|upload-config|upload-certs|mark-control-plane|bootstrap-token|addons|kubelet-finalize)\] .+)$`)
 	// kubectlOutputRe is kubectl's own line for an object it wrote.
-	kubectlOutputRe = regexp.MustCompile(`^[a-z.0-9-]+/[a-z0-9.-]+ (?:created|configured|unchanged|deleted|patched|replaced)$`)
+	kubectlOutputRe = lazyre.New(`^[a-z.0-9-]+/[a-z0-9.-]+ (?:created|configured|unchanged|deleted|patched|replaced)$`)
 )
 
 // clientError reads one line of kubectl, helm or kubeadm: its event.

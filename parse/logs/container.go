@@ -1,9 +1,10 @@
 package logs
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"encoding/json"
 	"path"
-	"regexp"
 	"strings"
 	"time"
 
@@ -49,10 +50,10 @@ type wrapped struct {
 var (
 	// criRe matches the header of a CRI log record: time, stream and
 	// tags (F full, P partial; more tags may follow after ':').
-	criRe = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)) (stdout|stderr) ([A-Z](?::[A-Z]+)*)(?: |$)`)
+	criRe = lazyre.New(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)) (stdout|stderr) ([A-Z](?::[A-Z]+)*)(?: |$)`)
 	// timestampsRe matches the time kubectl logs --timestamps writes
 	// before each line.
-	timestampsRe = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)) `)
+	timestampsRe = lazyre.New(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)) `)
 )
 
 // unwrap reads a container runtime's record (CRI or Docker's json-file)
@@ -92,7 +93,7 @@ func (lr *logReader) unwrap(line string) (wrapped, bool) {
 }
 
 // k8sNameRe matches a namespace, pod or container name.
-var k8sNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,252}$`)
+var k8sNameRe = lazyre.New(`^[a-z0-9][a-z0-9.-]{0,252}$`)
 
 // unwrapPrefixed reads a CRI record after "<namespace> <pod> <container> ",
 // as an rsyslog template that takes them from the /var/log/pods path
@@ -165,17 +166,17 @@ type ContainerLog struct {
 
 var (
 	// containersNameRe matches /var/log/containers/<pod>_<ns>_<container>-<64 hex id>.log.
-	containersNameRe = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]*)_([a-z0-9][a-z0-9-]*)_([a-z0-9][a-z0-9-]*)-[0-9a-f]{64}\.log$`)
+	containersNameRe = lazyre.New(`^([a-z0-9][a-z0-9.-]*)_([a-z0-9][a-z0-9-]*)_([a-z0-9][a-z0-9-]*)-[0-9a-f]{64}\.log$`)
 	// podsDirRe matches the directory <ns>_<pod>_<uid> of /var/log/pods
 	// (the uid is a UUID, or a static pod's config hash).
-	podsDirRe = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*)_([a-z0-9][a-z0-9.-]*)_([0-9a-f-]{16,})$`)
+	podsDirRe = lazyre.New(`^([a-z0-9][a-z0-9-]*)_([a-z0-9][a-z0-9.-]*)_([0-9a-f-]{16,})$`)
 	// podsFileRe matches the <restart>.log file of /var/log/pods, rotated
 	// (0.log.20240102-030405) or not.
-	podsFileRe = regexp.MustCompile(`^\d+\.log(?:\.\d{8}-\d{6}(?:\.gz)?)?$`)
+	podsFileRe = lazyre.New(`^\d+\.log(?:\.\d{8}-\d{6}(?:\.gz)?)?$`)
 	// oldPodsFileRe and uidRe match /var/log/pods/<uid>/<container>_<n>.log
 	// of Kubernetes before 1.14.
-	oldPodsFileRe = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*)_\d+\.log$`)
-	uidRe         = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	oldPodsFileRe = lazyre.New(`^([a-z0-9][a-z0-9-]*)_\d+\.log$`)
+	uidRe         = lazyre.New(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 )
 
 // ContainerLogPath reads the namespace, pod and container from the path

@@ -1,7 +1,8 @@
 package logs
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"strings"
 	"time"
 
@@ -40,22 +41,22 @@ var CoreDNSLogFormat = logFormat("coredns", format.Format{
 
 var (
 	// corednsRe matches the time and level before a CoreDNS message.
-	corednsRe = regexp.MustCompile(`^(?:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) )?\[(INFO|WARNING|ERROR|DEBUG|FATAL)\] `)
+	corednsRe = lazyre.New(`^(?:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) )?\[(INFO|WARNING|ERROR|DEBUG|FATAL)\] `)
 	// corednsTimeRe finds a time that corednsRe refused (an invalid date
 	// or clock) before a level, to report it.
-	corednsTimeRe   = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\S*|\d{4}/\d\d/\d\d \S+) \[(INFO|WARNING|ERROR|DEBUG|FATAL)\] `)
-	corednsPluginRe = regexp.MustCompile(`^plugin/([a-z0-9_]+): `)
+	corednsTimeRe   = lazyre.New(`^(\d{4}-\d\d-\d\dT\S*|\d{4}/\d\d/\d\d \S+) \[(INFO|WARNING|ERROR|DEBUG|FATAL)\] `)
+	corednsPluginRe = lazyre.New(`^plugin/([a-z0-9_]+): `)
 	// The log plugin's default format: {remote}:{port} - {>id} "{type}
 	// {class} {name} {proto} {size} {>do} {>bufsize}" {rcode} {>rflags}
 	// {rsize} {duration}.
-	corednsQueryRe = regexp.MustCompile(`^(\S+) - (\d+) "(\S+) (\S+) (\S+) (\S+) (\d+) (\S+) (\d+)" (\S+) (\S*) (\d+) ([\d.]+(?:[nµu]?s|ms)?)$`)
+	corednsQueryRe = lazyre.New(`^(\S+) - (\d+) "(\S+) (\S+) (\S+) (\S+) (\d+) (\S+) (\d+)" (\S+) (\S*) (\d+) ([\d.]+(?:[nµu]?s|ms)?)$`)
 	// The errors plugin: "RCODE NAME TYPE: error".
-	corednsErrorsRe = regexp.MustCompile(`^(\d+) (\S+) (\S+): `)
+	corednsErrorsRe = lazyre.New(`^(\d+) (\S+) (\S+): `)
 	// The startup banner: the servers (".:53", "cluster.local.:53",
 	// "tls://.:853", ".:53 on 127.0.0.1"), the version and the build.
-	corednsServerRe  = regexp.MustCompile(`^(?:[a-z]+://)?(?:\.|(?:[A-Za-z0-9_*-]+\.)+):(\d{1,5})(?: on (\S+))?$`)
-	corednsVersionRe = regexp.MustCompile(`^CoreDNS-(\d+\.\d+\.\d+\S*)$`)
-	corednsBuildRe   = regexp.MustCompile(`^([a-z0-9]+/[a-z0-9_]+), (go\d[\w.]*), (\S*)$`)
+	corednsServerRe  = lazyre.New(`^(?:[a-z]+://)?(?:\.|(?:[A-Za-z0-9_*-]+\.)+):(\d{1,5})(?: on (\S+))?$`)
+	corednsVersionRe = lazyre.New(`^CoreDNS-(\d+\.\d+\.\d+\S*)$`)
+	corednsBuildRe   = lazyre.New(`^([a-z0-9]+/[a-z0-9_]+), (go\d[\w.]*), (\S*)$`)
 )
 
 // corednsQueryFields names the submatches of corednsQueryRe.

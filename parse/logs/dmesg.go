@@ -1,7 +1,8 @@
 package logs
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"strconv"
 	"strings"
 	"time"
@@ -27,8 +28,8 @@ var DmesgFormat = logFormat("dmesg", format.Format{
 // then the time in brackets (seconds since boot, or -T's date); or
 // --time-format iso's time.
 var (
-	dmesgRe    = regexp.MustCompile(`^(?:([a-z]+) *:([a-z]+) *: |<(\d{1,3})>)?\[ *(\d+\.\d{6}|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\] ?`)
-	dmesgISORe = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d),(\d{6})([+-]\d\d:\d\d) `)
+	dmesgRe    = lazyre.New(`^(?:([a-z]+) *:([a-z]+) *: |<(\d{1,3})>)?\[ *(\d+\.\d{6}|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\] ?`)
+	dmesgISORe = lazyre.New(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d),(\d{6})([+-]\d\d:\d\d) `)
 )
 
 // syslogLevels names the syslog priorities' levels (dmesg -x's names).

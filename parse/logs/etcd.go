@@ -1,7 +1,8 @@
 package logs
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"strings"
 	"time"
 
@@ -18,10 +19,10 @@ var EtcdLogFormat = logFormat("etcd", format.Format{
 })
 
 var (
-	etcdTextRe = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) ([CEWNIDT]) \| `)
-	etcdPkgRe  = regexp.MustCompile(`^([a-z0-9][a-z0-9_./-]*): (.*)$`)
+	etcdTextRe = lazyre.New(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) ([CEWNIDT]) \| `)
+	etcdPkgRe  = lazyre.New(`^([a-z0-9][a-z0-9_./-]*): (.*)$`)
 	// etcd's raft logger: Go's log package with the prefix "raft".
-	etcdRaftRe = regexp.MustCompile(`^raft(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) ([A-Z]+): (.*)$`)
+	etcdRaftRe = lazyre.New(`^raft(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) ([A-Z]+): (.*)$`)
 )
 
 func parseEtcdText(line string) (model.LogEvent, bool) {

@@ -1,7 +1,8 @@
 package logs
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ var FelixLogFormat = logFormat("felix", format.Format{
 		"log shape of their own (a Python traceback, a message wrapped by a paste) continue it",
 })
 
-var felixRe = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[.,]\d+) \[([A-Z]+)\]\[([\d/]+)\] (\S+) (\d+): `)
+var felixRe = lazyre.New(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[.,]\d+) \[([A-Z]+)\]\[([\d/]+)\] (\S+) (\d+): `)
 
 // parseFelix reads one line of Felix's log.
 func parseFelix(line string) (model.LogEvent, bool) {

@@ -1,10 +1,11 @@
 package logs
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"bufio"
 	"context"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -31,7 +32,7 @@ var GrepLogFormat = &format.Format{
 
 // grepPrefixRe matches grep's prefix: an optional file name and the line
 // number, followed by ":" for a matching line and "-" for a context line.
-var grepPrefixRe = regexp.MustCompile(`^(?:([^\s:]+)[:-])?(\d{1,10})[:-]`)
+var grepPrefixRe = lazyre.New(`^(?:([^\s:]+)[:-])?(\d{1,10})[:-]`)
 
 // cutGrepPrefix returns the line grep prefixed, and the file it names
 // ("" when none); ok is false when line has no prefix of a line number

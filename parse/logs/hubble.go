@@ -1,7 +1,8 @@
 package logs
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ var HubbleObserveFormat = logFormat("hubble", format.Format{
 })
 
 // hubbleRe: "[TIME: ]SRC[ (ID)] ARROW DST[ (ID)] EVENT VERDICT[ (SUMMARY)]".
-var hubbleRe = regexp.MustCompile(`^(?:([A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\S+): )?` +
+var hubbleRe = lazyre.New(`^(?:([A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\S+): )?` +
 	`(\S+)(?: \(([^)]*)\))? (->|<-|<>) (\S+)(?: \(([^)]*)\))? +(.*?) ?` +
 	`(FORWARDED|DROPPED|DENIED|ERROR|AUDIT|REDIRECTED|TRACED|TRANSLATED)(?: \((.*)\))?$`)
 

@@ -1,8 +1,9 @@
 package logs
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -84,10 +85,10 @@ func journalEvent(ts time.Time, f map[string]string) model.LogEvent {
 
 // verboseHeaderRe matches the line journalctl -o verbose writes before an
 // entry's fields: "Mon 2026-06-01 15:05:37.850615 UTC [s=...;i=6;b=...;m=...;t=6533286f3acf7;x=...]".
-var verboseHeaderRe = regexp.MustCompile(`^[A-Z][a-z]{2} (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) (\S+) \[s=[0-9a-f]+;[^\]]*\]$`)
+var verboseHeaderRe = lazyre.New(`^[A-Z][a-z]{2} (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) (\S+) \[s=[0-9a-f]+;[^\]]*\]$`)
 
 // cursorTimeRe finds the realtime (microseconds, hex) in a journal cursor.
-var cursorTimeRe = regexp.MustCompile(`;t=([0-9a-f]{1,16});`)
+var cursorTimeRe = lazyre.New(`;t=([0-9a-f]{1,16});`)
 
 // verboseEntry is a journalctl -o verbose entry being read.
 type verboseEntry struct {

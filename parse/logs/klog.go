@@ -1,7 +1,8 @@
 package logs
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ var KlogFormat = logFormat("klog", format.Format{
 
 // klogRe matches klog's header; the message follows it. (Matching only the
 // header keeps the regexp engine from backtracking over long messages.)
-var klogRe = regexp.MustCompile(`^([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})\s+(\d+)\s+([^\s\]]+)\] ?`)
+var klogRe = lazyre.New(`^([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})\s+(\d+)\s+([^\s\]]+)\] ?`)
 
 // multiKeyMarker is a Fields key parseKlog uses to say that a field's
 // value continues on the next lines; add removes it.
@@ -65,7 +66,7 @@ func parseKlog(line string) (model.LogEvent, bool) {
 	return ev, true
 }
 
-var kvKeyRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.\-/]*=`)
+var kvKeyRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_.\-/]*=`)
 
 // readKV reads klog's key=value pairs into fields: values quoted as Go
 // strings, bare words, {...} and [...] groups, and "<" for a value on the

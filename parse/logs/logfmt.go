@@ -1,7 +1,7 @@
 package logs
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
 
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
@@ -16,7 +16,7 @@ var LogfmtFormat = logFormat("logfmt", format.Format{
 		"pasted from their message on (`msg=\"...\" error=\"...\"`: level error when an error is given)",
 })
 
-var logfmtStartRe = regexp.MustCompile(`^(?:time|ts|level|lvl)=`)
+var logfmtStartRe = lazyre.New(`^(?:time|ts|level|lvl)=`)
 
 // parseLogfmt reads `time="2022-12-20T23:40:34Z" level=info msg="..." k=v`.
 func parseLogfmt(line string) (model.LogEvent, bool) {

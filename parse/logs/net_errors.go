@@ -1,10 +1,11 @@
 package logs
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"io"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/netmortem/netmortem/model"
@@ -39,7 +40,7 @@ func NetErrorLines(r io.Reader, name string) ([]model.LogEvent, error) {
 
 // netErrorRe finds a Go network error: the operation, its network and
 // addresses, and the error.
-var netErrorRe = regexp.MustCompile(`\b(?:dial|read|write) (?:tcp|udp)[46]? (?:\S+->)?\S+: (?:(?:connect|read|write|getsockopt): )?` +
+var netErrorRe = lazyre.New(`\b(?:dial|read|write) (?:tcp|udp)[46]? (?:\S+->)?\S+: (?:(?:connect|read|write|getsockopt): )?` +
 	`(connection refused|no route to host|network is unreachable|i/o timeout|cannot assign requested address|` +
 	`connection reset by peer|connection timed out|broken pipe)`)
 

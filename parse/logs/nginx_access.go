@@ -1,7 +1,8 @@
 package logs
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"strings"
 	"time"
 
@@ -19,10 +20,10 @@ var NginxAccessFormat = logFormat("nginx-access", format.Format{
 })
 
 var (
-	nginxAccessRe = regexp.MustCompile(`^(\S+) \S+ (\S+) \[([^\]]+)\] "((?:[^"\\]|\\.)*)" (\d{3}) (\d+|-)(?: "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)")?(.*)$`)
+	nginxAccessRe = lazyre.New(`^(\S+) \S+ (\S+) \[([^\]]+)\] "((?:[^"\\]|\\.)*)" (\d{3}) (\d+|-)(?: "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)")?(.*)$`)
 	// ingress-nginx's upstreaminfo after the user agent.
-	ingressNginxRe = regexp.MustCompile(`^ (\d+) ([\d.]+) \[([^\]]*)\] \[([^\]]*)\] (\S+) (\S+) (\S+) (\S+) (\S+)\s*$`)
-	nginxXFFRe     = regexp.MustCompile(`^ "((?:[^"\\]|\\.)*)"`)
+	ingressNginxRe = lazyre.New(`^ (\d+) ([\d.]+) \[([^\]]*)\] \[([^\]]*)\] (\S+) (\S+) (\S+) (\S+) (\S+)\s*$`)
+	nginxXFFRe     = lazyre.New(`^ "((?:[^"\\]|\\.)*)"`)
 )
 
 func parseNginxAccess(line string) (model.LogEvent, bool) {

@@ -1,7 +1,8 @@
 package logs
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"strings"
 	"time"
 
@@ -21,9 +22,9 @@ var NginxErrorFormat = logFormat("nginx-error", format.Format{
 })
 
 var (
-	nginxErrorRe  = regexp.MustCompile(`^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) \[([a-z]+)\] (\d+)#(\d+): (?:\*(\d+) )?`)
-	nginxErrnoRe  = regexp.MustCompile(`\((\d+): ([^)]*)\)`)
-	nginxCtxKeyRe = regexp.MustCompile(`, (client|server|request|subrequest|upstream|host|referrer|login): `)
+	nginxErrorRe  = lazyre.New(`^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) \[([a-z]+)\] (\d+)#(\d+): (?:\*(\d+) )?`)
+	nginxErrnoRe  = lazyre.New(`\((\d+): ([^)]*)\)`)
+	nginxCtxKeyRe = lazyre.New(`, (client|server|request|subrequest|upstream|host|referrer|login): `)
 )
 
 func parseNginxError(line string) (model.LogEvent, bool) {

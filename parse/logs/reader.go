@@ -6,10 +6,11 @@
 package logs
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"context"
 	"io"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -581,11 +582,11 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 // entrypointRe matches the lines of the nginx image's /docker-entrypoint.sh
 // and of the scripts it runs from /docker-entrypoint.d ("10-listen-on-ipv6-
 // by-default.sh: info: Enabled listen on IPv6 ...").
-var entrypointRe = regexp.MustCompile(`^(/docker-entrypoint\.sh|\d\d-[\w.-]+\.(?:sh|envsh)): (?:(info|warn|warning|error): )?`)
+var entrypointRe = lazyre.New(`^(/docker-entrypoint\.sh|\d\d-[\w.-]+\.(?:sh|envsh)): (?:(info|warn|warning|error): )?`)
 
 // submatches returns the submatches of re at the start of s and the rest
 // of s after the match.
-func submatches(re *regexp.Regexp, s string) ([]string, string) {
+func submatches(re *lazyre.Regexp, s string) ([]string, string) {
 	loc := re.FindStringSubmatchIndex(s)
 	if loc == nil {
 		return nil, ""

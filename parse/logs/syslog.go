@@ -1,8 +1,9 @@
 package logs
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -15,18 +16,18 @@ import (
 var (
 	// syslogRestRe matches a syslog prefix after its month: "15
 	// 19:09:04[.123456] host program[pid]: ".
-	syslogRestRe = regexp.MustCompile(`^(\d{1,2}) (\d\d):(\d\d):(\d\d)(\.\d+)? (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
-	syslogISORe  = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
+	syslogRestRe = lazyre.New(`^(\d{1,2}) (\d\d):(\d\d):(\d\d)(\.\d+)? (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
+	syslogISORe  = lazyre.New(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
 	// syslogUnixRe matches journalctl -o short-unix: "1767177601.000000 host program[pid]: ".
-	syslogUnixRe = regexp.MustCompile(`^(\d{9,11})\.(\d{6}) (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
+	syslogUnixRe = lazyre.New(`^(\d{9,11})\.(\d{6}) (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
 	// syslogFullRe matches journalctl -o short-full: "Mon 2026-06-01
 	// 15:05:37[.850615] UTC host program[pid]: ".
-	syslogFullRe = regexp.MustCompile(`^[A-Z][a-z]{2} (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) ([A-Z]{1,5}|[+-]\d{4}) (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
+	syslogFullRe = lazyre.New(`^[A-Z][a-z]{2} (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) ([A-Z]{1,5}|[+-]\d{4}) (\S+) ([^\s\[:]+)(?:\[(\d+)\])?: ?`)
 	// journalMonotonicRe matches what journalctl -o short-monotonic puts
 	// after the uptime: "host program[pid]: ".
-	journalMonotonicRe = regexp.MustCompile(`^(\S+) ([^\s\[:]+)\[(\d+)\]: ?`)
+	journalMonotonicRe = lazyre.New(`^(\S+) ([^\s\[:]+)\[(\d+)\]: ?`)
 	// priRe matches the <PRI> a syslog receiver may keep (RFC 3164).
-	priRe = regexp.MustCompile(`^<(\d{1,3})>`)
+	priRe = lazyre.New(`^<(\d{1,3})>`)
 )
 
 // monthNames are the month abbreviations journalctl and syslog daemons

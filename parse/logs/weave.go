@@ -1,7 +1,8 @@
 package logs
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"time"
 
 	"github.com/netmortem/netmortem/model"
@@ -19,11 +20,11 @@ var WeaveLogFormat = logFormat("weave", format.Format{
 })
 
 // weaveRe matches a line of weave's router: level, date and time.
-var weaveRe = regexp.MustCompile(`^(DEBU|INFO|WARN|ERRO|FATA): (\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) `)
+var weaveRe = lazyre.New(`^(DEBU|INFO|WARN|ERRO|FATA): (\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) `)
 
 // weaveOverlapRe matches the launch script's refusal to allocate from a
 // range that overlaps a route of the host.
-var weaveOverlapRe = regexp.MustCompile(`^Network (\S+/\d+) overlaps with existing route (\S+/\d+) on host\.?$`)
+var weaveOverlapRe = lazyre.New(`^Network (\S+/\d+) overlaps with existing route (\S+/\d+) on host\.?$`)
 
 // weaveLevels spells weave's four-letter levels out.
 var weaveLevels = map[string]string{"DEBU": "debug", "INFO": "info", "WARN": "warning", "ERRO": "error", "FATA": "fatal"}

@@ -1,10 +1,11 @@
 package netfilter
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"fmt"
 	"io"
 	"net/netip"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -83,10 +84,10 @@ var conntrackProtos = map[string]string{
 var (
 	// ctPlaceholderRe is a placeholder a paste put for an address:
 	// "<clusterIp>", "<service-ip>".
-	ctPlaceholderRe = regexp.MustCompile(`^<[A-Za-z][\w.-]*>$`)
+	ctPlaceholderRe = lazyre.New(`^<[A-Za-z][\w.-]*>$`)
 	// ctRunOnSummaryRe is conntrack's summary run on after an entry in a
 	// paste that lost its line break, its name misspelt or not.
-	ctRunOnSummaryRe = regexp.MustCompile(`^\w+ v[0-9.]+ \(conntrack-tools\): \d+ flow entries have been shown\.?$`)
+	ctRunOnSummaryRe = lazyre.New(`^\w+ v[0-9.]+ \(conntrack-tools\): \d+ flow entries have been shown\.?$`)
 )
 
 // conntrackLine reads one entry. A placeholder for the original

@@ -1,7 +1,8 @@
 package netfilter
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"strconv"
 	"strings"
 
@@ -21,7 +22,7 @@ var statsListNames = map[string]bool{
 
 // statsListErrRe is the error conntrack-tools prints after the list when
 // it may not read the kernel's per-CPU counters, and kubectl exec's exit.
-var statsListErrRe = regexp.MustCompile(`^(?:conntrack v[0-9.]+ \(conntrack-tools\): |command terminated with exit code )`)
+var statsListErrRe = lazyre.New(`^(?:conntrack v[0-9.]+ \(conntrack-tools\): |command terminated with exit code )`)
 
 // statsList is the one record of a counters list being read.
 type statsList struct {

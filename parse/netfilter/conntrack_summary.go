@@ -1,7 +1,8 @@
 package netfilter
 
 import (
-	"regexp"
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"strconv"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 // conntrackSummaryRe matches the summary conntrack writes to standard
 // error: "conntrack v1.4.7 (conntrack-tools): 6 flow entries have been
 // shown." (-L) or "... 25 flow events have been shown." (-E).
-var conntrackSummaryRe = regexp.MustCompile(`^conntrack v\S+ \(conntrack-tools\): (\d+) flow (?:entries|events) ha(?:ve|s) been shown\.`)
+var conntrackSummaryRe = lazyre.New(`^conntrack v\S+ \(conntrack-tools\): (\d+) flow (?:entries|events) ha(?:ve|s) been shown\.`)
 
 // ctSummary checks conntrack's summary against the lines of one command's
 // output: a paste cut short, or lines lost, shows as a count that differs.

@@ -1,8 +1,9 @@
 package text
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -17,19 +18,19 @@ var (
 	// output: "root@node1:~# cmd", "user@node1:/tmp$ cmd", "[root@node1
 	// ~]# cmd".
 	// "[root@node1:~]$ cmd" too.
-	promptRe = regexp.MustCompile(`^(?:[A-Za-z0-9._-]+@([A-Za-z0-9._-]+):[^#$ \t]*\s?[#$]|\[[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)(?:[\s:][^\]]*)?\]\s?[#$])\s*(.*)$`)
+	promptRe = lazyre.New(`^(?:[A-Za-z0-9._-]+@([A-Za-z0-9._-]+):[^#$ \t]*\s?[#$]|\[[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)(?:[\s:][^\]]*)?\]\s?[#$])\s*(.*)$`)
 	// zshPromptRe matches zsh's default prompt, "user@host dir % cmd".
-	zshPromptRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)(?:\s+[^%#$\s]+)?\s%\s?(.*)$`)
+	zshPromptRe = lazyre.New(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)(?:\s+[^%#$\s]+)?\s%\s?(.*)$`)
 	// hostDirPromptRe matches a prompt without a user: "node1:~$ cmd",
 	// "controlplane:/var/log/containers$ cmd", SUSE's "node1:~ # cmd".
-	hostDirPromptRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9._-]{0,62}):(~[^\s#$%]*|/(?:[^/\s#$%][^\s#$%]*)?) ?[#$%]\s+(\S.*)$`)
+	hostDirPromptRe = lazyre.New(`^([A-Za-z][A-Za-z0-9._-]{0,62}):(~[^\s#$%]*|/(?:[^/\s#$%][^\s#$%]*)?) ?[#$%]\s+(\S.*)$`)
 	// hostPromptRe matches "node1 $ cmd" and "node1 # cmd", the prompt of
 	// PS1='\h \$ ' (Gentoo, Container-Optimized OS, Flatcar).
-	hostPromptRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9._-]{0,62}) [#$%] (\S.*)$`)
+	hostPromptRe = lazyre.New(`^([A-Za-z][A-Za-z0-9._-]{0,62}) [#$%] (\S.*)$`)
 	// powerlinePromptRe matches the prompt of netshoot's zsh theme, the
 	// host and the home directory between runs of two spaces (the theme's
 	// separators, as pasted): "app-6d8b4f7c9a-x2vqp  ~  tcpdump -i any".
-	powerlinePromptRe = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]{0,62})  ~[^\s]*  (\S.*)$`)
+	powerlinePromptRe = lazyre.New(`^([A-Za-z0-9][A-Za-z0-9._-]{0,62})  ~[^\s]*  (\S.*)$`)
 )
 
 // HostPrompt recognizes a prompt that names its host, bash's ("user@host:dir#",

@@ -1,8 +1,9 @@
 package text
 
 import (
+	"github.com/netmortem/netmortem/internal/lazyre"
+
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -11,11 +12,11 @@ import (
 
 var (
 	// userHostDirRe matches "user@host dir $ cmd" (Gentoo, Container-Optimized OS).
-	userHostDirRe = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)\s+\S+\s+[$#%]\s+(\S.*)$`)
+	userHostDirRe = lazyre.New(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+)\s+\S+\s+[$#%]\s+(\S.*)$`)
 	// shortPromptRe matches a prompt without spaces: "~$ cmd", "bash-4.2# cmd", "PS> cmd".
-	shortPromptRe = regexp.MustCompile(`^[^\s$#%>]{0,40}[$#%>]\s+(\S.*)$`)
+	shortPromptRe = lazyre.New(`^[^\s$#%>]{0,40}[$#%>]\s+(\S.*)$`)
 	// bareKubectlRe matches a kubectl command pasted without a prompt.
-	bareKubectlRe = regexp.MustCompile(`^(?:sudo\s+)?(?:kubectl|oc|k3s\s+kubectl|microk8s\s+kubectl|microk8s\.kubectl)\s`)
+	bareKubectlRe = lazyre.New(`^(?:sudo\s+)?(?:kubectl|oc|k3s\s+kubectl|microk8s\s+kubectl|microk8s\.kubectl)\s`)
 )
 
 // ShellCommand recognizes a pasted command line and returns the host its
@@ -145,7 +146,7 @@ var pastedPrograms = map[string]bool{
 // versionWordRe matches the version after a program's name in its own
 // messages: "iptables v1.8.7 (nf_tables): ...", "conntrack v1.4.6
 // (conntrack-tools): 12 flow entries have been shown.".
-var versionWordRe = regexp.MustCompile(`^v\d`)
+var versionWordRe = lazyre.New(`^v\d`)
 
 // BareCommand recognizes a command line pasted without a prompt, as tickets
 // carry the command above its output ("iptables-save | grep KUBE", "sudo
