@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/internal/escape"
@@ -40,8 +41,11 @@ var htmlTemplateText string
 //go:embed html.css
 var htmlCSS string
 
-// htmlTemplate is the page's template, parsed once.
-var htmlTemplate = template.Must(template.New("page").Parse(htmlTemplateText))
+// htmlTemplate returns the page's template, parsed the first time a page
+// is written rather than when the program starts.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(htmlTemplateText))
+})
 
 // htmlPage is what the template renders: every string already escaped
 // for display (see esc), numbers and links computed.
@@ -271,7 +275,7 @@ func escAll(l []string) []string {
 
 // writeHTML prints the html format.
 func writeHTML(w io.Writer, r *Report) error {
-	return htmlTemplate.Execute(w, newHTMLPage(r))
+	return htmlTemplate().Execute(w, newHTMLPage(r))
 }
 
 // newHTMLPage lays out r for the template.
