@@ -1,6 +1,7 @@
 package track
 
 import (
+	"math/bits"
 	"net/netip"
 	"time"
 
@@ -306,36 +307,43 @@ const (
 
 // addHistory records Zeek-style history letters by direction of the first
 // packet; they are re-cased for the originator when the attempt is built.
+// Each letter is recorded once per side, in the order of the constants
+// above within a packet: most packets add none, and cost a mask test.
 func (s *stream) addHistory(dir int, p *tcpSeg) {
-	var buf [4]int
-	ev := buf[:0]
-	switch {
-	case p.Flags&(decode.SYN|decode.ACK) == decode.SYN:
-		ev = append(ev, hSYN)
-	case p.Flags&(decode.SYN|decode.ACK) == decode.SYN|decode.ACK:
-		ev = append(ev, hSYNACK)
-	case p.Flags&decode.ACK != 0 && p.Flags&decode.RST == 0:
-		ev = append(ev, hACK)
-	}
+	ev := flagEvents[p.Flags]
 	if p.Payload > 0 {
-		ev = append(ev, hData)
+		ev |= 1 << (hData * 2)
 	}
-	if p.Flags&decode.FIN != 0 {
-		ev = append(ev, hFIN)
-	}
-	if p.Flags&decode.RST != 0 {
-		ev = append(ev, hRST)
-	}
-	for _, e := range ev {
-		bit := uint32(1) << (e*2 + dir)
-		if s.histSeen&bit != 0 || int(s.nHist) == len(s.history) {
-			continue
-		}
-		s.histSeen |= bit
-		s.history[s.nHist] = byte(e<<1 | dir)
+	for add := ev<<(uint(dir)&1) &^ s.histSeen; add != 0 && int(s.nHist) < len(s.history); add &= add - 1 {
+		bit := bits.TrailingZeros32(add) // e*2 + dir
+		s.histSeen |= 1 << bit
+		s.history[s.nHist] = byte(bit)
 		s.nHist++
 	}
 }
+
+// flagEvents gives, for each combination of TCP flags, the history events
+// e it shows (but data) as bits e*2.
+var flagEvents = func() (t [256]uint32) {
+	for f := range t {
+		f8 := uint8(f)
+		switch {
+		case f8&(decode.SYN|decode.ACK) == decode.SYN:
+			t[f] = 1 << (hSYN * 2)
+		case f8&(decode.SYN|decode.ACK) == decode.SYN|decode.ACK:
+			t[f] = 1 << (hSYNACK * 2)
+		case f8&decode.ACK != 0 && f8&decode.RST == 0:
+			t[f] = 1 << (hACK * 2)
+		}
+		if f8&decode.FIN != 0 {
+			t[f] |= 1 << (hFIN * 2)
+		}
+		if f8&decode.RST != 0 {
+			t[f] |= 1 << (hRST * 2)
+		}
+	}
+	return t
+}()
 
 func (s *stream) outcome() model.Outcome {
 	switch {
