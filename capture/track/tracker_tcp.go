@@ -27,6 +27,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 	pns := p.ns
 	k, h, srcHi := &p.Key, p.Hash, p.SrcHi
 	s := sh.get(k, h)
+	var old *stream // the stream of the 4-tuple, when s is a new one
 	dir := 0
 	if s != nil {
 		if srcHi != s.aHi {
@@ -35,12 +36,12 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 		// Wireshark: a SYN with a new sequence number reuses the ports
 		// for a new conversation.
 		if synOnly && s.baseSet[dir] && p.Seq != s.base[dir] {
-			s = nil
+			old, s = s, nil
 		}
 	}
 	if s == nil {
 		reused := reuseNone
-		if old := sh.get(k, h); old != nil {
+		if old != nil {
 			reused = reuseOpen
 			if old.closed() {
 				reused = reuseClosed
