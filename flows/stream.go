@@ -78,7 +78,7 @@ func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 		b = appendCSVField(b, inertCell(escape.String(where)))
 	}
 	b = append(b, ',')
-	b = jsontime.Clamp(a.Start).UTC().AppendFormat(b, "2006-01-02T15:04:05.000000Z")
+	b = jsontime.AppendMicro(b, a.Start)
 	b = a.Client.AppendTo(append(b, ','))
 	b = a.Server.AppendTo(append(b, ','))
 	b = append(append(b, ','), a.Outcome...)

@@ -54,7 +54,7 @@ func (t *Table) row(a *model.Attempt) []string {
 	}
 	return []string{
 		escape.String(where),
-		jsontime.Clamp(a.Start).UTC().Format("2006-01-02T15:04:05.000000Z"),
+		string(jsontime.AppendMicro(nil, a.Start)),
 		a.Client.String(),
 		a.Server.String(),
 		string(a.Outcome),

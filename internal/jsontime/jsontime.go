@@ -43,3 +43,28 @@ func Clamp(t time.Time) time.Time {
 }
 
 func leap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
+
+// MicroLayout is the layout of the times netmortem's tables of attempts
+// write: RFC 3339 in UTC with microseconds.
+const MicroLayout = "2006-01-02T15:04:05.000000Z"
+
+// AppendMicro appends Clamp(t) in UTC as MicroLayout writes it, the
+// microseconds truncated, without reading the layout: what AppendFormat
+// gives, in a third of its time, for the hundreds of thousands of rows
+// of a large capture's attempts.
+func AppendMicro(b []byte, t time.Time) []byte {
+	u := Clamp(t).UTC()
+	y, mo, d := u.Date()
+	if y < MinYear || y > MaxYear { // in range in its zone, not in UTC
+		return u.AppendFormat(b, MicroLayout)
+	}
+	h, mi, s := u.Clock()
+	us := u.Nanosecond() / 1000
+	b = append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-')
+	b = append(b, byte('0'+int(mo)/10), byte('0'+int(mo)%10), '-', byte('0'+d/10), byte('0'+d%10), 'T')
+	b = append(b, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':')
+	b = append(b, byte('0'+s/10), byte('0'+s%10), '.')
+	b = append(b, byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10),
+		byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10), 'Z')
+	return b
+}

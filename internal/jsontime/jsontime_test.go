@@ -2,6 +2,7 @@ package jsontime
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -32,5 +33,42 @@ func TestClamp(t *testing.T) {
 		if _, err := json.Marshal(c.in); (err == nil) != InRange(c.in) {
 			t.Errorf("InRange(%v) = %v, but json.Marshal says %v", c.in, InRange(c.in), err)
 		}
+	}
+}
+
+// AppendMicro writes what AppendFormat writes with MicroLayout, on times
+// of every year RFC 3339 writes, at the bounds and beyond them, in UTC
+// and in other zones.
+func TestAppendMicro(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	east, west := time.FixedZone("east", 13*3600+45*60), time.FixedZone("west", -11*3600)
+	times := []time.Time{
+		{},
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(9999, 12, 31, 23, 0, 0, 0, west), // year 10000 in UTC
+		time.Date(0, 1, 1, 1, 0, 0, 0, east),       // year -1 in UTC
+		time.Date(-5, 3, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(123456, 2, 29, 12, 0, 0, 1500, time.UTC),
+		time.Date(2024, 2, 29, 23, 59, 59, 999999, time.UTC),
+		time.Date(2026, 11, 28, 14, 34, 57, 304978123, time.UTC),
+	}
+	for range 10000 {
+		sec := rng.Int64N(253402300800) - 62135596800 // years 0 to 9999
+		times = append(times, time.Unix(sec, rng.Int64N(1e9)).UTC(), time.Unix(sec, rng.Int64N(1e9)).In(east))
+	}
+	for _, tm := range times {
+		want := Clamp(tm).UTC().AppendFormat([]byte("x"), MicroLayout)
+		if got := AppendMicro([]byte("x"), tm); string(got) != string(want) {
+			t.Errorf("%v: %s, want %s", tm, got, want)
+		}
+	}
+}
+
+func BenchmarkAppendMicro(b *testing.B) {
+	tm := time.Date(2026, 11, 28, 14, 34, 57, 304978123, time.UTC)
+	buf := make([]byte, 0, 64)
+	for b.Loop() {
+		buf = AppendMicro(buf[:0], tm)
 	}
 }
