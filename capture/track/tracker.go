@@ -51,16 +51,19 @@ type Tracker struct {
 	curFile           uint32 // in a series, the index of the file being read
 	created           int    // streams the shards made, as of the last flushCounts
 
-	done       [][]model.Attempt     // in chunks, so that growing never copies them all
-	segs       slab[model.Seg]       // the attempts' segments
-	sizeSlab   slab[model.DataSizes] // the attempts' data sizes
-	nDone      int
-	doneSeq    []int    // each done attempt's stream creation order
-	files      []string // names segments point to in a series; files[0] is ""
-	summarize  bool
-	hand       *handOn // set when attempts are handed on (Options.EachAttempt)
-	keepFailed int     // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
-	series     bool    // packets come from several files: segments name theirs
+	done      [][]model.Attempt     // in chunks, so that growing never copies them all
+	segs      slab[model.Seg]       // the attempts' segments
+	sizeSlab  slab[model.DataSizes] // the attempts' data sizes
+	nDone     int
+	doneSeq   []int    // each done attempt's stream creation order
+	files     []string // names segments point to in a series; files[0] is ""
+	summarize bool
+	hand      *handOn // set when attempts are handed on (Options.EachAttempt)
+	// histories holds the history strings of the attempts built, each
+	// once, so that attempts share them (at most maxHistories).
+	histories  map[string]string
+	keepFailed int  // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
+	series     bool // packets come from several files: segments name theirs
 	stats      map[statKey]*endpointAcc
 	failKept   map[statKey]int32 // failed attempts kept one by one, per server and per host (port 0)
 	synISN     *isnTable         // summary mode: the live stream whose first SYN last had each sequence number

@@ -464,14 +464,38 @@ func (t *Tracker) attempt(e ended) model.Attempt {
 			}
 		}
 	}
-	a.History = s.historyString(cd)
+	a.History = t.history(s, cd)
 	a.ConnState = s.connState(cd)
 	return a
 }
 
-func (s *stream) historyString(cd int) string {
+// history returns s's history string, as historyLetters writes it, shared
+// with the attempts built before that had the same: a capture's
+// attempts have few distinct ones.
+func (t *Tracker) history(s *stream, cd int) string {
+	var buf [len(stream{}.history)]byte
+	b := s.historyLetters(buf[:0], cd)
+	if h, ok := t.histories[string(b)]; ok {
+		return h
+	}
+	h := string(b)
+	if t.histories == nil {
+		t.histories = map[string]string{}
+	}
+	if len(t.histories) < maxHistories {
+		t.histories[h] = h
+	}
+	return h
+}
+
+// maxHistories bounds how many distinct history strings a Tracker keeps
+// to share.
+const maxHistories = 4096
+
+// historyLetters appends s's history letters to b, those of the client
+// (direction cd) upper case, as Zeek writes them.
+func (s *stream) historyLetters(b []byte, cd int) []byte {
 	const letters = "ShADFR"
-	b := make([]byte, 0, s.nHist)
 	for _, h := range s.history[:s.nHist] {
 		e, dir := int(h>>1), int(h&1)
 		c := letters[e]
@@ -485,7 +509,7 @@ func (s *stream) historyString(cd int) string {
 		}
 		b = append(b, c)
 	}
-	return string(b)
+	return b
 }
 
 func upper(c byte) byte {
