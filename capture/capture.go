@@ -47,6 +47,10 @@ type Options struct {
 	// connections, not the capture's size (see track.Options). ReadText
 	// hands on each node's attempts after the previous node's.
 	EachAttempt func(model.Attempt)
+	// LendAttempts, with EachAttempt, lends the attempts: each, with the
+	// segments and data sizes it points to, is EachAttempt's only until it
+	// returns (see track.Options.LendAttempts).
+	LendAttempts bool
 }
 
 // Summary says whether a capture's attempts are summarized and how: the
@@ -100,7 +104,7 @@ func read(ctx context.Context, r io.Reader, name string, opts Options, slow bool
 
 // trackOptions returns the options of the Tracker a read with o folds packets in.
 func (o Options) trackOptions() track.Options {
-	return track.Options{Node: o.Node, Summary: o.Summary, EachAttempt: o.EachAttempt}
+	return track.Options{Node: o.Node, Summary: o.Summary, EachAttempt: o.EachAttempt, LendAttempts: o.LendAttempts}
 }
 
 // shards returns how many shards a capture read with o is tracked by.

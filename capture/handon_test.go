@@ -16,44 +16,118 @@ import (
 
 // sameHandedOn checks that the attempts Options.EachAttempt is handed are
 // those Result.Attempts holds when it is not set, in the same order, with
-// the rest of the Result the same, with and without summary mode and for
-// each number of shards.
+// the rest of the Result the same, with and without summary mode, given
+// or lent (Options.LendAttempts: each copied as it comes), and for each
+// number of shards.
 func sameHandedOn(t *testing.T, b []byte, name string, shards ...int) {
 	t.Helper()
 	for _, summary := range []bool{false, true} {
 		for _, n := range shards {
 			opts := capture.Options{Shards: n, Summary: capture.Summary{Enabled: summary}}
 			want, wantErr := capture.Read(context.Background(), bytes.NewReader(b), name, opts)
-			var got []model.Attempt
-			opts.EachAttempt = func(a model.Attempt) { got = append(got, a) }
-			res, err := capture.Read(context.Background(), bytes.NewReader(b), name, opts)
-			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
-				t.Errorf("%s, %d shards, summary %v: error %v, held %v", name, n, summary, err, wantErr)
-			}
-			if want == nil || res == nil {
-				if want != res {
-					t.Errorf("%s: result %v, held %v", name, res, want)
-				}
-				continue
-			}
-			if len(res.Attempts) != 0 {
-				t.Errorf("%s: %d attempts held while handed on", name, len(res.Attempts))
-			}
-			if len(got) != len(want.Attempts) {
-				t.Errorf("%s, %d shards, summary %v: %d attempts handed on, %d held", name, n, summary, len(got), len(want.Attempts))
-				continue
-			}
-			for i := range got {
-				if !reflect.DeepEqual(got[i], want.Attempts[i]) {
-					t.Errorf("%s, %d shards, summary %v: attempt %d handed on is %+v, held %+v", name, n, summary, i, got[i], want.Attempts[i])
-					break
-				}
-			}
-			res.Attempts = want.Attempts
-			if !reflect.DeepEqual(res, want) {
-				t.Errorf("%s, %d shards, summary %v: the rest of the result differs%s", name, n, summary, firstDiff(res, want))
+			for _, lend := range []bool{false, true} {
+				sameHandedOnAs(t, b, name, opts, lend, want, wantErr)
 			}
 		}
+	}
+}
+
+// sameHandedOnAs is sameHandedOn's check of one way of handing on, want
+// and wantErr what the read with opts holding the attempts gave.
+func sameHandedOnAs(t *testing.T, b []byte, name string, opts capture.Options, lend bool, want *capture.Result, wantErr error) {
+	t.Helper()
+	n, summary := opts.Shards, opts.Summary.Enabled
+	var got []model.Attempt
+	opts.EachAttempt = func(a model.Attempt) { got = append(got, a) }
+	if lend {
+		opts.LendAttempts = true
+		opts.EachAttempt = func(a model.Attempt) { got = append(got, cloneAttempt(a)) }
+	}
+	res, err := capture.Read(context.Background(), bytes.NewReader(b), name, opts)
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Errorf("%s, %d shards, summary %v, lent %v: error %v, held %v", name, n, summary, lend, err, wantErr)
+	}
+	if want == nil || res == nil {
+		if want != res {
+			t.Errorf("%s: result %v, held %v", name, res, want)
+		}
+		return
+	}
+	if len(res.Attempts) != 0 {
+		t.Errorf("%s: %d attempts held while handed on", name, len(res.Attempts))
+	}
+	if len(got) != len(want.Attempts) {
+		t.Errorf("%s, %d shards, summary %v, lent %v: %d attempts handed on, %d held", name, n, summary, lend, len(got), len(want.Attempts))
+		return
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i], want.Attempts[i]) {
+			t.Errorf("%s, %d shards, summary %v, lent %v: attempt %d handed on is %+v, held %+v", name, n, summary, lend, i, got[i], want.Attempts[i])
+			break
+		}
+	}
+	res.Attempts = want.Attempts
+	if !reflect.DeepEqual(res, want) {
+		t.Errorf("%s, %d shards, summary %v, lent %v: the rest of the result differs%s", name, n, summary, lend, firstDiff(res, want))
+	}
+}
+
+// cloneAttempt copies a and what it points to, as an EachAttempt that
+// keeps lent attempts does.
+func cloneAttempt(a model.Attempt) model.Attempt {
+	segs := func(l []model.Seg) []model.Seg {
+		if l == nil {
+			return nil
+		}
+		return append([]model.Seg(nil), l...)
+	}
+	seg := func(g *model.Seg) *model.Seg {
+		if g == nil {
+			return nil
+		}
+		c := *g
+		return &c
+	}
+	sizes := func(d *model.DataSizes) *model.DataSizes {
+		if d == nil {
+			return nil
+		}
+		c := *d
+		c.Retx = segs(d.Retx)
+		return &c
+	}
+	a.SYN, a.SYNACK, a.ClientRST, a.ServerRST = segs(a.SYN), segs(a.SYNACK), segs(a.ClientRST), segs(a.ServerRST)
+	a.FirstAck, a.ClientFIN, a.ServerFIN = seg(a.FirstAck), seg(a.ClientFIN), seg(a.ServerFIN)
+	a.ClientData, a.ServerData = sizes(a.ClientData), sizes(a.ServerData)
+	if a.Outer != nil {
+		o := *a.Outer
+		a.Outer = &o
+	}
+	return a
+}
+
+// Lent attempts are built in the same memory, one after the other: an
+// attempt kept as lent, uncopied, no longer holds its own segments once
+// the next is built, where a copy does.
+func TestLendAttemptsReused(t *testing.T) {
+	var lent, copies []model.Attempt
+	opts := capture.Options{Shards: 2, LendAttempts: true, EachAttempt: func(a model.Attempt) {
+		lent, copies = append(lent, a), append(copies, cloneAttempt(a))
+	}}
+	if _, err := capture.Read(context.Background(), bytes.NewReader(busyCapture(t)), "busy.pcap", opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(lent) < 100 {
+		t.Fatalf("%d attempts", len(lent))
+	}
+	changed := 0
+	for i := range lent {
+		if !reflect.DeepEqual(lent[i], copies[i]) {
+			changed++
+		}
+	}
+	if changed < len(lent)/2 {
+		t.Errorf("%d of %d attempts kept as lent changed after they were handed on: their memory is not reused", changed, len(lent))
 	}
 }
 

@@ -24,7 +24,8 @@ var captureFormat = &Format{
 		return 0
 	},
 	Parse: func(ctx context.Context, r io.Reader, src *File, snap *model.Snapshot) (int, error) {
-		res, err := capture.Read(ctx, r, src.Name, capture.Options{Node: src.Node, Summary: src.Summary, EachAttempt: src.EachAttempt})
+		res, err := capture.Read(ctx, r, src.Name, capture.Options{Node: src.Node, Summary: src.Summary, EachAttempt: src.EachAttempt,
+			LendAttempts: src.LendAttempts})
 		if res == nil {
 			return 0, err
 		}
@@ -54,7 +55,8 @@ func textCaptureFormat(format, command, doc string) *Format {
 			return score
 		},
 		Parse: func(ctx context.Context, r io.Reader, src *File, snap *model.Snapshot) (int, error) {
-			results, err := capture.ReadText(ctx, r, src.Name, format, capture.Options{Node: src.Node, Summary: src.Summary, EachAttempt: src.EachAttempt})
+			results, err := capture.ReadText(ctx, r, src.Name, format, capture.Options{Node: src.Node, Summary: src.Summary, EachAttempt: src.EachAttempt,
+				LendAttempts: src.LendAttempts})
 			n := 0
 			for _, res := range results {
 				addCapture(snap, res)

@@ -15,6 +15,13 @@ type Options struct {
 	// empty: memory then follows the live streams, not the capture. It is
 	// called on the goroutine that calls Add, Feed or Finish.
 	EachAttempt func(model.Attempt)
+	// LendAttempts, with EachAttempt, lends each attempt rather than
+	// giving it: the attempt, with what its slices and pointers hold
+	// (segments, data sizes), is EachAttempt's only until it returns, and
+	// the Tracker builds the next one in the same memory. A large
+	// capture's attempts then make no garbage; an EachAttempt that keeps
+	// an attempt copies what it holds.
+	LendAttempts bool
 }
 
 // Summary says whether a capture's attempts are summarized and how: the

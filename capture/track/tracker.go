@@ -59,6 +59,7 @@ type Tracker struct {
 	files     []string // names segments point to in a series; files[0] is ""
 	summarize bool
 	hand      *handOn // set when attempts are handed on (Options.EachAttempt)
+	lend      bool    // the attempts handed on are lent (Options.LendAttempts)
 	// histories holds the history strings of the attempts built, each
 	// once, so that attempts share them (at most maxHistories).
 	histories  map[string]string
@@ -93,6 +94,7 @@ func NewTracker(file string, opts Options) *Tracker {
 		summarize: opts.Summary.Enabled, keepFailed: opts.Summary.sample()}
 	if opts.EachAttempt != nil {
 		t.hand = &handOn{each: opts.EachAttempt}
+		t.lend = opts.LendAttempts
 	}
 	t.SetShards(1)
 	return t
@@ -455,9 +457,11 @@ func (t *Tracker) joinDone(extra int) []model.Attempt {
 // segments, their data sizes) from arrays allocated together, where
 // allocating each would cost an allocation apiece, several an attempt.
 // What it hands out keeps its array alive: the Tracker's attempts are
-// kept together, in its Result.
+// kept together, in its Result. A Tracker that lends its attempts hands
+// the same values out again for each (reuse).
 type slab[T any] struct {
 	free []T
+	cur  []T // the array free is cut from
 }
 
 // slabLen is how many values a slab's arrays hold.
@@ -467,11 +471,19 @@ const slabLen = 1024
 // does not write over the next values handed out.
 func (s *slab[T]) take(n int) []T {
 	if len(s.free) < n {
-		s.free = make([]T, max(n, slabLen))
+		s.cur = make([]T, max(n, slabLen))
+		s.free = s.cur
 	}
 	out := s.free[:n:n]
 	s.free = s.free[n:]
 	return out
+}
+
+// reuse makes take hand out the values of its last array again, zeroed:
+// nothing reads those it handed out any longer.
+func (s *slab[T]) reuse() {
+	clear(s.cur[:len(s.cur)-len(s.free)])
+	s.free = s.cur
 }
 
 // sortBySeq puts the attempts a in the order of seq, their streams'

@@ -314,7 +314,7 @@ func (s *stream) addHistory(dir int, p *tcpSeg) {
 	if p.Payload > 0 {
 		ev |= 1 << (hData * 2)
 	}
-	for add := ev<<(uint(dir)&1) &^ s.histSeen; add != 0 && int(s.nHist) < len(s.history); add &= add - 1 {
+	for add := ev << (uint(dir) & 1) &^ s.histSeen; add != 0 && int(s.nHist) < len(s.history); add &= add - 1 {
 		bit := bits.TrailingZeros32(add) // e*2 + dir
 		s.histSeen |= 1 << bit
 		s.history[s.nHist] = byte(bit)
@@ -407,6 +407,11 @@ func (t *Tracker) attempt(e ended) model.Attempt {
 	s := e.stream
 	cd := s.clientDir()
 	sd := 1 - cd
+	if t.lend {
+		// The last attempt lent is EachAttempt's no longer.
+		t.segs.reuse()
+		t.sizeSlab.reuse()
+	}
 	first := e.where(s.first)
 	file := t.file
 	if first.file != 0 {

@@ -56,6 +56,13 @@ type Options struct {
 	// one's. Rotated capture series are then not read again as one
 	// timeline: each file's attempts are its own.
 	EachAttempt func(model.Attempt)
+	// LendAttempts, with EachAttempt, lends the attempts rather than
+	// giving them: each, with the segments and data sizes it points to,
+	// is EachAttempt's only until it returns, and the next is built in
+	// the same memory (capture.Options.LendAttempts). A large capture's
+	// attempts then make no garbage; an EachAttempt that keeps one
+	// copies what it points to.
+	LendAttempts bool
 	// Limits bound decompression (sizes, ratio, nesting, archive
 	// members) and the memory the parsers keep; zero fields take the
 	// DefaultLimits.

@@ -62,6 +62,9 @@ type File struct {
 	// to it one by one rather than add them to the Snapshot (see
 	// capture.Options.EachAttempt).
 	EachAttempt func(model.Attempt)
+	// LendAttempts, with EachAttempt, asks capture parsers to lend the
+	// attempts (capture.Options.LendAttempts).
+	LendAttempts bool
 	// Details are per-format counts shown with the input, such as the
 	// object kinds of a Kubernetes List. Parsers may set them.
 	Details map[string]int
