@@ -20,16 +20,19 @@ import (
 // handedOn writes the CSV form of flows as the captures' attempts come
 // (parse.Options.EachAttempt), holding none of them but a few batches:
 // the attempts are formatted and written by a goroutine of their own, in
-// batches, while the capture's reader builds the next ones. After close,
-// an attempt that a read left behind after its deadline
-// (operand.StopGrace) hands on is not written.
+// batches, while the capture's reader builds the next ones. The
+// attempts are lent (parse.Options.LendAttempts): a batch copies what
+// each points to into memory of its own, used again by the batches that
+// follow, so that the hundreds of thousands of attempts of a large
+// capture make no garbage. After close, an attempt that a read left
+// behind after its deadline (operand.StopGrace) hands on is not written.
 type handedOn struct {
 	mu     sync.Mutex
 	w      attemptWriter
-	cur    []model.Attempt
-	full   chan []model.Attempt // batches to write, in order
-	free   chan []model.Attempt // batches written
-	done   chan struct{}        // closed once the writer has written them all
+	cur    *attemptBatch
+	full   chan *attemptBatch // batches to write, in order
+	free   chan *attemptBatch // batches written
+	done   chan struct{}      // closed once the writer has written them all
 	closed bool
 }
 
@@ -39,18 +42,78 @@ type attemptWriter func(a *model.Attempt)
 // handedOnBatch is how many attempts go to the writing goroutine at once.
 const handedOnBatch = 256
 
+// attemptBatch is a batch of attempts on their way to the writer, and
+// the segments and data sizes they point to.
+type attemptBatch struct {
+	a     []model.Attempt
+	segs  []model.Seg
+	sizes []model.DataSizes
+}
+
+// add appends a copy of a, what it points to included.
+func (b *attemptBatch) add(a *model.Attempt) {
+	c := *a
+	c.SYN, c.SYNACK = b.keepSegs(a.SYN), b.keepSegs(a.SYNACK)
+	c.ClientRST, c.ServerRST = b.keepSegs(a.ClientRST), b.keepSegs(a.ServerRST)
+	c.FirstAck, c.ClientFIN, c.ServerFIN = b.keepSeg(a.FirstAck), b.keepSeg(a.ClientFIN), b.keepSeg(a.ServerFIN)
+	c.ClientData, c.ServerData = b.keepSizes(a.ClientData), b.keepSizes(a.ServerData)
+	if a.Outer != nil {
+		o := *a.Outer
+		c.Outer = &o
+	}
+	b.a = append(b.a, c)
+}
+
+// keepSegs returns a copy of l in b's memory.
+func (b *attemptBatch) keepSegs(l []model.Seg) []model.Seg {
+	if l == nil {
+		return nil
+	}
+	n := len(b.segs)
+	b.segs = append(b.segs, l...)
+	return b.segs[n:len(b.segs):len(b.segs)]
+}
+
+// keepSeg returns a copy of g in b's memory, nil for nil.
+func (b *attemptBatch) keepSeg(g *model.Seg) *model.Seg {
+	if g == nil {
+		return nil
+	}
+	return &b.keepSegs([]model.Seg{*g})[0]
+}
+
+// keepSizes returns a copy of d in b's memory, nil for nil.
+func (b *attemptBatch) keepSizes(d *model.DataSizes) *model.DataSizes {
+	if d == nil {
+		return nil
+	}
+	b.sizes = append(b.sizes, *d)
+	c := &b.sizes[len(b.sizes)-1]
+	c.Retx = b.keepSegs(d.Retx)
+	return c
+}
+
+// reset empties b for the next batch, keeping its memory. The attempts
+// it held no longer point into it once cleared.
+func (b *attemptBatch) reset() {
+	clear(b.a)
+	clear(b.segs)
+	clear(b.sizes)
+	b.a, b.segs, b.sizes = b.a[:0], b.segs[:0], b.sizes[:0]
+}
+
 // newHandedOn returns a handedOn writing through w, its goroutine started.
 func newHandedOn(w attemptWriter) *handedOn {
-	h := &handedOn{w: w, full: make(chan []model.Attempt, 4), free: make(chan []model.Attempt, 6), done: make(chan struct{})}
+	h := &handedOn{w: w, full: make(chan *attemptBatch, 4), free: make(chan *attemptBatch, 6), done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
 		for b := range h.full {
-			for i := range b {
-				h.w(&b[i])
+			for i := range b.a {
+				h.w(&b.a[i])
 			}
-			clear(b) // the attempts' segments
+			b.reset()
 			select {
-			case h.free <- b[:0]:
+			case h.free <- b:
 			default:
 			}
 		}
@@ -58,7 +121,7 @@ func newHandedOn(w attemptWriter) *handedOn {
 	return h
 }
 
-// write queues a for writing, unless h is closed.
+// write queues a copy of a for writing, unless h is closed.
 func (h *handedOn) write(a model.Attempt) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -69,11 +132,11 @@ func (h *handedOn) write(a model.Attempt) {
 		select {
 		case h.cur = <-h.free:
 		default:
-			h.cur = make([]model.Attempt, 0, handedOnBatch)
+			h.cur = &attemptBatch{a: make([]model.Attempt, 0, handedOnBatch)}
 		}
 	}
-	h.cur = append(h.cur, a)
-	if len(h.cur) == handedOnBatch {
+	h.cur.add(&a)
+	if len(h.cur.a) == handedOnBatch {
 		h.full <- h.cur
 		h.cur = nil
 	}
@@ -87,7 +150,7 @@ func (h *handedOn) close() {
 		return
 	}
 	h.closed = true
-	if len(h.cur) > 0 {
+	if h.cur != nil && len(h.cur.a) > 0 {
 		h.full <- h.cur
 	}
 	close(h.full)
@@ -118,7 +181,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 	read := func(w attemptWriter) operand.Opened {
 		h := newHandedOn(w)
 		o := *opts
-		o.EachAttempt = h.write
+		o.EachAttempt, o.LendAttempts = h.write, true
 		in := operand.OpenPaths(ctx, paths, &o)
 		h.close()
 		return in
