@@ -54,6 +54,7 @@ type waiting struct {
 // note adds the streams created as seqs, in creation order, after those
 // noted before.
 func (h *handOn) note(seqs ...int) {
+	h.order = growDouble(h.order, len(seqs))
 	for _, s := range seqs {
 		h.order = append(h.order, pending{seq: s, slot: notFinal})
 	}
@@ -94,7 +95,7 @@ func (t *Tracker) handOn(e ended) {
 			slot, h.free = h.free[n-1], h.free[:n-1]
 		} else {
 			slot = int32(len(h.pool))
-			h.pool = append(h.pool, waiting{})
+			h.pool = append(growDouble(h.pool, 1), waiting{})
 		}
 		h.pool[slot] = waiting{id: h.store.park(e.stream), x: e.x, node: t.node, file: t.file}
 		h.order[i].slot = slot
@@ -163,7 +164,13 @@ func (t *Tracker) handOnWaiting(slot int32) {
 // finalizes them in creation order (finishStreams) and hands on theirs
 // and these in turn, through finishOrder.
 func (h *handOn) finished() []pending {
-	var out []pending
+	n := 0
+	for _, p := range h.order[h.head:] {
+		if p.slot != notFinal {
+			n++
+		}
+	}
+	out := make([]pending, 0, n)
 	for _, p := range h.order[h.head:] {
 		if p.slot != notFinal {
 			out = append(out, p)
@@ -194,3 +201,14 @@ func (h *handOn) find(seq int) (int, bool) {
 
 // release lets go of what h holds; nothing waits any longer.
 func (h *handOn) release() { h.store.release() }
+
+// growDouble returns l with room for n more values, its capacity at least
+// doubled when it grows: append grows a large slice by a quarter, which
+// allocates about five times its final size on the way to it, all of it
+// garbage but the last.
+func growDouble[T any](l []T, n int) []T {
+	if len(l)+n <= cap(l) {
+		return l
+	}
+	return slices.Grow(l, max(n, cap(l)))
+}
