@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/netmortem/netmortem/capture"
+	"github.com/netmortem/netmortem/model"
 )
 
 // Read a capture and list the connection attempts the client reset after
@@ -33,4 +34,32 @@ func ExampleRead() {
 	// pcap Linux SLL2 8 attempts
 	// 10.23.77.129:36704 -> 10.23.77.138:80 synack_client_rst: SYN frames 38..44, 2 SYN retransmissions
 	// 10.23.77.129:32080 -> 10.23.77.138:80 synack_client_rst: SYN frames 59..65, 2 SYN retransmissions
+}
+
+// Read a capture with its attempts lent, keeping only the failed ones:
+// a lent attempt's segments are rewritten by the next attempt, so the
+// ones kept are cloned.
+func ExampleRead_lendAttempts() {
+	f, err := os.Open("../fixtures/incidents/ephemeral-nodeport/capture.pcap")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer f.Close()
+	var failed []model.Attempt
+	opts := capture.Options{LendAttempts: true, EachAttempt: func(a model.Attempt) {
+		if a.Outcome.Failed() {
+			failed = append(failed, a.Clone())
+		}
+	}}
+	if _, err := capture.Read(context.Background(), f, "capture.pcap", opts); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, a := range failed {
+		fmt.Println(a.Client, a.Outcome, "first SYN at frame", a.SYN[0].Frame)
+	}
+	// Output:
+	// 10.23.77.129:36704 synack_client_rst first SYN at frame 38
+	// 10.23.77.129:32080 synack_client_rst first SYN at frame 59
 }

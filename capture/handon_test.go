@@ -41,7 +41,7 @@ func sameHandedOnAs(t *testing.T, b []byte, name string, opts capture.Options, l
 	opts.EachAttempt = func(a model.Attempt) { got = append(got, a) }
 	if lend {
 		opts.LendAttempts = true
-		opts.EachAttempt = func(a model.Attempt) { got = append(got, cloneAttempt(a)) }
+		opts.EachAttempt = func(a model.Attempt) { got = append(got, a.Clone()) }
 	}
 	res, err := capture.Read(context.Background(), bytes.NewReader(b), name, opts)
 	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
@@ -72,47 +72,13 @@ func sameHandedOnAs(t *testing.T, b []byte, name string, opts capture.Options, l
 	}
 }
 
-// cloneAttempt copies a and what it points to, as an EachAttempt that
-// keeps lent attempts does.
-func cloneAttempt(a model.Attempt) model.Attempt {
-	segs := func(l []model.Seg) []model.Seg {
-		if l == nil {
-			return nil
-		}
-		return append([]model.Seg(nil), l...)
-	}
-	seg := func(g *model.Seg) *model.Seg {
-		if g == nil {
-			return nil
-		}
-		c := *g
-		return &c
-	}
-	sizes := func(d *model.DataSizes) *model.DataSizes {
-		if d == nil {
-			return nil
-		}
-		c := *d
-		c.Retx = segs(d.Retx)
-		return &c
-	}
-	a.SYN, a.SYNACK, a.ClientRST, a.ServerRST = segs(a.SYN), segs(a.SYNACK), segs(a.ClientRST), segs(a.ServerRST)
-	a.FirstAck, a.ClientFIN, a.ServerFIN = seg(a.FirstAck), seg(a.ClientFIN), seg(a.ServerFIN)
-	a.ClientData, a.ServerData = sizes(a.ClientData), sizes(a.ServerData)
-	if a.Outer != nil {
-		o := *a.Outer
-		a.Outer = &o
-	}
-	return a
-}
-
 // Lent attempts are built in the same memory, one after the other: an
 // attempt kept as lent, uncopied, no longer holds its own segments once
 // the next is built, where a copy does.
 func TestLendAttemptsReused(t *testing.T) {
 	var lent, copies []model.Attempt
 	opts := capture.Options{Shards: 2, LendAttempts: true, EachAttempt: func(a model.Attempt) {
-		lent, copies = append(lent, a), append(copies, cloneAttempt(a))
+		lent, copies = append(lent, a), append(copies, a.Clone())
 	}}
 	if _, err := capture.Read(context.Background(), bytes.NewReader(busyCapture(t)), "busy.pcap", opts); err != nil {
 		t.Fatal(err)

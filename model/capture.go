@@ -2,6 +2,7 @@ package model
 
 import (
 	"net/netip"
+	"slices"
 	"time"
 )
 
@@ -198,6 +199,35 @@ func (a *Attempt) TimeToSYNACK() (time.Duration, bool) {
 		return 0, false
 	}
 	return a.SYNACK[0].Time.Sub(a.SYN[0].Time), true
+}
+
+// Clone returns a copy of a that shares no memory with it: its segments,
+// its data sizes (their retransmissions too) and its overlay's outer
+// tuple are copied. A function handed lent attempts (parse.Options'
+// LendAttempts) keeps one by keeping its Clone.
+func (a *Attempt) Clone() Attempt {
+	c := *a
+	c.SYN, c.SYNACK = slices.Clone(a.SYN), slices.Clone(a.SYNACK)
+	c.ClientRST, c.ServerRST = slices.Clone(a.ClientRST), slices.Clone(a.ServerRST)
+	c.FirstAck, c.ClientFIN, c.ServerFIN = clonePtr(a.FirstAck), clonePtr(a.ClientFIN), clonePtr(a.ServerFIN)
+	c.Outer = clonePtr(a.Outer)
+	for _, d := range []**DataSizes{&c.ClientData, &c.ServerData} {
+		if *d != nil {
+			v := **d
+			v.Retx = slices.Clone(v.Retx)
+			*d = &v
+		}
+	}
+	return c
+}
+
+// clonePtr returns a pointer to a copy of *p, nil for nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // SegPos returns the Pos of a segment of this attempt: the attempt's file
