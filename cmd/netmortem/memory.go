@@ -35,17 +35,70 @@ func setMemoryPolicy(subcommand string) {
 // handOnMemory is the memory policy of flows writing the attempts as
 // they come: what it keeps is what analyze keeps, with a reorder buffer,
 // and its attempts are lent (handedOn), but the streams, tables and
-// buffers that grow as a large capture is read leave some garbage. The
-// collector runs when the heap has grown by a tenth (the streams and
-// tables, most of what is live, hold no pointer, so that a collection
-// costs little), under analyze's limit: collecting four times less often
-// took a tenth off the bench capture's time and added 5 MB to its peak
-// RSS. GOGC and GOMEMLIMIT in the environment still win.
+// buffers that grow as a capture is read leave some garbage. The
+// collector runs when the heap has grown by a tenth, or by handOnStep
+// while a tenth is less (gcStep), under analyze's limit: the streams and
+// tables, most of what is live, hold no pointer, but every collection
+// reads gopacket's 5 MB tables of protocol numbers, and a tenth of a
+// small heap ran it every few hundred kB, a third of flows' instructions
+// on an 18 MB capture. Collecting four times less often would take a
+// tenth off the bench capture's time and add 5 MB to its peak RSS. GOGC
+// and GOMEMLIMIT in the environment still win.
 func handOnMemory() {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(10)
+		g := &gcStep{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+		g.set()
+		runtime.SetFinalizer(&gcSentinel{}, g.afterGC)
 	}
 	limitMemory()
+}
+
+// handOnStep is the least the heap grows by between two of handOnMemory's
+// collections.
+const handOnStep = 4 << 20
+
+// gcStep sets GOGC after each collection so that the next comes once the
+// heap has grown by a tenth, or by handOnStep if that is more.
+type gcStep struct {
+	sample  []metrics.Sample
+	percent int
+	stopped bool // GOGC was set by someone else (heldMemory)
+}
+
+// set sets GOGC from the live heap the last collection found.
+func (g *gcStep) set() {
+	metrics.Read(g.sample)
+	var live uint64
+	if g.sample[0].Value.Kind() == metrics.KindUint64 {
+		live = g.sample[0].Value.Uint64()
+	}
+	if p := stepPercent(live); p != g.percent {
+		g.percent = p
+		debug.SetGCPercent(p)
+	}
+}
+
+// stepPercent returns the GOGC that makes the next collection come once
+// a heap of live bytes has grown by a tenth, or by handOnStep if that is
+// more, and by at most its size.
+func stepPercent(live uint64) int {
+	if live == 0 {
+		return 100
+	}
+	return int(max(10, min(handOnStep*100/live, 100)))
+}
+
+func (g *gcStep) afterGC(*gcSentinel) {
+	if g.stopped {
+		return
+	}
+	if cur := debug.SetGCPercent(g.percent); cur != g.percent {
+		debug.SetGCPercent(cur) // set by someone else: theirs
+		g.stopped = true
+		return
+	}
+	g.set()
+	runtime.SetFinalizer(&gcSentinel{}, g.afterGC)
 }
 
 // heldMemory undoes handOnMemory, for flows holding every attempt after
