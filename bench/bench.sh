@@ -16,13 +16,19 @@
 #    RSS (GNU time), and each tool's time divided by analyze's.
 # 3. With PROFILE=N (default 5; 0 skips it), N CPU profiles of analyze
 #    (NETMORTEM_CPUPROFILE) summed by stage: where the time goes.
+# 4. With INSTR=N (default 200000; 0 skips it) and valgrind installed, the
+#    instructions analyze and flows -o csv execute on the capture's first N
+#    packets (cachegrind, GOMAXPROCS=2), a packet's share by stage for
+#    analyze: figures that the machine's drift does not move, for telling
+#    apart two builds whose times differ by less than the noise.
 #
 # Targets: analyze at most the bare tcpdump pass's time (median paired
 # ratio at most 1.0x) with a peak RSS of at most 128 MB; flows -o csv
 # within 1.2x of analyze's time and peak RSS.
 #
 # Usage: bench/bench.sh [CAPTURE]   (default bench/out/big.pcap, built when
-#        missing, which needs root). RUNS=3, PAIRS=9, PROFILE=5 by default.
+#        missing, which needs root). RUNS=3, PAIRS=9, PROFILE=5 and
+#        INSTR=200000 by default.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -30,6 +36,7 @@ CAP="${1:-$HERE/out/big.pcap}"
 RUNS="${RUNS:-3}"
 PAIRS="${PAIRS:-9}"
 PROFILE="${PROFILE:-5}"
+INSTR="${INSTR:-200000}"
 BIN="$HERE/out/bin"
 
 if [ ! -f "$CAP" ]; then
@@ -149,4 +156,57 @@ if [ "$PROFILE" -gt 0 ]; then
 			"$(awk -v s="${s:-0}" -v t="$total" 'BEGIN { if (t > 0) printf "%.0f%%", 100 * s / t; else print "-" }')"
 	done
 	printf '  %-30s %6.3f s\n' "all samples" "$(awk -v t="$total" -v n="$PROFILE" 'BEGIN { print t / n }')"
+fi
+
+if [ "$INSTR" -gt 0 ] && command -v valgrind >/dev/null && command -v cg_annotate >/dev/null && command -v editcap >/dev/null; then
+	# Instructions, counted by cachegrind on the first INSTR packets (a
+	# copy cut by editcap), GOMAXPROCS=2. Under cachegrind the Go
+	# scheduler's spinning and preemptions follow the (slowed) clock, and
+	# once in a while take hundreds of millions of instructions: each
+	# command runs three times and its run with the fewest is kept, and the
+	# scheduler's instructions are shown apart from the packets'.
+	head="$BIN/first.pcap"
+	editcap -F pcap -r "$CAP" "$head" "1-$INSTR" >/dev/null
+	instr() { # instr NAME ARGS...: run netmortem ARGS on $head under cachegrind 3 times; keep the fewest
+		local name=$1 i n best=
+		shift
+		for i in 1 2 3; do
+			GOMAXPROCS=2 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$BIN/cg.$name.$i.out" \
+				"$BIN/netmortem" "$@" "$head" >/dev/null 2>"$BIN/cg.$name.err" || true
+			n=$(sed -n 's/.*I *refs: *//p' "$BIN/cg.$name.err" | tr -d ,)
+			if [ -n "$n" ] && { [ -z "$best" ] || [ "$n" -lt "$best" ]; }; then
+				best=$n
+				cp "$BIN/cg.$name.$i.out" "$BIN/cg.$name.out"
+			fi
+		done
+		echo "$best"
+	}
+	# stages FILE: a cachegrind file's instructions by stage, a packet's.
+	stages() {
+		cg_annotate --auto=no --threshold=0 "$1" 2>/dev/null | sed -n '/file:function/,$p' |
+			awk -v p="$INSTR" '$1 ~ /^[0-9,]+$/ && NF >= 2 {
+				n = $1; gsub(",", "", n); f = $0; sub(/^[^)]*\) */, "", f); total += n
+				if (f ~ /runtime\/(proc|lock_spinbit|lock_futex|os_linux|signal_unix|preempt|sys_linux_amd64)\./) s = "Go scheduler (timing-dependent)"
+				else if (f ~ /capture\/decode/) s = "decoding headers"
+				else if (f ~ /pcapfile|capture\.feed|Stage\)\.(Hot|Add|send)|prepareHot|Tracker\)\.(own|seal|prepare)|nextSeg|syscall/) s = "walking records, handing them on"
+				else if (f ~ /streamTable|shard\)\.get|streamStore\)\.at|Key\)\.Equal/) s = "finding the stream"
+				else if (f ~ /park|encodeStream|decodeStream/) s = "parking closed streams"
+				else if (f ~ /capture\/track\.\(\*shard\)|addHistory|retransmitted|dataSizes|segAt/) s = "folding into the stream"
+				else if (f ~ /settle|noteSYN|isnTable|keyStore|keepKey|forget|finalize|foldInto|Tracker\)\.acc|maps|aeshash|statKey/) s = "settling"
+				else if (f ~ /finishStreams|endFeed|streamEndOf|ended\)|connState|attempt|handOn|flows|jsontime|strconv|netip|\/time\//) s = "finishing streams, building attempts, writing rows"
+				else if (f ~ /runtime\/(mgc|mbitmap|mheap|mwbbuf)|runtime\.(scan|gc|greyobject|findObject|typePointers|bulkBarrier|tryDefer|runGCProg)/) s = "garbage collector"
+				else s = "the rest (start-up, rules, report)"
+				by[s] += n
+			} END {
+				for (s in by) printf "%.0f\t%s\n", by[s] / p, s
+			}' | sort -rn | awk -F'\t' '{ printf "  %-52s %6s\n", $2, $1 }'
+	}
+	echo
+	echo "instructions (cachegrind, GOMAXPROCS=2, the fewest of 3 runs) on the first $INSTR packets, a packet's by stage"
+	for run in "analyze:analyze -q -o json" "flows-csv:flows -q -o csv"; do
+		# shellcheck disable=SC2086 # the arguments are words
+		n=$(instr "${run%%:*}" ${run#*:})
+		printf '%s: %s in all, %s a packet\n' "${run%%:*}" "$n" "$(awk -v n="${n:-0}" -v p="$INSTR" 'BEGIN { printf "%.0f", n / p }')"
+		stages "$BIN/cg.${run%%:*}.out"
+	done
 fi
