@@ -265,8 +265,14 @@ func judgeTableFull(p *analyzer.Pass, t *tableFull, facts map[string]any, ev []a
 	if kernel.n > 0 {
 		f.Facts["kernel_messages"] = kernel.n
 		f.Evidence = append(f.Evidence, kernel.ev...)
-		f.Supports = append(f.Supports, fmt.Sprintf("%s: the kernel logs \"nf_conntrack: table full, dropping packet\" (%d "+
-			"lines)", kernel.ev[0].Pos, kernel.n))
+		lines := fmt.Sprintf("%d lines", kernel.n)
+		if kernel.n == 1 {
+			lines = "1 line"
+		} else if kernel.n > len(kernel.ev) {
+			lines += fmt.Sprintf(", the first %d cited", len(kernel.ev))
+		}
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: the kernel logs \"nf_conntrack: table full, dropping packet\" (%s)",
+			kernel.ev[0].Pos, lines))
 	}
 	if entries > 0 {
 		f.Facts["entries"] = entries
