@@ -53,10 +53,13 @@ const MicroLayout = "2006-01-02T15:04:05.000000Z"
 // gives, in a third of its time, for the hundreds of thousands of rows
 // of a large capture's attempts.
 func AppendMicro(b []byte, t time.Time) []byte {
-	u := Clamp(t).UTC()
+	u := t
+	if t.Location() != time.UTC {
+		u = Clamp(t).UTC()
+	}
 	y, mo, d := u.Date()
-	if y < MinYear || y > MaxYear { // in range in its zone, not in UTC
-		return u.AppendFormat(b, MicroLayout)
+	if y < MinYear || y > MaxYear { // clamped, or in range in its zone only
+		return Clamp(t).UTC().AppendFormat(b, MicroLayout)
 	}
 	h, mi, s := u.Clock()
 	us := u.Nanosecond() / 1000
