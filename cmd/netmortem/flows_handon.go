@@ -52,7 +52,8 @@ type attemptBatch struct {
 
 // add appends a copy of a, what it points to included.
 func (b *attemptBatch) add(a *model.Attempt) {
-	c := *a
+	b.a = append(b.a, *a)
+	c := &b.a[len(b.a)-1]
 	c.SYN, c.SYNACK = b.keepSegs(a.SYN), b.keepSegs(a.SYNACK)
 	c.ClientRST, c.ServerRST = b.keepSegs(a.ClientRST), b.keepSegs(a.ServerRST)
 	c.FirstAck, c.ClientFIN, c.ServerFIN = b.keepSeg(a.FirstAck), b.keepSeg(a.ClientFIN), b.keepSeg(a.ServerFIN)
@@ -61,7 +62,6 @@ func (b *attemptBatch) add(a *model.Attempt) {
 		o := *a.Outer
 		c.Outer = &o
 	}
-	b.a = append(b.a, c)
 }
 
 // keepSegs returns a copy of l in b's memory.
