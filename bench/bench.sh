@@ -186,15 +186,16 @@ if [ "$INSTR" -gt 0 ] && command -v valgrind >/dev/null && command -v cg_annotat
 		cg_annotate --auto=no --threshold=0 "$1" 2>/dev/null | sed -n '/file:function/,$p' |
 			awk -v p="$INSTR" '$1 ~ /^[0-9,]+$/ && NF >= 2 {
 				n = $1; gsub(",", "", n); f = $0; sub(/^[^)]*\) */, "", f); total += n
-				if (f ~ /runtime\/(proc|lock_spinbit|lock_futex|os_linux|signal_unix|preempt|sys_linux_amd64)\./) s = "Go scheduler (timing-dependent)"
+				path = f; sub(/:[^:]*$/, "", path); sub(/^[^:]*:/, "", f) # the file, and the function named by f
+				if (path ~ /runtime\/(proc|lock_spinbit|lock_futex|os_linux|signal_unix|preempt|sys_linux_amd64)\./) s = "Go scheduler (timing-dependent)"
 				else if (f ~ /capture\/decode/) s = "decoding headers"
 				else if (f ~ /pcapfile|capture\.feed|Stage\)\.(Hot|Add|send)|prepareHot|Tracker\)\.(own|seal|prepare)|nextSeg|syscall/) s = "walking records, handing them on"
 				else if (f ~ /streamTable|shard\)\.get|streamStore\)\.at|Key\)\.Equal/) s = "finding the stream"
 				else if (f ~ /park|encodeStream|decodeStream/) s = "parking closed streams"
 				else if (f ~ /capture\/track\.\(\*shard\)|addHistory|retransmitted|dataSizes|segAt/) s = "folding into the stream"
+				else if (f ~ /finishStreams|endFeed|streamEndOf|ended\)|connState|attempt|handOn|handedOn|flows|jsontime|strconv|netip|^time\.)/) s = "finishing streams, building attempts, writing rows"
 				else if (f ~ /settle|noteSYN|isnTable|keyStore|keepKey|forget|finalize|foldInto|Tracker\)\.acc|maps|aeshash|statKey/) s = "settling"
-				else if (f ~ /finishStreams|endFeed|streamEndOf|ended\)|connState|attempt|handOn|flows|jsontime|strconv|netip|\/time\//) s = "finishing streams, building attempts, writing rows"
-				else if (f ~ /runtime\/(mgc|mbitmap|mheap|mwbbuf)|runtime\.(scan|gc|greyobject|findObject|typePointers|bulkBarrier|tryDefer|runGCProg)/) s = "garbage collector"
+				else if (path ~ /runtime\/(mgc|mbitmap|mheap|mwbbuf)/ || f ~ /^runtime\.(scan|gc|greyobject|findObject|typePointers|bulkBarrier|tryDefer|runGCProg)/) s = "garbage collector"
 				else s = "the rest (start-up, rules, report)"
 				by[s] += n
 			} END {
