@@ -33,12 +33,13 @@ const (
 // at returns the stream of ref (not 0).
 func (st *streamStore) at(ref uint32) *stream {
 	i := ref - 1
-	if i < grownStreams {
-		k := bits.Len32(i/firstChunk+1) - 1
-		return &st.chunks[k][i-firstChunk*(1<<k-1)]
+	if i >= grownStreams {
+		i -= grownStreams
+		c := i / uint32(grownChunk)
+		return &st.chunks[growChunks+int(c)][i-c*uint32(grownChunk)]
 	}
-	i -= grownStreams
-	return &st.chunks[growChunks+int(i/uint32(grownChunk))][i%uint32(grownChunk)]
+	k := bits.Len32(i/firstChunk+1) - 1
+	return &st.chunks[k][i-firstChunk*(1<<k-1)]
 }
 
 // alloc returns a new zero stream with its ref set.
