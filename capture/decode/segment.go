@@ -118,20 +118,21 @@ func (s *Segment) setKey4(src, dst []byte, sport, dport uint16) {
 	if s.SrcHi {
 		src, dst, sport, dport = dst, src, dport, sport
 	}
-	k := &s.Key
-	k.lo, k.hi = v4Prefix, v4Prefix
-	copy(k.lo[12:], src[:4])
-	copy(k.hi[12:], dst[:4])
-	k.loPort, k.hiPort, k.v4 = sport, dport, true
-	// The hash of the key, from the address bytes rather than from the
-	// key just written (reading it back stalls).
+	// The addresses as IPv4-mapped IPv6 ones (as netip.Addr.As16 gives
+	// them: ten zero bytes, two 0xff, the four), written as the
+	// little-endian words the hash reads: the
+	// hash is taken from the words rather than from the key just written
+	// (reading it back stalls).
 	le := binary.LittleEndian
-	s.Hash = hashWords(0, 0xffff0000|uint64(le.Uint32(src))<<32, 0, 0xffff0000|uint64(le.Uint32(dst))<<32, sport, dport)
+	lo, hi := 0xffff0000|uint64(le.Uint32(src))<<32, 0xffff0000|uint64(le.Uint32(dst))<<32
+	k := &s.Key
+	le.PutUint64(k.lo[:8], 0)
+	le.PutUint64(k.lo[8:], lo)
+	le.PutUint64(k.hi[:8], 0)
+	le.PutUint64(k.hi[8:], hi)
+	k.loPort, k.hiPort, k.v4 = sport, dport, true
+	s.Hash = hashWords(0, lo, 0, hi, sport, dport)
 }
-
-// v4Prefix is the IPv4-mapped IPv6 prefix, as netip.Addr.As16 gives an
-// IPv4 address.
-var v4Prefix = [16]byte{10: 0xff, 11: 0xff}
 
 // setKey6 is setKey4 for IPv6 addresses, given as their 16 bytes.
 func (s *Segment) setKey6(src, dst []byte, sport, dport uint16) {
