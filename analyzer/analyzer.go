@@ -11,8 +11,6 @@
 package analyzer
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

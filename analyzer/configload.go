@@ -1,8 +1,6 @@
 package analyzer
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"bytes"
 
 	"fmt"
@@ -16,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/netmortem/netmortem/internal/lazyre"
 )
 
 // configLoader reads a Config from YAML nodes, collecting every error

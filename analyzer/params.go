@@ -1,13 +1,13 @@
 package analyzer
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/netmortem/netmortem/internal/lazyre"
 )
 
 // ParamType is the type of a rule's parameter.

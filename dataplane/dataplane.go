@@ -8,14 +8,13 @@
 package dataplane
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

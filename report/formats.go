@@ -1,8 +1,6 @@
 package report
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/lazyre"
 )
 
 func writeJSON(w io.Writer, r *Report) error {

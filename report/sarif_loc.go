@@ -1,14 +1,13 @@
 package report
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"net/url"
 	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/netmortem/netmortem/internal/buildinfo"
+	"github.com/netmortem/netmortem/internal/lazyre"
 )
 
 // The base URIs of SARIF artifact locations (run.originalUriBaseIds):

@@ -1,11 +1,10 @@
 package results
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"sort"
 	"time"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

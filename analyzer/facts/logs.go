@@ -1,13 +1,12 @@
 package facts
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"fmt"
 	"net/netip"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"fmt"
 	"maps"
 	"slices"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"fmt"
 	"net/netip"
 	"path"
@@ -13,6 +11,7 @@ import (
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
 	"github.com/netmortem/netmortem/dataplane"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

@@ -1,13 +1,12 @@
 package rules
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

@@ -1,14 +1,13 @@
 package rules
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

@@ -1,14 +1,13 @@
 package rules
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"fmt"
 	"net/netip"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/internal/shq"
 	"github.com/netmortem/netmortem/model"
 )

@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"encoding/json"
 	"fmt"
 	"net/netip"
@@ -10,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

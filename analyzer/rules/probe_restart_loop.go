@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/internal/shq"
 	"github.com/netmortem/netmortem/model"
 )

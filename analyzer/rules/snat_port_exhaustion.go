@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"cmp"
 	"fmt"
 	"net/netip"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

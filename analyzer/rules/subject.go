@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"path"
 	"path/filepath"
 	"slices"
@@ -10,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/dataplane"
+	"github.com/netmortem/netmortem/internal/lazyre"
 )
 
 // subject builds a Finding's Subject from key, value pairs, leaving out

@@ -1,9 +1,8 @@
 package rules
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"fmt"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/internal/shq"
 	"net/netip"
 	"slices"

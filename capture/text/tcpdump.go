@@ -1,8 +1,6 @@
 package text
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"cmp"
 	"errors"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmortem/netmortem/capture/decode"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/internal/services"
 	"github.com/netmortem/netmortem/model"
 )

@@ -8,8 +8,6 @@
 package text
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"bufio"
 	"context"
 	"io"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/netmortem/netmortem/capture/decode"
 	"github.com/netmortem/netmortem/capture/track"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

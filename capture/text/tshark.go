@@ -1,14 +1,13 @@
 package text
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"net/netip"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/netmortem/netmortem/capture/decode"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/internal/services"
 	"github.com/netmortem/netmortem/model"
 )

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"context"
 	"io"
 	"os"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/netmortem/netmortem/flows"
 	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"

@@ -1,13 +1,12 @@
 package anon
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"reflect"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

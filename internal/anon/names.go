@@ -1,11 +1,11 @@
 package anon
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/netmortem/netmortem/internal/lazyre"
 )
 
 var (

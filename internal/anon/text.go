@@ -1,13 +1,13 @@
 package anon
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"net/netip"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/netmortem/netmortem/internal/lazyre"
 )
 
 // systemNames are Kubernetes' own names, kept as they are: they say what

@@ -1,14 +1,13 @@
 package bundle
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"bytes"
 	"path"
 	"sort"
 	"strings"
 
 	"github.com/netmortem/netmortem/collect"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/parse/internal/text"
 	"github.com/netmortem/netmortem/parse/logs"
 )

@@ -1,9 +1,9 @@
 package bundle
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"strings"
+
+	"github.com/netmortem/netmortem/internal/lazyre"
 )
 
 // sosNameRE takes the host out of sosreport-<host>[-<case id>]-<date>-<random>.

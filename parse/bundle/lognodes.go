@@ -1,11 +1,10 @@
 package bundle
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"net/netip"
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

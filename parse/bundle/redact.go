@@ -1,13 +1,12 @@
 package bundle
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"fmt"
 	"reflect"
 	"sort"
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

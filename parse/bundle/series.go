@@ -1,8 +1,6 @@
 package bundle
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"context"
 	"io"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netmortem/netmortem/capture"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

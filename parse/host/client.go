@@ -1,13 +1,12 @@
 package host
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"

@@ -1,12 +1,11 @@
 package host
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"io"
 	"strconv"
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"

@@ -1,8 +1,6 @@
 package host
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"bytes"
 	"context"
 	"fmt"
@@ -10,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"

@@ -1,11 +1,11 @@
 package host
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/netmortem/netmortem/internal/lazyre"
 )
 
 // awkPrintRe finds the column an awk program prints: {print $4}.

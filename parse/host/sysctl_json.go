@@ -1,14 +1,13 @@
 package host
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"

@@ -1,8 +1,6 @@
 package kube
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"bufio"
 	"bytes"
 	"io"
@@ -12,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"

@@ -1,8 +1,6 @@
 package kube
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"io"
 	"net/netip"
 	"strconv"
@@ -11,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"

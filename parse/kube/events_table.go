@@ -1,14 +1,13 @@
 package kube
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"cmp"
 	"io"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"

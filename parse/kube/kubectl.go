@@ -6,8 +6,6 @@
 package kube
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"

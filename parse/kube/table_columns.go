@@ -1,12 +1,11 @@
 package kube
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"net/netip"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 

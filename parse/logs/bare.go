@@ -1,10 +1,9 @@
 package logs
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

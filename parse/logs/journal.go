@@ -1,13 +1,12 @@
 package logs
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 )

@@ -2,7 +2,6 @@ package logs
 
 import (
 	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 )

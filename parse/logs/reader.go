@@ -6,8 +6,6 @@
 package logs
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"context"
 	"io"
 	"path"
@@ -15,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"

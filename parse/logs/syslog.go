@@ -1,8 +1,6 @@
 package logs
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"errors"
 	"strconv"
 	"strings"
@@ -10,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 

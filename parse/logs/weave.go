@@ -1,10 +1,9 @@
 package logs
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"time"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 )

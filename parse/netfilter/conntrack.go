@@ -1,14 +1,13 @@
 package netfilter
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"fmt"
 	"io"
 	"net/netip"
 	"strconv"
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"

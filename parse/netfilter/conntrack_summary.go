@@ -1,11 +1,10 @@
 package netfilter
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"strconv"
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )

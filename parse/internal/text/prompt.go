@@ -1,10 +1,10 @@
 package text
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"path"
 	"strings"
+
+	"github.com/netmortem/netmortem/internal/lazyre"
 )
 
 // CollapseSpace trims s and turns every run of spaces and tabs into one

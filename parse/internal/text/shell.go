@@ -1,10 +1,10 @@
 package text
 
 import (
-	"github.com/netmortem/netmortem/internal/lazyre"
-
 	"path"
 	"strings"
+
+	"github.com/netmortem/netmortem/internal/lazyre"
 )
 
 // Command lines pasted with kubectl tables and logs, in more prompt styles
