@@ -37,7 +37,7 @@ func setMemoryPolicy(subcommand string) {
 // and its attempts are lent (handedOn), but the streams, tables and
 // buffers that grow as a capture is read leave some garbage. The
 // collector runs when the heap has grown by a tenth, or by handOnStep
-// while a tenth is less (gcStep), under analyze's limit: the streams and
+// while a tenth is less (stepPercent), under analyze's limit: the streams and
 // tables, most of what is live, hold no pointer, but every collection
 // reads gopacket's 5 MB tables of protocol numbers, and a tenth of a
 // small heap ran it every few hundred kB, a third of flows' instructions
@@ -46,9 +46,19 @@ func setMemoryPolicy(subcommand string) {
 // and GOMEMLIMIT in the environment still win.
 func handOnMemory() {
 	if os.Getenv("GOGC") == "" {
-		g := &gcStep{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
-		g.set()
-		runtime.SetFinalizer(&gcSentinel{}, g.afterGC)
+		percent := stepPercent(liveHeap())
+		debug.SetGCPercent(percent)
+		afterEachGC(func(live uint64) bool {
+			if cur := debug.SetGCPercent(percent); cur != percent {
+				debug.SetGCPercent(cur) // set by someone else (heldMemory): theirs
+				return false
+			}
+			if p := stepPercent(live); p != percent {
+				percent = p
+				debug.SetGCPercent(p)
+			}
+			return true
+		})
 	}
 	limitMemory()
 }
@@ -56,27 +66,6 @@ func handOnMemory() {
 // handOnStep is the least the heap grows by between two of handOnMemory's
 // collections.
 const handOnStep = 4 << 20
-
-// gcStep sets GOGC after each collection so that the next comes once the
-// heap has grown by a tenth, or by handOnStep if that is more.
-type gcStep struct {
-	sample  []metrics.Sample
-	percent int
-	stopped bool // GOGC was set by someone else (heldMemory)
-}
-
-// set sets GOGC from the live heap the last collection found.
-func (g *gcStep) set() {
-	metrics.Read(g.sample)
-	var live uint64
-	if g.sample[0].Value.Kind() == metrics.KindUint64 {
-		live = g.sample[0].Value.Uint64()
-	}
-	if p := stepPercent(live); p != g.percent {
-		g.percent = p
-		debug.SetGCPercent(p)
-	}
-}
 
 // stepPercent returns the GOGC that makes the next collection come once
 // a heap of live bytes has grown by a tenth, or by handOnStep if that is
@@ -86,19 +75,6 @@ func stepPercent(live uint64) int {
 		return 100
 	}
 	return int(max(10, min(handOnStep*100/live, 100)))
-}
-
-func (g *gcStep) afterGC(*gcSentinel) {
-	if g.stopped {
-		return
-	}
-	if cur := debug.SetGCPercent(g.percent); cur != g.percent {
-		debug.SetGCPercent(cur) // set by someone else: theirs
-		g.stopped = true
-		return
-	}
-	g.set()
-	runtime.SetFinalizer(&gcSentinel{}, g.afterGC)
 }
 
 // heldMemory undoes handOnMemory, for flows holding every attempt after
@@ -118,33 +94,50 @@ func limitMemory() {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(memoryFloor)
-	g := &gcWatch{limit: memoryFloor, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
-	runtime.SetFinalizer(&gcSentinel{}, g.afterGC)
+	limit := int64(memoryFloor)
+	debug.SetMemoryLimit(limit)
+	afterEachGC(func(live uint64) bool {
+		if debug.SetMemoryLimit(-1) != limit {
+			return false // set by someone else (batch --memory-limit): theirs
+		}
+		// Raised after a collection that found the live heap near it.
+		if l := int64(live); l+l/4 > limit {
+			limit = 2 * l
+			debug.SetMemoryLimit(limit)
+		}
+		return true
+	})
 }
 
-// gcWatch raises the memory limit after a collection that found the live
-// heap near it.
-type gcWatch struct {
-	limit  int64
-	sample []metrics.Sample
+// afterEachGC calls f with the live heap after each collection from now
+// on, until f returns false.
+func afterEachGC(f func(live uint64) bool) {
+	var arm func()
+	arm = func() {
+		runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) {
+			if f(liveHeap()) {
+				arm()
+			}
+		})
+	}
+	arm()
 }
 
 // gcSentinel is garbage made to be collected: its finalizer runs after each
-// collection and makes the next one.
-type gcSentinel struct{ _ byte }
+// collection and makes the next one. It is 16 bytes so that the tiny
+// allocator, which packs smaller values without pointers into shared
+// 16-byte blocks, does not take it: a finalizer on such a value waits
+// until every value of its block is unreachable, which a live neighbour
+// can put off for good.
+type gcSentinel struct{ _ [16]byte }
 
-func (g *gcWatch) afterGC(*gcSentinel) {
-	if debug.SetMemoryLimit(-1) != g.limit {
-		return // set by someone else (batch --memory-limit): theirs
+// liveHeap returns the bytes the last collection found live, 0 before the
+// first or when the runtime does not say.
+func liveHeap() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
 	}
-	metrics.Read(g.sample)
-	if g.sample[0].Value.Kind() == metrics.KindUint64 {
-		live := int64(g.sample[0].Value.Uint64())
-		if live+live/4 > g.limit {
-			g.limit = 2 * live
-			debug.SetMemoryLimit(g.limit)
-		}
-	}
-	runtime.SetFinalizer(&gcSentinel{}, g.afterGC)
+	return sample[0].Value.Uint64()
 }
