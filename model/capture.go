@@ -206,28 +206,38 @@ func (a *Attempt) TimeToSYNACK() (time.Duration, bool) {
 // tuple are copied. A function handed lent attempts (parse.Options'
 // LendAttempts) keeps one by keeping its Clone.
 func (a *Attempt) Clone() Attempt {
-	c := *a
-	c.SYN, c.SYNACK = slices.Clone(a.SYN), slices.Clone(a.SYNACK)
-	c.ClientRST, c.ServerRST = slices.Clone(a.ClientRST), slices.Clone(a.ServerRST)
-	c.FirstAck, c.ClientFIN, c.ServerFIN = clonePtr(a.FirstAck), clonePtr(a.ClientFIN), clonePtr(a.ServerFIN)
-	c.Outer = clonePtr(a.Outer)
-	for _, d := range []**DataSizes{&c.ClientData, &c.ServerData} {
-		if *d != nil {
-			v := **d
-			v.Retx = slices.Clone(v.Retx)
-			*d = &v
-		}
-	}
+	var c Attempt
+	a.CloneInto(&c, slices.Clone[[]Seg], func(d DataSizes) *DataSizes { return &d })
 	return c
 }
 
-// clonePtr returns a pointer to a copy of *p, nil for nil.
-func clonePtr[T any](p *T) *T {
-	if p == nil {
-		return nil
+// CloneInto writes a copy of a into dst, as Clone makes it, taking the
+// copies' memory from the caller: segs returns a copy of its segments (nil
+// for nil), which it is also given one at a time for the single segments
+// (FirstAck, ClientFIN, ServerFIN), and sizes a pointer to a copy of its
+// data sizes, whose retransmissions segs has copied already.
+func (a *Attempt) CloneInto(dst *Attempt, segs func([]Seg) []Seg, sizes func(DataSizes) *DataSizes) {
+	*dst = *a
+	dst.SYN, dst.SYNACK = segs(a.SYN), segs(a.SYNACK)
+	dst.ClientRST, dst.ServerRST = segs(a.ClientRST), segs(a.ServerRST)
+	seg := func(g *Seg) *Seg {
+		if g == nil {
+			return nil
+		}
+		return &segs([]Seg{*g})[0]
 	}
-	v := *p
-	return &v
+	dst.FirstAck, dst.ClientFIN, dst.ServerFIN = seg(a.FirstAck), seg(a.ClientFIN), seg(a.ServerFIN)
+	if a.Outer != nil {
+		o := *a.Outer
+		dst.Outer = &o
+	}
+	for _, d := range []**DataSizes{&dst.ClientData, &dst.ServerData} {
+		if *d != nil {
+			v := **d
+			v.Retx = segs(v.Retx)
+			*d = sizes(v)
+		}
+	}
 }
 
 // SegPos returns the Pos of a segment of this attempt: the attempt's file

@@ -49,21 +49,14 @@ type attemptBatch struct {
 	sizes []model.DataSizes
 }
 
-// add appends a copy of a, what it points to included.
+// add appends a copy of a, what it points to included (Attempt.CloneInto),
+// in b's memory.
 func (b *attemptBatch) add(a *model.Attempt) {
-	b.a = append(b.a, *a)
-	c := &b.a[len(b.a)-1]
-	c.SYN, c.SYNACK = b.keepSegs(a.SYN), b.keepSegs(a.SYNACK)
-	c.ClientRST, c.ServerRST = b.keepSegs(a.ClientRST), b.keepSegs(a.ServerRST)
-	c.FirstAck, c.ClientFIN, c.ServerFIN = b.keepSeg(a.FirstAck), b.keepSeg(a.ClientFIN), b.keepSeg(a.ServerFIN)
-	c.ClientData, c.ServerData = b.keepSizes(a.ClientData), b.keepSizes(a.ServerData)
-	if a.Outer != nil {
-		o := *a.Outer
-		c.Outer = &o
-	}
+	b.a = append(b.a, model.Attempt{})
+	a.CloneInto(&b.a[len(b.a)-1], b.keepSegs, b.keepSizes)
 }
 
-// keepSegs returns a copy of l in b's memory.
+// keepSegs returns a copy of l in b's memory, nil for nil.
 func (b *attemptBatch) keepSegs(l []model.Seg) []model.Seg {
 	if l == nil {
 		return nil
@@ -73,23 +66,10 @@ func (b *attemptBatch) keepSegs(l []model.Seg) []model.Seg {
 	return b.segs[n:len(b.segs):len(b.segs)]
 }
 
-// keepSeg returns a copy of g in b's memory, nil for nil.
-func (b *attemptBatch) keepSeg(g *model.Seg) *model.Seg {
-	if g == nil {
-		return nil
-	}
-	return &b.keepSegs([]model.Seg{*g})[0]
-}
-
-// keepSizes returns a copy of d in b's memory, nil for nil.
-func (b *attemptBatch) keepSizes(d *model.DataSizes) *model.DataSizes {
-	if d == nil {
-		return nil
-	}
-	b.sizes = append(b.sizes, *d)
-	c := &b.sizes[len(b.sizes)-1]
-	c.Retx = b.keepSegs(d.Retx)
-	return c
+// keepSizes returns a pointer to a copy of d in b's memory.
+func (b *attemptBatch) keepSizes(d model.DataSizes) *model.DataSizes {
+	b.sizes = append(b.sizes, d)
+	return &b.sizes[len(b.sizes)-1]
 }
 
 // reset empties b for the next batch, keeping its memory. The attempts
