@@ -6,7 +6,9 @@
 // several milliseconds before main starts, half the run time of a small
 // capture, for the one or two formats a ticket holds. A Regexp from New
 // costs nothing until a method is called; it then compiles once, safely
-// from several goroutines, and behaves as the regexp.Regexp it wraps.
+// from several goroutines. It has the methods of regexp.Regexp that
+// netmortem calls, which behave as that type's; Re gives the compiled
+// expression for the others.
 package lazyre
 
 import (
@@ -62,9 +64,6 @@ func (r *Regexp) MatchString(s string) bool { return r.Re().MatchString(s) }
 // FindString is regexp.Regexp.FindString.
 func (r *Regexp) FindString(s string) string { return r.Re().FindString(s) }
 
-// FindStringIndex is regexp.Regexp.FindStringIndex.
-func (r *Regexp) FindStringIndex(s string) []int { return r.Re().FindStringIndex(s) }
-
 // FindStringSubmatch is regexp.Regexp.FindStringSubmatch.
 func (r *Regexp) FindStringSubmatch(s string) []string { return r.Re().FindStringSubmatch(s) }
 
@@ -76,12 +75,6 @@ func (r *Regexp) FindAll(b []byte, n int) [][]byte { return r.Re().FindAll(b, n)
 
 // FindAllSubmatch is regexp.Regexp.FindAllSubmatch.
 func (r *Regexp) FindAllSubmatch(b []byte, n int) [][][]byte { return r.Re().FindAllSubmatch(b, n) }
-
-// FindAllString is regexp.Regexp.FindAllString.
-func (r *Regexp) FindAllString(s string, n int) []string { return r.Re().FindAllString(s, n) }
-
-// FindAllStringIndex is regexp.Regexp.FindAllStringIndex.
-func (r *Regexp) FindAllStringIndex(s string, n int) [][]int { return r.Re().FindAllStringIndex(s, n) }
 
 // FindAllStringSubmatch is regexp.Regexp.FindAllStringSubmatch.
 func (r *Regexp) FindAllStringSubmatch(s string, n int) [][]string {
@@ -100,15 +93,3 @@ func (r *Regexp) ReplaceAllString(src, repl string) string { return r.Re().Repla
 func (r *Regexp) ReplaceAllStringFunc(src string, repl func(string) string) string {
 	return r.Re().ReplaceAllStringFunc(src, repl)
 }
-
-// SubexpIndex is regexp.Regexp.SubexpIndex.
-func (r *Regexp) SubexpIndex(name string) int { return r.Re().SubexpIndex(name) }
-
-// SubexpNames is regexp.Regexp.SubexpNames.
-func (r *Regexp) SubexpNames() []string { return r.Re().SubexpNames() }
-
-// NumSubexp is regexp.Regexp.NumSubexp.
-func (r *Regexp) NumSubexp() int { return r.Re().NumSubexp() }
-
-// Split is regexp.Regexp.Split.
-func (r *Regexp) Split(s string, n int) []string { return r.Re().Split(s, n) }
