@@ -73,3 +73,38 @@ func TestAttemptCloneEmpty(t *testing.T) {
 		t.Errorf("clone of an empty attempt: %+v", c)
 	}
 }
+
+// CloneInto allocates nothing of its own: all the memory of the copy
+// comes from its callers, which a program copying hundreds of thousands
+// of attempts into memory it reuses relies on.
+func TestAttemptCloneIntoAllocs(t *testing.T) {
+	a := fullAttempt()
+	var (
+		dst   Attempt
+		segs  = make([]Seg, 0, 64)
+		sizes = make([]DataSizes, 0, 4)
+	)
+	keepSegs := func(l []Seg) []Seg {
+		if l == nil {
+			return nil
+		}
+		n := len(segs)
+		segs = append(segs, l...)
+		return segs[n:len(segs):len(segs)]
+	}
+	keepSizes := func(d DataSizes) *DataSizes {
+		sizes = append(sizes, d)
+		return &sizes[len(sizes)-1]
+	}
+	a.Outer = nil // the one pointer CloneInto copies into memory of its own
+	n := testing.AllocsPerRun(100, func() {
+		segs, sizes = segs[:0], sizes[:0]
+		a.CloneInto(&dst, keepSegs, keepSizes)
+	})
+	if n != 0 {
+		t.Errorf("CloneInto allocates %v times a copy, want 0", n)
+	}
+	if !reflect.DeepEqual(dst, a) || dst.FirstAck == a.FirstAck || dst.ServerFIN == a.ServerFIN {
+		t.Errorf("CloneInto: copy %+v, want an equal attempt in other memory", dst)
+	}
+}

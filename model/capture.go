@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"slices"
 	"time"
+	"unsafe"
 )
 
 // Outcome is how a TCP connection attempt ended. The names and the rules
@@ -224,7 +225,9 @@ func (a *Attempt) CloneInto(dst *Attempt, segs func([]Seg) []Seg, sizes func(Dat
 		if g == nil {
 			return nil
 		}
-		return &segs([]Seg{*g})[0]
+		// segs is given the segment where it is: a slice literal here
+		// would escape to the heap, three times an attempt.
+		return &segs(unsafe.Slice(g, 1))[0]
 	}
 	dst.FirstAck, dst.ClientFIN, dst.ServerFIN = seg(a.FirstAck), seg(a.ClientFIN), seg(a.ServerFIN)
 	if a.Outer != nil {
