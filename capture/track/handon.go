@@ -33,13 +33,14 @@ const (
 // in about 130 bytes rather than the 700 or so of its attempt, which is
 // built when its turn comes.
 type handOn struct {
-	each  func(model.Attempt)
-	order []pending // from head, in creation order
-	head  int
-	pool  []waiting
-	free  []int32   // indices of pool free for reuse
-	store parkStore // the waiting streams
-	s     stream    // a waiting stream brought back
+	each   func(model.Attempt)
+	order  []pending  // from head, in creation order
+	region hugeRegion // order's memory
+	head   int
+	pool   []waiting
+	free   []int32   // indices of pool free for reuse
+	store  parkStore // the waiting streams
+	s      stream    // a waiting stream brought back
 }
 
 // waiting is a finalized stream whose attempt waits for older ones: its
@@ -54,7 +55,16 @@ type waiting struct {
 // note adds the streams created as seqs, in creation order, after those
 // noted before.
 func (h *handOn) note(seqs ...int) {
-	h.order = growDouble(h.order, len(seqs))
+	if n := len(h.order) + len(seqs); n > cap(h.order) {
+		// Doubled into memory of its own, and the old given back at
+		// once: on a capture whose streams all stay live to its end, the
+		// buffer holds every stream, and the copies a slice leaves behind
+		// as it grows would stay in memory until the next collection.
+		order, r := makeLarge[pending](max(4096, 2*n))
+		order = order[:copy(order, h.order)]
+		h.region.release()
+		h.order, h.region = order, r
+	}
 	for _, s := range seqs {
 		h.order = append(h.order, pending{seq: s, slot: notFinal})
 	}
@@ -176,7 +186,8 @@ func (h *handOn) finished() []pending {
 			out = append(out, p)
 		}
 	}
-	h.order, h.head = nil, 0
+	h.region.release()
+	h.order, h.region, h.head = nil, hugeRegion{}, 0
 	return out
 }
 
@@ -200,7 +211,11 @@ func (h *handOn) find(seq int) (int, bool) {
 }
 
 // release lets go of what h holds; nothing waits any longer.
-func (h *handOn) release() { h.store.release() }
+func (h *handOn) release() {
+	h.store.release()
+	h.region.release()
+	h.order, h.region = nil, hugeRegion{}
+}
 
 // growDouble returns l with room for n more values, its capacity at least
 // doubled when it grows: append grows a large slice by a quarter, which
