@@ -86,9 +86,13 @@ func newHandedOn(w attemptWriter) *handedOn {
 	h := &handedOn{w: w, full: make(chan *attemptBatch, 4), free: make(chan *attemptBatch, 6), done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
+		// w is read from here, not from h: h.mu, beside it, is taken for
+		// every attempt handed on, and the cache line they share would go
+		// back and forth between the two goroutines at each one.
+		w := h.w
 		for b := range h.full {
 			for i := range b.a {
-				h.w(&b.a[i])
+				w(&b.a[i])
 			}
 			b.reset()
 			select {
