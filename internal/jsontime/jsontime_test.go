@@ -2,6 +2,7 @@ package jsontime
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -70,5 +71,47 @@ func BenchmarkAppendMicro(b *testing.B) {
 	buf := make([]byte, 0, 64)
 	for b.Loop() {
 		buf = AppendMicro(buf[:0], tm)
+	}
+}
+
+// InRange gives, for times in UTC, what their year and zone say, at the
+// bounds of the years in range, beyond them, and at the ends of what a
+// time.Time can hold.
+func TestInRange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	slow := func(tm time.Time) bool {
+		y := tm.Year()
+		_, offset := tm.Zone()
+		return y >= MinYear && y <= MaxYear && offset > -24*3600 && offset < 24*3600
+	}
+	times := []time.Time{
+		{},
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Add(-time.Nanosecond),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(math.MaxInt64, 999999999).UTC(),
+		time.Unix(math.MinInt64, 0).UTC(),
+		time.Unix(-62135596800-86400*366, 0).UTC(),
+		time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("west", -11*3600)),
+		time.Date(0, 1, 1, 1, 0, 0, 0, time.FixedZone("east", 13*3600)),
+		time.Date(2026, 11, 29, 1, 0, 0, 0, time.FixedZone("day", 24*3600)),
+	}
+	for range 20000 {
+		sec := rng.Int64N(2*253402300800) - 2*62135596800 // years -2000 to 18000
+		times = append(times, time.Unix(sec, rng.Int64N(1e9)).UTC())
+	}
+	in := 0
+	for _, tm := range times {
+		want := slow(tm)
+		if got := InRange(tm); got != want {
+			t.Errorf("%v: InRange %v, want %v", tm, got, want)
+		}
+		if want {
+			in++
+		}
+	}
+	if in < len(times)/4 || in > 3*len(times)/4 {
+		t.Errorf("%d of %d times in range: the test's times miss the bounds", in, len(times))
 	}
 }
