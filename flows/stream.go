@@ -262,13 +262,16 @@ type rangeCount struct {
 func (c *rangeCount) note(a *model.Attempt) {
 	c.time(a.Start, a.Pos)
 	c.time(a.End, a.Pos)
+	// A segment's place is worked out only for a time out of range.
 	for _, segs := range [][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
-		for _, s := range segs {
-			c.time(s.Time, a.SegPos(s))
+		for i := range segs {
+			if !jsontime.InRange(segs[i].Time) {
+				c.time(segs[i].Time, a.SegPos(segs[i]))
+			}
 		}
 	}
 	for _, s := range []*model.Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
-		if s != nil {
+		if s != nil && !jsontime.InRange(s.Time) {
 			c.time(s.Time, a.SegPos(*s))
 		}
 	}
