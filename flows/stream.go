@@ -90,7 +90,7 @@ func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 	b = strconv.AppendInt(append(b, ','), int64(a.SYNRetransmissions()), 10)
 	b = append(b, ',')
 	if d, ok := a.TimeToSYNACK(); ok {
-		b = strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', 3, 64)
+		b = appendMillis(b, d)
 	}
 	b = strconv.AppendInt(append(b, ','), int64(a.Packets), 10)
 	b = strconv.AppendInt(append(b, ','), a.ClientBytes, 10)
