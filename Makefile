@@ -23,7 +23,7 @@ LDFLAGS     ?= $(if $(VERSION),-X $(BUILDINFO).version=$(VERSION)) $(if $(COMMIT
 # The race detector needs cgo: go test -race keeps Go's default.
 NOCGO       = CGO_ENABLED=0
 
-.PHONY: all build build-fleet test demo lint fuzz fixtures new-rule query-fixture bench bench-scale bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
+.PHONY: all build build-fleet test demo lint fuzz fixtures new-rule query-fixture bench pgo bench-scale bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
 
 all: build
 
@@ -63,6 +63,10 @@ TESTREPORT = bin/testreport
 # The packages whose code differs without -tags fleet.
 LAPTOP_PKGS = ./source ./internal/operand ./internal/batch ./results/query
 
+# The tests, and the builds of netmortem they make, do without the profile
+# (cmd/netmortem/default.pgo): with it, those builds would compile every
+# package once more, and what the tests check does not depend on it.
+test: export GOFLAGS := $(strip $(GOFLAGS) -pgo=off)
 test:
 	$(NOCGO) $(GO) vet ./...
 	$(NOCGO) $(GO) vet -tags fleet ./...
@@ -216,6 +220,12 @@ query-fixture:
 ## on a large capture (built on first use from real traffic; needs root then)
 bench:
 	bash bench/bench.sh $(BENCH_CAPTURE)
+
+## pgo: make cmd/netmortem/default.pgo again, the CPU profile go build
+## optimizes netmortem with, from analyze and flows on the bench capture
+## (bench/pgo.sh; the capture is built on first use, which needs root)
+pgo:
+	bash bench/pgo.sh $(BENCH_CAPTURE)
 
 ## bench-scale: bundles per second of the Kubernetes Indexed Job run as 1, 2
 ## and 4 processes over 1,000 bundles in MinIO, writing to PostgreSQL, and of
