@@ -84,17 +84,15 @@ func TestAttemptCloneIntoAllocs(t *testing.T) {
 		segs  = make([]Seg, 0, 64)
 		sizes = make([]DataSizes, 0, 4)
 	)
-	keepSegs := func(l []Seg) []Seg {
-		if l == nil {
-			return nil
-		}
-		n := len(segs)
-		segs = append(segs, l...)
-		return segs[n:len(segs):len(segs)]
+	keepSegs := func(n int) []Seg {
+		k := len(segs)
+		segs = segs[:k+n]
+		return segs[k : k+n : k+n]
 	}
-	keepSizes := func(d DataSizes) *DataSizes {
-		sizes = append(sizes, d)
-		return &sizes[len(sizes)-1]
+	keepSizes := func(n int) []DataSizes {
+		k := len(sizes)
+		sizes = sizes[:k+n]
+		return sizes[k : k+n : k+n]
 	}
 	a.Outer = nil // the one pointer CloneInto copies into memory of its own
 	n := testing.AllocsPerRun(100, func() {

@@ -2,9 +2,7 @@ package model
 
 import (
 	"net/netip"
-	"slices"
 	"time"
-	"unsafe"
 )
 
 // Outcome is how a TCP connection attempt ended. The names and the rules
@@ -208,37 +206,68 @@ func (a *Attempt) TimeToSYNACK() (time.Duration, bool) {
 // LendAttempts) keeps one by keeping its Clone.
 func (a *Attempt) Clone() Attempt {
 	var c Attempt
-	a.CloneInto(&c, slices.Clone[[]Seg], func(d DataSizes) *DataSizes { return &d })
+	a.CloneInto(&c, func(n int) []Seg { return make([]Seg, n) }, func(n int) []DataSizes { return make([]DataSizes, n) })
 	return c
 }
 
 // CloneInto writes a copy of a into dst, as Clone makes it, taking the
-// copies' memory from the caller: segs returns a copy of its segments (nil
-// for nil), which it is also given one at a time for the single segments
-// (FirstAck, ClientFIN, ServerFIN), and sizes a pointer to a copy of its
-// data sizes, whose retransmissions segs has copied already.
-func (a *Attempt) CloneInto(dst *Attempt, segs func([]Seg) []Seg, sizes func(DataSizes) *DataSizes) {
+// copies' memory from the caller, once for each kind: segs returns n
+// segments, for the copies of a's segments and of its data sizes'
+// retransmissions, and sizes n data sizes, for ClientData and ServerData.
+// Neither is called for none. Only an overlay's outer tuple (Outer) is
+// copied into memory of CloneInto's own.
+func (a *Attempt) CloneInto(dst *Attempt, segs func(n int) []Seg, sizes func(n int) []DataSizes) {
 	*dst = *a
-	dst.SYN, dst.SYNACK = segs(a.SYN), segs(a.SYNACK)
-	dst.ClientRST, dst.ServerRST = segs(a.ClientRST), segs(a.ServerRST)
-	seg := func(g *Seg) *Seg {
+	n := len(a.SYN) + len(a.SYNACK) + len(a.ClientRST) + len(a.ServerRST)
+	for _, g := range [...]*Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
+		if g != nil {
+			n++
+		}
+	}
+	nd := 0
+	for _, d := range [...]*DataSizes{a.ClientData, a.ServerData} {
+		if d != nil {
+			n += len(d.Retx)
+			nd++
+		}
+	}
+	var mem []Seg
+	if n > 0 {
+		mem = segs(n)
+	}
+	list := func(l []Seg) []Seg {
+		if len(l) == 0 {
+			return l[:0:0] // nil stays nil; an empty list, empty
+		}
+		c := mem[:len(l):len(l)]
+		copy(c, l)
+		mem = mem[len(l):]
+		return c
+	}
+	one := func(g *Seg) *Seg {
 		if g == nil {
 			return nil
 		}
-		// segs is given the segment where it is: a slice literal here
-		// would escape to the heap, three times an attempt.
-		return &segs(unsafe.Slice(g, 1))[0]
+		c := &mem[0]
+		*c = *g
+		mem = mem[1:]
+		return c
 	}
-	dst.FirstAck, dst.ClientFIN, dst.ServerFIN = seg(a.FirstAck), seg(a.ClientFIN), seg(a.ServerFIN)
+	dst.SYN, dst.SYNACK = list(a.SYN), list(a.SYNACK)
+	dst.ClientRST, dst.ServerRST = list(a.ClientRST), list(a.ServerRST)
+	dst.FirstAck, dst.ClientFIN, dst.ServerFIN = one(a.FirstAck), one(a.ClientFIN), one(a.ServerFIN)
 	if a.Outer != nil {
 		o := *a.Outer
 		dst.Outer = &o
 	}
-	for _, d := range []**DataSizes{&dst.ClientData, &dst.ServerData} {
-		if *d != nil {
-			v := **d
-			v.Retx = segs(v.Retx)
-			*d = sizes(v)
+	if nd > 0 {
+		ds := sizes(nd)
+		for _, d := range [...]**DataSizes{&dst.ClientData, &dst.ServerData} {
+			if *d != nil {
+				ds[0] = **d
+				ds[0].Retx = list(ds[0].Retx)
+				*d, ds = &ds[0], ds[1:]
+			}
 		}
 	}
 }

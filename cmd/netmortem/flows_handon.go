@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -56,20 +57,18 @@ func (b *attemptBatch) add(a *model.Attempt) {
 	a.CloneInto(&b.a[len(b.a)-1], b.keepSegs, b.keepSizes)
 }
 
-// keepSegs returns a copy of l in b's memory, nil for nil.
-func (b *attemptBatch) keepSegs(l []model.Seg) []model.Seg {
-	if l == nil {
-		return nil
-	}
-	n := len(b.segs)
-	b.segs = append(b.segs, l...)
-	return b.segs[n:len(b.segs):len(b.segs)]
+// keepSegs returns n segments of b's memory.
+func (b *attemptBatch) keepSegs(n int) []model.Seg {
+	k := len(b.segs)
+	b.segs = slices.Grow(b.segs, n)[:k+n]
+	return b.segs[k : k+n : k+n]
 }
 
-// keepSizes returns a pointer to a copy of d in b's memory.
-func (b *attemptBatch) keepSizes(d model.DataSizes) *model.DataSizes {
-	b.sizes = append(b.sizes, d)
-	return &b.sizes[len(b.sizes)-1]
+// keepSizes returns n data sizes of b's memory.
+func (b *attemptBatch) keepSizes(n int) []model.DataSizes {
+	k := len(b.sizes)
+	b.sizes = slices.Grow(b.sizes, n)[:k+n]
+	return b.sizes[k : k+n : k+n]
 }
 
 // reset empties b for the next batch, keeping its memory. The attempts
