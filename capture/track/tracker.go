@@ -66,6 +66,8 @@ type Tracker struct {
 	keepFailed int  // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
 	series     bool // packets come from several files: segments name theirs
 	stats      map[statKey]*endpointAcc
+	lastKey    statKey           // the key of the counters acc returned last,
+	lastAcc    *endpointAcc      // those counters
 	failKept   map[statKey]int32 // failed attempts kept one by one, per server and per host (port 0)
 	synISN     *isnTable         // summary mode: the live stream whose first SYN last had each sequence number
 	synKeys    keyStore          // the keys of the streams synISN names, by synSeen.kref

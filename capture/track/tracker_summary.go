@@ -27,6 +27,9 @@ type endpointAcc struct {
 	// ports is the set of server ports of a host's counters (port 0),
 	// which count the ports that failed after the host's sample was full.
 	ports *[1 << 16 / 64]uint64
+	// lastClient is the client of the last attempt counted (lastSet).
+	lastClient netip.Addr
+	lastSet    bool
 }
 
 // hostSampleFactor times FailedSample is how many refused, and how many
@@ -41,6 +44,9 @@ const maxSamples = 1024
 // acc returns the counters of s's server and outcome, made on first use.
 func (t *Tracker) acc(server netip.AddrPort, outcome model.Outcome) *endpointAcc {
 	k := statKey{server, outcome}
+	if t.lastAcc != nil && k == t.lastKey {
+		return t.lastAcc // as the stream before: most go to few servers
+	}
 	acc := t.stats[k]
 	if acc == nil {
 		if t.stats == nil {
@@ -51,6 +57,7 @@ func (t *Tracker) acc(server netip.AddrPort, outcome model.Outcome) *endpointAcc
 		t.stats[k] = acc
 		t.statOrder = append(t.statOrder, k)
 	}
+	t.lastKey, t.lastAcc = k, acc
 	return acc
 }
 
@@ -78,11 +85,15 @@ func (t *Tracker) foldInto(acc *endpointAcc, v *streamEnd) {
 	if first.After(st.Last) || st.Attempts == 1 {
 		st.Last = first
 	}
-	if _, seen := acc.clients[v.client]; !seen && len(acc.clients) < 65536 {
-		acc.clients[v.client] = struct{}{}
-		if len(st.ClientAddrs) < model.MaxClientAddrs {
-			st.ClientAddrs = append(st.ClientAddrs, v.client)
+	if v.client != acc.lastClient || !acc.lastSet {
+		// The client of the stream before is counted already.
+		if _, seen := acc.clients[v.client]; !seen && len(acc.clients) < 65536 {
+			acc.clients[v.client] = struct{}{}
+			if len(st.ClientAddrs) < model.MaxClientAddrs {
+				st.ClientAddrs = append(st.ClientAddrs, v.client)
+			}
 		}
+		acc.lastClient, acc.lastSet = v.client, true
 	}
 	if v.synackOK {
 		if len(acc.synack) < maxSamples {
