@@ -114,21 +114,28 @@ const parkChunk = 2*hugePageSize - 1
 // streams retired from its head free whole chunks. Neither the records
 // nor the entries hold a pointer: the garbage collector never reads them.
 type parkStore struct {
-	// ents holds the parked streams in a ring, a power of two long: n
-	// of them from index at, the first one of id head.
-	ents       []parkEnt
-	entsRegion hugeRegion // ents' memory advised to use huge pages
-	at, n      int
-	head       uint32
-	chunks     [][]byte // chunks[0] is chunk number chunk0
-	chunk0     uint32
-	tail       int // bytes written in the last chunk
-	spare      [][]byte
-	regions    []hugeRegion
-	live       int    // entries not dead
-	scratch    stream // a stream being encoded
-	tmpl       [streamWords]uint64
+	// ents holds the parked streams in chunks of parkEntChunk, oldest
+	// first: n of them from index at of the first chunk, the first one
+	// of id head. A chunk the oldest entries leave goes to spareEnts, and
+	// the chunks are never copied: a doubled ring would be, and the
+	// memory of each copy first touched anew.
+	ents      [][]parkEnt
+	spareEnts [][]parkEnt
+	at, n     int
+	head      uint32
+	chunks    [][]byte // chunks[0] is chunk number chunk0
+	chunk0    uint32
+	tail      int // bytes written in the last chunk
+	spare     [][]byte
+	regions   []hugeRegion
+	live      int    // entries not dead
+	scratch   stream // a stream being encoded
+	tmpl      [streamWords]uint64
 }
+
+// parkEntChunk is how many entries a chunk of parkStore.ents holds (96
+// KiB).
+const parkEntChunk = 4096
 
 // parkEnt is a parked stream: where its record is, its last activity and
 // its key's hash, and flags.
@@ -148,7 +155,7 @@ func (pk *parkStore) len() int { return pk.live }
 // dropping the dead ones; ok is false when none is parked.
 func (pk *parkStore) first() (id uint32, e *parkEnt, ok bool) {
 	for pk.n > 0 {
-		if e := &pk.ents[pk.at]; !e.dead {
+		if e := &pk.ents[0][pk.at]; !e.dead {
 			return pk.head, e, true
 		}
 		pk.pop()
@@ -158,16 +165,26 @@ func (pk *parkStore) first() (id uint32, e *parkEnt, ok bool) {
 
 // pop drops the oldest entry, and the chunks no entry needs any longer.
 func (pk *parkStore) pop() {
-	if !pk.ents[pk.at].dead {
+	if !pk.ents[0][pk.at].dead {
 		pk.live--
 	}
-	pk.ents[pk.at] = parkEnt{}
-	pk.at = (pk.at + 1) & (len(pk.ents) - 1)
+	pk.ents[0][pk.at] = parkEnt{}
+	pk.at++
 	pk.n--
+	if pk.at == parkEntChunk || pk.n == 0 {
+		// The first chunk is done with (or all of them are empty).
+		pk.spareEnts = append(pk.spareEnts, pk.ents[0])
+		pk.ents[0] = nil
+		pk.ents, pk.at = pk.ents[1:], 0
+		if pk.n == 0 {
+			pk.spareEnts = append(pk.spareEnts, pk.ents...)
+			pk.ents = pk.ents[:0]
+		}
+	}
 	pk.head = (pk.head + 1) & parkIDs
 	keep := uint32(len(pk.chunks) - 1) // the last chunk, being written
 	if pk.n > 0 {
-		keep = pk.ents[pk.at].chunk - pk.chunk0
+		keep = pk.ents[0][pk.at].chunk - pk.chunk0
 	}
 	for range keep {
 		pk.spare = append(pk.spare, pk.chunks[0])
@@ -179,7 +196,8 @@ func (pk *parkStore) pop() {
 
 // ent returns the entry of id.
 func (pk *parkStore) ent(id uint32) *parkEnt {
-	return &pk.ents[(pk.at+int((id-pk.head)&parkIDs))&(len(pk.ents)-1)]
+	i := pk.at + int((id-pk.head)&parkIDs)
+	return &pk.ents[i/parkEntChunk][i%parkEntChunk]
 }
 
 // park encodes s, which lingers closed and has no packet for a while, and
@@ -188,18 +206,20 @@ func (pk *parkStore) park(s *stream) uint32 {
 	if len(pk.chunks) == 0 || pk.tail+parkMax > len(pk.chunks[len(pk.chunks)-1]) {
 		pk.grow()
 	}
-	if pk.n == len(pk.ents) {
-		// The ring is full: double it, the entries in order from 0.
-		ents, r := makeLarge[parkEnt](max(1024, 2*len(pk.ents)))
-		k := copy(ents, pk.ents[pk.at:])
-		copy(ents[k:], pk.ents[:pk.at])
-		pk.entsRegion.release()
-		pk.ents, pk.entsRegion, pk.at = ents, r, 0
+	if pk.at+pk.n == len(pk.ents)*parkEntChunk {
+		var c []parkEnt
+		if k := len(pk.spareEnts); k > 0 {
+			c, pk.spareEnts = pk.spareEnts[k-1], pk.spareEnts[:k-1]
+		} else {
+			c = make([]parkEnt, parkEntChunk)
+		}
+		pk.ents = append(pk.ents, c)
 	}
 	c := pk.chunks[len(pk.chunks)-1]
 	n := encodeStream(c[pk.tail:], s, &pk.scratch, &pk.tmpl)
 	id := (pk.head + uint32(pk.n)) & parkIDs
-	pk.ents[(pk.at+pk.n)&(len(pk.ents)-1)] = parkEnt{lastNow: s.lastNow, chunk: pk.chunk0 + uint32(len(pk.chunks)-1),
+	i := pk.at + pk.n
+	pk.ents[i/parkEntChunk][i%parkEntChunk] = parkEnt{lastNow: s.lastNow, chunk: pk.chunk0 + uint32(len(pk.chunks)-1),
 		off: uint32(pk.tail), hash: s.hash}
 	pk.n++
 	pk.tail += n
@@ -268,7 +288,6 @@ func (pk *parkStore) release() {
 	for _, r := range pk.regions {
 		r.release()
 	}
-	pk.entsRegion.release()
 	*pk = parkStore{}
 }
 
