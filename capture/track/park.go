@@ -53,9 +53,13 @@ var _ = [1]int{}[streamSize%8]
 // from its first packet's, rotated to put the kind of the segment in the
 // low bits, its last packet's index as the difference from its creation
 // order, its sequence numbers as differences from each direction's
-// first, and the other words XORed with those of the first stream its
-// shard parked (the template), which most streams share much of: their
-// flags, history letters, options, addresses.
+// first (the SYNs' with their halves swapped: most streams have one SYN,
+// the client's, and the server's half holds the difference from 0), and
+// the other words XORed with those of the first stream its shard parked
+// (the template), which most streams share much of: their flags, history
+// letters, options, addresses. The words of the key's addresses have
+// their bytes reversed first, so that the last bytes of an address, where
+// a capture's addresses differ, are the low ones.
 const (
 	wordRaw = iota
 	wordTime
@@ -63,6 +67,8 @@ const (
 	wordIdx
 	wordSeqs
 	wordSince // the tracker's time at the last packet
+	wordISNs  // the SYNs' sequence numbers
+	wordAddr  // a word of the key's addresses
 )
 
 // wordKind is the transform of each word of a stream.
@@ -79,7 +85,10 @@ var wordKind = func() (k [streamWords]uint8) {
 	k[at(unsafe.Pointer(&s.lastNow))] = wordSince
 	k[at(unsafe.Pointer(&s.lastIdx))] = wordIdx
 	k[at(unsafe.Pointer(&s.nextSeq))] = wordSeqs
-	k[at(unsafe.Pointer(&s.synISN))] = wordSeqs
+	k[at(unsafe.Pointer(&s.synISN))] = wordISNs
+	for i := range 4 {
+		k[at(unsafe.Pointer(&s.key))+i] = wordAddr
+	}
 	return k
 }()
 
@@ -95,7 +104,7 @@ var (
 
 // The words' offsets must be whole words for the transforms to apply.
 var _ = [1]int{}[unsafe.Offsetof(stream{}.first)%8+unsafe.Offsetof(stream{}.base)%8+
-	unsafe.Offsetof(stream{}.nextSeq)%8+unsafe.Offsetof(stream{}.synISN)%8]
+	unsafe.Offsetof(stream{}.nextSeq)%8+unsafe.Offsetof(stream{}.synISN)%8+unsafe.Offsetof(stream{}.key)%8]
 
 // parkHeader is the length of a record's header: a nibble per word, its
 // count of significant bytes.
@@ -314,6 +323,10 @@ func transform(i int, w uint64, b *bases) uint64 {
 		return pairSub(w, b.seqs)
 	case wordSince:
 		return zigzag(w - b.last)
+	case wordISNs:
+		return bits.RotateLeft64(pairSub(w, b.seqs), 32)
+	case wordAddr:
+		return bits.ReverseBytes64(w)
 	}
 	return w
 }
@@ -331,6 +344,10 @@ func untransform(i int, v uint64, b *bases) uint64 {
 		return pairAdd(v, b.seqs)
 	case wordSince:
 		return unzigzag(v) + b.last
+	case wordISNs:
+		return pairAdd(bits.RotateLeft64(v, -32), b.seqs)
+	case wordAddr:
+		return bits.ReverseBytes64(v)
 	}
 	return v
 }
@@ -371,8 +388,11 @@ func encodeStream(b []byte, s, scratch *stream, tmpl *[streamWords]uint64) int {
 	w := words(c)
 	if tmpl[wordSeq] == 0 {
 		for i := range w {
-			if wordKind[i] == wordRaw {
+			switch wordKind[i] {
+			case wordRaw:
 				tmpl[i] = w[i]
+			case wordAddr:
+				tmpl[i] = bits.ReverseBytes64(w[i])
 			}
 		}
 	}
