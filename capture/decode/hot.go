@@ -16,6 +16,11 @@ import (
 // how many bytes the frame had on the wire past those captured, as
 // Decoder.Decode takes it.
 func HotTCP(link layers.LinkType, b []byte, cut int, g *Segment) bool {
+	if link == layers.LinkTypeEthernet && len(b) >= 54 {
+		if ok, done := hotEthIPv4(b, cut, g); done {
+			return ok
+		}
+	}
 	var typ uint16
 	switch link {
 	case layers.LinkTypeEthernet:
@@ -60,6 +65,36 @@ func HotTCP(link layers.LinkType, b []byte, cut int, g *Segment) bool {
 		return hotIPv6(b, cut, g)
 	}
 	return false
+}
+
+// hotEthIPv4 is HotTCP for the frames most captures hold, read in one
+// go: Ethernet without VLAN tags, IPv4 without options that is not a
+// fragment, and 20 bytes of TCP header or more, captured. done is false
+// for any other frame, which HotTCP reads a header at a time. b holds at
+// least 54 bytes.
+func hotEthIPv4(b []byte, cut int, g *Segment) (ok, done bool) {
+	p := (*[54]byte)(b)
+	if p[12] != 0x08 || p[13] != 0x00 || p[14] != 0x45 || p[23] != uint8(layers.IPProtocolTCP) {
+		return false, false
+	}
+	length := int(p[16])<<8 | int(p[17])
+	if length < 40 || (p[20]&0x3f != 0 || p[21] != 0) {
+		return false, false // as hotIPv4: a fragment; or a short TCP header
+	}
+	captured := min(len(b), 14+length) - 34 // TCP bytes, at least 20
+	g.setKey4(p[26:30], p[30:34], uint16(p[34])<<8|uint16(p[35]), uint16(p[36])<<8|uint16(p[37]))
+	g.Seq = binary.BigEndian.Uint32(p[38:42])
+	g.Ack = binary.BigEndian.Uint32(p[42:46])
+	g.Flags = p[47]
+	hlen := int(p[46]>>4) * 4
+	reported := min(length-20, captured+cut)
+	g.Payload = int32(max(reported-hlen, 0))
+	g.Short = reported < hlen
+	g.MSS = 0
+	if g.Flags&SYN != 0 && hlen > 20 && captured >= hlen {
+		g.MSS = tcpMSS(b[54 : 34+hlen])
+	}
+	return true, true
 }
 
 // hotIPv4 is HotTCP past the link header for IPv4: the header fastIPv4
