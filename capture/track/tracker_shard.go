@@ -265,14 +265,11 @@ func (sh *shard) sweep(now int64, idx int, out *sweepOut) {
 // get returns the live stream of k, whose hash is h, or nil. A parked
 // stream is brought back first.
 func (sh *shard) get(k *decode.Key, h uint32) *stream {
-	i := sh.streams.find(k, h)
-	if i < 0 {
-		return nil
+	i, s := sh.streams.findStream(k, h)
+	if s != nil || i < 0 {
+		return s
 	}
 	ref := sh.streams.slots[i].ref
-	if ref&parkedRef == 0 {
-		return sh.store.at(ref)
-	}
 	return sh.unpark(i, ref)
 }
 

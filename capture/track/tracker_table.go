@@ -34,24 +34,31 @@ const minTable = 64
 // the table has none. A parked stream's key is read from its record,
 // decoded into tb.loaded.
 func (tb *streamTable) find(k *decode.Key, h uint32) int {
+	i, _ := tb.findStream(k, h)
+	return i
+}
+
+// findStream is find, returning also the stream of a slot whose stream is
+// whole (not parked), as its key was compared.
+func (tb *streamTable) findStream(k *decode.Key, h uint32) (int, *stream) {
 	if tb.n == 0 {
-		return -1
+		return -1, nil
 	}
 	mask := uint32(len(tb.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		sl := tb.slots[i]
 		if sl.ref == 0 {
-			return -1
+			return -1, nil
 		}
 		if sl.h != h {
 			continue
 		}
 		if sl.ref&parkedRef == 0 {
-			if tb.st.at(sl.ref).key.Equal(k) {
-				return int(i)
+			if s := tb.st.at(sl.ref); s.key.Equal(k) {
+				return int(i), s
 			}
 		} else if tb.keyAt(sl.ref).Equal(k) {
-			return int(i)
+			return int(i), nil
 		}
 	}
 }
