@@ -82,7 +82,8 @@ func hotEthIPv4(b []byte, cut int, g *Segment) (ok, done bool) {
 		return false, false // as hotIPv4: a fragment; or a short TCP header
 	}
 	captured := min(len(b), 14+length) - 34 // TCP bytes, at least 20
-	g.setKey4(p[26:30], p[30:34], uint16(p[34])<<8|uint16(p[35]), uint16(p[36])<<8|uint16(p[37]))
+	be := binary.BigEndian
+	g.setKey4(be.Uint32(p[26:30]), be.Uint32(p[30:34]), be.Uint16(p[34:36]), be.Uint16(p[36:38]))
 	g.Seq = binary.BigEndian.Uint32(p[38:42])
 	g.Ack = binary.BigEndian.Uint32(p[42:46])
 	g.Flags = p[47]
@@ -115,7 +116,7 @@ func hotIPv4(b []byte, cut int, g *Segment) bool {
 		return false
 	}
 	sport, dport := binary.BigEndian.Uint16(t[0:2]), binary.BigEndian.Uint16(t[2:4])
-	g.setKey4(b[12:16], b[16:20], sport, dport)
+	g.setKey4(binary.BigEndian.Uint32(b[12:16]), binary.BigEndian.Uint32(b[16:20]), sport, dport)
 	hotTCPHeader(t, min(length-20, len(t)+cut), g)
 	return true
 }

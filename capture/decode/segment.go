@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"net/netip"
 )
 
@@ -110,11 +111,10 @@ func (s *Segment) Set(p *Packet) {
 	s.Payload = int32(min(max(p.Payload, math.MinInt32), math.MaxInt32))
 }
 
-// setKey4 is SetKey for an IPv4 4-tuple, whose addresses are given as the
-// four bytes of each (big-endian), written straight into s.Key.
-func (s *Segment) setKey4(src, dst []byte, sport, dport uint16) {
-	a, b := binary.BigEndian.Uint32(src), binary.BigEndian.Uint32(dst)
-	s.SrcHi = a > b || (a == b && sport > dport)
+// setKey4 is SetKey for an IPv4 4-tuple, whose addresses are given as
+// their four bytes read big-endian, written straight into s.Key.
+func (s *Segment) setKey4(src, dst uint32, sport, dport uint16) {
+	s.SrcHi = src > dst || (src == dst && sport > dport)
 	if s.SrcHi {
 		src, dst, sport, dport = dst, src, dport, sport
 	}
@@ -123,9 +123,10 @@ func (s *Segment) setKey4(src, dst []byte, sport, dport uint16) {
 	// little-endian words the hash reads: the
 	// hash is taken from the words rather than from the key just written
 	// (reading it back stalls).
-	le := binary.LittleEndian
-	lo, hi := 0xffff0000|uint64(le.Uint32(src))<<32, 0xffff0000|uint64(le.Uint32(dst))<<32
+	lo := 0xffff0000 | uint64(bits.ReverseBytes32(src))<<32
+	hi := 0xffff0000 | uint64(bits.ReverseBytes32(dst))<<32
 	k := &s.Key
+	le := binary.LittleEndian
 	le.PutUint64(k.lo[:8], 0)
 	le.PutUint64(k.lo[8:], lo)
 	le.PutUint64(k.hi[:8], 0)
