@@ -206,6 +206,9 @@ func (t *Tracker) finishOrder(rest []pending, seq int) []pending {
 
 // find returns the index in h.order of the stream created as seq.
 func (h *handOn) find(seq int) (int, bool) {
+	if h.head < len(h.order) && h.order[h.head].seq == seq {
+		return h.head, true // the oldest: at the end, every stream in turn
+	}
 	i, ok := slices.BinarySearchFunc(h.order[h.head:], seq, func(p pending, seq int) int { return p.seq - seq })
 	return h.head + i, ok
 }
