@@ -37,3 +37,32 @@ func TestSortBySeq(t *testing.T) {
 		}
 	}
 }
+
+// creationOrder gives the indices of distinct creation orders in their
+// order, those that fit in 32 bits (sorted as numbers) and those that do
+// not (sorted with a comparison), shuffled and sorted already.
+func TestCreationOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 100, 5000} {
+		for _, base := range []int{0, 1 << 20, 1<<32 - 50, 1 << 40} {
+			for round := range 3 {
+				seq := make([]int, n)
+				for i := range seq {
+					seq[i] = base + 7*i
+				}
+				if round > 0 {
+					r.Shuffle(n, func(i, j int) { seq[i], seq[j] = seq[j], seq[i] })
+				}
+				got := creationOrder(seq, func(s int) int { return s })
+				if len(got) != n {
+					t.Fatalf("n=%d base=%d: %d indices", n, base, len(got))
+				}
+				for k, i := range got {
+					if want := base + 7*k; seq[i] != want {
+						t.Fatalf("n=%d base=%d round %d: index %d at %d has %d, want %d", n, base, round, i, k, seq[i], want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -239,9 +239,9 @@ func (f *endFeed) bySeq(sh *shard, summarize bool) {
 			all = append(all, live{sh.park.seq(id), parkedRef | id})
 		}
 	}
-	slices.SortFunc(all, func(a, b live) int { return cmp.Compare(a.seq, b.seq) })
 	var b *endBatch
-	for _, lv := range all {
+	for _, i := range creationOrder(all, func(lv live) int { return lv.seq }) {
+		lv := all[i]
 		if b == nil {
 			select {
 			case b = <-f.free:
@@ -435,4 +435,32 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 	*last = append(*last, a)
 	t.nDone++
 	t.doneSeq = append(t.doneSeq, s.seq)
+}
+
+// creationOrder returns the indices of l in the order of seq, the
+// creation order of the streams l lists, which are all distinct. They are
+// sorted as numbers, the creation order in the high half and the index in
+// the low one, rather than with a function comparing two of l (two
+// thirds of the instructions, on a shard's hundreds of thousands of
+// streams), when both fit in 32 bits.
+func creationOrder[T any](l []T, seq func(T) int) []uint64 {
+	keys := make([]uint64, len(l))
+	narrow := len(l) <= math.MaxUint32
+	for i, v := range l {
+		n := seq(v)
+		narrow = narrow && n >= 0 && n <= math.MaxUint32
+		keys[i] = uint64(n)<<32 | uint64(i)
+	}
+	if narrow {
+		slices.Sort(keys)
+		for i := range keys {
+			keys[i] &= math.MaxUint32
+		}
+		return keys
+	}
+	for i := range keys {
+		keys[i] = uint64(i)
+	}
+	slices.SortFunc(keys, func(a, b uint64) int { return cmp.Compare(seq(l[a]), seq(l[b])) })
+	return keys
 }
