@@ -67,10 +67,11 @@ func HotTCP(link layers.LinkType, b []byte, cut int, g *Segment) bool {
 	return false
 }
 
-// hotEthIPv4 is HotTCP for the frames most captures hold, read in one
-// go: Ethernet without VLAN tags, IPv4 without options that is not a
-// fragment, and 20 bytes of TCP header or more, captured. done is false
-// for any other frame, which HotTCP reads a header at a time. b holds at
+// hotEthIPv4 is HotTCP for the frames most captures hold, their link and
+// IP headers read in one go: Ethernet without VLAN tags, IPv4 without
+// options that is not a fragment, and 20 bytes of TCP header or more,
+// captured, which hotTCPHeader reads as for any frame. done is false for
+// any other frame, which HotTCP reads a header at a time. b holds at
 // least 54 bytes.
 func hotEthIPv4(b []byte, cut int, g *Segment) (ok, done bool) {
 	p := (*[54]byte)(b)
@@ -84,17 +85,7 @@ func hotEthIPv4(b []byte, cut int, g *Segment) (ok, done bool) {
 	captured := min(len(b), 14+length) - 34 // TCP bytes, at least 20
 	be := binary.BigEndian
 	g.setKey4(be.Uint32(p[26:30]), be.Uint32(p[30:34]), be.Uint16(p[34:36]), be.Uint16(p[36:38]))
-	g.Seq = binary.BigEndian.Uint32(p[38:42])
-	g.Ack = binary.BigEndian.Uint32(p[42:46])
-	g.Flags = p[47]
-	hlen := int(p[46]>>4) * 4
-	reported := min(length-20, captured+cut)
-	g.Payload = int32(max(reported-hlen, 0))
-	g.Short = reported < hlen
-	g.MSS = 0
-	if g.Flags&SYN != 0 && hlen > 20 && captured >= hlen {
-		g.MSS = tcpMSS(b[54 : 34+hlen])
-	}
+	hotTCPHeader(b[34:34+captured], min(length-20, captured+cut), g)
 	return true, true
 }
 
