@@ -104,14 +104,12 @@ func (sh *shard) add(g *tcpSeg, m *mark) bool {
 	if !g.lookup {
 		return sh.addTCP(g, m)
 	}
-	if i := sh.streams.find(&g.Key, g.Hash); i >= 0 {
-		var s *stream
-		if ref := sh.streams.slots[i].ref; ref&parkedRef == 0 {
-			s = sh.store.at(ref)
+	if i, s := sh.streams.findStream(&g.Key, g.Hash); i >= 0 {
+		if s != nil {
 			s.icmp = true
 		} else {
-			s = &sh.streams.loaded // decoded by find
-			sh.park.ent(ref & parkIDs).icmp = true
+			s = &sh.streams.loaded // decoded by findStream
+			sh.park.ent(sh.streams.slots[i].ref & parkIDs).icmp = true
 		}
 		w := sh.where(s, s.first)
 		g.found = w.frame
