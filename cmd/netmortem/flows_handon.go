@@ -54,21 +54,17 @@ type attemptBatch struct {
 // in b's memory.
 func (b *attemptBatch) add(a *model.Attempt) {
 	b.a = append(b.a, model.Attempt{})
-	a.CloneInto(&b.a[len(b.a)-1], b.keepSegs, b.keepSizes)
+	a.CloneInto(&b.a[len(b.a)-1],
+		func(n int) []model.Seg { return keep(&b.segs, n) },
+		func(n int) []model.DataSizes { return keep(&b.sizes, n) })
 }
 
-// keepSegs returns n segments of b's memory.
-func (b *attemptBatch) keepSegs(n int) []model.Seg {
-	k := len(b.segs)
-	b.segs = slices.Grow(b.segs, n)[:k+n]
-	return b.segs[k : k+n : k+n]
-}
-
-// keepSizes returns n data sizes of b's memory.
-func (b *attemptBatch) keepSizes(n int) []model.DataSizes {
-	k := len(b.sizes)
-	b.sizes = slices.Grow(b.sizes, n)[:k+n]
-	return b.sizes[k : k+n : k+n]
+// keep returns n values more of *l, which it extends; the values an
+// earlier call returned stay where they were when *l grows.
+func keep[T any](l *[]T, n int) []T {
+	k := len(*l)
+	*l = slices.Grow(*l, n)[:k+n]
+	return (*l)[k : k+n : k+n]
 }
 
 // reset empties b for the next batch, keeping its memory. The attempts
