@@ -159,10 +159,11 @@ func hotIPv6(b []byte, cut int, g *Segment) bool {
 // hotTCPHeader reads the TCP header fields into g as Decoder.transport
 // reads them into a Packet; b holds at least 14 bytes.
 func hotTCPHeader(b []byte, reported int, g *Segment) {
-	g.Seq = binary.BigEndian.Uint32(b[4:8])
-	g.Ack = binary.BigEndian.Uint32(b[8:12])
-	g.Flags = b[13]
-	hlen := int(b[12]>>4) * 4
+	h := (*[14]byte)(b) // one bounds check for the fields below
+	g.Seq = binary.BigEndian.Uint32(h[4:8])
+	g.Ack = binary.BigEndian.Uint32(h[8:12])
+	g.Flags = h[13]
+	hlen := int(h[12]>>4) * 4
 	g.Payload = int32(max(reported-hlen, 0))
 	g.Short = len(b) < 20 || reported < hlen
 	g.MSS = 0
