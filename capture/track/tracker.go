@@ -51,20 +51,18 @@ type Tracker struct {
 	curFile           uint32 // in a series, the index of the file being read
 	created           int    // streams the shards made, as of the last flushCounts
 
-	done      [][]model.Attempt     // in chunks, so that growing never copies them all
-	segs      slab[model.Seg]       // the attempts' segments
-	sizeSlab  slab[model.DataSizes] // the attempts' data sizes
-	nDone     int
-	doneSeq   []int    // each done attempt's stream creation order
-	files     []string // names segments point to in a series; files[0] is ""
-	summarize bool
-	hand      *handOn // set when attempts are handed on (Options.EachAttempt)
-	lend      bool    // the attempts handed on are lent (Options.LendAttempts)
-	// histories holds the history strings of the attempts built, each
-	// once, so that attempts share them (at most maxHistories).
-	histories  map[string]string
-	keepFailed int  // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
-	series     bool // packets come from several files: segments name theirs
+	done       [][]model.Attempt     // in chunks, so that growing never copies them all
+	build      builder               // builds the attempts
+	segs       slab[model.Seg]       // the attempts' segments (build.segs)
+	sizeSlab   slab[model.DataSizes] // the attempts' data sizes (build.sizes)
+	nDone      int
+	doneSeq    []int    // each done attempt's stream creation order
+	files      []string // names segments point to in a series; files[0] is ""
+	summarize  bool
+	hand       *handOn // set when attempts are handed on (Options.EachAttempt)
+	lend       bool    // the attempts handed on are lent (Options.LendAttempts)
+	keepFailed int     // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
+	series     bool    // packets come from several files: segments name theirs
 	stats      map[statKey]*endpointAcc
 	lastKey    statKey           // the key of the counters acc returned last,
 	lastAcc    *endpointAcc      // those counters
@@ -98,6 +96,7 @@ func NewTracker(file string, opts Options) *Tracker {
 		t.hand = &handOn{each: opts.EachAttempt}
 		t.lend = opts.LendAttempts
 	}
+	t.build = builder{lend: t.lend, segs: &t.segs, sizes: &t.sizeSlab}
 	t.SetShards(1)
 	return t
 }

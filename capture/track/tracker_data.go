@@ -2,8 +2,6 @@ package track
 
 import "github.com/netmortem/netmortem/capture/decode"
 
-import "github.com/netmortem/netmortem/model"
-
 // dataSizes follows one direction's data segments for model.DataSizes:
 // the largest sent, the largest the peer acknowledged, and the
 // retransmissions, to tell at the end which were never acknowledged at
@@ -103,30 +101,6 @@ func (d *dataSizes) acked(ack uint32) {
 		k++
 	}
 	d.nOut = uint8(k)
-}
-
-// sizes returns the model's view of e's data in direction dir, nil when
-// it sent none.
-func (t *Tracker) sizes(e ended, dir int) *model.DataSizes {
-	d := &e.data[dir]
-	if e.hasData&(1<<dir) == 0 || d.unreliable {
-		return nil
-	}
-	out := &t.sizeSlab.take(1)[0]
-	*out = model.DataSizes{MaxSent: int(d.maxSent), MaxAcked: int(d.maxAcked)}
-	for _, r := range e.retx(dir) {
-		if r.len <= d.maxAcked {
-			continue
-		}
-		if out.LargeRetx == 0 {
-			out.LargeRetxSize = int(r.len)
-		}
-		out.LargeRetx++
-		if len(out.Retx) < 5 {
-			out.Retx = append(out.Retx, t.modelSeg(e, r.at))
-		}
-	}
-	return out
 }
 
 // largeRetx reports whether a direction of s retransmitted a segment

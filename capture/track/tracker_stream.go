@@ -102,11 +102,6 @@ func (a *segAt) get() seg {
 	return a.g
 }
 
-func (t *Tracker) modelSeg(e ended, g seg) model.Seg {
-	w := e.where(g)
-	return model.Seg{Frame: w.frame, Line: int(w.line), Time: t.time(g.ns), File: t.files[w.file]}
-}
-
 // addSeg lists g as a segment of s of the kind sent in direction dir,
 // unless maxSegs of them are listed already (n counts them, g included).
 // The first two (a SYN and its SYN/ACK, or its RST) stay in the stream,
@@ -169,30 +164,6 @@ func (e ended) firstSeg(kind, dir int) (seg, bool) {
 		}
 	}
 	return seg{}, false
-}
-
-// modelSegs returns the segments of the kind sent in direction dir, nil
-// when there are none.
-func (t *Tracker) modelSegs(e ended, kind, dir int) []model.Seg {
-	tag := uint32(kind<<1 | dir)
-	n := 0
-	for _, g := range e.segList() {
-		if g.tag() == tag {
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	out := t.segs.take(n)
-	n = 0
-	for _, g := range e.segList() {
-		if g.tag() == tag {
-			out[n] = t.modelSeg(e, g)
-			n++
-		}
-	}
-	return out
 }
 
 // Reuse of a 4-tuple, as Attempt.Reused names it.
@@ -402,100 +373,6 @@ func (s *stream) endHash(dir int) uint16 {
 	}
 	return uint16(s.key.EndHash(dir))
 }
-
-func (t *Tracker) attempt(e ended) model.Attempt {
-	s := e.stream
-	cd := s.clientDir()
-	sd := 1 - cd
-	if t.lend {
-		// The last attempt lent is EachAttempt's no longer.
-		t.segs.reuse()
-		t.sizeSlab.reuse()
-	}
-	first := e.where(s.first)
-	file := t.file
-	if first.file != 0 {
-		file = t.files[first.file]
-	}
-	segPtr := func(g seg, ok bool) *model.Seg {
-		if !ok {
-			return nil
-		}
-		m := &t.segs.take(1)[0]
-		*m = t.modelSeg(e, g)
-		return m
-	}
-	a := model.Attempt{
-		Node:        t.node,
-		Pos:         model.Pos{File: file, Frame: first.frame, Line: int(first.line)},
-		Client:      s.end(cd),
-		Server:      s.end(sd),
-		Outcome:     s.outcome(),
-		Start:       t.time(s.first.ns),
-		End:         t.time(s.last),
-		SYN:         t.modelSegs(e, segSYN, cd),
-		SYNACK:      t.modelSegs(e, segSYNACK, sd),
-		ClientRST:   t.modelSegs(e, segRST, cd),
-		ServerRST:   t.modelSegs(e, segRST, sd),
-		FirstAck:    segPtr(s.firstAck, s.ackSeen),
-		ClientFIN:   segPtr(s.fin[cd], s.finSeen[cd]),
-		ServerFIN:   segPtr(s.fin[sd], s.finSeen[sd]),
-		Packets:     s.packets,
-		ClientBytes: s.bytes[cd],
-		ServerBytes: s.bytes[sd],
-		ISN:         s.isn(cd),
-		ClientData:  t.sizes(e, cd),
-		ServerData:  t.sizes(e, sd),
-		Reused:      reuseNames[s.reused],
-		ICMP:        s.icmp,
-		MSS:         s.mss[cd],
-		ServerMSS:   s.mss[sd],
-	}
-	if o := e.outer(); o != nil {
-		c := *o
-		a.Outer = &c
-	}
-	if first.file != 0 {
-		for _, l := range [][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
-			for i := range l {
-				if l[i].File == file {
-					l[i].File = ""
-				}
-			}
-		}
-		for _, sp := range []*model.Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
-			if sp != nil && sp.File == file {
-				sp.File = ""
-			}
-		}
-	}
-	a.History = t.history(s, cd)
-	a.ConnState = s.connState(cd)
-	return a
-}
-
-// history returns s's history string, as historyLetters writes it, shared
-// with the attempts built before that had the same: a capture's
-// attempts have few distinct ones.
-func (t *Tracker) history(s *stream, cd int) string {
-	var buf [len(stream{}.history)]byte
-	b := s.historyLetters(buf[:0], cd)
-	if h, ok := t.histories[string(b)]; ok {
-		return h
-	}
-	h := string(b)
-	if t.histories == nil {
-		t.histories = map[string]string{}
-	}
-	if len(t.histories) < maxHistories {
-		t.histories[h] = h
-	}
-	return h
-}
-
-// maxHistories bounds how many distinct history strings a Tracker keeps
-// to share.
-const maxHistories = 4096
 
 // historyLetters appends s's history letters to b, those of the client
 // (direction cd) upper case, as Zeek writes them.

@@ -1,0 +1,186 @@
+package track
+
+import (
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// builder builds the attempts of finalized streams: the Tracker's own
+// (Tracker.attempt).
+type builder struct {
+	node, file string    // the evidence's node and file, as the Tracker names them
+	files      []string  // Tracker.files
+	base       time.Time // Tracker.base
+	// lend makes each attempt built take the memory of the one before
+	// (Options.LendAttempts): segs and sizes are reused, zeroed.
+	lend  bool
+	segs  *slab[model.Seg]       // the attempts' segments
+	sizes *slab[model.DataSizes] // the attempts' data sizes
+	// histories holds the history strings of the attempts built, each
+	// once, so that attempts share them (at most maxHistories).
+	histories map[string]string
+}
+
+// attempt builds the attempt of the stream finalized as e, with the
+// Tracker's node and file as they are now.
+func (t *Tracker) attempt(e ended) model.Attempt {
+	b := &t.build
+	b.node, b.file, b.files, b.base = t.node, t.file, t.files, t.base
+	return b.attempt(e)
+}
+
+// time converts a tracker time back.
+func (b *builder) time(ns int64) time.Time {
+	if ns == noTime {
+		return time.Time{}
+	}
+	return b.base.Add(time.Duration(ns))
+}
+
+func (b *builder) attempt(e ended) model.Attempt {
+	s := e.stream
+	cd := s.clientDir()
+	sd := 1 - cd
+	if b.lend {
+		// The last attempt lent is EachAttempt's no longer.
+		b.segs.reuse()
+		b.sizes.reuse()
+	}
+	first := e.where(s.first)
+	file := b.file
+	if first.file != 0 {
+		file = b.files[first.file]
+	}
+	segPtr := func(g seg, ok bool) *model.Seg {
+		if !ok {
+			return nil
+		}
+		m := &b.segs.take(1)[0]
+		*m = b.modelSeg(e, g)
+		return m
+	}
+	a := model.Attempt{
+		Node:        b.node,
+		Pos:         model.Pos{File: file, Frame: first.frame, Line: int(first.line)},
+		Client:      s.end(cd),
+		Server:      s.end(sd),
+		Outcome:     s.outcome(),
+		Start:       b.time(s.first.ns),
+		End:         b.time(s.last),
+		SYN:         b.modelSegs(e, segSYN, cd),
+		SYNACK:      b.modelSegs(e, segSYNACK, sd),
+		ClientRST:   b.modelSegs(e, segRST, cd),
+		ServerRST:   b.modelSegs(e, segRST, sd),
+		FirstAck:    segPtr(s.firstAck, s.ackSeen),
+		ClientFIN:   segPtr(s.fin[cd], s.finSeen[cd]),
+		ServerFIN:   segPtr(s.fin[sd], s.finSeen[sd]),
+		Packets:     s.packets,
+		ClientBytes: s.bytes[cd],
+		ServerBytes: s.bytes[sd],
+		ISN:         s.isn(cd),
+		ClientData:  b.dataSizes(e, cd),
+		ServerData:  b.dataSizes(e, sd),
+		Reused:      reuseNames[s.reused],
+		ICMP:        s.icmp,
+		MSS:         s.mss[cd],
+		ServerMSS:   s.mss[sd],
+	}
+	if o := e.outer(); o != nil {
+		c := *o
+		a.Outer = &c
+	}
+	if first.file != 0 {
+		for _, l := range [][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
+			for i := range l {
+				if l[i].File == file {
+					l[i].File = ""
+				}
+			}
+		}
+		for _, sp := range []*model.Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
+			if sp != nil && sp.File == file {
+				sp.File = ""
+			}
+		}
+	}
+	a.History = b.history(s, cd)
+	a.ConnState = s.connState(cd)
+	return a
+}
+
+// history returns s's history string, as historyLetters writes it, shared
+// with the attempts built before that had the same: a capture's
+// attempts have few distinct ones.
+func (b *builder) history(s *stream, cd int) string {
+	var buf [len(stream{}.history)]byte
+	l := s.historyLetters(buf[:0], cd)
+	if h, ok := b.histories[string(l)]; ok {
+		return h
+	}
+	h := string(l)
+	if b.histories == nil {
+		b.histories = map[string]string{}
+	}
+	if len(b.histories) < maxHistories {
+		b.histories[h] = h
+	}
+	return h
+}
+
+// maxHistories bounds how many distinct history strings a builder keeps
+// to share.
+const maxHistories = 4096
+
+func (b *builder) modelSeg(e ended, g seg) model.Seg {
+	w := e.where(g)
+	return model.Seg{Frame: w.frame, Line: int(w.line), Time: b.time(g.ns), File: b.files[w.file]}
+}
+
+// modelSegs returns the segments of the kind sent in direction dir, nil
+// when there are none.
+func (b *builder) modelSegs(e ended, kind, dir int) []model.Seg {
+	tag := uint32(kind<<1 | dir)
+	n := 0
+	for _, g := range e.segList() {
+		if g.tag() == tag {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := b.segs.take(n)
+	n = 0
+	for _, g := range e.segList() {
+		if g.tag() == tag {
+			out[n] = b.modelSeg(e, g)
+			n++
+		}
+	}
+	return out
+}
+
+// dataSizes returns the model's view of e's data in direction dir, nil
+// when it sent none.
+func (b *builder) dataSizes(e ended, dir int) *model.DataSizes {
+	d := &e.data[dir]
+	if e.hasData&(1<<dir) == 0 || d.unreliable {
+		return nil
+	}
+	out := &b.sizes.take(1)[0]
+	*out = model.DataSizes{MaxSent: int(d.maxSent), MaxAcked: int(d.maxAcked)}
+	for _, r := range e.retx(dir) {
+		if r.len <= d.maxAcked {
+			continue
+		}
+		if out.LargeRetx == 0 {
+			out.LargeRetxSize = int(r.len)
+		}
+		out.LargeRetx++
+		if len(out.Retx) < 5 {
+			out.Retx = append(out.Retx, b.modelSeg(e, r.at))
+		}
+	}
+	return out
+}
