@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/netmortem/netmortem/capture"
 	"github.com/netmortem/netmortem/internal/testutil"
@@ -120,6 +123,33 @@ func TestHandOnSameAttempts(t *testing.T) {
 // summary mode's sample) hands them on in that order.
 func TestHandOnBusy(t *testing.T) {
 	sameHandedOn(t, busyCapture(t), "busy.pcap", 1, 2, 7)
+}
+
+// A capture whose thousands of streams are all live at its end has their
+// attempts built at the end, in batches going round (lent, their memory
+// used again for the batches after them), and hands on the attempts it
+// holds otherwise.
+func TestHandOnLiveAtEnd(t *testing.T) {
+	var frames []busyFrame
+	const syn, ackf, psh = 2, 16, 8
+	for i := range 6000 {
+		at := time.Duration(i) * 50 * time.Microsecond
+		cli := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 7, byte(i / 250), byte(i%250 + 1)}), uint16(20000+i))
+		srv := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 8, 0, byte(i%9 + 1)}), 443)
+		isn := uint32(i * 11)
+		add := func(d time.Duration, src, dst netip.AddrPort, flags uint8, seq, ack uint32, n int) {
+			frames = append(frames, busyFrame{at: at + d, ts: at + d, data: tcpFrame(src, dst, flags, seq, ack, n)})
+		}
+		add(0, cli, srv, syn, isn, 0, 0)
+		if i%5 == 0 {
+			add(time.Second, cli, srv, syn, isn, 0, 0) // retransmitted, unanswered
+			continue
+		}
+		add(time.Millisecond, srv, cli, syn|ackf, 9000, isn+1, 0)
+		add(2*time.Millisecond, cli, srv, psh|ackf, isn+1, 9001, 40)
+	}
+	slices.SortStableFunc(frames, func(a, b busyFrame) int { return int(a.at - b.at) })
+	sameHandedOn(t, writePcap(frames), "live.pcap", 1, 2)
 }
 
 // Pasted text, one Result per node, hands on each node's attempts in turn.

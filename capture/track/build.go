@@ -7,7 +7,11 @@ import (
 )
 
 // builder builds the attempts of finalized streams: the Tracker's own
-// (Tracker.attempt).
+// (Tracker.attempt), and, at the end of a capture whose attempts are not
+// summarized, one for each shard's endFeed, which builds the attempts of
+// the shard's live streams on its goroutine while the Tracker hands on
+// those before them. A builder reads nothing the Tracker changes once the
+// capture is read.
 type builder struct {
 	node, file string    // the evidence's node and file, as the Tracker names them
 	files      []string  // Tracker.files
@@ -28,6 +32,21 @@ func (t *Tracker) attempt(e ended) model.Attempt {
 	b := &t.build
 	b.node, b.file, b.files, b.base = t.node, t.file, t.files, t.base
 	return b.attempt(e)
+}
+
+// attemptOf returns the attempt of e: built, when e's endFeed built it,
+// or one built now.
+func (t *Tracker) attemptOf(e ended, built *model.Attempt) model.Attempt {
+	if built != nil {
+		return *built
+	}
+	return t.attempt(e)
+}
+
+// endBuilder returns a builder for the end of the capture, with the
+// Tracker's node and file as they are now and memory of its own.
+func (t *Tracker) endBuilder() *builder {
+	return &builder{node: t.node, file: t.file, files: t.files, base: t.base}
 }
 
 // time converts a tracker time back.

@@ -91,13 +91,14 @@ func (h *handOn) noteMerged(lists [][]int) {
 
 // handOn hands on the attempt of e, a stream finalized (its attempt not
 // folded), or keeps e until the streams created before it are finalized.
-func (t *Tracker) handOn(e ended) {
+// built is e's attempt when it is built already (attemptOf).
+func (t *Tracker) handOn(e ended, built *model.Attempt) {
 	h := t.hand
 	i, ok := h.find(e.seq)
 	switch {
 	case !ok:
 		// Not noted: handed on as it comes rather than lost.
-		h.each(t.attempt(e))
+		h.each(t.attemptOf(e, built))
 		return
 	case i > h.head:
 		var slot int32
@@ -111,7 +112,7 @@ func (t *Tracker) handOn(e ended) {
 		h.order[i].slot = slot
 		return
 	}
-	h.each(t.attempt(e))
+	h.each(t.attemptOf(e, built))
 	t.handOnNext()
 }
 

@@ -459,13 +459,15 @@ func (t *Tracker) joinDone(extra int) []model.Attempt {
 // allocating each would cost an allocation apiece, several an attempt.
 // What it hands out keeps its array alive: the Tracker's attempts are
 // kept together, in its Result. A Tracker that lends its attempts hands
-// the same values out again for each (reuse).
+// the same values out again for each (reuse), and an endFeed for each of
+// its batches.
 type slab[T any] struct {
 	free []T
 	cur  []T // the array free is cut from
+	used int // the values handed out since the last reuse
 }
 
-// slabLen is how many values a slab's arrays hold.
+// slabLen is how many values a slab's arrays hold, at least.
 const slabLen = 1024
 
 // take returns n zero values, in a slice of capacity n: appending to it
@@ -477,14 +479,21 @@ func (s *slab[T]) take(n int) []T {
 	}
 	out := s.free[:n:n]
 	s.free = s.free[n:]
+	s.used += n
 	return out
 }
 
 // reuse makes take hand out the values of its last array again, zeroed:
-// nothing reads those it handed out any longer.
+// nothing reads those it handed out any longer. When they took more than
+// one array, the next is one that holds them all, so that going round
+// again allocates nothing.
 func (s *slab[T]) reuse() {
-	clear(s.cur[:len(s.cur)-len(s.free)])
-	s.free = s.cur
+	if s.used > len(s.cur) {
+		s.cur = make([]T, s.used+s.used/4)
+	} else {
+		clear(s.cur[:s.used])
+	}
+	s.free, s.used = s.cur, 0
 }
 
 // sortBySeq puts the attempts a in the order of seq, their streams'

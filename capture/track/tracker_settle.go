@@ -103,7 +103,12 @@ func (t *Tracker) finalize(v *streamEnd) {
 // finalized in their creation order instead, so that each attempt is
 // handed on at once rather than wait for older ones: finalizing a stream
 // then counts its outcome and builds its attempt, which no other stream
-// changes, so that the order changes nothing else.
+// changes, so that the order changes nothing else. When attempts are not
+// summarized, every stream has one, and each shard's goroutine builds
+// those of its streams (endFeed.build) while the Tracker hands on or
+// keeps the ones before: at the end of a large capture, building the
+// attempts is most of the work, and the Tracker's goroutine alone would
+// hold up the others.
 func (t *Tracker) finishStreams() {
 	bySeq := t.hand != nil && !t.summarize
 	var rest []pending // when bySeq, the finalized streams not yet handed on
@@ -112,6 +117,10 @@ func (t *Tracker) finishStreams() {
 	}
 	feeds := make([]endFeed, len(t.shards))
 	for i, sh := range t.shards {
+		if !t.summarize {
+			// Every stream has an attempt: its feed builds it.
+			feeds[i].build, feeds[i].lend = t.endBuilder(), t.lend
+		}
 		feeds[i].start(sh, t.summarize, bySeq)
 	}
 	for l := range 2 {
@@ -146,14 +155,59 @@ type endFeed struct {
 	free chan *endBatch // those the Tracker is done with
 	cur  *endBatch
 	at   int
+	// build, when set, builds each stream's attempt too, into the
+	// memory of its batch, which lend says is used again by the batches
+	// after it (Options.LendAttempts): the Tracker then hands on, or
+	// keeps, attempts built while it settled the streams before them.
+	build *builder
+	lend  bool
 }
 
-// endBatch is a run of stream ends of one activity list, and the
-// streams brought back from the shard's parkStore for them.
+// endBatch is a run of stream ends of one activity list, the streams
+// brought back from the shard's parkStore for them, and, when their feed
+// builds them, their attempts and what those point to.
 type endBatch struct {
-	list int
-	v    []streamEnd
-	st   []stream
+	list  int
+	v     []streamEnd
+	st    []stream
+	a     []model.Attempt
+	segs  slab[model.Seg]
+	sizes slab[model.DataSizes]
+}
+
+// batch returns an empty batch of list l, one the Tracker is done with if
+// there is one.
+func (f *endFeed) batch(l int) *endBatch {
+	var b *endBatch
+	select {
+	case b = <-f.free:
+		if f.lend {
+			// Lent: every attempt b held was handed on and given back.
+			b.segs.reuse()
+			b.sizes.reuse()
+		} else {
+			b.segs, b.sizes = slab[model.Seg]{}, slab[model.DataSizes]{}
+		}
+	default:
+		b = &endBatch{v: make([]streamEnd, 0, endBatchLen)}
+		if f.build != nil {
+			b.a = make([]model.Attempt, 0, endBatchLen)
+		}
+	}
+	b.list, b.v, b.a = l, b.v[:0], b.a[:0]
+	return b
+}
+
+// add appends the stream end of e to b, and its attempt when f builds
+// them.
+func (f *endFeed) add(b *endBatch, e ended, summarize bool) {
+	v := streamEndOf(e, summarize)
+	if f.build != nil {
+		f.build.segs, f.build.sizes = &b.segs, &b.sizes
+		b.a = append(b.a, f.build.attempt(e))
+		v.built = &b.a[len(b.a)-1]
+	}
+	b.v = append(b.v, v)
 }
 
 const endBatchLen = 512
@@ -173,16 +227,11 @@ func (f *endFeed) start(sh *shard, summarize, bySeq bool) {
 			var b *endBatch
 			batch := func() {
 				if b == nil {
-					select {
-					case b = <-f.free:
-					default:
-						b = &endBatch{v: make([]streamEnd, 0, endBatchLen)}
-					}
-					b.list, b.v = l, b.v[:0]
+					b = f.batch(l)
 				}
 			}
 			add := func(s *stream) {
-				b.v = append(b.v, streamEndOf(ended{s, sh.takeExtra(s)}, summarize))
+				f.add(b, ended{s, sh.takeExtra(s)}, summarize)
 				if len(b.v) == cap(b.v) {
 					f.out <- b
 					b = nil
@@ -243,12 +292,7 @@ func (f *endFeed) bySeq(sh *shard, summarize bool) {
 	for _, i := range creationOrder(all, func(lv live) int { return lv.seq }) {
 		lv := all[i]
 		if b == nil {
-			select {
-			case b = <-f.free:
-			default:
-				b = &endBatch{v: make([]streamEnd, 0, endBatchLen)}
-			}
-			b.list, b.v = 0, b.v[:0]
+			b = f.batch(0)
 		}
 		var s *stream
 		if lv.ref&parkedRef == 0 {
@@ -261,7 +305,7 @@ func (f *endFeed) bySeq(sh *shard, summarize bool) {
 			sh.park.load(lv.ref&parkIDs, s)
 			s.ref, s.shard = lv.ref, sh.index
 		}
-		b.v = append(b.v, streamEndOf(ended{s, sh.takeExtra(s)}, summarize))
+		f.add(b, ended{s, sh.takeExtra(s)}, summarize)
 		if len(b.v) == cap(b.v) {
 			f.out <- b
 			b = nil
@@ -276,6 +320,7 @@ func (f *endFeed) bySeq(sh *shard, summarize bool) {
 func (f *endFeed) peek(l int) *streamEnd {
 	if f.cur != nil && f.at == len(f.cur.v) {
 		clear(f.cur.v) // the streams and extras it points to
+		clear(f.cur.a)
 		select {
 		case f.free <- f.cur:
 		default:
@@ -318,7 +363,8 @@ func (t *Tracker) giveBack() {
 // whole capture.
 type streamEnd struct {
 	e       ended
-	idx     int // the stream's last packet (tcpSeg.idx)
+	built   *model.Attempt // the stream's attempt, when its endFeed built it
+	idx     int            // the stream's last packet (tcpSeg.idx)
 	outcome model.Outcome
 	// fold is set when summary mode folds the stream whole: established,
 	// ended normally (SF, S1, S2, S3), with no large retransmission, no
@@ -424,10 +470,10 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 		t.failKept[hk]++
 	}
 	if t.hand != nil {
-		t.handOn(v.e)
+		t.handOn(v.e, v.built)
 		return
 	}
-	a := t.attempt(v.e)
+	a := t.attemptOf(v.e, v.built)
 	if n := len(t.done); n == 0 || len(t.done[n-1]) == cap(t.done[n-1]) {
 		t.done = append(t.done, make([]model.Attempt, 0, doneChunk))
 	}
