@@ -13,9 +13,9 @@ import (
 // those before them. A builder reads nothing the Tracker changes once the
 // capture is read.
 type builder struct {
-	node, file string    // the evidence's node and file, as the Tracker names them
-	files      []string  // Tracker.files
-	base       time.Time // Tracker.base
+	node, file string   // the evidence's node and file, as the Tracker names them
+	files      []string // Tracker.files
+	clock      clock    // the Tracker's
 	// lend makes each attempt built take the memory of the one before
 	// (Options.LendAttempts): segs and sizes are reused, zeroed.
 	lend  bool
@@ -30,7 +30,7 @@ type builder struct {
 // Tracker's node and file as they are now.
 func (t *Tracker) attempt(e ended) model.Attempt {
 	b := &t.build
-	b.node, b.file, b.files, b.base = t.node, t.file, t.files, t.base
+	b.node, b.file, b.files, b.clock = t.node, t.file, t.files, t.clock()
 	return b.attempt(e)
 }
 
@@ -46,16 +46,37 @@ func (t *Tracker) attemptOf(e ended, built *model.Attempt) model.Attempt {
 // endBuilder returns a builder for the end of the capture, with the
 // Tracker's node and file as they are now and memory of its own.
 func (t *Tracker) endBuilder() *builder {
-	return &builder{node: t.node, file: t.file, files: t.files, base: t.base}
+	return &builder{node: t.node, file: t.file, files: t.files, clock: t.clock()}
 }
 
-// time converts a tracker time back.
-func (b *builder) time(ns int64) time.Time {
+// clock converts tracker times back to times: base plus the tracker time,
+// from base's Unix nanoseconds when base is in UTC and they are known.
+type clock struct {
+	base     time.Time
+	baseUnix int64
+	unixUTC  bool // base is in UTC and baseUnix holds it
+}
+
+// clock returns the Tracker's clock.
+func (t *Tracker) clock() clock {
+	return clock{t.base, t.baseUnix, t.baseUnixOK && t.base.Location() == time.UTC}
+}
+
+// time converts a tracker time back. In UTC, time.Unix builds the same
+// time as base.Add in fewer instructions, for the times of every segment
+// of hundreds of thousands of attempts.
+func (c *clock) time(ns int64) time.Time {
 	if ns == noTime {
 		return time.Time{}
 	}
-	return b.base.Add(time.Duration(ns))
+	if u := c.baseUnix + ns; c.unixUTC && (u >= c.baseUnix) == (ns >= 0) {
+		return time.Unix(u/1e9, u%1e9).UTC()
+	}
+	return c.base.Add(time.Duration(ns))
 }
+
+// time converts a tracker time back.
+func (b *builder) time(ns int64) time.Time { return b.clock.time(ns) }
 
 func (b *builder) attempt(e ended) model.Attempt {
 	s := e.stream

@@ -175,10 +175,8 @@ func sub(a, b int64) time.Duration {
 
 // time converts a tracker time back.
 func (t *Tracker) time(ns int64) time.Time {
-	if ns == noTime {
-		return time.Time{}
-	}
-	return t.base.Add(time.Duration(ns))
+	c := t.clock()
+	return c.time(ns)
 }
 
 // SetNode names the node the packets from now on were captured on.

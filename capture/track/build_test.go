@@ -1,0 +1,49 @@
+package track
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// clock.time gives, from base's Unix nanoseconds, the very time base.Add
+// gives: same instant, same location, equal as values, on bases across
+// the years a fast path takes and offsets up to overflow.
+func TestClockTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	bases := []time.Time{
+		time.Unix(0, 0).UTC(),
+		time.Unix(1764340497, 304978123).UTC(),
+		time.Date(1700, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(2200, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 5, time.UTC),
+	}
+	offsets := []int64{0, 1, -1, 999999999, -999999999, 1e9, -1e9, math.MaxInt64, math.MinInt64 + 1, math.MaxInt64 / 2, math.MinInt64 / 2}
+	for range 2000 {
+		offsets = append(offsets, rng.Int64N(1<<50)-1<<49, rng.Int64()>>rng.IntN(64))
+	}
+	for _, base := range bases {
+		c := clock{base, base.UnixNano(), true}
+		for _, ns := range offsets {
+			got, want := c.time(ns), base.Add(time.Duration(ns))
+			if got != want || got.Location() != want.Location() {
+				t.Fatalf("base %v + %d ns: %v (%v), want %v (%v)", base, ns, got, got.Location(), want, want.Location())
+			}
+		}
+		if got := c.time(noTime); !got.IsZero() {
+			t.Errorf("base %v: noTime gives %v, want the zero time", base, got)
+		}
+	}
+	// A base in another zone keeps it.
+	east := time.Date(2026, 11, 29, 4, 30, 0, 0, time.FixedZone("east", 3600))
+	tr := &Tracker{}
+	tr.toNS(east)
+	c := tr.clock()
+	if c.unixUTC {
+		t.Fatal("a base in another zone is taken as UTC")
+	}
+	if got, want := c.time(5e9), east.Add(5*time.Second); got != want {
+		t.Errorf("%v, want %v", got, want)
+	}
+}
