@@ -1,6 +1,7 @@
 package track
 
 import (
+	"encoding/binary"
 	"time"
 
 	"github.com/netmortem/netmortem/model"
@@ -24,6 +25,7 @@ type builder struct {
 	// histories holds the history strings of the attempts built, each
 	// once, so that attempts share them (at most maxHistories).
 	histories map[string]string
+	recent    [1 << recentBits]recentHistory // the histories last looked up, by their bytes
 }
 
 // attempt builds the attempt of the stream finalized as e, with the
@@ -151,22 +153,56 @@ func (b *builder) attempt(e ended) model.Attempt {
 
 // history returns s's history string, as historyLetters writes it, shared
 // with the attempts built before that had the same: a capture's
-// attempts have few distinct ones.
+// attempts have few distinct ones. It looks the letters up by the
+// stream's own history bytes first, in a small cache, without writing
+// them out.
 func (b *builder) history(s *stream, cd int) string {
+	k := historyKey{n: s.nHist, cd: uint8(cd)}
+	lo := binary.LittleEndian.Uint64(s.history[:8])
+	hi := uint64(binary.LittleEndian.Uint32(s.history[8:]))
+	if n := uint(s.nHist); n < 8 {
+		k.lo = lo & (1<<(8*n) - 1)
+	} else {
+		k.lo, k.hi = lo, uint32(hi&(1<<(8*(n-8))-1))
+	}
+	e := &b.recent[(k.lo*0x9e3779b97f4a7c15^uint64(k.hi)*0xc2b2ae3d27d4eb4f^uint64(k.n)<<1^uint64(k.cd))>>(64-recentBits)]
+	if e.ok && e.k == k {
+		return e.h
+	}
 	var buf [len(stream{}.history)]byte
 	l := s.historyLetters(buf[:0], cd)
-	if h, ok := b.histories[string(l)]; ok {
-		return h
+	h, ok := b.histories[string(l)]
+	if !ok {
+		h = string(l)
+		if b.histories == nil {
+			b.histories = map[string]string{}
+		}
+		if len(b.histories) < maxHistories {
+			b.histories[h] = h
+		}
 	}
-	h := string(l)
-	if b.histories == nil {
-		b.histories = map[string]string{}
-	}
-	if len(b.histories) < maxHistories {
-		b.histories[h] = h
-	}
+	*e = recentHistory{k, h, true}
 	return h
 }
+
+// historyKey is a stream's history bytes (stream.history, those in use),
+// and the direction of its client.
+type historyKey struct {
+	lo uint64
+	hi uint32
+	n  uint8
+	cd uint8
+}
+
+// recentHistory is an entry of builder.recent.
+type recentHistory struct {
+	k  historyKey
+	h  string
+	ok bool
+}
+
+// recentBits sets the size of builder.recent: 2^recentBits entries.
+const recentBits = 6
 
 // maxHistories bounds how many distinct history strings a builder keeps
 // to share.

@@ -47,3 +47,29 @@ func TestClockTime(t *testing.T) {
 		t.Errorf("%v, want %v", got, want)
 	}
 }
+
+// history gives the letters historyLetters writes, whatever the stream's
+// bytes past its history hold and however often the cache's entries are
+// taken by other histories.
+func TestBuilderHistory(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var b builder
+	for i := range 50000 {
+		var s stream
+		s.nHist = uint8(rng.IntN(len(s.history) + 1))
+		if i%3 == 0 {
+			s.nHist = uint8(rng.IntN(3)) // the common short ones, again and again
+		}
+		for j := range s.history {
+			if j < int(s.nHist) {
+				s.history[j] = byte(rng.IntN(12))
+			} else {
+				s.history[j] = byte(rng.IntN(256)) // stale bytes
+			}
+		}
+		cd := rng.IntN(2)
+		if got, want := b.history(&s, cd), string(s.historyLetters(nil, cd)); got != want {
+			t.Fatalf("history %v (%d), client %d: %q, want %q", s.history, s.nHist, cd, got, want)
+		}
+	}
+}
