@@ -31,6 +31,7 @@ type CSVWriter struct {
 	// spreadsheet nor CSV quoting changes.
 	plainNode, plainFile string
 	plain                bool
+	start                microCache
 }
 
 // NewCSVWriter returns a CSVWriter that writes to w the attempts that
@@ -78,9 +79,9 @@ func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 		b = appendCSVField(b, inertCell(escape.String(where)))
 	}
 	b = append(b, ',')
-	b = jsontime.AppendMicro(b, a.Start)
-	b = a.Client.AppendTo(append(b, ','))
-	b = a.Server.AppendTo(append(b, ','))
+	b = c.start.append(b, a.Start)
+	b = appendAddrPort(append(b, ','), a.Client)
+	b = appendAddrPort(append(b, ','), a.Server)
 	b = append(append(b, ','), a.Outcome...)
 	b = append(append(b, ','), a.ConnState...)
 	b = append(append(b, ','), a.History...)
