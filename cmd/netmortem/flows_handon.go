@@ -17,10 +17,10 @@ import (
 	"github.com/netmortem/netmortem/parse"
 )
 
-// handedOn writes the CSV form of flows as the captures' attempts come
-// (parse.Options.EachAttempt), holding none of them but a few batches:
-// the attempts are formatted and written by a goroutine of their own, in
-// batches, while the capture's reader builds the next ones. The
+// handedOn writes the JSON and table forms of flows as the captures'
+// attempts come (parse.Options.EachAttempt), holding none of them but a
+// few batches: the attempts are formatted and written by a goroutine of
+// their own, in batches, while the capture's reader builds the next ones. The
 // attempts are lent (parse.Options.LendAttempts): a batch copies what
 // each points to into memory of its own, used again by the batches that
 // follow, so that the hundreds of thousands of attempts of a large
@@ -135,6 +135,33 @@ func (h *handedOn) close() {
 	<-h.done
 }
 
+// direct hands the attempts to a writer on the goroutine that reads them,
+// lent, as they come: the CSV form, whose rows are formatted from the
+// attempt itself, with nothing copied. After close, an attempt that a read
+// left behind after its deadline (operand.StopGrace) hands on is not
+// written.
+type direct struct {
+	mu     sync.Mutex
+	w      *flows.CSVWriter
+	closed bool
+}
+
+// write writes a, unless d is closed.
+func (d *direct) write(a model.Attempt) {
+	d.mu.Lock()
+	if !d.closed {
+		d.w.Write(&a) // a method, not a function value: a stays on the stack
+	}
+	d.mu.Unlock()
+}
+
+// close makes the attempts handed on from now on go unwritten.
+func (d *direct) close() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+}
+
 // outOfRange warns, on stderr, of the packet times written with their
 // year clamped: the captures' in snap, and n more, the first at pos.
 func outOfRange(stderr io.Writer, snap *model.Snapshot, n int, pos model.Pos) {
@@ -168,7 +195,11 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 	var in operand.Opened
 	if output == "csv" {
 		w := flows.NewCSVWriter(stdout, filter)
-		in = read(w.Write)
+		d := &direct{w: w}
+		o := *opts
+		o.EachAttempt, o.LendAttempts = d.write, true
+		in = operand.OpenPaths(ctx, paths, &o)
+		d.close()
 		printWarnings(stderr, notCaptures(stderr, in.Warns))
 		n, pos := w.OutOfRange()
 		outOfRange(stderr, in.Snap, n, pos)

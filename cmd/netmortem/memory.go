@@ -34,8 +34,9 @@ func setMemoryPolicy(subcommand string) {
 
 // handOnMemory is the memory policy of flows writing the attempts as
 // they come: what it keeps is what analyze keeps, with a reorder buffer,
-// and its attempts are lent (handedOn) and copied into batches it
-// reuses, so that it makes little garbage. The collector runs when the
+// and its attempts are lent, and written as they come (direct, for CSV)
+// or copied into batches it reuses (handedOn), so that it makes little
+// garbage. The collector runs when the
 // heap has doubled (Go's default, GOGC=100), under analyze's limit:
 // every collection reads gopacket's 5 MB tables of protocol numbers, and
 // the heap grows with the streams and tables, which hold no pointer.

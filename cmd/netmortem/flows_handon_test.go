@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/netmortem/netmortem/flows"
+	"github.com/netmortem/netmortem/model"
+)
+
+// direct writes each attempt handed on as its row, none once closed, and
+// its close waits for a write under way: a read left behind after its
+// deadline writes nothing after the end of the output.
+func TestDirectClose(t *testing.T) {
+	var out bytes.Buffer
+	w := flows.NewCSVWriter(&out, flows.Filter{})
+	d := &direct{w: w}
+	a := func(port uint16) model.Attempt {
+		return model.Attempt{Pos: model.Pos{File: "x.pcap", Frame: int(port)}, Outcome: model.OutcomeEstablished,
+			Start:  time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC),
+			Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, 1}), port),
+			Server: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, 2}), 80)}
+	}
+	d.write(a(1000))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // a late read, writing as the output closes
+		defer wg.Done()
+		for p := uint16(2000); p < 3000; p++ {
+			d.write(a(p))
+		}
+	}()
+	d.close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	d.write(a(4000))
+	wg.Wait()
+	if late := strings.TrimPrefix(out.String(), got); late != "" {
+		t.Errorf("%d bytes written after close, the first row %q", len(late), strings.SplitAfter(late, "\n")[0])
+	}
+	rows := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(rows) < 2 || !strings.Contains(rows[1], "10.0.0.1:1000") {
+		t.Fatalf("rows %q, want the header and the attempt written before close first", rows)
+	}
+	for _, r := range rows[1:] {
+		if strings.Count(r, ",") != strings.Count(rows[0], ",") {
+			t.Errorf("row %q cut short: its cells are not those of the header %q", r, rows[0])
+		}
+	}
+}
