@@ -38,28 +38,36 @@ func TestSortBySeq(t *testing.T) {
 	}
 }
 
-// creationOrder gives the indices of distinct creation orders in their
-// order, those that fit in 32 bits (sorted as numbers) and those that do
-// not (sorted with a comparison), shuffled and sorted already.
+// creationOrder sorts live streams' keys by their distinct creation
+// orders, those that fit in 32 bits (sorted as numbers) and those that do
+// not (sorted with a comparison), shuffled and sorted already, and each
+// key keeps its ref.
 func TestCreationOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{0, 1, 2, 100, 5000} {
 		for _, base := range []int{0, 1 << 20, 1<<32 - 50, 1 << 40} {
 			for round := range 3 {
-				seq := make([]int, n)
-				for i := range seq {
-					seq[i] = base + 7*i
+				seqOf := map[uint32]int{}
+				keys := make([]uint64, n)
+				wide := false
+				for i := range keys {
+					seq, ref := base+7*i, uint32(i*13+5)
+					if i%3 == 0 {
+						ref |= parkedRef
+					}
+					seqOf[ref] = seq
+					keys[i], wide = liveKey(seq, ref), wide || !narrowSeq(seq)
 				}
 				if round > 0 {
-					r.Shuffle(n, func(i, j int) { seq[i], seq[j] = seq[j], seq[i] })
+					r.Shuffle(n, func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 				}
-				got := creationOrder(seq, func(s int) int { return s })
-				if len(got) != n {
-					t.Fatalf("n=%d base=%d: %d indices", n, base, len(got))
+				creationOrder(keys, wide, func(ref uint32) int { return seqOf[ref] })
+				if len(keys) != n {
+					t.Fatalf("n=%d base=%d: %d keys", n, base, len(keys))
 				}
-				for k, i := range got {
-					if want := base + 7*k; seq[i] != want {
-						t.Fatalf("n=%d base=%d round %d: index %d at %d has %d, want %d", n, base, round, i, k, seq[i], want)
+				for k, key := range keys {
+					if got, want := seqOf[uint32(key)], base+7*k; got != want {
+						t.Fatalf("n=%d base=%d round %d: key %d is of the stream created %d, want %d", n, base, round, k, got, want)
 					}
 				}
 			}

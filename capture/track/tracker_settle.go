@@ -270,40 +270,46 @@ func (f *endFeed) start(sh *shard, summarize, bySeq bool) {
 // bySeq sends the stream ends of sh's live streams, parked ones
 // included, in their creation order, as those of the first list.
 func (f *endFeed) bySeq(sh *shard, summarize bool) {
-	type live struct {
-		seq int
-		ref uint32
-	}
-	all := make([]live, 0, sh.streams.len())
+	// Each live stream as its creation order and ref in one number
+	// (liveKey), 8 bytes a stream at the end of a large capture.
+	keys := make([]uint64, 0, sh.streams.len()+int(sh.park.n))
+	wide := false
 	for l := range sh.lists {
 		for ref := sh.lists[l].head; ref != 0; {
 			s := sh.store.at(ref)
-			all = append(all, live{s.seq, ref})
+			keys, wide = append(keys, liveKey(s.seq, ref)), wide || !narrowSeq(s.seq)
 			ref = s.next
 		}
 	}
 	for i, n := 0, sh.park.n; i < n; i++ {
 		id := (sh.park.head + uint32(i)) & parkIDs
 		if !sh.park.ent(id).dead {
-			all = append(all, live{sh.park.seq(id), parkedRef | id})
+			seq := sh.park.seq(id)
+			keys, wide = append(keys, liveKey(seq, parkedRef|id)), wide || !narrowSeq(seq)
 		}
 	}
+	creationOrder(keys, wide, func(ref uint32) int {
+		if ref&parkedRef != 0 {
+			return sh.park.seq(ref & parkIDs)
+		}
+		return sh.store.at(ref).seq
+	})
 	var b *endBatch
-	for _, i := range creationOrder(all, func(lv live) int { return lv.seq }) {
-		lv := all[i]
+	for _, k := range keys {
+		ref := uint32(k)
 		if b == nil {
 			b = f.batch(0)
 		}
 		var s *stream
-		if lv.ref&parkedRef == 0 {
-			s = sh.store.at(lv.ref)
+		if ref&parkedRef == 0 {
+			s = sh.store.at(ref)
 		} else {
 			if b.st == nil {
 				b.st = make([]stream, endBatchLen)
 			}
 			s = &b.st[len(b.v)]
-			sh.park.load(lv.ref&parkIDs, s)
-			s.ref, s.shard = lv.ref, sh.index
+			sh.park.load(ref&parkIDs, s)
+			s.ref, s.shard = ref, sh.index
 		}
 		f.add(b, ended{s, sh.takeExtra(s)}, summarize)
 		if len(b.v) == cap(b.v) {
@@ -483,30 +489,26 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 	t.doneSeq = append(t.doneSeq, s.seq)
 }
 
-// creationOrder returns the indices of l in the order of seq, the
-// creation order of the streams l lists, which are all distinct. They are
-// sorted as numbers, the creation order in the high half and the index in
-// the low one, rather than with a function comparing two of l (two
-// thirds of the instructions, on a shard's hundreds of thousands of
-// streams), when both fit in 32 bits.
-func creationOrder[T any](l []T, seq func(T) int) []uint64 {
-	keys := make([]uint64, len(l))
-	narrow := len(l) <= math.MaxUint32
-	for i, v := range l {
-		n := seq(v)
-		narrow = narrow && n >= 0 && n <= math.MaxUint32
-		keys[i] = uint64(n)<<32 | uint64(i)
-	}
-	if narrow {
+// liveKey is a live stream as creationOrder sorts it: its creation
+// order (seq) in the high half, its ref in the low one.
+func liveKey(seq int, ref uint32) uint64 { return uint64(seq)<<32 | uint64(ref) }
+
+// narrowSeq reports whether liveKey keeps seq whole.
+func narrowSeq(seq int) bool { return seq >= 0 && seq <= math.MaxUint32 }
+
+// creationOrder sorts keys, the liveKeys of streams whose creation orders
+// are all distinct, in that order: as numbers, rather than with a function
+// comparing two (two thirds of the instructions, on a shard's hundreds of
+// thousands of streams), unless wide says a creation order did not fit,
+// when they are sorted by what seq gives for their refs. Either way, a
+// key's low half is its ref.
+func creationOrder(keys []uint64, wide bool, seq func(ref uint32) int) {
+	if !wide {
 		slices.Sort(keys)
-		for i := range keys {
-			keys[i] &= math.MaxUint32
-		}
-		return keys
+		return
 	}
 	for i := range keys {
-		keys[i] = uint64(i)
+		keys[i] &= math.MaxUint32
 	}
-	slices.SortFunc(keys, func(a, b uint64) int { return cmp.Compare(seq(l[a]), seq(l[b])) })
-	return keys
+	slices.SortFunc(keys, func(a, b uint64) int { return cmp.Compare(seq(uint32(a)), seq(uint32(b))) })
 }
