@@ -198,16 +198,13 @@ func (f *endFeed) batch(l int) *endBatch {
 	return b
 }
 
-// add appends the stream end of e to b, and its attempt when f builds
+// buildLast builds the attempt of the last stream end of b, when f builds
 // them.
-func (f *endFeed) add(b *endBatch, e ended, summarize bool) {
-	v := streamEndOf(e, summarize)
-	if f.build != nil {
-		f.build.segs, f.build.sizes = &b.segs, &b.sizes
-		b.a = append(b.a, f.build.attempt(e))
-		v.built = &b.a[len(b.a)-1]
-	}
-	b.v = append(b.v, v)
+func (f *endFeed) buildLast(b *endBatch) {
+	v := &b.v[len(b.v)-1]
+	f.build.segs, f.build.sizes = &b.segs, &b.sizes
+	b.a = append(b.a, f.build.attempt(v.e))
+	v.built = &b.a[len(b.a)-1]
 }
 
 const endBatchLen = 512
@@ -231,7 +228,10 @@ func (f *endFeed) start(sh *shard, summarize, bySeq bool) {
 				}
 			}
 			add := func(s *stream) {
-				f.add(b, ended{s, sh.takeExtra(s)}, summarize)
+				b.v = append(b.v, streamEndOf(ended{s, sh.takeExtra(s)}, summarize))
+				if f.build != nil {
+					f.buildLast(b)
+				}
 				if len(b.v) == cap(b.v) {
 					f.out <- b
 					b = nil
@@ -311,7 +311,10 @@ func (f *endFeed) bySeq(sh *shard, summarize bool) {
 			sh.park.load(ref&parkIDs, s)
 			s.ref, s.shard = ref, sh.index
 		}
-		f.add(b, ended{s, sh.takeExtra(s)}, summarize)
+		b.v = append(b.v, streamEndOf(ended{s, sh.takeExtra(s)}, summarize))
+		if f.build != nil {
+			f.buildLast(b)
+		}
 		if len(b.v) == cap(b.v) {
 			f.out <- b
 			b = nil
