@@ -173,7 +173,7 @@ func (t *Tracker) handOnWaiting(slot int32) {
 // finished returns the streams not yet handed on that are finalized, in
 // creation order, and forgets the others, which are live: the Tracker
 // finalizes them in creation order (finishStreams) and hands on theirs
-// and these in turn, through finishOrder.
+// and these in turn (startWaitFeed, handOnBefore).
 func (h *handOn) finished() []pending {
 	n := 0
 	for _, p := range h.order[h.head:] {
@@ -190,19 +190,6 @@ func (h *handOn) finished() []pending {
 	h.region.release()
 	h.order, h.region, h.head = nil, hugeRegion{}, 0
 	return out
-}
-
-// finishOrder hands on, of the finalized streams rest (from finished),
-// those created before the stream created as seq (all of them when seq
-// is math.MaxInt), and returns the others.
-func (t *Tracker) finishOrder(rest []pending, seq int) []pending {
-	for len(rest) > 0 && rest[0].seq < seq {
-		if rest[0].slot >= 0 {
-			t.handOnWaiting(rest[0].slot)
-		}
-		rest = rest[1:]
-	}
-	return rest
 }
 
 // find returns the index in h.order of the stream created as seq.

@@ -106,14 +106,15 @@ func (t *Tracker) finalize(v *streamEnd) {
 // changes, so that the order changes nothing else. When attempts are not
 // summarized, every stream has one, and each shard's goroutine builds
 // those of its streams (endFeed.build) while the Tracker hands on or
-// keeps the ones before: at the end of a large capture, building the
-// attempts is most of the work, and the Tracker's goroutine alone would
-// hold up the others.
+// keeps the ones before, and, when they are handed on, another goroutine
+// those of the finalized streams that waited for older ones (waitFeed):
+// at the end of a large capture, building the attempts is most of the
+// work, and the Tracker's goroutine alone would hold up the others.
 func (t *Tracker) finishStreams() {
 	bySeq := t.hand != nil && !t.summarize
-	var rest []pending // when bySeq, the finalized streams not yet handed on
+	var waits *waitFeed // when bySeq, the attempts of the finalized streams not yet handed on
 	if bySeq {
-		rest = t.hand.finished()
+		waits = t.startWaitFeed(t.hand.finished())
 	}
 	feeds := make([]endFeed, len(t.shards))
 	for i, sh := range t.shards {
@@ -136,13 +137,15 @@ func (t *Tracker) finishStreams() {
 				break
 			}
 			if bySeq {
-				rest = t.finishOrder(rest, next.e.seq)
+				t.handOnBefore(waits, next.e.seq)
 			}
 			t.settleEnd(next)
 			feeds[from].pop()
 		}
 	}
-	t.finishOrder(rest, math.MaxInt)
+	if bySeq {
+		t.handOnBefore(waits, math.MaxInt)
+	}
 	for _, sh := range t.shards {
 		sh.streams.reset()
 	}
