@@ -110,10 +110,6 @@ func (b *builder) attempt(e ended) model.Attempt {
 		Outcome:     s.outcome(),
 		Start:       b.time(s.first.ns),
 		End:         b.time(s.last),
-		SYN:         b.modelSegs(e, segSYN, cd),
-		SYNACK:      b.modelSegs(e, segSYNACK, sd),
-		ClientRST:   b.modelSegs(e, segRST, cd),
-		ServerRST:   b.modelSegs(e, segRST, sd),
 		FirstAck:    segPtr(s.firstAck, s.ackSeen),
 		ClientFIN:   segPtr(s.fin[cd], s.finSeen[cd]),
 		ServerFIN:   segPtr(s.fin[sd], s.finSeen[sd]),
@@ -128,6 +124,7 @@ func (b *builder) attempt(e ended) model.Attempt {
 		MSS:         s.mss[cd],
 		ServerMSS:   s.mss[sd],
 	}
+	a.SYN, a.SYNACK, a.ClientRST, a.ServerRST = b.segLists(e, cd)
 	if o := e.outer(); o != nil {
 		c := *o
 		a.Outer = &c
@@ -213,28 +210,41 @@ func (b *builder) modelSeg(e ended, g seg) model.Seg {
 	return model.Seg{Frame: w.frame, Line: int(w.line), Time: b.time(g.ns), File: b.files[w.file]}
 }
 
-// modelSegs returns the segments of the kind sent in direction dir, nil
-// when there are none.
-func (b *builder) modelSegs(e ended, kind, dir int) []model.Seg {
-	tag := uint32(kind<<1 | dir)
-	n := 0
-	for _, g := range e.segList() {
-		if g.tag() == tag {
-			n++
+// segLists returns the client's SYNs, the server's SYN/ACKs, the
+// client's RSTs and the server's RSTs among e's segments, each nil when
+// there are none, in one slice of b.segs and two passes over the
+// segments, for all four.
+func (b *builder) segLists(e ended, cd int) (syn, synack, cliRST, srvRST []model.Seg) {
+	segs := e.segList()
+	var n [8]int // segments of each tag
+	for _, g := range segs {
+		n[g.tag()]++
+	}
+	tags := [4]uint32{segSYN<<1 | uint32(cd), segSYNACK<<1 | uint32(1-cd), segRST<<1 | uint32(cd), segRST<<1 | uint32(1-cd)}
+	total := n[tags[0]] + n[tags[1]] + n[tags[2]] + n[tags[3]]
+	if total == 0 {
+		return nil, nil, nil, nil
+	}
+	out := b.segs.take(total)
+	var lists [4][]model.Seg
+	var at [8]int // where the next segment of each tag goes, for the four
+	for k, off := 0, 0; k < len(tags); k++ {
+		c := n[tags[k]]
+		if c > 0 {
+			lists[k] = out[off : off+c : off+c]
 		}
+		at[tags[k]] = off
+		off += c
 	}
-	if n == 0 {
-		return nil
-	}
-	out := b.segs.take(n)
-	n = 0
-	for _, g := range e.segList() {
-		if g.tag() == tag {
-			out[n] = b.modelSeg(e, g)
-			n++
+	for _, g := range segs {
+		t := g.tag()
+		if t != tags[0] && t != tags[1] && t != tags[2] && t != tags[3] {
+			continue // a SYN from the server, a SYN/ACK from the client
 		}
+		out[at[t]] = b.modelSeg(e, g)
+		at[t]++
 	}
-	return out
+	return lists[0], lists[1], lists[2], lists[3]
 }
 
 // dataSizes returns the model's view of e's data in direction dir, nil
