@@ -55,8 +55,9 @@ func (c *CSVWriter) Write(a *model.Attempt) {
 		return
 	}
 	c.ranges.note(a)
-	c.buf = c.appendRow(c.buf[:0], a)
-	c.w.Write(c.buf)
+	// The row is written into the buffer's free space, which Write then
+	// takes as it is, rather than copied there from a buffer of its own.
+	c.w.Write(c.appendRow(c.w.AvailableBuffer(), a))
 }
 
 // appendRow appends a's row, as Table.row gives it and encoding/csv
