@@ -1,12 +1,14 @@
 package flows
 
 import (
+	"io"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/netmortem/netmortem/internal/jsontime"
+	"github.com/netmortem/netmortem/model"
 )
 
 // microCache writes what jsontime.AppendMicro writes, on runs of times
@@ -57,6 +59,46 @@ func TestAppendAddrPort(t *testing.T) {
 	for _, ap := range aps {
 		if got, want := appendAddrPort([]byte("x"), ap), ap.AppendTo([]byte("x")); string(got) != string(want) {
 			t.Fatalf("%v: %s, want %s", ap, got, want)
+		}
+	}
+}
+
+// A CSVWriter counts a time out of range in any of an attempt's times,
+// the others in range, as Table.OutOfRange does; and none for times in
+// range in UTC or in another zone.
+func TestRangeCountEachTime(t *testing.T) {
+	far := time.Date(12345, 6, 7, 8, 9, 10, 0, time.UTC)
+	zoned := time.Date(2026, 11, 29, 5, 0, 0, 0, time.FixedZone("east", 5*3600))
+	set := []func(a *model.Attempt, tm time.Time){
+		func(a *model.Attempt, tm time.Time) { a.Start = tm },
+		func(a *model.Attempt, tm time.Time) { a.End = tm },
+		func(a *model.Attempt, tm time.Time) { a.SYN[1].Time = tm },
+		func(a *model.Attempt, tm time.Time) { a.SYNACK[0].Time = tm },
+		func(a *model.Attempt, tm time.Time) { a.ClientRST[0].Time = tm },
+		func(a *model.Attempt, tm time.Time) { a.ServerRST[0].Time = tm },
+		func(a *model.Attempt, tm time.Time) { a.FirstAck.Time = tm },
+		func(a *model.Attempt, tm time.Time) { a.ClientFIN.Time = tm },
+		func(a *model.Attempt, tm time.Time) { a.ServerFIN.Time = tm },
+	}
+	base := time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC)
+	seg := func(f int) model.Seg { return model.Seg{Frame: f, Time: base.Add(time.Duration(f) * time.Millisecond)} }
+	for i, f := range set {
+		for _, c := range []struct {
+			tm   time.Time
+			want int
+		}{{far, 1}, {zoned, 0}, {time.Time{}, 0}} {
+			s1, s2, s3 := seg(7), seg(8), seg(9)
+			a := model.Attempt{Pos: model.Pos{File: "a.pcap", Frame: 1}, Start: base, End: base.Add(time.Second),
+				SYN: []model.Seg{seg(1), seg(2)}, SYNACK: []model.Seg{seg(3)}, ClientRST: []model.Seg{seg(4)}, ServerRST: []model.Seg{seg(5)},
+				FirstAck: &s1, ClientFIN: &s2, ServerFIN: &s3}
+			f(&a, c.tm)
+			w := NewCSVWriter(io.Discard, Filter{})
+			w.Write(&a)
+			n, _ := w.OutOfRange()
+			tn, _ := (&Table{Attempts: []model.Attempt{a}}).OutOfRange()
+			if n != c.want || tn != c.want {
+				t.Errorf("time %d set to %v: %d out of range (the table's count %d), want %d", i, c.tm, n, tn, c.want)
+			}
 		}
 	}
 }

@@ -262,6 +262,9 @@ type rangeCount struct {
 
 // note counts a's times out of range.
 func (c *rangeCount) note(a *model.Attempt) {
+	if utcInRange(a) {
+		return // as every time of a capture's attempts, but for a far-off clock
+	}
 	c.time(a.Start, a.Pos)
 	c.time(a.End, a.Pos)
 	// A segment's place is worked out only for a time out of range.
@@ -277,6 +280,27 @@ func (c *rangeCount) note(a *model.Attempt) {
 			c.time(s.Time, a.SegPos(*s))
 		}
 	}
+}
+
+// utcInRange reports whether the times note counts are all in UTC and in
+// range (jsontime.UTCInRange), as one pass that calls nothing.
+func utcInRange(a *model.Attempt) bool {
+	if !jsontime.UTCInRange(a.Start) || !jsontime.UTCInRange(a.End) {
+		return false
+	}
+	for _, segs := range [...][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
+		for i := range segs {
+			if !jsontime.UTCInRange(segs[i].Time) {
+				return false
+			}
+		}
+	}
+	for _, s := range [...]*model.Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
+		if s != nil && !jsontime.UTCInRange(s.Time) {
+			return false
+		}
+	}
+	return true
 }
 
 // time counts t, at pos, when it is out of range.

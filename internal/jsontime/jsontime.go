@@ -15,10 +15,10 @@ const (
 )
 
 // The first and the last second of the years in range, in UTC, as Unix
-// times.
-var (
-	minUnix = time.Date(MinYear, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	maxUnix = time.Date(MaxYear+1, 1, 1, 0, 0, 0, 0, time.UTC).Unix() - 1
+// times (TestInRange holds them to time.Date).
+const (
+	minUnix = -62167219200 // 0000-01-01T00:00:00Z
+	maxUnix = 253402300799 // 9999-12-31T23:59:59Z
 )
 
 // InRange reports whether t can be written as RFC 3339 as it is: its year,
@@ -37,6 +37,13 @@ func InRange(t time.Time) bool {
 	_, offset := t.Zone()
 	// encoding/json also refuses zone offsets of a day or more.
 	return offset > -24*3600 && offset < 24*3600
+}
+
+// UTCInRange reports whether t is in UTC and in range (InRange): the
+// times a capture's attempts hold. False says nothing more; InRange
+// tells. It is inlined where InRange is not.
+func UTCInRange(t time.Time) bool {
+	return t.Location() == time.UTC && uint64(t.Unix()-minUnix) <= maxUnix-minUnix
 }
 
 // Clamp returns t in UTC with its year brought within MinYear and MaxYear;

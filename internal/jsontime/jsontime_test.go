@@ -101,11 +101,22 @@ func TestInRange(t *testing.T) {
 		sec := rng.Int64N(2*253402300800) - 2*62135596800 // years -2000 to 18000
 		times = append(times, time.Unix(sec, rng.Int64N(1e9)).UTC())
 	}
+	for range 2000 {
+		sec := rng.Int64N(2*253402300800) - 2*62135596800
+		times = append(times, time.Unix(sec, 0).In(time.FixedZone("east", 5*3600)))
+	}
+	// The bounds as time.Date gives them.
+	if minUnix != time.Date(MinYear, 1, 1, 0, 0, 0, 0, time.UTC).Unix() || maxUnix != time.Date(MaxYear+1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()-1 {
+		t.Errorf("bounds %d and %d, not the years %d to %d", minUnix, maxUnix, MinYear, MaxYear)
+	}
 	in := 0
 	for _, tm := range times {
 		want := slow(tm)
 		if got := InRange(tm); got != want {
 			t.Errorf("%v: InRange %v, want %v", tm, got, want)
+		}
+		if got := UTCInRange(tm); got != (want && tm.Location() == time.UTC) {
+			t.Errorf("%v: UTCInRange %v, want %v", tm, got, want && tm.Location() == time.UTC)
 		}
 		if want {
 			in++
