@@ -1,7 +1,9 @@
 package flows
 
 import (
+	"math/bits"
 	"net/netip"
+	"slices"
 	"strconv"
 	"time"
 
@@ -59,7 +61,7 @@ func appendAddrPort(b []byte, ap netip.AddrPort) []byte {
 		b = append(b, d.s[0], d.s[1], d.s[2])
 		b = b[:len(b)-3+int(d.n)]
 	}
-	return strconv.AppendUint(append(b, ':'), uint64(ap.Port()), 10)
+	return appendInt(append(b, ':'), int64(ap.Port()))
 }
 
 // octets holds the decimal digits of each octet.
@@ -72,3 +74,58 @@ var octets = func() (t [256]struct {
 	}
 	return t
 }()
+
+// appendInt appends v in decimal, as strconv.AppendInt(b, v, 10) writes
+// it: a number of a CSV row (frames, ports, counts), its digits written
+// in place two at a time, rather than into an array of their own and
+// copied.
+func appendInt(b []byte, v int64) []byte {
+	// Most are below 100 (counts, a SYN's retransmissions): inlined.
+	if uint64(v) < 100 {
+		if v < 10 {
+			return append(b, byte('0'+v))
+		}
+		return append(b, pairs[2*v], pairs[2*v+1])
+	}
+	return appendLarge(b, v)
+}
+
+// appendLarge is appendInt for the numbers from 100 on, and the negative
+// ones.
+func appendLarge(b []byte, v int64) []byte {
+	if v < 0 {
+		return strconv.AppendInt(b, v, 10)
+	}
+	u := uint64(v)
+	n := bits.Len64(u|1) * 1233 >> 12 // digits, or one fewer: log2 of u times log10 of 2
+	if u|1 >= pow10[n] {
+		n++
+	}
+	m := len(b)
+	b = slices.Grow(b, n)[:m+n]
+	d := b[m:]
+	i := n
+	for u >= 100 {
+		q := u / 100
+		r := u - q*100
+		i -= 2
+		d[i], d[i+1] = pairs[2*r], pairs[2*r+1]
+		u = q
+	}
+	if u >= 10 {
+		d[i-2], d[i-1] = pairs[2*u], pairs[2*u+1]
+	} else {
+		d[i-1] = byte('0' + u)
+	}
+	return b
+}
+
+// pairs holds the two digits of each number below 100.
+const pairs = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" +
+	"30313233343536373839" + "40414243444546474849" + "50515253545556575859" +
+	"60616263646566676869" + "70717273747576777879" + "80818283848586878889" +
+	"90919293949596979899"
+
+// pow10 holds the powers of ten a uint64 holds.
+var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}

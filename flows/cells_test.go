@@ -2,8 +2,10 @@ package flows
 
 import (
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/netip"
+	"strconv"
 	"testing"
 	"time"
 
@@ -99,6 +101,24 @@ func TestRangeCountEachTime(t *testing.T) {
 			if n != c.want || tn != c.want {
 				t.Errorf("time %d set to %v: %d out of range (the table's count %d), want %d", i, c.tm, n, tn, c.want)
 			}
+		}
+	}
+}
+
+// appendInt writes what strconv.AppendInt writes, at every number of
+// digits and on both sides of each power of ten.
+func TestAppendInt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	vals := []int64{0, 1, 9, 10, 11, 99, 100, 101, -1, -100, math.MaxInt64, math.MinInt64}
+	for p := int64(1); p <= math.MaxInt64/10; p *= 10 {
+		vals = append(vals, p-1, p, p+1, 10*p-1)
+	}
+	for range 100000 {
+		vals = append(vals, rng.Int64()>>rng.IntN(64), rng.Int64N(1<<24))
+	}
+	for _, v := range vals {
+		if got, want := appendInt([]byte("x"), v), strconv.AppendInt([]byte("x"), v, 10); string(got) != string(want) {
+			t.Fatalf("%d: %s, want %s", v, got, want)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package flows
 import (
 	"bufio"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -71,7 +70,7 @@ func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 		if a.Node != "" {
 			b = append(append(b, a.Node...), ' ')
 		}
-		b = strconv.AppendInt(append(append(b, p.File...), "#frame="...), int64(p.Frame), 10)
+		b = appendInt(append(append(b, p.File...), "#frame="...), int64(p.Frame))
 	} else {
 		where := p.String()
 		if a.Node != "" {
@@ -89,14 +88,14 @@ func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 	b = appendSegRefs(append(b, ','), a.SYN, nil)
 	b = appendSegRefs(append(b, ','), a.SYNACK, nil)
 	b = appendSegRefs(append(b, ','), a.ClientRST, a.ServerRST)
-	b = strconv.AppendInt(append(b, ','), int64(a.SYNRetransmissions()), 10)
+	b = appendInt(append(b, ','), int64(a.SYNRetransmissions()))
 	b = append(b, ',')
 	if d, ok := a.TimeToSYNACK(); ok {
 		b = appendMillis(b, d)
 	}
-	b = strconv.AppendInt(append(b, ','), int64(a.Packets), 10)
-	b = strconv.AppendInt(append(b, ','), a.ClientBytes, 10)
-	b = strconv.AppendInt(append(b, ','), a.ServerBytes, 10)
+	b = appendInt(append(b, ','), int64(a.Packets))
+	b = appendInt(append(b, ','), a.ClientBytes)
+	b = appendInt(append(b, ','), a.ServerBytes)
 	return append(b, '\n')
 }
 
@@ -135,13 +134,13 @@ func appendSegRefs(b []byte, l, m []model.Seg) []byte {
 			b = append(b, ' ')
 		}
 		if g.Frame > 0 {
-			b = strconv.AppendInt(append(b, '#'), int64(g.Frame), 10)
+			b = appendInt(append(b, '#'), int64(g.Frame))
 		} else {
-			b = strconv.AppendInt(append(b, 'L'), int64(g.Line), 10)
+			b = appendInt(append(b, 'L'), int64(g.Line))
 		}
 	}
 	if n > max {
-		b = strconv.AppendInt(append(b, " +"...), int64(n-max), 10)
+		b = appendInt(append(b, " +"...), int64(n-max))
 	}
 	return b
 }
