@@ -49,7 +49,8 @@ func (t *Tracker) startWaitFeed(rest []pending) *waitFeed {
 			h.store.kill(w.id)
 			h.store.first() // lets go of the records no longer needed
 			b.node, b.file, b.segs, b.sizes = w.node, w.file, &wb.segs, &wb.sizes
-			wb.a = append(wb.a, b.attempt(ended{&s, w.x}))
+			wb.a = append(wb.a, model.Attempt{})
+			b.attemptInto(&wb.a[len(wb.a)-1], ended{&s, w.x})
 			wb.seq = append(wb.seq, p.seq)
 			*w = waiting{}
 			if len(wb.a) == waitBatchLen {

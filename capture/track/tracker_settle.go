@@ -206,8 +206,9 @@ func (f *endFeed) batch(l int) *endBatch {
 func (f *endFeed) buildLast(b *endBatch) {
 	v := &b.v[len(b.v)-1]
 	f.build.segs, f.build.sizes = &b.segs, &b.sizes
-	b.a = append(b.a, f.build.attempt(v.e))
+	b.a = append(b.a, model.Attempt{})
 	v.built = &b.a[len(b.a)-1]
+	f.build.attemptInto(v.built, v.e)
 }
 
 const endBatchLen = 512
