@@ -146,11 +146,13 @@ type direct struct {
 	closed bool
 }
 
-// write writes a, unless d is closed.
-func (d *direct) write(a model.Attempt) {
+// write writes a, unless d is closed. It takes a pointer, and the
+// EachAttempt that calls it its attempt: a method value would copy the
+// attempt's 450 bytes once more.
+func (d *direct) write(a *model.Attempt) {
 	d.mu.Lock()
 	if !d.closed {
-		d.w.Write(&a) // a method, not a function value: a stays on the stack
+		d.w.Write(a) // a method, not a function value: a stays on the stack
 	}
 	d.mu.Unlock()
 }
@@ -197,7 +199,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		w := flows.NewCSVWriter(stdout, filter)
 		d := &direct{w: w}
 		o := *opts
-		o.EachAttempt, o.LendAttempts = d.write, true
+		o.EachAttempt, o.LendAttempts = func(a model.Attempt) { d.write(&a) }, true
 		in = operand.OpenPaths(ctx, paths, &o)
 		d.close()
 		printWarnings(stderr, notCaptures(stderr, in.Warns))

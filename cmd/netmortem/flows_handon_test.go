@@ -25,13 +25,15 @@ func TestDirectClose(t *testing.T) {
 			Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, 1}), port),
 			Server: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, 2}), 80)}
 	}
-	d.write(a(1000))
+	first := a(1000)
+	d.write(&first)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // a late read, writing as the output closes
 		defer wg.Done()
 		for p := uint16(2000); p < 3000; p++ {
-			d.write(a(p))
+			late := a(p)
+			d.write(&late)
 		}
 	}()
 	d.close()
@@ -39,7 +41,8 @@ func TestDirectClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	d.write(a(4000))
+	after := a(4000)
+	d.write(&after)
 	wg.Wait()
 	if late := strings.TrimPrefix(out.String(), got); late != "" {
 		t.Errorf("%d bytes written after close, the first row %q", len(late), strings.SplitAfter(late, "\n")[0])
