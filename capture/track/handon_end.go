@@ -18,10 +18,9 @@ type waitFeed struct {
 // waitBatch is a run of attempts a waitFeed built, the creation orders of
 // their streams, and what the attempts point to.
 type waitBatch struct {
-	seq   []int
-	a     []model.Attempt
-	segs  slab[model.Seg]
-	sizes slab[model.DataSizes]
+	seq []int
+	a   []model.Attempt
+	batchMemory
 }
 
 // waitBatchLen is how many attempts a waitBatch holds.
@@ -70,13 +69,7 @@ func (t *Tracker) startWaitFeed(rest []pending) *waitFeed {
 func (f *waitFeed) batch(lend bool) *waitBatch {
 	select {
 	case b := <-f.free:
-		if lend {
-			// Lent: every attempt b held was handed on and given back.
-			b.segs.reuse()
-			b.sizes.reuse()
-		} else {
-			b.segs, b.sizes = slab[model.Seg]{}, slab[model.DataSizes]{}
-		}
+		b.again(lend)
 		b.seq, b.a = b.seq[:0], b.a[:0]
 		return b
 	default:
@@ -90,10 +83,7 @@ func (t *Tracker) handOnBefore(f *waitFeed, seq int) {
 	for {
 		if f.cur != nil && f.at == len(f.cur.a) {
 			clear(f.cur.a) // what the attempts point to
-			select {
-			case f.free <- f.cur:
-			default:
-			}
+			offer(f.free, f.cur)
 			f.cur = nil
 		}
 		if f.cur == nil {

@@ -170,12 +170,38 @@ type endFeed struct {
 // brought back from the shard's parkStore for them, and, when their feed
 // builds them, their attempts and what those point to.
 type endBatch struct {
-	list  int
-	v     []streamEnd
-	st    []stream
-	a     []model.Attempt
+	list int
+	v    []streamEnd
+	st   []stream
+	a    []model.Attempt
+	batchMemory
+}
+
+// batchMemory is what the attempts of a batch built at the end of a
+// capture point to: their segments and data sizes.
+type batchMemory struct {
 	segs  slab[model.Seg]
 	sizes slab[model.DataSizes]
+}
+
+// again readies m for the next batch's attempts, every attempt of the
+// last one handed on: its memory is used again when they were lent, and
+// left to them when they were given.
+func (m *batchMemory) again(lend bool) {
+	if lend {
+		m.segs.reuse()
+		m.sizes.reuse()
+	} else {
+		*m = batchMemory{}
+	}
+}
+
+// offer gives b back to free, to be used again, unless free is full.
+func offer[T any](free chan<- T, b T) {
+	select {
+	case free <- b:
+	default:
+	}
 }
 
 // batch returns an empty batch of list l, one the Tracker is done with if
@@ -184,13 +210,7 @@ func (f *endFeed) batch(l int) *endBatch {
 	var b *endBatch
 	select {
 	case b = <-f.free:
-		if f.lend {
-			// Lent: every attempt b held was handed on and given back.
-			b.segs.reuse()
-			b.sizes.reuse()
-		} else {
-			b.segs, b.sizes = slab[model.Seg]{}, slab[model.DataSizes]{}
-		}
+		b.again(f.lend)
 	default:
 		b = &endBatch{v: make([]streamEnd, 0, endBatchLen)}
 		if f.build != nil {
@@ -334,10 +354,7 @@ func (f *endFeed) peek(l int) *streamEnd {
 	if f.cur != nil && f.at == len(f.cur.v) {
 		clear(f.cur.v) // the streams and extras it points to
 		clear(f.cur.a)
-		select {
-		case f.free <- f.cur:
-		default:
-		}
+		offer(f.free, f.cur)
 		f.cur = nil
 	}
 	if f.cur == nil {
