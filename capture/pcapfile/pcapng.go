@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 
 	"github.com/gopacket/gopacket/layers"
 )
@@ -18,7 +19,8 @@ import (
 // types, snap lengths, time resolutions and offsets; sections of a version
 // other than 1.0 are skipped. It is stricter than pcapgo on a block whose
 // parts do not fit in its length, which pcapgo would read on into the next
-// block: that is an error here, at the record it happens in.
+// block: that is an error here, at the record it happens in; and it
+// converts the times of binary resolutions finer than 2^-9 exactly.
 // FuzzPcapngRecords holds the two together.
 type pcapngRecords struct {
 	recordBuffer
@@ -35,6 +37,10 @@ type ngIface struct {
 	mask      uint64 // the timestamp units in a second
 	scaleUp   uint64 // nanoseconds from a unit: * scaleUp / scaleDown
 	scaleDown uint64
+	// exact is set for a binary resolution finer than 2^-9, whose units
+	// are no whole number of nanoseconds, nor nanoseconds a whole number
+	// of them: a unit's nanoseconds are then worked out in 128 bits.
+	exact bool
 }
 
 // pcapng block types.
@@ -237,6 +243,7 @@ func (p *pcapngRecords) iface(body []byte) error {
 		}
 	}
 	f.scaleUp, f.scaleDown = 1, 1
+	f.exact = resol&0x80 != 0 && exp > 9
 	if f.mask < 1e9 {
 		f.scaleUp = 1e9 / f.mask
 	} else {
@@ -254,11 +261,22 @@ const (
 )
 
 // stamp sets r's time from a packet's timestamp on interface i, as pcapgo
-// converts it.
+// converts it, but for binary resolutions finer than 2^-9, where pcapgo's
+// scale, a whole number, is off (953 nanoseconds a unit of 2^-20 rather
+// than 953.67; one a unit of 2^-30 rather than 0.93, 7% too many, which
+// can carry a time past the end of its second): those are converted
+// exactly, as Wireshark does, the nanoseconds rounded down.
 func (p *pcapngRecords) stamp(r *Record, i int, ts uint64) {
 	f := &p.ifaces[i]
 	sec := int64(ts/f.mask + f.offset)
-	nsec := int64(ts % f.mask * f.scaleUp / f.scaleDown)
+	var nsec int64
+	if f.exact {
+		hi, lo := bits.Mul64(ts%f.mask, 1e9)
+		q, _ := bits.Div64(hi, lo, f.mask) // hi < mask: the quotient is below 1e9
+		nsec = int64(q)
+	} else {
+		nsec = int64(ts % f.mask * f.scaleUp / f.scaleDown)
+	}
 	if nsec >= 0 && nsec < 1e9 && sec >= unixMin && sec < unixEnd {
 		r.Unix, r.Wide = sec*1e9+nsec, false
 		return

@@ -6,12 +6,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/big"
 	"math/bits"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket/pcapgo"
 
@@ -39,7 +42,7 @@ func ngRecordsOf(b []byte) ngRead {
 		if out.err = src.next(&rec); out.err != nil {
 			break
 		}
-		out.records = append(out.records, fmt.Sprintf("%v %d %d %x", rec.Time(), rec.Iface, len(rec.Data), rec.Data))
+		out.records = append(out.records, fmt.Sprintf("%d %d %x at %v", rec.Iface, len(rec.Data), rec.Data, rec.Time()))
 	}
 	for _, f := range src.ifaces {
 		out.ifaces = append(out.ifaces, fmt.Sprintf("%d %q", f.link, f.filter))
@@ -58,7 +61,7 @@ func pcapgoNgRecordsOf(b []byte) ngRead {
 		if out.err = err; err != nil {
 			break
 		}
-		out.records = append(out.records, fmt.Sprintf("%v %d %d %x", ci.Timestamp, ci.InterfaceIndex, len(data), data))
+		out.records = append(out.records, fmt.Sprintf("%d %d %x at %v", ci.InterfaceIndex, len(data), data, ci.Timestamp))
 	}
 	for i := range src.NInterfaces() {
 		f, _ := src.Interface(i)
@@ -73,11 +76,20 @@ func pcapgoNgRecordsOf(b []byte) ngRead {
 // pcapgo read before it or fewer (a block whose parts overrun its length,
 // which pcapgo reads on into the next block, is an error at once). Where
 // pcapngRecords follows the pcapng draft and libpcap rather than pcapgo,
-// pcapgo reads the file as ngForPcapgo rewrites it.
+// pcapgo reads the file as ngForPcapgo rewrites it; where it converts
+// times exactly (binary resolutions finer than 2^-9), the times are left
+// out, and TestPcapngBinaryResolution checks them.
 func sameNgRecords(t *testing.T, b []byte) {
 	t.Helper()
-	forPcapgo, mayStop := ngForPcapgo(b)
+	forPcapgo, mayStop, exactTimes := ngForPcapgo(b)
 	got, want := ngRecordsOf(b), pcapgoNgRecordsOf(forPcapgo)
+	if exactTimes {
+		for _, l := range [][]string{got.records, want.records} {
+			for i, r := range l {
+				l[i], _, _ = strings.Cut(r, " at ")
+			}
+		}
+	}
 	if mayStop && got.err != io.EOF && want.err == io.EOF {
 		want.err = got.err // an error where pcapgo reads on
 	}
@@ -99,13 +111,15 @@ func sameNgRecords(t *testing.T, b []byte) {
 //   - an if_tsresol of 0 is 10^0, whole seconds, as libpcap and Wireshark
 //     read it, where pcapgo reads microseconds: it is made 2^0;
 //
-// and it reports whether pcapngRecords may stop at an error where pcapgo
+// and it reports whether an interface has a binary time resolution finer
+// than 2^-9, whose times pcapngRecords converts exactly where pcapgo's
+// scale is off, and whether pcapngRecords may stop at an error where pcapgo
 // reads on: at a decimal if_tsresol past 10^19, which a count of units a
 // second cannot hold (libpcap refuses it too), or at a block read whole
 // that is longer than maxNgBlock, not a whole number of 32-bit words, or
 // whose length at its end is not the one at its start (pcapgo reads only
 // the first).
-func ngForPcapgo(b []byte) (out []byte, mayStop bool) {
+func ngForPcapgo(b []byte) (out []byte, mayStop, exactTimes bool) {
 	out = bytes.Clone(b)
 	var o binary.ByteOrder = binary.LittleEndian
 	for off := 0; off+12 <= len(out); {
@@ -117,7 +131,7 @@ func ngForPcapgo(b []byte) (out []byte, mayStop bool) {
 			case bits.ReverseBytes32(ngByteOrderMagic):
 				o = binary.BigEndian
 			default:
-				return out, mayStop
+				return out, mayStop, exactTimes
 			}
 			if off+16 <= len(out) && o.Uint16(out[off+12:]) == 1 && o.Uint16(out[off+14:]) == 2 {
 				o.PutUint16(out[off+14:], 0)
@@ -125,7 +139,7 @@ func ngForPcapgo(b []byte) (out []byte, mayStop bool) {
 		}
 		length := int(o.Uint32(out[off+4:]))
 		if length < 12 || length > len(out)-off {
-			return out, mayStop
+			return out, mayStop, exactTimes
 		}
 		head := 8
 		if typ == ngSectionHeader {
@@ -148,6 +162,8 @@ func ngForPcapgo(b []byte) (out []byte, mayStop bool) {
 						v[0] = 0x80
 					case v[0] < 0x80 && v[0] > 19:
 						mayStop = true
+					case v[0] > 0x80+9:
+						exactTimes = true
 					}
 				}
 				opts = opts[min(len(opts), 4+(n+3)&^3):]
@@ -155,7 +171,7 @@ func ngForPcapgo(b []byte) (out []byte, mayStop bool) {
 		}
 		off += length
 	}
-	return out, mayStop
+	return out, mayStop, exactTimes
 }
 
 // Every pcapng of the fixtures and of the shared corpus (the pcapng test
@@ -323,6 +339,8 @@ func TestPcapngRecordsEdges(t *testing.T) {
 	wantTime := map[string]string{
 		"resolution 10^0, seconds": "2023-11-14 22:13:20 +0000 UTC",
 		"decimal resolution 10^19": "1970-01-01 00:00:00.922337203 +0000 UTC",
+		// 2^48-1 units of 2^-20 s, as tshark reads it (pcapgo: .999291975).
+		"binary resolution": "1978-07-04 21:24:15.999999046 +0000 UTC",
 	}
 	for name, b := range files {
 		t.Run(name, func(t *testing.T) {
@@ -331,7 +349,7 @@ func TestPcapngRecordsEdges(t *testing.T) {
 			if n, ok := want[name]; ok && ((n < 0) != (got.err != io.EOF) || n >= 0 && len(got.records) != n) {
 				t.Errorf("%d records, %v; want %d", len(got.records), got.err, n)
 			}
-			if w, ok := wantTime[name]; ok && (len(got.records) == 0 || !strings.HasPrefix(got.records[0], w+" ")) {
+			if w, ok := wantTime[name]; ok && (len(got.records) == 0 || !strings.HasSuffix(got.records[0], " at "+w)) {
 				t.Errorf("records %q; want the first at %s", got.records, w)
 			}
 		})
@@ -389,5 +407,55 @@ func TestPcapngLongBlocks(t *testing.T) {
 				t.Errorf("the buffer grew to %d bytes for a %d-byte block", len(src.buf), n)
 			}
 		})
+	}
+}
+
+// A binary time resolution's units are converted to nanoseconds exactly,
+// rounded down, as Wireshark converts them: at exponents up to 2^-63,
+// across a second's units, with an offset; and as tshark 4.0 read four of
+// them.
+func TestPcapngBinaryResolution(t *testing.T) {
+	// read returns the time pcapngRecords gives a packet whole*2^exp+frac
+	// units of 2^-exp s after 1970, on an interface offset seconds ahead.
+	read := func(exp int, whole, frac, offset uint64) time.Time {
+		t.Helper()
+		file := bytes.Join([][]byte{ngSHB(1, 0), ngIDB(1, 0, ngOpt(9, []byte{0x80 | byte(exp)}), ngOpt(14, binary.LittleEndian.AppendUint64(nil, offset)), ngOpt(0, nil)),
+			ngEPB(0, whole<<exp+frac, bytes.Repeat([]byte{0xab}, 60))}, nil)
+		src, err := newPcapngRecords(bytes.NewReader(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r Record
+		if err := src.next(&r); err != nil {
+			t.Fatalf("2^-%d, %d units: %v", exp, frac, err)
+		}
+		return r.Time()
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, exp := range []int{1, 9, 10, 20, 30, 32, 40, 63} {
+		unit := uint64(1) << exp
+		whole := min(uint64(1764390000), 1<<(64-exp)-1) // as many seconds as a timestamp holds
+		fracs := []uint64{0, 1, unit / 3, unit / 2, unit - 1}
+		for range 50 {
+			fracs = append(fracs, rng.Uint64N(unit))
+		}
+		for _, f := range fracs {
+			for _, offset := range []uint64{0, 3600} {
+				ns := new(big.Int).Mul(new(big.Int).SetUint64(f), big.NewInt(1e9))
+				want := time.Unix(int64(whole+offset), ns.Div(ns, new(big.Int).SetUint64(unit)).Int64()).UTC()
+				if got := read(exp, whole, f, offset); !got.Equal(want) {
+					t.Fatalf("2^-%d, %d units, offset %d: %v, want %v", exp, f, offset, got, want)
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		exp  int
+		frac uint64
+		ns   int
+	}{{20, 1 << 20 / 3, 333333015}, {20, 1<<20 - 1, 999999046}, {30, 1 << 30 / 3, 333333333}, {30, 1<<30 - 1, 999999999}} {
+		if got := read(c.exp, 1764390000, c.frac, 0).Nanosecond(); got != c.ns {
+			t.Errorf("2^-%d, %d units: %d ns, tshark %d", c.exp, c.frac, got, c.ns)
+		}
 	}
 }
