@@ -11,8 +11,9 @@ import (
 // (Tracker.attempt), and, at the end of a capture whose attempts are not
 // summarized, one for each shard's endFeed, which builds the attempts of
 // the shard's live streams on its goroutine while the Tracker hands on
-// those before them. A builder reads nothing the Tracker changes once the
-// capture is read.
+// those before them, and one for the streams whose attempts waited for
+// older ones (startWaitFeed). A builder reads nothing the Tracker changes
+// once the capture is read.
 type builder struct {
 	node, file string   // the evidence's node and file, as the Tracker names them
 	files      []string // Tracker.files
