@@ -31,9 +31,13 @@ type builder struct {
 
 // attempt builds the attempt of the stream finalized as e, with the
 // Tracker's node and file as they are now.
-func (t *Tracker) attempt(e ended) model.Attempt {
+func (t *Tracker) attempt(e ended) model.Attempt { return t.attemptAt(e, t.node, t.file) }
+
+// attemptAt builds the attempt of the stream finalized as e, with the
+// node and file the Tracker named when it was finalized.
+func (t *Tracker) attemptAt(e ended, node, file string) model.Attempt {
 	b := &t.build
-	b.node, b.file, b.files, b.clock = t.node, t.file, t.files, t.clock()
+	b.node, b.file, b.files, b.clock = node, file, t.files, t.clock()
 	return b.attempt(e)
 }
 

@@ -159,15 +159,18 @@ func (t *Tracker) handOnNext() {
 func (t *Tracker) handOnWaiting(slot int32) {
 	h := t.hand
 	w := &h.pool[slot]
-	h.store.load(w.id, &h.s)
-	h.store.kill(w.id)
-	h.store.first() // lets go of the records no longer needed
-	node, file := t.node, t.file
-	t.node, t.file = w.node, w.file
-	h.each(t.attempt(ended{&h.s, w.x}))
-	t.node, t.file = node, file
+	h.takeWaiting(w, &h.s)
+	h.each(t.attemptAt(ended{&h.s, w.x}, w.node, w.file))
 	*w = waiting{}
 	h.free = append(h.free, slot)
+}
+
+// takeWaiting brings the stream waiting as w back into s, and lets go of
+// its record.
+func (h *handOn) takeWaiting(w *waiting, s *stream) {
+	h.store.load(w.id, s)
+	h.store.kill(w.id)
+	h.store.first() // lets go of the records no longer needed
 }
 
 // finished returns the streams not yet handed on that are finalized, in

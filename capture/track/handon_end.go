@@ -44,9 +44,7 @@ func (t *Tracker) startWaitFeed(rest []pending) *waitFeed {
 				wb = f.batch(lend)
 			}
 			w := &h.pool[p.slot]
-			h.store.load(w.id, &s)
-			h.store.kill(w.id)
-			h.store.first() // lets go of the records no longer needed
+			h.takeWaiting(w, &s)
 			b.node, b.file, b.segs, b.sizes = w.node, w.file, &wb.segs, &wb.sizes
 			wb.a = append(wb.a, model.Attempt{})
 			b.attemptInto(&wb.a[len(wb.a)-1], ended{&s, w.x})

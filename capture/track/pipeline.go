@@ -260,10 +260,7 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 			clear(t.recycled[i])
 			t.recycled[i] = t.recycled[i][:0]
 		}
-		select {
-		case free <- w:
-		default:
-		}
+		offer(free, w)
 	}
 	queue := make([]*window, 0, settleLag) // folding or folded, not yet settled
 	for w := range windows {
