@@ -87,7 +87,7 @@ func appendMillis(b []byte, d time.Duration) []byte {
 	if us < 0 {
 		b, us = append(b, '-'), -us
 	}
-	b = strconv.AppendInt(b, us/1000, 10)
+	b = appendInt(b, us/1000)
 	f := us % 1000
 	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }

@@ -27,8 +27,7 @@ func InRange(t time.Time) bool {
 	if t.Location() == time.UTC {
 		// Without working out the date, for the times of every segment
 		// of hundreds of thousands of attempts.
-		u := t.Unix()
-		return u >= minUnix && u <= maxUnix
+		return UTCInRange(t)
 	}
 	y := t.Year()
 	if y < MinYear || y > MaxYear {
