@@ -155,6 +155,11 @@ func s3URL(loc Location) string {
 // the credential timeout as well as by ctx: it is the one that looks the
 // credentials up.
 func (s *Buckets) call(ctx context.Context, loc Location, b *bucket, f func(ctx context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		// fileblob answers from local disk without looking at its
+		// context: a call its caller has ended stops here.
+		return cloudErr(loc, err, 0)
+	}
 	s.mu.Lock()
 	used := b.used
 	s.mu.Unlock()

@@ -118,7 +118,8 @@ func TestListPrefixKeyAndNoMatch(t *testing.T) {
 }
 
 // TestListCanceled: a listing whose context ends returns its error,
-// naming the pattern, and no panic.
+// naming the pattern, and no panic, whether or not its bucket was
+// opened before.
 func TestListCanceled(t *testing.T) {
 	dir := tree(t, listed)
 	s := New()
@@ -126,9 +127,18 @@ func TestListCanceled(t *testing.T) {
 	defer s.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err := s.List(ctx, "file://"+dir+"/tickets/**")
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("canceled listing: %v", err)
+	// Before the bucket is opened, and after: fileblob lists without
+	// looking at its context.
+	for _, opened := range []bool{false, true} {
+		if opened {
+			if _, err := s.List(t.Context(), "file://"+dir+"/tickets/**"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := s.List(ctx, "file://"+dir+"/tickets/**")
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "tickets/**") {
+			t.Errorf("canceled listing (bucket opened before: %v): %v, want context.Canceled naming the pattern", opened, err)
+		}
 	}
 }
 
