@@ -13,7 +13,12 @@ import (
 
 // Width is the number of terminal columns s takes.
 func Width(s string) int {
-	return runewidth.StringWidth(s)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return runewidth.StringWidth(s)
+		}
+	}
+	return len(s) // printable ASCII: a column a byte
 }
 
 // Wrap breaks s into lines at most width columns wide, at spaces where it

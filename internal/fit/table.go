@@ -24,89 +24,25 @@ type Table struct {
 // "HEADER: value" lines. width <= 0 lays the table out at its natural
 // width.
 func (t *Table) Render(w io.Writer, width int) error {
-	n := len(t.Header)
-	widths := t.natural()
-	if width > 0 && !t.shrink(widths, width) {
-		return t.renderBlocks(w, width)
-	}
+	l := NewLayout(t.Header, t.natural(), t.MinWidth, width)
+	l.Style = t.Style
 	var b strings.Builder
-	border := func(l, m, r string) {
-		b.WriteString(l)
-		for c, cw := range widths {
-			if c > 0 {
-				b.WriteString(m)
-			}
-			b.WriteString(strings.Repeat("─", cw+2))
-		}
-		b.WriteString(r + "\n")
+	l.Head(&b)
+	for _, r := range t.Rows {
+		l.Row(&b, r)
 	}
-	row := func(ri int, cells []string, center bool) {
-		lines := make([][]string, n)
-		height := 1
-		for c := range n {
-			lines[c] = Wrap(cell(cells, c), widths[c])
-			height = max(height, len(lines[c]))
-		}
-		for h := range height {
-			b.WriteString("│")
-			for c := range n {
-				s := ""
-				if h < len(lines[c]) {
-					s = lines[c][h]
-				}
-				pad := widths[c] - Width(s)
-				left := 0
-				if center {
-					left = pad / 2
-				}
-				if t.Style != nil && ri >= 0 && s != "" {
-					s = t.Style(ri, c, s)
-				}
-				b.WriteString(" " + strings.Repeat(" ", left) + s + strings.Repeat(" ", pad-left) + " │")
-			}
-			b.WriteString("\n")
-		}
-	}
-	border("┌", "┬", "┐")
-	row(-1, t.Header, true)
-	border("├", "┼", "┤")
-	for i, r := range t.Rows {
-		row(i, r, false)
-	}
-	border("└", "┴", "┘")
+	l.Foot(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // natural is the width of each column: its widest line.
 func (t *Table) natural() []int {
-	widths := make([]int, len(t.Header))
-	for c := range widths {
-		widths[c] = Width(t.Header[c])
-		for _, r := range t.Rows {
-			for _, l := range strings.Split(cell(r, c), "\n") {
-				widths[c] = max(widths[c], Width(l))
-			}
-		}
+	widths := NewWidths(t.Header)
+	for _, r := range t.Rows {
+		widths.Add(r)
 	}
 	return widths
-}
-
-// shrink narrows widths, widest column first, until the table fits width,
-// and reports whether it does.
-func (t *Table) shrink(widths []int, width int) bool {
-	mins := make([]int, len(widths))
-	for c := range widths {
-		mins[c] = 4
-		if c < len(t.MinWidth) && t.MinWidth[c] > 0 {
-			mins[c] = t.MinWidth[c]
-		} else {
-			for _, word := range strings.Fields(t.Header[c]) {
-				mins[c] = max(mins[c], Width(word))
-			}
-		}
-	}
-	return Shrink(widths, mins, width-BoxOverhead(len(widths)))
 }
 
 // BoxOverhead is the number of columns the borders and the padding of a
@@ -142,34 +78,6 @@ func Shrink(widths, mins []int, avail int) bool {
 	return true
 }
 
-// renderBlocks writes each row as a block of "HEADER: value" lines, the
-// values wrapped to width, a blank line between blocks.
-func (t *Table) renderBlocks(w io.Writer, width int) error {
-	var b strings.Builder
-	label := 0
-	for _, h := range t.Header {
-		label = max(label, Width(h))
-	}
-	for i, r := range t.Rows {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		for c, h := range t.Header {
-			v := cell(r, c)
-			if v == "" {
-				continue
-			}
-			prefix := h + ":" + strings.Repeat(" ", label-Width(h)+1)
-			lines := Indent(prefix, v, width)
-			for _, l := range lines {
-				b.WriteString(l + "\n")
-			}
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
 func cell(r []string, c int) string {
 	if c < len(r) {
 		return r[c]
@@ -188,5 +96,5 @@ func ColumnWidths(header []string, rows [][]string, mins []int, width int) (widt
 	if width <= 0 {
 		return widths, true
 	}
-	return widths, t.shrink(widths, width)
+	return widths, Shrink(widths, minWidths(header, mins), width-BoxOverhead(len(widths)))
 }

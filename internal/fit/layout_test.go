@@ -1,0 +1,64 @@
+package fit
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/mattn/go-runewidth"
+)
+
+// A row given as bytes is written as the same row given as strings, for
+// cells that fit as they are, cells wrapped, cells of several lines, wide
+// runes, control characters and empty cells, at widths where the table
+// fits, is narrowed, or folds into blocks.
+func TestRowBytesAsRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := []string{"", "a", "10.0.0.1:80", "fixtures/captures/handshakes.pcap#frame=12", "ünï", "日本語", "x\ny", "\x1b[31m",
+		"#1 #2 #3 +4", "established", "a b c d e f g h i j k l", "SF"}
+	for range 300 {
+		n := 1 + rng.IntN(6)
+		header := make([]string, n)
+		for c := range header {
+			header[c] = strings.ToUpper(words[rng.IntN(len(words))]) + "H"
+		}
+		rows := make([][]string, 1+rng.IntN(4))
+		for r := range rows {
+			rows[r] = make([]string, n)
+			for c := range rows[r] {
+				rows[r][c] = words[rng.IntN(len(words))]
+			}
+		}
+		nat := NewWidths(header)
+		for _, r := range rows {
+			nat.Add(r)
+		}
+		width := []int{0, 8, 20, 40, 80, 200}[rng.IntN(6)]
+		var want, got strings.Builder
+		a, b := NewLayout(header, nat, nil, width), NewLayout(header, nat, nil, width)
+		for _, r := range rows {
+			a.Row(&want, r)
+			cells := make([][]byte, n)
+			for c, s := range r {
+				cells[c] = []byte(s)
+			}
+			b.RowBytes(&got, cells)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("header %q, rows %q, width %d: bytes\n%s\nstrings\n%s", header, rows, width, got.String(), want.String())
+		}
+	}
+}
+
+// Printable ASCII is as wide as it is long, as go-runewidth measures it.
+func TestWidthASCII(t *testing.T) {
+	var all strings.Builder
+	for c := byte(0x20); c < 0x7f; c++ {
+		all.WriteByte(c)
+	}
+	for _, s := range []string{"", all.String(), "10.0.0.1:80", "a\tb", "ünï", "日本", "\x7f"} {
+		if got, want := Width(s), runewidth.StringWidth(s); got != want {
+			t.Errorf("Width(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
