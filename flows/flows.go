@@ -256,7 +256,7 @@ func (b *Builder) Add(a *model.Attempt) bool {
 // Table returns the table of the attempts added from captures: their
 // summary and endpoints, and the attempts when Build keeps them.
 func (b *Builder) Table(captures []model.CaptureInfo) *Table {
-	t := &Table{Captures: []model.CaptureInfo{}, Endpoints: b.eps, Attempts: []model.Attempt{}, synCopies: b.copies}
+	t := &Table{Captures: []model.CaptureInfo{}, Endpoints: slices.Clone(b.eps), Attempts: []model.Attempt{}, synCopies: b.copies}
 	if b.attempts != nil {
 		t.Attempts = b.attempts
 	}

@@ -2,6 +2,7 @@ package flows
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -293,5 +294,34 @@ func TestSummaryLineICMPv6(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "4 ICMP unreachable, 0 ICMP redirects, 5 ICMPv6 unreachable, 1 ICMPv6 redirects") {
 		t.Errorf("summary line = %q", out.String())
+	}
+}
+
+// A Builder's table is the same each time it is asked for: the endpoints
+// it sorts busiest first are its own copy, and each keeps its median and
+// clients.
+func TestBuilderTableAgain(t *testing.T) {
+	b := NewBuilder(Filter{})
+	for _, a := range []model.Attempt{
+		attempt("10.0.0.1:40000", "10.0.0.8:443", model.OutcomeEstablished, "SF", 0, 2*time.Millisecond, 1),
+		attempt("10.0.0.2:40001", "10.0.0.9:80", model.OutcomeEstablished, "SF", time.Second, 5*time.Millisecond, 1),
+		attempt("10.0.0.3:40002", "10.0.0.9:80", model.OutcomeEstablished, "SF", 2*time.Second, 7*time.Millisecond, 1),
+	} {
+		b.Add(&a)
+	}
+	first := b.Table(nil)
+	want := []string{"10.0.0.9:80 2 clients 6ms", "10.0.0.8:443 1 clients 2ms"}
+	for i := range 2 {
+		tab := first
+		if i > 0 {
+			tab = b.Table(nil)
+		}
+		var got []string
+		for _, e := range tab.Endpoints {
+			got = append(got, fmt.Sprintf("%s %d clients %v", e.Server, e.Clients, e.MedianSYNACK))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("table %d: endpoints %q, want %q", i+1, got, want)
+		}
 	}
 }
