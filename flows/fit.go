@@ -1,9 +1,9 @@
 package flows
 
 import (
+	"bufio"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/netmortem/netmortem/internal/escape"
@@ -23,62 +23,56 @@ func (t *Table) WriteTable(w io.Writer, width int) error {
 	if width <= 0 {
 		return t.writeTable(w)
 	}
-	var b strings.Builder
-	root := t.root()
-	if root != "" {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if t.writeFittedStart(bw, width, len(t.Attempts)) {
+		return bw.Flush()
+	}
+	z := newFitSizes(newWhereWidths(t.root()))
+	for i := range t.Attempts {
+		z.cells.format(&t.Attempts[i])
+		z.add(&t.Attempts[i])
+	}
+	fr := newFittedRows(bw, t.root(), z, width)
+	for i := range t.Attempts {
+		fr.write(&t.Attempts[i])
+	}
+	fr.close()
+	return bw.Flush()
+}
+
+// writeFittedStart writes the table form of t fitted to width, whose
+// attempts selected are n, up to the table of the attempts, and reports
+// whether it wrote it all: when none is selected.
+func (t *Table) writeFittedStart(bw *bufio.Writer, width int, n int) bool {
+	if root := t.root(); root != "" {
 		for _, l := range fit.Wrap(escape.String("Captures under "+root+" (paths below are relative to it)"), width) {
-			b.WriteString(l + "\n")
+			bw.WriteString(l + "\n")
 		}
-		b.WriteString("\n")
+		bw.WriteString("\n")
 	}
 	for _, l := range fit.Wrap(t.summaryLine(), width) {
-		b.WriteString(l + "\n")
+		bw.WriteString(l + "\n")
 	}
-	b.WriteString("\n")
-	if len(t.Attempts) == 0 {
-		b.WriteString("No connection attempts match.\n")
-		_, err := io.WriteString(w, b.String())
-		return err
+	bw.WriteString("\n")
+	if n == 0 {
+		bw.WriteString("No connection attempts match.\n")
+		return true
 	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return err
+	rows := t.endpointRows()
+	nat := fit.NewWidths(endpointColumns)
+	for _, r := range rows {
+		nat.Add(r)
 	}
-	et := &fit.Table{Header: endpointColumns, Rows: t.endpointRows()}
-	if err := renderNarrowed(w, et, width, endpointOrder, len(endpointOrder)-3); err != nil {
-		return err
+	cols, left := planNarrowed(endpointColumns, nat, width, endpointOrder, len(endpointOrder)-3)
+	l := fit.NewLayout(pick(endpointColumns, cols), pick(nat, cols), nil, width)
+	l.Head(bw)
+	for _, r := range rows {
+		l.Row(bw, pick(r, cols))
 	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return err
-	}
-	at := &fit.Table{Header: columns}
-	prefix := escape.String(root + "/")
-	for i := range t.Attempts {
-		row := t.row(&t.Attempts[i])
-		if root != "" {
-			row[0] = strings.Replace(row[0], prefix, "", 1)
-		}
-		at.Rows = append(at.Rows, row)
-	}
-	if _, ok := fit.ColumnWidths(at.Header, at.Rows, nil, width); !ok {
-		if file, ok := oneFile(at.Rows); ok {
-			// Narrowed, the frames of a single capture need not
-			// repeat its name.
-			framed := &fit.Table{Header: at.Header}
-			for _, r := range at.Rows {
-				r = slices.Clone(r)
-				r[0] = "#" + strings.TrimPrefix(r[0], file+"#frame=")
-				framed.Rows = append(framed.Rows, r)
-			}
-			if nt, left := narrowTable(framed, width, narrowColumns, narrowKept); nt != nil {
-				line := "where: the first frame of each attempt in " + file
-				if _, err := io.WriteString(w, strings.Join(fit.Wrap(line, width), "\n")+"\n"); err != nil {
-					return err
-				}
-				return writeNarrowed(w, nt, left, width)
-			}
-		}
-	}
-	return renderNarrowed(w, at, width, narrowColumns, narrowKept)
+	l.Foot(bw)
+	writeLeftOut(bw, left, width)
+	bw.WriteString("\n")
+	return false
 }
 
 // endpointOrder are the columns of the summary per server endpoint in the
@@ -93,101 +87,92 @@ var narrowColumns = []string{"where", "client", "server", "outcome", "state", "h
 // narrowKept is how many of narrowColumns a narrowed table always holds.
 const narrowKept = 5
 
-// oneFile returns the capture all the positions of rows (their first
-// cell, "FILE#frame=N") are in; ok is false when they are in several, on a
-// node, or in lines of a text capture.
-func oneFile(rows [][]string) (string, bool) {
-	file := ""
-	for i, r := range rows {
-		f, n, ok := strings.Cut(r[0], "#frame=")
-		if !ok || f == "" || strings.Contains(f, " ") || n == "" || (i > 0 && f != file) {
-			return "", false
-		}
-		file = f
+// planNarrowed returns the columns of a table of header, whose columns'
+// natural widths are natural, that it keeps at width: every one when
+// they can all be made that narrow; else the first kept of order and
+// each other of order that still fits without wrapping a cell, in
+// header's order, and the names of those left out; else every one (the
+// table is then written one block per row).
+func planNarrowed(header []string, natural []int, width int, order []string, kept int) (cols []int, left []string) {
+	all := make([]int, len(header))
+	for c := range all {
+		all[c] = c
 	}
-	return file, file != ""
+	if fits(header, natural, all, width) {
+		return all, nil
+	}
+	if cols, left, ok := narrowed(header, natural, width, order, kept); ok {
+		return cols, left
+	}
+	return all, nil
 }
 
-// renderNarrowed writes t fitted to width. When its columns cannot all be
-// made that narrow, the table keeps the first kept columns of order and
-// each other that still fits without wrapping a cell, and a line names
-// those left out; when even those do not fit, t is written one block per
-// row.
-func renderNarrowed(w io.Writer, t *fit.Table, width int, order []string, kept int) error {
-	if _, ok := fit.ColumnWidths(t.Header, t.Rows, nil, width); ok {
-		return t.Render(w, width)
-	}
-	nt, left := narrowTable(t, width, order, kept)
-	if nt == nil {
-		return t.Render(w, width)
-	}
-	return writeNarrowed(w, nt, left, width)
-}
-
-// writeNarrowed writes the narrowed table nt and the line naming the
-// columns left out.
-func writeNarrowed(w io.Writer, nt *fit.Table, left []string, width int) error {
-	if err := nt.Render(w, width); err != nil {
-		return err
-	}
-	note := "Not shown at this width: " + strings.Join(left, ", ") + " (--width 0, -o csv or -o json show every column)."
-	_, err := io.WriteString(w, strings.Join(fit.Wrap(note, width), "\n")+"\n")
-	return err
-}
-
-// narrowTable returns the table of t's columns that fits width with the
-// first kept columns of order and each other of order that fits without
-// wrapping a cell, in t's order, and the names of the columns left out;
-// nil when even the first kept do not fit.
-func narrowTable(t *fit.Table, width int, order []string, kept int) (*fit.Table, []string) {
+// narrowed returns the columns of header that fit width with the first
+// kept columns of order and each other of order that fits without
+// wrapping a cell, in header's order, and the names of the columns left
+// out; ok is false when even the first kept do not fit.
+func narrowed(header []string, natural []int, width int, order []string, kept int) (cols []int, left []string, ok bool) {
 	index := map[string]int{}
-	for c, h := range t.Header {
+	for c, h := range header {
 		index[h] = c
 	}
-	keep := map[int]bool{}
-	build := func() *fit.Table {
-		nt := &fit.Table{}
-		for c, h := range t.Header {
-			if keep[c] {
-				nt.Header = append(nt.Header, h)
+	keep := make([]bool, len(header))
+	chosen := func() []int {
+		cols = cols[:0]
+		for c, k := range keep {
+			if k {
+				cols = append(cols, c)
 			}
 		}
-		for _, r := range t.Rows {
-			var nr []string
-			for c := range t.Header {
-				if keep[c] {
-					nr = append(nr, r[c])
-				}
-			}
-			nt.Rows = append(nt.Rows, nr)
-		}
-		return nt
+		return cols
 	}
 	for _, h := range order[:kept] {
 		keep[index[h]] = true
 	}
-	if _, ok := fit.ColumnWidths(build().Header, build().Rows, nil, width); !ok {
-		return nil, nil
+	if !fits(header, natural, chosen(), width) {
+		return nil, nil, false
 	}
 	for _, h := range order[kept:] {
 		keep[index[h]] = true
-		nt := build()
-		widths, _ := fit.ColumnWidths(nt.Header, nt.Rows, nil, 0)
-		total := fit.BoxOverhead(len(widths))
-		for _, cw := range widths {
-			total += cw
+		cs := chosen()
+		total := fit.BoxOverhead(len(cs))
+		for _, c := range cs {
+			total += natural[c]
 		}
 		if total > width {
-			delete(keep, index[h])
+			keep[index[h]] = false
 		}
 	}
-	var left []string
-	for c, h := range t.Header {
+	for c, h := range header {
 		if !keep[c] {
 			left = append(left, h)
 		}
 	}
-	return build(), left
+	return chosen(), left, true
+}
+
+// fits reports whether the columns cols of a table of header, of
+// natural widths natural, can be made narrow enough for width.
+func fits(header []string, natural []int, cols []int, width int) bool {
+	return !fit.NewLayout(pick(header, cols), pick(natural, cols), nil, width).Blocks()
+}
+
+// pick returns the values of s at the indices cols.
+func pick[T any](s []T, cols []int) []T {
+	out := make([]T, len(cols))
+	for i, c := range cols {
+		out[i] = s[c]
+	}
+	return out
+}
+
+// writeLeftOut writes the line naming the columns left out, if any.
+func writeLeftOut(bw *bufio.Writer, left []string, width int) {
+	if len(left) == 0 {
+		return
+	}
+	note := "Not shown at this width: " + strings.Join(left, ", ") + " (--width 0, -o csv or -o json show every column)."
+	bw.WriteString(strings.Join(fit.Wrap(note, width), "\n") + "\n")
 }
 
 // root is the directory all of t's captures are in, or "".

@@ -1,10 +1,13 @@
 package flows
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netmortem/netmortem/internal/fit"
+	"github.com/netmortem/netmortem/model"
 )
 
 // At 80 columns the attempts are a table of their most telling columns,
@@ -50,5 +53,110 @@ func TestWriteTableNarrowed(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "bytes_in") || strings.Contains(b.String(), "Not shown") {
 		t.Errorf("at 300 columns:\n%s", b.String())
+	}
+}
+
+// The table written an attempt at a time, its columns sized by a first
+// pass that does not know the captures' directory (TableWidths), is the
+// table built whole (WriteTable), at every width: for nodes and file
+// names that are escaped or hold spaces, positions at frames and at
+// lines, captures in nested directories or one alone (whose frames a
+// narrowed table writes as "#N"). An attempt at an object's position,
+// which no capture gives, is left to the table built whole.
+func TestFittedWriterAsWriteTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	files := []string{"/tmp/a/c.pcap", "/tmp/a/b/d.pcap", "/tmp/a/b/sp ace.pcap", "/tmp/a/\x1b[31m.pcap", "/tmp/e/ünï.pcap", "rel.pcap",
+		"/tmp/a/c.pcap#frame=9.pcap"}
+	nodes := []string{"", "", "node-1", "no de", "n\x01"}
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	for round := range 200 {
+		fs := files[rng.IntN(len(files)):]
+		fs = fs[:1+rng.IntN(len(fs))]
+		var snap model.Snapshot
+		for _, f := range fs {
+			snap.Captures = append(snap.Captures, model.CaptureInfo{File: f})
+		}
+		lines := rng.IntN(3) // no attempt at a line, some, all
+		for range 1 + rng.IntN(40) {
+			a := attempt("10.0.0.1:40000", "10.0.0.9:80", model.OutcomeEstablished, "SF", time.Duration(rng.IntN(1000))*time.Millisecond, time.Millisecond, 1+rng.IntN(6))
+			a.Start = t0.Add(time.Duration(rng.Int64N(int64(time.Hour))))
+			a.Pos = model.Pos{File: fs[rng.IntN(len(fs))], Frame: 1 + rng.IntN(1_000_000)}
+			if lines == 2 || (lines == 1 && rng.IntN(4) == 0) {
+				a.Pos.Frame, a.Pos.Line = 0, 1+rng.IntN(5000)
+			}
+			if rng.IntN(4) == 0 {
+				a.Node = nodes[rng.IntN(len(nodes))]
+			}
+			a.ClientBytes = rng.Int64N(1 << 30)
+			snap.Attempts = append(snap.Attempts, a)
+		}
+		b, m := NewBuilder(Filter{}), NewTableWidths()
+		for i := range snap.Attempts {
+			if b.Add(&snap.Attempts[i]) {
+				m.Add(&snap.Attempts[i])
+			}
+		}
+		if !m.Fits() {
+			t.Fatalf("round %d: attempts at frames and lines do not fit", round)
+		}
+		width := []int{20, 30, 50, 80, 120, 200, 400}[rng.IntN(7)]
+		var want, got strings.Builder
+		if err := Build(&snap, Filter{}).WriteTable(&want, width); err != nil {
+			t.Fatal(err)
+		}
+		w := NewFittedWriter(&got, b.Table(snap.Captures), Filter{}, m, width)
+		for i := range snap.Attempts {
+			w.Write(&snap.Attempts[i])
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("round %d, files %q, width %d:\n%s\nwant\n%s", round, fs, width, got.String(), want.String())
+		}
+	}
+	m := NewTableWidths()
+	a := attempt("10.0.0.1:40000", "10.0.0.9:80", model.OutcomeEstablished, "SF", 0, time.Millisecond, 1)
+	a.Pos = model.Pos{Object: "Pod default/web"}
+	m.Add(&a)
+	if m.Fits() {
+		t.Error("an attempt at an object's position fits")
+	}
+}
+
+// Positions are written relative to the captures' directory, named once
+// above, after the node when there is one, in the full table and in the
+// narrowed one; a single capture's frames narrowed are "#N".
+func TestWriteTableRelative(t *testing.T) {
+	snap := &model.Snapshot{Captures: []model.CaptureInfo{{File: "/tmp/a/c.pcap"}, {File: "/tmp/a/b/d.txt"}}}
+	for _, p := range []struct {
+		node string
+		pos  model.Pos
+	}{{"", model.Pos{File: "/tmp/a/c.pcap", Frame: 12}}, {"node-1", model.Pos{File: "/tmp/a/b/d.txt", Line: 7}}} {
+		a := attempt("10.0.0.1:40000", "10.0.0.9:80", model.OutcomeEstablished, "SF", 0, time.Millisecond, 1)
+		a.Node, a.Pos = p.node, p.pos
+		snap.Attempts = append(snap.Attempts, a)
+	}
+	for _, width := range []int{400, 80} {
+		var b strings.Builder
+		if err := Build(snap, Filter{}).WriteTable(&b, width); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"Captures under /tmp/a (paths below are relative to it)\n", "\n│ c.pcap#frame=12 ", "\n│ node-1 b/d.txt:7 "} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("width %d: no %q in:\n%s", width, want, b.String())
+			}
+		}
+	}
+	snap.Attempts = snap.Attempts[:1]
+	snap.Captures = snap.Captures[:1]
+	var b strings.Builder
+	if err := Build(snap, Filter{}).WriteTable(&b, 80); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"where: the first frame of each attempt in c.pcap\n", "\n│ #12   │ 10.0.0.1:40000 │"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("one capture: no %q in:\n%s", want, b.String())
+		}
 	}
 }

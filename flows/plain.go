@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"io"
 	"strings"
+
+	"github.com/netmortem/netmortem/internal/fit"
 )
 
 // plainTable writes a table as newTable's tablewriter writes it (box
@@ -97,19 +99,10 @@ func plainLine(bw *bufio.Writer, w []int, cells []string, centre bool) {
 			left = (w[i] - len(c)) / 2
 		}
 		bw.WriteString("│ ")
-		bw.WriteString(spaces(left))
+		bw.WriteString(fit.Spaces(left))
 		bw.WriteString(c)
-		bw.WriteString(spaces(w[i] - len(c) - left))
+		bw.WriteString(fit.Spaces(w[i] - len(c) - left))
 		bw.WriteString(" ")
 	}
 	bw.WriteString("│\n")
-}
-
-// spaces returns n spaces.
-func spaces(n int) string {
-	const blank = "                                                                "
-	if n <= len(blank) {
-		return blank[:n]
-	}
-	return strings.Repeat(" ", n)
 }

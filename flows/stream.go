@@ -2,6 +2,7 @@ package flows
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"strings"
 	"time"
@@ -9,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/netmortem/netmortem/internal/escape"
-
+	"github.com/netmortem/netmortem/internal/fit"
 	"github.com/netmortem/netmortem/internal/jsontime"
 	"github.com/netmortem/netmortem/model"
 )
@@ -172,42 +173,89 @@ func appendCSVField(b []byte, field string) []byte {
 	return append(b, '"')
 }
 
-// TableWidths sizes the columns of the table form's attempts (Table.Write
-// in "table"), given the attempts one at a time: a first read of the
-// captures, before TableWriter writes them from a second.
+// TableWidths sizes the columns of the table form's attempts, given the
+// attempts one at a time: a first read of the captures, before
+// TableWriter (Table.Write in "table") or FittedWriter (Table.WriteTable
+// at a width) writes them from a second.
 type TableWidths struct {
-	pt plainTable
 	w  []int
 	ok bool
 	n  int
+	// The fitted table's sizes, the first column's without the root.
+	fit *fitSizes
 }
 
 // NewTableWidths returns the sizes of a table of no attempt.
 func NewTableWidths() *TableWidths {
-	m := &TableWidths{pt: plainTable{header: columns, rows: func(func([]string) bool) {}}}
-	m.w, m.ok = m.pt.widths()
+	pt := plainTable{header: columns, rows: func(func([]string) bool) {}}
+	m := &TableWidths{fit: newFitSizes(newKeyedWidths())}
+	m.w, m.ok = pt.widths()
 	return m
 }
 
 // Add sizes the columns for a, an attempt selected.
 func (m *TableWidths) Add(a *model.Attempt) {
 	m.n++
-	if !m.ok {
-		return
-	}
-	for i, c := range (*Table)(nil).row(a) {
-		c, plain := plainCell(c)
-		if !plain {
+	row := &m.fit.cells
+	row.format(a)
+	m.fit.add(a)
+	for i := 0; m.ok && i < numColumns; i++ {
+		c := row.cell(i)
+		if !ascii(c) {
 			m.ok = false
-			return
+			break
 		}
-		m.w[i] = max(m.w[i], len(c))
+		m.w[i] = max(m.w[i], len(bytes.Trim(c, " ")))
 	}
 }
 
 // Plain reports whether every cell is printable ASCII: otherwise the
 // table is tablewriter's to write, from every attempt held (Table.Write).
 func (m *TableWidths) Plain() bool { return m.ok }
+
+// Fits reports whether FittedWriter can write the table fitted to a
+// width from these sizes: every attempt is at a frame or a line of a
+// capture, as every attempt read from captures is. Otherwise the table
+// is to be written from every attempt held (Table.WriteTable).
+func (m *TableWidths) Fits() bool { return !m.fit.where.odd }
+
+// FittedWriter writes the table form fitted to a width an attempt at a
+// time, the same bytes as Table.WriteTable for the same attempts: the
+// summary and endpoints of t (a Builder's), then the attempts that pass
+// its filter as a second read of the captures hands them on, in columns
+// laid out from the sizes a first read gave (TableWidths, which must
+// Fit).
+type FittedWriter struct {
+	w      *bufio.Writer
+	filter Filter
+	rows   *fittedRows // nil: no attempt is selected, the table is written
+}
+
+// NewFittedWriter returns a FittedWriter writing to w fitted to width
+// columns (more than 0), and writes the start of the table at once.
+func NewFittedWriter(w io.Writer, t *Table, f Filter, m *TableWidths, width int) *FittedWriter {
+	fw := &FittedWriter{w: bufio.NewWriterSize(w, 64<<10), filter: f}
+	if !t.writeFittedStart(fw.w, width, m.n) {
+		fw.rows = newFittedRows(fw.w, t.root(), m.fit, width)
+	}
+	return fw
+}
+
+// Write writes a's row if it passes the filter. The attempt is not kept.
+func (fw *FittedWriter) Write(a *model.Attempt) {
+	if fw.rows != nil && fw.filter.Match(a) {
+		fw.rows.write(a)
+	}
+}
+
+// Close ends the table and returns the first error writing met.
+func (fw *FittedWriter) Close() error {
+	if fw.rows != nil {
+		fw.rows.close()
+		fw.rows = nil
+	}
+	return fw.w.Flush()
+}
 
 // TableWriter writes the table form of a Table an attempt at a time,
 // the same bytes as Table.Write in "table" for the same attempts: the
@@ -220,6 +268,7 @@ type TableWriter struct {
 	widths []int
 	done   bool // no attempt is selected: the table is written
 	err    error
+	row    rowCells
 }
 
 // NewTableWriter returns a TableWriter writing to w, and writes the start
@@ -238,7 +287,15 @@ func (tw *TableWriter) Write(a *model.Attempt) {
 	if tw.done || tw.err != nil || !tw.filter.Match(a) {
 		return
 	}
-	plainLine(tw.w, tw.widths, (*Table)(nil).row(a), false)
+	tw.row.format(a)
+	for i, n := range tw.widths {
+		c := bytes.Trim(tw.row.cell(i), " ") // printable ASCII (TableWidths.Plain)
+		tw.w.WriteString("│ ")
+		tw.w.Write(c)
+		tw.w.WriteString(fit.Spaces(n - len(c)))
+		tw.w.WriteString(" ")
+	}
+	tw.w.WriteString("│\n")
 }
 
 // Close ends the table and returns the first error writing met.

@@ -33,11 +33,23 @@ func held(t *testing.T, snap *model.Snapshot, f flows.Filter, format string) str
 	return b.String()
 }
 
-// handedOnTable is the table form of the attempts of the capture file,
-// read twice with parse.Options.EachAttempt: by a Builder and
-// TableWidths, then by a TableWriter; "" when its cells are not all
-// printable ASCII.
-func handedOnTable(t *testing.T, file string, f flows.Filter) string {
+// heldTable is the table form of every attempt of snap, built whole,
+// fitted to width.
+func heldTable(t *testing.T, snap *model.Snapshot, f flows.Filter, width int) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := flows.Build(snap, f).WriteTable(&b, width); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// handedOnTable is the table form of the attempts of the capture file
+// fitted to width, read twice with parse.Options.EachAttempt: by a
+// Builder and TableWidths, then by a TableWriter (width 0) or a
+// FittedWriter; "" when the sizes do not allow it (TableWidths.Plain,
+// TableWidths.Fits).
+func handedOnTable(t *testing.T, file string, f flows.Filter, width int) string {
 	t.Helper()
 	b, m := flows.NewBuilder(f), flows.NewTableWidths()
 	snap, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
@@ -49,11 +61,19 @@ func handedOnTable(t *testing.T, file string, f flows.Filter) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !m.Plain() {
+	if (width <= 0 && !m.Plain()) || (width > 0 && !m.Fits()) {
 		return ""
 	}
 	var out bytes.Buffer
-	w := flows.NewTableWriter(&out, b.Table(snap.Captures), f, m)
+	var w interface {
+		Write(*model.Attempt)
+		Close() error
+	}
+	if width > 0 {
+		w = flows.NewFittedWriter(&out, b.Table(snap.Captures), f, m, width)
+	} else {
+		w = flows.NewTableWriter(&out, b.Table(snap.Captures), f, m)
+	}
 	if _, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
 		EachAttempt: func(a model.Attempt) { w.Write(&a) }}); err != nil {
 		t.Fatal(err)
@@ -88,7 +108,8 @@ func handedOnJSON(t *testing.T, file string, f flows.Filter) string {
 }
 
 // Every fixture capture, and every capture of the shared corpus, gives the
-// same CSV, JSON and table (of printable ASCII) written as its attempts are handed on
+// same CSV, JSON and table (of printable ASCII at no width; fitted to 30,
+// 80 and 150 columns) written as its attempts are handed on
 // (parse.Options.EachAttempt) as built whole, filtered or not.
 func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 	files := testutil.FilesByHead(t, func(path string, head []byte) bool {
@@ -126,15 +147,17 @@ func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 			if want, got := held(t, snap, filter, "json"), handedOnJSON(t, f, filter); got != want {
 				t.Errorf("%s, filter %v: JSON handed on:\n%s", f, filter, testutil.DiffLines(want, got))
 			}
-			if got := handedOnTable(t, f, filter); got != "" {
-				tables++
-				if want := held(t, snap, filter, "table"); got != want {
-					t.Errorf("%s, filter %v: table handed on:\n%s", f, filter, testutil.DiffLines(want, got))
+			for _, width := range []int{0, 30, 80, 150} {
+				if got := handedOnTable(t, f, filter, width); got != "" {
+					tables++
+					if want := heldTable(t, snap, filter, width); got != want {
+						t.Errorf("%s, filter %v: table at width %d handed on:\n%s", f, filter, width, testutil.DiffLines(want, got))
+					}
 				}
 			}
 		}
 	}
-	if handedOn < 1000 || tables < 100 {
+	if handedOn < 1000 || tables < 400 {
 		t.Errorf("only %d attempts handed on, %d tables written", handedOn, tables)
 	}
 }

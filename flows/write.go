@@ -44,16 +44,12 @@ func (t *Table) Write(w io.Writer, format string) error {
 var columns = []string{"where", "start", "client", "server", "outcome", "state", "history", "syn", "synack", "rst", "syn_retx", "synack_ms", "packets", "bytes_out", "bytes_in"}
 
 func (t *Table) row(a *model.Attempt) []string {
-	where := a.Pos.String()
-	if a.Node != "" {
-		where = a.Node + " " + where
-	}
 	rtt := ""
 	if d, ok := a.TimeToSYNACK(); ok {
 		rtt = millis(d)
 	}
 	return []string{
-		escape.String(where),
+		t.where(a),
 		string(jsontime.AppendMicro(nil, a.Start)),
 		a.Client.String(),
 		a.Server.String(),
@@ -69,6 +65,15 @@ func (t *Table) row(a *model.Attempt) []string {
 		strconv.FormatInt(a.ClientBytes, 10),
 		strconv.FormatInt(a.ServerBytes, 10),
 	}
+}
+
+// where is the first cell of a's row: its position, after its node.
+func (t *Table) where(a *model.Attempt) string {
+	where := a.Pos.String()
+	if a.Node != "" {
+		where = a.Node + " " + where
+	}
+	return escape.String(where)
 }
 
 func millis(d time.Duration) string { return string(appendMillis(nil, d)) }

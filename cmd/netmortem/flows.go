@@ -79,7 +79,7 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	ctx, stop := signalContext()
 	defer stop()
 	opts := &parse.Options{Node: *node, Formats: captureFormats(), KeepAttempts: true, Stdin: stdin}
-	if (*output != "table" || outputWidth(stdout) <= 0) && handOnFlows(fs.Args(), *since, *until, ao) {
+	if handOnFlows(fs.Args(), *since, *until, ao) {
 		f := filter
 		f.Since, f.Until = resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})
 		if code := flowsHandedOn(ctx, stdout, stderr, *output, fs.Args(), opts, f); code >= 0 {

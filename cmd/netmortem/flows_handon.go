@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -179,9 +180,12 @@ func outOfRange(stderr io.Writer, snap *model.Snapshot, n int, pos model.Pos) {
 // in one read of the captures; the JSON and table forms, whose summary
 // and endpoints come before the attempts, in two, the first building the
 // table without its attempts (flows.Builder) and sizing the table's
-// columns, the second writing the attempts. It returns flows' exit code,
-// or -1, having written nothing, when the table's cells are not all
-// printable ASCII: tablewriter then writes it from every attempt held.
+// columns, the second writing the attempts. The table is fitted to the
+// output's width (outputWidth), or, at no width, written as tablewriter
+// writes it. It returns flows' exit code, or -1, having written nothing,
+// when the table cannot be written that way (at no width, cells that are
+// not all printable ASCII, which tablewriter sizes its own way): it is
+// then written from every attempt held.
 func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string, paths []string,
 	opts *parse.Options, filter flows.Filter) int {
 	handOnMemory()
@@ -213,9 +217,10 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 				m.Add(a)
 			}
 		})
-		if output == "table" && !m.Plain() && ctx.Err() == nil {
+		width := outputWidth(stdout)
+		if output == "table" && ctx.Err() == nil && ((width <= 0 && !m.Plain()) || (width > 0 && !m.Fits())) {
 			heldMemory()
-			return -1 // tablewriter's table, from every attempt held
+			return -1 // the table from every attempt held
 		}
 		printWarnings(stderr, notCaptures(stderr, in.Warns))
 		n, pos := b.OutOfRange()
@@ -225,12 +230,19 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 			Write(a *model.Attempt)
 			Close() error
 		}
-		if output == "table" {
+		switch {
+		case output == "table" && width > 0:
+			w = flows.NewFittedWriter(stdout, t, filter, m, width)
+		case output == "table":
 			w = flows.NewTableWriter(stdout, t, filter, m)
-		} else {
+		default:
 			w = flows.NewJSONWriter(stdout, t, filter)
 		}
 		if ctx.Err() == nil {
+			// What the first read left is garbage: collected and given
+			// back now, the second read's streams and tables do not
+			// come on top of it.
+			debug.FreeOSMemory()
 			read(w.Write)
 		}
 		err = w.Close()

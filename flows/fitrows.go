@@ -1,0 +1,261 @@
+package flows
+
+import (
+	"bufio"
+	"bytes"
+	"slices"
+	"strings"
+
+	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/internal/fit"
+	"github.com/netmortem/netmortem/model"
+)
+
+// whereWidths sizes the first column of the fitted attempts' table, the
+// attempts' positions written relative to the captures' directory (the
+// root), and tells whether they are all frames of one capture, which a
+// narrowed table writes as "#N" under a line naming it. Given the root,
+// it measures each cell as written; without it (a first read of the
+// captures, whose root is known once they are all read), it keeps, for
+// each node and file, the largest frame and line number, whose cells
+// are the widest of their kind, and measures those once the root is
+// known (finish).
+type whereWidths struct {
+	exact bool // the root is known: cells are measured as they come
+	root  string
+	// As measured: the widest line, and, while every cell is a frame of
+	// one file (one), that file and the widest of the cells as "#N".
+	natural, framed int
+	file            string
+	one, seen       bool
+	// Without the root: the largest numbers by node and file.
+	keys map[whereKey]*whereMax
+	odd  bool // a position whose cell the largest numbers do not size
+}
+
+type whereKey struct{ node, file string }
+
+type whereMax struct{ frame, line int }
+
+// newWhereWidths returns the widths of no cell, measured relative to
+// root.
+func newWhereWidths(root string) *whereWidths {
+	return &whereWidths{exact: true, root: root, one: true}
+}
+
+// newKeyedWidths returns the widths of no cell, for a root known later.
+func newKeyedWidths() *whereWidths {
+	return &whereWidths{one: true, keys: map[whereKey]*whereMax{}}
+}
+
+// note sizes the column, without the root, for a.
+func (ww *whereWidths) note(a *model.Attempt) {
+	p := a.Pos
+	if p.Col > 0 || p.Object != "" || p.Path != "" || (p.Line > 0) == (p.Frame > 0) {
+		ww.odd = true
+		return
+	}
+	k := whereKey{a.Node, p.File}
+	m := ww.keys[k]
+	if m == nil {
+		m = &whereMax{}
+		ww.keys[k] = m
+	}
+	m.frame, m.line = max(m.frame, p.Frame), max(m.line, p.Line)
+}
+
+// measure sizes the column for cell as the table writes it.
+func (ww *whereWidths) measure(cell string) {
+	s := ww.strip(cell)
+	ww.natural = max(ww.natural, lineWidth(s))
+	if !ww.one {
+		return
+	}
+	f, n, ok := strings.Cut(s, "#frame=")
+	if !ok || f == "" || strings.Contains(f, " ") || n == "" || (ww.seen && f != ww.file) {
+		ww.one = false
+		return
+	}
+	ww.file, ww.seen = f, true
+	ww.framed = max(ww.framed, lineWidth("#"+n))
+}
+
+// strip returns cell relative to the root.
+func (ww *whereWidths) strip(cell string) string {
+	if ww.root == "" {
+		return cell
+	}
+	return strings.Replace(cell, escape.String(ww.root+"/"), "", 1)
+}
+
+// finish returns the natural width of the column, that of the column of
+// frames, and the one file whose frames the cells are ("" when they are
+// not); ok is false when a cell could not be sized without the root.
+func (ww *whereWidths) finish(root string) (natural, framed int, file string, ok bool) {
+	if !ww.exact {
+		if ww.odd {
+			return 0, 0, "", false
+		}
+		ww.exact, ww.root = true, root
+		keys := make([]whereKey, 0, len(ww.keys))
+		for k := range ww.keys {
+			keys = append(keys, k)
+		}
+		// In a fixed order: which file a mismatch is found at does not
+		// matter, but the order of a map would make it look as if.
+		slices.SortFunc(keys, func(a, b whereKey) int {
+			return strings.Compare(a.node+"\x00"+a.file, b.node+"\x00"+b.file)
+		})
+		for _, k := range keys {
+			m := ww.keys[k]
+			for _, p := range []model.Pos{{File: k.file, Frame: m.frame}, {File: k.file, Line: m.line}} {
+				if p.Frame > 0 || p.Line > 0 {
+					ww.measure((*Table)(nil).where(&model.Attempt{Node: k.node, Pos: p}))
+				}
+			}
+		}
+	}
+	if !ww.seen {
+		ww.one = false
+	}
+	if !ww.one {
+		return ww.natural, 0, "", true
+	}
+	return ww.natural, ww.framed, ww.file, true
+}
+
+// lineWidth is the width of the widest line of s.
+func lineWidth(s string) int {
+	n := 0
+	for l := range strings.SplitSeq(s, "\n") {
+		n = max(n, fit.Width(l))
+	}
+	return n
+}
+
+// fitSizes sizes the columns of the fitted attempts' table, an attempt
+// at a time.
+type fitSizes struct {
+	cells rowCells
+	nat   fit.Widths // the first column's sized by where
+	where *whereWidths
+}
+
+// newFitSizes returns the sizes of a table of no attempt, whose first
+// column is sized by where.
+func newFitSizes(where *whereWidths) *fitSizes {
+	return &fitSizes{nat: fit.NewWidths(columns), where: where}
+}
+
+// add sizes the columns for a, whose cells are formatted in z.cells.
+func (z *fitSizes) add(a *model.Attempt) {
+	if z.where.exact {
+		z.where.measure(string(z.cells.cell(0)))
+	} else {
+		z.where.note(a)
+	}
+	for i := 1; i < numColumns; i++ {
+		c := z.cells.cell(i)
+		w := len(c)
+		if !ascii(c) {
+			w = lineWidth(string(c))
+		}
+		z.nat[i] = max(z.nat[i], w)
+	}
+}
+
+// fittedRows writes the attempts' table fitted to a width, a row at a
+// time, laid out from the natural widths of its columns (a first pass
+// over the attempts): every column narrowed to fit; or, when they cannot
+// all be made that narrow, the most telling ones (narrowColumns), the
+// frames of a single capture as "#N" under a line that names it, and a
+// line naming the columns left out; or, when even those do not fit, one
+// block per attempt.
+type fittedRows struct {
+	bw     *bufio.Writer
+	root   []byte // escaped, with its "/"; nil for none
+	file   []byte // set: the first column gives the frames of this capture as "#N", after file and "#frame="
+	cols   []int  // the columns shown
+	left   []string
+	width  int
+	layout *fit.Layout
+	row    rowCells
+	cells  [][]byte
+	// where and framed hold the first cell made relative to the root,
+	// and as "#N".
+	where, framed []byte
+}
+
+// newFittedRows lays the table out from z, the sizes of its columns, and
+// writes its start.
+func newFittedRows(bw *bufio.Writer, root string, z *fitSizes, width int) *fittedRows {
+	where, framed, file, _ := z.where.finish(root)
+	nat := slices.Clone(z.nat)
+	nat[0] = max(nat[0], where)
+	fr := &fittedRows{bw: bw, width: width}
+	if root != "" {
+		fr.root = []byte(escape.String(root + "/"))
+	}
+	all := make([]int, len(columns))
+	for c := range all {
+		all[c] = c
+	}
+	switch {
+	case fits(columns, nat, all, width):
+		fr.cols = all
+	case file != "":
+		fn := slices.Clone(nat)
+		fn[0] = max(fit.Width(columns[0]), framed)
+		if cols, left, ok := narrowed(columns, fn, width, narrowColumns, narrowKept); ok {
+			// Narrowed, the frames of a single capture need not
+			// repeat its name.
+			fr.file, fr.cols, fr.left, nat = []byte(file+"#frame="), cols, left, fn
+			line := "where: the first frame of each attempt in " + file
+			bw.WriteString(strings.Join(fit.Wrap(line, width), "\n") + "\n")
+			break
+		}
+		fallthrough
+	default:
+		fr.cols, fr.left = planNarrowed(columns, nat, width, narrowColumns, narrowKept)
+	}
+	fr.layout = fit.NewLayout(pick(columns, fr.cols), pick(nat, fr.cols), nil, width)
+	fr.cells = make([][]byte, len(fr.cols))
+	fr.layout.Head(bw)
+	return fr
+}
+
+// write writes a's row.
+func (fr *fittedRows) write(a *model.Attempt) {
+	fr.row.format(a)
+	for i, c := range fr.cols {
+		fr.cells[i] = fr.row.cell(c)
+	}
+	if len(fr.cols) > 0 && fr.cols[0] == 0 {
+		fr.cells[0] = fr.whereCell(fr.cells[0])
+	}
+	fr.layout.RowBytes(fr.bw, fr.cells)
+}
+
+// whereCell returns the first cell, c as Table.row gives it, relative to
+// the root, and as "#N" when it gives the frames of a single capture.
+func (fr *fittedRows) whereCell(c []byte) []byte {
+	if len(fr.root) > 0 {
+		if i := bytes.Index(c, fr.root); i == 0 {
+			c = c[len(fr.root):]
+		} else if i > 0 {
+			fr.where = append(append(fr.where[:0], c[:i]...), c[i+len(fr.root):]...)
+			c = fr.where
+		}
+	}
+	if fr.file != nil {
+		fr.framed = append(append(fr.framed[:0], '#'), bytes.TrimPrefix(c, fr.file)...)
+		c = fr.framed
+	}
+	return c
+}
+
+// close ends the table, naming the columns left out.
+func (fr *fittedRows) close() {
+	fr.layout.Foot(fr.bw)
+	writeLeftOut(fr.bw, fr.left, fr.width)
+}

@@ -1,0 +1,105 @@
+package flows
+
+import (
+	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/model"
+)
+
+// rowCells formats the cells of attempts' table rows, as Table.row gives
+// them, into one buffer used again for each row: the tables written an
+// attempt at a time format each row twice (once to size the columns,
+// once to write it), and Table.row's fifteen strings a row were most of
+// their time and all of their garbage.
+type rowCells struct {
+	buf   []byte
+	ends  [numColumns]int // where each cell ends in buf
+	start microCache
+	// node, file and plain cache whether the start of the last "where"
+	// cell, its node and file, is written as it is (printable ASCII,
+	// which escape.String leaves alone).
+	node, file string
+	plain      bool
+}
+
+// numColumns is how many cells a row has.
+const numColumns = 15
+
+// The table has numColumns columns.
+var _ = [1]int{}[len(columns)-numColumns]
+
+// format formats a's cells.
+func (r *rowCells) format(a *model.Attempt) {
+	b := r.buf[:0]
+	p := a.Pos
+	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && r.plainPrefix(a.Node, p.File) {
+		if a.Node != "" {
+			b = append(append(b, a.Node...), ' ')
+		}
+		b = appendInt(append(append(b, p.File...), "#frame="...), int64(p.Frame))
+	} else {
+		b = append(b, (*Table)(nil).where(a)...)
+	}
+	r.ends[0] = len(b)
+	b = r.start.append(b, a.Start)
+	r.ends[1] = len(b)
+	b = appendAddrPort(b, a.Client)
+	r.ends[2] = len(b)
+	b = appendAddrPort(b, a.Server)
+	r.ends[3] = len(b)
+	b = append(b, a.Outcome...)
+	r.ends[4] = len(b)
+	b = append(b, a.ConnState...)
+	r.ends[5] = len(b)
+	b = append(b, a.History...)
+	r.ends[6] = len(b)
+	b = appendSegRefs(b, a.SYN, nil)
+	r.ends[7] = len(b)
+	b = appendSegRefs(b, a.SYNACK, nil)
+	r.ends[8] = len(b)
+	b = appendSegRefs(b, a.ClientRST, a.ServerRST)
+	r.ends[9] = len(b)
+	b = appendInt(b, int64(a.SYNRetransmissions()))
+	r.ends[10] = len(b)
+	if d, ok := a.TimeToSYNACK(); ok {
+		b = appendMillis(b, d)
+	}
+	r.ends[11] = len(b)
+	b = appendInt(b, int64(a.Packets))
+	r.ends[12] = len(b)
+	b = appendInt(b, a.ClientBytes)
+	r.ends[13] = len(b)
+	b = appendInt(b, a.ServerBytes)
+	r.ends[14] = len(b)
+	r.buf = b
+}
+
+// cell returns the bytes of cell i of the row formatted last, valid until
+// the next format.
+func (r *rowCells) cell(i int) []byte {
+	from := 0
+	if i > 0 {
+		from = r.ends[i-1]
+	}
+	return r.buf[from:r.ends[i]:r.ends[i]]
+}
+
+// plainPrefix reports whether the start of a "where" cell, the node (if
+// any) and the file, is written as it is whatever frame follows it.
+func (r *rowCells) plainPrefix(node, file string) bool {
+	if node == r.node && file == r.file && r.buf != nil {
+		return r.plain
+	}
+	r.node, r.file = node, file
+	r.plain = escape.String(node) == node && escape.String(file) == file
+	return r.plain
+}
+
+// ascii reports whether b is printable ASCII, whose width is its length.
+func ascii(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
