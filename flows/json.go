@@ -24,8 +24,9 @@ func (t *Table) writeJSON(w io.Writer) error {
 	case len(t.Attempts) == 0:
 		bw.WriteString("[]")
 	default:
+		var j jsonAttempt
 		for i := range t.Attempts {
-			if err := writeJSONAttempt(bw, &t.Attempts[i], i == 0); err != nil {
+			if err := writeJSONAttempt(bw, &j, &t.Attempts[i], i == 0); err != nil {
 				return err
 			}
 		}
@@ -56,16 +57,17 @@ func (t *Table) writeJSONHead(bw *bufio.Writer) error {
 }
 
 // writeJSONAttempt writes a as an element of the attempts' array, the
-// first one when first is set.
-func writeJSONAttempt(bw *bufio.Writer, a *model.Attempt, first bool) error {
-	b, err := json.MarshalIndent(a, "    ", "  ")
+// first one when first is set, through j.
+func writeJSONAttempt(bw *bufio.Writer, j *jsonAttempt, a *model.Attempt, first bool) error {
+	b := bw.AvailableBuffer()
+	if first {
+		b = append(b, "[\n    "...)
+	} else {
+		b = append(b, ",\n    "...)
+	}
+	b, err := j.appendJSONAttempt(b, a)
 	if err != nil {
 		return err
-	}
-	if first {
-		bw.WriteString("[\n    ")
-	} else {
-		bw.WriteString(",\n    ")
 	}
 	_, err = bw.Write(b)
 	return err

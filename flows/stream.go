@@ -388,6 +388,7 @@ type JSONWriter struct {
 	filter Filter
 	n      int
 	err    error
+	enc    jsonAttempt
 }
 
 // NewJSONWriter returns a JSONWriter that writes to w the attempts that
@@ -407,9 +408,14 @@ func (j *JSONWriter) Write(a *model.Attempt) {
 	if j.err != nil || !j.filter.Match(a) {
 		return
 	}
-	c := *a
-	clampAttempt(&c)
-	j.err = writeJSONAttempt(j.w, &c, j.n == 0)
+	if !utcInRange(a) {
+		// Copied only to be clamped: a copy escapes, and every one
+		// would make 450 bytes of garbage.
+		c := *a
+		clampAttempt(&c)
+		a = &c
+	}
+	j.err = writeJSONAttempt(j.w, &j.enc, a, j.n == 0)
 	j.n++
 }
 
