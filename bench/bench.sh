@@ -54,12 +54,14 @@ FILTER='tcp[tcpflags] & (tcp-syn|tcp-rst) != 0'
 declare -A CMD=(
 	[analyze]="$BIN/netmortem analyze -q -o json $CAP"
 	[flows-csv]="$BIN/netmortem flows -q -o csv $CAP"
+	[flows-table]="$BIN/netmortem flows -q $CAP"
+	[flows-json]="$BIN/netmortem flows -q -o json $CAP"
 	[decodeloop]="$BIN/decodeloop $CAP"
 	[tcpdump-bare]="tcpdump -nn -r $CAP -w /dev/null '$FILTER'"
 	[tcpdump-print]="tcpdump -nn -r $CAP '$FILTER'"
 	[tshark-conv]="tshark -n -q -z conv,tcp -r $CAP"
 )
-names=(analyze flows-csv decodeloop)
+names=(analyze flows-csv flows-table flows-json decodeloop)
 command -v tcpdump >/dev/null && names+=(tcpdump-bare tcpdump-print)
 command -v tshark >/dev/null && names+=(tshark-conv)
 
