@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -239,10 +238,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 			w = flows.NewJSONWriter(stdout, t, filter)
 		}
 		if ctx.Err() == nil {
-			// What the first read left is garbage: collected and given
-			// back now, the second read's streams and tables do not
-			// come on top of it.
-			debug.FreeOSMemory()
+			secondReadMemory()
 			read(w.Write)
 		}
 		err = w.Close()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,5 +31,22 @@ func TestAfterEachGC(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	if n := calls.Load(); n != 3 {
 		t.Errorf("called %d times: not stopped by false", n)
+	}
+}
+
+// flows' second read collects at a quarter's growth, unless GOGC says
+// otherwise.
+func TestSecondReadMemory(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(old)
+	t.Setenv("GOGC", "")
+	secondReadMemory()
+	if got := debug.SetGCPercent(100); got != 25 {
+		t.Errorf("GOGC %d after the second read's policy, want 25", got)
+	}
+	t.Setenv("GOGC", "200")
+	secondReadMemory()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC %d with GOGC=200 in the environment, want it left at 100", got)
 	}
 }
