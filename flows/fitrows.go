@@ -29,8 +29,10 @@ type whereWidths struct {
 	file            string
 	one, seen       bool
 	// Without the root: the largest numbers by node and file.
-	keys map[whereKey]*whereMax
-	odd  bool // a position whose cell the largest numbers do not size
+	keys    map[whereKey]*whereMax
+	last    *whereMax // the entry of lastKey
+	lastKey whereKey
+	odd     bool // a position whose cell the largest numbers do not size
 }
 
 type whereKey struct{ node, file string }
@@ -56,10 +58,13 @@ func (ww *whereWidths) note(a *model.Attempt) {
 		return
 	}
 	k := whereKey{a.Node, p.File}
-	m := ww.keys[k]
-	if m == nil {
-		m = &whereMax{}
-		ww.keys[k] = m
+	m := ww.last
+	if m == nil || k != ww.lastKey {
+		if m = ww.keys[k]; m == nil {
+			m = &whereMax{}
+			ww.keys[k] = m
+		}
+		ww.last, ww.lastKey = m, k // attempts come file after file
 	}
 	m.frame, m.line = max(m.frame, p.Frame), max(m.line, p.Line)
 }
