@@ -213,6 +213,9 @@ func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, slow 
 				break
 			}
 			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err() // cut short, not corrupt
+				}
 				errs.Addf(model.Pos{File: name, Frame: frame}, "", "truncated or corrupt packet record: %w", err)
 				break
 			}

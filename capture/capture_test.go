@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/netmortem/netmortem/capture"
@@ -186,6 +187,41 @@ func TestCanceled(t *testing.T) {
 	if _, err := capture.Read(ctx, bytes.NewReader(big), "big.pcap", capture.Options{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
+}
+
+// A read whose reader stops as its context ends (as the CLI's readers do
+// on Ctrl-C) is cut short: it is not a truncated or corrupt record.
+func TestCanceledReader(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures/handshakes.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &cancelingReader{r: bytes.NewReader(b), left: len(b) / 2, ctx: ctx, cancel: cancel}
+	_, err = capture.Read(ctx, r, "cut.pcap", capture.Options{})
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "corrupt") {
+		t.Fatalf("err %v, want context.Canceled alone", err)
+	}
+}
+
+// cancelingReader reads left bytes of r, then cancels ctx and returns its
+// error.
+type cancelingReader struct {
+	r      io.Reader
+	left   int
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (c *cancelingReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		c.cancel()
+		return 0, c.ctx.Err()
+	}
+	n, err := c.r.Read(p[:min(len(p), c.left)])
+	c.left -= n
+	return n, err
 }
 
 func FuzzRead(f *testing.F) {
