@@ -109,7 +109,7 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
 	}
-	return flowsExit(ctx, stderr, in, snap)
+	return flowsExit(ctx, stderr, in, snap, "")
 }
 
 // warnOutOfRange says that n packet times, the first at pos, are written
@@ -122,12 +122,16 @@ func warnOutOfRange(stderr io.Writer, n int, pos model.Pos) {
 }
 
 // flowsExit says why flows' output may be short, and returns its exit
-// code.
-func flowsExit(ctx context.Context, stderr io.Writer, in operand.Opened, snap *model.Snapshot) int {
+// code. cut says what the output covers when the reading was cut short;
+// "" for what was read until then.
+func flowsExit(ctx context.Context, stderr io.Writer, in operand.Opened, snap *model.Snapshot, cut string) int {
 	bad := snap.UnreadableCaptures()
 	switch {
 	case ctx.Err() != nil:
-		fmt.Fprintln(stderr, "netmortem flows: interrupted: the table covers what was read until then")
+		if cut == "" {
+			cut = "the output covers what was read until then"
+		}
+		fmt.Fprintln(stderr, "netmortem flows: interrupted: "+cut)
 		return exitUnreadable
 	case in.Err != nil:
 		escape.Fprintln(stderr, "netmortem flows:", in.Err)

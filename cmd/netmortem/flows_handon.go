@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/netmortem/netmortem/flows"
 	"github.com/netmortem/netmortem/internal/escape"
@@ -198,6 +199,8 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 	}
 	var err error
 	var in operand.Opened
+	cut := ""             // what the output covers, when the reading was cut short
+	inconsistent := false // a capture changed between two reads
 	if output == "csv" {
 		w := flows.NewCSVWriter(stdout, filter)
 		d := &direct{w: w}
@@ -210,16 +213,31 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		outOfRange(stderr, in.Snap, n, pos)
 		err = w.Close()
 	} else {
+		before := statFiles(paths)
 		b, m := flows.NewBuilder(filter), flows.NewTableWidths()
+		selected := 0
 		in = read(func(a *model.Attempt) {
-			if b.Add(a) && output == "table" {
-				m.Add(a)
+			if b.Add(a) {
+				selected++
+				if output == "table" {
+					m.Add(a)
+				}
 			}
 		})
+		if ctx.Err() != nil {
+			cut = "the first of two reads of the captures was cut short: the summary and endpoints cover what was read until then, and no attempt is listed"
+		}
 		width := outputWidth(stdout)
 		if output == "table" && ctx.Err() == nil && ((width <= 0 && !m.Plain()) || (width > 0 && !m.Fits())) {
 			heldMemory()
 			return -1 // the table from every attempt held
+		}
+		testHook("first read")
+		read1 := statFiles(paths)
+		if changed := changedFile(paths, before, read1); changed != "" && ctx.Err() == nil {
+			escape.Fprintf(stderr, "warning: %s changed while it was read (a capture still being written?): read once more, every attempt held\n", changed)
+			heldMemory()
+			return -1
 		}
 		printWarnings(stderr, notCaptures(stderr, in.Warns))
 		n, pos := b.OutOfRange()
@@ -237,9 +255,27 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		default:
 			w = flows.NewJSONWriter(stdout, t, filter)
 		}
+		testHook("between reads")
 		if ctx.Err() == nil {
 			secondReadMemory()
-			read(w.Write)
+			listed := 0
+			read(func(a *model.Attempt) {
+				if filter.Match(a) {
+					listed++
+				}
+				w.Write(a)
+			})
+			switch changed := changedFile(paths, read1, statFiles(paths)); {
+			case ctx.Err() != nil:
+				cut = "the second of two reads of the captures was cut short: the summary and endpoints cover the captures whole, and the attempts those read until then"
+			case changed != "" || listed != selected:
+				if changed == "" {
+					changed = "a capture"
+				}
+				escape.Fprintf(stderr, "netmortem flows: %s changed between the two reads of the captures: %d attempts listed, %d in the summary and endpoints above; read a copy of it, or -o csv, which reads once\n",
+					changed, listed, selected)
+				inconsistent = true
+			}
 		}
 		err = w.Close()
 	}
@@ -247,7 +283,10 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
 	}
-	return flowsExit(ctx, stderr, in, in.Snap)
+	if code := flowsExit(ctx, stderr, in, in.Snap, cut); code != exitOK || !inconsistent {
+		return code
+	}
+	return exitUnreadable
 }
 
 // handOnFlows reports whether flows can write its CSV or JSON form as the
@@ -287,3 +326,43 @@ func handOnFlows(paths []string, since, until string, ao anonymizeOptions) bool 
 // digitRun is a run of digits in a file name: files whose names differ
 // only in them may be one rotated series (tcpdump -C, -G).
 var digitRun = lazyre.New(`[0-9]+`)
+
+// flowsTestHook, when set (by tests), is called after flows' first read
+// ("first read") and between its two reads ("between reads").
+var flowsTestHook func(point string)
+
+func testHook(point string) {
+	if flowsTestHook != nil {
+		flowsTestHook(point)
+	}
+}
+
+// fileState is what tells that a file changed: its size and its
+// modification time.
+type fileState struct {
+	size int64
+	mod  time.Time
+}
+
+// statFiles returns the state of each of paths (the zero state for one
+// that cannot be read).
+func statFiles(paths []string) []fileState {
+	out := make([]fileState, len(paths))
+	for i, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			out[i] = fileState{st.Size(), st.ModTime()}
+		}
+	}
+	return out
+}
+
+// changedFile returns the first of paths whose states a and b
+// (statFiles) differ, "" when none does.
+func changedFile(paths []string, a, b []fileState) string {
+	for i := range a {
+		if a[i].size != b[i].size || !a[i].mod.Equal(b[i].mod) {
+			return paths[i]
+		}
+	}
+	return ""
+}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +56,54 @@ func TestDirectClose(t *testing.T) {
 	for _, r := range rows[1:] {
 		if strings.Count(r, ",") != strings.Count(rows[0], ",") {
 			t.Errorf("row %q cut short: its cells are not those of the header %q", r, rows[0])
+		}
+	}
+}
+
+// A capture that grows while flows reads it twice (a capture still being
+// written) is read once more whole when it changed during the first read;
+// when it changed between the two reads, what was written is said to
+// disagree with the summary, with exit 3, and the columns sized by the
+// first read do not break on wider cells.
+func TestFlowsCaptureChanged(t *testing.T) {
+	src := fixture("captures/handshakes.pcap")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		point, want string
+		code        int
+	}{
+		{"first read", "changed while it was read (a capture still being written?): read once more, every attempt held", exitOK},
+		{"between reads", "changed between the two reads of the captures: ", exitUnreadable},
+	} {
+		for _, args := range [][]string{{"--width", "0"}, {"--width", "80"}, {"-o", "json"}} {
+			file := filepath.Join(t.TempDir(), "growing.pcap")
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			flowsTestHook = func(point string) {
+				if point != tc.point {
+					return
+				}
+				f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if _, err := f.Write(data[24:]); err != nil { // the records again, their frames numbered on
+					t.Fatal(err)
+				}
+			}
+			code, stdout, stderr := runCLI(t, append([]string{"flows"}, append(args, file)...)...)
+			flowsTestHook = nil
+			if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "internal error") {
+				t.Errorf("%s, flows %s: exit %d, stderr %q; want %d and %q", tc.point, args, code, stderr, tc.code, tc.want)
+			}
+			if !strings.Contains(stdout, "#frame=") && !strings.Contains(stdout, `"frame": `) && !strings.Contains(stdout, "│ #") {
+				t.Errorf("%s, flows %s: no attempt written:\n%s", tc.point, args, stdout)
+			}
 		}
 	}
 }

@@ -226,11 +226,11 @@ func (l *Layout) line(w io.StringWriter, ri int, cells []string, center bool) {
 	}
 }
 
-// Spaces returns n spaces.
+// Spaces returns n spaces, none for n <= 0.
 func Spaces(n int) string {
 	const blank = "                                                                "
 	if n <= len(blank) {
-		return blank[:n]
+		return blank[:max(n, 0)]
 	}
 	return strings.Repeat(" ", n)
 }
