@@ -58,7 +58,7 @@ func TestWriteTableNarrowed(t *testing.T) {
 
 // The table written an attempt at a time, its columns sized by a first
 // pass that does not know the captures' directory (TableWidths), is the
-// table built whole (WriteTable), at every width: for nodes and file
+// table built whole (WriteTable), at every width and at none: for nodes and file
 // names that are escaped or hold spaces, positions at frames and at
 // lines, captures in nested directories or one alone (whose frames a
 // narrowed table writes as "#N"). An attempt at an object's position,
@@ -67,7 +67,7 @@ func TestFittedWriterAsWriteTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	files := []string{"/tmp/a/c.pcap", "/tmp/a/b/d.pcap", "/tmp/a/b/sp ace.pcap", "/tmp/a/\x1b[31m.pcap", "/tmp/e/ünï.pcap", "rel.pcap",
 		"/tmp/a/c.pcap#frame=9.pcap"}
-	nodes := []string{"", "", "node-1", "no de", "n\x01"}
+	nodes := []string{"", "", "node-1", "no de", "n\x01", "nöde"}
 	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	for round := range 200 {
 		fs := files[rng.IntN(len(files)):]
@@ -99,12 +99,23 @@ func TestFittedWriterAsWriteTable(t *testing.T) {
 		if !m.Fits() {
 			t.Fatalf("round %d: attempts at frames and lines do not fit", round)
 		}
-		width := []int{20, 30, 50, 80, 120, 200, 400}[rng.IntN(7)]
+		width := []int{0, 20, 30, 50, 80, 120, 200, 400}[rng.IntN(8)]
 		var want, got strings.Builder
 		if err := Build(&snap, Filter{}).WriteTable(&want, width); err != nil {
 			t.Fatal(err)
 		}
-		w := NewFittedWriter(&got, b.Table(snap.Captures), Filter{}, m, width)
+		var w interface {
+			Write(*model.Attempt)
+			Close() error
+		}
+		if width == 0 {
+			if !m.Plain() {
+				t.Fatalf("round %d: files %q not plain", round, fs)
+			}
+			w = NewTableWriter(&got, b.Table(snap.Captures), Filter{}, m)
+		} else {
+			w = NewFittedWriter(&got, b.Table(snap.Captures), Filter{}, m, width)
+		}
 		for i := range snap.Attempts {
 			w.Write(&snap.Attempts[i])
 		}

@@ -4,25 +4,32 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/netmortem/netmortem/internal/escape"
 )
 
 // TestPlainTableAsTablewriter holds plainTable to what newTable's
-// tablewriter writes, on random tables of printable ASCII cells (spaces
-// leading, trailing and inside, empty cells and headers, odd and even
-// slack for the centred headers), and to leaving to tablewriter the tables
-// with a cell it does not size as its length.
+// tablewriter writes, on random tables of printable cells (spaces leading,
+// trailing and inside, empty cells and headers, odd and even slack for
+// the centred headers; letters with accents, wide CJK and emoji, combining
+// marks, flags and box-drawing characters, as escape.String leaves them),
+// and to leaving to tablewriter the tables with a rune it trims, breaks or
+// sizes its own way (control characters, other spaces, joiners, invalid
+// bytes).
 func TestPlainTableAsTablewriter(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	alphabet := []byte(" abcXYZ019#:.+-|_ ")
+	alphabet := []string{" ", "a", "b", "c", "X", "Y", "Z", "0", "1", "9", "#", ":", ".", "+", "-", "|", "_", " ",
+		"é", "ü", "日本", "ｱ", "한", "e\u0301", "😀", "🇫🇷", "─", "│", "∑", "Ⅻ", "א"}
 	cell := func() string {
-		b := make([]byte, r.IntN(9))
-		for i := range b {
-			b[i] = alphabet[r.IntN(len(alphabet))]
+		var b strings.Builder
+		for range r.IntN(9) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
 		}
-		return string(b)
+		return escape.String(b.String())
 	}
-	for round := range 300 {
+	for round := range 1000 {
 		cols := 1 + r.IntN(6)
 		header := make([]string, cols)
 		for i := range header {
@@ -37,7 +44,8 @@ func TestPlainTableAsTablewriter(t *testing.T) {
 		}
 		plain := round%10 != 0
 		if !plain {
-			rows[r.IntN(len(rows))][r.IntN(cols)] = []string{"é", "\t", "a\nb", "\x1b[1m", "日本"}[r.IntN(5)]
+			bad := []string{"\t", "a\nb", "\x1b[1m", "\u00a0x", "x\u3000", "\u2028", "a\u200db", "\xff"}
+			rows[r.IntN(len(rows))][r.IntN(cols)] = bad[r.IntN(len(bad))]
 		}
 		pt := &plainTable{header: header, rows: func(yield func([]string) bool) {
 			for _, row := range rows {

@@ -182,7 +182,8 @@ type TableWidths struct {
 	ok bool
 	n  int
 	// The fitted table's sizes, the first column's without the root.
-	fit *fitSizes
+	fit   *fitSizes
+	where plainPrefix
 }
 
 // NewTableWidths returns the sizes of a table of no attempt.
@@ -200,16 +201,55 @@ func (m *TableWidths) Add(a *model.Attempt) {
 	row.format(a)
 	m.fit.add(a)
 	for i := 0; m.ok && i < numColumns; i++ {
-		c := row.cell(i)
-		if !ascii(c) {
-			m.ok = false
-			break
+		var w int
+		var ok bool
+		if i == 0 {
+			w, ok = m.where.width(row.cell(i))
+		} else {
+			w, ok = plainBytes(row.cell(i))
 		}
-		m.w[i] = max(m.w[i], len(bytes.Trim(c, " ")))
+		m.ok = ok
+		m.w[i] = max(m.w[i], w)
 	}
 }
 
-// Plain reports whether every cell is printable ASCII: otherwise the
+// plainBytes is plainCell's width and verdict for the cell c, measured
+// as bytes where it is ASCII.
+func plainBytes(c []byte) (int, bool) {
+	if ascii(c) {
+		return len(bytes.Trim(c, " ")), true
+	}
+	_, w, ok := plainCell(string(c))
+	return w, ok
+}
+
+// plainPrefix is plainBytes for the first cells of rows, positions in
+// the same file whose name is not ASCII, remembering the last: the
+// cell's width is its file's (tablewriter adds the widths of its runes)
+// plus its ASCII frame or line number's.
+type plainPrefix struct {
+	prefix []byte
+	w      int
+}
+
+// width returns plainBytes(c), measuring the part of c before its last
+// '#' or ':' once for every cell that shares it.
+func (pp *plainPrefix) width(c []byte) (int, bool) {
+	i := bytes.LastIndexAny(c, "#:")
+	if i <= 0 || c[0] == ' ' || ascii(c) || !ascii(c[i:]) || c[len(c)-1] == ' ' {
+		return plainBytes(c)
+	}
+	if !bytes.Equal(c[:i], pp.prefix) {
+		w, ok := plainBytes(c[:i])
+		if !ok {
+			return 0, false
+		}
+		pp.prefix, pp.w = append(pp.prefix[:0], c[:i]...), w
+	}
+	return pp.w + len(c) - i, true
+}
+
+// Plain reports whether every cell is of printable runes: otherwise the
 // table is tablewriter's to write, from every attempt held (Table.Write).
 func (m *TableWidths) Plain() bool { return m.ok }
 
@@ -269,6 +309,7 @@ type TableWriter struct {
 	done   bool // no attempt is selected: the table is written
 	err    error
 	row    rowCells
+	where  plainPrefix
 }
 
 // NewTableWriter returns a TableWriter writing to w, and writes the start
@@ -289,10 +330,16 @@ func (tw *TableWriter) Write(a *model.Attempt) {
 	}
 	tw.row.format(a)
 	for i, n := range tw.widths {
-		c := bytes.Trim(tw.row.cell(i), " ") // printable ASCII (TableWidths.Plain)
+		c := bytes.Trim(tw.row.cell(i), " ")
+		var w int // of printable runes (TableWidths.Plain)
+		if i == 0 {
+			w, _ = tw.where.width(c)
+		} else {
+			w, _ = plainBytes(c)
+		}
 		tw.w.WriteString("│ ")
 		tw.w.Write(c)
-		tw.w.WriteString(fit.Spaces(n - len(c)))
+		tw.w.WriteString(fit.Spaces(n - w))
 		tw.w.WriteString(" ")
 	}
 	tw.w.WriteString("│\n")
