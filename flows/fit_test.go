@@ -137,7 +137,8 @@ func TestFittedWriterAsWriteTable(t *testing.T) {
 
 // Positions are written relative to the captures' directory, named once
 // above, after the node when there is one, in the full table and in the
-// narrowed one; a single capture's frames narrowed are "#N".
+// narrowed one; a single capture's frames narrowed are "#N", whatever its
+// name holds.
 func TestWriteTableRelative(t *testing.T) {
 	snap := &model.Snapshot{Captures: []model.CaptureInfo{{File: "/tmp/a/c.pcap"}, {File: "/tmp/a/b/d.txt"}}}
 	for _, p := range []struct {
@@ -161,13 +162,16 @@ func TestWriteTableRelative(t *testing.T) {
 	}
 	snap.Attempts = snap.Attempts[:1]
 	snap.Captures = snap.Captures[:1]
-	var b strings.Builder
-	if err := Build(snap, Filter{}).WriteTable(&b, 80); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"where: the first frame of each attempt in c.pcap\n", "\n│ #12   │ 10.0.0.1:40000 │"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("one capture: no %q in:\n%s", want, b.String())
+	for _, name := range []string{"c.pcap", "sp ace.pcap"} {
+		snap.Captures[0].File, snap.Attempts[0].Pos.File = "/tmp/a/"+name, "/tmp/a/"+name
+		var b strings.Builder
+		if err := Build(snap, Filter{}).WriteTable(&b, 80); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"where: the first frame of each attempt in " + name + "\n", "\n│ #12   │ 10.0.0.1:40000 │"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("one capture %q: no %q in:\n%s", name, want, b.String())
+			}
 		}
 	}
 }

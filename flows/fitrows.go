@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/netmortem/netmortem/internal/escape"
@@ -21,13 +22,14 @@ import (
 // are the widest of their kind, and measures those once the root is
 // known (finish).
 type whereWidths struct {
-	exact bool // the root is known: cells are measured as they come
-	root  string
-	// As measured: the widest line, and, while every cell is a frame of
-	// one file (one), that file and the widest of the cells as "#N".
-	natural, framed int
-	file            string
-	one, seen       bool
+	exact   bool // the root is known: cells are measured as they come
+	root    string
+	natural int // the widest line measured
+	// While every attempt is at a frame of one file (one): that file,
+	// and the largest frame.
+	file      string
+	frame     int
+	one, seen bool
 	// Without the root: the largest numbers by node and file.
 	keys    map[whereKey]*whereMax
 	last    *whereMax // the entry of lastKey
@@ -52,6 +54,7 @@ func newKeyedWidths() *whereWidths {
 
 // note sizes the column, without the root, for a.
 func (ww *whereWidths) note(a *model.Attempt) {
+	ww.noteFile(a)
 	p := a.Pos
 	if p.Col > 0 || p.Object != "" || p.Path != "" || (p.Line > 0) == (p.Frame > 0) {
 		ww.odd = true
@@ -71,18 +74,23 @@ func (ww *whereWidths) note(a *model.Attempt) {
 
 // measure sizes the column for cell as the table writes it.
 func (ww *whereWidths) measure(cell string) {
-	s := ww.strip(cell)
-	ww.natural = max(ww.natural, lineWidth(s))
-	if !ww.one {
-		return
-	}
-	f, n, ok := strings.Cut(s, "#frame=")
-	if !ok || f == "" || strings.Contains(f, " ") || n == "" || (ww.seen && f != ww.file) {
+	ww.natural = max(ww.natural, lineWidth(ww.strip(cell)))
+}
+
+// noteFile tells, with each attempt, whether all are at frames of one
+// capture, on no node: their cells are then that capture's name and
+// "#frame=N", which a narrowed table writes as "#N".
+func (ww *whereWidths) noteFile(a *model.Attempt) {
+	p := a.Pos
+	switch {
+	case !ww.one:
+	case a.Node != "" || p.File == "" || p.Frame <= 0 || p.Line != 0 || p.Col != 0 || p.Object != "" || p.Path != "",
+		ww.seen && p.File != ww.file:
 		ww.one = false
-		return
+	default:
+		ww.file, ww.seen = p.File, true
+		ww.frame = max(ww.frame, p.Frame)
 	}
-	ww.file, ww.seen = f, true
-	ww.framed = max(ww.framed, lineWidth("#"+n))
 }
 
 // strip returns cell relative to the root.
@@ -120,13 +128,13 @@ func (ww *whereWidths) finish(root string) (natural, framed int, file string, ok
 			}
 		}
 	}
-	if !ww.seen {
-		ww.one = false
-	}
-	if !ww.one {
+	if !ww.one || !ww.seen {
 		return ww.natural, 0, "", true
 	}
-	return ww.natural, ww.framed, ww.file, true
+	if file = ww.strip(escape.String(ww.file)); file == "" {
+		return ww.natural, 0, "", true
+	}
+	return ww.natural, len("#") + len(strconv.Itoa(ww.frame)), file, true
 }
 
 // lineWidth is the width of the widest line of s.
@@ -156,6 +164,7 @@ func newFitSizes(where *whereWidths) *fitSizes {
 func (z *fitSizes) add(a *model.Attempt) {
 	if z.where.exact {
 		z.where.measure(string(z.cells.cell(0)))
+		z.where.noteFile(a)
 	} else {
 		z.where.note(a)
 	}
