@@ -18,6 +18,10 @@ type Layout struct {
 	// lines and single are line's, kept from one row to the next.
 	lines  [][]string
 	single []string
+	// prefixes and inner are blockBytes': each column's label, and how
+	// wide its values may be.
+	prefixes []string
+	inner    []int
 	// Style, when set, is applied as Table.Style.
 	Style func(row, col int, s string) string
 }
@@ -108,6 +112,10 @@ type BytesWriter interface {
 // for their strings, making strings only of the cells that do not fit
 // their column as they are (printable ASCII no longer than its width).
 func (l *Layout) RowBytes(w BytesWriter, cells [][]byte) {
+	if l.Blocks() && l.Style == nil {
+		l.blockBytes(w, cells)
+		return
+	}
 	if l.Blocks() || l.Style != nil || len(cells) != len(l.widths) {
 		strs := make([]string, len(cells))
 		for c, b := range cells {
@@ -147,6 +155,40 @@ func (l *Layout) RowBytes(w BytesWriter, cells [][]byte) {
 			w.WriteString(" │")
 		}
 		w.WriteString("\n")
+	}
+}
+
+// blockBytes writes the next row as a block, as Row does, writing each
+// cell that needs no wrapping as it is.
+func (l *Layout) blockBytes(w BytesWriter, cells [][]byte) {
+	if l.prefixes == nil {
+		l.prefixes, l.inner = make([]string, len(l.header)), make([]int, len(l.header))
+		for c, h := range l.header {
+			l.prefixes[c] = h + ":" + strings.Repeat(" ", l.label-Width(h)+1)
+			l.inner[c] = max(l.width-Width(l.prefixes[c]), 10) // as Indent wraps
+		}
+	}
+	if l.rows > 0 {
+		w.WriteString("\n")
+	}
+	l.rows++
+	for c := range l.header {
+		var b []byte
+		if c < len(cells) {
+			b = cells[c]
+		}
+		switch {
+		case len(b) == 0:
+		case asIs(b, l.inner[c]):
+			w.WriteString(l.prefixes[c])
+			w.Write(b)
+			w.WriteString("\n")
+		default:
+			for _, line := range Indent(l.prefixes[c], string(b), l.width) {
+				w.WriteString(line)
+				w.WriteString("\n")
+			}
+		}
 	}
 }
 
