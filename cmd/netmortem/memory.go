@@ -59,16 +59,15 @@ func handOnMemory() {
 // garbage: collected and given back now, the second read's streams and
 // tables do not come on top of it (on the bench capture, a peak of 182
 // MB became 127). The collector then runs when the heap has grown by a
-// quarter (GOGC=25): what the second read keeps is its streams and
-// tables, and what it makes is the rows a table wraps or folds into
-// blocks, which at GOGC=300 took the peak to 216 MB (a table wrapped at
-// 200 columns, or in blocks at 40) and at 25 to 147 to 152 MB; the
-// default table and the JSON form make little garbage and collect no
-// more often. GOGC in the environment still wins.
+// tenth (GOGC=10): what the second read keeps is its streams and tables,
+// and what it makes is the rows a table wraps, which at GOGC=300 took
+// the peak to 216 MB (a table wrapped at 200 columns), at 25 to 162 MB
+// and at 10 to 129; the default table and the JSON form make little
+// garbage and collect no more often. GOGC in the environment still wins.
 func secondReadMemory() {
 	debug.FreeOSMemory()
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(25)
+		debug.SetGCPercent(10)
 	}
 }
 

@@ -34,15 +34,15 @@ func TestAfterEachGC(t *testing.T) {
 	}
 }
 
-// flows' second read collects at a quarter's growth, unless GOGC says
+// flows' second read collects at a tenth's growth, unless GOGC says
 // otherwise.
 func TestSecondReadMemory(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
 	t.Setenv("GOGC", "")
 	secondReadMemory()
-	if got := debug.SetGCPercent(100); got != 25 {
-		t.Errorf("GOGC %d after the second read's policy, want 25", got)
+	if got := debug.SetGCPercent(100); got != 10 {
+		t.Errorf("GOGC %d after the second read's policy, want 10", got)
 	}
 	t.Setenv("GOGC", "200")
 	secondReadMemory()
