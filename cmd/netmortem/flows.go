@@ -33,7 +33,7 @@ func newFlowsCmd(c *cli) *cobra.Command {
 		Example: "  netmortem flows fixtures/captures/handshakes.pcap\n" +
 			"  netmortem flows -o csv --state RSTO fixtures/incidents/ephemeral-nodeport\n" +
 			"  netmortem flows --port 443 --since +2s -o json fixtures/captures/handshakes.pcapng",
-		Annotations: map[string]string{exitCodesKey: exitCodesRead},
+		Annotations: map[string]string{exitCodesKey: exitCodesFlows},
 	}
 	fs := cmd.Flags()
 	output := fs.StringP("output", "o", "table", "output format: "+strings.Join(flows.Formats, ", "))
