@@ -175,3 +175,32 @@ func TestWriteTableRelative(t *testing.T) {
 		}
 	}
 }
+
+// The unfitted table's first column is as wide written a row at a time
+// as built whole when the part before a frame ends in a space: a file
+// name that does, or a node with no file.
+func TestTableWriterSpaceBeforeFrame(t *testing.T) {
+	for _, p := range []struct{ node, file string }{{"", "/x/ü.pcap "}, {"nöde", ""}} {
+		a := attempt("10.0.0.1:40000", "10.0.0.9:80", model.OutcomeEstablished, "SF", 0, time.Millisecond, 1)
+		a.Node, a.Pos = p.node, model.Pos{File: p.file, Frame: 5}
+		snap := &model.Snapshot{Captures: []model.CaptureInfo{{File: p.file}}, Attempts: []model.Attempt{a}}
+		var want, got strings.Builder
+		if err := Build(snap, Filter{}).WriteTable(&want, 0); err != nil {
+			t.Fatal(err)
+		}
+		b, m := NewBuilder(Filter{}), NewTableWidths()
+		b.Add(&a)
+		m.Add(&a)
+		if !m.Plain() {
+			t.Fatalf("%q %q: not plain", p.node, p.file)
+		}
+		w := NewTableWriter(&got, b.Table(snap.Captures), Filter{}, m)
+		w.Write(&a)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%q %q:\n%s\nwant\n%s", p.node, p.file, got.String(), want.String())
+		}
+	}
+}

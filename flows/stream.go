@@ -236,7 +236,8 @@ type plainPrefix struct {
 // '#' or ':' once for every cell that shares it.
 func (pp *plainPrefix) width(c []byte) (int, bool) {
 	i := bytes.LastIndexAny(c, "#:")
-	if i <= 0 || c[0] == ' ' || ascii(c) || !ascii(c[i:]) || c[len(c)-1] == ' ' {
+	if i <= 0 || c[0] == ' ' || c[i-1] == ' ' || ascii(c) || !ascii(c[i:]) || c[len(c)-1] == ' ' {
+		// Trimmed, a part ending in a space would not add up.
 		return plainBytes(c)
 	}
 	if !bytes.Equal(c[:i], pp.prefix) {
