@@ -32,7 +32,7 @@ type Layout struct {
 // widest columns are narrowed until it fits, or, when even its narrowest
 // columns do not, one block per row. width <= 0 keeps the natural widths.
 func NewLayout(header []string, natural, mins []int, width int) *Layout {
-	l := &Layout{header: header, width: width, widths: append([]int(nil), natural...)}
+	l := &Layout{header: header, width: width, widths: append(make([]int, 0, len(natural)), natural...)}
 	if width > 0 && !Shrink(l.widths, minWidths(header, mins), width-BoxOverhead(len(l.widths))) {
 		l.widths = nil
 		for _, h := range header {

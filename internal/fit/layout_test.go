@@ -62,3 +62,17 @@ func TestWidthASCII(t *testing.T) {
 		}
 	}
 }
+
+// A table of no column is an empty box, as Render wrote it before it laid
+// tables out with a Layout: not one block per row.
+func TestRenderNoColumns(t *testing.T) {
+	for _, width := range []int{0, 80} {
+		var b strings.Builder
+		if err := (&Table{Rows: [][]string{{}, {}}}).Render(&b, width); err != nil {
+			t.Fatal(err)
+		}
+		if want := "┌┐\n│\n├┤\n│\n│\n└┘\n"; b.String() != want {
+			t.Errorf("width %d: %q, want %q", width, b.String(), want)
+		}
+	}
+}
