@@ -83,9 +83,9 @@ func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 	b = c.start.append(b, a.Start)
 	b = appendAddrPort(append(b, ','), a.Client)
 	b = appendAddrPort(append(b, ','), a.Server)
-	b = append(append(b, ','), a.Outcome...)
-	b = append(append(b, ','), a.ConnState...)
-	b = append(append(b, ','), a.History...)
+	b = appendCSVText(append(b, ','), string(a.Outcome))
+	b = appendCSVText(append(b, ','), a.ConnState)
+	b = appendCSVText(append(b, ','), a.History)
 	b = appendSegRefs(append(b, ','), a.SYN, nil)
 	b = appendSegRefs(append(b, ','), a.SYNACK, nil)
 	b = appendSegRefs(append(b, ','), a.ClientRST, a.ServerRST)
@@ -98,6 +98,19 @@ func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 	b = appendInt(append(b, ','), a.ClientBytes)
 	b = appendInt(append(b, ','), a.ServerBytes)
 	return append(b, '\n')
+}
+
+// appendCSVText appends s, a name the tracker gives (an outcome, a Zeek
+// state or history), as the table's CSV form writes it: as it is, but
+// for a string that CSV quoting or a spreadsheet would change, which only
+// an attempt made by hand can hold.
+func appendCSVText(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == ',' || c == '"' || (i == 0 && strings.IndexByte("=+-@ ", c) >= 0) || s == `\.` {
+			return appendCSVField(b, inertCell(s))
+		}
+	}
+	return append(b, s...)
 }
 
 // plainPrefix reports whether the start of a "where" cell, the node (if

@@ -175,8 +175,9 @@ func captureFormats() []*parse.Format {
 }
 
 // Rows written straight into the buffer are those encoding/csv writes
-// from Table's rows, for names that need quoting, escaping or an
-// apostrophe, and for every shape of position, segments and times.
+// from Table's rows, for names (of files, and outcomes, states and
+// histories made by hand) that need quoting, escaping or an apostrophe,
+// and for every shape of position, segments and times.
 func TestCSVWriterAsTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	names := []string{"", "c.pcap", "a,b.pcap", `say "hi".pcap`, "=cmd.pcap", "+1", "-2.5", "@x", " lead.pcap", "\tt.pcap",
@@ -202,6 +203,9 @@ func TestCSVWriterAsTable(t *testing.T) {
 			Outcome: model.OutcomeEstablished, ConnState: "SF", History: "ShADadFf",
 			Start: t0.Add(time.Duration(rng.Int64N(int64(time.Hour)))), SYN: segs(), SYNACK: segs(),
 			ClientRST: segs(), ServerRST: segs(), Packets: rng.IntN(100), ClientBytes: rng.Int64N(1 << 40)}
+		if rng.IntN(4) == 0 { // names made by hand
+			a.Outcome, a.ConnState, a.History = model.Outcome(pick()), pick(), pick()
+		}
 		switch rng.IntN(6) {
 		case 0:
 			a.Pos.Line, a.Pos.Frame = 1+rng.IntN(9), 0
