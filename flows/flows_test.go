@@ -184,17 +184,18 @@ func TestOutOfRangeTimes(t *testing.T) {
 	a.SYN = []model.Seg{{Frame: 7, Time: far}}
 	a.ServerRST = []model.Seg{{Frame: 8, Time: far.Add(time.Millisecond)}}
 	a.FirstAck = &model.Seg{Frame: 9, Time: far}
+	a.ClientData = &model.DataSizes{MaxSent: 9000, Retx: []model.Seg{{Frame: 10, Time: far}}}
 	tab := Build(snap, Filter{})
 	n, first := tab.OutOfRange()
-	if n != 7 || first.String() != "b.pcap" {
-		t.Errorf("OutOfRange = %d at %s, want 7 at b.pcap", n, first)
+	if n != 8 || first.String() != "b.pcap" {
+		t.Errorf("OutOfRange = %d at %s, want 8 at b.pcap", n, first)
 	}
 	for _, format := range Formats {
 		var buf bytes.Buffer
 		if err := tab.Write(&buf, format); err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
-		want := map[string]int{"json": 7, "csv": 1, "table": 1}[format]
+		want := map[string]int{"json": 8, "csv": 1, "table": 1}[format]
 		if got := strings.Count(buf.String(), "9999-06-07T08:09:1"); got != want {
 			t.Errorf("%s: %d clamped times, want %d:\n%s", format, got, want, buf.String())
 		}
@@ -202,7 +203,8 @@ func TestOutOfRangeTimes(t *testing.T) {
 			t.Errorf("%s: a time with a five-digit year was written", format)
 		}
 	}
-	if !snap.Attempts[3].SYN[0].Time.Equal(far) || !snap.Attempts[3].FirstAck.Time.Equal(far) || !snap.Captures[1].First.Equal(far) {
+	if !snap.Attempts[3].SYN[0].Time.Equal(far) || !snap.Attempts[3].FirstAck.Time.Equal(far) || !snap.Captures[1].First.Equal(far) ||
+		!snap.Attempts[3].ClientData.Retx[0].Time.Equal(far) {
 		t.Error("writing changed the snapshot's times")
 	}
 	if n, _ := Build(snapshot(), Filter{}).OutOfRange(); n != 0 {

@@ -397,6 +397,16 @@ func (c *rangeCount) note(a *model.Attempt) {
 			c.time(s.Time, a.SegPos(*s))
 		}
 	}
+	for _, d := range []*model.DataSizes{a.ClientData, a.ServerData} {
+		if d == nil {
+			continue
+		}
+		for i := range d.Retx {
+			if g := &d.Retx[i]; !jsontime.InRange(g.Time) {
+				c.time(g.Time, a.SegPos(*g))
+			}
+		}
+	}
 }
 
 // utcInRange reports whether the times note counts are all in UTC and in
@@ -415,6 +425,15 @@ func utcInRange(a *model.Attempt) bool {
 	for _, s := range [...]*model.Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
 		if s != nil && !jsontime.UTCInRange(s.Time) {
 			return false
+		}
+	}
+	for _, d := range [...]*model.DataSizes{a.ClientData, a.ServerData} {
+		if d != nil {
+			for i := range d.Retx {
+				if !jsontime.UTCInRange(d.Retx[i].Time) {
+					return false
+				}
+			}
 		}
 	}
 	return true

@@ -61,6 +61,16 @@ func clampAttempt(a *model.Attempt) {
 			*s = &c
 		}
 	}
+	for _, d := range []**model.DataSizes{&a.ClientData, &a.ServerData} {
+		if *d != nil && slices.ContainsFunc((*d).Retx, func(s model.Seg) bool { return !jsontime.InRange(s.Time) }) {
+			c := **d
+			c.Retx = slices.Clone(c.Retx)
+			for i := range c.Retx {
+				c.Retx[i].Time = jsontime.Clamp(c.Retx[i].Time)
+			}
+			*d = &c
+		}
+	}
 }
 
 // clampedCaptures returns a copy of cs whose first and last times are
