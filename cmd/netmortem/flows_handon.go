@@ -259,7 +259,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		if ctx.Err() == nil {
 			secondReadMemory()
 			listed := 0
-			read(func(a *model.Attempt) {
+			in2 := read(func(a *model.Attempt) {
 				if filter.Match(a) {
 					listed++
 				}
@@ -268,6 +268,11 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 			switch changed := changedFile(paths, read1, statFiles(paths)); {
 			case ctx.Err() != nil:
 				cut = "the second of two reads of the captures was cut short: the summary and endpoints cover the captures whole, and the attempts those read until then"
+			case in2.Err != nil && in.Err == nil:
+				// Its warnings are the first read's again; an error the
+				// first did not meet is the second's own.
+				escape.Fprintln(stderr, "netmortem flows: reading the captures again to list their attempts:", in2.Err)
+				inconsistent = true
 			case changed != "" || listed != selected:
 				if changed == "" {
 					changed = "a capture"
@@ -337,9 +342,10 @@ func testHook(point string) {
 	}
 }
 
-// fileState is what tells that a file changed: its size and its
-// modification time.
+// fileState is what tells that a file changed: the file itself, its
+// size and its modification time.
 type fileState struct {
+	info os.FileInfo
 	size int64
 	mod  time.Time
 }
@@ -350,7 +356,7 @@ func statFiles(paths []string) []fileState {
 	out := make([]fileState, len(paths))
 	for i, p := range paths {
 		if st, err := os.Stat(p); err == nil {
-			out[i] = fileState{st.Size(), st.ModTime()}
+			out[i] = fileState{st, st.Size(), st.ModTime()}
 		}
 	}
 	return out
@@ -360,7 +366,8 @@ func statFiles(paths []string) []fileState {
 // (statFiles) differ, "" when none does.
 func changedFile(paths []string, a, b []fileState) string {
 	for i := range a {
-		if a[i].size != b[i].size || !a[i].mod.Equal(b[i].mod) {
+		if a[i].size != b[i].size || !a[i].mod.Equal(b[i].mod) || (a[i].info == nil) != (b[i].info == nil) ||
+			(a[i].info != nil && !os.SameFile(a[i].info, b[i].info)) {
 			return paths[i]
 		}
 	}

@@ -62,21 +62,50 @@ func TestDirectClose(t *testing.T) {
 
 // A capture that grows while flows reads it twice (a capture still being
 // written) is read once more whole when it changed during the first read;
-// when it changed between the two reads, what was written is said to
-// disagree with the summary, with exit 3, and the columns sized by the
-// first read do not break on wider cells.
+// when it changed between the two reads (grown, or replaced by another
+// file of the same size and time), what was written is said to disagree
+// with the summary, with exit 3, and the columns sized by the first read
+// do not break on wider cells; a capture gone before the second read is
+// an error of its own.
 func TestFlowsCaptureChanged(t *testing.T) {
 	src := fixture("captures/handshakes.pcap")
 	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
+	grow := func(file string) error { // the records again, their frames numbered on
+		f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.Write(data[24:])
+		return err
+	}
+	replace := func(file string) error { // another file of the same size and time
+		st, err := os.Stat(file)
+		if err != nil {
+			return err
+		}
+		other := file + ".new"
+		if err := os.WriteFile(other, data, 0o644); err != nil {
+			return err
+		}
+		if err := os.Chtimes(other, st.ModTime(), st.ModTime()); err != nil {
+			return err
+		}
+		return os.Rename(other, file)
+	}
 	for _, tc := range []struct {
 		point, want string
+		change      func(string) error
 		code        int
+		listed      bool // attempts are listed
 	}{
-		{"first read", "changed while it was read (a capture still being written?): read once more, every attempt held", exitOK},
-		{"between reads", "changed between the two reads of the captures: ", exitUnreadable},
+		{"first read", "changed while it was read (a capture still being written?): read once more, every attempt held", grow, exitOK, true},
+		{"between reads", "changed between the two reads of the captures: ", grow, exitUnreadable, true},
+		{"between reads", "changed between the two reads of the captures: ", replace, exitUnreadable, true},
+		{"between reads", "reading the captures again to list their attempts: ", os.Remove, exitUnreadable, false},
 	} {
 		for _, args := range [][]string{{"--width", "0"}, {"--width", "80"}, {"-o", "json"}} {
 			file := filepath.Join(t.TempDir(), "growing.pcap")
@@ -84,16 +113,10 @@ func TestFlowsCaptureChanged(t *testing.T) {
 				t.Fatal(err)
 			}
 			flowsTestHook = func(point string) {
-				if point != tc.point {
-					return
-				}
-				f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				if _, err := f.Write(data[24:]); err != nil { // the records again, their frames numbered on
-					t.Fatal(err)
+				if point == tc.point {
+					if err := tc.change(file); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			code, stdout, stderr := runCLI(t, append([]string{"flows"}, append(args, file)...)...)
@@ -101,7 +124,7 @@ func TestFlowsCaptureChanged(t *testing.T) {
 			if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "internal error") {
 				t.Errorf("%s, flows %s: exit %d, stderr %q; want %d and %q", tc.point, args, code, stderr, tc.code, tc.want)
 			}
-			if !strings.Contains(stdout, "#frame=") && !strings.Contains(stdout, `"frame": `) && !strings.Contains(stdout, "│ #") {
+			if tc.listed && !strings.Contains(stdout, "#frame=") && !strings.Contains(stdout, `"frame": `) && !strings.Contains(stdout, "│ #") {
 				t.Errorf("%s, flows %s: no attempt written:\n%s", tc.point, args, stdout)
 			}
 		}
