@@ -182,10 +182,14 @@ func outOfRange(stderr io.Writer, snap *model.Snapshot, n int, pos model.Pos) {
 // table without its attempts (flows.Builder) and sizing the table's
 // columns, the second writing the attempts. The table is fitted to the
 // output's width (outputWidth), or, at no width, written as tablewriter
-// writes it. It returns flows' exit code, or -1, having written nothing,
-// when the table cannot be written that way (at no width, cells that are
-// not all printable ASCII, which tablewriter sizes its own way): it is
-// then written from every attempt held.
+// writes it. A capture that changed during the first read (one still
+// being written) is read again with every attempt held; one that changed
+// between the reads is said to, with exit 3, since the attempts listed
+// may then not be those the summary counts. It returns flows' exit code,
+// or -1, having written nothing, when the table is to be written from
+// every attempt held: a capture that changed during the first read,
+// cells tablewriter sizes its own way (runes that are not printable), or
+// positions that are not frames or lines of a capture.
 func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string, paths []string,
 	opts *parse.Options, filter flows.Filter) int {
 	handOnMemory()
