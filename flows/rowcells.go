@@ -32,10 +32,7 @@ func (r *rowCells) format(a *model.Attempt) {
 	b := r.buf[:0]
 	p := a.Pos
 	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && r.plainPrefix(a.Node, p.File) {
-		if a.Node != "" {
-			b = append(append(b, a.Node...), ' ')
-		}
-		b = appendInt(append(append(b, p.File...), "#frame="...), int64(p.Frame))
+		b = appendFramePos(b, a.Node, p.File, p.Frame)
 	} else {
 		b = append(b, (*Table)(nil).where(a)...)
 	}
@@ -102,4 +99,13 @@ func ascii(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// appendFramePos appends the first cell of an attempt on node at frame of
+// file, node and file written as they are.
+func appendFramePos(b []byte, node, file string, frame int) []byte {
+	if node != "" {
+		b = append(append(b, node...), ' ')
+	}
+	return appendInt(append(append(b, file...), "#frame="...), int64(frame))
 }

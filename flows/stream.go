@@ -68,10 +68,7 @@ func (c *CSVWriter) Write(a *model.Attempt) {
 func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 	p := a.Pos
 	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && c.plainPrefix(a.Node, p.File) {
-		if a.Node != "" {
-			b = append(append(b, a.Node...), ' ')
-		}
-		b = appendInt(append(append(b, p.File...), "#frame="...), int64(p.Frame))
+		b = appendFramePos(b, a.Node, p.File, p.Frame)
 	} else {
 		where := p.String()
 		if a.Node != "" {
