@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/internal/fit"
@@ -32,6 +33,7 @@ type CSVWriter struct {
 	plainNode, plainFile string
 	plain                bool
 	start                microCache
+	names                [3]csvName // the outcome's, the state's, the history's
 }
 
 // NewCSVWriter returns a CSVWriter that writes to w the attempts that
@@ -62,9 +64,11 @@ func (c *CSVWriter) Write(a *model.Attempt) {
 
 // appendRow appends a's row, as Table.row gives it and encoding/csv
 // writes it, its cells made inert (inertCell). Only the first cell, which
-// names a file, can need quoting or an apostrophe: the others are
-// numbers, times, addresses, names of outcomes and states, and frame
-// lists (#1 #2, L3), none of which starts with = + - @ but a number.
+// names a file, and the names of the outcome, state and history, which
+// the tracker gives but a caller may make (appendCSVText), can need
+// quoting or an apostrophe: the others are numbers, times, addresses and
+// frame lists (#1 #2, L3), none of which starts with = + - @ but a
+// number.
 func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 	p := a.Pos
 	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && c.plainPrefix(a.Node, p.File) {
@@ -80,9 +84,9 @@ func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 	b = c.start.append(b, a.Start)
 	b = appendAddrPort(append(b, ','), a.Client)
 	b = appendAddrPort(append(b, ','), a.Server)
-	b = appendCSVText(append(b, ','), string(a.Outcome))
-	b = appendCSVText(append(b, ','), a.ConnState)
-	b = appendCSVText(append(b, ','), a.History)
+	b = c.names[0].append(append(b, ','), string(a.Outcome))
+	b = c.names[1].append(append(b, ','), a.ConnState)
+	b = c.names[2].append(append(b, ','), a.History)
 	b = appendSegRefs(append(b, ','), a.SYN, nil)
 	b = appendSegRefs(append(b, ','), a.SYNACK, nil)
 	b = appendSegRefs(append(b, ','), a.ClientRST, a.ServerRST)
@@ -97,18 +101,53 @@ func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 	return append(b, '\n')
 }
 
-// appendCSVText appends s, a name the tracker gives (an outcome, a Zeek
-// state or history), as the table's CSV form writes it: as it is, but
-// for a string that CSV quoting or a spreadsheet would change, which only
-// an attempt made by hand can hold.
-func appendCSVText(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == ',' || c == '"' || (i == 0 && strings.IndexByte("=+-@ ", c) >= 0) || s == `\.` {
+// csvName writes a name the tracker gives (an outcome, a Zeek state or
+// history) into a CSV row as the table's CSV form writes it: as it is,
+// but for a name that CSV quoting or a spreadsheet would change, which
+// only an attempt made by hand can hold. It remembers, by where their
+// bytes are, the last few names that needed nothing: the tracker's names
+// are constants and interned strings, the same few bytes row after row,
+// and checking where a string is costs less than reading it (strings
+// are immutable: the same bytes at the same place are the same name).
+type csvName struct {
+	data [8]*byte
+	n    [8]int
+}
+
+// append appends s to b.
+func (c *csvName) append(b []byte, s string) []byte {
+	p := unsafe.StringData(s)
+	k := uintptr(unsafe.Pointer(p)) >> 3 & 7
+	if c.data[k] != p || c.n[k] != len(s) {
+		bad := uint8(0)
+		if s != "" {
+			bad = csvLead[s[0]]
+		}
+		for i := 0; i < len(s); i++ {
+			bad |= csvBad[s[i]]
+		}
+		if bad != 0 || s == `\.` {
 			return appendCSVField(b, inertCell(s))
 		}
+		c.data[k], c.n[k] = p, len(s)
 	}
 	return append(b, s...)
 }
+
+// csvBad is 1 for the bytes a CSV field does not hold as they are (all
+// but printable ASCII, the comma and the quote), csvLead for those that
+// change a field they start (inertCell's, and a space, which CSV quotes).
+var csvBad, csvLead = func() (bad, lead [256]uint8) {
+	for c := range bad {
+		if c < 0x20 || c >= 0x7f || c == ',' || c == '"' {
+			bad[c] = 1
+		}
+	}
+	for _, c := range []byte("=+-@ \t\r") {
+		lead[c] = 1
+	}
+	return bad, lead
+}()
 
 // plainPrefix reports whether the start of a "where" cell, the node (if
 // any) and the file, is written as it is whatever frame follows it.
