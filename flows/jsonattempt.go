@@ -33,10 +33,7 @@ type jsonAttempt struct {
 func (j *jsonAttempt) appendJSONAttempt(b []byte, a *model.Attempt) ([]byte, error) {
 	j.b, j.depth, j.err = b, 0, false
 	j.open('{')
-	if a.Node != "" {
-		j.key("node")
-		j.str(a.Node)
-	}
+	j.optStr("node", a.Node)
 	j.key("pos")
 	j.pos(&a.Pos)
 	j.key("client")
@@ -54,14 +51,8 @@ func (j *jsonAttempt) appendJSONAttempt(b []byte, a *model.Attempt) ([]byte, err
 	}
 	j.key("outcome")
 	j.str(string(a.Outcome))
-	if a.ConnState != "" {
-		j.key("conn_state")
-		j.str(a.ConnState)
-	}
-	if a.History != "" {
-		j.key("history")
-		j.str(a.History)
-	}
+	j.optStr("conn_state", a.ConnState)
+	j.optStr("history", a.History)
 	j.key("start")
 	j.time(a.Start)
 	j.key("end")
@@ -87,26 +78,13 @@ func (j *jsonAttempt) appendJSONAttempt(b []byte, a *model.Attempt) ([]byte, err
 		j.key("icmp")
 		j.b = append(j.b, "true"...)
 	}
-	if a.Reused != "" {
-		j.key("reused")
-		j.str(a.Reused)
-	}
-	j.key("packets")
-	j.b = strconv.AppendInt(j.b, int64(a.Packets), 10)
-	j.key("client_bytes")
-	j.b = strconv.AppendInt(j.b, a.ClientBytes, 10)
-	j.key("server_bytes")
-	j.b = strconv.AppendInt(j.b, a.ServerBytes, 10)
-	j.key("isn")
-	j.b = strconv.AppendUint(j.b, uint64(a.ISN), 10)
-	if a.MSS != 0 {
-		j.key("mss")
-		j.b = strconv.AppendUint(j.b, uint64(a.MSS), 10)
-	}
-	if a.ServerMSS != 0 {
-		j.key("server_mss")
-		j.b = strconv.AppendUint(j.b, uint64(a.ServerMSS), 10)
-	}
+	j.optStr("reused", a.Reused)
+	j.int("packets", int64(a.Packets))
+	j.int("client_bytes", a.ClientBytes)
+	j.int("server_bytes", a.ServerBytes)
+	j.int("isn", int64(a.ISN))
+	j.optInt("mss", int64(a.MSS))
+	j.optInt("server_mss", int64(a.ServerMSS))
 	if a.ClientData != nil {
 		j.key("client_data")
 		j.dataSizes(a.ClientData)
@@ -165,27 +143,12 @@ func (j *jsonAttempt) elem() {
 
 func (j *jsonAttempt) pos(p *model.Pos) {
 	j.open('{')
-	if p.File != "" {
-		j.key("file")
-		j.str(p.File)
-	}
-	for _, f := range [...]struct {
-		name string
-		v    int
-	}{{"line", p.Line}, {"col", p.Col}, {"frame", p.Frame}} {
-		if f.v != 0 {
-			j.key(f.name)
-			j.b = strconv.AppendInt(j.b, int64(f.v), 10)
-		}
-	}
-	if p.Object != "" {
-		j.key("object")
-		j.str(p.Object)
-	}
-	if p.Path != "" {
-		j.key("path")
-		j.str(p.Path)
-	}
+	j.optStr("file", p.File)
+	j.optInt("line", int64(p.Line))
+	j.optInt("col", int64(p.Col))
+	j.optInt("frame", int64(p.Frame))
+	j.optStr("object", p.Object)
+	j.optStr("path", p.Path)
 	j.close('}')
 }
 
@@ -204,35 +167,20 @@ func (j *jsonAttempt) segs(l []model.Seg) {
 
 func (j *jsonAttempt) seg(s *model.Seg) {
 	j.open('{')
-	j.key("frame")
-	j.b = strconv.AppendInt(j.b, int64(s.Frame), 10)
+	j.int("frame", int64(s.Frame))
 	j.key("time")
 	j.time(s.Time)
-	if s.Line != 0 {
-		j.key("line")
-		j.b = strconv.AppendInt(j.b, int64(s.Line), 10)
-	}
-	if s.File != "" {
-		j.key("file")
-		j.str(s.File)
-	}
+	j.optInt("line", int64(s.Line))
+	j.optStr("file", s.File)
 	j.close('}')
 }
 
 func (j *jsonAttempt) dataSizes(d *model.DataSizes) {
 	j.open('{')
-	j.key("max_sent")
-	j.b = strconv.AppendInt(j.b, int64(d.MaxSent), 10)
-	j.key("max_acked")
-	j.b = strconv.AppendInt(j.b, int64(d.MaxAcked), 10)
-	if d.LargeRetx != 0 {
-		j.key("large_retx")
-		j.b = strconv.AppendInt(j.b, int64(d.LargeRetx), 10)
-	}
-	if d.LargeRetxSize != 0 {
-		j.key("large_retx_size")
-		j.b = strconv.AppendInt(j.b, int64(d.LargeRetxSize), 10)
-	}
+	j.int("max_sent", int64(d.MaxSent))
+	j.int("max_acked", int64(d.MaxAcked))
+	j.optInt("large_retx", int64(d.LargeRetx))
+	j.optInt("large_retx_size", int64(d.LargeRetxSize))
 	if len(d.Retx) > 0 {
 		j.key("retx")
 		j.segs(d.Retx)
@@ -257,6 +205,27 @@ func (j *jsonAttempt) addrPort(ap netip.AddrPort) {
 }
 
 func (j *jsonAttempt) str(s string) { j.b = appendJSONString(j.b, s) }
+
+// int writes the field k of value v.
+func (j *jsonAttempt) int(k string, v int64) {
+	j.key(k)
+	j.b = strconv.AppendInt(j.b, v, 10)
+}
+
+// optInt writes the field k of value v, omitted when 0.
+func (j *jsonAttempt) optInt(k string, v int64) {
+	if v != 0 {
+		j.int(k, v)
+	}
+}
+
+// optStr writes the field k of value s, a string omitted when empty.
+func (j *jsonAttempt) optStr(k, s string) {
+	if s != "" {
+		j.key(k)
+		j.str(s)
+	}
+}
 
 // appendJSONString appends s quoted as encoding/json quotes strings, HTML
 // characters escaped.
