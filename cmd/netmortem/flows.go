@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,14 +80,21 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	ctx, stop := signalContext()
 	defer stop()
 	opts := &parse.Options{Node: *node, Formats: captureFormats(), KeepAttempts: true, Stdin: stdin}
-	if handOnFlows(fs.Args(), *since, *until, ao) {
+	// A path given twice is read once, as analyze reads it.
+	seen := map[string]bool{}
+	paths := slices.DeleteFunc(slices.Clone(fs.Args()), func(p string) bool {
+		dup := seen[p]
+		seen[p] = true
+		return dup
+	})
+	if handOnFlows(paths, *since, *until, ao) {
 		f := filter
 		f.Since, f.Until = resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})
-		if code := flowsHandedOn(ctx, stdout, stderr, *output, fs.Args(), opts, f); code >= 0 {
+		if code := flowsHandedOn(ctx, stdout, stderr, *output, paths, opts, f); code >= 0 {
 			return code
 		}
 	}
-	in := operand.OpenPaths(ctx, fs.Args(), opts)
+	in := operand.OpenPaths(ctx, paths, opts)
 	snap := in.Snap
 	printWarnings(stderr, notCaptures(stderr, in.Warns))
 	first := firstPacket(snap)

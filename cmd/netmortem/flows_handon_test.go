@@ -130,3 +130,16 @@ func TestFlowsCaptureChanged(t *testing.T) {
 		}
 	}
 }
+
+// A capture given twice is read once, as analyze reads it: the same
+// output as given once, in every form.
+func TestFlowsPathTwice(t *testing.T) {
+	file := fixture("captures/handshakes.pcap")
+	for _, args := range [][]string{{"-o", "csv"}, {"-o", "json"}, {"--width", "80"}, {"--width", "0"}} {
+		_, once, _ := runCLI(t, append(append([]string{"flows"}, args...), file)...)
+		code, twice, stderr := runCLI(t, append(append([]string{"flows"}, args...), file, file)...)
+		if code != exitOK || twice != once {
+			t.Errorf("flows %s given twice: exit %d, stderr %q, output\n%s\nwant\n%s", args, code, stderr, twice, once)
+		}
+	}
+}
