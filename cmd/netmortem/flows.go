@@ -15,6 +15,7 @@ import (
 
 	"github.com/netmortem/netmortem"
 	"github.com/netmortem/netmortem/flows"
+	"github.com/netmortem/netmortem/inspect"
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/internal/jsontime"
 	"github.com/netmortem/netmortem/internal/operand"
@@ -148,7 +149,24 @@ func flowsExit(ctx context.Context, stderr io.Writer, in operand.Opened, snap *m
 		escape.Fprintf(stderr, "netmortem flows: %s could not be read: %s\n", count(len(bad), "capture"), strings.Join(bad, ", "))
 		return exitUnreadable
 	case len(snap.Captures) == 0:
-		fmt.Fprintln(stderr, "netmortem flows: no capture could be read")
+		// Why files were skipped (an empty file, content no capture
+		// format reads in a directory ...), but for the operands whose
+		// content a warning or a note has named already.
+		named := map[string]bool{}
+		for _, w := range in.Warns {
+			if w != nil && errors.Is(w.Err, format.ErrUnrecognized) {
+				named[w.Pos.File] = true
+			}
+		}
+		rest := *snap
+		rest.Inputs = slices.DeleteFunc(slices.Clone(snap.Inputs), func(in model.Input) bool {
+			return in.Skipped == format.ErrUnrecognized.Error() && named[in.Path]
+		})
+		why := ""
+		if line, _ := inspect.SkippedParts(&rest, nil); line != "" {
+			why = ": " + line
+		}
+		escape.Fprintln(stderr, "netmortem flows: no capture could be read"+why)
 		return exitUnreadable
 	}
 	return exitOK

@@ -143,3 +143,26 @@ func TestFlowsPathTwice(t *testing.T) {
 		}
 	}
 }
+
+// Given nothing it can read as a capture, flows says why each file was
+// skipped, in the line that ends it: but for a file given whose content
+// no format reads, which its warning names.
+func TestFlowsNoCapture(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"empty.pcap": "", "notes.txt": "hello\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, stderr := runCLI(t, "flows", dir)
+	want := "netmortem flows: no capture could be read: skipped 2 files (empty file: 1; unrecognized content: 1): "
+	if code != exitUnreadable || !strings.Contains(stderr, want) {
+		t.Errorf("a directory: exit %d, stderr %q; want %d and %q", code, stderr, exitUnreadable, want)
+	}
+	notes := filepath.Join(dir, "notes.txt")
+	code, _, stderr = runCLI(t, "flows", filepath.Join(dir, "empty.pcap"), notes)
+	want = "netmortem flows: no capture could be read: skipped 1 file (empty file): " + filepath.Join(dir, "empty.pcap") + "\n"
+	if code != exitUnreadable || !strings.Contains(stderr, want) || !strings.Contains(stderr, notes+": unrecognized content") {
+		t.Errorf("two files: exit %d, stderr %q; want %d, %q and the warning for notes.txt", code, stderr, exitUnreadable, want)
+	}
+}
