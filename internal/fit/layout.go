@@ -18,8 +18,8 @@ type Layout struct {
 	// lines and single are line's, kept from one row to the next.
 	lines  [][]string
 	single []string
-	// prefixes and inner are blockBytes': each column's label, and how
-	// wide its values may be.
+	// prefixes and inner are blockLabels': each column's label in a
+	// block, and how wide its values may be.
 	prefixes []string
 	inner    []int
 	// Style, when set, is applied as Table.Style.
@@ -89,16 +89,33 @@ func (l *Layout) Row(w io.StringWriter, cells []string) {
 	if ri > 0 {
 		w.WriteString("\n")
 	}
+	l.blockLabels()
+	for c := range l.header {
+		if v := cell(cells, c); v != "" {
+			l.blockLines(w, c, v)
+		}
+	}
+}
+
+// blockLabels makes, once, each column's label in a block ("HEADER: ",
+// padded to the widest) and how wide its values may be beside it.
+func (l *Layout) blockLabels() {
+	if l.prefixes != nil {
+		return
+	}
+	l.prefixes, l.inner = make([]string, len(l.header)), make([]int, len(l.header))
 	for c, h := range l.header {
-		v := cell(cells, c)
-		if v == "" {
-			continue
-		}
-		prefix := h + ":" + strings.Repeat(" ", l.label-Width(h)+1)
-		for _, line := range Indent(prefix, v, l.width) {
-			w.WriteString(line)
-			w.WriteString("\n")
-		}
+		l.prefixes[c] = h + ":" + strings.Repeat(" ", l.label-Width(h)+1)
+		l.inner[c] = max(l.width-Width(l.prefixes[c]), 10) // as Indent wraps
+	}
+}
+
+// blockLines writes the value v of column c in a block, wrapped beside
+// its label.
+func (l *Layout) blockLines(w io.StringWriter, c int, v string) {
+	for _, line := range Indent(l.prefixes[c], v, l.width) {
+		w.WriteString(line)
+		w.WriteString("\n")
 	}
 }
 
@@ -161,13 +178,7 @@ func (l *Layout) RowBytes(w BytesWriter, cells [][]byte) {
 // blockBytes writes the next row as a block, as Row does, writing each
 // cell that needs no wrapping as it is.
 func (l *Layout) blockBytes(w BytesWriter, cells [][]byte) {
-	if l.prefixes == nil {
-		l.prefixes, l.inner = make([]string, len(l.header)), make([]int, len(l.header))
-		for c, h := range l.header {
-			l.prefixes[c] = h + ":" + strings.Repeat(" ", l.label-Width(h)+1)
-			l.inner[c] = max(l.width-Width(l.prefixes[c]), 10) // as Indent wraps
-		}
-	}
+	l.blockLabels()
 	if l.rows > 0 {
 		w.WriteString("\n")
 	}
@@ -184,10 +195,7 @@ func (l *Layout) blockBytes(w BytesWriter, cells [][]byte) {
 			w.Write(b)
 			w.WriteString("\n")
 		default:
-			for _, line := range Indent(l.prefixes[c], string(b), l.width) {
-				w.WriteString(line)
-				w.WriteString("\n")
-			}
+			l.blockLines(w, c, string(b))
 		}
 	}
 }
@@ -293,12 +301,12 @@ func NewWidths(header []string) Widths {
 // Add widens the columns to the lines of cells.
 func (w Widths) Add(cells []string) {
 	for c := range w {
-		w[c] = max(w[c], lineWidth(cell(cells, c)))
+		w[c] = max(w[c], LineWidth(cell(cells, c)))
 	}
 }
 
-// lineWidth is the width of the widest line of s.
-func lineWidth(s string) int {
+// LineWidth is the width of the widest line of s.
+func LineWidth(s string) int {
 	if !strings.Contains(s, "\n") {
 		return Width(s)
 	}
