@@ -94,10 +94,7 @@ const narrowKept = 5
 // header's order, and the names of those left out; else every one (the
 // table is then written one block per row).
 func planNarrowed(header []string, natural []int, width int, order []string, kept int) (cols []int, left []string) {
-	all := make([]int, len(header))
-	for c := range all {
-		all[c] = c
-	}
+	all := allColumns(len(header))
 	if fits(header, natural, all, width) {
 		return all, nil
 	}
@@ -155,6 +152,15 @@ func narrowed(header []string, natural []int, width int, order []string, kept in
 // natural widths natural, can be made narrow enough for width.
 func fits(header []string, natural []int, cols []int, width int) bool {
 	return !fit.NewLayout(pick(header, cols), pick(natural, cols), nil, width).Blocks()
+}
+
+// allColumns returns the indices of n columns, in order.
+func allColumns(n int) []int {
+	all := make([]int, n)
+	for c := range all {
+		all[c] = c
+	}
+	return all
 }
 
 // pick returns the values of s at the indices cols.

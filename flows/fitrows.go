@@ -74,7 +74,7 @@ func (ww *whereWidths) note(a *model.Attempt) {
 
 // measure sizes the column for cell as the table writes it.
 func (ww *whereWidths) measure(cell string) {
-	ww.natural = max(ww.natural, lineWidth(ww.strip(cell)))
+	ww.natural = max(ww.natural, fit.LineWidth(ww.strip(cell)))
 }
 
 // noteFile tells, with each attempt, whether all are at frames of one
@@ -103,12 +103,10 @@ func (ww *whereWidths) strip(cell string) string {
 
 // finish returns the natural width of the column, that of the column of
 // frames, and the one file whose frames the cells are ("" when they are
-// not); ok is false when a cell could not be sized without the root.
-func (ww *whereWidths) finish(root string) (natural, framed int, file string, ok bool) {
+// not). Without the root, every position must have been one the largest
+// numbers size (not odd).
+func (ww *whereWidths) finish(root string) (natural, framed int, file string) {
 	if !ww.exact {
-		if ww.odd {
-			return 0, 0, "", false
-		}
 		ww.exact, ww.root = true, root
 		keys := make([]whereKey, 0, len(ww.keys))
 		for k := range ww.keys {
@@ -129,21 +127,12 @@ func (ww *whereWidths) finish(root string) (natural, framed int, file string, ok
 		}
 	}
 	if !ww.one || !ww.seen {
-		return ww.natural, 0, "", true
+		return ww.natural, 0, ""
 	}
 	if file = ww.strip(escape.String(ww.file)); file == "" {
-		return ww.natural, 0, "", true
+		return ww.natural, 0, ""
 	}
-	return ww.natural, len("#") + len(strconv.Itoa(ww.frame)), file, true
-}
-
-// lineWidth is the width of the widest line of s.
-func lineWidth(s string) int {
-	n := 0
-	for l := range strings.SplitSeq(s, "\n") {
-		n = max(n, fit.Width(l))
-	}
-	return n
+	return ww.natural, len("#") + len(strconv.Itoa(ww.frame)), file
 }
 
 // fitSizes sizes the columns of the fitted attempts' table, an attempt
@@ -172,7 +161,7 @@ func (z *fitSizes) add(a *model.Attempt) {
 		c := z.cells.cell(i)
 		w := len(c)
 		if !ascii(c) {
-			w = lineWidth(string(c))
+			w = fit.LineWidth(string(c))
 		}
 		z.nat[i] = max(z.nat[i], w)
 	}
@@ -203,17 +192,14 @@ type fittedRows struct {
 // newFittedRows lays the table out from z, the sizes of its columns, and
 // writes its start.
 func newFittedRows(bw *bufio.Writer, root string, z *fitSizes, width int) *fittedRows {
-	where, framed, file, _ := z.where.finish(root)
+	where, framed, file := z.where.finish(root)
 	nat := slices.Clone(z.nat)
 	nat[0] = max(nat[0], where)
 	fr := &fittedRows{bw: bw, width: width}
 	if root != "" {
 		fr.root = []byte(escape.String(root + "/"))
 	}
-	all := make([]int, len(columns))
-	for c := range all {
-		all[c] = c
-	}
+	all := allColumns(len(columns))
 	switch {
 	case fits(columns, nat, all, width):
 		fr.cols = all

@@ -250,13 +250,7 @@ func (m *TableWidths) Add(a *model.Attempt) {
 	row.format(a)
 	m.fit.add(a)
 	for i := 0; m.ok && i < numColumns; i++ {
-		var w int
-		var ok bool
-		if i == 0 {
-			w, ok = m.where.width(row.cell(i))
-		} else {
-			w, ok = plainBytes(row.cell(i))
-		}
+		w, ok := m.where.cellWidth(i, row.cell(i))
 		m.ok = ok
 		m.w[i] = max(m.w[i], w)
 	}
@@ -279,6 +273,15 @@ func plainBytes(c []byte) (int, bool) {
 type plainPrefix struct {
 	prefix []byte
 	w      int
+}
+
+// cellWidth returns plainBytes(c) for cell i of a row, measuring the
+// first through pp.
+func (pp *plainPrefix) cellWidth(i int, c []byte) (int, bool) {
+	if i == 0 {
+		return pp.width(c)
+	}
+	return plainBytes(c)
 }
 
 // width returns plainBytes(c), measuring the part of c before its last
@@ -381,12 +384,7 @@ func (tw *TableWriter) Write(a *model.Attempt) {
 	tw.row.format(a)
 	for i, n := range tw.widths {
 		c := bytes.Trim(tw.row.cell(i), " ")
-		var w int // of printable runes (TableWidths.Plain)
-		if i == 0 {
-			w, _ = tw.where.width(c)
-		} else {
-			w, _ = plainBytes(c)
-		}
+		w, _ := tw.where.cellWidth(i, c) // of printable runes (TableWidths.Plain)
 		tw.w.WriteString("│ ")
 		tw.w.Write(c)
 		tw.w.WriteString(fit.Spaces(n - w))
