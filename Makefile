@@ -52,7 +52,7 @@ EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|Test
 # The tests that repeat one check over many inputs (on one goroutine, or
 # on code the race detector sees run on a few of them) check a sample
 # under the race detector (testutil.RaceSample), then every input without.
-NORACE_TESTS = TestBuildsWithoutEachRule|TestNextEvidenceBringsBack|TestCorpusDumpsRecognized|TestHandOnSameAttempts|TestBatchManyBundles|TestExamplesRun|TestBatchInterruptResume|TestSkippedSummary
+NORACE_TESTS = TestPlainRecordsSamePaths|TestPlainRecordsSeries|TestBuildsWithoutEachRule|TestNextEvidenceBringsBack|TestCorpusDumpsRecognized|TestHandOnSameAttempts|TestBatchManyBundles|TestExamplesRun|TestBatchInterruptResume|TestSkippedSummary
 # The packages of EVERY_FIXTURE_TESTS and NORACE_TESTS.
 NORACE_PKGS = ./cmd/netmortem ./analyzer/rules ./e2e ./parse ./capture
 

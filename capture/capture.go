@@ -86,14 +86,24 @@ const maxFrameErrors = 20
 // model.ErrorList together with everything that could be read; input that
 // is not a capture at all gives ErrNotCapture and a nil Result.
 func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result, error) {
-	return read(ctx, r, name, opts, false)
+	return read(ctx, r, name, opts, decodeAll)
 }
 
-// read is Read, through gopacket's layers alone when slow is set.
-func read(ctx context.Context, r io.Reader, name string, opts Options, slow bool) (*Result, error) {
+// decoding is which of feed's paths decode frames; the tests hold the
+// paths to the same results.
+type decoding int
+
+const (
+	decodeAll     decoding = iota // every path: plain records, hand-decoded headers, gopacket
+	decodeRecords                 // each record read and handed on alone (no Stage.HotPcap)
+	decodeLayers                  // gopacket's layers alone
+)
+
+// read is Read through the decoding paths mode allows.
+func read(ctx context.Context, r io.Reader, name string, opts Options, mode decoding) (*Result, error) {
 	t := track.NewTracker(name, opts.trackOptions())
 	t.SetShards(opts.shards())
-	info, err := feed(ctx, r, name, t, slow)
+	info, err := feed(ctx, r, name, t, mode)
 	if info == nil {
 		return nil, err
 	}
@@ -128,6 +138,11 @@ type SeriesFile struct {
 // Each packet keeps its own file and frame as evidence. The Result's Info
 // adds up the files; Infos gives each file's own.
 func ReadSeries(ctx context.Context, files []SeriesFile, opts Options) (*Result, []model.CaptureInfo, error) {
+	return readSeries(ctx, files, opts, decodeAll)
+}
+
+// readSeries is ReadSeries through the decoding paths mode allows.
+func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode decoding) (*Result, []model.CaptureInfo, error) {
 	if len(files) == 0 {
 		return nil, nil, errors.New("capture: empty series")
 	}
@@ -143,7 +158,7 @@ func ReadSeries(ctx context.Context, files []SeriesFile, opts Options) (*Result,
 			continue
 		}
 		mark := t.StartFile(f.Name)
-		info, err := feed(ctx, rc, f.Name, t, false)
+		info, err := feed(ctx, rc, f.Name, t, mode)
 		rc.Close()
 		errs.Append(err)
 		if info == nil {
@@ -169,10 +184,14 @@ func ReadSeries(ctx context.Context, files []SeriesFile, opts Options) (*Result,
 	return res, infos, errs.Err()
 }
 
-// feed reads one capture file into t, through gopacket's layers alone when
-// slow is set. It returns the file's format, link types and command (nil
+// plainMiss is how many records feed reads one at a time after one
+// Stage.HotPcap does not take.
+const plainMiss = 64
+
+// feed reads one capture file into t through the decoding paths mode
+// allows. It returns the file's format, link types and command (nil
 // when r is not a capture at all).
-func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, slow bool) (*model.CaptureInfo, error) {
+func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, mode decoding) (*model.CaptureInfo, error) {
 	src, err := pcapfile.NewReader(r)
 	if err != nil {
 		// At the file's position: a caller that places the errors in
@@ -195,18 +214,46 @@ func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, slow 
 	)
 	readErr := t.Feed(func(s *track.Stage) error {
 		var (
-			d      = decode.Decoder{LayersOnly: slow}
+			d      = decode.Decoder{LayersOnly: mode == decodeLayers}
 			warned = map[layers.LinkType]bool{}
 			rec    pcapfile.Record
 			p      decode.Packet
 			link   layers.LinkType
 			iface  = -1
+			// A little-endian classic pcap file of Ethernet frames has
+			// its plain TCP segments taken straight from the read
+			// buffer, a run at a time (Stage.HotPcap), from frame
+			// plainAt on: after a record it does not take, the next
+			// plainMiss go one at a time, so that a capture of other
+			// frames pays little for trying.
+			plain   = mode == decodeAll && !ng && src.LinkType(0) == layers.LinkTypeEthernet
+			plainAt = 1
+			// The context is checked every 4,096 frames read one at a
+			// time; a run takes at most a window's 4,096 more.
+			checkAt = 4096
 		)
 		for frame := 1; ; frame++ {
-			if frame&4095 == 0 {
+			if frame >= checkAt {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
+				checkAt = frame + 4096
+			}
+			if plain && frame >= plainAt {
+				b, nano := src.Plain()
+				if used, took := s.HotPcap(b, nano, frame); took > 0 {
+					src.Skip(used)
+					frame += took - 1
+					continue
+				}
+				switch {
+				case nano == 0:
+					plain = false // big-endian
+				case len(b) > 0:
+					plainAt = frame + plainMiss
+				}
+				// With nothing buffered (the file's first record, a
+				// refill), Next reads on and the next frame tries again.
 			}
 			err := src.Next(&rec)
 			if err == io.EOF {
@@ -235,7 +282,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, slow 
 			}
 			// The fast path: a plain TCP segment, read straight into the
 			// window.
-			if !slow && !rec.Wide && s.Hot(link, rec.Data, cut, frame, rec.Unix) {
+			if mode != decodeLayers && !rec.Wide && s.Hot(link, rec.Data, cut, frame, rec.Unix) {
 				continue
 			}
 			p = decode.Packet{Pos: model.Pos{Frame: frame}, Time: rec.Time()}

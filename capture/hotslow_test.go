@@ -25,9 +25,10 @@ func TestHotPathSameResultCorpus(t *testing.T) {
 }
 
 // sameHotAndSlow reads every capture under dirs (at least least of them)
-// through the hand-decoded headers and through gopacket's layers alone,
-// with and without summary mode, and fails unless both give the same
-// Result and error.
+// through each decoding path (the plain records of a pcap file taken a
+// run at a time, the hand-decoded headers of each record, gopacket's
+// layers alone), with and without summary mode, and fails unless all give
+// the same Result and error.
 func sameHotAndSlow(t *testing.T, least int, dirs ...string) {
 	t.Helper()
 	files := captureFiles(t, dirs...)
@@ -40,17 +41,27 @@ func sameHotAndSlow(t *testing.T, least int, dirs ...string) {
 			t.Fatal(err)
 		}
 		for _, summary := range []bool{false, true} {
-			opts := Options{Shards: 2, Summary: Summary{Enabled: summary}}
-			fast, ferr := read(context.Background(), bytes.NewReader(b), "c.pcap", opts, false)
-			slow, serr := read(context.Background(), bytes.NewReader(b), "c.pcap", opts, true)
-			if fmt.Sprint(ferr) != fmt.Sprint(serr) {
-				t.Errorf("%s: error %v, through gopacket's layers %v", path, ferr, serr)
-			}
-			if !reflect.DeepEqual(fast, slow) {
-				t.Errorf("%s, summary %v: the result differs from gopacket's layers'", path, summary)
+			if err := samePaths(b, Options{Shards: 2, Summary: Summary{Enabled: summary}}); err != nil {
+				t.Errorf("%s, summary %v: %v", path, summary, err)
 			}
 		}
 	}
+}
+
+// samePaths reads the capture b through each decoding path and says how
+// the results differ from gopacket's layers'.
+func samePaths(b []byte, opts Options) error {
+	slow, serr := read(context.Background(), bytes.NewReader(b), "c.pcap", opts, decodeLayers)
+	for _, mode := range []decoding{decodeAll, decodeRecords} {
+		fast, ferr := read(context.Background(), bytes.NewReader(b), "c.pcap", opts, mode)
+		if fmt.Sprint(ferr) != fmt.Sprint(serr) {
+			return fmt.Errorf("decoding %d: error %v, through gopacket's layers %v", mode, ferr, serr)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			return fmt.Errorf("decoding %d: the result differs from gopacket's layers'", mode)
+		}
+	}
+	return nil
 }
 
 // captureFiles lists the packet captures (pcap or pcapng, gzip'd or not)

@@ -62,17 +62,17 @@ func TestWireLengths(t *testing.T) {
 		{data: frame(srv, cli, decode.ACK|decode.PSH, 6401, 1010, 600, 9000)[:80], wire: 14 + 40 + 600},
 	}
 	b := pcapOfRecords(records)
-	for _, slow := range []bool{false, true} {
-		res, err := read(context.Background(), bytes.NewReader(b), "f.pcap", Options{}, slow)
+	for _, mode := range []decoding{decodeAll, decodeRecords, decodeLayers} {
+		res, err := read(context.Background(), bytes.NewReader(b), "f.pcap", Options{}, mode)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(res.Attempts) != 1 {
-			t.Fatalf("slow %v: %d attempts", slow, len(res.Attempts))
+			t.Fatalf("decoding %d: %d attempts", mode, len(res.Attempts))
 		}
 		a := res.Attempts[0]
 		if a.ClientBytes != 10 || a.ServerBytes != 1400+600 || a.Packets != 6 {
-			t.Errorf("slow %v: %d packets, %d bytes from the client, %d from the server; want 6, 10, %d", slow, a.Packets, a.ClientBytes, a.ServerBytes, 1400+600)
+			t.Errorf("decoding %d: %d packets, %d bytes from the client, %d from the server; want 6, 10, %d", mode, a.Packets, a.ClientBytes, a.ServerBytes, 1400+600)
 		}
 	}
 

@@ -67,6 +67,18 @@ func HotTCP(link layers.LinkType, b []byte, cut int, g *Segment) bool {
 	return false
 }
 
+// HotEthIPv4 is HotTCP for a link type of Ethernet and the commonest
+// frame: an IPv4 TCP segment with no VLAN tag, IP options or
+// fragmentation, at least 54 bytes captured and an IP length of at least
+// 40. It reports false for any other frame, which HotTCP may still read.
+func HotEthIPv4(b []byte, cut int, g *Segment) bool {
+	if len(b) < 54 {
+		return false
+	}
+	ok, _ := hotEthIPv4(b, cut, g)
+	return ok
+}
+
 // hotEthIPv4 is HotTCP for the frames most captures hold, their link and
 // IP headers read in one go: Ethernet without VLAN tags, IPv4 without
 // options that is not a fragment, and 20 bytes of TCP header or more,

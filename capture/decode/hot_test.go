@@ -24,6 +24,9 @@ func hotBoth(t *testing.T, link layers.LinkType, data []byte, cut int) bool {
 	var p Packet
 	err := d.Decode(link, bytes.Clone(data), cut, &p)
 	if !ok {
+		if link == layers.LinkTypeEthernet && HotEthIPv4(bytes.Clone(data), cut, &hot) {
+			t.Fatalf("frame %x: HotEthIPv4 reads it, HotTCP does not", data)
+		}
 		return false
 	}
 	if err != nil || p.Proto != "tcp" || p.Outer != nil {
@@ -36,6 +39,12 @@ func hotBoth(t *testing.T, link layers.LinkType, data []byte, cut int) bool {
 	}
 	if h := hot.Key.Hash(); h != hot.Hash {
 		t.Fatalf("link %d frame %x: hash %x, Key.Hash gives %x", link, data, hot.Hash, h)
+	}
+	// HotEthIPv4, HotTCP's commonest frame alone, reads it as HotTCP or
+	// leaves it to HotTCP.
+	var eth Segment
+	if link == layers.LinkTypeEthernet && HotEthIPv4(bytes.Clone(data), cut, &eth) && !reflect.DeepEqual(eth, hot) {
+		t.Fatalf("link %d frame %x:\nHotEthIPv4 %+v\nHotTCP     %+v", link, data, eth, hot)
 	}
 	return true
 }

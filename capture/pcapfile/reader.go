@@ -159,3 +159,20 @@ func (r *Reader) Close() error {
 	}
 	return nil
 }
+
+// Plain returns the bytes read and not yet returned of a classic pcap
+// file in little-endian byte order, and the factor that makes a record's
+// fraction of a second nanoseconds; nil and 0 for any other file. The bytes
+// start at a record; the last record in them may not be whole. A caller
+// that walks the records in them itself says how many bytes it took with
+// Skip, and reads the rest with Next as before.
+func (r *Reader) Plain() ([]byte, uint32) {
+	p, ok := r.src.(*pcapRecords)
+	if !ok || p.big {
+		return nil, 0
+	}
+	return p.buf[p.off:p.end], p.nanoFactor
+}
+
+// Skip takes n bytes of those Plain returned, whole records, as read.
+func (r *Reader) Skip(n int) { r.src.(*pcapRecords).off += n }

@@ -1,0 +1,108 @@
+package track
+
+import (
+	"encoding/binary"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/netmortem/netmortem/capture/decode"
+)
+
+// maxPlainRecord is libpcap's largest snap length: HotPcap leaves longer
+// records to the reader, which checks them against the file's.
+const maxPlainRecord = 262144
+
+// HotPcap is Hot for the records at the start of b, the bytes of a classic
+// little-endian pcap file of Ethernet frames (pcapfile.Reader.Plain), the
+// first of them frame number frame, whose fractions of a second
+// nanoFactor makes nanoseconds. It takes the records in turn while each is
+// whole in b, no longer than it says the frame was, and holds a frame
+// decode.HotEthIPv4 reads, up to the end of the window being filled, and
+// returns how many bytes and records it took: the next record is to be
+// read and given to Hot or Add as any other. The first segment Hot
+// would take after the Tracker's times are synced (at the start of each
+// file) goes through Hot, which starts them again and sets the base time
+// the others are counted from when the Tracker has none yet.
+//
+// It does what a loop of pcapfile.Reader.Next and Hot does, without a
+// record copied out, the checks for other formats and link types, or the
+// Tracker's times read and written back for every packet: a quarter of
+// the reading stage's instructions on a capture of plain TCP segments.
+func (s *Stage) HotPcap(b []byte, nanoFactor uint32, frame int) (used, took int) {
+	t := s.t
+	if !t.hotTimes() {
+		return 0, 0
+	}
+	if !t.hotSeen {
+		// The first since the times were synced goes through Hot.
+		data, cut, unix, ok := plainRecord(b, 0, nanoFactor)
+		if !ok || !s.Hot(layers.LinkTypeEthernet, data, cut, frame, unix) {
+			return 0, 0
+		}
+		used, took = 16+len(data), 1
+		if t.packets%batchSize == 0 {
+			return used, took // Hot sent the window
+		}
+	}
+	w := s.w
+	room := took + min(batchSize-t.packets%batchSize, cap(w.segs)-len(w.segs))
+	shards := uint64(len(t.shards))
+	packets, now, first, last, base, file := t.packets, t.now, t.hotFirst, t.hotLast, t.baseUnix, t.curFile
+	start := took
+	for took < room {
+		data, cut, unix, ok := plainRecord(b, used, nanoFactor)
+		if !ok {
+			break
+		}
+		n := len(w.segs)
+		g := &w.segs[:n+1][n]
+		if !decode.HotEthIPv4(data, cut, &g.Segment) {
+			break
+		}
+		w.segs = w.segs[:n+1]
+		// As prepareHot, with the Tracker's times in locals.
+		packets++
+		if unix < first {
+			first = unix
+		} else if unix > last {
+			last = unix
+		}
+		ns := subNS(unix, base)
+		now = max(now, ns)
+		g.idx, g.ns, g.now = packets, ns, now
+		g.frame, g.line, g.file = frame+took, 0, file
+		g.lookup, g.outer, g.found = false, 0, 0
+		i := int(uint64(g.Hash) * shards >> 32)
+		w.own[i] = append(w.own[i], int32(n))
+		used, took = used+16+len(data), took+1
+	}
+	t.packets, t.now, t.hotFirst, t.hotLast = packets, now, first, last
+	if took > start && packets%batchSize == 0 {
+		s.send()
+	}
+	return used, took
+}
+
+// plainRecord returns the frame of the little-endian pcap record at
+// b[off:], how many bytes it had on the wire past those captured, and its
+// time in nanoseconds since 1970, as pcapfile reads them, when the record
+// is whole in b, no longer than libpcap's largest snap length and no
+// longer than it says the frame was: a record that is not is left to the
+// reader, which reads it whole, checks it against the file's snap length
+// or counts it.
+func plainRecord(b []byte, off int, nanoFactor uint32) (data []byte, cut int, unix int64, ok bool) {
+	if len(b)-off < 16 {
+		return nil, 0, 0, false
+	}
+	h := (*[16]byte)(b[off : off+16])
+	le := binary.LittleEndian
+	caplen, orig := le.Uint32(h[8:12]), le.Uint32(h[12:16])
+	if caplen > maxPlainRecord || int(caplen) > len(b)-off-16 || orig < caplen {
+		return nil, 0, 0, false
+	}
+	end := off + 16 + int(caplen)
+	unix = int64(le.Uint32(h[0:4]))*1e9 + int64(le.Uint32(h[4:8])*nanoFactor)
+	// As pcapfile.Record.Cut: an IP length never reaches 1 MiB past the
+	// bytes captured.
+	return b[off+16 : end : end], int(min(orig-caplen, 1<<20)), unix, true
+}
