@@ -338,14 +338,21 @@ func (t *Tracker) flushCounts() {
 	c := &t.counts
 	c.Packets = t.packets
 	for _, sh := range t.shards {
-		o := &sh.counts
-		c.TCPPackets += o.TCPPackets
-		c.SYNOnly += o.SYNOnly
-		c.SYNACK += o.SYNACK
-		c.RST += o.RST
-		c.SYNRetx += o.SYNRetx
+		for f, n := range sh.flags {
+			c.TCPPackets += n
+			switch uint8(f) & (decode.SYN | decode.ACK) {
+			case decode.SYN:
+				c.SYNOnly += n
+			case decode.SYN | decode.ACK:
+				c.SYNACK += n
+			}
+			if uint8(f)&decode.RST != 0 {
+				c.RST += n
+			}
+		}
+		c.SYNRetx += sh.counts.SYNRetx
 		t.created += sh.created
-		sh.counts, sh.created = model.Counts{}, 0
+		sh.counts, sh.flags, sh.created = model.Counts{}, [256]int{}, 0
 	}
 }
 

@@ -20,7 +20,8 @@ type shard struct {
 	// open one that lingers longer. Both are in the order of the streams'
 	// last packets, in every shard as in the whole capture.
 	lists  [2]activity
-	counts model.Counts // the TCP counts: segments, SYNs, SYN/ACKs, RSTs, retransmitted SYNs
+	counts model.Counts // the TCP counts: retransmitted SYNs
+	flags  [256]int     // TCP segments by their flags, for the other TCP counts
 	free   []*stream    // finalized streams given back by the Tracker, for new ones
 	// extra holds, by ref, the streamExtra of the live streams that need
 	// one (stream.hasExtra).

@@ -9,20 +9,10 @@ import "time"
 // summary mode's copies) is left in m for the Tracker to settle, and then
 // addTCP reports true.
 func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
-	c := &sh.counts
-	c.TCPPackets++
+	sh.flags[p.Flags]++
 	m.retired, m.noted = ended{}, nil
 	syn, ack, rst, fin := p.Flags&decode.SYN != 0, p.Flags&decode.ACK != 0, p.Flags&decode.RST != 0, p.Flags&decode.FIN != 0
 	synOnly := syn && !ack
-	switch {
-	case synOnly:
-		c.SYNOnly++
-	case syn && ack:
-		c.SYNACK++
-	}
-	if rst {
-		c.RST++
-	}
 
 	pns := p.ns
 	k, h, srcHi := &p.Key, p.Hash, p.SrcHi
@@ -88,7 +78,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 			}
 		}
 		if !p.Short && s.retransmitted(dir, p, pns) {
-			c.SYNRetx++
+			sh.counts.SYNRetx++
 		}
 		if sh.summarize && !s.synSeen[dir] {
 			m.noted, m.noteISN, m.noteCli = s, p.Seq, int8(dir)
