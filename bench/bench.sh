@@ -191,7 +191,7 @@ if [ "$INSTR" -gt 0 ] && command -v valgrind >/dev/null && command -v cg_annotat
 				path = f; sub(/:[^:]*$/, "", path); sub(/^[^:]*:/, "", f) # the file, and the function named by f
 				if (path ~ /runtime\/(proc|lock_spinbit|lock_futex|os_linux|signal_unix|preempt|sys_linux_amd64)\./) s = "Go scheduler (timing-dependent)"
 				else if (f ~ /capture\/decode/) s = "decoding headers"
-				else if (f ~ /pcapfile|capture\.feed|Stage\)\.(Hot|Add|send)|prepareHot|Tracker\)\.(own|seal|prepare)|nextSeg|syscall/) s = "walking records, handing them on"
+				else if (f ~ /pcapfile|capture\.feed|Stage\)\.(Hot|Add|send)|plain(Record|Unix)|prepareHot|Tracker\)\.(own|seal|prepare)|nextSeg|syscall/) s = "walking records, handing them on"
 				else if (f ~ /streamTable|shard\)\.get|streamStore\)\.at|Key\)\.Equal/) s = "finding the stream"
 				else if (f ~ /park|encodeStream|decodeStream|transform/) s = "parking closed streams"
 				else if (f ~ /capture\/track\.\(\*shard\)|addHistory|retransmitted|dataSizes|segAt|Tracker\)\.track\.func1$/) s = "folding into the stream"
