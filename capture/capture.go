@@ -220,13 +220,13 @@ func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, mode 
 			p      decode.Packet
 			link   layers.LinkType
 			iface  = -1
-			// A little-endian classic pcap file of Ethernet frames has
-			// its plain TCP segments taken straight from the read
-			// buffer, a run at a time (Stage.HotPcap), from frame
-			// plainAt on: after a record it does not take, the next
-			// plainMiss go one at a time, so that a capture of other
-			// frames pays little for trying.
-			plain   = mode == decodeAll && !ng && src.LinkType(0) == layers.LinkTypeEthernet
+			// A little-endian classic pcap file has its plain TCP
+			// segments taken straight from the read buffer, a run at a
+			// time (Stage.HotPcap), from frame plainAt on: after a
+			// record it does not take, the next plainMiss go one at a
+			// time, so that a capture of other frames pays little for
+			// trying.
+			plain   = mode == decodeAll && !ng && decode.SupportedLink(src.LinkType(0))
 			plainAt = 1
 			// The context is checked every 4,096 frames read one at a
 			// time; a run takes at most a window's 4,096 more.
@@ -241,7 +241,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, mode 
 			}
 			if plain && frame >= plainAt {
 				b, nano := src.Plain()
-				if used, took := s.HotPcap(b, nano, frame); took > 0 {
+				if used, took := s.HotPcap(src.LinkType(0), b, nano, frame); took > 0 {
 					src.Skip(used)
 					frame += took - 1
 					continue

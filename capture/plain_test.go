@@ -51,6 +51,9 @@ func TestPlainRecordsSamePaths(t *testing.T) {
 	// A file whose first frame is not a plain TCP segment has its first
 	// one taken by Stage.HotPcap through Stage.Hot.
 	arpFirst := withARPFirst(busy)
+	// The same frames captured on tcpdump's "any" device (Linux SLL2),
+	// read through decode.HotTCP.
+	sll2 := asSLL2(busy)
 	type read struct {
 		name    string
 		b       []byte
@@ -58,8 +61,8 @@ func TestPlainRecordsSamePaths(t *testing.T) {
 		summary bool
 	}
 	var reads []read
-	for _, name := range []string{"busy", "lying", "tagged", "cut", "arp first"} {
-		b := map[string][]byte{"busy": busy, "lying": lying, "tagged": tagged, "cut": busy[:len(busy)-7], "arp first": arpFirst}[name]
+	for _, name := range []string{"busy", "lying", "tagged", "cut", "arp first", "sll2"} {
+		b := map[string][]byte{"busy": busy, "lying": lying, "tagged": tagged, "cut": busy[:len(busy)-7], "arp first": arpFirst, "sll2": sll2}[name]
 		for _, shards := range []int{1, 3} {
 			for _, summary := range []bool{false, true} {
 				reads = append(reads, read{name, b, shards, summary})
@@ -111,6 +114,25 @@ func withARPFirst(b []byte) []byte {
 	rec = binary.LittleEndian.AppendUint32(rec, uint32(len(arp)))
 	rec = binary.LittleEndian.AppendUint32(rec, uint32(len(arp)))
 	return slices.Concat(b[:24], rec, arp, b[24:])
+}
+
+// asSLL2 returns the pcap b of Ethernet frames as a pcap of Linux SLL2
+// frames: the Ethernet header replaced by an SLL2 header of the same
+// protocol and source address.
+func asSLL2(b []byte) []byte {
+	le := binary.LittleEndian
+	out := le.AppendUint32(bytes.Clone(b[:20]), 276) // LINKTYPE_LINUX_SLL2
+	for o := 24; o < len(b); {
+		caplen := int(le.Uint32(b[o+8:]))
+		frame := b[o+16 : o+16+caplen]
+		sll := slices.Concat(frame[12:14], []byte{0, 0, 0, 0, 0, 3, 0, 1, 4, 6}, frame[6:12], []byte{0, 0})
+		out = append(out, b[o:o+8]...)
+		out = le.AppendUint32(out, uint32(caplen-14+20))
+		out = le.AppendUint32(out, le.Uint32(b[o+12:])-14+20)
+		out = append(append(out, sll...), frame[14:]...)
+		o += 16 + caplen
+	}
+	return out
 }
 
 func FuzzPlainRecords(f *testing.F) {

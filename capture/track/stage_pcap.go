@@ -13,11 +13,13 @@ import (
 const maxPlainRecord = 262144
 
 // HotPcap is Hot for the records at the start of b, the bytes of a classic
-// little-endian pcap file of Ethernet frames (pcapfile.Reader.Plain), the
-// first of them frame number frame, whose fractions of a second
-// nanoFactor makes nanoseconds. It takes the records in turn while each is
-// whole in b, no longer than it says the frame was, and holds a frame
-// decode.HotEthIPv4 reads, up to the end of the window being filled, and
+// little-endian pcap file of frames of link type link
+// (pcapfile.Reader.Plain), the first of them frame number frame, whose
+// fractions of a second nanoFactor makes nanoseconds. It takes the records
+// in turn while each is whole in b, no longer than it says the frame was,
+// and holds a frame decode.HotTCP reads (an Ethernet frame of an IPv4
+// segment through decode.HotEthIPv4, the commonest, first), up to the end
+// of the window being filled, and
 // returns how many bytes and records it took: the next record is to be
 // read and given to Hot or Add as any other. The first segment Hot
 // would take after the Tracker's times are synced (at the start of each
@@ -28,7 +30,7 @@ const maxPlainRecord = 262144
 // record copied out, the checks for other formats and link types, or the
 // Tracker's times read and written back for every packet: a quarter of
 // the reading stage's instructions on a capture of plain TCP segments.
-func (s *Stage) HotPcap(b []byte, nanoFactor uint32, frame int) (used, took int) {
+func (s *Stage) HotPcap(link layers.LinkType, b []byte, nanoFactor uint32, frame int) (used, took int) {
 	t := s.t
 	if !t.hotTimes() {
 		return 0, 0
@@ -36,7 +38,7 @@ func (s *Stage) HotPcap(b []byte, nanoFactor uint32, frame int) (used, took int)
 	if !t.hotSeen {
 		// The first since the times were synced goes through Hot.
 		data, cut, unix, ok := plainRecord(b, 0, nanoFactor)
-		if !ok || !s.Hot(layers.LinkTypeEthernet, data, cut, frame, unix) {
+		if !ok || !s.Hot(link, data, cut, frame, unix) {
 			return 0, 0
 		}
 		used, took = 16+len(data), 1
@@ -47,6 +49,7 @@ func (s *Stage) HotPcap(b []byte, nanoFactor uint32, frame int) (used, took int)
 	w := s.w
 	room := took + min(batchSize-t.packets%batchSize, cap(w.segs)-len(w.segs))
 	shards := uint64(len(t.shards))
+	eth := link == layers.LinkTypeEthernet
 	packets, now, first, last, base, file := t.packets, t.now, t.hotFirst, t.hotLast, t.baseUnix, t.curFile
 	start := took
 	for took < room {
@@ -56,7 +59,7 @@ func (s *Stage) HotPcap(b []byte, nanoFactor uint32, frame int) (used, took int)
 		}
 		n := len(w.segs)
 		g := &w.segs[:n+1][n]
-		if !decode.HotEthIPv4(data, cut, &g.Segment) {
+		if !(eth && decode.HotEthIPv4(data, cut, &g.Segment)) && !decode.HotTCP(link, data, cut, &g.Segment) {
 			break
 		}
 		w.segs = w.segs[:n+1]
