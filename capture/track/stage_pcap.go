@@ -48,7 +48,6 @@ func (s *Stage) HotPcap(link layers.LinkType, b []byte, nanoFactor uint32, frame
 	}
 	w := s.w
 	room := took + min(batchSize-t.packets%batchSize, cap(w.segs)-len(w.segs))
-	shards := uint64(len(t.shards))
 	eth := link == layers.LinkTypeEthernet
 	packets, now, first, last, base, file := t.packets, t.now, t.hotFirst, t.hotLast, t.baseUnix, t.curFile
 	start := took
@@ -75,8 +74,7 @@ func (s *Stage) HotPcap(link layers.LinkType, b []byte, nanoFactor uint32, frame
 		g.idx, g.ns, g.now = packets, ns, now
 		g.frame, g.line, g.file = frame+took, 0, file
 		g.lookup, g.outer, g.found = false, 0, 0
-		i := int(uint64(g.Hash) * shards >> 32)
-		w.own[i] = append(w.own[i], int32(n))
+		t.own(w, n)
 		used, took = used+16+len(data), took+1
 	}
 	t.packets, t.now, t.hotFirst, t.hotLast = packets, now, first, last
