@@ -44,8 +44,10 @@ build-fleet:
 
 ## test: vet and the whole test suite with the race detector, in the fleet
 ## build (-tags fleet: the tests of object storage and of the databases
-## too), then the tests of the packages that differ in the laptop build
-## (TestLaptopBuildSameOutput compares the two builds' output)
+## too; cmd/netmortem and e2e, which run the whole program and analysis,
+## without it but for their concurrent parts), then the tests of the
+## packages that differ in the laptop build (TestLaptopBuildSameOutput
+## compares the two builds' output)
 # The tests that check each fixture's output run one fixture in 32 under
 # the race detector (cmd/netmortem/sample_test.go), then all of them without.
 EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput|TestCutEvidence|TestLibraryMatchesCLI|TestAnonymizeHTMLData|TestIncidentOutputs|TestIncidentsSummaryMode|TestFirstScreen|TestPastedCommands|TestAnonymizeBatch|TestBatchIncidentFixtures|TestLaptopBuildSameOutput
@@ -55,6 +57,17 @@ EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|Test
 NORACE_TESTS = TestPlainRecordsSamePaths|TestPlainRecordsSeries|TestBuildsWithoutEachRule|TestNextEvidenceBringsBack|TestCorpusDumpsRecognized|TestHandOnSameAttempts|TestBatchManyBundles|TestExamplesRun|TestBatchInterruptResume|TestSkippedSummary
 # The packages of EVERY_FIXTURE_TESTS and NORACE_TESTS.
 NORACE_PKGS = ./cmd/netmortem ./analyzer/rules ./e2e ./parse ./capture
+# cmd/netmortem's and e2e's tests run the whole program or the whole
+# analysis on every fixture, mostly on one goroutine: the concurrency they
+# reach is the libraries' (whose own packages' tests run under the race
+# detector), and the program's batch workers and stores, flows' hand-on,
+# timeouts, signals and parallel runs. Under the race detector only the
+# tests of those (WHOLE_RACE_TESTS) run; without it, every test of the two
+# packages. Whole under the race detector, cmd/netmortem's tests took 16
+# minutes and e2e's 3 on 2 cores (make test: 29); without it, 6.5 and 0.6
+# (make test: 16).
+WHOLE_PKGS = ./cmd/netmortem ./e2e
+WHOLE_RACE_TESTS = TestFlows.*|TestBatch|TestBatchShards|TestBatchDB|TestBatchMinIO|TestBatchInterruptResume|TestCoresSameOutput|TestParallelRuns|TestAnalyzeTimeout|TestStuckRead|TestReadDone|TestNextEvidenceBringsBack|TestPartialBundles|TestDamagedBundle
 
 # go test's output goes through internal/testreport, which prints it as
 # go test would and ends with the tests skipped, one line per reason.
@@ -71,12 +84,18 @@ test:
 	$(NOCGO) $(GO) vet ./...
 	$(NOCGO) $(GO) vet -tags fleet ./...
 	$(NOCGO) $(GO) build -o $(TESTREPORT) ./internal/testreport
-	@exec 4>&1; st=$$( { { $(GO) test -tags fleet -json -race -timeout 30m ./... 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
-	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
-	@exec 4>&1; st=$$( { { $(NOCGO) $(GO) test -tags fleet -json -timeout 30m -run '^($(EVERY_FIXTURE_TESTS)|$(NORACE_TESTS))$$' $(NORACE_PKGS) 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
-	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
-	@exec 4>&1; st=$$( { { $(NOCGO) $(GO) test -json -timeout 30m $(LAPTOP_PKGS) 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
-	  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
+	$(call reported,$(GO) test -tags fleet -json -race -timeout 30m $$($(GO) list -tags fleet ./... | grep -vxF "$$($(GO) list -tags fleet $(WHOLE_PKGS))"))
+	$(call reported,$(GO) test -tags fleet -json -race -timeout 30m -run '^($(WHOLE_RACE_TESTS))$$' $(WHOLE_PKGS))
+	$(call reported,$(NOCGO) $(GO) test -tags fleet -json -timeout 30m -run '^($(EVERY_FIXTURE_TESTS)|$(NORACE_TESTS))$$' $(filter-out $(WHOLE_PKGS),$(NORACE_PKGS)))
+	$(call reported,$(NOCGO) $(GO) test -tags fleet -json -timeout 30m $(WHOLE_PKGS))
+	$(call reported,$(NOCGO) $(GO) test -json -timeout 30m $(LAPTOP_PKGS))
+
+# reported runs the go test -json command $(1) through $(TESTREPORT) and
+# fails when either does.
+define reported
+@exec 4>&1; st=$$( { { $(1) 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
+  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
+endef
 
 ## browser-deps: install Debian's chromium for the browser test of the HTML
 ## report when it is missing (needs root and apt-get, as on CI; otherwise
