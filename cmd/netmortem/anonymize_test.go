@@ -210,6 +210,7 @@ func isWordish(c byte) bool {
 // subjects and inputs, not what the mapping lists. The anonymized reports
 // have the same findings, by rule and fingerprint.
 func TestAnonymizeEveryFixture(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs analyze twice on every fixture")
 	}

@@ -61,6 +61,7 @@ var firstDst = regexp.MustCompile(`"dst": "([0-9.]+:[0-9]+)"`)
 // every incident fixture, byte for byte, with the same exit code; and
 // that it names the fleet build for a bucket URL and a database.
 func TestLaptopBuildSameOutput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	laptop, fleet := buildNetmortem(t, dir, ""), buildNetmortem(t, dir, "fleet")
 	checkBuildSizes(t, map[string]string{"laptop": laptop, "fleet": fleet})

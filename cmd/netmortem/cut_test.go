@@ -49,6 +49,7 @@ type cutReport struct {
 // finding names the cut it rests on (facts.incomplete). One cut of each
 // bundle is checked in every format.
 func TestCutEvidence(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	dirs, err := filepath.Glob(fixture("incidents/*"))
 	if err != nil {

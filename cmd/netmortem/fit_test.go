@@ -66,6 +66,7 @@ var roomFixtures = []string{"incidents/stale-dnat", "seeds/002-synack-reset", "c
 // stderr as $COLUMNS does (TestEveryCommandFits holds $COLUMNS to the
 // same widths), so that the test leaves the environment alone.
 func TestOutputFitsTerminalWidth(t *testing.T) {
+	t.Parallel()
 	commands := [][]string{{"analyze", "--color=always", "--width=80"}, {"flows", "--width=80"}, {"inspect", "--width=80"}}
 	lines := filepath.Join(t.TempDir(), "lines.jsonl")
 	traced := 0

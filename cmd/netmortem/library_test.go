@@ -37,6 +37,7 @@ var libraryFormats = []string{"json", "markdown", "html"}
 // with an anonymization key, and with a capture cut before its header and
 // a missing operand (incompleteness).
 func TestLibraryMatchesCLI(t *testing.T) {
+	t.Parallel()
 	cases := libraryCases(t)
 	if testing.Short() || raceEnabled {
 		// The cases of suppression and incompleteness, and one bundle
