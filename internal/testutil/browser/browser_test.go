@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 
 func load(t *testing.T, name string, vp Viewport) *Page {
 	t.Helper()
-	p, err := start(t).Load(t.Context(), filepath.Join("testdata", name), vp, loadTimeout)
+	p, err := start(t).Load(t.Context(), filepath.Join("testdata", name), vp, loadTimeout, WithScreenshot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +97,18 @@ func TestReportSamplePasses(t *testing.T) {
 				t.Errorf("the top of more than the page is not the whole screenshot (%v)", err)
 			}
 		})
+	}
+}
+
+// TestScreenshotOnlyAsked checks that Load takes no screenshot unless
+// given WithScreenshot.
+func TestScreenshotOnlyAsked(t *testing.T) {
+	p, err := start(t).Load(t.Context(), filepath.Join("testdata", "report.html"), Desktop, loadTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Screenshot != nil || len(p.Findings) != 2 {
+		t.Errorf("without WithScreenshot: %d bytes of screenshot, %d findings; want none and 2", len(p.Screenshot), len(p.Findings))
 	}
 }
 

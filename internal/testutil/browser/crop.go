@@ -7,9 +7,10 @@ import (
 	"image/png"
 )
 
-// Top returns the top height pixels of the page's screenshot as a PNG, or
-// the whole screenshot when it is not that high: a picture of the start of
-// a long report, small enough to show in a README.
+// Top returns the top height pixels of the page's screenshot (Load given
+// WithScreenshot) as a PNG, or the whole screenshot when it is not that
+// high: a picture of the start of a long report, small enough to show in a
+// README.
 func (p *Page) Top(height int) ([]byte, error) {
 	img, err := png.Decode(bytes.NewReader(p.Screenshot))
 	if err != nil {

@@ -120,14 +120,24 @@ type Page struct {
 	// Verdict and Appendix say whether section#verdict and
 	// section#appendix are present.
 	Verdict, Appendix bool
-	// Screenshot is a PNG of the whole page.
+	// Screenshot is a PNG of the whole page, when Load was given
+	// WithScreenshot.
 	Screenshot []byte
 }
 
+// A LoadOption adds to what Load takes of a page.
+type LoadOption int
+
+// WithScreenshot has Load take a PNG of the whole page (Page.Screenshot):
+// the browser encodes it and sends it base64-encoded, a few megabytes for
+// a long report, so Load takes one only when asked.
+const WithScreenshot LoadOption = 1
+
 // Load opens the HTML file at path in a new tab laid out at vp, waits for it
 // to load and settle, and measures it. The tab is closed on return. timeout
-// bounds the whole load.
-func (b *Browser) Load(ctx context.Context, path string, vp Viewport, timeout time.Duration) (*Page, error) {
+// bounds the whole load. Load may be called from several goroutines: each
+// load has its own tab.
+func (b *Browser) Load(ctx context.Context, path string, vp Viewport, timeout time.Duration, opts ...LoadOption) (*Page, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
@@ -217,9 +227,11 @@ func (b *Browser) Load(ctx context.Context, path string, vp Viewport, timeout ti
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("load %s: the page probe returned %.200s: %w", path, raw, err)
 	}
-	shot, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
-	if err != nil {
-		return nil, run(fmt.Errorf("load %s: screenshot: %w", path, err))
+	var shot []byte
+	if slices.Contains(opts, WithScreenshot) {
+		if shot, err = chromedp.Run(tab, chromedp.FullScreenshot(100)); err != nil {
+			return nil, run(fmt.Errorf("load %s: screenshot: %w", path, err))
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
