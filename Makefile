@@ -48,15 +48,6 @@ build-fleet:
 ## without it but for their concurrent parts), then the tests of the
 ## packages that differ in the laptop build (TestLaptopBuildSameOutput
 ## compares the two builds' output)
-# The tests that check each fixture's output run one fixture in 32 under
-# the race detector (cmd/netmortem/sample_test.go), then all of them without.
-EVERY_FIXTURE_TESTS = TestAnonymizeEveryFixture|TestOutputFitsTerminalWidth|TestHTMLReportInBrowser|TestCoresSameOutput|TestCutEvidence|TestLibraryMatchesCLI|TestAnonymizeHTMLData|TestIncidentOutputs|TestIncidentsSummaryMode|TestFirstScreen|TestPastedCommands|TestAnonymizeBatch|TestBatchIncidentFixtures|TestLaptopBuildSameOutput
-# The tests that repeat one check over many inputs (on one goroutine, or
-# on code the race detector sees run on a few of them) check a sample
-# under the race detector (testutil.RaceSample), then every input without.
-NORACE_TESTS = TestPlainRecordsSamePaths|TestPlainRecordsSeries|TestBuildsWithoutEachRule|TestNextEvidenceBringsBack|TestCorpusDumpsRecognized|TestHandOnSameAttempts|TestBatchManyBundles|TestExamplesRun|TestBatchInterruptResume|TestSkippedSummary
-# The packages of EVERY_FIXTURE_TESTS and NORACE_TESTS.
-NORACE_PKGS = ./cmd/netmortem ./analyzer/rules ./e2e ./parse ./capture
 # cmd/netmortem's and e2e's tests run the whole program or the whole
 # analysis on every fixture, mostly on one goroutine: the concurrency they
 # reach is the libraries' (whose own packages' tests run under the race
@@ -68,6 +59,13 @@ NORACE_PKGS = ./cmd/netmortem ./analyzer/rules ./e2e ./parse ./capture
 # (make test: 16).
 WHOLE_PKGS = ./cmd/netmortem ./e2e
 WHOLE_RACE_TESTS = TestFlows.*|TestBatch|TestBatchShards|TestBatchDB|TestBatchMinIO|TestBatchInterruptResume|TestCoresSameOutput|TestParallelRuns|TestAnalyzeTimeout|TestStuckRead|TestReadDone|TestNextEvidenceBringsBack|TestPartialBundles|TestDamagedBundle
+# The tests that repeat one check over many inputs (on one goroutine, or
+# on code the race detector sees run on a few of them) check a sample
+# under the race detector (testutil.RaceSample, cmd/netmortem's sampled),
+# then every input without: those of WHOLE_PKGS as their packages run
+# whole, the others listed here, in the packages of NORACE_PKGS.
+NORACE_TESTS = TestPlainRecordsSamePaths|TestPlainRecordsSeries|TestBuildsWithoutEachRule|TestCorpusDumpsRecognized|TestHandOnSameAttempts
+NORACE_PKGS = ./analyzer/rules ./parse ./capture
 
 # go test's output goes through internal/testreport, which prints it as
 # go test would and ends with the tests skipped, one line per reason.
@@ -86,7 +84,7 @@ test:
 	$(NOCGO) $(GO) build -o $(TESTREPORT) ./internal/testreport
 	$(call reported,$(GO) test -tags fleet -json -race -timeout 30m $$($(GO) list -tags fleet ./... | grep -vxF "$$($(GO) list -tags fleet $(WHOLE_PKGS))"))
 	$(call reported,$(GO) test -tags fleet -json -race -timeout 30m -run '^($(WHOLE_RACE_TESTS))$$' $(WHOLE_PKGS))
-	$(call reported,$(NOCGO) $(GO) test -tags fleet -json -timeout 30m -run '^($(EVERY_FIXTURE_TESTS)|$(NORACE_TESTS))$$' $(filter-out $(WHOLE_PKGS),$(NORACE_PKGS)))
+	$(call reported,$(NOCGO) $(GO) test -tags fleet -json -timeout 30m -run '^($(NORACE_TESTS))$$' $(NORACE_PKGS))
 	$(call reported,$(NOCGO) $(GO) test -tags fleet -json -timeout 30m $(WHOLE_PKGS))
 	$(call reported,$(NOCGO) $(GO) test -json -timeout 30m $(LAPTOP_PKGS))
 

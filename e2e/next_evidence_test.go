@@ -42,7 +42,7 @@ func TestNextEvidenceBringsBack(t *testing.T) {
 	// Each piece removed is one more analysis of a copy of the bundle,
 	// the same code as the others': under the race detector one bundle in
 	// four is enough, and make test removes the pieces of every bundle
-	// without it (NORACE_TESTS).
+	// without it (WHOLE_PKGS).
 	dirs = testutil.RaceSample(t, 4, dirs)
 	all := rules.All()
 	tried := 0

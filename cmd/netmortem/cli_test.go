@@ -385,7 +385,7 @@ func TestExamplesRun(t *testing.T) {
 			cmds = append(cmds, strings.Join(args, " "))
 			if raceEnabled && seen%4 != 1 {
 				// One example in four under the race detector; make
-				// test runs them all without it (NORACE_TESTS).
+				// test runs them all without it (WHOLE_PKGS).
 				continue
 			}
 			code, stdout, stderr := runCLI(t, args...)

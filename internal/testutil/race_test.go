@@ -13,39 +13,49 @@ import (
 	"testing"
 )
 
-// makeTestList matches a list of tests the Makefile runs again without
-// the race detector: NAME = TestA|TestB.
-var makeTestList = regexp.MustCompile(`(?m)^(EVERY_FIXTURE_TESTS|NORACE_TESTS) *= *(.*)$`)
+// makeTestList matches the list of tests the Makefile runs again without
+// the race detector: NORACE_TESTS = TestA|TestB.
+var makeTestList = regexp.MustCompile(`(?m)^NORACE_TESTS *= *(.*)$`)
 
-// makePkgList matches the packages of those tests: NORACE_PKGS = ./a ./b.
-var makePkgList = regexp.MustCompile(`(?m)^NORACE_PKGS *= *(.*)$`)
+// makePkgList matches a list of packages: NAME = ./a ./b.
+func makePkgList(name string) *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^` + name + ` *= *(.*)$`)
+}
 
 // TestSampledTestsRunWhole holds that every test that checks only a sample
 // of its inputs under the race detector (it calls testutil.RaceSample or
-// cmd/netmortem's sampled, or asks raceEnabled) is listed in the
-// Makefile's EVERY_FIXTURE_TESTS or NORACE_TESTS, and its package in
-// NORACE_PKGS, which make test runs without -race over every input:
-// otherwise what it checks of the inputs left out would never run.
+// cmd/netmortem's sampled, or asks raceEnabled) runs without -race over
+// every input in make test: its package is in the Makefile's WHOLE_PKGS,
+// whose tests all run without -race, or it is listed in NORACE_TESTS and
+// its package in NORACE_PKGS. Otherwise what it checks of the inputs left
+// out would never run.
 func TestSampledTestsRunWhole(t *testing.T) {
 	mk, err := os.ReadFile(filepath.Join(Root(), "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	listed := map[string]bool{}
-	for _, m := range makeTestList.FindAllStringSubmatch(string(mk), -1) {
-		for _, name := range strings.Split(m[2], "|") {
+	if m := makeTestList.FindStringSubmatch(string(mk)); m != nil {
+		for _, name := range strings.Split(m[1], "|") {
 			listed[strings.TrimSpace(name)] = true
 		}
 	}
 	if len(listed) == 0 {
-		t.Fatal("the Makefile lists no EVERY_FIXTURE_TESTS nor NORACE_TESTS")
+		t.Fatal("the Makefile lists no NORACE_TESTS")
 	}
-	pkgs := map[string]bool{}
-	if m := makePkgList.FindStringSubmatch(string(mk)); m != nil {
-		for _, p := range strings.Fields(m[1]) {
-			pkgs[filepath.Clean(p)] = true
+	pkgList := func(name string) map[string]bool {
+		pkgs := map[string]bool{}
+		if m := makePkgList(name).FindStringSubmatch(string(mk)); m != nil {
+			for _, p := range strings.Fields(m[1]) {
+				pkgs[filepath.Clean(p)] = true
+			}
 		}
+		if len(pkgs) == 0 {
+			t.Fatalf("the Makefile lists no %s", name)
+		}
+		return pkgs
 	}
+	pkgs, whole := pkgList("NORACE_PKGS"), pkgList("WHOLE_PKGS")
 	var sampling []string
 	fset := token.NewFileSet()
 	err = filepath.WalkDir(Root(), func(path string, d fs.DirEntry, err error) error {
@@ -72,11 +82,13 @@ func TestSampledTestsRunWhole(t *testing.T) {
 			}
 			rel, _ := filepath.Rel(Root(), path)
 			sampling = append(sampling, fn.Name.Name)
-			if !listed[fn.Name.Name] {
-				t.Errorf("%s: %s checks a sample under the race detector, but the Makefile's EVERY_FIXTURE_TESTS and NORACE_TESTS do not list it: make test would never check the rest",
+			switch {
+			case whole[filepath.Dir(rel)]:
+				// make test runs every test of the package without -race.
+			case !listed[fn.Name.Name]:
+				t.Errorf("%s: %s checks a sample under the race detector, but the Makefile's NORACE_TESTS does not list it nor WHOLE_PKGS its package: make test would never check the rest",
 					rel, fn.Name.Name)
-			}
-			if !pkgs[filepath.Dir(rel)] {
+			case !pkgs[filepath.Dir(rel)]:
 				t.Errorf("%s: %s checks a sample under the race detector, but the Makefile's NORACE_PKGS does not list ./%s",
 					rel, fn.Name.Name, filepath.Dir(rel))
 			}

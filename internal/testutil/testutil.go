@@ -182,7 +182,7 @@ func Pcap(records []PcapRecord) []byte {
 // code that a few of the inputs run as the others do: the race detector
 // needs only some of them to see the code run, and make test runs those
 // tests again without -race over every input (the Makefile's
-// NORACE_TESTS, held by TestSampledTestsRunWhole).
+// NORACE_TESTS or WHOLE_PKGS, held by TestSampledTestsRunWhole).
 func RaceSample[T any](t testing.TB, every int, items []T) []T {
 	t.Helper()
 	if !Race || every <= 1 {
