@@ -100,6 +100,25 @@ func makeLarge[T any](n int) ([]T, hugeRegion) {
 	return s[skip : skip+n : skip+n], r
 }
 
+// writeFirst writes a zero into every page of s, memory just allocated
+// and not yet touched, so that a table probed before it is written (a
+// lookup reads slots, an insert writes the empty one it found) touches
+// each page first with a write. A page first read is mapped to the
+// kernel's shared page of zeros and copied at its first write: a second
+// page fault, which also flushes the page from every core's TLB, an
+// interrupt to each other core the process runs on (costly inside a
+// virtual machine, where it stops the other virtual processor).
+func writeFirst[T any](s []T) {
+	var zero T
+	step := max(1, int(pageSize/unsafe.Sizeof(zero)))
+	for i := 0; i < len(s); i += step {
+		s[i] = zero
+	}
+}
+
+// pageSize is the smallest page size of the systems netmortem runs on.
+const pageSize = 4096
+
 // hugeRegion is memory advised to be backed by huge pages. Before it is
 // let go, release gives it back to the system's default, where huge pages
 // are used only where asked: the Go runtime will use it again for other

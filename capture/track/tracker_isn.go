@@ -92,6 +92,7 @@ func (tb *isnTable) grow() {
 	old := tb.slots
 	size := max(64, 2*len(old))
 	tb.slots = make([]synSeen, size)
+	writeFirst(tb.slots)
 	tb.shift = uint(32 - bits.Len(uint(size-1)))
 	tb.n = 0
 	for _, e := range old {

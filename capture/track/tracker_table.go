@@ -154,6 +154,7 @@ func (tb *streamTable) remove(s *stream, h uint32) {
 func (tb *streamTable) grow() {
 	old, oldRegion := tb.slots, tb.region
 	tb.slots, tb.region = makeLarge[tableSlot](max(minTable, 2*len(old)))
+	writeFirst(tb.slots)
 	mask := uint32(len(tb.slots) - 1)
 	for _, sl := range old {
 		if sl.ref == 0 {
