@@ -42,16 +42,16 @@ type window struct {
 	idx    int        // how many packets the tracker was given
 	swept  []sweepOut // per shard, what its sweep left: the stream ends of the streams it retired, those it parked
 	born   [][]int    // per shard, the streams it created (Tracker.hand), in order
-	// recycled holds, per shard, the streams of its store the Tracker
-	// finalized before the window set out, for it to use again.
-	recycled [][]*stream
+	// recycled holds, per shard, the refs of the streams of its store the
+	// Tracker finalized before the window set out, for it to use again.
+	recycled [][]uint32
 	done     chan struct{} // a token per shard that has folded the window
 }
 
 // newWindow returns an empty window for n shards.
 func newWindow(n int) *window {
 	w := &window{segs: make([]tcpSeg, 0, batchSize), own: make([][]int32, n), marks: make([][]mark, n),
-		swept: make([]sweepOut, n), born: make([][]int, n), recycled: make([][]*stream, n), done: make(chan struct{}, n)}
+		swept: make([]sweepOut, n), born: make([][]int, n), recycled: make([][]uint32, n), done: make(chan struct{}, n)}
 	return w
 }
 
@@ -255,9 +255,7 @@ func (t *Tracker) track(windows <-chan *window, free chan<- *window) {
 		}
 		w.reset()
 		for i := range t.recycled {
-			clear(w.recycled[i])
 			w.recycled[i] = append(w.recycled[i][:0], t.recycled[i]...)
-			clear(t.recycled[i])
 			t.recycled[i] = t.recycled[i][:0]
 		}
 		offer(free, w)

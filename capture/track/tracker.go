@@ -28,10 +28,10 @@ type Tracker struct {
 	// retire, in capture order.
 	shards []*shard
 	swept  []sweepOut // what each shard's last sweep left
-	// recycled holds, per shard, the streams of its store finalized since
-	// the shards were last given them back (giveBack, or a window of
-	// pipeline.go).
-	recycled [][]*stream
+	// recycled holds, per shard, the refs of the streams of its store
+	// finalized since the shards were last given them back (giveBack, or a
+	// window of pipeline.go).
+	recycled [][]uint32
 
 	// The packets' order and clock, kept by prepare.
 	packets int       // packets prepared
@@ -117,7 +117,7 @@ func (t *Tracker) SetShards(n int) {
 		t.shards[i].parkAbove = parkBudget / n
 		t.shards[i].noteBorn = t.hand != nil
 	}
-	t.recycled = make([][]*stream, n)
+	t.recycled = make([][]uint32, n)
 	t.swept = make([]sweepOut, n)
 }
 

@@ -76,7 +76,6 @@ func (t *Tracker) settleSwept(swept []sweepOut) {
 			o.ends[l] = o.ends[l][:0]
 		}
 		t.recycled[i] = append(t.recycled[i], o.parked...)
-		clear(o.parked)
 		o.parked = o.parked[:0]
 	}
 }
@@ -89,7 +88,7 @@ const doneChunk = 4096
 // to its shard for a new one.
 func (t *Tracker) finalize(v *streamEnd) {
 	t.settleEnd(v)
-	t.recycled[v.e.shard] = append(t.recycled[v.e.shard], v.e.stream)
+	t.recycled[v.e.shard] = append(t.recycled[v.e.shard], v.e.ref)
 }
 
 // finishStreams finalizes every stream still live, in the order one shard
@@ -379,7 +378,6 @@ func (t *Tracker) giveBack() {
 		if len(l) > 0 {
 			sh := t.shards[i]
 			sh.free = append(sh.free, l...)
-			clear(l)
 			t.recycled[i] = l[:0]
 		}
 	}

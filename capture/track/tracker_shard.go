@@ -22,7 +22,7 @@ type shard struct {
 	lists  [2]activity
 	counts model.Counts // the TCP counts: retransmitted SYNs
 	flags  [256]int     // TCP segments by their flags, for the other TCP counts
-	free   []*stream    // finalized streams given back by the Tracker, for new ones
+	free   []uint32     // the refs of finalized streams given back by the Tracker, for new ones
 	// extra holds, by ref, the streamExtra of the live streams that need
 	// one (stream.hasExtra).
 	extra     map[uint32]*streamExtra
@@ -135,13 +135,15 @@ func (sh *shard) fold(segs []tcpSeg, own []int32, marks []mark) []mark {
 
 // alloc returns an empty stream to fill: a recycled one, emptied here
 // rather than when the Tracker finalized it, so that its memory is written
-// by the core about to fill it; or a new one, empty already.
+// by the core about to fill it, and only written (its ref comes from the
+// free list, not from the stream: a read would wait for memory the writes
+// need not); or a new one, empty already.
 func (sh *shard) alloc() *stream {
 	if n := len(sh.free); n > 0 {
-		s := sh.free[n-1]
-		sh.free[n-1] = nil
+		ref := sh.free[n-1]
 		sh.free = sh.free[:n-1]
-		*s = stream{ref: s.ref, shard: s.shard}
+		s := sh.store.at(ref)
+		*s = stream{ref: ref, shard: sh.index}
 		return s
 	}
 	s := sh.store.alloc()
@@ -211,7 +213,7 @@ func (sh *shard) retire(s *stream) ended {
 // once it no longer reads them.
 type sweepOut struct {
 	ends   [2][]streamEnd
-	parked []*stream
+	parked []uint32 // their refs in the store
 }
 
 // sweep retires the streams at the heads of the activity lists that have
@@ -257,7 +259,7 @@ func (sh *shard) sweep(now int64, idx int, out *sweepOut) {
 		ref := parkedRef | sh.park.park(s)
 		sh.streams.slots[sh.streams.slotOf(s.hash, s.ref)].ref = ref
 		sh.moveExtra(s, s.ref, ref)
-		out.parked = append(out.parked, s)
+		out.parked = append(out.parked, s.ref)
 	}
 }
 
