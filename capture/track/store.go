@@ -19,27 +19,43 @@ type streamStore struct {
 	n       uint32       // streams handed out; a stream's ref is its index plus one
 }
 
-// Chunk k holds firstChunk<<k streams for k below growChunks, then
-// grownChunk, as many as two huge pages hold: a small capture allocates
-// little, a large one whole huge pages.
+// Chunk k of a store (streamStore, keyStore) holds firstChunk<<k values
+// for k below growChunks, then as many as two huge pages hold (grownChunk
+// streams): a small capture allocates little, a large one whole huge
+// pages.
 const (
-	firstChunk   = 64
-	growChunks   = 6                                // chunks 0 to 5 double in size
-	grownStreams = firstChunk * (1<<growChunks - 1) // streams in the growing chunks
-	grownChunk   = (2*hugePageSize - streamSize) / streamSize
-	streamSize   = unsafe.Sizeof(stream{})
+	firstChunk  = 64
+	growChunks  = 6                                // chunks 0 to 5 double in size
+	grownValues = firstChunk * (1<<growChunks - 1) // values in the growing chunks
+	grownChunk  = (2*hugePageSize - streamSize) / streamSize
+	streamSize  = unsafe.Sizeof(stream{})
 )
+
+// chunkAt returns the chunk of a store, and the index within it, of the
+// value at index i, where the grown chunks hold grown values each.
+func chunkAt(i, grown uint32) (int, uint32) {
+	if i >= grownValues {
+		i -= grownValues
+		c := i / grown
+		return growChunks + int(c), i - c*grown
+	}
+	k := bits.Len32(i/firstChunk+1) - 1
+	return k, i - firstChunk*(1<<k-1)
+}
+
+// chunksEnd returns how many values chunks 0 to k-1 of a store hold, where
+// the grown chunks hold grown values each.
+func chunksEnd(k int, grown uint32) uint32 {
+	if k <= growChunks {
+		return firstChunk * (1<<k - 1)
+	}
+	return grownValues + uint32(k-growChunks)*grown
+}
 
 // at returns the stream of ref (not 0).
 func (st *streamStore) at(ref uint32) *stream {
-	i := ref - 1
-	if i >= grownStreams {
-		i -= grownStreams
-		c := i / uint32(grownChunk)
-		return &st.chunks[growChunks+int(c)][i-c*uint32(grownChunk)]
-	}
-	k := bits.Len32(i/firstChunk+1) - 1
-	return &st.chunks[k][i-firstChunk*(1<<k-1)]
+	c, j := chunkAt(ref-1, uint32(grownChunk))
+	return &st.chunks[c][j]
 }
 
 // alloc returns a new zero stream with its ref set.
@@ -67,12 +83,7 @@ func (st *streamStore) release() {
 }
 
 // end returns how many streams chunks 0 to k-1 hold.
-func (st *streamStore) end(k int) uint32 {
-	if k <= growChunks {
-		return firstChunk * (1<<k - 1)
-	}
-	return grownStreams + uint32(k-growChunks)*uint32(grownChunk)
-}
+func (st *streamStore) end(k int) uint32 { return chunksEnd(k, uint32(grownChunk)) }
 
 // makeLarge returns a slice of n zero values of T, advised to be backed by
 // huge pages when it is large enough to hold some (hugePages), and the

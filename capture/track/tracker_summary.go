@@ -185,28 +185,31 @@ func (t *Tracker) keepKey(k *decode.Key) uint32 {
 func (t *Tracker) dropKey(i uint32) { t.freeKeys = append(t.freeKeys, i) }
 
 // keyStore holds keys in chunks that never move, so that growing does
-// not copy them, the large ones advised to use huge pages.
+// not copy them: chunks that double in size, as a streamStore's, so that
+// a small capture allocates little, then chunks as large as two huge
+// pages, advised to use them.
 type keyStore struct {
 	chunks  [][]decode.Key
 	regions []hugeRegion
 	n       uint32
 }
 
-// keyChunk is how many keys a chunk holds: as many as two huge pages
-// hold, less one.
-const keyChunk = int((2*hugePageSize - keySize) / keySize)
+// keyChunk is how many keys a grown chunk holds: as many as two huge
+// pages hold, less one.
+const keyChunk = uint32((2*hugePageSize - keySize) / keySize)
 
 const keySize = unsafe.Sizeof(decode.Key{})
 
 // at returns the key at index i.
 func (ks *keyStore) at(i uint32) *decode.Key {
-	return &ks.chunks[i/uint32(keyChunk)][i%uint32(keyChunk)]
+	c, j := chunkAt(i, keyChunk)
+	return &ks.chunks[c][j]
 }
 
 // add appends a copy of k and returns its index.
 func (ks *keyStore) add(k *decode.Key) uint32 {
-	if int(ks.n)/keyChunk == len(ks.chunks) {
-		c, r := makeLarge[decode.Key](keyChunk)
+	if nc := len(ks.chunks); ks.n == chunksEnd(nc, keyChunk) {
+		c, r := makeLarge[decode.Key](int(chunksEnd(nc+1, keyChunk) - chunksEnd(nc, keyChunk)))
 		ks.chunks = append(ks.chunks, c)
 		if r.p != nil {
 			ks.regions = append(ks.regions, r)

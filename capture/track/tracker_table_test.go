@@ -1,6 +1,7 @@
 package track
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"reflect"
@@ -65,7 +66,7 @@ func TestStreamTable(t *testing.T) {
 func TestStreamStore(t *testing.T) {
 	var st streamStore
 	var all []*stream
-	for i := range grownStreams + 3*int(grownChunk) + 5 {
+	for i := range grownValues + 3*int(grownChunk) + 5 {
 		s := st.alloc()
 		if s.ref != uint32(i+1) || s.packets != 0 {
 			t.Fatalf("stream %d: ref %d, packets %d", i, s.ref, s.packets)
@@ -81,6 +82,36 @@ func TestStreamStore(t *testing.T) {
 	if len(st.chunks) != growChunks+4 {
 		t.Errorf("%d chunks", len(st.chunks))
 	}
+}
+
+// A key store keeps each key at the index add returned, across the
+// growing chunks and the full-sized ones after them, and its first chunk
+// is small: a capture with one SYN allocates no huge page for its key.
+func TestKeyStore(t *testing.T) {
+	var ks keyStore
+	keys := make([]decode.Key, 4)
+	for i := range keys {
+		keys[i], _ = decode.KeyOf(netip.MustParseAddrPort(fmt.Sprintf("10.0.0.%d:%d", i+1, 1000+i)),
+			netip.MustParseAddrPort("10.1.0.1:80"))
+	}
+	n := grownValues + 2*int(keyChunk) + 7
+	for i := range n {
+		if got := ks.add(&keys[i%len(keys)]); got != uint32(i) {
+			t.Fatalf("add %d: index %d", i, got)
+		}
+		if i == 0 && len(ks.chunks[0]) != firstChunk {
+			t.Fatalf("first chunk holds %d keys, want %d", len(ks.chunks[0]), firstChunk)
+		}
+	}
+	for i := range n {
+		if got := ks.at(uint32(i)); !got.Equal(&keys[i%len(keys)]) {
+			t.Fatalf("key %d: %v, want %v", i, got.End(0), keys[i%len(keys)].End(0))
+		}
+	}
+	if len(ks.chunks) != growChunks+3 || len(ks.chunks[growChunks]) != int(keyChunk) {
+		t.Errorf("%d chunks, the first full-sized of %d keys", len(ks.chunks), len(ks.chunks[growChunks]))
+	}
+	ks.release()
 }
 
 // Streams and table slots hold no pointer, so that the garbage collector
