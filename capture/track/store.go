@@ -125,6 +125,11 @@ func writeFirst[T any](s []T) {
 	for i := 0; i < len(s); i += step {
 		s[i] = zero
 	}
+	// Where a value's size does not divide a page, the values after the
+	// last one written can reach into a page none of them starts.
+	if len(s) > 0 {
+		s[len(s)-1] = zero
+	}
 }
 
 // pageSize is the smallest page size of the systems netmortem runs on.
