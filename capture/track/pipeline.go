@@ -163,20 +163,49 @@ func (t *Tracker) Feed(read func(s *Stage) error) error {
 	windows := make(chan *window, 4)
 	free := make(chan *window, maxWindows)
 	var readErr error
+	s := &Stage{t: t, w: newWindow(len(t.shards)), windows: windows, free: free, made: 1}
 	go func() {
 		defer close(windows)
-		s := &Stage{t: t, w: newWindow(len(t.shards)), windows: windows, free: free, made: 1}
 		if readErr = read(s); readErr != nil {
 			return
 		}
 		if len(s.w.segs) > 0 || len(s.w.full) > 0 {
 			t.seal(s.w)
 			windows <- s.w
+			s.w = nil // settled, and on free
 		}
 	}()
 	t.track(windows, free)
+	t.reclaim(free, s.w)
 	t.flushCounts()
 	return readErr
+}
+
+// reclaim hands the shards the streams the windows of a Feed still hold
+// for them once it is over: those on free, and the reading stage's last
+// window, last unsent, unless it is nil. The windows go no further, and
+// the next Feed (the next file of a series) starts with windows of its
+// own: without this, each file would leave up to maxWindows windows'
+// worth of finalized streams unused, and the stores would grow with the
+// files.
+func (t *Tracker) reclaim(free <-chan *window, last *window) {
+	give := func(w *window) {
+		for i, sh := range t.shards {
+			sh.free = append(sh.free, w.recycled[i]...)
+			w.recycled[i] = w.recycled[i][:0]
+		}
+	}
+	if last != nil {
+		give(last)
+	}
+	for {
+		select {
+		case w := <-free:
+			give(w)
+		default:
+			return
+		}
+	}
 }
 
 // Stage is the reading stage of Feed: it takes the packets of a capture,
