@@ -14,15 +14,22 @@ import (
 // pointers to the streams shards hand it. Streams are never freed one by
 // one either: the Tracker recycles them.
 type streamStore struct {
-	chunks  [][]stream
-	regions []hugeRegion // the chunks' memory advised to use huge pages
-	n       uint32       // streams handed out; a stream's ref is its index plus one
+	chunked[stream] // a stream's ref is its index plus one
 }
 
-// Chunk k of a store (streamStore, keyStore) holds firstChunk<<k values
-// for k below growChunks, then as many as two huge pages hold (grownChunk
-// streams): a small capture allocates little, a large one whole huge
-// pages.
+// chunked holds values in chunks that never move, so that growing does
+// not copy them, and that are allocated together: chunk k holds
+// firstChunk<<k values for k below growChunks, then as many as two huge
+// pages hold (grownChunk streams, keyChunk keys), advised to use them, so
+// that a small capture allocates little and a large one whole huge pages.
+// T must hold no pointer (makeLarge). Each store gives its own count of a
+// grown chunk to at and next, a constant.
+type chunked[T any] struct {
+	chunks  [][]T
+	regions []hugeRegion // the chunks' memory advised to use huge pages
+	n       uint32       // values handed out
+}
+
 const (
 	firstChunk  = 64
 	growChunks  = 6                                // chunks 0 to 5 double in size
@@ -52,38 +59,47 @@ func chunksEnd(k int, grown uint32) uint32 {
 	return grownValues + uint32(k-growChunks)*grown
 }
 
-// at returns the stream of ref (not 0).
-func (st *streamStore) at(ref uint32) *stream {
-	c, j := chunkAt(ref-1, uint32(grownChunk))
-	return &st.chunks[c][j]
+// at returns the value at index i, where a grown chunk holds grown values.
+func (c *chunked[T]) at(i, grown uint32) *T {
+	k, j := chunkAt(i, grown)
+	return &c.chunks[k][j]
 }
+
+// next returns a new zero value and its index, where a grown chunk holds
+// grown values, adding a chunk when the last one is full.
+func (c *chunked[T]) next(grown uint32) (*T, uint32) {
+	if k := len(c.chunks); c.n == chunksEnd(k, grown) {
+		chunk, region := makeLarge[T](int(chunksEnd(k+1, grown) - chunksEnd(k, grown)))
+		c.chunks = append(c.chunks, chunk)
+		if region.p != nil {
+			c.regions = append(c.regions, region)
+		}
+	}
+	// The new value is in the last chunk.
+	k := len(c.chunks) - 1
+	i := c.n
+	c.n++
+	return &c.chunks[k][i-chunksEnd(k, grown)], i
+}
+
+// release lets go of the values, giving their memory back to the system's
+// default use of huge pages first.
+func (c *chunked[T]) release() {
+	for _, r := range c.regions {
+		r.release()
+	}
+	*c = chunked[T]{}
+}
+
+// at returns the stream of ref (not 0).
+func (st *streamStore) at(ref uint32) *stream { return st.chunked.at(ref-1, uint32(grownChunk)) }
 
 // alloc returns a new zero stream with its ref set.
 func (st *streamStore) alloc() *stream {
-	if k := len(st.chunks); st.n == st.end(k) {
-		chunk, region := makeLarge[stream](int(st.end(k+1) - st.end(k)))
-		st.chunks = append(st.chunks, chunk)
-		if region.p != nil {
-			st.regions = append(st.regions, region)
-		}
-	}
-	st.n++
-	s := st.at(st.n)
-	s.ref = st.n
+	s, i := st.next(uint32(grownChunk))
+	s.ref = i + 1
 	return s
 }
-
-// release lets go of the store's streams, giving their memory back to the
-// system's default use of huge pages first.
-func (st *streamStore) release() {
-	for _, r := range st.regions {
-		r.release()
-	}
-	*st = streamStore{}
-}
-
-// end returns how many streams chunks 0 to k-1 hold.
-func (st *streamStore) end(k int) uint32 { return chunksEnd(k, uint32(grownChunk)) }
 
 // makeLarge returns a slice of n zero values of T, advised to be backed by
 // huge pages when it is large enough to hold some (hugePages), and the

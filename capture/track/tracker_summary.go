@@ -184,14 +184,9 @@ func (t *Tracker) keepKey(k *decode.Key) uint32 {
 // dropKey lets go of the key copy at index i of t.synKeys.
 func (t *Tracker) dropKey(i uint32) { t.freeKeys = append(t.freeKeys, i) }
 
-// keyStore holds keys in chunks that never move, so that growing does
-// not copy them: chunks that double in size, as a streamStore's, so that
-// a small capture allocates little, then chunks as large as two huge
-// pages, advised to use them.
+// keyStore holds copies of keys, in chunks (chunked).
 type keyStore struct {
-	chunks  [][]decode.Key
-	regions []hugeRegion
-	n       uint32
+	chunked[decode.Key]
 }
 
 // keyChunk is how many keys a grown chunk holds: as many as two huge
@@ -201,37 +196,17 @@ const keyChunk = uint32((2*hugePageSize - keySize) / keySize)
 const keySize = unsafe.Sizeof(decode.Key{})
 
 // at returns the key at index i.
-func (ks *keyStore) at(i uint32) *decode.Key {
-	c, j := chunkAt(i, keyChunk)
-	return &ks.chunks[c][j]
-}
+func (ks *keyStore) at(i uint32) *decode.Key { return ks.chunked.at(i, keyChunk) }
 
 // add appends a copy of k and returns its index.
 func (ks *keyStore) add(k *decode.Key) uint32 {
-	if nc := len(ks.chunks); ks.n == chunksEnd(nc, keyChunk) {
-		c, r := makeLarge[decode.Key](int(chunksEnd(nc+1, keyChunk) - chunksEnd(nc, keyChunk)))
-		ks.chunks = append(ks.chunks, c)
-		if r.p != nil {
-			ks.regions = append(ks.regions, r)
-		}
-	}
-	i := ks.n
-	*ks.at(i) = *k
-	ks.n++
+	v, i := ks.next(keyChunk)
+	*v = *k
 	return i
 }
 
 // len returns how many keys ks holds, free ones included.
 func (ks *keyStore) len() int { return int(ks.n) }
-
-// release lets go of the keys, giving their memory back to the system's
-// default use of huge pages first.
-func (ks *keyStore) release() {
-	for _, r := range ks.regions {
-		r.release()
-	}
-	*ks = keyStore{}
-}
 
 // natCopy reports whether summary mode's noteSYN found the stream created
 // as seq to be a copy of another (a NAT's two sides), and forgets it.
