@@ -59,6 +59,41 @@ func newWindow(n int) *window {
 	return w
 }
 
+// windowPool holds the windows of the Feeds that are over, for the next
+// Feed of any Tracker: a rotated series is read file by file, and again
+// as one timeline, and batch reads a capture after another in one
+// process. Each Feed goes round maxWindows windows of half a megabyte;
+// made anew, those of a ten-file series were 88 MB of garbage that the
+// collector, run rarely (GOGC=400), left on the heap. The windows for n
+// shards are in windowPool[n].
+var windowPool [maxShards + 1]sync.Pool
+
+// getWindow returns an empty window for n shards, from windowPool when
+// it holds one.
+func getWindow(n int) *window {
+	if w, ok := windowPool[n].Get().(*window); ok {
+		return w
+	}
+	return newWindow(n)
+}
+
+// putWindow empties w, which no stage reads any longer, into windowPool.
+// What it held points to nothing then: a Tracker done with is not kept
+// alive by its windows.
+func putWindow(w *window) {
+	w.reset()
+	for i := range w.own {
+		o := &w.swept[i]
+		for l := range o.ends {
+			clear(o.ends[l])
+			o.ends[l] = o.ends[l][:0]
+		}
+		o.parked = o.parked[:0]
+		w.born[i], w.recycled[i] = w.born[i][:0], w.recycled[i][:0]
+	}
+	windowPool[len(w.own)].Put(w)
+}
+
 // reset empties w for reuse.
 func (w *window) reset() {
 	w.segs, w.owner = w.segs[:0], w.owner[:0]
@@ -163,7 +198,7 @@ func (t *Tracker) Feed(read func(s *Stage) error) error {
 	windows := make(chan *window, 4)
 	free := make(chan *window, maxWindows)
 	var readErr error
-	s := &Stage{t: t, w: newWindow(len(t.shards)), windows: windows, free: free, made: 1}
+	s := &Stage{t: t, w: getWindow(len(t.shards)), windows: windows, free: free, made: 1}
 	go func() {
 		defer close(windows)
 		if readErr = read(s); readErr != nil {
@@ -183,17 +218,16 @@ func (t *Tracker) Feed(read func(s *Stage) error) error {
 
 // reclaim hands the shards the streams the windows of a Feed still hold
 // for them once it is over: those on free, and the reading stage's last
-// window, last unsent, unless it is nil. The windows go no further, and
-// the next Feed (the next file of a series) starts with windows of its
-// own: without this, each file would leave up to maxWindows windows'
-// worth of finalized streams unused, and the stores would grow with the
-// files.
+// window, last unsent, unless it is nil; the windows then go to
+// windowPool. Without this, each file of a series would leave up to
+// maxWindows windows' worth of finalized streams unused, and the stores
+// would grow with the files.
 func (t *Tracker) reclaim(free <-chan *window, last *window) {
 	give := func(w *window) {
 		for i, sh := range t.shards {
 			sh.free = append(sh.free, w.recycled[i]...)
-			w.recycled[i] = w.recycled[i][:0]
 		}
+		putWindow(w)
 	}
 	if last != nil {
 		give(last)
@@ -270,7 +304,7 @@ func (s *Stage) send() {
 	case s.w = <-s.free:
 	default:
 		if s.made < maxWindows {
-			s.w, s.made = newWindow(len(s.t.shards)), s.made+1
+			s.w, s.made = getWindow(len(s.t.shards)), s.made+1
 		} else {
 			s.w = <-s.free
 		}
