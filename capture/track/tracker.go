@@ -63,21 +63,24 @@ type Tracker struct {
 	lend       bool    // the attempts handed on are lent (Options.LendAttempts)
 	keepFailed int     // refused, and unanswered, attempts kept per server when summarizing (Summary.FailedSample)
 	series     bool    // packets come from several files: segments name theirs
-	stats      map[statKey]*endpointAcc
-	lastKey    statKey           // the key of the counters acc returned last,
-	lastAcc    *endpointAcc      // those counters
-	failKept   map[statKey]int32 // failed attempts kept one by one, per server and per host (port 0)
-	synISN     *isnTable         // summary mode: the live stream whose first SYN last had each sequence number
-	synKeys    keyStore          // the keys of the streams synISN names, by synSeen.kref
-	freeKeys   []uint32          // indices of synKeys free for reuse
-	natCopies  map[int]struct{}  // summary mode: the streams, by creation order, noteSYN found to be NAT copies
-	statOrder  []statKey
-	counts     model.Counts
-	icmp       []model.ICMPEvent
-	badSums    []model.ChecksumError
-	arp        []model.ARPEvent
-	askers     map[netip.Addr]netip.Addr // the last host that asked for each address
-	arpAnswers arpAnswers
+	// fileOutcomes counts, in a series, the outcomes of the connections
+	// whose first packet was in each file, by its index in files.
+	fileOutcomes []model.Counts
+	stats        map[statKey]*endpointAcc
+	lastKey      statKey           // the key of the counters acc returned last,
+	lastAcc      *endpointAcc      // those counters
+	failKept     map[statKey]int32 // failed attempts kept one by one, per server and per host (port 0)
+	synISN       *isnTable         // summary mode: the live stream whose first SYN last had each sequence number
+	synKeys      keyStore          // the keys of the streams synISN names, by synSeen.kref
+	freeKeys     []uint32          // indices of synKeys free for reuse
+	natCopies    map[int]struct{}  // summary mode: the streams, by creation order, noteSYN found to be NAT copies
+	statOrder    []statKey
+	counts       model.Counts
+	icmp         []model.ICMPEvent
+	badSums      []model.ChecksumError
+	arp          []model.ARPEvent
+	askers       map[netip.Addr]netip.Addr // the last host that asked for each address
+	arpAnswers   arpAnswers
 	// Summary mode's sampling of identical events (as many as keepFailed).
 	arpKept  map[arpKey]int
 	arpLast  map[arpKey]int
@@ -354,6 +357,7 @@ func (t *Tracker) flushCounts() {
 		t.created += sh.created
 		sh.counts, sh.flags, sh.created = model.Counts{}, [256]int{}, 0
 	}
+	c.TCPStreams = t.created
 }
 
 // pos returns the packet's position in the tracker's file.
@@ -574,6 +578,22 @@ func (t *Tracker) EndFile(m FileMark) (counts model.Counts, first, last time.Tim
 		t.last = m.last
 	}
 	return counts, first, last
+}
+
+// FileOutcomes returns, once Finish has finalized every connection of a
+// series, the outcomes of those whose first packet was in the file name
+// (started with StartFile): Counts with Established, Refused, Unanswered
+// and SYNACKClientRST set. EndFile's counts hold the outcomes of the
+// connections finalized while the file was read, which a connection
+// lingering after its last packet may reach files later, or only at the
+// end.
+func (t *Tracker) FileOutcomes(name string) model.Counts {
+	for i := len(t.files) - 1; i > 0; i-- {
+		if t.files[i] == name && i < len(t.fileOutcomes) {
+			return t.fileOutcomes[i]
+		}
+	}
+	return model.Counts{}
 }
 
 // SetFile names the file evidence points into when a packet's position

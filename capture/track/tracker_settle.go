@@ -456,16 +456,14 @@ func streamEndOf(e ended, summarize bool) streamEnd {
 func (t *Tracker) settleEnd(v *streamEnd) {
 	s := v.e.stream
 	outcome := v.outcome
-	c := &t.counts
-	switch outcome {
-	case model.OutcomeEstablished:
-		c.Established++
-	case model.OutcomeRefused:
-		c.Refused++
-	case model.OutcomeUnanswered:
-		c.Unanswered++
-	case model.OutcomeSynAckClientRST:
-		c.SYNACKClientRST++
+	countOutcome(&t.counts, outcome)
+	if t.series {
+		// The file of the connection's first packet counts it.
+		f := int(v.e.where(s.first).file)
+		if f >= len(t.fileOutcomes) {
+			t.fileOutcomes = append(t.fileOutcomes, make([]model.Counts, f+1-len(t.fileOutcomes))...)
+		}
+		countOutcome(&t.fileOutcomes[f], outcome)
 	}
 	t.forgetSYN(s)
 	natCopy := t.summarize && t.natCopy(s.seq)
@@ -509,6 +507,20 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 	*last = append(*last, a)
 	t.nDone++
 	t.doneSeq = append(t.doneSeq, s.seq)
+}
+
+// countOutcome counts a connection's outcome in c.
+func countOutcome(c *model.Counts, outcome model.Outcome) {
+	switch outcome {
+	case model.OutcomeEstablished:
+		c.Established++
+	case model.OutcomeRefused:
+		c.Refused++
+	case model.OutcomeUnanswered:
+		c.Unanswered++
+	case model.OutcomeSynAckClientRST:
+		c.SYNACKClientRST++
+	}
 }
 
 // liveKey is a live stream as creationOrder sorts it: its creation
