@@ -3,10 +3,13 @@ package capture
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/netmortem/netmortem/capture/pcapfile"
 	"github.com/netmortem/netmortem/capture/track"
 	"github.com/netmortem/netmortem/model"
 )
@@ -16,7 +19,15 @@ import (
 type SeriesFile struct {
 	Name string
 	Open func() (io.ReadCloser, error)
+	// First, when set, is the time of the file's first record (as
+	// FirstTime gives it), for ReadRotated to tell before reading the
+	// file that it does not follow the one before.
+	First time.Time
 }
+
+// ErrNotRotated is the error ReadRotated wraps for files that do not
+// follow each other in time.
+var ErrNotRotated = errors.New("the files do not follow each other in time")
 
 // ReadSeries reads the files of one capture point, rotated by tcpdump -C or
 // -G, as one timeline: the files are read in the order given (oldest first)
@@ -27,11 +38,48 @@ type SeriesFile struct {
 // first packet it holds, so that the files' counts add up to the
 // Result's.
 func ReadSeries(ctx context.Context, files []SeriesFile, opts Options) (*Result, []model.CaptureInfo, error) {
-	return readSeries(ctx, files, opts, decodeAll)
+	return readSeries(ctx, files, opts, decodeAll, false)
 }
 
-// readSeries is ReadSeries through the decoding paths mode allows.
-func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode decoding) (*Result, []model.CaptureInfo, error) {
+// ReadRotated is ReadSeries for files that may not be one series, in the
+// order of their first packets: each must start no more than a second
+// before the last packet of the file before it, as the files tcpdump -C
+// and -G write do. At the first that does not, ReadRotated stops, and
+// returns no Result and an error wrapping ErrNotRotated: before reading
+// the file when its SeriesFile.First tells already, after otherwise.
+func ReadRotated(ctx context.Context, files []SeriesFile, opts Options) (*Result, []model.CaptureInfo, error) {
+	return readSeries(ctx, files, opts, decodeAll, true)
+}
+
+// follows reports whether a file whose first packet came at first follows
+// prev in a rotated series.
+func follows(prev *model.CaptureInfo, first time.Time) bool {
+	return !first.Before(prev.Last.Add(-time.Second))
+}
+
+// FirstTime returns the time of the first record of the capture r reads
+// (pcap or pcapng, perhaps gzip-compressed), reading no further: the zero
+// Time when it holds none, and an error when r is not a capture or its
+// first record cannot be read.
+func FirstTime(r io.Reader) (time.Time, error) {
+	src, err := pcapfile.NewReader(r)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer src.Close()
+	var rec pcapfile.Record
+	switch err := src.Next(&rec); {
+	case errors.Is(err, io.EOF):
+		return time.Time{}, nil
+	case err != nil:
+		return time.Time{}, err
+	}
+	return rec.Time(), nil
+}
+
+// readSeries is ReadSeries through the decoding paths mode allows, and
+// ReadRotated when rotated is set.
+func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode decoding, rotated bool) (*Result, []model.CaptureInfo, error) {
 	if len(files) == 0 {
 		return nil, nil, errors.New("capture: empty series")
 	}
@@ -40,7 +88,15 @@ func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode deco
 	var errs model.ErrorList
 	var infos []model.CaptureInfo
 	var links []string
+	notRotated := func(name string, first time.Time) error {
+		prev := &infos[len(infos)-1]
+		return fmt.Errorf("capture: %w: %s starts at %s, %s ends at %s", ErrNotRotated, name,
+			first.Format(time.RFC3339Nano), prev.File, prev.Last.Format(time.RFC3339Nano))
+	}
 	for _, f := range files {
+		if rotated && len(infos) > 0 && !f.First.IsZero() && !follows(&infos[len(infos)-1], f.First) {
+			return nil, nil, notRotated(f.Name, f.First)
+		}
 		rc, err := f.Open()
 		if err != nil {
 			errs.Add(model.Pos{File: f.Name}, "", err)
@@ -59,6 +115,9 @@ func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode deco
 		info.Node, info.File = opts.Node, f.Name
 		info.Counts, info.First, info.Last = t.EndFile(mark)
 		info.Packets = info.Counts.Packets
+		if rotated && len(infos) > 0 && !follows(&infos[len(infos)-1], info.First) {
+			return nil, nil, notRotated(f.Name, info.First)
+		}
 		infos = append(infos, *info)
 		if !slices.Contains(links, info.LinkType) {
 			links = append(links, info.LinkType)

@@ -1,11 +1,14 @@
 package capture_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/netmortem/netmortem/capture"
 	"github.com/netmortem/netmortem/internal/testutil"
@@ -85,4 +88,84 @@ func TestReadSeriesCountsByFile(t *testing.T) {
 // addCounts adds b's counters to a's.
 func addCounts(a, b model.Counts) model.Counts {
 	return model.Counts{}.Sub(model.Counts{}.Sub(a).Sub(b))
+}
+
+// ReadRotated reads a real series as ReadSeries does, and stops at a file
+// that does not follow the one before: before opening it when its First
+// says so, after reading it otherwise.
+func TestReadRotated(t *testing.T) {
+	files, opened := rotatedFiles(t)
+	series, sInfos, err := capture.ReadSeries(context.Background(), files, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range files {
+		p := filepath.Join(testutil.Root(), "fixtures/captures/rotated", files[i].Name)
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[i].First, err = capture.FirstTime(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rot, rInfos, err := capture.ReadRotated(context.Background(), files, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rot.Attempts) != len(series.Attempts) || rot.Info.Counts != series.Info.Counts || len(rInfos) != len(sInfos) {
+		t.Errorf("ReadRotated: %d attempts, %+v; ReadSeries: %d, %+v", len(rot.Attempts), rot.Info.Counts, len(series.Attempts), series.Info.Counts)
+	}
+
+	// The second file again after the last: it starts 5 s before the
+	// last ends.
+	second := files[1]
+	clear(opened)
+	again := append(files[:len(files):len(files)], second)
+	res, _, err := capture.ReadRotated(context.Background(), again, capture.Options{})
+	if !errors.Is(err, capture.ErrNotRotated) || res != nil {
+		t.Fatalf("ReadRotated: %v, %v; want ErrNotRotated and no Result", res, err)
+	}
+	if opened[second.Name] != 1 {
+		t.Errorf("%s opened %d times, only as the second file: its First tells it does not follow", second.Name, opened[second.Name])
+	}
+	second.First = time.Time{}
+	clear(opened)
+	again[len(again)-1] = second
+	if _, _, err := capture.ReadRotated(context.Background(), again, capture.Options{}); !errors.Is(err, capture.ErrNotRotated) {
+		t.Fatalf("ReadRotated without First: %v, want ErrNotRotated", err)
+	}
+	if opened[second.Name] != 2 {
+		t.Errorf("%s opened %d times: without its First it is read, then found not to follow", second.Name, opened[second.Name])
+	}
+}
+
+// FirstTime gives the first record's time, the zero Time for a capture
+// of no record (tcpdump -G writes one when no packet came), and an error
+// for what is not a capture.
+func TestFirstTime(t *testing.T) {
+	dir := filepath.Join(testutil.Root(), "fixtures/captures/rotated")
+	b, err := os.ReadFile(filepath.Join(dir, "handshakes-131143.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := capture.Read(context.Background(), bytes.NewReader(b), "h.pcap", capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := capture.FirstTime(bytes.NewReader(b)); err != nil || !got.Equal(res.Info.First) {
+		t.Errorf("FirstTime: %v, %v; the capture's first packet: %v", got, err, res.Info.First)
+	}
+	empty, err := os.ReadFile(filepath.Join(dir, "handshakes-131142.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := capture.FirstTime(bytes.NewReader(empty)); err != nil || !got.IsZero() {
+		t.Errorf("FirstTime of a capture without records: %v, %v", got, err)
+	}
+	if _, err := capture.FirstTime(bytes.NewReader([]byte("not a capture at all"))); !errors.Is(err, capture.ErrNotCapture) {
+		t.Errorf("FirstTime of text: %v, want ErrNotCapture", err)
+	}
 }
