@@ -302,7 +302,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 // attempts come, for the same bytes as from the table built whole: when every
 // operand is a regular file (no directory, archive walk by pattern or
 // standard input) and no two of them are files of one rotated series,
-// which are read again as one timeline once all are read; when --since
+// which are read as one timeline once all are found; when --since
 // and --until are absolute times, not offsets from the first packet; and
 // without --anonymize, whose tokens are drawn from the whole snapshot.
 func handOnFlows(paths []string, since, until string, ao anonymizeOptions) bool {

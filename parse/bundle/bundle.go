@@ -2,8 +2,9 @@
 // archive or a single file (decompressing, and opening archives inside
 // archives within Limits), places every file it finds (the bundle layout
 // says which node it belongs to and which command produced it), and hands
-// each to the format that recognizes its content. Then it stitches rotated
-// capture series and drops the values a redactor hid. Package parse calls
+// each to the format that recognizes its content, setting aside the files
+// of rotated capture series. Then it reads each series as one timeline and
+// drops the values a redactor hid. Package parse calls
 // it with its format registry; terminal sessions, read by every other
 // format, are a format made here (SessionFormat).
 //
@@ -53,8 +54,8 @@ type Options struct {
 	// Snapshot.Attempts (see capture.Options.EachAttempt): memory then
 	// follows the live connections, not the captures' size. Captures are
 	// read one at a time, so a capture's attempts follow the previous
-	// one's. Rotated capture series are then not read again as one
-	// timeline: each file's attempts are its own.
+	// one's. Rotated capture series are then not read as one timeline:
+	// each file's attempts are its own.
 	EachAttempt func(model.Attempt)
 	// LendAttempts, with EachAttempt, lends the attempts rather than
 	// giving them: each, with the segments and data sizes it points to,
@@ -108,11 +109,15 @@ func OpenReaderAt(ctx context.Context, name string, ra io.ReaderAt, size int64, 
 	return o.finish(o.readerAt(name, io.NewSectionReader(ra, 0, size), ra, size))
 }
 
-// finish ends an Open of one path, whose reading returned err: it stitches
-// rotated capture series, ties components' logs to the node they name,
-// drops the values a redactor hid, and sorts the warnings.
+// finish ends an Open of one path, whose reading returned err: it reads
+// the captures set aside (rotated series, unless keepHeld), ties
+// components' logs to the node they name, drops the values a redactor
+// hid, and sorts the warnings.
 func (o *opener) finish(err error) (*model.Snapshot, model.ErrorList, error) {
-	stitchSeries(o.ctx, o.snap, o.opts, &o.warns)
+	if !o.keepHeld {
+		o.readHeld(o.held)
+		o.held = nil
+	}
 	tieLogsToNodes(o.snap)
 	scrubRedacted(o.snap, &o.warns)
 	o.warns.Sort()
@@ -126,8 +131,14 @@ func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapsho
 	snap := &model.Snapshot{}
 	var warns model.ErrorList
 	var errs []error
+	var held []heldCapture
 	for i, p := range paths {
-		s, w, err := Open(ctx, p, opts)
+		// The files of a rotated series may be given one by one: the
+		// captures each path sets aside are read once all are walked.
+		o := newOpener(ctx, opts)
+		o.keepHeld = len(paths) > 1
+		s, w, err := o.finish(o.open(p))
+		held = append(held, o.held...)
 		if i == 0 && s != nil {
 			snap = s // no copy of what may be a large capture's attempts
 		} else {
@@ -138,10 +149,15 @@ func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapsho
 			errs = append(errs, err)
 		}
 	}
+	if len(held) > 0 {
+		o := newOpener(ctx, opts)
+		o.snap = snap
+		o.readHeld(held)
+		warns = append(warns, o.warns...)
+		warns.Sort()
+	}
 	if len(paths) > 1 {
-		// The files of a rotated series may have been given one by one,
-		// and a log's node may be named in another path's objects.
-		stitchSeries(ctx, snap, opts, &warns)
+		// A log's node may be named in another path's objects.
 		tieLogsToNodes(snap)
 	}
 	return snap, warns, errors.Join(errs...)
@@ -158,6 +174,15 @@ type opener struct {
 	bud     *budget
 	snap    *model.Snapshot
 	warns   model.ErrorList
+	// held lists the captures set aside to be read with the other files
+	// of their series (series.go), and stems counts the regular files of
+	// each directory looked at by series stem. readingHeld is set while
+	// a capture set aside is read alone; keepHeld leaves held unread
+	// when the Open finishes, for OpenAll to read with other paths'.
+	held        []heldCapture
+	stems       map[string]map[string]int
+	readingHeld bool
+	keepHeld    bool
 }
 
 func newOpener(ctx context.Context, opts *Options) *opener {

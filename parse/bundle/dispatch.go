@@ -86,6 +86,9 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 		o.skip(name, "unrecognized content", pl)
 		return
 	}
+	if o.hold(name, f, pl) {
+		return
+	}
 	raw := r
 	var charge *chargeReader
 	if charged(f.Kind) {

@@ -52,6 +52,9 @@ type placement struct {
 	blank func(line string) bool
 	// direct is set for a file named on the command line.
 	direct bool
+	// disk is set for a file read from disk, at its name (opener.file):
+	// a capture there may be one of a rotated series (series.go).
+	disk bool
 }
 
 // index is what the first pass over a tree learns: every path, and the

@@ -268,6 +268,7 @@ func (o *opener) member(e *entry, name string, pl placement, depth int) {
 // walked (a nested tree), anything else goes to dispatch to be sniffed and
 // parsed.
 func (o *opener) file(in input) {
+	_, in.pl.disk = in.r.(*os.File)
 	br := bufio.NewReaderSize(ctxReader{o.ctx, in.r}, text.HeadSize)
 	head, _ := br.Peek(text.HeadSize)
 	if len(head) == 0 {
