@@ -125,8 +125,16 @@ func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode deco
 	}
 	t.SetFile(files[0].Name)
 	res := t.Finish()
+	counted := map[string]bool{}
 	for i := range infos {
-		o, c := t.FileOutcomes(infos[i].File), &infos[i].Counts
+		c := &infos[i].Counts
+		o := t.FileOutcomes(infos[i].File)
+		if counted[infos[i].File] {
+			// A file given twice: its connections' positions name it
+			// once, and its first reading counts them.
+			o = model.Counts{}
+		}
+		counted[infos[i].File] = true
 		c.Established, c.Refused, c.Unanswered, c.SYNACKClientRST = o.Established, o.Refused, o.Unanswered, o.SYNACKClientRST
 	}
 	if len(infos) > 0 {

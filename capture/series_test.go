@@ -85,6 +85,24 @@ func TestReadSeriesCountsByFile(t *testing.T) {
 	}
 }
 
+// A file given twice in a series counts its connections' outcomes once,
+// where they are first read: the files still add up to the series.
+func TestReadSeriesFileTwice(t *testing.T) {
+	files, _ := rotatedFiles(t)
+	files = append(files, files[1])
+	res, infos, err := capture.ReadSeries(context.Background(), files, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum model.Counts
+	for _, in := range infos {
+		sum = addCounts(sum, in.Counts)
+	}
+	if sum != res.Info.Counts || infos[6].Counts.Established+infos[6].Counts.Refused+infos[6].Counts.Unanswered != 0 {
+		t.Errorf("the files add up to\n%+v\nthe series\n%+v\nthe file read again: %+v", sum, res.Info.Counts, infos[6].Counts)
+	}
+}
+
 // addCounts adds b's counters to a's.
 func addCounts(a, b model.Counts) model.Counts {
 	return model.Counts{}.Sub(model.Counts{}.Sub(a).Sub(b))
