@@ -114,9 +114,11 @@ func OpenReaderAt(ctx context.Context, name string, ra io.ReaderAt, size int64, 
 // components' logs to the node they name, drops the values a redactor
 // hid, and sorts the warnings.
 func (o *opener) finish(err error) (*model.Snapshot, model.ErrorList, error) {
-	if !o.keepHeld {
-		o.readHeld(o.held)
-		o.held = nil
+	if !o.keepHeld && len(o.series.held) > 0 {
+		o.readHeld(o.series.take(func(heldCapture) bool { return true }))
+		if err == nil {
+			err = o.ctx.Err() // set aside, and not read
+		}
 	}
 	tieLogsToNodes(o.snap)
 	scrubRedacted(o.snap, &o.warns)
@@ -131,14 +133,16 @@ func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapsho
 	snap := &model.Snapshot{}
 	var warns model.ErrorList
 	var errs []error
-	var held []heldCapture
+	// The files of a rotated series may be given one by one: the paths
+	// share what they set aside.
+	series := &seriesHold{operands: map[string]int{}}
+	for _, p := range paths {
+		series.operands[seriesStem(p)]++
+	}
 	for i, p := range paths {
-		// The files of a rotated series may be given one by one: the
-		// captures each path sets aside are read once all are walked.
 		o := newOpener(ctx, opts)
-		o.keepHeld = len(paths) > 1
+		o.series, o.keepHeld = series, len(paths) > 1
 		s, w, err := o.finish(o.open(p))
-		held = append(held, o.held...)
 		if i == 0 && s != nil {
 			snap = s // no copy of what may be a large capture's attempts
 		} else {
@@ -149,12 +153,15 @@ func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapsho
 			errs = append(errs, err)
 		}
 	}
-	if len(held) > 0 {
+	if len(series.held) > 0 {
 		o := newOpener(ctx, opts)
-		o.snap = snap
-		o.readHeld(held)
+		o.snap, o.series = snap, series
+		o.readHeld(series.take(func(heldCapture) bool { return true }))
 		warns = append(warns, o.warns...)
 		warns.Sort()
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err) // set aside, and not read
+		}
 	}
 	if len(paths) > 1 {
 		// A log's node may be named in another path's objects.
@@ -174,19 +181,18 @@ type opener struct {
 	bud     *budget
 	snap    *model.Snapshot
 	warns   model.ErrorList
-	// held lists the captures set aside to be read with the other files
-	// of their series (series.go), and stems counts the regular files of
-	// each directory looked at by series stem. readingHeld is set while
-	// a capture set aside is read alone; keepHeld leaves held unread
-	// when the Open finishes, for OpenAll to read with other paths'.
-	held        []heldCapture
-	stems       map[string]map[string]int
+	// series holds the captures set aside to be read with the other
+	// files of their series (series.go), shared by OpenAll's paths.
+	// readingHeld is set while a capture set aside is read alone;
+	// keepHeld leaves what is still held unread when the Open finishes,
+	// for OpenAll to read with the other paths'.
+	series      *seriesHold
 	readingHeld bool
 	keepHeld    bool
 }
 
 func newOpener(ctx context.Context, opts *Options) *opener {
-	o := &opener{ctx: ctx, opts: opts, snap: &model.Snapshot{}}
+	o := &opener{ctx: ctx, opts: opts, snap: &model.Snapshot{}, series: &seriesHold{}}
 	var lim Limits
 	if opts != nil {
 		lim = opts.Limits

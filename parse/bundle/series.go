@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"os"
@@ -18,15 +19,16 @@ import (
 // A rotated capture series (tcpdump -C or -G: the files of one capture
 // point, each starting where the one before ended) is read as one
 // timeline, so that a connection that crosses a file boundary is one
-// attempt, and it is read once. A capture on disk whose directory holds
-// another file of the same name but for its digits is set aside rather
-// than read (hold); once the walk is over, the files set aside of one node
-// and one name are read together in the order of their first packets
-// (readHeld, capture.ReadRotated). A file alone, the files of a name that
-// do not follow each other in time (captures of several interfaces or
-// nodes named alike), and a file that is not a capture as it lies on disk
-// (compressed otherwise than with gzip) are read one by one, as any other
-// capture is. Captures inside archives are read where they are found.
+// attempt, and it is read once. A capture on disk that may be one of a
+// series (another file of its directory walked, or another path given to
+// OpenAll, has its name but for its digits) is set aside rather than read
+// (hold). Once every file of its name is set aside, or else once the
+// walk is over, the files set aside of one node and one name are read
+// together in the order of their first packets (readHeld,
+// capture.ReadRotated). A file alone, and the files of a name that do not
+// follow each other in time (captures of several interfaces or nodes
+// named alike), are then read one by one, as any other capture is.
+// Captures inside archives are read where they are found.
 
 var digitsRe = lazyre.New(`[0-9]+`)
 
@@ -38,53 +40,100 @@ func seriesStem(path string) string {
 	return filepath.Join(filepath.Dir(path), strings.TrimRight(stem, "#"))
 }
 
+// seriesHold is what hold sets aside, shared by the openers of the paths
+// of one OpenAll.
+type seriesHold struct {
+	held []heldCapture
+	n    map[string]int // the captures held, by series stem
+	// operands counts OpenAll's paths by series stem: a file given as a
+	// path is one of a series only with others given.
+	operands map[string]int
+	// dirs counts the regular files of each directory looked at, by
+	// series stem.
+	dirs map[string]map[string]int
+}
+
 // heldCapture is a capture file on disk set aside to be read with the
 // other files of its series.
 type heldCapture struct {
-	name string
-	pl   placement
+	name, stem string
+	pl         placement
 }
 
 // hold sets the file name aside, for readHeld, when it is a pcap or
-// pcapng file on disk (pl.disk) that may be one of a rotated series: its
-// directory holds another regular file of its series stem. It reports
-// whether it did. Nothing is set aside when the attempts are handed on
+// pcapng file on disk (pl.disk) that may be one of a rotated series, and
+// reports whether it did: given as a path, when another path has its
+// series stem; found in a directory, when another regular file there
+// has. When every file of its stem is set aside, they are read at once.
+// Nothing is set aside when the attempts are handed on
 // (Options.EachAttempt): each file's are then its own.
 func (o *opener) hold(name string, f *format.Format, pl placement) bool {
 	if !pl.disk || o.readingHeld || f.Kind != model.KindCapture || f.Name != "pcap" ||
 		(o.opts != nil && o.opts.EachAttempt != nil) {
 		return false
 	}
-	dir := filepath.Dir(name)
-	stems, ok := o.stems[dir]
-	if !ok {
-		stems = map[string]int{}
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			if e.Type().IsRegular() {
-				stems[seriesStem(filepath.Join(dir, e.Name()))]++
-			}
-		}
-		if o.stems == nil {
-			o.stems = map[string]map[string]int{}
-		}
-		o.stems[dir] = stems
+	h, stem := o.series, seriesStem(name)
+	want := h.operands[stem]
+	if !pl.direct {
+		want = h.dirStems(filepath.Dir(name))[stem]
 	}
-	if stems[seriesStem(name)] < 2 {
+	if want < 2 {
 		return false
 	}
-	o.held = append(o.held, heldCapture{name: name, pl: pl})
+	h.held = append(h.held, heldCapture{name: name, stem: stem, pl: pl})
+	if h.n == nil {
+		h.n = map[string]int{}
+	}
+	if h.n[stem]++; h.n[stem] >= want {
+		// The last file of its name: the captures of the name are read
+		// here, in the walk's order.
+		o.readHeld(h.take(func(c heldCapture) bool { return c.stem == stem }))
+	}
 	return true
 }
 
-// readHeld reads the captures hold set aside: those of one node and one
+// dirStems returns the counts of the regular files of dir by series stem.
+func (h *seriesHold) dirStems(dir string) map[string]int {
+	if stems, ok := h.dirs[dir]; ok {
+		return stems
+	}
+	stems := map[string]int{}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			stems[seriesStem(filepath.Join(dir, e.Name()))]++
+		}
+	}
+	if h.dirs == nil {
+		h.dirs = map[string]map[string]int{}
+	}
+	h.dirs[dir] = stems
+	return stems
+}
+
+// take removes the captures held that match from those held, and returns
+// them.
+func (h *seriesHold) take(match func(heldCapture) bool) []heldCapture {
+	var out []heldCapture
+	h.held = slices.DeleteFunc(h.held, func(c heldCapture) bool {
+		if match(c) {
+			out = append(out, c)
+			h.n[c.stem]--
+			return true
+		}
+		return false
+	})
+	return out
+}
+
+// readHeld reads captures hold set aside: those of one node and one
 // series stem as one series when they follow each other in time, the
 // others one by one.
 func (o *opener) readHeld(held []heldCapture) {
 	groups := map[string][]heldCapture{}
 	var keys []string
 	for _, h := range held {
-		k := h.pl.node + "|" + seriesStem(h.name)
+		k := h.pl.node + "|" + h.stem
 		if groups[k] == nil {
 			keys = append(keys, k)
 		}
@@ -110,9 +159,9 @@ func (o *opener) readGroup(g []heldCapture) {
 	}
 	var files []file
 	for _, h := range g {
-		first, err := firstTime(h.name)
+		first, err := o.firstTime(h.name)
 		if err != nil {
-			// Not a capture as it lies on disk (xz, bzip2, zstd).
+			// Corrupt, or cut short: read alone, it says where.
 			o.readAlone(h)
 			continue
 		}
@@ -127,9 +176,13 @@ func (o *opener) readGroup(g []heldCapture) {
 	}
 	slices.SortStableFunc(files, func(a, b file) int { return a.first.Compare(b.first) })
 	sf := make([]capture.SeriesFile, len(files))
+	bounds := map[string]*boundReader{}
 	for i, f := range files {
-		sf[i] = capture.SeriesFile{Name: f.name, First: f.first,
-			Open: func() (io.ReadCloser, error) { return os.Open(f.name) }}
+		sf[i] = capture.SeriesFile{Name: f.name, First: f.first, Open: func() (io.ReadCloser, error) {
+			rc, bound, err := o.openHeld(f.name)
+			bounds[f.name] = bound
+			return rc, err
+		}}
 	}
 	copts := capture.Options{Node: files[0].pl.node}
 	if o.opts != nil {
@@ -147,11 +200,20 @@ func (o *opener) readGroup(g []heldCapture) {
 		return
 	}
 	if res == nil {
-		o.warns.Append(err)
+		if o.ctx.Err() == nil {
+			o.warns.Append(err) // the Open returns the context's error
+		}
 		return
 	}
 	var errs model.ErrorList
 	errs.Append(err)
+	for _, f := range files {
+		if lerr := bounds[f.name].limitHit(); lerr != nil && !slices.ContainsFunc(errs, func(e *model.Error) bool {
+			return e.Pos.File == f.name && errors.Is(e.Err, ErrLimit)
+		}) {
+			errs.Add(model.Pos{File: f.name}, "", lerr)
+		}
+	}
 	o.warns = append(o.warns, errs...)
 	s := o.snap
 	s.Captures = append(s.Captures, infos...)
@@ -165,12 +227,10 @@ func (o *opener) readGroup(g []heldCapture) {
 		read[infos[i].File] = &infos[i]
 	}
 	for _, f := range files {
-		in := model.Input{Path: f.name, Kind: model.KindCapture, Node: f.pl.node, Layout: f.pl.layout,
+		in := model.Input{Path: f.name, Format: "pcap", Kind: model.KindCapture, Node: f.pl.node, Layout: f.pl.layout,
 			Command: f.pl.command, Details: map[string]int{"series_files": len(files)}}
 		if info := read[f.name]; info != nil {
 			in.Format, in.Records = info.Format, info.Packets
-		} else {
-			in.Format = "pcap"
 		}
 		for _, e := range errs {
 			if e.Pos.File == f.name {
@@ -181,15 +241,46 @@ func (o *opener) readGroup(g []heldCapture) {
 	}
 }
 
-// firstTime returns the time of the first record of the capture file
-// name, read as it lies on disk.
-func firstTime(name string) (time.Time, error) {
+// openHeld opens the capture file name, set aside, decompressed as the
+// walk decompresses it (Limits.MaxFileBytes, the bundle's total), and
+// returns it with the bound on what it decompresses (nil for a file not
+// compressed).
+func (o *opener) openHeld(name string) (io.ReadCloser, *boundReader, error) {
 	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	br := bufio.NewReaderSize(ctxReader{o.ctx, f}, magicSize)
+	head, _ := br.Peek(magicSize)
+	c := compressionOf(head)
+	if c == noCompression {
+		return readCloser{br, f}, nil, nil
+	}
+	zr, err := decompress(c, br, o.bud, o.bud.lim.MaxFileBytes, head)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return readCloser{zr, f}, zr, nil
+}
+
+// readCloser reads from one reader and closes a file.
+type readCloser struct {
+	io.Reader
+	f *os.File
+}
+
+func (r readCloser) Close() error { return r.f.Close() }
+
+// firstTime returns the time of the first record of the capture file
+// name, set aside.
+func (o *opener) firstTime(name string) (time.Time, error) {
+	rc, _, err := o.openHeld(name)
 	if err != nil {
 		return time.Time{}, err
 	}
-	defer f.Close()
-	return capture.FirstTime(f)
+	defer rc.Close()
+	return capture.FirstTime(rc)
 }
 
 // readAlone reads the capture h, set aside, as any other file.

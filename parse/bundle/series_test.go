@@ -5,12 +5,14 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
 
@@ -152,6 +154,84 @@ func TestNamedAlikeNotRotated(t *testing.T) {
 	for _, in := range snap.Inputs {
 		if in.Details["series_files"] != 0 || in.Records != one.Inputs[0].Records {
 			t.Errorf("%s: %d records, details %v; one file alone: %d records", in.Path, in.Records, in.Details, one.Inputs[0].Records)
+		}
+	}
+}
+
+// Captures named alike but not a series keep their places among the
+// others: those of a directory where the walk meets the last of them,
+// and a file given as a path, with no other path of its name, where it
+// is given, whatever its directory holds.
+func TestNamedAlikeKeepTheirPlace(t *testing.T) {
+	f := filepath.Join(testutil.Root(), "fixtures/captures")
+	dir := t.TempDir()
+	for to, from := range map[string]string{"node1.pcap": "handshakes.pcap", "node2.pcap": "handshakes-nsec.pcap",
+		"p.pcap": "portscan.pcap"} {
+		b, err := os.ReadFile(filepath.Join(f, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := func(snap *model.Snapshot) (out []string) {
+		for _, c := range snap.Captures {
+			out = append(out, filepath.Base(c.File))
+		}
+		return out
+	}
+	snap, _, err := parse.Open(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := files(snap); !slices.Equal(got, []string{"node1.pcap", "node2.pcap", "p.pcap"}) {
+		t.Errorf("the directory's captures in the order %v", got)
+	}
+	paths := []string{filepath.Join(dir, "node1.pcap"), filepath.Join(f, "sweep.pcap"), filepath.Join(dir, "p.pcap")}
+	snap, _, err = parse.OpenAll(context.Background(), paths, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := files(snap); !slices.Equal(got, []string{"node1.pcap", "sweep.pcap", "p.pcap"}) {
+		t.Errorf("the paths' captures in the order %v", got)
+	}
+}
+
+// A series compressed over the limit on a file's decompressed size is
+// cut, and says so, at each file cut.
+func TestRotatedSeriesLimits(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range rotatedPaths(t) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write(b)
+		zw.Close()
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)+".gz"), z.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, warns, err := parse.Open(context.Background(), dir, &parse.Options{Limits: parse.Limits{MaxFileBytes: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := map[string]bool{}
+	for _, w := range warns {
+		if errors.Is(w.Err, parse.ErrLimit) {
+			cut[filepath.Base(w.Pos.File)] = true
+		}
+	}
+	// handshakes-131143.pcap is 3,835 bytes, handshakes-131148.pcap 2,280.
+	if !cut["handshakes-131143.pcap.gz"] || !cut["handshakes-131148.pcap.gz"] || len(cut) != 2 {
+		t.Errorf("files cut: %v; warnings %v", cut, warns)
+	}
+	for _, in := range snap.Inputs {
+		if cut[filepath.Base(in.Path)] != (in.Warnings > 0) || in.Details["series_files"] != 6 {
+			t.Errorf("%s: %d warnings, details %v", in.Path, in.Warnings, in.Details)
 		}
 	}
 }
