@@ -86,7 +86,7 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 		o.skip(name, "unrecognized content", pl)
 		return
 	}
-	if o.hold(name, f, pl) {
+	if o.hold(name, f, pl, bound) {
 		return
 	}
 	raw := r

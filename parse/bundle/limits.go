@@ -180,6 +180,15 @@ func (z *boundReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// refund takes what z decompressed back out of the bundle's total, for a
+// file decompressed again; z may be nil.
+func (z *boundReader) refund() {
+	if z != nil {
+		z.b.total -= z.out
+		z.out = 0
+	}
+}
+
 // limitHit returns the limit error a boundReader met, if any.
 func (z *boundReader) limitHit() error {
 	if z == nil {

@@ -44,7 +44,8 @@ func seriesStem(path string) string {
 // of one OpenAll.
 type seriesHold struct {
 	held []heldCapture
-	n    map[string]int // the captures held, by series stem
+	// seen counts the files on disk the walk has met, by seriesKey.
+	seen map[string]int
 	// operands counts OpenAll's paths by series stem: a file given as a
 	// path is one of a series only with others given.
 	operands map[string]int
@@ -57,39 +58,58 @@ type seriesHold struct {
 // other files of its series.
 type heldCapture struct {
 	name, stem string
+	key        string // its seriesKey
 	pl         placement
+}
+
+// seriesKey says which files a file on disk may be one series with, and
+// how many there are: those given as paths of its series stem, or those
+// of its directory of its stem.
+func (h *seriesHold) seriesKey(name string, pl placement) (key, stem string, n int) {
+	stem = seriesStem(name)
+	if pl.direct {
+		return "path|" + stem, stem, h.operands[stem]
+	}
+	return "dir|" + stem, stem, h.dirStems(filepath.Dir(name))[stem]
 }
 
 // hold sets the file name aside, for readHeld, when it is a pcap or
 // pcapng file on disk (pl.disk) that may be one of a rotated series, and
 // reports whether it did: given as a path, when another path has its
 // series stem; found in a directory, when another regular file there
-// has. When every file of its stem is set aside, they are read at once.
-// Nothing is set aside when the attempts are handed on
-// (Options.EachAttempt): each file's are then its own.
-func (o *opener) hold(name string, f *format.Format, pl placement) bool {
+// has. Nothing is set aside when the attempts are handed on
+// (Options.EachAttempt): each file's are then its own. bound, when set,
+// is what decompressed the file's head: the file is decompressed again
+// when read, and counts once in the bundle's total.
+func (o *opener) hold(name string, f *format.Format, pl placement, bound *boundReader) bool {
 	if !pl.disk || o.readingHeld || f.Kind != model.KindCapture || f.Name != "pcap" ||
 		(o.opts != nil && o.opts.EachAttempt != nil) {
 		return false
 	}
-	h, stem := o.series, seriesStem(name)
-	want := h.operands[stem]
-	if !pl.direct {
-		want = h.dirStems(filepath.Dir(name))[stem]
-	}
-	if want < 2 {
+	key, stem, n := o.series.seriesKey(name, pl)
+	if n < 2 {
 		return false
 	}
-	h.held = append(h.held, heldCapture{name: name, stem: stem, pl: pl})
-	if h.n == nil {
-		h.n = map[string]int{}
-	}
-	if h.n[stem]++; h.n[stem] >= want {
-		// The last file of its name: the captures of the name are read
-		// here, in the walk's order.
-		o.readHeld(h.take(func(c heldCapture) bool { return c.stem == stem }))
-	}
+	o.series.held = append(o.series.held, heldCapture{name: name, stem: stem, key: key, pl: pl})
+	bound.refund()
 	return true
+}
+
+// met notes that the walk has met the file on disk name, set aside or
+// not: once it has met every file of the file's seriesKey, the captures
+// of the key set aside are read, there, in the walk's order.
+func (o *opener) met(name string, pl placement) {
+	h := o.series
+	key, _, n := h.seriesKey(name, pl)
+	if n < 2 {
+		return
+	}
+	if h.seen == nil {
+		h.seen = map[string]int{}
+	}
+	if h.seen[key]++; h.seen[key] >= n {
+		o.readHeld(h.take(func(c heldCapture) bool { return c.key == key }))
+	}
 }
 
 // dirStems returns the counts of the regular files of dir by series stem.
@@ -118,7 +138,6 @@ func (h *seriesHold) take(match func(heldCapture) bool) []heldCapture {
 	h.held = slices.DeleteFunc(h.held, func(c heldCapture) bool {
 		if match(c) {
 			out = append(out, c)
-			h.n[c.stem]--
 			return true
 		}
 		return false
@@ -191,7 +210,10 @@ func (o *opener) readGroup(g []heldCapture) {
 	res, infos, err := capture.ReadRotated(o.ctx, sf, copts)
 	if errors.Is(err, capture.ErrNotRotated) {
 		// Not one series: each file as it was set aside, in the walk's
-		// order.
+		// order, counted once in the bundle's total.
+		for _, b := range bounds {
+			b.refund()
+		}
 		for _, h := range g {
 			if slices.ContainsFunc(files, func(f file) bool { return f.name == h.name }) {
 				o.readAlone(h)
@@ -275,11 +297,12 @@ func (r readCloser) Close() error { return r.f.Close() }
 // firstTime returns the time of the first record of the capture file
 // name, set aside.
 func (o *opener) firstTime(name string) (time.Time, error) {
-	rc, _, err := o.openHeld(name)
+	rc, bound, err := o.openHeld(name)
 	if err != nil {
 		return time.Time{}, err
 	}
 	defer rc.Close()
+	defer bound.refund() // its head is decompressed again when it is read
 	return capture.FirstTime(rc)
 }
 

@@ -1,8 +1,6 @@
 package bundle_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,23 +93,27 @@ func TestRotatedSeriesGivenOneByOne(t *testing.T) {
 	}
 }
 
-// A series compressed file by file with gzip (tcpdump -z gzip) is read
-// as one too.
-func TestRotatedSeriesGzipped(t *testing.T) {
+// gzippedSeries returns a directory holding the files of the rotated
+// fixture compressed one by one with gzip, as tcpdump -z gzip leaves them.
+func gzippedSeries(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	for _, p := range rotatedPaths(t) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var z bytes.Buffer
-		zw := gzip.NewWriter(&z)
-		zw.Write(b)
-		zw.Close()
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)+".gz"), z.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)+".gz"), gz(b), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return dir
+}
+
+// A series compressed file by file with gzip (tcpdump -z gzip) is read
+// as one too.
+func TestRotatedSeriesGzipped(t *testing.T) {
+	dir := gzippedSeries(t)
 	snap, warns, err := parse.Open(context.Background(), dir, &parse.Options{KeepAttempts: true})
 	if err != nil || len(warns) > 0 {
 		t.Fatalf("open: %v %v", err, warns)
@@ -201,20 +203,7 @@ func TestNamedAlikeKeepTheirPlace(t *testing.T) {
 // A series compressed over the limit on a file's decompressed size is
 // cut, and says so, at each file cut.
 func TestRotatedSeriesLimits(t *testing.T) {
-	dir := t.TempDir()
-	for _, p := range rotatedPaths(t) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var z bytes.Buffer
-		zw := gzip.NewWriter(&z)
-		zw.Write(b)
-		zw.Close()
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)+".gz"), z.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := gzippedSeries(t)
 	snap, warns, err := parse.Open(context.Background(), dir, &parse.Options{Limits: parse.Limits{MaxFileBytes: 1000}})
 	if err != nil {
 		t.Fatal(err)
@@ -233,5 +222,85 @@ func TestRotatedSeriesLimits(t *testing.T) {
 		if cut[filepath.Base(in.Path)] != (in.Warnings > 0) || in.Details["series_files"] != 6 {
 			t.Errorf("%s: %d warnings, details %v", in.Path, in.Warnings, in.Details)
 		}
+	}
+}
+
+// writeFiles writes each file of files (name: its content) into dir.
+func writeFiles(t *testing.T, dir string, files map[string][]byte) {
+	t.Helper()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// readFixture returns the content of a file of fixtures/captures.
+func readFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A file of a series' name that is no capture does not hold the series
+// back: it is read where the walk meets the last file of the name, ahead
+// of the captures after it.
+func TestSeriesWithTextOfItsName(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][]byte{"handshakes-131150.pcap": []byte("not a capture\n"), "other.pcap": readFixture(t, "portscan.pcap")}
+	for _, p := range rotatedPaths(t) {
+		files[filepath.Base(p)] = readFixture(t, "rotated/"+filepath.Base(p))
+	}
+	writeFiles(t, dir, files)
+	snap, _, err := parse.Open(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range snap.Captures {
+		got = append(got, filepath.Base(c.File))
+	}
+	if len(got) != 7 || got[6] != "other.pcap" {
+		t.Errorf("captures in the order %v, want the series' six, then other.pcap", got)
+	}
+}
+
+// Compressed captures named alike that are no series count once in the
+// bundle's total (Limits.MaxTotalBytes), though their heads are read to
+// find out.
+func TestNamedAlikeCountOnce(t *testing.T) {
+	dir := t.TempDir()
+	a, b := readFixture(t, "handshakes.pcap"), readFixture(t, "handshakes-nsec.pcap")
+	writeFiles(t, dir, map[string][]byte{"node1.pcap.gz": gz(a), "node2.pcap.gz": gz(b)})
+	limits := parse.Limits{MaxTotalBytes: int64(len(a)+len(b)) + 1000}
+	snap, warns, err := parse.Open(context.Background(), dir, &parse.Options{Limits: limits})
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	if len(snap.Captures) != 2 || snap.Captures[0].Packets+snap.Captures[1].Packets != 140 {
+		t.Errorf("captures %+v", snap.Captures)
+	}
+}
+
+// Files of one name given as paths are one series, and those of a
+// directory given beside them another: each group is whole.
+func TestSeriesFromPathsAndDirectory(t *testing.T) {
+	paths := rotatedPaths(t)
+	dir := filepath.Dir(paths[0])
+	snap, warns, err := parse.OpenAll(context.Background(), []string{paths[1], dir, paths[5]}, nil)
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	groups := map[int][]string{}
+	for _, in := range snap.Inputs {
+		n := in.Details["series_files"]
+		groups[n] = append(groups[n], filepath.Base(in.Path))
+	}
+	slices.Sort(groups[6])
+	if len(slices.Compact(groups[6])) != 6 || len(groups[2]) != 2 || len(snap.Inputs) != 8 {
+		t.Errorf("inputs by series length: %v, want the directory's six files in a series of 6, the paths' two in one of 2", groups)
 	}
 }

@@ -268,7 +268,9 @@ func (o *opener) member(e *entry, name string, pl placement, depth int) {
 // walked (a nested tree), anything else goes to dispatch to be sniffed and
 // parsed.
 func (o *opener) file(in input) {
-	_, in.pl.disk = in.r.(*os.File)
+	if _, in.pl.disk = in.r.(*os.File); in.pl.disk && !o.readingHeld {
+		defer o.met(in.name, in.pl)
+	}
 	br := bufio.NewReaderSize(ctxReader{o.ctx, in.r}, text.HeadSize)
 	head, _ := br.Peek(text.HeadSize)
 	if len(head) == 0 {
