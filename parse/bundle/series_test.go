@@ -1,6 +1,7 @@
 package bundle_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/ulikunitz/xz"
 
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
@@ -93,9 +96,9 @@ func TestRotatedSeriesGivenOneByOne(t *testing.T) {
 	}
 }
 
-// gzippedSeries returns a directory holding the files of the rotated
-// fixture compressed one by one with gzip, as tcpdump -z gzip leaves them.
-func gzippedSeries(t *testing.T) string {
+// compressedSeries returns a directory holding the files of the rotated
+// fixture compressed one by one by compress, named with ext added.
+func compressedSeries(t *testing.T, ext string, compress func([]byte) []byte) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, p := range rotatedPaths(t) {
@@ -103,27 +106,44 @@ func gzippedSeries(t *testing.T) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)+".gz"), gz(b), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)+ext), compress(b), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return dir
 }
 
-// A series compressed file by file with gzip (tcpdump -z gzip) is read
-// as one too.
-func TestRotatedSeriesGzipped(t *testing.T) {
-	dir := gzippedSeries(t)
-	snap, warns, err := parse.Open(context.Background(), dir, &parse.Options{KeepAttempts: true})
-	if err != nil || len(warns) > 0 {
-		t.Fatalf("open: %v %v", err, warns)
+// xzOf returns b compressed with xz.
+func xzOf(t *testing.T, b []byte) []byte {
+	var z bytes.Buffer
+	zw, err := xz.NewWriter(&z)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(snap.Inputs) != 6 || len(snap.Attempts) != 11 {
-		t.Errorf("%d inputs, %d attempts, want 6 and 11", len(snap.Inputs), len(snap.Attempts))
-	}
-	for _, in := range snap.Inputs {
-		if in.Details["series_files"] != 6 {
-			t.Errorf("%s: details %v, want series_files=6", in.Path, in.Details)
+	zw.Write(b)
+	zw.Close()
+	return z.Bytes()
+}
+
+// A series compressed file by file (tcpdump -z gzip, or xz) is read as
+// one too.
+func TestRotatedSeriesCompressed(t *testing.T) {
+	for _, c := range []struct {
+		ext      string
+		compress func([]byte) []byte
+	}{{".gz", gz}, {".xz", func(b []byte) []byte { return xzOf(t, b) }}} {
+		dir := compressedSeries(t, c.ext, c.compress)
+		snap, warns, err := parse.Open(context.Background(), dir, &parse.Options{KeepAttempts: true})
+		if err != nil || len(warns) > 0 {
+			t.Fatalf("%s: open: %v %v", c.ext, err, warns)
+		}
+		if len(snap.Inputs) != 6 || len(snap.Attempts) != 11 {
+			t.Errorf("%s: %d inputs, %d attempts, want 6 and 11", c.ext, len(snap.Inputs), len(snap.Attempts))
+		}
+		for _, in := range snap.Inputs {
+			if in.Details["series_files"] != 6 {
+				t.Errorf("%s: details %v, want series_files=6", in.Path, in.Details)
+			}
 		}
 	}
 }
@@ -203,7 +223,7 @@ func TestNamedAlikeKeepTheirPlace(t *testing.T) {
 // A series compressed over the limit on a file's decompressed size is
 // cut, and says so, at each file cut.
 func TestRotatedSeriesLimits(t *testing.T) {
-	dir := gzippedSeries(t)
+	dir := compressedSeries(t, ".gz", gz)
 	snap, warns, err := parse.Open(context.Background(), dir, &parse.Options{Limits: parse.Limits{MaxFileBytes: 1000}})
 	if err != nil {
 		t.Fatal(err)
