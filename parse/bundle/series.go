@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/netmortem/netmortem/capture"
-	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 )
@@ -30,14 +29,23 @@ import (
 // named alike), are then read one by one, as any other capture is.
 // Captures inside archives are read where they are found.
 
-var digitsRe = lazyre.New(`[0-9]+`)
-
 // seriesStem is a capture file's name with its rotation counter or
 // timestamp taken out: tcpdump -C writes trace.pcap, trace.pcap1,
-// trace.pcap2 ...; -G writes names from a strftime pattern.
+// trace.pcap2 ...; -G writes names from a strftime pattern. Each run of
+// digits becomes one '#', and those at the end go. The walk asks it of
+// every file on disk, so it is written out rather than a regular
+// expression's replacement.
 func seriesStem(path string) string {
-	stem := digitsRe.ReplaceAllString(filepath.Base(path), "#")
-	return filepath.Join(filepath.Dir(path), strings.TrimRight(stem, "#"))
+	base := filepath.Base(path)
+	b := make([]byte, 0, len(base))
+	for i := 0; i < len(base); i++ {
+		if c := base[i]; c < '0' || c > '9' {
+			b = append(b, c)
+		} else if i == 0 || base[i-1] < '0' || base[i-1] > '9' {
+			b = append(b, '#')
+		}
+	}
+	return filepath.Join(filepath.Dir(path), strings.TrimRight(string(b), "#"))
 }
 
 // seriesHold is what hold sets aside, shared by the openers of the paths

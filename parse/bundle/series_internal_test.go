@@ -1,0 +1,26 @@
+package bundle
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// seriesStem takes out each run of digits, as tcpdump -C and -G's
+// counters and times are, and those at the end.
+func TestSeriesStem(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"trace.pcap", "trace.pcap"},
+		{"trace.pcap1", "trace.pcap"},
+		{"trace.pcap12", "trace.pcap"},
+		{"handshakes-131143.pcap", "handshakes-#.pcap"},
+		{"node1-eth0.pcap", "node#-eth#.pcap"},
+		{"2026-11-29_10:00:00.pcap.gz", "#-#-#_#:#:#.pcap.gz"},
+		{"123", ""},
+		{"ä1b", "ä#b"},
+	} {
+		in := filepath.Join("d", c.in)
+		if got, want := seriesStem(in), filepath.Join("d", c.want); got != want {
+			t.Errorf("seriesStem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
