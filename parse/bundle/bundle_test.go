@@ -17,8 +17,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ulikunitz/xz"
-
 	"github.com/netmortem/netmortem/internal/testformats"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
@@ -200,14 +198,7 @@ func archiveTree(t *testing.T, dir, dst, format string) {
 		zw.Close()
 		out = z.Bytes()
 	case "tar.xz":
-		var z bytes.Buffer
-		zw, err := xz.NewWriter(&z)
-		if err != nil {
-			t.Fatal(err)
-		}
-		zw.Write(out)
-		zw.Close()
-		out = z.Bytes()
+		out = xzOf(t, out)
 	}
 	if err := os.WriteFile(dst, out, 0o644); err != nil {
 		t.Fatal(err)
