@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,6 +133,9 @@ func (h *seriesHold) dirStems(dir string) map[string]int {
 			stems[seriesStem(filepath.Join(dir, e.Name()))]++
 		}
 	}
+	// Only the stems of several files are kept: a bundle's directories
+	// hold hundreds of thousands of files, most of a name of their own.
+	maps.DeleteFunc(stems, func(_ string, n int) bool { return n < 2 })
 	if h.dirs == nil {
 		h.dirs = map[string]map[string]int{}
 	}
