@@ -61,6 +61,23 @@ type Summary = track.Summary
 // counters in summary mode, ICMP errors and ARP claims. See track.Result.
 type Result = track.Result
 
+// AddTo adds what res holds to snap: its attempts, endpoint counters,
+// ICMP errors, ARP claims and bad checksums. Its CaptureInfo is the
+// caller's to add: Result.Info for a capture, each file's own for a
+// series (ReadSeries). A snapshot without attempts takes res's as they
+// are: a large capture's attempts are not copied.
+func AddTo(snap *model.Snapshot, res *Result) {
+	if len(snap.Attempts) == 0 {
+		snap.Attempts = res.Attempts
+	} else {
+		snap.Attempts = append(snap.Attempts, res.Attempts...)
+	}
+	snap.EndpointStats = append(snap.EndpointStats, res.Endpoints...)
+	snap.ICMP = append(snap.ICMP, res.ICMP...)
+	snap.ARP = append(snap.ARP, res.ARP...)
+	snap.BadChecksums = append(snap.BadChecksums, res.BadChecksums...)
+}
+
 // FailedSample is how many refused, and how many unanswered, attempts to
 // one server endpoint summary mode keeps one by one before it counts the
 // rest, when Summary.FailedSample is 0.

@@ -93,18 +93,5 @@ var (
 // addCapture adds what a capture yields to snap.
 func addCapture(snap *model.Snapshot, res *capture.Result) {
 	snap.Captures = append(snap.Captures, res.Info)
-	snap.Attempts = concat(snap.Attempts, res.Attempts)
-	snap.EndpointStats = append(snap.EndpointStats, res.Endpoints...)
-	snap.ICMP = append(snap.ICMP, res.ICMP...)
-	snap.ARP = append(snap.ARP, res.ARP...)
-	snap.BadChecksums = append(snap.BadChecksums, res.BadChecksums...)
-}
-
-// concat appends src to dst, or returns src itself when dst is empty: a
-// large capture's attempts are not copied.
-func concat[T any](dst, src []T) []T {
-	if len(dst) == 0 {
-		return src
-	}
-	return append(dst, src...)
+	capture.AddTo(snap, res)
 }

@@ -249,13 +249,8 @@ func (o *opener) readGroup(g []heldCapture) {
 		}
 	}
 	o.warns = append(o.warns, errs...)
-	s := o.snap
-	s.Captures = append(s.Captures, infos...)
-	s.Attempts = append(s.Attempts, res.Attempts...)
-	s.EndpointStats = append(s.EndpointStats, res.Endpoints...)
-	s.ICMP = append(s.ICMP, res.ICMP...)
-	s.ARP = append(s.ARP, res.ARP...)
-	s.BadChecksums = append(s.BadChecksums, res.BadChecksums...)
+	o.snap.Captures = append(o.snap.Captures, infos...)
+	capture.AddTo(o.snap, res)
 	read := map[string]*model.CaptureInfo{}
 	for i := range infos {
 		read[infos[i].File] = &infos[i]
