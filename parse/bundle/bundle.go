@@ -115,9 +115,8 @@ func OpenReaderAt(ctx context.Context, name string, ra io.ReaderAt, size int64, 
 // hid, and sorts the warnings.
 func (o *opener) finish(err error) (*model.Snapshot, model.ErrorList, error) {
 	if !o.keepHeld && len(o.series.held) > 0 {
-		o.readHeld(o.series.take(func(heldCapture) bool { return true }))
-		if err == nil {
-			err = o.ctx.Err() // set aside, and not read
+		if rerr := o.readRest(); err == nil {
+			err = rerr
 		}
 	}
 	tieLogsToNodes(o.snap)
@@ -156,12 +155,11 @@ func OpenAll(ctx context.Context, paths []string, opts *Options) (*model.Snapsho
 	if len(series.held) > 0 {
 		o := newOpener(ctx, opts)
 		o.snap, o.series = snap, series
-		o.readHeld(series.take(func(heldCapture) bool { return true }))
+		if err := o.readRest(); err != nil {
+			errs = append(errs, err)
+		}
 		warns = append(warns, o.warns...)
 		warns.Sort()
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, err) // set aside, and not read
-		}
 	}
 	if len(paths) > 1 {
 		// A log's node may be named in another path's objects.

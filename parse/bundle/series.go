@@ -58,8 +58,8 @@ type seriesHold struct {
 	// operands counts OpenAll's paths by series stem: a file given as a
 	// path is one of a series only with others given.
 	operands map[string]int
-	// dirs counts the regular files of each directory looked at, by
-	// series stem.
+	// dirs counts the regular files of each directory walked on disk by
+	// series stem, those of two files or more (countStems).
 	dirs map[string]map[string]int
 }
 
@@ -79,7 +79,36 @@ func (h *seriesHold) seriesKey(name string, pl placement) (key, stem string, n i
 	if pl.direct {
 		return "path|" + stem, stem, h.operands[stem]
 	}
-	return "dir|" + stem, stem, h.dirStems(filepath.Dir(name))[stem]
+	return "dir|" + stem, stem, h.dirs[filepath.Dir(name)][stem]
+}
+
+// countStems counts, from the index of a directory tree on disk whose
+// files are named by name, the regular files of each of its directories
+// by series stem. Only the stems of several files are kept: a bundle's
+// directories hold hundreds of thousands of files, most of a name of
+// their own.
+func (h *seriesHold) countStems(ix *index, name func(string) string) {
+	dirs := map[string]map[string]int{}
+	for n, kind := range ix.kinds {
+		if kind != entFile {
+			continue
+		}
+		full := name(n)
+		dir := filepath.Dir(full)
+		if dirs[dir] == nil {
+			dirs[dir] = map[string]int{}
+		}
+		dirs[dir][seriesStem(full)]++
+	}
+	if h.dirs == nil {
+		h.dirs = map[string]map[string]int{}
+	}
+	for dir, stems := range dirs {
+		maps.DeleteFunc(stems, func(_ string, n int) bool { return n < 2 })
+		if len(stems) > 0 {
+			h.dirs[dir] = stems
+		}
+	}
 }
 
 // hold sets the file name aside, for readHeld, when it is a pcap or
@@ -91,8 +120,7 @@ func (h *seriesHold) seriesKey(name string, pl placement) (key, stem string, n i
 // is what decompressed the file's head: the file is decompressed again
 // when read, and counts once in the bundle's total.
 func (o *opener) hold(name string, f *format.Format, pl placement, bound *boundReader) bool {
-	if !pl.disk || o.readingHeld || f.Kind != model.KindCapture || f.Name != "pcap" ||
-		(o.opts != nil && o.opts.EachAttempt != nil) {
+	if !pl.disk || !o.settingAside() || f.Kind != model.KindCapture || f.Name != "pcap" {
 		return false
 	}
 	key, stem, n := o.series.seriesKey(name, pl)
@@ -108,6 +136,9 @@ func (o *opener) hold(name string, f *format.Format, pl placement, bound *boundR
 // not: once it has met every file of the file's seriesKey, the captures
 // of the key set aside are read, there, in the walk's order.
 func (o *opener) met(name string, pl placement) {
+	if !o.settingAside() {
+		return
+	}
 	h := o.series
 	key, _, n := h.seriesKey(name, pl)
 	if n < 2 {
@@ -121,26 +152,17 @@ func (o *opener) met(name string, pl placement) {
 	}
 }
 
-// dirStems returns the counts of the regular files of dir by series stem.
-func (h *seriesHold) dirStems(dir string) map[string]int {
-	if stems, ok := h.dirs[dir]; ok {
-		return stems
-	}
-	stems := map[string]int{}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if e.Type().IsRegular() {
-			stems[seriesStem(filepath.Join(dir, e.Name()))]++
-		}
-	}
-	// Only the stems of several files are kept: a bundle's directories
-	// hold hundreds of thousands of files, most of a name of their own.
-	maps.DeleteFunc(stems, func(_ string, n int) bool { return n < 2 })
-	if h.dirs == nil {
-		h.dirs = map[string]map[string]int{}
-	}
-	h.dirs[dir] = stems
-	return stems
+// settingAside reports whether captures are set aside now: not while one
+// set aside is read alone, nor when the attempts are handed on.
+func (o *opener) settingAside() bool {
+	return !o.readingHeld && (o.opts == nil || o.opts.EachAttempt == nil)
+}
+
+// readRest reads the captures still set aside, and returns the context's
+// error when it ended before they were read.
+func (o *opener) readRest() error {
+	o.readHeld(o.series.take(func(heldCapture) bool { return true }))
+	return o.ctx.Err()
 }
 
 // take removes the captures held that match from those held, and returns

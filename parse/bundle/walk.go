@@ -158,6 +158,9 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 		}
 		return filepath.Join(name, filepath.FromSlash(n))
 	}
+	if sep != '!' && o.settingAside() {
+		o.series.countStems(ix, memberName)
+	}
 	podLinks := map[string]int{}
 	err = t.walk(o.ctx, func(e *entry) error {
 		if root, target, ok := podLogLink(ix, e); ok {
@@ -268,7 +271,7 @@ func (o *opener) member(e *entry, name string, pl placement, depth int) {
 // walked (a nested tree), anything else goes to dispatch to be sniffed and
 // parsed.
 func (o *opener) file(in input) {
-	if _, in.pl.disk = in.r.(*os.File); in.pl.disk && !o.readingHeld {
+	if _, in.pl.disk = in.r.(*os.File); in.pl.disk {
 		defer o.met(in.name, in.pl)
 	}
 	br := bufio.NewReaderSize(ctxReader{o.ctx, in.r}, text.HeadSize)
