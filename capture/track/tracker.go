@@ -369,22 +369,6 @@ func (t *Tracker) pos(p *decode.Packet) model.Pos {
 	return pos
 }
 
-// fileIndex returns name's index in t.files, adding it when new. A series
-// has a handful of files, the last one the most asked for.
-func (t *Tracker) fileIndex(name string) uint32 {
-	for i := len(t.files) - 1; i > 0; i-- {
-		if t.files[i] == name {
-			return uint32(i)
-		}
-	}
-	if len(t.files) > fileMask {
-		// 2^28 files in one series: more than any run opens.
-		return fileMask
-	}
-	t.files = append(t.files, name)
-	return uint32(len(t.files) - 1)
-}
-
 // Finish returns everything folded so far: the attempts in the order their
 // first packets were seen, the ICMP events and ARP claims, the counts, and,
 // when summarizing, the per-server counters of the attempts folded.
@@ -545,57 +529,3 @@ func sortBySeq(a []model.Attempt, seq []int) {
 		seq[i] = order[i].seq
 	}
 }
-
-// FileMark is what Tracker.StartFile notes of a series before one of its
-// files is read.
-type FileMark struct {
-	counts      model.Counts
-	first, last time.Time
-}
-
-// StartFile makes t read a series of files, rotated by tcpdump -C or -G,
-// as one capture, and starts one of them: the packets from now on come
-// from name, their evidence points there, and EndFile will give their
-// counts and times.
-func (t *Tracker) StartFile(name string) FileMark {
-	t.series = true
-	m := FileMark{counts: t.counts, first: t.first, last: t.last}
-	t.first, t.last = time.Time{}, time.Time{}
-	t.file = name
-	t.curFile = t.fileIndex(name)
-	return m
-}
-
-// EndFile ends the file m started, once t has been fed its packets (Feed
-// returns), and returns what the file added up to: its counts and its
-// first and last packet times.
-func (t *Tracker) EndFile(m FileMark) (counts model.Counts, first, last time.Time) {
-	counts, first, last = t.counts.Sub(m.counts), t.first, t.last
-	if !m.first.IsZero() && m.first.Before(t.first) {
-		t.first = m.first
-	}
-	if m.last.After(t.last) {
-		t.last = m.last
-	}
-	return counts, first, last
-}
-
-// FileOutcomes returns, once Finish has finalized every connection of a
-// series, the outcomes of those whose first packet was in the file name
-// (started with StartFile): Counts with Established, Refused, Unanswered
-// and SYNACKClientRST set. EndFile's counts hold the outcomes of the
-// connections finalized while the file was read, which a connection
-// lingering after its last packet may reach files later, or only at the
-// end.
-func (t *Tracker) FileOutcomes(name string) model.Counts {
-	for i := len(t.files) - 1; i > 0; i-- {
-		if t.files[i] == name && i < len(t.fileOutcomes) {
-			return t.fileOutcomes[i]
-		}
-	}
-	return model.Counts{}
-}
-
-// SetFile names the file evidence points into when a packet's position
-// names none; the Result's Info names it too.
-func (t *Tracker) SetFile(name string) { t.file = name }

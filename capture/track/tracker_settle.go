@@ -459,11 +459,7 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 	countOutcome(&t.counts, outcome)
 	if t.series {
 		// The file of the connection's first packet counts it.
-		f := int(v.e.where(s.first).file)
-		if f >= len(t.fileOutcomes) {
-			t.fileOutcomes = append(t.fileOutcomes, make([]model.Counts, f+1-len(t.fileOutcomes))...)
-		}
-		countOutcome(&t.fileOutcomes[f], outcome)
+		t.countFileOutcome(v.e.where(s.first).file, outcome)
 	}
 	t.forgetSYN(s)
 	natCopy := t.summarize && t.natCopy(s.seq)
