@@ -24,5 +24,5 @@ func ReadRecordByRecord(ctx context.Context, r io.Reader, name string, opts Opti
 // ReadSeriesRecordByRecord is ReadSeries with each record read and handed
 // on alone.
 func ReadSeriesRecordByRecord(ctx context.Context, files []SeriesFile, opts Options) (*Result, []model.CaptureInfo, error) {
-	return readSeries(ctx, files, opts, decodeRecords, false)
+	return readSeries(ctx, files, opts, decodeRecords, nil)
 }

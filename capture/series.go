@@ -3,12 +3,12 @@ package capture
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/netmortem/netmortem/capture/decode"
 	"github.com/netmortem/netmortem/capture/pcapfile"
 	"github.com/netmortem/netmortem/capture/track"
 	"github.com/netmortem/netmortem/model"
@@ -19,15 +19,21 @@ import (
 type SeriesFile struct {
 	Name string
 	Open func() (io.ReadCloser, error)
-	// First, when set, is the time of the file's first record (as
-	// FirstTime gives it), for ReadRotated to tell before reading the
-	// file that it does not follow the one before.
-	First time.Time
+	// Head, when set (its Format not empty), is what the file's head
+	// tells (ReadHead): ReadRotated, which must tell whether a file
+	// follows the one before it before reading it, otherwise opens the
+	// file once more to read it.
+	Head Head
 }
 
-// ErrNotRotated is the error ReadRotated wraps for files that do not
-// follow each other in time.
-var ErrNotRotated = errors.New("the files do not follow each other in time")
+// Head is what the head of a capture file tells of it: its format
+// ("pcap", "pcapng"), and the link type and time of its first record
+// (none, and the zero Time, for a file of no record).
+type Head struct {
+	Format   string
+	LinkType string
+	First    time.Time
+}
 
 // ReadSeries reads the files of one capture point, rotated by tcpdump -C or
 // -G, as one timeline: the files are read in the order given (oldest first)
@@ -38,48 +44,84 @@ var ErrNotRotated = errors.New("the files do not follow each other in time")
 // first packet it holds, so that the files' counts add up to the
 // Result's.
 func ReadSeries(ctx context.Context, files []SeriesFile, opts Options) (*Result, []model.CaptureInfo, error) {
-	return readSeries(ctx, files, opts, decodeAll, false)
+	return readSeries(ctx, files, opts, decodeAll, nil)
 }
 
-// ReadRotated is ReadSeries for files that may not be one series, in the
-// order of their first packets: each must start no more than a second
-// before the last packet of the file before it, as the files tcpdump -C
-// and -G write do. At the first that does not, ReadRotated stops, and
-// returns no Result and an error wrapping ErrNotRotated: before reading
-// the file when its SeriesFile.First tells already, after otherwise.
-func ReadRotated(ctx context.Context, files []SeriesFile, opts Options) (*Result, []model.CaptureInfo, error) {
-	return readSeries(ctx, files, opts, decodeAll, true)
+// ReadRotated is ReadSeries for files that may not be one series, given
+// in the order of their first packets: it reads the longest run of them,
+// from the first, in which each file follows the one before as the files
+// tcpdump -C and -G write do (of its format and link type, starting after
+// it and no more than a second before the last packet before it), and
+// returns the run's Result, its files' Infos and n, how many files the
+// run holds (at least one). The caller reads files[n:] next, as another
+// run or alone. Captures named alike and taken at once (several
+// interfaces or nodes), files of no packet, and a file whose head cannot
+// be read (which reading it says why) are runs of one.
+//
+// A run ends before the file that does not follow, which is not opened
+// when its SeriesFile.Head tells: so the attempts ReadRotated hands on
+// (Options.EachAttempt) are those of its run alone. A run of one file
+// reads as Read reads that file.
+func ReadRotated(ctx context.Context, files []SeriesFile, opts Options) (res *Result, infos []model.CaptureInfo, n int, err error) {
+	n = len(files)
+	res, infos, err = readSeries(ctx, files, opts, decodeAll, &n)
+	return res, infos, n, err
 }
 
-// follows reports whether a file whose first packet came at first follows
-// prev in a rotated series.
-func follows(prev *model.CaptureInfo, first time.Time) bool {
-	return !first.Before(prev.Last.Add(-time.Second))
+// follows reports whether a file of head h follows files in a rotated
+// series, the last of which has head prev, and whose last packet came at
+// last: as tcpdump -C and -G write them, it is of their format and link
+// type, and starts after prev, no more than a second before last. Files
+// that start at once are not one series (captures named alike taken
+// together, test files whose packets all bear one time), and a file of no
+// packet (h.First or last zero) has nothing to join, nor to be joined: it
+// is read alone.
+func follows(prev Head, last time.Time, h Head) bool {
+	return !h.First.IsZero() && !last.IsZero() && h.Format == prev.Format && h.LinkType == prev.LinkType &&
+		h.First.After(prev.First) && !h.First.Before(last.Add(-time.Second))
 }
 
-// FirstTime returns the time of the first record of the capture r reads
-// (pcap or pcapng, perhaps gzip-compressed), reading no further: the zero
-// Time when it holds none, and an error when r is not a capture or its
-// first record cannot be read.
-func FirstTime(r io.Reader) (time.Time, error) {
+// headOf returns f.Head, or else what the file's head tells, the zero
+// Head when it cannot be read.
+func headOf(f SeriesFile) Head {
+	if f.Head.Format != "" {
+		return f.Head
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return Head{}
+	}
+	defer rc.Close()
+	h, _ := ReadHead(rc)
+	return h
+}
+
+// ReadHead reads the head of the capture r reads (pcap or pcapng, perhaps
+// gzip-compressed), up to its first record and no further, and returns
+// what it tells: an error when r is not a capture or its first record
+// cannot be read.
+func ReadHead(r io.Reader) (Head, error) {
 	src, err := pcapfile.NewReader(r)
 	if err != nil {
-		return time.Time{}, err
+		return Head{}, err
 	}
 	defer src.Close()
+	h := Head{Format: src.Format()}
 	var rec pcapfile.Record
 	switch err := src.Next(&rec); {
 	case errors.Is(err, io.EOF):
-		return time.Time{}, nil
+		return h, nil
 	case err != nil:
-		return time.Time{}, err
+		return Head{}, err
 	}
-	return rec.Time(), nil
+	h.LinkType, h.First = decode.LinkName(src.LinkType(rec.Iface)), rec.Time()
+	return h, nil
 }
 
-// readSeries is ReadSeries through the decoding paths mode allows, and
-// ReadRotated when rotated is set.
-func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode decoding, rotated bool) (*Result, []model.CaptureInfo, error) {
+// readSeries is ReadSeries through the decoding paths mode allows, and,
+// when run is set, ReadRotated: it reads the files' first *run, which it
+// sets.
+func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode decoding, run *int) (*Result, []model.CaptureInfo, error) {
 	if len(files) == 0 {
 		return nil, nil, errors.New("capture: empty series")
 	}
@@ -88,14 +130,16 @@ func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode deco
 	var errs model.ErrorList
 	var infos []model.CaptureInfo
 	var links []string
-	notRotated := func(name string, first time.Time) error {
-		prev := &infos[len(infos)-1]
-		return fmt.Errorf("capture: %w: %s starts at %s, %s ends at %s", ErrNotRotated, name,
-			first.Format(time.RFC3339Nano), prev.File, prev.Last.Format(time.RFC3339Nano))
-	}
-	for _, f := range files {
-		if rotated && len(infos) > 0 && !f.First.IsZero() && !follows(&infos[len(infos)-1], f.First) {
-			return nil, nil, notRotated(f.Name, f.First)
+	var prev Head      // the head of the run's last file
+	var last time.Time // the run's last packet
+	for i, f := range files {
+		if run != nil {
+			h := headOf(f)
+			if i > 0 && !follows(prev, last, h) {
+				*run = i
+				break
+			}
+			prev = h
 		}
 		rc, err := f.Open()
 		if err != nil {
@@ -115,8 +159,8 @@ func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode deco
 		info.Node, info.File = opts.Node, f.Name
 		info.Counts, info.First, info.Last = t.EndFile(mark)
 		info.Packets = info.Counts.Packets
-		if rotated && len(infos) > 0 && !follows(&infos[len(infos)-1], info.First) {
-			return nil, nil, notRotated(f.Name, info.First)
+		if info.Last.After(last) {
+			last = info.Last
 		}
 		infos = append(infos, *info)
 		if !slices.Contains(links, info.LinkType) {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -108,82 +110,179 @@ func addCounts(a, b model.Counts) model.Counts {
 	return model.Counts{}.Sub(model.Counts{}.Sub(a).Sub(b))
 }
 
-// ReadRotated reads a real series as ReadSeries does, and stops at a file
-// that does not follow the one before: before opening it when its First
-// says so, after reading it otherwise.
+// ReadRotated reads a real series as ReadSeries does, and ends its run
+// before a file that does not follow the one before, without opening it
+// when its Head says so, opening it once for its head otherwise. The
+// series' first file is empty (tcpdump -G writes one when no packet came):
+// it is a run of its own.
 func TestReadRotated(t *testing.T) {
 	files, opened := rotatedFiles(t)
+	for i := range files {
+		files[i].Head = head(t, files[i].Name)
+	}
+	if _, _, n, err := capture.ReadRotated(context.Background(), files, capture.Options{}); err != nil || n != 1 {
+		t.Fatalf("ReadRotated: a run of %d, %v; want the empty file alone", n, err)
+	}
+	files = files[1:]
 	series, sInfos, err := capture.ReadSeries(context.Background(), files, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range files {
-		p := filepath.Join(testutil.Root(), "fixtures/captures/rotated", files[i].Name)
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[i].First, err = capture.FirstTime(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	rot, rInfos, err := capture.ReadRotated(context.Background(), files, capture.Options{})
+	rot, rInfos, n, err := capture.ReadRotated(context.Background(), files, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rot.Attempts) != len(series.Attempts) || rot.Info.Counts != series.Info.Counts || len(rInfos) != len(sInfos) {
-		t.Errorf("ReadRotated: %d attempts, %+v; ReadSeries: %d, %+v", len(rot.Attempts), rot.Info.Counts, len(series.Attempts), series.Info.Counts)
+	if n != len(files) || len(rot.Attempts) != len(series.Attempts) || rot.Info.Counts != series.Info.Counts || len(rInfos) != len(sInfos) {
+		t.Errorf("ReadRotated: a run of %d, %d attempts, %+v; ReadSeries: %d, %+v", n, len(rot.Attempts), rot.Info.Counts, len(series.Attempts), series.Info.Counts)
 	}
 
-	// The second file again after the last: it starts 5 s before the
+	// The first file again after the last: it starts 5 s before the
 	// last ends.
-	second := files[1]
+	first := files[0]
 	clear(opened)
-	again := append(files[:len(files):len(files)], second)
-	res, _, err := capture.ReadRotated(context.Background(), again, capture.Options{})
-	if !errors.Is(err, capture.ErrNotRotated) || res != nil {
-		t.Fatalf("ReadRotated: %v, %v; want ErrNotRotated and no Result", res, err)
+	again := append(files[:len(files):len(files)], first)
+	res, infos, n, err := capture.ReadRotated(context.Background(), again, capture.Options{})
+	if err != nil || n != len(files) || len(infos) != len(files) || len(res.Attempts) != len(series.Attempts) {
+		t.Fatalf("ReadRotated: a run of %d, %d infos, %v; want the first %d files, as a series", n, len(infos), err, len(files))
 	}
-	if opened[second.Name] != 1 {
-		t.Errorf("%s opened %d times, only as the second file: its First tells it does not follow", second.Name, opened[second.Name])
+	if opened[first.Name] != 1 {
+		t.Errorf("%s opened %d times, only as the first file: its Head tells it does not follow", first.Name, opened[first.Name])
 	}
-	second.First = time.Time{}
+	first.Head = capture.Head{}
 	clear(opened)
-	again[len(again)-1] = second
-	if _, _, err := capture.ReadRotated(context.Background(), again, capture.Options{}); !errors.Is(err, capture.ErrNotRotated) {
-		t.Fatalf("ReadRotated without First: %v, want ErrNotRotated", err)
+	again[len(again)-1] = first
+	if _, _, n, err := capture.ReadRotated(context.Background(), again, capture.Options{}); err != nil || n != len(files) {
+		t.Fatalf("ReadRotated without Head: a run of %d, %v; want %d", n, err, len(files))
 	}
-	if opened[second.Name] != 2 {
-		t.Errorf("%s opened %d times: without its First it is read, then found not to follow", second.Name, opened[second.Name])
+	if opened[first.Name] != 2 {
+		t.Errorf("%s opened %d times: without its Head it is opened for it, and not read", first.Name, opened[first.Name])
+	}
+
+	// What is handed on is the run's alone.
+	handed := 0
+	_, _, n, err = capture.ReadRotated(context.Background(), again[len(files)-1:], capture.Options{EachAttempt: func(model.Attempt) { handed++ }})
+	if err != nil || n != 1 {
+		t.Fatalf("ReadRotated of the last file and the first: a run of %d, %v; want 1", n, err)
+	}
+	last, err := capture.Read(context.Background(), mustOpen(t, filepath.Join(testutil.Root(), "fixtures/captures/rotated", files[len(files)-1].Name)), files[len(files)-1].Name, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if handed != len(last.Attempts) {
+		t.Errorf("%d attempts handed on, the last file alone has %d", handed, len(last.Attempts))
 	}
 }
 
-// FirstTime gives the first record's time, the zero Time for a capture
-// of no record (tcpdump -G writes one when no packet came), and an error
-// for what is not a capture.
-func TestFirstTime(t *testing.T) {
-	dir := filepath.Join(testutil.Root(), "fixtures/captures/rotated")
-	b, err := os.ReadFile(filepath.Join(dir, "handshakes-131143.pcap"))
+// A file follows the one before in a series only when it is of its format
+// and link type, and starts after it, no more than a second before its
+// last packet: not at once, as captures named alike taken together do.
+func TestReadRotatedFollows(t *testing.T) {
+	files, _ := rotatedFiles(t)
+	files = files[1:] // past the empty one
+	for i := range files {
+		files[i].Head = head(t, files[i].Name)
+	}
+	h := files[1].Head
+	for _, c := range []struct {
+		name string
+		head capture.Head
+		runs bool
+	}{
+		{"as it is", h, true},
+		{"another format", capture.Head{Format: "pcapng", LinkType: h.LinkType, First: h.First}, false},
+		{"another link type", capture.Head{Format: h.Format, LinkType: "Linux SLL2", First: h.First}, false},
+		{"at once", capture.Head{Format: h.Format, LinkType: h.LinkType, First: files[0].Head.First}, false},
+		{"just after its start", capture.Head{Format: h.Format, LinkType: h.LinkType, First: files[0].Head.First.Add(time.Microsecond)}, true},
+		{"no packet", capture.Head{Format: h.Format}, false},
+	} {
+		two := []capture.SeriesFile{files[0], files[1]}
+		two[1].Head = c.head
+		if _, _, n, err := capture.ReadRotated(context.Background(), two, capture.Options{}); err != nil || (n == 2) != c.runs {
+			t.Errorf("%s: a run of %d, %v; want a series: %v", c.name, n, err, c.runs)
+		}
+	}
+}
+
+// head returns the Head of a file of the rotated fixture.
+func head(t *testing.T, name string) capture.Head {
+	t.Helper()
+	h, err := capture.ReadHead(mustOpen(t, filepath.Join(testutil.Root(), "fixtures/captures/rotated", name)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := capture.Read(context.Background(), bytes.NewReader(b), "h.pcap", capture.Options{})
+	return h
+}
+
+// A run of one file reads as Read reads it: the same attempts and the
+// same Info, for every capture fixture.
+func TestReadRotatedRunOfOne(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(testutil.Root(), "fixtures/captures/*.pcap*"))
+	if err != nil || len(paths) < 5 {
+		t.Fatalf("%v %v", paths, err)
+	}
+	for _, p := range paths {
+		for _, summary := range []bool{false, true} {
+			opts := capture.Options{Node: "node-a", Summary: capture.Summary{Enabled: summary}}
+			alone, err := capture.Read(context.Background(), mustOpen(t, p), p, opts)
+			if alone == nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			files := []capture.SeriesFile{{Name: p, Open: func() (io.ReadCloser, error) { return os.Open(p) }}, {Name: "earlier", Head: capture.Head{Format: "pcap", First: time.Unix(1, 0)}}}
+			res, infos, n, rerr := capture.ReadRotated(context.Background(), files, opts)
+			if n != 1 || len(infos) != 1 {
+				t.Fatalf("%s: a run of %d, %d infos; want 1 (the second file starts before it)", p, n, len(infos))
+			}
+			if fmt.Sprint(err) != fmt.Sprint(rerr) {
+				t.Errorf("%s: error %v, Read's %v", p, rerr, err)
+			}
+			if !reflect.DeepEqual(infos[0], alone.Info) {
+				t.Errorf("%s, summary %v: Info\n%+v\nRead's\n%+v", p, summary, infos[0], alone.Info)
+			}
+			res.Info = alone.Info
+			if !reflect.DeepEqual(res, alone) {
+				t.Errorf("%s, summary %v: the Result differs from Read's", p, summary)
+			}
+		}
+	}
+}
+
+func mustOpen(t *testing.T, name string) *os.File {
+	t.Helper()
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := capture.FirstTime(bytes.NewReader(b)); err != nil || !got.Equal(res.Info.First) {
-		t.Errorf("FirstTime: %v, %v; the capture's first packet: %v", got, err, res.Info.First)
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// ReadHead gives the file's format, and its first record's link type and
+// time; only its format for a capture of no record (tcpdump -G writes one
+// when no packet came), and an error for what is not a capture.
+func TestReadHead(t *testing.T) {
+	dir := filepath.Join(testutil.Root(), "fixtures/captures")
+	for _, name := range []string{"rotated/handshakes-131143.pcap", "handshakes.pcap.gz", "handshakes.pcapng", "any-bridge.pcap"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := capture.Read(context.Background(), bytes.NewReader(b), name, capture.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := capture.Head{Format: res.Info.Format, LinkType: res.Info.LinkType, First: res.Info.First}
+		if got, err := capture.ReadHead(bytes.NewReader(b)); err != nil || got != want {
+			t.Errorf("%s: ReadHead: %+v, %v; the capture: %+v", name, got, err, want)
+		}
 	}
-	empty, err := os.ReadFile(filepath.Join(dir, "handshakes-131142.pcap"))
+	empty, err := os.ReadFile(filepath.Join(dir, "rotated/handshakes-131142.pcap"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := capture.FirstTime(bytes.NewReader(empty)); err != nil || !got.IsZero() {
-		t.Errorf("FirstTime of a capture without records: %v, %v", got, err)
+	if got, err := capture.ReadHead(bytes.NewReader(empty)); err != nil || got != (capture.Head{Format: "pcap"}) {
+		t.Errorf("ReadHead of a capture without records: %+v, %v", got, err)
 	}
-	if _, err := capture.FirstTime(bytes.NewReader([]byte("not a capture at all"))); !errors.Is(err, capture.ErrNotCapture) {
-		t.Errorf("FirstTime of text: %v, want ErrNotCapture", err)
+	if _, err := capture.ReadHead(bytes.NewReader([]byte("not a capture at all"))); !errors.Is(err, capture.ErrNotCapture) {
+		t.Errorf("ReadHead of text: %v, want ErrNotCapture", err)
 	}
 }

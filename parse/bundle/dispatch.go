@@ -261,14 +261,28 @@ const maxTrailerCheck = 1 << 20
 // CRC and size of gzip): a corrupt one is a warning naming the file,
 // unless the parser reported it already.
 func (o *opener) checkTrailer(name string, r io.Reader, bound *boundReader, list *model.ErrorList) {
+	addTrailerErr(name, o.trailerErr(r, bound), list)
+}
+
+// trailerErr reads what a parser left of a compressed file, as
+// checkTrailer does, and returns the error that ended the read, nil when
+// there is none to tell (not compressed, cut by a limit, the stream
+// whole).
+func (o *opener) trailerErr(r io.Reader, bound *boundReader) error {
 	if bound == nil || bound.in == nil || bound.err != nil {
-		return
+		return nil
 	}
 	_, err := io.CopyN(io.Discard, r, maxTrailerCheck)
 	if err == nil || err == io.EOF || errors.Is(err, ErrLimit) || o.ctx.Err() != nil {
-		return
+		return nil
 	}
-	if errors.Is(list.Err(), err) {
+	return err
+}
+
+// addTrailerErr adds err, which trailerErr returned for the file name, to
+// list, unless it is nil or list tells it already.
+func addTrailerErr(name string, err error, list *model.ErrorList) {
+	if err == nil || errors.Is(list.Err(), err) {
 		return
 	}
 	for _, e := range *list {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/netmortem/netmortem/capture"
 	"github.com/netmortem/netmortem/model"
@@ -25,10 +24,11 @@ import (
 // (hold). Once every file of its name is set aside, or else once the
 // walk is over, the files set aside of one node and one name are read
 // together in the order of their first packets (readHeld,
-// capture.ReadRotated). A file alone, and the files of a name that do not
-// follow each other in time (captures of several interfaces or nodes
-// named alike), are then read one by one, as any other capture is.
-// Captures inside archives are read where they are found.
+// capture.ReadRotated), each run of them that follow each other as
+// tcpdump writes them as one series: files of a name taken at once
+// (captures of several interfaces or nodes named alike), and files of no
+// packet, are runs of one, each read as any other capture is. Captures
+// inside archives are read where they are found.
 
 // seriesStem is a capture file's name with its rotation counter or
 // timestamp taken out: tcpdump -C writes trace.pcap, trace.pcap1,
@@ -200,11 +200,15 @@ func (o *opener) readHeld(held []heldCapture) {
 	}
 }
 
-// readGroup reads the files of one node and one series stem.
+// readGroup reads the files of one node and one series stem, in the
+// order of their first packets: each run of them that follow each other
+// in time as one series (capture.ReadRotated), a file that follows no
+// other (a run of one) as any capture reads, and first, alone, a file
+// whose first record cannot be read, which says why.
 func (o *opener) readGroup(g []heldCapture) {
 	type file struct {
 		heldCapture
-		first time.Time
+		head capture.Head
 	}
 	if len(g) == 1 {
 		o.readAlone(g[0])
@@ -212,84 +216,97 @@ func (o *opener) readGroup(g []heldCapture) {
 	}
 	var files []file
 	for _, h := range g {
-		first, err := o.firstTime(h.name)
+		head, err := o.head(h.name)
 		if err != nil {
 			// Corrupt, or cut short: read alone, it says where.
 			o.readAlone(h)
 			continue
 		}
-		files = append(files, file{h, first})
+		files = append(files, file{h, head})
 	}
-	switch len(files) {
-	case 0:
-		return
-	case 1:
-		o.readAlone(files[0].heldCapture)
-		return
-	}
-	slices.SortStableFunc(files, func(a, b file) int { return a.first.Compare(b.first) })
-	sf := make([]capture.SeriesFile, len(files))
-	bounds := map[string]*boundReader{}
-	for i, f := range files {
-		sf[i] = capture.SeriesFile{Name: f.name, First: f.first, Open: func() (io.ReadCloser, error) {
-			rc, bound, err := o.openHeld(f.name)
-			bounds[f.name] = bound
-			return rc, err
-		}}
-	}
-	copts := capture.Options{Node: files[0].pl.node}
+	slices.SortStableFunc(files, func(a, b file) int { return a.head.First.Compare(b.head.First) })
+	copts := capture.Options{Node: g[0].pl.node}
 	if o.opts != nil {
 		copts.Summary = o.opts.Summary
 	}
-	res, infos, err := capture.ReadRotated(o.ctx, sf, copts)
-	if errors.Is(err, capture.ErrNotRotated) {
-		// Not one series: each file as it was set aside, in the walk's
-		// order, counted once in the bundle's total.
-		for _, b := range bounds {
-			b.refund()
+	for len(files) > 0 && o.ctx.Err() == nil {
+		if len(files) == 1 {
+			o.readAlone(files[0].heldCapture)
+			return
 		}
-		for _, h := range g {
-			if slices.ContainsFunc(files, func(f file) bool { return f.name == h.name }) {
-				o.readAlone(h)
+		sf := make([]capture.SeriesFile, len(files))
+		bounds := map[string]*boundReader{}
+		trailers := map[string]error{}
+		for i, f := range files {
+			sf[i] = capture.SeriesFile{Name: f.name, Head: f.head, Open: func() (io.ReadCloser, error) {
+				rc, bound, err := o.openHeld(f.name)
+				bounds[f.name] = bound
+				if err != nil {
+					return nil, err
+				}
+				return trailerCloser{rc, func() { trailers[f.name] = o.trailerErr(rc, bound) }}, nil
+			}}
+		}
+		res, infos, n, err := capture.ReadRotated(o.ctx, sf, copts)
+		run := files[:n]
+		files = files[n:]
+		if res == nil {
+			if o.ctx.Err() == nil {
+				o.warns.Append(err) // the Open returns the context's error
+			}
+			return
+		}
+		var errs model.ErrorList
+		errs.Append(err)
+		for _, f := range run {
+			var own model.ErrorList
+			for _, e := range errs {
+				if e.Pos.File == f.name {
+					own = append(own, e)
+				}
+			}
+			if lerr := bounds[f.name].limitHit(); lerr != nil && !slices.ContainsFunc(own, func(e *model.Error) bool { return errors.Is(e.Err, ErrLimit) }) {
+				errs.Add(model.Pos{File: f.name}, "", lerr)
+			} else if lerr == nil {
+				addTrailerErr(f.name, trailers[f.name], &errs)
 			}
 		}
-		return
-	}
-	if res == nil {
-		if o.ctx.Err() == nil {
-			o.warns.Append(err) // the Open returns the context's error
+		o.warns = append(o.warns, errs...)
+		o.snap.Captures = append(o.snap.Captures, infos...)
+		capture.AddTo(o.snap, res)
+		read := map[string]*model.CaptureInfo{}
+		for i := range infos {
+			read[infos[i].File] = &infos[i]
 		}
-		return
-	}
-	var errs model.ErrorList
-	errs.Append(err)
-	for _, f := range files {
-		if lerr := bounds[f.name].limitHit(); lerr != nil && !slices.ContainsFunc(errs, func(e *model.Error) bool {
-			return e.Pos.File == f.name && errors.Is(e.Err, ErrLimit)
-		}) {
-			errs.Add(model.Pos{File: f.name}, "", lerr)
-		}
-	}
-	o.warns = append(o.warns, errs...)
-	o.snap.Captures = append(o.snap.Captures, infos...)
-	capture.AddTo(o.snap, res)
-	read := map[string]*model.CaptureInfo{}
-	for i := range infos {
-		read[infos[i].File] = &infos[i]
-	}
-	for _, f := range files {
-		in := model.Input{Path: f.name, Format: "pcap", Kind: model.KindCapture, Node: f.pl.node, Layout: f.pl.layout,
-			Command: f.pl.command, Details: map[string]int{"series_files": len(files)}}
-		if info := read[f.name]; info != nil {
-			in.Format, in.Records = info.Format, info.Packets
-		}
-		for _, e := range errs {
-			if e.Pos.File == f.name {
-				in.Warnings++
+		for _, f := range run {
+			in := model.Input{Path: f.name, Format: "pcap", Kind: model.KindCapture, Node: f.pl.node, Layout: f.pl.layout,
+				Command: f.pl.command}
+			if len(run) > 1 {
+				in.Details = map[string]int{"series_files": len(run)}
 			}
+			if info := read[f.name]; info != nil {
+				in.Format, in.Records = info.Format, info.Packets
+			}
+			for _, e := range errs {
+				if e.Pos.File == f.name {
+					in.Warnings++
+				}
+			}
+			o.add(in)
 		}
-		o.add(in)
 	}
+}
+
+// trailerCloser is a capture file of a series, which, closed once read,
+// first checks its trailer (trailerErr) as any file's is.
+type trailerCloser struct {
+	io.ReadCloser
+	check func()
+}
+
+func (t trailerCloser) Close() error {
+	t.check()
+	return t.ReadCloser.Close()
 }
 
 // openHeld opens the capture file name, set aside, decompressed as the
@@ -323,16 +340,16 @@ type readCloser struct {
 
 func (r readCloser) Close() error { return r.f.Close() }
 
-// firstTime returns the time of the first record of the capture file
-// name, set aside.
-func (o *opener) firstTime(name string) (time.Time, error) {
+// head returns what the head of the capture file name, set aside, tells
+// (capture.ReadHead).
+func (o *opener) head(name string) (capture.Head, error) {
 	rc, bound, err := o.openHeld(name)
 	if err != nil {
-		return time.Time{}, err
+		return capture.Head{}, err
 	}
 	defer rc.Close()
 	defer bound.refund() // its head is decompressed again when it is read
-	return capture.FirstTime(rc)
+	return capture.ReadHead(rc)
 }
 
 // readAlone reads the capture h, set aside, as any other file.
