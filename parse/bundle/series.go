@@ -27,8 +27,10 @@ import (
 // capture.ReadRotated), each run of them that follow each other as
 // tcpdump writes them as one series: files of a name taken at once
 // (captures of several interfaces or nodes named alike), and files of no
-// packet, are runs of one, each read as any other capture is. Captures
-// inside archives are read where they are found.
+// packet, are runs of one, each read as any other capture is. A run ends
+// before reading a file that does not follow, so that attempts handed on
+// (Options.EachAttempt) are handed on once, as the series' or as the
+// file's own. Captures inside archives are read where they are found.
 
 // seriesStem is a capture file's name with its rotation counter or
 // timestamp taken out: tcpdump -C writes trace.pcap, trace.pcap1,
@@ -115,10 +117,8 @@ func (h *seriesHold) countStems(ix *index, name func(string) string) {
 // pcapng file on disk (pl.disk) that may be one of a rotated series, and
 // reports whether it did: given as a path, when another path has its
 // series stem; found in a directory, when another regular file there
-// has. Nothing is set aside when the attempts are handed on
-// (Options.EachAttempt): each file's are then its own. bound, when set,
-// is what decompressed the file's head: the file is decompressed again
-// when read, and counts once in the bundle's total.
+// has. bound, when set, is what decompressed the file's head: the file is
+// decompressed again when read, and counts once in the bundle's total.
 func (o *opener) hold(name string, f *format.Format, pl placement, bound *boundReader) bool {
 	if !pl.disk || !o.settingAside() || f.Kind != model.KindCapture || f.Name != "pcap" {
 		return false
@@ -153,10 +153,8 @@ func (o *opener) met(name string, pl placement) {
 }
 
 // settingAside reports whether captures are set aside now: not while one
-// set aside is read alone, nor when the attempts are handed on.
-func (o *opener) settingAside() bool {
-	return !o.readingHeld && (o.opts == nil || o.opts.EachAttempt == nil)
-}
+// set aside is read alone.
+func (o *opener) settingAside() bool { return !o.readingHeld }
 
 // readRest reads the captures still set aside, and returns the context's
 // error when it ended before they were read.
@@ -227,7 +225,7 @@ func (o *opener) readGroup(g []heldCapture) {
 	slices.SortStableFunc(files, func(a, b file) int { return a.head.First.Compare(b.head.First) })
 	copts := capture.Options{Node: g[0].pl.node}
 	if o.opts != nil {
-		copts.Summary = o.opts.Summary
+		copts.Summary, copts.EachAttempt, copts.LendAttempts = o.opts.Summary, o.opts.EachAttempt, o.opts.LendAttempts
 	}
 	for len(files) > 0 && o.ctx.Err() == nil {
 		if len(files) == 1 {
