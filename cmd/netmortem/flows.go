@@ -88,7 +88,7 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		seen[p] = true
 		return dup
 	})
-	if handOnFlows(paths, *since, *until, ao) {
+	if handOnFlows(paths, *output, *since, *until, ao) {
 		f := filter
 		f.Since, f.Until = resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})
 		if code := flowsHandedOn(ctx, stdout, stderr, *output, paths, opts, f); code >= 0 {

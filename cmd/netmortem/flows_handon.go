@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/netmortem/netmortem/flows"
 	"github.com/netmortem/netmortem/internal/escape"
-	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
@@ -298,43 +296,31 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 	return exitUnreadable
 }
 
-// handOnFlows reports whether flows can write its CSV or JSON form as the
-// attempts come, for the same bytes as from the table built whole: when every
-// operand is a regular file (no directory, archive walk by pattern or
-// standard input) and no two of them are files of one rotated series,
-// which are read as one timeline once all are found; when --since
-// and --until are absolute times, not offsets from the first packet; and
+// handOnFlows reports whether flows can write its output in the form
+// output as the attempts come, for the same bytes as from the table built
+// whole: when every operand is a regular file, or, for the CSV form, read
+// once, a directory (not standard input; files of a rotated series are
+// read as one timeline as their attempts are handed on); when --since and
+// --until are absolute times, not offsets from the first packet; and
 // without --anonymize, whose tokens are drawn from the whole snapshot.
-func handOnFlows(paths []string, since, until string, ao anonymizeOptions) bool {
+// The JSON and table forms read their captures twice, and tell a capture
+// that changed between the reads from its file's size and time: not
+// those of a directory's files.
+func handOnFlows(paths []string, output, since, until string, ao anonymizeOptions) bool {
 	if ao.enabled() || strings.HasPrefix(since, "+") || strings.HasPrefix(until, "+") || len(paths) == 0 {
 		return false
 	}
-	stems := map[string]bool{}
 	for _, p := range paths {
 		if p == operand.Stdin {
 			return false
 		}
 		st, err := os.Stat(p)
-		if err != nil || !st.Mode().IsRegular() {
+		if err != nil || !(st.Mode().IsRegular() || (output == "csv" && st.IsDir())) {
 			return false
 		}
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return false
-		}
-		stem := digitRun.ReplaceAllString(filepath.Base(abs), "#")
-		stem = filepath.Join(filepath.Dir(abs), strings.TrimRight(stem, "#"))
-		if stems[stem] {
-			return false
-		}
-		stems[stem] = true
 	}
 	return true
 }
-
-// digitRun is a run of digits in a file name: files whose names differ
-// only in them may be one rotated series (tcpdump -C, -G).
-var digitRun = lazyre.New(`[0-9]+`)
 
 // flowsTestHook, when set (by tests), is called after flows' first read
 // ("first read") and between its two reads ("between reads").
