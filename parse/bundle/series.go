@@ -2,11 +2,14 @@ package bundle
 
 import (
 	"bufio"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -198,101 +201,136 @@ func (o *opener) readHeld(held []heldCapture) {
 	}
 }
 
-// readGroup reads the files of one node and one series stem, in the
-// order of their first packets: each run of them that follow each other
-// in time as one series (capture.ReadRotated), a file that follows no
-// other (a run of one) as any capture reads, and first, alone, a file
-// whose first record cannot be read, which says why.
+// readGroup reads the files of one node and one series stem: first,
+// alone, a file whose first record cannot be read (which says why) and a
+// file of no packet; then, in the order of their first packets, each run
+// of files that follow each other as one series (capture.ReadRotated), a
+// file that follows no other (a run of one) as any capture reads.
 func (o *opener) readGroup(g []heldCapture) {
-	type file struct {
-		heldCapture
-		head capture.Head
-	}
 	if len(g) == 1 {
 		o.readAlone(g[0])
 		return
 	}
+	type file struct {
+		heldCapture
+		head capture.Head
+	}
 	var files []file
 	for _, h := range g {
 		head, err := o.head(h.name)
-		if err != nil {
-			// Corrupt, or cut short: read alone, it says where.
+		if err != nil || head.First.IsZero() {
+			// Corrupt, or cut short, read alone, it says where; or of no
+			// packet (tcpdump -G writes one when none came), a series of
+			// none.
 			o.readAlone(h)
 			continue
 		}
 		files = append(files, file{h, head})
 	}
 	slices.SortStableFunc(files, func(a, b file) int { return a.head.First.Compare(b.head.First) })
-	copts := capture.Options{Node: g[0].pl.node}
+	r := &seriesRun{o: o, bounds: map[string]*boundReader{}, trailers: map[string]error{}}
+	r.opts = capture.Options{Node: g[0].pl.node}
 	if o.opts != nil {
-		copts.Summary, copts.EachAttempt, copts.LendAttempts = o.opts.Summary, o.opts.EachAttempt, o.opts.LendAttempts
+		r.opts.Summary, r.opts.EachAttempt, r.opts.LendAttempts = o.opts.Summary, o.opts.EachAttempt, o.opts.LendAttempts
 	}
-	for len(files) > 0 && o.ctx.Err() == nil {
-		if len(files) == 1 {
-			o.readAlone(files[0].heldCapture)
+	held := make([]heldCapture, len(files))
+	sf := make([]capture.SeriesFile, len(files))
+	for i, f := range files {
+		held[i] = f.heldCapture
+		sf[i] = capture.SeriesFile{Name: f.name, Head: f.head, Open: func() (io.ReadCloser, error) { return r.open(f.name) }}
+	}
+	for k := 0; k < len(files) && o.ctx.Err() == nil; {
+		if k == len(files)-1 {
+			o.readAlone(held[k])
 			return
 		}
-		sf := make([]capture.SeriesFile, len(files))
-		bounds := map[string]*boundReader{}
-		trailers := map[string]error{}
-		for i, f := range files {
-			sf[i] = capture.SeriesFile{Name: f.name, Head: f.head, Open: func() (io.ReadCloser, error) {
-				rc, bound, err := o.openHeld(f.name)
-				bounds[f.name] = bound
-				if err != nil {
-					return nil, err
-				}
-				return trailerCloser{rc, func() { trailers[f.name] = o.trailerErr(rc, bound) }}, nil
-			}}
+		k += r.read(held[k:], sf[k:])
+	}
+}
+
+// seriesRun reads the runs of files of a group (readGroup).
+type seriesRun struct {
+	o        *opener
+	opts     capture.Options
+	bounds   map[string]*boundReader // what decompressed each file read
+	trailers map[string]error        // what checking each file's trailer found (trailerErr)
+}
+
+// open opens the file name of the group, set aside, for its run to read.
+func (r *seriesRun) open(name string) (io.ReadCloser, error) {
+	rc, bound, err := r.o.openHeld(name)
+	r.bounds[name] = bound
+	if err != nil {
+		return nil, err
+	}
+	return trailerCloser{rc, func() { r.trailers[name] = r.o.trailerErr(rc, bound) }}, nil
+}
+
+// read reads the run of files at the head of files (sf, the same as
+// capture.SeriesFiles) and returns how many files it held: all of them
+// when the reader failed.
+func (r *seriesRun) read(files []heldCapture, sf []capture.SeriesFile) int {
+	o := r.o
+	res, infos, n, err := readRotated(o.ctx, sf, r.opts)
+	if res == nil {
+		if o.ctx.Err() == nil {
+			// A fault of the reader: each file says so, as a parser's
+			// fault says at its file.
+			for _, f := range files {
+				o.warns.Add(model.Pos{File: f.name}, "", err)
+				o.skip(f.name, "not read: "+err.Error(), f.pl)
+			}
 		}
-		res, infos, n, err := capture.ReadRotated(o.ctx, sf, copts)
-		run := files[:n]
-		files = files[n:]
-		if res == nil {
-			if o.ctx.Err() == nil {
-				o.warns.Append(err) // the Open returns the context's error
-			}
-			return
-		}
-		var errs model.ErrorList
-		errs.Append(err)
-		for _, f := range run {
-			var own model.ErrorList
-			for _, e := range errs {
-				if e.Pos.File == f.name {
-					own = append(own, e)
-				}
-			}
-			if lerr := bounds[f.name].limitHit(); lerr != nil && !slices.ContainsFunc(own, func(e *model.Error) bool { return errors.Is(e.Err, ErrLimit) }) {
-				errs.Add(model.Pos{File: f.name}, "", lerr)
-			} else if lerr == nil {
-				addTrailerErr(f.name, trailers[f.name], &errs)
-			}
-		}
-		o.warns = append(o.warns, errs...)
-		o.snap.Captures = append(o.snap.Captures, infos...)
-		capture.AddTo(o.snap, res)
-		read := map[string]*model.CaptureInfo{}
-		for i := range infos {
-			read[infos[i].File] = &infos[i]
-		}
-		for _, f := range run {
-			in := model.Input{Path: f.name, Format: "pcap", Kind: model.KindCapture, Node: f.pl.node, Layout: f.pl.layout,
-				Command: f.pl.command}
-			if len(run) > 1 {
-				in.Details = map[string]int{"series_files": len(run)}
-			}
-			if info := read[f.name]; info != nil {
-				in.Format, in.Records = info.Format, info.Packets
-			}
-			for _, e := range errs {
-				if e.Pos.File == f.name {
-					in.Warnings++
-				}
-			}
-			o.add(in)
+		return len(files)
+	}
+	run := files[:n]
+	var errs model.ErrorList
+	errs.Append(err)
+	for _, f := range run {
+		lerr := r.bounds[f.name].limitHit()
+		switch {
+		case lerr == nil:
+			addTrailerErr(f.name, r.trailers[f.name], &errs)
+		case !slices.ContainsFunc(errs, func(e *model.Error) bool { return e.Pos.File == f.name && errors.Is(e.Err, ErrLimit) }):
+			errs.Add(model.Pos{File: f.name}, "", lerr)
 		}
 	}
+	o.warns = append(o.warns, errs...)
+	o.snap.Captures = append(o.snap.Captures, infos...)
+	capture.AddTo(o.snap, res)
+	read := map[string]*model.CaptureInfo{}
+	for i := range infos {
+		read[infos[i].File] = &infos[i]
+	}
+	for _, f := range run {
+		in := model.Input{Path: f.name, Format: "pcap", Kind: model.KindCapture, Node: f.pl.node, Layout: f.pl.layout,
+			Command: f.pl.command}
+		if len(run) > 1 {
+			in.Details = map[string]int{"series_files": len(run)}
+		}
+		if info := read[f.name]; info != nil {
+			in.Format, in.Records = info.Format, info.Packets
+		}
+		for _, e := range errs {
+			if e.Pos.File == f.name {
+				in.Warnings++
+			}
+		}
+		o.add(in)
+	}
+	return n
+}
+
+// readRotated is capture.ReadRotated, with a panic turned into an error
+// and no Result, as runParser turns a parser's: one reader's bug must not
+// stop the bundle.
+func readRotated(ctx context.Context, sf []capture.SeriesFile, opts capture.Options) (res *capture.Result, infos []model.CaptureInfo, n int, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, fmt.Errorf("the capture series reader failed: %v\n%s", v, debug.Stack())
+		}
+	}()
+	return capture.ReadRotated(ctx, sf, opts)
 }
 
 // trailerCloser is a capture file of a series, which, closed once read,
