@@ -37,22 +37,56 @@ import (
 
 // seriesStem is a capture file's name with its rotation counter or
 // timestamp taken out: tcpdump -C writes trace.pcap, trace.pcap1,
-// trace.pcap2 ...; -G writes names from a strftime pattern. Each run of
-// digits becomes one '#', and those at the end go. The walk asks it of
-// every file on disk, so it is written out rather than a regular
-// expression's replacement.
+// trace.pcap2 ...; -G writes names from a strftime pattern; -z gzip (or
+// bzip2, xz, zstd) compresses each file once it is written, the one being
+// written still plain. A compression suffix goes, each run of digits
+// becomes one '#', and those at the end go: but a run written right after
+// a letter and before the name's last run is part of the capture's name
+// (eth0, node1, ens33 in eth0-20261129-1000.pcap), so that the files of
+// two interfaces or nodes rotated side by side are two series. The walk
+// asks it of every file on disk, so it is written out rather than a
+// regular expression's replacement.
 func seriesStem(path string) string {
-	base := filepath.Base(path)
+	base := trimCompression(filepath.Base(path))
+	last := len(base) // where the last run of digits starts
+	for i := len(base) - 1; i >= 0; i-- {
+		if isDigit(base[i]) {
+			last = i
+		} else if last < len(base) {
+			break
+		}
+	}
 	b := make([]byte, 0, len(base))
 	for i := 0; i < len(base); i++ {
-		if c := base[i]; c < '0' || c > '9' {
+		c := base[i]
+		switch {
+		case !isDigit(c):
 			b = append(b, c)
-		} else if i == 0 || base[i-1] < '0' || base[i-1] > '9' {
+		case i > 0 && isDigit(base[i-1]):
+			if b[len(b)-1] != '#' {
+				b = append(b, c) // a run kept whole
+			}
+		case i > 0 && i < last && isLetter(base[i-1]):
+			b = append(b, c)
+		default:
 			b = append(b, '#')
 		}
 	}
 	return filepath.Join(filepath.Dir(path), strings.TrimRight(string(b), "#"))
 }
+
+// trimCompression returns name without the suffix a compressor gives it.
+func trimCompression(name string) string {
+	for _, ext := range []string{".gz", ".bz2", ".xz", ".zst", ".zstd"} {
+		if len(name) > len(ext) && strings.EqualFold(name[len(name)-len(ext):], ext) {
+			return name[:len(name)-len(ext)]
+		}
+	}
+	return name
+}
+
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 
 // seriesHold is what hold sets aside, shared by the openers of the paths
 // of one OpenAll.
@@ -203,9 +237,10 @@ func (o *opener) readHeld(held []heldCapture) {
 
 // readGroup reads the files of one node and one series stem: first,
 // alone, a file whose first record cannot be read (which says why) and a
-// file of no packet; then, in the order of their first packets, each run
-// of files that follow each other as one series (capture.ReadRotated), a
-// file that follows no other (a run of one) as any capture reads.
+// file of no packet; then, for each format and link type, in the order of
+// their first packets, each run of files that follow each other as one
+// series (capture.ReadRotated), a file that follows no other (a run of
+// one) as any capture reads.
 func (o *opener) readGroup(g []heldCapture) {
 	if len(g) == 1 {
 		o.readAlone(g[0])
@@ -228,6 +263,18 @@ func (o *opener) readGroup(g []heldCapture) {
 		files = append(files, file{h, head})
 	}
 	slices.SortStableFunc(files, func(a, b file) int { return a.head.First.Compare(b.head.First) })
+	// The files of one format and link type, in that order: a file of
+	// another (a capture named alike on another interface) is read apart,
+	// rather than cutting a series it falls amid.
+	kinds := map[[2]string]int{}
+	for _, f := range files {
+		if _, ok := kinds[[2]string{f.head.Format, f.head.LinkType}]; !ok {
+			kinds[[2]string{f.head.Format, f.head.LinkType}] = len(kinds)
+		}
+	}
+	slices.SortStableFunc(files, func(a, b file) int {
+		return kinds[[2]string{a.head.Format, a.head.LinkType}] - kinds[[2]string{b.head.Format, b.head.LinkType}]
+	})
 	r := &seriesRun{o: o, bounds: map[string]*boundReader{}, trailers: map[string]error{}}
 	r.opts = capture.Options{Node: g[0].pl.node}
 	if o.opts != nil {
