@@ -81,13 +81,14 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	ctx, stop := signalContext()
 	defer stop()
 	opts := &parse.Options{Node: *node, Formats: captureFormats(), KeepAttempts: true, Stdin: stdin}
-	// A path given twice is read once, as analyze reads it.
+	// A path given twice, under any spelling, or inside a directory given,
+	// is read once, as analyze reads it.
 	seen := map[string]bool{}
-	paths := slices.DeleteFunc(slices.Clone(fs.Args()), func(p string) bool {
+	paths := operand.DropInside(slices.DeleteFunc(slices.Clone(fs.Args()), func(p string) bool {
 		dup := seen[p]
 		seen[p] = true
 		return dup
-	})
+	}), nil)
 	if handOnFlows(paths, *output, *since, *until, ao) {
 		f := filter
 		f.Since, f.Until = resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})

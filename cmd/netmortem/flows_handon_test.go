@@ -131,15 +131,28 @@ func TestFlowsCaptureChanged(t *testing.T) {
 	}
 }
 
-// A capture given twice is read once, as analyze reads it: the same
+// A capture given twice, under one spelling or two, or beside the
+// directory that holds it, is read once, as analyze reads it: the same
 // output as given once, in every form.
 func TestFlowsPathTwice(t *testing.T) {
 	file := fixture("captures/handshakes.pcap")
+	spelled := filepath.Dir(file) + "/./" + filepath.Base(file)
+	dir := fixture("captures/rotated")
+	inDir, err := filepath.Glob(filepath.Join(dir, "*43.pcap"))
+	if err != nil || len(inDir) != 1 {
+		t.Fatalf("%v %v", inDir, err)
+	}
 	for _, args := range [][]string{{"-o", "csv"}, {"-o", "json"}, {"--width", "80"}, {"--width", "0"}} {
-		_, once, _ := runCLI(t, append(append([]string{"flows"}, args...), file)...)
-		code, twice, stderr := runCLI(t, append(append([]string{"flows"}, args...), file, file)...)
-		if code != exitOK || twice != once {
-			t.Errorf("flows %s given twice: exit %d, stderr %q, output\n%s\nwant\n%s", args, code, stderr, twice, once)
+		for _, c := range []struct{ once, twice []string }{
+			{[]string{file}, []string{file, file}},
+			{[]string{file}, []string{file, spelled}},
+			{[]string{dir}, []string{dir, inDir[0]}},
+		} {
+			_, once, _ := runCLI(t, append(append([]string{"flows"}, args...), c.once...)...)
+			code, twice, stderr := runCLI(t, append(append([]string{"flows"}, args...), c.twice...)...)
+			if code != exitOK || twice != once {
+				t.Errorf("flows %s %s: exit %d, stderr %q, output\n%s\nwant\n%s", args, c.twice, code, stderr, twice, once)
+			}
 		}
 	}
 }
