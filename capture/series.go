@@ -50,10 +50,11 @@ func ReadSeries(ctx context.Context, files []SeriesFile, opts Options) (*Result,
 // ReadRotated is ReadSeries for files that may not be one series, given
 // in the order of their first packets: it reads the longest run of them,
 // from the first, in which each file follows the one before as the files
-// tcpdump -C and -G write do (of its format and link type, starting after
-// it and no more than a second before the last packet before it), and
-// returns the run's Result, its files' Infos and n, how many files the
-// run holds (at least one). The caller reads files[n:] next, as another
+// tcpdump -C and -G write do (of its format and, for pcap, link type,
+// starting after it, and no more than 100 ms, the skew of a capture's
+// timestamps, before the last packet before it), and returns the run's
+// Result, its files' Infos and n, how many files the run holds (at least
+// one). The caller reads files[n:] next, as another
 // run or alone. Captures named alike and taken at once (several
 // interfaces or nodes), files of no packet, and a file whose head cannot
 // be read (which reading it says why) are runs of one.
@@ -70,16 +71,25 @@ func ReadRotated(ctx context.Context, files []SeriesFile, opts Options) (res *Re
 
 // follows reports whether a file of head h follows files in a rotated
 // series, the last of which has head prev, and whose last packet came at
-// last: as tcpdump -C and -G write them, it is of their format and link
-// type, and starts after prev, no more than a second before last. Files
-// that start at once are not one series (captures named alike taken
-// together, test files whose packets all bear one time), and a file of no
+// last: as tcpdump -C and -G write them, it is of their format (and, for
+// pcap, link type), and starts after prev, and after last but for
+// rotateSkew. Files that overlap for longer are captures taken at once
+// (of several interfaces or nodes named alike), and files that start
+// together, test files whose packets all bear one time; a file of no
 // packet (h.First or last zero) has nothing to join, nor to be joined: it
 // is read alone.
 func follows(prev Head, last time.Time, h Head) bool {
-	return !h.First.IsZero() && !last.IsZero() && h.Format == prev.Format && h.LinkType == prev.LinkType &&
-		h.First.After(prev.First) && !h.First.Before(last.Add(-time.Second))
+	if h.First.IsZero() || last.IsZero() || h.Format != prev.Format || (h.Format == "pcap" && h.LinkType != prev.LinkType) {
+		return false
+	}
+	return h.First.After(prev.First) && !h.First.Before(last.Add(-rotateSkew))
 }
+
+// rotateSkew is how far before the last packet of a file the next file of
+// its series may start: the disorder of a capture's own timestamps (on
+// tcpdump -i any, each interface's and each core's packets are stamped as
+// they come), which tcpdump may cut between two files.
+const rotateSkew = 100 * time.Millisecond
 
 // headOf returns f.Head, or else what the file's head tells, the zero
 // Head when it cannot be read.
@@ -118,6 +128,20 @@ func ReadHead(r io.Reader) (Head, error) {
 	return h, nil
 }
 
+// feedFile feeds the file f of a series to t, and returns the mark
+// StartFile gave and the file's format, link types and command (nil when
+// it could not be opened or is not a capture).
+func feedFile(ctx context.Context, f SeriesFile, t *track.Tracker, mode decoding) (track.FileMark, *model.CaptureInfo, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return track.FileMark{}, nil, &model.Error{Pos: model.Pos{File: f.Name}, Err: err}
+	}
+	defer rc.Close()
+	mark := t.StartFile(f.Name)
+	info, err := feed(ctx, rc, f.Name, t, mode)
+	return mark, info, err
+}
+
 // readSeries is ReadSeries through the decoding paths mode allows, and,
 // when run is set, ReadRotated: it reads the files' first *run, which it
 // sets.
@@ -141,14 +165,7 @@ func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode deco
 			}
 			prev = h
 		}
-		rc, err := f.Open()
-		if err != nil {
-			errs.Add(model.Pos{File: f.Name}, "", err)
-			continue
-		}
-		mark := t.StartFile(f.Name)
-		info, err := feed(ctx, rc, f.Name, t, mode)
-		rc.Close()
+		mark, info, err := feedFile(ctx, f, t, mode)
 		errs.Append(err)
 		if info == nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {

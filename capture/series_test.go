@@ -174,8 +174,9 @@ func TestReadRotated(t *testing.T) {
 }
 
 // A file follows the one before in a series only when it is of its format
-// and link type, and starts after it, no more than a second before its
-// last packet: not at once, as captures named alike taken together do.
+// and link type, and starts after it, no more than the skew of a capture's
+// timestamps (100 ms) before its last packet: not at once, nor amid it, as
+// captures named alike taken together do.
 func TestReadRotatedFollows(t *testing.T) {
 	files, _ := rotatedFiles(t)
 	files = files[1:] // past the empty one
@@ -183,6 +184,12 @@ func TestReadRotatedFollows(t *testing.T) {
 		files[i].Head = head(t, files[i].Name)
 	}
 	h := files[1].Head
+	first, err := capture.Read(context.Background(), mustOpen(t, filepath.Join(testutil.Root(), "fixtures/captures/rotated", files[0].Name)), files[0].Name, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := first.Info.Last // the first file's last packet
+	at := func(t time.Time) capture.Head { return capture.Head{Format: h.Format, LinkType: h.LinkType, First: t} }
 	for _, c := range []struct {
 		name string
 		head capture.Head
@@ -191,8 +198,11 @@ func TestReadRotatedFollows(t *testing.T) {
 		{"as it is", h, true},
 		{"another format", capture.Head{Format: "pcapng", LinkType: h.LinkType, First: h.First}, false},
 		{"another link type", capture.Head{Format: h.Format, LinkType: "Linux SLL2", First: h.First}, false},
-		{"at once", capture.Head{Format: h.Format, LinkType: h.LinkType, First: files[0].Head.First}, false},
-		{"just after its start", capture.Head{Format: h.Format, LinkType: h.LinkType, First: files[0].Head.First.Add(time.Microsecond)}, true},
+		{"at once", at(files[0].Head.First), false},
+		{"amid it", at(files[0].Head.First.Add(time.Microsecond)), false},
+		{"50 ms before its last packet", at(end.Add(-50 * time.Millisecond)), true},
+		{"150 ms before its last packet", at(end.Add(-150 * time.Millisecond)), false},
+		{"an hour after it", at(end.Add(time.Hour)), true},
 		{"no packet", capture.Head{Format: h.Format}, false},
 	} {
 		two := []capture.SeriesFile{files[0], files[1]}

@@ -17,12 +17,12 @@ import (
 )
 
 // runsDir returns a directory holding the rotated fixture and, named as
-// one of it, handshakes-131149.pcap: the records of its 13:11:43 file but
-// the first, and then those of its 13:11:47 one, as one capture. In the
+// one of it, handshakes-131149.pcap: the last record of its 13:11:43
+// file, and then the records of its 13:11:47 one, as one capture. In the
 // order of first packets it follows the 13:11:43 file (it starts with
-// that file's second packet), and the 13:11:44 file does not follow it
-// (it ends at 13:11:48): the files are the empty 131142 alone, then two
-// runs, 131143 and 131149, and 131144 to 131148.
+// that file's last packet), and the 13:11:44 file does not follow it (it
+// ends at 13:11:48): the files are the empty 131142 alone, then two runs,
+// 131143 and 131149, and 131144 to 131148.
 func runsDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -31,10 +31,14 @@ func runsDir(t *testing.T) string {
 		files[filepath.Base(p)] = readFile(t, p)
 	}
 	a, b := files["handshakes-131143.pcap"], files["handshakes-131148.pcap"]
-	// Past a's first record (its 16-byte header gives the length of its
-	// data at 8, little-endian as the fixture is) and b's file header.
-	first := 24 + 16 + int(binary.LittleEndian.Uint32(a[24+8:]))
-	files["handshakes-131149.pcap"] = append(append(slices.Clip(a[:24]), a[first:]...), b[24:]...)
+	// a's last record (each 16-byte record header gives the length of
+	// its data at 8, little-endian as the fixture is), past b's file
+	// header.
+	last := 24
+	for off := 24; off < len(a); off += 16 + int(binary.LittleEndian.Uint32(a[off+8:])) {
+		last = off
+	}
+	files["handshakes-131149.pcap"] = append(append(slices.Clip(a[:24]), a[last:]...), b[24:]...)
 	writeFiles(t, dir, files)
 	return dir
 }
@@ -178,5 +182,28 @@ func TestSeriesPartlyCompressed(t *testing.T) {
 		if n != len(paths) {
 			t.Errorf("%s: series_files %d, want %d", name, n, len(paths))
 		}
+	}
+}
+
+// Captures named alike taken at once (two nodes' of one incident, the
+// second 50 ms after the first) overlap in time: each is read alone, and
+// no attempt holds the packets of both.
+func TestSeriesTakenAtOnce(t *testing.T) {
+	b := readFixture(t, "handshakes.pcap")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string][]byte{"node1.pcap": b, "node2.pcap": shifted(t, b, 50*time.Millisecond)})
+	one, _, err := parse.Open(context.Background(), filepath.Join(dir, "node1.pcap"), &parse.Options{KeepAttempts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, warns, err := parse.Open(context.Background(), dir, &parse.Options{KeepAttempts: true})
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	if got := seriesOf(snap); !reflect.DeepEqual(got, map[string]int{"node1.pcap": 0, "node2.pcap": 0}) {
+		t.Errorf("series_files by input: %v, want each alone", got)
+	}
+	if len(snap.Attempts) != 2*len(one.Attempts) {
+		t.Errorf("%d attempts, want each node's %d", len(snap.Attempts), len(one.Attempts))
 	}
 }
