@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/netmortem/netmortem/capture"
 	"github.com/netmortem/netmortem/model"
@@ -40,35 +41,18 @@ import (
 // trace.pcap2 ...; -G writes names from a strftime pattern; -z gzip (or
 // bzip2, xz, zstd) compresses each file once it is written, the one being
 // written still plain. A compression suffix goes, each run of digits
-// becomes one '#', and those at the end go: but a run written right after
-// a letter and before the name's last run is part of the capture's name
-// (eth0, node1, ens33 in eth0-20261129-1000.pcap), so that the files of
-// two interfaces or nodes rotated side by side are two series. The walk
-// asks it of every file on disk, so it is written out rather than a
-// regular expression's replacement.
+// becomes one '#', and those at the end go. Numbers that name a capture
+// point (eth0, node1) are not told here from those that time it (T10 in
+// an ISO time, Nov29, cap1764410000): splitGroup tells them apart by the
+// files' times. The walk asks it of every file on disk, so it is written
+// out rather than a regular expression's replacement.
 func seriesStem(path string) string {
 	base := trimCompression(filepath.Base(path))
-	last := len(base) // where the last run of digits starts
-	for i := len(base) - 1; i >= 0; i-- {
-		if isDigit(base[i]) {
-			last = i
-		} else if last < len(base) {
-			break
-		}
-	}
 	b := make([]byte, 0, len(base))
 	for i := 0; i < len(base); i++ {
-		c := base[i]
-		switch {
-		case !isDigit(c):
+		if c := base[i]; !isDigit(c) {
 			b = append(b, c)
-		case i > 0 && isDigit(base[i-1]):
-			if b[len(b)-1] != '#' {
-				b = append(b, c) // a run kept whole
-			}
-		case i > 0 && i < last && isLetter(base[i-1]):
-			b = append(b, c)
-		default:
+		} else if i == 0 || !isDigit(base[i-1]) {
 			b = append(b, '#')
 		}
 	}
@@ -246,11 +230,7 @@ func (o *opener) readGroup(g []heldCapture) {
 		o.readAlone(g[0])
 		return
 	}
-	type file struct {
-		heldCapture
-		head capture.Head
-	}
-	var files []file
+	var files []groupFile
 	for _, h := range g {
 		head, err := o.head(h.name)
 		if err != nil || head.First.IsZero() {
@@ -260,39 +240,135 @@ func (o *opener) readGroup(g []heldCapture) {
 			o.readAlone(h)
 			continue
 		}
-		files = append(files, file{h, head})
+		files = append(files, groupFile{h, head})
 	}
-	slices.SortStableFunc(files, func(a, b file) int { return a.head.First.Compare(b.head.First) })
-	// The files of one format and link type, in that order: a file of
-	// another (a capture named alike on another interface) is read apart,
-	// rather than cutting a series it falls amid.
-	kinds := map[[2]string]int{}
-	for _, f := range files {
-		if _, ok := kinds[[2]string{f.head.Format, f.head.LinkType}]; !ok {
-			kinds[[2]string{f.head.Format, f.head.LinkType}] = len(kinds)
-		}
-	}
-	slices.SortStableFunc(files, func(a, b file) int {
-		return kinds[[2]string{a.head.Format, a.head.LinkType}] - kinds[[2]string{b.head.Format, b.head.LinkType}]
-	})
+	slices.SortStableFunc(files, func(a, b groupFile) int { return a.head.First.Compare(b.head.First) })
 	r := &seriesRun{o: o, bounds: map[string]*boundReader{}, trailers: map[string]error{}}
 	r.opts = capture.Options{Node: g[0].pl.node}
 	if o.opts != nil {
 		r.opts.Summary, r.opts.EachAttempt, r.opts.LendAttempts = o.opts.Summary, o.opts.EachAttempt, o.opts.LendAttempts
 	}
-	held := make([]heldCapture, len(files))
-	sf := make([]capture.SeriesFile, len(files))
-	for i, f := range files {
-		held[i] = f.heldCapture
-		sf[i] = capture.SeriesFile{Name: f.name, Head: f.head, Open: func() (io.ReadCloser, error) { return r.open(f.name) }}
-	}
-	for k := 0; k < len(files) && o.ctx.Err() == nil; {
-		if k == len(files)-1 {
-			o.readAlone(held[k])
-			return
+	for _, part := range splitGroup(files) {
+		held := make([]heldCapture, len(part))
+		sf := make([]capture.SeriesFile, len(part))
+		for i, f := range part {
+			held[i] = f.heldCapture
+			sf[i] = capture.SeriesFile{Name: f.name, Head: f.head, Open: func() (io.ReadCloser, error) { return r.open(f.name) }}
 		}
-		k += r.read(held[k:], sf[k:])
+		for k := 0; k < len(part) && o.ctx.Err() == nil; {
+			if k == len(part)-1 {
+				o.readAlone(held[k])
+				break
+			}
+			k += r.read(held[k:], sf[k:])
+		}
 	}
+}
+
+// groupFile is a file of a group, with its head.
+type groupFile struct {
+	heldCapture
+	head capture.Head
+}
+
+// splitGroup splits files, a group's in the order of their first packets,
+// into the parts whose runs are read apart, each in that order: by
+// captureName, when that tells capture points apart (two parts or more,
+// each of several files, their times interleaved: eth0-TIME.pcap and
+// eth1-TIME.pcap rotated side by side), and then by kind (kindOf), so
+// that a file of another kind named alike is read apart, rather than
+// cutting a series it falls amid.
+func splitGroup(files []groupFile) [][]groupFile {
+	byName := partition(files, func(f groupFile) string { return captureName(f.name) })
+	if !interleaved(byName) {
+		byName = [][]groupFile{files}
+	}
+	var out [][]groupFile
+	for _, p := range byName {
+		out = append(out, partition(p, func(f groupFile) string { return kindOf(f.head) })...)
+	}
+	return out
+}
+
+// partition splits files by key, in the order each key first comes, each
+// part in the order of files.
+func partition(files []groupFile, key func(groupFile) string) [][]groupFile {
+	at := map[string]int{}
+	var out [][]groupFile
+	for _, f := range files {
+		k := key(f)
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], f)
+	}
+	return out
+}
+
+// interleaved reports whether parts, each in the order of its files'
+// first packets, and in the order of their first files', are two or more
+// of several files each, one of which starts before another's last file
+// does: capture points side by side, not one series named by the hour
+// or the day.
+func interleaved(parts [][]groupFile) bool {
+	if len(parts) < 2 {
+		return false
+	}
+	var end time.Time // the latest last file's start so far
+	overlap := false
+	for _, p := range parts {
+		if len(p) < 2 {
+			return false
+		}
+		if !end.IsZero() && p[0].head.First.Before(end) {
+			overlap = true
+		}
+		if last := p[len(p)-1].head.First; last.After(end) {
+			end = last
+		}
+	}
+	return overlap
+}
+
+// captureName returns the numbers of a file's name that may name its
+// capture point rather than count or time it: each run of digits right
+// after a letter (eth0, node1, ens33), but for those that end the name
+// (tcpdump -C's counter). Such numbers also time a file (T10 in an ISO
+// time, Nov29, cap1764410000): splitGroup trusts them only when the
+// files' times say so.
+func captureName(path string) string {
+	base := trimCompression(filepath.Base(path))
+	end := len(base)
+	for end > 0 && isDigit(base[end-1]) {
+		end--
+	}
+	var b []byte
+	for i := 1; i < end; i++ {
+		if !isDigit(base[i]) || isDigit(base[i-1]) || !isLetter(base[i-1]) {
+			continue
+		}
+		j := i
+		for j < end && isDigit(base[j]) {
+			j++
+		}
+		b = append(append(b, base[i-1:j]...), '|')
+		i = j
+	}
+	return string(b)
+}
+
+// kindOf returns what a capture's head says the files of its series
+// share: their format, and, for pcap, whose one link type is the file's,
+// its link type. A pcapng file's first record tells the link type of one
+// of its interfaces only: a series of several interfaces' starts with any.
+func kindOf(h capture.Head) string {
+	if h.Format == "pcap" {
+		return h.Format + "|" + h.LinkType
+	}
+	return h.Format
 }
 
 // seriesRun reads the runs of files of a group (readGroup).
@@ -314,21 +390,18 @@ func (r *seriesRun) open(name string) (io.ReadCloser, error) {
 }
 
 // read reads the run of files at the head of files (sf, the same as
-// capture.SeriesFiles) and returns how many files it held: all of them
-// when the reader failed.
+// capture.SeriesFiles) and returns how many files it held. When the reader
+// fails, the first file says so, and is the run.
 func (r *seriesRun) read(files []heldCapture, sf []capture.SeriesFile) int {
 	o := r.o
 	res, infos, n, err := readRotated(o.ctx, sf, r.opts)
 	if res == nil {
 		if o.ctx.Err() == nil {
-			// A fault of the reader: each file says so, as a parser's
-			// fault says at its file.
-			for _, f := range files {
-				o.warns.Add(model.Pos{File: f.name}, "", err)
-				o.skip(f.name, "not read: "+err.Error(), f.pl)
-			}
+			// A fault of the reader, said as a parser's fault is.
+			o.warns.Add(model.Pos{File: files[0].name}, "", err)
+			o.skip(files[0].name, "not read: the capture series reader failed", files[0].pl)
 		}
-		return len(files)
+		return 1
 	}
 	run := files[:n]
 	var errs model.ErrorList
