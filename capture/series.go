@@ -27,8 +27,9 @@ type SeriesFile struct {
 }
 
 // Head is what the head of a capture file tells of it: its format
-// ("pcap", "pcapng"), and the link type and time of its first record
-// (none, and the zero Time, for a file of no record).
+// ("pcap", "pcapng"), its link types (pcapng's interfaces' before its
+// first record) and the time of its first record (the zero Time for a
+// file of no record).
 type Head struct {
 	Format   string
 	LinkType string
@@ -50,12 +51,12 @@ func ReadSeries(ctx context.Context, files []SeriesFile, opts Options) (*Result,
 // ReadRotated is ReadSeries for files that may not be one series, given
 // in the order of their first packets: it reads the longest run of them,
 // from the first, in which each file follows the one before as the files
-// tcpdump -C and -G write do (of its format and, for pcap, link type,
-// starting after it, and no more than 100 ms, the skew of a capture's
-// timestamps, before the last packet before it), and returns the run's
-// Result, its files' Infos and n, how many files the run holds (at least
-// one). The caller reads files[n:] next, as another
-// run or alone. Captures named alike and taken at once (several
+// tcpdump -C and -G write do (of its format and link types, starting
+// after it, and no more than the skew of a capture's timestamps, 100 ms
+// for pcap and a second for pcapng, before the last packet before it),
+// and returns the run's Result, its files' Infos and n, how many files
+// the run holds (at least one). The caller reads files[n:] next, as
+// another run or alone. Captures named alike and taken at once (several
 // interfaces or nodes), files of no packet, and a file whose head cannot
 // be read (which reading it says why) are runs of one.
 //
@@ -71,25 +72,32 @@ func ReadRotated(ctx context.Context, files []SeriesFile, opts Options) (res *Re
 
 // follows reports whether a file of head h follows files in a rotated
 // series, the last of which has head prev, and whose last packet came at
-// last: as tcpdump -C and -G write them, it is of their format (and, for
-// pcap, link type), and starts after prev, and after last but for
-// rotateSkew. Files that overlap for longer are captures taken at once
-// (of several interfaces or nodes named alike), and files that start
-// together, test files whose packets all bear one time; a file of no
-// packet (h.First or last zero) has nothing to join, nor to be joined: it
-// is read alone.
+// last: as tcpdump -C and -G (or dumpcap's ring buffer) write them, it is
+// of their format and link types, and starts after prev, and after last
+// but for skewOf its format. Files that overlap for longer are captures
+// taken at once (of several interfaces or nodes named alike), and files
+// that start together, test files whose packets all bear one time; a
+// file of no packet (h.First or last zero) has nothing to join, nor to be
+// joined: it is read alone.
 func follows(prev Head, last time.Time, h Head) bool {
-	if h.First.IsZero() || last.IsZero() || h.Format != prev.Format || (h.Format == "pcap" && h.LinkType != prev.LinkType) {
+	if h.First.IsZero() || last.IsZero() || h.Format != prev.Format || h.LinkType != prev.LinkType {
 		return false
 	}
-	return h.First.After(prev.First) && !h.First.Before(last.Add(-rotateSkew))
+	return h.First.After(prev.First) && !h.First.Before(last.Add(-skewOf(h.Format)))
 }
 
-// rotateSkew is how far before the last packet of a file the next file of
-// its series may start: the disorder of a capture's own timestamps (on
-// tcpdump -i any, each interface's and each core's packets are stamped as
-// they come), which tcpdump may cut between two files.
-const rotateSkew = 100 * time.Millisecond
+// skewOf returns how far before the last packet of a file the next file of
+// its series may start: the disorder of a capture's own timestamps, which
+// the writer may cut between two files. tcpdump writes pcap from one
+// socket, whose packets are stamped as they come (on -i any, each core's
+// and each interface's a little out of order); dumpcap writes pcapng from
+// several interfaces' buffers, each delivered in its own time.
+func skewOf(format string) time.Duration {
+	if format == "pcapng" {
+		return time.Second
+	}
+	return 100 * time.Millisecond
+}
 
 // headOf returns f.Head, or else what the file's head tells, the zero
 // Head when it cannot be read.
@@ -109,7 +117,9 @@ func headOf(f SeriesFile) Head {
 // ReadHead reads the head of the capture r reads (pcap or pcapng, perhaps
 // gzip-compressed), up to its first record and no further, and returns
 // what it tells: an error when r is not a capture or its first record
-// cannot be read.
+// cannot be read. A pcapng file's link types are those of the interfaces
+// it describes before its first record (dumpcap and editcap describe them
+// all there), each once, in their order.
 func ReadHead(r io.Reader) (Head, error) {
 	src, err := pcapfile.NewReader(r)
 	if err != nil {
@@ -124,7 +134,18 @@ func ReadHead(r io.Reader) (Head, error) {
 	case err != nil:
 		return Head{}, err
 	}
-	h.LinkType, h.First = decode.LinkName(src.LinkType(rec.Iface)), rec.Time()
+	h.First = rec.Time()
+	if !src.Sections() {
+		h.LinkType = decode.LinkName(src.LinkType(0))
+		return h, nil
+	}
+	var names []string
+	for _, f := range src.Interfaces() {
+		if n := decode.LinkName(f.Link); !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	h.LinkType = strings.Join(names, ", ")
 	return h, nil
 }
 
