@@ -272,22 +272,51 @@ type groupFile struct {
 }
 
 // splitGroup splits files, a group's in the order of their first packets,
-// into the parts whose runs are read apart, each in that order: by
-// captureName, when that tells capture points apart (two parts or more,
-// each of several files, their times interleaved: eth0-TIME.pcap and
+// into the parts whose runs are read apart, each in that order: by the
+// numbers of their names that name capture points (nameNumbers, those
+// whose files interleave in time with the others': eth0-TIME.pcap and
 // eth1-TIME.pcap rotated side by side), and then by kind (kindOf), so
 // that a file of another kind named alike is read apart, rather than
 // cutting a series it falls amid.
 func splitGroup(files []groupFile) [][]groupFile {
-	byName := partition(files, func(f groupFile) string { return captureName(f.name) })
-	if !interleaved(byName) {
-		byName = [][]groupFile{files}
-	}
 	var out [][]groupFile
-	for _, p := range byName {
+	for _, p := range partition(files, nameKey(files)) {
 		out = append(out, partition(p, func(f groupFile) string { return kindOf(f.head) })...)
 	}
 	return out
+}
+
+// nameKey returns the key that tells the capture points of files apart:
+// the values of their names' numbers (nameNumbers) at the places where
+// the files of each value interleave in time with the others' files. A
+// number that times a file (a day, an hour, an epoch) takes a new value
+// as time goes on, and its files do not interleave; an interface's or a
+// node's does. When the files' names do not all have as many numbers, or
+// no place interleaves, every file has one key.
+func nameKey(files []groupFile) func(groupFile) string {
+	nums := map[string][]string{} // by file name
+	n := -1
+	for _, f := range files {
+		nums[f.name] = nameNumbers(f.name)
+		if n >= 0 && len(nums[f.name]) != n {
+			return func(groupFile) string { return "" }
+		}
+		n = len(nums[f.name])
+	}
+	var places []int
+	for k := range max(n, 0) {
+		if interleaved(partition(files, func(f groupFile) string { return nums[f.name][k] })) {
+			places = append(places, k)
+		}
+	}
+	return func(f groupFile) string {
+		var b strings.Builder
+		for _, k := range places {
+			b.WriteString(nums[f.name][k])
+			b.WriteByte('|')
+		}
+		return b.String()
+	}
 }
 
 // partition splits files by key, in the order each key first comes, each
@@ -309,67 +338,52 @@ func partition(files []groupFile, key func(groupFile) string) [][]groupFile {
 }
 
 // interleaved reports whether parts, each in the order of its files'
-// first packets, and in the order of their first files', are two or more
-// of several files each, one of which starts before another's last file
-// does: capture points side by side, not one series named by the hour
-// or the day.
+// first packets, and in the order of their first files', are two or more,
+// one of which starts before another's last file does: capture points
+// side by side, not one series named by the hour or the day.
 func interleaved(parts [][]groupFile) bool {
-	if len(parts) < 2 {
-		return false
-	}
 	var end time.Time // the latest last file's start so far
-	overlap := false
-	for _, p := range parts {
-		if len(p) < 2 {
-			return false
-		}
-		if !end.IsZero() && p[0].head.First.Before(end) {
-			overlap = true
+	for i, p := range parts {
+		if i > 0 && p[0].head.First.Before(end) {
+			return true
 		}
 		if last := p[len(p)-1].head.First; last.After(end) {
 			end = last
 		}
 	}
-	return overlap
+	return false
 }
 
-// captureName returns the numbers of a file's name that may name its
+// nameNumbers returns the numbers of a file's name that may name its
 // capture point rather than count or time it: each run of digits right
-// after a letter (eth0, node1, ens33), but for those that end the name
-// (tcpdump -C's counter). Such numbers also time a file (T10 in an ISO
-// time, Nov29, cap1764410000): splitGroup trusts them only when the
-// files' times say so.
-func captureName(path string) string {
+// after a word of two letters or more (eth0, node1, ens33, but not the
+// T10, 10h59m of a time), but for those that end the name (tcpdump -C's
+// counter). Such numbers also time a file (Nov29, cap1764410000):
+// nameKey trusts them only where the files' times say so.
+func nameNumbers(path string) []string {
 	base := trimCompression(filepath.Base(path))
 	end := len(base)
 	for end > 0 && isDigit(base[end-1]) {
 		end--
 	}
-	var b []byte
-	for i := 1; i < end; i++ {
-		if !isDigit(base[i]) || isDigit(base[i-1]) || !isLetter(base[i-1]) {
+	var out []string
+	for i := 2; i < end; i++ {
+		if !isDigit(base[i]) || !isLetter(base[i-1]) || !isLetter(base[i-2]) {
 			continue
 		}
 		j := i
 		for j < end && isDigit(base[j]) {
 			j++
 		}
-		b = append(append(b, base[i-1:j]...), '|')
+		out = append(out, base[i:j])
 		i = j
 	}
-	return string(b)
+	return out
 }
 
 // kindOf returns what a capture's head says the files of its series
-// share: their format, and, for pcap, whose one link type is the file's,
-// its link type. A pcapng file's first record tells the link type of one
-// of its interfaces only: a series of several interfaces' starts with any.
-func kindOf(h capture.Head) string {
-	if h.Format == "pcap" {
-		return h.Format + "|" + h.LinkType
-	}
-	return h.Format
-}
+// share: their format and link types.
+func kindOf(h capture.Head) string { return h.Format + "|" + h.LinkType }
 
 // seriesRun reads the runs of files of a group (readGroup).
 type seriesRun struct {
@@ -390,18 +404,22 @@ func (r *seriesRun) open(name string) (io.ReadCloser, error) {
 }
 
 // read reads the run of files at the head of files (sf, the same as
-// capture.SeriesFiles) and returns how many files it held. When the reader
-// fails, the first file says so, and is the run.
+// capture.SeriesFiles) and returns how many files it read. When the
+// reader fails, files are read one by one.
 func (r *seriesRun) read(files []heldCapture, sf []capture.SeriesFile) int {
 	o := r.o
 	res, infos, n, err := readRotated(o.ctx, sf, r.opts)
 	if res == nil {
 		if o.ctx.Err() == nil {
-			// A fault of the reader, said as a parser's fault is.
-			o.warns.Add(model.Pos{File: files[0].name}, "", err)
-			o.skip(files[0].name, "not read: the capture series reader failed", files[0].pl)
+			// A fault of the reader: said once, and the files read one by
+			// one, each as any capture (a fault of the file's own is then
+			// said at it, as a parser's).
+			o.warns.Add(model.Pos{File: files[0].name}, "", fmt.Errorf("%w; this file and those after it in its series are read one by one", err))
+			for _, f := range files {
+				o.readAlone(f)
+			}
 		}
-		return 1
+		return len(files)
 	}
 	run := files[:n]
 	var errs model.ErrorList
@@ -450,8 +468,12 @@ func readRotated(ctx context.Context, sf []capture.SeriesFile, opts capture.Opti
 			res, err = nil, fmt.Errorf("the capture series reader failed: %v\n%s", v, debug.Stack())
 		}
 	}()
-	return capture.ReadRotated(ctx, sf, opts)
+	return rotatedReader(ctx, sf, opts)
 }
+
+// rotatedReader is capture.ReadRotated; a variable so that a test can
+// make it fail.
+var rotatedReader = capture.ReadRotated
 
 // trailerCloser is a capture file of a series, which, closed once read,
 // first checks its trailer (trailerErr) as any file's is.

@@ -3,6 +3,7 @@ package bundle
 import (
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,27 +35,33 @@ func TestSeriesStem(t *testing.T) {
 	}
 }
 
-// captureName keeps the numbers right after a letter but those that end a
-// name: an interface's or a node's, or a time's written after a letter.
-func TestCaptureName(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"eth0-20261129-1000.pcap", "h0|"},
-		{"eth0.pcap", "h0|"},
-		{"eth0.pcap1", "h0|"},
-		{"eth0.pcap1.gz", "h0|"},
-		{"node1-ens33_00001.pcap", "e1|s33|"},
-		{"trace.pcap12", ""},
-		{"trace_2026-11-29T10:59:54.pcap", "T10|"},
-		{"handshakes-131143.pcap", ""},
+// nameNumbers keeps the numbers right after a word of two letters or
+// more, but those that end a name: an interface's or a node's, or a
+// day's or an epoch's written after a word.
+func TestNameNumbers(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"eth0-20261129-1000.pcap", []string{"0"}},
+		{"eth0.pcap", []string{"0"}},
+		{"eth0.pcap1", []string{"0"}},
+		{"eth0.pcap1.gz", []string{"0"}},
+		{"node1-ens33_00001.pcap", []string{"1", "33"}},
+		{"trace.pcap12", nil},
+		{"eth0-20261129T102144.pcap", []string{"0"}},
+		{"10h59m54s.pcap", nil},
+		{"cap-Nov29-1000.pcap", []string{"29"}},
+		{"cap1764410000.pcap1", []string{"1764410000"}},
 	} {
-		if got := captureName(filepath.Join("d", c.in)); got != c.want {
-			t.Errorf("captureName(%q) = %q, want %q", c.in, got, c.want)
+		if got := nameNumbers(filepath.Join("d", c.in)); !slices.Equal(got, c.want) {
+			t.Errorf("nameNumbers(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
 
-// splitGroup splits a group by captureName only where the files' times
-// interleave, and then by kind.
+// splitGroup splits a group by the numbers of its names whose files
+// interleave in time, and then by kind.
 func TestSplitGroup(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 10, 59, 50, 0, time.UTC)
 	at := func(name string, s float64, link string) groupFile {
@@ -79,10 +86,15 @@ func TestSplitGroup(t *testing.T) {
 			[][]string{{"eth0-1", "eth0-2"}, {"eth1-1", "eth1-2"}}},
 		{"tcpdump -C on two interfaces", []groupFile{at("eth0.pcap", 0, "E"), at("eth1.pcap", 0.2, "E"), at("eth0.pcap1", 3, "E"), at("eth1.pcap1", 3.2, "E")},
 			[][]string{{"eth0.pcap", "eth0.pcap1"}, {"eth1.pcap", "eth1.pcap1"}}},
-		{"an ISO time across an hour", []groupFile{at("t_T10:59:58", 8, "E"), at("t_T10:59:59", 9, "E"), at("t_T11:00:00", 10, "E"), at("t_T11:00:01", 11, "E")},
-			[][]string{{"t_T10:59:58", "t_T10:59:59", "t_T11:00:00", "t_T11:00:01"}}},
-		{"seconds after a letter", []groupFile{at("m59s54", 0, "E"), at("m59s55", 1, "E"), at("m0s54", 60, "E"), at("m0s55", 61, "E")},
-			[][]string{{"m59s54", "m59s55", "m0s54", "m0s55"}}},
+		{"a day across midnight on two interfaces", []groupFile{at("eth0-Nov29-2359", 0, "E"), at("eth1-Nov29-2359", 0.5, "E"),
+			at("eth0-Nov30-0000", 1, "E"), at("eth1-Nov30-0000", 1.5, "E")},
+			[][]string{{"eth0-Nov29-2359", "eth0-Nov30-0000"}, {"eth1-Nov29-2359", "eth1-Nov30-0000"}}},
+		{"an ISO time on two interfaces", []groupFile{at("eth0-T105958", 0, "E"), at("eth1-T105958", 0.5, "E"), at("eth0-T105959", 1, "E"), at("eth1-T105959", 1.5, "E")},
+			[][]string{{"eth0-T105958", "eth0-T105959"}, {"eth1-T105958", "eth1-T105959"}}},
+		{"a quiet interface of one file", []groupFile{at("eth0-1", 0, "E"), at("eth0-2", 1, "E"), at("eth1-2", 1.5, "E"), at("eth0-3", 2, "E")},
+			[][]string{{"eth0-1", "eth0-2", "eth0-3"}, {"eth1-2"}}},
+		{"an epoch after a word, with -C", []groupFile{at("cap1000.pcap", 0, "E"), at("cap1000.pcap1", 1, "E"), at("cap1010.pcap", 10, "E"), at("cap1010.pcap1", 11, "E")},
+			[][]string{{"cap1000.pcap", "cap1000.pcap1", "cap1010.pcap", "cap1010.pcap1"}}},
 		{"a file of another link type amid", []groupFile{at("t-1", 0, "E"), at("t-2", 1, "SLL2"), at("t-3", 2, "E")},
 			[][]string{{"t-1", "t-3"}, {"t-2"}}},
 	} {

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netmortem/netmortem/capture"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
+	"github.com/netmortem/netmortem/parse/bundle"
 )
 
 // runsDir returns a directory holding the rotated fixture and, named as
@@ -205,5 +207,31 @@ func TestSeriesTakenAtOnce(t *testing.T) {
 	}
 	if len(snap.Attempts) != 2*len(one.Attempts) {
 		t.Errorf("%d attempts, want each node's %d", len(snap.Attempts), len(one.Attempts))
+	}
+}
+
+// A fault of the series reader is said once, and the files of the series
+// are then read one by one, each whole.
+func TestSeriesReaderFault(t *testing.T) {
+	restore := bundle.SetRotatedReader(func([]capture.SeriesFile) { panic("a fault") })
+	defer restore()
+	dir := filepath.Dir(rotatedPaths(t)[0])
+	snap, warns, err := parse.Open(context.Background(), dir, &parse.Options{KeepAttempts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0].Error(), "the capture series reader failed: a fault") ||
+		!strings.Contains(warns[0].Error(), "read one by one") {
+		t.Fatalf("warnings %v, want the fault once", warns)
+	}
+	packets := 0
+	for _, in := range snap.Inputs {
+		packets += in.Records
+		if in.Skipped != "" || in.Details["series_files"] != 0 {
+			t.Errorf("%s: skipped %q, details %v; want it read alone", in.Path, in.Skipped, in.Details)
+		}
+	}
+	if len(snap.Inputs) != 6 || packets != 66 {
+		t.Errorf("%d inputs, %d packets; want the fixture's 6 files and 66 packets", len(snap.Inputs), packets)
 	}
 }
