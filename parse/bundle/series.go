@@ -305,7 +305,8 @@ func nameKey(files []groupFile) func(groupFile) string {
 	}
 	var places []int
 	for k := range max(n, 0) {
-		if interleaved(partition(files, func(f groupFile) string { return nums[f.name][k] })) {
+		parts := partition(files, func(f groupFile) string { return nums[f.name][k] })
+		if len(parts) <= maxNamed && interleaved(parts) {
 			places = append(places, k)
 		}
 	}
@@ -318,6 +319,11 @@ func nameKey(files []groupFile) func(groupFile) string {
 		return b.String()
 	}
 }
+
+// maxNamed is how many capture points one place of a name may tell apart:
+// more values are a time's that comes round (the seconds of 10h59m54s),
+// whose files interleave too.
+const maxNamed = 16
 
 // partition splits files by key, in the order each key first comes, each
 // part in the order of files.
@@ -356,9 +362,10 @@ func interleaved(parts [][]groupFile) bool {
 
 // nameNumbers returns the numbers of a file's name that may name its
 // capture point rather than count or time it: each run of digits right
-// after a word of two letters or more (eth0, node1, ens33, but not the
-// T10, 10h59m of a time), but for those that end the name (tcpdump -C's
-// counter). Such numbers also time a file (Nov29, cap1764410000):
+// after a letter inside a word (eth0, node1, ens33, and the 0 and the 3
+// of enp0s3), but not after a letter that starts a word (the T10 of
+// -T10:59), nor those that end the name (tcpdump -C's counter). Such
+// numbers also time a file (Nov29, cap1764410000, 20261129T102144):
 // nameKey trusts them only where the files' times say so.
 func nameNumbers(path string) []string {
 	base := trimCompression(filepath.Base(path))
@@ -368,7 +375,7 @@ func nameNumbers(path string) []string {
 	}
 	var out []string
 	for i := 2; i < end; i++ {
-		if !isDigit(base[i]) || !isLetter(base[i-1]) || !isLetter(base[i-2]) {
+		if !isDigit(base[i]) || !isLetter(base[i-1]) || !(isLetter(base[i-2]) || isDigit(base[i-2])) {
 			continue
 		}
 		j := i

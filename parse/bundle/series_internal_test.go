@@ -35,9 +35,9 @@ func TestSeriesStem(t *testing.T) {
 	}
 }
 
-// nameNumbers keeps the numbers right after a word of two letters or
-// more, but those that end a name: an interface's or a node's, or a
-// day's or an epoch's written after a word.
+// nameNumbers keeps the numbers right after a letter inside a word, but
+// those that end a name: an interface's or a node's, or a day's, an
+// epoch's or a time's written inside a word.
 func TestNameNumbers(t *testing.T) {
 	for _, c := range []struct {
 		in   string
@@ -49,8 +49,11 @@ func TestNameNumbers(t *testing.T) {
 		{"eth0.pcap1.gz", []string{"0"}},
 		{"node1-ens33_00001.pcap", []string{"1", "33"}},
 		{"trace.pcap12", nil},
-		{"eth0-20261129T102144.pcap", []string{"0"}},
-		{"10h59m54s.pcap", nil},
+		{"eth0-20261129T102144.pcap", []string{"0", "102144"}},
+		{"trace-T10:59:54.pcap", nil},
+		{"enp0s3-1000.pcap", []string{"0", "3"}},
+		{"ens1f0.pcap1", []string{"1", "0"}},
+		{"10h59m54s.pcap", []string{"59", "54"}},
 		{"cap-Nov29-1000.pcap", []string{"29"}},
 		{"cap1764410000.pcap1", []string{"1764410000"}},
 	} {
@@ -91,6 +94,10 @@ func TestSplitGroup(t *testing.T) {
 			[][]string{{"eth0-Nov29-2359", "eth0-Nov30-0000"}, {"eth1-Nov29-2359", "eth1-Nov30-0000"}}},
 		{"an ISO time on two interfaces", []groupFile{at("eth0-T105958", 0, "E"), at("eth1-T105958", 0.5, "E"), at("eth0-T105959", 1, "E"), at("eth1-T105959", 1.5, "E")},
 			[][]string{{"eth0-T105958", "eth0-T105959"}, {"eth1-T105958", "eth1-T105959"}}},
+		{"systemd's interface names", []groupFile{at("enp0s3-1", 0, "E"), at("enp0s8-1", 0.5, "E"), at("enp0s3-2", 1, "E"), at("enp0s8-2", 1.5, "E")},
+			[][]string{{"enp0s3-1", "enp0s3-2"}, {"enp0s8-1", "enp0s8-2"}}},
+		{"a time inside a word", []groupFile{at("t10h59m58s.pcap", 0, "E"), at("t10h59m59s.pcap", 1, "E"), at("t11h0m0s.pcap", 2, "E"), at("t11h0m1s.pcap", 3, "E")},
+			[][]string{{"t10h59m58s.pcap", "t10h59m59s.pcap", "t11h0m0s.pcap", "t11h0m1s.pcap"}}},
 		{"a quiet interface of one file", []groupFile{at("eth0-1", 0, "E"), at("eth0-2", 1, "E"), at("eth1-2", 1.5, "E"), at("eth0-3", 2, "E")},
 			[][]string{{"eth0-1", "eth0-2", "eth0-3"}, {"eth1-2"}}},
 		{"an epoch after a word, with -C", []groupFile{at("cap1000.pcap", 0, "E"), at("cap1000.pcap1", 1, "E"), at("cap1010.pcap", 10, "E"), at("cap1010.pcap1", 11, "E")},

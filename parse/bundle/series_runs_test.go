@@ -187,29 +187,6 @@ func TestSeriesPartlyCompressed(t *testing.T) {
 	}
 }
 
-// Captures named alike taken at once (two nodes' of one incident, the
-// second 50 ms after the first) overlap in time: each is read alone, and
-// no attempt holds the packets of both.
-func TestSeriesTakenAtOnce(t *testing.T) {
-	b := readFixture(t, "handshakes.pcap")
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string][]byte{"node1.pcap": b, "node2.pcap": shifted(t, b, 50*time.Millisecond)})
-	one, _, err := parse.Open(context.Background(), filepath.Join(dir, "node1.pcap"), &parse.Options{KeepAttempts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, warns, err := parse.Open(context.Background(), dir, &parse.Options{KeepAttempts: true})
-	if err != nil || len(warns) > 0 {
-		t.Fatalf("open: %v %v", err, warns)
-	}
-	if got := seriesOf(snap); !reflect.DeepEqual(got, map[string]int{"node1.pcap": 0, "node2.pcap": 0}) {
-		t.Errorf("series_files by input: %v, want each alone", got)
-	}
-	if len(snap.Attempts) != 2*len(one.Attempts) {
-		t.Errorf("%d attempts, want each node's %d", len(snap.Attempts), len(one.Attempts))
-	}
-}
-
 // A fault of the series reader is said once, and the files of the series
 // are then read one by one, each whole.
 func TestSeriesReaderFault(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ulikunitz/xz"
 
@@ -161,19 +162,18 @@ func TestRotatedSeriesCompressed(t *testing.T) {
 }
 
 // Captures named alike that do not follow each other in time (two taken
-// at once, here the same 5-second one twice) are read each on its own, as
-// if their names told nothing.
+// at once: the same 5-second one twice, or the second 50 ms after the
+// first) are read each on its own, as if their names told nothing.
 func TestNamedAlikeNotRotated(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures/handshakes.pcap"))
-	if err != nil {
-		t.Fatal(err)
+	for _, d := range []time.Duration{0, 50 * time.Millisecond} {
+		namedAlikeNotRotated(t, d)
 	}
+}
+
+func namedAlikeNotRotated(t *testing.T, d time.Duration) {
+	b := readFixture(t, "handshakes.pcap")
 	dir := t.TempDir()
-	for _, n := range []string{"node1.pcap", "node2.pcap"} {
-		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, map[string][]byte{"node1.pcap": b, "node2.pcap": shifted(t, b, d)})
 	one, _, err := parse.Open(context.Background(), filepath.Join(dir, "node1.pcap"), &parse.Options{KeepAttempts: true})
 	if err != nil {
 		t.Fatal(err)
