@@ -126,7 +126,7 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 		}
 	}
 	if charge == nil || charge.err == nil {
-		o.checkTrailer(name, raw, bound, &list)
+		addTrailerErr(name, o.trailerErr(raw, bound), &list)
 	}
 	o.warns = append(o.warns, list...)
 	o.add(model.Input{
@@ -255,19 +255,13 @@ func (b *blanker) Read(p []byte) (int, error) {
 // is still read, to reach the end of the stream and check its trailer.
 const maxTrailerCheck = 1 << 20
 
-// checkTrailer reads what the parser left of a compressed file (a parser
+// trailerErr reads what the parser left of a compressed file (a parser
 // may stop at the end of a document), up to maxTrailerCheck, so that the
 // decompressor reaches the end of the stream and checks its trailer (the
-// CRC and size of gzip): a corrupt one is a warning naming the file,
-// unless the parser reported it already.
-func (o *opener) checkTrailer(name string, r io.Reader, bound *boundReader, list *model.ErrorList) {
-	addTrailerErr(name, o.trailerErr(r, bound), list)
-}
-
-// trailerErr reads what a parser left of a compressed file, as
-// checkTrailer does, and returns the error that ended the read, nil when
-// there is none to tell (not compressed, cut by a limit, the stream
-// whole).
+// CRC and size of gzip), and returns the error that ended the read: nil
+// when there is none to tell (not compressed, cut by a limit, the stream
+// whole). addTrailerErr makes a corrupt trailer a warning naming the
+// file, unless the parser reported it already.
 func (o *opener) trailerErr(r io.Reader, bound *boundReader) error {
 	if bound == nil || bound.in == nil || bound.err != nil {
 		return nil
