@@ -270,11 +270,7 @@ func writeFiles(t *testing.T, dir string, files map[string][]byte) {
 // readFixture returns the content of a file of fixtures/captures.
 func readFixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return readFile(t, filepath.Join(testutil.Root(), "fixtures/captures", name))
 }
 
 // A file of a series' name that is no capture does not hold the series
