@@ -309,47 +309,62 @@ func words(s *stream) *[streamWords]uint64 {
 // from.
 type bases struct{ ns, pos, seq, last, seqs uint64 }
 
-// transform returns the word w, at index i of a stream, as it is encoded
-// (a raw word is then XORed with the template).
-func transform(i int, w uint64, b *bases) uint64 {
-	switch wordKind[i] {
-	case wordTime:
-		return zigzag(w - b.ns)
-	case wordPos:
-		return bits.RotateLeft64(w-b.pos, 5)
-	case wordIdx:
-		return zigzag(w - b.seq)
-	case wordSeqs:
-		return pairSub(w, b.seqs)
-	case wordSince:
-		return zigzag(w - b.last)
-	case wordISNs:
-		return bits.RotateLeft64(pairSub(w, b.seqs), 32)
-	case wordAddr:
-		return bits.ReverseBytes64(w)
+// The words of the kinds that are lists of words, and of those that are
+// one word each.
+var (
+	timeWords    = wordsOf(wordTime)
+	posWords     = wordsOf(wordPos)
+	addrWords    = wordsOf(wordAddr)
+	wordLastIdx  = wordsOf(wordIdx)[0]
+	wordNextSeqs = wordsOf(wordSeqs)[0]
+	wordSynISNs  = wordsOf(wordISNs)[0]
+)
+
+// wordsOf returns the indices of the words of kind k, in order.
+func wordsOf(k uint8) (l []int) {
+	for i, kind := range wordKind {
+		if kind == k {
+			l = append(l, i)
+		}
 	}
-	return w
+	return l
 }
 
-// untransform undoes transform.
-func untransform(i int, v uint64, b *bases) uint64 {
-	switch wordKind[i] {
-	case wordTime:
-		return unzigzag(v) + b.ns
-	case wordPos:
-		return bits.RotateLeft64(v, -5) + b.pos
-	case wordIdx:
-		return unzigzag(v) + b.seq
-	case wordSeqs:
-		return pairAdd(v, b.seqs)
-	case wordSince:
-		return unzigzag(v) + b.last
-	case wordISNs:
-		return pairAdd(bits.RotateLeft64(v, -32), b.seqs)
-	case wordAddr:
-		return bits.ReverseBytes64(v)
+// transform makes the words of w that are not raw what they are encoded
+// as, a kind at a time (a raw word is then XORed with the template). The
+// bases were read from w before.
+func transform(w *[streamWords]uint64, b *bases) {
+	for _, i := range timeWords {
+		w[i] = zigzag(w[i] - b.ns)
 	}
-	return v
+	for _, i := range posWords {
+		w[i] = bits.RotateLeft64(w[i]-b.pos, 5)
+	}
+	for _, i := range addrWords {
+		w[i] = bits.ReverseBytes64(w[i])
+	}
+	w[wordLastIdx] = zigzag(w[wordLastIdx] - b.seq)
+	w[wordNextSeqs] = pairSub(w[wordNextSeqs], b.seqs)
+	w[wordSynISNs] = bits.RotateLeft64(pairSub(w[wordSynISNs], b.seqs), 32)
+	w[wordLastNow] = zigzag(w[wordLastNow] - b.last)
+}
+
+// untransform undoes transform. The tracker's time at the last packet
+// counts from that packet's time, which is done first.
+func untransform(w *[streamWords]uint64, b *bases) {
+	for _, i := range timeWords {
+		w[i] = unzigzag(w[i]) + b.ns
+	}
+	for _, i := range posWords {
+		w[i] = bits.RotateLeft64(w[i], -5) + b.pos
+	}
+	for _, i := range addrWords {
+		w[i] = bits.ReverseBytes64(w[i])
+	}
+	w[wordLastIdx] = unzigzag(w[wordLastIdx]) + b.seq
+	w[wordNextSeqs] = pairAdd(w[wordNextSeqs], b.seqs)
+	w[wordSynISNs] = pairAdd(bits.RotateLeft64(w[wordSynISNs], -32), b.seqs)
+	w[wordLastNow] = unzigzag(w[wordLastNow]) + w[wordLast]
 }
 
 // pairSub subtracts the two 32-bit halves of b from those of a, each
@@ -376,10 +391,21 @@ func normalize(s *stream) {
 	}
 }
 
+// byteMask holds, for each count of bytes a word is written in, the
+// mask of those low bytes.
+var byteMask = [16]uint64{0, 1<<8 - 1, 1<<16 - 1, 1<<24 - 1, 1<<32 - 1, 1<<40 - 1, 1<<48 - 1, 1<<56 - 1, 1<<64 - 1}
+
+// byteLen returns how many low bytes of v are not zero, up to the last.
+func byteLen(v uint64) uintptr { return uintptr(bits.Len64(v)+7) >> 3 }
+
 // encodeStream writes s into b, which has at least parkMax bytes, and
 // returns the record's length; scratch is a stream it may change, tmpl
 // the shard's template (the raw words of the first stream it parked, 0
 // for the others, which this sets when it is all zero).
+//
+// The words are written a pair at a time, each whole, at the offset the
+// ones before leave, which moves on by their significant bytes: the next
+// word overwrites the zero bytes past them.
 func encodeStream(b []byte, s, scratch *stream, tmpl *[streamWords]uint64) int {
 	_ = b[parkMax-1]
 	c := scratch
@@ -397,30 +423,27 @@ func encodeStream(b []byte, s, scratch *stream, tmpl *[streamWords]uint64) int {
 		}
 	}
 	bs := bases{ns: w[wordFirstNS], pos: w[wordFirstPos], seq: w[wordSeq], last: w[wordLast], seqs: w[wordBase]}
-	for _, i := range specialWords {
-		w[i] = transform(i, w[i], &bs)
-	}
-	for i := range w {
-		w[i] ^= tmpl[i]
-	}
-	var hdr [parkHeader]byte
+	transform(w, &bs)
+	hdr := (*[parkHeader]byte)(b)
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	at := uintptr(parkHeader)
-	for i := 0; i < streamWords; i += 2 {
-		v0 := w[i]
-		n0 := uintptr(bits.Len64(v0)+7) / 8
+	for i := range streamWords / 2 {
+		v0, v1 := w[2*i]^tmpl[2*i], w[2*i+1]^tmpl[2*i+1]
+		n0, n1 := byteLen(v0), byteLen(v1)
 		*(*uint64)(unsafe.Add(p, at)) = v0 // b has room: parkMax
 		at += n0
-		n1 := uintptr(0)
-		if i+1 < streamWords {
-			v1 := w[i+1]
-			n1 = uintptr(bits.Len64(v1)+7) / 8
-			*(*uint64)(unsafe.Add(p, at)) = v1
-			at += n1
-		}
-		hdr[i/2] = byte(n0 | n1<<4)
+		*(*uint64)(unsafe.Add(p, at)) = v1
+		at += n1
+		hdr[i] = byte(n0 | n1<<4)
 	}
-	copy(b, hdr[:])
+	if streamWords%2 == 1 {
+		const i = streamWords - 1
+		v := w[i] ^ tmpl[i]
+		*(*uint64)(unsafe.Add(p, at)) = v
+		n := byteLen(v)
+		at += n
+		hdr[i/2] = byte(n)
+	}
 	return int(at)
 }
 
@@ -429,37 +452,22 @@ func encodeStream(b []byte, s, scratch *stream, tmpl *[streamWords]uint64) int {
 func decodeStream(b []byte, s *stream, tmpl *[streamWords]uint64) {
 	_ = b[parkMax-1]
 	w := words(s)
+	hdr := (*[parkHeader]byte)(b)
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	at := uintptr(parkHeader)
-	for i := 0; i < streamWords; i += 2 {
-		h := b[i/2]
-		n0 := uintptr(h & 15)
-		w[i] = *(*uint64)(unsafe.Add(p, at))&(1<<(8*n0)-1) ^ tmpl[i]
+	for i := range streamWords / 2 {
+		h := hdr[i]
+		n0, n1 := uintptr(h&15), uintptr(h>>4)
+		w[2*i] = *(*uint64)(unsafe.Add(p, at))&byteMask[n0] ^ tmpl[2*i]
 		at += n0
-		if i+1 < streamWords {
-			n1 := uintptr(h >> 4)
-			w[i+1] = *(*uint64)(unsafe.Add(p, at))&(1<<(8*n1)-1) ^ tmpl[i+1]
-			at += n1
-		}
+		w[2*i+1] = *(*uint64)(unsafe.Add(p, at))&byteMask[n1] ^ tmpl[2*i+1]
+		at += n1
 	}
-	// The raw words hold the bases; the tracker's time at the last packet
-	// counts from that packet's time, which is done first.
+	if streamWords%2 == 1 {
+		const i = streamWords - 1
+		w[i] = *(*uint64)(unsafe.Add(p, at))&byteMask[hdr[i/2]&15] ^ tmpl[i]
+	}
+	// The raw words hold the bases.
 	bs := bases{ns: w[wordFirstNS], pos: w[wordFirstPos], seq: w[wordSeq], seqs: w[wordBase]}
-	for _, i := range specialWords {
-		if i != wordLastNow {
-			w[i] = untransform(i, w[i], &bs)
-		}
-	}
-	bs.last = w[wordLast]
-	w[wordLastNow] = untransform(wordLastNow, w[wordLastNow], &bs)
+	untransform(w, &bs)
 }
-
-// specialWords lists the words that are transformed, wordLastNow last.
-var specialWords = func() (l []int) {
-	for i, k := range wordKind {
-		if k != wordRaw && k != wordSince {
-			l = append(l, i)
-		}
-	}
-	return append(l, wordLastNow)
-}()

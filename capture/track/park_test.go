@@ -337,3 +337,40 @@ func readPackets(t *testing.T, path string) []decode.Packet {
 	}
 	return out
 }
+
+// BenchmarkParkCodec measures a stream parked and brought back: encoded
+// into its record and decoded, on streams like those of a capture,
+// most of their words like a template's.
+func BenchmarkParkCodec(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	ss := make([]stream, 1024)
+	for i := range ss {
+		s := &ss[i]
+		ns := int64(i) * 1e6
+		s.seq, s.packets, s.bytes = 1+i*11, 10, [2]int64{27, 40}
+		s.first, s.segBuf[0], s.segBuf[1] = seg{ns, uint64(i * 11)}, seg{ns + 5e3, uint64(i*11 + 1)}, seg{ns + 5e4, uint64(i*11 + 2)}
+		s.last, s.lastNow, s.lastIdx, s.mruSYN = ns+9e5, ns+9e5, i*11+10, ns
+		s.base = [2]uint32{rng.Uint32(), rng.Uint32()}
+		s.nextSeq, s.synISN = [2]uint32{s.base[0] + 29, s.base[1] + 42}, s.base
+		s.nSYN[0], s.nSYNACK[1], s.hash = 1, 1, rng.Uint32()
+		s.key, _ = decode.KeyOf(netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), uint16(40000+i)),
+			netip.MustParseAddrPort("10.1.0.2:8080"))
+		s.history, s.nHist = [12]byte{0, 3, 5, 6, 4, 8, 9, 7}, 8
+	}
+	buf := make([]byte, len(ss)*parkMax+parkMax)
+	at := make([]int, len(ss))
+	var tmpl [streamWords]uint64
+	var scratch, got stream
+	b.ResetTimer()
+	for range b.N {
+		n := 0
+		for i := range ss {
+			at[i] = n
+			n += encodeStream(buf[n:], &ss[i], &scratch, &tmpl)
+		}
+		for i := range ss {
+			decodeStream(buf[at[i]:], &got, &tmpl)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ss)), "ns/stream")
+}
