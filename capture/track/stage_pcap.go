@@ -2,6 +2,7 @@ package track
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/gopacket/gopacket/layers"
 
@@ -47,8 +48,13 @@ func (s *Stage) HotPcap(link layers.LinkType, b []byte, nanoFactor uint32, frame
 		}
 	}
 	w := s.w
-	room := took + min(batchSize-t.packets%batchSize, cap(w.segs)-len(w.segs))
+	// The window's segments and owners are filled by index, and their
+	// lengths set once the run is over.
+	n := len(w.segs)
+	segs, owner := w.segs[:cap(w.segs)], w.owner[:cap(w.owner)]
+	room := took + min(batchSize-t.packets%batchSize, len(segs)-n, len(owner)-n)
 	eth := link == layers.LinkTypeEthernet
+	shards := uint64(len(t.shards))
 	packets, now, first, last, base, file := t.packets, t.now, t.hotFirst, t.hotLast, t.baseUnix, t.curFile
 	start := took
 	for took < room {
@@ -56,12 +62,10 @@ func (s *Stage) HotPcap(link layers.LinkType, b []byte, nanoFactor uint32, frame
 		if !ok {
 			break
 		}
-		n := len(w.segs)
-		g := &w.segs[:n+1][n]
+		g := &segs[n]
 		if !(eth && decode.HotEthIPv4(data, cut, &g.Segment)) && !decode.HotTCP(link, data, cut, &g.Segment) {
 			break
 		}
-		w.segs = w.segs[:n+1]
 		// As prepareHot, with the Tracker's times in locals.
 		packets++
 		if unix < first {
@@ -74,9 +78,11 @@ func (s *Stage) HotPcap(link layers.LinkType, b []byte, nanoFactor uint32, frame
 		g.idx, g.ns, g.now = packets, ns, now
 		g.frame, g.line, g.file = frame+took, 0, file
 		g.lookup, g.outer, g.found = false, 0, 0
-		t.own(w, n)
+		owner[n] = uint8(uint64(g.Hash) * shards >> 32) // as Tracker.own
+		n++
 		used, took = used+16+len(data), took+1
 	}
+	w.segs, w.owner = segs[:n], owner[:n]
 	t.packets, t.now, t.hotFirst, t.hotLast = packets, now, first, last
 	if took > start && packets%batchSize == 0 {
 		s.send()
@@ -95,15 +101,15 @@ func plainRecord(b []byte, off int, nanoFactor uint32) (data []byte, cut int, un
 	if len(b)-off < 16 {
 		return nil, 0, 0, false
 	}
-	h := (*[16]byte)(b[off : off+16])
+	h := (*[16]byte)(b[off:])
 	le := binary.LittleEndian
 	caplen, orig := le.Uint32(h[8:12]), le.Uint32(h[12:16])
 	if caplen > maxPlainRecord || int(caplen) > len(b)-off-16 || orig < caplen {
 		return nil, 0, 0, false
 	}
-	end := off + 16 + int(caplen)
 	unix = int64(le.Uint32(h[0:4]))*1e9 + int64(le.Uint32(h[4:8])*nanoFactor)
 	// As pcapfile.Record.Cut: an IP length never reaches 1 MiB past the
-	// bytes captured.
-	return b[off+16 : end : end], int(min(orig-caplen, 1<<20)), unix, true
+	// bytes captured. The frame is whole in b, checked above: it is
+	// sliced without the checks of b[off+16 : off+16+caplen : off+16+caplen].
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(h), 16)), caplen), int(min(orig-caplen, 1<<20)), unix, true
 }
