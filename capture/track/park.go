@@ -71,40 +71,49 @@ const (
 	wordAddr  // a word of the key's addresses
 )
 
-// wordKind is the transform of each word of a stream.
+// The words of a stream the transforms read or change, by their index.
+// A seg is two words, its time and its place.
+const (
+	wordSeq      = int(unsafe.Offsetof(stream{}.seq) / 8)
+	wordFirstNS  = int(unsafe.Offsetof(stream{}.first) / 8)
+	wordFirstPos = wordFirstNS + 1
+	wordSegBuf   = int(unsafe.Offsetof(stream{}.segBuf) / 8)
+	wordFin      = int(unsafe.Offsetof(stream{}.fin) / 8)
+	wordFirstAck = int(unsafe.Offsetof(stream{}.firstAck) / 8)
+	wordLast     = int(unsafe.Offsetof(stream{}.last) / 8)
+	wordLastNow  = int(unsafe.Offsetof(stream{}.lastNow) / 8)
+	wordLastIdx  = int(unsafe.Offsetof(stream{}.lastIdx) / 8)
+	wordNextTime = int(unsafe.Offsetof(stream{}.nextTime) / 8)
+	wordMruSYN   = int(unsafe.Offsetof(stream{}.mruSYN) / 8)
+	wordNextSeqs = int(unsafe.Offsetof(stream{}.nextSeq) / 8)
+	wordBase     = int(unsafe.Offsetof(stream{}.base) / 8)
+	wordSynISNs  = int(unsafe.Offsetof(stream{}.synISN) / 8)
+	wordKey      = int(unsafe.Offsetof(stream{}.key) / 8)
+)
+
+// The words must start whole words, a seg's place be the word after its
+// time, and the pairs of sequence numbers be a word each, for the
+// transforms to apply.
+var _ = [1]int{}[unsafe.Offsetof(stream{}.first)%8+unsafe.Offsetof(stream{}.segBuf)%8+unsafe.Offsetof(stream{}.fin)%8+
+	unsafe.Offsetof(stream{}.firstAck)%8+unsafe.Offsetof(stream{}.base)%8+unsafe.Offsetof(stream{}.nextSeq)%8+
+	unsafe.Offsetof(stream{}.synISN)%8+unsafe.Offsetof(stream{}.key)%8+unsafe.Offsetof(stream{}.nextTime)%8+
+	(unsafe.Offsetof(seg{}.pos)-8)+(unsafe.Sizeof(stream{}.nextSeq)-8)+(unsafe.Sizeof(stream{}.base)-8)+(unsafe.Sizeof(stream{}.synISN)-8)]
+
+// wordKind is the transform of each word of a stream, as transform
+// applies it.
 var wordKind = func() (k [streamWords]uint8) {
-	var s stream
-	at := func(p unsafe.Pointer) int { return int(uintptr(p)-uintptr(unsafe.Pointer(&s))) / 8 }
-	for _, g := range []*seg{&s.segBuf[0], &s.segBuf[1], &s.fin[0], &s.fin[1], &s.firstAck} {
-		k[at(unsafe.Pointer(&g.ns))] = wordTime
-		k[at(unsafe.Pointer(&g.pos))] = wordPos
+	for _, g := range []int{wordSegBuf, wordSegBuf + 2, wordFin, wordFin + 2, wordFirstAck} {
+		k[g], k[g+1] = wordTime, wordPos
 	}
-	for _, p := range []*int64{&s.last, &s.nextTime[0], &s.nextTime[1], &s.mruSYN} {
-		k[at(unsafe.Pointer(p))] = wordTime
+	for _, i := range []int{wordLast, wordNextTime, wordNextTime + 1, wordMruSYN} {
+		k[i] = wordTime
 	}
-	k[at(unsafe.Pointer(&s.lastNow))] = wordSince
-	k[at(unsafe.Pointer(&s.lastIdx))] = wordIdx
-	k[at(unsafe.Pointer(&s.nextSeq))] = wordSeqs
-	k[at(unsafe.Pointer(&s.synISN))] = wordISNs
+	k[wordLastNow], k[wordLastIdx], k[wordNextSeqs], k[wordSynISNs] = wordSince, wordIdx, wordSeqs, wordISNs
 	for i := range 4 {
-		k[at(unsafe.Pointer(&s.key))+i] = wordAddr
+		k[wordKey+i] = wordAddr
 	}
 	return k
 }()
-
-// The words the transforms count from, written first and raw.
-var (
-	wordFirstNS  = int(unsafe.Offsetof(stream{}.first)) / 8
-	wordFirstPos = wordFirstNS + 1
-	wordSeq      = int(unsafe.Offsetof(stream{}.seq)) / 8
-	wordLast     = int(unsafe.Offsetof(stream{}.last)) / 8
-	wordBase     = int(unsafe.Offsetof(stream{}.base)) / 8
-	wordLastNow  = int(unsafe.Offsetof(stream{}.lastNow)) / 8
-)
-
-// The words' offsets must be whole words for the transforms to apply.
-var _ = [1]int{}[unsafe.Offsetof(stream{}.first)%8+unsafe.Offsetof(stream{}.base)%8+
-	unsafe.Offsetof(stream{}.nextSeq)%8+unsafe.Offsetof(stream{}.synISN)%8+unsafe.Offsetof(stream{}.key)%8]
 
 // parkHeader is the length of a record's header: a nibble per word, its
 // count of significant bytes.
@@ -307,64 +316,48 @@ func words(s *stream) *[streamWords]uint64 {
 
 // bases are the words the transforms of a stream's other words count
 // from.
-type bases struct{ ns, pos, seq, last, seqs uint64 }
-
-// The words of the kinds that are lists of words, and of those that are
-// one word each.
-var (
-	timeWords    = wordsOf(wordTime)
-	posWords     = wordsOf(wordPos)
-	addrWords    = wordsOf(wordAddr)
-	wordLastIdx  = wordsOf(wordIdx)[0]
-	wordNextSeqs = wordsOf(wordSeqs)[0]
-	wordSynISNs  = wordsOf(wordISNs)[0]
-)
-
-// wordsOf returns the indices of the words of kind k, in order.
-func wordsOf(k uint8) (l []int) {
-	for i, kind := range wordKind {
-		if kind == k {
-			l = append(l, i)
-		}
-	}
-	return l
-}
+type bases struct{ ns, pos, seq, seqs uint64 }
 
 // transform makes the words of w that are not raw what they are encoded
-// as, a kind at a time (a raw word is then XORed with the template). The
-// bases were read from w before.
+// as (a raw word is then XORed with the template), each by its index, as
+// wordKind lists them. The bases were read from w before.
 func transform(w *[streamWords]uint64, b *bases) {
-	for _, i := range timeWords {
-		w[i] = zigzag(w[i] - b.ns)
-	}
-	for _, i := range posWords {
-		w[i] = bits.RotateLeft64(w[i]-b.pos, 5)
-	}
-	for _, i := range addrWords {
-		w[i] = bits.ReverseBytes64(w[i])
-	}
+	tm := func(v uint64) uint64 { return zigzag(v - b.ns) }
+	pos := func(v uint64) uint64 { return bits.RotateLeft64(v-b.pos, 5) }
+	w[wordSegBuf], w[wordSegBuf+1] = tm(w[wordSegBuf]), pos(w[wordSegBuf+1])
+	w[wordSegBuf+2], w[wordSegBuf+3] = tm(w[wordSegBuf+2]), pos(w[wordSegBuf+3])
+	w[wordFin], w[wordFin+1] = tm(w[wordFin]), pos(w[wordFin+1])
+	w[wordFin+2], w[wordFin+3] = tm(w[wordFin+2]), pos(w[wordFin+3])
+	w[wordFirstAck], w[wordFirstAck+1] = tm(w[wordFirstAck]), pos(w[wordFirstAck+1])
+	w[wordLastNow] = zigzag(w[wordLastNow] - w[wordLast]) // from last, before it changes
+	w[wordLast] = tm(w[wordLast])
+	w[wordNextTime], w[wordNextTime+1], w[wordMruSYN] = tm(w[wordNextTime]), tm(w[wordNextTime+1]), tm(w[wordMruSYN])
 	w[wordLastIdx] = zigzag(w[wordLastIdx] - b.seq)
 	w[wordNextSeqs] = pairSub(w[wordNextSeqs], b.seqs)
 	w[wordSynISNs] = bits.RotateLeft64(pairSub(w[wordSynISNs], b.seqs), 32)
-	w[wordLastNow] = zigzag(w[wordLastNow] - b.last)
-}
-
-// untransform undoes transform. The tracker's time at the last packet
-// counts from that packet's time, which is done first.
-func untransform(w *[streamWords]uint64, b *bases) {
-	for _, i := range timeWords {
-		w[i] = unzigzag(w[i]) + b.ns
-	}
-	for _, i := range posWords {
-		w[i] = bits.RotateLeft64(w[i], -5) + b.pos
-	}
-	for _, i := range addrWords {
+	for i := wordKey; i < wordKey+4; i++ {
 		w[i] = bits.ReverseBytes64(w[i])
 	}
+}
+
+// untransform undoes transform.
+func untransform(w *[streamWords]uint64, b *bases) {
+	tm := func(v uint64) uint64 { return unzigzag(v) + b.ns }
+	pos := func(v uint64) uint64 { return bits.RotateLeft64(v, -5) + b.pos }
+	w[wordSegBuf], w[wordSegBuf+1] = tm(w[wordSegBuf]), pos(w[wordSegBuf+1])
+	w[wordSegBuf+2], w[wordSegBuf+3] = tm(w[wordSegBuf+2]), pos(w[wordSegBuf+3])
+	w[wordFin], w[wordFin+1] = tm(w[wordFin]), pos(w[wordFin+1])
+	w[wordFin+2], w[wordFin+3] = tm(w[wordFin+2]), pos(w[wordFin+3])
+	w[wordFirstAck], w[wordFirstAck+1] = tm(w[wordFirstAck]), pos(w[wordFirstAck+1])
+	w[wordLast] = tm(w[wordLast])
+	w[wordLastNow] = unzigzag(w[wordLastNow]) + w[wordLast] // from last, once it is back
+	w[wordNextTime], w[wordNextTime+1], w[wordMruSYN] = tm(w[wordNextTime]), tm(w[wordNextTime+1]), tm(w[wordMruSYN])
 	w[wordLastIdx] = unzigzag(w[wordLastIdx]) + b.seq
 	w[wordNextSeqs] = pairAdd(w[wordNextSeqs], b.seqs)
 	w[wordSynISNs] = pairAdd(bits.RotateLeft64(w[wordSynISNs], -32), b.seqs)
-	w[wordLastNow] = unzigzag(w[wordLastNow]) + w[wordLast]
+	for i := wordKey; i < wordKey+4; i++ {
+		w[i] = bits.ReverseBytes64(w[i])
+	}
 }
 
 // pairSub subtracts the two 32-bit halves of b from those of a, each
@@ -422,7 +415,7 @@ func encodeStream(b []byte, s, scratch *stream, tmpl *[streamWords]uint64) int {
 			}
 		}
 	}
-	bs := bases{ns: w[wordFirstNS], pos: w[wordFirstPos], seq: w[wordSeq], last: w[wordLast], seqs: w[wordBase]}
+	bs := bases{ns: w[wordFirstNS], pos: w[wordFirstPos], seq: w[wordSeq], seqs: w[wordBase]}
 	transform(w, &bs)
 	hdr := (*[parkHeader]byte)(b)
 	p := unsafe.Pointer(unsafe.SliceData(b))
