@@ -105,6 +105,13 @@ func (sh *shard) add(g *tcpSeg, m *mark) bool {
 	if !g.lookup {
 		return sh.addTCP(g, m)
 	}
+	sh.lookup(g)
+	return false
+}
+
+// lookup marks the stream an ICMP error's quote g quotes, and sets
+// g.found.
+func (sh *shard) lookup(g *tcpSeg) {
 	if i, s := sh.streams.findStream(&g.Key, g.Hash); i >= 0 {
 		if s != nil {
 			s.icmp = true
@@ -118,7 +125,6 @@ func (sh *shard) add(g *tcpSeg, m *mark) bool {
 			g.found = int(w.line)
 		}
 	}
-	return false
 }
 
 // fold folds a window's segments at the indices own into the shard,
@@ -126,7 +132,12 @@ func (sh *shard) add(g *tcpSeg, m *mark) bool {
 func (sh *shard) fold(segs []tcpSeg, own []int32, marks []mark) []mark {
 	var m mark
 	for _, j := range own {
-		if sh.add(&segs[j], &m) {
+		// As add, with the segment's kind tested here rather than in a
+		// call for every segment.
+		g := &segs[j]
+		if g.lookup {
+			sh.lookup(g)
+		} else if sh.addTCP(g, &m) {
 			marks = append(marks, m)
 		}
 	}
