@@ -3,6 +3,7 @@ package track
 import (
 	"math"
 	"sync"
+	"unsafe"
 
 	"github.com/gopacket/gopacket/layers"
 
@@ -142,10 +143,12 @@ func (w *window) listOwn(i int) []int32 {
 		own = make([]int32, len(w.owner), batchSize)
 	}
 	own = own[:len(w.owner)]
-	k := 0
+	// own[k] is written unchecked: k never passes j, an index of owner,
+	// which own is as long as.
+	p, k, me := unsafe.Pointer(unsafe.SliceData(own)), uintptr(0), uint8(i)
 	for j, o := range w.owner {
-		own[k] = int32(j)
-		if int(o) == i {
+		*(*int32)(unsafe.Add(p, 4*k)) = int32(j)
+		if o == me {
 			k++
 		}
 	}
