@@ -2,7 +2,6 @@ package track
 
 import (
 	"encoding/binary"
-	"unsafe"
 
 	"github.com/gopacket/gopacket/layers"
 
@@ -54,7 +53,6 @@ func (s *Stage) HotPcap(link layers.LinkType, b []byte, nanoFactor uint32, frame
 	segs, owner := w.segs[:cap(w.segs)], w.owner[:cap(w.owner)]
 	room := took + min(batchSize-t.packets%batchSize, len(segs)-n, len(owner)-n)
 	eth := link == layers.LinkTypeEthernet
-	shards := uint64(len(t.shards))
 	packets, now, first, last, base, file := t.packets, t.now, t.hotFirst, t.hotLast, t.baseUnix, t.curFile
 	start := took
 	for took < room {
@@ -78,7 +76,7 @@ func (s *Stage) HotPcap(link layers.LinkType, b []byte, nanoFactor uint32, frame
 		g.idx, g.ns, g.now = packets, ns, now
 		g.frame, g.line, g.file = frame+took, 0, file
 		g.lookup, g.outer, g.found = false, 0, 0
-		owner[n] = uint8(uint64(g.Hash) * shards >> 32) // as Tracker.own
+		owner[n] = uint8(t.shardOf(g.Hash)) // as Tracker.own
 		n++
 		used, took = used+16+len(data), took+1
 	}
@@ -107,9 +105,11 @@ func plainRecord(b []byte, off int, nanoFactor uint32) (data []byte, cut int, un
 	if caplen > maxPlainRecord || int(caplen) > len(b)-off-16 || orig < caplen {
 		return nil, 0, 0, false
 	}
+	end := off + 16 + int(caplen)
 	unix = int64(le.Uint32(h[0:4]))*1e9 + int64(le.Uint32(h[4:8])*nanoFactor)
 	// As pcapfile.Record.Cut: an IP length never reaches 1 MiB past the
-	// bytes captured. The frame is whole in b, checked above: it is
-	// sliced without the checks of b[off+16 : off+16+caplen : off+16+caplen].
-	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(h), 16)), caplen), int(min(orig-caplen, 1<<20)), unix, true
+	// bytes captured. The frame is sliced as Go slices it: cut with
+	// unsafe.Slice, an empty frame ending b would point past b's memory,
+	// a pointer the garbage collector rejects (TestPlainRecordEmptyAtEnd).
+	return b[off+16 : end : end], int(min(orig-caplen, 1<<20)), unix, true
 }
