@@ -374,3 +374,34 @@ func BenchmarkParkCodec(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ss)), "ns/stream")
 }
+
+// transform changes each word wordKind says it transforms, and leaves
+// the raw ones; a word changes no other but through the bases (and the
+// last packet's time the tracker's time at it); untransform undoes it:
+// the lines that transform the words one by one, and wordKind, which
+// makes the template, agree.
+func TestTransformKinds(t *testing.T) {
+	b := bases{ns: 5, pos: 7, seq: 11, seqs: 13<<32 | 17}
+	var zero [streamWords]uint64
+	tz := zero
+	transform(&tz, &b)
+	const v = 0x0102030405060708
+	for i := range streamWords {
+		w := zero
+		w[i] = v
+		tw := w
+		transform(&tw, &b)
+		if changed := tw[i] != v; changed != (wordKind[i] != wordRaw) {
+			t.Errorf("word %d (kind %d): transformed %v", i, wordKind[i], changed)
+		}
+		for j := range tw {
+			if j != i && tw[j] != tz[j] && !(i == wordLast && j == wordLastNow) {
+				t.Errorf("word %d set: word %d changed", i, j)
+			}
+		}
+		untransform(&tw, &b)
+		if tw != w {
+			t.Errorf("word %d set: untransform gives %x, want %x", i, tw, w)
+		}
+	}
+}
