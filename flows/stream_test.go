@@ -107,10 +107,52 @@ func handedOnJSON(t *testing.T, file string, f flows.Filter) string {
 	return out.String()
 }
 
+// spooled is the JSON form ("json") or the table form fitted to width of
+// the attempts of the capture file, read once: by a Builder and
+// TableWidths, and into a Spool, from which Each hands them to the
+// writer; "" for a table the sizes do not allow.
+func spooled(t *testing.T, file string, f flows.Filter, output string, width int) string {
+	t.Helper()
+	b, m, s := flows.NewBuilder(f), flows.NewTableWidths(), flows.NewSpool(spoolFile(t))
+	snap, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
+		EachAttempt: func(a model.Attempt) {
+			if b.Add(&a) {
+				m.Add(&a)
+				s.Add(&a)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	var w interface {
+		Write(*model.Attempt)
+		Close() error
+	}
+	switch {
+	case output == "json":
+		w = flows.NewJSONWriter(&out, b.Table(snap.Captures), f)
+	case (width <= 0 && !m.Plain()) || (width > 0 && !m.Fits()):
+		return ""
+	case width > 0:
+		w = flows.NewFittedWriter(&out, b.Table(snap.Captures), f, m, width)
+	default:
+		w = flows.NewTableWriter(&out, b.Table(snap.Captures), f, m)
+	}
+	if err := s.Each(w.Write); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
 // Every fixture capture, and every capture of the shared corpus, gives the
 // same CSV, JSON and table (of printable ASCII at no width; fitted to 30,
 // 80 and 150 columns) written as its attempts are handed on
-// (parse.Options.EachAttempt) as built whole, filtered or not.
+// (parse.Options.EachAttempt), in two reads or in one through a Spool, as
+// built whole, filtered or not.
 func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 	files := testutil.FilesByHead(t, func(path string, head []byte) bool {
 		_, ok := capture.Sniff(head)
@@ -144,15 +186,25 @@ func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 			if len(filter.States) > 0 {
 				continue // the CSV checks the filter; the other forms filter alike
 			}
-			if want, got := held(t, snap, filter, "json"), handedOnJSON(t, f, filter); got != want {
+			want = held(t, snap, filter, "json")
+			if got := handedOnJSON(t, f, filter); got != want {
 				t.Errorf("%s, filter %v: JSON handed on:\n%s", f, filter, testutil.DiffLines(want, got))
 			}
+			if got := spooled(t, f, filter, "json", 0); got != want {
+				t.Errorf("%s, filter %v: JSON spooled:\n%s", f, filter, testutil.DiffLines(want, got))
+			}
 			for _, width := range []int{0, 30, 80, 150} {
-				if got := handedOnTable(t, f, filter, width); got != "" {
-					tables++
-					if want := heldTable(t, snap, filter, width); got != want {
-						t.Errorf("%s, filter %v: table at width %d handed on:\n%s", f, filter, width, testutil.DiffLines(want, got))
-					}
+				got := handedOnTable(t, f, filter, width)
+				if got == "" {
+					continue
+				}
+				tables++
+				want := heldTable(t, snap, filter, width)
+				if got != want {
+					t.Errorf("%s, filter %v: table at width %d handed on:\n%s", f, filter, width, testutil.DiffLines(want, got))
+				}
+				if got := spooled(t, f, filter, "table", width); got != want {
+					t.Errorf("%s, filter %v: table at width %d spooled:\n%s", f, filter, width, testutil.DiffLines(want, got))
 				}
 			}
 		}

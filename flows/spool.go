@@ -1,0 +1,187 @@
+package flows
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// Spool keeps the attempts of one read of the captures in a file, for
+// writing them once what comes before them is known: the JSON form and
+// the tables, whose summary, endpoints and column widths come first, from
+// one read rather than two. During the read a Builder (and TableWidths,
+// for a table) and the Spool take each attempt as it comes; then Each
+// hands the attempts kept, in the same order, to JSONWriter, TableWriter
+// or FittedWriter. Memory stays that of the read: an attempt takes some
+// 85 bytes of the file (on the bench capture; its strings, mostly the same
+// from one attempt to the next, are written once), and 512 KiB are
+// buffered.
+//
+// A Spool keeps an attempt exactly, as Each gives it back: every field,
+// nil lists apart from empty ones. It keeps times in UTC only, as the
+// capture readers give them: Add refuses an attempt with a time in
+// another location, and the Spool then takes no more (Err says why), as
+// after an error writing the file. A Spool is used by one goroutine at a
+// time.
+type Spool struct {
+	f    io.ReadWriteSeeker
+	w    *bufio.Writer
+	rec  []byte
+	hdr  [binary.MaxVarintLen64]byte // a record's length
+	enc  spoolEncoder
+	n    int
+	err  error
+	read bool // Each has run
+}
+
+// NewSpool returns a Spool keeping its attempts in f, which must be
+// empty. The caller makes the file (os.CreateTemp) and removes it.
+func NewSpool(f io.ReadWriteSeeker) *Spool {
+	return &Spool{f: f, w: bufio.NewWriterSize(f, 256<<10), enc: spoolEncoder{idx: map[string]uint32{}}}
+}
+
+// Add keeps a copy of a, and reports whether it did: not once the Spool
+// has failed, nor after Each.
+func (s *Spool) Add(a *model.Attempt) bool {
+	if s.err != nil || s.read {
+		return false
+	}
+	rec, err := s.enc.attempt(s.rec[:0], a)
+	if err != nil {
+		s.err = fmt.Errorf("spool: attempt %d: %w", s.n+1, err)
+		return false
+	}
+	s.rec = rec
+	if _, err := s.w.Write(binary.AppendUvarint(s.hdr[:0], uint64(len(rec)))); err != nil {
+		s.err = fmt.Errorf("spool: %w", err)
+		return false
+	}
+	if _, err := s.w.Write(rec); err != nil {
+		s.err = fmt.Errorf("spool: %w", err)
+		return false
+	}
+	s.n++
+	return true
+}
+
+// Len returns how many attempts s keeps.
+func (s *Spool) Len() int { return s.n }
+
+// Err returns why s failed, nil when it has not.
+func (s *Spool) Err() error { return s.err }
+
+// errSpoolBad is a record that ends before its last field, or holds a
+// value out of its field's range.
+var errSpoolBad = errors.New("record cut short, or a value out of range")
+
+// Each calls fn with each attempt s keeps, in the order Add took them,
+// and returns the first error reading the file met, or why s failed
+// before. The attempt is lent: it and what it points to are valid only
+// until fn returns. A goroutine of Each's own reads the attempts ahead,
+// a batch at a time, while fn takes them on the calling goroutine. Each
+// runs once: s takes no attempt after it.
+func (s *Spool) Each(fn func(a *model.Attempt)) error {
+	if s.err != nil {
+		return s.err
+	}
+	if s.read {
+		return errors.New("spool: read already")
+	}
+	s.read = true
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	full, free := make(chan *spoolBatch, 2), make(chan *spoolBatch, 4)
+	var err error // the reading goroutine's, read once full is closed
+	go func() {
+		defer close(full)
+		err = s.decode(full, free)
+	}()
+	for b := range full {
+		for i := range b.a {
+			fn(&b.a[i])
+		}
+		b.reset()
+		free <- b
+	}
+	return err
+}
+
+// spoolBatchLen is how many attempts Each reads ahead at once.
+const spoolBatchLen = 256
+
+// decode reads the attempts of s into batches taken from free (or made)
+// and sends them on full, in order.
+func (s *Spool) decode(full, free chan *spoolBatch) error {
+	r := bufio.NewReaderSize(s.f, 256<<10)
+	var d spoolDecoder
+	for i := range s.n {
+		if d.b == nil {
+			select {
+			case d.b = <-free:
+			default:
+				d.b = &spoolBatch{a: make([]model.Attempt, 0, spoolBatchLen)}
+			}
+		}
+		k := len(d.b.a)
+		n, err := readUvarint(r)
+		if err == nil && n > 1<<30 {
+			err = errors.New("record too long")
+		}
+		if err == nil {
+			d.rec = grow(d.rec, int(n))
+			_, err = io.ReadFull(r, d.rec)
+		}
+		if err == nil {
+			err = d.attempt()
+		}
+		if err != nil {
+			d.b.a = d.b.a[:k] // the attempts before the one that failed
+			full <- d.b
+			return fmt.Errorf("spool: attempt %d: %w", i+1, err)
+		}
+		if len(d.b.a) == spoolBatchLen {
+			full <- d.b
+			d.b = nil
+		}
+	}
+	if d.b != nil && len(d.b.a) > 0 {
+		full <- d.b
+	}
+	return nil
+}
+
+// grow returns b, n bytes long, reallocated when shorter.
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+// readUvarint reads a uvarint from r, io.ErrUnexpectedEOF for one cut
+// short.
+func readUvarint(r io.ByteReader) (uint64, error) {
+	var v uint64
+	for shift := uint(0); shift < 64; shift += 7 {
+		c, err := r.ReadByte()
+		if err != nil {
+			if shift > 0 && err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v, nil
+		}
+	}
+	return 0, errors.New("length overflows")
+}
