@@ -31,7 +31,9 @@ func newFlowsCmd(c *cli) *cobra.Command {
 		Long: "Prints every TCP connection attempt of the captures (pcap, pcapng, gzip'd, or pasted\n" +
 			"tcpdump/tshark text; directories and archives are searched for them) with its outcome,\n" +
 			"Zeek state and history, and the frames of its SYN, SYN/ACK and RST packets, after a\n" +
-			"summary per server endpoint.",
+			"summary per server endpoint. For the table and JSON forms, whose summary comes first, the\n" +
+			"attempts of capture files wait in a temporary file ($TMPDIR, some 85 bytes each, removed\n" +
+			"at once); where none can be made, the captures are read twice.",
 		Example: "  netmortem flows fixtures/captures/handshakes.pcap\n" +
 			"  netmortem flows -o csv --state RSTO fixtures/incidents/ephemeral-nodeport\n" +
 			"  netmortem flows --port 443 --since +2s -o json fixtures/captures/handshakes.pcapng",

@@ -175,19 +175,21 @@ func outOfRange(stderr io.Writer, snap *model.Snapshot, n int, pos model.Pos) {
 
 // flowsHandedOn writes flows' output as the captures' attempts are handed
 // on, holding none of them (handOnFlows says when it can): the CSV form
-// in one read of the captures; the JSON and table forms, whose summary
-// and endpoints come before the attempts, in two, the first building the
-// table without its attempts (flows.Builder) and sizing the table's
-// columns, the second writing the attempts. The table is fitted to the
-// output's width (outputWidth), or, at no width, written as tablewriter
-// writes it. A capture that changed during the first read (one still
-// being written) is read again with every attempt held; one that changed
-// between the reads is said to, with exit 3, since the attempts listed
-// may then not be those the summary counts. It returns flows' exit code,
-// or -1, having written nothing, when the table is to be written from
-// every attempt held: a capture that changed during the first read,
-// cells tablewriter sizes its own way (runes that are not printable), or
-// positions that are not frames or lines of a capture.
+// as they come; the JSON and table forms, whose summary and endpoints come
+// before the attempts, once the read has built the table without its
+// attempts (flows.Builder) and sized the table's columns, from a
+// temporary file that kept them (flowsSpool). Without one, the captures
+// are read twice: the first read builds and sizes, the second writes the
+// attempts; a capture that changed during the first read (one still
+// being written) is then read again with every attempt held, and one that
+// changed between the reads is said to, with exit 3, since the attempts
+// listed may then not be those the summary counts. The table is fitted to
+// the output's width (outputWidth), or, at no width, written as
+// tablewriter writes it. It returns flows' exit code, or -1, having
+// written nothing, when the table is to be written from every attempt
+// held: cells tablewriter sizes its own way (runes that are not
+// printable), positions that are not frames or lines of a capture, or,
+// read twice, a capture that changed during the first read.
 func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string, paths []string,
 	opts *parse.Options, filter flows.Filter) int {
 	handOnMemory()
@@ -217,6 +219,8 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 	} else {
 		before := statFiles(paths)
 		b, m := flows.NewBuilder(filter), flows.NewTableWidths()
+		sp := newFlowsSpool()
+		defer sp.close()
 		selected := 0
 		in = read(func(a *model.Attempt) {
 			if b.Add(a) {
@@ -224,9 +228,11 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 				if output == "table" {
 					m.Add(a)
 				}
+				sp.add(a)
 			}
 		})
-		if ctx.Err() != nil {
+		once := sp.ok() // the attempts are kept: one read
+		if ctx.Err() != nil && !once {
 			cut = "the first of two reads of the captures was cut short: the summary and endpoints cover what was read until then, and no attempt is listed"
 		}
 		width := outputWidth(stdout)
@@ -236,7 +242,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		}
 		testHook("first read")
 		read1 := statFiles(paths)
-		if changed := changedFile(paths, before, read1); changed != "" && ctx.Err() == nil {
+		if changed := changedFile(paths, before, read1); changed != "" && ctx.Err() == nil && !once {
 			escape.Fprintf(stderr, "warning: %s changed while it was read (a capture still being written?): read once more, every attempt held\n", changed)
 			heldMemory()
 			return -1
@@ -257,31 +263,40 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		default:
 			w = flows.NewJSONWriter(stdout, t, filter)
 		}
-		testHook("between reads")
-		if ctx.Err() == nil {
+		if once {
+			// The attempts kept, from the spool: nothing is read again.
 			secondReadMemory()
-			listed := 0
-			in2 := read(func(a *model.Attempt) {
-				if filter.Match(a) {
-					listed++
-				}
-				w.Write(a)
-			})
-			switch changed := changedFile(paths, read1, statFiles(paths)); {
-			case ctx.Err() != nil:
-				cut = "the second of two reads of the captures was cut short: the summary and endpoints cover the captures whole, and the attempts those read until then"
-			case in2.Err != nil && in.Err == nil:
-				// Its warnings are the first read's again; an error the
-				// first did not meet is the second's own.
-				escape.Fprintln(stderr, "netmortem flows: reading the captures again to list their attempts:", in2.Err)
+			if err := sp.s.Each(w.Write); err != nil {
+				escape.Fprintln(stderr, "netmortem flows: listing the attempts:", err)
 				inconsistent = true
-			case changed != "" || listed != selected:
-				if changed == "" {
-					changed = "a capture"
+			}
+		} else {
+			testHook("between reads")
+			if ctx.Err() == nil {
+				secondReadMemory()
+				listed := 0
+				in2 := read(func(a *model.Attempt) {
+					if filter.Match(a) {
+						listed++
+					}
+					w.Write(a)
+				})
+				switch changed := changedFile(paths, read1, statFiles(paths)); {
+				case ctx.Err() != nil:
+					cut = "the second of two reads of the captures was cut short: the summary and endpoints cover the captures whole, and the attempts those read until then"
+				case in2.Err != nil && in.Err == nil:
+					// Its warnings are the first read's again; an error the
+					// first did not meet is the second's own.
+					escape.Fprintln(stderr, "netmortem flows: reading the captures again to list their attempts:", in2.Err)
+					inconsistent = true
+				case changed != "" || listed != selected:
+					if changed == "" {
+						changed = "a capture"
+					}
+					escape.Fprintf(stderr, "netmortem flows: %s changed between the two reads of the captures: %d attempts listed, %d in the summary and endpoints above; read a copy of it, or -o csv, which reads once\n",
+						changed, listed, selected)
+					inconsistent = true
 				}
-				escape.Fprintf(stderr, "netmortem flows: %s changed between the two reads of the captures: %d attempts listed, %d in the summary and endpoints above; read a copy of it, or -o csv, which reads once\n",
-					changed, listed, selected)
-				inconsistent = true
 			}
 		}
 		err = w.Close()
@@ -303,9 +318,10 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 // read as one timeline as their attempts are handed on); when --since and
 // --until are absolute times, not offsets from the first packet; and
 // without --anonymize, whose tokens are drawn from the whole snapshot.
-// The JSON and table forms read their captures twice, and tell a capture
-// that changed between the reads from its file's size and time: not
-// those of a directory's files.
+// The JSON and table forms may read their captures twice (without a
+// temporary file, flowsSpool), and tell a capture that changed between
+// the reads from its file's size and time: not those of a directory's
+// files.
 func handOnFlows(paths []string, output, since, until string, ao anonymizeOptions) bool {
 	if ao.enabled() || strings.HasPrefix(since, "+") || strings.HasPrefix(until, "+") || len(paths) == 0 {
 		return false
@@ -320,6 +336,44 @@ func handOnFlows(paths []string, output, since, until string, ao anonymizeOption
 		}
 	}
 	return true
+}
+
+// flowsSpool keeps, in a temporary file, the attempts flows' JSON and
+// table forms write after their summary and endpoints: the captures are
+// then read once, not twice. The file is removed at once where the system
+// allows (it is then gone with the process), else when flows is done. A
+// nil flowsSpool, when no temporary file can be made, keeps nothing.
+type flowsSpool struct {
+	f       *os.File
+	s       *flows.Spool
+	removed bool // the file's name is gone already
+}
+
+func newFlowsSpool() *flowsSpool {
+	f, err := os.CreateTemp("", "netmortem-flows-*")
+	if err != nil {
+		return nil
+	}
+	return &flowsSpool{f: f, s: flows.NewSpool(f), removed: os.Remove(f.Name()) == nil}
+}
+
+func (sp *flowsSpool) add(a *model.Attempt) {
+	if sp != nil {
+		sp.s.Add(a)
+	}
+}
+
+// ok reports whether sp has kept every attempt: it exists, and neither
+// writing the file nor an attempt (a time not in UTC) failed.
+func (sp *flowsSpool) ok() bool { return sp != nil && sp.s.Err() == nil }
+
+func (sp *flowsSpool) close() {
+	if sp != nil {
+		sp.f.Close()
+		if !sp.removed {
+			os.Remove(sp.f.Name())
+		}
+	}
 }
 
 // flowsTestHook, when set (by tests), is called after flows' first read

@@ -60,13 +60,16 @@ func TestDirectClose(t *testing.T) {
 	}
 }
 
-// A capture that grows while flows reads it twice (a capture still being
-// written) is read once more whole when it changed during the first read;
-// when it changed between the two reads (grown, or replaced by another
-// file of the same size and time), what was written is said to disagree
-// with the summary, with exit 3, and the columns sized by the first read
-// do not break on wider cells; a capture gone before the second read is
-// an error of its own.
+// Without a temporary file to keep the attempts in (TMPDIR missing),
+// flows reads a capture twice for the JSON and table forms. A capture
+// that grows while it does (a capture still being written) is read once
+// more whole when it changed during the first read; when it changed
+// between the two reads (grown, or replaced by another file of the same
+// size and time), what was written is said to disagree with the summary,
+// with exit 3, and the columns sized by the first read do not break on
+// wider cells; a capture gone before the second read is an error of its
+// own. With the file, the capture is read once: what changes after the
+// read changes nothing, and the file is gone once flows is.
 func TestFlowsCaptureChanged(t *testing.T) {
 	src := fixture("captures/handshakes.pcap")
 	data, err := os.ReadFile(src)
@@ -101,17 +104,27 @@ func TestFlowsCaptureChanged(t *testing.T) {
 		change      func(string) error
 		code        int
 		listed      bool // attempts are listed
+		spool       bool // a temporary file keeps the attempts
 	}{
-		{"first read", "changed while it was read (a capture still being written?): read once more, every attempt held", grow, exitOK, true},
-		{"between reads", "changed between the two reads of the captures: ", grow, exitUnreadable, true},
-		{"between reads", "changed between the two reads of the captures: ", replace, exitUnreadable, true},
-		{"between reads", "reading the captures again to list their attempts: ", os.Remove, exitUnreadable, false},
+		{"first read", "", grow, exitOK, true, true},
+		{"first read", "", replace, exitOK, true, true},
+		{"first read", "", os.Remove, exitOK, true, true},
+		{"first read", "changed while it was read (a capture still being written?): read once more, every attempt held", grow, exitOK, true, false},
+		{"between reads", "changed between the two reads of the captures: ", grow, exitUnreadable, true, false},
+		{"between reads", "changed between the two reads of the captures: ", replace, exitUnreadable, true, false},
+		{"between reads", "reading the captures again to list their attempts: ", os.Remove, exitUnreadable, false, false},
 	} {
 		for _, args := range [][]string{{"--width", "0"}, {"--width", "80"}, {"-o", "json"}} {
 			file := filepath.Join(t.TempDir(), "growing.pcap")
 			if err := os.WriteFile(file, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
+			_, want, _ := runCLI(t, append([]string{"flows"}, append(args, file)...)...)
+			tmp := t.TempDir()
+			if !tc.spool {
+				tmp = filepath.Join(tmp, "missing")
+			}
+			t.Setenv("TMPDIR", tmp)
 			flowsTestHook = func(point string) {
 				if point == tc.point {
 					if err := tc.change(file); err != nil {
@@ -121,8 +134,17 @@ func TestFlowsCaptureChanged(t *testing.T) {
 			}
 			code, stdout, stderr := runCLI(t, append([]string{"flows"}, append(args, file)...)...)
 			flowsTestHook = nil
-			if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "internal error") {
+			if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "internal error") ||
+				(tc.want == "" && stderr != "") {
 				t.Errorf("%s, flows %s: exit %d, stderr %q; want %d and %q", tc.point, args, code, stderr, tc.code, tc.want)
+			}
+			if tc.spool {
+				if stdout != want {
+					t.Errorf("%s, flows %s, read once: output\n%s\nwant\n%s", tc.point, args, stdout, want)
+				}
+				if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+					t.Errorf("%s, flows %s: left %v in TMPDIR (%v)", tc.point, args, left, err)
+				}
 			}
 			if tc.listed && !strings.Contains(stdout, "#frame=") && !strings.Contains(stdout, `"frame": `) && !strings.Contains(stdout, "│ #") {
 				t.Errorf("%s, flows %s: no attempt written:\n%s", tc.point, args, stdout)

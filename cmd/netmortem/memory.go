@@ -54,16 +54,17 @@ func handOnMemory() {
 	limitMemory()
 }
 
-// secondReadMemory is the memory policy of flows' second read of its
-// captures, for the JSON and table forms. What the first read left is
-// garbage: collected and given back now, the second read's streams and
-// tables do not come on top of it (on the bench capture, a peak of 182
-// MB became 127). The collector then runs when the heap has grown by a
-// tenth (GOGC=10): what the second read keeps is its streams and tables,
-// and what it makes is the rows a table wraps, which at GOGC=300 took
-// the peak to 216 MB (a table wrapped at 200 columns), at 25 to 162 MB
-// and at 10 to 129; the default table and the JSON form make little
-// garbage and collect no more often. GOGC in the environment still wins.
+// secondReadMemory is the memory policy of flows' JSON and table forms
+// once the captures are read: while they list the attempts kept in a
+// temporary file (flowsSpool), or read the captures a second time,
+// without one. What the read left is garbage: collected and given back
+// now, what comes next does not come on top of it (for a second read, on
+// the bench capture, a peak of 182 MB became 127). The collector then
+// runs when the heap has grown by a tenth (GOGC=10): what the listing
+// makes is the rows a table wraps, which at GOGC=300 took the peak to
+// 216 MB (a table wrapped at 200 columns), at 25 to 162 MB and at 10 to
+// 129; the default table and the JSON form make little garbage and
+// collect no more often. GOGC in the environment still wins.
 func secondReadMemory() {
 	debug.FreeOSMemory()
 	if os.Getenv("GOGC") == "" {
