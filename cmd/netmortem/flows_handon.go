@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netmortem/netmortem/flows"
@@ -18,41 +19,48 @@ import (
 
 // handedOn writes the JSON and table forms of flows as the captures'
 // attempts come (parse.Options.EachAttempt), holding none of them but a
-// few batches: the attempts are formatted and written by a goroutine of
-// their own, in batches, while the capture's reader builds the next ones. The
-// attempts are lent (parse.Options.LendAttempts): a batch copies what
-// each points to into memory of its own, used again by the batches that
-// follow, so that the hundreds of thousands of attempts of a large
-// capture make no garbage. After close, an attempt that a read left
-// behind after its deadline (operand.StopGrace) hands on is not written.
+// few batches: the attempts are taken by writers of their own, one
+// goroutine each, each given every batch in order, while the capture's
+// reader builds the next ones. The attempts are lent
+// (parse.Options.LendAttempts): a batch copies what each points to into
+// memory of its own, used again by the batches that follow once every
+// writer is done with it, so that the hundreds of thousands of attempts of
+// a large capture make no garbage. After close, an attempt that a read
+// left behind after its deadline (operand.StopGrace) hands on is not
+// written.
 type handedOn struct {
 	mu     sync.Mutex
-	w      attemptWriter
 	cur    *attemptBatch
-	full   chan *attemptBatch // batches to write, in order
-	free   chan *attemptBatch // batches written
-	done   chan struct{}      // closed once the writer has written them all
+	full   []chan *attemptBatch // batches to write, in order, a channel per writer
+	free   chan *attemptBatch   // batches written
+	done   sync.WaitGroup       // the writers
 	closed bool
 }
 
 // attemptWriter takes the attempts handed on, one at a time.
 type attemptWriter func(a *model.Attempt)
 
-// handedOnBatch is how many attempts go to the writing goroutine at once.
+// handedOnBatch is how many attempts go to the writers at once.
 const handedOnBatch = 256
 
-// attemptBatch is a batch of attempts on their way to the writer, and
+// attemptBatch is a batch of attempts on their way to the writers, and
 // the segments and data sizes they point to.
 type attemptBatch struct {
 	a     []model.Attempt
 	segs  []model.Seg
 	sizes []model.DataSizes
+	left  atomic.Int32 // the writers still to take the batch
 }
 
 // add appends a copy of a, what it points to included (Attempt.CloneInto),
 // in b's memory.
 func (b *attemptBatch) add(a *model.Attempt) {
-	b.a = append(b.a, model.Attempt{})
+	// CloneInto writes the whole attempt: it is not zeroed first.
+	if len(b.a) < cap(b.a) {
+		b.a = b.a[:len(b.a)+1]
+	} else {
+		b.a = append(b.a, model.Attempt{})
+	}
 	a.CloneInto(&b.a[len(b.a)-1],
 		func(n int) []model.Seg { return keep(&b.segs, n) },
 		func(n int) []model.DataSizes { return keep(&b.sizes, n) })
@@ -66,36 +74,51 @@ func keep[T any](l *[]T, n int) []T {
 	return (*l)[k : k+n : k+n]
 }
 
-// reset empties b for the next batch, keeping its memory. The attempts
-// it held no longer point into it once cleared.
+// reset empties b for the next batch, keeping its memory. What it held
+// is not cleared, only written over (add): a batch's memory is written
+// once an attempt rather than twice, and what it keeps alive until then
+// (the strings of 256 attempts) is little.
 func (b *attemptBatch) reset() {
-	clear(b.a)
-	clear(b.segs)
-	clear(b.sizes)
 	b.a, b.segs, b.sizes = b.a[:0], b.segs[:0], b.sizes[:0]
 }
 
-// newHandedOn returns a handedOn writing through w, its goroutine started.
-func newHandedOn(w attemptWriter) *handedOn {
-	h := &handedOn{w: w, full: make(chan *attemptBatch, 4), free: make(chan *attemptBatch, 6), done: make(chan struct{})}
-	go func() {
-		defer close(h.done)
-		// w is read from here, not from h: h.mu, beside it, is taken for
-		// every attempt handed on, and the cache line they share would go
-		// back and forth between the two goroutines at each one.
-		w := h.w
-		for b := range h.full {
-			for i := range b.a {
-				w(&b.a[i])
+// newHandedOn returns a handedOn writing through ws, their goroutines
+// started.
+func newHandedOn(ws ...attemptWriter) *handedOn {
+	h := &handedOn{free: make(chan *attemptBatch, 6)}
+	for _, w := range ws {
+		// Each writer has its own goroutine and channel: what one
+		// goroutine writes is never in a cache line another writes
+		// for every attempt.
+		full := make(chan *attemptBatch, 4)
+		h.full = append(h.full, full)
+		h.done.Add(1)
+		go func() {
+			defer h.done.Done()
+			for b := range full {
+				for i := range b.a {
+					w(&b.a[i])
+				}
+				if b.left.Add(-1) > 0 {
+					continue
+				}
+				b.reset()
+				select {
+				case h.free <- b:
+				default:
+				}
 			}
-			b.reset()
-			select {
-			case h.free <- b:
-			default:
-			}
-		}
-	}()
+		}()
+	}
 	return h
+}
+
+// send hands b to every writer.
+func (h *handedOn) send(b *attemptBatch) {
+	b.left.Store(int32(len(h.full)))
+	for _, c := range h.full {
+		c <- b
+	}
 }
 
 // write queues a copy of a for writing, unless h is closed.
@@ -114,7 +137,7 @@ func (h *handedOn) write(a model.Attempt) {
 	}
 	h.cur.add(&a)
 	if len(h.cur.a) == handedOnBatch {
-		h.full <- h.cur
+		h.send(h.cur)
 		h.cur = nil
 	}
 }
@@ -128,10 +151,12 @@ func (h *handedOn) close() {
 	}
 	h.closed = true
 	if h.cur != nil && len(h.cur.a) > 0 {
-		h.full <- h.cur
+		h.send(h.cur)
 	}
-	close(h.full)
-	<-h.done
+	for _, c := range h.full {
+		close(c)
+	}
+	h.done.Wait()
 }
 
 // direct hands the attempts to a writer on the goroutine that reads them,
@@ -193,8 +218,8 @@ func outOfRange(stderr io.Writer, snap *model.Snapshot, n int, pos model.Pos) {
 func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string, paths []string,
 	opts *parse.Options, filter flows.Filter) int {
 	handOnMemory()
-	read := func(w attemptWriter) operand.Opened {
-		h := newHandedOn(w)
+	read := func(ws ...attemptWriter) operand.Opened {
+		h := newHandedOn(ws...)
 		o := *opts
 		o.EachAttempt, o.LendAttempts = h.write, true
 		in := operand.OpenPaths(ctx, paths, &o)
@@ -222,15 +247,28 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		sp := newFlowsSpool()
 		defer sp.close()
 		selected := 0
-		in = read(func(a *model.Attempt) {
+		// The summary, the columns' widths and the file each take the
+		// attempts on a goroutine of their own.
+		ws := []attemptWriter{func(a *model.Attempt) {
 			if b.Add(a) {
 				selected++
-				if output == "table" {
+			}
+		}}
+		if output == "table" {
+			ws = append(ws, func(a *model.Attempt) {
+				if filter.Match(a) {
 					m.Add(a)
 				}
-				sp.add(a)
-			}
-		})
+			})
+		}
+		if sp != nil {
+			ws = append(ws, func(a *model.Attempt) {
+				if filter.Match(a) {
+					sp.s.Add(a)
+				}
+			})
+		}
+		in = read(ws...)
 		once := sp.ok() // the attempts are kept: one read
 		if ctx.Err() != nil && !once {
 			cut = "the first of two reads of the captures was cut short: the summary and endpoints cover what was read until then, and no attempt is listed"
@@ -355,12 +393,6 @@ func newFlowsSpool() *flowsSpool {
 		return nil
 	}
 	return &flowsSpool{f: f, s: flows.NewSpool(f), removed: os.Remove(f.Name()) == nil}
-}
-
-func (sp *flowsSpool) add(a *model.Attempt) {
-	if sp != nil {
-		sp.s.Add(a)
-	}
 }
 
 // ok reports whether sp has kept every attempt: it exists, and neither
