@@ -32,8 +32,8 @@ func newFlowsCmd(c *cli) *cobra.Command {
 			"tcpdump/tshark text; directories and archives are searched for them) with its outcome,\n" +
 			"Zeek state and history, and the frames of its SYN, SYN/ACK and RST packets, after a\n" +
 			"summary per server endpoint. For the table and JSON forms, whose summary comes first, the\n" +
-			"attempts of capture files wait in a temporary file ($TMPDIR, some 85 bytes each, removed\n" +
-			"at once); where none can be made, the captures are read twice.",
+			"attempts wait in a temporary file ($TMPDIR, some 85 bytes each, removed at once); where\n" +
+			"none can be made, capture files are read twice, and directories held whole in memory.",
 		Example: "  netmortem flows fixtures/captures/handshakes.pcap\n" +
 			"  netmortem flows -o csv --state RSTO fixtures/incidents/ephemeral-nodeport\n" +
 			"  netmortem flows --port 443 --since +2s -o json fixtures/captures/handshakes.pcapng",
@@ -91,10 +91,17 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		seen[p] = true
 		return dup
 	}), nil)
-	if handOnFlows(paths, *output, *since, *until, ao) {
+	// The JSON and table forms keep their attempts in a temporary file,
+	// read once, when one can be made.
+	var sp *flowsSpool
+	if *output != "csv" && handOnFlows(paths, *output, *since, *until, ao, true) {
+		sp = newFlowsSpool()
+		defer sp.close()
+	}
+	if handOnFlows(paths, *output, *since, *until, ao, sp != nil) {
 		f := filter
 		f.Since, f.Until = resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})
-		if code := flowsHandedOn(ctx, stdout, stderr, *output, paths, opts, f); code >= 0 {
+		if code := flowsHandedOn(ctx, stdout, stderr, *output, paths, opts, f, sp); code >= 0 {
 			return code
 		}
 	}

@@ -216,7 +216,7 @@ func outOfRange(stderr io.Writer, snap *model.Snapshot, n int, pos model.Pos) {
 // printable), positions that are not frames or lines of a capture, or,
 // read twice, a capture that changed during the first read.
 func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string, paths []string,
-	opts *parse.Options, filter flows.Filter) int {
+	opts *parse.Options, filter flows.Filter, sp *flowsSpool) int {
 	handOnMemory()
 	read := func(ws ...attemptWriter) operand.Opened {
 		h := newHandedOn(ws...)
@@ -244,8 +244,6 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 	} else {
 		before := statFiles(paths)
 		b, m := flows.NewBuilder(filter), flows.NewTableWidths()
-		sp := newFlowsSpool()
-		defer sp.close()
 		selected := 0
 		// The summary, the columns' widths and the file each take the
 		// attempts on a goroutine of their own.
@@ -270,6 +268,12 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		}
 		in = read(ws...)
 		once := sp.ok() // the attempts are kept: one read
+		if !once && !regularFiles(paths) {
+			// A directory read twice could change between the reads
+			// unseen.
+			heldMemory()
+			return -1
+		}
 		if ctx.Err() != nil && !once {
 			cut = "the first of two reads of the captures was cut short: the summary and endpoints cover what was read until then, and no attempt is listed"
 		}
@@ -351,16 +355,16 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 
 // handOnFlows reports whether flows can write its output in the form
 // output as the attempts come, for the same bytes as from the table built
-// whole: when every operand is a regular file, or, for the CSV form, read
-// once, a directory (not standard input; files of a rotated series are
-// read as one timeline as their attempts are handed on); when --since and
-// --until are absolute times, not offsets from the first packet; and
-// without --anonymize, whose tokens are drawn from the whole snapshot.
-// The JSON and table forms may read their captures twice (without a
-// temporary file, flowsSpool), and tell a capture that changed between
-// the reads from its file's size and time: not those of a directory's
-// files.
-func handOnFlows(paths []string, output, since, until string, ao anonymizeOptions) bool {
+// whole: when every operand is a regular file, or a directory for the CSV
+// form and for the others read once (spool: a temporary file keeps their
+// attempts), not standard input (files of a rotated series are read as one
+// timeline as their attempts are handed on); when --since and --until are
+// absolute times, not offsets from the first packet; and without
+// --anonymize, whose tokens are drawn from the whole snapshot. Without a
+// temporary file, the JSON and table forms read their captures twice, and
+// tell a capture that changed between the reads from its file's size and
+// time: not those of a directory's files.
+func handOnFlows(paths []string, output, since, until string, ao anonymizeOptions, spool bool) bool {
 	if ao.enabled() || strings.HasPrefix(since, "+") || strings.HasPrefix(until, "+") || len(paths) == 0 {
 		return false
 	}
@@ -369,7 +373,17 @@ func handOnFlows(paths []string, output, since, until string, ao anonymizeOption
 			return false
 		}
 		st, err := os.Stat(p)
-		if err != nil || !(st.Mode().IsRegular() || (output == "csv" && st.IsDir())) {
+		if err != nil || !(st.Mode().IsRegular() || ((output == "csv" || spool) && st.IsDir())) {
+			return false
+		}
+	}
+	return true
+}
+
+// regularFiles reports whether every one of paths is a regular file.
+func regularFiles(paths []string) bool {
+	for _, p := range paths {
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
 			return false
 		}
 	}

@@ -205,20 +205,23 @@ func TestFlowsNoCapture(t *testing.T) {
 // The files of a rotated series given as paths are read as one timeline
 // as their attempts are written: flows writes, in every form, what it
 // writes from every attempt held (--since +0s holds them). Its directory
-// is written as it is read in the CSV form, which reads it once, the same
-// rows.
+// is written as it is read in the CSV form, and in the others when a
+// temporary file keeps their attempts, each read once: the same output.
+// Without the file (TMPDIR missing), the directory's attempts are held.
 func TestFlowsSeriesHandedOn(t *testing.T) {
 	paths, err := filepath.Glob(fixture("captures/rotated/*.pcap"))
 	if err != nil || len(paths) != 6 {
 		t.Fatalf("%v %v", paths, err)
 	}
 	for _, output := range []string{"csv", "json", "table"} {
-		if !handOnFlows(paths, output, "", "", anonymizeOptions{}) {
+		if !handOnFlows(paths, output, "", "", anonymizeOptions{}, false) {
 			t.Fatalf("the series' files are not written as they are read (-o %s)", output)
 		}
 	}
-	if dir := fixture("captures/rotated"); !handOnFlows([]string{dir}, "csv", "", "", anonymizeOptions{}) || handOnFlows([]string{dir}, "json", "", "", anonymizeOptions{}) {
-		t.Fatal("a directory is written as it is read in the CSV form alone")
+	dir := fixture("captures/rotated")
+	if !handOnFlows([]string{dir}, "csv", "", "", anonymizeOptions{}, false) || handOnFlows([]string{dir}, "json", "", "", anonymizeOptions{}, false) ||
+		!handOnFlows([]string{dir}, "json", "", "", anonymizeOptions{}, true) {
+		t.Fatal("a directory is written as it is read in the CSV form, and in the others with a temporary file alone")
 	}
 	for _, args := range [][]string{{"-o", "csv"}, {"-o", "json"}, {"--width", "80"}, {"--width", "0"}} {
 		code, handed, stderr := runCLI(t, append(append([]string{"flows"}, args...), paths...)...)
@@ -230,9 +233,15 @@ func TestFlowsSeriesHandedOn(t *testing.T) {
 			t.Errorf("flows -o csv of the series: %d lines, want a header and the 11 attempts tshark sees", rows)
 		}
 	}
-	_, files, _ := runCLI(t, append([]string{"flows", "-o", "csv"}, paths...)...)
-	_, held, _ := runCLI(t, "flows", "-o", "csv", "--since", "+0s", fixture("captures/rotated"))
-	if code, dir, stderr := runCLI(t, "flows", "-o", "csv", fixture("captures/rotated")); code != exitOK || dir != files || dir != held {
-		t.Errorf("flows -o csv of the series' directory: exit %d, stderr %q, output\n%s\nof its files:\n%s\nevery attempt held:\n%s", code, stderr, dir, files, held)
+	for _, args := range [][]string{{"-o", "csv"}, {"-o", "json"}, {"--width", "80"}, {"--width", "0"}} {
+		_, files, _ := runCLI(t, append(append([]string{"flows"}, args...), paths...)...)
+		_, held, _ := runCLI(t, append(append([]string{"flows", "--since", "+0s"}, args...), dir)...)
+		for _, tmp := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
+			t.Setenv("TMPDIR", tmp)
+			if code, out, stderr := runCLI(t, append(append([]string{"flows"}, args...), dir)...); code != exitOK || out != files || out != held {
+				t.Errorf("flows %s of the series' directory, TMPDIR %s: exit %d, stderr %q, output\n%s\nof its files:\n%s\nevery attempt held:\n%s",
+					args, tmp, code, stderr, out, files, held)
+			}
+		}
 	}
 }
