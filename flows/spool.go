@@ -2,6 +2,7 @@ package flows
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -34,6 +35,7 @@ type Spool struct {
 	hdr  [binary.MaxVarintLen64]byte // a record's length
 	enc  spoolEncoder
 	n    int
+	size int64 // the bytes written
 	err  error
 	read bool // Each has run
 }
@@ -56,7 +58,8 @@ func (s *Spool) Add(a *model.Attempt) bool {
 		return false
 	}
 	s.rec = rec
-	if _, err := s.w.Write(binary.AppendUvarint(s.hdr[:0], uint64(len(rec)))); err != nil {
+	hdr := binary.AppendUvarint(s.hdr[:0], uint64(len(rec)))
+	if _, err := s.w.Write(hdr); err != nil {
 		s.err = fmt.Errorf("spool: %w", err)
 		return false
 	}
@@ -65,6 +68,7 @@ func (s *Spool) Add(a *model.Attempt) bool {
 		return false
 	}
 	s.n++
+	s.size += int64(len(hdr) + len(rec))
 	return true
 }
 
@@ -78,33 +82,48 @@ func (s *Spool) Err() error { return s.err }
 // value out of its field's range.
 var errSpoolBad = errors.New("record cut short, or a value out of range")
 
+// Flush writes what s buffers to its file, so that Err reports an error
+// writing it before Each, which flushes anyway.
+func (s *Spool) Flush() error {
+	if s.err == nil && !s.read {
+		if err := s.w.Flush(); err != nil {
+			s.err = fmt.Errorf("spool: %w", err)
+		}
+	}
+	return s.err
+}
+
 // Each calls fn with each attempt s keeps, in the order Add took them,
-// and returns the first error reading the file met, or why s failed
-// before. The attempt is lent: it and what it points to are valid only
-// until fn returns. A goroutine of Each's own reads the attempts ahead,
-// a batch at a time, while fn takes them on the calling goroutine. Each
-// runs once: s takes no attempt after it.
-func (s *Spool) Each(fn func(a *model.Attempt)) error {
-	if s.err != nil {
-		return s.err
+// until ctx ends, and returns the first error reading the file met, why
+// s failed before, or ctx's error when it ended first. The attempt is
+// lent: it and what it points to are valid only until fn returns. A
+// goroutine of Each's own reads the attempts ahead, a batch at a time,
+// while fn takes them on the calling goroutine. Each runs once: s takes
+// no attempt after it.
+func (s *Spool) Each(ctx context.Context, fn func(a *model.Attempt)) error {
+	if err := s.Flush(); err != nil {
+		return err
 	}
 	if s.read {
 		return errors.New("spool: read already")
 	}
 	s.read = true
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("spool: %w", err)
-	}
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("spool: %w", err)
 	}
-	full, free := make(chan *spoolBatch, 2), make(chan *spoolBatch, 4)
+	full, free, stop := make(chan *spoolBatch, 2), make(chan *spoolBatch, 4), make(chan struct{})
 	var err error // the reading goroutine's, read once full is closed
 	go func() {
 		defer close(full)
-		err = s.decode(full, free)
+		err = s.decode(full, free, stop)
 	}()
 	for b := range full {
+		if ctx.Err() != nil {
+			close(stop)
+			for range full { // the reading goroutine's last batch
+			}
+			return ctx.Err()
+		}
 		for i := range b.a {
 			fn(&b.a[i])
 		}
@@ -118,10 +137,20 @@ func (s *Spool) Each(fn func(a *model.Attempt)) error {
 const spoolBatchLen = 256
 
 // decode reads the attempts of s into batches taken from free (or made)
-// and sends them on full, in order.
-func (s *Spool) decode(full, free chan *spoolBatch) error {
+// and sends them on full, in order, until stop is closed.
+func (s *Spool) decode(full, free chan *spoolBatch, stop chan struct{}) error {
 	r := bufio.NewReaderSize(s.f, 256<<10)
 	var d spoolDecoder
+	send := func() bool {
+		select {
+		case full <- d.b:
+			d.b = nil
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	left := s.size // the bytes not yet read, which bound a record's length
 	for i := range s.n {
 		if d.b == nil {
 			select {
@@ -131,11 +160,14 @@ func (s *Spool) decode(full, free chan *spoolBatch) error {
 			}
 		}
 		k := len(d.b.a)
-		n, err := readUvarint(r)
-		if err == nil && n > 1<<30 {
-			err = errors.New("record too long")
-		}
-		if err == nil {
+		n, err := binary.ReadUvarint(r)
+		switch {
+		case err == io.EOF:
+			err = io.ErrUnexpectedEOF
+		case err == nil && n > uint64(left):
+			err = errors.New("record longer than the file")
+		case err == nil:
+			left -= int64(n) + int64(uvarintLen(n))
 			d.rec = grow(d.rec, int(n))
 			_, err = io.ReadFull(r, d.rec)
 		}
@@ -144,18 +176,23 @@ func (s *Spool) decode(full, free chan *spoolBatch) error {
 		}
 		if err != nil {
 			d.b.a = d.b.a[:k] // the attempts before the one that failed
-			full <- d.b
+			send()
 			return fmt.Errorf("spool: attempt %d: %w", i+1, err)
 		}
-		if len(d.b.a) == spoolBatchLen {
-			full <- d.b
-			d.b = nil
+		if len(d.b.a) == spoolBatchLen && !send() {
+			return nil
 		}
 	}
 	if d.b != nil && len(d.b.a) > 0 {
-		full <- d.b
+		send()
 	}
 	return nil
+}
+
+// uvarintLen returns the length of v as a uvarint.
+func uvarintLen(v uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return len(binary.AppendUvarint(b[:0], v))
 }
 
 // grow returns b, n bytes long, reallocated when shorter.
@@ -164,24 +201,4 @@ func grow(b []byte, n int) []byte {
 		return make([]byte, n)
 	}
 	return b[:n]
-}
-
-// readUvarint reads a uvarint from r, io.ErrUnexpectedEOF for one cut
-// short.
-func readUvarint(r io.ByteReader) (uint64, error) {
-	var v uint64
-	for shift := uint(0); shift < 64; shift += 7 {
-		c, err := r.ReadByte()
-		if err != nil {
-			if shift > 0 && err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return 0, err
-		}
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v, nil
-		}
-	}
-	return 0, errors.New("length overflows")
 }

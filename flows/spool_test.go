@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,7 +48,7 @@ func roundTrip(t *testing.T, all []model.Attempt) {
 		t.Fatalf("Len %d, want %d", s.Len(), len(all))
 	}
 	i := 0
-	err := s.Each(func(a *model.Attempt) {
+	err := s.Each(context.Background(), func(a *model.Attempt) {
 		if i < len(all) && !reflect.DeepEqual(*a, all[i]) {
 			t.Errorf("attempt %d:\n got %+v\nwant %+v", i+1, *a, all[i])
 		}
@@ -232,7 +234,7 @@ func TestSpoolRefusesOtherLocations(t *testing.T) {
 		t.Fatalf("kept after a time in another location: Len %d", s.Len())
 	}
 	called := false
-	err := s.Each(func(*model.Attempt) { called = true })
+	err := s.Each(context.Background(), func(*model.Attempt) { called = true })
 	if called || err == nil || !strings.Contains(err.Error(), "spool: attempt 2: a time not in UTC") {
 		t.Errorf("Each: called %v, error %v", called, err)
 	}
@@ -251,6 +253,14 @@ func TestSpoolFileDamaged(t *testing.T) {
 			_, err := f.WriteAt(bytes.Repeat([]byte{0xff}, 8), size-8)
 			return err
 		}, "spool: attempt 3: "},
+		{"a length of 1 GiB", func(f *os.File, size int64) error {
+			_, err := f.WriteAt([]byte{0x80, 0x80, 0x80, 0x80, 0x04}, 0)
+			return err
+		}, "spool: attempt 1: record longer than the file"},
+		{"a length past 64 bits", func(f *os.File, size int64) error {
+			_, err := f.WriteAt(bytes.Repeat([]byte{0xff}, 10), 0)
+			return err
+		}, "spool: attempt 1: binary: varint overflows a 64-bit integer"},
 	} {
 		f := &damaged{File: spoolFile(t), do: damage.do}
 		s := flows.NewSpool(f)
@@ -260,10 +270,20 @@ func TestSpoolFileDamaged(t *testing.T) {
 		for range 3 {
 			s.Add(&a)
 		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		got := 0
-		err := s.Each(func(*model.Attempt) { got++ })
-		if err == nil || !strings.HasPrefix(err.Error(), damage.want) || got != 2 {
-			t.Errorf("%s: %d attempts, error %v, want %q", damage.name, got, err, damage.want)
+		err := s.Each(context.Background(), func(*model.Attempt) { got++ })
+		runtime.ReadMemStats(&after)
+		want := 2 // the attempts before the one damaged
+		if strings.Contains(damage.want, "attempt 1:") {
+			want = 0
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), damage.want) || got != want {
+			t.Errorf("%s: %d attempts, error %v, want %d and %q", damage.name, got, err, want, damage.want)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20 {
+			t.Errorf("%s: %d bytes allocated to read three attempts", damage.name, n)
 		}
 	}
 }
@@ -285,3 +305,44 @@ func (d *damaged) Seek(off int64, whence int) (int64, error) {
 	}
 	return d.File.Seek(off, whence)
 }
+
+// Each stops when its context ends: the attempts of the batch being
+// written, and no more.
+func TestSpoolEachStops(t *testing.T) {
+	s := flows.NewSpool(spoolFile(t))
+	a := model.Attempt{Start: time.Unix(1, 0).UTC()}
+	for range 5000 {
+		s.Add(&a)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := 0
+	err := s.Each(ctx, func(*model.Attempt) {
+		got++
+		cancel()
+	})
+	if err != context.Canceled || got == 0 || got > 256 {
+		t.Errorf("Each after its context ended: %d attempts, error %v", got, err)
+	}
+}
+
+// An error writing the file is reported by Flush, before Each, however
+// few attempts the spool buffers.
+func TestSpoolFlushReportsWriteError(t *testing.T) {
+	s := flows.NewSpool(failing{spoolFile(t)})
+	a := model.Attempt{Start: time.Unix(1, 0).UTC()}
+	if !s.Add(&a) || s.Err() != nil {
+		t.Fatalf("a buffered attempt: %v", s.Err())
+	}
+	if err := s.Flush(); err == nil || !strings.Contains(err.Error(), "no space left") || s.Err() != err || s.Add(&a) {
+		t.Errorf("Flush: %v, Err %v", err, s.Err())
+	}
+	if err := s.Each(context.Background(), func(*model.Attempt) { t.Error("an attempt listed") }); err == nil {
+		t.Error("Each after a write failed: no error")
+	}
+}
+
+// failing is a file whose writes fail, as on a full disk.
+type failing struct{ *os.File }
+
+func (failing) Write([]byte) (int, error) { return 0, syscall.ENOSPC }

@@ -139,7 +139,7 @@ func spooled(t *testing.T, file string, f flows.Filter, output string, width int
 	default:
 		w = flows.NewTableWriter(&out, b.Table(snap.Captures), f, m)
 	}
-	if err := s.Each(w.Write); err != nil {
+	if err := s.Each(context.Background(), w.Write); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

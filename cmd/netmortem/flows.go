@@ -33,7 +33,8 @@ func newFlowsCmd(c *cli) *cobra.Command {
 			"Zeek state and history, and the frames of its SYN, SYN/ACK and RST packets, after a\n" +
 			"summary per server endpoint. For the table and JSON forms, whose summary comes first, the\n" +
 			"attempts wait in a temporary file ($TMPDIR, some 85 bytes each, removed at once); where\n" +
-			"none can be made, capture files are read twice, and directories held whole in memory.",
+			"none can be made or written, capture files are read twice, and directories held whole in\n" +
+			"memory.",
 		Example: "  netmortem flows fixtures/captures/handshakes.pcap\n" +
 			"  netmortem flows -o csv --state RSTO fixtures/incidents/ephemeral-nodeport\n" +
 			"  netmortem flows --port 443 --since +2s -o json fixtures/captures/handshakes.pcapng",
@@ -104,6 +105,7 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		if code := flowsHandedOn(ctx, stdout, stderr, *output, paths, opts, f, sp); code >= 0 {
 			return code
 		}
+		sp.close() // its disk is not needed to hold every attempt
 	}
 	in := operand.OpenPaths(ctx, paths, opts)
 	snap := in.Snap

@@ -202,19 +202,21 @@ func outOfRange(stderr io.Writer, snap *model.Snapshot, n int, pos model.Pos) {
 // on, holding none of them (handOnFlows says when it can): the CSV form
 // as they come; the JSON and table forms, whose summary and endpoints come
 // before the attempts, once the read has built the table without its
-// attempts (flows.Builder) and sized the table's columns, from a
-// temporary file that kept them (flowsSpool). Without one, the captures
-// are read twice: the first read builds and sizes, the second writes the
-// attempts; a capture that changed during the first read (one still
-// being written) is then read again with every attempt held, and one that
-// changed between the reads is said to, with exit 3, since the attempts
-// listed may then not be those the summary counts. The table is fitted to
-// the output's width (outputWidth), or, at no width, written as
-// tablewriter writes it. It returns flows' exit code, or -1, having
-// written nothing, when the table is to be written from every attempt
-// held: cells tablewriter sizes its own way (runes that are not
+// attempts (flows.Builder) and sized the table's columns, from the
+// temporary file sp that kept them. Without one (sp nil, or it failed),
+// the captures are read twice: the first read builds and sizes, the
+// second writes the attempts; a capture that changed during the first
+// read (one still being written) is then read again with every attempt
+// held, and one that changed between the reads is said to, with exit 3,
+// since the attempts listed may then not be those the summary counts. The
+// table is fitted to the output's width (outputWidth), or, at no width,
+// written as tablewriter writes it. It returns flows' exit code, or -1,
+// having written nothing, when the table is to be written from every
+// attempt held: cells tablewriter sizes its own way (runes that are not
 // printable), positions that are not frames or lines of a capture, or,
-// read twice, a capture that changed during the first read.
+// without the temporary file, a capture that changed during the first
+// read or a directory (whose files could change between the reads
+// unseen).
 func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string, paths []string,
 	opts *parse.Options, filter flows.Filter, sp *flowsSpool) int {
 	handOnMemory()
@@ -274,7 +276,10 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 			heldMemory()
 			return -1
 		}
-		if ctx.Err() != nil && !once {
+		switch {
+		case ctx.Err() != nil && once:
+			cut = "the reading of the captures was cut short: the summary and endpoints cover what was read until then, and no attempt is listed"
+		case ctx.Err() != nil:
 			cut = "the first of two reads of the captures was cut short: the summary and endpoints cover what was read until then, and no attempt is listed"
 		}
 		width := outputWidth(stdout)
@@ -307,10 +312,16 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		}
 		if once {
 			// The attempts kept, from the spool: nothing is read again.
-			secondReadMemory()
-			if err := sp.s.Each(w.Write); err != nil {
-				escape.Fprintln(stderr, "netmortem flows: listing the attempts:", err)
-				inconsistent = true
+			if ctx.Err() == nil {
+				secondReadMemory()
+				err := sp.s.Each(ctx, w.Write)
+				switch {
+				case ctx.Err() != nil:
+					cut = "the listing of the attempts was cut short: the summary and endpoints cover the captures whole, and the attempts those listed until then"
+				case err != nil:
+					escape.Fprintln(stderr, "netmortem flows: listing the attempts kept in a temporary file:", err)
+					inconsistent = true
+				}
 			}
 		} else {
 			testHook("between reads")
@@ -410,15 +421,19 @@ func newFlowsSpool() *flowsSpool {
 }
 
 // ok reports whether sp has kept every attempt: it exists, and neither
-// writing the file nor an attempt (a time not in UTC) failed.
-func (sp *flowsSpool) ok() bool { return sp != nil && sp.s.Err() == nil }
+// writing the file, what it buffered included, nor an attempt (a time not
+// in UTC) failed.
+func (sp *flowsSpool) ok() bool { return sp != nil && sp.s.Flush() == nil }
 
+// close lets go of the file, and of the disk it takes; it may be called
+// again.
 func (sp *flowsSpool) close() {
-	if sp != nil {
+	if sp != nil && sp.f != nil {
 		sp.f.Close()
 		if !sp.removed {
 			os.Remove(sp.f.Name())
 		}
+		sp.f = nil
 	}
 }
 

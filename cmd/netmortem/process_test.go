@@ -358,3 +358,23 @@ func TestRefusedPaths(t *testing.T) {
 		t.Errorf("batch statuses %q", status)
 	}
 }
+
+// Where the temporary file of flows' table and JSON forms cannot be
+// written (a file size limit of 0, as a full disk), even by the last
+// bytes it buffers, flows reads a capture twice and holds a directory's
+// attempts, for the same output and no error.
+func TestFlowsSpoolNotWritten(t *testing.T) {
+	for _, path := range []string{fixture("captures/handshakes.pcap"), fixture("captures/rotated")} {
+		for _, args := range [][]string{{"-o", "json"}, {"--width", "0"}, {"--width", "80"}} {
+			args = append(append([]string{"flows"}, args...), path)
+			_, want, _ := runCLI(t, args...)
+			cmd := exec.Command("sh", append([]string{"-c", `ulimit -f 0 && exec "$0" "$@"`, os.Args[0]}, args...)...)
+			cmd.Env = append(os.Environ(), processEnv+"=main", "TMPDIR="+t.TempDir())
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil || stdout.String() != want || stderr.Len() > 0 {
+				t.Errorf("%s with no file written: %v, stderr %q, output\n%s\nwant\n%s", args, err, stderr.String(), stdout.String(), want)
+			}
+		}
+	}
+}
