@@ -56,12 +56,7 @@ type attemptBatch struct {
 // in b's memory.
 func (b *attemptBatch) add(a *model.Attempt) {
 	// CloneInto writes the whole attempt: it is not zeroed first.
-	if len(b.a) < cap(b.a) {
-		b.a = b.a[:len(b.a)+1]
-	} else {
-		b.a = append(b.a, model.Attempt{})
-	}
-	a.CloneInto(&b.a[len(b.a)-1],
+	a.CloneInto(&keep(&b.a, 1)[0],
 		func(n int) []model.Seg { return keep(&b.segs, n) },
 		func(n int) []model.DataSizes { return keep(&b.sizes, n) })
 }
