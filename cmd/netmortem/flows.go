@@ -93,13 +93,16 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		return dup
 	}), nil)
 	// The JSON and table forms keep their attempts in a temporary file,
-	// read once, when one can be made.
+	// read once, when one can be made; without it, a directory's are
+	// held (it would be read twice).
+	hand := handOnFlows(paths, *output, *since, *until, ao, true)
 	var sp *flowsSpool
-	if *output != "csv" && handOnFlows(paths, *output, *since, *until, ao, true) {
+	if hand && *output != "csv" {
 		sp = newFlowsSpool()
 		defer sp.close()
+		hand = sp != nil || regularFiles(paths)
 	}
-	if handOnFlows(paths, *output, *since, *until, ao, sp != nil) {
+	if hand {
 		f := filter
 		f.Since, f.Until = resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})
 		if code := flowsHandedOn(ctx, stdout, stderr, *output, paths, opts, f, sp); code >= 0 {
