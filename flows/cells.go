@@ -44,6 +44,48 @@ func (m *microCache) append(b []byte, t time.Time) []byte {
 		byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10), 'Z')
 }
 
+// nanoCache writes times as time.Time.AppendText does (RFC 3339 with
+// the nanoseconds its trailing zeros left out), and keeps the date and
+// clock of the last second in UTC it wrote, as microCache does. It
+// reports AppendText's error, for a year RFC 3339 cannot write.
+type nanoCache struct {
+	sec    int64    // the Unix second prefix holds, when ok
+	prefix [19]byte // "2006-01-02T15:04:05"
+	ok     bool
+}
+
+// append appends t as t.AppendText does.
+func (m *nanoCache) append(b []byte, t time.Time) ([]byte, error) {
+	if t.Location() != time.UTC {
+		return t.AppendText(b)
+	}
+	if sec := t.Unix(); !m.ok || sec != m.sec {
+		n := len(b)
+		b, err := t.AppendText(b)
+		if err == nil && len(b)-n > len(m.prefix) {
+			copy(m.prefix[:], b[n:])
+			m.sec, m.ok = sec, true
+		}
+		return b, err
+	}
+	b = append(b, m.prefix[:]...)
+	ns := t.Nanosecond()
+	if ns == 0 {
+		return append(b, 'Z'), nil
+	}
+	var f [10]byte
+	f[0] = '.'
+	for i := 9; i > 0; i-- {
+		f[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	n := len(f)
+	for f[n-1] == '0' {
+		n--
+	}
+	return append(append(b, f[:n]...), 'Z'), nil
+}
+
 // appendAddrPort appends ap as netip.AddrPort.AppendTo writes it; an
 // IPv4 address's octets are written from a table.
 func appendAddrPort(b []byte, ap netip.AddrPort) []byte {

@@ -39,6 +39,41 @@ func TestMicroCache(t *testing.T) {
 	}
 }
 
+// nanoCache writes what time.Time.AppendText writes, with its error, on
+// runs of times within one second (nanoseconds with trailing zeros, and
+// none), across seconds, in other zones and out of range.
+func TestNanoCache(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	east := time.FixedZone("east", 5*3600+30*60)
+	base := time.Date(2026, 11, 28, 14, 34, 57, 0, time.UTC).Unix()
+	var m nanoCache
+	for i := range 100000 {
+		ns := rng.Int64N(1e9)
+		switch rng.IntN(4) {
+		case 0:
+			ns = 0
+		case 1:
+			ns -= ns % []int64{10, 1000, 1e6, 1e8}[rng.IntN(4)]
+		}
+		var tm time.Time
+		switch rng.IntN(8) {
+		case 0:
+			tm = time.Unix(base+rng.Int64N(3), ns).In(east)
+		case 1:
+			tm = time.Unix(rng.Int64N(1<<40)-1<<39, ns).UTC() // years out of range too
+		case 2:
+			tm = time.Time{}
+		default:
+			tm = time.Unix(base+int64(i/1000), ns).UTC() // a thousand to a second
+		}
+		got, err := m.append([]byte("x"), tm)
+		want, wantErr := tm.AppendText([]byte("x"))
+		if (err != nil) != (wantErr != nil) || err == nil && string(got) != string(want) {
+			t.Fatalf("%v: %s (%v), want %s (%v)", tm, got, err, want, wantErr)
+		}
+	}
+}
+
 // appendAddrPort writes what netip.AddrPort.AppendTo writes.
 func TestAppendAddrPort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))

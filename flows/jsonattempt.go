@@ -25,6 +25,7 @@ type jsonAttempt struct {
 	depth int
 	first bool // no field yet in the innermost object or array
 	text  []byte
+	times nanoCache
 	err   bool // a value that only json.MarshalIndent writes as it does
 }
 
@@ -120,11 +121,19 @@ func (j *jsonAttempt) close(c byte) {
 
 // newline starts a line at the current depth.
 func (j *jsonAttempt) newline() {
+	if n := 5 + 2*j.depth; n <= len(jsonIndent) {
+		j.b = append(j.b, jsonIndent[:n]...)
+		return
+	}
 	j.b = append(j.b, "\n    "...)
 	for range j.depth {
 		j.b = append(j.b, "  "...)
 	}
 }
+
+// jsonIndent starts a line at each of the depths an attempt's values
+// reach, as its first 5 + 2*depth bytes.
+const jsonIndent = "\n    " + "        "
 
 // key starts the field k of the innermost object.
 func (j *jsonAttempt) key(k string) {
@@ -190,16 +199,19 @@ func (j *jsonAttempt) dataSizes(d *model.DataSizes) {
 
 // time appends t as time.Time's MarshalJSON does.
 func (j *jsonAttempt) time(t time.Time) {
-	var err error
-	j.text, err = t.AppendText(j.text[:0])
+	b, err := j.times.append(append(j.b, '"'), t)
 	if err != nil {
 		j.err = true
 	}
-	j.b = append(append(append(j.b, '"'), j.text...), '"')
+	j.b = append(b, '"')
 }
 
 // addrPort appends ap as encoding/json writes a TextMarshaler.
 func (j *jsonAttempt) addrPort(ap netip.AddrPort) {
+	if ap.Addr().Is4() { // nothing to escape
+		j.b = append(appendAddrPort(append(j.b, '"'), ap), '"')
+		return
+	}
 	j.text, _ = ap.AppendText(j.text[:0])
 	j.b = appendJSONString(j.b, j.text)
 }
