@@ -274,7 +274,17 @@ func (d *spoolDecoder) byte() byte {
 	return d.rec[d.at-1]
 }
 
+// uvarint reads an unsigned varint; most take a byte, read here without a
+// call.
 func (d *spoolDecoder) uvarint() uint64 {
+	if d.at < len(d.rec) && d.rec[d.at] < 0x80 {
+		d.at++
+		return uint64(d.rec[d.at-1])
+	}
+	return d.uvarintLong()
+}
+
+func (d *spoolDecoder) uvarintLong() uint64 {
 	v, n := binary.Uvarint(d.rec[d.at:])
 	if n <= 0 {
 		d.bad = true
@@ -284,7 +294,17 @@ func (d *spoolDecoder) uvarint() uint64 {
 	return v
 }
 
+// varint reads a signed varint, as binary.Varint does.
 func (d *spoolDecoder) varint() int64 {
+	if d.at < len(d.rec) && d.rec[d.at] < 0x80 {
+		c := d.rec[d.at]
+		d.at++
+		return int64(c>>1) ^ -int64(c&1)
+	}
+	return d.varintLong()
+}
+
+func (d *spoolDecoder) varintLong() int64 {
 	v, n := binary.Varint(d.rec[d.at:])
 	if n <= 0 {
 		d.bad = true
