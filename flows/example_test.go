@@ -90,7 +90,7 @@ func ExampleSpool() {
 		return
 	}
 	w := flows.NewFittedWriter(os.Stdout, b.Table(snap.Captures), f, m, 100)
-	if err := spool.Each(ctx, w.Write); err != nil {
+	if err := spool.Replay(ctx, w); err != nil {
 		fmt.Println(err)
 	}
 	if err := w.Close(); err != nil {

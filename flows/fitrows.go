@@ -236,6 +236,16 @@ func (fr *fittedRows) write(a *model.Attempt) {
 	fr.layout.RowBytes(fr.bw, fr.cells)
 }
 
+// part returns fittedRows writing rows into bw as fr does, with scratch
+// of its own (Spool.Replay).
+func (fr *fittedRows) part(bw *bufio.Writer) *fittedRows {
+	c := *fr
+	c.bw, c.row, c.where, c.framed = bw, rowCells{}, nil, nil
+	c.cells = make([][]byte, len(fr.cols))
+	c.layout = fr.layout.Copy()
+	return &c
+}
+
 // whereCell returns the first cell, c as Table.row gives it, relative to
 // the root, and as "#N" when it gives the frames of a single capture.
 func (fr *fittedRows) whereCell(c []byte) []byte {

@@ -15,9 +15,9 @@ import (
 // writing them once what comes before them is known: the JSON form and
 // the tables, whose summary, endpoints and column widths come first, from
 // one read rather than two. During the read a Builder (and TableWidths,
-// for a table) and the Spool take each attempt as it comes; then Each
-// hands the attempts kept, in the same order, to JSONWriter, TableWriter
-// or FittedWriter. Memory stays that of the read: an attempt takes some
+// for a table) and the Spool take each attempt as it comes; then Replay
+// writes the attempts kept, in the same order, through JSONWriter,
+// TableWriter or FittedWriter (Each hands them to a function). Memory stays that of the read: an attempt takes some
 // 85 bytes of the file (on the bench capture; its strings, mostly the same
 // from one attempt to the next, are written once), and 512 KiB are
 // buffered.
@@ -38,6 +38,9 @@ type Spool struct {
 	size int64 // the bytes written
 	err  error
 	read bool // Each has run
+	// readErr is the error reading the attempts back met, set before the
+	// reading goroutine ends.
+	readErr error
 }
 
 // NewSpool returns a Spool keeping its attempts in f, which must be
@@ -104,19 +107,10 @@ func (s *Spool) Each(ctx context.Context, fn func(a *model.Attempt)) error {
 	if err := s.Flush(); err != nil {
 		return err
 	}
-	if s.read {
-		return errors.New("spool: read already")
+	full, free, stop, err := s.start()
+	if err != nil {
+		return err
 	}
-	s.read = true
-	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("spool: %w", err)
-	}
-	full, free, stop := make(chan *spoolBatch, 2), make(chan *spoolBatch, 4), make(chan struct{})
-	var err error // the reading goroutine's, read once full is closed
-	go func() {
-		defer close(full)
-		err = s.decode(full, free, stop)
-	}()
 	for b := range full {
 		if ctx.Err() != nil {
 			close(stop)
@@ -130,7 +124,27 @@ func (s *Spool) Each(ctx context.Context, fn func(a *model.Attempt)) error {
 		b.reset()
 		free <- b
 	}
-	return err
+	return s.readErr
+}
+
+// start starts reading the attempts back, on a goroutine of its own that
+// sends them on full a batch at a time, in order, taking the batches
+// given back on free for the next ones, until it is done or stop is
+// closed; then it closes full, s.readErr set to the error it met.
+func (s *Spool) start() (full, free chan *spoolBatch, stop chan struct{}, err error) {
+	if s.read {
+		return nil, nil, nil, errors.New("spool: read already")
+	}
+	s.read = true
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, nil, fmt.Errorf("spool: %w", err)
+	}
+	full, free, stop = make(chan *spoolBatch, 2), make(chan *spoolBatch, 4), make(chan struct{})
+	go func() {
+		defer close(full)
+		s.readErr = s.decode(full, free, stop)
+	}()
+	return full, free, stop, nil
 }
 
 // spoolBatchLen is how many attempts Each reads ahead at once.

@@ -109,7 +109,7 @@ func handedOnJSON(t *testing.T, file string, f flows.Filter) string {
 
 // spooled is the JSON form ("json") or the table form fitted to width of
 // the attempts of the capture file, read once: by a Builder and
-// TableWidths, and into a Spool, from which Each hands them to the
+// TableWidths, and into a Spool, from which Replay hands them to the
 // writer; "" for a table the sizes do not allow.
 func spooled(t *testing.T, file string, f flows.Filter, output string, width int) string {
 	t.Helper()
@@ -139,7 +139,7 @@ func spooled(t *testing.T, file string, f flows.Filter, output string, width int
 	default:
 		w = flows.NewTableWriter(&out, b.Table(snap.Captures), f, m)
 	}
-	if err := s.Each(context.Background(), w.Write); err != nil {
+	if err := s.Replay(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

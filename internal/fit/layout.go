@@ -60,6 +60,18 @@ func minWidths(header []string, mins []int) []int {
 	return out
 }
 
+// Copy returns a Layout writing rows as l writes them, with scratch of
+// its own, for rows written on another goroutine; its rows are counted
+// from l's, apart from them.
+func (l *Layout) Copy() *Layout {
+	if l.Blocks() {
+		l.blockLabels() // made once, then only read
+	}
+	c := *l
+	c.lines, c.single = nil, nil
+	return &c
+}
+
 // Blocks reports whether the table is written one block per row, its
 // columns not fitting the width even at their narrowest.
 func (l *Layout) Blocks() bool { return l.widths == nil }

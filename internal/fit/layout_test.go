@@ -47,6 +47,23 @@ func TestRowBytesAsRow(t *testing.T) {
 		if got.String() != want.String() {
 			t.Fatalf("header %q, rows %q, width %d: bytes\n%s\nstrings\n%s", header, rows, width, got.String(), want.String())
 		}
+		// A copy made after the first row writes the next rows as the
+		// layout they were copied from would.
+		if len(rows) > 1 && !a.Blocks() {
+			c, whole := NewLayout(header, nat, nil, width), NewLayout(header, nat, nil, width)
+			var first, rest, all strings.Builder
+			c.Row(&first, rows[0])
+			cp := c.Copy()
+			for _, r := range rows {
+				whole.Row(&all, r)
+			}
+			for _, r := range rows[1:] {
+				cp.Row(&rest, r)
+			}
+			if first.String()+rest.String() != all.String() {
+				t.Fatalf("header %q, rows %q, width %d: copied\n%s%s\nwhole\n%s", header, rows, width, first.String(), rest.String(), all.String())
+			}
+		}
 	}
 }
 
