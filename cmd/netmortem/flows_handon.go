@@ -309,7 +309,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 			// The attempts kept, from the spool: nothing is read again.
 			if ctx.Err() == nil {
 				secondReadMemory()
-				err := sp.s.Each(ctx, w.Write)
+				err := sp.s.Replay(ctx, w)
 				switch {
 				case ctx.Err() != nil:
 					cut = "the listing of the attempts was cut short: the summary and endpoints cover the captures whole, and the attempts those listed until then"
