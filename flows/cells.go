@@ -74,10 +74,10 @@ func (m *nanoCache) append(b []byte, t time.Time) ([]byte, error) {
 		return append(b, 'Z'), nil
 	}
 	var f [10]byte
-	f[0] = '.'
-	for i := 9; i > 0; i-- {
-		f[i] = byte('0' + ns%10)
-		ns /= 10
+	f[0], f[1] = '.', byte('0'+ns/1e8)
+	for i, r := 8, ns%1e8; i > 1; i, r = i-2, r/100 {
+		p := r % 100 * 2
+		f[i], f[i+1] = pairs[p], pairs[p+1]
 	}
 	n := len(f)
 	for f[n-1] == '0' {

@@ -3,7 +3,6 @@ package flows
 import (
 	"encoding/json"
 	"net/netip"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -221,7 +220,7 @@ func (j *jsonAttempt) str(s string) { j.b = appendJSONString(j.b, s) }
 // int writes the field k of value v.
 func (j *jsonAttempt) int(k string, v int64) {
 	j.key(k)
-	j.b = strconv.AppendInt(j.b, v, 10)
+	j.b = appendInt(j.b, v)
 }
 
 // optInt writes the field k of value v, omitted when 0.
