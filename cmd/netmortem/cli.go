@@ -41,7 +41,7 @@ const (
 		"run was interrupted."
 	exitCodesFlows = "0 done, 2 usage error, 3 a PATH or a capture in it could not be read, a capture changed\n" +
 		"between the two reads of the table and JSON forms (without a temporary file), their temporary\n" +
-		"file could not be read back, or the run was interrupted."
+		"file could not be read back (or, for standard input, written), or the run was interrupted."
 	exitCodesTrace = "0 traced, 2 usage error, 3 a BUNDLE or a capture in it could not be read, it has no nat\n" +
 		"table or IPVS virtual service for the destination, or the run was interrupted."
 	exitCodesDiff = "0 no finding that appeared or got worse is at or above --fail-on, 1 some are, 2 usage error,\n" +

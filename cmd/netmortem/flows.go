@@ -33,8 +33,9 @@ func newFlowsCmd(c *cli) *cobra.Command {
 			"Zeek state and history, and the frames of its SYN, SYN/ACK and RST packets, after a\n" +
 			"summary per server endpoint. For the table and JSON forms, whose summary comes first, the\n" +
 			"attempts wait in a temporary file ($TMPDIR, some 85 bytes each, removed at once); where\n" +
-			"none can be made or written, capture files are read twice, and directories held whole in\n" +
-			"memory.",
+			"none can be made, capture files are read twice, and directories and standard input (-)\n" +
+			"held whole in memory; where it cannot be written (a full disk), capture files are read\n" +
+			"twice, directories held, and standard input, which cannot be read again, is an error.",
 		Example: "  netmortem flows fixtures/captures/handshakes.pcap\n" +
 			"  netmortem flows -o csv --state RSTO fixtures/incidents/ephemeral-nodeport\n" +
 			"  netmortem flows --port 443 --since +2s -o json fixtures/captures/handshakes.pcapng",
@@ -93,8 +94,8 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		return dup
 	}), nil)
 	// The JSON and table forms keep their attempts in a temporary file,
-	// read once, when one can be made; without it, a directory's are
-	// held (it would be read twice).
+	// read once, when one can be made; without it, those of a directory
+	// or standard input are held (they would be read twice).
 	hand := handOnFlows(paths, *output, *since, *until, ao, true)
 	var sp *flowsSpool
 	if hand && *output != "csv" {

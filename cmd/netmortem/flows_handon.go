@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"slices"
@@ -265,7 +266,15 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		}
 		in = read(ws...)
 		once := sp.ok() // the attempts are kept: one read
-		if !once && !regularFiles(paths) {
+		if once {
+			testHook("kept")
+		}
+		switch {
+		case !once && slices.Contains(paths, operand.Stdin):
+			// Standard input is read once: its attempts are gone.
+			escape.Fprintf(stderr, "netmortem flows: keeping the attempts of standard input in a temporary file: %v (set TMPDIR to a directory with room, or give the capture as a file)\n", sp.err())
+			return exitUnreadable
+		case !once && !regularFiles(paths):
 			// A directory read twice could change between the reads
 			// unseen.
 			heldMemory()
@@ -280,6 +289,10 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		width := outputWidth(stdout)
 		if output == "table" && ctx.Err() == nil && ((width <= 0 && !m.Plain()) || (width > 0 && !m.Fits())) {
 			heldMemory()
+			if once {
+				// The table from every attempt kept, rather than read again.
+				return heldTable(ctx, stdout, stderr, in, b, sp, width)
+			}
 			return -1 // the table from every attempt held
 		}
 		testHook("first read")
@@ -361,9 +374,9 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 
 // handOnFlows reports whether flows can write its output in the form
 // output as the attempts come, for the same bytes as from the table built
-// whole: when every operand is a regular file, or a directory for the CSV
-// form and for the others read once (spool: a temporary file keeps their
-// attempts), not standard input (files of a rotated series are read as one
+// whole: when every operand is a regular file, or a directory or standard
+// input for the CSV form and for the others read once (spool: a temporary
+// file keeps their attempts) (files of a rotated series are read as one
 // timeline as their attempts are handed on); when --since and --until are
 // absolute times, not offsets from the first packet; and without
 // --anonymize, whose tokens are drawn from the whole snapshot. Without a
@@ -376,6 +389,9 @@ func handOnFlows(paths []string, output, since, until string, ao anonymizeOption
 	}
 	for _, p := range paths {
 		if p == operand.Stdin {
+			if output == "csv" || spool {
+				continue
+			}
 			return false
 		}
 		st, err := os.Stat(p)
@@ -420,6 +436,14 @@ func newFlowsSpool() *flowsSpool {
 // in UTC) failed.
 func (sp *flowsSpool) ok() bool { return sp != nil && sp.s.Flush() == nil }
 
+// err returns why sp has not kept every attempt.
+func (sp *flowsSpool) err() error {
+	if sp == nil {
+		return errors.New("no temporary file could be made")
+	}
+	return sp.s.Flush()
+}
+
 // close lets go of the file, and of the disk it takes; it may be called
 // again.
 func (sp *flowsSpool) close() {
@@ -433,7 +457,8 @@ func (sp *flowsSpool) close() {
 }
 
 // flowsTestHook, when set (by tests), is called after flows' first read
-// ("first read") and between its two reads ("between reads").
+// ("first read"; "kept" before it when a temporary file kept the
+// attempts) and between its two reads ("between reads").
 var flowsTestHook func(point string)
 
 func testHook(point string) {
@@ -472,4 +497,36 @@ func changedFile(paths []string, a, b []fileState) string {
 		}
 	}
 	return ""
+}
+
+// heldTable writes the table of the attempts sp kept (those b selected),
+// held in memory, as flows writes the table built whole, fitted to width;
+// for the tables only tablewriter writes (cells of runes that are not
+// printable, positions that are not frames or lines of a capture). It
+// returns flows' exit code.
+func heldTable(ctx context.Context, stdout, stderr io.Writer, in operand.Opened, b *flows.Builder, sp *flowsSpool, width int) int {
+	printWarnings(stderr, notCaptures(stderr, in.Warns))
+	t := b.Table(in.Snap.Captures)
+	t.Attempts = make([]model.Attempt, 0, sp.s.Len())
+	err := sp.s.Each(ctx, func(a *model.Attempt) {
+		// Lent: what it points to is copied.
+		t.Attempts = append(t.Attempts, model.Attempt{})
+		a.CloneInto(&t.Attempts[len(t.Attempts)-1],
+			func(n int) []model.Seg { return make([]model.Seg, n) },
+			func(n int) []model.DataSizes { return make([]model.DataSizes, n) })
+	})
+	switch {
+	case ctx.Err() != nil:
+		return flowsExit(ctx, stderr, in, in.Snap, "the listing of the attempts was cut short, and nothing written")
+	case err != nil:
+		escape.Fprintln(stderr, "netmortem flows: listing the attempts kept in a temporary file:", err)
+		return exitUnreadable
+	}
+	n, pos := t.OutOfRange()
+	warnOutOfRange(stderr, n, pos)
+	if err := t.WriteTable(stdout, width); err != nil {
+		escape.Fprintln(stderr, "netmortem flows:", err)
+		return exitUnreadable
+	}
+	return flowsExit(ctx, stderr, in, in.Snap, "")
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -241,6 +243,63 @@ func TestFlowsSeriesHandedOn(t *testing.T) {
 			if code, out, stderr := runCLI(t, append(append([]string{"flows"}, args...), dir)...); code != exitOK || out != files || out != held {
 				t.Errorf("flows %s of the series' directory, TMPDIR %s: exit %d, stderr %q, output\n%s\nof its files:\n%s\nevery attempt held:\n%s",
 					args, tmp, code, stderr, out, files, held)
+			}
+		}
+	}
+}
+
+// Standard input is read once in every form: as it is read in the CSV
+// form, and into the temporary file in the others, whose tables only
+// tablewriter writes (a text capture's at 80 columns) are built from the
+// attempts the file kept. Each gives, exit code and warnings included,
+// what flows writes holding every attempt, as it does without the file
+// (TMPDIR missing).
+func TestFlowsStdinHandedOn(t *testing.T) {
+	var archive bytes.Buffer
+	tw := tar.NewWriter(&archive)
+	if err := tw.AddFS(os.DirFS(fixture("captures/rotated"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string][]byte{"the rotated series, archived": archive.Bytes()}
+	for _, name := range []string{"captures/handshakes.pcap", "captures/text/handshakes.tshark.txt"} {
+		b, err := os.ReadFile(fixture(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[name] = b
+	}
+	kept := 0
+	flowsTestHook = func(point string) {
+		if point == "kept" {
+			kept++
+		}
+	}
+	t.Cleanup(func() { flowsTestHook = nil })
+	for name, data := range inputs {
+		for _, args := range [][]string{{"-o", "csv"}, {"-o", "json"}, {"--width", "80"}, {"--width", "0"}, {"--width", "30"}} {
+			var outs [2]string
+			for i, tmp := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
+				t.Setenv("TMPDIR", tmp)
+				withStdin(t, bytes.NewReader(data))
+				before := kept
+				code, stdout, stderr := runCLI(t, append(append([]string{"flows"}, args...), "-")...)
+				if code != exitOK || strings.Contains(stderr, "internal error") {
+					t.Errorf("%s, flows %s on stdin, TMPDIR %s: exit %d, stderr %q", name, args, tmp, code, stderr)
+				}
+				if k := kept - before; (i == 0 && args[1] != "csv") != (k == 1) {
+					t.Errorf("%s, flows %s on stdin, TMPDIR %s: kept in a temporary file %d times", name, args, tmp, k)
+				}
+				outs[i] = fmt.Sprintf("exit %d\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			if outs[0] != outs[1] {
+				t.Errorf("%s, flows %s on stdin, read once:\n%s\nevery attempt held:\n%s", name, args, outs[0], outs[1])
+			}
+			if !strings.Contains(outs[0], "frame=") && !strings.Contains(outs[0], `"frame": `) && !strings.Contains(outs[0], "│ #") &&
+				!strings.Contains(outs[0], ":1") {
+				t.Errorf("%s, flows %s on stdin: no attempt written:\n%s", name, args, outs[0])
 			}
 		}
 	}
