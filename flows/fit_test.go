@@ -204,3 +204,57 @@ func TestTableWriterSpaceBeforeFrame(t *testing.T) {
 		}
 	}
 }
+
+// Cells with spaces around them, runes wider than a byte, and runes that
+// are not printable are sized as the table built whole sizes them, at no
+// width and fitted, alone or among plain ones.
+func TestTableWidthsOddCells(t *testing.T) {
+	for _, names := range [][2]string{{" S F ", "  ShADadFfRr  "}, {"SF", " ünï 日本 "}, {"REJ", "tab\there"}, {"  ", "x"}} {
+		var snap model.Snapshot
+		snap.Captures = []model.CaptureInfo{{File: "c.pcap"}}
+		for i := range 3 {
+			a := attempt("10.0.0.1:40000", "10.0.0.9:80", model.OutcomeEstablished, "SF", 0, time.Millisecond, 1+i)
+			a.Pos = model.Pos{File: "c.pcap", Frame: 1 + i}
+			if i == 1 {
+				a.ConnState, a.History = names[0], names[1]
+			}
+			snap.Attempts = append(snap.Attempts, a)
+		}
+		b, m := NewBuilder(Filter{}), NewTableWidths()
+		for i := range snap.Attempts {
+			b.Add(&snap.Attempts[i])
+			m.Add(&snap.Attempts[i])
+		}
+		plain := !strings.Contains(names[1], "\t")
+		if m.Plain() != plain || !m.Fits() {
+			t.Fatalf("%q: plain %v, fits %v", names, m.Plain(), m.Fits())
+		}
+		for _, width := range []int{0, 40, 80, 200} {
+			if width == 0 && !plain {
+				continue
+			}
+			var want, got strings.Builder
+			if err := Build(&snap, Filter{}).WriteTable(&want, width); err != nil {
+				t.Fatal(err)
+			}
+			var w interface {
+				Write(*model.Attempt)
+				Close() error
+			}
+			if width == 0 {
+				w = NewTableWriter(&got, b.Table(snap.Captures), Filter{}, m)
+			} else {
+				w = NewFittedWriter(&got, b.Table(snap.Captures), Filter{}, m, width)
+			}
+			for i := range snap.Attempts {
+				w.Write(&snap.Attempts[i])
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Errorf("%q, width %d:\n%s\nwant\n%s", names, width, got.String(), want.String())
+			}
+		}
+	}
+}

@@ -151,12 +151,7 @@ func newFitSizes(where *whereWidths) *fitSizes {
 
 // add sizes the columns for a, whose cells are formatted in z.cells.
 func (z *fitSizes) add(a *model.Attempt) {
-	if z.where.exact {
-		z.where.measure(string(z.cells.cell(0)))
-		z.where.noteFile(a)
-	} else {
-		z.where.note(a)
-	}
+	z.addWhere(a)
 	for i := 1; i < numColumns; i++ {
 		c := z.cells.cell(i)
 		w := len(c)
@@ -164,6 +159,17 @@ func (z *fitSizes) add(a *model.Attempt) {
 			w = fit.LineWidth(string(c))
 		}
 		z.nat[i] = max(z.nat[i], w)
+	}
+}
+
+// addWhere sizes the first column for a, whose cells are formatted in
+// z.cells.
+func (z *fitSizes) addWhere(a *model.Attempt) {
+	if z.where.exact {
+		z.where.measure(string(z.cells.cell(0)))
+		z.where.noteFile(a)
+	} else {
+		z.where.note(a)
 	}
 }
 

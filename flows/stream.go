@@ -246,21 +246,54 @@ func NewTableWidths() *TableWidths {
 // Add sizes the columns for a, an attempt selected.
 func (m *TableWidths) Add(a *model.Attempt) {
 	m.n++
-	row := &m.fit.cells
+	z := m.fit
+	row := &z.cells
 	row.format(a)
-	m.fit.add(a)
-	for i := 0; m.ok && i < numColumns; i++ {
-		w, ok := m.where.cellWidth(i, row.cell(i))
+	z.addWhere(a)
+	if m.ok {
+		w, ok := m.where.width(row.cell(0))
 		m.ok = ok
-		m.w[i] = max(m.w[i], w)
+		m.w[0] = max(m.w[0], w)
 	}
+	// Each cell is read once for both tables' sizes (fitSizes.add's
+	// and plainBytes'), printable ASCII, as nearly every cell is, at
+	// once.
+	for i := 1; i < numColumns; i++ {
+		c := row.cell(i)
+		if ascii(c) {
+			z.nat[i] = max(z.nat[i], len(c))
+			if m.ok {
+				m.w[i] = max(m.w[i], trimmedLen(c))
+			}
+			continue
+		}
+		z.nat[i] = max(z.nat[i], fit.LineWidth(string(c)))
+		if m.ok {
+			w, ok := plainBytes(c)
+			m.ok = ok
+			m.w[i] = max(m.w[i], w)
+		}
+	}
+}
+
+// trimmedLen returns the length of c without its leading and trailing
+// spaces: len(bytes.Trim(c, " ")).
+func trimmedLen(c []byte) int {
+	i, j := 0, len(c)
+	for i < j && c[i] == ' ' {
+		i++
+	}
+	for j > i && c[j-1] == ' ' {
+		j--
+	}
+	return j - i
 }
 
 // plainBytes is plainCell's width and verdict for the cell c, measured
 // as bytes where it is ASCII.
 func plainBytes(c []byte) (int, bool) {
 	if ascii(c) {
-		return len(bytes.Trim(c, " ")), true
+		return trimmedLen(c), true
 	}
 	_, w, ok := plainCell(string(c))
 	return w, ok
@@ -287,6 +320,9 @@ func (pp *plainPrefix) cellWidth(i int, c []byte) (int, bool) {
 // width returns plainBytes(c), measuring the part of c before its last
 // '#' or ':' once for every cell that shares it.
 func (pp *plainPrefix) width(c []byte) (int, bool) {
+	if ascii(c) {
+		return trimmedLen(c), true // plainBytes(c), without looking for the number
+	}
 	i := bytes.LastIndexAny(c, "#:")
 	if i <= 0 || c[0] == ' ' || c[i-1] == ' ' || ascii(c) || !ascii(c[i:]) || c[len(c)-1] == ' ' {
 		// Trimmed, a part ending in a space would not add up.
