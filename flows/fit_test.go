@@ -100,30 +100,11 @@ func TestFittedWriterAsWriteTable(t *testing.T) {
 			t.Fatalf("round %d: attempts at frames and lines do not fit", round)
 		}
 		width := []int{0, 20, 30, 50, 80, 120, 200, 400}[rng.IntN(8)]
-		var want, got strings.Builder
-		if err := Build(&snap, Filter{}).WriteTable(&want, width); err != nil {
-			t.Fatal(err)
+		if width == 0 && !m.Plain() {
+			t.Fatalf("round %d: files %q not plain", round, fs)
 		}
-		var w interface {
-			Write(*model.Attempt)
-			Close() error
-		}
-		if width == 0 {
-			if !m.Plain() {
-				t.Fatalf("round %d: files %q not plain", round, fs)
-			}
-			w = NewTableWriter(&got, b.Table(snap.Captures), Filter{}, m)
-		} else {
-			w = NewFittedWriter(&got, b.Table(snap.Captures), Filter{}, m, width)
-		}
-		for i := range snap.Attempts {
-			w.Write(&snap.Attempts[i])
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if got.String() != want.String() {
-			t.Fatalf("round %d, files %q, width %d:\n%s\nwant\n%s", round, fs, width, got.String(), want.String())
+		if got, want := eachAndWhole(t, &snap, b, m, width); got != want {
+			t.Fatalf("round %d, files %q, width %d:\n%s\nwant\n%s", round, fs, width, got, want)
 		}
 	}
 	m := NewTableWidths()
@@ -233,28 +214,36 @@ func TestTableWidthsOddCells(t *testing.T) {
 			if width == 0 && !plain {
 				continue
 			}
-			var want, got strings.Builder
-			if err := Build(&snap, Filter{}).WriteTable(&want, width); err != nil {
-				t.Fatal(err)
-			}
-			var w interface {
-				Write(*model.Attempt)
-				Close() error
-			}
-			if width == 0 {
-				w = NewTableWriter(&got, b.Table(snap.Captures), Filter{}, m)
-			} else {
-				w = NewFittedWriter(&got, b.Table(snap.Captures), Filter{}, m, width)
-			}
-			for i := range snap.Attempts {
-				w.Write(&snap.Attempts[i])
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if got.String() != want.String() {
-				t.Errorf("%q, width %d:\n%s\nwant\n%s", names, width, got.String(), want.String())
+			if got, want := eachAndWhole(t, &snap, b, m, width); got != want {
+				t.Errorf("%q, width %d:\n%s\nwant\n%s", names, width, got, want)
 			}
 		}
 	}
+}
+
+// eachAndWhole returns the table of snap's attempts written an attempt at
+// a time, from the summary of b and the sizes of m, at no width or
+// fitted to width; and the table built whole (Table.WriteTable).
+func eachAndWhole(t *testing.T, snap *model.Snapshot, b *Builder, m *TableWidths, width int) (got, want string) {
+	t.Helper()
+	var whole, each strings.Builder
+	if err := Build(snap, Filter{}).WriteTable(&whole, width); err != nil {
+		t.Fatal(err)
+	}
+	var w interface {
+		Write(*model.Attempt)
+		Close() error
+	}
+	if width == 0 {
+		w = NewTableWriter(&each, b.Table(snap.Captures), Filter{}, m)
+	} else {
+		w = NewFittedWriter(&each, b.Table(snap.Captures), Filter{}, m, width)
+	}
+	for i := range snap.Attempts {
+		w.Write(&snap.Attempts[i])
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return each.String(), whole.String()
 }
