@@ -21,7 +21,9 @@ type AttemptWriter interface {
 // attempts are formatted a batch at a time on GOMAXPROCS goroutines, and
 // the batches written in order: the same bytes as Each(ctx, w.Write),
 // where formatting on one goroutine bounds the listing of a large capture.
-// Other writers take the attempts as Each gives them.
+// Other writers take the attempts as Each gives them. Replay stops
+// between batches once ctx ends, and runs once, as Each: s takes no
+// attempt after it.
 func (s *Spool) Replay(ctx context.Context, w AttemptWriter) error {
 	pw, ok := w.(partsWriter)
 	if !ok || !pw.inParts() {
