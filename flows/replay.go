@@ -36,7 +36,9 @@ func (s *Spool) Replay(ctx context.Context, w AttemptWriter) error {
 	if err != nil {
 		return err
 	}
-	workers := max(runtime.GOMAXPROCS(0), 1)
+	// The attempts are decoded on one goroutine: past a few, more
+	// formatting goroutines would only hold more batches.
+	workers := min(max(runtime.GOMAXPROCS(0), 1), maxReplayWorkers)
 	// The batches being formatted or waiting to be written, in order, at
 	// most window of them: what the formatting goroutines are handed is
 	// buffered, so that handing never waits.
@@ -61,12 +63,15 @@ func (s *Spool) Replay(ctx context.Context, w AttemptWriter) error {
 		}()
 	}
 	var queue, spare []*replayBatch
+	over := false // the writer takes no more: nothing more is formatted
 	// put writes the first batch queued once it is formatted.
 	put := func() {
 		rb := queue[0]
 		queue = queue[1:]
 		<-rb.ready
-		pw.put(rb.out.Bytes(), rb.n, rb.err)
+		if !over {
+			over = pw.put(rb.out.Bytes(), rb.n, rb.err)
+		}
 		rb.b.reset()
 		select {
 		case free <- rb.b: // for the reading goroutine's next batch
@@ -76,7 +81,7 @@ func (s *Spool) Replay(ctx context.Context, w AttemptWriter) error {
 	}
 	var cut error
 	for b := range full {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || over {
 			close(stop)
 			for range full { // the reading goroutine's last batch
 			}
@@ -97,11 +102,11 @@ func (s *Spool) Replay(ctx context.Context, w AttemptWriter) error {
 		}
 	}
 	close(work)
-	if cut != nil {
+	if cut != nil || over {
 		for range workers {
 			<-done
 		}
-		return cut
+		return cut // a writer that failed says why when closed
 	}
 	for len(queue) > 0 {
 		put()
@@ -111,6 +116,9 @@ func (s *Spool) Replay(ctx context.Context, w AttemptWriter) error {
 	}
 	return s.readErr
 }
+
+// maxReplayWorkers bounds the goroutines Replay formats on.
+const maxReplayWorkers = 8
 
 // replayBatch is a batch of attempts on its way through Replay, and what
 // they were formatted as.
@@ -131,8 +139,10 @@ type partsWriter interface {
 	// would after attempts written already, with scratch of its own.
 	part(bw *bufio.Writer) writerPart
 	// put writes, in order, what a part formatted: n attempts, and the
-	// error that stopped it, if any.
-	put(b []byte, n int, err error)
+	// error that stopped it, if any. It reports whether the writer takes
+	// no more: it failed, formatting or writing out, or has nothing to
+	// write.
+	put(b []byte, n int, err error) bool
 }
 
 // writerPart formats a batch of attempts for a partsWriter.
@@ -152,19 +162,20 @@ func (j *JSONWriter) part(bw *bufio.Writer) writerPart {
 	return &jsonPart{JSONWriter{w: bw, filter: j.filter, n: 1}}
 }
 
-func (j *JSONWriter) put(b []byte, n int, err error) {
+func (j *JSONWriter) put(b []byte, n int, err error) bool {
 	if j.err != nil {
-		return
+		return true
 	}
 	if j.n == 0 && len(b) > 0 {
 		b[0] = '[' // "[\n    " rather than ",\n    ", as long
 	}
 	if _, werr := j.w.Write(b); werr != nil {
 		j.err = werr
-		return
+		return true
 	}
 	j.n += n
 	j.err = err
+	return err != nil
 }
 
 type jsonPart struct{ JSONWriter }
@@ -181,10 +192,12 @@ func (tw *TableWriter) part(bw *bufio.Writer) writerPart {
 	return &tablePart{TableWriter{w: bw, filter: tw.filter, widths: tw.widths, done: tw.done, err: tw.err}}
 }
 
-func (tw *TableWriter) put(b []byte, _ int, _ error) {
-	if !tw.done && tw.err == nil {
-		tw.w.Write(b) // an error is the bufio.Writer's, for Close
+func (tw *TableWriter) put(b []byte, _ int, _ error) bool {
+	if tw.done || tw.err != nil {
+		return true
 	}
+	_, err := tw.w.Write(b) // the bufio.Writer's error, for Close too
+	return err != nil
 }
 
 type tablePart struct{ TableWriter }
@@ -203,8 +216,9 @@ func (fw *FittedWriter) part(bw *bufio.Writer) writerPart {
 	return p
 }
 
-func (fw *FittedWriter) put(b []byte, _ int, _ error) {
-	fw.w.Write(b) // an error is the bufio.Writer's, for Close
+func (fw *FittedWriter) put(b []byte, _ int, _ error) bool {
+	_, err := fw.w.Write(b) // the bufio.Writer's error, for Close too
+	return err != nil
 }
 
 type fittedPart struct{ FittedWriter }

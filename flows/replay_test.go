@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -70,13 +71,7 @@ func replayAttempts(n int) []model.Attempt {
 // spoolOf returns a Spool keeping all.
 func spoolOf(t *testing.T, all []model.Attempt) *flows.Spool {
 	t.Helper()
-	s := flows.NewSpool(spoolFile(t))
-	for i := range all {
-		if !s.Add(&all[i]) {
-			t.Fatalf("attempt %d not kept: %v", i+1, s.Err())
-		}
-	}
-	return s
+	return spoolOn(t, spoolFile(t), all)
 }
 
 // closingWriter is what flows' writers of the JSON form and tables are.
@@ -88,7 +83,7 @@ type closingWriter interface {
 // replayWriters returns a function making each writer of the JSON form
 // and the tables (at no width, and fitted to 30, 80 and 150 columns) of
 // all, filtered by f, writing to w; and their names.
-func replayWriters(t *testing.T, all []model.Attempt, f flows.Filter) ([]string, func(i int, w *bytes.Buffer) closingWriter) {
+func replayWriters(t *testing.T, all []model.Attempt, f flows.Filter) ([]string, func(i int, w io.Writer) closingWriter) {
 	t.Helper()
 	b, m := flows.NewBuilder(f), flows.NewTableWidths()
 	for i := range all {
@@ -101,7 +96,7 @@ func replayWriters(t *testing.T, all []model.Attempt, f flows.Filter) ([]string,
 	}
 	tab := b.Table(nil)
 	names := []string{"json", "table", "width 30", "width 80", "width 150"}
-	return names, func(i int, w *bytes.Buffer) closingWriter {
+	return names, func(i int, w io.Writer) closingWriter {
 		switch i {
 		case 0:
 			return flows.NewJSONWriter(w, tab, f)
@@ -244,3 +239,68 @@ func TestReplayDamaged(t *testing.T) {
 		t.Errorf("%d attempts written of %d", n, len(all))
 	}
 }
+
+// Once its output fails, Replay formats and reads no more, and the
+// writer's Close says why, as after Each.
+func TestReplayStopsWhenWritingFails(t *testing.T) {
+	all := replayAttempts(40000)
+	names, writer := replayWriters(t, all, flows.Filter{})
+	for i, name := range names {
+		var errs [2]error
+		var read [2]int64
+		for k := range 2 {
+			f := &countingFile{File: spoolFile(t)}
+			s := spoolOn(t, f, all)
+			w := writer(i, full{})
+			var err error
+			if k == 0 {
+				err = s.Each(context.Background(), w.Write)
+			} else {
+				err = s.Replay(context.Background(), w)
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			errs[k], read[k] = w.Close(), f.read
+		}
+		if !errors.Is(errs[0], errFull) || !errors.Is(errs[1], errFull) {
+			t.Errorf("%s: Close after Each %v, after Replay %v", name, errs[0], errs[1])
+		}
+		// At 30 columns the attempts' table is of blocks, which Replay
+		// writes through Each.
+		if name != "width 30" && read[1] >= read[0]/2 {
+			t.Errorf("%s: Replay read %d bytes of the spool after the output failed, Each %d", name, read[1], read[0])
+		}
+	}
+}
+
+// spoolOn returns a Spool keeping all in f.
+func spoolOn(t *testing.T, f io.ReadWriteSeeker, all []model.Attempt) *flows.Spool {
+	t.Helper()
+	s := flows.NewSpool(f)
+	for i := range all {
+		if !s.Add(&all[i]) {
+			t.Fatalf("attempt %d not kept: %v", i+1, s.Err())
+		}
+	}
+	return s
+}
+
+// countingFile counts the bytes read from it.
+type countingFile struct {
+	*os.File
+	read int64
+}
+
+func (f *countingFile) Read(p []byte) (int, error) {
+	n, err := f.File.Read(p)
+	f.read += int64(n)
+	return n, err
+}
+
+// full is an output that takes nothing, as a full disk.
+type full struct{}
+
+var errFull = errors.New("no space left")
+
+func (full) Write([]byte) (int, error) { return 0, errFull }

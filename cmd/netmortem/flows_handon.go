@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -272,7 +275,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		switch {
 		case !once && slices.Contains(paths, operand.Stdin):
 			// Standard input is read once: its attempts are gone.
-			escape.Fprintf(stderr, "netmortem flows: keeping the attempts of standard input in a temporary file: %v (set TMPDIR to a directory with room, or give the capture as a file)\n", sp.err())
+			escape.Fprintf(stderr, "netmortem flows: keeping the attempts of standard input in a temporary file: %v (set TMPDIR to a directory with room, or give the capture as a file)\n", sp.why())
 			return exitUnreadable
 		case !once && !regularFiles(paths):
 			// A directory read twice could change between the reads
@@ -436,12 +439,18 @@ func newFlowsSpool() *flowsSpool {
 // in UTC) failed.
 func (sp *flowsSpool) ok() bool { return sp != nil && sp.s.Flush() == nil }
 
-// err returns why sp has not kept every attempt.
-func (sp *flowsSpool) err() error {
+// why says why sp has not kept every attempt, naming the directory of
+// its file (the file itself is gone) rather than the file.
+func (sp *flowsSpool) why() error {
 	if sp == nil {
 		return errors.New("no temporary file could be made")
 	}
-	return sp.s.Flush()
+	err := sp.s.Flush()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s %s: %w", pe.Op, filepath.Dir(pe.Path), pe.Err)
+	}
+	return err
 }
 
 // close lets go of the file, and of the disk it takes; it may be called
