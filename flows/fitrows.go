@@ -233,8 +233,13 @@ func newFittedRows(bw *bufio.Writer, root string, z *fitSizes, width int) *fitte
 // write writes a's row.
 func (fr *fittedRows) write(a *model.Attempt) {
 	fr.row.format(a)
+	fr.writeRow(&fr.row)
+}
+
+// writeRow writes the row r.
+func (fr *fittedRows) writeRow(r *rowCells) {
 	for i, c := range fr.cols {
-		fr.cells[i] = fr.row.cell(c)
+		fr.cells[i] = r.cell(c)
 	}
 	if len(fr.cols) > 0 && fr.cols[0] == 0 {
 		fr.cells[0] = fr.whereCell(fr.cells[0])

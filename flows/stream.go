@@ -233,6 +233,7 @@ type TableWidths struct {
 	// The fitted table's sizes, the first column's without the root.
 	fit   *fitSizes
 	where plainPrefix
+	keep  *rowKeeper // the rows sized, when kept (Keep)
 }
 
 // NewTableWidths returns the sizes of a table of no attempt.
@@ -273,6 +274,9 @@ func (m *TableWidths) Add(a *model.Attempt) {
 			m.ok = ok
 			m.w[i] = max(m.w[i], w)
 		}
+	}
+	if m.keep != nil {
+		m.keep.add(row)
 	}
 }
 
@@ -418,8 +422,13 @@ func (tw *TableWriter) Write(a *model.Attempt) {
 		return
 	}
 	tw.row.format(a)
+	tw.writeRow(&tw.row)
+}
+
+// writeRow writes the row r.
+func (tw *TableWriter) writeRow(r *rowCells) {
 	for i, n := range tw.widths {
-		c := bytes.Trim(tw.row.cell(i), " ")
+		c := bytes.Trim(r.cell(i), " ")
 		w, _ := tw.where.cellWidth(i, c) // of printable runes (TableWidths.Plain)
 		tw.w.WriteString("│ ")
 		tw.w.Write(c)

@@ -148,11 +148,51 @@ func spooled(t *testing.T, file string, f flows.Filter, output string, width int
 	return out.String()
 }
 
+// keptRows is the table form fitted to width of the attempts of the
+// capture file, read once: by a Builder, and by TableWidths keeping their
+// rows (Keep), from which WriteRows writes them; "" for a table the sizes
+// do not allow.
+func keptRows(t *testing.T, file string, f flows.Filter, width int) string {
+	t.Helper()
+	b, m := flows.NewBuilder(f), flows.NewTableWidths()
+	m.Keep(spoolFile(t))
+	snap, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
+		EachAttempt: func(a model.Attempt) {
+			if b.Add(&a) {
+				m.Add(&a)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	var w interface {
+		Write(*model.Attempt)
+		Close() error
+	}
+	switch {
+	case (width <= 0 && !m.Plain()) || (width > 0 && !m.Fits()):
+		return ""
+	case width > 0:
+		w = flows.NewFittedWriter(&out, b.Table(snap.Captures), f, m, width)
+	default:
+		w = flows.NewTableWriter(&out, b.Table(snap.Captures), f, m)
+	}
+	if err := m.WriteRows(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
 // Every fixture capture, and every capture of the shared corpus, gives the
 // same CSV, JSON and table (of printable ASCII at no width; fitted to 30,
 // 80 and 150 columns) written as its attempts are handed on
-// (parse.Options.EachAttempt), in two reads or in one through a Spool, as
-// built whole, filtered or not.
+// (parse.Options.EachAttempt), in two reads or in one through a Spool
+// (and, for the tables, through the rows TableWidths kept), as built
+// whole, filtered or not.
 func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 	files := testutil.FilesByHead(t, func(path string, head []byte) bool {
 		_, ok := capture.Sniff(head)
@@ -205,6 +245,9 @@ func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 				}
 				if got := spooled(t, f, filter, "table", width); got != want {
 					t.Errorf("%s, filter %v: table at width %d spooled:\n%s", f, filter, width, testutil.DiffLines(want, got))
+				}
+				if got := keptRows(t, f, filter, width); got != want {
+					t.Errorf("%s, filter %v: table at width %d from its rows kept:\n%s", f, filter, width, testutil.DiffLines(want, got))
 				}
 			}
 		}
