@@ -32,10 +32,11 @@ func newFlowsCmd(c *cli) *cobra.Command {
 			"tcpdump/tshark text; directories and archives are searched for them) with its outcome,\n" +
 			"Zeek state and history, and the frames of its SYN, SYN/ACK and RST packets, after a\n" +
 			"summary per server endpoint. For the table and JSON forms, whose summary comes first, the\n" +
-			"attempts wait in a temporary file ($TMPDIR, some 85 bytes each, removed at once); where\n" +
-			"none can be made, capture files are read twice, and directories and standard input (-)\n" +
-			"held whole in memory; where it cannot be written (a full disk), capture files are read\n" +
-			"twice, directories held, and standard input, which cannot be read again, is an error.",
+			"attempts wait in a temporary file ($TMPDIR, removed at once: some 85 bytes an attempt, or\n" +
+			"130 a table's row, formatted); where none can be made, capture files are read twice, and\n" +
+			"directories and standard input (-) held whole in memory; where it cannot be written (a\n" +
+			"full disk), capture files are read twice, directories held, and standard input, which\n" +
+			"cannot be read again, is an error.",
 		Example: "  netmortem flows fixtures/captures/handshakes.pcap\n" +
 			"  netmortem flows -o csv --state RSTO fixtures/incidents/ephemeral-nodeport\n" +
 			"  netmortem flows --port 443 --since +2s -o json fixtures/captures/handshakes.pcapng",

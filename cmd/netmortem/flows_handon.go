@@ -202,7 +202,10 @@ func outOfRange(stderr io.Writer, snap *model.Snapshot, n int, pos model.Pos) {
 // as they come; the JSON and table forms, whose summary and endpoints come
 // before the attempts, once the read has built the table without its
 // attempts (flows.Builder) and sized the table's columns, from the
-// temporary file sp that kept them. Without one (sp nil, or it failed),
+// temporary files of sp that kept them: the attempts for JSON, the
+// table's rows, formatted, for the table (and its attempts too for
+// standard input, for a table tablewriter writes, built from them).
+// Without them (sp nil, or they failed),
 // the captures are read twice: the first read builds and sizes, the
 // second writes the attempts; a capture that changed during the first
 // read (one still being written) is then read again with every attempt
@@ -253,14 +256,26 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 				selected++
 			}
 		}}
+		stdinRead := slices.Contains(paths, operand.Stdin)
+		// The table keeps its rows as it sizes them, formatted: they are
+		// written from the file without being formatted again. The
+		// attempts are kept for JSON, and for a table of standard input,
+		// which a table tablewriter writes, built from every attempt,
+		// could not read again.
+		keepRows := false
 		if output == "table" {
+			if f := sp.rowsFile(); f != nil {
+				m.Keep(f)
+				keepRows = true
+			}
 			ws = append(ws, func(a *model.Attempt) {
 				if filter.Match(a) {
 					m.Add(a)
 				}
 			})
 		}
-		if sp != nil {
+		keepAttempts := sp != nil && (output != "table" || !keepRows || stdinRead)
+		if keepAttempts {
 			ws = append(ws, func(a *model.Attempt) {
 				if filter.Match(a) {
 					sp.s.Add(a)
@@ -268,12 +283,14 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 			})
 		}
 		in = read(ws...)
-		once := sp.ok() // the attempts are kept: one read
+		rowsKept := keepRows && m.Kept() == nil
+		attemptsKept := keepAttempts && sp.ok()
+		once := rowsKept || attemptsKept // one read
 		if once {
 			testHook("kept")
 		}
 		switch {
-		case !once && slices.Contains(paths, operand.Stdin):
+		case !once && stdinRead:
 			// Standard input is read once: its attempts are gone.
 			escape.Fprintf(stderr, "netmortem flows: keeping the attempts of standard input in a temporary file: %v (set TMPDIR to a directory with room, or give the capture as a file)\n", sp.why())
 			return exitUnreadable
@@ -292,9 +309,13 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		width := outputWidth(stdout)
 		if output == "table" && ctx.Err() == nil && ((width <= 0 && !m.Plain()) || (width > 0 && !m.Fits())) {
 			heldMemory()
-			if once {
+			switch {
+			case attemptsKept:
 				// The table from every attempt kept, rather than read again.
 				return heldTable(ctx, stdout, stderr, in, b, sp, width)
+			case stdinRead:
+				escape.Fprintf(stderr, "netmortem flows: keeping the attempts of standard input in a temporary file: %v (set TMPDIR to a directory with room, or give the capture as a file)\n", sp.why())
+				return exitUnreadable
 			}
 			return -1 // the table from every attempt held
 		}
@@ -322,10 +343,15 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 			w = flows.NewJSONWriter(stdout, t, filter)
 		}
 		if once {
-			// The attempts kept, from the spool: nothing is read again.
+			// The rows or the attempts kept: nothing is read again.
 			if ctx.Err() == nil {
 				secondReadMemory()
-				err := sp.s.Replay(ctx, w)
+				var err error
+				if rowsKept {
+					err = m.WriteRows(ctx, w)
+				} else {
+					err = sp.s.Replay(ctx, w)
+				}
 				switch {
 				case ctx.Err() != nil:
 					cut = "the listing of the attempts was cut short: the summary and endpoints cover the captures whole, and the attempts those listed until then"
@@ -421,17 +447,43 @@ func regularFiles(paths []string) bool {
 // allows (it is then gone with the process), else when flows is done. A
 // nil flowsSpool, when no temporary file can be made, keeps nothing.
 type flowsSpool struct {
-	f       *os.File
-	s       *flows.Spool
-	removed bool // the file's name is gone already
+	f, rows     *os.File
+	s           *flows.Spool
+	removed     bool // the file's name is gone already
+	rowsRemoved bool // the rows file's
+	rowsTried   bool
 }
 
 func newFlowsSpool() *flowsSpool {
-	f, err := os.CreateTemp("", "netmortem-flows-*")
-	if err != nil {
+	f, removed := tempFile()
+	if f == nil {
 		return nil
 	}
-	return &flowsSpool{f: f, s: flows.NewSpool(f), removed: os.Remove(f.Name()) == nil}
+	return &flowsSpool{f: f, s: flows.NewSpool(f), removed: removed}
+}
+
+// tempFile makes a temporary file, and reports whether its name is gone
+// already; nil when none can be made.
+func tempFile() (*os.File, bool) {
+	f, err := os.CreateTemp("", "netmortem-flows-*")
+	if err != nil {
+		return nil, false
+	}
+	return f, os.Remove(f.Name()) == nil
+}
+
+// rowsFile returns a second temporary file, for the table's formatted
+// rows (flows.TableWidths.Keep), made on first use; nil when none can be
+// made.
+func (sp *flowsSpool) rowsFile() *os.File {
+	if sp != nil && !sp.rowsTried {
+		sp.rowsTried = true
+		sp.rows, sp.rowsRemoved = tempFile()
+	}
+	if sp == nil {
+		return nil
+	}
+	return sp.rows
 }
 
 // ok reports whether sp has kept every attempt: it exists, and neither
@@ -456,12 +508,22 @@ func (sp *flowsSpool) why() error {
 // close lets go of the file, and of the disk it takes; it may be called
 // again.
 func (sp *flowsSpool) close() {
-	if sp != nil && sp.f != nil {
+	if sp == nil {
+		return
+	}
+	if sp.f != nil {
 		sp.f.Close()
 		if !sp.removed {
 			os.Remove(sp.f.Name())
 		}
 		sp.f = nil
+	}
+	if sp.rows != nil {
+		sp.rows.Close()
+		if !sp.rowsRemoved {
+			os.Remove(sp.rows.Name())
+		}
+		sp.rows = nil
 	}
 }
 
