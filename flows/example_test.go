@@ -124,3 +124,63 @@ func ExampleSpool() {
 	// Not shown at this width: start, syn, synack, rst, packets, bytes_out, bytes_in (--width 0, -o csv or
 	// -o json show every column).
 }
+
+// The same table from one read of the capture, each row formatted once:
+// TableWidths keeps the rows it sizes, in a temporary file, and writes
+// them through the FittedWriter. The file grows by some 130 bytes a row.
+func ExampleTableWidths_Keep() {
+	ctx, file := context.Background(), "../fixtures/captures/handshakes.pcap"
+	tmp, err := os.CreateTemp("", "flows-*")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	f := flows.Filter{States: []string{"refused"}}
+	b, m := flows.NewBuilder(f), flows.NewTableWidths()
+	m.Keep(tmp)
+	snap, _, err := parse.Open(ctx, file, &parse.Options{EachAttempt: func(a model.Attempt) {
+		if b.Add(&a) {
+			m.Add(&a)
+		}
+	}})
+	if err != nil || !m.Fits() {
+		fmt.Println("the table is to be built whole:", err)
+		return
+	}
+	w := flows.NewFittedWriter(os.Stdout, b.Table(snap.Captures), f, m, 100)
+	if err := m.WriteRows(ctx, w); err != nil {
+		fmt.Println(err)
+	}
+	if err := w.Close(); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// Captures under ../fixtures/captures (paths below are relative to it)
+	//
+	// 1 capture, 70 packets, 11 TCP streams: 4 established, 2 refused, 4 unanswered, 1 SYN/ACK reset by
+	// the client; 2 SYN retransmissions, 3 ICMP unreachable, 0 ICMP redirects, 0 ICMPv6 unreachable, 0
+	// ICMPv6 redirects, 0 ARP (0 gratuitous)
+	//
+	// ┌──────────┬──────────┬─────────┬─────────────┬─────────┬────────────┬───────┬──────────┬──────────┐
+	// │  SERVER  │ ATTEMPTS │ CLIENTS │ ESTABLISHED │ REFUSED │ UNANSWERED │ RESET │ SYN RETX │  MEDIAN  │
+	// │          │          │         │             │         │            │       │          │ SYN/ACK  │
+	// │          │          │         │             │         │            │       │          │    MS    │
+	// ├──────────┼──────────┼─────────┼─────────────┼─────────┼────────────┼───────┼──────────┼──────────┤
+	// │ 10.99.0. │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │          │
+	// │ 2:81     │          │         │             │         │            │       │          │          │
+	// │ [fd99::  │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │          │
+	// │ 2]:8081  │          │         │             │         │            │       │          │          │
+	// └──────────┴──────────┴─────────┴─────────────┴─────────┴────────────┴───────┴──────────┴──────────┘
+	//
+	// where: the first frame of each attempt in handshakes.pcap
+	// ┌───────┬─────────────────┬────────────────┬─────────┬───────┬─────────┬──────────┬───────────┐
+	// │ where │     client      │     server     │ outcome │ state │ history │ syn_retx │ synack_ms │
+	// ├───────┼─────────────────┼────────────────┼─────────┼───────┼─────────┼──────────┼───────────┤
+	// │ #37   │ 10.99.0.1:38360 │ 10.99.0.2:81   │ refused │ REJ   │ Sr      │ 0        │           │
+	// │ #69   │ [fd99::1]:34296 │ [fd99::2]:8081 │ refused │ REJ   │ Sr      │ 0        │           │
+	// └───────┴─────────────────┴────────────────┴─────────┴───────┴─────────┴──────────┴───────────┘
+	// Not shown at this width: start, syn, synack, rst, packets, bytes_out, bytes_in (--width 0, -o csv or
+	// -o json show every column).
+}
