@@ -110,15 +110,22 @@ func handedOnJSON(t *testing.T, file string, f flows.Filter) string {
 // spooled is the JSON form ("json") or the table form fitted to width of
 // the attempts of the capture file, read once: by a Builder and
 // TableWidths, and into a Spool, from which Replay hands them to the
-// writer; "" for a table the sizes do not allow.
-func spooled(t *testing.T, file string, f flows.Filter, output string, width int) string {
+// writer, or, for a table with rows set, by TableWidths keeping their
+// rows (Keep), which WriteRows writes; "" for a table the sizes do not
+// allow.
+func spooled(t *testing.T, file string, f flows.Filter, output string, width int, rows bool) string {
 	t.Helper()
 	b, m, s := flows.NewBuilder(f), flows.NewTableWidths(), flows.NewSpool(spoolFile(t))
+	if rows {
+		m.Keep(spoolFile(t))
+	}
 	snap, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
 		EachAttempt: func(a model.Attempt) {
 			if b.Add(&a) {
 				m.Add(&a)
-				s.Add(&a)
+				if !rows {
+					s.Add(&a)
+				}
 			}
 		}})
 	if err != nil {
@@ -139,46 +146,12 @@ func spooled(t *testing.T, file string, f flows.Filter, output string, width int
 	default:
 		w = flows.NewTableWriter(&out, b.Table(snap.Captures), f, m)
 	}
-	if err := s.Replay(context.Background(), w); err != nil {
-		t.Fatal(err)
+	if rows {
+		err = m.WriteRows(context.Background(), w)
+	} else {
+		err = s.Replay(context.Background(), w)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out.String()
-}
-
-// keptRows is the table form fitted to width of the attempts of the
-// capture file, read once: by a Builder, and by TableWidths keeping their
-// rows (Keep), from which WriteRows writes them; "" for a table the sizes
-// do not allow.
-func keptRows(t *testing.T, file string, f flows.Filter, width int) string {
-	t.Helper()
-	b, m := flows.NewBuilder(f), flows.NewTableWidths()
-	m.Keep(spoolFile(t))
-	snap, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
-		EachAttempt: func(a model.Attempt) {
-			if b.Add(&a) {
-				m.Add(&a)
-			}
-		}})
 	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	var w interface {
-		Write(*model.Attempt)
-		Close() error
-	}
-	switch {
-	case (width <= 0 && !m.Plain()) || (width > 0 && !m.Fits()):
-		return ""
-	case width > 0:
-		w = flows.NewFittedWriter(&out, b.Table(snap.Captures), f, m, width)
-	default:
-		w = flows.NewTableWriter(&out, b.Table(snap.Captures), f, m)
-	}
-	if err := m.WriteRows(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -230,7 +203,7 @@ func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 			if got := handedOnJSON(t, f, filter); got != want {
 				t.Errorf("%s, filter %v: JSON handed on:\n%s", f, filter, testutil.DiffLines(want, got))
 			}
-			if got := spooled(t, f, filter, "json", 0); got != want {
+			if got := spooled(t, f, filter, "json", 0, false); got != want {
 				t.Errorf("%s, filter %v: JSON spooled:\n%s", f, filter, testutil.DiffLines(want, got))
 			}
 			for _, width := range []int{0, 30, 80, 150} {
@@ -243,10 +216,10 @@ func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 				if got != want {
 					t.Errorf("%s, filter %v: table at width %d handed on:\n%s", f, filter, width, testutil.DiffLines(want, got))
 				}
-				if got := spooled(t, f, filter, "table", width); got != want {
+				if got := spooled(t, f, filter, "table", width, false); got != want {
 					t.Errorf("%s, filter %v: table at width %d spooled:\n%s", f, filter, width, testutil.DiffLines(want, got))
 				}
-				if got := keptRows(t, f, filter, width); got != want {
+				if got := spooled(t, f, filter, "table", width, true); got != want {
 					t.Errorf("%s, filter %v: table at width %d from its rows kept:\n%s", f, filter, width, testutil.DiffLines(want, got))
 				}
 			}
