@@ -36,18 +36,20 @@ func (m *TableWidths) Kept() error {
 // the same bytes as the attempts Add sized written through w (Add is to
 // be given those w's filter passes, as the writer's Write selects them).
 // It returns the first error reading the rows back met, why m did not
-// keep them (Kept), or ctx's error when it ended first. WriteRows runs
+// keep them (Kept), or ctx's error when it ended first; once writing the
+// output fails, it stops, and the writer's Close says why. WriteRows runs
 // once: m keeps no row after it.
 func (m *TableWidths) WriteRows(ctx context.Context, w AttemptWriter) error {
 	var write func(r *rowCells) // nil: the table takes no row
+	var out *bufio.Writer
 	switch w := w.(type) {
 	case *TableWriter:
 		if !w.done && w.err == nil {
-			write = w.writeRow
+			write, out = w.writeRow, w.w
 		}
 	case *FittedWriter:
 		if w.rows != nil { // else no attempt is selected: the table is written
-			write = w.rows.writeRow
+			write, out = w.rows.writeRow, w.w
 		}
 	default:
 		return fmt.Errorf("rows: written through %T, not a TableWriter or a FittedWriter", w)
@@ -62,7 +64,12 @@ func (m *TableWidths) WriteRows(ctx context.Context, w AttemptWriter) error {
 		m.keep.read = true
 		return nil
 	}
-	return m.keep.each(ctx, write)
+	// Once the output fails (its bufio.Writer keeps the error, for the
+	// writer's Close), no more rows are read.
+	return m.keep.each(ctx, write, func() bool {
+		_, err := out.Write(nil)
+		return err != nil
+	})
 }
 
 // rowKeeper keeps formatted rows in a file, each as the length of what
@@ -121,9 +128,9 @@ func (k *rowKeeper) flush() error {
 // errRowBad is a row whose lengths do not add up, or that ends short.
 var errRowBad = errors.New("lengths that do not add up, or cut short")
 
-// each calls write with each row k kept, in order, until ctx ends (it
-// is checked every rowCheck rows).
-func (k *rowKeeper) each(ctx context.Context, write func(r *rowCells)) error {
+// each calls write with each row k kept, in order, until ctx ends or
+// failed reports true (both are checked every rowCheck rows).
+func (k *rowKeeper) each(ctx context.Context, write func(r *rowCells), failed func() bool) error {
 	k.read = true
 	if _, err := k.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("rows: %w", err)
@@ -132,8 +139,13 @@ func (k *rowKeeper) each(ctx context.Context, write func(r *rowCells)) error {
 	left := k.size // a row's lengths are bounded by the bytes not yet read
 	var r rowCells
 	for i := range k.n {
-		if i%rowCheck == 0 && ctx.Err() != nil {
-			return ctx.Err()
+		if i%rowCheck == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if failed() {
+				return nil
+			}
 		}
 		if err := k.readRow(br, &r, &left); err != nil {
 			if err == io.EOF {

@@ -60,7 +60,7 @@ func FuzzKeptRows(f *testing.F) {
 // read reads n rows kept in file through a rowKeeper.
 func read(t *testing.T, file []byte, n int, fn func(r *rowCells)) error {
 	k := rowKeeper{f: &seekable{Reader: bytes.NewReader(file)}, n: n, size: int64(len(file))}
-	return k.each(t.Context(), fn)
+	return k.each(t.Context(), fn, func() bool { return false })
 }
 
 // seekable is a bytes.Reader as the file a rowKeeper reads.

@@ -137,3 +137,33 @@ func TestKeptRowsDamaged(t *testing.T) {
 		}
 	}
 }
+
+// Once its output fails, WriteRows reads no more rows, and the writer's
+// Close says why.
+func TestKeptRowsStopWhenWritingFails(t *testing.T) {
+	all := replayAttempts(40000)
+	for _, width := range []int{0, 80} {
+		m := flows.NewTableWidths()
+		f := &countingFile{File: spoolFile(t)}
+		m.Keep(f)
+		for i := range all {
+			m.Add(&all[i])
+		}
+		var w closingWriter
+		if width == 0 {
+			w = flows.NewTableWriter(full{}, &flows.Table{}, flows.Filter{}, m)
+		} else {
+			w = flows.NewFittedWriter(full{}, &flows.Table{}, flows.Filter{}, m, width)
+		}
+		if err := m.WriteRows(context.Background(), w); err != nil {
+			t.Fatalf("width %d: %v", width, err)
+		}
+		st, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); !errors.Is(err, errFull) || f.read >= st.Size()/2 {
+			t.Errorf("width %d: Close %v; %d bytes of %d read after the output failed", width, err, f.read, st.Size())
+		}
+	}
+}

@@ -202,9 +202,9 @@ func outOfRange(stderr io.Writer, snap *model.Snapshot, n int, pos model.Pos) {
 // as they come; the JSON and table forms, whose summary and endpoints come
 // before the attempts, once the read has built the table without its
 // attempts (flows.Builder) and sized the table's columns, from the
-// temporary files of sp that kept them: the attempts for JSON, the
-// table's rows, formatted, for the table (and its attempts too for
-// standard input, for a table tablewriter writes, built from them).
+// temporary file of sp that kept them: the attempts for JSON, the
+// table's rows, formatted, for the table (its attempts for standard
+// input, for a table tablewriter writes, built from them).
 // Without them (sp nil, or they failed),
 // the captures are read twice: the first read builds and sizes, the
 // second writes the attempts; a capture that changed during the first
@@ -257,16 +257,15 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 			}
 		}}
 		stdinRead := slices.Contains(paths, operand.Stdin)
-		// The table keeps its rows as it sizes them, formatted: they are
-		// written from the file without being formatted again. The
-		// attempts are kept for JSON, and for a table of standard input,
-		// which a table tablewriter writes, built from every attempt,
-		// could not read again.
-		keepRows := false
+		// The table keeps in the file its rows as it sizes them,
+		// formatted: they are written from it without being formatted
+		// again. JSON keeps the attempts, and so does a table of standard
+		// input, which a table tablewriter writes, built from every
+		// attempt, could not read again.
+		keepRows := output == "table" && sp != nil && !stdinRead
 		if output == "table" {
-			if f := sp.rowsFile(); f != nil {
-				m.Keep(f)
-				keepRows = true
+			if keepRows {
+				m.Keep(sp.f)
 			}
 			ws = append(ws, func(a *model.Attempt) {
 				if filter.Match(a) {
@@ -274,7 +273,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 				}
 			})
 		}
-		keepAttempts := sp != nil && (output != "table" || !keepRows || stdinRead)
+		keepAttempts := sp != nil && !keepRows
 		if keepAttempts {
 			ws = append(ws, func(a *model.Attempt) {
 				if filter.Match(a) {
@@ -447,43 +446,17 @@ func regularFiles(paths []string) bool {
 // allows (it is then gone with the process), else when flows is done. A
 // nil flowsSpool, when no temporary file can be made, keeps nothing.
 type flowsSpool struct {
-	f, rows     *os.File
-	s           *flows.Spool
-	removed     bool // the file's name is gone already
-	rowsRemoved bool // the rows file's
-	rowsTried   bool
+	f       *os.File
+	s       *flows.Spool // the attempts, unless f keeps a table's rows (flows.TableWidths.Keep)
+	removed bool         // the file's name is gone already
 }
 
 func newFlowsSpool() *flowsSpool {
-	f, removed := tempFile()
-	if f == nil {
-		return nil
-	}
-	return &flowsSpool{f: f, s: flows.NewSpool(f), removed: removed}
-}
-
-// tempFile makes a temporary file, and reports whether its name is gone
-// already; nil when none can be made.
-func tempFile() (*os.File, bool) {
 	f, err := os.CreateTemp("", "netmortem-flows-*")
 	if err != nil {
-		return nil, false
-	}
-	return f, os.Remove(f.Name()) == nil
-}
-
-// rowsFile returns a second temporary file, for the table's formatted
-// rows (flows.TableWidths.Keep), made on first use; nil when none can be
-// made.
-func (sp *flowsSpool) rowsFile() *os.File {
-	if sp != nil && !sp.rowsTried {
-		sp.rowsTried = true
-		sp.rows, sp.rowsRemoved = tempFile()
-	}
-	if sp == nil {
 		return nil
 	}
-	return sp.rows
+	return &flowsSpool{f: f, s: flows.NewSpool(f), removed: os.Remove(f.Name()) == nil}
 }
 
 // ok reports whether sp has kept every attempt: it exists, and neither
@@ -508,22 +481,12 @@ func (sp *flowsSpool) why() error {
 // close lets go of the file, and of the disk it takes; it may be called
 // again.
 func (sp *flowsSpool) close() {
-	if sp == nil {
-		return
-	}
-	if sp.f != nil {
+	if sp != nil && sp.f != nil {
 		sp.f.Close()
 		if !sp.removed {
 			os.Remove(sp.f.Name())
 		}
 		sp.f = nil
-	}
-	if sp.rows != nil {
-		sp.rows.Close()
-		if !sp.rowsRemoved {
-			os.Remove(sp.rows.Name())
-		}
-		sp.rows = nil
 	}
 }
 
