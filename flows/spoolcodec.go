@@ -294,24 +294,11 @@ func (d *spoolDecoder) uvarintLong() uint64 {
 	return v
 }
 
-// varint reads a signed varint, as binary.Varint does.
+// varint reads a signed varint, as binary.Varint does: the zigzag
+// encoding of an unsigned one.
 func (d *spoolDecoder) varint() int64 {
-	if d.at < len(d.rec) && d.rec[d.at] < 0x80 {
-		c := d.rec[d.at]
-		d.at++
-		return int64(c>>1) ^ -int64(c&1)
-	}
-	return d.varintLong()
-}
-
-func (d *spoolDecoder) varintLong() int64 {
-	v, n := binary.Varint(d.rec[d.at:])
-	if n <= 0 {
-		d.bad = true
-		return 0
-	}
-	d.at += n
-	return v
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (d *spoolDecoder) int() int {
