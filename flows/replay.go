@@ -102,17 +102,15 @@ func (s *Spool) Replay(ctx context.Context, w AttemptWriter) error {
 		}
 	}
 	close(work)
-	if cut != nil || over {
-		for range workers {
-			<-done
-		}
-		return cut // a writer that failed says why when closed
-	}
-	for len(queue) > 0 {
+	stopped := cut != nil || over
+	for !stopped && len(queue) > 0 {
 		put()
 	}
 	for range workers {
 		<-done
+	}
+	if stopped {
+		return cut // a writer that failed says why when closed
 	}
 	return s.readErr
 }
