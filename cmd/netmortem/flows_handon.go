@@ -291,8 +291,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		switch {
 		case !once && stdinRead:
 			// Standard input is read once: its attempts are gone.
-			escape.Fprintf(stderr, "netmortem flows: keeping the attempts of standard input in a temporary file: %v (set TMPDIR to a directory with room, or give the capture as a file)\n", sp.why())
-			return exitUnreadable
+			return sp.stdinLost(stderr)
 		case !once && !regularFiles(paths):
 			// A directory read twice could change between the reads
 			// unseen.
@@ -313,8 +312,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 				// The table from every attempt kept, rather than read again.
 				return heldTable(ctx, stdout, stderr, in, b, sp, width)
 			case stdinRead:
-				escape.Fprintf(stderr, "netmortem flows: keeping the attempts of standard input in a temporary file: %v (set TMPDIR to a directory with room, or give the capture as a file)\n", sp.why())
-				return exitUnreadable
+				return sp.stdinLost(stderr)
 			}
 			return -1 // the table from every attempt held
 		}
@@ -476,6 +474,13 @@ func (sp *flowsSpool) why() error {
 		return fmt.Errorf("%s %s: %w", pe.Op, filepath.Dir(pe.Path), pe.Err)
 	}
 	return err
+}
+
+// stdinLost says that standard input's attempts, read once, are gone
+// since sp could not keep them, and returns flows' exit code.
+func (sp *flowsSpool) stdinLost(stderr io.Writer) int {
+	escape.Fprintf(stderr, "netmortem flows: keeping the attempts of standard input in a temporary file: %v (set TMPDIR to a directory with room, or give the capture as a file)\n", sp.why())
+	return exitUnreadable
 }
 
 // close lets go of the file, and of the disk it takes; it may be called
