@@ -80,7 +80,8 @@ func (f *waitFeed) batch(lend bool) *waitBatch {
 func (t *Tracker) handOnBefore(f *waitFeed, seq int) {
 	for {
 		if f.cur != nil && f.at == len(f.cur.a) {
-			clear(f.cur.a) // what the attempts point to
+			// Not cleared, as endFeed.peek does not clear its batches:
+			// the feed writes over the attempts.
 			offer(f.free, f.cur)
 			f.cur = nil
 		}

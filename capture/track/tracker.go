@@ -463,8 +463,9 @@ type slab[T any] struct {
 // slabLen is how many values a slab's arrays hold, at least.
 const slabLen = 1024
 
-// take returns n zero values, in a slice of capacity n: appending to it
-// does not write over the next values handed out.
+// take returns n values, in a slice of capacity n: appending to it does
+// not write over the next values handed out. They are zero, or, after
+// reuse, as they were left: whoever takes them writes each whole.
 func (s *slab[T]) take(n int) []T {
 	if len(s.free) < n {
 		s.cur = make([]T, max(n, slabLen))
@@ -476,15 +477,15 @@ func (s *slab[T]) take(n int) []T {
 	return out
 }
 
-// reuse makes take hand out the values of its last array again, zeroed:
-// nothing reads those it handed out any longer. When they took more than
-// one array, the next is one that holds them all, so that going round
-// again allocates nothing.
+// reuse makes take hand out the values of its last array again: nothing
+// reads those it handed out any longer. They are not zeroed, since each
+// is written whole when it is taken again; until then they keep alive
+// what they point to (file names, a few retransmissions), at most an
+// array's worth. When they took more than one array, the next is one
+// that holds them all, so that going round again allocates nothing.
 func (s *slab[T]) reuse() {
 	if s.used > len(s.cur) {
 		s.cur = make([]T, s.used+s.used/4)
-	} else {
-		clear(s.cur[:s.used])
 	}
 	s.free, s.used = s.cur, 0
 }
