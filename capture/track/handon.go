@@ -90,11 +90,12 @@ func (h *handOn) noteMerged(lists [][]int) {
 }
 
 // handOn hands on the attempt of e, a stream finalized (its attempt not
-// folded), or keeps e until the streams created before it are finalized.
-// built is e's attempt when it is built already (attemptOf).
-func (t *Tracker) handOn(e ended, built *model.Attempt) {
+// folded) created as seq, or keeps e until the streams created before it
+// are finalized. built is e's attempt when it is built already
+// (attemptOf).
+func (t *Tracker) handOn(e ended, seq int, built *model.Attempt) {
 	h := t.hand
-	i, ok := h.find(e.seq)
+	i, ok := h.find(seq)
 	switch {
 	case !ok:
 		// Not noted: handed on as it comes rather than lost.

@@ -128,7 +128,7 @@ func (t *Tracker) finishStreams() {
 			var next *streamEnd
 			from := -1
 			for i := range feeds {
-				if v := feeds[i].peek(l); v != nil && (next == nil || !bySeq && v.idx < next.idx || bySeq && v.e.seq < next.e.seq) {
+				if v := feeds[i].peek(l); v != nil && (next == nil || !bySeq && v.idx < next.idx || bySeq && v.seq < next.seq) {
 					next, from = v, i
 				}
 			}
@@ -136,7 +136,7 @@ func (t *Tracker) finishStreams() {
 				break
 			}
 			if bySeq {
-				t.handOnBefore(waits, next.e.seq)
+				t.handOnBefore(waits, next.seq)
 			}
 			t.settleEnd(next)
 			feeds[from].pop()
@@ -394,9 +394,13 @@ func (t *Tracker) giveBack() {
 // others; settleEnd then does, in capture order, what concerns the
 // whole capture.
 type streamEnd struct {
-	e       ended
-	built   *model.Attempt // the stream's attempt, when its endFeed built it
-	idx     int            // the stream's last packet (tcpSeg.idx)
+	e     ended
+	built *model.Attempt // the stream's attempt, when its endFeed built it
+	idx   int            // the stream's last packet (tcpSeg.idx)
+	// seq is the stream's creation order (stream.seq), copied so that
+	// the Tracker orders and hands on the streams a shard retired
+	// without reading the streams, which another core wrote last.
+	seq     int
 	outcome model.Outcome
 	// fold is set when summary mode folds the stream whole: established,
 	// ended normally (SF, S1, S2, S3), with no large retransmission, no
@@ -420,7 +424,7 @@ type streamEnd struct {
 // streamEndOf works out the streamEnd of e.
 func streamEndOf(e ended, summarize bool) streamEnd {
 	s := e.stream
-	v := streamEnd{e: e, idx: s.lastIdx, outcome: s.outcome()}
+	v := streamEnd{e: e, idx: s.lastIdx, seq: s.seq, outcome: s.outcome()}
 	if !summarize || e.outer() != nil {
 		return v
 	}
@@ -470,7 +474,7 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 	if v.fold {
 		// Folded straight from the stream: no attempt is built for it.
 		t.foldInto(t.acc(v.server, outcome), v)
-		t.passOn(s.seq)
+		t.passOn(v.seq)
 		return
 	}
 	if v.counts && !s.icmp && !natCopy {
@@ -485,18 +489,18 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 			// A port first seen once the host's sample is full (a
 			// scan): counted with the host's other such ports.
 			t.foldInto(t.acc(hk.server, outcome), v)
-			t.passOn(s.seq)
+			t.passOn(v.seq)
 			return
 		case hostFull || int(t.failKept[ek]) >= t.keepFailed:
 			t.foldInto(t.acc(v.server, outcome), v)
-			t.passOn(s.seq)
+			t.passOn(v.seq)
 			return
 		}
 		t.failKept[ek]++
 		t.failKept[hk]++
 	}
 	if t.hand != nil {
-		t.handOn(v.e, v.built)
+		t.handOn(v.e, v.seq, v.built)
 		return
 	}
 	a := t.attemptOf(v.e, v.built)
