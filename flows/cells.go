@@ -93,6 +93,12 @@ func appendAddrPort(b []byte, ap netip.AddrPort) []byte {
 	if !a.Is4() {
 		return ap.AppendTo(b)
 	}
+	return appendInt(append(appendAddr4(b, a), ':'), int64(ap.Port()))
+}
+
+// appendAddr4 appends the IPv4 address a as netip.Addr.AppendTo writes
+// it, its octets from a table.
+func appendAddr4(b []byte, a netip.Addr) []byte {
 	for i, o := range a.As4() {
 		if i > 0 {
 			b = append(b, '.')
@@ -103,7 +109,69 @@ func appendAddrPort(b []byte, ap netip.AddrPort) []byte {
 		b = append(b, d.s[0], d.s[1], d.s[2])
 		b = b[:len(b)-3+int(d.n)]
 	}
-	return appendInt(append(b, ':'), int64(ap.Port()))
+	return b
+}
+
+// addrCache writes addresses and ports as appendAddrPort writes them,
+// and keeps the text of the last IPv4 one: a capture's rows have few
+// servers, each written whole from the cache row after row, and few
+// client addresses, written from it before their port.
+type addrCache struct {
+	ap   netip.AddrPort // what text holds, when n is not 0
+	n    uint8          // the bytes of text in use
+	addr uint8          // those of the address and its colon
+	text [len("255.255.255.255:65535")]byte
+}
+
+// append appends ap as appendAddrPort does.
+func (c *addrCache) append(b []byte, ap netip.AddrPort) []byte {
+	if c.n != 0 && ap == c.ap {
+		return append(b, c.text[:c.n]...)
+	}
+	a := ap.Addr()
+	if !a.Is4() {
+		return ap.AppendTo(b)
+	}
+	m := len(b)
+	if c.n != 0 && a == c.ap.Addr() {
+		b = append(b, c.text[:c.addr]...)
+	} else {
+		b = append(appendAddr4(b, a), ':')
+		c.addr = uint8(len(b) - m)
+	}
+	b = appendInt(b, int64(ap.Port()))
+	c.ap, c.n = ap, uint8(copy(c.text[:], b[m:]))
+	return b
+}
+
+// frameCache writes frame numbers as appendInt writes them, and keeps
+// the digits of the last one: a row's position is the frame of its first
+// SYN, and its SYN/ACK often the frame after it, written from those
+// digits rather than from the number.
+type frameCache struct {
+	v int64 // the number d holds, when n is not 0
+	n uint8 // the digits of d in use
+	d [20]byte
+}
+
+// append appends v as appendInt does.
+func (c *frameCache) append(b []byte, v int64) []byte {
+	if c.n != 0 {
+		if v == c.v {
+			return append(b, c.d[:c.n]...)
+		}
+		if v == c.v+1 && c.d[c.n-1] != '9' {
+			c.d[c.n-1]++
+			c.v = v
+			return append(b, c.d[:c.n]...)
+		}
+	}
+	m := len(b)
+	b = appendInt(b, v)
+	if v >= 0 {
+		c.v, c.n = v, uint8(copy(c.d[:], b[m:]))
+	}
+	return b
 }
 
 // octets holds the decimal digits of each octet.

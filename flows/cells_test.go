@@ -157,3 +157,58 @@ func TestAppendInt(t *testing.T) {
 		}
 	}
 }
+
+// An addrCache writes what netip.AddrPort.AppendTo writes, on runs of
+// one address and port, of one address with other ports, and of new
+// addresses of every kind between them.
+func TestAddrCache(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	others := []netip.AddrPort{
+		{},
+		netip.MustParseAddrPort("[::ffff:10.0.0.1]:80"),
+		netip.MustParseAddrPort("[fe80::1%eth0]:443"),
+		netip.MustParseAddrPort("[2001:db8::1]:53"),
+		netip.MustParseAddrPort("255.255.255.255:65535"),
+		netip.MustParseAddrPort("0.0.0.0:0"),
+	}
+	var c addrCache
+	ap := netip.MustParseAddrPort("10.0.0.1:80")
+	for range 100000 {
+		switch rng.IntN(8) {
+		case 0:
+			ap = others[rng.IntN(len(others))]
+		case 1:
+			a4 := [4]byte{10, 0, byte(rng.IntN(3)), byte(rng.IntN(256))}
+			ap = netip.AddrPortFrom(netip.AddrFrom4(a4), ap.Port())
+		case 2, 3:
+			ap = netip.AddrPortFrom(ap.Addr(), uint16(rng.IntN(65536)))
+		}
+		if got, want := c.append([]byte("x"), ap), ap.AppendTo([]byte("x")); string(got) != string(want) {
+			t.Fatalf("%v: %s, want %s", ap, got, want)
+		}
+	}
+}
+
+// A frameCache writes what strconv.AppendInt writes, on runs of one
+// number, of numbers one apart (across nines, and a power of ten), and of
+// others, negative ones included.
+func TestFrameCache(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	var c frameCache
+	v := int64(1)
+	for range 100000 {
+		switch rng.IntN(6) {
+		case 0:
+			v = rng.Int64N(1<<24) - 10
+		case 1:
+			v = []int64{8, 9, 98, 99, 999, 1 << 40, math.MaxInt64 - 1, -1, 0}[rng.IntN(9)]
+		case 2, 3:
+			if v < math.MaxInt64 {
+				v++
+			}
+		}
+		if got, want := c.append([]byte("x"), v), strconv.AppendInt([]byte("x"), v, 10); string(got) != string(want) {
+			t.Fatalf("%d: %s, want %s", v, got, want)
+		}
+	}
+}

@@ -14,6 +14,8 @@ type rowCells struct {
 	buf   []byte
 	ends  [numColumns]int // where each cell ends in buf
 	start microCache
+	// frames writes the row's frame numbers.
+	frames frameCache
 	// node, file and plain cache whether the start of the last "where"
 	// cell, its node and file, is written as it is (printable ASCII,
 	// which escape.String leaves alone).
@@ -32,7 +34,7 @@ func (r *rowCells) format(a *model.Attempt) {
 	b := r.buf[:0]
 	p := a.Pos
 	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && r.plainPrefix(a.Node, p.File) {
-		b = appendFramePos(b, a.Node, p.File, p.Frame)
+		b = appendFramePos(b, a.Node, p.File, p.Frame, &r.frames)
 	} else {
 		b = append(b, (*Table)(nil).where(a)...)
 	}
@@ -49,11 +51,11 @@ func (r *rowCells) format(a *model.Attempt) {
 	r.ends[5] = len(b)
 	b = append(b, a.History...)
 	r.ends[6] = len(b)
-	b = appendSegRefs(b, a.SYN, nil)
+	b = appendSegRefs(b, a.SYN, nil, &r.frames)
 	r.ends[7] = len(b)
-	b = appendSegRefs(b, a.SYNACK, nil)
+	b = appendSegRefs(b, a.SYNACK, nil, &r.frames)
 	r.ends[8] = len(b)
-	b = appendSegRefs(b, a.ClientRST, a.ServerRST)
+	b = appendSegRefs(b, a.ClientRST, a.ServerRST, &r.frames)
 	r.ends[9] = len(b)
 	b = appendInt(b, int64(a.SYNRetransmissions()))
 	r.ends[10] = len(b)
@@ -102,10 +104,10 @@ func ascii(b []byte) bool {
 }
 
 // appendFramePos appends the first cell of an attempt on node at frame of
-// file, node and file written as they are.
-func appendFramePos(b []byte, node, file string, frame int) []byte {
+// file, node and file written as they are, the frame through frames.
+func appendFramePos(b []byte, node, file string, frame int, frames *frameCache) []byte {
 	if node != "" {
 		b = append(append(b, node...), ' ')
 	}
-	return appendInt(append(append(b, file...), "#frame="...), int64(frame))
+	return frames.append(append(append(b, file...), "#frame="...), int64(frame))
 }

@@ -33,6 +33,8 @@ type CSVWriter struct {
 	plainNode, plainFile string
 	plain                bool
 	start                microCache
+	client, server       addrCache
+	frames               frameCache
 	names                [3]csvName // the outcome's, the state's, the history's
 }
 
@@ -72,7 +74,7 @@ func (c *CSVWriter) Write(a *model.Attempt) {
 func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 	p := a.Pos
 	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && c.plainPrefix(a.Node, p.File) {
-		b = appendFramePos(b, a.Node, p.File, p.Frame)
+		b = appendFramePos(b, a.Node, p.File, p.Frame, &c.frames)
 	} else {
 		where := p.String()
 		if a.Node != "" {
@@ -82,14 +84,14 @@ func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
 	}
 	b = append(b, ',')
 	b = c.start.append(b, a.Start)
-	b = appendAddrPort(append(b, ','), a.Client)
-	b = appendAddrPort(append(b, ','), a.Server)
+	b = c.client.append(append(b, ','), a.Client)
+	b = c.server.append(append(b, ','), a.Server)
 	b = c.names[0].append(append(b, ','), string(a.Outcome))
 	b = c.names[1].append(append(b, ','), a.ConnState)
 	b = c.names[2].append(append(b, ','), a.History)
-	b = appendSegRefs(append(b, ','), a.SYN, nil)
-	b = appendSegRefs(append(b, ','), a.SYNACK, nil)
-	b = appendSegRefs(append(b, ','), a.ClientRST, a.ServerRST)
+	b = appendSegRefs(append(b, ','), a.SYN, nil, &c.frames)
+	b = appendSegRefs(append(b, ','), a.SYNACK, nil, &c.frames)
+	b = appendSegRefs(append(b, ','), a.ClientRST, a.ServerRST, &c.frames)
 	b = appendInt(append(b, ','), int64(a.SYNRetransmissions()))
 	b = append(b, ',')
 	if d, ok := a.TimeToSYNACK(); ok {
@@ -169,8 +171,8 @@ func (c *CSVWriter) plainPrefix(node, file string) bool {
 }
 
 // appendSegRefs appends the cell segRefs gives for the segments of l
-// and then m.
-func appendSegRefs(b []byte, l, m []model.Seg) []byte {
+// and then m, their frame numbers through frames.
+func appendSegRefs(b []byte, l, m []model.Seg, frames *frameCache) []byte {
 	const max = 4
 	n := len(l) + len(m)
 	for i := range min(n, max) {
@@ -184,7 +186,7 @@ func appendSegRefs(b []byte, l, m []model.Seg) []byte {
 			b = append(b, ' ')
 		}
 		if g.Frame > 0 {
-			b = appendInt(append(b, '#'), int64(g.Frame))
+			b = frames.append(append(b, '#'), int64(g.Frame))
 		} else {
 			b = appendInt(append(b, 'L'), int64(g.Line))
 		}
@@ -491,32 +493,25 @@ func (c *rangeCount) note(a *model.Attempt) {
 // utcInRange reports whether the times note counts are all in UTC and in
 // range (jsontime.UTCInRange), as one pass that calls nothing.
 func utcInRange(a *model.Attempt) bool {
-	if !jsontime.UTCInRange(a.Start) || !jsontime.UTCInRange(a.End) {
-		return false
-	}
-	for _, segs := range [...][]model.Seg{a.SYN, a.SYNACK, a.ClientRST, a.ServerRST} {
-		for i := range segs {
-			if !jsontime.UTCInRange(segs[i].Time) {
-				return false
-			}
-		}
-	}
-	for _, s := range [...]*model.Seg{a.FirstAck, a.ClientFIN, a.ServerFIN} {
-		if s != nil && !jsontime.UTCInRange(s.Time) {
+	return jsontime.UTCInRange(a.Start) && jsontime.UTCInRange(a.End) &&
+		segsInRange(a.SYN) && segsInRange(a.SYNACK) && segsInRange(a.ClientRST) && segsInRange(a.ServerRST) &&
+		segInRange(a.FirstAck) && segInRange(a.ClientFIN) && segInRange(a.ServerFIN) &&
+		(a.ClientData == nil || segsInRange(a.ClientData.Retx)) && (a.ServerData == nil || segsInRange(a.ServerData.Retx))
+}
+
+// segsInRange reports whether the times of segs are all in UTC and in
+// range.
+func segsInRange(segs []model.Seg) bool {
+	for i := range segs {
+		if !jsontime.UTCInRange(segs[i].Time) {
 			return false
-		}
-	}
-	for _, d := range [...]*model.DataSizes{a.ClientData, a.ServerData} {
-		if d != nil {
-			for i := range d.Retx {
-				if !jsontime.UTCInRange(d.Retx[i].Time) {
-					return false
-				}
-			}
 		}
 	}
 	return true
 }
+
+// segInRange reports whether s is nil or its time in UTC and in range.
+func segInRange(s *model.Seg) bool { return s == nil || jsontime.UTCInRange(s.Time) }
 
 // time counts t, at pos, when it is out of range.
 func (c *rangeCount) time(t time.Time, pos model.Pos) {
