@@ -121,7 +121,7 @@ func (ww *whereWidths) finish(root string) (natural, framed int, file string) {
 			m := ww.keys[k]
 			for _, p := range []model.Pos{{File: k.file, Frame: m.frame}, {File: k.file, Line: m.line}} {
 				if p.Frame > 0 || p.Line > 0 {
-					ww.measure((*Table)(nil).where(&model.Attempt{Node: k.node, Pos: p}))
+					ww.measure(where(k.node, p))
 				}
 			}
 		}

@@ -84,22 +84,25 @@ func knownState(s string) bool {
 
 // Match reports whether a passes the filter (a nil a does not).
 func (f *Filter) Match(a *model.Attempt) bool {
-	if a == nil {
+	return a != nil && f.match(a.Client, a.Server, a.Outcome, a.ConnState, a.Start)
+}
+
+// match reports whether an attempt from client to server, of outcome and
+// Zeek state state, that started at start, passes the filter.
+func (f *Filter) match(client, server netip.AddrPort, outcome model.Outcome, state string, start time.Time) bool {
+	if len(f.Hosts) > 0 && !slices.Contains(f.Hosts, client.Addr().Unmap()) && !slices.Contains(f.Hosts, server.Addr().Unmap()) {
 		return false
 	}
-	if len(f.Hosts) > 0 && !slices.Contains(f.Hosts, a.Client.Addr().Unmap()) && !slices.Contains(f.Hosts, a.Server.Addr().Unmap()) {
+	if len(f.Ports) > 0 && !slices.Contains(f.Ports, client.Port()) && !slices.Contains(f.Ports, server.Port()) {
 		return false
 	}
-	if len(f.Ports) > 0 && !slices.Contains(f.Ports, a.Client.Port()) && !slices.Contains(f.Ports, a.Server.Port()) {
+	if len(f.States) > 0 && !slices.Contains(f.States, string(outcome)) && !slices.Contains(f.States, state) {
 		return false
 	}
-	if len(f.States) > 0 && !slices.Contains(f.States, string(a.Outcome)) && !slices.Contains(f.States, a.ConnState) {
+	if !f.Since.IsZero() && start.Before(f.Since) {
 		return false
 	}
-	if !f.Since.IsZero() && a.Start.Before(f.Since) {
-		return false
-	}
-	if !f.Until.IsZero() && !a.Start.Before(f.Until) {
+	if !f.Until.IsZero() && !start.Before(f.Until) {
 		return false
 	}
 	return true

@@ -36,7 +36,7 @@ func (r *rowCells) format(a *model.Attempt) {
 	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && r.plainPrefix(a.Node, p.File) {
 		b = appendFramePos(b, a.Node, p.File, p.Frame, &r.frames)
 	} else {
-		b = append(b, (*Table)(nil).where(a)...)
+		b = append(b, where(a.Node, p)...)
 	}
 	r.ends[0] = len(b)
 	b = r.start.append(b, a.Start)
@@ -51,11 +51,11 @@ func (r *rowCells) format(a *model.Attempt) {
 	r.ends[5] = len(b)
 	b = append(b, a.History...)
 	r.ends[6] = len(b)
-	b = appendSegRefs(b, a.SYN, nil, &r.frames)
+	b = appendSegList(b, a.SYN, nil, &r.frames)
 	r.ends[7] = len(b)
-	b = appendSegRefs(b, a.SYNACK, nil, &r.frames)
+	b = appendSegList(b, a.SYNACK, nil, &r.frames)
 	r.ends[8] = len(b)
-	b = appendSegRefs(b, a.ClientRST, a.ServerRST, &r.frames)
+	b = appendSegList(b, a.ClientRST, a.ServerRST, &r.frames)
 	r.ends[9] = len(b)
 	b = appendInt(b, int64(a.SYNRetransmissions()))
 	r.ends[10] = len(b)

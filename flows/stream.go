@@ -59,9 +59,35 @@ func (c *CSVWriter) Write(a *model.Attempt) {
 		return
 	}
 	c.ranges.note(a)
+	r := a.Row()
+	c.write(&r)
+}
+
+// WriteRow writes r, an attempt's row (r.Attempt's when it is set), if
+// it passes the filter, as Write writes the attempt: a capture's tracker
+// hands such rows on (parse.Options.EachRow) in fewer instructions than
+// it builds attempts. The row is not kept.
+func (c *CSVWriter) WriteRow(r *model.Row) {
+	if r.Attempt != nil {
+		c.Write(r.Attempt)
+		return
+	}
+	if !c.filter.match(r.Client, r.Server, r.Outcome, r.ConnState, r.Start) {
+		return
+	}
+	// A row handed on without its attempt has every time of it in range;
+	// one made otherwise has its start counted.
+	if !jsontime.UTCInRange(r.Start) {
+		c.ranges.time(r.Start, r.Pos)
+	}
+	c.write(r)
+}
+
+// write writes the row r.
+func (c *CSVWriter) write(r *model.Row) {
 	// The row is written into the buffer's free space, which Write then
 	// takes as it is, rather than copied there from a buffer of its own.
-	c.w.Write(c.appendRow(c.w.AvailableBuffer(), a))
+	c.w.Write(c.appendRow(c.w.AvailableBuffer(), r))
 }
 
 // appendRow appends a's row, as Table.row gives it and encoding/csv
@@ -71,35 +97,35 @@ func (c *CSVWriter) Write(a *model.Attempt) {
 // quoting or an apostrophe: the others are numbers, times, addresses and
 // frame lists (#1 #2, L3), none of which starts with = + - @ but a
 // number.
-func (c *CSVWriter) appendRow(b []byte, a *model.Attempt) []byte {
-	p := a.Pos
-	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && c.plainPrefix(a.Node, p.File) {
-		b = appendFramePos(b, a.Node, p.File, p.Frame, &c.frames)
+func (c *CSVWriter) appendRow(b []byte, r *model.Row) []byte {
+	p := r.Pos
+	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && c.plainPrefix(r.Node, p.File) {
+		b = appendFramePos(b, r.Node, p.File, p.Frame, &c.frames)
 	} else {
 		where := p.String()
-		if a.Node != "" {
-			where = a.Node + " " + where
+		if r.Node != "" {
+			where = r.Node + " " + where
 		}
 		b = appendCSVField(b, inertCell(escape.String(where)))
 	}
 	b = append(b, ',')
-	b = c.start.append(b, a.Start)
-	b = c.client.append(append(b, ','), a.Client)
-	b = c.server.append(append(b, ','), a.Server)
-	b = c.names[0].append(append(b, ','), string(a.Outcome))
-	b = c.names[1].append(append(b, ','), a.ConnState)
-	b = c.names[2].append(append(b, ','), a.History)
-	b = appendSegRefs(append(b, ','), a.SYN, nil, &c.frames)
-	b = appendSegRefs(append(b, ','), a.SYNACK, nil, &c.frames)
-	b = appendSegRefs(append(b, ','), a.ClientRST, a.ServerRST, &c.frames)
-	b = appendInt(append(b, ','), int64(a.SYNRetransmissions()))
+	b = c.start.append(b, r.Start)
+	b = c.client.append(append(b, ','), r.Client)
+	b = c.server.append(append(b, ','), r.Server)
+	b = c.names[0].append(append(b, ','), string(r.Outcome))
+	b = c.names[1].append(append(b, ','), r.ConnState)
+	b = c.names[2].append(append(b, ','), r.History)
+	b = appendSegRefs(append(b, ','), &r.SYN, &c.frames)
+	b = appendSegRefs(append(b, ','), &r.SYNACK, &c.frames)
+	b = appendSegRefs(append(b, ','), &r.RST, &c.frames)
+	b = appendInt(append(b, ','), int64(r.SYNRetransmissions))
 	b = append(b, ',')
-	if d, ok := a.TimeToSYNACK(); ok {
-		b = appendMillis(b, d)
+	if r.SYNACKTimed {
+		b = appendMillis(b, r.TimeToSYNACK)
 	}
-	b = appendInt(append(b, ','), int64(a.Packets))
-	b = appendInt(append(b, ','), a.ClientBytes)
-	b = appendInt(append(b, ','), a.ServerBytes)
+	b = appendInt(append(b, ','), int64(r.Packets))
+	b = appendInt(append(b, ','), r.ClientBytes)
+	b = appendInt(append(b, ','), r.ServerBytes)
 	return append(b, '\n')
 }
 
@@ -170,29 +196,30 @@ func (c *CSVWriter) plainPrefix(node, file string) bool {
 	return c.plain
 }
 
-// appendSegRefs appends the cell segRefs gives for the segments of l
-// and then m, their frame numbers through frames.
-func appendSegRefs(b []byte, l, m []model.Seg, frames *frameCache) []byte {
-	const max = 4
-	n := len(l) + len(m)
-	for i := range min(n, max) {
-		var g *model.Seg
-		if i < len(l) {
-			g = &l[i]
-		} else {
-			g = &m[i-len(l)]
-		}
+// appendSegList appends the cell segRefs gives for the segments of l
+// and then m, as appendSegRefs does.
+func appendSegList(b []byte, l, m []model.Seg, frames *frameCache) []byte {
+	var refs model.SegRefs
+	refs.AddAll(l)
+	refs.AddAll(m)
+	return appendSegRefs(b, &refs, frames)
+}
+
+// appendSegRefs appends the cell segRefs gives for the segments l
+// names, their frame numbers through frames.
+func appendSegRefs(b []byte, l *model.SegRefs, frames *frameCache) []byte {
+	for i := range min(l.N, model.MaxSegRefs) {
 		if i > 0 {
 			b = append(b, ' ')
 		}
-		if g.Frame > 0 {
-			b = frames.append(append(b, '#'), int64(g.Frame))
+		if l.Frame[i] > 0 {
+			b = frames.append(append(b, '#'), int64(l.Frame[i]))
 		} else {
-			b = appendInt(append(b, 'L'), int64(g.Line))
+			b = appendInt(append(b, 'L'), int64(l.Line[i]))
 		}
 	}
-	if n > max {
-		b = appendInt(append(b, " +"...), int64(n-max))
+	if l.N > model.MaxSegRefs {
+		b = appendInt(append(b, " +"...), int64(l.N-model.MaxSegRefs))
 	}
 	return b
 }

@@ -302,6 +302,31 @@ func TestCSVWriterAsTable(t *testing.T) {
 		t.Errorf("out of range: %d at %v, the table's %d at %v", m, at, n, pos)
 	}
 
+	// The same rows from the attempts' rows (model.Attempt.Row), made
+	// without them: the times out of range counted are their starts.
+	var rows bytes.Buffer
+	rw := flows.NewCSVWriter(&rows, flows.Filter{})
+	starts, first := 0, model.Pos{}
+	for i := range all {
+		r := all[i].Row()
+		rw.WriteRow(&r)
+		if all[i].Start.Year() > 9999 {
+			if starts == 0 {
+				first = all[i].Pos
+			}
+			starts++
+		}
+	}
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rows.String() != want {
+		t.Errorf("rows written from the attempts' rows differ:\n%s", testutil.DiffLines(want, rows.String()))
+	}
+	if m, at := rw.OutOfRange(); m != starts || at != first || starts == 0 {
+		t.Errorf("out of range from rows: %d at %v, want the %d starts, the first at %v", m, at, starts, first)
+	}
+
 	// The JSON form, its times clamped, from a Builder's table.
 	b := flows.NewBuilder(flows.Filter{})
 	for i := range all {

@@ -49,7 +49,7 @@ func (t *Table) row(a *model.Attempt) []string {
 		rtt = millis(d)
 	}
 	return []string{
-		t.where(a),
+		where(a.Node, a.Pos),
 		string(jsontime.AppendMicro(nil, a.Start)),
 		a.Client.String(),
 		a.Server.String(),
@@ -67,11 +67,12 @@ func (t *Table) row(a *model.Attempt) []string {
 	}
 }
 
-// where is the first cell of a's row: its position, after its node.
-func (t *Table) where(a *model.Attempt) string {
-	where := a.Pos.String()
-	if a.Node != "" {
-		where = a.Node + " " + where
+// where is the first cell of the row of an attempt on node at p: its
+// position, after its node.
+func where(node string, p model.Pos) string {
+	where := p.String()
+	if node != "" {
+		where = node + " " + where
 	}
 	return escape.String(where)
 }
