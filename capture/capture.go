@@ -50,6 +50,10 @@ type Options struct {
 	// segments and data sizes it points to, is EachAttempt's only until it
 	// returns (see track.Options.LendAttempts).
 	LendAttempts bool
+	// EachRow, when set, is handed each attempt's row instead of
+	// EachAttempt the attempt, worked out without building it (see
+	// track.Options.EachRow).
+	EachRow func(*model.Row)
 }
 
 // Summary says whether a capture's attempts are summarized and how: the
@@ -130,7 +134,8 @@ func read(ctx context.Context, r io.Reader, name string, opts Options, mode deco
 
 // trackOptions returns the options of the Tracker a read with o folds packets in.
 func (o Options) trackOptions() track.Options {
-	return track.Options{Node: o.Node, Summary: o.Summary, EachAttempt: o.EachAttempt, LendAttempts: o.LendAttempts}
+	return track.Options{Node: o.Node, Summary: o.Summary, EachAttempt: o.EachAttempt, LendAttempts: o.LendAttempts,
+		EachRow: o.EachRow}
 }
 
 // shards returns how many shards a capture read with o is tracked by.

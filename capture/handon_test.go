@@ -20,9 +20,11 @@ import (
 // sameHandedOn checks that the attempts Options.EachAttempt is handed are
 // those Result.Attempts holds when it is not set, in the same order, with
 // the rest of the Result the same, with and without summary mode, given
-// or lent (Options.LendAttempts: each copied as it comes), and for each
-// number of shards.
-func sameHandedOn(t *testing.T, b []byte, name string, shards ...int) {
+// or lent (Options.LendAttempts: each copied as it comes), and as rows
+// (Options.EachRow), for each number of shards. It returns how many rows
+// were handed on, and how many of them were worked out without their
+// attempt.
+func sameHandedOn(t *testing.T, b []byte, name string, shards ...int) (rows, plain int) {
 	t.Helper()
 	for _, summary := range []bool{false, true} {
 		for _, n := range shards {
@@ -31,8 +33,65 @@ func sameHandedOn(t *testing.T, b []byte, name string, shards ...int) {
 			for _, lend := range []bool{false, true} {
 				sameHandedOnAs(t, b, name, opts, lend, want, wantErr)
 			}
+			plain += sameRowsAs(t, b, name, opts, want, wantErr)
+			if want != nil {
+				rows += len(want.Attempts)
+			}
 		}
 	}
+	return rows, plain
+}
+
+// mostPlain fails t unless most of the rows handed on were worked out
+// without their attempts.
+func mostPlain(t *testing.T, rows, plain int) {
+	t.Helper()
+	if rows == 0 || plain < rows*9/10 {
+		t.Errorf("%d of %d rows worked out without their attempts", plain, rows)
+	}
+}
+
+// sameRowsAs is sameHandedOn's check of the rows handed on
+// (Options.EachRow): each is the row of the attempt held
+// (model.Attempt.Row), worked out without it or holding it. It returns
+// how many were worked out without it.
+func sameRowsAs(t *testing.T, b []byte, name string, opts capture.Options, want *capture.Result, wantErr error) (plain int) {
+	t.Helper()
+	n, summary := opts.Shards, opts.Summary.Enabled
+	var got []model.Row
+	opts.EachRow = func(r *model.Row) {
+		if r.Attempt != nil {
+			got = append(got, r.Attempt.Row())
+			return
+		}
+		got = append(got, *r)
+		plain++
+	}
+	res, err := capture.Read(context.Background(), bytes.NewReader(b), name, opts)
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Errorf("%s, %d shards, summary %v, rows: error %v, held %v", name, n, summary, err, wantErr)
+	}
+	if want == nil || res == nil {
+		if want != res {
+			t.Errorf("%s: result %v, held %v", name, res, want)
+		}
+		return plain
+	}
+	if len(res.Attempts) != 0 || len(got) != len(want.Attempts) {
+		t.Errorf("%s, %d shards, summary %v: %d rows handed on, %d attempts held (%d while handed on)", name, n, summary, len(got), len(want.Attempts), len(res.Attempts))
+		return plain
+	}
+	for i := range got {
+		if w := want.Attempts[i].Row(); !reflect.DeepEqual(got[i], w) {
+			t.Errorf("%s, %d shards, summary %v: row %d handed on is %+v, the attempt's %+v", name, n, summary, i, got[i], w)
+			break
+		}
+	}
+	res.Attempts = want.Attempts
+	if !reflect.DeepEqual(res, want) {
+		t.Errorf("%s, %d shards, summary %v, rows: the rest of the result differs%s", name, n, summary, firstDiff(res, want))
+	}
+	return plain
 }
 
 // sameHandedOnAs is sameHandedOn's check of one way of handing on, want
@@ -109,20 +168,24 @@ func TestHandOnSameAttempts(t *testing.T) {
 	if len(files) < 100 {
 		t.Fatalf("only %d captures", len(files))
 	}
+	rows, plain := 0, 0
 	for _, f := range testutil.RaceSample(t, 4, files) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sameHandedOn(t, b, filepath.Base(f), 1, 3)
+		r, p := sameHandedOn(t, b, filepath.Base(f), 1, 3)
+		rows, plain = rows+r, plain+p
 	}
+	mostPlain(t, rows, plain)
 }
 
 // A capture whose streams are finalized far out of their creation order
 // (reused 4-tuples, idle streams swept, closed ones parked, failures past
 // summary mode's sample) hands them on in that order.
 func TestHandOnBusy(t *testing.T) {
-	sameHandedOn(t, busyCapture(t), "busy.pcap", 1, 2, 7)
+	rows, plain := sameHandedOn(t, busyCapture(t), "busy.pcap", 1, 2, 7)
+	mostPlain(t, rows, plain)
 }
 
 // A capture whose thousands of streams are all live at its end has their
@@ -149,10 +212,12 @@ func TestHandOnLiveAtEnd(t *testing.T) {
 		add(2*time.Millisecond, cli, srv, psh|ackf, isn+1, 9001, 40)
 	}
 	slices.SortStableFunc(frames, func(a, b busyFrame) int { return int(a.at - b.at) })
-	sameHandedOn(t, writePcap(frames), "live.pcap", 1, 2)
+	rows, plain := sameHandedOn(t, writePcap(frames), "live.pcap", 1, 2)
+	mostPlain(t, rows, plain)
 }
 
-// Pasted text, one Result per node, hands on each node's attempts in turn.
+// Pasted text, one Result per node, hands on each node's attempts (and
+// rows) in turn.
 func TestHandOnText(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(testutil.Root(), "fixtures", "captures", "text", "*"))
 	if err != nil || len(files) == 0 {
@@ -180,6 +245,26 @@ func TestHandOnText(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, held) {
 			t.Errorf("%s: %d attempts handed on differ from the %d held", f, len(got), len(held))
+		}
+		// And as rows, which text, whose times need not be in UTC, may
+		// hand on as their attempts.
+		var rows []model.Row
+		_, err = capture.ReadText(context.Background(), bytes.NewReader(b), f, format,
+			capture.Options{EachRow: func(r *model.Row) {
+				if r.Attempt != nil {
+					rows = append(rows, r.Attempt.Row())
+				} else {
+					rows = append(rows, *r)
+				}
+			}})
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || len(rows) != len(held) {
+			t.Fatalf("%s: %d rows, error %v; held %d, %v", f, len(rows), err, len(held), wantErr)
+		}
+		for i := range rows {
+			if w := held[i].Row(); !reflect.DeepEqual(rows[i], w) {
+				t.Errorf("%s: row %d handed on is %+v, the attempt's %+v", f, i, rows[i], w)
+				break
+			}
 		}
 	}
 }

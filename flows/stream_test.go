@@ -175,7 +175,7 @@ func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 		t.Fatalf("only %d captures", len(files))
 	}
 	filters := []flows.Filter{{}, {States: []string{"REJ", "established"}}}
-	handedOn, tables := 0, 0
+	handedOn, rowsHandedOn, tables := 0, 0, 0
 	for _, f := range files {
 		snap, _, err := parse.Open(context.Background(), f, &parse.Options{Formats: captureFormats(), KeepAttempts: true})
 		if err != nil {
@@ -195,6 +195,19 @@ func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 			}
 			if got.String() != want {
 				t.Errorf("%s, filter %v: handed on:\n%s", f, filter, testutil.DiffLines(want, got.String()))
+			}
+			var rows bytes.Buffer
+			rw := flows.NewCSVWriter(&rows, filter)
+			_, _, err = parse.Open(context.Background(), f, &parse.Options{Formats: captureFormats(),
+				EachRow: func(r *model.Row) { rw.WriteRow(r); rowsHandedOn++ }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if rows.String() != want {
+				t.Errorf("%s, filter %v: rows handed on:\n%s", f, filter, testutil.DiffLines(want, rows.String()))
 			}
 			if len(filter.States) > 0 {
 				continue // the CSV checks the filter; the other forms filter alike
@@ -225,8 +238,8 @@ func TestCSVWriterHandedOnAsHeld(t *testing.T) {
 			}
 		}
 	}
-	if handedOn < 1000 || tables < 400 {
-		t.Errorf("only %d attempts handed on, %d tables written", handedOn, tables)
+	if handedOn < 1000 || rowsHandedOn != handedOn || tables < 400 {
+		t.Errorf("only %d attempts handed on, %d rows, %d tables written", handedOn, rowsHandedOn, tables)
 	}
 }
 

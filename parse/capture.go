@@ -25,7 +25,7 @@ var captureFormat = &Format{
 	},
 	Parse: func(ctx context.Context, r io.Reader, src *File, snap *model.Snapshot) (int, error) {
 		res, err := capture.Read(ctx, r, src.Name, capture.Options{Node: src.Node, Summary: src.Summary, EachAttempt: src.EachAttempt,
-			LendAttempts: src.LendAttempts})
+			LendAttempts: src.LendAttempts, EachRow: src.EachRow})
 		if res == nil {
 			return 0, err
 		}
@@ -56,7 +56,7 @@ func textCaptureFormat(format, command, doc string) *Format {
 		},
 		Parse: func(ctx context.Context, r io.Reader, src *File, snap *model.Snapshot) (int, error) {
 			results, err := capture.ReadText(ctx, r, src.Name, format, capture.Options{Node: src.Node, Summary: src.Summary, EachAttempt: src.EachAttempt,
-				LendAttempts: src.LendAttempts})
+				LendAttempts: src.LendAttempts, EachRow: src.EachRow})
 			n := 0
 			for _, res := range results {
 				addCapture(snap, res)

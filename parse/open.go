@@ -89,6 +89,6 @@ func withDefaults(opts *Options) *Options {
 	if o.Formats == nil {
 		o.Formats = Formats()
 	}
-	o.Summary.Enabled = !o.KeepAttempts && (o.Summary.Enabled || o.EachAttempt == nil)
+	o.Summary.Enabled = !o.KeepAttempts && (o.Summary.Enabled || o.EachAttempt == nil && o.EachRow == nil)
 	return &o
 }

@@ -36,9 +36,15 @@ func (t *Tracker) attempt(e ended) model.Attempt { return t.attemptAt(e, t.node,
 // attemptAt builds the attempt of the stream finalized as e, with the
 // node and file the Tracker named when it was finalized.
 func (t *Tracker) attemptAt(e ended, node, file string) model.Attempt {
+	return t.builderAt(node, file).attempt(e)
+}
+
+// builderAt returns the Tracker's builder, set to build with node and
+// file.
+func (t *Tracker) builderAt(node, file string) *builder {
 	b := &t.build
 	b.node, b.file, b.files, b.clock = node, file, t.files, t.clock()
-	return b.attempt(e)
+	return b
 }
 
 // attemptOf returns the attempt of e: built, when e's endFeed built it,

@@ -34,8 +34,11 @@ const (
 // built when its turn comes.
 type handOn struct {
 	each   func(model.Attempt)
-	order  []pending  // from head, in creation order
-	region hugeRegion // order's memory
+	rows   func(*model.Row) // handed the rows instead, when set (Options.EachRow)
+	row    model.Row        // the row handed on
+	a      model.Attempt    // the attempt built now for a row that holds it
+	order  []pending        // from head, in creation order
+	region hugeRegion       // order's memory
 	head   int
 	pool   []waiting
 	free   []int32   // indices of pool free for reuse
@@ -93,13 +96,13 @@ func (h *handOn) noteMerged(lists [][]int) {
 // folded) created as seq, or keeps e until the streams created before it
 // are finalized. built is e's attempt when it is built already
 // (attemptOf).
-func (t *Tracker) handOn(e ended, seq int, built *model.Attempt) {
+func (t *Tracker) handOn(e ended, seq int, built *model.Attempt, row *model.Row) {
 	h := t.hand
 	i, ok := h.find(seq)
 	switch {
 	case !ok:
 		// Not noted: handed on as it comes rather than lost.
-		h.each(t.attemptOf(e, built))
+		t.giveEnd(e, built, row)
 		return
 	case i > h.head:
 		var slot int32
@@ -113,8 +116,52 @@ func (t *Tracker) handOn(e ended, seq int, built *model.Attempt) {
 		h.order[i].slot = slot
 		return
 	}
-	h.each(t.attemptOf(e, built))
+	t.giveEnd(e, built, row)
 	t.handOnNext()
+}
+
+// giveEnd hands on the attempt of the stream finalized as e (or its row,
+// Options.EachRow): row or built, when e's endFeed built it, or one built
+// now.
+func (t *Tracker) giveEnd(e ended, built *model.Attempt, row *model.Row) {
+	switch {
+	case row != nil:
+		t.hand.rows(row)
+	case built != nil:
+		t.hand.give(built)
+	default:
+		t.giveNew(e, t.node, t.file)
+	}
+}
+
+// giveNew hands on the attempt (or row) of the stream finalized as e,
+// built now, with the node and file the Tracker named when it was
+// finalized.
+func (t *Tracker) giveNew(e ended, node, file string) {
+	h := t.hand
+	if h.rows == nil {
+		h.each(t.attemptAt(e, node, file))
+		return
+	}
+	b := t.builderAt(node, file)
+	if b.rowInto(&h.row, e) {
+		h.rows(&h.row)
+		return
+	}
+	h.a = model.Attempt{}
+	b.attemptInto(&h.a, e)
+	h.give(&h.a)
+}
+
+// give hands on a, an attempt built: as it is, or as the row that holds
+// it (Options.EachRow).
+func (h *handOn) give(a *model.Attempt) {
+	if h.rows != nil {
+		h.row = model.Row{Attempt: a}
+		h.rows(&h.row)
+		return
+	}
+	h.each(*a)
 }
 
 // passOn tells the reorder buffer, when attempts are handed on, that the
@@ -161,7 +208,7 @@ func (t *Tracker) handOnWaiting(slot int32) {
 	h := t.hand
 	w := &h.pool[slot]
 	h.takeWaiting(w, &h.s)
-	h.each(t.attemptAt(ended{&h.s, w.x}, w.node, w.file))
+	t.giveNew(ended{&h.s, w.x}, w.node, w.file)
 	*w = waiting{}
 	h.free = append(h.free, slot)
 }

@@ -20,6 +20,7 @@ type waitFeed struct {
 type waitBatch struct {
 	seq []int
 	a   []model.Attempt
+	r   []model.Row // the rows, when they are handed on (Options.EachRow)
 	batchMemory
 }
 
@@ -31,7 +32,7 @@ const waitBatchLen = 256
 // the attempts are lent when the Tracker's are.
 func (t *Tracker) startWaitFeed(rest []pending) *waitFeed {
 	f := &waitFeed{out: make(chan *waitBatch, 2), free: make(chan *waitBatch, 4)}
-	h, b, lend := t.hand, t.endBuilder(), t.lend
+	h, b, lend, rows := t.hand, t.endBuilder(), t.lend, t.hand.rows != nil
 	go func() {
 		defer close(f.out)
 		var wb *waitBatch
@@ -41,16 +42,28 @@ func (t *Tracker) startWaitFeed(rest []pending) *waitFeed {
 				continue
 			}
 			if wb == nil {
-				wb = f.batch(lend)
+				wb = f.batch(lend, rows)
 			}
 			w := &h.pool[p.slot]
 			h.takeWaiting(w, &s)
 			b.node, b.file, b.segs, b.sizes = w.node, w.file, &wb.segs, &wb.sizes
-			wb.a = append(wb.a, model.Attempt{})
-			b.attemptInto(&wb.a[len(wb.a)-1], ended{&s, w.x})
+			e := ended{&s, w.x}
+			var r *model.Row
+			if rows {
+				wb.r = wb.r[:len(wb.r)+1] // written whole below
+				r = &wb.r[len(wb.r)-1]
+			}
+			if r == nil || !b.rowInto(r, e) {
+				wb.a = append(wb.a, model.Attempt{})
+				a := &wb.a[len(wb.a)-1]
+				b.attemptInto(a, e)
+				if r != nil {
+					*r = model.Row{Attempt: a}
+				}
+			}
 			wb.seq = append(wb.seq, p.seq)
 			*w = waiting{}
-			if len(wb.a) == waitBatchLen {
+			if len(wb.seq) == waitBatchLen {
 				f.out <- wb
 				wb = nil
 			}
@@ -63,15 +76,19 @@ func (t *Tracker) startWaitFeed(rest []pending) *waitFeed {
 }
 
 // batch returns an empty batch, one the Tracker is done with if there is
-// one.
-func (f *waitFeed) batch(lend bool) *waitBatch {
+// one; with room for rows when rows is set.
+func (f *waitFeed) batch(lend, rows bool) *waitBatch {
 	select {
 	case b := <-f.free:
 		b.again(lend)
-		b.seq, b.a = b.seq[:0], b.a[:0]
+		b.seq, b.a, b.r = b.seq[:0], b.a[:0], b.r[:0]
 		return b
 	default:
-		return &waitBatch{seq: make([]int, 0, waitBatchLen), a: make([]model.Attempt, 0, waitBatchLen)}
+		b := &waitBatch{seq: make([]int, 0, waitBatchLen), a: make([]model.Attempt, 0, waitBatchLen)}
+		if rows {
+			b.r = make([]model.Row, 0, waitBatchLen)
+		}
+		return b
 	}
 }
 
@@ -79,7 +96,7 @@ func (f *waitFeed) batch(lend bool) *waitBatch {
 // streams created before the stream created as seq.
 func (t *Tracker) handOnBefore(f *waitFeed, seq int) {
 	for {
-		if f.cur != nil && f.at == len(f.cur.a) {
+		if f.cur != nil && f.at == len(f.cur.seq) {
 			// Not cleared, as endFeed.peek does not clear its batches:
 			// the feed writes over the attempts.
 			offer(f.free, f.cur)
@@ -95,7 +112,11 @@ func (t *Tracker) handOnBefore(f *waitFeed, seq int) {
 		if f.cur.seq[f.at] >= seq {
 			return
 		}
-		t.hand.each(f.cur.a[f.at])
+		if t.hand.rows != nil {
+			t.hand.rows(&f.cur.r[f.at])
+		} else {
+			t.hand.each(f.cur.a[f.at])
+		}
 		f.at++
 	}
 }

@@ -22,6 +22,14 @@ type Options struct {
 	// capture's attempts then make no garbage; an EachAttempt that keeps
 	// an attempt copies what it holds.
 	LendAttempts bool
+	// EachRow, when set, is handed each attempt's row instead, as
+	// EachAttempt would be handed the attempt (model.Attempt.Row): the
+	// row is worked out from the stream without building the attempt,
+	// or, for an attempt with a time RFC 3339 cannot write, holds it
+	// (model.Row.Attempt). The row, and the attempt it holds, are
+	// EachRow's only until it returns (as with LendAttempts). EachAttempt
+	// is not called when EachRow is set.
+	EachRow func(*model.Row)
 }
 
 // Summary says whether a capture's attempts are summarized and how: the

@@ -95,7 +95,11 @@ type Tracker struct {
 func NewTracker(file string, opts Options) *Tracker {
 	t := &Tracker{file: file, node: opts.Node, now: noTime, files: []string{""},
 		summarize: opts.Summary.Enabled, keepFailed: opts.Summary.sample()}
-	if opts.EachAttempt != nil {
+	switch {
+	case opts.EachRow != nil:
+		t.hand = &handOn{rows: opts.EachRow}
+		t.lend = true
+	case opts.EachAttempt != nil:
 		t.hand = &handOn{each: opts.EachAttempt}
 		t.lend = opts.LendAttempts
 	}

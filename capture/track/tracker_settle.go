@@ -120,6 +120,7 @@ func (t *Tracker) finishStreams() {
 		if !t.summarize {
 			// Every stream has an attempt: its feed builds it.
 			feeds[i].build, feeds[i].lend = t.endBuilder(), t.lend
+			feeds[i].rows = t.hand != nil && t.hand.rows != nil
 		}
 		feeds[i].start(sh, t.summarize, bySeq)
 	}
@@ -163,6 +164,7 @@ type endFeed struct {
 	// keeps, attempts built while it settled the streams before them.
 	build *builder
 	lend  bool
+	rows  bool // build works out rows (Options.EachRow)
 }
 
 // endBatch is a run of stream ends of one activity list, the streams
@@ -173,6 +175,7 @@ type endBatch struct {
 	v    []streamEnd
 	st   []stream
 	a    []model.Attempt
+	r    []model.Row // the rows, when the feed works them out
 	batchMemory
 }
 
@@ -215,19 +218,34 @@ func (f *endFeed) batch(l int) *endBatch {
 		if f.build != nil {
 			b.a = make([]model.Attempt, 0, endBatchLen)
 		}
+		if f.rows {
+			b.r = make([]model.Row, 0, endBatchLen)
+		}
 	}
-	b.list, b.v, b.a = l, b.v[:0], b.a[:0]
+	b.list, b.v, b.a, b.r = l, b.v[:0], b.a[:0], b.r[:0]
 	return b
 }
 
-// buildLast builds the attempt of the last stream end of b, when f builds
-// them.
+// buildLast builds the attempt of the last stream end of b, or works out
+// its row, when f builds them.
 func (f *endFeed) buildLast(b *endBatch) {
 	v := &b.v[len(b.v)-1]
 	f.build.segs, f.build.sizes = &b.segs, &b.sizes
+	if f.rows {
+		// Not zeroed first: rowInto, or the assignment below, writes the
+		// row whole.
+		b.r = b.r[:len(b.r)+1]
+		v.row = &b.r[len(b.r)-1]
+		if f.build.rowInto(v.row, v.e) {
+			return
+		}
+	}
 	b.a = append(b.a, model.Attempt{})
 	v.built = &b.a[len(b.a)-1]
 	f.build.attemptInto(v.built, v.e)
+	if v.row != nil {
+		*v.row = model.Row{Attempt: v.built}
+	}
 }
 
 const endBatchLen = 512
@@ -396,6 +414,7 @@ func (t *Tracker) giveBack() {
 type streamEnd struct {
 	e     ended
 	built *model.Attempt // the stream's attempt, when its endFeed built it
+	row   *model.Row     // the stream's row, when its endFeed worked it out (Options.EachRow)
 	idx   int            // the stream's last packet (tcpSeg.idx)
 	// seq is the stream's creation order (stream.seq), copied so that
 	// the Tracker orders and hands on the streams a shard retired
@@ -500,7 +519,7 @@ func (t *Tracker) settleEnd(v *streamEnd) {
 		t.failKept[hk]++
 	}
 	if t.hand != nil {
-		t.handOn(v.e, v.seq, v.built)
+		t.handOn(v.e, v.seq, v.built, v.row)
 		return
 	}
 	a := t.attemptOf(v.e, v.built)

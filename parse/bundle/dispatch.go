@@ -107,6 +107,7 @@ func (o *opener) dispatch(name string, r io.Reader, head []byte, pl placement, b
 	src := &format.File{Name: name, Node: pl.node, Command: pl.command, Format: f.Name}
 	if o.opts != nil {
 		src.Summary, src.EachAttempt, src.LendAttempts = o.opts.Summary, o.opts.EachAttempt, o.opts.LendAttempts
+		src.EachRow = o.opts.EachRow
 	}
 	n, err := o.runParser(f, r, src)
 	var list model.ErrorList

@@ -209,6 +209,7 @@ func (o *opener) readGroup(g []heldCapture) {
 	r.opts = capture.Options{Node: g[0].pl.node}
 	if o.opts != nil {
 		r.opts.Summary, r.opts.EachAttempt, r.opts.LendAttempts = o.opts.Summary, o.opts.EachAttempt, o.opts.LendAttempts
+		r.opts.EachRow = o.opts.EachRow
 	}
 	for _, part := range splitGroup(files) {
 		held := make([]heldCapture, len(part))

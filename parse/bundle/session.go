@@ -156,7 +156,7 @@ func (s session) parse(ctx context.Context, r io.Reader, src *format.File, snap 
 			}
 		}
 		sub := &format.File{Name: src.Name, Node: node, Command: c.cmd, Format: f.Name,
-			Summary: src.Summary, EachAttempt: src.EachAttempt, LendAttempts: src.LendAttempts}
+			Summary: src.Summary, EachAttempt: src.EachAttempt, LendAttempts: src.LendAttempts, EachRow: src.EachRow}
 		body := []byte(strings.Join(lines[from:c.end], "\n") + "\n")
 		n, perr := f.Parse(ctx, text.NewSectionReader(from, body), sub, snap)
 		var list model.ErrorList

@@ -65,6 +65,9 @@ type File struct {
 	// LendAttempts, with EachAttempt, asks capture parsers to lend the
 	// attempts (capture.Options.LendAttempts).
 	LendAttempts bool
+	// EachRow, when set, asks capture parsers to hand it each attempt's
+	// row instead (capture.Options.EachRow).
+	EachRow func(*model.Row)
 	// Details are per-format counts shown with the input, such as the
 	// object kinds of a Kubernetes List. Parsers may set them.
 	Details map[string]int

@@ -1,0 +1,120 @@
+package track
+
+import (
+	"time"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// Rows (Options.EachRow). A connection table's row shows a few of an
+// attempt's values: building the whole attempt for it (its segments,
+// each with its time, its data sizes) takes most of the instructions a
+// large capture's table costs. rowInto works the row out from the
+// stream instead, as Attempt.Row works it out from the attempt, when
+// every time the attempt would hold converts in the clock's fast path
+// (clock.time): then each is in RFC 3339's range, and the row needs none
+// of them but its start. Otherwise the row is handed on as its attempt.
+
+// rowInto writes e's row into r, as the attempt attemptInto builds would
+// give it (model.Attempt.Row), and reports whether it did: false, with r
+// untouched, when a time of the attempt is not one the clock converts
+// from Unix nanoseconds (no time at all, a clock not in UTC, or one
+// beyond what Unix nanoseconds hold), or when its times span more than a
+// century.
+func (b *builder) rowInto(r *model.Row, e ended) bool {
+	s := e.stream
+	if !b.clock.unixUTC || !b.unixTimes(e) {
+		return false
+	}
+	cd := s.clientDir()
+	sd := 1 - cd
+	first := e.where(s.first)
+	file := b.file
+	if first.file != 0 {
+		file = b.files[first.file]
+	}
+	*r = model.Row{Node: b.node, Pos: model.Pos{File: file, Frame: first.frame, Line: int(first.line)},
+		Start: b.time(s.first.ns), Client: s.end(cd), Server: s.end(sd), Outcome: s.outcome(),
+		ConnState: s.connState(cd), History: b.history(s, cd),
+		Packets: s.packets, ClientBytes: s.bytes[cd], ServerBytes: s.bytes[sd]}
+	synTag, synackTag := uint32(segSYN<<1|cd), uint32(segSYNACK<<1|sd)
+	cliRST, srvRST := uint32(segRST<<1|cd), uint32(segRST<<1|sd)
+	var syn, synack, prev int64
+	segs := e.segList()
+	for _, g := range segs {
+		switch g.tag() {
+		case synTag:
+			// As model.DistinctSegs counts them: a SYN within
+			// MinSYNRetransmission of the one before is a copy.
+			if r.SYN.N == 0 {
+				syn = g.ns
+				r.SYNRetransmissions = -1
+			}
+			if r.SYN.N == 0 || time.Duration(subNS(g.ns, prev)) >= model.MinSYNRetransmission {
+				r.SYNRetransmissions++
+			}
+			prev = g.ns
+			w := e.where(g)
+			r.SYN.AddAt(w.frame, int(w.line))
+		case synackTag:
+			if r.SYNACK.N == 0 {
+				synack = g.ns
+			}
+			w := e.where(g)
+			r.SYNACK.AddAt(w.frame, int(w.line))
+		case cliRST:
+			w := e.where(g)
+			r.RST.AddAt(w.frame, int(w.line))
+		}
+	}
+	for _, g := range segs {
+		if g.tag() == srvRST {
+			w := e.where(g)
+			r.RST.AddAt(w.frame, int(w.line))
+		}
+	}
+	if r.SYN.N > 0 && r.SYNACK.N > 0 {
+		r.TimeToSYNACK, r.SYNACKTimed = time.Duration(subNS(synack, syn)), true
+	}
+	return true
+}
+
+// unixTimes reports whether every time of e's attempt converts from Unix
+// nanoseconds (clock.time): its first and last packets', its segments'
+// and its retransmissions'; and whether they are within a century of
+// each other, so that the time between any two is as time.Time.Sub gives
+// it for the times they convert to.
+func (b *builder) unixTimes(e ended) bool {
+	s := e.stream
+	lo, hi := s.first.ns, s.first.ns
+	ok := true
+	see := func(ns int64) {
+		ok = ok && b.clock.unix(ns)
+		lo, hi = min(lo, ns), max(hi, ns)
+	}
+	see(s.first.ns)
+	see(s.last)
+	if s.ackSeen {
+		see(s.firstAck.ns)
+	}
+	for dir := range 2 {
+		if s.finSeen[dir] {
+			see(s.fin[dir].ns)
+		}
+		for _, r := range e.retx(dir) {
+			see(r.at.ns)
+		}
+	}
+	for _, g := range e.segList() {
+		see(g.ns)
+	}
+	return ok && subNS(hi, lo) < int64(100*365*24*time.Hour)
+}
+
+// unix reports whether c converts the tracker time ns from Unix
+// nanoseconds: whether c.time(ns) is base plus ns, in UTC, within the
+// years Unix nanoseconds hold (1678 to 2262).
+func (c *clock) unix(ns int64) bool {
+	u := c.baseUnix + ns
+	return ns != noTime && c.unixUTC && (u >= c.baseUnix) == (ns >= 0)
+}
