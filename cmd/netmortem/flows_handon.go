@@ -158,24 +158,23 @@ func (h *handedOn) close() {
 	h.done.Wait()
 }
 
-// direct hands the attempts to a writer on the goroutine that reads them,
-// lent, as they come: the CSV form, whose rows are formatted from the
-// attempt itself, with nothing copied. After close, an attempt that a read
-// left behind after its deadline (operand.StopGrace) hands on is not
-// written.
+// direct hands the attempts' rows (parse.Options.EachRow) to a writer on
+// the goroutine that reads them, lent, as they come: the CSV form, whose
+// rows are formatted from the row itself, with nothing copied, and which
+// the tracker works out without building the attempts. After close, a row
+// that a read left behind after its deadline (operand.StopGrace) hands on
+// is not written.
 type direct struct {
 	mu     sync.Mutex
 	w      *flows.CSVWriter
 	closed bool
 }
 
-// write writes a, unless d is closed. It takes a pointer, and the
-// EachAttempt that calls it its attempt: a method value would copy the
-// attempt's 450 bytes once more.
-func (d *direct) write(a *model.Attempt) {
+// write writes r, unless d is closed.
+func (d *direct) write(r *model.Row) {
 	d.mu.Lock()
 	if !d.closed {
-		d.w.Write(a) // a method, not a function value: a stays on the stack
+		d.w.WriteRow(r)
 	}
 	d.mu.Unlock()
 }
@@ -238,7 +237,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		w := flows.NewCSVWriter(stdout, filter)
 		d := &direct{w: w}
 		o := *opts
-		o.EachAttempt, o.LendAttempts = func(a model.Attempt) { d.write(&a) }, true
+		o.EachRow = d.write
 		in = operand.OpenPaths(ctx, paths, &o)
 		d.close()
 		printWarnings(stderr, notCaptures(stderr, in.Warns))

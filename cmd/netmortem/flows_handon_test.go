@@ -16,15 +16,15 @@ import (
 	"github.com/netmortem/netmortem/model"
 )
 
-// direct writes each attempt handed on as its row, none once closed, and
+// direct writes each row handed on, none once closed, and
 // its close waits for a write under way: a read left behind after its
 // deadline writes nothing after the end of the output.
 func TestDirectClose(t *testing.T) {
 	var out bytes.Buffer
 	w := flows.NewCSVWriter(&out, flows.Filter{})
 	d := &direct{w: w}
-	a := func(port uint16) model.Attempt {
-		return model.Attempt{Pos: model.Pos{File: "x.pcap", Frame: int(port)}, Outcome: model.OutcomeEstablished,
+	a := func(port uint16) model.Row {
+		return model.Row{Pos: model.Pos{File: "x.pcap", Frame: int(port)}, Outcome: model.OutcomeEstablished,
 			Start:  time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC),
 			Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, 1}), port),
 			Server: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, 2}), 80)}
