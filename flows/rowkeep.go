@@ -163,16 +163,14 @@ const rowCheck = 256
 
 // readRow reads the next row into r, whose bytes are the row before's;
 // left bounds the bytes the row's own can take (what the file holds past
-// the rows read), and is lowered by them.
+// the rows read), and is lowered by them. Its lengths are decoded from
+// the reader's buffer (uvarints), not a byte at a time.
 func (k *rowKeeper) readRow(br *bufio.Reader, r *rowCells, left *int64) error {
-	shared, err := binary.ReadUvarint(br)
-	if err != nil {
+	var head [2]uint64
+	if err := readUvarints(br, head[:]); err != nil {
 		return err
 	}
-	rest, err := binary.ReadUvarint(br)
-	if err != nil {
-		return err
-	}
+	shared, rest := head[0], head[1]
 	if shared > uint64(len(r.buf)) || rest > uint64(*left) {
 		return errRowBad
 	}
@@ -187,12 +185,12 @@ func (k *rowKeeper) readRow(br *bufio.Reader, r *rowCells, left *int64) error {
 		return err
 	}
 	*left -= int64(rest)
+	var lens [numColumns]uint64
+	if err := readUvarints(br, lens[:]); err != nil {
+		return err
+	}
 	end := 0
-	for i := range r.ends {
-		l, err := binary.ReadUvarint(br)
-		if err != nil {
-			return err
-		}
+	for i, l := range lens {
 		if l > uint64(n-end) {
 			return errRowBad
 		}
@@ -203,4 +201,35 @@ func (k *rowKeeper) readRow(br *bufio.Reader, r *rowCells, left *int64) error {
 		return errRowBad
 	}
 	return nil
+}
+
+// readUvarints reads len(to) uvarints from br into to, decoding them from
+// the bytes br buffers. It returns io.EOF when br holds no byte, and
+// io.ErrUnexpectedEOF when it ends within them.
+func readUvarints(br *bufio.Reader, to []uint64) error {
+	b, err := br.Peek(len(to) * binary.MaxVarintLen64)
+	if len(b) == 0 {
+		if err == nil || err == bufio.ErrBufferFull {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	at := 0
+	for i := range to {
+		if at < len(b) && b[at] < 0x80 { // a length below 128, as most are
+			to[i] = uint64(b[at])
+			at++
+			continue
+		}
+		v, m := binary.Uvarint(b[at:])
+		switch {
+		case m == 0:
+			return io.ErrUnexpectedEOF
+		case m < 0:
+			return errRowBad
+		}
+		to[i], at = v, at+m
+	}
+	_, err = br.Discard(at)
+	return err
 }
