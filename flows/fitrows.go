@@ -52,15 +52,14 @@ func newKeyedWidths() *whereWidths {
 	return &whereWidths{one: true, keys: map[whereKey]*whereMax{}}
 }
 
-// note sizes the column, without the root, for a.
-func (ww *whereWidths) note(a *model.Attempt) {
-	ww.noteFile(a)
-	p := a.Pos
+// note sizes the column, without the root, for an attempt on node at p.
+func (ww *whereWidths) note(node string, p model.Pos) {
+	ww.noteFile(node, p)
 	if p.Col > 0 || p.Object != "" || p.Path != "" || (p.Line > 0) == (p.Frame > 0) {
 		ww.odd = true
 		return
 	}
-	k := whereKey{a.Node, p.File}
+	k := whereKey{node, p.File}
 	m := ww.last
 	if m == nil || k != ww.lastKey {
 		if m = ww.keys[k]; m == nil {
@@ -80,11 +79,10 @@ func (ww *whereWidths) measure(cell string) {
 // noteFile tells, with each attempt, whether all are at frames of one
 // capture, on no node: their cells are then that capture's name and
 // "#frame=N", which a narrowed table writes as "#N".
-func (ww *whereWidths) noteFile(a *model.Attempt) {
-	p := a.Pos
+func (ww *whereWidths) noteFile(node string, p model.Pos) {
 	switch {
 	case !ww.one:
-	case a.Node != "" || p.File == "" || p.Frame <= 0 || p.Line != 0 || p.Col != 0 || p.Object != "" || p.Path != "",
+	case node != "" || p.File == "" || p.Frame <= 0 || p.Line != 0 || p.Col != 0 || p.Object != "" || p.Path != "",
 		ww.seen && p.File != ww.file:
 		ww.one = false
 	default:
@@ -151,7 +149,7 @@ func newFitSizes(where *whereWidths) *fitSizes {
 
 // add sizes the columns for a, whose cells are formatted in z.cells.
 func (z *fitSizes) add(a *model.Attempt) {
-	z.addWhere(a)
+	z.addWhere(a.Node, a.Pos)
 	for i := 1; i < numColumns; i++ {
 		c := z.cells.cell(i)
 		w := len(c)
@@ -164,12 +162,12 @@ func (z *fitSizes) add(a *model.Attempt) {
 
 // addWhere sizes the first column for a, whose cells are formatted in
 // z.cells.
-func (z *fitSizes) addWhere(a *model.Attempt) {
+func (z *fitSizes) addWhere(node string, p model.Pos) {
 	if z.where.exact {
 		z.where.measure(string(z.cells.cell(0)))
-		z.where.noteFile(a)
+		z.where.noteFile(node, p)
 	} else {
-		z.where.note(a)
+		z.where.note(node, p)
 	}
 }
 

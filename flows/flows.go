@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netmortem/netmortem/internal/jsontime"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -85,6 +86,15 @@ func knownState(s string) bool {
 // Match reports whether a passes the filter (a nil a does not).
 func (f *Filter) Match(a *model.Attempt) bool {
 	return a != nil && f.match(a.Client, a.Server, a.Outcome, a.ConnState, a.Start)
+}
+
+// MatchRow reports whether the attempt whose row is r passes the filter
+// (r.Attempt, when it is set).
+func (f *Filter) MatchRow(r *model.Row) bool {
+	if r.Attempt != nil {
+		return f.Match(r.Attempt)
+	}
+	return f.match(r.Client, r.Server, r.Outcome, r.ConnState, r.Start)
 }
 
 // match reports whether an attempt from client to server, of outcome and
@@ -224,23 +234,59 @@ func (b *Builder) Add(a *model.Attempt) bool {
 		b.attempts = append(b.attempts, *a)
 	}
 	b.ranges.note(a)
-	b.copies += a.SYNCopies()
-	k := endpointKey{a.Node, a.Server}
+	rtt, timed := a.TimeToSYNACK()
+	b.count(a.Node, a.Server, a.Client.Addr(), a.Outcome, a.SYNRetransmissions(), a.SYNCopies(),
+		len(a.ClientRST) > 0 || len(a.ServerRST) > 0, rtt, timed)
+	return true
+}
+
+// AddRow adds the attempt whose row is r, as Add adds it (r.Attempt,
+// when it is set), and reports whether it passes the filter: a Builder
+// takes the rows a capture's tracker hands on (parse.Options.EachRow) as
+// it takes their attempts. A row made without its attempt has its start
+// counted by OutOfRange, the only time it holds.
+func (b *Builder) AddRow(r *model.Row) bool {
+	if r.Attempt != nil {
+		return b.Add(r.Attempt)
+	}
+	if !b.filter.match(r.Client, r.Server, r.Outcome, r.ConnState, r.Start) {
+		return false
+	}
+	if !jsontime.UTCInRange(r.Start) {
+		b.ranges.time(r.Start, r.Pos)
+	}
+	copies := 0
+	if r.SYN.N > 0 {
+		copies = r.SYN.N - 1 - r.SYNRetransmissions
+	}
+	b.count(r.Node, r.Server, r.Client.Addr(), r.Outcome, r.SYNRetransmissions, copies, r.RST.N > 0,
+		r.TimeToSYNACK, r.SYNACKTimed)
+	return true
+}
+
+// count counts an attempt added in its endpoint: on node, from client to
+// server, of outcome, with synRetx SYN retransmissions and copies SYN
+// copies, reset when it holds an RST, and its time to SYN/ACK rtt when
+// timed.
+func (b *Builder) count(node string, server netip.AddrPort, client netip.Addr, outcome model.Outcome,
+	synRetx, copies int, reset bool, rtt time.Duration, timed bool) {
+	b.copies += copies
+	k := endpointKey{node, server}
 	j, ok := b.idx[k]
 	if !ok {
 		j = len(b.eps)
 		b.idx[k] = j
-		b.eps = append(b.eps, Endpoint{Node: a.Node, Server: a.Server})
+		b.eps = append(b.eps, Endpoint{Node: node, Server: server})
 		b.clients[k] = map[netip.Addr]bool{}
 	}
 	e := &b.eps[j]
 	e.Attempts++
-	b.clients[k][a.Client.Addr()] = true
-	e.SYNRetx += a.SYNRetransmissions()
-	switch a.Outcome {
+	b.clients[k][client] = true
+	e.SYNRetx += synRetx
+	switch outcome {
 	case model.OutcomeEstablished:
 		e.Established++
-		if len(a.ClientRST) > 0 || len(a.ServerRST) > 0 {
+		if reset {
 			e.ResetEstablished++
 		}
 	case model.OutcomeRefused:
@@ -250,10 +296,9 @@ func (b *Builder) Add(a *model.Attempt) bool {
 	case model.OutcomeSynAckClientRST, model.OutcomeSynAckServerRST, model.OutcomeSynClientRST:
 		e.Reset++
 	}
-	if d, ok := a.TimeToSYNACK(); ok {
-		b.rtts[k] = append(b.rtts[k], d)
+	if timed {
+		b.rtts[k] = append(b.rtts[k], rtt)
 	}
-	return true
 }
 
 // Table returns the table of the attempts added from captures: their

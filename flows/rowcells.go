@@ -31,43 +31,49 @@ var _ = [1]int{}[len(columns)-numColumns]
 
 // format formats a's cells.
 func (r *rowCells) format(a *model.Attempt) {
+	row := a.Row()
+	r.formatRow(&row)
+}
+
+// formatRow formats the cells of the row w (made without its attempt).
+func (r *rowCells) formatRow(w *model.Row) {
 	b := r.buf[:0]
-	p := a.Pos
-	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && r.plainPrefix(a.Node, p.File) {
-		b = appendFramePos(b, a.Node, p.File, p.Frame, &r.frames)
+	p := w.Pos
+	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && r.plainPrefix(w.Node, p.File) {
+		b = appendFramePos(b, w.Node, p.File, p.Frame, &r.frames)
 	} else {
-		b = append(b, where(a.Node, p)...)
+		b = append(b, where(w.Node, p)...)
 	}
 	r.ends[0] = len(b)
-	b = r.start.append(b, a.Start)
+	b = r.start.append(b, w.Start)
 	r.ends[1] = len(b)
-	b = appendAddrPort(b, a.Client)
+	b = appendAddrPort(b, w.Client)
 	r.ends[2] = len(b)
-	b = appendAddrPort(b, a.Server)
+	b = appendAddrPort(b, w.Server)
 	r.ends[3] = len(b)
-	b = append(b, a.Outcome...)
+	b = append(b, w.Outcome...)
 	r.ends[4] = len(b)
-	b = append(b, a.ConnState...)
+	b = append(b, w.ConnState...)
 	r.ends[5] = len(b)
-	b = append(b, a.History...)
+	b = append(b, w.History...)
 	r.ends[6] = len(b)
-	b = appendSegList(b, a.SYN, nil, &r.frames)
+	b = appendSegRefs(b, &w.SYN, &r.frames)
 	r.ends[7] = len(b)
-	b = appendSegList(b, a.SYNACK, nil, &r.frames)
+	b = appendSegRefs(b, &w.SYNACK, &r.frames)
 	r.ends[8] = len(b)
-	b = appendSegList(b, a.ClientRST, a.ServerRST, &r.frames)
+	b = appendSegRefs(b, &w.RST, &r.frames)
 	r.ends[9] = len(b)
-	b = appendInt(b, int64(a.SYNRetransmissions()))
+	b = appendInt(b, int64(w.SYNRetransmissions))
 	r.ends[10] = len(b)
-	if d, ok := a.TimeToSYNACK(); ok {
-		b = appendMillis(b, d)
+	if w.SYNACKTimed {
+		b = appendMillis(b, w.TimeToSYNACK)
 	}
 	r.ends[11] = len(b)
-	b = appendInt(b, int64(a.Packets))
+	b = appendInt(b, int64(w.Packets))
 	r.ends[12] = len(b)
-	b = appendInt(b, a.ClientBytes)
+	b = appendInt(b, w.ClientBytes)
 	r.ends[13] = len(b)
-	b = appendInt(b, a.ServerBytes)
+	b = appendInt(b, w.ServerBytes)
 	r.ends[14] = len(b)
 	r.buf = b
 }

@@ -35,11 +35,24 @@ func NewTableWidths() *TableWidths {
 
 // Add sizes the columns for a, an attempt selected.
 func (m *TableWidths) Add(a *model.Attempt) {
+	r := a.Row()
+	m.AddRow(&r)
+}
+
+// AddRow sizes the columns for the attempt whose row is r (r.Attempt,
+// when it is set), an attempt selected: a TableWidths takes the rows a
+// capture's tracker hands on (parse.Options.EachRow) as it takes their
+// attempts.
+func (m *TableWidths) AddRow(r *model.Row) {
+	if r.Attempt != nil {
+		m.Add(r.Attempt)
+		return
+	}
 	m.n++
 	z := m.fit
 	row := &z.cells
-	row.format(a)
-	z.addWhere(a)
+	row.formatRow(r)
+	z.addWhere(r.Node, r.Pos)
 	if m.ok {
 		w, ok := m.where.width(row.cell(0))
 		m.ok = ok

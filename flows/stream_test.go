@@ -110,24 +110,30 @@ func handedOnJSON(t *testing.T, file string, f flows.Filter) string {
 // spooled is the JSON form ("json") or the table form fitted to width of
 // the attempts of the capture file, read once: by a Builder and
 // TableWidths, and into a Spool, from which Replay hands them to the
-// writer, or, for a table with rows set, by TableWidths keeping their
-// rows (Keep), which WriteRows writes; "" for a table the sizes do not
-// allow.
+// writer, or, for a table with rows set, as rows (parse.Options.EachRow)
+// by a Builder and TableWidths keeping them (Keep), which WriteRows
+// writes; "" for a table the sizes do not allow.
 func spooled(t *testing.T, file string, f flows.Filter, output string, width int, rows bool) string {
 	t.Helper()
 	b, m, s := flows.NewBuilder(f), flows.NewTableWidths(), flows.NewSpool(spoolFile(t))
 	if rows {
 		m.Keep(spoolFile(t))
 	}
-	snap, _, err := parse.Open(context.Background(), file, &parse.Options{Formats: captureFormats(),
-		EachAttempt: func(a model.Attempt) {
-			if b.Add(&a) {
-				m.Add(&a)
-				if !rows {
-					s.Add(&a)
-				}
+	opts := &parse.Options{Formats: captureFormats(), EachAttempt: func(a model.Attempt) {
+		if b.Add(&a) {
+			m.Add(&a)
+			s.Add(&a)
+		}
+	}}
+	if rows {
+		// The rows, as netmortem flows keeps a table's.
+		opts.EachAttempt, opts.EachRow = nil, func(r *model.Row) {
+			if b.AddRow(r) {
+				m.AddRow(r)
 			}
-		}})
+		}
+	}
+	snap, _, err := parse.Open(context.Background(), file, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
