@@ -44,25 +44,46 @@ type handedOn struct {
 // attemptWriter takes the attempts handed on, one at a time.
 type attemptWriter func(a *model.Attempt)
 
+// rowWriter takes the attempts' rows handed on (parse.Options.EachRow),
+// one at a time.
+type rowWriter func(r *model.Row)
+
 // handedOnBatch is how many attempts go to the writers at once.
 const handedOnBatch = 256
 
-// attemptBatch is a batch of attempts on their way to the writers, and
-// the segments and data sizes they point to.
+// attemptBatch is a batch of attempts, or of their rows, on their way to
+// the writers, and the segments and data sizes the attempts point to.
 type attemptBatch struct {
 	a     []model.Attempt
+	r     []model.Row // the rows, when rows are handed on; a holds the attempts they hold
 	segs  []model.Seg
 	sizes []model.DataSizes
 	left  atomic.Int32 // the writers still to take the batch
 }
 
+// len returns how many attempts, or rows, b holds.
+func (b *attemptBatch) len() int { return max(len(b.a), len(b.r)) }
+
 // add appends a copy of a, what it points to included (Attempt.CloneInto),
-// in b's memory.
-func (b *attemptBatch) add(a *model.Attempt) {
+// in b's memory, and returns it.
+func (b *attemptBatch) add(a *model.Attempt) *model.Attempt {
 	// CloneInto writes the whole attempt: it is not zeroed first.
-	a.CloneInto(&keep(&b.a, 1)[0],
+	c := &keep(&b.a, 1)[0]
+	a.CloneInto(c,
 		func(n int) []model.Seg { return keep(&b.segs, n) },
 		func(n int) []model.DataSizes { return keep(&b.sizes, n) })
+	return c
+}
+
+// addRow appends a copy of r in b's memory, and of the attempt it holds
+// (add).
+func (b *attemptBatch) addRow(r *model.Row) {
+	c := &keep(&b.r, 1)[0]
+	if r.Attempt == nil {
+		*c = *r
+		return
+	}
+	*c = model.Row{Attempt: b.add(r.Attempt)}
 }
 
 // keep returns n values more of *l, which it extends; the values an
@@ -78,14 +99,42 @@ func keep[T any](l *[]T, n int) []T {
 // once an attempt rather than twice, and what it keeps alive until then
 // (the strings of 256 attempts) is little.
 func (b *attemptBatch) reset() {
-	b.a, b.segs, b.sizes = b.a[:0], b.segs[:0], b.sizes[:0]
+	b.a, b.r, b.segs, b.sizes = b.a[:0], b.r[:0], b.segs[:0], b.sizes[:0]
 }
 
 // newHandedOn returns a handedOn writing through ws, their goroutines
 // started.
 func newHandedOn(ws ...attemptWriter) *handedOn {
+	each := make([]func(b *attemptBatch), len(ws))
+	for i, w := range ws {
+		each[i] = func(b *attemptBatch) {
+			for j := range b.a {
+				w(&b.a[j])
+			}
+		}
+	}
+	return startHandedOn(each)
+}
+
+// newRowsHandedOn returns a handedOn writing the rows it is handed
+// (writeRow) through ws, their goroutines started.
+func newRowsHandedOn(ws ...rowWriter) *handedOn {
+	each := make([]func(b *attemptBatch), len(ws))
+	for i, w := range ws {
+		each[i] = func(b *attemptBatch) {
+			for j := range b.r {
+				w(&b.r[j])
+			}
+		}
+	}
+	return startHandedOn(each)
+}
+
+// startHandedOn returns a handedOn writing each batch through the
+// functions of each, their goroutines started.
+func startHandedOn(each []func(b *attemptBatch)) *handedOn {
 	h := &handedOn{free: make(chan *attemptBatch, 6)}
-	for _, w := range ws {
+	for _, w := range each {
 		// Each writer has its own goroutine and channel: what one
 		// goroutine writes is never in a cache line another writes
 		// for every attempt.
@@ -95,9 +144,7 @@ func newHandedOn(ws ...attemptWriter) *handedOn {
 		go func() {
 			defer h.done.Done()
 			for b := range full {
-				for i := range b.a {
-					w(&b.a[i])
-				}
+				w(b)
 				if b.left.Add(-1) > 0 {
 					continue
 				}
@@ -127,6 +174,25 @@ func (h *handedOn) write(a model.Attempt) {
 	if h.closed {
 		return
 	}
+	h.batch()
+	h.cur.add(&a)
+	h.sendFull()
+}
+
+// writeRow queues a copy of r for writing, unless h is closed.
+func (h *handedOn) writeRow(r *model.Row) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.batch()
+	h.cur.addRow(r)
+	h.sendFull()
+}
+
+// batch makes sure h has a batch to fill.
+func (h *handedOn) batch() {
 	if h.cur == nil {
 		select {
 		case h.cur = <-h.free:
@@ -134,8 +200,11 @@ func (h *handedOn) write(a model.Attempt) {
 			h.cur = &attemptBatch{a: make([]model.Attempt, 0, handedOnBatch)}
 		}
 	}
-	h.cur.add(&a)
-	if len(h.cur.a) == handedOnBatch {
+}
+
+// sendFull sends h's batch once it is full.
+func (h *handedOn) sendFull() {
+	if h.cur.len() == handedOnBatch {
 		h.send(h.cur)
 		h.cur = nil
 	}
@@ -149,7 +218,7 @@ func (h *handedOn) close() {
 		return
 	}
 	h.closed = true
-	if h.cur != nil && len(h.cur.a) > 0 {
+	if h.cur != nil && h.cur.len() > 0 {
 		h.send(h.cur)
 	}
 	for _, c := range h.full {
@@ -229,6 +298,14 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		h.close()
 		return in
 	}
+	readRows := func(ws ...rowWriter) operand.Opened {
+		h := newRowsHandedOn(ws...)
+		o := *opts
+		o.EachRow = h.writeRow
+		in := operand.OpenPaths(ctx, paths, &o)
+		h.close()
+		return in
+	}
 	var err error
 	var in operand.Opened
 	cut := ""             // what the output covers, when the reading was cut short
@@ -262,25 +339,38 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		// input, which a table tablewriter writes, built from every
 		// attempt, could not read again.
 		keepRows := output == "table" && sp != nil && !stdinRead
-		if output == "table" {
-			if keepRows {
-				m.Keep(sp.f)
-			}
-			ws = append(ws, func(a *model.Attempt) {
-				if filter.Match(a) {
-					m.Add(a)
-				}
-			})
-		}
 		keepAttempts := sp != nil && !keepRows
-		if keepAttempts {
-			ws = append(ws, func(a *model.Attempt) {
-				if filter.Match(a) {
-					sp.s.Add(a)
+		switch {
+		case keepRows:
+			// The attempts' rows, which the tracker works out without
+			// building them, are all the table needs.
+			m.Keep(sp.f)
+			in = readRows(func(r *model.Row) {
+				if b.AddRow(r) {
+					selected++
+				}
+			}, func(r *model.Row) {
+				if filter.MatchRow(r) {
+					m.AddRow(r)
 				}
 			})
+		default:
+			if output == "table" {
+				ws = append(ws, func(a *model.Attempt) {
+					if filter.Match(a) {
+						m.Add(a)
+					}
+				})
+			}
+			if keepAttempts {
+				ws = append(ws, func(a *model.Attempt) {
+					if filter.Match(a) {
+						sp.s.Add(a)
+					}
+				})
+			}
+			in = read(ws...)
 		}
-		in = read(ws...)
 		rowsKept := keepRows && m.Kept() == nil
 		attemptsKept := keepAttempts && sp.ok()
 		once := rowsKept || attemptsKept // one read
