@@ -241,15 +241,6 @@ const pairs = "00010203040506070809" + "10111213141516171819" + "202122232425262
 var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 
-// appendSegList appends the cell segRefs gives for the segments of l
-// and then m, as appendSegRefs does.
-func appendSegList(b []byte, l, m []model.Seg, frames *frameCache) []byte {
-	var refs model.SegRefs
-	refs.AddAll(l)
-	refs.AddAll(m)
-	return appendSegRefs(b, &refs, frames)
-}
-
 // appendSegRefs appends the cell segRefs gives for the segments l
 // names, their frame numbers through frames.
 func appendSegRefs(b []byte, l *model.SegRefs, frames *frameCache) []byte {
