@@ -105,29 +105,28 @@ func (b *attemptBatch) reset() {
 // newHandedOn returns a handedOn writing through ws, their goroutines
 // started.
 func newHandedOn(ws ...attemptWriter) *handedOn {
-	each := make([]func(b *attemptBatch), len(ws))
-	for i, w := range ws {
-		each[i] = func(b *attemptBatch) {
-			for j := range b.a {
-				w(&b.a[j])
-			}
-		}
-	}
-	return startHandedOn(each)
+	return startHandedOn(batchWriters(ws, func(b *attemptBatch) []model.Attempt { return b.a }))
 }
 
 // newRowsHandedOn returns a handedOn writing the rows it is handed
 // (writeRow) through ws, their goroutines started.
 func newRowsHandedOn(ws ...rowWriter) *handedOn {
+	return startHandedOn(batchWriters(ws, func(b *attemptBatch) []model.Row { return b.r }))
+}
+
+// batchWriters returns, for each of ws, a function that writes through
+// it the values of a batch that items gives, in order.
+func batchWriters[T any, W ~func(*T)](ws []W, items func(b *attemptBatch) []T) []func(b *attemptBatch) {
 	each := make([]func(b *attemptBatch), len(ws))
 	for i, w := range ws {
 		each[i] = func(b *attemptBatch) {
-			for j := range b.r {
-				w(&b.r[j])
+			l := items(b)
+			for j := range l {
+				w(&l[j])
 			}
 		}
 	}
-	return startHandedOn(each)
+	return each
 }
 
 // startHandedOn returns a handedOn writing each batch through the
