@@ -128,6 +128,9 @@ func (k *rowKeeper) flush() error {
 // errRowBad is a row whose lengths do not add up, or that ends short.
 var errRowBad = errors.New("lengths that do not add up, or cut short")
 
+// errVarint is a length past 64 bits, as binary.ReadUvarint says it.
+var errVarint = errors.New("binary: varint overflows a 64-bit integer")
+
 // each calls write with each row k kept, in order, until ctx ends or
 // failed reports true (both are checked every rowCheck rows).
 func (k *rowKeeper) each(ctx context.Context, write func(r *rowCells), failed func() bool) error {
@@ -204,13 +207,17 @@ func (k *rowKeeper) readRow(br *bufio.Reader, r *rowCells, left *int64) error {
 }
 
 // readUvarints reads len(to) uvarints from br into to, decoding them from
-// the bytes br buffers. It returns io.EOF when br holds no byte, and
-// io.ErrUnexpectedEOF when it ends within them.
+// the bytes br buffers. It returns io.EOF when br holds no byte,
+// io.ErrUnexpectedEOF when it ends within them, and what reading failed
+// with otherwise.
 func readUvarints(br *bufio.Reader, to []uint64) error {
 	b, err := br.Peek(len(to) * binary.MaxVarintLen64)
+	if err == io.EOF || err == bufio.ErrBufferFull {
+		err = nil // the bytes there are hold what is needed, or say it ends short
+	}
 	if len(b) == 0 {
-		if err == nil || err == bufio.ErrBufferFull {
-			err = io.ErrUnexpectedEOF
+		if err == nil {
+			err = io.EOF
 		}
 		return err
 	}
@@ -223,10 +230,12 @@ func readUvarints(br *bufio.Reader, to []uint64) error {
 		}
 		v, m := binary.Uvarint(b[at:])
 		switch {
+		case m == 0 && err != nil:
+			return err
 		case m == 0:
 			return io.ErrUnexpectedEOF
 		case m < 0:
-			return errRowBad
+			return errVarint
 		}
 		to[i], at = v, at+m
 	}
