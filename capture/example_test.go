@@ -76,7 +76,7 @@ func ExampleRead_eachRow() {
 	defer f.Close()
 	opts := capture.Options{EachRow: func(r *model.Row) {
 		if r.Attempt != nil {
-			row := r.Attempt.Row() // a time RFC 3339 cannot write: handed on as the attempt
+			row := r.Attempt.Row() // times not in UTC nanoseconds since 1970: handed on as the attempt
 			r = &row
 		}
 		fmt.Printf("%s %s SYN #%d (%d more), SYN/ACK #%d\n", r.Client, r.ConnState, r.SYN.Frame[0],

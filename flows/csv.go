@@ -63,7 +63,10 @@ func (c *CSVWriter) Write(a *model.Attempt) {
 // WriteRow writes r, an attempt's row (r.Attempt's when it is set), if
 // it passes the filter, as Write writes the attempt: a capture's tracker
 // hands such rows on (parse.Options.EachRow) in fewer instructions than
-// it builds attempts. The row is not kept.
+// it builds attempts. Of a row without its attempt, only the start is a
+// time: OutOfRange counts it alone, where Write counts every time of
+// the attempt (the tracker's rows without their attempts have every time
+// in range). The row is not kept.
 func (c *CSVWriter) WriteRow(r *model.Row) {
 	if r.Attempt != nil {
 		c.Write(r.Attempt)

@@ -13,10 +13,12 @@ import (
 // hundreds of thousands of rows of a large capture (parse.Options'
 // EachRow).
 //
-// A row whose attempt holds a time RFC 3339 cannot write (a year out of
-// 0-9999, from a corrupt timestamp) is handed on as its attempt instead
-// (Attempt), for the writer to count and clamp those times as it does an
-// attempt's.
+// A row the tracker cannot work out from nanoseconds since 1970 in UTC
+// (an attempt with no time, a clock not in UTC, as pasted text without
+// dates can have, a year outside 1678-2262, or times more than a century
+// apart) is handed on as its attempt instead (Attempt), for the writer
+// to count and clamp its times as it does an attempt's: a writer reads
+// the attempt's row then (Attempt.Row).
 type Row struct {
 	// Attempt, when set, is the row's attempt, and the fields after it
 	// are unset: the row is Attempt.Row.

@@ -25,8 +25,8 @@ type Options struct {
 	// EachRow, when set, is handed each attempt's row instead, as
 	// EachAttempt would be handed the attempt (model.Attempt.Row): the
 	// row is worked out from the stream without building the attempt,
-	// or, for an attempt with a time RFC 3339 cannot write, holds it
-	// (model.Row.Attempt). The row, and the attempt it holds, are
+	// or, when the attempt's times are not all nanoseconds since 1970 in
+	// UTC (rowInto), holds it (model.Row.Attempt). The row, and the attempt it holds, are
 	// EachRow's only until it returns (as with LendAttempts). EachAttempt
 	// is not called when EachRow is set.
 	EachRow func(*model.Row)
