@@ -19,7 +19,8 @@ type builder struct {
 	files      []string // Tracker.files
 	clock      clock    // the Tracker's
 	// lend makes each attempt built take the memory of the one before
-	// (Options.LendAttempts): segs and sizes are reused, zeroed.
+	// (Options.LendAttempts): segs and sizes are reused, each value
+	// written whole when it is taken again.
 	lend  bool
 	segs  *slab[model.Seg]       // the attempts' segments
 	sizes *slab[model.DataSizes] // the attempts' data sizes

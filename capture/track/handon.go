@@ -143,14 +143,11 @@ func (t *Tracker) giveNew(e ended, node, file string) {
 		h.each(t.attemptAt(e, node, file))
 		return
 	}
-	b := t.builderAt(node, file)
-	if b.rowInto(&h.row, e) {
-		h.rows(&h.row)
-		return
-	}
-	h.a = model.Attempt{}
-	b.attemptInto(&h.a, e)
-	h.give(&h.a)
+	t.builderAt(node, file).rowOf(&h.row, e, func() *model.Attempt {
+		h.a = model.Attempt{}
+		return &h.a
+	})
+	h.rows(&h.row)
 }
 
 // give hands on a, an attempt built: as it is, or as the row that holds

@@ -48,18 +48,11 @@ func (t *Tracker) startWaitFeed(rest []pending) *waitFeed {
 			h.takeWaiting(w, &s)
 			b.node, b.file, b.segs, b.sizes = w.node, w.file, &wb.segs, &wb.sizes
 			e := ended{&s, w.x}
-			var r *model.Row
 			if rows {
-				wb.r = wb.r[:len(wb.r)+1] // written whole below
-				r = &wb.r[len(wb.r)-1]
-			}
-			if r == nil || !b.rowInto(r, e) {
-				wb.a = append(wb.a, model.Attempt{})
-				a := &wb.a[len(wb.a)-1]
-				b.attemptInto(a, e)
-				if r != nil {
-					*r = model.Row{Attempt: a}
-				}
+				wb.r = wb.r[:len(wb.r)+1] // written whole by rowOf
+				b.rowOf(&wb.r[len(wb.r)-1], e, func() *model.Attempt { return appendZero(&wb.a) })
+			} else {
+				b.attemptInto(appendZero(&wb.a), e)
 			}
 			wb.seq = append(wb.seq, p.seq)
 			*w = waiting{}

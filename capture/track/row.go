@@ -23,7 +23,7 @@ import (
 // century.
 func (b *builder) rowInto(r *model.Row, e ended) bool {
 	s := e.stream
-	if !b.clock.unixUTC || !b.unixTimes(e) {
+	if !b.unixTimes(e) {
 		return false
 	}
 	cd := s.clientDir()
@@ -77,6 +77,26 @@ func (b *builder) rowInto(r *model.Row, e ended) bool {
 		r.TimeToSYNACK, r.SYNACKTimed = time.Duration(subNS(synack, syn)), true
 	}
 	return true
+}
+
+// rowOf works e's row out into r, or, where rowInto cannot, builds e's
+// attempt into the zero attempt slot returns and makes r hold it. It
+// returns that attempt; nil for a row worked out.
+func (b *builder) rowOf(r *model.Row, e ended, slot func() *model.Attempt) *model.Attempt {
+	if b.rowInto(r, e) {
+		return nil
+	}
+	a := slot()
+	b.attemptInto(a, e)
+	*r = model.Row{Attempt: a}
+	return a
+}
+
+// appendZero appends a zero value to *l and returns it.
+func appendZero[T any](l *[]T) *T {
+	var zero T
+	*l = append(*l, zero)
+	return &(*l)[len(*l)-1]
 }
 
 // unixTimes reports whether every time of e's attempt converts from Unix

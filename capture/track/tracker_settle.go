@@ -232,20 +232,14 @@ func (f *endFeed) buildLast(b *endBatch) {
 	v := &b.v[len(b.v)-1]
 	f.build.segs, f.build.sizes = &b.segs, &b.sizes
 	if f.rows {
-		// Not zeroed first: rowInto, or the assignment below, writes the
-		// row whole.
+		// Not zeroed first: rowOf writes the row whole.
 		b.r = b.r[:len(b.r)+1]
 		v.row = &b.r[len(b.r)-1]
-		if f.build.rowInto(v.row, v.e) {
-			return
-		}
+		v.built = f.build.rowOf(v.row, v.e, func() *model.Attempt { return appendZero(&b.a) })
+		return
 	}
-	b.a = append(b.a, model.Attempt{})
-	v.built = &b.a[len(b.a)-1]
+	v.built = appendZero(&b.a)
 	f.build.attemptInto(v.built, v.e)
-	if v.row != nil {
-		*v.row = model.Row{Attempt: v.built}
-	}
 }
 
 const endBatchLen = 512
