@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/netmortem/netmortem/internal/escape"
-	"github.com/netmortem/netmortem/internal/jsontime"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -72,14 +71,10 @@ func (c *CSVWriter) WriteRow(r *model.Row) {
 		c.Write(r.Attempt)
 		return
 	}
-	if !c.filter.match(r.Client, r.Server, r.Outcome, r.ConnState, r.Start) {
+	if !c.filter.MatchRow(r) {
 		return
 	}
-	// A row handed on without its attempt has every time of it in range;
-	// one made otherwise has its start counted.
-	if !jsontime.UTCInRange(r.Start) {
-		c.ranges.time(r.Start, r.Pos)
-	}
+	c.ranges.noteRow(r)
 	c.write(r)
 }
 

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/netmortem/netmortem/internal/jsontime"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -249,12 +248,10 @@ func (b *Builder) AddRow(r *model.Row) bool {
 	if r.Attempt != nil {
 		return b.Add(r.Attempt)
 	}
-	if !b.filter.match(r.Client, r.Server, r.Outcome, r.ConnState, r.Start) {
+	if !b.filter.MatchRow(r) {
 		return false
 	}
-	if !jsontime.UTCInRange(r.Start) {
-		b.ranges.time(r.Start, r.Pos)
-	}
+	b.ranges.noteRow(r)
 	copies := 0
 	if r.SYN.N > 0 {
 		copies = r.SYN.N - 1 - r.SYNRetransmissions

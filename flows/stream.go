@@ -290,6 +290,15 @@ func (c *rangeCount) note(a *model.Attempt) {
 	}
 }
 
+// noteRow counts the start of r, a row without its attempt, when it is
+// out of range: the row's only time. (A row the tracker hands on without
+// its attempt has every time of it in range.)
+func (c *rangeCount) noteRow(r *model.Row) {
+	if !jsontime.UTCInRange(r.Start) {
+		c.time(r.Start, r.Pos)
+	}
+}
+
 // utcInRange reports whether the times note counts are all in UTC and in
 // range (jsontime.UTCInRange), as one pass that calls nothing.
 func utcInRange(a *model.Attempt) bool {
