@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"net/netip"
 	"time"
 )
@@ -192,12 +193,19 @@ func IsSegmentCopy(prev, t time.Time) bool {
 }
 
 // TimeToSYNACK returns the time from the first SYN to the first SYN/ACK, and
-// false when either is missing.
+// false when either is missing or has no time (pasted text without
+// times, a packet read without its corrupt one), or when the time between
+// them is past what a time.Duration holds.
 func (a *Attempt) TimeToSYNACK() (time.Duration, bool) {
 	if len(a.SYN) == 0 || len(a.SYNACK) == 0 {
 		return 0, false
 	}
-	return a.SYNACK[0].Time.Sub(a.SYN[0].Time), true
+	syn, synack := a.SYN[0].Time, a.SYNACK[0].Time
+	if syn.IsZero() || synack.IsZero() {
+		return 0, false
+	}
+	d := synack.Sub(syn)
+	return d, d != math.MaxInt64 && d != math.MinInt64
 }
 
 // Clone returns a copy of a that shares no memory with it: its segments,
