@@ -129,6 +129,12 @@ func read(ctx context.Context, r io.Reader, name string, opts Options, mode deco
 	}
 	res := t.Finish()
 	res.Info.Format, res.Info.LinkType, res.Info.Command = info.Format, info.LinkType, info.Command
+	if far := t.FarTimes(); far != nil {
+		var errs model.ErrorList
+		errs.Append(err)
+		errs.Append(far)
+		err = errs
+	}
 	return res, err
 }
 

@@ -207,6 +207,7 @@ func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode deco
 	}
 	t.SetFile(files[0].Name)
 	res := t.Finish()
+	errs.Append(t.FarTimes())
 	counted := map[string]bool{}
 	for i := range infos {
 		c := &infos[i].Counts

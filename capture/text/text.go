@@ -163,6 +163,7 @@ func (tr *textReader) finish() {
 		return
 	}
 	res := tr.t.Finish()
+	tr.errs.Append(tr.t.FarTimes())
 	res.Info.Format = tr.format
 	res.Info.LinkType = "text"
 	res.Info.Command = tr.command

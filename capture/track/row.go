@@ -74,7 +74,7 @@ func (b *builder) rowInto(r *model.Row, e ended) bool {
 		}
 	}
 	if r.SYN.N > 0 && r.SYNACK.N > 0 {
-		r.TimeToSYNACK, r.SYNACKTimed = time.Duration(subNS(synack, syn)), true
+		r.TimeToSYNACK, r.SYNACKTimed = timeTo(synack, syn)
 	}
 	return true
 }

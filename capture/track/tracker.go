@@ -2,6 +2,7 @@ package track
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"net/netip"
 	"slices"
@@ -50,6 +51,12 @@ type Tracker struct {
 	hotSeen           bool
 	curFile           uint32 // in a series, the index of the file being read
 	created           int    // streams the shards made, as of the last flushCounts
+	// far counts the packets read without their time because it lies
+	// too far from base for the tracker's nanoseconds; farPos and
+	// farTime are the first's.
+	far     int
+	farPos  model.Pos
+	farTime time.Time
 
 	done       [][]model.Attempt     // in chunks, so that growing never copies them all
 	build      builder               // builds the attempts
@@ -153,9 +160,9 @@ const (
 // small: a capture can hold hundreds of thousands of live streams.
 const noTime = math.MinInt64
 
-func (t *Tracker) toNS(tm time.Time) int64 {
+func (t *Tracker) toNS(tm time.Time) (ns int64, far bool) {
 	if tm.IsZero() {
-		return noTime
+		return noTime, false
 	}
 	if !t.baseSet {
 		t.base, t.baseSet = tm, true
@@ -163,11 +170,49 @@ func (t *Tracker) toNS(tm time.Time) int64 {
 			t.baseUnix, t.baseUnixOK = tm.UnixNano(), true
 		}
 	}
-	return int64(tm.Sub(t.base))
+	d := tm.Sub(t.base)
+	if d == math.MaxInt64 || d == math.MinInt64 {
+		return noTime, true // Sub saturated
+	}
+	return int64(d), false
 }
 
-// sub is b's time to a, as time.Time.Sub would give it (a missing time is
-// earlier than any other).
+// farNS reports whether ns, a tracker time subNS gave, saturated: the
+// packet's time lies more than 292 years from base.
+func farNS(ns int64) bool { return ns == math.MaxInt64 || ns == math.MinInt64 }
+
+// noteFar counts a packet at pos read without its time tm, which lies
+// too far from base for the tracker's nanoseconds.
+func (t *Tracker) noteFar(pos model.Pos, tm time.Time) {
+	if t.far++; t.far == 1 {
+		t.farPos, t.farTime = pos, tm
+	}
+}
+
+// FarTimes returns an error at the first packet read without its time,
+// nil when there is none. Tracker times count nanoseconds from the first
+// packet's time; a packet stamped more than 292 years from it (one of
+// the two stamps corrupt or forged) is read as a packet without a time,
+// and left out of the capture's first and last times, rather than
+// given the nearest time they hold: a time it does not have, and the
+// capture's clock moved on to it.
+func (t *Tracker) FarTimes() error {
+	if t.far == 0 {
+		return nil
+	}
+	more := ""
+	switch {
+	case t.far == 2:
+		more = " (and 1 more packet)"
+	case t.far > 2:
+		more = fmt.Sprintf(" (and %d more packets)", t.far-1)
+	}
+	return model.Errorf(t.farPos, "", "time %s lies more than 292 years from the first packet's, %s, so one of them is corrupt or forged: the packet is read without its time%s",
+		t.farTime.Format(time.RFC3339Nano), t.base.Format(time.RFC3339Nano), more)
+}
+
+// sub is b's time to a, as time.Time.Sub would give it, saturated at the
+// durations' ends (a missing time is earlier than any other).
 func sub(a, b int64) time.Duration {
 	switch {
 	case a == b:
@@ -177,7 +222,17 @@ func sub(a, b int64) time.Duration {
 	case a == noTime:
 		return math.MinInt64
 	}
-	return time.Duration(a - b)
+	return time.Duration(subNS(a, b))
+}
+
+// timeTo is b's time to a when both are known and it is a duration
+// (model.Attempt.TimeToSYNACK's rule), and false otherwise.
+func timeTo(a, b int64) (time.Duration, bool) {
+	if a == noTime || b == noTime {
+		return 0, false
+	}
+	d := subNS(a, b)
+	return time.Duration(d), !farNS(d)
 }
 
 // time converts a tracker time back.
@@ -228,7 +283,10 @@ func (t *Tracker) Add(p *decode.Packet) {
 // reports true; the outer tuple of an overlay's segment goes on outers.
 func (t *Tracker) prepare(p *decode.Packet, g *tcpSeg, outers *[]*model.Tuple) bool {
 	t.packets++
-	if !p.Time.IsZero() {
+	ns, far := t.toNS(p.Time)
+	if far {
+		t.noteFar(t.pos(p), p.Time)
+	} else if !p.Time.IsZero() {
 		if t.first.IsZero() || p.Time.Before(t.first) {
 			t.first = p.Time
 		}
@@ -236,7 +294,6 @@ func (t *Tracker) prepare(p *decode.Packet, g *tcpSeg, outers *[]*model.Tuple) b
 			t.last = p.Time // text times of day count from year 0, before the zero Time
 		}
 	}
-	ns := t.toNS(p.Time)
 	tcp := p.Proto == "tcp"
 	if tcp && ns > t.now {
 		t.now = ns
@@ -279,14 +336,18 @@ func (t *Tracker) prepareHot(g *tcpSeg, frame int, unix int64) {
 		t.base, t.baseSet = time.Unix(0, unix).UTC(), true
 		t.baseUnix, t.baseUnixOK = unix, true
 	}
-	if !t.hotSeen {
+	ns := subNS(unix, t.baseUnix)
+	switch {
+	case farNS(ns):
+		ns = noTime
+		t.noteFar(model.Pos{File: t.file, Frame: frame}, time.Unix(0, unix).UTC())
+	case !t.hotSeen:
 		t.hotFirst, t.hotLast, t.hotSeen = unix, unix, true
-	} else if unix < t.hotFirst {
+	case unix < t.hotFirst:
 		t.hotFirst = unix
-	} else if unix > t.hotLast {
+	case unix > t.hotLast:
 		t.hotLast = unix
 	}
-	ns := subNS(unix, t.baseUnix)
 	if ns > t.now {
 		t.now = ns
 	}

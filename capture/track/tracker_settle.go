@@ -466,7 +466,7 @@ func streamEndOf(e ended, summarize bool) streamEnd {
 	syn, ok1 := e.firstSeg(segSYN, cd)
 	sa, ok2 := e.firstSeg(segSYNACK, 1-cd)
 	if ok1 && ok2 {
-		v.synack, v.synackOK = sub(sa.ns, syn.ns), true
+		v.synack, v.synackOK = timeTo(sa.ns, syn.ns)
 	}
 	return v
 }

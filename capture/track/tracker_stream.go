@@ -143,7 +143,7 @@ func (e ended) synRetx(cd int) int {
 		if g.tag() != tag {
 			continue
 		}
-		if listed > 0 && (g.ns-prev >= int64(model.MinSYNRetransmission) || g.ns == noTime || prev == noTime) {
+		if listed > 0 && (subNS(g.ns, prev) >= int64(model.MinSYNRetransmission) || g.ns == noTime || prev == noTime) {
 			n++
 		}
 		prev = g.ns

@@ -150,7 +150,7 @@ func (t *Tracker) noteSYN(s *stream, isn uint32, pns int64, cd int8) {
 	if o.seq == s.seq || pns == noTime || o.t == noTime || (o.cliH != cliH && o.srvH != srvH) {
 		return
 	}
-	if d := pns - o.t; d >= int64(model.MinSYNRetransmission) || d <= -int64(model.MinSYNRetransmission) {
+	if d := subNS(pns, o.t); d >= int64(model.MinSYNRetransmission) || d <= -int64(model.MinSYNRetransmission) {
 		return
 	}
 	ok := t.synKeys.at(o.kref)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/netmortem/netmortem/inspect"
 	"github.com/netmortem/netmortem/internal/operand"
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
@@ -216,44 +217,15 @@ func TestUnreadableCaptureHeader(t *testing.T) {
 // microseconds since 1970, is in the year 559,444: a corrupt or forged
 // capture.
 func farFuturePcapng() []byte {
-	var b []byte
-	le := binary.LittleEndian
-	block := func(typ uint32, body []byte) {
-		for len(body)%4 != 0 {
-			body = append(body, 0)
-		}
-		n := uint32(12 + len(body))
-		b = le.AppendUint32(b, typ)
-		b = le.AppendUint32(b, n)
-		b = append(b, body...)
-		b = le.AppendUint32(b, n)
-	}
-	var shb []byte
-	shb = le.AppendUint32(shb, 0x1a2b3c4d)
-	shb = le.AppendUint16(shb, 1)
-	shb = le.AppendUint16(shb, 0)
-	shb = le.AppendUint64(shb, ^uint64(0))
-	block(0x0a0d0d0a, shb)
-	var idb []byte
-	idb = le.AppendUint16(idb, 1) // Ethernet
-	idb = le.AppendUint16(idb, 0)
-	idb = le.AppendUint32(idb, 65535)
-	block(1, idb)
-	frame := []byte{
-		0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0x08, 0x00, // Ethernet
-		0x45, 0, 0, 40, 0, 1, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, // IPv4
-		0x9c, 0x40, 0, 80, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0, 0, 0, 0, // TCP SYN
-	}
-	ts := uint64(1<<44) * 1e6 // microseconds
-	var epb []byte
-	epb = le.AppendUint32(epb, 0)
-	epb = le.AppendUint32(epb, uint32(ts>>32))
-	epb = le.AppendUint32(epb, uint32(ts))
-	epb = le.AppendUint32(epb, uint32(len(frame)))
-	epb = le.AppendUint32(epb, uint32(len(frame)))
-	epb = append(epb, frame...)
-	block(6, epb)
-	return b
+	return testutil.Pcapng([]int64{0}, []testutil.NgRecord{{Micros: uint64(1<<44) * 1e6, Data: synFrame}})
+}
+
+// synFrame is an Ethernet frame of a TCP SYN from 10.0.0.1:40000 to
+// 10.0.0.2:80, with sequence number 1.
+var synFrame = []byte{
+	0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0x08, 0x00, // Ethernet
+	0x45, 0, 0, 40, 0, 1, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, // IPv4
+	0x9c, 0x40, 0, 80, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0, 0, 0, 0, // TCP SYN
 }
 
 // TestFarFutureTimes reads a real pcapng whose packet is stamped past the
@@ -293,6 +265,35 @@ func TestFarFutureTimes(t *testing.T) {
 	for _, format := range []string{"json", "yaml", "text"} {
 		if code, _, stderr := runCLI(t, "analyze", "-q", "-o", format, path); code != exitOK && code != exitFindings {
 			t.Errorf("analyze -o %s: exit %d: %s", format, code, stderr)
+		}
+	}
+}
+
+// TestFarTimeFromFirst reads a pcapng of 2026 whose SYN/ACK is stamped
+// in the year 3000, further from the first packet than the 292 years
+// tracker times span: it is read without its time, one warning names its
+// frame, and no output shows the 2318 the time once saturated to.
+func TestFarTimeFromFirst(t *testing.T) {
+	synack := slices.Clone(synFrame)
+	copy(synack[26:34], synFrame[30:34]) // addresses swapped
+	copy(synack[30:34], synFrame[26:30])
+	copy(synack[34:36], synFrame[36:38]) // ports swapped
+	copy(synack[36:38], synFrame[34:36])
+	synack[45], synack[47] = 2, 0x12 // acks the SYN: a SYN/ACK
+	t0 := uint64(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixMicro())
+	far := uint64(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro())
+	path := filepath.Join(t.TempDir(), "far.pcapng")
+	if err := os.WriteFile(path, testutil.Pcapng([]int64{0}, []testutil.NgRecord{{Micros: t0, Data: synFrame}, {Micros: far, Data: synack}}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"json", "csv", "table"} {
+		code, out, stderr := runCLI(t, "flows", "-o", format, path)
+		if code != exitOK || strings.Count(stderr, "warning:") != 1 ||
+			!strings.Contains(stderr, "far.pcapng#frame=2: time 3000-01-01T00:00:00Z lies more than 292 years from the first packet's") {
+			t.Errorf("flows -o %s: exit %d, want one warning at frame 2:\n%s", format, code, stderr)
+		}
+		if !strings.Contains(out, "2026-01-02T03:04:05") || strings.Contains(out, "2318") || strings.Contains(out, "9223372") {
+			t.Errorf("flows -o %s: the SYN/ACK's time is not left out:\n%s", format, out)
 		}
 	}
 }

@@ -144,6 +144,60 @@ func FilesByHead(t testing.TB, keep func(path string, head []byte) bool, roots .
 	return out
 }
 
+// NgRecord is a record of a pcapng that Pcapng writes: the interface it
+// came in on, its time in microseconds since 1970 (the interface's
+// default resolution) as written, so that a stamp centuries away can be,
+// and its Ethernet frame.
+type NgRecord struct {
+	Iface  int
+	Micros uint64
+	Data   []byte
+}
+
+// Pcapng is a little-endian pcapng of one section, one Ethernet
+// interface for each of offsets (its if_tsoffset in seconds, none when
+// 0), and records: a writer's own, where pcapgo's writes times as
+// nanoseconds it cannot hold past 2262.
+func Pcapng(offsets []int64, records []NgRecord) []byte {
+	var b []byte
+	le := binary.LittleEndian
+	block := func(typ uint32, body []byte) {
+		for len(body)%4 != 0 {
+			body = append(body, 0)
+		}
+		n := uint32(12 + len(body))
+		b = le.AppendUint32(b, typ)
+		b = le.AppendUint32(b, n)
+		b = append(b, body...)
+		b = le.AppendUint32(b, n)
+	}
+	shb := le.AppendUint32(nil, 0x1a2b3c4d)
+	shb = le.AppendUint16(shb, 1)
+	shb = le.AppendUint16(shb, 0)
+	block(0x0a0d0d0a, le.AppendUint64(shb, ^uint64(0)))
+	for _, off := range offsets {
+		idb := le.AppendUint16(nil, 1) // Ethernet
+		idb = le.AppendUint16(idb, 0)
+		idb = le.AppendUint32(idb, 65535)
+		if off != 0 {
+			idb = le.AppendUint16(idb, 14) // if_tsoffset
+			idb = le.AppendUint16(idb, 8)
+			idb = le.AppendUint64(idb, uint64(off))
+			idb = le.AppendUint32(idb, 0) // opt_endofopt
+		}
+		block(1, idb)
+	}
+	for _, r := range records {
+		epb := le.AppendUint32(nil, uint32(r.Iface))
+		epb = le.AppendUint32(epb, uint32(r.Micros>>32))
+		epb = le.AppendUint32(epb, uint32(r.Micros))
+		epb = le.AppendUint32(epb, uint32(len(r.Data)))
+		epb = le.AppendUint32(epb, uint32(len(r.Data)))
+		block(6, append(epb, r.Data...))
+	}
+	return b
+}
+
 // PcapRecord is a record of a classic pcap that Pcap writes: its time,
 // its frame as captured, and its original length (Orig 0: the frame's).
 type PcapRecord struct {

@@ -1,0 +1,205 @@
+package capture_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netmortem/netmortem/capture"
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
+)
+
+func micros(t time.Time) uint64 { return uint64(t.UnixMicro()) }
+
+// keepRows returns an EachRow that appends each row to rows, a row that
+// holds its attempt as that attempt's row.
+func keepRows(rows *[]model.Row) func(*model.Row) {
+	return func(r *model.Row) {
+		if r.Attempt != nil {
+			*rows = append(*rows, r.Attempt.Row())
+		} else {
+			*rows = append(*rows, *r)
+		}
+	}
+}
+
+// A handshake whose SYN/ACK is stamped in the year 3000, in a capture of
+// 2026: more than the 292 years tracker times span from the first packet.
+// The SYN/ACK is read without its time, and left out of the capture's
+// first and last times, and one error says so at its frame, where the time once saturated and the row said the SYN/ACK came
+// in 2318, 292 years after the SYN.
+func TestFarTimeReadWithoutIt(t *testing.T) {
+	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	far := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
+	file := testutil.Pcapng([]int64{0}, []testutil.NgRecord{
+		{Iface: 0, Micros: micros(t0), Data: tcpFrame(c, s, 0x02, 1000, 0, 0)},
+		{Iface: 0, Micros: micros(far), Data: tcpFrame(s, c, 0x12, 5000, 1001, 0)},
+		{Iface: 0, Micros: micros(t0.Add(2 * time.Millisecond)), Data: tcpFrame(c, s, 0x10, 1001, 5001, 0)},
+		{Iface: 0, Micros: micros(t0.Add(3 * time.Millisecond)), Data: tcpFrame(c, s, 0x18, 1001, 5001, 100)},
+	})
+	for _, shards := range []int{1, 3} {
+		var rows []model.Row
+		for _, each := range []bool{false, true} {
+			opts := capture.Options{Shards: shards}
+			if each {
+				opts.EachRow = keepRows(&rows)
+			}
+			res, err := capture.Read(context.Background(), bytes.NewReader(file), "far.pcapng", opts)
+			var list model.ErrorList
+			if !errors.As(err, &list) || len(list) != 1 || list[0].Pos != (model.Pos{File: "far.pcapng", Frame: 2}) ||
+				!strings.Contains(list[0].Error(), "time 3000-01-01T00:00:00Z lies more than 292 years from the first packet's, 2026-01-02T03:04:05Z, so one of them") ||
+				strings.Contains(list[0].Error(), "more packets") {
+				t.Fatalf("%d shards: want one error at frame 2, got %v", shards, err)
+			}
+			if each {
+				continue
+			}
+			if len(res.Attempts) != 1 {
+				t.Fatalf("%d shards: %d attempts", shards, len(res.Attempts))
+			}
+			a := res.Attempts[0]
+			if a.Outcome != model.OutcomeEstablished || !a.Start.Equal(t0) || len(a.SYNACK) != 1 || !a.SYNACK[0].Time.IsZero() ||
+				a.FirstAck == nil || !a.FirstAck.Time.Equal(t0.Add(2*time.Millisecond)) ||
+				!res.Info.First.Equal(t0) || !res.Info.Last.Equal(t0.Add(3*time.Millisecond)) {
+				t.Errorf("%d shards: %+v, last %s", shards, a, res.Info.Last)
+			}
+			if _, timed := a.TimeToSYNACK(); timed {
+				t.Errorf("%d shards: a time to the SYN/ACK read without its time", shards)
+			}
+			rows = append(rows, a.Row())
+		}
+		if len(rows) != 2 || rows[0] != rows[1] || rows[1].SYNACKTimed || !rows[1].Start.Equal(t0) {
+			t.Errorf("%d shards: rows %+v", shards, rows)
+		}
+	}
+}
+
+// A first packet stamped centuries from the others sets the time they
+// count from: each of the capture's own packets, too far from it, is read
+// without its time, and the one error counts them. A year 3000 is read
+// through the general path; the year 1710 (an interface's if_tsoffset)
+// through the fast path, which holds times of 1700 to 2200 in
+// nanoseconds since 1970.
+func TestFarFirstTime(t *testing.T) {
+	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	stray := tcpFrame(netip.MustParseAddrPort("10.0.0.9:1"), s, 0x10, 1, 1, 0)
+	back := time.Date(1710, 1, 2, 3, 4, 5, 0, time.UTC).Unix() - t0.Unix() // seconds
+	for _, tc := range []struct {
+		name    string
+		offsets []int64
+		first   testutil.NgRecord
+		want    string
+	}{
+		{"year 3000", []int64{0}, testutil.NgRecord{Iface: 0, Micros: micros(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)), Data: stray},
+			"time 2026-01-02T03:04:05Z lies more than 292 years from the first packet's, 3000-01-01T00:00:00Z"},
+		{"year 1710", []int64{0, back}, testutil.NgRecord{Iface: 1, Micros: micros(t0), Data: stray},
+			"time 2026-01-02T03:04:05Z lies more than 292 years from the first packet's, 1710-"},
+	} {
+		file := testutil.Pcapng(tc.offsets, []testutil.NgRecord{tc.first,
+			{Iface: 0, Micros: micros(t0), Data: tcpFrame(c, s, 0x02, 1000, 0, 0)},
+			{Iface: 0, Micros: micros(t0.Add(time.Millisecond)), Data: tcpFrame(s, c, 0x12, 5000, 1001, 0)}})
+		for _, shards := range []int{1, 2} {
+			res, err := capture.Read(context.Background(), bytes.NewReader(file), "far.pcapng", capture.Options{Shards: shards})
+			var list model.ErrorList
+			if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Frame != 2 || !strings.Contains(list[0].Error(), tc.want) ||
+				!strings.HasSuffix(list[0].Error(), "(and 1 more packet)") {
+				t.Fatalf("%s, %d shards: want one error at frame 2 counting one more, got %v (%+v)", tc.name, shards, err, res.Attempts)
+			}
+			if len(res.Attempts) != 2 || !res.Attempts[1].Start.IsZero() || res.Attempts[1].Outcome != model.OutcomeSynAckNoAck ||
+				!res.Info.First.Equal(res.Attempts[0].Start) || !res.Info.Last.Equal(res.Attempts[0].Start) {
+				t.Errorf("%s, %d shards: %+v", tc.name, shards, res.Attempts)
+			}
+		}
+	}
+}
+
+// In a series, a pcapng stamped in 1710 sets the time a classic pcap of
+// 2026 after it counts from: the pcap's records, which the fast path
+// takes a run at a time from the read buffer, are each read without
+// their time, as the pcapng's would be.
+func TestFarTimeSeries(t *testing.T) {
+	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	back := time.Date(1710, 1, 2, 3, 4, 5, 0, time.UTC).Unix() - t0.Unix()
+	ng := testutil.Pcapng([]int64{back}, []testutil.NgRecord{{Iface: 0, Micros: micros(t0), Data: tcpFrame(netip.MustParseAddrPort("10.0.0.9:1"), s, 0x10, 1, 1, 0)}})
+	var recs []testutil.PcapRecord
+	for i := range 100 {
+		cl := netip.AddrPortFrom(c.Addr(), uint16(40000+i))
+		recs = append(recs, testutil.PcapRecord{Time: t0.Add(time.Duration(i) * time.Millisecond), Data: tcpFrame(cl, s, 0x02, 1000, 0, 0)})
+	}
+	pcap := testutil.Pcap(recs)
+	open := func(b []byte) func() (io.ReadCloser, error) {
+		return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	res, _, err := capture.ReadSeries(context.Background(), []capture.SeriesFile{{Name: "a.pcapng", Open: open(ng)}, {Name: "b.pcap", Open: open(pcap)}}, capture.Options{})
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos != (model.Pos{File: "b.pcap", Frame: 1}) ||
+		!strings.HasSuffix(list[0].Error(), "(and 99 more packets)") {
+		t.Fatalf("want one error at b.pcap's first frame counting 99 more, got %v", err)
+	}
+	if len(res.Attempts) != 101 {
+		t.Fatalf("%d attempts", len(res.Attempts))
+	}
+	for _, a := range res.Attempts[1:] {
+		if !a.Start.IsZero() {
+			t.Fatalf("%s: read with a time, %s", a.Pos, a.Start)
+		}
+	}
+}
+
+// The time to SYN/ACK is left unknown, in attempts, rows and summary
+// mode's medians alike, where the SYN/ACK was read without its time, and
+// where the SYN's and SYN/ACK's times, each within 292 years of the first
+// packet's, lie further apart than a time.Duration holds (1800 and 2250),
+// where the difference once saturated or wrapped.
+func TestFarTimeToSYNACK(t *testing.T) {
+	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	stray := tcpFrame(netip.MustParseAddrPort("10.0.0.9:1"), s, 0x10, 1, 1, 0)
+	back := time.Date(1800, 1, 2, 3, 4, 5, 0, time.UTC).Unix() - t0.Unix()
+	handshake := func(synAt, saAt testutil.NgRecord) []testutil.NgRecord {
+		synAt.Data, saAt.Data = tcpFrame(c, s, 0x02, 1000, 0, 0), tcpFrame(s, c, 0x12, 5000, 1001, 0)
+		return []testutil.NgRecord{{Iface: 0, Micros: micros(t0), Data: stray}, synAt, saAt,
+			{Iface: 0, Micros: micros(t0.Add(2 * time.Millisecond)), Data: tcpFrame(c, s, 0x10, 1001, 5001, 0)}}
+	}
+	for _, tc := range []struct {
+		name    string
+		records []testutil.NgRecord
+		warned  bool
+	}{
+		{"SYN/ACK in 3000", handshake(testutil.NgRecord{Iface: 0, Micros: micros(t0)}, testutil.NgRecord{Iface: 0, Micros: micros(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC))}), true},
+		{"SYN in 1800, SYN/ACK in 2250", handshake(testutil.NgRecord{Iface: 1, Micros: micros(t0)}, testutil.NgRecord{Iface: 0, Micros: micros(time.Date(2250, 1, 1, 0, 0, 0, 0, time.UTC))}), false},
+	} {
+		file := testutil.Pcapng([]int64{0, back}, tc.records)
+		for _, summary := range []bool{false, true} {
+			var rows []model.Row
+			opts := capture.Options{Summary: capture.Summary{Enabled: summary}}
+			if !summary {
+				opts.EachRow = keepRows(&rows)
+			}
+			res, err := capture.Read(context.Background(), bytes.NewReader(file), "far.pcapng", opts)
+			if (err != nil) != tc.warned {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			if summary {
+				for _, e := range res.Endpoints {
+					if e.MedianSYNACK != 0 {
+						t.Errorf("%s: summary: %s's median time to SYN/ACK is %s", tc.name, e.Server, e.MedianSYNACK)
+					}
+				}
+				continue
+			}
+			if len(rows) != 2 || rows[1].SYNACKTimed || rows[1].SYNACK.N != 1 {
+				t.Errorf("%s: rows %+v", tc.name, rows)
+			}
+		}
+	}
+}
