@@ -545,7 +545,7 @@ func countOutcome(c *model.Counts, outcome model.Outcome) {
 func liveKey(seq int, ref uint32) uint64 { return uint64(seq)<<32 | uint64(ref) }
 
 // narrowSeq reports whether liveKey keeps seq whole.
-func narrowSeq(seq int) bool { return seq >= 0 && seq <= math.MaxUint32 }
+func narrowSeq(seq int) bool { return seq >= 0 && uint64(seq) <= math.MaxUint32 }
 
 // creationOrder sorts keys, the liveKeys of streams whose creation orders
 // are all distinct, in that order: as numbers, rather than with a function

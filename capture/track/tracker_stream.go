@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"net/netip"
 	"time"
+	"unsafe"
 
 	"github.com/netmortem/netmortem/capture/decode"
 	"github.com/netmortem/netmortem/model"
@@ -185,7 +186,8 @@ var reuseNames = [...]string{"", "open", "closed", "time-wait"}
 type stream struct {
 	// Fields are ordered by size, largest first, so that a stream packs
 	// into as few bytes as it can.
-	seq      int    // creation order: attempts are returned in it
+	seq      int // creation order: attempts are returned in it
+	_        [intPad]byte
 	segBuf   [2]seg // SYN, SYN/ACK and RST segments, tagged with kind and direction (then in streamExtra)
 	first    seg
 	fin      [2]seg // frame and line 0 until seen
@@ -193,7 +195,9 @@ type stream struct {
 	last     int64 // the last packet's time
 	lastNow  int64 // Tracker time when the last packet came (the activity lists' order)
 	lastIdx  int   // the last packet's index (tcpSeg.idx)
+	_        [intPad]byte
 	packets  int
+	_        [intPad]byte
 	bytes    [2]int64
 	data     [2]dataSizes // each direction's data segments, when hasData has its bit
 
@@ -461,3 +465,8 @@ func (e ended) outer() *model.Tuple {
 	}
 	return e.x.outer
 }
+
+// intPad pads an int of a stream to 8 bytes where an int takes 4, so that
+// a stream is laid out in the same words on every platform (park.go
+// encodes it word by word).
+const intPad = 8 - unsafe.Sizeof(int(0))
