@@ -1,6 +1,7 @@
 package track
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"time"
 	"unsafe"
@@ -292,7 +293,8 @@ func recordSeq(b []byte, tmpl *[streamWords]uint64) int {
 	for k := range nibble(wordSeq) {
 		v |= uint64(b[at+k]) << (8 * k)
 	}
-	return int(v ^ tmpl[wordSeq])
+	v ^= tmpl[wordSeq]
+	return *(*int)(unsafe.Pointer(&v)) // where the stream holds it, whatever the int's size and byte order
 }
 
 // kill marks id's entry dead: its stream is back in the store.
@@ -384,6 +386,10 @@ func normalize(s *stream) {
 	}
 }
 
+// le is the byte order a record's words are written in: their
+// significant bytes first.
+var le = binary.LittleEndian
+
 // byteMask holds, for each count of bytes a word is written in, the
 // mask of those low bytes.
 var byteMask = [16]uint64{0, 1<<8 - 1, 1<<16 - 1, 1<<24 - 1, 1<<32 - 1, 1<<40 - 1, 1<<48 - 1, 1<<56 - 1, 1<<64 - 1}
@@ -396,9 +402,10 @@ func byteLen(v uint64) uintptr { return uintptr(bits.Len64(v)+7) >> 3 }
 // the shard's template (the raw words of the first stream it parked, 0
 // for the others, which this sets when it is all zero).
 //
-// The words are written a pair at a time, each whole, at the offset the
-// ones before leave, which moves on by their significant bytes: the next
-// word overwrites the zero bytes past them.
+// The words are written a pair at a time, each whole and little-endian
+// whatever the machine's order, at the offset the ones before leave,
+// which moves on by their significant bytes, the low ones: the next word
+// overwrites the zero bytes past them.
 func encodeStream(b []byte, s, scratch *stream, tmpl *[streamWords]uint64) int {
 	_ = b[parkMax-1]
 	c := scratch
@@ -423,16 +430,16 @@ func encodeStream(b []byte, s, scratch *stream, tmpl *[streamWords]uint64) int {
 	for i := range streamWords / 2 {
 		v0, v1 := w[2*i]^tmpl[2*i], w[2*i+1]^tmpl[2*i+1]
 		n0, n1 := byteLen(v0), byteLen(v1)
-		*(*uint64)(unsafe.Add(p, at)) = v0 // b has room: parkMax
+		le.PutUint64((*[8]byte)(unsafe.Add(p, at))[:], v0) // b has room: parkMax
 		at += n0
-		*(*uint64)(unsafe.Add(p, at)) = v1
+		le.PutUint64((*[8]byte)(unsafe.Add(p, at))[:], v1)
 		at += n1
 		hdr[i] = byte(n0 | n1<<4)
 	}
 	if streamWords%2 == 1 {
 		const i = streamWords - 1
 		v := w[i] ^ tmpl[i]
-		*(*uint64)(unsafe.Add(p, at)) = v
+		le.PutUint64((*[8]byte)(unsafe.Add(p, at))[:], v)
 		n := byteLen(v)
 		at += n
 		hdr[i/2] = byte(n)
@@ -451,14 +458,14 @@ func decodeStream(b []byte, s *stream, tmpl *[streamWords]uint64) {
 	for i := range streamWords / 2 {
 		h := hdr[i]
 		n0, n1 := uintptr(h&15), uintptr(h>>4)
-		w[2*i] = *(*uint64)(unsafe.Add(p, at))&byteMask[n0] ^ tmpl[2*i]
+		w[2*i] = le.Uint64((*[8]byte)(unsafe.Add(p, at))[:])&byteMask[n0] ^ tmpl[2*i]
 		at += n0
-		w[2*i+1] = *(*uint64)(unsafe.Add(p, at))&byteMask[n1] ^ tmpl[2*i+1]
+		w[2*i+1] = le.Uint64((*[8]byte)(unsafe.Add(p, at))[:])&byteMask[n1] ^ tmpl[2*i+1]
 		at += n1
 	}
 	if streamWords%2 == 1 {
 		const i = streamWords - 1
-		w[i] = *(*uint64)(unsafe.Add(p, at))&byteMask[hdr[i/2]&15] ^ tmpl[i]
+		w[i] = le.Uint64((*[8]byte)(unsafe.Add(p, at))[:])&byteMask[hdr[i/2]&15] ^ tmpl[i]
 	}
 	// The raw words hold the bases.
 	bs := bases{ns: w[wordFirstNS], pos: w[wordFirstPos], seq: w[wordSeq], seqs: w[wordBase]}
