@@ -2,6 +2,7 @@ package capture_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
@@ -211,7 +212,7 @@ func TestHandOnLiveAtEnd(t *testing.T) {
 		add(time.Millisecond, srv, cli, syn|ackf, 9000, isn+1, 0)
 		add(2*time.Millisecond, cli, srv, psh|ackf, isn+1, 9001, 40)
 	}
-	slices.SortStableFunc(frames, func(a, b busyFrame) int { return int(a.at - b.at) })
+	slices.SortStableFunc(frames, func(a, b busyFrame) int { return cmp.Compare(a.at, b.at) })
 	rows, plain := sameHandedOn(t, writePcap(frames), "live.pcap", 1, 2)
 	mostPlain(t, rows, plain)
 }

@@ -2,6 +2,7 @@ package capture_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"math/rand/v2"
@@ -121,7 +122,7 @@ func busyCapture(t *testing.T) []byte {
 		add(at, arpFrame(1, asker, target))
 		add(at+time.Millisecond, arpFrame(2, target, asker))
 	}
-	slices.SortStableFunc(frames, func(a, b busyFrame) int { return int(a.at - b.at) })
+	slices.SortStableFunc(frames, func(a, b busyFrame) int { return cmp.Compare(a.at, b.at) })
 	return writePcap(frames)
 }
 
@@ -225,7 +226,7 @@ func longConns(conns, data int) ([]byte, int) {
 			add(at+time.Duration(i+2)*time.Millisecond, tcpFrame(cli, srv, 8|16, 101+uint32(i)*100, 501, 100))
 		}
 	}
-	slices.SortStableFunc(frames, func(a, b busyFrame) int { return int(a.at - b.at) })
+	slices.SortStableFunc(frames, func(a, b busyFrame) int { return cmp.Compare(a.at, b.at) })
 	return writePcap(frames), len(frames)
 }
 

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -155,7 +156,7 @@ func TestSpoolExact(t *testing.T) {
 		}
 		var l []model.Seg
 		for range 1 + rng.IntN(5) {
-			l = append(l, model.Seg{Frame: rng.IntN(1 << 40), Line: rng.IntN(3), File: pick(i),
+			l = append(l, model.Seg{Frame: rng.IntN(1 << min(40, strconv.IntSize-2)), Line: rng.IntN(3), File: pick(i),
 				Time: t0.Add(time.Duration(rng.Int64N(1 << 50)))})
 		}
 		return l
@@ -177,7 +178,7 @@ func TestSpoolExact(t *testing.T) {
 	}
 	var all []model.Attempt
 	for i := range 70_000 {
-		a := model.Attempt{Node: pick(i), Pos: model.Pos{File: pick(i), Frame: rng.IntN(1 << 40), Line: rng.IntN(2)},
+		a := model.Attempt{Node: pick(i), Pos: model.Pos{File: pick(i), Frame: rng.IntN(1 << min(40, strconv.IntSize-2)), Line: rng.IntN(2)},
 			Client: addr(), Server: addr(), Outcome: model.Outcome(pick(i)), ConnState: pick(i), History: pick(i),
 			Start: t0.Add(time.Duration(rng.Int64N(1 << 62))), End: time.Unix(-rng.Int64N(1<<40), rng.Int64N(1e9)).UTC(),
 			SYN: segs(i), SYNACK: segs(i), ClientRST: segs(i), ServerRST: segs(i), FirstAck: seg(i), ClientFIN: seg(i),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func TestParkCodec(t *testing.T) {
 		for i := range w {
 			w[i] = word()
 		}
-		s.seq = 1 + rng.IntN(1<<40)
+		s.seq = 1 + rng.IntN(1<<min(40, strconv.IntSize-2))
 		for d := range s.data {
 			s.data[d].nOut = uint8(rng.IntN(len(s.data[d].out) + 1))
 		}

@@ -1,6 +1,7 @@
 package track
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -45,7 +46,7 @@ func TestSortBySeq(t *testing.T) {
 func TestCreationOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{0, 1, 2, 100, 5000} {
-		for _, base := range []int{0, 1 << 20, 1<<32 - 50, 1 << 40} {
+		for _, base := range creationBases() {
 			for round := range 3 {
 				seqOf := map[uint32]int{}
 				keys := make([]uint64, n)
@@ -73,4 +74,16 @@ func TestCreationOrder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// creationBases are the first creation orders TestCreationOrder tries: past 32
+// bits too where an int holds them.
+func creationBases() []int {
+	b := []int{0, 1 << 20}
+	for _, wide := range []uint64{1<<32 - 50, 1 << 40} {
+		if wide <= math.MaxInt {
+			b = append(b, int(wide))
+		}
+	}
+	return b
 }

@@ -20,7 +20,7 @@ func minorFaults(t *testing.T) int64 {
 	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
 		t.Fatalf("getrusage: %v", err)
 	}
-	return ru.Minflt
+	return int64(ru.Minflt) // int32 on 32-bit systems
 }
 
 // freshMemory maps n bytes no one has touched, in small pages, and unmaps

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,7 +27,7 @@ import (
 // signal them.
 const processEnv = "NETMORTEM_TEST_PROCESS"
 
-var sink []byte
+var sink [][]byte
 
 // TestMain runs the tests, or, in a process started by netmortemProcess or
 // crashProcess, netmortem's main or a crash.
@@ -49,8 +50,12 @@ func TestMain(m *testing.M) {
 		setCrashPolicy()
 		if os.Getenv(processEnv) == "oom" {
 			// More than the memory and swap of any machine this runs
-			// on: the Go runtime fails to map it, a fatal error.
-			sink = make([]byte, 1<<40)
+			// on, or than a 32-bit process can address (the most an
+			// int counts, four times): the Go runtime fails to map it,
+			// a fatal error.
+			for range 4 {
+				sink = append(sink, make([]byte, 1<<min(40, strconv.IntSize-1)-1))
+			}
 			fmt.Println("allocated", len(sink))
 			os.Exit(7)
 		}

@@ -107,7 +107,7 @@ func TestInRange(t *testing.T) {
 	}
 	// The bounds as time.Date gives them.
 	if minUnix != time.Date(MinYear, 1, 1, 0, 0, 0, 0, time.UTC).Unix() || maxUnix != time.Date(MaxYear+1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()-1 {
-		t.Errorf("bounds %d and %d, not the years %d to %d", minUnix, maxUnix, MinYear, MaxYear)
+		t.Errorf("bounds %d and %d, not the years %d to %d", int64(minUnix), int64(maxUnix), MinYear, MaxYear)
 	}
 	in := 0
 	for _, tm := range times {
