@@ -170,15 +170,15 @@ func (t *Tracker) toNS(tm time.Time) (ns int64, far bool) {
 			t.baseUnix, t.baseUnixOK = tm.UnixNano(), true
 		}
 	}
-	d := tm.Sub(t.base)
-	if d == math.MaxInt64 || d == math.MinInt64 {
-		return noTime, true // Sub saturated
+	ns = int64(tm.Sub(t.base))
+	if farNS(ns) {
+		return noTime, true
 	}
-	return int64(d), false
+	return ns, false
 }
 
-// farNS reports whether ns, a tracker time subNS gave, saturated: the
-// packet's time lies more than 292 years from base.
+// farNS reports whether ns, a tracker time subNS or time.Time.Sub gave,
+// saturated: the packet's time lies more than 292 years from base.
 func farNS(ns int64) bool { return ns == math.MaxInt64 || ns == math.MinInt64 }
 
 // noteFar counts a packet at pos read without its time tm, which lies
