@@ -2,14 +2,12 @@ package capture_test
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 
@@ -212,7 +210,7 @@ func TestHandOnLiveAtEnd(t *testing.T) {
 		add(time.Millisecond, srv, cli, syn|ackf, 9000, isn+1, 0)
 		add(2*time.Millisecond, cli, srv, psh|ackf, isn+1, 9001, 40)
 	}
-	slices.SortStableFunc(frames, func(a, b busyFrame) int { return cmp.Compare(a.at, b.at) })
+	sortFrames(frames)
 	rows, plain := sameHandedOn(t, writePcap(frames), "live.pcap", 1, 2)
 	mostPlain(t, rows, plain)
 }

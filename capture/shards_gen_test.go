@@ -122,8 +122,14 @@ func busyCapture(t *testing.T) []byte {
 		add(at, arpFrame(1, asker, target))
 		add(at+time.Millisecond, arpFrame(2, target, asker))
 	}
-	slices.SortStableFunc(frames, func(a, b busyFrame) int { return cmp.Compare(a.at, b.at) })
+	sortFrames(frames)
 	return writePcap(frames)
+}
+
+// sortFrames puts frames in capture order, keeping the order of frames
+// at the same time.
+func sortFrames(frames []busyFrame) {
+	slices.SortStableFunc(frames, func(a, b busyFrame) int { return cmp.Compare(a.at, b.at) })
 }
 
 // writePcap writes frames as a microsecond pcap of Ethernet frames.
@@ -226,7 +232,7 @@ func longConns(conns, data int) ([]byte, int) {
 			add(at+time.Duration(i+2)*time.Millisecond, tcpFrame(cli, srv, 8|16, 101+uint32(i)*100, 501, 100))
 		}
 	}
-	slices.SortStableFunc(frames, func(a, b busyFrame) int { return cmp.Compare(a.at, b.at) })
+	sortFrames(frames)
 	return writePcap(frames), len(frames)
 }
 
