@@ -98,12 +98,12 @@ test:
 ## empty build caches: every package vetted for 386 took 4.5 more, the
 ## Kubernetes types' compile mostly.
 PORT_PKGS = ./capture/... ./model
+BIG_ENDIAN_TEST = GOARCH=s390x $(NOCGO) $(GO) test -timeout 10m -exec qemu-s390x-static -skip TestHugePages ./capture/track ./capture/pcapfile ./capture/decode
 test-ports:
 	GOARCH=386 $(NOCGO) $(GO) vet $(PORT_PKGS) ./flows
 	GOARCH=386 $(NOCGO) $(GO) test -timeout 10m $(PORT_PKGS)
 	@if command -v qemu-s390x-static >/dev/null 2>&1; then \
-	  echo "GOARCH=s390x $(GO) test -exec qemu-s390x-static -skip TestHugePages ./capture/track ./capture/pcapfile ./capture/decode"; \
-	  GOARCH=s390x $(NOCGO) $(GO) test -timeout 10m -exec qemu-s390x-static -skip TestHugePages ./capture/track ./capture/pcapfile ./capture/decode; \
+	  echo '$(BIG_ENDIAN_TEST)'; $(BIG_ENDIAN_TEST); \
 	elif [ "$$CI" = true ]; then echo "test-ports: qemu-s390x-static is missing (make test-deps installs it)"; exit 1; \
 	else echo "test-ports: qemu-s390x-static is missing, the big-endian tests skip (make test-deps installs it)"; fi
 
