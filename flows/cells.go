@@ -45,6 +45,16 @@ func (m *microCache) append(b []byte, t time.Time) []byte {
 		byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10), 'Z')
 }
 
+// appendStart appends the start cell of an attempt's row: t as append
+// writes it, or nothing when t is zero, as evidence without times
+// (tcpdump -t) leaves it.
+func (m *microCache) appendStart(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return b
+	}
+	return m.append(b, t)
+}
+
 // nanoCache writes times as time.Time.AppendText does (RFC 3339 with
 // the nanoseconds its trailing zeros left out), and keeps the date and
 // clock of the last second in UTC it wrote, as microCache does. It

@@ -104,7 +104,7 @@ func (c *CSVWriter) appendRow(b []byte, r *model.Row) []byte {
 		b = appendCSVField(b, inertCell(escape.String(where)))
 	}
 	b = append(b, ',')
-	b = c.start.append(b, r.Start)
+	b = c.start.appendStart(b, r.Start)
 	b = c.client.append(append(b, ','), r.Client)
 	b = c.server.append(append(b, ','), r.Server)
 	b = c.names[0].append(append(b, ','), string(r.Outcome))

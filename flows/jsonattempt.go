@@ -53,10 +53,8 @@ func (j *jsonAttempt) appendJSONAttempt(b []byte, a *model.Attempt) ([]byte, err
 	j.str(string(a.Outcome))
 	j.optStr("conn_state", a.ConnState)
 	j.optStr("history", a.History)
-	j.key("start")
-	j.time(a.Start)
-	j.key("end")
-	j.time(a.End)
+	j.optTime("start", a.Start)
+	j.optTime("end", a.End)
 	j.key("syn")
 	j.segs(a.SYN)
 	j.key("synack")
@@ -176,8 +174,7 @@ func (j *jsonAttempt) segs(l []model.Seg) {
 func (j *jsonAttempt) seg(s *model.Seg) {
 	j.open('{')
 	j.int("frame", int64(s.Frame))
-	j.key("time")
-	j.time(s.Time)
+	j.optTime("time", s.Time)
 	j.optInt("line", int64(s.Line))
 	j.optStr("file", s.File)
 	j.close('}')
@@ -194,6 +191,15 @@ func (j *jsonAttempt) dataSizes(d *model.DataSizes) {
 		j.segs(d.Retx)
 	}
 	j.close('}')
+}
+
+// optTime writes the field k of time t unless t is zero (omitzero).
+func (j *jsonAttempt) optTime(k string, t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	j.key(k)
+	j.time(t)
 }
 
 // time appends t as time.Time's MarshalJSON does.

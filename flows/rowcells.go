@@ -45,7 +45,7 @@ func (r *rowCells) formatRow(w *model.Row) {
 		b = append(b, where(w.Node, p)...)
 	}
 	r.ends[0] = len(b)
-	b = r.start.append(b, w.Start)
+	b = r.start.appendStart(b, w.Start)
 	r.ends[1] = len(b)
 	b = appendAddrPort(b, w.Client)
 	r.ends[2] = len(b)

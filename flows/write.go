@@ -13,7 +13,6 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/netmortem/netmortem/internal/escape"
-	"github.com/netmortem/netmortem/internal/jsontime"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -50,7 +49,7 @@ func (t *Table) row(a *model.Attempt) []string {
 	}
 	return []string{
 		where(a.Node, a.Pos),
-		string(jsontime.AppendMicro(nil, a.Start)),
+		string(new(microCache).appendStart(nil, a.Start)),
 		a.Client.String(),
 		a.Server.String(),
 		string(a.Outcome),

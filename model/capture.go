@@ -62,7 +62,7 @@ func (o Outcome) Answered() bool {
 // Seg is one packet of interest within an attempt: its frame and time.
 type Seg struct {
 	Frame int       `json:"frame"`
-	Time  time.Time `json:"time"`
+	Time  time.Time `json:"time,omitzero"` // zero when the evidence has no times (tcpdump -t)
 	// Line is set instead of Frame for packets read from pasted text
 	// (tcpdump or tshark output).
 	Line int `json:"line,omitempty"`
@@ -89,8 +89,10 @@ type Attempt struct {
 	// History is Zeek's history string (ShADadFf ...).
 	History string `json:"history,omitempty"`
 
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
+	// Start and End are zero when the evidence has no times (text pasted
+	// from tcpdump -t), and then left out of JSON.
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
 
 	SYN       []Seg `json:"syn"`                 // SYN-only packets from the client, first then retransmissions
 	SYNACK    []Seg `json:"synack"`              // SYN/ACK packets from the server
@@ -348,7 +350,7 @@ func (c Counts) Sub(o Counts) Counts {
 type ICMPEvent struct {
 	Node string     `json:"node,omitempty"`
 	Pos  Pos        `json:"pos"`
-	Time time.Time  `json:"time"`
+	Time time.Time  `json:"time,omitzero"`
 	From netip.Addr `json:"from"` // the router or host that sent the error
 	To   netip.Addr `json:"to"`
 	V6   bool       `json:"v6,omitempty"`
@@ -388,7 +390,7 @@ const CopyWindow = time.Millisecond
 type ARPEvent struct {
 	Node string     `json:"node,omitempty"`
 	Pos  Pos        `json:"pos"`
-	Time time.Time  `json:"time"`
+	Time time.Time  `json:"time,omitzero"`
 	Op   string     `json:"op"`  // request, reply, na, ns
 	IP   netip.Addr `json:"ip"`  // sender protocol address: the IP being claimed
 	MAC  string     `json:"mac"` // sender hardware address
@@ -447,6 +449,6 @@ type EndpointStats struct {
 	// MedianSYNACK is the median time from SYN to SYN/ACK, over a sample
 	// of at most 1024 attempts.
 	MedianSYNACK time.Duration `json:"median_synack_ns"`
-	First        time.Time     `json:"first"`
-	Last         time.Time     `json:"last"`
+	First        time.Time     `json:"first,omitzero"`
+	Last         time.Time     `json:"last,omitzero"`
 }

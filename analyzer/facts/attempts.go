@@ -91,7 +91,8 @@ type FailGroup struct {
 	Clients  []string         // client addresses, in order of appearance
 	More     bool             // clients beyond those listed
 	Retx     int              // SYN retransmissions
-	// First and Last are the times of the first and last attempt.
+	// First and Last are the times of the first and last attempt, zero
+	// when none has times.
 	First, Last time.Time
 	// HostPorts are the ports of a host's counters (Server's port is 0): a
 	// capture read in summary mode counted a scan's later ports together.
@@ -113,8 +114,12 @@ func (g *FailGroup) addClient(c string) {
 }
 
 func (g *FailGroup) span(first, last time.Time) {
-	// Times of pasted text count from year 0, before the zero Time: the
-	// first span sets both ends.
+	// Evidence without times (tcpdump -t) leaves them zero: such an
+	// attempt spans nothing. Times of pasted text without dates count
+	// from year 0, before the zero Time: the first span sets both ends.
+	if first.IsZero() || last.IsZero() {
+		return
+	}
 	if !g.spanned || first.Before(g.First) {
 		g.First = first
 	}

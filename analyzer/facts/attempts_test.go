@@ -3,6 +3,7 @@ package facts_test
 import (
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
@@ -73,5 +74,33 @@ func TestAttemptIndex(t *testing.T) {
 	m := facts.MergeFailGroups("node1", netip.AddrPortFrom(srv.Addr(), 0), append(g.Of(model.OutcomeUnanswered), g.Of(model.OutcomeRefused)...))
 	if m.N != 9 || len(m.Clients) != 1 || m.Node != "node1" || len(m.Attempts) != 0 {
 		t.Errorf("merged %+v", m)
+	}
+}
+
+// Attempts without times (text pasted from tcpdump -t) span nothing: a
+// group's first and last times are its timed attempts', and zero when
+// none has one.
+func TestFailGroupSpanWithoutTimes(t *testing.T) {
+	srv := netip.MustParseAddrPort("10.96.7.7:443")
+	other := netip.MustParseAddrPort("10.96.7.8:443")
+	t1 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	t2 := t1.Add(3 * time.Second)
+	refused := func(file string, frame int, to netip.AddrPort, start time.Time) model.Attempt {
+		return model.Attempt{Pos: model.Pos{File: file, Frame: frame}, Client: netip.MustParseAddrPort("10.0.0.1:40000"),
+			Server: to, Outcome: model.OutcomeRefused, Start: start, SYN: []model.Seg{{Frame: frame, Time: start}}}
+	}
+	s := &model.Snapshot{
+		Attempts: []model.Attempt{refused("a.pcap", 1, srv, t2), refused("t.txt", 2, srv, time.Time{}),
+			refused("a.pcap", 3, srv, t1), refused("t.txt", 4, other, time.Time{})},
+		EndpointStats: []model.EndpointStats{{File: "t.txt", Server: srv, Outcome: model.OutcomeRefused, Attempts: 5}},
+	}
+	for _, g := range facts.FailedAttempts.Get(analyzer.NewFactSet(s)).Of(model.OutcomeRefused) {
+		want := [2]time.Time{t1, t2}
+		if g.Server == other {
+			want = [2]time.Time{}
+		}
+		if g.First != want[0] || g.Last != want[1] {
+			t.Errorf("group %s: %s..%s, want %s..%s", g.Server, g.First, g.Last, want[0], want[1])
+		}
 	}
 }

@@ -187,8 +187,10 @@ func failFacts(g *facts.FailGroup, kept int) map[string]any {
 	values := map[string]any{
 		"attempts": g.N,
 		"clients":  g.Clients,
-		"first":    g.First.Format(time.RFC3339Nano),
-		"last":     g.Last.Format(time.RFC3339Nano),
+	}
+	if !g.First.IsZero() { // evidence without times (tcpdump -t) has none
+		values["first"] = g.First.Format(time.RFC3339Nano)
+		values["last"] = g.Last.Format(time.RFC3339Nano)
 	}
 	if kept < g.N {
 		values["attempts_kept"] = kept
@@ -404,7 +406,10 @@ func answeredAttempts(s *model.Snapshot, node string, srv netip.AddrPort) (n int
 		}
 	}
 	if where == "" && first != nil {
-		where = fmt.Sprintf("%s, counted from %s", first.File, first.First.UTC().Format(time.RFC3339Nano))
+		where = first.File
+		if !first.First.IsZero() {
+			where = fmt.Sprintf("%s, counted from %s", first.File, first.First.UTC().Format(time.RFC3339Nano))
+		}
 	}
 	return n, where
 }
