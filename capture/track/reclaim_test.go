@@ -51,9 +51,11 @@ func TestFeedGivesBackRecycled(t *testing.T) {
 		}
 		tr.Finish()
 		// How far the shards run ahead of the settling varies from run to
-		// run, and with it how many streams are in flight at once: a few
-		// more may be allocated, never a file's worth.
-		if stores[4]-stores[2] >= batchSize {
+		// run, and with it how many streams are in flight at once: on a
+		// loaded machine a window's worth more may be allocated (seen
+		// once in 40 runs as 386), never a file's worth (6 windows).
+		// Streams not given back grow the stores by 5 to 6 windows a file.
+		if stores[4]-stores[2] >= 4*batchSize {
 			t.Errorf("%d shards: the stores held %v streams after each file: they grow with the files", shards, stores)
 		}
 	}
