@@ -13,6 +13,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 	"github.com/netmortem/netmortem/report"
@@ -92,7 +93,7 @@ func TestVerdictFixtures(t *testing.T) {
 		t.Fatalf("only %d fixtures found", len(dirs))
 	}
 	grouped := 0
-	for _, dir := range dirs {
+	for _, dir := range testutil.RaceSample(t, 4, dirs) {
 		r := analyzeDir(t, dir)
 		checkVerdict(t, dir, r)
 		for _, c := range r.Verdict.Causes {
@@ -117,7 +118,7 @@ func TestVerdictFixtures(t *testing.T) {
 			}
 		}
 	}
-	if grouped == 0 {
+	if grouped == 0 && !testutil.Race { // a sample may hold none
 		t.Error("no fixture has a cause grouping several findings")
 	}
 }
