@@ -81,41 +81,63 @@ func TestFarTimeReadWithoutIt(t *testing.T) {
 	}
 }
 
-// A first packet stamped centuries from the others sets the time they
-// count from: each of the capture's own packets, too far from it, is read
-// without its time, and the one error counts them. A year 3000 is read
-// through the general path; the year 1710 (an interface's if_tsoffset)
-// through the fast path, which holds times of 1700 to 2200 in
-// nanoseconds since 1970.
+// A first packet stamped centuries from the next, in a year no capture
+// is stamped in (3000, or 1710 through an interface's if_tsoffset), is
+// the one read without its time: the others count from the next, where
+// each of them was read without its time, and the one error names the
+// first. Where neither the first nor the next is stamped in a capture's
+// years (3000, then 2400), the first sets the time the others count
+// from, as when the next is the stray one. The year 3000 is read through
+// the general path; 1710 and 2026 through the fast path, which holds
+// times of 1700 to 2200 in nanoseconds since 1970.
 func TestFarFirstTime(t *testing.T) {
 	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	stray := tcpFrame(netip.MustParseAddrPort("10.0.0.9:1"), s, 0x10, 1, 1, 0)
+	y3000 := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
 	back := time.Date(1710, 1, 2, 3, 4, 5, 0, time.UTC).Unix() - t0.Unix() // seconds
 	for _, tc := range []struct {
 		name    string
 		offsets []int64
 		first   testutil.NgRecord
+		then    time.Time // the handshake's time
+		rebased bool
 		want    string
 	}{
-		{"year 3000", []int64{0}, testutil.NgRecord{Iface: 0, Micros: micros(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)), Data: stray},
-			"time 2026-01-02T03:04:05Z lies more than 292 years from the first packet's, 3000-01-01T00:00:00Z"},
-		{"year 1710", []int64{0, back}, testutil.NgRecord{Iface: 1, Micros: micros(t0), Data: stray},
-			"time 2026-01-02T03:04:05Z lies more than 292 years from the first packet's, 1710-"},
+		{"year 3000", []int64{0}, testutil.NgRecord{Iface: 0, Micros: micros(y3000), Data: stray}, t0, true,
+			"time 3000-01-01T00:00:00Z, the first packet's, lies more than 292 years from the next packet's, 2026-01-02T03:04:05Z, and outside the years captures are stamped in"},
+		{"year 1710", []int64{0, back}, testutil.NgRecord{Iface: 1, Micros: micros(t0), Data: stray}, t0, true,
+			"time 1710-01-02T03:04:05Z, the first packet's, lies more than 292 years from the next packet's, 2026-01-02T03:04:05Z"},
+		{"year 3000, then 2400", []int64{0}, testutil.NgRecord{Iface: 0, Micros: micros(y3000), Data: stray}, time.Date(2400, 1, 2, 3, 4, 5, 0, time.UTC), false,
+			"time 2400-01-02T03:04:05Z lies more than 292 years from the first packet's, 3000-01-01T00:00:00Z, so one of them"},
 	} {
 		file := testutil.Pcapng(tc.offsets, []testutil.NgRecord{tc.first,
-			{Iface: 0, Micros: micros(t0), Data: tcpFrame(c, s, 0x02, 1000, 0, 0)},
-			{Iface: 0, Micros: micros(t0.Add(time.Millisecond)), Data: tcpFrame(s, c, 0x12, 5000, 1001, 0)}})
+			{Iface: 0, Micros: micros(tc.then), Data: tcpFrame(c, s, 0x02, 1000, 0, 0)},
+			{Iface: 0, Micros: micros(tc.then.Add(time.Millisecond)), Data: tcpFrame(s, c, 0x12, 5000, 1001, 0)}})
 		for _, shards := range []int{1, 2} {
 			res, err := capture.Read(context.Background(), bytes.NewReader(file), "far.pcapng", capture.Options{Shards: shards})
-			var list model.ErrorList
-			if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Frame != 2 || !strings.Contains(list[0].Error(), tc.want) ||
-				!strings.HasSuffix(list[0].Error(), "(and 1 more packet)") {
-				t.Fatalf("%s, %d shards: want one error at frame 2 counting one more, got %v (%+v)", tc.name, shards, err, res.Attempts)
+			frame, more := 2, true
+			if tc.rebased {
+				frame, more = 1, false
 			}
-			if len(res.Attempts) != 2 || !res.Attempts[1].Start.IsZero() || res.Attempts[1].Outcome != model.OutcomeSynAckNoAck ||
-				!res.Info.First.Equal(res.Attempts[0].Start) || !res.Info.Last.Equal(res.Attempts[0].Start) {
-				t.Errorf("%s, %d shards: %+v", tc.name, shards, res.Attempts)
+			var list model.ErrorList
+			if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Frame != frame || !strings.Contains(list[0].Error(), tc.want) ||
+				strings.HasSuffix(list[0].Error(), "(and 1 more packet)") != more {
+				t.Fatalf("%s, %d shards: want one error at frame %d, counting one more %v, got %v", tc.name, shards, frame, more, err)
+			}
+			if len(res.Attempts) != 2 {
+				t.Fatalf("%s, %d shards: %+v", tc.name, shards, res.Attempts)
+			}
+			timed, untimed := res.Attempts[0], res.Attempts[1] // the stray's, the handshake's
+			if tc.rebased {
+				timed, untimed = untimed, timed
+				if !timed.Start.Equal(tc.then) || !timed.SYNACK[0].Time.Equal(tc.then.Add(time.Millisecond)) {
+					t.Errorf("%s, %d shards: the handshake is not read with its times: %+v", tc.name, shards, timed)
+				}
+			}
+			if !untimed.Start.IsZero() || res.Attempts[1].Outcome != model.OutcomeSynAckNoAck ||
+				!res.Info.First.Equal(timed.Start) || !res.Info.Last.Equal(timed.End) {
+				t.Errorf("%s, %d shards: %+v, first %s, last %s", tc.name, shards, res.Attempts, res.Info.First, res.Info.Last)
 			}
 		}
 	}
@@ -124,7 +146,8 @@ func TestFarFirstTime(t *testing.T) {
 // In a series, a pcapng stamped in 1710 sets the time a classic pcap of
 // 2026 after it counts from: the pcap's records, which the fast path
 // takes a run at a time from the read buffer, are each read without
-// their time, as the pcapng's would be.
+// their time, as the pcapng's would be: the pcapng's packet, folded with
+// its file, can no longer be the one read without its time instead.
 func TestFarTimeSeries(t *testing.T) {
 	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -8,6 +8,21 @@ import (
 	"github.com/netmortem/netmortem/model"
 )
 
+// lonePacket is the first packet read with a time, while it is the only
+// one (n counts them, up to 2) and the window the reading stage fills
+// still holds it (ok): a packet more than 292 years from it may be the
+// one whose time is right (rebase). The runs of classic pcap records
+// Stage.HotPcap takes are not counted: they follow a packet Hot took,
+// counted, and are stamped in a capture's years, as it is, so no packet
+// rebases from it.
+type lonePacket struct {
+	ok   bool
+	n    uint8
+	idx  int // its order among the packets (tcpSeg.idx)
+	pos  model.Pos
+	time time.Time
+}
+
 func (t *Tracker) toNS(tm time.Time) (ns int64, far bool) {
 	if tm.IsZero() {
 		return noTime, false
@@ -29,6 +44,49 @@ func (t *Tracker) toNS(tm time.Time) (ns int64, far bool) {
 // saturated: the packet's time lies more than 292 years from base.
 func farNS(ns int64) bool { return ns == math.MaxInt64 || ns == math.MinInt64 }
 
+// noteTimed notes the packet just prepared, read with its time tm, at
+// pos: the first is lone until the next, if the reading stage fills a
+// window (Feed; Add folds each packet at once).
+func (t *Tracker) noteTimed(pos model.Pos, tm time.Time) {
+	if t.lone.n++; t.lone.n == 1 {
+		t.lone = lonePacket{ok: t.filling != nil, n: 1, idx: t.packets, pos: pos, time: tm}
+		return
+	}
+	t.lone.ok = false
+}
+
+// rebase makes tm, the time of a packet more than 292 years from the
+// only packet read with a time so far, the time tracker times count
+// from, when that packet's time lies outside the years a capture holds
+// and tm does not: the packet stamped first was the corrupt one, and
+// every packet after it would otherwise be read without its time. That
+// packet, still in the window being filled, is read without its time
+// instead. It reports whether it rebased.
+func (t *Tracker) rebase(tm time.Time) bool {
+	if !t.lone.ok || !captureYear(tm) || captureYear(t.lone.time) {
+		return false
+	}
+	for i := range t.filling.segs {
+		if g := &t.filling.segs[i]; g.idx == t.lone.idx {
+			g.ns = noTime
+			break
+		}
+	}
+	t.base, t.baseUnix, t.baseUnixOK = tm, tm.UnixNano(), true
+	t.first, t.last, t.hotSeen = time.Time{}, time.Time{}, false
+	t.noteFar(t.lone.pos, t.lone.time)
+	t.rebased = true
+	t.lone = lonePacket{}
+	return true
+}
+
+// captureYear reports whether tm lies in the years a capture's packets
+// are stamped in: from 1970, when Unix time starts, to 2199.
+func captureYear(tm time.Time) bool {
+	y := tm.Year()
+	return y >= 1970 && y < 2200
+}
+
 // noteFar counts a packet at pos read without its time tm, which lies
 // too far from base for the tracker's nanoseconds.
 func (t *Tracker) noteFar(pos model.Pos, tm time.Time) {
@@ -43,7 +101,10 @@ func (t *Tracker) noteFar(pos model.Pos, tm time.Time) {
 // the two stamps corrupt or forged) is read as a packet without a time,
 // and left out of the capture's first and last times, rather than
 // given the nearest time they hold: a time it does not have, and the
-// capture's clock moved on to it.
+// capture's clock moved on to it. Where the first packet's time lies
+// outside the years captures are stamped in and the next packet's, more
+// than 292 years from it, does not, the first is the one read without
+// its time, and the others count from the next (rebase).
 func (t *Tracker) FarTimes() error {
 	if t.far == 0 {
 		return nil
@@ -54,6 +115,10 @@ func (t *Tracker) FarTimes() error {
 		more = " (and 1 more packet)"
 	case t.far > 2:
 		more = fmt.Sprintf(" (and %d more packets)", t.far-1)
+	}
+	if t.rebased {
+		return model.Errorf(t.farPos, "", "time %s, the first packet's, lies more than 292 years from the next packet's, %s, and outside the years captures are stamped in (1970 to 2199), so it is corrupt or forged: the packet is read without its time, and the others count from the next%s",
+			t.farTime.Format(time.RFC3339Nano), t.base.Format(time.RFC3339Nano), more)
 	}
 	return model.Errorf(t.farPos, "", "time %s lies more than 292 years from the first packet's, %s, so one of them is corrupt or forged: the packet is read without its time%s",
 		t.farTime.Format(time.RFC3339Nano), t.base.Format(time.RFC3339Nano), more)

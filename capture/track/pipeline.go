@@ -159,6 +159,7 @@ func (w *window) listOwn(i int) []int32 {
 // seal records, once the reading stage has filled w, whether w ends a
 // sweep interval.
 func (t *Tracker) seal(w *window) {
+	t.lone.ok = false // its segment leaves the reading stage
 	w.sweep = t.packets%sweepEvery == 0
 	w.now, w.idx = t.now, t.packets
 }
@@ -202,6 +203,8 @@ func (t *Tracker) Feed(read func(s *Stage) error) error {
 	free := make(chan *window, maxWindows)
 	var readErr error
 	s := &Stage{t: t, w: getWindow(len(t.shards)), windows: windows, free: free, made: 1}
+	t.filling = s.w
+	defer func() { t.filling = nil }()
 	go func() {
 		defer close(windows)
 		if readErr = read(s); readErr != nil {
@@ -312,6 +315,7 @@ func (s *Stage) send() {
 			s.w = <-s.free
 		}
 	}
+	s.t.filling = s.w
 }
 
 // track runs the shards and the settling stage over the windows the

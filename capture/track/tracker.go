@@ -52,10 +52,14 @@ type Tracker struct {
 	created           int    // streams the shards made, as of the last flushCounts
 	// far counts the packets read without their time because it lies
 	// too far from base for the tracker's nanoseconds; farPos and
-	// farTime are the first's.
+	// farTime are the first's. rebased says base is the second packet
+	// with a time, the first read without its own (lone).
 	far     int
 	farPos  model.Pos
 	farTime time.Time
+	rebased bool
+	lone    lonePacket
+	filling *window // the window the reading stage fills, in Feed
 
 	done       [][]model.Attempt     // in chunks, so that growing never copies them all
 	build      builder               // builds the attempts
@@ -232,9 +236,15 @@ func (t *Tracker) Add(p *decode.Packet) {
 func (t *Tracker) prepare(p *decode.Packet, g *tcpSeg, outers *[]*model.Tuple) bool {
 	t.packets++
 	ns, far := t.toNS(p.Time)
+	if far && t.rebase(p.Time) {
+		ns, far = 0, false
+	}
 	if far {
 		t.noteFar(t.pos(p), p.Time)
 	} else if !p.Time.IsZero() {
+		if t.lone.n < 2 {
+			t.noteTimed(t.pos(p), p.Time)
+		}
 		if t.first.IsZero() || p.Time.Before(t.first) {
 			t.first = p.Time
 		}
@@ -285,6 +295,12 @@ func (t *Tracker) prepareHot(g *tcpSeg, frame int, unix int64) {
 		t.baseUnix, t.baseUnixOK = unix, true
 	}
 	ns := subNS(unix, t.baseUnix)
+	if farNS(ns) && t.rebase(time.Unix(0, unix).UTC()) {
+		ns = 0
+	}
+	if t.lone.n < 2 && !farNS(ns) {
+		t.noteTimed(model.Pos{File: t.file, Frame: frame}, time.Unix(0, unix).UTC())
+	}
 	switch {
 	case farNS(ns):
 		ns = noTime
