@@ -105,9 +105,9 @@ func TestFarFirstTime(t *testing.T) {
 		want    string
 	}{
 		{"year 3000", []int64{0}, testutil.NgRecord{Iface: 0, Micros: micros(y3000), Data: stray}, t0, true,
-			"time 3000-01-01T00:00:00Z, the first packet's, lies more than 292 years from the next packet's, 2026-01-02T03:04:05Z, and outside the years captures are stamped in"},
+			"time 3000-01-01T00:00:00Z, the first packet's, lies more than 292 years from a later packet's, 2026-01-02T03:04:05Z, and outside the years captures are stamped in"},
 		{"year 1710", []int64{0, back}, testutil.NgRecord{Iface: 1, Micros: micros(t0), Data: stray}, t0, true,
-			"time 1710-01-02T03:04:05Z, the first packet's, lies more than 292 years from the next packet's, 2026-01-02T03:04:05Z"},
+			"time 1710-01-02T03:04:05Z, the first packet's, lies more than 292 years from a later packet's, 2026-01-02T03:04:05Z"},
 		{"year 3000, then 2400", []int64{0}, testutil.NgRecord{Iface: 0, Micros: micros(y3000), Data: stray}, time.Date(2400, 1, 2, 3, 4, 5, 0, time.UTC), false,
 			"time 2400-01-02T03:04:05Z lies more than 292 years from the first packet's, 3000-01-01T00:00:00Z, so one of them"},
 	} {
@@ -140,6 +140,32 @@ func TestFarFirstTime(t *testing.T) {
 				t.Errorf("%s, %d shards: %+v, first %s, last %s", tc.name, shards, res.Attempts, res.Info.First, res.Info.Last)
 			}
 		}
+	}
+}
+
+// A first packet of the year 3000, then another stray of 2400, then the
+// capture's own packets: the others count from the first of 2026, the
+// two strays are read without their times, and the warning names the
+// first packet, before the stray it noted first, and counts the other.
+func TestFarFirstTimeThenStray(t *testing.T) {
+	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	stray := func(port uint16) []byte { return tcpFrame(netip.AddrPortFrom(c.Addr(), port), s, 0x10, 1, 1, 0) }
+	file := testutil.Pcapng([]int64{0}, []testutil.NgRecord{
+		{Iface: 0, Micros: micros(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)), Data: stray(1)},
+		{Iface: 0, Micros: micros(time.Date(2400, 1, 1, 0, 0, 0, 0, time.UTC)), Data: stray(2)},
+		{Iface: 0, Micros: micros(t0), Data: tcpFrame(c, s, 0x02, 1000, 0, 0)},
+		{Iface: 0, Micros: micros(t0.Add(time.Millisecond)), Data: tcpFrame(s, c, 0x12, 5000, 1001, 0)}})
+	res, err := capture.Read(context.Background(), bytes.NewReader(file), "far.pcapng", capture.Options{})
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Frame != 1 ||
+		!strings.Contains(list[0].Error(), "time 3000-01-01T00:00:00Z, the first packet's, lies more than 292 years from a later packet's, 2026-01-02T03:04:05Z") ||
+		!strings.HasSuffix(list[0].Error(), "(and 1 more packet)") {
+		t.Fatalf("want one error at frame 1 counting one more, got %v", err)
+	}
+	if len(res.Attempts) != 3 || !res.Attempts[0].Start.IsZero() || !res.Attempts[1].Start.IsZero() ||
+		!res.Attempts[2].Start.Equal(t0) || !res.Info.First.Equal(t0) || !res.Info.Last.Equal(t0.Add(time.Millisecond)) {
+		t.Errorf("%+v, first %s, last %s", res.Attempts, res.Info.First, res.Info.Last)
 	}
 }
 

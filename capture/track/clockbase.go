@@ -61,7 +61,9 @@ func (t *Tracker) noteTimed(pos model.Pos, tm time.Time) {
 // and tm does not: the packet stamped first was the corrupt one, and
 // every packet after it would otherwise be read without its time. That
 // packet, still in the window being filled, is read without its time
-// instead. It reports whether it rebased.
+// instead, and is the one the warning names: it comes before any
+// packet noted so far (others between the two, as far from both, stay
+// read without their times). It reports whether it rebased.
 func (t *Tracker) rebase(tm time.Time) bool {
 	if !t.lone.ok || !captureYear(tm) || captureYear(t.lone.time) {
 		return false
@@ -74,7 +76,8 @@ func (t *Tracker) rebase(tm time.Time) bool {
 	}
 	t.base, t.baseUnix, t.baseUnixOK = tm, tm.UnixNano(), true
 	t.first, t.last, t.hotSeen = time.Time{}, time.Time{}, false
-	t.noteFar(t.lone.pos, t.lone.time)
+	t.far++
+	t.farPos, t.farTime = t.lone.pos, t.lone.time
 	t.rebased = true
 	t.lone = lonePacket{}
 	return true
@@ -102,9 +105,9 @@ func (t *Tracker) noteFar(pos model.Pos, tm time.Time) {
 // and left out of the capture's first and last times, rather than
 // given the nearest time they hold: a time it does not have, and the
 // capture's clock moved on to it. Where the first packet's time lies
-// outside the years captures are stamped in and the next packet's, more
+// outside the years captures are stamped in and a later packet's, more
 // than 292 years from it, does not, the first is the one read without
-// its time, and the others count from the next (rebase).
+// its time, and the others count from the later one (rebase).
 func (t *Tracker) FarTimes() error {
 	if t.far == 0 {
 		return nil
@@ -117,7 +120,7 @@ func (t *Tracker) FarTimes() error {
 		more = fmt.Sprintf(" (and %d more packets)", t.far-1)
 	}
 	if t.rebased {
-		return model.Errorf(t.farPos, "", "time %s, the first packet's, lies more than 292 years from the next packet's, %s, and outside the years captures are stamped in (1970 to 2199), so it is corrupt or forged: the packet is read without its time, and the others count from the next%s",
+		return model.Errorf(t.farPos, "", "time %s, the first packet's, lies more than 292 years from a later packet's, %s, and outside the years captures are stamped in (1970 to 2199), so it is corrupt or forged: the packet is read without its time, and the others count from that later one%s",
 			t.farTime.Format(time.RFC3339Nano), t.base.Format(time.RFC3339Nano), more)
 	}
 	return model.Errorf(t.farPos, "", "time %s lies more than 292 years from the first packet's, %s, so one of them is corrupt or forged: the packet is read without its time%s",
