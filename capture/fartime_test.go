@@ -252,3 +252,30 @@ func TestFarTimeToSYNACK(t *testing.T) {
 		}
 	}
 }
+
+// A file whose first record is stamped outside the years captures are
+// has no first time to be placed among the files of a series by (the
+// bundle reader orders them by it, and the year 3000 would put the
+// first file last): its Head leaves it zero, as for a file of no record,
+// and the file is read alone.
+func TestFarFirstTimeHead(t *testing.T) {
+	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	back := time.Date(1710, 1, 2, 3, 4, 5, 0, time.UTC).Unix() - t0.Unix()
+	syn := tcpFrame(c, s, 0x02, 1000, 0, 0)
+	for _, tc := range []struct {
+		name  string
+		first testutil.NgRecord
+		want  time.Time
+	}{
+		{"year 3000", testutil.NgRecord{Iface: 0, Micros: micros(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)), Data: syn}, time.Time{}},
+		{"year 1710", testutil.NgRecord{Iface: 1, Micros: micros(t0), Data: syn}, time.Time{}},
+		{"year 2026", testutil.NgRecord{Iface: 0, Micros: micros(t0), Data: syn}, t0},
+	} {
+		file := testutil.Pcapng([]int64{0, back}, []testutil.NgRecord{tc.first, {Iface: 0, Micros: micros(t0.Add(time.Second)), Data: syn}})
+		h, err := capture.ReadHead(bytes.NewReader(file))
+		if err != nil || h.Format != "pcapng" || !h.First.Equal(tc.want) {
+			t.Errorf("%s: head %+v, %v; want first %s", tc.name, h, err, tc.want)
+		}
+	}
+}

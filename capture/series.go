@@ -29,7 +29,9 @@ type SeriesFile struct {
 // Head is what the head of a capture file tells of it: its format
 // ("pcap", "pcapng"), its link types (pcapng's interfaces' before its
 // first record) and the time of its first record (the zero Time for a
-// file of no record).
+// file of no record, or whose first record is stamped outside the years
+// captures are, 1970 to 2199: a corrupt stamp that would sort the file
+// after the others of its series).
 type Head struct {
 	Format   string
 	LinkType string
@@ -134,7 +136,12 @@ func ReadHead(r io.Reader) (Head, error) {
 	case err != nil:
 		return Head{}, err
 	}
-	h.First = rec.Time()
+	if y := rec.Time().Year(); y >= 1970 && y < 2200 {
+		// A first record stamped outside the years captures are
+		// (corrupt or forged) cannot place the file among others: it
+		// is left zero, and the file read alone.
+		h.First = rec.Time()
+	}
 	if !src.Sections() {
 		h.LinkType = decode.LinkName(src.LinkType(0))
 		return h, nil
