@@ -173,7 +173,7 @@ func (j *jsonAttempt) segs(l []model.Seg) {
 
 func (j *jsonAttempt) seg(s *model.Seg) {
 	j.open('{')
-	j.int("frame", int64(s.Frame))
+	j.optInt("frame", int64(s.Frame))
 	j.optTime("time", s.Time)
 	j.optInt("line", int64(s.Line))
 	j.optStr("file", s.File)

@@ -61,8 +61,8 @@ func (o Outcome) Answered() bool {
 
 // Seg is one packet of interest within an attempt: its frame and time.
 type Seg struct {
-	Frame int       `json:"frame"`
-	Time  time.Time `json:"time,omitzero"` // zero when the evidence has no times (tcpdump -t)
+	Frame int       `json:"frame,omitempty"` // 0 for a line of pasted text (Line)
+	Time  time.Time `json:"time,omitzero"`   // zero when the evidence has no times (tcpdump -t)
 	// Line is set instead of Frame for packets read from pasted text
 	// (tcpdump or tshark output).
 	Line int `json:"line,omitempty"`

@@ -67,6 +67,9 @@ func TestTimelessText(t *testing.T) {
 				_, end := a["end"]
 				syn, _ := a["syn"].([]any)
 				_, synTime := syn[0].(map[string]any)["time"]
+				if _, frame := syn[0].(map[string]any)["frame"]; frame {
+					t.Errorf("flows -o json: attempt at %v: a frame number for a line of text: %v", a["pos"], syn[0])
+				}
 				if start != tc.timed || end != tc.timed || synTime != tc.timed {
 					t.Errorf("flows -o json: attempt at %v: start %v, end %v, SYN time %v; want %v", a["pos"], start, end, synTime, tc.timed)
 				}
