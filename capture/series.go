@@ -136,7 +136,7 @@ func ReadHead(r io.Reader) (Head, error) {
 	case err != nil:
 		return Head{}, err
 	}
-	if y := rec.Time().Year(); y >= 1970 && y < 2200 {
+	if track.CaptureYear(rec.Time()) {
 		// A first record stamped outside the years captures are
 		// (corrupt or forged) cannot place the file among others: it
 		// is left zero, and the file read alone.

@@ -65,7 +65,7 @@ func (t *Tracker) noteTimed(pos model.Pos, tm time.Time) {
 // packet noted so far (others between the two, as far from both, stay
 // read without their times). It reports whether it rebased.
 func (t *Tracker) rebase(tm time.Time) bool {
-	if !t.lone.ok || !captureYear(tm) || captureYear(t.lone.time) {
+	if !t.lone.ok || !CaptureYear(tm) || CaptureYear(t.lone.time) {
 		return false
 	}
 	for i := range t.filling.segs {
@@ -83,9 +83,10 @@ func (t *Tracker) rebase(tm time.Time) bool {
 	return true
 }
 
-// captureYear reports whether tm lies in the years a capture's packets
-// are stamped in: from 1970, when Unix time starts, to 2199.
-func captureYear(tm time.Time) bool {
+// CaptureYear reports whether tm lies in the years a capture's packets
+// are stamped in: from 1970, when Unix time starts, to 2199. A packet
+// stamped outside them is corrupt or forged.
+func CaptureYear(tm time.Time) bool {
 	y := tm.Year()
 	return y >= 1970 && y < 2200
 }
