@@ -52,8 +52,8 @@ type Tracker struct {
 	created           int    // streams the shards made, as of the last flushCounts
 	// far counts the packets read without their time because it lies
 	// too far from base for the tracker's nanoseconds; farPos and
-	// farTime are the first's. rebased says base is the second packet
-	// with a time, the first read without its own (lone).
+	// farTime are the first's. rebased says base is a later packet's
+	// time, the first read without its own (lone, rebase).
 	far     int
 	farPos  model.Pos
 	farTime time.Time
@@ -295,22 +295,26 @@ func (t *Tracker) prepareHot(g *tcpSeg, frame int, unix int64) {
 		t.baseUnix, t.baseUnixOK = unix, true
 	}
 	ns := subNS(unix, t.baseUnix)
-	if farNS(ns) && t.rebase(time.Unix(0, unix).UTC()) {
-		ns = 0
+	if farNS(ns) {
+		if tm := time.Unix(0, unix).UTC(); t.rebase(tm) {
+			ns = 0
+		} else {
+			ns = noTime
+			t.noteFar(model.Pos{File: t.file, Frame: frame}, tm)
+		}
 	}
-	if t.lone.n < 2 && !farNS(ns) {
-		t.noteTimed(model.Pos{File: t.file, Frame: frame}, time.Unix(0, unix).UTC())
-	}
-	switch {
-	case farNS(ns):
-		ns = noTime
-		t.noteFar(model.Pos{File: t.file, Frame: frame}, time.Unix(0, unix).UTC())
-	case !t.hotSeen:
-		t.hotFirst, t.hotLast, t.hotSeen = unix, unix, true
-	case unix < t.hotFirst:
-		t.hotFirst = unix
-	case unix > t.hotLast:
-		t.hotLast = unix
+	if ns != noTime {
+		if t.lone.n < 2 {
+			t.noteTimed(model.Pos{File: t.file, Frame: frame}, time.Unix(0, unix).UTC())
+		}
+		switch {
+		case !t.hotSeen:
+			t.hotFirst, t.hotLast, t.hotSeen = unix, unix, true
+		case unix < t.hotFirst:
+			t.hotFirst = unix
+		case unix > t.hotLast:
+			t.hotLast = unix
+		}
 	}
 	if ns > t.now {
 		t.now = ns
