@@ -19,10 +19,11 @@ import (
 // nothing in it waits for the last attempt. Rows are written straight
 // into a buffer, as encoding/csv would write them.
 type CSVWriter struct {
-	w      *bufio.Writer
-	filter Filter
-	buf    []byte
-	ranges rangeCount
+	w       *bufio.Writer
+	filter  Filter
+	buf     []byte
+	ranges  rangeCount
+	untimed untimedCount
 	// plain caches whether the last prefix of a "where" cell (the node
 	// and the file) is written as it is: printable ASCII that neither a
 	// spreadsheet nor CSV quoting changes.
@@ -52,6 +53,7 @@ func NewCSVWriter(w io.Writer, f Filter) *CSVWriter {
 // Write writes a if it passes the filter. The attempt is not kept.
 func (c *CSVWriter) Write(a *model.Attempt) {
 	if !c.filter.Match(a) {
+		c.untimed.note(&c.filter, a.Pos, a.Client, a.Server, a.Outcome, a.ConnState, a.Start)
 		return
 	}
 	c.ranges.note(a)
@@ -72,6 +74,7 @@ func (c *CSVWriter) WriteRow(r *model.Row) {
 		return
 	}
 	if !c.filter.MatchRow(r) {
+		c.untimed.note(&c.filter, r.Pos, r.Client, r.Server, r.Outcome, r.ConnState, r.Start)
 		return
 	}
 	c.ranges.noteRow(r)
@@ -222,6 +225,9 @@ func appendCSVField(b []byte, field string) []byte {
 // cannot write as they are, and returns where the first one is (see
 // Table.OutOfRange, which counts the captures' times too).
 func (c *CSVWriter) OutOfRange() (n int, first model.Pos) { return c.ranges.n, c.ranges.first }
+
+// Untimed is Table.Untimed for the attempts written so far.
+func (c *CSVWriter) Untimed() (n int, first model.Pos) { return c.untimed.n, c.untimed.first }
 
 // Close writes what is buffered and returns the first error writing met.
 func (c *CSVWriter) Close() error {

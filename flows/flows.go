@@ -26,7 +26,9 @@ type Filter struct {
 	// States keeps attempts whose outcome (established, refused, ...) or
 	// Zeek conn_state (S0, REJ, RSTO ...) is one of these.
 	States []string
-	// Since and Until keep attempts that started in [Since, Until).
+	// Since and Until keep attempts that started in [Since, Until). An
+	// attempt without a time (text pasted from tcpdump -t) is in no
+	// such window: either of them leaves it out.
 	Since, Until time.Time
 }
 
@@ -96,6 +98,32 @@ func (f *Filter) MatchRow(r *model.Row) bool {
 	return f.match(r.Client, r.Server, r.Outcome, r.ConnState, r.Start)
 }
 
+// untimedOut reports whether an attempt without a time, from client to
+// server, of outcome and Zeek state state, is left out by the time
+// window alone: it passes the filter's other tests.
+func (f *Filter) untimedOut(client, server netip.AddrPort, outcome model.Outcome, state string) bool {
+	w := Filter{Hosts: f.Hosts, Ports: f.Ports, States: f.States}
+	return (!f.Since.IsZero() || !f.Until.IsZero()) && w.match(client, server, outcome, state, time.Time{})
+}
+
+// untimedCount counts the attempts a filter's time window left out for
+// having no time (Filter.untimedOut), and keeps where the first was.
+type untimedCount struct {
+	n     int
+	first model.Pos
+}
+
+// note counts the attempt at pos, from client to server, of outcome and
+// Zeek state state, that started at start, when f left it out for having
+// no time; it is called for the attempts f does not match.
+func (c *untimedCount) note(f *Filter, pos model.Pos, client, server netip.AddrPort, outcome model.Outcome, state string, start time.Time) {
+	if start.IsZero() && f.untimedOut(client, server, outcome, state) {
+		if c.n++; c.n == 1 {
+			c.first = pos
+		}
+	}
+}
+
 // match reports whether an attempt from client to server, of outcome and
 // Zeek state state, that started at start, passes the filter.
 func (f *Filter) match(client, server netip.AddrPort, outcome model.Outcome, state string, start time.Time) bool {
@@ -106,6 +134,9 @@ func (f *Filter) match(client, server netip.AddrPort, outcome model.Outcome, sta
 		return false
 	}
 	if len(f.States) > 0 && !slices.Contains(f.States, string(outcome)) && !slices.Contains(f.States, state) {
+		return false
+	}
+	if (!f.Since.IsZero() || !f.Until.IsZero()) && start.IsZero() {
 		return false
 	}
 	if !f.Since.IsZero() && start.Before(f.Since) {
@@ -160,6 +191,19 @@ type Table struct {
 	// (Attempt.SYNCopies), for a table built by a Builder, which does not
 	// keep them.
 	synCopies int
+	untimed   untimedCount
+}
+
+// Untimed counts the attempts the filter's time window (Since, Until)
+// left out of the table for having no time (text pasted without times,
+// as tcpdump -t prints it) though they pass its other tests, and returns
+// where the first one is: an attempt without a time is in no window. A
+// caller says so in one warning.
+func (t *Table) Untimed() (n int, first model.Pos) {
+	if t == nil {
+		return 0, first
+	}
+	return t.untimed.n, t.untimed.first
 }
 
 // Build makes the table of snap's attempts that pass f. It lists the
@@ -210,6 +254,7 @@ type Builder struct {
 	rtts     map[endpointKey][]time.Duration
 	copies   int // SYN copies of the attempts added (Attempt.SYNCopies)
 	ranges   rangeCount
+	untimed  untimedCount
 }
 
 type endpointKey struct {
@@ -227,6 +272,7 @@ func NewBuilder(f Filter) *Builder {
 // Add counts a, if it passes the filter, and reports whether it does.
 func (b *Builder) Add(a *model.Attempt) bool {
 	if !b.filter.Match(a) {
+		b.untimed.note(&b.filter, a.Pos, a.Client, a.Server, a.Outcome, a.ConnState, a.Start)
 		return false
 	}
 	if b.keep {
@@ -249,6 +295,7 @@ func (b *Builder) AddRow(r *model.Row) bool {
 		return b.Add(r.Attempt)
 	}
 	if !b.filter.MatchRow(r) {
+		b.untimed.note(&b.filter, r.Pos, r.Client, r.Server, r.Outcome, r.ConnState, r.Start)
 		return false
 	}
 	b.ranges.noteRow(r)
@@ -301,7 +348,8 @@ func (b *Builder) count(node string, server netip.AddrPort, client netip.Addr, o
 // Table returns the table of the attempts added from captures: their
 // summary and endpoints, and the attempts when Build keeps them.
 func (b *Builder) Table(captures []model.CaptureInfo) *Table {
-	t := &Table{Captures: []model.CaptureInfo{}, Endpoints: slices.Clone(b.eps), Attempts: []model.Attempt{}, synCopies: b.copies}
+	t := &Table{Captures: []model.CaptureInfo{}, Endpoints: slices.Clone(b.eps), Attempts: []model.Attempt{}, synCopies: b.copies,
+		untimed: b.untimed}
 	if b.attempts != nil {
 		t.Attempts = b.attempts
 	}

@@ -336,6 +336,9 @@ func (c *rangeCount) time(t time.Time, pos model.Pos) {
 // write as they are, and returns where the first one is.
 func (b *Builder) OutOfRange() (n int, first model.Pos) { return b.ranges.n, b.ranges.first }
 
+// Untimed is Table.Untimed for the attempts added so far.
+func (b *Builder) Untimed() (n int, first model.Pos) { return b.untimed.n, b.untimed.first }
+
 // JSONWriter writes the JSON form of a Table an attempt at a time: the
 // table's summary, captures and endpoints first, from a Builder that was
 // given the same attempts before (a first read of the captures), then

@@ -47,8 +47,8 @@ func newFlowsCmd(c *cli) *cobra.Command {
 	hosts := fs.StringSlice("host", nil, "keep attempts to or from these addresses (comma separated or repeated)")
 	ports := fs.StringSlice("port", nil, "keep attempts with these client or server ports")
 	states := fs.StringSlice("state", nil, "keep attempts with these outcomes (established, refused, unanswered, synack_client_rst, ...) or Zeek states (S0, REJ, RSTO, ...)")
-	since := fs.String("since", "", "keep attempts that started at or after this time: RFC 3339, or +DURATION from the first packet")
-	until := fs.String("until", "", "keep attempts that started before this time: RFC 3339, or +DURATION from the first packet")
+	since := fs.String("since", "", "keep attempts that started at or after this time: RFC 3339, or +DURATION from the first packet (attempts without a time are left out)")
+	until := fs.String("until", "", "keep attempts that started before this time: RFC 3339, or +DURATION from the first packet (attempts without a time are left out)")
 	node := fs.String("node", "", "attribute the captures to this node")
 	fs.BoolP("quiet", "q", false, "print no progress on stderr, as analyze's -q (flows prints none: its warnings and errors are always printed)")
 	var ao anonymizeOptions
@@ -121,6 +121,8 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	t := flows.Build(snap, filter)
 	n, pos := t.OutOfRange()
 	warnOutOfRange(stderr, n, pos)
+	n, pos = t.Untimed()
+	warnUntimed(stderr, n, pos, filter)
 	anonymizer := ao.anonymizer(snap)
 	t = netmortem.Anonymize(anonymizer, t)
 	write := t.Write
@@ -145,6 +147,28 @@ func warnOutOfRange(stderr io.Writer, n int, pos model.Pos) {
 		escape.Fprintf(stderr, "warning: %s: %s outside the years %d-%d (a corrupt or forged timestamp), written with the year clamped\n",
 			pos, count(n, "packet time"), jsontime.MinYear, jsontime.MaxYear)
 	}
+}
+
+// warnUntimed says that n attempts, the first at pos, passed f but for
+// its time window (--since, --until), which left them out for having no
+// time (text pasted from tcpdump -t): such an attempt is in no window.
+func warnUntimed(stderr io.Writer, n int, pos model.Pos, f flows.Filter) {
+	if n == 0 {
+		return
+	}
+	var flags []string
+	if !f.Since.IsZero() {
+		flags = append(flags, "--since")
+	}
+	if !f.Until.IsZero() {
+		flags = append(flags, "--until")
+	}
+	them := "them"
+	if n == 1 {
+		them = "it"
+	}
+	escape.Fprintf(stderr, "warning: %s: %s without a time (text without times, as tcpdump -t prints it): %s left %s out\n",
+		pos, count(n, "attempt"), strings.Join(flags, " and "), them)
 }
 
 // flowsExit says why flows' output may be short, and returns its exit
@@ -220,9 +244,16 @@ func parseWhen(v string) (abs time.Time, rel time.Duration, err error) {
 	return t, 0, nil
 }
 
+// resolveWhen returns the time v names, an offset counted from first. With
+// no first packet time (no capture has one), an offset names no time at
+// all, and no attempt has one: it returns an instant past Go's zero time,
+// a bound every attempt without a time is outside of.
 func resolveWhen(v string, first time.Time) time.Time {
 	abs, rel, _ := parseWhen(v)
 	if strings.HasPrefix(v, "+") {
+		if first.IsZero() {
+			return time.Time{}.Add(time.Nanosecond)
+		}
 		return first.Add(rel)
 	}
 	return abs

@@ -84,6 +84,8 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		printWarnings(stderr, notCaptures(stderr, in.Warns))
 		n, pos := w.OutOfRange()
 		outOfRange(stderr, in.Snap, n, pos)
+		n, pos = w.Untimed()
+		warnUntimed(stderr, n, pos, filter)
 		err = w.Close()
 	} else {
 		before := statFiles(paths)
@@ -163,7 +165,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 			switch {
 			case attemptsKept:
 				// The table from every attempt kept, rather than read again.
-				return heldTable(ctx, stdout, stderr, in, b, sp, width)
+				return heldTable(ctx, stdout, stderr, in, b, filter, sp, width)
 			case stdinRead:
 				return sp.stdinLost(stderr)
 			}
@@ -179,6 +181,8 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		printWarnings(stderr, notCaptures(stderr, in.Warns))
 		n, pos := b.OutOfRange()
 		outOfRange(stderr, in.Snap, n, pos)
+		n, pos = b.Untimed()
+		warnUntimed(stderr, n, pos, filter)
 		t := b.Table(in.Snap.Captures)
 		var w interface {
 			Write(a *model.Attempt)
@@ -396,7 +400,7 @@ func changedFile(paths []string, a, b []fileState) string {
 // for the tables only tablewriter writes (cells of runes that are not
 // printable, positions that are not frames or lines of a capture). It
 // returns flows' exit code.
-func heldTable(ctx context.Context, stdout, stderr io.Writer, in operand.Opened, b *flows.Builder, sp *flowsSpool, width int) int {
+func heldTable(ctx context.Context, stdout, stderr io.Writer, in operand.Opened, b *flows.Builder, filter flows.Filter, sp *flowsSpool, width int) int {
 	printWarnings(stderr, notCaptures(stderr, in.Warns))
 	t := b.Table(in.Snap.Captures)
 	t.Attempts = make([]model.Attempt, 0, sp.s.Len())
@@ -416,6 +420,8 @@ func heldTable(ctx context.Context, stdout, stderr io.Writer, in operand.Opened,
 	}
 	n, pos := t.OutOfRange()
 	warnOutOfRange(stderr, n, pos)
+	n, pos = t.Untimed()
+	warnUntimed(stderr, n, pos, filter)
 	if err := t.WriteTable(stdout, width); err != nil {
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,5 +101,111 @@ func TestTimelessText(t *testing.T) {
 				t.Errorf("%d syn-refused findings, want 2 (ports 81 and 8081)", refused)
 			}
 		})
+	}
+}
+
+// TestTimelessWindow checks that --since and --until agree on attempts
+// without a time: both leave them out, and say so, in every output form
+// (the CSV is handed on as it is read, the others built whole or from a
+// temporary file). The same handshakes with times are kept by a window
+// that holds them.
+func TestTimelessWindow(t *testing.T) {
+	dir := filepath.Join(testutil.Root(), "fixtures", "captures", "text")
+	for _, tc := range []struct {
+		file  string
+		timed bool
+	}{
+		{"handshakes.tcpdump-t.txt", false},
+		{"handshakes.tcpdump-ttt.txt", true},
+	} {
+		path := filepath.Join(dir, tc.file)
+		for _, window := range [][]string{
+			{"--since", "+0s"},
+			{"--until", "+1h"},
+			{"--since", "0000-01-01T00:00:00Z", "--until", "2200-01-01T00:00:00Z"},
+		} {
+			for _, form := range []string{"csv", "json", "table"} {
+				args := append([]string{"flows", "-o", form}, window...)
+				args = append(args, path)
+				name := tc.file + " " + strings.Join(args[1:len(args)-1], " ")
+				_, out, stderr := runCLI(t, args...)
+				var n int
+				switch form {
+				case "csv":
+					rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					n = len(rows) - 1
+				case "json":
+					var flows struct {
+						Attempts []map[string]any `json:"attempts"`
+					}
+					if err := json.Unmarshal([]byte(out), &flows); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					n = len(flows.Attempts)
+				default:
+					n = 1
+					if strings.Contains(out, "No connection attempts match.") {
+						n = 0
+					}
+				}
+				warned := strings.Contains(stderr, ":1: 11 attempts without a time (text without times") && strings.Contains(stderr, window[0]+" ")
+				if tc.timed {
+					if n == 0 || warned {
+						t.Errorf("%s: %d attempts (want them kept), warned %v:\n%s", name, n, warned, stderr)
+					}
+				} else if n != 0 || !warned {
+					t.Errorf("%s: %d attempts (want none), warned %v:\n%s%s", name, n, warned, out, stderr)
+				}
+			}
+		}
+	}
+}
+
+// TestTimelessWindowCounts checks that the warning of attempts left out
+// for having no time counts those the other filters keep, and only them:
+// none when the other filters leave every attempt out, none for a file of
+// text without times and without TCP, and the attempts of a file whose
+// text without times is followed by text with them.
+func TestTimelessWindowCounts(t *testing.T) {
+	dir := filepath.Join(testutil.Root(), "fixtures", "captures", "text")
+	untimed := filepath.Join(dir, "handshakes.tcpdump-t.txt")
+	var withTCP, noTCP, mixed strings.Builder
+	for _, l := range strings.SplitAfter(string(readFile(t, untimed)), "\n") {
+		if strings.Contains(l, "Flags [") {
+			withTCP.WriteString(l)
+		} else {
+			noTCP.WriteString(l)
+		}
+	}
+	mixed.WriteString(withTCP.String())
+	mixed.Write(readFile(t, filepath.Join(dir, "handshakes.tcpdump.txt")))
+	tmp := t.TempDir()
+	noTCPPath, mixedPath := filepath.Join(tmp, "icmp-t.txt"), filepath.Join(tmp, "mixed.txt")
+	for path, text := range map[string]string{noTCPPath: noTCP.String(), mixedPath: mixed.String()} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string // the warning, "" for none
+	}{
+		{[]string{"--port", "80", "--until", "+1s", untimed}, untimed + ":1: 3 attempts without a time"},
+		{[]string{"--port", "81", "--since", "+0s", untimed}, untimed + ":37: 1 attempt without a time (text without times, as tcpdump -t prints it): --since left it out"},
+		{[]string{"--state", "RSTR", "--until", "+1s", untimed}, ""},
+		{[]string{"--host", "192.0.2.1", "--since", "+0s", untimed}, ""},
+		{[]string{"--since", "+0s", noTCPPath}, ""},
+		{[]string{"--since", "+0s", mixedPath}, mixedPath + ":1: "},
+	} {
+		for _, form := range []string{"csv", "json"} {
+			args := append([]string{"flows", "-o", form}, tc.args...)
+			_, _, stderr := runCLI(t, args...)
+			if got := strings.Contains(stderr, "without a time"); got != (tc.want != "") || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%s: want %q, got:\n%s", strings.Join(args, " "), tc.want, stderr)
+			}
+		}
 	}
 }
