@@ -7,6 +7,7 @@ package flows
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -166,11 +167,29 @@ type Endpoint struct {
 	// SYNRetx counts SYN retransmissions, leaving out copies of a SYN seen
 	// on another interface (see model.Attempt.SYNRetransmissions).
 	SYNRetx int `json:"syn_retx"`
+	// SYNACKTimed counts the attempts whose time from first SYN to first
+	// SYN/ACK is known: both were seen, with their times.
+	SYNACKTimed int `json:"synack_timed"`
 	// MedianSYNACK is the median time from first SYN to first SYN/ACK over
-	// the attempts that got one; 0 when none did.
+	// the SYNACKTimed attempts; 0 when there are none.
 	MedianSYNACK time.Duration `json:"-"`
-	// MedianSYNACKMillis is MedianSYNACK in milliseconds, for JSON.
+	// MedianSYNACKMillis is MedianSYNACK in milliseconds, for JSON, which
+	// leaves it out when SYNACKTimed is 0: no median, rather than one of 0.
 	MedianSYNACKMillis float64 `json:"median_synack_ms"`
+}
+
+// MarshalJSON encodes e with its fields' names, leaving median_synack_ms
+// out when no attempt's time to SYN/ACK is known.
+func (e Endpoint) MarshalJSON() ([]byte, error) {
+	type fields Endpoint // without the method
+	v := struct {
+		fields
+		MedianSYNACKMillis *float64 `json:"median_synack_ms,omitempty"`
+	}{fields: fields(e)}
+	if e.SYNACKTimed > 0 {
+		v.MedianSYNACKMillis = &e.MedianSYNACKMillis
+	}
+	return json.Marshal(v)
 }
 
 // Table is the connection table of a snapshot's captures.
@@ -341,6 +360,7 @@ func (b *Builder) count(node string, server netip.AddrPort, client netip.Addr, o
 		e.Reset++
 	}
 	if timed {
+		e.SYNACKTimed++
 		b.rtts[k] = append(b.rtts[k], rtt)
 	}
 }

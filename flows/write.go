@@ -226,7 +226,7 @@ func (t *Table) endpointRows() [][]string {
 			server = escape.String(e.Node) + " " + server
 		}
 		med := ""
-		if e.MedianSYNACK > 0 {
+		if e.SYNACKTimed > 0 {
 			med = millis(e.MedianSYNACK)
 		}
 		rows = append(rows, []string{server, strconv.Itoa(e.Attempts), strconv.Itoa(e.Clients), strconv.Itoa(e.Established),

@@ -58,10 +58,19 @@ func TestTimelessText(t *testing.T) {
 			}
 
 			var flows struct {
-				Attempts []map[string]any `json:"attempts"`
+				Endpoints []map[string]any `json:"endpoints"`
+				Attempts  []map[string]any `json:"attempts"`
 			}
 			if err := json.Unmarshal([]byte(outs["flows -o json"]), &flows); err != nil || len(flows.Attempts) != 11 {
 				t.Fatalf("flows -o json: %d attempts, %v", len(flows.Attempts), err)
+			}
+			// Port 80's three handshakes: a median time to SYN/ACK from
+			// three timed ones, or none (not one of 0).
+			web := flows.Endpoints[0]
+			med, hasMed := web["median_synack_ms"].(float64)
+			if web["server"] != "10.99.0.2:80" || web["synack_timed"] != map[bool]float64{true: 3, false: 0}[tc.timed] ||
+				hasMed != tc.timed || (tc.timed && med <= 0) {
+				t.Errorf("flows -o json: first endpoint %v", web)
 			}
 			for _, a := range flows.Attempts {
 				_, start := a["start"]
