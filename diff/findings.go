@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -267,14 +268,12 @@ func scalarText(v, other any) string {
 	case bool:
 		return strconv.FormatBool(x)
 	default:
-		b, _ := json.Marshal(x)
-		s = string(b)
+		s = plainJSON(x)
 		quote = func(s string) string { return s } // JSON already
 	}
 	o, _ := other.(string)
 	if other != nil && o == "" {
-		b, _ := json.Marshal(other)
-		o = string(b)
+		o = plainJSON(other)
 	}
 	if len(s) <= maxChangeText {
 		return quote(s)
@@ -295,6 +294,19 @@ func scalarText(v, other any) string {
 		out += "..."
 	}
 	return quote(out)
+}
+
+// plainJSON returns v as compact JSON for a reader, not a web page: an
+// arrow in a value ("10.0.0.5:41000 -> 10.96.0.10:53") stays one, rather
+// than encoding/json's "-\u003e".
+func plainJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return ""
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // Failing counts the findings that appeared at or above level

@@ -146,6 +146,7 @@ func TestChangeText(t *testing.T) {
 		{8, 6, "facts.x 8 -> 6"},
 		{"a -> b", "c", `facts.x "a -> b" -> "c"`},
 		{nil, []string{"p"}, `facts.x (none) -> ["p"]`},
+		{nil, map[string]any{"p": []string{"a -> b <c> & d"}}, `facts.x (none) -> {"p":["a -> b <c> & d"]}`},
 		{[]string{"a", "b"}, []string{"b", "a"}, "facts.x 2 -> 2 items, the same reordered"},
 		{long("10.0.0.99:1 -> x"), long("10.0.0.98:1 -> x"), `facts.x 21 -> 21 items, added "10.0.0.98:1 -> x", removed "10.0.0.99:1 -> x"`},
 		{[]int{1}, []int{1, 2, 3, 4, 5}, "facts.x 1 -> 5 items, added 2, 3, 4, and 1 more"},
