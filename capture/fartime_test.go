@@ -81,11 +81,12 @@ func TestFarTimeReadWithoutIt(t *testing.T) {
 	}
 }
 
-// A first packet stamped centuries from the next, in a year no capture
-// is stamped in (3000, or 1710 through an interface's if_tsoffset), is
-// the one read without its time: the others count from the next, where
-// each of them was read without its time, and the one error names the
-// first. Where neither the first nor the next is stamped in a capture's
+// A first packet stamped in a year no capture is stamped in (3000 or
+// 2300, or 1710 or 1800 through an interface's if_tsoffset), where the
+// next is stamped in them, is the one read without its time: the others
+// count from the next, where each of them was read without its time (or,
+// within 292 years, at a time of centuries before or after), and the one
+// error names the first. Where neither the first nor the next is stamped in a capture's
 // years (3000, then 2400), the first sets the time the others count
 // from, as when the next is the stray one. The year 3000 is read through
 // the general path; 1710 and 2026 through the fast path, which holds
@@ -96,6 +97,7 @@ func TestFarFirstTime(t *testing.T) {
 	stray := tcpFrame(netip.MustParseAddrPort("10.0.0.9:1"), s, 0x10, 1, 1, 0)
 	y3000 := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
 	back := time.Date(1710, 1, 2, 3, 4, 5, 0, time.UTC).Unix() - t0.Unix() // seconds
+	back1800 := time.Date(1800, 1, 2, 3, 4, 5, 0, time.UTC).Unix() - t0.Unix()
 	for _, tc := range []struct {
 		name    string
 		offsets []int64
@@ -105,9 +107,13 @@ func TestFarFirstTime(t *testing.T) {
 		want    string
 	}{
 		{"year 3000", []int64{0}, testutil.NgRecord{Iface: 0, Micros: micros(y3000), Data: stray}, t0, true,
-			"time 3000-01-01T00:00:00Z, the first packet's, lies more than 292 years from a later packet's, 2026-01-02T03:04:05Z, and outside the years captures are stamped in"},
+			"time 3000-01-01T00:00:00Z, the first packet's, lies outside the years captures are stamped in (1970 to 2199), where a later packet's, 2026-01-02T03:04:05Z, lies"},
 		{"year 1710", []int64{0, back}, testutil.NgRecord{Iface: 1, Micros: micros(t0), Data: stray}, t0, true,
-			"time 1710-01-02T03:04:05Z, the first packet's, lies more than 292 years from a later packet's, 2026-01-02T03:04:05Z"},
+			"time 1710-01-02T03:04:05Z, the first packet's, lies outside the years captures are stamped in (1970 to 2199), where a later packet's, 2026-01-02T03:04:05Z, lies"},
+		{"year 2300", []int64{0}, testutil.NgRecord{Iface: 0, Micros: micros(time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)), Data: stray}, t0, true,
+			"time 2300-01-01T00:00:00Z, the first packet's, lies outside the years captures are stamped in (1970 to 2199), where a later packet's, 2026-01-02T03:04:05Z, lies"},
+		{"year 1800", []int64{0, back1800}, testutil.NgRecord{Iface: 1, Micros: micros(t0), Data: stray}, t0, true,
+			"time 1800-01-02T03:04:05Z, the first packet's, lies outside the years captures are stamped in"},
 		{"year 3000, then 2400", []int64{0}, testutil.NgRecord{Iface: 0, Micros: micros(y3000), Data: stray}, time.Date(2400, 1, 2, 3, 4, 5, 0, time.UTC), false,
 			"time 2400-01-02T03:04:05Z lies more than 292 years from the first packet's, 3000-01-01T00:00:00Z, so one of them"},
 	} {
@@ -159,7 +165,7 @@ func TestFarFirstTimeThenStray(t *testing.T) {
 	res, err := capture.Read(context.Background(), bytes.NewReader(file), "far.pcapng", capture.Options{})
 	var list model.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Frame != 1 ||
-		!strings.Contains(list[0].Error(), "time 3000-01-01T00:00:00Z, the first packet's, lies more than 292 years from a later packet's, 2026-01-02T03:04:05Z") ||
+		!strings.Contains(list[0].Error(), "time 3000-01-01T00:00:00Z, the first packet's, lies outside the years captures are stamped in (1970 to 2199), where a later packet's, 2026-01-02T03:04:05Z, lies") ||
 		!strings.HasSuffix(list[0].Error(), "(and 1 more packet)") {
 		t.Fatalf("want one error at frame 1 counting one more, got %v", err)
 	}
@@ -205,29 +211,38 @@ func TestFarTimeSeries(t *testing.T) {
 }
 
 // The time to SYN/ACK is left unknown, in attempts, rows and summary
-// mode's medians alike, where the SYN/ACK was read without its time, and
-// where the SYN's and SYN/ACK's times, each within 292 years of the first
-// packet's, lie further apart than a time.Duration holds (1800 and 2250),
-// where the difference once saturated or wrapped.
+// mode's medians alike, where the SYN/ACK was read without its time (the
+// year 3000, more than 292 years from the first packet's; 2250, outside
+// the years captures are stamped in, where the first packet's is not),
+// and where the SYN's and SYN/ACK's times, each within 292 years of the
+// first packet's, lie further apart than a time.Duration holds (1700 and
+// 2150, after a first packet of 1900, where the difference once
+// saturated or wrapped).
 func TestFarTimeToSYNACK(t *testing.T) {
 	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	stray := tcpFrame(netip.MustParseAddrPort("10.0.0.9:1"), s, 0x10, 1, 1, 0)
-	back := time.Date(1800, 1, 2, 3, 4, 5, 0, time.UTC).Unix() - t0.Unix()
-	handshake := func(synAt, saAt testutil.NgRecord) []testutil.NgRecord {
+	// Interface 1 is stamped back to 1700, interface 2 to 1900.
+	offsets := []int64{0, time.Date(1700, 1, 2, 3, 4, 5, 0, time.UTC).Unix() - t0.Unix(), time.Date(1900, 1, 2, 3, 4, 5, 0, time.UTC).Unix() - t0.Unix()}
+	handshake := func(first, synAt, saAt testutil.NgRecord) []testutil.NgRecord {
+		first.Data = stray
 		synAt.Data, saAt.Data = tcpFrame(c, s, 0x02, 1000, 0, 0), tcpFrame(s, c, 0x12, 5000, 1001, 0)
-		return []testutil.NgRecord{{Iface: 0, Micros: micros(t0), Data: stray}, synAt, saAt,
+		return []testutil.NgRecord{first, synAt, saAt,
 			{Iface: 0, Micros: micros(t0.Add(2 * time.Millisecond)), Data: tcpFrame(c, s, 0x10, 1001, 5001, 0)}}
+	}
+	at := func(iface int, tm time.Time) testutil.NgRecord {
+		return testutil.NgRecord{Iface: iface, Micros: micros(tm)}
 	}
 	for _, tc := range []struct {
 		name    string
 		records []testutil.NgRecord
 		warned  bool
 	}{
-		{"SYN/ACK in 3000", handshake(testutil.NgRecord{Iface: 0, Micros: micros(t0)}, testutil.NgRecord{Iface: 0, Micros: micros(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC))}), true},
-		{"SYN in 1800, SYN/ACK in 2250", handshake(testutil.NgRecord{Iface: 1, Micros: micros(t0)}, testutil.NgRecord{Iface: 0, Micros: micros(time.Date(2250, 1, 1, 0, 0, 0, 0, time.UTC))}), false},
+		{"SYN/ACK in 3000", handshake(at(0, t0), at(0, t0), at(0, time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC))), true},
+		{"SYN/ACK in 2250", handshake(at(0, t0), at(0, t0), at(0, time.Date(2250, 1, 1, 0, 0, 0, 0, time.UTC))), true},
+		{"1900, then a SYN in 1700, a SYN/ACK in 2150", handshake(at(2, t0), at(1, t0), at(0, time.Date(2150, 1, 1, 0, 0, 0, 0, time.UTC))), false},
 	} {
-		file := testutil.Pcapng([]int64{0, back}, tc.records)
+		file := testutil.Pcapng(offsets, tc.records)
 		for _, summary := range []bool{false, true} {
 			var rows []model.Row
 			opts := capture.Options{Summary: capture.Summary{Enabled: summary}}

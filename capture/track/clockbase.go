@@ -10,8 +10,8 @@ import (
 
 // lonePacket is the first packet read with a time, while it is the only
 // one (n counts them, up to 2) and the window the reading stage fills
-// still holds it (ok): a packet more than 292 years from it may be the
-// one whose time is right (rebase). The runs of classic pcap records
+// still holds it (ok): the next packet, or one more than 292 years from
+// it, may be the one whose time is right (rebase). The runs of classic pcap records
 // Stage.HotPcap takes are not counted: they follow a packet Hot took,
 // counted, and are stamped in a capture's years, as it is, so no packet
 // rebases from it.
@@ -28,17 +28,24 @@ func (t *Tracker) toNS(tm time.Time) (ns int64, far bool) {
 		return noTime, false
 	}
 	if !t.baseSet {
-		t.base, t.baseSet = tm, true
+		t.base, t.baseSet, t.baseYears = tm, true, CaptureYear(tm)
 		if y := tm.Year(); y >= 1700 && y <= 2200 {
 			t.baseUnix, t.baseUnixOK = tm.UnixNano(), true
 		}
 	}
 	ns = int64(tm.Sub(t.base))
-	if farNS(ns) {
+	if farNS(ns) || t.baseYears && !unixInYears(tm.UnixNano()) {
 		return noTime, true
 	}
 	return ns, false
 }
+
+// y2200 is 2200-01-01T00:00:00Z in nanoseconds since 1970.
+const y2200 = 7258118400 * int64(time.Second)
+
+// unixInYears is CaptureYear for a time in nanoseconds since 1970 (UTC),
+// which holds every time of those years.
+func unixInYears(unix int64) bool { return uint64(unix) < uint64(y2200) }
 
 // farNS reports whether ns, a tracker time subNS or time.Time.Sub gave,
 // saturated: the packet's time lies more than 292 years from base.
@@ -55,10 +62,10 @@ func (t *Tracker) noteTimed(pos model.Pos, tm time.Time) {
 	t.lone.ok = false
 }
 
-// rebase makes tm, the time of a packet more than 292 years from the
-// only packet read with a time so far, the time tracker times count
-// from, when that packet's time lies outside the years a capture holds
-// and tm does not: the packet stamped first was the corrupt one, and
+// rebase makes tm, the time of the packet after the only packet read
+// with a time so far, or of a later one more than 292 years from it, the
+// time tracker times count from, when that packet's time lies outside
+// the years a capture holds and tm does not: the packet stamped first was the corrupt one, and
 // every packet after it would otherwise be read without its time. That
 // packet, still in the window being filled, is read without its time
 // instead, and is the one the warning names: it comes before any
@@ -74,7 +81,7 @@ func (t *Tracker) rebase(tm time.Time) bool {
 			break
 		}
 	}
-	t.base, t.baseUnix, t.baseUnixOK = tm, tm.UnixNano(), true
+	t.base, t.baseUnix, t.baseUnixOK, t.baseYears = tm, tm.UnixNano(), true, true
 	t.first, t.last, t.hotSeen = time.Time{}, time.Time{}, false
 	t.far++
 	t.farPos, t.farTime = t.lone.pos, t.lone.time
@@ -102,13 +109,15 @@ func (t *Tracker) noteFar(pos model.Pos, tm time.Time) {
 // FarTimes returns an error at the first packet read without its time,
 // nil when there is none. Tracker times count nanoseconds from the first
 // packet's time; a packet stamped more than 292 years from it (one of
-// the two stamps corrupt or forged) is read as a packet without a time,
-// and left out of the capture's first and last times, rather than
-// given the nearest time they hold: a time it does not have, and the
-// capture's clock moved on to it. Where the first packet's time lies
-// outside the years captures are stamped in and a later packet's, more
-// than 292 years from it, does not, the first is the one read without
-// its time, and the others count from the later one (rebase).
+// the two stamps corrupt or forged), or outside the years captures are
+// stamped in (CaptureYear) where the first packet is stamped in them, is
+// read as a packet without a time, and left out of the capture's first
+// and last times, rather than given the nearest time they hold or a
+// time it does not have, with the capture's clock moved on to it. Where
+// the first packet's time lies outside those years and the next's does
+// not (or a later one's, more than 292 years from it), the first is the
+// one read without its time, and the others count from the later one
+// (rebase).
 func (t *Tracker) FarTimes() error {
 	if t.far == 0 {
 		return nil
@@ -120,10 +129,15 @@ func (t *Tracker) FarTimes() error {
 	case t.far > 2:
 		more = fmt.Sprintf(" (and %d more packets)", t.far-1)
 	}
-	if t.rebased {
-		return model.Errorf(t.farPos, "", "time %s, the first packet's, lies more than 292 years from a later packet's, %s, and outside the years captures are stamped in (1970 to 2199), so it is corrupt or forged: the packet is read without its time, and the others count from that later one%s",
-			t.farTime.Format(time.RFC3339Nano), t.base.Format(time.RFC3339Nano), more)
+	switch far, base := t.farTime.Format(time.RFC3339Nano), t.base.Format(time.RFC3339Nano); {
+	case t.rebased:
+		return model.Errorf(t.farPos, "", "time %s, the first packet's, lies outside the years captures are stamped in (1970 to 2199), where a later packet's, %s, lies, so it is corrupt or forged: the packet is read without its time, and the others count from that later one%s",
+			far, base, more)
+	case !farNS(int64(t.farTime.Sub(t.base))):
+		return model.Errorf(t.farPos, "", "time %s lies outside the years captures are stamped in (1970 to 2199), where the first packet's, %s, lies, so it is corrupt or forged: the packet is read without its time%s",
+			far, base, more)
+	default:
+		return model.Errorf(t.farPos, "", "time %s lies more than 292 years from the first packet's, %s, so one of them is corrupt or forged: the packet is read without its time%s",
+			far, base, more)
 	}
-	return model.Errorf(t.farPos, "", "time %s lies more than 292 years from the first packet's, %s, so one of them is corrupt or forged: the packet is read without its time%s",
-		t.farTime.Format(time.RFC3339Nano), t.base.Format(time.RFC3339Nano), more)
 }

@@ -42,8 +42,12 @@ type Tracker struct {
 	// reading stage's fast path counts tracker times from it.
 	baseUnix   int64
 	baseUnixOK bool
-	first      time.Time
-	last       time.Time
+	// baseYears says base lies in the years captures are stamped in
+	// (CaptureYear): a packet stamped outside them is then read without
+	// its time.
+	baseYears bool
+	first     time.Time
+	last      time.Time
 	// The first and last times of the packets prepared by prepareHot
 	// since the last syncTimes, in nanoseconds since 1970.
 	hotFirst, hotLast int64
@@ -236,7 +240,7 @@ func (t *Tracker) Add(p *decode.Packet) {
 func (t *Tracker) prepare(p *decode.Packet, g *tcpSeg, outers *[]*model.Tuple) bool {
 	t.packets++
 	ns, far := t.toNS(p.Time)
-	if far && t.rebase(p.Time) {
+	if (far || t.lone.n == 1 && !t.baseYears) && t.rebase(p.Time) {
 		ns, far = 0, false
 	}
 	if far {
@@ -292,13 +296,14 @@ func (t *Tracker) prepareHot(g *tcpSeg, frame int, unix int64) {
 	t.packets++
 	if !t.baseSet {
 		t.base, t.baseSet = time.Unix(0, unix).UTC(), true
-		t.baseUnix, t.baseUnixOK = unix, true
+		t.baseUnix, t.baseUnixOK, t.baseYears = unix, true, unixInYears(unix)
 	}
 	ns := subNS(unix, t.baseUnix)
-	if farNS(ns) {
-		if tm := time.Unix(0, unix).UTC(); t.rebase(tm) {
+	if out := farNS(ns) || t.baseYears && !unixInYears(unix); out || t.lone.n == 1 && !t.baseYears {
+		switch tm := time.Unix(0, unix).UTC(); {
+		case t.rebase(tm):
 			ns = 0
-		} else {
+		case out:
 			ns = noTime
 			t.noteFar(model.Pos{File: t.file, Frame: frame}, tm)
 		}
