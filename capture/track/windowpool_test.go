@@ -16,8 +16,9 @@ import (
 // Tracker's capture, go round the windows the first one made rather than
 // making their own. The collector is off, so that windowPool keeps what
 // it is given, and there are two Ps: sync.Pool keeps a value aside for
-// each P, which only a Get on that P takes, so that a Feed may find one
-// window fewer than the last one left, and make one.
+// each P, which only a Get on that P takes, so that a Feed may find a
+// window or two fewer than the last one left, and make them (two in 3
+// runs of 100 as 386); without the pool, each Feed makes six or seven.
 func TestFeedReusesWindows(t *testing.T) {
 	if raceEnabled {
 		t.Skip("under the race detector, sync.Pool drops a share of what it is given")
@@ -49,7 +50,7 @@ func TestFeedReusesWindows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if what != "" && made > 1 {
+			if what != "" && made > 2 {
 				t.Errorf("%d shards: %s made %d windows, %d in all", shards, what, made, len(seen))
 			}
 		}
