@@ -119,11 +119,12 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	filter.Since = resolveWhen(*since, first)
 	filter.Until = resolveWhen(*until, first)
 	t := flows.Build(snap, filter)
-	n, pos := t.OutOfRange()
-	warnOutOfRange(stderr, n, pos)
-	n, pos = t.Untimed()
-	warnUntimed(stderr, n, pos, filter)
+	// The warnings after the read name their places as the output does.
 	anonymizer := ao.anonymizer(snap)
+	n, pos := t.OutOfRange()
+	warnOutOfRange(stderr, n, netmortem.Anonymize(anonymizer, pos))
+	n, pos = t.Untimed()
+	warnUntimed(stderr, n, netmortem.Anonymize(anonymizer, pos), filter)
 	t = netmortem.Anonymize(anonymizer, t)
 	write := t.Write
 	if *output == "table" {

@@ -198,6 +198,24 @@ func TestTimelessWindowCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A file named by an address: under --anonymize, the warning names it
+	// as the output's rows do (the same key gives the same tokens).
+	named := filepath.Join(tmp, "anon", "10.99.0.2.txt")
+	if err := os.MkdirAll(filepath.Dir(named), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(named, readFile(t, untimed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := runCLI(t, "flows", "--anonymize-key", "k", "-o", "csv", named)
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) != 12 {
+		t.Fatalf("flows --anonymize-key: %d rows, %v", len(rows), err)
+	}
+	_, _, stderr := runCLI(t, "flows", "--anonymize-key", "k", "--since", "+0s", "-o", "csv", named)
+	if want := rows[1][0] + ": 11 attempts without a time"; !strings.Contains(stderr, want) || strings.Contains(rows[1][0], "10.99.0.2") {
+		t.Errorf("flows --anonymize-key: want the warning %q, from the row of %s:\n%s", want, rows[1][0], stderr)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string // the warning, "" for none
