@@ -106,6 +106,7 @@ func runDiff(fs *pflag.FlagSet, stdout, stderr io.Writer, output, failOn *string
 	if *output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // as analyze -o json: an arrow stays "->"
 		if err := enc.Encode(d); err != nil {
 			escape.Fprintln(stderr, "netmortem diff:", err)
 			return exitUnreadable

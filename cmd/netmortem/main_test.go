@@ -418,6 +418,11 @@ func TestDiff(t *testing.T) {
 	if len(d.Endpoints) != 0 {
 		t.Errorf("endpoints differ: %+v", d.Endpoints)
 	}
+	// A title with an arrow keeps it, as analyze -o json writes it.
+	_, out, _ = runCLI(t, "diff", "-o", "json", fixture("incidents/network-policy-deny-control"), fixture("incidents/network-policy-deny"))
+	if !strings.Contains(out, `) -> shop/cart-`) || strings.Contains(out, `\u003e`) {
+		t.Errorf("diff -o json: the arrows of titles escaped, or missing:\n%s", out)
+	}
 	if code, _, _ := runCLI(t, "diff", fixture("incidents/stale-dnat")); code != exitUsage {
 		t.Errorf("one bundle: exit %d", code)
 	}
