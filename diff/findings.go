@@ -147,7 +147,8 @@ const (
 // "; ": "severity warning -> error; facts.failed 8 -> 6; facts.attempts 2
 // -> 3 items, added "10.0.0.5:41000 -> 10.96.0.10:53"". Strings are
 // quoted, so that an arrow or a separator inside a value is not read as
-// one; of a list, the items added and removed are named (or counted).
+// one; of a list, the items added and removed are named (or counted), and
+// of a list that appears or goes, its first items.
 func ChangeText(cs []FieldChange) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
@@ -181,6 +182,12 @@ func jsonValue(v any) any {
 func valueChange(a, b any) string {
 	la, okA := a.([]any)
 	lb, okB := b.([]any)
+	switch {
+	case a == nil && okB:
+		return "(none) -> " + listText(lb)
+	case okA && b == nil:
+		return listText(la) + " -> (none)"
+	}
 	if okA && okB {
 		added, removed := listMinus(lb, la), listMinus(la, lb)
 		s := fmt.Sprintf("%d -> %d items", len(la), len(lb))
@@ -237,6 +244,14 @@ func listMinus(a, b []any) []any {
 		out = append(out, x)
 	}
 	return out
+}
+
+// listText counts the items of l and names the first ones.
+func listText(l []any) string {
+	if len(l) == 1 {
+		return "1 item: " + someItems(l)
+	}
+	return fmt.Sprintf("%d items: %s", len(l), someItems(l))
 }
 
 // someItems names the first items of l and counts the others.

@@ -145,7 +145,8 @@ func TestChangeText(t *testing.T) {
 	}{
 		{8, 6, "facts.x 8 -> 6"},
 		{"a -> b", "c", `facts.x "a -> b" -> "c"`},
-		{nil, []string{"p"}, `facts.x (none) -> ["p"]`},
+		{nil, []string{"p"}, `facts.x (none) -> 1 item: "p"`},
+		{long("x"), nil, `facts.x 21 items: "10.0.0.0:40000 -> 10.96.0.10:53", "10.0.0.1:40000 -> 10.96.0.10:53", "10.0.0.2:40000 -> 10.96.0.10:53", and 18 more -> (none)`},
 		{nil, map[string]any{"p": []string{"a -> b <c> & d"}}, `facts.x (none) -> {"p":["a -> b <c> & d"]}`},
 		{[]string{"a", "b"}, []string{"b", "a"}, "facts.x 2 -> 2 items, the same reordered"},
 		{long("10.0.0.99:1 -> x"), long("10.0.0.98:1 -> x"), `facts.x 21 -> 21 items, added "10.0.0.98:1 -> x", removed "10.0.0.99:1 -> x"`},
