@@ -144,7 +144,7 @@ if [ "$PROFILE" -gt 0 ]; then
 	}
 	echo
 	echo "analyze's CPU time by stage, $PROFILE profiled runs: seconds a run (share)"
-	for st in "reading and decoding:github.com/netmortem/netmortem/capture/track.(*Tracker).Feed.func1" \
+	for st in "reading and decoding:github.com/netmortem/netmortem/capture/track.(*Tracker).readStage" \
 		"tracking, the shards:github.com/netmortem/netmortem/capture/track.(*Tracker).track.func1" \
 		"settling in capture order:github.com/netmortem/netmortem/capture/track.(*Tracker).track.func2" \
 		"finishing the live streams:github.com/netmortem/netmortem/capture/track.(*Tracker).Finish" \
