@@ -19,11 +19,11 @@ import (
 // nothing in it waits for the last attempt. Rows are written straight
 // into a buffer, as encoding/csv would write them.
 type CSVWriter struct {
-	w       *bufio.Writer
-	filter  Filter
-	buf     []byte
-	ranges  rangeCount
-	untimed untimedCount
+	w        *bufio.Writer
+	filter   Filter
+	buf      []byte
+	ranges   rangeCount
+	unplaced unplacedCount
 	// plain caches whether the last prefix of a "where" cell (the node
 	// and the file) is written as it is: printable ASCII that neither a
 	// spreadsheet nor CSV quoting changes.
@@ -53,7 +53,7 @@ func NewCSVWriter(w io.Writer, f Filter) *CSVWriter {
 // Write writes a if it passes the filter. The attempt is not kept.
 func (c *CSVWriter) Write(a *model.Attempt) {
 	if !c.filter.Match(a) {
-		c.untimed.note(&c.filter, a.Pos, a.Client, a.Server, a.Outcome, a.ConnState, a.Start)
+		c.unplaced.note(&c.filter, a.Pos, a.Client, a.Server, a.Outcome, a.ConnState, a.Start)
 		return
 	}
 	c.ranges.note(a)
@@ -74,7 +74,7 @@ func (c *CSVWriter) WriteRow(r *model.Row) {
 		return
 	}
 	if !c.filter.MatchRow(r) {
-		c.untimed.note(&c.filter, r.Pos, r.Client, r.Server, r.Outcome, r.ConnState, r.Start)
+		c.unplaced.note(&c.filter, r.Pos, r.Client, r.Server, r.Outcome, r.ConnState, r.Start)
 		return
 	}
 	c.ranges.noteRow(r)
@@ -227,7 +227,10 @@ func appendCSVField(b []byte, field string) []byte {
 func (c *CSVWriter) OutOfRange() (n int, first model.Pos) { return c.ranges.n, c.ranges.first }
 
 // Untimed is Table.Untimed for the attempts written so far.
-func (c *CSVWriter) Untimed() (n int, first model.Pos) { return c.untimed.n, c.untimed.first }
+func (c *CSVWriter) Untimed() (n int, first model.Pos) { return c.unplaced.count(missTime) }
+
+// Undated is Table.Undated for the attempts written so far.
+func (c *CSVWriter) Undated() (n int, first model.Pos, dated bool) { return c.unplaced.undated() }
 
 // Close writes what is buffered and returns the first error writing met.
 func (c *CSVWriter) Close() error {

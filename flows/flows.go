@@ -29,7 +29,10 @@ type Filter struct {
 	States []string
 	// Since and Until keep attempts that started in [Since, Until). An
 	// attempt without a time (text pasted from tcpdump -t) is in no
-	// such window: either of them leaves it out.
+	// such window: either of them leaves it out. So is an attempt timed
+	// by the time of day only (text as tcpdump prints it by default,
+	// whose times count from year 0), where the bound has a date, and
+	// the other way round.
 	Since, Until time.Time
 }
 
@@ -99,32 +102,6 @@ func (f *Filter) MatchRow(r *model.Row) bool {
 	return f.match(r.Client, r.Server, r.Outcome, r.ConnState, r.Start)
 }
 
-// untimedOut reports whether an attempt without a time, from client to
-// server, of outcome and Zeek state state, is left out by the time
-// window alone: it passes the filter's other tests.
-func (f *Filter) untimedOut(client, server netip.AddrPort, outcome model.Outcome, state string) bool {
-	w := Filter{Hosts: f.Hosts, Ports: f.Ports, States: f.States}
-	return (!f.Since.IsZero() || !f.Until.IsZero()) && w.match(client, server, outcome, state, time.Time{})
-}
-
-// untimedCount counts the attempts a filter's time window left out for
-// having no time (Filter.untimedOut), and keeps where the first was.
-type untimedCount struct {
-	n     int
-	first model.Pos
-}
-
-// note counts the attempt at pos, from client to server, of outcome and
-// Zeek state state, that started at start, when f left it out for having
-// no time; it is called for the attempts f does not match.
-func (c *untimedCount) note(f *Filter, pos model.Pos, client, server netip.AddrPort, outcome model.Outcome, state string, start time.Time) {
-	if start.IsZero() && f.untimedOut(client, server, outcome, state) {
-		if c.n++; c.n == 1 {
-			c.first = pos
-		}
-	}
-}
-
 // match reports whether an attempt from client to server, of outcome and
 // Zeek state state, that started at start, passes the filter.
 func (f *Filter) match(client, server netip.AddrPort, outcome model.Outcome, state string, start time.Time) bool {
@@ -137,7 +114,7 @@ func (f *Filter) match(client, server netip.AddrPort, outcome model.Outcome, sta
 	if len(f.States) > 0 && !slices.Contains(f.States, string(outcome)) && !slices.Contains(f.States, state) {
 		return false
 	}
-	if (!f.Since.IsZero() || !f.Until.IsZero()) && start.IsZero() {
+	if f.windowMiss(start) != placed {
 		return false
 	}
 	if !f.Since.IsZero() && start.Before(f.Since) {
@@ -210,7 +187,7 @@ type Table struct {
 	// (Attempt.SYNCopies), for a table built by a Builder, which does not
 	// keep them.
 	synCopies int
-	untimed   untimedCount
+	unplaced  unplacedCount
 }
 
 // Untimed counts the attempts the filter's time window (Since, Until)
@@ -222,7 +199,18 @@ func (t *Table) Untimed() (n int, first model.Pos) {
 	if t == nil {
 		return 0, first
 	}
-	return t.untimed.n, t.untimed.first
+	return t.unplaced.count(missTime)
+}
+
+// Undated is Untimed for the attempts left out because their times and
+// the window's differ in having a date: times of day alone (year 0)
+// against a bound with a date, or the other way round (dated says
+// which). Neither can be placed in the other's days.
+func (t *Table) Undated() (n int, first model.Pos, dated bool) {
+	if t == nil {
+		return 0, first, false
+	}
+	return t.unplaced.undated()
 }
 
 // Build makes the table of snap's attempts that pass f. It lists the
@@ -273,7 +261,7 @@ type Builder struct {
 	rtts     map[endpointKey][]time.Duration
 	copies   int // SYN copies of the attempts added (Attempt.SYNCopies)
 	ranges   rangeCount
-	untimed  untimedCount
+	unplaced unplacedCount
 }
 
 type endpointKey struct {
@@ -291,7 +279,7 @@ func NewBuilder(f Filter) *Builder {
 // Add counts a, if it passes the filter, and reports whether it does.
 func (b *Builder) Add(a *model.Attempt) bool {
 	if !b.filter.Match(a) {
-		b.untimed.note(&b.filter, a.Pos, a.Client, a.Server, a.Outcome, a.ConnState, a.Start)
+		b.unplaced.note(&b.filter, a.Pos, a.Client, a.Server, a.Outcome, a.ConnState, a.Start)
 		return false
 	}
 	if b.keep {
@@ -314,7 +302,7 @@ func (b *Builder) AddRow(r *model.Row) bool {
 		return b.Add(r.Attempt)
 	}
 	if !b.filter.MatchRow(r) {
-		b.untimed.note(&b.filter, r.Pos, r.Client, r.Server, r.Outcome, r.ConnState, r.Start)
+		b.unplaced.note(&b.filter, r.Pos, r.Client, r.Server, r.Outcome, r.ConnState, r.Start)
 		return false
 	}
 	b.ranges.noteRow(r)
@@ -369,7 +357,7 @@ func (b *Builder) count(node string, server netip.AddrPort, client netip.Addr, o
 // summary and endpoints, and the attempts when Build keeps them.
 func (b *Builder) Table(captures []model.CaptureInfo) *Table {
 	t := &Table{Captures: []model.CaptureInfo{}, Endpoints: slices.Clone(b.eps), Attempts: []model.Attempt{}, synCopies: b.copies,
-		untimed: b.untimed}
+		unplaced: b.unplaced}
 	if b.attempts != nil {
 		t.Attempts = b.attempts
 	}

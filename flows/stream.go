@@ -337,7 +337,10 @@ func (c *rangeCount) time(t time.Time, pos model.Pos) {
 func (b *Builder) OutOfRange() (n int, first model.Pos) { return b.ranges.n, b.ranges.first }
 
 // Untimed is Table.Untimed for the attempts added so far.
-func (b *Builder) Untimed() (n int, first model.Pos) { return b.untimed.n, b.untimed.first }
+func (b *Builder) Untimed() (n int, first model.Pos) { return b.unplaced.count(missTime) }
+
+// Undated is Table.Undated for the attempts added so far.
+func (b *Builder) Undated() (n int, first model.Pos, dated bool) { return b.unplaced.undated() }
 
 // JSONWriter writes the JSON form of a Table an attempt at a time: the
 // table's summary, captures and endpoints first, from a Builder that was

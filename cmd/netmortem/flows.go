@@ -125,6 +125,8 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	warnOutOfRange(stderr, n, netmortem.Anonymize(anonymizer, pos))
 	n, pos = t.Untimed()
 	warnUntimed(stderr, n, netmortem.Anonymize(anonymizer, pos), filter)
+	n, pos, dated := t.Undated()
+	warnUndated(stderr, n, netmortem.Anonymize(anonymizer, pos), dated, filter)
 	t = netmortem.Anonymize(anonymizer, t)
 	write := t.Write
 	if *output == "table" {
@@ -154,9 +156,30 @@ func warnOutOfRange(stderr io.Writer, n int, pos model.Pos) {
 // its time window (--since, --until), which left them out for having no
 // time (text pasted from tcpdump -t): such an attempt is in no window.
 func warnUntimed(stderr io.Writer, n int, pos model.Pos, f flows.Filter) {
-	if n == 0 {
-		return
+	if n > 0 {
+		escape.Fprintf(stderr, "warning: %s: %s without a time (text without times, as tcpdump -t prints it): %s left %s out\n",
+			pos, count(n, "attempt"), windowFlags(f), them(n))
 	}
+}
+
+// warnUndated says that n attempts, the first at pos, passed f but for
+// its time window, which left them out since it cannot place them: times
+// of day without a date (text as tcpdump prints it by default), in a
+// window of dates; or, dated, the other way round.
+func warnUndated(stderr io.Writer, n int, pos model.Pos, dated bool, f flows.Filter) {
+	switch {
+	case n == 0:
+	case dated:
+		escape.Fprintf(stderr, "warning: %s: %s with dated times: %s, a time of day without a date (year 0), left %s out\n",
+			pos, count(n, "attempt"), windowFlags(f), them(n))
+	default:
+		escape.Fprintf(stderr, "warning: %s: %s timed by the time of day alone, without a date (text as tcpdump prints it by default): %s, with a date, left %s out\n",
+			pos, count(n, "attempt"), windowFlags(f), them(n))
+	}
+}
+
+// windowFlags names the flags that set f's time window.
+func windowFlags(f flows.Filter) string {
 	var flags []string
 	if !f.Since.IsZero() {
 		flags = append(flags, "--since")
@@ -164,12 +187,15 @@ func warnUntimed(stderr io.Writer, n int, pos model.Pos, f flows.Filter) {
 	if !f.Until.IsZero() {
 		flags = append(flags, "--until")
 	}
-	them := "them"
+	return strings.Join(flags, " and ")
+}
+
+// them is the pronoun of n attempts.
+func them(n int) string {
 	if n == 1 {
-		them = "it"
+		return "it"
 	}
-	escape.Fprintf(stderr, "warning: %s: %s without a time (text without times, as tcpdump -t prints it): %s left %s out\n",
-		pos, count(n, "attempt"), strings.Join(flags, " and "), them)
+	return "them"
 }
 
 // flowsExit says why flows' output may be short, and returns its exit
@@ -260,12 +286,23 @@ func resolveWhen(v string, first time.Time) time.Time {
 	return abs
 }
 
+// firstPacket returns the time of the first packet of snap's captures
+// that has a date, when one has; else that of the first packet timed by
+// the time of day alone (text as tcpdump prints it by default, whose
+// times count from year 0), which has no day among theirs.
 func firstPacket(snap *model.Snapshot) time.Time {
-	var first time.Time
+	var first, undated time.Time
 	for _, c := range snap.Captures {
-		if !c.First.IsZero() && (first.IsZero() || c.First.Before(first)) {
-			first = c.First
+		at := &first
+		if c.First.Year() == 0 {
+			at = &undated
 		}
+		if !c.First.IsZero() && (at.IsZero() || c.First.Before(*at)) {
+			*at = c.First
+		}
+	}
+	if first.IsZero() {
+		return undated
 	}
 	return first
 }

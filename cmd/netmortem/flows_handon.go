@@ -86,6 +86,8 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		outOfRange(stderr, in.Snap, n, pos)
 		n, pos = w.Untimed()
 		warnUntimed(stderr, n, pos, filter)
+		n, pos, dated := w.Undated()
+		warnUndated(stderr, n, pos, dated, filter)
 		err = w.Close()
 	} else {
 		before := statFiles(paths)
@@ -183,6 +185,8 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		outOfRange(stderr, in.Snap, n, pos)
 		n, pos = b.Untimed()
 		warnUntimed(stderr, n, pos, filter)
+		n, pos, dated := b.Undated()
+		warnUndated(stderr, n, pos, dated, filter)
 		t := b.Table(in.Snap.Captures)
 		var w interface {
 			Write(a *model.Attempt)
@@ -422,6 +426,8 @@ func heldTable(ctx context.Context, stdout, stderr io.Writer, in operand.Opened,
 	warnOutOfRange(stderr, n, pos)
 	n, pos = t.Untimed()
 	warnUntimed(stderr, n, pos, filter)
+	n, pos, dated := t.Undated()
+	warnUndated(stderr, n, pos, dated, filter)
 	if err := t.WriteTable(stdout, width); err != nil {
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable

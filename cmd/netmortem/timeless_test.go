@@ -131,7 +131,7 @@ func TestTimelessWindow(t *testing.T) {
 		for _, window := range [][]string{
 			{"--since", "+0s"},
 			{"--until", "+1h"},
-			{"--since", "0000-01-01T00:00:00Z", "--until", "2200-01-01T00:00:00Z"},
+			{"--since", "0000-01-01T00:00:00Z", "--until", "0000-12-31T00:00:00Z"},
 		} {
 			for _, form := range []string{"csv", "json", "table"} {
 				args := append([]string{"flows", "-o", form}, window...)
@@ -232,6 +232,71 @@ func TestTimelessWindowCounts(t *testing.T) {
 			_, _, stderr := runCLI(t, args...)
 			if got := strings.Contains(stderr, "without a time"); got != (tc.want != "") || !strings.Contains(stderr, tc.want) {
 				t.Errorf("%s: want %q, got:\n%s", strings.Join(args, " "), tc.want, stderr)
+			}
+		}
+	}
+}
+
+// TestUndatedWindow checks that a time window of dates leaves out the
+// attempts of text timed by the time of day alone (tcpdump's default,
+// whose times count from year 0), and says so, rather than counting an
+// offset (+1h) from year 0 and leaving out every attempt with a date;
+// that a window of times of day does the same the other way round; and
+// that such text read alone is windowed by its own times.
+func TestUndatedWindow(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"handshakes.pcap", "text/handshakes.tcpdump.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), readFile(t, fixture("captures/"+f)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pcap, text := filepath.Join(dir, "handshakes.pcap"), filepath.Join(dir, "handshakes.tcpdump.txt")
+	for _, tc := range []struct {
+		args []string
+		from string // the file every attempt kept is from
+		want string // the warning
+	}{
+		{[]string{"--until", "+1h", dir}, pcap, text + ":1: 11 attempts timed by the time of day alone"},
+		{[]string{"--since", "2020-01-01T00:00:00Z", dir}, pcap, text + ":1: 11 attempts timed by the time of day alone, without a date (text as tcpdump prints it by default): --since, with a date, left them out"},
+		{[]string{"--until", "0000-01-02T00:00:00Z", dir}, text, pcap + "#frame=1: 11 attempts with dated times: --until, a time of day without a date (year 0), left them out"},
+		{[]string{"--since", "+0s", text}, text, ""},
+	} {
+		for _, form := range []string{"csv", "json"} {
+			args := append([]string{"flows", "-o", form}, tc.args...)
+			_, out, stderr := runCLI(t, args...)
+			var wheres []string
+			if form == "csv" {
+				rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+				if err != nil {
+					t.Fatalf("%s: %v", strings.Join(args, " "), err)
+				}
+				for _, r := range rows[1:] {
+					wheres = append(wheres, r[0])
+				}
+			} else {
+				var flows struct {
+					Attempts []struct {
+						Pos struct {
+							File string `json:"file"`
+						} `json:"pos"`
+					} `json:"attempts"`
+				}
+				if err := json.Unmarshal([]byte(out), &flows); err != nil {
+					t.Fatalf("%s: %v", strings.Join(args, " "), err)
+				}
+				for _, a := range flows.Attempts {
+					wheres = append(wheres, a.Pos.File)
+				}
+			}
+			from := 0
+			for _, w := range wheres {
+				if strings.HasPrefix(w, tc.from) {
+					from++
+				}
+			}
+			warned := strings.Contains(stderr, "warning:")
+			if len(wheres) != 11 || from != 11 || warned != (tc.want != "") || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%s: %d attempts, %d from %s; want 11 from it, and the warning %q:\n%s", strings.Join(args, " "), len(wheres), from, tc.from, tc.want, stderr)
 			}
 		}
 	}
