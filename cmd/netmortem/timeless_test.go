@@ -11,6 +11,16 @@ import (
 	"github.com/netmortem/netmortem/internal/testutil"
 )
 
+// timelessFiles are the same handshakes as tcpdump -t prints them,
+// without times, and as tcpdump -ttt does, with them.
+var timelessFiles = []struct {
+	file  string
+	timed bool
+}{
+	{"handshakes.tcpdump-t.txt", false},
+	{"handshakes.tcpdump-ttt.txt", true},
+}
+
 // TestTimelessText checks that text pasted from tcpdump -t, whose lines
 // have no times, gives none in any output: no start in the CSV, no
 // start, end or segment times in JSON, no first or last among a
@@ -18,13 +28,7 @@ import (
 // handshakes with times (tcpdump -ttt) give them all.
 func TestTimelessText(t *testing.T) {
 	dir := filepath.Join(testutil.Root(), "fixtures", "captures", "text")
-	for _, tc := range []struct {
-		file  string
-		timed bool
-	}{
-		{"handshakes.tcpdump-t.txt", false},
-		{"handshakes.tcpdump-ttt.txt", true},
-	} {
+	for _, tc := range timelessFiles {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join(dir, tc.file)
 			outs := map[string]string{}
@@ -120,13 +124,7 @@ func TestTimelessText(t *testing.T) {
 // that holds them.
 func TestTimelessWindow(t *testing.T) {
 	dir := filepath.Join(testutil.Root(), "fixtures", "captures", "text")
-	for _, tc := range []struct {
-		file  string
-		timed bool
-	}{
-		{"handshakes.tcpdump-t.txt", false},
-		{"handshakes.tcpdump-ttt.txt", true},
-	} {
+	for _, tc := range timelessFiles {
 		path := filepath.Join(dir, tc.file)
 		for _, window := range [][]string{
 			{"--since", "+0s"},
