@@ -112,6 +112,10 @@ func TestText(t *testing.T) {
 		{"context prod-eu", "context " + a.nameToken("cluster", "prod-eu")},
 		{"factory.go:134: dead beef", "factory.go:134: dead beef"},
 		{"ip-10-0-0-1.ec2.internal", "ip-" + strings.ReplaceAll(ip("10.0.0.1"), ".", "-") + ".ec2.internal"},
+		// After a directory named by hex digits alone.
+		{"/data/001/10.0.0.1.pcap", "/data/001/" + ip("10.0.0.1") + ".pcap"},
+		{"/tmp/abc/10.0.0.1/fd00::5", "/tmp/abc/" + ip("10.0.0.1") + "/" + ip("fd00::5")},
+		{"beef 10.244.1.0/24", "beef " + a.Prefix(netip.MustParsePrefix("10.244.1.0/24")).String()},
 	}
 	for _, tt := range tests {
 		if got := a.Text(tt.in); got != tt.want {

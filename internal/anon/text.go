@@ -136,9 +136,12 @@ func (a *Anonymizer) kindOf(name string) string {
 
 var (
 	// hexRun matches what may be an address: a run of hex digits, colons
-	// and dots not inside a word (or after a word and a colon, as in
-	// iptables' to:10.0.0.1:53), perhaps followed by a prefix length.
-	hexRun = lazyre.New(`(?:^|[^0-9A-Za-z_:.]|[A-Za-z]:)[0-9A-Fa-f:.]*[0-9A-Fa-f:](?:/[0-9]{1,3})?`)
+	// and dots, with one colon or dot at least, not inside a word (or
+	// after a word and a colon, as in iptables' to:10.0.0.1:53), perhaps
+	// followed by a prefix length. A run of hex digits alone is no
+	// address, and must not take the address after it for a prefix
+	// length: in /data/001/10.0.0.5.pcap, "/10" is not 001's.
+	hexRun = lazyre.New(`(?:^|[^0-9A-Za-z_:.]|[A-Za-z]:)[0-9A-Fa-f]*[:.][0-9A-Fa-f:.]*[0-9A-Fa-f:](?:/[0-9]{1,3})?`)
 	// ipv4 matches a dotted-quad inside such a run.
 	ipv4 = lazyre.New(`[0-9]{1,3}(?:\.[0-9]{1,3}){3}`)
 	// dashed matches an IPv4 address written with dashes (ip-10-0-0-1,
