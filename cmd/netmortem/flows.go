@@ -82,6 +82,10 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 			return exitUsage
 		}
 	}
+	if err := windowKinds(resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})); err != nil && !strings.HasPrefix(*since, "+") && !strings.HasPrefix(*until, "+") {
+		escape.Fprintln(stderr, "netmortem flows:", err)
+		return exitUsage
+	}
 
 	ctx, stop := signalContext()
 	defer stop()
@@ -118,6 +122,10 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	first := firstPacket(snap)
 	filter.Since = resolveWhen(*since, first)
 	filter.Until = resolveWhen(*until, first)
+	if err := windowKinds(filter.Since, filter.Until); err != nil {
+		escape.Fprintln(stderr, "netmortem flows:", err)
+		return exitUsage
+	}
 	t := flows.Build(snap, filter)
 	// The warnings after the read name their places as the output does.
 	anonymizer := ao.anonymizer(snap)
@@ -157,7 +165,7 @@ func warnOutOfRange(stderr io.Writer, n int, pos model.Pos) {
 // time (text pasted from tcpdump -t): such an attempt is in no window.
 func warnUntimed(stderr io.Writer, n int, pos model.Pos, f flows.Filter) {
 	if n > 0 {
-		escape.Fprintf(stderr, "warning: %s: %s without a time (text without times, as tcpdump -t prints it): %s left %s out\n",
+		escape.Fprintf(stderr, "warning: %s: %s without a time (text pasted without times, as tcpdump -t prints it, or a first packet read without its corrupt time): %s left %s out\n",
 			pos, count(n, "attempt"), windowFlags(f), them(n))
 	}
 }
@@ -170,12 +178,24 @@ func warnUndated(stderr io.Writer, n int, pos model.Pos, dated bool, f flows.Fil
 	switch {
 	case n == 0:
 	case dated:
-		escape.Fprintf(stderr, "warning: %s: %s with dated times: %s, a time of day without a date (year 0), left %s out\n",
+		escape.Fprintf(stderr, "warning: %s: %s with dated times: %s, in year 0 without a date, left %s out\n",
 			pos, count(n, "attempt"), windowFlags(f), them(n))
 	default:
-		escape.Fprintf(stderr, "warning: %s: %s timed by the time of day alone, without a date (text as tcpdump prints it by default): %s, with a date, left %s out\n",
+		escape.Fprintf(stderr, "warning: %s: %s timed in year 0, without a date (text with times of day, as tcpdump prints them by default, or times counted from its first packet): %s, with a date, left %s out\n",
 			pos, count(n, "attempt"), windowFlags(f), them(n))
 	}
+}
+
+// windowKinds reports an error when since and until are both set and one
+// has a date while the other lies in year 0 (a time of day without a
+// date, or a time counted from a text's first packet): no attempt's time
+// could lie in both.
+func windowKinds(since, until time.Time) error {
+	if since.IsZero() || until.IsZero() || (since.Year() == 0) == (until.Year() == 0) {
+		return nil
+	}
+	return fmt.Errorf("--since %s and --until %s: one has a date and the other lies in year 0, without one (a time of day, or a time counted from a text's first packet): no time lies in both",
+		since.Format(time.RFC3339Nano), until.Format(time.RFC3339Nano))
 }
 
 // windowFlags names the flags that set f's time window.

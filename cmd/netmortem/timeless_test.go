@@ -158,7 +158,7 @@ func TestTimelessWindow(t *testing.T) {
 						n = 0
 					}
 				}
-				warned := strings.Contains(stderr, ":1: 11 attempts without a time (text without times") && strings.Contains(stderr, window[0]+" ")
+				warned := strings.Contains(stderr, ":1: 11 attempts without a time (text pasted without times") && strings.Contains(stderr, window[0]+" ")
 				if tc.timed {
 					if n == 0 || warned {
 						t.Errorf("%s: %d attempts (want them kept), warned %v:\n%s", name, n, warned, stderr)
@@ -219,7 +219,7 @@ func TestTimelessWindowCounts(t *testing.T) {
 		want string // the warning, "" for none
 	}{
 		{[]string{"--port", "80", "--until", "+1s", untimed}, untimed + ":1: 3 attempts without a time"},
-		{[]string{"--port", "81", "--since", "+0s", untimed}, untimed + ":37: 1 attempt without a time (text without times, as tcpdump -t prints it): --since left it out"},
+		{[]string{"--port", "81", "--since", "+0s", untimed}, untimed + ":37: 1 attempt without a time (text pasted without times, as tcpdump -t prints it, or a first packet read without its corrupt time): --since left it out"},
 		{[]string{"--state", "RSTR", "--until", "+1s", untimed}, ""},
 		{[]string{"--host", "192.0.2.1", "--since", "+0s", untimed}, ""},
 		{[]string{"--since", "+0s", noTCPPath}, ""},
@@ -239,8 +239,9 @@ func TestTimelessWindowCounts(t *testing.T) {
 // attempts of text timed by the time of day alone (tcpdump's default,
 // whose times count from year 0), and says so, rather than counting an
 // offset (+1h) from year 0 and leaving out every attempt with a date;
-// that a window of times of day does the same the other way round; and
-// that such text read alone is windowed by its own times.
+// that a window of times of day does the same the other way round, and
+// one of both kinds is refused; and that such text read alone is windowed
+// by its own times.
 func TestUndatedWindow(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"handshakes.pcap", "text/handshakes.tcpdump.txt"} {
@@ -249,14 +250,26 @@ func TestUndatedWindow(t *testing.T) {
 		}
 	}
 	pcap, text := filepath.Join(dir, "handshakes.pcap"), filepath.Join(dir, "handshakes.tcpdump.txt")
+	// Bounds of the two kinds hold no time: a usage error, before the
+	// read for two times, after it for an offset, which counts from the
+	// first packet with a date.
+	for _, window := range [][]string{
+		{"--since", "2026-11-23T13:11:44Z", "--until", "0000-01-01T13:11:45Z"},
+		{"--since", "0000-01-01T13:11:45Z", "--until", "+1s"},
+	} {
+		args := append(append([]string{"flows", "-o", "csv"}, window...), dir)
+		if code, out, stderr := runCLI(t, args...); code != exitUsage || out != "" || !strings.Contains(stderr, "one has a date and the other lies in year 0") {
+			t.Errorf("%s: exit %d, want %d:\n%s%s", strings.Join(args, " "), code, exitUsage, out, stderr)
+		}
+	}
 	for _, tc := range []struct {
 		args []string
 		from string // the file every attempt kept is from
 		want string // the warning
 	}{
-		{[]string{"--until", "+1h", dir}, pcap, text + ":1: 11 attempts timed by the time of day alone"},
-		{[]string{"--since", "2020-01-01T00:00:00Z", dir}, pcap, text + ":1: 11 attempts timed by the time of day alone, without a date (text as tcpdump prints it by default): --since, with a date, left them out"},
-		{[]string{"--until", "0000-01-02T00:00:00Z", dir}, text, pcap + "#frame=1: 11 attempts with dated times: --until, a time of day without a date (year 0), left them out"},
+		{[]string{"--until", "+1h", dir}, pcap, text + ":1: 11 attempts timed in year 0, without a date"},
+		{[]string{"--since", "2020-01-01T00:00:00Z", dir}, pcap, text + ":1: 11 attempts timed in year 0, without a date (text with times of day, as tcpdump prints them by default, or times counted from its first packet): --since, with a date, left them out"},
+		{[]string{"--until", "0000-01-02T00:00:00Z", dir}, text, pcap + "#frame=1: 11 attempts with dated times: --until, in year 0 without a date, left them out"},
 		{[]string{"--since", "+0s", text}, text, ""},
 	} {
 		for _, form := range []string{"csv", "json"} {
