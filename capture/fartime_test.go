@@ -294,3 +294,29 @@ func TestFarFirstTimeHead(t *testing.T) {
 		}
 	}
 }
+
+// An attempt whose last packet is read without its time (stamped in
+// 2250, or in 3000, in a capture of 2026) ends at its last packet with
+// one, rather than having no end.
+func TestFarLastTime(t *testing.T) {
+	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, stray := range []time.Time{time.Date(2250, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		file := testutil.Pcapng([]int64{0}, []testutil.NgRecord{
+			{Iface: 0, Micros: micros(t0), Data: tcpFrame(c, s, 0x02, 1000, 0, 0)},
+			{Iface: 0, Micros: micros(t0.Add(time.Millisecond)), Data: tcpFrame(s, c, 0x12, 5000, 1001, 0)},
+			{Iface: 0, Micros: micros(t0.Add(2 * time.Millisecond)), Data: tcpFrame(c, s, 0x10, 1001, 5001, 0)},
+			{Iface: 0, Micros: micros(stray), Data: tcpFrame(c, s, 0x18, 1001, 5001, 100)},
+		})
+		for _, shards := range []int{1, 2} {
+			res, err := capture.Read(context.Background(), bytes.NewReader(file), "far.pcapng", capture.Options{Shards: shards})
+			var list model.ErrorList
+			if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Frame != 4 {
+				t.Fatalf("%d, %d shards: want one error at frame 4, got %v", stray.Year(), shards, err)
+			}
+			if len(res.Attempts) != 1 || !res.Attempts[0].Start.Equal(t0) || !res.Attempts[0].End.Equal(t0.Add(2*time.Millisecond)) {
+				t.Errorf("%d, %d shards: %+v", stray.Year(), shards, res.Attempts)
+			}
+		}
+	}
+}

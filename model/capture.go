@@ -89,8 +89,10 @@ type Attempt struct {
 	// History is Zeek's history string (ShADadFf ...).
 	History string `json:"history,omitempty"`
 
-	// Start and End are zero when the evidence has no times (text pasted
-	// from tcpdump -t), and then left out of JSON.
+	// Start is the time of the attempt's first packet, End that of its
+	// last packet with a time. They are zero when the evidence has no
+	// times (text pasted from tcpdump -t), or Start when its first packet
+	// was read without its corrupt time, and then left out of JSON.
 	Start time.Time `json:"start,omitzero"`
 	End   time.Time `json:"end,omitzero"`
 

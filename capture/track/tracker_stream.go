@@ -192,7 +192,7 @@ type stream struct {
 	first    seg
 	fin      [2]seg // frame and line 0 until seen
 	firstAck seg
-	last     int64 // the last packet's time
+	last     int64 // the last packet's time, of those with one (noTime for none)
 	lastNow  int64 // Tracker time when the last packet came (the activity lists' order)
 	lastIdx  int   // the last packet's index (tcpSeg.idx)
 	_        [intPad]byte

@@ -43,7 +43,7 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 		}
 		s = sh.alloc()
 		s.seq, s.key, s.aHi, s.reused = p.idx, *k, srcHi, reused
-		s.mruSYN, s.cliDir, s.satoDir = noTime, -1, -1
+		s.mruSYN, s.last, s.cliDir, s.satoDir = noTime, noTime, -1, -1
 		s.first = sh.seg(s, p)
 		if p.outer != 0 {
 			sh.extraOf(s).outer = sh.outers[p.outer-1]
@@ -59,7 +59,10 @@ func (sh *shard) addTCP(p *tcpSeg, m *mark) bool {
 	od := 1 - dir
 	sg := segAt{sh: sh, s: s, p: p}
 	s.packets++
-	s.last, s.lastNow, s.lastIdx = pns, p.now, p.idx
+	if pns != noTime { // a packet read without its time leaves the last one's
+		s.last = pns
+	}
+	s.lastNow, s.lastIdx = p.now, p.idx
 	if !s.baseSet[dir] {
 		s.baseSet[dir], s.base[dir] = true, p.Seq
 		if !syn {
