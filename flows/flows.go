@@ -30,9 +30,9 @@ type Filter struct {
 	// Since and Until keep attempts that started in [Since, Until). An
 	// attempt without a time (text pasted from tcpdump -t) is in no
 	// such window: either of them leaves it out. So is an attempt timed
-	// by the time of day only (text as tcpdump prints it by default,
-	// whose times count from year 0), where the bound has a date, and
-	// the other way round.
+	// in year 0 (text with times of day, as tcpdump prints them by
+	// default, or with times counted from its first packet), where a
+	// bound has a date, and the other way round.
 	Since, Until time.Time
 }
 
@@ -192,7 +192,8 @@ type Table struct {
 
 // Untimed counts the attempts the filter's time window (Since, Until)
 // left out of the table for having no time (text pasted without times,
-// as tcpdump -t prints it) though they pass its other tests, and returns
+// as tcpdump -t prints it, or a first packet read without its corrupt
+// time) though they pass its other tests, and returns
 // where the first one is: an attempt without a time is in no window. A
 // caller says so in one warning.
 func (t *Table) Untimed() (n int, first model.Pos) {
@@ -203,9 +204,10 @@ func (t *Table) Untimed() (n int, first model.Pos) {
 }
 
 // Undated is Untimed for the attempts left out because their times and
-// the window's differ in having a date: times of day alone (year 0)
-// against a bound with a date, or the other way round (dated says
-// which). Neither can be placed in the other's days.
+// the window's differ in having a date: times in year 0 (of day, or
+// counted from a text's first packet) against a bound with a date, or
+// the other way round (dated says which). Neither can be placed in the
+// other's days.
 func (t *Table) Undated() (n int, first model.Pos, dated bool) {
 	if t == nil {
 		return 0, first, false

@@ -10,16 +10,17 @@ import (
 // Why an attempt's start cannot be placed in a filter's time window.
 const (
 	placed    = iota // it can: it has a time the bounds compare with, or there is no window
-	missTime         // it has no time (text without times, tcpdump -t)
-	missDate         // a time of day without a date (year 0), and a bound with a date
-	missDated        // a time with a date, and a bound of a time of day without one
+	missTime         // it has no time (text without times, tcpdump -t; a corrupt stamp)
+	missDate         // a time in year 0, without a date, and a bound with a date
+	missDated        // a time with a date, and a bound in year 0
 	missKinds
 )
 
 // windowMiss tells whether an attempt that started at start can be placed
 // in f's time window, and why not: text printed as tcpdump prints it by
-// default has times of day, which count from year 0, and no day of a
-// capture with dates is theirs.
+// default has times of day, which count from year 0, as do times counted
+// from a text's first packet, and no day of a capture with dates is
+// theirs.
 func (f *Filter) windowMiss(start time.Time) int {
 	if f.Since.IsZero() && f.Until.IsZero() {
 		return placed
