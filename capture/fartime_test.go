@@ -212,8 +212,9 @@ func TestFarTimeSeries(t *testing.T) {
 
 // The time to SYN/ACK is left unknown, in attempts, rows and summary
 // mode's medians alike, where the SYN/ACK was read without its time (the
-// year 3000, more than 292 years from the first packet's; 2250, outside
-// the years captures are stamped in, where the first packet's is not),
+// year 3000, more than 292 years from the first packet's; 2250 and 2300,
+// outside the years captures are stamped in, where the first packet's is
+// not; 2300 lies past what nanoseconds since 1970 hold),
 // and where the SYN's and SYN/ACK's times, each within 292 years of the
 // first packet's, lie further apart than a time.Duration holds (1700 and
 // 2150, after a first packet of 1900, where the difference once
@@ -240,6 +241,7 @@ func TestFarTimeToSYNACK(t *testing.T) {
 	}{
 		{"SYN/ACK in 3000", handshake(at(0, t0), at(0, t0), at(0, time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC))), true},
 		{"SYN/ACK in 2250", handshake(at(0, t0), at(0, t0), at(0, time.Date(2250, 1, 1, 0, 0, 0, 0, time.UTC))), true},
+		{"SYN/ACK in 2300", handshake(at(0, t0), at(0, t0), at(0, time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC))), true},
 		{"1900, then a SYN in 1700, a SYN/ACK in 2150", handshake(at(2, t0), at(1, t0), at(0, time.Date(2150, 1, 1, 0, 0, 0, 0, time.UTC))), false},
 	} {
 		file := testutil.Pcapng(offsets, tc.records)
@@ -317,6 +319,42 @@ func TestFarLastTime(t *testing.T) {
 			if len(res.Attempts) != 1 || !res.Attempts[0].Start.Equal(t0) || !res.Attempts[0].End.Equal(t0.Add(2*time.Millisecond)) {
 				t.Errorf("%d, %d shards: %+v", stray.Year(), shards, res.Attempts)
 			}
+		}
+	}
+}
+
+// Packets a day apart or less, on either side of the capture years' ends
+// (1969-12-31T23:59:59, then 1970-01-01T00:00:01, as a device's clock at
+// boot may stamp them), are read with their times: the stamp outside the
+// years is no stray, and neither is read without its time.
+func TestNearYearsEnd(t *testing.T) {
+	c, s := netip.MustParseAddrPort("10.0.0.1:40000"), netip.MustParseAddrPort("10.0.0.2:80")
+	epoch := time.Unix(0, 0).UTC()
+	for _, tc := range []struct {
+		name    string
+		offsets []int64
+		recs    []testutil.NgRecord
+		times   []time.Time
+	}{
+		{"before, then after 1970", []int64{-1, 0},
+			[]testutil.NgRecord{{Iface: 0, Micros: 0}, {Iface: 1, Micros: 1e6}},
+			[]time.Time{epoch.Add(-time.Second), epoch.Add(time.Second)}},
+		{"after, then before 1970", []int64{0, -1},
+			[]testutil.NgRecord{{Iface: 0, Micros: 1e6}, {Iface: 1, Micros: 0}},
+			[]time.Time{epoch.Add(time.Second), epoch.Add(-time.Second)}},
+		{"before, then after 2200", []int64{0},
+			[]testutil.NgRecord{{Iface: 0, Micros: micros(time.Date(2199, 12, 31, 23, 59, 59, 0, time.UTC))}, {Iface: 0, Micros: micros(time.Date(2200, 1, 1, 0, 0, 1, 0, time.UTC))}},
+			[]time.Time{time.Date(2199, 12, 31, 23, 59, 59, 0, time.UTC), time.Date(2200, 1, 1, 0, 0, 1, 0, time.UTC)}},
+	} {
+		tc.recs[0].Data = tcpFrame(c, s, 0x02, 1000, 0, 0)
+		tc.recs[1].Data = tcpFrame(s, c, 0x12, 5000, 1001, 0)
+		res, err := capture.Read(context.Background(), bytes.NewReader(testutil.Pcapng(tc.offsets, tc.recs)), "near.pcapng", capture.Options{})
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if len(res.Attempts) != 1 || len(res.Attempts[0].SYNACK) != 1 ||
+			!res.Attempts[0].SYN[0].Time.Equal(tc.times[0]) || !res.Attempts[0].SYNACK[0].Time.Equal(tc.times[1]) {
+			t.Errorf("%s: %+v", tc.name, res.Attempts)
 		}
 	}
 }

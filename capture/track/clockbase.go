@@ -34,18 +34,29 @@ func (t *Tracker) toNS(tm time.Time) (ns int64, far bool) {
 		}
 	}
 	ns = int64(tm.Sub(t.base))
-	if farNS(ns) || t.baseYears && !unixInYears(tm.UnixNano()) {
+	if farNS(ns) || t.baseYears && uint64(tm.Unix()) >= y2200/uint64(time.Second) && strayNS(ns) {
 		return noTime, true
 	}
 	return ns, false
 }
 
 // y2200 is 2200-01-01T00:00:00Z in nanoseconds since 1970.
-const y2200 = 7258118400 * int64(time.Second)
+const y2200 = 7258118400 * uint64(time.Second)
 
 // unixInYears is CaptureYear for a time in nanoseconds since 1970 (UTC),
 // which holds every time of those years.
-func unixInYears(unix int64) bool { return uint64(unix) < uint64(y2200) }
+func unixInYears(unix int64) bool { return uint64(unix) < y2200 }
+
+// strayDay is how far from the first packet a packet stamped outside the
+// capture years must lie to be read without its time, and how far from
+// the next a first packet outside them must lie to be (rebase): a clock
+// at boot may stamp packets just before 1970, and the ones after them
+// just after.
+const strayDay = 24 * time.Hour
+
+// strayNS reports whether ns, a tracker time, lies more than strayDay
+// from the first packet's.
+func strayNS(ns int64) bool { return ns > int64(strayDay) || ns < -int64(strayDay) }
 
 // farNS reports whether ns, a tracker time subNS or time.Time.Sub gave,
 // saturated: the packet's time lies more than 292 years from base.
@@ -72,7 +83,7 @@ func (t *Tracker) noteTimed(pos model.Pos, tm time.Time) {
 // packet noted so far (others between the two, as far from both, stay
 // read without their times). It reports whether it rebased.
 func (t *Tracker) rebase(tm time.Time) bool {
-	if !t.lone.ok || !CaptureYear(tm) || CaptureYear(t.lone.time) {
+	if !t.lone.ok || !CaptureYear(tm) || CaptureYear(t.lone.time) || !strayNS(int64(tm.Sub(t.lone.time))) {
 		return false
 	}
 	for i := range t.filling.segs {
@@ -110,12 +121,14 @@ func (t *Tracker) noteFar(pos model.Pos, tm time.Time) {
 // nil when there is none. Tracker times count nanoseconds from the first
 // packet's time; a packet stamped more than 292 years from it (one of
 // the two stamps corrupt or forged), or outside the years captures are
-// stamped in (CaptureYear) where the first packet is stamped in them, is
+// stamped in (CaptureYear) and more than a day from it where the first
+// packet is stamped in them, is
 // read as a packet without a time, and left out of the capture's first
 // and last times, rather than given the nearest time they hold or a
 // time it does not have, with the capture's clock moved on to it. Where
-// the first packet's time lies outside those years and the next's does
-// not (or a later one's, more than 292 years from it), the first is the
+// the first packet's time lies outside those years and the next's, more
+// than a day from it, does not (or a later one's, more than 292 years
+// from it), the first is the
 // one read without its time, and the others count from the later one
 // (rebase).
 func (t *Tracker) FarTimes() error {

@@ -299,7 +299,7 @@ func (t *Tracker) prepareHot(g *tcpSeg, frame int, unix int64) {
 		t.baseUnix, t.baseUnixOK, t.baseYears = unix, true, unixInYears(unix)
 	}
 	ns := subNS(unix, t.baseUnix)
-	if out := farNS(ns) || t.baseYears && !unixInYears(unix); out || t.lone.n == 1 && !t.baseYears {
+	if out := farNS(ns) || t.baseYears && !unixInYears(unix) && strayNS(ns); out || t.lone.n == 1 && !t.baseYears {
 		switch tm := time.Unix(0, unix).UTC(); {
 		case t.rebase(tm):
 			ns = 0
