@@ -162,7 +162,8 @@ func warnOutOfRange(stderr io.Writer, n int, pos model.Pos) {
 
 // warnUntimed says that n attempts, the first at pos, passed f but for
 // its time window (--since, --until), which left them out for having no
-// time (text pasted from tcpdump -t): such an attempt is in no window.
+// time (text pasted from tcpdump -t, or a first packet read without its
+// corrupt time): such an attempt is in no window.
 func warnUntimed(stderr io.Writer, n int, pos model.Pos, f flows.Filter) {
 	if n > 0 {
 		escape.Fprintf(stderr, "warning: %s: %s without a time (text pasted without times, as tcpdump -t prints it, or a first packet read without its corrupt time): %s left %s out\n",
@@ -172,8 +173,9 @@ func warnUntimed(stderr io.Writer, n int, pos model.Pos, f flows.Filter) {
 
 // warnUndated says that n attempts, the first at pos, passed f but for
 // its time window, which left them out since it cannot place them: times
-// of day without a date (text as tcpdump prints it by default), in a
-// window of dates; or, dated, the other way round.
+// in year 0, without a date (text with times of day, or with times
+// counted from its first packet), in a window of dates; or, dated, the
+// other way round.
 func warnUndated(stderr io.Writer, n int, pos model.Pos, dated bool, f flows.Filter) {
 	switch {
 	case n == 0:
@@ -307,9 +309,10 @@ func resolveWhen(v string, first time.Time) time.Time {
 }
 
 // firstPacket returns the time of the first packet of snap's captures
-// that has a date, when one has; else that of the first packet timed by
-// the time of day alone (text as tcpdump prints it by default, whose
-// times count from year 0), which has no day among theirs.
+// that has a date, when one has; else that of the first packet timed in
+// year 0 (text with times of day, as tcpdump prints them by default, or
+// with times counted from its first packet), which has no day among
+// theirs.
 func firstPacket(snap *model.Snapshot) time.Time {
 	var first, undated time.Time
 	for _, c := range snap.Captures {
