@@ -76,13 +76,15 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUsage
 	}
-	for _, v := range []string{*since, *until} {
-		if _, _, err := parseWhen(v); err != nil {
+	var abs [2]time.Time // the bounds given as times, not offsets
+	for i, v := range []string{*since, *until} {
+		var err error
+		if abs[i], _, err = parseWhen(v); err != nil {
 			escape.Fprintln(stderr, "netmortem flows:", err)
 			return exitUsage
 		}
 	}
-	if err := windowKinds(resolveWhen(*since, time.Time{}), resolveWhen(*until, time.Time{})); err != nil && !strings.HasPrefix(*since, "+") && !strings.HasPrefix(*until, "+") {
+	if err := windowKinds(abs[0], abs[1]); err != nil {
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUsage
 	}
@@ -131,10 +133,7 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 	anonymizer := ao.anonymizer(snap)
 	n, pos := t.OutOfRange()
 	warnOutOfRange(stderr, n, netmortem.Anonymize(anonymizer, pos))
-	n, pos = t.Untimed()
-	warnUntimed(stderr, n, netmortem.Anonymize(anonymizer, pos), filter)
-	n, pos, dated := t.Undated()
-	warnUndated(stderr, n, netmortem.Anonymize(anonymizer, pos), dated, filter)
+	warnUnplaced(stderr, t, filter, anonymizer)
 	t = netmortem.Anonymize(anonymizer, t)
 	write := t.Write
 	if *output == "table" {
@@ -160,31 +159,33 @@ func warnOutOfRange(stderr io.Writer, n int, pos model.Pos) {
 	}
 }
 
-// warnUntimed says that n attempts, the first at pos, passed f but for
-// its time window (--since, --until), which left them out for having no
-// time (text pasted from tcpdump -t, or a first packet read without its
-// corrupt time): such an attempt is in no window.
-func warnUntimed(stderr io.Writer, n int, pos model.Pos, f flows.Filter) {
-	if n > 0 {
-		escape.Fprintf(stderr, "warning: %s: %s without a time (text pasted without times, as tcpdump -t prints it, or a first packet read without its corrupt time): %s left %s out\n",
-			pos, count(n, "attempt"), windowFlags(f), them(n))
-	}
+// unplaced is what counts the attempts a time window left out for want
+// of a time it can place: flows.Table, Builder and CSVWriter.
+type unplaced interface {
+	Untimed() (n int, first model.Pos)
+	Undated() (n int, first model.Pos, dated bool)
 }
 
-// warnUndated says that n attempts, the first at pos, passed f but for
-// its time window, which left them out since it cannot place them: times
-// in year 0, without a date (text with times of day, or with times
-// counted from its first packet), in a window of dates; or, dated, the
-// other way round.
-func warnUndated(stderr io.Writer, n int, pos model.Pos, dated bool, f flows.Filter) {
-	switch {
+// warnUnplaced says how many attempts passed f but for its time window
+// (--since, --until), which left them out since it cannot place them, and
+// where the first of each kind is, named through a (nil: as it is):
+// those without a time (text pasted from tcpdump -t, or a first packet
+// read without its corrupt time), in no window; and those in year 0,
+// without a date (text with times of day, or with times counted from its
+// first packet), in a window of dates, or, dated, the other way round.
+func warnUnplaced(stderr io.Writer, c unplaced, f flows.Filter, a *netmortem.Anonymizer) {
+	if n, pos := c.Untimed(); n > 0 {
+		escape.Fprintf(stderr, "warning: %s: %s without a time (text pasted without times, as tcpdump -t prints it, or a first packet read without its corrupt time): %s left %s out\n",
+			netmortem.Anonymize(a, pos), count(n, "attempt"), windowFlags(f), them(n))
+	}
+	switch n, pos, dated := c.Undated(); {
 	case n == 0:
 	case dated:
 		escape.Fprintf(stderr, "warning: %s: %s with dated times: %s, in year 0 without a date, left %s out\n",
-			pos, count(n, "attempt"), windowFlags(f), them(n))
+			netmortem.Anonymize(a, pos), count(n, "attempt"), windowFlags(f), them(n))
 	default:
 		escape.Fprintf(stderr, "warning: %s: %s timed in year 0, without a date (text with times of day, as tcpdump prints them by default, or times counted from its first packet): %s, with a date, left %s out\n",
-			pos, count(n, "attempt"), windowFlags(f), them(n))
+			netmortem.Anonymize(a, pos), count(n, "attempt"), windowFlags(f), them(n))
 	}
 }
 

@@ -84,10 +84,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		printWarnings(stderr, notCaptures(stderr, in.Warns))
 		n, pos := w.OutOfRange()
 		outOfRange(stderr, in.Snap, n, pos)
-		n, pos = w.Untimed()
-		warnUntimed(stderr, n, pos, filter)
-		n, pos, dated := w.Undated()
-		warnUndated(stderr, n, pos, dated, filter)
+		warnUnplaced(stderr, w, filter, nil)
 		err = w.Close()
 	} else {
 		before := statFiles(paths)
@@ -183,10 +180,7 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		printWarnings(stderr, notCaptures(stderr, in.Warns))
 		n, pos := b.OutOfRange()
 		outOfRange(stderr, in.Snap, n, pos)
-		n, pos = b.Untimed()
-		warnUntimed(stderr, n, pos, filter)
-		n, pos, dated := b.Undated()
-		warnUndated(stderr, n, pos, dated, filter)
+		warnUnplaced(stderr, b, filter, nil)
 		t := b.Table(in.Snap.Captures)
 		var w interface {
 			Write(a *model.Attempt)
@@ -424,10 +418,7 @@ func heldTable(ctx context.Context, stdout, stderr io.Writer, in operand.Opened,
 	}
 	n, pos := t.OutOfRange()
 	warnOutOfRange(stderr, n, pos)
-	n, pos = t.Untimed()
-	warnUntimed(stderr, n, pos, filter)
-	n, pos, dated := t.Undated()
-	warnUndated(stderr, n, pos, dated, filter)
+	warnUnplaced(stderr, t, filter, nil)
 	if err := t.WriteTable(stdout, width); err != nil {
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
