@@ -11,10 +11,10 @@ import (
 // lonePacket is the first packet read with a time, while it is the only
 // one (n counts them, up to 2) and the window the reading stage fills
 // still holds it (ok): the next packet, or one more than 292 years from
-// it, may be the one whose time is right (rebase). The runs of classic pcap records
-// Stage.HotPcap takes are not counted: they follow a packet Hot took,
-// counted, and are stamped in a capture's years, as it is, so no packet
-// rebases from it.
+// it, may be the one whose time is right (rebase). The runs of classic
+// pcap records Stage.HotPcap takes are not counted: they follow a packet
+// Hot took, counted, and are stamped in a capture's years, as it is, so
+// no packet rebases from it.
 type lonePacket struct {
 	ok   bool
 	n    uint8
@@ -34,7 +34,7 @@ func (t *Tracker) toNS(tm time.Time) (ns int64, far bool) {
 		}
 	}
 	ns = int64(tm.Sub(t.base))
-	if farNS(ns) || t.baseYears && uint64(tm.Unix()) >= y2200/uint64(time.Second) && strayNS(ns) {
+	if farNS(ns) || t.baseYears && strayNS(ns) && !CaptureYear(tm) {
 		return noTime, true
 	}
 	return ns, false
@@ -44,7 +44,9 @@ func (t *Tracker) toNS(tm time.Time) (ns int64, far bool) {
 const y2200 = 7258118400 * uint64(time.Second)
 
 // unixInYears is CaptureYear for a time in nanoseconds since 1970 (UTC),
-// which holds every time of those years.
+// which holds every time of those years: the fast path's test, where
+// prepare tests a time.Time, whose nanoseconds since 1970 int64 does not
+// hold past 2262.
 func unixInYears(unix int64) bool { return uint64(unix) < y2200 }
 
 // strayDay is how far from the first packet a packet stamped outside the
@@ -76,10 +78,11 @@ func (t *Tracker) noteTimed(pos model.Pos, tm time.Time) {
 // rebase makes tm, the time of the packet after the only packet read
 // with a time so far, or of a later one more than 292 years from it, the
 // time tracker times count from, when that packet's time lies outside
-// the years a capture holds and tm does not: the packet stamped first was the corrupt one, and
-// every packet after it would otherwise be read without its time. That
-// packet, still in the window being filled, is read without its time
-// instead, and is the one the warning names: it comes before any
+// the years a capture holds, more than a day from tm, and tm does not:
+// the packet stamped first was the corrupt one, and every packet after
+// it would otherwise be read without its time, or centuries from it.
+// That packet, still in the window being filled, is read without its
+// time instead, and is the one the warning names: it comes before any
 // packet noted so far (others between the two, as far from both, stay
 // read without their times). It reports whether it rebased.
 func (t *Tracker) rebase(tm time.Time) bool {
@@ -122,15 +125,13 @@ func (t *Tracker) noteFar(pos model.Pos, tm time.Time) {
 // packet's time; a packet stamped more than 292 years from it (one of
 // the two stamps corrupt or forged), or outside the years captures are
 // stamped in (CaptureYear) and more than a day from it where the first
-// packet is stamped in them, is
-// read as a packet without a time, and left out of the capture's first
-// and last times, rather than given the nearest time they hold or a
-// time it does not have, with the capture's clock moved on to it. Where
-// the first packet's time lies outside those years and the next's, more
-// than a day from it, does not (or a later one's, more than 292 years
-// from it), the first is the
-// one read without its time, and the others count from the later one
-// (rebase).
+// packet is stamped in them, is read as a packet without a time, and
+// left out of the capture's first and last times, rather than given the
+// nearest time they hold or a time it does not have, with the capture's
+// clock moved on to it. Where the first packet's time lies outside those
+// years and the next's, more than a day from it, does not (or a later
+// one's, more than 292 years from it), the first is the one read
+// without its time, and the others count from the later one (rebase).
 func (t *Tracker) FarTimes() error {
 	if t.far == 0 {
 		return nil
