@@ -184,3 +184,76 @@ func ExampleTableWidths_Keep() {
 	// Not shown at this width: start, syn, synack, rst, packets, bytes_out, bytes_in (--width 0, -o csv or
 	// -o json show every column).
 }
+
+// The rows of a capture sized on several goroutines: each RowSizer sizes
+// and formats the batches handed to it, and TableWidths.AddSized adds
+// them in the order of the batches, to the same table as one
+// TableWidths given every row. (Here the two sizers take turns on one
+// goroutine.)
+func ExampleTableWidths_Sizer() {
+	ctx, file := context.Background(), "../fixtures/captures/handshakes.pcap"
+	tmp, err := os.CreateTemp("", "flows-*")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	f := flows.Filter{States: []string{"established"}}
+	b, m := flows.NewBuilder(f), flows.NewTableWidths()
+	m.Keep(tmp)
+	var rows []model.Row
+	snap, _, err := parse.Open(ctx, file, &parse.Options{EachRow: func(r *model.Row) {
+		if b.AddRow(r) {
+			rows = append(rows, *r) // a copy: these rows hold no attempt, which would be lent
+		}
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sizers := []*flows.RowSizer{m.Sizer(), m.Sizer()}
+	for i := 0; i < len(rows); i += 2 {
+		s := sizers[i/2%2]
+		for j := i; j < min(i+2, len(rows)); j++ {
+			s.AddRow(&rows[j])
+		}
+		m.AddSized(s) // in the order of the batches
+	}
+	w := flows.NewFittedWriter(os.Stdout, b.Table(snap.Captures), f, m, 100)
+	if err := m.WriteRows(ctx, w); err != nil {
+		fmt.Println(err)
+	}
+	if err := w.Close(); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// Captures under ../fixtures/captures (paths below are relative to it)
+	//
+	// 1 capture, 70 packets, 11 TCP streams: 4 established, 2 refused, 4 unanswered, 1 SYN/ACK reset by
+	// the client; 2 SYN retransmissions, 3 ICMP unreachable, 0 ICMP redirects, 0 ICMPv6 unreachable, 0
+	// ICMPv6 redirects, 0 ARP (0 gratuitous)
+	//
+	// ┌──────────┬──────────┬─────────┬─────────────┬─────────┬────────────┬───────┬──────────┬──────────┐
+	// │  SERVER  │ ATTEMPTS │ CLIENTS │ ESTABLISHED │ REFUSED │ UNANSWERED │ RESET │ SYN RETX │  MEDIAN  │
+	// │          │          │         │             │         │            │       │          │ SYN/ACK  │
+	// │          │          │         │             │         │            │       │          │    MS    │
+	// ├──────────┼──────────┼─────────┼─────────────┼─────────┼────────────┼───────┼──────────┼──────────┤
+	// │ 10.99.0. │ 3        │ 1       │ 3           │ 0       │ 0          │ 0     │ 0        │ 0.031    │
+	// │ 2:80     │          │         │             │         │            │       │          │          │
+	// │ [fd99::  │ 1        │ 1       │ 1           │ 0       │ 0          │ 0     │ 0        │ 0.020    │
+	// │ 2]:8080  │          │         │             │         │            │       │          │          │
+	// └──────────┴──────────┴─────────┴─────────────┴─────────┴────────────┴───────┴──────────┴──────────┘
+	//
+	// where: the first frame of each attempt in handshakes.pcap
+	// ┌───────┬─────────────────┬────────────────┬─────────────┬───────┬──────────┬──────────┬───────────┐
+	// │ where │     client      │     server     │   outcome   │ state │ history  │ syn_retx │ synack_ms │
+	// ├───────┼─────────────────┼────────────────┼─────────────┼───────┼──────────┼──────────┼───────────┤
+	// │ #1    │ 10.99.0.1:46356 │ 10.99.0.2:80   │ established │ SF    │ ShADadFf │ 0        │ 0.033     │
+	// │ #13   │ 10.99.0.1:46368 │ 10.99.0.2:80   │ established │ SF    │ ShADadFf │ 0        │ 0.030     │
+	// │ #25   │ 10.99.0.1:46380 │ 10.99.0.2:80   │ established │ SF    │ ShADadfF │ 0        │ 0.031     │
+	// │ #57   │ [fd99::1]:43494 │ [fd99::2]:8080 │ established │ SF    │ ShADadfF │ 0        │ 0.020     │
+	// └───────┴─────────────────┴────────────────┴─────────────┴───────┴──────────┴──────────┴───────────┘
+	// Not shown at this width: start, syn, synack, rst, packets, bytes_out, bytes_in (--width 0, -o csv or
+	// -o json show every column).
+}

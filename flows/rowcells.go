@@ -1,6 +1,8 @@
 package flows
 
 import (
+	"encoding/binary"
+
 	"github.com/netmortem/netmortem/internal/escape"
 	"github.com/netmortem/netmortem/model"
 )
@@ -100,7 +102,21 @@ func (r *rowCells) plainPrefix(node, file string) bool {
 }
 
 // ascii reports whether b is printable ASCII, whose width is its length.
+// It reads b eight bytes at a time: a row's cells are sized, and written,
+// after this test of each.
 func ascii(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		// A byte below 0x20 borrows its high bit in x - 0x20 (with x's
+		// own high bit clear); a byte above 0x7e sets it in x + 1, or
+		// has it set already. Neither test reports a byte that is
+		// not one, whatever the bytes around it.
+		if (x-0x20*ones)&^x&highs != 0 || (x+ones|x)&highs != 0 {
+			return false
+		}
+		b = b[8:]
+	}
 	for _, c := range b {
 		if c < 0x20 || c >= 0x7f {
 			return false

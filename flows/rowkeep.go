@@ -90,14 +90,23 @@ type rowKeeper struct {
 
 // add keeps r, unless the keeper failed.
 func (k *rowKeeper) add(r *rowCells) {
-	if k.err != nil || k.read {
-		return
+	k.rec = appendKept(k.rec[:0], k.prev, r)
+	if k.write(k.rec, 1) {
+		k.prev = append(k.prev[:0], r.buf...)
 	}
-	shared := 0
-	for shared < len(k.prev) && shared < len(r.buf) && k.prev[shared] == r.buf[shared] {
+}
+
+// appendKept appends r, as the keeper keeps it after the row prev, to
+// rec.
+func appendKept(rec, prev []byte, r *rowCells) []byte {
+	shared, n := 0, min(len(prev), len(r.buf))
+	for shared+8 <= n && binary.LittleEndian.Uint64(prev[shared:]) == binary.LittleEndian.Uint64(r.buf[shared:]) {
+		shared += 8
+	}
+	for shared < n && prev[shared] == r.buf[shared] {
 		shared++
 	}
-	rec := binary.AppendUvarint(k.rec[:0], uint64(shared))
+	rec = binary.AppendUvarint(rec, uint64(shared))
 	rec = binary.AppendUvarint(rec, uint64(len(r.buf)-shared))
 	rec = append(rec, r.buf[shared:]...)
 	from := 0
@@ -105,14 +114,22 @@ func (k *rowKeeper) add(r *rowCells) {
 		rec = binary.AppendUvarint(rec, uint64(end-from))
 		from = end
 	}
-	k.rec = rec
+	return rec
+}
+
+// write keeps rec, n rows as appendKept encodes them, unless the keeper
+// failed, and reports whether it did.
+func (k *rowKeeper) write(rec []byte, n int) bool {
+	if k.err != nil || k.read {
+		return false
+	}
 	if _, err := k.w.Write(rec); err != nil {
 		k.err = fmt.Errorf("rows: %w", err)
-		return
+		return false
 	}
-	k.prev = append(k.prev[:0], r.buf...)
-	k.n++
+	k.n += n
 	k.size += int64(len(rec))
+	return true
 }
 
 // flush writes what k buffers out, and returns why k failed.

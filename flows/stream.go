@@ -48,6 +48,15 @@ func (m *TableWidths) AddRow(r *model.Row) {
 		m.Add(r.Attempt)
 		return
 	}
+	row := m.size(r)
+	if m.keep != nil {
+		m.keep.add(row)
+	}
+}
+
+// size sizes the columns for the row r, an attempt selected without its
+// attempt, and returns its cells, formatted (m.fit.cells).
+func (m *TableWidths) size(r *model.Row) *rowCells {
 	m.n++
 	z := m.fit
 	row := &z.cells
@@ -60,10 +69,11 @@ func (m *TableWidths) AddRow(r *model.Row) {
 	}
 	// Each cell is read once for both tables' sizes (fitSizes.add's
 	// and plainBytes'), printable ASCII, as nearly every cell is, at
-	// once.
+	// once: every cell but the first is tested in one pass.
+	plain := ascii(row.buf[row.ends[0]:])
 	for i := 1; i < numColumns; i++ {
 		c := row.cell(i)
-		if ascii(c) {
+		if plain || ascii(c) {
 			z.nat[i] = max(z.nat[i], len(c))
 			if m.ok {
 				m.w[i] = max(m.w[i], trimmedLen(c))
@@ -77,9 +87,7 @@ func (m *TableWidths) AddRow(r *model.Row) {
 			m.w[i] = max(m.w[i], w)
 		}
 	}
-	if m.keep != nil {
-		m.keep.add(row)
-	}
+	return row
 }
 
 // trimmedLen returns the length of c without its leading and trailing
