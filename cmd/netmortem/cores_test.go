@@ -38,7 +38,9 @@ func TestCoresSameOutput(t *testing.T) {
 	files := sampled(t, all)
 	t.Logf("%d captures", len(files))
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	commands := [][]string{{"analyze", "-o", "json"}, {"flows", "-o", "csv"}}
+	// flows' tables are sized and laid out on as many goroutines as
+	// there are cores, too.
+	commands := [][]string{{"analyze", "-o", "json"}, {"flows", "-o", "csv"}, {"flows", "--width", "80"}, {"flows", "--width", "0"}}
 	for _, file := range files {
 		for _, cmd := range commands {
 			args := append(append([]string{}, cmd...), file)

@@ -23,9 +23,10 @@ import (
 type handedOn struct {
 	mu     sync.Mutex
 	cur    *attemptBatch
-	full   []chan *attemptBatch // batches to write, in order, a channel per writer
-	free   chan *attemptBatch   // batches written
-	done   sync.WaitGroup       // the writers
+	full   [][]chan *attemptBatch // batches to write, in order: per writer, a channel per goroutine
+	sent   int                    // the batches sent
+	free   chan *attemptBatch     // batches written
+	done   sync.WaitGroup         // the writers
 	closed bool
 }
 
@@ -47,6 +48,7 @@ type attemptBatch struct {
 	segs  []model.Seg
 	sizes []model.DataSizes
 	left  atomic.Int32 // the writers still to take the batch
+	seq   int          // the batch's place among those sent, from 0
 }
 
 // len returns how many attempts, or rows, b holds.
@@ -97,60 +99,85 @@ func newHandedOn(ws ...attemptWriter) *handedOn {
 }
 
 // newRowsHandedOn returns a handedOn writing the rows it is handed
-// (writeRow) through ws, their goroutines started.
-func newRowsHandedOn(ws ...rowWriter) *handedOn {
-	return startHandedOn(batchWriters(ws, func(b *attemptBatch) []model.Row { return b.r }))
+// (writeRow) through ws, and through the writers of split, their
+// goroutines started.
+func newRowsHandedOn(split []splitWriter, ws ...rowWriter) *handedOn {
+	return startHandedOn(append(batchWriters(ws, func(b *attemptBatch) []model.Row { return b.r }), split...))
 }
 
-// batchWriters returns, for each of ws, a function that writes through
-// it the values of a batch that items gives, in order.
-func batchWriters[T any, W ~func(*T)](ws []W, items func(b *attemptBatch) []T) []func(b *attemptBatch) {
-	each := make([]func(b *attemptBatch), len(ws))
+// splitWriter writes the batches handed on: each, in order, on one
+// goroutine (ways 1); or, on ways goroutines, each the batches whose
+// places (attemptBatch.seq) are its own (way) modulo ways.
+type splitWriter struct {
+	ways  int
+	write func(way int, b *attemptBatch)
+}
+
+// batchWriters returns, for each of ws, a writer of its own goroutine
+// that writes through it the values of a batch that items gives, in
+// order.
+func batchWriters[T any, W ~func(*T)](ws []W, items func(b *attemptBatch) []T) []splitWriter {
+	each := make([]splitWriter, len(ws))
 	for i, w := range ws {
-		each[i] = func(b *attemptBatch) {
+		each[i] = splitWriter{ways: 1, write: func(_ int, b *attemptBatch) {
 			l := items(b)
 			for j := range l {
 				w(&l[j])
 			}
-		}
+		}}
 	}
 	return each
 }
 
 // startHandedOn returns a handedOn writing each batch through the
-// functions of each, their goroutines started.
-func startHandedOn(each []func(b *attemptBatch)) *handedOn {
-	h := &handedOn{free: make(chan *attemptBatch, 6)}
+// writers of each, their goroutines started.
+func startHandedOn(each []splitWriter) *handedOn {
+	// Room on free for every batch the writers can hold, queued or
+	// being written, and the one being filled: a batch with no room is
+	// garbage, and the next made anew. A writer split several ways
+	// queues fewer on each goroutine, for as many in all.
+	queued := func(w splitWriter) int { return max(1, 4/w.ways) }
+	room := 1
 	for _, w := range each {
-		// Each writer has its own goroutine and channel: what one
+		room += w.ways * (queued(w) + 1)
+	}
+	h := &handedOn{free: make(chan *attemptBatch, room)}
+	for _, w := range each {
+		// Each writer has its own goroutines and channels: what one
 		// goroutine writes is never in a cache line another writes
 		// for every attempt.
-		full := make(chan *attemptBatch, 4)
-		h.full = append(h.full, full)
-		h.done.Add(1)
-		go func() {
-			defer h.done.Done()
-			for b := range full {
-				w(b)
-				if b.left.Add(-1) > 0 {
-					continue
+		chans := make([]chan *attemptBatch, w.ways)
+		for way := range chans {
+			full := make(chan *attemptBatch, queued(w))
+			chans[way] = full
+			h.done.Add(1)
+			go func() {
+				defer h.done.Done()
+				for b := range full {
+					w.write(way, b)
+					if b.left.Add(-1) > 0 {
+						continue
+					}
+					b.reset()
+					select {
+					case h.free <- b:
+					default:
+					}
 				}
-				b.reset()
-				select {
-				case h.free <- b:
-				default:
-				}
-			}
-		}()
+			}()
+		}
+		h.full = append(h.full, chans)
 	}
 	return h
 }
 
 // send hands b to every writer.
 func (h *handedOn) send(b *attemptBatch) {
+	b.seq = h.sent
+	h.sent++
 	b.left.Store(int32(len(h.full)))
-	for _, c := range h.full {
-		c <- b
+	for _, chans := range h.full {
+		chans[b.seq%len(chans)] <- b
 	}
 }
 
@@ -208,8 +235,10 @@ func (h *handedOn) close() {
 	if h.cur != nil && h.cur.len() > 0 {
 		h.send(h.cur)
 	}
-	for _, c := range h.full {
-		close(c)
+	for _, chans := range h.full {
+		for _, c := range chans {
+			close(c)
+		}
 	}
 	h.done.Wait()
 }

@@ -62,8 +62,8 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		h.close()
 		return in
 	}
-	readRows := func(ws ...rowWriter) operand.Opened {
-		h := newRowsHandedOn(ws...)
+	readRows := func(split []splitWriter, ws ...rowWriter) operand.Opened {
+		h := newRowsHandedOn(split, ws...)
 		o := *opts
 		o.EachRow = h.writeRow
 		in := operand.OpenPaths(ctx, paths, &o)
@@ -110,13 +110,9 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 			// The attempts' rows, which the tracker works out without
 			// building them, are all the table needs.
 			m.Keep(sp.f)
-			in = readRows(func(r *model.Row) {
+			in = readRows([]splitWriter{sizeRows(m, filter)}, func(r *model.Row) {
 				if b.AddRow(r) {
 					selected++
-				}
-			}, func(r *model.Row) {
-				if filter.MatchRow(r) {
-					m.AddRow(r)
 				}
 			})
 		default:
