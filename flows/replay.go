@@ -36,14 +36,35 @@ func (s *Spool) Replay(ctx context.Context, w AttemptWriter) error {
 	if err != nil {
 		return err
 	}
-	// The attempts are decoded on one goroutine: past a few, more
+	stopped, cut := inParts(ctx, pw, full, free, stop, func(p writerPart, b *spoolBatch) {
+		for i := range b.a {
+			p.Write(&b.a[i])
+		}
+	}, (*spoolBatch).reset)
+	if stopped {
+		return cut // a writer that failed says why when closed
+	}
+	return s.readErr
+}
+
+// inParts formats the batches a reading goroutine sends on full, in
+// order, on up to maxReplayWorkers goroutines, each through a part of pw
+// (format), and puts what they formatted through pw in order; each batch
+// is then reset and handed back on free, for the reading goroutine's next
+// one, when free has room. Once ctx ends, or pw takes no more, it closes
+// stop, drains full (the reading goroutine's last batch) and reports that
+// it stopped, with ctx's error, if any. Otherwise it returns once full is
+// closed and every batch is put.
+func inParts[B any](ctx context.Context, pw partsWriter, full <-chan B, free chan<- B, stop chan struct{},
+	format func(p writerPart, b B), reset func(b B)) (stopped bool, cut error) {
+	// The batches are read on one goroutine: past a few, more
 	// formatting goroutines would only hold more batches.
 	workers := min(max(runtime.GOMAXPROCS(0), 1), maxReplayWorkers)
 	// The batches being formatted or waiting to be written, in order, at
 	// most window of them: what the formatting goroutines are handed is
 	// buffered, so that handing never waits.
 	window := 2 * workers
-	work := make(chan *replayBatch, window)
+	work := make(chan *replayBatch[B], window)
 	done := make(chan struct{})
 	for range workers {
 		bw := bufio.NewWriterSize(nil, 64<<10)
@@ -53,16 +74,14 @@ func (s *Spool) Replay(ctx context.Context, w AttemptWriter) error {
 			for rb := range work {
 				rb.out.Reset()
 				bw.Reset(&rb.out)
-				for i := range rb.b.a {
-					part.Write(&rb.b.a[i])
-				}
+				format(part, rb.b)
 				bw.Flush() // to a bytes.Buffer: no error
 				rb.n, rb.err = part.took()
 				close(rb.ready)
 			}
 		}()
 	}
-	var queue, spare []*replayBatch
+	var queue, spare []*replayBatch[B]
 	over := false // the writer takes no more: nothing more is formatted
 	// put writes the first batch queued once it is formatted.
 	put := func() {
@@ -72,14 +91,13 @@ func (s *Spool) Replay(ctx context.Context, w AttemptWriter) error {
 		if !over {
 			over = pw.put(rb.out.Bytes(), rb.n, rb.err)
 		}
-		rb.b.reset()
+		reset(rb.b)
 		select {
-		case free <- rb.b: // for the reading goroutine's next batch
+		case free <- rb.b:
 		default:
 		}
 		spare = append(spare, rb)
 	}
-	var cut error
 	for b := range full {
 		if ctx.Err() != nil || over {
 			close(stop)
@@ -88,11 +106,11 @@ func (s *Spool) Replay(ctx context.Context, w AttemptWriter) error {
 			cut = ctx.Err()
 			break
 		}
-		var rb *replayBatch
+		var rb *replayBatch[B]
 		if n := len(spare); n > 0 {
 			rb, spare = spare[n-1], spare[:n-1]
 		} else {
-			rb = new(replayBatch)
+			rb = new(replayBatch[B])
 		}
 		rb.b, rb.ready = b, make(chan struct{})
 		work <- rb
@@ -102,26 +120,23 @@ func (s *Spool) Replay(ctx context.Context, w AttemptWriter) error {
 		}
 	}
 	close(work)
-	stopped := cut != nil || over
+	stopped = cut != nil || over
 	for !stopped && len(queue) > 0 {
 		put()
 	}
 	for range workers {
 		<-done
 	}
-	if stopped {
-		return cut // a writer that failed says why when closed
-	}
-	return s.readErr
+	return stopped, cut
 }
 
-// maxReplayWorkers bounds the goroutines Replay formats on.
+// maxReplayWorkers bounds the goroutines inParts formats on.
 const maxReplayWorkers = 8
 
-// replayBatch is a batch of attempts on its way through Replay, and what
-// they were formatted as.
-type replayBatch struct {
-	b     *spoolBatch
+// replayBatch is a batch on its way through inParts, and what it was
+// formatted as.
+type replayBatch[B any] struct {
+	b     B
 	out   bytes.Buffer
 	n     int   // the attempts written
 	err   error // the first error formatting them

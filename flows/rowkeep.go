@@ -64,6 +64,9 @@ func (m *TableWidths) WriteRows(ctx context.Context, w AttemptWriter) error {
 		m.keep.read = true
 		return nil
 	}
+	if pw, ok := w.(partsWriter); ok && pw.inParts() {
+		return m.keep.inParts(ctx, pw)
+	}
 	// Once the output fails (its bufio.Writer keeps the error, for the
 	// writer's Close), no more rows are read.
 	return m.keep.each(ctx, write, func() bool {
