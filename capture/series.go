@@ -136,10 +136,11 @@ func ReadHead(r io.Reader) (Head, error) {
 	case err != nil:
 		return Head{}, err
 	}
-	if track.CaptureYear(rec.Time()) {
-		// A first record stamped outside the years captures are
-		// (corrupt or forged) cannot place the file among others: it
-		// is left zero, and the file read alone.
+	if track.CaptureStamp(rec.Time()) {
+		// A first record stamped outside the years captures are, or
+		// with seconds left zero or all ones (corrupt or forged),
+		// cannot place the file among others: it is left zero, and
+		// the file read alone.
 		h.First = rec.Time()
 	}
 	if !src.Sections() {

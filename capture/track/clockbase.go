@@ -28,13 +28,13 @@ func (t *Tracker) toNS(tm time.Time) (ns int64, far bool) {
 		return noTime, false
 	}
 	if !t.baseSet {
-		t.base, t.baseSet, t.baseYears = tm, true, CaptureYear(tm)
+		t.base, t.baseSet, t.baseYears = tm, true, CaptureStamp(tm)
 		if y := tm.Year(); y >= 1700 && y <= 2200 {
 			t.baseUnix, t.baseUnixOK = tm.UnixNano(), true
 		}
 	}
 	ns = int64(tm.Sub(t.base))
-	if farNS(ns) || t.baseYears && strayNS(ns) && !CaptureYear(tm) {
+	if farNS(ns) || t.baseYears && strayNS(ns) && !CaptureStamp(tm) {
 		return noTime, true
 	}
 	return ns, false
@@ -43,11 +43,19 @@ func (t *Tracker) toNS(tm time.Time) (ns int64, far bool) {
 // y2200 is 2200-01-01T00:00:00Z in nanoseconds since 1970.
 const y2200 = 7258118400 * uint64(time.Second)
 
-// unixInYears is CaptureYear for a time in nanoseconds since 1970 (UTC),
-// which holds every time of those years: the fast path's test, where
-// prepare tests a time.Time, whose nanoseconds since 1970 int64 does not
-// hold past 2262.
-func unixInYears(unix int64) bool { return uint64(unix) < y2200 }
+// unixInYears is CaptureStamp for a time in nanoseconds since 1970 (UTC),
+// which holds every time of the capture years: the fast path's test,
+// where prepare tests a time.Time, whose nanoseconds since 1970 int64
+// does not hold past 2262.
+func unixInYears(unix int64) bool { return uint64(unix) < y2200 && !unsetSeconds(unix) }
+
+// unsetSeconds reports whether unix, nanoseconds since 1970, lies in the
+// second a 32-bit count of seconds left zero, or all ones, gives:
+// 1970-01-01T00:00:00, or 2106-02-07T06:28:15, whatever the fraction.
+func unsetSeconds(unix int64) bool {
+	const ones = (1<<32 - 1) * int64(time.Second)
+	return uint64(unix) < uint64(time.Second) || uint64(unix-ones) < uint64(time.Second)
+}
 
 // strayDay is how far from the first packet a packet stamped outside the
 // capture years must lie to be read without its time, and how far from
@@ -86,7 +94,7 @@ func (t *Tracker) noteTimed(pos model.Pos, tm time.Time) {
 // packet noted so far (others between the two, as far from both, stay
 // read without their times). It reports whether it rebased.
 func (t *Tracker) rebase(tm time.Time) bool {
-	if !t.lone.ok || !CaptureYear(tm) || CaptureYear(t.lone.time) || !strayNS(int64(tm.Sub(t.lone.time))) {
+	if !t.lone.ok || !CaptureStamp(tm) || CaptureStamp(t.lone.time) || !strayNS(int64(tm.Sub(t.lone.time))) {
 		return false
 	}
 	for i := range t.filling.segs {
@@ -112,6 +120,17 @@ func CaptureYear(tm time.Time) bool {
 	return y >= 1970 && y < 2200
 }
 
+// CaptureStamp reports whether tm is a time a capture's packet is
+// stamped with: in the capture years (CaptureYear), and not in the second
+// a 32-bit count of seconds left zero or all ones gives
+// (1970-01-01T00:00:00 and 2106-02-07T06:28:15, whatever the fraction),
+// as a damaged record of a classic pcap holds. A device whose clock
+// starts at 1970 when it boots stamps its first second so: such a stamp
+// is a stray only more than a day from the capture's first packet.
+func CaptureStamp(tm time.Time) bool {
+	return CaptureYear(tm) && !unsetSeconds(tm.UnixNano())
+}
+
 // noteFar counts a packet at pos read without its time tm, which lies
 // too far from base for the tracker's nanoseconds.
 func (t *Tracker) noteFar(pos model.Pos, tm time.Time) {
@@ -132,6 +151,8 @@ func (t *Tracker) noteFar(pos model.Pos, tm time.Time) {
 // years and the next's, more than a day from it, does not (or a later
 // one's, more than 292 years from it), the first is the one read
 // without its time, and the others count from the later one (rebase).
+// A stamp in those years that CaptureStamp refuses, more than a day from
+// the first packet, is read without its time as one outside them.
 func (t *Tracker) FarTimes() error {
 	if t.far == 0 {
 		return nil
@@ -143,15 +164,25 @@ func (t *Tracker) FarTimes() error {
 	case t.far > 2:
 		more = fmt.Sprintf(" (and %d more packets)", t.far-1)
 	}
+	// A stamp in the capture years read without its time, and not more
+	// than 292 years from the first, is one of the seconds a 32-bit count
+	// left zero or all ones gives.
+	const unset = "is in the second a 32-bit count of seconds left zero or all ones gives, so it is corrupt"
 	switch far, base := t.farTime.Format(time.RFC3339Nano), t.base.Format(time.RFC3339Nano); {
+	case t.rebased && CaptureYear(t.farTime):
+		return model.Errorf(t.farPos, "", "time %s, the first packet's, %s, and lies more than a day from a later packet's, %s: the packet is read without its time, and the others count from that later one%s",
+			far, unset, base, more)
 	case t.rebased:
 		return model.Errorf(t.farPos, "", "time %s, the first packet's, lies outside the years captures are stamped in (1970 to 2199), where a later packet's, %s, lies, so it is corrupt or forged: the packet is read without its time, and the others count from that later one%s",
 			far, base, more)
-	case !farNS(int64(t.farTime.Sub(t.base))):
-		return model.Errorf(t.farPos, "", "time %s lies outside the years captures are stamped in (1970 to 2199), where the first packet's, %s, lies, so it is corrupt or forged: the packet is read without its time%s",
-			far, base, more)
-	default:
+	case farNS(int64(t.farTime.Sub(t.base))):
 		return model.Errorf(t.farPos, "", "time %s lies more than 292 years from the first packet's, %s, so one of them is corrupt or forged: the packet is read without its time%s",
+			far, base, more)
+	case CaptureYear(t.farTime):
+		return model.Errorf(t.farPos, "", "time %s %s, and lies more than a day from the first packet's, %s: the packet is read without its time%s",
+			far, unset, base, more)
+	default:
+		return model.Errorf(t.farPos, "", "time %s lies outside the years captures are stamped in (1970 to 2199), where the first packet's, %s, lies, so it is corrupt or forged: the packet is read without its time%s",
 			far, base, more)
 	}
 }

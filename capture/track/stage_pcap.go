@@ -31,6 +31,11 @@ const pcapUnixMax = (1<<32)*1e9 + (1<<32)*1e3
 // file) goes through Hot, which starts them again and sets the base time
 // the others are counted from when the Tracker has none yet.
 //
+// A record whose seconds are those a count left zero or all ones gives
+// (unsetSeconds) is left to Hot too, and so are all but the first when
+// the first packet's are (CaptureStamp), since either may be read
+// without its time.
+//
 // It does what a loop of pcapfile.Reader.Next and Hot does, without a
 // record copied out, the checks for other formats and link types, or the
 // Tracker's times read and written back for every packet: a quarter of
@@ -54,6 +59,12 @@ func (s *Stage) HotPcap(link layers.LinkType, b []byte, nanoFactor uint32, frame
 			return used, took // Hot sent the window
 		}
 	}
+	if !t.baseYears {
+		// The first packet's stamp is not one CaptureStamp takes: the
+		// next may be the one the others count from (rebase), which
+		// Hot sees to.
+		return used, took
+	}
 	w := s.w
 	// The window's segments and owners are filled by index, and their
 	// lengths set once the run is over.
@@ -65,7 +76,9 @@ func (s *Stage) HotPcap(link layers.LinkType, b []byte, nanoFactor uint32, frame
 	start := took
 	for took < room {
 		data, cut, unix, ok := plainRecord(b, used, nanoFactor)
-		if !ok {
+		if !ok || unsetSeconds(unix) {
+			// A stamp of unset seconds may be a stray, which Hot
+			// reads without its time.
 			break
 		}
 		g := &segs[n]
