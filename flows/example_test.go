@@ -185,44 +185,35 @@ func ExampleTableWidths_Keep() {
 	// -o json show every column).
 }
 
-// The rows of a capture sized on several goroutines: each RowSizer sizes
-// and formats the batches handed to it, and TableWidths.AddSized adds
-// them in the order of the batches, to the same table as one
-// TableWidths given every row. (Here the two sizers take turns on one
-// goroutine.)
+// The columns of a table sized on several goroutines: each RowSizer
+// sizes the rows of the batches handed to it, and TableWidths.AddSized
+// adds them in the order of the batches, to the sizes one TableWidths
+// given every row would have. (Here the two sizers take turns on one
+// goroutine, and the attempts are held, then written.)
 func ExampleTableWidths_Sizer() {
-	ctx, file := context.Background(), "../fixtures/captures/handshakes.pcap"
-	tmp, err := os.CreateTemp("", "flows-*")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
 	f := flows.Filter{States: []string{"established"}}
-	b, m := flows.NewBuilder(f), flows.NewTableWidths()
-	m.Keep(tmp)
-	var rows []model.Row
-	snap, _, err := parse.Open(ctx, file, &parse.Options{EachRow: func(r *model.Row) {
-		if b.AddRow(r) {
-			rows = append(rows, *r) // a copy: these rows hold no attempt, which would be lent
-		}
-	}})
+	var held []model.Attempt
+	snap, _, err := parse.Open(context.Background(), "../fixtures/captures/handshakes.pcap", &parse.Options{
+		EachAttempt: func(a model.Attempt) { held = append(held, a) }})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	b, m := flows.NewBuilder(f), flows.NewTableWidths()
 	sizers := []*flows.RowSizer{m.Sizer(), m.Sizer()}
-	for i := 0; i < len(rows); i += 2 {
+	for i := 0; i < len(held); i += 2 { // batches of two attempts
 		s := sizers[i/2%2]
-		for j := i; j < min(i+2, len(rows)); j++ {
-			s.AddRow(&rows[j])
+		for j := i; j < min(i+2, len(held)); j++ {
+			if b.Add(&held[j]) {
+				r := held[j].Row()
+				s.AddRow(&r)
+			}
 		}
 		m.AddSized(s) // in the order of the batches
 	}
 	w := flows.NewFittedWriter(os.Stdout, b.Table(snap.Captures), f, m, 100)
-	if err := m.WriteRows(ctx, w); err != nil {
-		fmt.Println(err)
+	for i := range held {
+		w.Write(&held[i])
 	}
 	if err := w.Close(); err != nil {
 		fmt.Println(err)
