@@ -1,6 +1,10 @@
 package flows
 
-import "github.com/netmortem/netmortem/model"
+import (
+	"errors"
+
+	"github.com/netmortem/netmortem/model"
+)
 
 // RowSizer sizes and formats rows for the TableWidths it was made from
 // (TableWidths.Sizer), apart from it: several RowSizers, each on a
@@ -19,7 +23,8 @@ type RowSizer struct {
 	rows int         // how many rec holds
 }
 
-// Sizer returns a RowSizer for m.
+// Sizer returns a RowSizer for m, which formats the rows it sizes for m
+// to keep when m keeps rows (Keep, called before Sizer).
 func (m *TableWidths) Sizer() *RowSizer {
 	return &RowSizer{part: *NewTableWidths(), keep: m.keep != nil}
 }
@@ -54,7 +59,8 @@ func (s *RowSizer) AddRow(r *model.Row) {
 // their order: only the rows kept follow the order of the calls.
 func (m *TableWidths) AddSized(s *RowSizer) {
 	p := &s.part
-	m.n += p.n
+	n := p.n
+	m.n += n
 	p.n = 0
 	if m.ok = m.ok && p.ok; m.ok {
 		for i, w := range p.w {
@@ -65,7 +71,13 @@ func (m *TableWidths) AddSized(s *RowSizer) {
 		m.fit.nat[i] = max(m.fit.nat[i], w)
 	}
 	m.fit.where.join(p.fit.where)
-	if s.rows > 0 && m.keep != nil && m.keep.write(s.rec, s.rows) {
+	switch {
+	case m.keep == nil:
+	case !s.keep && n > 0 && m.keep.err == nil:
+		// Rows sized but not formatted (Keep called after Sizer): m has
+		// not kept every row, and WriteRows says so (Kept).
+		m.keep.err = errors.New("rows: sized by a RowSizer made before Keep")
+	case s.rows > 0 && m.keep.write(s.rec, s.rows):
 		m.keep.prev = append(m.keep.prev[:0], s.prev...)
 	}
 	s.rec, s.rows = s.rec[:0], 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/netmortem/netmortem/flows"
@@ -109,4 +110,25 @@ func keptTable(t *testing.T, m *flows.TableWidths, width int) string {
 	}
 	w.Close()
 	return out.String()
+}
+
+// Rows sized by a RowSizer made before Keep are not formatted for
+// keeping: the TableWidths says it has not kept every row, rather than
+// writing a table without them.
+func TestSizerBeforeKeep(t *testing.T) {
+	all := replayAttempts(10)
+	m := flows.NewTableWidths()
+	s := m.Sizer()
+	m.Keep(spoolFile(t))
+	for i := range all {
+		r := all[i].Row()
+		s.AddRow(&r)
+	}
+	m.AddSized(s)
+	if err := m.Kept(); err == nil || !strings.Contains(err.Error(), "made before Keep") {
+		t.Errorf("Kept: %v", err)
+	}
+	if err := m.WriteRows(context.Background(), flows.NewTableWriter(&bytes.Buffer{}, &flows.Table{}, flows.Filter{}, m)); err == nil {
+		t.Error("rows written")
+	}
 }
