@@ -259,8 +259,9 @@ type Builder struct {
 	attempts []model.Attempt
 	eps      []Endpoint
 	idx      map[endpointKey]int
-	clients  map[endpointKey]map[netip.Addr]bool
-	rtts     map[endpointKey][]time.Duration
+	seen     []endpointSeen // per endpoint, as eps
+	last     endpointKey    // the endpoint counted last, eps[lastIdx], when len(eps) > 0
+	lastIdx  int
 	copies   int // SYN copies of the attempts added (Attempt.SYNCopies)
 	ranges   rangeCount
 	unplaced unplacedCount
@@ -271,11 +272,19 @@ type endpointKey struct {
 	server netip.AddrPort
 }
 
+// endpointSeen is what a Builder holds of an endpoint's attempts besides
+// its counters: its clients' addresses, the last one counted apart, and
+// its times to SYN/ACK.
+type endpointSeen struct {
+	clients    map[netip.Addr]bool
+	lastClient netip.Addr
+	rtts       []time.Duration
+}
+
 // NewBuilder returns a Builder of the table of the attempts that pass f,
 // whose times must be absolute (Since and Until resolved).
 func NewBuilder(f Filter) *Builder {
-	return &Builder{filter: f, eps: []Endpoint{}, idx: map[endpointKey]int{},
-		clients: map[endpointKey]map[netip.Addr]bool{}, rtts: map[endpointKey][]time.Duration{}}
+	return &Builder{filter: f, eps: []Endpoint{}, idx: map[endpointKey]int{}}
 }
 
 // Add counts a, if it passes the filter, and reports whether it does.
@@ -324,17 +333,26 @@ func (b *Builder) AddRow(r *model.Row) bool {
 func (b *Builder) count(node string, server netip.AddrPort, client netip.Addr, outcome model.Outcome,
 	synRetx, copies int, reset bool, rtt time.Duration, timed bool) {
 	b.copies += copies
+	// A capture's attempts come in runs to one endpoint, from one
+	// client: the last ones are counted without a lookup.
 	k := endpointKey{node, server}
-	j, ok := b.idx[k]
-	if !ok {
-		j = len(b.eps)
-		b.idx[k] = j
-		b.eps = append(b.eps, Endpoint{Node: node, Server: server})
-		b.clients[k] = map[netip.Addr]bool{}
+	j := b.lastIdx
+	if len(b.eps) == 0 || k != b.last {
+		var ok bool
+		if j, ok = b.idx[k]; !ok {
+			j = len(b.eps)
+			b.idx[k] = j
+			b.eps = append(b.eps, Endpoint{Node: node, Server: server})
+			b.seen = append(b.seen, endpointSeen{clients: map[netip.Addr]bool{client: true}, lastClient: client})
+		}
+		b.last, b.lastIdx = k, j
 	}
-	e := &b.eps[j]
+	e, seen := &b.eps[j], &b.seen[j]
 	e.Attempts++
-	b.clients[k][client] = true
+	if client != seen.lastClient {
+		seen.clients[client] = true
+		seen.lastClient = client
+	}
 	e.SYNRetx += synRetx
 	switch outcome {
 	case model.OutcomeEstablished:
@@ -351,7 +369,7 @@ func (b *Builder) count(node string, server netip.AddrPort, client netip.Addr, o
 	}
 	if timed {
 		e.SYNACKTimed++
-		b.rtts[k] = append(b.rtts[k], rtt)
+		seen.rtts = append(seen.rtts, rtt)
 	}
 }
 
@@ -367,10 +385,10 @@ func (b *Builder) Table(captures []model.CaptureInfo) *Table {
 		t.Captures = append(t.Captures, c)
 		t.Summary = addCounts(t.Summary, c.Counts)
 	}
-	for k, j := range b.idx {
+	for j := range t.Endpoints {
 		e := &t.Endpoints[j]
-		e.Clients = len(b.clients[k])
-		if ds := b.rtts[k]; len(ds) > 0 {
+		e.Clients = len(b.seen[j].clients)
+		if ds := b.seen[j].rtts; len(ds) > 0 {
 			slices.Sort(ds)
 			e.MedianSYNACK = median(ds)
 			e.MedianSYNACKMillis = float64(e.MedianSYNACK.Microseconds()) / 1000

@@ -3,6 +3,7 @@ package flows
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -324,6 +325,43 @@ func TestBuilderTableAgain(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("table %d: endpoints %q, want %q", i+1, got, want)
+		}
+	}
+}
+
+// A Builder counts each endpoint's attempts and distinct clients whatever
+// the order they come in: runs to one endpoint from one client (counted
+// without a lookup), endpoints and clients interleaved, and one server
+// seen from two nodes.
+func TestBuilderRuns(t *testing.T) {
+	servers := []string{"10.0.0.8:443", "10.0.0.9:80"}
+	clients := []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	b := NewBuilder(Filter{})
+	type key struct{ node, server string }
+	attempts, seen := map[key]int{}, map[key]map[string]bool{}
+	for i := range 500 {
+		k := key{[]string{"", "node-b"}[rng.IntN(2)], servers[rng.IntN(2)]}
+		c := clients[rng.IntN(len(clients))]
+		for range 1 + rng.IntN(4) { // a run
+			a := attempt(fmt.Sprintf("%s:%d", c, 30000+i), k.server, model.OutcomeEstablished, "SF", 0, time.Millisecond, 1)
+			a.Node = k.node
+			b.Add(&a)
+			attempts[k]++
+			if seen[k] == nil {
+				seen[k] = map[string]bool{}
+			}
+			seen[k][c] = true
+		}
+	}
+	tab := b.Table(nil)
+	if len(tab.Endpoints) != len(attempts) {
+		t.Fatalf("%d endpoints, want %d", len(tab.Endpoints), len(attempts))
+	}
+	for _, e := range tab.Endpoints {
+		k := key{e.Node, e.Server.String()}
+		if e.Attempts != attempts[k] || e.Clients != len(seen[k]) {
+			t.Errorf("%v: %d attempts from %d clients, want %d from %d", k, e.Attempts, e.Clients, attempts[k], len(seen[k]))
 		}
 	}
 }
