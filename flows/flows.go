@@ -141,8 +141,9 @@ type Endpoint struct {
 	Reset int `json:"reset"`
 	// ResetEstablished counts established connections that ended with an RST.
 	ResetEstablished int `json:"reset_established"`
-	// SYNRetx counts SYN retransmissions, leaving out copies of a SYN seen
-	// on another interface (see model.Attempt.SYNRetransmissions).
+	// SYNRetx counts SYN retransmissions, leaving out copies of a SYN:
+	// one sent or seen again within model.MinSYNRetransmission, as on
+	// another interface (see model.Attempt.SYNRetransmissions).
 	SYNRetx int `json:"syn_retx"`
 	// SYNACKTimed counts the attempts whose time from first SYN to first
 	// SYN/ACK is known: both were seen, with their times.

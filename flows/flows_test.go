@@ -365,3 +365,18 @@ func TestBuilderRuns(t *testing.T) {
 		}
 	}
 }
+
+// The summary names SYN copies by what tells them, their time, not by a
+// cause: a SYN within 100 ms of the one before may be one SYN seen on
+// two interfaces, or one a stack sent twice.
+func TestSummarySYNCopies(t *testing.T) {
+	a := attempt("10.0.0.1:40000", "10.0.0.9:80", model.OutcomeUnanswered, "S0", 0, 0, 1)
+	a.SYN = append(a.SYN, model.Seg{Frame: 2, Time: a.Start.Add(10 * time.Millisecond)},
+		model.Seg{Frame: 3, Time: a.Start.Add(1010 * time.Millisecond)})
+	snap := &model.Snapshot{Captures: []model.CaptureInfo{{File: "a.pcap", Counts: model.Counts{SYNRetx: 2}}},
+		Attempts: []model.Attempt{a}}
+	line := Build(snap, Filter{}).summaryLine()
+	if want := "2 SYN retransmissions as tshark counts them, 1 of them copies, sent or seen within 100ms of the SYN before,"; !strings.Contains(line, want) {
+		t.Errorf("summary %q, want %q in it", line, want)
+	}
+}

@@ -248,8 +248,11 @@ func (t *Table) summaryLine() string {
 	}
 	if copies > 0 {
 		// tshark counts a SYN seen on two interfaces (tcpdump -i any on a
-		// bridge) twice; the attempts do not.
-		retx = fmt.Sprintf("%d SYN retransmissions as tshark counts them, %d of them copies of a SYN seen on another interface", s.SYNRetx, copies)
+		// bridge) twice; the attempts do not. What tells a copy is its
+		// time alone (model.IsSegmentCopy): a stack that sends one SYN
+		// twice within it makes copies too.
+		retx = fmt.Sprintf("%d SYN retransmissions as tshark counts them, %d of them copies, sent or seen within %s of the SYN before",
+			s.SYNRetx, copies, model.MinSYNRetransmission)
 	}
 	captures := "captures"
 	if len(t.Captures) == 1 {

@@ -188,7 +188,8 @@ func DistinctSegs(segs []Seg) int {
 const MinSYNRetransmission = 100 * time.Millisecond
 
 // IsSegmentCopy reports whether a SYN seen at t, after one at prev, is a
-// copy of it seen on another interface rather than a retransmission.
+// copy of it rather than a retransmission: seen on another interface, or
+// sent twice, within MinSYNRetransmission.
 func IsSegmentCopy(prev, t time.Time) bool {
 	if prev.IsZero() || t.IsZero() {
 		return false
