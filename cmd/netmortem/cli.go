@@ -27,25 +27,29 @@ type cli struct {
 const (
 	exitCodesGeneral = "0 nothing at or above --fail-on, 1 findings at or above it, 2 usage error,\n" +
 		"3 an input could not be read or was refused, the time budget ran out, the run was interrupted,\n" +
-		"a rule failed or an internal error occurred. A crash of the Go runtime (out of memory)\n" +
+		"a rule failed, the output could not be written, or an internal error occurred. A crash of the Go runtime (out of memory)\n" +
 		"aborts with SIGABRT."
 	exitCodesAnalyze = "0 no finding at or above --fail-on, 1 findings at or above it (even when inputs\n" +
 		"were cut short), 2 usage error (a PATH that does not exist among them),\n" +
 		"3 an input could not be read or was refused, the time budget ran out, the run was\n" +
-		"interrupted, a rule failed, or an input was cut short and no finding decides."
+		"interrupted, a rule failed, the output could not be written, or an input was cut short and no\n" +
+		"finding decides."
 	exitCodesBatch = "0 no finding at or above --fail-on, 1 findings at or above it, 2 usage error,\n" +
 		"3 a bundle was not analyzed (unreadable, refused, timed out, over budget, not given by its\n" +
 		"store for now), the batch was interrupted, the results could not be written, or no finding\n" +
 		"decides and a bundle is incomplete (cut short)."
-	exitCodesRead = "0 done, 2 usage error, 3 a PATH or a capture in it could not be read, or the\n" +
-		"run was interrupted."
+	exitCodesRead = "0 done, 2 usage error, 3 a PATH or a capture in it could not be read, the output\n" +
+		"could not be written, or the run was interrupted."
 	exitCodesFlows = "0 done, 2 usage error, 3 a PATH or a capture in it could not be read, a capture changed\n" +
 		"between the two reads of the table and JSON forms (without a temporary file), their temporary\n" +
-		"file could not be read back (or, for standard input, written), or the run was interrupted."
+		"file could not be read back (or, for standard input, written), the output could not be\n" +
+		"written, or the run was interrupted."
 	exitCodesTrace = "0 traced, 2 usage error, 3 a BUNDLE or a capture in it could not be read, it has no nat\n" +
-		"table or IPVS virtual service for the destination, or the run was interrupted."
+		"table or IPVS virtual service for the destination, the output could not be written, or the run\n" +
+		"was interrupted."
 	exitCodesDiff = "0 no finding that appeared or got worse is at or above --fail-on, 1 some are, 2 usage error,\n" +
-		"3 a bundle or a capture in it could not be read, or the run was interrupted."
+		"3 a bundle or a capture in it could not be read, the output could not be written, or the run\n" +
+		"was interrupted."
 	exitCodesList = "0 done, 2 usage error, 3 the output could not be written."
 	exitCodesInfo = "0 done, 2 usage error."
 )

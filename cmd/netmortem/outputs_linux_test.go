@@ -124,3 +124,33 @@ func TestOutputToDescriptor(t *testing.T) {
 	}
 	assertMode(t, stdoutLink, fs.ModeSymlink|0o777)
 }
+
+// Every command that reads evidence exits with 3, and says why, when its
+// standard output cannot be written (a full device), as their help says.
+func TestStdoutFullExits3(t *testing.T) {
+	full, err := os.OpenFile(device(t, "/dev/full"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	capture := fixture("captures/handshakes.pcap")
+	for _, args := range [][]string{
+		{"analyze", "-q", incident},
+		{"inspect", capture},
+		{"flows", capture},
+		{"flows", "-o", "csv", capture},
+		{"flows", "-o", "json", capture},
+		{"trace", "--dst", "10.96.0.10:53", fixture("incidents/stale-dnat")},
+		{"diff", capture, capture},
+	} {
+		cmd := netmortemProcess(args...)
+		cmd.Stdout = full
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != exitUnreadable ||
+			!strings.Contains(stderr.String(), "no space left on device") {
+			t.Errorf("%s > /dev/full: %v, want exit %d; stderr:\n%s", strings.Join(args, " "), err, exitUnreadable, stderr.String())
+		}
+	}
+}
