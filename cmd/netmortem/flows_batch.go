@@ -132,15 +132,17 @@ func batchWriters[T any, W ~func(*T)](ws []W, items func(b *attemptBatch) []T) [
 // startHandedOn returns a handedOn writing each batch through the
 // writers of each, their goroutines started.
 func startHandedOn(each []splitWriter) *handedOn {
-	// Room on free for every batch the writers can hold, queued or
-	// being written, and the one being filled: a batch with no room is
-	// garbage, and the next made anew. A writer split several ways
+	// Room on free for every batch a writer can hold, queued or being
+	// written (every writer takes every batch, so those of the writer
+	// that holds most), and the one being filled: a batch with no room
+	// is garbage, and the next made anew. A writer split several ways
 	// queues fewer on each goroutine, for as many in all.
 	queued := func(w splitWriter) int { return max(1, 4/w.ways) }
-	room := 1
+	room := 0
 	for _, w := range each {
-		room += w.ways * (queued(w) + 1)
+		room = max(room, w.ways*(queued(w)+1))
 	}
+	room++
 	h := &handedOn{free: make(chan *attemptBatch, room)}
 	for _, w := range each {
 		// Each writer has its own goroutines and channels: what one
