@@ -171,9 +171,7 @@ func runAnalyze(o analyzeOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) i
 	for _, w := range rep.Warnings {
 		escape.Fprintf(stderr, "warning: %s: %s\n", w.Position, w.Message)
 	}
-	for _, e := range rep.Errors {
-		escape.Fprintf(stderr, "error: rule %s: %s\n", e.Rule, e.Err)
-	}
+	sayRuleErrors(stderr, rep.Errors)
 	if !o.quiet {
 		if !a.Cut {
 			sayUnmatched(stderr, plan.Config, a.Suppressed, time.Now())

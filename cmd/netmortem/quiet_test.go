@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/netmortem/netmortem/analyzer"
 )
 
 // -q hides progress only: the warnings, the rule errors, the reasons a
@@ -24,7 +27,7 @@ func TestQuietHidesProgressOnly(t *testing.T) {
 	if code != exitUnreadable {
 		t.Errorf("--timeout 1ns: exit %d, want %d", code, exitUnreadable)
 	}
-	for _, want := range []string{"error: rule synack-reset: ", "the 1ns time budget (--timeout) ran out after"} {
+	for _, want := range []string{"rules not run to their end (synack-reset, ", "the 1ns time budget (--timeout) ran out after"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("-q hides %q:\n%s", want, stderr)
 		}
@@ -63,5 +66,30 @@ func TestBatchQuietSaysMissing(t *testing.T) {
 	code, _, stderr = runCLI(t, "batch", "-q", "--out", filepath.Join(dir, "p.jsonl"), pattern)
 	if code != exitUnreadable || strings.Count(stderr, pattern) != 1 {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// The rules a run cut short stopped or kept from running are one line,
+// whatever their number; a rule that failed on its own is a line of its
+// own, before it.
+func TestSayRuleErrors(t *testing.T) {
+	cut := func(rule string) analyzer.RuleError {
+		return analyzer.RuleError{Rule: rule, Err: context.DeadlineExceeded.Error()}
+	}
+	for _, tc := range []struct {
+		errs []analyzer.RuleError
+		want string
+	}{
+		{nil, ""},
+		{[]analyzer.RuleError{cut("a")}, "error: rule a: context deadline exceeded\n"},
+		{[]analyzer.RuleError{cut("a"), {Rule: "b", Err: "index out of range"}, cut("c"), cut("d"), cut("e"), cut("f")},
+			"error: rule b: index out of range\nerror: 5 rules not run to their end (a, c, d and 2 more): context deadline exceeded\n"},
+		{[]analyzer.RuleError{cut("a"), cut("b")}, "error: 2 rules not run to their end (a, b): context deadline exceeded\n"},
+	} {
+		var out strings.Builder
+		sayRuleErrors(&out, tc.errs)
+		if out.String() != tc.want {
+			t.Errorf("%v:\n%s\nwant:\n%s", tc.errs, out.String(), tc.want)
+		}
 	}
 }

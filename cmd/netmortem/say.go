@@ -125,3 +125,30 @@ func count(n int, thing string) string {
 // stdin is what the operand "-" reads; a variable so that tests give their
 // own reader.
 var stdin io.Reader = os.Stdin
+
+// sayRuleErrors prints the rules that failed, a line each, but for those
+// an interruption or the time budget stopped or kept from running (the
+// context's error), which a run cut short has for nearly every rule:
+// those are one line, naming the first three, since the lines after it
+// say why the run was cut short.
+func sayRuleErrors(stderr io.Writer, errs []analyzer.RuleError) {
+	var cut []string
+	cutErr := ""
+	for _, e := range errs {
+		if (e.Err == context.Canceled.Error() || e.Err == context.DeadlineExceeded.Error()) && (cutErr == "" || e.Err == cutErr) {
+			cut, cutErr = append(cut, e.Rule), e.Err
+			continue
+		}
+		escape.Fprintf(stderr, "error: rule %s: %s\n", e.Rule, e.Err)
+	}
+	switch n := len(cut); {
+	case n == 1:
+		escape.Fprintf(stderr, "error: rule %s: %s\n", cut[0], cutErr)
+	case n > 1:
+		names := strings.Join(cut[:min(n, 3)], ", ")
+		if n > 3 {
+			names += fmt.Sprintf(" and %d more", n-3)
+		}
+		escape.Fprintf(stderr, "error: %d rules not run to their end (%s): %s\n", n, names, cutErr)
+	}
+}
