@@ -731,6 +731,39 @@ func TestOpenCanceled(t *testing.T) {
 	}
 }
 
+// A file the run was cut short before (interrupted, or out of time) is
+// skipped as not read, not as empty: its first read gave no byte because
+// of the context, not because it has none. An empty file is still empty.
+func TestOpenCanceledBeforeFirstByte(t *testing.T) {
+	dir := t.TempDir()
+	full, empty := filepath.Join(dir, "full.log"), filepath.Join(dir, "empty.log")
+	if err := os.WriteFile(full, []byte("line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		ctx  context.Context
+		path string
+		want string
+	}{
+		{ctx, full, "not read: the run was cut short before it"},
+		{context.Background(), empty, "empty file"},
+	} {
+		snap, _, _ := parse.Open(tc.ctx, tc.path, &parse.Options{Formats: testformats.All()})
+		if snap == nil || len(snap.Inputs) != 1 || snap.Inputs[0].Skipped != tc.want {
+			var inputs []model.Input
+			if snap != nil {
+				inputs = snap.Inputs
+			}
+			t.Errorf("%s: inputs %+v, want one skipped as %q", tc.path, inputs, tc.want)
+		}
+	}
+}
+
 func TestOpenMissing(t *testing.T) {
 	_, _, err := parse.Open(context.Background(), filepath.Join(t.TempDir(), "nope.tar.gz"), nil)
 	if !errors.Is(err, fs.ErrNotExist) {

@@ -275,9 +275,9 @@ func (o *opener) file(in input) {
 		defer o.met(in.name, in.pl)
 	}
 	br := bufio.NewReaderSize(ctxReader{o.ctx, in.r}, text.HeadSize)
-	head, _ := br.Peek(text.HeadSize)
+	head, herr := br.Peek(text.HeadSize)
 	if len(head) == 0 {
-		o.skip(in.name, "empty file", in.pl)
+		o.skip(in.name, emptyWhy(herr), in.pl)
 		return
 	}
 	// head aliases br's buffer, which the next reads overwrite: what is
@@ -325,10 +325,24 @@ func (o *opener) file(in input) {
 		}
 	}
 	if len(dhead) == 0 {
-		o.skip(in.name, "empty file", in.pl)
+		o.skip(in.name, emptyWhy(perr), in.pl)
 		return
 	}
 	o.decoded(in.name, zbr, in.pl, zr)
+}
+
+// emptyFile is why a file of no byte is skipped.
+const emptyFile = "empty file"
+
+// emptyWhy returns why a file whose first read, which failed with err,
+// gave no byte is skipped: it is empty, or the run was interrupted, or
+// ran out of time, before its first byte was read (ctxReader), which
+// is no reason to call it empty.
+func emptyWhy(err error) string {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return "not read: the run was cut short before it"
+	}
+	return emptyFile
 }
 
 // magicSize is how much of a file's head is kept to judge it as an
@@ -342,10 +356,10 @@ func (o *opener) decoded(name string, br *bufio.Reader, pl placement, bound *bou
 	r, _ := text.Decode(br)
 	head, err := r.Peek(text.HeadSize)
 	if len(head) == 0 {
-		if err != nil && err != io.EOF {
+		if err != nil && err != io.EOF && emptyWhy(err) == emptyFile {
 			o.warns.Add(model.Pos{File: name}, "", err)
 		}
-		o.skip(name, "empty file", pl)
+		o.skip(name, emptyWhy(err), pl)
 		return
 	}
 	o.dispatch(name, r, head, pl, bound)
