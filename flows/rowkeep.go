@@ -155,6 +155,26 @@ var errVarint = errors.New("binary: varint overflows a 64-bit integer")
 // failed reports true (both are checked every rowCheck rows).
 func (k *rowKeeper) each(ctx context.Context, write func(r *rowCells), failed func() bool) error {
 	k.read = true
+	var stop error
+	if err := k.rows(func(i int, r *rowCells) bool {
+		if i%rowCheck == 0 {
+			if stop = ctx.Err(); stop != nil || failed() {
+				return false
+			}
+		}
+		write(r)
+		return true
+	}); err != nil {
+		return err
+	}
+	return stop
+}
+
+// rows reads the rows k kept from the start of its file, in order, and
+// gives each to yield with its index, until yield returns false. It
+// returns why the file could not be read back, naming the row that could
+// not be, or nil.
+func (k *rowKeeper) rows(yield func(i int, r *rowCells) bool) error {
 	if _, err := k.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("rows: %w", err)
 	}
@@ -162,21 +182,15 @@ func (k *rowKeeper) each(ctx context.Context, write func(r *rowCells), failed fu
 	left := k.size // a row's lengths are bounded by the bytes not yet read
 	var r rowCells
 	for i := range k.n {
-		if i%rowCheck == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if failed() {
-				return nil
-			}
-		}
 		if err := k.readRow(br, &r, &left); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
 			return fmt.Errorf("rows: row %d: %w", i+1, err)
 		}
-		write(&r)
+		if !yield(i, &r) {
+			return nil
+		}
 	}
 	return nil
 }

@@ -1,11 +1,6 @@
 package flows
 
-import (
-	"bufio"
-	"context"
-	"fmt"
-	"io"
-)
+import "context"
 
 // Kept rows written in parts (TableWidths.WriteRows through a
 // TableWriter, or a FittedWriter writing lines): the rows are read back
@@ -49,9 +44,6 @@ func (p *fittedPart) writeRow(r *rowCells) {
 // it ended first.
 func (k *rowKeeper) inParts(ctx context.Context, pw partsWriter) error {
 	k.read = true
-	if _, err := k.f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("rows: %w", err)
-	}
 	full, free, stop := make(chan *rowBatch, 2), make(chan *rowBatch, 4), make(chan struct{})
 	var readErr error
 	go func() {
@@ -73,24 +65,22 @@ func (k *rowKeeper) inParts(ctx context.Context, pw partsWriter) error {
 	return readErr
 }
 
-// decode reads the rows k kept into batches taken from free (or made)
-// and sends them on full, in order, until stop is closed. A row that
-// cannot be read ends the reading, once the rows before it are sent.
+// decode reads the rows k kept (rows) into batches taken from free (or
+// made) and sends them on full, in order, until stop is closed. A row
+// that cannot be read ends the reading, once the rows before it are sent.
 func (k *rowKeeper) decode(full, free chan *rowBatch, stop chan struct{}) error {
-	br := bufio.NewReaderSize(k.f, 256<<10)
-	left := k.size // a row's lengths are bounded by the bytes not yet read
-	var r rowCells
 	var b *rowBatch
+	stopped := false
 	send := func() bool {
 		select {
 		case full <- b:
 			b = nil
-			return true
 		case <-stop:
-			return false
+			stopped = true
 		}
+		return !stopped
 	}
-	for i := range k.n {
+	err := k.rows(func(_ int, r *rowCells) bool {
 		if b == nil {
 			select {
 			case b = <-free:
@@ -98,22 +88,13 @@ func (k *rowKeeper) decode(full, free chan *rowBatch, stop chan struct{}) error 
 				b = &rowBatch{rows: make([]rowSpan, 0, rowBatchLen)}
 			}
 		}
-		if err := k.readRow(br, &r, &left); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			send()
-			return fmt.Errorf("rows: row %d: %w", i+1, err)
-		}
 		from := len(b.buf)
 		b.buf = append(b.buf, r.buf...)
 		b.rows = append(b.rows, rowSpan{from: from, to: len(b.buf), ends: r.ends})
-		if len(b.rows) == rowBatchLen && !send() {
-			return nil
-		}
-	}
-	if b != nil && len(b.rows) > 0 {
+		return len(b.rows) < rowBatchLen || send()
+	})
+	if !stopped && b != nil && len(b.rows) > 0 {
 		send()
 	}
-	return nil
+	return err
 }
