@@ -2,7 +2,6 @@ package track
 
 import (
 	"encoding/binary"
-	"math"
 
 	"github.com/gopacket/gopacket/layers"
 
@@ -12,10 +11,6 @@ import (
 // maxPlainRecord is libpcap's largest snap length: HotPcap leaves longer
 // records to the reader, which checks them against the file's.
 const maxPlainRecord = 262144
-
-// pcapUnixMax bounds the times of classic pcap records, in nanoseconds
-// since 1970: 32-bit seconds, and a 32-bit fraction of microseconds at most.
-const pcapUnixMax = (1<<32)*1e9 + (1<<32)*1e3
 
 // HotPcap is Hot for the records at the start of b, the bytes of a classic
 // little-endian pcap file of frames of link type link
@@ -42,10 +37,11 @@ const pcapUnixMax = (1<<32)*1e9 + (1<<32)*1e3
 // the reading stage's instructions on a capture of plain TCP segments.
 func (s *Stage) HotPcap(link layers.LinkType, b []byte, nanoFactor uint32, frame int) (used, took int) {
 	t := s.t
-	if !t.hotTimes() || t.baseSet && t.baseUnix < pcapUnixMax-math.MaxInt64 {
-		// A base before 1814 (a pcapng's, earlier in a series) is too
-		// far from the later times for the loop's nanoseconds: Hot
-		// checks each.
+	if !t.hotTimes() || t.baseSet && !t.baseYears {
+		// A base whose stamp CaptureStamp does not take (a pcapng's,
+		// earlier in a series, or a corrupt one) may be too far from the
+		// later times for the loop's nanoseconds, and is one a later
+		// packet may rebase from: Hot checks each.
 		return 0, 0
 	}
 	if !t.hotSeen {
@@ -60,9 +56,7 @@ func (s *Stage) HotPcap(link layers.LinkType, b []byte, nanoFactor uint32, frame
 		}
 	}
 	if !t.baseYears {
-		// The first packet's stamp is not one CaptureStamp takes: the
-		// next may be the one the others count from (rebase), which
-		// Hot sees to.
+		// Hot just took the first packet, stamped so: as above.
 		return used, took
 	}
 	w := s.w
