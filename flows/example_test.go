@@ -42,26 +42,23 @@ func ExampleFittedWriter() {
 	// the client; 2 SYN retransmissions, 3 ICMP unreachable, 0 ICMP redirects, 0 ICMPv6 unreachable, 0
 	// ICMPv6 redirects, 0 ARP (0 gratuitous)
 	//
-	// ┌──────────┬──────────┬─────────┬─────────────┬─────────┬────────────┬───────┬──────────┬──────────┐
-	// │  SERVER  │ ATTEMPTS │ CLIENTS │ ESTABLISHED │ REFUSED │ UNANSWERED │ RESET │ SYN RETX │  MEDIAN  │
-	// │          │          │         │             │         │            │       │          │ SYN/ACK  │
-	// │          │          │         │             │         │            │       │          │    MS    │
-	// ├──────────┼──────────┼─────────┼─────────────┼─────────┼────────────┼───────┼──────────┼──────────┤
-	// │ 10.99.0. │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │          │
-	// │ 2:81     │          │         │             │         │            │       │          │          │
-	// │ [fd99::  │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │          │
-	// │ 2]:8081  │          │         │             │         │            │       │          │          │
-	// └──────────┴──────────┴─────────┴─────────────┴─────────┴────────────┴───────┴──────────┴──────────┘
+	// ┌────────────────┬──────────┬─────────┬─────────────┬─────────┬────────────┬───────┬──────────┐
+	// │     SERVER     │ ATTEMPTS │ CLIENTS │ ESTABLISHED │ REFUSED │ UNANSWERED │ RESET │ SYN RETX │
+	// ├────────────────┼──────────┼─────────┼─────────────┼─────────┼────────────┼───────┼──────────┤
+	// │ 10.99.0.2:81   │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │
+	// │ [fd99::2]:8081 │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │
+	// └────────────────┴──────────┴─────────┴─────────────┴─────────┴────────────┴───────┴──────────┘
+	// Not shown at this width: MEDIAN SYN/ACK MS (--width 0, -o csv or -o json show every column).
 	//
 	// where: the first frame of each attempt in handshakes.pcap
-	// ┌───────┬─────────────────┬────────────────┬─────────┬───────┬─────────┬──────────┬───────────┐
-	// │ where │     client      │     server     │ outcome │ state │ history │ syn_retx │ synack_ms │
-	// ├───────┼─────────────────┼────────────────┼─────────┼───────┼─────────┼──────────┼───────────┤
-	// │ #37   │ 10.99.0.1:38360 │ 10.99.0.2:81   │ refused │ REJ   │ Sr      │ 0        │           │
-	// │ #69   │ [fd99::1]:34296 │ [fd99::2]:8081 │ refused │ REJ   │ Sr      │ 0        │           │
-	// └───────┴─────────────────┴────────────────┴─────────┴───────┴─────────┴──────────┴───────────┘
-	// Not shown at this width: start, syn, synack, rst, packets, bytes_out, bytes_in (--width 0, -o csv or
-	// -o json show every column).
+	// ┌───────┬─────────────────┬────────────────┬─────────┬───────┬─────────┬─────┬──────────┬─────────┐
+	// │ where │     client      │     server     │ outcome │ state │ history │ syn │ syn_retx │ packets │
+	// ├───────┼─────────────────┼────────────────┼─────────┼───────┼─────────┼─────┼──────────┼─────────┤
+	// │ #37   │ 10.99.0.1:38360 │ 10.99.0.2:81   │ refused │ REJ   │ Sr      │ #37 │ 0        │ 2       │
+	// │ #69   │ [fd99::1]:34296 │ [fd99::2]:8081 │ refused │ REJ   │ Sr      │ #69 │ 0        │ 2       │
+	// └───────┴─────────────────┴────────────────┴─────────┴───────┴─────────┴─────┴──────────┴─────────┘
+	// Not shown at this width: start, synack, rst, synack_ms, bytes_out, bytes_in (--width 0, -o csv or -o
+	// json show every column).
 }
 
 // The same table from one read of the capture: the Builder and
@@ -103,26 +100,23 @@ func ExampleSpool() {
 	// the client; 2 SYN retransmissions, 3 ICMP unreachable, 0 ICMP redirects, 0 ICMPv6 unreachable, 0
 	// ICMPv6 redirects, 0 ARP (0 gratuitous)
 	//
-	// ┌──────────┬──────────┬─────────┬─────────────┬─────────┬────────────┬───────┬──────────┬──────────┐
-	// │  SERVER  │ ATTEMPTS │ CLIENTS │ ESTABLISHED │ REFUSED │ UNANSWERED │ RESET │ SYN RETX │  MEDIAN  │
-	// │          │          │         │             │         │            │       │          │ SYN/ACK  │
-	// │          │          │         │             │         │            │       │          │    MS    │
-	// ├──────────┼──────────┼─────────┼─────────────┼─────────┼────────────┼───────┼──────────┼──────────┤
-	// │ 10.99.0. │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │          │
-	// │ 2:81     │          │         │             │         │            │       │          │          │
-	// │ [fd99::  │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │          │
-	// │ 2]:8081  │          │         │             │         │            │       │          │          │
-	// └──────────┴──────────┴─────────┴─────────────┴─────────┴────────────┴───────┴──────────┴──────────┘
+	// ┌────────────────┬──────────┬─────────┬─────────────┬─────────┬────────────┬───────┬──────────┐
+	// │     SERVER     │ ATTEMPTS │ CLIENTS │ ESTABLISHED │ REFUSED │ UNANSWERED │ RESET │ SYN RETX │
+	// ├────────────────┼──────────┼─────────┼─────────────┼─────────┼────────────┼───────┼──────────┤
+	// │ 10.99.0.2:81   │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │
+	// │ [fd99::2]:8081 │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │
+	// └────────────────┴──────────┴─────────┴─────────────┴─────────┴────────────┴───────┴──────────┘
+	// Not shown at this width: MEDIAN SYN/ACK MS (--width 0, -o csv or -o json show every column).
 	//
 	// where: the first frame of each attempt in handshakes.pcap
-	// ┌───────┬─────────────────┬────────────────┬─────────┬───────┬─────────┬──────────┬───────────┐
-	// │ where │     client      │     server     │ outcome │ state │ history │ syn_retx │ synack_ms │
-	// ├───────┼─────────────────┼────────────────┼─────────┼───────┼─────────┼──────────┼───────────┤
-	// │ #37   │ 10.99.0.1:38360 │ 10.99.0.2:81   │ refused │ REJ   │ Sr      │ 0        │           │
-	// │ #69   │ [fd99::1]:34296 │ [fd99::2]:8081 │ refused │ REJ   │ Sr      │ 0        │           │
-	// └───────┴─────────────────┴────────────────┴─────────┴───────┴─────────┴──────────┴───────────┘
-	// Not shown at this width: start, syn, synack, rst, packets, bytes_out, bytes_in (--width 0, -o csv or
-	// -o json show every column).
+	// ┌───────┬─────────────────┬────────────────┬─────────┬───────┬─────────┬─────┬──────────┬─────────┐
+	// │ where │     client      │     server     │ outcome │ state │ history │ syn │ syn_retx │ packets │
+	// ├───────┼─────────────────┼────────────────┼─────────┼───────┼─────────┼─────┼──────────┼─────────┤
+	// │ #37   │ 10.99.0.1:38360 │ 10.99.0.2:81   │ refused │ REJ   │ Sr      │ #37 │ 0        │ 2       │
+	// │ #69   │ [fd99::1]:34296 │ [fd99::2]:8081 │ refused │ REJ   │ Sr      │ #69 │ 0        │ 2       │
+	// └───────┴─────────────────┴────────────────┴─────────┴───────┴─────────┴─────┴──────────┴─────────┘
+	// Not shown at this width: start, synack, rst, synack_ms, bytes_out, bytes_in (--width 0, -o csv or -o
+	// json show every column).
 }
 
 // The same table from one read of the capture, each row formatted once:
@@ -163,26 +157,23 @@ func ExampleTableWidths_Keep() {
 	// the client; 2 SYN retransmissions, 3 ICMP unreachable, 0 ICMP redirects, 0 ICMPv6 unreachable, 0
 	// ICMPv6 redirects, 0 ARP (0 gratuitous)
 	//
-	// ┌──────────┬──────────┬─────────┬─────────────┬─────────┬────────────┬───────┬──────────┬──────────┐
-	// │  SERVER  │ ATTEMPTS │ CLIENTS │ ESTABLISHED │ REFUSED │ UNANSWERED │ RESET │ SYN RETX │  MEDIAN  │
-	// │          │          │         │             │         │            │       │          │ SYN/ACK  │
-	// │          │          │         │             │         │            │       │          │    MS    │
-	// ├──────────┼──────────┼─────────┼─────────────┼─────────┼────────────┼───────┼──────────┼──────────┤
-	// │ 10.99.0. │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │          │
-	// │ 2:81     │          │         │             │         │            │       │          │          │
-	// │ [fd99::  │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │          │
-	// │ 2]:8081  │          │         │             │         │            │       │          │          │
-	// └──────────┴──────────┴─────────┴─────────────┴─────────┴────────────┴───────┴──────────┴──────────┘
+	// ┌────────────────┬──────────┬─────────┬─────────────┬─────────┬────────────┬───────┬──────────┐
+	// │     SERVER     │ ATTEMPTS │ CLIENTS │ ESTABLISHED │ REFUSED │ UNANSWERED │ RESET │ SYN RETX │
+	// ├────────────────┼──────────┼─────────┼─────────────┼─────────┼────────────┼───────┼──────────┤
+	// │ 10.99.0.2:81   │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │
+	// │ [fd99::2]:8081 │ 1        │ 1       │ 0           │ 1       │ 0          │ 0     │ 0        │
+	// └────────────────┴──────────┴─────────┴─────────────┴─────────┴────────────┴───────┴──────────┘
+	// Not shown at this width: MEDIAN SYN/ACK MS (--width 0, -o csv or -o json show every column).
 	//
 	// where: the first frame of each attempt in handshakes.pcap
-	// ┌───────┬─────────────────┬────────────────┬─────────┬───────┬─────────┬──────────┬───────────┐
-	// │ where │     client      │     server     │ outcome │ state │ history │ syn_retx │ synack_ms │
-	// ├───────┼─────────────────┼────────────────┼─────────┼───────┼─────────┼──────────┼───────────┤
-	// │ #37   │ 10.99.0.1:38360 │ 10.99.0.2:81   │ refused │ REJ   │ Sr      │ 0        │           │
-	// │ #69   │ [fd99::1]:34296 │ [fd99::2]:8081 │ refused │ REJ   │ Sr      │ 0        │           │
-	// └───────┴─────────────────┴────────────────┴─────────┴───────┴─────────┴──────────┴───────────┘
-	// Not shown at this width: start, syn, synack, rst, packets, bytes_out, bytes_in (--width 0, -o csv or
-	// -o json show every column).
+	// ┌───────┬─────────────────┬────────────────┬─────────┬───────┬─────────┬─────┬──────────┬─────────┐
+	// │ where │     client      │     server     │ outcome │ state │ history │ syn │ syn_retx │ packets │
+	// ├───────┼─────────────────┼────────────────┼─────────┼───────┼─────────┼─────┼──────────┼─────────┤
+	// │ #37   │ 10.99.0.1:38360 │ 10.99.0.2:81   │ refused │ REJ   │ Sr      │ #37 │ 0        │ 2       │
+	// │ #69   │ [fd99::1]:34296 │ [fd99::2]:8081 │ refused │ REJ   │ Sr      │ #69 │ 0        │ 2       │
+	// └───────┴─────────────────┴────────────────┴─────────┴───────┴─────────┴─────┴──────────┴─────────┘
+	// Not shown at this width: start, synack, rst, synack_ms, bytes_out, bytes_in (--width 0, -o csv or -o
+	// json show every column).
 }
 
 // The columns of a table sized on several goroutines: each RowSizer

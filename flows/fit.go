@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/netmortem/netmortem/internal/escape"
@@ -59,11 +60,12 @@ func (t *Table) writeFittedStart(bw *bufio.Writer, width int, n int) bool {
 		return true
 	}
 	rows := t.endpointRows()
-	nat := fit.NewWidths(endpointColumns)
+	nat, widest := fit.NewWidths(endpointColumns), make(fit.Widths, len(endpointColumns))
 	for _, r := range rows {
 		nat.Add(r)
+		widest.Add(r)
 	}
-	cols, left := planNarrowed(endpointColumns, nat, width, endpointOrder, len(endpointOrder)-3)
+	cols, left := planNarrowed(endpointColumns, nat, widest, width, endpointOrder, len(endpointOrder)-3)
 	l := fit.NewLayout(pick(endpointColumns, cols), pick(nat, cols), nil, width)
 	l.Head(bw)
 	for _, r := range rows {
@@ -87,21 +89,73 @@ var narrowColumns = []string{"where", "client", "server", "outcome", "state", "h
 // narrowKept is how many of narrowColumns a narrowed table always holds.
 const narrowKept = 5
 
-// planNarrowed returns the columns of a table of header, whose columns'
-// natural widths are natural, that it keeps at width: every one when
-// they can all be made that narrow; else the first kept of order and
-// each other of order that still fits without wrapping a cell, in
-// header's order, and the names of those left out; else every one (the
-// table is then written one block per row).
-func planNarrowed(header []string, natural []int, width int, order []string, kept int) (cols []int, left []string) {
-	all := allColumns(len(header))
-	if fits(header, natural, all, width) {
-		return all, nil
+// filledFirst returns order, the columns of header in the order a narrow
+// terminal keeps them, with those past the first kept that are empty in
+// every row (whose widest cell, by their index in header, is 0) moved
+// to its end: a narrowed table leaves out a column that shows nothing
+// before one that shows something.
+func filledFirst(header, order []string, kept int, widest fit.Widths) []string {
+	out := slices.Clone(order[:kept])
+	var empty []string
+	for _, h := range order[kept:] {
+		if widest[slices.Index(header, h)] == 0 {
+			empty = append(empty, h)
+		} else {
+			out = append(out, h)
+		}
 	}
-	if cols, left, ok := narrowed(header, natural, width, order, kept); ok {
+	return append(out, empty...)
+}
+
+// planNarrowed returns the columns of a table of header, whose columns'
+// natural widths are natural and widest cells widest, that it keeps at
+// width, and the names of those left out: what wholeTable keeps, when it
+// does; else the first kept of order and each other of order that still
+// fits without wrapping a cell, those empty in every row last
+// (filledFirst), in header's order; else every one (the table is then
+// written one block per row).
+func planNarrowed(header []string, natural, widest fit.Widths, width int, order []string, kept int) (cols []int, left []string) {
+	if cols, left, ok := wholeTable(header, natural, widest, width); ok {
 		return cols, left
 	}
-	return all, nil
+	if cols, left, ok := narrowed(header, natural, width, filledFirst(header, order, kept, widest), kept); ok {
+		return cols, left
+	}
+	return allColumns(len(header)), nil
+}
+
+// wholeTable returns the columns a table of header, whose columns'
+// natural widths are natural and widest cells widest, keeps at width
+// with no column it shows left out for want of room, and the names of
+// those left out: every one, when they fit without wrapping a cell; else
+// every one but those empty in every row, when those are in the way and
+// the others fit so; else every one, when they can all be made that
+// narrow. ok is false when none of these fits.
+func wholeTable(header []string, natural, widest fit.Widths, width int) (cols []int, left []string, ok bool) {
+	all := allColumns(len(header))
+	if unwrapped(natural, all, width) {
+		return all, nil, true
+	}
+	filled := slices.DeleteFunc(slices.Clone(all), func(c int) bool { return widest[c] == 0 })
+	if len(filled) < len(all) && unwrapped(natural, filled, width) {
+		for c, h := range header {
+			if widest[c] == 0 {
+				left = append(left, h)
+			}
+		}
+		return filled, left, true
+	}
+	return all, nil, fits(header, natural, all, width)
+}
+
+// unwrapped reports whether the columns cols of a table whose columns'
+// natural widths are natural fit width side by side, no cell wrapped.
+func unwrapped(natural []int, cols []int, width int) bool {
+	total := fit.BoxOverhead(len(cols))
+	for _, c := range cols {
+		total += natural[c]
+	}
+	return total <= width
 }
 
 // narrowed returns the columns of header that fit width with the first
@@ -131,12 +185,7 @@ func narrowed(header []string, natural []int, width int, order []string, kept in
 	}
 	for _, h := range order[kept:] {
 		keep[index[h]] = true
-		cs := chosen()
-		total := fit.BoxOverhead(len(cs))
-		for _, c := range cs {
-			total += natural[c]
-		}
-		if total > width {
+		if !unwrapped(natural, chosen(), width) {
 			keep[index[h]] = false
 		}
 	}

@@ -1,7 +1,9 @@
 package flows
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -246,4 +248,98 @@ func eachAndWhole(t *testing.T, snap *model.Snapshot, b *Builder, m *TableWidths
 		t.Fatal(err)
 	}
 	return each.String(), whole.String()
+}
+
+// A narrowed table leaves out the columns empty in every row (here synack
+// and synack_ms, of attempts no server answered) before any that shows
+// something, at every width, built whole or a row at a time.
+func TestNarrowedLeavesEmptyFirst(t *testing.T) {
+	snap := &model.Snapshot{Captures: []model.CaptureInfo{{File: "c.pcap"}}}
+	for i := range 6 {
+		a := attempt(fmt.Sprintf("10.0.0.1:%d", 40000+i), "10.0.0.9:80", model.OutcomeUnanswered, "S0", time.Duration(i)*time.Second, 0, 1+i%2)
+		if i%2 == 0 {
+			a.Outcome, a.ConnState = model.OutcomeRefused, "REJ"
+			a.ServerRST = []model.Seg{{Frame: 20 + i, Time: a.Start.Add(time.Millisecond)}}
+		}
+		snap.Attempts = append(snap.Attempts, a)
+	}
+	empty := map[string]bool{"synack": true, "synack_ms": true}
+	var natural map[string]int // the connection table's columns' widths at no width
+	rstShown := false
+	for width := 0; width <= 220; width++ {
+		if width == 1 {
+			width = 60
+		}
+		b, m := NewBuilder(Filter{}), NewTableWidths()
+		for i := range snap.Attempts {
+			if b.Add(&snap.Attempts[i]) {
+				m.Add(&snap.Attempts[i])
+			}
+		}
+		got, whole := eachAndWhole(t, snap, b, m, width)
+		if got != whole {
+			t.Fatalf("width %d: a row at a time\n%s\nwhole\n%s", width, got, whole)
+		}
+		if width == 0 {
+			natural = headerWidths(got)
+			continue
+		}
+		left := leftOut(got)
+		for _, f := range left {
+			for e := range empty {
+				if !empty[f] && !slices.Contains(left, e) && natural[f] <= natural[e] {
+					t.Errorf("width %d: %s, empty, shown, and %s left out (%q)", width, e, f, left)
+				}
+			}
+		}
+		rstShown = rstShown || len(left) > 0 && !slices.Contains(left, "rst")
+		// Where the columns with something in them fit side by side,
+		// no cell is wrapped: the empty ones go first.
+		filled, n := 0, 0
+		for h, w := range natural {
+			if !empty[h] {
+				filled, n = filled+w, n+1
+			}
+		}
+		if filled+fit.BoxOverhead(n) <= width && tableLines(got) != len(snap.Attempts) {
+			t.Errorf("width %d: %d lines for %d rows:\n%s", width, tableLines(got), len(snap.Attempts), got)
+		}
+		if width == 100 && !strings.Contains(got, "Not shown at this width: MEDIAN SYN/ACK MS (") {
+			t.Errorf("width %d: the empty median column shown:\n%s", width, got)
+		}
+	}
+	if !rstShown {
+		t.Error("no width narrows the table and shows rst")
+	}
+}
+
+// leftOut returns the columns of the connection table that out, a table
+// fitted to a width, names as not shown.
+func leftOut(out string) []string {
+	out = out[strings.LastIndex(out, "└")+1:]
+	_, note, ok := strings.Cut(out, "Not shown at this width: ")
+	if !ok {
+		return nil
+	}
+	note = strings.ReplaceAll(note, "\n", " ")
+	note, _, _ = strings.Cut(note, " (--width 0")
+	return strings.Split(note, ", ")
+}
+
+// headerWidths returns the widths of the columns of the last table of
+// out, by their names in its header.
+func headerWidths(out string) map[string]int {
+	w := map[string]int{}
+	lines := strings.Split(out[strings.LastIndex(out, "┌"):], "\n")
+	for _, c := range strings.Split(strings.Trim(lines[1], "│"), "│") {
+		w[strings.TrimSpace(c)] = fit.Width(c) - 2
+	}
+	return w
+}
+
+// tableLines returns how many lines the rows of the last table of out
+// take.
+func tableLines(out string) int {
+	body := out[strings.LastIndex(out, "├"):strings.LastIndex(out, "└")]
+	return strings.Count(body, "\n") - 1
 }

@@ -137,14 +137,17 @@ func (ww *whereWidths) finish(root string) (natural, framed int, file string) {
 // at a time.
 type fitSizes struct {
 	cells rowCells
-	nat   fit.Widths // the first column's sized by where
-	where *whereWidths
+	// widest holds the width of each column's widest cell, 0 for a
+	// column empty in every row (the first column's is sized by where):
+	// its natural width is that or its header's, whichever is wider.
+	widest fit.Widths
+	where  *whereWidths
 }
 
 // newFitSizes returns the sizes of a table of no attempt, whose first
 // column is sized by where.
 func newFitSizes(where *whereWidths) *fitSizes {
-	return &fitSizes{nat: fit.NewWidths(columns), where: where}
+	return &fitSizes{widest: make(fit.Widths, numColumns), where: where}
 }
 
 // add sizes the columns for a, whose cells are formatted in z.cells.
@@ -156,7 +159,7 @@ func (z *fitSizes) add(a *model.Attempt) {
 		if !ascii(c) {
 			w = fit.LineWidth(string(c))
 		}
-		z.nat[i] = max(z.nat[i], w)
+		z.widest[i] = max(z.widest[i], w)
 	}
 }
 
@@ -197,20 +200,26 @@ type fittedRows struct {
 // writes its start.
 func newFittedRows(bw *bufio.Writer, root string, z *fitSizes, width int) *fittedRows {
 	where, framed, file := z.where.finish(root)
-	nat := slices.Clone(z.nat)
+	nat := fit.NewWidths(columns)
+	for i, w := range z.widest {
+		nat[i] = max(nat[i], w)
+	}
 	nat[0] = max(nat[0], where)
+	widest := slices.Clone(z.widest)
+	widest[0] = max(widest[0], where)
 	fr := &fittedRows{bw: bw, width: width}
 	if root != "" {
 		fr.root = []byte(escape.String(root + "/"))
 	}
-	all := allColumns(len(columns))
+	cols, left, whole := wholeTable(columns, nat, widest, width)
 	switch {
-	case fits(columns, nat, all, width):
-		fr.cols = all
+	case whole:
+		fr.cols, fr.left = cols, left
 	case file != "":
 		fn := slices.Clone(nat)
 		fn[0] = max(fit.Width(columns[0]), framed)
-		if cols, left, ok := narrowed(columns, fn, width, narrowColumns, narrowKept); ok {
+		order := filledFirst(columns, narrowColumns, narrowKept, widest)
+		if cols, left, ok := narrowed(columns, fn, width, order, narrowKept); ok {
 			// Narrowed, the frames of a single capture need not
 			// repeat its name.
 			fr.file, fr.cols, fr.left, nat = []byte(file+"#frame="), cols, left, fn
@@ -220,7 +229,7 @@ func newFittedRows(bw *bufio.Writer, root string, z *fitSizes, width int) *fitte
 		}
 		fallthrough
 	default:
-		fr.cols, fr.left = planNarrowed(columns, nat, width, narrowColumns, narrowKept)
+		fr.cols, fr.left = planNarrowed(columns, nat, widest, width, narrowColumns, narrowKept)
 	}
 	fr.layout = fit.NewLayout(pick(columns, fr.cols), pick(nat, fr.cols), nil, width)
 	fr.cells = make([][]byte, len(fr.cols))

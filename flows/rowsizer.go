@@ -67,8 +67,8 @@ func (m *TableWidths) AddSized(s *RowSizer) {
 			m.w[i] = max(m.w[i], w)
 		}
 	}
-	for i, w := range p.fit.nat {
-		m.fit.nat[i] = max(m.fit.nat[i], w)
+	for i, w := range p.fit.widest {
+		m.fit.widest[i] = max(m.fit.widest[i], w)
 	}
 	m.fit.where.join(p.fit.where)
 	switch {

@@ -74,13 +74,13 @@ func (m *TableWidths) size(r *model.Row) *rowCells {
 	for i := 1; i < numColumns; i++ {
 		c := row.cell(i)
 		if plain || ascii(c) {
-			z.nat[i] = max(z.nat[i], len(c))
+			z.widest[i] = max(z.widest[i], len(c))
 			if m.ok {
 				m.w[i] = max(m.w[i], trimmedLen(c))
 			}
 			continue
 		}
-		z.nat[i] = max(z.nat[i], fit.LineWidth(string(c)))
+		z.widest[i] = max(z.widest[i], fit.LineWidth(string(c)))
 		if m.ok {
 			w, ok := plainBytes(c)
 			m.ok = ok
