@@ -8,6 +8,7 @@ package fit
 import (
 	"strings"
 
+	"github.com/clipperhouse/uax29/v2/graphemes"
 	"github.com/mattn/go-runewidth"
 )
 
@@ -75,39 +76,36 @@ func wrapLine(s string, width int) []string {
 }
 
 // cut splits word, wider than width, into a head at most width columns
-// wide and the rest. The head ends, where it can in its second half,
-// after a '/', ':', ',', '-', '_' or '.', or before a '#'.
+// wide and the rest, between grapheme clusters (a letter and its
+// accents, an emoji and its modifiers stay whole). The head ends, where
+// it can in its second half, after a '/', ':', ',', '-', '_' or '.', or
+// before a '#'.
 func cut(word string, width int) (string, string) {
 	w, end, soft := 0, 0, 0
-	for i, r := range word {
-		rw := runewidth.RuneWidth(r)
-		if w+rw > width {
+	for g := graphemes.FromString(word); g.Next(); {
+		c := g.Value()
+		cw := runewidth.StringWidth(c)
+		if w+cw > width {
 			break
 		}
-		if r == '#' && w > width/2 {
-			soft = i // before a frame number
+		if c == "#" && w > width/2 {
+			soft = g.Start() // before a frame number
 		}
-		w += rw
-		end = i + len(string(r))
-		if strings.ContainsRune("/:,-_.", r) && w > width/2 {
+		w += cw
+		end = g.End()
+		if len(c) == 1 && strings.Contains("/:,-_.", c) && w > width/2 {
 			soft = end
 		}
 	}
-	if end == 0 { // a rune wider than width: take it alone
-		_, n := firstRune(word)
-		end = n
+	if end == 0 { // a cluster wider than width: take it alone
+		g := graphemes.FromString(word)
+		g.Next()
+		end = g.End()
 	}
 	if soft > 0 {
 		end = soft
 	}
 	return word[:end], word[end:]
-}
-
-func firstRune(s string) (rune, int) {
-	for _, r := range s {
-		return r, len(string(r))
-	}
-	return 0, 0
 }
 
 // Indent wraps s to width with prefix before its first line and an

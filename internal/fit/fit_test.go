@@ -29,6 +29,36 @@ func TestWrapKeepsWidthAndWords(t *testing.T) {
 	}
 }
 
+// A word cut to a width is cut between grapheme clusters: an emoji keeps
+// its skin-tone modifier, a family its joined members, a flag both its
+// letters and a letter its accent, each line as wide as the width allows.
+func TestCutKeepsClusters(t *testing.T) {
+	clusters := []string{"👍🏽", "👨\u200d👩\u200d👧", "🇫🇷", "e\u0301", "x", "漢"}
+	var word strings.Builder
+	for i := range 40 {
+		word.WriteString(clusters[i%len(clusters)])
+	}
+	for _, width := range []int{2, 3, 4, 5, 9} {
+		lines := Wrap(word.String(), width)
+		if got := strings.Join(lines, ""); got != word.String() {
+			t.Fatalf("width %d: wrapping changed the text: %q", width, got)
+		}
+		for i, l := range lines {
+			if Width(l) > width {
+				t.Errorf("width %d: line %q is %d wide", width, l, Width(l))
+			}
+			for _, c := range clusters {
+				if r := []rune(c); len(r) > 1 && (strings.HasPrefix(l, string(r[1:])) || strings.HasSuffix(l, string(r[:len(r)-1]))) && !strings.HasSuffix(l, c) {
+					t.Errorf("width %d: line %d %q cuts %q", width, i, l, c)
+				}
+			}
+			if i < len(lines)-1 && Width(l)+2 <= width {
+				t.Errorf("width %d: line %q is %d wide, with room for the next cluster", width, l, Width(l))
+			}
+		}
+	}
+}
+
 func TestTableFitsOrFolds(t *testing.T) {
 	tb := &Table{Header: []string{"SEVERITY", "RULE", "FINDING", "EVIDENCE"}, MinWidth: []int{0, 22}, Rows: [][]string{
 		{"ERROR", "kube-proxy-sync-errors", "kube-proxy cannot list EndpointSlice, Service: its dataplane is not updated", "kube-proxy.log:4\nkube-proxy.log:5"},
