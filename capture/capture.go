@@ -104,7 +104,9 @@ const maxFrameErrors = 20
 // them gzip-compressed. name is used in positions. Problems with single
 // frames (undecodable headers, a truncated last record) are returned as a
 // model.ErrorList together with everything that could be read; input that
-// is not a capture at all gives ErrNotCapture and a nil Result.
+// is not a capture at all gives ErrNotCapture and a nil Result. A read
+// whose ctx ends is cut short there: the Result holds the frames before,
+// and the error, which wraps ctx.Err(), names the first frame not read.
 func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result, error) {
 	return read(ctx, r, name, opts, decodeAll)
 }
@@ -179,6 +181,9 @@ func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, mode 
 		errs model.ErrorList
 		bad  int
 		lies int // records whose original length is below their captured length
+		// stopped is the frame reading stopped before when the context
+		// was done, 0 if it was not: what came before is kept.
+		stopped int
 	)
 	readErr := t.Feed(func(s *track.Stage) error {
 		var (
@@ -202,8 +207,9 @@ func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, mode 
 		)
 		for frame := 1; ; frame++ {
 			if frame >= checkAt {
-				if err := ctx.Err(); err != nil {
-					return err
+				if ctx.Err() != nil {
+					stopped = frame
+					return nil
 				}
 				checkAt = frame + 4096
 			}
@@ -229,7 +235,8 @@ func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, mode 
 			}
 			if err != nil {
 				if ctx.Err() != nil {
-					return ctx.Err() // cut short, not corrupt
+					stopped = frame // cut short, not corrupt
+					return nil
 				}
 				errs.Addf(model.Pos{File: name, Frame: frame}, "", "truncated or corrupt packet record: %w", err)
 				break
@@ -271,6 +278,9 @@ func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, mode 
 	})
 	if readErr != nil {
 		return nil, readErr
+	}
+	if stopped > 0 {
+		errs.Addf(model.Pos{File: name, Frame: stopped}, "", "not read from this frame on, what came before kept: %w", ctx.Err())
 	}
 	if lies > maxFrameErrors {
 		errs.Addf(model.Pos{File: name}, "", "%d more frames whose capture length exceeds their original length", lies-maxFrameErrors)

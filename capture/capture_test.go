@@ -172,6 +172,8 @@ func TestTruncatedCapture(t *testing.T) {
 	}
 }
 
+// A read whose context ends keeps what it read before: the Result of the
+// frames before the one it stopped at, and an error there that says so.
 func TestCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -184,13 +186,30 @@ func TestCanceled(t *testing.T) {
 	for len(big) < 2<<20 {
 		big = append(big, b[24:]...)
 	}
-	if _, err := capture.Read(ctx, bytes.NewReader(big), "big.pcap", capture.Options{}); !errors.Is(err, context.Canceled) {
+	res, err := capture.Read(ctx, bytes.NewReader(big), "big.pcap", capture.Options{})
+	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	cutAt(t, res, err)
+}
+
+// cutAt checks that res, a read cut short, holds packets, and that err
+// names the frame after its last as the first not read.
+func cutAt(t *testing.T, res *capture.Result, err error) {
+	t.Helper()
+	if res == nil || res.Info.Packets == 0 || len(res.Attempts) == 0 {
+		t.Fatalf("result %v: want what was read before the cut", res)
+	}
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Frame != res.Info.Packets+1 ||
+		!strings.Contains(list[0].Error(), "not read from this frame on, what came before kept") {
+		t.Errorf("error %v: want one at frame %d", err, res.Info.Packets+1)
 	}
 }
 
 // A read whose reader stops as its context ends (as the CLI's readers do
-// on Ctrl-C) is cut short: it is not a truncated or corrupt record.
+// on Ctrl-C) is cut short: it is not a truncated or corrupt record, and
+// what came before is kept.
 func TestCanceledReader(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures/handshakes.pcap"))
 	if err != nil {
@@ -199,10 +218,11 @@ func TestCanceledReader(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r := &cancelingReader{r: bytes.NewReader(b), left: len(b) / 2, ctx: ctx, cancel: cancel}
-	_, err = capture.Read(ctx, r, "cut.pcap", capture.Options{})
+	res, err := capture.Read(ctx, r, "cut.pcap", capture.Options{})
 	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "corrupt") {
 		t.Fatalf("err %v, want context.Canceled alone", err)
 	}
+	cutAt(t, res, err)
 }
 
 // cancelingReader reads left bytes of r, then cancels ctx and returns its

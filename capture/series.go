@@ -45,7 +45,9 @@ type Head struct {
 // adds up the files; Infos gives each file's own: its packets, their
 // times and counts, and the streams and outcomes of the connections whose
 // first packet it holds, so that the files' counts add up to the
-// Result's.
+// Result's. A read whose ctx ends is cut short in the file it was
+// reading, as Read is; the files after it are named in the error as not
+// read.
 func ReadSeries(ctx context.Context, files []SeriesFile, opts Options) (*Result, []model.CaptureInfo, error) {
 	return readSeries(ctx, files, opts, decodeAll, nil)
 }
@@ -211,6 +213,19 @@ func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode deco
 		infos = append(infos, *info)
 		if !slices.Contains(links, info.LinkType) {
 			links = append(links, info.LinkType)
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			// Cut short in f (feed kept what came before), the run ends
+			// with it: ReadRotated's caller finds the rest cut short
+			// too; ReadSeries's files after it are named unread.
+			if run != nil {
+				*run = i + 1
+			} else {
+				for _, g := range files[i+1:] {
+					errs.Addf(model.Pos{File: g.Name}, "", "not read: the run was cut short before it: %w", ctxErr)
+				}
+			}
+			break
 		}
 	}
 	t.SetFile(files[0].Name)

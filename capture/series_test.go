@@ -296,3 +296,63 @@ func TestReadHead(t *testing.T) {
 		t.Errorf("ReadHead of text: %v, want ErrNotCapture", err)
 	}
 }
+
+// A series whose context ends in one of its files keeps what it read:
+// the files before, that file up to where it stopped; the files after it
+// are named as not read. ReadRotated ends its run with that file.
+func TestReadSeriesCanceled(t *testing.T) {
+	for _, rotated := range []bool{false, true} {
+		files, opened := rotatedFiles(t)
+		files = files[1:] // the first, of no packet, is a run of its own
+		ctx, cancel := context.WithCancel(context.Background())
+		const cut = 0 // handshakes-131143.pcap, of 39 packets
+		open := files[cut].Open
+		files[cut].Open = func() (io.ReadCloser, error) {
+			f, err := open()
+			if err != nil {
+				return nil, err
+			}
+			b, err := io.ReadAll(f)
+			f.Close()
+			return io.NopCloser(&cancelingReader{r: bytes.NewReader(b), left: len(b) * 2 / 3, ctx: ctx, cancel: cancel}), err
+		}
+		var (
+			res   *capture.Result
+			infos []model.CaptureInfo
+			n     int
+			err   error
+		)
+		if rotated {
+			res, infos, n, err = capture.ReadRotated(ctx, files, capture.Options{})
+		} else {
+			res, infos, err = capture.ReadSeries(ctx, files, capture.Options{})
+		}
+		if res == nil || len(infos) != cut+1 || infos[cut].Packets == 0 || infos[cut].Packets >= 39 || !errors.Is(err, context.Canceled) {
+			t.Fatalf("rotated %v: %v, %d infos, %v", rotated, res, len(infos), err)
+		}
+		var list model.ErrorList
+		errors.As(err, &list)
+		var got []string
+		for _, e := range list {
+			got = append(got, e.Error())
+		}
+		want := []string{fmt.Sprintf("%s#frame=%d: not read from this frame on, what came before kept: context canceled", files[cut].Name, infos[cut].Packets+1)}
+		if rotated {
+			if n != cut+1 {
+				t.Errorf("run of %d files, want %d", n, cut+1)
+			}
+		} else {
+			for _, f := range files[cut+1:] {
+				want = append(want, f.Name+": not read: the run was cut short before it: context canceled")
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("rotated %v: errors\n%q\nwant\n%q", rotated, got, want)
+		}
+		for _, f := range files[cut+1:] {
+			if opened[f.Name] > 0 && !rotated {
+				t.Errorf("%s opened", f.Name)
+			}
+		}
+	}
+}

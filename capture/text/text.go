@@ -97,6 +97,10 @@ var promptHostRe = lazyre.New(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+):[^#$]*[#$]\s*(
 // Times carry the date only when the text has one (tcpdump -tttt, tshark
 // absolute times); otherwise they are times of day on 0000-01-01, moving to
 // the next day when the clock wraps at midnight.
+//
+// A read whose ctx ends is cut short there: the Results hold the lines
+// before, and the error, which wraps ctx.Err(), names the first line not
+// read.
 func Read(ctx context.Context, r io.Reader, name, format string, opts track.Options) ([]*track.Result, error) {
 	tr := &textReader{name: name, format: format, node: opts.Node, opts: opts}
 	tr.start(opts.Node)
@@ -106,7 +110,9 @@ func Read(ctx context.Context, r io.Reader, name, format string, opts track.Opti
 		tr.line++
 		if tr.line&1023 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				// Cut short: what came before is kept.
+				tr.errs.Addf(tr.pos(), "", "not read from this line on, what came before kept: %w", err)
+				break
 			}
 		}
 		tr.handle(strings.TrimRight(sc.Text(), "\r"))

@@ -380,3 +380,36 @@ func readFixture(t testing.TB, rel string) (*track.Result, error) {
 	}
 	return capture.Read(context.Background(), bytes.NewReader(b), rel, capture.Options{Node: "node1"})
 }
+
+// A read whose context ends keeps what it read before: the Result of the
+// lines before the one it stopped at, and an error there that says so.
+func TestTextCanceled(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures/text/handshakes.tcpdump.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var long bytes.Buffer
+	for long.Len() < 40*len(b) {
+		long.Write(b)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := text.Read(ctx, &long, "long.txt", text.Tcpdump, track.Options{})
+	if !errors.Is(err, context.Canceled) || len(res) != 1 || len(res[0].Attempts) == 0 {
+		t.Fatalf("%d results, %v", len(res), err)
+	}
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 1024 ||
+		!strings.Contains(list[0].Error(), "not read from this line on, what came before kept") {
+		t.Errorf("error %v: want one at line 1024", err)
+	}
+	var last int
+	for _, a := range res[0].Attempts {
+		for _, s := range a.SYN {
+			last = max(last, s.Line)
+		}
+	}
+	if last == 0 || last >= 1024 {
+		t.Errorf("last SYN at line %d, want one before line 1024", last)
+	}
+}
