@@ -175,9 +175,18 @@ func (o *opener) readHeld(held []heldCapture) {
 	}
 	for _, k := range keys {
 		if o.ctx.Err() != nil {
-			return
+			o.cutBefore(groups[k])
+			continue
 		}
 		o.readGroup(groups[k])
+	}
+}
+
+// cutBefore names the captures held as not read, the run cut short
+// before them.
+func (o *opener) cutBefore(held []heldCapture) {
+	for _, h := range held {
+		o.skip(h.name, cutBefore, h.pl)
 	}
 }
 
@@ -218,7 +227,11 @@ func (o *opener) readGroup(g []heldCapture) {
 			held[i] = f.heldCapture
 			sf[i] = capture.SeriesFile{Name: f.name, Head: f.head, Open: func() (io.ReadCloser, error) { return r.open(f.name) }}
 		}
-		for k := 0; k < len(part) && o.ctx.Err() == nil; {
+		for k := 0; k < len(part); {
+			if o.ctx.Err() != nil {
+				o.cutBefore(held[k:])
+				break
+			}
 			if k == len(part)-1 {
 				o.readAlone(held[k])
 				break

@@ -162,7 +162,9 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 		o.series.countStems(ix, memberName)
 	}
 	podLinks := map[string]int{}
+	visited := map[string]bool{}
 	err = t.walk(o.ctx, func(e *entry) error {
+		visited[e.name] = true
 		if root, target, ok := podLogLink(ix, e); ok {
 			// kubelet's /var/log/containers links of a node's copy:
 			// the file they name is read where it lies in the bundle.
@@ -176,6 +178,15 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 	for _, root := range slices.Sorted(maps.Keys(podLinks)) {
 		o.warns.Add(model.Pos{File: memberName(root + containerLogDir)}, "",
 			fmt.Errorf("%d links under %s to files of %s read there", podLinks[root], containerLogDir, podLogDir))
+	}
+	if o.ctx.Err() != nil {
+		// Cut short: the files the first pass found and the second did
+		// not reach are named, not left out unsaid.
+		for _, n := range slices.Sorted(maps.Keys(ix.kinds)) {
+			if ix.kinds[n] == entFile && !visited[n] {
+				o.skip(memberName(n), cutBefore, ls.place(n))
+			}
+		}
 	}
 	return err
 }
@@ -340,10 +351,14 @@ const emptyFile = "empty file"
 // is no reason to call it empty.
 func emptyWhy(err error) string {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return "not read: the run was cut short before it"
+		return cutBefore
 	}
 	return emptyFile
 }
+
+// cutBefore is why a file the run was interrupted, or ran out of time,
+// before is skipped.
+const cutBefore = "not read: the run was cut short before it"
 
 // magicSize is how much of a file's head is kept to judge it as an
 // archive or a compressed stream (an xz block header included).
