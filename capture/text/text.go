@@ -104,25 +104,58 @@ var promptHostRe = lazyre.New(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+):[^#$]*[#$]\s*(
 func Read(ctx context.Context, r io.Reader, name, format string, opts track.Options) ([]*track.Result, error) {
 	tr := &textReader{name: name, format: format, node: opts.Node, opts: opts}
 	tr.start(opts.Node)
-	sc := bufio.NewScanner(r)
+	er := &failReader{r: r}
+	sc := bufio.NewScanner(er)
 	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
+	sc.Split(er.lines)
 	for sc.Scan() {
 		tr.line++
 		if tr.line&1023 == 0 {
 			if err := ctx.Err(); err != nil {
-				// Cut short: what came before is kept.
-				tr.errs.Addf(tr.pos(), "", "not read from this line on, what came before kept: %w", err)
+				tr.cut(err)
 				break
 			}
 		}
 		tr.handle(strings.TrimRight(sc.Text(), "\r"))
 	}
 	if err := sc.Err(); err != nil {
-		tr.errs.Addf(model.Pos{File: name, Line: tr.line + 1}, "", "reading: %w", err)
+		tr.line++ // the line the read stopped in, or before
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			tr.cut(ctxErr)
+		} else {
+			tr.errs.Addf(tr.pos(), "", "reading: %w", err)
+		}
 	}
 	tr.flush()
 	tr.finish()
 	return tr.results, tr.errs.Err()
+}
+
+// failReader is r, noting the error, other than io.EOF, that ended it.
+type failReader struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF {
+		f.err = err
+	}
+	return n, err
+}
+
+// lines splits what f read into lines, as bufio.ScanLines does, but for
+// the text after the last newline when a read failed: the rest of that
+// line was not read, and a line cut short would be read as another.
+func (f *failReader) lines(data []byte, atEOF bool) (int, []byte, error) {
+	return bufio.ScanLines(data, atEOF && f.err == nil)
+}
+
+// cut notes that the read stopped before tr.line, its context done with
+// err: what came before is kept.
+func (tr *textReader) cut(err error) {
+	tr.errs.Addf(tr.pos(), "", "not read from this line on, what came before kept: %w", err)
 }
 
 type textReader struct {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -412,4 +413,62 @@ func TestTextCanceled(t *testing.T) {
 	if last == 0 || last >= 1024 {
 		t.Errorf("last SYN at line %d, want one before line 1024", last)
 	}
+}
+
+// A read whose reader stops in the middle of a line, its context done
+// (as the CLI's readers do on Ctrl-C), reads the lines before it and not
+// the part of that line it got: at every place of the file, it gives
+// what the lines before alone give, and names that line as the first not
+// read.
+func TestTextCanceledReader(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures/text/handshakes.tcpdump-v.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := func(res []*track.Result) string {
+		var out []string
+		for _, r := range res {
+			for _, a := range r.Attempts {
+				out = append(out, attemptKey(a)+" "+a.History)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	for at := 1; at < len(b); at += 23 {
+		line := 1 + bytes.Count(b[:at], []byte("\n"))
+		whole := bytes.LastIndexByte(b[:at], '\n') + 1 // the lines before the cut one
+		want, _ := text.Read(context.Background(), bytes.NewReader(b[:whole]), "cut.txt", text.Tcpdump, track.Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		got, err := text.Read(ctx, &cancelingReader{b: b, left: at, cancel: cancel, ctx: ctx}, "cut.txt", text.Tcpdump, track.Options{})
+		cancel()
+		if g, w := summary(got), summary(want); g != w {
+			t.Fatalf("cut at byte %d (line %d):\n%s\nwant\n%s", at, line, g, w)
+		}
+		var list model.ErrorList
+		errors.As(err, &list)
+		if !errors.Is(err, context.Canceled) || !slices.ContainsFunc(list, func(e *model.Error) bool {
+			return e.Pos.Line == line && strings.Contains(e.Error(), "not read from this line on")
+		}) {
+			t.Fatalf("cut at byte %d: error %v, want one at line %d", at, err, line)
+		}
+	}
+}
+
+// cancelingReader reads left bytes of b, then cancels ctx and returns its
+// error.
+type cancelingReader struct {
+	b      []byte
+	left   int
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (c *cancelingReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		c.cancel()
+		return 0, c.ctx.Err()
+	}
+	n := copy(p[:min(len(p), c.left)], c.b)
+	c.b, c.left = c.b[n:], c.left-n
+	return n, nil
 }
