@@ -280,7 +280,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, mode 
 		return nil, readErr
 	}
 	if stopped > 0 {
-		errs.Addf(model.Pos{File: name, Frame: stopped}, "", "not read from this frame on, what came before kept: %w", ctx.Err())
+		errs.Addf(model.Pos{File: name, Frame: stopped}, "", "%w, what came before kept: %w", model.ErrStopped, ctx.Err())
 	}
 	if lies > maxFrameErrors {
 		errs.Addf(model.Pos{File: name}, "", "%d more frames whose capture length exceeds their original length", lies-maxFrameErrors)

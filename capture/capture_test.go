@@ -202,7 +202,7 @@ func cutAt(t *testing.T, res *capture.Result, err error) {
 	}
 	var list model.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Frame != res.Info.Packets+1 ||
-		!strings.Contains(list[0].Error(), "not read from this frame on, what came before kept") {
+		!strings.Contains(list[0].Error(), "not read from here on, what came before kept") {
 		t.Errorf("error %v: want one at frame %d", err, res.Info.Packets+1)
 	}
 }

@@ -336,7 +336,7 @@ func TestReadSeriesCanceled(t *testing.T) {
 		for _, e := range list {
 			got = append(got, e.Error())
 		}
-		want := []string{fmt.Sprintf("%s#frame=%d: not read from this frame on, what came before kept: context canceled", files[cut].Name, infos[cut].Packets+1)}
+		want := []string{fmt.Sprintf("%s#frame=%d: not read from here on, what came before kept: context canceled", files[cut].Name, infos[cut].Packets+1)}
 		if rotated {
 			if n != cut+1 {
 				t.Errorf("run of %d files, want %d", n, cut+1)

@@ -16,6 +16,12 @@ import (
 // library's readers (tar, gzip, a capture's last record) return for one.
 var ErrTruncated = errors.New("truncated")
 
+// ErrStopped marks input whose read was stopped before its end, the run
+// interrupted or out of time, what came before kept: the warning that
+// says so, at the first frame or line not read, wraps it. What was read
+// is then cut there, as a file that ends there would be.
+var ErrStopped = errors.New("not read from here on")
+
 // A Cut is an input that ends before its real end: what it holds is not
 // all there was, and what it does not show may have happened after.
 type Cut struct {
@@ -38,11 +44,12 @@ func (c Cut) String() string {
 
 // IsCut reports whether err says that its input ends before its real end:
 // it wraps ErrTruncated or io.ErrUnexpectedEOF, a gzip stream's trailer
-// does not match what was read (gzip.ErrChecksum), or a zip archive has no
-// central directory (zip.ErrFormat: it lost its end).
+// does not match what was read (gzip.ErrChecksum), a zip archive has no
+// central directory (zip.ErrFormat: it lost its end), or its read was
+// stopped there (ErrStopped).
 func IsCut(err error) bool {
 	return errors.Is(err, ErrTruncated) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, gzip.ErrChecksum) || errors.Is(err, zip.ErrFormat)
+		errors.Is(err, gzip.ErrChecksum) || errors.Is(err, zip.ErrFormat) || errors.Is(err, ErrStopped)
 }
 
 // CutOf returns the cut warning e says, if it says one. A capture cut in
@@ -53,6 +60,12 @@ func CutOf(e *Error) (Cut, bool) {
 	}
 	c := Cut{File: e.Pos.File}
 	switch {
+	case errors.Is(e.Err, ErrStopped) && e.Pos.Frame > 1:
+		c.Where = fmt.Sprintf("read to frame %d: the run was cut short there", e.Pos.Frame-1)
+	case errors.Is(e.Err, ErrStopped) && e.Pos.Line > 1:
+		c.Where = fmt.Sprintf("read to line %d: the run was cut short there", e.Pos.Line-1)
+	case errors.Is(e.Err, ErrStopped):
+		c.Where = "the run was cut short before its first frame or line ends"
 	case e.Pos.Frame > 1:
 		c.Where = fmt.Sprintf("cut after frame %d", e.Pos.Frame-1)
 	case e.Pos.Frame == 1:

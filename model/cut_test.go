@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,13 +18,17 @@ func TestCuts(t *testing.T) {
 		{Pos: model.Pos{File: "c.pcap", Frame: 900}, Err: io.ErrUnexpectedEOF},
 		{Pos: model.Pos{File: "ipt.txt", Line: 40}, Err: fmt.Errorf("%w: table nat has no COMMIT", model.ErrTruncated)},
 		{Pos: model.Pos{File: "b.tar.gz"}, Err: fmt.Errorf("tar: the stream past the archive's end blocks: %w", gzip.ErrChecksum)},
+		{Pos: model.Pos{File: "d.pcap", Frame: 4097}, Err: fmt.Errorf("%w, what came before kept: %w", model.ErrStopped, context.Canceled)},
+		{Pos: model.Pos{File: "e.txt", Line: 1024}, Err: fmt.Errorf("%w, what came before kept: %w", model.ErrStopped, context.DeadlineExceeded)},
+		{Pos: model.Pos{File: "f.log", Line: 12}, Err: fmt.Errorf("reading: %w", context.Canceled)},
 	}
 	var got []string
 	for _, c := range model.Cuts(warns) {
 		got = append(got, c.String())
 	}
 	want := []string{"c.pcap: cut after frame 812", "ipt.txt:40: truncated: table nat has no COMMIT",
-		"b.tar.gz: tar: the stream past the archive's end blocks: gzip: invalid checksum"}
+		"b.tar.gz: tar: the stream past the archive's end blocks: gzip: invalid checksum",
+		"d.pcap: read to frame 4096: the run was cut short there", "e.txt: read to line 1023: the run was cut short there"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("cuts %q\nwant %q", got, want)
 	}

@@ -44,12 +44,20 @@ func cutAfter(t *testing.T, dir string, n int, cut bool) string {
 	return out
 }
 
-func rulesOn(t *testing.T, dir string) map[string]int {
+// rulesOn returns the findings, at least warnings, of every rule on the
+// bundle dir, counted by rule. stopped, when not 0, is the frame of its
+// capture.pcap a read stopped before (its context done), and which it
+// says so at (model.ErrStopped): what cutAfter writes ending whole after
+// the frame before is what such a read gives.
+func rulesOn(t *testing.T, dir string, stopped ...int) map[string]int {
 	t.Helper()
 	ctx := context.Background()
 	snap, warns, err := parse.Open(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, n := range stopped {
+		warns.Addf(model.Pos{File: filepath.Join(dir, "capture.pcap"), Frame: n}, "", "%w, what came before kept: %w", model.ErrStopped, context.Canceled)
 	}
 	snap.Cuts = model.Cuts(warns)
 	got := map[string]int{}
@@ -65,9 +73,9 @@ func rulesOn(t *testing.T, dir string) map[string]int {
 // it was due: a healthy control's capture cut between the bridged SYN/ACK
 // and its translated copy shows no untranslated reply, and one cut right
 // after an ICMP fragmentation-needed shows no path-MTU discovery failing
-// (info at most). The same frames in
-// a capture that ends there whole are judged: the window is the cut's, not
-// the frames'. (facts.TestNotYetDue holds the unanswered SYNs.)
+// (info at most); nor from one whose read was stopped there, the run
+// interrupted or out of time. The same frames in a capture that ends
+// there whole are judged: the window is the cut's, not the frames'. (facts.TestNotYetDue holds the unanswered SYNs.)
 func TestNoAbsenceJudgedFromACutCapture(t *testing.T) {
 	for _, c := range []struct {
 		bundle string
@@ -88,6 +96,9 @@ func TestNoAbsenceJudgedFromACutCapture(t *testing.T) {
 			}
 			if got := rulesOn(t, cutAfter(t, dir, c.frames, false)); got[c.rule] == 0 {
 				t.Errorf("ending whole after frame %d: no %s finding (%v): the test shows nothing", c.frames, c.rule, got)
+			}
+			if got := rulesOn(t, cutAfter(t, dir, c.frames, false), c.frames+1); got[c.rule] > 0 {
+				t.Errorf("read stopped before frame %d: findings %v", c.frames+1, got)
 			}
 		})
 	}

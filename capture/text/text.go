@@ -155,7 +155,7 @@ func (f *failReader) lines(data []byte, atEOF bool) (int, []byte, error) {
 // cut notes that the read stopped before tr.line, its context done with
 // err: what came before is kept.
 func (tr *textReader) cut(err error) {
-	tr.errs.Addf(tr.pos(), "", "not read from this line on, what came before kept: %w", err)
+	tr.errs.Addf(tr.pos(), "", "%w, what came before kept: %w", model.ErrStopped, err)
 }
 
 type textReader struct {

@@ -401,7 +401,7 @@ func TestTextCanceled(t *testing.T) {
 	}
 	var list model.ErrorList
 	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 1024 ||
-		!strings.Contains(list[0].Error(), "not read from this line on, what came before kept") {
+		!strings.Contains(list[0].Error(), "not read from here on, what came before kept") {
 		t.Errorf("error %v: want one at line 1024", err)
 	}
 	var last int
@@ -447,7 +447,7 @@ func TestTextCanceledReader(t *testing.T) {
 		var list model.ErrorList
 		errors.As(err, &list)
 		if !errors.Is(err, context.Canceled) || !slices.ContainsFunc(list, func(e *model.Error) bool {
-			return e.Pos.Line == line && strings.Contains(e.Error(), "not read from this line on")
+			return e.Pos.Line == line && strings.Contains(e.Error(), "not read from here on")
 		}) {
 			t.Fatalf("cut at byte %d: error %v, want one at line %d", at, err, line)
 		}
