@@ -8,15 +8,14 @@ package fit
 import (
 	"strings"
 
-	"github.com/clipperhouse/uax29/v2/graphemes"
-	"github.com/mattn/go-runewidth"
+	"github.com/clipperhouse/displaywidth"
 )
 
 // Width is the number of terminal columns s takes.
 func Width(s string) int {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f {
-			return runewidth.StringWidth(s)
+			return displaywidth.String(s)
 		}
 	}
 	return len(s) // printable ASCII: a column a byte
@@ -77,30 +76,27 @@ func wrapLine(s string, width int) []string {
 
 // cut splits word, wider than width, into a head at most width columns
 // wide and the rest, between grapheme clusters (a letter and its
-// accents, an emoji and its modifiers stay whole). The head ends, where
-// it can in its second half, after a '/', ':', ',', '-', '_' or '.', or
-// before a '#'.
+// accents, an emoji and its modifiers stay whole), each as wide as a
+// terminal draws it. The head ends, where it can in its second half,
+// after a '/', ':', ',', '-', '_' or '.', or before a '#'.
 func cut(word string, width int) (string, string) {
 	w, end, soft := 0, 0, 0
-	for g := graphemes.FromString(word); g.Next(); {
-		c := g.Value()
-		cw := runewidth.StringWidth(c)
+	for g := displaywidth.StringGraphemes(word); g.Next(); {
+		c, cw := g.Value(), g.Width()
 		if w+cw > width {
+			if end == 0 { // a cluster wider than width: take it alone
+				end = len(c)
+			}
 			break
 		}
 		if c == "#" && w > width/2 {
-			soft = g.Start() // before a frame number
+			soft = end // before a frame number
 		}
 		w += cw
-		end = g.End()
+		end += len(c)
 		if len(c) == 1 && strings.Contains("/:,-_.", c) && w > width/2 {
 			soft = end
 		}
-	}
-	if end == 0 { // a cluster wider than width: take it alone
-		g := graphemes.FromString(word)
-		g.Next()
-		end = g.End()
 	}
 	if soft > 0 {
 		end = soft

@@ -31,9 +31,16 @@ func TestWrapKeepsWidthAndWords(t *testing.T) {
 
 // A word cut to a width is cut between grapheme clusters: an emoji keeps
 // its skin-tone modifier, a family its joined members, a flag both its
-// letters and a letter its accent, each line as wide as the width allows.
+// letters, a heart its emoji presentation, a keycap its digit and a letter
+// its accent, each line as wide as the width allows; a flag, a heart shown
+// as an emoji and a keycap take two columns, as terminals draw them.
 func TestCutKeepsClusters(t *testing.T) {
-	clusters := []string{"👍🏽", "👨\u200d👩\u200d👧", "🇫🇷", "e\u0301", "x", "漢"}
+	for s, want := range map[string]int{"🇫🇷": 2, "❤\ufe0f": 2, "1\ufe0f\u20e3": 2, "👍🏽": 2, "e\u0301": 1, "漢": 2, "❤": 1} {
+		if got := Width(s); got != want {
+			t.Errorf("Width(%q) = %d, want %d", s, got, want)
+		}
+	}
+	clusters := []string{"👍🏽", "👨\u200d👩\u200d👧", "🇫🇷", "e\u0301", "x", "漢", "❤\ufe0f", "1\ufe0f\u20e3"}
 	var word strings.Builder
 	for i := range 40 {
 		word.WriteString(clusters[i%len(clusters)])

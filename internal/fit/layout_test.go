@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mattn/go-runewidth"
+	"github.com/clipperhouse/displaywidth"
 )
 
 // A row given as bytes is written as the same row given as strings, for
@@ -67,14 +67,14 @@ func TestRowBytesAsRow(t *testing.T) {
 	}
 }
 
-// Printable ASCII is as wide as it is long, as go-runewidth measures it.
+// Printable ASCII is as wide as it is long, as displaywidth measures it.
 func TestWidthASCII(t *testing.T) {
 	var all strings.Builder
 	for c := byte(0x20); c < 0x7f; c++ {
 		all.WriteByte(c)
 	}
 	for _, s := range []string{"", all.String(), "10.0.0.1:80", "a\tb", "ünï", "日本", "\x7f"} {
-		if got, want := Width(s), runewidth.StringWidth(s); got != want {
+		if got, want := Width(s), displaywidth.String(s); got != want {
 			t.Errorf("Width(%q) = %d, want %d", s, got, want)
 		}
 	}
