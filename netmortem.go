@@ -269,7 +269,8 @@ func (p *Plan) Run(ctx context.Context) *Analysis {
 	rep.SetSuppressed(suppressed, o.ShowSuppressed)
 	rep.NextEvidence = report.NextEvidenceFor(snap, enabledRules(p.Rules, p.Config), res)
 	var onlyCuts bool
-	rep.Incomplete, onlyCuts = incomplete(ctx, ruleCtx, readCut, o.Timeout, start, in)
+	cut, of := rulesCut(res)
+	rep.Incomplete, onlyCuts = incomplete(ctx, ruleCtx, readCut, o.Timeout, start, in, cut, of)
 	if !o.NoTimelines {
 		rep.Timelines = timeline.Build(ruleCtx, snap, rep.Rules(), rep.Findings)
 		rep.Quotes = timeline.Quotes(ruleCtx, rep.Findings, rep.Timelines)
@@ -310,22 +311,27 @@ func ruleContext(ctx, readCtx context.Context, budget time.Duration) (context.Co
 // the captures whose header could not be read, each input or archive cut
 // short (model.Cut), no input read at all. ctx
 // is the run's context, ruleCtx the rules', readCut whether reading ran
-// out of time; in is what was read. onlyCuts says every reason is an input
-// cut short.
-func incomplete(ctx, ruleCtx context.Context, readCut bool, budget time.Duration, start time.Time, in operand.Opened) (out []string, onlyCuts bool) {
+// out of time; in is what was read, and cut and of how many of the rules
+// run the context stopped. onlyCuts says every reason is an input cut
+// short.
+func incomplete(ctx, ruleCtx context.Context, readCut bool, budget time.Duration, start time.Time, in operand.Opened, cut, of int) (out []string, onlyCuts bool) {
 	switch {
+	case ctx.Err() != nil && cut > 0 && cut == of:
+		out = append(out, fmt.Sprintf("interrupted: none of the %d rules ran to its end (each is listed as failed): what was read was not analyzed", of))
+	case ctx.Err() != nil && cut > 0:
+		out = append(out, fmt.Sprintf("interrupted: %s of %d not run to the end (listed as failed); the findings are the others', on what was read until then", count(cut, "rule"), of))
 	case ctx.Err() != nil:
 		out = append(out, "interrupted: the findings cover what was read and analyzed until then")
 	case readCut || ruleCtx.Err() != nil:
 		out = append(out, fmt.Sprintf("the %s time budget (--timeout) ran out after %s: %s", budget.String(),
 			time.Since(start).Round(time.Millisecond).String(), budgetNote(readCut, ruleCtx.Err() != nil)))
 	}
-	cut := len(out) > 0 // reading stopped early: a capture cut short has no header read either
+	stopped := len(out) > 0 // reading stopped early: a capture cut short has no header read either
 	for _, err := range operand.Flatten(operand.WithoutContextErrors(in.Err)) {
 		out = append(out, err.Error())
 	}
 	bad := in.Snap.UnreadableCaptures()
-	if len(bad) > 0 && !cut {
+	if len(bad) > 0 && !stopped {
 		out = append(out, fmt.Sprintf("%s could not be read: %s", count(len(bad), "capture"), strings.Join(bad, ", ")))
 	}
 	unread := len(out)
@@ -336,11 +342,28 @@ func incomplete(ctx, ruleCtx context.Context, readCut bool, budget time.Duration
 	}
 	// No input read at all, unless every input is a capture listed as
 	// unreadable above: the line would say it twice.
-	if operand.CountInputs(in.Snap, false) == 0 && (len(bad) == 0 || cut) {
+	if operand.CountInputs(in.Snap, false) == 0 && (len(bad) == 0 || stopped) {
 		out = append(out, "no input could be read")
 		unread++
 	}
 	return out, unread == 0
+}
+
+// rulesCut returns how many of the rules of res its context stopped,
+// those it stopped before they started among them, and of how many rules
+// it ran or stopped.
+func rulesCut(res analyzer.Result) (cut, of int) {
+	rules := map[string]bool{}
+	for _, r := range res.Rules {
+		rules[r.Name] = true
+	}
+	for _, e := range res.Errors {
+		if e.Err == context.Canceled.Error() || e.Err == context.DeadlineExceeded.Error() {
+			cut++
+			rules[e.Rule] = true
+		}
+	}
+	return cut, len(rules)
 }
 
 // budgetNote says what the end of the time budget cut short.
