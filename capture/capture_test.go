@@ -217,31 +217,12 @@ func TestCanceledReader(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := &cancelingReader{r: bytes.NewReader(b), left: len(b) / 2, ctx: ctx, cancel: cancel}
+	r := &testutil.CancelingReader{R: bytes.NewReader(b), Left: len(b) / 2, Ctx: ctx, Cancel: cancel}
 	res, err := capture.Read(ctx, r, "cut.pcap", capture.Options{})
 	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "corrupt") {
 		t.Fatalf("err %v, want context.Canceled alone", err)
 	}
 	cutAt(t, res, err)
-}
-
-// cancelingReader reads left bytes of r, then cancels ctx and returns its
-// error.
-type cancelingReader struct {
-	r      io.Reader
-	left   int
-	ctx    context.Context
-	cancel context.CancelFunc
-}
-
-func (c *cancelingReader) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		c.cancel()
-		return 0, c.ctx.Err()
-	}
-	n, err := c.r.Read(p[:min(len(p), c.left)])
-	c.left -= n
-	return n, err
 }
 
 func FuzzRead(f *testing.F) {

@@ -314,7 +314,7 @@ func TestReadSeriesCanceled(t *testing.T) {
 			}
 			b, err := io.ReadAll(f)
 			f.Close()
-			return io.NopCloser(&cancelingReader{r: bytes.NewReader(b), left: len(b) * 2 / 3, ctx: ctx, cancel: cancel}), err
+			return io.NopCloser(&testutil.CancelingReader{R: bytes.NewReader(b), Left: len(b) * 2 / 3, Ctx: ctx, Cancel: cancel}), err
 		}
 		var (
 			res   *capture.Result

@@ -439,7 +439,7 @@ func TestTextCanceledReader(t *testing.T) {
 		whole := bytes.LastIndexByte(b[:at], '\n') + 1 // the lines before the cut one
 		want, _ := text.Read(context.Background(), bytes.NewReader(b[:whole]), "cut.txt", text.Tcpdump, track.Options{})
 		ctx, cancel := context.WithCancel(context.Background())
-		got, err := text.Read(ctx, &cancelingReader{b: b, left: at, cancel: cancel, ctx: ctx}, "cut.txt", text.Tcpdump, track.Options{})
+		got, err := text.Read(ctx, &testutil.CancelingReader{R: bytes.NewReader(b), Left: at, Ctx: ctx, Cancel: cancel}, "cut.txt", text.Tcpdump, track.Options{})
 		cancel()
 		if g, w := summary(got), summary(want); g != w {
 			t.Fatalf("cut at byte %d (line %d):\n%s\nwant\n%s", at, line, g, w)
@@ -452,23 +452,4 @@ func TestTextCanceledReader(t *testing.T) {
 			t.Fatalf("cut at byte %d: error %v, want one at line %d", at, err, line)
 		}
 	}
-}
-
-// cancelingReader reads left bytes of b, then cancels ctx and returns its
-// error.
-type cancelingReader struct {
-	b      []byte
-	left   int
-	ctx    context.Context
-	cancel context.CancelFunc
-}
-
-func (c *cancelingReader) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		c.cancel()
-		return 0, c.ctx.Err()
-	}
-	n := copy(p[:min(len(p), c.left)], c.b)
-	c.b, c.left = c.b[n:], c.left-n
-	return n, nil
 }
