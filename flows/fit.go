@@ -56,7 +56,7 @@ func (t *Table) writeFittedStart(bw *bufio.Writer, width int, n int) bool {
 	}
 	bw.WriteString("\n")
 	if n == 0 {
-		bw.WriteString("No connection attempts match.\n")
+		bw.WriteString(strings.Join(fit.Wrap("No connection attempts match.", width), "\n") + "\n")
 		return true
 	}
 	rows := t.endpointRows()

@@ -19,9 +19,11 @@ type Layout struct {
 	lines  [][]string
 	single []string
 	// prefixes and inner are blockLabels': each column's label in a
-	// block, and how wide its values may be.
+	// block, and how wide its values may be; stacked, when the labels
+	// leave too little room beside them, each value is under its label.
 	prefixes []string
 	inner    []int
+	stacked  bool
 	// Style, when set, is applied as Table.Style.
 	Style func(row, col int, s string) string
 }
@@ -110,22 +112,48 @@ func (l *Layout) Row(w io.StringWriter, cells []string) {
 }
 
 // blockLabels makes, once, each column's label in a block ("HEADER: ",
-// padded to the widest) and how wide its values may be beside it.
+// padded to the widest) and how wide its values may be beside it; or,
+// when that leaves a value fewer than minBlockValue columns, each label
+// alone ("HEADER:") and how wide its values may be under it, indented.
 func (l *Layout) blockLabels() {
 	if l.prefixes != nil {
 		return
 	}
 	l.prefixes, l.inner = make([]string, len(l.header)), make([]int, len(l.header))
+	l.stacked = l.width-(l.label+2) < minBlockValue
 	for c, h := range l.header {
+		if l.stacked {
+			l.prefixes[c], l.inner[c] = h+":", max(l.width-len(stackIndent), 1)
+			continue
+		}
 		l.prefixes[c] = h + ":" + strings.Repeat(" ", l.label-Width(h)+1)
-		l.inner[c] = max(l.width-Width(l.prefixes[c]), 10) // as Indent wraps
+		l.inner[c] = l.width - Width(l.prefixes[c])
 	}
 }
 
+// minBlockValue is how many columns a block leaves a value beside its
+// label, at the least.
+const minBlockValue = 10
+
+// stackIndent is what a value under its label is indented by.
+const stackIndent = "  "
+
 // blockLines writes the value v of column c in a block, wrapped beside
-// its label.
+// its label, or under it.
 func (l *Layout) blockLines(w io.StringWriter, c int, v string) {
-	for _, line := range Indent(l.prefixes[c], v, l.width) {
+	if !l.stacked {
+		for _, line := range Indent(l.prefixes[c], v, l.width) {
+			w.WriteString(line)
+			w.WriteString("\n")
+		}
+		return
+	}
+	for _, line := range Wrap(l.prefixes[c], l.width) {
+		w.WriteString(line)
+		w.WriteString("\n")
+	}
+	for _, line := range Wrap(v, l.inner[c]) {
+		w.WriteString(stackIndent)
 		w.WriteString(line)
 		w.WriteString("\n")
 	}
@@ -202,7 +230,7 @@ func (l *Layout) blockBytes(w BytesWriter, cells [][]byte) {
 		}
 		switch {
 		case len(b) == 0:
-		case asIs(b, l.inner[c]):
+		case !l.stacked && asIs(b, l.inner[c]):
 			w.WriteString(l.prefixes[c])
 			w.Write(b)
 			w.WriteString("\n")

@@ -93,3 +93,39 @@ func TestRenderNoColumns(t *testing.T) {
 		}
 	}
 }
+
+// A table too wide even for blocks of its labels and values side by side
+// (a terminal narrower than a label and ten columns) is written with each
+// value under its label, indented: no line is wider than the width, and
+// no value is lost.
+func TestBlocksStackedWhenNarrow(t *testing.T) {
+	header := []string{"SERVER", "MEDIAN SYN/ACK MS", "where"}
+	rows := [][]string{{"10.98.0.2:1000", "4", "fixtures/captures/portscan.pcap#frame=1"}, {"[fd99::2]:8081", "", "c.pcap:12"}}
+	for width := 4; width <= 40; width++ {
+		tab := &Table{Header: header, Rows: rows}
+		var b strings.Builder
+		if err := tab.Render(&b, width); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			if Width(l) > width {
+				t.Errorf("width %d: line %q is %d wide:\n%s", width, l, Width(l), out)
+			}
+		}
+		if strings.Contains(out, "┌") {
+			continue // a box, the cells wrapped in their columns
+		}
+		flat := strings.NewReplacer("\n", "", " ", "").Replace(out)
+		for _, r := range rows {
+			for _, v := range r {
+				if !strings.Contains(flat, strings.ReplaceAll(v, " ", "")) {
+					t.Errorf("width %d: %q lost:\n%s", width, v, out)
+				}
+			}
+		}
+		if stacked := strings.Contains(out, "SERVER:\n  10."); width >= 8 && stacked != (width < len("MEDIAN SYN/ACK MS")+2+10) {
+			t.Errorf("width %d: stacked %v:\n%s", width, stacked, out)
+		}
+	}
+}
