@@ -76,7 +76,9 @@ func WriteJSON(w io.Writer, rs []*analyzer.Rule) error {
 // evidence it needs and uses, the facts it requires, and its title, in at
 // most width columns (0: no limit). When they do not fit, the evidence it
 // uses and the facts are left out (explain and -o json give them), then
-// what it needs goes under the title; the cells are wrapped to fit.
+// what it needs goes under the title; the cells are wrapped to fit, and,
+// narrower than a rule's name beside the others, the table is laid out as
+// any other (fit.Table), names wrapped too.
 func WriteTable(w io.Writer, rs []*analyzer.Rule, width int) error {
 	header := []string{"RULE", "SEVERITY", "NEEDS", "USES", "REQUIRES", "TITLE"}
 	var rows [][]string
@@ -108,8 +110,11 @@ func WriteTable(w io.Writer, rs []*analyzer.Rule, width int) error {
 		r[2] += "\nneeds " + rows[i][2]
 	}
 	header = []string{"RULE", "SEVERITY", "TITLE"}
-	widths, _ := fit.ColumnWidths(header, folded, []int{name}, width)
-	return fit.WriteBox(w, header, folded, widths)
+	if widths, ok := fit.ColumnWidths(header, folded, []int{name}, width); ok {
+		return fit.WriteBox(w, header, folded, widths)
+	}
+	// Narrower still: laid out as any table, names wrapped too.
+	return (&fit.Table{Header: header, Rows: folded}).Render(w, width)
 }
 
 // WriteMarkdown writes the reference of rs (docs/rules.md): a table of the

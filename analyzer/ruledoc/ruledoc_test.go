@@ -97,7 +97,7 @@ func TestSentence(t *testing.T) {
 
 // The rules table fits the width it is given: every column when there is
 // room, the title and what a rule needs at 100 columns, the needs under
-// the title at 80; a rule's name always whole.
+// the title at 80, a rule's name whole down to 50 columns, and below.
 func TestWriteTableWidths(t *testing.T) {
 	for _, c := range []struct {
 		width   int
@@ -124,6 +124,18 @@ func TestWriteTableWidths(t *testing.T) {
 		for _, r := range rules.All() {
 			if !strings.Contains(out, "│ "+r.Name+" ") {
 				t.Errorf("width %d: %s is not whole", c.width, r.Name)
+			}
+		}
+	}
+	// Narrower than a rule's name beside the others, the table still fits.
+	for width := 8; width < 50; width += 3 {
+		var b strings.Builder
+		if err := WriteTable(&b, rules.All(), width); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if utf8.RuneCountInString(l) > width {
+				t.Fatalf("width %d: line %d wide: %q", width, utf8.RuneCountInString(l), l)
 			}
 		}
 	}

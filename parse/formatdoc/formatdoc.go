@@ -69,8 +69,10 @@ func packageOf(fn any) string {
 
 // WriteTable writes one row per format: its name, kind of evidence,
 // package and command, in at most width columns, the cells wrapped to fit
-// and the package left out when it does not (-o json gives it). Without a
-// width (0), a cell is wrapped to 72 columns.
+// and the package left out when it does not (-o json gives it); narrower
+// than a format's name, its kind and a command's 20 columns, the table is
+// laid out as any other (fit.Table), names wrapped too. Without a width
+// (0), a cell is wrapped to 72 columns.
 func WriteTable(w io.Writer, width int) error {
 	if width <= 0 {
 		t := tablewriter.NewTable(w,
@@ -102,8 +104,11 @@ func WriteTable(w io.Writer, width int) error {
 		return fit.WriteBox(w, header, rows, widths)
 	}
 	header = []string{"FORMAT", "KIND", "COMMAND"}
-	widths, _ := fit.ColumnWidths(header, short, []int{mins[0], mins[1], 20}, width)
-	return fit.WriteBox(w, header, short, widths)
+	if widths, ok := fit.ColumnWidths(header, short, []int{mins[0], mins[1], 20}, width); ok {
+		return fit.WriteBox(w, header, short, widths)
+	}
+	// Narrower still: laid out as any table, names wrapped too.
+	return (&fit.Table{Header: header, Rows: short}).Render(w, width)
 }
 
 // WriteJSON writes Describe() as indented JSON.

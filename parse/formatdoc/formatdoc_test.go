@@ -73,7 +73,8 @@ func TestMarkdownIsInputsDoc(t *testing.T) {
 }
 
 // The formats table fits the width it is given, the package left out when
-// it does not fit beside the command; the name and kind always whole.
+// it does not fit beside the command, the name and kind whole down to 60
+// columns, and below.
 func TestWriteTableWidths(t *testing.T) {
 	for _, c := range []struct {
 		width int
@@ -95,6 +96,19 @@ func TestWriteTableWidths(t *testing.T) {
 		for _, f := range Describe() {
 			if !strings.Contains(out, "│ "+f.Name+" ") || !strings.Contains(out, " "+f.Kind+" ") {
 				t.Errorf("width %d: %s or its kind is not whole", c.width, f.Name)
+			}
+		}
+	}
+	// Narrower than a format's name, its kind and a command's 20 columns,
+	// the table still fits.
+	for width := 8; width < 60; width += 3 {
+		var b strings.Builder
+		if err := WriteTable(&b, width); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if utf8.RuneCountInString(l) > width {
+				t.Fatalf("width %d: line %d wide: %q", width, utf8.RuneCountInString(l), l)
 			}
 		}
 	}
