@@ -110,7 +110,7 @@ func (in Inspection) WriteTable(w io.Writer, width int) error {
 		lines("Rules that can run: ", strings.Join(in.Runnable, ", "))
 	}
 	if len(in.Skipped) > 0 {
-		b.WriteString("Rules that lack evidence:\n")
+		lines("", "Rules that lack evidence:")
 		for _, s := range in.Skipped {
 			lines("  "+s.Rule+": ", "needs "+strings.Join(missingEvidence(s.Missing, s.AnyOf), ", "))
 		}

@@ -105,11 +105,15 @@ func cut(word string, width int) (string, string) {
 }
 
 // Indent wraps s to width with prefix before its first line and an
-// indent of the same width before the others, and returns the lines.
+// indent of the same width before the others, and returns the lines; where
+// that leaves s fewer than minBeside columns, s goes under the prefix
+// instead (Under).
 func Indent(prefix, s string, width int) []string {
 	inner := 0
 	if width > 0 {
-		inner = max(width-Width(prefix), 10)
+		if inner = width - Width(prefix); inner < minBeside {
+			return Under(prefix, s, width)
+		}
 	}
 	lines := Wrap(s, inner)
 	pad := strings.Repeat(" ", Width(prefix))
@@ -119,6 +123,26 @@ func Indent(prefix, s string, width int) []string {
 		} else {
 			lines[i] = pad + lines[i]
 		}
+	}
+	return lines
+}
+
+// minBeside is how many columns a text is left beside its label, at the
+// least: Indent and a table's blocks put it under its label rather than
+// in fewer.
+const minBeside = 10
+
+// Under returns the lines of prefix, wrapped to width without its
+// trailing spaces, and then those of s wrapped under it, indented by two
+// more than prefix's leading spaces (and no more than a quarter of the
+// width).
+func Under(prefix, s string, width int) []string {
+	body := strings.TrimLeft(prefix, " ")
+	lead := len(prefix) - len(body)
+	lines := Wrap(strings.TrimRight(prefix, " "), width)
+	indent := Spaces(min(lead+2, width/4))
+	for _, l := range Wrap(s, max(width-len(indent), 1)) {
+		lines = append(lines, indent+l)
 	}
 	return lines
 }

@@ -134,3 +134,30 @@ func TestColumnWidthsAndWriteBox(t *testing.T) {
 		t.Errorf("a title kept at 40 beside the name fits 60 columns")
 	}
 }
+
+// A text too wide to leave ten columns beside its label goes under it,
+// indented two more than the label: no line wider than the width, no word
+// lost; with room, it stays beside.
+func TestIndentUnderWhenNarrow(t *testing.T) {
+	text := "synack-reset, nat-reply-untranslated, hairpin-drop, mtu-blackhole"
+	for _, prefix := range []string{"Rules that can run: ", "  Shown by: "} {
+		for width := 6; width <= 60; width++ {
+			lines := Indent(prefix, text, width)
+			for _, l := range lines {
+				if Width(l) > width {
+					t.Errorf("%q at %d: line %q is %d wide", prefix, width, l, Width(l))
+				}
+			}
+			switch under := width-Width(prefix) < 10; {
+			case under && strings.Contains(lines[0], "synack"):
+				t.Errorf("%q at %d: the text beside its label: %q", prefix, width, lines)
+			case !under && !strings.HasPrefix(lines[0], prefix+"synack"):
+				t.Errorf("%q at %d: the text not beside its label: %q", prefix, width, lines)
+			}
+			flat := strings.ReplaceAll(strings.Join(lines, ""), " ", "")
+			if !strings.Contains(flat, strings.ReplaceAll(text, " ", "")) {
+				t.Errorf("%q at %d: text lost: %q", prefix, width, lines)
+			}
+		}
+	}
+}

@@ -113,17 +113,17 @@ func (l *Layout) Row(w io.StringWriter, cells []string) {
 
 // blockLabels makes, once, each column's label in a block ("HEADER: ",
 // padded to the widest) and how wide its values may be beside it; or,
-// when that leaves a value fewer than minBlockValue columns, each label
-// alone ("HEADER:") and how wide its values may be under it, indented.
+// when that leaves a value fewer than minBeside columns, each label
+// alone ("HEADER:"), its values under it (Under).
 func (l *Layout) blockLabels() {
 	if l.prefixes != nil {
 		return
 	}
 	l.prefixes, l.inner = make([]string, len(l.header)), make([]int, len(l.header))
-	l.stacked = l.width-(l.label+2) < minBlockValue
+	l.stacked = l.width-(l.label+2) < minBeside
 	for c, h := range l.header {
 		if l.stacked {
-			l.prefixes[c], l.inner[c] = h+":", max(l.width-len(stackIndent), 1)
+			l.prefixes[c] = h + ":"
 			continue
 		}
 		l.prefixes[c] = h + ":" + strings.Repeat(" ", l.label-Width(h)+1)
@@ -131,29 +131,14 @@ func (l *Layout) blockLabels() {
 	}
 }
 
-// minBlockValue is how many columns a block leaves a value beside its
-// label, at the least.
-const minBlockValue = 10
-
-// stackIndent is what a value under its label is indented by.
-const stackIndent = "  "
-
 // blockLines writes the value v of column c in a block, wrapped beside
 // its label, or under it.
 func (l *Layout) blockLines(w io.StringWriter, c int, v string) {
-	if !l.stacked {
-		for _, line := range Indent(l.prefixes[c], v, l.width) {
-			w.WriteString(line)
-			w.WriteString("\n")
-		}
-		return
+	lay := Indent
+	if l.stacked {
+		lay = Under
 	}
-	for _, line := range Wrap(l.prefixes[c], l.width) {
-		w.WriteString(line)
-		w.WriteString("\n")
-	}
-	for _, line := range Wrap(v, l.inner[c]) {
-		w.WriteString(stackIndent)
+	for _, line := range lay(l.prefixes[c], v, l.width) {
 		w.WriteString(line)
 		w.WriteString("\n")
 	}
