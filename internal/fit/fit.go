@@ -101,7 +101,52 @@ func cut(word string, width int) (string, string) {
 	if soft > 0 {
 		end = soft
 	}
+	if from, to, ok := inEscape(word, end); ok {
+		// Not inside an escape (escape.String's "\u200d"): before it,
+		// or after it when it starts the word.
+		if end = from; end == 0 {
+			end = to
+		}
+	}
 	return word[:end], word[end:]
+}
+
+// inEscape returns the escape of word that offset i falls strictly inside,
+// if one does: a backslash and a letter, or "\x" and two hexadecimal
+// digits, "\u" four or "\U" eight, as escape.String writes them.
+func inEscape(word string, i int) (from, to int, ok bool) {
+	for j := max(0, i-9); j < i; j++ {
+		if word[j] != '\\' || j+1 >= len(word) {
+			continue
+		}
+		n := 2
+		switch word[j+1] {
+		case 'x':
+			n = 4
+		case 'u':
+			n = 6
+		case 'U':
+			n = 10
+		}
+		if j+n > len(word) || !isHex(word[j+2:j+n]) {
+			n = 2 // a backslash and a letter
+		}
+		if i < j+n {
+			return j, j + n, true
+		}
+		j += n - 1
+	}
+	return 0, 0, false
+}
+
+// isHex reports whether s is hexadecimal digits only.
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // Indent wraps s to width with prefix before its first line and an

@@ -161,3 +161,25 @@ func TestIndentUnderWhenNarrow(t *testing.T) {
 		}
 	}
 }
+
+// A word is not cut inside an escape that escape.String wrote (a
+// zero-width joiner of an emoji family, a control character), unless the
+// escape alone is wider than the width.
+func TestCutKeepsEscapes(t *testing.T) {
+	word := `👨\u200d👩\u200d👧-family\x1b[31m-red\tname\U0001f600.pcap`
+	escapes := []string{`\u200d`, `\x1b`, `\t`, `\U0001f600`}
+	for width := 3; width <= 30; width++ {
+		lines := Wrap(word, width)
+		if strings.Join(lines, "") != word {
+			t.Fatalf("width %d: %q", width, lines)
+		}
+		for i, l := range lines[:len(lines)-1] {
+			joined := l + lines[i+1]
+			for _, e := range escapes {
+				if k := strings.Index(joined, e); k >= 0 && k < len(l) && k+len(e) > len(l) && len(e) <= width {
+					t.Errorf("width %d: %q cut between %q and %q", width, e, l, lines[i+1])
+				}
+			}
+		}
+	}
+}
