@@ -67,6 +67,21 @@ func (s *screen) line(l sline) {
 		return
 	}
 	text := relText(l.text, s.root)
+	if s.width > 0 && min(s.width-fit.Width(l.lead), s.width-fit.Width(l.cont)) < minBeside {
+		// Too narrow for the text beside its label: the label alone,
+		// the text under it, as fit.Under lays it out; an indent no
+		// deeper than a quarter of the width, nor than leaves the text
+		// its ten columns.
+		indent := len(l.lead) - len(strings.TrimLeft(l.lead, " "))
+		if label := strings.TrimSpace(l.lead); label != "" {
+			for _, o := range fit.Wrap(strings.TrimRight(l.lead, " "), s.width) {
+				s.b.WriteString(o + "\n")
+			}
+			indent += 2
+		}
+		l.lead = fit.Spaces(max(0, min(indent, s.width/4, s.width-minBeside)))
+		l.cont = l.lead
+	}
 	var out []string
 	if s.width <= 0 {
 		out = []string{text}
@@ -115,6 +130,10 @@ func lastRune(s string) (rune, int) {
 	}
 	return r[len(r)-1], len(string(r[len(r)-1]))
 }
+
+// minBeside is how many columns a line's text is left beside its label,
+// at the least: narrower, the text goes under the label.
+const minBeside = 10
 
 // wrapAtoms wraps s, its first line to first columns and the others to
 // rest, at spaces; a code span (`...`) is never broken: it goes whole to

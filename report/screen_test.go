@@ -130,6 +130,34 @@ func TestDetailLabelsHang(t *testing.T) {
 	}
 }
 
+// TestLabelsOnNarrowScreens holds that, where a labelled line leaves its
+// text fewer than ten columns beside the label ("Would contradict it:"
+// at 30 columns), the text goes under the label, and no line but a
+// command's is wider than the screen.
+func TestLabelsOnNarrowScreens(t *testing.T) {
+	long := strings.Repeat("word ", 12)
+	cmd := "iptables-save -t nat"
+	r := report.New(nil, nil, analyzer.Result{Findings: []analyzer.Finding{{Rule: "r", Severity: analyzer.Warning,
+		Certainty: analyzer.Unknown, Title: "t", Contradicts: []string{long}, Alternatives: []string{long},
+		Decide: cmd + " (on the node)", Fix: "Run `" + cmd + "` there."}}})
+	for width := 12; width <= 40; width++ {
+		var b bytes.Buffer
+		if err := report.WriteTable(&b, r, report.TableStyle{Width: width, Detail: "all"}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, l := range strings.Split(out, "\n") {
+			if fit.Width(l) > width && strings.TrimSpace(l) != cmd {
+				t.Errorf("width %d: a line %d wide that is no command alone: %q", width, fit.Width(l), l)
+			}
+		}
+		under := width-len("    Would contradict it: ") < 10
+		if got := strings.Contains(out, "    Would contradict it:\n"); width >= 24 && got != under {
+			t.Errorf("width %d: the text under its label %v, want %v:\n%s", width, got, under, out)
+		}
+	}
+}
+
 // TestVerdictSameConnection holds one line for a failure seen under a
 // Service's address and a Pod's: the same client's SYNs, before and
 // after the DNAT.
