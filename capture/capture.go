@@ -106,7 +106,9 @@ const maxFrameErrors = 20
 // model.ErrorList together with everything that could be read; input that
 // is not a capture at all gives ErrNotCapture and a nil Result. A read
 // whose ctx ends is cut short there: the Result holds the frames before,
-// and the error, which wraps ctx.Err(), names the first frame not read.
+// and the error, which wraps ctx.Err() and model.ErrStopped, names the
+// first frame not read (ended before the capture's header is read, it
+// gives no Result).
 func Read(ctx context.Context, r io.Reader, name string, opts Options) (*Result, error) {
 	return read(ctx, r, name, opts, decodeAll)
 }
@@ -208,7 +210,11 @@ func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, mode 
 		for frame := 1; ; frame++ {
 			if frame >= checkAt {
 				if ctx.Err() != nil {
-					stopped = frame
+					// Stopped, unless the capture ends here: frame is
+					// the first not read only if there is one.
+					if err := src.Next(&rec); err != io.EOF {
+						stopped = frame
+					}
 					return nil
 				}
 				checkAt = frame + 4096
@@ -280,7 +286,7 @@ func feed(ctx context.Context, r io.Reader, name string, t *track.Tracker, mode 
 		return nil, readErr
 	}
 	if stopped > 0 {
-		errs.Addf(model.Pos{File: name, Frame: stopped}, "", "%w, what came before kept: %w", model.ErrStopped, ctx.Err())
+		errs = append(errs, model.Stopped(model.Pos{File: name, Frame: stopped}, ctx.Err()))
 	}
 	if lies > maxFrameErrors {
 		errs.Addf(model.Pos{File: name}, "", "%d more frames whose capture length exceeds their original length", lies-maxFrameErrors)

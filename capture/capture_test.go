@@ -3,11 +3,13 @@ package capture_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -375,5 +377,41 @@ func TestICMPMTU(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no fragmentation-needed or Packet Too Big error")
+	}
+}
+
+// A capture read to its end is not stopped, whatever its context says
+// then: one of exactly 4,095 records, the context checked before the
+// 4,096th, which there is not, ends whole; one of 20,000 is stopped.
+func TestCanceledAtTheEnd(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/captures/handshakes.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs [][]byte // the fixture's records, repeated below
+	for off := 24; off < len(b); {
+		n := 16 + int(binary.LittleEndian.Uint32(b[off+8:]))
+		recs = append(recs, b[off:off+n])
+		off += n
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, n := range []int{4095, 20000} {
+		data := slices.Clone(b[:24])
+		for i := range n {
+			data = append(data, recs[i%len(recs)]...)
+		}
+		res, err := capture.Read(ctx, bytes.NewReader(data), "exact.pcap", capture.Options{})
+		if res == nil {
+			t.Fatalf("%d records: no result, %v", n, err)
+		}
+		switch got := res.Info.Packets; {
+		case n == 4095 && (got != n || err != nil):
+			t.Errorf("%d records: %d read, error %v; want all, none", n, got, err)
+		case n > 4095 && got >= n:
+			t.Errorf("%d records: %d read, not stopped", n, got)
+		case n > 4095:
+			cutAt(t, res, err)
+		}
 	}
 }

@@ -67,7 +67,9 @@ func ReadSeries(ctx context.Context, files []SeriesFile, opts Options) (*Result,
 // A run ends before the file that does not follow, which is not opened
 // when its SeriesFile.Head tells: so the attempts ReadRotated hands on
 // (Options.EachAttempt) are those of its run alone. A run of one file
-// reads as Read reads that file.
+// reads as Read reads that file. A run whose ctx ends ends with the file
+// it was reading, cut short there, or before the file whose first frame
+// it did not reach.
 func ReadRotated(ctx context.Context, files []SeriesFile, opts Options) (res *Result, infos []model.CaptureInfo, n int, err error) {
 	n = len(files)
 	res, infos, err = readSeries(ctx, files, opts, decodeAll, &n)
@@ -173,6 +175,19 @@ func feedFile(ctx context.Context, f SeriesFile, t *track.Tracker, mode decoding
 	return mark, info, err
 }
 
+// cutAfter ends a series read cut short by its context (ctxErr) before
+// rest, the files from index n on: ReadRotated's run ends there, and its
+// caller finds the rest cut short too; ReadSeries names them as not read.
+func cutAfter(rest []SeriesFile, n int, run *int, errs *model.ErrorList, ctxErr error) {
+	if run != nil {
+		*run = n
+		return
+	}
+	for _, g := range rest {
+		errs.Addf(model.Pos{File: g.Name}, "", "%s: %w", model.SkippedCutShort, ctxErr)
+	}
+}
+
 // readSeries is ReadSeries through the decoding paths mode allows, and,
 // when run is set, ReadRotated: it reads the files' first *run, which it
 // sets.
@@ -197,13 +212,20 @@ func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode deco
 			prev = h
 		}
 		mark, info, err := feedFile(ctx, f, t, mode)
-		errs.Append(err)
 		if info == nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, nil, ctxErr
+				if i == 0 {
+					return nil, nil, ctxErr // nothing read
+				}
+				// Cut short before f's first frame: the files before
+				// are kept, and the run ends before f.
+				cutAfter(files[i:], i, run, &errs, ctxErr)
+				break
 			}
+			errs.Append(err)
 			continue
 		}
+		errs.Append(err)
 		info.Node, info.File = opts.Node, f.Name
 		info.Counts, info.First, info.Last = t.EndFile(mark)
 		info.Packets = info.Counts.Packets
@@ -216,15 +238,8 @@ func readSeries(ctx context.Context, files []SeriesFile, opts Options, mode deco
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			// Cut short in f (feed kept what came before), the run ends
-			// with it: ReadRotated's caller finds the rest cut short
-			// too; ReadSeries's files after it are named unread.
-			if run != nil {
-				*run = i + 1
-			} else {
-				for _, g := range files[i+1:] {
-					errs.Addf(model.Pos{File: g.Name}, "", "not read: the run was cut short before it: %w", ctxErr)
-				}
-			}
+			// with it.
+			cutAfter(files[i+1:], i+1, run, &errs, ctxErr)
 			break
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -350,9 +351,56 @@ func TestReadSeriesCanceled(t *testing.T) {
 			t.Errorf("rotated %v: errors\n%q\nwant\n%q", rotated, got, want)
 		}
 		for _, f := range files[cut+1:] {
-			if opened[f.Name] > 0 && !rotated {
+			if opened[f.Name] > 0 {
 				t.Errorf("%s opened", f.Name)
 			}
 		}
 	}
 }
+
+// A series whose context ends before a file's first frame keeps the files
+// read before it: ReadSeries names that file and those after it as not
+// read, ReadRotated ends its run before it.
+func TestReadSeriesCanceledBeforeAFile(t *testing.T) {
+	for _, rotated := range []bool{false, true} {
+		files, _ := rotatedFiles(t)
+		files = files[1:] // the first, of no packet, is a run of its own
+		ctx, cancel := context.WithCancel(context.Background())
+		open := files[1].Open
+		files[1].Open = func() (io.ReadCloser, error) {
+			f, err := open()
+			if err != nil {
+				return nil, err
+			}
+			return &readCloser{&testutil.CancelingReader{R: f, Left: 0, Ctx: ctx, Cancel: cancel}, f}, nil
+		}
+		var (
+			res   *capture.Result
+			infos []model.CaptureInfo
+			n     int
+			err   error
+		)
+		if rotated {
+			res, infos, n, err = capture.ReadRotated(ctx, files, capture.Options{})
+		} else {
+			res, infos, err = capture.ReadSeries(ctx, files, capture.Options{})
+		}
+		if res == nil || len(infos) != 1 || infos[0].Packets != 39 || res.Info.Packets != 39 {
+			t.Fatalf("rotated %v: %v, %d infos, %v", rotated, res, len(infos), err)
+		}
+		if rotated && n != 1 {
+			t.Errorf("run of %d files, want 1", n)
+		}
+		if !rotated && !strings.Contains(fmt.Sprint(err), files[1].Name+": not read: the run was cut short before it") {
+			t.Errorf("error %v: want %s named as not read", err, files[1].Name)
+		}
+	}
+}
+
+// readCloser reads from r and closes c.
+type readCloser struct {
+	io.Reader
+	c io.Closer
+}
+
+func (r *readCloser) Close() error { return r.c.Close() }

@@ -22,6 +22,16 @@ var ErrTruncated = errors.New("truncated")
 // is then cut there, as a file that ends there would be.
 var ErrStopped = errors.New("not read from here on")
 
+// Stopped returns the warning of a read stopped at pos, the first frame
+// or line not read, its context done with err (ctx.Err()).
+func Stopped(pos Pos, err error) *Error {
+	return Errorf(pos, "", "%w, what came before kept: %w", ErrStopped, err)
+}
+
+// SkippedCutShort is the Skipped of an input a run interrupted, or out of
+// time, did not reach, and the warning of a series' file not read so.
+const SkippedCutShort = "not read: the run was cut short before it"
+
 // A Cut is an input that ends before its real end: what it holds is not
 // all there was, and what it does not show may have happened after.
 type Cut struct {
@@ -64,8 +74,10 @@ func CutOf(e *Error) (Cut, bool) {
 		c.Where = fmt.Sprintf("read to frame %d: the run was cut short there", e.Pos.Frame-1)
 	case errors.Is(e.Err, ErrStopped) && e.Pos.Line > 1:
 		c.Where = fmt.Sprintf("read to line %d: the run was cut short there", e.Pos.Line-1)
+	case errors.Is(e.Err, ErrStopped) && e.Pos.Line > 0:
+		c.Where = "the run was cut short before its first line ends"
 	case errors.Is(e.Err, ErrStopped):
-		c.Where = "the run was cut short before its first frame or line ends"
+		c.Where = "the run was cut short before its first frame ends"
 	case e.Pos.Frame > 1:
 		c.Where = fmt.Sprintf("cut after frame %d", e.Pos.Frame-1)
 	case e.Pos.Frame == 1:

@@ -45,10 +45,10 @@ func cutAfter(t *testing.T, dir string, n int, cut bool) string {
 }
 
 // rulesOn returns the findings, at least warnings, of every rule on the
-// bundle dir, counted by rule. stopped, when not 0, is the frame of its
+// bundle dir, counted by rule. stopped, when given, is the frame of its
 // capture.pcap a read stopped before (its context done), and which it
-// says so at (model.ErrStopped): what cutAfter writes ending whole after
-// the frame before is what such a read gives.
+// says so at (model.Stopped): what cutAfter writes ending whole after the
+// frame before is what such a read gives.
 func rulesOn(t *testing.T, dir string, stopped ...int) map[string]int {
 	t.Helper()
 	ctx := context.Background()
@@ -57,7 +57,7 @@ func rulesOn(t *testing.T, dir string, stopped ...int) map[string]int {
 		t.Fatal(err)
 	}
 	for _, n := range stopped {
-		warns.Addf(model.Pos{File: filepath.Join(dir, "capture.pcap"), Frame: n}, "", "%w, what came before kept: %w", model.ErrStopped, context.Canceled)
+		warns = append(warns, model.Stopped(model.Pos{File: filepath.Join(dir, "capture.pcap"), Frame: n}, context.Canceled))
 	}
 	snap.Cuts = model.Cuts(warns)
 	got := map[string]int{}

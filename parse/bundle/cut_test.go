@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/netmortem/netmortem/internal/testutil"
@@ -55,5 +56,28 @@ func TestOpenCutNamesTheRest(t *testing.T) {
 		if !slices.Equal(named, files) || len(read) != 1 || len(cut) != len(files)-1 {
 			t.Errorf("%s: read %q, cut %q; want one of %q read and the others cut", dir, read, cut, files)
 		}
+	}
+}
+
+// A directory given after the input the run was cut short in is named as
+// not read, as a file given after it is.
+func TestOpenAllCutNamesTheDirectory(t *testing.T) {
+	root := filepath.Join(testutil.Root(), "fixtures/captures")
+	paths := []string{filepath.Join(root, "handshakes.pcap"), filepath.Join(root, "rotated"), filepath.Join(root, "portscan.pcap")}
+	ctx, cancel := context.WithCancel(context.Background())
+	snap, _, _ := parse.OpenAll(ctx, paths, &parse.Options{Progress: func(model.Input) { cancel() }})
+	cancel()
+	if snap == nil {
+		t.Fatal("no snapshot")
+	}
+	var cut []string
+	for _, in := range snap.Inputs {
+		if in.Skipped == model.SkippedCutShort {
+			cut = append(cut, in.Path)
+		}
+	}
+	if len(cut) == 0 || !slices.ContainsFunc(cut, func(p string) bool { return strings.HasPrefix(p, paths[1]) }) ||
+		!slices.Contains(cut, paths[2]) {
+		t.Errorf("cut %q: want the directory %s, or its files, and %s", cut, paths[1], paths[2])
 	}
 }

@@ -186,7 +186,7 @@ func (o *opener) readHeld(held []heldCapture) {
 // before them.
 func (o *opener) cutBefore(held []heldCapture) {
 	for _, h := range held {
-		o.skip(h.name, cutBefore, h.pl)
+		o.skip(h.name, model.SkippedCutShort, h.pl)
 	}
 }
 
@@ -272,7 +272,9 @@ func (r *seriesRun) read(files []heldCapture, sf []capture.SeriesFile) int {
 	o := r.o
 	res, infos, n, err := readRotated(o.ctx, sf, r.opts)
 	if res == nil {
-		if o.ctx.Err() == nil {
+		if o.ctx.Err() != nil {
+			o.cutBefore(files) // cut short before the run's first frame
+		} else {
 			// A fault of the reader: said once, and the files read one by
 			// one, each as any capture (a fault of the file's own is then
 			// said at it, as a parser's).

@@ -142,7 +142,22 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 		return nil
 	})
 	o.bud.total, o.bud.entries = charged, entries
-	if err != nil && (o.ctx.Err() != nil || len(ix.kinds) == 0) {
+	memberName := func(n string) string {
+		if sep == '!' {
+			return name + "!" + n
+		}
+		return filepath.Join(name, filepath.FromSlash(n))
+	}
+	if err != nil && o.ctx.Err() != nil {
+		// Cut short while indexing: the files found so far, or else the
+		// tree itself, are named as not read.
+		o.cutShort(ix, nil, memberName, func(string) placement { return base })
+		if len(ix.kinds) == 0 {
+			o.skip(name, model.SkippedCutShort, base)
+		}
+		return err
+	}
+	if err != nil && len(ix.kinds) == 0 {
 		return err
 	}
 	// A tree that failed midway is still read as far as it goes: the
@@ -152,12 +167,6 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 	base.errorsFile = false
 	base.blank = nil
 	ls := detectLayouts(ix, name, base)
-	memberName := func(n string) string {
-		if sep == '!' {
-			return name + "!" + n
-		}
-		return filepath.Join(name, filepath.FromSlash(n))
-	}
 	if sep != '!' && o.settingAside() {
 		o.series.countStems(ix, memberName)
 	}
@@ -182,13 +191,20 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 	if o.ctx.Err() != nil {
 		// Cut short: the files the first pass found and the second did
 		// not reach are named, not left out unsaid.
-		for _, n := range slices.Sorted(maps.Keys(ix.kinds)) {
-			if ix.kinds[n] == entFile && !visited[n] {
-				o.skip(memberName(n), cutBefore, ls.place(n))
-			}
-		}
+		o.cutShort(ix, visited, memberName, ls.place)
 	}
 	return err
+}
+
+// cutShort names the files of ix not visited as not read, the run cut
+// short before them, by their names as member gives them and placed as
+// place says.
+func (o *opener) cutShort(ix *index, visited map[string]bool, member func(string) string, place func(string) placement) {
+	for _, n := range slices.Sorted(maps.Keys(ix.kinds)) {
+		if ix.kinds[n] == entFile && !visited[n] {
+			o.skip(member(n), model.SkippedCutShort, place(n))
+		}
+	}
 }
 
 // containerLogDir holds kubelet's links to the Pods' log files, which lie
@@ -351,14 +367,10 @@ const emptyFile = "empty file"
 // is no reason to call it empty.
 func emptyWhy(err error) string {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return cutBefore
+		return model.SkippedCutShort
 	}
 	return emptyFile
 }
-
-// cutBefore is why a file the run was interrupted, or ran out of time,
-// before is skipped.
-const cutBefore = "not read: the run was cut short before it"
 
 // magicSize is how much of a file's head is kept to judge it as an
 // archive or a compressed stream (an xz block header included).
