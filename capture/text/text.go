@@ -108,11 +108,11 @@ func Read(ctx context.Context, r io.Reader, name, format string, opts track.Opti
 	sc := bufio.NewScanner(er)
 	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
 	sc.Split(er.lines)
+	var stopped error // the context's error, when it cut the read short
 	for sc.Scan() {
 		tr.line++
 		if tr.line&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				tr.cut(err)
+			if stopped = ctx.Err(); stopped != nil {
 				break
 			}
 		}
@@ -120,13 +120,18 @@ func Read(ctx context.Context, r io.Reader, name, format string, opts track.Opti
 	}
 	if err := sc.Err(); err != nil {
 		tr.line++ // the line the read stopped in, or before
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			tr.cut(ctxErr)
-		} else {
+		if stopped = ctx.Err(); stopped == nil {
 			tr.errs.Addf(tr.pos(), "", "reading: %w", err)
 		}
 	}
+	if stopped != nil && tr.pendingV {
+		tr.pending = nil // its addresses line not read, not missing
+	}
+	pos := tr.pos()
 	tr.flush()
+	if stopped != nil {
+		tr.errs = append(tr.errs, model.Stopped(pos, stopped))
+	}
 	tr.finish()
 	return tr.results, tr.errs.Err()
 }
@@ -150,12 +155,6 @@ func (f *failReader) Read(p []byte) (int, error) {
 // line was not read, and a line cut short would be read as another.
 func (f *failReader) lines(data []byte, atEOF bool) (int, []byte, error) {
 	return bufio.ScanLines(data, atEOF && f.err == nil)
-}
-
-// cut notes that the read stopped before tr.line, its context done with
-// err: what came before is kept.
-func (tr *textReader) cut(err error) {
-	tr.errs.Addf(tr.pos(), "", "%w, what came before kept: %w", model.ErrStopped, err)
 }
 
 type textReader struct {
