@@ -77,8 +77,10 @@ func wrapLine(s string, width int) []string {
 // cut splits word, wider than width, into a head at most width columns
 // wide and the rest, between grapheme clusters (a letter and its
 // accents, an emoji and its modifiers stay whole), each as wide as a
-// terminal draws it. The head ends, where it can in its second half,
-// after a '/', ':', ',', '-', '_' or '.', or before a '#'.
+// terminal draws it, and not inside an escape (inEscape); a cluster or an
+// escape wider than width that starts the word is the head alone. The
+// head ends, where it can in its second half, after a '/', ':', ',', '-',
+// '_' or '.', or before a '#'.
 func cut(word string, width int) (string, string) {
 	w, end, soft := 0, 0, 0
 	for g := displaywidth.StringGraphemes(word); g.Next(); {
@@ -119,16 +121,19 @@ func inEscape(word string, i int) (from, to int, ok bool) {
 		if word[j] != '\\' || j+1 >= len(word) {
 			continue
 		}
-		n := 2
-		switch word[j+1] {
-		case 'x':
+		n := 0
+		switch c := word[j+1]; {
+		case c == 'x':
 			n = 4
-		case 'u':
+		case c == 'u':
 			n = 6
-		case 'U':
+		case c == 'U':
 			n = 10
 		}
-		if j+n > len(word) || !isHex(word[j+2:j+n]) {
+		if n == 0 || j+n > len(word) || !isHex(word[j+2:j+n]) {
+			if c := word[j+1]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+				continue // a backslash of the text's own
+			}
 			n = 2 // a backslash and a letter
 		}
 		if i < j+n {
@@ -180,12 +185,16 @@ const minBeside = 10
 // Under returns the lines of prefix, wrapped to width without its
 // trailing spaces, and then those of s wrapped under it, indented by two
 // more than prefix's leading spaces (and no more than a quarter of the
-// width).
+// width); a prefix of spaces only is an indent, and s is wrapped after
+// it.
 func Under(prefix, s string, width int) []string {
-	body := strings.TrimLeft(prefix, " ")
-	lead := len(prefix) - len(body)
-	lines := Wrap(strings.TrimRight(prefix, " "), width)
-	indent := Spaces(min(lead+2, width/4))
+	lead := len(prefix) - len(strings.TrimLeft(prefix, " "))
+	var lines []string
+	if strings.TrimSpace(prefix) != "" {
+		lines = Wrap(strings.TrimRight(prefix, " "), width)
+		lead += 2
+	}
+	indent := Spaces(min(lead, width/4))
 	for _, l := range Wrap(s, max(width-len(indent), 1)) {
 		lines = append(lines, indent+l)
 	}

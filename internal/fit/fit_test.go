@@ -3,6 +3,7 @@ package fit
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestWrapKeepsWidthAndWords(t *testing.T) {
@@ -137,8 +138,13 @@ func TestColumnWidthsAndWriteBox(t *testing.T) {
 
 // A text too wide to leave ten columns beside its label goes under it,
 // indented two more than the label: no line wider than the width, no word
-// lost; with room, it stays beside.
+// lost; with room, it stays beside. With no label, no line is blank.
 func TestIndentUnderWhenNarrow(t *testing.T) {
+	for _, prefix := range []string{"", "    "} {
+		if got := Indent(prefix, "word word", 6); len(got) == 0 || strings.TrimSpace(got[0]) != "word" {
+			t.Errorf("Indent(%q, ..., 6) = %q", prefix, got)
+		}
+	}
 	text := "synack-reset, nat-reply-untranslated, hairpin-drop, mtu-blackhole"
 	for _, prefix := range []string{"Rules that can run: ", "  Shown by: "} {
 		for width := 6; width <= 60; width++ {
@@ -166,6 +172,9 @@ func TestIndentUnderWhenNarrow(t *testing.T) {
 // zero-width joiner of an emoji family, a control character), unless the
 // escape alone is wider than the width.
 func TestCutKeepsEscapes(t *testing.T) {
+	if got := Wrap("\\漢字漢字", 2); strings.Join(got, "") != "\\漢字漢字" || !utf8.ValidString(got[0]) {
+		t.Errorf("a backslash before a character of the text's own: %q", got)
+	}
 	word := `👨\u200d👩\u200d👧-family\x1b[31m-red\tname\U0001f600.pcap`
 	escapes := []string{`\u200d`, `\x1b`, `\t`, `\U0001f600`}
 	for width := 3; width <= 30; width++ {
