@@ -24,14 +24,17 @@ func TestIncompleteSaysRulesStopped(t *testing.T) {
 	snap := &model.Snapshot{Inputs: []model.Input{{Path: "a.pcap", Kind: model.KindCapture}}}
 	in := operand.Opened{Snap: snap}
 	stopped := analyzer.Run(ctx, snap, rules, nil)
+	// A rule the configuration disables is not counted.
+	off := analyzer.Run(ctx, snap, rules, &analyzer.Config{Rules: map[string]analyzer.RuleConfig{"a": {Disabled: true}}})
 	ran := analyzer.Result{Rules: rules}
 	half := analyzer.Result{Rules: rules, Errors: []analyzer.RuleError{{Rule: "b", Err: context.Canceled.Error()}}}
 	for _, c := range []struct {
 		res  analyzer.Result
 		want string
 	}{
-		{stopped, "interrupted: none of the 2 rules ran to its end (each is listed as failed): what was read was not analyzed"},
-		{half, "interrupted: 1 rule of 2 not run to the end (listed as failed); the findings are the others', on what was read until then"},
+		{stopped, "interrupted: none of the 2 rules ran to the end (each is listed as failed): what was read was not analyzed"},
+		{off, "interrupted: the one rule run did not run to the end (it is listed as failed): what was read was not analyzed"},
+		{half, "interrupted: 1 of the 2 rules did not run to the end (listed as failed); the findings are the others', on what was read until then"},
 		{ran, "interrupted: the findings cover what was read and analyzed until then"},
 	} {
 		cut, of := rulesCut(c.res)

@@ -316,10 +316,12 @@ func ruleContext(ctx, readCtx context.Context, budget time.Duration) (context.Co
 // short.
 func incomplete(ctx, ruleCtx context.Context, readCut bool, budget time.Duration, start time.Time, in operand.Opened, cut, of int) (out []string, onlyCuts bool) {
 	switch {
+	case ctx.Err() != nil && cut == 1 && of == 1:
+		out = append(out, "interrupted: the one rule run did not run to the end (it is listed as failed): what was read was not analyzed")
 	case ctx.Err() != nil && cut > 0 && cut == of:
-		out = append(out, fmt.Sprintf("interrupted: none of the %d rules ran to its end (each is listed as failed): what was read was not analyzed", of))
+		out = append(out, fmt.Sprintf("interrupted: none of the %d rules ran to the end (each is listed as failed): what was read was not analyzed", of))
 	case ctx.Err() != nil && cut > 0:
-		out = append(out, fmt.Sprintf("interrupted: %s of %d not run to the end (listed as failed); the findings are the others', on what was read until then", count(cut, "rule"), of))
+		out = append(out, fmt.Sprintf("interrupted: %d of the %d rules did not run to the end (listed as failed); the findings are the others', on what was read until then", cut, of))
 	case ctx.Err() != nil:
 		out = append(out, "interrupted: the findings cover what was read and analyzed until then")
 	case readCut || ruleCtx.Err() != nil:
@@ -349,21 +351,24 @@ func incomplete(ctx, ruleCtx context.Context, readCut bool, budget time.Duration
 	return out, unread == 0
 }
 
-// rulesCut returns how many of the rules of res its context stopped,
-// those it stopped before they started among them, and of how many rules
-// it ran or stopped.
+// rulesCut returns how many of the rules of res its context stopped, and
+// of how many rules it ran or stopped (those the configuration disables
+// are neither).
 func rulesCut(res analyzer.Result) (cut, of int) {
-	rules := map[string]bool{}
+	ran := map[string]bool{}
 	for _, r := range res.Rules {
-		rules[r.Name] = true
+		ran[r.Name] = true
 	}
+	of = len(res.Rules)
 	for _, e := range res.Errors {
-		if e.Err == context.Canceled.Error() || e.Err == context.DeadlineExceeded.Error() {
+		if e.Stopped() {
 			cut++
-			rules[e.Rule] = true
+			if !ran[e.Rule] {
+				of++ // stopped before it started
+			}
 		}
 	}
-	return cut, len(rules)
+	return cut, of
 }
 
 // budgetNote says what the end of the time budget cut short.

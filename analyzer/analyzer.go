@@ -138,6 +138,12 @@ type RuleError struct {
 	Err  string `json:"error" yaml:"error"`
 }
 
+// Stopped reports whether the rule did not run, or not to its end,
+// because Run's context was done (interrupted, or out of time).
+func (e RuleError) Stopped() bool {
+	return e.Err == context.Canceled.Error() || e.Err == context.DeadlineExceeded.Error()
+}
+
 // Result is what Run returns.
 type Result struct {
 	Findings []Finding   `json:"findings" yaml:"findings"`
@@ -193,12 +199,13 @@ func RunFactSet(ctx context.Context, fs *FactSet, rules []*Rule, cfg *Config) Re
 		case snap == nil:
 			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: "no snapshot to analyze (nil)"})
 			continue
-		case ctx.Err() != nil:
-			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: ctx.Err().Error()})
-			continue
 		}
 		rc := cfg.rule(r.Name)
-		if rc.Disabled {
+		switch {
+		case rc.Disabled:
+			continue
+		case ctx.Err() != nil:
+			res.Errors = append(res.Errors, RuleError{Rule: r.Name, Err: ctx.Err().Error()})
 			continue
 		}
 		res.Rules = append(res.Rules, r)

@@ -27,7 +27,7 @@ func TestQuietHidesProgressOnly(t *testing.T) {
 	if code != exitUnreadable {
 		t.Errorf("--timeout 1ns: exit %d, want %d", code, exitUnreadable)
 	}
-	for _, want := range []string{"rules not run to their end (synack-reset, ", "the 1ns time budget (--timeout) ran out after"} {
+	for _, want := range []string{"rules did not run to the end (synack-reset, ", "the 1ns time budget (--timeout) ran out after"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("-q hides %q:\n%s", want, stderr)
 		}
@@ -83,8 +83,8 @@ func TestSayRuleErrors(t *testing.T) {
 		{nil, ""},
 		{[]analyzer.RuleError{cut("a")}, "error: rule a: context deadline exceeded\n"},
 		{[]analyzer.RuleError{cut("a"), {Rule: "b", Err: "index out of range"}, cut("c"), cut("d"), cut("e"), cut("f")},
-			"error: rule b: index out of range\nerror: 5 rules not run to their end (a, c, d and 2 more): context deadline exceeded\n"},
-		{[]analyzer.RuleError{cut("a"), cut("b")}, "error: 2 rules not run to their end (a, b): context deadline exceeded\n"},
+			"error: rule b: index out of range\nerror: 5 rules did not run to the end (a, c, d and 2 more): context deadline exceeded\n"},
+		{[]analyzer.RuleError{cut("a"), cut("b")}, "error: 2 rules did not run to the end (a, b): context deadline exceeded\n"},
 	} {
 		var out strings.Builder
 		sayRuleErrors(&out, tc.errs)

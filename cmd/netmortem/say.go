@@ -135,7 +135,7 @@ func sayRuleErrors(stderr io.Writer, errs []analyzer.RuleError) {
 	var cut []string
 	cutErr := ""
 	for _, e := range errs {
-		if (e.Err == context.Canceled.Error() || e.Err == context.DeadlineExceeded.Error()) && (cutErr == "" || e.Err == cutErr) {
+		if e.Stopped() && (cutErr == "" || e.Err == cutErr) {
 			cut, cutErr = append(cut, e.Rule), e.Err
 			continue
 		}
@@ -149,6 +149,6 @@ func sayRuleErrors(stderr io.Writer, errs []analyzer.RuleError) {
 		if n > 3 {
 			names += fmt.Sprintf(" and %d more", n-3)
 		}
-		escape.Fprintf(stderr, "error: %d rules not run to their end (%s): %s\n", n, names, cutErr)
+		escape.Fprintf(stderr, "error: %d rules did not run to the end (%s): %s\n", n, names, cutErr)
 	}
 }
