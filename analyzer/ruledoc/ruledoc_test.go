@@ -12,6 +12,7 @@ import (
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/rules"
+	"github.com/netmortem/netmortem/internal/fit"
 	"github.com/netmortem/netmortem/internal/testutil"
 )
 
@@ -134,8 +135,8 @@ func TestWriteTableWidths(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, l := range strings.Split(b.String(), "\n") {
-			if utf8.RuneCountInString(l) > width {
-				t.Fatalf("width %d: line %d wide: %q", width, utf8.RuneCountInString(l), l)
+			if fit.Width(l) > width {
+				t.Fatalf("width %d: line %d wide: %q", width, fit.Width(l), l)
 			}
 		}
 	}

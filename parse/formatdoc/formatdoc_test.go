@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/netmortem/netmortem/internal/fit"
 	"github.com/netmortem/netmortem/internal/testutil"
 	"github.com/netmortem/netmortem/parse"
 )
@@ -107,8 +108,8 @@ func TestWriteTableWidths(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, l := range strings.Split(b.String(), "\n") {
-			if utf8.RuneCountInString(l) > width {
-				t.Fatalf("width %d: line %d wide: %q", width, utf8.RuneCountInString(l), l)
+			if fit.Width(l) > width {
+				t.Fatalf("width %d: line %d wide: %q", width, fit.Width(l), l)
 			}
 		}
 	}
