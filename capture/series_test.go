@@ -317,17 +317,7 @@ func TestReadSeriesCanceled(t *testing.T) {
 			f.Close()
 			return io.NopCloser(&testutil.CancelingReader{R: bytes.NewReader(b), Left: len(b) * 2 / 3, Ctx: ctx, Cancel: cancel}), err
 		}
-		var (
-			res   *capture.Result
-			infos []model.CaptureInfo
-			n     int
-			err   error
-		)
-		if rotated {
-			res, infos, n, err = capture.ReadRotated(ctx, files, capture.Options{})
-		} else {
-			res, infos, err = capture.ReadSeries(ctx, files, capture.Options{})
-		}
+		res, infos, n, err := readRun(ctx, files, rotated)
 		if res == nil || len(infos) != cut+1 || infos[cut].Packets == 0 || infos[cut].Packets >= 39 || !errors.Is(err, context.Canceled) {
 			t.Fatalf("rotated %v: %v, %d infos, %v", rotated, res, len(infos), err)
 		}
@@ -374,17 +364,7 @@ func TestReadSeriesCanceledBeforeAFile(t *testing.T) {
 			}
 			return &readCloser{&testutil.CancelingReader{R: f, Left: 0, Ctx: ctx, Cancel: cancel}, f}, nil
 		}
-		var (
-			res   *capture.Result
-			infos []model.CaptureInfo
-			n     int
-			err   error
-		)
-		if rotated {
-			res, infos, n, err = capture.ReadRotated(ctx, files, capture.Options{})
-		} else {
-			res, infos, err = capture.ReadSeries(ctx, files, capture.Options{})
-		}
+		res, infos, n, err := readRun(ctx, files, rotated)
 		if res == nil || len(infos) != 1 || infos[0].Packets != 39 || res.Info.Packets != 39 {
 			t.Fatalf("rotated %v: %v, %d infos, %v", rotated, res, len(infos), err)
 		}
@@ -395,6 +375,16 @@ func TestReadSeriesCanceledBeforeAFile(t *testing.T) {
 			t.Errorf("error %v: want %s named as not read", err, files[1].Name)
 		}
 	}
+}
+
+// readRun reads files with ReadRotated when rotated, and with ReadSeries
+// (its n then 0) when not.
+func readRun(ctx context.Context, files []capture.SeriesFile, rotated bool) (*capture.Result, []model.CaptureInfo, int, error) {
+	if rotated {
+		return capture.ReadRotated(ctx, files, capture.Options{})
+	}
+	res, infos, err := capture.ReadSeries(ctx, files, capture.Options{})
+	return res, infos, 0, err
 }
 
 // readCloser reads from r and closes c.
