@@ -232,6 +232,7 @@ func flowsExit(ctx context.Context, stderr io.Writer, in operand.Opened, snap *m
 			cut = "the output covers what was read until then"
 		}
 		fmt.Fprintln(stderr, "netmortem flows: interrupted: "+cut)
+		sayNotReached(stderr, snap)
 		return exitUnreadable
 	case in.Err != nil:
 		escape.Fprintln(stderr, "netmortem flows:", in.Err)
@@ -261,6 +262,26 @@ func flowsExit(ctx context.Context, stderr io.Writer, in operand.Opened, snap *m
 		return exitUnreadable
 	}
 	return exitOK
+}
+
+// sayNotReached names the inputs of snap that a run cut short did not
+// reach, the first few of them, so that flows' output is not taken for
+// all of its inputs'.
+func sayNotReached(stderr io.Writer, snap *model.Snapshot) {
+	var names []string
+	for _, in := range snap.Inputs {
+		if in.Skipped == model.SkippedCutShort {
+			names = append(names, in.Path)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	list := strings.Join(names[:min(len(names), 3)], ", ")
+	if len(names) > 3 {
+		list += fmt.Sprintf(" and %d more", len(names)-3)
+	}
+	escape.Fprintf(stderr, "netmortem flows: %s not read, the run cut short before them: %s\n", count(len(names), "input"), list)
 }
 
 // captureFormats are the formats whose records are packets.
