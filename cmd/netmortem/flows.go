@@ -277,11 +277,7 @@ func sayNotReached(stderr io.Writer, snap *model.Snapshot) {
 	if len(names) == 0 {
 		return
 	}
-	list := strings.Join(names[:min(len(names), 3)], ", ")
-	if len(names) > 3 {
-		list += fmt.Sprintf(" and %d more", len(names)-3)
-	}
-	escape.Fprintf(stderr, "netmortem flows: %s not read, the run cut short before them: %s\n", count(len(names), "input"), list)
+	escape.Fprintf(stderr, "netmortem flows: %s not read, the run cut short before them: %s\n", count(len(names), "input"), firstThree(names))
 }
 
 // captureFormats are the formats whose records are packets.

@@ -145,10 +145,16 @@ func sayRuleErrors(stderr io.Writer, errs []analyzer.RuleError) {
 	case n == 1:
 		escape.Fprintf(stderr, "error: rule %s: %s\n", cut[0], cutErr)
 	case n > 1:
-		names := strings.Join(cut[:min(n, 3)], ", ")
-		if n > 3 {
-			names += fmt.Sprintf(" and %d more", n-3)
-		}
-		escape.Fprintf(stderr, "error: %d rules did not run to the end (%s): %s\n", n, names, cutErr)
+		escape.Fprintf(stderr, "error: %d rules did not run to the end (%s): %s\n", n, firstThree(cut), cutErr)
 	}
+}
+
+// firstThree joins the first three of names and counts the others: "a,
+// b, c and 2 more".
+func firstThree(names []string) string {
+	s := strings.Join(names[:min(len(names), 3)], ", ")
+	if len(names) > 3 {
+		s += fmt.Sprintf(" and %d more", len(names)-3)
+	}
+	return s
 }
