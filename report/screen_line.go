@@ -67,19 +67,16 @@ func (s *screen) line(l sline) {
 		return
 	}
 	text := relText(l.text, s.root)
-	if s.width > 0 && min(s.width-fit.Width(l.lead), s.width-fit.Width(l.cont)) < minBeside {
+	if s.width > 0 && min(s.width-fit.Width(l.lead), s.width-fit.Width(l.cont)) < fit.MinBeside {
 		// Too narrow for the text beside its label: the label alone,
 		// the text under it, as fit.Under lays it out; an indent no
 		// deeper than a quarter of the width, nor than leaves the text
-		// its ten columns.
-		indent := len(l.lead) - len(strings.TrimLeft(l.lead, " "))
-		if label := strings.TrimSpace(l.lead); label != "" {
-			for _, o := range fit.Wrap(strings.TrimRight(l.lead, " "), s.width) {
-				s.b.WriteString(o + "\n")
-			}
-			indent += 2
+		// its ten columns (wrapAtoms gives it no fewer).
+		labels, depth := fit.UnderLabel(l.lead, s.width)
+		for _, o := range labels {
+			s.b.WriteString(o + "\n")
 		}
-		l.lead = fit.Spaces(max(0, min(indent, s.width/4, s.width-minBeside)))
+		l.lead = fit.Spaces(max(0, min(depth, s.width/4, s.width-fit.MinBeside)))
 		l.cont = l.lead
 	}
 	var out []string
@@ -131,10 +128,6 @@ func lastRune(s string) (rune, int) {
 	return r[len(r)-1], len(string(r[len(r)-1]))
 }
 
-// minBeside is how many columns a line's text is left beside its label,
-// at the least: narrower, the text goes under the label.
-const minBeside = 10
-
 // wrapAtoms wraps s, its first line to first columns and the others to
 // rest, at spaces; a code span (`...`) is never broken: it goes whole to
 // a line of its own when it does not fit on the current one, and one
@@ -143,7 +136,7 @@ const minBeside = 10
 // it holds can be pasted.
 // A word wider than the width that is not a code span is cut (fit.Wrap).
 func wrapAtoms(s string, first, rest int) []string {
-	first, rest = max(first, 10), max(rest, 10)
+	first, rest = max(first, fit.MinBeside), max(rest, fit.MinBeside)
 	var out []string
 	line := ""
 	room := func() int {

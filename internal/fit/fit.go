@@ -156,12 +156,12 @@ func isHex(s string) bool {
 
 // Indent wraps s to width with prefix before its first line and an
 // indent of the same width before the others, and returns the lines; where
-// that leaves s fewer than minBeside columns, s goes under the prefix
+// that leaves s fewer than MinBeside columns, s goes under the prefix
 // instead (Under).
 func Indent(prefix, s string, width int) []string {
 	inner := 0
 	if width > 0 {
-		if inner = width - Width(prefix); inner < minBeside {
+		if inner = width - Width(prefix); inner < MinBeside {
 			return Under(prefix, s, width)
 		}
 	}
@@ -177,26 +177,31 @@ func Indent(prefix, s string, width int) []string {
 	return lines
 }
 
-// minBeside is how many columns a text is left beside its label, at the
-// least: Indent and a table's blocks put it under its label rather than
-// in fewer.
-const minBeside = 10
+// MinBeside is how many columns a text is left beside its label, at the
+// least: Indent, a table's blocks and analyze's screen put it under its
+// label rather than in fewer.
+const MinBeside = 10
 
 // Under returns the lines of prefix, wrapped to width without its
-// trailing spaces, and then those of s wrapped under it, indented by two
-// more than prefix's leading spaces (and no more than a quarter of the
-// width); a prefix of spaces only is an indent, and s is wrapped after
-// it.
+// trailing spaces, and then those of s wrapped under it, indented as
+// UnderLabel says (and no more than a quarter of the width).
 func Under(prefix, s string, width int) []string {
-	lead := len(prefix) - len(strings.TrimLeft(prefix, " "))
-	var lines []string
-	if strings.TrimSpace(prefix) != "" {
-		lines = Wrap(strings.TrimRight(prefix, " "), width)
-		lead += 2
-	}
-	indent := Spaces(min(lead, width/4))
+	lines, depth := UnderLabel(prefix, width)
+	indent := Spaces(min(depth, width/4))
 	for _, l := range Wrap(s, max(width-len(indent), 1)) {
 		lines = append(lines, indent+l)
 	}
 	return lines
+}
+
+// UnderLabel returns the lines of prefix's label, wrapped to width
+// without its trailing spaces, for a text to go under it, and how deep
+// that text is indented: two more than prefix's leading spaces. A prefix
+// of spaces only is an indent: no line, and the text that deep.
+func UnderLabel(prefix string, width int) (lines []string, depth int) {
+	depth = len(prefix) - len(strings.TrimLeft(prefix, " "))
+	if strings.TrimSpace(prefix) == "" {
+		return nil, depth
+	}
+	return Wrap(strings.TrimRight(prefix, " "), width), depth + 2
 }

@@ -113,14 +113,14 @@ func (l *Layout) Row(w io.StringWriter, cells []string) {
 
 // blockLabels makes, once, each column's label in a block ("HEADER: ",
 // padded to the widest) and how wide its values may be beside it; or,
-// when that leaves a value fewer than minBeside columns, each label
+// when that leaves a value fewer than MinBeside columns, each label
 // alone ("HEADER:"), its values under it (Under).
 func (l *Layout) blockLabels() {
 	if l.prefixes != nil {
 		return
 	}
 	l.prefixes, l.inner = make([]string, len(l.header)), make([]int, len(l.header))
-	l.stacked = l.width-(l.label+2) < minBeside
+	l.stacked = l.width-(l.label+2) < MinBeside
 	for c, h := range l.header {
 		if l.stacked {
 			l.prefixes[c] = h + ":"
