@@ -121,17 +121,17 @@ func inEscape(word string, i int) (from, to int, ok bool) {
 		if word[j] != '\\' || j+1 >= len(word) {
 			continue
 		}
-		n := 0
-		switch c := word[j+1]; {
-		case c == 'x':
+		c, n := word[j+1], 0
+		switch c {
+		case 'x':
 			n = 4
-		case c == 'u':
+		case 'u':
 			n = 6
-		case c == 'U':
+		case 'U':
 			n = 10
 		}
 		if n == 0 || j+n > len(word) || !isHex(word[j+2:j+n]) {
-			if c := word[j+1]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
 				continue // a backslash of the text's own
 			}
 			n = 2 // a backslash and a letter
