@@ -104,9 +104,7 @@ func TestTableBounded(t *testing.T) {
 func TestDetailLabelsHang(t *testing.T) {
 	long := strings.Repeat("word ", 30)
 	cmd := "iptables-save -t nat | grep -E '^-A KUBE-(SVC|SEP)-[A-Z0-9]+ .*--to-destination 10\\.244\\.1\\.7:8080'"
-	r := report.New(nil, nil, analyzer.Result{Findings: []analyzer.Finding{{Rule: "r", Severity: analyzer.Warning,
-		Certainty: analyzer.Unknown, Title: "t", Contradicts: []string{long}, Alternatives: []string{long},
-		Decide: cmd + " (on the node)", Fix: "Run `" + cmd + "` there."}}})
+	r := labelledReport(long, cmd)
 	var b bytes.Buffer
 	if err := report.WriteTable(&b, r, report.TableStyle{Width: 60, Detail: "all"}); err != nil {
 		t.Fatal(err)
@@ -130,6 +128,15 @@ func TestDetailLabelsHang(t *testing.T) {
 	}
 }
 
+// labelledReport is a report of one finding whose labelled lines hold
+// long ("Would contradict it:", "Not ruled out:"), and whose way to
+// decide and fix are the command cmd.
+func labelledReport(long, cmd string) *report.Report {
+	return report.New(nil, nil, analyzer.Result{Findings: []analyzer.Finding{{Rule: "r", Severity: analyzer.Warning,
+		Certainty: analyzer.Unknown, Title: "t", Contradicts: []string{long}, Alternatives: []string{long},
+		Decide: cmd + " (on the node)", Fix: "Run `" + cmd + "` there."}}})
+}
+
 // TestLabelsOnNarrowScreens holds that, where a labelled line leaves its
 // text fewer than ten columns beside the label ("Would contradict it:"
 // at 30 columns), the text goes under the label, and no line but a
@@ -137,9 +144,7 @@ func TestDetailLabelsHang(t *testing.T) {
 func TestLabelsOnNarrowScreens(t *testing.T) {
 	long := strings.Repeat("word ", 12)
 	cmd := "iptables-save -t nat"
-	r := report.New(nil, nil, analyzer.Result{Findings: []analyzer.Finding{{Rule: "r", Severity: analyzer.Warning,
-		Certainty: analyzer.Unknown, Title: "t", Contradicts: []string{long}, Alternatives: []string{long},
-		Decide: cmd + " (on the node)", Fix: "Run `" + cmd + "` there."}}})
+	r := labelledReport(long, cmd)
 	for width := 12; width <= 40; width++ {
 		var b bytes.Buffer
 		if err := report.WriteTable(&b, r, report.TableStyle{Width: width, Detail: "all"}); err != nil {
