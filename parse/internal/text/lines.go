@@ -47,17 +47,36 @@ func NewLines(r io.Reader, name string, errs *model.ErrorList) *Lines {
 		// than read the blank lines that stand for those before it.
 		n, sr.pad = sr.offset, 0
 	}
-	s := bufio.NewScanner(r)
+	fr := &failReader{r: r}
+	s := bufio.NewScanner(fr)
 	s.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	l := &Lines{s: s, name: name, errs: errs, n: n}
 	s.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		adv, tok, err := bufio.ScanLines(data, atEOF)
+		// The text after the last newline, when a read failed (the run
+		// stopped, a compressed file cut short), is not a line: the
+		// rest of it was not read, and a line cut short would be read
+		// as another. The error is told at its place.
+		adv, tok, err := bufio.ScanLines(data, atEOF && fr.err == nil)
 		if adv > 0 {
 			l.bare = data[adv-1] != '\n'
 		}
 		return adv, tok, err
 	})
 	return l
+}
+
+// failReader is r, noting the error, other than io.EOF, that ended it.
+type failReader struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF {
+		f.err = err
+	}
+	return n, err
 }
 
 // SectionReader reads the part of a file that starts at line offset+1 as
