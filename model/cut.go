@@ -76,8 +76,10 @@ func CutOf(e *Error) (Cut, bool) {
 		c.Where = fmt.Sprintf("read to line %d: the run was cut short there", e.Pos.Line-1)
 	case errors.Is(e.Err, ErrStopped) && e.Pos.Line > 0:
 		c.Where = "the run was cut short before its first line ends"
-	case errors.Is(e.Err, ErrStopped):
+	case errors.Is(e.Err, ErrStopped) && e.Pos.Frame == 1:
 		c.Where = "the run was cut short before its first frame ends"
+	case errors.Is(e.Err, ErrStopped):
+		c.Where = "the run was cut short while it was read"
 	case e.Pos.Frame > 1:
 		c.Where = fmt.Sprintf("cut after frame %d", e.Pos.Frame-1)
 	case e.Pos.Frame == 1:

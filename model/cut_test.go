@@ -21,6 +21,8 @@ func TestCuts(t *testing.T) {
 		{Pos: model.Pos{File: "d.pcap", Frame: 4097}, Err: fmt.Errorf("%w, what came before kept: %w", model.ErrStopped, context.Canceled)},
 		{Pos: model.Pos{File: "e.txt", Line: 1024}, Err: fmt.Errorf("%w, what came before kept: %w", model.ErrStopped, context.DeadlineExceeded)},
 		{Pos: model.Pos{File: "f.log", Line: 12}, Err: fmt.Errorf("reading: %w", context.Canceled)},
+		model.Stopped(model.Pos{File: "g.yaml"}, context.Canceled),
+		model.Stopped(model.Pos{File: "h.pcap", Frame: 1}, context.Canceled),
 	}
 	var got []string
 	for _, c := range model.Cuts(warns) {
@@ -28,7 +30,8 @@ func TestCuts(t *testing.T) {
 	}
 	want := []string{"c.pcap: cut after frame 812", "ipt.txt:40: truncated: table nat has no COMMIT",
 		"b.tar.gz: tar: the stream past the archive's end blocks: gzip: invalid checksum",
-		"d.pcap: read to frame 4096: the run was cut short there", "e.txt: read to line 1023: the run was cut short there"}
+		"d.pcap: read to frame 4096: the run was cut short there", "e.txt: read to line 1023: the run was cut short there",
+		"g.yaml: the run was cut short while it was read", "h.pcap: the run was cut short before its first frame ends"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("cuts %q\nwant %q", got, want)
 	}

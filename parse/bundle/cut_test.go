@@ -1,7 +1,9 @@
 package bundle_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,5 +81,55 @@ func TestOpenAllCutNamesTheDirectory(t *testing.T) {
 	if len(cut) == 0 || !slices.ContainsFunc(cut, func(p string) bool { return strings.HasPrefix(p, paths[1]) }) ||
 		!slices.Contains(cut, paths[2]) {
 		t.Errorf("cut %q: want the directory %s, or its files, and %s", cut, paths[1], paths[2])
+	}
+}
+
+// A text file whose read the run stops is listed as read to where it
+// stopped, the stop its only warning beyond those the whole file gives:
+// no half-read line read as a line, no object cut there called invalid,
+// no parser taking the stop for the file's end unsaid. The files are
+// longer than the head a format is sniffed from; one stopped within its
+// head is listed as not read.
+func TestStoppedTextIsCut(t *testing.T) {
+	for _, f := range []string{
+		"real/journald/falco-issue1052_journalctl-xeu-kubelet_pager-truncated-lines.txt",
+		"real/conntrack/weave-scope-issue1110_conntrack-L_tcp-udp-mixed.txt",
+		"incidents/stale-dnat/iptables-save.txt",
+	} {
+		one, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := bytes.Repeat(one, 200<<10/len(one)+1)
+		_, whole, _ := parse.OpenAll(context.Background(), []string{"-"}, &parse.Options{Stdin: bytes.NewReader(b)})
+		for _, at := range []int{1000, 70<<10 + 1, 100<<10 + 13, 150<<10 + 71, len(b) - 3} {
+			ctx, cancel := context.WithCancel(context.Background())
+			r := &testutil.CancelingReader{R: bytes.NewReader(b), Left: at, Ctx: ctx, Cancel: cancel}
+			snap, warns, _ := parse.OpenAll(ctx, []string{"-"}, &parse.Options{Stdin: r})
+			cancel()
+			if len(snap.Inputs) != 1 {
+				t.Fatalf("%s cut at %d: inputs %+v", f, at, snap.Inputs)
+			}
+			in := snap.Inputs[0]
+			if at < 64<<10 {
+				if in.Skipped != model.SkippedCutShort {
+					t.Errorf("%s cut at %d, in its head: skipped %q, want %q", f, at, in.Skipped, model.SkippedCutShort)
+				}
+				continue
+			}
+			stops := 0
+			for _, e := range warns {
+				switch {
+				case errors.Is(e, model.ErrStopped):
+					stops++
+				case !slices.ContainsFunc(whole, func(w *model.Error) bool { return w.Error() == e.Error() }):
+					t.Errorf("%s cut at %d: %v, not a warning of the whole file", f, at, e)
+				}
+			}
+			cuts := model.Cuts(warns)
+			if in.Skipped != "" || stops != 1 || len(cuts) != 1 || cuts[0].File != in.Path {
+				t.Errorf("%s cut at %d: skipped %q, %d stops, cuts %+v; want it read, cut once", f, at, in.Skipped, stops, cuts)
+			}
+		}
 	}
 }

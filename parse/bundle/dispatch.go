@@ -264,8 +264,8 @@ const maxTrailerCheck = 1 << 20
 // whole). addTrailerErr makes a corrupt trailer a warning naming the
 // file, unless the parser reported it already.
 func (o *opener) trailerErr(r io.Reader, bound *boundReader) error {
-	if bound == nil || bound.in == nil || bound.err != nil {
-		return nil
+	if bound == nil || bound.in == nil || bound.err != nil || o.ctx.Err() != nil {
+		return nil // nothing to check, or no time to
 	}
 	_, err := io.CopyN(io.Discard, r, maxTrailerCheck)
 	if err == nil || err == io.EOF || errors.Is(err, ErrLimit) || o.ctx.Err() != nil {

@@ -140,7 +140,7 @@ func (s session) parse(ctx context.Context, r io.Reader, src *format.File, snap 
 	records := 0
 	for _, c := range sessionCommands(lines) {
 		if ctx.Err() != nil {
-			errs.Add(src.Pos(c.start+1), "", ctx.Err())
+			errs = append(errs, model.Stopped(src.Pos(c.start+1), ctx.Err()))
 			break
 		}
 		f, from := s.formatFor(lines, c)

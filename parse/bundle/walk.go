@@ -301,12 +301,20 @@ func (o *opener) file(in input) {
 	if _, in.pl.disk = in.r.(*os.File); in.pl.disk {
 		defer o.met(in.name, in.pl)
 	}
-	br := bufio.NewReaderSize(ctxReader{o.ctx, in.r}, text.HeadSize)
+	stop := &stopReader{ctx: o.ctx, r: in.r}
+	br := bufio.NewReaderSize(stop, text.HeadSize)
 	head, herr := br.Peek(text.HeadSize)
-	if len(head) == 0 {
+	switch {
+	case stop.stopped:
+		// Stopped in its head, the file cannot be told: its format
+		// would be judged on part of what it is judged on.
+		o.skip(in.name, model.SkippedCutShort, in.pl)
+		return
+	case len(head) == 0:
 		o.skip(in.name, emptyWhy(herr), in.pl)
 		return
 	}
+	defer o.noteStopped(in.name, stop, len(o.warns))
 	// head aliases br's buffer, which the next reads overwrite: what is
 	// judged after them (archive and compression magic, an xz header)
 	// is judged on a copy.

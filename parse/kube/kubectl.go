@@ -163,13 +163,18 @@ func readKube(ctx context.Context, r io.Reader, src *format.File, snap *model.Sn
 	docLine := 1 // the first line the next document can start on
 	for {
 		if err := ctx.Err(); err != nil {
-			errs.Add(model.Pos{File: src.Name}, "", err)
+			*errs = append(*errs, model.Stopped(model.Pos{File: src.Name}, err))
 			return n
 		}
 		var doc yaml.Node
 		err := dec.Decode(&doc)
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if err != nil && ctx.Err() != nil {
+			// The read stopped: the document is cut there, not invalid.
+			*errs = append(*errs, model.Stopped(model.Pos{File: src.Name}, ctx.Err()))
+			return n
 		}
 		if err != nil {
 			// yaml.v3 names the line of most errors; for the others

@@ -1,10 +1,14 @@
 package kube
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem/internal/testutil"
+	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 )
 
@@ -26,6 +30,32 @@ func TestKubectlCut(t *testing.T) {
 		_, err := KubeObjects(strings.NewReader(c.text), "x")
 		if got := errors.Is(err, format.ErrTruncated); got != c.cut {
 			t.Errorf("%s: %v, want truncated %v", c.name, err, c.cut)
+		}
+	}
+}
+
+// A read the run stops within a document leaves that document out, with
+// the stop as its only warning: the document is not malformed, nor the
+// input cut, and the documents before what was read ahead are kept.
+func TestKubectlStopped(t *testing.T) {
+	doc := "apiVersion: v1\nkind: Service\nmetadata:\n  name: a%d\n  namespace: default\nspec:\n  ports:\n  - port: 80\n---\n"
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, doc, i)
+	}
+	in := b.String()
+	for _, at := range []int{len(doc) * 100, len(doc)*200 + 17, len(doc)*250 + 41} {
+		ctx, cancel := context.WithCancel(t.Context())
+		r := &testutil.CancelingReader{R: strings.NewReader(in), Left: at, Ctx: ctx, Cancel: cancel}
+		var snap model.Snapshot
+		var errs model.ErrorList
+		n := readKube(ctx, r, &format.File{Name: "svc.yaml"}, &snap, &errs)
+		cancel()
+		if len(errs) != 1 || !errors.Is(errs[0], model.ErrStopped) || errs[0].Pos.File != "svc.yaml" {
+			t.Errorf("stopped at byte %d: errors %v; want only the stop", at, errs.Err())
+		}
+		if n == 0 || n > at/len(doc)+1 || len(snap.Kube.Services) != n {
+			t.Errorf("stopped at byte %d: %d objects, %d services; want those before it", at, n, len(snap.Kube.Services))
 		}
 	}
 }

@@ -192,7 +192,7 @@ func (lr *logReader) read(ctx context.Context, r io.Reader) {
 	l := lr.newLines(r)
 	for l.Next() {
 		if l.Line()%4096 == 0 && ctx.Err() != nil {
-			lr.errs.Add(l.Pos(), "", ctx.Err())
+			*lr.errs = append(*lr.errs, model.Stopped(l.Pos(), ctx.Err()))
 			return
 		}
 		lr.line(l)

@@ -1,0 +1,85 @@
+package bundle
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/netmortem/netmortem/model"
+)
+
+// stopReader is a ctxReader that remembers stopping a read, or a read
+// of r failing once the context ended: a parser may take the context's
+// error for the end of its input, and say nothing of it (noteStopped).
+type stopReader struct {
+	ctx     context.Context
+	r       io.Reader
+	stopped bool
+}
+
+func (c *stopReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		c.stopped = true
+		return 0, err
+	}
+	n, err := c.r.Read(p)
+	if err != nil && err != io.EOF && c.ctx.Err() != nil {
+		c.stopped = true // a reader of its own that the context ends
+	}
+	return n, err
+}
+
+// noteStopped makes sure that a file whose read stop stopped (the run's
+// context ended) is listed as cut where it stopped, and only there, the
+// warnings from index from on being the file's:
+//
+//   - a warning that only says the context ended is made a stop at its
+//     place (model.Stopped), which the analysis takes for input cut short;
+//   - a warning that the input ends inside a record, a table or a
+//     document, which a parser gives at the last line it read or past
+//     it, is dropped: the input does not end there, its read stopped;
+//   - a file read whole none of whose warnings says it stopped, its
+//     parser having taken the stop for its end, is said to be stopped,
+//     with no place.
+func (o *opener) noteStopped(name string, stop *stopReader, from int) {
+	if !stop.stopped {
+		return
+	}
+	var in *model.Input // the file, listed as read
+	if n := len(o.snap.Inputs); n > 0 && o.snap.Inputs[n-1].Path == name && o.snap.Inputs[n-1].Skipped == "" {
+		in = &o.snap.Inputs[n-1]
+	}
+	at, said := 0, false // the first line not read (0: not known); whether a warning says so
+	for i, e := range o.warns[from:] {
+		if e.Pos.File != name {
+			continue
+		}
+		if !errors.Is(e.Err, model.ErrStopped) && (errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)) {
+			e = model.Stopped(e.Pos, e.Err)
+			o.warns[from+i] = e
+		}
+		if errors.Is(e.Err, model.ErrStopped) {
+			said = true
+			if e.Pos.Line > 0 && (at == 0 || e.Pos.Line < at) {
+				at = e.Pos.Line
+			}
+		}
+	}
+	kept := o.warns[:from]
+	for _, e := range o.warns[from:] {
+		if e.Pos.File == name && at > 0 && e.Pos.Line >= at-1 && model.IsCut(e.Err) && !errors.Is(e.Err, model.ErrStopped) {
+			if in != nil {
+				in.Warnings--
+			}
+			continue
+		}
+		kept = append(kept, e)
+	}
+	o.warns = kept
+	if said || in == nil {
+		return
+	}
+	o.warns = append(o.warns, model.Stopped(model.Pos{File: name}, o.ctx.Err()))
+	in.Warnings++
+}
+
