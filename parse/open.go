@@ -56,8 +56,8 @@ func DefaultLimits() Limits { return bundle.DefaultLimits() }
 // a single file, possibly gzip'd, xz'd or bzip2'd) into a Snapshot, trying
 // opts.Formats, or all Formats when nil. It returns the problems found
 // inside the evidence as warnings, and a non-nil error only when path cannot
-// be read at all or ctx ends first (then the Snapshot holds what was read
-// until then). Open never writes into the bundle; nested archives larger
+// be read at all or ctx ends before it is read whole (then the Snapshot
+// holds what was read until then). Open never writes into the bundle; nested archives larger
 // than Limits.MaxMemoryBuffer are spilled to Options.TempDir and removed
 // before it returns.
 func Open(ctx context.Context, path string, opts *Options) (*model.Snapshot, model.ErrorList, error) {

@@ -133,3 +133,27 @@ func TestStoppedTextIsCut(t *testing.T) {
 		}
 	}
 }
+
+// A context that ends once the path was read whole stopped nothing: Open
+// returns no error for it. One that ends before the last file of a
+// directory is read returns its error.
+func TestOpenEndedAfterTheRead(t *testing.T) {
+	for _, c := range []struct {
+		path    string
+		stopped bool
+	}{
+		{"fixtures/captures/handshakes.pcap", false},
+		{"fixtures/incidents/stale-dnat/iptables-save.txt", false},
+		{"fixtures/captures/rotated", true},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		_, warns, err := parse.Open(ctx, filepath.Join(testutil.Root(), c.path), &parse.Options{Progress: func(model.Input) { cancel() }})
+		cancel()
+		if stopped := errors.Is(err, context.Canceled); stopped != c.stopped {
+			t.Errorf("%s: error %v, want the context's %v", c.path, err, c.stopped)
+		}
+		if !c.stopped && len(warns) > 0 {
+			t.Errorf("%s: warnings %v, want none", c.path, warns.Err())
+		}
+	}
+}

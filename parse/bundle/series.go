@@ -140,10 +140,10 @@ func (o *opener) met(name string, pl placement) {
 func (o *opener) settingAside() bool { return !o.readingHeld }
 
 // readRest reads the captures still set aside, and returns the context's
-// error when it ended before they were read.
+// error when it stopped their read (stopErr).
 func (o *opener) readRest() error {
 	o.readHeld(o.series.take(func(heldCapture) bool { return true }))
-	return o.ctx.Err()
+	return o.stopErr()
 }
 
 // take removes the captures held that match from those held, and returns

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/netmortem/netmortem/model"
 )
@@ -83,3 +84,19 @@ func (o *opener) noteStopped(name string, stop *stopReader, from int) {
 	in.Warnings++
 }
 
+// stopErr returns the context's error when it stopped the read of a file
+// of this Open, or kept one from being read (as the warnings and the
+// inputs listed say), and nil otherwise: a context that ends once all
+// was read stopped nothing.
+func (o *opener) stopErr() error {
+	err := o.ctx.Err()
+	if err == nil {
+		return nil
+	}
+	if slices.ContainsFunc(o.warns, func(e *model.Error) bool {
+		return errors.Is(e, model.ErrStopped) || errors.Is(e, context.Canceled) || errors.Is(e, context.DeadlineExceeded)
+	}) || slices.ContainsFunc(o.snap.Inputs, func(in model.Input) bool { return in.Skipped == model.SkippedCutShort }) {
+		return err
+	}
+	return nil
+}

@@ -62,7 +62,7 @@ func (o *opener) open(p string) error {
 			// readers do not report it.
 			o.warns.Add(model.Pos{File: StdinName}, "", br.err)
 		}
-		return o.ctx.Err()
+		return o.stopErr()
 	}
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -88,7 +88,7 @@ func (o *opener) open(p string) error {
 			}
 			o.warns.Add(model.Pos{File: p}, "", err)
 		}
-		return o.ctx.Err()
+		return o.stopErr()
 	}
 	f, err := os.Open(p)
 	if err != nil {
@@ -105,7 +105,7 @@ func (o *opener) open(p string) error {
 // archive is walked from ra rather than copied first.
 func (o *opener) readerAt(name string, r io.Reader, ra io.ReaderAt, size int64) error {
 	o.file(input{name: name, r: r, ra: ra, size: size, pl: placement{node: o.node, direct: true}})
-	return o.ctx.Err()
+	return o.stopErr()
 }
 
 // archive walks an archive tree, reporting a failure to read it (a corrupt
