@@ -257,7 +257,9 @@ func (p *Plan) Run(ctx context.Context) *Analysis {
 		Limits: parse.Limits{MaxMemory: o.MaxBundleMemory}, Stdin: o.Stdin}
 	in := operand.Open(readCtx, p.operands, popts)
 	snap := in.Snap
-	readCut := readCtx.Err() != nil
+	// Reading was cut when the context's end stopped it; a budget that
+	// runs out once everything was read cut nothing.
+	readCut := readCtx.Err() != nil && in.Stopped()
 	// The rules run on what was read, even when reading ran out of time:
 	// they get what is left of the budget, and at least maxRuleGrace.
 	ruleCtx, cancelRules := ruleContext(ctx, readCtx, o.Timeout)

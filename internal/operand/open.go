@@ -196,6 +196,30 @@ func Open(ctx context.Context, e Expanded, opts *parse.Options) Opened {
 	return res
 }
 
+// Stopped reports whether reading stopped before the end of something
+// it was given because its context ended: a read left behind (Stuck), a
+// path not read, a file read up to a place (model.ErrStopped) or not at
+// all (model.SkippedCutShort). A context that ends once all was read
+// stopped nothing.
+func (o Opened) Stopped() bool {
+	if o.Stuck || isContextErr(o.Err) {
+		return true
+	}
+	for _, e := range o.Warns {
+		if errors.Is(e, model.ErrStopped) || isContextErr(e) {
+			return true
+		}
+	}
+	return o.Snap != nil && slices.ContainsFunc(o.Snap.Inputs, func(in model.Input) bool {
+		return in.Skipped == model.SkippedCutShort
+	})
+}
+
+// isContextErr reports whether err says a context ended.
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
 // CountInputs counts the inputs skipped, or those read (leaving out the
 // captures whose header could not be read). The documentation a bundle
 // holds (model.SkippedDocumentation) is neither: the summary of skipped
@@ -232,7 +256,7 @@ func Flatten(err error) []error {
 // WithoutContextErrors returns err without the errors that only say a
 // context ended (told apart, as an interrupt or the end of the budget).
 func WithoutContextErrors(err error) error {
-	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+	if !isContextErr(err) {
 		return err // nil too
 	}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {

@@ -1,13 +1,16 @@
 package operand
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse"
 )
 
@@ -51,5 +54,31 @@ func TestOpenReadersAndPaths(t *testing.T) {
 	}
 	if _, err := Expand(t.Context(), []string{"node2/sysctl.txt", "node2/sysctl.txt"}, nil, readers); err == nil {
 		t.Error("a reader given twice is accepted")
+	}
+}
+
+// Reading stopped when something given was left unread for the context's
+// end, and only then: a warning of another kind, or none, is no stop.
+func TestOpenedStopped(t *testing.T) {
+	stop := model.Stopped(model.Pos{File: "a.txt", Line: 9}, context.DeadlineExceeded)
+	bare := &model.Error{Pos: model.Pos{File: "b.log", Line: 4}, Err: context.Canceled}
+	other := &model.Error{Pos: model.Pos{File: "c.txt", Line: 2}, Err: errors.New("syntax error")}
+	for _, c := range []struct {
+		name string
+		in   Opened
+		want bool
+	}{
+		{"whole", Opened{Snap: &model.Snapshot{Inputs: []model.Input{{Path: "a.txt"}}}}, false},
+		{"a warning", Opened{Snap: &model.Snapshot{}, Warns: model.ErrorList{other}}, false},
+		{"a skip of another kind", Opened{Snap: &model.Snapshot{Inputs: []model.Input{{Path: "e", Skipped: "empty file"}}}}, false},
+		{"read to a line", Opened{Snap: &model.Snapshot{}, Warns: model.ErrorList{other, stop}}, true},
+		{"a context's error", Opened{Snap: &model.Snapshot{}, Warns: model.ErrorList{bare}}, true},
+		{"a path not read", Opened{Snap: &model.Snapshot{}, Err: fmt.Errorf("d: %w", context.Canceled)}, true},
+		{"left behind", Opened{Snap: &model.Snapshot{}, Stuck: true}, true},
+		{"not reached", Opened{Snap: &model.Snapshot{Inputs: []model.Input{{Path: "e", Skipped: model.SkippedCutShort}}}}, true},
+	} {
+		if got := c.in.Stopped(); got != c.want {
+			t.Errorf("%s: Stopped() = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
