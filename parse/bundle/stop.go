@@ -12,19 +12,27 @@ import (
 // stopReader is a ctxReader that remembers stopping a read, or a read
 // of r failing once the context ended: a parser may take the context's
 // error for the end of its input, and say nothing of it (noteStopped).
+// Once r has ended, it is not stopped: a reader in front of it (a
+// bufio.Reader's Peek) may have taken r's io.EOF, and read again.
 type stopReader struct {
-	ctx     context.Context
-	r       io.Reader
-	stopped bool
+	ctx          context.Context
+	r            io.Reader
+	stopped, eof bool
 }
 
 func (c *stopReader) Read(p []byte) (int, error) {
+	if c.eof {
+		return 0, io.EOF
+	}
 	if err := c.ctx.Err(); err != nil {
 		c.stopped = true
 		return 0, err
 	}
 	n, err := c.r.Read(p)
-	if err != nil && err != io.EOF && c.ctx.Err() != nil {
+	switch {
+	case err == io.EOF:
+		c.eof = true
+	case err != nil && c.ctx.Err() != nil:
 		c.stopped = true // a reader of its own that the context ends
 	}
 	return n, err
