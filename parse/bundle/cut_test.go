@@ -1,9 +1,12 @@
 package bundle_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,5 +158,59 @@ func TestOpenEndedAfterTheRead(t *testing.T) {
 		if !c.stopped && len(warns) > 0 {
 			t.Errorf("%s: warnings %v, want none", c.path, warns.Err())
 		}
+	}
+}
+
+// cancelAt is a ReaderAt that cancels its context once a read reaches
+// byte at.
+type cancelAt struct {
+	r      *bytes.Reader
+	at     int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelAt) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > c.at {
+		c.cancel()
+	}
+	return c.r.ReadAt(p, off)
+}
+
+// An archive whose index the run cuts short is said to be cut, since
+// the members past what was indexed are not named; those indexed are
+// named as not read.
+func TestArchiveCutWhileIndexed(t *testing.T) {
+	var ms []member
+	for i := range 400 {
+		// Comments of digits that do not repeat: the archive is longer
+		// than the head it is recognized from, and read in many reads.
+		var body []byte
+		for j := range 16 {
+			body = fmt.Appendf(body, "# %x\n", sha256.Sum256(fmt.Append(nil, i, j)))
+		}
+		body = fmt.Appendf(body, "net.ipv4.ip_local_port_range = %d\t60999\n", 30000+i)
+		ms = append(ms, member{name: fmt.Sprintf("b/sysctl%03d.txt", i), typ: tar.TypeReg, body: body})
+	}
+	b := gz(writeTar(t, ms))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if len(b) < 192<<10 {
+		t.Fatalf("the archive takes %d bytes, want 192 KiB at least", len(b))
+	}
+	ra := &cancelAt{r: bytes.NewReader(b), at: int64(len(b) * 2 / 3), cancel: cancel}
+	snap, warns, err := parse.OpenReaderAt(ctx, "b.tar.gz", ra, int64(len(b)), nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want the context's", err)
+	}
+	notRead := 0
+	for _, in := range snap.Inputs {
+		if in.Skipped != model.SkippedCutShort {
+			t.Errorf("%s: skipped %q, want not read", in.Path, in.Skipped)
+		}
+		notRead++
+	}
+	cuts := model.Cuts(warns)
+	if notRead == 0 || notRead >= len(ms) || len(cuts) != 1 || cuts[0].File != "b.tar.gz" {
+		t.Errorf("%d of %d members named, cuts %v; want some, and the archive cut", notRead, len(ms), cuts)
 	}
 }

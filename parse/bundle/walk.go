@@ -150,10 +150,13 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 	}
 	if err != nil && o.ctx.Err() != nil {
 		// Cut short while indexing: the files found so far, or else the
-		// tree itself, are named as not read.
+		// tree itself, are named as not read; and the tree is said to
+		// be cut, for the files the index did not reach.
 		o.cutShort(ix, nil, memberName, func(string) placement { return base })
 		if len(ix.kinds) == 0 {
 			o.skip(name, model.SkippedCutShort, base)
+		} else {
+			o.warns = append(o.warns, model.Stopped(model.Pos{File: name}, o.ctx.Err()))
 		}
 		return err
 	}
