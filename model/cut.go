@@ -3,6 +3,7 @@ package model
 import (
 	"archive/zip"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,12 @@ var ErrStopped = errors.New("not read from here on")
 // or line not read, its context done with err (ctx.Err()).
 func Stopped(pos Pos, err error) *Error {
 	return Errorf(pos, "", "%w, what came before kept: %w", ErrStopped, err)
+}
+
+// IsStopped reports whether err says a read was stopped: it wraps
+// ErrStopped, or the error of a context that ended.
+func IsStopped(err error) bool {
+	return errors.Is(err, ErrStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // SkippedCutShort is the Skipped of an input a run interrupted, or out of

@@ -205,14 +205,8 @@ func (o Opened) Stopped() bool {
 	if o.Stuck || isContextErr(o.Err) {
 		return true
 	}
-	for _, e := range o.Warns {
-		if errors.Is(e, model.ErrStopped) || isContextErr(e) {
-			return true
-		}
-	}
-	return o.Snap != nil && slices.ContainsFunc(o.Snap.Inputs, func(in model.Input) bool {
-		return in.Skipped == model.SkippedCutShort
-	})
+	return slices.ContainsFunc(o.Warns, func(e *model.Error) bool { return model.IsStopped(e) }) ||
+		o.Snap != nil && slices.ContainsFunc(o.Snap.Inputs, func(in model.Input) bool { return in.Skipped == model.SkippedCutShort })
 }
 
 // isContextErr reports whether err says a context ended.

@@ -96,9 +96,10 @@ const StdinName = "<stdin>"
 // when it is set) into a Snapshot. It
 // returns the problems found inside the evidence as warnings, and a non-nil
 // error only when path cannot be read at all or ctx ends before it is
-// read whole (then the Snapshot holds what was read until then). Open never writes into the
-// bundle; nested archives larger than Limits.MaxMemoryBuffer are spilled to
-// Options.TempDir and removed before it returns.
+// read whole (then the Snapshot holds what was read until then). Open
+// never writes into the bundle; nested archives larger than
+// Limits.MaxMemoryBuffer are spilled to Options.TempDir and removed before
+// it returns.
 func Open(ctx context.Context, path string, opts *Options) (*model.Snapshot, model.ErrorList, error) {
 	o := newOpener(ctx, opts)
 	return o.finish(o.open(path))

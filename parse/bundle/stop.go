@@ -60,18 +60,15 @@ func (o *opener) noteStopped(name string, stop *stopReader, from int) {
 	}
 	at, said := 0, false // the first line not read (0: not known); whether a warning says so
 	for i, e := range o.warns[from:] {
-		if e.Pos.File != name {
+		if e.Pos.File != name || !model.IsStopped(e.Err) {
 			continue
 		}
-		if !errors.Is(e.Err, model.ErrStopped) && (errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)) {
-			e = model.Stopped(e.Pos, e.Err)
-			o.warns[from+i] = e
+		if !errors.Is(e.Err, model.ErrStopped) {
+			o.warns[from+i] = model.Stopped(e.Pos, e.Err) // the context's error alone
 		}
-		if errors.Is(e.Err, model.ErrStopped) {
-			said = true
-			if e.Pos.Line > 0 && (at == 0 || e.Pos.Line < at) {
-				at = e.Pos.Line
-			}
+		said = true
+		if e.Pos.Line > 0 && (at == 0 || e.Pos.Line < at) {
+			at = e.Pos.Line
 		}
 	}
 	kept := o.warns[:from]
@@ -101,9 +98,8 @@ func (o *opener) stopErr() error {
 	if err == nil {
 		return nil
 	}
-	if slices.ContainsFunc(o.warns, func(e *model.Error) bool {
-		return errors.Is(e, model.ErrStopped) || errors.Is(e, context.Canceled) || errors.Is(e, context.DeadlineExceeded)
-	}) || slices.ContainsFunc(o.snap.Inputs, func(in model.Input) bool { return in.Skipped == model.SkippedCutShort }) {
+	if slices.ContainsFunc(o.warns, func(e *model.Error) bool { return model.IsStopped(e) }) ||
+		slices.ContainsFunc(o.snap.Inputs, func(in model.Input) bool { return in.Skipped == model.SkippedCutShort }) {
 		return err
 	}
 	return nil
