@@ -15,8 +15,13 @@ import (
 // Once r has ended, it is not stopped: a reader in front of it (a
 // bufio.Reader's Peek) may have taken r's io.EOF, and read again.
 type stopReader struct {
-	ctx          context.Context
-	r            io.Reader
+	ctx context.Context
+	r   io.Reader
+	// probe says that r cannot block (a regular file on disk): once the
+	// context has ended, a byte is still read from it, to tell a file
+	// read to its last byte, only its end not yet seen (a decompressor
+	// asks for it once its last block is read), from one stopped.
+	probe        bool
 	stopped, eof bool
 }
 
@@ -25,6 +30,12 @@ func (c *stopReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	if err := c.ctx.Err(); err != nil {
+		if c.probe && len(p) > 0 {
+			if n, rerr := c.r.Read(p[:1]); n == 0 && rerr == io.EOF {
+				c.eof = true
+				return 0, io.EOF
+			}
+		}
 		c.stopped = true
 		return 0, err
 	}

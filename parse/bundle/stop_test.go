@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -26,6 +28,34 @@ func TestStopReaderAfterTheEnd(t *testing.T) {
 		b, err := io.ReadAll(br)
 		if stop.stopped != c.stopped || c.stopped != errors.Is(err, context.Canceled) {
 			t.Errorf("head %d, then the context's end: read %q, %v, stopped %v; want stopped %v", c.head, b, err, stop.stopped, c.stopped)
+		}
+	}
+}
+
+// A file on disk read to its last byte, its end not yet seen, is read
+// whole when the context ends: the byte read after it tells. One with a
+// byte left is stopped.
+func TestStopReaderProbe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sysctl.txt")
+	if err := os.WriteFile(path, []byte("net.ipv4.ip_forward = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, left := range []int{0, 1} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		stop := &stopReader{ctx: ctx, r: f, probe: true}
+		p := make([]byte, 24-left)
+		if n, err := io.ReadFull(stop, p); n != len(p) || err != nil {
+			t.Fatal(n, err)
+		}
+		cancel()
+		n, err := stop.Read(make([]byte, 64))
+		f.Close()
+		if stop.stopped != (left > 0) || n != 0 || (left > 0) != errors.Is(err, context.Canceled) || (left == 0) != (err == io.EOF) {
+			t.Errorf("%d bytes left when the context ended: read %d, %v, stopped %v", left, n, err, stop.stopped)
 		}
 	}
 }
