@@ -182,14 +182,9 @@ func (c *cancelAt) ReadAt(p []byte, off int64) (int, error) {
 func TestArchiveCutWhileIndexed(t *testing.T) {
 	var ms []member
 	for i := range 400 {
-		// Comments of digits that do not repeat: the archive is longer
-		// than the head it is recognized from, and read in many reads.
-		var body []byte
-		for j := range 16 {
-			body = fmt.Appendf(body, "# %x\n", sha256.Sum256(fmt.Append(nil, i, j)))
-		}
-		body = fmt.Appendf(body, "net.ipv4.ip_local_port_range = %d\t60999\n", 30000+i)
-		ms = append(ms, member{name: fmt.Sprintf("b/sysctl%03d.txt", i), typ: tar.TypeReg, body: body})
+		// The archive is longer than the head it is recognized from,
+		// and read in many reads.
+		ms = append(ms, member{name: fmt.Sprintf("b/sysctl%03d.txt", i), typ: tar.TypeReg, body: uniqueSysctl(i)})
 	}
 	b := gz(writeTar(t, ms))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -213,4 +208,43 @@ func TestArchiveCutWhileIndexed(t *testing.T) {
 	if notRead == 0 || notRead >= len(ms) || len(cuts) != 1 || cuts[0].File != "b.tar.gz" {
 		t.Errorf("%d of %d members named, cuts %v; want some, and the archive cut", notRead, len(ms), cuts)
 	}
+}
+
+// An input the run stops with nothing of it read is listed as not read,
+// with no cut and no warning: an archive on standard input stopped while
+// it is copied to be walked, a JSON document stopped before its end.
+func TestStoppedWithNothingKept(t *testing.T) {
+	var ms []member
+	var list strings.Builder
+	list.WriteString(`{"apiVersion": "v1", "kind": "List", "items": [`)
+	for i := range 600 {
+		ms = append(ms, member{name: fmt.Sprintf("b/sysctl%03d.txt", i), typ: tar.TypeReg, body: uniqueSysctl(i)})
+		if i > 0 {
+			list.WriteString(",")
+		}
+		fmt.Fprintf(&list, `{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc%d", "namespace": "default"}, "spec": {"clusterIP": "10.96.%d.%d", "ports": [{"port": 80}]}}`+"\n", i, i/250, i%250+1)
+	}
+	list.WriteString("]}\n")
+	for name, b := range map[string][]byte{"tar.gz": gz(writeTar(t, ms)), "json": []byte(list.String())} {
+		if len(b) < 72<<10 {
+			t.Fatalf("%s: %d bytes, want more than the 64 KiB head", name, len(b))
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		r := &testutil.CancelingReader{R: bytes.NewReader(b), Left: 70 << 10, Ctx: ctx, Cancel: cancel}
+		snap, warns, _ := parse.OpenAll(ctx, []string{"-"}, &parse.Options{Stdin: r})
+		cancel()
+		if len(snap.Inputs) != 1 || snap.Inputs[0].Skipped != model.SkippedCutShort || len(warns) > 0 {
+			t.Errorf("%s stopped at 70 KiB: inputs %+v, warnings %v; want it not read, nothing more", name, snap.Inputs, warns.Err())
+		}
+	}
+}
+
+// uniqueSysctl is a sysctl file of comments that do not repeat, so that
+// an archive of them compresses little.
+func uniqueSysctl(i int) []byte {
+	var body []byte
+	for j := range 16 {
+		body = fmt.Appendf(body, "# %x\n", sha256.Sum256(fmt.Append(nil, i, j)))
+	}
+	return fmt.Appendf(body, "net.ipv4.ip_local_port_range = %d\t60999\n", 30000+i)
 }

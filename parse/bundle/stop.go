@@ -58,18 +58,20 @@ func (c *stopReader) Read(p []byte) (int, error) {
 //   - a warning that the input ends inside a record, a table or a
 //     document, which a parser gives at the last line it read or past
 //     it, is dropped: the input does not end there, its read stopped;
-//   - a file read whole none of whose warnings says it stopped, its
-//     parser having taken the stop for its end, is said to be stopped,
-//     with no place.
+//   - a file none of whose warnings says it stopped, its parser having
+//     taken the stop for its end, is said to be stopped, with no place;
+//   - a file stopped with no place and nothing read from it (a JSON
+//     document, a terminal session read whole before it is parsed) is
+//     listed as not read, model.SkippedCutShort, rather than as cut.
+//
+// A file skipped, or held for another pass, is left as it is.
 func (o *opener) noteStopped(name string, stop *stopReader, from int) {
-	if !stop.stopped {
+	n := len(o.snap.Inputs)
+	if !stop.stopped || n == 0 || o.snap.Inputs[n-1].Path != name || o.snap.Inputs[n-1].Skipped != "" {
 		return
 	}
-	var in *model.Input // the file, listed as read
-	if n := len(o.snap.Inputs); n > 0 && o.snap.Inputs[n-1].Path == name && o.snap.Inputs[n-1].Skipped == "" {
-		in = &o.snap.Inputs[n-1]
-	}
-	at, said := 0, false // the first line not read (0: not known); whether a warning says so
+	in := &o.snap.Inputs[n-1] // the file, listed as read
+	at, said := 0, false      // the first line not read (0: not known); whether a warning says so
 	for i, e := range o.warns[from:] {
 		if e.Pos.File != name || !model.IsStopped(e.Err) {
 			continue
@@ -82,22 +84,24 @@ func (o *opener) noteStopped(name string, stop *stopReader, from int) {
 			at = e.Pos.Line
 		}
 	}
+	unread := at == 0 && in.Records == 0
 	kept := o.warns[:from]
 	for _, e := range o.warns[from:] {
-		if e.Pos.File == name && at > 0 && e.Pos.Line >= at-1 && model.IsCut(e.Err) && !errors.Is(e.Err, model.ErrStopped) {
-			if in != nil {
-				in.Warnings--
-			}
+		if e.Pos.File == name && (unread && model.IsStopped(e.Err) ||
+			at > 0 && e.Pos.Line >= at-1 && model.IsCut(e.Err) && !errors.Is(e.Err, model.ErrStopped)) {
+			in.Warnings--
 			continue
 		}
 		kept = append(kept, e)
 	}
 	o.warns = kept
-	if said || in == nil {
-		return
+	switch {
+	case unread:
+		in.Skipped = model.SkippedCutShort
+	case !said:
+		o.warns = append(o.warns, model.Stopped(model.Pos{File: name}, o.ctx.Err()))
+		in.Warnings++
 	}
-	o.warns = append(o.warns, model.Stopped(model.Pos{File: name}, o.ctx.Err()))
-	in.Warnings++
 }
 
 // stopErr returns the context's error when it stopped the read of a file

@@ -343,6 +343,11 @@ func (o *opener) file(in input) {
 	}
 	zbr := bufio.NewReaderSize(zr, text.HeadSize)
 	dhead, perr := zbr.Peek(text.HeadSize)
+	if stop.stopped && len(dhead) < text.HeadSize {
+		// Stopped in the head of what it holds: as above.
+		o.skip(in.name, model.SkippedCutShort, in.pl)
+		return
+	}
 	if isTar(dhead) {
 		rest := io.MultiReader(&tee.buf, br)
 		tee.on = false
@@ -422,6 +427,10 @@ func (o *opener) nested(in input, c compression, raw io.Reader, head []byte) {
 		// quarter of what is left, so that its members can still be read.
 		maxMem := min(o.bud.lim.MaxMemoryBuffer, max(o.bud.lim.MaxMemory-o.bud.mem, 0)/4)
 		b, err := materialize(&boundReader{r: raw, max: o.bud.lim.MaxFileBytes, b: o.bud}, maxMem, o.tempDir)
+		if err != nil && model.IsStopped(err) {
+			o.skip(in.name, model.SkippedCutShort, in.pl) // nothing of it read
+			return
+		}
 		if err != nil {
 			o.warns.Add(model.Pos{File: in.name}, "", err)
 			o.skip(in.name, "nested archive not read: "+err.Error(), in.pl)
