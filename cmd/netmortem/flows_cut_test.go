@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/netmortem/netmortem/internal/operand"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -22,5 +24,28 @@ func TestSayNotReached(t *testing.T) {
 	sayNotReached(&b, &model.Snapshot{Inputs: snap.Inputs[:1]})
 	if b.Len() != 0 {
 		t.Errorf("every input reached: %q", b.String())
+	}
+}
+
+// An interrupt that comes once the captures were read whole says so,
+// not that their reading was cut short; one that stopped the read says
+// which of the reads it stopped.
+func TestFirstReadCut(t *testing.T) {
+	whole := operand.Opened{Snap: &model.Snapshot{Inputs: []model.Input{{Path: "a.pcap"}}}}
+	stopped := operand.Opened{Snap: whole.Snap,
+		Warns: model.ErrorList{model.Stopped(model.Pos{File: "a.pcap", Frame: 4097}, context.Canceled)}}
+	for _, c := range []struct {
+		in   operand.Opened
+		once bool
+		want string
+	}{
+		{whole, true, "the captures were read whole"},
+		{whole, false, "the captures were read whole"},
+		{stopped, true, "the reading of the captures was cut short"},
+		{stopped, false, "the first of two reads of the captures was cut short"},
+	} {
+		if got := firstReadCut(c.in, c.once); !strings.HasPrefix(got, c.want+":") {
+			t.Errorf("stopped %v, one read %v: %q, want %q first", c.in.Stopped(), c.once, got, c.want)
+		}
 	}
 }

@@ -148,11 +148,8 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 			heldMemory()
 			return -1
 		}
-		switch {
-		case ctx.Err() != nil && once:
-			cut = "the reading of the captures was cut short: the summary and endpoints cover what was read until then, and no attempt is listed"
-		case ctx.Err() != nil:
-			cut = "the first of two reads of the captures was cut short: the summary and endpoints cover what was read until then, and no attempt is listed"
+		if ctx.Err() != nil {
+			cut = firstReadCut(in, once)
 		}
 		width := outputWidth(stdout)
 		if output == "table" && ctx.Err() == nil && ((width <= 0 && !m.Plain()) || (width > 0 && !m.Fits())) {
@@ -344,6 +341,20 @@ func (sp *flowsSpool) close() {
 		}
 		sp.f = nil
 	}
+}
+
+// firstReadCut says what flows' output covers when it was interrupted by
+// the end of its first read, in: the read may have been stopped, or have
+// read the captures whole before the interrupt. once says the read is
+// the only one.
+func firstReadCut(in operand.Opened, once bool) string {
+	switch {
+	case !in.Stopped():
+		return "the captures were read whole: the summary and endpoints cover them, and no attempt is listed"
+	case once:
+		return "the reading of the captures was cut short: the summary and endpoints cover what was read until then, and no attempt is listed"
+	}
+	return "the first of two reads of the captures was cut short: the summary and endpoints cover what was read until then, and no attempt is listed"
 }
 
 // flowsTestHook, when set (by tests), is called after flows' first read
