@@ -88,6 +88,11 @@ func sourceFromCommand(cmd string) string {
 // without a prompt ("cat /var/log/pods/.../0.log", "sudo tail -n 20
 // kube-proxy.log").
 func fileCommand(t string) bool {
+	if !strings.Contains(t, "cat") && !strings.Contains(t, "tail") && !strings.Contains(t, "head") &&
+		!strings.Contains(t, "less") && !strings.Contains(t, "more") && !strings.Contains(t, "tac") &&
+		!strings.Contains(t, "grep") {
+		return false // none of the programs below, told without splitting the line
+	}
 	f := strings.Fields(strings.Split(t, "|")[0])
 	if len(f) < 2 {
 		return false

@@ -37,6 +37,9 @@ var (
 // "[user@host dir]$", "host:dir$", "host $") or zsh's ("user@host dir %",
 // netshoot's "host  ~  cmd"), and returns the host and the command after it.
 func HostPrompt(line string) (host, cmd string, ok bool) {
+	if !mayBePrompt(line) {
+		return "", "", false
+	}
 	if m := promptRe.FindStringSubmatch(line); m != nil {
 		host = m[1]
 		if host == "" {
@@ -57,6 +60,15 @@ func HostPrompt(line string) (host, cmd string, ok bool) {
 		return m[1], strings.TrimSpace(m[2]), true
 	}
 	return "", "", false
+}
+
+// mayBePrompt reports whether line holds what each prompt HostPrompt
+// knows holds: a prompt's sign ('#', '$' or '%'), or the separator of
+// netshoot's theme. The lines of most command output hold neither, and
+// are told without the patterns, which a format's sniffer tries on
+// every line of every file's head.
+func mayBePrompt(line string) bool {
+	return strings.ContainsAny(line, "#$%") || strings.Contains(line, "  ~")
 }
 
 // hasLetter reports whether s holds a letter.

@@ -27,11 +27,13 @@ func ShellCommand(line string) (host, cmd string, ok bool) {
 	if host, cmd, ok := Prompt(line); ok {
 		return host, cmd, true
 	}
-	if m := userHostDirRe.FindStringSubmatch(line); m != nil {
-		return m[1], strings.TrimSpace(m[2]), true
-	}
-	if m := shortPromptRe.FindStringSubmatch(line); m != nil {
-		return "", strings.TrimSpace(m[1]), true
+	if strings.ContainsAny(line, "$#%>") { // a prompt's sign, which both patterns need
+		if m := userHostDirRe.FindStringSubmatch(line); m != nil {
+			return m[1], strings.TrimSpace(m[2]), true
+		}
+		if m := shortPromptRe.FindStringSubmatch(line); m != nil {
+			return "", strings.TrimSpace(m[1]), true
+		}
 	}
 	t := strings.TrimSpace(line)
 	if bareKubectlRe.MatchString(t) {
