@@ -7,6 +7,7 @@ import (
 
 	"github.com/netmortem/netmortem/internal/batch"
 	"github.com/netmortem/netmortem/internal/escape"
+	"github.com/netmortem/netmortem/parse/bundle"
 )
 
 // splitOperands applies batch.SplitOperand to every operand of a batch,
@@ -31,6 +32,9 @@ func splitOperands(ctx context.Context, operands []string, stderr io.Writer, qui
 // several bundles, which are then analyzed as one.
 func noteMerged(ctx context.Context, operands []string, stderr io.Writer) {
 	for _, op := range operands {
+		if !bundle.MayHoldBundles(op) {
+			continue // loose files: told without sniffing each
+		}
 		s, err := batch.SplitOperand(ctx, op)
 		held := s.Bundles
 		if mixed := (*batch.MixedError)(nil); errors.As(err, &mixed) {
