@@ -146,6 +146,27 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
+// BenchmarkSniff tells the format of a small file of each kind (20
+// rows), as Open does for every file of a bundle: each format's Sniff on
+// its head. A bundle of many small files spends most of its read here.
+func BenchmarkSniff(b *testing.B) {
+	formats := Formats()
+	for _, c := range benchCases() {
+		if c.format == captureFormat {
+			continue
+		}
+		b.Run(c.name, func(b *testing.B) {
+			in := c.gen(20)
+			head := in[:min(len(in), text.HeadSize)]
+			for b.Loop() {
+				for _, f := range formats {
+					f.Sniff("bench.txt", head)
+				}
+			}
+		})
+	}
+}
+
 func TestBenchInputs(t *testing.T) {
 	covered := map[*Format]bool{}
 	for _, c := range benchCases() {
