@@ -379,12 +379,29 @@ func (h *tableHeader) splitAligned(line string) ([]string, bool) {
 	return cells, true
 }
 
+// wordsFit reports whether n words can make the cells specs: as many as
+// the cells take at least, and no more than they take at most. A line
+// of other text, of more words than a table's row, is told so without
+// being fitted cell by cell.
+func wordsFit(specs []cellSpec, n int) bool {
+	lo, hi := 0, 0
+	for _, sp := range specs {
+		lo += sp.min
+		if sp.max < 0 || hi < 0 {
+			hi = -1
+		} else {
+			hi += sp.max
+		}
+	}
+	return n >= lo && (hi < 0 || n <= hi)
+}
+
 // fitCells assigns words to cells so that every cell has the shape of its
 // spec, trying longer cells first. Cells are cut from the words joined by
 // single spaces, and failed states are remembered, so the search stays
 // polynomial.
 func fitCells(specs []cellSpec, words []string) ([]string, bool) {
-	if len(words) > maxRowWords || len(specs) == 0 {
+	if len(words) > maxRowWords || len(specs) == 0 || !wordsFit(specs, len(words)) {
 		return nil, false
 	}
 	joined := strings.Join(words, " ")
