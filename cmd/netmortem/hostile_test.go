@@ -411,9 +411,17 @@ func TestStuckRead(t *testing.T) {
 	}
 	operand.StopGrace = 50 * time.Millisecond
 	start := time.Now()
-	code, _, stderr := runWithin(t, 30*time.Second, "analyze", "-q", "--timeout", "20ms", incident)
+	code, stdout, stderr := runWithin(t, 30*time.Second, "analyze", "-q", "-o", "json", "--timeout", "20ms", incident)
 	if code != exitUnreadable || !strings.Contains(stderr, "reading did not stop within 50ms of its end") || time.Since(start) > 10*time.Second {
 		t.Errorf("exit %d after %v: %s", code, time.Since(start), stderr)
+	}
+	// The path read is named, as left behind.
+	var rep struct {
+		Inputs []struct{ Path, Skipped string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || len(rep.Inputs) != 1 || rep.Inputs[0].Path != incident ||
+		rep.Inputs[0].Skipped != operand.LeftBehind {
+		t.Errorf("inputs %+v (%v), want %s left behind", rep.Inputs, err, incident)
 	}
 	res := analyzeBundle(t.Context(), incident, 20*time.Millisecond, 0, 0)
 	if res.Status != statusTimeout {

@@ -91,6 +91,10 @@ type Opened struct {
 	Stuck bool
 }
 
+// LeftBehind is the Skipped of the paths of a read that did not stop
+// within StopGrace of its context's end: what it read is left with it.
+const LeftBehind = "not read: its read did not stop at the run's end, and was left behind"
+
 // StopGrace is how long reading may go on after its context ends: parse
 // stops between records, but a read blocked in the kernel (a hung network
 // file system) does not return, and is then left behind. Tests shorten it.
@@ -182,6 +186,10 @@ func Open(ctx context.Context, e Expanded, opts *parse.Options) Opened {
 			// Not wrapped: this is not the end of the budget but a read
 			// that ignores it.
 			r = result{snap: &model.Snapshot{}, err: fmt.Errorf("reading did not stop within %s of its end (%v): left behind", StopGrace, ctx.Err())}
+			// What it read is left behind with it: every path is named.
+			for _, p := range ok {
+				r.snap.Inputs = append(r.snap.Inputs, model.Input{Path: p, Skipped: LeftBehind})
+			}
 		}
 	}
 	if r.snap == nil {
