@@ -443,8 +443,9 @@ func logNoise(t string) bool {
 	case strings.HasPrefix(t, "Defaulted container ") && strings.Contains(t, " out of: "):
 		return true // kubectl logs naming the container it chose, on stderr
 	}
-	if _, ok := ContainerLogPath(t); ok && !strings.Contains(t, " ") {
-		return true // ls /var/log/containers
+	if !strings.Contains(t, " ") {
+		_, ok := ContainerLogPath(t) // ls /var/log/containers
+		return ok
 	}
 	return false
 }
