@@ -162,10 +162,9 @@ func readKube(ctx context.Context, r io.Reader, src *format.File, snap *model.Sn
 	n := 0
 	docLine := 1 // the first line the next document can start on
 	for {
-		if err := ctx.Err(); err != nil {
-			*errs = append(*errs, model.Stopped(model.Pos{File: src.Name}, err))
-			return n
-		}
+		// The run's end stops the reader, not this loop: a document
+		// read whole before it is read, and the stream's end tells
+		// that it was the last.
 		var doc yaml.Node
 		err := dec.Decode(&doc)
 		if errors.Is(err, io.EOF) {

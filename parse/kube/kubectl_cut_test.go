@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -56,6 +57,44 @@ func TestKubectlStopped(t *testing.T) {
 		}
 		if n == 0 || n > at/len(doc)+1 || len(snap.Kube.Services) != n {
 			t.Errorf("stopped at byte %d: %d objects, %d services; want those before it", at, n, len(snap.Kube.Services))
+		}
+	}
+}
+
+// endCancel reads r and cancels its context as it gives r's end: the
+// run ends just as its input was read whole.
+type endCancel struct {
+	r      io.Reader
+	cancel context.CancelFunc
+}
+
+func (e *endCancel) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		e.cancel()
+	}
+	return n, err
+}
+
+// A stream read to its end before the run's end is read whole, though
+// the run ended while its last documents were worked out.
+func TestKubectlEndedAfterTheRead(t *testing.T) {
+	doc := "apiVersion: v1\nkind: Service\nmetadata:\n  name: a%d\n  namespace: default\nspec:\n  ports:\n  - port: 80\n"
+	for _, docs := range []int{1, 5, 300} {
+		var b strings.Builder
+		for i := range docs {
+			if i > 0 {
+				b.WriteString("---\n")
+			}
+			fmt.Fprintf(&b, doc, i)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		var snap model.Snapshot
+		var errs model.ErrorList
+		n := readKube(ctx, &endCancel{strings.NewReader(b.String()), cancel}, &format.File{Name: "svc.yaml"}, &snap, &errs)
+		cancel()
+		if n != docs || len(errs) > 0 {
+			t.Errorf("%d documents, the run ended at their end: %d read, errors %v; want all, none", docs, n, errs.Err())
 		}
 	}
 }
