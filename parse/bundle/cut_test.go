@@ -248,3 +248,25 @@ func uniqueSysctl(i int) []byte {
 	}
 	return fmt.Appendf(body, "net.ipv4.ip_local_port_range = %d\t60999\n", 30000+i)
 }
+
+// A compressed file stopped within its first 64 KiB, which hold much
+// more once decompressed, is read to where it stopped: its format is
+// told from the head of what it holds.
+func TestStoppedCompressedInItsHead(t *testing.T) {
+	one, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures/real/conntrack/weave-scope-issue1110_conntrack-L_tcp-udp-mixed.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := gz(bytes.Repeat(one, 1<<20/len(one)+1))
+	if len(b) > 32<<10 {
+		t.Fatalf("%d bytes compressed, want less than 32 KiB", len(b))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &testutil.CancelingReader{R: bytes.NewReader(b), Left: len(b) / 2, Ctx: ctx, Cancel: cancel}
+	snap, warns, _ := parse.OpenAll(ctx, []string{"-"}, &parse.Options{Stdin: r})
+	cancel()
+	cuts := model.Cuts(warns)
+	if len(snap.Inputs) != 1 || snap.Inputs[0].Skipped != "" || snap.Inputs[0].Records == 0 || len(cuts) != 1 || !strings.Contains(cuts[0].Where, "read to line") {
+		t.Errorf("inputs %+v, cuts %v; want it read to a line", snap.Inputs, cuts)
+	}
+}

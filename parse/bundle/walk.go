@@ -308,9 +308,10 @@ func (o *opener) file(in input) {
 	br := bufio.NewReaderSize(stop, text.HeadSize)
 	head, herr := br.Peek(text.HeadSize)
 	switch {
-	case stop.stopped:
+	case stop.stopped && compressionOf(head) == noCompression:
 		// Stopped in its head, the file cannot be told: its format
-		// would be judged on part of what it is judged on.
+		// would be judged on part of what it is judged on. (A
+		// compressed file is told from the head of what it holds.)
 		o.skip(in.name, model.SkippedCutShort, in.pl)
 		return
 	case len(head) == 0:
