@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"slices"
 
 	"github.com/netmortem/netmortem/model"
@@ -13,28 +14,25 @@ import (
 // of r failing once the context ended: a parser may take the context's
 // error for the end of its input, and say nothing of it (noteStopped).
 // Once r has ended, it is not stopped: a reader in front of it (a
-// bufio.Reader's Peek) may have taken r's io.EOF, and read again.
+// bufio.Reader's Peek) may have taken r's io.EOF, and read again. Once
+// stopped, it stays so.
 type stopReader struct {
-	ctx context.Context
-	r   io.Reader
-	// probe says that r cannot block (a regular file on disk): once the
-	// context has ended, a byte is still read from it, to tell a file
-	// read to its last byte, only its end not yet seen (a decompressor
-	// asks for it once its last block is read), from one stopped.
-	probe        bool
+	ctx          context.Context
+	r            io.Reader
 	stopped, eof bool
 }
 
 func (c *stopReader) Read(p []byte) (int, error) {
-	if c.eof {
+	switch {
+	case c.eof:
 		return 0, io.EOF
+	case c.stopped:
+		return 0, c.ctx.Err()
 	}
 	if err := c.ctx.Err(); err != nil {
-		if c.probe && len(p) > 0 {
-			if n, rerr := c.r.Read(p[:1]); n == 0 && rerr == io.EOF {
-				c.eof = true
-				return 0, io.EOF
-			}
+		if c.atEnd() {
+			c.eof = true
+			return 0, io.EOF
 		}
 		c.stopped = true
 		return 0, err
@@ -47,6 +45,23 @@ func (c *stopReader) Read(p []byte) (int, error) {
 		c.stopped = true // a reader of its own that the context ends
 	}
 	return n, err
+}
+
+// atEnd reports whether r, once the context has ended, is a regular file
+// read to its last byte, only its end not yet seen (a decompressor asks
+// for it once its last block is read): such a file cannot block, and a
+// byte read from it tells. The byte is not given: the read stops.
+func (c *stopReader) atEnd() bool {
+	f, ok := c.r.(*os.File)
+	if !ok {
+		return false
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	var b [1]byte
+	n, err := f.Read(b[:])
+	return n == 0 && err == io.EOF
 }
 
 // noteStopped makes sure that a file whose read stop stopped (the run's

@@ -304,7 +304,7 @@ func (o *opener) file(in input) {
 	if _, in.pl.disk = in.r.(*os.File); in.pl.disk {
 		defer o.met(in.name, in.pl)
 	}
-	stop := &stopReader{ctx: o.ctx, r: in.r, probe: in.pl.disk}
+	stop := &stopReader{ctx: o.ctx, r: in.r}
 	br := bufio.NewReaderSize(stop, text.HeadSize)
 	head, herr := br.Peek(text.HeadSize)
 	switch {
