@@ -71,13 +71,16 @@ func (c *stopReader) atEnd() bool {
 //   - a warning that only says the context ended is made a stop at its
 //     place (model.Stopped), which the analysis takes for input cut short;
 //   - a warning that the input ends inside a record, a table or a
-//     document, which a parser gives at the last line it read or past
-//     it, is dropped: the input does not end there, its read stopped;
+//     document is dropped where it follows from the stop: given at the
+//     last line read or past it, or anywhere when the parser did not
+//     say where it stopped. The input does not end there; its read
+//     stopped;
 //   - a file none of whose warnings says it stopped, its parser having
 //     taken the stop for its end, is said to be stopped, with no place;
 //   - a file stopped with no place and nothing read from it (a JSON
 //     document, a terminal session read whole before it is parsed) is
-//     listed as not read, model.SkippedCutShort, rather than as cut.
+//     listed as not read, model.SkippedCutShort, rather than as cut,
+//     without the warnings of its cut.
 //
 // A file skipped, or held for another pass, is left as it is.
 func (o *opener) noteStopped(name string, stop *stopReader, from int) {
@@ -100,10 +103,20 @@ func (o *opener) noteStopped(name string, stop *stopReader, from int) {
 		}
 	}
 	unread := at == 0 && in.Records == 0
+	drop := func(e *model.Error) bool {
+		switch {
+		case e.Pos.File != name:
+			return false
+		case model.IsStopped(e.Err):
+			return unread
+		case !model.IsCut(e.Err):
+			return false
+		}
+		return unread || !said || at > 0 && e.Pos.Line >= at-1
+	}
 	kept := o.warns[:from]
 	for _, e := range o.warns[from:] {
-		if e.Pos.File == name && (unread && model.IsStopped(e.Err) ||
-			at > 0 && e.Pos.Line >= at-1 && model.IsCut(e.Err) && !errors.Is(e.Err, model.ErrStopped)) {
+		if drop(e) {
 			in.Warnings--
 			continue
 		}

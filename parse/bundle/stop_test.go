@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/netmortem/netmortem/model"
 )
 
 // A file read to its end before the context ends is not stopped, though
@@ -76,5 +79,55 @@ func TestStopReaderProbe(t *testing.T) {
 	stop := &stopReader{ctx: ctx, r: r}
 	if _, err := stop.Read(make([]byte, 64)); !errors.Is(err, context.Canceled) || !stop.stopped {
 		t.Errorf("a pipe, the context ended: %v, stopped %v; want it stopped", err, stop.stopped)
+	}
+}
+
+// noteStopped drops the warnings that follow from the stop, and only
+// those: where the parser said where it stopped, the ends it gave at or
+// past there; where it did not, every end it gave; where nothing was
+// read, the cut itself, the file being listed as not read.
+func TestNoteStopped(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	end := func(line int) *model.Error {
+		return &model.Error{Pos: model.Pos{File: "f.txt", Line: line}, Err: fmt.Errorf("%w: table nat has no COMMIT", model.ErrTruncated)}
+	}
+	syntax := &model.Error{Pos: model.Pos{File: "f.txt", Line: 3}, Err: errors.New("syntax error")}
+	other := &model.Error{Pos: model.Pos{File: "g.txt", Line: 9}, Err: fmt.Errorf("%w: cut", model.ErrTruncated)}
+	for _, c := range []struct {
+		name          string
+		records       int
+		warns         model.ErrorList
+		want, skipped string
+	}{
+		{"stopped at a line", 5, model.ErrorList{syntax, end(2), end(9), &model.Error{Pos: model.Pos{File: "f.txt", Line: 10}, Err: context.Canceled}},
+			"f.txt:3: syntax error; f.txt:2: truncated: table nat has no COMMIT; f.txt:10: not read from here on, what came before kept: context canceled", ""},
+		{"no place said", 5, model.ErrorList{syntax, end(2), other},
+			"f.txt:3: syntax error; g.txt:9: truncated: cut; f.txt: not read from here on, what came before kept: context canceled", ""},
+		{"nothing read", 0, model.ErrorList{syntax, end(2), model.Stopped(model.Pos{File: "f.txt"}, context.Canceled)},
+			"f.txt:3: syntax error", model.SkippedCutShort},
+	} {
+		o := newOpener(ctx, nil)
+		mine := 0
+		for _, e := range c.warns {
+			if e.Pos.File == "f.txt" {
+				mine++
+			}
+		}
+		o.snap.Inputs = []model.Input{{Path: "f.txt", Records: c.records, Warnings: mine}}
+		o.warns = append(o.warns, c.warns...)
+		o.noteStopped("f.txt", &stopReader{ctx: ctx, stopped: true}, 0)
+		var got []string
+		own := len(o.warns)
+		for _, e := range o.warns {
+			got = append(got, e.Error())
+			if e.Pos.File != "f.txt" {
+				own--
+			}
+		}
+		in := o.snap.Inputs[0]
+		if strings.Join(got, "; ") != c.want || in.Skipped != c.skipped || in.Warnings != own {
+			t.Errorf("%s: warnings %q (%d counted), skipped %q\nwant %q, skipped %q", c.name, got, in.Warnings, in.Skipped, c.want, c.skipped)
+		}
 	}
 }
