@@ -18,6 +18,7 @@ import (
 
 	"github.com/netmortem/netmortem/capture/decode"
 	"github.com/netmortem/netmortem/capture/track"
+	"github.com/netmortem/netmortem/internal/failread"
 	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
@@ -104,10 +105,10 @@ var promptHostRe = lazyre.New(`^[A-Za-z0-9._-]+@([A-Za-z0-9._-]+):[^#$]*[#$]\s*(
 func Read(ctx context.Context, r io.Reader, name, format string, opts track.Options) ([]*track.Result, error) {
 	tr := &textReader{name: name, format: format, node: opts.Node, opts: opts}
 	tr.start(opts.Node)
-	er := &failReader{r: r}
+	er := &failread.Reader{R: r}
 	sc := bufio.NewScanner(er)
 	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
-	sc.Split(er.lines)
+	sc.Split(er.Lines)
 	var stopped error // the context's error, when it cut the read short
 	for sc.Scan() {
 		tr.line++
@@ -134,27 +135,6 @@ func Read(ctx context.Context, r io.Reader, name, format string, opts track.Opti
 	}
 	tr.finish()
 	return tr.results, tr.errs.Err()
-}
-
-// failReader is r, noting the error, other than io.EOF, that ended it.
-type failReader struct {
-	r   io.Reader
-	err error
-}
-
-func (f *failReader) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	if err != nil && err != io.EOF {
-		f.err = err
-	}
-	return n, err
-}
-
-// lines splits what f read into lines, as bufio.ScanLines does, but for
-// the text after the last newline when a read failed: the rest of that
-// line was not read, and a line cut short would be read as another.
-func (f *failReader) lines(data []byte, atEOF bool) (int, []byte, error) {
-	return bufio.ScanLines(data, atEOF && f.err == nil)
 }
 
 type textReader struct {

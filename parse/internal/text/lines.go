@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/failread"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 )
@@ -47,7 +48,7 @@ func NewLines(r io.Reader, name string, errs *model.ErrorList) *Lines {
 		// than read the blank lines that stand for those before it.
 		n, sr.pad = sr.offset, 0
 	}
-	fr := &failReader{r: r}
+	fr := &failread.Reader{R: r}
 	s := bufio.NewScanner(fr)
 	s.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	l := &Lines{s: s, name: name, errs: errs, n: n}
@@ -56,27 +57,13 @@ func NewLines(r io.Reader, name string, errs *model.ErrorList) *Lines {
 		// stopped, a compressed file cut short), is not a line: the
 		// rest of it was not read, and a line cut short would be read
 		// as another. The error is told at its place.
-		adv, tok, err := bufio.ScanLines(data, atEOF && fr.err == nil)
+		adv, tok, err := fr.Lines(data, atEOF)
 		if adv > 0 {
 			l.bare = data[adv-1] != '\n'
 		}
 		return adv, tok, err
 	})
 	return l
-}
-
-// failReader is r, noting the error, other than io.EOF, that ended it.
-type failReader struct {
-	r   io.Reader
-	err error
-}
-
-func (f *failReader) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	if err != nil && err != io.EOF {
-		f.err = err
-	}
-	return n, err
 }
 
 // SectionReader reads the part of a file that starts at line offset+1 as
