@@ -210,16 +210,11 @@ func Open(ctx context.Context, e Expanded, opts *parse.Options) Opened {
 // all (model.SkippedCutShort). A context that ends once all was read
 // stopped nothing.
 func (o Opened) Stopped() bool {
-	if o.Stuck || isContextErr(o.Err) {
+	if o.Stuck || model.IsStopped(o.Err) {
 		return true
 	}
 	return slices.ContainsFunc(o.Warns, func(e *model.Error) bool { return model.IsStopped(e) }) ||
 		o.Snap != nil && slices.ContainsFunc(o.Snap.Inputs, func(in model.Input) bool { return in.Skipped == model.SkippedCutShort })
-}
-
-// isContextErr reports whether err says a context ended.
-func isContextErr(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // CountInputs counts the inputs skipped, or those read (leaving out the
@@ -258,7 +253,7 @@ func Flatten(err error) []error {
 // WithoutContextErrors returns err without the errors that only say a
 // context ended (told apart, as an interrupt or the end of the budget).
 func WithoutContextErrors(err error) error {
-	if !isContextErr(err) {
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return err // nil too
 	}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {

@@ -79,7 +79,7 @@ func (o *opener) open(p string) error {
 			}
 		}
 		if err := o.tree(dirTree{root: root}, p, filepath.Separator, base, 0); err != nil {
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			if model.IsStopped(err) {
 				return fmt.Errorf("open %s: %w", p, err)
 			}
 			var pe *os.PathError
@@ -383,7 +383,7 @@ const emptyFile = "empty file"
 // ran out of time, before its first byte was read (ctxReader), which
 // is no reason to call it empty.
 func emptyWhy(err error) string {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if model.IsStopped(err) {
 		return model.SkippedCutShort
 	}
 	return emptyFile
