@@ -424,32 +424,6 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 	lr.errs.Addf(pos, line, "%w: expected a log line (klog, syslog, etcd, CoreDNS, JSON, nginx access or error log)", format.ErrSyntax)
 }
 
-// isContinuation reports whether line continues the entry before it: a
-// wrapped message, a stack trace, the steps of a klog trace
-// ("Trace[1667975177]: ... END").
-func isContinuation(line string) bool {
-	return line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, "Trace[")
-}
-
-// logNoise are lines journalctl and people add around logs.
-func logNoise(t string) bool {
-	switch {
-	case strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --"): // -- Logs begin at ... --, -- Boot 1a2b... --
-		return true
-	case t == "..." || t == "…" || strings.HasPrefix(t, "...") || t == "[...]" || t == "*":
-		return true
-	case strings.HasPrefix(t, "░░"): // journalctl -x catalog explanations
-		return true
-	case strings.HasPrefix(t, "Defaulted container ") && strings.Contains(t, " out of: "):
-		return true // kubectl logs naming the container it chose, on stderr
-	}
-	if !strings.Contains(t, " ") {
-		_, ok := ContainerLogPath(t) // ls /var/log/containers
-		return ok
-	}
-	return false
-}
-
 func (lr *logReader) add(ev model.LogEvent, kind string, w *wrapped) {
 	lr.lastKind = kind
 	if ev.Node == "" && w != nil {

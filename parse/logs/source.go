@@ -160,3 +160,29 @@ func (lr *logReader) shellCommand(line string) (host, cmd string, ok bool) {
 	}
 	return "", "", false
 }
+
+// isContinuation reports whether line continues the entry before it: a
+// wrapped message, a stack trace, the steps of a klog trace
+// ("Trace[1667975177]: ... END").
+func isContinuation(line string) bool {
+	return line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, "Trace[")
+}
+
+// logNoise are lines journalctl and people add around logs.
+func logNoise(t string) bool {
+	switch {
+	case strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --"): // -- Logs begin at ... --, -- Boot 1a2b... --
+		return true
+	case t == "..." || t == "…" || strings.HasPrefix(t, "...") || t == "[...]" || t == "*":
+		return true
+	case strings.HasPrefix(t, "░░"): // journalctl -x catalog explanations
+		return true
+	case strings.HasPrefix(t, "Defaulted container ") && strings.Contains(t, " out of: "):
+		return true // kubectl logs naming the container it chose, on stderr
+	}
+	if !strings.Contains(t, " ") {
+		_, ok := ContainerLogPath(t) // ls /var/log/containers
+		return ok
+	}
+	return false
+}
