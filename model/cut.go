@@ -35,6 +35,22 @@ func IsStopped(err error) bool {
 	return errors.Is(err, ErrStopped) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
+// StoppedIn reports whether warns or inputs say a read was stopped: a
+// warning that IsStopped, an input skipped as SkippedCutShort.
+func StoppedIn(warns ErrorList, inputs []Input) bool {
+	for _, e := range warns {
+		if IsStopped(e) {
+			return true
+		}
+	}
+	for _, in := range inputs {
+		if in.Skipped == SkippedCutShort {
+			return true
+		}
+	}
+	return false
+}
+
 // SkippedCutShort is the Skipped of an input a run interrupted, or out of
 // time, did not reach, and the warning of a series' file not read so.
 const SkippedCutShort = "not read: the run was cut short before it"

@@ -42,3 +42,25 @@ func TestCuts(t *testing.T) {
 		}
 	}
 }
+
+// A read was stopped when a warning says so, or an input was not
+// reached; a cut of another kind, or an input skipped for another
+// reason, is no stop.
+func TestStoppedIn(t *testing.T) {
+	trunc := model.ErrorList{{Pos: model.Pos{File: "a.txt", Line: 4}, Err: model.ErrTruncated}}
+	for _, c := range []struct {
+		warns  model.ErrorList
+		inputs []model.Input
+		want   bool
+	}{
+		{nil, nil, false},
+		{trunc, []model.Input{{Path: "b", Skipped: "empty file"}}, false},
+		{append(trunc, model.Stopped(model.Pos{File: "a.txt", Line: 9}, context.Canceled)), nil, true},
+		{model.ErrorList{{Pos: model.Pos{File: "c.log"}, Err: context.DeadlineExceeded}}, nil, true},
+		{nil, []model.Input{{Path: "d", Skipped: model.SkippedCutShort}}, true},
+	} {
+		if got := model.StoppedIn(c.warns, c.inputs); got != c.want {
+			t.Errorf("StoppedIn(%v, %+v) = %v, want %v", c.warns.Err(), c.inputs, got, c.want)
+		}
+	}
+}

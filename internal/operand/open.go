@@ -213,8 +213,11 @@ func (o Opened) Stopped() bool {
 	if o.Stuck || model.IsStopped(o.Err) {
 		return true
 	}
-	return slices.ContainsFunc(o.Warns, func(e *model.Error) bool { return model.IsStopped(e) }) ||
-		o.Snap != nil && slices.ContainsFunc(o.Snap.Inputs, func(in model.Input) bool { return in.Skipped == model.SkippedCutShort })
+	var inputs []model.Input
+	if o.Snap != nil {
+		inputs = o.Snap.Inputs
+	}
+	return model.StoppedIn(o.Warns, inputs)
 }
 
 // CountInputs counts the inputs skipped, or those read (leaving out the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"slices"
 
 	"github.com/netmortem/netmortem/model"
 )
@@ -141,8 +140,7 @@ func (o *opener) stopErr() error {
 	if err == nil {
 		return nil
 	}
-	if slices.ContainsFunc(o.warns, func(e *model.Error) bool { return model.IsStopped(e) }) ||
-		slices.ContainsFunc(o.snap.Inputs, func(in model.Input) bool { return in.Skipped == model.SkippedCutShort }) {
+	if model.StoppedIn(o.warns, o.snap.Inputs) {
 		return err
 	}
 	return nil
