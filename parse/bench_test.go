@@ -148,7 +148,8 @@ func BenchmarkParse(b *testing.B) {
 
 // BenchmarkSniff tells the format of a small file of each kind (20
 // rows), as Open does for every file of a bundle: each format's Sniff on
-// its head. A bundle of many small files spends most of its read here.
+// its head, shared (text.ShareHead). A bundle of many small files spends
+// most of its read here.
 func BenchmarkSniff(b *testing.B) {
 	formats := Formats()
 	for _, c := range benchCases() {
@@ -159,9 +160,11 @@ func BenchmarkSniff(b *testing.B) {
 			in := c.gen(20)
 			head := in[:min(len(in), text.HeadSize)]
 			for b.Loop() {
+				done := text.ShareHead(head)
 				for _, f := range formats {
 					f.Sniff("bench.txt", head)
 				}
+				done()
 			}
 		})
 	}

@@ -22,11 +22,13 @@ import (
 // Sniff scores above zero are candidates. When the layout names the
 // command that produced the file, a candidate whose Command runs the same
 // program gets a bonus, so content that two formats could read goes the way
-// the layout says.
+// the layout says. The formats share what they work out from head
+// (text.ShareHead).
 func (o *opener) sniffFor(name string, head []byte, command string) *format.Format {
 	var best *format.Format
 	bestScore := 0
 	prog := text.Program(command)
+	defer text.ShareHead(head)()
 	for _, f := range o.formats {
 		sc := f.Sniff(name, head)
 		if sc <= 0 {

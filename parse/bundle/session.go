@@ -187,18 +187,23 @@ func (s session) formatFor(lines []string, c sessionCommand) (*format.Format, in
 			continue // recognized without the prompt: no need to try with it
 		}
 		head := sectionHead(lines[from:c.end])
-		for _, f := range s.formats {
-			sc := f.Sniff("", head)
-			if sc <= 0 {
-				continue
+		func() {
+			// Let go of even when a sniffer panics (runParser
+			// recovers).
+			defer text.ShareHead(head)()
+			for _, f := range s.formats {
+				sc := f.Sniff("", head)
+				if sc <= 0 {
+					continue
+				}
+				if prog != "" && text.Program(f.Command) == prog {
+					sc += layoutCommandBonus
+				}
+				if sc > bestScore {
+					best, bestScore, bestFrom = f, sc, from
+				}
 			}
-			if prog != "" && text.Program(f.Command) == prog {
-				sc += layoutCommandBonus
-			}
-			if sc > bestScore {
-				best, bestScore, bestFrom = f, sc, from
-			}
-		}
+		}()
 	}
 	return best, bestFrom
 }

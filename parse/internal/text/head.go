@@ -10,7 +10,13 @@ const HeadSize = 64 << 10
 
 // HeadLines returns up to max non-empty lines of head, without a final
 // partial line unless head is all there is.
-func HeadLines(head []byte, max int) []string {
+//
+// While head is shared (ShareHead), the lines are split once and every
+// caller is handed the same ones: they must not be changed.
+func HeadLines(head []byte, max int) []string { return headLines(head, max) }
+
+// splitHead is HeadLines, each call splitting head anew.
+func splitHead(head []byte, max int) []string {
 	if i := bytes.LastIndexByte(head, '\n'); i >= 0 && len(head) == HeadSize {
 		head = head[:i]
 	}

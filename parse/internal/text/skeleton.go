@@ -99,13 +99,15 @@ func SniffLines(head []byte, max int, cmd func(cmd string) bool, line func(line 
 	if !IsText(head) {
 		return 0, 0, false
 	}
-	for i, l := range HeadLines(head, max) {
-		if _, ok := NodeMarker(l); ok {
+	lines := HeadLines(head, max)
+	kinds := HeadValue(head, headKindsKey{max}, func() []headKind { return headKinds(lines) })
+	for i, l := range lines {
+		k := &kinds[i]
+		if k.marker {
 			continue
 		}
-		c, ok := HeadCommand(i, l)
-		if ok {
-			if cmd != nil && cmd(c) {
+		if k.isCmd {
+			if cmd != nil && cmd(k.cmd) {
 				hits += 3
 			}
 			continue
@@ -119,4 +121,29 @@ func SniffLines(head []byte, max int, cmd func(cmd string) bool, line func(line 
 		}
 	}
 	return hits, total, true
+}
+
+// headKind is what every line format makes of a line of a head before its
+// own judgement (SniffLines): a node marker, or a command.
+type headKind struct {
+	marker bool
+	isCmd  bool
+	cmd    string
+}
+
+// headKindsKey keeps the headKinds of a head's first max lines
+// (HeadValue).
+type headKindsKey struct{ max int }
+
+// headKinds tells the kind of each of lines, a head's.
+func headKinds(lines []string) []headKind {
+	kinds := make([]headKind, len(lines))
+	for i, l := range lines {
+		if _, ok := NodeMarker(l); ok {
+			kinds[i].marker = true
+			continue
+		}
+		kinds[i].cmd, kinds[i].isCmd = HeadCommand(i, l)
+	}
+	return kinds
 }
