@@ -14,6 +14,33 @@ func sniffLogs(head []byte, shape string) int {
 	if !text.IsText(head) {
 		return 0
 	}
+	// Every log format reads the head's lines the same way, whatever its
+	// shape: while the head is shared, once.
+	st := text.HeadValue(head, headShapesKey{}, func() headShapes { return readHeadShapes(head) })
+	switch {
+	case (st.dominant == "syslog" || st.dominant == "timestamps") && shape == "klog":
+		// A journal without klog lines, or kubectl logs --timestamps of
+		// lines of no known shape, is still read, as the klog format.
+		return text.RatioScore(st.recognized, st.total, 60)
+	case st.dominant != shape:
+		return 0
+	}
+	return text.RatioScore(st.recognized, st.total, 90)
+}
+
+// headShapes is what the log formats' sniffers read from a head: the
+// shape most of its lines have, how many lines of any log shape it holds,
+// and how many lines it holds.
+type headShapes struct {
+	dominant          string
+	recognized, total int
+}
+
+// headShapesKey keeps a head's headShapes (text.HeadValue).
+type headShapesKey struct{}
+
+// readHeadShapes reads head's lines by every log shape.
+func readHeadShapes(head []byte) headShapes {
 	var lr logReader
 	counts := map[string]int{}
 	total := 0
@@ -110,13 +137,5 @@ func sniffLogs(head []byte, shape string) int {
 			dominant, best = k, counts[k]
 		}
 	}
-	switch {
-	case (dominant == "syslog" || dominant == "timestamps") && shape == "klog":
-		// A journal without klog lines, or kubectl logs --timestamps of
-		// lines of no known shape, is still read, as the klog format.
-		return text.RatioScore(recognized, total, 60)
-	case dominant != shape:
-		return 0
-	}
-	return text.RatioScore(recognized, total, 90)
+	return headShapes{dominant: dominant, recognized: recognized, total: total}
 }
