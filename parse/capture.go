@@ -35,6 +35,15 @@ var captureFormat = &Format{
 	},
 }
 
+// textSniff is what capture.SniffText makes of a head.
+type textSniff struct {
+	format string
+	score  int
+}
+
+// textSniffKey keeps a head's textSniff (text.HeadValue).
+type textSniffKey struct{}
+
 // textCaptureFormat reads pasted tcpdump or tshark packet text (format is
 // capture.FormatTcpdumpText or capture.FormatTsharkText) into the same
 // evidence as a capture.
@@ -48,7 +57,13 @@ func textCaptureFormat(format, command, doc string) *Format {
 			if !text.IsText(head) {
 				return 0
 			}
-			f, score := capture.SniffText(head)
+			// Both text formats read the head the same way: while it is
+			// shared, once.
+			st := text.HeadValue(head, textSniffKey{}, func() textSniff {
+				f, score := capture.SniffText(head)
+				return textSniff{f, score}
+			})
+			f, score := st.format, st.score
 			if f != format {
 				return 0
 			}

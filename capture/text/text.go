@@ -9,6 +9,7 @@ package text
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"math"
@@ -36,10 +37,15 @@ const (
 // to 100 as parse.Format.Sniff wants it.
 func Sniff(head []byte) (string, int) {
 	var tcpdump, tshark, total int
-	sc := bufio.NewScanner(strings.NewReader(string(head)))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for n := 0; sc.Scan() && n < 300; n++ {
-		line := strings.TrimSpace(sc.Text())
+	rest := head
+	for n := 0; len(rest) > 0 && n < 300; n++ {
+		raw := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			raw, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		line := strings.TrimSpace(string(raw))
 		if line == "" || strings.HasPrefix(line, "tcpdump:") || strings.HasPrefix(line, "listening on") || isPromptish(line) {
 			continue
 		}
