@@ -171,3 +171,26 @@ func TestWriteTableRootNoRules(t *testing.T) {
 		}
 	}
 }
+
+// TestSkippedSummaryDirectories checks that a directory the run did not
+// reach, listed with a separator at its end, is counted as a directory.
+func TestSkippedSummaryDirectories(t *testing.T) {
+	const why = model.SkippedCutShort
+	for _, c := range []struct {
+		paths []string
+		want  string
+	}{
+		{[]string{"b/"}, "skipped 1 directory (" + why + "): b/"},
+		{[]string{"a.txt", "b/"}, "skipped 1 file and 1 directory (" + why + "): a.txt, b/"},
+		{[]string{"b/", "c/"}, "skipped 2 directories (" + why + "): b/, c/"},
+		{[]string{"a.txt", "x.txt", "b/", "c/"}, "skipped 2 files and 2 directories (" + why + ")"},
+	} {
+		snap := &model.Snapshot{}
+		for _, p := range c.paths {
+			snap.Inputs = append(snap.Inputs, model.Input{Path: p, Skipped: why})
+		}
+		if got, _ := SkippedParts(snap, []string{"x"}); got != c.want {
+			t.Errorf("%v: %q, want %q", c.paths, got, c.want)
+		}
+	}
+}

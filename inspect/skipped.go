@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -57,9 +58,33 @@ func SkippedParts(snap *model.Snapshot, paths []string) (summary, command string
 			why[i] = fmt.Sprintf("%s: %d", r, reasons[r])
 		}
 	}
-	line := fmt.Sprintf("skipped %s (%s)", count(len(names), "file"), strings.Join(why, "; "))
+	line := fmt.Sprintf("skipped %s (%s)", countSkipped(names), strings.Join(why, "; "))
 	if len(names) <= maxSkippedNames {
 		line += ": " + strings.Join(names, ", ")
 	}
 	return line, "netmortem inspect " + shq.Command(paths...)
+}
+
+// countSkipped counts the files and the directories of names: a
+// directory (a run cut short before its files were listed) is named
+// with a path separator at its end.
+func countSkipped(names []string) string {
+	dirs := 0
+	for _, n := range names {
+		if strings.HasSuffix(n, "/") || strings.HasSuffix(n, string(filepath.Separator)) {
+			dirs++
+		}
+	}
+	files := len(names) - dirs
+	switch {
+	case dirs == 0:
+		return count(files, "file")
+	case dirs == 1 && files == 0:
+		return "1 directory"
+	case files == 0:
+		return fmt.Sprintf("%d directories", dirs)
+	case dirs == 1:
+		return count(files, "file") + " and 1 directory"
+	}
+	return fmt.Sprintf("%s and %d directories", count(files, "file"), dirs)
 }

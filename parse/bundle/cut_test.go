@@ -270,3 +270,23 @@ func TestStoppedCompressedInItsHead(t *testing.T) {
 		t.Errorf("inputs %+v, cuts %v; want it read to a line", snap.Inputs, cuts)
 	}
 }
+
+// TestDirectoryNotReached checks that a directory given after the run
+// was stopped is listed as one not read, with a separator at its end: it
+// is a directory, not a file.
+func TestDirectoryNotReached(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sysctl.txt"), uniqueSysctl(1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	snap, _, err := parse.OpenAll(ctx, []string{dir}, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want the context's", err)
+	}
+	want := dir + string(filepath.Separator)
+	if len(snap.Inputs) != 1 || snap.Inputs[0].Path != want || snap.Inputs[0].Skipped != model.SkippedCutShort {
+		t.Errorf("inputs %+v, want %s not read", snap.Inputs, want)
+	}
+}

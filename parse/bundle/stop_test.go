@@ -131,3 +131,23 @@ func TestNoteStopped(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeName checks that a directory is named with one separator at
+// its end, an archive as it is.
+func TestTreeName(t *testing.T) {
+	sep := string(filepath.Separator)
+	for _, c := range []struct {
+		name string
+		sep  rune
+		want string
+	}{
+		{"b", filepath.Separator, "b" + sep},
+		{"b" + sep, filepath.Separator, "b" + sep},
+		{"b/", filepath.Separator, "b/"},
+		{"x.tar", '!', "x.tar"},
+	} {
+		if got := treeName(c.name, c.sep); got != c.want {
+			t.Errorf("treeName(%q, %q) = %q, want %q", c.name, c.sep, got, c.want)
+		}
+	}
+}

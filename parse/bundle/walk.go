@@ -154,7 +154,7 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 		// be cut, for the files the index did not reach.
 		o.cutShort(ix, nil, memberName, func(string) placement { return base })
 		if len(ix.kinds) == 0 {
-			o.skip(name, model.SkippedCutShort, base)
+			o.skip(treeName(name, sep), model.SkippedCutShort, base)
 		} else {
 			o.warns = append(o.warns, model.Stopped(model.Pos{File: name}, o.ctx.Err()))
 		}
@@ -197,6 +197,16 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 		o.cutShort(ix, visited, memberName, ls.place)
 	}
 	return err
+}
+
+// treeName is how a tree named name, whose members sep joins to it, is
+// listed as an input: a directory with a separator at its end, as ls -F
+// lists one, so that it is not counted as a file.
+func treeName(name string, sep rune) string {
+	if sep == '!' || strings.HasSuffix(name, "/") || strings.HasSuffix(name, string(filepath.Separator)) {
+		return name
+	}
+	return name + string(filepath.Separator)
 }
 
 // cutShort names the files of ix not visited as not read, the run cut
