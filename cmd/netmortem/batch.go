@@ -224,11 +224,13 @@ func runBatch(fs *pflag.FlagSet, stdout, stderr io.Writer, jobs *int, out, db *s
 	if !*quiet {
 		writeBatchSummary(stderr, len(bundles), len(bundles)-len(todo)+already, finished, failed, t.Incomplete, left, t.Hits)
 	}
+	testHook("written")
 	switch {
 	case writeErr != nil:
 		escape.Fprintf(stderr, "netmortem batch: %s\n", writeErr)
 		return exitUnreadable
-	case sigCtx.Err() != nil:
+	case sigCtx.Err() != nil && left > 0:
+		// An interrupt once every bundle was analyzed cut nothing short.
 		fmt.Fprintf(stderr, "netmortem batch: interrupted: %s not analyzed (--resume analyzes them)\n", count(left, "bundle"))
 		return exitUnreadable
 	case t.Retry > 0:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -147,7 +146,8 @@ func runFlows(fs *pflag.FlagSet, stdout, stderr io.Writer, output *string, hosts
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
 	}
-	return flowsExit(ctx, stderr, in, snap, "")
+	testHook("written")
+	return flowsExit(stderr, in, snap, "")
 }
 
 // warnOutOfRange says that n packet times, the first at pos, are written
@@ -222,12 +222,14 @@ func them(n int) string {
 }
 
 // flowsExit says why flows' output may be short, and returns its exit
-// code. cut says what the output covers when the reading was cut short;
-// "" for what was read until then.
-func flowsExit(ctx context.Context, stderr io.Writer, in operand.Opened, snap *model.Snapshot, cut string) int {
+// code. cut says what the output covers when an interrupt cut it short;
+// "" when none did, or when it stopped the reading (in.Stopped), for what
+// was read until then. An interrupt that came once the output was made
+// cut nothing short.
+func flowsExit(stderr io.Writer, in operand.Opened, snap *model.Snapshot, cut string) int {
 	bad := snap.UnreadableCaptures()
 	switch {
-	case ctx.Err() != nil:
+	case cut != "" || in.Stopped():
 		if cut == "" {
 			cut = "the output covers what was read until then"
 		}

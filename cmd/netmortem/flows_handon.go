@@ -204,6 +204,9 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 					escape.Fprintln(stderr, "netmortem flows: listing the attempts kept in a temporary file:", err)
 					inconsistent = true
 				}
+			} else if cut == "" {
+				// Interrupted since the first read: nothing is listed.
+				cut = firstReadCut(in, once)
 			}
 		} else {
 			testHook("between reads")
@@ -232,6 +235,8 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 						changed, listed, selected)
 					inconsistent = true
 				}
+			} else if cut == "" {
+				cut = firstReadCut(in, once)
 			}
 		}
 		err = w.Close()
@@ -240,7 +245,8 @@ func flowsHandedOn(ctx context.Context, stdout, stderr io.Writer, output string,
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
 	}
-	if code := flowsExit(ctx, stderr, in, in.Snap, cut); code != exitOK || !inconsistent {
+	testHook("written")
+	if code := flowsExit(stderr, in, in.Snap, cut); code != exitOK || !inconsistent {
 		return code
 	}
 	return exitUnreadable
@@ -357,14 +363,16 @@ func firstReadCut(in operand.Opened, once bool) string {
 	return "the first of two reads of the captures was cut short: the summary and endpoints cover what was read until then, and no attempt is listed"
 }
 
-// flowsTestHook, when set (by tests), is called after flows' first read
+// runTestHook, when set (by tests), is called after flows' first read
 // ("first read"; "kept" before it when a temporary file kept the
-// attempts) and between its two reads ("between reads").
-var flowsTestHook func(point string)
+// attempts), between its two reads ("between reads"), and once flows or
+// inspect has written its output whole ("written"); after trace has
+// read its inputs ("read").
+var runTestHook func(point string)
 
 func testHook(point string) {
-	if flowsTestHook != nil {
-		flowsTestHook(point)
+	if runTestHook != nil {
+		runTestHook(point)
 	}
 }
 
@@ -418,7 +426,7 @@ func heldTable(ctx context.Context, stdout, stderr io.Writer, in operand.Opened,
 	})
 	switch {
 	case ctx.Err() != nil:
-		return flowsExit(ctx, stderr, in, in.Snap, "the listing of the attempts was cut short, and nothing written")
+		return flowsExit(stderr, in, in.Snap, "the listing of the attempts was cut short, and nothing written")
 	case err != nil:
 		escape.Fprintln(stderr, "netmortem flows: listing the attempts kept in a temporary file:", err)
 		return exitUnreadable
@@ -430,5 +438,6 @@ func heldTable(ctx context.Context, stdout, stderr io.Writer, in operand.Opened,
 		escape.Fprintln(stderr, "netmortem flows:", err)
 		return exitUnreadable
 	}
-	return flowsExit(ctx, stderr, in, in.Snap, "")
+	testHook("written")
+	return flowsExit(stderr, in, in.Snap, "")
 }

@@ -127,7 +127,7 @@ func TestFlowsCaptureChanged(t *testing.T) {
 				tmp = filepath.Join(tmp, "missing")
 			}
 			t.Setenv("TMPDIR", tmp)
-			flowsTestHook = func(point string) {
+			runTestHook = func(point string) {
 				if point == tc.point {
 					if err := tc.change(file); err != nil {
 						t.Fatal(err)
@@ -135,7 +135,7 @@ func TestFlowsCaptureChanged(t *testing.T) {
 				}
 			}
 			code, stdout, stderr := runCLI(t, append([]string{"flows"}, append(args, file)...)...)
-			flowsTestHook = nil
+			runTestHook = nil
 			if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "internal error") ||
 				(tc.want == "" && stderr != "") {
 				t.Errorf("%s, flows %s: exit %d, stderr %q; want %d and %q", tc.point, args, code, stderr, tc.code, tc.want)
@@ -272,12 +272,12 @@ func TestFlowsStdinHandedOn(t *testing.T) {
 		inputs[name] = b
 	}
 	kept := 0
-	flowsTestHook = func(point string) {
+	runTestHook = func(point string) {
 		if point == "kept" {
 			kept++
 		}
 	}
-	t.Cleanup(func() { flowsTestHook = nil })
+	t.Cleanup(func() { runTestHook = nil })
 	for name, data := range inputs {
 		for _, args := range [][]string{{"-o", "csv"}, {"-o", "json"}, {"--width", "80"}, {"--width", "0"}, {"--width", "30"}} {
 			var outs [2]string

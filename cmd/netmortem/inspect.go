@@ -62,6 +62,8 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 	opened := operand.Open(ctx, operands, &parse.Options{Node: *node, Summary: parse.Summary{Enabled: true}, Stdin: stdin})
 	snap := opened.Snap
 	in := inspect.Inspect(ctx, snap, opened.Warns, rules.All())
+	// An interrupt once the listing is made cuts nothing of it short.
+	interrupted := ctx.Err() != nil
 	anonymizer := ao.anonymizer(snap)
 	in = netmortem.Anonymize(anonymizer, in)
 	if *output == "json" {
@@ -78,8 +80,9 @@ func runInspect(fs *pflag.FlagSet, stdout, stderr io.Writer, output, node *strin
 		escape.Fprintln(stderr, "netmortem inspect:", err)
 		return exitUnreadable
 	}
+	testHook("written")
 	switch {
-	case ctx.Err() != nil:
+	case interrupted:
 		fmt.Fprintln(stderr, "netmortem inspect: interrupted: the list covers what was read until then")
 		return exitUnreadable
 	case opened.Err != nil:

@@ -98,8 +98,9 @@ func sayConfig(stderr io.Writer, cmd, path string, found bool) {
 // signalContext returns a context canceled by the first SIGINT or SIGTERM
 // (what Kubernetes sends a pod it stops). Once it is done, both have their
 // default effect again, so that a second one ends a run that does not
-// stop.
-func signalContext() (context.Context, context.CancelFunc) {
+// stop. It is a variable so that tests can interrupt a run at a point of
+// their choosing.
+var signalContext = func() (context.Context, context.CancelFunc) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	context.AfterFunc(ctx, stop)
 	return ctx, stop

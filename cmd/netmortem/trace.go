@@ -76,11 +76,12 @@ func runTrace(fs *pflag.FlagSet, stdout, stderr io.Writer, dst, src, proto *stri
 	ctx, stop := signalContext()
 	defer stop()
 	in := operand.OpenPaths(ctx, fs.Args(), &parse.Options{Summary: parse.Summary{Enabled: true}, Stdin: stdin})
+	testHook("read")
 	if in.Err != nil {
 		escape.Fprintln(stderr, "netmortem trace:", in.Err)
 		return exitUnreadable
 	}
-	if ctx.Err() != nil {
+	if in.Stopped() {
 		fmt.Fprintln(stderr, "netmortem trace: interrupted")
 		return exitUnreadable
 	}
