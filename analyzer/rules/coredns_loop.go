@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/internal/lazyre"
@@ -27,7 +29,9 @@ var CoreDNSLoop = &analyzer.Rule{
 		"or ::1, or the Corefile of the coredns ConfigMap forwarding (forward, proxy) to one",
 	Unproven: "the loop line alone names the loop as likely: which upstream sends the queries back (the node's " +
 		"resolv.conf naming a local stub such as systemd-resolved's 127.0.0.53 or dnsmasq's 127.0.0.1, or an upstream " +
-		"that forwards back to the cluster) is not shown; `cat /etc/resolv.conf` on the node decides",
+		"that forwards back to the cluster) is not shown; `cat /etc/resolv.conf` on the node decides. Logged by a " +
+		"CoreDNS before 1.2.6, which also reports a loop when its upstream does not answer at start-up, the line's time " +
+		"after the start tells a loop (at once) from that false alarm (seconds after), and without times it names no cause",
 	Doc: `forwarding loop makes CoreDNS exit
 
 CoreDNS's loop plugin sends a random probe query (HINFO) to itself at
@@ -51,10 +55,23 @@ file), with the zone and, from CoreDNS 1.3, the addresses of the loop;
 the node's resolv.conf and the coredns ConfigMap's Corefile when the bundle
 holds them.
 
+CoreDNS before 1.2.6 also logged the loop line, and exited, when its
+upstream did not answer during start-up, as after a node's reboot before
+its network is up (coredns/coredns#2255, fixed in 1.2.6): it counted its
+probe again on each retry after a failed query, seconds after its start,
+where a loop brings the probe back at once. When the log names such a
+version ("CoreDNS-1.2.2") and nothing shows a loopback upstream, a loop
+line 2 s or more after the version line (and within the 30 s the plugin
+probes for) is likely that false alarm, one within a second of it likely
+a loop; one 1 to 2 s after it, later than 40 s, or the log gives no times
+for, names neither.
+
 Severity: error when the node's resolv.conf names a loopback nameserver, or
 the Corefile forwards to a loopback address (the log and the configuration
 agree); otherwise a warning of likely cause, with the command that shows
-the node's resolv.conf.
+the node's resolv.conf; when the log names a CoreDNS before 1.2.6, a
+warning of the false alarm or of the loop, as their times say, or of
+unknown cause without them.
 
 Fix: point kubelet at the real resolver list (--resolv-conf or the
 KubeletConfiguration's resolvConf: /run/systemd/resolve/resolv.conf under
@@ -72,6 +89,7 @@ var corednsLoopRe = lazyre.New(`(?i)(?:loop \(([^ ]+) -> ([^ )]*)\) detected for
 // loopLine is one loop line of CoreDNS's log.
 type loopLine struct {
 	pos        model.Pos
+	t          time.Time // the line's time, zero when the log gives none
 	text       string
 	zone       string // "" when the line does not say (before CoreDNS 1.2.6)
 	from, to   string // the addresses of "Loop (from -> to)", when given
@@ -103,11 +121,76 @@ func corednsLoopLines(s *model.Snapshot) []loopLine {
 			if zone == "" {
 				zone = m[4]
 			}
-			out = append(out, loopLine{pos: pos, text: strings.TrimSpace(line), zone: zone, from: m[1], to: m[2],
+			out = append(out, loopLine{pos: pos, t: le.Time, text: strings.TrimSpace(line), zone: zone, from: m[1], to: m[2],
 				node: le.Node, name: objectName(le.Namespace, le.Pod), component: subjectComponent(le.Source, le.Pos.File)})
 		}
 	}
 	return out
+}
+
+// corednsVersionRe matches the version line CoreDNS logs at start
+// ("[INFO] CoreDNS-1.2.2", or the bare "CoreDNS-1.2.2" it prints too).
+var corednsVersionRe = lazyre.New(`^\s*CoreDNS-(\d+)\.(\d+)\.(\d+)\b`)
+
+// corednsVersion is the version a CoreDNS log names, and where.
+type corednsVersion struct {
+	pos  model.Pos
+	t    time.Time // the line's time, zero when the log gives none
+	name string    // "CoreDNS-1.2.2"
+	// falseLoop: a version before 1.2.6, whose loop plugin also reports a
+	// loop when its upstream does not answer during start-up
+	// (coredns/coredns#2255, fixed in 1.2.6).
+	falseLoop bool
+}
+
+// corednsVersionIn returns the version line of the log (file, node and
+// Pod) of the loop line first that the line comes after: the last one before it (a log of several
+// starts names a version at each) that has a time, CoreDNS's own
+// "[INFO] CoreDNS-1.2.2" rather than the bare copy it prints after it,
+// or else the last one; any of the file's when the log gives no line
+// numbers.
+func corednsVersionIn(s *model.Snapshot, first loopLine) (corednsVersion, bool) {
+	at := first.pos
+	var last, timed corednsVersion
+	for _, le := range s.Logs {
+		// The same file, node and Pod: a file of several kubectl logs
+		// holds each Pod's start.
+		if le.Pos.File != at.File || le.Node != first.node || objectName(le.Namespace, le.Pod) != first.name {
+			continue
+		}
+		for k, line := range strings.Split(le.Message, "\n") {
+			m := corednsVersionRe.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			pos := le.Pos
+			if pos.Line > 0 {
+				pos.Line += k
+			}
+			if at.Line > 0 && pos.Line > at.Line {
+				continue
+			}
+			var v [3]int
+			known := true
+			for i := range v {
+				n, err := strconv.Atoi(m[i+1])
+				v[i], known = n, known && err == nil
+			}
+			old := known && (v[0] < 1 || v[0] == 1 && (v[1] < 2 || v[1] == 2 && v[2] < 6))
+			last = corednsVersion{pos: pos, t: le.Time, name: strings.TrimSpace(line), falseLoop: old}
+			if k == 0 && !le.Time.IsZero() {
+				timed = last
+			}
+		}
+	}
+	switch {
+	case timed.name != "" && timed.name == last.name && last.pos.Line-timed.pos.Line <= 3:
+		// The same start's: the bare copy follows two lines after.
+		return timed, true
+	case last.name != "":
+		return last, true
+	}
+	return corednsVersion{}, false
 }
 
 // corefileUpstream is a forward or proxy line of a Corefile.
@@ -184,6 +267,9 @@ func runCoreDNSLoop(p *analyzer.Pass) error {
 	for _, g := range groups {
 		f := corednsLoopFinding(g.node, g.comp, g.zone, g.lines, g.pods, ups)
 		resolvConfJudge(p.Snap, g.node, &f)
+		if v, ok := corednsVersionIn(p.Snap, g.lines[0]); ok && v.falseLoop {
+			falseLoopJudge(v, g.lines[0], g.node, g.zone, &f)
+		}
 		p.Report(f)
 	}
 	return nil
@@ -343,3 +429,92 @@ func resolvConfJudge(s *model.Snapshot, node string, f *analyzer.Finding) {
 		}
 	}
 }
+
+// falseLoopJudge weighs, in a finding not proven, the version of CoreDNS
+// that logged the loop: before 1.2.6 the loop plugin also reported a
+// loop, and CoreDNS exited, when its upstream did not answer during
+// start-up (coredns/coredns#2255): it counted its probe once for each
+// retry, each after the query had failed. A loop brings the probe back
+// at once: the loop line comes within a second of CoreDNS's start, the
+// false alarm seconds after it. The time between the version line and
+// the loop line tells them apart; without it, the finding names neither.
+func falseLoopJudge(v corednsVersion, first loopLine, node, zone string, f *analyzer.Finding) {
+	if f.Certainty == analyzer.Proven {
+		return // a loopback upstream shown: a loop whatever the version
+	}
+	alt := fmt.Sprintf("no loop: %s, before 1.2.6, also reports one when its upstream does not answer during start-up "+
+		"(coredns/coredns#2255, fixed in 1.2.6), as after a node's reboot before its network is up", v.name)
+	f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: v.pos, Note: v.name})
+	f.Facts["version"] = strings.TrimPrefix(v.name, "CoreDNS-")
+	gap := first.t.Sub(v.t)
+	// The loop plugin probes for its first 30 s: a loop line later than
+	// that is not of the start whose version line this is.
+	timed := !v.t.IsZero() && !first.t.IsZero() && gap >= 0 && gap <= falseLoopWithin
+	if timed {
+		f.Facts["seconds_to_loop"] = gap.Seconds()
+	}
+	if timed && gap < falseLoopAfter/2 {
+		// At once: a loop, as the finding says; the false alarm last.
+		f.Alternatives = append(f.Alternatives, alt)
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: the loop line comes %s after CoreDNS's start (%s): the probe "+
+			"came back at once, as through a loop, where %s's false alarm waits for its retries to fail", first.pos,
+			gap, v.pos, v.name))
+		return
+	}
+	where, zoneWords := "", "its zones"
+	if node != "" {
+		where = " on " + node
+	}
+	if zone != "" {
+		zoneWords = fmt.Sprintf("zone %q", zone)
+	}
+	f.Title = fmt.Sprintf("CoreDNS%s exits on its loop check for %s", where, zoneWords)
+	f.Supports[0] = fmt.Sprintf("%s: CoreDNS's loop plugin reported its own probe query back: %s", first.pos, first.text)
+	f.Fix = "Upgrade CoreDNS to 1.2.6 or later, whose loop plugin no longer takes an upstream out of reach for a loop. " +
+		"If it still exits, give it a real upstream: " + strings.TrimPrefix(f.Fix, "Give CoreDNS a real upstream: ")
+	f.Decide = "# on the node of a CoreDNS Pod: a nameserver in 127.0.0.0/8 or ::1 is the loop; one that does not answer " +
+		"(NAMESERVER, each\n# of those listed) is the false alarm of CoreDNS before 1.2.6\ncat /etc/resolv.conf\n" +
+		"dig +time=2 +tries=1 @NAMESERVER . NS"
+	if timed && gap >= falseLoopAfter {
+		// Seconds after the start: the retries of a probe that failed.
+		f.Certainty = analyzer.Likely
+		f.Alternatives = append(slices.Clone(f.Alternatives), "a forwarding loop that brought the probe back late")
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: the loop line comes %s after CoreDNS's start (%s): a loop "+
+			"brings the probe back at once, while %s counts it again on each retry after its query failed", first.pos,
+			gap, v.pos, v.name))
+		f.Summary = fmt.Sprintf("CoreDNS%s exited on its loop plugin's check for %s (%s), %s after it started. %s, "+
+			"before 1.2.6, says so when its probe query fails again and again, as when its upstream does not answer "+
+			"during start-up: a loop brings the probe back at once. The Pod restarts into the same check "+
+			"(CrashLoopBackOff) for as long as the upstream is out of reach, and cluster DNS is down or short of replicas.",
+			where, zoneWords, first.text, gap, v.name)
+		f.Cause = fmt.Sprintf("No loop: %s's loop plugin took an upstream that did not answer during start-up for a "+
+			"loop (coredns/coredns#2255, fixed in 1.2.6): the upstream was out of reach when CoreDNS started.", v.name)
+		f.Title = fmt.Sprintf("CoreDNS%s exits on its loop check's false alarm: its upstream did not answer at start-up", where)
+		return
+	}
+	// No time to tell them apart.
+	if len(f.Contradicts) > 0 || len(f.Alternatives) == 0 {
+		// The resolver list names no loopback address: the false alarm
+		// first.
+		f.Alternatives = append([]string{alt}, f.Alternatives...)
+	} else {
+		f.Alternatives = append(slices.Clone(f.Alternatives[:1]), append([]string{alt}, f.Alternatives[1:]...)...)
+	}
+	f.Certainty, f.Cause = analyzer.Unknown, ""
+	f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s: %s, before 1.2.6, whose loop plugin takes an upstream that "+
+		"does not answer at start-up for a loop", v.pos, v.name))
+	f.Summary = fmt.Sprintf("CoreDNS%s exited on its loop plugin's check for %s (%s). %s's loop plugin says so when its "+
+		"probe query comes back through a forwarding loop, and also when its upstream does not answer during start-up: "+
+		"this is a loop or an upstream out of reach. The Pod restarts into the same check (CrashLoopBackOff), and cluster "+
+		"DNS is down or short of replicas.", where, zoneWords, first.text, v.name)
+}
+
+// falseLoopAfter is how long after its start a CoreDNS before 1.2.6 logs
+// the false alarm at the earliest: its probe's query has failed twice
+// (each a timeout of at least a second, and a second's wait between
+// tries).
+const falseLoopAfter = 2 * time.Second
+
+// falseLoopWithin bounds the time from CoreDNS's start to the loop line of
+// the same start: the loop plugin probes for 30 s.
+const falseLoopWithin = 40 * time.Second
