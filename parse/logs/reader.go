@@ -356,7 +356,8 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 		lr.add(ev, kind, w)
 		return
 	}
-	if isContinuation(line) || ((lr.lastKind == "felix" || lr.lastKind == "weave") && !text.IsPromptOrMarker(line)) {
+	if isContinuation(line) || ((lr.lastKind == "felix" || lr.lastKind == "weave") && !text.IsPromptOrMarker(line)) ||
+		(w == nil && len(lr.events) > 0 && klogContinues(lr.lastKind, lr.events[len(lr.events)-1].Message, line)) {
 		if len(lr.events) > 0 {
 			ev := &lr.events[len(lr.events)-1]
 			ev.Message += "\n" + t

@@ -335,6 +335,13 @@ func TestSniffLogs(t *testing.T) {
 		}
 		return string(b)
 	}
+	field := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(testutil.Root(), "fixtures", "field", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
 	formats := []*format.Format{KlogFormat, EtcdLogFormat, JSONLogFormat, LogfmtFormat, NginxAccessFormat, NginxErrorFormat, CoreDNSLogFormat, kube.KubectlTableFormat}
 	for _, tt := range []struct {
 		name, in, want string // want: the one format scoring >= 50, "" for none
@@ -344,6 +351,7 @@ func TestSniffLogs(t *testing.T) {
 		{"klog with prompt", seed("004-stale-dnat/kube-proxy.log"), "klog"},
 		{"ingress-nginx klog", seed("003-lb-controller-conflict/ingress-nginx-controller.log"), "klog"},
 		{"kubectl klog", real("kubectl-v6-klog.log"), "klog"},
+		{"klog quoting iptables-restore", field("kube-proxy-restore-failed--openshift-installer-1816/kube-proxy.log"), "klog"},
 		{"journal without klog", "Jun  5 10:01:02 node2 systemd[1]: Started kubelet.service.\nJun  5 10:01:02 node2 kernel: eth0: link up\n", "klog"},
 		{"etcd", seed("001-probe-restart-loop/etcd.log"), "etcd-log"},
 		{"etcd real", real("etcd-3.4-capnslog.log"), "etcd-log"},
@@ -439,5 +447,53 @@ func TestLogsNginxEntrypoint(t *testing.T) {
 	}
 	if got := sniffLogs([]byte(in), "nginx-error"); got == 0 {
 		t.Errorf("nginx-error sniff %d", got)
+	}
+}
+
+// A klog error that quotes a command's output (kube-proxy's failed
+// iptables-restore) goes on for the lines the command printed, up to the
+// ")" klog closes it with: they are the entry's, not lines of no shape.
+func TestKlogQuotesCommandOutput(t *testing.T) {
+	path := filepath.Join(testutil.Root(), "fixtures", "field", "kube-proxy-restore-failed--openshift-installer-1816", "kube-proxy.log")
+	evs, err := readLogFile(t, path)
+	if err != nil {
+		t.Fatalf("errors: %v", err)
+	}
+	if len(evs) != 3 {
+		t.Fatalf("%d events, want 3:\n%s", len(evs), eventLines(evs))
+	}
+	want := "Failed to execute iptables-restore: exit status 2 (iptables-restore v1.4.21: Couldn't load target " +
+		"`KUBE-MARK-DROP':No such file or directory\nError occurred at line: 286\n" +
+		"Try `iptables-restore -h' or 'iptables-restore --help' for more information.\n)"
+	if evs[0].Message != want || evs[1].Pos.Line != 6 || !strings.HasSuffix(evs[2].Message, "line: 160\nTry `iptables-restore -h' or 'iptables-restore --help' for more information.\n)") {
+		t.Errorf("events:\n%s", eventLines(evs))
+	}
+
+	// An open parenthesis holds the lines up to a prompt, and no more than
+	// maxParenLines.
+	in := "E0625 18:23:05.161594       1 proxier.go:1350] Failed (cut\nline\n$ kubectl get pods\nNAME READY\n"
+	evs, err = Logs(strings.NewReader(in), "cut.log")
+	if len(evs) != 1 || evs[0].Message != "Failed (cut\nline" || err == nil || !strings.Contains(err.Error(), "cut.log:4:") {
+		t.Errorf("cut at a prompt: %v\n%s", err, eventLines(evs))
+	}
+	// Lines of their own the reader reads are never taken in: minikube's
+	// "* " lines, a runtime's records, a file's command.
+	for name, in := range map[string]string{
+		"minikube": "* E0625 18:23:05.161594       1 proxier.go:1350] Failed (open\n" +
+			"* I0625 18:23:05.161600       1 proxier.go:1351] next\n* I0625 18:23:05.161700       1 proxier.go:1352] third\n",
+		"cri": "2024-06-05T10:01:03.000000001Z stderr F E0605 10:01:03.000001       1 proxier.go:1] Failed (open\n" +
+			"2024-06-05T10:01:03.000000002Z stdout F app says hi\n2024-06-05T10:01:03.000000003Z stdout F and more\n",
+		"cat": "E0625 18:23:05.161594       1 proxier.go:1350] Failed (open\ncat /var/log/other.log\n" +
+			"I0625 18:23:05.161600       1 proxier.go:1351] next\nI0625 18:23:05.161700       1 proxier.go:1352] third\n",
+	} {
+		if evs, _ := Logs(strings.NewReader(in), name+".log"); len(evs) != 3 {
+			t.Errorf("%s: %d events, want 3:\n%s", name, len(evs), eventLines(evs))
+		}
+	}
+	in = "E0625 18:23:05.161594       1 proxier.go:1350] Failed (open\n" + strings.Repeat("x\n", maxParenLines+1)
+	evs, err = Logs(strings.NewReader(in), "long.log")
+	if len(evs) != 1 || strings.Count(evs[0].Message, "\n") != maxParenLines || err == nil ||
+		!strings.Contains(err.Error(), fmt.Sprintf("long.log:%d:", maxParenLines+2)) {
+		t.Errorf("past %d lines: %v", maxParenLines, err)
 	}
 }

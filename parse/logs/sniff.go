@@ -87,6 +87,10 @@ func readHeadShapes(head []byte) headShapes {
 			last, lastMsg = kind, ev.Message
 			continue
 		}
+		if klogContinues(last, lastMsg, line) {
+			lastMsg += "\n" + strings.TrimSpace(line)
+			continue // the output a klog error quotes, up to its ")"
+		}
 		if kernelWrap(last, lastMsg, line) {
 			lastMsg = strings.TrimRight(lastMsg, " ") + " " + strings.TrimSpace(line)
 			continue // the rest of a hard-wrapped kernel or syslog line

@@ -168,6 +168,32 @@ func isContinuation(line string) bool {
 	return line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, "Trace[")
 }
 
+// klogContinues reports whether a line of no log shape continues the
+// entry before it, of shape kind and message msg: a klog message that
+// opened a parenthesis it has not closed, as an error quoting a
+// command's output does ("Failed to execute iptables-restore: exit
+// status 2 (iptables-restore v1.4.21: ..."), whose lines follow as the
+// command printed them, up to the ")" klog closes it with. A prompt or a
+// node marker is never one, nor minikube's "* " line, a file's command, a
+// line around logs or a section header, nor a line past maxParenLines.
+func klogContinues(kind, msg, line string) bool {
+	if kind != "klog" || strings.Count(msg, "(") <= strings.Count(msg, ")") || strings.Count(msg, "\n") >= maxParenLines ||
+		text.IsPromptOrMarker(line) || strings.HasPrefix(line, "* ") {
+		return false
+	}
+	// Not a line of its own kind that the reader reads: a file's command
+	// (cat x.log), journalctl's and people's lines around logs, a section
+	// header.
+	t := strings.TrimSpace(line)
+	if _, ok := sectionHeader(t); ok {
+		return false
+	}
+	return !fileCommand(t) && !logNoise(t)
+}
+
+// maxParenLines bounds the lines klogContinues joins to one entry.
+const maxParenLines = 64
+
 // logNoise are lines journalctl and people add around logs.
 func logNoise(t string) bool {
 	switch {
