@@ -71,6 +71,7 @@ func All() []*analyzer.Rule {
 		CoreDNSUpstreamTimeout,
 		ConntrackInvalidReset,
 		PodCIDROverlap,
+		KubeProxyRestoreFailed,
 	}
 }
 

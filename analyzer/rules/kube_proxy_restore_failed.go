@@ -1,0 +1,252 @@
+package rules
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/lazyre"
+	"github.com/netmortem/netmortem/model"
+)
+
+// KubeProxyRestoreFailed finds kube-proxy failing, sync after sync, to
+// write its rules with iptables-restore.
+var KubeProxyRestoreFailed = &analyzer.Rule{
+	Name:        "kube-proxy-restore-failed",
+	Severity:    analyzer.Error,
+	Needs:       []model.Kind{model.KindLogs},
+	Uses:        []model.Kind{model.KindNetfilter},
+	SubjectKeys: []string{"node", "component"},
+	Run:         runKubeProxyRestoreFailed,
+	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(25)},
+	Proof: "kube-proxy's log failing its iptables-restore at two syncs or more with a chain it jumps to missing " +
+		"(\"Couldn't load target `KUBE-MARK-DROP'\") from an iptables before 1.8 or of the legacy backend, and a dump " +
+		"of the same node whose rules are in nf_tables, that chain among them, with no legacy tables beside them: its " +
+		"iptables does not see the host's tables",
+	Unproven: "the log alone shows the failures and what iptables-restore said, not why the chain is missing: the " +
+		"backend of kube-proxy's iptables and the host's differ, or the chain was not made before kube-proxy's sync " +
+		"(kubelet makes KUBE-MARK-DROP and KUBE-MARK-MASQ); in which backend the node holds the chain decides",
+	Doc: `kube-proxy cannot write its rules
+
+kube-proxy writes a node's Service rules at each sync with one
+iptables-restore of the whole nat and filter tables. When it fails, it logs
+"Failed to execute iptables-restore: exit status 2 (iptables-restore
+v1.4.21: Couldn't load target ` + "`KUBE-MARK-DROP'" + `:No such file or directory
+... Error occurred at line: 286 ...)", closes the NodePorts it holds, and
+tries again at the next sync: none of its rules change until one succeeds,
+so every Service change since the first failure is missing from the node
+(new endpoints get no traffic, removed ones keep it, see stale-dnat).
+
+The commonest failure names a chain the rules jump to that the tables
+iptables-restore sees do not hold: KUBE-MARK-DROP or KUBE-MARK-MASQ, which
+kubelet makes (--make-iptables-util-chains). Either kube-proxy's iptables
+and the host's use different backends (an iptables before 1.8, always
+legacy, in kube-proxy's image on a host whose iptables writes to nf_tables:
+the chain kubelet made is in the other one), or the chain was not made
+before kube-proxy's sync (kubelet started after it, as after a reboot, or
+does not make it). A single failure at kube-proxy's start, when it cleans
+up the rules of another mode, is not this: the rule needs two.
+
+Evidence: kube-proxy's log lines of the failures, the first and the last,
+with the message of iptables-restore; the node's rulesets, whose header
+says their backend.
+
+Severity: an error when kube-proxy's iptables is legacy and a dump of the
+same node shows its rules in nf_tables, the missing chain among them, with
+no legacy tables beside them; otherwise a warning of unknown cause, with
+the causes the message leaves open.
+
+Fix: run kube-proxy with an image whose iptables picks the host's backend
+(kube-proxy from Kubernetes 1.17 on), and make sure kubelet makes its
+chains before kube-proxy syncs; then restart kube-proxy so it writes its
+rules whole.`,
+}
+
+// restoreFailRe matches kube-proxy's failed iptables-restore: the binary,
+// the exit status and the start of what it printed.
+var restoreFailRe = lazyre.New(`(?i)Failed to execute (ip6?tables-restore)(?: for \w+)?: exit status (\d+) \((.*)`)
+
+// restoreToolRe matches what iptables-restore printed first: its name,
+// version and backend.
+var restoreToolRe = lazyre.New(`^(ip6?tables(?:-legacy|-nft)?-restore) v(\d+)\.(\d+)(?:\.(\d+))?(?: \((legacy|nf_tables)\))?: `)
+
+// restoreMissingRe matches the chain iptables-restore found missing.
+var restoreMissingRe = lazyre.New("(?:Couldn't load target [`'\"]|Chain [`'\"])([A-Z][A-Z0-9_-]*)[`'\"]")
+
+// restoreFailures are the failed iptables-restore of one kube-proxy.
+type restoreFailures struct {
+	node, comp  string
+	first, last *model.LogEvent
+	count       int
+	message     string // what iptables-restore printed first, of the first failure
+	chain       string // the chain it found missing, "" when it says something else
+	version     string // its iptables' version, "" when unnamed
+	backend     string // model.BackendLegacy or BackendNFT when its name, version or mark says; ""
+	closed      int    // "Closing local ports after iptables-restore failure" lines
+}
+
+func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
+	var groups []*restoreFailures
+	byKey := map[string]*restoreFailures{}
+	closing := map[string]int{}
+	for i := range p.Snap.Logs {
+		le := &p.Snap.Logs[i]
+		if !kubeProxyLine(le) {
+			continue
+		}
+		k := le.Node + "\x00" + subjectComponent(le.Source, le.Pos.File)
+		if le.Node == "" {
+			k += "\x00" + le.Pos.File // two Pods' logs of no node are two kube-proxies
+		}
+		first, _, _ := strings.Cut(le.Message, "\n")
+		if strings.Contains(first, "Closing local ports after iptables-restore failure") {
+			closing[k]++
+			continue
+		}
+		m := restoreFailRe.FindStringSubmatch(first)
+		if m == nil {
+			continue
+		}
+		g := byKey[k]
+		if g == nil {
+			g = &restoreFailures{node: le.Node, comp: subjectComponent(le.Source, le.Pos.File), first: le,
+				message: strings.TrimSpace(m[3])}
+			if t := restoreToolRe.FindStringSubmatch(g.message); t != nil {
+				g.version = strings.TrimSuffix(t[2]+"."+t[3]+"."+t[4], ".")
+				major, _ := strconv.Atoi(t[2])
+				minor, _ := strconv.Atoi(t[3])
+				switch {
+				case t[5] == "nf_tables" || strings.Contains(t[1], "-nft"):
+					g.backend = model.BackendNFT
+				case t[5] == "legacy" || strings.Contains(t[1], "-legacy") || major == 1 && minor < 8:
+					g.backend = model.BackendLegacy
+				}
+			}
+			if c := restoreMissingRe.FindStringSubmatch(g.message); c != nil {
+				g.chain = c[1]
+			}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.last = le
+		g.count++
+	}
+	for _, g := range groups {
+		if g.count < 2 {
+			continue // once, as at kube-proxy's start cleaning up another mode's rules
+		}
+		k := g.node + "\x00" + g.comp
+		if g.node == "" {
+			k += "\x00" + g.first.Pos.File
+		}
+		g.closed = closing[k]
+		// A dump of the node in nf_tables that holds the missing chain,
+		// with no legacy tables beside it: the chain is where kube-proxy's
+		// legacy iptables does not look.
+		var nft *model.Ruleset
+		for _, rs := range p.Snap.Netfilter {
+			if rs.Node == g.node && g.node != "" && rs.Backend == model.BackendNFT && rs.LegacyWarning.File == "" &&
+				holdsChain(rs, g.chain) {
+				nft = rs
+				break
+			}
+		}
+		p.Report(restoreFinding(g, nft))
+	}
+	return nil
+}
+
+// kubeProxyLine reports whether le is kube-proxy's: its source or file
+// names it, or it comes from kube-proxy's proxier.
+func kubeProxyLine(le *model.LogEvent) bool {
+	src := strings.ToLower(le.Source + " " + le.Pos.File)
+	return strings.Contains(src, "kube-proxy") || strings.Contains(src, "kubeproxy") ||
+		strings.HasPrefix(le.Fields["caller"], "proxier.go:")
+}
+
+// restoreFinding judges and words one kube-proxy's failures, with a dump
+// of its node's rules in nf_tables (nft) when the bundle has one.
+func restoreFinding(g *restoreFailures, nft *model.Ruleset) analyzer.Finding {
+	comp := g.comp
+	if !strings.Contains(strings.ToLower(comp), "proxy") {
+		comp = "kube-proxy" // its lines, under a runtime's name (rkt, a journal's unit)
+	}
+	span := ""
+	if t0, t1 := g.first.Time, g.last.Time; !t0.IsZero() && !t1.IsZero() && t1.After(t0) {
+		span = fmt.Sprintf(" over %s", t1.Sub(t0).Round(time.Second))
+	}
+	f := analyzer.Finding{
+		Subject:  subject("node", g.node, "component", g.comp),
+		Severity: analyzer.Warning,
+		Facts:    map[string]any{"failures": g.count, "message": g.message},
+		Supports: []string{fmt.Sprintf("%s: %s's iptables-restore failed %d times%s, the first here: %s", g.first.Pos, comp,
+			g.count, span, g.message)},
+	}
+	ev := []analyzer.Evidence{{Pos: g.first.Pos, Note: "iptables-restore failed"}, {Pos: g.last.Pos, Note: "the last failure"}}
+	if g.version != "" {
+		f.Facts["iptables_version"] = g.version
+	}
+	if g.closed > 0 {
+		f.Supports = append(f.Supports, fmt.Sprintf("%s closed its NodePorts after %d of the failures", comp, g.closed))
+	}
+	f.Summary = fmt.Sprintf("%s on %s failed to write its rules %d times%s (iptables-restore: %s). A sync that fails "+
+		"changes none of them: every Service and endpoint change since the first failure is missing from the node's "+
+		"rules until one succeeds.", comp, nodeName(g.node), g.count, span, g.message)
+	if g.chain == "" {
+		f.Certainty = analyzer.Unknown
+		f.Title = fmt.Sprintf("%s on %s cannot write its rules: iptables-restore fails", comp, nodeName(g.node))
+		f.Alternatives = []string{"a rule kube-proxy writes that this iptables or kernel rejects (a module missing, " +
+			"the line the message names)", "another program holding the xtables lock, or changing the same chains, " +
+			"while kube-proxy restores"}
+		f.Decide = "# on " + nodeName(g.node) + ": the rules kube-proxy writes, and what the kernel and iptables say of them\n" +
+			"iptables-save -t nat | head -50\ndmesg | tail -50"
+		f.Fix = "Read iptables-restore's message and the line it names, correct what it rejects, then restart " + comp + "."
+		f.Evidence = ev
+		return f
+	}
+	f.Facts["missing_chain"] = g.chain
+	f.Title = fmt.Sprintf("%s on %s cannot write its rules: chain %s is missing from the tables its iptables sees",
+		comp, nodeName(g.node), g.chain)
+	backendSkew := "kube-proxy's iptables and the host's use different backends (one legacy, one nf_tables): " +
+		"the chain is in the other one"
+	notMade := fmt.Sprintf("%s was not made before kube-proxy's sync: kubelet makes it (--make-iptables-util-chains), "+
+		"and had not yet (it started after kube-proxy, as after a reboot) or does not", g.chain)
+	f.Fix = "Run " + comp + " with an image whose iptables picks the host's backend (kube-proxy from Kubernetes 1.17 on), " +
+		"and make sure kubelet makes its chains before kube-proxy syncs; then restart " + comp + " so it writes its rules whole."
+	switch {
+	case g.backend == model.BackendLegacy && nft != nil:
+		f.Certainty, f.Severity = analyzer.Proven, analyzer.Error
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: the node's rules are in nf_tables, %s among them, and no legacy "+
+			"tables beside them: %s's iptables %s, legacy, does not look there", nft.Pos, g.chain, comp, g.version))
+		ev = append(ev, analyzer.Evidence{Pos: nft.Pos, Note: "host rules: nft"})
+		f.Cause = fmt.Sprintf("%s's image carries iptables %s (legacy) while the host's iptables writes its rules to "+
+			"nf_tables: its iptables-restore does not see %s, which the host's rules hold, and fails every sync.",
+			comp, g.version, g.chain)
+	case g.backend == model.BackendLegacy:
+		f.Certainty = analyzer.Unknown
+		f.Alternatives = []string{backendSkew + fmt.Sprintf(" (%s's iptables %s is legacy: the host's may be nf_tables)",
+			comp, g.version), notMade}
+	default:
+		f.Certainty = analyzer.Unknown
+		f.Alternatives = []string{notMade, backendSkew}
+	}
+	if f.Certainty != analyzer.Proven {
+		f.Decide = fmt.Sprintf("# on %s: the backend that holds %s (a count above 0), beside the version %s's iptables names\n"+
+			"iptables-legacy-save -t nat | grep -c %s\niptables-nft-save -t nat | grep -c %s",
+			nodeName(g.node), g.chain, comp, g.chain, g.chain)
+	}
+	f.Evidence = dedupEvidence(ev)
+	return f
+}
+
+// holdsChain reports whether rs has a chain called name in any table.
+func holdsChain(rs *model.Ruleset, name string) bool {
+	for _, t := range rs.Tables {
+		if name != "" && t.Chain(name) != nil {
+			return true
+		}
+	}
+	return false
+}
