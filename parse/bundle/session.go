@@ -114,12 +114,10 @@ func (s session) sniff(_ string, head []byte) int {
 		return 0
 	}
 	// Above the formats that find their own lines among the others (a
-	// kubectl YAML, a table between other commands' output): they would
-	// read one command and stumble on the rest.
-	if withOutput >= 3 {
-		return 97
-	}
-	return 90
+	// kubectl YAML, a table between other commands' output, a table
+	// before a curl's error): they would read one command and stumble on
+	// the rest.
+	return 97
 }
 
 // parse splits a terminal session at its prompts and reads each

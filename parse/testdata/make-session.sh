@@ -5,8 +5,10 @@
 # Needs root, iproute2, iptables, python3, netcat-openbsd. Two namespaces
 # joined by a veth pair: nm-t-sess-s (10.81.0.2) listens on TCP 8080;
 # nm-t-sess-c (10.81.0.1) holds one connection to it open while the session
-# runs ip addr, ip route, ss, sysctl, an nc loop and ip neigh. The
-# namespaces are removed by exact name on exit.
+# runs ip addr, ip route, ss, sysctl, an nc loop and ip neigh. A second
+# session of two commands (ss, and a curl refused on port 8081) is written
+# beside it, as two-commands.txt. The namespaces are removed by exact name
+# on exit.
 #
 # Usage: sudo bash parse/testdata/make-session.sh [OUT_FILE]
 set -euo pipefail
@@ -46,4 +48,9 @@ mkdir -p "$(dirname "$OUT")"
 for cmd in "ip -4 addr" "ip route" "ss -tan" "sysctl net.ipv4.ip_local_port_range" \
 	'for i in $(seq 1 5); do nc -zv -w 1 10.81.0.2 8081; done' "ip neigh"; do
 	{ echo "root@worker-1:~# $cmd"; ip netns exec "$C" bash -c "$cmd" 2>&1 || true; } >>"$OUT"
+done
+TWO="$(dirname "$OUT")/two-commands.txt"
+: >"$TWO"
+for cmd in "ss -tn" "curl -v http://10.81.0.2:8081/"; do
+	{ echo "root@worker-1:~# $cmd"; ip netns exec "$C" bash -c "$cmd" 2>&1 || true; } >>"$TWO"
 done
