@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -91,7 +92,7 @@ func clientTool(r *model.ClientResult) string {
 // clientFailFinding reports the failed attempts of g, told only by client
 // transcripts: a warning whose cause stays unknown, with the alternatives
 // and the command that decides them, as for a capture seen alone.
-func clientFailFinding(g *clientFailGroup, o model.Outcome, roles facts.AddrIndex) analyzer.Finding {
+func clientFailFinding(g *clientFailGroup, o model.Outcome, roles facts.AddrIndex, nodePorts []model.NodePort) analyzer.Finding {
 	rs := roles.Of(g.server.Addr(), g.server.Port())
 	var ev []analyzer.Evidence
 	for i, r := range g.results {
@@ -163,17 +164,67 @@ func clientFailFinding(g *clientFailGroup, o model.Outcome, roles facts.AddrInde
 	if o == model.OutcomeRefused {
 		f.Alternatives = append(f.Alternatives, "the address is a Service's without ready endpoints, which "+
 			"kube-proxy rejects")
+		if !slices.ContainsFunc(roles.Of(g.server.Addr(), 0), func(r facts.AddrRole) bool { return r.Kind != facts.RoleNodeAddress }) {
+			// Not a Service's, an endpoint's or a Pod's address: a node's, or
+			// one the bundle does not name, where a NodePort answers.
+			noNodePort(&f, g.server.Port(), nodePorts)
+		}
 	}
 	return f
+}
+
+// noNodePort weighs, in a refusal at an address that is a node's or one
+// the bundle does not name, a port of the NodePort range that none of the
+// Services the bundle lists holds: a request to the wrong port, for
+// which kube-proxy writes no rule and nothing listens. The list may not
+// hold every namespace's Services, so it stays one cause among the
+// others, first, with the command that lists them all.
+func noNodePort(f *analyzer.Finding, port uint16, nodePorts []model.NodePort) {
+	if port < 30000 || port > 32767 || len(nodePorts) == 0 {
+		return
+	}
+	// The TCP NodePorts held, by Service, in the order listed.
+	var svcs []string
+	held := map[string][]string{}
+	n := 0
+	for _, np := range nodePorts {
+		if np.Port == port {
+			return
+		}
+		if np.Protocol != "TCP" || n == 8 {
+			continue
+		}
+		name := strings.TrimPrefix(model.ObjectName("Service", np.Namespace, np.Service), "Service ")
+		if held[name] == nil {
+			svcs = append(svcs, name)
+		}
+		held[name] = append(held[name], strconv.Itoa(int(np.Port)))
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	var list []string
+	for _, name := range svcs {
+		list = append(list, name+" "+strings.Join(held[name], ", "))
+	}
+	f.Alternatives = append([]string{fmt.Sprintf("no Service has NodePort %d, a port of the NodePort range: the "+
+		"Services listed hold %s; kube-proxy writes no rule for %d and nothing listens there (a wrong port)", port,
+		strings.Join(list, "; "), port)}, f.Alternatives...)
+	f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: nodePorts[0].Pos, Note: "Services listed: no NodePort " +
+		strconv.Itoa(int(port))})
+	f.Decide = fmt.Sprintf("# every namespace's Services: no line, no Service has NodePort %d\nkubectl get svc -A | grep ':%d/'\n%s",
+		port, port, f.Decide)
 }
 
 // runClientFailures reports the failed attempts of outcome o that only
 // client transcripts tell.
 func runClientFailures(p *analyzer.Pass, o model.Outcome, minAttempts int) {
 	roles := facts.AddrRoles.Of(p)
+	nodePorts := p.Snap.Kube.NodePorts()
 	for _, g := range clientFailures(p.Snap, o) {
 		if len(g.results) >= minAttempts {
-			p.Report(clientFailFinding(g, o, roles))
+			p.Report(clientFailFinding(g, o, roles, nodePorts))
 		}
 	}
 }
