@@ -54,6 +54,9 @@ func readRoutes(r io.Reader, src *format.File, errs *model.ErrorList) []model.Ro
 	}
 	text.ReadLines(r, src, errs, hooks, func(l *text.Line) {
 		f := l.Fields()
+		if f[0] == "cache" && last >= 0 {
+			return // ip route get's cache line under its route ("cache <local>", "cache expires 590sec mtu 1400")
+		}
 		if f[0] == "nexthop" {
 			if last < 0 {
 				l.Errorf("%w: a nexthop line without the route it belongs to", format.ErrSyntax)

@@ -144,3 +144,14 @@ func FuzzRoutes(f *testing.F) {
 		sniffRoute("fuzz.txt", []byte(in))
 	})
 }
+
+// ip route get prints its route, then a cache line under it ("cache
+// <local>"); the file was made on a Linux host (iproute2 6.1) with
+// `ip route get 127.0.0.1` and `ip route get 8.8.8.8`, each after its
+// prompt.
+func TestRoutesGet(t *testing.T) {
+	parsetest.CheckLines(t, "ip-route-get.txt", routeFile(t, "parse/testdata/route/ip-route-get.txt"), []string{
+		"2 - local 127.0.0.1/32 - lo 127.0.0.1 - - - 0 -",
+		"5 - - 8.8.8.8/32 192.0.2.1 eth0 192.0.2.2 - - - 0 -",
+	})
+}
