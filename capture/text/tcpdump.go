@@ -364,6 +364,11 @@ func (tr *textReader) decodeTcpdump(p *decode.Packet, text string) bool {
 	default:
 		s, err1 := tcpdumpAddrPort(src)
 		d, err2 := tcpdumpAddrPort(dst)
+		if err := cmp.Or(err1, err2); errors.Is(err, errHostName) {
+			// A UDP line (VXLAN, DNS) that names hosts: told as a TCP
+			// line's are, not passed over unsaid.
+			tr.addrError(p, text, err)
+		}
 		if err1 == nil && err2 == nil {
 			p.Src, p.Dst = s, d
 			if strings.HasPrefix(detail, "UDP") || strings.Contains(detail, "UDP,") {

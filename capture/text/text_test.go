@@ -458,3 +458,18 @@ func TestTextCanceledReader(t *testing.T) {
 		}
 	}
 }
+
+// A tcpdump -v UDP line that names hosts (VXLAN between nodes printed
+// without -n, as projectcalico/calico#3145 pasted it) is told as a TCP
+// line's names are: once, at the packet's line.
+func TestTextUDPHostNames(t *testing.T) {
+	in := "11:51:31.656705 IP (tos 0x0, ttl 64, id 59791, offset 0, flags [none], proto UDP (17), length 102)\n" +
+		"    nodeC.local.26898 > nodeA.local.4789: [bad udp cksum 0xffff -> 0x76dc!] VXLAN, flags [I] (0x08), vni 4096\n" +
+		"11:51:32.657297 IP (tos 0x0, ttl 64, id 60020, offset 0, flags [none], proto UDP (17), length 102)\n" +
+		"    nodeC.local.26898 > nodeA.local.4789: [bad udp cksum 0xffff -> 0x76dc!] VXLAN, flags [I] (0x08), vni 4096\n"
+	_, err := text.Read(context.Background(), strings.NewReader(in), "t.txt", text.Tcpdump, track.Options{})
+	var list model.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 1 || !strings.Contains(list[0].Error(), "host names") {
+		t.Fatalf("errors %v, want one at line 1, the packet's (host names)", err)
+	}
+}
