@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
 
@@ -46,7 +48,9 @@ it drops packets:
 
 Evidence: the counters per CPU; the kernel's "nf_conntrack: table full,
 dropping packet" lines (dmesg, journalctl -k); net.netfilter.nf_conntrack_max
-from sysctl output; log lines of DNS lookups timing out.
+from sysctl output, or else the size kube-proxy's log says it set at its
+start ("Setting nf_conntrack_max to 786432"); log lines of DNS lookups
+timing out.
 
 Severity: error when two kinds of evidence agree: a full table's drops in
 the counters and the kernel's log or nf_conntrack_max, insert failures and
@@ -277,7 +281,15 @@ func judgeTableFull(p *analyzer.Pass, t *tableFull, facts map[string]any, ev []a
 	if entries > 0 {
 		f.Facts["entries"] = entries
 	}
-	if limit, ok := p.Snap.Sysctl(t.node, "net.netfilter.nf_conntrack_max"); ok {
+	if limit, ok := p.Snap.Sysctl(t.node, "net.netfilter.nf_conntrack_max"); !ok {
+		if n, pos, ok := kubeProxyConntrackMax(p.Snap, t.node); ok {
+			// No sysctl: the size kube-proxy set at its start.
+			f.Facts["nf_conntrack_max"] = n
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: pos, Note: "kube-proxy sets nf_conntrack_max to " + n})
+			f.Supports = append(f.Supports, fmt.Sprintf("%s: kube-proxy set nf_conntrack_max to %s at its start: the "+
+				"table holds that many entries at most", pos, n))
+		}
+	} else {
 		f.Facts["nf_conntrack_max"] = limit.Value
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: limit.Pos, Note: "net.netfilter.nf_conntrack_max = " + limit.Value})
 		if n, err := strconv.ParseUint(limit.Value, 10, 64); err == nil && entries > 0 && entries >= n {
@@ -359,4 +371,25 @@ func dnsTimeouts(s *model.Snapshot) (int, []analyzer.Evidence) {
 		}
 	}
 	return n, ev
+}
+
+// kubeProxySetsMaxRe matches kube-proxy's line at its start setting the
+// table's size ("Setting nf_conntrack_max to 786432").
+var kubeProxySetsMaxRe = lazyre.New(`Setting nf_conntrack_max to (\d+)`)
+
+// kubeProxyConntrackMax returns the nf_conntrack_max the last of
+// kube-proxy's lines (its log's source or file names it) on node, or of
+// no node, set, and where.
+func kubeProxyConntrackMax(s *model.Snapshot, node string) (string, model.Pos, bool) {
+	n, pos, ok := "", model.Pos{}, false
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		if le.Node != node && le.Node != "" || !facts.IsKubeProxyLog(le) {
+			continue
+		}
+		if m := kubeProxySetsMaxRe.FindStringSubmatch(le.Message); m != nil {
+			n, pos, ok = m[1], le.Pos, true
+		}
+	}
+	return n, pos, ok
 }
