@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/model"
@@ -58,8 +59,12 @@ its dnsPolicy and dnsConfig, which show the resolv.conf it got.
 Severity: error when a Pod of the client address has the cluster
 resolv.conf (ClusterFirst, without an ndots option below the name's dots):
 proven by the log and the Pod; a warning of likely cause from the log
-alone, with the Pod's resolv.conf as what decides. NXDOMAIN answers to
-names that could exist (a missing Service) are not reported.
+alone, with the Pod's resolv.conf as what decides; a note (info) when
+the bundle shows DNS lookups timing out (nslookup's "no servers could be
+reached") while CoreDNS answered these queries within 100 ms: extra
+queries answered at once do not explain a lookup that got no answer.
+NXDOMAIN answers to names that could exist (a missing Service) are not
+reported.
 
 Fix: write the name fully qualified with a trailing dot
 (kubernetes.default.svc.cluster.local.), or use the short name the search
@@ -120,7 +125,9 @@ func runNdotsAmplification(p *analyzer.Pass) error {
 	}
 	for _, g := range groups {
 		g.answer = answered[[2]string{g.client, g.base}]
-		p.Report(ndotsFinding(s, g))
+		f := ndotsFinding(s, g)
+		notTheTimeouts(s, g, &f)
+		p.Report(f)
 	}
 	return nil
 }
@@ -316,4 +323,37 @@ func ndotsList(l []string) string {
 		return strings.Join(l, "")
 	}
 	return strings.Join(l[:len(l)-1], ", ") + " and " + l[len(l)-1]
+}
+
+// slowAnswer is how long an NXDOMAIN answer takes before the extra queries
+// it stands for cost a lookup a time its client would notice.
+const slowAnswer = 100 * time.Millisecond
+
+// notTheTimeouts weighs f against the bundle's DNS lookups that timed out
+// (nslookup's "no servers could be reached", dig's "connection timed out"):
+// extra queries that CoreDNS answered at once do not explain lookups that
+// got no answer at all. The finding stays, as a note (info), with that said.
+func notTheTimeouts(s *model.Snapshot, g *ndotsGroup, f *analyzer.Finding) {
+	var slowest time.Duration
+	for _, q := range g.queries {
+		d, err := time.ParseDuration(q.le.Fields["duration"])
+		if err != nil {
+			return // an answer of unknown time: it may be slow
+		}
+		slowest = max(slowest, d)
+	}
+	if slowest >= slowAnswer {
+		return
+	}
+	for i := range s.Client {
+		r := &s.Client[i]
+		if (r.Tool == "nslookup" || r.Tool == "dig") && (r.Outcome == model.ClientTimeout || r.Outcome == model.ClientNoAnswer) {
+			f.Severity = analyzer.Info
+			f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s: a lookup timed out (%s), while CoreDNS answered these "+
+				"queries within %s: extra queries answered at once do not explain a lookup that got no answer", r.Pos,
+				r.Message, slowest.Round(time.Microsecond)))
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: r.Pos, Note: "lookup timed out"})
+			return
+		}
+	}
 }
