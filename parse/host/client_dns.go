@@ -19,7 +19,7 @@ var (
 	nsServerRe      = lazyre.New(`^Server:\s+(\S+)$`)
 	nsAddressRe     = lazyre.New(`^Address(?: \d+)?:\s+(\S+?)(?:#(\d+))?(?:\s.*)?$`)
 	nsNameRe        = lazyre.New(`^Name:\s+(\S+)$`)
-	nsCantFindRe    = lazyre.New(`^\*\*\*? (?:server can't find|Can't find) (\S+?):? (\S+?)\.?$`)
+	nsCantFindRe    = lazyre.New(`^\*\*\*? (?:server can't find|Can't find) (\S+?):? (No answer|\S+?)\.?$`)
 	nsCantResolveRe = lazyre.New(`^nslookup: can't resolve '([^']*)'`)
 )
 

@@ -187,3 +187,23 @@ func FuzzClient(f *testing.F) {
 		sniffClient("fuzz.txt", []byte(in))
 	})
 }
+
+// nslookup's "No answer" (busybox or musl, as k3s-io/k3s#6561 pasted it:
+// the name exists without the record asked for) is an answer, NOERROR.
+func TestClientNslookupNoAnswer(t *testing.T) {
+	in := "kubectl run -ti --rm alpine-musl --image=giantswarm/tiny-tools:3.12 --restart=Never --timeout=5s -- nslookup google.com\n" +
+		"Server:\t\t10.43.0.10\n" +
+		"Address:\t10.43.0.10#53\n" +
+		"\n" +
+		"Non-authoritative answer:\n" +
+		"*** Can't find google.com.mydomain.com: No answer\n" +
+		"\n" +
+		"pod \"alpine-musl\" deleted\n"
+	out, err := Client(strings.NewReader(in), "nslookup.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsetest.CheckLines(t, "nslookup.txt", clientLines(out), []string{
+		"6  nslookup 10.43.0.10:53 answered NOERROR name=google.com.mydomain.com",
+	})
+}
