@@ -2,8 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/internal/lazyre"
@@ -82,14 +80,10 @@ func runIPTablesVersionSkew(p *analyzer.Pass) error {
 			s.count++
 			continue
 		}
-		s := &iptSkewError{ev: ev, tool: m[1], version: strings.TrimSuffix(m[2]+"."+m[3]+"."+m[4], "."), table: m[6], count: 1}
-		major, _ := strconv.Atoi(m[2])
-		minor, _ := strconv.Atoi(m[3])
-		switch {
-		case m[5] == "nf_tables" || strings.Contains(m[1], "-nft") || m[6] == "":
-			s.backend = model.BackendNFT
-		case m[5] == "legacy" || strings.Contains(m[1], "-legacy") || major == 1 && minor < 8:
-			s.backend = model.BackendLegacy
+		s := &iptSkewError{ev: ev, tool: m[1], table: m[6], count: 1}
+		s.version, s.backend = iptablesBinary(m[1], m[2], m[3], m[4], m[5])
+		if m[6] == "" {
+			s.backend = model.BackendNFT // nft's own error: it finds no nf_tables
 		}
 		if s.backend == "" {
 			continue // a 1.8 binary of either backend: its error says nothing of the host's

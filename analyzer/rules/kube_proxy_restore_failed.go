@@ -2,7 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -114,15 +113,7 @@ func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 			g = &restoreFailures{node: le.Node, comp: subjectComponent(le.Source, le.Pos.File), first: le,
 				message: strings.TrimSpace(m[3])}
 			if t := restoreToolRe.FindStringSubmatch(g.message); t != nil {
-				g.version = strings.TrimSuffix(t[2]+"."+t[3]+"."+t[4], ".")
-				major, _ := strconv.Atoi(t[2])
-				minor, _ := strconv.Atoi(t[3])
-				switch {
-				case t[5] == "nf_tables" || strings.Contains(t[1], "-nft"):
-					g.backend = model.BackendNFT
-				case t[5] == "legacy" || strings.Contains(t[1], "-legacy") || major == 1 && minor < 8:
-					g.backend = model.BackendLegacy
-				}
+				g.version, g.backend = iptablesBinary(t[1], t[2], t[3], t[4], t[5])
 			}
 			if c := restoreMissingRe.FindStringSubmatch(g.message); c != nil {
 				g.chain = c[1]
