@@ -2,10 +2,12 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/analyzer/facts"
 	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 )
@@ -76,6 +78,7 @@ var restoreMissingRe = lazyre.New("(?:Couldn't load target [`'\"]|Chain [`'\"])(
 
 // restoreFailures are the failed iptables-restore of one kube-proxy.
 type restoreFailures struct {
+	key         string // restoreKey
 	node, comp  string
 	first, last *model.LogEvent
 	count       int
@@ -95,10 +98,7 @@ func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 		if !kubeProxyLine(le) {
 			continue
 		}
-		k := le.Node + "\x00" + subjectComponent(le.Source, le.Pos.File)
-		if le.Node == "" {
-			k += "\x00" + le.Pos.File // two Pods' logs of no node are two kube-proxies
-		}
+		k := restoreKey(le)
 		first, _, _ := strings.Cut(le.Message, "\n")
 		if strings.Contains(first, "Closing local ports after iptables-restore failure") {
 			closing[k]++
@@ -110,7 +110,7 @@ func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 		}
 		g := byKey[k]
 		if g == nil {
-			g = &restoreFailures{node: le.Node, comp: subjectComponent(le.Source, le.Pos.File), first: le,
+			g = &restoreFailures{key: k, node: le.Node, comp: subjectComponent(le.Source, le.Pos.File), first: le,
 				message: strings.TrimSpace(m[3])}
 			if t := restoreToolRe.FindStringSubmatch(g.message); t != nil {
 				g.version, g.backend = iptablesBinary(t[1], t[2], t[3], t[4], t[5])
@@ -128,11 +128,7 @@ func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 		if g.count < 2 {
 			continue // once, as at kube-proxy's start cleaning up another mode's rules
 		}
-		k := g.node + "\x00" + g.comp
-		if g.node == "" {
-			k += "\x00" + g.first.Pos.File
-		}
-		g.closed = closing[k]
+		g.closed = closing[g.key]
 		// A dump of the node in nf_tables that holds the missing chain,
 		// with no legacy tables beside it: the chain is where kube-proxy's
 		// legacy iptables does not look.
@@ -150,11 +146,19 @@ func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 }
 
 // kubeProxyLine reports whether le is kube-proxy's: its source or file
-// names it, or it comes from kube-proxy's proxier.
+// names it (facts.IsKubeProxyLog), or it comes from kube-proxy's proxier.
 func kubeProxyLine(le *model.LogEvent) bool {
-	src := strings.ToLower(le.Source + " " + le.Pos.File)
-	return strings.Contains(src, "kube-proxy") || strings.Contains(src, "kubeproxy") ||
-		strings.HasPrefix(le.Fields["caller"], "proxier.go:")
+	return facts.IsKubeProxyLog(le) || strings.HasPrefix(le.Fields["caller"], "proxier.go:")
+}
+
+// restoreKey names the kube-proxy of le: its node and component, and,
+// of no node, its file (two Pods' logs of no node are two kube-proxies).
+func restoreKey(le *model.LogEvent) string {
+	k := le.Node + "\x00" + subjectComponent(le.Source, le.Pos.File)
+	if le.Node == "" {
+		k += "\x00" + le.Pos.File
+	}
+	return k
 }
 
 // restoreFinding judges and words one kube-proxy's failures, with a dump
@@ -234,10 +238,5 @@ func restoreFinding(g *restoreFailures, nft *model.Ruleset) analyzer.Finding {
 
 // holdsChain reports whether rs has a chain called name in any table.
 func holdsChain(rs *model.Ruleset, name string) bool {
-	for _, t := range rs.Tables {
-		if name != "" && t.Chain(name) != nil {
-			return true
-		}
-	}
-	return false
+	return name != "" && slices.ContainsFunc(rs.Tables, func(t *model.Table) bool { return t.Chain(name) != nil })
 }
