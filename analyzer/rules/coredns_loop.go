@@ -334,14 +334,7 @@ func corednsLoopFinding(node, comp, zone string, lines []loopLine, pods []string
 	}
 
 	// The words.
-	where := ""
-	if node != "" {
-		where = " on " + node
-	}
-	zoneWords := "its zones"
-	if zone != "" {
-		zoneWords = fmt.Sprintf("zone %q", zone)
-	}
+	where, zoneWords := loopWords(node, zone)
 	values := map[string]any{"loop_lines": len(lines)}
 	if node != "" {
 		values["node"] = node
@@ -379,6 +372,19 @@ func corednsLoopFinding(node, comp, zone string, lines []loopLine, pods []string
 		Facts:    values,
 		Evidence: dedupEvidence(ev),
 	})
+}
+
+// loopWords words where the loop is: " on NODE" ("" for none), and
+// "zone \"Z\"" or "its zones".
+func loopWords(node, zone string) (where, zoneWords string) {
+	where, zoneWords = "", "its zones"
+	if node != "" {
+		where = " on " + node
+	}
+	if zone != "" {
+		zoneWords = fmt.Sprintf("zone %q", zone)
+	}
+	return where, zoneWords
 }
 
 // resolvConfJudge weighs the resolv.conf files of node (or that name no
@@ -461,13 +467,7 @@ func falseLoopJudge(v corednsVersion, first loopLine, node, zone string, f *anal
 			gap, v.pos, v.name))
 		return
 	}
-	where, zoneWords := "", "its zones"
-	if node != "" {
-		where = " on " + node
-	}
-	if zone != "" {
-		zoneWords = fmt.Sprintf("zone %q", zone)
-	}
+	where, zoneWords := loopWords(node, zone)
 	f.Title = fmt.Sprintf("CoreDNS%s exits on its loop check for %s", where, zoneWords)
 	f.Supports[0] = fmt.Sprintf("%s: CoreDNS's loop plugin reported its own probe query back: %s", first.pos, first.text)
 	f.Fix = "Upgrade CoreDNS to 1.2.6 or later, whose loop plugin no longer takes an upstream out of reach for a loop. " +
