@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -65,13 +64,12 @@ func SkippedParts(snap *model.Snapshot, paths []string) (summary, command string
 	return line, "netmortem inspect " + shq.Command(paths...)
 }
 
-// countSkipped counts the files and the directories of names: a
-// directory (a run cut short before its files were listed) is named
-// with a path separator at its end.
+// countSkipped counts the files and the directories (model.IsDirPath)
+// of names.
 func countSkipped(names []string) string {
 	dirs := 0
 	for _, n := range names {
-		if strings.HasSuffix(n, "/") || strings.HasSuffix(n, string(filepath.Separator)) {
+		if model.IsDirPath(n) {
 			dirs++
 		}
 	}

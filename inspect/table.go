@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -262,12 +261,11 @@ func nodeCell(in model.Input, nodes map[string][]string) string {
 
 // inputDir is the folder of an input's path, as path.Dir gives it, but
 // keeping the "//" of a bundle URL's scheme (s3://bucket/dir), and taking
-// a directory listed with a separator at its end (one the run never
-// read) for the entry of its own folder, not for a folder.
+// a directory listed with a separator at its end (model.IsDirPath, one
+// the run never read) for the entry of its own folder, not for a folder.
 func inputDir(p string) string {
-	p = strings.TrimSuffix(p, "/")
-	if filepath.Separator != '/' {
-		p = strings.TrimSuffix(p, string(filepath.Separator))
+	if model.IsDirPath(p) {
+		p = p[:len(p)-1] // a separator is one byte
 	}
 	if scheme, _, ok := strings.Cut(p, "://"); ok && isScheme(scheme) {
 		if i := strings.LastIndexByte(p, '/'); i > len(scheme)+2 {

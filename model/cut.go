@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 )
 
@@ -54,6 +55,14 @@ func StoppedIn(warns ErrorList, inputs []Input) bool {
 // SkippedCutShort is the Skipped of an input a run interrupted, or out of
 // time, did not reach, and the warning of a series' file not read so.
 const SkippedCutShort = "not read: the run was cut short before it"
+
+// IsDirPath reports whether an input's path names a directory: one the
+// run stopped before it listed its files is listed with a path separator
+// at its end, as ls -F lists a directory, so that it is not counted as a
+// file.
+func IsDirPath(path string) bool {
+	return strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(filepath.Separator))
+}
 
 // A Cut is an input that ends before its real end: what it holds is not
 // all there was, and what it does not show may have happened after.

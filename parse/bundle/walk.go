@@ -200,10 +200,10 @@ func (o *opener) tree(t tree, name string, sep rune, base placement, depth int) 
 }
 
 // treeName is how a tree named name, whose members sep joins to it, is
-// listed as an input: a directory with a separator at its end, as ls -F
-// lists one, so that it is not counted as a file.
+// listed as an input: a directory with a separator at its end
+// (model.IsDirPath).
 func treeName(name string, sep rune) string {
-	if sep == '!' || strings.HasSuffix(name, "/") || strings.HasSuffix(name, string(filepath.Separator)) {
+	if sep == '!' || model.IsDirPath(name) {
 		return name
 	}
 	return name + string(filepath.Separator)
