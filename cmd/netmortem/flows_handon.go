@@ -363,19 +363,6 @@ func firstReadCut(in operand.Opened, once bool) string {
 	return "the first of two reads of the captures was cut short: the summary and endpoints cover what was read until then, and no attempt is listed"
 }
 
-// runTestHook, when set (by tests), is called after flows' first read
-// ("first read"; "kept" before it when a temporary file kept the
-// attempts), between its two reads ("between reads"), and once flows or
-// inspect has written its output whole ("written"); after trace has
-// read its inputs ("read").
-var runTestHook func(point string)
-
-func testHook(point string) {
-	if runTestHook != nil {
-		runTestHook(point)
-	}
-}
-
 // fileState is what tells that a file changed: the file itself, its
 // size and its modification time.
 type fileState struct {

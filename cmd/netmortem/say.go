@@ -106,6 +106,20 @@ var signalContext = func() (context.Context, context.CancelFunc) {
 	return ctx, stop
 }
 
+// runTestHook, when set (by tests), is called at the points where a
+// command's work reaches a stage, so that a test can interrupt it there:
+// after flows' first read ("first read"; "kept" before it when a
+// temporary file kept the attempts) and between its two reads ("between
+// reads"); once flows, inspect or batch has written its output whole
+// ("written"); after trace has read its inputs ("read").
+var runTestHook func(point string)
+
+func testHook(point string) {
+	if runTestHook != nil {
+		runTestHook(point)
+	}
+}
+
 // printWarnings writes input warnings on stderr, escaped.
 func printWarnings(stderr io.Writer, warns model.ErrorList) {
 	for _, w := range warns {
