@@ -344,8 +344,9 @@ PY
 # nodeport-held-by-process: the symptom without the cause
 # haproxy listens on 32080, a port of the NodePort range, but no Service
 # has it (ingress-nginx's NodePorts are 31080 and 31443).
-share $np/miss-listener-not-a-nodeport incidents/vip-unannounced/service-ingress-nginx.json
-use $np/miss-listener-not-a-nodeport/ $np/hit-host-process/ss-lntp.txt
+nh=nodeport-held-by-process
+share $nh/miss-listener-not-a-nodeport incidents/vip-unannounced/service-ingress-nginx.json
+use $nh/miss-listener-not-a-nodeport/ $nh/hit-host-process/ss-lntp.txt
 
 # ephemeral-nodeport-overlap: the symptom without the cause
 # The incident's SYN/ACKs reset on source ports that are NodePorts, beside
