@@ -360,7 +360,12 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 		(w == nil && len(lr.events) > 0 && klogContinues(lr.lastKind, lr.events[len(lr.events)-1].Message, line)) {
 		if len(lr.events) > 0 {
 			ev := &lr.events[len(lr.events)-1]
-			ev.Message += "\n" + t
+			switch {
+			case len(ev.Message) < maxEntryBytes:
+				ev.Message += "\n" + t
+			case !strings.HasSuffix(ev.Message, "\n…"):
+				ev.Message += "\n…" // the rest taken in, not kept
+			}
 			return
 		}
 	}

@@ -497,3 +497,48 @@ func TestKlogQuotesCommandOutput(t *testing.T) {
 		t.Errorf("past %d lines: %v", maxParenLines, err)
 	}
 }
+
+// ingress-nginx's "NGINX configuration diff:" goes on for the unified diff
+// of nginx.conf that follows it (as rancher/rancher#16052 pasted it): its
+// lines are the entry's, up to the next log line.
+func TestKlogConfigurationDiff(t *testing.T) {
+	in := "W1009 07:01:57.954692       5 controller.go:769] Service \"portal/web\" does not have any active Endpoint.\n" +
+		"I1009 07:01:58.051641       5 nginx.go:626] NGINX configuration diff:\n" +
+		"--- /etc/nginx/nginx.conf       2018-10-09 07:01:48.210045444 +0000\n" +
+		"+++ /tmp/new-nginx-cfg415092377 2018-10-09 07:01:58.046093899 +0000\n" +
+		"@@ -211,21 +211,12 @@\n                \n                keepalive 32;\n" +
+		"-               server 10.42.5.21:80 max_fails=0 fail_timeout=0;\n" +
+		"+               server 10.42.5.21:80 max_fails=0 fail_timeout=0;\n        }\n" +
+		"-       upstream portal-web-80 {\n" +
+		"I1009 07:01:58.152050       5 controller.go:179] Backend successfully reloaded.\n"
+	evs, err := Logs(strings.NewReader(in), "ingress.log")
+	if err != nil || len(evs) != 3 {
+		t.Fatalf("%v: %d events, want 3:\n%s", err, len(evs), eventLines(evs))
+	}
+	if d := evs[1].Message; !strings.HasPrefix(d, "NGINX configuration diff:\n--- /etc/nginx/nginx.conf") ||
+		!strings.HasSuffix(d, "\n-       upstream portal-web-80 {") || evs[2].Pos.Line != 12 {
+		t.Errorf("events:\n%s", eventLines(evs))
+	}
+	if score := KlogFormat.Sniff("ingress.log", []byte(in)); score < 50 {
+		t.Errorf("klog scores %d", score)
+	}
+	// A line of no diff shape ends it.
+	in = "I1009 07:01:58.051641       5 nginx.go:626] NGINX configuration diff:\n--- a\n+++ b\nnot a diff line\n"
+	if evs, err := Logs(strings.NewReader(in), "d.log"); len(evs) != 1 || err == nil || !strings.Contains(err.Error(), "d.log:4:") {
+		t.Errorf("not a diff line: %v\n%s", err, eventLines(evs))
+	}
+	// However long, the diff is the entry's, its text kept up to
+	// maxEntryBytes; diff's "\ No newline" is one of its lines.
+	long := strings.Repeat("+"+strings.Repeat("x", 99)+"\n", maxEntryBytes/100+10)
+	in = "I1009 07:01:58.051641       5 nginx.go:626] NGINX configuration diff:\n" + long + "\\ No newline at end of file\n" +
+		"I1009 07:01:58.152050       5 controller.go:179] Backend successfully reloaded.\n"
+	evs, err = Logs(strings.NewReader(in), "long.log")
+	if err != nil || len(evs) != 2 || len(evs[0].Message) > maxEntryBytes+200 || !strings.HasSuffix(evs[0].Message, "\n…") {
+		t.Errorf("a long diff: %v, %d events", err, len(evs))
+	}
+	// journalctl's lines around logs are not the diff's.
+	in = "I1009 07:01:58.051641       5 nginx.go:626] NGINX configuration diff:\n--- a\n-- Boot 1a2b3c --\n"
+	if evs, _ := Logs(strings.NewReader(in), "boot.log"); len(evs) != 1 || strings.Contains(evs[0].Message, "Boot") {
+		t.Errorf("journalctl's line taken in:\n%s", eventLines(evs))
+	}
+}

@@ -173,12 +173,21 @@ func isContinuation(line string) bool {
 // opened a parenthesis it has not closed, as an error quoting a
 // command's output does ("Failed to execute iptables-restore: exit
 // status 2 (iptables-restore v1.4.21: ..."), whose lines follow as the
-// command printed them, up to the ")" klog closes it with. A prompt or a
-// node marker is never one, nor minikube's "* " line, a file's command, a
-// line around logs or a section header, nor a line past maxParenLines.
+// command printed them, up to the ")" klog closes it with, and no more
+// than maxParenLines; or ingress-nginx's "NGINX configuration diff:",
+// whose unified diff of nginx.conf follows, line by line, up to a line of
+// no diff shape. A prompt or a node marker is never one, nor minikube's
+// "* " line, a file's command, a line around logs or a section header.
 func klogContinues(kind, msg, line string) bool {
-	if kind != "klog" || strings.Count(msg, "(") <= strings.Count(msg, ")") || strings.Count(msg, "\n") >= maxParenLines ||
-		text.IsPromptOrMarker(line) || strings.HasPrefix(line, "* ") {
+	if kind != "klog" || text.IsPromptOrMarker(line) || strings.HasPrefix(line, "* ") {
+		return false
+	}
+	if first, _, _ := strings.Cut(msg, "\n"); strings.HasSuffix(first, "configuration diff:") {
+		// ingress-nginx's "NGINX configuration diff:", a unified diff
+		// of nginx.conf: the reader keeps its first maxEntryBytes.
+		return diffLine(line) && !logNoise(strings.TrimSpace(line))
+	}
+	if strings.Count(msg, "(") <= strings.Count(msg, ")") || strings.Count(msg, "\n") >= maxParenLines {
 		return false
 	}
 	// Not a line of its own kind that the reader reads: a file's command
@@ -193,6 +202,22 @@ func klogContinues(kind, msg, line string) bool {
 
 // maxParenLines bounds the lines klogContinues joins to one entry.
 const maxParenLines = 64
+
+// maxEntryBytes bounds the message of an entry the reader joins lines
+// to: past it, the lines are taken in without their text.
+const maxEntryBytes = 1 << 20
+
+// diffLine reports whether line can be a line of a unified diff past its
+// first: a header, a hunk's, a line removed or added, or diff's "\ No
+// newline at end of file". (Lines kept start with a space, which every
+// entry takes as its continuation.)
+func diffLine(line string) bool {
+	switch line[0] {
+	case '+', '-', '\\':
+		return true
+	}
+	return strings.HasPrefix(line, "@@ ")
+}
 
 // logNoise are lines journalctl and people add around logs.
 func logNoise(t string) bool {
