@@ -14,16 +14,21 @@ import (
 
 // NetErrorLinesFormat reads a component's failing network calls quoted
 // without their log prefix: Go's net errors, one a line, as a ticket
-// pastes the one line its logs fill with.
+// pastes the one line its logs fill with; and, the same way, nginx's
+// failures to reach an upstream and an Ingress controller's word that a
+// Service has no endpoint.
 var NetErrorLinesFormat = &format.Format{
 	Name: "net-error-lines",
 	Kind: model.KindLogs,
 	Command: "a component's log lines cut down to their error, without time or level (`dial tcp 10.96.0.1:443: " +
 		"connect: network is unreachable`)",
 	Doc: "each line must hold a Go network error (`dial tcp ADDR: connect: ...`, `read tcp A->B: read: connection " +
-		"reset by peer`, `... i/o timeout`, `... cannot assign requested address`); the event has no time, its " +
-		"level is error and its source is the component the file (coredns.log, capo-controller-manager.log) or " +
-		"the command above it is named after",
+		"reset by peer`, `... i/o timeout`, `... cannot assign requested address`), nginx's error-log message " +
+		"without its time (`connect() failed (111: Connection refused) while connecting to upstream, client: ..., " +
+		"upstream: \"http://...\"`, its context in Fields as nginx-error gives it), or an Ingress controller's " +
+		"`Service \"NS/NAME\" does not have any active Endpoint`; the event has no time, its level is error " +
+		"(warning for the controller's line) and its source is the component the file (coredns.log, " +
+		"capo-controller-manager.log) or the command above it is named after",
 	Sniff: sniffNetErrorLines,
 	Parse: format.Records(readNetErrorLines, func(s *model.Snapshot, out []model.LogEvent) {
 		s.Logs = append(s.Logs, out...)
@@ -42,6 +47,33 @@ func NetErrorLines(r io.Reader, name string) ([]model.LogEvent, error) {
 var netErrorRe = lazyre.New(`\b(?:dial|read|write) (?:tcp|udp)[46]? (?:\S+->)?\S+: (?:(?:connect|read|write|getsockopt): )?` +
 	`(connection refused|no route to host|network is unreachable|i/o timeout|cannot assign requested address|` +
 	`connection reset by peer|connection timed out|broken pipe)`)
+
+// nginxBareRe is nginx's error-log message without its time and
+// process: `connect() failed (111: Connection refused) while connecting
+// to upstream, client: ...`.
+var nginxBareRe = lazyre.New(`^(?:\S+\(\) failed|upstream timed out|upstream prematurely closed connection|no live upstreams|upstream sent\b)[^,]*?\bwhile (?:connecting to|reading [a-z ]+ from|sending [a-z ]+ to) upstream, `)
+
+// noEndpointLineRe is an Ingress controller's line that a Service has no
+// endpoint (ingress-nginx: `Service "NS/NAME" does not have any active
+// Endpoint.`; its releases of 2016 wrote "does no have").
+var noEndpointLineRe = lazyre.New(`(?i)^service "?[a-z0-9][a-z0-9./-]*"? does not? have any active endpoints?\b`)
+
+// bareErrorLine reads t, a line of net-error-lines, into an event of
+// source: its error and level, and nginx's context in Fields.
+func bareErrorLine(t, source string) (model.LogEvent, bool) {
+	if m := netErrorRe.FindStringSubmatch(t); m != nil {
+		return model.LogEvent{Source: source, Level: "error", Message: t, Fields: map[string]string{"error": m[1]}}, true
+	}
+	if nginxBareRe.MatchString(t) {
+		ev := nginxContext(t)
+		ev.Source, ev.Level = source, "error"
+		return ev, true
+	}
+	if noEndpointLineRe.MatchString(t) {
+		return model.LogEvent{Source: source, Level: "warning", Message: t}, true
+	}
+	return model.LogEvent{}, false
+}
 
 // netErrorSource names the component of a file of error lines: the one
 // it is named after, or its name without extensions.
@@ -62,13 +94,15 @@ func readNetErrorLines(r io.Reader, src *format.File, errs *model.ErrorList) []m
 			source = s
 		}
 	}}, func(l *text.Line) {
-		m := netErrorRe.FindStringSubmatch(l.Trimmed)
-		if m == nil {
-			l.Syntax(fmt.Errorf("expected a network error (\"dial tcp 10.96.0.1:443: connect: connection refused\"), got %q", l.Trimmed))
+		ev, ok := bareErrorLine(l.Trimmed, source)
+		if !ok {
+			l.Syntax(fmt.Errorf("expected a network error (\"dial tcp 10.96.0.1:443: connect: connection refused\"), "+
+				"nginx's upstream error (\"connect() failed (111: ...) while connecting to upstream, ...\") or an Ingress "+
+				"controller's \"Service ... does not have any active Endpoint\", got %q", l.Trimmed))
 			return
 		}
-		out = append(out, model.LogEvent{Node: l.Node, Source: source, Level: "error", Message: l.Trimmed,
-			Fields: map[string]string{"error": m[1]}, Pos: l.Pos()})
+		ev.Node, ev.Pos = l.Node, l.Pos()
+		out = append(out, ev)
 	})
 	return out
 }
@@ -83,7 +117,7 @@ func sniffNetErrorLines(_ string, head []byte) int {
 		if t == "" || text.IsPromptOrMarker(line) {
 			continue
 		}
-		if !netErrorRe.MatchString(t) || strings.HasPrefix(t, "{") {
+		if _, ok := bareErrorLine(t, ""); !ok || strings.HasPrefix(t, "{") {
 			return 0 // JSON records holding an error are JSON's
 		}
 		found++

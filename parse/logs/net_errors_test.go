@@ -59,3 +59,52 @@ func FuzzNetErrorLines(f *testing.F) {
 		sniffNetErrorLines("fuzz.log", []byte(in))
 	})
 }
+
+// An Ingress controller's line that a Service has no endpoint, cut to its
+// message, is a warning of the component the file is named after.
+func TestNetErrorLinesNoEndpoint(t *testing.T) {
+	in := "Service \"nginx-ingress-default-backend\" does not have any active Endpoint\n" +
+		"service kube-system/kibana-logging does no have any active endpoints\nService default/web is fine\n"
+	out, err := NetErrorLines(strings.NewReader(in), "ingress-nginx-controller.log")
+	if got := parsetest.SyntaxErrorsAt(t, err); got != "ingress-nginx-controller.log:3" {
+		t.Errorf("errors at %q: %v", got, err)
+	}
+	if len(out) != 2 || out[0].Level != "warning" || out[1].Source != "ingress-nginx-controller" ||
+		out[1].Message != "service kube-system/kibana-logging does no have any active endpoints" {
+		t.Errorf("got %+v", out)
+	}
+}
+
+// nginx's error-log message quoted without its time and process (as
+// kubernetes/ingress-nginx#2476 pasted it) is read with its context, as
+// nginx-error reads the whole line.
+func TestNetErrorLinesNginx(t *testing.T) {
+	line := `connect() failed (111: Connection refused) while connecting to upstream, client: 192.168.99.1, ` +
+		`server: example, request: "GET / HTTP/1.1", upstream: "http://127.0.0.1:8181/", host: "example"`
+	out, err := NetErrorLines(strings.NewReader("$ kubectl logs -n ingress-nginx nginx-ingress-controller-x7k2p\n"+line+"\n"), "e.txt")
+	if err != nil || len(out) != 1 {
+		t.Fatalf("%v: %+v", err, out)
+	}
+	whole, ok := parseNginxError("2018/05/06 10:01:02 [error] 37#37: *248 " + line)
+	if !ok {
+		t.Fatal("nginx-error does not read the whole line")
+	}
+	e := out[0]
+	for _, k := range []string{"client", "server", "request", "upstream", "host", "errno", "strerror"} {
+		if e.Fields[k] == "" || e.Fields[k] != whole.Fields[k] {
+			t.Errorf("%s: %q, nginx-error %q", k, e.Fields[k], whole.Fields[k])
+		}
+	}
+	if e.Message != whole.Message || e.Level != "error" || e.Source != "nginx" {
+		t.Errorf("got %+v", e)
+	}
+	// nginx's other failures of an upstream, without their time too.
+	for _, l := range []string{
+		`upstream prematurely closed connection while reading response header from upstream, client: 10.0.0.5, server: _, request: "GET / HTTP/1.1", upstream: "http://10.244.1.7:8080/"`,
+		`upstream timed out (110: Connection timed out) while reading response header from upstream, client: 10.0.0.5, server: _, request: "GET / HTTP/1.1", upstream: "http://10.244.1.7:8080/"`,
+	} {
+		if out, err := NetErrorLines(strings.NewReader(l+"\n"), "e.txt"); err != nil || len(out) != 1 || out[0].Fields["upstream"] != "http://10.244.1.7:8080/" {
+			t.Errorf("%s: %v %+v", l, err, out)
+		}
+	}
+}

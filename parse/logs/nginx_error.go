@@ -38,10 +38,21 @@ func parseNginxError(line string) (model.LogEvent, bool) {
 	if err != nil {
 		return model.LogEvent{}, false
 	}
-	ev := model.LogEvent{Source: "nginx", Time: ts, Level: m[2], Fields: map[string]string{"pid": m[3], "tid": m[4]}}
+	ev := nginxContext(msg)
+	ev.Source, ev.Time, ev.Level = "nginx", ts, m[2]
+	ev.Fields["pid"], ev.Fields["tid"] = m[3], m[4]
 	if m[5] != "" {
 		ev.Fields["connection"] = m[5]
 	}
+	return ev, true
+}
+
+// nginxContext reads an nginx error-log message, msg: the context nginx
+// appends (client, server, request, upstream, host ...) into Fields, the
+// errno of "(113: No route to host)" into errno and strerror, the rest
+// into Message.
+func nginxContext(msg string) model.LogEvent {
+	ev := model.LogEvent{Fields: map[string]string{}}
 	// The context nginx appends: ", client: A, server: B, request: "...", ...".
 	locs := nginxCtxKeyRe.FindAllStringSubmatchIndex(msg, -1)
 	if len(locs) > 0 {
@@ -63,5 +74,5 @@ func parseNginxError(line string) (model.LogEvent, bool) {
 	if e := nginxErrnoRe.FindStringSubmatch(msg); e != nil {
 		ev.Fields["errno"], ev.Fields["strerror"] = e[1], e[2]
 	}
-	return ev, true
+	return ev
 }
