@@ -72,6 +72,7 @@ func All() []*analyzer.Rule {
 		ConntrackInvalidReset,
 		PodCIDROverlap,
 		KubeProxyRestoreFailed,
+		ServiceNoEndpoints,
 	}
 }
 

@@ -8,9 +8,10 @@ import (
 	"github.com/netmortem/netmortem/parse/internal/parsetest"
 )
 
-// The one line two tickets quoted of their component's log: CoreDNS
-// failing to reach the kubernetes Service (m-lab/k8s-support#152) and
-// capo-controller-manager out of local ports (cluster-api-provider-openstack#3227).
+// The one line three tickets quoted of their component's log: CoreDNS
+// failing to reach the kubernetes Service (m-lab/k8s-support#152),
+// capo-controller-manager out of local ports (cluster-api-provider-openstack#3227)
+// and ingress-nginx without an endpoint (helm/charts#21515).
 func TestNetErrorLinesReal(t *testing.T) {
 	for _, c := range []struct {
 		file string
@@ -20,6 +21,8 @@ func TestNetErrorLinesReal(t *testing.T) {
 			[]string{"1 coredns network is unreachable dial tcp 172.30.0.1:443: connect: network is unreachable"}},
 		{"fixtures/field/leaked-established-ports--capo-issue-3227/capo-controller-manager.log",
 			[]string{"1 capo-controller-manager cannot assign requested address dial tcp <openstack-api-vip>:443: connect: cannot assign requested address"}},
+		{"fixtures/field/service-no-endpoints--helm-charts-21515/ingress-nginx-controller.log",
+			[]string{`1 ingress-nginx-controller  Service "nginx-ingress-default-backend" does not have any active Endpoint`}},
 	} {
 		out := parsetest.ReadFile(t, c.file, NetErrorLines)
 		var got []string

@@ -352,6 +352,7 @@ func TestSniffLogs(t *testing.T) {
 		{"ingress-nginx klog", seed("003-lb-controller-conflict/ingress-nginx-controller.log"), "klog"},
 		{"kubectl klog", real("kubectl-v6-klog.log"), "klog"},
 		{"klog quoting iptables-restore", field("kube-proxy-restore-failed--openshift-installer-1816/kube-proxy.log"), "klog"},
+		{"ingress-nginx's configuration diff", field("service-no-endpoints--rancher-16052/ingress-nginx-controller.log"), "klog"},
 		{"journal without klog", "Jun  5 10:01:02 node2 systemd[1]: Started kubelet.service.\nJun  5 10:01:02 node2 kernel: eth0: link up\n", "klog"},
 		{"etcd", seed("001-probe-restart-loop/etcd.log"), "etcd-log"},
 		{"etcd real", real("etcd-3.4-capnslog.log"), "etcd-log"},

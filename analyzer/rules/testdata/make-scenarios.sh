@@ -947,3 +947,44 @@ mkdir -p $ci/hit-input-drop-only
 sed 's/^-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD$/-A INPUT -m conntrack --ctstate INVALID -j DROP\n&/' \
 	$fx/$cin/iptables-save.txt >$ci/hit-input-drop-only/iptables-save.txt
 share $ci/hit-input-drop-only $cin/capture.pcap
+# service-no-endpoints: ingress-nginx's line of a Service without endpoints,
+# with the configuration diff that follows it (rancher/rancher#16052), and
+# cut to its message (helm/charts#21515); kube-dns's Endpoints, every
+# address not ready (kubernetes#83063); a Service with a ready endpoint the
+# controller says has none (kubernetes-retired/contrib#781); the Service
+# shop/cart of network-policy-clusterip with a selector that matches no
+# Pod, and with its Pod not ready, its Endpoints empty, beside the
+# controller's line for it; the same objects unchanged, and the seed's
+# ingress-nginx log, without the line.
+se=service-no-endpoints
+sef=$fx/field/service-no-endpoints
+use $se/hit-config-diff/ $sef--rancher-16052/ingress-nginx-controller.log
+use $se/hit-bare-line/ $sef--helm-charts-21515/ingress-nginx-controller.log
+use $se/hit-not-ready/ $sef--k8s-83063/describe-ep-kube-dns.txt
+use $se/hit-ready-endpoints/ $fx/field/ingress-named-port-bug--k8s-contrib-issue-781/ingress-controller.log
+use $se/hit-ready-endpoints/ $fx/field/ingress-named-port-bug--k8s-contrib-issue-781/kubectl-get-ep.txt
+# The objects of network-policy-clusterip, changed for each scenario
+# (serviceobjects.py says how), beside the controller's line for shop/cart.
+line=$(sed -n '1s#"portal/ingress-5b1f0c7a9d3e4b6f8a2c1e7d9b0a4f63"#"shop/cart"#p' $sef--rancher-16052/ingress-nginx-controller.log)
+for s in selector-matches-no-pod pods-not-ready pod-manifest-no-status one-pod-by-name not-ready-pod-ready \
+	two-namespaces kic-port-the-service-has placeholder-one-backend placeholder-two-backends external-name; do
+	mkdir -p $se/hit-$s
+	python3 $se/serviceobjects.py "$fx/incidents/network-policy-clusterip/kube.json" $s $se/hit-$s/pod.json >$se/hit-$s/kube.json
+	case $s in
+	not-ready-pod-ready) ;;
+	two-namespaces) echo "$line" | sed 's#"shop/cart"#"cart"#' >$se/hit-$s/ingress-nginx-controller.log ;;
+	kic-port-the-service-has)
+		sed -n '3s/jenkins: No port {0 8080 } in service jenkins/cart: No port {0 80 } in service cart/p' \
+			$se/hit-kic-no-port/nginx-ingress.log >$se/hit-$s/nginx-ingress.log ;;
+	placeholder-*)
+		sed -n '1s#http://127.0.0.1:9/#http://127.0.0.1:8181/#; 1s/example\.com/shop.example.com/gp' \
+			../../../parse/testdata/logs/nginx-error.log >$se/hit-$s/ingress-nginx-controller.log ;;
+	*) echo "$line" >$se/hit-$s/ingress-nginx-controller.log ;;
+	esac
+done
+# The same line of a plain nginx, whose upstream 127.0.0.1:8181 is its own.
+mkdir -p $se/miss-plain-nginx
+sed -n '1s#http://127.0.0.1:9/#http://127.0.0.1:8181/#; 1s/example\.com/shop.example.com/gp' \
+	../../../parse/testdata/logs/nginx-error.log >$se/miss-plain-nginx/error.log
+share $se/miss-ready-no-line incidents/network-policy-clusterip/kube.json
+share $se/miss-seed-log seeds/003-lb-controller-conflict/ingress-nginx-controller.log
