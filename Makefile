@@ -64,7 +64,7 @@ WHOLE_RACE_TESTS = TestFlows.*|TestBatch|TestBatchShards|TestBatchDB|TestBatchMi
 # under the race detector (testutil.RaceSample, cmd/netmortem's sampled),
 # then every input without: those of WHOLE_PKGS as their packages run
 # whole, the others listed here, in the packages of NORACE_PKGS.
-NORACE_TESTS = TestPlainRecordsSamePaths|TestPlainRecordsSeries|TestBuildsWithoutEachRule|TestCorpusDumpsRecognized|TestHandOnSameAttempts|TestWriteFirstTouchesEveryPage|TestFeedReusesWindows|TestCSVWriterHandedOnAsHeld|TestVerdictFixtures|TestEveryCaptureFindingHasTimeline
+NORACE_TESTS = TestPlainRecordsSamePaths|TestPlainRecordsSeries|TestBuildsWithoutEachRule|TestCorpusDumpsRecognized|TestSharedHeadScores|TestHandOnSameAttempts|TestWriteFirstTouchesEveryPage|TestFeedReusesWindows|TestCSVWriterHandedOnAsHeld|TestVerdictFixtures|TestEveryCaptureFindingHasTimeline
 NORACE_PKGS = ./analyzer/rules ./parse ./capture ./capture/track ./flows ./report ./timeline
 
 # go test's output goes through internal/testreport, which prints it as
