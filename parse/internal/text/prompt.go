@@ -25,8 +25,11 @@ var (
 	// "controlplane:/var/log/containers$ cmd", SUSE's "node1:~ # cmd".
 	hostDirPromptRe = lazyre.New(`^([A-Za-z][A-Za-z0-9._-]{0,62}):(~[^\s#$%]*|/(?:[^/\s#$%][^\s#$%]*)?) ?[#$%]\s+(\S.*)$`)
 	// hostPromptRe matches "node1 $ cmd" and "node1 # cmd", the prompt of
-	// PS1='\h \$ ' (Gentoo, Container-Optimized OS, Flatcar).
-	hostPromptRe = lazyre.New(`^([A-Za-z][A-Za-z0-9._-]{0,62}) [#$%] (\S.*)$`)
+	// PS1='\h \$ ' (Container-Optimized OS, Flatcar), and "node1 ~ #
+	// cmd", Gentoo's PS1='\h \W \$ ' in the home directory or at the
+	// root (of other directories \W gives a bare name, which is not
+	// taken: "eth0 up # note" is no prompt).
+	hostPromptRe = lazyre.New(`^([A-Za-z][A-Za-z0-9._-]{0,62})(?: ~(?:/\S*)?| /)? [#$%] (\S.*)$`)
 	// powerlinePromptRe matches the prompt of netshoot's zsh theme, the
 	// host and the home directory between runs of two spaces (the theme's
 	// separators, as pasted): "app-6d8b4f7c9a-x2vqp  ~  tcpdump -i any".

@@ -47,6 +47,9 @@ func TestHostPromptStyles(t *testing.T) {
 		{"user@node1:~$ ip route", "node1", "ip route"},
 		{"node1 $ sysctl -a", "node1", "sysctl -a"},
 		{"node1 # sysctl -a", "node1", "sysctl -a"},
+		// Gentoo's \h \W \$ (kubernetes/kubernetes#95258).
+		{"HOSTNAME ~ # conntrack -L -p udp --dport 8125", "HOSTNAME", "conntrack -L -p udp --dport 8125"},
+		{"node1 / # ip route", "node1", "ip route"},
 		{"tim@Tims-MBP ~ % kubectl get pods", "Tims-MBP", "kubectl get pods"},
 		{"root@host:/# ", "host", ""},
 		{"app-deployment-6d8b4f7c9a-x2vqp  ~  tcpdump -nn -i any -e port 80", "app-deployment-6d8b4f7c9a-x2vqp", "tcpdump -nn -i any -e port 80"},
@@ -67,6 +70,7 @@ func TestHostPromptStyles(t *testing.T) {
 		"Chain  /x  y",
 		"12345  ~  x",
 		"KUBE-SVC-X  all  --  0.0.0.0/0  10.96.0.1",
+		"eth0 up # the uplink",
 	} {
 		if host, cmd, ok := HostPrompt(line); ok {
 			t.Errorf("HostPrompt(%q) = %q %q: not a prompt", line, host, cmd)
