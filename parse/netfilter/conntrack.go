@@ -62,8 +62,11 @@ func readConntrack(r io.Reader, src *format.File, errs *model.ErrorList) []model
 		if strings.HasPrefix(l.Trimmed, "conntrack v") {
 			return // conntrack's other messages
 		}
-		sum.lines++
-		c, err := conntrackLine(l.Fields())
+		f := l.Fields()
+		c, err := conntrackLine(f)
+		if err == nil || entryStart(f[0]) {
+			sum.lines++ // an entry, read or not; not a line of something else
+		}
 		if l.Syntax(err) {
 			c.Node, c.Pos = l.Node, l.Pos()
 			out = append(out, c)
@@ -71,6 +74,13 @@ func readConntrack(r io.Reader, src *format.File, errs *model.ErrorList) []model
 	})
 	sum.check(errs)
 	return out
+}
+
+// entryStart reports whether a line starting with field w is meant as an
+// entry: a protocol's name, or the layer 3 name of /proc/net/nf_conntrack.
+func entryStart(w string) bool {
+	_, ok := conntrackProtos[w]
+	return ok || w == "ipv4" || w == "ipv6"
 }
 
 // conntrackProtos are the protocol names conntrack prints, with their

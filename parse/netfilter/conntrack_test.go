@@ -230,6 +230,13 @@ func TestConntrackSummaryCount(t *testing.T) {
 	if len(out) != 5 || !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 1 || !strings.Contains(list[0].Error(), "showed 6, but 5 were read") {
 		t.Errorf("%d entries, errors %v", len(out), err)
 	}
+	// A line that is no entry (a prompt of a shape not known, a note) is
+	// reported, and not counted as one the summary should have.
+	noted := "the listing:\n" + strings.Join(lines, "\n")
+	out, err = Conntrack(strings.NewReader(noted), "noted.txt")
+	if len(out) != 6 || !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 1 {
+		t.Errorf("noted: %d entries, errors %v", len(out), err)
+	}
 	piped := "root@node1:~# conntrack -L | grep 10.77.2.2\n" + strings.Join(lines[:3], "\n") + "\n"
 	if out, err := Conntrack(strings.NewReader(piped), "piped.txt"); err != nil || len(out) != 2 {
 		t.Errorf("piped: %d entries, %v", len(out), err)
