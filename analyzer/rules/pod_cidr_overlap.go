@@ -17,9 +17,9 @@ import (
 var PodCIDROverlap = &analyzer.Rule{
 	Name:        "pod-cidr-overlap",
 	Severity:    analyzer.Error,
-	NeedsAny:    []model.Kind{model.KindComponents, model.KindKube, model.KindSettings, model.KindLogs},
-	Uses:        []model.Kind{model.KindAddrs, model.KindRoutes},
-	SubjectKeys: []string{"network", "setting"},
+	NeedsAny:    []model.Kind{model.KindComponents, model.KindKube, model.KindSettings, model.KindLogs, model.KindRoutes},
+	Uses:        []model.Kind{model.KindAddrs},
+	SubjectKeys: []string{"network", "setting", "node", "interface"},
 	Run:         runPodCIDROverlap,
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(275), ControlPlaneUnhealthy.At(95)},
 	Proof: "the Pod or Service network as the cluster sets it (kube-controller-manager's --cluster-cidr, " +
@@ -28,7 +28,9 @@ var PodCIDROverlap = &analyzer.Rule{
 		"refusal to start (\"Network 10.32.0.0/12 overlaps with existing route 10.0.0.0/8 on host\") with the route " +
 		"in the node's ip route",
 	Unproven: "the setting and the node's address from one kind of evidence (a ConfigMap and the Node objects of " +
-		"one dump, weave's log line alone) are a warning of likely cause: ip addr and ip route on the node decide",
+		"one dump, weave's log line alone), or ip route alone with an interface's route holding the overlay's routes " +
+		"to other nodes' Pod subnets, are a warning of likely cause: ip addr and ip route on the node, and the CNI's " +
+		"Pod network, decide",
 	Doc: `the Pod or Service network overlaps a node's own network
 
 Every Pod address comes out of the Pod network (kubeadm's podSubnet,
@@ -50,7 +52,12 @@ group_vars, weave's log line that names both its range and the route;
 Calico's IPPool objects are not read) against the node's addresses (ip
 addr), routes (ip route; the CNI's own interfaces and routes, and routes to
 other nodes' Pod ranges, are the Pod network's, not an overlap) and the
-Node objects' InternalIP and ExternalIP.
+Node objects' InternalIP and ExternalIP. Without a setting, a route of an
+interface that is not the CNI's (docker0's 172.17.0.0/16) holding
+narrower routes the CNI's overlay carries to other nodes' Pod subnets
+(flannel.1, vxlan.calico, tunl0) shows the overlap from ip route alone;
+docker0 inside the Pod network, flannel's classic design (docker
+--bip=FLANNEL_SUBNET, flannel.1 holding the whole network), is not one.
 
 Severity: error when the setting and the node's address or route come from
 two kinds of evidence; a warning of likely cause from one.
@@ -94,6 +101,11 @@ func runPodCIDROverlap(p *analyzer.Pass) error {
 	s := p.Snap
 	settings := cidrSettings(s)
 	if len(settings) == 0 {
+		// No setting names the Pod network: the routes a CNI's overlay
+		// carries to other nodes' Pod subnets still show part of it.
+		for _, o := range overlaysInside(s.Routes) {
+			p.Report(overlayInsideFinding(o))
+		}
 		return nil
 	}
 	var groups []*cidrOverlap
@@ -180,6 +192,83 @@ func overlapRoute(r model.Route, pr netip.Prefix, service bool) bool {
 		return false // another node's Pod range, routed through it (host-gw, kube-router, cloud routes)
 	}
 	return true
+}
+
+// overlayDevRe matches the interfaces a CNI's overlay carries other
+// nodes' Pod subnets on: flannel's VXLAN device, Calico's VXLAN and IPIP
+// ones.
+var overlayDevRe = lazyre.New(`^(flannel\.\d+|vxlan[.-]calico|vxlan-v6\.calico|tunl0)$`)
+
+// overlayInside is a route of a node's own interface that holds Pod
+// subnets its CNI's overlay routes to other nodes.
+type overlayInside struct {
+	route   model.Route   // the node's own route (docker0's 172.17.0.0/16)
+	overlay []model.Route // the overlay's routes inside it
+}
+
+// overlaysInside finds, on each node, the routes of an interface that is
+// not the CNI's (docker0, a VPN's) whose prefix holds, and is wider than,
+// routes the CNI's overlay carries to other nodes' Pod subnets: the
+// kernel picks the narrower route while it is there, and sends the rest
+// of the wider one (a node not yet routed, its own Pod subnet on another
+// device gone) to the wrong interface. (docker0 inside the Pod network,
+// as docker --bip=FLANNEL_SUBNET sets it, is flannel's classic design,
+// and not this: the overlay's route is then the wider one.)
+func overlaysInside(routes []model.Route) []overlayInside {
+	var out []overlayInside
+	for _, r := range routes {
+		if r.Type != "" || (r.Table != "" && r.Table != "main") || !r.Dst.IsValid() || r.Dst.Bits() == 0 ||
+			r.Via.IsValid() || cniDevRe.MatchString(r.Dev) || overlayDevRe.MatchString(r.Dev) {
+			continue
+		}
+		o := overlayInside{route: r}
+		for _, ov := range routes {
+			if ov.Node == r.Node && overlayDevRe.MatchString(ov.Dev) && ov.Dst.IsValid() && ov.Type == "" &&
+				ov.Dst.Bits() > r.Dst.Bits() && r.Dst.Contains(ov.Dst.Addr()) {
+				o.overlay = append(o.overlay, ov)
+			}
+		}
+		if len(o.overlay) > 0 {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// overlayInsideFinding reports a node's route holding its overlay's Pod
+// subnets.
+func overlayInsideFinding(o overlayInside) analyzer.Finding {
+	r, dev := o.route, o.overlay[0].Dev
+	var subnets []string
+	for _, ov := range o.overlay {
+		subnets = append(subnets, ov.Dst.String())
+	}
+	ev := []analyzer.Evidence{{Pos: r.Pos, Note: "route " + r.Dst.String() + " dev " + r.Dev},
+		{Pos: o.overlay[0].Pos, Note: "route " + o.overlay[0].Dst.String() + " dev " + dev}}
+	return analyzer.Finding{
+		Subject:   subject("node", r.Node, "interface", r.Dev, "network", r.Dst.String()),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Title: fmt.Sprintf("%s's %s holds the Pod subnets %s routes to other nodes (%s)", r.Dev, r.Dst, dev,
+			listSome(subnets, false)),
+		Summary: fmt.Sprintf("On %s, %s's route %s holds %d %s that %s carries to other nodes' Pods (%s): the Pod "+
+			"network and %s's network overlap. The kernel sends to the narrower routes while they are there; a Pod "+
+			"subnet not routed (a node just added, the node's own on another device) goes to %s, and replies to "+
+			"Pods there are lost.", nodeName(r.Node), r.Dev, r.Dst, len(o.overlay), plural(len(o.overlay), "Pod subnet",
+			"Pod subnets"), dev, listSome(subnets, false), r.Dev, r.Dev),
+		Supports: []string{fmt.Sprintf("%s: %s", r.Pos, strings.TrimSpace(r.Raw)),
+			fmt.Sprintf("%s: %s", o.overlay[0].Pos, strings.TrimSpace(o.overlay[0].Raw))},
+		Cause: fmt.Sprintf("%s's network was chosen inside the Pod network (docker's default 172.17.0.0/16 under a "+
+			"Pod network of 172.17.0.0/16 or wider), or the Pod network inside it.", r.Dev),
+		Alternatives: []string{fmt.Sprintf("%s is a route the node needs (a VPN's) and the Pod network was chosen "+
+			"over it", r.Dst)},
+		Fix: fmt.Sprintf("Give %s a network outside the Pod network (docker's --bip or bip in daemon.json, then restart "+
+			"docker), or choose a Pod network outside %s.", r.Dev, r.Dst),
+		Decide: fmt.Sprintf("# on %s: the Pod network flannel or Calico uses, against %s\ncat /run/flannel/subnet.env\n"+
+			"ip -4 addr show %s", nodeName(r.Node), r.Dst, r.Dev),
+		Facts:    map[string]any{"network": r.Dst.String(), "interface": r.Dev, "pod_subnets": len(o.overlay)},
+		Evidence: ev,
+	}
 }
 
 // groupSettings groups the settings by network (Pod or Service) and

@@ -988,3 +988,23 @@ sed -n '1s#http://127.0.0.1:9/#http://127.0.0.1:8181/#; 1s/example\.com/shop.exa
 	../../../parse/testdata/logs/nginx-error.log >$se/miss-plain-nginx/error.log
 share $se/miss-ready-no-line incidents/network-policy-clusterip/kube.json
 share $se/miss-seed-log seeds/003-lb-controller-conflict/ingress-nginx-controller.log
+# pod-cidr-overlap, no setting: ip route in a network namespace with
+# docker's bridge at its default 172.17.0.1/16 and flannel's VXLAN device
+# routing three other nodes' Pod subnets of 172.17.0.0/16 (flannel#844);
+# then flannel's classic design, docker0 inside the Pod network with
+# flannel.1 holding the whole of it (docker --bip=FLANNEL_SUBNET).
+po=pod-cidr-overlap
+mkdir -p $po/hit-docker0-over-flannel-routes $po/miss-docker0-inside-flannel
+unshare -n sh -c 'ip link add eth0 type veth peer name eth0p && ip addr add 10.240.0.12/24 dev eth0 &&
+	ip link set eth0 up && ip link set eth0p up &&
+	ip link add docker0 type bridge && ip addr add 172.17.0.1/16 dev docker0 && ip link set docker0 up &&
+	ip link add flannel.1 type vxlan id 1 dstport 8472 local 10.240.0.12 dev eth0 nolearning &&
+	ip addr add 172.17.3.0/32 dev flannel.1 && ip link set flannel.1 up &&
+	for n in 1 2 4; do ip route add 172.17.$n.0/24 via 172.17.$n.0 dev flannel.1 onlink; done && ip route' \
+	>$po/hit-docker0-over-flannel-routes/ip-route.txt
+unshare -n sh -c 'ip link add eth0 type veth peer name eth0p && ip addr add 10.240.0.12/24 dev eth0 &&
+	ip link set eth0 up && ip link set eth0p up &&
+	ip link add flannel.1 type vxlan id 1 dstport 8472 local 10.240.0.12 dev eth0 nolearning &&
+	ip addr add 172.17.3.0/16 dev flannel.1 && ip link set flannel.1 up &&
+	ip link add docker0 type bridge && ip addr add 172.17.3.1/24 dev docker0 && ip link set docker0 up && ip route' \
+	>$po/miss-docker0-inside-flannel/ip-route.txt
