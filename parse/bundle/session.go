@@ -53,7 +53,7 @@ type sessionCommand struct {
 }
 
 // sessionPrompt recognizes the prompt of a command in a session: bash's and
-// zsh's "user@host" prompts and a bare "$ ". Comment lines ("# ...") are not
+// zsh's "user@host" prompts, a bare "$ " and BusyBox ash's "/ # ". Comment lines ("# ...") are not
 // prompts here: in a session they are as often part of the output (YAML,
 // shell scripts).
 func sessionPrompt(line string) (host, cmd string, ok bool) {
@@ -62,6 +62,9 @@ func sessionPrompt(line string) (host, cmd string, ok bool) {
 	}
 	if rest, found := strings.CutPrefix(line, "$ "); found {
 		return "", strings.TrimSpace(rest), true
+	}
+	if _, cmd, ok := text.Prompt(line); ok && cmd != "" && (strings.HasPrefix(line, "/") || strings.HasPrefix(line, "~")) {
+		return "", cmd, true // BusyBox ash's "/ # cmd"
 	}
 	return "", "", false
 }

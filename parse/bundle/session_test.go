@@ -186,3 +186,26 @@ default via 10.0.0.1 dev eth0
 		t.Errorf("routes %+v", snap.Routes)
 	}
 }
+
+// A BusyBox shell's session (`kubectl exec -it POD -- sh`): ash's "/etc #"
+// prompts split it, and the bare prompt it ends with is no output.
+func TestSessionBusyBox(t *testing.T) {
+	in := "/etc # cat resolv.conf\nnameserver 10.96.0.10\nsearch default.svc.cluster.local svc.cluster.local cluster.local\n" +
+		"options ndots:5\n/etc # ip route\ndefault via 10.244.1.1 dev eth0\n10.244.1.0/24 dev eth0 scope link  src 10.244.1.7\n/etc # \n"
+	path := filepath.Join(t.TempDir(), "session.txt")
+	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, warns, err := parse.Open(context.Background(), path, nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	var inputs []string
+	for _, in := range snap.Inputs {
+		inputs = append(inputs, fmt.Sprintf("%s %s %d", filepath.Base(in.Path), in.Format, in.Records))
+	}
+	want := "session.txt:1 resolv-conf 1\nsession.txt:5 ip-route 2\nsession.txt terminal-session 3"
+	if got := strings.Join(inputs, "\n"); got != want {
+		t.Errorf("inputs:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -94,8 +94,26 @@ func Prompt(line string) (host, cmd string, ok bool) {
 	if rest, found := strings.CutPrefix(line, "$ "); found {
 		return "", strings.TrimSpace(rest), true
 	}
+	if m := pathPromptRe.FindStringSubmatch(line); m != nil {
+		return "", strings.TrimSpace(m[1]), true
+	}
+	if PathPrompt(line) {
+		return "", "", true // the bare prompt a paste ends with
+	}
 	return "", "", false
 }
+
+// PathPrompt reports whether line is BusyBox ash's prompt alone, without a
+// command: "/ # ".
+func PathPrompt(line string) bool { return barePathPromptRe.MatchString(line) }
+
+// pathPromptRe matches BusyBox ash's prompt, the working directory and
+// the sign ("/ # cat /etc/resolv.conf", "~ $ nslookup web"), which `kubectl
+// exec -it POD -- sh` of busybox and alpine shows. It names no host.
+var pathPromptRe = lazyre.New(`^(?:/[\w./-]*|~[\w./-]*) [#$] (\S.*)$`)
+
+// barePathPromptRe is pathPromptRe without a command.
+var barePathPromptRe = lazyre.New(`^(?:/[\w./-]*|~[\w./-]*) [#$] ?$`)
 
 // NodeLine recognizes a node marker or a shell prompt, which name the node
 // of the lines below them, and updates node. It returns the prompt's

@@ -78,6 +78,31 @@ func TestHostPromptStyles(t *testing.T) {
 	}
 }
 
+// BusyBox ash's prompt names the directory, not the host
+// (busybox#61's `/ # cat /etc/resolv.conf`).
+func TestPromptBusyBox(t *testing.T) {
+	for line, want := range map[string]string{
+		"/ # cat /etc/resolv.conf ":          "cat /etc/resolv.conf",
+		"/tmp # nslookup kubernetes.default": "nslookup kubernetes.default",
+		"~ $ wget -qO- http://web":           "wget -qO- http://web",
+	} {
+		if host, cmd, ok := Prompt(line); !ok || host != "" || cmd != want {
+			t.Errorf("Prompt(%q) = %q %q %v, want the command %q", line, host, cmd, ok, want)
+		}
+	}
+	for _, line := range []string{"10.0.0.0/8 # private", "/dev/sda1 /boot ext4 defaults 0 2"} {
+		if _, cmd, ok := Prompt(line); ok {
+			t.Errorf("Prompt(%q) = %q: not a prompt", line, cmd)
+		}
+	}
+	// The bare prompt a paste ends with is one, without a command.
+	for _, line := range []string{"/ # ", "/ #", "~ $ "} {
+		if host, cmd, ok := Prompt(line); !ok || host != "" || cmd != "" {
+			t.Errorf("Prompt(%q) = %q %q %v, want a bare prompt", line, host, cmd, ok)
+		}
+	}
+}
+
 // kubectl logs -f follows: it takes no file.
 func TestParseKubectlLogsFollow(t *testing.T) {
 	k, ok := ParseKubectl("kubectl logs -f kube-proxy-z4k8r -n kube-system")
