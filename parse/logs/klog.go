@@ -21,7 +21,9 @@ var KlogFormat = logFormat("klog", format.Format{
 		" journalctl's short, short-precise, short-iso, short-iso-precise, short-full, short-unix and short-monotonic forms," +
 		" RFC 3164's `<PRI>`); structured `\"msg\" " +
 		"key=\"value\"` pairs, `{...}`/`[...]` values and multi-line `key=<` values in Fields, with" +
-		" `caller` and `pid`; indented lines and `Trace[...]` steps continue an entry, and a line of no log" +
+		" `caller` and `pid`; a line whose header a paste cut before the caller (`cni.go:319] ...`) is an" +
+		" entry of no time and no level; indented lines, `Trace[...]` steps, the output a klog error quotes" +
+		" inside parentheses and ingress-nginx's `NGINX configuration diff:` continue an entry, and a line of no log" +
 		" shape continues a syslog line a paste hard-wrapped (one ending with `,`, or completed into a known" +
 		" kernel message: `table full,` then `dropping packet`); " +
 		"`journalctl -x` explanations and `-- Boot --` markers are skipped. klog and syslog times" +
@@ -32,6 +34,23 @@ var KlogFormat = logFormat("klog", format.Format{
 // klogRe matches klog's header; the message follows it. (Matching only the
 // header keeps the regexp engine from backtracking over long messages.)
 var klogRe = lazyre.New(`^([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{1,9})\s+(\d+)\s+([^\s\]]+)\] ?`)
+
+// cutKlogRe matches a klog line whose header a paste cut before the
+// caller: "cni.go:319] Error deleting network: ...".
+var cutKlogRe = lazyre.New(`^([A-Za-z0-9_.-]+\.go:\d+)\] ?`)
+
+// parseCutKlog reads a klog line without its level, time and pid, as
+// tickets quote the message of a long line: an event of no time and no
+// level, its caller kept.
+func parseCutKlog(line string) (model.LogEvent, bool) {
+	m, msg := submatches(cutKlogRe, line)
+	if m == nil || strings.TrimSpace(msg) == "" {
+		return model.LogEvent{}, false
+	}
+	ev := model.LogEvent{Fields: map[string]string{"caller": m[1]}}
+	klogMessage(&ev, msg)
+	return ev, true
+}
 
 // multiKeyMarker is a Fields key parseKlog uses to say that a field's
 // value continues on the next lines; add removes it.
@@ -50,6 +69,14 @@ func parseKlog(line string) (model.LogEvent, bool) {
 		return model.LogEvent{}, false
 	}
 	ev := model.LogEvent{Time: ts, Level: m[1], Fields: map[string]string{"caller": m[9], "pid": m[8]}}
+	klogMessage(&ev, msg)
+	return ev, true
+}
+
+// klogMessage reads msg, what follows a klog header, into ev: the quoted
+// message of a structured line and its key=value pairs into Fields, or
+// the message as it is.
+func klogMessage(ev *model.LogEvent, msg string) {
 	if strings.HasPrefix(msg, `"`) {
 		if q, err := strconv.QuotedPrefix(msg); err == nil {
 			text, _ := strconv.Unquote(q)
@@ -58,11 +85,10 @@ func parseKlog(line string) (model.LogEvent, bool) {
 			if rest != "" {
 				ev.Message += " " + rest
 			}
-			return ev, true
+			return
 		}
 	}
 	ev.Message = msg
-	return ev, true
 }
 
 var kvKeyRe = lazyre.New(`^[A-Za-z_][A-Za-z0-9_.\-/]*=`)

@@ -46,7 +46,8 @@ func logFormat(shape string, f format.Format) *format.Format {
 //   - klog: "I0915 19:09:04.534948 607529 prober.go:121] msg", with its
 //     structured form ("Probe failed" probeType="Readiness" ...) read into
 //     Fields, multi-line values (key=< ... >) included; Fields "caller"
-//     (prober.go:121) and "pid".
+//     (prober.go:121) and "pid"; a line cut before its caller
+//     ("cni.go:319] msg") is an entry of no time and no level.
 //   - syslog / journald prefixes ("Sep 15 19:09:04 node1 kubelet[607529]: ",
 //     with month names in the locales people paste from: "Dez 31", "déc.
 //     31", "дек 31", "12月 31" ...; journalctl's short-precise, short-full, short-iso,
@@ -555,6 +556,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 	}
 	if ev, ok := parseWeave(line); ok {
 		return ev, "weave", true
+	}
+	if ev, ok := parseCutKlog(line); ok {
+		return ev, "klog", true
 	}
 	return model.LogEvent{}, "", false
 }

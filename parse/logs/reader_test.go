@@ -543,3 +543,31 @@ func TestKlogConfigurationDiff(t *testing.T) {
 		t.Errorf("journalctl's line taken in:\n%s", eventLines(evs))
 	}
 }
+
+// A klog line whose header the paste cut before the caller (as
+// flannel-io/flannel#890 and kubernetes/kubernetes#92033 quote kubelet's and
+// kube-proxy's) is klog's, without time or level; a line of another
+// shape ending in "]" is not.
+func TestKlogCutHeader(t *testing.T) {
+	in := `cni.go:319] Error deleting network: failed to find plugin "portmap" in path [/opt/flannel/bin /opt/cni/bin]` + "\n" +
+		`proxier.go:1909] Failed to add IPVS service "default/kubernetes:https": no such file or directory` + "\n"
+	evs, err := Logs(strings.NewReader(in), "kubelet.log")
+	if err != nil || len(evs) != 2 || evs[0].Fields["caller"] != "cni.go:319" || !evs[0].Time.IsZero() || evs[0].Level != "" ||
+		!strings.HasPrefix(evs[1].Message, "Failed to add IPVS service") {
+		t.Fatalf("%v:\n%s", err, eventLines(evs))
+	}
+	if score := KlogFormat.Sniff("kubelet.log", []byte(in)); score < 50 {
+		t.Errorf("klog scores %d", score)
+	}
+	// A structured line keeps its fields, as whole.
+	ev, ok := parseCutKlog(`pod_workers.go:1298] "Error syncing pod, skipping" err="network is not ready" pod="kube-system/coredns-1"`)
+	if !ok || ev.Message != "Error syncing pod, skipping" || ev.Fields["err"] != "network is not ready" || ev.Fields["pod"] != "kube-system/coredns-1" {
+		t.Errorf("structured: %+v", ev)
+	}
+	if _, ok := parseCutKlog("main.go:12]"); ok {
+		t.Error("a caller without a message read")
+	}
+	if _, ok := parseCutKlog("see [docs.go:12] for more"); ok {
+		t.Error("a line of prose read")
+	}
+}
