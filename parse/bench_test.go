@@ -67,6 +67,7 @@ func benchCases() []benchCase {
 		{"client-errors", logs.ClientErrorsFormat, 100000, "kubeadm, kubectl and helm error lines", genClientErrors, perN(1)},
 		{"hairpin-cat", host.HairpinCatFormat, 100000, "hairpin_mode values under one cat", genHairpinCat, perN(1)},
 		{"kubectl-events", kube.EventsTableFormat, 100000, "kubectl get events -A rows", genEventsTable, perN(1)},
+		{"describe-events", kube.DescribeEventsFormat, 100000, "kubectl describe pod's Events rows", genDescribeEvents, perN(1)},
 		{"coredns-log", logs.CoreDNSLogFormat, 100000, "CoreDNS log lines (kubernetes plugin errors with traces, query log)", genCoreDNS, perN(1)},
 		{"cri-log", logs.CRILogFormat, 100000, "containerd records of kube-proxy's klog, every tenth line in two partial records", genCRI, perN(1)},
 		{"journal", logs.JournalFormat, 100000, "journalctl -o json entries of the kubelet's klog", genJournalJSON, perN(1)},

@@ -82,6 +82,16 @@ func genEventsTable(n int) []byte {
 	})
 }
 
+// genDescribeEvents is the Events table of a kubectl describe pod: the
+// kubelet's probe failures.
+func genDescribeEvents(n int) []byte {
+	return genLines("Events:\n  Type     Reason     Age                 From     Message\n  ----     ------     ----                ----     -------\n",
+		n, func(b *bytes.Buffer, i int) {
+			fmt.Fprintf(b, "  Warning  Unhealthy  %dm (x%d over 1h)  kubelet  Liveness probe failed: Get \"http://10.0.%d.%d:8080/\": context deadline exceeded\n",
+				i%60+1, i%9+2, i>>8&255, i&255)
+		})
+}
+
 func genLsmod(n int) []byte {
 	return genLines("", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "root@node-%d:~# lsmod | grep br_netfilter\nbr_netfilter           32768  0\n", i)

@@ -36,6 +36,7 @@ var registry = sync.OnceValue(func() []*Format {
 		kube.DescribeFormat,
 		kube.KubectlTableFormat,
 		kube.EventsTableFormat,
+		kube.DescribeEventsFormat,
 		logs.KlogFormat,
 		logs.EtcdLogFormat,
 		logs.JSONLogFormat,
