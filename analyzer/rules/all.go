@@ -73,6 +73,7 @@ func All() []*analyzer.Rule {
 		PodCIDROverlap,
 		KubeProxyRestoreFailed,
 		ServiceNoEndpoints,
+		CNIPluginMissing,
 	}
 }
 

@@ -1008,3 +1008,16 @@ unshare -n sh -c 'ip link add eth0 type veth peer name eth0p && ip addr add 10.2
 	ip addr add 172.17.3.0/16 dev flannel.1 && ip link set flannel.1 up &&
 	ip link add docker0 type bridge && ip addr add 172.17.3.1/24 dev docker0 && ip link set docker0 up && ip route' \
 	>$po/miss-docker0-inside-flannel/ip-route.txt
+# cni-plugin-missing: the field cases' evidence (rancher/rke2#7981's Events
+# rows without their header, flannel-io/flannel#890's kubelet lines cut
+# before their caller, coreos/coreos-kubernetes#874's Events of kubectl
+# before 1.10); rke2#7981's rows with the sandbox's error replaced by
+# host-local's exhaustion, another CNI failure.
+cp=cni-plugin-missing
+cpf=$fx/field/cni-plugin-missing
+use $cp/hit-events-rows/ $cpf--rke2-issue-7981/kubectl-describe-pod.txt
+use $cp/hit-kubelet-cut-klog/ $cpf--flannel-issue-890/journalctl-kubelet.txt
+use $cp/hit-events-before-110/ $cpf--coreos-kubernetes-issue-874/kubectl-describe-pod.txt
+mkdir -p $cp/miss-other-sandbox-error
+sed 's|plugin type="loopback" failed (add): failed to find plugin "loopback" in path \[/opt/cni/bin\]|plugin type="host-local" failed (add): failed to allocate for range 0: no IP addresses available in range set: 10.244.1.1-10.244.1.254|' \
+	$cpf--rke2-issue-7981/kubectl-describe-pod.txt >$cp/miss-other-sandbox-error/kubectl-describe-pod.txt
