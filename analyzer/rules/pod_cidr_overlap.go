@@ -28,7 +28,7 @@ var PodCIDROverlap = &analyzer.Rule{
 		"refusal to start (\"Network 10.32.0.0/12 overlaps with existing route 10.0.0.0/8 on host\") with the route " +
 		"in the node's ip route",
 	Unproven: "the setting and the node's address from one kind of evidence (a ConfigMap and the Node objects of " +
-		"one dump, weave's log line alone), or ip route alone with an interface's route holding the overlay's routes " +
+		"one dump, weave's log line alone), or ip route alone with a container bridge's route holding the overlay's routes " +
 		"to other nodes' Pod subnets, are a warning of likely cause: ip addr and ip route on the node, and the CNI's " +
 		"Pod network, decide",
 	Doc: `the Pod or Service network overlaps a node's own network
@@ -52,9 +52,10 @@ group_vars, weave's log line that names both its range and the route;
 Calico's IPPool objects are not read) against the node's addresses (ip
 addr), routes (ip route; the CNI's own interfaces and routes, and routes to
 other nodes' Pod ranges, are the Pod network's, not an overlap) and the
-Node objects' InternalIP and ExternalIP. Without a setting, a route of an
-interface that is not the CNI's (docker0's 172.17.0.0/16) holding
-narrower routes the CNI's overlay carries to other nodes' Pod subnets
+Node objects' InternalIP and ExternalIP. Without a setting, a route of a
+container engine's bridge (docker0's 172.17.0.0/16) holding, in the same
+routing table, narrower routes the CNI's overlay carries to other nodes'
+Pod subnets
 (flannel.1, vxlan.calico, tunl0) shows the overlap from ip route alone;
 docker0 inside the Pod network, flannel's classic design (docker
 --bip=FLANNEL_SUBNET, flannel.1 holding the whole network), is not one.
@@ -206,8 +207,13 @@ type overlayInside struct {
 	overlay []model.Route // the overlay's routes inside it
 }
 
-// overlaysInside finds, on each node, the routes of an interface that is
-// not the CNI's (docker0, a VPN's) whose prefix holds, and is wider than,
+// bridgeDevRe matches the bridges container engines make on a node
+// (docker's, podman's, libvirt's, LXC's): their networks are chosen by
+// the engine, by default in ranges a Pod network may take.
+var bridgeDevRe = lazyre.New(`^(docker\d+|br-[0-9a-f]{12}|podman\d+|cni-podman\d+|virbr\d+|lxcbr\d+|lxdbr\d+)$`)
+
+// overlaysInside finds, on each node, the routes of a container engine's
+// bridge (docker0) whose prefix holds, and is wider than,
 // routes the CNI's overlay carries to other nodes' Pod subnets: the
 // kernel picks the narrower route while it is there, and sends the rest
 // of the wider one (a node not yet routed, its own Pod subnet on another
@@ -217,14 +223,17 @@ type overlayInside struct {
 func overlaysInside(routes []model.Route) []overlayInside {
 	var out []overlayInside
 	for _, r := range routes {
-		if r.Type != "" || (r.Table != "" && r.Table != "main") || !r.Dst.IsValid() || r.Dst.Bits() == 0 ||
-			r.Via.IsValid() || cniDevRe.MatchString(r.Dev) || overlayDevRe.MatchString(r.Dev) {
+		if r.Type != "" || (r.Table != "" && r.Table != "main") || !r.Dst.IsValid() || r.Dst.Bits() < 8 ||
+			r.Via.IsValid() || !bridgeDevRe.MatchString(r.Dev) {
 			continue
 		}
 		o := overlayInside{route: r}
 		for _, ov := range routes {
-			if ov.Node == r.Node && overlayDevRe.MatchString(ov.Dev) && ov.Dst.IsValid() && ov.Type == "" &&
-				ov.Dst.Bits() > r.Dst.Bits() && r.Dst.Contains(ov.Dst.Addr()) {
+			// One routing table: the same node, or, of no node, the
+			// same file.
+			same := ov.Node == r.Node && (r.Node != "" || ov.Pos.File == r.Pos.File)
+			if same && overlayDevRe.MatchString(ov.Dev) && ov.Dst.IsValid() && ov.Type == "" &&
+				(ov.Table == "" || ov.Table == "main") && ov.Dst.Bits() > r.Dst.Bits() && r.Dst.Contains(ov.Dst.Addr()) {
 				o.overlay = append(o.overlay, ov)
 			}
 		}
@@ -264,11 +273,21 @@ func overlayInsideFinding(o overlayInside) analyzer.Finding {
 			"over it", r.Dst)},
 		Fix: fmt.Sprintf("Give %s a network outside the Pod network (docker's --bip or bip in daemon.json, then restart "+
 			"docker), or choose a Pod network outside %s.", r.Dev, r.Dst),
-		Decide: fmt.Sprintf("# on %s: the Pod network flannel or Calico uses, against %s\ncat /run/flannel/subnet.env\n"+
-			"ip -4 addr show %s", nodeName(r.Node), r.Dst, r.Dev),
+		Decide:   overlayDecide(r, dev),
 		Facts:    map[string]any{"network": r.Dst.String(), "interface": r.Dev, "pod_subnets": len(o.overlay)},
 		Evidence: ev,
 	}
+}
+
+// overlayDecide is the command that shows the Pod network beside the
+// bridge's: flannel's subnet file, or Calico's IP pools.
+func overlayDecide(r model.Route, dev string) string {
+	pods := "cat /run/flannel/subnet.env"
+	if !strings.HasPrefix(dev, "flannel") {
+		pods = "kubectl get ippools.crd.projectcalico.org -o yaml | grep cidr"
+	}
+	return fmt.Sprintf("# on %s: the Pod network, against %s's %s\n%s\nip -4 addr show %s", nodeName(r.Node), r.Dev,
+		r.Dst, pods, r.Dev)
 }
 
 // groupSettings groups the settings by network (Pod or Service) and

@@ -1021,3 +1021,18 @@ use $cp/hit-events-before-110/ $cpf--coreos-kubernetes-issue-874/kubectl-describ
 mkdir -p $cp/miss-other-sandbox-error
 sed 's|plugin type="loopback" failed (add): failed to find plugin "loopback" in path \[/opt/cni/bin\]|plugin type="host-local" failed (add): failed to allocate for range 0: no IP addresses available in range set: 10.244.1.1-10.244.1.254|' \
 	$cpf--rke2-issue-7981/kubectl-describe-pod.txt >$cp/miss-other-sandbox-error/kubectl-describe-pod.txt
+# pod-cidr-overlap, no setting, not an overlap: a VPN's 10.0.0.0/8 (on a
+# device named wg0) holding flannel.1's routes to Pod subnets of
+# 10.244.0.0/16, which the Pod network may lie under; the docker0 and
+# flannel.1 routes of hit-docker0-over-flannel-routes in two files, two
+# routing tables.
+mkdir -p $po/miss-vpn-over-flannel-routes $po/miss-two-files
+unshare -n sh -c 'ip link add eth0 type veth peer name eth0p && ip addr add 10.240.0.12/24 dev eth0 &&
+	ip link set eth0 up && ip link set eth0p up &&
+	ip link add wg0 type veth peer name wg0p && ip addr add 10.0.0.1/8 dev wg0 && ip link set wg0 up && ip link set wg0p up &&
+	ip link add flannel.1 type vxlan id 1 dstport 8472 local 10.240.0.12 dev eth0 nolearning &&
+	ip addr add 10.244.3.0/32 dev flannel.1 && ip link set flannel.1 up &&
+	for n in 1 2 4; do ip route add 10.244.$n.0/24 via 10.244.$n.0 dev flannel.1 onlink; done && ip route' \
+	>$po/miss-vpn-over-flannel-routes/ip-route.txt
+grep -v flannel.1 $po/hit-docker0-over-flannel-routes/ip-route.txt >$po/miss-two-files/ip-route-a.txt
+grep flannel.1 $po/hit-docker0-over-flannel-routes/ip-route.txt >$po/miss-two-files/ip-route-b.txt
