@@ -41,7 +41,10 @@ or pool is used up, new Pod sandboxes fail ("Failed to create pod sandbox
   "AssignPodIPv4Address: no available IP addresses", and the plugin's
   "failed to assign an IP address to container": the addresses of the
   node's ENIs are all assigned, because max-pods exceeds ENIs x addresses per
-  ENI, the node is at its ENI limit, or addresses were not released;
+  ENI, the node is at its ENI limit, or addresses were not released; and
+  EC2's refusals it logs, "InsufficientFreeAddressesInSubnet" and, with
+  prefix delegation, "InsufficientCidrBlocks": the node's subnet itself is
+  used up, whatever the node holds;
 - Calico IPAM ("IPAM allocated only 0") and Cilium ("range is full").
 
 Evidence: those lines in the kubelet's, the container runtime's or the
@@ -75,6 +78,10 @@ var (
 	ipamdPoolStatsRe = lazyre.New(`(?:IP pool stats: total = (\d+), used = (\d+)(?:, c\.maxIPsPerENI = (\d+))?|Pool stats: total: (\d+), assigned: (\d+))`)
 )
 
+// subnetNote starts the note of EC2's refusal of an address for the
+// node's subnet: the VPC's exhaustion, not the node's.
+const subnetNote = "EC2: "
+
 // ipamExhaustedLine reads what the IPAM says in one log line, if it says it
 // has no address left.
 func ipamExhaustedLine(msg string) (ipam, rng, note string, ok bool) {
@@ -86,6 +93,10 @@ func ipamExhaustedLine(msg string) (ipam, rng, note string, ok bool) {
 		return "aws-vpc-cni", "", "ipamd: DataStore has no available IP addresses", true
 	case strings.Contains(msg, "AssignPodIPv4Address") && strings.Contains(msg, "no available IP"):
 		return "aws-vpc-cni", "", "ipamd: no available IP addresses", true
+	case strings.Contains(msg, "InsufficientFreeAddressesInSubnet"):
+		return "aws-vpc-cni", "", subnetNote + "InsufficientFreeAddressesInSubnet (the subnet has no free address)", true
+	case strings.Contains(msg, "InsufficientCidrBlocks"):
+		return "aws-vpc-cni", "", subnetNote + "InsufficientCidrBlocks (the subnet has no free /28 for a prefix)", true
 	case strings.Contains(msg, "failed to assign an IP address to container"):
 		return "aws-vpc-cni", "", "CNI: failed to assign an IP address to container", true
 	case strings.Contains(msg, "IPAM allocated only 0"):
@@ -236,6 +247,20 @@ func ipamExhaustedFinding(node, ipam, rng string, lines []ipamLine, skips []mode
 		fix = "Compare the node's allocatable pods with ENIs x (addresses per ENI - 1) of its instance type and set " +
 			"max-pods to it (eni-max-pods.txt), or turn on prefix delegation (ENABLE_PREFIX_DELEGATION); if the " +
 			"addresses are held by Pods that are gone, upgrade the VPC CNI and restart aws-node on the node."
+		if strings.HasPrefix(first.note, subnetNote) {
+			// EC2 refused the address: the subnet is used up, whatever
+			// the node holds.
+			cause = "The node's subnet has no free address left (or, with prefix delegation, no free /28): EC2 " +
+				"refuses ipamd every new address or ENI, whatever the node's own pool and limits."
+			fix = "Free or add addresses in the subnet: remove ENIs no instance uses (leaked by older VPC CNI " +
+				"versions), give the nodes a larger subnet or a secondary CIDR (custom networking), or lower " +
+				"WARM_IP_TARGET and WARM_ENI_TARGET so idle nodes hold fewer."
+			c.Alternatives = []string{"ENIs of deleted instances or of an older VPC CNI hold the subnet's addresses " +
+				"(a leak)", "warm pools of many nodes (WARM_ENI_TARGET) hold addresses no Pod uses"}
+			c.Decide = "# the subnet's free addresses (0 decides), then the ENIs holding them that no instance uses\n" +
+				"aws ec2 describe-subnets --subnet-ids SUBNET --query 'Subnets[].AvailableIpAddressCount'\n" +
+				"aws ec2 describe-network-interfaces --filters Name=subnet-id,Values=SUBNET Name=status,Values=available"
+		}
 	}
 	return withFinding(c, analyzer.Finding{
 		Subject:  subject("node", node, "ipam", ipam, "range", rng),
