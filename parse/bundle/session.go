@@ -63,8 +63,8 @@ func sessionPrompt(line string) (host, cmd string, ok bool) {
 	if rest, found := strings.CutPrefix(line, "$ "); found {
 		return "", strings.TrimSpace(rest), true
 	}
-	if _, cmd, ok := text.Prompt(line); ok && cmd != "" && (strings.HasPrefix(line, "/") || strings.HasPrefix(line, "~")) {
-		return "", cmd, true // BusyBox ash's "/ # cmd"
+	if cmd, ok := text.PathPrompt(line); ok && cmd != "" {
+		return "", cmd, true
 	}
 	return "", "", false
 }

@@ -94,26 +94,27 @@ func Prompt(line string) (host, cmd string, ok bool) {
 	if rest, found := strings.CutPrefix(line, "$ "); found {
 		return "", strings.TrimSpace(rest), true
 	}
-	if m := pathPromptRe.FindStringSubmatch(line); m != nil {
-		return "", strings.TrimSpace(m[1]), true
-	}
-	if PathPrompt(line) {
-		return "", "", true // the bare prompt a paste ends with
+	if cmd, ok := PathPrompt(line); ok {
+		return "", cmd, true
 	}
 	return "", "", false
 }
 
-// PathPrompt reports whether line is BusyBox ash's prompt alone, without a
-// command: "/ # ".
-func PathPrompt(line string) bool { return barePathPromptRe.MatchString(line) }
-
-// pathPromptRe matches BusyBox ash's prompt, the working directory and
+// PathPrompt recognizes BusyBox ash's prompt, the working directory and
 // the sign ("/ # cat /etc/resolv.conf", "~ $ nslookup web"), which `kubectl
-// exec -it POD -- sh` of busybox and alpine shows. It names no host.
-var pathPromptRe = lazyre.New(`^(?:/[\w./-]*|~[\w./-]*) [#$] (\S.*)$`)
+// exec -it POD -- sh` of busybox and alpine shows, and returns the command
+// after it: "" for the bare prompt a paste ends with ("/ # "). It names no
+// host.
+func PathPrompt(line string) (cmd string, ok bool) {
+	m := pathPromptRe.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	return strings.TrimSpace(m[1]), true
+}
 
-// barePathPromptRe is pathPromptRe without a command.
-var barePathPromptRe = lazyre.New(`^(?:/[\w./-]*|~[\w./-]*) [#$] ?$`)
+// pathPromptRe matches BusyBox ash's prompt, with its command or alone.
+var pathPromptRe = lazyre.New(`^(?:/[\w./-]*|~[\w./-]*) [#$](?: (\S.*)| ?)$`)
 
 // NodeLine recognizes a node marker or a shell prompt, which name the node
 // of the lines below them, and updates node. It returns the prompt's
