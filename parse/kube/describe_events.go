@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"io"
 	"strconv"
 	"strings"
@@ -187,20 +188,12 @@ func (d *describeEventsReader) oldRow(l *text.Line) {
 	d.add(l, f[typ], f[typ+1], f[1], f[3], strings.Join(f[typ+2:], " "), count)
 }
 
-// cmpOr returns a, or b when a is empty.
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // add keeps one event.
 func (d *describeEventsReader) add(l *text.Line, typ, reason, age, from, message string, count int) {
 	var e model.Event
 	e.InvolvedObject = corev1.ObjectReference{Kind: d.kind, Name: d.name, Namespace: d.ns}
 	e.Namespace, e.Type, e.Reason, e.Message, e.Count = d.ns, typ, reason, message, int32(count)
-	node := cmpOr(d.node, l.Node) // the Pod's node, else the file's
+	node := cmp.Or(d.node, l.Node) // the Pod's node, else the file's
 	if comp, host, ok := strings.Cut(from, ","); ok && strings.TrimSpace(comp) == "kubelet" {
 		node = strings.TrimSpace(host) // "kubelet, worker-1"
 	}
