@@ -99,7 +99,7 @@ func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 			continue
 		}
 		k := restoreKey(le)
-		first, _, _ := strings.Cut(le.Message, "\n")
+		first := firstLine(le.Message)
 		if strings.Contains(first, "Closing local ports after iptables-restore failure") {
 			closing[k]++
 			continue

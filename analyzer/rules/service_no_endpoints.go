@@ -592,9 +592,3 @@ func selectorOf(svc *model.Service) string {
 	}
 	return labelSelector(svc.Spec.Selector)
 }
-
-// firstLine returns the first line of s.
-func firstLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return first
-}

@@ -57,6 +57,13 @@ func orNone(l []string) string {
 	return strings.Join(l, ", ")
 }
 
+// firstLine returns the first line of s: a log message's own, before the
+// output it quotes.
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
 // nodeName names a node, or says it has no name.
 func nodeName(n string) string {
 	if n == "" {
