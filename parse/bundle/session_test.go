@@ -154,14 +154,7 @@ node2:/root# ip route
 default via 10.0.0.1 dev eth0
 10.0.0.0/24 dev eth0 proto kernel scope link src 10.0.0.12
 `
-	path := filepath.Join(t.TempDir(), "session.txt")
-	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	snap, warns, err := parse.Open(context.Background(), path, nil)
-	if err != nil || len(warns) != 0 {
-		t.Fatalf("open: %v %v", err, warns)
-	}
+	snap := openSession(t, in)
 	var inputs []string
 	for _, in := range snap.Inputs {
 		inputs = append(inputs, fmt.Sprintf("%s %s %s %d", filepath.Base(in.Path), in.Format, in.Node, in.Records))
@@ -192,14 +185,7 @@ default via 10.0.0.1 dev eth0
 func TestSessionBusyBox(t *testing.T) {
 	in := "/etc # cat resolv.conf\nnameserver 10.96.0.10\nsearch default.svc.cluster.local svc.cluster.local cluster.local\n" +
 		"options ndots:5\n/etc # ip route\ndefault via 10.244.1.1 dev eth0\n10.244.1.0/24 dev eth0 scope link  src 10.244.1.7\n/etc # \n"
-	path := filepath.Join(t.TempDir(), "session.txt")
-	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	snap, warns, err := parse.Open(context.Background(), path, nil)
-	if err != nil || len(warns) != 0 {
-		t.Fatalf("open: %v %v", err, warns)
-	}
+	snap := openSession(t, in)
 	var inputs []string
 	for _, in := range snap.Inputs {
 		inputs = append(inputs, fmt.Sprintf("%s %s %d", filepath.Base(in.Path), in.Format, in.Records))
@@ -208,4 +194,19 @@ func TestSessionBusyBox(t *testing.T) {
 	if got := strings.Join(inputs, "\n"); got != want {
 		t.Errorf("inputs:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// openSession opens in, written to a file session.txt, as a bundle of
+// one file, and fails t on an error or a warning.
+func openSession(t *testing.T, in string) *model.Snapshot {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "session.txt")
+	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, warns, err := parse.Open(context.Background(), path, nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("open: %v %v", err, warns)
+	}
+	return snap
 }
