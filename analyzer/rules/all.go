@@ -4,10 +4,11 @@
 //
 // A rule file uses only what it defines itself, the text and evidence
 // helpers of text.go, evidence.go and subject.go, the files shared by a
-// family of rules (portranges.go, synfail.go, iptables_binary.go), the
-// symptoms of symptoms.go, other rules in its Explains and FollowsFrom
-// edges, and other packages: deleting a rule's file, its line in All and the edges naming
-// it (the compiler points at each) leaves the package building.
+// family of rules (portranges.go, synfail.go, iptables_binary.go,
+// sandbox.go), the symptoms of symptoms.go, other rules in its Explains
+// and FollowsFrom edges, and other packages: deleting a rule's file, its
+// line in All and the edges naming it (the compiler points at each) leaves
+// the package building.
 //
 // A rule is the only place that knows about itself: report, timeline,
 // collect and SARIF read what they need from its value. `make new-rule

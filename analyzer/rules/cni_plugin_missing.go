@@ -2,7 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -78,34 +77,6 @@ type missingPlugin struct {
 	setup        bool // a line fails a sandbox's setup, not only its teardown
 }
 
-// podSandboxLine reports whether le is a Pod sandbox's error: of the
-// kubelet (its CNI driver, cni.go), a CRI runtime or Multus, or naming a
-// sandbox or a Pod, text being its message and fields; not another
-// libcni user's (podman, a container engine's own networks).
-func podSandboxLine(le *model.LogEvent, text string) bool {
-	src := strings.ToLower(le.Source + " " + le.Pos.File + " " + le.Container)
-	for _, c := range []string{"kubelet", "containerd", "crio", "cri-o", "multus"} {
-		if strings.Contains(src, c) {
-			return true
-		}
-	}
-	t := strings.ToLower(text)
-	return strings.HasPrefix(le.Fields["caller"], "cni.go:") || strings.Contains(t, "sandbox") ||
-		strings.Contains(t, "pod") || strings.Contains(t, "networkplugin")
-}
-
-// sandboxSetup reports whether text fails a sandbox's setup (ADD), rather
-// than only its teardown (DEL, after a CNI was replaced).
-func sandboxSetup(text string) bool {
-	t := strings.ToLower(text)
-	for _, s := range []string{"set up", "setup", "(add)", "adding", "createpodsandbox", "runpodsandbox"} {
-		if strings.Contains(t, s) {
-			return true
-		}
-	}
-	return false
-}
-
 func runCNIPluginMissing(p *analyzer.Pass) error {
 	var groups []*missingPlugin
 	byKey := map[string]*missingPlugin{}
@@ -129,24 +100,11 @@ func runCNIPluginMissing(p *analyzer.Pass) error {
 			g.setup = g.setup || sandboxSetup(text)
 		}
 	}
-	for i := range p.Snap.Logs {
-		le := &p.Snap.Logs[i]
-		// The message, and the fields structured logs put the error in
-		// (klog's err=, containerd's error=).
-		text := le.Message
-		for _, k := range slices.Sorted(maps.Keys(le.Fields)) {
-			text += " " + le.Fields[k]
+	eachSandboxError(p, "failed to find plugin", func(e sandboxError) {
+		if e.pod {
+			note(e.node, e.text, e.pos, e.count)
 		}
-		if strings.Contains(text, "failed to find plugin") && podSandboxLine(le, text) {
-			note(le.Node, text, le.Pos, 1)
-		}
-	}
-	for i := range p.Snap.Kube.Events {
-		e := &p.Snap.Kube.Events[i]
-		if strings.Contains(e.Message, "failed to find plugin") {
-			note(e.Source.Node, e.Message, e.Source.Pos, int(e.Count))
-		}
-	}
+	})
 	for _, g := range groups {
 		p.Report(missingPluginFinding(g))
 	}
