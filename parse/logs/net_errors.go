@@ -16,7 +16,7 @@ import (
 // without their log prefix: Go's net errors, one a line, as a ticket
 // pastes the one line its logs fill with; and, the same way, nginx's
 // failures to reach an upstream and an Ingress controller's word that a
-// Service has no endpoint.
+// Service has no endpoint, and a CNI plugin's error.
 var NetErrorLinesFormat = &format.Format{
 	Name: "net-error-lines",
 	Kind: model.KindLogs,
@@ -25,8 +25,10 @@ var NetErrorLinesFormat = &format.Format{
 	Doc: "each line must hold a Go network error (`dial tcp ADDR: connect: ...`, `read tcp A->B: read: connection " +
 		"reset by peer`, `... i/o timeout`, `... cannot assign requested address`), nginx's error-log message " +
 		"without its time (`connect() failed (111: Connection refused) while connecting to upstream, client: ..., " +
-		"upstream: \"http://...\"`, its context in Fields as nginx-error gives it), or an Ingress controller's " +
-		"`Service \"NS/NAME\" does not have any active Endpoint`; the event has no time, its level is error " +
+		"upstream: \"http://...\"`, its context in Fields as nginx-error gives it), an Ingress controller's " +
+		"`Service \"NS/NAME\" does not have any active Endpoint`, or a CNI plugin's error a sandbox's failure quotes (`failed " +
+		"to set bridge addr: \"cni0\" already has an IP address different from ...`, `open /run/flannel/subnet.env: no such " +
+		"file or directory`, `failed to find plugin \"X\" in path [...]`); the event has no time, its level is error " +
 		"(warning for the controller's line) and its source is the component the file (coredns.log, " +
 		"capo-controller-manager.log) or the command above it is named after",
 	Sniff: sniffNetErrorLines,
@@ -58,6 +60,15 @@ var nginxBareRe = lazyre.New(`^(?:\S+\(\) failed|upstream timed out|upstream pre
 // Endpoint.`; its releases of 2016 wrote "does no have").
 var noEndpointLineRe = lazyre.New(`(?i)^service "?[a-z0-9][a-z0-9./-]*"? does not? have any active endpoints?\b`)
 
+// cniErrorRe is a CNI plugin's error as a sandbox's failure quotes it:
+// the bridge plugin's `failed to set bridge addr: "cni0" already has an IP
+// address different from 10.244.1.1/24`, flannel's `open
+// /run/flannel/subnet.env: no such file or directory`, libcni's `failed to
+// find plugin "loopback" in path [/opt/cni/bin]`; in any case, the
+// bridge's words with or without those before them.
+var cniErrorRe = lazyre.New(`(?i)(?:\bfailed to set bridge addr: )?\S+ already has an IP address different from |` +
+	`\bopen /run/flannel/subnet\.env: no such file or directory|\bfailed to find plugin "[^"]+" in path \[`)
+
 // bareErrorLine reads t, a line of net-error-lines, into an event of
 // source: its error and level, and nginx's context in Fields.
 func bareErrorLine(t, source string) (model.LogEvent, bool) {
@@ -71,6 +82,10 @@ func bareErrorLine(t, source string) (model.LogEvent, bool) {
 	}
 	if noEndpointLineRe.MatchString(t) {
 		return model.LogEvent{Source: source, Level: "warning", Message: t}, true
+	}
+	if m := cniErrorRe.FindString(t); m != "" {
+		return model.LogEvent{Source: source, Level: "error", Message: t,
+			Fields: map[string]string{"error": strings.TrimSpace(m)}}, true
 	}
 	return model.LogEvent{}, false
 }
@@ -97,8 +112,8 @@ func readNetErrorLines(r io.Reader, src *format.File, errs *model.ErrorList) []m
 		ev, ok := bareErrorLine(l.Trimmed, source)
 		if !ok {
 			l.Syntax(fmt.Errorf("expected a network error (\"dial tcp 10.96.0.1:443: connect: connection refused\"), "+
-				"nginx's upstream error (\"connect() failed (111: ...) while connecting to upstream, ...\") or an Ingress "+
-				"controller's \"Service ... does not have any active Endpoint\", got %q", l.Trimmed))
+				"nginx's upstream error (\"connect() failed (111: ...) while connecting to upstream, ...\"), an Ingress "+
+				"controller's \"Service ... does not have any active Endpoint\" or a CNI plugin's error, got %q", l.Trimmed))
 			return
 		}
 		ev.Node, ev.Pos = l.Node, l.Pos()

@@ -55,12 +55,33 @@ func FuzzNetErrorLines(f *testing.F) {
 		out, err := NetErrorLines(strings.NewReader(in), "fuzz.log")
 		parsetest.CheckFuzzErrors(t, err, "fuzz.log")
 		for _, e := range out {
-			if e.Pos.Line == 0 || e.Message == "" || e.Fields["error"] == "" {
+			if e.Pos.Line == 0 || e.Message == "" || e.Level == "" {
 				t.Fatalf("bad event: %+v", e)
 			}
 		}
 		sniffNetErrorLines("fuzz.log", []byte(in))
 	})
+}
+
+// A CNI plugin's error quoted alone (kata-containers#505's CI error) is
+// an error of the component the file is named after.
+func TestNetErrorLinesCNI(t *testing.T) {
+	file := "fixtures/field/cni-bridge-address-mismatch--kata-containers-issue-505/ci-sandbox-error.txt"
+	out := parsetest.ReadFile(t, file, NetErrorLines)
+	if len(out) != 1 || out[0].Level != "error" || out[0].Source != "ci-sandbox-error" ||
+		out[0].Fields["error"] != "failed to set bridge addr: \"cni0\" already has an IP address different from" {
+		t.Errorf("got %+v", out)
+	}
+	in := "plugin type=\"flannel\" failed (add): open /run/flannel/subnet.env: no such file or directory\n" +
+		"failed to find plugin \"portmap\" in path [/opt/cni/bin]\nfailed to find the plugin\n"
+	out, err := NetErrorLines(strings.NewReader(in), "kubelet.txt")
+	if got := parsetest.SyntaxErrorsAt(t, err); got != "kubelet.txt:3" {
+		t.Errorf("errors at %q: %v", got, err)
+	}
+	if len(out) != 2 || out[0].Fields["error"] != "open /run/flannel/subnet.env: no such file or directory" ||
+		out[1].Source != "kubelet" {
+		t.Errorf("got %+v", out)
+	}
 }
 
 // An Ingress controller's line that a Service has no endpoint, cut to its
