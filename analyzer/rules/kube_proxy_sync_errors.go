@@ -206,20 +206,12 @@ func kubeProxyConfigWords(c *kubeProxyStart) (title, summary, cause, fix string)
 		exits = " and exits"
 	}
 	summary = fmt.Sprintf("kube-proxy%s says %s at start%s: it never lists Services or endpoints, so it programs "+
-		"no NAT rules or IPVS services and no Service works through this node.", kubeProxyOnNode(c.node), c.reason, exits)
+		"no NAT rules or IPVS services and no Service works through this node.", onNode(c.node), c.reason, exits)
 	cause = "kube-proxy's kubeconfig does not give it a usable apiserver: " + c.reason + "."
 	fix = "Give kube-proxy's kubeconfig the cluster entry with the apiserver's address (`kubectl config set-cluster " +
 		"CLUSTER --server=https://APISERVER:6443 --certificate-authority=CA_FILE " +
 		"--kubeconfig=KUBE_PROXY_KUBECONFIG`, with CLUSTER the entry's name in that file) and restart kube-proxy."
 	return title, summary, cause, fix
-}
-
-// kubeProxyOnNode is " on <node>", or "" when the node is not known.
-func kubeProxyOnNode(n string) string {
-	if n == "" {
-		return ""
-	}
-	return " on " + n
 }
 
 // judgeKubeProxyLists judges g against the Service ports whose rules are

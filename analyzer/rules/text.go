@@ -72,6 +72,14 @@ func nodeName(n string) string {
 	return n
 }
 
+// onNode is " on <node>", or "" when the node is not known.
+func onNode(n string) string {
+	if n == "" {
+		return ""
+	}
+	return " on " + n
+}
+
 // logTime picks a layout for a log time: without the year when the log did
 // not give one (klog).
 func logTime(t time.Time) string {
