@@ -75,6 +75,7 @@ func All() []*analyzer.Rule {
 		KubeProxyRestoreFailed,
 		ServiceNoEndpoints,
 		CNIPluginMissing,
+		CNIBridgeAddressMismatch,
 	}
 }
 

@@ -20,6 +20,7 @@ type sandboxError struct {
 	// pod says the line is a Pod sandbox's (podSandboxLine), as every
 	// event is; other lines may be another libcni user's.
 	pod bool
+	src string // a line's source, file and container
 }
 
 // eachSandboxError calls fn for each log line and event of p's snapshot
@@ -39,7 +40,8 @@ func eachSandboxError(p *analyzer.Pass, needle string, fn func(sandboxError)) {
 		for _, k := range slices.Sorted(maps.Keys(le.Fields)) {
 			text += " " + le.Fields[k]
 		}
-		fn(sandboxError{node: le.Node, text: text, pos: le.Pos, count: 1, pod: podSandboxLine(le, text)})
+		fn(sandboxError{node: le.Node, text: text, pos: le.Pos, count: 1, pod: podSandboxLine(le, text),
+			src: le.Source + " " + le.Pos.File + " " + le.Container})
 	}
 	for i := range p.Snap.Kube.Events {
 		e := &p.Snap.Kube.Events[i]
