@@ -76,6 +76,7 @@ func All() []*analyzer.Rule {
 		ServiceNoEndpoints,
 		CNIPluginMissing,
 		CNIBridgeAddressMismatch,
+		KubeProxyIPVSUnavailable,
 	}
 }
 
