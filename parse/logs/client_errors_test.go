@@ -21,8 +21,9 @@ func TestClientErrorsReal(t *testing.T) {
 	for _, c := range []struct{ file, want string }{
 		{"fixtures/field/nodeport-collision--coturn-chart-75/helm-upgrade.txt",
 			`1 E helm "UPGRADE FAILED: cannot patch \"stunrelay-turn-udp\" with kind Service: Service \"stunrelay-turn-udp\" is invalid: spec.ports[0].nodePort: Invalid value: 30030: provided port is already allocated" map[]`},
+		// under oh-my-zsh's prompt, which names the command
 		{"fixtures/field/nodeport-collision--redpanda-3263/kubectl-create.txt",
-			`6 E kubectl "The Service \"my-service\" is invalid: spec.ports[0].nodePort: Invalid value: 30007: provided port is already allocated" map[]`},
+			`6 E kubectl "The Service \"my-service\" is invalid: spec.ports[0].nodePort: Invalid value: 30007: provided port is already allocated" map[command:kubectl create -f nodeport.yaml]`},
 		{"fixtures/field/version-skew--gotok8s-8/kubeadm-init.txt",
 			`1 E kubeadm "the kubelet version is higher than the control plane version. This is not a supported version skew and may lead to a malfunctional cluster. Kubelet version: \"1.13.0\" Control plane version: \"1.12.2\"" map[check:KubeletVersion]`},
 	} {

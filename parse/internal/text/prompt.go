@@ -102,19 +102,21 @@ func Prompt(line string) (host, cmd string, ok bool) {
 
 // PathPrompt recognizes BusyBox ash's prompt, the working directory and
 // the sign ("/ # cat /etc/resolv.conf", "~ $ nslookup web"), which `kubectl
-// exec -it POD -- sh` of busybox and alpine shows, and returns the command
-// after it: "" for the bare prompt a paste ends with ("/ # "). It names no
-// host.
+// exec -it POD -- sh` of busybox and alpine shows, and oh-my-zsh's ("➜  ~
+// kubectl get pods"), and returns the command after it: "" for the bare
+// prompt a paste ends with ("/ # "). It names no host.
 func PathPrompt(line string) (cmd string, ok bool) {
 	m := pathPromptRe.FindStringSubmatch(line)
 	if m == nil {
 		return "", false
 	}
-	return strings.TrimSpace(m[1]), true
+	return strings.TrimSpace(m[1] + m[2]), true
 }
 
-// pathPromptRe matches BusyBox ash's prompt, with its command or alone.
-var pathPromptRe = lazyre.New(`^(?:/[\w./-]*|~[\w./-]*) [#$](?: (\S.*)| ?)$`)
+// pathPromptRe matches BusyBox ash's prompt, with its command or alone;
+// and oh-my-zsh's default theme, an arrow before the directory's name and
+// its git branch ("➜  ~ kubectl get pods", "➜  repo git:(main) ✗ make").
+var pathPromptRe = lazyre.New(`^(?:(?:/[\w./-]*|~[\w./-]*) [#$](?: (\S.*)| ?)|➜ +[^\s]+(?: git:\([^)\s]*\))?(?: ✗)?(?: +(\S.*)| ?))$`)
 
 // NodeLine recognizes a node marker or a shell prompt, which name the node
 // of the lines below them, and updates node. It returns the prompt's

@@ -85,6 +85,9 @@ func TestPromptBusyBox(t *testing.T) {
 		"/ # cat /etc/resolv.conf ":          "cat /etc/resolv.conf",
 		"/tmp # nslookup kubernetes.default": "nslookup kubernetes.default",
 		"~ $ wget -qO- http://web":           "wget -qO- http://web",
+		// oh-my-zsh's default theme (kz8s/tack#37)
+		"➜  ~ kubectl port-forward trint-mongodb-2 37017:27017": "kubectl port-forward trint-mongodb-2 37017:27017",
+		"➜  tack git:(master) ✗ make all":                       "make all",
 	} {
 		if host, cmd, ok := Prompt(line); !ok || host != "" || cmd != want {
 			t.Errorf("Prompt(%q) = %q %q %v, want the command %q", line, host, cmd, ok, want)
@@ -96,7 +99,7 @@ func TestPromptBusyBox(t *testing.T) {
 		}
 	}
 	// The bare prompt a paste ends with is one, without a command.
-	for _, line := range []string{"/ # ", "/ #", "~ $ "} {
+	for _, line := range []string{"/ # ", "/ #", "~ $ ", "➜  ~ ", "➜  ~"} {
 		if host, cmd, ok := Prompt(line); !ok || host != "" || cmd != "" {
 			t.Errorf("Prompt(%q) = %q %q %v, want a bare prompt", line, host, cmd, ok)
 		}
