@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
 
@@ -219,6 +220,30 @@ func diffLine(line string) bool {
 	return strings.HasPrefix(line, "@@ ")
 }
 
+// portForwardRe matches what kubectl port-forward prints of its work,
+// "Forwarding from 127.0.0.1:8080 -> 3000" and "Handling connection for
+// 8080", between the klog lines of its errors.
+var portForwardRe = lazyre.New(`^(?:Forwarding from \S+ -> \d+|Handling connection for \d+)$`)
+
+// clientCommand reports whether t is the command line of a client whose
+// output a ticket pastes with logs, without its prompt: "curl
+// localhost:8080", "kubectl port-forward web 8080:80" (a program's own
+// message names it with a colon: "curl: (7) ...").
+func clientCommand(t string) bool {
+	f := strings.Fields(t)
+	if len(f) > 0 && f[0] == "sudo" {
+		f = f[1:]
+	}
+	if len(f) < 2 {
+		return false
+	}
+	switch f[0] {
+	case "kubectl", "oc", "curl", "wget", "helm":
+		return true
+	}
+	return false
+}
+
 // logNoise are lines journalctl and people add around logs.
 func logNoise(t string) bool {
 	switch {
@@ -230,6 +255,10 @@ func logNoise(t string) bool {
 		return true
 	case strings.HasPrefix(t, "Defaulted container ") && strings.Contains(t, " out of: "):
 		return true // kubectl logs naming the container it chose, on stderr
+	case portForwardRe.MatchString(t):
+		return true // kubectl port-forward's own lines, between its klog errors
+	case clientCommand(t):
+		return true // a client's command line pasted among the output, without its prompt
 	}
 	if !strings.Contains(t, " ") {
 		_, ok := ContainerLogPath(t) // ls /var/log/containers
