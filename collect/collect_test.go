@@ -95,7 +95,8 @@ func TestSymptomsCoverEveryRule(t *testing.T) {
 	for _, s := range syms {
 		names = append(names, s.Name)
 	}
-	want := []string{"probes time out", "connections time out", "Service unreachable from some nodes", "intermittent 502 through a LoadBalancer", "DNS timeouts",
+	want := []string{"Pods stuck in ContainerCreating", "probes time out", "connections time out", "Service unreachable from some nodes",
+		"intermittent 502 through a LoadBalancer", "DNS timeouts",
 		"the control plane looks unhealthy"}
 	if !slices.Equal(names, want) {
 		t.Errorf("symptoms %q, want %q", names, want)

@@ -21,7 +21,7 @@ var CNIBridgeAddressMismatch = &analyzer.Rule{
 	Uses:        []model.Kind{model.KindAddrs},
 	SubjectKeys: []string{"node", "bridge"},
 	Run:         runCNIBridgeAddressMismatch,
-	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(116), DNSTimeouts.At(156)},
+	Symptoms:    []analyzer.SymptomRef{PodsStuckCreating.At(116), ProbesTimeOut.At(116), DNSTimeouts.At(156)},
 	Proof: "the bridge plugin's own error that the bridge already has another address than the gateway it sets " +
 		"(\"failed to set bridge addr: \\\"cni0\\\" already has an IP address different from 10.244.1.1/24\"), in the " +
 		"kubelet's or the runtime's log or in a Pod's FailedCreatePodSandBox event, and the bridge's address in an " +

@@ -18,7 +18,7 @@ var CNIIPAMExhausted = &analyzer.Rule{
 	Needs:       []model.Kind{model.KindLogs},
 	SubjectKeys: []string{"node", "ipam", "range"},
 	Run:         runCNIIPAMExhausted,
-	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(110), ServiceUnreachable.At(240)},
+	Symptoms:    []analyzer.SymptomRef{PodsStuckCreating.At(110), ProbesTimeOut.At(110), ServiceUnreachable.At(240)},
 	Proof: "not from a bundle's logs alone: the IPAM's \"no IP addresses available\" line names exhaustion as likely; " +
 		"whether the addresses are held by Pods that are gone (a leak) or by running Pods (max-pods above what the " +
 		"range or the ENIs hold) takes the IPAM's store against the Pods running on the node",

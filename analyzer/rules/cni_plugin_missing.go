@@ -18,7 +18,7 @@ var CNIPluginMissing = &analyzer.Rule{
 	NeedsAny:    []model.Kind{model.KindLogs, model.KindKube},
 	SubjectKeys: []string{"node", "plugin"},
 	Run:         runCNIPluginMissing,
-	Symptoms:    []analyzer.SymptomRef{ProbesTimeOut.At(115), DNSTimeouts.At(155)},
+	Symptoms:    []analyzer.SymptomRef{PodsStuckCreating.At(115), ProbesTimeOut.At(115), DNSTimeouts.At(155)},
 	Proof: "the runtime's own error that it did not find the plugin's binary in the directories it names (\"failed " +
 		"to find plugin \\\"loopback\\\" in path [/opt/cni/bin]\"), in the kubelet's or the runtime's log or in a " +
 		"Pod's FailedCreatePodSandBox event; why the binary is not there stays a likely cause, as the line names no " +

@@ -11,6 +11,8 @@ import (
 // The symptoms docs/collect.md is organized by: a rule names those it can
 // explain in its Symptoms, with its rank under each.
 var (
+	PodsStuckCreating = &analyzer.Symptom{Name: "Pods stuck in ContainerCreating", Rank: 5,
+		Doc: "new Pods stay in ContainerCreating with FailedCreatePodSandBox events: the CNI cannot set up their network"}
 	ProbesTimeOut = &analyzer.Symptom{Name: "probes time out", Rank: 10,
 		Doc: "liveness or readiness probes fail with timeouts or refused connections, and containers restart or leave their Service"}
 	ConnectionsTimeOut = &analyzer.Symptom{Name: "connections time out", Rank: 15,
