@@ -77,6 +77,7 @@ func All() []*analyzer.Rule {
 		CNIPluginMissing,
 		CNIBridgeAddressMismatch,
 		KubeProxyIPVSUnavailable,
+		PortForwardSocatMissing,
 	}
 }
 

@@ -24,6 +24,9 @@ var (
 		Doc: "some requests through a load balancer or ingress fail (502, 504, resets) while others pass"}
 	DNSTimeouts = &analyzer.Symptom{Name: "DNS timeouts", Rank: 40,
 		Doc: "lookups from Pods time out or take seconds (the 5 s resolver retry), CoreDNS logs errors"}
+	PodStreamsFail = &analyzer.Symptom{Name: "kubectl port-forward, exec or logs fail", Rank: 45,
+		Doc: "kubectl port-forward, exec or logs to a running Pod fail or hang: the stream from the apiserver " +
+			"through the node's kubelet, or the node's end of it, breaks"}
 	ControlPlaneUnhealthy = &analyzer.Symptom{Name: "the control plane looks unhealthy", Rank: 50,
 		Doc: "componentstatus shows Unhealthy, components cannot reach the apiserver, nodes flap NotReady"}
 )
