@@ -159,3 +159,23 @@ func TestReadLinesPastedCommand(t *testing.T) {
 		t.Errorf("commands %q, lines %q", cmds, lines)
 	}
 }
+
+// A cluster client's output is the cluster's, not the prompt's host's;
+// calicoctl's node commands read the host's own BIRD.
+func TestClusterClient(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"kubectl get pods -o wide":         true,
+		"sudo calicoctl get nodes -o wide": true,
+		"sudo calicoctl node status":       false,
+		"calicoctl":                        true,
+		"ip route":                         false,
+	} {
+		if got := ClusterClient(cmd); got != want {
+			t.Errorf("ClusterClient(%q) = %v", cmd, got)
+		}
+	}
+	node := ""
+	if _, ok := NodeLine("[vagrant@k8s-master ~]$ sudo calicoctl node status", &node); !ok || node != "k8s-master" {
+		t.Errorf("node %q", node)
+	}
+}

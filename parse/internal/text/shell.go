@@ -127,11 +127,15 @@ func ParseKubectl(cmd string) (Kubectl, bool) {
 
 // ClusterClient tells whether cmd runs a client of the cluster's API
 // (kubectl, helm ...), whose output comes from the cluster, not from the
-// host in the prompt (often a laptop).
+// host in the prompt (often a laptop). calicoctl's node commands (node
+// status, node diags) read the host's own BIRD and files: the host's.
 func ClusterClient(cmd string) bool {
 	switch Program(cmd) {
-	case "kubectl", "oc", "helm", "k9s", "kubectl.exe", "k", "crane", "velero", "cilium", "calicoctl":
+	case "kubectl", "oc", "helm", "k9s", "kubectl.exe", "k", "crane", "velero", "cilium":
 		return true
+	case "calicoctl":
+		f := strings.Fields(cmd[strings.Index(cmd, "calicoctl"):])
+		return len(f) < 2 || f[1] != "node"
 	}
 	return false
 }
