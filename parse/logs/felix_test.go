@@ -43,3 +43,20 @@ func TestFelixRealLogs(t *testing.T) {
 		})
 	}
 }
+
+// BIRD's lines among confd's in calico-node's log are events of their own,
+// of source bird, not the rest of the confd entry before them.
+func TestBirdLines(t *testing.T) {
+	in := "2020-05-12 05:43:41.128 [INFO][62] confd/resource.go 277: Target config /etc/calico/confd/config/bird.cfg has been updated\n" +
+		"bird: Reconfiguration requested by SIGHUP\n" +
+		"bird: BGP: Unexpected connect from unknown address 10.0.2.15 (port 53721)\n" +
+		"bird6: Reconfigured\n"
+	snap, warns, err := parse.OpenReaderAt(context.Background(), "calico-node.log", strings.NewReader(in), int64(len(in)), nil)
+	if err != nil || len(warns) != 0 || len(snap.Logs) != 4 {
+		t.Fatalf("%v %v: %+v", err, warns, snap.Logs)
+	}
+	if e := snap.Logs[2]; e.Source != "bird" || e.Message != "BGP: Unexpected connect from unknown address 10.0.2.15 (port 53721)" ||
+		e.Pos.Line != 3 || snap.Logs[3].Source != "bird6" || snap.Logs[0].Message != "Target config /etc/calico/confd/config/bird.cfg has been updated" {
+		t.Errorf("%+v", snap.Logs)
+	}
+}

@@ -523,6 +523,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 	if ev, ok := parseFelix(line); ok {
 		return ev, "felix", true
 	}
+	if ev, ok := parseBird(line); ok {
+		return ev, "felix", true
+	}
 	// Before syslog, whose ISO form would take a dated CoreDNS line's
 	// level for a host.
 	if ev, kind, ok := parseCoreDNS(line); ok {
