@@ -67,6 +67,9 @@ type describeEventsReader struct {
 	from     int    // today's table: the column FROM starts at, -1 outside a table
 	msg      int    // ... and MESSAGE
 	old      bool   // in a table of kubectl before 1.10
+	// afterRow is set after a row pasted without its header, whose
+	// message may go on on the lines below, at their start.
+	afterRow bool
 }
 
 func readDescribeEvents(r io.Reader, src *format.File, errs *model.ErrorList) []model.Event {
@@ -109,8 +112,16 @@ func (d *describeEventsReader) line(l *text.Line) {
 		if m := describeEventRowRe.FindStringSubmatch(raw); m != nil {
 			// A row pasted without its header: split at two spaces.
 			d.row(l, m, -1, -1)
+			d.afterRow = true
 			return
 		}
+		if d.afterRow && describeRowGoesOn(raw) {
+			// The rest of its message, on a line of its own (a probe's
+			// output, as kubectl prints it).
+			d.out[len(d.out)-1].Message += " " + t
+			return
+		}
+		d.afterRow = false
 		d.description(l)
 		return
 	}
@@ -201,6 +212,13 @@ func (d *describeEventsReader) add(l *text.Line, typ, reason, age, from, message
 	d.out = append(d.out, e)
 }
 
+// describeRowGoesOn reports whether raw, a line below a row pasted without
+// its header, goes on with the row's message: it starts at the line's
+// start, and is no field of a description ("Name:  web").
+func describeRowGoesOn(raw string) bool {
+	return raw[0] != ' ' && raw[0] != '\t' && !describeFieldRe.MatchString(raw) && !kubectlStderrRe.MatchString(raw)
+}
+
 // description reads a line of the description before its Events: the
 // object's name and namespace; the others are passed over. A line of
 // another shape is reported.
@@ -239,21 +257,28 @@ func sniffDescribeEvents(_ string, head []byte) int {
 		return 0
 	}
 	header, rows, other := false, 0, 0
+	goesOn := false // the line before was a row, or went on with one
 	for _, line := range text.HeadLines(head, 400) {
 		if describeCmdRe.MatchString(line) || strings.HasPrefix(line, "Subsets:") || strings.HasPrefix(line, "TargetPort:") ||
 			strings.HasPrefix(line, "Endpoints:") {
 			return 0 // a Service's or Endpoints' description, kubectl-describe's
 		}
 		if strings.TrimSpace(line) == "" || text.IsPromptOrMarker(line) {
+			goesOn = false
 			continue
 		}
 		other++
 		switch {
 		case describeEventsHeaderRe.MatchString(line):
-			header = true
+			header, goesOn = true, false
 		case describeEventRowRe.MatchString(line) ||
 			header && (strings.Contains(line, "\tNormal\t") || strings.Contains(line, "\tWarning\t")):
 			rows++
+			goesOn = true
+		case goesOn && !header && describeRowGoesOn(line):
+			other-- // a headerless row's message going on
+		default:
+			goesOn = false
 		}
 	}
 	switch {

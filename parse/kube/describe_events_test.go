@@ -100,6 +100,32 @@ func TestDescribeEventsEmptyMessage(t *testing.T) {
 	}
 }
 
+// A row pasted without its header whose message kubectl went on with on
+// lines of their own (a probe's output), as projectcalico/calico#3541
+// pasted calico-node's Unhealthy event (the node renamed): one event, its
+// message joined; a description's field after it ends it.
+func TestDescribeEventsRowGoesOn(t *testing.T) {
+	in := "  Warning  Unhealthy  3m39s (x134 over 25m)  kubelet, master-1  (combined from similar events): Readiness " +
+		"probe failed: 2020-05-12 05:43:43.500 [INFO][5161] confd/health.go 177: Number of node(s) with BGP peering " +
+		"established = 0\ncalico/node is not ready: BIRD is not ready: BGP not established with 192.168.10.172,192.168.10.8\n"
+	if s := sniffDescribeEvents("x", []byte(in)); s != 80 {
+		t.Errorf("the row and its message's line score %d", s)
+	}
+	evs, err := DescribeEvents(strings.NewReader(in), "e.txt")
+	if err != nil || len(evs) != 1 || evs[0].Count != 134 || evs[0].Source.Node != "master-1" ||
+		!strings.HasSuffix(evs[0].Message, "= 0 calico/node is not ready: BIRD is not ready: BGP not established with 192.168.10.172,192.168.10.8") {
+		t.Errorf("%v: %+v", err, evs)
+	}
+	in = "  Warning  Unhealthy  1m  kubelet, n1  Readiness probe failed: x\nnot ready\nName:  web\n"
+	if s := sniffDescribeEvents("x", []byte(in)); s != 0 {
+		t.Errorf("a row, its message's line and a description's field score %d", s)
+	}
+	evs, err = DescribeEvents(strings.NewReader(in), "e.txt")
+	if err != nil || len(evs) != 1 || evs[0].Message != "Readiness probe failed: x not ready" {
+		t.Errorf("%v: %+v", err, evs)
+	}
+}
+
 // The table is the format's; a description of a Service or Endpoints is
 // kubectl-describe's, and a table of kubectl get events is its own.
 func TestSniffDescribeEvents(t *testing.T) {
