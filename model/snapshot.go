@@ -106,6 +106,8 @@ type Snapshot struct {
 	NeighborCounts []NeighborCount `json:"neighbor_counts,omitempty"`
 	// KernelModules are listings of loaded kernel modules (lsmod).
 	KernelModules []KernelModules `json:"kernel_modules,omitempty"`
+	// BGPPeers are the BGP sessions of nodes (calicoctl node status).
+	BGPPeers []BGPPeer `json:"bgp_peers,omitempty"`
 	// ConnectTimes are the connect times of load tests (ab).
 	ConnectTimes []ConnectTimes `json:"connect_times,omitempty"`
 	// ResolvConfs are resolver configurations (/etc/resolv.conf).
@@ -165,6 +167,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.IPVSTimeouts = append(s.IPVSTimeouts, o.IPVSTimeouts...)
 	s.ConnectTimes = append(s.ConnectTimes, o.ConnectTimes...)
 	s.KernelModules = append(s.KernelModules, o.KernelModules...)
+	s.BGPPeers = append(s.BGPPeers, o.BGPPeers...)
 	s.Netfilter = append(s.Netfilter, o.Netfilter...)
 	s.Sockets = append(s.Sockets, o.Sockets...)
 	s.SockCounts = append(s.SockCounts, o.SockCounts...)

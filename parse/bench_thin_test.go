@@ -98,6 +98,20 @@ func genLsmod(n int) []byte {
 	})
 }
 
+func genCalicoStatus(n int) []byte {
+	head := "Calico process is running.\n\nIPv4 BGP status\n+----------------+-------------------+-------+----------+--------------------------------+\n" +
+		"|  PEER ADDRESS  |     PEER TYPE     | STATE |  SINCE   |              INFO              |\n" +
+		"+----------------+-------------------+-------+----------+--------------------------------+\n"
+	return genLines(head, n, func(b *bytes.Buffer, i int) {
+		if i%10 == 9 {
+			fmt.Fprintf(b, "| %-14s | node-to-node mesh | start | 16:57:43 | Connect Socket: Connection     |\n"+
+				"|                |                   |       |          | timed out                      |\n", ip4(10, 0x100000+i))
+			return
+		}
+		fmt.Fprintf(b, "| %-14s | node-to-node mesh | up    | 13:46:38 | Established                    |\n", ip4(10, 0x100000+i))
+	})
+}
+
 func genAB(n int) []byte {
 	return genLines("This is ApacheBench, Version 2.3\n", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "Server Hostname:        %s\nServer Port:            80\nConcurrency Level:      %d\n"+

@@ -92,6 +92,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.ProbesFormat,
 		host.ABFormat,
 		host.LsmodFormat,
+		host.CalicoStatusFormat,
 		host.ClientFormat,
 	}
 	// A session's commands are read with every other format but binary
