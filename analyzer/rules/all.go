@@ -78,6 +78,7 @@ func All() []*analyzer.Rule {
 		CNIBridgeAddressMismatch,
 		KubeProxyIPVSUnavailable,
 		PortForwardSocatMissing,
+		CalicoBGPDown,
 	}
 }
 
