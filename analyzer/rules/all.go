@@ -79,6 +79,7 @@ func All() []*analyzer.Rule {
 		KubeProxyIPVSUnavailable,
 		PortForwardSocatMissing,
 		CalicoBGPDown,
+		NodePodCIDRMissing,
 	}
 }
 
