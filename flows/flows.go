@@ -102,6 +102,12 @@ func (f *Filter) MatchRow(r *model.Row) bool {
 	return f.match(r.Client, r.Server, r.Outcome, r.ConnState, r.Start)
 }
 
+// none reports whether f has no test: every attempt passes it, with
+// or without a time (windowMiss places every one).
+func (f *Filter) none() bool {
+	return len(f.Hosts) == 0 && len(f.Ports) == 0 && len(f.States) == 0 && f.Since.IsZero() && f.Until.IsZero()
+}
+
 // match reports whether an attempt from client to server, of outcome and
 // Zeek state state, that started at start, passes the filter.
 func (f *Filter) match(client, server netip.AddrPort, outcome model.Outcome, state string, start time.Time) bool {
