@@ -21,10 +21,13 @@ import (
 // order they started come many to a second, and only their microseconds
 // differ.
 type microCache struct {
-	sec    int64    // the Unix second prefix holds, when ok
-	prefix [20]byte // "2006-01-02T15:04:05."
+	sec    int64          // the Unix second prefix holds, when ok
+	prefix [cacheLen]byte // "2006-01-02T15:04:05.", and room (appendCached)
 	ok     bool
 }
+
+// microPrefix is how many bytes of microCache.prefix are in use.
+const microPrefix = len("2006-01-02T15:04:05.")
 
 // append appends t as jsontime.AppendMicro writes it.
 func (m *microCache) append(b []byte, t time.Time) []byte {
@@ -35,14 +38,15 @@ func (m *microCache) append(b []byte, t time.Time) []byte {
 	if !m.ok || sec != m.sec {
 		n := len(b)
 		b = jsontime.AppendMicro(b, t) // 27 bytes, clamped or not
-		copy(m.prefix[:], b[n:])
+		copy(m.prefix[:microPrefix], b[n:])
 		m.sec, m.ok = sec, true
 		return b
 	}
 	us := t.Nanosecond() / 1000
-	b = append(b, m.prefix[:]...)
-	return append(b, byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10),
-		byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10), 'Z')
+	b = appendCached(b, &m.prefix, microPrefix)
+	// Two digits at a time: us is below a million.
+	hi, mid, lo := 2*(us/10000), 2*(us/100%100), 2*(us%100)
+	return append(b, pairs[hi], pairs[hi+1], pairs[mid], pairs[mid+1], pairs[lo], pairs[lo+1], 'Z')
 }
 
 // appendStart appends the start cell of an attempt's row: t as append
@@ -131,13 +135,13 @@ type addrCache struct {
 	ap   netip.AddrPort // what text holds, when n is not 0
 	n    uint8          // the bytes of text in use
 	addr uint8          // those of the address and its colon
-	text [len("255.255.255.255:65535")]byte
+	text [cacheLen]byte // room for "255.255.255.255:65535" (appendCached)
 }
 
 // append appends ap as appendAddrPort does.
 func (c *addrCache) append(b []byte, ap netip.AddrPort) []byte {
 	if c.n != 0 && ap == c.ap {
-		return append(b, c.text[:c.n]...)
+		return appendCached(b, &c.text, int(c.n))
 	}
 	a := ap.Addr()
 	if !a.Is4() {
@@ -145,13 +149,13 @@ func (c *addrCache) append(b []byte, ap netip.AddrPort) []byte {
 	}
 	m := len(b)
 	if c.n != 0 && a == c.ap.Addr() {
-		b = append(b, c.text[:c.addr]...)
+		b = appendCached(b, &c.text, int(c.addr))
 	} else {
 		b = append(appendAddr4(b, a), ':')
 		c.addr = uint8(len(b) - m)
 	}
 	b = appendInt(b, int64(ap.Port()))
-	c.ap, c.n = ap, uint8(copy(c.text[:], b[m:]))
+	c.ap, c.n = ap, uint8(cacheText(&c.text, b, m))
 	return b
 }
 
@@ -160,29 +164,68 @@ func (c *addrCache) append(b []byte, ap netip.AddrPort) []byte {
 // SYN, and its SYN/ACK often the frame after it, written from those
 // digits rather than from the number.
 type frameCache struct {
-	v int64 // the number d holds, when n is not 0
-	n uint8 // the digits of d in use
-	d [20]byte
+	v int64          // the number d holds, when n is not 0
+	n uint8          // the digits of d in use
+	d [cacheLen]byte // room for any int64's digits (appendCached)
 }
 
 // append appends v as appendInt does.
 func (c *frameCache) append(b []byte, v int64) []byte {
 	if c.n != 0 {
 		if v == c.v {
-			return append(b, c.d[:c.n]...)
+			return appendCached(b, &c.d, int(c.n))
 		}
 		if v == c.v+1 && c.d[c.n-1] != '9' {
 			c.d[c.n-1]++
 			c.v = v
-			return append(b, c.d[:c.n]...)
+			return appendCached(b, &c.d, int(c.n))
 		}
 	}
 	m := len(b)
 	b = appendInt(b, v)
 	if v >= 0 {
-		c.v, c.n = v, uint8(copy(c.d[:], b[m:]))
+		c.v, c.n = v, uint8(cacheText(&c.d, b, m))
 	}
 	return b
+}
+
+// cacheLen is the room of the texts the caches keep (microCache,
+// addrCache, frameCache), each a few bytes: they are copied whole, in a
+// few moves, and cut to the bytes in use, rather than byte counts handed
+// to runtime.memmove, a call that costs more than the copy. (The copies
+// are of 16 bytes and 8: the compiler calls runtime.memmove for an array
+// above 16 bytes that a pointer copies.)
+const cacheLen = 24
+
+// appendCached appends the first n bytes of s (n at most cacheLen) to b.
+// Where b has room, it writes all of s past b's end, and then cuts b to
+// the n bytes: what follows them is free room, which an append would
+// write over anyway.
+func appendCached(b []byte, s *[cacheLen]byte, n int) []byte {
+	m := len(b)
+	if cap(b)-m < cacheLen {
+		return append(b, s[:n]...)
+	}
+	copyCached((*[cacheLen]byte)(b[m:m+cacheLen]), s)
+	return b[:m+n]
+}
+
+// cacheText copies into s the bytes of b from m on, at most cacheLen,
+// and returns how many it copied, as copy(s[:], b[m:]) does. Where b has
+// room, it copies all of s's length from there, whatever lies past b's
+// end: those bytes are never read from s.
+func cacheText(s *[cacheLen]byte, b []byte, m int) int {
+	if cap(b)-m < cacheLen {
+		return copy(s[:], b[m:])
+	}
+	copyCached(s, (*[cacheLen]byte)(b[m:m+cacheLen]))
+	return min(len(b)-m, cacheLen)
+}
+
+// copyCached copies src to dst, which do not overlap.
+func copyCached(dst, src *[cacheLen]byte) {
+	*(*[16]byte)(dst[:16]) = [16]byte(src[:16])
+	*(*[cacheLen - 16]byte)(dst[16:]) = [cacheLen - 16]byte(src[16:])
 }
 
 // octets holds the decimal digits of each octet.

@@ -32,7 +32,7 @@ func TestMicroCache(t *testing.T) {
 		default:
 			tm = time.Unix(base+int64(i/1000), rng.Int64N(1e9)).UTC() // a thousand to a second
 		}
-		got := m.append([]byte("x"), tm)
+		got := m.append(prefixX(i), tm)
 		if want := jsontime.AppendMicro([]byte("x"), tm); string(got) != string(want) {
 			t.Fatalf("%v: %s, want %s", tm, got, want)
 		}
@@ -173,7 +173,7 @@ func TestAddrCache(t *testing.T) {
 	}
 	var c addrCache
 	ap := netip.MustParseAddrPort("10.0.0.1:80")
-	for range 100000 {
+	for i := range 100000 {
 		switch rng.IntN(8) {
 		case 0:
 			ap = others[rng.IntN(len(others))]
@@ -183,7 +183,7 @@ func TestAddrCache(t *testing.T) {
 		case 2, 3:
 			ap = netip.AddrPortFrom(ap.Addr(), uint16(rng.IntN(65536)))
 		}
-		if got, want := c.append([]byte("x"), ap), ap.AppendTo([]byte("x")); string(got) != string(want) {
+		if got, want := c.append(prefixX(i), ap), ap.AppendTo([]byte("x")); string(got) != string(want) {
 			t.Fatalf("%v: %s, want %s", ap, got, want)
 		}
 	}
@@ -196,7 +196,7 @@ func TestFrameCache(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	var c frameCache
 	v := int64(1)
-	for range 100000 {
+	for i := range 100000 {
 		switch rng.IntN(6) {
 		case 0:
 			v = rng.Int64N(1<<24) - 10
@@ -207,8 +207,22 @@ func TestFrameCache(t *testing.T) {
 				v++
 			}
 		}
-		if got, want := c.append([]byte("x"), v), strconv.AppendInt([]byte("x"), v, 10); string(got) != string(want) {
+		if got, want := c.append(prefixX(i), v), strconv.AppendInt([]byte("x"), v, 10); string(got) != string(want) {
 			t.Fatalf("%d: %s, want %s", v, got, want)
 		}
 	}
+}
+
+// prefixX returns "x" to append to for the i'th case of a cache's test:
+// with no room past it, or (every other case) with room for the cache's
+// whole text (appendCached), that room written over first.
+func prefixX(i int) []byte {
+	if i%2 == 0 {
+		return []byte("x")
+	}
+	b := make([]byte, 64)
+	for j := range b {
+		b[j] = '?'
+	}
+	return append(b[:0], 'x')
 }

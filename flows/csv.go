@@ -30,6 +30,7 @@ type CSVWriter struct {
 	// spreadsheet nor CSV quoting changes.
 	plainNode, plainFile string
 	plain                bool
+	where                string // when plain, the cell's text before the frame: the node, the file, "#frame="
 	start                microCache
 	client, server       addrCache
 	frames               frameCache
@@ -99,7 +100,7 @@ func (c *CSVWriter) write(r *model.Row) {
 func (c *CSVWriter) appendRow(b []byte, r *model.Row) []byte {
 	p := r.Pos
 	if p.Frame > 0 && p.Line == 0 && p.Object == "" && p.Path == "" && c.plainPrefix(r.Node, p.File) {
-		b = appendFramePos(b, r.Node, p.File, p.Frame, &c.frames)
+		b = c.frames.append(append(b, c.where...), int64(p.Frame))
 	} else {
 		where := p.String()
 		if r.Node != "" {
@@ -192,6 +193,7 @@ func (c *CSVWriter) plainPrefix(node, file string) bool {
 		ch := prefix[i]
 		c.plain = ch >= 0x20 && ch < 0x7f && ch != ',' && ch != '"'
 	}
+	c.where = prefix + "#frame="
 	return c.plain
 }
 
