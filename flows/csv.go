@@ -1,7 +1,6 @@
 package flows
 
 import (
-	"bufio"
 	"io"
 	"strings"
 	"unicode"
@@ -19,10 +18,14 @@ import (
 // nothing in it waits for the last attempt. Rows are written straight
 // into a buffer, as encoding/csv would write them.
 type CSVWriter struct {
-	w        *bufio.Writer
+	w   io.Writer
+	err error // the first error writing to w
+	// buf holds the rows not yet written to w (csvBuffer), each
+	// appended in place: a bufio.Writer would copy each row from its
+	// free space into itself, in a call of its own.
+	buf      []byte
 	filter   Filter
 	all      bool // every attempt passes filter: it has no test
-	buf      []byte
 	ranges   rangeCount
 	unplaced unplacedCount
 	// plain caches whether the last prefix of a "where" cell (the node
@@ -41,16 +44,23 @@ type CSVWriter struct {
 // pass f, whose times must be absolute (Since and Until resolved). It
 // writes the header at once.
 func NewCSVWriter(w io.Writer, f Filter) *CSVWriter {
-	c := &CSVWriter{w: bufio.NewWriterSize(w, 64<<10), filter: f, all: f.none()}
+	c := &CSVWriter{w: w, buf: make([]byte, 0, csvBuffer), filter: f, all: f.none()}
 	for i, col := range columns {
 		if i > 0 {
 			c.buf = append(c.buf, ',')
 		}
 		c.buf = appendCSVField(c.buf, col)
 	}
-	c.w.Write(append(c.buf, '\n')) // an error stays in w, for Close
+	c.buf = append(c.buf, '\n')
 	return c
 }
+
+// csvBuffer is the room of CSVWriter's buffer; it is written out when
+// less than csvRoom is left, about the length of a few rows.
+const (
+	csvBuffer = 64 << 10
+	csvRoom   = 1 << 10
+)
 
 // Write writes a if it passes the filter. The attempt is not kept.
 func (c *CSVWriter) Write(a *model.Attempt) {
@@ -85,9 +95,23 @@ func (c *CSVWriter) WriteRow(r *model.Row) {
 
 // write writes the row r.
 func (c *CSVWriter) write(r *model.Row) {
-	// The row is written into the buffer's free space, which Write then
-	// takes as it is, rather than copied there from a buffer of its own.
-	c.w.Write(c.appendRow(c.w.AvailableBuffer(), r))
+	c.buf = c.appendRow(c.buf, r)
+	if cap(c.buf)-len(c.buf) < csvRoom {
+		c.flush()
+	}
+}
+
+// flush writes out the rows buffered, unless writing failed before, as
+// bufio.Writer.Flush does, and empties the buffer.
+func (c *CSVWriter) flush() {
+	if c.err == nil && len(c.buf) > 0 {
+		n, err := c.w.Write(c.buf)
+		if err == nil && n < len(c.buf) {
+			err = io.ErrShortWrite
+		}
+		c.err = err
+	}
+	c.buf = c.buf[:0]
 }
 
 // appendRow appends a's row, as Table.row gives it and encoding/csv
@@ -237,5 +261,6 @@ func (c *CSVWriter) Undated() (n int, first model.Pos, dated bool) { return c.un
 
 // Close writes what is buffered and returns the first error writing met.
 func (c *CSVWriter) Close() error {
-	return c.w.Flush()
+	c.flush()
+	return c.err
 }
