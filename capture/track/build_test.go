@@ -3,6 +3,7 @@ package track
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -70,6 +71,28 @@ func TestBuilderHistory(t *testing.T) {
 		cd := rng.IntN(2)
 		if got, want := b.history(&s, cd), string(s.historyLetters(nil, cd)); got != want {
 			t.Fatalf("history %v (%d), client %d: %q, want %q", s.history, s.nHist, cd, got, want)
+		}
+	}
+}
+
+// The times a clock converts from Unix nanoseconds (clock.unix) are a
+// range, noTime outside it, so that unixTimes tests the earliest and the
+// latest of an attempt's times for all of them.
+func TestClockUnixRange(t *testing.T) {
+	ns := []int64{math.MinInt64, math.MinInt64 + 1, -1 << 62, -1, 0, 1, 1 << 62, math.MaxInt64 - 1, math.MaxInt64}
+	for _, base := range []int64{0, 1, 1_764_000_000e9, -1_764_000_000e9, math.MaxInt64, math.MinInt64 + 1} {
+		c := clock{baseUnix: base, unixUTC: true}
+		l := slices.Clone(ns)
+		l = append(l, math.MaxInt64-base, math.MaxInt64-base+1, math.MinInt64-base, math.MinInt64-base-1)
+		slices.Sort(l)
+		for i, lo := range l {
+			all := true
+			for _, hi := range l[i:] {
+				all = all && c.unix(hi)
+				if got := c.unix(lo) && c.unix(hi); got != all {
+					t.Errorf("base %d: unix(%d) && unix(%d) = %v, but not every time between", base, lo, hi, got)
+				}
+			}
 		}
 	}
 }

@@ -107,11 +107,7 @@ func appendZero[T any](l *[]T) *T {
 func (b *builder) unixTimes(e ended) bool {
 	s := e.stream
 	lo, hi := s.first.ns, s.first.ns
-	ok := true
-	see := func(ns int64) {
-		ok = ok && b.clock.unix(ns)
-		lo, hi = min(lo, ns), max(hi, ns)
-	}
+	see := func(ns int64) { lo, hi = min(lo, ns), max(hi, ns) }
 	see(s.first.ns)
 	see(s.last)
 	if s.ackSeen {
@@ -128,7 +124,10 @@ func (b *builder) unixTimes(e ended) bool {
 	for _, g := range e.segList() {
 		see(g.ns)
 	}
-	return ok && subNS(hi, lo) < int64(100*365*24*time.Hour)
+	// The times clock.unix converts are a range (those whose sum with the
+	// base does not overflow), and noTime is below it: the earliest and
+	// the latest tell for all.
+	return b.clock.unix(lo) && b.clock.unix(hi) && subNS(hi, lo) < int64(100*365*24*time.Hour)
 }
 
 // unix reports whether c converts the tracker time ns from Unix
