@@ -33,10 +33,13 @@ func (b *builder) rowInto(r *model.Row, e ended) bool {
 	if first.file != 0 {
 		file = b.files[first.file]
 	}
-	*r = model.Row{Node: b.node, Pos: model.Pos{File: file, Frame: first.frame, Line: int(first.line)},
-		Start: b.time(s.first.ns), Client: s.end(cd), Server: s.end(sd), Outcome: s.outcome(),
-		ConnState: s.connState(cd), History: b.history(s, cd),
-		Packets: s.packets, ClientBytes: s.bytes[cd], ServerBytes: s.bytes[sd]}
+	// Zeroed, then written field by field: a composite literal would be
+	// built in a temporary of its own and copied, 496 bytes more a row.
+	*r = model.Row{}
+	r.Node, r.Pos.File, r.Pos.Frame, r.Pos.Line = b.node, file, first.frame, int(first.line)
+	r.Start, r.Client, r.Server, r.Outcome = b.time(s.first.ns), s.end(cd), s.end(sd), s.outcome()
+	r.ConnState, r.History = s.connState(cd), b.history(s, cd)
+	r.Packets, r.ClientBytes, r.ServerBytes = s.packets, s.bytes[cd], s.bytes[sd]
 	synTag, synackTag := uint32(segSYN<<1|cd), uint32(segSYNACK<<1|sd)
 	cliRST, srvRST := uint32(segRST<<1|cd), uint32(segRST<<1|sd)
 	var syn, synack, prev int64
