@@ -182,7 +182,7 @@ func bridgeMismatchFinding(g *bridgeMismatch, holds []model.IfAddr) analyzer.Fin
 	if g.node == "" {
 		at = "On the node"
 	}
-	times := plural(g.count, "once", fmt.Sprintf("%d times", g.count))
+	often := times(g.count)
 	runtimeDefault := "a container runtime's default CNI configuration (containerd's 10-containerd-net.conflist, " +
 		"CRI-O's 100-crio-bridge.conf: bridge cni0, 10.88.0.0/16)"
 	family, list := "-4", "ls /etc/cni/net.d"
@@ -200,7 +200,7 @@ func bridgeMismatchFinding(g *bridgeMismatch, holds []model.IfAddr) analyzer.Fin
 		Title:     fmt.Sprintf("CNI bridge %s%s holds another address than %s", g.bridge, onNode(g.node), want),
 		Summary: fmt.Sprintf("The bridge plugin%s refused to set up Pod sandboxes (%s): %s already holds an "+
 			"address other than the gateway %s it gives the bridge, so every Pod it sets up there stays in "+
-			"ContainerCreating.", onNode(g.node), times, g.bridge, want),
+			"ContainerCreating.", onNode(g.node), often, g.bridge, want),
 		Supports: []string{fmt.Sprintf("%s: %s", g.first, g.firstText)},
 		Cause: fmt.Sprintf("%s kept the gateway of an earlier Pod subnet of the node: the node was reset and joined "+
 			"again, or given another Pod subnet, and the bridge was not deleted.", g.bridge),

@@ -115,7 +115,7 @@ func runCNIPluginMissing(p *analyzer.Pass) error {
 func missingPluginFinding(g *missingPlugin) analyzer.Finding {
 	dirs := g.dirs
 	where := "[" + strings.Join(dirs, " ") + "]"
-	times := plural(g.count, "once", fmt.Sprintf("%d times", g.count))
+	often := times(g.count)
 	f := analyzer.Finding{
 		Subject:   subject("node", g.node, "plugin", g.plugin),
 		Severity:  analyzer.Warning,
@@ -124,7 +124,7 @@ func missingPluginFinding(g *missingPlugin) analyzer.Finding {
 		Title:     fmt.Sprintf("CNI plugin %s is missing on %s: not in %s", g.plugin, nodeName(g.node), where),
 		Summary: fmt.Sprintf("The runtime on %s did not find the CNI plugin %s in %s (%s): every Pod sandbox whose "+
 			"network the CNI configuration chains through %s fails to start, and its Pods stay in ContainerCreating.",
-			nodeName(g.node), g.plugin, where, times, g.plugin),
+			nodeName(g.node), g.plugin, where, often, g.plugin),
 		Supports: []string{fmt.Sprintf("%s: %s", g.first, g.firstText)},
 		Cause: fmt.Sprintf("The %s binary is not in the directories the runtime searches: nothing installed it (the "+
 			"primary CNI ships only its own plugin; the node's image lacks the standard plugins; the CNI "+
@@ -147,7 +147,7 @@ func missingPluginFinding(g *missingPlugin) analyzer.Finding {
 		// plugin went (a CNI replaced, its configuration left behind).
 		f.Summary = fmt.Sprintf("The runtime on %s did not find the CNI plugin %s in %s (%s) while tearing Pod "+
 			"sandboxes down: they cannot be removed, and their addresses and interfaces stay; no line shows a "+
-			"sandbox failing to start.", nodeName(g.node), g.plugin, where, times)
+			"sandbox failing to start.", nodeName(g.node), g.plugin, where, often)
 		f.Alternatives = append(f.Alternatives, "the CNI was replaced: sandboxes of the old one are torn down "+
 			"through a plugin no longer installed")
 	}

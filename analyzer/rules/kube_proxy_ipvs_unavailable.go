@@ -303,7 +303,7 @@ func ipvsUnavailableFinding(g *ipvsUnavailable, lsmod *model.KernelModules) anal
 		Facts:     map[string]any{"reason": g.reason, "exits": g.exits, "lines": g.count},
 		Title:     fmt.Sprintf("kube-proxy%s cannot use IPVS mode: %s", on, g.text),
 		Summary: fmt.Sprintf("kube-proxy%s was given IPVS mode and cannot use it (%s), so it %s.", on,
-			plural(g.count, "once", fmt.Sprintf("%d times", g.count)), then),
+			times(g.count), then),
 		Supports: []string{fmt.Sprintf("%s: %s", g.first, g.firstText)},
 		Evidence: []analyzer.Evidence{{Pos: g.first, Note: "kube-proxy cannot use IPVS"}},
 		Decide: "# on the node, and in kube-proxy's container\nlsmod | grep -e ip_vs -e nf_conntrack; uname -r\n" +

@@ -194,7 +194,7 @@ func noPodCIDRFinding(g *noPodCIDR) analyzer.Finding {
 		f.Summary = fmt.Sprintf("Pod sandboxes on %s fail (%s): /run/flannel/subnet.env, which flanneld writes "+
 			"once it has the node's subnet, is not there. Why is not shown: the node has no Pod CIDR, flanneld is "+
 			"not running on it (not scheduled, crash-looping, not started yet), or it fails for another reason.",
-			node, plural(g.subnetN, "once", fmt.Sprintf("%d times", g.subnetN)))
+			node, times(g.subnetN))
 		f.Decide = fmt.Sprintf("kubectl get node %s -o jsonpath='{.spec.podCIDR}'; "+
 			"kubectl get pods -A -o wide | grep flannel; kubectl -n kube-flannel logs POD --tail 20",
 			cmp.Or(g.node, "NODE"))
@@ -205,7 +205,7 @@ func noPodCIDRFinding(g *noPodCIDR) analyzer.Finding {
 	f.Title = fmt.Sprintf("flannel cannot start on %s: the node has no Pod CIDR", node)
 	f.Summary = fmt.Sprintf("flanneld on %s found no spec.podCIDR on its Node (%s), so it takes no subnet, writes no "+
 		"/run/flannel/subnet.env, and every Pod sandbox on the node fails to set up its network.", node,
-		plural(g.leaseN, "once", fmt.Sprintf("%d times", g.leaseN)))
+		times(g.leaseN))
 	f.Cause = fmt.Sprintf("%s has no spec.podCIDR, which flannel's subnet manager takes the node's subnet from. Why "+
 		"is not shown: kube-controller-manager allocating none (without --allocate-node-cidrs=true and "+
 		"--cluster-cidr, as kubeadm init without --pod-network-cidr leaves it), the cluster range used up, or the "+

@@ -160,7 +160,7 @@ func socatMissingFinding(g *socatMissing, at *model.Pod) analyzer.Finding {
 		Title:     fmt.Sprintf("%s fails: %s has no socat", what, node),
 		Summary: fmt.Sprintf("%s failed %s: the container runtime on %s forwards a port by running socat, and did "+
 			"not find it, so every connection through the forward fails at once.", what,
-			plural(g.count, "once", fmt.Sprintf("%d times", g.count)), node),
+			times(g.count), node),
 		Supports: []string{fmt.Sprintf("%s: %s", g.first, g.firstText)},
 		Cause: fmt.Sprintf("socat is not installed on %s (or not in the kubelet's PATH), and its runtime (the Docker "+
 			"runtime, or containerd or CRI-O of before 2019) needs it to forward ports.", node),

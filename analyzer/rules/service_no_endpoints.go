@@ -254,7 +254,7 @@ func noEndpointsFinding(s *model.Snapshot, g *noEndpoints) analyzer.Finding {
 	if t0, t1 := g.first.Time, g.last.Time; !t0.IsZero() && !t1.IsZero() && t1.After(t0) {
 		span = fmt.Sprintf(" over %s", t1.Sub(t0).Round(time.Second))
 	}
-	times := plural(g.count, "once", fmt.Sprintf("%d times", g.count))
+	often := times(g.count)
 	f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Unknown, Facts: map[string]any{"lines": g.count}}
 	f.Evidence = []analyzer.Evidence{{Pos: g.first.Pos, Note: "no endpoint"}}
 	if g.last != g.first {
@@ -290,20 +290,20 @@ func noEndpointsFinding(s *model.Snapshot, g *noEndpoints) analyzer.Finding {
 		f.Title = fmt.Sprintf("%s sends host %s to its placeholder for a backend without endpoints", comp, g.host)
 		f.Summary = fmt.Sprintf("%s failed to connect to upstream %s %s%s for host %s: the placeholder an "+
 			"Ingress controller names for a backend that has no endpoint, where nothing listens. Its requests get 502 "+
-			"Bad Gateway.", nginx, placeholderUpstream, times, span, g.host)
+			"Bad Gateway.", nginx, placeholderUpstream, often, span, g.host)
 	case g.reason != "":
 		f.Title = fmt.Sprintf("%s cannot find the endpoints of Service %s", comp, svcName)
 		f.Summary = fmt.Sprintf("%s could not find the endpoints of Service %s %s%s: %s. The backend gets the "+
-			"placeholder upstream %s, and its requests 502 Bad Gateway.", comp, svcName, times, span, g.reason, placeholderUpstream)
+			"placeholder upstream %s, and its requests 502 Bad Gateway.", comp, svcName, often, span, g.reason, placeholderUpstream)
 	case g.host != "":
 		f.Title = fmt.Sprintf("%s has no endpoint for host %s, Service %s", comp, g.host, svcName)
 		f.Summary = fmt.Sprintf("%s failed to connect to upstream %s %s%s for host %s, whose Ingress "+
 			"sends it to Service %s: the placeholder for a backend without endpoints, where nothing listens. "+
-			"Its requests get 502 Bad Gateway.", nginx, placeholderUpstream, times, span, g.host, svcName)
+			"Its requests get 502 Bad Gateway.", nginx, placeholderUpstream, often, span, g.host, svcName)
 	default:
 		f.Title = fmt.Sprintf("%s has no active endpoint for Service %s", comp, svcName)
 		f.Summary = fmt.Sprintf("%s said %s%s that Service %s does not have any active endpoint: the requests its "+
-			"Ingress rules send there %s.", comp, times, span, svcName, to503)
+			"Ingress rules send there %s.", comp, often, span, svcName, to503)
 	}
 	f.Cause = "The Service has no ready endpoint when the controller builds its configuration."
 	f.Fix = "Make the Service's selector match the labels of the Pods it should send to, make them pass their " +

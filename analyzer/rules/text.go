@@ -17,6 +17,9 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// times says how often something happened: "once", "3 times".
+func times(n int) string { return plural(n, "once", fmt.Sprintf("%d times", n)) }
+
 // maxListed bounds how many addresses a finding's title names.
 const maxListed = 5
 
