@@ -44,14 +44,16 @@ registered again and the allocation has not caught up.
 
 Evidence: flanneld's line (it names its node), the sandboxes' subnet.env
 errors in the kubelet's and runtimes' logs and events, the Nodes'
-spec.podCIDR, CIDRNotAvailable events, and kube-controller-manager's
-flags (its static Pod manifest or command line).
+spec.podCIDR and the kubelet's own "Updating Pod CIDR" line,
+CIDRNotAvailable events, and kube-controller-manager's flags (its static
+Pod manifest or command line).
 
 Severity: a warning of likely cause from flannel's line; the flags, the
 event or the Node object name which cause. The subnet.env errors alone
 are of unknown cause: flanneld may not be running on the node for
 another reason (not scheduled there, crash-looping on its own error, or
-not started yet).
+not started yet); on a node whose kubelet says it has its Pod CIDR they
+are not this rule's.
 
 Fix: give kube-controller-manager --allocate-node-cidrs=true and
 --cluster-cidr=<the CNI's network, 10.244.0.0/16 for flannel> (kubeadm:
@@ -87,6 +89,8 @@ type noPodCIDR struct {
 	managerListed     bool
 	othersHave        bool   // another listed Node has a Pod CIDR
 	allocates         string // what shows kube-controller-manager allocates
+	kubeletCIDR       string // the Pod CIDR the node's kubelet says it got
+	kubeletAt         model.Pos
 }
 
 func runNodePodCIDRMissing(p *analyzer.Pass) error {
@@ -130,6 +134,16 @@ func runNodePodCIDRMissing(p *analyzer.Pass) error {
 	if len(groups) == 0 {
 		return nil
 	}
+	for i := range p.Snap.Logs {
+		// The kubelet's own line that its Node has a Pod CIDR
+		// (kubelet_network.go).
+		le := &p.Snap.Logs[i]
+		cidr := le.Fields["newPodCIDR"]
+		if g := byNode[le.Node]; g != nil && cidr != "" && g.kubeletCIDR == "" &&
+			strings.HasPrefix(le.Message, "Updating Pod CIDR") {
+			g.kubeletCIDR, g.kubeletAt = cidr, le.Pos
+		}
+	}
 	for i := range p.Snap.Kube.Events {
 		e := &p.Snap.Kube.Events[i]
 		if !cidrNotAvailableRe.MatchString(e.Message + " " + e.Reason) {
@@ -167,6 +181,12 @@ func runNodePodCIDRMissing(p *analyzer.Pass) error {
 		}
 	}
 	for _, g := range groups {
+		if g.lease == nil && g.kubeletCIDR != "" {
+			// The sandboxes' errors alone, on a node whose kubelet has its
+			// Pod CIDR: flannel not running there yet, or failing for
+			// another reason, which this rule does not name.
+			continue
+		}
 		p.Report(noPodCIDRFinding(g))
 	}
 	return nil
@@ -220,6 +240,12 @@ func noPodCIDRFinding(g *noPodCIDR) analyzer.Finding {
 		f.Summary += fmt.Sprintf(" The Node listed has spec.podCIDR %s: the lines are older than the listing, or "+
 			"flanneld asked for another node's name.", g.podCIDR)
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: g.nodeAt, Note: "spec.podCIDR " + g.podCIDR})
+	case g.kubeletCIDR != "":
+		f.Certainty = analyzer.Unknown
+		f.Cause, f.Alternatives, f.Fix = "", nil, ""
+		f.Summary += fmt.Sprintf(" The node's kubelet says it has Pod CIDR %s: flannel's lines are older than "+
+			"that, or flanneld asked for another node's name.", g.kubeletCIDR)
+		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: g.kubeletAt, Note: "kubelet: Pod CIDR " + g.kubeletCIDR})
 	case g.notAvailable != nil:
 		f.Cause = "The cluster range has no Pod CIDR left for the node (its CIDRNotAvailable event): every node " +
 			"subnet of --cluster-cidr is taken."
