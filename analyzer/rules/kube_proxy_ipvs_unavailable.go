@@ -146,7 +146,7 @@ func runKubeProxyIPVSUnavailable(p *analyzer.Pass) error {
 				firstText: firstLine(strings.TrimSpace(le.Message))}
 			byKey[key(le)] = g
 			groups = append(groups, g)
-			g.modprobe = modprobeBefore(p.Snap.Logs[:i], le)
+			g.modprobe = modprobeBefore(p.Snap.Logs[:i], g)
 		}
 		g.mended = nil
 		if reason != "" && g.text == "" {
@@ -166,22 +166,25 @@ func runKubeProxyIPVSUnavailable(p *analyzer.Pass) error {
 		if g.reason == "" {
 			g.reason = "unknown"
 		}
-		g.version = kubeProxyVersion(p.Snap, g)
-		g.scheduler = dummyVSScheduler(p.Snap, g)
+		readOwnLines(p.Snap, g)
 		p.Report(ipvsUnavailableFinding(g, loadedModules(p.Snap, g, len(groups))))
 	}
 	return nil
 }
 
+// holds reports whether le is a line of g's kube-proxy: of its node, or,
+// of no node, of its file.
+func (g *ipvsUnavailable) holds(le *model.LogEvent) bool {
+	return le.Node == g.node && (g.node != "" || le.Pos.File == g.file)
+}
+
 // modprobeBefore returns the modules kube-proxy's lines before its check
-// (logs, up to le) failed to load, of le's kube-proxy: its node, or, of no
-// node, its file.
-func modprobeBefore(logs []model.LogEvent, le *model.LogEvent) []string {
+// (logs) failed to load, of g's kube-proxy.
+func modprobeBefore(logs []model.LogEvent, g *ipvsUnavailable) []string {
 	var out []string
 	for i := range logs {
 		o := &logs[i]
-		if o.Node != le.Node || le.Node == "" && o.Pos.File != le.Pos.File ||
-			o.Pos.File != le.Pos.File && !facts.IsKubeProxyLog(o) {
+		if !g.holds(o) || o.Pos.File != g.file && !facts.IsKubeProxyLog(o) {
 			continue
 		}
 		if m := modprobeFailRe.FindStringSubmatch(o.Message); m != nil && !slices.Contains(out, m[1]) {
@@ -195,33 +198,25 @@ func modprobeBefore(logs []model.LogEvent, le *model.LogEvent) []string {
 // v1.14.0").
 var kubeProxyVersionRe = lazyre.New(`\bVersion: v(\d+)\.(\d+)\.`)
 
-// kubeProxyVersion returns the minor version kube-proxy's own lines give
-// for g's kube-proxy, 0 when none does.
-func kubeProxyVersion(s *model.Snapshot, g *ipvsUnavailable) int {
+// readOwnLines sets g's version, the minor version kube-proxy's own lines
+// give (0 when none does), and its scheduler, the one its "Could not
+// create dummy VS" line names (1.27 on; "" when none does).
+func readOwnLines(s *model.Snapshot, g *ipvsUnavailable) {
+	versionSeen, dummySeen := false, false
 	for i := range s.Logs {
 		le := &s.Logs[i]
-		if le.Node != g.node || g.node == "" && le.Pos.File != g.file {
+		if !g.holds(le) {
 			continue
 		}
-		if m := kubeProxyVersionRe.FindStringSubmatch(le.Message); m != nil && m[1] == "1" {
-			minor, _ := strconv.Atoi(m[2])
-			return minor
+		if m := kubeProxyVersionRe.FindStringSubmatch(le.Message); m != nil && m[1] == "1" && !versionSeen {
+			g.version, _ = strconv.Atoi(m[2])
+			versionSeen = true
+		}
+		if strings.Contains(le.Message, "dummy VS") && !dummySeen {
+			g.scheduler = le.Fields["scheduler"]
+			dummySeen = true
 		}
 	}
-	return 0
-}
-
-// dummyVSScheduler returns the scheduler kube-proxy's "Could not create
-// dummy VS" line names for g's kube-proxy (1.27 on), "" when none does.
-func dummyVSScheduler(s *model.Snapshot, g *ipvsUnavailable) string {
-	for i := range s.Logs {
-		le := &s.Logs[i]
-		if (le.Node != g.node || g.node == "" && le.Pos.File != g.file) || !strings.Contains(le.Message, "dummy VS") {
-			continue
-		}
-		return le.Fields["scheduler"]
-	}
-	return ""
 }
 
 // ipvsSchedulers are the schedulers of Linux's IPVS.
