@@ -35,7 +35,10 @@ var RPFilterDrop = &analyzer.Rule{
 		"is proven by its log line and net.ipv4.conf.all.rp_filter = 2 in sysctl output; from the log alone it is " +
 		"likely, and that sysctl decides. The kernel's \"martian source\" line (log_martians) of a source it " +
 		"would otherwise accept is a drop by the filter: proven with both rp_filter values of its device at " +
-		"most 1 and one of them 1, likely without them, silent when they show the filter loose or off",
+		"most 1 and one of them 1, likely without them, silent when they show the filter loose or off. When the " +
+		"link-layer header the kernel logs next ends in 08 06, the frame was an ARP request: the rule reports " +
+		"it at info, since no IP packet was dropped (likely noise when ip addr shows the device a bridge's port, " +
+		"unknown otherwise, with ip addr to decide)",
 	SubjectKeys: []string{"node", "address", "interface", "component", "setting"},
 	Run:         runRPFilterDrop,
 	Explains:    []*analyzer.Rule{NATReplyUntranslated},
@@ -77,6 +80,14 @@ net.ipv4.conf.all.rp_filter = 2 (loose, the default of Ubuntu 20.04 and
 others) it logs "Kernel's RPF check is set to 'loose'" and exits, so
 calico-node restarts and the node's Pods get no network. The rule reports
 that line, with the sysctl when the bundle has it.
+
+The kernel's "martian source" lines (net.ipv4.conf.*.log_martians=1) are
+the filter's own word that it refused a packet. The "ll header" line the
+kernel logs after each tells what the frame was: one whose EtherType is
+08 06 is an ARP request, which the kernel checks the same way and leaves
+unanswered on that device; no IP packet is dropped, and on a bridge's port
+(Azure CNI's bridge mode makes eth0 a port of azure0) the bridge answers
+instead. Those lines are reported at info, never as a cause.
 
 Fix: make the path symmetric (a route, or a policy-routing rule by source,
 that sends replies back by the interface the traffic came in on), or set
