@@ -71,6 +71,24 @@ func TestEveryRuleHasScenarios(t *testing.T) {
 	}
 }
 
+// companionOf returns the rule file pf is a companion of: a file that
+// declares no rule, named after a rule file with a part added
+// (rp_filter_drop_martian.go is rp_filter_drop.go's). It is nil for any
+// other file.
+func companionOf(files []*pkgFile, pf *pkgFile) *pkgFile {
+	if len(pf.rules) > 0 || slices.Contains(shared, pf.name) {
+		return nil
+	}
+	var best *pkgFile
+	for _, rf := range files {
+		base := strings.TrimSuffix(rf.name, ".go")
+		if len(rf.rules) > 0 && strings.HasPrefix(pf.name, base+"_") && (best == nil || len(rf.name) > len(best.name)) {
+			best = rf
+		}
+	}
+	return best
+}
+
 // pkgFile is one non-test file of the package.
 type pkgFile struct {
 	name  string
@@ -181,9 +199,11 @@ func ruleName(e ast.Expr) (string, bool) {
 }
 
 // Every rule has its own file, named after it, and every other file is
-// one of the shared ones; a rule file uses nothing another rule file
-// declares but its rule, in its Explains and FollowsFrom edges, and no
-// shared file uses what a rule file declares (but all.go its rule).
+// one of the shared ones or a companion of a rule file, which holds a part
+// of that rule too large to keep beside it; a rule's files use nothing
+// another rule's files declare but its rule, in its Explains and
+// FollowsFrom edges, and no shared file uses what a rule's files declare
+// (but all.go its rule).
 func TestRuleFilesSelfContained(t *testing.T) {
 	files := packageFiles(t)
 	owner := map[string]*pkgFile{} // package-level name to the rule file declaring it
@@ -192,8 +212,9 @@ func TestRuleFilesSelfContained(t *testing.T) {
 		switch {
 		case len(pf.rules) > 1:
 			t.Errorf("%s declares %d rules, want one per file", pf.name, len(pf.rules))
-		case len(pf.rules) == 0 && !slices.Contains(shared, pf.name):
-			t.Errorf("%s declares no rule and is not one of the shared files %v", pf.name, shared)
+		case len(pf.rules) == 0 && !slices.Contains(shared, pf.name) && companionOf(files, pf) == nil:
+			t.Errorf("%s declares no rule, is not one of the shared files %v and is no rule file's companion "+
+				"(<rule file>_<part>.go)", pf.name, shared)
 		}
 		for v, name := range pf.rules {
 			listed[v] = true
@@ -202,6 +223,13 @@ func TestRuleFilesSelfContained(t *testing.T) {
 			}
 			for _, d := range pf.decls {
 				owner[d] = pf
+			}
+		}
+	}
+	for _, pf := range files {
+		if rf := companionOf(files, pf); rf != nil {
+			for _, d := range pf.decls {
+				owner[d] = rf
 			}
 		}
 	}
@@ -221,7 +249,7 @@ func TestRuleFilesSelfContained(t *testing.T) {
 		// its syntax tree: those are the ones it takes from elsewhere.
 		for _, id := range pf.ast.Unresolved {
 			o := owner[id.Name]
-			if o == nil || o == pf || pf.name == "all.go" && listed[id.Name] {
+			if o == nil || o == pf || o == companionOf(files, pf) || pf.name == "all.go" && listed[id.Name] {
 				continue
 			}
 			if listed[id.Name] && len(pf.rules) > 0 && inEdges(edges(pf.ast), id.Pos()) {
@@ -232,10 +260,11 @@ func TestRuleFilesSelfContained(t *testing.T) {
 	}
 }
 
-// The package builds with any one rule's file deleted, its line in All
-// removed, and the edges of other rules that name it (Explains,
-// FollowsFrom) removed: the type checker runs over the package without
-// each rule in turn, and the only errors it reports are at those edges.
+// The package builds with any one rule's file and its companions deleted,
+// its line in All removed, and the edges of other rules that name it
+// (Explains, FollowsFrom) removed: the type checker runs over the package
+// without each rule in turn, and the only errors it reports are at those
+// edges.
 func TestBuildsWithoutEachRule(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
@@ -262,7 +291,7 @@ func TestBuildsWithoutEachRule(t *testing.T) {
 		var asts []*ast.File
 		var es []ast.Expr
 		for _, pf := range files {
-			if pf == without {
+			if without != nil && (pf == without || companionOf(files, pf) == without) {
 				continue
 			}
 			src := pf.src
