@@ -87,10 +87,11 @@ type AppErrorLog struct {
 }
 
 // AppErrors gathers the log lines where a client failed to connect: "no
-// route to host" (EHOSTUNREACH) and "connection refused".
+// route to host" (EHOSTUNREACH; musl says "Host is unreachable") and
+// "connection refused".
 var AppErrors = &analyzer.Fact[*AppErrorLog]{
 	Name: "app-errors",
-	Doc:  `log lines of clients failing to connect: "no route to host" and "connection refused", with the message and its fields`,
+	Doc:  `log lines of clients failing to connect: "no route to host" (musl: "host is unreachable") and "connection refused", with the message and its fields`,
 	Compute: func(fs *analyzer.FactSet) *AppErrorLog {
 		out := &AppErrorLog{}
 		logs := fs.Snapshot().Logs
@@ -101,9 +102,12 @@ var AppErrors = &analyzer.Fact[*AppErrorLog]{
 				text += " " + v
 			}
 			lower := strings.ToLower(text)
-			for _, needle := range []string{"no route to host", "connection refused"} {
-				if strings.Contains(lower, needle) {
-					out.Lines = append(out.Lines, AppError{Event: le, Needle: needle, text: text})
+			// musl (Alpine, busybox) says "Host is unreachable" for
+			// EHOSTUNREACH.
+			for _, w := range [][2]string{{"no route to host", "no route to host"},
+				{"host is unreachable", "no route to host"}, {"connection refused", "connection refused"}} {
+				if strings.Contains(lower, w[0]) {
+					out.Lines = append(out.Lines, AppError{Event: le, Needle: w[1], text: text})
 				}
 			}
 		}

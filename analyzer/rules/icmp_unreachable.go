@@ -198,7 +198,7 @@ func reportNoRoute(p *analyzer.Pass) {
 		f := analyzer.Finding{Severity: analyzer.Warning, Certainty: analyzer.Unknown, Facts: values, Evidence: ev,
 			Subject: subject("node", k.node, "icmp", "no-route", "address", dst)}
 		f.Title = fmt.Sprintf("%s is unreachable: a client transcript says %q", dst, rs[0].Message)
-		f.Summary = fmt.Sprintf("%d %s to %s%s failed with \"No route to host\" (EHOSTUNREACH): an ICMP host "+
+		f.Summary = fmt.Sprintf("%d %s to %s%s failed with EHOSTUNREACH (\"No route to host\", in musl's words \"Host is unreachable\"): an ICMP host "+
 			"unreachable or prohibited came back, or the neighbour resolution for the address failed. No capture "+
 			"shows who answered.", len(rs), plural(len(rs), "attempt", "attempts"), dst, what)
 		f.Cause = fmt.Sprintf("A host on the path refuses or cannot deliver traffic to %s: a firewall's REJECT "+

@@ -80,7 +80,8 @@ func classify(msg string) model.ClientOutcome {
 	switch {
 	case strings.Contains(m, "refused"):
 		return model.ClientRefused
-	case strings.Contains(m, "no route to host"):
+	case strings.Contains(m, "no route to host"), strings.Contains(m, "host is unreachable"):
+		// EHOSTUNREACH in glibc's words, and in musl's (Alpine, busybox).
 		return model.ClientNoRoute
 	case strings.Contains(m, "network is unreachable"), strings.Contains(m, "network unreachable"):
 		return model.ClientNetUnreachable

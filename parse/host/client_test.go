@@ -160,6 +160,29 @@ func TestClientTools(t *testing.T) {
 	parsetest.CheckLines(t, "t.txt", clientLines(out), want)
 }
 
+// musl's and busybox's words for the errors (Alpine images): "Host is
+// unreachable" is EHOSTUNREACH, glibc's "No route to host".
+func TestClientMuslErrors(t *testing.T) {
+	in := "[root@rem ~]# kubectl exec -it traefik-76dc4fcf59-g6fmk -- wget 10.42.0.17:8080 -T 2\n" +
+		"Connecting to 10.42.0.17:8080 (10.42.0.17:8080)\n" +
+		"wget: can't connect to remote host (10.42.0.17): Host is unreachable\n" +
+		"command terminated with exit code 1\n" +
+		"/ # nc -zv 10.42.0.18 80\n" +
+		"nc: 10.42.0.18 (10.42.0.18:80): Host is unreachable\n" +
+		"/ # wget -T 2 http://10.42.0.19\n" +
+		"Connecting to 10.42.0.19 (10.42.0.19:80)\n" +
+		"wget: can't connect to remote host (10.42.0.19): Operation timed out\n"
+	out, err := Client(strings.NewReader(in), "m.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsetest.CheckLines(t, "m.txt", clientLines(out), []string{
+		"3  wget 10.42.0.17:8080 no-route",
+		"6  nc 10.42.0.18:80 no-route",
+		"9  wget 10.42.0.19:80 timeout",
+	})
+}
+
 // A hanging command is no answer only when it printed nothing; an
 // annotation such as <hangs> is not output.
 func TestClientNoAnswer(t *testing.T) {
