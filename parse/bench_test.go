@@ -61,6 +61,7 @@ func benchCases() []benchCase {
 		{"dmesg", logs.DmesgFormat, 100000, "dmesg lines (bridge ports, nf_conntrack table full)", genDmesg, perN(1)},
 		{"felix-log", logs.FelixLogFormat, 100000, "Calico Felix log lines", genFelixLog, perN(1)},
 		{"weave-log", logs.WeaveLogFormat, 100000, "weave router log lines", genWeaveLog, perN(1)},
+		{"go-log", logs.GoLogFormat, 100000, "Go log package lines", genGoLog, perN(1)},
 		{"cilium-monitor", logs.CiliumMonitorFormat, 100000, "cilium monitor drop lines", genCiliumMonitor, perN(1)},
 		{"hubble-observe", logs.HubbleObserveFormat, 100000, "hubble observe flows, forwarded and policy-denied", genHubble, perN(1)},
 		{"grep-n-log", logs.GrepLogFormat, 100000, "grep -Hn lines of kube-proxy's log", genGrepLog, perN(1)},
@@ -344,6 +345,13 @@ func genWeaveLog(n int) []byte {
 	return genLines("", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "INFO: 2019/10/08 09:%02d:%02d.%06d ->[%s:6783] connection accepted\n",
 			i/60%60, i%60, i%1000000, ip4(10, 0x010000+i%65536))
+	})
+}
+
+func genGoLog(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "2019/01/21 15:%02d:%02d.%06d main.go:%d: dial tcp %s:443: connect: no route to host\n",
+			i/60%60, i%60, i%1000000, 40+i%20, ip4(10, 0x010000+i%65536))
 	})
 }
 

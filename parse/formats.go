@@ -55,6 +55,7 @@ var registry = sync.OnceValue(func() []*Format {
 		logs.ClientErrorsFormat,
 		logs.NetErrorLinesFormat,
 		logs.WeaveLogFormat,
+		logs.GoLogFormat,
 		netfilter.IPVSadmFormat,
 		netfilter.IPVSTimeoutFormat,
 		netfilter.IPTablesSaveFormat,

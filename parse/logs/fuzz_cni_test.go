@@ -72,3 +72,9 @@ func FuzzWeave(f *testing.F) {
 	f.Add("FATA: 2023/07/05 05:09:36.639718 [kube-peers] Could not get peers\nINFO: 2019/10/08 09:14:30.409305 x\n")
 	f.Fuzz(func(t *testing.T, in string) { fuzzFormat(t, WeaveLogFormat, in) })
 }
+
+func FuzzGoLog(f *testing.F) {
+	f.Add("2019/01/21 15:47:17 Starting overwatch\nRefer to our FAQ\n2023/07/05 05:09:36.639718 main.go:42: x\n")
+	f.Add("2019/13/45 25:61:00 not a time\n")
+	f.Fuzz(func(t *testing.T, in string) { fuzzFormat(t, GoLogFormat, in) })
+}

@@ -104,6 +104,8 @@ func logFormat(shape string, f format.Format) *format.Format {
 //     "script", the level when it says one.
 //   - weave's router lines ("FATA: 2023/07/05 05:09:36.639718 msg") and
 //     its "Network A overlaps with existing route B on host" (weave.go).
+//   - Go's log package ("2019/01/21 15:47:20 msg", golog.go): the caller
+//     in Fields "caller"; lines of no shape after one continue it.
 //
 // Times without a zone are read as UTC. klog and syslog times have no
 // year: they are in year 0, and nothing here guesses it (a rule comparing
@@ -357,7 +359,7 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 		lr.add(ev, kind, w)
 		return
 	}
-	if isContinuation(line) || ((lr.lastKind == "felix" || lr.lastKind == "weave") && !text.IsPromptOrMarker(line)) ||
+	if isContinuation(line) || ((lr.lastKind == "felix" || lr.lastKind == "weave" || lr.lastKind == "golog") && !text.IsPromptOrMarker(line)) ||
 		(w == nil && len(lr.events) > 0 && klogContinues(lr.lastKind, lr.events[len(lr.events)-1].Message, line)) {
 		if len(lr.events) > 0 {
 			ev := &lr.events[len(lr.events)-1]
@@ -562,6 +564,11 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 	}
 	if ev, ok := parseCutKlog(line); ok {
 		return ev, "klog", true
+	}
+	// Last: CoreDNS, etcd and nginx put Go's log time before their own
+	// prefix.
+	if ev, ok := parseGoLog(line); ok {
+		return ev, "golog", true
 	}
 	return model.LogEvent{}, "", false
 }

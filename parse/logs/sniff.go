@@ -95,7 +95,7 @@ func readHeadShapes(head []byte) headShapes {
 			lastMsg = strings.TrimRight(lastMsg, " ") + " " + strings.TrimSpace(line)
 			continue // the rest of a hard-wrapped kernel or syslog line
 		}
-		if (last == "felix" || last == "weave") && !text.IsPromptOrMarker(line) {
+		if (last == "felix" || last == "weave" || last == "golog") && !text.IsPromptOrMarker(line) {
 			continue // a traceback or a wrapped message
 		}
 		last = ""
@@ -135,7 +135,7 @@ func readHeadShapes(head []byte) headShapes {
 	}
 	recognized, dominant, best := 0, "", 0
 	recognized += counts["plain"] + counts["clog"] // read by every log format, never names one
-	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg", "cri", "docker-json", "journal", "timestamps", "felix", "cilium", "hubble", "weave"} {
+	for _, k := range []string{"klog", "logfmt", "json", "etcd", "nginx-error", "nginx-access", "coredns", "syslog", "dmesg", "cri", "docker-json", "journal", "timestamps", "felix", "cilium", "hubble", "weave", "golog"} {
 		recognized += counts[k]
 		if counts[k] > best {
 			dominant, best = k, counts[k]
