@@ -311,6 +311,7 @@ func judgeAPICalls(s *model.Snapshot, g *apiCalls, way apiPath) analyzer.Finding
 				"through a gateway it cannot reach), so the packets never reach the node's kube-proxy rules"}, f.Alternatives...)
 			f.Decide = fmt.Sprintf("# POD is the component's Pod\nkubectl exec POD -- ip route get %s\n%s", ap.Addr(), f.Decide)
 		}
+		hostUnreachable(g, &f)
 	case g.refused():
 		f.Certainty = analyzer.Likely
 		f.Alternatives = []string{"a load balancer in front of the apiservers has no healthy backend",
@@ -321,8 +322,26 @@ func judgeAPICalls(s *model.Snapshot, g *apiCalls, way apiPath) analyzer.Finding
 		f.Alternatives = []string{"a firewall or security group", "routing between the host and the apiserver",
 			"a dead load balancer or VIP in front of the apiservers", "an overloaded apiserver (TLS handshake timeout)"}
 		f.Decide = fmt.Sprintf("# from the same host or Pod\nnc -zv %s %d", ap.Addr(), ap.Port())
+		hostUnreachable(g, &f)
 	}
 	return f
+}
+
+// hostUnreachable puts a host firewall's REJECT first among f's
+// alternatives when g's calls failed with "no route to host": EHOSTUNREACH
+// is an ICMP host unreachable or prohibited that came back (or a next hop
+// no one answered ARP for), and firewalld rejects what its zones do not
+// allow with icmp-host-prohibited. kube-proxy's own REJECT, of a Service
+// without endpoints, says port unreachable: "connection refused".
+func hostUnreachable(g *apiCalls, f *analyzer.Finding) {
+	if !slices.Contains(g.failures, "no route to host") {
+		return
+	}
+	f.Alternatives = append([]string{"a host firewall's REJECT on the node that holds the endpoint or on the " +
+		"Pod's node (firewalld rejects what its zones do not allow with icmp-host-prohibited, which a client reports " +
+		"as \"no route to host\")"}, f.Alternatives...)
+	f.Decide = "# on the Pod's node and the apiserver's: a running firewalld, and REJECT rules\n" +
+		"firewall-cmd --state; iptables-save | grep -i reject\n" + f.Decide
 }
 
 // apiWords words the finding of g, as judgeAPICalls judged it: what the
@@ -393,6 +412,12 @@ func apiWords(g *apiCalls) (title, summary, cause, fix string) {
 		}
 		fix = fmt.Sprintf("From the same host or Pod: `nc -zv %s %d` and `curl -k https://%s/livez`; check the "+
 			"firewall and routes to it, and the apiserver's load balancer or VIP.", ap.Addr(), ap.Port(), addr)
+	}
+	if g.proven == "" && !g.refused() && slices.Contains(g.failures, "no route to host") {
+		cause += " \"No route to host\" is what an ICMP host unreachable or prohibited makes a client say: " +
+			"firewalld's REJECT of what its zones do not allow sends the latter."
+		fix = "Look for a host firewall first, on the Pod's node and the apiserver's: `firewall-cmd --state`, " +
+			"`iptables-save | grep -i reject`. " + fix
 	}
 	return title, summary, cause, fix
 }
