@@ -78,3 +78,9 @@ func FuzzGoLog(f *testing.F) {
 	f.Add("2019/13/45 25:61:00 not a time\n")
 	f.Fuzz(func(t *testing.T, in string) { fuzzFormat(t, GoLogFormat, in) })
 }
+
+func FuzzPrettyJSON(f *testing.F) {
+	f.Add("{\n  \"level\": \"error\",\n  \"msg\": \"a\n   b\"\n}\n{\n")
+	f.Add("I0101 00:00:00.000000 1 x.go:1] y\n{\n  \"kind\": {\n  }\n}\n")
+	f.Fuzz(func(t *testing.T, in string) { fuzzFormat(t, JSONLogFormat, in) })
+}

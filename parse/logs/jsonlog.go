@@ -19,7 +19,8 @@ var JSONLogFormat = logFormat("json", format.Format{
 	Command: "kubectl logs of JSON-lines loggers: etcd 3.4+ (zap), MetalLB, any zap or logrus JSON",
 	Doc: "`level`/`severity`, `ts`/`time` (RFC 3339 or epoch seconds) and `msg`/`message`; every " +
 		"other key is a Field (objects and arrays as compact JSON); a line without `msg` keeps an" +
-		" empty message",
+		" empty message. A record pasted pretty-printed (`{` alone on its first line, one key a line) is one " +
+		"record at its `{`, its lines joined with spaces, which also mends a message the paste broke over lines",
 })
 
 // etcdPackages are the packages etcd's zap logger names in "caller".

@@ -153,6 +153,8 @@ type logReader struct {
 	// lastKind is the shape of the last entry read, "" after a prompt.
 	lastKind string
 	lines    *text.Lines // the lines read, for a command pasted without a prompt
+	// prettyRec is the pretty-printed JSON record being read (jsonpretty.go).
+	prettyRec *prettyLines
 }
 
 // partialLine is the start of a line a container runtime wrote in more
@@ -220,6 +222,9 @@ func (lr *logReader) line(l *text.Lines) {
 			line, pos = joined, p.pos
 		}
 	}
+	if lr.pretty(line, pos) {
+		return
+	}
 	trimmed := strings.TrimLeft(line, " \t")
 	if len(line) < maxJoined {
 		switch {
@@ -286,6 +291,10 @@ func (lr *logReader) record(w wrapped, pos model.Pos) {
 // flush reads what is left at the end of the input: partial records the
 // runtime never ended, a wrapped record never completed.
 func (lr *logReader) flush() {
+	if p := lr.prettyRec; p != nil {
+		lr.prettyRec = nil
+		lr.replayPretty(p)
+	}
 	lr.endVerbose()
 	if p := lr.wrap; p != nil {
 		lr.wrap = nil

@@ -47,7 +47,17 @@ func readHeadShapes(head []byte) headShapes {
 	wrappedRecord := false
 	last := "" // the kind of the line before, "" after one of no kind
 	lastMsg := ""
-	for _, line := range text.HeadLines(head, 200) {
+	lines := text.HeadLines(head, 200)
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if _, n, ok := prettyLogAt(lines, i); ok {
+			// A pretty-printed JSON log record counts as one JSON
+			// line, three times: its shape is plain.
+			counts["json"] += 3
+			total += 3
+			i += n - 1
+			continue
+		}
 		if w, ok := lr.unwrap(strings.TrimLeft(line, " \t")); ok {
 			// A runtime's records name the format, and are so plainly
 			// theirs that each counts three times; kubectl's timestamps
