@@ -80,6 +80,7 @@ func All() []*analyzer.Rule {
 		PortForwardSocatMissing,
 		CalicoBGPDown,
 		NodePodCIDRMissing,
+		NodeInputDrop,
 	}
 }
 
