@@ -42,30 +42,32 @@ FLEET_BIN ?= bin/netmortem-fleet
 build-fleet:
 	CGO_ENABLED=0 $(GO) build -tags fleet -ldflags '$(LDFLAGS)' -o $(FLEET_BIN) ./cmd/netmortem
 
-## test: vet and the whole test suite with the race detector, in the fleet
-## build (-tags fleet: the tests of object storage and of the databases
-## too; cmd/netmortem and e2e, which run the whole program and analysis,
-## without it but for their concurrent parts), then the tests of the
-## packages that differ in the laptop build (TestLaptopBuildSameOutput
-## compares the two builds' output)
-# cmd/netmortem's and e2e's tests run the whole program or the whole
-# analysis on every fixture, mostly on one goroutine: the concurrency they
-# reach is the libraries' (whose own packages' tests run under the race
-# detector), and the program's batch workers and stores, flows' hand-on,
-# timeouts, signals and parallel runs. Under the race detector only the
-# tests of those (WHOLE_RACE_TESTS) run; without it, every test of the two
-# packages. Whole under the race detector, cmd/netmortem's tests took 16
-# minutes and e2e's 3 on 2 cores (make test: 29); without it, 6.5 and 0.6
-# (make test: 16).
+## test: vet, then the tests in the fleet build (-tags fleet: the tests of
+## object storage and of the databases too): those of the packages whose
+## code runs goroutines under the race detector, the rest without it; then
+## the tests of the packages that differ in the laptop build
+## (TestLaptopBuildSameOutput compares the two builds' output)
+# The race detector finds races only where goroutines run: in capture/track's
+# two-core pipeline, flows' hand-on, the batch workers, operand's and
+# source's readers, and in the tests that drive them (capture's, results',
+# e2e/scale's): RACE_PKGS run whole under it. The other packages' code runs
+# on one goroutine (parse, analyzer and its rules, report, timeline ...):
+# under the race detector their tests took five times as long and found
+# nothing it could, so they run without it. cmd/netmortem's and e2e's tests
+# run the whole program or analysis on every fixture: under the race
+# detector only those that reach its concurrency end to end
+# (WHOLE_RACE_TESTS: the batch workers and stores, flows' hand-on, the cores,
+# timeouts, signals, parallel runs), all of them without it. On 2 cores with
+# empty caches, running every other package under the race detector made
+# make test take 22 minutes.
+RACE_PKGS = ./capture/... ./flows ./source ./internal/batch ./internal/operand ./results/... ./e2e/scale
 WHOLE_PKGS = ./cmd/netmortem ./e2e
 WHOLE_RACE_TESTS = TestFlows.*|TestBatch|TestBatchShards|TestBatchDB|TestBatchMinIO|TestBatchInterruptResume|TestCoresSameOutput|TestParallelRuns|TestAnalyzeTimeout|TestStuckRead|TestReadDone|TestNextEvidenceBringsBack|TestPartialBundles|TestDamagedBundle
-# The tests that repeat one check over many inputs (on one goroutine, or
-# on code the race detector sees run on a few of them) check a sample
-# under the race detector (testutil.RaceSample, cmd/netmortem's sampled),
-# then every input without: those of WHOLE_PKGS as their packages run
-# whole, the others listed here, in the packages of NORACE_PKGS.
-NORACE_TESTS = TestPlainRecordsSamePaths|TestPlainRecordsSeries|TestBuildsWithoutEachRule|TestCorpusDumpsRecognized|TestSharedHeadScores|TestHandOnSameAttempts|TestWriteFirstTouchesEveryPage|TestFeedReusesWindows|TestCSVWriterHandedOnAsHeld|TestVerdictFixtures|TestEveryCaptureFindingHasTimeline
-NORACE_PKGS = ./analyzer/rules ./parse ./capture ./capture/track ./flows ./report ./timeline
+# The tests of RACE_PKGS that repeat one check over many inputs (on code
+# the race detector sees run on a few of them) check a sample under the
+# race detector (testutil.RaceSample), then every input without.
+NORACE_TESTS = TestPlainRecordsSamePaths|TestPlainRecordsSeries|TestHandOnSameAttempts|TestWriteFirstTouchesEveryPage|TestFeedReusesWindows|TestCSVWriterHandedOnAsHeld
+NORACE_PKGS = ./capture ./capture/track ./flows
 
 # go test's output goes through internal/testreport, which prints it as
 # go test would and ends with the tests skipped, one line per reason.
@@ -82,10 +84,10 @@ test:
 	$(NOCGO) $(GO) vet ./...
 	$(NOCGO) $(GO) vet -tags fleet ./...
 	$(NOCGO) $(GO) build -o $(TESTREPORT) ./internal/testreport
-	$(call reported,$(GO) test -tags fleet -json -race -timeout 30m $$($(GO) list -tags fleet ./... | grep -vxF "$$($(GO) list -tags fleet $(WHOLE_PKGS))"))
+	$(call reported,$(GO) test -tags fleet -json -race -timeout 30m $(RACE_PKGS))
 	$(call reported,$(GO) test -tags fleet -json -race -timeout 30m -run '^($(WHOLE_RACE_TESTS))$$' $(WHOLE_PKGS))
 	$(call reported,$(NOCGO) $(GO) test -tags fleet -json -timeout 30m -run '^($(NORACE_TESTS))$$' $(NORACE_PKGS))
-	$(call reported,$(NOCGO) $(GO) test -tags fleet -json -timeout 30m $(WHOLE_PKGS))
+	$(call reported,$(NOCGO) $(GO) test -tags fleet -json -timeout 30m $$($(GO) list -tags fleet ./... | grep -vxF "$$($(GO) list -tags fleet $(RACE_PKGS))"))
 	$(call reported,$(NOCGO) $(GO) test -json -timeout 30m $(LAPTOP_PKGS))
 	@$(MAKE) -s --no-print-directory test-ports
 
