@@ -83,6 +83,7 @@ func benchCases() []benchCase {
 		{"iptables-save", netfilter.IPTablesSaveFormat, 10000, "Services, kube-proxy iptables mode (iptables-save)", parsetest.KubeProxySave, func(n int) int { return 8 + 11*n }},
 		{"iptables-list", netfilter.IPTablesListFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -nvL)", genIPTablesList, func(n int) int { return 8 + 11*n }},
 		{"iptables-S", netfilter.IPTablesRulesFormat, 10000, "Services, kube-proxy iptables mode (iptables -t nat -S)", genIPTablesS, func(n int) int { return 8 + 11*n }},
+		{"ufw-status", netfilter.UFWStatusFormat, 100000, "ufw status verbose rows", genUFWStatus, perN(1)},
 		{"nft", netfilter.NFTFormat, 10000, "Services, kube-proxy nftables mode (nft list table ip kube-proxy)", genNft, nil},
 		{"kubectl/json", kube.KubectlFormat, 10000, "Services (kubectl get svc -A -o json)", genServicesJSON, perN(1)},
 		{"goldpinger", kube.GoldpingerFormat, 100, "goldpinger pods checking each other (check_all, n² checks)", genGoldpinger, func(n int) int { return n * n }},
@@ -352,6 +353,14 @@ func genGoLog(n int) []byte {
 	return genLines("", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "2019/01/21 15:%02d:%02d.%06d main.go:%d: dial tcp %s:443: connect: no route to host\n",
 			i/60%60, i%60, i%1000000, 40+i%20, ip4(10, 0x010000+i%65536))
+	})
+}
+
+func genUFWStatus(n int) []byte {
+	head := "Status: active\nLogging: on (low)\nDefault: deny (incoming), allow (outgoing), deny (routed)\n" +
+		"New profiles: skip\n\nTo                         Action      From\n--                         ------      ----\n"
+	return genLines(head, n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "%-26s ALLOW IN    %s\n", fmt.Sprintf("%d/tcp", 1024+i%60000), ip4(10, 0x010000+i%65536))
 	})
 }
 

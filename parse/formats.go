@@ -62,6 +62,7 @@ var registry = sync.OnceValue(func() []*Format {
 		netfilter.IPTablesListFormat,
 		netfilter.IPTablesRulesFormat,
 		netfilter.NFTFormat,
+		netfilter.UFWStatusFormat,
 		kube.KubectlFormat,
 		kube.GoldpingerFormat,
 		kube.EventLinesFormat,
