@@ -25,10 +25,10 @@ func makePkgList(name string) *regexp.Regexp {
 // TestSampledTestsRunWhole holds that every test that checks only a sample
 // of its inputs under the race detector (it calls testutil.RaceSample or
 // cmd/netmortem's sampled, or asks raceEnabled) runs without -race over
-// every input in make test: its package is in the Makefile's WHOLE_PKGS,
-// whose tests all run without -race, or it is listed in NORACE_TESTS and
-// its package in NORACE_PKGS. Otherwise what it checks of the inputs left
-// out would never run.
+// every input in make test: its package is in the Makefile's WHOLE_PKGS or
+// not in RACE_PKGS, whose tests all run without -race, or it is listed in
+// NORACE_TESTS and its package in NORACE_PKGS. Otherwise what it checks of
+// the inputs left out would never run.
 func TestSampledTestsRunWhole(t *testing.T) {
 	mk, err := os.ReadFile(filepath.Join(Root(), "Makefile"))
 	if err != nil {
@@ -55,7 +55,17 @@ func TestSampledTestsRunWhole(t *testing.T) {
 		}
 		return pkgs
 	}
-	pkgs, whole := pkgList("NORACE_PKGS"), pkgList("WHOLE_PKGS")
+	pkgs, whole, race := pkgList("NORACE_PKGS"), pkgList("WHOLE_PKGS"), pkgList("RACE_PKGS")
+	// underRace says whether make test runs the package's tests under the
+	// race detector: RACE_PKGS names it, or a pattern ./dir/... covers it.
+	underRace := func(dir string) bool {
+		for p := range race {
+			if p == dir || strings.HasSuffix(p, "/...") && (dir == strings.TrimSuffix(p, "/...") || strings.HasPrefix(dir, strings.TrimSuffix(p, "..."))) {
+				return true
+			}
+		}
+		return false
+	}
 	var sampling []string
 	fset := token.NewFileSet()
 	err = filepath.WalkDir(Root(), func(path string, d fs.DirEntry, err error) error {
@@ -83,7 +93,7 @@ func TestSampledTestsRunWhole(t *testing.T) {
 			rel, _ := filepath.Rel(Root(), path)
 			sampling = append(sampling, fn.Name.Name)
 			switch {
-			case whole[filepath.Dir(rel)]:
+			case whole[filepath.Dir(rel)] || !underRace(filepath.Dir(rel)):
 				// make test runs every test of the package without -race.
 			case !listed[fn.Name.Name]:
 				t.Errorf("%s: %s checks a sample under the race detector, but the Makefile's NORACE_TESTS does not list it nor WHOLE_PKGS its package: make test would never check the rest",
