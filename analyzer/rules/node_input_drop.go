@@ -161,7 +161,26 @@ func (w *inputWalk) walk(c *model.Chain, depth int) inResult {
 	if depth > maxInputDepth {
 		return inMaybe
 	}
-	for _, r := range c.Rules {
+	if res := w.rules(c.Rules, depth); res != inFall || c.Policy == "" {
+		return res
+	}
+	if strings.EqualFold(c.Policy, "DROP") {
+		w.at, w.rule, w.chain = c.Pos, nil, c
+		return inDrop
+	}
+	return inMaybe
+}
+
+// inputPassTargets are the targets that neither decide nor jump: the walk
+// goes on after them.
+var inputPassTargets = map[string]bool{"": true, "LOG": true, "NFLOG": true, "ULOG": true, "MARK": true,
+	"CONNMARK": true, "CT": true, "NOTRACK": true, "TRACE": true, "TCPMSS": true, "CLASSIFY": true, "DSCP": true,
+	"TOS": true, "TTL": true, "SET": true, "AUDIT": true, "CHECKSUM": true, "TEE": true}
+
+// rules walks a chain's rules, from the first of rules on; inFall when
+// they end without a verdict.
+func (w *inputWalk) rules(rules []*model.Rule, depth int) inResult {
+	for i, r := range rules {
 		if w.evals++; w.evals > maxInputRules {
 			return inMaybe
 		}
@@ -181,31 +200,33 @@ func (w *inputWalk) walk(c *model.Chain, depth int) inResult {
 			if m == inYes {
 				return inFall
 			}
-			return inMaybe
-		case t == "QUEUE" || t == "NFQUEUE":
-			return inMaybe
+			if w.rules(rules[i+1:], depth) != inFall {
+				return inMaybe // returning and going on end apart
+			}
+			return inFall
 		case w.chains[r.Target] != nil:
 			switch sub := w.walk(w.chains[r.Target], depth+1); {
 			case sub == inMaybe:
 				return inMaybe
 			case sub == inDrop && m == inYes:
 				return inDrop
+			case sub == inFall && r.Goto && m == inYes:
+				return inFall
 			case sub == inFall && r.Goto:
-				if m == inYes {
-					return inFall
+				// Taken, the goto leaves this chain; not taken, the walk
+				// goes on: the same when the rest ends without a verdict
+				// too (firewalld's INPUT_ZONES: "-i eth0 -g IN_public",
+				// then "-g IN_public").
+				if w.rules(rules[i+1:], depth) != inFall {
+					return inMaybe
 				}
-				return inMaybe
+				return inFall
 			}
+		case !inputPassTargets[t]:
+			return inMaybe // a chain the dump does not hold, or a queue to userspace
 		}
 	}
-	if c.Policy == "" {
-		return inFall
-	}
-	if strings.EqualFold(c.Policy, "DROP") {
-		w.at, w.rule, w.chain = c.Pos, nil, c
-		return inDrop
-	}
-	return inMaybe
+	return inFall
 }
 
 // inputKnownModules are the match modules of iptables-save's -m whose
