@@ -67,20 +67,30 @@ func readDescribe(r io.Reader, src *format.File, errs *model.ErrorList) *model.K
 	var cur *describeObj
 	var section string // Labels, Annotations, Subsets, Events ...
 	var lastAnno string
+	// events reads the object's Events table, as describe-events reads
+	// a Pod's.
+	var events *describeEventsReader
+	kindOf := func(o *describeObj) {
+		if o.kind == "" {
+			o.kind = cmdKind
+		}
+		if o.kind == "" {
+			if _, ok := o.fields["Subsets"]; ok {
+				o.kind = "Endpoints"
+			} else if _, ok := o.fields["Type"]; ok {
+				o.kind = "Service"
+			}
+		}
+	}
 	flush := func() {
+		if events != nil {
+			k.Events = append(k.Events, events.out...)
+			events = nil
+		}
 		if cur == nil {
 			return
 		}
-		if cur.kind == "" {
-			cur.kind = cmdKind
-		}
-		if cur.kind == "" {
-			if _, ok := cur.fields["Subsets"]; ok {
-				cur.kind = "Endpoints"
-			} else if _, ok := cur.fields["Type"]; ok {
-				cur.kind = "Service"
-			}
-		}
+		kindOf(cur)
 		addDescribed(k, cur, node)
 		cur = nil
 	}
@@ -127,6 +137,10 @@ func readDescribe(r io.Reader, src *format.File, errs *model.ErrorList) *model.K
 			}
 			cur.fields[key] = val
 			section = key
+			if key == "Events" && events == nil {
+				kindOf(cur)
+				events = &describeEventsReader{from: -1, kind: cur.kind, name: cur.name, ns: cur.ns}
+			}
 			switch key {
 			case "Namespace":
 				cur.ns = val
@@ -148,11 +162,16 @@ func readDescribe(r io.Reader, src *format.File, errs *model.ErrorList) *model.K
 			describeKV(cur, section, t, &lastAnno)
 		case "Subsets":
 			describeSubset(cur, t)
+		case "Events":
+			events.line(&text.Line{Lines: l, Trimmed: t, Node: node})
 		}
 	}
 	flush()
 	src.Count("Endpoints", len(k.Endpoints))
 	src.Count("Service", len(k.Services))
+	if len(k.Events) > 0 {
+		src.Count("Events", len(k.Events))
+	}
 	return k
 }
 
@@ -321,7 +340,8 @@ var DescribeFormat = &format.Format{
 	Kind:    model.KindKube,
 	Command: "kubectl describe endpoints NAME, kubectl describe service NAME",
 	Doc: "annotations (leader election records), subsets, ports and NodePorts; objects are marked " +
-		"as read from a table (partial)",
+		"as read from a table (partial); the Events table at the end, as describe-events reads a Pod's, its " +
+		"events involving the object described",
 	Sniff: sniffDescribe,
 	Parse: objects(readDescribe),
 }

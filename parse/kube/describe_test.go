@@ -116,3 +116,37 @@ func FuzzKubectlDescribe(f *testing.F) {
 		}
 	})
 }
+
+// A Service's description ends with its Events table: the events are the
+// Service's, one per row, a message kubectl wrapped joined to its row.
+func TestKubectlDescribeServiceEvents(t *testing.T) {
+	in := "$ kubectl describe svc my-service\n" +
+		"Name:                     my-service\n" +
+		"Namespace:                default\n" +
+		"Type:                     LoadBalancer\n" +
+		"IP:                       10.96.23.110\n" +
+		"Port:                     <unset>  80/TCP\n" +
+		"Events:\n" +
+		"  Type     Reason                      Age                From                Message\n" +
+		"  ----     ------                      ----               ----                -------\n" +
+		"  Normal   EnsuringLoadBalancer        11s (x4 over 48s)  service-controller  Ensuring load balancer\n" +
+		"  Warning  CreatingLoadBalancerFailed  10s (x3 over 26s)  service-controller  Error creating load balancer (will retry): failed to ensure load balancer for service default/my-service: Multiple tagged security groups found for instance i-00112233; ensure only the k8s security group is tagged; the tagged groups were sg-123(controlplane) sg-456(node)\n" +
+		"Name:                     other\n" +
+		"Namespace:                default\n" +
+		"Type:                     ClusterIP\n" +
+		"Events:                   <none>\n"
+	k, err := KubectlDescribe(strings.NewReader(in), "svc.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.Services) != 2 || len(k.Events) != 2 {
+		t.Fatalf("%d services, %d events", len(k.Services), len(k.Events))
+	}
+	e := k.Events[1]
+	if e.InvolvedObject.Kind != "Service" || e.InvolvedObject.Name != "my-service" || e.Namespace != "default" ||
+		e.Reason != "CreatingLoadBalancerFailed" || e.Count != 3 || e.Source.Pos.Line != 11 ||
+		!strings.HasPrefix(e.Message, "Error creating load balancer (will retry)") ||
+		e.Source.Cells["FROM"] != "service-controller" {
+		t.Errorf("event %+v (%+v)", e.Event, e.Source)
+	}
+}
