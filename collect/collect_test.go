@@ -96,7 +96,7 @@ func TestSymptomsCoverEveryRule(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	want := []string{"Pods stuck in ContainerCreating", "probes time out", "connections time out", "Service unreachable from some nodes",
-		"intermittent 502 through a LoadBalancer", "DNS timeouts", "kubectl port-forward, exec or logs fail",
+		"intermittent 502 through a LoadBalancer", "a LoadBalancer Service's EXTERNAL-IP stays pending", "DNS timeouts", "kubectl port-forward, exec or logs fail",
 		"the control plane looks unhealthy"}
 	if !slices.Equal(names, want) {
 		t.Errorf("symptoms %q, want %q", names, want)

@@ -81,6 +81,7 @@ func All() []*analyzer.Rule {
 		CalicoBGPDown,
 		NodePodCIDRMissing,
 		NodeInputDrop,
+		LBProvisionFailed,
 	}
 }
 

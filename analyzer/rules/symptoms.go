@@ -22,6 +22,9 @@ var (
 		Doc: "a ClusterIP or NodePort answers from some nodes or Pods and times out, is refused or resets from others"}
 	LoadBalancer502 = &analyzer.Symptom{Name: "intermittent 502 through a LoadBalancer", Rank: 30,
 		Doc: "some requests through a load balancer or ingress fail (502, 504, resets) while others pass"}
+	LoadBalancerPending = &analyzer.Symptom{Name: "a LoadBalancer Service's EXTERNAL-IP stays pending", Rank: 35,
+		Doc: "a Service of type LoadBalancer gets no external IP (kubectl get svc shows <pending>), or its cloud load " +
+			"balancer stops following the nodes"}
 	DNSTimeouts = &analyzer.Symptom{Name: "DNS timeouts", Rank: 40,
 		Doc: "lookups from Pods time out or take seconds (the 5 s resolver retry), CoreDNS logs errors"}
 	PodStreamsFail = &analyzer.Symptom{Name: "kubectl port-forward, exec or logs fail", Rank: 45,
