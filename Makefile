@@ -84,11 +84,11 @@ test:
 	$(NOCGO) $(GO) vet ./...
 	$(NOCGO) $(GO) vet -tags fleet ./...
 	$(NOCGO) $(GO) build -o $(TESTREPORT) ./internal/testreport
-	$(call reported,$(GO) test -tags fleet -json -race -timeout 30m $(RACE_PKGS))
-	$(call reported,$(GO) test -tags fleet -json -race -timeout 30m -run '^($(WHOLE_RACE_TESTS))$$' $(WHOLE_PKGS))
-	$(call reported,$(NOCGO) $(GO) test -tags fleet -json -timeout 30m -run '^($(NORACE_TESTS))$$' $(NORACE_PKGS))
-	$(call reported,$(NOCGO) $(GO) test -tags fleet -json -timeout 30m $$($(GO) list -tags fleet ./... | grep -vxF "$$($(GO) list -tags fleet $(RACE_PKGS))"))
-	$(call reported,$(NOCGO) $(GO) test -json -timeout 30m $(LAPTOP_PKGS))
+	$(call reported,the race run,$(GO) test -tags fleet -json -race -timeout 30m $(RACE_PKGS))
+	$(call reported,the whole packages' concurrent tests under -race,$(GO) test -tags fleet -json -race -timeout 30m -run '^($(WHOLE_RACE_TESTS))$$' $(WHOLE_PKGS))
+	$(call reported,the sampled tests whole,$(NOCGO) $(GO) test -tags fleet -json -timeout 30m -run '^($(NORACE_TESTS))$$' $(NORACE_PKGS))
+	$(call reported,the other packages,$(NOCGO) $(GO) test -tags fleet -json -timeout 30m $$($(GO) list -tags fleet ./... | grep -vxF "$$($(GO) list -tags fleet $(RACE_PKGS))"))
+	$(call reported,the laptop build,$(NOCGO) $(GO) test -json -timeout 30m $(LAPTOP_PKGS))
 	@$(MAKE) -s --no-print-directory test-ports
 
 ## test-ports: the packages that lay data out by hand (capture/track's
@@ -119,11 +119,11 @@ test-ports:
 	elif [ "$$CI" = true ]; then echo "test-ports: qemu-s390x-static is missing (make test-deps installs it)"; exit 1; \
 	else echo "test-ports: qemu-s390x-static is missing, the big-endian tests skip (make test-deps installs it)"; fi
 
-# reported runs the go test -json command $(1) through $(TESTREPORT) and
-# fails when either does.
+# reported runs the go test -json command $(2) through $(TESTREPORT), says
+# how long it took, named $(1), and fails when either does.
 define reported
-@exec 4>&1; st=$$( { { $(1) 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
-  r=$$?; [ "$$st" = 0 ] && [ "$$r" = 0 ]
+@exec 4>&1; t0=$$(date +%s); st=$$( { { $(2) 2>&1; echo $$? >&3; } | $(TESTREPORT) >&4; } 3>&1 ); \
+  r=$$?; echo "make test: $(1) took $$(( $$(date +%s) - t0 ))s"; [ "$$st" = 0 ] && [ "$$r" = 0 ]
 endef
 
 ## browser-deps: install Debian's chromium for the browser test of the HTML
