@@ -297,6 +297,18 @@ func addDescribed(k *model.Kube, o *describeObj, node string) {
 			svc.Spec.ClusterIP = ip
 		}
 		svc.Spec.Ports = o.ports
+		// "LoadBalancer Ingress:  203.0.113.7" or an ELB's hostname, comma
+		// separated when several.
+		for _, a := range strings.Split(o.fields["LoadBalancer Ingress"], ",") {
+			a = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(a), " (VIP)"))
+			switch _, err := netip.ParseAddr(a); {
+			case a == "" || a == "<none>":
+			case err == nil:
+				svc.Status.LoadBalancer.Ingress = append(svc.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: a})
+			default:
+				svc.Status.LoadBalancer.Ingress = append(svc.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{Hostname: a})
+			}
+		}
 		pos.Object = model.ObjectName("Service", o.ns, o.name)
 		src.Pos = pos
 		k.Services = append(k.Services, model.Service{Service: svc, Source: src})
@@ -339,7 +351,7 @@ var DescribeFormat = &format.Format{
 	Name:    "kubectl-describe",
 	Kind:    model.KindKube,
 	Command: "kubectl describe endpoints NAME, kubectl describe service NAME",
-	Doc: "annotations (leader election records), subsets, ports and NodePorts; objects are marked " +
+	Doc: "annotations (leader election records), subsets, ports and NodePorts, a Service's LoadBalancer Ingress; objects are marked " +
 		"as read from a table (partial); the Events table at the end, as describe-events reads a Pod's, its " +
 		"events involving the object described",
 	Sniff: sniffDescribe,
