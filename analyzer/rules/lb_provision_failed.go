@@ -28,7 +28,9 @@ var LBProvisionFailed = &analyzer.Rule{
 		"is likely; the cloud's own listing of what it names decides",
 	Unproven: "a failure whose message names no cause netmortem knows is reported with the message quoted, " +
 		"cause unknown, and the cloud controller's log as what decides; a controller that retried and then " +
-		"ensured the load balancer (EnsuredLoadBalancer after the failure) is not reported",
+		"ensured the load balancer (EnsuredLoadBalancer after the failure events, or any when the failures are " +
+		"log lines, which cannot be ordered against events), or a Service that shows its load balancer's address " +
+		"with only creations failed, is not reported",
 	Doc: `the cloud refuses a LoadBalancer Service's load balancer
 
 For a Service of type LoadBalancer, the service controller (in
@@ -59,7 +61,12 @@ service"). The cloud's message names the cause; those it knows:
 
 Severity: a warning of likely cause when the message names one of those,
 of unknown cause otherwise, with the message quoted. A failure followed
-by EnsuredLoadBalancer on the same Service is not reported.
+by EnsuredLoadBalancer on the same Service is not reported (a log line
+cannot be ordered against the events: it never undoes a success they
+show), nor a failed creation of a Service that shows its load balancer's
+address (LoadBalancer Ingress, EXTERNAL-IP). Reasons read:
+CreatingLoadBalancerFailed, SyncLoadBalancerFailed,
+UpdateLoadBalancerFailed and UnAvailableLoadBalancer.
 
 Fix: what the cloud names: tag a single security group per instance for
 the cluster (or set the service.beta.kubernetes.io/aws-load-balancer-
@@ -138,14 +145,16 @@ var (
 	// lbInstanceRe is the EC2 instance a refusal names.
 	lbInstanceRe = lazyre.New(`\binstance (i-[0-9a-f]+)\b`)
 	// lbServiceRe names the Service a controller's line is about.
-	lbServiceRe = lazyre.New(`(?i)\b(?:for service|service) "?([a-z0-9][a-z0-9-]*)/([a-z0-9][a-z0-9.-]*)"?`)
+	lbServiceRe = lazyre.New(`(?i)\b(?:for service|service)[ =]"?([a-z0-9][a-z0-9-]*)/([a-z0-9][a-z0-9.-]*)"?`)
+	// lbUpdateRe is a controller's line about an update, not a creation.
+	lbUpdateRe = lazyre.New(`(?i)error syncing load ?balancer|failed to update load ?balancer`)
 	// lbFailRe is the controller's own word that it failed.
 	lbFailRe = lazyre.New(`(?i)error syncing load ?balancer|failed to ensure load ?balancer|(?:failed to|error) creating load ?balancer|failed to create load ?balancer|failed to update load ?balancer`)
 )
 
 // lbFailReasons are the events of a failed load balancer.
 var lbFailReasons = map[string]bool{"CreatingLoadBalancerFailed": true, "SyncLoadBalancerFailed": true,
-	"UpdateLoadBalancerFailed": true}
+	"UpdateLoadBalancerFailed": true, "UnAvailableLoadBalancer": true}
 
 // lbFailure is the failures of one Service's load balancer.
 type lbFailure struct {
@@ -153,7 +162,9 @@ type lbFailure struct {
 	first    string // the first failure's message
 	pos      []model.Pos
 	count    int
-	ensured  bool // an EnsuredLoadBalancer event came after
+	ensured  bool   // an EnsuredLoadBalancer event came after the last failure event
+	update   bool   // a failure was of an update (SyncLoadBalancerFailed ...), not a creation
+	ingress  string // the Service's load balancer address, when the bundle shows one
 }
 
 func runLBProvisionFailed(p *analyzer.Pass) error {
@@ -167,23 +178,29 @@ func runLBProvisionFailed(p *analyzer.Pass) error {
 		}
 		return byKey[k]
 	}
+	// The events of one Service come in the order they happened (a
+	// description's table): an EnsuredLoadBalancer after the last
+	// failure means the retry succeeded.
 	for i := range p.Snap.Kube.Events {
 		e := &p.Snap.Kube.Events[i]
 		if e.InvolvedObject.Kind != "" && e.InvolvedObject.Kind != "Service" {
 			continue
 		}
 		ns, name := e.InvolvedObject.Namespace, e.InvolvedObject.Name
-		if m := lbServiceRe.FindStringSubmatch(e.Message); m != nil && name == "" {
-			ns, name = m[1], m[2]
+		if m := lbServiceRe.FindStringSubmatch(e.Message); m != nil && (name == "" || ns == "" && m[2] == name) {
+			ns, name = m[1], m[2] // kubectl get events names the object without its namespace
 		}
 		switch {
 		case lbFailReasons[e.Reason]:
 			f := get(ns, name)
-			f.note(e.Message, e.Source.Pos, max(int(e.Count), 1))
-		case e.Reason == "EnsuredLoadBalancer" && byKey[ns+"/"+name] != nil:
-			byKey[ns+"/"+name].ensured = true
+			f.note(e.Message, e.Source.Pos, max(int(e.Count), 1), e.Reason != "CreatingLoadBalancerFailed")
+			f.ensured = false
+		case e.Reason == "EnsuredLoadBalancer" || e.Reason == "UpdatedLoadBalancer":
+			get(ns, name).ensured = true
 		}
 	}
+	// A log line cannot be ordered against the events: it adds a
+	// failure, never undoes a success the events show.
 	for i := range p.Snap.Logs {
 		le := &p.Snap.Logs[i]
 		text := le.Message + " " + le.Fields["err"] + " " + le.Fields["error"]
@@ -194,10 +211,18 @@ func runLBProvisionFailed(p *analyzer.Pass) error {
 		if m == nil {
 			continue
 		}
-		get(m[1], m[2]).note(strings.TrimSpace(text), le.Pos, 1)
+		get(m[1], m[2]).note(strings.TrimSpace(text), le.Pos, 1, lbUpdateRe.MatchString(text))
 	}
 	for _, f := range order {
-		if f.ensured || f.count == 0 {
+		for _, svc := range p.Snap.Kube.Services {
+			if svc.Namespace == f.ns && svc.Name == f.name && len(svc.Status.LoadBalancer.Ingress) > 0 {
+				in := svc.Status.LoadBalancer.Ingress[0]
+				f.ingress = in.IP + in.Hostname
+			}
+		}
+		// A load balancer the Service shows was made after all, unless
+		// an update failed since.
+		if f.ensured || f.count == 0 || (f.ingress != "" && !f.update) {
 			continue
 		}
 		p.Report(lbFailureFinding(f))
@@ -205,14 +230,15 @@ func runLBProvisionFailed(p *analyzer.Pass) error {
 	return nil
 }
 
-// note adds one failure.
-func (f *lbFailure) note(msg string, pos model.Pos, n int) {
+// note adds one failure; update says the controller failed to update a
+// load balancer it had made, not to create one.
+func (f *lbFailure) note(msg string, pos model.Pos, n int, update bool) {
 	if f.first == "" {
 		f.first = msg
 	}
 	f.pos = append(f.pos, pos)
 	f.count += n
-	f.ensured = false // a failure after a success counts again
+	f.update = f.update || update
 }
 
 // lbFailureFinding words the failures of one Service.
@@ -254,10 +280,20 @@ func lbFailureFinding(f *lbFailure) analyzer.Finding {
 		}
 	}
 	times := plural(f.count, "time", "times")
-	fd.Title = fmt.Sprintf("the service controller cannot create the load balancer of Service %s", svc)
-	fd.Summary = fmt.Sprintf("The service controller failed %d %s to ensure the cloud load balancer of Service %s: "+
-		"its EXTERNAL-IP stays pending (or an existing load balancer stops following the nodes) while it retries.",
-		f.count, times, svc)
+	verb, effect := "create", "its EXTERNAL-IP stays pending while it retries"
+	switch {
+	case f.ingress != "":
+		verb, effect = "update", fmt.Sprintf("the load balancer it made (%s) stops following the nodes while it "+
+			"retries", f.ingress)
+		fd.Facts["load_balancer"] = f.ingress
+		fd.Contradicts = []string{"an UpdatedLoadBalancer or EnsuredLoadBalancer event on the Service after these failures"}
+	case f.update:
+		verb, effect = "create or update", "its EXTERNAL-IP stays pending, or an existing load balancer stops "+
+			"following the nodes, while it retries"
+	}
+	fd.Title = fmt.Sprintf("the service controller cannot %s the load balancer of Service %s", verb, svc)
+	fd.Summary = fmt.Sprintf("The service controller failed %d %s to ensure the cloud load balancer of Service %s: %s.",
+		f.count, times, svc, effect)
 	if known == nil {
 		fd.Cause = fmt.Sprintf("Not established: the cloud's answer, %q, names no cause netmortem knows.", f.first)
 		fd.Fix = "Read the cloud's answer in the controller's log and fix what it names; the Service's events show " +
@@ -270,14 +306,17 @@ func lbFailureFinding(f *lbFailure) analyzer.Finding {
 	}
 	fd.Certainty = analyzer.Likely
 	fd.Facts["refusal"] = known.needle
-	where := "the cloud"
-	if known.cloud != "" {
-		where = known.cloud
-		fd.Facts["cloud"] = known.cloud
-	}
-	fd.Title = fmt.Sprintf("%s refuses the load balancer of Service %s: %s", where, svc, lbShort(known))
 	fd.Supports = append(fd.Supports, fmt.Sprintf("the refusal names the cause: %s", known.needle))
-	fd.Cause = fmt.Sprintf("%s refuses it: %s.", where, known.cause)
+	if known.cloud == "" { // the controller's own refusal, before any cloud call
+		fd.Title = fmt.Sprintf("the service controller cannot %s the load balancer of Service %s: %s", verb, svc,
+			lbShort(known))
+		fd.Cause = fmt.Sprintf("The service controller finds that %s.", known.cause)
+	} else {
+		fd.Facts["cloud"] = known.cloud
+		fd.Title = fmt.Sprintf("%s refuses to %s the load balancer of Service %s: %s", known.cloud, verb, svc,
+			lbShort(known))
+		fd.Cause = fmt.Sprintf("%s refuses it: %s.", known.cloud, known.cause)
+	}
 	fd.Fix = known.fix
 	fd.Decide = known.decide
 	if m := lbInstanceRe.FindStringSubmatch(f.first); m != nil {
