@@ -42,6 +42,8 @@ var (
 	ufwActionRe = lazyre.New(`^(ALLOW|DENY|REJECT|LIMIT)(?: (IN|OUT|FWD))?$`)
 	ufwNumberRe = lazyre.New(`^\[\s*\d+\] `)
 	ufwPortRe   = lazyre.New(`^([\w,:-]+)(?:/(tcp|udp|sctp))?$`)
+	// ufwAppRe is an application profile's name after the ports it opens.
+	ufwAppRe = lazyre.New(`(\S+/(?:tcp|udp|sctp)) \([^)]*\)$`)
 )
 
 // ufwReader reads one status listing; a ruleset per node.
@@ -158,6 +160,10 @@ func ufwRow(row string) (*model.Rule, string, error) {
 		action, rest = action+" "+rest[0], rest[1:]
 	}
 	to, from := strings.Join(f[:at], " "), strings.Join(rest, " ")
+	// "(log)" and "(log-all)" mark a logged rule; verbose listings put an
+	// application profile's name after its ports: "22/tcp (OpenSSH)".
+	from = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(from, "(log-all)"), "(log)"))
+	to = ufwAppRe.ReplaceAllString(to, "$1")
 	if from == "" {
 		return nil, "", fmt.Errorf("expected the From column after %q", action)
 	}

@@ -48,6 +48,7 @@ func TestUFWStatusVerbose(t *testing.T) {
 		"6783:6784/udp              DENY IN     Anywhere\n" +
 		"10.0.0.5 10250/tcp         LIMIT IN    10.0.0.0/8\n" +
 		"OpenSSH                    ALLOW IN    Anywhere\n" +
+		"80,443/tcp (Nginx Full)    ALLOW IN    Anywhere                   (log)\n" +
 		"Anywhere on cni0           ALLOW FWD   Anywhere on eth0\n" +
 		"53                         REJECT OUT  Anywhere\n" +
 		"22/tcp (v6) on eth1        ALLOW IN    Anywhere (v6)\n"
@@ -59,10 +60,11 @@ func TestUFWStatusVerbose(t *testing.T) {
 		`  11 DROP p=udp dport=6783:6784 src= dst= in= out= sport=`,
 		`  12 ACCEPT p=tcp dport=10250 src=10.0.0.0/8 dst=10.0.0.5 in= out= sport=`,
 		`  13 ACCEPT p= dport=OpenSSH src= dst= in= out= sport=`,
+		`  14 ACCEPT p=tcp dport=80,443 src= dst= in= out= sport=`,
 		`FORWARD policy="DROP"`,
-		`  14 ACCEPT p= dport= src= dst= in=eth0 out=cni0 sport=`,
+		`  15 ACCEPT p= dport= src= dst= in=eth0 out=cni0 sport=`,
 		`OUTPUT policy="ACCEPT"`,
-		`  15 REJECT p= dport=53 src= dst= in= out= sport=`,
+		`  16 REJECT p= dport=53 src= dst= in= out= sport=`,
 	}
 	parsetest.CheckLines(t, "ufw.txt", ufwLines(t, in), want)
 }
