@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -122,8 +123,8 @@ const (
 
 func runNodeInputDrop(p *analyzer.Pass) error {
 	for _, rs := range p.Snap.Netfilter {
-		if rs.Format == "nft" {
-			continue
+		if rs.Format == "nft" || rs.Family == "ipv6" {
+			continue // ip6tables' INPUT says nothing of the IPv4 traffic the probes stand for
 		}
 		for _, t := range rs.Tables {
 			if t.Name != "" && t.Name != "filter" {
@@ -164,7 +165,7 @@ func (w *inputWalk) walk(c *model.Chain, depth int) inResult {
 	if res := w.rules(c.Rules, depth); res != inFall || c.Policy == "" {
 		return res
 	}
-	if strings.EqualFold(c.Policy, "DROP") {
+	if strings.EqualFold(c.Policy, "DROP") || strings.EqualFold(c.Policy, "REJECT") { // ufw's default reject
 		w.at, w.rule, w.chain = c.Pos, nil, c
 		return inDrop
 	}
@@ -229,20 +230,123 @@ func (w *inputWalk) rules(rules []*model.Rule, depth int) inResult {
 	return inFall
 }
 
-// inputKnownModules are the match modules of iptables-save's -m whose
-// matches the typed fields hold (or that match every packet).
-var inputKnownModules = map[string]bool{"tcp": true, "udp": true, "conntrack": true, "state": true,
+// inputSaveOptions are the options of iptables-save's and iptables -S's
+// rules whose matches the typed fields hold, or that match every packet
+// (a module's name, a comment, a target's own options), each with how
+// many words follow it. Any other option is a match the walk does not
+// evaluate (--tcp-flags, --syn, -f, --limit, --match-set ...).
+var inputSaveOptions = map[string]int{"-A": 1, "--append": 1, "-I": 1, "--insert": 1, "-p": 1, "--protocol": 1,
+	"-s": 1, "--source": 1, "-d": 1, "--destination": 1, "-i": 1, "--in-interface": 1, "-o": 1,
+	"--out-interface": 1, "-j": 1, "--jump": 1, "-g": 1, "--goto": 1, "--dport": 1, "--destination-port": 1,
+	"--dports": 1, "--destination-ports": 1, "--sport": 1, "--source-port": 1, "--sports": 1,
+	"--source-ports": 1, "--ctstate": 1, "--state": 1, "--comment": 1, "--reject-with": 1, "--log-prefix": 1,
+	"--log-level": 1, "--set-xmark": 1, "--icmp-type": 1, "!": 0}
+
+// inputSaveModules are the match modules (-m) whose matches the typed
+// fields hold.
+var inputSaveModules = map[string]bool{"tcp": true, "udp": true, "conntrack": true, "state": true,
 	"comment": true, "multiport": true, "icmp": true}
 
-// inputModuleRe finds the match modules of a rule as iptables-save and
-// iptables -S print it.
-var inputModuleRe = lazyre.New(`(?:^|\s)-m (\S+)`)
+// inputListingWords are the words of an iptables -L row past its
+// destination that the typed fields hold, each with how many words follow
+// it; any other word is a match the walk does not evaluate (PKTTYPE, TIME,
+// flags:, match-set ...).
+var inputListingWords = map[string]int{"tcp": 0, "udp": 0, "multiport": 0, "dports": 1, "ports": 1, "ctstate": 1,
+	"state": 1, "reject-with": 1, "[goto]": 0}
 
-// inputListingWords are what an iptables -L row shows of matches the typed
-// fields do not hold.
-var inputListingWords = []string{"match-set", "ADDRTYPE", "owner", "limit:", "recent:", "PHYSDEV", "mark match",
-	"MAC ", "source IP range", "destination IP range", "#conn", "policy match", "connmark", "rpfilter", "socket",
-	"u32", "string match", "cgroup", "bpf", "ctorigdst", "ctstatus", "ttl ", "length "}
+// inputUnevaluated says whether r holds a match the typed fields do not:
+// the walk then cannot tell whether it matches.
+func inputUnevaluated(r *model.Rule) bool {
+	raw := strings.TrimSpace(r.Raw)
+	if strings.HasPrefix(raw, "[") { // iptables-save -c's counters
+		if _, rest, ok := strings.Cut(raw, "] "); ok {
+			raw = rest
+		}
+	}
+	if strings.HasPrefix(raw, "-") {
+		f := shellWords(raw)
+		for i := 0; i < len(f); i++ {
+			n, known := inputSaveOptions[f[i]]
+			switch {
+			case f[i] == "-m" || f[i] == "--match":
+				if i+1 >= len(f) || !inputSaveModules[f[i+1]] {
+					return true
+				}
+				i++
+			case known:
+				i += n
+			case strings.HasPrefix(f[i], "-"):
+				return true
+			}
+		}
+		return false
+	}
+	// An iptables -L row: [pkts bytes] target prot opt [in out] source
+	// destination, then the matches.
+	f := strings.Fields(inputCommentRe.ReplaceAllString(raw, ""))
+	at := slices.Index(f, r.Target)
+	if at < 0 {
+		return true
+	}
+	cols := 5 // target prot opt source destination
+	if r.Counted {
+		cols = 7 // with in and out
+	}
+	if len(f) < at+cols || strings.Contains(f[at+2], "f") {
+		return true // -f in the opt column: fragments only
+	}
+	if t := strings.ToUpper(r.Target); !r.Counted && t != "ACCEPT" && !inputPassTargets[t] {
+		return true // without -v the listing hides the interfaces the rule may match on
+	}
+	extra := f[at+cols:]
+	for i := 0; i < len(extra); i++ {
+		w := extra[i]
+		if n, ok := inputListingWords[w]; ok {
+			i += n
+			continue
+		}
+		if strings.HasPrefix(w, "dpt:") || strings.HasPrefix(w, "dpts:") || strings.HasPrefix(w, "icmp-") {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// inputCommentRe is a comment in an iptables -L row.
+var inputCommentRe = lazyre.New(`/\*.*?\*/`)
+
+// shellWords splits an iptables-save rule into its words, a quoted
+// string ("kubernetes service portals") one word.
+func shellWords(s string) []string {
+	var out []string
+	var b strings.Builder
+	quoted, escaped, in := false, false, false
+	for _, c := range s {
+		switch {
+		case escaped:
+			b.WriteRune(c)
+			escaped = false
+		case c == '\\' && quoted:
+			escaped = true
+		case c == '"':
+			quoted, in = !quoted, true
+		case (c == ' ' || c == '\t') && !quoted:
+			if in {
+				out = append(out, b.String())
+				b.Reset()
+				in = false
+			}
+		default:
+			b.WriteRune(c)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, b.String())
+	}
+	return out
+}
 
 // matches says how far r is known to match w's connection: a new one, from
 // a host elsewhere, to one of the node's addresses.
@@ -275,17 +379,8 @@ func (w *inputWalk) matches(r *model.Rule) inMatch {
 		r.Recent != nil || r.DstType != "" || r.Statistic != "" {
 		return inPerhaps
 	}
-	for _, m := range inputModuleRe.FindAllStringSubmatch(r.Raw, -1) {
-		if !inputKnownModules[m[1]] {
-			return inPerhaps
-		}
-	}
-	if !strings.HasPrefix(strings.TrimSpace(r.Raw), "-") {
-		for _, word := range inputListingWords {
-			if strings.Contains(r.Raw, word) {
-				return inPerhaps
-			}
-		}
+	if inputUnevaluated(r) {
+		return inPerhaps
 	}
 	return inYes
 }
@@ -338,6 +433,9 @@ func nodeInputFinding(rs *model.Ruleset, in *model.Chain, dropped []*inputWalk) 
 			"sender (filter INPUT)", where, len(dropped)-1, plural(len(dropped)-1, "port", "ports")),
 		Decide: "# on the node, while the other nodes' traffic fails: the counter of the rule or policy that drops it climbs\n" +
 			"iptables -nvL INPUT",
+	}
+	if len(dropped) == 1 {
+		f.Title = fmt.Sprintf("%s's firewall drops the kubelet's port 10250/tcp from every sender (filter INPUT)", where)
 	}
 	if node != "" {
 		f.Facts["node"] = node
