@@ -87,7 +87,9 @@ kernel logs after each tells what the frame was: one whose EtherType is
 08 06 is an ARP request, which the kernel checks the same way and leaves
 unanswered on that device; no IP packet is dropped, and on a bridge's port
 (Azure CNI's bridge mode makes eth0 a port of azure0) the bridge answers
-instead. Those lines are reported at info, never as a cause.
+instead. Those lines are reported at info, never as a cause. A line
+whose header shows another EtherType (an 802.1Q tag kept in it, 81 00) is
+not claimed: what the frame carried is not shown.
 
 Fix: make the path symmetric (a route, or a policy-routing rule by source,
 that sends replies back by the interface the traffic came in on), or set

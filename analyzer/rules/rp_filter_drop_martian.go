@@ -40,7 +40,11 @@ func martianRPF(p *analyzer.Pass) {
 			src.As4()[0] == 0 || src.As4()[0] >= 240 {
 			continue // a source the kernel drops whatever the filter says
 		}
-		k := key{le.Node, m[3], martianEtherType(s.Logs, i) == "0806"}
+		et := martianEtherType(s.Logs, i)
+		if et != "" && et != "0800" && et != "0806" {
+			continue // a VLAN tag kept in the header (81 00) or another frame: what it carried is not shown
+		}
+		k := key{le.Node, m[3], et == "0806"}
 		if byKey[k] == nil {
 			keys = append(keys, k)
 		}
