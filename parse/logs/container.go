@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netmortem/netmortem/internal/lazyre"
+	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"
 )
@@ -259,4 +260,39 @@ func kubectlContainer(cmd string) string {
 		}
 	}
 	return ""
+}
+
+// startsRecord reports whether line starts a container runtime's record.
+func (lr *logReader) startsRecord(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	if strings.HasPrefix(t, `{"log":"`) {
+		return true
+	}
+	_, ok := lr.unwrap(strings.TrimSuffix(t, " \\"))
+	return ok
+}
+
+// record reads one record of a container runtime (or one line of kubectl
+// logs --timestamps) read at pos.
+func (lr *logReader) record(w wrapped, pos model.Pos) {
+	if w.partial {
+		if p := lr.partial[w.stream]; p != nil {
+			p.text += w.inner
+			return
+		}
+		if lr.partial == nil {
+			lr.partial = map[string]*partialLine{}
+		}
+		lr.partial[w.stream] = &partialLine{text: w.inner, pos: pos, w: w}
+		return
+	}
+	if p := lr.partial[w.stream]; p != nil {
+		// The line is the runtime's from its first record on.
+		last := w.inner
+		w, pos = p.w, p.pos
+		w.inner = p.text + last
+		w.partial = false
+		delete(lr.partial, w.stream)
+	}
+	lr.entry(w.inner, pos, &w)
 }

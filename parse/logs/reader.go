@@ -250,43 +250,8 @@ func (lr *logReader) line(l *text.Lines) {
 	lr.entry(line, pos, nil)
 }
 
-// startsRecord reports whether line starts a container runtime's record.
-func (lr *logReader) startsRecord(line string) bool {
-	t := strings.TrimLeft(line, " \t")
-	if strings.HasPrefix(t, `{"log":"`) {
-		return true
-	}
-	_, ok := lr.unwrap(strings.TrimSuffix(t, " \\"))
-	return ok
-}
-
 // maxJoined bounds the lines joined into one wrapped record.
 const maxJoined = 1 << 20
-
-// record reads one record of a container runtime (or one line of kubectl
-// logs --timestamps) read at pos.
-func (lr *logReader) record(w wrapped, pos model.Pos) {
-	if w.partial {
-		if p := lr.partial[w.stream]; p != nil {
-			p.text += w.inner
-			return
-		}
-		if lr.partial == nil {
-			lr.partial = map[string]*partialLine{}
-		}
-		lr.partial[w.stream] = &partialLine{text: w.inner, pos: pos, w: w}
-		return
-	}
-	if p := lr.partial[w.stream]; p != nil {
-		// The line is the runtime's from its first record on.
-		last := w.inner
-		w, pos = p.w, p.pos
-		w.inner = p.text + last
-		w.partial = false
-		delete(lr.partial, w.stream)
-	}
-	lr.entry(w.inner, pos, &w)
-}
 
 // flush reads what is left at the end of the input: partial records the
 // runtime never ended, a wrapped record never completed.
