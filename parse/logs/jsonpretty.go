@@ -34,6 +34,10 @@ type prettyLines struct {
 	pos   []model.Pos
 }
 
+// opensPretty reports whether line opens a pretty-printed record: "{"
+// alone, at the line's start.
+func opensPretty(line string) bool { return strings.TrimRight(line, " \t\r") == "{" }
+
 // prettyRecord joins the trimmed lines of a record, the first its "{",
 // and reports whether they make a complete JSON value.
 func prettyRecord(lines []string) (string, bool) {
@@ -56,7 +60,7 @@ func prettyRecord(lines []string) (string, bool) {
 // ("{" alone): the record joined and the number of lines it takes; ok is
 // false when no log record ends there within maxPrettyLines.
 func prettyLogAt(lines []string, i int) (rec string, n int, ok bool) {
-	if strings.TrimRight(lines[i], " \t\r") != "{" {
+	if !opensPretty(lines[i]) {
 		return "", 0, false
 	}
 	for j := i + 1; j < len(lines) && j-i < maxPrettyLines; j++ {
@@ -75,7 +79,7 @@ func prettyLogAt(lines []string, i int) (rec string, n int, ok bool) {
 func (lr *logReader) pretty(line string, pos model.Pos) bool {
 	p := lr.prettyRec
 	if p == nil {
-		if strings.TrimRight(line, " \t\r") != "{" {
+		if !opensPretty(line) {
 			return false
 		}
 		lr.prettyRec = &prettyLines{lines: []string{line}, pos: []model.Pos{pos}}

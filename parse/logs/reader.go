@@ -333,7 +333,7 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 		lr.add(ev, kind, w)
 		return
 	}
-	if isContinuation(line) || ((lr.lastKind == "felix" || lr.lastKind == "weave" || lr.lastKind == "golog") && !text.IsPromptOrMarker(line)) ||
+	if isContinuation(line) || (goesOnUnprefixed(lr.lastKind) && !text.IsPromptOrMarker(line)) ||
 		(w == nil && len(lr.events) > 0 && klogContinues(lr.lastKind, lr.events[len(lr.events)-1].Message, line)) {
 		if len(lr.events) > 0 {
 			ev := &lr.events[len(lr.events)-1]

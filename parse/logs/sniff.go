@@ -105,7 +105,7 @@ func readHeadShapes(head []byte) headShapes {
 			lastMsg = strings.TrimRight(lastMsg, " ") + " " + strings.TrimSpace(line)
 			continue // the rest of a hard-wrapped kernel or syslog line
 		}
-		if (last == "felix" || last == "weave" || last == "golog") && !text.IsPromptOrMarker(line) {
+		if goesOnUnprefixed(last) && !text.IsPromptOrMarker(line) {
 			continue // a traceback or a wrapped message
 		}
 		last = ""

@@ -169,6 +169,13 @@ func isContinuation(line string) bool {
 	return line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, "Trace[")
 }
 
+// goesOnUnprefixed reports whether the entries of a log shape go on on the
+// lines of no shape below them: Felix's and weave's tracebacks and wrapped
+// messages, a Go log message with line breaks.
+func goesOnUnprefixed(kind string) bool {
+	return kind == "felix" || kind == "weave" || kind == "golog"
+}
+
 // klogContinues reports whether a line of no log shape continues the
 // entry before it, of shape kind and message msg: a klog message that
 // opened a parenthesis it has not closed, as an error quoting a
