@@ -108,8 +108,7 @@ const (
 type inputWalk struct {
 	chains map[string]*model.Chain
 	probe  nodeInPort
-	at     model.Pos // the rule or chain whose verdict dropped it
-	rule   *model.Rule
+	rule   *model.Rule  // the rule that dropped it, when one did
 	chain  *model.Chain // the chain whose policy dropped it, when that did
 	evals  int
 }
@@ -166,7 +165,7 @@ func (w *inputWalk) walk(c *model.Chain, depth int) inResult {
 		return res
 	}
 	if strings.EqualFold(c.Policy, "DROP") || strings.EqualFold(c.Policy, "REJECT") { // ufw's default reject
-		w.at, w.rule, w.chain = c.Pos, nil, c
+		w.rule, w.chain = nil, c
 		return inDrop
 	}
 	return inMaybe
@@ -194,7 +193,7 @@ func (w *inputWalk) rules(rules []*model.Rule, depth int) inResult {
 			return inMaybe
 		case t == "DROP" || t == "REJECT":
 			if m == inYes {
-				w.at, w.rule, w.chain = r.Pos, r, nil
+				w.rule, w.chain = r, nil
 				return inDrop
 			}
 		case t == "RETURN":
@@ -443,23 +442,20 @@ func nodeInputFinding(rs *model.Ruleset, in *model.Chain, dropped []*inputWalk) 
 	var counted []string
 	seen := map[model.Pos]bool{}
 	for _, w := range dropped {
-		note, pkts, shown := "", uint64(0), false
-		switch {
-		case w.chain != nil:
-			note = fmt.Sprintf("chain %s policy %s", w.chain.Name, w.chain.Policy)
-			pkts, shown = w.chain.Packets, w.chain.Packets > 0 || w.chain.Bytes > 0
-		default:
-			note = w.rule.Raw
-			pkts, shown = w.rule.Packets, w.rule.Counted
+		at, note, pkts := model.Pos{}, "", uint64(0)
+		if w.chain != nil {
+			at, note, pkts = w.chain.Pos, fmt.Sprintf("chain %s policy %s", w.chain.Name, w.chain.Policy), w.chain.Packets
+		} else {
+			at, note, pkts = w.rule.Pos, w.rule.Raw, w.rule.Packets
 		}
-		if seen[w.at] {
+		if seen[at] {
 			continue
 		}
-		seen[w.at] = true
-		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: w.at, Note: "drops " + w.probe.String() + ": " + note})
+		seen[at] = true
+		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: at, Note: "drops " + w.probe.String() + ": " + note})
 		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s drops a new connection to %s from any sender, no rule "+
-			"before it accepting one", w.at, note, w.probe))
-		if shown && pkts > 0 {
+			"before it accepting one", at, note, w.probe))
+		if pkts > 0 {
 			counted = append(counted, fmt.Sprintf("%s counted %d %s", note, pkts, plural(int(pkts), "packet", "packets")))
 		}
 	}
