@@ -78,17 +78,17 @@ node.kubernetes.io/exclude-from-external-load-balancers).`,
 
 // lbRefusal is a cause a cloud's refusal names.
 type lbRefusal struct {
-	needle string // in the message, case-insensitively
-	cloud  string
-	cause  string
-	fix    string
-	decide string
+	needles []string // any of them in the message, case-insensitively
+	cloud   string
+	cause   string
+	fix     string
+	decide  string
 }
 
 // lbRefusals are the refusals lb-provision-failed knows, the most
 // specific first.
 var lbRefusals = []lbRefusal{
-	{"multiple tagged security groups found for instance", "AWS",
+	{[]string{"multiple tagged security groups found for instance"}, "AWS",
 		"more than one security group of the nodes' instances carries the cluster's tag (kubernetes.io/cluster/NAME), " +
 			"and the AWS cloud provider does not guess which one the load balancer's rules go in",
 		"Keep the cluster's tag on one security group per instance (remove kubernetes.io/cluster/NAME from the others), " +
@@ -96,7 +96,7 @@ var lbRefusals = []lbRefusal{
 		"# the instance's security groups, then each one's tags\n" +
 			"aws ec2 describe-instances --instance-ids INSTANCE --query 'Reservations[].Instances[].SecurityGroups'\n" +
 			"aws ec2 describe-security-groups --group-ids SG --query 'SecurityGroups[].Tags'"},
-	{"rulespersecuritygrouplimitexceeded", "AWS",
+	{[]string{"rulespersecuritygrouplimitexceeded"}, "AWS",
 		"the nodes' security group has reached its limit of rules: each Classic or Network load balancer adds rules " +
 			"to it, and this one's do not fit",
 		"Delete the load balancers and Services no longer used (their rules stay until then), raise the rules-per-" +
@@ -105,34 +105,30 @@ var lbRefusals = []lbRefusal{
 			"Controller's shared backend security group).",
 		"# the nodes' security group: how many rules it holds, against the account's rules-per-group quota\n" +
 			"aws ec2 describe-security-groups --group-ids NODE_SG --query 'SecurityGroups[].IpPermissions | length(@[])'"},
-	{"securitygrouplimitexceeded", "AWS",
+	{[]string{"securitygrouplimitexceeded"}, "AWS",
 		"the account has reached its limit of security groups, and each Classic load balancer gets one",
 		"Delete unused security groups (of load balancers already gone) or raise the VPC security-group quota.",
 		"aws ec2 describe-security-groups --query 'length(SecurityGroups)'"},
-	{"toomanyloadbalancers", "AWS",
+	{[]string{"toomanyloadbalancers"}, "AWS",
 		"the account has reached its limit of load balancers in the region",
 		"Delete unused load balancers (of Services already gone), raise the quota, or serve Services through one " +
 			"Ingress or Gateway instead of a load balancer each.",
 		"aws elb describe-load-balancers --query 'length(LoadBalancerDescriptions)'"},
-	{"could not find any suitable subnets for creating the elb", "AWS",
+	{[]string{"could not find any suitable subnets for creating the elb"}, "AWS",
 		"no subnet of the cluster's VPC is tagged for load balancers: kubernetes.io/role/elb (public) or " +
 			"kubernetes.io/role/internal-elb (internal), with the cluster's tag kubernetes.io/cluster/NAME",
 		"Tag the subnets the load balancers belong in: kubernetes.io/role/elb=1 on the public ones (internal-elb on the " +
 			"private ones) and kubernetes.io/cluster/NAME=shared (or owned).",
 		"aws ec2 describe-subnets --filters Name=vpc-id,Values=VPC --query 'Subnets[].[SubnetId,Tags]'"},
-	{"unauthorizedoperation", "AWS",
+	{[]string{"unauthorizedoperation", "accessdenied"}, "AWS",
 		"the controller's credentials (the control plane's IAM role) lack a permission the load balancer needs",
 		"Grant the controller's IAM role the permission the message names (the cloud provider's documented policy).",
 		"# the message names the action; then the role's policies\naws iam list-attached-role-policies --role-name ROLE"},
-	{"accessdenied", "AWS",
-		"the controller's credentials (the control plane's IAM role) lack a permission the load balancer needs",
-		"Grant the controller's IAM role the permission the message names (the cloud provider's documented policy).",
-		"# the message names the action; then the role's policies\naws iam list-attached-role-policies --role-name ROLE"},
-	{"publicipcountlimitreached", "Azure",
+	{[]string{"publicipcountlimitreached"}, "Azure",
 		"the subscription has reached its limit of public IP addresses in the region",
 		"Delete unused public IPs (of Services already gone) or raise the quota.",
 		"az network public-ip list --query 'length(@)'"},
-	{"there are no available nodes for loadbalancer", "",
+	{[]string{"there are no available nodes for loadbalancer"}, "",
 		"no node can be put behind the load balancer: none is Ready, or all carry the label " +
 			"node.kubernetes.io/exclude-from-external-load-balancers (or are control-plane nodes where that excludes them)",
 		"Make a node Ready and eligible for load balancers (remove node.kubernetes.io/exclude-from-external-load-balancers).",
@@ -265,15 +261,18 @@ func lbFailureFinding(f *lbFailure) analyzer.Finding {
 	}
 	lower := strings.ToLower(f.first)
 	var known *lbRefusal
+	needle := ""
 	for i := range lbRefusals {
-		if strings.Contains(lower, lbRefusals[i].needle) {
-			known = &lbRefusals[i]
-			break
+		for _, n := range lbRefusals[i].needles {
+			if known == nil && strings.Contains(lower, n) {
+				known, needle = &lbRefusals[i], n
+			}
 		}
 	}
 	if known == nil {
 		if m := lbQuotaRe.FindStringSubmatch(f.first); m != nil {
-			known = &lbRefusal{needle: m[0], cloud: "GCE", cause: "the project has reached its quota " + m[1] +
+			needle = m[0]
+			known = &lbRefusal{cloud: "GCE", cause: "the project has reached its quota " + m[1] +
 				" in the region", fix: "Free " + m[1] + " (load balancers of Services already gone) or raise the quota.",
 				decide: "gcloud compute project-info describe --format='value(quotas)' # and the region's: " +
 					"gcloud compute regions describe REGION"}
@@ -305,8 +304,8 @@ func lbFailureFinding(f *lbFailure) analyzer.Finding {
 		return fd
 	}
 	fd.Certainty = analyzer.Likely
-	fd.Facts["refusal"] = known.needle
-	fd.Supports = append(fd.Supports, fmt.Sprintf("the refusal names the cause: %s", known.needle))
+	fd.Facts["refusal"] = needle
+	fd.Supports = append(fd.Supports, fmt.Sprintf("the refusal names the cause: %s", needle))
 	if known.cloud == "" { // the controller's own refusal, before any cloud call
 		fd.Title = fmt.Sprintf("the service controller cannot %s the load balancer of Service %s: %s", verb, svc,
 			lbShort(known))
