@@ -219,33 +219,15 @@ func ufwEnd(s string) (addr, port, iface string, err error) {
 	}
 	if f[0] == "Anywhere" {
 		f = f[1:]
-	} else if looksLikeAddr(f[0]) {
+	} else if _, ok := matchPrefixOf(f[0]); ok {
 		addr, f = f[0], f[1:]
 	}
 	if len(f) > 0 && f[0] == "port" { // "10.0.0.1 port 22", as some releases print it
 		f = f[1:]
 	}
-	switch rest := strings.Join(f, " "); {
-	case rest == "":
-	case ufwPortRe.MatchString(rest):
-		port = rest
-	default:
-		port = rest // an application profile ("OpenSSH", "Nginx Full"): a port it cannot know
-	}
-	return addr, port, iface, nil
-}
-
-// looksLikeAddr says whether s is an IPv4 address or network.
-func looksLikeAddr(s string) bool {
-	if strings.Count(s, ".") != 3 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && c != '.' && c != '/' {
-			return false
-		}
-	}
-	return true
+	// The ports, or an application profile's name ("OpenSSH", "Nginx
+	// Full"), which says nothing of its ports: a port no match can know.
+	return addr, strings.Join(f, " "), iface, nil
 }
 
 // ufwPortParts splits "6783:6784/udp" into its protocol and ports; an
