@@ -108,6 +108,9 @@ type Snapshot struct {
 	KernelModules []KernelModules `json:"kernel_modules,omitempty"`
 	// BGPPeers are the BGP sessions of nodes (calicoctl node status).
 	BGPPeers []BGPPeer `json:"bgp_peers,omitempty"`
+	// CiliumHealth are Cilium's health checks of the nodes (cilium status,
+	// cilium-health status), per reporting node.
+	CiliumHealth []CiliumNodeHealth `json:"cilium_health,omitempty"`
 	// ConnectTimes are the connect times of load tests (ab).
 	ConnectTimes []ConnectTimes `json:"connect_times,omitempty"`
 	// ResolvConfs are resolver configurations (/etc/resolv.conf).
@@ -168,6 +171,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.ConnectTimes = append(s.ConnectTimes, o.ConnectTimes...)
 	s.KernelModules = append(s.KernelModules, o.KernelModules...)
 	s.BGPPeers = append(s.BGPPeers, o.BGPPeers...)
+	s.CiliumHealth = append(s.CiliumHealth, o.CiliumHealth...)
 	s.Netfilter = append(s.Netfilter, o.Netfilter...)
 	s.Sockets = append(s.Sockets, o.Sockets...)
 	s.SockCounts = append(s.SockCounts, o.SockCounts...)

@@ -77,6 +77,7 @@ func benchCases() []benchCase {
 		{"ipvsadm", netfilter.IPVSadmFormat, 10000, "IPVS services with 3 real servers (ipvsadm -Ln)", genIPVSadm, perN(1)},
 		{"lsmod", host.LsmodFormat, 1000, "nodes of lsmod | grep br_netfilter", genLsmod, perN(1)},
 		{"calicoctl-status", host.CalicoStatusFormat, 10000, "BGP peers of calicoctl node status, every tenth down", genCalicoStatus, perN(1)},
+		{"cilium-health", host.CiliumHealthFormat, 10000, "nodes of cilium-health status --probe, every tenth unreachable", genCiliumHealth, perN(1)},
 		{"ab", host.ABFormat, 1000, "ApacheBench reports", genAB, perN(1)},
 		{"net-error-lines", logs.NetErrorLinesFormat, 10000, "dial errors quoted without their log prefix", genNetErrorLines, perN(1)},
 		{"ipvsadm-timeout", netfilter.IPVSTimeoutFormat, 10000, "nodes of ipvsadm -l --timeout", genIPVSTimeout, perN(1)},

@@ -112,6 +112,18 @@ func genCalicoStatus(n int) []byte {
 	})
 }
 
+func genCiliumHealth(n int) []byte {
+	return genLines("Probe time:   2022-08-02T16:38:44Z\nNodes:\n", n, func(b *bytes.Buffer, i int) {
+		http := "OK, RTT=130.845µs"
+		if i%10 == 9 {
+			http = fmt.Sprintf("Get \"http://%s:4240/hello\": dial tcp %[1]s:4240: i/o timeout", ip4(10, 0x100000+i))
+		}
+		fmt.Fprintf(b, "  node-%d:\n    Host connectivity to %s:\n      ICMP to stack:   OK, RTT=1.268091ms\n"+
+			"      HTTP to agent:   %s\n    Endpoint connectivity to %s:\n      ICMP to stack:   OK, RTT=1.16669ms\n"+
+			"      HTTP to agent:   OK, RTT=193.793µs\n", i, ip4(10, 0x100000+i), http, ip4(100, 0x100000+i))
+	})
+}
+
 func genAB(n int) []byte {
 	return genLines("This is ApacheBench, Version 2.3\n", n, func(b *bytes.Buffer, i int) {
 		fmt.Fprintf(b, "Server Hostname:        %s\nServer Port:            80\nConcurrency Level:      %d\n"+

@@ -95,6 +95,7 @@ var registry = sync.OnceValue(func() []*Format {
 		host.ABFormat,
 		host.LsmodFormat,
 		host.CalicoStatusFormat,
+		host.CiliumHealthFormat,
 		host.ClientFormat,
 	}
 	// A session's commands are read with every other format but binary
