@@ -82,6 +82,7 @@ func All() []*analyzer.Rule {
 		NodePodCIDRMissing,
 		NodeInputDrop,
 		LBProvisionFailed,
+		CiliumHealthUnreachable,
 	}
 }
 

@@ -269,11 +269,3 @@ func bgpDownCause(f *analyzer.Finding, g *bgpDownNode) {
 		}
 	}
 }
-
-// firstOr returns the first of l, or def when l is empty.
-func firstOr(l []string, def string) string {
-	if len(l) == 0 {
-		return def
-	}
-	return l[0]
-}

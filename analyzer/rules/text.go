@@ -125,3 +125,11 @@ func collected(name, note string) string {
 	}
 	return "# " + note + "\n" + shell
 }
+
+// firstOr returns the first of l, or def when l is empty.
+func firstOr(l []string, def string) string {
+	if len(l) == 0 {
+		return def
+	}
+	return l[0]
+}
