@@ -306,6 +306,15 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 			lr.multiKey = ""
 			return
 		}
+		if t := strings.TrimSpace(line); t != "" {
+			if _, _, ok := lr.parseLine(line); !ok {
+				// The value's line with its tab lost, as a paste into
+				// Markdown loses it: a line of no log shape goes on
+				// with the value until its ">".
+				ev.Fields[lr.multiKey] = strings.TrimPrefix(ev.Fields[lr.multiKey]+"\n"+t, "\n")
+				return
+			}
+		}
 		lr.multiKey = ""
 	}
 	t := strings.TrimSpace(line)

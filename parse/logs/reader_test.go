@@ -571,3 +571,30 @@ func TestKlogCutHeader(t *testing.T) {
 		t.Error("a line of prose read")
 	}
 }
+
+// bottlerocket-os/bottlerocket#4295's kube-proxy log, pasted into Markdown:
+// the tab before each line of the err=< value is lost. The value's lines,
+// of no log shape, go on with it until its ">"; the next log line ends it.
+func TestKlogMultiValueUnindented(t *testing.T) {
+	in := `E1113 16:15:07.931291 1 proxier.go:1481] "Failed to execute iptables-restore" err=<
+exit status 2: ip6tables-restore v1.8.4 (legacy): unknown option "--xor-mark"
+Error occurred at line: 16
+Try ` + "`ip6tables-restore -h'" + ` or 'ip6tables-restore --help' for more information.
+>
+I1113 16:15:07.931308 1 proxier.go:858] "Sync failed" retryingTime="30s"
+E1113 16:15:37.9 1 proxier.go:1481] "Failed to execute iptables-restore" err=<
+exit status 2: ip6tables-restore v1.8.4 (legacy): unknown option "--xor-mark"
+I1113 16:15:37.95 1 proxier.go:858] "Sync failed" retryingTime="30s"
+`
+	evs, err := Logs(strings.NewReader(in), "kube-proxy.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "exit status 2: ip6tables-restore v1.8.4 (legacy): unknown option \"--xor-mark\"\nError occurred at line: 16\n" +
+		"Try `ip6tables-restore -h' or 'ip6tables-restore --help' for more information."
+	if len(evs) != 4 || evs[0].Fields["err"] != want || evs[1].Message != "Sync failed" ||
+		evs[2].Fields["err"] != "exit status 2: ip6tables-restore v1.8.4 (legacy): unknown option \"--xor-mark\"" ||
+		evs[3].Pos.Line != 9 {
+		t.Errorf("got %d events:\n%s", len(evs), eventLines(evs))
+	}
+}
