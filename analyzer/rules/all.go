@@ -83,6 +83,7 @@ func All() []*analyzer.Rule {
 		NodeInputDrop,
 		LBProvisionFailed,
 		CiliumHealthUnreachable,
+		NetfilterExtensionMissing,
 	}
 }
 
