@@ -279,7 +279,7 @@ func ciliumEndpointFinding(r *ciliumReport, hs []*model.CiliumNodeHealth) analyz
 		"the Pod network: Pods on the two nodes cannot reach each other.", on, listSome(names, false))
 	f.Certainty = analyzer.Likely
 	f.Decide = ciliumDecide(r, hs, "on both nodes while it probes: do the encapsulated packets leave and arrive?",
-		"tcpdump -ni any 'udp port 8472 or udp port 6081' and host ADDR")
+		"tcpdump -ni any 'host ADDR and (udp port 8472 or udp port 6081)'")
 	_, refused, _ := ciliumProbeFails(hs, false)
 	if refused {
 		f.Cause = "The node's health endpoint does not answer on TCP 4240: it is not running (Cilium's " +
