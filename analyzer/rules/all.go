@@ -84,6 +84,7 @@ func All() []*analyzer.Rule {
 		LBProvisionFailed,
 		CiliumHealthUnreachable,
 		NetfilterExtensionMissing,
+		MTUMismatch,
 	}
 }
 
