@@ -85,6 +85,7 @@ func All() []*analyzer.Rule {
 		CiliumHealthUnreachable,
 		NetfilterExtensionMissing,
 		MTUMismatch,
+		KubeProxyConntrackReadonly,
 	}
 }
 
