@@ -27,7 +27,9 @@ var ClientFormat = &format.Format{
 		"reached`), no-answer (a command interrupted with `^C` before it printed anything), no-route, " +
 		"net-unreachable, reset, addr-unavailable (`Cannot assign requested address`), unresolved " +
 		"(`Could not resolve host`, `no such host`, `bad address`), or answered with its DNS status " +
-		"(NOERROR, NXDOMAIN, SERVFAIL) and answers; arping's replies one per MAC that answered (an " +
+		"(NOERROR, NXDOMAIN, SERVFAIL) and answers; the connect errors in the C library's words of other " +
+		"languages too (`连接超时`, `Verbindungsaufbau abgelehnt`: glibc's in Chinese, Japanese, Korean, German, " +
+		"French, Spanish, Portuguese, Russian and Italian); arping's replies one per MAC that answered (an " +
 		"address answered from two MACs is two results), `Received 0 response(s)` a timeout. Other " +
 		"commands' output is passed over",
 	Sniff: sniffClient,
@@ -99,7 +101,7 @@ func classify(msg string) model.ClientOutcome {
 	case strings.Contains(m, "succeeded"), strings.HasPrefix(m, "connected"):
 		return model.ClientConnected
 	}
-	return ""
+	return classifyLocalized(m)
 }
 
 // clientPrompt recognizes a command line in a transcript: a shell prompt,

@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -229,4 +230,50 @@ func TestClientNslookupNoAnswer(t *testing.T) {
 	parsetest.CheckLines(t, "nslookup.txt", clientLines(out), []string{
 		"6  nslookup 10.43.0.10:53 answered NOERROR name=google.com.mydomain.com",
 	})
+}
+
+// The C library's connect errors in other languages, as glibc prints
+// them (testdata/strerror-locales.txt, strerror under each locale): each
+// is read as its English words are.
+func TestClassifyLocalized(t *testing.T) {
+	b, err := os.ReadFile("testdata/strerror-locales.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []model.ClientOutcome{model.ClientTimeout, model.ClientRefused, model.ClientNoRoute, model.ClientNetUnreachable}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		loc, words, _ := strings.Cut(line, " ")
+		for i, w := range strings.Split(words, "|") {
+			if got := classify("Failed connect to 10.0.0.5:80; " + w); got != want[i] {
+				t.Errorf("%s %q: %q, want %q", loc, w, got, want[i])
+			}
+			n++
+		}
+	}
+	if n != 40 {
+		t.Errorf("%d errors read, want 40", n)
+	}
+}
+
+// opsnull/follow-me-install-kubernetes-cluster#553: curl 7.29's verbose
+// transcript on a zh_CN host, its connect error in Chinese.
+func TestClientCurlChinese(t *testing.T) {
+	in := "[root@rs102 ~]# curl http://10.254.176.48/host.html -v\n" +
+		"* About to connect() to 10.254.176.48 port 80 (#0)\n" +
+		"*   Trying 10.254.176.48...\n" +
+		"* 连接超时\n" +
+		"* Failed connect to 10.254.176.48:80; 连接超时\n" +
+		"* Closing connection 0\n" +
+		"curl: (7) Failed connect to 10.254.176.48:80; 连接超时\n"
+	out, err := Client(strings.NewReader(in), "curl.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || out[0].Outcome != model.ClientTimeout || out[0].Target != "10.254.176.48:80" {
+		t.Errorf("got %+v", out)
+	}
 }
