@@ -86,6 +86,7 @@ func All() []*analyzer.Rule {
 		NetfilterExtensionMissing,
 		MTUMismatch,
 		KubeProxyConntrackReadonly,
+		RBACListForbidden,
 	}
 }
 
