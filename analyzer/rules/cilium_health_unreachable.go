@@ -131,8 +131,8 @@ func ciliumNames(hs []*model.CiliumNodeHealth) (names, addrs []string) {
 }
 
 // ciliumBase is a finding on nodes of r's report, its evidence the rows
-// or blocks of the nodes.
-func ciliumBase(r *ciliumReport, hs []*model.CiliumNodeHealth, note func(*model.CiliumNodeHealth) string) analyzer.Finding {
+// or blocks of the nodes with how their paths fared, and the nodes' names.
+func ciliumBase(r *ciliumReport, hs []*model.CiliumNodeHealth) (analyzer.Finding, []string) {
 	names, addrs := ciliumNames(hs)
 	f := analyzer.Finding{
 		Subject:  subject("node", r.node, "peer", hs[0].Peer),
@@ -141,11 +141,11 @@ func ciliumBase(r *ciliumReport, hs []*model.CiliumNodeHealth, note func(*model.
 	}
 	for i, h := range hs {
 		if i < 3 {
-			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: h.Pos, Note: h.Peer + ": " + note(h)})
+			f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: h.Pos, Note: h.Peer + ": " + ciliumPaths(h)})
 		}
-		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s (%s): %s", h.Pos, h.Peer, ciliumAddrOf(h), note(h)))
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: %s (%s): %s", h.Pos, h.Peer, ciliumAddrOf(h), ciliumPaths(h)))
 	}
-	return f
+	return f, names
 }
 
 // btoi is 1 for true.
@@ -220,8 +220,7 @@ func ciliumDecide(r *ciliumReport, hs []*model.CiliumNodeHealth, where, then str
 // ciliumHostFinding judges nodes whose own address fails the checks while
 // their health endpoint answers.
 func ciliumHostFinding(r *ciliumReport, hs []*model.CiliumNodeHealth) analyzer.Finding {
-	f := ciliumBase(r, hs, ciliumPaths)
-	names, _ := ciliumNames(hs)
+	f, names := ciliumBase(r, hs)
 	on := onNode(r.node)
 	f.Title = fmt.Sprintf("Cilium%s cannot reach %s at its own address, its Pods it can", on, listSome(names, false))
 	f.Summary = fmt.Sprintf("Cilium's health checks%s reach the health endpoint of %s through the Pod network but "+
@@ -271,8 +270,7 @@ func ciliumHostFinding(r *ciliumReport, hs []*model.CiliumNodeHealth) analyzer.F
 // ciliumEndpointFinding judges nodes whose health endpoint fails the
 // checks while the node answers at its own address.
 func ciliumEndpointFinding(r *ciliumReport, hs []*model.CiliumNodeHealth) analyzer.Finding {
-	f := ciliumBase(r, hs, ciliumPaths)
-	names, _ := ciliumNames(hs)
+	f, names := ciliumBase(r, hs)
 	on := onNode(r.node)
 	f.Title = fmt.Sprintf("Cilium%s reaches %s but not its Pods", on, listSome(names, false))
 	f.Summary = fmt.Sprintf("Cilium's health checks%s reach %s at its own address but not its health endpoint in "+
@@ -300,8 +298,7 @@ func ciliumEndpointFinding(r *ciliumReport, hs []*model.CiliumNodeHealth) analyz
 
 // ciliumBothFinding judges nodes unreachable on both paths.
 func ciliumBothFinding(r *ciliumReport, hs []*model.CiliumNodeHealth) analyzer.Finding {
-	f := ciliumBase(r, hs, ciliumPaths)
-	names, _ := ciliumNames(hs)
+	f, names := ciliumBase(r, hs)
 	on := onNode(r.node)
 	f.Certainty = analyzer.Unknown
 	f.Title = fmt.Sprintf("Cilium%s cannot reach %s at all", on, listSome(names, false))
@@ -325,7 +322,7 @@ func ciliumBothFinding(r *ciliumReport, hs []*model.CiliumNodeHealth) analyzer.F
 // ciliumSelfFinding reports a node whose checks of itself fail.
 func ciliumSelfFinding(r *ciliumReport) analyzer.Finding {
 	h := r.local
-	f := ciliumBase(r, []*model.CiliumNodeHealth{h}, ciliumPaths)
+	f, _ := ciliumBase(r, []*model.CiliumNodeHealth{h})
 	node := r.node
 	if node == "" {
 		node = h.Peer

@@ -78,10 +78,7 @@ func runKubeProxyConntrackReadonly(p *analyzer.Pass) error {
 		if le.Node != "" {
 			k = le.Node
 		}
-		text := le.Message
-		for _, v := range le.Fields {
-			text += "\n" + v
-		}
+		text := logText(le)
 		if m := kpConntrackSetRe.FindStringSubmatch(text); m != nil {
 			want[k] = m[2]
 			continue

@@ -93,10 +93,7 @@ func runNetfilterExtensionMissing(p *analyzer.Pass) error {
 	byKey := map[string]*nfExtMissing{}
 	for i := range p.Snap.Logs {
 		le := &p.Snap.Logs[i]
-		text := le.Message
-		for _, v := range le.Fields {
-			text += "\n" + v
-		}
+		text := logText(le)
 		ext, quote, ip6, xor := nfExtOf(text)
 		if ext == "" {
 			continue

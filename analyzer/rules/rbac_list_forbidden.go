@@ -71,10 +71,7 @@ func runRBACListForbidden(p *analyzer.Pass) error {
 		if facts.IsKubeProxyLog(le) {
 			continue // kube-proxy-sync-errors reads kube-proxy's
 		}
-		text := le.Message
-		for _, v := range le.Fields {
-			text += "\n" + v
-		}
+		text := logText(le)
 		m := rbacForbiddenRe.FindStringSubmatch(text)
 		if m == nil {
 			continue

@@ -2,11 +2,14 @@ package rules
 
 import (
 	"fmt"
-	"github.com/netmortem/netmortem/internal/shq"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/netmortem/netmortem/collect"
+	"github.com/netmortem/netmortem/internal/shq"
+	"github.com/netmortem/netmortem/model"
 )
 
 // plural returns one when n is 1, many otherwise.
@@ -132,4 +135,21 @@ func firstOr(l []string, def string) string {
 		return def
 	}
 	return l[0]
+}
+
+// logText is a log line's message and its fields' values, in the order of
+// their keys, one a line: what a rule searches for words a component may
+// log in either (klog's err="..." or err=< ... >).
+func logText(le *model.LogEvent) string {
+	if len(le.Fields) == 0 {
+		return le.Message
+	}
+	keys := slices.Sorted(maps.Keys(le.Fields))
+	var b strings.Builder
+	b.WriteString(le.Message)
+	for _, k := range keys {
+		b.WriteString("\n")
+		b.WriteString(le.Fields[k])
+	}
+	return b.String()
 }
