@@ -306,14 +306,14 @@ func (lr *logReader) entry(line string, pos model.Pos, w *wrapped) {
 			lr.multiKey = ""
 			return
 		}
-		if t := strings.TrimSpace(line); t != "" {
-			if _, _, ok := lr.parseLine(line); !ok {
-				// The value's line with its tab lost, as a paste into
-				// Markdown loses it: a line of no log shape goes on
-				// with the value until its ">".
+		if valueLineUntabbed(line, lr.parseLine) {
+			// The value's line with its tab lost, as a paste into
+			// Markdown loses it: a line of no log shape, and no prompt,
+			// goes on with the value until its ">"; a blank one too.
+			if t := strings.TrimSpace(line); t != "" {
 				ev.Fields[lr.multiKey] = strings.TrimPrefix(ev.Fields[lr.multiKey]+"\n"+t, "\n")
-				return
 			}
+			return
 		}
 		lr.multiKey = ""
 	}
@@ -575,4 +575,16 @@ func submatches(re *lazyre.Regexp, s string) ([]string, string) {
 		}
 	}
 	return m, s[loc[1]:]
+}
+
+// valueLineUntabbed reports whether line, met while a klog value (key=<)
+// is open, is one of its lines whose tab a paste lost: neither a line of
+// a log shape (parse reads those) nor a shell prompt or node marker, which
+// end the value as its ">" does.
+func valueLineUntabbed(line string, parse func(string) (model.LogEvent, string, bool)) bool {
+	if strings.TrimSpace(line) == ">" || text.IsPromptOrMarker(line) {
+		return false
+	}
+	_, _, ok := parse(line)
+	return !ok
 }

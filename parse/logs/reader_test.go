@@ -598,3 +598,29 @@ I1113 16:15:37.95 1 proxier.go:858] "Sync failed" retryingTime="30s"
 		t.Errorf("got %d events:\n%s", len(evs), eventLines(evs))
 	}
 }
+
+// A klog value whose tabs a paste lost: its blank line does not end it, a
+// shell prompt does (a value cut by head has no ">"), and the sniffer
+// counts its lines as the value's, not as lines of no log shape.
+func TestKlogMultiValueUnindentedEnds(t *testing.T) {
+	in := `root@worker-1:~# crictl logs 3f2a1b | head -4
+E1115 09:20:01.141733       1 proxier.go:1525] "Failed to execute iptables-restore" err=<
+exit status 2: iptables-restore v1.8.7 (legacy): Couldn't load match ` + "`statistic'" + `:No such file or directory
+
+Error occurred at line: 62
+root@worker-2:~# crictl logs 9e8d7c | tail -1
+I1115 09:20:01.141788       1 proxier.go:858] "Sync failed" retryingTime="30s"
+`
+	if got := sniffLogs([]byte(in), "klog"); got < 90 {
+		t.Errorf("sniffed %d as klog", got)
+	}
+	evs, err := Logs(strings.NewReader(in), "kube-proxy.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "exit status 2: iptables-restore v1.8.7 (legacy): Couldn't load match `statistic':No such file or directory\n" +
+		"Error occurred at line: 62"
+	if len(evs) != 2 || evs[0].Fields["err"] != want || evs[0].Node != "worker-1" || evs[1].Node != "worker-2" {
+		t.Errorf("got %d events:\n%s", len(evs), eventLines(evs))
+	}
+}

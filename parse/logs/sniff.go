@@ -48,8 +48,19 @@ func readHeadShapes(head []byte) headShapes {
 	last := "" // the kind of the line before, "" after one of no kind
 	lastMsg := ""
 	lines := text.HeadLines(head, 200)
+	openValue := false // a klog value (key=<) is open: its lines are the value's
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
+		if openValue {
+			if strings.TrimSpace(line) == ">" {
+				openValue = false
+				continue
+			}
+			if strings.HasPrefix(line, "\t") || valueLineUntabbed(line, lr.parseLine) {
+				continue
+			}
+			openValue = false
+		}
 		if _, n, ok := prettyLogAt(lines, i); ok {
 			// A pretty-printed JSON log record counts as one JSON
 			// line, three times: its shape is plain.
@@ -95,6 +106,7 @@ func readHeadShapes(head []byte) headShapes {
 			counts[kind]++
 			total++
 			last, lastMsg = kind, ev.Message
+			openValue = kind == "klog" && strings.HasSuffix(strings.TrimRight(line, " "), "=<")
 			continue
 		}
 		if klogContinues(last, lastMsg, line) {
