@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"strconv"
 	"strings"
 
+	"github.com/netmortem/netmortem/internal/lazyre"
 	"github.com/netmortem/netmortem/model"
 	"github.com/netmortem/netmortem/parse/format"
 	"github.com/netmortem/netmortem/parse/internal/text"
@@ -19,10 +21,11 @@ var CiliumHealthFormat = &format.Format{
 	Kind:    model.KindPodChecks,
 	Command: "cilium status (or cilium-dbg status, cilium-health status --probe), in a cilium agent's Pod",
 	Doc: "one record per node of the Cluster health table (\"Name IP Node Endpoints\", or \"Name IP Reachable " +
-		"Endpoints reachable\" before Cilium 1.14: each path reachable, unreachable or unknown, true or false) and " +
-		"per node block of cilium-health's probes (\"Host connectivity to 10.0.0.2:\", \"ICMP to stack: OK, " +
-		"RTT=...\", \"HTTP to agent: ...\"; a secondary address's failure counts as its path's); `cilium status`'s " +
-		"other sections are passed over",
+		"Endpoints reachable\" before Cilium 1.14: each path reachable, unreachable or unknown, true or false, or " +
+		"from 1.17 the count of its addresses reachable, 1/1) with the table's sum (4/6 reachable), and per node " +
+		"block of cilium-health's probes (\"Host connectivity to 10.0.0.2:\", \"ICMP to stack: OK, RTT=...\", " +
+		"\"HTTP to agent: ...\"; a secondary address's failure makes its path partly reachable); each table or " +
+		"listing numbered in its file; `cilium status`'s other sections are passed over",
 	Sniff: sniffCiliumHealth,
 	Parse: format.Records(readCiliumHealth, func(s *model.Snapshot, out []model.CiliumNodeHealth) {
 		s.CiliumHealth = append(s.CiliumHealth, out...)
@@ -44,7 +47,10 @@ func ciliumHealthHeader(f []string) bool {
 			len(f) == 5 && f[2] == "Reachable" && f[3] == "Endpoints" && f[4] == "reachable")
 }
 
-// ciliumReach returns the reachability a health table's cell gives.
+// ciliumReach returns the reachability a health table's cell gives:
+// reachable, unreachable or unknown (Cilium 1.14 to 1.16), true or false
+// (before), or the count of a node's addresses reachable ("1/1", "0/2",
+// from 1.17).
 func ciliumReach(cell string) (string, bool) {
 	switch cell {
 	case model.HealthReachable, "true":
@@ -54,7 +60,27 @@ func ciliumReach(cell string) (string, bool) {
 	case model.HealthUnknown:
 		return model.HealthUnknown, true
 	}
-	return "", false
+	x, y, ok := ciliumCount(cell)
+	switch {
+	case !ok || y == 0:
+		return "", false
+	case x == y:
+		return model.HealthReachable, true
+	case x == 0:
+		return model.HealthUnreachable, true
+	}
+	return model.HealthPartial, true
+}
+
+// ciliumCount reads "x/y", x at most y.
+func ciliumCount(s string) (x, y int, ok bool) {
+	a, b, found := strings.Cut(s, "/")
+	x, err1 := strconv.Atoi(a)
+	y, err2 := strconv.Atoi(b)
+	if !found || err1 != nil || err2 != nil || x < 0 || x > y {
+		return 0, 0, false
+	}
+	return x, y, true
 }
 
 // ciliumAddr returns the first address of an IP cell ("10.0.0.2",
@@ -77,42 +103,70 @@ func ciliumPeerName(s string) (string, bool) {
 	return s, false
 }
 
+// ciliumSummaryRe is the table's sum: "Cluster health: 4/6 reachable".
+var ciliumSummaryRe = lazyre.New(`^Cluster health:\s+(\d+)/(\d+) reachable`)
+
 // ciliumHealthReader is readCiliumHealth's state.
 type ciliumHealthReader struct {
-	out   []model.CiliumNodeHealth
-	table bool // in the Cluster health table's rows
-	nodes bool // in cilium-health's node blocks
-	cur   int  // the node block being read, -1 before one
-	path  *ciliumPath
+	out          []model.CiliumNodeHealth
+	secondary    [][2]bool // per record, whether a secondary address of its host, its endpoint failed
+	table        int       // the tables and listings begun
+	reach, total int       // the current table's sum
+	inTable      bool      // in the Cluster health table's rows
+	inNodes      bool      // in cilium-health's node blocks
+	cur          int       // the node block being read, -1 before one
+	path         *ciliumPath
 }
 
-// ciliumPath is the path whose probes are being read: which node's, and
-// whether it is the host's or the endpoint's, its primary address or a
-// secondary one.
+// ciliumPath is the path whose probes are being read: the host's or the
+// endpoint's, its primary address or a secondary one.
 type ciliumPath struct {
 	host, secondary bool
 }
 
 func readCiliumHealth(r io.Reader, src *format.File, errs *model.ErrorList) []model.CiliumNodeHealth {
 	st := &ciliumHealthReader{cur: -1}
-	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(*text.Line, string) {
-		st.table, st.nodes, st.cur, st.path = false, false, -1, nil
-	}}, st.line)
+	text.ReadLines(r, src, errs, text.Hooks{Prompt: func(*text.Line, string) { st.end() }}, st.line)
 	for i := range st.out {
-		st.out[i].Host = ciliumPathState(st.out[i].Host, st.out[i].HostICMP, st.out[i].HostHTTP)
-		st.out[i].Endpoint = ciliumPathState(st.out[i].Endpoint, st.out[i].EndpointICMP, st.out[i].EndpointHTTP)
+		n := &st.out[i]
+		n.Host = ciliumPathState(n.Host, n.HostICMP, n.HostHTTP, st.secondary[i][0])
+		n.Endpoint = ciliumPathState(n.Endpoint, n.EndpointICMP, n.EndpointHTTP, st.secondary[i][1])
 	}
 	return st.out
 }
 
+// end ends the table or listing being read.
+func (st *ciliumHealthReader) end() {
+	st.inTable, st.inNodes, st.cur, st.path = false, false, -1, nil
+}
+
+// begin starts a table or listing, of the sum given (0 and 0 for none).
+func (st *ciliumHealthReader) begin(reach, total int) {
+	st.end()
+	st.table++
+	st.reach, st.total = reach, total
+}
+
+// add adds a node's record to the table being read.
+func (st *ciliumHealthReader) add(n model.CiliumNodeHealth) {
+	n.Table, n.Reachable, n.Total = st.table, st.reach, st.total
+	st.out = append(st.out, n)
+	st.secondary = append(st.secondary, [2]bool{})
+}
+
 // ciliumPathState is a path's reachability from its probes, where the
-// table did not give it.
-func ciliumPathState(state, icmp, http string) string {
-	if state != "" || icmp == "" && http == "" {
+// table did not give it: its primary address's probes, then whether a
+// secondary address failed.
+func ciliumPathState(state, icmp, http string, secondaryFailed bool) string {
+	switch {
+	case state != "":
 		return state
-	}
-	if icmp != "" && icmp != "OK" || http != "" && http != "OK" {
+	case icmp != "" && icmp != "OK" || http != "" && http != "OK":
 		return model.HealthUnreachable
+	case secondaryFailed:
+		return model.HealthPartial
+	case icmp == "" && http == "":
+		return ""
 	}
 	return model.HealthReachable
 }
@@ -123,47 +177,77 @@ func (st *ciliumHealthReader) line(l *text.Line) {
 	indented := strings.HasPrefix(l.Text(), " ") || strings.HasPrefix(l.Text(), "\t")
 	switch {
 	case strings.HasPrefix(t, "Cluster health:"):
-		st.table, st.nodes, st.cur, st.path = true, false, -1, nil
+		reach, total := 0, 0
+		if m := ciliumSummaryRe.FindStringSubmatch(t); m != nil {
+			reach, _ = strconv.Atoi(m[1])
+			total, _ = strconv.Atoi(m[2])
+		}
+		st.begin(reach, total)
+		st.inTable = true
+		return
+	case strings.HasPrefix(t, "Probe time:"):
+		st.begin(0, 0) // cilium-health status: its listing follows
 		return
 	case t == "Nodes:":
-		st.table, st.nodes, st.cur, st.path = false, true, -1, nil
+		st.inTable, st.inNodes, st.cur, st.path = false, true, -1, nil
 		return
 	case ciliumHealthHeader(f):
-		st.table = true
+		st.inTable = true
 		return
 	case t == "...":
 		return // the table cut at its line limit
 	}
 	if name, local := ciliumPeerName(strings.TrimSuffix(t, ":")); indented && strings.HasSuffix(t, ":") && name != "" &&
-		(st.table || st.nodes) && !strings.Contains(t, "connectivity") {
+		(st.inTable || st.inNodes) && !strings.Contains(t, "connectivity") {
 		// A node's block of probes: "  kind-worker (localhost):".
-		st.out = append(st.out, model.CiliumNodeHealth{Node: l.Node, Peer: name, Local: local, Pos: l.Pos()})
-		st.cur, st.path, st.nodes = len(st.out)-1, nil, true
+		st.add(model.CiliumNodeHealth{Node: l.Node, Peer: name, Local: local, Pos: l.Pos()})
+		st.cur, st.path, st.inNodes = len(st.out)-1, nil, true
 		return
 	}
-	if st.nodes && st.cur >= 0 && indented {
+	if st.inNodes && st.cur >= 0 && indented {
 		st.probeLine(l, t)
 		return
 	}
-	if st.table && len(f) >= 4 {
-		host, ok1 := ciliumReach(f[len(f)-2])
-		ep, ok2 := ciliumReach(f[len(f)-1])
-		ip, ok3 := ciliumAddr(f[len(f)-3])
-		if name, local := ciliumPeerName(strings.Join(f[:len(f)-3], " ")); ok1 && ok2 && ok3 && name != "" {
-			st.out = append(st.out, model.CiliumNodeHealth{Node: l.Node, Peer: name, Local: local, IP: ip, Host: host,
-				Endpoint: ep, Pos: l.Pos()})
+	if st.inTable {
+		if n, ok := ciliumRow(f); ok {
+			n.Node, n.Pos = l.Node, l.Pos()
+			st.add(n)
 			return
 		}
 	}
 	switch {
 	case !indented:
-		// Another section of cilium status ("Encryption: Disabled").
-		st.table, st.nodes, st.cur, st.path = false, false, -1, nil
-	case st.table:
+		st.end() // another section of cilium status ("Encryption: Disabled")
+	case st.inTable:
 		l.Syntax(fmt.Errorf("expected a row of cilium's Cluster health table, a node's name, its address and two "+
-			"of reachable, unreachable, unknown, true or false (\"kind-worker 172.18.0.2 reachable unreachable\"), "+
+			"of reachable, unreachable, unknown, true, false or a count (\"kind-worker 172.18.0.2 reachable 1/1\"), "+
 			"got %q", t))
 	}
+}
+
+// ciliumRow reads a row of the health table: the node's name (then
+// "(localhost)"), its address, its two paths, and the columns a later
+// Cilium may add after them.
+func ciliumRow(f []string) (model.CiliumNodeHealth, bool) {
+	if len(f) < 4 {
+		return model.CiliumNodeHealth{}, false
+	}
+	n := model.CiliumNodeHealth{Peer: f[0]}
+	i := 1
+	if f[1] == "(localhost)" {
+		n.Local, i = true, 2
+	}
+	if len(f) < i+3 {
+		return model.CiliumNodeHealth{}, false
+	}
+	ip, ok1 := ciliumAddr(f[i])
+	host, ok2 := ciliumReach(f[i+1])
+	ep, ok3 := ciliumReach(f[i+2])
+	if !ok1 || !ok2 || !ok3 {
+		return model.CiliumNodeHealth{}, false
+	}
+	n.IP, n.Host, n.Endpoint = ip, host, ep
+	return n, true
 }
 
 // probeLine reads a line of a node's block: a path's address, or a probe.
@@ -176,8 +260,8 @@ func (st *ciliumHealthReader) probeLine(l *text.Line, t string) {
 			p.host = true
 		case "Endpoint":
 		case "Secondary":
-			// Cilium 1.x before 1.14: a secondary address under the
-			// path it is of.
+			// Cilium before 1.14: a secondary address under the path it
+			// is of.
 			if st.path == nil {
 				l.Syntax(fmt.Errorf("expected a secondary address under a Host or Endpoint path, got %q", t))
 				return
@@ -217,19 +301,32 @@ func (st *ciliumHealthReader) probeLine(l *text.Line, t string) {
 	if strings.HasPrefix(result, "OK") {
 		result = "OK"
 	}
-	icmp, http := &n.EndpointICMP, &n.EndpointHTTP
-	if st.path.host {
-		icmp, http = &n.HostICMP, &n.HostHTTP
+	if st.path.secondary {
+		// Another address family's: its failure is told apart from the
+		// primary's.
+		if result != "OK" {
+			st.secondary[st.cur][btoiPath(st.path.host)] = true
+		}
+		return
 	}
-	dst := http
-	if probe == "ICMP to stack" {
-		dst = icmp
+	dst := &n.EndpointHTTP
+	switch {
+	case st.path.host && probe == "ICMP to stack":
+		dst = &n.HostICMP
+	case st.path.host:
+		dst = &n.HostHTTP
+	case probe == "ICMP to stack":
+		dst = &n.EndpointICMP
 	}
-	// A secondary address's failure is its path's; its success does not
-	// hide the primary's failure.
-	if !st.path.secondary || *dst == "" || *dst == "OK" && result != "OK" {
-		*dst = result
+	*dst = result
+}
+
+// btoiPath is the index of a path in ciliumHealthReader.secondary.
+func btoiPath(host bool) int {
+	if host {
+		return 0
 	}
+	return 1
 }
 
 func sniffCiliumHealth(_ string, head []byte) int {

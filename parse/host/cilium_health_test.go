@@ -130,14 +130,43 @@ func TestCiliumHealthProbes(t *testing.T) {
 	}
 	want := "5 i-0a6635708701f63de local=true ip=10.9.5.224 host=reachable ep=reachable epip=100.96.94.134 \"OK\" \"OK\" \"OK\" \"OK\"\n" +
 		"12 i-029bfa9536679a5ef local=false ip=10.9.5.85 host=unreachable ep=reachable epip=100.98.21.189 \"Connection timed out\" \"OK\" \"OK\" \"OK\"\n" +
-		"22 arch2 local=false ip=198.19.249.205 host=unreachable ep=unreachable epip=10.52.1.14 \"OK\" " +
-		"\"Get \\\"http://198.19.249.205:4240/hello\\\": context deadline exceeded\" \"OK\" " +
-		"\"Get \\\"http://[fd0:cafe:52::d2f1]:4240/hello\\\": context deadline exceeded\"\n"
+		"22 arch2 local=false ip=198.19.249.205 host=unreachable ep=partial epip=10.52.1.14 \"OK\" " +
+		"\"Get \\\"http://198.19.249.205:4240/hello\\\": context deadline exceeded\" \"OK\" \"OK\"\n"
 	if got := ciliumHealthLines(out); got != want {
 		t.Errorf("got\n%swant\n%s", got, want)
 	}
-	if out[2].Node != "arch1" {
-		t.Errorf("node %q", out[2].Node)
+	if out[2].Node != "arch1" || out[0].Table != 1 || out[2].Table != 2 || out[2].Reachable != 1 || out[2].Total != 3 {
+		t.Errorf("node %q, tables %d %d, sum %d/%d", out[2].Node, out[0].Table, out[2].Table, out[2].Reachable, out[2].Total)
+	}
+}
+
+// Cilium 1.17's table: an unindented header, the probe interval after the
+// sum, each path's addresses counted; then a second agent's table, pasted
+// below the first, numbered apart.
+func TestCiliumHealthCounts(t *testing.T) {
+	in := "root@worker-1:/home/cilium# cilium-dbg status\n" +
+		"KubeProxyReplacement:    True   [eth0   10.0.0.11 fe80::1 (Direct Routing)]\n" +
+		"Cluster health:          2/4 reachable   (2025-03-20T10:11:12Z)   (Probe interval: 1m51s)\n" +
+		"Name                     IP              Node   Endpoints\n" +
+		"  worker-2               10.0.0.12       1/1    0/1\n" +
+		"  worker-3               10.0.0.13       1/2    1/1\n" +
+		"Modules Health:          Stopped(0) Degraded(0) OK(58)\n" +
+		"from worker-3:\n" +
+		"Cluster health:          3/4 reachable   (2025-03-20T10:11:40Z)   (Probe interval: 1m51s)\n" +
+		"Name                     IP              Node   Endpoints\n" +
+		"  worker-1 (localhost)   10.0.0.11       0/1    1/1\n"
+	out, err := CiliumHealth(strings.NewReader(in), "s.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "5 worker-2 local=false ip=10.0.0.12 host=reachable ep=unreachable epip=invalid IP \"\" \"\" \"\" \"\"\n" +
+		"6 worker-3 local=false ip=10.0.0.13 host=partial ep=reachable epip=invalid IP \"\" \"\" \"\" \"\"\n" +
+		"11 worker-1 local=true ip=10.0.0.11 host=unreachable ep=reachable epip=invalid IP \"\" \"\" \"\" \"\"\n"
+	if got := ciliumHealthLines(out); got != want {
+		t.Errorf("got\n%swant\n%s", got, want)
+	}
+	if out[0].Table != 1 || out[2].Table != 2 || out[0].Reachable != 2 || out[0].Total != 4 || out[2].Reachable != 3 {
+		t.Errorf("tables %d %d, sums %d/%d %d", out[0].Table, out[2].Table, out[0].Reachable, out[0].Total, out[2].Reachable)
 	}
 }
 
