@@ -46,9 +46,15 @@ off, or deleted but still in Cilium's node list. An HTTP probe refused
 means nothing listens on 4240 there: that node's agent (or its health
 endpoint) is not running. Only ICMP failing, HTTP answering, is reported
 at info: the agent is reached, and Cilium's ICMP probe has misfired on
-some versions. A node whose checks of itself fail is reported without a
-cause: its own agent's health checking is broken, and what it says of
-the others is not to be trusted.
+some versions. An endpoint that answers one probe and not the other is
+reached through the Pod network, so the cause is left unknown (a stale
+health IP, a policy denying reserved:health). A path whose primary
+address answers and whose secondary one (the other address family's)
+does not is partly reachable, and not judged. A node whose checks of
+itself fail is reported without a cause: its own agent's health checking
+is broken, and what it says of the others is not to be trusted. The
+default table lists only the nodes failing: its sum ("4/6 reachable")
+tells whether they are all the others.
 
 Evidence: cilium status (cilium-dbg status) and cilium-health status
 output.
@@ -66,20 +72,26 @@ ciliumnode NAME).`,
 
 // ciliumReport is one report of a node's agent: the nodes it checked.
 type ciliumReport struct {
-	node, file string
-	local      *model.CiliumNodeHealth // its checks of itself
-	peers      []*model.CiliumNodeHealth
+	node, file   string
+	table        int
+	reach, total int                     // the table's sum, 0 and 0 when not shown
+	local        *model.CiliumNodeHealth // its checks of itself
+	peers        []*model.CiliumNodeHealth
 }
 
 func runCiliumHealthUnreachable(p *analyzer.Pass) error {
 	var reports []*ciliumReport
-	byKey := map[[2]string]*ciliumReport{}
+	type reportKey struct {
+		node, file string
+		table      int
+	}
+	byKey := map[reportKey]*ciliumReport{}
 	for i := range p.Snap.CiliumHealth {
 		h := &p.Snap.CiliumHealth[i]
-		k := [2]string{h.Node, h.Pos.File}
+		k := reportKey{h.Node, h.Pos.File, h.Table}
 		r := byKey[k]
 		if r == nil {
-			r = &ciliumReport{node: h.Node, file: h.Pos.File}
+			r = &ciliumReport{node: h.Node, file: h.Pos.File, table: h.Table, reach: h.Reachable, total: h.Total}
 			byKey[k] = r
 			reports = append(reports, r)
 		}
@@ -135,7 +147,7 @@ func ciliumNames(hs []*model.CiliumNodeHealth) (names, addrs []string) {
 func ciliumBase(r *ciliumReport, hs []*model.CiliumNodeHealth) (analyzer.Finding, []string) {
 	names, addrs := ciliumNames(hs)
 	f := analyzer.Finding{
-		Subject:  subject("node", r.node, "peer", hs[0].Peer),
+		Subject:  subject("node", r.node, "peer", strings.Join(names, ", ")),
 		Severity: analyzer.Warning,
 		Facts:    map[string]any{"peers": names, "addresses": addrs, "checked": len(r.peers) + btoi(r.local != nil)},
 	}
@@ -279,6 +291,24 @@ func ciliumEndpointFinding(r *ciliumReport, hs []*model.CiliumNodeHealth) analyz
 	f.Decide = ciliumDecide(r, hs, "on both nodes while it probes: do the encapsulated packets leave and arrive?",
 		"tcpdump -ni any 'host ADDR and (udp port 8472 or udp port 6081)'")
 	_, refused, _ := ciliumProbeFails(hs, false)
+	if crossed := ciliumEndpointAnswered(hs); crossed != "" {
+		// A probe to the endpoint got through: the overlay carries it.
+		f.Certainty = analyzer.Unknown
+		f.Title = fmt.Sprintf("Cilium%s: the health endpoint of %s answers %s, not the other probe", on,
+			listSome(names, false), crossed)
+		f.Summary = fmt.Sprintf("Cilium's health checks%s reach %s at its own address, and its health endpoint "+
+			"answers %s but not the other probe: the Pod network between the nodes carries packets, so why the "+
+			"other probe fails is not shown.", on, listSome(names, false), crossed)
+		f.Alternatives = ciliumEndpointAlternatives
+		f.Decide = fmt.Sprintf("# in the cilium agent's Pod on %s: the probes now, then the health endpoint's "+
+			"controller\ncilium-health status --probe; cilium status --verbose | grep -A2 cilium-health-ep", nodeName(r.node))
+		if crossed == "HTTP" {
+			f.Severity = analyzer.Info
+			f.Title = fmt.Sprintf("Cilium's ICMP probes%s of %s's health endpoint get no answer; its HTTP probes do", on,
+				listSome(names, false))
+		}
+		return f
+	}
 	if refused {
 		f.Cause = "The node's health endpoint does not answer on TCP 4240: it is not running (Cilium's " +
 			"cilium-health-ep controller recreates it, and says why it fails in cilium status)."
@@ -289,11 +319,34 @@ func ciliumEndpointFinding(r *ciliumReport, hs []*model.CiliumNodeHealth) analyz
 	f.Cause = "The Pod network between the nodes is broken while the nodes reach each other: the overlay's " +
 		"packets (VXLAN UDP 8472, Geneve UDP 6081) are dropped between the nodes, or, in native routing, the routes " +
 		"to the node's Pod CIDR are missing."
-	f.Alternatives = []string{"the node's health endpoint is not running (its cilium-health-ep controller fails)",
-		"a firewall drops the Pod traffic the nodes forward"}
+	f.Alternatives = append([]string{"a firewall drops the Pod traffic the nodes forward"}, ciliumEndpointAlternatives...)
 	f.Fix = "Allow the overlay's UDP port (8472 for VXLAN, 6081 for Geneve) between the nodes in their firewalls " +
 		"and security groups; in native routing, route the Pod CIDRs between the nodes (auto-direct-node-routes)."
 	return f
+}
+
+// ciliumEndpointAlternatives are the causes of an endpoint path failing
+// besides the Pod network between the nodes.
+var ciliumEndpointAlternatives = []string{
+	"the node's health endpoint is not running, or Cilium probes an address it no longer has (a stale health IP " +
+		"after the agent restarted; its cilium-health-ep controller says)",
+	"a Cilium policy denies the health endpoint's traffic (a clusterwide default deny that does not allow " +
+		"reserved:health)",
+}
+
+// ciliumEndpointAnswered returns which probe of the nodes' health
+// endpoints got an answer, "ICMP" or "HTTP", where a probe is listed;
+// "" when none did.
+func ciliumEndpointAnswered(hs []*model.CiliumNodeHealth) string {
+	for _, h := range hs {
+		switch {
+		case h.EndpointICMP == "OK":
+			return "ICMP"
+		case h.EndpointHTTP == "OK":
+			return "HTTP"
+		}
+	}
+	return ""
 }
 
 // ciliumBothFinding judges nodes unreachable on both paths.
@@ -307,7 +360,7 @@ func ciliumBothFinding(r *ciliumReport, hs []*model.CiliumNodeHealth) analyzer.F
 		listSome(names, false))
 	f.Alternatives = []string{"the node is gone (deleted or replaced) but still in Cilium's node list: a stale " +
 		"CiliumNode or kvstore entry", "the node is down or cut off from the others", "its Cilium agent is not running"}
-	if len(hs) == len(r.peers) && len(hs) > 1 {
+	if r.cutOff(len(hs)) {
 		f.Summary = fmt.Sprintf("Cilium's health checks%s reach none of the other nodes, nor their Pods. Why is not "+
 			"shown: this node is cut off from the others (its uplink, its firewall), or the others' agents are down.", on)
 		f.Alternatives = []string{"this node is cut off from the others (its uplink, its own firewall)",
@@ -317,6 +370,16 @@ func ciliumBothFinding(r *ciliumReport, hs []*model.CiliumNodeHealth) analyzer.F
 		"kubectl get nodes -o wide; kubectl -n kube-system exec ds/cilium -- cilium node list\n"+
 		"ping -c 3 %s; nc -zv -w 3 %[1]s 4240", firstOr(f.Facts["addresses"].([]string), "NODE_IP"))
 	return f
+}
+
+// cutOff reports whether the n nodes unreachable on both paths are all the
+// other nodes of r's report: by its sum where the table gives one (the
+// default table lists only the nodes failing), else by its rows.
+func (r *ciliumReport) cutOff(n int) bool {
+	if r.total > 0 {
+		return r.total > 2 && r.reach <= 1 && n == r.total-1
+	}
+	return n > 1 && n == len(r.peers)
 }
 
 // ciliumSelfFinding reports a node whose checks of itself fail.
