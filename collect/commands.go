@@ -222,13 +222,13 @@ done`,
 		Script: "kubectl get events -A -o json --request-timeout=60s | nm_redact",
 		File:   "events.json", Kinds: []model.Kind{model.KindKube}, Scope: ScopeCluster, Tools: []string{"kubectl"},
 		Doc: "recent events: probe failures, restarts, load-balancer changes"},
-	{Name: "cilium-health", Shell: "kubectl -n kube-system exec CILIUM_POD -c cilium-agent -- cilium-health status",
+	{Name: "cilium-health", Shell: "kubectl -n kube-system exec CILIUM_POD -c cilium-agent -- cilium-health status --verbose",
 		Script: `kubectl -n kube-system get pods -l k8s-app=cilium --request-timeout=60s \
   -o 'jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName}{"\n"}{end}' |
 while read -r pod node; do
   [ -n "$pod" ] || continue
   printf '=== %s ===\n' "$node"
-  kubectl -n kube-system exec "$pod" -c cilium-agent --request-timeout=60s -- cilium-health status 2>&1 | nm_redact
+  kubectl -n kube-system exec "$pod" -c cilium-agent --request-timeout=60s -- cilium-health status --verbose 2>&1 | nm_redact
 done`,
 		File: "cilium-health.txt", Kinds: []model.Kind{model.KindPodChecks}, Scope: ScopeCluster, Tools: []string{"kubectl"},
 		Doc: "where Cilium runs, each agent's health checks of every node and its Pods, with each probe's error (none where Cilium does not run)"},
