@@ -20,7 +20,7 @@ var MTUMismatch = &analyzer.Rule{
 	Run:         runMTUMismatch,
 	Explains:    []*analyzer.Rule{MTUBlackhole},
 	Symptoms:    []analyzer.SymptomRef{ConnectionsTimeOut.At(165), ServiceUnreachable.At(278)},
-	Proof: "the node's interfaces as ip addr or ip link list them: the Pods' links (cali*, veth*, cni0) with a larger MTU than the overlay's device (vxlan.calico, flannel.1), or the overlay's MTU with its " +
+	Proof: "the node's interfaces as ip addr or ip link list them: the Pods' links (Calico's cali*, the veths on cni0) with a larger MTU than the overlay's device (vxlan.calico, flannel.1), or the overlay's MTU with its " +
 		"encapsulation larger than the node's only physical link's, which names the MTU the CNI set as the likely cause",
 	Unproven: "that the mismatch is what hangs the connections of the ticket: packets larger than the path only get " +
 		"lost where path MTU discovery fails; `ping -M do` at the Pods' MTU to a Pod on another node decides",
@@ -42,15 +42,18 @@ MTU is below 1500 (OpenStack, VPNs, some clouds) and the CNI was set for
 1500, and when the MTU was changed and the Pods created before keep the
 old one.
 
-Evidence: ip addr, ip link (-d shows each overlay's kind), per node. The
-overlay's devices are known by their CNI's names: vxlan.calico,
-vxlan-v6.calico, wireguard.cali, flannel.N, flannel-wg; Cilium's and
-OVS's devices, and tunl0 (which the kernel makes whenever the ipip module
-is loaded, used or not), are not read. The Pods' links are Calico's
-cali* and the veths on the CNI's bridge (cni0, cbr0), not those on
-docker0. Without an overlay, the node's link is read only where the
-listing shows one physical link (eth*, ens*, enp*, eno*, bond*), or
-several of one MTU.
+Evidence: ip addr, ip link (-d shows each overlay's kind), per node. Each
+CNI's Pods are compared with its own overlay: Calico's cali* links with
+vxlan.calico and wireguard.cali, the veths on cni0 or cbr0 with flannel.N
+and flannel-wg (not the bridges themselves, which fall back to 1500 when
+they have no port, nor docker0's veths), so that an overlay another CNI
+left behind is not read. IPv6 overlays (flannel-v6.N, whose MTU the
+kernel sets 20 bytes below the IPv4 one's), Cilium's and OVS's devices,
+and tunl0 (which the kernel makes whenever the ipip module is loaded,
+used or not), are not read. Without an overlay, the node's link is read
+only where the listing shows one physical link (eth*, ens*, enp*, eno*,
+bond*), or several of one MTU. A file listing a device twice for one
+node holds several hosts' listings, none named: it is not judged.
 
 Severity: a warning, of likely cause: the listing shows the mismatch,
 not that it is what hangs the connections.
@@ -63,10 +66,11 @@ recreate the Pods, which keep the MTU they were created with.`,
 
 var (
 	// mtuOverlayNameRe names the overlays' devices by their CNI's names.
-	mtuOverlayNameRe = lazyre.New(`^(?:vxlan\.calico|vxlan-v6\.calico|wireguard\.cali|wg-v6\.cali|flannel\.\d+|flannel-v6\.\d+|flannel-wg(?:-v6)?)$`)
-	// mtuPodLinkRe names the links of Pods on the node's side, and the
-	// bridges they hang on.
-	mtuPodLinkRe = lazyre.New(`^(?:cali[0-9a-f]{6,}|veth[0-9a-zA-Z]{4,}|cni0|cbr0)$`)
+	mtuOverlayNameRe = lazyre.New(`^(?:vxlan\.calico|wireguard\.cali|flannel\.\d+|flannel-wg)$`)
+	// mtuPodLinkRe names the links of Pods on the node's side: a bridge
+	// they hang on is not one, since a bridge without ports falls back
+	// to 1500.
+	mtuPodLinkRe = lazyre.New(`^(?:cali[0-9a-f]{6,}|veth[0-9a-zA-Z]{4,})$`)
 	// mtuPhysRe names the node's physical links.
 	mtuPhysRe = lazyre.New(`^(?:eth\d+|ens\d+\w*|enp\d+\w*|eno\d+\w*|enx[0-9a-f]+|em\d+|bond\d+)$`)
 )
@@ -99,24 +103,59 @@ func runMTUMismatch(p *analyzer.Pass) error {
 		nodes = slices.DeleteFunc(nodes, func(n string) bool { return n == "" }) // node-less links go with each node
 	}
 	for _, node := range nodes {
+		if mtuListingsMerged(p.Snap.Links, node) {
+			continue // several hosts' listings in one file, none named: whose link is whose is not shown
+		}
 		judgeMTUNode(p, node, p.Snap.LinksOf(node))
 	}
 	return nil
 }
 
-// judgeMTUNode reports the mismatches of one node's links.
+// mtuListingsMerged reports whether a file lists a device twice for node:
+// the listings of several hosts pasted under no prompt that names them.
+func mtuListingsMerged(links []model.Link, node string) bool {
+	type fileDev struct{ file, dev string }
+	seen := map[fileDev]bool{}
+	for _, l := range links {
+		if l.Node != node {
+			continue
+		}
+		k := fileDev{l.Pos.File, l.Dev}
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
+}
+
+// mtuCNI is a CNI's links on a node: the Pods' and the overlay's.
+type mtuCNI struct {
+	pods, overlays []*model.Link
+}
+
+// judgeMTUNode reports the mismatches of one node's links: each CNI's
+// Pods against its own overlay (Calico's cali* against vxlan.calico and
+// wireguard.cali, the veths on cni0 or cbr0 against flannel's devices),
+// so that an overlay another CNI left behind is not read; and, where the
+// node has no overlay, the Pods against its one link.
 func judgeMTUNode(p *analyzer.Pass, node string, links []model.Link) {
-	var overlays, pods, phys []*model.Link
+	var calico, flannel mtuCNI
+	var phys []*model.Link
 	for i := range links {
 		l := &links[i]
 		switch {
 		case l.MTU == 0:
+		case mtuOverlayKind(l) != "" && strings.HasPrefix(l.Dev, "flannel"):
+			flannel.overlays = append(flannel.overlays, l)
 		case mtuOverlayKind(l) != "":
-			overlays = append(overlays, l)
-		case mtuPodLinkRe.MatchString(l.Dev) && (!strings.HasPrefix(l.Dev, "veth") || l.Master == "cni0" || l.Master == "cbr0"):
+			calico.overlays = append(calico.overlays, l)
+		case strings.HasPrefix(l.Dev, "cali") && mtuPodLinkRe.MatchString(l.Dev):
+			calico.pods = append(calico.pods, l)
+		case mtuPodLinkRe.MatchString(l.Dev) && (l.Master == "cni0" || l.Master == "cbr0"):
 			// A veth of a Pod hangs on the CNI's bridge; one on docker0
 			// is a container's, off the overlay.
-			pods = append(pods, l)
+			flannel.pods = append(flannel.pods, l)
 		case mtuPhysRe.MatchString(l.Dev):
 			phys = append(phys, l)
 		}
@@ -130,26 +169,40 @@ func judgeMTUNode(p *analyzer.Pass, node string, links []model.Link) {
 			break
 		}
 	}
-	// The Pods' largest MTU against the smallest a Pod's packet meets.
-	var big *model.Link // a Pod's own link before the bridge, at the same MTU
-	bridge := func(l *model.Link) bool { return l.Dev == "cni0" || l.Dev == "cbr0" }
-	for _, l := range pods {
-		if big == nil || l.MTU > big.MTU || l.MTU == big.MTU && bridge(big) && !bridge(l) {
+	for _, c := range []mtuCNI{calico, flannel} {
+		big, tight := mtuLargest(c.pods), mtuSmallest(c.overlays)
+		switch {
+		case big == nil:
+		case tight != nil && big.MTU > tight.MTU:
+			p.Report(mtuPodFinding(node, big, tight, c.pods, "the overlay's device"))
+		case len(calico.overlays)+len(flannel.overlays) == 0 && wire != nil && big.MTU > wire.MTU:
+			p.Report(mtuPodFinding(node, big, wire, c.pods, "the node's link"))
+		}
+	}
+}
+
+// mtuLargest returns the link of the largest MTU of ls, the first of
+// those; nil for none.
+func mtuLargest(ls []*model.Link) *model.Link {
+	var big *model.Link
+	for _, l := range ls {
+		if big == nil || l.MTU > big.MTU {
 			big = l
 		}
 	}
-	var tight *model.Link
-	for _, o := range overlays {
-		if tight == nil || o.MTU < tight.MTU {
-			tight = o
+	return big
+}
+
+// mtuSmallest returns the link of the smallest MTU of ls, the first of
+// those; nil for none.
+func mtuSmallest(ls []*model.Link) *model.Link {
+	var small *model.Link
+	for _, l := range ls {
+		if small == nil || l.MTU < small.MTU {
+			small = l
 		}
 	}
-	switch {
-	case big != nil && tight != nil && big.MTU > tight.MTU:
-		p.Report(mtuPodFinding(node, big, tight, pods, "the overlay's device"))
-	case big != nil && tight == nil && wire != nil && big.MTU > wire.MTU:
-		p.Report(mtuPodFinding(node, big, wire, pods, "the node's link"))
-	}
+	return small
 }
 
 // mtuPodFinding reports Pods' links larger than the smaller link (an
