@@ -50,7 +50,9 @@ among them) sending to endpoints that are gone.
 Evidence: the components' log lines quoting the tool's message, per
 component and node (kube-proxy's err=< value included).
 
-Severity: a warning, of likely cause: the message names the extension.
+Severity: a warning, of likely cause: the message names the extension
+(where an iptables of the nf_tables backend says it, nft_compat is an
+alternative).
 
 Fix: load the module at boot (/etc/modules-load.d, or modprobe it) or
 use a kernel built with it; for the MARK regression, a kernel with its
@@ -82,6 +84,7 @@ type nfExtMissing struct {
 	node, comp  string
 	ext         string // the extension as iptables names it; "conntrack-netlink" for conntrack's
 	ip6         bool   // ip6tables said it
+	nft         bool   // an iptables of the nf_tables backend said it
 	xorMark     bool   // known by the MARK option refused
 	first, last *model.LogEvent
 	quote       string
@@ -110,6 +113,7 @@ func runNetfilterExtensionMissing(p *analyzer.Pass) error {
 			groups = append(groups, g)
 		}
 		g.ip6, g.xorMark = g.ip6 || ip6, g.xorMark || xor
+		g.nft = g.nft || strings.Contains(quote, "(nf_tables)") || strings.Contains(text, "(nf_tables):")
 		g.last = le
 		g.count++
 	}
@@ -155,6 +159,8 @@ func nfExtModule(ext string) string {
 		return "xt_CT"
 	case "REJECT":
 		return "ipt_REJECT"
+	case "tcp", "udp":
+		return "xt_tcpudp"
 	}
 	return "xt_" + ext
 }
@@ -209,6 +215,11 @@ func nfExtFinding(g *nfExtMissing) analyzer.Finding {
 		f.Alternatives = []string{"the iptables in the component's image and the host's kernel disagree on the " +
 			"extension's revision (an iptables far newer or older than the kernel)"}
 		f.Fix = fmt.Sprintf("Load %s on the node (modprobe, and /etc/modules-load.d), or use a kernel built with it.", mod)
+	}
+	if g.nft && g.ext != "conntrack-netlink" {
+		// iptables-nft runs xtables extensions through nft_compat.
+		f.Alternatives = append(f.Alternatives, "the kernel lacks nft_compat, through which an iptables of the "+
+			"nf_tables backend loads every xtables extension (or iptables-legacy would find it)")
 	}
 	switch {
 	case !strings.Contains(strings.ToLower(g.comp), "proxy") || g.ext == "conntrack-netlink":
