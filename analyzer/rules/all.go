@@ -85,7 +85,7 @@ func All() []*analyzer.Rule {
 		CiliumHealthUnreachable,
 		NetfilterExtensionMissing,
 		MTUMismatch,
-		KubeProxyConntrackReadonly,
+		KubeProxySysctlReadonly,
 		RBACListForbidden,
 	}
 }

@@ -7,6 +7,6 @@ import (
 	"github.com/netmortem/netmortem/analyzer/rules"
 )
 
-func TestKubeProxyConntrackReadonly(t *testing.T) {
-	analyzertest.Run(t, rules.KubeProxyConntrackReadonly, "testdata/kube-proxy-conntrack-readonly")
+func TestKubeProxySysctlReadonly(t *testing.T) {
+	analyzertest.Run(t, rules.KubeProxySysctlReadonly, "testdata/kube-proxy-sysctl-readonly")
 }
