@@ -45,11 +45,13 @@ registered again and the allocation has not caught up.
 Evidence: flanneld's line (it names its node), the sandboxes' subnet.env
 errors in the kubelet's and runtimes' logs and events, the Nodes'
 spec.podCIDR and the kubelet's own "Updating Pod CIDR" line,
-CIDRNotAvailable events, and kube-controller-manager's flags (its static
-Pod manifest or command line).
+CIDRNotAvailable events, kube-controller-manager's line that the range
+has "no remaining CIDRs left to allocate", and its flags (its static Pod
+manifest or command line).
 
 Severity: a warning of likely cause from flannel's line; the flags, the
-event or the Node object name which cause. The subnet.env errors alone
+event, kube-controller-manager's line or the Node object name which
+cause. The subnet.env errors alone
 are of unknown cause: flanneld may not be running on the node for
 another reason (not scheduled there, crash-looping on its own error, or
 not started yet); on a node whose kubelet says it has its Pod CIDR they
@@ -81,7 +83,8 @@ type noPodCIDR struct {
 	subnetAt          model.Pos // the first sandbox's subnet.env error
 	subnetN           int
 	notAvailable      *model.Event
-	podCIDR           string // the Node's spec.podCIDR, when listed
+	exhausted         model.Pos // kube-controller-manager's line that the range is used up
+	podCIDR           string    // the Node's spec.podCIDR, when listed
 	nodeAt            model.Pos
 	nodeListed        bool
 	managerAt         model.Pos // kube-controller-manager's command line
@@ -152,6 +155,20 @@ func runNodePodCIDRMissing(p *analyzer.Pass) error {
 		if g := byNode[e.InvolvedObject.Name]; g != nil && g.notAvailable == nil {
 			g.notAvailable = e
 		}
+	}
+	for i := range p.Snap.Logs {
+		// kube-controller-manager's own line that the range is used up
+		// (it names no node: every node left without a CIDR is one).
+		le := &p.Snap.Logs[i]
+		if !strings.Contains(le.Message, "no remaining CIDRs left to allocate") {
+			continue
+		}
+		for _, g := range groups {
+			if g.exhausted.File == "" {
+				g.exhausted = le.Pos
+			}
+		}
+		break
 	}
 	for i := range p.Snap.Kube.Nodes {
 		n := &p.Snap.Kube.Nodes[i]
@@ -253,6 +270,15 @@ func noPodCIDRFinding(g *noPodCIDR) analyzer.Finding {
 		f.Fix = "Widen kube-controller-manager's --cluster-cidr (and the CNI's network with it) or lengthen " +
 			"--node-cidr-mask-size, then restart flannel on the node."
 		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: g.notAvailable.Source.Pos, Note: "CIDRNotAvailable"})
+	case g.exhausted.File != "":
+		f.Cause = "The cluster range has no Pod CIDR left for the node: kube-controller-manager says there are no " +
+			"remaining CIDRs in --cluster-cidr to allocate."
+		f.Alternatives = []string{"CIDRs of Nodes deleted long ago are still held"}
+		f.Fix = "Widen kube-controller-manager's --cluster-cidr (and the CNI's network with it) or lengthen " +
+			"--node-cidr-mask-size, then restart flannel on the node."
+		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: g.exhausted, Note: "no remaining CIDRs left to allocate"})
+		f.Supports = append(f.Supports, fmt.Sprintf("%s: kube-controller-manager: CIDR allocation failed; there are "+
+			"no remaining CIDRs left to allocate in the accepted range", g.exhausted))
 	case g.managerListed && (!g.allocate || !g.hasCIDR):
 		f.Cause = "kube-controller-manager runs without --allocate-node-cidrs=true and --cluster-cidr, so it " +
 			"allocates no Pod CIDRs (as kubeadm init without --pod-network-cidr leaves it)."
