@@ -78,6 +78,10 @@ var (
 	ipamdPoolStatsRe = lazyre.New(`(?:IP pool stats: total = (\d+), used = (\d+)(?:, c\.maxIPsPerENI = (\d+))?|Pool stats: total: (\d+), assigned: (\d+))`)
 )
 
+// calicoBlockLimitNote is the note of Calico IPAM's refusal of a new
+// block to a node that holds as many as it may.
+const calicoBlockLimitNote = "Calico IPAM: cannot allocate new block due to per host block limit"
+
 // subnetNote starts the note of EC2's refusal of an address for the
 // node's subnet: the VPC's exhaustion, not the node's.
 const subnetNote = "EC2: "
@@ -101,6 +105,8 @@ func ipamExhaustedLine(msg string) (ipam, rng, note string, ok bool) {
 		return "aws-vpc-cni", "", "CNI: failed to assign an IP address to container", true
 	case strings.Contains(msg, "IPAM allocated only 0"):
 		return "calico", "", "Calico IPAM allocated no address", true
+	case strings.Contains(msg, "cannot allocate new block due to per host block limit"):
+		return "calico", "", calicoBlockLimitNote, true
 	case strings.Contains(msg, "range is full") && strings.Contains(strings.ToLower(msg), "allocat"):
 		return "cilium", "", "IPAM: range is full", true
 	}
@@ -261,6 +267,22 @@ func ipamExhaustedFinding(node, ipam, rng string, lines []ipamLine, skips []mode
 				"aws ec2 describe-subnets --subnet-ids SUBNET --query 'Subnets[].AvailableIpAddressCount'\n" +
 				"aws ec2 describe-network-interfaces --filters Name=subnet-id,Values=SUBNET Name=status,Values=available"
 		}
+	}
+	if first.note == calicoBlockLimitNote {
+		// The node holds as many blocks as Calico lets it: the pool is
+		// not used up, the node's share of it is.
+		cause = "The node holds as many IPAM blocks as Calico lets one node hold (IPAMConfig maxBlocksPerHost, 20 " +
+			"when left at 0 since Calico 3.18) and they are full: of a small block size (a blockSize of 30 to 32 " +
+			"holds 1 to 4 addresses), or held by Pods that are gone (IPAM handles leaked by sandboxes never torn " +
+			"down)."
+		fix = "If the pool's blockSize is small, give the Pods a pool of a larger one (26, Calico's default, holds 64 " +
+			"addresses; blockSize cannot be changed in place) or raise maxBlocksPerHost in Calico's IPAMConfig; if " +
+			"calicoctl ipam check finds leaked addresses, release them (calicoctl ipam release) and fix what leaks them."
+		c.Alternatives = []string{"more Pods are scheduled on the node than its blocks hold (max-pods above " +
+			"maxBlocksPerHost x the block's addresses)"}
+		c.Decide = "# the pools' block size, the node's blocks and the per-host limit, then the leaked addresses\n" +
+			"calicoctl get ippool -o wide; calicoctl ipam show --show-blocks; calicoctl get ipamconfig default -o yaml\n" +
+			"calicoctl ipam check"
 	}
 	return withFinding(c, analyzer.Finding{
 		Subject:  subject("node", node, "ipam", ipam, "range", rng),

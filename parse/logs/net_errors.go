@@ -28,7 +28,8 @@ var NetErrorLinesFormat = &format.Format{
 		"upstream: \"http://...\"`, its context in Fields as nginx-error gives it), an Ingress controller's " +
 		"`Service \"NS/NAME\" does not have any active Endpoint`, or a CNI plugin's error a sandbox's failure quotes (`failed " +
 		"to set bridge addr: \"cni0\" already has an IP address different from ...`, `open /run/flannel/subnet.env: no such " +
-		"file or directory`, `failed to find plugin \"X\" in path [...]`); the event has no time, its level is error " +
+		"file or directory`, `failed to find plugin \"X\" in path [...]`, an IPAM's `no IP addresses available in range " +
+		"set` or `cannot allocate new block due to per host block limit`); the event has no time, its level is error " +
 		"(warning for the controller's line) and its source is the component the file (coredns.log, " +
 		"capo-controller-manager.log) or the command above it is named after",
 	Sniff: sniffNetErrorLines,
@@ -64,10 +65,13 @@ var noEndpointLineRe = lazyre.New(`(?i)^service "?[a-z0-9][a-z0-9./-]*"? does no
 // the bridge plugin's `failed to set bridge addr: "cni0" already has an IP
 // address different from 10.244.1.1/24`, flannel's `open
 // /run/flannel/subnet.env: no such file or directory`, libcni's `failed to
-// find plugin "loopback" in path [/opt/cni/bin]`; in any case, the
-// bridge's words with or without those before them.
+// find plugin "loopback" in path [/opt/cni/bin]`, the IPAMs' `no IP
+// addresses available in range set` (host-local) and `cannot allocate new
+// block due to per host block limit` (Calico); in any case, the bridge's
+// words with or without those before them.
 var cniErrorRe = lazyre.New(`(?i)(?:\bfailed to set bridge addr: )?\S+ already has an IP address different from |` +
-	`\bopen /run/flannel/subnet\.env: no such file or directory|\bfailed to find plugin "[^"]+" in path \[`)
+	`\bopen /run/flannel/subnet\.env: no such file or directory|\bfailed to find plugin "[^"]+" in path \[|` +
+	`\bno IP addresses available in (?:range set|network)|\bcannot allocate new block due to per host block limit`)
 
 // bareErrorLine reads t, a line of net-error-lines, into an event of
 // source: its error and level, and nginx's context in Fields.

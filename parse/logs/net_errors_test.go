@@ -84,6 +84,23 @@ func TestNetErrorLinesCNI(t *testing.T) {
 	}
 }
 
+// The IPAMs' words for no address left, as a sandbox's failure quotes them
+// (projectcalico/calico#9462's event message, host-local's).
+func TestNetErrorLinesIPAM(t *testing.T) {
+	in := "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox " +
+		"\"a95d922a5537\": plugin type=\"calico\" failed (add): cannot allocate new block due to per host block limit\n" +
+		"plugin type=\"host-local\" failed (add): failed to allocate for range 0: no IP addresses available in range " +
+		"set: 10.244.1.1-10.244.1.254\n"
+	out, err := NetErrorLines(strings.NewReader(in), "pod-event.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || out[0].Fields["error"] != "cannot allocate new block due to per host block limit" ||
+		out[1].Fields["error"] != "no IP addresses available in range set" {
+		t.Errorf("got %+v", out)
+	}
+}
+
 // An Ingress controller's line that a Service has no endpoint, cut to its
 // message, is a warning of the component the file is named after.
 func TestNetErrorLinesNoEndpoint(t *testing.T) {
