@@ -116,7 +116,10 @@ func parseCoreDNS(line string) (model.LogEvent, string, bool) {
 			ev.Fields[k] = q[i+1]
 		}
 	}
-	if kind == "coredns" {
+	if kind == "coredns" && (ev.Fields != nil || m[1] == "") {
+		// A plugin's line or a query's is CoreDNS's own; a dated
+		// "[LEVEL]" line alone is its shape, which other programs
+		// (ipamd) write too: the reader names its source.
 		ev.Source = "coredns"
 	}
 	if problem != "" {

@@ -442,6 +442,9 @@ func (lr *logReader) add(ev model.LogEvent, kind string, w *wrapped) {
 	switch kind {
 	case "coredns":
 		lr.corednsSeen = true
+		if ev.Source == "" && (lr.source == "" || lr.source == "coredns") {
+			ev.Source = "coredns" // a dated line of no other program's log
+		}
 	case "clog":
 		lr.corednsSource(&ev)
 	}

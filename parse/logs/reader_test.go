@@ -624,3 +624,21 @@ I1115 09:20:01.141788       1 proxier.go:858] "Sync failed" retryingTime="30s"
 		t.Errorf("got %d events:\n%s", len(evs), eventLines(evs))
 	}
 }
+
+// The AWS VPC CNI's ipamd writes dated "[LEVEL]" lines as CoreDNS does
+// (amazon-vpc-cni-k8s#190): read from ipamd.log, they are ipamd's, while a
+// dated line in a log of no named program, or CoreDNS's, stays CoreDNS's.
+func TestDatedLevelLineSource(t *testing.T) {
+	in := "2018-10-01T15:11:02Z [INFO] Setting up host network\n" +
+		"2018-10-01T15:11:02Z [ERROR] initialization failureipamd init: failed to setup host network\n"
+	for name, want := range map[string]string{"ipamd.log": "ipamd", "dns.txt": "coredns", "coredns.log": "coredns"} {
+		evs, err := Logs(strings.NewReader(in), name)
+		if err != nil || len(evs) != 2 || evs[0].Source != want || evs[1].Source != want {
+			t.Errorf("%s: %v\n%s", name, err, eventLines(evs))
+		}
+	}
+	evs, _ := Logs(strings.NewReader("2021-02-01T10:00:00Z [INFO] plugin/reload: Running configuration MD5 = db32\n"), "ipamd.log")
+	if len(evs) != 1 || evs[0].Source != "coredns" {
+		t.Errorf("a plugin's line: %s", eventLines(evs))
+	}
+}

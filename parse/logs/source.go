@@ -15,7 +15,7 @@ var knownComponents = []string{
 	"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubelet",
 	"etcd", "coredns", "ingress-nginx-controller", "metallb-controller", "metallb-speaker",
 	"kube-vip", "calico-node", "cilium-agent", "cilium-operator", "cilium", "flanneld", "flannel",
-	"containerd", "dockerd", "nginx",
+	"containerd", "dockerd", "nginx", "ipamd", "aws-node",
 }
 
 // knownComponent names the component a log file is named after:
