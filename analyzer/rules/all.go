@@ -87,6 +87,7 @@ func All() []*analyzer.Rule {
 		MTUMismatch,
 		KubeProxySysctlReadonly,
 		RBACListForbidden,
+		InterfaceNotFound,
 	}
 }
 
