@@ -23,7 +23,8 @@ var NetErrorLinesFormat = &format.Format{
 	Command: "a component's log lines cut down to their error, without time or level (`dial tcp 10.96.0.1:443: " +
 		"connect: network is unreachable`)",
 	Doc: "each line must hold a Go network error (`dial tcp ADDR: connect: ...`, `read tcp A->B: read: connection " +
-		"reset by peer`, `... i/o timeout`, `... cannot assign requested address`), nginx's error-log message " +
+		"reset by peer`, `... i/o timeout`, `... cannot assign requested address`, `listen tcp ADDR: bind: address " +
+		"already in use`), nginx's error-log message " +
 		"without its time (`connect() failed (111: Connection refused) while connecting to upstream, client: ..., " +
 		"upstream: \"http://...\"`, its context in Fields as nginx-error gives it), an Ingress controller's " +
 		"`Service \"NS/NAME\" does not have any active Endpoint`, or a CNI plugin's error a sandbox's failure quotes (`failed " +
@@ -49,7 +50,7 @@ func NetErrorLines(r io.Reader, name string) ([]model.LogEvent, error) {
 // addresses, and the error.
 var netErrorRe = lazyre.New(`\b(?:dial|read|write) (?:tcp|udp)[46]? (?:\S+->)?\S+: (?:(?:connect|read|write|getsockopt): )?` +
 	`(connection refused|no route to host|network is unreachable|i/o timeout|cannot assign requested address|` +
-	`connection reset by peer|connection timed out|broken pipe)`)
+	`connection reset by peer|connection timed out|broken pipe)|\blisten (?:tcp|udp)[46]? \S+: bind: (address already in use)`)
 
 // nginxBareRe is nginx's error-log message without its time and
 // process: `connect() failed (111: Connection refused) while connecting
@@ -77,7 +78,7 @@ var cniErrorRe = lazyre.New(`(?i)(?:\bfailed to set bridge addr: )?\S+ already h
 // source: its error and level, and nginx's context in Fields.
 func bareErrorLine(t, source string) (model.LogEvent, bool) {
 	if m := netErrorRe.FindStringSubmatch(t); m != nil {
-		return model.LogEvent{Source: source, Level: "error", Message: t, Fields: map[string]string{"error": m[1]}}, true
+		return model.LogEvent{Source: source, Level: "error", Message: t, Fields: map[string]string{"error": m[1] + m[2]}}, true
 	}
 	if nginxBareRe.MatchString(t) {
 		ev := nginxContext(t)

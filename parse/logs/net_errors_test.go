@@ -149,3 +149,13 @@ func TestNetErrorLinesNginx(t *testing.T) {
 		}
 	}
 }
+
+// Go's failure to listen, cut to its error (deliveryhero/helm-charts#474's
+// node-local-dns line).
+func TestNetErrorLinesListen(t *testing.T) {
+	out, err := NetErrorLines(strings.NewReader("listen tcp 169.254.20.20:8080: bind: address already in use\n"),
+		"node-local-dns.log")
+	if err != nil || len(out) != 1 || out[0].Fields["error"] != "address already in use" {
+		t.Errorf("%v: %+v", err, out)
+	}
+}
