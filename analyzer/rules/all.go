@@ -88,6 +88,7 @@ func All() []*analyzer.Rule {
 		KubeProxySysctlReadonly,
 		RBACListForbidden,
 		InterfaceNotFound,
+		PortInUse,
 	}
 }
 
