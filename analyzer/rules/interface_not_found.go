@@ -44,7 +44,9 @@ found", flannel's "Failed to find interface: eth1" and "Could not find
 valid interface matching ...", Go's "route ip+net: no such network
 interface", "open /proc/sys/net/ipv4/conf/eth0/rp_filter: no such file or
 directory"; and the node's ip link or ip addr, which shows the names it
-has. A name with spaces around it is said to be so.
+has. A name with spaces around it is said to be so. The interfaces a CNI
+makes and removes with each Pod (veth*, cali*, lxc*, tap*) are not read:
+one gone is a Pod gone.
 
 Severity: a warning, of likely cause: the component says the name is not
 found. Where the node's own listing shows an interface of that name, the
@@ -65,6 +67,10 @@ var (
 		`\broute ip\+net: no such network interface\b`)
 	// ifaceProcRe is a per-interface setting missing: no such interface.
 	ifaceProcRe = lazyre.New(`/proc/sys/net/ipv[46]/conf/([^/\s]+)/[\w-]+: no such file or directory`)
+	// ifacePodRe names the interfaces a CNI makes and removes with each Pod
+	// (a veth's host side, a tap): one gone is a Pod gone, not a name set
+	// wrong.
+	ifacePodRe = lazyre.New(`^(?:veth\w*|cali[0-9a-f]+|lxc\w+|tap\w+|eni[0-9a-f]+|azv\w+|gke[0-9a-f]+|vnet\d+|vethwe\w*|enc[0-9a-f]+)$`)
 )
 
 // ifaceMissing is one component's lines of one interface name.
@@ -81,7 +87,7 @@ func runInterfaceNotFound(p *analyzer.Pass) error {
 	for i := range p.Snap.Logs {
 		le := &p.Snap.Logs[i]
 		name, quote, ok := ifaceNotFound(logText(le))
-		if !ok {
+		if !ok || ifacePodRe.MatchString(strings.TrimSpace(name)) {
 			continue
 		}
 		comp := subjectComponent(le.Source, le.Pos.File)
