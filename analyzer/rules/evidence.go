@@ -3,6 +3,7 @@ package rules
 import (
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/analyzer/facts"
+	"github.com/netmortem/netmortem/model"
 )
 
 // maxGroupEvidence bounds how many attempts, lines or packets of a group a
@@ -51,4 +52,30 @@ func withFinding(c, words analyzer.Finding) analyzer.Finding {
 		words.Decide = c.Decide
 	}
 	return words
+}
+
+// lineRun is the log lines of a finding that say one thing: the first,
+// the last, and how many.
+type lineRun struct {
+	first, last *model.LogEvent
+	count       int
+}
+
+// add counts le, a line after those already counted.
+func (r *lineRun) add(le *model.LogEvent) {
+	if r.first == nil {
+		r.first = le
+	}
+	r.last = le
+	r.count++
+}
+
+// evidence cites the run's first line with note, and its last, when it is
+// another, with lastNote.
+func (r *lineRun) evidence(note, lastNote string) []analyzer.Evidence {
+	ev := []analyzer.Evidence{{Pos: r.first.Pos, Note: note}}
+	if r.last != r.first {
+		ev = append(ev, analyzer.Evidence{Pos: r.last.Pos, Note: lastNote})
+	}
+	return ev
 }

@@ -76,9 +76,8 @@ var (
 // ifaceMissing is one component's lines of one interface name.
 type ifaceMissing struct {
 	node, comp, name string
-	first, last      *model.LogEvent
 	quote            string
-	count            int
+	lineRun
 }
 
 func runInterfaceNotFound(p *analyzer.Pass) error {
@@ -94,12 +93,11 @@ func runInterfaceNotFound(p *analyzer.Pass) error {
 		k := le.Node + "\x00" + comp + "\x00" + name
 		g := byKey[k]
 		if g == nil {
-			g = &ifaceMissing{node: le.Node, comp: comp, name: name, first: le, quote: quote}
+			g = &ifaceMissing{node: le.Node, comp: comp, name: name, quote: quote}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
-		g.last = le
-		g.count++
+		g.add(le)
 	}
 	for _, g := range groups {
 		p.Report(ifaceFinding(p.Snap, g))
@@ -150,16 +148,13 @@ func ifaceFinding(s *model.Snapshot, g *ifaceMissing) analyzer.Finding {
 		Decide: fmt.Sprintf("# on %s: the interfaces the node has, against the name the component is given\n"+
 			"ip -br link", nodeName(g.node)),
 		Facts:    map[string]any{"component": g.comp, "interface": g.name, "lines": g.count},
-		Evidence: []analyzer.Evidence{{Pos: g.first.Pos, Note: g.quote}},
+		Evidence: g.evidence(g.quote, "the last such line"),
 		Supports: []string{fmt.Sprintf("%s: %s: %s", g.first.Pos, g.comp, g.quote)},
 	}
 	if trimmed != g.name {
 		f.Cause = fmt.Sprintf("%s is given the interface name %s, spaces and all: no interface is named so (a "+
 			"template or a quoted value left the space in).", g.comp, shown)
 		f.Fix = fmt.Sprintf("Give %s the name without its spaces (%q).", g.comp, trimmed)
-	}
-	if g.last != g.first {
-		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: g.last.Pos, Note: "the last such line"})
 	}
 	links := s.LinksOf(g.node)
 	if len(links) == 0 {

@@ -69,11 +69,10 @@ var (
 
 // kpSysctlReadonly is one kube-proxy's failures to write a setting.
 type kpSysctlReadonly struct {
-	node, comp  string
-	path, why   string
-	first, last *model.LogEvent
-	count       int
-	want        string // the value it was setting nf_conntrack_max to, "" when not shown
+	node, comp string
+	path, why  string
+	lineRun
+	want string // the value it was setting nf_conntrack_max to, "" when not shown
 }
 
 func runKubeProxySysctlReadonly(p *analyzer.Pass) error {
@@ -97,16 +96,14 @@ func runKubeProxySysctlReadonly(p *analyzer.Pass) error {
 		}
 		g := byKey[k]
 		if g == nil {
-			g = &kpSysctlReadonly{node: le.Node, comp: subjectComponent(le.Source, le.Pos.File), path: m[1], why: m[2],
-				first: le}
+			g = &kpSysctlReadonly{node: le.Node, comp: subjectComponent(le.Source, le.Pos.File), path: m[1], why: m[2]}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
 		if g.want == "" {
 			g.want = want[k]
 		}
-		g.last = le
-		g.count++
+		g.add(le)
 	}
 	for _, g := range groups {
 		p.Report(kpSysctlFinding(g))
@@ -142,11 +139,8 @@ func kpSysctlFinding(g *kpSysctlReadonly) analyzer.Finding {
 		Summary: fmt.Sprintf("kube-proxy%s stops at start because writing %s fails (%s), %s: it crash-loops, and no "+
 			"Service is programmed on the node meanwhile.", on, g.path, g.why, times(g.count)),
 		Facts:    map[string]any{"path": g.path, "error": g.why, "lines": g.count},
-		Evidence: []analyzer.Evidence{{Pos: g.first.Pos, Note: g.path + ": " + g.why}},
+		Evidence: g.evidence(g.path+": "+g.why, "again"),
 		Supports: []string{fmt.Sprintf("%s: %s: %s", g.first.Pos, g.path, g.why)},
-	}
-	if g.last != g.first {
-		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: g.last.Pos, Note: "again"})
 	}
 	if g.want != "" {
 		f.Facts["asked"] = g.want

@@ -81,14 +81,13 @@ var nfTargets = []string{"MARK", "CONNMARK", "MASQUERADE", "SNAT", "DNAT", "REDI
 
 // nfExtMissing is what one component's lines say of one extension.
 type nfExtMissing struct {
-	node, comp  string
-	ext         string // the extension as iptables names it; "conntrack-netlink" for conntrack's
-	ip6         bool   // ip6tables said it
-	nft         bool   // an iptables of the nf_tables backend said it
-	xorMark     bool   // known by the MARK option refused
-	first, last *model.LogEvent
-	quote       string
-	count       int
+	node, comp string
+	ext        string // the extension as iptables names it; "conntrack-netlink" for conntrack's
+	ip6        bool   // ip6tables said it
+	nft        bool   // an iptables of the nf_tables backend said it
+	xorMark    bool   // known by the MARK option refused
+	quote      string
+	lineRun
 }
 
 func runNetfilterExtensionMissing(p *analyzer.Pass) error {
@@ -108,14 +107,13 @@ func runNetfilterExtensionMissing(p *analyzer.Pass) error {
 		}
 		g := byKey[k]
 		if g == nil {
-			g = &nfExtMissing{node: le.Node, comp: comp, ext: ext, first: le, quote: quote}
+			g = &nfExtMissing{node: le.Node, comp: comp, ext: ext, quote: quote}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
 		g.ip6, g.xorMark = g.ip6 || ip6, g.xorMark || xor
 		g.nft = g.nft || strings.Contains(quote, "(nf_tables)") || strings.Contains(text, "(nf_tables):")
-		g.last = le
-		g.count++
+		g.add(le)
 	}
 	for _, g := range groups {
 		p.Report(nfExtFinding(g))
@@ -174,14 +172,11 @@ func nfExtFinding(g *nfExtMissing) analyzer.Finding {
 		Severity:  analyzer.Warning,
 		Certainty: analyzer.Likely,
 		Facts:     map[string]any{"component": g.comp, "extension": g.ext, "module": mod, "lines": g.count},
-		Evidence:  []analyzer.Evidence{{Pos: g.first.Pos, Note: g.quote}},
+		Evidence:  g.evidence(g.quote, "the last such line"),
 		Supports: []string{fmt.Sprintf("%s: %s: %s (%s)", g.first.Pos, g.comp, g.quote,
 			plural(g.count, "one line", fmt.Sprintf("%d lines", g.count)))},
 		Decide: fmt.Sprintf("# on %s: the kernel, and whether the module is there and loads\nuname -r; lsmod | grep %s; "+
 			"modprobe -v %[2]s", node, mod),
-	}
-	if g.last != g.first {
-		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: g.last.Pos, Note: "the last such line"})
 	}
 	family := "iptables"
 	if g.ip6 {

@@ -60,12 +60,11 @@ var (
 
 // portBindFail is one component's failures to listen on one port.
 type portBindFail struct {
-	node, comp  string
-	proto       string
-	addr        netip.Addr // invalid for every address
-	port        uint16
-	first, last *model.LogEvent
-	count       int
+	node, comp string
+	proto      string
+	addr       netip.Addr // invalid for every address
+	port       uint16
+	lineRun
 }
 
 func runPortInUse(p *analyzer.Pass) error {
@@ -86,12 +85,11 @@ func runPortInUse(p *analyzer.Pass) error {
 		g := byKey[k]
 		if g == nil {
 			a, _ := netip.ParseAddr(strings.Trim(host, "[]"))
-			g = &portBindFail{node: le.Node, comp: comp, proto: proto, addr: a.Unmap(), port: port, first: le}
+			g = &portBindFail{node: le.Node, comp: comp, proto: proto, addr: a.Unmap(), port: port}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
-		g.last = le
-		g.count++
+		g.add(le)
 	}
 	for _, g := range groups {
 		p.Report(portInUseFinding(g, portHolder(p.Snap, g)))
@@ -160,11 +158,8 @@ func portInUseFinding(g *portBindFail, holder *model.Socket) analyzer.Finding {
 		Decide: fmt.Sprintf("# on %s: which process listens on the port\nss -lntup 'sport = :%d'", nodeName(g.node),
 			g.port),
 		Facts:    map[string]any{"component": g.comp, "port": g.port, "proto": g.proto, "lines": g.count},
-		Evidence: []analyzer.Evidence{{Pos: g.first.Pos, Note: fmt.Sprintf("bind %s: address already in use", where)}},
+		Evidence: g.evidence(fmt.Sprintf("bind %s: address already in use", where), "the last such line"),
 		Supports: []string{fmt.Sprintf("%s: %s: %s", g.first.Pos, g.comp, firstLine(g.first.Message))},
-	}
-	if g.last != g.first {
-		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: g.last.Pos, Note: "the last such line"})
 	}
 	if holder == nil {
 		return f

@@ -59,8 +59,7 @@ var rbacForbiddenRe = lazyre.New(`(\S+?) is forbidden: User ["“]([^"”]+)["�
 type rbacForbidden struct {
 	user, verb, resource, group, ns string
 	comp, node                      string
-	first, last                     *model.LogEvent
-	count                           int
+	lineRun
 }
 
 func runRBACListForbidden(p *analyzer.Pass) error {
@@ -80,12 +79,11 @@ func runRBACListForbidden(p *analyzer.Pass) error {
 		g := byKey[k]
 		if g == nil {
 			g = &rbacForbidden{user: m[2], verb: m[3], resource: m[4], group: m[5], ns: m[7],
-				comp: subjectComponent(le.Source, le.Pos.File), node: le.Node, first: le}
+				comp: subjectComponent(le.Source, le.Pos.File), node: le.Node}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
-		g.last = le
-		g.count++
+		g.add(le)
 	}
 	for _, g := range groups {
 		p.Report(rbacForbiddenFinding(g))
@@ -126,12 +124,9 @@ func rbacForbiddenFinding(g *rbacForbidden) analyzer.Finding {
 			"kubectl edit clusterrole system:coredns), or upgrade its manifest or chart with its image.", g.resource, group),
 		Decide:   fmt.Sprintf("kubectl auth can-i %s %s --as=%s", g.verb, res, g.user),
 		Facts:    map[string]any{"user": g.user, "verb": g.verb, "resource": res, "component": g.comp, "lines": g.count},
-		Evidence: []analyzer.Evidence{{Pos: g.first.Pos, Note: fmt.Sprintf("%s cannot %s %s", g.user, g.verb, res)}},
+		Evidence: g.evidence(fmt.Sprintf("%s cannot %s %s", g.user, g.verb, res), "the last such line"),
 		Supports: []string{fmt.Sprintf("%s: %s is forbidden: User %q cannot %s resource %q in API group %q %s",
 			g.first.Pos, res, g.user, g.verb, g.resource, g.group, where)},
-	}
-	if g.last != g.first {
-		f.Evidence = append(f.Evidence, analyzer.Evidence{Pos: g.last.Pos, Note: "the last such line"})
 	}
 	if strings.Contains(strings.ToLower(g.comp+" "+g.user), "coredns") {
 		f.Summary += " CoreDNS stays not ready (its ready plugin still waiting on \"kubernetes\"), or answers without " +
