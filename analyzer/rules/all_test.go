@@ -101,7 +101,7 @@ type pkgFile struct {
 // shared are the files every rule file may use: the list, the text and
 // evidence helpers, and the helpers of a family of rules.
 var shared = []string{"all.go", "text.go", "evidence.go", "subject.go", "portranges.go", "synfail.go", "synfail_client.go", "symptoms.go",
-	"iptables_binary.go", "sandbox.go"}
+	"iptables_binary.go", "sandbox.go", "preflight.go"}
 
 // edges returns the values of the Explains and FollowsFrom fields of the
 // rule literals of f: the only places a rule file may name another rule.

@@ -12,8 +12,8 @@ import (
 var IPForwardDisabled = &analyzer.Rule{
 	Name:        "ip-forward-disabled",
 	Severity:    analyzer.Error,
-	Needs:       []model.Kind{model.KindSysctl},
-	Uses:        []model.Kind{model.KindCounters, model.KindLogs},
+	NeedsAny:    []model.Kind{model.KindSysctl, model.KindLogs},
+	Uses:        []model.Kind{model.KindCounters},
 	SubjectKeys: []string{"node", "setting"},
 	Run:         runIPForwardDisabled,
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(260), ConnectionsTimeOut.At(90)},
@@ -37,11 +37,15 @@ sets it to 0, or a reboot that lost a runtime setting leaves it off. kubeadm's
 preflight refuses such a node, other installers do not.
 
 Evidence: the sysctl line; nstat's IpInAddrErrors (dropped) and
-IpForwDatagrams (forwarded) counters; log lines of Pods timing out.
+IpForwDatagrams (forwarded) counters; log lines of Pods timing out;
+kubeadm's preflight check ("[ERROR FileContent--proc-sys-net-ipv4-ip_forward]:
+/proc/sys/net/ipv4/ip_forward contents are not set to 1").
 
 Severity: error when the node's counters show packets dropped for want of a
 route (IpInAddrErrors) besides the setting; a warning of likely cause from
-the setting alone.
+the setting alone, or from kubeadm's check: that stopped kubeadm init or
+join (ERROR), or, made non-fatal (WARNING), left a node set up without
+forwarding.
 
 Fix: sysctl -w net.ipv4.ip_forward=1 on the node, and make it last:
 net.ipv4.ip_forward = 1 in /etc/sysctl.d/99-kubernetes.conf (kubeadm's
@@ -82,7 +86,46 @@ func runIPForwardDisabled(p *analyzer.Pass) error {
 		}
 		p.Report(ipForwardFinding(s, node, off))
 	}
+	for _, c := range preflightFiles(s, ipForwardSettings[0]) {
+		if !seen[c.le.Node] {
+			seen[c.le.Node] = true
+			p.Report(ipForwardPreflight(c))
+		}
+	}
 	return nil
+}
+
+// ipForwardPreflight words kubeadm's preflight check finding forwarding
+// off on the node it ran on.
+func ipForwardPreflight(c preflightFile) analyzer.Finding {
+	where := c.le.Node
+	if where == "" {
+		where = "the node kubeadm ran on"
+	}
+	f := analyzer.Finding{
+		Subject:   subject("node", c.le.Node, "setting", c.setting),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Title:     fmt.Sprintf("IPv4 forwarding is off on %s: kubeadm's preflight stops on it", where),
+		Summary: fmt.Sprintf("kubeadm's preflight check read %s: the kernel does not route packets between its "+
+			"interfaces, and kubeadm refuses to set the node up (init or join stops).", c.says()),
+		Supports: []string{fmt.Sprintf("%s: kubeadm's preflight: %s", c.le.Pos, c.says())},
+		Evidence: []analyzer.Evidence{{Pos: c.le.Pos, Note: "kubeadm preflight: " + c.says()}},
+		Facts:    map[string]any{"setting": c.setting, "check": "FileContent"},
+		Decide:   "# on the node: 0, the value kubeadm's check read\nsysctl net.ipv4.ip_forward",
+	}
+	if !c.fatal {
+		f.Title = fmt.Sprintf("IPv4 forwarding is off on %s: kubeadm's preflight check was ignored", where)
+		f.Summary = fmt.Sprintf("kubeadm's preflight check read %s, and was made non-fatal: the node was set up "+
+			"without forwarding, so its Pods reach nothing beyond it and other nodes reach none of its Pods.", c.says())
+		f.Alternatives = []string{"forwarding was turned on after kubeadm ran (by the container runtime or a sysctl file)"}
+		f.Decide = "# on the node: 0 while Pods fail beyond it\nsysctl net.ipv4.ip_forward"
+	}
+	f.Cause = "Nothing turned IPv4 forwarding on before kubeadm ran: the container runtime does not (Docker used to), " +
+		"and no file in /etc/sysctl.d sets net.ipv4.ip_forward = 1."
+	f.Fix = "Run sysctl -w net.ipv4.ip_forward=1 on the node and keep it (net.ipv4.ip_forward = 1 in " +
+		"/etc/sysctl.d/k8s.conf, kubeadm's prerequisites), then run kubeadm again."
+	return f
 }
 
 // ipForwardFinding judges a node whose forwarding is off, from its counters

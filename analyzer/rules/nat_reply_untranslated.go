@@ -16,7 +16,7 @@ import (
 var NATReplyUntranslated = &analyzer.Rule{
 	Name:        "nat-reply-untranslated",
 	Severity:    analyzer.Error,
-	NeedsAny:    []model.Kind{model.KindCapture, model.KindSysctl},
+	NeedsAny:    []model.Kind{model.KindCapture, model.KindSysctl, model.KindLogs},
 	Requires:    []analyzer.FactKey{facts.NATPairs},
 	SubjectKeys: []string{"node", "client", "vip", "backend", "module", "setting"},
 	Run:         runNATReplyUntranslated,
@@ -52,7 +52,11 @@ reply is sent (hairpin-drop reports that).
 
 Evidence: the capture's SYN frames before and after DNAT, the untranslated
 SYN/ACK and the client's RST; the node's sysctl output (sysctl -a, or
-grep -r . /proc/sys/net/bridge).
+grep -r . /proc/sys/net/bridge); without a capture, lsmod, and kubeadm's
+preflight check ("[ERROR FileContent--proc-sys-net-bridge-bridge-nf-call-iptables]:
+/proc/sys/net/bridge/bridge-nf-call-iptables does not exist": br_netfilter
+not loaded; "contents are not set to 1": the setting is 0), on which kubeadm
+init or join stops.
 
 Severity: error when the node's sysctl output shows bridge-nf-call-iptables
 = 0; warning from the capture alone (the cause is one of the above, and
@@ -292,6 +296,9 @@ func reportBrNetfilterMissing(p *analyzer.Pass) {
 			Evidence: []analyzer.Evidence{{Pos: m.Pos, Note: what}},
 		})
 	}
+	for _, c := range preflightFiles(p.Snap, "net.bridge.bridge-nf-call-iptables") {
+		p.Report(brPreflight(c))
+	}
 	for _, sc := range p.Snap.Sysctls {
 		if sc.Name != "net.bridge.bridge-nf-call-iptables" || strings.TrimSpace(sc.Value) != "0" {
 			continue
@@ -316,4 +323,42 @@ func reportBrNetfilterMissing(p *analyzer.Pass) {
 			Evidence: []analyzer.Evidence{{Pos: sc.Pos, Note: sc.Name + " = 0"}},
 		})
 	}
+}
+
+// brPreflight words kubeadm's preflight check finding
+// bridge-nf-call-iptables missing (br_netfilter not loaded) or not 1.
+func brPreflight(c preflightFile) analyzer.Finding {
+	what, cause := "br_netfilter is not loaded", "br_netfilter is not loaded (nothing loads it at boot: the container "+
+		"runtime does not, Docker used to), so net.bridge.bridge-nf-call-iptables does not exist"
+	sub := subject("node", c.le.Node, "module", "br_netfilter")
+	if !c.missing {
+		what, cause = "bridge-nf-call-iptables is not 1", "net.bridge.bridge-nf-call-iptables is 0: no file in "+
+			"/etc/sysctl.d sets it to 1"
+		sub = subject("node", c.le.Node, "setting", c.setting)
+	}
+	f := analyzer.Finding{
+		Subject:   sub,
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Title:     what + ": kubeadm's preflight stops on it",
+		Summary: fmt.Sprintf("kubeadm's preflight check read %s%s: bridged packets would skip iptables, so the "+
+			"replies of a Service's backend to a client on the same bridge would not be translated back, and "+
+			"kubeadm refuses to set the node up (init or join stops).", c.says(), onNode(c.le.Node)),
+		Cause:    cause + ".",
+		Supports: []string{fmt.Sprintf("%s: kubeadm's preflight: %s", c.le.Pos, c.says())},
+		Evidence: []analyzer.Evidence{{Pos: c.le.Pos, Note: "kubeadm preflight: " + c.says()}},
+		Facts:    map[string]any{"setting": c.setting, "missing": c.missing},
+		Decide:   "# on the node: not loaded, or 0, as kubeadm's check read\nlsmod | grep br_netfilter; sysctl net.bridge.bridge-nf-call-iptables",
+		Fix: "modprobe br_netfilter and sysctl -w net.bridge.bridge-nf-call-iptables=1 (and ip6tables); keep both " +
+			"(/etc/modules-load.d/k8s.conf, /etc/sysctl.d/k8s.conf, kubeadm's prerequisites), then run kubeadm again.",
+	}
+	if !c.fatal {
+		f.Title = what + ": kubeadm's preflight check was ignored"
+		f.Summary = fmt.Sprintf("kubeadm's preflight check read %s%s and was made non-fatal: bridged packets skip "+
+			"iptables, so the replies of a Service's backend to a client on the same bridge are not translated "+
+			"back, and the client drops or resets them.", c.says(), onNode(c.le.Node))
+		f.Alternatives = []string{"the module was loaded and the setting made after kubeadm ran",
+			"the CNI does not bridge Pods (routed veths, eBPF): then the setting does not matter"}
+	}
+	return f
 }
