@@ -25,6 +25,28 @@ func parseBareNFLog(line string) (model.LogEvent, bool) {
 	return model.LogEvent{Source: "kernel", Message: line}, true
 }
 
+// bareKernelRe matches the start of a kernel line cut from its log
+// without dmesg's or syslog's prefix: the subsystem that printed it.
+var bareKernelRe = lazyre.New(`^(?:TCP|nf_conntrack|neighbour|IPv4|IPv6): `)
+
+// parseBareKernel reads a kernel line pasted without its prefix ("TCP:
+// request_sock_TCP: Possible SYN flooding on port 11211. Sending
+// cookies.") as the kernel's, when it holds one of the kernel messages a
+// paste carries alone (wrappedKernelMessages, a martian source).
+func parseBareKernel(line string) (model.LogEvent, bool) {
+	if !bareKernelRe.MatchString(line) {
+		return model.LogEvent{}, false
+	}
+	known := strings.Contains(line, "martian source ")
+	for _, k := range wrappedKernelMessages {
+		known = known || strings.Contains(line, k)
+	}
+	if !known {
+		return model.LogEvent{}, false
+	}
+	return model.LogEvent{Source: "kernel", Message: line}, true
+}
+
 // parseBareMsg reads logfmt that starts with its message, as containerd's
 // lines are pasted without their time and level: `msg="StopPodSandbox
 // for \"...\" failed" error="failed to destroy network ..."`. An error

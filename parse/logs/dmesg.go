@@ -20,7 +20,9 @@ var DmesgFormat = logFormat("dmesg", format.Format{
 		"nf_conntrack's \"table full, dropping packet\"; a line of no log shape continues a line a paste " +
 		"hard-wrapped (one ending with `,`, or completed into a known kernel message). A netfilter LOG " +
 		"or TRACE line cut from the kernel's log without its prefix (`PREFIX: IN=... OUT=... SRC=... " +
-		"DST=...`) is the kernel's line",
+		"DST=...`) is the kernel's line, and so is a kernel message a ticket quotes alone, without the log's " +
+		"prefix (`TCP: request_sock_TCP: Possible SYN flooding on port 11211.`, nf_conntrack's table full, the " +
+		"neighbour table's overflow, a martian source)",
 })
 
 // dmesg's line shapes: an optional -x facility and level or -r priority,

@@ -545,6 +545,9 @@ func (lr *logReader) parseLine(line string) (model.LogEvent, string, bool) {
 	if ev, ok := parseBareNFLog(line); ok {
 		return ev, "dmesg", true
 	}
+	if ev, ok := parseBareKernel(line); ok {
+		return ev, "dmesg", true
+	}
 	if ev, ok := parseWeave(line); ok {
 		return ev, "weave", true
 	}
