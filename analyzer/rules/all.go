@@ -89,6 +89,7 @@ func All() []*analyzer.Rule {
 		RBACListForbidden,
 		InterfaceNotFound,
 		PortInUse,
+		MemberlistUnreachable,
 	}
 }
 
