@@ -90,6 +90,7 @@ func All() []*analyzer.Rule {
 		InterfaceNotFound,
 		PortInUse,
 		MemberlistUnreachable,
+		TLSCertificateRejected,
 	}
 }
 

@@ -1,0 +1,229 @@
+package rules
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/netmortem/netmortem/analyzer"
+	"github.com/netmortem/netmortem/internal/lazyre"
+	"github.com/netmortem/netmortem/model"
+)
+
+// TLSCertificateRejected finds clients that refuse a server's certificate
+// (Go's x509 errors): expired, not yet valid, signed by a CA they do not
+// trust, or issued for other names.
+var TLSCertificateRejected = &analyzer.Rule{
+	Name:        "tls-certificate-rejected",
+	Severity:    analyzer.Warning,
+	Needs:       []model.Kind{model.KindLogs},
+	SubjectKeys: []string{"node", "component", "server", "problem"},
+	Run:         runTLSCertificateRejected,
+	Symptoms:    []analyzer.SymptomRef{ControlPlaneUnhealthy.At(65), PodStreamsFail.At(70)},
+	Proof: "the client's own x509 error, which names what it found wrong with the certificate: the validity " +
+		"window against its clock (\"current time ... is before ...\"), the CA it tried (\"crypto/rsa: " +
+		"verification error\" for a candidate of the same name), the names the certificate is valid for",
+	Unproven: "an x509 error without those details leaves open which side is wrong (an expired certificate or a " +
+		"clock ahead; a stale CA or a TLS-intercepting proxy); openssl s_client against the server and date -u on " +
+		"both ends decide",
+	Doc: `a client rejects a server's TLS certificate
+
+Every component of a cluster speaks TLS to the apiserver, and the
+apiserver to the kubelets and webhooks; Go's clients refuse a certificate
+with an x509 error, and the connection fails before any request:
+
+- "x509: certificate has expired or is not yet valid: current time T is
+  after E": the certificate expired at E (kubeadm's certificates last a
+  year; a kubelet's client certificate that did not rotate);
+  "... is before S": the client's clock is behind the certificate's
+  start, the clocks of the nodes are not in sync (a certificate issued by
+  a node whose clock runs ahead is not valid yet elsewhere);
+- "x509: certificate signed by unknown authority (possibly because of
+  \"crypto/rsa: verification error\" while trying to verify candidate
+  authority certificate \"kube-ca\")": the client trusts a CA of the same
+  name with another key: the cluster's CA was made again (a cluster
+  rebuilt over an earlier one) and the client kept the old one (a
+  kubeconfig, /etc/kubernetes/ssl left behind); without the candidate, a
+  stale CA, a kubeconfig of another cluster or a proxy that intercepts
+  TLS;
+- "x509: certificate is valid for A, B, not C": the client reaches the
+  server by a name or address the certificate does not carry (an
+  apiserver behind a new load balancer address without certSANs).
+
+Evidence: the clients' log lines, per node, component, server and
+problem.
+
+Severity: a warning; likely where the error carries its details, unknown
+where it does not.
+
+Fix: renew the expired certificate (kubeadm certs renew all); sync the
+nodes' clocks (chrony, systemd-timesyncd); give the client the cluster's
+current CA (a fresh kubeconfig, the old /etc/kubernetes removed before a
+rebuild); add the name to the certificate's SANs.`,
+}
+
+var (
+	// tlsValidityRe is Go's expired or not yet valid certificate, with the
+	// times Go 1.10 on adds: "current time 2020-10-06T10:00:00Z is
+	// before 2020-10-06T10:05:00Z".
+	tlsValidityRe = lazyre.New(`x509: certificate has expired or is not yet valid(?:: current time (\S+) is (before|after) (\S+?)[.,;"]?(?:\s|$))?`)
+	// tlsAuthorityRe is Go's unknown authority, with the candidate CA of
+	// the same name whose signature did not verify.
+	tlsAuthorityRe = lazyre.New(`x509: certificate signed by unknown authority(?: \(possibly because of "([^"]+)" while trying to verify candidate authority certificate "([^"]+)"\))?`)
+	// tlsNamesRe is Go's name mismatch.
+	tlsNamesRe = lazyre.New(`x509: certificate is valid for (.+?), not ([^\s,"]+)`)
+	// tlsServerRe is the server a client's request or dial went to.
+	tlsServerRe = lazyre.New(`(?:Get|Post|Put|Patch|Delete|Head|dial tcp|connect to|to) "?https?://([^/"\s:]+(?::\d+)?)|dial tcp ([^\s:]+:\d+): `)
+)
+
+// tlsRejection is one component rejecting one server's certificate for
+// one reason.
+type tlsRejection struct {
+	node, comp, server string
+	problem            string // expired, not-yet-valid, validity, unknown-authority, names
+	detail             []string
+	lineRun
+}
+
+func runTLSCertificateRejected(p *analyzer.Pass) error {
+	var groups []*tlsRejection
+	byKey := map[string]*tlsRejection{}
+	for i := range p.Snap.Logs {
+		le := &p.Snap.Logs[i]
+		if !strings.Contains(le.Message, "x509: ") && len(le.Fields) == 0 {
+			continue
+		}
+		text := logText(le)
+		problem, detail := tlsProblem(text)
+		if problem == "" {
+			continue
+		}
+		server := ""
+		if m := tlsServerRe.FindStringSubmatch(text); m != nil {
+			server = cmp.Or(m[1], m[2])
+		}
+		comp := subjectComponent(le.Source, le.Pos.File)
+		if comp == "" {
+			comp = cmp.Or(subjectComponent(path.Base(le.Pos.File), le.Pos.File), "a client")
+		}
+		k := strings.Join([]string{le.Node, comp, server, problem}, "\x00")
+		g := byKey[k]
+		if g == nil {
+			g = &tlsRejection{node: le.Node, comp: comp, server: server, problem: problem, detail: detail}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.add(le)
+	}
+	for _, g := range groups {
+		p.Report(tlsFinding(g))
+	}
+	return nil
+}
+
+// tlsProblem reads the x509 error in text: which problem, and its
+// details.
+func tlsProblem(text string) (string, []string) {
+	if m := tlsValidityRe.FindStringSubmatch(text); m != nil {
+		switch m[2] {
+		case "after":
+			return "expired", []string{m[1], m[3]}
+		case "before":
+			return "not-yet-valid", []string{m[1], m[3]}
+		}
+		return "validity", nil
+	}
+	if m := tlsAuthorityRe.FindStringSubmatch(text); m != nil {
+		if m[2] != "" {
+			return "unknown-authority", []string{m[1], m[2]}
+		}
+		return "unknown-authority", nil
+	}
+	if m := tlsNamesRe.FindStringSubmatch(text); m != nil {
+		return "names", []string{m[1], m[2]}
+	}
+	return "", nil
+}
+
+// tlsFinding judges and words one rejection.
+func tlsFinding(g *tlsRejection) analyzer.Finding {
+	server := cmp.Or(g.server, "its server")
+	who := g.comp + onNode(g.node)
+	openssl := "echo | openssl s_client -connect SERVER 2>/dev/null | openssl x509 -noout -issuer -subject -dates -ext subjectAltName"
+	if g.server != "" {
+		openssl = strings.Replace(openssl, "SERVER", g.server, 1)
+	}
+	f := analyzer.Finding{
+		Subject:   subject("node", g.node, "component", g.comp, "server", g.server, "problem", g.problem),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Facts:     map[string]any{"server": g.server, "problem": g.problem, "component": g.comp, "lines": g.count},
+		Evidence:  g.evidence("x509: "+strings.ReplaceAll(g.problem, "-", " "), "the last such line"),
+	}
+	first := fmt.Sprintf("%s: %s rejects the certificate of %s", g.first.Pos, g.comp, server)
+	switch g.problem {
+	case "expired":
+		f.Title = fmt.Sprintf("the certificate of %s expired at %s: %s refuses it", server, g.detail[1], g.comp)
+		f.Summary = fmt.Sprintf("%s refuses the certificate %s presents, %s: its validity ended at %s and the "+
+			"client's clock reads %s.", who, server, times(g.count), g.detail[1], g.detail[0])
+		f.Cause = "The certificate was not renewed (kubeadm's certificates last a year; a client certificate that " +
+			"did not rotate)."
+		f.Alternatives = []string{"the client's clock is ahead of the real time"}
+		f.Fix = "Renew the certificate (kubeadm certs renew all, then restart the control plane's static Pods) or " +
+			"rotate the client's; check the clock with date -u."
+		f.Decide = "# the server's certificate dates against the real time\n" + openssl + "; date -u"
+	case "not-yet-valid":
+		f.Title = fmt.Sprintf("%s's clock is behind the start of the certificate of %s: clocks out of step", g.comp, server)
+		f.Summary = fmt.Sprintf("%s refuses the certificate %s presents, %s: it is valid from %s and the client's "+
+			"clock reads %s. A certificate made moments ago by a host whose clock runs ahead is not valid yet on a "+
+			"host whose clock is behind.", who, server, times(g.count), g.detail[1], g.detail[0])
+		f.Cause = "The client's clock is behind the one the certificate was made by: the clocks of the client and " +
+			"of the host that issued it are not in sync, or the client's clock (or its time zone) was set back since."
+		f.Fix = "Sync every node's clock (chrony or systemd-timesyncd against the same servers), then retry."
+		f.Decide = "# on each node, and against the certificate's start\ndate -u; chronyc tracking; " + openssl
+	case "validity":
+		f.Certainty = analyzer.Unknown
+		f.Title = fmt.Sprintf("%s refuses the certificate of %s: expired, or not yet valid by its clock", g.comp, server)
+		f.Summary = fmt.Sprintf("%s refuses the certificate %s presents as expired or not yet valid, %s; the error "+
+			"does not say which, nor the times.", who, server, times(g.count))
+		f.Alternatives = []string{"the certificate expired (not renewed)",
+			"the clocks of the nodes are not in sync (a certificate issued by a host whose clock runs ahead)"}
+		f.Fix = "Compare the certificate's dates with the time on both ends: renew it if it expired, sync the clocks " +
+			"if they differ."
+		f.Decide = "# on the client and the server\ndate -u; " + openssl
+	case "unknown-authority":
+		f.Title = fmt.Sprintf("%s does not trust the CA that signed the certificate of %s", g.comp, server)
+		f.Summary = fmt.Sprintf("%s refuses the certificate %s presents, %s: it is not signed by a CA the client "+
+			"trusts.", who, server, times(g.count))
+		f.Decide = "# the issuer the server presents against the CA the client trusts\n" + openssl +
+			"; openssl x509 -noout -subject -fingerprint -in CA_FILE"
+		if len(g.detail) == 2 {
+			f.Title = fmt.Sprintf("%s trusts an older %q CA than the one that signed the certificate of %s", g.comp,
+				g.detail[1], server)
+			f.Summary += fmt.Sprintf(" It holds a CA named %q, but its key does not verify the certificate "+
+				"(%s): the CA was made again, and the client kept the earlier one.", g.detail[1], g.detail[0])
+			f.Cause = "The cluster's CA was regenerated (a cluster rebuilt over an earlier one) and the client kept " +
+				"the old CA or its old kubeconfig (certificates left in /etc/kubernetes)."
+			f.Fix = "Give the client the current CA and credentials: remove the earlier cluster's /etc/kubernetes " +
+				"before rebuilding, or fetch a fresh kubeconfig."
+			break
+		}
+		f.Certainty = analyzer.Unknown
+		f.Alternatives = []string{"the client holds another cluster's CA (a stale kubeconfig, a rebuilt cluster)",
+			"a proxy between them intercepts TLS with its own certificate", "the server's certificate is self-signed"}
+		f.Fix = "Give the client the CA that signed the server's certificate, or take the intercepting proxy out " +
+			"of the path (NO_PROXY for the cluster's addresses)."
+	case "names":
+		f.Title = fmt.Sprintf("the certificate of %s does not name %s", server, g.detail[1])
+		f.Summary = fmt.Sprintf("%s refuses the certificate %s presents, %s: it is valid for %s, not for %s, the "+
+			"name or address the client used.", who, server, times(g.count), g.detail[0], g.detail[1])
+		f.Cause = fmt.Sprintf("The client reaches the server as %s, which the certificate's subject alternative "+
+			"names do not carry (a new load balancer address or DNS name, an apiserver without certSANs).", g.detail[1])
+		f.Fix = fmt.Sprintf("Reissue the certificate with %s among its SANs (kubeadm: apiServer.certSANs, then "+
+			"kubeadm init phase certs apiserver), or point the client at a name it carries.", g.detail[1])
+		f.Decide = openssl
+	}
+	f.Supports = []string{first + ": x509 " + strings.ReplaceAll(g.problem, "-", " ")}
+	return f
+}
