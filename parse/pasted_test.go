@@ -24,6 +24,10 @@ func TestOpenPastedCommands(t *testing.T) {
 		{"ss -tan", "State  Recv-Q Send-Q Local Address:Port Peer Address:PortProcess\nLISTEN 0      128          0.0.0.0:2024      0.0.0.0:*          \n", "ss"},
 		{"iptables -t nat -S", "-P PREROUTING ACCEPT\n-P INPUT ACCEPT\n-P OUTPUT ACCEPT\n-P POSTROUTING ACCEPT\n" +
 			"-A PREROUTING -p tcp -m tcp --dport 80 -j DNAT --to-destination 10.77.0.2:8080\n", "iptables-S"},
+		// kubectl's TLS failure (easzlab/kubeasz#922) is its error line;
+		// a failed dial is a client's outcome.
+		{"kubectl get nodes", "Unable to connect to the server: x509: certificate has expired or is not yet valid\n", "client-errors"},
+		{"kubectl get nodes", "Unable to connect to the server: dial tcp 10.0.0.10:6443: i/o timeout\n", "client-transcript"},
 		// A Pod's resolv.conf as kubelet writes it (ClusterFirst).
 		{"cat /etc/resolv.conf", "search default.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n", "resolv-conf"},
 		{"nft list ruleset", "table ip nat {\n\tchain PREROUTING {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n" +

@@ -149,6 +149,9 @@ func tlsProblem(text string) (string, []string) {
 // tlsFinding judges and words one rejection.
 func tlsFinding(g *tlsRejection) analyzer.Finding {
 	server := cmp.Or(g.server, "its server")
+	if g.server == "" && g.comp == "kubectl" {
+		server = "the apiserver" // "Unable to connect to the server: x509: ..."
+	}
 	who := g.comp + onNode(g.node)
 	openssl := "echo | openssl s_client -connect SERVER 2>/dev/null | openssl x509 -noout -issuer -subject -dates -ext subjectAltName"
 	if g.server != "" {

@@ -399,7 +399,9 @@ var (
 		lazyre.New(`^Ncat: (?:Connected to|Connection refused|Connection timed out|TIMEOUT|No route to host)`),
 		lazyre.New(`^;; connection timed out; no servers could be reached`),
 		lazyre.New(`^(?:error: )?(?:Error from server: )?error dialing backend: `),
-		lazyre.New(`^Unable to connect to the server: `),
+		// Not its TLS failures: the connection was made, and the
+		// client-errors format reads them.
+		lazyre.New(`^Unable to connect to the server: (?:[^xt]|x[^5]|t[^l])`),
 		lazyre.New(`^error: (?:error upgrading connection|unable to forward port)`),
 	}
 	// appErrRe are an application's bare error lines.

@@ -17,7 +17,8 @@ var ClientErrorsFormat = &format.Format{
 	Kind:    model.KindLogs,
 	Command: "the output of kubectl apply/create/patch, helm install/upgrade or kubeadm init/join, as pasted",
 	Doc: "one event per line: helm's `Error: UPGRADE FAILED: ...` (and INSTALLATION, ROLLBACK), kubectl's " +
-		"`The Service \"x\" is invalid: ...` and `Error from server (...): ...`, kubeadm's `[ERROR Check]: ...`, " +
+		"`The Service \"x\" is invalid: ...`, `Error from server (...): ...` and its TLS failures (`Unable to " +
+		"connect to the server: x509: ...`; its other connection failures are the client-transcript format's), kubeadm's `[ERROR Check]: ...`, " +
 		"`[WARNING Check]: ...`, `error execution phase ...` and its `[phase] ...` lines; the source is the tool " +
 		"(helm, kubectl, kubeadm), the level E, W or I, the pasted command in Fields \"command\" and kubeadm's " +
 		"check in Fields \"check\"; other lines (kubectl's `service/x created`) are skipped",
@@ -27,7 +28,7 @@ var ClientErrorsFormat = &format.Format{
 
 var (
 	helmErrorRe    = lazyre.New(`^Error: ((?:UPGRADE|INSTALLATION|ROLLBACK) FAILED: .+)$`)
-	kubectlErrorRe = lazyre.New(`^((?:The )?[A-Z][A-Za-z]* "[^"]+" is invalid: .+|Error from server(?: \([A-Za-z]+\))?: .+)$`)
+	kubectlErrorRe = lazyre.New(`^((?:The )?[A-Z][A-Za-z]* "[^"]+" is invalid: .+|Error from server(?: \([A-Za-z]+\))?: .+|Unable to connect to the server: (?:tls: [\w ]+: )?x509: .+)$`)
 	kubeadmCheckRe = lazyre.New(`^\[(ERROR|WARNING) ([A-Za-z0-9_.-]+)\]: (.+)$`)
 	kubeadmPhaseRe = lazyre.New(`^(error execution phase [\w/-]+: .+|\[(?:preflight|init|reset|join|certs|kubeconfig|kubelet-start|control-plane|etcd|wait-control-plane|kubelet-check|upload-config|upload-certs|mark-control-plane|bootstrap-token|addons|kubelet-finalize)\] .+)$`)
 	// kubectlOutputRe is kubectl's own line for an object it wrote.

@@ -96,3 +96,23 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func quote(s string) string { return strconv.Quote(s) }
 
 func fieldsString(m map[string]string) string { return fmt.Sprint(m) }
+
+// kubectl's TLS failures are its error lines, not a client's connection
+// outcome: "Unable to connect to the server: x509: ..." (easzlab/kubeasz#922,
+// and Go 1.20's "tls: failed to verify certificate: x509: ..."); its
+// other "Unable to connect" lines are left to the client-transcript format.
+func TestClientErrorsKubectlTLS(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		ok   bool
+	}{
+		{"Unable to connect to the server: x509: certificate has expired or is not yet valid", true},
+		{"Unable to connect to the server: tls: failed to verify certificate: x509: certificate signed by unknown authority", true},
+		{"Unable to connect to the server: dial tcp 10.0.0.10:6443: i/o timeout", false},
+	} {
+		ev, ok := clientError(c.line)
+		if ok != c.ok || ok && (ev.Source != "kubectl" || ev.Level != "E" || ev.Message != c.line) {
+			t.Errorf("%q: %+v, %v", c.line, ev, ok)
+		}
+	}
+}
