@@ -30,7 +30,9 @@ var NetErrorLinesFormat = &format.Format{
 		"`Service \"NS/NAME\" does not have any active Endpoint`, or a CNI plugin's error a sandbox's failure quotes (`failed " +
 		"to set bridge addr: \"cni0\" already has an IP address different from ...`, `open /run/flannel/subnet.env: no such " +
 		"file or directory`, `failed to find plugin \"X\" in path [...]`, an IPAM's `no IP addresses available in range " +
-		"set` or `cannot allocate new block due to per host block limit`); the event has no time, its level is error " +
+		"set` or `cannot allocate new block due to per host block limit`), or an iptables command that failed " +
+		"for want of a chain as the program that ran it quotes it (Docker's `iptables failed: iptables --wait -t nat " +
+		"-A DOCKER ...: iptables: No chain/target/match by that name.`, firewalld's `COMMAND_FAILED: ...`); the event has no time, its level is error " +
 		"(warning for the controller's line) and its source is the component the file (coredns.log, " +
 		"capo-controller-manager.log) or the command above it is named after",
 	Sniff: sniffNetErrorLines,
@@ -74,6 +76,19 @@ var cniErrorRe = lazyre.New(`(?i)(?:\bfailed to set bridge addr: )?\S+ already h
 	`\bopen /run/flannel/subnet\.env: no such file or directory|\bfailed to find plugin "[^"]+" in path \[|` +
 	`\bno IP addresses available in (?:range set|network)|\bcannot allocate new block due to per host block limit`)
 
+// iptablesFailRe is an iptables command that failed for want of a chain
+// or target, as the program that ran it quotes it: Docker's "iptables
+// failed: iptables --wait -t nat -A DOCKER ...: iptables: No
+// chain/target/match by that name." (in `docker run`'s error and
+// dockerd's), nf_tables' "Chain 'DOCKER' does not exist", firewalld's
+// "COMMAND_FAILED: '/sbin/iptables -w2 -t nat -A DOCKER ...' failed: ...".
+var iptablesFailRe = lazyre.New("(?:\\biptables failed: |\\bCOMMAND_FAILED: ')(?:/s?bin/)?ip6?tables\\b.*?" +
+	"(No chain/target/match by that name|Chain '[^']+' does not exist|Couldn't load target `[^']+')")
+
+// exitStatusRe is the line Docker's error ends on when the message of
+// the command it ran ends its own with a line break.
+var exitStatusRe = lazyre.New(`^\(exit status \d+\)\)?\.?$`)
+
 // bareErrorLine reads t, a line of net-error-lines, into an event of
 // source: its error and level, and nginx's context in Fields.
 func bareErrorLine(t, source string) (model.LogEvent, bool) {
@@ -87,6 +102,12 @@ func bareErrorLine(t, source string) (model.LogEvent, bool) {
 	}
 	if noEndpointLineRe.MatchString(t) {
 		return model.LogEvent{Source: source, Level: "warning", Message: t}, true
+	}
+	if m := iptablesFailRe.FindStringSubmatch(t); m != nil {
+		if strings.HasPrefix(t, "docker: ") {
+			source = "docker" // the CLI names itself
+		}
+		return model.LogEvent{Source: source, Level: "error", Message: t, Fields: map[string]string{"error": m[1]}}, true
 	}
 	if m := cniErrorRe.FindString(t); m != "" {
 		return model.LogEvent{Source: source, Level: "error", Message: t,
@@ -115,6 +136,9 @@ func readNetErrorLines(r io.Reader, src *format.File, errs *model.ErrorList) []m
 		}
 	}}, func(l *text.Line) {
 		ev, ok := bareErrorLine(l.Trimmed, source)
+		if !ok && exitStatusRe.MatchString(l.Trimmed) {
+			return // the end of the error before it
+		}
 		if !ok {
 			l.Syntax(fmt.Errorf("expected a network error (\"dial tcp 10.96.0.1:443: connect: connection refused\"), "+
 				"nginx's upstream error (\"connect() failed (111: ...) while connecting to upstream, ...\"), an Ingress "+
@@ -135,6 +159,9 @@ func sniffNetErrorLines(_ string, head []byte) int {
 	for _, line := range text.HeadLines(head, 200) {
 		t := strings.TrimSpace(line)
 		if t == "" || text.IsPromptOrMarker(line) {
+			continue
+		}
+		if exitStatusRe.MatchString(t) {
 			continue
 		}
 		if _, ok := bareErrorLine(t, ""); !ok || strings.HasPrefix(t, "{") {

@@ -21,6 +21,11 @@ func TestNetErrorLinesReal(t *testing.T) {
 			[]string{"1 coredns network is unreachable dial tcp 172.30.0.1:443: connect: network is unreachable"}},
 		{"fixtures/field/leaked-established-ports--capo-issue-3227/capo-controller-manager.log",
 			[]string{"1 capo-controller-manager cannot assign requested address dial tcp <openstack-api-vip>:443: connect: cannot assign requested address"}},
+		{"fixtures/field/docker-chains-flushed--moby-23154/docker-run.txt",
+			[]string{"1 docker No chain/target/match by that name docker: Error response from daemon: driver failed programming " +
+				"external connectivity on endpoint naughty_babbage (ca698c082b2ffe55229b7183a1588100a2011f82df0e718f16274e02a6cf26fb): " +
+				"iptables failed: iptables --wait -t nat -A DOCKER -p tcp -d 0/0 --dport 8080 -j DNAT --to-destination " +
+				"172.17.0.2:8080 ! -i docker0: iptables: No chain/target/match by that name."}},
 		{"fixtures/field/service-no-endpoints--helm-charts-21515/ingress-nginx-controller.log",
 			[]string{`1 ingress-nginx-controller  Service "nginx-ingress-default-backend" does not have any active Endpoint`}},
 	} {
