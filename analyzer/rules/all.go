@@ -91,6 +91,7 @@ func All() []*analyzer.Rule {
 		PortInUse,
 		MemberlistUnreachable,
 		TLSCertificateRejected,
+		DockerChainsFlushed,
 	}
 }
 
