@@ -83,7 +83,8 @@ type listenNode struct {
 	full     []listenFullSocket
 	counters listenCounters
 	flood    []model.LogEvent
-	flooded  string // the listener the first kernel line names ("10.0.0.1:8080", ":8080")
+	flooded  string   // the listener the first kernel line names ("10.0.0.1:8080", ":8080")
+	ports    []string // every listener the kernel lines name, in order
 }
 
 func runListenQueueOverflow(p *analyzer.Pass) error {
@@ -133,11 +134,15 @@ func runListenQueueOverflow(p *analyzer.Pass) error {
 		n := get(le.Node)
 		n.flood = append(n.flood, le)
 		if v, err := strconv.ParseUint(m[2], 10, 16); err == nil {
+			l := ":" + m[2]
+			if a, err := netip.ParseAddr(m[1]); err == nil {
+				l = netip.AddrPortFrom(a, uint16(v)).String()
+			}
 			if n.flooded == "" {
-				n.flooded = ":" + m[2]
-				if a, err := netip.ParseAddr(m[1]); err == nil {
-					n.flooded = netip.AddrPortFrom(a, uint16(v)).String()
-				}
+				n.flooded = l
+			}
+			if !slices.Contains(n.ports, l) {
+				n.ports = append(n.ports, l)
 			}
 		}
 	}
@@ -258,9 +263,23 @@ func listenFinding(p *analyzer.Pass, n *listenNode, maxconn int) analyzer.Findin
 		values["kernel_messages"] = len(n.flood)
 		if len(n.full) == 0 && n.counters.overflows == 0 {
 			title = fmt.Sprintf("the SYN queue of %s on %s was full (\"Possible SYN flooding\")", listener, where)
+			if len(n.ports) > 1 {
+				title = fmt.Sprintf("the SYN queues of %s on %s were full (\"Possible SYN flooding\")",
+					strings.Join(n.ports, ", "), where)
+			}
 		}
 		says = append(says, fmt.Sprintf("The kernel logged %q: the queue of half-open connections, bounded by the same "+
 			"backlog, was full.", strings.TrimSpace(n.flood[0].Message)))
+		if len(n.ports) > 1 {
+			values["listeners"] = n.ports
+			says = append(says, fmt.Sprintf("It logged so of %d listeners: %s.", len(n.ports), strings.Join(n.ports, ", ")))
+		}
+	}
+	// The kernel's line alone, answering with SYN cookies: the handshakes
+	// beyond the queue were answered, not dropped.
+	cookies := len(n.full) == 0 && n.counters.overflows == 0 && len(n.flood) > 0
+	for _, le := range n.flood {
+		cookies = cookies && strings.Contains(le.Message, "Sending cookies")
 	}
 	fix := "Find why the program does not accept fast enough (a thread dump, its CPU throttling, its worker count) " +
 		"and raise its listen backlog (nginx: listen ... backlog=N; the framework's setting)"
@@ -275,7 +294,7 @@ func listenFinding(p *analyzer.Pass, n *listenNode, maxconn int) analyzer.Findin
 	if listener == "" { // the node's counters, which name no socket
 		sub = subject("node", n.node, "counter", "TcpExtListenOverflows")
 	}
-	return withFinding(c, analyzer.Finding{
+	f := analyzer.Finding{
 		Subject: sub,
 		Title:   title,
 		Summary: strings.Join(says, " ") + " Clients see connects that take seconds (their SYN retransmissions) or time out.",
@@ -285,5 +304,13 @@ func listenFinding(p *analyzer.Pass, n *listenNode, maxconn int) analyzer.Findin
 		Fix:      fix,
 		Facts:    values,
 		Evidence: ev,
-	})
+	}
+	if cookies {
+		f.Summary = strings.Join(says, " ") + " The kernel answered the SYNs beyond it with SYN cookies: those " +
+			"handshakes were not dropped, but complete without the TCP options a cookie cannot carry, and the accept " +
+			"queue behind, bounded by the same backlog, may overflow next."
+		f.Cause = "Connections arrive in bursts larger than the program's listen backlog, or it accepts them too " +
+			"slowly (a blocked or busy accept loop, too few workers, CPU throttling): the SYN queue fills first."
+	}
+	return withFinding(c, f)
 }
