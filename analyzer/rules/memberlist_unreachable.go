@@ -51,9 +51,12 @@ the peer's member is down or restarting, or listens on another address
 Evidence: the member's log lines, per peer and port; the error says which
 of the above it is.
 
-Severity: a warning. A timeout, or no route to host, is likely a firewall
-dropping or rejecting the port; a refusal leaves open which of the peer's
-failures it is.
+Severity: a warning. A join that times out, or finds no route to host,
+is likely a firewall dropping or rejecting the port (or an advertised
+address this member cannot reach); a refusal leaves open which of the
+peer's failures it is, and so does a push/pull sync with a member already
+known ("Push/Pull with NODE failed"), which a member gone explains as
+well.
 
 Fix: open the memberlist port, TCP and UDP, between every node the
 members run on (firewall-cmd --add-port=7946/tcp --add-port=7946/udp
@@ -65,12 +68,13 @@ or, for a refusal, find why the peer's member does not listen.`,
 // and as the callers quote it in their errors ("Failed to join
 // 192.168.100.61: dial tcp 192.168.100.61:7946: i/o timeout"; newer
 // releases join by address and port).
-var memberlistJoinRe = lazyre.New(`Failed to join (\S+?): dial tcp (\S+):(\d+): (i/o timeout|connect: connection refused|connect: no route to host|connect: connection timed out|connect: network is unreachable)`)
+var memberlistJoinRe = lazyre.New(`(?:Failed to join (?:\S+?)|Push/Pull with (?:\S+?) failed): dial tcp (\S+):(\d+): (?:getsockopt: |connect: )?(i/o timeout|connection refused|no route to host|connection timed out|network is unreachable)`)
 
 // memberlistPeer is one member failing to reach one peer's port.
 type memberlistPeer struct {
 	comp, node, peer, port string
 	errs                   []string // the errors, in the order first seen
+	joins                  bool     // a join failed, not only a sync with a member already known
 	lineRun
 }
 
@@ -80,7 +84,7 @@ func runMemberlistUnreachable(p *analyzer.Pass) error {
 	for i := range p.Snap.Logs {
 		le := &p.Snap.Logs[i]
 		if !strings.Contains(le.Message, "Failed to join") && !strings.Contains(le.Message, "partial join") &&
-			!strings.Contains(le.Message, "memberlist") {
+			!strings.Contains(le.Message, "memberlist") && !strings.Contains(le.Message, "Push/Pull") {
 			continue
 		}
 		m := memberlistJoinRe.FindStringSubmatch(logText(le))
@@ -92,15 +96,16 @@ func runMemberlistUnreachable(p *analyzer.Pass) error {
 			// A JSON log names no program: its file does (speaker.log).
 			comp = cmp.Or(subjectComponent(path.Base(le.Pos.File), le.Pos.File), "a memberlist member")
 		}
-		k := le.Node + "\x00" + comp + "\x00" + m[2] + "\x00" + m[3]
+		k := le.Node + "\x00" + comp + "\x00" + m[1] + "\x00" + m[2]
 		g := byKey[k]
 		if g == nil {
-			g = &memberlistPeer{comp: comp, node: le.Node, peer: m[2], port: m[3]}
+			g = &memberlistPeer{comp: comp, node: le.Node, peer: m[1], port: m[2]}
 			byKey[k] = g
 			peers = append(peers, g)
 		}
-		if !slices.Contains(g.errs, m[4]) {
-			g.errs = append(g.errs, m[4])
+		g.joins = g.joins || strings.Contains(m[0], "Failed to join")
+		if !slices.Contains(g.errs, m[3]) {
+			g.errs = append(g.errs, m[3])
 		}
 		g.add(le)
 	}
@@ -128,18 +133,22 @@ func memberlistFinding(g *memberlistPeer) analyzer.Finding {
 		Facts:    map[string]any{"peer": g.peer, "port": g.port, "errors": g.errs, "lines": g.count, "component": g.comp},
 		Evidence: g.evidence(fmt.Sprintf("cannot join %s: %s", addr, g.errs[0]), "the last such line"),
 	}
-	blocked := !slices.Contains(g.errs, "connect: connection refused") &&
-		!slices.Contains(g.errs, "connect: network is unreachable")
+	// A sync with a member already known that times out is as likely a
+	// member gone as a port blocked: the firewall is named only where
+	// joining failed.
+	blocked := g.joins && !slices.Contains(g.errs, "connection refused") && !slices.Contains(g.errs, "network is unreachable")
 	who := g.comp + onNode(g.node)
 	if blocked {
 		f.Certainty = analyzer.Likely
-		f.Title = fmt.Sprintf("%s cannot reach its peer's memberlist port %s (%s): a firewall blocks it", g.comp, addr, errs)
+		f.Title = fmt.Sprintf("%s cannot reach its peer's memberlist port %s (%s): likely a firewall", g.comp, addr, errs)
 		f.Summary = fmt.Sprintf("%s dials its peer at %s and gets no answer (%s), %s: the gossip between the "+
 			"members does not get through, so they do not see each other (MetalLB's speakers each answer for "+
 			"the addresses alone; a ring's members miss each other's part).", who, addr, errs, times(g.count))
 		f.Cause = fmt.Sprintf("A firewall, security group or network policy between the nodes drops (or rejects) "+
 			"port %s, which memberlist needs open over TCP and UDP.", g.port)
 		f.Alternatives = []string{"the peer's node is down or unreachable on every port",
+			"the address the peer advertises is not reachable from this member (a private address across sites or " +
+				"clouds, the wrong interface's address)",
 			"the peer's address is stale (a node gone or renumbered)"}
 		f.Fix = fmt.Sprintf("Open port %s, TCP and UDP, between the nodes the members run on (firewall-cmd "+
 			"--add-port=%s/tcp --add-port=%s/udp --permanent; the security group's rules; a GlobalNetworkPolicy).",
@@ -148,6 +157,15 @@ func memberlistFinding(g *memberlistPeer) analyzer.Finding {
 	}
 	f.Certainty = analyzer.Unknown
 	f.Title = fmt.Sprintf("%s cannot join its peer at %s (%s)", g.comp, addr, errs)
+	if !g.joins {
+		f.Title = fmt.Sprintf("%s cannot sync with its peer at %s (%s)", g.comp, addr, errs)
+		f.Summary = fmt.Sprintf("%s fails to exchange state (push/pull) with a member it knew, at %s (%s), %s.", who,
+			addr, errs, times(g.count))
+		f.Alternatives = []string{"the peer's member went down or restarted (memberlist marks it failed after)",
+			"a firewall drops the port between the nodes", "the peer's node is down or unreachable"}
+		f.Fix = "Find whether the peer's member still runs; if it does, open its port between the nodes."
+		return f
+	}
 	f.Summary = fmt.Sprintf("%s dials its peer at %s and is refused or has no route (%s), %s: the members do not "+
 		"see each other. A refusal means the address answers but nothing listens on port %s there.", who, addr,
 		errs, times(g.count), g.port)
