@@ -34,6 +34,9 @@ var bareKernelRe = lazyre.New(`^(?:TCP|nf_conntrack|neighbour|IPv4|IPv6): `)
 // cookies.") as the kernel's, when it holds one of the kernel messages a
 // paste carries alone (wrappedKernelMessages, a martian source).
 func parseBareKernel(line string) (model.LogEvent, bool) {
+	if len(line) > 2 && line[0] == '"' && line[len(line)-1] == '"' {
+		line = line[1 : len(line)-1] // quoted in a ticket's prose
+	}
 	if !bareKernelRe.MatchString(line) {
 		return model.LogEvent{}, false
 	}

@@ -58,13 +58,15 @@ func TestPastedCommandAbove(t *testing.T) {
 // Kernel lines pasted without dmesg's or syslog's prefix, as a ticket
 // quotes the one line that matters (cortexproject/cortex#1821's "TCP:
 // request_sock_TCP: Possible SYN flooding on port 11211."): the kernel's,
-// when the message is one the kernel prints; a subsystem's name before
-// other words is not.
+// when the message is one the kernel prints, in the quotes of a ticket's
+// prose too (CESNET/netopeer2#1467); a subsystem's name before other
+// words is not.
 func TestBareKernelLines(t *testing.T) {
 	in := "TCP: request_sock_TCP: Possible SYN flooding on port 11211.\n" +
 		"nf_conntrack: nf_conntrack: table full, dropping packet\n" +
 		"neighbour: arp_cache: neighbor table overflow!\n" +
-		"IPv4: martian source 10.244.1.5 from 10.244.0.3, on dev eth0\n"
+		"IPv4: martian source 10.244.1.5 from 10.244.0.3, on dev eth0\n" +
+		"\"TCP: request_sock_TCPv6: Possible SYN flooding on port 830. Sending cookies. Check SNMP counters\"\n"
 	evs, err := Logs(strings.NewReader(in), "dmesg.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +80,7 @@ func TestBareKernelLines(t *testing.T) {
 		"2 kernel nf_conntrack: nf_conntrack: table full, ",
 		"3 kernel neighbour: arp_cache: neighbor table ove",
 		"4 kernel IPv4: martian source 10.244.1.5 from 10.",
+		"5 kernel TCP: request_sock_TCPv6: Possible SYN fl",
 	})
 	for _, s := range []string{"TCP: the port was closed", "IPv6: address added to eth0"} {
 		if _, _, ok := (&logReader{}).parseLine(s); ok {
