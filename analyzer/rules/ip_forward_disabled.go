@@ -122,7 +122,7 @@ func ipForwardPreflight(c preflightFile) analyzer.Finding {
 		f.Decide = "# on the node: 0 while Pods fail beyond it\nsysctl net.ipv4.ip_forward"
 	}
 	f.Cause = "Nothing turned IPv4 forwarding on before kubeadm ran: the container runtime does not (Docker used to), " +
-		"and no file in /etc/sysctl.d sets net.ipv4.ip_forward = 1."
+		"and no file in /etc/sysctl.d sets net.ipv4.ip_forward = 1, or one sets it to 0."
 	f.Fix = "Run sysctl -w net.ipv4.ip_forward=1 on the node and keep it (net.ipv4.ip_forward = 1 in " +
 		"/etc/sysctl.d/k8s.conf, kubeadm's prerequisites), then run kubeadm again."
 	return f

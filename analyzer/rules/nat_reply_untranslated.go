@@ -331,10 +331,13 @@ func brPreflight(c preflightFile) analyzer.Finding {
 	what, cause := "br_netfilter is not loaded", "br_netfilter is not loaded (nothing loads it at boot: the container "+
 		"runtime does not, Docker used to), so net.bridge.bridge-nf-call-iptables does not exist"
 	sub := subject("node", c.le.Node, "module", "br_netfilter")
+	alts := []string{"kubeadm runs in a container (LXD, a kind-like node) whose /proc/sys lacks the bridge's " +
+		"settings even with the module loaded on the host"}
 	if !c.missing {
 		what, cause = "bridge-nf-call-iptables is not 1", "net.bridge.bridge-nf-call-iptables is 0: no file in "+
-			"/etc/sysctl.d sets it to 1"
+			"/etc/sysctl.d sets it to 1, or one sets it to 0 (CentOS 7's /usr/lib/sysctl.d/00-system.conf)"
 		sub = subject("node", c.le.Node, "setting", c.setting)
+		alts = nil
 	}
 	f := analyzer.Finding{
 		Subject:   sub,
@@ -344,11 +347,12 @@ func brPreflight(c preflightFile) analyzer.Finding {
 		Summary: fmt.Sprintf("kubeadm's preflight check read %s%s: bridged packets would skip iptables, so the "+
 			"replies of a Service's backend to a client on the same bridge would not be translated back, and "+
 			"kubeadm refuses to set the node up (init or join stops).", c.says(), onNode(c.le.Node)),
-		Cause:    cause + ".",
-		Supports: []string{fmt.Sprintf("%s: kubeadm's preflight: %s", c.le.Pos, c.says())},
-		Evidence: []analyzer.Evidence{{Pos: c.le.Pos, Note: "kubeadm preflight: " + c.says()}},
-		Facts:    map[string]any{"setting": c.setting, "missing": c.missing},
-		Decide:   "# on the node: not loaded, or 0, as kubeadm's check read\nlsmod | grep br_netfilter; sysctl net.bridge.bridge-nf-call-iptables",
+		Cause:        cause + ".",
+		Supports:     []string{fmt.Sprintf("%s: kubeadm's preflight: %s", c.le.Pos, c.says())},
+		Evidence:     []analyzer.Evidence{{Pos: c.le.Pos, Note: "kubeadm preflight: " + c.says()}},
+		Facts:        map[string]any{"setting": c.setting, "missing": c.missing},
+		Alternatives: alts,
+		Decide:       "# on the node: not loaded, or 0, as kubeadm's check read\nlsmod | grep br_netfilter; sysctl net.bridge.bridge-nf-call-iptables",
 		Fix: "modprobe br_netfilter and sysctl -w net.bridge.bridge-nf-call-iptables=1 (and ip6tables); keep both " +
 			"(/etc/modules-load.d/k8s.conf, /etc/sysctl.d/k8s.conf, kubeadm's prerequisites), then run kubeadm again.",
 	}
@@ -357,8 +361,8 @@ func brPreflight(c preflightFile) analyzer.Finding {
 		f.Summary = fmt.Sprintf("kubeadm's preflight check read %s%s and was made non-fatal: bridged packets skip "+
 			"iptables, so the replies of a Service's backend to a client on the same bridge are not translated "+
 			"back, and the client drops or resets them.", c.says(), onNode(c.le.Node))
-		f.Alternatives = []string{"the module was loaded and the setting made after kubeadm ran",
-			"the CNI does not bridge Pods (routed veths, eBPF): then the setting does not matter"}
+		f.Alternatives = append(f.Alternatives, "the module was loaded and the setting made after kubeadm ran",
+			"the CNI does not bridge Pods (routed veths, eBPF): then the setting does not matter")
 	}
 	return f
 }
