@@ -12,7 +12,7 @@ import (
 var SynRefused = &analyzer.Rule{
 	Name:        "syn-refused",
 	Severity:    analyzer.Error,
-	NeedsAny:    []model.Kind{model.KindCapture, model.KindClient},
+	NeedsAny:    []model.Kind{model.KindCapture, model.KindClient, model.KindLogs},
 	Uses:        []model.Kind{model.KindKube},
 	Requires:    synFailureFacts,
 	Params:      synFailureParams,
@@ -41,8 +41,9 @@ kube-proxy rejecting a Service without endpoints (an ICMP port
 unreachable, which the client reports the same way).
 
 Evidence: the capture's SYN and RST frames per server endpoint, or the
-client transcripts' lines; the Kubernetes objects that say what the
-endpoint is.
+client transcripts' lines, or nginx's (an Ingress controller's) "connect()
+failed (111: Connection refused) while connecting to upstream" with its
+upstream's address; the Kubernetes objects that say what the endpoint is.
 
 Severity: error when the Services or Endpoints say the endpoint should answer
 (the failure is then proven; whether nothing listens or a rule rejects stays

@@ -12,7 +12,7 @@ import (
 var SynUnanswered = &analyzer.Rule{
 	Name:        "syn-unanswered",
 	Severity:    analyzer.Error,
-	NeedsAny:    []model.Kind{model.KindCapture, model.KindClient},
+	NeedsAny:    []model.Kind{model.KindCapture, model.KindClient, model.KindLogs},
 	Uses:        []model.Kind{model.KindKube},
 	Requires:    synFailureFacts,
 	Params:      synFailureParams,
@@ -47,7 +47,9 @@ warning of unknown cause: it tells which endpoint did not answer, not where
 the SYNs were lost; a capture on the server's node decides.
 
 Evidence: the capture's SYN frames, grouped per server endpoint, or the
-client transcripts' lines; the Kubernetes objects that say what the
+client transcripts' lines, or nginx's (an Ingress controller's) "upstream
+timed out (110: ...) while connecting to upstream" with its upstream's
+address; the Kubernetes objects that say what the
 endpoint is (a Service's ClusterIP or LoadBalancer IP, a ready endpoint, a
 Pod IP).
 

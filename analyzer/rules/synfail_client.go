@@ -58,8 +58,12 @@ func clientFailures(s *model.Snapshot, o model.Outcome) []*clientFailGroup {
 	}
 	var out []*clientFailGroup
 	byKey := map[string]*clientFailGroup{}
+	results := make([]*model.ClientResult, 0, len(s.Client))
 	for i := range s.Client {
-		r := &s.Client[i]
+		results = append(results, &s.Client[i])
+	}
+	results = append(results, nginxUpstreamConnects(s)...)
+	for _, r := range results {
 		srv := netip.AddrPortFrom(r.Addr.Addr().Unmap(), r.Addr.Port())
 		if !slices.Contains(want, r.Outcome) || !srv.Addr().IsValid() || srv.Port() == 0 || captured[srv] ||
 			r.Tool == "dig" || r.Tool == "nslookup" || strings.Contains(strings.ToLower(r.Message), "udp") {
@@ -76,6 +80,41 @@ func clientFailures(s *model.Snapshot, o model.Outcome) []*clientFailGroup {
 		if tool := clientTool(r); !slices.Contains(g.tools, tool) {
 			g.tools = append(g.tools, tool)
 		}
+	}
+	return out
+}
+
+// nginxUpstreamConnects reads nginx's failures to connect to an upstream
+// (an Ingress controller's to a Pod): "upstream timed out (110: Operation
+// timed out) while connecting to upstream, ..., upstream:
+// "http://192.168.215.1:80/"" and "connect() failed (111: Connection
+// refused) while connecting to upstream" are a client's attempts that
+// timed out or were refused, as a transcript tells them. Failures after the
+// connection was made (reading the response) are not.
+func nginxUpstreamConnects(s *model.Snapshot) []*model.ClientResult {
+	var out []*model.ClientResult
+	for i := range s.Logs {
+		le := &s.Logs[i]
+		up := le.Fields["upstream"]
+		if up == "" || !strings.Contains(le.Message, "while connecting to upstream") {
+			continue
+		}
+		var o model.ClientOutcome
+		switch le.Fields["errno"] {
+		case "110":
+			o = model.ClientTimeout
+		case "111":
+			o = model.ClientRefused
+		default:
+			continue
+		}
+		host, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(up, "http://"), "https://"), "/")
+		addr, err := netip.ParseAddrPort(host)
+		if err != nil {
+			continue // a name, or no port: no endpoint to judge
+		}
+		out = append(out, &model.ClientResult{Pos: le.Pos, Node: le.Node, Tool: "nginx", Target: host, Addr: addr,
+			Outcome: o, Message: strings.TrimSpace(le.Message)})
 	}
 	return out
 }
@@ -106,7 +145,11 @@ func clientFailFinding(g *clientFailGroup, o model.Outcome, roles facts.AddrInde
 	for _, r := range g.results {
 		n += max(1, r.Count)
 	}
-	values := map[string]any{"server": g.server.String(), "attempts": n, "clients": g.tools, "source": "client transcript"}
+	told := "client transcript"
+	if len(g.tools) == 1 && g.tools[0] == "nginx" {
+		told = "nginx error log" // an Ingress controller's upstream
+	}
+	values := map[string]any{"server": g.server.String(), "attempts": n, "clients": g.tools, "source": told}
 	if g.node != "" {
 		values["node"] = g.node
 	}
@@ -122,7 +165,7 @@ func clientFailFinding(g *clientFailGroup, o model.Outcome, roles facts.AddrInde
 	tools := strings.Join(g.tools, ", ")
 	switch o {
 	case model.OutcomeRefused:
-		f.Title = fmt.Sprintf("%s refuses connections: a client transcript says %q", g.server, first.Message)
+		f.Title = fmt.Sprintf("%s refuses connections: a %s says %q", g.server, told, first.Message)
 		f.Summary = fmt.Sprintf("%d connection %s from %s to %s %s refused (ECONNREFUSED): something answered the SYN "+
 			"with a reset, or with an ICMP port unreachable.%s No capture shows who answered.", n, attempts, tools, g.server,
 			plural(n, "was", "were"), what)
@@ -140,7 +183,7 @@ func clientFailFinding(g *clientFailGroup, o model.Outcome, roles facts.AddrInde
 				"(the port-forward or the mapping to the cluster), or use an address that reaches the Service.", g.server.Port())
 		}
 	default:
-		f.Title = fmt.Sprintf("%s does not answer: a client transcript says %q", g.server, first.Message)
+		f.Title = fmt.Sprintf("%s does not answer: a %s says %q", g.server, told, first.Message)
 		f.Summary = fmt.Sprintf("%d connection %s from %s to %s timed out: no SYN/ACK, RST or ICMP error came back "+
 			"to the client.%s No capture shows where the SYNs were lost.", n, attempts, tools, g.server, what)
 		f.Cause = "The SYNs or their replies are dropped on the way or at the server: a firewall, security group or " +
