@@ -97,6 +97,7 @@ func benchCases() []benchCase {
 		{"netstat", host.NetstatFormat, 100000, "netstat -tanp lines", genNetstat, perN(1)},
 		{"neigh", host.NeighFormat, 10000, "ip neigh entries", genNeigh, perN(1)},
 		{"neigh-count", host.NeighCountFormat, 1000, "counts of neighbor tables (arp -an | wc -l, one per node)", genNeighCount, perN(1)},
+		{"cni-conf", host.CNIConfFormat, 1000, "bridge conflists of nodes (cat /etc/cni/net.d/*, one per node)", genCNIConf, perN(7)},
 		{"resolv-conf", host.ResolvConfFormat, 1000, "resolv.conf files of nodes (cat /etc/resolv.conf, one per node)", genResolvConf, perN(1)},
 		{"ip-addr", host.AddrFormat, 10000, "addresses on kube-ipvs0 (ip addr)", genAddr, perN(1)},
 		{"ip-link", host.LinkFormat, 10000, "Pod veths on cni0 with hairpin on (ip -d link)", genLink, perN(1)},

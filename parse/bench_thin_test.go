@@ -112,6 +112,15 @@ func genCalicoStatus(n int) []byte {
 	})
 }
 
+func genCNIConf(n int) []byte {
+	return genLines("", n, func(b *bytes.Buffer, i int) {
+		fmt.Fprintf(b, "$ cat /etc/cni/net.d/10-bridge.conflist\n{\n  \"cniVersion\": \"1.0.0\",\n  \"name\": \"net-%d\",\n"+
+			"  \"plugins\": [\n    {\n      \"type\": \"bridge\",\n      \"bridge\": \"cni0\",\n      \"ipam\": {\n"+
+			"        \"type\": \"host-local\",\n        \"subnet\": \"10.%d.%d.0/24\"\n      }\n    },\n"+
+			"    {\"type\": \"portmap\", \"capabilities\": {\"portMappings\": true}}\n  ]\n}\n", i, 64+i/256%64, i%256)
+	})
+}
+
 func genCiliumHealth(n int) []byte {
 	return genLines("Probe time:   2022-08-02T16:38:44Z\nNodes:\n", n, func(b *bytes.Buffer, i int) {
 		http := "OK, RTT=130.845µs"

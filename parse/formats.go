@@ -91,6 +91,7 @@ var registry = sync.OnceValue(func() []*Format {
 		netfilter.ConntrackStatsFormat,
 		netfilter.ConntrackEventsFormat,
 		host.SettingsFormat,
+		host.CNIConfFormat,
 		host.ProbesFormat,
 		host.ABFormat,
 		host.LsmodFormat,
