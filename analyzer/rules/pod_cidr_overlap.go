@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"path"
 	"slices"
 	"strings"
 
@@ -18,8 +19,8 @@ var PodCIDROverlap = &analyzer.Rule{
 	Name:        "pod-cidr-overlap",
 	Severity:    analyzer.Error,
 	NeedsAny:    []model.Kind{model.KindComponents, model.KindKube, model.KindSettings, model.KindLogs, model.KindRoutes},
-	Uses:        []model.Kind{model.KindAddrs},
-	SubjectKeys: []string{"network", "setting", "node", "interface"},
+	Uses:        []model.Kind{model.KindAddrs, model.KindResolvConf},
+	SubjectKeys: []string{"network", "setting", "with", "node", "interface"},
 	Run:         runPodCIDROverlap,
 	Symptoms:    []analyzer.SymptomRef{ServiceUnreachable.At(275), ControlPlaneUnhealthy.At(95)},
 	Proof: "the Pod or Service network as the cluster sets it (kube-controller-manager's --cluster-cidr, " +
@@ -45,10 +46,18 @@ kube-proxy translates a host's address as a Service's, masquerading takes
 the hosts for Pods. Pods cannot reach the apiserver or other nodes, calico
 or weave refuse to start, nodes go NotReady, DNS times out.
 
+The Pod network overlapping the Service network fails the same way: a Pod
+gets a Service's address, and kube-proxy translates traffic to it as the
+Service's. It is read from the two settings, or from the Pod network and
+the Services' addresses (their ClusterIPs, the cluster DNS a Pod's
+resolv.conf names); from a Pod network inside kubeadm's default Service
+network (10.96.0.0/12) alone, it is a warning whose cause stays unknown.
+
 Evidence: the CIDR settings (static pod manifests, ps of the components,
 the kubeadm-config, kube-proxy and kube-flannel-cfg ConfigMaps, the CNI's
-DaemonSet env CALICO_IPV4POOL_CIDR or IPALLOC_RANGE, kubespray's
-group_vars, weave's log line that names both its range and the route;
+DaemonSet env CALICO_IPV4POOL_CIDR or IPALLOC_RANGE, the IPAM subnets of
+the CNI's configuration in /etc/cni/net.d, kubespray's group_vars, weave's
+log line that names both its range and the route;
 Calico's IPPool objects are not read) against the node's addresses (ip
 addr), routes (ip route; the CNI's own interfaces and routes, and routes to
 other nodes' Pod ranges, are the Pod network's, not an overlap) and the
@@ -173,6 +182,7 @@ func runPodCIDROverlap(p *analyzer.Pass) error {
 	for _, g := range groups {
 		p.Report(cidrOverlapFinding(p, g))
 	}
+	podServiceOverlaps(p, settings)
 	return nil
 }
 
@@ -361,6 +371,10 @@ func cidrSettings(s *model.Snapshot) []cidrSetting {
 		}
 	}
 	for _, st := range s.Settings {
+		if st.Tool == "cni" && strings.HasSuffix(st.Key, ".ipam.subnet") {
+			addAll(false, fmt.Sprintf("the CNI's %s (%s)", st.Key, path.Base(st.Pos.File)), st.Value, st.Pos)
+			continue
+		}
 		switch st.Key {
 		case "kube_pods_subnet":
 			addAll(false, st.Key, st.Value, st.Pos)
