@@ -131,6 +131,15 @@ done`,
 		File: "pod-resolv.conf", Kinds: []model.Kind{model.KindResolvConf}, Scope: ScopeNode, Variant: true, Tools: []string{"grep", "cat"},
 		Paths: []string{"/run/containerd/io.containerd.grpc.v1.cri/sandboxes", "/var/lib/docker/containers"},
 		Doc:   "the resolver configuration the kubelet gives a Pod of the node (the first with the cluster's search domains): the cluster DNS address, search list and ndots"},
+	{Name: "cni-conf", Shell: "cat /etc/cni/net.d/*.conflist /etc/cni/net.d/*.conf",
+		Script: `for f in /etc/cni/net.d/*.conflist /etc/cni/net.d/*.conf; do
+  if [ -f "$f" ]; then
+    cat "$f"
+  fi
+done`,
+		File: "cni-conf.txt", Kinds: []model.Kind{model.KindSettings}, Scope: ScopeNode, Variant: true, Tools: []string{"cat"},
+		Paths: []string{"/etc/cni/net.d"},
+		Doc:   "the node's CNI network configuration: the plugins the kubelet calls, their bridge, MTU and IPAM ranges (the Pod network on this node)"},
 	{Name: "sysctl-net", Shell: `sysctl -a 2>/dev/null | grep '^net\.'`, File: "sysctl.txt",
 		Kinds: []model.Kind{model.KindSysctl}, Scope: ScopeNode, Tools: []string{"sysctl", "grep"},
 		Doc: "the network sysctls (ip_local_port_range, rp_filter, conntrack limits, the bridge's when br_netfilter is loaded)"},
