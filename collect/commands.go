@@ -137,7 +137,7 @@ done`,
     cat "$f"
   fi
 done`,
-		File: "cni-conf.txt", Kinds: []model.Kind{model.KindSettings}, Scope: ScopeNode, Variant: true, Tools: []string{"cat"},
+		File: "cni-conf.txt", Kinds: []model.Kind{model.KindCNI}, Scope: ScopeNode, Variant: true, Tools: []string{"cat"},
 		Paths: []string{"/etc/cni/net.d"},
 		Doc:   "the node's CNI network configuration: the plugins the kubelet calls, their bridge, MTU and IPAM ranges (the Pod network on this node)"},
 	{Name: "sysctl-net", Shell: `sysctl -a 2>/dev/null | grep '^net\.'`, File: "sysctl.txt",

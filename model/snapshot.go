@@ -27,6 +27,7 @@ const (
 	KindPodChecks  Kind = "podchecks"  // pod-to-pod connectivity checks (goldpinger)
 	KindCounters   Kind = "counters"   // kernel counters (nstat)
 	KindClient     Kind = "client"     // client-side transcripts (curl, nc, dig, telnet, application errors)
+	KindCNI        Kind = "cni"        // CNI network configurations (/etc/cni/net.d), read as Settings of tool cni
 )
 
 // Input describes one file that was read (or skipped) into a Snapshot.

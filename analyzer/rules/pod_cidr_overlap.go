@@ -18,7 +18,7 @@ import (
 var PodCIDROverlap = &analyzer.Rule{
 	Name:        "pod-cidr-overlap",
 	Severity:    analyzer.Error,
-	NeedsAny:    []model.Kind{model.KindComponents, model.KindKube, model.KindSettings, model.KindLogs, model.KindRoutes},
+	NeedsAny:    []model.Kind{model.KindComponents, model.KindKube, model.KindSettings, model.KindCNI, model.KindLogs, model.KindRoutes},
 	Uses:        []model.Kind{model.KindAddrs, model.KindResolvConf},
 	SubjectKeys: []string{"network", "setting", "with", "node", "interface"},
 	Run:         runPodCIDROverlap,

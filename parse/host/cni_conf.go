@@ -17,7 +17,7 @@ import (
 // /etc/cni/net.d.
 var CNIConfFormat = &format.Format{
 	Name:    "cni-conf",
-	Kind:    model.KindSettings,
+	Kind:    model.KindCNI,
 	Command: "cat /etc/cni/net.d/*.conflist (or a .conf): the node's CNI network configuration",
 	Doc: "a CNI network configuration, a list (`plugins`) or a single plugin, one or several as `cat` prints " +
 		"them, under a prompt or not: settings of tool `cni`, `name` and `cniVersion`, then for each plugin " +
