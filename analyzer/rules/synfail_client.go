@@ -84,6 +84,11 @@ func clientFailures(s *model.Snapshot, o model.Outcome) []*clientFailGroup {
 	return out
 }
 
+// nginxNoEndpoints is where NGINX's Ingress controllers point a backend
+// whose Service has no endpoints (nginx/kubernetes-ingress, ingress-nginx's
+// default backend of old): refused there is a placeholder answering.
+var nginxNoEndpoints = netip.MustParseAddrPort("127.0.0.1:8181")
+
 // nginxUpstreamConnects reads nginx's failures to connect to an upstream
 // (an Ingress controller's to a Pod): "upstream timed out (110: Operation
 // timed out) while connecting to upstream, ..., upstream:
@@ -112,6 +117,9 @@ func nginxUpstreamConnects(s *model.Snapshot) []*model.ClientResult {
 		addr, err := netip.ParseAddrPort(host)
 		if err != nil {
 			continue // a name, or no port: no endpoint to judge
+		}
+		if addr == nginxNoEndpoints {
+			continue // a backend without endpoints, not a connection: service-no-endpoints reads it
 		}
 		out = append(out, &model.ClientResult{Pos: le.Pos, Node: le.Node, Tool: "nginx", Target: host, Addr: addr,
 			Outcome: o, Message: strings.TrimSpace(le.Message)})
