@@ -44,7 +44,10 @@ kind, k3d and minikube nodes, and a node's own Docker, fail the same way.
 
 Evidence: the lines of docker, dockerd or firewalld quoting the failed
 iptables command and the chain it wanted; the nat and filter tables when
-the bundle holds them (the chain absent).
+the bundle holds them (the chain absent). dockerd's own start flushes,
+deletes and checks its chains before it makes them again, and firewalld
+logs each of those that finds none: such lines (-F, -X, -D, -C) are not
+read.
 
 Severity: a warning of likely cause: the chain was made at dockerd's start,
 so it was removed since; which program removed it, and whether the chain
@@ -61,7 +64,16 @@ dockerd.`,
 // dockerChainRe finds, in the failed iptables command a line quotes, the
 // Docker chain it wanted: as the chain it added to (-A DOCKER), as its
 // target (-j DOCKER), or as the error names it.
-var dockerChainRe = lazyre.New(`(?:-[AICDFXN] |--append |--insert |--check |--delete |-j |--jump |Chain '|target ` + "`" + `)(DOCKER(?:-[A-Z0-9-]+)?)\b`)
+//
+// dockerd's own start flushes, deletes and checks its chains before it
+// makes them again (-F, -X, -D, -C), and firewalld logs each of those that
+// finds none: they are not read, only a rule added to a chain, or jumping
+// to one, that is missing.
+var dockerChainRe = lazyre.New(`(?:-[AIN] |--append |--insert |--new-chain |-j |--jump |Chain '|target ` + "`" + `)(DOCKER(?:-[A-Z0-9-]+)?)\b`)
+
+// dockerChainCleanupRe is dockerd's cleanup of its chains at its start:
+// a flush, a delete or a check of a chain.
+var dockerChainCleanupRe = lazyre.New(`ip6?tables (?:-w\d* |--wait )*(?:-t \w+ |--table \w+ )?(?:-[FXDC]|--flush|--delete|--check|--delete-chain) `)
 
 // dockerChainMissing is one chain of one node that Docker's rules did not
 // find.
@@ -86,6 +98,9 @@ func runDockerChainsFlushed(p *analyzer.Pass) error {
 		}
 		if !iptablesFailedRe.MatchString(text) {
 			continue
+		}
+		if dockerChainCleanupRe.MatchString(text) {
+			continue // dockerd's cleanup at its start, of chains it makes again next
 		}
 		m := dockerChainRe.FindStringSubmatch(text)
 		if m == nil {
@@ -120,7 +135,7 @@ func runDockerChainsFlushed(p *analyzer.Pass) error {
 
 // iptablesFailedRe is an iptables command that failed for want of a
 // chain or target, as Docker and firewalld quote it.
-var iptablesFailedRe = lazyre.New("(?:\\biptables failed: |\\bCOMMAND_FAILED: ')(?:/s?bin/)?ip6?tables\\b.*?" +
+var iptablesFailedRe = lazyre.New("(?:\\biptables failed: |\\bCOMMAND_FAILED: ')(?:/(?:usr/)?s?bin/)?ip6?tables\\b.*?" +
 	"(?:No chain/target/match by that name|Chain '[^']+' does not exist|Couldn't load target `[^']+')")
 
 // dockerChainListed reports whether the bundle's iptables listings of

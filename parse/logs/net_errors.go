@@ -82,7 +82,7 @@ var cniErrorRe = lazyre.New(`(?i)(?:\bfailed to set bridge addr: )?\S+ already h
 // chain/target/match by that name." (in `docker run`'s error and
 // dockerd's), nf_tables' "Chain 'DOCKER' does not exist", firewalld's
 // "COMMAND_FAILED: '/sbin/iptables -w2 -t nat -A DOCKER ...' failed: ...".
-var iptablesFailRe = lazyre.New("(?:\\biptables failed: |\\bCOMMAND_FAILED: ')(?:/s?bin/)?ip6?tables\\b.*?" +
+var iptablesFailRe = lazyre.New("(?:\\biptables failed: |\\bCOMMAND_FAILED: ')(?:/(?:usr/)?s?bin/)?ip6?tables\\b.*?" +
 	"(No chain/target/match by that name|Chain '[^']+' does not exist|Couldn't load target `[^']+')")
 
 // exitStatusRe is the line Docker's error ends on when the message of
