@@ -370,9 +370,19 @@ func cidrSettings(s *model.Snapshot) []cidrSetting {
 			addAll(false, "weave's IP range", ev.Fields["network"], ev.Pos)
 		}
 	}
+	ipamType := map[string]string{} // a CNI configuration file's plugin's IPAM, by file and key prefix
 	for _, st := range s.Settings {
-		if st.Tool == "cni" && strings.HasSuffix(st.Key, ".ipam.subnet") {
-			addAll(false, fmt.Sprintf("the CNI's %s (%s)", st.Key, path.Base(st.Pos.File)), st.Value, st.Pos)
+		if st.Tool == "cni" {
+			if plugin, ok := strings.CutSuffix(st.Key, ".ipam.type"); ok {
+				ipamType[st.Pos.File+"\x00"+plugin] = st.Value
+			}
+			// A subnet is the IPAM's range for host-local (and the IPAMs
+			// that read it as it does); calico-ipam and the others take
+			// theirs from their pools and ignore it.
+			plugin, ok := strings.CutSuffix(st.Key, ".ipam.subnet")
+			if t := ipamType[st.Pos.File+"\x00"+plugin]; ok && (t == "" || t == "host-local" || t == "whereabouts") {
+				addAll(false, fmt.Sprintf("the CNI's %s (%s)", st.Key, path.Base(st.Pos.File)), st.Value, st.Pos)
+			}
 			continue
 		}
 		switch st.Key {
