@@ -179,10 +179,12 @@ func runPodCIDROverlap(p *analyzer.Pass) error {
 			}
 		}
 	}
+	reported := map[netip.Prefix]bool{}
 	for _, g := range groups {
 		p.Report(cidrOverlapFinding(p, g))
+		reported[g.prefix] = true
 	}
-	podServiceOverlaps(p, settings)
+	podServiceOverlaps(p, settings, reported)
 	return nil
 }
 

@@ -57,8 +57,9 @@ func serviceAddrs(s *model.Snapshot) []serviceAddr {
 // podServiceOverlaps reports each Pod network setting that overlaps the
 // Service network: as a Service network setting gives it, as the
 // Services' own addresses show it, or, with neither, as kubeadm's default
-// would make it.
-func podServiceOverlaps(p *analyzer.Pass, settings []cidrSetting) {
+// would make it, unless the Pod network's overlap with the nodes'
+// networks (reported) already explains the failure.
+func podServiceOverlaps(p *analyzer.Pass, settings []cidrSetting, reported map[netip.Prefix]bool) {
 	var pods, svcs []cidrSetting
 	for _, st := range groupSettings(settings) {
 		if st[0].service {
@@ -88,7 +89,7 @@ func podServiceOverlaps(p *analyzer.Pass, settings []cidrSetting) {
 			}
 		}
 		if f == nil && len(svcs) == 0 && len(addrs) == 0 && pod.prefix.Overlaps(kubeadmServiceCIDR) &&
-			pod.prefix.Addr().Is4() {
+			pod.prefix.Addr().Is4() && !reported[pod.prefix] {
 			g := podServiceFinding(p, pod, "kubeadm's default Service network 10.96.0.0/12", analyzer.Evidence{})
 			g.Certainty = analyzer.Unknown
 			g.Title = fmt.Sprintf("the Pod network %s lies in kubeadm's default Service network 10.96.0.0/12", pod.prefix)
