@@ -83,8 +83,7 @@ type listenNode struct {
 	full     []listenFullSocket
 	counters listenCounters
 	flood    []model.LogEvent
-	flooded  string   // the listener the first kernel line names ("10.0.0.1:8080", ":8080")
-	ports    []string // every listener the kernel lines name, in order
+	ports    []string // every listener the kernel lines name ("10.0.0.1:8080", ":8080"), in order
 }
 
 func runListenQueueOverflow(p *analyzer.Pass) error {
@@ -137,9 +136,6 @@ func runListenQueueOverflow(p *analyzer.Pass) error {
 			l := ":" + m[2]
 			if a, err := netip.ParseAddr(m[1]); err == nil {
 				l = netip.AddrPortFrom(a, uint16(v)).String()
-			}
-			if n.flooded == "" {
-				n.flooded = l
 			}
 			if !slices.Contains(n.ports, l) {
 				n.ports = append(n.ports, l)
@@ -204,8 +200,8 @@ func listenFinding(p *analyzer.Pass, n *listenNode, maxconn int) analyzer.Findin
 		}
 		supports = append(supports, fmt.Sprintf("%s: the kernel logs a full SYN queue: %s (%d %s)", n.flood[0].Pos,
 			strings.TrimSpace(n.flood[0].Message), len(n.flood), plural(len(n.flood), "line", "lines")))
-		if listener == "" {
-			listener = n.flooded
+		if listener == "" && len(n.ports) > 0 {
+			listener = n.ports[0]
 		}
 	}
 	ev = dedupEvidence(ev)
