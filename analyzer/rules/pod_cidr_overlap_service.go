@@ -70,70 +70,85 @@ func podServiceOverlaps(p *analyzer.Pass, settings []cidrSetting, reported map[n
 	}
 	addrs := serviceAddrs(p.Snap)
 	for _, pod := range pods {
-		var f *analyzer.Finding
-		for _, svc := range svcs {
-			if pod.prefix.Overlaps(svc.prefix) {
-				g := podServiceFinding(p, pod, fmt.Sprintf("the Service network %s (%s)", svc.prefix, svc.name),
-					analyzer.Evidence{Pos: svc.pos, Note: fmt.Sprintf("%s %s", svc.name, svc.prefix)})
-				f = &g
-				break
-			}
+		switch what, ev, ok := serviceOverlap(pod, svcs, addrs); {
+		case ok:
+			p.Report(podServiceFinding(p, pod, what, ev))
+		case len(svcs) == 0 && len(addrs) == 0 && pod.prefix.Addr().Is4() && pod.prefix.Overlaps(kubeadmServiceCIDR) &&
+			!reported[pod.prefix]:
+			p.Report(podDefaultServiceFinding(pod))
 		}
-		if f == nil && len(svcs) == 0 {
-			for _, a := range addrs {
-				if pod.prefix.Contains(a.addr) {
-					g := podServiceFinding(p, pod, a.what, analyzer.Evidence{Pos: a.pos, Note: a.what})
-					f = &g
-					break
-				}
-			}
+	}
+}
+
+// serviceOverlap returns the first of the Service network's settings that
+// pod overlaps, or, with none set, the first Service address inside pod:
+// what it is, and the evidence that shows it.
+func serviceOverlap(pod cidrSetting, svcs []cidrSetting, addrs []serviceAddr) (string, analyzer.Evidence, bool) {
+	for _, svc := range svcs {
+		if pod.prefix.Overlaps(svc.prefix) {
+			return fmt.Sprintf("the Service network %s (%s)", svc.prefix, svc.name),
+				analyzer.Evidence{Pos: svc.pos, Note: fmt.Sprintf("%s %s", svc.name, svc.prefix)}, true
 		}
-		if f == nil && len(svcs) == 0 && len(addrs) == 0 && pod.prefix.Overlaps(kubeadmServiceCIDR) &&
-			pod.prefix.Addr().Is4() && !reported[pod.prefix] {
-			g := podServiceFinding(p, pod, "kubeadm's default Service network 10.96.0.0/12", analyzer.Evidence{})
-			g.Certainty = analyzer.Unknown
-			g.Title = fmt.Sprintf("the Pod network %s lies in kubeadm's default Service network 10.96.0.0/12", pod.prefix)
-			g.Evidence = g.Evidence[:1]
-			g.Supports = g.Supports[:1]
-			g.Alternatives = []string{"the cluster's Service network was set to another range (--service-cluster-ip-range; " +
-				"k3s's default is 10.43.0.0/16)"}
-			g.Summary = fmt.Sprintf("The Pod network is %s (%s), inside the Service network kubeadm, kind and minikube "+
-				"give a cluster by default, 10.96.0.0/12. If this cluster kept that default, a Pod can get a Service's "+
-				"address: kube-proxy translates traffic to it as the Service's, and replies from Services look like a "+
-				"Pod's.", pod.prefix, pod.name)
-			f = &g
+	}
+	if len(svcs) > 0 {
+		return "", analyzer.Evidence{}, false // the setting is the Service network: its addresses lie in it
+	}
+	for _, a := range addrs {
+		if pod.prefix.Contains(a.addr) {
+			return a.what, analyzer.Evidence{Pos: a.pos, Note: a.what}, true
 		}
-		if f != nil {
-			p.Report(*f)
-		}
+	}
+	return "", analyzer.Evidence{}, false
+}
+
+// podServiceBase is what the findings of the Pod network pod overlapping
+// the Service network say alike: its subject, cause, fix and the command
+// that decides, with pod's setting as the first evidence.
+func podServiceBase(pod cidrSetting, what string) analyzer.Finding {
+	return analyzer.Finding{
+		Subject:   subject("network", pod.prefix.String(), "setting", "pod", "with", "service"),
+		Severity:  analyzer.Warning,
+		Certainty: analyzer.Likely,
+		Cause: "The Pod network was chosen inside the Service network (kubeadm's --pod-network-cidr, the CNI's " +
+			"IPAM subnet, set to a range the Services take, 10.96.0.0/12 by default).",
+		Fix: "Choose a Pod network disjoint from the Service network (and from the nodes' networks), set it everywhere " +
+			"alike (kubeadm --pod-network-cidr, the CNI's IPAM or pool), and recreate the Pods.",
+		Supports: []string{fmt.Sprintf("%s: %s sets the Pod network to %s", pod.pos, pod.name, pod.prefix)},
+		Decide: "kubectl get svc kubernetes -o jsonpath='{.spec.clusterIP}'; " +
+			"kubectl cluster-info dump | grep -m1 -- --service-cluster-ip-range",
+		Facts:    map[string]any{"network": pod.prefix.String(), "set_by": pod.name, "overlaps": what},
+		Evidence: []analyzer.Evidence{{Pos: pod.pos, Note: fmt.Sprintf("%s %s", pod.name, pod.prefix)}},
 	}
 }
 
 // podServiceFinding words the Pod network pod overlapping the Service
 // network that what names, shown by ev.
 func podServiceFinding(p *analyzer.Pass, pod cidrSetting, what string, ev analyzer.Evidence) analyzer.Finding {
-	evs := []analyzer.Evidence{{Pos: pod.pos, Note: fmt.Sprintf("%s %s", pod.name, pod.prefix)}, ev}
-	f := analyzer.Finding{
-		Subject:   subject("network", pod.prefix.String(), "setting", "pod", "with", "service"),
-		Severity:  analyzer.Warning,
-		Certainty: analyzer.Likely,
-		Title:     fmt.Sprintf("the Pod network %s overlaps the Service network (%s)", pod.prefix, what),
-		Summary: fmt.Sprintf("The Pod network is %s (%s), and %s lies in it: a Pod can get a Service's address, "+
-			"kube-proxy translates traffic to that address as the Service's, and Pods cannot reach each other or "+
-			"the Services whose addresses they share.", pod.prefix, pod.name, what),
-		Cause: "The Pod network was chosen inside the Service network (kubeadm's --pod-network-cidr, the CNI's " +
-			"IPAM subnet, set to a range the Services take, 10.96.0.0/12 by default).",
-		Fix: "Choose a Pod network disjoint from the Service network (and from the nodes' networks), set it everywhere " +
-			"alike (kubeadm --pod-network-cidr, the CNI's IPAM or pool), and recreate the Pods.",
-		Supports: []string{fmt.Sprintf("%s: %s sets the Pod network to %s", pod.pos, pod.name, pod.prefix),
-			fmt.Sprintf("%s: %s", ev.Pos, what)},
-		Decide: "kubectl get svc kubernetes -o jsonpath='{.spec.clusterIP}'; " +
-			"kubectl cluster-info dump | grep -m1 -- --service-cluster-ip-range",
-		Facts:    map[string]any{"network": pod.prefix.String(), "set_by": pod.name, "overlaps": what},
-		Evidence: evs,
-	}
-	if p.Joins(evs) {
+	f := podServiceBase(pod, what)
+	f.Title = fmt.Sprintf("the Pod network %s overlaps the Service network (%s)", pod.prefix, what)
+	f.Summary = fmt.Sprintf("The Pod network is %s (%s), and %s lies in it: a Pod can get a Service's address, "+
+		"kube-proxy translates traffic to that address as the Service's, and Pods cannot reach each other or "+
+		"the Services whose addresses they share.", pod.prefix, pod.name, what)
+	f.Supports = append(f.Supports, fmt.Sprintf("%s: %s", ev.Pos, what))
+	f.Evidence = append(f.Evidence, ev)
+	if p.Joins(f.Evidence) {
 		f.Severity, f.Certainty, f.Decide = analyzer.Error, analyzer.Proven, ""
 	}
+	return f
+}
+
+// podDefaultServiceFinding words the Pod network pod inside kubeadm's
+// default Service network, the bundle showing nothing of the cluster's
+// own: the cause stays unknown.
+func podDefaultServiceFinding(pod cidrSetting) analyzer.Finding {
+	f := podServiceBase(pod, "kubeadm's default Service network 10.96.0.0/12")
+	f.Certainty = analyzer.Unknown
+	f.Title = fmt.Sprintf("the Pod network %s lies in kubeadm's default Service network 10.96.0.0/12", pod.prefix)
+	f.Summary = fmt.Sprintf("The Pod network is %s (%s), inside the Service network kubeadm, kind and minikube "+
+		"give a cluster by default, 10.96.0.0/12. If this cluster kept that default, a Pod can get a Service's "+
+		"address: kube-proxy translates traffic to it as the Service's, and replies from Services look like a "+
+		"Pod's.", pod.prefix, pod.name)
+	f.Alternatives = []string{"the cluster's Service network was set to another range (--service-cluster-ip-range; " +
+		"k3s's default is 10.43.0.0/16)"}
 	return f
 }
