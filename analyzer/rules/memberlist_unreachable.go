@@ -1,9 +1,7 @@
 package rules
 
 import (
-	"cmp"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -91,11 +89,7 @@ func runMemberlistUnreachable(p *analyzer.Pass) error {
 		if m == nil {
 			continue
 		}
-		comp := subjectComponent(le.Source, le.Pos.File)
-		if comp == "" {
-			// A JSON log names no program: its file does (speaker.log).
-			comp = cmp.Or(subjectComponent(path.Base(le.Pos.File), le.Pos.File), "a memberlist member")
-		}
+		comp := logComponent(le, "a memberlist member")
 		k := le.Node + "\x00" + comp + "\x00" + m[1] + "\x00" + m[2]
 		g := byKey[k]
 		if g == nil {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/netmortem/netmortem/internal/lazyre"
@@ -46,18 +47,14 @@ func preflightFiles(s *model.Snapshot, names ...string) []preflightFile {
 			}
 			m[1] = map[string]string{"E": "ERROR", "W": "WARNING"}[le.Level]
 		}
-		name := strings.ReplaceAll(m[2], "/", ".")
-		for _, n := range names {
-			if n == name {
-				out = append(out, preflightFile{le: le, setting: name, missing: m[3] == "does not exist", fatal: m[1] == "ERROR"})
-				break
-			}
+		if name := strings.ReplaceAll(m[2], "/", "."); slices.Contains(names, name) {
+			out = append(out, preflightFile{le: le, setting: name, missing: m[3] == "does not exist", fatal: m[1] == "ERROR"})
 		}
 	}
 	return out
 }
 
-// preflightSays is what a check says of its setting, in words.
+// says is what a check says of its setting, in words.
 func (c preflightFile) says() string {
 	if c.missing {
 		return "/proc/sys/" + strings.ReplaceAll(c.setting, ".", "/") + " does not exist"

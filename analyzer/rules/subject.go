@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"path"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/netmortem/netmortem/dataplane"
 	"github.com/netmortem/netmortem/internal/lazyre"
+	"github.com/netmortem/netmortem/model"
 )
 
 // subject builds a Finding's Subject from key, value pairs, leaving out
@@ -81,4 +83,14 @@ func subjectComponent(comp, file string) string {
 		return m[1]
 	}
 	return base
+}
+
+// logComponent is subjectComponent for a log line: its source, or, when
+// the line names none (a JSON log's), the program its file is named after
+// (speaker.log), or def.
+func logComponent(le *model.LogEvent, def string) string {
+	if c := subjectComponent(le.Source, le.Pos.File); c != "" {
+		return c
+	}
+	return cmp.Or(subjectComponent(path.Base(le.Pos.File), le.Pos.File), def)
 }

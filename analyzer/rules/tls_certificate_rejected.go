@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"net/netip"
-	"path"
 	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
@@ -112,6 +111,9 @@ type tlsRejection struct {
 	lineRun
 }
 
+// words is g's problem in words: "not yet valid", "unknown authority".
+func (g *tlsRejection) words() string { return strings.ReplaceAll(g.problem, "-", " ") }
+
 func runTLSCertificateRejected(p *analyzer.Pass) error {
 	var groups []*tlsRejection
 	byKey := map[string]*tlsRejection{}
@@ -129,10 +131,7 @@ func runTLSCertificateRejected(p *analyzer.Pass) error {
 		if m := tlsServerRe.FindStringSubmatch(text); m != nil {
 			server = cmp.Or(m[1], m[2])
 		}
-		comp := subjectComponent(le.Source, le.Pos.File)
-		if comp == "" {
-			comp = cmp.Or(subjectComponent(path.Base(le.Pos.File), le.Pos.File), "a client")
-		}
+		comp := logComponent(le, "a client")
 		clientCert, client := tlsServerSideRe.MatchString(text), ""
 		if clientCert {
 			server = ""
@@ -217,7 +216,7 @@ func tlsFinding(g *tlsRejection) analyzer.Finding {
 		Severity:  analyzer.Warning,
 		Certainty: analyzer.Likely,
 		Facts:     map[string]any{"server": g.server, "problem": g.problem, "component": g.comp, "lines": g.count},
-		Evidence:  g.evidence("x509: "+strings.ReplaceAll(g.problem, "-", " "), "the last such line"),
+		Evidence:  g.evidence("x509: "+g.words(), "the last such line"),
 	}
 	first := fmt.Sprintf("%s: %s rejects the certificate of %s", g.first.Pos, g.comp, server)
 	switch g.problem {
@@ -303,7 +302,7 @@ func tlsFinding(g *tlsRejection) analyzer.Finding {
 		}
 		f.Decide = openssl
 	}
-	f.Supports = []string{first + ": x509 " + strings.ReplaceAll(g.problem, "-", " ")}
+	f.Supports = []string{first + ": x509 " + g.words()}
 	return f
 }
 
@@ -320,9 +319,9 @@ func tlsClientCertFinding(g *tlsRejection) analyzer.Finding {
 		Severity:  analyzer.Warning,
 		Certainty: analyzer.Likely,
 		Facts:     map[string]any{"client": g.client, "problem": g.problem, "component": g.comp, "lines": g.count},
-		Evidence:  g.evidence("x509: a client's certificate: "+strings.ReplaceAll(g.problem, "-", " "), "the last such line"),
+		Evidence:  g.evidence("x509: a client's certificate: "+g.words(), "the last such line"),
 		Supports: []string{fmt.Sprintf("%s: %s refuses the certificate of %s: x509 %s", g.first.Pos, g.comp, client,
-			strings.ReplaceAll(g.problem, "-", " "))},
+			g.words())},
 		Decide: "# on the nodes: the kubelet's client certificate (and the kubeconfigs' certificates of the other clients)\n" +
 			"openssl x509 -noout -issuer -dates -in /var/lib/kubelet/pki/kubelet-client-current.pem",
 	}
