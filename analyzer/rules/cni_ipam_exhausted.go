@@ -15,7 +15,7 @@ import (
 var CNIIPAMExhausted = &analyzer.Rule{
 	Name:        "cni-ipam-exhausted",
 	Severity:    analyzer.Warning,
-	Needs:       []model.Kind{model.KindLogs},
+	NeedsAny:    []model.Kind{model.KindLogs, model.KindKube},
 	SubjectKeys: []string{"node", "ipam", "range"},
 	Run:         runCNIIPAMExhausted,
 	Symptoms:    []analyzer.SymptomRef{PodsStuckCreating.At(110), ProbesTimeOut.At(110), ServiceUnreachable.At(240)},
@@ -48,7 +48,9 @@ or pool is used up, new Pod sandboxes fail ("Failed to create pod sandbox
 - Calico IPAM ("IPAM allocated only 0") and Cilium ("range is full").
 
 Evidence: those lines in the kubelet's, the container runtime's or the
-plugin's log; ipamd's "IP pool stats: total = N, used = M" lines.
+plugin's log, or in a Pod's FailedCreatePodSandBox events (kubectl describe
+pod, kubectl get events); ipamd's "IP pool stats: total = N, used = M"
+lines.
 
 Severity: warning. One log line names the exhaustion as likely; ipamd's
 statistics show a pool close to full (90% or more, and ipamd asking for
@@ -68,6 +70,7 @@ type ipamLine struct {
 	ipam       string // host-local, aws-vpc-cni, calico, cilium
 	rng        string // the range, for host-local
 	text, note string
+	count      int // the times it was said: an event's count, or 1
 }
 
 var (
@@ -132,20 +135,23 @@ func runCNIIPAMExhausted(p *analyzer.Pass) error {
 	pools := map[string]*ipamPool{} // by node and file
 	var poolOrder []string
 	skipped := map[string][]model.Pos{} // ipamd's ENIs without a free address, by node
+	add := func(l ipamLine) {
+		k := l.node + "|" + l.ipam + "|" + l.rng
+		g := byKey[k]
+		if g == nil {
+			g = &group{node: l.node, ipam: l.ipam, rng: l.rng}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.lines = append(g.lines, l)
+	}
 	for _, le := range p.Snap.Logs {
 		if strings.Contains(le.Message, "skip ENI") && strings.Contains(le.Message, "does not have available addresses") {
 			skipped[le.Node] = append(skipped[le.Node], le.Pos)
 			continue
 		}
 		if ipam, rng, note, ok := ipamExhaustedLine(le.Message); ok {
-			k := le.Node + "|" + ipam + "|" + rng
-			g := byKey[k]
-			if g == nil {
-				g = &group{node: le.Node, ipam: ipam, rng: rng}
-				byKey[k] = g
-				groups = append(groups, g)
-			}
-			g.lines = append(g.lines, ipamLine{pos: le.Pos, node: le.Node, ipam: ipam, rng: rng, text: le.Message, note: note})
+			add(ipamLine{pos: le.Pos, node: le.Node, ipam: ipam, rng: rng, text: le.Message, note: note, count: 1})
 			continue
 		}
 		k := le.Node + "|" + le.Pos.File
@@ -161,6 +167,15 @@ func runCNIIPAMExhausted(p *analyzer.Pass) error {
 			pl.low = append(pl.low, le.Pos)
 		} else if pl != nil && strings.Contains(le.Message, "max ENI already attached") {
 			pl.maxENI = append(pl.maxENI, le.Pos)
+		}
+	}
+	// A Pod's FailedCreatePodSandBox events carry the same error as the
+	// kubelet's log line, counted.
+	for i := range p.Snap.Kube.Events {
+		e := &p.Snap.Kube.Events[i]
+		if ipam, rng, note, ok := ipamExhaustedLine(e.Message); ok {
+			add(ipamLine{pos: e.Source.Pos, node: e.Source.Node, ipam: ipam, rng: rng, text: e.Message, note: note,
+				count: max(int(e.Count), 1)})
 		}
 	}
 	named := map[string]bool{} // nodes whose exhaustion a line names
@@ -222,6 +237,10 @@ func ipamExhaustedFinding(node, ipam, rng string, lines []ipamLine, skips []mode
 	if node != "" {
 		where = node
 	}
+	said := 0
+	for _, l := range lines {
+		said += l.count
+	}
 	values := map[string]any{"lines": len(lines), "ipam": ipam}
 	if len(skips) > 0 {
 		values["enis_without_address"] = len(skips)
@@ -236,9 +255,9 @@ func ipamExhaustedFinding(node, ipam, rng string, lines []ipamLine, skips []mode
 		values["range"] = rng
 		what = "the node's Pod range " + rng
 	}
-	summary := fmt.Sprintf("The CNI's IPAM (%s) on %s has no address left for new Pods: %s (%d %s). Every new Pod "+
+	summary := fmt.Sprintf("The CNI's IPAM (%s) on %s has no address left for new Pods: %s (%s). Every new Pod "+
 		"sandbox there fails to set up its network, and its Pod stays in ContainerCreating.", ipam, where, first.note,
-		len(lines), plural(len(lines), "line", "lines"))
+		times(said))
 	cause := fmt.Sprintf("Every address of %s is reserved: by Pods that are gone and whose reservations were never "+
 		"released (a sandbox that failed or was killed before its teardown), or by more Pods than it holds (the "+
 		"kubelet's max-pods above the range's size).", what)
