@@ -50,6 +50,13 @@ before kube-proxy's sync (kubelet started after it, as after a reboot, or
 does not make it). A single failure at kube-proxy's start, when it cleans
 up the rules of another mode, is not this: the rule needs two.
 
+Another failure is kube-proxy's own rule: at -v=4 and above it logs what
+it restores, and a rule whose -s has no value ("-A KUBE-XLB-... -s  -j
+KUBE-SVC-...") makes iptables-restore take the jump's target for the
+source ("Bad argument ` + "`KUBE-SVC-...'" + `"). kube-proxy fills that -s in with
+its cluster CIDR: it runs without one, and before 1.5 it wrote the rule
+anyway (kubernetes#36652). That is named as likely.
+
 Evidence: kube-proxy's log lines of the failures, the first and the last,
 with the message of iptables-restore; the node's rulesets, whose header
 says their backend.
@@ -76,6 +83,11 @@ var restoreToolRe = lazyre.New(`^(ip6?tables(?:-legacy|-nft)?-restore) v(\d+)\.(
 // restoreMissingRe matches the chain iptables-restore found missing.
 var restoreMissingRe = lazyre.New("(?:Couldn't load target [`'\"]|Chain [`'\"])([A-Z][A-Z0-9_-]*)[`'\"]")
 
+// emptySourceRe matches a rule kube-proxy logged (at -v=4 and above it
+// logs what it restores) whose -s has no value: "-A KUBE-XLB-... -s  -j
+// KUBE-SVC-...", the jump's target taken as the source.
+var emptySourceRe = lazyre.New(`^-A (KUBE-[A-Z0-9-]+) .*\s-s\s+-j\s+(\S+)`)
+
 // restoreFailures are the failed iptables-restore of one kube-proxy.
 type restoreFailures struct {
 	key         string // restoreKey
@@ -87,12 +99,18 @@ type restoreFailures struct {
 	version     string // its iptables' version, "" when unnamed
 	backend     string // model.BackendLegacy or BackendNFT when its name, version or mark says; ""
 	closed      int    // "Closing local ports after iptables-restore failure" lines
+	// emptySrc is the first rule of kube-proxy's with an empty -s whose
+	// jump's target iptables-restore calls a bad argument; emptyChain its
+	// chain.
+	emptySrc   *model.LogEvent
+	emptyChain string
 }
 
 func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 	var groups []*restoreFailures
 	byKey := map[string]*restoreFailures{}
 	closing := map[string]int{}
+	emptySrc := map[string][]*model.LogEvent{} // kube-proxy's logged rules with an empty -s, by restoreKey
 	for i := range p.Snap.Logs {
 		le := &p.Snap.Logs[i]
 		if !kubeProxyLine(le) {
@@ -102,6 +120,10 @@ func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 		first := firstLine(le.Message)
 		if strings.Contains(first, "Closing local ports after iptables-restore failure") {
 			closing[k]++
+			continue
+		}
+		if emptySourceRe.MatchString(strings.TrimSpace(first)) {
+			emptySrc[k] = append(emptySrc[k], le)
 			continue
 		}
 		m := restoreFailRe.FindStringSubmatch(first)
@@ -129,6 +151,13 @@ func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 			continue // once, as at kube-proxy's start cleaning up another mode's rules
 		}
 		g.closed = closing[g.key]
+		for _, le := range emptySrc[g.key] {
+			r := emptySourceRe.FindStringSubmatch(strings.TrimSpace(firstLine(le.Message)))
+			if strings.HasPrefix(g.message, "Bad argument `"+r[2]+"'") {
+				g.emptySrc, g.emptyChain = le, r[1]
+				break
+			}
+		}
 		// A dump of the node in nf_tables that holds the missing chain,
 		// with no legacy tables beside it: the chain is where kube-proxy's
 		// legacy iptables does not look.
@@ -189,6 +218,9 @@ func restoreFinding(g *restoreFailures, nft *model.Ruleset) analyzer.Finding {
 	f.Summary = fmt.Sprintf("%s on %s failed to write its rules %d times%s (iptables-restore: %s). A sync that fails "+
 		"changes none of them: every Service and endpoint change since the first failure is missing from the node's "+
 		"rules until one succeeds.", comp, nodeName(g.node), g.count, span, g.message)
+	if g.emptySrc != nil {
+		return emptySourceFinding(f, g, comp, ev)
+	}
 	if g.chain == "" {
 		f.Certainty = analyzer.Unknown
 		f.Title = fmt.Sprintf("%s on %s cannot write its rules: iptables-restore fails", comp, nodeName(g.node))
@@ -233,6 +265,33 @@ func restoreFinding(g *restoreFailures, nft *model.Ruleset) analyzer.Finding {
 			nodeName(g.node), g.chain, comp, g.chain, g.chain)
 	}
 	f.Evidence = dedupEvidence(ev)
+	return f
+}
+
+// emptySourceFinding words the failures of g whose cause kube-proxy's own
+// logged rule shows: a -s with no value, the source kube-proxy fills in
+// with its cluster CIDR.
+func emptySourceFinding(f analyzer.Finding, g *restoreFailures, comp string, ev []analyzer.Evidence) analyzer.Finding {
+	f.Certainty = analyzer.Likely
+	f.Facts["empty_source_chain"] = g.emptyChain
+	f.Title = fmt.Sprintf("%s on %s cannot write its rules: its rule in %s has an empty -s (no cluster CIDR)", comp,
+		nodeName(g.node), g.emptyChain)
+	f.Supports = append(f.Supports, fmt.Sprintf("%s: %s wrote %q: -s has no value, so iptables-restore takes the "+
+		"jump's target for the source and rejects it (%s)", g.emptySrc.Pos, comp,
+		strings.TrimSpace(firstLine(g.emptySrc.Message)), g.message))
+	f.Cause = fmt.Sprintf("%s runs without a cluster CIDR (--cluster-cidr, clusterCIDR in its configuration, empty) and "+
+		"writes the rule that sends Pods' traffic to a load balancer's address back to the Service (%s) with an empty "+
+		"source: kube-proxy before 1.5 did not leave that rule out (kubernetes#36652), and the whole restore fails at "+
+		"every sync.", comp, g.emptyChain)
+	f.Alternatives = []string{"a cluster CIDR set to a value that expands to nothing (an unset variable in a " +
+		"manifest or a systemd unit)"}
+	f.Fix = fmt.Sprintf("Start %s with the cluster's Pod network as --cluster-cidr (clusterCIDR in its "+
+		"KubeProxyConfiguration), or upgrade it to 1.5 or later, which leaves the rule out without one; then "+
+		"restart it so it writes its rules whole.", comp)
+	f.Decide = fmt.Sprintf("# on %s: the cluster CIDR kube-proxy was started with (none, or an empty value, decides; "+
+		"with --config, its clusterCIDR)\n"+
+		"ps -o args= -C kube-proxy | grep -o -e '--cluster-cidr[= ][^ ]*' -e '--config[= ][^ ]*'", nodeName(g.node))
+	f.Evidence = dedupEvidence(append(ev, analyzer.Evidence{Pos: g.emptySrc.Pos, Note: "-s without a value"}))
 	return f
 }
 
