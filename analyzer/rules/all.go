@@ -92,6 +92,7 @@ func All() []*analyzer.Rule {
 		MemberlistUnreachable,
 		TLSCertificateRejected,
 		DockerChainsFlushed,
+		ConntrackCleanupFailed,
 	}
 }
 
