@@ -137,3 +137,46 @@ func TestTextCutICMPLine(t *testing.T) {
 		}
 	}
 }
+
+// calico#2334's tcpdump without -v (from inside a docker-in-docker Pod,
+// its SYN line wrapped as pasted): the fragmentation-needed error prints
+// its quoted destination alone, and is joined to the connection between
+// its two hosts, whose attempt summary mode keeps; an error of another
+// kind is not joined by hosts.
+func TestTextFragNeededJoinsHosts(t *testing.T) {
+	const paste = `tcpdump -nli eth0 host 151.101.128.70
+tcpdump: verbose output suppressed, use -v or -vv for full protocol decode
+listening on eth0, link-type EN10MB (Ethernet), capture size 262144 bytes
+12:49:48.585996 IP 10.61.1.35.52108 > 151.101.128.70.443: Flags [S], seq 3528876158, win 29200, options [mss 1460,sackOK,TS val 454081318 ecr 0,nop,wscale 7],
+length 0
+12:49:48.587283 IP 151.101.128.70.443 > 10.61.1.35.52108: Flags [S.], seq 1059600824, ack 3528876159, win 28960, options [mss 1460,sackOK,TS val 8251787 ecr 454081318,nop,wscale 9], length 0
+12:49:48.587325 IP 10.61.1.35.52108 > 151.101.128.70.443: Flags [.], ack 1, win 229, options [nop,nop,TS val 454081319 ecr 8251787], length 0
+12:49:48.589839 IP 10.61.1.35.52108 > 151.101.128.70.443: Flags [P.], seq 1:187, ack 1, win 229, options [nop,nop,TS val 454081322 ecr 8251787], length 186
+12:49:48.590816 IP 151.101.128.70.443 > 10.61.1.35.52108: Flags [.], ack 187, win 59, options [nop,nop,TS val 8251788 ecr 454081322], length 0
+12:49:48.592036 IP 151.101.128.70.443 > 10.61.1.35.52108: Flags [P.], seq 1:5338, ack 187, win 59, options [nop,nop,TS val 8251788 ecr 454081322], length 5337
+12:49:48.592058 IP 10.61.1.35 > 151.101.128.70: ICMP 10.61.1.35 unreachable - need to frag (mtu 1440), length 556
+`
+	for _, summary := range []bool{false, true} {
+		res, err := text.Read(context.Background(), strings.NewReader(paste), "host.txt", text.Tcpdump,
+			track.Options{Summary: track.Summary{Enabled: summary}})
+		if err != nil || len(res) != 1 || len(res[0].ICMP) != 1 {
+			t.Fatalf("summary %v: %+v, %v", summary, res, err)
+		}
+		if e := res[0].ICMP[0]; e.AttemptFrame != 4 || e.MTU != 1440 {
+			t.Errorf("summary %v: event %+v, want the SYN's line 4 joined", summary, e)
+		}
+		kept := false
+		for _, a := range res[0].Attempts {
+			kept = kept || a.Client.String() == "10.61.1.35:52108" && a.MSS == 1460 && len(a.SYN) == 1
+		}
+		if !kept {
+			t.Errorf("summary %v: the SYN's attempt is not kept: %+v", summary, res[0].Attempts)
+		}
+	}
+	unreach := strings.Replace(paste, "ICMP 10.61.1.35 unreachable - need to frag (mtu 1440)", "ICMP host 10.61.1.35 unreachable", 1)
+	res, err := text.Read(context.Background(), strings.NewReader(unreach), "host.txt", text.Tcpdump, track.Options{})
+	if err != nil || len(res) != 1 || len(res[0].ICMP) != 1 || res[0].ICMP[0].What != "host-unreachable" ||
+		res[0].ICMP[0].AttemptFrame != 0 {
+		t.Errorf("host unreachable: %+v, %v", res, err)
+	}
+}

@@ -224,6 +224,8 @@ func (t *Tracker) Add(p *decode.Packet) {
 			t.settleMark(&m)
 		}
 		attemptFrame = g.found
+	} else if e := p.ICMP; e != nil && portlessTooBig(e) {
+		attemptFrame = t.quotedHosts(e.Quoted)
 	}
 	t.settle(p, attemptFrame)
 	if t.packets%addSweepEvery == 0 {

@@ -1,6 +1,7 @@
 package track
 
 import (
+	"math"
 	"net/netip"
 	"time"
 
@@ -48,6 +49,59 @@ func (t *Tracker) addICMP(p *decode.Packet, attemptFrame int) {
 		t.icmpLast[k] = len(t.icmp)
 	}
 	t.icmp = append(t.icmp, ev)
+}
+
+// portlessTooBig reports whether e is a fragmentation-needed (Packet Too
+// Big) error whose quote names its hosts and no ports: tcpdump's text
+// without -v prints the quoted destination alone ("ICMP 10.61.1.35
+// unreachable - need to frag (mtu 1440)"), the error's destination
+// standing for the quoted source.
+func portlessTooBig(e *model.ICMPEvent) bool {
+	q := e.Quoted
+	return (e.What == "frag-needed" || e.What == "packet-too-big") && e.QuotedProto == "" &&
+		q.Src.Port() == 0 && q.Dst.Port() == 0 && q.Src.Addr().IsValid() && q.Dst.Addr().IsValid()
+}
+
+// quotedHosts marks the live TCP streams between the two hosts of q, a
+// quote without ports (portlessTooBig), as quoted by an ICMP error, as
+// the shards' lookup does for a whole quote, so that summary mode keeps
+// their attempts; it returns the first frame (or line) of the stream
+// that began last, 0 when there is none. It walks every live stream:
+// such quotes come only from pasted text.
+func (t *Tracker) quotedHosts(q model.Tuple) int {
+	a, b := q.Src.Addr(), q.Dst.Addr()
+	found, latest := 0, int64(math.MinInt64)
+	for _, sh := range t.shards {
+		tb := &sh.streams
+		for i := range tb.slots {
+			ref := tb.slots[i].ref
+			if ref == 0 {
+				continue
+			}
+			k := tb.keyAt(ref)
+			lo, hi := k.End(0).Addr(), k.End(1).Addr()
+			if !(lo == a && hi == b || lo == b && hi == a) {
+				continue
+			}
+			s := &tb.loaded // decoded by keyAt
+			if ref&parkedRef == 0 {
+				s = tb.st.at(ref)
+				s.icmp = true
+			} else {
+				sh.park.ent(ref & parkIDs).icmp = true
+			}
+			if s.first.ns < latest {
+				continue
+			}
+			latest = s.first.ns
+			w := sh.where(s, s.first)
+			found = w.frame
+			if found == 0 {
+				found = int(w.line)
+			}
+		}
+	}
+	return found
 }
 
 func (t *Tracker) addARP(p *decode.Packet) {
