@@ -68,7 +68,11 @@ transcripts' lines; the Kubernetes objects that say what the destination is.
 
 An ICMP fragmentation-needed (ICMPv6 Packet Too Big) on a connection that
 then carries acknowledged data is path-MTU discovery working: info (see
-mtu-blackhole for the path that drops it).
+mtu-blackhole for the path that drops it). One sent by the connection's own
+client, whose SYN advertised a larger MSS than the error's MTU carries
+(MSS 1460, "need to frag (mtu 1440)"), names an MTU of 1500 behind that
+client in a network of 1440 (docker-in-docker's containers in a Pod, a
+nested bridge) as likely.
 
 Severity: error when the destination is a Service address or a ready endpoint;
 warning otherwise.
@@ -95,6 +99,8 @@ type icmpGroup struct {
 	macOwner          string         // the destination resolves to the MAC of the error's sender: its owner
 	appErrors         int            // the failures applications log reaching the destination
 	pmtud             *model.Attempt // a connection that goes on after the error: path-MTU discovery
+	mssOver           *model.Attempt // the sender's own attempt advertising an MSS above the MTU (mssAboveMTU)
+	mssMTU            int            // that MTU
 }
 
 // count returns how many errors the group stands for, those a capture
@@ -318,6 +324,11 @@ func judgeICMP(p *analyzer.Pass, g *icmpGroup) analyzer.Finding {
 		f.Contradicts = append(f.Contradicts, fmt.Sprintf("%s was cut less than %s after %s: whether path-MTU discovery "+
 			"then worked is not shown", last.Pos.File, facts.ReplyDue, last.Pos))
 	}
+	if g.pmtud == nil {
+		if a, mtu := mssAboveMTU(s, g.events); a != nil {
+			judgeMSSAboveMTU(&f, g, a, mtu)
+		}
+	}
 	return f
 }
 
@@ -360,6 +371,9 @@ func icmpWords(g *icmpGroup) (title, summary, cause, fix string) {
 		summary += fmt.Sprintf(" Applications log %d %s reaching %s.", g.appErrors, plural(g.appErrors, "failure", "failures"),
 			first.Quoted.Dst.Addr())
 	}
+	if g.mssOver != nil {
+		return mssAboveMTUWords(g)
+	}
 	cause, fix = icmpCauseFix(g.what, g.from, g.dst, first.Gateway.String())
 	if a := g.pmtud; a != nil {
 		title = fmt.Sprintf("%s tells %s to send smaller packets (ICMP %s), and the connection goes on", g.from,
@@ -385,13 +399,17 @@ func pmtudWorked(s *model.Snapshot, events []*model.ICMPEvent) (*model.Attempt, 
 	}
 	for _, e := range events {
 		q := e.Quoted
+		// tcpdump's text without -v quotes no ports: the hosts match.
+		hosts := q.Src.Port() == 0 && q.Dst.Port() == 0
 		for i := range s.Attempts {
 			a := &s.Attempts[i]
 			var d *model.DataSizes
 			switch {
-			case a.Client == q.Src && a.Server == q.Dst:
+			case a.Client == q.Src && a.Server == q.Dst,
+				hosts && a.Client.Addr() == q.Src.Addr() && a.Server.Addr() == q.Dst.Addr():
 				d = a.ClientData
-			case a.Server == q.Src && a.Client == q.Dst:
+			case a.Server == q.Src && a.Client == q.Dst,
+				hosts && a.Server.Addr() == q.Src.Addr() && a.Client.Addr() == q.Dst.Addr():
 				d = a.ServerData
 			default:
 				continue
