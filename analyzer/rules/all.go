@@ -93,6 +93,7 @@ func All() []*analyzer.Rule {
 		TLSCertificateRejected,
 		DockerChainsFlushed,
 		ConntrackCleanupFailed,
+		WeaveNPCBlocked,
 	}
 }
 
