@@ -94,6 +94,7 @@ func All() []*analyzer.Rule {
 		DockerChainsFlushed,
 		ConntrackCleanupFailed,
 		WeaveNPCBlocked,
+		InotifyLimitReached,
 	}
 }
 
