@@ -20,7 +20,7 @@ var KlogFormat = logFormat("klog", format.Format{
 		" journald prefix (the host is the node, the program the source; month names in any common locale," +
 		" journalctl's short, short-precise, short-iso, short-iso-precise, short-full, short-unix and short-monotonic forms," +
 		" RFC 3164's `<PRI>`); structured `\"msg\" " +
-		"key=\"value\"` pairs, `{...}`/`[...]` values and multi-line `key=<` values in Fields (their lines of no log shape read as the value's where a paste lost their tab), with" +
+		"key=\"value\"` pairs, `{...}`/`[...]` values and multi-line `key=<` values in Fields (their lines of no log shape read as the value's where a paste lost their tab, and a `key=` ending the line read as `key=<` where it lost the `<`), with" +
 		" `caller` and `pid`; a line whose header a paste cut before the caller (`cni.go:319] ...`) is an" +
 		" entry of no time and no level; indented lines, `Trace[...]` steps, the output a klog error quotes" +
 		" inside parentheses and ingress-nginx's `NGINX configuration diff:` continue an entry, and a line of no log" +
@@ -113,7 +113,9 @@ func readKV(s string, fields map[string]string) string {
 			}
 			val, _ = strconv.Unquote(q)
 			v = v[len(q):]
-		case v == "<":
+		case v == "<", v == "":
+			// key=< opens a multi-line value; a key= that ends the line
+			// is one whose "<" a paste into Markdown or HTML lost.
 			fields[key] = ""
 			fields[multiKeyMarker] = key
 			return ""

@@ -625,6 +625,31 @@ I1115 09:20:01.141788       1 proxier.go:858] "Sync failed" retryingTime="30s"
 	}
 }
 
+// A write-up of projectcalico/calico#10538 publishes kube-proxy's log with
+// the "<" of err=< lost (and the value's tabs turned to spaces): a key=
+// that ends the line opens the value all the same, read until the next
+// log line, and the sniffer counts its lines as the value's.
+func TestKlogMultiValueOpenerLost(t *testing.T) {
+	in := `E0610 07:32:16.910840       1 proxier.go:1564] "Failed to execute iptables-restore" err=
+    exit status 2: Ignoring deprecated --wait-interval option.
+    iptables-restore v1.8.8 (legacy): Couldn't load target ` + "`KUBE-SVC-UOLAULR5MHUYULMB'" + `:No such file or directory
+    Error occurred at line: 177
+ > ipFamily="IPv4"
+I0610 07:32:16.910860       1 proxier.go:833] "Sync failed" ipFamily="IPv4" retryingTime="30s"
+`
+	if got := sniffLogs([]byte(in), "klog"); got < 90 {
+		t.Errorf("sniffed %d as klog", got)
+	}
+	evs, err := Logs(strings.NewReader(in), "kube-proxy.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || !strings.HasPrefix(evs[0].Fields["err"], "exit status 2: Ignoring deprecated --wait-interval option.\n"+
+		"iptables-restore v1.8.8 (legacy): Couldn't load target `KUBE-SVC-UOLAULR5MHUYULMB'") || evs[1].Message != "Sync failed" {
+		t.Errorf("got %d events:\n%s", len(evs), eventLines(evs))
+	}
+}
+
 // The AWS VPC CNI's ipamd writes dated "[LEVEL]" lines as CoreDNS does
 // (amazon-vpc-cni-k8s#190): read from ipamd.log, they are ipamd's, while a
 // dated line in a log of no named program, or CoreDNS's, stays CoreDNS's.

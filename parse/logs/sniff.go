@@ -106,7 +106,10 @@ func readHeadShapes(head []byte) headShapes {
 			counts[kind]++
 			total++
 			last, lastMsg = kind, ev.Message
-			openValue = kind == "klog" && strings.HasSuffix(strings.TrimRight(line, " "), "=<")
+			if t := strings.TrimRight(line, " "); kind == "klog" {
+				_, open := ev.Fields[multiKeyMarker]
+				openValue = open || strings.HasSuffix(t, "=<")
+			}
 			continue
 		}
 		if klogContinues(last, lastMsg, line) {
