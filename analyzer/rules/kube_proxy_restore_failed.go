@@ -57,6 +57,14 @@ source ("Bad argument ` + "`KUBE-SVC-...'" + `"). kube-proxy fills that -s in wi
 its cluster CIDR: it runs without one, and before 1.5 it wrote the rule
 anyway (kubernetes#36652). That is named as likely.
 
+kube-proxy 1.21 and later log the failure as a structured line
+("Failed to execute iptables-restore" err=<...>), read the same way. A
+missing chain of kube-proxy's own (KUBE-SVC-, KUBE-SEP- ...) rather than
+one kubelet makes is another agent removing them between its syncs
+(Calico's eBPF data plane cleaning up kube-proxy's rules, a firewall
+reload), which kube-proxy's partial syncs (1.26 and later) do not write
+again.
+
 Evidence: kube-proxy's log lines of the failures, the first and the last,
 with the message of iptables-restore; the node's rulesets, whose header
 says their backend.
@@ -75,6 +83,32 @@ rules whole.`,
 // restoreFailRe matches kube-proxy's failed iptables-restore: the binary,
 // the exit status and the start of what it printed.
 var restoreFailRe = lazyre.New(`(?i)Failed to execute (ip6?tables-restore)(?: for \w+)?: exit status (\d+) \((.*)`)
+
+// restoreErrRe matches the err of kube-proxy's structured line
+// ("Failed to execute iptables-restore" err=<...>): the exit status and
+// what the tool printed, its first line a warning of no consequence
+// ("Ignoring deprecated --wait-interval option.") when there is one.
+var restoreErrRe = lazyre.New(`(?s)^exit status (\d+)(?:: | \()(?:Ignoring deprecated [^\n]*\n)?(.*)`)
+
+// structuredRestoreFail reads kube-proxy's structured failure (klog's
+// key="value" lines, from kube-proxy 1.21 on: "Failed to execute
+// iptables-restore" err="exit status 1 (iptables-restore: line 1193
+// failed\n)", or err=<...> over several lines) in restoreFailRe's groups:
+// the whole, the tool, the exit status and what it printed.
+func structuredRestoreFail(le *model.LogEvent, first string) []string {
+	tool := ""
+	for _, t := range []string{"ip6tables-restore", "iptables-restore"} {
+		if strings.Contains(first, "Failed to execute "+t) {
+			tool = t
+			break
+		}
+	}
+	e := restoreErrRe.FindStringSubmatch(strings.TrimSpace(le.Fields["err"]))
+	if tool == "" || e == nil {
+		return nil
+	}
+	return []string{first, tool, e[1], strings.ReplaceAll(strings.TrimSpace(e[2]), "\n", " ")}
+}
 
 // restoreToolRe matches what iptables-restore printed first: its name,
 // version and backend.
@@ -128,7 +162,9 @@ func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 		}
 		m := restoreFailRe.FindStringSubmatch(first)
 		if m == nil {
-			continue
+			if m = structuredRestoreFail(le, first); m == nil {
+				continue
+			}
 		}
 		g := byKey[k]
 		if g == nil {
@@ -264,6 +300,20 @@ func restoreFinding(g *restoreFailures, nft *model.Ruleset) analyzer.Finding {
 			"iptables-legacy-save -t nat | grep -c %s\niptables-nft-save -t nat | grep -c %s",
 			nodeName(g.node), g.chain, comp, g.chain, g.chain)
 	}
+	if f.Certainty != analyzer.Proven && kubeProxyOwnChain(g.chain) {
+		// Not a chain kubelet makes: kube-proxy's own, which its partial
+		// syncs expect to find where it left them.
+		f.Alternatives = []string{fmt.Sprintf("another agent removed %s's own chains between its syncs (Calico's "+
+			"eBPF data plane cleaning up kube-proxy's rules, bpfKubeProxyIptablesCleanupEnabled; a firewall reload; a "+
+			"flush of the nat table), and its partial syncs (kube-proxy 1.26 and later) jump to chains they do not "+
+			"write again", comp), backendSkew}
+		f.Fix = fmt.Sprintf("Stop what removes %s's chains (with Calico's eBPF data plane, remove kube-proxy, or set "+
+			"bpfKubeProxyIptablesCleanupEnabled to false while it runs), then restart %s, whose first sync writes "+
+			"every chain.", comp, comp)
+		f.Decide = fmt.Sprintf("# on %s: kube-proxy's Service chains left (none while it runs: removed under it), and "+
+			"whether Calico runs its eBPF data plane\niptables-save -t nat | grep -c '^:KUBE-SVC-'; kubectl get "+
+			"felixconfiguration default -o jsonpath='{.spec.bpfEnabled}'", nodeName(g.node))
+	}
 	f.Evidence = dedupEvidence(ev)
 	return f
 }
@@ -293,6 +343,18 @@ func emptySourceFinding(f analyzer.Finding, g *restoreFailures, comp string, ev 
 		"ps -o args= -C kube-proxy | grep -o -e '--cluster-cidr[= ][^ ]*' -e '--config[= ][^ ]*'", nodeName(g.node))
 	f.Evidence = dedupEvidence(append(ev, analyzer.Evidence{Pos: g.emptySrc.Pos, Note: "-s without a value"}))
 	return f
+}
+
+// kubeProxyOwnChain reports whether chain is one kube-proxy makes and
+// fills itself (a Service's, an endpoint's, a load balancer's), not one
+// kubelet makes for it.
+func kubeProxyOwnChain(chain string) bool {
+	for _, p := range []string{"KUBE-SVC-", "KUBE-SEP-", "KUBE-XLB-", "KUBE-FW-", "KUBE-EXT-", "KUBE-SVL-"} {
+		if strings.HasPrefix(chain, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsChain reports whether rs has a chain called name in any table.
