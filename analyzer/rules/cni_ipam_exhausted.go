@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -54,7 +55,11 @@ lines.
 
 Severity: warning. One log line names the exhaustion as likely; ipamd's
 statistics show a pool close to full (90% or more, and ipamd asking for
-more) as a warning of unknown cause.
+more) as a warning of unknown cause. The VPC CNI plugin's own "failed to
+assign an IP address to container" says that ipamd gave no address, not
+why (a branch ENI for security groups for Pods not ready, ipamd not ready
+fail the same way): alone it is of unknown cause, exhaustion first among
+the alternatives; beside ipamd's statistics of a pool used up, likely.
 
 Fix: for a leak, remove the reservations of containers that no longer exist
 from /var/lib/cni/networks/NETWORK/ (or upgrade the runtime and CNI that
@@ -85,6 +90,10 @@ var (
 // block to a node that holds as many as it may.
 const calicoBlockLimitNote = "Calico IPAM: cannot allocate new block due to per host block limit"
 
+// pluginAssignNote is the note of the VPC CNI plugin's own error, which
+// says ipamd gave no address, not why.
+const pluginAssignNote = "CNI: failed to assign an IP address to container"
+
 // subnetNote starts the note of EC2's refusal of an address for the
 // node's subnet: the VPC's exhaustion, not the node's.
 const subnetNote = "EC2: "
@@ -105,7 +114,7 @@ func ipamExhaustedLine(msg string) (ipam, rng, note string, ok bool) {
 	case strings.Contains(msg, "InsufficientCidrBlocks"):
 		return "aws-vpc-cni", "", subnetNote + "InsufficientCidrBlocks (the subnet has no free /28 for a prefix)", true
 	case strings.Contains(msg, "failed to assign an IP address to container"):
-		return "aws-vpc-cni", "", "CNI: failed to assign an IP address to container", true
+		return "aws-vpc-cni", "", pluginAssignNote, true
 	case strings.Contains(msg, "IPAM allocated only 0"):
 		return "calico", "", "Calico IPAM allocated no address", true
 	case strings.Contains(msg, "cannot allocate new block due to per host block limit"):
@@ -184,7 +193,13 @@ func runCNIIPAMExhausted(p *analyzer.Pass) error {
 		if g.ipam == "aws-vpc-cni" {
 			skips = skipped[g.node]
 		}
-		p.Report(ipamExhaustedFinding(g.node, g.ipam, g.rng, g.lines, skips))
+		var full *ipamPool // ipamd's last statistics on the node, when they say the pool is used up
+		for _, k := range poolOrder {
+			if pl := pools[k]; pl.node == g.node && pl.total > 0 && pl.used >= pl.total {
+				full = pl
+			}
+		}
+		p.Report(ipamExhaustedFinding(g.node, g.ipam, g.rng, g.lines, skips, full))
 		if g.ipam == "aws-vpc-cni" {
 			named[g.node] = true
 		}
@@ -201,7 +216,7 @@ func runCNIIPAMExhausted(p *analyzer.Pass) error {
 
 // ipamExhaustedFinding judges the exhaustion lines of one node's IPAM (and
 // range), then words them.
-func ipamExhaustedFinding(node, ipam, rng string, lines []ipamLine, skips []model.Pos) analyzer.Finding {
+func ipamExhaustedFinding(node, ipam, rng string, lines []ipamLine, skips []model.Pos, full *ipamPool) analyzer.Finding {
 	first := lines[0]
 	var ev []analyzer.Evidence
 	for i, l := range lines {
@@ -287,6 +302,37 @@ func ipamExhaustedFinding(node, ipam, rng string, lines []ipamLine, skips []mode
 				"aws ec2 describe-network-interfaces --filters Name=subnet-id,Values=SUBNET Name=status,Values=available"
 		}
 	}
+	if full != nil {
+		c.Supports = append(c.Supports, fmt.Sprintf("%s: ipamd's pool on the node holds %d addresses, all used",
+			full.pos, full.total))
+		ev = append(ev, analyzer.Evidence{Pos: full.pos, Note: fmt.Sprintf("ipamd: IP pool stats: total = %d, used = %d",
+			full.total, full.used)})
+	}
+	if ipam == "aws-vpc-cni" && full == nil && len(skips) == 0 &&
+		!slices.ContainsFunc(lines, func(l ipamLine) bool { return l.note != pluginAssignNote }) {
+		// The plugin's own error says ipamd gave no address, not that
+		// none was left: ipamd fails the same way for other reasons.
+		c.Certainty = analyzer.Unknown
+		summary = fmt.Sprintf("The AWS VPC CNI on %s gave new Pods no address (%s, %s): their sandboxes fail to "+
+			"set up their network, and the Pods stay in ContainerCreating. The plugin's error says that ipamd "+
+			"gave none, not why.", where, first.note, times(said))
+		cause = "Not established by the evidence: ipamd had no address to give (the node's ENIs used up) or could " +
+			"not give one for another reason."
+		fix = "If ipamd's pool is used up, set the node's max-pods to ENIs x (addresses per ENI - 1) of its instance " +
+			"type or turn on prefix delegation (ENABLE_PREFIX_DELEGATION); if ipamd logs a branch ENI error, check " +
+			"the Pod's SecurityGroupPolicy and the VPC resource controller; if aws-node was not ready, the Pods " +
+			"recreated after it is get addresses."
+		c.Alternatives = []string{
+			"every address of the node's ENIs is assigned (max-pods above the instance type's limit, addresses in " +
+				"their cooldown, or not released)",
+			"ipamd could not give this Pod an address for another reason: security groups for Pods' branch ENI not " +
+				"ready (\"failed to get Branch ENI resource\"), ipamd not ready (aws-node restarting), its IAM " +
+				"permissions",
+		}
+		c.Decide = "# on the node: ipamd's pool and what it answered the Pod (used equal to total decides " +
+			"exhaustion; a branch ENI error, security groups for Pods)\n" +
+			"grep -E 'IP pool stats|Branch ENI|AssignPodIPv4Address' /var/log/aws-routed-eni/ipamd.log | tail -5"
+	}
 	if first.note == calicoBlockLimitNote {
 		// The node holds as many blocks as Calico lets it: the pool is
 		// not used up, the node's share of it is.
@@ -303,9 +349,13 @@ func ipamExhaustedFinding(node, ipam, rng string, lines []ipamLine, skips []mode
 			"calicoctl get ippool -o wide; calicoctl ipam show --show-blocks; calicoctl get ipamconfig default -o yaml\n" +
 			"calicoctl ipam check"
 	}
+	title := fmt.Sprintf("no Pod address left on %s: %s", where, first.note)
+	if c.Certainty == analyzer.Unknown {
+		title = fmt.Sprintf("new Pods on %s get no address: %s", where, first.note)
+	}
 	return withFinding(c, analyzer.Finding{
 		Subject:  subject("node", node, "ipam", ipam, "range", rng),
-		Title:    fmt.Sprintf("no Pod address left on %s: %s", where, first.note),
+		Title:    title,
 		Summary:  summary,
 		Cause:    cause,
 		Fix:      fix,
