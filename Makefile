@@ -23,7 +23,7 @@ LDFLAGS     ?= $(if $(VERSION),-X $(BUILDINFO).version=$(VERSION)) $(if $(COMMIT
 # The race detector needs cgo: go test -race keeps Go's default.
 NOCGO       = CGO_ENABLED=0
 
-.PHONY: all build build-fleet test test-ports demo lint fuzz fixtures new-rule query-fixture bench pgo bench-scale bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
+.PHONY: all build build-fleet test test-ports demo lint check-goreleaser fuzz fixtures new-rule query-fixture bench pgo bench-scale bench-memory docs check-docs browser-deps test-deps test-servers test-server-minio test-server-postgres image screenshots clean
 
 all: build
 
@@ -243,6 +243,16 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(NOCGO) $(GO) run $(STATICCHECK) ./...
 	$(NOCGO) $(GO) run $(STATICCHECK) -tags fleet ./...
+
+## check-goreleaser: check .goreleaser.yaml with goreleaser (built through
+## the module proxy) and record the file's checksum in
+## .ci/goreleaser.sha256: CI builds goreleaser and checks the file again
+## only when it no longer matches
+GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.16.0
+check-goreleaser:
+	GOBIN=$(CURDIR)/bin $(GO) install -gcflags='all=-N -l' $(GORELEASER)
+	bin/goreleaser check
+	sha256sum .goreleaser.yaml > .ci/goreleaser.sha256
 
 ## fuzz: run every fuzz target of every package briefly ($(FUZZTIME) each).
 ## Go minimizes each new interesting input for 60 s by default, which stalls
