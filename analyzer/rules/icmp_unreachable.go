@@ -498,9 +498,13 @@ func icmpCertainty(f *analyzer.Finding, what, from, dst string, ev []analyzer.Ev
 		f.Decide = fmt.Sprintf("# on the senders: which packets the messages answer\ntcpdump -ni any host %s", stripPort(from))
 	}
 	if f.Certainty != analyzer.Proven {
-		f.Contradicts = append(f.Contradicts, "the capture alone does not say what the destination is, nor why the sender refuses it")
+		f.Contradicts = append(f.Contradicts, icmpReasonUnshown)
 	}
 }
+
+// icmpReasonUnshown contradicts a finding of a capture's ICMP errors
+// whose sender's reason nothing else shows.
+const icmpReasonUnshown = "the capture alone does not say what the destination is, nor why the sender refuses it"
 
 func icmpCauseFix(what, from, dst, gw string) (cause, fix string) {
 	switch what {

@@ -3,7 +3,6 @@ package rules
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/netmortem/netmortem/analyzer"
 	"github.com/netmortem/netmortem/model"
@@ -19,10 +18,6 @@ func mssAboveMTU(s *model.Snapshot, events []*model.ICMPEvent) (*model.Attempt, 
 		if !isTooBig(e.What) || e.MTU == 0 {
 			continue
 		}
-		headers := 40 // IPv4 and TCP headers without options
-		if e.V6 {
-			headers = 60
-		}
 		for i := range s.Attempts {
 			a := &s.Attempts[i]
 			if a.Client.Addr() != e.From || e.To.IsValid() && a.Server.Addr() != e.To {
@@ -31,7 +26,7 @@ func mssAboveMTU(s *model.Snapshot, events []*model.ICMPEvent) (*model.Attempt, 
 			if q := e.Quoted; q.Src.IsValid() && q.Src.Addr() != a.Server.Addr() {
 				continue // it answers another connection's packets
 			}
-			if int(a.MSS) > e.MTU-headers && len(a.SYN) > 0 {
+			if synMTU(a) > e.MTU && len(a.SYN) > 0 {
 				return a, e.MTU
 			}
 		}
@@ -39,22 +34,25 @@ func mssAboveMTU(s *model.Snapshot, events []*model.ICMPEvent) (*model.Attempt, 
 	return nil, 0
 }
 
+// synMTU returns the MTU a's SYN advertises: its maximum segment size
+// and the IP and TCP headers without options.
+func synMTU(a *model.Attempt) int {
+	if a.Client.Addr().Is6() {
+		return int(a.MSS) + 60
+	}
+	return int(a.MSS) + 40
+}
+
 // judgeMSSAboveMTU makes f, an ICMP fragmentation-needed finding of g,
 // the finding of the MTU behind its sender that the sender's own SYN
 // shows (mssAboveMTU), and words it: the sender advertises segments of
 // an MTU its network does not carry.
 func judgeMSSAboveMTU(f *analyzer.Finding, g *icmpGroup, a *model.Attempt, mtu int) {
-	headers := 40
-	if a.Client.Addr().Is6() {
-		headers = 60
-	}
-	own := int(a.MSS) + headers
+	own := synMTU(a)
 	from := g.from
 	f.Severity, f.Certainty = analyzer.Warning, analyzer.Likely
 	// The sender's SYN says why it refuses them: the capture does.
-	f.Contradicts = slices.DeleteFunc(f.Contradicts, func(c string) bool {
-		return strings.HasPrefix(c, "the capture alone does not say")
-	})
+	f.Contradicts = slices.DeleteFunc(f.Contradicts, func(c string) bool { return c == icmpReasonUnshown })
 	f.Facts["advertised_mss"] = int(a.MSS)
 	f.Facts["mtu"] = mtu
 	syn := a.SegPos(a.SYN[0])
@@ -77,11 +75,7 @@ func judgeMSSAboveMTU(f *analyzer.Finding, g *icmpGroup, a *model.Attempt, mtu i
 // mssAboveMTUWords words g's finding when judgeMSSAboveMTU judged it.
 func mssAboveMTUWords(g *icmpGroup) (title, summary, cause, fix string) {
 	a, mtu, from := g.mssOver, g.mssMTU, g.from
-	headers := 40
-	if a.Client.Addr().Is6() {
-		headers = 60
-	}
-	own := int(a.MSS) + headers
+	own := synMTU(a)
 	n := g.count()
 	title = fmt.Sprintf("%s advertises MSS %d (MTU %d) but takes packets of at most %d: an MTU of %d behind a "+
 		"network of %d", from, a.MSS, own, mtu, own, mtu)

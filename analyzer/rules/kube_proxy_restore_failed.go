@@ -144,7 +144,11 @@ func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 	var groups []*restoreFailures
 	byKey := map[string]*restoreFailures{}
 	closing := map[string]int{}
-	emptySrc := map[string][]*model.LogEvent{} // kube-proxy's logged rules with an empty -s, by restoreKey
+	type emptySource struct {
+		le            *model.LogEvent
+		chain, target string
+	}
+	emptySrc := map[string][]emptySource{} // kube-proxy's logged rules with an empty -s, by restoreKey
 	for i := range p.Snap.Logs {
 		le := &p.Snap.Logs[i]
 		if !kubeProxyLine(le) {
@@ -156,8 +160,8 @@ func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 			closing[k]++
 			continue
 		}
-		if emptySourceRe.MatchString(strings.TrimSpace(first)) {
-			emptySrc[k] = append(emptySrc[k], le)
+		if r := emptySourceRe.FindStringSubmatch(strings.TrimSpace(first)); r != nil {
+			emptySrc[k] = append(emptySrc[k], emptySource{le, r[1], r[2]})
 			continue
 		}
 		m := restoreFailRe.FindStringSubmatch(first)
@@ -187,10 +191,9 @@ func runKubeProxyRestoreFailed(p *analyzer.Pass) error {
 			continue // once, as at kube-proxy's start cleaning up another mode's rules
 		}
 		g.closed = closing[g.key]
-		for _, le := range emptySrc[g.key] {
-			r := emptySourceRe.FindStringSubmatch(strings.TrimSpace(firstLine(le.Message)))
-			if strings.HasPrefix(g.message, "Bad argument `"+r[2]+"'") {
-				g.emptySrc, g.emptyChain = le, r[1]
+		for _, e := range emptySrc[g.key] {
+			if strings.HasPrefix(g.message, "Bad argument `"+e.target+"'") {
+				g.emptySrc, g.emptyChain = e.le, e.chain
 				break
 			}
 		}

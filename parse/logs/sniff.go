@@ -106,10 +106,8 @@ func readHeadShapes(head []byte) headShapes {
 			counts[kind]++
 			total++
 			last, lastMsg = kind, ev.Message
-			if t := strings.TrimRight(line, " "); kind == "klog" {
-				_, open := ev.Fields[multiKeyMarker]
-				openValue = open || strings.HasSuffix(t, "=<")
-			}
+			_, open := ev.Fields[multiKeyMarker]
+			openValue = kind == "klog" && (open || strings.HasSuffix(strings.TrimRight(line, " "), "=<"))
 			continue
 		}
 		if klogContinues(last, lastMsg, line) {
