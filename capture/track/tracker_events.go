@@ -83,21 +83,8 @@ func (t *Tracker) quotedHosts(q model.Tuple) int {
 			if !(lo == a && hi == b || lo == b && hi == a) {
 				continue
 			}
-			s := &tb.loaded // decoded by keyAt
-			if ref&parkedRef == 0 {
-				s = tb.st.at(ref)
-				s.icmp = true
-			} else {
-				sh.park.ent(ref & parkIDs).icmp = true
-			}
-			if s.first.ns < latest {
-				continue
-			}
-			latest = s.first.ns
-			w := sh.where(s, s.first)
-			found = w.frame
-			if found == 0 {
-				found = int(w.line)
+			if s := sh.quoted(ref); s.first.ns >= latest {
+				latest, found = s.first.ns, sh.firstPlace(s)
 			}
 		}
 	}

@@ -112,19 +112,32 @@ func (sh *shard) add(g *tcpSeg, m *mark) bool {
 // lookup marks the stream an ICMP error's quote g quotes, and sets
 // g.found.
 func (sh *shard) lookup(g *tcpSeg) {
-	if i, s := sh.streams.findStream(&g.Key, g.Hash); i >= 0 {
-		if s != nil {
-			s.icmp = true
-		} else {
-			s = &sh.streams.loaded // decoded by findStream
-			sh.park.ent(sh.streams.slots[i].ref & parkIDs).icmp = true
-		}
-		w := sh.where(s, s.first)
-		g.found = w.frame
-		if g.found == 0 {
-			g.found = int(w.line)
-		}
+	if i, _ := sh.streams.findStream(&g.Key, g.Hash); i >= 0 {
+		g.found = sh.firstPlace(sh.quoted(sh.streams.slots[i].ref))
 	}
+}
+
+// quoted marks the stream of ref, in the shard's table, as quoted by an
+// ICMP error, and returns it: a parked one as sh.streams.loaded, which
+// the table's lookup (findStream, keyAt) that gave ref decoded.
+func (sh *shard) quoted(ref uint32) *stream {
+	if ref&parkedRef != 0 {
+		sh.park.ent(ref & parkIDs).icmp = true
+		return &sh.streams.loaded
+	}
+	s := sh.streams.st.at(ref)
+	s.icmp = true
+	return s
+}
+
+// firstPlace returns the first frame of s, or its first line when it
+// was read from text.
+func (sh *shard) firstPlace(s *stream) int {
+	w := sh.where(s, s.first)
+	if w.frame != 0 {
+		return w.frame
+	}
+	return int(w.line)
 }
 
 // fold folds a window's segments at the indices own into the shard,
