@@ -39,13 +39,13 @@ func TestAfterEachGC(t *testing.T) {
 func TestSecondReadMemory(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
+	t.Setenv("GOGC", "")
 	secondReadMemory()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("GOGC %d after the second read's policy outside the netmortem process, want it left at 100", got)
 	}
 	processMemory = true
 	defer func() { processMemory = false }()
-	t.Setenv("GOGC", "")
 	secondReadMemory()
 	if got := debug.SetGCPercent(100); got != 10 {
 		t.Errorf("GOGC %d after the second read's policy, want 10", got)
